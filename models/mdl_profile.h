@@ -1,0 +1,55 @@
+/*
+ * mdl_profile — per-layer model profiles: the CSV format, its loader and
+ * writer.
+ *
+ * A profile is an ordered list of layers; a stage is a contiguous run of them.
+ * CSV (header required, columns by name, any order, '#' comments):
+ *   name          layer name (unique, no commas or quotes)
+ *   kind          optional layer kind label (dense, attention, cell, ...)
+ *   fwd_flops     forward FLOPs per sample            } exactly one of the
+ *   fwd_ms        forward milliseconds at at_batch     } two forward columns
+ *   bwd_flops / bwd_ms   backward cost, same unit; empty or absent = 2 x fwd
+ *   at_batch      micro-batch size fwd_ms/bwd_ms were measured at (ms only)
+ *   params        parameter count
+ *   out_bytes     output-activation bytes per sample (crosses a stage cut)
+ *   stash_bytes   bytes per sample kept from forward for backward (without
+ *                 re-materialization), the layer's input included if needed
+ * Every number must be finite and >= 0. The model input is not counted
+ * unless the profile starts with a zero-cost layer whose out_bytes it is.
+ *
+ * Ownership: mdl_profile_load allocates; mdl_profile_free (NULL ok) frees.
+ * Cost: O(file size).
+ */
+#ifndef MDL_PROFILE_H
+#define MDL_PROFILE_H
+
+#define MDL_NAME_MAX 64
+
+struct mdl_layer {
+    char name[MDL_NAME_MAX];
+    char kind[24];
+    double fwd;         /* FLOPs per sample, or seconds at at_batch */
+    double bwd;
+    double at_batch;    /* measured profiles only, else 0 */
+    double params;
+    double out_bytes;
+    double stash_bytes;
+};
+
+struct mdl_profile {
+    char *path;          /* where it came from ("<generated>" if none) */
+    int measured;        /* 1: fwd/bwd are seconds, 0: FLOPs per sample */
+    int n_layers;
+    struct mdl_layer *layers;
+};
+
+int mdl_profile_load(const char *path, struct mdl_profile **out);
+/* Empty profile to fill with mdl_profile_add (generators). */
+struct mdl_profile *mdl_profile_new(const char *origin, int measured);
+int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l);
+/* Atomic write (temp + rename); "-" = stdout. */
+int mdl_profile_write(const struct mdl_profile *p, const char *path);
+void mdl_profile_free(struct mdl_profile *p);
+double mdl_profile_params(const struct mdl_profile *p);
+
+#endif

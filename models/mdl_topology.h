@@ -1,0 +1,75 @@
+/*
+ * mdl_topology — accelerator topologies: devices and links, loaded from JSON
+ * with jansson; every field validated, unknown keys rejected.
+ *
+ * {
+ *   "name": "pcie-8gpu",
+ *   "bytes_per_param": 12,          weights + optimizer state (paper: 12, RMSProp)
+ *   "devices": [ { "name": "gpu", "count": 8,      count expands to gpu0..gpu7
+ *                  "flops": 9.3e12,                peak FLOP/s
+ *                  "memory": 16e9,                 bytes
+ *                  "mem_bandwidth": 7.32e11,       bytes/s (weight update); 0 = free
+ *                  "efficiency": { "max": 0.5, "batch_half": 8, "overhead_s": 1e-5 } } ],
+ *   "links": [ { "name": "pcie", "endpoints": ["gpu0", ..] or "*",
+ *                "bandwidth": 1.2e10, "latency": 5e-6, "shared": true } ]
+ * }
+ * Efficiency model: a layer of f FLOPs/sample on n samples takes
+ *   overhead_s + f*n / (flops * max * n/(n + batch_half))
+ * i.e. a fixed per-op overhead plus a throughput that saturates in batch size
+ * (half of max at n = batch_half). Measured profiles (seconds at batch b)
+ * scale as t(n) = t_b * (n + batch_half) / (b + batch_half), no extra overhead.
+ * Links: a transfer of B bytes occupies the link for latency + B/bandwidth.
+ * A dedicated link is full duplex: one FIFO resource per direction. A shared
+ * link (a PCIe host bus) is one FIFO resource for all of its endpoints and
+ * both directions, so concurrent transfers serialize. Two devices talk over
+ * the first listed link that has both as endpoints.
+ *
+ * Ownership: mdl_topology_load allocates, mdl_topology_free (NULL ok) frees.
+ */
+#ifndef MDL_TOPOLOGY_H
+#define MDL_TOPOLOGY_H
+
+#include "models/mdl_profile.h"
+
+struct mdl_device {
+    char name[MDL_NAME_MAX];
+    double flops;
+    double memory;
+    double mem_bandwidth;
+    double eff_max;
+    double batch_half;
+    double overhead_s;
+};
+
+struct mdl_link {
+    char name[MDL_NAME_MAX];
+    int n_ends;
+    int *ends;          /* device indices */
+    double bandwidth;   /* bytes/s */
+    double latency;     /* seconds */
+    int shared;
+};
+
+struct mdl_topology {
+    char *path;
+    char name[MDL_NAME_MAX];
+    double bytes_per_param;
+    int n_devices;
+    struct mdl_device *devices;
+    int n_links;
+    struct mdl_link *links;
+};
+
+int mdl_topology_load(const char *path, struct mdl_topology **out);
+/* A chain of n identical devices with a dedicated link between neighbours. */
+int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
+                       double latency, struct mdl_topology **out);
+void mdl_topology_free(struct mdl_topology *t);
+/* Index of the link joining devices a and b, or -1. O(links * ends). */
+int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
+/* Seconds for one layer op of `cost` (FLOPs/sample or seconds at at_batch)
+ * on n samples. */
+double mdl_device_op_seconds(const struct mdl_device *d, int measured,
+                             double cost, double at_batch, double n);
+
+#endif

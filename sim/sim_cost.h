@@ -1,0 +1,49 @@
+/*
+ * sim_cost — turns a profile, a topology and a partition into the per-stage
+ * durations and byte counts the engine replays.
+ *
+ * Each layer's time comes from mdl_device_op_seconds on the device that holds
+ * the stage; a stage's forward is the sum over its layers, rounded once to
+ * nanoseconds. Recompute = forward. With a split backward (zero-bubble
+ * schedules) B is the input-gradient half and W the weight-gradient half:
+ * bwd_input = bwd/2, bwd_weight = bwd - bwd_input (dense layers do equal
+ * FLOPs for dX and dW). Update = 2 * params * bytes_per_param /
+ * mem_bandwidth (read and write of the optimizer state), 0 if unknown.
+ * Ownership: sim_costs_new / sim_costs_free (NULL ok). Cost: O(layers).
+ */
+#ifndef SIM_COST_H
+#define SIM_COST_H
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sim/sim_partition.h"
+#include "sim/sim_schedule.h"
+
+struct sim_stage_cost {
+    int device;
+    sim_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
+    struct sim_stage_mem mem;   /* per micro-batch */
+    double params;
+    int64_t param_bytes;        /* params * bytes_per_param */
+};
+
+struct sim_costs {
+    int n_stages;
+    double micro_batch;         /* samples per micro-batch */
+    struct sim_stage_cost *st;  /* [n_stages] */
+};
+
+/* stage_device[s] gives the device of stage s (NULL: device s). */
+int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
+                  const struct sim_partition *part, const int *stage_device,
+                  double micro_batch, struct sim_costs **out);
+void sim_costs_free(struct sim_costs *c);
+/* Duration of op on its stage (transfers excluded: those depend on links). */
+sim_time sim_costs_op_time(const struct sim_costs *c, const struct sim_schedule *s,
+                           const struct sim_op *op);
+/* Bytes an op moves (SEND_* only), 0 otherwise. */
+int64_t sim_costs_op_bytes(const struct sim_costs *c, const struct sim_op *op);
+sim_time sim_seconds_to_time(double s);
+double sim_time_to_seconds(sim_time t);
+
+#endif

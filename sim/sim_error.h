@@ -1,0 +1,63 @@
+/*
+ * sim_error — the one error-reporting path of pipesim.
+ *
+ * Three tiers (git's): programmer errors abort with file:line (SIM_BUG);
+ * recoverable errors return a negative SIM_E* code after sim_error() has
+ * formatted one message; only main() decides to exit, with the code's exit
+ * status. The message buffer is thread-local, so parallel sweep workers each
+ * keep their own last error. Cost: O(length of the message).
+ */
+#ifndef SIM_ERROR_H
+#define SIM_ERROR_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* X(name, exit status, description) — the README table is generated from it
+ * by `pipesim help errors`. */
+#define SIM_ERRNO_MAP(X)                                                    \
+    X(EUSAGE, 2, "bad command line (unknown option, bad value)")            \
+    X(EPARSE, 3, "malformed input file (CSV, JSON, trace, spec)")           \
+    X(EINVAL, 4, "input values out of range or inconsistent")               \
+    X(EIO, 5, "file could not be read or written")                          \
+    X(ENOMEM, 6, "out of memory")                                           \
+    X(ENOFIT, 7, "no feasible configuration (memory cap, K > layers)")      \
+    X(EDB, 8, "results database error (corrupt, locked, wrong schema)")     \
+    X(ERUNTIME, 9, "validation runtime failure (threads, affinity)")        \
+    X(EINTR, 10, "interrupted by a signal; finished work was kept")
+
+enum sim_errcode {
+    SIM_OK = 0,
+#define SIM_X_ENUM(name, status, desc) SIM_##name,
+    SIM_ERRNO_MAP(SIM_X_ENUM)
+#undef SIM_X_ENUM
+    SIM_NERR
+};
+
+/* Formats the message, remembers code, returns -code. */
+int sim_error(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Last message of this thread ("" if none). */
+const char *sim_errmsg(void);
+/* Last code of this thread (positive), 0 if none. */
+int sim_errcode(void);
+void sim_error_clear(void);
+/* Exit status and name/description for a (positive or negative) code. */
+int sim_exit_status(int code);
+const char *sim_errname(int code);
+const char *sim_errdesc(int code);
+
+#define SIM_BUG(...)                                                        \
+    do {                                                                    \
+        fprintf(stderr, "pipesim: BUG at %s:%d: ", __FILE__, __LINE__);     \
+        fprintf(stderr, __VA_ARGS__);                                       \
+        fputc('\n', stderr);                                                \
+        abort();                                                            \
+    } while (0)
+#define SIM_ASSERT(c)                                                       \
+    do {                                                                    \
+        if (!(c))                                                           \
+            SIM_BUG("assertion failed: %s", #c);                            \
+    } while (0)
+
+#endif

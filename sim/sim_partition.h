@@ -1,0 +1,29 @@
+/*
+ * sim_partition — contiguous stage partitions of a layer list.
+ *
+ * Stage s holds layers [first[s], first[s+1]); first[0] = 0 and
+ * first[n_stages] = n_layers; every stage has at least one layer.
+ * Ownership: heap object, sim_partition_free (NULL ok). Cost: O(stages).
+ */
+#ifndef SIM_PARTITION_H
+#define SIM_PARTITION_H
+
+struct sim_partition {
+    int n_stages;
+    int n_layers;
+    int *first; /* [n_stages + 1] */
+};
+
+struct sim_partition *sim_partition_new(int n_stages, int n_layers);
+void sim_partition_free(struct sim_partition *p);
+/* Equal layer counts; the first n_layers % n_stages stages get one more. */
+int sim_partition_uniform(int n_stages, int n_layers, struct sim_partition **out);
+/* "3,5,4,4" (layers per stage, must sum to n_layers and have n_stages
+ * entries) or "uniform". */
+int sim_partition_parse(const char *spec, int n_stages, int n_layers,
+                        struct sim_partition **out);
+/* Writes "3,5,4,4" into buf. */
+void sim_partition_format(const struct sim_partition *p, char *buf, int n);
+int sim_partition_layers(const struct sim_partition *p, int s);
+
+#endif

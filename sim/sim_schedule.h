@@ -1,0 +1,115 @@
+/*
+ * sim_schedule — a pipeline schedule as data: an ordered op list per device.
+ *
+ * A schedule generator turns (devices, stages, micro-batches, remat mode)
+ * into op lists; the simulator (sim_engine) and the validation runtime
+ * (runtime/) both replay the same lists, so a new schedule is one generator.
+ *
+ * Ops run on three in-order streams per device: compute (F, R, B, W, U),
+ * send (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD). Within a
+ * stream ops run in list order; across streams and devices they wait for the
+ * dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
+ * S = n_stages may exceed the device count (interleaved schedules).
+ *
+ * Ownership: generators return a heap schedule; sim_schedule_free (NULL ok).
+ * Cost: generation and validation are O(total ops).
+ */
+#ifndef SIM_SCHEDULE_H
+#define SIM_SCHEDULE_H
+
+#include <stdint.h>
+
+typedef int64_t sim_time; /* nanoseconds: integer time makes equal inputs give
+                             bit-identical replays and exact sums in tests;
+                             int64 ns spans 292 years */
+
+enum sim_op_kind {
+    SIM_OP_FWD,        /* F(s,m): stage forward of micro-batch m */
+    SIM_OP_BWD,        /* B(s,m): backward (input grad only if W ops exist) */
+    SIM_OP_RECOMP,     /* R(s,m): re-materialization forward before B */
+    SIM_OP_WGRAD,      /* W(s,m): weight-gradient half of B (zero-bubble) */
+    SIM_OP_SEND_ACT,   /* activations of (s,m) to stage s+1 */
+    SIM_OP_RECV_ACT,   /* activations of (s-1,m) arrive for stage s */
+    SIM_OP_SEND_GRAD,  /* gradient of (s,m) input to stage s-1 */
+    SIM_OP_RECV_GRAD,  /* gradient from (s+1,m) arrives for stage s */
+    SIM_OP_UPDATE,     /* U(s): optimizer step of stage s (mb = -1) */
+    SIM_OP_NKINDS
+};
+
+enum sim_stream { SIM_STREAM_COMPUTE, SIM_STREAM_SEND, SIM_STREAM_RECV, SIM_NSTREAMS };
+
+enum sim_remat { SIM_REMAT_NEVER, SIM_REMAT_EXCEPT_LAST, SIM_REMAT_ALWAYS };
+
+struct sim_op {
+    uint8_t kind;    /* enum sim_op_kind */
+    int32_t stage;
+    int32_t mb;      /* micro-batch, -1 for UPDATE */
+};
+
+struct sim_schedule {
+    char name[32];          /* "gpipe", "1f1b", "interleaved:2", "zb-h1" */
+    int n_devices;
+    int n_stages;
+    int n_micro;
+    enum sim_remat remat;
+    int has_wgrad;          /* 1 if backward is split into B and W */
+    int *stage_device;      /* [n_stages] */
+    int *n_ops;             /* [n_devices] */
+    struct sim_op **ops;    /* [n_devices][n_ops[d]] */
+};
+
+/* Empty schedule with stage s on device s % n_devices. */
+struct sim_schedule *sim_schedule_new(const char *name, int n_devices,
+                                      int n_stages, int n_micro,
+                                      enum sim_remat remat);
+/* Appends an op to device d's list (amortized O(1)); <0 on ENOMEM. */
+int sim_schedule_push(struct sim_schedule *s, int d, enum sim_op_kind kind,
+                      int stage, int mb);
+void sim_schedule_free(struct sim_schedule *s);
+
+/* GPipe fill-drain: all forwards, then backwards in reverse micro-batch
+ * order, recomputes issued before the gradient they need, update last. */
+int sim_schedule_gpipe(int K, int M, enum sim_remat remat,
+                       struct sim_schedule **out);
+/* Builds the named schedule ("gpipe", and those registered by later
+ * generators); unknown names are SIM_EUSAGE. */
+int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
+                       struct sim_schedule **out);
+
+/* Whether stage s re-materializes micro-batch m under the schedule's mode. */
+int sim_schedule_remat_mb(const struct sim_schedule *s, int m);
+enum sim_stream sim_op_stream(enum sim_op_kind k);
+int sim_op_is_compute(enum sim_op_kind k);
+/* "F", "B", "R", "W", "send-act", ... */
+const char *sim_op_kind_name(enum sim_op_kind k);
+/* Short label for traces: "F3", "B3", "R3", "W3", "U", "sendF3", ... */
+void sim_op_label(const struct sim_op *op, char *buf, int n);
+int sim_remat_parse(const char *s, enum sim_remat *out);
+const char *sim_remat_name(enum sim_remat r);
+
+/* The ops this op waits for besides its stream predecessor, written to deps
+ * (at most 3). Same-device deps must come earlier in the device's list. */
+int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
+                      struct sim_op deps[3]);
+/* Checks every op is on its stage's device, each (kind, stage, mb) appears
+ * exactly where required (F/B per stage and micro-batch, R iff
+ * re-materialized, W iff has_wgrad, sends/receives at device boundaries,
+ * one U per stage), and same-device deps precede their users. SIM_EINVAL
+ * with the first problem. O(total ops). */
+int sim_schedule_validate(const struct sim_schedule *s);
+int64_t sim_schedule_total_ops(const struct sim_schedule *s);
+
+/* Activation bytes per micro-batch of one stage, for the memory ledger. */
+struct sim_stage_mem {
+    int64_t in;      /* stage input (received), 0 for stage 0 */
+    int64_t out;     /* stage output (sent), 0 for the last stage */
+    int64_t stash;   /* kept for backward when not re-materialized */
+};
+/* The ledger rule, shared by simulator and runtime: bytes op allocates when
+ * it starts (*at_start >= 0) and the net change when it ends (*at_end). See
+ * sim_memory.c for the rules. */
+void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
+                    const struct sim_stage_mem *m, int64_t *at_start,
+                    int64_t *at_end);
+
+#endif

@@ -1,0 +1,214 @@
+#include "sim/sim_util.h"
+#include "sim/sim_error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int sim_afile_open(struct sim_afile *af, const char *path)
+{
+    memset(af, 0, sizeof *af);
+    if (!strcmp(path, "-")) {
+        af->f = stdout;
+        return 0;
+    }
+    size_t n = strlen(path) + 32;
+    af->path = strdup(path);
+    af->tmp = malloc(n);
+    if (!af->path || !af->tmp) {
+        free(af->path);
+        free(af->tmp);
+        af->path = af->tmp = NULL;
+        return sim_error(SIM_ENOMEM, "out of memory opening %s", path);
+    }
+    snprintf(af->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    af->f = fopen(af->tmp, "w");
+    if (!af->f) {
+        int e = errno;
+        free(af->path);
+        free(af->tmp);
+        af->path = af->tmp = NULL;
+        return sim_error(SIM_EIO, "%s: cannot write: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int sim_afile_commit(struct sim_afile *af)
+{
+    if (!af->f)
+        return 0;
+    if (!af->tmp) {
+        fflush(af->f);
+        af->f = NULL;
+        return 0;
+    }
+    int bad = fflush(af->f) != 0 || ferror(af->f);
+    if (!bad)
+        fsync(fileno(af->f));
+    bad |= fclose(af->f) != 0;
+    af->f = NULL;
+    int rc = 0;
+    if (bad || rename(af->tmp, af->path) != 0) {
+        rc = sim_error(SIM_EIO, "%s: write failed: %s", af->path, strerror(errno));
+        unlink(af->tmp);
+    }
+    free(af->path);
+    free(af->tmp);
+    af->path = af->tmp = NULL;
+    return rc;
+}
+
+void sim_afile_abort(struct sim_afile *af)
+{
+    if (af->f && af->tmp) {
+        fclose(af->f);
+        unlink(af->tmp);
+    }
+    free(af->path);
+    free(af->tmp);
+    memset(af, 0, sizeof *af);
+}
+
+int sim_parse_double(const char *s, const char *what, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return sim_error(SIM_EUSAGE, "%s: empty value", what);
+    errno = 0;
+    double v = strtod(s, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end || errno == ERANGE || !isfinite(v))
+        return sim_error(SIM_EUSAGE, "%s: '%s' is not a finite number", what, s);
+    *out = v;
+    return 0;
+}
+
+int sim_parse_long(const char *s, const char *what, long lo, long hi, long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return sim_error(SIM_EUSAGE, "%s: empty value", what);
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno == ERANGE)
+        return sim_error(SIM_EUSAGE, "%s: '%s' is not an integer", what, s);
+    if (v < lo || v > hi)
+        return sim_error(SIM_EUSAGE, "%s: %ld is out of range [%ld, %ld]", what, v, lo, hi);
+    *out = v;
+    return 0;
+}
+
+int sim_parse_long_list(const char *s, const char *what, long lo, long hi,
+                        long **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s || !*s)
+        return sim_error(SIM_EUSAGE, "%s: empty list", what);
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    long *v = calloc((size_t)cap, sizeof *v);
+    if (!v)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    char *copy = strdup(s);
+    if (!copy) {
+        free(v);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    int k = 0, rc = 0;
+    char *save = NULL;
+    char *tok = copy;
+    for (int i = 0; i < cap; i++) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = 0;
+        if ((rc = sim_parse_long(tok, what, lo, hi, &v[k])) < 0)
+            break;
+        k++;
+        if (!comma)
+            break;
+        tok = comma + 1;
+    }
+    (void)save;
+    free(copy);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+uint64_t sim_fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+int sim_file_hash(const char *path, char hex[17])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char buf[65536];
+    uint64_t h = SIM_FNV_INIT;
+    size_t r;
+    while ((r = fread(buf, 1, sizeof buf, f)) > 0)
+        h = sim_fnv1a(buf, r, h);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return sim_error(SIM_EIO, "%s: read error", path);
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+int sim_read_file(const char *path, char **buf, size_t *len)
+{
+    *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+    if (!b) {
+        fclose(f);
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                fclose(f);
+                return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+            }
+            b = nb;
+            cap *= 2;
+        }
+        size_t r = fread(b + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b);
+        return sim_error(SIM_EIO, "%s: read error", path);
+    }
+    b[n] = 0;
+    *buf = b;
+    if (len)
+        *len = n;
+    return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * sim_util — small shared helpers: atomic output files, strict number
+ * parsing, integer lists, file hashes.
+ *
+ * Atomic files: sim_afile_open writes to "<path>.tmp.<pid>" beside the target;
+ * sim_afile_commit flushes, fsyncs and renames it over the target;
+ * sim_afile_abort removes it. A crash or an error never leaves a half-written
+ * result under the real name. Path "-" means stdout (commit only flushes).
+ */
+#ifndef SIM_UTIL_H
+#define SIM_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct sim_afile {
+    FILE *f;
+    char *path;
+    char *tmp; /* NULL for stdout */
+};
+
+int sim_afile_open(struct sim_afile *af, const char *path);
+int sim_afile_commit(struct sim_afile *af);
+void sim_afile_abort(struct sim_afile *af);
+
+/* Strict parses: the whole string must be a finite number; errors name what. */
+int sim_parse_double(const char *s, const char *what, double *out);
+int sim_parse_long(const char *s, const char *what, long lo, long hi, long *out);
+/* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */
+int sim_parse_long_list(const char *s, const char *what, long lo, long hi,
+                        long **out, int *n);
+
+/* FNV-1a 64 of a file's bytes, as 16 hex digits into hex[17]. */
+int sim_file_hash(const char *path, char hex[17]);
+uint64_t sim_fnv1a(const void *p, size_t n, uint64_t h);
+#define SIM_FNV_INIT 0xcbf29ce484222325ULL
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer. */
+int sim_read_file(const char *path, char **buf, size_t *len);
+
+#define SIM_VERSION "0.1.0"
+
+#endif

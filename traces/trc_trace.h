@@ -1,0 +1,68 @@
+/*
+ * trc_trace — the one event-record format shared by the simulator and the
+ * validation runtime, with writers for Chrome Trace Event JSON (Perfetto)
+ * and CSV.
+ *
+ * Chrome JSON: one process per device (pid = device), threads compute (0),
+ * send (1), receive (2); "X" events with ts/dur in microseconds named like
+ * F3/B3/R3 with stage and micro-batch in args; a "C" memory counter per
+ * device; flow events ("s" on the send, "f" on the receive) per transfer;
+ * a "pipesim" metadata object with the run's parameters.
+ * CSV: one row per event, header
+ *   device,stream,kind,stage,mb,start_us,end_us,bytes,peer
+ *
+ * Ownership: trc_trace_new / trc_trace_free (NULL ok); adds are amortized
+ * O(1); writers O(events), atomic (temp file + rename).
+ */
+#ifndef TRC_TRACE_H
+#define TRC_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/sim_schedule.h"
+
+struct trc_event {
+    int32_t device;
+    int32_t stage;
+    int32_t mb;
+    int32_t peer;        /* other device of a transfer, -1 otherwise */
+    uint8_t kind;        /* enum sim_op_kind */
+    uint8_t stream;      /* enum sim_stream */
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t bytes;       /* transfers */
+};
+
+struct trc_counter {
+    int32_t device;
+    int64_t t_ns;
+    int64_t bytes;       /* activation + buffer bytes in use after t */
+};
+
+struct trc_trace {
+    char source[16];     /* "simulated" or "measured" */
+    char schedule[32];
+    char remat[16];
+    int n_devices, n_stages, n_micro;
+    double batch;
+    size_t n_events, cap_events;
+    struct trc_event *events;
+    size_t n_counters, cap_counters;
+    struct trc_counter *counters;
+    int64_t *static_mem; /* [n_devices] or NULL */
+};
+
+struct trc_trace *trc_trace_new(const char *source, int n_devices, int n_stages,
+                                int n_micro);
+void trc_trace_free(struct trc_trace *t);
+int trc_add_event(struct trc_trace *t, const struct trc_event *e);
+int trc_add_counter(struct trc_trace *t, int device, int64_t t_ns, int64_t bytes);
+/* Sorts events by (start, device, stream, kind, stage, mb): stable output. */
+void trc_trace_sort(struct trc_trace *t);
+int trc_write_chrome(const struct trc_trace *t, const char *path);
+int trc_write_csv(const struct trc_trace *t, const char *path);
+/* Reads a Chrome JSON trace written by trc_write_chrome (either source). */
+int trc_read_chrome(const char *path, struct trc_trace **out);
+
+#endif
