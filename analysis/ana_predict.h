@@ -1,0 +1,65 @@
+/*
+ * ana_predict — one prediction: build costs and schedule, simulate, and
+ * derive what users read (step time, throughput, speedup over K = 1,
+ * simulated vs analytic bubble, busy fraction and peak memory per stage).
+ *
+ * Speedup baseline: the same model and batch on device 0 alone, K = 1,
+ * M = 1, no re-materialization (plain single-device training).
+ * Ownership: ana_predict allocates *out; ana_prediction_free (NULL ok).
+ * Cost: two simulations, O(ops log streams).
+ */
+#ifndef ANA_PREDICT_H
+#define ANA_PREDICT_H
+
+#include <stdio.h>
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sim/sim_engine.h"
+#include "sim/sim_partition.h"
+#include "sim/sim_schedule.h"
+
+struct ana_config {
+    const struct mdl_profile *profile;
+    const struct mdl_topology *topo;
+    const char *schedule;              /* NULL = "gpipe" */
+    int K, M;
+    double batch;                      /* mini-batch; must divide by M */
+    enum sim_remat remat;
+    const struct sim_partition *partition; /* NULL = uniform */
+    int record_trace;
+    int no_baseline;                   /* skip the K = 1 run (speedup = 0) */
+};
+
+struct ana_stage {
+    int device;
+    int first_layer, n_layers;
+    double busy_frac;                  /* busy / makespan */
+    double fwd_s, bwd_s, recomp_s;     /* per micro-batch */
+    int64_t static_mem, peak_act, peak_mem;
+    double capacity;
+    int fits;
+};
+
+struct ana_prediction {
+    char schedule[32];
+    int K, M, n_stages;
+    double batch, micro_batch;
+    enum sim_remat remat;
+    char partition[256];
+    double step_s, samples_per_s;
+    double baseline_step_s, speedup;
+    double bubble_sim, bubble_analytic; /* analytic = (K-1)/(M+K-1) */
+    int fits;
+    int64_t n_ops;
+    struct ana_stage *stages;          /* [n_stages] */
+    sim_engine *engine;                /* kept when record_trace */
+};
+
+int ana_predict(const struct ana_config *c, struct ana_prediction **out);
+void ana_prediction_free(struct ana_prediction *p);
+/* format: "table", "csv" or "json". */
+int ana_prediction_print(const struct ana_prediction *p, const char *format,
+                         FILE *f);
+
+#endif

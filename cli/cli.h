@@ -1,0 +1,28 @@
+/*
+ * cli — the `pipesim <command>` front end. Each command lives in its own
+ * cli/cmd_<name>.c as `int cmd_<name>(int argc, char **argv)` returning 0 or
+ * a negative SIM_E* code (after sim_error); main() prints the message and
+ * exits with sim_exit_status(). Register a command by adding one line to the
+ * table in cli/pipesim.c and its prototype here.
+ *
+ * Option parsing uses getopt_long; cli_getopt() wraps it so unknown options
+ * and missing arguments become SIM_EUSAGE errors naming the command.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <getopt.h>
+
+int cmd_predict(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+
+/* Like getopt_long with opterr = 0; on '?' or ':' it sets a SIM_EUSAGE
+ * error naming cmd and the option and returns -2. Call with optind = 0
+ * reset by cli_getopt_reset() first. */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+void cli_getopt_reset(void);
+/* Prints text to stdout and returns 1 (the caller returns 0 for --help). */
+int cli_help(const char *text);
+
+#endif
