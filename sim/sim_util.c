@@ -120,7 +120,6 @@ int sim_parse_long_list(const char *s, const char *what, long lo, long hi,
         return sim_error(SIM_ENOMEM, "out of memory");
     }
     int k = 0, rc = 0;
-    char *save = NULL;
     char *tok = copy;
     for (int i = 0; i < cap; i++) {
         char *comma = strchr(tok, ',');
@@ -133,7 +132,6 @@ int sim_parse_long_list(const char *s, const char *what, long lo, long hi,
             break;
         tok = comma + 1;
     }
-    (void)save;
     free(copy);
     if (rc < 0) {
         free(v);

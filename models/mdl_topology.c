@@ -1,0 +1,321 @@
+#include "models/mdl_topology.h"
+#include "sim/sim_error.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mdl_topology_free(struct mdl_topology *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->n_links; i++)
+        free(t->links[i].ends);
+    free(t->links);
+    free(t->devices);
+    free(t->path);
+    free(t);
+}
+
+/* Each object's allowed keys; anything else is a typo worth reporting. */
+static int check_keys(const char *path, const char *where, json_t *o,
+                      const char *const *keys)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        int ok = 0;
+        for (const char *const *p = keys; *p; p++)
+            ok |= !strcmp(*p, k);
+        if (!ok)
+            return sim_error(SIM_EPARSE, "%s: %s: unknown field '%s'", path, where, k);
+    }
+    return 0;
+}
+
+/* Reads a number field: min_excl = 1 means the value must be > 0, else >= 0. */
+static int get_num(const char *path, const char *where, json_t *o, const char *key,
+                   int required, double dflt, int positive, double *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        if (required)
+            return sim_error(SIM_EPARSE, "%s: %s: missing field '%s'", path, where, key);
+        *out = dflt;
+        return 0;
+    }
+    if (!json_is_number(v))
+        return sim_error(SIM_EPARSE, "%s: %s.%s: must be a number", path, where, key);
+    double d = json_number_value(v);
+    if (!isfinite(d) || d < 0 || (positive && d == 0))
+        return sim_error(SIM_EINVAL, "%s: %s.%s: must be %s, got %g", path, where, key,
+                         positive ? "> 0" : ">= 0", d);
+    *out = d;
+    return 0;
+}
+
+static int get_name(const char *path, const char *where, json_t *o, char *dst)
+{
+    json_t *v = json_object_get(o, "name");
+    if (!v)
+        return sim_error(SIM_EPARSE, "%s: %s: missing field 'name'", path, where);
+    if (!json_is_string(v) || !*json_string_value(v))
+        return sim_error(SIM_EPARSE, "%s: %s.name: must be a non-empty string", path, where);
+    if (strlen(json_string_value(v)) >= MDL_NAME_MAX - 8)
+        return sim_error(SIM_EPARSE, "%s: %s.name: longer than %d characters", path, where,
+                         MDL_NAME_MAX - 9);
+    strcpy(dst, json_string_value(v));
+    return 0;
+}
+
+static int find_device(const struct mdl_topology *t, const char *name)
+{
+    for (int i = 0; i < t->n_devices; i++)
+        if (!strcmp(t->devices[i].name, name))
+            return i;
+    return -1;
+}
+
+static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
+{
+    static const char *const dkeys[] = { "name", "count", "flops", "memory",
+                                         "mem_bandwidth", "efficiency", NULL };
+    static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
+    if (!json_is_array(arr) || json_array_size(arr) == 0)
+        return sim_error(SIM_EPARSE, "%s: 'devices' must be a non-empty array", path);
+    size_t total = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *c = json_object_get(json_array_get(arr, i), "count");
+        if (c && (!json_is_integer(c) || json_integer_value(c) < 1 ||
+                  json_integer_value(c) > 1 << 20))
+            return sim_error(SIM_EINVAL, "%s: devices[%zu].count: must be an integer in "
+                             "[1, 1048576]", path, i);
+        total += c ? (size_t)json_integer_value(c) : 1;
+    }
+    if (total > 1 << 20)
+        return sim_error(SIM_EINVAL, "%s: more than 1048576 devices", path);
+    t->devices = calloc(total, sizeof *t->devices);
+    if (!t->devices)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *o = json_array_get(arr, i);
+        char where[48];
+        snprintf(where, sizeof where, "devices[%zu]", i);
+        if (!json_is_object(o))
+            return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, where);
+        struct mdl_device d;
+        memset(&d, 0, sizeof d);
+        int rc;
+        if ((rc = check_keys(path, where, o, dkeys)) < 0 ||
+            (rc = get_name(path, where, o, d.name)) < 0 ||
+            (rc = get_num(path, where, o, "flops", 1, 0, 1, &d.flops)) < 0 ||
+            (rc = get_num(path, where, o, "memory", 1, 0, 1, &d.memory)) < 0 ||
+            (rc = get_num(path, where, o, "mem_bandwidth", 0, 0, 0, &d.mem_bandwidth)) < 0)
+            return rc;
+        d.eff_max = 1;
+        json_t *e = json_object_get(o, "efficiency");
+        if (e) {
+            char ew[64];
+            snprintf(ew, sizeof ew, "%s.efficiency", where);
+            if (!json_is_object(e))
+                return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, ew);
+            if ((rc = check_keys(path, ew, e, ekeys)) < 0 ||
+                (rc = get_num(path, ew, e, "max", 0, 1, 1, &d.eff_max)) < 0 ||
+                (rc = get_num(path, ew, e, "batch_half", 0, 0, 0, &d.batch_half)) < 0 ||
+                (rc = get_num(path, ew, e, "overhead_s", 0, 0, 0, &d.overhead_s)) < 0)
+                return rc;
+            if (d.eff_max > 1)
+                return sim_error(SIM_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
+                                 ew, d.eff_max);
+        }
+        json_t *c = json_object_get(o, "count");
+        int count = c ? (int)json_integer_value(c) : 1;
+        for (int k = 0; k < count; k++) {
+            struct mdl_device dk = d;
+            if (c)
+                snprintf(dk.name, sizeof dk.name, "%.50s%d", d.name, k & 0xfffff);
+            if (find_device(t, dk.name) >= 0)
+                return sim_error(SIM_EINVAL, "%s: %s: duplicate device name '%s'", path,
+                                 where, dk.name);
+            t->devices[t->n_devices++] = dk;
+        }
+    }
+    return 0;
+}
+
+static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
+{
+    static const char *const lkeys[] = { "name", "endpoints", "bandwidth", "latency",
+                                         "shared", NULL };
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return sim_error(SIM_EPARSE, "%s: 'links' must be an array", path);
+    size_t n = json_array_size(arr);
+    t->links = calloc(n ? n : 1, sizeof *t->links);
+    if (!t->links)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(arr, i);
+        char where[48];
+        snprintf(where, sizeof where, "links[%zu]", i);
+        if (!json_is_object(o))
+            return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, where);
+        struct mdl_link *l = &t->links[t->n_links++];
+        int rc;
+        if ((rc = check_keys(path, where, o, lkeys)) < 0 ||
+            (rc = get_name(path, where, o, l->name)) < 0 ||
+            (rc = get_num(path, where, o, "bandwidth", 1, 0, 1, &l->bandwidth)) < 0 ||
+            (rc = get_num(path, where, o, "latency", 0, 0, 0, &l->latency)) < 0)
+            return rc;
+        json_t *sh = json_object_get(o, "shared");
+        if (sh && !json_is_boolean(sh))
+            return sim_error(SIM_EPARSE, "%s: %s.shared: must be true or false", path, where);
+        l->shared = sh && json_is_true(sh);
+        json_t *ep = json_object_get(o, "endpoints");
+        if (!ep)
+            return sim_error(SIM_EPARSE, "%s: %s: missing field 'endpoints'", path, where);
+        if (json_is_string(ep) && !strcmp(json_string_value(ep), "*")) {
+            l->ends = malloc((size_t)t->n_devices * sizeof *l->ends);
+            if (!l->ends)
+                return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+            for (int d = 0; d < t->n_devices; d++)
+                l->ends[l->n_ends++] = d;
+            continue;
+        }
+        if (!json_is_array(ep) || json_array_size(ep) < 2)
+            return sim_error(SIM_EPARSE, "%s: %s.endpoints: must be \"*\" or an array of at "
+                             "least 2 device names", path, where);
+        l->ends = malloc(json_array_size(ep) * sizeof *l->ends);
+        if (!l->ends)
+            return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        for (size_t k = 0; k < json_array_size(ep); k++) {
+            json_t *s = json_array_get(ep, k);
+            if (!json_is_string(s))
+                return sim_error(SIM_EPARSE, "%s: %s.endpoints[%zu]: must be a device name",
+                                 path, where, k);
+            int d = find_device(t, json_string_value(s));
+            if (d < 0)
+                return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
+                                 path, where, k, json_string_value(s));
+            for (int j = 0; j < l->n_ends; j++)
+                if (l->ends[j] == d)
+                    return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
+                                     "listed twice", path, where, k, json_string_value(s));
+            l->ends[l->n_ends++] = d;
+        }
+        if (!l->shared && l->n_ends != 2)
+            return sim_error(SIM_EINVAL, "%s: %s: a dedicated link joins exactly 2 devices "
+                             "(has %d); use \"shared\": true for a bus", path, where,
+                             l->n_ends);
+    }
+    return 0;
+}
+
+int mdl_topology_load(const char *path, struct mdl_topology **out)
+{
+    static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "links",
+                                         "comment", "source", NULL };
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        if (jerr.line < 0)
+            return sim_error(SIM_EIO, "%s: %s", path, jerr.text);
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+    }
+    int rc;
+    struct mdl_topology *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = strdup(path))) {
+        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        goto err_free;
+    }
+    if (!json_is_object(root)) {
+        rc = sim_error(SIM_EPARSE, "%s: top level must be an object", path);
+        goto err_free;
+    }
+    if ((rc = check_keys(path, "topology", root, tkeys)) < 0)
+        goto err_free;
+    if (json_object_get(root, "name")) {
+        if ((rc = get_name(path, "topology", root, t->name)) < 0)
+            goto err_free;
+    } else {
+        snprintf(t->name, sizeof t->name, "unnamed");
+    }
+    if ((rc = get_num(path, "topology", root, "bytes_per_param", 0, 12, 0,
+                      &t->bytes_per_param)) < 0 ||
+        (rc = load_devices(path, json_object_get(root, "devices"), t)) < 0 ||
+        (rc = load_links(path, json_object_get(root, "links"), t)) < 0)
+        goto err_free;
+    json_decref(root);
+    *out = t;
+    return 0;
+
+err_free:
+    json_decref(root);
+    mdl_topology_free(t);
+    return rc;
+}
+
+int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
+                       double latency, struct mdl_topology **out)
+{
+    *out = NULL;
+    struct mdl_topology *t = calloc(1, sizeof *t);
+    if (!t)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    t->path = strdup("<chain>");
+    t->devices = calloc((size_t)n, sizeof *t->devices);
+    t->links = calloc(n > 1 ? (size_t)n - 1 : 1, sizeof *t->links);
+    if (!t->path || !t->devices || !t->links)
+        goto err_free;
+    snprintf(t->name, sizeof t->name, "chain-%d", n);
+    t->bytes_per_param = 12;
+    for (int i = 0; i < n; i++) {
+        t->devices[i] = *proto;
+        snprintf(t->devices[i].name, sizeof t->devices[i].name, "dev%d", i);
+    }
+    for (int i = 0; i + 1 < n; i++) {
+        struct mdl_link *l = &t->links[t->n_links++];
+        snprintf(l->name, sizeof l->name, "l%d-%d", i, i + 1);
+        l->bandwidth = bandwidth;
+        l->latency = latency;
+        l->n_ends = 2;
+        if (!(l->ends = malloc(2 * sizeof *l->ends)))
+            goto err_free;
+        l->ends[0] = i;
+        l->ends[1] = i + 1;
+    }
+    t->n_devices = n;
+    *out = t;
+    return 0;
+
+err_free:
+    mdl_topology_free(t);
+    return sim_error(SIM_ENOMEM, "out of memory");
+}
+
+int mdl_topology_link_between(const struct mdl_topology *t, int a, int b)
+{
+    for (int i = 0; i < t->n_links; i++) {
+        int ha = 0, hb = 0;
+        for (int k = 0; k < t->links[i].n_ends; k++) {
+            ha |= t->links[i].ends[k] == a;
+            hb |= t->links[i].ends[k] == b;
+        }
+        if (ha && hb)
+            return i;
+    }
+    return -1;
+}
+
+double mdl_device_op_seconds(const struct mdl_device *d, int measured, double cost,
+                             double at_batch, double n)
+{
+    if (cost == 0)
+        return 0; /* a pure data layer (the model input) launches no kernel */
+    if (measured)
+        return cost * (n + d->batch_half) / (at_batch + d->batch_half);
+    return d->overhead_s + cost * (n + d->batch_half) / (d->flops * d->eff_max);
+}

@@ -1,0 +1,98 @@
+#include "sim/sim_cost.h"
+#include "sim/sim_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+sim_time sim_seconds_to_time(double s) { return (sim_time)llround(s * 1e9); }
+double sim_time_to_seconds(sim_time t) { return (double)t * 1e-9; }
+
+static int64_t bytes(double per_sample, double n)
+{
+    return (int64_t)llround(per_sample * n);
+}
+
+int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
+                  const struct sim_partition *part, const int *stage_device,
+                  double micro_batch, struct sim_costs **out)
+{
+    *out = NULL;
+    if (!(micro_batch > 0))
+        return sim_error(SIM_EINVAL, "micro-batch size must be > 0, got %g", micro_batch);
+    if (part->n_layers != p->n_layers)
+        return sim_error(SIM_EINVAL, "partition covers %d layers, profile %s has %d",
+                         part->n_layers, p->path, p->n_layers);
+    struct sim_costs *c = calloc(1, sizeof *c);
+    if (!c || !(c->st = calloc((size_t)part->n_stages, sizeof *c->st))) {
+        free(c);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    c->n_stages = part->n_stages;
+    c->micro_batch = micro_batch;
+    for (int s = 0; s < part->n_stages; s++) {
+        int dev = stage_device ? stage_device[s] : s;
+        if (dev < 0 || dev >= t->n_devices) {
+            sim_costs_free(c);
+            return sim_error(SIM_ENOFIT, "stage %d needs device %d but topology %s has %d "
+                             "devices", s, dev, t->path, t->n_devices);
+        }
+        const struct mdl_device *d = &t->devices[dev];
+        struct sim_stage_cost *sc = &c->st[s];
+        double fwd = 0, bwd = 0, params = 0, stash = 0;
+        for (int l = part->first[s]; l < part->first[s + 1]; l++) {
+            const struct mdl_layer *ly = &p->layers[l];
+            fwd += mdl_device_op_seconds(d, p->measured, ly->fwd, ly->at_batch, micro_batch);
+            bwd += mdl_device_op_seconds(d, p->measured, ly->bwd, ly->at_batch, micro_batch);
+            params += ly->params;
+            stash += ly->stash_bytes;
+        }
+        sc->device = dev;
+        sc->fwd = sim_seconds_to_time(fwd);
+        sc->bwd = sim_seconds_to_time(bwd);
+        sc->recomp = sc->fwd;
+        sc->bwd_input = sc->bwd / 2;
+        sc->bwd_weight = sc->bwd - sc->bwd_input;
+        sc->params = params;
+        sc->param_bytes = bytes(params, t->bytes_per_param);
+        sc->update = d->mem_bandwidth > 0
+            ? sim_seconds_to_time(2.0 * params * t->bytes_per_param / d->mem_bandwidth)
+            : 0;
+        int first = part->first[s], last = part->first[s + 1] - 1;
+        sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
+        sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;
+        sc->mem.stash = bytes(stash, micro_batch);
+    }
+    *out = c;
+    return 0;
+}
+
+void sim_costs_free(struct sim_costs *c)
+{
+    if (!c)
+        return;
+    free(c->st);
+    free(c);
+}
+
+sim_time sim_costs_op_time(const struct sim_costs *c, const struct sim_schedule *s,
+                           const struct sim_op *op)
+{
+    const struct sim_stage_cost *sc = &c->st[op->stage];
+    switch (op->kind) {
+    case SIM_OP_FWD: return sc->fwd;
+    case SIM_OP_RECOMP: return sc->recomp;
+    case SIM_OP_BWD: return s->has_wgrad ? sc->bwd_input : sc->bwd;
+    case SIM_OP_WGRAD: return sc->bwd_weight;
+    case SIM_OP_UPDATE: return sc->update;
+    default: return 0;
+    }
+}
+
+int64_t sim_costs_op_bytes(const struct sim_costs *c, const struct sim_op *op)
+{
+    if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_ACT)
+        return op->kind == SIM_OP_SEND_ACT ? c->st[op->stage].mem.out : c->st[op->stage].mem.in;
+    if (op->kind == SIM_OP_SEND_GRAD || op->kind == SIM_OP_RECV_GRAD)
+        return op->kind == SIM_OP_SEND_GRAD ? c->st[op->stage].mem.in : c->st[op->stage].mem.out;
+    return 0;
+}

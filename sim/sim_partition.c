@@ -1,0 +1,109 @@
+#include "sim/sim_partition.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_partition *sim_partition_new(int n_stages, int n_layers)
+{
+    struct sim_partition *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->first = calloc((size_t)n_stages + 1, sizeof *p->first);
+    if (!p->first) {
+        free(p);
+        return NULL;
+    }
+    p->n_stages = n_stages;
+    p->n_layers = n_layers;
+    p->first[n_stages] = n_layers;
+    return p;
+}
+
+void sim_partition_free(struct sim_partition *p)
+{
+    if (!p)
+        return;
+    free(p->first);
+    free(p);
+}
+
+static int check_k(int n_stages, int n_layers)
+{
+    if (n_stages < 1)
+        return sim_error(SIM_EUSAGE, "number of stages must be >= 1, got %d", n_stages);
+    if (n_stages > n_layers)
+        return sim_error(SIM_ENOFIT, "%d stages but the model has only %d layers "
+                         "(each stage needs at least one)", n_stages, n_layers);
+    return 0;
+}
+
+int sim_partition_uniform(int n_stages, int n_layers, struct sim_partition **out)
+{
+    *out = NULL;
+    int rc = check_k(n_stages, n_layers);
+    if (rc < 0)
+        return rc;
+    struct sim_partition *p = sim_partition_new(n_stages, n_layers);
+    if (!p)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int base = n_layers / n_stages, extra = n_layers % n_stages;
+    for (int s = 0; s < n_stages; s++)
+        p->first[s + 1] = p->first[s] + base + (s < extra);
+    *out = p;
+    return 0;
+}
+
+int sim_partition_parse(const char *spec, int n_stages, int n_layers,
+                        struct sim_partition **out)
+{
+    *out = NULL;
+    if (!strcmp(spec, "uniform"))
+        return sim_partition_uniform(n_stages, n_layers, out);
+    int rc = check_k(n_stages, n_layers);
+    if (rc < 0)
+        return rc;
+    long *v;
+    int n;
+    if ((rc = sim_parse_long_list(spec, "--partition", 1, n_layers, &v, &n)) < 0)
+        return rc;
+    long sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i];
+    if (n != n_stages) {
+        free(v);
+        return sim_error(SIM_EUSAGE, "--partition '%s' has %d stages, K is %d", spec, n,
+                         n_stages);
+    }
+    if (sum != n_layers) {
+        free(v);
+        return sim_error(SIM_EUSAGE, "--partition '%s' covers %ld layers, the model has %d",
+                         spec, sum, n_layers);
+    }
+    struct sim_partition *p = sim_partition_new(n_stages, n_layers);
+    if (!p) {
+        free(v);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    for (int s = 0; s < n_stages; s++)
+        p->first[s + 1] = p->first[s] + (int)v[s];
+    free(v);
+    *out = p;
+    return 0;
+}
+
+void sim_partition_format(const struct sim_partition *p, char *buf, int n)
+{
+    int off = 0;
+    buf[0] = 0;
+    for (int s = 0; s < p->n_stages && off < n; s++)
+        off += snprintf(buf + off, (size_t)(n - off), "%s%d", s ? "," : "",
+                        sim_partition_layers(p, s));
+}
+
+int sim_partition_layers(const struct sim_partition *p, int s)
+{
+    return p->first[s + 1] - p->first[s];
+}
