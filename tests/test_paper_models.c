@@ -1,6 +1,10 @@
 /* Tests for the GPipe paper's generated models (mdl_amoeba, mdl_transformer,
  * mdl_paper specs) and the preset topologies under models/topologies/. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <string.h>
 
@@ -281,4 +285,49 @@ Test(paper_models, p100_shares_one_bus_v100_ring_is_nvlink)
     int l = mdl_topology_link_between(t, 3, 7);
     cr_expect(l >= 0 && t->links[l].shared);
     mdl_topology_free(t);
+}
+
+/* End to end: the binary resolves paper specs (mdl_gen's weak hook) and
+ * gen-paper prints one row per Table 1 configuration. */
+static int run(const char *args, char *out, size_t cap)
+{
+    const char *bin = getenv("PIPESIM");
+    cr_assert_not_null(bin, "PIPESIM must point at build/pipesim");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
+{
+    char path[] = "/tmp/pipesim-paper-XXXXXX", cmd[256];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    static char out[1 << 16];
+    snprintf(cmd, sizeof cmd, "gen model amoebanet:L=18,D=208 -o %s", path);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    struct mdl_profile *p = NULL;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_expect_eq(p->n_layers, 24);
+    cr_expect_eq(mdl_profile_params(p), 81505540);
+    mdl_profile_free(p);
+    unlink(path);
+
+    cr_assert_eq(run("gen-paper --format csv", out, sizeof out), 0, "%s", out);
+    int lines = 0;
+    for (char *s = out; *s; s++)
+        lines += *s == '\n';
+    cr_expect_eq(lines, 11, "%s", out);
+    cr_expect(strstr(out, "AmoebaNet Pipeline-8,amoebanet:L=72,D=512,78,1844858344,"), "%s", out);
+    cr_expect(strstr(out, "Transformer Naive-1,transformer:L=3,5,282182912,"), "%s", out);
+    cr_expect_eq(run("gen-paper --format xml", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "--format"), "%s", out);
+    cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 4, "%s", out);
+    cr_expect(strstr(out, "'L'"), "%s", out);
 }
