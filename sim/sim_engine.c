@@ -1,14 +1,9 @@
 #include "sim/sim_engine.h"
 #include "sim/sim_error.h"
+#include "sim/sim_heap.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-struct event {
-    sim_time t;
-    uint64_t seq;
-    int32_t op;
-};
 
 struct stream {
     int32_t *ops;      /* global op ids in list order */
@@ -37,65 +32,13 @@ struct sim_engine {
     int n_res;
     int32_t *act_res, *grad_res;       /* [stage] resource of its sends, -1 none */
     sim_time *act_xfer, *grad_xfer;    /* [stage] transfer durations */
-    struct event *heap;
-    int heap_n, heap_cap;
-    uint64_t seq;
+    struct sim_heap heap;
     sim_time now;
     int64_t *cur_mem;
     struct sim_result r;
     struct trc_trace *trace;
-    int finished;
+    int started, finished;
 };
-
-/* ---- the event heap: binary min-heap on (t, seq) ---- */
-
-static int ev_less(const struct event *a, const struct event *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int heap_push(sim_engine *e, sim_time t, int32_t op)
-{
-    if (t < e->now)
-        SIM_BUG("event scheduled in the past (%lld < %lld)", (long long)t, (long long)e->now);
-    if (e->heap_n == e->heap_cap) {
-        int cap = e->heap_cap * 2;
-        struct event *nh = realloc(e->heap, (size_t)cap * sizeof *nh);
-        if (!nh)
-            return sim_error(SIM_ENOMEM, "out of memory growing the event heap");
-        e->heap = nh;
-        e->heap_cap = cap;
-    }
-    struct event ev = { t, e->seq++, op };
-    int i = e->heap_n++;
-    while (i > 0) {
-        int p = (i - 1) / 2;
-        if (!ev_less(&ev, &e->heap[p]))
-            break;
-        e->heap[i] = e->heap[p];
-        i = p;
-    }
-    e->heap[i] = ev;
-    return 0;
-}
-
-static struct event heap_pop(sim_engine *e)
-{
-    struct event top = e->heap[0], last = e->heap[--e->heap_n];
-    int i = 0, n = e->heap_n;
-    for (;;) {
-        int l = 2 * i + 1, m = i;
-        if (l >= n)
-            break;
-        m = l + 1 < n && ev_less(&e->heap[l + 1], &e->heap[l]) ? l + 1 : l;
-        if (!ev_less(&e->heap[m], &last))
-            break;
-        e->heap[i] = e->heap[m];
-        i = m;
-    }
-    e->heap[i] = last;
-    return top;
-}
 
 /* ---- construction ---- */
 
@@ -241,8 +184,6 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     e->grad_res = calloc((size_t)S, sizeof *e->grad_res);
     e->act_xfer = calloc((size_t)S, sizeof *e->act_xfer);
     e->grad_xfer = calloc((size_t)S, sizeof *e->grad_xfer);
-    e->heap_cap = D * SIM_NSTREAMS + 16;
-    e->heap = malloc((size_t)e->heap_cap * sizeof *e->heap);
     e->cur_mem = calloc((size_t)D, sizeof *e->cur_mem);
     e->r.n_devices = D;
     e->r.busy = calloc((size_t)D, sizeof(sim_time));
@@ -253,12 +194,14 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
     if (!e->ops || !e->succ || !e->wait || !e->streams || !e->act_res || !e->grad_res ||
-        !e->act_xfer || !e->grad_xfer || !e->heap || !e->cur_mem || !e->r.busy ||
+        !e->act_xfer || !e->grad_xfer || !e->cur_mem || !e->r.busy ||
         !e->r.busy_recomp || !e->r.busy_update || !e->r.static_mem || !e->r.peak_act ||
         !e->r.peak_mem || !e->r.capacity) {
         rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
+    if ((rc = sim_heap_init(&e->heap, D * SIM_NSTREAMS + 16)) < 0)
+        goto err_free_engine;
     /* Flatten the lists and cut each device's list into its three streams. */
     int64_t g = 0;
     for (int d = 0; d < D; d++) {
@@ -330,7 +273,7 @@ void sim_engine_free(sim_engine *e)
     free(e->grad_res);
     free(e->act_xfer);
     free(e->grad_xfer);
-    free(e->heap);
+    sim_heap_release(&e->heap);
     free(e->cur_mem);
     free(e->r.busy);
     free(e->r.busy_recomp);
@@ -344,6 +287,13 @@ void sim_engine_free(sim_engine *e)
 }
 
 /* ---- running ---- */
+
+static int push(sim_engine *e, sim_time t, int32_t op)
+{
+    if (t < e->now)
+        SIM_BUG("event scheduled in the past (%lld < %lld)", (long long)t, (long long)e->now);
+    return sim_heap_push(&e->heap, t, op);
+}
 
 static struct stream *stream_of(sim_engine *e, int32_t op)
 {
@@ -367,7 +317,7 @@ static int start_transfer(sim_engine *e, struct resource *r, int32_t op)
     r->busy = 1;
     stream_of(e, op)->t_start = e->now;
     sim_time dur = o->kind == SIM_OP_SEND_ACT ? e->act_xfer[o->stage] : e->grad_xfer[o->stage];
-    return heap_push(e, e->now + dur, op);
+    return push(e, e->now + dur, op);
 }
 
 /* Starts the head of a stream if it is idle and the head's dependencies are
@@ -397,7 +347,7 @@ static int try_start(sim_engine *e, struct stream *st)
         r->q[(r->head + r->len++) % r->cap] = op;
         return 0;
     }
-    return heap_push(e, e->now + sim_costs_op_time(e->c, e->s, o), op);
+    return push(e, e->now + sim_costs_op_time(e->c, e->s, o), op);
 }
 
 static int record(sim_engine *e, int32_t op, sim_time start)
@@ -489,7 +439,7 @@ static int finish(sim_engine *e)
     struct sim_result *r = &e->r;
     r->makespan = e->now;
     r->n_ops = e->n_ops;
-    r->n_events = (int64_t)e->seq;
+    r->n_events = (int64_t)e->heap.seq;
     r->fits = 1;
     double busy = 0;
     for (int d = 0; d < e->n_dev; d++) {
@@ -506,8 +456,9 @@ static int finish(sim_engine *e)
 
 static int begin(sim_engine *e)
 {
-    if (e->seq || e->finished)
+    if (e->started)
         return 0;
+    e->started = 1;
     for (int i = 0; i < e->n_dev * SIM_NSTREAMS; i++) {
         int rc = try_start(e, &e->streams[i]);
         if (rc < 0)
@@ -523,11 +474,11 @@ int sim_engine_step(sim_engine *e)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    if (!e->heap_n)
+    if (!e->heap.n)
         return (rc = finish(e)) < 0 ? rc : 0;
-    struct event ev = heap_pop(e);
+    struct sim_event ev = sim_heap_pop(&e->heap);
     e->now = ev.t;
-    if ((rc = complete(e, ev.op)) < 0)
+    if ((rc = complete(e, ev.payload)) < 0)
         return rc;
     return 1;
 }
@@ -537,7 +488,7 @@ int sim_engine_run_until(sim_engine *e, sim_time t)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    while (!e->finished && (!e->heap_n || e->heap[0].t <= t))
+    while (!e->finished && (!e->heap.n || e->heap.a[0].t <= t))
         if ((rc = sim_engine_step(e)) <= 0)
             return rc;
     return e->finished ? 0 : 1;
