@@ -1,4 +1,5 @@
 #include "models/mdl_gen.h"
+#include "models/mdl_paper.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
 
@@ -88,8 +89,6 @@ int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
     return 0;
 }
 
-/* Generators compiled in from other modules register here. */
-int mdl_paper_from_spec(const char *spec, struct mdl_profile **out) __attribute__((weak));
 
 int mdl_model_open(const char *arg, struct mdl_profile **out)
 {
@@ -108,13 +107,11 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
             return rc;
         return mdl_gen_mlp((int)L, (int)W, (int)N, out);
     }
-    if (mdl_paper_from_spec) {
-        int rc = mdl_paper_from_spec(arg, out);
-        if (rc != 0)
-            return rc < 0 ? rc : 0;
-    }
+    int rc = mdl_paper_from_spec(arg, out);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
     return sim_error(SIM_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:layers=L,width=W[,norm=N])", arg);
+                     "(mlp:..., amoebanet:..., transformer:...)", arg);
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)

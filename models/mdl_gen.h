@@ -5,7 +5,7 @@
  *   mlp:layers=L,width=W[,norm=N]   L dense layers W x W with bias and ReLU
  *                                   (FP32), a layer norm after every N-th
  *                                   dense layer when N > 0
- *   and the specs of mdl_paper (amoebanet:..., transformer:...) when built in.
+ *   amoebanet:L=18,D=256 and transformer:L=48,... (models/mdl_paper.h)
  * Ownership: *out from mdl_profile_free. Cost: O(layers).
  */
 #ifndef MDL_GEN_H
