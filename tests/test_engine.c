@@ -169,6 +169,7 @@ Test(engine, transfers_on_a_shared_link_serialize)
     bus->links[0].n_ends = 3;
     bus->links[0].ends = realloc(bus->links[0].ends, 3 * sizeof(int));
     bus->links[0].ends[2] = 2;
+    free(bus->links[1].ends);
     bus->n_links = 1;
     struct th_run a, s;
     th_simulate(&a, "gpipe", p, ded, 3, 2, SIM_REMAT_NEVER, 2, 1);
