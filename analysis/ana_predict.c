@@ -1,0 +1,170 @@
+#include "analysis/ana_predict.h"
+#include "sim/sim_cost.h"
+#include "sim/sim_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ana_prediction_free(struct ana_prediction *p)
+{
+    if (!p)
+        return;
+    free(p->stages);
+    sim_engine_free(p->engine);
+    free(p);
+}
+
+/* One simulation of a configuration; fills step and the engine. */
+static int run_one(const struct ana_config *c, const struct sim_partition *part,
+                   int record, struct sim_schedule **sched, struct sim_costs **costs,
+                   sim_engine **eng)
+{
+    int rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
+                                sched);
+    if (rc < 0)
+        return rc;
+    if ((*sched)->n_stages != part->n_stages) {
+        rc = sim_error(SIM_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
+                       (*sched)->n_stages, part->n_stages);
+        goto err_free_sched;
+    }
+    if ((rc = sim_costs_new(c->profile, c->topo, part, (*sched)->stage_device,
+                            c->batch / c->M, costs)) < 0)
+        goto err_free_sched;
+    if ((rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0)
+        goto err_free_costs;
+    return 0;
+
+err_free_costs:
+    sim_costs_free(*costs);
+    *costs = NULL;
+err_free_sched:
+    sim_schedule_free(*sched);
+    *sched = NULL;
+    return rc;
+}
+
+static int check_config(const struct ana_config *c)
+{
+    if (c->K < 1)
+        return sim_error(SIM_EUSAGE, "-K must be >= 1, got %d", c->K);
+    if (c->M < 1)
+        return sim_error(SIM_EUSAGE, "-M must be >= 1, got %d", c->M);
+    if (!(c->batch >= 1) || c->batch != floor(c->batch))
+        return sim_error(SIM_EUSAGE, "--batch must be a positive integer, got %g", c->batch);
+    if (fmod(c->batch, c->M) != 0)
+        return sim_error(SIM_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
+                         "must be equal)", c->batch, c->M);
+    if (c->K > c->topo->n_devices)
+        return sim_error(SIM_ENOFIT, "-K %d: topology %s has only %d devices", c->K,
+                         c->topo->path, c->topo->n_devices);
+    if (c->K > c->profile->n_layers)
+        return sim_error(SIM_ENOFIT, "-K %d: model %s has only %d layers", c->K,
+                         c->profile->path, c->profile->n_layers);
+    return 0;
+}
+
+int ana_predict(const struct ana_config *c, struct ana_prediction **out)
+{
+    *out = NULL;
+    int rc = check_config(c);
+    if (rc < 0)
+        return rc;
+    struct sim_schedule *sched = NULL;
+    struct sim_costs *costs = NULL;
+    struct sim_partition *own = NULL;
+    sim_engine *eng = NULL;
+    struct ana_prediction *p = calloc(1, sizeof *p);
+    if (!p)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    /* The schedule decides the number of stages (interleaved has v per device). */
+    if ((rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
+                                 &sched)) < 0)
+        goto err_free;
+    int S = sched->n_stages;
+    sim_schedule_free(sched);
+    sched = NULL;
+    const struct sim_partition *part = c->partition;
+    if (!part) {
+        if ((rc = sim_partition_uniform(S, c->profile->n_layers, &own)) < 0)
+            goto err_free;
+        part = own;
+    }
+    if ((rc = run_one(c, part, c->record_trace, &sched, &costs, &eng)) < 0)
+        goto err_free;
+    const struct sim_result *r = sim_engine_result(eng);
+    snprintf(p->schedule, sizeof p->schedule, "%s", sched->name);
+    p->K = c->K;
+    p->M = c->M;
+    p->n_stages = S;
+    p->batch = c->batch;
+    p->micro_batch = c->batch / c->M;
+    p->remat = c->remat;
+    sim_partition_format(part, p->partition, sizeof p->partition);
+    p->step_s = sim_time_to_seconds(r->makespan);
+    p->samples_per_s = p->step_s > 0 ? c->batch / p->step_s : 0;
+    p->bubble_sim = r->bubble;
+    p->bubble_analytic = (double)(c->K - 1) / (c->M + c->K - 1);
+    p->fits = r->fits;
+    p->n_ops = r->n_ops;
+    if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto err_free;
+    }
+    for (int s = 0; s < S; s++) {
+        struct ana_stage *as = &p->stages[s];
+        int d = costs->st[s].device;
+        as->device = d;
+        as->first_layer = part->first[s];
+        as->n_layers = sim_partition_layers(part, s);
+        as->busy_frac = r->makespan ? (double)r->busy[d] / (double)r->makespan : 0;
+        as->fwd_s = sim_time_to_seconds(costs->st[s].fwd);
+        as->bwd_s = sim_time_to_seconds(costs->st[s].bwd);
+        as->recomp_s = sim_time_to_seconds(costs->st[s].recomp);
+        as->static_mem = r->static_mem[d];
+        as->peak_act = r->peak_act[d];
+        as->peak_mem = r->peak_mem[d];
+        as->capacity = r->capacity[d];
+        as->fits = (double)r->peak_mem[d] <= r->capacity[d];
+    }
+    if (c->record_trace)
+        p->engine = eng;
+    else
+        sim_engine_free(eng);
+    eng = NULL;
+    sim_schedule_free(sched);
+    sim_costs_free(costs);
+    sched = NULL;
+    costs = NULL;
+    if (!c->no_baseline) {
+        struct ana_config b = *c;
+        struct sim_partition *one;
+        b.schedule = "gpipe";
+        b.K = 1;
+        b.M = 1;
+        b.remat = SIM_REMAT_NEVER;
+        if ((rc = sim_partition_uniform(1, c->profile->n_layers, &one)) < 0)
+            goto err_free;
+        rc = run_one(&b, one, 0, &sched, &costs, &eng);
+        sim_partition_free(one);
+        if (rc < 0)
+            goto err_free;
+        p->baseline_step_s = sim_time_to_seconds(sim_engine_result(eng)->makespan);
+        p->speedup = p->step_s > 0 ? p->baseline_step_s / p->step_s : 0;
+    }
+    sim_engine_free(eng);
+    sim_schedule_free(sched);
+    sim_costs_free(costs);
+    sim_partition_free(own);
+    *out = p;
+    return 0;
+
+err_free:
+    sim_engine_free(eng);
+    sim_schedule_free(sched);
+    sim_costs_free(costs);
+    sim_partition_free(own);
+    ana_prediction_free(p);
+    return rc;
+}

@@ -1,0 +1,112 @@
+/* ana_prediction_print: a prediction as a table, CSV or JSON. */
+#include "analysis/ana_predict.h"
+#include "sim/sim_error.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static void human_bytes(double b, char *buf, size_t n)
+{
+    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+    int i = 0;
+    while (b >= 1000 && i < 5) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+static void print_table(const struct ana_prediction *p, FILE *f)
+{
+    fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
+            p->schedule, p->K, p->M, p->batch, p->micro_batch, sim_remat_name(p->remat));
+    fprintf(f, "partition       %s (layers per stage)\n", p->partition);
+    fprintf(f, "step time       %.6f ms\n", p->step_s * 1e3);
+    fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
+    if (p->baseline_step_s > 0)
+        fprintf(f, "speedup         %.3fx over K=1 (M=1, no remat: %.6f ms)\n", p->speedup,
+                p->baseline_step_s * 1e3);
+    fprintf(f, "bubble          %.2f%% simulated, %.2f%% analytic (K-1)/(M+K-1)\n",
+            p->bubble_sim * 100, p->bubble_analytic * 100);
+    fprintf(f, "memory          %s\n", p->fits ? "every stage fits" : "DOES NOT FIT");
+    fprintf(f, "\n%5s %6s %7s %11s %11s %6s %11s %11s %11s %11s %4s\n", "stage", "device",
+            "layers", "fwd ms/mb", "bwd ms/mb", "busy%", "params+opt", "peak act",
+            "peak total", "capacity", "fits");
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *st = &p->stages[s];
+        char a[32], b[32], c[32], d[32];
+        human_bytes((double)st->static_mem, a, sizeof a);
+        human_bytes((double)st->peak_act, b, sizeof b);
+        human_bytes((double)st->peak_mem, c, sizeof c);
+        human_bytes(st->capacity, d, sizeof d);
+        fprintf(f, "%5d %6d %7d %11.4f %11.4f %6.1f %11s %11s %11s %11s %4s\n", s, st->device,
+                st->n_layers, st->fwd_s * 1e3, st->bwd_s * 1e3, st->busy_frac * 100, a, b, c,
+                d, st->fits ? "yes" : "NO");
+    }
+}
+
+static void print_csv(const struct ana_prediction *p, FILE *f)
+{
+    fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
+            "bubble_sim,bubble_analytic,fits,stage,device,layers,fwd_s,bwd_s,busy_frac,"
+            "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits\n");
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *st = &p->stages[s];
+        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,"
+                "%.17g,%.17g,%.17g,%lld,%lld,%lld,%.17g,%d\n", p->schedule, p->K, p->M, p->batch,
+                p->micro_batch, sim_remat_name(p->remat), p->partition, p->step_s,
+                p->samples_per_s, p->speedup, p->bubble_sim, p->bubble_analytic, p->fits, s,
+                st->device, st->n_layers, st->fwd_s, st->bwd_s, st->busy_frac,
+                (long long)st->static_mem, (long long)st->peak_act, (long long)st->peak_mem,
+                st->capacity, st->fits);
+    }
+}
+
+static int print_json(const struct ana_prediction *p, FILE *f)
+{
+    json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, "
+                          "s:b, s:I}",
+                          "schedule", p->schedule, "K", p->K, "M", p->M, "batch", p->batch,
+                          "micro_batch", p->micro_batch, "remat", sim_remat_name(p->remat),
+                          "partition", p->partition, "step_s", p->step_s, "samples_per_s",
+                          p->samples_per_s, "baseline_step_s", p->baseline_step_s, "speedup",
+                          p->speedup, "bubble_sim", p->bubble_sim, "bubble_analytic",
+                          p->bubble_analytic, "fits", p->fits, "ops", (json_int_t)p->n_ops);
+    json_t *arr = json_array();
+    if (!o || !arr) {
+        json_decref(o);
+        json_decref(arr);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *st = &p->stages[s];
+        json_array_append_new(arr, json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, "
+                                             "s:I, s:I, s:f, s:b}",
+                                             "stage", s, "device", st->device, "first_layer",
+                                             st->first_layer, "layers", st->n_layers, "fwd_s",
+                                             st->fwd_s, "bwd_s", st->bwd_s, "recomp_s",
+                                             st->recomp_s, "busy_frac", st->busy_frac,
+                                             "static_bytes", (json_int_t)st->static_mem,
+                                             "peak_act_bytes", (json_int_t)st->peak_act,
+                                             "peak_bytes", (json_int_t)st->peak_mem,
+                                             "capacity_bytes", st->capacity, "fits", st->fits));
+    }
+    json_object_set_new(o, "stages", arr);
+    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return rc ? sim_error(SIM_EIO, "write error") : 0;
+}
+
+int ana_prediction_print(const struct ana_prediction *p, const char *format, FILE *f)
+{
+    if (!strcmp(format, "table"))
+        print_table(p, f);
+    else if (!strcmp(format, "csv"))
+        print_csv(p, f);
+    else if (!strcmp(format, "json"))
+        return print_json(p, f);
+    else
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}

@@ -1,0 +1,107 @@
+/* pipesim gen: write generated model profiles and topologies. */
+#include "cli/cli.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim gen model SPEC [-o out.csv]\n"
+    "       pipesim gen chain -n N [--flops F] [--memory B] [--mem-bandwidth B]\n"
+    "                     [--bandwidth B] [--latency S] [--efficiency E]\n"
+    "                     [--batch-half H] [--overhead S] [-o out.json]\n\n"
+    "model: writes the per-layer profile CSV of a generator spec, e.g.\n"
+    "  mlp:layers=16,width=1024[,norm=4]\n"
+    "chain: writes a topology of N identical devices with a dedicated link between\n"
+    "  neighbours (defaults: 1e12 FLOP/s, 16e9 B, 1e11 B/s memory, 1e10 B/s link,\n"
+    "  1e-6 s latency, efficiency 1, batch_half 0, no overhead).\n"
+    "Output goes to stdout unless -o is given (written atomically).\n";
+
+static int gen_model(int argc, char **argv)
+{
+    static const struct option opts[] = { { "out", required_argument, 0, 'o' },
+                                          { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *out = "-";
+    int c;
+    cli_getopt_reset();
+    while ((c = cli_getopt("gen model", argc, argv, "ho:", opts)) != -1) {
+        if (c == 'h') {
+            cli_help(help);
+            return 0;
+        }
+        if (c != 'o')
+            return -SIM_EUSAGE;
+        out = optarg;
+    }
+    if (optind != argc - 1)
+        return sim_error(SIM_EUSAGE, "gen model: expected one SPEC (see pipesim gen --help)");
+    struct mdl_profile *p;
+    int rc = mdl_model_open(argv[optind], &p);
+    if (rc < 0)
+        return rc;
+    rc = mdl_profile_write(p, out);
+    mdl_profile_free(p);
+    return rc;
+}
+
+static int gen_chain(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "out", required_argument, 0, 'o' },        { "flops", required_argument, 0, 'f' },
+        { "memory", required_argument, 0, 'm' },     { "mem-bandwidth", required_argument, 0, 'w' },
+        { "bandwidth", required_argument, 0, 'b' },  { "latency", required_argument, 0, 'l' },
+        { "efficiency", required_argument, 0, 'e' }, { "batch-half", required_argument, 0, 'H' },
+        { "overhead", required_argument, 0, 'O' },   { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    struct mdl_device d = { .flops = 1e12, .memory = 16e9, .mem_bandwidth = 1e11, .eff_max = 1 };
+    double bw = 1e10, lat = 1e-6;
+    long n = 0;
+    const char *out = "-";
+    int c, rc = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("gen chain", argc, argv, "hn:o:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'n': rc = sim_parse_long(optarg, "-n", 1, 1 << 20, &n); break;
+        case 'o': out = optarg; break;
+        case 'f': rc = sim_parse_double(optarg, "--flops", &d.flops); break;
+        case 'm': rc = sim_parse_double(optarg, "--memory", &d.memory); break;
+        case 'w': rc = sim_parse_double(optarg, "--mem-bandwidth", &d.mem_bandwidth); break;
+        case 'b': rc = sim_parse_double(optarg, "--bandwidth", &bw); break;
+        case 'l': rc = sim_parse_double(optarg, "--latency", &lat); break;
+        case 'e': rc = sim_parse_double(optarg, "--efficiency", &d.eff_max); break;
+        case 'H': rc = sim_parse_double(optarg, "--batch-half", &d.batch_half); break;
+        case 'O': rc = sim_parse_double(optarg, "--overhead", &d.overhead_s); break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (!n)
+        return sim_error(SIM_EUSAGE, "gen chain: -n N is required");
+    if (d.flops <= 0 || d.memory <= 0 || bw <= 0 || lat < 0 || d.mem_bandwidth < 0 ||
+        d.eff_max <= 0 || d.eff_max > 1 || d.batch_half < 0 || d.overhead_s < 0)
+        return sim_error(SIM_EUSAGE, "gen chain: flops, memory, bandwidth must be > 0, "
+                         "efficiency in (0, 1], the rest >= 0");
+    struct mdl_topology *t;
+    if ((rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)
+        return rc;
+    rc = mdl_topology_write(t, out);
+    mdl_topology_free(t);
+    return rc;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        cli_help(help);
+        return argc < 2 ? sim_error(SIM_EUSAGE, "gen: expected 'model' or 'chain'") : 0;
+    }
+    if (!strcmp(argv[1], "model"))
+        return gen_model(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "chain"))
+        return gen_chain(argc - 1, argv + 1);
+    return sim_error(SIM_EUSAGE, "gen: unknown generator '%s' (model, chain)", argv[1]);
+}

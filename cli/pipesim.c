@@ -1,0 +1,99 @@
+/* pipesim — the command-line front end: dispatch to cmd_<name>. */
+#include "cli/cli.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int cmd_help(int argc, char **argv);
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    { "predict", cmd_predict, "simulate one training step: time, bubble, memory, trace" },
+    { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
+    { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
+    { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "pipesim %s - pipeline-parallel training simulator\n\n"
+               "usage: pipesim <command> [options]   (pipesim <command> --help)\n\n"
+               "commands:\n", SIM_VERSION);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "errors")) {
+        printf("| exit | code | meaning |\n|---|---|---|\n");
+        for (int c = 1; c < SIM_NERR; c++)
+            printf("| %d | %s | %s |\n", sim_exit_status(c), sim_errname(c), sim_errdesc(c));
+        return 0;
+    }
+    usage(stdout);
+    return 0;
+}
+
+int cli_help(const char *text)
+{
+    fputs(text, stdout);
+    return 1;
+}
+
+void cli_getopt_reset(void)
+{
+    optind = 0;
+    opterr = 0;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+    char so[128];
+    snprintf(so, sizeof so, ":%s", shortopts); /* ':' reports missing values */
+    opterr = 0;
+    int c = getopt_long(argc, argv, so, longopts, NULL);
+    if (c == '?' || c == ':') {
+        const char *opt = argv[optind - 1 < argc ? optind - 1 : argc - 1];
+        if (c == ':')
+            sim_error(SIM_EUSAGE, "%s: option '%s' needs a value", cmd, opt);
+        else
+            sim_error(SIM_EUSAGE, "%s: unknown option '%s' (see pipesim %s --help)", cmd, opt,
+                      cmd);
+        return -2;
+    }
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return sim_exit_status(SIM_EUSAGE);
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("pipesim %s\n", SIM_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            if (rc < 0) {
+                fprintf(stderr, "pipesim %s: %s\n", argv[1], sim_errmsg());
+                return sim_exit_status(rc);
+            }
+            return 0;
+        }
+    fprintf(stderr, "pipesim: unknown command '%s' (see pipesim --help)\n", argv[1]);
+    return sim_exit_status(SIM_EUSAGE);
+}

@@ -1,0 +1,276 @@
+#include "models/mdl_amoeba.h"
+#include "sim/sim_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* AmoebaNet-D genotype: 10 operations applied pairwise to hidden states
+ * (0 = prev mapped, 1 = prev_prev mapped, 2.. = earlier pair sums), and the
+ * states concatenated into the cell output. Normal concat [0, 3, 4, 6] is
+ * the TensorFlow reference's, which GPipe's Table 1 counts follow. */
+enum op { OP_NONE, OP_CONV1, OP_CONV17, OP_CONV3, OP_MAX2, OP_MAX3, OP_AVG3 };
+
+struct genotype {
+    int n_ops;
+    struct { int in; enum op op; } ops[10];
+    int n_concat;
+    int concat[4];
+};
+
+static const struct genotype normal_cell = {
+    10,
+    { { 1, OP_CONV1 }, { 1, OP_MAX3 }, { 1, OP_NONE }, { 0, OP_CONV17 },
+      { 0, OP_CONV1 }, { 0, OP_CONV17 }, { 2, OP_MAX3 }, { 2, OP_NONE },
+      { 1, OP_AVG3 }, { 5, OP_CONV1 } },
+    4, { 0, 3, 4, 6 },
+};
+
+static const struct genotype reduction_cell = {
+    10,
+    { { 0, OP_MAX2 }, { 0, OP_MAX3 }, { 2, OP_NONE }, { 1, OP_CONV3 },
+      { 2, OP_CONV17 }, { 2, OP_MAX3 }, { 3, OP_NONE }, { 1, OP_MAX2 },
+      { 2, OP_AVG3 }, { 3, OP_CONV1 } },
+    3, { 4, 5, 6 },
+};
+
+/* Running totals of one layer; stash counts elements. */
+struct acc {
+    double flops, params, stash, conv_flops, relu_flops;
+};
+
+/* Spatial extent after a k-wide window with stride s and padding p. */
+static int out_dim(int h, int k, int s, int p) { return (h + 2 * p - k) / s + 1; }
+
+/* ReLU -> kh x kw conv (no bias, stride sh x sw, "same" padding) -> BN on an
+ * input of cin x h x w; returns the output extent through *ho / *wo. */
+static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int sh,
+                         int sw, int h, int w, int *ho, int *wo)
+{
+    int oh = out_dim(h, kh, sh, kh / 2), ow = out_dim(w, kw, sw, kw / 2);
+    double in = (double)cin * h * w, out = (double)cout * oh * ow;
+    double conv = 2.0 * cin * cout * kh * kw * oh * ow;
+    a->relu_flops += in;
+    a->conv_flops += conv;
+    a->flops += in + conv + 4 * out;
+    a->params += (double)cin * cout * kh * kw + 2.0 * cout;
+    a->stash += in + out; /* ReLU output (conv input) and conv output (BN input) */
+    *ho = oh;
+    *wo = ow;
+}
+
+/* ReLU, two 1x1 stride-2 convs (the second on the input shifted by one
+ * pixel) each to cout/2 channels, concatenated, BN. Halves h and w. */
+static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
+{
+    int oh = out_dim(h, 1, 2, 0), ow = out_dim(w, 1, 2, 0);
+    double in = (double)cin * h * w, out = (double)cout * oh * ow;
+    double conv = 2.0 * 2.0 * cin * (cout / 2) * oh * ow;
+    a->relu_flops += in;
+    a->conv_flops += conv;
+    a->flops += in + conv + 4 * out;
+    a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
+    a->stash += in + out;
+}
+
+/* One operation of a cell on c channels of h x w with stride s; *stashed
+ * says whether its input state is already kept (max pools share it). */
+static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
+                    int *stashed, int *ho, int *wo)
+{
+    int q = c / 4, t1, t2;
+    switch (op) {
+    case OP_NONE:
+        if (s == 1) {
+            *ho = h;
+            *wo = w;
+        } else {
+            factorized_reduce(a, c, c, h, w);
+            *ho = out_dim(h, 1, 2, 0);
+            *wo = out_dim(w, 1, 2, 0);
+        }
+        return;
+    case OP_CONV1:
+        relu_conv_bn(a, c, c, 1, 1, s, s, h, w, ho, wo);
+        return;
+    case OP_CONV17: /* 1x1 squeeze to c/4, 1x7, 7x1, 1x1 back to c */
+        relu_conv_bn(a, c, q, 1, 1, 1, 1, h, w, &t1, &t2);
+        relu_conv_bn(a, q, q, 1, 7, 1, s, t1, t2, &t1, &t2);
+        relu_conv_bn(a, q, q, 7, 1, s, 1, t1, t2, &t1, &t2);
+        relu_conv_bn(a, q, c, 1, 1, 1, 1, t1, t2, ho, wo);
+        return;
+    case OP_CONV3: /* 1x1 squeeze to c/4, 3x3 (strided), 1x1 back to c */
+        relu_conv_bn(a, c, q, 1, 1, 1, 1, h, w, &t1, &t2);
+        relu_conv_bn(a, q, q, 3, 3, s, s, t1, t2, &t1, &t2);
+        relu_conv_bn(a, q, c, 1, 1, 1, 1, t1, t2, ho, wo);
+        return;
+    case OP_MAX2:
+    case OP_MAX3:
+    case OP_AVG3: {
+        int k = op == OP_MAX2 ? 2 : 3, p = op == OP_MAX2 ? 0 : 1;
+        *ho = out_dim(h, k, s, p);
+        *wo = out_dim(w, k, s, p);
+        a->flops += (double)k * k * c * *ho * *wo;
+        if (op != OP_AVG3 && !*stashed) {
+            a->stash += (double)c * h * w; /* max pool: its input (argmax) */
+            *stashed = 1;
+        }
+        return;
+    }
+    }
+    SIM_BUG("unknown AmoebaNet operation %d", (int)op);
+}
+
+/* Geometry of the tensors flowing between layers. */
+struct flow {
+    int c_pp, h_pp;   /* prev_prev: channels, extent */
+    int c_p, h_p;     /* prev */
+    int red_prev;     /* the previous layer was a reduction cell */
+};
+
+/* One cell with c filters; updates f to this cell's output. */
+static void cell(struct acc *a, struct flow *f, int c, int reduction)
+{
+    const struct genotype *g = reduction ? &reduction_cell : &normal_cell;
+    int hs[7], ws[7], stashed[7] = { 0 }, t1, t2;
+    relu_conv_bn(a, f->c_p, c, 1, 1, 1, 1, f->h_p, f->h_p, &hs[0], &ws[0]);
+    if (f->red_prev) {
+        factorized_reduce(a, f->c_pp, c, f->h_pp, f->h_pp);
+        hs[1] = out_dim(f->h_pp, 1, 2, 0);
+        ws[1] = hs[1];
+    } else if (f->c_pp != c) {
+        relu_conv_bn(a, f->c_pp, c, 1, 1, 1, 1, f->h_pp, f->h_pp, &hs[1], &ws[1]);
+    } else {
+        hs[1] = ws[1] = f->h_pp;
+    }
+    SIM_ASSERT(hs[0] == hs[1] && ws[0] == ws[1]);
+    for (int i = 0; i < g->n_ops; i += 2) {
+        int ho[2], wo[2];
+        for (int j = 0; j < 2; j++) {
+            int in = g->ops[i + j].in, s = reduction && in < 2 ? 2 : 1;
+            cell_op(a, g->ops[i + j].op, c, s, hs[in], ws[in], &stashed[in], &ho[j], &wo[j]);
+        }
+        SIM_ASSERT(ho[0] == ho[1] && wo[0] == wo[1]);
+        int st = 2 + i / 2;
+        hs[st] = ho[0];
+        ws[st] = wo[0];
+        a->flops += (double)c * ho[0] * wo[0]; /* the pair's sum */
+    }
+    t1 = hs[g->concat[0]];
+    t2 = ws[g->concat[0]];
+    for (int k = 1; k < g->n_concat; k++)
+        SIM_ASSERT(hs[g->concat[k]] == t1 && ws[g->concat[k]] == t2);
+    f->c_pp = f->c_p;
+    f->h_pp = f->h_p;
+    f->c_p = c * g->n_concat;
+    f->h_p = t1;
+    f->red_prev = reduction;
+}
+
+static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
+                     const struct acc *a, double bwd, double out_elems, double ab)
+{
+    struct mdl_layer l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", name);
+    snprintf(l.kind, sizeof l.kind, "%s", kind);
+    l.fwd = a->flops;
+    l.bwd = bwd;
+    l.params = a->params;
+    l.out_bytes = out_elems * ab;
+    l.stash_bytes = a->stash * ab;
+    return mdl_profile_add(p, &l);
+}
+
+void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c)
+{
+    c->L = 18;
+    c->D = 256;
+    c->classes = 1000;
+    c->image = 224;
+    c->act_bytes = 4;
+}
+
+static int check_cfg(const struct mdl_amoeba_cfg *c)
+{
+    if (c->L < 3 || c->L % 3 || c->L > 30000)
+        return sim_error(SIM_EINVAL, "amoebanet: field 'L' must be a multiple of 3 in "
+                         "[3, 30000] (L/3 normal cells per stack), got %d", c->L);
+    if (c->D < 8 || c->D % 8 || c->D > 65536)
+        return sim_error(SIM_EINVAL, "amoebanet: field 'D' must be a multiple of 8 in "
+                         "[8, 65536], got %d", c->D);
+    if (c->classes < 1 || c->classes > 10000000)
+        return sim_error(SIM_EINVAL, "amoebanet: field 'classes' must be in [1, 10000000], "
+                         "got %d", c->classes);
+    if (c->image < 32 || c->image % 32 || c->image > 8192)
+        return sim_error(SIM_EINVAL, "amoebanet: field 'image' must be a multiple of 32 in "
+                         "[32, 8192] (five halvings), got %d", c->image);
+    if (!(c->act_bytes > 0 && c->act_bytes <= 16))
+        return sim_error(SIM_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
+                         "got %g", c->act_bytes);
+    return 0;
+}
+
+int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
+{
+    *out = NULL;
+    int rc = check_cfg(c);
+    if (rc < 0)
+        return rc;
+    char origin[128];
+    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g",
+             c->L, c->D, c->classes, c->image, c->act_bytes);
+    struct mdl_profile *p = mdl_profile_new(origin, 0);
+    if (!p)
+        return sim_error(SIM_ENOMEM, "amoebanet: out of memory");
+    double ab = c->act_bytes;
+    int ch = c->D / 4, hw;
+    struct acc a = { 0 };
+    relu_conv_bn(&a, 3, ch, 3, 3, 2, 2, c->image, c->image, &hw, &hw);
+    /* The image needs no gradient: no data-gradient conv, no ReLU backward. */
+    double stem_bwd = 2 * a.flops - a.conv_flops - 2 * a.relu_flops;
+    if ((rc = add_layer(p, "stem1", "stem", &a, stem_bwd, (double)ch * hw * hw, ab)) < 0)
+        goto err_free_profile;
+    struct flow f = { ch, hw, ch, hw, 0 };
+    int per_stack = c->L / 3, n_cells = c->L + 4, k = 0;
+    char name[MDL_NAME_MAX];
+    /* Layer plan: stem2 R, stem3 R, normals, R, normals, R, normals. */
+    for (int part = 0; part < 7; part++) {
+        int reduction = part != 2 && part != 4 && part != 6;
+        int reps = reduction ? 1 : per_stack;
+        if (reduction)
+            ch *= 2;
+        for (int r = 0; r < reps; r++) {
+            struct acc ca = { 0 };
+            double skip = (double)f.c_p * f.h_p * f.h_p; /* this cell's input */
+            cell(&ca, &f, ch, reduction);
+            k++;
+            if (part < 2)
+                snprintf(name, sizeof name, "stem%d", part + 2);
+            else if (reduction)
+                snprintf(name, sizeof name, "cell%d_reduction", part - 1);
+            else
+                snprintf(name, sizeof name, "cell%d_normal%d", part - 1, r + 1);
+            double outb = (double)f.c_p * f.h_p * f.h_p + (k < n_cells ? skip : 0);
+            rc = add_layer(p, name, reduction ? "reduction" : "normal", &ca, 2 * ca.flops,
+                           outb, ab);
+            if (rc < 0)
+                goto err_free_profile;
+        }
+    }
+    SIM_ASSERT(k == n_cells);
+    struct acc ca = { 0 };
+    double feat = f.c_p, area = (double)f.h_p * f.h_p;
+    ca.flops = feat * area                        /* global average pool */
+               + 2 * feat * c->classes + c->classes /* FC with bias */
+               + 5.0 * c->classes;                /* softmax cross-entropy */
+    ca.params = feat * c->classes + c->classes;
+    ca.stash = feat + c->classes;
+    if ((rc = add_layer(p, "classify", "classifier", &ca, 2 * ca.flops, c->classes, ab)) < 0)
+        goto err_free_profile;
+    *out = p;
+    return 0;
+
+err_free_profile:
+    mdl_profile_free(p);
+    return rc;
+}

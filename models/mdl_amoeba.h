@@ -1,0 +1,59 @@
+/*
+ * mdl_amoeba — the AmoebaNet-D(L, D) generator: a per-layer profile computed
+ * from the architecture (no measurements, nothing fitted).
+ *
+ * Architecture (Real et al., arXiv 1802.01548, AmoebaNet-D genotype as in
+ * tensorflow/tpu models/official/amoeba_net and torchgpipe's benchmark
+ * model, whose parameter counts match GPipe Table 1):
+ *   stem1      ReLU, 3x3/2 conv 3 -> D/4, BN                    (112 x 112)
+ *   stem2,3    two reduction cells, D/2 and D filters            (56, 28)
+ *   3 stacks of L/3 normal cells, with filters D, 2D, 4D, separated by two
+ *   reduction cells that double the filters and halve H and W    (28, 14, 7)
+ *   classify   global average pool, fully connected to `classes` logits
+ * A cell takes the two previous cell outputs (prev, prev_prev), maps each to
+ * its filter count with ReLU-1x1 conv-BN (a factorized stride-2 reduction
+ * when prev_prev is twice the resolution), combines them pairwise through 10
+ * operations into 5 new hidden states and concatenates 4 (normal) or 3
+ * (reduction) of them. So a profile has L + 6 layers, named as torchgpipe's
+ * nn.Sequential (stem1..3, cell1_normal1.., cell2_reduction, .., classify),
+ * so published balances (e.g. [7,17] for L = 18) index the same layers.
+ *
+ * Counting conventions (per sample, 224 x 224 unless image= says otherwise):
+ *   params       conv weights (no bias) + BN scale and shift; FC weight+bias
+ *   fwd_flops    conv/FC: 2 per multiply-add; ReLU 1, add 1, BN 4 (statistics
+ *                2 + scale-shift 2), k x k pooling k^2 per output element
+ *   bwd_flops    2 x fwd (data + weight gradients), except stem1, which needs
+ *                no gradient for the image: its conv costs 1 x, its ReLU 0
+ *   out_bytes    what the next layers read: a cell's concatenated output and,
+ *                when another cell follows, its input (the next cell's
+ *                prev_prev), at act_bytes per element (4 = FP32)
+ *   stash_bytes  tensors kept for backward: each ReLU's output (= the conv
+ *                input), each conv's output (= the BN input), each max-pool
+ *                input once per state; average pooling, adds and concat keep
+ *                nothing; the classifier keeps its FC input and the class
+ *                probabilities of the loss
+ * Operations follow the architecture: torchgpipe implements max_pool_3x3 as
+ * an average pool, which changes no parameter and only stash bytes here.
+ *
+ * Ownership: mdl_amoeba_profile allocates *out (mdl_profile_free).
+ * Cost: O(L) time, one profile of L + 6 layers.
+ */
+#ifndef MDL_AMOEBA_H
+#define MDL_AMOEBA_H
+
+#include "models/mdl_profile.h"
+
+struct mdl_amoeba_cfg {
+    int L;            /* normal cells in all, a multiple of 3 (>= 3) */
+    int D;            /* filters of the first stack; D/8 must be a whole number */
+    int classes;      /* classifier outputs (ImageNet: 1000) */
+    int image;        /* input height = width, a multiple of 32 */
+    double act_bytes; /* bytes per activation element (4 = FP32) */
+};
+
+/* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32. */
+void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c);
+/* SIM_EINVAL naming the field on a bad configuration. */
+int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out);
+
+#endif

@@ -1,0 +1,161 @@
+#include "models/mdl_gen.h"
+#include "models/mdl_paper.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int mdl_spec_check(const char *spec, const char *params, const char *const *keys)
+{
+    const char *p = params;
+    while (p && *p) {
+        const char *eq = strchr(p, '='), *comma = strchr(p, ',');
+        if (!eq || (comma && comma < eq))
+            return sim_error(SIM_EUSAGE, "model spec '%s': expected key=value at '%s'", spec, p);
+        size_t len = (size_t)(eq - p);
+        int ok = 0;
+        for (const char *const *k = keys; *k; k++)
+            ok |= strlen(*k) == len && !strncmp(*k, p, len);
+        if (!ok)
+            return sim_error(SIM_EUSAGE, "model spec '%s': unknown parameter '%.*s'", spec,
+                             (int)len, p);
+        p = comma ? comma + 1 : NULL;
+    }
+    return 0;
+}
+
+int mdl_spec_long(const char *spec, const char *params, const char *key, long dflt, long lo,
+                  long hi, long *out)
+{
+    size_t kl = strlen(key);
+    for (const char *p = params; p && *p;) {
+        const char *comma = strchr(p, ',');
+        if (!strncmp(p, key, kl) && p[kl] == '=') {
+            char val[64];
+            size_t vl = comma ? (size_t)(comma - p - (long)kl - 1) : strlen(p + kl + 1);
+            if (vl >= sizeof val)
+                vl = sizeof val - 1;
+            memcpy(val, p + kl + 1, vl);
+            val[vl] = 0;
+            char what[128];
+            snprintf(what, sizeof what, "model spec '%s': %s", spec, key);
+            return sim_parse_long(val, what, lo, hi, out);
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+    if (dflt < 0)
+        return sim_error(SIM_EUSAGE, "model spec '%s': missing parameter '%s'", spec, key);
+    *out = dflt;
+    return 0;
+}
+
+/* Per sample, FP32. Dense y = relu(x W + b): 2*W*W FLOPs forward, 4*W*W
+ * backward (dX and dW), params W*W + W; backward keeps its input x and the
+ * ReLU output (for the mask): 2 * 4W bytes. Layer norm over W features:
+ * about 8W FLOPs forward, 2W params (gain, bias); it keeps its input and
+ * the per-sample mean and inverse deviation. */
+int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
+{
+    char origin[96];
+    snprintf(origin, sizeof origin, "mlp:layers=%d,width=%d,norm=%d", layers, width, norm_every);
+    struct mdl_profile *p = mdl_profile_new(origin, 0);
+    if (!p)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    double w = width;
+    int rc = 0;
+    for (int i = 0; i < layers && !rc; i++) {
+        struct mdl_layer l = { .fwd = 2 * w * w + 2 * w, .bwd = 4 * w * w + 2 * w,
+                               .params = w * w + w, .out_bytes = 4 * w, .stash_bytes = 8 * w };
+        snprintf(l.name, sizeof l.name, "dense%d", i);
+        snprintf(l.kind, sizeof l.kind, "dense");
+        rc = mdl_profile_add(p, &l);
+        if (!rc && norm_every > 0 && (i + 1) % norm_every == 0) {
+            struct mdl_layer n = { .fwd = 8 * w, .bwd = 12 * w, .params = 2 * w,
+                                   .out_bytes = 4 * w, .stash_bytes = 4 * w + 8 };
+            snprintf(n.name, sizeof n.name, "norm%d", i);
+            snprintf(n.kind, sizeof n.kind, "layernorm");
+            rc = mdl_profile_add(p, &n);
+        }
+    }
+    if (rc < 0) {
+        mdl_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+
+int mdl_model_open(const char *arg, struct mdl_profile **out)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(arg, &st) == 0 || strchr(arg, '/') || !strchr(arg, ':'))
+        return mdl_profile_load(arg, out);
+    if (!strncmp(arg, "mlp:", 4)) {
+        static const char *const keys[] = { "layers", "width", "norm", NULL };
+        long L, W, N;
+        int rc;
+        if ((rc = mdl_spec_check(arg, arg + 4, keys)) < 0 ||
+            (rc = mdl_spec_long(arg, arg + 4, "layers", -1, 1, 1 << 20, &L)) < 0 ||
+            (rc = mdl_spec_long(arg, arg + 4, "width", -1, 1, 1 << 16, &W)) < 0 ||
+            (rc = mdl_spec_long(arg, arg + 4, "norm", 0, 0, 1 << 20, &N)) < 0)
+            return rc;
+        return mdl_gen_mlp((int)L, (int)W, (int)N, out);
+    }
+    int rc = mdl_paper_from_spec(arg, out);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    return sim_error(SIM_EUSAGE, "model '%s': no such file, and not a known generator spec "
+                     "(mlp:..., amoebanet:..., transformer:...)", arg);
+}
+
+int mdl_topology_write(const struct mdl_topology *t, const char *path)
+{
+    json_t *root = json_object(), *devs = json_array(), *links = json_array();
+    int rc = 0;
+    if (!root || !devs || !links) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    json_object_set_new(root, "name", json_string(t->name));
+    json_object_set_new(root, "bytes_per_param", json_real(t->bytes_per_param));
+    for (int i = 0; i < t->n_devices; i++) {
+        const struct mdl_device *d = &t->devices[i];
+        json_array_append_new(devs, json_pack("{s:s, s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "name",
+                                              d->name, "flops", d->flops, "memory", d->memory,
+                                              "mem_bandwidth", d->mem_bandwidth, "efficiency",
+                                              "max", d->eff_max, "batch_half", d->batch_half,
+                                              "overhead_s", d->overhead_s));
+    }
+    for (int i = 0; i < t->n_links; i++) {
+        const struct mdl_link *l = &t->links[i];
+        json_t *ends = json_array();
+        for (int k = 0; k < l->n_ends; k++)
+            json_array_append_new(ends, json_string(t->devices[l->ends[k]].name));
+        json_array_append_new(links, json_pack("{s:s, s:o, s:f, s:f, s:b}", "name", l->name,
+                                               "endpoints", ends, "bandwidth", l->bandwidth,
+                                               "latency", l->latency, "shared", l->shared));
+    }
+    json_object_set(root, "devices", devs);
+    json_object_set(root, "links", links);
+    struct sim_afile af;
+    if ((rc = sim_afile_open(&af, path)) < 0)
+        goto out;
+    if (json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
+        sim_afile_abort(&af);
+        rc = sim_error(SIM_EIO, "%s: write error", path);
+        goto out;
+    }
+    fputc('\n', af.f);
+    rc = sim_afile_commit(&af);
+out:
+    json_decref(root);
+    json_decref(devs);
+    json_decref(links);
+    return rc;
+}

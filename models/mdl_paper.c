@@ -1,0 +1,110 @@
+#include "models/mdl_paper.h"
+#include "models/mdl_amoeba.h"
+#include "models/mdl_transformer.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One spec key: an int field (ival) or a double field (dval). */
+struct key {
+    const char *name;
+    int *ival;
+    double *dval;
+    int seen;
+};
+
+/* Parses "k=v,k=v" (NUL-terminated, modified in place) into keys. */
+static int parse_keys(const char *spec, char *s, struct key *keys, int n)
+{
+    while (s && *s) {
+        char *comma = strchr(s, ',');
+        if (comma)
+            *comma = 0;
+        char *eq = strchr(s, '=');
+        if (!eq || eq == s)
+            return sim_error(SIM_EUSAGE, "model spec '%s': '%s' is not key=value", spec, s);
+        *eq = 0;
+        struct key *k = NULL;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(keys[i].name, s))
+                k = &keys[i];
+        if (!k) {
+            char known[160] = "";
+            for (int i = 0; i < n; i++)
+                snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                         i ? ", " : "", keys[i].name);
+            return sim_error(SIM_EUSAGE, "model spec '%s': unknown key '%s' (known: %s)", spec,
+                             s, known);
+        }
+        if (k->seen++)
+            return sim_error(SIM_EUSAGE, "model spec '%s': key '%s' given twice", spec, s);
+        char what[200];
+        snprintf(what, sizeof what, "model spec '%s': key '%s'", spec, s);
+        int rc;
+        if (k->ival) {
+            long v;
+            if ((rc = sim_parse_long(eq + 1, what, 1, 1L << 30, &v)) < 0)
+                return rc;
+            *k->ival = (int)v;
+        } else if ((rc = sim_parse_double(eq + 1, what, k->dval)) < 0) {
+            return rc;
+        }
+        if (!comma)
+            break;
+        s = comma + 1;
+        if (!*s)
+            return sim_error(SIM_EUSAGE, "model spec '%s': trailing comma", spec);
+    }
+    return 0;
+}
+
+/* Splits "prefix[:rest]"; returns the rest (maybe "") or NULL if not prefix. */
+static const char *after_prefix(const char *spec, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(spec, prefix, n))
+        return NULL;
+    if (spec[n] == 0)
+        return spec + n;
+    return spec[n] == ':' ? spec + n + 1 : NULL;
+}
+
+int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
+{
+    const char *ra = after_prefix(spec, "amoebanet");
+    const char *rt = ra ? NULL : after_prefix(spec, "transformer");
+    if (!ra && !rt)
+        return 0;
+    char *copy = strdup(ra ? ra : rt);
+    if (!copy)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int rc;
+    if (ra) {
+        struct mdl_amoeba_cfg c;
+        mdl_amoeba_defaults(&c);
+        struct key keys[] = {
+            { "L", &c.L, NULL, 0 },       { "D", &c.D, NULL, 0 },
+            { "classes", &c.classes, NULL, 0 }, { "image", &c.image, NULL, 0 },
+            { "act_bytes", NULL, &c.act_bytes, 0 },
+        };
+        rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
+        if (rc == 0)
+            rc = mdl_amoeba_profile(&c, out);
+    } else {
+        struct mdl_transformer_cfg c;
+        mdl_transformer_defaults(&c);
+        struct key keys[] = {
+            { "L", &c.L, NULL, 0 },         { "d_model", &c.d_model, NULL, 0 },
+            { "ff", &c.ff, NULL, 0 },       { "heads", &c.heads, NULL, 0 },
+            { "vocab", &c.vocab, NULL, 0 }, { "seq", &c.seq, NULL, 0 },
+            { "act_bytes", NULL, &c.act_bytes, 0 },
+        };
+        rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
+        if (rc == 0)
+            rc = mdl_transformer_profile(&c, out);
+    }
+    free(copy);
+    return rc < 0 ? rc : 1;
+}

@@ -1,0 +1,34 @@
+/*
+ * sim_heap — the engine's event queue: an array binary min-heap keyed by
+ * (time, seq). seq is a per-heap counter taken at each push, so events with
+ * equal times pop in insertion order (FIFO) and replays are bit-identical;
+ * nothing is ever ordered by pointer. Embedded struct: sim_heap_init /
+ * sim_heap_release. Push and pop are O(log n); the array grows by doubling,
+ * so a heap sized for its peak never allocates again.
+ */
+#ifndef SIM_HEAP_H
+#define SIM_HEAP_H
+
+#include <stdint.h>
+
+#include "sim/sim_schedule.h"
+
+struct sim_event {
+    sim_time t;
+    uint64_t seq;
+    int32_t payload;
+};
+
+struct sim_heap {
+    struct sim_event *a;
+    int n, cap;
+    uint64_t seq;
+};
+
+int sim_heap_init(struct sim_heap *h, int cap);
+void sim_heap_release(struct sim_heap *h);
+int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload);
+/* Removes and returns the least (t, seq) event; the heap must not be empty. */
+struct sim_event sim_heap_pop(struct sim_heap *h);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * The activation-memory ledger rule (sim_mem_effect), shared by the
+ * simulator and the validation runtime. Bytes per micro-batch of stage s:
+ * in = its input, out = its output, stash = what backward keeps.
+ *
+ *   F start      +stash            unless re-materialized
+ *   F end        +out              output buffer (s not last)
+ *                -in               input consumed (s > 0, not re-materialized:
+ *                                  what backward needs of it is in stash)
+ *   send-act end -out              buffer handed over
+ *   recv-act     +in               (s > 0) receive buffer, at arrival
+ *   R start      +stash            transient activations of one recompute
+ *   recv-grad    +out              (s not last) gradient of the output
+ *   B end        +in               (s > 0) gradient of the input, to send
+ *   backward end -stash            (B, or W when backward is split)
+ *                -out              (s not last) output gradient consumed
+ *                -in               (s > 0, re-materialized) kept input freed
+ *   send-grad end -in              buffer handed over
+ * Stages on one device hand buffers over in place: the producer's +out is
+ * the consumer's input, so no receive op allocates it again.
+ */
+#include "sim/sim_schedule.h"
+
+void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
+                    const struct sim_stage_mem *m, int64_t *at_start, int64_t *at_end)
+{
+    int st = op->stage, last = st + 1 == s->n_stages;
+    int remat = op->mb >= 0 && sim_schedule_remat_mb(s, op->mb);
+    int bwd_end = op->kind == (s->has_wgrad ? SIM_OP_WGRAD : SIM_OP_BWD);
+    int64_t a = 0, e = 0;
+    switch (op->kind) {
+    case SIM_OP_FWD:
+        if (!remat)
+            a += m->stash;
+        if (!last)
+            e += m->out;
+        if (st > 0 && !remat)
+            e -= m->in;
+        break;
+    case SIM_OP_SEND_ACT: e -= m->out; break;
+    case SIM_OP_RECV_ACT: a += m->in; break;
+    case SIM_OP_RECOMP: a += m->stash; break;
+    case SIM_OP_RECV_GRAD: a += m->out; break;
+    case SIM_OP_SEND_GRAD: e -= m->in; break;
+    default: break;
+    }
+    if (op->kind == SIM_OP_BWD && st > 0)
+        e += m->in;
+    if (bwd_end) {
+        e -= m->stash;
+        if (!last)
+            e -= m->out;
+        if (st > 0 && remat)
+            e -= m->in;
+    }
+    *at_start = a;
+    *at_end = e;
+}

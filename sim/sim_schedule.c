@@ -1,0 +1,244 @@
+#include "sim/sim_schedule.h"
+#include "sim/sim_error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_names[SIM_OP_NKINDS] = {
+    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U",
+};
+
+const char *sim_op_kind_name(enum sim_op_kind k)
+{
+    return (unsigned)k < SIM_OP_NKINDS ? kind_names[k] : "?";
+}
+
+enum sim_stream sim_op_stream(enum sim_op_kind k)
+{
+    switch (k) {
+    case SIM_OP_SEND_ACT:
+    case SIM_OP_SEND_GRAD: return SIM_STREAM_SEND;
+    case SIM_OP_RECV_ACT:
+    case SIM_OP_RECV_GRAD: return SIM_STREAM_RECV;
+    default: return SIM_STREAM_COMPUTE;
+    }
+}
+
+int sim_op_is_compute(enum sim_op_kind k) { return sim_op_stream(k) == SIM_STREAM_COMPUTE; }
+
+void sim_op_label(const struct sim_op *op, char *buf, int n)
+{
+    switch (op->kind) {
+    case SIM_OP_UPDATE: snprintf(buf, (size_t)n, "U"); break;
+    case SIM_OP_SEND_ACT: snprintf(buf, (size_t)n, "sendF%d", op->mb); break;
+    case SIM_OP_RECV_ACT: snprintf(buf, (size_t)n, "recvF%d", op->mb); break;
+    case SIM_OP_SEND_GRAD: snprintf(buf, (size_t)n, "sendB%d", op->mb); break;
+    case SIM_OP_RECV_GRAD: snprintf(buf, (size_t)n, "recvB%d", op->mb); break;
+    default: snprintf(buf, (size_t)n, "%s%d", kind_names[op->kind], op->mb); break;
+    }
+}
+
+static const char *remat_names[] = { "never", "except_last", "always" };
+
+int sim_remat_parse(const char *s, enum sim_remat *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, remat_names[i])) {
+            *out = (enum sim_remat)i;
+            return 0;
+        }
+    return sim_error(SIM_EUSAGE, "--remat: unknown mode '%s' (always, except_last, never)", s);
+}
+
+const char *sim_remat_name(enum sim_remat r) { return remat_names[r]; }
+
+int sim_schedule_remat_mb(const struct sim_schedule *s, int m)
+{
+    return s->remat == SIM_REMAT_ALWAYS ||
+           (s->remat == SIM_REMAT_EXCEPT_LAST && m != s->n_micro - 1);
+}
+
+struct sim_schedule *sim_schedule_new(const char *name, int n_devices, int n_stages,
+                                      int n_micro, enum sim_remat remat)
+{
+    struct sim_schedule *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->n_devices = n_devices;
+    s->n_stages = n_stages;
+    s->n_micro = n_micro;
+    s->remat = remat;
+    s->stage_device = calloc((size_t)n_stages, sizeof *s->stage_device);
+    s->n_ops = calloc((size_t)n_devices, sizeof *s->n_ops);
+    s->ops = calloc((size_t)n_devices, sizeof *s->ops);
+    if (!s->stage_device || !s->n_ops || !s->ops) {
+        sim_schedule_free(s);
+        return NULL;
+    }
+    for (int i = 0; i < n_stages; i++)
+        s->stage_device[i] = i % n_devices;
+    return s;
+}
+
+void sim_schedule_free(struct sim_schedule *s)
+{
+    if (!s)
+        return;
+    if (s->ops)
+        for (int d = 0; d < s->n_devices; d++)
+            free(s->ops[d]);
+    free(s->ops);
+    free(s->n_ops);
+    free(s->stage_device);
+    free(s);
+}
+
+int sim_schedule_push(struct sim_schedule *s, int d, enum sim_op_kind kind, int stage, int mb)
+{
+    int n = s->n_ops[d];
+    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity 16, 32, 64, ... */
+        size_t cap = n ? (size_t)n * 2 : 16;
+        struct sim_op *no = realloc(s->ops[d], cap * sizeof *no);
+        if (!no)
+            return sim_error(SIM_ENOMEM, "out of memory building schedule");
+        s->ops[d] = no;
+    }
+    s->ops[d][n] = (struct sim_op){ .kind = (uint8_t)kind, .stage = stage, .mb = mb };
+    s->n_ops[d] = n + 1;
+    return 0;
+}
+
+int64_t sim_schedule_total_ops(const struct sim_schedule *s)
+{
+    int64_t n = 0;
+    for (int d = 0; d < s->n_devices; d++)
+        n += s->n_ops[d];
+    return n;
+}
+
+static int check_km(int K, int M)
+{
+    if (K < 1)
+        return sim_error(SIM_EUSAGE, "-K must be >= 1, got %d", K);
+    if (M < 1)
+        return sim_error(SIM_EUSAGE, "-M must be >= 1, got %d", M);
+    if ((int64_t)K * M > 1LL << 28)
+        return sim_error(SIM_EINVAL, "K*M = %lld is too large", (long long)K * M);
+    return 0;
+}
+
+/* Op list of one stage with GPipe's fill-drain order: forwards 0..M-1, then
+ * backwards M-1..0. A re-materialized micro-batch's R comes right before its
+ * gradient receive, so it runs as soon as the previous backward is done. */
+static int gpipe_stage(struct sim_schedule *s, int st)
+{
+    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages, rc = 0;
+    for (int m = 0; m < M && rc == 0; m++) {
+        if (st > 0)
+            rc = sim_schedule_push(s, d, SIM_OP_RECV_ACT, st, m);
+        if (!rc)
+            rc = sim_schedule_push(s, d, SIM_OP_FWD, st, m);
+        if (!rc && st + 1 < S)
+            rc = sim_schedule_push(s, d, SIM_OP_SEND_ACT, st, m);
+    }
+    for (int m = M - 1; m >= 0 && rc == 0; m--) {
+        if (sim_schedule_remat_mb(s, m))
+            rc = sim_schedule_push(s, d, SIM_OP_RECOMP, st, m);
+        if (!rc && st + 1 < S)
+            rc = sim_schedule_push(s, d, SIM_OP_RECV_GRAD, st, m);
+        if (!rc)
+            rc = sim_schedule_push(s, d, SIM_OP_BWD, st, m);
+        if (!rc && st > 0)
+            rc = sim_schedule_push(s, d, SIM_OP_SEND_GRAD, st, m);
+    }
+    if (!rc)
+        rc = sim_schedule_push(s, d, SIM_OP_UPDATE, st, -1);
+    return rc;
+}
+
+int sim_schedule_gpipe(int K, int M, enum sim_remat remat, struct sim_schedule **out)
+{
+    *out = NULL;
+    int rc = check_km(K, M);
+    if (rc < 0)
+        return rc;
+    struct sim_schedule *s = sim_schedule_new("gpipe", K, K, M, remat);
+    if (!s)
+        return sim_error(SIM_ENOMEM, "out of memory building schedule");
+    for (int st = 0; st < K; st++)
+        if ((rc = gpipe_stage(s, st)) < 0) {
+            sim_schedule_free(s);
+            return rc;
+        }
+    *out = s;
+    return 0;
+}
+
+/* Schedule generators by name. A generator with a parameter ("interleaved:2")
+ * matches on the text before the colon and parses the rest itself. */
+typedef int (*sim_schedule_gen)(const char *arg, int K, int M, enum sim_remat remat,
+                                struct sim_schedule **out);
+
+static int gen_gpipe(const char *arg, int K, int M, enum sim_remat remat,
+                     struct sim_schedule **out)
+{
+    if (arg)
+        return sim_error(SIM_EUSAGE, "--schedule gpipe takes no parameter");
+    return sim_schedule_gpipe(K, M, remat, out);
+}
+
+static const struct { const char *name; sim_schedule_gen gen; } generators[] = {
+    { "gpipe", gen_gpipe },
+};
+
+int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
+                       struct sim_schedule **out)
+{
+    *out = NULL;
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+        if (strlen(generators[i].name) == len && !strncmp(generators[i].name, name, len))
+            return generators[i].gen(colon ? colon + 1 : NULL, K, M, remat, out);
+    char list[256] = "";
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 generators[i].name);
+    return sim_error(SIM_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
+}
+
+static int push_dep(struct sim_op *deps, int n, enum sim_op_kind k, int st, int mb)
+{
+    deps[n] = (struct sim_op){ .kind = (uint8_t)k, .stage = st, .mb = mb };
+    return n + 1;
+}
+
+int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
+                      struct sim_op deps[3])
+{
+    int st = op->stage, m = op->mb, n = 0, S = s->n_stages;
+    int here = s->stage_device[st];
+    switch (op->kind) {
+    case SIM_OP_FWD:
+        if (st > 0)
+            n = s->stage_device[st - 1] != here ? push_dep(deps, n, SIM_OP_RECV_ACT, st, m)
+                                                : push_dep(deps, n, SIM_OP_FWD, st - 1, m);
+        break;
+    case SIM_OP_RECV_ACT: n = push_dep(deps, n, SIM_OP_SEND_ACT, st - 1, m); break;
+    case SIM_OP_SEND_ACT: n = push_dep(deps, n, SIM_OP_FWD, st, m); break;
+    case SIM_OP_RECOMP: n = push_dep(deps, n, SIM_OP_FWD, st, m); break;
+    case SIM_OP_BWD:
+        n = push_dep(deps, n, sim_schedule_remat_mb(s, m) ? SIM_OP_RECOMP : SIM_OP_FWD, st, m);
+        if (st + 1 < S)
+            n = s->stage_device[st + 1] != here ? push_dep(deps, n, SIM_OP_RECV_GRAD, st, m)
+                                                : push_dep(deps, n, SIM_OP_BWD, st + 1, m);
+        break;
+    case SIM_OP_WGRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
+    case SIM_OP_SEND_GRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
+    case SIM_OP_RECV_GRAD: n = push_dep(deps, n, SIM_OP_SEND_GRAD, st + 1, m); break;
+    default: break; /* UPDATE: after all of its stage's B/W, checked by validate */
+    }
+    return n;
+}

@@ -1,0 +1,148 @@
+/* End-to-end: `pipesim predict` on bad input (clear error, exit status, no
+ * output left behind) and byte-identical determinism. */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-cli-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    FILE *f;
+    char p[128];
+#define PUT(name, text)                                                          \
+    snprintf(p, sizeof p, "%s/%s", dir, name);                                   \
+    f = fopen(p, "w");                                                           \
+    fputs(text, f);                                                              \
+    fclose(f)
+    PUT("ok.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                  "a,1e6,100,64,128\nb,1e6,100,64,128\nc,1e6,100,64,128\nd,1e6,100,64,128\n");
+    PUT("neg.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1e6,-100,64,128\n");
+    PUT("nan.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,NaN,100,64,128\n");
+    PUT("nocol.csv", "name,fwd_flops,params,out_bytes\na,1,1,1\n");
+    PUT("short.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1,1,1\n");
+    PUT("ok.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e9}],"
+                   "\"links\":[{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1e10,"
+                   "\"shared\":true}]}");
+    PUT("trunc.json", "{\"devices\":[{\"name\":\"d\",");
+    PUT("baddev.json", "{\"devices\":[{\"name\":\"d\",\"flops\":1e12,\"memory\":1e9}],"
+                       "\"links\":[{\"name\":\"l\",\"endpoints\":[\"d\",\"gpu9\"],"
+                       "\"bandwidth\":1}]}");
+    PUT("nolink.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
+                       "\"memory\":1e9}]}");
+#undef PUT
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+static int dir_entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Runs predict with args; expects exit status `status`, stderr containing
+ * `what`, and neither output file (nor a temp file) left in dir. */
+static void bad(const char *args, int status, const char *what)
+{
+    int before = dir_entries();
+    int rc = th_sh("cd %s && %s predict --out out.txt --trace trace.json %s 2>err.txt >/dev/null",
+                   dir, th_pipesim(), args);
+    char p[128], msg[1024] = "";
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    FILE *f = fopen(p, "r");
+    size_t n = fread(msg, 1, sizeof msg - 1, f);
+    msg[n] = 0;
+    fclose(f);
+    unlink(p);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+    cr_expect_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "'%s': not one line: %s", args, msg);
+    cr_expect_eq(dir_entries(), before, "'%s' left a file behind", args);
+}
+
+#define OK "--model ok.csv --topology ok.json"
+
+TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(cli, bad_inputs_get_one_clear_error)
+{
+    bad("--model missing.csv --topology ok.json -K 2 -M 2 --batch 4", 5, "missing.csv: cannot open");
+    bad("--model neg.csv --topology ok.json -K 1 -M 1 --batch 4", 4,
+        "neg.csv:2:7: field 'params' must be >= 0");
+    bad("--model nan.csv --topology ok.json -K 1 -M 1 --batch 4", 4,
+        "nan.csv:2:3: field 'fwd_flops' must be finite");
+    bad("--model nocol.csv --topology ok.json -K 1 -M 1 --batch 4", 3,
+        "nocol.csv:1: missing column 'stash_bytes'");
+    bad("--model short.csv --topology ok.json -K 1 -M 1 --batch 4", 3,
+        "short.csv:2: expected 5 fields, found 4");
+    bad("--model ok.csv --topology trunc.json -K 1 -M 1 --batch 4", 3, "trunc.json:1:");
+    bad("--model ok.csv --topology baddev.json -K 1 -M 1 --batch 4", 4,
+        "links[0].endpoints[1]: unknown device 'gpu9'");
+    bad("--model ok.csv --topology nolink.json -K 2 -M 2 --batch 4", 4, "no link between");
+    bad("--model mlp:layers=8,width=8 --topology ok.json -K 5 -M 2 --batch 4", 7, "only 4 devices");
+    bad("--model mlp:layers=2,width=8 --topology ok.json -K 3 -M 2 --batch 4", 7,
+        "only 2 layers");
+    bad(OK " -K 2 -M 0 --batch 4", 2, "-M: 0 is out of range");
+    bad(OK " -K 2 -M 3 --batch 4", 2, "not divisible by -M 3");
+    bad(OK " -K 2 -M 2 --batch -4", 2, "--batch must be a positive integer");
+    bad(OK " -K two -M 2 --batch 4", 2, "-K: 'two' is not an integer");
+    bad(OK " -K 2 -M 2 --batch 4 --frobnicate", 2, "unknown option '--frobnicate'");
+    bad(OK " -K 2 -M 2 --batch", 2, "needs a value");
+    bad(OK " -K 2 -M 2 --batch 4 --remat sometimes", 2, "unknown mode 'sometimes'");
+    bad(OK " -K 2 -M 2 --batch 4 --format xml", 2, "unknown format 'xml'");
+    bad(OK " -K 2 -M 2 --batch 4 --partition 1,2", 2, "covers 3 layers, the model has 4");
+    bad(OK " -K 2 -M 2 --batch 4 --partition 1,1,2", 2, "has 3 stages, K is 2");
+    bad(OK " -K 2 -M 2 --batch 4 --schedule nope", 2, "unknown schedule 'nope'");
+    bad(OK " -M 2 --batch 4", 2, "are required");
+    bad("--model mlp:layers=4 --topology ok.json -K 1 -M 1 --batch 4", 2,
+        "missing parameter 'width'");
+}
+
+Test(cli, unwritable_output_is_an_io_error)
+{
+    int rc = th_sh("cd %s && %s predict " OK " -K 2 -M 2 --batch 4 --trace nodir/t.json "
+                   ">/dev/null 2>err.txt && exit 0; exit $?", dir, th_pipesim());
+    cr_assert_eq(rc, 5);
+    cr_assert_eq(th_sh("grep -q 'nodir/t.json: cannot write' %s/err.txt", dir), 0);
+}
+
+Test(cli, unknown_command_and_help)
+{
+    cr_assert_eq(th_sh("%s frobnicate 2>/dev/null", th_pipesim()), 2);
+    cr_assert_eq(th_sh("%s predict --help | grep -q 'usage: pipesim predict'", th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s --help | grep -q predict", th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s help errors | grep -q 'SIM_EPARSE'", th_pipesim()), 0);
+}
+
+Test(cli, same_inputs_give_byte_identical_outputs)
+{
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(th_sh("cd %s && %s predict " OK " -K 4 -M 8 --batch 64 --trace t%d.json "
+                           "--trace-csv t%d.csv --format json --out o%d.json",
+                           dir, th_pipesim(), i, i, i), 0);
+    cr_assert_eq(th_sh("cd %s && cmp -s t0.json t1.json && cmp -s t0.csv t1.csv && "
+                       "cmp -s o0.json o1.json", dir), 0);
+    /* the trace is valid JSON that our reader accepts, with every op in it */
+    char p[128];
+    snprintf(p, sizeof p, "%s/t0.json", dir);
+    struct trc_trace *t;
+    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(t->n_devices, 4);
+    cr_assert_eq(t->n_micro, 8);
+    /* F, B per stage and micro-batch, R for 7 of 8, 4 transfer ops per boundary, U */
+    cr_assert_eq(t->n_events, (size_t)(4 * 8 * 2 + 4 * 7 + 3 * 8 * 4 + 4));
+    trc_trace_free(t);
+}

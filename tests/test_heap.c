@@ -1,0 +1,70 @@
+/* The event heap against a sorted array (libuv's timer_order idea). */
+#include "sim/sim_heap.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+struct ref {
+    sim_time t;
+    uint64_t seq;
+    int32_t payload;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const struct ref *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+Test(heap, random_push_pop_matches_sorted_array, .timeout = 20)
+{
+    srand(12345);
+    for (int round = 0; round < 200; round++) {
+        struct sim_heap h;
+        cr_assert_eq(sim_heap_init(&h, 1), 0);
+        int n = 1 + rand() % 500;
+        struct ref *ref = malloc((size_t)n * sizeof *ref);
+        int nref = 0, popped = 0;
+        /* interleave pushes and pops; times from a small range force ties */
+        for (int i = 0; i < n; i++) {
+            sim_time t = rand() % 20 + (popped ? ref[0].t : 0);
+            ref[nref] = (struct ref){ t, h.seq, i };
+            nref++;
+            cr_assert_eq(sim_heap_push(&h, t, i), 0);
+            if (rand() % 3 == 0) {
+                qsort(ref, (size_t)nref, sizeof *ref, ref_cmp);
+                struct sim_event ev = sim_heap_pop(&h);
+                cr_assert_eq(ev.t, ref[0].t);
+                cr_assert_eq(ev.payload, ref[0].payload);
+                memmove(ref, ref + 1, (size_t)(nref - 1) * sizeof *ref);
+                nref--;
+                popped = 1;
+            }
+        }
+        qsort(ref, (size_t)nref, sizeof *ref, ref_cmp);
+        for (int i = 0; i < nref; i++) {
+            struct sim_event ev = sim_heap_pop(&h);
+            cr_assert_eq(ev.t, ref[i].t);
+            cr_assert_eq(ev.payload, ref[i].payload, "round %d pos %d", round, i);
+        }
+        cr_assert_eq(h.n, 0);
+        free(ref);
+        sim_heap_release(&h);
+    }
+}
+
+Test(heap, equal_times_pop_in_insertion_order)
+{
+    struct sim_heap h;
+    cr_assert_eq(sim_heap_init(&h, 2), 0);
+    for (int i = 0; i < 1000; i++)
+        cr_assert_eq(sim_heap_push(&h, 42, i), 0);
+    for (int i = 0; i < 1000; i++) {
+        struct sim_event ev = sim_heap_pop(&h);
+        cr_assert_eq(ev.t, 42);
+        cr_assert_eq(ev.payload, i);
+    }
+    sim_heap_release(&h);
+}

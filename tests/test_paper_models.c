@@ -1,0 +1,333 @@
+/* Tests for the GPipe paper's generated models (mdl_amoeba, mdl_transformer,
+ * mdl_paper specs) and the preset topologies under models/topologies/. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <math.h>
+#include <string.h>
+
+#include "models/mdl_amoeba.h"
+#include "models/mdl_paper.h"
+#include "models/mdl_topology.h"
+#include "models/mdl_transformer.h"
+#include "sim/sim_error.h"
+
+static struct mdl_profile *gen(const char *spec)
+{
+    struct mdl_profile *p = NULL;
+    int rc = mdl_paper_from_spec(spec, &p);
+    cr_assert_eq(rc, 1, "%s: rc %d: %s", spec, rc, sim_errmsg());
+    cr_assert_not_null(p);
+    return p;
+}
+
+static const struct mdl_layer *layer(const struct mdl_profile *p, const char *name)
+{
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, name))
+            return &p->layers[i];
+    cr_assert_fail("no layer '%s' in %s", name, p->path);
+    return NULL;
+}
+
+/* GPipe Table 1 parameter counts; the generators must land within 3 %. */
+static const struct { const char *spec; double paper; } table1[] = {
+    { "amoebanet:L=18,D=208", 82e6 },    { "amoebanet:L=18,D=416", 318e6 },
+    { "amoebanet:L=18,D=544", 542e6 },   { "amoebanet:L=36,D=544", 1.05e9 },
+    { "amoebanet:L=72,D=512", 1.8e9 },   { "transformer:L=3", 282.2e6 },
+    { "transformer:L=13", 785.8e6 },     { "transformer:L=103", 5.3e9 },
+    { "transformer:L=415", 21.0e9 },     { "transformer:L=1663", 83.9e9 },
+};
+
+Test(paper_models, table1_params_within_3pct)
+{
+    for (size_t i = 0; i < sizeof table1 / sizeof table1[0]; i++) {
+        struct mdl_profile *p = gen(table1[i].spec);
+        double got = mdl_profile_params(p), err = fabs(got / table1[i].paper - 1);
+        cr_expect(err <= 0.03, "%s: %.0f params vs paper %.3g (%.2f %%)", table1[i].spec, got,
+                  table1[i].paper, 100 * err);
+        mdl_profile_free(p);
+    }
+}
+
+/* Exact counts of the architecture as built (torchgpipe's amoebanetd gives
+ * the same numbers: 81.5M, 319.0M, 542.7M, 1.06B, 1.84B). */
+Test(paper_models, exact_param_counts)
+{
+    static const struct { const char *spec; double n; } exact[] = {
+        { "amoebanet:L=18,D=208", 81505540 },   { "amoebanet:L=72,D=512", 1844858344 },
+        { "transformer:L=3", 282182912 },       { "transformer:L=13", 785765632 },
+    };
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        struct mdl_profile *p = gen(exact[i].spec);
+        cr_expect_eq(mdl_profile_params(p), exact[i].n, "%s: %.0f", exact[i].spec,
+                     mdl_profile_params(p));
+        mdl_profile_free(p);
+    }
+}
+
+Test(paper_models, layer_structure)
+{
+    struct mdl_profile *p = gen("amoebanet:L=18,D=256");
+    cr_assert_eq(p->n_layers, 24); /* torchgpipe's balance [7, 17] sums to 24 */
+    cr_expect_str_eq(p->layers[0].name, "stem1");
+    cr_expect_str_eq(p->layers[2].name, "stem3");
+    cr_expect_str_eq(p->layers[3].name, "cell1_normal1");
+    cr_expect_str_eq(p->layers[9].name, "cell2_reduction");
+    cr_expect_str_eq(p->layers[16].name, "cell4_reduction");
+    cr_expect_str_eq(p->layers[22].name, "cell5_normal6");
+    cr_expect_str_eq(p->layers[23].name, "classify");
+    mdl_profile_free(p);
+    p = gen("transformer:L=24");
+    cr_assert_eq(p->n_layers, 26);
+    cr_expect_str_eq(p->layers[0].name, "embed");
+    cr_expect_str_eq(p->layers[24].name, "layer24");
+    cr_expect_str_eq(p->layers[25].name, "softmax");
+    mdl_profile_free(p);
+}
+
+/* cell1_normal3 of AmoebaNet-D(18, 208): prev = prev_prev = 4D = 832
+ * channels at 28 x 28, c = 208 filters, squeeze c/4 = 52. Counted by hand
+ * from the genotype: 2 input maps, 3 conv_1x1, 2 conv_1x7_7x1, 2 max pools,
+ * 1 average pool, 2 identities, 5 pair sums. */
+Test(paper_models, amoeba_cell_by_hand)
+{
+    struct mdl_profile *p = gen("amoebanet:L=18,D=208");
+    const struct mdl_layer *l = layer(p, "cell1_normal3");
+    const double hw = 28 * 28, cin = 832, c = 208, q = 52;
+    /* ReLU 1/elem, conv 2 per MAC, BN 4/elem, k x k pool 9, add 1 */
+    double map = cin * hw + 2 * cin * c * hw + 4 * c * hw;
+    double conv1 = c * hw + 2 * c * c * hw + 4 * c * hw;
+    double conv17 = (c * hw + 2 * c * q * hw + 4 * q * hw)
+                    + 2 * (q * hw + 2 * q * q * 7 * hw + 4 * q * hw)
+                    + (q * hw + 2 * q * c * hw + 4 * c * hw);
+    double pools = 3 * 9 * c * hw, adds = 5 * c * hw;
+    double flops = 2 * map + 3 * conv1 + 2 * conv17 + pools + adds;
+    cr_expect_eq(l->fwd, flops, "fwd %.0f, hand %.0f", l->fwd, flops);
+    cr_expect_eq(l->bwd, 2 * flops);
+    /* conv weights + BN scale/shift */
+    double params = 2 * (cin * c + 2 * c) + 3 * (c * c + 2 * c)
+                    + 2 * (c * q + 2 * q + 2 * (q * q * 7 + 2 * q) + q * c + 2 * c);
+    cr_expect_eq(l->params, params);
+    /* stash: ReLU outputs + conv outputs of every relu-conv-bn, and the two
+     * max-pooled states (state 1 and state 2), FP32 */
+    double stash = 2 * (cin * hw + c * hw) + 3 * (2 * c * hw)
+                   + 2 * ((c * hw + q * hw) + 2 * (2 * q * hw) + (q * hw + c * hw))
+                   + 2 * c * hw;
+    cr_expect_eq(l->stash_bytes, 4 * stash);
+    /* out: 4 concatenated states (832 ch) + this cell's input (832 ch) */
+    cr_expect_eq(l->out_bytes, 4 * (4 * c * hw + cin * hw));
+    /* the last cell feeds only the classifier: no skip tensor crosses */
+    const struct mdl_layer *last = layer(p, "cell5_normal6");
+    cr_expect_eq(last->out_bytes, 4.0 * 16 * 208 * 7 * 7);
+    /* stem: 3x3/2 conv on the image, its backward has no data gradient */
+    const struct mdl_layer *s = layer(p, "stem1");
+    double sconv = 2.0 * 3 * 52 * 9 * 112 * 112, srelu = 3.0 * 224 * 224;
+    cr_expect_eq(s->fwd, srelu + sconv + 4.0 * 52 * 112 * 112);
+    cr_expect_eq(s->bwd, sconv + 2 * 4.0 * 52 * 112 * 112);
+    cr_expect_eq(s->params, 3.0 * 52 * 9 + 2 * 52);
+    mdl_profile_free(p);
+}
+
+/* One Transformer-L layer at the paper's sizes, by hand:
+ * matmuls 2 S (4 d^2 + 2 d ff) + 4 S^2 d, plus element-wise work. */
+Test(paper_models, transformer_layer_by_hand)
+{
+    struct mdl_profile *p = gen("transformer:L=3");
+    const struct mdl_layer *l = layer(p, "layer2");
+    const double S = 1024, d = 2048, ff = 8192, h = 32;
+    double matmul = 2 * S * (4 * d * d + 2 * d * ff) + 4 * S * S * d; /* 111,669,149,696 */
+    double elem = 16 * S * d + S * (5 * d + ff) + 6 * h * S * S + S * ff + 2 * S * d;
+    cr_expect_eq(matmul, 111669149696.0);
+    cr_expect_eq(l->fwd, matmul + elem, "fwd %.0f", l->fwd);
+    cr_expect_eq(l->fwd, 111935488000.0);
+    cr_expect_eq(l->bwd, 2 * l->fwd);
+    cr_expect_eq(l->params, 50358272.0); /* (785.8M - 282.2M) / 10 = 50.36M */
+    cr_expect_eq(l->out_bytes, 4 * S * d);
+    cr_expect_eq(l->stash_bytes, 4 * (8 * S * d + h * S * S + S * ff));
+    const struct mdl_layer *e = layer(p, "embed"), *o = layer(p, "softmax");
+    cr_expect_eq(e->params, 32000.0 * 2048);
+    cr_expect_eq(o->params, 32000.0 * 2048 + 32000 + 2 * 2048);
+    cr_expect_eq(o->fwd, 8 * S * d + 2 * S * d * 32000 + 6 * S * 32000);
+    mdl_profile_free(p);
+}
+
+Test(paper_models, every_field_finite_and_nonnegative)
+{
+    static const char *specs[] = { "amoebanet", "amoebanet:L=3,D=8,classes=10,image=32",
+                                   "amoebanet:L=72,D=512,act_bytes=2", "transformer",
+                                   "transformer:L=1,d_model=8,ff=16,heads=2,vocab=11,seq=3" };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        struct mdl_profile *p = gen(specs[i]);
+        cr_expect_eq(p->measured, 0);
+        cr_expect_gt(p->n_layers, 2);
+        for (int k = 0; k < p->n_layers; k++) {
+            const struct mdl_layer *l = &p->layers[k];
+            const double v[] = { l->fwd, l->bwd, l->params, l->out_bytes, l->stash_bytes };
+            for (size_t j = 0; j < 5; j++)
+                cr_expect(isfinite(v[j]) && v[j] >= 0, "%s %s field %zu = %g", specs[i],
+                          l->name, j, v[j]);
+            cr_expect_gt(l->fwd, 0, "%s %s", specs[i], l->name);
+            cr_expect_gt(l->out_bytes, 0, "%s %s", specs[i], l->name);
+            cr_expect_eq(l->at_batch, 0);
+            cr_expect(strlen(l->name) > 0 && strlen(l->kind) > 0);
+        }
+        mdl_profile_free(p);
+    }
+}
+
+Test(paper_models, act_bytes_scales_activations_only)
+{
+    struct mdl_profile *a = gen("amoebanet:L=6,D=64"), *b = gen("amoebanet:L=6,D=64,act_bytes=2");
+    cr_assert_eq(a->n_layers, b->n_layers);
+    for (int k = 0; k < a->n_layers; k++) {
+        cr_expect_eq(a->layers[k].fwd, b->layers[k].fwd);
+        cr_expect_eq(a->layers[k].params, b->layers[k].params);
+        cr_expect_eq(a->layers[k].out_bytes, 2 * b->layers[k].out_bytes);
+        cr_expect_eq(a->layers[k].stash_bytes, 2 * b->layers[k].stash_bytes);
+    }
+    mdl_profile_free(a);
+    mdl_profile_free(b);
+}
+
+Test(paper_models, spec_errors)
+{
+    struct mdl_profile *p = NULL;
+    cr_expect_eq(mdl_paper_from_spec("mlp:layers=4", &p), 0);
+    cr_expect_eq(mdl_paper_from_spec("amoebanetx:L=18", &p), 0);
+    cr_expect_eq(mdl_paper_from_spec("transformers", &p), 0);
+    cr_expect_null(p);
+    static const struct { const char *spec; int code; const char *needle; } bad[] = {
+        { "amoebanet:L=17", SIM_EINVAL, "'L'" },
+        { "amoebanet:D=100", SIM_EINVAL, "'D'" },
+        { "amoebanet:image=200", SIM_EINVAL, "'image'" },
+        { "amoebanet:L=18,L=36", SIM_EUSAGE, "twice" },
+        { "amoebanet:X=1", SIM_EUSAGE, "unknown key 'X'" },
+        { "amoebanet:L", SIM_EUSAGE, "key=value" },
+        { "amoebanet:L=18,", SIM_EUSAGE, "trailing comma" },
+        { "amoebanet:L=abc", SIM_EUSAGE, "'L'" },
+        { "amoebanet:act_bytes=0", SIM_EINVAL, "act_bytes" },
+        { "transformer:L=0", SIM_EUSAGE, "'L'" },
+        { "transformer:heads=3", SIM_EINVAL, "'heads'" },
+        { "transformer:d_model=2048,ff=x", SIM_EUSAGE, "'ff'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = mdl_paper_from_spec(bad[i].spec, &p);
+        cr_expect_eq(rc, -bad[i].code, "%s: rc %d (%s)", bad[i].spec, rc, sim_errmsg());
+        cr_expect(strstr(sim_errmsg(), bad[i].needle), "%s: message '%s'", bad[i].spec,
+                  sim_errmsg());
+        cr_expect_null(p);
+    }
+}
+
+/* The presets load, and the links a pipeline needs (stage s -> s + 1 and the
+ * wrap-around of interleaved schedules) exist. */
+Test(paper_models, topologies_load)
+{
+    static const struct { const char *path; int n; double flops, mem; } topo[] = {
+        { "models/topologies/tpu-v2.json", 8, 22.5e12, 8.0 * (1 << 30) },
+        { "models/topologies/tpu-v3.json", 128, 61.5e12, 16.0 * (1 << 30) },
+        { "models/topologies/p100-pcie-8.json", 8, 9.3e12, 16.0 * (1 << 30) },
+        { "models/topologies/v100-nvlink-8.json", 8, 15.7e12, 16.0 * (1 << 30) },
+    };
+    for (size_t i = 0; i < sizeof topo / sizeof topo[0]; i++) {
+        struct mdl_topology *t = NULL;
+        int rc = mdl_topology_load(topo[i].path, &t);
+        cr_assert_eq(rc, 0, "%s: %s", topo[i].path, sim_errmsg());
+        cr_expect_eq(t->n_devices, topo[i].n, "%s", topo[i].path);
+        cr_expect_eq(t->bytes_per_param, 12);
+        for (int d = 0; d < t->n_devices; d++) {
+            cr_expect_eq(t->devices[d].flops, topo[i].flops);
+            cr_expect_eq(t->devices[d].memory, topo[i].mem);
+            cr_expect_eq(t->devices[d].eff_max, 1);
+            cr_expect_eq(t->devices[d].batch_half, 0);
+            cr_expect_eq(t->devices[d].overhead_s, 0);
+            int nb = (d + 1) % t->n_devices;
+            cr_expect_geq(mdl_topology_link_between(t, d, nb), 0, "%s: %d-%d", topo[i].path,
+                          d, nb);
+        }
+        mdl_topology_free(t);
+    }
+}
+
+Test(paper_models, p100_shares_one_bus_v100_ring_is_nvlink)
+{
+    struct mdl_topology *t = NULL;
+    cr_assert_eq(mdl_topology_load("models/topologies/p100-pcie-8.json", &t), 0, "%s",
+                 sim_errmsg());
+    cr_assert_eq(t->n_links, 1);
+    cr_expect(t->links[0].shared);
+    cr_expect_eq(t->links[0].n_ends, 8);
+    mdl_topology_free(t);
+
+    cr_assert_eq(mdl_topology_load("models/topologies/v100-nvlink-8.json", &t), 0, "%s",
+                 sim_errmsg());
+    int nvlinks[8] = { 0 };
+    for (int k = 0; k < t->n_links; k++) {
+        const struct mdl_link *l = &t->links[k];
+        if (l->shared)
+            continue;
+        cr_assert_eq(l->n_ends, 2);
+        double n = l->bandwidth / 25e9; /* NVLink 2.0 links in the pair */
+        cr_expect(n == 1 || n == 2, "%s: %g GB/s", l->name, l->bandwidth / 1e9);
+        nvlinks[l->ends[0]] += (int)n;
+        nvlinks[l->ends[1]] += (int)n;
+    }
+    for (int d = 0; d < 8; d++) {
+        cr_expect_eq(nvlinks[d], 6, "%s has %d NVLinks", t->devices[d].name, nvlinks[d]);
+        int l = mdl_topology_link_between(t, d, (d + 1) % 8);
+        cr_expect(l >= 0 && !t->links[l].shared, "%s-%s not NVLink", t->devices[d].name,
+                  t->devices[(d + 1) % 8].name);
+    }
+    /* physical gpu3 (device 3) and gpu4 (device 7) have no NVLink */
+    int l = mdl_topology_link_between(t, 3, 7);
+    cr_expect(l >= 0 && t->links[l].shared);
+    mdl_topology_free(t);
+}
+
+/* End to end: the binary resolves paper specs (mdl_gen's weak hook) and
+ * gen-paper prints one row per Table 1 configuration. */
+static int run(const char *args, char *out, size_t cap)
+{
+    const char *bin = getenv("PIPESIM");
+    cr_assert_not_null(bin, "PIPESIM must point at build/pipesim");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
+{
+    char path[] = "/tmp/pipesim-paper-XXXXXX", cmd[256];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    static char out[1 << 16];
+    snprintf(cmd, sizeof cmd, "gen model amoebanet:L=18,D=208 -o %s", path);
+    cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
+    struct mdl_profile *p = NULL;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_expect_eq(p->n_layers, 24);
+    cr_expect_eq(mdl_profile_params(p), 81505540);
+    mdl_profile_free(p);
+    unlink(path);
+
+    cr_assert_eq(run("gen-paper --format csv", out, sizeof out), 0, "%s", out);
+    int lines = 0;
+    for (char *s = out; *s; s++)
+        lines += *s == '\n';
+    cr_expect_eq(lines, 11, "%s", out);
+    cr_expect(strstr(out, "AmoebaNet Pipeline-8,amoebanet:L=72,D=512,78,1844858344,"), "%s", out);
+    cr_expect(strstr(out, "Transformer Naive-1,transformer:L=3,5,282182912,"), "%s", out);
+    cr_expect_eq(run("gen-paper --format xml", out, sizeof out), 2, "%s", out);
+    cr_expect(strstr(out, "--format"), "%s", out);
+    cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 4, "%s", out);
+    cr_expect(strstr(out, "'L'"), "%s", out);
+}

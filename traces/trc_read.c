@@ -1,0 +1,126 @@
+/* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
+#include "sim/sim_error.h"
+#include "traces/trc_trace.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+static int kind_from_name(const char *s)
+{
+    for (int k = 0; k < SIM_OP_NKINDS; k++)
+        if (!strcmp(sim_op_kind_name(k), s))
+            return k;
+    return -1;
+}
+
+static int64_t us_to_ns(double us) { return (int64_t)llround(us * 1000.0); }
+
+static int get_int(json_t *o, const char *key, int *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!json_is_integer(v))
+        return -1;
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
+{
+    int nd, ns, nm;
+    if (!json_is_object(meta) || get_int(meta, "devices", &nd) || get_int(meta, "stages", &ns) ||
+        get_int(meta, "micro_batches", &nm) || nd < 1 || ns < 1 || nm < 1 || nd > 1 << 20 ||
+        ns > 1 << 24 || nm > 1 << 24)
+        return sim_error(SIM_EPARSE, "%s: missing or bad 'pipesim' metadata object (devices, "
+                         "stages, micro_batches)", path);
+    json_t *src = json_object_get(meta, "source");
+    struct trc_trace *t = trc_trace_new(json_is_string(src) ? json_string_value(src) : "unknown",
+                                        nd, ns, nm);
+    if (!t || !(t->static_mem = calloc((size_t)nd, sizeof *t->static_mem))) {
+        trc_trace_free(t);
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    }
+    json_t *v;
+    if (json_is_string(v = json_object_get(meta, "schedule")))
+        snprintf(t->schedule, sizeof t->schedule, "%s", json_string_value(v));
+    if (json_is_string(v = json_object_get(meta, "remat")))
+        snprintf(t->remat, sizeof t->remat, "%s", json_string_value(v));
+    if (json_is_number(v = json_object_get(meta, "batch")))
+        t->batch = json_number_value(v);
+    json_t *sm = json_object_get(meta, "static_mem");
+    for (int d = 0; d < nd && json_is_array(sm) && (size_t)d < json_array_size(sm); d++)
+        t->static_mem[d] = (int64_t)json_number_value(json_array_get(sm, (size_t)d));
+    *out = t;
+    return 0;
+}
+
+static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *t)
+{
+    const char *ph = json_string_value(json_object_get(ev, "ph"));
+    if (!ph)
+        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: missing 'ph'", path, i);
+    int pid;
+    if (strcmp(ph, "X") && strcmp(ph, "C"))
+        return 0; /* metadata and flow events carry nothing to read back */
+    json_t *ts = json_object_get(ev, "ts");
+    json_t *args = json_object_get(ev, "args");
+    if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !json_is_number(ts) ||
+        !isfinite(json_number_value(ts)) || !json_is_object(args))
+        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
+    if (!strcmp(ph, "C")) {
+        json_t *a = json_object_get(args, "activations");
+        if (!json_is_number(a))
+            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: counter without "
+                             "'activations'", path, i);
+        return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
+                               (int64_t)json_number_value(a));
+    }
+    struct trc_event e = { .device = pid, .peer = -1 };
+    int tid, stage, mb, peer = -1;
+    json_t *dur = json_object_get(ev, "dur");
+    const char *kind = json_string_value(json_object_get(args, "kind"));
+    int k = kind ? kind_from_name(kind) : -1;
+    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SIM_NSTREAMS || !json_is_number(dur) ||
+        json_number_value(dur) < 0 || k < 0 || get_int(args, "stage", &stage) ||
+        get_int(args, "mb", &mb) || stage < 0 || stage >= t->n_stages || mb < -1 ||
+        mb >= t->n_micro)
+        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: bad X event (tid, dur, args.kind, "
+                         "args.stage, args.mb)", path, i);
+    get_int(args, "peer", &peer);
+    json_t *b = json_object_get(args, "bytes");
+    e.kind = (uint8_t)k;
+    e.stream = (uint8_t)tid;
+    e.stage = stage;
+    e.mb = mb;
+    e.peer = peer;
+    e.bytes = json_is_number(b) ? (int64_t)json_number_value(b) : 0;
+    e.start_ns = us_to_ns(json_number_value(ts));
+    e.end_ns = e.start_ns + us_to_ns(json_number_value(dur));
+    return trc_add_event(t, &e);
+}
+
+int trc_read_chrome(const char *path, struct trc_trace **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        return jerr.line < 0 ? sim_error(SIM_EIO, "%s: %s", path, jerr.text)
+                             : sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line,
+                                         jerr.column, jerr.text);
+    struct trc_trace *t = NULL;
+    int rc = read_meta(path, json_object_get(root, "pipesim"), &t);
+    json_t *evs = json_object_get(root, "traceEvents");
+    if (!rc && !json_is_array(evs))
+        rc = sim_error(SIM_EPARSE, "%s: missing 'traceEvents' array", path);
+    for (size_t i = 0; !rc && i < json_array_size(evs); i++)
+        rc = read_event(path, i, json_array_get(evs, i), t);
+    json_decref(root);
+    if (rc < 0) {
+        trc_trace_free(t);
+        return rc;
+    }
+    trc_trace_sort(t);
+    *out = t;
+    return 0;
+}

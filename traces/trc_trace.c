@@ -1,0 +1,206 @@
+#include "traces/trc_trace.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct trc_trace *trc_trace_new(const char *source, int n_devices, int n_stages, int n_micro)
+{
+    struct trc_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    snprintf(t->source, sizeof t->source, "%s", source);
+    t->n_devices = n_devices;
+    t->n_stages = n_stages;
+    t->n_micro = n_micro;
+    return t;
+}
+
+void trc_trace_free(struct trc_trace *t)
+{
+    if (!t)
+        return;
+    free(t->events);
+    free(t->counters);
+    free(t->static_mem);
+    free(t);
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    void *np = realloc(*p, nc * size);
+    if (!np)
+        return sim_error(SIM_ENOMEM, "out of memory recording a trace");
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+int trc_add_event(struct trc_trace *t, const struct trc_event *e)
+{
+    int rc = grow((void **)&t->events, &t->cap_events, t->n_events, sizeof *e);
+    if (rc < 0)
+        return rc;
+    t->events[t->n_events++] = *e;
+    return 0;
+}
+
+int trc_add_counter(struct trc_trace *t, int device, int64_t t_ns, int64_t bytes)
+{
+    int rc = grow((void **)&t->counters, &t->cap_counters, t->n_counters, sizeof *t->counters);
+    if (rc < 0)
+        return rc;
+    t->counters[t->n_counters++] = (struct trc_counter){ device, t_ns, bytes };
+    return 0;
+}
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
+
+static int ev_cmp(const void *pa, const void *pb)
+{
+    const struct trc_event *a = pa, *b = pb;
+    int c;
+    if ((c = CMP(a->start_ns, b->start_ns)) || (c = CMP(a->device, b->device)) ||
+        (c = CMP(a->stream, b->stream)) || (c = CMP(a->kind, b->kind)) ||
+        (c = CMP(a->stage, b->stage)) || (c = CMP(a->mb, b->mb)))
+        return c;
+    return CMP(a->end_ns, b->end_ns);
+}
+
+struct ctr_idx {
+    struct trc_counter c;
+    size_t i;
+};
+
+/* (device, time, recording order): a stable order for counters. */
+static int ctr_cmp(const void *pa, const void *pb)
+{
+    const struct ctr_idx *a = pa, *b = pb;
+    int c;
+    if ((c = CMP(a->c.device, b->c.device)) || (c = CMP(a->c.t_ns, b->c.t_ns)))
+        return c;
+    return CMP(a->i, b->i);
+}
+
+void trc_trace_sort(struct trc_trace *t)
+{
+    if (t->n_events)
+        qsort(t->events, t->n_events, sizeof *t->events, ev_cmp);
+    size_t n = t->n_counters;
+    struct ctr_idx *tmp = n ? malloc(n * sizeof *tmp) : NULL;
+    if (!tmp)
+        return; /* recording order is still a valid, unsorted trace */
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (struct ctr_idx){ t->counters[i], i };
+    qsort(tmp, n, sizeof *tmp, ctr_cmp);
+    for (size_t i = 0; i < n; i++)
+        t->counters[i] = tmp[i].c;
+    free(tmp);
+}
+
+static const char *stream_names[SIM_NSTREAMS] = { "compute", "send", "recv" };
+
+/* Microseconds with exactly three decimals: exact for integer ns. */
+static void put_us(FILE *f, int64_t ns)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+static uint64_t flow_id(const struct trc_trace *t, int sender_stage, int mb, int grad)
+{
+    return ((uint64_t)sender_stage * (uint64_t)(t->n_micro + 1) + (uint64_t)(mb + 1)) * 2 +
+           (uint64_t)grad + 1;
+}
+
+int trc_write_chrome(const struct trc_trace *t, const char *path)
+{
+    struct sim_afile af;
+    int rc = sim_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    FILE *f = af.f;
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":\"%s\","
+            "\"schedule\":\"%s\",\"remat\":\"%s\",\"devices\":%d,\"stages\":%d,"
+            "\"micro_batches\":%d,\"batch\":%.17g,\"static_mem\":[",
+            SIM_VERSION, t->source, t->schedule, t->remat, t->n_devices, t->n_stages,
+            t->n_micro, t->batch);
+    for (int d = 0; d < t->n_devices; d++)
+        fprintf(f, "%s%lld", d ? "," : "", t->static_mem ? (long long)t->static_mem[d] : 0LL);
+    fprintf(f, "]},\n\"traceEvents\":[\n");
+    for (int d = 0; d < t->n_devices; d++) {
+        fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
+                "\"device %d (%s)\"}},\n", d, d, t->source);
+        fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":"
+                "{\"sort_index\":%d}},\n", d, d);
+        for (int k = 0; k < SIM_NSTREAMS; k++)
+            fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                    "\"args\":{\"name\":\"%s\"}},\n", d, k, stream_names[k]);
+    }
+    char lab[32];
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        struct sim_op op = { e->kind, e->stage, e->mb };
+        sim_op_label(&op, lab, sizeof lab);
+        fprintf(f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
+                lab, sim_op_kind_name(e->kind), e->device, e->stream);
+        put_us(f, e->start_ns);
+        fputs(",\"dur\":", f);
+        put_us(f, e->end_ns - e->start_ns);
+        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"stage\":%d,\"mb\":%d", sim_op_kind_name(e->kind),
+                e->stage, e->mb);
+        if (e->stream != SIM_STREAM_COMPUTE)
+            fprintf(f, ",\"bytes\":%lld,\"peer\":%d", (long long)e->bytes, e->peer);
+        fputs("}},\n", f);
+        int send = e->kind == SIM_OP_SEND_ACT || e->kind == SIM_OP_SEND_GRAD;
+        int recv = e->kind == SIM_OP_RECV_ACT || e->kind == SIM_OP_RECV_GRAD;
+        if (send || recv) {
+            int grad = e->kind == SIM_OP_SEND_GRAD || e->kind == SIM_OP_RECV_GRAD;
+            int sender = send ? e->stage : (grad ? e->stage + 1 : e->stage - 1);
+            fprintf(f, "{\"name\":\"%s\",\"cat\":\"transfer\",\"ph\":\"%s\",%s\"id\":%llu,"
+                    "\"pid\":%d,\"tid\":%d,\"ts\":", grad ? "grad" : "act", send ? "s" : "f",
+                    send ? "" : "\"bp\":\"e\",",
+                    (unsigned long long)flow_id(t, sender, e->mb, grad), e->device, e->stream);
+            put_us(f, send ? e->start_ns : e->end_ns);
+            fputs("},\n", f);
+        }
+    }
+    for (size_t i = 0; i < t->n_counters; i++) {
+        const struct trc_counter *c = &t->counters[i];
+        int64_t st = t->static_mem ? t->static_mem[c->device] : 0;
+        fprintf(f, "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":", c->device);
+        put_us(f, c->t_ns);
+        fprintf(f, ",\"args\":{\"activations\":%lld,\"total\":%lld}},\n", (long long)c->bytes,
+                (long long)(c->bytes + st));
+    }
+    /* A closing metadata event keeps the list free of a trailing comma. */
+    fprintf(f, "{\"name\":\"trace_end\",\"ph\":\"M\",\"pid\":0,\"args\":{\"events\":%zu}}\n]}\n",
+            t->n_events);
+    return sim_afile_commit(&af);
+}
+
+int trc_write_csv(const struct trc_trace *t, const char *path)
+{
+    struct sim_afile af;
+    int rc = sim_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    fprintf(af.f, "device,stream,kind,stage,mb,start_us,end_us,bytes,peer\n");
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        fprintf(af.f, "%d,%s,%s,%d,%d,", e->device, stream_names[e->stream],
+                sim_op_kind_name(e->kind), e->stage, e->mb);
+        put_us(af.f, e->start_ns);
+        fputc(',', af.f);
+        put_us(af.f, e->end_ns);
+        fprintf(af.f, ",%lld,%d\n", (long long)e->bytes, e->peer);
+    }
+    return sim_afile_commit(&af);
+}
