@@ -53,7 +53,7 @@ int64_t rt_layer_aux_floats(const struct rt_layer *l)
 }
 
 int rt_layer_needs_input(const struct rt_layer *l) { return l->kind == RT_LAYER_DENSE; }
-int rt_layer_needs_output(const struct rt_layer *l) { return l->relu; }
+int64_t rt_layer_mask_bytes(const struct rt_layer *l) { return l->relu ? l->out : 0; }
 
 double rt_layer_fwd_flops(const struct rt_layer *l)
 {
@@ -62,11 +62,18 @@ double rt_layer_fwd_flops(const struct rt_layer *l)
     return 8.0 * l->in; /* mean, variance, normalize, scale and shift */
 }
 
-double rt_layer_bwd_flops(const struct rt_layer *l)
+double rt_layer_bgrad_flops(const struct rt_layer *l)
 {
-    if (l->kind == RT_LAYER_DENSE) /* dX and dW GEMMs, bias sum, ReLU mask */
-        return 4.0 * l->in * l->out + l->out * (1.0 + l->relu);
-    return 12.0 * l->in;
+    if (l->kind == RT_LAYER_DENSE) /* ReLU mask, dX GEMM */
+        return 2.0 * l->in * l->out + l->relu * l->out;
+    return 9.0 * l->in;
+}
+
+double rt_layer_wgrad_flops(const struct rt_layer *l)
+{
+    if (l->kind == RT_LAYER_DENSE) /* dW GEMM, bias sum */
+        return 2.0 * l->in * l->out + l->out;
+    return 3.0 * l->in;
 }
 
 static void norm_forward(const struct rt_layer *l, int rows, const float *x,
@@ -95,7 +102,7 @@ static void norm_forward(const struct rt_layer *l, int rows, const float *x,
 }
 
 void rt_layer_forward(const struct rt_layer *l, int rows, const float *x,
-                      float *y, float *aux)
+                      float *y, float *aux, uint8_t *mask)
 {
     if (l->kind == RT_LAYER_NORM) {
         norm_forward(l, rows, x, y, aux);
@@ -106,22 +113,24 @@ void rt_layer_forward(const struct rt_layer *l, int rows, const float *x,
         memcpy(y + (size_t)r * n, l->b, (size_t)n * sizeof *y);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, l->in, 1.0f,
                 x, l->in, l->w, l->in, 1.0f, y, n);
-    if (l->relu) {
-        size_t tot = (size_t)rows * n;
+    if (!l->relu)
+        return;
+    size_t tot = (size_t)rows * n;
+    for (size_t i = 0; i < tot; i++)
+        y[i] = y[i] > 0 ? y[i] : 0;
+    if (mask)
         for (size_t i = 0; i < tot; i++)
-            y[i] = y[i] > 0 ? y[i] : 0;
-    }
+            mask[i] = y[i] > 0;
 }
 
-void rt_layer_grad_prep(const struct rt_layer *l, int rows, const float *y,
+void rt_layer_grad_prep(const struct rt_layer *l, int rows, const uint8_t *mask,
                         float *dy)
 {
     if (!l->relu)
         return;
     size_t tot = (size_t)rows * l->out;
     for (size_t i = 0; i < tot; i++)
-        if (!(y[i] > 0))
-            dy[i] = 0;
+        dy[i] = mask[i] ? dy[i] : 0.0f;
 }
 
 void rt_layer_grad_input(const struct rt_layer *l, int rows, const float *aux,

@@ -5,14 +5,15 @@
  *
  * Layouts are row-major with one row per sample. Kinds:
  *   dense  y = x W^T + b, then ReLU unless linear. W is [out][in]. Backward
- *          needs its input x (for dW) and, with ReLU, its output y (mask).
+ *          needs its input x (for dW) and, with ReLU, the output's sign: a
+ *          one-byte mask per output element (y > 0) written by forward.
  *          GEMMs go through cblas_sgemm (OpenBLAS; the caller sets it
  *          single-threaded, see rt_blas_single_thread).
  *   norm   layer norm over the row: xhat = (x - mean) * rstd,
  *          y = gamma * xhat + beta. Backward needs xhat and rstd (its own
  *          aux buffer, width + 1 floats per sample), not x or y.
  * Backward in three calls: rt_layer_grad_prep turns dy into the gradient
- * the weights see (dense ReLU: dy * (y > 0), in place); rt_layer_grad_input
+ * the weights see (dense ReLU: dy * mask, in place); rt_layer_grad_input
  * computes dx; rt_layer_grad_weight accumulates dW/db (+=), so micro-batch
  * gradients sum into one step's gradient.
  *
@@ -42,21 +43,23 @@ int rt_layer_init(struct rt_layer *l, enum rt_layer_kind kind, int in, int out,
 void rt_layer_release(struct rt_layer *l);
 const char *rt_layer_kind_name(enum rt_layer_kind k);
 
-/* Per-sample float counts of what the layer keeps for backward besides its
- * input and output tensors (norm: xhat + rstd), and whether backward reads
- * its input / its output. */
+/* What backward keeps per sample: floats of aux (norm: xhat + rstd), whether
+ * it reads its input (dense), bytes of mask (dense ReLU: out). */
 int64_t rt_layer_aux_floats(const struct rt_layer *l);
 int rt_layer_needs_input(const struct rt_layer *l);
-int rt_layer_needs_output(const struct rt_layer *l);
-/* Per-sample FLOPs of forward and of the whole backward (B + W). */
+int64_t rt_layer_mask_bytes(const struct rt_layer *l);
+/* Per-sample FLOPs of forward and of backward: input gradient (B) and
+ * weight gradient (W); B + W is the whole backward. */
 double rt_layer_fwd_flops(const struct rt_layer *l);
-double rt_layer_bwd_flops(const struct rt_layer *l);
+double rt_layer_bgrad_flops(const struct rt_layer *l);
+double rt_layer_wgrad_flops(const struct rt_layer *l);
 
-/* y[rows][out] from x[rows][in]; aux[rows][aux_floats] (NULL for dense). */
+/* y[rows][out] from x[rows][in]; aux[rows][aux_floats] (norm, must not be
+ * NULL); mask[rows][out] (dense ReLU; NULL = not kept). */
 void rt_layer_forward(const struct rt_layer *l, int rows, const float *x,
-                      float *y, float *aux);
-/* In place on dy[rows][out]: dense ReLU masks with y; others no-op. */
-void rt_layer_grad_prep(const struct rt_layer *l, int rows, const float *y,
+                      float *y, float *aux, uint8_t *mask);
+/* In place on dy[rows][out]: dense ReLU zeroes where mask is 0; others no-op. */
+void rt_layer_grad_prep(const struct rt_layer *l, int rows, const uint8_t *mask,
                         float *dy);
 /* dx[rows][in] from the prepared dy. */
 void rt_layer_grad_input(const struct rt_layer *l, int rows, const float *aux,

@@ -66,8 +66,9 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
             rc = parse_width(v, what, &out);
         } else if (!strcmp(kv, "norm")) {
             long e;
-            if (strncmp(v, "every", 5) || sim_parse_long(v + 5, what, 1, RT_MAX_LAYERS, &e) < 0)
-                return sim_error(SIM_EPARSE, "%s: want everyN (N >= 1), got '%s'", what, v);
+            const char *num = strncmp(v, "every", 5) ? v : v + 5;
+            if (sim_parse_long(num, what, 0, RT_MAX_LAYERS, &e) < 0)
+                return sim_error(SIM_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
             every = (int)e;
         } else {
             return sim_error(SIM_EPARSE, "net spec '%s': unknown field '%s' (layers, "
@@ -129,7 +130,7 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
             else
                 rc = parse_width(tok[1], what, in_width);
         } else if (!strcmp(tok[0], "dense")) {
-            int w = 0, relu = 1;
+            int w = 0;
             if (nt < 2 || nt > 3)
                 rc = sim_error(SIM_EPARSE, "%s:%d: want 'dense WIDTH [relu|linear]'", path, line);
             else if ((rc = parse_width(tok[1], what, &w)) < 0)
@@ -331,9 +332,10 @@ int rt_net_reference_step(struct rt_net *n, const struct rt_data *d, float lr,
 {
     int L = n->n_layers, N = d->n, rc = 0;
     float **t = calloc((size_t)L + 1, sizeof *t), **aux = calloc((size_t)L, sizeof *aux);
+    uint8_t **mask = calloc((size_t)L, sizeof *mask);
     float *g0 = NULL, *g1 = NULL;
     size_t maxw = (size_t)n->in_width;
-    if (!t || !aux)
+    if (!t || !aux || !mask)
         goto err_nomem;
     t[0] = d->x;
     for (int l = 0; l < L; l++) {
@@ -345,17 +347,19 @@ int rt_net_reference_step(struct rt_net *n, const struct rt_data *d, float lr,
         if (rt_layer_aux_floats(ly) &&
             !(aux[l] = malloc((size_t)N * rt_layer_aux_floats(ly) * sizeof **aux)))
             goto err_nomem;
+        if (rt_layer_mask_bytes(ly) && !(mask[l] = malloc((size_t)N * rt_layer_mask_bytes(ly))))
+            goto err_nomem;
     }
     if (!(g0 = malloc((size_t)N * maxw * sizeof *g0)) ||
         !(g1 = malloc((size_t)N * maxw * sizeof *g1)))
         goto err_nomem;
     rt_net_zero_grad(n);
     for (int l = 0; l < L; l++)
-        rt_layer_forward(&n->layers[l], N, t[l], t[l + 1], aux[l]);
+        rt_layer_forward(&n->layers[l], N, t[l], t[l + 1], aux[l], mask[l]);
     *loss = rt_loss(N, d->out, N, t[L], d->t, g0);
     for (int l = L - 1; l >= 0; l--) {
         struct rt_layer *ly = &n->layers[l];
-        rt_layer_grad_prep(ly, N, t[l + 1], g0);
+        rt_layer_grad_prep(ly, N, mask[l], g0);
         rt_layer_grad_weight(ly, N, t[l], aux[l], g0);
         if (l > 0) {
             rt_layer_grad_input(ly, N, aux[l], g0, g1);
@@ -374,9 +378,11 @@ cleanup:
     if (t)
         for (int l = 1; l <= L; l++)
             free(t[l]);
-    if (aux)
-        for (int l = 0; l < L; l++)
-            free(aux[l]);
+    for (int l = 0; aux && mask && l < L; l++) {
+        free(aux[l]);
+        free(mask[l]);
+    }
+    free(mask);
     free(t);
     free(aux);
     free(g0);

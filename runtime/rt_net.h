@@ -5,10 +5,12 @@
  * micro-batches) that the pipelined step must agree with.
  *
  * Spec forms:
- *   mlp:layers=L,width=W[,in=I][,out=O][,norm=everyN]
+ *   mlp:layers=L,width=W[,in=I][,out=O][,norm=N|everyN]
  *       L dense layers I -> W -> ... -> W -> O (I, O default W); every dense
  *       layer has ReLU except the last (linear regression head); with
- *       norm=everyN a layer norm follows every N-th dense layer but the last.
+ *       norm=N (N > 0) a layer norm follows every N-th dense layer but the
+ *       last. (models/mdl_gen's mlp: cost model has ReLU everywhere; the
+ *       runtime's own profile comes from rt_net_profile.)
  *   file:PATH
  *       one item per line, '#' comments: first "input WIDTH", then
  *       "dense WIDTH [relu|linear]" (relu by default) or "norm".
