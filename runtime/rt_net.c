@@ -27,12 +27,19 @@ static int push_item(struct item **v, int *n, enum rt_layer_kind kind, int width
     return 0;
 }
 
+/* Re-files the last error (a usage error of a strict parse) as SIM_EPARSE. */
+static int as_parse_error(void)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sim_errmsg());
+    return sim_error(SIM_EPARSE, "%s", msg);
+}
+
 static int parse_width(const char *s, const char *what, int *out)
 {
     long v;
-    int rc = sim_parse_long(s, what, 1, RT_MAX_WIDTH, &v);
-    if (rc < 0)
-        return sim_error(SIM_EPARSE, "%s", sim_errmsg());
+    if (sim_parse_long(s, what, 1, RT_MAX_WIDTH, &v) < 0)
+        return as_parse_error();
     *out = (int)v;
     return 0;
 }
@@ -56,7 +63,7 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
         if (!strcmp(kv, "layers")) {
             long l;
             if (sim_parse_long(v, what, 1, RT_MAX_LAYERS / 2, &l) < 0)
-                return sim_error(SIM_EPARSE, "%s", sim_errmsg());
+                return as_parse_error();
             layers = (int)l;
         } else if (!strcmp(kv, "width")) {
             rc = parse_width(v, what, &width);
