@@ -14,6 +14,9 @@ static void fill(float *v, size_t n, unsigned seed)
     }
 }
 
+/* Suite-wide timeout (see test_runtime.c). */
+TestSuite(rt_kernels, .timeout = 60);
+
 Test(rt_kernels, dense_matches_naive_loops)
 {
     struct rt_layer l;

@@ -9,6 +9,9 @@
 #include "runtime/rt_pipe.h"
 #include "traces/trc_trace.h"
 
+/* Suite-wide timeout (see test_runtime.c). */
+TestSuite(rt_pipe, .timeout = 60);
+
 Test(rt_pipe, channel_slots_are_per_microbatch)
 {
     struct rt_watch w;
@@ -44,7 +47,7 @@ static void *wait_main(void *arg)
     return NULL;
 }
 
-Test(rt_pipe, two_workers_waiting_on_each_other_are_a_deadlock, .timeout = 10)
+Test(rt_pipe, two_workers_waiting_on_each_other_are_a_deadlock)
 {
     struct rt_chan *ch[2];
     struct rt_watch w;
@@ -66,7 +69,7 @@ Test(rt_pipe, two_workers_waiting_on_each_other_are_a_deadlock, .timeout = 10)
     rt_watch_release(&w);
 }
 
-Test(rt_pipe, a_waiter_is_woken_by_its_send, .timeout = 10)
+Test(rt_pipe, a_waiter_is_woken_by_its_send)
 {
     struct rt_chan *c;
     struct rt_watch w;
@@ -169,7 +172,7 @@ Test(rt_pipe, configuration_errors)
 /* The measured trace: one event per op, per-device compute ops in list
  * order without overlap, receives after their sends, the memory counter's
  * maximum equal to the measured peak; it round-trips through Chrome JSON. */
-Test(rt_pipe, measured_trace_is_complete_and_consistent, .timeout = 30)
+Test(rt_pipe, measured_trace_is_complete_and_consistent)
 {
     struct rt_net *n;
     cr_assert_eq(rt_net_parse("mlp:layers=4,width=16,in=8,out=4,norm=2", &n), 0);
