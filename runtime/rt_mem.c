@@ -75,7 +75,8 @@ void rt_mem_free_extra(struct rt_mem *m, void *p, int64_t bytes)
 
 void rt_mem_sample(struct rt_mem *m, int64_t t_ns)
 {
-    if (m->n_samples && m->samples[m->n_samples - 1].bytes == m->cur)
+    int64_t prev = m->n_samples ? m->samples[m->n_samples - 1].bytes : 0;
+    if (prev == m->cur)
         return;
     if (m->n_samples < m->cap_samples)
         m->samples[m->n_samples++] = (struct rt_mem_sample){ t_ns, m->cur };

@@ -38,7 +38,7 @@ void *rt_mem_alloc(struct rt_mem *m, int64_t bytes);
 void rt_mem_free(struct rt_mem *m, void *p, int64_t bytes);
 void *rt_mem_alloc_extra(struct rt_mem *m, int64_t bytes);
 void rt_mem_free_extra(struct rt_mem *m, void *p, int64_t bytes);
-/* Appends (t_ns, cur) if it differs from the last sample (or is the
+/* Appends (t_ns, cur) if it differs from the last sample (0 before the
  * first); silently drops samples beyond the reservation. */
 void rt_mem_sample(struct rt_mem *m, int64_t t_ns);
 
