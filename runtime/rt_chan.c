@@ -5,8 +5,16 @@
 #include <string.h>
 #include <time.h>
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 struct slot {
-    int full, waiting;
+    atomic_int full;  /* written under the channel lock, polled without */
+    int waiting;
     int64_t t_sent, bytes;
     void *buf;
 };
@@ -138,6 +146,14 @@ int rt_chan_recv(struct rt_chan *c, int slot, void *dst, int64_t bytes, int64_t 
     struct slot *s = &c->slots[slot];
     struct rt_watch *w = c->watch;
     int dead = 0;
+    if (w->spin_ns > 0 && !atomic_load_explicit(&s->full, memory_order_acquire)) {
+        int64_t until = rt_now_ns() + w->spin_ns;
+        for (int i = 0; !atomic_load_explicit(&s->full, memory_order_acquire); i++) {
+            cpu_relax();
+            if ((i & 63) == 63 && rt_now_ns() > until)
+                break;
+        }
+    }
     pthread_mutex_lock(&c->mu);
     if (!s->full && !atomic_load(&w->abort)) {
         s->waiting = 1;

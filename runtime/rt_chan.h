@@ -16,6 +16,10 @@
  * the watch aborts and every waiter returns SIM_ERUNTIME. Exact, no
  * timeouts. rt_watch_abort does the same on another worker's error.
  *
+ * A receive first polls its slot for up to spin_ns (set by the caller;
+ * worthwhile only when every worker has its own core), then sleeps on the
+ * channel's condition variable.
+ *
  * Timestamps are CLOCK_MONOTONIC ns (rt_now_ns). Ownership: rt_chan_new /
  * rt_chan_free (NULL ok); the watch is the caller's (rt_watch_init /
  * rt_watch_release). Cost: one memcpy and a mutex round per message.
@@ -35,6 +39,8 @@ struct rt_watch {
     atomic_int abort;
     struct rt_chan **chans;   /* borrowed, for waking on abort */
     int n_chans;
+    int64_t spin_ns;          /* a receive polls this long before sleeping
+                                 (0 when workers share cores) */
 };
 
 int64_t rt_now_ns(void);

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How long a receive polls before sleeping when each worker has its own
+ * core: a condition-variable wake-up costs tens of microseconds. */
+#define RT_SPIN_NS 50000
+
 static int plan_stages(rt_pipe *p, const char *partition)
 {
     int rc = sim_partition_parse(partition ? partition : "uniform", p->S, p->net->n_layers,
@@ -73,6 +77,7 @@ static int make_workers(rt_pipe *p)
     if ((rc = rt_cpus_allowed(&cpus, &n_cpus)) < 0)
         return rc;
     p->oversubscribed = p->D > n_cpus;
+    p->watch.spin_ns = p->oversubscribed || !p->pin ? 0 : RT_SPIN_NS;
     if (p->oversubscribed)
         fprintf(stderr, "pipesim: warning: %d workers on %d cores: timings are "
                         "oversubscribed\n", p->D, n_cpus);
