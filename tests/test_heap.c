@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ref {
     sim_time t;
