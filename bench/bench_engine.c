@@ -59,6 +59,7 @@ int main(void)
     printf("engine: %.1f M ops/s end to end, %.1f M ops/s in the event loop "
            "(target >= 20 M ops/s: %.2fx)\n", r->n_ops / total / 1e6,
            r->n_ops / (t3 - t2) / 1e6, r->n_ops / total / 20e6);
+    printf("engine: %lld events, at most %d pending\n", (long long)r->n_events, r->peak_queue);
     printf("engine: simulated step %.3f ms, bubble %.4f (analytic %.4f)\n",
            sim_time_to_seconds(r->makespan) * 1e3, r->bubble, (double)(K - 1) / (M + K - 1));
     sim_engine_free(e);

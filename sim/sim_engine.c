@@ -1,6 +1,6 @@
 #include "sim/sim_engine.h"
 #include "sim/sim_error.h"
-#include "sim/sim_heap.h"
+#include "sim/sim_evq.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,6 @@
 struct rec {
     int32_t info;      /* stage * SIM_OP_NKINDS + kind */
     int32_t succ;      /* record of the one cross-stream dependent, or -1 */
-    int32_t succ_st;   /* its stream */
     uint32_t mb1 : 25; /* micro-batch + 1 (0 for the update) */
     uint32_t rm : 1;   /* micro-batch is re-materialized */
     uint32_t wait : 2; /* unfinished cross-stream dependencies */
@@ -40,6 +39,7 @@ struct resource {      /* a link direction, or a whole shared link */
 struct opinfo {
     sim_time dur;
     int32_t res;
+    int32_t lane;      /* event-queue lane: one per distinct duration */
     int64_t at_start[2], at_end[2];
 };
 
@@ -54,7 +54,7 @@ struct sim_engine {
     struct opinfo *info;       /* [n_stages * SIM_OP_NKINDS] */
     struct resource *res;
     int n_res;
-    struct sim_heap heap;      /* payload: stream index */
+    struct sim_evq evq;        /* payload: stream index; a lane per distinct duration */
     sim_time now;
     int64_t *cur_mem;
     struct sim_result r;
@@ -69,6 +69,33 @@ static struct sim_op op_of(const struct rec *r)
 }
 
 /* ---- construction ---- */
+
+static int cmp_time(const void *a, const void *b)
+{
+    sim_time x = *(const sim_time *)a, y = *(const sim_time *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One event-queue lane per distinct duration (see sim_evq.h). */
+static int assign_lanes(sim_engine *e)
+{
+    size_t n = (size_t)e->s->n_stages * SIM_OP_NKINDS, u = 0;
+    sim_time *d = malloc(n * sizeof *d);
+    if (!d)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        d[i] = e->info[i].dur;
+    qsort(d, n, sizeof *d, cmp_time);
+    for (size_t i = 0; i < n; i++)
+        if (!u || d[i] != d[u - 1])
+            d[u++] = d[i];
+    for (size_t i = 0; i < n; i++) {
+        const sim_time *f = bsearch(&e->info[i].dur, d, u, sizeof *d, cmp_time);
+        e->info[i].lane = (int32_t)(f - d);
+    }
+    free(d);
+    return sim_evq_init(&e->evq, (int)u);
+}
 
 /* Link resources and the per-(stage, kind) table of durations and effects. */
 static int build_info(sim_engine *e, const struct mdl_topology *t)
@@ -132,6 +159,8 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             oi->dur = sim_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
         }
     }
+    if (!rc)
+        rc = assign_lanes(e);
 out:
     free(first_res);
     return rc;
@@ -216,7 +245,6 @@ static int build_recs(sim_engine *e)
                     break;
                 }
                 e->recs[dep].succ = local[i];
-                e->recs[dep].succ_st = d * SIM_NSTREAMS + sim_op_stream(op->kind);
                 e->recs[local[i]].wait++;
             }
         }
@@ -275,8 +303,6 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
         rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
-    if ((rc = sim_heap_init(&e->heap, D * SIM_NSTREAMS + 16)) < 0)
-        goto err_free_engine;
     if ((rc = build_info(e, t)) < 0 || (rc = build_recs(e)) < 0)
         goto err_free_engine;
     for (int st = 0; st < S; st++)
@@ -319,7 +345,7 @@ void sim_engine_free(sim_engine *e)
     free(e->info);
     free(e->recs);
     free(e->xfer_start);
-    sim_heap_release(&e->heap);
+    sim_evq_release(&e->evq);
     free(e->cur_mem);
     free(e->r.busy);
     free(e->r.busy_recomp);
@@ -334,11 +360,14 @@ void sim_engine_free(sim_engine *e)
 
 /* ---- running ---- */
 
-static int push(sim_engine *e, sim_time t, int si)
+/* The end of stream si's running op, after oi->dur. */
+static int push(sim_engine *e, const struct opinfo *oi, int si)
 {
-    if (t < e->now)
-        SIM_BUG("event scheduled in the past (%lld < %lld)", (long long)t, (long long)e->now);
-    return sim_heap_push(&e->heap, t, si);
+    if (oi->dur < 0)
+        SIM_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur);
+    if (e->evq.n >= e->r.peak_queue)
+        e->r.peak_queue = e->evq.n + 1;
+    return sim_evq_push(&e->evq, oi->lane, e->now + oi->dur, si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)
@@ -405,7 +434,11 @@ static int finish_op(sim_engine *e, int si, sim_time start)
     if (s2 >= 0) {
         if (e->xfer_start && sim_op_stream(r->kind) == SIM_STREAM_SEND)
             e->xfer_start[s2] = start;
-        if (--e->recs[s2].wait == 0 && (rc = try_start(e, r->succ_st)) < 0)
+        struct rec *n = &e->recs[s2];
+        /* the dependent's stream follows from its stage and kind */
+        int sst = e->s->stage_device[n->info / SIM_OP_NKINDS] * SIM_NSTREAMS +
+                  sim_op_stream(n->kind);
+        if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
             return rc;
     }
     return 0;
@@ -416,7 +449,7 @@ static int start_transfer(sim_engine *e, struct resource *res, int si)
     struct stream *st = &e->streams[si];
     res->busy = 1;
     st->t_start = e->now;
-    return push(e, e->now + e->info[e->recs[st->first + st->cur].info].dur, si);
+    return push(e, &e->info[e->recs[st->first + st->cur].info], si);
 }
 
 /* Starts the head of stream si if it is idle and its dependencies are done.
@@ -455,7 +488,7 @@ static int try_start(sim_engine *e, int si)
             return 0;
         }
         default:
-            return push(e, e->now + oi->dur, si);
+            return push(e, oi, si);
         }
     }
 }
@@ -502,7 +535,7 @@ static int finish(sim_engine *e)
     struct sim_result *r = &e->r;
     r->makespan = e->now;
     r->n_ops = e->n_ops;
-    r->n_events = (int64_t)e->heap.seq;
+    r->n_events = (int64_t)e->evq.seq;
     r->fits = 1;
     double busy = 0;
     for (int d = 0; d < e->n_dev; d++) {
@@ -537,9 +570,9 @@ int sim_engine_step(sim_engine *e)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    if (!e->heap.n)
+    if (!e->evq.n)
         return (rc = finish(e)) < 0 ? rc : 0;
-    struct sim_event ev = sim_heap_pop(&e->heap);
+    struct sim_event ev = sim_evq_pop(&e->evq);
     e->now = ev.t;
     if ((rc = complete(e, ev.payload)) < 0)
         return rc;
@@ -551,7 +584,7 @@ int sim_engine_run_until(sim_engine *e, sim_time t)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    while (!e->finished && (!e->heap.n || e->heap.a[0].t <= t))
+    while (!e->finished && (!e->evq.n || sim_evq_next_time(&e->evq) <= t))
         if ((rc = sim_engine_step(e)) <= 0)
             return rc;
     return e->finished ? 0 : 1;

@@ -30,6 +30,11 @@ void sim_heap_release(struct sim_heap *h)
 
 int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload)
 {
+    return sim_heap_push_seq(h, t, (uint32_t)h->seq++, payload);
+}
+
+int sim_heap_push_seq(struct sim_heap *h, sim_time t, uint32_t seq, int32_t payload)
+{
     if (h->n == h->cap) {
         struct sim_event *na = realloc(h->a, (size_t)h->cap * 2 * sizeof *na);
         if (!na)
@@ -37,7 +42,7 @@ int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload)
         h->a = na;
         h->cap *= 2;
     }
-    struct sim_event ev = { t, (uint32_t)h->seq++, payload };
+    struct sim_event ev = { t, seq, payload };
     int i = h->n++;
     while (i > 0) {
         int p = (i - 1) / 4;
