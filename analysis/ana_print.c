@@ -21,6 +21,9 @@ static void print_table(const struct ana_prediction *p, FILE *f)
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sim_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
+    if (p->replicas > 1)
+        fprintf(f, "replicas        %d data-parallel pipelines, gradient all-reduce up to "
+                "%.6f ms per stage\n", p->replicas, p->allreduce_s * 1e3);
     fprintf(f, "step time       %.6f ms\n", p->step_s * 1e3);
     fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
     if (p->baseline_step_s > 0)
@@ -78,6 +81,8 @@ static int print_json(const struct ana_prediction *p, FILE *f)
         json_decref(arr);
         return sim_error(SIM_ENOMEM, "out of memory");
     }
+    json_object_set_new(o, "replicas", json_integer(p->replicas));
+    json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
         json_array_append_new(arr, json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, "

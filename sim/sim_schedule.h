@@ -33,6 +33,8 @@ enum sim_op_kind {
     SIM_OP_SEND_GRAD,  /* gradient of (s,m) input to stage s-1 */
     SIM_OP_RECV_GRAD,  /* gradient from (s+1,m) arrives for stage s */
     SIM_OP_UPDATE,     /* U(s): optimizer step of stage s (mb = -1) */
+    SIM_OP_ALLREDUCE,  /* AR(s): gradient all-reduce of stage s across data-
+                          parallel replicas, before U(s) (mb = -1) */
     SIM_OP_NKINDS
 };
 
@@ -53,6 +55,8 @@ struct sim_schedule {
     int n_micro;
     enum sim_remat remat;
     int has_wgrad;          /* 1 if backward is split into B and W */
+    int n_replicas;         /* data-parallel pipelines (0 or 1: none); with more,
+                               every stage has an AR op before its U */
     int *stage_device;      /* [n_stages] */
     int *n_ops;             /* [n_devices] */
     int *cap_ops;           /* [n_devices] allocated */
@@ -78,6 +82,17 @@ int sim_schedule_gpipe(int K, int M, enum sim_remat remat,
  * generators); unknown names are SIM_EUSAGE. */
 int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
                        struct sim_schedule **out);
+
+/* Data parallelism: R copies of this pipeline, replica r's stage s on device
+ * r * n_devices + stage_device[s]. Inserts AR(s) before each U(s): the ring
+ * all-reduce of stage s's gradients, on its device's compute stream (as
+ * NCCL kernels occupy the device), overlapping other stages' backward. */
+int sim_schedule_add_allreduce(struct sim_schedule *s, int replicas);
+/* UPDATE and ALLREDUCE: one op per stage, mb = -1. */
+static inline int sim_op_per_stage(int k)
+{
+    return k == SIM_OP_UPDATE || k == SIM_OP_ALLREDUCE;
+}
 
 /* Whether stage s re-materializes micro-batch m under the schedule's mode. */
 int sim_schedule_remat_mb(const struct sim_schedule *s, int m);

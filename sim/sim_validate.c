@@ -48,7 +48,7 @@ int sim_devindex_fill(struct sim_devindex *x, const struct sim_schedule *s, int 
     for (int i = 0; i < s->n_ops[d]; i++) {
         const struct sim_op *op = &s->ops[d][i];
         if (op->kind >= SIM_OP_NKINDS || op->stage < 0 || op->stage >= s->n_stages ||
-            (op->kind == SIM_OP_UPDATE ? op->mb != -1 : (op->mb < 0 || op->mb >= s->n_micro)))
+            (sim_op_per_stage(op->kind) ? op->mb != -1 : (op->mb < 0 || op->mb >= s->n_micro)))
             return sim_error(SIM_EINVAL, "schedule %s: device %d op %d out of range (kind %d, "
                              "stage %d, mb %d)", s->name, d, i, op->kind, op->stage, op->mb);
         if (s->stage_device[op->stage] != d) {
@@ -84,6 +84,7 @@ static int required(const struct sim_schedule *s, int kind, int st, int m)
     case SIM_OP_RECV_ACT: return prev_other;
     case SIM_OP_SEND_GRAD: return prev_other;
     case SIM_OP_UPDATE: return m == 0;
+    case SIM_OP_ALLREDUCE: return m == 0 && s->n_replicas > 1;
     }
     return 0;
 }
@@ -95,12 +96,12 @@ static int check_presence(const struct sim_schedule *s, const struct sim_devinde
         if (s->stage_device[st] != d)
             continue;
         for (int k = 0; k < SIM_OP_NKINDS; k++)
-            for (int m = 0; m < (k == SIM_OP_UPDATE ? 1 : s->n_micro); m++) {
+            for (int m = 0; m < (sim_op_per_stage(k) ? 1 : s->n_micro); m++) {
                 int want = required(s, k, st, m);
-                int32_t at = sim_devindex_get(x, s, k, st, k == SIM_OP_UPDATE ? -1 : m);
+                int32_t at = sim_devindex_get(x, s, k, st, sim_op_per_stage(k) ? -1 : m);
                 if (want == (at >= 0))
                     continue;
-                struct sim_op op = { (uint8_t)k, st, k == SIM_OP_UPDATE ? -1 : m };
+                struct sim_op op = { (uint8_t)k, st, sim_op_per_stage(k) ? -1 : m };
                 sim_op_label(&op, lab, sizeof lab);
                 return want ? sim_error(SIM_EINVAL, "schedule %s: %s of stage %d is missing",
                                         s->name, lab, st)
@@ -130,13 +131,14 @@ static int check_order(const struct sim_schedule *s, const struct sim_devindex *
                              "%s of stage %d, which it needs", s->name, d, lab, op->stage, dl,
                              deps[j].stage);
         }
-        if (op->kind != SIM_OP_UPDATE)
+        if (!sim_op_per_stage(op->kind))
             continue;
         int last_kind = s->has_wgrad ? SIM_OP_WGRAD : SIM_OP_BWD;
         for (int m = 0; m < s->n_micro; m++)
             if (sim_devindex_get(x, s, last_kind, op->stage, m) >= i)
-                return sim_error(SIM_EINVAL, "schedule %s: device %d: update of stage %d comes "
+                return sim_error(SIM_EINVAL, "schedule %s: device %d: %s of stage %d comes "
                                  "before the backward of micro-batch %d", s->name, d,
+                                 op->kind == SIM_OP_UPDATE ? "update" : "all-reduce",
                                  op->stage, m);
     }
     return 0;
