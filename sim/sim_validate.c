@@ -30,6 +30,45 @@ static int required(const struct sim_schedule *s, int kind, int st, int m)
     return 0;
 }
 
+/* One in-order thread per device (the validation runtime) must be able to
+ * run the lists: sends never block, a receive or a cross-device dependency
+ * waits until its producer is done. Rounds over the devices advance each as
+ * far as it can; none advancing with ops left is a deadlock, which the
+ * engine's separate streams could hide (a receive listed before the forward
+ * whose activations make its gradient). pos[] gives each op's list index,
+ * so an op is done iff its device's cursor is past it. O(ops * devices)
+ * worst case, O(ops) for the usual lists. */
+static int replay_in_order(const struct sim_schedule *s, const int32_t *pos)
+{
+    int *pc = calloc((size_t)s->n_devices, sizeof *pc);
+    if (!pc)
+        return sim_error(SIM_ENOMEM, "out of memory validating schedule");
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int d = 0; d < s->n_devices; d++)
+            for (; pc[d] < s->n_ops[d]; pc[d]++, progress = 1) {
+                struct sim_op deps[3];
+                int nd = sim_schedule_deps(s, &s->ops[d][pc[d]], deps), ready = 1;
+                for (int j = 0; j < nd && ready; j++)
+                    ready = pc[s->stage_device[deps[j].stage]] >
+                            pos[slot(s, deps[j].kind, deps[j].stage, deps[j].mb)];
+                if (!ready)
+                    break;
+            }
+    }
+    int rc = 0;
+    for (int d = 0; d < s->n_devices && !rc; d++)
+        if (pc[d] < s->n_ops[d]) {
+            char lab[32];
+            sim_op_label(&s->ops[d][pc[d]], lab, sizeof lab);
+            rc = sim_error(SIM_EINVAL, "schedule %s deadlocks one in-order thread per device: "
+                           "device %d waits forever at %s of stage %d (op %d)", s->name, d,
+                           lab, s->ops[d][pc[d]].stage, pc[d]);
+        }
+    free(pc);
+    return rc;
+}
+
 int sim_schedule_validate(const struct sim_schedule *s)
 {
     if (s->n_devices < 1 || s->n_stages < 1 || s->n_micro < 1)
@@ -110,6 +149,8 @@ int sim_schedule_validate(const struct sim_schedule *s)
                                        s->name, d, op->stage, m);
                 }
         }
+    if (!rc)
+        rc = replay_in_order(s, pos);
     free(pos);
     return rc;
 }
