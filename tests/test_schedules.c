@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+TestSuite(schedules, .timeout = 120);
+
 static const char *const all_schedules[] = {
     "gpipe", "1f1b", "zb-h1", "interleaved:1", "interleaved:2", "interleaved:3", "interleaved:4",
 };
@@ -113,7 +115,7 @@ static void check_counts(const struct sim_schedule *s)
 /* Every generated schedule is valid, replays on one thread per device, and
  * the engine completes it, for K 1..8, M 1..16, every remat mode, v 1..4
  * where M % K == 0. The memory ledger returns to zero on every device. */
-Test(schedules, every_schedule_is_valid_and_completes, .timeout = 120)
+Test(schedules, every_schedule_is_valid_and_completes)
 {
     int runs = 0;
     for (int K = 1; K <= 8; K++) {
@@ -197,7 +199,7 @@ Test(schedules, one_f_one_b_order_bounds_in_flight_microbatches)
 
 /* Uniform stages, no communication, no re-materialization: 1F1B takes
  * exactly GPipe's (M+K-1)(tf+tb) + update, to the nanosecond. */
-Test(schedules, one_f_one_b_step_time_equals_gpipe, .timeout = 60)
+Test(schedules, one_f_one_b_step_time_equals_gpipe)
 {
     const double tfb[][2] = { { 3000, 7000 }, { 5000, 2000 }, { 1234, 4321 } };
     for (int K = 1; K <= 8; K++) {
@@ -236,7 +238,7 @@ Test(schedules, one_f_one_b_step_time_equals_gpipe, .timeout = 60)
  * for ZB-H1 (its W of micro-batch j waits for F of j+K-1), and on device d of
  * interleaved:v min(2(K-d-1) + (v-1)K + 1, vM) chunk stashes (the warm-up
  * forwards plus one). 1F1B saves (M - min(K-s, M)) stashes on stage s. */
-Test(schedules, peak_stash_per_stage_matches_in_flight_bound, .timeout = 60)
+Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
 {
     const int64_t S = 1000;
     for (int K = 1; K <= 8; K++) {
@@ -332,7 +334,7 @@ Test(schedules, peak_memory_with_buffers_hand_computed)
  * i.e. per-device idle (K-1)(tf+tb) = (K-1)/v of a device's per-micro-batch
  * time, against busy v*M*(tf+tb), so the bubble is (K-1)/(v*M + K-1).
  * Checked to 1e-12 for K 1..8, M = K, 2K, 3K, v 1..4 (v = 1 is 1F1B). */
-Test(schedules, interleaved_bubble_formula, .timeout = 60)
+Test(schedules, interleaved_bubble_formula)
 {
     const double tfb[][2] = { { 3000, 7000 }, { 5000, 2000 }, { 4000, 4000 } };
     for (int K = 1; K <= 8; K++) {
@@ -369,7 +371,7 @@ Test(schedules, interleaved_bubble_formula, .timeout = 60)
  * M*(tf+tb) of work; stage 0 has only its K forwards to run before B(0)'s
  * gradient returns at K*tf + (K-1)*B. (The ZB paper's (K-1)(tf+B-W) is the
  * case tf >= B = W.) 1F1B's idle is (K-1)(tf+tb), strictly more. */
-Test(schedules, zb_h1_bubble_formula_and_beats_1f1b, .timeout = 60)
+Test(schedules, zb_h1_bubble_formula_and_beats_1f1b)
 {
     const double tfb[][2] = { { 3000, 7000 }, { 5000, 2000 }, { 1000, 4000 }, { 3501, 7001 },
                               { 2000, 4000 } };
