@@ -223,3 +223,31 @@ Test(compare, api_reports_memory_per_device)
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
+
+/* `pipesim predict --schedule` takes every generator; the partition follows
+ * the schedule's stage count (v*K for interleaved). */
+Test(compare, predict_runs_every_schedule)
+{
+    const char *names[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1" };
+    const int stages[] = { 4, 4, 8, 4 };
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology "
+                           "ring.json -K 4 -M 8 --batch 16 --schedule %s --format json "
+                           "--out p.json --trace p-trace.json", dir, th_pipesim(), names[i]),
+                     0, "%s", names[i]);
+        char p[128];
+        snprintf(p, sizeof p, "%s/p.json", dir);
+        json_error_t err;
+        json_t *o = json_load_file(p, 0, &err);
+        cr_assert(o, "%s", err.text);
+        cr_assert_str_eq(json_string_value(json_object_get(o, "schedule")), names[i]);
+        cr_assert_eq(json_array_size(json_object_get(o, "stages")), (size_t)stages[i]);
+        json_decref(o);
+    }
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology ring.json "
+                       "-K 4 -M 8 --batch 16 --schedule interleaved:2 --partition 2,2,2,2,2,2,2,2 "
+                       ">/dev/null", dir, th_pipesim()), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology ring.json "
+                       "-K 4 -M 6 --batch 12 --schedule interleaved:2 2>err.txt; test $? -eq 2 "
+                       "&& grep -q 'multiple of -K 4' err.txt", dir, th_pipesim()), 0);
+}
