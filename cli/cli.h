@@ -15,6 +15,7 @@
 
 int cmd_predict(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_gen_paper(int argc, char **argv);
 int cmd_compare_schedules(int argc, char **argv);
 

@@ -40,7 +40,7 @@ static void teardown(void)
     th_sh("rm -rf %s", dir);
 }
 
-TestSuite(compare, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(compare_schedules, .init = setup, .fini = teardown, .timeout = 60);
 
 static int dir_entries(void)
 {
@@ -74,7 +74,7 @@ static double num(json_t *r, const char *k)
 /* On uniform stages without communication the simulated bubbles equal the
  * formulas (tests/test_schedules.c derives them), 1F1B matches GPipe's step
  * time with lower peak activation memory, interleaving and ZB-H1 beat both. */
-Test(compare, side_by_side_on_an_ideal_ring)
+Test(compare_schedules, side_by_side_on_an_ideal_ring)
 {
     cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=256 "
                        "--topology ring.json -K 4 -M 8 --batch 64 --remat never "
@@ -108,7 +108,7 @@ Test(compare, side_by_side_on_an_ideal_ring)
 
 /* A schedule that cannot run at this K, M is a row with its reason, the
  * others still compare; table and CSV carry it. */
-Test(compare, infeasible_schedule_is_listed_with_its_reason)
+Test(compare_schedules, infeasible_schedule_is_listed_with_its_reason)
 {
     cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=64 "
                        "--topology ring.json -K 4 -M 6 --batch 12 > t.txt", dir, th_pipesim()), 0);
@@ -144,7 +144,7 @@ static void bad(const char *args, int status, const char *what)
 
 #define OK "--model mlp:layers=8,width=16 --topology ring.json"
 
-Test(compare, bad_inputs_get_one_clear_error)
+Test(compare_schedules, bad_inputs_get_one_clear_error)
 {
     bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,pipedream", 2, "unknown schedule 'pipedream'");
     bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,,1f1b", 2, "empty name");
@@ -163,7 +163,7 @@ Test(compare, bad_inputs_get_one_clear_error)
                        th_pipesim()), 0);
 }
 
-Test(compare, same_inputs_give_byte_identical_outputs)
+Test(compare_schedules, same_inputs_give_byte_identical_outputs)
 {
     for (int i = 0; i < 2; i++)
         cr_assert_eq(th_sh("cd %s && %s compare-schedules " OK " -K 4 -M 8 --batch 16 "
@@ -172,7 +172,7 @@ Test(compare, same_inputs_give_byte_identical_outputs)
     cr_assert_eq(th_sh("cd %s && cmp -s o0.csv o1.csv", dir), 0);
 }
 
-Test(compare, bubble_formulas)
+Test(compare_schedules, bubble_formulas)
 {
     cr_assert(fabs(ana_bubble_formula("gpipe", 4, 8, 1, 2) - 3.0 / 11) < 1e-15);
     cr_assert(fabs(ana_bubble_formula("1f1b", 8, 8, 1, 2) - 7.0 / 15) < 1e-15);
@@ -187,7 +187,7 @@ Test(compare, bubble_formulas)
 }
 
 /* The API: memory per device, interleaved puts two stages on each. */
-Test(compare, api_reports_memory_per_device)
+Test(compare_schedules, api_reports_memory_per_device)
 {
     struct mdl_profile *p;
     struct mdl_topology *t;
@@ -226,7 +226,7 @@ Test(compare, api_reports_memory_per_device)
 
 /* `pipesim predict --schedule` takes every generator; the partition follows
  * the schedule's stage count (v*K for interleaved). */
-Test(compare, predict_runs_every_schedule)
+Test(compare_schedules, predict_runs_every_schedule)
 {
     const char *names[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1" };
     const int stages[] = { 4, 4, 8, 4 };
