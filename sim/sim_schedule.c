@@ -199,6 +199,9 @@ static int gen_gpipe(const char *arg, int K, int M, enum sim_remat remat,
 
 static const struct { const char *name; sim_schedule_gen gen; } generators[] = {
     { "gpipe", gen_gpipe },
+    { "1f1b", sim_gen_1f1b },
+    { "interleaved", sim_gen_interleaved },
+    { "zb-h1", sim_gen_zbh1 },
 };
 
 int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
