@@ -1,4 +1,5 @@
 #include "analysis/ana_predict.h"
+#include "analysis/ana_schedules.h"
 #include "sim/sim_cost.h"
 #include "sim/sim_error.h"
 
@@ -112,7 +113,10 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         if (sim_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
             p->allreduce_s = sim_time_to_seconds(r->busy_allreduce[d]);
     p->bubble_sim = r->bubble;
-    p->bubble_analytic = (double)(c->K - 1) / (c->M + c->K - 1);
+    /* the schedule's uniform-stage formula, from stage 0's op times */
+    p->bubble_analytic = ana_bubble_formula(p->schedule, c->K, c->M,
+                                            sim_time_to_seconds(costs->st[0].fwd),
+                                            sim_time_to_seconds(costs->st[0].bwd));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {

@@ -53,7 +53,8 @@ struct ana_prediction {
     double step_s, samples_per_s;     /* samples/s of all replicas */
     double allreduce_s;                /* longest stage all-reduce */
     double baseline_step_s, speedup;
-    double bubble_sim, bubble_analytic; /* analytic = (K-1)/(M+K-1) */
+    double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
+                                           formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int fits;
     int64_t n_ops;
     struct ana_stage *stages;          /* [n_stages] */

@@ -9,7 +9,8 @@
 
 static const char help[] =
     "usage: pipesim predict --model F --topology F -K k -M m --batch N\n"
-    "                       [--remat always|except_last|never] [--schedule gpipe]\n"
+    "                       [--remat always|except_last|never]\n"
+    "                       [--schedule gpipe|1f1b|interleaved:v|zb-h1]\n"
     "                       [--partition uniform|3,5,4,4] [--trace out.json]\n"
     "                       [--trace-csv out.csv] [--format table|csv|json] [--out F]\n"
     "                       [--replicas R]\n\n"

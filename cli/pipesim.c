@@ -27,7 +27,7 @@ static void usage(FILE *f)
                "usage: pipesim <command> [options]   (pipesim <command> --help)\n\n"
                "commands:\n", SIM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 }
 
 static int cmd_help(int argc, char **argv)
