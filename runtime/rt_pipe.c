@@ -113,8 +113,13 @@ int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
 {
     *out = NULL;
     int rc = sim_schedule_validate(s);
-    if (rc < 0 || (rc = rt_replay_check(s)) < 0)
+    if (rc < 0)
         goto err_free_schedule;
+    if (s->n_replicas > 1) {
+        rc = sim_error(SIM_EINVAL, "schedule %s has %d data-parallel replicas; the runtime "
+                       "runs one pipeline", s->name, s->n_replicas);
+        goto err_free_schedule;
+    }
     if (batch < 1 || batch % s->n_micro) {
         rc = sim_error(SIM_EINVAL, "batch %d must be a positive multiple of M = %d", batch,
                        s->n_micro);

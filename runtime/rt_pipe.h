@@ -11,9 +11,11 @@
  * device (stage s on stage_device[s], buffers handed over in place between
  * them), re-materialization per micro-batch (sim_schedule_remat_mb), split
  * backward (has_wgrad: B computes the input gradient, W the weight
- * gradient). Sends never block (a slot per micro-batch); a receive waits,
- * so the lists must also pass rt_replay_check (checked at setup); a
- * deadlock that slips through anyway is detected and reported (rt_chan).
+ * gradient). Sends never block (a slot per micro-batch); a receive waits
+ * (sim_schedule_validate checks the lists run that way to the end; a
+ * deadlock that slipped through anyway is detected and reported, rt_chan).
+ * One pipeline replica: schedules with data-parallel all-reduce ops are
+ * refused.
  * Buffers are taken and returned exactly as sim_mem_effect books them
  * (allocations of an op's start before it runs; at its end frees first,
  * then allocations), so each device's measured peak equals the ledger's
@@ -86,12 +88,6 @@ void rt_pipe_free(rt_pipe *p);
  * *trace gets the step's measured trace (trc_trace_free). */
 int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *st,
                  struct trc_trace **trace);
-
-/* Whether the lists run as rt_pipe runs them (one thread per device, list
- * order, sends never block, receives wait): SIM_EINVAL naming the op a
- * device would wait at forever. sim_schedule_validate does not check this
- * (the simulator's send and receive streams are independent). O(ops). */
-int rt_replay_check(const struct sim_schedule *s);
 
 const struct sim_schedule *rt_pipe_schedule(const rt_pipe *p);
 const struct rt_stage *rt_pipe_stage(const rt_pipe *p, int s);

@@ -4,7 +4,6 @@
 #include "sim/sim_error.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int nomem(const struct sim_op *op, int64_t bytes)
@@ -218,45 +217,4 @@ void *rt_worker_main(void *arg)
     }
     rt_watch_leave(&p->watch);
     return NULL;
-}
-
-int rt_replay_check(const struct sim_schedule *s)
-{
-    size_t n = (size_t)s->n_stages * s->n_micro;
-    char *act = calloc(n ? n : 1, 1), *grad = calloc(n ? n : 1, 1);
-    int *at = calloc((size_t)s->n_devices, sizeof *at);
-    int rc = 0;
-    if (!act || !grad || !at) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (int d = 0; d < s->n_devices; d++)
-            for (; at[d] < s->n_ops[d]; at[d]++, progress = 1) {
-                const struct sim_op *op = &s->ops[d][at[d]];
-                size_t i = (size_t)op->stage * s->n_micro + (size_t)(op->mb < 0 ? 0 : op->mb);
-                if (op->kind == SIM_OP_SEND_ACT)
-                    act[i + (size_t)s->n_micro] = 1;      /* for stage + 1 */
-                else if (op->kind == SIM_OP_SEND_GRAD)
-                    grad[i - (size_t)s->n_micro] = 1;     /* for stage - 1 */
-                else if ((op->kind == SIM_OP_RECV_ACT && !act[i]) ||
-                         (op->kind == SIM_OP_RECV_GRAD && !grad[i]))
-                    break;
-            }
-    }
-    for (int d = 0; d < s->n_devices && !rc; d++)
-        if (at[d] < s->n_ops[d]) {
-            char lab[32];
-            sim_op_label(&s->ops[d][at[d]], lab, sizeof lab);
-            rc = sim_error(SIM_EINVAL, "schedule %s: replayed in list order with blocking "
-                           "receives, device %d waits forever at op %d (%s of stage %d): a "
-                           "receive is listed before a send it depends on", s->name, d, at[d],
-                           lab, s->ops[d][at[d]].stage);
-        }
-cleanup:
-    free(act);
-    free(grad);
-    free(at);
-    return rc;
 }

@@ -96,6 +96,23 @@ Test(runtime, gpipe_step_equals_reference_every_K_M_remat)
             }
 }
 
+/* The later generators run unchanged: 1F1B, interleaved (two stages per
+ * device), zero-bubble ZB-H1 (split backward). */
+Test(runtime, other_schedules_equal_reference)
+{
+    static const char *const names[] = { "1f1b", "interleaved:2", "zb-h1" };
+    static const int Ks[] = { 2, 4 }, Ms[] = { 4, 8 };
+    for (int i = 0; i < 3; i++)
+        for (int ki = 0; ki < 2; ki++)
+            for (int mi = 0; mi < 2; mi++)
+                for (int r = 0; r < 3; r++) {
+                    struct sim_schedule *s;
+                    cr_assert_eq(sim_schedule_build(names[i], Ks[ki], Ms[mi], (enum sim_remat)r,
+                                                    &s), 0, "%s", sim_errmsg());
+                    check_step("mlp:layers=8,width=24,in=16,out=8,norm=2", s, 16, NULL);
+                }
+}
+
 Test(runtime, uneven_partition_and_file_net)
 {
     const char *path = "build/tests/rt_net.txt";
