@@ -78,7 +78,7 @@ static int make_workers(rt_pipe *p)
         return rc;
     p->oversubscribed = p->D > n_cpus;
     p->watch.spin_ns = p->oversubscribed || !p->pin ? 0 : RT_SPIN_NS;
-    if (p->oversubscribed)
+    if (p->oversubscribed && p->pin)
         fprintf(stderr, "pipesim: warning: %d workers on %d cores: timings are "
                         "oversubscribed\n", p->D, n_cpus);
     p->w = calloc((size_t)p->D, sizeof *p->w);

@@ -51,7 +51,8 @@ struct rt_pipe_config {
     enum sim_remat remat;
     const char *partition;   /* NULL = "uniform", else "3,5,..." per stage */
     float lr;                /* SGD learning rate of U */
-    int no_pin;              /* 1: leave threads unpinned */
+    int no_pin;              /* 1: leave threads unpinned (and do not warn
+                                when workers outnumber cores) */
 };
 
 struct rt_dev_stats {

@@ -2,6 +2,19 @@
  * finite differences as oracles. */
 #include "helpers.h"
 
+#include <unistd.h>
+
+/* A scratch file name private to this process (tests may run from a tree
+ * where build/tests does not exist yet). */
+static const char *scratch(const char *name)
+{
+    static char buf[4][128];
+    static int k;
+    char *b = buf[k++ & 3];
+    snprintf(b, 128, "/tmp/pipesim-rt-%d-%s", (int)getpid(), name);
+    return b;
+}
+
 #include <math.h>
 
 #include "runtime/rt_stage.h"
@@ -200,7 +213,7 @@ Test(rt_kernels, bad_specs_are_named_errors)
     bad_spec("mlp:layers", SIM_EPARSE, "not key=value");
     bad_spec("resnet:50", SIM_EPARSE, "want mlp:");
     bad_spec("file:/nonexistent/net.txt", SIM_EIO, "/nonexistent/net.txt");
-    const char *path = "build/tests/rt_bad_net.txt";
+    const char *path = scratch("bad_net.txt");
     static const struct { const char *text, *msg; } cases[] = {
         { "dense 4\n", ":1: first item must be 'input WIDTH'" },
         { "input 4\ndense 4\nconv 3\n", ":3: unknown layer kind 'conv'" },
@@ -216,8 +229,11 @@ Test(rt_kernels, bad_specs_are_named_errors)
         cr_assert(f);
         fputs(cases[i].text, f);
         fclose(f);
-        bad_spec("file:build/tests/rt_bad_net.txt", SIM_EPARSE, cases[i].msg);
+        char spec[160];
+        snprintf(spec, sizeof spec, "file:%s", path);
+        bad_spec(spec, SIM_EPARSE, cases[i].msg);
     }
+    unlink(path);
 }
 
 /* The emitted profile gives sim_costs the runtime's exact in/out/stash. */
@@ -228,10 +244,11 @@ Test(rt_kernels, profile_matches_stage_plan)
     struct mdl_profile *p;
     cr_assert_eq(rt_net_profile(n, &p), 0);
     cr_assert_eq(p->n_layers, n->n_layers);
-    const char *csv = "build/tests/rt_profile.csv";
+    const char *csv = scratch("profile.csv");
     cr_assert_eq(mdl_profile_write(p, csv), 0, "%s", sim_errmsg());
     struct mdl_profile *q;
     cr_assert_eq(mdl_profile_load(csv, &q), 0, "%s", sim_errmsg());
+    unlink(csv);
     struct mdl_topology *t = th_chain(4, 1e11, 1e10, 1e-6);
     for (int K = 1; K <= 4; K++) {
         struct sim_partition *part;

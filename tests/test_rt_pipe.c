@@ -2,6 +2,19 @@
  * replay refuses, measured traces, configuration errors. */
 #include "helpers.h"
 
+#include <unistd.h>
+
+/* A scratch file name private to this process (tests may run from a tree
+ * where build/tests does not exist yet). */
+static const char *scratch(const char *name)
+{
+    static char buf[4][128];
+    static int k;
+    char *b = buf[k++ & 3];
+    snprintf(b, 128, "/tmp/pipesim-rt-%d-%s", (int)getpid(), name);
+    return b;
+}
+
 #include <pthread.h>
 
 #include "runtime/rt_chan.h"
@@ -220,10 +233,11 @@ Test(rt_pipe, measured_trace_is_complete_and_consistent)
         cr_assert(st.dev[dv].busy_ns > 0 && st.dev[dv].busy_ns <= st.step_ns);
     }
     cr_assert(st.bubble >= 0 && st.bubble < 1);
-    const char *path = "build/tests/rt_trace.json";
+    const char *path = scratch("trace.json");
     cr_assert_eq(trc_write_chrome(t, path), 0, "%s", sim_errmsg());
     struct trc_trace *back;
     cr_assert_eq(trc_read_chrome(path, &back), 0, "%s", sim_errmsg());
+    unlink(path);
     cr_assert_eq(back->n_events, t->n_events);
     cr_assert_str_eq(back->source, "measured");
     trc_trace_free(back);
