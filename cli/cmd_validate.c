@@ -1,5 +1,6 @@
 /* pipesim validate: real pipelined training steps on pinned CPU cores. */
 #include "cli/cli.h"
+#include "cli/cli_calib.h"
 #include "runtime/rt_pipe.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
@@ -31,7 +32,10 @@ static const char help[] =
     "      lines 'input W', 'dense W [relu|linear]', 'norm'.\n"
     "Defaults: --remat except_last, --schedule gpipe, --partition uniform, --lr 0.05,\n"
     "--seed 1, --steps 3. More workers than cores runs with a warning (timings\n"
-    "oversubscribed).\n";
+    "oversubscribed).\n\n"
+    "pipesim validate --check --net SPEC ...: calibrate, then predict, run and compare a\n"
+    "grid of K, M and remat modes; results in results/validation.db and a report\n"
+    "(see pipesim validate --check --help).\n";
 
 static double ms(int64_t ns) { return (double)ns * 1e-6; }
 
@@ -102,6 +106,9 @@ int cmd_validate(int argc, char **argv)
         { "emit-profile", required_argument, 0, 'P' }, { "no-pin", no_argument, 0, 'N' },
         { "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
     };
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--check"))
+            return cli_validate_check(argc, argv);
     struct rt_pipe_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
     const char *spec = NULL, *trace_path = NULL, *csv_path = NULL, *prof_path = NULL;
     long K = 0, M = 0, batch = 0, steps = 3, seed = 1;

@@ -19,6 +19,7 @@ static const struct {
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
     { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
+    { "calibrate", cmd_calibrate, "time a runtime net on this machine: fitted profile and topology" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
