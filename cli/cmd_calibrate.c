@@ -93,8 +93,9 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
             return rc;
         for (int i = 0; i < k; i++) {
             if (batch % v[i]) {
+                long m = v[i];
                 free(v);
-                return sim_error(SIM_EUSAGE, "--batch %ld must divide by -M %ld", batch, v[i]);
+                return sim_error(SIM_EUSAGE, "--batch %ld must divide by -M %ld", batch, m);
             }
             v[i] = batch / v[i];
         }

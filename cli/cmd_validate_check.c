@@ -253,8 +253,8 @@ int cli_validate_check(int argc, char **argv)
     struct mdl_profile *prof = NULL;
     struct mdl_topology *topo = NULL;
     struct ana_vcheck *v = NULL;
-    if ((rc = cli_mkdirs(a.db)) < 0 || (rc = cli_mkdirs(a.report)) < 0 ||
-        (rc = inputs(&a, &prof, &topo, pdesc, tdesc, sizeof pdesc)) < 0)
+    if ((rc = inputs(&a, &prof, &topo, pdesc, tdesc, sizeof pdesc)) < 0 ||
+        (rc = cli_mkdirs(a.db)) < 0 || (rc = cli_mkdirs(a.report)) < 0)
         goto out;
     struct ana_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,
