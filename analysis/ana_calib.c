@@ -12,11 +12,22 @@
 #include <gsl/gsl_multifit.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+int ana_realtime(int on)
+{
+    struct sched_param sp = { .sched_priority = on ? 10 : 0 };
+    if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp))
+        return sim_error(SIM_ERUNTIME, "cannot switch to %s scheduling: %s",
+                         on ? "real-time (SCHED_FIFO)" : "normal", strerror(errno));
+    return 0;
+}
 
 const char *ana_calib_op_name(enum ana_calib_op op)
 {
@@ -331,7 +342,7 @@ int ana_calib_run(const struct ana_calib_opts *o, struct ana_calib **out)
     snprintf(c->blas, sizeof c->blas, "%s", rt_blas_corename());
     time_t now = time(NULL);
     strftime(c->stamp, sizeof c->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    c->repeats = o->repeats ? o->repeats : 15;
+    c->repeats = o->repeats ? o->repeats : 5;
     c->warmup = o->warmup;
     c->n_sizes = o->n_sizes;
     memcpy(c->sizes, o->sizes, (size_t)o->n_sizes * sizeof *c->sizes);
@@ -343,6 +354,12 @@ int ana_calib_run(const struct ana_calib_opts *o, struct ana_calib **out)
         }
     c->ref_batch = o->ref_batch ? o->ref_batch : c->sizes[c->n_sizes - 1];
     c->n_layers = net->n_layers;
+    c->n_stages = o->n_stages > 0 ? o->n_stages : 1;
+    if (c->n_stages > net->n_layers) {
+        rc = sim_error(SIM_EUSAGE, "calibrate: %d stages but the net has %d layers",
+                       c->n_stages, net->n_layers);
+        goto err;
+    }
     c->layers = calloc((size_t)net->n_layers, sizeof *c->layers);
     c->groups = calloc((size_t)net->n_layers, sizeof *c->groups);
     if (!c->layers || !c->groups) {
@@ -393,9 +410,9 @@ static double clamp_fixed(double a, double t_at) { return a < 0 ? 0 : a > t_at ?
 int ana_calib_profile(const struct ana_calib *c, struct mdl_profile **out)
 {
     *out = NULL;
-    char origin[512];
-    snprintf(origin, sizeof origin, "pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, "
-             "%s", c->spec, c->cpu, c->blas, c->repeats, c->stamp);
+    char origin[1024];
+    snprintf(origin, sizeof origin, "pipesim calibrate %s in stages %s on cpu %d, OpenBLAS %s, "
+             "%d repeats, %s", c->spec, c->partition, c->cpu, c->blas, c->repeats, c->stamp);
     struct mdl_profile *p = mdl_profile_new(origin, 1);
     if (!p)
         return sim_error(SIM_ENOMEM, "out of memory");

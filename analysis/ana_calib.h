@@ -7,10 +7,17 @@
  * forward that keeps nothing (F of a re-materialized one), recompute (R,
  * the same kernel as a kept F, timed again right before B) and backward (B),
  * in whole-net passes so each layer runs with the caches the pipeline gives
- * it (the layers before it just ran; the stash buffers rotate through more
- * memory than the core's L2, as M micro-batches do). Per size: warm-up
- * passes, then `repeats` timed passes; median and spread (p25, p75, min,
- * max). Also: every layer's SGD update, a large dense GEMM (the device's
+ * it, with its stage: a uniform partition into n_stages stages (default
+ * one), each timed alone, since a layer's cost depends on the working set
+ * of the layers beside it (a profile calibrated in 2 stages is the one to
+ * predict K = 2 with). Per stage and size, one at a time, warm-up then `repeats` timed
+ * repetitions of the phases of a GPipe step on one device over the
+ * micro-batches of a batch of the largest size (each with its own input and
+ * stash): all forwards keeping the stash, all backwards, all forwards
+ * keeping nothing, then recompute and backward per micro-batch — so every
+ * op follows what it follows in a pipeline (F after F, B after B or R, R
+ * after B) with the pipeline's working set. Median and spread (p25, p75,
+ * min, max) over repetitions x micro-batches. Also: every layer's SGD update, a large dense GEMM (the device's
  * FLOP rate), the hand-off latency of a small message between two pinned
  * cores through the runtime's channels (receiver polling, and receiver
  * asleep), a transfer of each activation size (send copy + receive copy,
@@ -32,9 +39,9 @@
  * SGD), one shared link (latency and bandwidth from the transfer fit).
  *
  * Ownership: ana_calib_run allocates *out; ana_calib_free (NULL ok).
- * Cost: the kernels' FLOPs x (4 passes) x (repeats + warm-up) x sizes, plus
- * O(sizes x repeats) channel round trips; about 1-3 s for an 8-layer
- * 512-wide net over 7 sizes with 15 repeats on one core.
+ * Cost: per size and repetition about three forwards and two backwards of a
+ * batch of the largest size, plus a few hundred channel round trips; about
+ * 3-4 s for an 8-layer 512-wide net, sizes 4..256, 5 repetitions, one core.
  */
 #ifndef ANA_CALIB_H
 #define ANA_CALIB_H
@@ -88,9 +95,11 @@ struct ana_calib_opts {
     const char *spec;          /* rt_net spec (mlp:..., file:...) */
     const int *sizes;          /* micro-batch sizes, > 0, distinct */
     int n_sizes;
-    int repeats;               /* timed passes per size (default 15) */
-    int warmup;                /* untimed passes per size (default 2) */
+    int repeats;               /* timed repetitions per size (default 5) */
+    int warmup;                /* untimed repetitions per size */
     int ref_batch;             /* at_batch of the profile; 0 = largest size */
+    int n_stages;              /* time each layer inside its stage of a uniform
+                                  partition into this many stages (0 = 1) */
     int cpu, peer_cpu;         /* -1: the first two allowed CPUs */
     uint64_t seed;             /* weights and data (default 1) */
 };
@@ -103,6 +112,8 @@ struct ana_calib {
     int repeats, warmup;
     int n_sizes, sizes[ANA_CALIB_MAX_SIZES];
     int ref_batch;
+    int n_stages;
+    char partition[256];              /* layers per stage timed together */
     int n_layers;
     struct ana_calib_layer *layers;   /* [n_layers] */
     struct mdl_profile *net_profile;  /* rt_net_profile: FLOPs, bytes (owned) */
@@ -138,6 +149,15 @@ int ana_calib_topology(const struct ana_calib *c, struct mdl_topology **out);
  * ("csv"). */
 int ana_calib_print(const struct ana_calib *c, const char *format, FILE *f);
 const char *ana_calib_op_name(enum ana_calib_op op);
+
+/* Measuring on cores shared with other jobs: on = 1 puts the calling
+ * thread, and every thread it creates afterwards (calibration threads,
+ * runtime workers inherit it), under SCHED_FIFO at priority 10, so other
+ * processes' time slices stop landing inside timed ops (the kernel's RT
+ * throttling still leaves them 5 % of each core); on = 0 restores
+ * SCHED_OTHER. SIM_ERUNTIME when not permitted (needs CAP_SYS_NICE), with
+ * the scheduling left as it was. */
+int ana_realtime(int on);
 
 /* ---- the fits, exposed for tests ---- */
 /* y = a + b x; relative != 0 weights by 1/y^2. n >= 1 (n = 1: a = 0).

@@ -38,8 +38,8 @@ static void print_table(const struct ana_calib *c, FILE *f)
     fprintf(f, "micro-batches   ");
     for (int i = 0; i < c->n_sizes; i++)
         fprintf(f, "%s%d", i ? "," : "", c->sizes[i]);
-    fprintf(f, "; %d timed passes each after %d warm-up (median, spread p25-p75)\n",
-            c->repeats, c->warmup);
+    fprintf(f, "; %d timed repetitions of a GPipe step's phases each after %d warm-up "
+            "(median, spread p25-p75)\n", c->repeats, c->warmup);
     fprintf(f, "profile batch   %d (the other sizes as points)\n", c->ref_batch);
     fprintf(f, "\nper layer kind: time = a + b*n (least squares, relative weights)\n");
     fprintf(f, "%-34s %6s %-9s %10s %10s %8s %8s\n", "group", "layers", "op", "a us",

@@ -58,9 +58,10 @@ static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
     return 0;
 }
 
-static int simulate(const struct ana_vcheck_opts *o, struct ana_vpoint *pt)
+static int simulate(const struct ana_vcheck_opts *o, const struct mdl_profile *prof,
+                    const struct mdl_topology *topo, struct ana_vpoint *pt)
 {
-    struct ana_config cfg = { .profile = o->profile, .topo = o->topo, .schedule = o->schedule,
+    struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = o->schedule,
                               .K = pt->K, .M = pt->M, .batch = o->batch, .remat = pt->remat,
                               .record_trace = 1, .no_baseline = 1 };
     struct ana_prediction *p;
@@ -154,6 +155,52 @@ out:
     return rc;
 }
 
+static int ev_key(const void *pa, const void *pb)
+{
+    const struct trc_event *a = pa, *b = pb;
+    int64_t ka = (((int64_t)a->device * SIM_OP_NKINDS + a->kind) * 65536 + a->stage) * 65536 +
+                 a->mb;
+    int64_t kb = (((int64_t)b->device * SIM_OP_NKINDS + b->kind) * 65536 + b->stage) * 65536 +
+                 b->mb;
+    return ka < kb ? -1 : ka > kb;
+}
+
+static int dbl_cmp(const void *a, const void *b);
+
+/* Per op kind, the median relative duration error of the compute ops
+ * (the traces hold the same ops: ana_compare checked). */
+static int kind_errors(struct ana_vpoint *pt)
+{
+    const struct trc_trace *s = pt->sim_trace, *m = pt->meas_trace;
+    size_t n = s->n_events;
+    struct trc_event *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    double *e = malloc((n ? n : 1) * sizeof *e);
+    if (!a || !b || !e) {
+        free(a);
+        free(b);
+        free(e);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    memcpy(a, s->events, n * sizeof *a);
+    memcpy(b, m->events, n * sizeof *b);
+    qsort(a, n, sizeof *a, ev_key);
+    qsort(b, n, sizeof *b, ev_key);
+    for (int k = 0; k < SIM_OP_NKINDS; k++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t ds = a[i].end_ns - a[i].start_ns, dm = b[i].end_ns - b[i].start_ns;
+            if (a[i].kind == k && a[i].stream == SIM_STREAM_COMPUTE && ds > 0)
+                e[c++] = (double)(dm - ds) / (double)ds;
+        }
+        qsort(e, c, sizeof *e, dbl_cmp);
+        pt->kind_err[k] = !c ? NAN : c % 2 ? e[c / 2] : (e[c / 2 - 1] + e[c / 2]) / 2;
+    }
+    free(a);
+    free(b);
+    free(e);
+    return 0;
+}
+
 static void peak_error(struct ana_vpoint *pt)
 {
     const struct ana_compare *c = pt->cmp;
@@ -169,14 +216,16 @@ static void peak_error(struct ana_vpoint *pt)
     }
 }
 
-static int run_point(const struct ana_vcheck_opts *o, struct rt_net *net,
+static int run_point(const struct ana_vcheck_opts *o, const struct mdl_profile *prof,
+                     const struct mdl_topology *topo, struct rt_net *net,
                      const struct rt_data *data, struct ana_vpoint *pt)
 {
     struct trc_trace *fastest = NULL;
     int rc;
-    if ((rc = simulate(o, pt)) < 0 || (rc = run_real(o, net, data, pt, &fastest)) < 0 ||
+    if ((rc = simulate(o, prof, topo, pt)) < 0 || (rc = run_real(o, net, data, pt, &fastest)) < 0 ||
         (rc = ana_compare_new(pt->sim_trace, pt->meas_trace, &pt->cmp)) < 0 ||
-        (rc = ana_compare_new(pt->sim_trace, fastest, &pt->cmp_min)) < 0)
+        (rc = ana_compare_new(pt->sim_trace, fastest, &pt->cmp_min)) < 0 ||
+        (rc = kind_errors(pt)) < 0)
         goto out;
     peak_error(pt);
 out:
@@ -186,7 +235,7 @@ out:
 
 static int check_opts(const struct ana_vcheck_opts *o)
 {
-    if (!o->spec || !o->profile || !o->topo)
+    if (!o->spec || ((!o->profile || !o->topo) && !o->prepare))
         return sim_error(SIM_EUSAGE, "validate --check: a net, a profile and a topology are "
                          "required");
     if (o->batch < 1 || o->steps < 1 || o->steps > ANA_VCHECK_MAX_STEPS ||
@@ -217,19 +266,9 @@ int ana_vcheck_run(const struct ana_vcheck_opts *o, struct ana_vcheck **out)
     if ((rc = rt_net_parse(o->spec, &net)) < 0 ||
         (rc = rt_data_new(net, o->batch, o->seed, &data)) < 0)
         goto err;
-    if (net->n_layers != o->profile->n_layers) {
-        rc = sim_error(SIM_EINVAL, "profile %s has %d layers, net %s has %d: calibrate this "
-                       "net", o->profile->path, o->profile->n_layers, net->spec,
-                       net->n_layers);
-        goto err;
-    }
     snprintf(v->spec, sizeof v->spec, "%s", net->spec);
     snprintf(v->schedule, sizeof v->schedule, "%s", o->schedule ? o->schedule : "gpipe");
     snprintf(v->blas, sizeof v->blas, "%s", rt_blas_corename());
-    snprintf(v->profile_desc, sizeof v->profile_desc, "%s",
-             o->profile_desc ? o->profile_desc : o->profile->path);
-    snprintf(v->topology_desc, sizeof v->topology_desc, "%s",
-             o->topology_desc ? o->topology_desc : o->topo->path);
     time_t now = time(NULL);
     strftime(v->stamp, sizeof v->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     v->batch = o->batch;
@@ -243,7 +282,22 @@ int ana_vcheck_run(const struct ana_vcheck_opts *o, struct ana_vcheck **out)
     /* steady-state steps reuse the heap instead of faulting in fresh pages */
     mallopt(M_MMAP_THRESHOLD, 256 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
-    for (int a = 0; a < o->n_K; a++)
+    for (int a = 0; a < o->n_K; a++) {
+        const struct mdl_profile *prof = o->profile_for_K && o->profile_for_K[a]
+                                             ? o->profile_for_K[a] : o->profile;
+        const struct mdl_topology *topo = o->topo_for_K && o->topo_for_K[a] ? o->topo_for_K[a]
+                                                                           : o->topo;
+        if (o->prepare && (rc = o->prepare(o->prepare_ctx, o->Ks[a], &prof, &topo)) < 0)
+            goto err;
+        if (!prof || !topo) {
+            rc = sim_error(SIM_EINVAL, "validate --check: no profile for K = %d", o->Ks[a]);
+            goto err;
+        }
+        if (net->n_layers != prof->n_layers) {
+            rc = sim_error(SIM_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
+                           "this net", prof->path, prof->n_layers, net->spec, net->n_layers);
+            goto err;
+        }
         for (int b = 0; b < o->n_M; b++)
             for (int r = 0; r < o->n_remat; r++) {
                 if (o->batch % o->Ms[b])
@@ -253,25 +307,34 @@ int ana_vcheck_run(const struct ana_vcheck_opts *o, struct ana_vcheck **out)
                 pt->M = o->Ms[b];
                 pt->micro = o->batch / o->Ms[b];
                 pt->remat = o->remats[r];
-                if ((rc = run_point(o, net, data, pt)) < 0)
+                if ((rc = run_point(o, prof, topo, net, data, pt)) < 0)
                     goto err;
                 if (o->progress) {
                     const struct ana_compare *c = pt->cmp;
                     fprintf(o->progress, "K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas "
                             "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas "
-                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld\n", pt->K, pt->M,
+                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %+.1f%% R %+.1f%% "
+                            "B %+.1f%% U %+.1f%%\n", pt->K, pt->M,
                             sim_remat_name(pt->remat), pt->step_sim_s * 1e3,
                             pt->step_med_s * 1e3, 100 * c->makespan_err,
                             100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
                             100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
-                            100 * pt->peak_err, pt->preempt_med);
+                            100 * pt->peak_err, pt->preempt_med,
+                            100 * pt->kind_err[SIM_OP_FWD], 100 * pt->kind_err[SIM_OP_RECOMP],
+                            100 * pt->kind_err[SIM_OP_BWD], 100 * pt->kind_err[SIM_OP_UPDATE]);
                     fflush(o->progress);
                 }
             }
+    }
     if (!v->n_points) {
         rc = sim_error(SIM_EUSAGE, "validate --check: no -M divides --batch %d", o->batch);
         goto err;
     }
+    /* after the run: a prepare callback may have written them */
+    snprintf(v->profile_desc, sizeof v->profile_desc, "%s",
+             o->profile_desc ? o->profile_desc : o->profile ? o->profile->path : "");
+    snprintf(v->topology_desc, sizeof v->topology_desc, "%s",
+             o->topology_desc ? o->topology_desc : o->topo ? o->topo->path : "");
     v->wall_s = (double)(rt_now_ns() - t0) * 1e-9;
     rt_data_free(data);
     rt_net_free(net);

@@ -61,6 +61,17 @@ struct ana_vcheck_opts {
     int n_remat;
     const struct mdl_profile *profile; /* borrowed */
     const struct mdl_topology *topo;   /* borrowed */
+    /* optional [n_K]: the profile and topology to predict Ks[i] with
+     * (calibrated in Ks[i] stages); NULL or NULL entries: the above */
+    const struct mdl_profile *const *profile_for_K;
+    const struct mdl_topology *const *topo_for_K;
+    /* optional: called before the points of each K run, to calibrate in K
+     * stages just before measuring them (the machine's speed drifts over
+     * tens of seconds); sets the profile and topology for that K (the
+     * caller's, alive until ana_vcheck_run returns). Overrides the above. */
+    int (*prepare)(void *ctx, int K, const struct mdl_profile **prof,
+                   const struct mdl_topology **topo);
+    void *prepare_ctx;
     const char *profile_desc;          /* where they came from, for the stamp */
     const char *topology_desc;
     uint64_t seed;
@@ -79,6 +90,9 @@ struct ana_vpoint {
                                           timed steps: other load on the cores */
     struct ana_compare *cmp;           /* simulated vs the median step */
     struct ana_compare *cmp_min;       /* simulated vs the fastest step */
+    double kind_err[SIM_OP_NKINDS];    /* median (meas - sim) / sim duration of
+                                          the compute ops of each kind (F, B, R,
+                                          W, U; NaN where none), median step */
     double peak_err;                   /* max over devices |meas - sim| / sim */
     int64_t peak_sim, peak_meas;       /* on the device of peak_err */
     struct trc_trace *sim_trace, *meas_trace; /* the median step (owned) */

@@ -17,6 +17,8 @@ int cli_mkdirs(const char *path);
 int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int *n);
 /* results/calib/<spec with punctuation folded to '-'>. */
 void cli_calib_default_prefix(const char *spec, char *buf, size_t n);
+/* on: ana_realtime(1), a warning on stderr if not permitted. */
+void cli_realtime(int on);
 /* pipesim validate --check (cli/cmd_validate_check.c). */
 int cli_validate_check(int argc, char **argv);
 /* Writes PREFIX.csv (profile), PREFIX.json (topology), PREFIX-fit.csv. */

@@ -16,14 +16,19 @@ static const char help[] =
     "usage: pipesim calibrate --net SPEC [--out PREFIX] [--batch N] [-M 1,2,4,...]\n"
     "                         [--micro-batches 4,8,...] [--at-batch N] [--repeats R]\n"
     "                         [--warmup W] [--cpu C] [--peer-cpu C] [--seed N]\n"
-    "                         [--format table|csv]\n\n"
+    "                         [--stages K] [--format table|csv] [--realtime]\n\n"
     "Times every layer of the validation runtime's net (see pipesim validate --help\n"
     "for SPEC) on one pinned core with the runtime's own kernels: the forward that\n"
     "keeps its stash (F), the forward of a re-materialized micro-batch (F-nostash),\n"
     "the recompute (R) and the backward (B), in whole-net passes, at each\n"
     "micro-batch size (default: --batch 256 split into -M 1,2,4,8,16,32,64, i.e.\n"
-    "256,128,...,4 samples), R timed passes after W warm-up ones (defaults 15, 2):\n"
-    "median and spread. Also every layer's SGD update, a dense GEMM (the FLOP rate),\n"
+    "256,128,...,4 samples). Per size, W warm-up and R timed repetitions (defaults 1,\n"
+    "5) of the phases of a GPipe step over the micro-batches of a batch of the\n"
+    "largest size (forwards, backwards, forwards without stash, recompute + backward),\n"
+    "so every op runs after what precedes it in a pipeline: median and spread.\n"
+    "--stages K times each layer inside its stage of a uniform partition into K stages\n"
+    "(default 1): a layer costs less beside fewer others (caches), so calibrate with\n"
+    "the K you will predict. Also every layer's SGD update, a dense GEMM (the FLOP rate),\n"
     "the hand-off latency between two pinned cores through the runtime's channels and\n"
     "a transfer of every activation size. Fits with GSL (relative least squares) per\n"
     "layer and per layer kind time = a + b*n, the device's FLOP model and the link's\n"
@@ -32,7 +37,9 @@ static const char help[] =
     "size, the other sizes as fwd_ms@N/bwd_ms@N points, fitted intercepts),\n"
     "PREFIX.json (this machine's topology: one device per allowed core, one shared\n"
     "link) and PREFIX-fit.csv (every median, spread, fit and residual). Default\n"
-    "PREFIX: results/calib/<net>. Then:\n"
+    "PREFIX: results/calib/<net>. --realtime times under SCHED_FIFO (root or\n"
+    "CAP_SYS_NICE), so other jobs on shared cores stop preempting the timed kernels.\n"
+    "Then:\n"
     "  pipesim predict --model PREFIX.csv --topology PREFIX.json -K 2 -M 8 --batch 256\n";
 
 /* mlp:layers=8,width=512 -> mlp-layers8-width512 */
@@ -57,6 +64,14 @@ void cli_calib_default_prefix(const char *spec, char *buf, size_t n)
     char name[256];
     sanitize(spec, name, sizeof name);
     snprintf(buf, n, "results/calib/%s", *name ? name : "net");
+}
+
+void cli_realtime(int on)
+{
+    if (on && ana_realtime(1) < 0) {
+        fprintf(stderr, "pipesim: warning: %s; timing at normal priority\n", sim_errmsg());
+        sim_error_clear();
+    }
 }
 
 int cli_mkdirs(const char *path)
@@ -156,11 +171,12 @@ int cmd_calibrate(int argc, char **argv)
         { "warmup", required_argument, 0, 'w' },    { "cpu", required_argument, 0, 'c' },
         { "peer-cpu", required_argument, 0, 'p' },  { "seed", required_argument, 0, 'e' },
         { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+        { "realtime", no_argument, 0, 'T' },        { "stages", required_argument, 0, 'K' },
         { 0, 0, 0, 0 },
     };
     const char *spec = NULL, *prefix = NULL, *ms = NULL, *mbs = NULL, *format = "table";
-    long batch = 256, at = 0, repeats = 15, warmup = 2, cpu = -1, peer = -1, seed = 1;
-    int c, rc = 0;
+    long batch = 256, at = 0, repeats = 5, warmup = 1, cpu = -1, peer = -1, seed = 1, stages = 1;
+    int c, rc = 0, realtime = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("calibrate", argc, argv, "hM:", opts)) != -1) {
         switch (c) {
@@ -177,6 +193,8 @@ int cmd_calibrate(int argc, char **argv)
         case 'p': rc = sim_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
         case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
         case 'f': format = optarg; break;
+        case 'T': realtime = 1; break;
+        case 'K': rc = sim_parse_long(optarg, "--stages", 1, 4096, &stages); break;
         default: return -SIM_EUSAGE;
         }
         if (rc < 0)
@@ -199,10 +217,15 @@ int cmd_calibrate(int argc, char **argv)
     }
     struct ana_calib_opts o = { .spec = spec, .sizes = sizes, .n_sizes = n,
                                 .repeats = (int)repeats, .warmup = (int)warmup,
-                                .ref_batch = (int)at, .cpu = (int)cpu, .peer_cpu = (int)peer,
+                                .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,
+                                .peer_cpu = (int)peer,
                                 .seed = (uint64_t)seed };
     struct ana_calib *cal = NULL;
-    if ((rc = ana_calib_run(&o, &cal)) < 0)
+    cli_realtime(realtime);
+    rc = ana_calib_run(&o, &cal);
+    if (realtime)
+        ana_realtime(0);
+    if (rc < 0)
         return rc;
     if ((rc = ana_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
         goto out;

@@ -15,14 +15,15 @@
 static const char help[] =
     "usage: pipesim validate --check --net SPEC [--batch 256] [-K 1,2] [-M 1,2,4,...,64]\n"
     "                        [--remat all|never,except_last,always] [--steps 3]\n"
-    "                        [--warmup-steps 1] [--schedule gpipe] [--repeats 15]\n"
+    "                        [--warmup-steps 1] [--schedule gpipe] [--repeats 5]\n"
     "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
     "                        [--db results/validation.db] [--report results/validation.md]\n"
     "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
-    "                        [--seed N] [--no-pin]\n\n"
-    "Closes the loop: calibrates the net on this machine (pipesim calibrate at the\n"
-    "grid's micro-batch sizes, written to PREFIX.csv/.json, default results/calib/<net>;\n"
-    "or takes --profile and --topology as they are), then for every K, M (dividing the\n"
+    "                        [--seed N] [--no-pin] [--realtime]\n\n"
+    "Closes the loop: calibrates the net on this machine for every K of the grid\n"
+    "(pipesim calibrate --stages K at the grid's micro-batch sizes, written to\n"
+    "PREFIX-K<k>.csv/.json, default PREFIX results/calib/<net>; or takes --profile and\n"
+    "--topology as they are for every K), then for every K, M (dividing the\n"
     "batch) and remat mode predicts one step, runs it for real on pinned cores (warm-up\n"
     "steps, then --steps timed steps) and compares the simulated trace with the step of\n"
     "median time and with the fastest step. Prints one line per point and the accuracy\n"
@@ -31,7 +32,9 @@ static const char help[] =
     "every point to the SQLite database, writes the Markdown report with its plot\n"
     "(predicted vs measured step time and bubble; gnuplot) and the two timelines of\n"
     "the worst point overlaid (--timeline, default beside the report).\n"
-    "--quick: M 1,4,16, remat except_last, 7 calibration repeats (make demo).\n"
+    "--quick: M 1,4,16, remat except_last, 3 calibration repeats (make demo).\n"
+    "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
+    "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
     "Keep the net small: every point runs real training steps on the shared cores.\n";
 
 static int parse_ints(const char *s, const char *what, long lo, long hi, int *out, int *n,
@@ -96,7 +99,7 @@ struct check_args {
     const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
     const char *timeline;
     long batch, steps, warmup, repeats, seed;
-    int no_pin, quick;
+    int no_pin, quick, realtime;
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sim_remat remats[3];
 };
@@ -113,7 +116,8 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "report", required_argument, 0, 'm' },    { "plot", required_argument, 0, 'g' },
         { "timeline", required_argument, 0, 't' },  { "quick", no_argument, 0, 'q' },
         { "seed", required_argument, 0, 'e' },      { "no-pin", no_argument, 0, 'N' },
-        { "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
+        { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
     int c, rc = 0;
@@ -143,6 +147,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         case 'q': a->quick = 1; break;
         case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
         case 'N': a->no_pin = 1; break;
+        case 'X': a->realtime = 1; break;
         default: return -SIM_EUSAGE;
         }
         if (rc < 0)
@@ -159,7 +164,7 @@ static int parse(int argc, char **argv, struct check_args *a)
     if (a->quick) {
         ms = ms ? ms : "1,4,16";
         rm = rm ? rm : "except_last";
-        a->repeats = a->repeats ? a->repeats : 7;
+        a->repeats = a->repeats ? a->repeats : 3;
     }
     if ((rc = parse_ints(ks, "-K", 1, 4096, a->Ks, &a->n_K, 8)) < 0 ||
         (rc = parse_ints(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 16, a->Ms, &a->n_M, 32)) <
@@ -169,43 +174,75 @@ static int parse(int argc, char **argv, struct check_args *a)
     return 0;
 }
 
-/* Calibrated (in memory, and written under PREFIX) or loaded inputs. */
-static int inputs(const struct check_args *a, struct mdl_profile **prof,
-                  struct mdl_topology **topo, char *pdesc, char *tdesc, size_t n)
+/* Profiles and topologies: loaded once for every K, or calibrated per K
+ * just before K's points run (prepare). */
+struct inputs {
+    const struct check_args *a;
+    int sizes[ANA_CALIB_MAX_SIZES], n_sizes;
+    char prefix[512];
+    struct mdl_profile *prof[8];
+    struct mdl_topology *topo[8];
+    int n;
+    char pdesc[1400], tdesc[1400];
+};
+
+static int load_inputs(struct inputs *in)
 {
+    const struct check_args *a = in->a;
     int rc;
-    if (a->profile) {
-        if ((rc = mdl_profile_load(a->profile, prof)) < 0 ||
-            (rc = mdl_topology_load(a->topology, topo)) < 0)
-            return rc;
-        char h1[17], h2[17];
-        if ((rc = sim_file_hash(a->profile, h1)) < 0 || (rc = sim_file_hash(a->topology, h2)) < 0)
-            return rc;
-        snprintf(pdesc, n, "%s (fnv1a %s)", a->profile, h1);
-        snprintf(tdesc, n, "%s (fnv1a %s)", a->topology, h2);
-        return 0;
-    }
-    char Ms[256] = "";
-    for (int i = 0; i < a->n_M; i++)
+    if ((rc = mdl_profile_load(a->profile, &in->prof[0])) < 0 ||
+        (rc = mdl_topology_load(a->topology, &in->topo[0])) < 0)
+        return rc;
+    in->n = 1;
+    char h1[17], h2[17];
+    if ((rc = sim_file_hash(a->profile, h1)) < 0 || (rc = sim_file_hash(a->topology, h2)) < 0)
+        return rc;
+    snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
+    snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);
+    return 0;
+}
+
+/* The sizes to calibrate at: batch / M for the M that divide the batch. */
+static int calib_sizes(struct inputs *in)
+{
+    const struct check_args *a = in->a;
+    char Ms[256] = "", ok[256] = "";
+    for (int i = 0; i < a->n_M; i++) {
         snprintf(Ms + strlen(Ms), sizeof Ms - strlen(Ms), "%s%d", i ? "," : "", a->Ms[i]);
-    int sizes[ANA_CALIB_MAX_SIZES], ns;
-    /* sizes for the M that divide the batch (the others are skipped) */
-    char ok[256] = "";
-    for (int i = 0; i < a->n_M; i++)
         if (a->batch % a->Ms[i] == 0)
             snprintf(ok + strlen(ok), sizeof ok - strlen(ok), "%s%d", *ok ? "," : "", a->Ms[i]);
+    }
     if (!*ok)
         return sim_error(SIM_EUSAGE, "validate --check: no -M of %s divides --batch %ld", Ms,
                          a->batch);
-    if ((rc = cli_calib_sizes(a->batch, ok, NULL, sizes, &ns)) < 0)
-        return rc;
-    struct ana_calib_opts o = { .spec = a->spec, .sizes = sizes, .n_sizes = ns,
-                                .repeats = (int)(a->repeats ? a->repeats : 15), .warmup = 2,
-                                .cpu = -1, .peer_cpu = -1, .seed = (uint64_t)a->seed };
+    if (a->calib_out)
+        snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
+    else
+        cli_calib_default_prefix(a->spec, in->prefix, sizeof in->prefix);
+    snprintf(in->pdesc, sizeof in->pdesc, "calibrated in K stages just before K's points:");
+    snprintf(in->tdesc, sizeof in->tdesc, "calibrated with each profile:");
+    return cli_calib_sizes(a->batch, ok, NULL, in->sizes, &in->n_sizes);
+}
+
+static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
+                       const struct mdl_topology **topo)
+{
+    struct inputs *in = ctx;
+    const struct check_args *a = in->a;
+    if (in->n == 8)
+        return sim_error(SIM_EUSAGE, "validate --check: at most 8 values of -K");
+    struct ana_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
+                                .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
+                                .n_stages = K, .cpu = -1, .peer_cpu = -1,
+                                .seed = (uint64_t)a->seed };
     struct ana_calib *cal;
-    printf("== calibrating %s at micro-batch sizes %s (batch %ld / M)\n", a->spec, ok, a->batch);
+    printf("== calibrating %s in %d stage%s at micro-batch sizes", a->spec, K, K > 1 ? "s" : "");
+    for (int i = 0; i < in->n_sizes; i++)
+        printf("%s%d", i ? "," : " ", in->sizes[i]);
+    printf("\n");
     fflush(stdout);
-    if ((rc = ana_calib_run(&o, &cal)) < 0)
+    int rc = ana_calib_run(&o, &cal);
+    if (rc < 0)
         return rc;
     double r2 = 1;
     for (int l = 0; l < cal->n_layers; l++)
@@ -215,22 +252,22 @@ static int inputs(const struct check_args *a, struct mdl_profile **prof,
            "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
            cal->link_latency * 1e6, cal->link_bandwidth * 1e-9, cal->gemm_flops * 1e-9,
            cal->wall_s);
-    char def[512];
-    const char *prefix = a->calib_out;
-    if (!prefix) {
-        cli_calib_default_prefix(a->spec, def, sizeof def);
-        prefix = def;
-    }
-    if (!(rc = cli_calib_write(cal, prefix)) && !(rc = ana_calib_profile(cal, prof)))
-        rc = ana_calib_topology(cal, topo);
-    if (!rc) {
-        snprintf(pdesc, n, "calibrated now, written to %s.csv (fits: %s-fit.csv)", prefix,
-                 prefix);
-        snprintf(tdesc, n, "calibrated now, written to %s.json", prefix);
-        printf("   wrote %s.csv, %s.json, %s-fit.csv\n", prefix, prefix, prefix);
-    }
+    char px[600];
+    snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
+    int k = in->n;
+    if (!(rc = cli_calib_write(cal, px)) && !(rc = ana_calib_profile(cal, &in->prof[k])))
+        rc = ana_calib_topology(cal, &in->topo[k]);
     ana_calib_free(cal);
-    return rc;
+    in->n++;
+    if (rc < 0)
+        return rc;
+    size_t lp = strlen(in->pdesc), lt = strlen(in->tdesc);
+    snprintf(in->pdesc + lp, sizeof in->pdesc - lp, " %s.csv", px);
+    snprintf(in->tdesc + lt, sizeof in->tdesc - lt, " %s.json", px);
+    printf("   wrote %s.csv, %s.json, %s-fit.csv\n", px, px, px);
+    *prof = in->prof[k];
+    *topo = in->topo[k];
+    return 0;
 }
 
 int cli_validate_check(int argc, char **argv)
@@ -241,7 +278,7 @@ int cli_validate_check(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc)
         return rc < 0 ? rc : 0;
-    char plot_def[512], tl_def[512], pdesc[1400], tdesc[1400], cmd[2048];
+    char plot_def[512], tl_def[512], cmd[2048];
     if (!a.plot) {
         beside(a.report, "validation.png", plot_def, sizeof plot_def);
         a.plot = plot_def;
@@ -250,23 +287,31 @@ int cli_validate_check(int argc, char **argv)
         beside(a.report, "validation-timeline.png", tl_def, sizeof tl_def);
         a.timeline = tl_def;
     }
-    struct mdl_profile *prof = NULL;
-    struct mdl_topology *topo = NULL;
+    struct inputs *in = calloc(1, sizeof *in);
     struct ana_vcheck *v = NULL;
-    if ((rc = inputs(&a, &prof, &topo, pdesc, tdesc, sizeof pdesc)) < 0 ||
+    if (!in)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    in->a = &a;
+    cli_realtime(a.realtime);
+    if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
         (rc = cli_mkdirs(a.db)) < 0 || (rc = cli_mkdirs(a.report)) < 0)
         goto out;
     struct ana_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,
                                  .Ks = a.Ks, .n_K = a.n_K, .Ms = a.Ms, .n_M = a.n_M,
-                                 .remats = a.remats, .n_remat = a.n_remat, .profile = prof,
-                                 .topo = topo, .profile_desc = pdesc, .topology_desc = tdesc,
+                                 .remats = a.remats, .n_remat = a.n_remat,
+                                 .profile = in->prof[0], .topo = in->topo[0],
+                                 .prepare = a.profile ? NULL : calibrate_K, .prepare_ctx = in,
+                                 .profile_desc = in->pdesc, .topology_desc = in->tdesc,
                                  .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
                                  .progress = stdout };
     printf("== grid: %s, batch %ld, %ld warm-up + %ld timed steps per point\n", a.schedule,
            a.batch, a.warmup, a.steps);
     fflush(stdout);
-    if ((rc = ana_vcheck_run(&o, &v)) < 0)
+    rc = ana_vcheck_run(&o, &v);
+    if (a.realtime)
+        ana_realtime(0);
+    if (rc < 0)
         goto out;
     printf("\n");
     for (int fast = 0; fast < 2 && !rc; fast++) {
@@ -296,8 +341,13 @@ int cli_validate_check(int argc, char **argv)
                sim_remat_name(w->remat));
     }
 out:
+    if (a.realtime)
+        ana_realtime(0);
     ana_vcheck_free(v);
-    mdl_profile_free(prof);
-    mdl_topology_free(topo);
+    for (int k = 0; k < 8; k++) {
+        mdl_profile_free(in->prof[k]);
+        mdl_topology_free(in->topo[k]);
+    }
+    free(in);
     return rc;
 }
