@@ -16,6 +16,7 @@ static const struct {
     { "predict", cmd_predict, "simulate one training step: time, bubble, memory, trace" },
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
+    { "paper", cmd_paper, "the GPipe paper's Tables 1-3 and partitions, reproduced as markdown" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
