@@ -42,6 +42,7 @@ struct sim_result {
     double bubble;           /* 1 - sum(busy) / (devices * fb_end) */
     int64_t n_ops;
     int64_t n_events;
+    int peak_queue;          /* most events pending at once */
 };
 
 int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,

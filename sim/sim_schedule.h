@@ -55,6 +55,7 @@ struct sim_schedule {
     int has_wgrad;          /* 1 if backward is split into B and W */
     int *stage_device;      /* [n_stages] */
     int *n_ops;             /* [n_devices] */
+    int *cap_ops;           /* [n_devices] allocated */
     struct sim_op **ops;    /* [n_devices][n_ops[d]] */
 };
 
@@ -66,6 +67,8 @@ struct sim_schedule *sim_schedule_new(const char *name, int n_devices,
 int sim_schedule_push(struct sim_schedule *s, int d, enum sim_op_kind kind,
                       int stage, int mb);
 void sim_schedule_free(struct sim_schedule *s);
+/* Makes room for n more ops on device d (generators that know their size). */
+int sim_schedule_reserve(struct sim_schedule *s, int d, int n);
 
 /* GPipe fill-drain: all forwards, then backwards in reverse micro-batch
  * order, recomputes issued before the gradient they need, update last. */
@@ -78,8 +81,16 @@ int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
 
 /* Whether stage s re-materializes micro-batch m under the schedule's mode. */
 int sim_schedule_remat_mb(const struct sim_schedule *s, int m);
-enum sim_stream sim_op_stream(enum sim_op_kind k);
-int sim_op_is_compute(enum sim_op_kind k);
+static inline enum sim_stream sim_op_stream(enum sim_op_kind k)
+{
+    return k == SIM_OP_SEND_ACT || k == SIM_OP_SEND_GRAD   ? SIM_STREAM_SEND
+           : k == SIM_OP_RECV_ACT || k == SIM_OP_RECV_GRAD ? SIM_STREAM_RECV
+                                                           : SIM_STREAM_COMPUTE;
+}
+static inline int sim_op_is_compute(enum sim_op_kind k)
+{
+    return sim_op_stream(k) == SIM_STREAM_COMPUTE;
+}
 /* "F", "B", "R", "W", "send-act", ... */
 const char *sim_op_kind_name(enum sim_op_kind k);
 /* Short label for traces: "F3", "B3", "R3", "W3", "U", "sendF3", ... */
@@ -98,6 +109,33 @@ int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
  * with the first problem. O(total ops). */
 int sim_schedule_validate(const struct sim_schedule *s);
 int64_t sim_schedule_total_ops(const struct sim_schedule *s);
+
+/* Positions of one device's ops by (stage, kind, mb), for the validator and
+ * the engine. Sized for the device with the most stages and reused across
+ * devices, so it stays small (stages per device x kinds x micro-batches). */
+struct sim_devindex {
+    int32_t *pos;       /* -1 = absent */
+    int *local;         /* [n_stages] slot of each stage on its device */
+    int max_local;
+};
+int sim_devindex_init(struct sim_devindex *x, const struct sim_schedule *s);
+void sim_devindex_release(struct sim_devindex *x);
+/* Indexes device d's list: SIM_EINVAL for an op out of range, on the wrong
+ * device, or listed twice. O(ops of d + table). */
+int sim_devindex_fill(struct sim_devindex *x, const struct sim_schedule *s, int d);
+/* The two halves of sim_schedule_validate, for callers that walk devices
+ * themselves (the engine): whole-schedule shape, then each indexed device. */
+int sim_schedule_check_shape(const struct sim_schedule *s);
+int sim_schedule_check_device(const struct sim_schedule *s, const struct sim_devindex *x, int d);
+/* Position of (kind, stage, mb) in its device's list (stage on the indexed
+ * device), or -1. UPDATE uses mb -1. */
+static inline int32_t sim_devindex_get(const struct sim_devindex *x,
+                                       const struct sim_schedule *s, int kind,
+                                       int stage, int mb)
+{
+    return x->pos[((int64_t)x->local[stage] * SIM_OP_NKINDS + kind) * s->n_micro +
+                  (mb < 0 ? 0 : mb)];
+}
 
 /* Activation bytes per micro-batch of one stage, for the memory ledger. */
 struct sim_stage_mem {
