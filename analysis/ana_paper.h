@@ -18,8 +18,8 @@
  * contiguous partitions of an additive cost).
  *
  * Ownership: nothing escapes; ana_part_* allocate *out (sim_partition_free).
- * Cost: the whole run is a few thousand simulations of <= 30k ops each
- * (about a second); ana_part_minmax is O(layers x 64).
+ * Cost: the whole run is about a thousand simulations of <= 30k ops each
+ * (a fraction of a second); ana_part_minmax is O(layers x bisection steps).
  */
 #ifndef ANA_PAPER_H
 #define ANA_PAPER_H
