@@ -180,7 +180,8 @@ struct sim_stage_mem {
     int64_t stash;   /* kept for backward when not re-materialized */
 };
 /* The ledger rule, shared by simulator and runtime: bytes op allocates when
- * it starts (*at_start >= 0) and the net change when it ends (*at_end). See
+ * it starts (*at_start; negative for sends, whose buffer goes to the link)
+ * and the net change when it ends (*at_end). See
  * sim_memory.c for the rules. */
 void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
                     const struct sim_stage_mem *m, int64_t *at_start,
