@@ -5,10 +5,11 @@
  * into op lists; the simulator (sim_engine) and the validation runtime
  * (runtime/) both replay the same lists, so a new schedule is one generator.
  *
- * Ops run on three in-order streams per device: compute (F, R, B, W, U),
- * send (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD). Within a
- * stream ops run in list order; across streams and devices they wait for the
- * dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
+ * Ops belong to three streams per device: compute (F, R, B, W, U, AR), send
+ * (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD; traces draw them
+ * on their own thread, the engine runs them in list order with compute).
+ * Within a stream ops run in list order; across streams and devices they
+ * wait for the dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
  * S = n_stages may exceed the device count (interleaved schedules).
  *
  * Ownership: generators return a heap schedule; sim_schedule_free (NULL ok).
