@@ -17,6 +17,7 @@ static const struct {
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
+    { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
