@@ -110,7 +110,7 @@ static void totals(const struct trc_trace *t, int64_t *makespan, double *bubble,
         const struct trc_event *e = &t->events[i];
         if (e->end_ns > end)
             end = e->end_ns;
-        if (e->stream == SIM_STREAM_COMPUTE && e->kind != SIM_OP_UPDATE) {
+        if (e->stream == SIM_STREAM_COMPUTE && !sim_op_per_stage(e->kind)) {
             busy[e->device] += (double)(e->end_ns - e->start_ns);
             sum += (double)(e->end_ns - e->start_ns);
             if (e->end_ns > fb_end)

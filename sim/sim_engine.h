@@ -34,6 +34,7 @@ struct sim_result {
     sim_time *busy;          /* [dev] F+B+R+W time */
     sim_time *busy_recomp;   /* [dev] R time */
     sim_time *busy_update;   /* [dev] U time */
+    sim_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
     int64_t *static_mem;     /* [dev] parameters + optimizer state */
     int64_t *peak_act;       /* [dev] peak activation + buffer bytes */
     int64_t *peak_mem;       /* [dev] static + peak_act */
