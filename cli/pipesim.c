@@ -18,6 +18,7 @@ static const struct {
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
+    { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
     { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
     { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
