@@ -15,6 +15,7 @@
 
 int cmd_predict(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
 int cmd_gen_paper(int argc, char **argv);
 
 /* Like getopt_long with opterr = 0; on '?' or ':' it sets a SIM_EUSAGE

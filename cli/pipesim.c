@@ -16,6 +16,7 @@ static const struct {
     { "predict", cmd_predict, "simulate one training step: time, bubble, memory, trace" },
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
+    { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
