@@ -9,15 +9,20 @@
 
 static const char help[] =
     "usage: pipesim predict --model F --topology F -K k -M m --batch N\n"
-    "                       [--remat always|except_last|never] [--schedule gpipe]\n"
+    "                       [--remat always|except_last|never]\n"
+    "                       [--schedule gpipe|1f1b|interleaved:v|zb-h1]\n"
     "                       [--partition uniform|3,5,4,4] [--trace out.json]\n"
-    "                       [--trace-csv out.csv] [--format table|csv|json] [--out F]\n\n"
+    "                       [--trace-csv out.csv] [--format table|csv|json] [--out F]\n"
+    "                       [--replicas R]\n\n"
     "Simulates one training step of the model (profile CSV or generator spec such as\n"
     "mlp:layers=16,width=1024) split into K stages on the topology's first K devices,\n"
     "with M micro-batches of batch/M samples. Prints step time, throughput, speedup\n"
     "over a single device (K=1, M=1, no re-materialization), the simulated bubble\n"
     "beside the analytic (K-1)/(M+K-1), busy fraction and peak memory per stage.\n"
     "--trace writes a Chrome Trace Event JSON for https://ui.perfetto.dev.\n"
+    "--replicas R: R data-parallel copies of the pipeline (replica r's stage s on\n"
+    "device r*K+s) with a ring all-reduce of each stage's gradients before its\n"
+    "update; --batch is per replica.\n"
     "Defaults: --remat except_last, --partition uniform, --format table.\n";
 
 int cmd_predict(int argc, char **argv)
@@ -28,12 +33,13 @@ int cmd_predict(int argc, char **argv)
         { "partition", required_argument, 0, 'p' }, { "trace", required_argument, 0, 'T' },
         { "trace-csv", required_argument, 0, 'C' }, { "format", required_argument, 0, 'f' },
         { "schedule", required_argument, 0, 's' },  { "out", required_argument, 0, 'o' },
+        { "replicas", required_argument, 0, 'R' },
         { "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
     };
     const char *model = NULL, *topo_path = NULL, *part_spec = "uniform", *trace = NULL;
     const char *trace_csv = NULL, *format = "table", *out_path = "-";
     struct ana_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
-    long K = 0, M = 0;
+    long K = 0, M = 0, replicas = 1;
     double batch = 0;
     int c, rc = 0;
     cli_getopt_reset();
@@ -52,6 +58,7 @@ int cmd_predict(int argc, char **argv)
         case 'f': format = optarg; break;
         case 's': cfg.schedule = optarg; break;
         case 'o': out_path = optarg; break;
+        case 'R': rc = sim_parse_long(optarg, "--replicas", 1, 1 << 16, &replicas); break;
         default: return -SIM_EUSAGE; /* cli_getopt set the message */
         }
         if (rc < 0)
@@ -85,6 +92,7 @@ int cmd_predict(int argc, char **argv)
     cfg.M = (int)M;
     cfg.batch = batch;
     cfg.partition = part;
+    cfg.replicas = (int)replicas;
     cfg.record_trace = trace || trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;

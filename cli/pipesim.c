@@ -17,6 +17,8 @@ static const struct {
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
     { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
+    { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
+    { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
@@ -26,7 +28,7 @@ static void usage(FILE *f)
                "usage: pipesim <command> [options]   (pipesim <command> --help)\n\n"
                "commands:\n", SIM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 }
 
 static int cmd_help(int argc, char **argv)

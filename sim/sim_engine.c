@@ -1,21 +1,46 @@
 #include "sim/sim_engine.h"
 #include "sim/sim_error.h"
-#include "sim/sim_heap.h"
+#include "sim/sim_evq.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* One op as the event loop sees it, stored stream by stream so a stream's
+ * ops sit next to each other in memory (the loop is bound by cache misses,
+ * not arithmetic). */
+struct rec {
+    int32_t info;      /* stage * SIM_OP_NKINDS + kind */
+    int32_t succ;      /* record of the one cross-stream dependent, or -1 */
+    uint32_t mb1 : 25; /* micro-batch + 1 (0 for the update) */
+    uint32_t rm : 1;   /* micro-batch is re-materialized */
+    uint32_t wait : 2; /* unfinished cross-stream dependencies */
+    uint32_t kind : 4;
+};
+#define REC_MAX_MICRO ((1 << 25) - 2)
+
 struct stream {
-    int32_t *ops;      /* global op ids in list order */
+    int32_t first;     /* first record of this stream */
     int32_t n, cur;
+    int dev;
     int busy;
     sim_time t_start;  /* start of the running op (transfer start for sends) */
 };
 
 struct resource {      /* a link direction, or a whole shared link */
-    int32_t *q;        /* FIFO of send ops waiting for it (ring) */
+    int32_t *q;        /* FIFO of send streams waiting for it (ring) */
     int head, len, cap;
     int busy;
+};
+
+/* What an op of a given stage and kind costs: its duration (transfer time for
+ * sends), its link resource (sends), and its ledger effects, indexed by
+ * whether its micro-batch is re-materialized. Tabled once so the event loop
+ * does no cost or ledger arithmetic. */
+struct opinfo {
+    sim_time dur;
+    int32_t res;
+    int32_t lane;      /* event-queue lane: one per distinct duration */
+    int64_t at_start[2], at_end[2];
 };
 
 struct sim_engine {
@@ -23,16 +48,13 @@ struct sim_engine {
     const struct sim_costs *c;
     int n_dev;
     int64_t n_ops, n_done;
-    struct sim_op *ops;        /* flat copy, [n_ops] */
-    int32_t *succ;             /* the one cross-stream dependent, or -1 */
-    uint8_t *wait;             /* unfinished cross-stream dependencies */
+    struct rec *recs;          /* [n_ops] by stream */
     sim_time *xfer_start;      /* [n_ops] when tracing: transfer start of a recv */
     struct stream *streams;    /* [n_dev * SIM_NSTREAMS] */
+    struct opinfo *info;       /* [n_stages * SIM_OP_NKINDS] */
     struct resource *res;
     int n_res;
-    int32_t *act_res, *grad_res;       /* [stage] resource of its sends, -1 none */
-    sim_time *act_xfer, *grad_xfer;    /* [stage] transfer durations */
-    struct sim_heap heap;
+    struct sim_evq evq;        /* payload: stream index; a lane per distinct duration */
     sim_time now;
     int64_t *cur_mem;
     struct sim_result r;
@@ -40,26 +62,82 @@ struct sim_engine {
     int started, finished;
 };
 
+static struct sim_op op_of(const struct rec *r)
+{
+    return (struct sim_op){ .kind = (uint8_t)r->kind, .stage = r->info / SIM_OP_NKINDS,
+                            .mb = (int32_t)r->mb1 - 1 };
+}
+
 /* ---- construction ---- */
 
-static int dep_slot(int kind)
+static int cmp_time(const void *a, const void *b)
 {
-    switch (kind) {
-    case SIM_OP_FWD: return 0;
-    case SIM_OP_BWD: return 1;
-    case SIM_OP_SEND_ACT: return 2;
-    case SIM_OP_RECV_ACT: return 3;
-    case SIM_OP_SEND_GRAD: return 4;
-    case SIM_OP_RECV_GRAD: return 5;
-    default: return -1;
-    }
+    sim_time x = *(const sim_time *)a, y = *(const sim_time *)b;
+    return x < y ? -1 : x > y;
 }
-#define N_DEP_SLOTS 6
 
-static int build_links(sim_engine *e, const struct mdl_topology *t)
+/* One event-queue lane per distinct duration (see sim_evq.h). */
+static int assign_lanes(sim_engine *e)
+{
+    size_t n = (size_t)e->s->n_stages * SIM_OP_NKINDS, u = 0;
+    sim_time *d = malloc(n * sizeof *d);
+    if (!d)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        d[i] = e->info[i].dur;
+    qsort(d, n, sizeof *d, cmp_time);
+    for (size_t i = 0; i < n; i++)
+        if (!u || d[i] != d[u - 1])
+            d[u++] = d[i];
+    for (size_t i = 0; i < n; i++) {
+        const sim_time *f = bsearch(&e->info[i].dur, d, u, sizeof *d, cmp_time);
+        e->info[i].lane = (int32_t)(f - d);
+    }
+    free(d);
+    return sim_evq_init(&e->evq, (int)u);
+}
+
+/* AR(st): a ring all-reduce of the stage's FP32 gradients (4 bytes per
+ * parameter) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
+ * 2(R-1) steps moves bytes/R over every ring link at once, so it takes
+ *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency.
+ * Replicas are symmetric, so only replica 0 is simulated; a ring that uses a
+ * shared link holds that link (contending with the pipeline's transfers),
+ * rings of dedicated links use links no pipeline transfer does. */
+static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int *first_res,
+                          int st)
 {
     const struct sim_schedule *s = e->s;
-    int S = s->n_stages;
+    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st];
+    double bw = 0, lat = 0;
+    int res = -1;
+    for (int r = 0; r < R; r++) {
+        int a = r * D + dev, b = ((r + 1) % R) * D + dev;
+        int l = mdl_topology_link_between(t, a, b);
+        if (l < 0)
+            return sim_error(SIM_EINVAL, "topology %s: no link between %s and %s for the "
+                             "all-reduce of stage %d across %d replicas", t->path,
+                             t->devices[a].name, t->devices[b].name, st, R);
+        const struct mdl_link *lk = &t->links[l];
+        if (!r || lk->bandwidth < bw)
+            bw = lk->bandwidth;
+        if (lk->latency > lat)
+            lat = lk->latency;
+        if (lk->shared && res < 0)
+            res = first_res[l];
+    }
+    struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + SIM_OP_ALLREDUCE];
+    double bytes = e->c->st[st].params * 4;
+    oi->dur = sim_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
+    oi->res = res;
+    return 0;
+}
+
+/* Link resources and the per-(stage, kind) table of durations and effects. */
+static int build_info(sim_engine *e, const struct mdl_topology *t)
+{
+    const struct sim_schedule *s = e->s;
+    int S = s->n_stages, rc = 0;
     int *first_res = malloc((size_t)(t->n_links ? t->n_links : 1) * sizeof *first_res);
     if (!first_res)
         return sim_error(SIM_ENOMEM, "out of memory");
@@ -68,24 +146,33 @@ static int build_links(sim_engine *e, const struct mdl_topology *t)
         e->n_res += t->links[i].shared ? 1 : 2;
     }
     e->res = calloc((size_t)e->n_res + 1, sizeof *e->res);
-    int rc = 0;
     if (!e->res) {
         rc = sim_error(SIM_ENOMEM, "out of memory");
         goto out;
     }
-    for (int i = 0; i < t->n_links; i++) {
-        int nr = t->links[i].shared ? 1 : 2;
-        for (int k = 0; k < nr; k++) {
+    for (int i = 0; i < t->n_links; i++)
+        for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
             struct resource *r = &e->res[first_res[i] + k];
-            r->cap = t->links[i].n_ends * 2 + 1;
+            r->cap = s->n_devices * SIM_NSTREAMS + 1; /* a stream queues one op at most */
             if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
                 rc = sim_error(SIM_ENOMEM, "out of memory");
                 goto out;
             }
         }
-    }
     for (int st = 0; st < S; st++) {
-        e->act_res[st] = e->grad_res[st] = -1;
+        const struct sim_stage_cost *sc = &e->c->st[st];
+        for (int k = 0; k < SIM_OP_NKINDS; k++) {
+            struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + k];
+            struct sim_op op = { (uint8_t)k, st, 0 };
+            oi->res = -1;
+            oi->dur = sim_costs_op_time(e->c, s, &op);
+            /* the ledger rule, for a re-materialized micro-batch and not */
+            struct sim_schedule tmp = *s;
+            tmp.remat = SIM_REMAT_NEVER;
+            sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[0], &oi->at_end[0]);
+            tmp.remat = SIM_REMAT_ALWAYS;
+            sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[1], &oi->at_end[1]);
+        }
         for (int dir = 0; dir < 2; dir++) {
             int peer = dir == 0 ? st + 1 : st - 1;
             if (peer < 0 || peer >= S)
@@ -101,55 +188,109 @@ static int build_links(sim_engine *e, const struct mdl_topology *t)
                 goto out;
             }
             const struct mdl_link *lk = &t->links[l];
-            int r = first_res[l] + (lk->shared ? 0 : (a == lk->ends[0] ? 0 : 1));
-            int64_t bytes = dir == 0 ? e->c->st[st].mem.out : e->c->st[st].mem.in;
-            sim_time dur = sim_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
-            if (dir == 0) {
-                e->act_res[st] = r;
-                e->act_xfer[st] = dur;
-            } else {
-                e->grad_res[st] = r;
-                e->grad_xfer[st] = dur;
-            }
+            struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS +
+                                         (dir == 0 ? SIM_OP_SEND_ACT : SIM_OP_SEND_GRAD)];
+            int64_t bytes = dir == 0 ? sc->mem.out : sc->mem.in;
+            oi->res = first_res[l] + (lk->shared ? 0 : (a == lk->ends[0] ? 0 : 1));
+            oi->dur = sim_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
         }
     }
+    for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
+        rc = ring_allreduce(e, t, first_res, st);
+    if (!rc)
+        rc = assign_lanes(e);
 out:
     free(first_res);
     return rc;
 }
 
-static int build_deps(sim_engine *e)
+/* Lays the records out stream by stream and turns cross-stream dependencies
+ * into (succ, wait) pairs: each op has at most one dependent on another
+ * stream. Same-device deps are found through the device's op index,
+ * cross-device ones (receives) through the records of the sends, tabled by
+ * (stage, micro-batch). The schedule is validated on the way, device by
+ * device, as sim_schedule_validate would. */
+static int build_recs(sim_engine *e)
 {
     const struct sim_schedule *s = e->s;
     int64_t S = s->n_stages, M = s->n_micro;
-    int32_t *idx = malloc((size_t)(N_DEP_SLOTS * S * M) * sizeof *idx);
-    if (!idx)
-        return sim_error(SIM_ENOMEM, "out of memory indexing %lld ops", (long long)e->n_ops);
-    for (int64_t i = 0; i < e->n_ops; i++) {
-        int k = dep_slot(e->ops[i].kind);
-        if (k >= 0)
-            idx[(k * S + e->ops[i].stage) * M + e->ops[i].mb] = (int32_t)i;
+    int D = e->n_dev, rc;
+    int32_t *local = NULL, *send_id = NULL;
+    struct sim_devindex x;
+    if ((rc = sim_devindex_init(&x, s)) < 0)
+        return rc;
+    int max_ops = 1;
+    for (int d = 0; d < D; d++)
+        if (s->n_ops[d] > max_ops)
+            max_ops = s->n_ops[d];
+    local = malloc((size_t)max_ops * sizeof *local);
+    send_id = malloc((size_t)(2 * S * M) * sizeof *send_id);
+    if (!local || !send_id) {
+        rc = sim_error(SIM_ENOMEM, "out of memory indexing %lld ops", (long long)e->n_ops);
+        goto out;
     }
-    int rc = 0;
-    for (int64_t i = 0; i < e->n_ops && !rc; i++) {
-        const struct sim_op *op = &e->ops[i];
-        struct sim_op deps[3];
-        int nd = sim_schedule_deps(s, op, deps);
-        for (int j = 0; j < nd; j++) {
-            int same_dev = s->stage_device[deps[j].stage] == s->stage_device[op->stage];
-            if (same_dev && sim_op_stream(deps[j].kind) == sim_op_stream(op->kind))
-                continue; /* the stream's order already guarantees it */
-            int32_t d = idx[(dep_slot(deps[j].kind) * S + deps[j].stage) * M + deps[j].mb];
-            if (e->succ[d] >= 0) {
-                rc = sim_error(SIM_EINVAL, "schedule %s: op of stage %d has two cross-stream "
-                               "dependents", s->name, deps[j].stage);
-                break;
-            }
-            e->succ[d] = (int32_t)i;
-            e->wait[i]++;
+    int32_t next = 0;
+    for (int d = 0; d < D; d++) {
+        int cnt[SIM_NSTREAMS] = { 0 };
+        for (int i = 0; i < s->n_ops[d]; i++)
+            cnt[sim_op_stream(s->ops[d][i].kind)]++;
+        for (int k = 0; k < SIM_NSTREAMS; k++) {
+            struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
+            st->dev = d;
+            st->first = next;
+            next += cnt[k];
+        }
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sim_op *op = &s->ops[d][i];
+            struct stream *st = &e->streams[d * SIM_NSTREAMS + sim_op_stream(op->kind)];
+            int32_t r = st->first + st->n++;
+            e->recs[r] = (struct rec){
+                .info = op->stage * SIM_OP_NKINDS + op->kind, .succ = -1,
+                .mb1 = (uint32_t)(op->mb + 1), .kind = op->kind,
+                .rm = op->mb >= 0 && sim_schedule_remat_mb(s, op->mb),
+            };
+            if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_SEND_GRAD)
+                send_id[((op->kind == SIM_OP_SEND_GRAD) * S + op->stage) * M + op->mb] = r;
         }
     }
-    free(idx);
+    for (int d = 0; d < D && !rc; d++) {
+        /* validation (sim_schedule_validate) and linking share one pass */
+        if ((rc = sim_devindex_fill(&x, s, d)) < 0 || (rc = sim_schedule_check_device(s, &x, d)) < 0)
+            break;
+        int n[SIM_NSTREAMS] = { 0 };
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            int k = sim_op_stream(s->ops[d][i].kind);
+            local[i] = e->streams[d * SIM_NSTREAMS + k].first + n[k]++;
+        }
+        for (int i = 0; i < s->n_ops[d] && !rc; i++) {
+            const struct sim_op *op = &s->ops[d][i];
+            struct sim_op deps[3];
+            int nd = sim_schedule_deps(s, op, deps);
+            for (int j = 0; j < nd; j++) {
+                int32_t dep;
+                if (s->stage_device[deps[j].stage] == d) {
+                    if (sim_op_stream(deps[j].kind) == sim_op_stream(op->kind))
+                        continue; /* the stream's order already guarantees it */
+                    dep = local[sim_devindex_get(&x, s, deps[j].kind, deps[j].stage,
+                                                 deps[j].mb)];
+                } else {
+                    dep = send_id[((deps[j].kind == SIM_OP_SEND_GRAD) * S + deps[j].stage) * M +
+                                  deps[j].mb];
+                }
+                if (e->recs[dep].succ >= 0) {
+                    rc = sim_error(SIM_EINVAL, "schedule %s: an op of stage %d has two "
+                                   "cross-stream dependents", s->name, deps[j].stage);
+                    break;
+                }
+                e->recs[dep].succ = local[i];
+                e->recs[local[i]].wait++;
+            }
+        }
+    }
+out:
+    free(local);
+    free(send_id);
+    sim_devindex_release(&x);
     return rc;
 }
 
@@ -162,10 +303,18 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     if (c->n_stages != s->n_stages)
         return sim_error(SIM_EINVAL, "costs for %d stages, schedule has %d", c->n_stages,
                          s->n_stages);
-    if (s->n_devices > t->n_devices)
-        return sim_error(SIM_ENOFIT, "K = %d needs %d devices, topology %s has %d",
-                         s->n_devices, s->n_devices, t->path, t->n_devices);
-    if ((rc = sim_schedule_validate(s)) < 0)
+    int R = s->n_replicas > 1 ? s->n_replicas : 1;
+    if ((int64_t)s->n_devices * R > t->n_devices)
+        return sim_error(SIM_ENOFIT, "K = %d with %d replica(s) needs %lld devices, topology %s "
+                         "has %d", s->n_devices, R, (long long)s->n_devices * R, t->path,
+                         t->n_devices);
+    if (sim_schedule_total_ops(s) >= INT32_MAX)
+        return sim_error(SIM_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
+                         s->name, (long long)sim_schedule_total_ops(s), INT32_MAX - 1);
+    if (s->n_micro > REC_MAX_MICRO)
+        return sim_error(SIM_EINVAL, "schedule %s: %d micro-batches is more than the engine's "
+                         "%d", s->name, s->n_micro, REC_MAX_MICRO);
+    if ((rc = sim_schedule_check_shape(s)) < 0)
         return rc;
     sim_engine *e = calloc(1, sizeof *e);
     if (!e)
@@ -175,55 +324,27 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     e->n_dev = s->n_devices;
     e->n_ops = sim_schedule_total_ops(s);
     int S = s->n_stages, D = e->n_dev;
-    size_t N = (size_t)e->n_ops;
-    e->ops = malloc(N * sizeof *e->ops);
-    e->succ = malloc(N * sizeof *e->succ);
-    e->wait = calloc(N, 1);
+    size_t N = (size_t)e->n_ops + 1;
+    e->recs = malloc(N * sizeof *e->recs);
     e->streams = calloc((size_t)D * SIM_NSTREAMS, sizeof *e->streams);
-    e->act_res = calloc((size_t)S, sizeof *e->act_res);
-    e->grad_res = calloc((size_t)S, sizeof *e->grad_res);
-    e->act_xfer = calloc((size_t)S, sizeof *e->act_xfer);
-    e->grad_xfer = calloc((size_t)S, sizeof *e->grad_xfer);
+    e->info = calloc((size_t)S * SIM_OP_NKINDS, sizeof *e->info);
     e->cur_mem = calloc((size_t)D, sizeof *e->cur_mem);
     e->r.n_devices = D;
     e->r.busy = calloc((size_t)D, sizeof(sim_time));
     e->r.busy_recomp = calloc((size_t)D, sizeof(sim_time));
     e->r.busy_update = calloc((size_t)D, sizeof(sim_time));
+    e->r.busy_allreduce = calloc((size_t)D, sizeof(sim_time));
     e->r.static_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
-    if (!e->ops || !e->succ || !e->wait || !e->streams || !e->act_res || !e->grad_res ||
-        !e->act_xfer || !e->grad_xfer || !e->cur_mem || !e->r.busy ||
-        !e->r.busy_recomp || !e->r.busy_update || !e->r.static_mem || !e->r.peak_act ||
-        !e->r.peak_mem || !e->r.capacity) {
+    if (!e->recs || !e->streams ||
+        !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
+        !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
-    if ((rc = sim_heap_init(&e->heap, D * SIM_NSTREAMS + 16)) < 0)
-        goto err_free_engine;
-    /* Flatten the lists and cut each device's list into its three streams. */
-    int64_t g = 0;
-    for (int d = 0; d < D; d++) {
-        int cnt[SIM_NSTREAMS] = { 0 };
-        for (int i = 0; i < s->n_ops[d]; i++)
-            cnt[sim_op_stream(s->ops[d][i].kind)]++;
-        for (int k = 0; k < SIM_NSTREAMS; k++) {
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
-            st->ops = malloc((size_t)(cnt[k] ? cnt[k] : 1) * sizeof *st->ops);
-            if (!st->ops) {
-                rc = sim_error(SIM_ENOMEM, "out of memory");
-                goto err_free_engine;
-            }
-        }
-        for (int i = 0; i < s->n_ops[d]; i++, g++) {
-            e->ops[g] = s->ops[d][i];
-            e->succ[g] = -1;
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + sim_op_stream(s->ops[d][i].kind)];
-            st->ops[st->n++] = (int32_t)g;
-        }
-    }
-    if ((rc = build_links(e, t)) < 0 || (rc = build_deps(e)) < 0)
+    if ((rc = build_info(e, t)) < 0 || (rc = build_recs(e)) < 0)
         goto err_free_engine;
     for (int st = 0; st < S; st++)
         e->r.static_mem[c->st[st].device] += c->st[st].param_bytes;
@@ -231,7 +352,7 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
         e->r.capacity[d] = t->devices[d].memory;
     if (o && o->record_trace) {
         e->trace = trc_trace_new("simulated", D, S, s->n_micro);
-        e->xfer_start = calloc(N ? N : 1, sizeof *e->xfer_start);
+        e->xfer_start = calloc(N, sizeof *e->xfer_start);
         if (!e->trace || !e->xfer_start ||
             !(e->trace->static_mem = calloc((size_t)D, sizeof(int64_t)))) {
             rc = sim_error(SIM_ENOMEM, "out of memory");
@@ -257,27 +378,20 @@ void sim_engine_free(sim_engine *e)
 {
     if (!e)
         return;
-    if (e->streams)
-        for (int i = 0; i < e->n_dev * SIM_NSTREAMS; i++)
-            free(e->streams[i].ops);
     if (e->res)
         for (int i = 0; i < e->n_res; i++)
             free(e->res[i].q);
     free(e->res);
     free(e->streams);
-    free(e->ops);
-    free(e->succ);
-    free(e->wait);
+    free(e->info);
+    free(e->recs);
     free(e->xfer_start);
-    free(e->act_res);
-    free(e->grad_res);
-    free(e->act_xfer);
-    free(e->grad_xfer);
-    sim_heap_release(&e->heap);
+    sim_evq_release(&e->evq);
     free(e->cur_mem);
     free(e->r.busy);
     free(e->r.busy_recomp);
     free(e->r.busy_update);
+    free(e->r.busy_allreduce);
     free(e->r.static_mem);
     free(e->r.peak_act);
     free(e->r.peak_mem);
@@ -288,17 +402,14 @@ void sim_engine_free(sim_engine *e)
 
 /* ---- running ---- */
 
-static int push(sim_engine *e, sim_time t, int32_t op)
+/* The end of stream si's running op, after oi->dur. */
+static int push(sim_engine *e, const struct opinfo *oi, int si)
 {
-    if (t < e->now)
-        SIM_BUG("event scheduled in the past (%lld < %lld)", (long long)t, (long long)e->now);
-    return sim_heap_push(&e->heap, t, op);
-}
-
-static struct stream *stream_of(sim_engine *e, int32_t op)
-{
-    const struct sim_op *o = &e->ops[op];
-    return &e->streams[e->s->stage_device[o->stage] * SIM_NSTREAMS + sim_op_stream(o->kind)];
+    if (oi->dur < 0)
+        SIM_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur);
+    if (e->evq.n >= e->r.peak_queue)
+        e->r.peak_queue = e->evq.n + 1;
+    return sim_evq_push(&e->evq, oi->lane, e->now + oi->dur, si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)
@@ -311,49 +422,8 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
     return e->trace ? trc_add_counter(e->trace, d, e->now, v) : 0;
 }
 
-static int start_transfer(sim_engine *e, struct resource *r, int32_t op)
+static int record(sim_engine *e, int d, const struct sim_op *o, sim_time start)
 {
-    const struct sim_op *o = &e->ops[op];
-    r->busy = 1;
-    stream_of(e, op)->t_start = e->now;
-    sim_time dur = o->kind == SIM_OP_SEND_ACT ? e->act_xfer[o->stage] : e->grad_xfer[o->stage];
-    return push(e, e->now + dur, op);
-}
-
-/* Starts the head of a stream if it is idle and the head's dependencies are
- * done. Sends then queue for their link. */
-static int try_start(sim_engine *e, struct stream *st)
-{
-    if (st->busy || st->cur == st->n)
-        return 0;
-    int32_t op = st->ops[st->cur];
-    if (e->wait[op])
-        return 0;
-    const struct sim_op *o = &e->ops[op];
-    st->busy = 1;
-    st->t_start = e->now;
-    int64_t a, end;
-    sim_mem_effect(e->s, o, &e->c->st[o->stage].mem, &a, &end);
-    int rc = mem_change(e, e->s->stage_device[o->stage], a);
-    if (rc < 0)
-        return rc;
-    if (o->kind == SIM_OP_SEND_ACT || o->kind == SIM_OP_SEND_GRAD) {
-        int ri = o->kind == SIM_OP_SEND_ACT ? e->act_res[o->stage] : e->grad_res[o->stage];
-        struct resource *r = &e->res[ri];
-        if (!r->busy)
-            return start_transfer(e, r, op);
-        if (r->len == r->cap)
-            SIM_BUG("link queue overflow");
-        r->q[(r->head + r->len++) % r->cap] = op;
-        return 0;
-    }
-    return push(e, e->now + sim_costs_op_time(e->c, e->s, o), op);
-}
-
-static int record(sim_engine *e, int32_t op, sim_time start)
-{
-    const struct sim_op *o = &e->ops[op];
-    int d = e->s->stage_device[o->stage];
     struct trc_event ev = {
         .device = d, .stage = o->stage, .mb = o->mb, .peer = -1, .kind = o->kind,
         .stream = (uint8_t)sim_op_stream(o->kind), .start_ns = start, .end_ns = e->now,
@@ -370,76 +440,144 @@ static int record(sim_engine *e, int32_t op, sim_time start)
     return trc_add_event(e->trace, &ev);
 }
 
-static int complete(sim_engine *e, int32_t op)
+static int try_start(sim_engine *e, int si);
+
+/* Bookkeeping when the head op of stream si ends at e->now. */
+static int finish_op(sim_engine *e, int si, sim_time start)
 {
-    const struct sim_op *o = &e->ops[op];
-    struct stream *st = stream_of(e, op);
-    int d = e->s->stage_device[o->stage], rc;
-    sim_time start = st->t_start;
-    if (o->kind == SIM_OP_RECV_ACT || o->kind == SIM_OP_RECV_GRAD) {
-        if (e->xfer_start)
-            start = e->xfer_start[op];
-    } else if (sim_op_is_compute(o->kind)) {
-        sim_time dur = e->now - st->t_start;
-        if (o->kind == SIM_OP_UPDATE) {
+    struct stream *st = &e->streams[si];
+    int d = st->dev, rc;
+    int32_t ri = st->first + st->cur;
+    const struct rec *r = &e->recs[ri];
+    const struct opinfo *oi = &e->info[r->info];
+    if (sim_op_is_compute(r->kind)) {
+        sim_time dur = e->now - start;
+        if (r->kind == SIM_OP_UPDATE) {
             e->r.busy_update[d] += dur;
+        } else if (r->kind == SIM_OP_ALLREDUCE) {
+            e->r.busy_allreduce[d] += dur;
         } else {
             e->r.busy[d] += dur;
-            if (o->kind == SIM_OP_RECOMP)
+            if (r->kind == SIM_OP_RECOMP)
                 e->r.busy_recomp[d] += dur;
             if (e->now > e->r.fb_end)
                 e->r.fb_end = e->now;
         }
     }
-    if (e->trace && (rc = record(e, op, start)) < 0)
-        return rc;
-    int64_t a, end;
-    sim_mem_effect(e->s, o, &e->c->st[o->stage].mem, &a, &end);
-    if ((rc = mem_change(e, d, end)) < 0)
+    if (e->trace) {
+        struct sim_op o = op_of(r);
+        if ((rc = record(e, d, &o, start)) < 0)
+            return rc;
+    }
+    if ((rc = mem_change(e, d, oi->at_end[r->rm])) < 0)
         return rc;
     st->busy = 0;
     st->cur++;
     e->n_done++;
-    if (o->kind == SIM_OP_SEND_ACT || o->kind == SIM_OP_SEND_GRAD) {
-        struct resource *r =
-            &e->res[o->kind == SIM_OP_SEND_ACT ? e->act_res[o->stage] : e->grad_res[o->stage]];
-        r->busy = 0;
-        if (r->len) {
-            int32_t next = r->q[r->head];
-            r->head = (r->head + 1) % r->cap;
-            r->len--;
-            if ((rc = start_transfer(e, r, next)) < 0)
+    int32_t s2 = r->succ;
+    if (s2 >= 0) {
+        if (e->xfer_start && sim_op_stream(r->kind) == SIM_STREAM_SEND)
+            e->xfer_start[s2] = start;
+        struct rec *n = &e->recs[s2];
+        /* the dependent's stream follows from its stage and kind */
+        int sst = e->s->stage_device[n->info / SIM_OP_NKINDS] * SIM_NSTREAMS +
+                  sim_op_stream(n->kind);
+        if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int start_transfer(sim_engine *e, struct resource *res, int si)
+{
+    struct stream *st = &e->streams[si];
+    res->busy = 1;
+    st->t_start = e->now;
+    return push(e, &e->info[e->recs[st->first + st->cur].info], si);
+}
+
+/* Starts the head of stream si if it is idle and its dependencies are done.
+ * Sends then queue for their link; receives take no time of their own (the
+ * transfer was the send's), so they finish on the spot. */
+static int try_start(sim_engine *e, int si)
+{
+    struct stream *st = &e->streams[si];
+    for (;;) {
+        if (st->busy || st->cur == st->n)
+            return 0;
+        int32_t ri = st->first + st->cur;
+        const struct rec *r = &e->recs[ri];
+        if (r->wait)
+            return 0;
+        const struct opinfo *oi = &e->info[r->info];
+        int rc;
+        st->busy = 1;
+        st->t_start = e->now;
+        if ((rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
+            return rc;
+        if (st->cur + 1 < st->n)
+            __builtin_prefetch(r + 1);
+        if (sim_op_stream(r->kind) == SIM_STREAM_RECV) {
+            if ((rc = finish_op(e, si, e->xfer_start ? e->xfer_start[ri] : e->now)) < 0)
+                return rc;
+            continue;
+        }
+        if (oi->res >= 0) { /* transfers and collectives wait for their link */
+            struct resource *res = &e->res[oi->res];
+            if (!res->busy)
+                return start_transfer(e, res, si);
+            if (res->len == res->cap)
+                SIM_BUG("link queue overflow");
+            res->q[(res->head + res->len++) % res->cap] = si;
+            return 0;
+        }
+        return push(e, oi, si);
+    }
+}
+
+static int complete(sim_engine *e, int si)
+{
+    struct stream *st = &e->streams[si];
+    const struct rec *r = &e->recs[st->first + st->cur];
+    int rc;
+    if (e->info[r->info].res >= 0) {
+        struct resource *res = &e->res[e->info[r->info].res];
+        res->busy = 0;
+        if (res->len) {
+            int next = res->q[res->head];
+            res->head = (res->head + 1) % res->cap;
+            res->len--;
+            if ((rc = start_transfer(e, res, next)) < 0)
                 return rc;
         }
-        if (e->xfer_start && e->succ[op] >= 0)
-            e->xfer_start[e->succ[op]] = start;
     }
-    int32_t s2 = e->succ[op];
-    if (s2 >= 0 && --e->wait[s2] == 0 && (rc = try_start(e, stream_of(e, s2))) < 0)
+    if (r->succ >= 0)
+        __builtin_prefetch(&e->recs[r->succ]);
+    if ((rc = finish_op(e, si, st->t_start)) < 0)
         return rc;
-    return try_start(e, st);
+    return try_start(e, si);
 }
 
 static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
-        for (int d = 0; d < e->n_dev; d++)
-            for (int k = 0; k < SIM_NSTREAMS; k++) {
-                struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
-                if (st->cur < st->n) {
-                    char lab[32];
-                    sim_op_label(&e->ops[st->ops[st->cur]], lab, sizeof lab);
-                    return sim_error(SIM_EINVAL, "schedule %s deadlocks: %lld of %lld ops "
-                                     "done; device %d is stuck at %s of stage %d",
-                                     e->s->name, (long long)e->n_done, (long long)e->n_ops,
-                                     d, lab, e->ops[st->ops[st->cur]].stage);
-                }
+        for (int si = 0; si < e->n_dev * SIM_NSTREAMS; si++) {
+            struct stream *st = &e->streams[si];
+            if (st->cur < st->n) {
+                char lab[32];
+                struct sim_op o = op_of(&e->recs[st->first + st->cur]);
+                sim_op_label(&o, lab, sizeof lab);
+                return sim_error(SIM_EINVAL, "schedule %s deadlocks: %lld of %lld ops done; "
+                                 "device %d is stuck at %s of stage %d", e->s->name,
+                                 (long long)e->n_done, (long long)e->n_ops, st->dev, lab,
+                                 o.stage);
             }
+        }
     }
     struct sim_result *r = &e->r;
     r->makespan = e->now;
     r->n_ops = e->n_ops;
-    r->n_events = (int64_t)e->heap.seq;
+    r->n_events = (int64_t)e->evq.seq;
     r->fits = 1;
     double busy = 0;
     for (int d = 0; d < e->n_dev; d++) {
@@ -459,8 +597,8 @@ static int begin(sim_engine *e)
     if (e->started)
         return 0;
     e->started = 1;
-    for (int i = 0; i < e->n_dev * SIM_NSTREAMS; i++) {
-        int rc = try_start(e, &e->streams[i]);
+    for (int si = 0; si < e->n_dev * SIM_NSTREAMS; si++) {
+        int rc = try_start(e, si);
         if (rc < 0)
             return rc;
     }
@@ -474,9 +612,9 @@ int sim_engine_step(sim_engine *e)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    if (!e->heap.n)
+    if (!e->evq.n)
         return (rc = finish(e)) < 0 ? rc : 0;
-    struct sim_event ev = sim_heap_pop(&e->heap);
+    struct sim_event ev = sim_evq_pop(&e->evq);
     e->now = ev.t;
     if ((rc = complete(e, ev.payload)) < 0)
         return rc;
@@ -488,7 +626,7 @@ int sim_engine_run_until(sim_engine *e, sim_time t)
     int rc = begin(e);
     if (rc < 0)
         return rc;
-    while (!e->finished && (!e->heap.n || e->heap.a[0].t <= t))
+    while (!e->finished && (!e->evq.n || sim_evq_next_time(&e->evq) <= t))
         if ((rc = sim_engine_step(e)) <= 0)
             return rc;
     return e->finished ? 0 : 1;

@@ -34,6 +34,7 @@ struct sim_result {
     sim_time *busy;          /* [dev] F+B+R+W time */
     sim_time *busy_recomp;   /* [dev] R time */
     sim_time *busy_update;   /* [dev] U time */
+    sim_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
     int64_t *static_mem;     /* [dev] parameters + optimizer state */
     int64_t *peak_act;       /* [dev] peak activation + buffer bytes */
     int64_t *peak_mem;       /* [dev] static + peak_act */
@@ -42,6 +43,7 @@ struct sim_result {
     double bubble;           /* 1 - sum(busy) / (devices * fb_end) */
     int64_t n_ops;
     int64_t n_events;
+    int peak_queue;          /* most events pending at once */
 };
 
 int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,

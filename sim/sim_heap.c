@@ -3,9 +3,13 @@
 
 #include <stdlib.h>
 
-static int ev_less(const struct sim_event *a, const struct sim_event *b)
+/* seq compares modulo 2^32, so order survives one wrap of the counter
+ * while the events in the heap span less than 2^31 pushes. */
+static inline int ev_less(const struct sim_event *a, const struct sim_event *b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    /* bitwise, not short-circuit: the pop loop compiles to conditional moves
+     * instead of branches the predictor cannot learn */
+    return (a->t < b->t) | ((a->t == b->t) & ((int32_t)(a->seq - b->seq) < 0));
 }
 
 int sim_heap_init(struct sim_heap *h, int cap)
@@ -26,6 +30,11 @@ void sim_heap_release(struct sim_heap *h)
 
 int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload)
 {
+    return sim_heap_push_seq(h, t, (uint32_t)h->seq++, payload);
+}
+
+int sim_heap_push_seq(struct sim_heap *h, sim_time t, uint32_t seq, int32_t payload)
+{
     if (h->n == h->cap) {
         struct sim_event *na = realloc(h->a, (size_t)h->cap * 2 * sizeof *na);
         if (!na)
@@ -33,10 +42,10 @@ int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload)
         h->a = na;
         h->cap *= 2;
     }
-    struct sim_event ev = { t, h->seq++, payload };
+    struct sim_event ev = { t, seq, payload };
     int i = h->n++;
     while (i > 0) {
-        int p = (i - 1) / 2;
+        int p = (i - 1) / 4;
         if (!ev_less(&ev, &h->a[p]))
             break;
         h->a[i] = h->a[p];
@@ -53,10 +62,19 @@ struct sim_event sim_heap_pop(struct sim_heap *h)
     struct sim_event top = h->a[0], last = h->a[--h->n];
     int i = 0, n = h->n;
     for (;;) {
-        int l = 2 * i + 1;
-        if (l >= n)
+        int c = 4 * i + 1;
+        if (c >= n)
             break;
-        int m = l + 1 < n && ev_less(&h->a[l + 1], &h->a[l]) ? l + 1 : l;
+        int m = c;
+        if (c + 4 <= n) { /* full node: a branch-free tournament */
+            int m1 = c + ev_less(&h->a[c + 1], &h->a[c]);
+            int m2 = c + 2 + ev_less(&h->a[c + 3], &h->a[c + 2]);
+            m = ev_less(&h->a[m2], &h->a[m1]) ? m2 : m1;
+        } else {
+            for (int k = c + 1; k < n; k++)
+                if (ev_less(&h->a[k], &h->a[m]))
+                    m = k;
+        }
         if (!ev_less(&h->a[m], &last))
             break;
         h->a[i] = h->a[m];

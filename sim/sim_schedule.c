@@ -1,12 +1,13 @@
 #include "sim/sim_schedule.h"
 #include "sim/sim_error.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *kind_names[SIM_OP_NKINDS] = {
-    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U",
+    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U", "AR",
 };
 
 const char *sim_op_kind_name(enum sim_op_kind k)
@@ -14,23 +15,11 @@ const char *sim_op_kind_name(enum sim_op_kind k)
     return (unsigned)k < SIM_OP_NKINDS ? kind_names[k] : "?";
 }
 
-enum sim_stream sim_op_stream(enum sim_op_kind k)
-{
-    switch (k) {
-    case SIM_OP_SEND_ACT:
-    case SIM_OP_SEND_GRAD: return SIM_STREAM_SEND;
-    case SIM_OP_RECV_ACT:
-    case SIM_OP_RECV_GRAD: return SIM_STREAM_RECV;
-    default: return SIM_STREAM_COMPUTE;
-    }
-}
-
-int sim_op_is_compute(enum sim_op_kind k) { return sim_op_stream(k) == SIM_STREAM_COMPUTE; }
-
 void sim_op_label(const struct sim_op *op, char *buf, int n)
 {
     switch (op->kind) {
     case SIM_OP_UPDATE: snprintf(buf, (size_t)n, "U"); break;
+    case SIM_OP_ALLREDUCE: snprintf(buf, (size_t)n, "AR"); break;
     case SIM_OP_SEND_ACT: snprintf(buf, (size_t)n, "sendF%d", op->mb); break;
     case SIM_OP_RECV_ACT: snprintf(buf, (size_t)n, "recvF%d", op->mb); break;
     case SIM_OP_SEND_GRAD: snprintf(buf, (size_t)n, "sendB%d", op->mb); break;
@@ -73,7 +62,8 @@ struct sim_schedule *sim_schedule_new(const char *name, int n_devices, int n_sta
     s->stage_device = calloc((size_t)n_stages, sizeof *s->stage_device);
     s->n_ops = calloc((size_t)n_devices, sizeof *s->n_ops);
     s->ops = calloc((size_t)n_devices, sizeof *s->ops);
-    if (!s->stage_device || !s->n_ops || !s->ops) {
+    s->cap_ops = calloc((size_t)n_devices, sizeof *s->cap_ops);
+    if (!s->stage_device || !s->n_ops || !s->ops || !s->cap_ops) {
         sim_schedule_free(s);
         return NULL;
     }
@@ -91,19 +81,34 @@ void sim_schedule_free(struct sim_schedule *s)
             free(s->ops[d]);
     free(s->ops);
     free(s->n_ops);
+    free(s->cap_ops);
     free(s->stage_device);
     free(s);
+}
+
+int sim_schedule_reserve(struct sim_schedule *s, int d, int n)
+{
+    if (s->n_ops[d] + n <= s->cap_ops[d])
+        return 0;
+    if ((int64_t)s->n_ops[d] + n > INT32_MAX / 2)
+        return sim_error(SIM_EINVAL, "schedule %s: more than %d ops on one device", s->name,
+                         INT32_MAX / 2);
+    int cap = s->n_ops[d] + n;
+    struct sim_op *no = realloc(s->ops[d], (size_t)cap * sizeof *no);
+    if (!no)
+        return sim_error(SIM_ENOMEM, "out of memory building schedule");
+    s->ops[d] = no;
+    s->cap_ops[d] = cap;
+    return 0;
 }
 
 int sim_schedule_push(struct sim_schedule *s, int d, enum sim_op_kind kind, int stage, int mb)
 {
     int n = s->n_ops[d];
-    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) { /* capacity 16, 32, 64, ... */
-        size_t cap = n ? (size_t)n * 2 : 16;
-        struct sim_op *no = realloc(s->ops[d], cap * sizeof *no);
-        if (!no)
-            return sim_error(SIM_ENOMEM, "out of memory building schedule");
-        s->ops[d] = no;
+    if (n == s->cap_ops[d]) {
+        int rc = sim_schedule_reserve(s, d, n < 16 ? 16 : n);
+        if (rc < 0)
+            return rc;
     }
     s->ops[d][n] = (struct sim_op){ .kind = (uint8_t)kind, .stage = stage, .mb = mb };
     s->n_ops[d] = n + 1;
@@ -134,7 +139,10 @@ static int check_km(int K, int M)
  * gradient receive, so it runs as soon as the previous backward is done. */
 static int gpipe_stage(struct sim_schedule *s, int st)
 {
-    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages, rc = 0;
+    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages, rc;
+    int per_mb = 2 + (st > 0) * 2 + (st + 1 < S) * 2 + (s->remat != SIM_REMAT_NEVER);
+    if ((rc = sim_schedule_reserve(s, d, per_mb * M + 1)) < 0)
+        return rc;
     for (int m = 0; m < M && rc == 0; m++) {
         if (st > 0)
             rc = sim_schedule_push(s, d, SIM_OP_RECV_ACT, st, m);
@@ -191,6 +199,9 @@ static int gen_gpipe(const char *arg, int K, int M, enum sim_remat remat,
 
 static const struct { const char *name; sim_schedule_gen gen; } generators[] = {
     { "gpipe", gen_gpipe },
+    { "1f1b", sim_gen_1f1b },
+    { "interleaved", sim_gen_interleaved },
+    { "zb-h1", sim_gen_zbh1 },
 };
 
 int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
@@ -207,6 +218,35 @@ int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  generators[i].name);
     return sim_error(SIM_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
+}
+
+int sim_schedule_add_allreduce(struct sim_schedule *s, int replicas)
+{
+    if (replicas < 1)
+        return sim_error(SIM_EUSAGE, "--replicas must be >= 1, got %d", replicas);
+    if (s->n_replicas > 1)
+        return sim_error(SIM_EINVAL, "schedule %s already has all-reduce ops", s->name);
+    s->n_replicas = replicas;
+    if (replicas == 1)
+        return 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        int n = s->n_ops[d], nu = 0;
+        for (int i = 0; i < n; i++)
+            nu += s->ops[d][i].kind == SIM_OP_UPDATE;
+        int rc = sim_schedule_reserve(s, d, nu);
+        if (rc < 0)
+            return rc;
+        /* shift in place from the back, writing AR(s) just before each U(s) */
+        int w = n + nu;
+        for (int i = n - 1; i >= 0; i--) {
+            struct sim_op op = s->ops[d][i];
+            s->ops[d][--w] = op;
+            if (op.kind == SIM_OP_UPDATE)
+                s->ops[d][--w] = (struct sim_op){ SIM_OP_ALLREDUCE, op.stage, -1 };
+        }
+        s->n_ops[d] = n + nu;
+    }
+    return 0;
 }
 
 static int push_dep(struct sim_op *deps, int n, enum sim_op_kind k, int st, int mb)
@@ -238,7 +278,11 @@ int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
     case SIM_OP_WGRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
     case SIM_OP_SEND_GRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
     case SIM_OP_RECV_GRAD: n = push_dep(deps, n, SIM_OP_SEND_GRAD, st + 1, m); break;
-    default: break; /* UPDATE: after all of its stage's B/W, checked by validate */
+    case SIM_OP_UPDATE:
+        if (s->n_replicas > 1)
+            n = push_dep(deps, n, SIM_OP_ALLREDUCE, st, -1);
+        break; /* and after all of its stage's B/W, checked by validate */
+    default: break; /* ALLREDUCE: after all of its stage's B/W, checked by validate */
     }
     return n;
 }

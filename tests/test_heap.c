@@ -3,6 +3,7 @@
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct ref {
     sim_time t;
@@ -67,4 +68,44 @@ Test(heap, equal_times_pop_in_insertion_order)
         cr_assert_eq(ev.payload, i);
     }
     sim_heap_release(&h);
+}
+
+#include "sim/sim_evq.h"
+
+/* The lane queue pops in exactly the order of one heap of all events. */
+Test(evq, matches_a_single_heap, .timeout = 20)
+{
+    srand(777);
+    for (int round = 0; round < 100; round++) {
+        int lanes = 1 + rand() % 12;
+        sim_time dur[12];
+        for (int i = 0; i < lanes; i++)
+            dur[i] = rand() % 5 * 100; /* repeated and zero durations force ties */
+        struct sim_evq q;
+        struct sim_heap h;
+        cr_assert_eq(sim_evq_init(&q, lanes), 0);
+        cr_assert_eq(sim_heap_init(&h, 4), 0);
+        sim_time now = 0;
+        for (int i = 0; i < 40; i++) {
+            int l = rand() % lanes;
+            cr_assert_eq(sim_evq_push(&q, l, now + dur[l], i), 0);
+            cr_assert_eq(sim_heap_push(&h, now + dur[l], i), 0);
+        }
+        int id = 40;
+        while (h.n) {
+            struct sim_event a = sim_evq_pop(&q), b = sim_heap_pop(&h);
+            cr_assert_eq(a.t, b.t);
+            cr_assert_eq(a.payload, b.payload, "round %d", round);
+            now = a.t;
+            if (id < 400 && rand() % 2) { /* the engine's pattern: push at now + d */
+                int l = rand() % lanes;
+                cr_assert_eq(sim_evq_push(&q, l, now + dur[l], id), 0);
+                cr_assert_eq(sim_heap_push(&h, now + dur[l], id), 0);
+                id++;
+            }
+        }
+        cr_assert_eq(q.n, 0);
+        sim_evq_release(&q);
+        sim_heap_release(&h);
+    }
 }

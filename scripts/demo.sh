@@ -1,0 +1,21 @@
+#!/bin/sh
+# make demo: the main job on the bundled defaults. Writes into results/.
+set -e
+P=${1:-build/pipesim}
+R=results
+mkdir -p $R/demo
+echo "== predict: 16-layer MLP, 2 stages on this 2-core machine (cpu-2core), M=8"
+$P predict --model models/profiles/mlp-uniform.csv --topology models/topologies/cpu-2core.json \
+  -K 2 -M 8 --batch 256 --trace $R/demo/mlp-cpu.json
+echo
+echo "== predict: small Transformer, 4 stages on the idealized 8-device chain, M=16"
+$P predict --model models/profiles/transformer-small.csv \
+  --topology models/topologies/chain-8-ideal.json -K 4 -M 16 --batch 64 \
+  --trace $R/demo/transformer-chain.json
+echo
+echo "== predict: small Transformer, 8 GPUs sharing one PCIe bus, M=32"
+$P predict --model models/profiles/transformer-small.csv \
+  --topology models/topologies/pcie-8gpu.json -K 8 -M 32 --batch 128 \
+  --trace $R/demo/transformer-pcie.json
+echo
+echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
