@@ -17,6 +17,8 @@ static const struct {
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
     { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
+    { "sweep", cmd_sweep, "every K x M x batch x remat x strategy, in parallel, into SQLite" },
+    { "report", cmd_report, "K x M tables (like GPipe Table 2) and CSV from a sweep database" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },

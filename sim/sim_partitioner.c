@@ -273,11 +273,11 @@ static void row_set(struct layered *w, int s, int i)
     w->rows[(size_t)s * w->words + (size_t)(i >> 6)] |= 1ULL << (i & 63);
 }
 
-static const struct sim_part_cost *sort_cost;
-static int cmp_h_desc(const void *x, const void *y)
+static int cmp_h_desc(const void *x, const void *y, void *ctx)
 {
+    const struct sim_part_cost *c = ctx;
     int a = *(const int *)x, b = *(const int *)y;
-    int64_t ha = h_of(sort_cost, a), hb = h_of(sort_cost, b);
+    int64_t ha = h_of(c, a), hb = h_of(c, b);
     return ha > hb ? -1 : ha < hb ? 1 : (a > b) - (a < b);
 }
 
@@ -288,8 +288,8 @@ static void build_order(struct layered *w, int s)
         return;
     for (int i = 0; i <= w->L; i++)
         w->order[i] = i;
-    sort_cost = tcost(w->p, s); /* qsort has no context argument; single-threaded use */
-    qsort(w->order, (size_t)w->L + 1, sizeof *w->order, cmp_h_desc);
+    qsort_r(w->order, (size_t)w->L + 1, sizeof *w->order, cmp_h_desc,
+            (void *)tcost(w->p, s)); /* glibc's qsort_r: sweeps run this in threads */
     for (int i = 0; i <= w->L; i++) {
         w->rank[w->order[i]] = i + 1;
         w->hs[i] = h_of(tcost(w->p, s), w->order[i]);
