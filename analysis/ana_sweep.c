@@ -255,7 +255,7 @@ static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
 }
 
 /* Stores finished jobs until the workers are gone; commits every 16 rows
- * or second. */
+ * or 0.2 s. */
 static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double t0)
 {
     const struct ana_sweep_spec *sp = p->sp;
@@ -279,7 +279,7 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
         free(j->run.stages);
         j->run.stages = NULL;
         pending++;
-        if (pending >= 16 || now() - last_commit > 1.0) {
+        if (pending >= 16 || now() - last_commit > 0.2) {
             if ((rc = ana_db_commit(db)) < 0 || (rc = ana_db_begin(db)) < 0)
                 break;
             pending = 0;

@@ -19,6 +19,7 @@ static const struct {
     { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
     { "sweep", cmd_sweep, "every K x M x batch x remat x strategy, in parallel, into SQLite" },
     { "report", cmd_report, "K x M tables (like GPipe Table 2) and CSV from a sweep database" },
+    { "plot", cmd_plot, "gnuplot PNG/SVG: speedup, bubble, memory vs K/M; trace timeline" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
