@@ -22,6 +22,7 @@ static const struct {
     { "plot", cmd_plot, "gnuplot PNG/SVG: speedup, bubble, memory vs K/M; trace timeline" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
+    { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
