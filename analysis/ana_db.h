@@ -61,8 +61,8 @@ int ana_db_begin(ana_db *db);
 int ana_db_commit(ana_db *db);
 int ana_db_has(ana_db *db, const struct ana_run *key, int *found);
 int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
-/* All runs in key order (model, topology, schedule, remat, strategy, batch,
- * K, M), stages attached. */
+/* All runs in key order (model, its hash, topology, its hash, schedule,
+ * remat, strategy, batch, K, M), stages attached. */
 int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
 void ana_runs_free(struct ana_run *runs, int n);
 /* -1/0/1 by the key order above. */

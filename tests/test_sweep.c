@@ -358,3 +358,33 @@ Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
     cr_assert_eq(count(db, "SELECT count(*) FROM stages WHERE run_id NOT IN (SELECT id FROM "
                            "runs)"), 0);
 }
+
+Test(sweep, cli_usage_errors)
+{
+    char args[512];
+    expect_cli("sweep --help", 0, "");
+    expect_cli("report --help", 0, "");
+    expect_cli("plot --help", 0, "");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1", 2, "--batch");
+    expect_cli("sweep --bogus", 2, "unknown option '--bogus'");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1,x -M 1 --batch 4", 2, "-K");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --remat often",
+               2, "often");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --strategy "
+               "best", 2, "best");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --schedule "
+               "nope", 2, "nope");
+    expect_cli("report", 2, "--db");
+    char db[128];
+    path(db, "u.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 0, "");
+    snprintf(args, sizeof args, "report --db %s --metric nonsense", db);
+    expect_cli(args, 2, "nonsense");
+    snprintf(args, sizeof args, "report --db %s --baseline 2", db);
+    expect_cli(args, 2, "K,M");
+    snprintf(args, sizeof args, "report --db %s --out %s/r.txt --csv %s/r.csv", db, dir, dir);
+    expect_cli(args, 0, "");
+    cr_assert_eq(th_sh("grep -q 'normalized throughput, baseline K=1 M=1' %s/r.txt", dir), 0);
+    cr_assert_eq(th_sh("test $(wc -l < %s/r.csv) -eq 5", dir), 0, "header + 4 runs");
+}
