@@ -14,7 +14,7 @@ static const char help[] =
     "usage: pipesim partition --model F --topology F -K k -M m --batch N\n"
     "                         [--strategy all|optimal,uniform,gpipe,balance-by-size]\n"
     "                         [--top N] [--mem-cap none|device|BYTES] [--remat MODE]\n"
-    "                         [--schedule gpipe] [--format table|csv|json] [--out F]\n\n"
+    "                         [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--format table|csv|json] [--out F]\n\n"
     "Cuts the model's layers into K contiguous stages (one per device) and ranks the\n"
     "candidates by simulated step time:\n"
     "  optimal          least bottleneck stage time per step (M x (fwd + bwd) +\n"

@@ -16,7 +16,7 @@ static const char help[] =
     "usage: pipesim sweep --model F --topology F -K 1,2,4,8 -M 1,2,4,8,16,32\n"
     "                     --batch N[,N...] [--remat MODE[,MODE...]]\n"
     "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
-    "                     [--schedule gpipe] [--jobs N] [--db results/sweep.db] [--quiet]\n\n"
+    "                     [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--jobs N] [--db results/sweep.db] [--quiet]\n\n"
     "Simulates every combination of the listed stage counts K, micro-batch counts M,\n"
     "mini-batch sizes, re-materialization modes (never, except_last, always) and\n"
     "partition strategies (see pipesim partition --help), on --jobs worker threads\n"
