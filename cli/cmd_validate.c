@@ -12,7 +12,7 @@
 
 static const char help[] =
     "usage: pipesim validate --net SPEC -K k -M m --batch N [--remat MODE] [--steps S]\n"
-    "                        [--schedule gpipe] [--partition uniform|3,5] [--lr LR]\n"
+    "                        [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--partition uniform|3,5] [--lr LR]\n"
     "                        [--seed N] [--trace out.json] [--trace-csv out.csv]\n"
     "                        [--emit-profile out.csv] [--no-pin]\n"
     "                        [--backend thread|mpi] [--grads-out F]\n\n"
