@@ -1,7 +1,7 @@
-/* One MPI rank replaying its device's op list. Compute ops do exactly what
- * the thread backend's worker does (rt_replay.c: same kernels, same buffer
- * takes and frees in the ledger's order); sends and receives are MPI
- * messages instead of in-process channels (see rt_mpi.h). */
+/* One MPI rank replaying its device's op list. Compute ops run through the
+ * thread backend's own code (rt_replay_compute in rt_replay.c: same kernels,
+ * same buffer takes and frees in the ledger's order); sends and receives are
+ * MPI messages instead of in-process channels (see rt_mpi.h). */
 #ifdef PIPESIM_MPI
 #include "runtime/rt_mpi_int.h"
 #include "sim/sim_error.h"
@@ -74,112 +74,6 @@ void rt_mpi_buffers_free(struct rt_mpi *x)
     x->stage = NULL;
 }
 
-static int missing(const struct sim_op *op, const char *what)
-{
-    char lab[32];
-    sim_op_label(op, lab, sizeof lab);
-    return sim_error(SIM_ERUNTIME, "%s of stage %d runs without its %s (op list out of order)",
-                     lab, op->stage, what);
-}
-
-static int take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p)
-{
-    *p = rt_mem_alloc(m, bytes);
-    if (bytes && !*p) {
-        char lab[32];
-        sim_op_label(op, lab, sizeof lab);
-        return sim_error(SIM_ENOMEM, "%s of stage %d: cannot allocate %lld bytes", lab,
-                         op->stage, (long long)bytes);
-    }
-    return 0;
-}
-
-static void backward_done(struct rt_worker *w, const struct sim_op *op, struct rt_mbuf *b,
-                          int remat)
-{
-    const struct rt_stage *st = &w->p->st[op->stage];
-    rt_mem_free(&w->mem, b->stash, st->mem.stash);
-    rt_mem_free(&w->mem, b->gout, st->mem.out);
-    b->stash = NULL;
-    b->gout = NULL;
-    if (remat && op->stage > 0) {
-        rt_mem_free(&w->mem, b->in, st->mem.in);
-        b->in = NULL;
-    }
-}
-
-static int forward(struct rt_worker *w, const struct sim_op *op, struct rt_mbuf *b,
-                   const struct rt_data *d, int64_t t0)
-{
-    rt_pipe *p = w->p;
-    const struct rt_stage *st = &p->st[op->stage];
-    int sg = op->stage, last = sg + 1 == p->S, rc;
-    int remat = sim_schedule_remat_mb(p->s, op->mb);
-    int keep = op->kind == SIM_OP_RECOMP || !remat;
-    const float *x = sg > 0 ? b->in : d->x + (size_t)op->mb * p->rows * d->in;
-    if (!x)
-        return missing(op, "input");
-    if (b->stash)
-        return missing(op, "backward of the previous forward");
-    void *stash = NULL;
-    if (keep && (rc = take(&w->mem, op, st->mem.stash, &stash)) < 0)
-        return rc;
-    rt_mem_sample(&w->mem, t0);
-    double loss = 0;
-    const float *y = rt_stage_forward(st, p->net, x, stash,
-                                      d->t + (size_t)op->mb * p->rows * d->out, p->batch,
-                                      &loss, &w->ws);
-    b->stash = stash;
-    if (op->kind == SIM_OP_RECOMP)
-        return 0;
-    w->loss += loss;
-    if (sg > 0 && !remat) {
-        rt_mem_free(&w->mem, b->in, st->mem.in);
-        b->in = NULL;
-    }
-    if (!last) {
-        float *out;
-        if ((rc = take(&w->mem, op, st->mem.out, (void **)&out)) < 0)
-            return rc;
-        memcpy(out, y, (size_t)st->mem.out);
-        if (p->s->stage_device[sg + 1] == p->s->stage_device[sg])
-            rt_mb(p, sg + 1, op->mb)->in = out;
-        else
-            b->out = out;
-    }
-    return 0;
-}
-
-static int backward(struct rt_worker *w, const struct sim_op *op, struct rt_mbuf *b)
-{
-    rt_pipe *p = w->p;
-    const struct sim_schedule *s = p->s;
-    const struct rt_stage *st = &p->st[op->stage];
-    int sg = op->stage, last = sg + 1 == p->S, rc;
-    float *gout = last ? NULL : b->gout;
-    if (!b->stash || (!last && !gout))
-        return missing(op, b->stash ? "output gradient" : "stash");
-    if (s->has_wgrad && !(b->wgrad = rt_mem_alloc_extra(&w->mem, st->wgrad_bytes)) &&
-        st->wgrad_bytes)
-        return sim_error(SIM_ENOMEM, "B%d of stage %d: cannot allocate %lld bytes", op->mb,
-                         op->stage, (long long)st->wgrad_bytes);
-    const float *dx = rt_stage_backward(st, p->net, b->stash, gout, s->has_wgrad, b->wgrad,
-                                        &w->ws);
-    if (!s->has_wgrad)
-        backward_done(w, op, b, sim_schedule_remat_mb(s, op->mb));
-    if (sg > 0) {
-        float *gin;
-        if ((rc = take(&w->mem, op, st->mem.in, (void **)&gin)) < 0)
-            return rc;
-        memcpy(gin, dx, (size_t)st->mem.in);
-        if (s->stage_device[sg - 1] == s->stage_device[sg])
-            rt_mb(p, sg - 1, op->mb)->gout = gin;
-        else
-            b->gin = gin;
-    }
-    return 0;
-}
-
 static int send(struct rt_mpi *x, int i, const struct sim_op *op, struct rt_mbuf *b)
 {
     struct rt_worker *w = x->w;
@@ -187,7 +81,7 @@ static int send(struct rt_mpi *x, int i, const struct sim_op *op, struct rt_mbuf
     int64_t bytes = xfer_bytes(x->p, op, &peer);
     float **src = act ? &b->out : &b->gin;
     if (!*src)
-        return missing(op, act ? "output" : "input gradient");
+        return rt_replay_missing(op, act ? "output" : "input gradient");
     memcpy(x->slot[i], *src, (size_t)bytes);
     int64_t stamp = rt_now_ns() - x->off; /* on rank 0's clock */
     memcpy(x->slot[i] + bytes, &stamp, sizeof stamp);
@@ -206,8 +100,8 @@ static int recv(struct rt_mpi *x, const struct sim_op *op, struct rt_mbuf *b,
     int64_t bytes = xfer_bytes(x->p, op, &peer), stamp;
     float **dst = act ? &b->in : &b->gout;
     if (*dst)
-        return missing(op, "previous use of the buffer");
-    if ((rc = take(&w->mem, op, bytes, (void **)dst)) < 0)
+        return rt_replay_missing(op, "previous use of the buffer");
+    if ((rc = rt_replay_take(&w->mem, op, bytes, (void **)dst)) < 0)
         return rc;
     rt_mem_sample(&w->mem, rec->start);
     MPI_Status status;
@@ -241,19 +135,13 @@ static int run_op(struct rt_mpi *x, const struct rt_data *d, int i)
     int64_t t_recv = 0;
     int rc = 0;
     rec->start = rt_now_ns();
+    w->data = d;
     switch ((enum sim_op_kind)op->kind) {
     case SIM_OP_FWD:
-    case SIM_OP_RECOMP: rc = forward(w, op, b, d, rec->start); break;
-    case SIM_OP_BWD: rc = backward(w, op, b); break;
+    case SIM_OP_RECOMP:
+    case SIM_OP_BWD:
     case SIM_OP_WGRAD:
-        if (!b->stash || (p->st[op->stage].wgrad_bytes && !b->wgrad))
-            return missing(op, "backward");
-        rt_stage_wgrad(&p->st[op->stage], p->net, b->stash, b->gout, b->wgrad);
-        rt_mem_free_extra(&w->mem, b->wgrad, p->st[op->stage].wgrad_bytes);
-        b->wgrad = NULL;
-        backward_done(w, op, b, sim_schedule_remat_mb(p->s, op->mb));
-        break;
-    case SIM_OP_UPDATE: rt_stage_update(&p->st[op->stage], p->net, p->lr); break;
+    case SIM_OP_UPDATE: rc = rt_replay_compute(w, op, rec->start); break;
     case SIM_OP_SEND_ACT:
     case SIM_OP_SEND_GRAD: rc = send(x, i, op, b); break;
     case SIM_OP_RECV_ACT:
