@@ -1,6 +1,6 @@
 /* pipesim export-chakra: a simulated schedule as Chakra execution traces. */
 #include "analysis/ana_predict.h"
-#include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "sim/sim_cost.h"
 #include "sim/sim_error.h"
@@ -27,33 +27,24 @@ static const char help[] =
 int cmd_export_chakra(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' },     { "topology", required_argument, 0, 't' },
-        { "batch", required_argument, 0, 'b' },     { "remat", required_argument, 0, 'r' },
-        { "partition", required_argument, 0, 'p' }, { "schedule", required_argument, 0, 's' },
-        { "replicas", required_argument, 0, 'R' },  { "out-dir", required_argument, 0, 'o' },
-        { "prefix", required_argument, 0, 'P' },    { "help", no_argument, 0, 'h' },
+        CLI_RUN_OPTIONS, CLI_RUN_SCHEDULE, CLI_RUN_PARTITION, CLI_RUN_REPLICAS,
+        { "out-dir", required_argument, 0, 'o' }, { "prefix", required_argument, 0, 'P' },
         { 0, 0, 0, 0 },
     };
-    const char *model = NULL, *topo_path = NULL, *part_spec = "uniform";
-    struct ana_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST,
-                              .record_trace = 1, .no_baseline = 1 };
+    struct ana_config cfg = { .record_trace = 1, .no_baseline = 1 };
     struct trc_chakra_opts co = { .prefix = "pipesim" };
-    long K = 0, M = 0, replicas = 1;
-    double batch = 0;
+    struct cli_run run;
     int c, rc = 0;
+    cli_run_init(&run);
     cli_getopt_reset();
-    while ((c = cli_getopt("export-chakra", argc, argv, "hK:M:", opts)) != -1) {
+    while ((c = cli_getopt("export-chakra", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(&run, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         switch (c) {
         case 'h': cli_help(help); return 0;
-        case 'm': model = optarg; break;
-        case 't': topo_path = optarg; break;
-        case 'K': rc = sim_parse_long(optarg, "-K", 1, 1 << 20, &K); break;
-        case 'M': rc = sim_parse_long(optarg, "-M", 1, 1 << 24, &M); break;
-        case 'b': rc = sim_parse_double(optarg, "--batch", &batch); break;
-        case 'r': rc = sim_remat_parse(optarg, &cfg.remat); break;
-        case 'p': part_spec = optarg; break;
-        case 's': cfg.schedule = optarg; break;
-        case 'R': rc = sim_parse_long(optarg, "--replicas", 1, 1 << 16, &replicas); break;
         case 'o': co.dir = optarg; break;
         case 'P':
             co.prefix = optarg;
@@ -63,32 +54,23 @@ int cmd_export_chakra(int argc, char **argv)
             break;
         default: return -SIM_EUSAGE;
         }
-        if (rc < 0)
-            return rc;
     }
-    if (optind < argc)
-        return sim_error(SIM_EUSAGE, "export-chakra: unexpected argument '%s'", argv[optind]);
-    if (!model || !topo_path || !K || !M || batch == 0 || !co.dir)
-        return sim_error(SIM_EUSAGE, "export-chakra: --model, --topology, -K, -M, --batch and "
-                         "--out-dir are required (see pipesim export-chakra --help)");
-    struct mdl_profile *prof = NULL;
-    struct mdl_topology *topo = NULL;
-    struct sim_partition *part = NULL;
+    if ((rc = cli_run_check("export-chakra", &run, argc, argv)) < 0)
+        return rc;
+    if (!co.dir)
+        return sim_error(SIM_EUSAGE, "export-chakra: --out-dir is required (see pipesim "
+                         "export-chakra --help)");
     struct sim_schedule *sched = NULL;
     struct sim_costs *costs = NULL;
     struct ana_prediction *p = NULL;
-    if ((rc = mdl_model_open(model, &prof)) < 0 ||
-        (rc = mdl_topology_load(topo_path, &topo)) < 0 ||
-        (rc = sim_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0 ||
-        (rc = sim_partition_parse(part_spec, sched->n_stages, prof->n_layers, &part)) < 0)
+    if ((rc = cli_run_open(&run, 1, &cfg)) < 0 ||
+        (rc = sim_schedule_build(run.schedule, (int)run.K, (int)run.M, run.remat, &sched)) < 0)
         goto out;
-    cfg.profile = prof;
-    cfg.topo = topo;
-    cfg.K = (int)K;
-    cfg.M = (int)M;
-    cfg.batch = batch;
-    cfg.partition = part;
-    cfg.replicas = (int)replicas;
+    struct mdl_profile *prof = run.prof;
+    struct mdl_topology *topo = run.topo;
+    struct sim_partition *part = run.part;
+    long replicas = run.replicas, M = run.M;
+    double batch = run.batch;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
     /* the op lists and byte counts the prediction simulated, rebuilt alike */
@@ -114,8 +96,6 @@ out:
     sim_costs_free(costs);
     ana_prediction_free(p);
     sim_schedule_free(sched);
-    sim_partition_free(part);
-    mdl_topology_free(topo);
-    mdl_profile_free(prof);
+    cli_run_close(&run);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* pipesim partition: optimal and alternative stage partitions, ranked by
  * simulated step time. */
 #include "analysis/ana_rank.h"
-#include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "sim/sim_error.h"
 #include "sim/sim_partitioner.h"
@@ -80,32 +80,30 @@ static int parse_strategies(const char *s, enum sim_part_strategy *v, int *n)
 int cmd_partition(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' },    { "topology", required_argument, 0, 't' },
-        { "batch", required_argument, 0, 'b' },    { "remat", required_argument, 0, 'r' },
+        CLI_RUN_OPTIONS, CLI_RUN_SCHEDULE,
         { "strategy", required_argument, 0, 'S' }, { "top", required_argument, 0, 'n' },
-        { "mem-cap", required_argument, 0, 'c' },  { "schedule", required_argument, 0, 's' },
-        { "format", required_argument, 0, 'f' },   { "out", required_argument, 0, 'o' },
-        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+        { "mem-cap", required_argument, 0, 'c' },  { "format", required_argument, 0, 'f' },
+        { "out", required_argument, 0, 'o' },      { 0, 0, 0, 0 },
     };
-    const char *model = NULL, *topo_path = NULL, *format = "table", *out_path = "-";
-    struct ana_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
+    const char *format = "table", *out_path = "-";
+    struct ana_config cfg = { 0 };
     struct sim_part_opts po = { 0 };
     enum sim_part_strategy strat[SIM_PART_NSTRATEGIES];
     int nstrat = 0;
-    long K = 0, M = 0, top = 5;
-    double batch = 0;
+    long top = 5;
+    struct cli_run run;
     int c, rc = 0;
+    cli_run_init(&run);
     parse_strategies("all", strat, &nstrat);
     cli_getopt_reset();
-    while ((c = cli_getopt("partition", argc, argv, "hK:M:", opts)) != -1) {
+    while ((c = cli_getopt("partition", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(&run, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         switch (c) {
         case 'h': cli_help(help); return 0;
-        case 'm': model = optarg; break;
-        case 't': topo_path = optarg; break;
-        case 'K': rc = sim_parse_long(optarg, "-K", 1, 1 << 20, &K); break;
-        case 'M': rc = sim_parse_long(optarg, "-M", 1, 1 << 24, &M); break;
-        case 'b': rc = sim_parse_double(optarg, "--batch", &batch); break;
-        case 'r': rc = sim_remat_parse(optarg, &cfg.remat); break;
         case 'S': rc = parse_strategies(optarg, strat, &nstrat); break;
         case 'n': rc = sim_parse_long(optarg, "--top", 1, 1 << 20, &top); break;
         case 'c':
@@ -116,7 +114,6 @@ int cmd_partition(int argc, char **argv)
             else if ((rc = parse_bytes(optarg, &po.cap)) == 0)
                 po.cap_mode = 2;
             break;
-        case 's': cfg.schedule = optarg; break;
         case 'f': format = optarg; break;
         case 'o': out_path = optarg; break;
         default: return -SIM_EUSAGE;
@@ -124,25 +121,18 @@ int cmd_partition(int argc, char **argv)
         if (rc < 0)
             return rc;
     }
-    if (optind < argc)
-        return sim_error(SIM_EUSAGE, "partition: unexpected argument '%s'", argv[optind]);
-    if (!model || !topo_path || !K || !M || batch == 0)
-        return sim_error(SIM_EUSAGE, "partition: --model, --topology, -K, -M and --batch are "
-                         "required (see pipesim partition --help)");
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    struct mdl_profile *prof = NULL;
-    struct mdl_topology *topo = NULL;
+    if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
+        (rc = cli_check_format(format)) < 0)
+        return rc;
     struct sim_schedule *sched = NULL;
     sim_part_model *pm = NULL;
     struct ana_rank *rank = NULL;
-    if ((rc = mdl_model_open(model, &prof)) < 0 || (rc = mdl_topology_load(topo_path, &topo)) < 0)
+    if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;
-    cfg.profile = prof;
-    cfg.topo = topo;
-    cfg.K = (int)K;
-    cfg.M = (int)M;
-    cfg.batch = batch;
+    struct mdl_profile *prof = run.prof;
+    struct mdl_topology *topo = run.topo;
+    long K = run.K, M = run.M;
+    double batch = run.batch;
     /* the checks ana_predict makes, before the partitioner's own */
     if (batch < 1 || batch != (double)(long long)batch || (long long)batch % M) {
         rc = sim_error(SIM_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
@@ -189,7 +179,6 @@ out:
     ana_rank_free(rank);
     sim_part_model_free(pm);
     sim_schedule_free(sched);
-    mdl_topology_free(topo);
-    mdl_profile_free(prof);
+    cli_run_close(&run);
     return rc;
 }
