@@ -1,6 +1,7 @@
 /* ana_paper_run: loads the paper's topologies, writes the requested tables;
  * plus the helpers the table files share (markdown files, cells, plots). */
 #include "analysis/ana_paper_int.h"
+#include "analysis/ana_rank.h"
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
 #include "sim/sim_error.h"
@@ -175,11 +176,56 @@ int ana_paper_transformer(int L, struct mdl_profile **out)
     return mdl_transformer_profile(&tc, out);
 }
 
+int ana_paper_strategy(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
+                       double mb, enum sim_remat remat, enum sim_part_strategy s, int capped,
+                       struct sim_partition **out)
+{
+    struct sim_part_opts o = { .n_stages = K, .n_micro = M, .micro_batch = mb, .remat = remat,
+                               .cap_mode = capped };
+    sim_part_model *m;
+    int rc = sim_part_model_new(p, t, &o, &m);
+    if (rc < 0)
+        return rc;
+    rc = sim_part_strategy_run(m, s, out);
+    sim_part_model_free(m);
+    return rc;
+}
+
+int ana_paper_ranked(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
+                     double batch, enum sim_remat remat, struct sim_partition **out)
+{
+    *out = NULL;
+    struct ana_config cfg = { .profile = p, .topo = t, .schedule = "gpipe", .K = K, .M = M,
+                              .batch = batch, .remat = remat, .no_baseline = 1 };
+    enum sim_part_strategy opt = SIM_PART_OPTIMAL;
+    for (int capped = 1; capped >= 0; capped--) {
+        struct sim_part_opts o = { .n_stages = K, .n_micro = M, .micro_batch = batch / M,
+                                   .remat = remat, .cap_mode = capped };
+        sim_part_model *m;
+        struct ana_rank *r;
+        int rc = sim_part_model_new(p, t, &o, &m);
+        if (rc < 0)
+            return rc;
+        rc = ana_rank_new(&cfg, m, &opt, 1, 1, &r);
+        sim_part_model_free(m);
+        if (rc == -SIM_ENOFIT && capped)
+            continue; /* nothing fits: the fastest partition, marked unfit */
+        if (rc < 0)
+            return rc;
+        const struct sim_partition *best = r->c[0].part;
+        if ((*out = sim_partition_new(best->n_stages, best->n_layers)))
+            memcpy((*out)->first, best->first, sizeof *best->first * (size_t)(K + 1));
+        ana_rank_free(r);
+        return *out ? 0 : sim_error(SIM_ENOMEM, "out of memory");
+    }
+    SIM_BUG("uncapped partition search returned ENOFIT");
+}
+
 static int run_at(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
                   double batch, int baseline, struct ana_prediction **pred)
 {
     struct sim_partition *part;
-    int rc = ana_part_time(p, t, K, batch / M, SIM_REMAT_ALWAYS, &part);
+    int rc = ana_paper_ranked(p, t, K, M, batch, SIM_REMAT_ALWAYS, &part);
     if (rc < 0)
         return rc;
     rc = ana_paper_eval(p, t, K, M, batch, SIM_REMAT_ALWAYS, part, baseline, pred);

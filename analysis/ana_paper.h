@@ -13,9 +13,9 @@
  * committed results/paper/ byte for byte. PNG plots are drawn by gnuplot when
  * it is on PATH (their bytes depend on the gnuplot build: not compared).
  *
- * Partitions: until the optimal partitioner (sim/sim_partitioner.h) lands,
- * stages come from the balanced partitions below (exact min-max over
- * contiguous partitions of an additive cost).
+ * Partitions come from the optimal partitioner (sim/sim_partitioner.h,
+ * analysis/ana_rank.h); the min-max and prefix partitions below are the
+ * extra candidates partitions.md compares it with.
  *
  * Ownership: nothing escapes; ana_part_* allocate *out (sim_partition_free).
  * Cost: the whole run is about a thousand simulations of <= 30k ops each
@@ -64,18 +64,6 @@ int ana_part_minmax(int n, int K, ana_stage_cost_fn cost, void *ctx,
  * of each layer on device 0 of t. */
 int ana_part_time(const struct mdl_profile *p, const struct mdl_topology *t, int K,
                   double micro_batch, enum sim_remat remat, struct sim_partition **out);
-/* Min-max of the GPipe memory estimate of ana_stage_mem_estimate. */
-int ana_part_memory(const struct mdl_profile *p, const struct mdl_topology *t, int K,
-                    int M, double micro_batch, enum sim_remat remat,
-                    struct sim_partition **out);
-/* Bytes one stage [a, b) needs under GPipe with M micro-batches: parameters
- * and optimizer state, plus activations: the stash of one micro-batch
- * (re-materialized) or of all M (not), the M stage inputs kept for the
- * recompute, and gradient and receive buffers of the stage boundaries. An
- * estimate that steers the partition; the engine's ledger decides the fit. */
-double ana_stage_mem_estimate(const struct mdl_profile *p, double bytes_per_param,
-                              int a, int b, int M, double micro_batch,
-                              enum sim_remat remat);
 /* Greedy prefix heuristic: cut when the running compute passes s/K of the
  * total (the nearer side of the crossing), one layer per stage at least. */
 int ana_part_prefix(const struct mdl_profile *p, const struct mdl_topology *t, int K,

@@ -8,6 +8,7 @@
 
 #include "analysis/ana_paper.h"
 #include "analysis/ana_predict.h"
+#include "sim/sim_partitioner.h"
 #include "sim/sim_util.h"
 
 struct ana_paper_ctx {
@@ -37,6 +38,17 @@ const char *ana_paper_flag(double pred, double paper);
 int ana_paper_eval(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
                    double batch, enum sim_remat remat, const struct sim_partition *part,
                    int baseline, struct ana_prediction **out);
+/* The partition of a sim_partitioner strategy for K stages on devices
+ * 0..K-1, M micro-batches of mb; capped: under each device's memory
+ * (SIM_ENOFIT when no partition fits). */
+int ana_paper_strategy(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
+                       double mb, enum sim_remat remat, enum sim_part_strategy s, int capped,
+                       struct sim_partition **out);
+/* The best simulated of the partitioner's optimum and its one-cut
+ * neighbours (ana_rank), under the memory cap (uncapped when no partition
+ * fits it): `pipesim partition --strategy optimal --mem-cap device`'s first. */
+int ana_paper_ranked(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
+                     double batch, enum sim_remat remat, struct sim_partition **out);
 /* The generated models. */
 int ana_paper_amoeba(int L, int D, struct mdl_profile **out);
 int ana_paper_transformer(int L, struct mdl_profile **out);
@@ -49,8 +61,8 @@ int ana_paper_partitions(const struct ana_paper_ctx *c);
 /* The batch policy of Tables 2 and 3 (see table2.md): from `start` (doubled
  * until M divides it) halve the mini-batch, keeping it a multiple of M, until
  * every stage fits; if none down to micro-batch 1 fits, the run at `start`
- * is returned with fits = 0. The partition is ana_part_time's at each
- * micro-batch. *pred owns the result. */
+ * is returned with fits = 0. The partition is ana_paper_ranked's at each
+ * batch. *pred owns the result. */
 int ana_paper_fit_batch(const struct mdl_profile *p, const struct mdl_topology *t, int K,
                         int M, double start, int baseline, struct ana_prediction **pred);
 

@@ -1,6 +1,6 @@
 /* Balanced contiguous partitions for the paper reproductions: exact min-max
- * of an additive cost (bisection + greedy), the GPipe memory estimate, and
- * the greedy prefix heuristic. See ana_paper.h. */
+ * of an additive cost (bisection + greedy) and the greedy prefix heuristic.
+ * See ana_paper.h. */
 #include "analysis/ana_paper.h"
 #include "sim/sim_error.h"
 
@@ -103,70 +103,6 @@ int ana_part_time(const struct mdl_profile *p, const struct mdl_topology *t, int
         return rc;
     rc = ana_part_minmax(p->n_layers, K, prefix_cost, &c, out);
     free(c.sum);
-    return rc;
-}
-
-/* The estimate of ana_stage_mem_estimate from the stage's sums. */
-static double mem_bytes(const struct mdl_profile *p, double params, double stash, int a, int b,
-                        int M, double mb, double bpp, enum sim_remat remat)
-{
-    double kept = remat == SIM_REMAT_ALWAYS ? M : remat == SIM_REMAT_EXCEPT_LAST ? M - 1 : 0;
-    double act = (remat == SIM_REMAT_NEVER ? M : 1) * stash;
-    if (a > 0)
-        act += (kept + 2) * p->layers[a - 1].out_bytes;
-    if (b < p->n_layers)
-        act += 2 * p->layers[b - 1].out_bytes;
-    return params * bpp + act * mb;
-}
-
-double ana_stage_mem_estimate(const struct mdl_profile *p, double bytes_per_param, int a,
-                              int b, int M, double micro_batch, enum sim_remat remat)
-{
-    double params = 0, stash = 0;
-    for (int l = a; l < b; l++) {
-        params += p->layers[l].params;
-        stash += p->layers[l].stash_bytes;
-    }
-    return mem_bytes(p, params, stash, a, b, M, micro_batch, bytes_per_param, remat);
-}
-
-struct mem_ctx {
-    const struct mdl_profile *p;
-    double *params, *stash; /* prefix sums [n + 1] */
-    double bpp, mb;
-    int M;
-    enum sim_remat remat;
-};
-
-static double mem_cost(void *ctx, int a, int b)
-{
-    const struct mem_ctx *c = ctx;
-    return mem_bytes(c->p, c->params[b] - c->params[a], c->stash[b] - c->stash[a], a, b, c->M,
-                     c->mb, c->bpp, c->remat);
-}
-
-int ana_part_memory(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
-                    double micro_batch, enum sim_remat remat, struct sim_partition **out)
-{
-    *out = NULL;
-    int n = p->n_layers;
-    struct mem_ctx c = { p, malloc(((size_t)n + 1) * sizeof(double)),
-                         malloc(((size_t)n + 1) * sizeof(double)), t->bytes_per_param,
-                         micro_batch, M, remat };
-    int rc;
-    if (!c.params || !c.stash) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
-        goto out_free_sums;
-    }
-    c.params[0] = c.stash[0] = 0;
-    for (int l = 0; l < n; l++) {
-        c.params[l + 1] = c.params[l] + p->layers[l].params;
-        c.stash[l + 1] = c.stash[l] + p->layers[l].stash_bytes;
-    }
-    rc = ana_part_minmax(n, K, mem_cost, &c, out);
-out_free_sums:
-    free(c.params);
-    free(c.stash);
     return rc;
 }
 

@@ -16,25 +16,37 @@ static const int p_Ms[NPM] = { 1, 4, 32 };
 static const char *const tg_balance[NPM] = { "2,2,2,2,2,3,4,7", "2,2,2,3,3,4,4,4",
                                              "2,2,2,3,3,4,4,4" };
 
-enum { P_UNIFORM, P_PREFIX, P_TORCHGPIPE, P_MINMAX, NCAND };
-static const char *const cand_name[NCAND] = {
+static const char *const cand_name[ANA_NCAND] = {
     "uniform (equal layer counts)",
+    "GPipe heuristic: minimum variance of stage compute (partitioner)",
     "prefix heuristic (cut where running compute passes s/K)",
     "torchgpipe's published balance",
-    "min-max compute (exact, computed here)",
+    "min-max compute per micro-batch (ana_part_time)",
+    "optimal: minimum bottleneck bound (partitioner)",
+    "best simulated of the optimum and its neighbours (partitioner, ana_rank)",
 };
 
 static int candidate(int which, const struct mdl_profile *p, const struct mdl_topology *t,
-                     int M, double mb, struct sim_partition **out)
+                     int M, double batch, struct sim_partition **out)
 {
+    double mb = batch / M;
     switch (which) {
-    case P_UNIFORM: return sim_partition_uniform(PK, p->n_layers, out);
-    case P_PREFIX: return ana_part_prefix(p, t, PK, mb, SIM_REMAT_ALWAYS, out);
-    case P_TORCHGPIPE: {
+    case ANA_P_UNIFORM: return sim_partition_uniform(PK, p->n_layers, out);
+    case ANA_P_GPIPE:
+        return ana_paper_strategy(p, t, PK, M, mb, SIM_REMAT_ALWAYS, SIM_PART_GPIPE, 0, out);
+    case ANA_P_PREFIX: return ana_part_prefix(p, t, PK, mb, SIM_REMAT_ALWAYS, out);
+    case ANA_P_TORCHGPIPE: {
         int j = M == 1 ? 0 : M == 4 ? 1 : 2;
         return sim_partition_parse(tg_balance[j], PK, p->n_layers, out);
     }
-    default: return ana_part_time(p, t, PK, mb, SIM_REMAT_ALWAYS, out);
+    case ANA_P_MINMAX: return ana_part_time(p, t, PK, mb, SIM_REMAT_ALWAYS, out);
+    case ANA_P_OPTIMAL: {
+        int rc = ana_paper_strategy(p, t, PK, M, mb, SIM_REMAT_ALWAYS, SIM_PART_OPTIMAL, 1, out);
+        if (rc == -SIM_ENOFIT)
+            rc = ana_paper_strategy(p, t, PK, M, mb, SIM_REMAT_ALWAYS, SIM_PART_OPTIMAL, 0, out);
+        return rc;
+    }
+    default: return ana_paper_ranked(p, t, PK, M, batch, SIM_REMAT_ALWAYS, out);
     }
 }
 
@@ -76,7 +88,7 @@ int ana_paper_partitions(const struct ana_paper_ctx *c)
     int rc = ana_paper_amoeba(18, 256, &p);
     if (rc < 0)
         return rc;
-    struct ana_prediction *res[NPM][NCAND] = { { 0 } };
+    struct ana_prediction *res[NPM][ANA_NCAND] = { { 0 } };
     struct ana_parts_facts facts = { 0 };
     for (int j = 0; j < NPM && rc == 0; j++) {
         /* The batch of Table 2's policy for this cell, then every candidate
@@ -86,9 +98,9 @@ int ana_paper_partitions(const struct ana_paper_ctx *c)
             break;
         double batch = ref->batch;
         ana_prediction_free(ref);
-        for (int k = 0; k < NCAND && rc == 0; k++) {
+        for (int k = 0; k < ANA_NCAND && rc == 0; k++) {
             struct sim_partition *part;
-            if ((rc = candidate(k, p, c->tpu2, p_Ms[j], batch / p_Ms[j], &part)) < 0)
+            if ((rc = candidate(k, p, c->tpu2, p_Ms[j], batch, &part)) < 0)
                 break;
             rc = ana_paper_eval(p, c->tpu2, PK, p_Ms[j], batch, SIM_REMAT_ALWAYS, part, 1,
                                 &res[j][k]);
@@ -105,22 +117,24 @@ int ana_paper_partitions(const struct ana_paper_ctx *c)
                "micro-batch) | step (ms) | speedup over 1 core | vs uniform | bubble | fits |\n"
                "|---|---|---|---|---|---|---|---|---|---|\n");
     for (int j = 0; j < NPM; j++)
-        for (int k = 0; k < NCAND; k++) {
+        for (int k = 0; k < ANA_NCAND; k++) {
             const struct ana_prediction *r = res[j][k];
             fprintf(f, "| %d | %g | %s | %s | %.2f | %.2f | %.3f | %.3f | %.1f %% | %s |\n",
                     r->M, r->batch, cand_name[k], r->partition, bottleneck(r) * 1e3,
-                    r->step_s * 1e3, r->speedup, res[j][P_UNIFORM]->step_s / r->step_s,
+                    r->step_s * 1e3, r->speedup, res[j][ANA_P_UNIFORM]->step_s / r->step_s,
                     r->bubble_sim * 100, r->fits ? "yes" : "**no**");
             facts.speedup[j][k] = r->speedup;
             facts.bottleneck_ms[j][k] = bottleneck(r) * 1e3;
+            facts.step_ms[j][k] = r->step_s * 1e3;
+            snprintf(facts.spec[j][k], sizeof facts.spec[j][k], "%s", r->partition);
         }
     fputc('\n', f);
     ana_paper_parts_notes(f, &facts);
-    layer_table(f, p, c->tpu2, res[NPM - 1][P_UNIFORM]->micro_batch);
+    layer_table(f, p, c->tpu2, res[NPM - 1][ANA_P_UNIFORM]->micro_batch);
     rc = ana_paper_md_close(c, &af, 0);
 out_free:
     for (int j = 0; j < NPM; j++)
-        for (int k = 0; k < NCAND; k++)
+        for (int k = 0; k < ANA_NCAND; k++)
             ana_prediction_free(res[j][k]);
     mdl_profile_free(p);
     return rc;

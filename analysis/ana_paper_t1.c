@@ -70,7 +70,9 @@ static int eval_cfg(const struct mdl_topology *t, int amoeba, int L, int D, int 
     r->D = D;
     r->M = policy_m(K, naive, all, batch);
     enum sim_remat remat = naive ? SIM_REMAT_NEVER : SIM_REMAT_ALWAYS;
-    if ((rc = ana_part_memory(p, t, K, r->M, (double)batch / r->M, remat, &part)) < 0)
+    rc = ana_paper_strategy(p, t, K, r->M, (double)batch / r->M, remat, SIM_PART_BALANCE_SIZE, 1,
+                            &part);
+    if (rc < 0)
         goto out_free;
     if ((rc = ana_paper_eval(p, t, K, r->M, batch, remat, part, 0, &pred)) < 0)
         goto out_free;
@@ -266,8 +268,9 @@ static void intro(FILE *f)
           "inputs kept for re-materialization and the send, receive and gradient buffers "
           "must not exceed the core's memory (8 GiB TPUv2, 16 GiB TPUv3: "
           "`models/topologies/SOURCES.md`).\n"
-          "- **Partition**: the contiguous partition minimizing the largest per-stage memory "
-          "estimate (`ana_part_memory`); the engine, not the estimate, decides the fit.\n"
+          "- **Partition**: the partitioner's balance-by-size partition (issue 3, "
+          "`sim/sim_partitioner.h`): the exact minimum of the largest stage's closed-form "
+          "GPipe peak memory; the engine's ledger, not the closed form, decides the fit.\n"
           "- **Search**: AmoebaNet keeps the paper column's L and takes the largest D, a "
           "multiple of 8 (the generator needs D/8 whole), that fits; the Transformer takes "
           "the largest L. Memory grows with D and L, so the search doubles until a model "

@@ -78,9 +78,11 @@ static void policy(FILE *f, const char *start)
                "throughput is still predicted).\n", start);
     fputs("- **Schedule.** GPipe fill-drain, every micro-batch re-materialized before its "
           "backward pass (re-computation costs one forward per micro-batch).\n"
-          "- **Partition.** The contiguous partition minimizing the slowest stage's compute "
-          "F + R + B (`ana_part_time`, exact); the optimal partitioner of issue 3 is not "
-          "merged yet (see `partitions.md`).\n"
+          "- **Partition.** From issue 3's partitioner: the exact optimum of the per-step "
+          "stage cost under each core's memory and every partition one cut away from it, "
+          "simulated, the fastest that fits (what `pipesim partition --strategy optimal "
+          "--mem-cap device` ranks first); if none fits, the same without the memory cap "
+          "(see `partitions.md`).\n"
           "- **Devices.** Peak FLOP/s at every batch size, no per-op overhead "
           "(`models/topologies/SOURCES.md`: efficiency max 1, batch_half 0, chosen "
           "neutral because there is no published sustained-efficiency figure and deriving "
@@ -257,43 +259,70 @@ void ana_paper_parts_intro(FILE *f)
           "GPipe with every micro-batch re-materialized, the batch of Table 2's policy for "
           "each M; every candidate partition runs at the same batch, so only the partition "
           "differs. The model has 24 layers (stem1-3, 18 normal and 2 reduction cells, the "
-          "classifier), named as torchgpipe's nn.Sequential so that published "
-          "balances index the same layers.\n\n"
+          "classifier), named as torchgpipe's nn.Sequential so that published balances index "
+          "the same layers.\n\n"
           "Candidates:\n\n"
           "- **uniform**: 3 layers per stage.\n"
-          "- **prefix heuristic**: estimate each layer's compute (F + R + B per "
-          "micro-batch), cut where the running total passes s/K of the whole (the nearer "
-          "side). The reference table does not describe the GPipe paper's own partitioning "
-          "algorithm, so this is a generic estimate-based heuristic, not the paper's.\n"
+          "- **GPipe heuristic**: the partition of minimum variance of the stages' compute "
+          "time, which `sim/sim_partitioner.h` implements as the GPipe paper's heuristic "
+          "(`sim_part_min_sq_sum`, exact by dynamic programming).\n"
+          "- **prefix heuristic**: cut where the running compute (F + R + B per micro-batch) "
+          "passes s/K of the whole (the nearer side), a cheaper estimate-based heuristic.\n"
           "- **torchgpipe's published balance** for this model at K = 8 (the reference "
           "table: [2,2,2,2,2,3,4,7] at M = 1, [2,2,2,3,3,4,4,4] at M = 4 and 32), found by "
           "torchgpipe's profiler on Tesla P40s with `checkpoint = except_last`; used as "
           "published.\n"
-          "- **min-max compute**: the contiguous partition whose slowest stage is fastest, "
-          "exact (`ana_part_minmax`: bisection on the bound with a greedy fill, checked "
-          "against brute force in `tests/test_paper.c`). It is optimal for the slowest "
-          "stage, which sets GPipe's steady state, but ignores transfers.\n"
-          "- **optimal partitioner** (issue 3, `sim/sim_partitioner.h`): not merged into "
-          "`main` when this file was generated; its row belongs here.\n\n"
+          "- **min-max compute**: the contiguous partition whose slowest stage per "
+          "micro-batch (F + R + B) is fastest, exact (`ana_part_minmax`, checked against "
+          "brute force in `tests/test_paper.c`).\n"
+          "- **optimal** (the partitioner of issue 3, `sim_part_solve`): the exact minimum "
+          "of the largest per-step stage cost, M (F + B) + recomputes + the weight update + "
+          "the stage's boundary transfers, under each core's memory.\n"
+          "- **best simulated**: the optimum and each partition one cut away from it, "
+          "simulated, the fastest that fits (`analysis/ana_rank.h`; what `pipesim partition "
+          "--strategy optimal --mem-cap device` ranks first). Tables 2 and 3 use this one.\n\n"
           "Speedup is over the same model and batch on one core, M = 1, no "
           "re-materialization (`ana_predict`'s baseline).\n\n", f);
 }
 
 void ana_paper_parts_notes(FILE *f, const struct ana_parts_facts *x)
 {
-    fprintf(f, "At M = 32 the min-max partition predicts a speedup of %.2f, uniform %.2f, the "
-               "prefix heuristic %.2f and torchgpipe's balance %.2f. The slowest stage sets "
-               "the order: %.2f, %.2f, %.2f and %.2f ms per micro-batch. torchgpipe's balance "
-               "gives the later stages more layers, so its profiler measured the later cells "
-               "as faster. By FLOPs they are not (table below): a 1x1 convolution over "
-               "28 x 28 x D costs what one over 14 x 14 x 2D or 7 x 7 x 4D does. What shrinks "
-               "is the activation, which halves at each reduction cell, and with it the "
-               "memory-bound work (ReLU, batch norm, depthwise convolutions) that dominates "
-               "such cells on a GPU; a peak-FLOP/s cost model does not see that work, so on "
-               "this device model torchgpipe's balance overloads the last stages. No "
-               "partition removes the granularity: with 24 layers on 8 stages the slowest "
-               "stage stays above the mean.\n\n",
-            x->speedup[2][3], x->speedup[2][0], x->speedup[2][1], x->speedup[2][2],
-            x->bottleneck_ms[2][3], x->bottleneck_ms[2][0], x->bottleneck_ms[2][1],
-            x->bottleneck_ms[2][2]);
+    const int j = 2; /* M = 32 */
+    int best = 0;
+    for (int k = 1; k < ANA_NCAND; k++)
+        if (x->step_ms[j][k] < x->step_ms[j][best])
+            best = k;
+    static const char *const short_name[ANA_NCAND] = {
+        "uniform", "the GPipe heuristic", "the prefix heuristic", "torchgpipe's balance",
+        "min-max compute", "the optimal bound", "the best simulated"
+    };
+    fprintf(f, "At M = 32 the GPipe heuristic (%s) predicts a speedup of %.2f over one core, "
+               "the partitioner's optimum (%s) %.2f and its best simulated neighbour (%s) "
+               "%.2f; uniform gives %.2f. The fastest simulated step of all candidates is "
+               "%s's (%s, %.2f ms).",
+            x->spec[j][ANA_P_GPIPE], x->speedup[j][ANA_P_GPIPE], x->spec[j][ANA_P_OPTIMAL],
+            x->speedup[j][ANA_P_OPTIMAL], x->spec[j][ANA_P_RANKED], x->speedup[j][ANA_P_RANKED],
+            x->speedup[j][ANA_P_UNIFORM], short_name[best], x->spec[j][best],
+            x->step_ms[j][best]);
+    if (x->step_ms[j][ANA_P_MINMAX] < x->step_ms[j][ANA_P_RANKED])
+        fprintf(f, " Min-max compute beats the partitioner's pick here (%.2f vs %.2f ms): the "
+                   "optimum minimizes the largest per-step stage cost, in which a stage's M "
+                   "micro-batches of compute, its weight update (2 x parameters x 12 B / memory "
+                   "bandwidth, largest for the 4D-filter cells at the end) and its boundary "
+                   "transfers simply add up, while the simulated step overlaps transfers with "
+                   "compute, runs each update once at the end, and is set mostly by the slowest "
+                   "stage's per-micro-batch time, repeated M - 1 times. ana_rank's one-cut "
+                   "neighbours of the optimum do not reach the min-max partition.",
+                x->step_ms[j][ANA_P_MINMAX], x->step_ms[j][ANA_P_RANKED]);
+    fprintf(f, "\n\ntorchgpipe's balance (%.2f ms slowest stage against %.2f for min-max) gives "
+               "the later stages more layers, so its profiler measured the later cells as "
+               "faster. By FLOPs they are not (table below): a 1x1 convolution over 28 x 28 x "
+               "D costs what one over 14 x 14 x 2D or 7 x 7 x 4D does. What shrinks is the "
+               "activation, which halves at each reduction cell, and with it the memory-bound "
+               "work (ReLU, batch norm, depthwise convolutions) that dominates such cells on a "
+               "GPU; a peak-FLOP/s cost model does not see that work, so on this device model "
+               "torchgpipe's balance overloads the last stages. No partition removes the "
+               "granularity: with 24 layers on 8 stages the slowest stage stays above the "
+               "mean.\n\n",
+            x->bottleneck_ms[j][ANA_P_TORCHGPIPE], x->bottleneck_ms[j][ANA_P_MINMAX]);
 }

@@ -22,8 +22,13 @@ struct ana_t3_facts {
     int fits[2][3];
 };
 
+/* The partition candidates of partitions.md, in table order. */
+enum { ANA_P_UNIFORM, ANA_P_GPIPE, ANA_P_PREFIX, ANA_P_TORCHGPIPE, ANA_P_MINMAX, ANA_P_OPTIMAL,
+       ANA_P_RANKED, ANA_NCAND };
+
 struct ana_parts_facts {
-    double speedup[3][4], bottleneck_ms[3][4];             /* [M][candidate] */
+    double speedup[3][ANA_NCAND], bottleneck_ms[3][ANA_NCAND], step_ms[3][ANA_NCAND];
+    char spec[3][ANA_NCAND][256];                           /* [M][candidate] */
 };
 
 extern const char ana_paper_t2_gnuplot[];
