@@ -1,27 +1,29 @@
 /*
  * ana_calib — calibration: fit the simulator to this machine.
  *
- * ana_calib_run times a validation-runtime net (runtime/rt_net.h) on one
- * pinned core with the runtime's own kernels, at each micro-batch size asked
- * for: every layer's forward that keeps its stash (F of a kept micro-batch),
- * forward that keeps nothing (F of a re-materialized one), recompute (R,
- * the same kernel as a kept F, timed again right before B) and backward (B),
- * in whole-net passes so each layer runs with the caches the pipeline gives
- * it, with its stage: a uniform partition into n_stages stages (default
- * one), each timed alone, since a layer's cost depends on the working set
- * of the layers beside it (a profile calibrated in 2 stages is the one to
- * predict K = 2 with). Per stage and size, one at a time, warm-up then `repeats` timed
- * repetitions of the phases of a GPipe step on one device over the
- * micro-batches of a batch of the largest size (each with its own input and
- * stash): all forwards keeping the stash, all backwards, all forwards
- * keeping nothing, then recompute and backward per micro-batch — so every
- * op follows what it follows in a pipeline (F after F, B after B or R, R
- * after B) with the pipeline's working set. Median and spread (p25, p75,
- * min, max) over repetitions x micro-batches. Also: every layer's SGD update, a large dense GEMM (the device's
- * FLOP rate), the hand-off latency of a small message between two pinned
- * cores through the runtime's channels (receiver polling, and receiver
- * asleep), a transfer of each activation size (send copy + receive copy,
- * sender start to receiver end) and the memcpy bandwidth.
+ * ana_calib_run times a validation-runtime net (runtime/rt_net.h) with the
+ * runtime's own kernels on pinned cores, at each micro-batch size asked for:
+ * every layer's forward that keeps its stash (F of a kept micro-batch), the
+ * forward that keeps nothing (F of a re-materialized one), the recompute
+ * (R, the kept F's kernel, timed where R runs: after a B) and the backward
+ * (B), layer by layer inside whole-stage passes. A layer's cost depends on
+ * what runs beside it (its stage's working set in the caches, the other
+ * cores' traffic on the memory bus), so the net is cut into n_stages stages
+ * (uniform, default 1) and each stage is timed on its own core, all stages
+ * concurrently as in the pipeline; calibrate in K stages to predict K.
+ * Per size, one size at a time (a barrier keeps the stages in step),
+ * warm-up then `repeats` timed repetitions of the phases of a GPipe step
+ * on one device over the micro-batches of a batch of the largest size (at
+ * most 16; each with its own input and stash): all forwards keeping the
+ * stash, all backwards, all forwards keeping nothing, recompute and
+ * backward per micro-batch, then every layer's SGD update — so each op
+ * follows what it follows in a pipeline (F after F, B after B or R, R after
+ * B, U after the last B). Median and spread (p25, p75, min, max) over
+ * repetitions x micro-batches. Also: a large dense GEMM (the device's FLOP
+ * rate), the hand-off latency of a small message between two pinned cores
+ * through the runtime's channels (receiver polling, and receiver asleep), a
+ * transfer of each activation size (send copy + receive copy, sender start
+ * to receiver end) and the memcpy bandwidth.
  *
  * Fits (GSL least squares, relative: weights 1/t^2): per layer and per
  * layer kind (same kind, shape and position class) time = a + b * n for
@@ -39,9 +41,10 @@
  * SGD), one shared link (latency and bandwidth from the transfer fit).
  *
  * Ownership: ana_calib_run allocates *out; ana_calib_free (NULL ok).
- * Cost: per size and repetition about three forwards and two backwards of a
- * batch of the largest size, plus a few hundred channel round trips; about
- * 3-4 s for an 8-layer 512-wide net, sizes 4..256, 5 repetitions, one core.
+ * Cost: per stage, size and repetition about three forwards and two
+ * backwards of (up to 16 micro-batches of) a batch of the largest size,
+ * plus a few hundred channel round trips; about 5 s for an 8-layer 512-wide
+ * net, sizes 4..256, 5 repetitions, one stage (about 3.5 s in two stages).
  */
 #ifndef ANA_CALIB_H
 #define ANA_CALIB_H

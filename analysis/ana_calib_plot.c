@@ -25,7 +25,9 @@ int ana_plot_gnuplot(const char *script, int width, int height, const char *png_
     char *tmp = malloc(n);
     if (!tmp)
         return sim_error(SIM_ENOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp.%ld.png", png_path, (long)getpid());
+    size_t pl = strlen(png_path);
+    int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
+    snprintf(tmp, n, "%s.tmp.%ld.%s", png_path, (long)getpid(), svg ? "svg" : "png");
     if (strchr(tmp, '\'')) {
         free(tmp);
         return sim_error(SIM_EIO, "%s: quotes in a plot path are not supported", png_path);
@@ -35,7 +37,12 @@ int ana_plot_gnuplot(const char *script, int width, int height, const char *png_
         free(tmp);
         return sim_error(SIM_EIO, "%s: cannot run gnuplot", png_path);
     }
-    fprintf(g, "set terminal png size %d,%d font ',9'\nset output '%s'\n", width, height, tmp);
+    if (svg)
+        fprintf(g, "set terminal svg size %d,%d font 'sans,9'\nset output '%s'\n", width,
+                height, tmp);
+    else
+        fprintf(g, "set terminal png size %d,%d font ',9'\nset output '%s'\n", width, height,
+                tmp);
     fputs(script, g);
     fputs("\nset output\n", g);
     int st = pclose(g);
@@ -101,7 +108,7 @@ int ana_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
     /* the legend: one invisible point per kind */
     static const int kinds[] = { SIM_OP_FWD, SIM_OP_RECOMP, SIM_OP_BWD, SIM_OP_WGRAD,
                                  SIM_OP_UPDATE };
-    fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 noborder "
+    fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 border lc rgb '#ffffff' "
                "lc rgb variable notitle");
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
         fprintf(f, ", NaN with boxes fs solid lc rgb '#%s' title '%s'",

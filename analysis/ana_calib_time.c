@@ -172,10 +172,14 @@ static const float *mb_x(const struct size_run *s, int m)
  * over n_buf micro-batches, so every op runs after the ops it follows in a
  * pipeline: all forwards keeping their stash, all backwards (B after B);
  * all forwards keeping nothing, then recompute and backward per
- * micro-batch (R after B, B after R). */
-static void size_rep(struct rt_net *net, struct size_run *s, int timed, double *tmp)
+ * micro-batch (R after B, B after R); then the update of each layer (U
+ * after the last B), into upd[layer] when timed. */
+static void size_rep(struct rt_net *net, struct size_run *s, int timed, double *tmp,
+                     double *upd)
 {
     int nb = s->n_buf;
+    for (int l = 0; l < s->st.n_layers; l++) /* the step's gradients only */
+        rt_layer_zero_grad(&net->layers[s->st.first + l]);
     size_t tstride = (size_t)s->n * s->data->out;
     for (int m = 0; m < nb; m++) {
         pass_fwd(net, &s->st, &s->w, mb_x(s, m), s->tg + m * tstride,
@@ -201,6 +205,12 @@ static void size_rep(struct rt_net *net, struct size_run *s, int timed, double *
         pass_bwd(net, &s->st, &s->w, stash, s->gout, tmp);
         if (timed)
             record(s, ANA_CALIB_BWD, tmp);
+    }
+    for (int l = 0; l < s->st.n_layers; l++) {
+        int64_t t0 = rt_now_ns();
+        rt_layer_sgd(&net->layers[s->st.first + l], 1e-4f);
+        if (timed)
+            upd[l] = secs(rt_now_ns() - t0);
     }
 }
 
@@ -271,9 +281,11 @@ static void *stage_main(void *arg)
         return NULL;
     struct ana_calib *c = j->c;
     int S = c->n_sizes, reps = c->repeats, rc = j->pin ? rt_pin_self(j->cpu) : 0;
-    int first = j->part->first[j->stage], last = j->part->first[j->stage + 1];
-    double *tmp = malloc((size_t)(last - first) * sizeof *tmp), *v = NULL;
-    if (!rc && !tmp)
+    int first = j->part->first[j->stage], last = j->part->first[j->stage + 1], L = last - first;
+    double *tmp = malloc((size_t)L * sizeof *tmp), *v = NULL;
+    double *upd = calloc((size_t)L * S * reps, sizeof *upd), *u = malloc(sizeof *u * (size_t)L);
+    int n_upd = 0;
+    if (!rc && (!tmp || !upd || !u))
         rc = sim_error(SIM_ENOMEM, "out of memory");
     for (int i = 0; i < S; i++) {
         if (j->bar)
@@ -287,16 +299,24 @@ static void *stage_main(void *arg)
         v = rc ? NULL : malloc(2 * (size_t)run.cap * sizeof *v);
         if (!rc && !v)
             rc = sim_error(SIM_ENOMEM, "out of memory");
-        for (int rep = -c->warmup; rep < reps && !rc; rep++)
-            size_rep(j->net, &run, rep >= 0, tmp);
+        for (int rep = -c->warmup; rep < reps && !rc; rep++) {
+            size_rep(j->net, &run, rep >= 0, tmp, u);
+            for (int l = 0; rep >= 0 && l < L; l++)
+                upd[(size_t)l * S * reps + n_upd] = u[l];
+            n_upd += rep >= 0;
+        }
         if (!rc)
             size_stats(c, &run, i, v); /* this stage's layers only */
         size_release(&run);
         for (int l = first; l < last; l++)
             rt_layer_zero_grad(&j->net->layers[l]);
     }
+    for (int l = 0; !rc && l < L; l++) /* U over every size's steps */
+        ana_stat_of(upd + (size_t)l * S * reps, n_upd, &c->layers[first + l].update);
     free(tmp);
     free(v);
+    free(upd);
+    free(u);
     j->rc = rc;
     if (rc < 0)
         snprintf(j->err, sizeof j->err, "%s", sim_errmsg());
@@ -361,32 +381,18 @@ out:
     return rc;
 }
 
-static int time_update(struct rt_net *net, struct ana_calib *c)
+/* The update totals from the layers' U timings (time_layers). */
+static void update_totals(const struct rt_net *net, struct ana_calib *c)
 {
-    int L = net->n_layers, reps = c->repeats;
-    double *v = malloc((size_t)L * reps * sizeof *v);
-    if (!v)
-        return sim_error(SIM_ENOMEM, "out of memory");
-    rt_net_zero_grad(net); /* w -= lr * 0: the full pass, weights unchanged */
-    for (int rep = -c->warmup; rep < reps; rep++)
-        for (int l = 0; l < L; l++) {
-            int64_t t0 = rt_now_ns();
-            rt_layer_sgd(&net->layers[l], 1e-3f);
-            if (rep >= 0)
-                v[(size_t)l * reps + rep] = secs(rt_now_ns() - t0);
-        }
     double total = 0, params = 0;
-    for (int l = 0; l < L; l++) {
-        ana_stat_of(v + (size_t)l * reps, reps, &c->layers[l].update);
+    for (int l = 0; l < net->n_layers; l++) {
         total += c->layers[l].update.med;
         params += (double)net->layers[l].n_params;
     }
-    free(v);
     c->update_s = total;
     /* the simulator's update is 2 * params * bytes_per_param / mem_bandwidth
      * with bytes_per_param = 8 (FP32 weights + gradients) */
     c->update_bw = total > 0 ? 16.0 * params / total : 0;
-    return 0;
 }
 
 static int time_gemm(struct ana_calib *c)
@@ -442,7 +448,7 @@ static void *core_main(void *arg)
     if (!rc)
         rc = time_layers(j->net, j->o, j->c);
     if (!rc)
-        rc = time_update(j->net, j->c);
+        update_totals(j->net, j->c);
     j->rc = rc;
     if (rc < 0)
         snprintf(j->err, sizeof j->err, "%s", sim_errmsg());

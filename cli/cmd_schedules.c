@@ -1,6 +1,6 @@
 /* pipesim compare-schedules: several schedules side by side. */
 #include "analysis/ana_schedules.h"
-#include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
@@ -49,44 +49,34 @@ static int split_names(char *buf, const char **names, int *n)
 int cmd_compare_schedules(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' },  { "topology", required_argument, 0, 't' },
-        { "batch", required_argument, 0, 'b' },  { "remat", required_argument, 0, 'r' },
-        { "format", required_argument, 0, 'f' }, { "schedules", required_argument, 0, 's' },
-        { "out", required_argument, 0, 'o' },    { "help", no_argument, 0, 'h' },
+        CLI_RUN_OPTIONS, { "format", required_argument, 0, 'f' },
+        { "schedules", required_argument, 0, 'S' }, { "out", required_argument, 0, 'o' },
         { 0, 0, 0, 0 },
     };
-    const char *model = NULL, *topo_path = NULL, *format = "table", *out_path = "-";
+    const char *format = "table", *out_path = "-";
     const char *list = "gpipe,1f1b,interleaved:2,zb-h1";
-    struct ana_config cfg = { .remat = SIM_REMAT_EXCEPT_LAST };
-    long K = 0, M = 0;
-    double batch = 0;
+    struct ana_config cfg = { 0 };
+    struct cli_run run;
     int c, rc = 0;
+    cli_run_init(&run);
     cli_getopt_reset();
-    while ((c = cli_getopt("compare-schedules", argc, argv, "hK:M:", opts)) != -1) {
+    while ((c = cli_getopt("compare-schedules", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(&run, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         switch (c) {
         case 'h': cli_help(help); return 0;
-        case 'm': model = optarg; break;
-        case 't': topo_path = optarg; break;
-        case 'K': rc = sim_parse_long(optarg, "-K", 1, 1 << 20, &K); break;
-        case 'M': rc = sim_parse_long(optarg, "-M", 1, 1 << 24, &M); break;
-        case 'b': rc = sim_parse_double(optarg, "--batch", &batch); break;
-        case 'r': rc = sim_remat_parse(optarg, &cfg.remat); break;
         case 'f': format = optarg; break;
-        case 's': list = optarg; break;
+        case 'S': list = optarg; break;
         case 'o': out_path = optarg; break;
         default: return -SIM_EUSAGE; /* cli_getopt set the message */
         }
-        if (rc < 0)
-            return rc;
     }
-    if (optind < argc)
-        return sim_error(SIM_EUSAGE, "compare-schedules: unexpected argument '%s'",
-                         argv[optind]);
-    if (!model || !topo_path || !K || !M || batch == 0)
-        return sim_error(SIM_EUSAGE, "compare-schedules: --model, --topology, -K, -M and "
-                         "--batch are required (see pipesim compare-schedules --help)");
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
+        (rc = cli_check_format(format)) < 0)
+        return rc;
     char buf[1024];
     const char *names[MAX_SCHEDULES];
     int n;
@@ -95,18 +85,9 @@ int cmd_compare_schedules(int argc, char **argv)
     snprintf(buf, sizeof buf, "%s", list);
     if ((rc = split_names(buf, names, &n)) < 0)
         return rc;
-    struct mdl_profile *prof = NULL;
-    struct mdl_topology *topo = NULL;
     struct ana_sched_cmp *cmp = NULL;
-    if ((rc = mdl_model_open(model, &prof)) < 0)
+    if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;
-    if ((rc = mdl_topology_load(topo_path, &topo)) < 0)
-        goto out;
-    cfg.profile = prof;
-    cfg.topo = topo;
-    cfg.K = (int)K;
-    cfg.M = (int)M;
-    cfg.batch = batch;
     if ((rc = ana_schedules_compare(&cfg, names, n, &cmp)) < 0)
         goto out;
     struct sim_afile af;
@@ -119,7 +100,6 @@ int cmd_compare_schedules(int argc, char **argv)
     rc = sim_afile_commit(&af);
 out:
     ana_sched_cmp_free(cmp);
-    mdl_topology_free(topo);
-    mdl_profile_free(prof);
+    cli_run_close(&run);
     return rc;
 }

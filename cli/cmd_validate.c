@@ -1,6 +1,7 @@
 /* pipesim validate: real pipelined training steps on pinned CPU cores. */
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
+#include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
@@ -12,9 +13,10 @@
 
 static const char help[] =
     "usage: pipesim validate --net SPEC -K k -M m --batch N [--remat MODE] [--steps S]\n"
-    "                        [--schedule gpipe] [--partition uniform|3,5] [--lr LR]\n"
+    "                        [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--partition uniform|3,5] [--lr LR]\n"
     "                        [--seed N] [--trace out.json] [--trace-csv out.csv]\n"
-    "                        [--emit-profile out.csv] [--no-pin]\n\n"
+    "                        [--emit-profile out.csv] [--no-pin]\n"
+    "                        [--backend thread|mpi] [--grads-out F]\n\n"
     "Trains the network for S steps (default 3) as a real pipeline: one worker thread\n"
     "per device pinned to its own core, each replaying the same op list the\n"
     "simulator replays (FP32 forward/backward/recompute, OpenBLAS single-threaded per\n"
@@ -26,7 +28,12 @@ static const char help[] =
     "--trace writes the last step as Chrome Trace Event JSON (source \"measured\", the\n"
     "simulator's format: open both in https://ui.perfetto.dev).\n"
     "--emit-profile writes the net's per-layer profile CSV for pipesim predict; with\n"
-    "only --net it writes the profile and exits.\n\n"
+    "only --net it writes the profile and exits.\n"
+    "--backend mpi: one device per MPI rank with real MPI messages, started as\n"
+    "`mpirun -np K pipesim validate --backend mpi ...` (runtime/rt_mpi.h); rank 0\n"
+    "prints and writes the files (same trace format, clocks aligned to rank 0).\n"
+    "--grads-out F writes the gradients of the last step (either backend) so two\n"
+    "runs compare byte for byte.\n\n"
     "SPEC: mlp:layers=L,width=W[,in=I][,out=O][,norm=N|everyN]  (ReLU dense layers, a\n"
     "      linear head, a layer norm after every N-th dense layer), or file:PATH with\n"
     "      lines 'input W', 'dense W [relu|linear]', 'norm'.\n"
@@ -104,6 +111,7 @@ int cmd_validate(int argc, char **argv)
         { "lr", required_argument, 0, 'l' },         { "seed", required_argument, 0, 'e' },
         { "trace", required_argument, 0, 'T' },      { "trace-csv", required_argument, 0, 'C' },
         { "emit-profile", required_argument, 0, 'P' }, { "no-pin", no_argument, 0, 'N' },
+        { "backend", required_argument, 0, 'B' },    { "grads-out", required_argument, 0, 'G' },
         { "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
     };
     for (int i = 1; i < argc; i++)
@@ -111,6 +119,7 @@ int cmd_validate(int argc, char **argv)
             return cli_validate_check(argc, argv);
     struct rt_pipe_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
     const char *spec = NULL, *trace_path = NULL, *csv_path = NULL, *prof_path = NULL;
+    const char *backend = "thread", *grads_path = NULL;
     long K = 0, M = 0, batch = 0, steps = 3, seed = 1;
     double lr = 0.05;
     int c, rc = 0;
@@ -136,6 +145,12 @@ int cmd_validate(int argc, char **argv)
         case 'C': csv_path = optarg; break;
         case 'P': prof_path = optarg; break;
         case 'N': cfg.no_pin = 1; break;
+        case 'B':
+            backend = optarg;
+            if (strcmp(backend, "thread") && strcmp(backend, "mpi"))
+                rc = sim_error(SIM_EUSAGE, "--backend: '%s' is not thread or mpi", optarg);
+            break;
+        case 'G': grads_path = optarg; break;
         default: return -SIM_EUSAGE; /* cli_getopt set the message */
         }
         if (rc < 0)
@@ -152,6 +167,19 @@ int cmd_validate(int argc, char **argv)
     if (!run && !prof_path)
         return sim_error(SIM_EUSAGE, "validate: -K, -M and --batch are required (or only "
                          "--emit-profile)");
+    if (!strcmp(backend, "mpi")) {
+        if (!run || prof_path)
+            return sim_error(SIM_EUSAGE, "--backend mpi runs steps: give -K, -M and --batch "
+                             "(and no --emit-profile)");
+        cfg.K = (int)K;
+        cfg.M = (int)M;
+        cfg.batch = (int)batch;
+        cfg.lr = (float)lr;
+        struct rt_mpi_args ma = { .spec = spec, .cfg = cfg, .steps = steps,
+                                  .seed = (unsigned long)seed, .trace_path = trace_path,
+                                  .csv_path = csv_path, .grads_path = grads_path };
+        return rt_mpi_validate(&ma);
+    }
     struct rt_net *net = NULL;
     struct rt_data *data = NULL;
     rt_pipe *p = NULL;
@@ -194,6 +222,8 @@ int cmd_validate(int argc, char **argv)
     if (trace_path && (rc = trc_write_chrome(trace, trace_path)) < 0)
         goto out;
     if (csv_path && (rc = trc_write_csv(trace, csv_path)) < 0)
+        goto out;
+    if (grads_path && (rc = rt_grads_write(net, grads_path)) < 0)
         goto out;
     rc = verdict;
 out:

@@ -72,6 +72,11 @@ static inline struct rt_mbuf *rt_mb(struct rt_pipe *p, int s, int m)
 }
 
 /* Thread entry: pins, waits at the start gate, replays dev's list. */
+/* Pieces of the replay the MPI backend shares (rt_replay.c): the compute
+ * ops (w->data must be set), and the error and allocation helpers. */
+int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0);
+int rt_replay_missing(const struct sim_op *op, const char *what);
+int rt_replay_take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p);
 void *rt_worker_main(void *arg);
 /* Frees whatever buffers a failed step left behind. */
 void rt_pipe_drop_buffers(struct rt_pipe *p);

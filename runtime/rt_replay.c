@@ -14,7 +14,7 @@ static int nomem(const struct sim_op *op, int64_t bytes)
                      (long long)bytes);
 }
 
-static int missing(const struct sim_op *op, const char *what)
+int rt_replay_missing(const struct sim_op *op, const char *what)
 {
     char lab[32];
     sim_op_label(op, lab, sizeof lab);
@@ -23,7 +23,7 @@ static int missing(const struct sim_op *op, const char *what)
 }
 
 /* Takes bytes from the device's ledger; *p stays NULL for 0 bytes. */
-static int take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p)
+int rt_replay_take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p)
 {
     *p = rt_mem_alloc(m, bytes);
     return bytes && !*p ? nomem(op, bytes) : 0;
@@ -58,7 +58,9 @@ static const float *stage_targets(struct rt_worker *w, const struct sim_op *op)
     return d->t + (size_t)op->mb * w->p->rows * d->out;
 }
 
-static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *rec)
+/* The compute ops (F, R, B, W, U), shared with the MPI backend: kernels
+ * and buffer takes and frees in the ledger's order. t0: the op's start. */
+int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
 {
     struct rt_pipe *p = w->p;
     const struct sim_schedule *s = p->s;
@@ -66,22 +68,19 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
     struct rt_mbuf *b = op->mb >= 0 ? rt_mb(p, op->stage, op->mb) : NULL;
     int sg = op->stage, last = sg + 1 == p->S, rc = 0;
     int remat = op->mb >= 0 && sim_schedule_remat_mb(s, op->mb);
-    int64_t t_sent = 0, t_recv = 0;
-    char lab[32];
-    rec->start = rt_now_ns();
     switch ((enum sim_op_kind)op->kind) {
     case SIM_OP_FWD:
     case SIM_OP_RECOMP: {
         int keep = op->kind == SIM_OP_RECOMP || !remat;
         const float *x = stage_input(w, op, b);
         if (!x)
-            return missing(op, "input");
+            return rt_replay_missing(op, "input");
         if (b->stash)
-            return missing(op, "backward of the previous forward");
+            return rt_replay_missing(op, "backward of the previous forward");
         void *stash = NULL;
-        if (keep && (rc = take(&w->mem, op, st->mem.stash, &stash)) < 0)
+        if (keep && (rc = rt_replay_take(&w->mem, op, st->mem.stash, &stash)) < 0)
             return rc;
-        rt_mem_sample(&w->mem, rec->start);
+        rt_mem_sample(&w->mem, t0);
         double loss = 0;
         const float *y = rt_stage_forward(st, p->net, x, stash, stage_targets(w, op), p->batch,
                                           &loss, &w->ws);
@@ -95,7 +94,7 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
         }
         if (!last) {
             float *out;
-            if ((rc = take(&w->mem, op, st->mem.out, (void **)&out)) < 0)
+            if ((rc = rt_replay_take(&w->mem, op, st->mem.out, (void **)&out)) < 0)
                 return rc;
             memcpy(out, y, (size_t)st->mem.out);
             if (s->stage_device[sg + 1] == s->stage_device[sg])
@@ -108,7 +107,7 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
     case SIM_OP_BWD: {
         float *gout = last ? NULL : b->gout;
         if (!b->stash || (!last && !gout))
-            return missing(op, b->stash ? "output gradient" : "stash");
+            return rt_replay_missing(op, b->stash ? "output gradient" : "stash");
         if (s->has_wgrad && !(b->wgrad = rt_mem_alloc_extra(&w->mem, st->wgrad_bytes)) &&
             st->wgrad_bytes)
             return nomem(op, st->wgrad_bytes);
@@ -118,7 +117,7 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
             backward_done(w, op, b, remat);
         if (sg > 0) {
             float *gin;
-            if ((rc = take(&w->mem, op, st->mem.in, (void **)&gin)) < 0)
+            if ((rc = rt_replay_take(&w->mem, op, st->mem.in, (void **)&gin)) < 0)
                 return rc;
             memcpy(gin, dx, (size_t)st->mem.in);
             if (s->stage_device[sg - 1] == s->stage_device[sg])
@@ -130,7 +129,7 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
     }
     case SIM_OP_WGRAD:
         if (!b->stash || (st->wgrad_bytes && !b->wgrad))
-            return missing(op, "backward");
+            return rt_replay_missing(op, "backward");
         rt_stage_wgrad(st, p->net, b->stash, b->gout, b->wgrad);
         rt_mem_free_extra(&w->mem, b->wgrad, st->wgrad_bytes);
         b->wgrad = NULL;
@@ -139,16 +138,40 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
     case SIM_OP_UPDATE:
         rt_stage_update(st, p->net, p->lr);
         break;
+    default:
+        SIM_BUG("op kind %d is not a compute op", op->kind);
+    }
+    return 0;
+}
+
+static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *rec)
+{
+    struct rt_pipe *p = w->p;
+    const struct rt_stage *st = &p->st[op->stage];
+    struct rt_mbuf *b = op->mb >= 0 ? rt_mb(p, op->stage, op->mb) : NULL;
+    int sg = op->stage, rc = 0;
+    int64_t t_sent = 0, t_recv = 0;
+    char lab[32];
+    rec->start = rt_now_ns();
+    switch ((enum sim_op_kind)op->kind) {
+    case SIM_OP_FWD:
+    case SIM_OP_RECOMP:
+    case SIM_OP_BWD:
+    case SIM_OP_WGRAD:
+    case SIM_OP_UPDATE:
+        if ((rc = rt_replay_compute(w, op, rec->start)) < 0)
+            return rc;
+        break;
     case SIM_OP_SEND_ACT:
         if (!b->out)
-            return missing(op, "output");
+            return rt_replay_missing(op, "output");
         rt_chan_send(p->act[sg], op->mb, b->out, st->mem.out, &t_sent);
         rt_mem_free(&w->mem, b->out, st->mem.out);
         b->out = NULL;
         break;
     case SIM_OP_SEND_GRAD:
         if (!b->gin)
-            return missing(op, "input gradient");
+            return rt_replay_missing(op, "input gradient");
         rt_chan_send(p->grad[sg - 1], op->mb, b->gin, st->mem.in, &t_sent);
         rt_mem_free(&w->mem, b->gin, st->mem.in);
         b->gin = NULL;
@@ -159,8 +182,8 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
         int64_t bytes = act ? st->mem.in : st->mem.out;
         float **dst = act ? &b->in : &b->gout;
         if (*dst)
-            return missing(op, "previous use of the buffer");
-        if ((rc = take(&w->mem, op, bytes, (void **)dst)) < 0)
+            return rt_replay_missing(op, "previous use of the buffer");
+        if ((rc = rt_replay_take(&w->mem, op, bytes, (void **)dst)) < 0)
             return rc;
         rt_mem_sample(&w->mem, rec->start);
         sim_op_label(op, lab, sizeof lab);

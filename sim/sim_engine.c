@@ -62,6 +62,17 @@ struct sim_engine {
     int started, finished;
 };
 
+/* The stream an op runs on. A receive runs in its device's list order on the
+ * compute stream: it takes the data off the link when the device gets to it
+ * (as a framework posts its receive, and as the runtime's worker does), so
+ * its buffer is booked then, not when the bytes land. It takes no time; the
+ * transfer was the send's. Traces still draw it on the receive thread. */
+static int run_stream(int kind)
+{
+    enum sim_stream k = sim_op_stream(kind);
+    return k == SIM_STREAM_RECV ? SIM_STREAM_COMPUTE : k;
+}
+
 static struct sim_op op_of(const struct rec *r)
 {
     return (struct sim_op){ .kind = (uint8_t)r->kind, .stage = r->info / SIM_OP_NKINDS,
@@ -233,7 +244,7 @@ static int build_recs(sim_engine *e)
     for (int d = 0; d < D; d++) {
         int cnt[SIM_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++)
-            cnt[sim_op_stream(s->ops[d][i].kind)]++;
+            cnt[run_stream(s->ops[d][i].kind)]++;
         for (int k = 0; k < SIM_NSTREAMS; k++) {
             struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
             st->dev = d;
@@ -242,7 +253,7 @@ static int build_recs(sim_engine *e)
         }
         for (int i = 0; i < s->n_ops[d]; i++) {
             const struct sim_op *op = &s->ops[d][i];
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + sim_op_stream(op->kind)];
+            struct stream *st = &e->streams[d * SIM_NSTREAMS + run_stream(op->kind)];
             int32_t r = st->first + st->n++;
             e->recs[r] = (struct rec){
                 .info = op->stage * SIM_OP_NKINDS + op->kind, .succ = -1,
@@ -259,7 +270,7 @@ static int build_recs(sim_engine *e)
             break;
         int n[SIM_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++) {
-            int k = sim_op_stream(s->ops[d][i].kind);
+            int k = run_stream(s->ops[d][i].kind);
             local[i] = e->streams[d * SIM_NSTREAMS + k].first + n[k]++;
         }
         for (int i = 0; i < s->n_ops[d] && !rc; i++) {
@@ -269,7 +280,7 @@ static int build_recs(sim_engine *e)
             for (int j = 0; j < nd; j++) {
                 int32_t dep;
                 if (s->stage_device[deps[j].stage] == d) {
-                    if (sim_op_stream(deps[j].kind) == sim_op_stream(op->kind))
+                    if (run_stream(deps[j].kind) == run_stream(op->kind))
                         continue; /* the stream's order already guarantees it */
                     dep = local[sim_devindex_get(&x, s, deps[j].kind, deps[j].stage,
                                                  deps[j].mb)];
@@ -481,7 +492,7 @@ static int finish_op(sim_engine *e, int si, sim_time start)
         struct rec *n = &e->recs[s2];
         /* the dependent's stream follows from its stage and kind */
         int sst = e->s->stage_device[n->info / SIM_OP_NKINDS] * SIM_NSTREAMS +
-                  sim_op_stream(n->kind);
+                  run_stream(n->kind);
         if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
             return rc;
     }
@@ -491,6 +502,10 @@ static int finish_op(sim_engine *e, int si, sim_time start)
 static int start_transfer(sim_engine *e, struct resource *res, int si)
 {
     struct stream *st = &e->streams[si];
+    const struct rec *r = &e->recs[st->first + st->cur];
+    int rc = mem_change(e, st->dev, e->info[r->info].at_start[r->rm]);
+    if (rc < 0)
+        return rc;
     res->busy = 1;
     st->t_start = e->now;
     return push(e, &e->info[e->recs[st->first + st->cur].info], si);
@@ -513,7 +528,8 @@ static int try_start(sim_engine *e, int si)
         int rc;
         st->busy = 1;
         st->t_start = e->now;
-        if ((rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
+        /* an op that waits for a link books its start when it gets it */
+        if (oi->res < 0 && (rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
             return rc;
         if (st->cur + 1 < st->n)
             __builtin_prefetch(r + 1);

@@ -5,10 +5,11 @@
  * into op lists; the simulator (sim_engine) and the validation runtime
  * (runtime/) both replay the same lists, so a new schedule is one generator.
  *
- * Ops run on three in-order streams per device: compute (F, R, B, W, U),
- * send (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD). Within a
- * stream ops run in list order; across streams and devices they wait for the
- * dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
+ * Ops belong to three streams per device: compute (F, R, B, W, U, AR), send
+ * (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD; traces draw them
+ * on their own thread, the engine runs them in list order with compute).
+ * Within a stream ops run in list order; across streams and devices they
+ * wait for the dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
  * S = n_stages may exceed the device count (interleaved schedules).
  *
  * Ownership: generators return a heap schedule; sim_schedule_free (NULL ok).
@@ -180,7 +181,8 @@ struct sim_stage_mem {
     int64_t stash;   /* kept for backward when not re-materialized */
 };
 /* The ledger rule, shared by simulator and runtime: bytes op allocates when
- * it starts (*at_start >= 0) and the net change when it ends (*at_end). See
+ * it starts (*at_start; negative for sends, whose buffer goes to the link)
+ * and the net change when it ends (*at_end). See
  * sim_memory.c for the rules. */
 void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
                     const struct sim_stage_mem *m, int64_t *at_start,

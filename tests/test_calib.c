@@ -411,6 +411,14 @@ Test(calib, calibrate_writes_what_predict_accepts)
                        "c/net-fit.csv && grep -q 'hand-off' out.txt", dir), 0);
     cr_expect_eq(th_sh("cd %s && %s predict --model c/net.csv --topology c/net.json -K 1 -M 2 "
                        "--batch 8 > pred.txt", dir, th_pipesim()), 0);
+    /* in 3 stages, each on its core, concurrently */
+    cr_assert_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
+                       "--repeats 2 --stages 3 --out c/k3 > out3.txt 2> err3.txt", dir,
+                       th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1,1' c/k3.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
+                       "--stages 4 --out c/k4 2> err4.txt; test $? -eq 2 && grep -q '4 stages "
+                       "but the net has 3 layers' err4.txt", dir, th_pipesim()), 0);
 }
 
 static void bad_cli(const char *args, int status, const char *what)

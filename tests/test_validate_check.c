@@ -248,18 +248,44 @@ Test(vcheck, cli_check_end_to_end)
                        "-K 1,2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
                        "--calib-out c/net --db r/v.db --report r/validation.md > out.txt "
                        "2> err.txt", dir, th_pipesim()), 0);
-    cr_expect_eq(th_sh("cd %s && test -s c/net.csv && test -s c/net.json && test -s r/v.db && "
+    cr_expect_eq(th_sh("cd %s && test -s c/net-K1.csv && test -s c/net-K2.json && "
+                       "test -s c/net-K2-fit.csv && test -s r/v.db && "
                        "grep -q '^K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
                        "grep -q 'stored          run 1' out.txt && "
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
     /* again from the written calibration, appending to the same database */
     cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
-                       "-K 1 -M 1,2 --remat all --steps 1 --profile c/net.csv --topology "
-                       "c/net.json --db r/v.db --report r/validation.md > out2.txt 2>&1", dir,
+                       "-K 1 -M 1,2 --remat all --steps 1 --profile c/net-K1.csv --topology "
+                       "c/net-K1.json --db r/v.db --report r/validation.md > out2.txt 2>&1", dir,
                        th_pipesim()), 0);
     char db[160];
     snprintf(db, sizeof db, "%s/r/v.db", dir);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 2"), 6);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs WHERE profile LIKE '%net-K1.csv%'"),
+                 2);
+}
+
+Test(vcheck, plot_compare_overlays_two_traces)
+{
+    if (th_sh("command -v gnuplot > /dev/null"))
+        return; /* the figure needs gnuplot; the usage errors below do not */
+    cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 "
+                       "--steps 1 --trace m.json > /dev/null && %s predict --model "
+                       "mlp:layers=2,width=8 --topology %s/models/topologies/cpu-2core.json "
+                       "-K 2 -M 2 --batch 4 --trace s.json > /dev/null && %s plot --compare "
+                       "s.json m.json --out-dir p --prefix x- > out.txt", dir, th_pipesim(),
+                       th_pipesim(), getcwd((char[512]){ 0 }, 512), th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && test -s p/x-compare.png && head -c 8 p/x-compare.png | "
+                       "grep -q PNG && grep -q '<svg' p/x-compare.svg && ! ls p | grep -q tmp",
+                       dir), 0);
+}
+
+Test(vcheck, plot_compare_usage_errors)
+{
+    cr_expect_eq(th_sh("%s plot --compare only-one.json 2> /dev/null", th_pipesim()), 2);
+    cr_expect_eq(th_sh("cd %s && %s plot --compare a.json b.json --out-dir p 2> err.txt; "
+                       "test $? -ne 0 && grep -q 'a.json' err.txt && test ! -e p/compare.png",
+                       dir, th_pipesim()), 0);
 }
 
 static void bad_cli(const char *args, int status, const char *what)
