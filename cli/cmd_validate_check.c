@@ -19,11 +19,12 @@ static const char help[] =
     "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
     "                        [--db results/validation.db] [--report results/validation.md]\n"
     "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
-    "                        [--seed N] [--no-pin] [--realtime]\n\n"
-    "Closes the loop: calibrates the net on this machine for every K of the grid\n"
-    "(pipesim calibrate --stages K at the grid's micro-batch sizes, written to\n"
-    "PREFIX-K<k>.csv/.json, default PREFIX results/calib/<net>; or takes --profile and\n"
-    "--topology as they are for every K), then for every K, M (dividing the\n"
+    "                        [--calib-stages 1|K] [--seed N] [--no-pin] [--realtime]\n\n"
+    "Closes the loop: calibrates the net on this machine just before each K's points\n"
+    "(pipesim calibrate at the grid's micro-batch sizes, in one stage, or in K stages\n"
+    "on K cores with --calib-stages K; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
+    "results/calib/<net>; or takes --profile and --topology as they are for every K),\n"
+    "then for every K, M (dividing the\n"
     "batch) and remat mode predicts one step, runs it for real on pinned cores (warm-up\n"
     "steps, then --steps timed steps) and compares the simulated trace with the step of\n"
     "median time and with the fastest step. Prints one line per point and the accuracy\n"
@@ -99,7 +100,7 @@ struct check_args {
     const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
     const char *timeline;
     long batch, steps, warmup, repeats, seed;
-    int no_pin, quick, realtime;
+    int no_pin, quick, realtime, stages_per_K;
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sim_remat remats[3];
 };
@@ -117,6 +118,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "timeline", required_argument, 0, 't' },  { "quick", no_argument, 0, 'q' },
         { "seed", required_argument, 0, 'e' },      { "no-pin", no_argument, 0, 'N' },
         { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
+        { "calib-stages", required_argument, 0, 'G' },
         { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
@@ -148,6 +150,11 @@ static int parse(int argc, char **argv, struct check_args *a)
         case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
         case 'N': a->no_pin = 1; break;
         case 'X': a->realtime = 1; break;
+        case 'G':
+            if (strcmp(optarg, "1") && strcmp(optarg, "K"))
+                return sim_error(SIM_EUSAGE, "--calib-stages: '1' or 'K', got '%s'", optarg);
+            a->stages_per_K = !strcmp(optarg, "K");
+            break;
         default: return -SIM_EUSAGE;
         }
         if (rc < 0)
@@ -219,7 +226,8 @@ static int calib_sizes(struct inputs *in)
         snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
     else
         cli_calib_default_prefix(a->spec, in->prefix, sizeof in->prefix);
-    snprintf(in->pdesc, sizeof in->pdesc, "calibrated in K stages just before K's points:");
+    snprintf(in->pdesc, sizeof in->pdesc, "calibrated in %s just before K's points:",
+             a->stages_per_K ? "K stages" : "one stage");
     snprintf(in->tdesc, sizeof in->tdesc, "calibrated with each profile:");
     return cli_calib_sizes(a->batch, ok, NULL, in->sizes, &in->n_sizes);
 }
@@ -233,10 +241,13 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
         return sim_error(SIM_EUSAGE, "validate --check: at most 8 values of -K");
     struct ana_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
                                 .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
-                                .n_stages = K, .cpu = -1, .peer_cpu = -1,
+                                .n_stages = a->stages_per_K ? K : 1, .cpu = -1,
+                                .peer_cpu = -1,
                                 .seed = (uint64_t)a->seed };
     struct ana_calib *cal;
-    printf("== calibrating %s in %d stage%s at micro-batch sizes", a->spec, K, K > 1 ? "s" : "");
+    int st = a->stages_per_K ? K : 1;
+    printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec, st,
+           st > 1 ? "s" : "", K);
     for (int i = 0; i < in->n_sizes; i++)
         printf("%s%d", i ? "," : " ", in->sizes[i]);
     printf("\n");
@@ -319,6 +330,12 @@ int cli_validate_check(int argc, char **argv)
         ana_vcheck_accuracy(v, fast, &acc);
         rc = ana_accuracy_print(v, &acc, stdout);
     }
+    long pre = 0;
+    for (int i = 0; i < v->n_points; i++)
+        pre += v->pts[i].preempt_all;
+    if (pre > 10 * v->n_points)
+        printf("note            %ld involuntary context switches in the timed steps: other jobs "
+               "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
     int64_t run = 0;
     join_args(argc, argv, cmd, sizeof cmd);
     if (rc < 0 || (rc = ana_vcheck_store(v, a.db, cmd, &run)) < 0 ||

@@ -246,9 +246,10 @@ Test(vcheck, cli_check_end_to_end)
 {
     cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "-K 1,2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
-                       "--calib-out c/net --db r/v.db --report r/validation.md > out.txt "
+                       "--calib-stages K --calib-out c/net --db r/v.db --report r/validation.md > out.txt "
                        "2> err.txt", dir, th_pipesim()), 0);
-    cr_expect_eq(th_sh("cd %s && test -s c/net-K1.csv && test -s c/net-K2.json && "
+    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1' c/net-K2.csv && "
+                       "test -s c/net-K1.csv && test -s c/net-K2.json && "
                        "test -s c/net-K2-fit.csv && test -s r/v.db && "
                        "grep -q '^K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
                        "grep -q 'stored          run 1' out.txt && "
@@ -311,6 +312,7 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 --batch 4 -M 3", 2, "no -M of 3 divides --batch 4");
     bad_cli("--net mlp:layers=2,width=8 --remat sometimes", 2, "sometimes");
     bad_cli("--net mlp:layers=2,width=8 -K 1,x", 2, "-K");
+    bad_cli("--net mlp:layers=2,width=8 --calib-stages 3", 2, "--calib-stages: '1' or 'K'");
     bad_cli("--net mlp:layers=2,width=8 --profile /nonexistent.csv --topology t.json", 5,
             "/nonexistent.csv");
     cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);
