@@ -77,8 +77,8 @@ static double layer_time(const struct mdl_profile *p, const struct mdl_topology 
 {
     const struct mdl_layer *ly = &p->layers[l];
     const struct mdl_device *d = &t->devices[0];
-    double f = mdl_device_op_seconds(d, p->measured, ly->fwd, ly->at_batch, mb);
-    double b = mdl_device_op_seconds(d, p->measured, ly->bwd, ly->at_batch, mb);
+    double f = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, mb);
+    double b = mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, mb);
     return (remat == SIM_REMAT_NEVER ? 1 : 2) * f + b;
 }
 

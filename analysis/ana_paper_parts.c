@@ -70,8 +70,8 @@ static void layer_table(FILE *f, const struct mdl_profile *p, const struct mdl_t
     int n = p->n_layers < 256 ? p->n_layers : 256;
     for (int l = 0; l < n; l++) {
         const struct mdl_layer *ly = &p->layers[l];
-        ms[l] = (2 * mdl_device_op_seconds(d, p->measured, ly->fwd, ly->at_batch, mb) +
-                 mdl_device_op_seconds(d, p->measured, ly->bwd, ly->at_batch, mb)) * 1e3;
+        ms[l] = (2 * mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, mb) +
+                 mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, mb)) * 1e3;
         total += ms[l];
     }
     fprintf(f, "Per-layer compute F + R + B at micro-batch %g (M = 32), from FLOPs at the "

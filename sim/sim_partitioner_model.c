@@ -5,7 +5,7 @@
  * Time, per training step, in ns (so a stage's cost is its busy time per
  * step and the bottleneck bounds the step from below):
  *   layer l on device d: M (fwd + bwd) + R fwd + update, where fwd/bwd come
- *   from mdl_device_op_seconds at the micro-batch size, R is the number of
+ *   from mdl_layer_seconds at the micro-batch size, R is the number of
  *   re-materialized micro-batches (M always, M - 1 except_last, 0 never) and
  *   update = 2 params bytes_per_param / mem_bandwidth;
  *   cut j (between layers j-1 and j) on link k: M (latency + bytes_j /
@@ -122,10 +122,14 @@ static int device_pre(sim_part_model *m, int s, int64_t **out)
     pre[0] = 0;
     for (int l = 0; l < m->L; l++) {
         const struct mdl_layer *ly = &p->layers[l];
-        double f = mdl_device_op_seconds(d, p->measured, ly->fwd, ly->at_batch, n);
-        double b = mdl_device_op_seconds(d, p->measured, ly->bwd, ly->at_batch, n);
+        double f = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, n);
+        double fn = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, n);
+        double b = mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, n);
         double u = d->mem_bandwidth > 0 ? 2.0 * ly->params * bpp / d->mem_bandwidth : 0;
-        pre[l + 1] = pre[l] + sim_seconds_to_time(M * (f + b) + m->R * f + u);
+        /* R re-materialized micro-batches: their forward keeps no stash, and
+         * each is computed once more before its backward */
+        pre[l + 1] = pre[l] + sim_seconds_to_time((M - m->R) * f + m->R * fn + M * b +
+                                                  m->R * f + u);
     }
     *out = pre;
     return 0;

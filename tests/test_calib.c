@@ -390,9 +390,11 @@ Test(calib, profile_and_topology_from_a_calibration)
 
 Test(calib, calibrate_writes_what_predict_accepts)
 {
-    cr_assert_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
-                       "--repeats 3 --warmup 1 --out c/net > out.txt 2> err.txt", dir,
-                       th_pipesim()), 0);
+    if (th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
+              "--repeats 3 --warmup 1 --out c/net > out.txt 2> err.txt", dir, th_pipesim())) {
+        th_sh("cat %s/err.txt >&2", dir);
+        cr_assert_fail("calibrate failed (its stderr above)");
+    }
     char p[160];
     snprintf(p, sizeof p, "%s/c/net.csv", dir);
     struct mdl_profile *prof;
@@ -415,9 +417,11 @@ Test(calib, calibrate_writes_what_predict_accepts)
     cr_expect_eq(th_sh("cd %s && %s predict --model c/net.csv --topology c/net.json -K 1 -M 2 "
                        "--batch 8 > pred.txt", dir, th_pipesim()), 0);
     /* in 3 stages, each on its core, concurrently */
-    cr_assert_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
-                       "--repeats 2 --stages 3 --out c/k3 > out3.txt 2> err3.txt", dir,
-                       th_pipesim()), 0);
+    if (th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
+              "--repeats 2 --stages 3 --out c/k3 > out3.txt 2> err3.txt", dir, th_pipesim())) {
+        th_sh("cat %s/err3.txt >&2", dir);
+        cr_assert_fail("calibrate --stages 3 failed (its stderr above)");
+    }
     cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1,1' c/k3.csv", dir), 0);
     cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
                        "--stages 4 --out c/k4 2> err4.txt; test $? -eq 2 && grep -q '4 stages "
