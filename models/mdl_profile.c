@@ -203,14 +203,10 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     return 0;
 }
 
-int mdl_profile_load(const char *path, struct mdl_profile **out)
+/* Parses buf[0..len) (NUL-terminated at len; modified in place, freed). */
+static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profile **out)
 {
-    *out = NULL;
-    char *buf;
-    size_t len;
-    int rc = sim_read_file(path, &buf, &len);
-    if (rc < 0)
-        return rc;
+    int rc;
     struct mdl_profile *p = mdl_profile_new(path, 0);
     if (!p) {
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
@@ -268,6 +264,29 @@ err_free_profile:
 err_free_buf:
     free(buf);
     return rc;
+}
+
+int mdl_profile_load(const char *path, struct mdl_profile **out)
+{
+    *out = NULL;
+    char *buf;
+    size_t len;
+    int rc = sim_read_file(path, &buf, &len);
+    if (rc < 0)
+        return rc;
+    return parse_owned(buf, len, path, out);
+}
+
+int mdl_profile_parse(const char *text, size_t len, const char *name,
+                      struct mdl_profile **out)
+{
+    *out = NULL;
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", name);
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    return parse_owned(buf, len, name, out);
 }
 
 int mdl_profile_write(const struct mdl_profile *p, const char *path)
