@@ -213,18 +213,11 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
     return 0;
 }
 
-int mdl_topology_load(const char *path, struct mdl_topology **out)
+/* Builds the topology from a parsed document; takes the reference to root. */
+static int load_root(json_t *root, const char *path, struct mdl_topology **out)
 {
     static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "links",
                                          "comment", "source", NULL };
-    *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        if (jerr.line < 0)
-            return sim_error(SIM_EIO, "%s: %s", path, jerr.text);
-        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
-    }
     int rc;
     struct mdl_topology *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
@@ -256,6 +249,30 @@ err_free:
     json_decref(root);
     mdl_topology_free(t);
     return rc;
+}
+
+int mdl_topology_load(const char *path, struct mdl_topology **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        if (jerr.line < 0)
+            return sim_error(SIM_EIO, "%s: %s", path, jerr.text);
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
+    }
+    return load_root(root, path, out);
+}
+
+int mdl_topology_parse(const char *text, size_t len, const char *name,
+                       struct mdl_topology **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+    return load_root(root, name, out);
 }
 
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
