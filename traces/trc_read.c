@@ -99,15 +99,9 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     return trc_add_event(t, &e);
 }
 
-int trc_read_chrome(const char *path, struct trc_trace **out)
+/* Reads the trace out of a parsed document; takes the reference to root. */
+static int read_root(json_t *root, const char *path, struct trc_trace **out)
 {
-    *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
-    if (!root)
-        return jerr.line < 0 ? sim_error(SIM_EIO, "%s: %s", path, jerr.text)
-                             : sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line,
-                                         jerr.column, jerr.text);
     struct trc_trace *t = NULL;
     int rc = read_meta(path, json_object_get(root, "pipesim"), &t);
     json_t *evs = json_object_get(root, "traceEvents");
@@ -123,4 +117,26 @@ int trc_read_chrome(const char *path, struct trc_trace **out)
     trc_trace_sort(t);
     *out = t;
     return 0;
+}
+
+int trc_read_chrome(const char *path, struct trc_trace **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, 0, &jerr);
+    if (!root)
+        return jerr.line < 0 ? sim_error(SIM_EIO, "%s: %s", path, jerr.text)
+                             : sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line,
+                                         jerr.column, jerr.text);
+    return read_root(root, path, out);
+}
+
+int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    if (!root)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+    return read_root(root, name, out);
 }
