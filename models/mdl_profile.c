@@ -182,6 +182,10 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
             return rc;
     } else {
         l->bwd = 2 * l->fwd;
+        if (!isfinite(l->bwd))
+            return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s': %s is too large (the default "
+                             "backward, 2 x forward, overflows)", path, line, colno[idx[fc]],
+                             col_names[fc], f[idx[fc]]);
     }
     if (p->measured) {
         if (NUM(C_AT_BATCH, &l->at_batch) < 0)
