@@ -160,6 +160,9 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     if (!*name)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' is empty", path, line,
                          colno[idx[C_NAME]]);
+    if (*name == '#') /* written back in the first column, it would read as a comment */
+        return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' must not start with '#'", path,
+                         line, colno[idx[C_NAME]]);
     if (strlen(name) >= MDL_NAME_MAX)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' longer than %d characters",
                          path, line, colno[idx[C_NAME]], MDL_NAME_MAX - 1);
