@@ -26,7 +26,7 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBA     := $(BUILD)/libpipesim.a
 BIN      := $(BUILD)/pipesim
 
-.PHONY: all deps test check-unit asan demo bench install clean
+.PHONY: all deps test check-unit asan demo bench install clean fuzz fuzz-bins
 all: $(BIN)
 
 deps:
@@ -35,6 +35,9 @@ deps:
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The fuzz build renames the CLI's main() so a fuzz target can call it.
+$(BUILD)/cli/pipesim.o: CFLAGS += $(CLI_MAIN_FLAGS)
 
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
@@ -71,6 +74,24 @@ asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  EXTRA_LDLIBS="-fsanitize=address,undefined" check-unit
+
+# libFuzzer targets (tests/fuzz/fuzz_*.c), everything rebuilt with clang in
+# build/fuzz. `make fuzz` runs each for FUZZ_TIME seconds from its seed
+# corpus tests/fuzz/corpus/<target> (new inputs go to build/fuzz/corpus,
+# findings to build/fuzz/artifacts) after replaying tests/fuzz/regress/.
+FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
+FUZZ_TIME ?= 5
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz-bins: $(FUZZ_BIN)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_OBJ) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(CLI_OBJ) $(LIBA) $(LDLIBS)
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDLIBS="$(FUZZ_SAN)" \
+	  CLI_MAIN_FLAGS=-Dmain=pipesim_main fuzz-bins
+	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_TIME)
 
 demo: deps $(BIN)
 	sh scripts/demo.sh $(BIN)
