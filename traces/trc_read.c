@@ -1,9 +1,12 @@
 /* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
 #include "sim/sim_error.h"
+#include "sim/sim_jsonpos.h"
+#include "sim/sim_util.h"
 #include "traces/trc_trace.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int kind_from_name(const char *s)
@@ -42,7 +45,7 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
     if (!json_is_object(meta) || get_int(meta, "devices", &nd) || get_int(meta, "stages", &ns) ||
         get_int(meta, "micro_batches", &nm) || nd < 1 || ns < 1 || nm < 1 || nd > 1 << 20 ||
         ns > 1 << 24 || nm > 1 << 24)
-        return sim_error(SIM_EPARSE, "%s: missing or bad 'pipesim' metadata object (devices, "
+        return sim_error(SIM_EPARSE, "%s: pipesim: missing or bad metadata object (devices, "
                          "stages, micro_batches)", path);
     json_t *src = json_object_get(meta, "source");
     struct trc_trace *t = trc_trace_new(json_is_string(src) ? json_string_value(src) : "unknown",
@@ -127,7 +130,7 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
     int rc = read_meta(path, json_object_get(root, "pipesim"), &t);
     json_t *evs = json_object_get(root, "traceEvents");
     if (!rc && !json_is_array(evs))
-        rc = sim_error(SIM_EPARSE, "%s: missing 'traceEvents' array", path);
+        rc = sim_error(SIM_EPARSE, "%s: traceEvents: missing or not an array", path);
     for (size_t i = 0; !rc && i < json_array_size(evs); i++)
         rc = read_event(path, i, json_array_get(evs, i), t);
     json_decref(root);
@@ -143,13 +146,14 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
 int trc_read_chrome(const char *path, struct trc_trace **out)
 {
     *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
-    if (!root)
-        return jerr.line < 0 ? sim_error(SIM_EIO, "%s: %s", path, jerr.text)
-                             : sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line,
-                                         jerr.column, jerr.text);
-    return read_root(root, path, out);
+    char *text;
+    size_t len;
+    int rc = sim_read_file(path, &text, &len);
+    if (rc < 0)
+        return rc;
+    rc = trc_read_chrome_mem(text, len, path, out);
+    free(text);
+    return rc;
 }
 
 int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out)
@@ -159,5 +163,6 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
     json_t *root = json_loadb(text, len, 0, &jerr);
     if (!root)
         return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
-    return read_root(root, name, out);
+    /* errors name the JSON path; add the line and column it is on */
+    return sim_json_error_at(read_root(root, name, out), name, text, len, NULL);
 }
