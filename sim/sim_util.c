@@ -193,16 +193,17 @@ int sim_read_file(const char *path, char **buf, size_t *len)
             b = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t r = fread(b + n, 1, cap - n - 1, f);
         n += r;
         if (r == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     fclose(f);
     if (bad) {
         free(b);
-        return sim_error(SIM_EIO, "%s: read error", path);
+        return sim_error(SIM_EIO, "%s: cannot read: %s", path, strerror(e ? e : EIO));
     }
     b[n] = 0;
     *buf = b;
