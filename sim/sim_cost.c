@@ -24,13 +24,17 @@ static int64_t bytes(double per_sample, double n)
 
 /* Huge but finite inputs (1e300 FLOPs, 1e-300 FLOP/s) must not wrap the
  * int64 clock or byte counters: report them instead. */
-static int check_range(int s, const char *what, double v, double max, const char *unit)
+static int check_range(const struct mdl_profile *p, const struct mdl_device *d,
+                       const struct sim_partition *part, int s, const char *what, double v,
+                       double max, const char *unit)
 {
     if (v <= max) /* false for NaN */
         return 0;
-    return sim_error(SIM_EINVAL, "stage %d: %s of %g %s is out of range (at most %g); check "
-                     "the profile's costs and sizes and the topology's device figures", s, what,
-                     v, unit, max);
+    int a = part->first[s], b = part->first[s + 1] - 1;
+    return sim_error(SIM_EINVAL, "%s: layers %d-%d ('%s'..'%s', stage %d on device %s): %s of "
+                     "%g %s is out of range (at most %g); check their costs and sizes and the "
+                     "device's figures", p->path, a + 1, b + 1, p->layers[a].name,
+                     p->layers[b].name, s, d->name, what, v, unit, max);
 }
 
 int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
@@ -73,15 +77,17 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         const struct mdl_layer *last_l = &p->layers[part->first[s + 1] - 1];
         double in_b = s > 0 ? first_l[-1].out_bytes * micro_batch : 0;
         int rc;
-        if ((rc = check_range(s, "forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(s, "backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(s, "update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(s, "parameter memory", params * t->bytes_per_param,
-                              SIM_MAX_BYTES, "bytes")) < 0 ||
-            (rc = check_range(s, "stash", stash * micro_batch, SIM_MAX_BYTES, "bytes")) < 0 ||
-            (rc = check_range(s, "input activation", in_b, SIM_MAX_BYTES, "bytes")) < 0 ||
-            (rc = check_range(s, "output activation", last_l->out_bytes * micro_batch,
-                              SIM_MAX_BYTES, "bytes")) < 0) {
+        if ((rc = check_range(p, d, part, s, "forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "parameter memory",
+                              params * t->bytes_per_param, SIM_MAX_BYTES, "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "stash", stash * micro_batch, SIM_MAX_BYTES,
+                              "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "input activation", in_b, SIM_MAX_BYTES,
+                              "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "output activation",
+                              last_l->out_bytes * micro_batch, SIM_MAX_BYTES, "bytes")) < 0) {
             sim_costs_free(c);
             return rc;
         }
