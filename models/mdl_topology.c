@@ -1,5 +1,6 @@
 #include "models/mdl_topology.h"
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
 #include "sim/sim_jsonpos.h"
 #include "sim/sim_util.h"
 
@@ -275,7 +276,10 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 {
     *out = NULL;
     json_error_t jerr;
+    sim_json_begin();
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
+        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
     if (!root)
         return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */

@@ -1,5 +1,6 @@
 /* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
 #include "sim/sim_jsonpos.h"
 #include "sim/sim_util.h"
 #include "traces/trc_trace.h"
@@ -160,7 +161,10 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
 {
     *out = NULL;
     json_error_t jerr;
+    sim_json_begin();
     json_t *root = json_loadb(text, len, 0, &jerr);
+    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
+        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
     if (!root)
         return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
