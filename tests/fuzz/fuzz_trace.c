@@ -36,8 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < t->n_counters; i++)
         FUZZ_CHECK(t->counters[i].device >= 0 && t->counters[i].device < t->n_devices);
-    /* small traces: what was read must write and read back to the same events */
-    if (t->n_events + t->n_counters < 4096) {
+    /* small traces (the writer emits metadata per device, so few devices too):
+     * what was read must write and read back to the same events */
+    if (t->n_events + t->n_counters < 4096 && t->n_devices <= 1024) {
         rc = trc_write_chrome(t, tmp_path);
         if (rc == 0) {
             rc = trc_read_chrome(tmp_path, &u);
