@@ -1,5 +1,6 @@
 # pipesim — see README.md. `make`, `make test`, `make demo`, `make bench`,
-# `make asan`, `make install PREFIX=...`, `make clean`.
+# `make asan`, `make valgrind`, `make fuzz [FUZZ_TIME=s]`, `make alloc`,
+# `make install PREFIX=...`, `make clean`.
 CC       ?= cc
 BUILD    ?= build
 PREFIX   ?= /usr/local
@@ -26,7 +27,7 @@ BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBA     := $(BUILD)/libpipesim.a
 BIN      := $(BUILD)/pipesim
 
-.PHONY: all deps test check-unit asan demo bench install clean fuzz fuzz-bins
+.PHONY: all deps test check-unit asan demo bench install clean fuzz fuzz-bins valgrind alloc
 all: $(BIN)
 
 deps:
@@ -74,6 +75,18 @@ check-unit: $(BIN) $(TEST_BIN) $(BUILD)/tests/alloc_fail.so
 test: deps
 	@$(MAKE) --no-print-directory check-unit
 	@$(MAKE) --no-print-directory asan
+	@$(MAKE) --no-print-directory valgrind
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_CI_TIME)
+
+# The end-to-end commands, good and bad input, under valgrind memcheck.
+valgrind: $(BIN)
+	@sh scripts/valgrind.sh $(BIN)
+
+# Allocation failure at every N, with the ASan binary (LeakSanitizer on).
+alloc:
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+	  EXTRA_LDLIBS="-fsanitize=address,undefined" TEST_BIN=build/asan/tests/test_alloc check-unit
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 asan:
@@ -88,6 +101,7 @@ asan:
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
 FUZZ_TIME ?= 5
+FUZZ_CI_TIME ?= 4
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz-bins: $(FUZZ_BIN)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_OBJ) $(LIBA)
