@@ -15,10 +15,11 @@
 
 #include <dirent.h>
 #include <libgen.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64], shim[2048];
+static char dir[64], shim[PATH_MAX];
 
 static void put(const char *name, const char *text)
 {
@@ -48,12 +49,10 @@ static void setup(void)
         snprintf(bin, sizeof bin, "%s", th_pipesim());
         snprintf(shim, sizeof shim, "%s/tests/alloc_fail.so", dirname(bin));
     }
-    if (shim[0] != '/') {
-        char cwd[512], rel[1024];
-        cr_assert(getcwd(cwd, sizeof cwd));
-        snprintf(rel, sizeof rel, "%s", shim);
-        snprintf(shim, sizeof shim, "%s/%s", cwd, rel);
-    }
+    char *abs = realpath(shim, NULL); /* the runs cd into dir */
+    cr_assert(abs, "no shim at %s (make builds it)", shim);
+    snprintf(shim, sizeof shim, "%s", abs);
+    free(abs);
     cr_assert_eq(access(shim, R_OK), 0, "no shim at %s (make builds it)", shim);
 }
 
