@@ -14,6 +14,13 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter 
             $(OPT) -MMD -MP -I. $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm $(EXTRA_LDLIBS)
 
+# MPI backend of pipesim validate (runtime/rt_mpi*.c), when Open MPI or MPICH is there.
+MPI_PKG  := $(firstword $(foreach p,ompi-c mpich,$(shell pkg-config --exists $(p) 2>/dev/null && echo $(p))))
+ifneq ($(MPI_PKG),)
+CFLAGS   += -DPIPESIM_MPI $(shell pkg-config --cflags $(MPI_PKG))
+LDLIBS   += $(shell pkg-config --libs $(MPI_PKG))
+endif
+
 LIB_DIRS := models sim traces analysis runtime
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)

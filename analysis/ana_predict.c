@@ -1,4 +1,5 @@
 #include "analysis/ana_predict.h"
+#include "analysis/ana_schedules.h"
 #include "sim/sim_cost.h"
 #include "sim/sim_error.h"
 
@@ -24,6 +25,8 @@ static int run_one(const struct ana_config *c, const struct sim_partition *part,
                                 sched);
     if (rc < 0)
         return rc;
+    if ((rc = sim_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0)
+        goto err_free_sched;
     if ((*sched)->n_stages != part->n_stages) {
         rc = sim_error(SIM_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
                        (*sched)->n_stages, part->n_stages);
@@ -56,9 +59,10 @@ static int check_config(const struct ana_config *c)
     if (fmod(c->batch, c->M) != 0)
         return sim_error(SIM_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);
-    if (c->K > c->topo->n_devices)
-        return sim_error(SIM_ENOFIT, "-K %d: topology %s has only %d devices", c->K,
-                         c->topo->path, c->topo->n_devices);
+    int R = c->replicas > 0 ? c->replicas : 1;
+    if ((int64_t)c->K * R > c->topo->n_devices)
+        return sim_error(SIM_ENOFIT, "-K %d x %d replica(s): topology %s has only %d devices",
+                         c->K, R, c->topo->path, c->topo->n_devices);
     if (c->K > c->profile->n_layers)
         return sim_error(SIM_ENOFIT, "-K %d: model %s has only %d layers", c->K,
                          c->profile->path, c->profile->n_layers);
@@ -103,9 +107,16 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     p->remat = c->remat;
     sim_partition_format(part, p->partition, sizeof p->partition);
     p->step_s = sim_time_to_seconds(r->makespan);
-    p->samples_per_s = p->step_s > 0 ? c->batch / p->step_s : 0;
+    p->replicas = c->replicas > 0 ? c->replicas : 1;
+    p->samples_per_s = p->step_s > 0 ? p->replicas * c->batch / p->step_s : 0;
+    for (int d = 0; d < r->n_devices; d++)
+        if (sim_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
+            p->allreduce_s = sim_time_to_seconds(r->busy_allreduce[d]);
     p->bubble_sim = r->bubble;
-    p->bubble_analytic = (double)(c->K - 1) / (c->M + c->K - 1);
+    /* the schedule's uniform-stage formula, from stage 0's op times */
+    p->bubble_analytic = ana_bubble_formula(p->schedule, c->K, c->M,
+                                            sim_time_to_seconds(costs->st[0].fwd),
+                                            sim_time_to_seconds(costs->st[0].bwd));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
@@ -144,6 +155,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         b.K = 1;
         b.M = 1;
         b.remat = SIM_REMAT_NEVER;
+        b.replicas = 1;
         if ((rc = sim_partition_uniform(1, c->profile->n_layers, &one)) < 0)
             goto err_free;
         rc = run_one(&b, one, 0, &sched, &costs, &eng);
@@ -151,7 +163,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         if (rc < 0)
             goto err_free;
         p->baseline_step_s = sim_time_to_seconds(sim_engine_result(eng)->makespan);
-        p->speedup = p->step_s > 0 ? p->baseline_step_s / p->step_s : 0;
+        p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
     }
     sim_engine_free(eng);
     sim_schedule_free(sched);

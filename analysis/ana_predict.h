@@ -4,7 +4,8 @@
  * simulated vs analytic bubble, busy fraction and peak memory per stage).
  *
  * Speedup baseline: the same model and batch on device 0 alone, K = 1,
- * M = 1, no re-materialization (plain single-device training).
+ * M = 1, no re-materialization (plain single-device training); with R
+ * data-parallel replicas, one device doing all R replicas' batches.
  * Ownership: ana_predict allocates *out; ana_prediction_free (NULL ok).
  * Cost: two simulations, O(ops log streams).
  */
@@ -27,6 +28,7 @@ struct ana_config {
     double batch;                      /* mini-batch; must divide by M */
     enum sim_remat remat;
     const struct sim_partition *partition; /* NULL = uniform */
+    int replicas;                      /* data-parallel pipelines; 0 = 1 */
     int record_trace;
     int no_baseline;                   /* skip the K = 1 run (speedup = 0) */
 };
@@ -44,12 +46,15 @@ struct ana_stage {
 struct ana_prediction {
     char schedule[32];
     int K, M, n_stages;
-    double batch, micro_batch;
+    int replicas;
+    double batch, micro_batch;          /* batch: per replica */
     enum sim_remat remat;
     char partition[256];
-    double step_s, samples_per_s;
+    double step_s, samples_per_s;     /* samples/s of all replicas */
+    double allreduce_s;                /* longest stage all-reduce */
     double baseline_step_s, speedup;
-    double bubble_sim, bubble_analytic; /* analytic = (K-1)/(M+K-1) */
+    double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
+                                           formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int fits;
     int64_t n_ops;
     struct ana_stage *stages;          /* [n_stages] */

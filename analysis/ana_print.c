@@ -4,6 +4,7 @@
 #include "sim/sim_json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 static void human_bytes(double b, char *buf, size_t n)
@@ -22,13 +23,23 @@ static void print_table(const struct ana_prediction *p, FILE *f)
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sim_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
+    if (p->replicas > 1)
+        fprintf(f, "replicas        %d data-parallel pipelines, gradient all-reduce up to "
+                "%.6f ms per stage\n", p->replicas, p->allreduce_s * 1e3);
     fprintf(f, "step time       %.6f ms\n", p->step_s * 1e3);
     fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
     if (p->baseline_step_s > 0)
         fprintf(f, "speedup         %.3fx over K=1 (M=1, no remat: %.6f ms)\n", p->speedup,
                 p->baseline_step_s * 1e3);
-    fprintf(f, "bubble          %.2f%% simulated, %.2f%% analytic (K-1)/(M+K-1)\n",
-            p->bubble_sim * 100, p->bubble_analytic * 100);
+    const char *formula = !strcmp(p->schedule, "gpipe") || !strcmp(p->schedule, "1f1b")
+                              ? "(K-1)/(M+K-1)"
+                          : !strncmp(p->schedule, "interleaved", 11) ? "(K-1)/(vM+K-1)"
+                                                                     : "on uniform stages";
+    if (isnan(p->bubble_analytic))
+        fprintf(f, "bubble          %.2f%% simulated\n", p->bubble_sim * 100);
+    else
+        fprintf(f, "bubble          %.2f%% simulated, %.2f%% analytic %s\n",
+                p->bubble_sim * 100, p->bubble_analytic * 100, formula);
     fprintf(f, "memory          %s\n", p->fits ? "every stage fits" : "DOES NOT FIT");
     fprintf(f, "\n%5s %6s %7s %11s %11s %6s %11s %11s %11s %11s %4s\n", "stage", "device",
             "layers", "fwd ms/mb", "bwd ms/mb", "busy%", "params+opt", "peak act",
@@ -73,7 +84,7 @@ static int print_json(const struct ana_prediction *p, FILE *f)
                           "partition", p->partition, "step_s", p->step_s, "samples_per_s",
                           p->samples_per_s, "baseline_step_s", p->baseline_step_s, "speedup",
                           p->speedup, "bubble_sim", p->bubble_sim, "bubble_analytic",
-                          p->bubble_analytic, "fits", p->fits, "ops", (json_int_t)p->n_ops);
+                          isnan(p->bubble_analytic) ? 0.0 : p->bubble_analytic, "fits", p->fits, "ops", (json_int_t)p->n_ops);
     json_t *arr = json_array();
     if (!o || !arr) {
         json_decref(o);
@@ -81,21 +92,24 @@ static int print_json(const struct ana_prediction *p, FILE *f)
         return sim_error(SIM_ENOMEM, "out of memory");
     }
     int bad = 0;
+    if (isnan(p->bubble_analytic)) /* no closed form for this schedule */
+        json_object_set_new(o, "bubble_analytic", json_null());
+    json_object_set_new(o, "replicas", json_integer(p->replicas));
+    json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        bad |= json_array_append_new(arr, json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, "
-                                             "s:I, s:I, s:f, s:b}",
-                                             "stage", s, "device", st->device, "first_layer",
-                                             st->first_layer, "layers", st->n_layers, "fwd_s",
-                                             st->fwd_s, "bwd_s", st->bwd_s, "recomp_s",
-                                             st->recomp_s, "busy_frac", st->busy_frac,
-                                             "static_bytes", (json_int_t)st->static_mem,
-                                             "peak_act_bytes", (json_int_t)st->peak_act,
-                                             "peak_bytes", (json_int_t)st->peak_mem,
-                                             "capacity_bytes", st->capacity, "fits", st->fits));
+        json_t *row = json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, "
+                                "s:b}", "stage", s, "device", st->device, "first_layer",
+                                st->first_layer, "layers", st->n_layers, "fwd_s", st->fwd_s,
+                                "bwd_s", st->bwd_s, "recomp_s", st->recomp_s, "busy_frac",
+                                st->busy_frac, "static_bytes", (json_int_t)st->static_mem,
+                                "peak_act_bytes", (json_int_t)st->peak_act, "peak_bytes",
+                                (json_int_t)st->peak_mem, "capacity_bytes", st->capacity, "fits",
+                                st->fits);
+        bad |= json_array_append_new(arr, row);
     }
     bad |= json_object_set_new(o, "stages", arr);
-    if (bad) { /* a stage left out is a wrong result, not a short one */
+    if (bad || sim_json_oom()) { /* a field left out is a wrong result, not a short one */
         json_decref(o);
         return sim_error(SIM_ENOMEM, "out of memory");
     }

@@ -15,7 +15,16 @@
 
 int cmd_predict(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_partition(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_gen_paper(int argc, char **argv);
+int cmd_compare_schedules(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_import_torch(int argc, char **argv);
+int cmd_export_chakra(int argc, char **argv);
 
 /* Like getopt_long with opterr = 0; on '?' or ':' it sets a SIM_EUSAGE
  * error naming cmd and the option and returns -2. Call with optind = 0

@@ -16,6 +16,15 @@ static const struct {
     { "predict", cmd_predict, "simulate one training step: time, bubble, memory, trace" },
     { "gen", cmd_gen, "generate model profiles (mlp:...) and topologies (chain)" },
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
+    { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
+    { "sweep", cmd_sweep, "every K x M x batch x remat x strategy, in parallel, into SQLite" },
+    { "report", cmd_report, "K x M tables (like GPipe Table 2) and CSV from a sweep database" },
+    { "plot", cmd_plot, "gnuplot PNG/SVG: speedup, bubble, memory vs K/M; trace timeline" },
+    { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
+    { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
+    { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
+    { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
+    { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 
@@ -25,7 +34,7 @@ static void usage(FILE *f)
                "usage: pipesim <command> [options]   (pipesim <command> --help)\n\n"
                "commands:\n", SIM_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 }
 
 static int cmd_help(int argc, char **argv)

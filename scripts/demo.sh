@@ -18,4 +18,21 @@ $P predict --model models/profiles/transformer-small.csv \
   --topology models/topologies/pcie-8gpu.json -K 8 -M 32 --batch 128 \
   --trace $R/demo/transformer-pcie.json
 echo
-echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
+
+echo
+echo "== compare-schedules: the same model under gpipe, 1f1b, interleaved:2, zb-h1 (TPUv2 ring)"
+$P compare-schedules --model models/profiles/mlp-uniform.csv \
+  --topology models/topologies/tpu-v2.json -K 4 -M 16 --batch 256
+echo
+echo "== validate: the pipeline run for real on this machine's cores, K=2, M=8"
+$P validate --net mlp:layers=8,width=512 -K 2 -M 8 --batch 256 --steps 3 \
+  --trace $R/demo/validate-measured.json --emit-profile $R/demo/validate-net.csv >/dev/null
+$P validate --net mlp:layers=8,width=512 -K 2 -M 8 --batch 256 --steps 3 \
+  --trace $R/demo/validate-measured.json
+$P predict --model $R/demo/validate-net.csv --topology models/topologies/cpu-2core.json \
+  -K 2 -M 8 --batch 256 --trace $R/demo/validate-simulated.json >/dev/null
+echo
+echo "== compare: simulated (uncalibrated cpu-2core) vs measured"
+$P compare $R/demo/validate-simulated.json $R/demo/validate-measured.json
+echo; echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
+echo; sh scripts/demo-sweep.sh $P   # partitions, sweep, report, plots (scripts/demo-sweep.sh)

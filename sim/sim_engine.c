@@ -63,6 +63,17 @@ struct sim_engine {
     int started, finished;
 };
 
+/* The stream an op runs on. A receive runs in its device's list order on the
+ * compute stream: it takes the data off the link when the device gets to it
+ * (as a framework posts its receive, and as the runtime's worker does), so
+ * its buffer is booked then, not when the bytes land. It takes no time; the
+ * transfer was the send's. Traces still draw it on the receive thread. */
+static int run_stream(int kind)
+{
+    enum sim_stream k = sim_op_stream(kind);
+    return k == SIM_STREAM_RECV ? SIM_STREAM_COMPUTE : k;
+}
+
 static struct sim_op op_of(const struct rec *r)
 {
     return (struct sim_op){ .kind = (uint8_t)r->kind, .stage = r->info / SIM_OP_NKINDS,
@@ -98,6 +109,42 @@ static int assign_lanes(sim_engine *e)
     return sim_evq_init(&e->evq, (int)u);
 }
 
+/* AR(st): a ring all-reduce of the stage's FP32 gradients (4 bytes per
+ * parameter) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
+ * 2(R-1) steps moves bytes/R over every ring link at once, so it takes
+ *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency.
+ * Replicas are symmetric, so only replica 0 is simulated; a ring that uses a
+ * shared link holds that link (contending with the pipeline's transfers),
+ * rings of dedicated links use links no pipeline transfer does. */
+static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int *first_res,
+                          int st)
+{
+    const struct sim_schedule *s = e->s;
+    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st];
+    double bw = 0, lat = 0;
+    int res = -1;
+    for (int r = 0; r < R; r++) {
+        int a = r * D + dev, b = ((r + 1) % R) * D + dev;
+        int l = mdl_topology_link_between(t, a, b);
+        if (l < 0)
+            return sim_error(SIM_EINVAL, "topology %s: no link between %s and %s for the "
+                             "all-reduce of stage %d across %d replicas", t->path,
+                             t->devices[a].name, t->devices[b].name, st, R);
+        const struct mdl_link *lk = &t->links[l];
+        if (!r || lk->bandwidth < bw)
+            bw = lk->bandwidth;
+        if (lk->latency > lat)
+            lat = lk->latency;
+        if (lk->shared && res < 0)
+            res = first_res[l];
+    }
+    struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + SIM_OP_ALLREDUCE];
+    double bytes = e->c->st[st].params * 4;
+    oi->dur = sim_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
+    oi->res = res;
+    return 0;
+}
+
 /* Link resources and the per-(stage, kind) table of durations and effects. */
 static int build_info(sim_engine *e, const struct mdl_topology *t)
 {
@@ -118,7 +165,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     for (int i = 0; i < t->n_links; i++)
         for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
             struct resource *r = &e->res[first_res[i] + k];
-            r->cap = s->n_devices * 2 + 1; /* each send stream queues at most one op */
+            r->cap = s->n_devices * SIM_NSTREAMS + 1; /* a stream queues one op at most */
             if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
                 rc = sim_error(SIM_ENOMEM, "out of memory");
                 goto out;
@@ -167,6 +214,8 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             oi->dur = sim_seconds_to_time(secs);
         }
     }
+    for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
+        rc = ring_allreduce(e, t, first_res, st);
     if (!rc)
         rc = assign_lanes(e);
 out:
@@ -231,7 +280,7 @@ static int build_recs(sim_engine *e)
     for (int d = 0; d < D; d++) {
         int cnt[SIM_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++)
-            cnt[sim_op_stream(s->ops[d][i].kind)]++;
+            cnt[run_stream(s->ops[d][i].kind)]++;
         for (int k = 0; k < SIM_NSTREAMS; k++) {
             struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
             st->dev = d;
@@ -240,7 +289,7 @@ static int build_recs(sim_engine *e)
         }
         for (int i = 0; i < s->n_ops[d]; i++) {
             const struct sim_op *op = &s->ops[d][i];
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + sim_op_stream(op->kind)];
+            struct stream *st = &e->streams[d * SIM_NSTREAMS + run_stream(op->kind)];
             int32_t r = st->first + st->n++;
             e->recs[r] = (struct rec){
                 .info = op->stage * SIM_OP_NKINDS + op->kind, .succ = -1,
@@ -257,7 +306,7 @@ static int build_recs(sim_engine *e)
             break;
         int n[SIM_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++) {
-            int k = sim_op_stream(s->ops[d][i].kind);
+            int k = run_stream(s->ops[d][i].kind);
             local[i] = e->streams[d * SIM_NSTREAMS + k].first + n[k]++;
         }
         for (int i = 0; i < s->n_ops[d] && !rc; i++) {
@@ -267,7 +316,7 @@ static int build_recs(sim_engine *e)
             for (int j = 0; j < nd; j++) {
                 int32_t dep;
                 if (s->stage_device[deps[j].stage] == d) {
-                    if (sim_op_stream(deps[j].kind) == sim_op_stream(op->kind))
+                    if (run_stream(deps[j].kind) == run_stream(op->kind))
                         continue; /* the stream's order already guarantees it */
                     dep = local[sim_devindex_get(&x, s, deps[j].kind, deps[j].stage,
                                                  deps[j].mb)];
@@ -301,9 +350,11 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     if (c->n_stages != s->n_stages)
         return sim_error(SIM_EINVAL, "costs for %d stages, schedule has %d", c->n_stages,
                          s->n_stages);
-    if (s->n_devices > t->n_devices)
-        return sim_error(SIM_ENOFIT, "K = %d needs %d devices, topology %s has %d",
-                         s->n_devices, s->n_devices, t->path, t->n_devices);
+    int R = s->n_replicas > 1 ? s->n_replicas : 1;
+    if ((int64_t)s->n_devices * R > t->n_devices)
+        return sim_error(SIM_ENOFIT, "K = %d with %d replica(s) needs %lld devices, topology %s "
+                         "has %d", s->n_devices, R, (long long)s->n_devices * R, t->path,
+                         t->n_devices);
     if (sim_schedule_total_ops(s) >= INT32_MAX)
         return sim_error(SIM_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
                          s->name, (long long)sim_schedule_total_ops(s), INT32_MAX - 1);
@@ -329,12 +380,13 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     e->r.busy = calloc((size_t)D, sizeof(sim_time));
     e->r.busy_recomp = calloc((size_t)D, sizeof(sim_time));
     e->r.busy_update = calloc((size_t)D, sizeof(sim_time));
+    e->r.busy_allreduce = calloc((size_t)D, sizeof(sim_time));
     e->r.static_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
     if (!e->recs || !e->streams ||
-        !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update ||
+        !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
@@ -386,6 +438,7 @@ void sim_engine_free(sim_engine *e)
     free(e->r.busy);
     free(e->r.busy_recomp);
     free(e->r.busy_update);
+    free(e->r.busy_allreduce);
     free(e->r.static_mem);
     free(e->r.peak_act);
     free(e->r.peak_mem);
@@ -448,6 +501,8 @@ static int finish_op(sim_engine *e, int si, sim_time start)
         sim_time dur = e->now - start;
         if (r->kind == SIM_OP_UPDATE) {
             e->r.busy_update[d] += dur;
+        } else if (r->kind == SIM_OP_ALLREDUCE) {
+            e->r.busy_allreduce[d] += dur;
         } else {
             e->r.busy[d] += dur;
             if (r->kind == SIM_OP_RECOMP)
@@ -473,7 +528,7 @@ static int finish_op(sim_engine *e, int si, sim_time start)
         struct rec *n = &e->recs[s2];
         /* the dependent's stream follows from its stage and kind */
         int sst = e->s->stage_device[n->info / SIM_OP_NKINDS] * SIM_NSTREAMS +
-                  sim_op_stream(n->kind);
+                  run_stream(n->kind);
         if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
             return rc;
     }
@@ -483,6 +538,10 @@ static int finish_op(sim_engine *e, int si, sim_time start)
 static int start_transfer(sim_engine *e, struct resource *res, int si)
 {
     struct stream *st = &e->streams[si];
+    const struct rec *r = &e->recs[st->first + st->cur];
+    int rc = mem_change(e, st->dev, e->info[r->info].at_start[r->rm]);
+    if (rc < 0)
+        return rc;
     res->busy = 1;
     st->t_start = e->now;
     return push(e, &e->info[e->recs[st->first + st->cur].info], si);
@@ -505,16 +564,17 @@ static int try_start(sim_engine *e, int si)
         int rc;
         st->busy = 1;
         st->t_start = e->now;
-        if ((rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
+        /* an op that waits for a link books its start when it gets it */
+        if (oi->res < 0 && (rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
             return rc;
         if (st->cur + 1 < st->n)
             __builtin_prefetch(r + 1);
-        switch (sim_op_stream(r->kind)) {
-        case SIM_STREAM_RECV:
+        if (sim_op_stream(r->kind) == SIM_STREAM_RECV) {
             if ((rc = finish_op(e, si, e->xfer_start ? e->xfer_start[ri] : e->now)) < 0)
                 return rc;
             continue;
-        case SIM_STREAM_SEND: {
+        }
+        if (oi->res >= 0) { /* transfers and collectives wait for their link */
             struct resource *res = &e->res[oi->res];
             if (!res->busy)
                 return start_transfer(e, res, si);
@@ -523,9 +583,7 @@ static int try_start(sim_engine *e, int si)
             res->q[(res->head + res->len++) % res->cap] = si;
             return 0;
         }
-        default:
-            return push(e, oi, si);
-        }
+        return push(e, oi, si);
     }
 }
 
@@ -534,7 +592,7 @@ static int complete(sim_engine *e, int si)
     struct stream *st = &e->streams[si];
     const struct rec *r = &e->recs[st->first + st->cur];
     int rc;
-    if (sim_op_stream(r->kind) == SIM_STREAM_SEND) {
+    if (e->info[r->info].res >= 0) {
         struct resource *res = &e->res[e->info[r->info].res];
         res->busy = 0;
         if (res->len) {

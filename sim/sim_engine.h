@@ -1,10 +1,13 @@
 /*
  * sim_engine — the discrete-event engine that replays a schedule.
  *
- * Resources: each device has three in-order streams (compute, send, receive);
- * each link is a FIFO resource (per direction if dedicated, one for all if
- * shared). An op starts when it heads its stream, its dependencies are done,
- * and (transfers) its link is free. Events live in an array binary min-heap
+ * Resources: each device runs two in-order streams: compute (F, R, B, W, U,
+ * AR and the receives, which take their data in list order and no time) and
+ * send; each link is a FIFO resource (per direction if dedicated, one for
+ * all if shared). An op starts when it heads its stream, its dependencies
+ * are done, and (transfers, collectives on shared links) its link is free.
+ * Events sit in lanes of equal duration under a (time, seq) heap
+ * (sim_evq.h). Events live in an array binary min-heap
  * keyed by (time, seq), seq a per-engine counter, so ties pop in insertion
  * order and replays are bit-identical. Event records are preallocated: no
  * malloc per event. Per-device memory ledger per sim_mem_effect.
@@ -34,6 +37,7 @@ struct sim_result {
     sim_time *busy;          /* [dev] F+B+R+W time */
     sim_time *busy_recomp;   /* [dev] R time */
     sim_time *busy_update;   /* [dev] U time */
+    sim_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
     int64_t *static_mem;     /* [dev] parameters + optimizer state */
     int64_t *peak_act;       /* [dev] peak activation + buffer bytes */
     int64_t *peak_mem;       /* [dev] static + peak_act */

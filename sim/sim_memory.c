@@ -7,7 +7,8 @@
  *   F end        +out              output buffer (s not last)
  *                -in               input consumed (s > 0, not re-materialized:
  *                                  what backward needs of it is in stash)
- *   send-act end -out              buffer handed over
+ *   send-act start -out            buffer handed to the link (copied into
+ *                                  its buffer when the transfer starts)
  *   recv-act     +in               (s > 0) receive buffer, at arrival
  *   R start      +stash            transient activations of one recompute
  *   recv-grad    +out              (s not last) gradient of the output
@@ -15,7 +16,10 @@
  *   backward end -stash            (B, or W when backward is split)
  *                -out              (s not last) output gradient consumed
  *                -in               (s > 0, re-materialized) kept input freed
- *   send-grad end -in              buffer handed over
+ *   send-grad start -in            buffer handed to the link
+ * In-flight data belongs to the link, not to either device: a send frees
+ * its buffer when its transfer starts, the receive allocates at arrival.
+ * (The CPU runtime copies on send, in list order, which is the same count.)
  * Stages on one device hand buffers over in place: the producer's +out is
  * the consumer's input, so no receive op allocates it again.
  */
@@ -37,11 +41,11 @@ void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
         if (st > 0 && !remat)
             e -= m->in;
         break;
-    case SIM_OP_SEND_ACT: e -= m->out; break;
+    case SIM_OP_SEND_ACT: a -= m->out; break;
     case SIM_OP_RECV_ACT: a += m->in; break;
     case SIM_OP_RECOMP: a += m->stash; break;
     case SIM_OP_RECV_GRAD: a += m->out; break;
-    case SIM_OP_SEND_GRAD: e -= m->in; break;
+    case SIM_OP_SEND_GRAD: a -= m->in; break;
     default: break;
     }
     if (op->kind == SIM_OP_BWD && st > 0)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *kind_names[SIM_OP_NKINDS] = {
-    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U",
+    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U", "AR",
 };
 
 const char *sim_op_kind_name(enum sim_op_kind k)
@@ -19,6 +19,7 @@ void sim_op_label(const struct sim_op *op, char *buf, int n)
 {
     switch (op->kind) {
     case SIM_OP_UPDATE: snprintf(buf, (size_t)n, "U"); break;
+    case SIM_OP_ALLREDUCE: snprintf(buf, (size_t)n, "AR"); break;
     case SIM_OP_SEND_ACT: snprintf(buf, (size_t)n, "sendF%d", op->mb); break;
     case SIM_OP_RECV_ACT: snprintf(buf, (size_t)n, "recvF%d", op->mb); break;
     case SIM_OP_SEND_GRAD: snprintf(buf, (size_t)n, "sendB%d", op->mb); break;
@@ -198,6 +199,9 @@ static int gen_gpipe(const char *arg, int K, int M, enum sim_remat remat,
 
 static const struct { const char *name; sim_schedule_gen gen; } generators[] = {
     { "gpipe", gen_gpipe },
+    { "1f1b", sim_gen_1f1b },
+    { "interleaved", sim_gen_interleaved },
+    { "zb-h1", sim_gen_zbh1 },
 };
 
 int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
@@ -214,6 +218,35 @@ int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  generators[i].name);
     return sim_error(SIM_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
+}
+
+int sim_schedule_add_allreduce(struct sim_schedule *s, int replicas)
+{
+    if (replicas < 1)
+        return sim_error(SIM_EUSAGE, "--replicas must be >= 1, got %d", replicas);
+    if (s->n_replicas > 1)
+        return sim_error(SIM_EINVAL, "schedule %s already has all-reduce ops", s->name);
+    s->n_replicas = replicas;
+    if (replicas == 1)
+        return 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        int n = s->n_ops[d], nu = 0;
+        for (int i = 0; i < n; i++)
+            nu += s->ops[d][i].kind == SIM_OP_UPDATE;
+        int rc = sim_schedule_reserve(s, d, nu);
+        if (rc < 0)
+            return rc;
+        /* shift in place from the back, writing AR(s) just before each U(s) */
+        int w = n + nu;
+        for (int i = n - 1; i >= 0; i--) {
+            struct sim_op op = s->ops[d][i];
+            s->ops[d][--w] = op;
+            if (op.kind == SIM_OP_UPDATE)
+                s->ops[d][--w] = (struct sim_op){ SIM_OP_ALLREDUCE, op.stage, -1 };
+        }
+        s->n_ops[d] = n + nu;
+    }
+    return 0;
 }
 
 static int push_dep(struct sim_op *deps, int n, enum sim_op_kind k, int st, int mb)
@@ -245,7 +278,11 @@ int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
     case SIM_OP_WGRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
     case SIM_OP_SEND_GRAD: n = push_dep(deps, n, SIM_OP_BWD, st, m); break;
     case SIM_OP_RECV_GRAD: n = push_dep(deps, n, SIM_OP_SEND_GRAD, st + 1, m); break;
-    default: break; /* UPDATE: after all of its stage's B/W, checked by validate */
+    case SIM_OP_UPDATE:
+        if (s->n_replicas > 1)
+            n = push_dep(deps, n, SIM_OP_ALLREDUCE, st, -1);
+        break; /* and after all of its stage's B/W, checked by validate */
+    default: break; /* ALLREDUCE: after all of its stage's B/W, checked by validate */
     }
     return n;
 }

@@ -5,10 +5,11 @@
  * into op lists; the simulator (sim_engine) and the validation runtime
  * (runtime/) both replay the same lists, so a new schedule is one generator.
  *
- * Ops run on three in-order streams per device: compute (F, R, B, W, U),
- * send (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD). Within a
- * stream ops run in list order; across streams and devices they wait for the
- * dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
+ * Ops belong to three streams per device: compute (F, R, B, W, U, AR), send
+ * (SEND_ACT, SEND_GRAD) and receive (RECV_ACT, RECV_GRAD; traces draw them
+ * on their own thread, the engine runs them in list order with compute).
+ * Within a stream ops run in list order; across streams and devices they
+ * wait for the dependencies of sim_schedule_deps(). Stage s lives on stage_device[s];
  * S = n_stages may exceed the device count (interleaved schedules).
  *
  * Ownership: generators return a heap schedule; sim_schedule_free (NULL ok).
@@ -33,6 +34,8 @@ enum sim_op_kind {
     SIM_OP_SEND_GRAD,  /* gradient of (s,m) input to stage s-1 */
     SIM_OP_RECV_GRAD,  /* gradient from (s+1,m) arrives for stage s */
     SIM_OP_UPDATE,     /* U(s): optimizer step of stage s (mb = -1) */
+    SIM_OP_ALLREDUCE,  /* AR(s): gradient all-reduce of stage s across data-
+                          parallel replicas, before U(s) (mb = -1) */
     SIM_OP_NKINDS
 };
 
@@ -53,6 +56,8 @@ struct sim_schedule {
     int n_micro;
     enum sim_remat remat;
     int has_wgrad;          /* 1 if backward is split into B and W */
+    int n_replicas;         /* data-parallel pipelines (0 or 1: none); with more,
+                               every stage has an AR op before its U */
     int *stage_device;      /* [n_stages] */
     int *n_ops;             /* [n_devices] */
     int *cap_ops;           /* [n_devices] allocated */
@@ -74,10 +79,36 @@ int sim_schedule_reserve(struct sim_schedule *s, int d, int n);
  * order, recomputes issued before the gradient they need, update last. */
 int sim_schedule_gpipe(int K, int M, enum sim_remat remat,
                        struct sim_schedule **out);
+/* 1F1B (PipeDream-flush), Megatron's interleaved 1F1B with v model chunks
+ * per device (S = v*K stages, stage s on device s % K; M % K == 0 when
+ * v > 1) and Zero Bubble's ZB-H1 (has_wgrad). See sim_schedules.c. */
+int sim_schedule_1f1b(int K, int M, enum sim_remat remat, struct sim_schedule **out);
+int sim_schedule_interleaved(int K, int M, int v, enum sim_remat remat,
+                             struct sim_schedule **out);
+int sim_schedule_zbh1(int K, int M, enum sim_remat remat, struct sim_schedule **out);
+/* Their entries in sim_schedule_build's table ("1f1b", "interleaved:v",
+ * "zb-h1"); arg is the text after ':' or NULL. */
+int sim_gen_1f1b(const char *arg, int K, int M, enum sim_remat remat,
+                 struct sim_schedule **out);
+int sim_gen_interleaved(const char *arg, int K, int M, enum sim_remat remat,
+                        struct sim_schedule **out);
+int sim_gen_zbh1(const char *arg, int K, int M, enum sim_remat remat,
+                 struct sim_schedule **out);
 /* Builds the named schedule ("gpipe", and those registered by later
  * generators); unknown names are SIM_EUSAGE. */
 int sim_schedule_build(const char *name, int K, int M, enum sim_remat remat,
                        struct sim_schedule **out);
+
+/* Data parallelism: R copies of this pipeline, replica r's stage s on device
+ * r * n_devices + stage_device[s]. Inserts AR(s) before each U(s): the ring
+ * all-reduce of stage s's gradients, on its device's compute stream (as
+ * NCCL kernels occupy the device), overlapping other stages' backward. */
+int sim_schedule_add_allreduce(struct sim_schedule *s, int replicas);
+/* UPDATE and ALLREDUCE: one op per stage, mb = -1. */
+static inline int sim_op_per_stage(int k)
+{
+    return k == SIM_OP_UPDATE || k == SIM_OP_ALLREDUCE;
+}
 
 /* Whether stage s re-materializes micro-batch m under the schedule's mode. */
 int sim_schedule_remat_mb(const struct sim_schedule *s, int m);
@@ -105,8 +136,10 @@ int sim_schedule_deps(const struct sim_schedule *s, const struct sim_op *op,
 /* Checks every op is on its stage's device, each (kind, stage, mb) appears
  * exactly where required (F/B per stage and micro-batch, R iff
  * re-materialized, W iff has_wgrad, sends/receives at device boundaries,
- * one U per stage), and same-device deps precede their users. SIM_EINVAL
- * with the first problem. O(total ops). */
+ * one U per stage), same-device deps precede their users, and one in-order
+ * thread per device with non-blocking sends (the validation runtime) runs
+ * the lists to the end. SIM_EINVAL with the first problem. O(total ops) for
+ * pipeline lists (O(ops * devices) at worst). */
 int sim_schedule_validate(const struct sim_schedule *s);
 int64_t sim_schedule_total_ops(const struct sim_schedule *s);
 
@@ -127,6 +160,10 @@ int sim_devindex_fill(struct sim_devindex *x, const struct sim_schedule *s, int 
  * themselves (the engine): whole-schedule shape, then each indexed device. */
 int sim_schedule_check_shape(const struct sim_schedule *s);
 int sim_schedule_check_device(const struct sim_schedule *s, const struct sim_devindex *x, int d);
+/* The last part of sim_schedule_validate: one in-order thread per device
+ * with non-blocking sends runs the lists to the end (SIM_EINVAL naming the
+ * first stuck op otherwise). Assumes the per-device checks passed. */
+int sim_schedule_check_replay(const struct sim_schedule *s);
 /* Position of (kind, stage, mb) in its device's list (stage on the indexed
  * device), or -1. UPDATE uses mb -1. */
 static inline int32_t sim_devindex_get(const struct sim_devindex *x,
@@ -144,7 +181,8 @@ struct sim_stage_mem {
     int64_t stash;   /* kept for backward when not re-materialized */
 };
 /* The ledger rule, shared by simulator and runtime: bytes op allocates when
- * it starts (*at_start >= 0) and the net change when it ends (*at_end). See
+ * it starts (*at_start; negative for sends, whose buffer goes to the link)
+ * and the net change when it ends (*at_end). See
  * sim_memory.c for the rules. */
 void sim_mem_effect(const struct sim_schedule *s, const struct sim_op *op,
                     const struct sim_stage_mem *m, int64_t *at_start,

@@ -48,7 +48,7 @@ int sim_devindex_fill(struct sim_devindex *x, const struct sim_schedule *s, int 
     for (int i = 0; i < s->n_ops[d]; i++) {
         const struct sim_op *op = &s->ops[d][i];
         if (op->kind >= SIM_OP_NKINDS || op->stage < 0 || op->stage >= s->n_stages ||
-            (op->kind == SIM_OP_UPDATE ? op->mb != -1 : (op->mb < 0 || op->mb >= s->n_micro)))
+            (sim_op_per_stage(op->kind) ? op->mb != -1 : (op->mb < 0 || op->mb >= s->n_micro)))
             return sim_error(SIM_EINVAL, "schedule %s: device %d op %d out of range (kind %d, "
                              "stage %d, mb %d)", s->name, d, i, op->kind, op->stage, op->mb);
         if (s->stage_device[op->stage] != d) {
@@ -84,6 +84,7 @@ static int required(const struct sim_schedule *s, int kind, int st, int m)
     case SIM_OP_RECV_ACT: return prev_other;
     case SIM_OP_SEND_GRAD: return prev_other;
     case SIM_OP_UPDATE: return m == 0;
+    case SIM_OP_ALLREDUCE: return m == 0 && s->n_replicas > 1;
     }
     return 0;
 }
@@ -95,12 +96,12 @@ static int check_presence(const struct sim_schedule *s, const struct sim_devinde
         if (s->stage_device[st] != d)
             continue;
         for (int k = 0; k < SIM_OP_NKINDS; k++)
-            for (int m = 0; m < (k == SIM_OP_UPDATE ? 1 : s->n_micro); m++) {
+            for (int m = 0; m < (sim_op_per_stage(k) ? 1 : s->n_micro); m++) {
                 int want = required(s, k, st, m);
-                int32_t at = sim_devindex_get(x, s, k, st, k == SIM_OP_UPDATE ? -1 : m);
+                int32_t at = sim_devindex_get(x, s, k, st, sim_op_per_stage(k) ? -1 : m);
                 if (want == (at >= 0))
                     continue;
-                struct sim_op op = { (uint8_t)k, st, k == SIM_OP_UPDATE ? -1 : m };
+                struct sim_op op = { (uint8_t)k, st, sim_op_per_stage(k) ? -1 : m };
                 sim_op_label(&op, lab, sizeof lab);
                 return want ? sim_error(SIM_EINVAL, "schedule %s: %s of stage %d is missing",
                                         s->name, lab, st)
@@ -130,13 +131,14 @@ static int check_order(const struct sim_schedule *s, const struct sim_devindex *
                              "%s of stage %d, which it needs", s->name, d, lab, op->stage, dl,
                              deps[j].stage);
         }
-        if (op->kind != SIM_OP_UPDATE)
+        if (!sim_op_per_stage(op->kind))
             continue;
         int last_kind = s->has_wgrad ? SIM_OP_WGRAD : SIM_OP_BWD;
         for (int m = 0; m < s->n_micro; m++)
             if (sim_devindex_get(x, s, last_kind, op->stage, m) >= i)
-                return sim_error(SIM_EINVAL, "schedule %s: device %d: update of stage %d comes "
+                return sim_error(SIM_EINVAL, "schedule %s: device %d: %s of stage %d comes "
                                  "before the backward of micro-batch %d", s->name, d,
+                                 op->kind == SIM_OP_UPDATE ? "update" : "all-reduce",
                                  op->stage, m);
     }
     return 0;
@@ -160,6 +162,59 @@ int sim_schedule_check_shape(const struct sim_schedule *s)
     return 0;
 }
 
+/* One in-order thread per device (the validation runtime) must be able to
+ * run the lists: sends never block, an op whose dependency lives on another
+ * device waits until that op is done. Rounds over the devices advance each
+ * as far as it can; none advancing with ops left is a deadlock, which the
+ * engine's separate streams could hide (a gradient receive listed before the
+ * forward that leads to it). One bit per (kind, stage, mb) marks done ops.
+ * O(ops + rounds * devices); rounds stay near K + M for pipeline lists. */
+static int64_t op_bit(const struct sim_schedule *s, const struct sim_op *op)
+{
+    return ((int64_t)op->kind * s->n_stages + op->stage) * s->n_micro + (op->mb < 0 ? 0 : op->mb);
+}
+
+int sim_schedule_check_replay(const struct sim_schedule *s)
+{
+    int64_t nbits = (int64_t)SIM_OP_NKINDS * s->n_stages * s->n_micro;
+    uint8_t *done = calloc((size_t)(nbits / 8 + 1), 1);
+    int *pc = calloc((size_t)s->n_devices, sizeof *pc);
+    int rc = 0;
+    if (!done || !pc) {
+        rc = sim_error(SIM_ENOMEM, "out of memory validating schedule");
+        goto out;
+    }
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int d = 0; d < s->n_devices; d++)
+            for (; pc[d] < s->n_ops[d]; pc[d]++, progress = 1) {
+                const struct sim_op *op = &s->ops[d][pc[d]];
+                struct sim_op deps[3];
+                int nd = sim_schedule_deps(s, op, deps), ready = 1;
+                for (int j = 0; j < nd && ready; j++) {
+                    int64_t b = op_bit(s, &deps[j]);
+                    ready = s->stage_device[deps[j].stage] == d || (done[b >> 3] >> (b & 7) & 1);
+                }
+                if (!ready)
+                    break;
+                int64_t b = op_bit(s, op);
+                done[b >> 3] |= (uint8_t)(1u << (b & 7));
+            }
+    }
+    for (int d = 0; d < s->n_devices && !rc; d++)
+        if (pc[d] < s->n_ops[d]) {
+            char lab[32];
+            sim_op_label(&s->ops[d][pc[d]], lab, sizeof lab);
+            rc = sim_error(SIM_EINVAL, "schedule %s deadlocks one in-order thread per device: "
+                           "device %d waits forever at %s of stage %d (op %d)", s->name, d,
+                           lab, s->ops[d][pc[d]].stage, pc[d]);
+        }
+out:
+    free(done);
+    free(pc);
+    return rc;
+}
+
 int sim_schedule_validate(const struct sim_schedule *s)
 {
     struct sim_devindex x;
@@ -170,5 +225,5 @@ int sim_schedule_validate(const struct sim_schedule *s)
         if (!(rc = sim_devindex_fill(&x, s, d)))
             rc = sim_schedule_check_device(s, &x, d);
     sim_devindex_release(&x);
-    return rc;
+    return rc < 0 ? rc : sim_schedule_check_replay(s);
 }

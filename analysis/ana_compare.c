@@ -1,0 +1,254 @@
+#include "analysis/ana_compare.h"
+#include "sim/sim_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
+
+static int key_cmp(const void *pa, const void *pb)
+{
+    const struct trc_event *a = pa, *b = pb;
+    int c;
+    if ((c = CMP(a->device, b->device)) || (c = CMP(a->kind, b->kind)) ||
+        (c = CMP(a->stage, b->stage)) || (c = CMP(a->mb, b->mb)))
+        return c;
+    return 0;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    return CMP(*(const double *)a, *(const double *)b);
+}
+
+static int i64_cmp(const void *a, const void *b)
+{
+    return CMP(*(const int64_t *)a, *(const int64_t *)b);
+}
+
+void ana_compare_free(struct ana_compare *c)
+{
+    if (!c)
+        return;
+    free(c->busy_sim);
+    free(c->busy_meas);
+    free(c->peak_act_sim);
+    free(c->peak_act_meas);
+    free(c->static_sim);
+    free(c->static_meas);
+    free(c);
+}
+
+const char *ana_cause_name(enum ana_cause c, int64_t err)
+{
+    switch (c) {
+    case ANA_CAUSE_COMPUTE: return err > 0 ? "compute slower than modelled"
+                                           : "compute faster than modelled";
+    case ANA_CAUSE_TRANSFER: return err > 0 ? "transfer slower than modelled"
+                                            : "transfer faster than modelled";
+    default: return err > 0 ? "waiting on a dependency" : "dependency arrived earlier";
+    }
+}
+
+/* Sorted copy of a trace's events by alignment key. */
+static struct trc_event *sorted(const struct trc_trace *t)
+{
+    struct trc_event *e = malloc((t->n_events ? t->n_events : 1) * sizeof *e);
+    if (!e)
+        return NULL;
+    memcpy(e, t->events, t->n_events * sizeof *e);
+    qsort(e, t->n_events, sizeof *e, key_cmp);
+    return e;
+}
+
+static void describe(const struct trc_event *e, char *buf, size_t n)
+{
+    struct sim_op op = { e->kind, e->stage, e->mb };
+    char lab[32];
+    sim_op_label(&op, lab, sizeof lab);
+    snprintf(buf, n, "%s of stage %d on device %d", lab, e->stage, e->device);
+}
+
+static int check_same_ops(const struct trc_event *a, size_t na, const struct trc_event *b,
+                          size_t nb)
+{
+    char msg[768] = "", d[96];
+    int shown = 0;
+    size_t i = 0, j = 0, missing_meas = 0, missing_sim = 0;
+    while (i < na || j < nb) {
+        int c = i == na ? 1 : j == nb ? -1 : key_cmp(&a[i], &b[j]);
+        if (c == 0) {
+            i++, j++;
+            continue;
+        }
+        const struct trc_event *e = c < 0 ? &a[i++] : &b[j++];
+        if (c < 0)
+            missing_meas++;
+        else
+            missing_sim++;
+        if (shown++ < 4) {
+            describe(e, d, sizeof d);
+            snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%s%s only in the %s trace",
+                     shown > 1 ? "; " : "", d, c < 0 ? "simulated" : "measured");
+        }
+    }
+    if (!missing_meas && !missing_sim)
+        return 0;
+    return sim_error(SIM_EINVAL, "traces hold different ops (%zu only simulated, %zu only "
+                     "measured): %s", missing_meas, missing_sim, msg);
+}
+
+static void totals(const struct trc_trace *t, int64_t *makespan, double *bubble, double *busy,
+                   int64_t *peak)
+{
+    int64_t end = 0, fb_end = 0;
+    double sum = 0;
+    for (int d = 0; d < t->n_devices; d++)
+        busy[d] = 0, peak[d] = 0;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->end_ns > end)
+            end = e->end_ns;
+        if (e->stream == SIM_STREAM_COMPUTE && !sim_op_per_stage(e->kind)) {
+            busy[e->device] += (double)(e->end_ns - e->start_ns);
+            sum += (double)(e->end_ns - e->start_ns);
+            if (e->end_ns > fb_end)
+                fb_end = e->end_ns;
+        }
+    }
+    for (size_t i = 0; i < t->n_counters; i++)
+        if (t->counters[i].bytes > peak[t->counters[i].device])
+            peak[t->counters[i].device] = t->counters[i].bytes;
+    *makespan = end;
+    *bubble = fb_end > 0 ? 1 - sum / ((double)t->n_devices * (double)fb_end) : 0;
+    for (int d = 0; d < t->n_devices; d++)
+        busy[d] = end > 0 ? busy[d] / (double)end : 0;
+}
+
+static int disc_cmp(const void *pa, const void *pb)
+{
+    const struct ana_discrepancy *a = pa, *b = pb;
+    int64_t x = llabs(a->error_ns), y = llabs(b->error_ns);
+    int c;
+    if ((c = CMP(y, x)) || (c = CMP(a->cause == ANA_CAUSE_WAIT, b->cause == ANA_CAUSE_WAIT)) ||
+        (c = CMP(a->sim.start_ns, b->sim.start_ns)) || (c = key_cmp(&a->sim, &b->sim)))
+        return c;
+    return 0;
+}
+
+/* Keeps the n best (largest) discrepancies in c->top, sorted. */
+static void offer(struct ana_compare *c, const struct ana_discrepancy *d)
+{
+    if (!d->error_ns)
+        return;
+    if (c->n_top < 10) {
+        c->top[c->n_top++] = *d;
+    } else if (disc_cmp(d, &c->top[9]) < 0) {
+        c->top[9] = *d;
+    } else {
+        return;
+    }
+    qsort(c->top, (size_t)c->n_top, sizeof *c->top, disc_cmp);
+}
+
+static int stream_order(const void *pa, const void *pb)
+{
+    const struct trc_event *const *a = pa, *const *b = pb;
+    int c;
+    if ((c = CMP((*a)->device, (*b)->device)) || (c = CMP((*a)->stream, (*b)->stream)) ||
+        (c = CMP((*a)->start_ns, (*b)->start_ns)))
+        return c;
+    return key_cmp(*a, *b);
+}
+
+int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
+                    struct ana_compare **out)
+{
+    *out = NULL;
+    if (sim->n_devices != meas->n_devices || sim->n_stages != meas->n_stages ||
+        sim->n_micro != meas->n_micro)
+        return sim_error(SIM_EINVAL, "traces differ in shape: simulated has %d devices, %d "
+                         "stages, %d micro-batches; measured has %d, %d, %d", sim->n_devices,
+                         sim->n_stages, sim->n_micro, meas->n_devices, meas->n_stages,
+                         meas->n_micro);
+    int rc = 0, D = sim->n_devices;
+    size_t n = sim->n_events;
+    struct trc_event *a = sorted(sim), *b = sorted(meas);
+    struct ana_compare *c = calloc(1, sizeof *c);
+    double *rel = malloc((n ? n : 1) * sizeof *rel);
+    int64_t *drift = malloc((n ? n : 1) * sizeof *drift);
+    const struct trc_event **order = malloc((n ? n : 1) * sizeof *order);
+    if (c) {
+        c->busy_sim = calloc((size_t)D, sizeof(double));
+        c->busy_meas = calloc((size_t)D, sizeof(double));
+        c->peak_act_sim = calloc((size_t)D, sizeof(int64_t));
+        c->peak_act_meas = calloc((size_t)D, sizeof(int64_t));
+        c->static_sim = calloc((size_t)D, sizeof(int64_t));
+        c->static_meas = calloc((size_t)D, sizeof(int64_t));
+    }
+    if (!a || !b || !c || !rel || !drift || !order || !c->busy_sim || !c->busy_meas ||
+        !c->peak_act_sim || !c->peak_act_meas || !c->static_sim || !c->static_meas) {
+        rc = sim_error(SIM_ENOMEM, "out of memory comparing traces");
+        goto out;
+    }
+    if ((rc = check_same_ops(a, sim->n_events, b, meas->n_events)) < 0)
+        goto out;
+    c->n_devices = D;
+    c->n_stages = sim->n_stages;
+    c->n_micro = sim->n_micro;
+    c->n_ops = n;
+    totals(sim, &c->makespan_sim, &c->bubble_sim, c->busy_sim, c->peak_act_sim);
+    totals(meas, &c->makespan_meas, &c->bubble_meas, c->busy_meas, c->peak_act_meas);
+    for (int d = 0; d < D; d++) {
+        c->static_sim[d] = sim->static_mem ? sim->static_mem[d] : 0;
+        c->static_meas[d] = meas->static_mem ? meas->static_mem[d] : 0;
+    }
+    c->makespan_err = c->makespan_sim > 0 ? (double)(c->makespan_meas - c->makespan_sim) /
+                                                (double)c->makespan_sim : 0;
+    size_t nrel = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t ds = a[i].end_ns - a[i].start_ns, dm = b[i].end_ns - b[i].start_ns;
+        if (ds > 0)
+            rel[nrel++] = fabs((double)(dm - ds) / (double)ds);
+        drift[i] = llabs(b[i].start_ns - a[i].start_ns);
+        struct ana_discrepancy d = { a[i], b[i], dm - ds,
+                                     a[i].stream == SIM_STREAM_COMPUTE ? ANA_CAUSE_COMPUTE
+                                                                       : ANA_CAUSE_TRANSFER };
+        if (a[i].stream != SIM_STREAM_RECV) /* a receive's span is its send's transfer */
+            offer(c, &d);
+        order[i] = &a[i];
+    }
+    qsort(rel, nrel, sizeof *rel, dbl_cmp);
+    qsort(drift, n, sizeof *drift, i64_cmp);
+    c->dur_err_median = nrel ? rel[nrel / 2] : 0;
+    c->dur_err_p95 = nrel ? rel[(size_t)((double)(nrel - 1) * 0.95)] : 0;
+    c->drift_median_ns = n ? drift[n / 2] : 0;
+    c->drift_max_ns = n ? drift[n - 1] : 0;
+    /* Waiting: how much later an op started than its stream predecessor's
+     * end error explains (predecessor in simulated stream order). */
+    qsort(order, n, sizeof *order, stream_order);
+    for (size_t k = 0; k < n; k++) {
+        const struct trc_event *s = order[k];
+        const struct trc_event *m = &b[s - a];
+        int64_t prev_end_err = 0;
+        if (k > 0 && order[k - 1]->device == s->device && order[k - 1]->stream == s->stream) {
+            const struct trc_event *ps = order[k - 1], *pm = &b[ps - a];
+            prev_end_err = pm->end_ns - ps->end_ns;
+        }
+        struct ana_discrepancy d = { *s, *m, (m->start_ns - s->start_ns) - prev_end_err,
+                                     ANA_CAUSE_WAIT };
+        if (s->stream == SIM_STREAM_COMPUTE)
+            offer(c, &d);
+    }
+    *out = c;
+    c = NULL;
+out:
+    free(a);
+    free(b);
+    free(rel);
+    free(drift);
+    free(order);
+    ana_compare_free(c);
+    return rc;
+}

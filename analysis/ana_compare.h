@@ -1,0 +1,53 @@
+/*
+ * ana_compare — a simulated trace against a measured one.
+ *
+ * Ops are aligned by (device, kind, stage, micro-batch); both traces must
+ * hold the same set (else SIM_EINVAL listing what differs). Reported:
+ * makespan error, bubble-fraction error, per-device busy error, per-op
+ * duration error (median, p95 of |relative error|), start-time drift, peak
+ * memory per device side by side, and the largest discrepancies with their
+ * likely cause. A discrepancy is either an op's own duration error
+ * ("compute slower than modelled", "transfer slower than modelled", or
+ * faster) or the extra time an op waited beyond what its stream
+ * predecessor explains ("waiting on a dependency"); ties rank duration
+ * causes first. Errors are measured minus simulated.
+ * Ownership: ana_compare_new / ana_compare_free (NULL ok). Cost:
+ * O(events log events).
+ */
+#ifndef ANA_COMPARE_H
+#define ANA_COMPARE_H
+
+#include <stdio.h>
+
+#include "traces/trc_trace.h"
+
+enum ana_cause { ANA_CAUSE_COMPUTE, ANA_CAUSE_TRANSFER, ANA_CAUSE_WAIT };
+
+struct ana_discrepancy {
+    struct trc_event sim, meas;
+    int64_t error_ns;          /* signed: measured - simulated */
+    enum ana_cause cause;
+};
+
+struct ana_compare {
+    int n_devices, n_stages, n_micro;
+    size_t n_ops;
+    int64_t makespan_sim, makespan_meas;
+    double makespan_err;       /* relative */
+    double bubble_sim, bubble_meas;
+    double *busy_sim, *busy_meas;      /* [dev] busy fraction of makespan */
+    int64_t *peak_act_sim, *peak_act_meas, *static_sim, *static_meas; /* [dev] */
+    double dur_err_median, dur_err_p95; /* |relative| over ops with sim dur > 0 */
+    int64_t drift_median_ns, drift_max_ns; /* |start_meas - start_sim| */
+    int n_top;
+    struct ana_discrepancy top[10];
+};
+
+int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
+                    struct ana_compare **out);
+void ana_compare_free(struct ana_compare *c);
+/* format: "table", "csv" or "json". */
+int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f);
+const char *ana_cause_name(enum ana_cause c, int64_t error_ns);
+
+#endif

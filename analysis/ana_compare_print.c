@@ -1,0 +1,127 @@
+/* ana_compare_print: the comparison as a table, CSV or JSON. */
+#include "analysis/ana_compare.h"
+#include "sim/sim_error.h"
+
+#include <jansson.h>
+#include <string.h>
+
+static void label(const struct trc_event *e, char *buf, size_t n)
+{
+    struct sim_op op = { e->kind, e->stage, e->mb };
+    sim_op_label(&op, buf, (int)n);
+}
+
+static void print_table(const struct ana_compare *c, FILE *f)
+{
+    fprintf(f, "ops aligned     %zu (%d devices, %d stages, %d micro-batches)\n", c->n_ops,
+            c->n_devices, c->n_stages, c->n_micro);
+    fprintf(f, "makespan        simulated %.6f ms, measured %.6f ms, error %+.2f%%\n",
+            c->makespan_sim * 1e-6, c->makespan_meas * 1e-6, c->makespan_err * 100);
+    fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
+            c->bubble_sim * 100, c->bubble_meas * 100, (c->bubble_meas - c->bubble_sim) * 100);
+    fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%\n", c->dur_err_median * 100,
+            c->dur_err_p95 * 100);
+    fprintf(f, "start drift     median %.3f us, max %.3f us\n", c->drift_median_ns * 1e-3,
+            c->drift_max_ns * 1e-3);
+    fprintf(f, "\n%6s %9s %9s %7s %14s %14s %7s\n", "device", "busy sim", "busy meas", "error",
+            "peak act sim", "peak act meas", "error");
+    for (int d = 0; d < c->n_devices; d++) {
+        double pe = c->peak_act_sim[d]
+                        ? (double)(c->peak_act_meas[d] - c->peak_act_sim[d]) / c->peak_act_sim[d]
+                        : 0;
+        fprintf(f, "%6d %8.2f%% %8.2f%% %+6.2f %14lld %14lld %+6.2f%%\n", d, c->busy_sim[d] * 100,
+                c->busy_meas[d] * 100, (c->busy_meas[d] - c->busy_sim[d]) * 100,
+                (long long)c->peak_act_sim[d], (long long)c->peak_act_meas[d], pe * 100);
+    }
+    fprintf(f, "\nlargest discrepancies (measured - simulated):\n");
+    for (int i = 0; i < c->n_top; i++) {
+        const struct ana_discrepancy *d = &c->top[i];
+        char lab[32];
+        label(&d->sim, lab, sizeof lab);
+        fprintf(f, "%3d. %-8s stage %-3d device %-3d %+12.3f us  %s\n", i + 1, lab, d->sim.stage,
+                d->sim.device, d->error_ns * 1e-3, ana_cause_name(d->cause, d->error_ns));
+    }
+    if (!c->n_top)
+        fprintf(f, "  none: the traces agree op for op\n");
+}
+
+static void print_csv(const struct ana_compare *c, FILE *f)
+{
+    fprintf(f, "metric,device,op,stage,mb,simulated,measured,error,cause\n");
+    fprintf(f, "makespan_ns,,,,,%lld,%lld,%.17g,\n", (long long)c->makespan_sim,
+            (long long)c->makespan_meas, c->makespan_err);
+    fprintf(f, "bubble,,,,,%.17g,%.17g,%.17g,\n", c->bubble_sim, c->bubble_meas,
+            c->bubble_meas - c->bubble_sim);
+    fprintf(f, "op_duration_rel_error_median,,,,,,,%.17g,\n", c->dur_err_median);
+    fprintf(f, "op_duration_rel_error_p95,,,,,,,%.17g,\n", c->dur_err_p95);
+    fprintf(f, "start_drift_median_ns,,,,,,,%lld,\n", (long long)c->drift_median_ns);
+    fprintf(f, "start_drift_max_ns,,,,,,,%lld,\n", (long long)c->drift_max_ns);
+    for (int d = 0; d < c->n_devices; d++) {
+        fprintf(f, "busy,%d,,,,%.17g,%.17g,%.17g,\n", d, c->busy_sim[d], c->busy_meas[d],
+                c->busy_meas[d] - c->busy_sim[d]);
+        fprintf(f, "peak_act_bytes,%d,,,,%lld,%lld,%lld,\n", d, (long long)c->peak_act_sim[d],
+                (long long)c->peak_act_meas[d],
+                (long long)(c->peak_act_meas[d] - c->peak_act_sim[d]));
+    }
+    for (int i = 0; i < c->n_top; i++) {
+        const struct ana_discrepancy *d = &c->top[i];
+        char lab[32];
+        label(&d->sim, lab, sizeof lab);
+        fprintf(f, "discrepancy_ns,%d,%s,%d,%d,,,%lld,%s\n", d->sim.device, lab, d->sim.stage,
+                d->sim.mb, (long long)d->error_ns, ana_cause_name(d->cause, d->error_ns));
+    }
+}
+
+static int print_json(const struct ana_compare *c, FILE *f)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "ops",
+                          (json_int_t)c->n_ops, "makespan_sim_ns", (json_int_t)c->makespan_sim,
+                          "makespan_meas_ns", (json_int_t)c->makespan_meas, "makespan_err",
+                          c->makespan_err, "bubble_sim", c->bubble_sim, "bubble_meas",
+                          c->bubble_meas, "op_dur_err_median", c->dur_err_median,
+                          "op_dur_err_p95", c->dur_err_p95, "drift_median_ns",
+                          (json_int_t)c->drift_median_ns, "drift_max_ns",
+                          (json_int_t)c->drift_max_ns);
+    json_t *dev = json_array(), *top = json_array();
+    if (!o || !dev || !top) {
+        json_decref(o);
+        json_decref(dev);
+        json_decref(top);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    for (int d = 0; d < c->n_devices; d++)
+        json_array_append_new(dev, json_pack("{s:i, s:f, s:f, s:I, s:I}", "device", d,
+                                             "busy_sim", c->busy_sim[d], "busy_meas",
+                                             c->busy_meas[d], "peak_act_sim",
+                                             (json_int_t)c->peak_act_sim[d], "peak_act_meas",
+                                             (json_int_t)c->peak_act_meas[d]));
+    for (int i = 0; i < c->n_top; i++) {
+        const struct ana_discrepancy *d = &c->top[i];
+        char lab[32];
+        label(&d->sim, lab, sizeof lab);
+        json_array_append_new(top, json_pack("{s:s, s:i, s:i, s:i, s:I, s:s}", "op", lab,
+                                             "device", d->sim.device, "stage", d->sim.stage,
+                                             "mb", d->sim.mb, "error_ns",
+                                             (json_int_t)d->error_ns, "cause",
+                                             ana_cause_name(d->cause, d->error_ns)));
+    }
+    json_object_set_new(o, "devices", dev);
+    json_object_set_new(o, "discrepancies", top);
+    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    fputc('\n', f);
+    json_decref(o);
+    return rc ? sim_error(SIM_EIO, "write error") : 0;
+}
+
+int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f)
+{
+    if (!strcmp(format, "table"))
+        print_table(c, f);
+    else if (!strcmp(format, "csv"))
+        print_csv(c, f);
+    else if (!strcmp(format, "json"))
+        return print_json(c, f);
+    else
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}

@@ -1,0 +1,400 @@
+/* ana_db: the sweep results database (see ana_db.h). */
+#include "analysis/ana_db.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ana_db {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *ins_run, *ins_stage, *has;
+};
+
+static const char schema[] =
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " model TEXT NOT NULL, model_hash TEXT NOT NULL,"
+    " topology TEXT NOT NULL, topology_hash TEXT NOT NULL,"
+    " schedule TEXT NOT NULL, K INTEGER NOT NULL, M INTEGER NOT NULL,"
+    " batch INTEGER NOT NULL, remat TEXT NOT NULL, strategy TEXT NOT NULL,"
+    " status TEXT NOT NULL, message TEXT, partition TEXT, micro_batch REAL,"
+    " step_s REAL, samples_per_s REAL, baseline_step_s REAL, speedup REAL,"
+    " bubble_sim REAL, bubble_analytic REAL, fits INTEGER, n_ops INTEGER,"
+    " command TEXT NOT NULL, version TEXT NOT NULL,"
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
+    " UNIQUE (model, model_hash, topology, topology_hash, schedule, K, M, batch, remat,"
+    "         strategy));"
+    "CREATE TABLE stages ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " stage INTEGER NOT NULL, device INTEGER, first_layer INTEGER, n_layers INTEGER,"
+    " busy_frac REAL, fwd_s REAL, bwd_s REAL, recomp_s REAL, static_bytes INTEGER,"
+    " peak_act_bytes INTEGER, peak_bytes INTEGER, capacity_bytes REAL, fits INTEGER,"
+    " PRIMARY KEY (run_id, stage));";
+
+#define KEY_COLS "model, model_hash, topology, topology_hash, schedule, K, M, batch, remat, strategy"
+#define KEY_ORDER "model, model_hash, topology, topology_hash, schedule, remat, strategy, batch, K, M"
+
+static int db_err(const ana_db *d, int code, const char *what)
+{
+    const char *why;
+    switch (code & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        why = "the database is locked by another process (another sweep writing to it?)";
+        break;
+    case SQLITE_NOTADB: why = "not an SQLite database"; break;
+    case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
+    case SQLITE_READONLY: why = "the database is read-only"; break;
+    default: why = d->db ? sqlite3_errmsg(d->db) : sqlite3_errstr(code); break;
+    }
+    return sim_error(SIM_EDB, "%s: %s: %s", d->path, what, why);
+}
+
+void ana_db_close(ana_db *d)
+{
+    if (!d)
+        return;
+    sqlite3_finalize(d->ins_run);
+    sqlite3_finalize(d->ins_stage);
+    sqlite3_finalize(d->has);
+    sqlite3_close(d->db);
+    free(d->path);
+    free(d);
+}
+
+static int exec(ana_db *d, const char *sql, const char *what)
+{
+    int rc = sqlite3_exec(d->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : db_err(d, rc, what);
+}
+
+/* One integer from a query. */
+static int query_int(ana_db *d, const char *sql, const char *what, int *out)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_err(d, rc, what);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(st, 0);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_err(d, rc, what);
+}
+
+static int check_schema(ana_db *d, int create)
+{
+    int version = 0, tables = 0, rc;
+    if ((rc = query_int(d, "PRAGMA user_version", "reading the schema version", &version)) < 0 ||
+        (rc = query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+                        "reading the schema", &tables)) < 0)
+        return rc;
+    if (version == 0 && tables == 0) {
+        if (!create)
+            return sim_error(SIM_EDB, "%s: empty database, no pipesim results in it", d->path);
+        char sql[sizeof schema + 128];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version = %d; COMMIT;",
+                 schema, ANA_DB_SCHEMA);
+        if ((rc = exec(d, sql, "creating the schema")) < 0) {
+            sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+            return rc;
+        }
+        return 0;
+    }
+    if (version == 0)
+        return sim_error(SIM_EDB, "%s: not a pipesim results database (schema version 0 with "
+                         "%d other tables)", d->path, tables);
+    if (version != ANA_DB_SCHEMA)
+        return sim_error(SIM_EDB, "%s: results database of schema version %d; this pipesim "
+                         "reads version %d", d->path, version, ANA_DB_SCHEMA);
+    int have = 0;
+    if ((rc = query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                        "name IN ('runs', 'stages')", "reading the schema", &have)) < 0)
+        return rc;
+    if (have != 2)
+        return sim_error(SIM_EDB, "%s: schema version %d but the runs/stages tables are "
+                         "missing", d->path, version);
+    return 0;
+}
+
+int ana_db_open(const char *path, int create, ana_db **out)
+{
+    *out = NULL;
+    if (!create && access(path, R_OK) != 0)
+        return sim_error(SIM_EIO, "%s: cannot read the results database (run pipesim sweep "
+                         "--db %s first)", path, path);
+    ana_db *d = calloc(1, sizeof *d);
+    if (!d || !(d->path = strdup(path))) {
+        free(d);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    int rc = sqlite3_open_v2(path, &d->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        rc = db_err(d, rc, "cannot open");
+        goto err_close;
+    }
+    sqlite3_busy_timeout(d->db, 2000);
+    if ((rc = check_schema(d, create)) < 0)
+        goto err_close;
+    if ((rc = exec(d, "PRAGMA foreign_keys = ON", "setting up")) < 0)
+        goto err_close;
+    if (create) {
+        static const char ins_run[] =
+            "INSERT INTO runs (" KEY_COLS ", status, message, partition, micro_batch, step_s,"
+            " samples_per_s, baseline_step_s, speedup, bubble_sim, bubble_analytic, fits,"
+            " n_ops, command, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
+            " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)";
+        static const char ins_stage[] =
+            "INSERT INTO stages VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
+            " ?14)";
+        static const char has[] =
+            "SELECT 1 FROM runs WHERE model = ?1 AND model_hash = ?2 AND topology = ?3 AND"
+            " topology_hash = ?4 AND schedule = ?5 AND K = ?6 AND M = ?7 AND batch = ?8 AND"
+            " remat = ?9 AND strategy = ?10";
+        if ((rc = sqlite3_prepare_v2(d->db, ins_run, -1, &d->ins_run, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_prepare_v2(d->db, ins_stage, -1, &d->ins_stage, NULL)) != SQLITE_OK ||
+            (rc = sqlite3_prepare_v2(d->db, has, -1, &d->has, NULL)) != SQLITE_OK) {
+            rc = db_err(d, rc, "preparing statements");
+            goto err_close;
+        }
+    }
+    *out = d;
+    return 0;
+
+err_close:
+    ana_db_close(d);
+    return rc;
+}
+
+int ana_db_begin(ana_db *d)
+{
+    return exec(d, "BEGIN IMMEDIATE", "starting a transaction");
+}
+
+int ana_db_commit(ana_db *d)
+{
+    return exec(d, "COMMIT", "committing");
+}
+
+static void bind_key(sqlite3_stmt *st, const struct ana_run *r)
+{
+    sqlite3_bind_text(st, 1, r->model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, r->model_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, r->topology, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, r->topology_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, r->schedule, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 6, r->K);
+    sqlite3_bind_int(st, 7, r->M);
+    sqlite3_bind_int64(st, 8, r->batch);
+    sqlite3_bind_text(st, 9, r->remat, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 10, r->strategy, -1, SQLITE_TRANSIENT);
+}
+
+int ana_db_has(ana_db *d, const struct ana_run *key, int *found)
+{
+    sqlite3_reset(d->has);
+    bind_key(d->has, key);
+    int rc = sqlite3_step(d->has);
+    *found = rc == SQLITE_ROW;
+    sqlite3_reset(d->has);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(d, rc, "looking up a run");
+}
+
+int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
+{
+    sqlite3_stmt *st = d->ins_run;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    bind_key(st, r);
+    int ok = !strcmp(r->status, "ok");
+    sqlite3_bind_text(st, 11, r->status, -1, SQLITE_TRANSIENT);
+    if (!ok)
+        sqlite3_bind_text(st, 12, r->message, -1, SQLITE_TRANSIENT);
+    if (ok) {
+        sqlite3_bind_text(st, 13, r->partition, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(st, 14, r->micro_batch);
+        sqlite3_bind_double(st, 15, r->step_s);
+        sqlite3_bind_double(st, 16, r->samples_per_s);
+        sqlite3_bind_double(st, 17, r->baseline_step_s);
+        sqlite3_bind_double(st, 18, r->speedup);
+        sqlite3_bind_double(st, 19, r->bubble_sim);
+        sqlite3_bind_double(st, 20, r->bubble_analytic);
+        sqlite3_bind_int(st, 21, r->fits);
+        sqlite3_bind_int64(st, 22, r->n_ops);
+    }
+    sqlite3_bind_text(st, 23, command, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 24, SIM_VERSION, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return db_err(d, rc, "storing a run");
+    sqlite3_int64 id = sqlite3_last_insert_rowid(d->db);
+    for (int s = 0; ok && s < r->n_stages; s++) {
+        const struct ana_run_stage *g = &r->stages[s];
+        sqlite3_stmt *q = d->ins_stage;
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, id);
+        sqlite3_bind_int(q, 2, s);
+        sqlite3_bind_int(q, 3, g->device);
+        sqlite3_bind_int(q, 4, g->first_layer);
+        sqlite3_bind_int(q, 5, g->n_layers);
+        sqlite3_bind_double(q, 6, g->busy_frac);
+        sqlite3_bind_double(q, 7, g->fwd_s);
+        sqlite3_bind_double(q, 8, g->bwd_s);
+        sqlite3_bind_double(q, 9, g->recomp_s);
+        sqlite3_bind_int64(q, 10, g->static_mem);
+        sqlite3_bind_int64(q, 11, g->peak_act);
+        sqlite3_bind_int64(q, 12, g->peak_mem);
+        sqlite3_bind_double(q, 13, g->capacity);
+        sqlite3_bind_int(q, 14, g->fits);
+        rc = sqlite3_step(q);
+        sqlite3_reset(q);
+        if (rc != SQLITE_DONE)
+            return db_err(d, rc, "storing a stage");
+    }
+    return 0;
+}
+
+void ana_runs_free(struct ana_run *runs, int n)
+{
+    if (!runs)
+        return;
+    for (int i = 0; i < n; i++)
+        free(runs[i].stages);
+    free(runs);
+}
+
+static void text(sqlite3_stmt *st, int col, char *dst, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+
+static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(d->db, "SELECT device, first_layer, n_layers, busy_frac, fwd_s,"
+                                " bwd_s, recomp_s, static_bytes, peak_act_bytes, peak_bytes,"
+                                " capacity_bytes, fits FROM stages WHERE run_id = ?1 ORDER BY"
+                                " stage", -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_err(d, rc, "reading stages");
+    sqlite3_bind_int64(st, 1, id);
+    int cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (r->n_stages == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct ana_run_stage *g = realloc(r->stages, sizeof *g * (size_t)cap);
+            if (!g) {
+                sqlite3_finalize(st);
+                return sim_error(SIM_ENOMEM, "out of memory");
+            }
+            r->stages = g;
+        }
+        struct ana_run_stage *g = &r->stages[r->n_stages++];
+        g->device = sqlite3_column_int(st, 0);
+        g->first_layer = sqlite3_column_int(st, 1);
+        g->n_layers = sqlite3_column_int(st, 2);
+        g->busy_frac = sqlite3_column_double(st, 3);
+        g->fwd_s = sqlite3_column_double(st, 4);
+        g->bwd_s = sqlite3_column_double(st, 5);
+        g->recomp_s = sqlite3_column_double(st, 6);
+        g->static_mem = sqlite3_column_int64(st, 7);
+        g->peak_act = sqlite3_column_int64(st, 8);
+        g->peak_mem = sqlite3_column_int64(st, 9);
+        g->capacity = sqlite3_column_double(st, 10);
+        g->fits = sqlite3_column_int(st, 11);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_err(d, rc, "reading stages");
+}
+
+int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
+{
+    *runs = NULL;
+    *n = 0;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(d->db, "SELECT id, " KEY_COLS ", status, message, partition,"
+                                " micro_batch, step_s, samples_per_s, baseline_step_s, speedup,"
+                                " bubble_sim, bubble_analytic, fits, n_ops FROM runs ORDER BY "
+                                KEY_ORDER, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return db_err(d, rc, "reading runs");
+    struct ana_run *v = NULL;
+    int cap = 0, cnt = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            cap = cap ? 2 * cap : 64;
+            struct ana_run *w = realloc(v, sizeof *w * (size_t)cap);
+            if (!w) {
+                rc = sim_error(SIM_ENOMEM, "out of memory");
+                goto err_free_runs;
+            }
+            v = w;
+        }
+        struct ana_run *r = &v[cnt++];
+        memset(r, 0, sizeof *r);
+        text(st, 1, r->model, sizeof r->model);
+        text(st, 2, r->model_hash, sizeof r->model_hash);
+        text(st, 3, r->topology, sizeof r->topology);
+        text(st, 4, r->topology_hash, sizeof r->topology_hash);
+        text(st, 5, r->schedule, sizeof r->schedule);
+        r->K = sqlite3_column_int(st, 6);
+        r->M = sqlite3_column_int(st, 7);
+        r->batch = (long)sqlite3_column_int64(st, 8);
+        text(st, 9, r->remat, sizeof r->remat);
+        text(st, 10, r->strategy, sizeof r->strategy);
+        text(st, 11, r->status, sizeof r->status);
+        text(st, 12, r->message, sizeof r->message);
+        text(st, 13, r->partition, sizeof r->partition);
+        r->micro_batch = sqlite3_column_double(st, 14);
+        r->step_s = sqlite3_column_double(st, 15);
+        r->samples_per_s = sqlite3_column_double(st, 16);
+        r->baseline_step_s = sqlite3_column_double(st, 17);
+        r->speedup = sqlite3_column_double(st, 18);
+        r->bubble_sim = sqlite3_column_double(st, 19);
+        r->bubble_analytic = sqlite3_column_double(st, 20);
+        r->fits = sqlite3_column_int(st, 21);
+        r->n_ops = sqlite3_column_int64(st, 22);
+        if ((rc = load_stages(d, sqlite3_column_int64(st, 0), r)) < 0)
+            goto err_free_runs;
+    }
+    if (rc != SQLITE_DONE) {
+        rc = db_err(d, rc, "reading runs");
+        goto err_free_runs;
+    }
+    sqlite3_finalize(st);
+    *runs = v;
+    *n = cnt;
+    return 0;
+
+err_free_runs:
+    sqlite3_finalize(st);
+    ana_runs_free(v, cnt);
+    return rc;
+}
+
+int ana_run_cmp(const struct ana_run *a, const struct ana_run *b)
+{
+    int c;
+    if ((c = strcmp(a->model, b->model)) || (c = strcmp(a->model_hash, b->model_hash)) ||
+        (c = strcmp(a->topology, b->topology)) ||
+        (c = strcmp(a->topology_hash, b->topology_hash)) ||
+        (c = strcmp(a->schedule, b->schedule)) || (c = strcmp(a->remat, b->remat)) ||
+        (c = strcmp(a->strategy, b->strategy)))
+        return c < 0 ? -1 : 1;
+    if (a->batch != b->batch)
+        return a->batch < b->batch ? -1 : 1;
+    if (a->K != b->K)
+        return a->K < b->K ? -1 : 1;
+    if (a->M != b->M)
+        return a->M < b->M ? -1 : 1;
+    return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * ana_db — the SQLite results database of `pipesim sweep`, read back by
+ * `pipesim report` and `pipesim plot`.
+ *
+ * Schema version 1 (PRAGMA user_version):
+ *   runs    one row per configuration: the inputs (model and topology as
+ *           given plus a 64-bit FNV-1a hash of each file, or of the spec text
+ *           for generated models), schedule, K, M, batch, remat, partition
+ *           strategy; the outputs (partition, step time, throughput, speedup
+ *           over one device, simulated and analytic bubble, fits); status
+ *           ("ok" or the error name, with its message); the command line,
+ *           pipesim version and time of the run. UNIQUE on the input tuple
+ *           with the hashes, so a resumed sweep skips what is done.
+ *   stages  one row per (run, stage): device, layers, busy fraction,
+ *           per-micro-batch fwd/bwd/recompute time, static/activation/peak
+ *           memory, capacity, fits.
+ * One connection per process, used by one thread. Errors: a file that is
+ * not SQLite, a database of another schema or version, or one locked by
+ * another writer for more than 5 s -> SIM_EDB naming the file.
+ *
+ * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
+ * run array (ana_runs_free). Cost: insert O(stages), has O(log rows), load
+ * O(rows log rows).
+ */
+#ifndef ANA_DB_H
+#define ANA_DB_H
+
+#include <stdint.h>
+
+#define ANA_DB_SCHEMA 1
+
+struct ana_run_stage {
+    int device, first_layer, n_layers, fits;
+    double busy_frac, fwd_s, bwd_s, recomp_s, capacity;
+    int64_t static_mem, peak_act, peak_mem;
+};
+
+struct ana_run {
+    /* key */
+    char model[256], model_hash[17], topology[256], topology_hash[17];
+    char schedule[32], remat[16], strategy[24];
+    int K, M;
+    long batch;
+    /* outputs */
+    char status[16], message[512], partition[256];
+    double micro_batch, step_s, samples_per_s, baseline_step_s, speedup;
+    double bubble_sim, bubble_analytic;
+    int fits;
+    int64_t n_ops;
+    int n_stages;
+    struct ana_run_stage *stages;
+};
+
+typedef struct ana_db ana_db;
+
+/* create: make the schema in a new or empty file; else the file must exist
+ * and hold it. */
+int ana_db_open(const char *path, int create, ana_db **out);
+void ana_db_close(ana_db *db);
+int ana_db_begin(ana_db *db);
+int ana_db_commit(ana_db *db);
+int ana_db_has(ana_db *db, const struct ana_run *key, int *found);
+int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
+/* All runs in key order (model, its hash, topology, its hash, schedule,
+ * remat, strategy, batch, K, M), stages attached. */
+int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
+void ana_runs_free(struct ana_run *runs, int n);
+/* -1/0/1 by the key order above. */
+int ana_run_cmp(const struct ana_run *a, const struct ana_run *b);
+
+#endif

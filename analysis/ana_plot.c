@@ -1,0 +1,307 @@
+/* ana_plot: running gnuplot safely, and the trace timeline (see ana_plot.h). */
+#include "analysis/ana_plot.h"
+#include "analysis/ana_plot_util.h"
+#include "sim/sim_error.h"
+#include "traces/trc_trace.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *prog_of(const struct ana_plot_opts *o)
+{
+    return o && o->gnuplot ? o->gnuplot : "gnuplot";
+}
+
+/* Runs prog with one argument, output to errpath (NULL: /dev/null). Returns
+ * the exit status, or -1 if it could not start. */
+static int spawn(const char *prog, const char *arg, const char *errpath)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(errpath ? errpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execlp(prog, prog, arg, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ana_plot_have_gnuplot(const char *prog)
+{
+    return spawn(prog ? prog : "gnuplot", "--version", NULL) == 0;
+}
+
+int ana_tmp_new(struct tmp *t)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->dir, sizeof t->dir, "/tmp/pipesim-plot-XXXXXX");
+    if (!mkdtemp(t->dir))
+        return sim_error(SIM_EIO, "cannot create a temporary directory: %s", strerror(errno));
+    return 0;
+}
+
+/* Opens <tmp>/name for writing, remembering it for removal. */
+FILE *ana_tmp_file(struct tmp *t, const char *name, char *path, size_t n)
+{
+    if ((size_t)snprintf(path, n, "%s/%s", t->dir, name) >= n || t->n == 16 ||
+        (size_t)snprintf(t->names[t->n], sizeof t->names[0], "%s", name) >= sizeof t->names[0])
+        return NULL; /* our own short names: cannot happen */
+    t->n++;
+    return fopen(path, "w");
+}
+
+void ana_tmp_free(struct tmp *t)
+{
+    char p[128];
+    for (int i = 0; i < t->n; i++) {
+        snprintf(p, sizeof p, "%s/%s", t->dir, t->names[i]);
+        unlink(p);
+    }
+    rmdir(t->dir);
+}
+
+static int make_dir(const char *d)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", d);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf,
+                                 strerror(errno));
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+    return 0;
+}
+
+/* The rendered file is what its name says. */
+static int valid_output(const char *path, int png)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    int ok;
+    if (png) {
+        ok = n >= 8 && !memcmp(buf, "\x89PNG\r\n\x1a\n", 8);
+    } else {
+        ok = strstr(buf, "<svg") != NULL;
+        if (ok && fseek(f, -64, SEEK_END) == 0) {
+            n = fread(buf, 1, 63, f);
+            buf[n] = 0;
+            ok = strstr(buf, "</svg>") != NULL;
+        }
+    }
+    fclose(f);
+    return ok;
+}
+
+/* Renders body (gnuplot commands reading data from tmp) to
+ * <out>/<prefix><name>.png and .svg. */
+int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
+                  const char *body)
+{
+    int rc = make_dir(o->out_dir);
+    if (rc < 0)
+        return rc;
+    if (strchr(o->out_dir, '\'') || (o->prefix && strchr(o->prefix, '\'')))
+        return sim_error(SIM_EUSAGE, "plot: output paths must not contain a single quote");
+    for (int png = 1; png >= 0; png--) {
+        char final[1024], part[1100], script[128], err[128];
+        snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir, o->prefix ? o->prefix : "", name,
+                 png ? "png" : "svg");
+        snprintf(part, sizeof part, "%s.tmp.%ld", final, (long)getpid());
+        char sname[32];
+        snprintf(sname, sizeof sname, "%s-%s.gp", name, png ? "png" : "svg");
+        FILE *f = ana_tmp_file(t, sname, script, sizeof script);
+        if (!f)
+            return sim_error(SIM_EIO, "%s: cannot write: %s", script, strerror(errno));
+        fprintf(f, "cd '%s'\n", t->dir);
+        if (png)
+            fprintf(f, "set terminal pngcairo size %d,%d font 'Sans,10'\n", w, h);
+        else
+            fprintf(f, "set terminal svg size %d,%d dynamic font 'Sans,10'\n", w, h);
+        if (part[0] == '/')
+            fprintf(f, "set output '%s'\n", part);
+        else {
+            char cwd[1024];
+            if (!getcwd(cwd, sizeof cwd)) {
+                fclose(f);
+                return sim_error(SIM_EIO, "cannot read the current directory");
+            }
+            fprintf(f, "set output '%s/%s'\n", cwd, part);
+        }
+        fputs(body, f);
+        fputs("\nset output\n", f);
+        if (fclose(f) != 0)
+            return sim_error(SIM_EIO, "%s: write failed", script);
+        snprintf(err, sizeof err, "%s.err", sname);
+        char errpath[128];
+        FILE *e = ana_tmp_file(t, err, errpath, sizeof errpath);
+        if (e)
+            fclose(e);
+        int st = spawn(prog_of(o), script, errpath);
+        if (st != 0 || !valid_output(part, png)) {
+            char msg[256] = "";
+            FILE *ef = fopen(errpath, "r");
+            if (ef) {
+                if (!fgets(msg, sizeof msg, ef))
+                    msg[0] = 0;
+                fclose(ef);
+                msg[strcspn(msg, "\n")] = 0;
+            }
+            unlink(part);
+            if (st == 127 || st < 0)
+                return sim_error(SIM_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
+            return sim_error(SIM_EIO, "plot: gnuplot failed on %s%s%s", final,
+                             msg[0] ? ": " : "", msg);
+        }
+        if (rename(part, final) != 0) {
+            unlink(part);
+            return sim_error(SIM_EIO, "%s: cannot write: %s", final, strerror(errno));
+        }
+    }
+    return 0;
+}
+
+void ana_sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if (b->n + (size_t)k + 1 > b->cap) {
+        size_t nc = (b->cap ? b->cap * 2 : 1024) + (size_t)k;
+        char *s = realloc(b->s, nc);
+        if (!s)
+            return;
+        b->s = s;
+        b->cap = nc;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)k;
+}
+
+/* Gnuplot string literal without enhanced-text surprises. */
+void ana_plot_clean(char *dst, size_t n, const char *src)
+{
+    size_t j = 0;
+    for (; *src && j + 1 < n; src++)
+        dst[j++] = *src == '"' || *src == '\\' ? '\'' : *src;
+    dst[j] = 0;
+}
+
+
+/* Fill colours per op kind, and their key labels. */
+static const struct {
+    unsigned rgb;
+    const char *label;
+} kind_style[SIM_OP_NKINDS] = {
+    [SIM_OP_FWD] = { 0x1f77b4, "forward" },       [SIM_OP_BWD] = { 0x2ca02c, "backward" },
+    [SIM_OP_RECOMP] = { 0xff7f0e, "recompute" },  [SIM_OP_WGRAD] = { 0x17becf, "weight grad" },
+    [SIM_OP_SEND_ACT] = { 0x7f7f7f, "send act" }, [SIM_OP_RECV_ACT] = { 0xc7c7c7, "recv act" },
+    [SIM_OP_SEND_GRAD] = { 0x8c564b, "send grad" },
+    [SIM_OP_RECV_GRAD] = { 0xc49c94, "recv grad" }, [SIM_OP_UPDATE] = { 0x9467bd, "update" },
+};
+
+static const char *stream_name[SIM_NSTREAMS] = { "compute", "send", "recv" };
+
+int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
+{
+    struct trc_trace *tr = NULL;
+    struct tmp t;
+    struct sbuf b = { 0 };
+    int rc = trc_read_chrome(trace_path, &tr);
+    if (rc < 0)
+        return rc;
+    if (!tr->n_events) {
+        rc = sim_error(SIM_EINVAL, "%s: the trace has no events to draw", trace_path);
+        goto err_free_trace;
+    }
+    if ((rc = ana_tmp_new(&t)) < 0)
+        goto err_free_trace;
+    char path[128];
+    FILE *f = ana_tmp_file(&t, "timeline.dat", path, sizeof path);
+    if (!f) {
+        rc = sim_error(SIM_EIO, "%s: cannot write", path);
+        goto err_free_tmp;
+    }
+    int used[SIM_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
+    double tmax = 0;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const struct trc_event *e = &tr->events[i];
+        if (e->kind >= SIM_OP_NKINDS || e->stream >= SIM_NSTREAMS)
+            continue;
+        if (e->device + 1 > ndev)
+            ndev = e->device + 1;
+        double s = (double)e->start_ns * 1e-6, en = (double)e->end_ns * 1e-6;
+        if (en > tmax)
+            tmax = en;
+        used[e->kind] = 1;
+        /* row: device d's compute at -4d, send -4d-1, recv -4d-2 */
+        fprintf(f, "%.9g %d %.9g 0.38 %u\n", (s + en) / 2, -(4 * e->device + e->stream),
+                (en - s) / 2, kind_style[e->kind].rgb);
+    }
+    if (fclose(f) != 0) {
+        rc = sim_error(SIM_EIO, "%s: write failed", path);
+        goto err_free_tmp;
+    }
+    char src[64], sched[64];
+    ana_plot_clean(src, sizeof src, tr->source);
+    ana_plot_clean(sched, sizeof sched, tr->schedule);
+    ana_sb_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
+                  src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
+    ana_sb_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
+                      "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
+                  -(4 * ndev - 2));
+    for (int d = 0; d < ndev; d++)
+        for (int s = 0; s < SIM_NSTREAMS; s++)
+            ana_sb_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
+                          -(4 * d + s));
+    ana_sb_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
+                      "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
+    for (int k = 0; k < SIM_OP_NKINDS; k++)
+        if (used[k])
+            ana_sb_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
+                          kind_style[k].rgb, kind_style[k].label);
+    ana_sb_printf(&b, "\n");
+    if (!b.s) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto err_free_tmp;
+    }
+    int h = 160 + 22 * 3 * ndev;
+    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, b.s);
+err_free_tmp:
+    ana_tmp_free(&t);
+    free(b.s);
+err_free_trace:
+    trc_trace_free(tr);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/* ana_plot_sweep: speedup, bubble and memory figures of one group of sweep
+ * runs (see ana_plot.h). */
+#include "analysis/ana_plot.h"
+#include "analysis/ana_plot_util.h"
+#include "sim/sim_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sel {
+    const struct ana_run **r;  /* the group's ok runs, in key order (K, then M) */
+    int n, Ks[256], nK, Mmin, Mmax, groups;
+    char title[512];
+};
+
+static int pick_group(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                      struct sel *g)
+{
+    const struct ana_run *first = NULL, *prev = NULL;
+    g->n = g->nK = g->groups = 0;
+    for (int i = 0; i < n; i++) {
+        const struct ana_run *r = &runs[i];
+        if (!ana_run_selected(r, o))
+            continue;
+        if (!prev || !ana_run_same_group(prev, r))
+            g->groups++; /* runs are sorted, so a group is contiguous */
+        prev = r;
+        if (!first)
+            first = r;
+        if (!ana_run_same_group(first, r) || strcmp(r->status, "ok"))
+            continue;
+        g->r[g->n++] = r;
+        if ((!g->nK || g->Ks[g->nK - 1] != r->K) && g->nK < 256)
+            g->Ks[g->nK++] = r->K;
+        if (g->n == 1 || r->M < g->Mmin)
+            g->Mmin = r->M;
+        if (g->n == 1 || r->M > g->Mmax)
+            g->Mmax = r->M;
+    }
+    if (!g->n)
+        return sim_error(SIM_EINVAL, "plot: no successful runs match the selection (%d runs "
+                         "in the database)", n);
+    char m[256], t[256];
+    ana_plot_clean(m, sizeof m, first->model);
+    ana_plot_clean(t, sizeof t, first->topology);
+    if ((size_t)snprintf(g->title, sizeof g->title, "%s on %s\\n%s, remat %s, %s partition, "
+                         "batch %ld", m, t, first->schedule, first->remat, first->strategy,
+                         first->batch) >= sizeof g->title)
+        g->title[sizeof g->title - 1] = 0; /* a long title is cut, not an error */
+    if (g->groups > 1)
+        fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s (select with "
+                "--model, --topology, --schedule, --remat, --strategy, --batch)\n", g->groups,
+                g->title);
+    return 0;
+}
+
+/* Writes blocks per K of "M value" lines (index i = i-th K). */
+static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int bubble)
+{
+    char path[128];
+    FILE *f = ana_tmp_file(t, name, path, sizeof path);
+    if (!f)
+        return sim_error(SIM_EIO, "%s: cannot write", path);
+    for (int k = 0; k < g->nK; k++) {
+        fprintf(f, "# K=%d\n", g->Ks[k]);
+        for (int i = 0; i < g->n; i++)
+            if (g->r[i]->K == g->Ks[k])
+                fprintf(f, "%d %.17g\n", g->r[i]->M,
+                        bubble ? g->r[i]->bubble_sim : g->r[i]->speedup);
+        fprintf(f, "\n\n");
+    }
+    return fclose(f) == 0 ? 0 : sim_error(SIM_EIO, "%s: write failed", path);
+}
+
+static void common(struct sbuf *b, const struct sel *g)
+{
+    ana_sb_printf(b, "Ks = \"");
+    for (int k = 0; k < g->nK; k++)
+        ana_sb_printf(b, "%s%d", k ? " " : "", g->Ks[k]);
+    double lo = g->Mmin, hi = g->Mmax;
+    if (lo == hi) {
+        lo /= 2;
+        hi *= 2;
+    }
+    ana_sb_printf(b, "\"\nset logscale x 2\nset xrange [%g:%g]\nset samples 400\nset grid\n"
+                     "set xlabel \"micro-batches M\"\n", lo, hi);
+}
+
+static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct sel *g)
+{
+    int rc = write_by_k(t, g, "speedup.dat", 0);
+    if (rc < 0)
+        return rc;
+    struct sbuf b = { 0 };
+    common(&b, g);
+    ana_sb_printf(&b, "set title \"speedup over one device\\n%s\" noenhanced\n"
+                      "set ylabel \"speedup (K=1, M=1, no remat = 1)\"\nset key left top\n"
+                      "set yrange [0:*]\nideal(k, m) = k * m / (m + k - 1)\n"
+                      "plot for [i=1:words(Ks)] 'speedup.dat' index (i-1) using 1:2 with "
+                      "linespoints lc i pt 7 title sprintf(\"K=%%s\", word(Ks, i)), \\\n"
+                      "  for [i=1:words(Ks)] ideal(word(Ks, i) + 0, x) with lines dt 2 lc i "
+                      "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\")\n", g->title);
+    rc = b.s ? ana_plot_render(o, t, "speedup", 900, 600, b.s)
+             : sim_error(SIM_ENOMEM, "out of memory");
+    free(b.s);
+    return rc;
+}
+
+static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel *g)
+{
+    int rc = write_by_k(t, g, "bubble.dat", 1);
+    if (rc < 0)
+        return rc;
+    struct sbuf b = { 0 };
+    common(&b, g);
+    ana_sb_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"
+                      "set ylabel \"bubble fraction of the step\"\nset key right top\n"
+                      "set yrange [0:1]\nanalytic(k, m) = (k - 1.0) / (m + k - 1)\n"
+                      "plot for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:2 with "
+                      "linespoints lc i pt 7 title sprintf(\"K=%%s simulated\", word(Ks, i)), "
+                      "\\\n  for [i=1:words(Ks)] analytic(word(Ks, i) + 0, x) with lines dt 2 "
+                      "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\")\n",
+                  g->title);
+    rc = b.s ? ana_plot_render(o, t, "bubble", 900, 600, b.s)
+             : sim_error(SIM_ENOMEM, "out of memory");
+    free(b.s);
+    return rc;
+}
+
+static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel *g)
+{
+    int M = o->mem_M ? o->mem_M : g->Mmax, any = 0;
+    double top = 0, topcap = 0;
+    char p1[128], p2[128];
+    FILE *f = ana_tmp_file(t, "memory.dat", p1, sizeof p1);
+    FILE *h = ana_tmp_file(t, "memmax.dat", p2, sizeof p2);
+    if (!f || !h) {
+        if (f)
+            fclose(f);
+        if (h)
+            fclose(h);
+        return sim_error(SIM_EIO, "%s: cannot write", t->dir);
+    }
+    for (int i = 0; i < g->n; i++) {
+        const struct ana_run *r = g->r[i];
+        if (r->M != M)
+            continue;
+        double mx = 0, cap = 0;
+        for (int s = 0; s < r->n_stages; s++) {
+            double gb = (double)r->stages[s].peak_mem / 1e9;
+            fprintf(f, "%d %.9g %d\n", r->K, gb, s);
+            mx = gb > mx ? gb : mx;
+            cap = r->stages[s].capacity / 1e9 > cap ? r->stages[s].capacity / 1e9 : cap;
+        }
+        fprintf(h, "%d %.9g %.9g\n", r->K, mx, cap);
+        top = mx > top ? mx : top;
+        topcap = cap > topcap ? cap : topcap;
+        any = 1;
+    }
+    int bad = fclose(f) != 0;
+    bad |= fclose(h) != 0;
+    if (bad)
+        return sim_error(SIM_EIO, "%s: write failed", t->dir);
+    if (!any)
+        return sim_error(SIM_EINVAL, "plot: no successful run with M=%d for the memory figure",
+                         M);
+    struct sbuf b = { 0 };
+    ana_sb_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"
+                      "set xlabel \"stages K\"\nset ylabel \"GB\"\nset grid\nset key outside "
+                      "right top\nset logscale x 2\nset xrange [%g:%g]\nset yrange [0:*]\n"
+                      "plot 'memory.dat' using 1:2 with points pt 7 ps 0.8 lc rgb \"#1f77b4\" "
+                      "title \"each stage\", \\\n  'memmax.dat' using 1:2 with linespoints lw 2 "
+                      "lc rgb \"#d62728\" title \"largest stage\"",
+                  M, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
+    if (topcap <= 4 * top) /* on the scale of the data: draw it */
+        ana_sb_printf(&b, ", \\\n  'memmax.dat' using 1:3 with lines dt 2 lc rgb \"black\" "
+                          "title \"device capacity\"\n");
+    else
+        ana_sb_printf(&b, ", \\\n  keyentry with lines dt 2 lc rgb \"black\" title "
+                          "\"capacity %.4g GB (off scale)\"\n", topcap);
+    int rc = b.s ? ana_plot_render(o, t, "memory", 900, 600, b.s)
+                 : sim_error(SIM_ENOMEM, "out of memory");
+    free(b.s);
+    return rc;
+}
+
+int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
+                   const struct ana_plot_opts *o)
+{
+    static const struct {
+        const char *name;
+        int (*fn)(const struct ana_plot_opts *, struct tmp *, const struct sel *);
+    } tab[] = { { "speedup", speedup }, { "bubble", bubble }, { "memory", memory } };
+    int want[3] = { 0 };
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", kinds);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t i = 0;
+        while (i < 3 && strcmp(tok, tab[i].name))
+            i++;
+        if (i == 3)
+            return sim_error(SIM_EUSAGE, "--kind: unknown figure '%s' (speedup, bubble, "
+                             "memory, timeline)", tok);
+        want[i] = 1;
+    }
+    struct sel g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
+    if (!g.r)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    struct tmp t;
+    int rc = pick_group(runs, n, &o->sel, &g);
+    if (rc < 0)
+        goto err_free_sel;
+    if ((rc = ana_tmp_new(&t)) < 0)
+        goto err_free_sel;
+    for (size_t i = 0; i < 3 && rc == 0; i++)
+        if (want[i])
+            rc = tab[i].fn(o, &t, &g);
+    ana_tmp_free(&t);
+err_free_sel:
+    free(g.r);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/*
+ * ana_plot_util — internals shared by the ana_plot files: a private
+ * temporary directory for data and scripts, atomic rendering through
+ * gnuplot, a growing string buffer. Not a public interface.
+ */
+#ifndef ANA_PLOT_UTIL_H
+#define ANA_PLOT_UTIL_H
+
+#include <stdio.h>
+
+#include "analysis/ana_plot.h"
+
+struct tmp {
+    char dir[64];
+    int n;
+    char names[16][32];
+};
+
+int ana_tmp_new(struct tmp *t);
+/* Opens <dir>/name for writing (path gets its full name); removed by
+ * ana_tmp_free. */
+FILE *ana_tmp_file(struct tmp *t, const char *name, char *path, size_t n);
+void ana_tmp_free(struct tmp *t);
+
+/* Renders the gnuplot commands in body (run in the temporary directory) to
+ * <out_dir>/<prefix><name>.png and .svg, each atomically. */
+int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
+                    int h, const char *body);
+
+struct sbuf {
+    char *s;
+    size_t n, cap;
+};
+void ana_sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies src for a gnuplot double-quoted string. */
+void ana_plot_clean(char *dst, size_t n, const char *src);
+
+#endif

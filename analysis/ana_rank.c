@@ -1,0 +1,265 @@
+/* ana_rank: candidate partitions, simulated and ranked (see ana_rank.h). */
+#include "analysis/ana_rank.h"
+#include "sim/sim_error.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ana_rank_free(struct ana_rank *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n; i++) {
+        sim_partition_free(r->c[i].part);
+        free(r->c[i].info);
+        ana_prediction_free(r->c[i].pred);
+    }
+    free(r->c);
+    free(r);
+}
+
+static struct sim_partition *copy_part(const struct sim_partition *p)
+{
+    struct sim_partition *q = sim_partition_new(p->n_stages, p->n_layers);
+    if (q)
+        memcpy(q->first, p->first, sizeof *q->first * (size_t)(p->n_stages + 1));
+    return q;
+}
+
+/* Adds part (taken over) under label, or joins the label of an equal one. */
+static int add(struct ana_rank *r, int *cap, struct sim_partition *part, const char *label)
+{
+    char spec[256];
+    sim_partition_format(part, spec, sizeof spec);
+    for (int i = 0; i < r->n; i++)
+        if (!memcmp(r->c[i].part->first, part->first,
+                    sizeof *part->first * (size_t)(part->n_stages + 1))) {
+            size_t l = strlen(r->c[i].label);
+            if (!strchr(label, ':') && l + strlen(label) + 2 < sizeof r->c[i].label)
+                snprintf(r->c[i].label + l, sizeof r->c[i].label - l, "=%s", label);
+            sim_partition_free(part);
+            return 0;
+        }
+    if (r->n == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        struct ana_candidate *c = realloc(r->c, sizeof *c * (size_t)nc);
+        if (!c) {
+            sim_partition_free(part);
+            return sim_error(SIM_ENOMEM, "out of memory");
+        }
+        r->c = c;
+        *cap = nc;
+    }
+    struct ana_candidate *c = &r->c[r->n++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->label, sizeof c->label, "%s", label);
+    snprintf(c->spec, sizeof c->spec, "%s", spec);
+    c->part = part;
+    return 0;
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const struct ana_candidate *a = x, *b = y;
+    if (a->fits != b->fits)
+        return b->fits - a->fits;
+    if (a->pred->step_s != b->pred->step_s)
+        return a->pred->step_s < b->pred->step_s ? -1 : 1;
+    if (a->bound_s != b->bound_s)
+        return a->bound_s < b->bound_s ? -1 : 1;
+    return memcmp(a->part->first, b->part->first,
+                  sizeof *a->part->first * (size_t)(a->part->n_stages + 1));
+}
+
+static int evaluate(const struct ana_config *cfg, const sim_part_model *m,
+                    struct ana_candidate *c, int with_baseline)
+{
+    int S = c->part->n_stages;
+    if (!(c->info = calloc((size_t)S, sizeof *c->info)))
+        return sim_error(SIM_ENOMEM, "out of memory");
+    sim_part_model_stages(m, c->part, c->info);
+    c->bound_s = 0;
+    for (int s = 0; s < S; s++)
+        if (c->info[s].time_s > c->bound_s)
+            c->bound_s = c->info[s].time_s;
+    struct ana_config k = *cfg;
+    k.partition = c->part;
+    k.record_trace = 0;
+    k.no_baseline = !with_baseline;
+    int rc = ana_predict(&k, &c->pred);
+    if (rc < 0)
+        return rc;
+    c->fits = 1;
+    for (int s = 0; s < S; s++)
+        if ((double)c->pred->stages[s].peak_mem > c->info[s].capacity)
+            c->fits = 0;
+    return 0;
+}
+
+int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
+                 const enum sim_part_strategy *strategies, int n, int neighbours,
+                 struct ana_rank **out)
+{
+    *out = NULL;
+    struct ana_rank *r = calloc(1, sizeof *r);
+    if (!r)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int cap = 0, rc = 0;
+    struct sim_partition *opt = NULL;
+    for (int i = 0; i < n; i++) {
+        struct sim_partition *p;
+        if ((rc = sim_part_strategy_run(m, strategies[i], &p)) < 0)
+            goto err_free_rank;
+        if (strategies[i] == SIM_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
+            sim_partition_free(p);
+            rc = sim_error(SIM_ENOMEM, "out of memory");
+            goto err_free_rank;
+        }
+        if ((rc = add(r, &cap, p, sim_part_strategy_name(strategies[i]))) < 0)
+            goto err_free_rank;
+    }
+    if (opt && neighbours) {
+        int S = opt->n_stages;
+        for (int s = 1; s < S; s++)
+            for (int d = -1; d <= 1; d += 2) {
+                int v = opt->first[s] + d;
+                if (v <= opt->first[s - 1] || v >= opt->first[s + 1])
+                    continue;
+                struct sim_partition *q = copy_part(opt);
+                if (!q) {
+                    rc = sim_error(SIM_ENOMEM, "out of memory");
+                    goto err_free_rank;
+                }
+                q->first[s] = v;
+                char label[64];
+                snprintf(label, sizeof label, "optimal: cut %d %+d", s, d);
+                if ((rc = add(r, &cap, q, label)) < 0)
+                    goto err_free_rank;
+            }
+    }
+    for (int i = 0; i < r->n; i++)
+        if ((rc = evaluate(cfg, m, &r->c[i], i == 0 && !cfg->no_baseline)) < 0)
+            goto err_free_rank;
+    r->baseline_step_s = r->n ? r->c[0].pred->baseline_step_s : 0;
+    for (int i = 1; i < r->n; i++) {
+        struct ana_prediction *p = r->c[i].pred;
+        p->baseline_step_s = r->baseline_step_s;
+        p->speedup = p->step_s > 0 ? r->baseline_step_s / p->step_s : 0;
+    }
+    qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_cand);
+    sim_partition_free(opt);
+    *out = r;
+    return 0;
+
+err_free_rank:
+    sim_partition_free(opt);
+    ana_rank_free(r);
+    return rc;
+}
+
+static void gb(double b, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.3f", b / 1e9);
+}
+
+static void print_table(const struct ana_rank *r, int top, FILE *f)
+{
+    int wl = 9, wp = 9;
+    for (int i = 0; i < top; i++) {
+        int a = (int)strlen(r->c[i].label), b = (int)strlen(r->c[i].spec);
+        wl = a > wl ? a : wl;
+        wp = b > wp ? b : wp;
+    }
+    fprintf(f, "%4s  %-*s  %-*s %12s %12s %8s %5s\n", "rank", wl, "candidate", wp, "partition",
+            "bound ms", "step ms", "speedup", "fits");
+    for (int i = 0; i < top; i++) {
+        const struct ana_candidate *c = &r->c[i];
+        fprintf(f, "%4d  %-*s  %-*s %12.4f %12.4f %8.3f %5s\n", i + 1, wl, c->label, wp, c->spec,
+                c->bound_s * 1e3, c->pred->step_s * 1e3, c->pred->speedup,
+                c->fits ? "yes" : "NO");
+    }
+    for (int i = 0; i < top; i++) {
+        const struct ana_candidate *c = &r->c[i];
+        fprintf(f, "\n#%d %s: %s, step %.4f ms, bubble %.2f%% (analytic %.2f%%)\n", i + 1,
+                c->label, c->spec, c->pred->step_s * 1e3, c->pred->bubble_sim * 100,
+                c->pred->bubble_analytic * 100);
+        fprintf(f, "%5s %6s %11s %13s %13s %6s %11s %11s %11s %4s\n", "stage", "device",
+                "layers", "cost ms/step", "compute ms", "busy%", "est GB", "sim peak GB",
+                "capacity GB", "fits");
+        for (int s = 0; s < c->part->n_stages; s++) {
+            const struct sim_part_stage_info *in = &c->info[s];
+            const struct ana_stage *st = &c->pred->stages[s];
+            char a[32], b[32], d[32], lay[32];
+            gb((double)in->mem, a, sizeof a);
+            gb((double)st->peak_mem, b, sizeof b);
+            gb(in->capacity, d, sizeof d);
+            snprintf(lay, sizeof lay, "%d-%d", in->first, in->first + in->n_layers - 1);
+            fprintf(f, "%5d %6d %11s %13.4f %13.4f %6.1f %11s %11s %11s %4s\n", s, in->device,
+                    lay, in->time_s * 1e3, in->compute_s * 1e3, st->busy_frac * 100, a, b, d,
+                    (double)st->peak_mem <= in->capacity ? "yes" : "NO");
+        }
+    }
+}
+
+static void print_csv(const struct ana_rank *r, int top, FILE *f)
+{
+    fprintf(f, "rank,candidate,partition,bound_s,step_s,speedup,bubble_sim,fits,stage,device,"
+               "first_layer,layers,cost_s,compute_s,busy_frac,est_bytes,sim_peak_bytes,"
+               "capacity_bytes\n");
+    for (int i = 0; i < top; i++) {
+        const struct ana_candidate *c = &r->c[i];
+        for (int s = 0; s < c->part->n_stages; s++) {
+            const struct sim_part_stage_info *in = &c->info[s];
+            const struct ana_stage *st = &c->pred->stages[s];
+            fprintf(f, "%d,\"%s\",\"%s\",%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,%d,%.17g,%.17g,"
+                       "%.17g,%lld,%lld,%.17g\n", i + 1, c->label, c->spec, c->bound_s,
+                    c->pred->step_s, c->pred->speedup, c->pred->bubble_sim, c->fits, s,
+                    in->device, in->first, in->n_layers, in->time_s, in->compute_s,
+                    st->busy_frac, (long long)in->mem, (long long)st->peak_mem, in->capacity);
+        }
+    }
+}
+
+static int print_json(const struct ana_rank *r, int top, FILE *f)
+{
+    json_t *arr = json_array();
+    if (!arr)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (int i = 0; i < top; i++) {
+        const struct ana_candidate *c = &r->c[i];
+        json_t *st = json_array();
+        for (int s = 0; s < c->part->n_stages; s++) {
+            const struct sim_part_stage_info *in = &c->info[s];
+            json_array_append_new(st, json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:I, s:I, s:f}",
+                "device", in->device, "first_layer", in->first, "layers", in->n_layers,
+                "cost_s", in->time_s, "compute_s", in->compute_s, "busy_frac",
+                c->pred->stages[s].busy_frac, "est_bytes", (json_int_t)in->mem,
+                "sim_peak_bytes", (json_int_t)c->pred->stages[s].peak_mem, "capacity_bytes",
+                in->capacity));
+        }
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:b, s:o}",
+            "rank", i + 1, "candidate", c->label, "partition", c->spec, "bound_s", c->bound_s,
+            "step_s", c->pred->step_s, "speedup", c->pred->speedup, "bubble_sim",
+            c->pred->bubble_sim, "fits", c->fits, "stages", st));
+    }
+    int rc = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(arr);
+    return rc ? sim_error(SIM_EIO, "write error") : 0;
+}
+
+int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *f)
+{
+    if (top <= 0 || top > r->n)
+        top = r->n;
+    if (!strcmp(format, "table"))
+        print_table(r, top, f);
+    else if (!strcmp(format, "csv"))
+        print_csv(r, top, f);
+    else if (!strcmp(format, "json"))
+        return print_json(r, top, f);
+    else
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * ana_rank — candidate partitions ranked by simulated step time.
+ *
+ * The bottleneck bound of sim_partitioner ignores bubbles, link contention
+ * and memory-buffer timing, so `pipesim partition` simulates every candidate:
+ * the partitions of the requested strategies, plus (with optimal) the
+ * neighbours of the optimum, each cut moved by one layer. Identical
+ * partitions are merged (their labels joined). Order: candidates that fit
+ * (every stage's simulated peak within its capacity) first, then by
+ * simulated step time, bottleneck bound, partition string — a total order,
+ * so output is deterministic.
+ *
+ * Ownership: ana_rank_new allocates; ana_rank_free (NULL ok).
+ * Cost: one simulation per candidate, 2(K-1) + strategies candidates.
+ */
+#ifndef ANA_RANK_H
+#define ANA_RANK_H
+
+#include <stdio.h>
+
+#include "analysis/ana_predict.h"
+#include "sim/sim_partitioner.h"
+
+struct ana_candidate {
+    char label[96];                    /* "optimal", "gpipe=uniform", "optimal: cut 2 -1" */
+    struct sim_partition *part;
+    char spec[256];                    /* "3,5,4,4" */
+    double bound_s;                    /* max stage time per step (the search objective) */
+    struct sim_part_stage_info *info;  /* [n_stages] closed-form per-stage figures */
+    struct ana_prediction *pred;       /* simulated */
+    int fits;                          /* simulated peaks within the capacities used */
+};
+
+struct ana_rank {
+    int n;
+    struct ana_candidate *c;           /* ranked */
+    double baseline_step_s;            /* K = 1, M = 1, no remat */
+};
+
+/* cfg: everything but the partition. strategies[n]; neighbours: add the
+ * optimum's neighbours when SIM_PART_OPTIMAL is among them. */
+int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
+                 const enum sim_part_strategy *strategies, int n, int neighbours,
+                 struct ana_rank **out);
+void ana_rank_free(struct ana_rank *r);
+/* format "table", "csv" or "json"; the first `top` candidates (<= 0: all). */
+int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *f);
+
+#endif

@@ -1,0 +1,301 @@
+/* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
+#include "analysis/ana_report.h"
+#include "sim/sim_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum metric { M_NORM, M_SPEEDUP, M_THROUGHPUT, M_STEP, M_BUBBLE, M_MEMORY, M_N };
+
+static const struct {
+    const char *name, *title;
+} metric_tab[M_N] = {
+    [M_NORM] = { "normalized", "normalized throughput" },
+    [M_SPEEDUP] = { "speedup", "speedup over one device (K=1, M=1, no remat)" },
+    [M_THROUGHPUT] = { "throughput", "throughput, samples/s" },
+    [M_STEP] = { "step", "step time, ms" },
+    [M_BUBBLE] = { "bubble", "bubble %, simulated/analytic (K-1)/(M+K-1)" },
+    [M_MEMORY] = { "memory", "largest stage peak memory, GB" },
+};
+
+static int parse_metrics(const char *s, int *v, int *n)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s ? s : "normalized,speedup,bubble");
+    *n = 0;
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int m = 0;
+        while (m < M_N && strcmp(tok, metric_tab[m].name))
+            m++;
+        if (m == M_N)
+            return sim_error(SIM_EUSAGE, "--metric: unknown metric '%s' (normalized, speedup, "
+                             "throughput, step, bubble, memory)", tok);
+        if (*n == 16)
+            return sim_error(SIM_EUSAGE, "--metric: too many metrics");
+        v[(*n)++] = m;
+    }
+    return *n ? 0 : sim_error(SIM_EUSAGE, "--metric: empty list");
+}
+
+int ana_report_check_metrics(const char *metrics)
+{
+    int v[16], n;
+    return parse_metrics(metrics, v, &n);
+}
+
+int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o)
+{
+    return (!o->model || !strcmp(o->model, r->model)) &&
+           (!o->topology || !strcmp(o->topology, r->topology)) &&
+           (!o->schedule || !strcmp(o->schedule, r->schedule)) &&
+           (!o->remat || !strcmp(o->remat, r->remat)) &&
+           (!o->strategy || !strcmp(o->strategy, r->strategy)) &&
+           (!o->batch || o->batch == r->batch);
+}
+
+int ana_run_same_group(const struct ana_run *a, const struct ana_run *b)
+{
+    return !strcmp(a->model, b->model) && !strcmp(a->model_hash, b->model_hash) &&
+           !strcmp(a->topology, b->topology) && !strcmp(a->topology_hash, b->topology_hash) &&
+           !strcmp(a->schedule, b->schedule) && !strcmp(a->remat, b->remat) &&
+           !strcmp(a->strategy, b->strategy) && a->batch == b->batch;
+}
+
+double ana_run_peak(const struct ana_run *r)
+{
+    double mx = 0;
+    for (int s = 0; s < r->n_stages; s++)
+        if ((double)r->stages[s].peak_mem > mx)
+            mx = (double)r->stages[s].peak_mem;
+    return mx;
+}
+
+/* Selected runs of one group, as pointers, and its sorted distinct K and M. */
+struct group {
+    const struct ana_run **r;
+    int n;
+    int Ks[256], nK, Ms[256], nM;
+};
+
+static void add_sorted(int *v, int *n, int x)
+{
+    int i = 0;
+    while (i < *n && v[i] < x)
+        i++;
+    if (i < *n && v[i] == x)
+        return;
+    if (*n == 256)
+        return;
+    memmove(v + i + 1, v + i, sizeof *v * (size_t)(*n - i));
+    v[i] = x;
+    (*n)++;
+}
+
+/* Next group starting at *pos; 0 when there is none. g->r must hold n. */
+static int next_group(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                      int *pos, struct group *g)
+{
+    g->n = g->nK = g->nM = 0;
+    while (*pos < n && !ana_run_selected(&runs[*pos], o))
+        (*pos)++;
+    if (*pos >= n)
+        return 0;
+    const struct ana_run *first = &runs[*pos];
+    while (*pos < n && ana_run_same_group(first, &runs[*pos])) {
+        const struct ana_run *r = &runs[(*pos)++];
+        if (!ana_run_selected(r, o))
+            continue;
+        g->r[g->n++] = r;
+        add_sorted(g->Ks, &g->nK, r->K);
+        add_sorted(g->Ms, &g->nM, r->M);
+    }
+    return 1;
+}
+
+static const struct ana_run *cell(const struct group *g, int K, int M)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->r[i]->K == K && g->r[i]->M == M)
+            return g->r[i];
+    return NULL;
+}
+
+static int ok(const struct ana_run *r)
+{
+    return r && !strcmp(r->status, "ok");
+}
+
+static const struct ana_run *baseline(const struct group *g, const struct ana_report_opts *o)
+{
+    return cell(g, o->base_K ? o->base_K : g->Ks[0], o->base_M ? o->base_M : g->Ms[0]);
+}
+
+static double value(int m, const struct ana_run *r, const struct ana_run *base, double *second)
+{
+    *second = 0;
+    switch (m) {
+    case M_NORM:
+        return ok(base) && base->samples_per_s > 0 ? r->samples_per_s / base->samples_per_s : 0;
+    case M_SPEEDUP: return r->speedup;
+    case M_THROUGHPUT: return r->samples_per_s;
+    case M_STEP: return r->step_s * 1e3;
+    case M_BUBBLE: *second = r->bubble_analytic * 100; return r->bubble_sim * 100;
+    default: return ana_run_peak(r) / 1e9;
+    }
+}
+
+static void print_grid(const struct group *g, int m, const struct ana_report_opts *o, FILE *f)
+{
+    const struct ana_run *base = baseline(g, o);
+    fprintf(f, "%s", metric_tab[m].title);
+    if (m == M_NORM) {
+        int bK = o->base_K ? o->base_K : g->Ks[0], bM = o->base_M ? o->base_M : g->Ms[0];
+        if (ok(base))
+            fprintf(f, ", baseline K=%d M=%d (%.6g samples/s)", bK, bM, base->samples_per_s);
+        else
+            fprintf(f, ", baseline K=%d M=%d: not in the database or could not run", bK, bM);
+    }
+    fprintf(f, "\n%8s", "M \\ K");
+    for (int k = 0; k < g->nK; k++)
+        fprintf(f, " %11d", g->Ks[k]);
+    fputc('\n', f);
+    for (int mi = 0; mi < g->nM; mi++) {
+        fprintf(f, "%8d", g->Ms[mi]);
+        for (int k = 0; k < g->nK; k++) {
+            const struct ana_run *r = cell(g, g->Ks[k], g->Ms[mi]);
+            char buf[32];
+            double second, v;
+            if (!ok(r) || (m == M_NORM && !ok(base))) {
+                snprintf(buf, sizeof buf, "-");
+            } else {
+                v = value(m, r, base, &second);
+                if (m == M_BUBBLE)
+                    snprintf(buf, sizeof buf, "%.1f/%.1f", v, second);
+                else if (m == M_THROUGHPUT)
+                    snprintf(buf, sizeof buf, "%.1f", v);
+                else
+                    snprintf(buf, sizeof buf, "%.3f", v);
+                if (!r->fits)
+                    strcat(buf, "*");
+            }
+            fprintf(f, " %11s", buf);
+        }
+        fputc('\n', f);
+    }
+}
+
+int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                     FILE *f)
+{
+    int ms[16], nm, rc;
+    if ((rc = parse_metrics(o->metrics, ms, &nm)) < 0)
+        return rc;
+    struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
+    if (!g.r)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int pos = 0, groups = 0;
+    while (next_group(runs, n, o, &pos, &g)) {
+        const struct ana_run *h = g.r[0];
+        fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld\n",
+                groups ? "\n" : "", h->model, h->topology, h->schedule, h->remat, h->strategy,
+                h->batch);
+        groups++;
+        for (int i = 0; i < nm; i++) {
+            print_grid(&g, ms[i], o, f);
+            if (i + 1 < nm)
+                fputc('\n', f);
+        }
+        int failed = 0, nofit = 0;
+        const struct ana_run *first_failed = NULL;
+        for (int i = 0; i < g.n; i++) {
+            if (!ok(g.r[i])) {
+                failed++;
+                if (!first_failed)
+                    first_failed = g.r[i];
+            } else if (!g.r[i]->fits) {
+                nofit++;
+            }
+        }
+        if (nofit)
+            fprintf(f, "* %d configuration%s do%s not fit in device memory\n", nofit,
+                    nofit > 1 ? "s" : "", nofit > 1 ? "" : "es");
+        if (failed)
+            fprintf(f, "- %d configuration%s could not run; first, K=%d M=%d: %s\n", failed,
+                    failed > 1 ? "s" : "", first_failed->K, first_failed->M,
+                    first_failed->message);
+    }
+    free(g.r);
+    if (!groups)
+        fprintf(f, "no runs match (%d in the database)\n", n);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o, FILE *f)
+{
+    fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,K,M,"
+               "status,partition,micro_batch,step_s,samples_per_s,baseline_step_s,speedup,"
+               "bubble_sim,bubble_analytic,fits,peak_bytes,message\n");
+    for (int i = 0; i < n; i++) {
+        const struct ana_run *r = &runs[i];
+        if (!ana_run_selected(r, o))
+            continue;
+        csv_str(f, r->model);
+        fprintf(f, ",%s,", r->model_hash);
+        csv_str(f, r->topology);
+        fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
+                r->strategy, r->batch, r->K, r->M, r->status);
+        csv_str(f, r->partition);
+        if (ok(r))
+            fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.17g,", r->micro_batch,
+                    r->step_s, r->samples_per_s, r->baseline_step_s, r->speedup, r->bubble_sim,
+                    r->bubble_analytic, r->fits, ana_run_peak(r));
+        else
+            fprintf(f, ",,,,,,,,,,");
+        csv_str(f, r->message);
+        fputc('\n', f);
+    }
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}
+
+int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                        FILE *f)
+{
+    int ms[16], nm, rc;
+    if ((rc = parse_metrics(o->metrics, ms, &nm)) < 0)
+        return rc;
+    struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
+    if (!g.r)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
+    int pos = 0;
+    while (next_group(runs, n, o, &pos, &g)) {
+        const struct ana_run *base = baseline(&g, o);
+        for (int i = 0; i < nm; i++)
+            for (int mi = 0; mi < g.nM; mi++)
+                for (int k = 0; k < g.nK; k++) {
+                    const struct ana_run *r = cell(&g, g.Ks[k], g.Ms[mi]);
+                    if (!ok(r) || (ms[i] == M_NORM && !ok(base)))
+                        continue;
+                    double second, v = value(ms[i], r, base, &second);
+                    csv_str(f, r->model);
+                    fputc(',', f);
+                    csv_str(f, r->topology);
+                    fprintf(f, ",%s,%s,%s,%ld,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat,
+                            r->strategy, r->batch, metric_tab[ms[i]].name, r->M, r->K, v,
+                            r->fits);
+                }
+    }
+    free(g.r);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * ana_report — tables from the sweep database: K x M grids like the GPipe
+ * paper's Table 2 (rows M, columns K, throughput normalized to a chosen
+ * (K, M) baseline), plus the stored speedup over one device, step time,
+ * bubble and peak memory; CSV exports of the runs and of the grids.
+ *
+ * A group is one (model, topology, schedule, remat, strategy, batch): a grid
+ * per group and metric. Runs come sorted from ana_db_load, so output is
+ * deterministic. Cells: "-" if the configuration could not run (footnote
+ * with the first error), "*" after the value if it does not fit in memory.
+ * Cost: O(runs) per grid.
+ */
+#ifndef ANA_REPORT_H
+#define ANA_REPORT_H
+
+#include <stdio.h>
+
+#include "analysis/ana_db.h"
+
+struct ana_report_opts {
+    const char *metrics;     /* comma list of normalized, speedup, throughput, step,
+                                bubble, memory; NULL = "normalized,speedup,bubble" */
+    int base_K, base_M;      /* normalization cell; 0 = the group's smallest */
+    /* filters (NULL / 0 = all) */
+    const char *model, *topology, *schedule, *remat, *strategy;
+    long batch;
+};
+
+int ana_report_check_metrics(const char *metrics);
+int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o);
+/* Same group: every key field but K and M. */
+int ana_run_same_group(const struct ana_run *a, const struct ana_run *b);
+/* Largest simulated peak over stages, bytes (0 if none). */
+double ana_run_peak(const struct ana_run *r);
+
+int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                     FILE *f);
+/* One line per selected run. */
+int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o, FILE *f);
+/* One line per (group, metric, M, K) cell. */
+int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                        FILE *f);
+
+#endif

@@ -1,0 +1,329 @@
+#include "analysis/ana_schedules.h"
+#include "sim/sim_error.h"
+#include "sim/sim_schedule.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb)
+{
+    if (K < 1 || M < 1)
+        return NAN;
+    if (!strcmp(schedule, "gpipe") || !strcmp(schedule, "1f1b"))
+        return (double)(K - 1) / (M + K - 1);
+    if (!strncmp(schedule, "interleaved:", 12)) {
+        char *end;
+        long v = strtol(schedule + 12, &end, 10);
+        if (*end || v < 1 || (v > 1 && M % K))
+            return NAN;
+        return (double)(K - 1) / ((double)v * M + K - 1);
+    }
+    if (!strcmp(schedule, "zb-h1")) {
+        if (M < K || !(tf + tb > 0))
+            return NAN;
+        double c = tf > tb / 2 ? tf : tb / 2;
+        return (K - 1) * c / (M * (tf + tb) + (K - 1) * c);
+    }
+    return NAN;
+}
+
+void ana_sched_cmp_free(struct ana_sched_cmp *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; c->rows && i < c->n; i++) {
+        free(c->rows[i].static_mem);
+        free(c->rows[i].peak_act);
+        free(c->rows[i].peak_mem);
+        free(c->rows[i].capacity);
+    }
+    free(c->rows);
+    free(c);
+}
+
+/* Fills a row from one prediction: memory per device, mean stage times for
+ * the formula. */
+static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, int K)
+{
+    double tf = 0, tb = 0;
+    r->n_stages = p->n_stages;
+    r->step_s = p->step_s;
+    r->samples_per_s = p->samples_per_s;
+    r->bubble_sim = p->bubble_sim;
+    r->fits = p->fits;
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *st = &p->stages[s];
+        int d = st->device;
+        r->static_mem[d] = st->static_mem;
+        r->peak_act[d] = st->peak_act;
+        r->peak_mem[d] = st->peak_mem;
+        r->capacity[d] = st->capacity;
+        tf += st->fwd_s;
+        tb += st->bwd_s;
+    }
+    for (int d = 0; d < K; d++) {
+        if (r->peak_act[d] > r->peak_act_max)
+            r->peak_act_max = r->peak_act[d];
+        if (r->peak_mem[d] > r->peak_mem_max)
+            r->peak_mem_max = r->peak_mem[d];
+    }
+    /* one device's share of a micro-batch, as the formula takes it */
+    r->bubble_formula = ana_bubble_formula(p->schedule, K, p->M, tf / K, tb / K);
+}
+
+int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
+                          struct ana_sched_cmp **out)
+{
+    *out = NULL;
+    if (n < 1)
+        return sim_error(SIM_EUSAGE, "--schedules: no schedule to compare");
+    /* Unknown names and malformed parameters are usage errors up front; a
+     * schedule that merely cannot run at this K, M is a row with its error.
+     * M = K satisfies every generator's divisibility rule. */
+    for (int i = 0; i < n; i++) {
+        struct sim_schedule *probe;
+        int rc = sim_schedule_build(names[i], base->K, base->K, base->remat, &probe);
+        sim_schedule_free(probe);
+        if (rc < 0)
+            return rc;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j]))
+                return sim_error(SIM_EUSAGE, "--schedules: '%s' is listed twice", names[i]);
+    }
+    struct ana_sched_cmp *c = calloc(1, sizeof *c);
+    if (!c || !(c->rows = calloc((size_t)n, sizeof *c->rows))) {
+        free(c);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    c->n = n;
+    c->K = base->K;
+    c->M = base->M;
+    c->batch = base->batch;
+    c->micro_batch = base->batch / base->M;
+    c->remat = base->remat;
+    snprintf(c->model, sizeof c->model, "%s", base->profile->path);
+    snprintf(c->topology, sizeof c->topology, "%s", base->topo->path);
+    int rc = 0, ran = 0, first_rc = 0;
+    for (int i = 0; i < n; i++) {
+        struct ana_sched_row *r = &c->rows[i];
+        snprintf(r->schedule, sizeof r->schedule, "%s", names[i]);
+        r->static_mem = calloc((size_t)c->K, sizeof *r->static_mem);
+        r->peak_act = calloc((size_t)c->K, sizeof *r->peak_act);
+        r->peak_mem = calloc((size_t)c->K, sizeof *r->peak_mem);
+        r->capacity = calloc((size_t)c->K, sizeof *r->capacity);
+        if (!r->static_mem || !r->peak_act || !r->peak_mem || !r->capacity) {
+            rc = sim_error(SIM_ENOMEM, "out of memory");
+            goto err_free_cmp;
+        }
+        struct ana_config cfg = *base;
+        struct ana_prediction *p;
+        cfg.schedule = names[i];
+        cfg.partition = NULL;
+        cfg.record_trace = 0;
+        cfg.no_baseline = c->baseline_step_s > 0;
+        if ((rc = ana_predict(&cfg, &p)) < 0) {
+            if (rc == -SIM_ENOMEM)
+                goto err_free_cmp;
+            snprintf(r->error, sizeof r->error, "%s", sim_errmsg());
+            if (!first_rc)
+                first_rc = rc;
+            r->bubble_formula = NAN;
+            rc = 0;
+            continue;
+        }
+        if (!cfg.no_baseline)
+            c->baseline_step_s = p->baseline_step_s;
+        fill_row(r, p, c->K);
+        r->speedup = r->step_s > 0 ? c->baseline_step_s / r->step_s : 0;
+        ana_prediction_free(p);
+        ran++;
+    }
+    if (!ran) {
+        rc = sim_error(-first_rc, "no schedule could run: %s: %s", c->rows[0].schedule,
+                       c->rows[0].error);
+        goto err_free_cmp;
+    }
+    *out = c;
+    return 0;
+
+err_free_cmp:
+    ana_sched_cmp_free(c);
+    return rc;
+}
+
+/* ---- output ---- */
+
+static void human_bytes(double b, char *buf, size_t n)
+{
+    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+    int i = 0;
+    while (b >= 1000 && i < 5) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+static void pct(double x, char *buf, size_t n)
+{
+    if (isnan(x))
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%.2f%%", x * 100);
+}
+
+static void print_table(const struct ana_sched_cmp *c, FILE *f)
+{
+    fprintf(f, "model           %s\n", c->model);
+    fprintf(f, "topology        %s\n", c->topology);
+    fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
+            c->batch, c->micro_batch, sim_remat_name(c->remat));
+    fprintf(f, "baseline        %.6f ms on one device (K=1, M=1, no remat)\n\n",
+            c->baseline_step_s * 1e3);
+    fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
+            "step ms", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
+            "fits");
+    for (int i = 0; i < c->n; i++) {
+        const struct ana_sched_row *r = &c->rows[i];
+        if (*r->error) {
+            fprintf(f, "%-15s skipped: %s\n", r->schedule, r->error);
+            continue;
+        }
+        char b[16], fm[16], a[32], t[32];
+        pct(r->bubble_sim, b, sizeof b);
+        pct(r->bubble_formula, fm, sizeof fm);
+        human_bytes((double)r->peak_act_max, a, sizeof a);
+        human_bytes((double)r->peak_mem_max, t, sizeof t);
+        fprintf(f, "%-15s %6d %12.6f %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
+                r->n_stages, r->step_s * 1e3, r->samples_per_s, r->speedup, b, fm, a, t,
+                r->fits ? "yes" : "NO");
+    }
+    fprintf(f, "\npeak activation memory per device (device d holds stage d; interleaved:v "
+               "holds d, d+K, ...)\n%-15s", "schedule");
+    for (int d = 0; d < c->K; d++) {
+        char h[16];
+        snprintf(h, sizeof h, "dev%d", d);
+        fprintf(f, " %10s", h);
+    }
+    fputc('\n', f);
+    for (int i = 0; i < c->n; i++) {
+        const struct ana_sched_row *r = &c->rows[i];
+        if (*r->error)
+            continue;
+        fprintf(f, "%-15s", r->schedule);
+        for (int d = 0; d < c->K; d++) {
+            char a[32];
+            human_bytes((double)r->peak_act[d], a, sizeof a);
+            fprintf(f, " %10s", a);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
+               "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
+               "applies (zb-h1 with M < K).\n");
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_csv(const struct ana_sched_cmp *c, FILE *f)
+{
+    fprintf(f, "schedule,K,M,batch,micro_batch,remat,stages,step_s,samples_per_s,speedup,"
+               "bubble_sim,bubble_formula,peak_act_max_bytes,peak_max_bytes,fits,device,"
+               "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,error\n");
+    for (int i = 0; i < c->n; i++) {
+        const struct ana_sched_row *r = &c->rows[i];
+        for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
+            fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,", r->schedule, c->K, c->M, c->batch,
+                    c->micro_batch, sim_remat_name(c->remat));
+            if (*r->error) {
+                fprintf(f, ",,,,,,,,,,,,,,");
+                csv_str(f, r->error);
+                fputc('\n', f);
+                continue;
+            }
+            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,", r->n_stages, r->step_s,
+                    r->samples_per_s, r->speedup, r->bubble_sim);
+            if (!isnan(r->bubble_formula))
+                fprintf(f, "%.17g", r->bubble_formula);
+            fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%.17g,\n", (long long)r->peak_act_max,
+                    (long long)r->peak_mem_max, r->fits, d, (long long)r->static_mem[d],
+                    (long long)r->peak_act[d], (long long)r->peak_mem[d], r->capacity[d]);
+        }
+    }
+}
+
+static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_row *r)
+{
+    if (*r->error)
+        return json_pack("{s:s, s:s}", "schedule", r->schedule, "error", r->error);
+    json_t *devs = json_array();
+    for (int d = 0; devs && d < c->K; d++)
+        json_array_append_new(devs, json_pack("{s:i, s:I, s:I, s:I, s:f}", "device", d,
+                                              "static_bytes", (json_int_t)r->static_mem[d],
+                                              "peak_act_bytes", (json_int_t)r->peak_act[d],
+                                              "peak_bytes", (json_int_t)r->peak_mem[d],
+                                              "capacity_bytes", r->capacity[d]));
+    json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:o, s:I, s:I, s:b, s:o}", "schedule",
+                          r->schedule, "stages", r->n_stages, "step_s", r->step_s,
+                          "samples_per_s", r->samples_per_s, "speedup", r->speedup,
+                          "bubble_sim", r->bubble_sim, "bubble_formula",
+                          isnan(r->bubble_formula) ? json_null()
+                                                   : json_real(r->bubble_formula),
+                          "peak_act_max_bytes", (json_int_t)r->peak_act_max, "peak_max_bytes",
+                          (json_int_t)r->peak_mem_max, "fits", r->fits, "devices", devs);
+    return o;
+}
+
+static int print_json(const struct ana_sched_cmp *c, FILE *f)
+{
+    json_t *arr = json_array();
+    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
+                          "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
+                          "micro_batch", c->micro_batch, "remat", sim_remat_name(c->remat),
+                          "baseline_step_s", c->baseline_step_s);
+    int rc = 0;
+    if (!arr || !o) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < c->n; i++) {
+        json_t *r = row_json(c, &c->rows[i]);
+        if (!r || json_array_append_new(arr, r)) {
+            rc = sim_error(SIM_ENOMEM, "out of memory");
+            goto out;
+        }
+    }
+    json_object_set_new(o, "schedules", arr);
+    arr = NULL;
+    if (json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER))
+        rc = sim_error(SIM_EIO, "write error");
+    fputc('\n', f);
+out:
+    json_decref(arr);
+    json_decref(o);
+    return rc;
+}
+
+int ana_sched_cmp_print(const struct ana_sched_cmp *c, const char *format, FILE *f)
+{
+    if (!strcmp(format, "table"))
+        print_table(c, f);
+    else if (!strcmp(format, "csv"))
+        print_csv(c, f);
+    else if (!strcmp(format, "json"))
+        return print_json(c, f);
+    else
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * ana_schedules — several schedules side by side on one model, topology,
+ * K, M, batch and re-materialization mode: step time, throughput, speedup,
+ * simulated bubble beside the schedule's uniform-stage formula, and peak
+ * activation / total memory per device (interleaved schedules put v stages
+ * on a device, so memory is reported per device; for the others device d
+ * holds stage d).
+ *
+ * Each schedule is one ana_predict run (uniform partition over the
+ * schedule's S stages). A schedule that cannot run here (interleaved with
+ * M % K != 0, a topology without the link interleaving needs, ...) gets a
+ * row with its error instead of figures; an unknown schedule name is a
+ * SIM_EUSAGE error for the whole comparison.
+ *
+ * Ownership: ana_schedules_compare allocates *out; ana_sched_cmp_free
+ * (NULL ok). Cost: one prediction per schedule plus one K = 1 baseline.
+ */
+#ifndef ANA_SCHEDULES_H
+#define ANA_SCHEDULES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/ana_predict.h"
+
+struct ana_sched_row {
+    char schedule[32];
+    char error[256];          /* "" when the schedule ran */
+    int n_stages;
+    double step_s, samples_per_s, speedup;
+    double bubble_sim;
+    double bubble_formula;    /* NaN where no closed form applies */
+    int64_t peak_act_max, peak_mem_max;
+    int fits;
+    int64_t *static_mem;      /* [K] per device */
+    int64_t *peak_act;        /* [K] */
+    int64_t *peak_mem;        /* [K] */
+    double *capacity;         /* [K] */
+};
+
+struct ana_sched_cmp {
+    char model[256], topology[256];
+    int K, M;
+    double batch, micro_batch;
+    enum sim_remat remat;
+    double baseline_step_s;
+    int n;
+    struct ana_sched_row *rows;   /* [n] */
+};
+
+/* base: everything but the schedule (base->schedule and base->partition are
+ * ignored: every schedule gets the uniform partition of its own stages). */
+int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
+                          struct ana_sched_cmp **out);
+void ana_sched_cmp_free(struct ana_sched_cmp *c);
+/* format: "table", "csv" or "json". */
+int ana_sched_cmp_print(const struct ana_sched_cmp *c, const char *format, FILE *f);
+
+/* The schedule's bubble on uniform stages without communication, from the
+ * per-stage forward tf and backward tb (seconds, any unit) of one
+ * micro-batch on one device's share of the model:
+ *   gpipe, 1f1b      (K-1) / (M+K-1)
+ *   interleaved:v    (K-1) / (vM+K-1)                     (M % K == 0)
+ *   zb-h1            (K-1)c / (M(tf+tb) + (K-1)c), c = max(tf, tb/2), M >= K
+ * NaN where none applies (zb-h1 with M < K, unknown names). These are the
+ * figures tests/test_schedules.c asserts against the engine. */
+double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb);
+
+#endif

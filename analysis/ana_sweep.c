@@ -1,0 +1,381 @@
+/* ana_sweep: the parallel sweep into SQLite (see ana_sweep.h). */
+#include "analysis/ana_sweep.h"
+#include "analysis/ana_db.h"
+#include "analysis/ana_predict.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop_flag;
+
+void ana_sweep_interrupt(void)
+{
+    stop_flag = 1;
+}
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+struct job {
+    struct ana_run run;
+    enum sim_remat remat;
+    enum sim_part_strategy strategy;
+    double baseline_s;
+};
+
+struct pool {
+    const struct ana_sweep_spec *sp;
+    struct job *jobs;
+    int n, next, running, abort;
+    int *ready, head, tail;       /* finished job indices, FIFO */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Partition of the job's strategy (NULL for uniform: ana_predict's default). */
+static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
+                         struct sim_partition **out)
+{
+    *out = NULL;
+    if (j->strategy == SIM_PART_UNIFORM)
+        return 0;
+    struct sim_schedule *sched;
+    int rc = sim_schedule_build(sp->schedule ? sp->schedule : "gpipe", j->run.K, j->run.M,
+                                j->remat, &sched);
+    if (rc < 0)
+        return rc;
+    struct sim_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
+                               .n_micro = j->run.M,
+                               .micro_batch = (double)j->run.batch / j->run.M,
+                               .remat = j->remat };
+    sim_part_model *m = NULL;
+    if (j->run.K > sp->topo->n_devices)
+        rc = sim_error(SIM_ENOFIT, "-K %d: topology %s has only %d devices", j->run.K,
+                       sp->topo->path, sp->topo->n_devices);
+    else if ((rc = sim_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
+        rc = sim_part_strategy_run(m, j->strategy, out);
+    sim_part_model_free(m);
+    sim_schedule_free(sched);
+    return rc;
+}
+
+static void run_job(const struct ana_sweep_spec *sp, struct job *j)
+{
+    struct ana_run *r = &j->run;
+    struct sim_partition *part = NULL;
+    struct ana_prediction *p = NULL;
+    int rc;
+    sim_error_clear();
+    if (r->batch % r->M) {
+        rc = sim_error(SIM_EUSAGE, "--batch %ld is not divisible by -M %d (micro-batches must "
+                       "be equal)", r->batch, r->M);
+        goto out;
+    }
+    if ((rc = job_partition(sp, j, &part)) < 0)
+        goto out;
+    struct ana_config cfg = { .profile = sp->profile, .topo = sp->topo,
+                              .schedule = sp->schedule ? sp->schedule : "gpipe", .K = r->K,
+                              .M = r->M, .batch = (double)r->batch, .remat = j->remat,
+                              .partition = part, .no_baseline = 1 };
+    if ((rc = ana_predict(&cfg, &p)) < 0)
+        goto out;
+    snprintf(r->status, sizeof r->status, "ok");
+    snprintf(r->partition, sizeof r->partition, "%s", p->partition);
+    r->micro_batch = p->micro_batch;
+    r->step_s = p->step_s;
+    r->samples_per_s = p->samples_per_s;
+    r->baseline_step_s = j->baseline_s;
+    r->speedup = p->step_s > 0 ? j->baseline_s / p->step_s : 0;
+    r->bubble_sim = p->bubble_sim;
+    r->bubble_analytic = p->bubble_analytic;
+    r->fits = p->fits;
+    r->n_ops = p->n_ops;
+    if (!(r->stages = calloc((size_t)p->n_stages, sizeof *r->stages))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    r->n_stages = p->n_stages;
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *a = &p->stages[s];
+        r->stages[s] = (struct ana_run_stage){
+            .device = a->device, .first_layer = a->first_layer, .n_layers = a->n_layers,
+            .fits = a->fits, .busy_frac = a->busy_frac, .fwd_s = a->fwd_s, .bwd_s = a->bwd_s,
+            .recomp_s = a->recomp_s, .capacity = a->capacity, .static_mem = a->static_mem,
+            .peak_act = a->peak_act, .peak_mem = a->peak_mem };
+    }
+out:
+    if (rc < 0) {
+        snprintf(r->status, sizeof r->status, "%s", sim_errname(rc));
+        snprintf(r->message, sizeof r->message, "%s", sim_errmsg());
+    }
+    ana_prediction_free(p);
+    sim_partition_free(part);
+}
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        if (stop_flag || p->abort || p->next >= p->n) {
+            p->running--;
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        int i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        run_job(p->sp, &p->jobs[i]);
+        pthread_mutex_lock(&p->mu);
+        p->ready[p->tail++] = i;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static void progress(int done, int n, double t0, int final)
+{
+    static double last;
+    double t = now();
+    if (!final && t - last < 0.1)
+        return;
+    last = t;
+    int w = 30, fill = n ? (int)((double)done / n * w) : w;
+    char bar[32];
+    for (int i = 0; i < w; i++)
+        bar[i] = i < fill ? '#' : '-';
+    bar[w] = 0;
+    double el = t - t0, rate = el > 0 ? done / el : 0;
+    int eta = rate > 0 ? (int)ceil((n - done) / rate) : 0;
+    fprintf(stderr, "\rsweep [%s] %d/%d %3d%%  %.1f cfg/s  ETA %d:%02d ", bar, done, n,
+            n ? (int)(100.0 * done / n) : 100, rate, eta / 60, eta % 60);
+    if (final)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static int input_hash(const char *arg, char hex[17], int must_be_file)
+{
+    if (access(arg, R_OK) == 0)
+        return sim_file_hash(arg, hex);
+    if (must_be_file)
+        return sim_error(SIM_EIO, "%s: cannot read", arg);
+    snprintf(hex, 17, "%016llx", (unsigned long long)sim_fnv1a(arg, strlen(arg), SIM_FNV_INIT));
+    return 0;
+}
+
+/* The grid, minus what the database already has. */
+static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, int *n,
+                struct ana_sweep_stats *st)
+{
+    struct ana_run key = { 0 };
+    int rc;
+    snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
+    snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
+    snprintf(key.schedule, sizeof key.schedule, "%s", sp->schedule ? sp->schedule : "gpipe");
+    if ((rc = input_hash(sp->model_arg, key.model_hash, 0)) < 0 ||
+        (rc = input_hash(sp->topo_arg, key.topology_hash, 0)) < 0)
+        return rc;
+    int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
+    struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
+    if (!jobs)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    st->total = total;
+    for (int a = 0; a < sp->nstrategy; a++)
+        for (int b = 0; b < sp->nremat; b++)
+            for (int c = 0; c < sp->nbatch; c++)
+                for (int k = 0; k < sp->nK; k++)
+                    for (int m = 0; m < sp->nM; m++) {
+                        struct job *j = &jobs[cnt];
+                        j->run = key;
+                        j->run.K = (int)sp->Ks[k];
+                        j->run.M = (int)sp->Ms[m];
+                        j->run.batch = sp->batches[c];
+                        j->remat = sp->remats[b];
+                        j->strategy = sp->strategies[a];
+                        snprintf(j->run.remat, sizeof j->run.remat, "%s",
+                                 sim_remat_name(j->remat));
+                        snprintf(j->run.strategy, sizeof j->run.strategy, "%s",
+                                 sim_part_strategy_name(j->strategy));
+                        int found;
+                        if ((rc = ana_db_has(db, &j->run, &found)) < 0) {
+                            free(jobs);
+                            return rc;
+                        }
+                        if (found)
+                            st->skipped++;
+                        else
+                            cnt++;
+                    }
+    *out = jobs;
+    *n = cnt;
+    return 0;
+}
+
+static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
+{
+    for (int c = 0; c < sp->nbatch; c++) {
+        int need = 0;
+        for (int i = 0; i < n && !need; i++)
+            need = jobs[i].run.batch == sp->batches[c];
+        if (!need)
+            continue;
+        struct ana_config b = { .profile = sp->profile, .topo = sp->topo, .schedule = "gpipe",
+                                .K = 1, .M = 1, .batch = (double)sp->batches[c],
+                                .remat = SIM_REMAT_NEVER, .no_baseline = 1 };
+        struct ana_prediction *p;
+        double t = 0;
+        if (ana_predict(&b, &p) == 0) {
+            t = p->step_s;
+            ana_prediction_free(p);
+        }
+        for (int i = 0; i < n; i++)
+            if (jobs[i].run.batch == sp->batches[c])
+                jobs[i].baseline_s = t;
+    }
+    return 0;
+}
+
+/* Stores finished jobs until the workers are gone; commits every 16 rows
+ * or 0.2 s. */
+static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double t0)
+{
+    const struct ana_sweep_spec *sp = p->sp;
+    int rc = ana_db_begin(db), pending = 0;
+    double last_commit = now();
+    while (rc == 0) {
+        pthread_mutex_lock(&p->mu);
+        while (p->head == p->tail && p->running > 0)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->head == p->tail && p->running == 0) {
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+        int i = p->ready[p->head++];
+        pthread_mutex_unlock(&p->mu);
+        struct job *j = &p->jobs[i];
+        if ((rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "")) < 0)
+            break;
+        st->done++;
+        st->failed += strcmp(j->run.status, "ok") != 0;
+        free(j->run.stages);
+        j->run.stages = NULL;
+        pending++;
+        if (pending >= 16 || now() - last_commit > 0.2) {
+            if ((rc = ana_db_commit(db)) < 0 || (rc = ana_db_begin(db)) < 0)
+                break;
+            pending = 0;
+            last_commit = now();
+        }
+        if (sp->progress)
+            progress(st->done, p->n, t0, 0);
+        if (sp->on_row)
+            sp->on_row(sp->ctx, st->done, p->n);
+    }
+    if (rc == 0)
+        rc = ana_db_commit(db);
+    return rc;
+}
+
+int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
+                  struct ana_sweep_stats *stats)
+{
+    struct ana_sweep_stats st = { 0 };
+    ana_db *db = NULL;
+    struct job *jobs = NULL;
+    struct pool p = { .sp = sp };
+    pthread_t *th = NULL;
+    int n = 0, started = 0, rc;
+    struct sigaction old, sa;
+    stop_flag = 0;
+    if (sp->handle_sigint) {
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
+    }
+    if ((rc = ana_db_open(db_path, 1, &db)) < 0 || (rc = plan(sp, db, &jobs, &n, &st)) < 0 ||
+        (rc = baselines(sp, jobs, n)) < 0)
+        goto out;
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = sp->jobs > 0 ? sp->jobs : (nproc > 0 ? (int)nproc : 1);
+    if (nt > n)
+        nt = n;
+    p.jobs = jobs;
+    p.n = n;
+    if (!(p.ready = malloc(sizeof *p.ready * (size_t)(n ? n : 1))) ||
+        !(th = malloc(sizeof *th * (size_t)(nt ? nt : 1)))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    double t0 = now();
+    for (; started < nt; started++) {
+        pthread_mutex_lock(&p.mu);
+        p.running++;
+        pthread_mutex_unlock(&p.mu);
+        if (pthread_create(&th[started], NULL, worker, &p) != 0) {
+            pthread_mutex_lock(&p.mu);
+            p.running--;
+            pthread_mutex_unlock(&p.mu);
+            if (!started) {
+                rc = sim_error(SIM_ERUNTIME, "cannot start sweep worker threads");
+                goto out_destroy;
+            }
+            break; /* fewer workers than asked */
+        }
+    }
+    rc = drain(&p, db, &st, t0);
+    if (rc < 0) { /* stop the workers, then wait for them */
+        pthread_mutex_lock(&p.mu);
+        p.abort = 1;
+        while (p.running > 0)
+            pthread_cond_wait(&p.cv, &p.mu);
+        pthread_mutex_unlock(&p.mu);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (sp->progress && n)
+        progress(st.done, n, t0, 1);
+    if (rc == 0 && st.done < n)
+        rc = sim_error(SIM_EINTR, "interrupted: %d of %d configurations stored in %s (%d were "
+                       "there already); run the same command again to resume", st.done, n,
+                       db_path, st.skipped);
+out_destroy:
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+out:
+    if (sp->handle_sigint)
+        sigaction(SIGINT, &old, NULL);
+    for (int i = 0; jobs && i < n; i++)
+        free(jobs[i].run.stages);
+    free(jobs);
+    free(p.ready);
+    free(th);
+    ana_db_close(db);
+    if (rc == 0 && !sp->quiet)
+        fprintf(stderr, "sweep: %d configurations: %d simulated (%d could not run), %d already "
+                "in %s\n", st.total, st.done, st.failed, st.skipped, db_path);
+    if (stats)
+        *stats = st;
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * ana_sweep — every combination of K x M x batch x remat x partition
+ * strategy, simulated in parallel and stored in the results database
+ * (analysis/ana_db.h), one row per configuration.
+ *
+ * Workers: a pool of `jobs` pthreads (default: the online CPUs), each taking
+ * the next configuration and running the partitioner and ana_predict on it
+ * (sim_error messages are thread-local). Results go back to the calling
+ * thread through a queue; only it touches SQLite, inside transactions
+ * committed every few rows, so an interruption loses no finished row.
+ * Resume: configurations already in the database (same inputs and input
+ * hashes) are skipped. Interrupt (SIGINT with handle_sigint, or
+ * ana_sweep_interrupt()): no new configuration starts, the running ones
+ * finish and are stored, and the sweep returns SIM_EINTR.
+ * A configuration that cannot run (M does not divide the batch, K above the
+ * devices or layers) is stored with its error as status, so it is not
+ * retried. Rows are keyed and read back sorted: the database contents do not
+ * depend on jobs (the row ids and times do).
+ *
+ * Speedup baseline: ana_predict's (K = 1, M = 1, no remat, same batch),
+ * simulated once per batch size.
+ * Cost: one simulation per configuration; O(configurations) rows.
+ */
+#ifndef ANA_SWEEP_H
+#define ANA_SWEEP_H
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sim/sim_partitioner.h"
+#include "sim/sim_schedule.h"
+
+struct ana_sweep_spec {
+    const struct mdl_profile *profile;
+    const struct mdl_topology *topo;
+    const char *model_arg, *topo_arg;  /* as given: stored, and hashed (file bytes, or
+                                          the text of a generator spec) */
+    const char *command;               /* the command line, stored with each row */
+    const char *schedule;              /* NULL = "gpipe" */
+    const long *Ks; int nK;
+    const long *Ms; int nM;
+    const long *batches; int nbatch;
+    const enum sim_remat *remats; int nremat;
+    const enum sim_part_strategy *strategies; int nstrategy;
+    int jobs;                          /* <= 0: online CPUs */
+    int progress;                      /* progress bar with ETA on stderr */
+    int quiet;                         /* no summary line either */
+    int handle_sigint;                 /* SIGINT interrupts (restored after) */
+    /* called on the calling thread after each stored row (NULL ok) */
+    void (*on_row)(void *ctx, int stored, int pending);
+    void *ctx;
+};
+
+struct ana_sweep_stats {
+    int total;        /* configurations in the grid */
+    int skipped;      /* already in the database */
+    int done;         /* stored by this run */
+    int failed;       /* of those, stored with an error status */
+};
+
+int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
+                  struct ana_sweep_stats *stats);
+/* Async-signal-safe: asks the running sweep to stop after what is running. */
+void ana_sweep_interrupt(void);
+
+#endif

@@ -1,0 +1,87 @@
+#include "cli/cli_run.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <string.h>
+
+void cli_run_init(struct cli_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->schedule = "gpipe";
+    r->partition = "uniform";
+    r->replicas = 1;
+    r->remat = SIM_REMAT_EXCEPT_LAST;
+}
+
+int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
+{
+    *rc = 0;
+    switch (c) {
+    case 'm': r->model = arg; break;
+    case 't': r->topology = arg; break;
+    case 'K': *rc = sim_parse_long(arg, "-K", 1, 1 << 20, &r->K); break;
+    case 'M': *rc = sim_parse_long(arg, "-M", 1, 1 << 24, &r->M); break;
+    case 'b': *rc = sim_parse_double(arg, "--batch", &r->batch); break;
+    case 'r': *rc = sim_remat_parse(arg, &r->remat); break;
+    case 's': r->schedule = arg; break;
+    case 'p': r->partition = arg; break;
+    case 'R': *rc = sim_parse_long(arg, "--replicas", 1, 1 << 16, &r->replicas); break;
+    default: return 0;
+    }
+    return 1;
+}
+
+int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
+{
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "%s: unexpected argument '%s'", cmd, argv[optind]);
+    if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0)
+        return sim_error(SIM_EUSAGE, "%s: --model, --topology, -K, -M and --batch are "
+                         "required (see pipesim %s --help)", cmd, cmd);
+    return 0;
+}
+
+int cli_check_format(const char *format)
+{
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return 0;
+}
+
+int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
+{
+    int rc;
+    if ((rc = mdl_model_open(r->model, &r->prof)) < 0 ||
+        (rc = mdl_topology_load(r->topology, &r->topo)) < 0)
+        return rc;
+    if (with_partition) {
+        struct sim_schedule *probe; /* the schedule decides the number of stages */
+        if ((rc = sim_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
+            return rc;
+        int S = probe->n_stages;
+        sim_schedule_free(probe);
+        if ((rc = sim_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
+            return rc;
+    }
+    cfg->profile = r->prof;
+    cfg->topo = r->topo;
+    cfg->schedule = r->schedule;
+    cfg->K = (int)r->K;
+    cfg->M = (int)r->M;
+    cfg->batch = r->batch;
+    cfg->remat = r->remat;
+    cfg->partition = r->part;
+    cfg->replicas = (int)r->replicas;
+    return 0;
+}
+
+void cli_run_close(struct cli_run *r)
+{
+    sim_partition_free(r->part);
+    mdl_topology_free(r->topo);
+    mdl_profile_free(r->prof);
+    r->part = NULL;
+    r->topo = NULL;
+    r->prof = NULL;
+}

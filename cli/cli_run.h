@@ -1,0 +1,48 @@
+/*
+ * cli_run — the options shared by the commands that simulate one
+ * configuration (predict, partition, compare-schedules, export-chakra):
+ * --model, --topology, -K, -M, --batch, --remat, and where a command takes
+ * them --schedule, --partition, --replicas. One parser, one set of
+ * messages, one way to open the inputs.
+ * Ownership: cli_run_open allocates what it returns; cli_run_close frees it.
+ */
+#ifndef CLI_RUN_H
+#define CLI_RUN_H
+
+#include "analysis/ana_predict.h"
+#include "cli/cli.h"
+
+/* getopt_long entries; each command adds its own and the terminator. */
+#define CLI_RUN_OPTIONS                                                         \
+    { "model", required_argument, 0, 'm' }, { "topology", required_argument, 0, 't' }, \
+    { "batch", required_argument, 0, 'b' }, { "remat", required_argument, 0, 'r' },    \
+    { "help", no_argument, 0, 'h' }
+#define CLI_RUN_SCHEDULE { "schedule", required_argument, 0, 's' }
+#define CLI_RUN_PARTITION { "partition", required_argument, 0, 'p' }
+#define CLI_RUN_REPLICAS { "replicas", required_argument, 0, 'R' }
+#define CLI_RUN_SHORT "hK:M:"
+
+struct cli_run {
+    const char *model, *topology, *schedule, *partition;
+    long K, M, replicas;
+    double batch;
+    enum sim_remat remat;
+    /* filled by cli_run_open */
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct sim_partition *part;   /* NULL unless --partition is a command's */
+};
+
+void cli_run_init(struct cli_run *r);
+/* 1 if c was a shared option (rc of its parse in *rc), 0 if not. */
+int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc);
+/* No stray arguments; model, topology, K, M and batch given. */
+int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv);
+/* "table", "csv" or "json", else SIM_EUSAGE. */
+int cli_check_format(const char *format);
+/* Opens the model and topology, builds the partition when with_partition
+ * (for the schedule's stage count), and fills cfg's inputs. */
+int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg);
+void cli_run_close(struct cli_run *r);
+
+#endif

@@ -1,0 +1,75 @@
+/* pipesim import-torch: a PyTorch profiler trace to a measured profile CSV. */
+#include "cli/cli.h"
+#include "models/mdl_torch.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdio.h>
+
+static const char help[] =
+    "usage: pipesim import-torch TRACE.json [--batch N] [--sizes F] [--prefix P] [-o OUT.csv]\n\n"
+    "Reads a Chrome trace exported by torch.profiler (export_chrome_trace) in which\n"
+    "each layer's forward runs inside record_function(\"layer:<name>\") and writes a\n"
+    "measured layer profile (name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,\n"
+    "stash_bytes) for pipesim predict. Times are per step, averaged over the steps\n"
+    "in the trace. Backward time per layer comes from layer ranges opened during\n"
+    "backward (see scripts/make_torch_trace.py), else from the autograd sequence\n"
+    "numbers of Kineto traces, else it is taken as 2 x forward.\n"
+    "  --batch N    samples per step in the trace (default: the sidecar's at_batch)\n"
+    "  --sizes F    per-layer sizes CSV: name,kind,params,out_bytes,stash_bytes,\n"
+    "               at_batch (default: TRACE minus .json plus .layers.csv, if present;\n"
+    "               without one params and bytes are 0)\n"
+    "  --prefix P   layer range prefix (default layer:)\n"
+    "  -o OUT.csv   output (default stdout)\n";
+
+int cmd_import_torch(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "batch", required_argument, 0, 'b' }, { "sizes", required_argument, 0, 's' },
+        { "prefix", required_argument, 0, 'p' }, { "out", required_argument, 0, 'o' },
+        { "help", no_argument, 0, 'h' },         { 0, 0, 0, 0 },
+    };
+    struct mdl_torch_opts o = { 0 };
+    const char *out_path = "-";
+    int c, rc = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("import-torch", argc, argv, "ho:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'b':
+            if ((rc = sim_parse_double(optarg, "--batch", &o.batch)) < 0)
+                return rc;
+            if (o.batch <= 0)
+                return sim_error(SIM_EUSAGE, "--batch must be > 0, got %s", optarg);
+            break;
+        case 's': o.sizes_path = optarg; break;
+        case 'p': o.prefix = optarg; break;
+        case 'o': out_path = optarg; break;
+        default: return -SIM_EUSAGE;
+        }
+    }
+    if (optind == argc)
+        return sim_error(SIM_EUSAGE, "import-torch: TRACE.json is required (see pipesim "
+                         "import-torch --help)");
+    if (optind + 1 < argc)
+        return sim_error(SIM_EUSAGE, "import-torch: unexpected argument '%s'", argv[optind + 1]);
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    if ((rc = mdl_torch_import(argv[optind], &o, &p, &rep)) < 0)
+        return rc;
+    rc = mdl_profile_write(p, out_path);
+    if (rc == 0) {
+        fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
+                "%.3f ms, backward %.3f ms (by %s)", rep.n_layers, rep.steps,
+                p->layers[0].at_batch, rep.fwd_us / 1e3, rep.bwd_us / 1e3,
+                mdl_torch_bwd_name(rep.method));
+        if (rep.unattributed_us > 0)
+            fprintf(stderr, ", %.3f ms of backward charged to no layer",
+                    rep.unattributed_us / 1e3);
+        if (rep.n_recompute)
+            fprintf(stderr, ", %d re-computation ranges ignored", rep.n_recompute);
+        fprintf(stderr, "; sizes %s\n", *rep.sizes ? rep.sizes : "none (params, bytes = 0)");
+    }
+    mdl_profile_free(p);
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* pipesim partition: optimal and alternative stage partitions, ranked by
+ * simulated step time. */
+#include "analysis/ana_rank.h"
+#include "cli/cli_run.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_partitioner.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim partition --model F --topology F -K k -M m --batch N\n"
+    "                         [--strategy all|optimal,uniform,gpipe,balance-by-size]\n"
+    "                         [--top N] [--mem-cap none|device|BYTES] [--remat MODE]\n"
+    "                         [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--format table|csv|json] [--out F]\n\n"
+    "Cuts the model's layers into K contiguous stages (one per device) and ranks the\n"
+    "candidates by simulated step time:\n"
+    "  optimal          least bottleneck stage time per step (M x (fwd + bwd) +\n"
+    "                   recomputes + optimizer update + the transfers of both of its\n"
+    "                   boundaries), exact, under the memory cap if one is given\n"
+    "  uniform          equal layer counts\n"
+    "  gpipe            the GPipe paper's heuristic: least variance of stage compute\n"
+    "  balance-by-size  least largest stage memory (or overflow, with a cap)\n"
+    "With optimal, its neighbours (each cut moved by one layer) are simulated too,\n"
+    "since the bound ignores bubbles and link contention. Per stage: cost, the\n"
+    "closed-form memory estimate the search uses, the simulated peak and the\n"
+    "capacity. --mem-cap device uses each device's memory, BYTES (16e9, 16G, 12GiB)\n"
+    "one cap for all; an infeasible cap names the stage that cannot fit and by how\n"
+    "much. Defaults: --strategy all, --top 5, --mem-cap none, --remat except_last.\n";
+
+static int parse_bytes(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    static const struct { const char *suf; double mul; } u[] = {
+        { "", 1 },       { "B", 1 },       { "k", 1e3 },       { "K", 1e3 },   { "kB", 1e3 },
+        { "M", 1e6 },    { "MB", 1e6 },    { "G", 1e9 },       { "GB", 1e9 },  { "T", 1e12 },
+        { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+        { "TiB", 1099511627776.0 },
+    };
+    if (end == s || !(v > 0) || v > 1e30)
+        return sim_error(SIM_EUSAGE, "--mem-cap: '%s' is not a positive byte count (or none, "
+                         "device)", s);
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        if (!strcmp(end, u[i].suf)) {
+            *out = v * u[i].mul;
+            return 0;
+        }
+    return sim_error(SIM_EUSAGE, "--mem-cap: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, "
+                     "MiB, GiB, TiB)", end, s);
+}
+
+static int parse_strategies(const char *s, enum sim_part_strategy *v, int *n)
+{
+    *n = 0;
+    if (!strcmp(s, "all")) {
+        for (int i = 0; i < SIM_PART_NSTRATEGIES; i++)
+            v[(*n)++] = (enum sim_part_strategy)i;
+        return 0;
+    }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        enum sim_part_strategy st;
+        int rc = sim_part_strategy_parse(tok, &st);
+        if (rc < 0)
+            return rc;
+        for (int i = 0; i < *n; i++)
+            if (v[i] == st)
+                return sim_error(SIM_EUSAGE, "--strategy: '%s' given twice", tok);
+        v[(*n)++] = st;
+    }
+    if (!*n)
+        return sim_error(SIM_EUSAGE, "--strategy: empty list");
+    return 0;
+}
+
+int cmd_partition(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CLI_RUN_OPTIONS, CLI_RUN_SCHEDULE,
+        { "strategy", required_argument, 0, 'S' }, { "top", required_argument, 0, 'n' },
+        { "mem-cap", required_argument, 0, 'c' },  { "format", required_argument, 0, 'f' },
+        { "out", required_argument, 0, 'o' },      { 0, 0, 0, 0 },
+    };
+    const char *format = "table", *out_path = "-";
+    struct ana_config cfg = { 0 };
+    struct sim_part_opts po = { 0 };
+    enum sim_part_strategy strat[SIM_PART_NSTRATEGIES];
+    int nstrat = 0;
+    long top = 5;
+    struct cli_run run;
+    int c, rc = 0;
+    cli_run_init(&run);
+    parse_strategies("all", strat, &nstrat);
+    cli_getopt_reset();
+    while ((c = cli_getopt("partition", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(&run, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'S': rc = parse_strategies(optarg, strat, &nstrat); break;
+        case 'n': rc = sim_parse_long(optarg, "--top", 1, 1 << 20, &top); break;
+        case 'c':
+            if (!strcmp(optarg, "none"))
+                po.cap_mode = 0;
+            else if (!strcmp(optarg, "device"))
+                po.cap_mode = 1;
+            else if ((rc = parse_bytes(optarg, &po.cap)) == 0)
+                po.cap_mode = 2;
+            break;
+        case 'f': format = optarg; break;
+        case 'o': out_path = optarg; break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
+        (rc = cli_check_format(format)) < 0)
+        return rc;
+    struct sim_schedule *sched = NULL;
+    sim_part_model *pm = NULL;
+    struct ana_rank *rank = NULL;
+    if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
+        goto out;
+    struct mdl_profile *prof = run.prof;
+    struct mdl_topology *topo = run.topo;
+    long K = run.K, M = run.M;
+    double batch = run.batch;
+    /* the checks ana_predict makes, before the partitioner's own */
+    if (batch < 1 || batch != (double)(long long)batch || (long long)batch % M) {
+        rc = sim_error(SIM_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
+                       batch, M);
+        goto out;
+    }
+    if (K > topo->n_devices) {
+        rc = sim_error(SIM_ENOFIT, "-K %ld: topology %s has only %d devices", K, topo->path,
+                       topo->n_devices);
+        goto out;
+    }
+    if ((rc = sim_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0)
+        goto out;
+    po.n_stages = sched->n_stages;
+    po.stage_device = sched->stage_device;
+    po.n_micro = (int)M;
+    po.micro_batch = batch / (double)M;
+    po.remat = cfg.remat;
+    if ((rc = sim_part_model_new(prof, topo, &po, &pm)) < 0)
+        goto out;
+    if ((rc = ana_rank_new(&cfg, pm, strat, nstrat, 1, &rank)) < 0)
+        goto out;
+    struct sim_afile af;
+    if ((rc = sim_afile_open(&af, out_path)) < 0)
+        goto out;
+    if (!strcmp(format, "table")) {
+        char capbuf[64];
+        if (po.cap_mode == 2)
+            snprintf(capbuf, sizeof capbuf, "%.4g GB per device", po.cap / 1e9);
+        fprintf(af.f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
+                "%g (micro-batch %g), remat %s, memory cap %s\n"
+                "%d candidates simulated; speedup over one device, M=1, no remat (%.4f ms)\n\n",
+                prof->path, prof->n_layers, topo->path, sched->name, K, sched->n_stages, M,
+                batch, po.micro_batch, sim_remat_name(cfg.remat),
+                po.cap_mode == 0 ? "none" : po.cap_mode == 1 ? "device memory" : capbuf,
+                rank->n, rank->baseline_step_s * 1e3);
+    }
+    if ((rc = ana_rank_print(rank, format, (int)top, af.f)) < 0) {
+        sim_afile_abort(&af);
+        goto out;
+    }
+    rc = sim_afile_commit(&af);
+out:
+    ana_rank_free(rank);
+    sim_part_model_free(pm);
+    sim_schedule_free(sched);
+    cli_run_close(&run);
+    return rc;
+}

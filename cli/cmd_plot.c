@@ -1,0 +1,119 @@
+/* pipesim plot: gnuplot PNG + SVG figures of a sweep database and of a trace. */
+#include "analysis/ana_plot.h"
+#include "cli/cli.h"
+#include "sim/sim_error.h"
+#include "sim/sim_partitioner.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim plot [--db results/sweep.db] [--trace trace.json]\n"
+    "                    [--kind speedup,bubble,memory,timeline] [--out-dir results/plots]\n"
+    "                    [--prefix P] [--mem-M m] [--model S] [--topology S]\n"
+    "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n\n"
+    "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically):\n"
+    "  speedup   speedup over one device vs M, a line per K, with the ideal\n"
+    "            K M/(M+K-1) of balanced stages and free communication (dashed)\n"
+    "  bubble    simulated bubble fraction vs M per K, with (K-1)/(M+K-1) dashed\n"
+    "  memory    per-stage peak memory vs K at M = --mem-M (default: the largest)\n"
+    "  timeline  Gantt chart of a Chrome trace from pipesim predict --trace\n"
+    "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
+    "strategy and batch): the first that matches the filters. Default --kind: the\n"
+    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n";
+
+int cmd_plot(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "db", required_argument, 0, 'd' },       { "trace", required_argument, 0, 'T' },
+        { "kind", required_argument, 0, 'k' },     { "out-dir", required_argument, 0, 'o' },
+        { "prefix", required_argument, 0, 'p' },   { "mem-M", required_argument, 0, 'M' },
+        { "model", required_argument, 0, 'm' },    { "topology", required_argument, 0, 't' },
+        { "schedule", required_argument, 0, 's' }, { "remat", required_argument, 0, 'r' },
+        { "strategy", required_argument, 0, 'S' }, { "batch", required_argument, 0, 'b' },
+        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+    };
+    struct ana_plot_opts o = { .out_dir = "results/plots" };
+    const char *db_path = NULL, *trace = NULL, *kinds = NULL;
+    long memM = 0;
+    int c, rc = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("plot", argc, argv, "h", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'd': db_path = optarg; break;
+        case 'T': trace = optarg; break;
+        case 'k': kinds = optarg; break;
+        case 'o': o.out_dir = optarg; break;
+        case 'p': o.prefix = optarg; break;
+        case 'M': rc = sim_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
+        case 'm': o.sel.model = optarg; break;
+        case 't': o.sel.topology = optarg; break;
+        case 's': o.sel.schedule = optarg; break;
+        case 'r': {
+            enum sim_remat r;
+            if ((rc = sim_remat_parse(optarg, &r)) == 0)
+                o.sel.remat = sim_remat_name(r);
+            break;
+        }
+        case 'S': {
+            enum sim_part_strategy st;
+            if ((rc = sim_part_strategy_parse(optarg, &st)) == 0)
+                o.sel.strategy = sim_part_strategy_name(st);
+            break;
+        }
+        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    o.mem_M = (int)memM;
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "plot: unexpected argument '%s'", argv[optind]);
+    if (!db_path && !trace)
+        return sim_error(SIM_EUSAGE, "plot: give --db (sweep figures) and/or --trace "
+                         "(timeline); see pipesim plot --help");
+    /* split --kind into the sweep figures and the timeline */
+    char sweep_kinds[256] = "";
+    int timeline = trace && !kinds;
+    if (kinds) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", kinds);
+        for (char *save, *tok = strtok_r(buf, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save)) {
+            if (!strcmp(tok, "timeline")) {
+                timeline = 1;
+                continue;
+            }
+            size_t l = strlen(sweep_kinds);
+            snprintf(sweep_kinds + l, sizeof sweep_kinds - l, "%s%s", l ? "," : "", tok);
+        }
+    } else if (db_path) {
+        snprintf(sweep_kinds, sizeof sweep_kinds, "speedup,bubble,memory");
+    }
+    if (timeline && !trace)
+        return sim_error(SIM_EUSAGE, "--kind timeline needs --trace FILE");
+    if (sweep_kinds[0] && !db_path)
+        return sim_error(SIM_EUSAGE, "--kind %s needs --db FILE", sweep_kinds);
+    if (!sweep_kinds[0] && !timeline)
+        return sim_error(SIM_EUSAGE, "--kind: nothing to draw");
+    if (!ana_plot_have_gnuplot(NULL))
+        return sim_error(SIM_EIO, "plot: gnuplot is not installed or does not run (Debian: "
+                         "apt-get install gnuplot-nox)");
+    ana_db *db = NULL;
+    struct ana_run *runs = NULL;
+    int n = 0;
+    if (sweep_kinds[0]) {
+        if ((rc = ana_db_open(db_path, 0, &db)) < 0 || (rc = ana_db_load(db, &runs, &n)) < 0 ||
+            (rc = ana_plot_sweep(runs, n, sweep_kinds, &o)) < 0)
+            goto out;
+    }
+    if (timeline)
+        rc = ana_plot_timeline(trace, &o);
+out:
+    ana_runs_free(runs, n);
+    ana_db_close(db);
+    return rc;
+}

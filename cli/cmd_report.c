@@ -1,0 +1,117 @@
+/* pipesim report: K x M tables from a sweep database, and CSV exports. */
+#include "analysis/ana_report.h"
+#include "cli/cli.h"
+#include "sim/sim_partitioner.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim report --db results/sweep.db [--metric LIST] [--baseline K,M]\n"
+    "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
+    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F] [--out F]\n\n"
+    "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
+    "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
+    "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
+    "              the paper normalizes to K=2,M=1)\n"
+    "  speedup     over one device (K=1, M=1, no re-materialization)\n"
+    "  throughput  samples/s      step  ms per step\n"
+    "  bubble      simulated / analytic (K-1)/(M+K-1), percent\n"
+    "  memory      largest stage peak, GB\n"
+    "'*' marks configurations that do not fit in memory, '-' those that could not\n"
+    "run. --csv writes every selected run, --grid-csv every grid cell.\n"
+    "Filters select runs by their stored model/topology argument and settings.\n"
+    "Defaults: --metric normalized,speedup,bubble.\n";
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "db", required_argument, 0, 'd' },       { "metric", required_argument, 0, 'x' },
+        { "baseline", required_argument, 0, 'B' }, { "model", required_argument, 0, 'm' },
+        { "topology", required_argument, 0, 't' }, { "schedule", required_argument, 0, 's' },
+        { "remat", required_argument, 0, 'r' },    { "strategy", required_argument, 0, 'S' },
+        { "batch", required_argument, 0, 'b' },    { "csv", required_argument, 0, 'c' },
+        { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
+        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+    };
+    struct ana_report_opts o = { 0 };
+    const char *db_path = NULL, *csv = NULL, *grid_csv = NULL, *out_path = "-";
+    int c, rc = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("report", argc, argv, "h", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'd': db_path = optarg; break;
+        case 'x': o.metrics = optarg; rc = ana_report_check_metrics(optarg); break;
+        case 'B': {
+            long *v;
+            int n;
+            if ((rc = sim_parse_long_list(optarg, "--baseline", 1, 1 << 20, &v, &n)) < 0)
+                break;
+            if (n != 2)
+                rc = sim_error(SIM_EUSAGE, "--baseline: expected K,M, got '%s'", optarg);
+            else {
+                o.base_K = (int)v[0];
+                o.base_M = (int)v[1];
+            }
+            free(v);
+            break;
+        }
+        case 'm': o.model = optarg; break;
+        case 't': o.topology = optarg; break;
+        case 's': o.schedule = optarg; break;
+        case 'r': {
+            enum sim_remat r;
+            if ((rc = sim_remat_parse(optarg, &r)) == 0)
+                o.remat = sim_remat_name(r);
+            break;
+        }
+        case 'S': {
+            enum sim_part_strategy st;
+            if ((rc = sim_part_strategy_parse(optarg, &st)) == 0)
+                o.strategy = sim_part_strategy_name(st);
+            break;
+        }
+        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1L << 40, &o.batch); break;
+        case 'c': csv = optarg; break;
+        case 'g': grid_csv = optarg; break;
+        case 'o': out_path = optarg; break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "report: unexpected argument '%s'", argv[optind]);
+    if (!db_path)
+        return sim_error(SIM_EUSAGE, "report: --db is required (see pipesim report --help)");
+    ana_db *db = NULL;
+    struct ana_run *runs = NULL;
+    int n = 0;
+    if ((rc = ana_db_open(db_path, 0, &db)) < 0 || (rc = ana_db_load(db, &runs, &n)) < 0)
+        goto out;
+    struct {
+        const char *path;
+        int (*fn)(const struct ana_run *, int, const struct ana_report_opts *, FILE *);
+    } outs[] = { { out_path, ana_report_print }, { csv, ana_report_csv },
+                 { grid_csv, ana_report_grid_csv } };
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        if (!outs[i].path)
+            continue;
+        struct sim_afile af;
+        if ((rc = sim_afile_open(&af, outs[i].path)) < 0)
+            goto out;
+        if ((rc = outs[i].fn(runs, n, &o, af.f)) < 0) {
+            sim_afile_abort(&af);
+            goto out;
+        }
+        if ((rc = sim_afile_commit(&af)) < 0)
+            goto out;
+    }
+out:
+    ana_runs_free(runs, n);
+    ana_db_close(db);
+    return rc;
+}

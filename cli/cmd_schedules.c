@@ -1,0 +1,105 @@
+/* pipesim compare-schedules: several schedules side by side. */
+#include "analysis/ana_schedules.h"
+#include "cli/cli_run.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <string.h>
+
+#define MAX_SCHEDULES 16
+
+static const char help[] =
+    "usage: pipesim compare-schedules --model F --topology F -K k -M m --batch N\n"
+    "                 [--remat always|except_last|never]\n"
+    "                 [--schedules gpipe,1f1b,interleaved:2,zb-h1]\n"
+    "                 [--format table|csv|json] [--out F]\n\n"
+    "Simulates one training step of the model on the topology's first K devices under\n"
+    "each schedule and prints them side by side: step time, throughput, speedup over\n"
+    "one device, the simulated bubble beside the schedule's uniform-stage formula,\n"
+    "and peak activation and total memory (max and per device).\n"
+    "Schedules: gpipe (fill-drain), 1f1b (PipeDream-flush), interleaved:v (Megatron,\n"
+    "v model chunks per device, v*K stages, needs M %% K == 0 and a link from device\n"
+    "K-1 back to device 0), zb-h1 (zero-bubble: backward split into input and weight\n"
+    "gradients, weight gradients deferred into the bubbles). Each schedule gets the\n"
+    "uniform partition of its own stages. A schedule that cannot run here is listed\n"
+    "with the reason; an unknown name is an error.\n"
+    "Defaults: --remat except_last, --schedules gpipe,1f1b,interleaved:2,zb-h1,\n"
+    "--format table.\n";
+
+/* Splits "a,b,c" into names (pointers into buf). */
+static int split_names(char *buf, const char **names, int *n)
+{
+    *n = 0;
+    for (char *tok = buf;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = 0;
+        if (!*tok)
+            return sim_error(SIM_EUSAGE, "--schedules: empty name in the list");
+        if (*n == MAX_SCHEDULES)
+            return sim_error(SIM_EUSAGE, "--schedules: at most %d schedules", MAX_SCHEDULES);
+        names[(*n)++] = tok;
+        if (!comma)
+            return 0;
+        tok = comma + 1;
+    }
+}
+
+int cmd_compare_schedules(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        CLI_RUN_OPTIONS, { "format", required_argument, 0, 'f' },
+        { "schedules", required_argument, 0, 'S' }, { "out", required_argument, 0, 'o' },
+        { 0, 0, 0, 0 },
+    };
+    const char *format = "table", *out_path = "-";
+    const char *list = "gpipe,1f1b,interleaved:2,zb-h1";
+    struct ana_config cfg = { 0 };
+    struct cli_run run;
+    int c, rc = 0;
+    cli_run_init(&run);
+    cli_getopt_reset();
+    while ((c = cli_getopt("compare-schedules", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(&run, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'f': format = optarg; break;
+        case 'S': list = optarg; break;
+        case 'o': out_path = optarg; break;
+        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        }
+    }
+    if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
+        (rc = cli_check_format(format)) < 0)
+        return rc;
+    char buf[1024];
+    const char *names[MAX_SCHEDULES];
+    int n;
+    if (strlen(list) >= sizeof buf)
+        return sim_error(SIM_EUSAGE, "--schedules: list too long");
+    snprintf(buf, sizeof buf, "%s", list);
+    if ((rc = split_names(buf, names, &n)) < 0)
+        return rc;
+    struct ana_sched_cmp *cmp = NULL;
+    if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
+        goto out;
+    if ((rc = ana_schedules_compare(&cfg, names, n, &cmp)) < 0)
+        goto out;
+    struct sim_afile af;
+    if ((rc = sim_afile_open(&af, out_path)) < 0)
+        goto out;
+    if ((rc = ana_sched_cmp_print(cmp, format, af.f)) < 0) {
+        sim_afile_abort(&af);
+        goto out;
+    }
+    rc = sim_afile_commit(&af);
+out:
+    ana_sched_cmp_free(cmp);
+    cli_run_close(&run);
+    return rc;
+}

@@ -1,0 +1,201 @@
+/* pipesim sweep: every K x M x batch x remat x strategy combination, in
+ * parallel, into SQLite. */
+#include "analysis/ana_sweep.h"
+#include "cli/cli.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char help[] =
+    "usage: pipesim sweep --model F --topology F -K 1,2,4,8 -M 1,2,4,8,16,32\n"
+    "                     --batch N[,N...] [--remat MODE[,MODE...]]\n"
+    "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
+    "                     [--schedule gpipe|1f1b|interleaved:v|zb-h1] [--jobs N] [--db results/sweep.db] [--quiet]\n\n"
+    "Simulates every combination of the listed stage counts K, micro-batch counts M,\n"
+    "mini-batch sizes, re-materialization modes (never, except_last, always) and\n"
+    "partition strategies (see pipesim partition --help), on --jobs worker threads\n"
+    "(default: all CPUs), and stores one row per configuration in the SQLite\n"
+    "database: the inputs with a hash of each input file, the command line and the\n"
+    "pipesim version; step time, throughput, speedup over one device (M=1, no remat),\n"
+    "simulated and analytic bubble, and per stage busy fraction and peak memory (table\n"
+    "stages). Configurations already in the database are skipped, so a sweep stopped\n"
+    "with Ctrl-C (which keeps every finished row and exits with status 10) resumes\n"
+    "where it stopped when run again. Combinations that cannot run (M not dividing\n"
+    "the batch, K above the devices or layers) are stored with their error. A\n"
+    "progress bar with ETA goes to stderr when it is a terminal.\n"
+    "Defaults: --remat except_last, --strategy uniform, --db results/sweep.db.\n"
+    "Read the results with pipesim report and pipesim plot.\n";
+
+static int parse_list(const char *s, const char *what, int (*one)(const char *, int *),
+                      int *v, int max, int *n)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == max)
+            return sim_error(SIM_EUSAGE, "%s: more than %d values", what, max);
+        int rc = one(tok, &v[*n]);
+        if (rc < 0)
+            return rc;
+        for (int i = 0; i < *n; i++)
+            if (v[i] == v[*n])
+                return sim_error(SIM_EUSAGE, "%s: '%s' given twice", what, tok);
+        (*n)++;
+    }
+    return *n ? 0 : sim_error(SIM_EUSAGE, "%s: empty list", what);
+}
+
+static int one_remat(const char *s, int *v)
+{
+    enum sim_remat r;
+    int rc = sim_remat_parse(s, &r);
+    *v = (int)r;
+    return rc;
+}
+
+static int one_strategy(const char *s, int *v)
+{
+    enum sim_part_strategy st;
+    int rc = sim_part_strategy_parse(s, &st);
+    *v = (int)st;
+    return rc;
+}
+
+static int make_parent(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return sim_error(SIM_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return sim_error(SIM_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+    return 0;
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "model", required_argument, 0, 'm' },    { "topology", required_argument, 0, 't' },
+        { "batch", required_argument, 0, 'b' },    { "remat", required_argument, 0, 'r' },
+        { "strategy", required_argument, 0, 'S' }, { "schedule", required_argument, 0, 's' },
+        { "jobs", required_argument, 0, 'j' },     { "db", required_argument, 0, 'd' },
+        { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    struct ana_sweep_spec sp = { .schedule = "gpipe", .handle_sigint = 1 };
+    const char *db = "results/sweep.db";
+    long *Ks = NULL, *Ms = NULL, *batches = NULL, jobs = 0;
+    int remats[3] = { SIM_REMAT_EXCEPT_LAST }, strats[SIM_PART_NSTRATEGIES] = { SIM_PART_UNIFORM };
+    int nremat = 1, nstrat = 1, c, rc = 0;
+    char *cmdline = NULL;
+    struct mdl_profile *prof = NULL;
+    struct mdl_topology *topo = NULL;
+    cli_getopt_reset();
+    while ((c = cli_getopt("sweep", argc, argv, "hK:M:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); goto out;
+        case 'm': sp.model_arg = optarg; break;
+        case 't': sp.topo_arg = optarg; break;
+        case 'K':
+            free(Ks);
+            Ks = NULL;
+            rc = sim_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK);
+            break;
+        case 'M':
+            free(Ms);
+            Ms = NULL;
+            rc = sim_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM);
+            break;
+        case 'b':
+            free(batches);
+            batches = NULL;
+            rc = sim_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches, &sp.nbatch);
+            break;
+        case 'r': rc = parse_list(optarg, "--remat", one_remat, remats, 3, &nremat); break;
+        case 'S':
+            rc = parse_list(optarg, "--strategy", one_strategy, strats, SIM_PART_NSTRATEGIES,
+                            &nstrat);
+            break;
+        case 's': sp.schedule = optarg; break;
+        case 'j': rc = sim_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
+        case 'd': db = optarg; break;
+        case 'q': sp.quiet = 1; break;
+        default: rc = -SIM_EUSAGE; break;
+        }
+        if (rc < 0)
+            goto out;
+    }
+    if (optind < argc) {
+        rc = sim_error(SIM_EUSAGE, "sweep: unexpected argument '%s'", argv[optind]);
+        goto out;
+    }
+    if (!sp.model_arg || !sp.topo_arg || !Ks || !Ms || !batches) {
+        rc = sim_error(SIM_EUSAGE, "sweep: --model, --topology, -K, -M and --batch are required "
+                       "(see pipesim sweep --help)");
+        goto out;
+    }
+    struct sim_schedule *probe; /* an unknown schedule is a usage error, before any work */
+    if ((rc = sim_schedule_build(sp.schedule, 1, 1, SIM_REMAT_NEVER, &probe)) < 0)
+        goto out;
+    sim_schedule_free(probe);
+    if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = make_parent(db)) < 0)
+        goto out;
+    size_t len = 16;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    if (!(cmdline = malloc(len))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out;
+    }
+    strcpy(cmdline, "pipesim");
+    for (int i = 0; i < argc; i++) {
+        strcat(cmdline, " ");
+        strcat(cmdline, argv[i]);
+    }
+    enum sim_remat er[3];
+    enum sim_part_strategy es[SIM_PART_NSTRATEGIES];
+    for (int i = 0; i < nremat; i++)
+        er[i] = (enum sim_remat)remats[i];
+    for (int i = 0; i < nstrat; i++)
+        es[i] = (enum sim_part_strategy)strats[i];
+    sp.profile = prof;
+    sp.topo = topo;
+    sp.command = cmdline;
+    sp.Ks = Ks;
+    sp.Ms = Ms;
+    sp.batches = batches;
+    sp.remats = er;
+    sp.nremat = nremat;
+    sp.strategies = es;
+    sp.nstrategy = nstrat;
+    sp.jobs = (int)jobs;
+    sp.progress = !sp.quiet && isatty(2);
+    struct ana_sweep_stats st;
+    rc = ana_sweep_run(&sp, db, &st);
+out:
+    free(cmdline);
+    free(Ks);
+    free(Ms);
+    free(batches);
+    mdl_topology_free(topo);
+    mdl_profile_free(prof);
+    return rc;
+}

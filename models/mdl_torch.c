@@ -1,0 +1,518 @@
+/* mdl_torch — PyTorch profiler trace to measured profile (see mdl_torch.h). */
+#include "models/mdl_torch.h"
+#include "sim/sim_error.h"
+
+#include <jansson.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define AUTOGRAD_PREFIX "autograd::engine::evaluate_function:"
+#define SEQ_MAX 9007199254740992.0 /* 2^53: larger (UINT64_MAX = none) is none */
+
+enum { EV_OP, EV_LAYER, EV_AUTOGRAD };
+enum { DIR_FWD, DIR_BWD, DIR_RECOMP };
+
+struct tev {
+    double ts, end;      /* microseconds */
+    double seq;          /* "Sequence number", -1 if none */
+    const char *name;    /* borrowed from the JSON document */
+    size_t idx;          /* position in the file, for stable order and messages */
+    int thr, type, layer, dir;
+};
+
+struct layer_acc {
+    char name[MDL_NAME_MAX];
+    double first_fwd;    /* ts of its first forward range */
+    double fwd_us, bwd_us;
+    int n_fwd, n_bwd;
+};
+
+struct seqmap { double seq; int layer; };
+
+struct ctx {
+    const char *path, *prefix;
+    size_t plen;
+    struct tev *ev;
+    size_t n;
+    char **threads;
+    int n_threads;
+    struct layer_acc *layers;
+    int n_layers;
+};
+
+static int thread_id(struct ctx *c, const json_t *pid, const json_t *tid, int *out)
+{
+    char key[160], a[64] = "", b[64] = "";
+    const json_t *v[2] = { pid, tid };
+    char *dst[2] = { a, b };
+    for (int i = 0; i < 2; i++) {
+        if (json_is_string(v[i]))
+            snprintf(dst[i], 64, "%s", json_string_value(v[i]));
+        else if (json_is_number(v[i]))
+            snprintf(dst[i], 64, "%.17g", json_number_value(v[i]));
+    }
+    snprintf(key, sizeof key, "%s\x1f%s", a, b);
+    for (int i = 0; i < c->n_threads; i++)
+        if (!strcmp(c->threads[i], key))
+            return *out = i, 0;
+    if ((c->n_threads & (c->n_threads - 1)) == 0) {
+        char **nt = realloc(c->threads, (size_t)(c->n_threads ? c->n_threads * 2 : 4) *
+                                            sizeof *nt);
+        if (!nt)
+            return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        c->threads = nt;
+    }
+    if (!(c->threads[c->n_threads] = strdup(key)))
+        return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+    *out = c->n_threads++;
+    return 0;
+}
+
+static int layer_id(struct ctx *c, const char *name, size_t i, int *out)
+{
+    for (int l = 0; l < c->n_layers; l++)
+        if (!strcmp(c->layers[l].name, name))
+            return *out = l, 0;
+    if (!*name || strlen(name) >= MDL_NAME_MAX || strpbrk(name, ",\"\n\r"))
+        return sim_error(SIM_EINVAL, "%s: traceEvents[%zu].name: layer name '%s' must be "
+                         "1..%d characters without commas, quotes or newlines", c->path, i,
+                         name, MDL_NAME_MAX - 1);
+    if ((c->n_layers & (c->n_layers - 1)) == 0) {
+        struct layer_acc *nl = realloc(c->layers, (size_t)(c->n_layers ? c->n_layers * 2 : 8) *
+                                                      sizeof *nl);
+        if (!nl)
+            return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        c->layers = nl;
+    }
+    struct layer_acc *l = &c->layers[c->n_layers];
+    memset(l, 0, sizeof *l);
+    strcpy(l->name, name);
+    *out = c->n_layers++;
+    return 0;
+}
+
+static int need_number(const struct ctx *c, const json_t *e, size_t i, const char *key,
+                       double *v)
+{
+    const json_t *x = json_object_get(e, key);
+    if (!json_is_number(x))
+        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu].%s: %s", c->path, i, key,
+                         x ? "not a number" : "missing");
+    *v = json_number_value(x);
+    return 0;
+}
+
+/* Collects the complete events of the document into c->ev. */
+static int read_events(struct ctx *c, const json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    if (!(c->ev = calloc(n ? n : 1, sizeof *c->ev)))
+        return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *e = json_array_get(arr, i);
+        if (!json_is_object(e))
+            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: not an object", c->path, i);
+        const json_t *ph = json_object_get(e, "ph");
+        if (!json_is_string(ph) || strcmp(json_string_value(ph), "X"))
+            continue;
+        const json_t *name = json_object_get(e, "name");
+        if (!json_is_string(name))
+            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu].name: missing or not a string",
+                             c->path, i);
+        struct tev *t = &c->ev[c->n];
+        double dur;
+        int rc;
+        if ((rc = need_number(c, e, i, "ts", &t->ts)) < 0 ||
+            (rc = need_number(c, e, i, "dur", &dur)) < 0)
+            return rc;
+        if (!(dur >= 0) || !(t->ts > -1e300 && t->ts < 1e300))
+            return sim_error(SIM_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range",
+                             c->path, i, t->ts, dur);
+        t->end = t->ts + dur;
+        t->name = json_string_value(name);
+        t->idx = i;
+        t->seq = -1;
+        t->layer = -1;
+        const json_t *seq = json_object_get(json_object_get(e, "args"), "Sequence number");
+        if (json_is_number(seq) && json_number_value(seq) >= 0 &&
+            json_number_value(seq) < SEQ_MAX)
+            t->seq = json_number_value(seq);
+        if ((rc = thread_id(c, json_object_get(e, "pid"), json_object_get(e, "tid"),
+                            &t->thr)) < 0)
+            return rc;
+        if (!strncmp(t->name, c->prefix, c->plen)) {
+            t->type = EV_LAYER;
+            if ((rc = layer_id(c, t->name + c->plen, i, &t->layer)) < 0)
+                return rc;
+        } else if (!strncmp(t->name, AUTOGRAD_PREFIX, strlen(AUTOGRAD_PREFIX))) {
+            t->type = EV_AUTOGRAD;
+        }
+        c->n++;
+    }
+    return 0;
+}
+
+/* Thread, then start, then longer first (parents before children), then file order. */
+static int cmp_ev(const void *pa, const void *pb)
+{
+    const struct tev *a = pa, *b = pb;
+    if (a->thr != b->thr)
+        return a->thr < b->thr ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->end != b->end)
+        return a->end > b->end ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* First k in [0, n) with ts[k] >= t. */
+static size_t lower(const double *ts, size_t n, double t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ts[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Per thread [b, e): autograd start times and the running maximum of their
+ * ends; classifies each layer range; rejects nested layer ranges. */
+static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag_end,
+                    int *n_recomp)
+{
+    size_t na = 0;
+    for (size_t i = b; i < e; i++)
+        if (c->ev[i].type == EV_AUTOGRAD) {
+            ag_ts[na] = c->ev[i].ts;
+            ag_end[na] = na && ag_end[na - 1] > c->ev[i].end ? ag_end[na - 1] : c->ev[i].end;
+            na++;
+        }
+    const struct tev *last[3] = { NULL, NULL, NULL };
+    for (size_t i = b; i < e; i++) {
+        struct tev *t = &c->ev[i];
+        if (t->type != EV_LAYER)
+            continue;
+        size_t k = lower(ag_ts, na, t->ts);
+        if (k < na && ag_ts[k] <= t->end)
+            t->dir = DIR_BWD;
+        else if (k > 0 && ag_end[k - 1] > t->ts)
+            t->dir = DIR_RECOMP;
+        else
+            t->dir = DIR_FWD;
+        const struct tev *p = last[t->dir];
+        if (p && t->ts < p->end && t->end <= p->end)
+            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: layer range '%s' lies inside "
+                             "'%s' (traceEvents[%zu]); nested layer ranges are not supported",
+                             c->path, t->idx, t->name, p->name, p->idx);
+        last[t->dir] = t;
+        struct layer_acc *l = &c->layers[t->layer];
+        if (t->dir == DIR_FWD) {
+            if (!l->n_fwd || t->ts < l->first_fwd)
+                l->first_fwd = t->ts;
+            l->n_fwd++;
+            l->fwd_us += t->end - t->ts;
+        } else if (t->dir == DIR_BWD) {
+            l->n_bwd++;
+            l->bwd_us += t->end - t->ts;
+        } else {
+            (*n_recomp)++;
+        }
+    }
+    return 0;
+}
+
+static int cmp_seq(const void *pa, const void *pb)
+{
+    const struct seqmap *a = pa, *b = pb;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Layer of the forward range containing t on this thread's fwd list, or -1. */
+static int range_at(struct tev **fr, size_t nf, double t)
+{
+    size_t lo = 0, hi = nf;
+    while (lo < hi) { /* last range with ts <= t */
+        size_t mid = lo + (hi - lo) / 2;
+        if (fr[mid]->ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && t <= fr[lo - 1]->end ? fr[lo - 1]->layer : -1;
+}
+
+/* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us. */
+static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
+{
+    struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
+    struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
+    size_t nsm = 0;
+    int rc = 0;
+    if (!sm || !fr) {
+        rc = sim_error(SIM_ENOMEM, "out of memory attributing backward of %s", c->path);
+        goto out_free;
+    }
+    for (int th = 0; th < c->n_threads; th++) { /* forward ops inside layer ranges */
+        size_t nf = 0;
+        for (size_t i = tb[th]; i < tb[th + 1]; i++)
+            if (c->ev[i].type == EV_LAYER && c->ev[i].dir == DIR_FWD)
+                fr[nf++] = &c->ev[i];
+        double ag_until = -1e300;
+        for (size_t i = tb[th]; i < tb[th + 1]; i++) {
+            const struct tev *t = &c->ev[i];
+            if (t->type == EV_AUTOGRAD && t->end > ag_until)
+                ag_until = t->end;
+            else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until) {
+                int l = range_at(fr, nf, t->ts);
+                if (l >= 0)
+                    sm[nsm++] = (struct seqmap){ t->seq, l };
+            }
+        }
+    }
+    qsort(sm, nsm, sizeof *sm, cmp_seq);
+    for (int th = 0; th < c->n_threads; th++) { /* outermost autograd functions */
+        double outer_end = -1e300;
+        int prev = -1;
+        for (size_t i = tb[th]; i < tb[th + 1]; i++) {
+            const struct tev *t = &c->ev[i];
+            if (t->type != EV_AUTOGRAD || t->ts < outer_end)
+                continue;
+            outer_end = t->end;
+            double seq = t->seq;
+            for (size_t j = i + 1; seq < 0 && j < tb[th + 1] && c->ev[j].ts <= t->end; j++)
+                if (c->ev[j].type != EV_LAYER)
+                    seq = c->ev[j].seq;
+            int l = prev;
+            if (seq >= 0) {
+                struct seqmap key = { seq, 0 };
+                const struct seqmap *hit = bsearch(&key, sm, nsm, sizeof *sm, cmp_seq);
+                l = hit ? hit->layer : -1;
+            }
+            prev = l;
+            if (l >= 0)
+                c->layers[l].bwd_us += t->end - t->ts;
+            else
+                *unattr += t->end - t->ts;
+        }
+    }
+out_free:
+    free(fr);
+    free(sm);
+    return rc;
+}
+
+static int cmp_first(const void *pa, const void *pb)
+{
+    const struct layer_acc *a = pa, *b = pb;
+    return a->first_fwd < b->first_fwd ? -1 : a->first_fwd > b->first_fwd;
+}
+
+/* Sizes from the sidecar; sets *batch from it when the caller gave none. */
+static int apply_sizes(const struct ctx *c, const char *sizes, struct mdl_profile *p,
+                       double *batch)
+{
+    struct mdl_torch_size *rows;
+    int n, rc = mdl_torch_sizes_load(sizes, &rows, &n);
+    if (rc < 0)
+        return rc;
+    if (n && rows[0].at_batch > 0) {
+        if (*batch > 0 && *batch != rows[0].at_batch) {
+            rc = sim_error(SIM_EINVAL, "--batch %g disagrees with %s: at_batch %g", *batch,
+                           sizes, rows[0].at_batch);
+            goto out_free_rows;
+        }
+        *batch = rows[0].at_batch;
+    }
+    for (int l = 0; l < p->n_layers; l++) {
+        int r = 0;
+        while (r < n && strcmp(rows[r].name, p->layers[l].name))
+            r++;
+        if (r == n) {
+            rc = sim_error(SIM_EINVAL, "%s: no row for layer '%s' of %s", sizes,
+                           p->layers[l].name, c->path);
+            goto out_free_rows;
+        }
+        struct mdl_layer *ml = &p->layers[l];
+        ml->params = rows[r].params;
+        ml->out_bytes = rows[r].out_bytes;
+        ml->stash_bytes = rows[r].stash_bytes;
+        memcpy(ml->kind, rows[r].kind, sizeof ml->kind);
+    }
+    if (n != p->n_layers) {
+        for (int r = 0; r < n; r++) {
+            int l = 0;
+            while (l < p->n_layers && strcmp(rows[r].name, p->layers[l].name))
+                l++;
+            if (l == p->n_layers) {
+                rc = sim_error(SIM_EINVAL, "%s: layer '%s' has no range in %s", sizes,
+                               rows[r].name, c->path);
+                goto out_free_rows;
+            }
+        }
+    }
+out_free_rows:
+    free(rows);
+    return rc;
+}
+
+/* <trace minus .json>.layers.csv if it exists, else "". */
+static void default_sizes(const char *trace, char *buf, size_t n)
+{
+    size_t len = strlen(trace);
+    if (len > 5 && !strcmp(trace + len - 5, ".json"))
+        len -= 5;
+    snprintf(buf, n, "%.*s.layers.csv", (int)len, trace);
+    if (access(buf, R_OK) != 0)
+        buf[0] = 0;
+}
+
+const char *mdl_torch_bwd_name(enum mdl_torch_bwd m)
+{
+    return m == MDL_TORCH_BWD_RANGES ? "ranges" : m == MDL_TORCH_BWD_SEQUENCE ? "sequence"
+                                                                             : "none";
+}
+
+static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profile **out,
+                 struct mdl_torch_report *rep)
+{
+    int rc = 0;
+    qsort(c->ev, c->n, sizeof *c->ev, cmp_ev);
+    size_t *tb = calloc((size_t)c->n_threads + 1, sizeof *tb);
+    double *ag_ts = malloc((c->n ? c->n : 1) * sizeof *ag_ts);
+    double *ag_end = malloc((c->n ? c->n : 1) * sizeof *ag_end);
+    if (!tb || !ag_ts || !ag_end) {
+        rc = sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        goto out_free;
+    }
+    for (size_t i = 0; i < c->n; i++)
+        tb[c->ev[i].thr + 1] = i + 1;
+    for (int th = 1; th <= c->n_threads; th++)
+        if (tb[th] < tb[th - 1])
+            tb[th] = tb[th - 1];
+    int has_seq = 0, has_bwd = 0;
+    for (int th = 0; th < c->n_threads && rc == 0; th++)
+        rc = classify(c, tb[th], tb[th + 1], ag_ts, ag_end, &rep->n_recompute);
+    if (rc < 0)
+        goto out_free;
+    for (size_t i = 0; i < c->n; i++)
+        has_seq |= c->ev[i].type == EV_OP && c->ev[i].seq >= 0;
+    for (int l = 0; l < c->n_layers; l++)
+        has_bwd |= c->layers[l].n_bwd > 0;
+    if (!c->n_layers) {
+        rc = sim_error(SIM_EPARSE, "%s: no layer ranges (record_function(\"%s<name>\") "
+                       "around each layer's forward)", c->path, c->prefix);
+        goto out_free;
+    }
+    for (int l = 0; l < c->n_layers; l++) {
+        if (!c->layers[l].n_fwd) {
+            rc = sim_error(SIM_EPARSE, "%s: layer '%s' has no forward range", c->path,
+                           c->layers[l].name);
+            goto out_free;
+        }
+        if (has_bwd && !c->layers[l].n_bwd) {
+            rc = sim_error(SIM_EPARSE, "%s: layer '%s' has no backward range (other layers "
+                           "do)", c->path, c->layers[l].name);
+            goto out_free;
+        }
+    }
+    rep->method = has_bwd ? MDL_TORCH_BWD_RANGES
+                          : has_seq ? MDL_TORCH_BWD_SEQUENCE : MDL_TORCH_BWD_NONE;
+    if (rep->method == MDL_TORCH_BWD_SEQUENCE &&
+        (rc = by_sequence(c, tb, &rep->unattributed_us)) < 0)
+        goto out_free;
+    /* order by first forward (events' layer ids are not used past here) */
+    qsort(c->layers, (size_t)c->n_layers, sizeof *c->layers, cmp_first);
+    rep->steps = c->layers[0].n_fwd;
+    rep->n_layers = c->n_layers;
+    rep->unattributed_us /= rep->steps;
+    double batch = o->batch;
+    char sizes[512] = "";
+    if (o->sizes_path)
+        snprintf(sizes, sizeof sizes, "%s", o->sizes_path);
+    else
+        default_sizes(c->path, sizes, sizeof sizes);
+    char origin[1200];
+    snprintf(origin, sizeof origin, "import-torch %s: %d steps, backward by %s%s%s", c->path,
+             rep->steps, mdl_torch_bwd_name(rep->method), *sizes ? ", sizes from " : "",
+             sizes);
+    struct mdl_profile *p = mdl_profile_new(origin, 1);
+    if (!p) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto out_free;
+    }
+    for (int l = 0; l < c->n_layers && rc == 0; l++) {
+        const struct layer_acc *a = &c->layers[l];
+        struct mdl_layer ml = { .fwd = a->fwd_us / rep->steps * 1e-6 };
+        ml.bwd = rep->method == MDL_TORCH_BWD_NONE ? 2 * ml.fwd : a->bwd_us / rep->steps * 1e-6;
+        snprintf(ml.name, sizeof ml.name, "%s", a->name);
+        rep->fwd_us += a->fwd_us / rep->steps;
+        rep->bwd_us += rep->method == MDL_TORCH_BWD_NONE ? 0 : a->bwd_us / rep->steps;
+        rc = mdl_profile_add(p, &ml);
+    }
+    if (rc == 0 && *sizes)
+        rc = apply_sizes(c, sizes, p, &batch);
+    if (rc == 0 && !(batch > 0))
+        rc = sim_error(SIM_EUSAGE, "%s: the batch size is unknown: give --batch N or a sizes "
+                       "sidecar with at_batch", c->path);
+    if (rc < 0) {
+        mdl_profile_free(p);
+        goto out_free;
+    }
+    for (int l = 0; l < p->n_layers; l++)
+        p->layers[l].at_batch = batch;
+    snprintf(rep->sizes, sizeof rep->sizes, "%s", sizes);
+    *out = p;
+out_free:
+    free(ag_end);
+    free(ag_ts);
+    free(tb);
+    return rc;
+}
+
+int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
+                     struct mdl_profile **out, struct mdl_torch_report *rep)
+{
+    *out = NULL;
+    memset(rep, 0, sizeof *rep);
+    struct ctx c = { .path = trace_path, .prefix = o->prefix ? o->prefix : "layer:" };
+    c.plen = strlen(c.prefix);
+    if (!c.plen)
+        return sim_error(SIM_EUSAGE, "--prefix must not be empty");
+    if (o->batch < 0)
+        return sim_error(SIM_EUSAGE, "--batch must be > 0, got %g", o->batch);
+    FILE *f = fopen(trace_path, "r");
+    if (!f)
+        return sim_error(SIM_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
+    json_error_t jerr;
+    json_t *root = json_loadf(f, JSON_DECODE_INT_AS_REAL, &jerr);
+    fclose(f);
+    if (!root)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", trace_path, jerr.line, jerr.column,
+                         jerr.text);
+    int rc = 0;
+    const json_t *arr = json_is_array(root) ? root : json_object_get(root, "traceEvents");
+    if (!json_is_array(arr)) {
+        rc = sim_error(SIM_EPARSE, "%s: not a Chrome trace (no event array or "
+                       "\"traceEvents\")", trace_path);
+        goto out_free;
+    }
+    if ((rc = read_events(&c, arr)) < 0)
+        goto out_free;
+    rc = build(&c, o, out, rep);
+out_free:
+    for (int i = 0; i < c.n_threads; i++)
+        free(c.threads[i]);
+    free(c.threads);
+    free(c.layers);
+    free(c.ev);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,175 @@
+/* mdl_torch_sizes — the sidecar CSV of layer sizes beside a torch trace
+ * (see mdl_torch.h): header naming the columns, one row per layer, '#'
+ * comments. Required: name, params, out_bytes, stash_bytes; optional: kind,
+ * at_batch (then equal on every row). */
+#include "models/mdl_torch.h"
+#include "sim/sim_error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { S_NAME, S_KIND, S_PARAMS, S_OUT, S_STASH, S_BATCH, S_N };
+static const char *const cols[S_N] = { "name", "kind", "params", "out_bytes",
+                                       "stash_bytes", "at_batch" };
+
+/* Splits at commas in place, trimming blanks; returns the field count. */
+static int fields(char *s, char **f, int max)
+{
+    int n = 0;
+    for (;;) {
+        if (n == max)
+            return max + 1;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        f[n++] = s;
+        char *c = strchr(s, ',');
+        char *e = c ? c : s + strlen(s);
+        if (c)
+            *c = 0;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+            *--e = 0;
+        if (!c)
+            return n;
+        s = c + 1;
+    }
+}
+
+static int number(const char *path, int line, const char *col, const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (!*s || *end || errno == ERANGE)
+        return sim_error(SIM_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
+                         col, s);
+    if (!isfinite(*v) || *v < 0)
+        return sim_error(SIM_EINVAL, "%s:%d: field '%s' must be finite and >= 0, got %s",
+                         path, line, col, s);
+    return 0;
+}
+
+static int header(const char *path, int line, char **f, int n, int *idx)
+{
+    for (int c = 0; c < S_N; c++)
+        idx[c] = -1;
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        while (c < S_N && strcmp(f[i], cols[c]))
+            c++;
+        if (c == S_N)
+            return sim_error(SIM_EPARSE, "%s:%d: unknown column '%s'", path, line, f[i]);
+        if (idx[c] >= 0)
+            return sim_error(SIM_EPARSE, "%s:%d: duplicate column '%s'", path, line, f[i]);
+        idx[c] = i;
+    }
+    static const int need[] = { S_NAME, S_PARAMS, S_OUT, S_STASH };
+    for (size_t k = 0; k < sizeof need / sizeof *need; k++)
+        if (idx[need[k]] < 0)
+            return sim_error(SIM_EPARSE, "%s:%d: missing column '%s'", path, line,
+                             cols[need[k]]);
+    return 0;
+}
+
+static int row(const char *path, int line, char **f, int n, int ncols, const int *idx,
+               struct mdl_torch_size *r)
+{
+    if (n != ncols)
+        return sim_error(SIM_EPARSE, "%s:%d: expected %d fields, found %d", path, line, ncols,
+                         n);
+    memset(r, 0, sizeof *r);
+    const char *name = f[idx[S_NAME]];
+    if (!*name || strlen(name) >= sizeof r->name)
+        return sim_error(SIM_EPARSE, "%s:%d: field 'name' is empty or longer than %zu", path,
+                         line, sizeof r->name - 1);
+    strcpy(r->name, name);
+    if (idx[S_KIND] >= 0) {
+        if (strlen(f[idx[S_KIND]]) >= sizeof r->kind)
+            return sim_error(SIM_EPARSE, "%s:%d: field 'kind' too long", path, line);
+        strcpy(r->kind, f[idx[S_KIND]]);
+    }
+    int rc;
+    if ((rc = number(path, line, "params", f[idx[S_PARAMS]], &r->params)) < 0 ||
+        (rc = number(path, line, "out_bytes", f[idx[S_OUT]], &r->out_bytes)) < 0 ||
+        (rc = number(path, line, "stash_bytes", f[idx[S_STASH]], &r->stash_bytes)) < 0)
+        return rc;
+    if (idx[S_BATCH] >= 0) {
+        if ((rc = number(path, line, "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
+            return rc;
+        if (r->at_batch <= 0)
+            return sim_error(SIM_EINVAL, "%s:%d: field 'at_batch' must be > 0", path, line);
+    }
+    return 0;
+}
+
+int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
+{
+    *rows = NULL;
+    *n = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    char buf[4096], *f[16];
+    int idx[S_N], ncols = 0, line = 0, rc = 0, cap = 0;
+    struct mdl_torch_size *v = NULL;
+    while (fgets(buf, sizeof buf, fp)) {
+        line++;
+        if (!strchr(buf, '\n') && !feof(fp)) {
+            rc = sim_error(SIM_EPARSE, "%s:%d: line too long", path, line);
+            goto err_free_rows;
+        }
+        char *s = buf + strspn(buf, " \t\r\n");
+        if (!*s || *s == '#')
+            continue;
+        int nf = fields(s, f, 16);
+        if (!ncols) {
+            if ((rc = header(path, line, f, nf, idx)) < 0)
+                goto err_free_rows;
+            ncols = nf;
+            continue;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct mdl_torch_size *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) {
+                rc = sim_error(SIM_ENOMEM, "out of memory reading %s", path);
+                goto err_free_rows;
+            }
+            v = nv;
+        }
+        struct mdl_torch_size *r = &v[*n];
+        if ((rc = row(path, line, f, nf, ncols, idx, r)) < 0)
+            goto err_free_rows;
+        for (int i = 0; i < *n; i++)
+            if (!strcmp(v[i].name, r->name)) {
+                rc = sim_error(SIM_EINVAL, "%s:%d: layer '%s' listed twice", path, line,
+                               r->name);
+                goto err_free_rows;
+            }
+        if (*n && r->at_batch != v[0].at_batch) {
+            rc = sim_error(SIM_EINVAL, "%s:%d: field 'at_batch' %g differs from the first "
+                           "row's %g", path, line, r->at_batch, v[0].at_batch);
+            goto err_free_rows;
+        }
+        (*n)++;
+    }
+    if (ferror(fp)) {
+        rc = sim_error(SIM_EIO, "%s: read error", path);
+        goto err_free_rows;
+    }
+    if (!ncols) {
+        rc = sim_error(SIM_EPARSE, "%s: no header line", path);
+        goto err_free_rows;
+    }
+    fclose(fp);
+    *rows = v;
+    return 0;
+
+err_free_rows:
+    free(v);
+    *n = 0;
+    fclose(fp);
+    return rc;
+}

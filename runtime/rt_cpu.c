@@ -1,0 +1,43 @@
+#include "runtime/rt_cpu.h"
+#include "sim/sim_error.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rt_cpus_allowed(int **cpus, int *n)
+{
+    *cpus = NULL;
+    *n = 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set))
+        return sim_error(SIM_ERUNTIME, "sched_getaffinity failed");
+    int cnt = CPU_COUNT(&set);
+    if (cnt < 1)
+        return sim_error(SIM_ERUNTIME, "no CPU in this process's affinity mask");
+    int *v = malloc((size_t)cnt * sizeof *v);
+    if (!v)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int k = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < cnt; c++)
+        if (CPU_ISSET(c, &set))
+            v[k++] = c;
+    *cpus = v;
+    *n = k;
+    return 0;
+}
+
+int rt_pin_self(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    int e = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (e)
+        return sim_error(SIM_ERUNTIME, "pthread_setaffinity_np(cpu %d): %s", cpu, strerror(e));
+    return 0;
+}
+
+int rt_cpu_current(void) { return sched_getcpu(); }

@@ -1,0 +1,18 @@
+/*
+ * rt_cpu — the cores a worker may be pinned to, and pinning.
+ *
+ * rt_cpus_allowed lists the CPUs of this process's affinity mask
+ * (sched_getaffinity) in increasing order; worker d is pinned to the
+ * (d mod n)-th, so K > n shares cores (the caller warns: timings are
+ * oversubscribed). Ownership: *cpus is malloc'd. Cost: O(CPU_SETSIZE).
+ */
+#ifndef RT_CPU_H
+#define RT_CPU_H
+
+int rt_cpus_allowed(int **cpus, int *n);
+/* Pins the calling thread to cpu (pthread_setaffinity_np); SIM_ERUNTIME. */
+int rt_pin_self(int cpu);
+/* The CPU the calling thread runs on now (sched_getcpu), -1 if unknown. */
+int rt_cpu_current(void);
+
+#endif

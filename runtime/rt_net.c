@@ -1,0 +1,398 @@
+#include "runtime/rt_net.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct item { enum rt_layer_kind kind; int width, relu; };
+
+/* Appends one layer item to a growing array. */
+static int push_item(struct item **v, int *n, enum rt_layer_kind kind, int width,
+                     int relu, const char *where)
+{
+    if (*n >= RT_MAX_LAYERS)
+        return sim_error(SIM_EINVAL, "%s: more than %d layers", where, RT_MAX_LAYERS);
+    if ((*n & (*n - 1)) == 0) {
+        struct item *nv = realloc(*v, (size_t)(*n ? *n * 2 : 8) * sizeof *nv);
+        if (!nv)
+            return sim_error(SIM_ENOMEM, "out of memory");
+        *v = nv;
+    }
+    (*v)[(*n)++] = (struct item){ kind, width, relu };
+    return 0;
+}
+
+/* Re-files the last error (a usage error of a strict parse) as SIM_EPARSE. */
+static int as_parse_error(void)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sim_errmsg());
+    return sim_error(SIM_EPARSE, "%s", msg);
+}
+
+static int parse_width(const char *s, const char *what, int *out)
+{
+    long v;
+    if (sim_parse_long(s, what, 1, RT_MAX_WIDTH, &v) < 0)
+        return as_parse_error();
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_mlp(const char *spec, int *in_width, struct item **items, int *n)
+{
+    char buf[256], what[320];
+    if (strlen(spec) >= sizeof buf)
+        return sim_error(SIM_EPARSE, "net spec '%.40s...' too long", spec);
+    strcpy(buf, spec + 4);
+    int layers = -1, width = -1, in = -1, out = -1, every = 0, rc;
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
+         kv = strtok_r(NULL, ",", &save)) {
+        rc = 0;
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return sim_error(SIM_EPARSE, "net spec '%s': '%s' is not key=value", spec, kv);
+        *eq = 0;
+        const char *v = eq + 1;
+        snprintf(what, sizeof what, "net spec '%s' field '%s'", spec, kv);
+        if (!strcmp(kv, "layers")) {
+            long l;
+            if (sim_parse_long(v, what, 1, RT_MAX_LAYERS / 2, &l) < 0)
+                return as_parse_error();
+            layers = (int)l;
+        } else if (!strcmp(kv, "width")) {
+            rc = parse_width(v, what, &width);
+        } else if (!strcmp(kv, "in")) {
+            rc = parse_width(v, what, &in);
+        } else if (!strcmp(kv, "out")) {
+            rc = parse_width(v, what, &out);
+        } else if (!strcmp(kv, "norm")) {
+            long e;
+            const char *num = strncmp(v, "every", 5) ? v : v + 5;
+            if (sim_parse_long(num, what, 0, RT_MAX_LAYERS, &e) < 0)
+                return sim_error(SIM_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
+            every = (int)e;
+        } else {
+            return sim_error(SIM_EPARSE, "net spec '%s': unknown field '%s' (layers, "
+                             "width, in, out, norm)", spec, kv);
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (layers < 0 || width < 0)
+        return sim_error(SIM_EPARSE, "net spec '%s': fields 'layers' and 'width' are "
+                         "required", spec);
+    *in_width = in > 0 ? in : width;
+    for (int i = 0; i < layers; i++) {
+        int last = i == layers - 1;
+        rc = push_item(items, n, RT_LAYER_DENSE, last && out > 0 ? out : width, !last, spec);
+        if (rc < 0)
+            return rc;
+        if (every && !last && (i + 1) % every == 0 &&
+            (rc = push_item(items, n, RT_LAYER_NORM, width, 0, spec)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int parse_file(const char *path, int *in_width, struct item **items, int *n)
+{
+    char *buf;
+    size_t len;
+    int rc = sim_read_file(path, &buf, &len);
+    if (rc < 0)
+        return rc;
+    int line = 0;
+    *in_width = 0;
+    for (char *save = NULL, *s = buf; s; s = save) {
+        char *nl = strchr(s, '\n');
+        save = nl ? nl + 1 : NULL;
+        if (nl)
+            *nl = 0;
+        line++;
+        char *hash = strchr(s, '#');
+        if (hash)
+            *hash = 0;
+        char *tok[4], *ts = NULL;
+        int nt = 0;
+        for (char *t = strtok_r(s, " \t\r", &ts); t; t = strtok_r(NULL, " \t\r", &ts))
+            tok[nt < 4 ? nt++ : 3] = t;
+        if (!nt)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "%s:%d: width", path, line);
+        if (!*in_width && strcmp(tok[0], "input")) {
+            rc = sim_error(SIM_EPARSE, "%s:%d: first item must be 'input WIDTH', got '%s'",
+                           path, line, tok[0]);
+        } else if (!strcmp(tok[0], "input")) {
+            if (*in_width)
+                rc = sim_error(SIM_EPARSE, "%s:%d: second 'input' line", path, line);
+            else if (nt != 2)
+                rc = sim_error(SIM_EPARSE, "%s:%d: want 'input WIDTH'", path, line);
+            else
+                rc = parse_width(tok[1], what, in_width);
+        } else if (!strcmp(tok[0], "dense")) {
+            int w = 0;
+            if (nt < 2 || nt > 3)
+                rc = sim_error(SIM_EPARSE, "%s:%d: want 'dense WIDTH [relu|linear]'", path, line);
+            else if ((rc = parse_width(tok[1], what, &w)) < 0)
+                ;
+            else if (nt == 3 && strcmp(tok[2], "relu") && strcmp(tok[2], "linear"))
+                rc = sim_error(SIM_EPARSE, "%s:%d: activation '%s' is not relu or linear",
+                               path, line, tok[2]);
+            else
+                rc = push_item(items, n, RT_LAYER_DENSE, w,
+                               nt == 2 || !strcmp(tok[2], "relu"), path);
+        } else if (!strcmp(tok[0], "norm")) {
+            rc = nt == 1 ? push_item(items, n, RT_LAYER_NORM, 0, 0, path)
+                         : sim_error(SIM_EPARSE, "%s:%d: 'norm' takes no arguments", path, line);
+        } else {
+            rc = sim_error(SIM_EPARSE, "%s:%d: unknown layer kind '%s' (dense, norm)",
+                           path, line, tok[0]);
+        }
+        if (rc < 0)
+            break;
+    }
+    free(buf);
+    if (rc >= 0 && !*in_width)
+        rc = sim_error(SIM_EPARSE, "%s: no 'input WIDTH' line", path);
+    return rc < 0 ? rc : 0;
+}
+
+int rt_net_parse(const char *spec, struct rt_net **out)
+{
+    *out = NULL;
+    struct item *items = NULL;
+    int n = 0, in_width = 0, rc;
+    if (!strncmp(spec, "mlp:", 4))
+        rc = parse_mlp(spec, &in_width, &items, &n);
+    else if (!strncmp(spec, "file:", 5))
+        rc = parse_file(spec + 5, &in_width, &items, &n);
+    else
+        rc = sim_error(SIM_EPARSE, "net spec '%s': want mlp:layers=L,width=W[,...] or "
+                       "file:PATH", spec);
+    if (rc < 0)
+        goto err_free_items;
+    if (n == 0) {
+        rc = sim_error(SIM_EPARSE, "net spec '%s': no layers", spec);
+        goto err_free_items;
+    }
+    struct rt_net *net = calloc(1, sizeof *net);
+    if (!net || !(net->layers = calloc((size_t)n, sizeof *net->layers))) {
+        free(net);
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto err_free_items;
+    }
+    snprintf(net->spec, sizeof net->spec, "%s", spec);
+    net->in_width = in_width;
+    int w = in_width;
+    for (int i = 0; i < n; i++, net->n_layers++) {
+        int ow = items[i].kind == RT_LAYER_NORM ? w : items[i].width;
+        if ((rc = rt_layer_init(&net->layers[i], items[i].kind, w, ow, items[i].relu)) < 0) {
+            rt_net_free(net);
+            goto err_free_items;
+        }
+        w = ow;
+    }
+    free(items);
+    *out = net;
+    return 0;
+err_free_items:
+    free(items);
+    return rc;
+}
+
+void rt_net_free(struct rt_net *n)
+{
+    if (!n)
+        return;
+    for (int i = 0; i < n->n_layers; i++)
+        rt_layer_release(&n->layers[i]);
+    free(n->layers);
+    free(n);
+}
+
+int rt_net_width(const struct rt_net *n, int l)
+{
+    return l == 0 ? n->in_width : n->layers[l - 1].out;
+}
+
+int64_t rt_net_params(const struct rt_net *n)
+{
+    int64_t s = 0;
+    for (int i = 0; i < n->n_layers; i++)
+        s += n->layers[i].n_params;
+    return s;
+}
+
+int rt_net_init(struct rt_net *n, uint64_t seed)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    gsl_rng_set(r, (unsigned long)seed);
+    for (int i = 0; i < n->n_layers; i++) {
+        struct rt_layer *l = &n->layers[i];
+        if (l->kind == RT_LAYER_DENSE) {
+            double a = sqrt(6.0 / l->in); /* He uniform */
+            for (int64_t k = 0; k < (int64_t)l->in * l->out; k++)
+                l->w[k] = (float)((2.0 * gsl_rng_uniform(r) - 1.0) * a);
+            memset(l->b, 0, (size_t)l->out * sizeof *l->b);
+        } else {
+            for (int k = 0; k < l->in; k++) {
+                l->w[k] = 1.0f;
+                l->b[k] = 0.0f;
+            }
+        }
+        rt_layer_zero_grad(l);
+    }
+    gsl_rng_free(r);
+    return 0;
+}
+
+void rt_net_copy_params(struct rt_net *dst, const struct rt_net *src)
+{
+    SIM_ASSERT(dst->n_layers == src->n_layers);
+    for (int i = 0; i < src->n_layers; i++) {
+        const struct rt_layer *s = &src->layers[i];
+        struct rt_layer *d = &dst->layers[i];
+        SIM_ASSERT(s->n_params == d->n_params);
+        memcpy(d->w, s->w, (size_t)(s->n_params - s->out) * sizeof *d->w);
+        memcpy(d->b, s->b, (size_t)s->out * sizeof *d->b);
+    }
+}
+
+void rt_net_zero_grad(struct rt_net *n)
+{
+    for (int i = 0; i < n->n_layers; i++)
+        rt_layer_zero_grad(&n->layers[i]);
+}
+
+int rt_data_new(const struct rt_net *net, int n, uint64_t seed, struct rt_data **out)
+{
+    *out = NULL;
+    int in = net->in_width, o = rt_net_width(net, net->n_layers);
+    struct rt_data *d = calloc(1, sizeof *d);
+    double *a = malloc((size_t)in * (size_t)o * sizeof *a);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    int rc = 0;
+    if (!d || !a || !r || !(d->x = malloc((size_t)n * in * sizeof *d->x)) ||
+        !(d->t = malloc((size_t)n * o * sizeof *d->t))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory for %d samples", n);
+        goto cleanup;
+    }
+    d->n = n;
+    d->in = in;
+    d->out = o;
+    d->seed = seed;
+    gsl_rng_set(r, (unsigned long)(seed ^ 0x5eedda7aULL));
+    for (size_t k = 0; k < (size_t)in * o; k++)
+        a[k] = gsl_ran_gaussian(r, 1.0 / sqrt((double)in));
+    for (size_t k = 0; k < (size_t)n * in; k++)
+        d->x[k] = (float)(2.0 * gsl_rng_uniform(r) - 1.0);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < o; j++) {
+            double s = 0;
+            for (int k = 0; k < in; k++)
+                s += d->x[(size_t)i * in + k] * a[(size_t)k * o + j];
+            d->t[(size_t)i * o + j] = (float)tanh(s);
+        }
+    *out = d;
+    d = NULL;
+cleanup:
+    rt_data_free(d);
+    free(a);
+    if (r)
+        gsl_rng_free(r);
+    return rc;
+}
+
+void rt_data_free(struct rt_data *d)
+{
+    if (!d)
+        return;
+    free(d->x);
+    free(d->t);
+    free(d);
+}
+
+double rt_loss(int rows, int width, int n_total, const float *y, const float *t,
+               float *dy)
+{
+    double scale = 1.0 / ((double)n_total * width), s = 0;
+    for (size_t i = 0; i < (size_t)rows * width; i++) {
+        double e = (double)y[i] - t[i];
+        s += e * e;
+        if (dy)
+            dy[i] = (float)(e * scale);
+    }
+    return 0.5 * s * scale;
+}
+
+int rt_net_reference_step(struct rt_net *n, const struct rt_data *d, float lr,
+                          double *loss)
+{
+    int L = n->n_layers, N = d->n, rc = 0;
+    float **t = calloc((size_t)L + 1, sizeof *t), **aux = calloc((size_t)L, sizeof *aux);
+    uint8_t **mask = calloc((size_t)L, sizeof *mask);
+    float *g0 = NULL, *g1 = NULL;
+    size_t maxw = (size_t)n->in_width;
+    if (!t || !aux || !mask)
+        goto err_nomem;
+    t[0] = d->x;
+    for (int l = 0; l < L; l++) {
+        const struct rt_layer *ly = &n->layers[l];
+        if ((size_t)ly->out > maxw)
+            maxw = (size_t)ly->out;
+        if (!(t[l + 1] = malloc((size_t)N * ly->out * sizeof **t)))
+            goto err_nomem;
+        if (rt_layer_aux_floats(ly) &&
+            !(aux[l] = malloc((size_t)N * rt_layer_aux_floats(ly) * sizeof **aux)))
+            goto err_nomem;
+        if (rt_layer_mask_bytes(ly) && !(mask[l] = malloc((size_t)N * rt_layer_mask_bytes(ly))))
+            goto err_nomem;
+    }
+    if (!(g0 = malloc((size_t)N * maxw * sizeof *g0)) ||
+        !(g1 = malloc((size_t)N * maxw * sizeof *g1)))
+        goto err_nomem;
+    rt_net_zero_grad(n);
+    for (int l = 0; l < L; l++)
+        rt_layer_forward(&n->layers[l], N, t[l], t[l + 1], aux[l], mask[l]);
+    *loss = rt_loss(N, d->out, N, t[L], d->t, g0);
+    for (int l = L - 1; l >= 0; l--) {
+        struct rt_layer *ly = &n->layers[l];
+        rt_layer_grad_prep(ly, N, mask[l], g0);
+        rt_layer_grad_weight(ly, N, t[l], aux[l], g0);
+        if (l > 0) {
+            rt_layer_grad_input(ly, N, aux[l], g0, g1);
+            float *tmp = g0;
+            g0 = g1;
+            g1 = tmp;
+        }
+    }
+    if (lr > 0)
+        for (int l = 0; l < L; l++)
+            rt_layer_sgd(&n->layers[l], lr);
+    goto cleanup;
+err_nomem:
+    rc = sim_error(SIM_ENOMEM, "out of memory for the reference step (batch %d)", N);
+cleanup:
+    if (t)
+        for (int l = 1; l <= L; l++)
+            free(t[l]);
+    for (int l = 0; aux && mask && l < L; l++) {
+        free(aux[l]);
+        free(mask[l]);
+    }
+    free(mask);
+    free(t);
+    free(aux);
+    free(g0);
+    free(g1);
+    return rc;
+}

@@ -1,0 +1,396 @@
+/* rt_pipe: setup, one step, statistics and the measured trace. */
+#include "runtime/rt_cpu.h"
+#include "runtime/rt_pipe_int.h"
+#include "sim/sim_error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How long a receive polls before sleeping when each worker has its own
+ * core: a condition-variable wake-up costs tens of microseconds. */
+#define RT_SPIN_NS 50000
+
+static int plan_stages(rt_pipe *p, const char *partition)
+{
+    int rc = sim_partition_parse(partition ? partition : "uniform", p->S, p->net->n_layers,
+                                 &p->part);
+    if (rc < 0)
+        return rc;
+    if (!(p->st = calloc((size_t)p->S, sizeof *p->st)))
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (int s = 0; s < p->S; s++)
+        if ((rc = rt_stage_plan(p->net, s, p->S, p->part->first[s],
+                                p->part->first[s + 1] - p->part->first[s], p->rows,
+                                &p->st[s])) < 0)
+            return rc;
+    return 0;
+}
+
+static int make_channels(rt_pipe *p)
+{
+    p->act = calloc((size_t)p->S, sizeof *p->act);
+    p->grad = calloc((size_t)p->S, sizeof *p->grad);
+    p->chans = calloc((size_t)p->S * 2, sizeof *p->chans);
+    if (!p->act || !p->grad || !p->chans)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (int s = 0; s + 1 < p->S; s++) {
+        if (p->s->stage_device[s] == p->s->stage_device[s + 1])
+            continue;
+        int rc = rt_chan_new(p->M, p->st[s].mem.out, &p->watch, &p->act[s]);
+        if (rc < 0)
+            return rc;
+        p->chans[p->n_chans++] = p->act[s];
+        if ((rc = rt_chan_new(p->M, p->st[s + 1].mem.in, &p->watch, &p->grad[s])) < 0)
+            return rc;
+        p->chans[p->n_chans++] = p->grad[s];
+    }
+    return 0;
+}
+
+/* The ledger's count: sim_mem_effect over each device's list in order. */
+static int expected_peaks(rt_pipe *p)
+{
+    if (!(p->expected = calloc((size_t)p->D, sizeof *p->expected)))
+        return sim_error(SIM_ENOMEM, "out of memory");
+    for (int d = 0; d < p->D; d++) {
+        int64_t cur = 0, peak = 0, a, e;
+        for (int i = 0; i < p->s->n_ops[d]; i++) {
+            const struct sim_op *op = &p->s->ops[d][i];
+            sim_mem_effect(p->s, op, &p->st[op->stage].mem, &a, &e);
+            cur += a;
+            peak = cur > peak ? cur : peak;
+            cur += e;
+            peak = cur > peak ? cur : peak;
+        }
+        if (cur != 0)
+            return sim_error(SIM_EINVAL, "schedule %s: device %d's ledger ends at %lld bytes, "
+                             "not 0", p->s->name, d, (long long)cur);
+        p->expected[d] = peak;
+    }
+    return 0;
+}
+
+static int make_workers(rt_pipe *p)
+{
+    int *cpus = NULL, n_cpus = 0, rc;
+    if ((rc = rt_cpus_allowed(&cpus, &n_cpus)) < 0)
+        return rc;
+    p->oversubscribed = p->D > n_cpus;
+    p->watch.spin_ns = p->oversubscribed || !p->pin ? 0 : RT_SPIN_NS;
+    if (p->oversubscribed && p->pin)
+        fprintf(stderr, "pipesim: warning: %d workers on %d cores: timings are "
+                        "oversubscribed\n", p->D, n_cpus);
+    p->w = calloc((size_t)p->D, sizeof *p->w);
+    p->stats = calloc((size_t)p->D, sizeof *p->stats);
+    if (!p->w || !p->stats) {
+        free(cpus);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    struct rt_stage *mine = malloc((size_t)p->S * sizeof *mine);
+    for (int d = 0; d < p->D && !rc; d++) {
+        struct rt_worker *w = &p->w[d];
+        w->p = p;
+        w->dev = d;
+        w->cpu = p->pin ? cpus[d % n_cpus] : -1;
+        rt_mem_init(&w->mem);
+        int n = 0;
+        for (int s = 0; mine && s < p->S; s++)
+            if (p->s->stage_device[s] == d)
+                mine[n++] = p->st[s];
+        if (!mine || !(w->recs = calloc((size_t)p->s->n_ops[d] + 1, sizeof *w->recs)))
+            rc = sim_error(SIM_ENOMEM, "out of memory");
+        else if ((rc = rt_work_init(&w->ws, p->net, mine, n)) == 0)
+            rc = rt_mem_reserve(&w->mem, 2 * (int64_t)p->s->n_ops[d] + 2);
+    }
+    free(mine);
+    free(cpus);
+    return rc;
+}
+
+int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
+                         const char *partition, float lr, int no_pin, rt_pipe **out)
+{
+    *out = NULL;
+    int rc = sim_schedule_validate(s);
+    if (rc < 0)
+        goto err_free_schedule;
+    if (s->n_replicas > 1) {
+        rc = sim_error(SIM_EINVAL, "schedule %s has %d data-parallel replicas; the runtime "
+                       "runs one pipeline", s->name, s->n_replicas);
+        goto err_free_schedule;
+    }
+    if (batch < 1 || batch % s->n_micro) {
+        rc = sim_error(SIM_EINVAL, "batch %d must be a positive multiple of M = %d", batch,
+                       s->n_micro);
+        goto err_free_schedule;
+    }
+    rt_pipe *p = calloc(1, sizeof *p);
+    if (!p) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto err_free_schedule;
+    }
+    p->net = net;
+    p->s = s;
+    p->D = s->n_devices;
+    p->S = s->n_stages;
+    p->M = s->n_micro;
+    p->batch = batch;
+    p->rows = batch / s->n_micro;
+    p->lr = lr;
+    p->pin = !no_pin;
+    if ((rc = plan_stages(p, partition)) < 0)
+        goto err_free_pipe;
+    if (!(p->mb = calloc((size_t)p->S * p->M, sizeof *p->mb))) {
+        rc = sim_error(SIM_ENOMEM, "out of memory");
+        goto err_free_pipe;
+    }
+    if ((rc = make_channels(p)) < 0 || (rc = expected_peaks(p)) < 0)
+        goto err_free_pipe;
+    if ((rc = rt_watch_init(&p->watch, p->D, p->chans, p->n_chans)) < 0)
+        goto err_free_pipe;
+    p->have_watch = 1;
+    if (pthread_mutex_init(&p->gate_mu, NULL)) {
+        rc = sim_error(SIM_ERUNTIME, "pthread_mutex_init failed");
+        goto err_free_pipe;
+    }
+    if (pthread_cond_init(&p->gate_cv, NULL)) {
+        pthread_mutex_destroy(&p->gate_mu);
+        rc = sim_error(SIM_ERUNTIME, "pthread_cond_init failed");
+        goto err_free_pipe;
+    }
+    p->have_gate = 1;
+    if ((rc = make_workers(p)) < 0)
+        goto err_free_pipe;
+    rt_blas_single_thread();
+    *out = p;
+    return 0;
+err_free_pipe:
+    rt_pipe_free(p); /* frees s */
+    return rc;
+err_free_schedule:
+    sim_schedule_free(s);
+    return rc;
+}
+
+int rt_pipe_new(struct rt_net *net, const struct rt_pipe_config *c, rt_pipe **out)
+{
+    *out = NULL;
+    struct sim_schedule *s;
+    int rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat, &s);
+    if (rc < 0)
+        return rc;
+    return rt_pipe_new_schedule(net, s, c->batch, c->partition, c->lr, c->no_pin, out);
+}
+
+void rt_pipe_drop_buffers(rt_pipe *p)
+{
+    for (int s = 0; p->mb && s < p->S; s++) {
+        struct rt_mem *m = &p->w[p->s->stage_device[s]].mem;
+        const struct sim_stage_mem *sm = &p->st[s].mem;
+        for (int i = 0; i < p->M; i++) {
+            struct rt_mbuf *b = rt_mb(p, s, i);
+            rt_mem_free(m, b->in, sm->in);
+            rt_mem_free(m, b->stash, sm->stash);
+            rt_mem_free(m, b->out, sm->out);
+            rt_mem_free(m, b->gout, sm->out);
+            rt_mem_free(m, b->gin, sm->in);
+            rt_mem_free_extra(m, b->wgrad, p->st[s].wgrad_bytes);
+            memset(b, 0, sizeof *b);
+        }
+    }
+}
+
+void rt_pipe_free(rt_pipe *p)
+{
+    if (!p)
+        return;
+    if (p->w) {
+        rt_pipe_drop_buffers(p);
+        for (int d = 0; d < p->D; d++) {
+            rt_work_release(&p->w[d].ws);
+            rt_mem_release(&p->w[d].mem);
+            free(p->w[d].recs);
+        }
+    }
+    for (int i = 0; i < p->n_chans; i++)
+        rt_chan_free(p->chans[i]);
+    if (p->have_watch)
+        rt_watch_release(&p->watch);
+    if (p->have_gate) {
+        pthread_cond_destroy(&p->gate_cv);
+        pthread_mutex_destroy(&p->gate_mu);
+    }
+    for (int s = 0; p->st && s < p->S; s++)
+        rt_stage_release(&p->st[s]);
+    free(p->st);
+    free(p->mb);
+    free(p->act);
+    free(p->grad);
+    free(p->chans);
+    free(p->w);
+    free(p->stats);
+    free(p->expected);
+    sim_partition_free(p->part);
+    sim_schedule_free(p->s);
+    free(p);
+}
+
+/* ---- one step ---- */
+
+static void reset_step(rt_pipe *p)
+{
+    rt_net_zero_grad(p->net);
+    for (int i = 0; i < p->n_chans; i++)
+        rt_chan_reset(p->chans[i]);
+    p->watch.live = p->D;
+    p->watch.blocked = 0;
+    atomic_store(&p->watch.abort, 0);
+    for (int d = 0; d < p->D; d++) {
+        struct rt_worker *w = &p->w[d];
+        rt_mem_reset(&w->mem);
+        w->busy_ns = w->comm_ns = w->wait_ns = 0;
+        w->loss = 0;
+        w->rc = 0;
+        w->err[0] = 0;
+    }
+}
+
+static int64_t step_origin(const rt_pipe *p)
+{
+    int64_t t0 = p->w[0].t_begin;
+    for (int d = 1; d < p->D; d++)
+        t0 = p->w[d].t_begin < t0 ? p->w[d].t_begin : t0;
+    return t0;
+}
+
+static int peer_of(const struct sim_schedule *s, const struct sim_op *op)
+{
+    switch (op->kind) {
+    case SIM_OP_SEND_ACT:
+    case SIM_OP_RECV_GRAD: return s->stage_device[op->stage + 1];
+    case SIM_OP_SEND_GRAD:
+    case SIM_OP_RECV_ACT: return s->stage_device[op->stage - 1];
+    default: return -1;
+    }
+}
+
+static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
+{
+    *out = NULL;
+    struct trc_trace *t = trc_trace_new("measured", p->D, p->S, p->M);
+    if (!t || !(t->static_mem = calloc((size_t)p->D, sizeof *t->static_mem))) {
+        trc_trace_free(t);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    snprintf(t->schedule, sizeof t->schedule, "%s", p->s->name);
+    snprintf(t->remat, sizeof t->remat, "%s", sim_remat_name(p->s->remat));
+    t->batch = p->batch;
+    int rc = 0;
+    for (int d = 0; d < p->D && !rc; d++) {
+        const struct rt_worker *w = &p->w[d];
+        t->static_mem[d] = p->stats[d].static_bytes;
+        rc = trc_add_counter(t, d, 0, 0);
+        for (int64_t i = 0; !rc && i < w->mem.n_samples; i++)
+            rc = trc_add_counter(t, d, w->mem.samples[i].t_ns - t0, w->mem.samples[i].bytes);
+        for (int i = 0; !rc && i < p->s->n_ops[d]; i++) {
+            const struct sim_op *op = &p->s->ops[d][i];
+            const struct rt_stage *st = &p->st[op->stage];
+            struct trc_event ev = {
+                .device = d, .stage = op->stage, .mb = op->mb, .peer = peer_of(p->s, op),
+                .kind = op->kind, .stream = (uint8_t)sim_op_stream((enum sim_op_kind)op->kind),
+                .start_ns = w->recs[i].start - t0, .end_ns = w->recs[i].end - t0,
+            };
+            if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_GRAD)
+                ev.bytes = st->mem.out;
+            else if (op->kind == SIM_OP_SEND_GRAD || op->kind == SIM_OP_RECV_ACT)
+                ev.bytes = st->mem.in;
+            rc = trc_add_event(t, &ev);
+        }
+    }
+    if (rc < 0) {
+        trc_trace_free(t);
+        return rc;
+    }
+    trc_trace_sort(t);
+    *out = t;
+    return 0;
+}
+
+int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *st,
+                 struct trc_trace **trace)
+{
+    memset(st, 0, sizeof *st);
+    if (trace)
+        *trace = NULL;
+    int out_w = rt_net_width(p->net, p->net->n_layers);
+    if (data->n != p->batch || data->in != p->net->in_width || data->out != out_w)
+        return sim_error(SIM_EINVAL, "data of %d x %d -> %d does not fit a batch of %d x %d "
+                         "-> %d", data->n, data->in, data->out, p->batch, p->net->in_width,
+                         out_w);
+    reset_step(p);
+    int started = 0, rc = 0;
+    p->gate = 0;
+    for (; started < p->D; started++) {
+        p->w[started].data = data;
+        int e = pthread_create(&p->w[started].tid, NULL, rt_worker_main, &p->w[started]);
+        if (e) {
+            rc = sim_error(SIM_ERUNTIME, "cannot start worker %d: %s", started, strerror(e));
+            break;
+        }
+    }
+    pthread_mutex_lock(&p->gate_mu);
+    p->gate = rc < 0 ? 2 : 1; /* all start together, or none runs */
+    pthread_cond_broadcast(&p->gate_cv);
+    pthread_mutex_unlock(&p->gate_mu);
+    for (int d = 0; d < started; d++)
+        pthread_join(p->w[d].tid, NULL);
+    if (rc < 0)
+        return rc;
+    for (int d = 0; d < p->D && !rc; d++)
+        if (p->w[d].rc < 0 && !strstr(p->w[d].err, "aborted (another"))
+            rc = sim_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
+    for (int d = 0; d < p->D && !rc; d++)
+        if (p->w[d].rc < 0)
+            rc = sim_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
+    if (rc < 0) {
+        rt_pipe_drop_buffers(p);
+        return rc;
+    }
+    int64_t t0 = step_origin(p), t_end = t0, busy = 0;
+    for (int d = 0; d < p->D; d++) {
+        const struct rt_worker *w = &p->w[d];
+        struct rt_dev_stats *ds = &p->stats[d];
+        if (w->mem.cur != 0 || w->mem.extra_cur != 0)
+            SIM_BUG("device %d ends a step holding %lld activation bytes", d,
+                    (long long)w->mem.cur);
+        t_end = w->t_end > t_end ? w->t_end : t_end;
+        busy += w->busy_ns;
+        *ds = (struct rt_dev_stats){
+            .cpu = w->cpu, .busy_ns = w->busy_ns, .comm_ns = w->comm_ns,
+            .wait_ns = w->wait_ns, .peak_act = w->mem.peak, .expected_peak = p->expected[d],
+            .extra_peak = w->mem.extra_peak, .workspace_bytes = w->ws.bytes,
+            .n_allocs = w->mem.n_allocs,
+        };
+        for (int s = 0; s < p->S; s++)
+            if (p->s->stage_device[s] == d)
+                ds->static_bytes += rt_stage_param_bytes(&p->st[s], p->net);
+        st->loss += w->loss;
+    }
+    st->step_ns = t_end - t0;
+    st->n_devices = p->D;
+    st->dev = p->stats;
+    st->bubble = st->step_ns > 0 ? 1.0 - (double)busy / ((double)p->D * st->step_ns) : 0;
+    st->samples_per_s = st->step_ns > 0 ? p->batch / (st->step_ns * 1e-9) : 0;
+    return trace ? build_trace(p, t0, trace) : 0;
+}
+
+const struct sim_schedule *rt_pipe_schedule(const rt_pipe *p) { return p->s; }
+const struct rt_stage *rt_pipe_stage(const rt_pipe *p, int s) { return &p->st[s]; }
+int rt_pipe_n_stages(const rt_pipe *p) { return p->S; }
+int rt_pipe_oversubscribed(const rt_pipe *p) { return p->oversubscribed; }
+
+void rt_pipe_partition(const rt_pipe *p, char *buf, int n)
+{
+    sim_partition_format(p->part, buf, n);
+}

@@ -1,0 +1,459 @@
+/* Chakra export: decoded with the tests' own protobuf reader (chakra_decode.h,
+ * written from the wire format, not from trc_chakra.c's encoder) and, when protoc is
+ * installed, with protoc against a schema subset. Checks node counts,
+ * types, exact durations, dependency structure and send/recv pairing. */
+#include "helpers.h"
+
+#include "chakra_decode.h"
+#include "traces/trc_chakra.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TestSuite(chakra, .timeout = 60);
+
+static char *tmpdir(void)
+{
+    char *d = strdup("/tmp/pipesim-chakra-XXXXXX");
+    cr_assert(mkdtemp(d));
+    return d;
+}
+
+static void rmdir_all(char *dir)
+{
+    th_sh("rm -rf '%s'", dir);
+    free(dir);
+}
+
+static void load_rank(const char *dir, int rank, struct dfile *df)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/pipesim.%d.et", dir, rank);
+    rd_file(path, df);
+}
+
+/* ---- checks shared by the schedules --------------------------------------- */
+
+/* Structure every export must have, whatever the schedule. */
+static void check_common(struct dfile *df, int R, const struct sim_schedule *s)
+{
+    int D = s->n_devices;
+    for (int rank = 0; rank < D * R; rank++) {
+        struct dfile *f = &df[rank];
+        int d = rank % D;
+        cr_assert_str_eq(f->version, "0.0.4");
+        cr_assert_eq((int64_t)attr(f->meta, f->nmeta, "pipesim_rank", 9)->v, rank);
+        cr_assert_eq((int64_t)attr(f->meta, f->nmeta, "pipesim_n_ranks", 9)->v, D * R);
+        cr_assert_str_eq(attr(f->meta, f->nmeta, "pipesim_schedule", 29)->s, s->name);
+        cr_assert_eq(f->n, s->n_ops[d], "rank %d: one node per op", rank);
+        int last[3] = { -1, -1, -1 };
+        for (int i = 0; i < f->n; i++) {
+            const struct dnode *n = &f->nodes[i];
+            const struct sim_op *op = &s->ops[d][i];
+            cr_assert_eq(n->id, (uint64_t)i);
+            cr_assert_eq(ival(n, "pipesim_stage", 9), op->stage);
+            cr_assert_eq(ival(n, "pipesim_mb", 9), op->mb);
+            cr_assert_eq(ival(n, "is_cpu_op", 27), 0);
+            int stream = n->type == TRC_CHAKRA_SEND ? 1 : n->type == TRC_CHAKRA_RECV ? 2 : 0;
+            int want = op->kind == SIM_OP_ALLREDUCE ? TRC_CHAKRA_COLL
+                       : sim_op_stream(op->kind) == SIM_STREAM_SEND ? TRC_CHAKRA_SEND
+                       : sim_op_stream(op->kind) == SIM_STREAM_RECV ? TRC_CHAKRA_RECV
+                                                                    : TRC_CHAKRA_COMP;
+            cr_assert_eq(n->type, want, "%s", n->name);
+            /* ctrl: the previous node of the same stream, none for the first */
+            if (last[stream] < 0)
+                cr_assert_eq(n->nctrl, 0, "%s", n->name);
+            else {
+                cr_assert_eq(n->nctrl, 1, "%s", n->name);
+                cr_assert_eq(n->ctrl[0], (uint64_t)last[stream], "%s", n->name);
+                const struct dnode *p = &f->nodes[last[stream]];
+                /* streams run in order: the previous one ended first (a
+                 * receive's span starts with its transfer, which may have
+                 * begun earlier: receives only complete in order) */
+                int64_t pend = ival(p, "pipesim_start_ns", 9) + ival(p, "pipesim_duration_ns", 9);
+                int64_t nend = ival(n, "pipesim_start_ns", 9) + ival(n, "pipesim_duration_ns", 9);
+                if (stream == 2)
+                    cr_assert_leq(pend, nend, "%s after %s", n->name, p->name);
+                else
+                    cr_assert_leq(pend, ival(n, "pipesim_start_ns", 9), "%s after %s", n->name,
+                                  p->name);
+            }
+            last[stream] = i;
+            for (int k = 0; k < n->ndata; k++)
+                cr_assert_lt(n->data[k], n->id, "%s: data deps point back", n->name);
+            int64_t ns = ival(n, "pipesim_duration_ns", 9);
+            cr_assert_eq(n->dur, (uint64_t)((ns + 500) / 1000), "%s", n->name);
+            cr_assert_eq(n->start, (uint64_t)((ival(n, "pipesim_start_ns", 9) + 500) / 1000));
+        }
+    }
+    /* every send has one receive on its peer with the same tag and size */
+    int sends = 0, recvs = 0;
+    for (int a = 0; a < D * R; a++)
+        for (int i = 0; i < df[a].n; i++) {
+            const struct dnode *n = &df[a].nodes[i];
+            if (n->type == TRC_CHAKRA_RECV) {
+                recvs++;
+                cr_assert_eq(ival(n, "comm_dst", 7), a);
+            }
+            if (n->type != TRC_CHAKRA_SEND)
+                continue;
+            sends++;
+            cr_assert_eq(ival(n, "comm_src", 7), a);
+            int b = (int)ival(n, "comm_dst", 7), found = 0;
+            cr_assert(b >= 0 && b < D * R && b != a);
+            cr_assert_eq(b / D, a / D, "transfers stay inside a replica");
+            for (int j = 0; j < df[b].n; j++) {
+                const struct dnode *m = &df[b].nodes[j];
+                if (m->type == TRC_CHAKRA_RECV && ival(m, "comm_src", 7) == a &&
+                    ival(m, "comm_tag", 7) == ival(n, "comm_tag", 7)) {
+                    found++;
+                    cr_assert_eq(ival(m, "comm_size", 9), ival(n, "comm_size", 9));
+                    cr_assert_gt(ival(m, "comm_size", 9), 0);
+                    /* the receive completes once the transfer has */
+                    cr_assert_geq(ival(m, "pipesim_start_ns", 9) + ival(m, "pipesim_duration_ns", 9),
+                                  ival(n, "pipesim_start_ns", 9) + ival(n, "pipesim_duration_ns", 9));
+                }
+            }
+            cr_assert_eq(found, 1, "rank %d %s: %d matching receives", a, n->name, found);
+        }
+    cr_assert_eq(sends, recvs);
+    cr_assert_gt(sends, 0);
+}
+
+static void export(const struct sim_schedule *s, const struct sim_costs *c, sim_engine *e,
+                   const char *dir, int R)
+{
+    struct trc_chakra_opts o = { .dir = dir, .batch = 8 };
+    int n = -1;
+    cr_assert_eq(trc_chakra_write(s, c, sim_engine_trace(e), &o, &n), 0, "%s", sim_errmsg());
+    cr_assert_eq(n, s->n_devices * R);
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+Test(chakra, gpipe_exact_durations_and_deps)
+{
+    /* 8 layers of 1000 / 2000 ns at the micro-batch size, 2 per stage;
+     * 100 bytes per sample cross each cut; ideal links 1 GB/s, 100 ns */
+    double f[8], b[8], out[8];
+    for (int i = 0; i < 8; i++)
+        f[i] = 1000, b[i] = 2000, out[i] = 100;
+    struct mdl_profile *p = th_profile(8, f, b, 2, out, NULL, 10);
+    struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 4, 3, SIM_REMAT_EXCEPT_LAST, 2, 1);
+    char *dir = tmpdir();
+    export(run.s, run.c, run.e, dir, 1);
+    struct dfile df[4];
+    for (int r = 0; r < 4; r++)
+        load_rank(dir, r, &df[r]);
+    check_common(df, 1, run.s);
+    for (int r = 0; r < 4; r++) {
+        int M = 3;
+        for (int m = 0; m < M; m++) {
+            const struct dnode *F = by_name(&df[r], "s%d:F%d", r, m);
+            const struct dnode *B = by_name(&df[r], "s%d:B%d", r, m);
+            const struct dnode *R = by_name(&df[r], "s%d:R%d", r, m);
+            cr_assert(F && B);
+            cr_assert_eq(ival(F, "pipesim_duration_ns", 9), 2000);
+            cr_assert_eq(F->dur, 2);
+            cr_assert_eq(ival(B, "pipesim_duration_ns", 9), 4000);
+            cr_assert_str_eq(attr(F->a, F->na, "pipesim_kind", 29)->s, "F");
+            /* except_last: every micro-batch but the last re-materializes */
+            cr_assert_eq(R != NULL, m < M - 1, "R%d on stage %d", m, r);
+            cr_assert(has_data_dep(B, R ? R : F));
+            if (R)
+                cr_assert(has_data_dep(R, F));
+            if (r > 0) {
+                const struct dnode *rv = by_name(&df[r], "s%d:recvF%d", r, m);
+                const struct dnode *sg = by_name(&df[r], "s%d:sendB%d", r, m);
+                cr_assert(rv && sg);
+                cr_assert(has_data_dep(F, rv));
+                cr_assert(has_data_dep(sg, B));
+                cr_assert_eq(rv->ndata, 0, "its dependency is on the peer");
+                cr_assert_eq(ival(rv, "comm_src", 7), r - 1);
+            }
+            if (r < 3) {
+                const struct dnode *sn = by_name(&df[r], "s%d:sendF%d", r, m);
+                const struct dnode *rg = by_name(&df[r], "s%d:recvB%d", r, m);
+                cr_assert(sn && rg);
+                cr_assert(has_data_dep(sn, F));
+                cr_assert(has_data_dep(B, rg));
+                cr_assert_eq(ival(sn, "comm_size", 9), 200);
+                cr_assert_eq(ival(sn, "pipesim_duration_ns", 9), 300, "100 ns + 200 B / 1 GB/s");
+                cr_assert_eq(ival(sn, "comm_tag", 7), 2 * (r * M + m));
+            }
+        }
+        const struct dnode *U = by_name(&df[r], "s%d:U", r, 0);
+        cr_assert(U);
+        cr_assert_eq(U->ndata, 3, "U waits for its stage's three backwards");
+        for (int m = 0; m < 3; m++)
+            cr_assert(has_data_dep(U, by_name(&df[r], "s%d:B%d", r, m)));
+        cr_assert_eq(U->id, (uint64_t)df[r].n - 1);
+        df_free(&df[r]);
+    }
+    rmdir_all(dir);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+static void schedule_roundtrip(const char *name, int K, int M)
+{
+    double f[8] = { 700, 900, 1100, 1300, 800, 600, 1000, 1200 }, b[8], out[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = 2 * f[i], out[i] = 64;
+    struct mdl_profile *p = th_profile(8, f, b, 1, out, NULL, 100);
+    struct mdl_topology *t = th_chain(K, 1e9, 1e9, 50e-9);
+    struct th_run run;
+    th_simulate(&run, name, p, t, K, M, SIM_REMAT_NEVER, 1, 1);
+    char *dir = tmpdir();
+    export(run.s, run.c, run.e, dir, 1);
+    struct dfile df[8];
+    for (int r = 0; r < K; r++)
+        load_rank(dir, r, &df[r]);
+    check_common(df, 1, run.s);
+    for (int r = 0; r < K; r++) {
+        for (int st = 0; st < run.s->n_stages; st++) {
+            if (run.s->stage_device[st] != r)
+                continue;
+            const struct dnode *U = by_name(&df[r], "s%d:U", st, 0);
+            cr_assert(U);
+            cr_assert_eq(U->ndata, M);
+            for (int m = 0; m < M; m++)
+                cr_assert(has_data_dep(U, by_name(&df[r], run.s->has_wgrad ? "s%d:W%d"
+                                                                          : "s%d:B%d", st, m)),
+                          "%s: U(%d) after micro-batch %d", name, st, m);
+            if (run.s->has_wgrad)
+                for (int m = 0; m < M; m++)
+                    cr_assert(has_data_dep(by_name(&df[r], "s%d:W%d", st, m),
+                                           by_name(&df[r], "s%d:B%d", st, m)));
+            /* consecutive stages on one device: a direct data dependency */
+            if (st > 0 && run.s->stage_device[st - 1] == r)
+                cr_assert(has_data_dep(by_name(&df[r], "s%d:F%d", st, 0),
+                                       by_name(&df[r], "s%d:F%d", st - 1, 0)));
+        }
+        df_free(&df[r]);
+    }
+    rmdir_all(dir);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(chakra, other_schedules) {
+    schedule_roundtrip("1f1b", 4, 8);
+    schedule_roundtrip("interleaved:2", 2, 4);
+    schedule_roundtrip("zb-h1", 3, 6);
+}
+
+Test(chakra, replicas_get_allreduce_collectives)
+{
+    char tp[] = "/tmp/pipesim-bus-XXXXXX";
+    FILE *tf = fdopen(mkstemp(tp), "w");
+    fprintf(tf, "{\"devices\":[{\"name\":\"g\",\"count\":6,\"flops\":1e12,\"memory\":1e12}],"
+                "\"links\":[{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1e10,"
+                "\"shared\":true}]}");
+    fclose(tf);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(tp, &t), 0, "%s", sim_errmsg());
+    unlink(tp);
+    double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
+    double out[4] = { 10, 10, 10, 10 };
+    struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 250);
+    struct sim_schedule *s;
+    struct sim_partition *part;
+    struct sim_costs *c;
+    sim_engine *e;
+    cr_assert_eq(sim_schedule_build("1f1b", 2, 4, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sim_schedule_add_allreduce(s, 3), 0);
+    cr_assert_eq(sim_partition_uniform(2, 4, &part), 0);
+    cr_assert_eq(sim_costs_new(p, t, part, s->stage_device, 1, &c), 0);
+    cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", sim_errmsg());
+    char *dir = tmpdir();
+    export(s, c, e, dir, 3);
+    struct dfile df[6];
+    for (int r = 0; r < 6; r++)
+        load_rank(dir, r, &df[r]);
+    check_common(df, 3, s);
+    for (int r = 0; r < 6; r++) {
+        int st = r % 2;
+        const struct dnode *ar = by_name(&df[r], "s%d:AR", st, 0);
+        const struct dnode *U = by_name(&df[r], "s%d:U", st, 0);
+        cr_assert(ar && U);
+        cr_assert_eq(ar->type, TRC_CHAKRA_COLL);
+        cr_assert_eq(ival(ar, "comm_type", 9), TRC_CHAKRA_ALL_REDUCE);
+        cr_assert_eq(ival(ar, "comm_size", 9), 2 * 250 * 4, "two layers of 250 FP32 params");
+        char pg[16];
+        snprintf(pg, sizeof pg, "dp_stage%d", st);
+        cr_assert_str_eq(attr(ar->a, ar->na, "pg_name", 29)->s, pg);
+        cr_assert_eq(ar->ndata, 4);
+        cr_assert_eq(U->ndata, 1);
+        cr_assert_eq(U->data[0], ar->id);
+        cr_assert_eq(ival(ar, "pipesim_duration_ns", 9) > 0, 1);
+        /* replicas are copies of replica 0 but for their ranks */
+        const struct dfile *z = &df[st];
+        cr_assert_eq(df[r].n, z->n);
+        for (int i = 0; i < z->n; i++) {
+            cr_assert_str_eq(df[r].nodes[i].name, z->nodes[i].name);
+            cr_assert_eq(df[r].nodes[i].dur, z->nodes[i].dur);
+            cr_assert_eq(df[r].nodes[i].ndata, z->nodes[i].ndata);
+        }
+    }
+    for (int r = 0; r < 6; r++)
+        df_free(&df[r]);
+    rmdir_all(dir);
+    sim_engine_free(e);
+    sim_costs_free(c);
+    sim_partition_free(part);
+    sim_schedule_free(s);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += de->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+Test(chakra, cli_writes_rank_files_and_fails_cleanly)
+{
+    const char *ps = th_pipesim();
+    char *dir = tmpdir();
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/out", dir);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --replicas 2 "
+                       "--out-dir %s --prefix job 2>/dev/null", ps, sub), 0);
+    cr_assert_eq(count_files(sub), 6);
+    struct dfile df;
+    char path[700];
+    snprintf(path, sizeof path, "%s/job.5.et", sub);
+    rd_file(path, &df);
+    cr_assert_eq((int64_t)attr(df.meta, df.nmeta, "pipesim_replicas", 9)->v, 2);
+    cr_assert_gt(df.n, 0);
+    df_free(&df);
+    /* bad input: clear exit status, no files */
+    char sub2[600];
+    snprintf(sub2, sizeof sub2, "%s/bad", dir);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=2,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --out-dir %s "
+                       "2>/dev/null", ps, sub2), 7, "K > layers");
+    cr_assert_leq(count_files(sub2), 0);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 2>/dev/null", ps),
+                 2, "--out-dir is required");
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --out-dir %s "
+                       "--prefix a/b 2>/dev/null", ps, sub2), 2);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --out-dir "
+                       "%s/job.0.et 2>/dev/null", ps, sub), 5, "--out-dir is a file");
+    cr_assert_eq(th_sh("%s export-chakra --help >/dev/null", ps), 0);
+    rmdir_all(dir);
+}
+
+/* protoc, when installed, as a second decoder (schema subset written here:
+ * the field numbers and types of et_def.proto that the exporter uses). */
+static const char subset_proto[] =
+    "syntax = \"proto3\";\npackage ChakraProtoMsg;\n"
+    "message AttributeProto { string name = 1; oneof value { double double_val = 3;\n"
+    "  int32 int32_val = 7; int64 int64_val = 9; bool bool_val = 27; string string_val = 29; } }\n"
+    "message GlobalMetadata { string version = 1; repeated AttributeProto attr = 2; }\n"
+    "enum NodeType { INVALID_NODE = 0; METADATA_NODE = 1; MEM_LOAD_NODE = 2;\n"
+    "  MEM_STORE_NODE = 3; COMP_NODE = 4; COMM_SEND_NODE = 5; COMM_RECV_NODE = 6;\n"
+    "  COMM_COLL_NODE = 7; }\n"
+    "message Node { uint64 id = 1; string name = 2; NodeType type = 3;\n"
+    "  repeated uint64 ctrl_deps = 4; repeated uint64 data_deps = 5;\n"
+    "  uint64 start_time_micros = 6; uint64 duration_micros = 7;\n"
+    "  repeated AttributeProto attr = 10; }\n";
+
+static void protoc_decode(const char *dir, const uint8_t *msg, size_t len, const char *type,
+                          char *out, size_t n)
+{
+    char in[600], txt[600];
+    snprintf(in, sizeof in, "%s/msg.bin", dir);
+    snprintf(txt, sizeof txt, "%s/msg.txt", dir);
+    FILE *f = fopen(in, "wb");
+    cr_assert(f);
+    fwrite(msg, 1, len, f);
+    fclose(f);
+    cr_assert_eq(th_sh("protoc -I%s --decode=ChakraProtoMsg.%s %s/et_subset.proto < %s > %s",
+                       dir, type, dir, in, txt), 0, "protoc rejected a %s", type);
+    f = fopen(txt, "r");
+    size_t k = fread(out, 1, n - 1, f);
+    out[k] = 0;
+    fclose(f);
+    for (const char *l = out; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        const char *q = l + strspn(l, " ");
+        cr_assert(!(*q >= '0' && *q <= '9'), "protoc found an unknown field: %.40s", q);
+    }
+}
+
+Test(chakra, protoc_decodes_the_files_too)
+{
+    if (th_sh("command -v protoc >/dev/null 2>&1") != 0) {
+        printf("chakra::protoc_decodes_the_files_too: skipped: protoc is not installed "
+               "(apt-get install protobuf-compiler)\n");
+        return;
+    }
+    double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
+    double out[4] = { 10, 10, 10, 10 };
+    struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 10);
+    struct mdl_topology *t = th_chain(2, 0, 1e9, 100e-9);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SIM_REMAT_ALWAYS, 1, 1);
+    char *dir = tmpdir();
+    export(run.s, run.c, run.e, dir, 1);
+    char proto[600];
+    snprintf(proto, sizeof proto, "%s/et_subset.proto", dir);
+    FILE *pf = fopen(proto, "w");
+    fputs(subset_proto, pf);
+    fclose(pf);
+    for (int r = 0; r < 2; r++) {
+        struct dfile df;
+        load_rank(dir, r, &df);
+        struct rd rr = { df.raw, df.raw + df.len };
+        static char txt[8192];
+        for (int k = 0; rr.p < rr.end; k++) {
+            uint64_t len = rd_varint(&rr);
+            protoc_decode(dir, rr.p, len, k ? "Node" : "GlobalMetadata", txt, sizeof txt);
+            rr.p += len;
+            char want[128];
+            if (k == 0) {
+                cr_assert(strstr(txt, "version: \"0.0.4\""), "%s", txt);
+                continue;
+            }
+            const struct dnode *n = &df.nodes[k - 1];
+            static const char *const types[] = { [4] = "COMP_NODE", [5] = "COMM_SEND_NODE",
+                                                 [6] = "COMM_RECV_NODE" };
+            snprintf(want, sizeof want, "name: \"%s\"\ntype: %s\n", n->name, types[n->type]);
+            cr_assert(strstr(txt, want), "want %s in\n%s", want, txt);
+            snprintf(want, sizeof want, "duration_micros: %llu\n", (unsigned long long)n->dur);
+            cr_assert(!n->dur || strstr(txt, want), "want %s in\n%s", want, txt);
+            for (int i = 0; i < n->ndata; i++) {
+                snprintf(want, sizeof want, "data_deps: %llu\n", (unsigned long long)n->data[i]);
+                cr_assert(strstr(txt, want), "want %s in\n%s", want, txt);
+            }
+            if (n->type == TRC_CHAKRA_SEND) {
+                snprintf(want, sizeof want, "name: \"comm_size\"\n  int64_val: %lld\n",
+                         (long long)ival(n, "comm_size", 9));
+                cr_assert(strstr(txt, want), "want %s in\n%s", want, txt);
+            }
+        }
+        df_free(&df);
+    }
+    rmdir_all(dir);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}

@@ -1,0 +1,141 @@
+/* pipesim compare: zero error on identical traces, a stretched op reported
+ * exactly and first, clear errors on mismatched traces. */
+#include "helpers.h"
+
+#include "analysis/ana_compare.h"
+
+#include <unistd.h>
+
+static struct trc_trace *copy(const struct trc_trace *t)
+{
+    struct trc_trace *c = trc_trace_new("measured", t->n_devices, t->n_stages, t->n_micro);
+    for (size_t i = 0; i < t->n_events; i++)
+        cr_assert_eq(trc_add_event(c, &t->events[i]), 0);
+    for (size_t i = 0; i < t->n_counters; i++)
+        cr_assert_eq(trc_add_counter(c, t->counters[i].device, t->counters[i].t_ns,
+                                     t->counters[i].bytes), 0);
+    return c;
+}
+
+static void sim_trace(struct th_run *run, struct mdl_profile **p, struct mdl_topology **t)
+{
+    double f[4] = { 3000, 3000, 3000, 3000 }, b[4] = { 6000, 6000, 6000, 6000 };
+    double out[4] = { 100, 100, 100, 100 }, st[4] = { 400, 400, 400, 400 };
+    *p = th_profile(4, f, b, 2, out, st, 10);
+    *t = th_chain(4, 0, 1e9, 100e-9);
+    th_simulate(run, "gpipe", *p, *t, 4, 6, SIM_REMAT_EXCEPT_LAST, 2, 1);
+}
+
+Test(compare, identical_traces_have_zero_error)
+{
+    struct th_run run;
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    sim_trace(&run, &p, &t);
+    /* through the files, as the CLI does */
+    char a[] = "/tmp/pipesim-cmp-XXXXXX";
+    close(mkstemp(a));
+    cr_assert_eq(trc_write_chrome(sim_engine_trace(run.e), a), 0);
+    struct trc_trace *x, *y;
+    cr_assert_eq(trc_read_chrome(a, &x), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(a, &y), 0);
+    cr_assert_eq(x->n_events, sim_engine_trace(run.e)->n_events);
+    struct ana_compare *c;
+    cr_assert_eq(ana_compare_new(x, y, &c), 0, "%s", sim_errmsg());
+    cr_assert_eq(c->makespan_err, 0);
+    cr_assert_eq(c->makespan_sim, run.r->makespan);
+    cr_assert_eq(c->bubble_sim, c->bubble_meas);
+    cr_assert_float_eq(c->bubble_sim, run.r->bubble, 1e-12);
+    cr_assert_eq(c->dur_err_p95, 0);
+    cr_assert_eq(c->drift_max_ns, 0);
+    cr_assert_eq(c->n_top, 0);
+    for (int d = 0; d < 4; d++) {
+        cr_assert_eq(c->peak_act_sim[d], run.r->peak_act[d]);
+        cr_assert_eq(c->peak_act_meas[d], c->peak_act_sim[d]);
+    }
+    ana_compare_free(c);
+    trc_trace_free(x);
+    trc_trace_free(y);
+    unlink(a);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(compare, one_stretched_op_is_reported_exactly_and_first)
+{
+    struct th_run run;
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    sim_trace(&run, &p, &t);
+    const struct trc_trace *s = sim_engine_trace(run.e);
+    struct trc_trace *m = copy(s);
+    /* stretch B3 of stage 2 by 2500 ns, and shift everything after it on
+     * that device's compute stream, as a slow kernel would */
+    int64_t X = 2500, at = -1;
+    for (size_t i = 0; i < m->n_events; i++)
+        if (m->events[i].kind == SIM_OP_BWD && m->events[i].stage == 2 && m->events[i].mb == 3) {
+            at = m->events[i].end_ns;
+            m->events[i].end_ns += X;
+        }
+    cr_assert_geq(at, 0);
+    for (size_t i = 0; i < m->n_events; i++)
+        if (m->events[i].device == 2 && m->events[i].stream == SIM_STREAM_COMPUTE &&
+            m->events[i].start_ns >= at) {
+            m->events[i].start_ns += X;
+            m->events[i].end_ns += X;
+        }
+    struct ana_compare *c;
+    cr_assert_eq(ana_compare_new(s, m, &c), 0, "%s", sim_errmsg());
+    cr_assert_geq(c->n_top, 1);
+    cr_assert_eq(c->top[0].sim.kind, SIM_OP_BWD);
+    cr_assert_eq(c->top[0].sim.stage, 2);
+    cr_assert_eq(c->top[0].sim.mb, 3);
+    cr_assert_eq(c->top[0].error_ns, X);
+    cr_assert_eq(c->top[0].cause, ANA_CAUSE_COMPUTE);
+    cr_assert_str_eq(ana_cause_name(c->top[0].cause, X), "compute slower than modelled");
+    /* the ops behind it only inherit the delay: no further duration error */
+    for (int i = 1; i < c->n_top; i++)
+        cr_assert(c->top[i].cause == ANA_CAUSE_WAIT || c->top[i].error_ns == 0);
+    cr_assert_eq(c->drift_max_ns, X);
+    ana_compare_free(c);
+    trc_trace_free(m);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(compare, mismatched_traces_are_a_clear_error)
+{
+    struct th_run run;
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    sim_trace(&run, &p, &t);
+    const struct trc_trace *s = sim_engine_trace(run.e);
+    struct trc_trace *m = copy(s);
+    m->n_events--; /* drop the last event */
+    struct ana_compare *c;
+    cr_assert_eq(ana_compare_new(s, m, &c), -SIM_EINVAL);
+    cr_assert(strstr(sim_errmsg(), "1 only simulated, 0 only measured"), "%s", sim_errmsg());
+    cr_assert(strstr(sim_errmsg(), "only in the simulated trace"));
+    m->n_micro = 5;
+    cr_assert_eq(ana_compare_new(s, m, &c), -SIM_EINVAL);
+    cr_assert(strstr(sim_errmsg(), "6 micro-batches"), "%s", sim_errmsg());
+    trc_trace_free(m);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(compare, cli_end_to_end)
+{
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=64 --topology "
+                       "models/topologies/cpu-2core.json -K 2 -M 4 --batch 8 --trace "
+                       "/tmp/pipesim-cmp.json >/dev/null", th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json /tmp/pipesim-cmp.json --format json | "
+                       "grep -q '\"makespan_err\": 0'", th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json 2>/dev/null", th_pipesim()), 2);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json /nonexistent.json 2>/dev/null",
+                       th_pipesim()), 5);
+    unlink("/tmp/pipesim-cmp.json");
+}

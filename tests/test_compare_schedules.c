@@ -1,0 +1,253 @@
+/* ana_schedules and `pipesim compare-schedules`: schedules side by side on
+ * one model and topology, exact on an ideal ring; bad input. */
+#include "helpers.h"
+
+#include "analysis/ana_schedules.h"
+#include "models/mdl_gen.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <unistd.h>
+
+static char dir[64];
+
+/* 4 ideal devices in a ring with free, instantaneous links: every
+ * difference between schedules is the schedule's own. */
+static const char ring_json[] =
+    "{\"name\":\"ring4\",\"bytes_per_param\":12,\"devices\":[{\"name\":\"d\",\"count\":4,"
+    "\"flops\":1e12,\"memory\":1e12,\"mem_bandwidth\":0,\"efficiency\":{\"max\":1,"
+    "\"batch_half\":0,\"overhead_s\":0}}],\"links\":["
+    "{\"name\":\"a\",\"endpoints\":[\"d0\",\"d1\"],\"bandwidth\":1e300,\"latency\":0},"
+    "{\"name\":\"b\",\"endpoints\":[\"d1\",\"d2\"],\"bandwidth\":1e300,\"latency\":0},"
+    "{\"name\":\"c\",\"endpoints\":[\"d2\",\"d3\"],\"bandwidth\":1e300,\"latency\":0},"
+    "{\"name\":\"w\",\"endpoints\":[\"d3\",\"d0\"],\"bandwidth\":1e300,\"latency\":0}]}";
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-cmp-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    char p[128];
+    snprintf(p, sizeof p, "%s/ring.json", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fputs(ring_json, f);
+    fclose(f);
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+TestSuite(compare_schedules, .init = setup, .fini = teardown, .timeout = 60);
+
+static int dir_entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static json_t *find_row(json_t *o, const char *name)
+{
+    json_t *arr = json_object_get(o, "schedules"), *r;
+    size_t i;
+    json_array_foreach(arr, i, r)
+        if (!strcmp(json_string_value(json_object_get(r, "schedule")), name))
+            return r;
+    cr_assert_fail("no row for %s", name);
+    return NULL;
+}
+
+static double num(json_t *r, const char *k)
+{
+    json_t *v = json_object_get(r, k);
+    cr_assert(json_is_number(v), "field %s", k);
+    return json_number_value(v);
+}
+
+/* On uniform stages without communication the simulated bubbles equal the
+ * formulas (tests/test_schedules.c derives them), 1F1B matches GPipe's step
+ * time with lower peak activation memory, interleaving and ZB-H1 beat both. */
+Test(compare_schedules, side_by_side_on_an_ideal_ring)
+{
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=256 "
+                       "--topology ring.json -K 4 -M 8 --batch 64 --remat never "
+                       "--schedules gpipe,1f1b,interleaved:2,zb-h1 --format json --out c.json",
+                       dir, th_pipesim()), 0);
+    char p[128];
+    snprintf(p, sizeof p, "%s/c.json", dir);
+    json_error_t err;
+    json_t *o = json_load_file(p, 0, &err);
+    cr_assert(o, "%s", err.text);
+    cr_assert_eq(json_array_size(json_object_get(o, "schedules")), 4);
+    json_t *g = find_row(o, "gpipe"), *f = find_row(o, "1f1b");
+    json_t *i2 = find_row(o, "interleaved:2"), *z = find_row(o, "zb-h1");
+    const char *names[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1" };
+    for (int k = 0; k < 4; k++) {
+        json_t *r = find_row(o, names[k]);
+        cr_assert(fabs(num(r, "bubble_sim") - num(r, "bubble_formula")) < 1e-9, "%s: %.12f %.12f",
+                  names[k], num(r, "bubble_sim"), num(r, "bubble_formula"));
+        cr_assert_eq(json_array_size(json_object_get(r, "devices")), 4);
+    }
+    cr_assert(fabs(num(g, "bubble_formula") - 3.0 / 11) < 1e-15);
+    cr_assert(fabs(num(i2, "bubble_formula") - 3.0 / 19) < 1e-15);
+    cr_assert_eq(num(i2, "stages"), 8);
+    cr_assert_eq(num(g, "step_s"), num(f, "step_s"));
+    cr_assert_lt(num(f, "peak_act_max_bytes"), num(g, "peak_act_max_bytes"));
+    cr_assert_lt(num(i2, "step_s"), num(f, "step_s"));
+    cr_assert_lt(num(z, "step_s"), num(f, "step_s"));
+    cr_assert_gt(num(g, "speedup"), 1);
+    json_decref(o);
+}
+
+/* A schedule that cannot run at this K, M is a row with its reason, the
+ * others still compare; table and CSV carry it. */
+Test(compare_schedules, infeasible_schedule_is_listed_with_its_reason)
+{
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=64 "
+                       "--topology ring.json -K 4 -M 6 --batch 12 > t.txt", dir, th_pipesim()), 0);
+    cr_assert_eq(th_sh("grep -q '^interleaved:2 *skipped: .*-M 6 must be a multiple of -K 4' "
+                       "%s/t.txt && grep -q '^zb-h1 ' %s/t.txt && grep -q '^gpipe ' %s/t.txt",
+                       dir, dir, dir), 0);
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=64 "
+                       "--topology ring.json -K 4 -M 6 --batch 12 --format csv > t.csv", dir,
+                       th_pipesim()), 0);
+    /* header + 4 devices x 3 schedules + 1 error row, 21 fields each */
+    cr_assert_eq(th_sh("test $(wc -l < %s/t.csv) -eq 14", dir), 0);
+    cr_assert_eq(th_sh("awk -F, '$1 !~ /interleaved/ && NF != 21 {exit 1}' %s/t.csv", dir), 0);
+    cr_assert_eq(th_sh("grep -q '^interleaved:2,4,6,12,2,except_last,,.*,\"--schedule' %s/t.csv",
+                       dir), 0);
+}
+
+static void bad(const char *args, int status, const char *what)
+{
+    int before = dir_entries();
+    int rc = th_sh("cd %s && %s compare-schedules --out out.txt %s 2>err.txt >/dev/null", dir,
+                   th_pipesim(), args);
+    char p[128], msg[1024] = "";
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    FILE *f = fopen(p, "r");
+    size_t n = fread(msg, 1, sizeof msg - 1, f);
+    msg[n] = 0;
+    fclose(f);
+    unlink(p);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+    cr_expect_eq(dir_entries(), before, "'%s' left a file behind", args);
+}
+
+#define OK "--model mlp:layers=8,width=16 --topology ring.json"
+
+Test(compare_schedules, bad_inputs_get_one_clear_error)
+{
+    bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,pipedream", 2, "unknown schedule 'pipedream'");
+    bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,,1f1b", 2, "empty name");
+    bad(OK " -K 4 -M 4 --batch 8 --schedules 1f1b,1f1b", 2, "listed twice");
+    bad(OK " -K 4 -M 4 --batch 8 --schedules interleaved:x", 2, "not an integer");
+    bad(OK " -K 4 -M 4 --batch 8 --schedules interleaved", 2, "e.g. interleaved:2");
+    bad(OK " -K 4 -M 4 --batch 8 --format xml", 2, "unknown format 'xml'");
+    bad(OK " -K 4 -M 4 --batch 8 --remat sometimes", 2, "unknown mode");
+    bad(OK " -K 4 -M 4 --batch 8 --frobnicate", 2, "unknown option");
+    bad(OK " -M 4 --batch 8", 2, "are required");
+    bad(OK " -K 5 -M 5 --batch 10", 7, "only 4 devices");
+    bad(OK " -K 4 -M 6 --batch 12 --schedules interleaved:2", 2, "no schedule could run");
+    bad("--model mlp:layers=8,width=16 --topology missing.json -K 2 -M 2 --batch 4", 5,
+        "missing.json");
+    cr_assert_eq(th_sh("%s compare-schedules --help | grep -q 'usage: pipesim compare-schedules'",
+                       th_pipesim()), 0);
+}
+
+Test(compare_schedules, same_inputs_give_byte_identical_outputs)
+{
+    for (int i = 0; i < 2; i++)
+        cr_assert_eq(th_sh("cd %s && %s compare-schedules " OK " -K 4 -M 8 --batch 16 "
+                           "--schedules gpipe,1f1b,interleaved:2,interleaved:4,zb-h1 "
+                           "--format csv --out o%d.csv", dir, th_pipesim(), i), 0);
+    cr_assert_eq(th_sh("cd %s && cmp -s o0.csv o1.csv", dir), 0);
+}
+
+Test(compare_schedules, bubble_formulas)
+{
+    cr_assert(fabs(ana_bubble_formula("gpipe", 4, 8, 1, 2) - 3.0 / 11) < 1e-15);
+    cr_assert(fabs(ana_bubble_formula("1f1b", 8, 8, 1, 2) - 7.0 / 15) < 1e-15);
+    cr_assert(fabs(ana_bubble_formula("interleaved:3", 4, 8, 1, 2) - 3.0 / 27) < 1e-15);
+    cr_assert(isnan(ana_bubble_formula("interleaved:3", 4, 6, 1, 2)));
+    cr_assert(fabs(ana_bubble_formula("interleaved:1", 4, 6, 1, 2) - 3.0 / 9) < 1e-15);
+    /* zb-h1: c = max(tf, tb/2) */
+    cr_assert(fabs(ana_bubble_formula("zb-h1", 4, 8, 3, 4) - 9.0 / (56 + 9)) < 1e-15);
+    cr_assert(fabs(ana_bubble_formula("zb-h1", 4, 8, 1, 4) - 6.0 / (40 + 6)) < 1e-15);
+    cr_assert(isnan(ana_bubble_formula("zb-h1", 4, 3, 1, 2)));
+    cr_assert(isnan(ana_bubble_formula("nope", 4, 8, 1, 2)));
+}
+
+/* The API: memory per device, interleaved puts two stages on each. */
+Test(compare_schedules, api_reports_memory_per_device)
+{
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    char path[128];
+    snprintf(path, sizeof path, "%s/ring.json", dir);
+    cr_assert_eq(mdl_model_open("mlp:layers=16,width=128", &p), 0);
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    struct ana_config cfg = { .profile = p, .topo = t, .K = 4, .M = 8, .batch = 32,
+                              .remat = SIM_REMAT_NEVER };
+    const char *names[] = { "gpipe", "1f1b", "interleaved:2" };
+    struct ana_sched_cmp *c;
+    cr_assert_eq(ana_schedules_compare(&cfg, names, 3, &c), 0, "%s", sim_errmsg());
+    cr_assert_eq(c->n, 3);
+    cr_assert_gt(c->baseline_step_s, 0);
+    for (int i = 0; i < 3; i++) {
+        const struct ana_sched_row *r = &c->rows[i];
+        cr_assert_str_empty(r->error);
+        int64_t mx = 0;
+        for (int d = 0; d < 4; d++) {
+            cr_assert_gt(r->peak_act[d], 0);
+            cr_assert_eq(r->peak_mem[d], r->static_mem[d] + r->peak_act[d]);
+            mx = r->peak_act[d] > mx ? r->peak_act[d] : mx;
+        }
+        cr_assert_eq(r->peak_act_max, mx);
+        cr_assert(fabs(r->speedup - c->baseline_step_s / r->step_s) < 1e-12);
+    }
+    cr_assert_eq(c->rows[2].n_stages, 8);
+    /* same parameters on every device whichever schedule: uniform 16 layers */
+    cr_assert_eq(c->rows[0].static_mem[1], c->rows[2].static_mem[1]);
+    /* 1F1B keeps min(K-s, M) stashes: device 3 holds one, GPipe eight */
+    cr_assert_lt(c->rows[1].peak_act[3] * 4, c->rows[0].peak_act[3]);
+    ana_sched_cmp_free(c);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* `pipesim predict --schedule` takes every generator; the partition follows
+ * the schedule's stage count (v*K for interleaved). */
+Test(compare_schedules, predict_runs_every_schedule)
+{
+    const char *names[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1" };
+    const int stages[] = { 4, 4, 8, 4 };
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology "
+                           "ring.json -K 4 -M 8 --batch 16 --schedule %s --format json "
+                           "--out p.json --trace p-trace.json", dir, th_pipesim(), names[i]),
+                     0, "%s", names[i]);
+        char p[128];
+        snprintf(p, sizeof p, "%s/p.json", dir);
+        json_error_t err;
+        json_t *o = json_load_file(p, 0, &err);
+        cr_assert(o, "%s", err.text);
+        cr_assert_str_eq(json_string_value(json_object_get(o, "schedule")), names[i]);
+        cr_assert_eq(json_array_size(json_object_get(o, "stages")), (size_t)stages[i]);
+        json_decref(o);
+    }
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology ring.json "
+                       "-K 4 -M 8 --batch 16 --schedule interleaved:2 --partition 2,2,2,2,2,2,2,2 "
+                       ">/dev/null", dir, th_pipesim()), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=16,width=64 --topology ring.json "
+                       "-K 4 -M 6 --batch 12 --schedule interleaved:2 2>err.txt; test $? -eq 2 "
+                       "&& grep -q 'multiple of -K 4' err.txt", dir, th_pipesim()), 0);
+}

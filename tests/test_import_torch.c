@@ -1,0 +1,288 @@
+/* pipesim import-torch: the real torch.profiler fixture (Debian's torch 1.13,
+ * made by scripts/make_torch_trace.py) becomes a profile that loads and
+ * predicts; layer times agree with the raw events; the sequence-number path
+ * and the error paths on small hand-written traces. */
+#include "helpers.h"
+
+#include "analysis/ana_predict.h"
+#include "models/mdl_torch.h"
+
+#include <jansson.h>
+#include <unistd.h>
+
+#define FIXTURE "tests/fixtures/torch/tinyformer.json"
+
+TestSuite(import_torch, .timeout = 30);
+
+static const char *const layer_names[] = { "embed", "attn", "ln1", "ffn", "ln2", "head",
+                                           "loss" };
+
+/* Independent of the importer: sums the durations of the layer ranges that
+ * lie inside the script's pipesim:forward (dir 0) or pipesim:backward (1)
+ * ranges, and of those ranges themselves. */
+static void raw_sums(double *layers, double *regions, int *n_regions)
+{
+    json_error_t err;
+    json_t *root = json_load_file(FIXTURE, 0, &err);
+    cr_assert(root, "%s", err.text);
+    size_t n = json_array_size(root);
+    for (int d = 0; d < 2; d++)
+        layers[d] = regions[d] = n_regions[d] = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *r = json_array_get(root, i);
+        const char *name = json_string_value(json_object_get(r, "name"));
+        int d = !strcmp(name, "pipesim:forward") ? 0 : !strcmp(name, "pipesim:backward") ? 1
+                                                                                        : -1;
+        if (d < 0)
+            continue;
+        double a = json_number_value(json_object_get(r, "ts"));
+        double b = a + json_number_value(json_object_get(r, "dur"));
+        regions[d] += b - a;
+        n_regions[d]++;
+        for (size_t j = 0; j < n; j++) {
+            json_t *e = json_array_get(root, j);
+            double t = json_number_value(json_object_get(e, "ts"));
+            if (!strncmp(json_string_value(json_object_get(e, "name")), "layer:", 6) &&
+                t >= a && t < b)
+                layers[d] += json_number_value(json_object_get(e, "dur"));
+        }
+    }
+    json_decref(root);
+}
+
+Test(import_torch, fixture_layers_times_and_sizes)
+{
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { 0 };
+    cr_assert_eq(mdl_torch_import(FIXTURE, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, 7);
+    cr_assert_eq(rep.n_layers, 7);
+    cr_assert_eq(rep.steps, 3);
+    cr_assert_eq(rep.method, MDL_TORCH_BWD_RANGES);
+    cr_assert_eq(rep.n_recompute, 0);
+    cr_assert(p->measured);
+    for (int l = 0; l < 7; l++) {
+        cr_assert_str_eq(p->layers[l].name, layer_names[l]);
+        cr_assert_gt(p->layers[l].fwd, 0, "%s", layer_names[l]);
+        cr_assert_gt(p->layers[l].bwd, 0, "%s", layer_names[l]);
+        cr_assert_lt(p->layers[l].fwd, 1.0, "%s: a forward over 1 s is implausible here",
+                     layer_names[l]);
+        cr_assert_eq(p->layers[l].at_batch, 8);
+    }
+    /* parameter counts follow from the architecture (script constants) */
+    const double params[7] = { 64 * 128 + 128, 128 * 384 + 384 + 128 * 128 + 128, 256,
+                               128 * 512 + 512 + 512 * 128 + 128, 256, 128 * 10 + 10, 0 };
+    for (int l = 0; l < 7; l++)
+        cr_assert_eq(p->layers[l].params, params[l], "%s", layer_names[l]);
+    /* activations of [seq 64, d_model 128] fp32 per sample; the head's 10 logits */
+    cr_assert_eq(p->layers[0].out_bytes, 64 * 128 * 4);
+    cr_assert_eq(p->layers[3].out_bytes, 64 * 128 * 4);
+    cr_assert_eq(p->layers[5].out_bytes, 10 * 4);
+    cr_assert_eq(p->layers[0].stash_bytes, 64 * 64 * 4, "embed keeps its input");
+    cr_assert_str_eq(p->layers[1].kind, "attention");
+
+    /* the importer's sums are exactly the raw layer events per region */
+    double lay[2], reg[2];
+    int nreg[2];
+    raw_sums(lay, reg, nreg);
+    cr_assert_eq(nreg[0], 3);
+    cr_assert_eq(nreg[1], 3);
+    double fwd = 0, bwd = 0;
+    for (int l = 0; l < 7; l++)
+        fwd += p->layers[l].fwd, bwd += p->layers[l].bwd;
+    cr_assert_float_eq(fwd * 3e6, lay[0], 1e-6);
+    cr_assert_float_eq(bwd * 3e6, lay[1], 1e-6);
+    cr_assert_float_eq(rep.fwd_us * 3, lay[0], 1e-6);
+    /* and cover the forward and backward passes: within 10% of their ranges */
+    cr_assert(lay[0] <= reg[0] && lay[0] >= 0.9 * reg[0], "forward layers %g of %g us",
+              lay[0], reg[0]);
+    cr_assert(lay[1] <= reg[1] && lay[1] >= 0.9 * reg[1], "backward layers %g of %g us",
+              lay[1], reg[1]);
+    mdl_profile_free(p);
+}
+
+Test(import_torch, cli_csv_loads_and_predicts)
+{
+    char out[] = "/tmp/pipesim-torch-XXXXXX";
+    close(mkstemp(out));
+    cr_assert_eq(th_sh("%s import-torch " FIXTURE " -o %s 2>/dev/null", th_pipesim(), out), 0);
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(out, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, 7);
+    cr_assert(p->measured);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load("models/topologies/cpu-2core.json", &t), 0, "%s",
+                 sim_errmsg());
+    struct ana_config cfg = { .profile = p, .topo = t, .K = 2, .M = 4, .batch = 32,
+                              .remat = SIM_REMAT_EXCEPT_LAST };
+    struct ana_prediction *pr;
+    cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", sim_errmsg());
+    double sum = 0; /* one step of the whole model at the measured batch */
+    for (int l = 0; l < p->n_layers; l++)
+        sum += p->layers[l].fwd + p->layers[l].bwd;
+    cr_assert_gt(pr->step_s, 0);
+    cr_assert(pr->fits);
+    cr_assert_geq(pr->baseline_step_s, sum, "batch 32 on one device takes at least the "
+                  "batch-8 step");
+    ana_prediction_free(pr);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    unlink(out);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A Kineto-shaped trace: layers a (forward op seq 10) and b (seq 11); the
+ * backward runs b's function (seq on its child), an AccumulateGrad without
+ * one (charged to b), a's function (seq on itself) and one for seq 99 that no
+ * layer made. */
+static const char kineto[] =
+    "{\"traceEvents\": [\n"
+    " {\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":100,\"dur\":50,\"pid\":1,\"tid\":7},\n"
+    " {\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":110,\"dur\":30,\"pid\":1,\"tid\":7,"
+    "\"args\":{\"Sequence number\":10}},\n"
+    " {\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":160,\"dur\":20,\"pid\":1,\"tid\":7},\n"
+    " {\"ph\":\"X\",\"name\":\"aten::relu\",\"ts\":161,\"dur\":10,\"pid\":1,\"tid\":7,"
+    "\"args\":{\"Sequence number\":11}},\n"
+    " {\"ph\":\"i\",\"name\":\"marker\",\"ts\":170,\"pid\":1,\"tid\":7},\n"
+    " {\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: ReluBackward0\","
+    "\"ts\":200,\"dur\":40,\"pid\":1,\"tid\":9},\n"
+    " {\"ph\":\"X\",\"name\":\"ReluBackward0\",\"ts\":201,\"dur\":38,\"pid\":1,\"tid\":9,"
+    "\"args\":{\"Sequence number\":11,\"Fwd thread id\":7}},\n"
+    " {\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
+    "torch::autograd::AccumulateGrad\",\"ts\":240,\"dur\":5,\"pid\":1,\"tid\":9},\n"
+    " {\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: MmBackward0\","
+    "\"ts\":250,\"dur\":70,\"pid\":1,\"tid\":9,\"args\":{\"Sequence number\":10}},\n"
+    " {\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: SumBackward0\","
+    "\"ts\":330,\"dur\":3,\"pid\":1,\"tid\":9,\"args\":{\"Sequence number\":99}}\n"
+    "]}\n";
+
+Test(import_torch, sequence_numbers_attribute_backward)
+{
+    char path[] = "/tmp/pipesim-kineto-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, kineto);
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
+    cr_assert_eq(rep.steps, 1);
+    cr_assert_eq(p->n_layers, 2);
+    cr_assert_str_eq(p->layers[0].name, "a");
+    cr_assert_float_eq(p->layers[0].fwd, 50e-6, 1e-15);
+    cr_assert_float_eq(p->layers[1].fwd, 20e-6, 1e-15);
+    cr_assert_float_eq(p->layers[0].bwd, 70e-6, 1e-15);
+    cr_assert_float_eq(p->layers[1].bwd, 45e-6, 1e-15, "ReluBackward0 + AccumulateGrad");
+    cr_assert_float_eq(rep.unattributed_us, 3, 1e-9);
+    cr_assert_eq(p->layers[0].at_batch, 4);
+    cr_assert_eq(p->layers[0].params, 0, "no sidecar");
+    mdl_profile_free(p);
+    unlink(path);
+}
+
+Test(import_torch, forward_only_and_recompute)
+{
+    char path[] = "/tmp/pipesim-fwd-XXXXXX";
+    close(mkstemp(path));
+    /* two steps of x; a range of x inside an autograd function (checkpoint
+     * recompute) is ignored */
+    write_file(path, "[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10,\"tid\":1},"
+                     "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":100,\"dur\":30,\"tid\":1},"
+                     "{\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
+                     "CheckpointFunctionBackward\",\"ts\":200,\"dur\":50,\"tid\":2},"
+                     "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":210,\"dur\":20,\"tid\":2}]");
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { 0 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), -SIM_EUSAGE, "batch unknown");
+    o.batch = 2;
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(rep.method, MDL_TORCH_BWD_NONE);
+    cr_assert_eq(rep.steps, 2);
+    cr_assert_eq(rep.n_recompute, 1);
+    cr_assert_float_eq(p->layers[0].fwd, 20e-6, 1e-15);
+    cr_assert_float_eq(p->layers[0].bwd, 40e-6, 1e-15);
+    mdl_profile_free(p);
+    unlink(path);
+}
+
+static int import_text(const char *text, const char *sizes, double batch)
+{
+    char path[] = "/tmp/pipesim-bad-XXXXXX", sp[] = "/tmp/pipesim-sizes-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, text);
+    if (sizes) {
+        close(mkstemp(sp));
+        write_file(sp, sizes);
+    }
+    struct mdl_profile *p = NULL;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = batch, .sizes_path = sizes ? sp : NULL };
+    int rc = mdl_torch_import(path, &o, &p, &rep);
+    mdl_profile_free(p);
+    unlink(path);
+    if (sizes)
+        unlink(sp);
+    return rc;
+}
+
+#define ONE "[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10,\"tid\":1}]"
+
+Test(import_torch, bad_input_is_one_clear_error)
+{
+    cr_assert_eq(import_text("[{\"ph\":\"X\",", NULL, 1), -SIM_EPARSE);
+    cr_assert(strstr(sim_errmsg(), ":1:"), "%s", sim_errmsg());
+    cr_assert_eq(import_text("{\"foo\": 1}", NULL, 1), -SIM_EPARSE);
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":\"0\",\"dur\":1}]",
+                             NULL, 1), -SIM_EPARSE);
+    cr_assert(strstr(sim_errmsg(), "traceEvents[0].ts"), "%s", sim_errmsg());
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":-1}]",
+                             NULL, 1), -SIM_EINVAL);
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":1}]",
+                             NULL, 1), -SIM_EPARSE, "no layer ranges");
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:a,b\",\"ts\":0,\"dur\":1}]",
+                             NULL, 1), -SIM_EINVAL, "comma in a layer name");
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10},"
+                             "{\"ph\":\"X\",\"name\":\"layer:y\",\"ts\":2,\"dur\":3}]",
+                             NULL, 1), -SIM_EPARSE, "nested");
+    cr_assert(strstr(sim_errmsg(), "inside"), "%s", sim_errmsg());
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\ny,1,2,3\n", 1),
+                 -SIM_EINVAL, "sidecar lacks x");
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 8),
+                 -SIM_EINVAL, "--batch disagrees with at_batch");
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes\nx,1,2\n", 1), -SIM_EPARSE);
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
+                 -SIM_EINVAL);
+    cr_assert(strstr(sim_errmsg(), ":2:"), "%s", sim_errmsg());
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 0),
+                 0, "%s", sim_errmsg());
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { 0 };
+    cr_assert_eq(mdl_torch_import("/nonexistent/t.json", &o, &p, &rep), -SIM_EIO);
+}
+
+Test(import_torch, cli_errors_leave_no_output)
+{
+    const char *ps = th_pipesim();
+    char bad[] = "/tmp/pipesim-badtrace-XXXXXX";
+    close(mkstemp(bad));
+    write_file(bad, "[1, 2");
+    cr_assert_eq(th_sh("%s import-torch %s --batch 2 -o /tmp/pipesim-torch-none.csv "
+                       "2>/dev/null", ps, bad), 3);
+    cr_assert_neq(access("/tmp/pipesim-torch-none.csv", F_OK), 0);
+    cr_assert_eq(th_sh("%s import-torch 2>/dev/null", ps), 2);
+    cr_assert_eq(th_sh("%s import-torch " FIXTURE " --batch 0 2>/dev/null", ps), 2);
+    cr_assert_eq(th_sh("%s import-torch " FIXTURE " --bogus 2>/dev/null", ps), 2);
+    cr_assert_eq(th_sh("%s import-torch " FIXTURE " extra 2>/dev/null", ps), 2);
+    cr_assert_eq(th_sh("%s import-torch --help >/dev/null", ps), 0);
+    unlink(bad);
+}

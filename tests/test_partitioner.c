@@ -1,0 +1,512 @@
+/* The partitioner against brute force over every partition, and its edge
+ * cases; the model layer against sim_costs and the simulator. */
+#include "helpers.h"
+
+#include <gsl/gsl_rng.h>
+
+#include "sim/sim_partitioner.h"
+
+#define MAXL 12
+
+struct inst {
+    int L, K, same, capped;
+    int64_t pre[5][MAXL + 1], in[5][MAXL + 1], out[5][MAXL + 1];
+    int64_t mpre[5][MAXL + 1], min_[5][MAXL + 1], mout[5][MAXL + 1];
+    struct sim_part_cost time[5], mem[5];
+    struct sim_part_problem p;
+};
+
+static void make(struct inst *x, gsl_rng *r, int L, int K, int same, int capped)
+{
+    memset(x, 0, sizeof *x);
+    x->L = L;
+    x->K = K;
+    for (int s = 0; s < K; s++) {
+        int src = same ? 0 : s;
+        for (int i = 0; i <= L; i++) {
+            if (src != s) {
+                x->pre[s][i] = x->pre[0][i];
+                x->in[s][i] = x->in[0][i];
+                x->out[s][i] = x->out[0][i];
+                x->mpre[s][i] = x->mpre[0][i];
+                x->min_[s][i] = x->min_[0][i];
+                x->mout[s][i] = x->mout[0][i];
+                continue;
+            }
+            x->pre[s][i] = i ? x->pre[s][i - 1] + (int64_t)gsl_rng_uniform_int(r, 21) : 0;
+            x->mpre[s][i] = i ? x->mpre[s][i - 1] + (int64_t)gsl_rng_uniform_int(r, 11) : 0;
+            x->in[s][i] = (int64_t)gsl_rng_uniform_int(r, 16);
+            x->out[s][i] = (int64_t)gsl_rng_uniform_int(r, 16);
+            x->min_[s][i] = (int64_t)gsl_rng_uniform_int(r, 30);
+            x->mout[s][i] = (int64_t)gsl_rng_uniform_int(r, 10);
+        }
+        x->time[s] = (struct sim_part_cost){ x->pre[s], x->in[s], x->out[s], 0 };
+        int64_t cap = (int64_t)gsl_rng_uniform_int(r, 80) + 10;
+        x->mem[s] = (struct sim_part_cost){ x->mpre[s], x->min_[s], x->mout[s], -cap };
+        if (same && s)
+            x->mem[s].bias = x->mem[0].bias;
+    }
+    x->p = (struct sim_part_problem){ L, K, x->time, capped ? x->mem : NULL, same };
+}
+
+/* Brute force: least bottleneck over all compositions (INT64_MAX if none
+ * fits), and least sum of squares of time pre. */
+static void brute(const struct inst *x, int64_t *best, int64_t *best_sq)
+{
+    int first[6];
+    *best = INT64_MAX;
+    *best_sq = INT64_MAX;
+    int n = 1 << (x->L - 1);
+    for (int mask = 0; mask < n; mask++) {
+        if (__builtin_popcount((unsigned)mask) != x->K - 1)
+            continue;
+        int s = 0;
+        first[0] = 0;
+        for (int i = 1; i < x->L; i++)
+            if (mask & (1 << (i - 1)))
+                first[++s] = i;
+        first[x->K] = x->L;
+        int64_t bn = INT64_MIN, sq = 0;
+        int ok = 1;
+        for (s = 0; s < x->K; s++) {
+            int64_t v = sim_part_cost_eval(&x->time[s], x->L, first[s], first[s + 1]);
+            if (v > bn)
+                bn = v;
+            int64_t c = x->pre[s][first[s + 1]] - x->pre[s][first[s]];
+            sq += c * c;
+            if (x->p.mem && sim_part_cost_eval(&x->mem[s], x->L, first[s], first[s + 1]) > 0)
+                ok = 0;
+        }
+        if (ok && bn < *best)
+            *best = bn;
+        if (sq < *best_sq)
+            *best_sq = sq;
+    }
+}
+
+static void check_valid(const struct sim_partition *p, int L, int K)
+{
+    cr_assert_eq(p->n_stages, K);
+    cr_assert_eq(p->first[0], 0);
+    cr_assert_eq(p->first[K], L);
+    for (int s = 0; s < K; s++)
+        cr_assert_gt(p->first[s + 1], p->first[s], "stage %d empty", s);
+}
+
+Test(partitioner, optimal_equals_brute_force, .timeout = 60)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 20240601);
+    int cases = 0, fitted = 0, nofit = 0;
+    for (int it = 0; it < 2400; it++) {
+        int L = 1 + (int)gsl_rng_uniform_int(r, MAXL);
+        int K = 1 + (int)gsl_rng_uniform_int(r, L < 5 ? L : 5);
+        int same = it % 4 != 3, capped = it % 3 == 2;
+        struct inst x;
+        make(&x, r, L, K, same, capped);
+        int64_t best, best_sq, got = -1;
+        brute(&x, &best, &best_sq);
+        struct sim_partition *p;
+        int rc = sim_part_solve(&x.p, &p, &got);
+        cases++;
+        if (best == INT64_MAX) {
+            cr_assert_eq(rc, -SIM_ENOFIT, "case %d: expected no fit, rc %d", it, rc);
+            nofit++;
+            continue;
+        }
+        cr_assert_eq(rc, 0, "case %d: %s", it, sim_errmsg());
+        check_valid(p, L, K);
+        int feasible;
+        cr_assert_eq(got, best, "case %d (L=%d K=%d same=%d capped=%d): %lld != brute %lld", it,
+                     L, K, same, capped, (long long)got, (long long)best);
+        cr_assert_eq(sim_part_bottleneck(&x.p, p, NULL, &feasible), best);
+        cr_assert(feasible);
+        sim_partition_free(p);
+        fitted += capped;
+
+        struct sim_partition *q;
+        cr_assert_eq(sim_part_min_sq_sum(&x.p, &q), 0, "%s", sim_errmsg());
+        check_valid(q, L, K);
+        int64_t sq = 0;
+        for (int s = 0; s < K; s++) {
+            int64_t c = x.pre[s][q->first[s + 1]] - x.pre[s][q->first[s]];
+            sq += c * c;
+        }
+        cr_assert_eq(sq, best_sq, "case %d: sum of squares %lld != brute %lld", it,
+                     (long long)sq, (long long)best_sq);
+        sim_partition_free(q);
+    }
+    gsl_rng_free(r);
+    cr_assert_geq(cases, 500);
+    cr_assert_geq(fitted, 100, "too few capped cases fitted (%d)", fitted);
+    cr_assert_geq(nofit, 20, "too few infeasible cases (%d)", nofit);
+}
+
+static struct sim_part_problem plain(int L, int K, const int64_t *cost, int64_t *pre,
+                                     struct sim_part_cost *tc)
+{
+    pre[0] = 0;
+    for (int i = 0; i < L; i++)
+        pre[i + 1] = pre[i] + cost[i];
+    *tc = (struct sim_part_cost){ pre, NULL, NULL, 0 };
+    return (struct sim_part_problem){ L, K, tc, NULL, 1 };
+}
+
+Test(partitioner, heavy_last_layer)
+{
+    int64_t c[] = { 1, 1, 1, 1, 1, 1, 1, 10 }, pre[9], bn;
+    struct sim_part_cost tc;
+    struct sim_part_problem pb = plain(8, 2, c, pre, &tc);
+    struct sim_partition *p;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(bn, 10);
+    cr_assert_eq(p->first[1], 7, "the 10 stands alone");
+    sim_partition_free(p);
+}
+
+Test(partitioner, edge_cases_k_equals_l_and_one)
+{
+    int64_t c[] = { 4, 9, 2, 7, 7, 1 }, pre[7], bn;
+    struct sim_part_cost tc;
+    struct sim_part_problem pb = plain(6, 6, c, pre, &tc);
+    struct sim_partition *p;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(bn, 9);
+    for (int s = 0; s <= 6; s++)
+        cr_assert_eq(p->first[s], s);
+    sim_partition_free(p);
+    pb.n_stages = 1;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(bn, 30);
+    cr_assert_eq(p->first[1], 6);
+    sim_partition_free(p);
+    pb.same = 0; /* the layered path agrees */
+    pb.n_stages = 6;
+    struct sim_part_cost six[6] = { tc, tc, tc, tc, tc, tc };
+    pb.time = six;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(bn, 9);
+    sim_partition_free(p);
+}
+
+Test(partitioner, k_greater_than_l_is_a_clear_error)
+{
+    int64_t c[] = { 1, 2, 3 }, pre[4], bn;
+    struct sim_part_cost tc;
+    struct sim_part_problem pb = plain(3, 4, c, pre, &tc);
+    struct sim_partition *p = (void *)1;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_ENOFIT);
+    cr_assert_null(p);
+    cr_assert(strstr(sim_errmsg(), "4 stages but the model has only 3 layers"), "%s",
+              sim_errmsg());
+    cr_assert_eq(sim_part_min_sq_sum(&pb, &p), -SIM_ENOFIT);
+    pb.n_stages = 0;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_EUSAGE);
+}
+
+Test(partitioner, memory_cap_changes_the_answer)
+{
+    /* time wants [0,1,2 | 3]; memory of layers 0..2 together is over the cap */
+    int64_t c[] = { 1, 1, 1, 3 }, pre[5], mpre[5] = { 0, 5, 10, 15, 16 }, bn;
+    struct sim_part_cost tc, mc = { mpre, NULL, NULL, -10 };
+    struct sim_part_problem pb = plain(4, 2, c, pre, &tc);
+    struct sim_partition *p;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(bn, 3);
+    cr_assert_eq(p->first[1], 3);
+    sim_partition_free(p);
+    pb.mem = &mc;
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(p->first[1], 2, "[0,1 | 2,3]: memory 10 and 6");
+    cr_assert_eq(bn, 4);
+    sim_partition_free(p);
+    mc.bias = -7; /* 16 bytes over 2 stages of 7: impossible */
+    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_ENOFIT);
+}
+
+/* ---- model layer ---- */
+
+static struct mdl_profile *model(int L, unsigned seed)
+{
+    double f[16], b[16], ob[16], sb[16];
+    for (int i = 0; i < L; i++) {
+        f[i] = 1000 + (double)((seed * 7 + (unsigned)i * 13) % 9) * 500;
+        b[i] = 2 * f[i] + 100 * (i % 3);
+        ob[i] = 64 + 32 * ((i + seed) % 4);
+        sb[i] = 400 + 100 * ((i * 5 + seed) % 7);
+    }
+    return th_profile(L, f, b, 4, ob, sb, 1000);
+}
+
+static struct sim_part_opts popts(int K, int M, enum sim_remat r)
+{
+    return (struct sim_part_opts){ .n_stages = K, .n_micro = M, .micro_batch = 4, .remat = r };
+}
+
+static void compare_with_sim(const struct mdl_profile *p, const struct mdl_topology *t,
+                             const char *spec, int M, int r, int check_mem)
+{
+    struct sim_partition *part;
+    int K = 1;
+    for (const char *c = spec; *c; c++)
+        K += *c == ',';
+    cr_assert_eq(sim_partition_parse(spec, K, p->n_layers, &part), 0);
+    struct sim_part_opts o = popts(K, M, (enum sim_remat)r);
+    sim_part_model *m;
+    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
+    struct sim_part_stage_info info[4];
+    sim_part_model_stages(m, part, info);
+    struct sim_schedule *s;
+    struct sim_costs *c;
+    sim_engine *e;
+    cr_assert_eq(sim_schedule_build("gpipe", K, M, (enum sim_remat)r, &s), 0);
+    cr_assert_eq(sim_costs_new(p, t, part, NULL, 4, &c), 0);
+    cr_assert_eq(sim_simulate(s, c, t, 0, &e), 0);
+    const struct sim_result *res = sim_engine_result(e);
+    for (int st = 0; st < K; st++) {
+        sim_time mine = sim_seconds_to_time(info[st].compute_s);
+        cr_assert_eq(mine, res->busy[st] + c->st[st].update,
+                     "%s M=%d remat=%d stage %d: compute %lld != busy+update %lld", spec, M, r,
+                     st, (long long)mine, (long long)(res->busy[st] + c->st[st].update));
+        if (!check_mem)
+            continue;
+        /* with a micro-batch that is not re-materialized the closed form
+         * counts its receive buffer and the output buffer both; the ledger
+         * may hold only the larger of the two at the peak */
+        int64_t in = st ? c->st[st].mem.in : 0, out = c->st[st].mem.out;
+        int R = r == SIM_REMAT_ALWAYS ? M : r == SIM_REMAT_EXCEPT_LAST ? M - 1 : 0;
+        int64_t slack = R < M ? (in < out ? in : out) : 0;
+        cr_assert(res->peak_mem[st] <= info[st].mem && info[st].mem - slack <= res->peak_mem[st],
+                  "%s M=%d remat=%d stage %d: estimate %lld vs simulated %lld (slack %lld)",
+                  spec, M, r, st, (long long)info[st].mem, (long long)res->peak_mem[st],
+                  (long long)slack);
+    }
+    sim_engine_free(e);
+    sim_costs_free(c);
+    sim_schedule_free(s);
+    sim_part_model_free(m);
+    sim_partition_free(part);
+}
+
+Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
+{
+    struct mdl_profile *p = model(8, 3);
+    struct mdl_topology *t = th_chain(4, 1e9, 1e300, 0); /* instant links */
+    static const char *specs[] = { "8", "3,5", "5,3", "1,7", "2,4,2", "1,1,6", "1,2,3,2",
+                                   "2,2,2,2", "4,1,1,2" };
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++)
+        for (int M = 1; M <= 8; M *= 2)
+            for (int r = 0; r < 3; r++)
+                compare_with_sim(p, t, specs[i], M, r, 0);
+    mdl_profile_free(p);
+    /* The memory estimate is the ledger's fill-drain peak when neighbours run
+     * at the same pace; a faster neighbour delivers buffers early (the
+     * simulated check in ana_rank catches those). Equal stages: */
+    double f[8], b[8], ob[8], sb[8];
+    for (int i = 0; i < 8; i++) {
+        f[i] = 1500;
+        b[i] = 3100;
+        ob[i] = 64 + 32 * (i % 4);
+        sb[i] = 400 + 100 * ((i * 5) % 7);
+    }
+    p = th_profile(8, f, b, 4, ob, sb, 1000);
+    static const char *eq[] = { "8", "4,4", "2,2,2,2" };
+    for (size_t i = 0; i < sizeof eq / sizeof *eq; i++)
+        for (int M = 1; M <= 8; M *= 2)
+            for (int r = 0; r < 3; r++)
+                compare_with_sim(p, t, eq[i], M, r, 1);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* Least max stage time over every partition, by the model's own figures. */
+static double brute_model(const sim_part_model *m, int L, int K, double cap)
+{
+    double best = 1e300;
+    for (int mask = 0; mask < 1 << (L - 1); mask++) {
+        if (__builtin_popcount((unsigned)mask) != K - 1)
+            continue;
+        struct sim_partition *p = sim_partition_new(K, L);
+        for (int i = 1, s = 0; i < L; i++)
+            if (mask & (1 << (i - 1)))
+                p->first[++s] = i;
+        struct sim_part_stage_info info[8];
+        sim_part_model_stages(m, p, info);
+        double bn = 0;
+        int ok = 1;
+        for (int s = 0; s < K; s++) {
+            bn = info[s].time_s > bn ? info[s].time_s : bn;
+            ok &= (double)info[s].mem <= cap;
+        }
+        if (ok && bn < best)
+            best = bn;
+        sim_partition_free(p);
+    }
+    return best;
+}
+
+static double bound(const sim_part_model *m, const struct sim_partition *p)
+{
+    struct sim_part_stage_info info[8];
+    sim_part_model_stages(m, p, info);
+    double bn = 0;
+    for (int s = 0; s < p->n_stages; s++)
+        bn = info[s].time_s > bn ? info[s].time_s : bn;
+    return bn;
+}
+
+Test(partitioner, model_optimum_beats_the_alternatives, .timeout = 60)
+{
+    struct mdl_topology *t = th_chain(4, 1e9, 2e9, 1e-6);
+    for (unsigned seed = 0; seed < 6; seed++) {
+        struct mdl_profile *p = model(10, seed);
+        for (int K = 1; K <= 4; K++) {
+            struct sim_part_opts o = popts(K, 4, SIM_REMAT_EXCEPT_LAST);
+            sim_part_model *m;
+            cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
+            cr_assert(sim_part_model_problem(m)->same, "a homogeneous chain is one cost class");
+            struct sim_partition *opt;
+            cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &opt), 0);
+            double b = bound(m, opt);
+            cr_assert_float_eq(b, brute_model(m, 10, K, 1e300), 1e-12, "seed %u K=%d", seed, K);
+            for (int s = 1; s < SIM_PART_NSTRATEGIES; s++) {
+                struct sim_partition *q;
+                cr_assert_eq(sim_part_strategy_run(m, (enum sim_part_strategy)s, &q), 0);
+                check_valid(q, 10, K);
+                cr_assert_leq(b, bound(m, q) + 1e-12, "%s beats optimal",
+                              sim_part_strategy_name((enum sim_part_strategy)s));
+                sim_partition_free(q);
+            }
+            sim_partition_free(opt);
+            sim_part_model_free(m);
+        }
+        mdl_profile_free(p);
+    }
+    mdl_topology_free(t);
+}
+
+Test(partitioner, model_memory_cap_is_respected)
+{
+    /* cheap layers with big stashes, then dear layers with small ones */
+    double f[10], b[10], ob[10], sb[10];
+    for (int i = 0; i < 10; i++) {
+        f[i] = i < 5 ? 1000 : 5000;
+        b[i] = 2 * f[i];
+        ob[i] = 100;
+        sb[i] = i < 5 ? 9000 : 1000;
+    }
+    struct mdl_profile *p = th_profile(10, f, b, 4, ob, sb, 1000);
+    struct mdl_topology *t = th_chain(3, 1e9, 2e9, 1e-6);
+    struct sim_part_opts o = popts(3, 8, SIM_REMAT_NEVER);
+    sim_part_model *m;
+    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
+    struct sim_partition *free_opt, *q;
+    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &free_opt), 0);
+    struct sim_part_stage_info info[3];
+    sim_part_model_stages(m, free_opt, info);
+    int64_t mx = 0;
+    for (int s = 0; s < 3; s++)
+        mx = info[s].mem > mx ? info[s].mem : mx;
+    sim_part_model_free(m);
+    /* balance-by-size gives the least feasible cap */
+    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
+    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_BALANCE_SIZE, &q), 0);
+    sim_part_model_stages(m, q, info);
+    int64_t least = 0;
+    for (int s = 0; s < 3; s++)
+        least = info[s].mem > least ? info[s].mem : least;
+    sim_partition_free(q);
+    sim_part_model_free(m);
+    cr_assert_lt(least, mx, "the instance must make the cap bind");
+    for (int64_t cap = least; cap <= mx; cap += (mx - least) / 4 + 1) {
+        o.cap_mode = 2;
+        o.cap = (double)cap;
+        cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
+        cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), 0, "%s", sim_errmsg());
+        sim_part_model_stages(m, q, info);
+        for (int s = 0; s < 3; s++)
+            cr_assert_leq(info[s].mem, cap, "stage %d over the cap", s);
+        cr_assert_float_eq(bound(m, q), brute_model(m, 10, 3, (double)cap), 1e-12);
+        sim_partition_free(q);
+        sim_part_model_free(m);
+    }
+    o.cap = (double)least - 1;
+    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
+    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), -SIM_ENOFIT);
+    cr_assert(strstr(sim_errmsg(), "fits in memory") && strstr(sim_errmsg(), "over"), "%s",
+              sim_errmsg());
+    sim_part_model_free(m);
+    sim_partition_free(free_opt);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(partitioner, heterogeneous_devices_use_the_exact_general_path)
+{
+    char path[] = "/tmp/pipesim-part-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"devices\":[{\"name\":\"fast\",\"count\":2,\"flops\":2e12,\"memory\":1e12},"
+          "{\"name\":\"slow\",\"count\":2,\"flops\":1e12,\"memory\":1e12}],"
+          "\"links\":[{\"name\":\"l\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"latency\":1e-6}]}",
+          f);
+    fclose(f);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    unlink(path);
+    struct mdl_profile *p = mdl_profile_new("<test>", 0);
+    for (int i = 0; i < 11; i++) {
+        struct mdl_layer l = { .fwd = 1e6 * (1 + i % 4), .bwd = 2e6 * (1 + i % 3),
+                               .params = 100, .out_bytes = 1000.0 * (1 + i % 5),
+                               .stash_bytes = 100 };
+        snprintf(l.name, sizeof l.name, "l%d", i);
+        cr_assert_eq(mdl_profile_add(p, &l), 0);
+    }
+    for (int K = 2; K <= 4; K++) {
+        struct sim_part_opts o = popts(K, 2, SIM_REMAT_NEVER);
+        sim_part_model *m;
+        cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
+        cr_assert_eq(sim_part_model_problem(m)->same, K <= 2, "K=%d", K);
+        struct sim_partition *q;
+        cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), 0);
+        cr_assert_float_eq(bound(m, q), brute_model(m, 11, K, 1e300), 1e-12, "K=%d", K);
+        sim_partition_free(q);
+        sim_part_model_free(m);
+    }
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(partitioner, cli_end_to_end, .timeout = 60)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s partition --help >/dev/null", ps), 0);
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=12,width=256 --topology "
+                       "models/topologies/chain-8-ideal.json -K 3 -M 4 --batch 32 --format csv "
+                       "--top 2 > /tmp/pipesim-part.csv", ps), 0);
+    FILE *f = fopen("/tmp/pipesim-part.csv", "r");
+    cr_assert(f);
+    char line[1024];
+    int rows = 0, header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "rank,candidate,partition", 24))
+            header++;
+        else
+            rows++;
+    }
+    fclose(f);
+    unlink("/tmp/pipesim-part.csv");
+    cr_assert_eq(header, 1);
+    cr_assert_eq(rows, 2 * 3, "two candidates of three stages");
+    /* K > L, unknown strategy, bad cap */
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=2,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 3 -M 1 --batch 1 2>/dev/null",
+                       ps), 7);
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 1 --batch 1 --strategy "
+                       "best 2>/dev/null", ps), 2);
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 1 --batch 1 --mem-cap 3X "
+                       "2>/dev/null", ps), 2);
+}

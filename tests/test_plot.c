@@ -1,0 +1,150 @@
+/* Plots: PNG and SVG files exist and are what they claim, for the sweep
+ * figures and a trace timeline; bad input leaves nothing behind. Skipped
+ * (with the reason printed) when gnuplot is not installed. */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/ana_plot.h"
+#include "sim/sim_util.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-plot-test-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+TestSuite(plot, .init = setup, .fini = teardown, .timeout = 120);
+
+static void need_gnuplot(void)
+{
+    if (!ana_plot_have_gnuplot(NULL)) {
+        printf("test_plot: gnuplot not found on PATH: skipping (apt-get install gnuplot-nox)\n");
+        cr_skip_test("gnuplot is not installed");
+    }
+}
+
+static void expect_png(const char *name)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/out/%s.png", dir, name);
+    FILE *f = fopen(p, "rb");
+    cr_assert(f, "%s missing", p);
+    unsigned char h[24];
+    cr_assert_eq(fread(h, 1, 24, f), 24);
+    fclose(f);
+    cr_assert_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0, "%s: not a PNG", p);
+    cr_assert_eq(memcmp(h + 12, "IHDR", 4), 0, "%s: no IHDR chunk", p);
+    unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
+    cr_assert_eq(w, strcmp(name, "timeline") ? 900u : 1200u, "%s: width %u", p, w);
+}
+
+static void expect_svg(const char *name, const char *contains)
+{
+    char p[256], *buf;
+    size_t len;
+    snprintf(p, sizeof p, "%s/out/%s.svg", dir, name);
+    cr_assert_eq(sim_read_file(p, &buf, &len), 0, "%s", sim_errmsg());
+    cr_assert(strstr(buf, "<svg"), "%s: no <svg>", p);
+    cr_assert(strstr(buf, "</svg>"), "%s: not closed", p);
+    cr_assert(strstr(buf, contains), "%s lacks '%s'", p, contains);
+    free(buf);
+}
+
+static int count_tmp(void)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/out", dir);
+    DIR *d = opendir(p);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(d);
+    return n;
+}
+
+Test(plot, sweep_figures_and_timeline)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model mlp:layers=8,width=64 --topology "
+                       "models/topologies/chain-8-ideal.json -K 1,2,4 -M 1,2,4,8 --batch 8,16 "
+                       "--quiet --db %s/s.db", ps, dir), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=8,width=64 --topology "
+                       "models/topologies/chain-8-ideal.json -K 4 -M 4 --batch 16 "
+                       "--trace %s/t.json >/dev/null", ps, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --batch 16 --trace %s/t.json --out-dir %s/out "
+                       "2>%s/err.txt", ps, dir, dir, dir, dir), 0);
+    const char *names[] = { "speedup", "bubble", "memory", "timeline" };
+    for (int i = 0; i < 4; i++) {
+        expect_png(names[i]);
+        expect_svg(names[i], i < 3 ? "batch 16" : "forward");
+    }
+    expect_svg("speedup", "K=4");
+    expect_svg("bubble", "analytic");
+    cr_assert_eq(count_tmp(), 0);
+}
+
+Test(plot, bad_input_leaves_nothing)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    char p[256];
+    snprintf(p, sizeof p, "%s/bad.json", dir);
+    FILE *f = fopen(p, "w");
+    fputs("{\"traceEvents\": [", f);
+    fclose(f);
+    cr_assert_neq(th_sh("%s plot --trace %s --out-dir %s/out 2>/dev/null", ps, p, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/none.db --out-dir %s/out 2>/dev/null", ps, dir, dir), 5);
+    cr_assert_eq(th_sh("%s plot --out-dir %s/out 2>/dev/null", ps, dir), 2);
+    cr_assert_eq(th_sh("%s plot --kind timeline --db %s/none.db 2>/dev/null", ps, dir), 2);
+    snprintf(p, sizeof p, "%s/out", dir);
+    DIR *d = opendir(p);
+    int n = 0;
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            n += e->d_name[0] != '.';
+        closedir(d);
+    }
+    cr_assert_eq(n, 0, "files left in %s", p);
+}
+
+Test(plot, a_failing_gnuplot_leaves_no_partial_file)
+{
+    need_gnuplot();
+    /* a "gnuplot" that writes half a PNG and fails */
+    char fake[256], out[256];
+    snprintf(fake, sizeof fake, "%s/fakeplot", dir);
+    FILE *f = fopen(fake, "w");
+    fprintf(f, "#!/bin/sh\no=$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" \"$1\")\n"
+               "printf 'PNG?' > \"$o\"\necho 'line 1: broken' >&2\nexit 1\n");
+    fclose(f);
+    chmod(fake, 0755);
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/t.json >/dev/null", ps, dir), 0);
+    struct ana_plot_opts o = { .gnuplot = fake };
+    snprintf(out, sizeof out, "%s/out", dir);
+    o.out_dir = out;
+    char trace[256];
+    snprintf(trace, sizeof trace, "%s/t.json", dir);
+    cr_assert_eq(ana_plot_timeline(trace, &o), -SIM_EIO);
+    cr_assert(strstr(sim_errmsg(), "broken"), "%s", sim_errmsg());
+    snprintf(trace, sizeof trace, "%s/out/timeline.png", dir);
+    cr_assert_neq(access(trace, F_OK), 0, "partial output left");
+    cr_assert_eq(count_tmp(), 0);
+}

@@ -1,0 +1,175 @@
+/* End-to-end `pipesim validate`: bad input, a real run with its trace and
+ * profile, the simulator's memory ledger against the measured peaks. */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include "runtime/rt_cpu.h"
+#include "traces/trc_trace.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-rtcli-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void) { th_sh("rm -rf %s", dir); }
+
+TestSuite(rt_cli, .init = setup, .fini = teardown, .timeout = 120);
+
+static void slurp(const char *name, char *buf, size_t n)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    buf[0] = 0;
+    if (!f)
+        return;
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = 0;
+    fclose(f);
+}
+
+static int entries(void)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void bad(const char *args, int status, const char *what)
+{
+    int before = entries();
+    int rc = th_sh("cd %s && %s validate --trace t.json %s 2>err.txt >/dev/null", dir,
+                   th_pipesim(), args);
+    char msg[1024];
+    slurp("err.txt", msg, sizeof msg);
+    char p[128];
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    unlink(p);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+    cr_expect_eq(entries(), before, "'%s' left a file behind", args);
+}
+
+#define NET "--net mlp:layers=3,width=8"
+
+Test(rt_cli, bad_inputs_get_one_clear_error)
+{
+    bad(NET " -K 2 -M 2 --batch 4 --bogus", 2, "unknown option '--bogus'");
+    bad("-K 2 -M 2 --batch 4", 2, "--net is required");
+    bad(NET " -K 2 --batch 4", 2, "-K, -M and --batch are required");
+    bad(NET, 2, "are required");
+    bad(NET " -K 0 -M 2 --batch 4", 2, "-K");
+    bad(NET " -K 2 -M 2 --batch 4x", 2, "--batch");
+    bad(NET " -K 2 -M 2 --batch 4 --remat sometimes", 2, "sometimes");
+    bad(NET " -K 2 -M 2 --batch 4 --lr -1", 2, "--lr must be >= 0");
+    bad(NET " -K 2 -M 2 --batch 4 --schedule zigzag", 2, "zigzag");
+    bad(NET " -K 2 -M 3 --batch 4", 4, "multiple of M = 3");
+    bad(NET " -K 4 -M 2 --batch 4", 7, "only 3 layers");
+    bad(NET " -K 2 -M 2 --batch 4 --partition 1,1", 2, "covers 2 layers");
+    bad("--net mlp:layers=3 -K 2 -M 2 --batch 4", 3, "'width'");
+    bad("--net file:nonexistent.txt -K 1 -M 1 --batch 1", 5, "nonexistent.txt");
+    cr_assert_eq(th_sh("%s validate --help | grep -q 'usage: pipesim validate'", th_pipesim()), 0);
+}
+
+Test(rt_cli, run_writes_trace_csv_and_profile)
+{
+    int rc = th_sh("cd %s && %s validate --net mlp:layers=4,width=16,norm=2 -K 2 -M 2 --batch 8 "
+                   "--steps 2 --remat always --trace t.json --trace-csv t.csv "
+                   "--emit-profile p.csv >out.txt 2>err.txt", dir, th_pipesim());
+    char out[8192], err[1024];
+    slurp("out.txt", out, sizeof out);
+    slurp("err.txt", err, sizeof err);
+    cr_assert_eq(rc, 0, "%s%s", out, err);
+    cr_assert(strstr(out, "bubble") && strstr(out, "samples/s") && strstr(out, "OpenBLAS"), "%s",
+              out);
+    cr_assert(strstr(out, " yes ") && !strstr(out, " NO "), "%s", out);
+    char p[128];
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    struct trc_trace *t;
+    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", sim_errmsg());
+    cr_assert_str_eq(t->source, "measured");
+    cr_assert_eq(t->n_devices, 2);
+    cr_assert_eq(t->n_micro, 2);
+    cr_assert(t->n_events > 0);
+    trc_trace_free(t);
+    snprintf(p, sizeof p, "%s/p.csv", dir);
+    struct mdl_profile *prof;
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(prof->n_layers, 5);
+    mdl_profile_free(prof);
+    cr_assert_eq(th_sh("head -1 %s/t.csv | grep -q '^device,stream,kind'", dir), 0);
+    /* --emit-profile alone writes the profile and runs nothing */
+    cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=2,width=4 --emit-profile q.csv "
+                       ">o2.txt && test -s q.csv && ! test -s o2.txt", dir, th_pipesim()), 0);
+}
+
+/* The measured peaks equal the ledger rule (sim_mem_effect over each
+ * device's list in order) applied to the stage memory sim_costs derives from
+ * the emitted profile: runtime, profile and ledger agree end to end. (The
+ * engine's own peaks can be higher: its sends overlap the next forward, so
+ * several outputs can wait for the link; the runtime's sends are copies into
+ * link buffers, in list order.) */
+Test(rt_cli, measured_peaks_equal_ledger_of_emitted_profile)
+{
+    static const enum sim_remat remats[] = { SIM_REMAT_NEVER, SIM_REMAT_EXCEPT_LAST,
+                                             SIM_REMAT_ALWAYS };
+    struct mdl_topology *topo = th_chain(3, 1e11, 1e10, 1e-6);
+    for (int r = 0; r < 3; r++) {
+        int rc = th_sh("cd %s && %s validate --net mlp:layers=6,width=24,in=12,out=4,norm=3 "
+                       "-K 3 -M 4 --batch 16 --steps 1 --remat %s --emit-profile p.csv --no-pin "
+                       "2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF == 12 {print $8}' >meas.txt",
+                       dir, th_pipesim(), sim_remat_name(remats[r]));
+        cr_assert_eq(rc, 0);
+        char m[256], want[256] = "", p[128];
+        slurp("meas.txt", m, sizeof m);
+        snprintf(p, sizeof p, "%s/p.csv", dir);
+        struct mdl_profile *prof;
+        cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+        struct sim_schedule *s;
+        struct sim_partition *part;
+        struct sim_costs *c;
+        cr_assert_eq(sim_schedule_build("gpipe", 3, 4, remats[r], &s), 0);
+        cr_assert_eq(sim_partition_uniform(3, prof->n_layers, &part), 0);
+        cr_assert_eq(sim_costs_new(prof, topo, part, s->stage_device, 4, &c), 0);
+        for (int d = 0; d < 3; d++) {
+            int64_t cur = 0, peak = 0, a, e;
+            for (int i = 0; i < s->n_ops[d]; i++) {
+                sim_mem_effect(s, &s->ops[d][i], &c->st[s->ops[d][i].stage].mem, &a, &e);
+                cur += a;
+                peak = cur > peak ? cur : peak;
+                cur += e;
+                peak = cur > peak ? cur : peak;
+            }
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%lld\n", (long long)peak);
+        }
+        cr_assert_str_eq(m, want, "remat %s: measured\n%s ledger\n%s", sim_remat_name(remats[r]),
+                         m, want);
+        sim_costs_free(c);
+        sim_partition_free(part);
+        sim_schedule_free(s);
+        mdl_profile_free(prof);
+    }
+    mdl_topology_free(topo);
+}
+
+Test(rt_cli, more_workers_than_cores_warns)
+{
+    int *cpus, n;
+    cr_assert_eq(rt_cpus_allowed(&cpus, &n), 0);
+    free(cpus);
+    int K = n + 1;
+    cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=%d,width=4 -K %d -M 1 --batch 2 "
+                       "--steps 1 >/dev/null 2>err.txt", dir, th_pipesim(), K, K), 0);
+    char err[512];
+    slurp("err.txt", err, sizeof err);
+    cr_assert(strstr(err, "oversubscribed"), "%s", err);
+}

@@ -1,0 +1,390 @@
+/* The sweep database: expected rows, resume without duplicates, interrupts
+ * keep finished rows, results independent of --jobs, corrupt / locked /
+ * foreign databases get a clear error; the report's tables. */
+#include "helpers.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis/ana_db.h"
+#include "analysis/ana_predict.h"
+#include "analysis/ana_report.h"
+#include "analysis/ana_sweep.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_util.h"
+
+#define TOPO "models/topologies/chain-8-ideal.json"
+#define MODEL "mlp:layers=8,width=64"
+
+static char dir[64];
+static struct mdl_profile *prof;
+static struct mdl_topology *topo;
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-sweep-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    cr_assert_eq(mdl_model_open(MODEL, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(TOPO, &topo), 0, "%s", sim_errmsg());
+}
+
+static void teardown(void)
+{
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+    th_sh("rm -rf %s", dir);
+}
+
+TestSuite(sweep, .init = setup, .fini = teardown, .timeout = 60);
+
+static long Ks[] = { 1, 2, 4 }, Ms[] = { 1, 2, 4 }, batches[] = { 8, 6, 12 }, M8[] = { 1, 2, 4, 8 };
+static enum sim_remat remats[] = { SIM_REMAT_EXCEPT_LAST };
+static enum sim_part_strategy strats[] = { SIM_PART_UNIFORM };
+
+static struct ana_sweep_spec spec(int jobs)
+{
+    return (struct ana_sweep_spec){
+        .profile = prof, .topo = topo, .model_arg = MODEL, .topo_arg = TOPO,
+        .command = "test_sweep", .Ks = Ks, .nK = 3, .Ms = Ms, .nM = 3, .batches = batches,
+        .nbatch = 3, .remats = remats, .nremat = 1, .strategies = strats, .nstrategy = 1,
+        .jobs = jobs, .quiet = 1 };
+}
+
+static int count(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    int v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+static void path(char *buf, const char *name)
+{
+    snprintf(buf, 128, "%s/%s", dir, name);
+}
+
+Test(sweep, small_sweep_creates_the_expected_rows)
+{
+    char db[128];
+    path(db, "s.db");
+    struct ana_sweep_spec sp = spec(2);
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(st.total, 27);
+    cr_assert_eq(st.done, 27);
+    cr_assert_eq(st.failed, 3, "batch 6 with M=4, for each K");
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 27);
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs WHERE status = 'SIM_EUSAGE' AND batch = 6 "
+                           "AND M = 4 AND message LIKE '%not divisible%'"), 3);
+    cr_assert_eq(count(db, "SELECT count(*) FROM stages"), 8 * (1 + 2 + 4));
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs WHERE command = 'test_sweep' AND "
+                           "version = '" SIM_VERSION "' AND length(model_hash) = 16 AND "
+                           "length(topology_hash) = 16"), 27);
+    cr_assert_eq(count(db, "PRAGMA user_version"), ANA_DB_SCHEMA);
+    /* a stored row is what ana_predict says */
+    struct ana_config cfg = { .profile = prof, .topo = topo, .K = 4, .M = 2, .batch = 12,
+                              .remat = SIM_REMAT_EXCEPT_LAST };
+    struct ana_prediction *p;
+    cr_assert_eq(ana_predict(&cfg, &p), 0);
+    ana_db *h;
+    struct ana_run *runs;
+    int n;
+    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_db_load(h, &runs, &n), 0);
+    cr_assert_eq(n, 27);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        if (i)
+            cr_assert_lt(ana_run_cmp(&runs[i - 1], &runs[i]), 0, "sorted, no duplicates");
+        if (runs[i].K == 4 && runs[i].M == 2 && runs[i].batch == 12) {
+            found++;
+            cr_assert_eq(runs[i].step_s, p->step_s);
+            cr_assert_eq(runs[i].speedup, p->speedup);
+            cr_assert_eq(runs[i].bubble_sim, p->bubble_sim);
+            cr_assert_eq(runs[i].n_stages, 4);
+            for (int s = 0; s < 4; s++)
+                cr_assert_eq(runs[i].stages[s].peak_mem, p->stages[s].peak_mem);
+        }
+    }
+    cr_assert_eq(found, 1);
+    ana_runs_free(runs, n);
+    ana_db_close(h);
+    ana_prediction_free(p);
+}
+
+Test(sweep, rerun_resumes_without_duplicates)
+{
+    char db[128];
+    path(db, "r.db");
+    struct ana_sweep_spec sp = spec(2);
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0);
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0);
+    cr_assert_eq(st.skipped, 27);
+    cr_assert_eq(st.done, 0);
+    sp.Ms = M8;
+    sp.nM = 4;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0);
+    cr_assert_eq(st.skipped, 27);
+    cr_assert_eq(st.done, 9, "only the new M=8 column");
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 36);
+    cr_assert_eq(count(db, "SELECT count(*) FROM (SELECT DISTINCT K, M, batch FROM runs)"), 36);
+}
+
+static void stop_after_two(void *ctx, int stored, int pending)
+{
+    (void)ctx;
+    (void)pending;
+    if (stored == 2)
+        ana_sweep_interrupt();
+}
+
+Test(sweep, interrupt_keeps_finished_rows_and_resumes)
+{
+    char db[128];
+    path(db, "i.db");
+    /* configurations slow enough (tens of ms) that the one worker is still
+     * on the third when the second is stored */
+    static long K[] = { 2, 4, 6, 8 }, M[] = { 4096, 8192 }, B[] = { 8192 };
+    struct ana_sweep_spec sp = spec(1);
+    sp.Ks = K;
+    sp.Ms = M;
+    sp.batches = B;
+    sp.nK = 4;
+    sp.nM = 2;
+    sp.nbatch = 1;
+    sp.on_row = stop_after_two;
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), -SIM_EINTR);
+    cr_assert(strstr(sim_errmsg(), "run the same command again"), "%s", sim_errmsg());
+    int kept = count(db, "SELECT count(*) FROM runs");
+    cr_assert(kept >= 2 && kept <= 3, "kept %d rows (2 stored, at most 1 running)", kept);
+    cr_assert_eq(st.done, kept);
+    sp.on_row = NULL;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0);
+    cr_assert_eq(st.skipped, kept);
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 8);
+}
+
+static char *report(const char *db, const struct ana_report_opts *o, int csv)
+{
+    ana_db *h;
+    struct ana_run *runs;
+    int n;
+    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_db_load(h, &runs, &n), 0);
+    char *buf;
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(csv ? ana_report_csv(runs, n, o, f) : ana_report_print(runs, n, o, f), 0);
+    fclose(f);
+    ana_runs_free(runs, n);
+    ana_db_close(h);
+    return buf;
+}
+
+Test(sweep, results_do_not_depend_on_jobs)
+{
+    char a[128], b[128];
+    path(a, "j1.db");
+    path(b, "j2.db");
+    struct ana_sweep_spec s1 = spec(1), s2 = spec(2);
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&s1, a, &st), 0);
+    cr_assert_eq(ana_sweep_run(&s2, b, &st), 0);
+    struct ana_report_opts o = { .metrics = "normalized,speedup,step,bubble,memory" };
+    for (int csv = 0; csv < 2; csv++) {
+        char *x = report(a, &o, csv), *y = report(b, &o, csv);
+        cr_assert_str_eq(x, y);
+        free(x);
+        free(y);
+    }
+}
+
+Test(sweep, report_tables)
+{
+    char db[128];
+    path(db, "t.db");
+    struct ana_sweep_spec sp = spec(2);
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0);
+    struct ana_report_opts o = { .metrics = "normalized", .batch = 12, .base_K = 2,
+                                 .base_M = 1 };
+    char *t = report(db, &o, 0);
+    cr_assert(strstr(t, "== model " MODEL ", topology " TOPO ", schedule gpipe, remat "
+                        "except_last, strategy uniform, batch 12\n"), "%s", t);
+    cr_assert(strstr(t, "baseline K=2 M=1"), "%s", t);
+    /* row M=1: the K=2 column is the baseline itself */
+    char *row = strstr(t, "\n       1 ");
+    cr_assert(row, "%s", t);
+    double v1, v2, v4;
+    cr_assert_eq(sscanf(row, " %*d %lf %lf %lf", &v1, &v2, &v4), 3, "%s", row);
+    cr_assert_float_eq(v2, 1.0, 1e-12);
+    cr_assert_eq(strstr(strstr(t, "== model") + 1, "== model"), NULL, "one group: %s", t);
+    free(t);
+    o.batch = 6; /* the M=4 row could not run */
+    o.base_K = o.base_M = 0;
+    t = report(db, &o, 0);
+    cr_assert(strstr(t, "- 3 configurations could not run; first, K=1 M=4: --batch 6 is not "
+                        "divisible by -M 4"), "%s", t);
+    free(t);
+    o.batch = 0;
+    char *c = report(db, &o, 1);
+    int lines = 0;
+    for (char *p = c; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 28, "header + 27 runs");
+    free(c);
+}
+
+static void expect_cli(const char *args, int status, const char *what)
+{
+    char err[128];
+    path(err, "err.txt");
+    int rc = th_sh("%s %s 2>%s >/dev/null", th_pipesim(), args, err);
+    char msg[2048] = "";
+    FILE *f = fopen(err, "r");
+    size_t n = fread(msg, 1, sizeof msg - 1, f);
+    msg[n] = 0;
+    fclose(f);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+}
+
+#define SWEEP "sweep --model " MODEL " --topology " TOPO " -K 1,2 -M 1,2 --batch 4 --quiet "
+
+Test(sweep, corrupt_foreign_and_locked_databases)
+{
+    char db[128], args[512];
+    path(db, "garbage.db");
+    FILE *f = fopen(db, "w");
+    for (int i = 0; i < 200; i++)
+        fputs("this is not a database at all\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 8, "garbage.db");
+    expect_cli(args, 8, "not an SQLite database");
+    snprintf(args, sizeof args, "report --db %s", db);
+    expect_cli(args, 8, "not an SQLite database");
+    snprintf(args, sizeof args, "report --db %s/missing.db", dir);
+    expect_cli(args, 5, "missing.db");
+
+    /* a truncated results database */
+    char good[128];
+    path(good, "good.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", good);
+    expect_cli(args, 0, "");
+    cr_assert_eq(th_sh("head -c 3000 %s > %s/trunc.db", good, dir), 0);
+    snprintf(args, sizeof args, "report --db %s/trunc.db", dir);
+    expect_cli(args, 8, "trunc.db");
+
+    /* somebody else's SQLite file, and a future schema */
+    sqlite3 *h;
+    path(db, "foreign.db");
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE t (x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 8, "not a pipesim results database");
+    path(db, "future.db");
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs (x); PRAGMA user_version = 7", NULL, NULL,
+                              NULL), SQLITE_OK);
+    sqlite3_close(h);
+    snprintf(args, sizeof args, "report --db %s", db);
+    expect_cli(args, 8, "schema version 7");
+
+    /* locked by another writer */
+    cr_assert_eq(sqlite3_open(good, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    snprintf(args, sizeof args, SWEEP "-M 1,2,4 --db %s", good);
+    expect_cli(args, 8, "locked");
+    sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(h);
+    expect_cli(args, 0, "");
+    cr_assert_eq(count(good, "SELECT count(*) FROM runs"), 6);
+}
+
+Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
+{
+    char db[128];
+    path(db, "c.db");
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(126);
+        execl(th_pipesim(), "pipesim", "sweep", "--model", "mlp:layers=64,width=256",
+              "--topology", TOPO, "-K", "1,2,3,4,5,6,7,8", "-M", "8192,16384", "--batch",
+              "16384", "--strategy", "uniform,gpipe,balance-by-size", "--jobs", "1", "--quiet",
+              "--db", db, (char *)NULL);
+        _exit(127);
+    }
+    /* wait until a row is committed, then interrupt */
+    int rows = 0;
+    for (int i = 0; i < 3000 && rows == 0; i++) {
+        usleep(10000);
+        sqlite3 *h;
+        sqlite3_stmt *st;
+        if (access(db, R_OK) || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+            continue;
+        if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                rows = sqlite3_column_int(st, 0);
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(h);
+    }
+    cr_assert_gt(rows, 0, "no row was committed");
+    kill(pid, SIGINT);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "killed by a signal instead of exiting");
+    int kept = count(db, "SELECT count(*) FROM runs");
+    if (kept == 48) {
+        cr_assert_eq(WEXITSTATUS(status), 0); /* finished before the signal came */
+        cr_log_warn("the sweep finished before SIGINT; interruption not exercised");
+        return;
+    }
+    cr_assert_eq(WEXITSTATUS(status), 10, "exit status %d", WEXITSTATUS(status));
+    cr_assert_geq(kept, rows);
+    cr_assert_eq(count(db, "SELECT count(*) FROM stages WHERE run_id NOT IN (SELECT id FROM "
+                           "runs)"), 0);
+}
+
+Test(sweep, cli_usage_errors)
+{
+    char args[512];
+    expect_cli("sweep --help", 0, "");
+    expect_cli("report --help", 0, "");
+    expect_cli("plot --help", 0, "");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1", 2, "--batch");
+    expect_cli("sweep --bogus", 2, "unknown option '--bogus'");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1,x -M 1 --batch 4", 2, "-K");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --remat often",
+               2, "often");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --strategy "
+               "best", 2, "best");
+    expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --schedule "
+               "nope", 2, "nope");
+    expect_cli("report", 2, "--db");
+    char db[128];
+    path(db, "u.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 0, "");
+    snprintf(args, sizeof args, "report --db %s --metric nonsense", db);
+    expect_cli(args, 2, "nonsense");
+    snprintf(args, sizeof args, "report --db %s --baseline 2", db);
+    expect_cli(args, 2, "K,M");
+    snprintf(args, sizeof args, "report --db %s --out %s/r.txt --csv %s/r.csv", db, dir, dir);
+    expect_cli(args, 0, "");
+    cr_assert_eq(th_sh("grep -q 'normalized throughput, baseline K=1 M=1' %s/r.txt", dir), 0);
+    cr_assert_eq(th_sh("test $(wc -l < %s/r.csv) -eq 5", dir), 0, "header + 4 runs");
+}

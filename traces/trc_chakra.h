@@ -1,0 +1,65 @@
+/*
+ * trc_chakra — simulated schedules as Chakra execution traces (MLCommons
+ * Chakra, schema ChakraProtoMsg in et_def.proto), one file per rank.
+ *
+ * File format (protobuf wire format, written by the small encoder in
+ * trc_chakra.c, no protobuf library): a stream of messages each preceded by
+ * its byte length as a varint; first a GlobalMetadata (version "0.0.4" and
+ * pipesim_* attributes: schedule, K, M, replicas, batch, remat, rank,
+ * n_ranks), then one Node per op of the rank's op list, in list order.
+ *
+ * Ranks: replica r's device d is rank r * D + d (D = schedule devices, R =
+ * replicas). Replicas are symmetric, so every replica gets replica 0's
+ * simulated times (the engine simulates replica 0 only).
+ *
+ * Node, per op at list position i (id = i):
+ *   name      "s<stage>:<label>" (s1:F3, s0:sendF3, s2:AR, s2:U)
+ *   type      COMP_NODE for F, B, R, W, U; COMM_SEND_NODE / COMM_RECV_NODE
+ *             for transfers; COMM_COLL_NODE for the all-reduce AR
+ *   start_time_micros, duration_micros   simulated, rounded to microseconds
+ *   ctrl_deps the previous op of the same stream (compute, send or receive)
+ *             in the rank's list: the engine runs each stream in list order
+ *             and the three streams concurrently
+ *   data_deps the ops sim_schedule_deps names that live on the same rank;
+ *             U and AR also on every B (W when split) of their stage.
+ *             Cross-rank dependencies are the send/recv pairs
+ *   attr      is_cpu_op (bool, false); pipesim_kind (string), pipesim_stage,
+ *             pipesim_mb, pipesim_start_ns, pipesim_duration_ns (int64: exact
+ *             simulated time); transfers: comm_src, comm_dst, comm_tag (int32),
+ *             comm_size (int64 bytes); AR: comm_type (int64 ALL_REDUCE = 0),
+ *             comm_size (FP32 gradient bytes of the stage), pg_name
+ *             ("dp_stage<s>": the ranks holding stage s in every replica).
+ * comm_tag pairs a send with its receive: 2 (s M + m) + g for the transfer
+ * sent by stage s for micro-batch m, g = 0 activations, 1 gradients.
+ *
+ * Ownership: borrows everything. Cost: O(ops x replicas) time, one rank's
+ * nodes in memory at a time; all files are written to temporaries and
+ * renamed only when every rank succeeded.
+ */
+#ifndef TRC_CHAKRA_H
+#define TRC_CHAKRA_H
+
+#include "sim/sim_cost.h"
+#include "sim/sim_schedule.h"
+#include "traces/trc_trace.h"
+
+/* Chakra NodeType and CollectiveCommType values used here. */
+enum { TRC_CHAKRA_COMP = 4, TRC_CHAKRA_SEND = 5, TRC_CHAKRA_RECV = 6, TRC_CHAKRA_COLL = 7 };
+enum { TRC_CHAKRA_ALL_REDUCE = 0 };
+
+struct trc_chakra_opts {
+    const char *dir;         /* output directory (created if missing) */
+    const char *prefix;      /* file names <dir>/<prefix>.<rank>.et; NULL = "pipesim" */
+    double batch;            /* for the metadata */
+};
+
+/* Writes one file per rank of s (with s->n_replicas replicas) from the
+ * simulated trace t of replica 0; c gives the all-reduce sizes. *n_files
+ * gets the number of ranks written. */
+int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *c,
+                     const struct trc_trace *t, const struct trc_chakra_opts *o,
+                     int *n_files);
+/* comm_tag of a transfer op (SEND_* or RECV_*), -1 for other kinds. */
+int64_t trc_chakra_tag(const struct sim_schedule *s, const struct sim_op *op);
+
+#endif
