@@ -185,10 +185,6 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
                 return sim_error(SIM_ENOMEM, "%s: out of memory", path);
             for (int d = 0; d < t->n_devices; d++)
                 l->ends[l->n_ends++] = d;
-            if (!l->shared && l->n_ends != 2)
-                return sim_error(SIM_EINVAL, "%s: %s.endpoints: \"*\" on a dedicated link joins "
-                                 "%d devices, not 2; use \"shared\": true for a bus", path,
-                                 where, l->n_ends);
             continue;
         }
         if (!json_is_array(ep) || json_array_size(ep) < 2)

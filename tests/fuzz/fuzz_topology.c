@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (int i = 0; i < t->n_links; i++) {
         const struct mdl_link *l = &t->links[i];
-        FUZZ_CHECK(l->n_ends >= 1 && (l->shared || l->n_ends == 2));
+        /* a dedicated link joins 2 devices, or all of them ("*") */
+        FUZZ_CHECK(l->n_ends >= 1 && (l->shared || l->n_ends == 2 || l->n_ends == t->n_devices));
         FUZZ_CHECK(isfinite(l->bandwidth) && l->bandwidth > 0 && fuzz_finite_nonneg(l->latency));
         for (int k = 0; k < l->n_ends; k++)
             FUZZ_CHECK(l->ends[k] >= 0 && l->ends[k] < t->n_devices);
