@@ -6,7 +6,9 @@
  */
 #include "helpers.h"
 
+#include "analysis/ana_db.h"
 #include "analysis/ana_predict.h"
+#include "analysis/ana_report.h"
 #include "models/mdl_gen.h"
 #include "traces/trc_trace.h"
 
@@ -103,6 +105,37 @@ static void trace(const char *path)
         trc_trace_free(t);
 }
 
+static void results(const char *path)
+{
+    /* a copy: opening may touch the file */
+    char tmp[] = "/tmp/pipesim-regress-XXXXXX";
+    int fd = mkstemp(tmp);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(th_sh("cp '%s' %s", path, tmp), 0);
+    ana_db *db;
+    int rc = ana_db_open(tmp, 0, &db);
+    if (rc < 0) {
+        clean_error(rc, tmp);
+        unlink(tmp);
+        return;
+    }
+    struct ana_run *runs;
+    int n;
+    if ((rc = ana_db_load(db, &runs, &n)) == 0) {
+        FILE *f = fopen("/dev/null", "w");
+        struct ana_report_opts o = {
+            .metrics = "normalized,speedup,throughput,step,bubble,memory" };
+        cr_assert(ana_report_print(runs, n, &o, f) == 0 || *sim_errmsg());
+        cr_assert(ana_report_csv(runs, n, &o, f) == 0 || *sim_errmsg());
+        cr_assert(ana_report_grid_csv(runs, n, &o, f) == 0 || *sim_errmsg());
+        fclose(f);
+        ana_runs_free(runs, n);
+    }
+    ana_db_close(db);
+    unlink(tmp);
+}
+
 static void cli(const char *path)
 {
     /* one argument per line, '/' made '_', as fuzz_cli does; in a scratch dir
@@ -150,6 +183,6 @@ static void cli(const char *path)
 Test(fuzzregress, every_finding_stays_fixed, .timeout = 60)
 {
     int n = each("profile", profile) + each("topology", topology) + each("trace", trace) +
-            each("cli", cli);
+            each("results", results) + each("cli", cli);
     cr_assert_geq(n, 7, "only %d regression inputs found (run from the repository root)", n);
 }

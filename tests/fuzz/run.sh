@@ -19,8 +19,10 @@ for t in $targets; do
       echo "!! $t: a regression input fails again:"; tail -30 "$log.regress"; fail=1; continue
     fi
   fi
+  maxlen=4096
+  [ "$t" = fuzz_results ] && maxlen=65536 # SQLite files: 4 KiB pages
   "$b/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-    -max_len=4096 -close_fd_mask=3 -print_final_stats=1 \
+    -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
     -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1
   rc=$?
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
