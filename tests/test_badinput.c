@@ -189,6 +189,23 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "gen chain -n 0 -o c.json", SIM_EUSAGE, "-n: 0 is out of range" },
     { NULL, NULL, 0, "gen chain -n 2 --efficiency 2 -o c.json", SIM_EUSAGE,
       "efficiency in (0, 1]" },
+    /* ---- results databases and traces (sweep, report, compare) ---- */
+    { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,x -M 1 "
+      "--batch 4 --db s.db", SIM_EUSAGE, "-K: 'x' is not an integer" },
+    { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
+      "--batch 4 --jobs 0 --db s.db", SIM_EUSAGE, "--jobs: 0 is out of range" },
+    { "s.db", "this is not a database, just text\n", 0, "report --db s.db", SIM_EDB,
+      "s.db: reading the schema version: not an SQLite database" },
+    { NULL, NULL, 0, "report --db s.db", SIM_EIO, "s.db: cannot read the results database" },
+    { "ro/", NULL, 0555, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,2 -M 1 "
+      "--batch 4 --quiet --db ro/s.db", SIM_EDB, "ro/s.db: cannot open" },
+    { "tr.json", "{\"pipesim\":{", 0, "compare tr.json tr.json", SIM_EPARSE,
+      "tr.json:1:12: string or '}' expected near end of file" },
+    { "tr.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},\n"
+      "\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":9,\"ts\":1,\"args\":{}}]}", 0,
+      "compare tr.json tr.json", SIM_EPARSE, "tr.json:3:1: traceEvents[0]: bad pid, ts or args" },
+    { NULL, NULL, 0, "compare tr.json missing.json", SIM_EIO,
+      "tr.json: cannot open: No such file or directory" },
     /* ---- outputs that cannot be written ---- */
     { "ro/", NULL, 0555, RUN " -K 2 -M 2 --batch 4 --trace ro/t.json", SIM_EIO,
       "ro/t.json: cannot write: Permission denied" },
