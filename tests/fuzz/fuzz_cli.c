@@ -48,11 +48,21 @@ static int changed(const char *name, const struct stat *st)
            now.st_mtim.tv_nsec != st->st_mtim.tv_nsec;
 }
 
+static char sandbox[] = "/tmp/fuzz-cli-XXXXXX";
+
+static void remove_tree(int at, const char *name);
+
+static void remove_sandbox(void)
+{
+    if (chdir("/") == 0)
+        remove_tree(AT_FDCWD, sandbox);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char dir[] = "/tmp/fuzz-cli-XXXXXX";
-    if (!mkdtemp(dir) || chdir(dir) != 0)
+    if (!mkdtemp(sandbox) || chdir(sandbox) != 0)
         abort();
+    atexit(remove_sandbox);
     put("m.csv", fix_csv, &st_csv);
     put("t.json", fix_json, &st_json);
     int fd = open("/dev/null", O_WRONLY);
@@ -60,6 +70,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     close(fd);
     return 0;
+}
+
+/* Removes path, a directory with everything in it (export-chakra --out-dir). */
+static void remove_tree(int at, const char *name)
+{
+    if (unlinkat(at, name, 0) == 0)
+        return;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            remove_tree(dirfd(d), e->d_name);
+    closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
 }
 
 static void clean_dir(void)
@@ -71,7 +101,7 @@ static void clean_dir(void)
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "m.csv") &&
             strcmp(e->d_name, "t.json"))
-            unlink(e->d_name);
+            remove_tree(AT_FDCWD, e->d_name);
     closedir(d);
     if (changed("m.csv", &st_csv))
         put("m.csv", fix_csv, &st_csv);
