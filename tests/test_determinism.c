@@ -48,7 +48,7 @@ static void same_bytes(const char *args, const char *const *outs)
 {
     int n = (int)(sizeof envs / sizeof *envs);
     for (int i = 0; i < n; i++) {
-        char a[1024], run[8];
+        char a[1024], run[12];
         snprintf(run, sizeof run, "%d", i);
         size_t k = 0;
         for (const char *s = args; *s && k + 8 < sizeof a; s++) {
