@@ -25,6 +25,7 @@ int cmd_compare_schedules(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_import_torch(int argc, char **argv);
 int cmd_export_chakra(int argc, char **argv);
+int cmd_paper(int argc, char **argv);
 
 /* Like getopt_long with opterr = 0; on '?' or ':' it sets a SIM_EUSAGE
  * error naming cmd and the option and returns -2. Call with optind = 0

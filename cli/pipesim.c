@@ -25,6 +25,7 @@ static const struct {
     { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
     { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
     { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
+    { "paper", cmd_paper, "the GPipe paper's Tables 1-3 and partitions, reproduced as markdown" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 

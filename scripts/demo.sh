@@ -35,4 +35,6 @@ echo
 echo "== compare: simulated (uncalibrated cpu-2core) vs measured"
 $P compare $R/demo/validate-simulated.json $R/demo/validate-measured.json
 echo; echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
+echo; echo "== paper: the GPipe paper's Tables 1-3 and partitions -> results/paper/*.md"
+$P paper --out results/paper
 echo; sh scripts/demo-sweep.sh $P   # partitions, sweep, report, plots (scripts/demo-sweep.sh)

@@ -1,0 +1,55 @@
+/* pipesim paper: the GPipe paper's reproductions, written as markdown (and
+ * PNG plots) under --out. */
+#include "analysis/ana_paper.h"
+#include "cli/cli.h"
+#include "sim/sim_error.h"
+
+#include <stdio.h>
+
+static const char help[] =
+    "usage: pipesim paper [--out results/paper] [--tables 1,2,3,partitions|all]\n"
+    "                     [--topologies models/topologies] [--no-plots] [--quiet]\n\n"
+    "Reproduces the GPipe paper's evaluation with the simulator and writes one\n"
+    "markdown file per item beside the paper's figures, with the error of every\n"
+    "cell and a note on every deviation over 10 %:\n"
+    "  1           table1.md: the largest AmoebaNet-D / Transformer that fits each K\n"
+    "  2           table2.md: normalized throughput on TPUs, K 2,4,8 x M 1,4,32\n"
+    "  3           table3.md: normalized throughput on P100s over PCIe, M = 32\n"
+    "  partitions  partitions.md: AmoebaNet-D (18,256), K = 8, partitions compared\n"
+    "Plots (table2.png, table3.png, from the .dat/.gp files beside them) need\n"
+    "gnuplot on PATH; without it they are skipped with a note. The outputs depend\n"
+    "only on the inputs, so a rerun reproduces them byte for byte.\n"
+    "Defaults: --out results/paper, --tables all, --topologies models/topologies.\n";
+
+int cmd_paper(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "out", required_argument, 0, 'o' },   { "tables", required_argument, 0, 't' },
+        { "topologies", required_argument, 0, 'T' }, { "no-plots", no_argument, 0, 'P' },
+        { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    struct ana_paper_opts o = { .out_dir = "results/paper", .topo_dir = "models/topologies",
+                                .tables = ANA_PAPER_ALL, .plots = 1, .log = stderr };
+    int c, rc;
+    cli_getopt_reset();
+    while ((c = cli_getopt("paper", argc, argv, "ho:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'o': o.out_dir = optarg; break;
+        case 'T': o.topo_dir = optarg; break;
+        case 'P': o.plots = 0; break;
+        case 'q': o.log = NULL; break;
+        case 't':
+            if ((rc = ana_paper_parse_tables(optarg, &o.tables)) < 0)
+                return rc;
+            break;
+        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        }
+    }
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "paper: unexpected argument '%s'", argv[optind]);
+    if (!*o.out_dir)
+        return sim_error(SIM_EUSAGE, "paper: --out needs a directory");
+    return ana_paper_run(&o);
+}

@@ -1,0 +1,217 @@
+/* ana_paper: the balanced partitions against brute force, the partitioner
+ * adapters, the batch policy and --tables parsing (`pipesim paper` end to
+ * end is tests/test_paper_cli.c). */
+#include "helpers.h"
+
+#include "analysis/ana_paper.h"
+#include "analysis/ana_paper_int.h"
+
+#include <gsl/gsl_rng.h>
+
+/* Criterion (2.4) leaks a runner allocation, which the asan target reports,
+ * when several suites (or many tests) of one binary carry timeouts: one timed
+ * suite per file (the one with the loop), the end-to-end tests in
+ * tests/test_paper_cli.c. */
+TestSuite(paper_part, .timeout = 30);
+
+/* ---- partitions --------------------------------------------------------- */
+
+struct arr {
+    const double *c;
+    double *sum;
+};
+
+static double arr_cost(void *ctx, int a, int b)
+{
+    const struct arr *x = ctx;
+    return x->sum[b] - x->sum[a];
+}
+
+/* Smallest possible largest stage over every contiguous K-split of c[a..n). */
+static double brute(const double *c, int a, int n, int K)
+{
+    if (K == 1) {
+        double s = 0;
+        for (int i = a; i < n; i++)
+            s += c[i];
+        return s;
+    }
+    double best = 1e300, s = 0;
+    for (int b = a + 1; b <= n - (K - 1); b++) {
+        s += c[b - 1];
+        double rest = brute(c, b, n, K - 1);
+        double m = s > rest ? s : rest;
+        if (m < best)
+            best = m;
+    }
+    return best;
+}
+
+static double max_stage(const struct sim_partition *p, const double *sum)
+{
+    double m = 0;
+    for (int s = 0; s < p->n_stages; s++) {
+        cr_assert_lt(p->first[s], p->first[s + 1], "stage %d is empty", s);
+        double w = sum[p->first[s + 1]] - sum[p->first[s]];
+        m = w > m ? w : m;
+    }
+    return m;
+}
+
+Test(paper_part, minmax_matches_brute_force)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 20181116); /* seed printed in failures via the case index */
+    for (int it = 0; it < 400; it++) {
+        int n = 1 + (int)gsl_rng_uniform_int(r, 11);
+        int K = 1 + (int)gsl_rng_uniform_int(r, (unsigned long)n);
+        double c[12], sum[13] = { 0 };
+        for (int i = 0; i < n; i++) {
+            c[i] = (double)gsl_rng_uniform_int(r, 50); /* zeros included */
+            sum[i + 1] = sum[i] + c[i];
+        }
+        struct arr x = { c, sum };
+        struct sim_partition *p;
+        cr_assert_eq(ana_part_minmax(n, K, arr_cost, &x, &p), 0, "%s", sim_errmsg());
+        cr_assert_eq(p->n_stages, K);
+        cr_assert_eq(p->first[0], 0);
+        cr_assert_eq(p->first[K], n);
+        cr_assert_eq(max_stage(p, sum), brute(c, 0, n, K), "case %d: n=%d K=%d", it, n, K);
+        sim_partition_free(p);
+    }
+    gsl_rng_free(r);
+}
+
+Test(paper_part, minmax_errors)
+{
+    double sum[3] = { 0, 1, 2 };
+    struct arr x = { NULL, sum };
+    struct sim_partition *p = (void *)1;
+    cr_assert_eq(ana_part_minmax(2, 3, arr_cost, &x, &p), -SIM_ENOFIT);
+    cr_assert_null(p);
+    cr_assert_eq(ana_part_minmax(2, 0, arr_cost, &x, &p), -SIM_EUSAGE);
+}
+
+/* 8 equal layers of 1 ms forward, 2 ms backward at batch 1, then one of 10. */
+static struct mdl_profile *skewed(void)
+{
+    double f[9], b[9], out[9], st[9];
+    for (int i = 0; i < 9; i++) {
+        f[i] = i < 8 ? 1e6 : 10e6;
+        b[i] = 2 * f[i];
+        out[i] = 100 * (i + 1);
+        st[i] = 1000;
+    }
+    return th_profile(9, f, b, 1, out, st, 10);
+}
+
+Test(paper_part, time_and_prefix)
+{
+    struct mdl_profile *p = skewed();
+    struct mdl_topology *t = th_chain(4, 0, 1e9, 0);
+    struct sim_partition *a, *h;
+    /* With remat a layer costs 2F + B = 4 ms (the last 40): the optimum is the
+     * heavy layer alone (40); the greedy fills the first stage up to the
+     * bound, leaving one layer to each later stage. */
+    cr_assert_eq(ana_part_time(p, t, 3, 1, SIM_REMAT_ALWAYS, &a), 0, "%s", sim_errmsg());
+    char buf[64];
+    sim_partition_format(a, buf, sizeof buf);
+    cr_assert_str_eq(buf, "7,1,1");
+    /* Prefix: total 72, targets 24 and 48: cuts at 6 (24) and 8 (32 is
+     * nearer 48 than 72), which leaves the heavy layer its own stage. */
+    cr_assert_eq(ana_part_prefix(p, t, 3, 1, SIM_REMAT_ALWAYS, &h), 0, "%s", sim_errmsg());
+    sim_partition_format(h, buf, sizeof buf);
+    cr_assert_str_eq(buf, "6,2,1");
+    sim_partition_free(a);
+    sim_partition_free(h);
+    /* Uniform costs: the prefix heuristic is the uniform partition. */
+    double f[8] = { 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6 }, b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = 2e6;
+    struct mdl_profile *u = th_profile(8, f, b, 1, NULL, NULL, 1);
+    cr_assert_eq(ana_part_prefix(u, t, 4, 1, SIM_REMAT_NEVER, &h), 0);
+    sim_partition_format(h, buf, sizeof buf);
+    cr_assert_str_eq(buf, "2,2,2,2");
+    sim_partition_free(h);
+    mdl_profile_free(u);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(paper_part, ranked_is_no_slower_than_the_optimum)
+{
+    /* The best simulated of the optimum and its neighbours can only beat
+     * the optimum itself, and fits where the optimum fits. */
+    struct mdl_profile *p;
+    cr_assert_eq(ana_paper_amoeba(18, 64, &p), 0, "%s", sim_errmsg());
+    struct mdl_topology *t = th_chain(4, 1e11, 1e10, 1e-6);
+    struct sim_partition *opt, *best;
+    cr_assert_eq(ana_paper_strategy(p, t, 4, 8, 4, SIM_REMAT_ALWAYS, SIM_PART_OPTIMAL, 1, &opt),
+                 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_paper_ranked(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, &best), 0, "%s",
+                 sim_errmsg());
+    struct ana_prediction *a, *b;
+    cr_assert_eq(ana_paper_eval(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, opt, 0, &a), 0);
+    cr_assert_eq(ana_paper_eval(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, best, 0, &b), 0);
+    cr_assert_leq(b->step_s, a->step_s);
+    cr_assert(b->fits);
+    ana_prediction_free(a);
+    ana_prediction_free(b);
+    sim_partition_free(opt);
+    sim_partition_free(best);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* ---- batch policy, --tables --------------------------------------------- */
+
+Test(paper_policy, halves_the_batch_until_it_fits)
+{
+    /* 4 layers, 1000 B stash per sample each, 2 devices of 10 kB: with M = 2
+     * and remat a stage keeps 2 inputs and recomputes one micro-batch; the
+     * policy must land on the largest power-of-two batch whose run fits. */
+    double f[4] = { 1e6, 1e6, 1e6, 1e6 }, b[4] = { 2e6, 2e6, 2e6, 2e6 };
+    double out[4] = { 100, 100, 100, 100 }, st[4] = { 1000, 1000, 1000, 1000 };
+    struct mdl_profile *p = th_profile(4, f, b, 1, out, st, 0);
+    struct mdl_device d = { .flops = 1e12, .memory = 1e4, .eff_max = 1 };
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_chain(2, &d, 1e9, 0, &t), 0);
+    struct ana_prediction *r;
+    cr_assert_eq(ana_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0, "%s", sim_errmsg());
+    cr_assert(r->fits);
+    double got = r->batch;
+    ana_prediction_free(r);
+    /* Twice the chosen batch must not fit; the chosen one must. */
+    struct sim_partition *u;
+    cr_assert_eq(sim_partition_uniform(2, 4, &u), 0);
+    cr_assert_eq(ana_paper_eval(p, t, 2, 2, 2 * got, SIM_REMAT_ALWAYS, u, 0, &r), 0);
+    cr_assert_not(r->fits, "batch %g fits too", 2 * got);
+    ana_prediction_free(r);
+    cr_assert_lt(got, 64);
+    /* Nothing fits (1 kB devices): the run at the start batch, unfit. */
+    t->devices[0].memory = t->devices[1].memory = 1e3;
+    cr_assert_eq(ana_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0);
+    cr_assert_not(r->fits);
+    cr_assert_float_eq(r->batch, 64, 0);
+    ana_prediction_free(r);
+    sim_partition_free(u);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+Test(paper_policy, parse_tables)
+{
+    unsigned m;
+    cr_assert_eq(ana_paper_parse_tables("1,3", &m), 0);
+    cr_assert_eq(m, ANA_PAPER_T1 | ANA_PAPER_T3);
+    cr_assert_eq(ana_paper_parse_tables("partitions,2", &m), 0);
+    cr_assert_eq(m, ANA_PAPER_PARTS | ANA_PAPER_T2);
+    cr_assert_eq(ana_paper_parse_tables("all", &m), 0);
+    cr_assert_eq(m, ANA_PAPER_ALL);
+    cr_assert_eq(ana_paper_parse_tables("1,4", &m), -SIM_EUSAGE);
+    cr_assert(strstr(sim_errmsg(), "'4'"), "%s", sim_errmsg());
+    cr_assert_eq(ana_paper_parse_tables("1,", &m), -SIM_EUSAGE);
+    cr_assert_eq(ana_paper_parse_tables("", &m), -SIM_EUSAGE);
+    cr_assert_eq(ana_paper_parse_tables("12", &m), -SIM_EUSAGE);
+}
+
