@@ -13,6 +13,8 @@ trap 'rm -rf "$work"' EXIT
 cp "$src/models/profiles/transformer-small.csv" "$work/tr.csv"
 cp "$src/models/topologies/pcie-8gpu.json" "$work/pcie.json"
 cp "$src/models/topologies/v100-nvlink-8.json" "$work/nvlink.json"
+cp "$src/tests/fixtures/torch/tinyformer.json" "$src/tests/fixtures/torch/tinyformer.layers.csv" \
+  "$work/"
 cd "$work" || exit 1
 printf 'name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes\n' > ms.csv
 printf 'in,input,0,0,8,0,256,0\na,dense,1.5,,8,100,256,512\nb,dense,2,4.5,8,100,256,512\n' >> ms.csv
@@ -51,6 +53,14 @@ expect 0 gen model mlp:layers=4,width=8 -o g.csv
 expect 0 gen chain -n 4 -o c.json
 expect 0 predict --model g.csv --topology c.json -K 4 -M 4 --batch 4
 expect 0 gen-paper --format csv
+expect 0 import-torch tinyformer.json -o imp.csv
+expect 0 predict --model imp.csv --topology pcie.json -K 2 -M 2 --batch 16 --trace imp.json
+expect 0 compare imp.json imp.json
+expect 0 sweep --model mlp:layers=8,width=16 --topology pcie.json -K 1,2,4 -M 1,4 --batch 8 \
+  --strategy uniform,optimal --jobs 2 --quiet --db s.db
+expect 0 report --db s.db --csv r.csv
+expect 8 report --db tinyformer.layers.csv
+expect 3 compare imp.json trunc.json
 expect 0 help errors
 expect 0 predict --help
 expect 3 predict --model short.csv --topology pcie.json -K 1 -M 1 --batch 1
