@@ -1,8 +1,8 @@
 /*
  * Allocation failure, end to end: a small `pipesim predict` (profile CSV,
- * topology JSON, simulation, Chrome and CSV traces, JSON result) and a
- * `pipesim gen chain` (jansson writer) run once to count their allocations,
- * then once per N = 1..count with the N-th allocation failing
+ * topology JSON, simulation, Chrome and CSV traces, JSON result), a
+ * `pipesim gen chain` (jansson writer) and a `pipesim report` (SQLite) run
+ * once to count their allocations, then once per N = 1..count with the N-th allocation failing
  * (tests/alloc_fail.c, LD_PRELOAD). Every run must either succeed with the
  * reference output or fail cleanly: exit status 6 (SIM_ENOMEM), one line
  * saying "out of memory", no signal, no sanitizer report (under `make asan`
@@ -41,6 +41,7 @@ static void setup(void)
     put("t.json", "{\"name\":\"two\",\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1e12,"
                   "\"memory\":1e9,\"mem_bandwidth\":1e11}],\"links\":[{\"name\":\"l\","
                   "\"endpoints\":[\"d0\",\"d1\"],\"bandwidth\":1e10,\"latency\":1e-6}]}");
+    cr_assert_eq(th_sh("cp tests/fuzz/corpus/results/small.db %s/r.db", dir), 0);
     const char *env = getenv("ALLOC_FAIL_SO");
     if (env) {
         snprintf(shim, sizeof shim, "%s", env);
@@ -194,4 +195,10 @@ Test(alloc, table_output_fails_cleanly_at_every_allocation)
     static const char *const outputs[] = { NULL };
     fail_each("predict --model mlp:layers=3,width=8,norm=2 --topology t.json -K 2 -M 2 "
               "--batch 2", outputs);
+}
+
+Test(alloc, report_from_sqlite_fails_cleanly_at_every_allocation)
+{
+    static const char *const outputs[] = { "out.csv", NULL };
+    fail_each("report --db r.db --metric normalized,bubble,memory --csv out.csv", outputs);
 }
