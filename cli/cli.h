@@ -23,6 +23,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_gen_paper(int argc, char **argv);
 int cmd_compare_schedules(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_import_torch(int argc, char **argv);
 int cmd_export_chakra(int argc, char **argv);
 int cmd_paper(int argc, char **argv);

@@ -1,6 +1,9 @@
 /* pipesim plot: gnuplot PNG + SVG figures of a sweep database and of a trace. */
+#include "analysis/ana_calib_plot.h"
 #include "analysis/ana_plot.h"
 #include "cli/cli.h"
+#include "cli/cli_calib.h"
+#include "traces/trc_trace.h"
 #include "sim/sim_error.h"
 #include "sim/sim_partitioner.h"
 #include "sim/sim_util.h"
@@ -12,7 +15,8 @@ static const char help[] =
     "usage: pipesim plot [--db results/sweep.db] [--trace trace.json]\n"
     "                    [--kind speedup,bubble,memory,timeline] [--out-dir results/plots]\n"
     "                    [--prefix P] [--mem-M m] [--model S] [--topology S]\n"
-    "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n\n"
+    "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n"
+    "       pipesim plot --compare SIM.json MEASURED.json [--out-dir D] [--prefix P]\n\n"
     "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically):\n"
     "  speedup   speedup over one device vs M, a line per K, with the ideal\n"
     "            K M/(M+K-1) of balanced stages and free communication (dashed)\n"
@@ -21,7 +25,34 @@ static const char help[] =
     "  timeline  Gantt chart of a Chrome trace from pipesim predict --trace\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
     "strategy and batch): the first that matches the filters. Default --kind: the\n"
-    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n";
+    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n"
+    "--compare overlays a simulated and a measured trace of one configuration\n"
+    "(pipesim predict --trace, pipesim validate --trace): per device the simulated\n"
+    "compute ops above the measured ones on one time axis, in <prefix>compare.png/.svg.\n";
+
+/* --compare: two traces of one configuration, overlaid. */
+static int plot_compare(const char *sim_path, const char *meas_path,
+                        const struct ana_plot_opts *o)
+{
+    struct trc_trace *s = NULL, *m = NULL;
+    char path[4096], title[600];
+    int rc;
+    if ((rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
+        goto out;
+    snprintf(title, sizeof title, "%s (upper) vs %s (lower)", sim_path, meas_path);
+    for (int k = 0; k < 2 && !rc; k++) {
+        snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",
+                 k ? "svg" : "png");
+        if (!(rc = cli_mkdirs(path)))
+            rc = ana_plot_timelines(s, m, title, path);
+        if (!rc)
+            printf("wrote %s\n", path);
+    }
+out:
+    trc_trace_free(s);
+    trc_trace_free(m);
+    return rc;
+}
 
 int cmd_plot(int argc, char **argv)
 {
@@ -32,16 +63,18 @@ int cmd_plot(int argc, char **argv)
         { "model", required_argument, 0, 'm' },    { "topology", required_argument, 0, 't' },
         { "schedule", required_argument, 0, 's' }, { "remat", required_argument, 0, 'r' },
         { "strategy", required_argument, 0, 'S' }, { "batch", required_argument, 0, 'b' },
-        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+        { "compare", no_argument, 0, 'C' },        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     struct ana_plot_opts o = { .out_dir = "results/plots" };
     const char *db_path = NULL, *trace = NULL, *kinds = NULL;
     long memM = 0;
-    int c, rc = 0;
+    int c, rc = 0, compare = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("plot", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help); return 0;
+        case 'C': compare = 1; break;
         case 'd': db_path = optarg; break;
         case 'T': trace = optarg; break;
         case 'k': kinds = optarg; break;
@@ -70,6 +103,15 @@ int cmd_plot(int argc, char **argv)
             return rc;
     }
     o.mem_M = (int)memM;
+    if (compare) {
+        if (argc - optind != 2 || db_path || trace || kinds)
+            return sim_error(SIM_EUSAGE, "plot --compare: expected SIM.json MEASURED.json (and "
+                             "no --db, --trace or --kind)");
+        if (!ana_plot_have_gnuplot(NULL))
+            return sim_error(SIM_EIO, "plot: gnuplot is not installed or does not run "
+                             "(Debian: apt-get install gnuplot-nox)");
+        return plot_compare(argv[optind], argv[optind + 1], &o);
+    }
     if (optind < argc)
         return sim_error(SIM_EUSAGE, "plot: unexpected argument '%s'", argv[optind]);
     if (!db_path && !trace)

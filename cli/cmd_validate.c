@@ -1,5 +1,6 @@
 /* pipesim validate: real pipelined training steps on pinned CPU cores. */
 #include "cli/cli.h"
+#include "cli/cli_calib.h"
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
 #include "sim/sim_error.h"
@@ -38,7 +39,10 @@ static const char help[] =
     "      lines 'input W', 'dense W [relu|linear]', 'norm'.\n"
     "Defaults: --remat except_last, --schedule gpipe, --partition uniform, --lr 0.05,\n"
     "--seed 1, --steps 3. More workers than cores runs with a warning (timings\n"
-    "oversubscribed).\n";
+    "oversubscribed).\n\n"
+    "pipesim validate --check --net SPEC ...: calibrate, then predict, run and compare a\n"
+    "grid of K, M and remat modes; results in results/validation.db and a report\n"
+    "(see pipesim validate --check --help).\n";
 
 static double ms(int64_t ns) { return (double)ns * 1e-6; }
 
@@ -110,6 +114,9 @@ int cmd_validate(int argc, char **argv)
         { "backend", required_argument, 0, 'B' },    { "grads-out", required_argument, 0, 'G' },
         { "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
     };
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--check"))
+            return cli_validate_check(argc, argv);
     struct rt_pipe_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
     const char *spec = NULL, *trace_path = NULL, *csv_path = NULL, *prof_path = NULL;
     const char *backend = "thread", *grads_path = NULL;

@@ -23,6 +23,7 @@ static const struct {
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
     { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
     { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
+    { "calibrate", cmd_calibrate, "time a runtime net on this machine: fitted profile and topology" },
     { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
     { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
     { "paper", cmd_paper, "the GPipe paper's Tables 1-3 and partitions, reproduced as markdown" },

@@ -8,13 +8,26 @@
 #include <string.h>
 
 enum col { C_NAME, C_KIND, C_FWD_FLOPS, C_FWD_MS, C_BWD_FLOPS, C_BWD_MS, C_AT_BATCH,
-           C_PARAMS, C_OUT, C_STASH, C_N };
+           C_PARAMS, C_OUT, C_STASH, C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED,
+           C_N };
 static const char *col_names[C_N] = {
     "name", "kind", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms", "at_batch",
-    "params", "out_bytes", "stash_bytes",
+    "params", "out_bytes", "stash_bytes", "fwd_nostash_ms", "fwd_fixed_ms", "bwd_fixed_ms",
+    "fwd_nostash_fixed_ms",
 };
 
-#define MAX_FIELDS 32
+/* Point columns fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N of a calibrated profile. */
+enum { P_FWD, P_BWD, P_NOSTASH, P_N };
+static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@" };
+
+struct header {
+    int idx[C_N];
+    int n_pts;
+    double pt_batch[MDL_MAX_POINTS];
+    int pt_idx[MDL_MAX_POINTS][P_N];   /* -1 = column absent */
+};
+
+#define MAX_FIELDS 96
 
 struct mdl_profile *mdl_profile_new(const char *origin, int measured)
 {
@@ -107,19 +120,69 @@ static int num(const char *path, int line, int col, const char *field,
     return 0;
 }
 
-static int parse_header(const char *path, int line, char **f, int *colno, int n,
-                        int *idx)
+/* fwd_ms@N: which point kind and N, or -1 if the name is not a point column. */
+static int point_column(const char *name, long *n)
 {
+    for (int k = 0; k < P_N; k++) {
+        size_t len = strlen(pt_names[k]);
+        if (strncmp(name, pt_names[k], len))
+            continue;
+        const char *d = name + len;
+        char *end;
+        if (*d < '1' || *d > '9')
+            return -2;
+        errno = 0;
+        *n = strtol(d, &end, 10);
+        return *end || errno || *n > 1L << 30 ? -2 : k;
+    }
+    return -1;
+}
+
+static int add_point_column(const char *path, int line, int col, const char *name, int i,
+                            struct header *h)
+{
+    long n;
+    int k = point_column(name, &n);
+    if (k == -2)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: column '%s': the batch size after '@' must "
+                         "be a positive integer", path, line, col, name);
+    if (k < 0)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: unknown column '%s'", path, line, col, name);
+    int p;
+    for (p = 0; p < h->n_pts; p++)
+        if (h->pt_batch[p] == (double)n)
+            break;
+    if (p == h->n_pts) {
+        if (h->n_pts == MDL_MAX_POINTS)
+            return sim_error(SIM_EPARSE, "%s:%d:%d: more than %d measured batch sizes", path,
+                             line, col, MDL_MAX_POINTS);
+        h->pt_batch[h->n_pts++] = (double)n;
+        for (int q = 0; q < P_N; q++)
+            h->pt_idx[p][q] = -1;
+    }
+    if (h->pt_idx[p][k] >= 0)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line, col, name);
+    h->pt_idx[p][k] = i;
+    return 0;
+}
+
+static int parse_header(const char *path, int line, char **f, int *colno, int n,
+                        struct header *h)
+{
+    int *idx = h->idx;
     for (int c = 0; c < C_N; c++)
         idx[c] = -1;
+    h->n_pts = 0;
     for (int i = 0; i < n; i++) {
-        int c;
+        int c, rc;
         for (c = 0; c < C_N; c++)
             if (!strcmp(f[i], col_names[c]))
                 break;
-        if (c == C_N)
-            return sim_error(SIM_EPARSE, "%s:%d:%d: unknown column '%s'", path, line,
-                             colno[i], f[i]);
+        if (c == C_N) {
+            if ((rc = add_point_column(path, line, colno[i], f[i], i, h)) < 0)
+                return rc;
+            continue;
+        }
         if (idx[c] >= 0)
             return sim_error(SIM_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line,
                              colno[i], f[i]);
@@ -142,12 +205,147 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
     if (ms && idx[C_AT_BATCH] < 0)
         return sim_error(SIM_EPARSE, "%s:%d: measured times (fwd_ms) need column 'at_batch'",
                          path, line);
+    static const int ext[] = { C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED };
+    for (size_t e = 0; e < sizeof ext / sizeof *ext; e++)
+        if (flops && idx[ext[e]] >= 0)
+            return sim_error(SIM_EPARSE, "%s:%d: column '%s' needs 'fwd_ms', not 'fwd_flops'",
+                             path, line, col_names[ext[e]]);
+    if (flops && h->n_pts)
+        return sim_error(SIM_EPARSE, "%s:%d: columns '%s%g' need 'fwd_ms', not 'fwd_flops'",
+                         path, line, pt_names[P_FWD], h->pt_batch[0]);
+    if ((idx[C_FWD_FIXED] >= 0) != (idx[C_BWD_FIXED] >= 0))
+        return sim_error(SIM_EPARSE, "%s:%d: columns 'fwd_fixed_ms' and 'bwd_fixed_ms' come "
+                         "together", path, line);
+    if (idx[C_NOSTASH_FIXED] >= 0 && idx[C_NOSTASH] < 0)
+        return sim_error(SIM_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
+                         "'fwd_nostash_ms'", path, line);
+    if (idx[C_NOSTASH] >= 0 && idx[C_FWD_FIXED] >= 0 && idx[C_NOSTASH_FIXED] < 0)
+        return sim_error(SIM_EPARSE, "%s:%d: columns 'fwd_nostash_ms' and 'fwd_fixed_ms' "
+                         "need 'fwd_nostash_fixed_ms'", path, line);
+    if (idx[C_NOSTASH_FIXED] >= 0 && idx[C_FWD_FIXED] < 0)
+        return sim_error(SIM_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
+                         "'fwd_fixed_ms'", path, line);
+    for (int p = 0; p < h->n_pts; p++) {
+        int *pi = h->pt_idx[p];
+        for (int k = 0; k < P_N; k++) {
+            int want = k == P_NOSTASH ? idx[C_NOSTASH] >= 0 : 1;
+            if (want != (pi[k] >= 0))
+                return sim_error(SIM_EPARSE, "%s:%d: column '%s%g' %s", path, line,
+                                 pt_names[k], h->pt_batch[p],
+                                 pi[k] >= 0 ? "needs column 'fwd_nostash_ms'"
+                                            : "is missing (measured sizes need fwd_ms@N and "
+                                              "bwd_ms@N, and fwd_nostash_ms@N with "
+                                              "fwd_nostash_ms)");
+        }
+    }
+    return 0;
+}
+
+/* An optional millisecond field: *have = 0 when empty. */
+static int opt_ms(const char *path, int line, char **f, int *colno, int i, const char *field,
+                  double *out, int *have)
+{
+    *have = 0;
+    if (i < 0 || !*f[i])
+        return 0;
+    int rc = num(path, line, colno[i], field, f[i], out);
+    if (rc < 0)
+        return rc;
+    *out /= 1e3;
+    *have = 1;
+    return 0;
+}
+
+static int not_above(const char *path, int line, int col, const char *field, double v,
+                     const char *what, double limit)
+{
+    if (v <= limit)
+        return 0;
+    return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' (%g ms) must be <= %s (%g ms)", path,
+                     line, col, field, v * 1e3, what, limit * 1e3);
+}
+
+/* The calibrated extensions of a measured row (times already in seconds). */
+static int parse_ext(const char *path, int line, char **f, int *colno, const struct header *h,
+                     struct mdl_layer *l)
+{
+    const int *idx = h->idx;
+    int rc, have, have2, have3;
+    if ((rc = opt_ms(path, line, f, colno, idx[C_NOSTASH], "fwd_nostash_ms", &l->fwd_nostash,
+                     &l->has_nostash)) < 0 ||
+        (rc = opt_ms(path, line, f, colno, idx[C_FWD_FIXED], "fwd_fixed_ms", &l->fwd_fixed,
+                     &have)) < 0 ||
+        (rc = opt_ms(path, line, f, colno, idx[C_BWD_FIXED], "bwd_fixed_ms", &l->bwd_fixed,
+                     &have2)) < 0 ||
+        (rc = opt_ms(path, line, f, colno, idx[C_NOSTASH_FIXED], "fwd_nostash_fixed_ms",
+                     &l->nostash_fixed, &have3)) < 0)
+        return rc;
+    if (have != have2 || (l->has_nostash && have != have3) || (!l->has_nostash && have3))
+        return sim_error(SIM_EPARSE, "%s:%d: fields 'fwd_fixed_ms', 'bwd_fixed_ms'%s are all "
+                         "given or all empty", path, line,
+                         l->has_nostash ? " and 'fwd_nostash_fixed_ms'" : "");
+    l->has_fixed = have;
+    if (have && ((rc = not_above(path, line, colno[idx[C_FWD_FIXED]], "fwd_fixed_ms",
+                                 l->fwd_fixed, "fwd_ms", l->fwd)) < 0 ||
+                 (rc = not_above(path, line, colno[idx[C_BWD_FIXED]], "bwd_fixed_ms",
+                                 l->bwd_fixed, "bwd_ms", l->bwd)) < 0 ||
+                 (l->has_nostash &&
+                  (rc = not_above(path, line, colno[idx[C_NOSTASH_FIXED]],
+                                  "fwd_nostash_fixed_ms", l->nostash_fixed, "fwd_nostash_ms",
+                                  l->fwd_nostash)) < 0)))
+        return rc;
+    for (int p = 0; p < h->n_pts; p++) {
+        double v[P_N] = { 0, 0, 0 };
+        int got[P_N] = { 0, 0, 0 }, any = 0, all = 1;
+        char field[P_N][40];
+        for (int k = 0; k < P_N; k++) {
+            snprintf(field[k], sizeof field[k], "%s%g", pt_names[k], h->pt_batch[p]);
+            if (h->pt_idx[p][k] < 0)
+                continue;
+            if ((rc = opt_ms(path, line, f, colno, h->pt_idx[p][k], field[k], &v[k],
+                             &got[k])) < 0)
+                return rc;
+            any |= got[k];
+            all &= got[k];
+        }
+        if (!any)
+            continue;
+        if (!all || (l->has_nostash != (h->pt_idx[p][P_NOSTASH] >= 0 && got[P_NOSTASH])))
+            return sim_error(SIM_EPARSE, "%s:%d: the fields of batch size %g (%s, %s%s) are "
+                             "all given or all empty%s", path, line, h->pt_batch[p],
+                             field[P_FWD], field[P_BWD],
+                             h->pt_idx[p][P_NOSTASH] >= 0 ? ", fwd_nostash_ms@" : "",
+                             l->has_nostash ? "" : " (and fwd_nostash_ms@N needs fwd_nostash_ms)");
+        if (h->pt_batch[p] == l->at_batch) {
+            double ref[P_N] = { l->fwd, l->bwd, l->fwd_nostash };
+            for (int k = 0; k < P_N; k++)
+                if (got[k] && fabs(v[k] - ref[k]) > 1e-9 * fabs(ref[k]))
+                    return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' differs from the "
+                                     "value at at_batch %g", path, line,
+                                     colno[h->pt_idx[p][k]], field[k], l->at_batch);
+            continue;
+        }
+        int i = l->n_pts++; /* insertion by batch size */
+        while (i > 0 && l->pt_batch[i - 1] > h->pt_batch[p]) {
+            l->pt_batch[i] = l->pt_batch[i - 1];
+            l->pt_fwd[i] = l->pt_fwd[i - 1];
+            l->pt_bwd[i] = l->pt_bwd[i - 1];
+            l->pt_nostash[i] = l->pt_nostash[i - 1];
+            i--;
+        }
+        l->pt_batch[i] = h->pt_batch[p];
+        l->pt_fwd[i] = v[P_FWD];
+        l->pt_bwd[i] = v[P_BWD];
+        l->pt_nostash[i] = v[P_NOSTASH];
+    }
     return 0;
 }
 
 static int parse_row(struct mdl_profile *p, const char *path, int line, char **f,
-                     int *colno, int n, int ncols, const int *idx, struct mdl_layer *l)
+                     int *colno, int n, int ncols, const struct header *h,
+                     struct mdl_layer *l)
 {
+    const int *idx = h->idx;
     if (n != ncols)
         return sim_error(SIM_EPARSE, "%s:%d: expected %d fields, found %d", path, line,
                          ncols, n);
@@ -198,6 +396,8 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
                              line, colno[idx[C_AT_BATCH]]);
         l->fwd /= 1e3;
         l->bwd /= 1e3;
+        if ((rc = parse_ext(path, line, f, colno, h, l)) < 0)
+            return rc;
     }
     if (NUM(C_PARAMS, &l->params) < 0 || NUM(C_OUT, &l->out_bytes) < 0 ||
         NUM(C_STASH, &l->stash_bytes) < 0)
@@ -224,7 +424,8 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
         goto err_free_profile;
     }
     char *f[MAX_FIELDS];
-    int colno[MAX_FIELDS], idx[C_N], ncols = 0, line = 0;
+    int colno[MAX_FIELDS], ncols = 0, line = 0;
+    struct header h;
     char *s = buf;
     while (s && *s) {
         char *nl = strchr(s, '\n');
@@ -243,14 +444,14 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
             goto err_free_profile;
         }
         if (!ncols) {
-            if ((rc = parse_header(path, line, f, colno, n, idx)) < 0)
+            if ((rc = parse_header(path, line, f, colno, n, &h)) < 0)
                 goto err_free_profile;
             ncols = n;
-            p->measured = idx[C_FWD_MS] >= 0;
+            p->measured = h.idx[C_FWD_MS] >= 0;
             continue;
         }
         struct mdl_layer l;
-        if ((rc = parse_row(p, path, line, f, colno, n, ncols, idx, &l)) < 0 ||
+        if ((rc = parse_row(p, path, line, f, colno, n, ncols, &h, &l)) < 0 ||
             (rc = mdl_profile_add(p, &l)) < 0)
             goto err_free_profile;
     }
@@ -296,6 +497,64 @@ int mdl_profile_parse(const char *text, size_t len, const char *name,
     return parse_owned(buf, len, name, out);
 }
 
+static void put_ms(FILE *f, int have, double seconds)
+{
+    if (have)
+        fprintf(f, ",%.17g", seconds * 1e3);
+    else
+        fputs(",", f);
+}
+
+/* The calibrated columns of a measured profile: which are present, and the
+ * union of the layers' measured batch sizes. */
+static int ext_columns(const struct mdl_profile *p, int *nostash, int *fixed, double *sizes)
+{
+    int n = 0;
+    *nostash = *fixed = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *l = &p->layers[i];
+        *nostash |= l->has_nostash;
+        *fixed |= l->has_fixed;
+        for (int k = 0; k < l->n_pts; k++) {
+            int j = 0;
+            while (j < n && sizes[j] != l->pt_batch[k])
+                j++;
+            if (j == n && n < MDL_MAX_POINTS)
+                sizes[n++] = l->pt_batch[k];
+        }
+    }
+    for (int i = 1; i < n; i++) /* sort */
+        for (int j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
+            double t = sizes[j];
+            sizes[j] = sizes[j - 1];
+            sizes[j - 1] = t;
+        }
+    return n;
+}
+
+static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed,
+                      const double *sizes, int n_sizes)
+{
+    if (nostash)
+        put_ms(f, 1, l->has_nostash ? l->fwd_nostash : l->fwd);
+    if (fixed) {
+        put_ms(f, l->has_fixed, l->fwd_fixed);
+        put_ms(f, l->has_fixed, l->bwd_fixed);
+        if (nostash)
+            put_ms(f, l->has_fixed, l->has_nostash ? l->nostash_fixed : l->fwd_fixed);
+    }
+    for (int s = 0; s < n_sizes; s++) {
+        int k = 0;
+        while (k < l->n_pts && l->pt_batch[k] != sizes[s])
+            k++;
+        int have = k < l->n_pts;
+        put_ms(f, have, have ? l->pt_fwd[k] : 0);
+        put_ms(f, have, have ? l->pt_bwd[k] : 0);
+        if (nostash)
+            put_ms(f, have, have ? (l->has_nostash ? l->pt_nostash[k] : l->pt_fwd[k]) : 0);
+    }
+}
+
 int mdl_profile_write(const struct mdl_profile *p, const char *path)
 {
     struct sim_afile af;
@@ -303,22 +562,39 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     if (rc < 0)
         return rc;
     FILE *f = af.f;
+    double sizes[MDL_MAX_POINTS];
+    int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
+                                                      : 0;
     fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
             p->measured ? "times in ms at at_batch samples"
                         : "FLOPs per sample; bytes per sample");
-    if (p->measured)
-        fprintf(f, "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes\n");
-    else
+    if (p->measured) {
+        fprintf(f, "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes");
+        if (nostash)
+            fprintf(f, ",fwd_nostash_ms");
+        if (fixed)
+            fprintf(f, ",fwd_fixed_ms,bwd_fixed_ms%s", nostash ? ",fwd_nostash_fixed_ms" : "");
+        for (int s = 0; s < n_sizes; s++) {
+            fprintf(f, ",fwd_ms@%.0f,bwd_ms@%.0f", sizes[s], sizes[s]);
+            if (nostash)
+                fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
+        }
+        fputc('\n', f);
+    } else {
         fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n");
+    }
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *l = &p->layers[i];
-        if (p->measured)
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->name, l->kind,
+        if (p->measured) {
+            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind,
                     l->fwd * 1e3, l->bwd * 1e3, l->at_batch, l->params, l->out_bytes,
                     l->stash_bytes);
-        else
+            write_ext(f, l, nostash, fixed, sizes, n_sizes);
+            fputc('\n', f);
+        } else {
             fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->name, l->kind, l->fwd,
                     l->bwd, l->params, l->out_bytes, l->stash_bytes);
+        }
     }
     return sim_afile_commit(&af);
 }

@@ -17,6 +17,24 @@
  * Every number must be finite and >= 0. The model input is not counted
  * unless the profile starts with a zero-cost layer whose out_bytes it is.
  *
+ * Calibrated (measured) profiles may add, all optional (pipesim calibrate
+ * writes them; older files load unchanged):
+ *   fwd_nostash_ms  forward at at_batch when nothing is stashed (the F of a
+ *                   re-materialized micro-batch); absent = fwd_ms
+ *   fwd_fixed_ms, bwd_fixed_ms, fwd_nostash_fixed_ms
+ *                   per-layer intercept a of an affine fit t(n) = a + b n:
+ *                   t(n) = fixed + (t_at - fixed) n / at_batch, replacing the
+ *                   device's batch_half rule for this layer (fixed <= t_at)
+ *   fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N   (N a positive integer)
+ *                   times measured at N samples; a layer's time at n is then
+ *                   the piecewise-linear interpolation through its points
+ *                   (at_batch included), and beyond the outermost point the
+ *                   end point scaled by the affine (or batch_half) rule.
+ *                   An empty field = no point for that layer; fwd_ms@N and
+ *                   bwd_ms@N come together; N = at_batch must repeat the
+ *                   at_batch values. At most MDL_MAX_POINTS sizes.
+ * mdl_layer_seconds (models/mdl_topology.h) evaluates all of this.
+ *
  * Ownership: mdl_profile_load allocates; mdl_profile_free (NULL ok) frees.
  * Cost: O(file size).
  */
@@ -26,6 +44,7 @@
 #include <stddef.h>
 
 #define MDL_NAME_MAX 64
+#define MDL_MAX_POINTS 24
 
 struct mdl_layer {
     char name[MDL_NAME_MAX];
@@ -36,6 +55,14 @@ struct mdl_layer {
     double params;
     double out_bytes;
     double stash_bytes;
+    /* Calibrated extensions (measured profiles only; zero = absent). Seconds. */
+    int has_nostash;    /* fwd_nostash given */
+    int has_fixed;      /* *_fixed given */
+    double fwd_nostash;
+    double fwd_fixed, bwd_fixed, nostash_fixed;
+    int n_pts;          /* extra measured sizes, increasing, != at_batch */
+    double pt_batch[MDL_MAX_POINTS];
+    double pt_fwd[MDL_MAX_POINTS], pt_bwd[MDL_MAX_POINTS], pt_nostash[MDL_MAX_POINTS];
 };
 
 struct mdl_profile {

@@ -343,3 +343,51 @@ double mdl_device_op_seconds(const struct mdl_device *d, int measured, double co
         return cost * (n + d->batch_half) / (at_batch + d->batch_half);
     return d->overhead_s + cost * (n + d->batch_half) / (d->flops * d->eff_max);
 }
+
+/* The affine (fixed given) or batch_half rule through (at_batch, t_at). */
+static double base_rule(const struct mdl_device *d, const struct mdl_layer *l, double t_at,
+                        double fixed, double n)
+{
+    if (l->has_fixed)
+        return fixed + (t_at - fixed) * n / l->at_batch;
+    return t_at * (n + d->batch_half) / (l->at_batch + d->batch_half);
+}
+
+double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct mdl_layer *l,
+                         enum mdl_op op, double n)
+{
+    if (!measured)
+        return mdl_device_op_seconds(d, 0, op == MDL_OP_BWD ? l->bwd : l->fwd, 0, n);
+    int ns = op == MDL_OP_FWD_NOSTASH && l->has_nostash;
+    double t_at = op == MDL_OP_BWD ? l->bwd : ns ? l->fwd_nostash : l->fwd;
+    double fixed = op == MDL_OP_BWD ? l->bwd_fixed : ns ? l->nostash_fixed : l->fwd_fixed;
+    const double *pt = op == MDL_OP_BWD ? l->pt_bwd : ns ? l->pt_nostash : l->pt_fwd;
+    if (!l->n_pts && !l->has_fixed)
+        return mdl_device_op_seconds(d, 1, t_at, l->at_batch, n);
+    /* the measured points, at_batch merged in, in increasing batch size */
+    double xs[MDL_MAX_POINTS + 1], ts[MDL_MAX_POINTS + 1];
+    int k = 0, i = 0, placed = 0;
+    while (k < l->n_pts || !placed) {
+        if (!placed && (k == l->n_pts || l->at_batch < l->pt_batch[k])) {
+            xs[i] = l->at_batch;
+            ts[i++] = t_at;
+            placed = 1;
+        } else {
+            xs[i] = l->pt_batch[k];
+            ts[i++] = pt[k++];
+        }
+    }
+    int last = l->n_pts, e;
+    if (n <= xs[0]) {
+        e = 0;
+    } else if (n >= xs[last]) {
+        e = last;
+    } else {
+        i = 0;
+        while (xs[i + 1] < n)
+            i++;
+        return ts[i] + (ts[i + 1] - ts[i]) * (n - xs[i]) / (xs[i + 1] - xs[i]);
+    }
+    double b = base_rule(d, l, t_at, fixed, xs[e]);
+    return b > 0 ? ts[e] * base_rule(d, l, t_at, fixed, n) / b : base_rule(d, l, t_at, fixed, n);
+}

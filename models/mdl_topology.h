@@ -75,4 +75,15 @@ int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
 double mdl_device_op_seconds(const struct mdl_device *d, int measured,
                              double cost, double at_batch, double n);
 
+/* Which time of a layer: forward, backward, or the forward of a
+ * re-materialized micro-batch (nothing stashed; = forward unless the
+ * profile measured it). */
+enum mdl_op { MDL_OP_FWD, MDL_OP_BWD, MDL_OP_FWD_NOSTASH };
+/* Seconds for one op of layer l on n samples on device d: FLOP profiles as
+ * mdl_device_op_seconds; measured profiles with the calibrated extensions
+ * of mdl_profile.h (fixed intercept, points) when present, else
+ * mdl_device_op_seconds. O(points). */
+double mdl_layer_seconds(const struct mdl_device *d, int measured,
+                         const struct mdl_layer *l, enum mdl_op op, double n);
+
 #endif

@@ -34,6 +34,11 @@ $P predict --model $R/demo/validate-net.csv --topology models/topologies/cpu-2co
 echo
 echo "== compare: simulated (uncalibrated cpu-2core) vs measured"
 $P compare $R/demo/validate-simulated.json $R/demo/validate-measured.json
+echo
+echo "== validate --check (short): calibrate on this machine, then predict, run and compare"
+echo "   K=1,2 x M=1,4,16 (results/validation.db, results/validation.md and its plots)"
+$P validate --check --net mlp:layers=8,width=512 --quick --realtime \
+  --db $R/validation.db --report $R/validation.md
 echo; echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
 echo; echo "== paper: the GPipe paper's Tables 1-3 and partitions -> results/paper/*.md"
 $P paper --out results/paper

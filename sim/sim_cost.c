@@ -63,11 +63,12 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         }
         const struct mdl_device *d = &t->devices[dev];
         struct sim_stage_cost *sc = &c->st[s];
-        double fwd = 0, bwd = 0, params = 0, stash = 0;
+        double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0;
         for (int l = part->first[s]; l < part->first[s + 1]; l++) {
             const struct mdl_layer *ly = &p->layers[l];
-            fwd += mdl_device_op_seconds(d, p->measured, ly->fwd, ly->at_batch, micro_batch);
-            bwd += mdl_device_op_seconds(d, p->measured, ly->bwd, ly->at_batch, micro_batch);
+            fwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
+            bwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, micro_batch);
+            nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
             params += ly->params;
             stash += ly->stash_bytes;
         }
@@ -79,6 +80,8 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         int rc;
         if ((rc = check_range(p, d, part, s, "forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
             (rc = check_range(p, d, part, s, "backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "forward time without stash", nostash,
+                              SIM_MAX_OP_S, "s")) < 0 ||
             (rc = check_range(p, d, part, s, "update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
             (rc = check_range(p, d, part, s, "parameter memory",
                               params * t->bytes_per_param, SIM_MAX_BYTES, "bytes")) < 0 ||
@@ -94,6 +97,7 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->device = dev;
         sc->fwd = sim_seconds_to_time(fwd);
         sc->bwd = sim_seconds_to_time(bwd);
+        sc->fwd_nostash = sim_seconds_to_time(nostash);
         sc->recomp = sc->fwd;
         sc->bwd_input = sc->bwd / 2;
         sc->bwd_weight = sc->bwd - sc->bwd_input;
@@ -122,7 +126,8 @@ sim_time sim_costs_op_time(const struct sim_costs *c, const struct sim_schedule 
 {
     const struct sim_stage_cost *sc = &c->st[op->stage];
     switch (op->kind) {
-    case SIM_OP_FWD: return sc->fwd;
+    case SIM_OP_FWD:
+        return op->mb >= 0 && sim_schedule_remat_mb(s, op->mb) ? sc->fwd_nostash : sc->fwd;
     case SIM_OP_RECOMP: return sc->recomp;
     case SIM_OP_BWD: return s->has_wgrad ? sc->bwd_input : sc->bwd;
     case SIM_OP_WGRAD: return sc->bwd_weight;

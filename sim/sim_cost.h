@@ -2,9 +2,15 @@
  * sim_cost — turns a profile, a topology and a partition into the per-stage
  * durations and byte counts the engine replays.
  *
- * Each layer's time comes from mdl_device_op_seconds on the device that holds
+ * Each layer's time comes from mdl_layer_seconds on the device that holds
  * the stage; a stage's forward is the sum over its layers, rounded once to
- * nanoseconds. Recompute = forward. With a split backward (zero-bubble
+ * nanoseconds. Recompute = forward. The forward of a re-materialized
+ * micro-batch keeps nothing for backward; calibrated profiles may time it
+ * apart (fwd_nostash, mdl_layer_seconds MDL_OP_FWD_NOSTASH; = forward
+ * otherwise), and sim_costs_op_time returns it for F ops whose micro-batch
+ * is re-materialized (the engine asks once per stage and kind with
+ * micro-batch 0, so under except_last the last micro-batch's F takes the
+ * re-materialized time too). With a split backward (zero-bubble
  * schedules) B is the input-gradient half and W the weight-gradient half:
  * bwd_input = bwd/2, bwd_weight = bwd - bwd_input (dense layers do equal
  * FLOPs for dX and dW). Update = 2 * params * bytes_per_param /
@@ -22,6 +28,7 @@
 struct sim_stage_cost {
     int device;
     sim_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
+    sim_time fwd_nostash;       /* F of a re-materialized micro-batch */
     struct sim_stage_mem mem;   /* per micro-batch */
     double params;
     int64_t param_bytes;        /* params * bytes_per_param */

@@ -38,9 +38,10 @@ struct resource {      /* a link direction, or a whole shared link */
  * whether its micro-batch is re-materialized. Tabled once so the event loop
  * does no cost or ledger arithmetic. */
 struct opinfo {
-    sim_time dur;
+    sim_time dur[2];   /* by re-materialized or not (a re-materialized F keeps
+                          no stash, which can be measurably faster) */
     int32_t res;
-    int32_t lane;      /* event-queue lane: one per distinct duration */
+    int32_t lane[2];   /* event-queue lane: one per distinct duration */
     int64_t at_start[2], at_end[2];
 };
 
@@ -91,19 +92,19 @@ static int cmp_time(const void *a, const void *b)
 /* One event-queue lane per distinct duration (see sim_evq.h). */
 static int assign_lanes(sim_engine *e)
 {
-    size_t n = (size_t)e->s->n_stages * SIM_OP_NKINDS, u = 0;
+    size_t n = (size_t)e->s->n_stages * SIM_OP_NKINDS * 2, u = 0;
     sim_time *d = malloc(n * sizeof *d);
     if (!d)
         return sim_error(SIM_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        d[i] = e->info[i].dur;
+        d[i] = e->info[i / 2].dur[i % 2];
     qsort(d, n, sizeof *d, cmp_time);
     for (size_t i = 0; i < n; i++)
         if (!u || d[i] != d[u - 1])
             d[u++] = d[i];
     for (size_t i = 0; i < n; i++) {
-        const sim_time *f = bsearch(&e->info[i].dur, d, u, sizeof *d, cmp_time);
-        e->info[i].lane = (int32_t)(f - d);
+        const sim_time *f = bsearch(&e->info[i / 2].dur[i % 2], d, u, sizeof *d, cmp_time);
+        e->info[i / 2].lane[i % 2] = (int32_t)(f - d);
     }
     free(d);
     return sim_evq_init(&e->evq, (int)u);
@@ -140,7 +141,8 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
     }
     struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + SIM_OP_ALLREDUCE];
     double bytes = e->c->st[st].params * 4;
-    oi->dur = sim_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
+    oi->dur[0] = oi->dur[1] =
+        sim_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
     oi->res = res;
     return 0;
 }
@@ -177,12 +179,13 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + k];
             struct sim_op op = { (uint8_t)k, st, 0 };
             oi->res = -1;
-            oi->dur = sim_costs_op_time(e->c, s, &op);
-            /* the ledger rule, for a re-materialized micro-batch and not */
+            /* costs and the ledger rule, for a re-materialized micro-batch and not */
             struct sim_schedule tmp = *s;
             tmp.remat = SIM_REMAT_NEVER;
+            oi->dur[0] = sim_costs_op_time(e->c, &tmp, &op);
             sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[0], &oi->at_end[0]);
             tmp.remat = SIM_REMAT_ALWAYS;
+            oi->dur[1] = sim_costs_op_time(e->c, &tmp, &op);
             sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[1], &oi->at_end[1]);
         }
         for (int dir = 0; dir < 2; dir++) {
@@ -211,7 +214,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                                (long long)bytes, secs, SIM_MAX_OP_S);
                 goto out;
             }
-            oi->dur = sim_seconds_to_time(secs);
+            oi->dur[0] = oi->dur[1] = sim_seconds_to_time(secs);
         }
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
@@ -236,7 +239,7 @@ static int check_totals(const sim_engine *e)
         for (int i = 0; i < s->n_ops[d]; i++) {
             const struct sim_op *op = &s->ops[d][i];
             const struct opinfo *oi = &e->info[(int64_t)op->stage * SIM_OP_NKINDS + op->kind];
-            time += (double)oi->dur;
+            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]);
             for (int r = 0; r < 2; r++)
                 bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
         }
@@ -449,14 +452,14 @@ void sim_engine_free(sim_engine *e)
 
 /* ---- running ---- */
 
-/* The end of stream si's running op, after oi->dur. */
-static int push(sim_engine *e, const struct opinfo *oi, int si)
+/* The end of stream si's running op, after its duration. */
+static int push(sim_engine *e, const struct opinfo *oi, int rm, int si)
 {
-    if (oi->dur < 0)
-        SIM_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur);
+    if (oi->dur[rm] < 0)
+        SIM_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur[rm]);
     if (e->evq.n >= e->r.peak_queue)
         e->r.peak_queue = e->evq.n + 1;
-    return sim_evq_push(&e->evq, oi->lane, e->now + oi->dur, si);
+    return sim_evq_push(&e->evq, oi->lane[rm], e->now + oi->dur[rm], si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)
@@ -544,7 +547,7 @@ static int start_transfer(sim_engine *e, struct resource *res, int si)
         return rc;
     res->busy = 1;
     st->t_start = e->now;
-    return push(e, &e->info[e->recs[st->first + st->cur].info], si);
+    return push(e, &e->info[r->info], r->rm, si);
 }
 
 /* Starts the head of stream si if it is idle and its dependencies are done.
@@ -583,7 +586,7 @@ static int try_start(sim_engine *e, int si)
             res->q[(res->head + res->len++) % res->cap] = si;
             return 0;
         }
-        return push(e, oi, si);
+        return push(e, oi, r->rm, si);
     }
 }
 

@@ -1,0 +1,124 @@
+/* ana_calib_plot: gnuplot pictures (see ana_calib_plot.h). */
+#include "analysis/ana_calib_plot.h"
+#include "sim/sim_error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int ana_have_gnuplot(void)
+{
+    static int have = -1;
+    if (have < 0)
+        have = system("gnuplot --version >/dev/null 2>&1") == 0;
+    return have;
+}
+
+int ana_plot_gnuplot(const char *script, int width, int height, const char *png_path)
+{
+    if (!ana_have_gnuplot())
+        return sim_error(SIM_EIO, "%s: gnuplot is not installed (apt-get install gnuplot-nox)",
+                         png_path);
+    size_t n = strlen(png_path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    size_t pl = strlen(png_path);
+    int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
+    snprintf(tmp, n, "%s.tmp.%ld.%s", png_path, (long)getpid(), svg ? "svg" : "png");
+    if (strchr(tmp, '\'')) {
+        free(tmp);
+        return sim_error(SIM_EIO, "%s: quotes in a plot path are not supported", png_path);
+    }
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        free(tmp);
+        return sim_error(SIM_EIO, "%s: cannot run gnuplot", png_path);
+    }
+    if (svg)
+        fprintf(g, "set terminal svg size %d,%d font 'sans,9'\nset output '%s'\n", width,
+                height, tmp);
+    else
+        fprintf(g, "set terminal png size %d,%d font ',9'\nset output '%s'\n", width, height,
+                tmp);
+    fputs(script, g);
+    fputs("\nset output\n", g);
+    int st = pclose(g);
+    int rc = 0;
+    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        rc = sim_error(SIM_EIO, "%s: gnuplot failed (status %d)", png_path, st);
+    else if (rename(tmp, png_path))
+        rc = sim_error(SIM_EIO, "%s: cannot write", png_path);
+    if (rc < 0)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+static const char *kind_colour(int kind)
+{
+    switch (kind) {
+    case SIM_OP_FWD: return "0x4477aa";
+    case SIM_OP_BWD: return "0xee6677";
+    case SIM_OP_RECOMP: return "0xccbb44";
+    case SIM_OP_WGRAD: return "0xaa3377";
+    case SIM_OP_UPDATE: return "0x228833";
+    default: return "0x999999";
+    }
+}
+
+/* One trace's compute ops as boxes: x xlow xhigh y ylow yhigh colour. */
+static void boxes(FILE *f, const struct trc_trace *t, int upper)
+{
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->stream != SIM_STREAM_COMPUTE)
+            continue;
+        double x0 = (double)e->start_ns * 1e-6, x1 = (double)e->end_ns * 1e-6;
+        double base = (double)(t->n_devices - 1 - e->device) * 2 + (upper ? 1 : 0);
+        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %s\n", (x0 + x1) / 2, x0, x1, base + 0.5,
+                base + 0.1, base + 0.9, kind_colour(e->kind));
+    }
+}
+
+int ana_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas,
+                       const char *title, const char *png_path)
+{
+    if (sim->n_devices != meas->n_devices)
+        return sim_error(SIM_EINVAL, "timelines of %d and %d devices", sim->n_devices,
+                         meas->n_devices);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    int D = sim->n_devices;
+    fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (ms)'\nset yrange [0:%d]\n"
+               "set ytics (", title, 2 * D);
+    for (int d = 0; d < D; d++)
+        fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
+                (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);
+    fprintf(f, ")\nset grid xtics\nset key outside bottom horizontal reverse Left\n"
+               "$ops << EOD\n");
+    boxes(f, sim, 1);
+    boxes(f, meas, 0);
+    fprintf(f, "EOD\n");
+    /* the legend: one invisible point per kind */
+    static const int kinds[] = { SIM_OP_FWD, SIM_OP_RECOMP, SIM_OP_BWD, SIM_OP_WGRAD,
+                                 SIM_OP_UPDATE };
+    fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 border lc rgb '#ffffff' "
+               "lc rgb variable notitle");
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        fprintf(f, ", NaN with boxes fs solid lc rgb '#%s' title '%s'",
+                kind_colour(kinds[k]) + 2, sim_op_kind_name((enum sim_op_kind)kinds[k]));
+    fputc('\n', f);
+    if (fclose(f)) {
+        free(buf);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
+    int rc = ana_plot_gnuplot(buf, 1200, 120 + 110 * D, png_path);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,27 @@
+/*
+ * cli_calib — helpers shared by `pipesim calibrate` (cli/cmd_calibrate.c,
+ * which defines them) and `pipesim validate --check`.
+ */
+#ifndef CLI_CALIB_H
+#define CLI_CALIB_H
+
+#include <stddef.h>
+
+#include "analysis/ana_calib.h"
+
+/* Creates the directories above path (mkdir -p of its dirname). SIM_EIO. */
+int cli_mkdirs(const char *path);
+/* Micro-batch sizes: mbs "4,8,..." if given, else batch / each of ms
+ * (default "1,2,4,8,16,32,64"), duplicates dropped. sizes holds
+ * ANA_CALIB_MAX_SIZES. SIM_EUSAGE. */
+int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int *n);
+/* results/calib/<spec with punctuation folded to '-'>. */
+void cli_calib_default_prefix(const char *spec, char *buf, size_t n);
+/* on: ana_realtime(1), a warning on stderr if not permitted. */
+void cli_realtime(int on);
+/* pipesim validate --check (cli/cmd_validate_check.c). */
+int cli_validate_check(int argc, char **argv);
+/* Writes PREFIX.csv (profile), PREFIX.json (topology), PREFIX-fit.csv. */
+int cli_calib_write(const struct ana_calib *c, const char *prefix);
+
+#endif

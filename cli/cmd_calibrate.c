@@ -1,0 +1,238 @@
+/* pipesim calibrate: time a runtime net on this machine, fit the cost model,
+ * write a measured profile and a topology that pipesim predict accepts. */
+#include "analysis/ana_calib.h"
+#include "cli/cli.h"
+#include "cli/cli_calib.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char help[] =
+    "usage: pipesim calibrate --net SPEC [--out PREFIX] [--batch N] [-M 1,2,4,...]\n"
+    "                         [--micro-batches 4,8,...] [--at-batch N] [--repeats R]\n"
+    "                         [--warmup W] [--cpu C] [--peer-cpu C] [--seed N]\n"
+    "                         [--stages K] [--format table|csv] [--realtime]\n\n"
+    "Times every layer of the validation runtime's net (see pipesim validate --help\n"
+    "for SPEC) on one pinned core with the runtime's own kernels: the forward that\n"
+    "keeps its stash (F), the forward of a re-materialized micro-batch (F-nostash),\n"
+    "the recompute (R) and the backward (B), in whole-net passes, at each\n"
+    "micro-batch size (default: --batch 256 split into -M 1,2,4,8,16,32,64, i.e.\n"
+    "256,128,...,4 samples). Per size, W warm-up and R timed repetitions (defaults 1,\n"
+    "5) of the phases of a GPipe step over the micro-batches of a batch of the\n"
+    "largest size (forwards, backwards, forwards without stash, recompute + backward),\n"
+    "so every op runs after what precedes it in a pipeline: median and spread.\n"
+    "--stages K times each layer inside its stage of a uniform partition into K stages\n"
+    "(default 1): a layer costs less beside fewer others (caches), so calibrate with\n"
+    "the K you will predict. Also every layer's SGD update, a dense GEMM (the FLOP rate),\n"
+    "the hand-off latency between two pinned cores through the runtime's channels and\n"
+    "a transfer of every activation size. Fits with GSL (relative least squares) per\n"
+    "layer and per layer kind time = a + b*n, the device's FLOP model and the link's\n"
+    "latency + bytes/bandwidth, and prints coefficients, R2 and residuals.\n\n"
+    "Writes PREFIX.csv (measured profile: times at --at-batch, default the largest\n"
+    "size, the other sizes as fwd_ms@N/bwd_ms@N points, fitted intercepts),\n"
+    "PREFIX.json (this machine's topology: one device per allowed core, one shared\n"
+    "link) and PREFIX-fit.csv (every median, spread, fit and residual). Default\n"
+    "PREFIX: results/calib/<net>. --realtime times under SCHED_FIFO (root or\n"
+    "CAP_SYS_NICE), so other jobs on shared cores stop preempting the timed kernels.\n"
+    "Then:\n"
+    "  pipesim predict --model PREFIX.csv --topology PREFIX.json -K 2 -M 8 --batch 256\n";
+
+/* mlp:layers=8,width=512 -> mlp-layers8-width512 */
+static void sanitize(const char *spec, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (const char *s = spec; *s && k + 1 < n; s++) {
+        char ch = *s;
+        int keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+        if (keep)
+            buf[k++] = ch;
+        else if (ch != '=' && k && buf[k - 1] != '-')
+            buf[k++] = '-';
+    }
+    while (k && buf[k - 1] == '-')
+        k--;
+    buf[k] = 0;
+}
+
+void cli_calib_default_prefix(const char *spec, char *buf, size_t n)
+{
+    char name[256];
+    sanitize(spec, name, sizeof name);
+    snprintf(buf, n, "results/calib/%s", *name ? name : "net");
+}
+
+void cli_realtime(int on)
+{
+    if (on && ana_realtime(1) < 0) {
+        fprintf(stderr, "pipesim: warning: %s; timing at normal priority\n", sim_errmsg());
+        sim_error_clear();
+    }
+}
+
+int cli_mkdirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return 0;
+    *slash = 0;
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf,
+                                 strerror(errno));
+            *p = '/';
+        }
+    if (*buf && mkdir(buf, 0777) && errno != EEXIST)
+        return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+    return 0;
+}
+
+int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int *n)
+{
+    long *v = NULL;
+    int k = 0, rc;
+    if (mbs) {
+        if ((rc = sim_parse_long_list(mbs, "--micro-batches", 1, 1 << 20, &v, &k)) < 0)
+            return rc;
+    } else {
+        if ((rc = sim_parse_long_list(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 20, &v,
+                                      &k)) < 0)
+            return rc;
+        for (int i = 0; i < k; i++) {
+            if (batch % v[i]) {
+                long m = v[i];
+                free(v);
+                return sim_error(SIM_EUSAGE, "--batch %ld must divide by -M %ld", batch, m);
+            }
+            v[i] = batch / v[i];
+        }
+    }
+    if (k > ANA_CALIB_MAX_SIZES) {
+        free(v);
+        return sim_error(SIM_EUSAGE, "at most %d micro-batch sizes, got %d",
+                         ANA_CALIB_MAX_SIZES, k);
+    }
+    *n = 0;
+    for (int i = 0; i < k; i++) {
+        int dup = 0;
+        for (int j = 0; j < *n; j++)
+            dup |= sizes[j] == (int)v[i];
+        if (!dup)
+            sizes[(*n)++] = (int)v[i];
+    }
+    free(v);
+    return 0;
+}
+
+int cli_calib_write(const struct ana_calib *c, const char *prefix)
+{
+    char path[4096];
+    struct mdl_profile *p = NULL;
+    struct mdl_topology *t = NULL;
+    int rc;
+    if ((rc = cli_mkdirs(prefix)) < 0 || (rc = ana_calib_profile(c, &p)) < 0 ||
+        (rc = ana_calib_topology(c, &t)) < 0)
+        goto out;
+    snprintf(path, sizeof path, "%s.csv", prefix);
+    if ((rc = mdl_profile_write(p, path)) < 0)
+        goto out;
+    snprintf(path, sizeof path, "%s.json", prefix);
+    if ((rc = mdl_topology_write(t, path)) < 0)
+        goto out;
+    snprintf(path, sizeof path, "%s-fit.csv", prefix);
+    struct sim_afile af;
+    if ((rc = sim_afile_open(&af, path)) < 0)
+        goto out;
+    if ((rc = ana_calib_print(c, "csv", af.f)) < 0) {
+        sim_afile_abort(&af);
+        goto out;
+    }
+    rc = sim_afile_commit(&af);
+out:
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+    return rc;
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "net", required_argument, 0, 'n' },       { "out", required_argument, 0, 'o' },
+        { "batch", required_argument, 0, 'b' },     { "micro-batches", required_argument, 0, 'u' },
+        { "at-batch", required_argument, 0, 'a' },  { "repeats", required_argument, 0, 'r' },
+        { "warmup", required_argument, 0, 'w' },    { "cpu", required_argument, 0, 'c' },
+        { "peer-cpu", required_argument, 0, 'p' },  { "seed", required_argument, 0, 'e' },
+        { "format", required_argument, 0, 'f' },    { "help", no_argument, 0, 'h' },
+        { "realtime", no_argument, 0, 'T' },        { "stages", required_argument, 0, 'K' },
+        { 0, 0, 0, 0 },
+    };
+    const char *spec = NULL, *prefix = NULL, *ms = NULL, *mbs = NULL, *format = "table";
+    long batch = 256, at = 0, repeats = 5, warmup = 1, cpu = -1, peer = -1, seed = 1, stages = 1;
+    int c, rc = 0, realtime = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("calibrate", argc, argv, "hM:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 0;
+        case 'n': spec = optarg; break;
+        case 'o': prefix = optarg; break;
+        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1 << 20, &batch); break;
+        case 'M': ms = optarg; break;
+        case 'u': mbs = optarg; break;
+        case 'a': rc = sim_parse_long(optarg, "--at-batch", 1, 1 << 20, &at); break;
+        case 'r': rc = sim_parse_long(optarg, "--repeats", 1, 10000, &repeats); break;
+        case 'w': rc = sim_parse_long(optarg, "--warmup", 0, 1000, &warmup); break;
+        case 'c': rc = sim_parse_long(optarg, "--cpu", 0, 1 << 16, &cpu); break;
+        case 'p': rc = sim_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
+        case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
+        case 'f': format = optarg; break;
+        case 'T': realtime = 1; break;
+        case 'K': rc = sim_parse_long(optarg, "--stages", 1, 4096, &stages); break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "calibrate: unexpected argument '%s'", argv[optind]);
+    if (!spec)
+        return sim_error(SIM_EUSAGE, "calibrate: --net is required (see pipesim calibrate "
+                         "--help)");
+    if (strcmp(format, "table") && strcmp(format, "csv"))
+        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv)", format);
+    int sizes[ANA_CALIB_MAX_SIZES], n = 0;
+    if ((rc = cli_calib_sizes(batch, ms, mbs, sizes, &n)) < 0)
+        return rc;
+    char def[512];
+    if (!prefix) {
+        cli_calib_default_prefix(spec, def, sizeof def);
+        prefix = def;
+    }
+    struct ana_calib_opts o = { .spec = spec, .sizes = sizes, .n_sizes = n,
+                                .repeats = (int)repeats, .warmup = (int)warmup,
+                                .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,
+                                .peer_cpu = (int)peer,
+                                .seed = (uint64_t)seed };
+    struct ana_calib *cal = NULL;
+    cli_realtime(realtime);
+    rc = ana_calib_run(&o, &cal);
+    if (realtime)
+        ana_realtime(0);
+    if (rc < 0)
+        return rc;
+    if ((rc = ana_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
+        goto out;
+    if (!strcmp(format, "table"))
+        printf("wrote           %s.csv (profile), %s.json (topology), %s-fit.csv (fits)\n",
+               prefix, prefix, prefix);
+out:
+    ana_calib_free(cal);
+    return rc;
+}

@@ -1,0 +1,370 @@
+/* pipesim validate --check: calibrate, then predict, run and compare over a
+ * grid; results in SQLite and a report (analysis/ana_validate.h). */
+#include "analysis/ana_calib.h"
+#include "analysis/ana_calib_plot.h"
+#include "analysis/ana_validate.h"
+#include "cli/cli.h"
+#include "cli/cli_calib.h"
+#include "models/mdl_gen.h"
+#include "sim/sim_error.h"
+#include "sim/sim_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim validate --check --net SPEC [--batch 256] [-K 1,2] [-M 1,2,4,...,64]\n"
+    "                        [--remat all|never,except_last,always] [--steps 3]\n"
+    "                        [--warmup-steps 1] [--schedule gpipe] [--repeats 5]\n"
+    "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
+    "                        [--db results/validation.db] [--report results/validation.md]\n"
+    "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
+    "                        [--calib-stages 1|K] [--seed N] [--no-pin] [--realtime]\n\n"
+    "Closes the loop: calibrates the net on this machine just before each K's points\n"
+    "(pipesim calibrate at the grid's micro-batch sizes, in one stage, or in K stages\n"
+    "on K cores with --calib-stages K; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
+    "results/calib/<net>; or takes --profile and --topology as they are for every K),\n"
+    "then for every K, M (dividing the\n"
+    "batch) and remat mode predicts one step, runs it for real on pinned cores (warm-up\n"
+    "steps, then --steps timed steps) and compares the simulated trace with the step of\n"
+    "median time and with the fastest step. Prints one line per point and the accuracy\n"
+    "figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
+    "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
+    "every point to the SQLite database, writes the Markdown report with its plot\n"
+    "(predicted vs measured step time and bubble; gnuplot) and the two timelines of\n"
+    "the worst point overlaid (--timeline, default beside the report).\n"
+    "--quick: M 1,4,16, remat except_last, 3 calibration repeats (make demo).\n"
+    "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
+    "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
+    "Keep the net small: every point runs real training steps on the shared cores.\n";
+
+static int parse_ints(const char *s, const char *what, long lo, long hi, int *out, int *n,
+                      int cap)
+{
+    long *v;
+    int k, rc = sim_parse_long_list(s, what, lo, hi, &v, &k);
+    if (rc < 0)
+        return rc;
+    if (k > cap) {
+        free(v);
+        return sim_error(SIM_EUSAGE, "%s: at most %d values", what, cap);
+    }
+    for (int i = 0; i < k; i++)
+        out[i] = (int)v[i];
+    *n = k;
+    free(v);
+    return 0;
+}
+
+static int parse_remats(const char *s, enum sim_remat *out, int *n)
+{
+    *n = 0;
+    if (!strcmp(s, "all")) {
+        out[0] = SIM_REMAT_NEVER;
+        out[1] = SIM_REMAT_EXCEPT_LAST;
+        out[2] = SIM_REMAT_ALWAYS;
+        *n = 3;
+        return 0;
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == 3)
+            return sim_error(SIM_EUSAGE, "--remat: at most 3 modes");
+        int rc = sim_remat_parse(t, &out[*n]);
+        if (rc < 0)
+            return rc;
+        (*n)++;
+    }
+    return *n ? 0 : sim_error(SIM_EUSAGE, "--remat: empty list");
+}
+
+static void join_args(int argc, char **argv, char *buf, size_t n)
+{
+    size_t off = snprintf(buf, n, "pipesim");
+    for (int i = 0; i < argc && off < n; i++)
+        off += (size_t)snprintf(buf + off, n - off, " %s", argv[i]);
+}
+
+/* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
+static void beside(const char *path, const char *name, char *buf, size_t n)
+{
+    const char *s = strrchr(path, '/');
+    if (s)
+        snprintf(buf, n, "%.*s/%s", (int)(s - path), path, name);
+    else
+        snprintf(buf, n, "%s", name);
+}
+
+struct check_args {
+    const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
+    const char *timeline;
+    long batch, steps, warmup, repeats, seed;
+    int no_pin, quick, realtime, stages_per_K;
+    int Ks[8], n_K, Ms[32], n_M, n_remat;
+    enum sim_remat remats[3];
+};
+
+static int parse(int argc, char **argv, struct check_args *a)
+{
+    static const struct option opts[] = {
+        { "check", no_argument, 0, 'c' },           { "net", required_argument, 0, 'n' },
+        { "batch", required_argument, 0, 'b' },     { "remat", required_argument, 0, 'r' },
+        { "steps", required_argument, 0, 'S' },     { "warmup-steps", required_argument, 0, 'W' },
+        { "schedule", required_argument, 0, 's' },  { "repeats", required_argument, 0, 'R' },
+        { "profile", required_argument, 0, 'P' },   { "topology", required_argument, 0, 'T' },
+        { "calib-out", required_argument, 0, 'o' }, { "db", required_argument, 0, 'd' },
+        { "report", required_argument, 0, 'm' },    { "plot", required_argument, 0, 'g' },
+        { "timeline", required_argument, 0, 't' },  { "quick", no_argument, 0, 'q' },
+        { "seed", required_argument, 0, 'e' },      { "no-pin", no_argument, 0, 'N' },
+        { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
+        { "calib-stages", required_argument, 0, 'G' },
+        { 0, 0, 0, 0 },
+    };
+    const char *ks = "1,2", *ms = NULL, *rm = NULL;
+    int c, rc = 0;
+    cli_getopt_reset();
+    while ((c = cli_getopt("validate", argc, argv, "hK:M:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); return 1;
+        case 'c': break;
+        case 'n': a->spec = optarg; break;
+        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1 << 20, &a->batch); break;
+        case 'K': ks = optarg; break;
+        case 'M': ms = optarg; break;
+        case 'r': rm = optarg; break;
+        case 'S': rc = sim_parse_long(optarg, "--steps", 1, ANA_VCHECK_MAX_STEPS, &a->steps); break;
+        case 'W':
+            rc = sim_parse_long(optarg, "--warmup-steps", 0, ANA_VCHECK_MAX_STEPS, &a->warmup);
+            break;
+        case 's': a->schedule = optarg; break;
+        case 'R': rc = sim_parse_long(optarg, "--repeats", 1, 10000, &a->repeats); break;
+        case 'P': a->profile = optarg; break;
+        case 'T': a->topology = optarg; break;
+        case 'o': a->calib_out = optarg; break;
+        case 'd': a->db = optarg; break;
+        case 'm': a->report = optarg; break;
+        case 'g': a->plot = optarg; break;
+        case 't': a->timeline = optarg; break;
+        case 'q': a->quick = 1; break;
+        case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
+        case 'N': a->no_pin = 1; break;
+        case 'X': a->realtime = 1; break;
+        case 'G':
+            if (strcmp(optarg, "1") && strcmp(optarg, "K"))
+                return sim_error(SIM_EUSAGE, "--calib-stages: '1' or 'K', got '%s'", optarg);
+            a->stages_per_K = !strcmp(optarg, "K");
+            break;
+        default: return -SIM_EUSAGE;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    if (optind < argc)
+        return sim_error(SIM_EUSAGE, "validate: unexpected argument '%s'", argv[optind]);
+    if (!a->spec)
+        return sim_error(SIM_EUSAGE, "validate --check: --net is required (see pipesim "
+                         "validate --check --help)");
+    if (!a->profile != !a->topology)
+        return sim_error(SIM_EUSAGE, "validate --check: --profile and --topology go together "
+                         "(or neither: calibrate first)");
+    if (a->quick) {
+        ms = ms ? ms : "1,4,16";
+        rm = rm ? rm : "except_last";
+        a->repeats = a->repeats ? a->repeats : 3;
+    }
+    if ((rc = parse_ints(ks, "-K", 1, 4096, a->Ks, &a->n_K, 8)) < 0 ||
+        (rc = parse_ints(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 16, a->Ms, &a->n_M, 32)) <
+            0 ||
+        (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0)
+        return rc;
+    return 0;
+}
+
+/* Profiles and topologies: loaded once for every K, or calibrated per K
+ * just before K's points run (prepare). */
+struct inputs {
+    const struct check_args *a;
+    int sizes[ANA_CALIB_MAX_SIZES], n_sizes;
+    char prefix[512];
+    struct mdl_profile *prof[8];
+    struct mdl_topology *topo[8];
+    int n;
+    char pdesc[1400], tdesc[1400];
+};
+
+static int load_inputs(struct inputs *in)
+{
+    const struct check_args *a = in->a;
+    int rc;
+    if ((rc = mdl_profile_load(a->profile, &in->prof[0])) < 0 ||
+        (rc = mdl_topology_load(a->topology, &in->topo[0])) < 0)
+        return rc;
+    in->n = 1;
+    char h1[17], h2[17];
+    if ((rc = sim_file_hash(a->profile, h1)) < 0 || (rc = sim_file_hash(a->topology, h2)) < 0)
+        return rc;
+    snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
+    snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);
+    return 0;
+}
+
+/* The sizes to calibrate at: batch / M for the M that divide the batch. */
+static int calib_sizes(struct inputs *in)
+{
+    const struct check_args *a = in->a;
+    char Ms[256] = "", ok[256] = "";
+    for (int i = 0; i < a->n_M; i++) {
+        snprintf(Ms + strlen(Ms), sizeof Ms - strlen(Ms), "%s%d", i ? "," : "", a->Ms[i]);
+        if (a->batch % a->Ms[i] == 0)
+            snprintf(ok + strlen(ok), sizeof ok - strlen(ok), "%s%d", *ok ? "," : "", a->Ms[i]);
+    }
+    if (!*ok)
+        return sim_error(SIM_EUSAGE, "validate --check: no -M of %s divides --batch %ld", Ms,
+                         a->batch);
+    if (a->calib_out)
+        snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
+    else
+        cli_calib_default_prefix(a->spec, in->prefix, sizeof in->prefix);
+    snprintf(in->pdesc, sizeof in->pdesc, "calibrated in %s just before K's points:",
+             a->stages_per_K ? "K stages" : "one stage");
+    snprintf(in->tdesc, sizeof in->tdesc, "calibrated with each profile:");
+    return cli_calib_sizes(a->batch, ok, NULL, in->sizes, &in->n_sizes);
+}
+
+static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
+                       const struct mdl_topology **topo)
+{
+    struct inputs *in = ctx;
+    const struct check_args *a = in->a;
+    if (in->n == 8)
+        return sim_error(SIM_EUSAGE, "validate --check: at most 8 values of -K");
+    struct ana_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
+                                .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
+                                .n_stages = a->stages_per_K ? K : 1, .cpu = -1,
+                                .peer_cpu = -1,
+                                .seed = (uint64_t)a->seed };
+    struct ana_calib *cal;
+    int st = a->stages_per_K ? K : 1;
+    printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec, st,
+           st > 1 ? "s" : "", K);
+    for (int i = 0; i < in->n_sizes; i++)
+        printf("%s%d", i ? "," : " ", in->sizes[i]);
+    printf("\n");
+    fflush(stdout);
+    int rc = ana_calib_run(&o, &cal);
+    if (rc < 0)
+        return rc;
+    double r2 = 1;
+    for (int l = 0; l < cal->n_layers; l++)
+        for (int op = 0; op < ANA_CALIB_NOPS; op++)
+            r2 = cal->layers[l].fit[op].r2 < r2 ? cal->layers[l].fit[op].r2 : r2;
+    printf("   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s; "
+           "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
+           cal->link_latency * 1e6, cal->link_bandwidth * 1e-9, cal->gemm_flops * 1e-9,
+           cal->wall_s);
+    char px[600];
+    snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
+    int k = in->n;
+    if (!(rc = cli_calib_write(cal, px)) && !(rc = ana_calib_profile(cal, &in->prof[k])))
+        rc = ana_calib_topology(cal, &in->topo[k]);
+    ana_calib_free(cal);
+    in->n++;
+    if (rc < 0)
+        return rc;
+    size_t lp = strlen(in->pdesc), lt = strlen(in->tdesc);
+    snprintf(in->pdesc + lp, sizeof in->pdesc - lp, " %s.csv", px);
+    snprintf(in->tdesc + lt, sizeof in->tdesc - lt, " %s.json", px);
+    printf("   wrote %s.csv, %s.json, %s-fit.csv\n", px, px, px);
+    *prof = in->prof[k];
+    *topo = in->topo[k];
+    return 0;
+}
+
+int cli_validate_check(int argc, char **argv)
+{
+    struct check_args a = { .schedule = "gpipe", .db = "results/validation.db",
+                            .report = "results/validation.md", .batch = 256, .steps = 3,
+                            .warmup = 1, .seed = 1 };
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    char plot_def[512], tl_def[512], cmd[2048];
+    if (!a.plot) {
+        beside(a.report, "validation.png", plot_def, sizeof plot_def);
+        a.plot = plot_def;
+    }
+    if (!a.timeline) {
+        beside(a.report, "validation-timeline.png", tl_def, sizeof tl_def);
+        a.timeline = tl_def;
+    }
+    struct inputs *in = calloc(1, sizeof *in);
+    struct ana_vcheck *v = NULL;
+    if (!in)
+        return sim_error(SIM_ENOMEM, "out of memory");
+    in->a = &a;
+    cli_realtime(a.realtime);
+    if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
+        (rc = cli_mkdirs(a.db)) < 0 || (rc = cli_mkdirs(a.report)) < 0)
+        goto out;
+    struct ana_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
+                                 .warmup_steps = (int)a.warmup, .schedule = a.schedule,
+                                 .Ks = a.Ks, .n_K = a.n_K, .Ms = a.Ms, .n_M = a.n_M,
+                                 .remats = a.remats, .n_remat = a.n_remat,
+                                 .profile = in->prof[0], .topo = in->topo[0],
+                                 .prepare = a.profile ? NULL : calibrate_K, .prepare_ctx = in,
+                                 .profile_desc = in->pdesc, .topology_desc = in->tdesc,
+                                 .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
+                                 .progress = stdout };
+    printf("== grid: %s, batch %ld, %ld warm-up + %ld timed steps per point\n", a.schedule,
+           a.batch, a.warmup, a.steps);
+    fflush(stdout);
+    rc = ana_vcheck_run(&o, &v);
+    if (a.realtime)
+        ana_realtime(0);
+    if (rc < 0)
+        goto out;
+    printf("\n");
+    for (int fast = 0; fast < 2 && !rc; fast++) {
+        struct ana_accuracy acc;
+        ana_vcheck_accuracy(v, fast, &acc);
+        rc = ana_accuracy_print(v, &acc, stdout);
+    }
+    long pre = 0;
+    for (int i = 0; i < v->n_points; i++)
+        pre += v->pts[i].preempt_all;
+    if (pre > 10 * v->n_points)
+        printf("note            %ld involuntary context switches in the timed steps: other jobs "
+               "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
+    int64_t run = 0;
+    join_args(argc, argv, cmd, sizeof cmd);
+    if (rc < 0 || (rc = ana_vcheck_store(v, a.db, cmd, &run)) < 0 ||
+        (rc = ana_vcheck_report(v, a.report, a.plot)) < 0)
+        goto out;
+    printf("\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
+           (long long)run, a.db, v->n_points, a.report, ana_have_gnuplot() ? ", " : "",
+           ana_have_gnuplot() ? a.plot : "");
+    if (ana_have_gnuplot()) {
+        struct ana_accuracy acc;
+        ana_vcheck_accuracy(v, 0, &acc);
+        const struct ana_vpoint *w = &v->pts[acc.i_mk_max];
+        char title[640];
+        snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
+                 "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
+                 sim_remat_name(w->remat), 100 * w->cmp->makespan_err);
+        if ((rc = ana_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
+            goto out;
+        printf("timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
+               sim_remat_name(w->remat));
+    }
+out:
+    if (a.realtime)
+        ana_realtime(0);
+    ana_vcheck_free(v);
+    for (int k = 0; k < 8; k++) {
+        mdl_profile_free(in->prof[k]);
+        mdl_topology_free(in->topo[k]);
+    }
+    free(in);
+    return rc;
+}

@@ -1,0 +1,454 @@
+/* Calibration: the GSL fits recover known coefficients from synthetic
+ * timings; the calibrated profile columns (fwd_nostash, fixed intercepts,
+ * points) load, evaluate, round-trip and reject bad input; the simulator
+ * uses the forward without stash for re-materialized micro-batches;
+ * pipesim calibrate end to end on a tiny net (files only, no timing
+ * figures asserted). */
+#include "helpers.h"
+
+#include <math.h>
+#include <unistd.h>
+
+#include "analysis/ana_calib.h"
+#include "models/mdl_gen.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-calib-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void) { th_sh("rm -rf %s", dir); }
+
+TestSuite(calib, .init = setup, .fini = teardown, .timeout = 120);
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* ---- fits ---- */
+
+Test(calib, line_fit_recovers_known_coefficients)
+{
+    double x[7] = { 4, 8, 16, 32, 64, 128, 256 }, y[7];
+    for (int i = 0; i < 7; i++)
+        y[i] = 31e-6 + 2.5e-6 * x[i];
+    for (int rel = 0; rel < 2; rel++) {
+        struct ana_fit f;
+        cr_assert_eq(ana_fit_line(x, y, 7, rel, &f), 0, "%s", sim_errmsg());
+        cr_expect_float_eq(f.a, 31e-6, 1e-15, "a = %.17g", f.a);
+        cr_expect_float_eq(f.b, 2.5e-6, 1e-17, "b = %.17g", f.b);
+        cr_expect_float_eq(f.r2, 1.0, 1e-12);
+        cr_expect_leq(f.max_rel, 1e-10);
+        for (int i = 0; i < 7; i++)
+            cr_expect_leq(fabs(f.resid[i]), 1e-15);
+        cr_expect_eq(f.n, 7);
+    }
+}
+
+Test(calib, line_fit_residuals_and_r2_are_exact)
+{
+    /* y = 1 + 2x except the middle point, 1 too high: least squares gives
+     * a = 1 + 1/3, b = 2 (x symmetric), residuals -1/3, 2/3, -1/3 */
+    double x[3] = { 0, 1, 2 }, y[3] = { 1, 4, 5 };
+    struct ana_fit f;
+    cr_assert_eq(ana_fit_line(x, y, 3, 0, &f), 0);
+    cr_expect_float_eq(f.a, 4.0 / 3, 1e-12);
+    cr_expect_float_eq(f.b, 2.0, 1e-12);
+    cr_expect_float_eq(f.resid[0], -1.0 / 3, 1e-12);
+    cr_expect_float_eq(f.resid[1], 2.0 / 3, 1e-12);
+    cr_expect_float_eq(f.resid[2], -1.0 / 3, 1e-12);
+    /* SS_res = 2/3, SS_tot = (1-10/3)^2 + (4-10/3)^2 + (5-10/3)^2 = 26/3 */
+    cr_expect_float_eq(f.r2, 1 - (2.0 / 3) / (26.0 / 3), 1e-12);
+    cr_expect_float_eq(f.max_rel, 1.0 / 3, 1e-12); /* -1/3 at y = 1 */
+}
+
+Test(calib, line_fit_edge_cases)
+{
+    struct ana_fit f;
+    double x1[1] = { 8 }, y1[1] = { 4e-3 };
+    cr_assert_eq(ana_fit_line(x1, y1, 1, 1, &f), 0);
+    cr_expect_eq(f.a, 0);
+    cr_expect_float_eq(f.b, 5e-4, 1e-18);
+    double xs[2] = { 8, 8 }, ys[2] = { 1, 3 };
+    cr_assert_eq(ana_fit_line(xs, ys, 2, 0, &f), 0); /* one abscissa: through 0 */
+    cr_expect_float_eq(f.b, 0.25, 1e-15);
+    cr_expect_eq(ana_fit_line(x1, y1, 0, 0, &f), -SIM_EINVAL);
+    double yneg[2] = { 1, -1 }, x2[2] = { 1, 2 };
+    cr_expect_eq(ana_fit_line(x2, yneg, 2, 1, &f), -SIM_EINVAL);
+    cr_expect(strstr(sim_errmsg(), "not usable"));
+    double z[2] = { 0, 0 };
+    cr_expect_eq(ana_fit_line(z, ys, 2, 0, &f), -SIM_EINVAL);
+}
+
+Test(calib, flop_fit_recovers_rate_batch_half_and_overhead)
+{
+    /* two layer shapes: t = overhead + f (n + h) / rate */
+    double rate = 8.5e10, h = 6, ov = 3e-6, f[14], n[14], t[14];
+    int k = 0;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 7; i++, k++) {
+            f[k] = s ? 2.1e6 : 5.2e5;
+            n[k] = 4 << i;
+            t[k] = ov + f[k] * (n[k] + h) / rate;
+        }
+    double r, bh, o, r2;
+    cr_assert_eq(ana_fit_flops(f, n, t, 14, &r, &bh, &o, &r2), 0, "%s", sim_errmsg());
+    cr_expect_float_eq(r, rate, rate * 1e-9);
+    cr_expect_float_eq(bh, h, 1e-7);
+    cr_expect_float_eq(o, ov, 1e-13);
+    cr_expect_float_eq(r2, 1, 1e-12);
+    /* one shape: overhead and batch_half are one column; fit without overhead */
+    for (int i = 0; i < 7; i++)
+        t[i] = f[i] * (n[i] + h) / rate;
+    cr_assert_eq(ana_fit_flops(f, n, t, 7, &r, &bh, &o, &r2), 0, "%s", sim_errmsg());
+    cr_expect_float_eq(r, rate, rate * 1e-9);
+    cr_expect_float_eq(bh, h, 1e-7);
+    cr_expect_eq(o, 0);
+    cr_expect_eq(ana_fit_flops(f, n, t, 2, &r, &bh, &o, &r2), -SIM_EINVAL);
+}
+
+Test(calib, stat_median_and_quartiles)
+{
+    double v[5] = { 5, 1, 4, 2, 3 };
+    struct ana_stat s;
+    ana_stat_of(v, 5, &s);
+    cr_expect_eq(s.med, 3);
+    cr_expect_eq(s.min, 1);
+    cr_expect_eq(s.max, 5);
+    cr_expect_eq(s.p25, 2);
+    cr_expect_eq(s.p75, 4);
+    double w[4] = { 4, 1, 3, 2 };
+    ana_stat_of(w, 4, &s);
+    cr_expect_eq(s.med, 2.5);
+    cr_expect_eq(s.n, 4);
+}
+
+/* ---- the calibrated profile columns ---- */
+
+static const char calibrated[] =
+    "# calibrated\n"
+    "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes,fwd_nostash_ms,"
+    "fwd_fixed_ms,bwd_fixed_ms,fwd_nostash_fixed_ms,fwd_ms@16,bwd_ms@16,fwd_nostash_ms@16,"
+    "fwd_ms@4,bwd_ms@4,fwd_nostash_ms@4\n"
+    "a,dense,2,4,32,10,8,16,1.5,0.2,0.4,0.1,1.2,2.2,0.9,0.5,0.9,0.4\n"
+    "b,dense,1,2,32,10,8,16,0.8,0.1,0.2,0.1,,,,0.3,0.5,0.2\n";
+
+Test(calib, profile_extension_loads_sorted_points)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, 2);
+    const struct mdl_layer *a = &p->layers[0], *b = &p->layers[1];
+    cr_expect_eq(a->has_nostash, 1);
+    cr_expect_eq(a->has_fixed, 1);
+    cr_expect_float_eq(a->fwd_nostash, 1.5e-3, 1e-18);
+    cr_expect_float_eq(a->fwd_fixed, 0.2e-3, 1e-18);
+    cr_expect_float_eq(a->bwd_fixed, 0.4e-3, 1e-18);
+    cr_expect_float_eq(a->nostash_fixed, 0.1e-3, 1e-18);
+    cr_assert_eq(a->n_pts, 2);
+    cr_expect_eq(a->pt_batch[0], 4); /* sorted although the columns list 16 first */
+    cr_expect_eq(a->pt_batch[1], 16);
+    cr_expect_float_eq(a->pt_fwd[1], 1.2e-3, 1e-18);
+    cr_expect_float_eq(a->pt_nostash[0], 0.4e-3, 1e-18);
+    cr_expect_eq(b->n_pts, 1); /* empty fields: no point at 16 */
+    cr_expect_eq(b->pt_batch[0], 4);
+    mdl_profile_free(p);
+}
+
+Test(calib, layer_seconds_interpolates_and_extrapolates)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    struct mdl_device d = { .flops = 1e12, .memory = 1, .eff_max = 1, .batch_half = 8 };
+    const struct mdl_layer *a = &p->layers[0];
+    /* at the points exactly */
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 4), 0.5e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 16), 1.2e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 32), 2e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_BWD, 16), 2.2e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD_NOSTASH, 16), 0.9e-3, 1e-15);
+    /* between: linear, 8 is a third of the way from 4 to 16 */
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 8), 0.5e-3 + 0.7e-3 / 3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_BWD, 24), 2.2e-3 + 1.8e-3 / 2, 1e-15);
+    /* beyond: the end point scaled by the affine rule fixed + (t_at - fixed) n / at */
+    double base64 = 0.2e-3 + 1.8e-3 * 64 / 32, base32 = 2e-3;
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 64), 2e-3 * base64 / base32,
+                       1e-15);
+    double base2 = 0.2e-3 + 1.8e-3 * 2 / 32, base4 = 0.2e-3 + 1.8e-3 * 4 / 32;
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, a, MDL_OP_FWD, 2), 0.5e-3 * base2 / base4,
+                       1e-15);
+    /* FLOP profiles and plain measured rows are unchanged */
+    struct mdl_layer plain = { .fwd = 2e-3, .bwd = 4e-3, .at_batch = 32 };
+    cr_expect_eq(mdl_layer_seconds(&d, 1, &plain, MDL_OP_FWD, 12),
+                 mdl_device_op_seconds(&d, 1, 2e-3, 32, 12));
+    cr_expect_eq(mdl_layer_seconds(&d, 1, &plain, MDL_OP_FWD_NOSTASH, 12),
+                 mdl_device_op_seconds(&d, 1, 2e-3, 32, 12));
+    struct mdl_layer fl = { .fwd = 1e9, .bwd = 3e9 };
+    cr_expect_eq(mdl_layer_seconds(&d, 0, &fl, MDL_OP_BWD, 4),
+                 mdl_device_op_seconds(&d, 0, 3e9, 0, 4));
+    /* fixed only: exactly affine */
+    struct mdl_layer af = { .fwd = 2e-3, .bwd = 4e-3, .at_batch = 32, .has_fixed = 1,
+                            .fwd_fixed = 0.4e-3, .bwd_fixed = 1e-3 };
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, &af, MDL_OP_FWD, 16), 0.4e-3 + 1.6e-3 / 2,
+                       1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&d, 1, &af, MDL_OP_BWD, 64), 1e-3 + 3e-3 * 2, 1e-15);
+    mdl_profile_free(p);
+}
+
+Test(calib, profile_extension_round_trips)
+{
+    struct mdl_profile *p, *q;
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    char out[160];
+    snprintf(out, sizeof out, "%s/rt.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", sim_errmsg());
+    cr_assert_eq(q->n_layers, p->n_layers);
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *a = &p->layers[i], *b = &q->layers[i];
+        cr_expect_eq(a->fwd, b->fwd);
+        cr_expect_eq(a->bwd, b->bwd);
+        cr_expect_eq(a->fwd_nostash, b->fwd_nostash);
+        cr_expect_eq(a->fwd_fixed, b->fwd_fixed);
+        cr_expect_eq(a->bwd_fixed, b->bwd_fixed);
+        cr_expect_eq(a->nostash_fixed, b->nostash_fixed);
+        cr_expect_eq(a->has_fixed, b->has_fixed);
+        cr_assert_eq(a->n_pts, b->n_pts);
+        for (int k = 0; k < a->n_pts; k++) {
+            cr_expect_eq(a->pt_batch[k], b->pt_batch[k]);
+            cr_expect_eq(a->pt_fwd[k], b->pt_fwd[k]);
+            cr_expect_eq(a->pt_bwd[k], b->pt_bwd[k]);
+            cr_expect_eq(a->pt_nostash[k], b->pt_nostash[k]);
+        }
+    }
+    mdl_profile_free(p);
+    mdl_profile_free(q);
+}
+
+static void bad_profile(const char *text, int code, const char *what)
+{
+    struct mdl_profile *p = NULL;
+    int rc = mdl_profile_load(write_file("bad.csv", text), &p);
+    cr_expect_eq(rc, -code, "%s: rc %d (%s)", what, rc, sim_errmsg());
+    cr_expect(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_expect_null(p);
+    mdl_profile_free(p);
+}
+
+#define H "name,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes"
+Test(calib, profile_extension_rejects_bad_input)
+{
+    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,1.5,0.1\n", SIM_EINVAL,
+                ":2:15: field 'fwd_fixed_ms' (1.5 ms) must be <= fwd_ms (1 ms)");
+    bad_profile(H ",fwd_fixed_ms\na,1,2,8,0,0,0,0.5\n", SIM_EPARSE, "come together");
+    bad_profile(H ",fwd_ms@4\na,1,2,8,0,0,0,0.5\n", SIM_EPARSE, "'bwd_ms@4' is missing");
+    bad_profile(H ",fwd_ms@x,bwd_ms@x\na,1,2,8,0,0,0,0.5,1\n", SIM_EPARSE,
+                "the batch size after '@' must be a positive integer");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_ms@4\n", SIM_EPARSE, "duplicate column 'fwd_ms@4'");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,0.5,\n", SIM_EPARSE,
+                "all given or all empty");
+    bad_profile(H ",fwd_ms@8,bwd_ms@8\na,1,2,8,0,0,0,1,3\n", SIM_EINVAL,
+                "field 'bwd_ms@8' differs from the value at at_batch 8");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,-1,1\n", SIM_EINVAL, "must be >= 0");
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_ms@4,bwd_ms@4\n", SIM_EPARSE,
+                "need 'fwd_ms', not 'fwd_flops'");
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_nostash_ms\n", SIM_EPARSE,
+                "column 'fwd_nostash_ms' needs 'fwd_ms'");
+    bad_profile(H ",fwd_nostash_ms,fwd_fixed_ms,bwd_fixed_ms\n", SIM_EPARSE,
+                "need 'fwd_nostash_fixed_ms'");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_nostash_ms@4\n", SIM_EPARSE,
+                "needs column 'fwd_nostash_ms'");
+    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,0.5,\n", SIM_EPARSE,
+                "all given or all empty");
+}
+
+Test(calib, remat_forwards_take_the_nostash_time)
+{
+    /* one layer: F keeps 3 ms, F without stash 2 ms at 8 samples */
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(write_file("n.csv", H ",fwd_nostash_ms\n"
+                                                      "a,3,5,8,0,4,4,2\n"), &p), 0,
+                 "%s", sim_errmsg());
+    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
+    enum sim_remat modes[3] = { SIM_REMAT_NEVER, SIM_REMAT_ALWAYS, SIM_REMAT_EXCEPT_LAST };
+    int64_t want_f[3] = { 3000000, 2000000, 2000000 };
+    for (int m = 0; m < 3; m++) {
+        struct th_run run;
+        th_simulate(&run, "gpipe", p, t, 1, 2, modes[m], 8, 1);
+        const struct trc_trace *tr = sim_engine_trace(run.e);
+        int nf = 0, nr = 0;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const struct trc_event *e = &tr->events[i];
+            if (e->kind == SIM_OP_FWD) {
+                /* except_last keeps the last micro-batch's stash: full forward */
+                int64_t want = modes[m] == SIM_REMAT_EXCEPT_LAST && e->mb == 1 ? 3000000
+                                                                               : want_f[m];
+                cr_expect_eq(e->end_ns - e->start_ns, want, "mode %d F%d", m, e->mb);
+                nf++;
+            }
+            if (e->kind == SIM_OP_RECOMP) {
+                cr_expect_eq(e->end_ns - e->start_ns, 3000000); /* R keeps: fwd */
+                nr++;
+            }
+        }
+        cr_expect_eq(nf, 2);
+        cr_expect_eq(nr, m == 0 ? 0 : m == 1 ? 2 : 1);
+        th_release(&run);
+    }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* ---- outputs of a calibration (no timing) ---- */
+
+Test(calib, profile_and_topology_from_a_calibration)
+{
+    struct ana_calib c;
+    memset(&c, 0, sizeof c);
+    struct ana_calib_layer layer;
+    memset(&layer, 0, sizeof layer);
+    cr_assert_eq(mdl_gen_mlp(1, 16, 0, &c.net_profile), 0);
+    c.n_layers = 1;
+    c.layers = &layer;
+    c.n_sizes = 3;
+    c.sizes[0] = 2, c.sizes[1] = 4, c.sizes[2] = 8;
+    c.ref_batch = 4;
+    c.n_cores = 2;
+    c.gemm_flops = 1e11;
+    c.fit_rate = 5e10;
+    c.fit_batch_half = 3;
+    c.memory_per_core = 4e9;
+    c.update_bw = 2e10;
+    c.link_latency = 2e-6;
+    c.link_bandwidth = 5e9;
+    for (int i = 0; i < 3; i++) {
+        layer.kept[i].med = 1e-4 * (i + 1);
+        layer.t[ANA_CALIB_BWD][i].med = 2e-4 * (i + 1);
+        layer.t[ANA_CALIB_FWD_NOSTASH][i].med = 0.9e-4 * (i + 1);
+    }
+    layer.kept_fit.a = 5e-5;
+    layer.fit[ANA_CALIB_BWD].a = -1e-6;   /* negative: clamped to 0 */
+    layer.fit[ANA_CALIB_FWD_NOSTASH].a = 1; /* above t_at: clamped to it */
+    struct mdl_profile *p;
+    cr_assert_eq(ana_calib_profile(&c, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, 1);
+    cr_expect_eq(p->measured, 1);
+    const struct mdl_layer *l = &p->layers[0];
+    cr_expect_eq(l->at_batch, 4);
+    cr_expect_eq(l->fwd, 2e-4);
+    cr_expect_eq(l->bwd, 4e-4);
+    cr_expect_eq(l->fwd_nostash, 1.8e-4);
+    cr_expect_eq(l->fwd_fixed, 5e-5);
+    cr_expect_eq(l->bwd_fixed, 0);
+    cr_expect_eq(l->nostash_fixed, 1.8e-4);
+    cr_assert_eq(l->n_pts, 2);
+    cr_expect_eq(l->pt_batch[0], 2);
+    cr_expect_eq(l->pt_batch[1], 8);
+    cr_expect_float_eq(l->pt_fwd[1], 3e-4, 1e-18);
+    cr_expect_eq(l->params, c.net_profile->layers[0].params);
+    char path[160];
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", sim_errmsg());
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", sim_errmsg());
+    mdl_profile_free(q);
+    struct mdl_topology *t, *t2;
+    cr_assert_eq(ana_calib_topology(&c, &t), 0, "%s", sim_errmsg());
+    cr_expect_eq(t->n_devices, 2);
+    cr_expect_eq(t->bytes_per_param, 8);
+    cr_expect_eq(t->devices[1].flops, 1e11);
+    cr_expect_eq(t->devices[1].eff_max, 0.5);
+    cr_expect_eq(t->devices[0].batch_half, 3);
+    cr_expect_eq(t->devices[0].mem_bandwidth, 2e10);
+    cr_expect_eq(t->devices[0].memory, 4e9);
+    cr_assert_eq(t->n_links, 1);
+    cr_expect_eq(t->links[0].shared, 1);
+    cr_expect_eq(t->links[0].latency, 2e-6);
+    cr_expect_eq(t->links[0].bandwidth, 5e9);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    cr_assert_eq(mdl_topology_write(t, path), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t2), 0, "%s", sim_errmsg());
+    cr_expect_eq(t2->n_devices, 2);
+    cr_expect_eq(mdl_topology_link_between(t2, 0, 1), 0);
+    mdl_topology_free(t);
+    mdl_topology_free(t2);
+    mdl_profile_free(p);
+    mdl_profile_free(c.net_profile);
+}
+
+/* ---- pipesim calibrate end to end ---- */
+
+Test(calib, calibrate_writes_what_predict_accepts)
+{
+    cr_assert_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
+                       "--repeats 3 --warmup 1 --out c/net > out.txt 2> err.txt", dir,
+                       th_pipesim()), 0);
+    char p[160];
+    snprintf(p, sizeof p, "%s/c/net.csv", dir);
+    struct mdl_profile *prof;
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_expect_eq(prof->n_layers, 3);
+    cr_expect_eq(prof->measured, 1);
+    cr_expect_eq(prof->layers[0].at_batch, 4);
+    cr_expect_eq(prof->layers[0].n_pts, 1);
+    cr_expect_eq(prof->layers[0].has_nostash, 1);
+    cr_expect_eq(prof->layers[0].has_fixed, 1);
+    cr_expect_gt(prof->layers[1].fwd, 0);
+    mdl_profile_free(prof);
+    snprintf(p, sizeof p, "%s/c/net.json", dir);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(p, &t), 0, "%s", sim_errmsg());
+    cr_expect_geq(t->n_devices, 1);
+    mdl_topology_free(t);
+    cr_expect_eq(th_sh("cd %s && test -s c/net-fit.csv && grep -q '^layer,dense0,F,2,' "
+                       "c/net-fit.csv && grep -q 'hand-off' out.txt", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s predict --model c/net.csv --topology c/net.json -K 1 -M 2 "
+                       "--batch 8 > pred.txt", dir, th_pipesim()), 0);
+    /* in 3 stages, each on its core, concurrently */
+    cr_assert_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2,4 "
+                       "--repeats 2 --stages 3 --out c/k3 > out3.txt 2> err3.txt", dir,
+                       th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1,1' c/k3.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
+                       "--stages 4 --out c/k4 2> err4.txt; test $? -eq 2 && grep -q '4 stages "
+                       "but the net has 3 layers' err4.txt", dir, th_pipesim()), 0);
+}
+
+static void bad_cli(const char *args, int status, const char *what)
+{
+    int rc = th_sh("cd %s && %s calibrate %s > /dev/null 2> err.txt", dir, th_pipesim(), args);
+    cr_expect_eq(rc, status, "'%s' exited %d", args, rc);
+    char p[160], msg[512] = "";
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        size_t n = fread(msg, 1, sizeof msg - 1, f);
+        msg[n] = 0;
+        fclose(f);
+    }
+    cr_expect(strstr(msg, what), "'%s': '%s' lacks '%s'", args, msg, what);
+}
+
+Test(calib, calibrate_rejects_bad_options)
+{
+    bad_cli("", 2, "--net is required");
+    bad_cli("--net mlp:layers=2,width=8 --micro-batches 4,x", 2, "--micro-batches");
+    bad_cli("--net mlp:layers=2,width=8 --micro-batches 4,8 --at-batch 16", 2,
+            "not one of the measured sizes");
+    bad_cli("--net mlp:layers=2,width=8 --batch 10 -M 4", 2, "must divide by -M 4");
+    bad_cli("--net mlp:layers=2,width=8 --colour", 2, "unknown option '--colour'");
+    bad_cli("--net mlp:layers=2,width=8 --format xml", 2, "unknown format 'xml'");
+    bad_cli("--net nonsense:1 --micro-batches 2 --out x", 3, "nonsense");
+    cr_expect_eq(th_sh("cd %s && test ! -e x.csv && test ! -e results", dir), 0);
+    cr_expect_eq(th_sh("%s calibrate --help | grep -q 'PREFIX.csv'", th_pipesim()), 0);
+}

@@ -1,0 +1,321 @@
+/* validate --check: the grid plumbing on a tiny net (points, comparisons,
+ * traces), the accuracy figures on hand-made comparisons, the SQLite store
+ * (schema version, appends, refusals), the report, and the CLI end to end.
+ * No timing figure is asserted. */
+#include "helpers.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "analysis/ana_validate.h"
+#include "models/mdl_gen.h"
+#include "runtime/rt_net.h"
+#include "runtime/rt_stage.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-vcheck-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void) { th_sh("rm -rf %s", dir); }
+
+TestSuite(vcheck, .init = setup, .fini = teardown, .timeout = 120);
+
+#define NET "mlp:layers=4,width=16"
+
+static struct ana_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topology **topo)
+{
+    struct rt_net *net;
+    cr_assert_eq(rt_net_parse(NET, &net), 0);
+    cr_assert_eq(rt_net_profile(net, prof), 0);
+    rt_net_free(net);
+    *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    static const int Ks[] = { 1, 2 }, Ms[] = { 2, 3 };
+    static const enum sim_remat rm[] = { SIM_REMAT_EXCEPT_LAST };
+    struct ana_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
+                                 .Ks = Ks, .n_K = 2, .Ms = Ms, .n_M = 2, .remats = rm,
+                                 .n_remat = 1, .profile = *prof, .topo = *topo, .seed = 1 };
+    struct ana_vcheck *v;
+    cr_assert_eq(ana_vcheck_run(&o, &v), 0, "%s", sim_errmsg());
+    return v;
+}
+
+Test(vcheck, grid_runs_every_point_that_divides_the_batch)
+{
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    cr_assert_eq(v->n_points, 2); /* M = 3 does not divide 8 */
+    for (int i = 0; i < 2; i++) {
+        const struct ana_vpoint *pt = &v->pts[i];
+        cr_expect_eq(pt->K, i + 1);
+        cr_expect_eq(pt->M, 2);
+        cr_expect_eq(pt->micro, 4);
+        cr_expect_eq(pt->n_steps, 2);
+        cr_assert(pt->cmp && pt->cmp_min && pt->sim_trace && pt->meas_trace);
+        cr_expect_eq(pt->cmp->n_devices, pt->K);
+        cr_expect_eq(pt->cmp->n_ops, pt->sim_trace->n_events);
+        cr_expect_eq(pt->meas_trace->n_events, pt->sim_trace->n_events);
+        cr_expect_str_eq(pt->meas_trace->source, "measured");
+        cr_expect_gt(pt->step_sim_s, 0);
+        cr_expect_leq(pt->step_min_s, pt->step_med_s);
+        cr_expect_leq(pt->step_med_s, pt->step_max_s);
+        /* both ledgers count the same bytes per micro-batch (rt_net_profile) */
+        cr_expect_gt(pt->peak_meas, 0);
+    }
+    cr_expect_str_eq(v->spec, NET);
+    ana_vcheck_free(v);
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+Test(vcheck, grid_refuses_a_profile_of_another_net)
+{
+    struct mdl_profile *prof;
+    cr_assert_eq(mdl_gen_mlp(3, 16, 0, &prof), 0);
+    struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    static const int Ks[] = { 1 }, Ms[] = { 2 };
+    static const enum sim_remat rm[] = { SIM_REMAT_NEVER };
+    struct ana_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .Ks = Ks, .n_K = 1,
+                                 .Ms = Ms, .n_M = 1, .remats = rm, .n_remat = 1,
+                                 .profile = prof, .topo = topo };
+    struct ana_vcheck *v;
+    cr_expect_eq(ana_vcheck_run(&o, &v), -SIM_EINVAL);
+    cr_expect(strstr(sim_errmsg(), "has 3 layers"), "%s", sim_errmsg());
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+/* ---- accuracy figures on hand-made comparisons ---- */
+
+static struct ana_compare *fake_cmp(double mk_err, double b_sim, double b_meas)
+{
+    struct ana_compare *c = calloc(1, sizeof *c);
+    c->n_devices = 1;
+    c->peak_act_sim = calloc(1, sizeof(int64_t));
+    c->peak_act_meas = calloc(1, sizeof(int64_t));
+    c->busy_sim = calloc(1, sizeof(double));
+    c->busy_meas = calloc(1, sizeof(double));
+    c->static_sim = calloc(1, sizeof(int64_t));
+    c->static_meas = calloc(1, sizeof(int64_t));
+    c->makespan_err = mk_err;
+    c->bubble_sim = b_sim;
+    c->bubble_meas = b_meas;
+    c->n_top = 1;
+    c->top[0].sim = (struct trc_event){ .kind = SIM_OP_BWD, .stage = 1, .mb = 3, .device = 1 };
+    c->top[0].error_ns = 250000;
+    c->top[0].cause = ANA_CAUSE_COMPUTE;
+    return c;
+}
+
+Test(vcheck, accuracy_figures_and_misses)
+{
+    struct ana_vcheck v;
+    memset(&v, 0, sizeof v);
+    struct ana_vpoint pts[3];
+    memset(pts, 0, sizeof pts);
+    double mk[3] = { 0.01, -0.03, 0.07 }, bs[3] = { 0.10, 0.2, 0.3 }, bm[3] = { 0.105, 0.18,
+                                                                                0.3 };
+    for (int i = 0; i < 3; i++) {
+        pts[i].K = 2;
+        pts[i].M = 4 << i;
+        pts[i].cmp = fake_cmp(mk[i], bs[i], bm[i]);
+        pts[i].cmp_min = fake_cmp(mk[i] / 10, bs[i], bs[i]);
+        pts[i].peak_err = i == 1 ? 0.02 : 0;
+    }
+    v.n_points = 3;
+    v.pts = pts;
+    v.steps = 3;
+    struct ana_accuracy a;
+    ana_vcheck_accuracy(&v, 0, &a);
+    cr_expect_eq(a.n, 3);
+    cr_expect_float_eq(a.mk_median, 0.03, 1e-15);
+    cr_expect_float_eq(a.mk_max, 0.07, 1e-15);
+    cr_expect_eq(a.i_mk_max, 2);
+    cr_expect_float_eq(a.bubble_max, 2.0, 1e-12);
+    cr_expect_eq(a.i_bubble_max, 1);
+    cr_expect_float_eq(a.peak_max, 0.02, 1e-15);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ana_accuracy_print(&v, &a, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "3.00%    target   2.00%    ratio  1.50  MISSED"), "%s", buf);
+    cr_expect(strstr(buf, "7.00%    target   5.00%    ratio  1.40  MISSED  K=2 M=16"), "%s",
+              buf);
+    cr_expect(strstr(buf, "2.00 pts target   1.00 pts ratio  2.00  MISSED  K=2 M=8"), "%s", buf);
+    cr_expect(strstr(buf, "missed max makespan target at K=2 M=16 never (+7.00%)"), "%s", buf);
+    cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
+    cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
+    cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
+    free(buf);
+    ana_vcheck_accuracy(&v, 1, &a);
+    cr_expect_float_eq(a.mk_max, 0.007, 1e-15);
+    cr_expect_eq(a.bubble_max, 0);
+    for (int i = 0; i < 3; i++) {
+        ana_compare_free(pts[i].cmp);
+        ana_compare_free(pts[i].cmp_min);
+    }
+}
+
+/* ---- storage and report ---- */
+
+static int query_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+Test(vcheck, store_appends_runs_under_a_schema_version)
+{
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    char db[160];
+    snprintf(db, sizeof db, "%s/v.db", dir);
+    int64_t r1 = 0, r2 = 0;
+    cr_assert_eq(ana_vcheck_store(v, db, "test one", &r1), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_vcheck_store(v, db, "test two", &r2), 0, "%s", sim_errmsg());
+    cr_expect_eq(r2, r1 + 1);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM points"), 4);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE K = 2 AND M = 2 AND "
+                               "remat = 'except_last' AND micro_batch = 4"), 2);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM devices"), 2 * (1 + 2));
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs WHERE command = 'test two' AND "
+                               "net = '" NET "' AND batch = 8"), 1);
+    cr_expect_gt(query_int(db, "SELECT count(*) FROM discrepancies"), 0);
+    char md[160], png[160];
+    snprintf(md, sizeof md, "%s/validation.md", dir);
+    snprintf(png, sizeof png, "%s/validation.png", dir);
+    cr_assert_eq(ana_vcheck_report(v, md, png), 0, "%s", sim_errmsg());
+    cr_expect_eq(th_sh("grep -q '| 2 | 2 | except_last | 4 |' %s && grep -q 'max |makespan "
+                       "error|' %s", md, md), 0);
+    cr_expect_eq(th_sh("! command -v gnuplot >/dev/null || test -s %s", png), 0);
+    cr_expect_eq(th_sh("! ls %s | grep -q tmp", dir), 0, "temporary files left");
+    ana_vcheck_free(v);
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+Test(vcheck, store_refuses_foreign_databases)
+{
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    char p[160];
+    snprintf(p, sizeof p, "%s/junk.db", dir);
+    FILE *f = fopen(p, "w");
+    fputs("this is not a database, just text long enough to have a header ......\n", f);
+    fclose(f);
+    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "junk.db"), "%s", sim_errmsg());
+    snprintf(p, sizeof p, "%s/newer.db", dir);
+    cr_assert_eq(th_sh("sqlite3 %s 'PRAGMA user_version = 7' 2>/dev/null || "
+                       "python3 -c \"import sqlite3; c = sqlite3.connect('%s'); "
+                       "c.execute('PRAGMA user_version = 7'); c.commit()\"", p, p), 0);
+    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "schema version 7"), "%s", sim_errmsg());
+    snprintf(p, sizeof p, "%s/other.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(p, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "other tables"), "%s", sim_errmsg());
+    cr_expect_eq(query_int(p, "SELECT count(*) FROM sqlite_master"), 1, "nothing was added");
+    ana_vcheck_free(v);
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+/* ---- the CLI ---- */
+
+Test(vcheck, cli_check_end_to_end)
+{
+    cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "-K 1,2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
+                       "--calib-stages K --calib-out c/net --db r/v.db --report r/validation.md > out.txt "
+                       "2> err.txt", dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1' c/net-K2.csv && "
+                       "test -s c/net-K1.csv && test -s c/net-K2.json && "
+                       "test -s c/net-K2-fit.csv && test -s r/v.db && "
+                       "grep -q '^K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
+                       "grep -q 'stored          run 1' out.txt && "
+                       "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
+    /* again from the written calibration, appending to the same database */
+    cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "-K 1 -M 1,2 --remat all --steps 1 --profile c/net-K1.csv --topology "
+                       "c/net-K1.json --db r/v.db --report r/validation.md > out2.txt 2>&1", dir,
+                       th_pipesim()), 0);
+    char db[160];
+    snprintf(db, sizeof db, "%s/r/v.db", dir);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 2"), 6);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs WHERE profile LIKE '%net-K1.csv%'"),
+                 2);
+}
+
+Test(vcheck, plot_compare_overlays_two_traces)
+{
+    if (th_sh("command -v gnuplot > /dev/null"))
+        return; /* the figure needs gnuplot; the usage errors below do not */
+    cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 "
+                       "--steps 1 --trace m.json > /dev/null && %s predict --model "
+                       "mlp:layers=2,width=8 --topology %s/models/topologies/cpu-2core.json "
+                       "-K 2 -M 2 --batch 4 --trace s.json > /dev/null && %s plot --compare "
+                       "s.json m.json --out-dir p --prefix x- > out.txt", dir, th_pipesim(),
+                       th_pipesim(), getcwd((char[512]){ 0 }, 512), th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && test -s p/x-compare.png && head -c 8 p/x-compare.png | "
+                       "grep -q PNG && grep -q '<svg' p/x-compare.svg && ! ls p | grep -q tmp",
+                       dir), 0);
+}
+
+Test(vcheck, plot_compare_usage_errors)
+{
+    cr_expect_eq(th_sh("%s plot --compare only-one.json 2> /dev/null", th_pipesim()), 2);
+    cr_expect_eq(th_sh("cd %s && %s plot --compare a.json b.json --out-dir p 2> err.txt; "
+                       "test $? -ne 0 && grep -q 'a.json' err.txt && test ! -e p/compare.png",
+                       dir, th_pipesim()), 0);
+}
+
+static void bad_cli(const char *args, int status, const char *what)
+{
+    int rc = th_sh("cd %s && %s validate --check %s > /dev/null 2> err.txt", dir,
+                   th_pipesim(), args);
+    cr_expect_eq(rc, status, "'%s' exited %d", args, rc);
+    char p[160], msg[512] = "";
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        size_t n = fread(msg, 1, sizeof msg - 1, f);
+        msg[n] = 0;
+        fclose(f);
+    }
+    cr_expect(strstr(msg, what), "'%s': '%s' lacks '%s'", args, msg, what);
+}
+
+Test(vcheck, cli_check_rejects_bad_options)
+{
+    bad_cli("", 2, "--net is required");
+    bad_cli("--net mlp:layers=2,width=8 --profile x.csv", 2, "go together");
+    bad_cli("--net mlp:layers=2,width=8 --batch 4 -M 3", 2, "no -M of 3 divides --batch 4");
+    bad_cli("--net mlp:layers=2,width=8 --remat sometimes", 2, "sometimes");
+    bad_cli("--net mlp:layers=2,width=8 -K 1,x", 2, "-K");
+    bad_cli("--net mlp:layers=2,width=8 --calib-stages 3", 2, "--calib-stages: '1' or 'K'");
+    bad_cli("--net mlp:layers=2,width=8 --profile /nonexistent.csv --topology t.json", 5,
+            "/nonexistent.csv");
+    cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);
+    cr_expect_eq(th_sh("%s validate --check --help | grep -q 'results/validation.db'",
+                       th_pipesim()), 0);
+}
