@@ -10,6 +10,7 @@
 #include "analysis/ana_predict.h"
 #include "analysis/ana_report.h"
 #include "models/mdl_gen.h"
+#include "sim/sim_partitioner.h"
 #include "traces/trc_trace.h"
 
 #include "sim/sim_util.h"
@@ -40,6 +41,26 @@ static void predict(const struct mdl_profile *p, const struct mdl_topology *t, i
     } else {
         cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
     }
+}
+
+/* Every partition strategy: a partition or a clean error. */
+static void partition(const struct mdl_profile *p, const struct mdl_topology *t, int S)
+{
+    struct sim_part_opts o = { .n_stages = S, .n_micro = 3, .micro_batch = 2,
+                               .remat = SIM_REMAT_EXCEPT_LAST, .cap_mode = 1 };
+    sim_part_model *m;
+    if (sim_part_model_new(p, t, &o, &m) < 0) {
+        cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
+        return;
+    }
+    for (int k = 0; k < SIM_PART_NSTRATEGIES; k++) {
+        struct sim_partition *part;
+        if (sim_part_strategy_run(m, (enum sim_part_strategy)k, &part) == 0)
+            sim_partition_free(part);
+        else
+            cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
+    }
+    sim_part_model_free(m);
 }
 
 /* Calls fn on every file of tests/fuzz/regress/<name>; returns the count. */
@@ -76,6 +97,7 @@ static void profile(const char *path)
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_chain(2, &d, 1e10, 1e-6, &t), 0);
     predict(p, t, p->n_layers > 1 ? 2 : 1);
+    partition(p, t, p->n_layers > 1 ? 2 : 1);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/ana_predict.h"
+#include "sim/sim_partitioner.h"
 #include "sim/sim_error.h"
 
 #define FUZZ_CHECK(c)                                                          \
@@ -67,6 +68,35 @@ static inline void fuzz_predict(const struct mdl_profile *p, const struct mdl_to
         FUZZ_CHECK(fuzz_finite_nonneg(pr->stages[s].bwd_s));
     }
     ana_prediction_free(pr);
+}
+
+/* Every partition strategy on a loaded profile and topology (capped by the
+ * devices' memory): a valid partition or a clean error. */
+static inline void fuzz_partition(const struct mdl_profile *p, const struct mdl_topology *t,
+                                  int S, int M)
+{
+    struct sim_part_opts o = { .n_stages = S, .n_micro = M, .micro_batch = 2,
+                               .remat = SIM_REMAT_EXCEPT_LAST, .cap_mode = 1 };
+    sim_part_model *m = NULL;
+    int rc = sim_part_model_new(p, t, &o, &m);
+    if (rc < 0) {
+        fuzz_check_error(rc, NULL);
+        return;
+    }
+    for (int k = 0; k < SIM_PART_NSTRATEGIES; k++) {
+        struct sim_partition *part = NULL;
+        rc = sim_part_strategy_run(m, (enum sim_part_strategy)k, &part);
+        if (rc < 0) {
+            fuzz_check_error(rc, NULL);
+            continue;
+        }
+        FUZZ_CHECK(part->n_stages == S && part->first[0] == 0 &&
+                   part->first[S] == p->n_layers);
+        for (int s = 0; s < S; s++)
+            FUZZ_CHECK(part->first[s + 1] > part->first[s]);
+        sim_partition_free(part);
+    }
+    sim_part_model_free(m);
 }
 
 #endif

@@ -1,5 +1,6 @@
 /* libFuzzer target: the layer-profile CSV loader (mdl_profile_parse), a
- * write/reload round trip of what it accepts, and a small simulation of it. */
+ * write/reload round trip of what it accepts, a small simulation of it and
+ * every partition strategy on it. */
 #include "fuzz_common.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
@@ -67,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mdl_profile_free(q);
     unlink(tmp_path);
     fuzz_predict(p, topo, p->n_layers > 1 ? 2 : 1, 2, SIM_REMAT_EXCEPT_LAST);
+    fuzz_partition(p, topo, p->n_layers > 1 ? 2 : 1, 3);
     mdl_profile_free(p);
     sim_error_clear();
     return 0;

@@ -46,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (t->n_devices <= 64) { /* a simulation per accepted topology, kept small */
         int K = t->n_devices < 4 ? t->n_devices : 4;
         fuzz_predict(prof, t, K, 3, SIM_REMAT_ALWAYS);
+        fuzz_partition(prof, t, K, 2);
     }
     mdl_topology_free(t);
     sim_error_clear();
