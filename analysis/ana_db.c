@@ -41,6 +41,8 @@ static const char schema[] =
 static int db_err(const ana_db *d, int code, const char *what)
 {
     const char *why;
+    if ((code & 0xff) == SQLITE_NOMEM) /* SQLite's allocation failed: not the database's fault */
+        return sim_error(SIM_ENOMEM, "%s: %s: out of memory", d->path, what);
     switch (code & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

@@ -1,6 +1,7 @@
 /* ana_prediction_print: a prediction as a table, CSV or JSON. */
 #include "analysis/ana_predict.h"
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -75,6 +76,7 @@ static void print_csv(const struct ana_prediction *p, FILE *f)
 
 static int print_json(const struct ana_prediction *p, FILE *f)
 {
+    sim_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
     json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, "
                           "s:b, s:I}",
                           "schedule", p->schedule, "K", p->K, "M", p->M, "batch", p->batch,
@@ -89,27 +91,33 @@ static int print_json(const struct ana_prediction *p, FILE *f)
         json_decref(arr);
         return sim_error(SIM_ENOMEM, "out of memory");
     }
+    int bad = 0;
     if (isnan(p->bubble_analytic)) /* no closed form for this schedule */
         json_object_set_new(o, "bubble_analytic", json_null());
     json_object_set_new(o, "replicas", json_integer(p->replicas));
     json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        json_array_append_new(arr, json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, "
-                                             "s:I, s:I, s:f, s:b}",
-                                             "stage", s, "device", st->device, "first_layer",
-                                             st->first_layer, "layers", st->n_layers, "fwd_s",
-                                             st->fwd_s, "bwd_s", st->bwd_s, "recomp_s",
-                                             st->recomp_s, "busy_frac", st->busy_frac,
-                                             "static_bytes", (json_int_t)st->static_mem,
-                                             "peak_act_bytes", (json_int_t)st->peak_act,
-                                             "peak_bytes", (json_int_t)st->peak_mem,
-                                             "capacity_bytes", st->capacity, "fits", st->fits));
+        json_t *row = json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, "
+                                "s:b}", "stage", s, "device", st->device, "first_layer",
+                                st->first_layer, "layers", st->n_layers, "fwd_s", st->fwd_s,
+                                "bwd_s", st->bwd_s, "recomp_s", st->recomp_s, "busy_frac",
+                                st->busy_frac, "static_bytes", (json_int_t)st->static_mem,
+                                "peak_act_bytes", (json_int_t)st->peak_act, "peak_bytes",
+                                (json_int_t)st->peak_mem, "capacity_bytes", st->capacity, "fits",
+                                st->fits);
+        bad |= json_array_append_new(arr, row);
     }
-    json_object_set_new(o, "stages", arr);
+    bad |= json_object_set_new(o, "stages", arr);
+    if (bad || sim_json_oom()) { /* a field left out is a wrong result, not a short one */
+        json_decref(o);
+        return sim_error(SIM_ENOMEM, "out of memory");
+    }
     int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
+    if (rc && sim_json_oom())
+        return sim_error(SIM_ENOMEM, "out of memory writing JSON");
     return rc ? sim_error(SIM_EIO, "write error") : 0;
 }
 

@@ -175,8 +175,9 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
                     snprintf(buf, sizeof buf, "%.1f", v);
                 else
                     snprintf(buf, sizeof buf, "%.3f", v);
-                if (!r->fits)
-                    strcat(buf, "*");
+                size_t len = strlen(buf); /* a huge value may fill buf */
+                if (!r->fits && len + 1 < sizeof buf)
+                    snprintf(buf + len, sizeof buf - len, "*");
             }
             fprintf(f, " %11s", buf);
         }

@@ -134,7 +134,8 @@ int cmd_partition(int argc, char **argv)
     long K = run.K, M = run.M;
     double batch = run.batch;
     /* the checks ana_predict makes, before the partitioner's own */
-    if (batch < 1 || batch != (double)(long long)batch || (long long)batch % M) {
+    if (!(batch >= 1 && batch <= 9007199254740992.0) || /* 2^53: casts below are exact */
+        batch != (double)(long long)batch || (long long)batch % M) {
         rc = sim_error(SIM_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
                        batch, M);
         goto out;

@@ -1,6 +1,7 @@
 #include "models/mdl_gen.h"
 #include "models/mdl_paper.h"
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
 #include "sim/sim_util.h"
 
 #include <errno.h>
@@ -116,6 +117,7 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
 {
+    sim_json_begin();
     json_t *root = json_object(), *devs = json_array(), *links = json_array();
     int rc = 0;
     if (!root || !devs || !links) {
@@ -143,12 +145,17 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     }
     json_object_set(root, "devices", devs);
     json_object_set(root, "links", links);
+    if (sim_json_oom()) { /* something above was dropped */
+        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        goto out;
+    }
     struct sim_afile af;
     if ((rc = sim_afile_open(&af, path)) < 0)
         goto out;
     if (json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
         sim_afile_abort(&af);
-        rc = sim_error(SIM_EIO, "%s: write error", path);
+        rc = sim_json_oom() ? sim_error(SIM_ENOMEM, "%s: out of memory writing JSON", path)
+                            : sim_error(SIM_EIO, "%s: write error", path);
         goto out;
     }
     fputc('\n', af.f);

@@ -358,6 +358,9 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     if (!*name)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' is empty", path, line,
                          colno[idx[C_NAME]]);
+    if (*name == '#') /* written back in the first column, it would read as a comment */
+        return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' must not start with '#'", path,
+                         line, colno[idx[C_NAME]]);
     if (strlen(name) >= MDL_NAME_MAX)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' longer than %d characters",
                          path, line, colno[idx[C_NAME]], MDL_NAME_MAX - 1);
@@ -380,6 +383,10 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
             return rc;
     } else {
         l->bwd = 2 * l->fwd;
+        if (!isfinite(l->bwd))
+            return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s': %s is too large (the default "
+                             "backward, 2 x forward, overflows)", path, line, colno[idx[fc]],
+                             col_names[fc], f[idx[fc]]);
     }
     if (p->measured) {
         if (NUM(C_AT_BATCH, &l->at_batch) < 0)
@@ -403,14 +410,10 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     return 0;
 }
 
-int mdl_profile_load(const char *path, struct mdl_profile **out)
+/* Parses buf[0..len) (NUL-terminated at len; modified in place, freed). */
+static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profile **out)
 {
-    *out = NULL;
-    char *buf;
-    size_t len;
-    int rc = sim_read_file(path, &buf, &len);
-    if (rc < 0)
-        return rc;
+    int rc;
     struct mdl_profile *p = mdl_profile_new(path, 0);
     if (!p) {
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
@@ -469,6 +472,29 @@ err_free_profile:
 err_free_buf:
     free(buf);
     return rc;
+}
+
+int mdl_profile_load(const char *path, struct mdl_profile **out)
+{
+    *out = NULL;
+    char *buf;
+    size_t len;
+    int rc = sim_read_file(path, &buf, &len);
+    if (rc < 0)
+        return rc;
+    return parse_owned(buf, len, path, out);
+}
+
+int mdl_profile_parse(const char *text, size_t len, const char *name,
+                      struct mdl_profile **out)
+{
+    *out = NULL;
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", name);
+    memcpy(buf, text, len);
+    buf[len] = 0;
+    return parse_owned(buf, len, name, out);
 }
 
 static void put_ms(FILE *f, int have, double seconds)

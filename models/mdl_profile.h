@@ -41,6 +41,8 @@
 #ifndef MDL_PROFILE_H
 #define MDL_PROFILE_H
 
+#include <stddef.h>
+
 #define MDL_NAME_MAX 64
 #define MDL_MAX_POINTS 24
 
@@ -71,6 +73,9 @@ struct mdl_profile {
 };
 
 int mdl_profile_load(const char *path, struct mdl_profile **out);
+/* The same from memory: text[0..len) (NULs are errors), errors name `name`. */
+int mdl_profile_parse(const char *text, size_t len, const char *name,
+                      struct mdl_profile **out);
 /* Empty profile to fill with mdl_profile_add (generators). */
 struct mdl_profile *mdl_profile_new(const char *origin, int measured);
 int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l);

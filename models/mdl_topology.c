@@ -1,5 +1,8 @@
 #include "models/mdl_topology.h"
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
+#include "sim/sim_jsonpos.h"
+#include "sim/sim_util.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -83,7 +86,7 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
                                          "mem_bandwidth", "efficiency", NULL };
     static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
     if (!json_is_array(arr) || json_array_size(arr) == 0)
-        return sim_error(SIM_EPARSE, "%s: 'devices' must be a non-empty array", path);
+        return sim_error(SIM_EPARSE, "%s: devices: must be a non-empty array", path);
     size_t total = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *c = json_object_get(json_array_get(arr, i), "count");
@@ -94,7 +97,7 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
         total += c ? (size_t)json_integer_value(c) : 1;
     }
     if (total > 1 << 20)
-        return sim_error(SIM_EINVAL, "%s: more than 1048576 devices", path);
+        return sim_error(SIM_EINVAL, "%s: devices: more than 1048576 devices", path);
     t->devices = calloc(total, sizeof *t->devices);
     if (!t->devices)
         return sim_error(SIM_ENOMEM, "%s: out of memory", path);
@@ -151,7 +154,7 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
     if (!arr)
         return 0;
     if (!json_is_array(arr))
-        return sim_error(SIM_EPARSE, "%s: 'links' must be an array", path);
+        return sim_error(SIM_EPARSE, "%s: links: must be an array", path);
     size_t n = json_array_size(arr);
     t->links = calloc(n ? n : 1, sizeof *t->links);
     if (!t->links)
@@ -213,18 +216,11 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
     return 0;
 }
 
-int mdl_topology_load(const char *path, struct mdl_topology **out)
+/* Builds the topology from a parsed document; takes the reference to root. */
+static int load_root(json_t *root, const char *path, struct mdl_topology **out)
 {
     static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "links",
                                          "comment", "source", NULL };
-    *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root) {
-        if (jerr.line < 0)
-            return sim_error(SIM_EIO, "%s: %s", path, jerr.text);
-        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column, jerr.text);
-    }
     int rc;
     struct mdl_topology *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
@@ -232,7 +228,7 @@ int mdl_topology_load(const char *path, struct mdl_topology **out)
         goto err_free;
     }
     if (!json_is_object(root)) {
-        rc = sim_error(SIM_EPARSE, "%s: top level must be an object", path);
+        rc = sim_error(SIM_EPARSE, "%s: topology: top level must be an object", path);
         goto err_free;
     }
     if ((rc = check_keys(path, "topology", root, tkeys)) < 0)
@@ -256,6 +252,34 @@ err_free:
     json_decref(root);
     mdl_topology_free(t);
     return rc;
+}
+
+int mdl_topology_load(const char *path, struct mdl_topology **out)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = sim_read_file(path, &text, &len);
+    if (rc < 0)
+        return rc;
+    rc = mdl_topology_parse(text, len, path, out);
+    free(text);
+    return rc;
+}
+
+int mdl_topology_parse(const char *text, size_t len, const char *name,
+                       struct mdl_topology **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    sim_json_begin();
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
+        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
+    if (!root)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+    /* errors name the JSON path; add the line and column it is on */
+    return sim_json_error_at(load_root(root, name, out), name, text, len, "topology");
 }
 
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,

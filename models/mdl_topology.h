@@ -61,6 +61,9 @@ struct mdl_topology {
 };
 
 int mdl_topology_load(const char *path, struct mdl_topology **out);
+/* The same from memory: text[0..len), errors name `name`. */
+int mdl_topology_parse(const char *text, size_t len, const char *name,
+                       struct mdl_topology **out);
 /* A chain of n identical devices with a dedicated link between neighbours. */
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
                        double latency, struct mdl_topology **out);

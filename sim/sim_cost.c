@@ -4,12 +4,37 @@
 #include <math.h>
 #include <stdlib.h>
 
-sim_time sim_seconds_to_time(double s) { return (sim_time)llround(s * 1e9); }
+/* Saturates outside +-SIM_MAX_OP_S (NaN too): callers range-check first, so
+ * no out-of-range double reaches llround. */
+sim_time sim_seconds_to_time(double s)
+{
+    if (!(s < SIM_MAX_OP_S))
+        return (sim_time)(SIM_MAX_OP_S * 1e9);
+    if (s < -SIM_MAX_OP_S)
+        return -(sim_time)(SIM_MAX_OP_S * 1e9);
+    return (sim_time)llround(s * 1e9);
+}
 double sim_time_to_seconds(sim_time t) { return (double)t * 1e-9; }
 
 static int64_t bytes(double per_sample, double n)
 {
-    return (int64_t)llround(per_sample * n);
+    double b = per_sample * n;
+    return b < SIM_MAX_BYTES ? (int64_t)llround(b) : (int64_t)SIM_MAX_BYTES;
+}
+
+/* Huge but finite inputs (1e300 FLOPs, 1e-300 FLOP/s) must not wrap the
+ * int64 clock or byte counters: report them instead. */
+static int check_range(const struct mdl_profile *p, const struct mdl_device *d,
+                       const struct sim_partition *part, int s, const char *what, double v,
+                       double max, const char *unit)
+{
+    if (v <= max) /* false for NaN */
+        return 0;
+    int a = part->first[s], b = part->first[s + 1] - 1;
+    return sim_error(SIM_EINVAL, "%s: layers %d-%d ('%s'..'%s', stage %d on device %s): %s of "
+                     "%g %s is out of range (at most %g); check their costs and sizes and the "
+                     "device's figures", p->path, a + 1, b + 1, p->layers[a].name,
+                     p->layers[b].name, s, d->name, what, v, unit, max);
 }
 
 int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
@@ -47,6 +72,28 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             params += ly->params;
             stash += ly->stash_bytes;
         }
+        double upd = d->mem_bandwidth > 0 ? 2.0 * params * t->bytes_per_param / d->mem_bandwidth
+                                           : 0;
+        const struct mdl_layer *first_l = &p->layers[part->first[s]];
+        const struct mdl_layer *last_l = &p->layers[part->first[s + 1] - 1];
+        double in_b = s > 0 ? first_l[-1].out_bytes * micro_batch : 0;
+        int rc;
+        if ((rc = check_range(p, d, part, s, "forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "forward time without stash", nostash,
+                              SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = check_range(p, d, part, s, "parameter memory",
+                              params * t->bytes_per_param, SIM_MAX_BYTES, "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "stash", stash * micro_batch, SIM_MAX_BYTES,
+                              "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "input activation", in_b, SIM_MAX_BYTES,
+                              "bytes")) < 0 ||
+            (rc = check_range(p, d, part, s, "output activation",
+                              last_l->out_bytes * micro_batch, SIM_MAX_BYTES, "bytes")) < 0) {
+            sim_costs_free(c);
+            return rc;
+        }
         sc->device = dev;
         sc->fwd = sim_seconds_to_time(fwd);
         sc->bwd = sim_seconds_to_time(bwd);
@@ -56,9 +103,7 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->bwd_weight = sc->bwd - sc->bwd_input;
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);
-        sc->update = d->mem_bandwidth > 0
-            ? sim_seconds_to_time(2.0 * params * t->bytes_per_param / d->mem_bandwidth)
-            : 0;
+        sc->update = sim_seconds_to_time(upd);
         int first = part->first[s], last = part->first[s + 1] - 1;
         sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
         sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;

@@ -50,6 +50,12 @@ sim_time sim_costs_op_time(const struct sim_costs *c, const struct sim_schedule 
                            const struct sim_op *op);
 /* Bytes an op moves (SEND_* only), 0 otherwise. */
 int64_t sim_costs_op_bytes(const struct sim_costs *c, const struct sim_op *op);
+/* Range of one op and one buffer: beyond these a figure is a typo or an
+ * overflow, not a configuration (31 years; 100 PB). sim_costs_new and the
+ * engine reject them with SIM_EINVAL; the engine also rejects a step whose
+ * ops could add up past its int64 clock (292 years). */
+#define SIM_MAX_OP_S 1e9
+#define SIM_MAX_BYTES 1e17
 sim_time sim_seconds_to_time(double s);
 double sim_time_to_seconds(sim_time t);
 

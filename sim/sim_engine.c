@@ -2,6 +2,7 @@
 #include "sim/sim_error.h"
 #include "sim/sim_evq.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,8 +207,14 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                                          (dir == 0 ? SIM_OP_SEND_ACT : SIM_OP_SEND_GRAD)];
             int64_t bytes = dir == 0 ? sc->mem.out : sc->mem.in;
             oi->res = first_res[l] + (lk->shared ? 0 : (a == lk->ends[0] ? 0 : 1));
-            oi->dur[0] = oi->dur[1] =
-                sim_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
+            double secs = lk->latency + (double)bytes / lk->bandwidth;
+            if (!(secs <= SIM_MAX_OP_S)) {
+                rc = sim_error(SIM_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
+                               "takes %g s, more than %g s", t->path, lk->name,
+                               (long long)bytes, secs, SIM_MAX_OP_S);
+                goto out;
+            }
+            oi->dur[0] = oi->dur[1] = sim_seconds_to_time(secs);
         }
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
@@ -217,6 +224,34 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
 out:
     free(first_res);
     return rc;
+}
+
+/* No time or byte count may wrap: every start is the end of some chain of
+ * distinct ops, so the sum of all durations bounds the clock, and the sum of
+ * all allocations bounds the ledger. O(ops). */
+static int check_totals(const sim_engine *e)
+{
+    const struct sim_schedule *s = e->s;
+    double time = 0, bytes = 0;
+    for (int st = 0; st < s->n_stages; st++)
+        bytes += (double)e->c->st[st].param_bytes;
+    for (int d = 0; d < s->n_devices; d++)
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sim_op *op = &s->ops[d][i];
+            const struct opinfo *oi = &e->info[(int64_t)op->stage * SIM_OP_NKINDS + op->kind];
+            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]);
+            for (int r = 0; r < 2; r++)
+                bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
+        }
+    if (time > 4e18)
+        return sim_error(SIM_EINVAL, "schedule %s: its ops add up to %g s, beyond the "
+                         "simulator's clock (292 years); check the profile and topology for "
+                         "huge figures", s->name, time * 1e-9);
+    if (bytes > 4e18)
+        return sim_error(SIM_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "
+                         "simulator's memory ledger; check the profile and topology for huge "
+                         "figures", s->name, bytes);
+    return 0;
 }
 
 /* Lays the records out stream by stream and turns cross-stream dependencies
@@ -359,7 +394,7 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
         rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
-    if ((rc = build_info(e, t)) < 0 || (rc = build_recs(e)) < 0)
+    if ((rc = build_info(e, t)) < 0 || (rc = check_totals(e)) < 0 || (rc = build_recs(e)) < 0)
         goto err_free_engine;
     for (int st = 0; st < S; st++)
         e->r.static_mem[c->st[st].device] += c->st[st].param_bytes;

@@ -12,6 +12,9 @@ int sim_error(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(errbuf, sizeof errbuf, fmt, ap);
     va_end(ap);
+    for (char *c = errbuf; *c; c++) /* input quoted in a message stays on one line */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     if (code < 0)
         code = -code;
     if (code <= 0 || code >= SIM_NERR)

@@ -89,6 +89,12 @@ void sim_part_model_free(sim_part_model *m)
     free(m);
 }
 
+/* Bounds on the prefix sums, so that the partitioners' sums of a stage's
+ * cost and its two transfers cannot wrap int64 (ns, bytes): huge but finite
+ * inputs are reported, not wrapped. */
+#define MAX_SUM_S 2e9
+#define MAX_SUM_BYTES 2e18
+
 static int64_t bytes_of(double per_sample, double n)
 {
     return (int64_t)llround(per_sample * n);
@@ -120,6 +126,7 @@ static int device_pre(sim_part_model *m, int s, int64_t **out)
     const struct mdl_profile *p = m->prof;
     double n = m->o.micro_batch, M = m->o.n_micro, bpp = m->topo->bytes_per_param;
     pre[0] = 0;
+    double total = 0;
     for (int l = 0; l < m->L; l++) {
         const struct mdl_layer *ly = &p->layers[l];
         double f = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, n);
@@ -128,8 +135,15 @@ static int device_pre(sim_part_model *m, int s, int64_t **out)
         double u = d->mem_bandwidth > 0 ? 2.0 * ly->params * bpp / d->mem_bandwidth : 0;
         /* R re-materialized micro-batches: their forward keeps no stash, and
          * each is computed once more before its backward */
-        pre[l + 1] = pre[l] + sim_seconds_to_time((M - m->R) * f + m->R * fn + M * b +
-                                                  m->R * f + u);
+        double t = (M - m->R) * f + m->R * fn + M * b + m->R * f + u;
+        total += t;
+        /* sums of three of these (a stage and its two transfers) stay in int64 ns */
+        if (!(total <= MAX_SUM_S))
+            return sim_error(SIM_EINVAL, "%s: layers 1-%d (up to '%s') take %g s per step on "
+                             "device %s, beyond the simulator's clock (at most %g s); check "
+                             "their costs and the device's figures", p->path, l + 1, ly->name,
+                             total, d->name, MAX_SUM_S);
+        pre[l + 1] = pre[l] + sim_seconds_to_time(t);
     }
     *out = pre;
     return 0;
@@ -162,6 +176,13 @@ static int link_x(sim_part_model *m, int a, int b, const int64_t **out)
     m->xs[m->n_x++] = x;
     x[0] = 0; /* cut 0 is the model input: never a stage boundary */
     for (int j = 1; j <= m->L; j++) {
+        double bd = m->prof->layers[j - 1].out_bytes * m->o.micro_batch;
+        double secs = m->o.n_micro * (lk->latency + bd / lk->bandwidth);
+        if (!(secs <= MAX_SUM_S))
+            return sim_error(SIM_EINVAL, "topology %s: link %s: the transfers after layer '%s' "
+                             "take %g s per step, beyond the simulator's clock (at most %g s)",
+                             m->topo->path, lk->name, m->prof->layers[j - 1].name, secs,
+                             MAX_SUM_S);
         int64_t bytes = bytes_of(m->prof->layers[j - 1].out_bytes, m->o.micro_batch);
         x[j] = m->o.n_micro * sim_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
     }
@@ -184,8 +205,15 @@ static int build(sim_part_model *m)
         return sim_error(SIM_ENOMEM, "out of memory");
     int64_t cs = (M - R) > (R > 0) ? M - R : (R > 0), ci = R > 0 ? M : 1;
     m->mpre[0] = m->min_[0] = m->mout[0] = 0;
+    double mem = 0;
     for (int l = 0; l < L; l++) {
         const struct mdl_layer *ly = &m->prof->layers[l];
+        mem += ly->params * bpp + (double)cs * ly->stash_bytes * n;
+        if (!(mem <= MAX_SUM_BYTES) || !((double)ci * ly->out_bytes * n <= MAX_SUM_BYTES))
+            return sim_error(SIM_EINVAL, "%s: layers 1-%d (up to '%s') need %g bytes, beyond "
+                             "the simulator's memory ledger (at most %g); check their sizes",
+                             m->prof->path, l + 1, ly->name,
+                             fmax(mem, (double)ci * ly->out_bytes * n), MAX_SUM_BYTES);
         int64_t ob = bytes_of(ly->out_bytes, n);
         m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * bytes_of(ly->stash_bytes, n);
         m->min_[l + 1] = ci * ob;

@@ -30,6 +30,8 @@ int sim_afile_open(struct sim_afile *af, const char *path)
         free(af->path);
         free(af->tmp);
         af->path = af->tmp = NULL;
+        if (e == ENOMEM) /* fopen allocates its FILE */
+            return sim_error(SIM_ENOMEM, "%s: out of memory opening it", path);
         return sim_error(SIM_EIO, "%s: cannot write: %s", path, strerror(e));
     }
     return 0;
@@ -155,6 +157,8 @@ uint64_t sim_fnv1a(const void *p, size_t n, uint64_t h)
 int sim_file_hash(const char *path, char hex[17])
 {
     FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOMEM)
+        return sim_error(SIM_ENOMEM, "%s: out of memory opening it", path);
     if (!f)
         return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
     unsigned char buf[65536];
@@ -174,6 +178,8 @@ int sim_read_file(const char *path, char **buf, size_t *len)
 {
     *buf = NULL;
     FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOMEM) /* fopen allocates its FILE */
+        return sim_error(SIM_ENOMEM, "%s: out of memory opening it", path);
     if (!f)
         return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 65536, n = 0;
@@ -193,16 +199,17 @@ int sim_read_file(const char *path, char **buf, size_t *len)
             b = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t r = fread(b + n, 1, cap - n - 1, f);
         n += r;
         if (r == 0)
             break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), e = errno;
     fclose(f);
     if (bad) {
         free(b);
-        return sim_error(SIM_EIO, "%s: read error", path);
+        return sim_error(SIM_EIO, "%s: cannot read: %s", path, strerror(e ? e : EIO));
     }
     b[n] = 0;
     *buf = b;

@@ -1,9 +1,13 @@
 /* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
 #include "sim/sim_error.h"
+#include "sim/sim_json.h"
+#include "sim/sim_jsonpos.h"
+#include "sim/sim_util.h"
 #include "traces/trc_trace.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int kind_from_name(const char *s)
@@ -16,10 +20,21 @@ static int kind_from_name(const char *s)
 
 static int64_t us_to_ns(double us) { return (int64_t)llround(us * 1000.0); }
 
+/* Times and byte counts become int64: beyond these they would wrap
+ * (4e15 us is 127 years). */
+#define MAX_US 4e15
+#define MAX_COUNT 4e18
+
+static int in_range(json_t *v, double max)
+{
+    return json_is_number(v) && fabs(json_number_value(v)) <= max; /* false for NaN */
+}
+
 static int get_int(json_t *o, const char *key, int *out)
 {
     json_t *v = json_object_get(o, key);
-    if (!json_is_integer(v))
+    if (!json_is_integer(v) || json_integer_value(v) < INT32_MIN ||
+        json_integer_value(v) > INT32_MAX)
         return -1;
     *out = (int)json_integer_value(v);
     return 0;
@@ -31,7 +46,7 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
     if (!json_is_object(meta) || get_int(meta, "devices", &nd) || get_int(meta, "stages", &ns) ||
         get_int(meta, "micro_batches", &nm) || nd < 1 || ns < 1 || nm < 1 || nd > 1 << 20 ||
         ns > 1 << 24 || nm > 1 << 24)
-        return sim_error(SIM_EPARSE, "%s: missing or bad 'pipesim' metadata object (devices, "
+        return sim_error(SIM_EPARSE, "%s: pipesim: missing or bad metadata object (devices, "
                          "stages, micro_batches)", path);
     json_t *src = json_object_get(meta, "source");
     struct trc_trace *t = trc_trace_new(json_is_string(src) ? json_string_value(src) : "unknown",
@@ -48,8 +63,15 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
     if (json_is_number(v = json_object_get(meta, "batch")))
         t->batch = json_number_value(v);
     json_t *sm = json_object_get(meta, "static_mem");
-    for (int d = 0; d < nd && json_is_array(sm) && (size_t)d < json_array_size(sm); d++)
-        t->static_mem[d] = (int64_t)json_number_value(json_array_get(sm, (size_t)d));
+    for (int d = 0; d < nd && json_is_array(sm) && (size_t)d < json_array_size(sm); d++) {
+        json_t *x = json_array_get(sm, (size_t)d);
+        if (!in_range(x, MAX_COUNT) || json_number_value(x) < 0) {
+            trc_trace_free(t);
+            return sim_error(SIM_EPARSE, "%s: pipesim.static_mem[%d]: must be a byte count in "
+                             "[0, %g]", path, d, MAX_COUNT);
+        }
+        t->static_mem[d] = (int64_t)json_number_value(x);
+    }
     *out = t;
     return 0;
 }
@@ -64,14 +86,14 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         return 0; /* metadata and flow events carry nothing to read back */
     json_t *ts = json_object_get(ev, "ts");
     json_t *args = json_object_get(ev, "args");
-    if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !json_is_number(ts) ||
-        !isfinite(json_number_value(ts)) || !json_is_object(args))
+    if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !in_range(ts, MAX_US) ||
+        !json_is_object(args))
         return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
     if (!strcmp(ph, "C")) {
         json_t *a = json_object_get(args, "activations");
-        if (!json_is_number(a))
+        if (!in_range(a, MAX_COUNT))
             return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: counter without "
-                             "'activations'", path, i);
+                             "'activations' (a byte count)", path, i);
         return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
                                (int64_t)json_number_value(a));
     }
@@ -80,7 +102,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     json_t *dur = json_object_get(ev, "dur");
     const char *kind = json_string_value(json_object_get(args, "kind"));
     int k = kind ? kind_from_name(kind) : -1;
-    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SIM_NSTREAMS || !json_is_number(dur) ||
+    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SIM_NSTREAMS || !in_range(dur, MAX_US) ||
         json_number_value(dur) < 0 || k < 0 || get_int(args, "stage", &stage) ||
         get_int(args, "mb", &mb) || stage < 0 || stage >= t->n_stages || mb < -1 ||
         mb >= t->n_micro)
@@ -88,6 +110,9 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
                          "args.stage, args.mb)", path, i);
     get_int(args, "peer", &peer);
     json_t *b = json_object_get(args, "bytes");
+    if (b && !in_range(b, MAX_COUNT))
+        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: args.bytes: must be a byte count",
+                         path, i);
     e.kind = (uint8_t)k;
     e.stream = (uint8_t)tid;
     e.stage = stage;
@@ -99,20 +124,14 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     return trc_add_event(t, &e);
 }
 
-int trc_read_chrome(const char *path, struct trc_trace **out)
+/* Reads the trace out of a parsed document; takes the reference to root. */
+static int read_root(json_t *root, const char *path, struct trc_trace **out)
 {
-    *out = NULL;
-    json_error_t jerr;
-    json_t *root = json_load_file(path, 0, &jerr);
-    if (!root)
-        return jerr.line < 0 ? sim_error(SIM_EIO, "%s: %s", path, jerr.text)
-                             : sim_error(SIM_EPARSE, "%s:%d:%d: %s", path, jerr.line,
-                                         jerr.column, jerr.text);
     struct trc_trace *t = NULL;
     int rc = read_meta(path, json_object_get(root, "pipesim"), &t);
     json_t *evs = json_object_get(root, "traceEvents");
     if (!rc && !json_is_array(evs))
-        rc = sim_error(SIM_EPARSE, "%s: missing 'traceEvents' array", path);
+        rc = sim_error(SIM_EPARSE, "%s: traceEvents: missing or not an array", path);
     for (size_t i = 0; !rc && i < json_array_size(evs); i++)
         rc = read_event(path, i, json_array_get(evs, i), t);
     json_decref(root);
@@ -123,4 +142,31 @@ int trc_read_chrome(const char *path, struct trc_trace **out)
     trc_trace_sort(t);
     *out = t;
     return 0;
+}
+
+int trc_read_chrome(const char *path, struct trc_trace **out)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = sim_read_file(path, &text, &len);
+    if (rc < 0)
+        return rc;
+    rc = trc_read_chrome_mem(text, len, path, out);
+    free(text);
+    return rc;
+}
+
+int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out)
+{
+    *out = NULL;
+    json_error_t jerr;
+    sim_json_begin();
+    json_t *root = json_loadb(text, len, 0, &jerr);
+    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
+        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
+    if (!root)
+        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+    /* errors name the JSON path; add the line and column it is on */
+    return sim_json_error_at(read_root(root, name, out), name, text, len, NULL);
 }

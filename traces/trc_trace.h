@@ -64,5 +64,7 @@ int trc_write_chrome(const struct trc_trace *t, const char *path);
 int trc_write_csv(const struct trc_trace *t, const char *path);
 /* Reads a Chrome JSON trace written by trc_write_chrome (either source). */
 int trc_read_chrome(const char *path, struct trc_trace **out);
+/* The same from memory: text[0..len), errors name `name`. */
+int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out);
 
 #endif

@@ -1,0 +1,75 @@
+/* libFuzzer target: the layer-profile CSV loader (mdl_profile_parse), a
+ * write/reload round trip of what it accepts, a small simulation of it and
+ * every partition strategy on it. */
+#include "fuzz_common.h"
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+
+#include <unistd.h>
+
+static char tmp_path[64];
+static struct mdl_topology *topo;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    snprintf(tmp_path, sizeof tmp_path, "/tmp/fuzz-profile-%ld.csv", (long)getpid());
+    struct mdl_device d = { .flops = 1e12, .memory = 1e10, .mem_bandwidth = 1e11,
+                            .eff_max = 0.5, .batch_half = 4, .overhead_s = 1e-6 };
+    if (mdl_topology_chain(2, &d, 1e10, 1e-6, &topo) < 0)
+        abort();
+    return 0;
+}
+
+static void same_layers(const struct mdl_profile *a, const struct mdl_profile *b)
+{
+    FUZZ_CHECK(a->n_layers == b->n_layers);
+    FUZZ_CHECK(a->measured == b->measured);
+    for (int i = 0; i < a->n_layers; i++) {
+        const struct mdl_layer *x = &a->layers[i], *y = &b->layers[i];
+        FUZZ_CHECK(!strcmp(x->name, y->name));
+        FUZZ_CHECK(!strcmp(x->kind, y->kind));
+        /* measured times go through ms and back: allow the last bits */
+        double tol = a->measured ? 1e-15 : 0;
+        FUZZ_CHECK(fabs(x->fwd - y->fwd) <= tol * x->fwd);
+        FUZZ_CHECK(fabs(x->bwd - y->bwd) <= tol * x->bwd);
+        FUZZ_CHECK(x->at_batch == y->at_batch && x->params == y->params &&
+                   x->out_bytes == y->out_bytes && x->stash_bytes == y->stash_bytes);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct mdl_profile *p = NULL, *q = NULL;
+    int rc = mdl_profile_parse((const char *)data, size, "fuzz.csv", &p);
+    if (rc < 0) {
+        fuzz_check_error(rc, "fuzz.csv");
+        FUZZ_CHECK(p == NULL);
+        sim_error_clear();
+        return 0;
+    }
+    FUZZ_CHECK(p && p->n_layers > 0);
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *l = &p->layers[i];
+        FUZZ_CHECK(l->name[0]);
+        FUZZ_CHECK(fuzz_finite_nonneg(l->fwd) && fuzz_finite_nonneg(l->bwd));
+        FUZZ_CHECK(fuzz_finite_nonneg(l->params) && fuzz_finite_nonneg(l->out_bytes) &&
+                   fuzz_finite_nonneg(l->stash_bytes) && fuzz_finite_nonneg(l->at_batch));
+        FUZZ_CHECK(!p->measured || l->at_batch > 0);
+        for (int j = 0; j < i; j++)
+            FUZZ_CHECK(strcmp(p->layers[j].name, l->name));
+    }
+    /* what the loader accepts, the writer must write so that it loads back */
+    FUZZ_CHECK(mdl_profile_write(p, tmp_path) == 0);
+    rc = mdl_profile_load(tmp_path, &q);
+    if (rc < 0)
+        fprintf(stderr, "reload failed: %s\n", sim_errmsg());
+    FUZZ_CHECK(rc == 0);
+    same_layers(p, q);
+    mdl_profile_free(q);
+    unlink(tmp_path);
+    fuzz_predict(p, topo, p->n_layers > 1 ? 2 : 1, 2, SIM_REMAT_EXCEPT_LAST);
+    fuzz_partition(p, topo, p->n_layers > 1 ? 2 : 1, 3);
+    mdl_profile_free(p);
+    sim_error_clear();
+    return 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# tests/fuzz/run.sh BUILD SECONDS [target...] — replays each target's
+# regression inputs (tests/fuzz/regress/<target>/), then fuzzes it for
+# SECONDS from its seed corpus. Fails on the first finding; prints
+# executions and exec/s per target.
+set -u
+b=$(cd "$1" && pwd); secs=$2; shift 2
+src=$(pwd)
+targets=${*:-$(cd tests/fuzz && ls fuzz_*.c | sed 's/\.c$//')}
+mkdir -p "$b/artifacts"
+fail=0
+for t in $targets; do
+  name=${t#fuzz_}
+  seeds=$src/tests/fuzz/corpus/$name; reg=$src/tests/fuzz/regress/$name
+  work=$b/corpus/$name; log=$b/$t.log
+  mkdir -p "$work" "$seeds"
+  if [ -d "$reg" ] && [ -n "$(ls -A "$reg" 2>/dev/null)" ]; then
+    if ! "$b/$t" -close_fd_mask=3 "$reg"/* >"$log.regress" 2>&1; then
+      echo "!! $t: a regression input fails again:"; tail -30 "$log.regress"; fail=1; continue
+    fi
+  fi
+  maxlen=4096
+  [ "$t" = fuzz_results ] && maxlen=65536 # SQLite files: 4 KiB pages
+  "$b/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
+    -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1
+  rc=$?
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  if [ $rc -ne 0 ]; then
+    echo "!! $t: finding (exit $rc), see $log and $b/artifacts/"; tail -40 "$log"; fail=1
+  else
+    echo "fuzz $t: ${runs:-?} executions in ${secs}s (${speed:-?} exec/s), no finding"
+  fi
+done
+exit $fail

@@ -1,0 +1,55 @@
+/* sim_jsonpos: line and column of JSON paths, and the error rewrite. */
+#include "helpers.h"
+
+#include "sim/sim_jsonpos.h"
+
+static const char doc[] =
+    "{\n"
+    "  \"name\": \"x\",\n"
+    "  \"devices\": [\n"
+    "    { \"name\": \"d\", \"flops\": 1 },\n"
+    "    { \"name\": \"e\",\n"
+    "      \"eff\\u0069ciency\": { \"max\": 2 } }\n"
+    "  ],\n"
+    "  \"links\": [ [1, {\"a\": \"]}\"}], 5, {\"k.x[0]\": 1} ]\n"
+    "}\n";
+
+static void at(const char *path, const char *key, int want_rc, int line, int col)
+{
+    int l = 0, c = 0;
+    int rc = sim_json_locate(doc, sizeof doc - 1, path, key, &l, &c);
+    cr_expect_eq(rc, want_rc, "%s: rc %d", path, rc);
+    cr_expect(l == line && c == col, "%s %s: %d:%d, want %d:%d", path, key ? key : "", l, c,
+              line, col);
+}
+
+Test(jsonpos, finds_members_elements_and_enclosing_containers)
+{
+    at("", NULL, 0, 1, 1);
+    at("name", NULL, 0, 2, 3);
+    at("devices[0]", NULL, 0, 4, 5);
+    at("devices[0].flops", NULL, 0, 4, 20);
+    at("devices[1].efficiency.max", NULL, 0, 6, 28); /* key spelled with a \u escape */
+    at("devices[1].memory", NULL, 1, 5, 5);          /* missing: the object that lacks it */
+    at("devices[7]", NULL, 1, 3, 3);
+    at("links[1]", NULL, 0, 8, 32);                  /* skips a string holding "]}" */
+    at("links[2]", "k.x[0]", 0, 8, 36);
+    at("", "links", 0, 8, 3);
+    at("devices[x]", NULL, -1, 0, 0);
+}
+
+Test(jsonpos, rewrites_path_errors_only)
+{
+    sim_error(SIM_EINVAL, "f.json: devices[0].flops: must be > 0");
+    cr_assert_eq(sim_json_error_at(-SIM_EINVAL, "f.json", doc, sizeof doc - 1, NULL), -SIM_EINVAL);
+    cr_assert_str_eq(sim_errmsg(), "f.json:4:20: devices[0].flops: must be > 0");
+    sim_error(SIM_EPARSE, "f.json: topology: unknown field 'links'");
+    sim_json_error_at(-SIM_EPARSE, "f.json", doc, sizeof doc - 1, "topology");
+    cr_assert_str_eq(sim_errmsg(), "f.json:8:3: topology: unknown field 'links'");
+    sim_error(SIM_EPARSE, "f.json:3:4: already has a position");
+    sim_json_error_at(-SIM_EPARSE, "f.json", doc, sizeof doc - 1, NULL);
+    cr_assert_str_eq(sim_errmsg(), "f.json:3:4: already has a position");
+    sim_error(SIM_ENOMEM, "f.json: devices: out of memory");
+    sim_json_error_at(-SIM_ENOMEM, "f.json", doc, sizeof doc - 1, NULL);
+    cr_assert_str_eq(sim_errmsg(), "f.json: devices: out of memory");
+}

@@ -1,0 +1,181 @@
+/*
+ * A sweep stopped mid-way, end to end: `pipesim sweep --jobs 2` is sent
+ * SIGINT or SIGKILL after some rows are committed (early, and about half
+ * way), then
+ *   - `pipesim report` reads the database as it was left (read-only open,
+ *     hot journal and all) and SQLite's integrity check passes,
+ *   - every stored run is whole: an "ok" run has one stage row per stage, a
+ *     failed one none, and no stage row is orphaned,
+ *   - SIGINT exits with status 10 (SIM_EINTR) and one line saying how to
+ *     resume; SIGKILL leaves a database the next run repairs,
+ *   - the same command run again completes the grid (twice killed, too), and
+ *     the database then reports byte for byte what an uninterrupted sweep
+ *     reports.
+ */
+#include "helpers.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TOPO "models/topologies/pcie-8gpu.json"
+#define GRID 96 /* 8 K x 3 M x 2 remat x 2 strategies */
+
+static char dir[64];
+static char *const sweep_args[] = {
+    "pipesim", "sweep", "--model", "mlp:layers=64,width=256", "--topology", TOPO, "-K",
+    "1,2,3,4,5,6,7,8", "-M", "8192,16384,32768", "--batch", "32768", "--remat", "never,always",
+    "--strategy", "uniform,gpipe", "--jobs", "2", "--quiet", "--db", NULL, NULL,
+};
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-kill-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+/* The sweep command line for a database, for th_sh. */
+static void sweep_cmd(const char *db, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "%s", th_pipesim());
+    for (int i = 1; sweep_args[i]; i++)
+        k += (size_t)snprintf(buf + k, n - k, " %s", sweep_args[i]);
+    snprintf(buf + k, n - k, " %s", db);
+}
+
+/* -1 if the database cannot be read (yet). */
+static int count(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    int n = -1;
+    if (access(db, R_OK) || sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_busy_timeout(h, 2000);
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+static void check_consistent(const char *db)
+{
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    cr_assert_eq(count(db, "SELECT count(*) FROM stages WHERE run_id NOT IN (SELECT id FROM "
+                           "runs)"), 0, "orphaned stage rows");
+    /* gpipe: K stages; a run that could not run has none */
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs r WHERE (SELECT count(*) FROM stages s "
+                           "WHERE s.run_id = r.id) != CASE WHEN r.status = 'ok' THEN r.K "
+                           "ELSE 0 END"), 0, "a run with missing or extra stage rows");
+}
+
+static void report(const char *db, const char *csv)
+{
+    cr_assert_eq(th_sh("%s report --db %s --csv %s --metric normalized,speedup,step,bubble,"
+                       "memory >%s.txt 2>%s.err", th_pipesim(), db, csv, csv, csv), 0,
+                 "report on %s failed", db);
+}
+
+/* Starts the sweep, waits until at least `rows` rows are committed, sends
+ * sig; returns the wait status and the rows committed before the signal. */
+static int interrupt(const char *db, int rows, int sig, int *seen)
+{
+    char err[128];
+    snprintf(err, sizeof err, "%s/sweep.err", dir);
+    char *argv[sizeof sweep_args / sizeof *sweep_args];
+    memcpy(argv, sweep_args, sizeof argv);
+    argv[sizeof argv / sizeof *argv - 2] = (char *)db;
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        if (!freopen(err, "w", stderr))
+            _exit(126);
+        execv(th_pipesim(), argv);
+        _exit(127);
+    }
+    *seen = 0;
+    for (int i = 0; i < 60000 && *seen < rows; i++) {
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+        *seen = count(db, "SELECT count(*) FROM runs");
+        if (waitpid(pid, NULL, WNOHANG) == pid)
+            cr_assert_fail("the sweep ended before %d rows were stored", rows);
+    }
+    kill(pid, sig);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+TestSuite(sweep_kill, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(sweep_kill, interrupted_sweeps_stay_consistent_and_resume)
+{
+    char ref_db[128], ref_csv[128], cmd[1024];
+    snprintf(ref_db, sizeof ref_db, "%s/ref.db", dir);
+    snprintf(ref_csv, sizeof ref_csv, "%s/ref.csv", dir);
+    sweep_cmd(ref_db, cmd, sizeof cmd);
+    cr_assert_eq(th_sh("%s 2>/dev/null", cmd), 0);
+    cr_assert_eq(count(ref_db, "SELECT count(*) FROM runs"), GRID);
+    report(ref_db, ref_csv);
+
+    static const struct { int sig, rows; } cases[] = {
+        { SIGINT, 1 }, { SIGINT, GRID / 2 }, { SIGKILL, 1 }, { SIGKILL, GRID / 2 },
+    };
+    int exercised = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char db[128], csv[128];
+        snprintf(db, sizeof db, "%s/k%zu.db", dir, c);
+        snprintf(csv, sizeof csv, "%s/k%zu.csv", dir, c);
+        int seen, st = interrupt(db, cases[c].rows, cases[c].sig, &seen);
+        cr_assert_geq(seen, cases[c].rows);
+        int kept = count(db, "SELECT count(*) FROM runs");
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+            cr_assert_eq(kept, GRID); /* it finished first: nothing to interrupt */
+            cr_log_warn("case %zu: the sweep finished before the signal", c);
+        } else if (cases[c].sig == SIGINT) {
+            exercised++;
+            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == sim_exit_status(SIM_EINTR),
+                      "case %zu: SIGINT gave status %d", c, st);
+            cr_assert_eq(th_sh("test $(wc -l < %s/sweep.err) -eq 1 && grep -q 'run the same "
+                               "command again to resume' %s/sweep.err", dir, dir), 0);
+        } else {
+            exercised++;
+            cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        }
+        cr_assert_geq(kept, seen, "case %zu: committed rows were lost", c);
+        cr_assert_leq(kept, GRID);
+        report(db, csv); /* readable as left, before any writer touched it */
+        check_consistent(db);
+        if (cases[c].sig == SIGKILL && kept < GRID) { /* killed again while resuming */
+            st = interrupt(db, kept + 1, SIGKILL, &seen);
+            check_consistent(db);
+            cr_assert_geq(count(db, "SELECT count(*) FROM runs"), seen);
+        }
+        sweep_cmd(db, cmd, sizeof cmd);
+        cr_assert_eq(th_sh("%s 2>/dev/null", cmd), 0, "case %zu: resuming failed", c);
+        cr_assert_eq(count(db, "SELECT count(*) FROM runs"), GRID);
+        check_consistent(db);
+        report(db, csv);
+        cr_assert_eq(th_sh("cmp -s %s %s", csv, ref_csv), 0,
+                     "case %zu: the resumed database reports differently", c);
+    }
+    cr_assert_gt(exercised, 0, "no sweep was ever interrupted");
+}
