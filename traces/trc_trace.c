@@ -114,6 +114,22 @@ static void put_us(FILE *f, int64_t ns)
     fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
 }
 
+/* A JSON string literal: quotes, backslashes and control characters escaped
+ * (metadata strings come from files, so they may hold anything). */
+static void put_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
 static uint64_t flow_id(const struct trc_trace *t, int sender_stage, int mb, int grad)
 {
     return ((uint64_t)sender_stage * (uint64_t)(t->n_micro + 1) + (uint64_t)(mb + 1)) * 2 +
@@ -127,17 +143,24 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
     if (rc < 0)
         return rc;
     FILE *f = af.f;
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":\"%s\","
-            "\"schedule\":\"%s\",\"remat\":\"%s\",\"devices\":%d,\"stages\":%d,"
-            "\"micro_batches\":%d,\"batch\":%.17g,\"static_mem\":[",
-            SIM_VERSION, t->source, t->schedule, t->remat, t->n_devices, t->n_stages,
-            t->n_micro, t->batch);
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":",
+            SIM_VERSION);
+    put_str(f, t->source);
+    fputs(",\"schedule\":", f);
+    put_str(f, t->schedule);
+    fputs(",\"remat\":", f);
+    put_str(f, t->remat);
+    fprintf(f, ",\"devices\":%d,\"stages\":%d,\"micro_batches\":%d,\"batch\":%.17g,"
+            "\"static_mem\":[", t->n_devices, t->n_stages, t->n_micro, t->batch);
     for (int d = 0; d < t->n_devices; d++)
         fprintf(f, "%s%lld", d ? "," : "", t->static_mem ? (long long)t->static_mem[d] : 0LL);
     fprintf(f, "]},\n\"traceEvents\":[\n");
     for (int d = 0; d < t->n_devices; d++) {
-        fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":"
-                "\"device %d (%s)\"}},\n", d, d, t->source);
+        char pname[64];
+        snprintf(pname, sizeof pname, "device %d (%s)", d, t->source);
+        fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", d);
+        put_str(f, pname);
+        fputs("}},\n", f);
         fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":"
                 "{\"sort_index\":%d}},\n", d, d);
         for (int k = 0; k < SIM_NSTREAMS; k++)

@@ -1,0 +1,28 @@
+/* Trace writers: output that the reader (and any JSON parser) takes back. */
+#include "helpers.h"
+
+#include <unistd.h>
+
+Test(traces, metadata_strings_are_escaped_and_round_trip)
+{
+    /* a fuzz finding: a tab in the source string made the writer emit
+     * invalid JSON (tests/fuzz/regress/trace/source-with-tab-breaks-rewrite.json) */
+    struct trc_trace *t;
+    cr_assert_eq(trc_read_chrome("tests/fuzz/regress/trace/source-with-tab-breaks-rewrite.json",
+                                 &t), 0, "%s", sim_errmsg());
+    cr_assert_str_eq(t->source, "simul\ted");
+    snprintf(t->schedule, sizeof t->schedule, "q\"b\\s\n");
+    char path[] = "/tmp/pipesim-trc-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(trc_write_chrome(t, path), 0);
+    struct trc_trace *u;
+    cr_assert_eq(trc_read_chrome(path, &u), 0, "%s", sim_errmsg());
+    cr_assert_str_eq(u->source, t->source);
+    cr_assert_str_eq(u->schedule, t->schedule);
+    cr_assert_eq(u->n_counters, t->n_counters);
+    cr_assert_eq(th_sh("command -v python3 >/dev/null || exit 0; python3 -c 'import json,sys; "
+                       "json.load(open(sys.argv[1]))' %s", path), 0);
+    trc_trace_free(u);
+    trc_trace_free(t);
+    unlink(path);
+}
