@@ -83,7 +83,7 @@ test: deps
 	@$(MAKE) --no-print-directory check-unit
 	@$(MAKE) --no-print-directory asan
 	@$(MAKE) --no-print-directory valgrind
-	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_CI_TIME)
+	@FUZZ_RUNS=$(FUZZ_CI_RUNS) $(MAKE) --no-print-directory fuzz
 
 # The end-to-end commands, good and bad input, under valgrind memcheck.
 valgrind: $(BIN)
@@ -108,7 +108,7 @@ asan:
 FUZZ_SRC  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/%)
 FUZZ_TIME ?= 5
-FUZZ_CI_TIME ?= 4
+FUZZ_CI_RUNS ?= 20000
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz-bins: $(FUZZ_BIN)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_OBJ) $(LIBA)

@@ -21,7 +21,11 @@ for t in $targets; do
   fi
   maxlen=4096
   [ "$t" = fuzz_results ] && maxlen=65536 # SQLite files: 4 KiB pages
-  "$b/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  # FUZZ_RUNS (CI): a fixed number of runs from a fixed seed, so the same
+  # tree always fuzzes the same inputs; else SECONDS of random search.
+  if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$FUZZ_RUNS -seed=1"; else limit="-max_total_time=$secs"; fi
+  # shellcheck disable=SC2086
+  "$b/$t" $limit -timeout=10 -rss_limit_mb=2048 \
     -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
     -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1
   rc=$?
@@ -30,7 +34,7 @@ for t in $targets; do
   if [ $rc -ne 0 ]; then
     echo "!! $t: finding (exit $rc), see $log and $b/artifacts/"; tail -40 "$log"; fail=1
   else
-    echo "fuzz $t: ${runs:-?} executions in ${secs}s (${speed:-?} exec/s), no finding"
+    echo "fuzz $t: ${runs:-?} executions (${speed:-?} exec/s), no finding"
   fi
 done
 exit $fail
