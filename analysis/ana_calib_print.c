@@ -1,4 +1,5 @@
 /* ana_calib_print: the calibration report, as a table or a long CSV. */
+#include "analysis/ana_format.h"
 #include "analysis/ana_calib.h"
 #include "sim/sim_error.h"
 
@@ -31,8 +32,9 @@ static double spread(const struct ana_stat *s, int n)
     return worst;
 }
 
-static void print_table(const struct ana_calib *c, FILE *f)
+static void print_table(const void *obj, FILE *f)
 {
+    const struct ana_calib *c = obj;
     fprintf(f, "calibration     %s (%d layers) on cpu %d, OpenBLAS %s, %s\n", c->spec,
             c->n_layers, c->cpu, c->blas, c->stamp);
     fprintf(f, "micro-batches   ");
@@ -112,8 +114,9 @@ static void csv_row(FILE *f, const char *scope, const char *name, const char *op
             median > 0 ? 100 * fit->resid[i] / median : 0, us(fit->a), us(fit->b), fit->r2);
 }
 
-static void print_csv(const struct ana_calib *c, FILE *f)
+static void print_csv(const void *obj, FILE *f)
 {
+    const struct ana_calib *c = obj;
     fprintf(f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n", c->spec,
             c->cpu, c->blas, c->repeats, c->stamp);
     fprintf(f, "scope,name,op,n,median_us,p25_us,p75_us,min_us,max_us,fit_us,resid_pct,a_us,"
@@ -147,11 +150,6 @@ static void print_csv(const struct ana_calib *c, FILE *f)
 
 int ana_calib_print(const struct ana_calib *c, const char *format, FILE *f)
 {
-    if (!strcmp(format, "table"))
-        print_table(c, f);
-    else if (!strcmp(format, "csv"))
-        print_csv(c, f);
-    else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv)", format);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    static const struct ana_printers pr = { print_table, print_csv, NULL };
+    return ana_print_as(format, &pr, c, f);
 }

@@ -1,4 +1,5 @@
 /* ana_compare_print: the comparison as a table, CSV or JSON. */
+#include "analysis/ana_format.h"
 #include "analysis/ana_compare.h"
 #include "sim/sim_error.h"
 
@@ -11,8 +12,9 @@ static void label(const struct trc_event *e, char *buf, size_t n)
     sim_op_label(&op, buf, (int)n);
 }
 
-static void print_table(const struct ana_compare *c, FILE *f)
+static void print_table(const void *obj, FILE *f)
 {
+    const struct ana_compare *c = obj;
     fprintf(f, "ops aligned     %zu (%d devices, %d stages, %d micro-batches)\n", c->n_ops,
             c->n_devices, c->n_stages, c->n_micro);
     fprintf(f, "makespan        simulated %.6f ms, measured %.6f ms, error %+.2f%%\n",
@@ -45,8 +47,9 @@ static void print_table(const struct ana_compare *c, FILE *f)
         fprintf(f, "  none: the traces agree op for op\n");
 }
 
-static void print_csv(const struct ana_compare *c, FILE *f)
+static void print_csv(const void *obj, FILE *f)
 {
+    const struct ana_compare *c = obj;
     fprintf(f, "metric,device,op,stage,mb,simulated,measured,error,cause\n");
     fprintf(f, "makespan_ns,,,,,%lld,%lld,%.17g,\n", (long long)c->makespan_sim,
             (long long)c->makespan_meas, c->makespan_err);
@@ -72,8 +75,9 @@ static void print_csv(const struct ana_compare *c, FILE *f)
     }
 }
 
-static int print_json(const struct ana_compare *c, FILE *f)
+static int print_json(const void *obj, FILE *f)
 {
+    const struct ana_compare *c = obj;
     json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "ops",
                           (json_int_t)c->n_ops, "makespan_sim_ns", (json_int_t)c->makespan_sim,
                           "makespan_meas_ns", (json_int_t)c->makespan_meas, "makespan_err",
@@ -115,13 +119,6 @@ static int print_json(const struct ana_compare *c, FILE *f)
 
 int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f)
 {
-    if (!strcmp(format, "table"))
-        print_table(c, f);
-    else if (!strcmp(format, "csv"))
-        print_csv(c, f);
-    else if (!strcmp(format, "json"))
-        return print_json(c, f);
-    else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
+    return ana_print_as(format, &pr, c, f);
 }

@@ -1,4 +1,5 @@
 /* ana_prediction_print: a prediction as a table, CSV or JSON. */
+#include "analysis/ana_format.h"
 #include "analysis/ana_predict.h"
 #include "sim/sim_error.h"
 #include "sim/sim_json.h"
@@ -18,8 +19,9 @@ static void human_bytes(double b, char *buf, size_t n)
     snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
 }
 
-static void print_table(const struct ana_prediction *p, FILE *f)
+static void print_table(const void *obj, FILE *f)
 {
+    const struct ana_prediction *p = obj;
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sim_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
@@ -57,8 +59,9 @@ static void print_table(const struct ana_prediction *p, FILE *f)
     }
 }
 
-static void print_csv(const struct ana_prediction *p, FILE *f)
+static void print_csv(const void *obj, FILE *f)
 {
+    const struct ana_prediction *p = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
             "bubble_sim,bubble_analytic,fits,stage,device,layers,fwd_s,bwd_s,busy_frac,"
             "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits\n");
@@ -74,8 +77,9 @@ static void print_csv(const struct ana_prediction *p, FILE *f)
     }
 }
 
-static int print_json(const struct ana_prediction *p, FILE *f)
+static int print_json(const void *obj, FILE *f)
 {
+    const struct ana_prediction *p = obj;
     sim_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
     json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, "
                           "s:b, s:I}",
@@ -123,13 +127,6 @@ static int print_json(const struct ana_prediction *p, FILE *f)
 
 int ana_prediction_print(const struct ana_prediction *p, const char *format, FILE *f)
 {
-    if (!strcmp(format, "table"))
-        print_table(p, f);
-    else if (!strcmp(format, "csv"))
-        print_csv(p, f);
-    else if (!strcmp(format, "json"))
-        return print_json(p, f);
-    else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
+    return ana_print_as(format, &pr, p, f);
 }

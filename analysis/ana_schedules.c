@@ -1,3 +1,4 @@
+#include "analysis/ana_format.h"
 #include "analysis/ana_schedules.h"
 #include "sim/sim_error.h"
 #include "sim/sim_schedule.h"
@@ -174,8 +175,9 @@ static void pct(double x, char *buf, size_t n)
         snprintf(buf, n, "%.2f%%", x * 100);
 }
 
-static void print_table(const struct ana_sched_cmp *c, FILE *f)
+static void print_table(const void *obj, FILE *f)
 {
+    const struct ana_sched_cmp *c = obj;
     fprintf(f, "model           %s\n", c->model);
     fprintf(f, "topology        %s\n", c->topology);
     fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
@@ -236,8 +238,9 @@ static void csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void print_csv(const struct ana_sched_cmp *c, FILE *f)
+static void print_csv(const void *obj, FILE *f)
 {
+    const struct ana_sched_cmp *c = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,stages,step_s,samples_per_s,speedup,"
                "bubble_sim,bubble_formula,peak_act_max_bytes,peak_max_bytes,fits,device,"
                "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,error\n");
@@ -285,8 +288,9 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
     return o;
 }
 
-static int print_json(const struct ana_sched_cmp *c, FILE *f)
+static int print_json(const void *obj, FILE *f)
 {
+    const struct ana_sched_cmp *c = obj;
     json_t *arr = json_array();
     json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
@@ -317,13 +321,6 @@ out:
 
 int ana_sched_cmp_print(const struct ana_sched_cmp *c, const char *format, FILE *f)
 {
-    if (!strcmp(format, "table"))
-        print_table(c, f);
-    else if (!strcmp(format, "csv"))
-        print_csv(c, f);
-    else if (!strcmp(format, "json"))
-        return print_json(c, f);
-    else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
+    return ana_print_as(format, &pr, c, f);
 }
