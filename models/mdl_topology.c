@@ -72,15 +72,60 @@ static int get_name(const char *path, const char *where, json_t *o, char *dst)
     return 0;
 }
 
-static int find_device(const struct mdl_topology *t, const char *name)
+/* Device names sorted, for lookups and the duplicate check in O(n log n):
+ * `count` may expand one entry into a million devices. */
+struct name_ix {
+    const char *name;
+    int dev;
+};
+
+static int ix_cmp(const void *a, const void *b)
 {
-    for (int i = 0; i < t->n_devices; i++)
-        if (!strcmp(t->devices[i].name, name))
-            return i;
-    return -1;
+    const struct name_ix *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->dev > y->dev) - (x->dev < y->dev);
 }
 
-static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
+static int find_device(const struct name_ix *ix, int n, const char *name)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (strcmp(ix[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && !strcmp(ix[lo].name, name) ? ix[lo].dev : -1;
+}
+
+/* Sorts the names; a repeated one is reported at its first repetition in
+ * file order, as a scan would find it. entry[d] = the devices[] entry of d. */
+static int index_names(const char *path, const struct mdl_topology *t, const int *entry,
+                       struct name_ix **out)
+{
+    int n = t->n_devices;
+    struct name_ix *ix = malloc(sizeof *ix * (size_t)(n ? n : 1));
+    if (!ix)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    for (int d = 0; d < n; d++)
+        ix[d] = (struct name_ix){ t->devices[d].name, d };
+    qsort(ix, (size_t)n, sizeof *ix, ix_cmp);
+    int first_repeat = -1;
+    for (int i = 1; i < n; i++) /* ix[i] repeats ix[i-1]: i's device is a repetition */
+        if (!strcmp(ix[i].name, ix[i - 1].name) &&
+            (first_repeat < 0 || ix[i].dev < first_repeat))
+            first_repeat = ix[i].dev;
+    if (first_repeat >= 0) {
+        free(ix);
+        return sim_error(SIM_EINVAL, "%s: devices[%d]: duplicate device name '%s'", path,
+                         entry[first_repeat], t->devices[first_repeat].name);
+    }
+    *out = ix;
+    return 0;
+}
+
+static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, int **entry_out)
 {
     static const char *const dkeys[] = { "name", "count", "flops", "memory",
                                          "mem_bandwidth", "efficiency", NULL };
@@ -99,7 +144,9 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
     if (total > 1 << 20)
         return sim_error(SIM_EINVAL, "%s: devices: more than 1048576 devices", path);
     t->devices = calloc(total, sizeof *t->devices);
-    if (!t->devices)
+    int *entry = malloc(sizeof *entry * total);
+    *entry_out = entry;
+    if (!t->devices || !entry)
         return sim_error(SIM_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *o = json_array_get(arr, i);
@@ -138,16 +185,15 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t)
             struct mdl_device dk = d;
             if (c)
                 snprintf(dk.name, sizeof dk.name, "%.50s%d", d.name, k & 0xfffff);
-            if (find_device(t, dk.name) >= 0)
-                return sim_error(SIM_EINVAL, "%s: %s: duplicate device name '%s'", path,
-                                 where, dk.name);
+            entry[t->n_devices] = (int)i;
             t->devices[t->n_devices++] = dk;
         }
     }
     return 0;
 }
 
-static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
+static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
+                      const struct name_ix *ix, int *seen)
 {
     static const char *const lkeys[] = { "name", "endpoints", "bandwidth", "latency",
                                          "shared", NULL };
@@ -198,14 +244,14 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t)
             if (!json_is_string(s))
                 return sim_error(SIM_EPARSE, "%s: %s.endpoints[%zu]: must be a device name",
                                  path, where, k);
-            int d = find_device(t, json_string_value(s));
+            int d = find_device(ix, t->n_devices, json_string_value(s));
             if (d < 0)
                 return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
                                  path, where, k, json_string_value(s));
-            for (int j = 0; j < l->n_ends; j++)
-                if (l->ends[j] == d)
-                    return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
-                                     "listed twice", path, where, k, json_string_value(s));
+            if (seen[d] == (int)i + 1) /* stamped by this link */
+                return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
+                                 "listed twice", path, where, k, json_string_value(s));
+            seen[d] = (int)i + 1;
             l->ends[l->n_ends++] = d;
         }
         if (!l->shared && l->n_ends != 2)
@@ -221,7 +267,8 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
 {
     static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "links",
                                          "comment", "source", NULL };
-    int rc;
+    int rc, *entry = NULL, *seen = NULL;
+    struct name_ix *ix = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
@@ -241,14 +288,26 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     }
     if ((rc = get_num(path, "topology", root, "bytes_per_param", 0, 12, 0,
                       &t->bytes_per_param)) < 0 ||
-        (rc = load_devices(path, json_object_get(root, "devices"), t)) < 0 ||
-        (rc = load_links(path, json_object_get(root, "links"), t)) < 0)
+        (rc = load_devices(path, json_object_get(root, "devices"), t, &entry)) < 0 ||
+        (rc = index_names(path, t, entry, &ix)) < 0)
         goto err_free;
+    if (!(seen = calloc((size_t)t->n_devices, sizeof *seen))) {
+        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        goto err_free;
+    }
+    if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0)
+        goto err_free;
+    free(seen);
+    free(ix);
+    free(entry);
     json_decref(root);
     *out = t;
     return 0;
 
 err_free:
+    free(seen);
+    free(ix);
+    free(entry);
     json_decref(root);
     mdl_topology_free(t);
     return rc;
