@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(d->eff_max > 0 && d->eff_max <= 1);
         FUZZ_CHECK(fuzz_finite_nonneg(d->batch_half) && fuzz_finite_nonneg(d->overhead_s) &&
                    fuzz_finite_nonneg(d->mem_bandwidth));
-        for (int j = 0; j < i; j++)
+        /* the pairwise oracle for unique names, on topologies small enough for it */
+        for (int j = 0; t->n_devices <= 4096 && j < i; j++)
             FUZZ_CHECK(strcmp(t->devices[j].name, d->name));
     }
     for (int i = 0; i < t->n_links; i++) {
