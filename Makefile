@@ -1,14 +1,55 @@
-# pipesim — see README.md. `make`, `make test`, `make demo`, `make bench`,
-# `make asan`, `make valgrind`, `make fuzz [FUZZ_TIME=s]`, `make alloc`,
-# `make install PREFIX=...`, `make clean`.
+# pipesim — see README.md.
+#   make demo        install missing Debian packages (as root), build, run the main job
+#   make test        install, build, run everything (check, asan, alloc, valgrind, fuzz)
+#   make check       the fast unit and end-to-end suites
+#   make bench       benchmarks, each figure beside its target
+#   make             build only (says which packages are missing, installs nothing)
+#   make asan | valgrind | alloc | fuzz [FUZZ_TIME=s] | install PREFIX=... | clean
+#
+# Two stages. The targets above first run the `deps` step (scripts/deps.sh),
+# then call this Makefile again with PIPESIM_STAGE=build: only that second
+# make computes the library flags with pkg-config, so a first run on a bare
+# machine sees the libraries that `deps` has just installed. The flags a
+# build used are kept in $(BUILD)/FLAGS (git's GIT-CFLAGS): when they change,
+# everything they affect is rebuilt.
 CC       ?= cc
 BUILD    ?= build
 PREFIX   ?= /usr/local
-PKGS     := gsl jansson sqlite3 openblas
 OPT      ?= -O2 -g
+.DEFAULT_GOAL := all
+
+# Targets and the deps mode each needs (scripts/deps.sh check|demo|test).
+DEPS_TEST  := test check asan alloc valgrind fuzz fuzz-bins coverage
+DEPS_DEMO  := demo bench
+DEPS_CHECK := all install $(BUILD)/pipesim
+
+.PHONY: all deps test check check-unit asan alloc valgrind fuzz \
+        fuzz-bins demo bench install clean coverage
+
+ifneq ($(PIPESIM_STAGE),build)
+# ---- stage 1: packages, then the build stage --------------------------------
+$(DEPS_TEST):
+	@sh scripts/deps.sh test
+	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+$(DEPS_DEMO):
+	@sh scripts/deps.sh demo
+	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+$(DEPS_CHECK):
+	@sh scripts/deps.sh check
+	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+deps:
+	@sh scripts/deps.sh test
+clean:
+	rm -rf build
+Makefile: ;
+%:
+	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+else
+# ---- stage 2: the build ------------------------------------------------------
+PKGS     := gsl jansson sqlite3 openblas
 # GSL's pkg-config pulls in its own CBLAS; OpenBLAS provides CBLAS, so drop it.
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PKGS) 2>/dev/null))
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PKGS)))
 CRIT_LIBS  := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
             $(OPT) -MMD -MP -I. $(PKG_CFLAGS) $(EXTRA_CFLAGS)
@@ -33,14 +74,24 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_BIN:= $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 LIBA     := $(BUILD)/libpipesim.a
 BIN      := $(BUILD)/pipesim
+FLAGS    := $(BUILD)/FLAGS
 
-.PHONY: all deps test check-unit asan demo bench install clean fuzz fuzz-bins valgrind alloc
+# The slow suites: `make check` leaves them to `make test` (alloc runs them
+# under `make alloc`, the MPI suite under `make test`'s check-unit).
+SLOW_TESTS := test_alloc
+CHECK_BIN  := $(filter-out $(SLOW_TESTS:%=$(BUILD)/tests/%),$(TEST_BIN))
+
 all: $(BIN)
 
-deps:
-	@sh scripts/deps.sh
+# Rewritten only when the flags differ, so an unchanged build stays up to date.
+$(FLAGS): FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(subst ','\'',$(CC) $(CFLAGS) $(CLI_MAIN_FLAGS) | $(LDLIBS))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else \
+	  [ -f $@ ] && echo "flags changed: rebuilding $(BUILD)"; mv $@.new $@; fi
+FORCE:
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -54,7 +105,7 @@ $(LIBA): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIBA)
 	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(LIBA) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c $(LIBA) $(BIN)
+$(BUILD)/tests/%: tests/%.c $(LIBA) $(BIN) $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(LIBA) $(CRIT_LIBS) $(LDLIBS)
 
@@ -64,42 +115,83 @@ $(BUILD)/tests/alloc_fail.so: tests/alloc_fail.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -O2 -fPIC -shared -o $@ $< -ldl
 
-$(BUILD)/bench/%: bench/%.c $(LIBA)
+$(BUILD)/bench/%: bench/%.c $(LIBA) $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O3 -o $@ $< $(LIBA) $(LDLIBS)
 
 # Every Criterion binary runs from the repository root with PIPESIM=$(BIN).
 # Sanitizer reports from Criterion's forked workers do not always change the
-# exit status, so the log is also searched for them.
-check-unit: $(BIN) $(TEST_BIN) $(BUILD)/tests/alloc_fail.so
-	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; PIPESIM=$(abspath $(BIN)) $$t --jobs 2 >$$t.log 2>&1 || fail=1; \
+# exit status, so the log is also searched for them. Leaks allocated inside
+# libcriterion itself are suppressed (tests/lsan.supp names that library
+# only); a leak in pipesim's code still fails.
+export LSAN_OPTIONS := suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+RUN_TESTS ?= $(TEST_BIN)
+check-unit: $(BIN) $(RUN_TESTS) $(BUILD)/tests/alloc_fail.so
+	@fail=0; for t in $(RUN_TESTS); do \
+	  s=$$(date +%s); \
+	  PIPESIM=$(abspath $(BIN)) $$t --jobs 2 >$$t.log 2>&1 || fail=1; \
 	  cat $$t.log; \
 	  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $$t.log; then \
 	    echo "!! sanitizer report in $$t"; fail=1; fi; \
+	  echo "== $$t: $$(( $$(date +%s) - s )) s"; \
 	done; exit $$fail
 
-test: deps
-	@$(MAKE) --no-print-directory check-unit
-	@$(MAKE) --no-print-directory asan
-	@$(MAKE) --no-print-directory valgrind
-	@FUZZ_RUNS=$(FUZZ_CI_RUNS) $(MAKE) --no-print-directory fuzz
+# Runs one part, prints how long it took, keeps going, fails at the end.
+define part
+	@s=$$(date +%s); $(MAKE) --no-print-directory $(2) || echo $(1) >> $(BUILD)/parts.failed; \
+	  echo "== $(1): $$(( $$(date +%s) - s )) s" | tee -a $(BUILD)/parts.time
+endef
+define parts_begin
+	@mkdir -p $(BUILD); rm -f $(BUILD)/parts.failed $(BUILD)/parts.time
+endef
+define parts_end
+	@echo "== time per part:"; cat $(BUILD)/parts.time
+	@if [ -s $(BUILD)/parts.failed ]; then echo "!! failed: $$(cat $(BUILD)/parts.failed | tr '\n' ' ')"; exit 1; fi
+endef
+
+check:
+	$(parts_begin)
+	$(call part,build,-j2 $(BIN) $(CHECK_BIN) $(BUILD)/tests/alloc_fail.so)
+	$(call part,unit+e2e,RUN_TESTS="$(CHECK_BIN)" check-unit)
+	$(parts_end)
+
+test:
+	$(parts_begin)
+	$(call part,build,-j2 $(BIN) $(TEST_BIN) $(BUILD)/tests/alloc_fail.so)
+	$(call part,unit+e2e,check-unit)
+	$(call part,asan,asan)
+	$(call part,valgrind,valgrind)
+	$(call part,fuzz,fuzz FUZZ_RUNS=$(FUZZ_CI_RUNS))
+	$(parts_end)
 
 # The end-to-end commands, good and bad input, under valgrind memcheck.
 valgrind: $(BIN)
 	@sh scripts/valgrind.sh $(BIN)
 
-# Allocation failure at every N, with the ASan binary (LeakSanitizer on).
+SAN_VARS := OPT="-O1 -g -fno-omit-frame-pointer" \
+  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+  EXTRA_LDLIBS="-fsanitize=address,undefined"
+# Allocation failure at every N (or a fixed sample), with the ASan binary (LeakSanitizer on).
 alloc:
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  EXTRA_LDLIBS="-fsanitize=address,undefined" TEST_BIN=build/asan/tests/test_alloc check-unit
+	@$(MAKE) --no-print-directory -j2 BUILD=build/asan $(SAN_VARS) build/asan/pipesim build/asan/tests/test_alloc
+	@PIPESIM_ALLOC_ALL=1 $(MAKE) --no-print-directory BUILD=build/asan $(SAN_VARS) \
+	  RUN_TESTS=build/asan/tests/test_alloc check-unit
 
 # The whole suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
 asan:
-	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  EXTRA_LDLIBS="-fsanitize=address,undefined" check-unit
+	@$(MAKE) --no-print-directory -j2 BUILD=build/asan $(SAN_VARS) \
+	  $(subst $(BUILD)/,build/asan/,$(BIN) $(TEST_BIN)) build/asan/tests/alloc_fail.so
+	@$(MAKE) --no-print-directory BUILD=build/asan $(SAN_VARS) check-unit
+
+# Line coverage per folder (gcov + lcov): the fast suite on a --coverage build.
+coverage:
+	@$(MAKE) --no-print-directory -j2 BUILD=build/cov OPT="-O0 -g --coverage" \
+	  EXTRA_LDLIBS=--coverage $(subst $(BUILD)/,build/cov/,$(BIN) $(CHECK_BIN))
+	@find build/cov -name '*.gcda' -delete
+	@$(MAKE) --no-print-directory BUILD=build/cov OPT="-O0 -g --coverage" EXTRA_LDLIBS=--coverage \
+	  RUN_TESTS="$(subst $(BUILD)/,build/cov/,$(CHECK_BIN))" check-unit >build/cov/check.log 2>&1 || \
+	  { tail -30 build/cov/check.log; exit 1; }
+	@sh scripts/coverage.sh build/cov
 
 # libFuzzer targets (tests/fuzz/fuzz_*.c), everything rebuilt with clang in
 # build/fuzz. `make fuzz` runs each for FUZZ_TIME seconds from its seed
@@ -111,19 +203,19 @@ FUZZ_TIME ?= 5
 FUZZ_CI_RUNS ?= 20000
 FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz-bins: $(FUZZ_BIN)
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_OBJ) $(LIBA)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(CLI_OBJ) $(LIBA) $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< $(CLI_OBJ) $(LIBA) $(LDLIBS)
 fuzz:
-	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	@$(MAKE) --no-print-directory -j2 BUILD=build/fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
 	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link $(FUZZ_SAN)" EXTRA_LDLIBS="$(FUZZ_SAN)" \
 	  CLI_MAIN_FLAGS=-Dmain=pipesim_main fuzz-bins
-	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_TIME)
+	@FUZZ_RUNS=$(FUZZ_RUNS) sh tests/fuzz/run.sh build/fuzz $(FUZZ_TIME)
 
-demo: deps $(BIN)
+demo: $(BIN)
 	sh scripts/demo.sh $(BIN)
 
-bench: deps $(BIN) $(BENCH_BIN)
+bench: $(BIN) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 
 install: $(BIN)
@@ -135,3 +227,4 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+endif

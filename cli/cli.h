@@ -34,6 +34,10 @@ int cmd_paper(int argc, char **argv);
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 void cli_getopt_reset(void);
+/* pipesim --version: version and build features (cli/cli_version.c). */
+#include <stdio.h>
+void cli_version(FILE *f);
+
 /* Prints text to stdout and returns 1 (the caller returns 0 for --help). */
 int cli_help(const char *text);
 

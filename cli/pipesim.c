@@ -92,8 +92,8 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("pipesim %s\n", SIM_VERSION);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        cli_version(stdout);
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -401,11 +401,9 @@ static void protoc_decode(const char *dir, const uint8_t *msg, size_t len, const
 
 Test(chakra, protoc_decodes_the_files_too)
 {
-    if (th_sh("command -v protoc >/dev/null 2>&1") != 0) {
-        printf("chakra::protoc_decodes_the_files_too: skipped: protoc is not installed "
-               "(apt-get install protobuf-compiler)\n");
-        return;
-    }
+    if (th_sh("command -v protoc >/dev/null 2>&1") != 0)
+        cr_skip_test("protoc is not installed (apt-get install protobuf-compiler; "
+                     "`make test` installs it)");
     double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
     double out[4] = { 10, 10, 10, 10 };
     struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 10);

@@ -20,8 +20,13 @@ Test(traces, metadata_strings_are_escaped_and_round_trip)
     cr_assert_str_eq(u->source, t->source);
     cr_assert_str_eq(u->schedule, t->schedule);
     cr_assert_eq(u->n_counters, t->n_counters);
-    cr_assert_eq(th_sh("command -v python3 >/dev/null || exit 0; python3 -c 'import json,sys; "
-                       "json.load(open(sys.argv[1]))' %s", path), 0);
+    /* a second, strict JSON reader (`make test` installs python3) */
+    if (th_sh("command -v python3 >/dev/null 2>&1") == 0)
+        cr_assert_eq(th_sh("python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", path),
+                     0, "python's json module rejects %s", path);
+    else
+        cr_log_warn("python3 is not installed: the trace was not checked by a second JSON "
+                    "reader (apt-get install python3)");
     trc_trace_free(u);
     trc_trace_free(t);
     unlink(path);
