@@ -292,7 +292,7 @@ Test(sweep, corrupt_foreign_and_locked_databases)
     cr_assert_eq(sqlite3_exec(h, "CREATE TABLE t (x)", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
     snprintf(args, sizeof args, SWEEP "--db %s", db);
-    expect_cli(args, 8, "not a pipesim results database");
+    expect_cli(args, 8, "not a pipesim sweep database");
     path(db, "future.db");
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs (x); PRAGMA user_version = 7", NULL, NULL,
