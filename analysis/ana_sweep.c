@@ -203,6 +203,7 @@ out:
 static void *worker(void *arg)
 {
     struct pool *p = arg;
+    pthread_setname_np(pthread_self(), "pipesim-sweep"); /* top -H, /proc/<pid>/task */
     for (;;) {
         pthread_mutex_lock(&p->mu);
         if (atomic_load(&stop_flag) || p->abort || p->next >= p->n) {
