@@ -1,5 +1,6 @@
 /* ana_db: the sweep results database (see ana_db.h). */
 #include "analysis/ana_db.h"
+#include "analysis/ana_dbkind.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
 
@@ -40,20 +41,7 @@ static const char schema[] =
 
 static int db_err(const ana_db *d, int code, const char *what)
 {
-    const char *why;
-    if ((code & 0xff) == SQLITE_NOMEM) /* SQLite's allocation failed: not the database's fault */
-        return sim_error(SIM_ENOMEM, "%s: %s: out of memory", d->path, what);
-    switch (code & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        why = "the database is locked by another process (another sweep writing to it?)";
-        break;
-    case SQLITE_NOTADB: why = "not an SQLite database"; break;
-    case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
-    case SQLITE_READONLY: why = "the database is read-only"; break;
-    default: why = d->db ? sqlite3_errmsg(d->db) : sqlite3_errstr(code); break;
-    }
-    return sim_error(SIM_EDB, "%s: %s: %s", d->path, what, why);
+    return ana_sqlite_error(d->db, code, d->path, what);
 }
 
 void ana_db_close(ana_db *d)
@@ -74,60 +62,44 @@ static int exec(ana_db *d, const char *sql, const char *what)
     return rc == SQLITE_OK ? 0 : db_err(d, rc, what);
 }
 
-/* One integer from a query. */
-static int query_int(ana_db *d, const char *sql, const char *what, int *out)
-{
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return db_err(d, rc, what);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int(st, 0);
-        rc = SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_err(d, rc, what);
-}
-
+/* The kind of database the file holds (ana_dbkind.h); with create, the
+ * schema made in an empty file and a legacy one stamped, in one write
+ * transaction taken before the check, so two sweeps starting on a new file
+ * do not both create it. */
 static int check_schema(ana_db *d, int create)
 {
-    int version = 0, tables = 0, rc;
-    if ((rc = query_int(d, "PRAGMA user_version", "reading the schema version", &version)) < 0 ||
-        (rc = query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
-                        "reading the schema", &tables)) < 0)
-        return rc;
-    if (version == 0 && tables == 0) {
-        if (!create)
-            return sim_error(SIM_EDB, "%s: empty database, no pipesim results in it", d->path);
-        char sql[sizeof schema + 128];
-        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s PRAGMA user_version = %d; COMMIT;",
-                 schema, ANA_DB_SCHEMA);
-        if ((rc = exec(d, sql, "creating the schema")) < 0) {
-            sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    enum ana_dbstate state;
+    int rc;
+    if (!create) {
+        if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
             return rc;
-        }
-        return 0;
+        return state != ANA_DB_EMPTY ? 0 : sim_error(SIM_EDB, "%s: empty database, no "
+                                                     "pipesim results in it", d->path);
     }
-    if (version == 0)
-        return sim_error(SIM_EDB, "%s: not a pipesim results database (schema version 0 with "
-                         "%d other tables)", d->path, tables);
-    if (version != ANA_DB_SCHEMA)
-        return sim_error(SIM_EDB, "%s: results database of schema version %d; this pipesim "
-                         "reads version %d", d->path, version, ANA_DB_SCHEMA);
-    int have = 0;
-    if ((rc = query_int(d, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                        "name IN ('runs', 'stages')", "reading the schema", &have)) < 0)
+    if ((rc = exec(d, "BEGIN IMMEDIATE", "reading the schema version")) < 0)
         return rc;
-    if (have != 2)
-        return sim_error(SIM_EDB, "%s: schema version %d but the runs/stages tables are "
-                         "missing", d->path, version);
+    if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
+        goto rollback;
+    if (state == ANA_DB_EMPTY && (rc = exec(d, schema, "creating the schema")) < 0)
+        goto rollback;
+    if (state != ANA_DB_CURRENT && (rc = ana_dbkind_stamp(d->db, d->path,
+                                                          ANA_DBKIND_SWEEP)) < 0)
+        goto rollback;
+    if ((rc = exec(d, "COMMIT", "creating the schema")) < 0)
+        goto rollback;
     return 0;
+
+rollback:
+    sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
 int ana_db_open(const char *path, int create, ana_db **out)
 {
     *out = NULL;
+    int rc = ana_db_path_check(path, "--db");
+    if (rc < 0)
+        return rc;
     if (!create && access(path, R_OK) != 0)
         return sim_error(SIM_EIO, "%s: cannot read the results database (run pipesim sweep "
                          "--db %s first)", path, path);
@@ -137,7 +109,7 @@ int ana_db_open(const char *path, int create, ana_db **out)
         return sim_error(SIM_ENOMEM, "out of memory");
     }
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    int rc = sqlite3_open_v2(path, &d->db, flags, NULL);
+    rc = sqlite3_open_v2(path, &d->db, flags, NULL);
     if (rc != SQLITE_OK) {
         rc = db_err(d, rc, "cannot open");
         goto err_close;

@@ -2,7 +2,11 @@
  * ana_db — the SQLite results database of `pipesim sweep`, read back by
  * `pipesim report` and `pipesim plot`.
  *
- * Schema version 1 (PRAGMA user_version):
+ * PRAGMA application_id ANA_DB_APPLICATION_ID (0x50535357, 'PSSW'), schema
+ * version 1 (PRAGMA user_version), both set at creation and checked on every
+ * open before any work (analysis/ana_dbkind.h: a validation database or
+ * another program's file is refused; one of the previous release, without
+ * application_id, is read as it is and stamped by the next sweep):
  *   runs    one row per configuration: the inputs (model and topology as
  *           given plus a 64-bit FNV-1a hash of each file, or of the spec text
  *           for generated models), schedule, K, M, batch, remat, partition
@@ -14,9 +18,10 @@
  *   stages  one row per (run, stage): device, layers, busy fraction,
  *           per-micro-batch fwd/bwd/recompute time, static/activation/peak
  *           memory, capacity, fits.
- * One connection per process, used by one thread. Errors: a file that is
- * not SQLite, a database of another schema or version, or one locked by
- * another writer for more than 5 s -> SIM_EDB naming the file.
+ * One connection per process, used by one thread. Errors: a name SQLite
+ * keeps off disk ("", ":memory:", "file:" URIs) -> SIM_EUSAGE; a file that
+ * is not SQLite, a database of another kind, schema or version, or one
+ * locked by another writer for more than 2 s -> SIM_EDB naming the file.
  *
  * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
  * run array (ana_runs_free). Cost: insert O(stages), has O(log rows), load
@@ -28,6 +33,7 @@
 #include <stdint.h>
 
 #define ANA_DB_SCHEMA 1
+#define ANA_DB_APPLICATION_ID 0x50535357 /* 'PSSW': PipeSim SWeep */
 
 struct ana_run_stage {
     int device, first_layer, n_layers, fits;
@@ -53,8 +59,9 @@ struct ana_run {
 
 typedef struct ana_db ana_db;
 
-/* create: make the schema in a new or empty file; else the file must exist
- * and hold it. */
+/* create: make the schema in a new or empty file (or stamp a legacy one),
+ * in one transaction; else the file must exist and hold it (opened
+ * read-only, a legacy file is read as it is). */
 int ana_db_open(const char *path, int create, ana_db **out);
 void ana_db_close(ana_db *db);
 int ana_db_begin(ana_db *db);

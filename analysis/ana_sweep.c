@@ -8,23 +8,93 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_flag;
+/* The stop request, read by the worker threads: an atomic set from signal
+ * handlers and ana_sweep_interrupt (lock-free, so async-signal-safe), and
+ * the signal that asked (0: ana_sweep_interrupt). */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal handlers need lock-free atomic ints");
+static atomic_int stop_flag, stop_sig;
+
+/* The signals that stop a sweep, and the actions they had before it. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSTOP ((int)(sizeof stop_signals / sizeof *stop_signals))
+static struct sigaction old_action[NSTOP];
+static int installed[NSTOP];
+static const char *stop_notice; /* written by the handler (NULL: --quiet) */
+static size_t stop_notice_len;
 
 void ana_sweep_interrupt(void)
 {
-    stop_flag = 1;
+    atomic_store(&stop_flag, 1);
 }
 
-static void on_sigint(int sig)
+/* The first signal asks the sweep to stop after the running configurations
+ * and puts back the previous actions (the default, or main's handler that
+ * removes temporary files), so that a second signal stops the process at
+ * once. sigaction is async-signal-safe; the arrays are written before the
+ * handler is installed and only read here. */
+static void on_stop_signal(int sig)
 {
-    (void)sig;
-    stop_flag = 1;
+    int expected = 0;
+    atomic_compare_exchange_strong(&stop_sig, &expected, sig);
+    atomic_store(&stop_flag, 1);
+    for (int i = 0; i < NSTOP; i++)
+        if (installed[i])
+            sigaction(stop_signals[i], &old_action[i], NULL);
+    if (stop_notice && expected == 0) {
+        ssize_t w = write(2, stop_notice, stop_notice_len);
+        (void)w;
+    }
+}
+
+/* Installs on_stop_signal for the stop signals not ignored (a sweep started
+ * under nohup keeps ignoring SIGHUP). */
+static void signals_install(const char *notice)
+{
+    struct sigaction sa;
+    stop_notice = notice;
+    stop_notice_len = notice ? strlen(notice) : 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < NSTOP; i++)
+        sigaddset(&sa.sa_mask, stop_signals[i]);
+    for (int i = 0; i < NSTOP; i++) {
+        installed[i] = 0;
+        if (sigaction(stop_signals[i], NULL, &old_action[i]) != 0 ||
+            old_action[i].sa_handler == SIG_IGN)
+            continue;
+        installed[i] = 1;
+        sigaction(stop_signals[i], &sa, NULL);
+    }
+}
+
+/* Puts back the actions of before the sweep (again, if a signal already
+ * did: the same actions). */
+static void signals_restore(void)
+{
+    for (int i = 0; i < NSTOP; i++)
+        if (installed[i]) {
+            sigaction(stop_signals[i], &old_action[i], NULL);
+            installed[i] = 0;
+        }
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a request";
+    }
 }
 
 struct job {
@@ -133,9 +203,10 @@ out:
 static void *worker(void *arg)
 {
     struct pool *p = arg;
+    pthread_setname_np(pthread_self(), "pipesim-sweep"); /* top -H, /proc/<pid>/task */
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        if (stop_flag || p->abort || p->next >= p->n) {
+        if (atomic_load(&stop_flag) || p->abort || p->next >= p->n) {
             p->running--;
             pthread_cond_broadcast(&p->cv);
             pthread_mutex_unlock(&p->mu);
@@ -304,14 +375,14 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
     struct pool p = { .sp = sp };
     pthread_t *th = NULL;
     int n = 0, started = 0, rc;
-    struct sigaction old, sa;
-    stop_flag = 0;
-    if (sp->handle_sigint) {
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_sigint;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old);
-    }
+    atomic_store(&stop_flag, 0);
+    atomic_store(&stop_sig, 0);
+    if (sp->handle_signals)
+        signals_install(sp->quiet ? NULL : sp->progress ?
+                        "\nsweep: stopping after the running configurations (a second signal "
+                        "stops at once)\n" :
+                        "sweep: stopping after the running configurations (a second signal "
+                        "stops at once)\n");
     if ((rc = ana_db_open(db_path, 1, &db)) < 0 || (rc = plan(sp, db, &jobs, &n, &st)) < 0 ||
         (rc = baselines(sp, jobs, n)) < 0)
         goto out;
@@ -357,15 +428,15 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
     if (sp->progress && n)
         progress(st.done, n, t0, 1);
     if (rc == 0 && st.done < n)
-        rc = sim_error(SIM_EINTR, "interrupted: %d of %d configurations stored in %s (%d were "
-                       "there already); run the same command again to resume", st.done, n,
-                       db_path, st.skipped);
+        rc = sim_error(SIM_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
+                       "(%d were there already); run the same command again to resume",
+                       signal_name(atomic_load(&stop_sig)), st.done, n, db_path, st.skipped);
 out_destroy:
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
 out:
-    if (sp->handle_sigint)
-        sigaction(SIGINT, &old, NULL);
+    if (sp->handle_signals)
+        signals_restore();
     for (int i = 0; jobs && i < n; i++)
         free(jobs[i].run.stages);
     free(jobs);

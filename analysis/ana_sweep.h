@@ -9,9 +9,13 @@
  * thread through a queue; only it touches SQLite, inside transactions
  * committed every few rows, so an interruption loses no finished row.
  * Resume: configurations already in the database (same inputs and input
- * hashes) are skipped. Interrupt (SIGINT with handle_sigint, or
- * ana_sweep_interrupt()): no new configuration starts, the running ones
- * finish and are stored, and the sweep returns SIM_EINTR.
+ * hashes) are skipped. Interrupt (SIGINT, SIGTERM or SIGHUP with
+ * handle_signals, or ana_sweep_interrupt()): no new configuration starts,
+ * the running ones finish and are stored, and the sweep returns SIM_EINTR
+ * with a message naming the signal, the rows kept and how to resume. The
+ * first signal puts back the actions the signals had before the sweep (the
+ * default, or main's temporary-file cleanup), so a second one stops the
+ * process at once; a signal ignored at the start (nohup) stays ignored.
  * A configuration that cannot run (M does not divide the batch, K above the
  * devices or layers) is stored with its error as status, so it is not
  * retried. Rows are keyed and read back sorted: the database contents do not
@@ -44,7 +48,8 @@ struct ana_sweep_spec {
     int jobs;                          /* <= 0: online CPUs */
     int progress;                      /* progress bar with ETA on stderr */
     int quiet;                         /* no summary line either */
-    int handle_sigint;                 /* SIGINT interrupts (restored after) */
+    int handle_signals;                /* SIGINT, SIGTERM and SIGHUP interrupt
+                                          (the previous actions restored after) */
     /* called on the calling thread after each stored row (NULL ok) */
     void (*on_row)(void *ctx, int stored, int pending);
     void *ctx;

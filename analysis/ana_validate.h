@@ -21,7 +21,9 @@
  * `make bench` with targets 2 %, 5 %, 1 point and 1 %.
  *
  * Storage (ana_vcheck_store, ana_validate_db.c): SQLite, one transaction per
- * run; schema version in PRAGMA user_version (ANA_VCHECK_SCHEMA). Tables
+ * run; PRAGMA application_id ANA_VCHECK_APPLICATION_ID ('PSVC') and schema
+ * version in PRAGMA user_version (ANA_VCHECK_SCHEMA), set at creation and
+ * checked (ana_vcheck_db_prepare) before the grid runs (ana_dbkind.h). Tables
  * runs, points, devices, discrepancies; see ana_validate_db.c.
  * Report (ana_vcheck_report, ana_validate_report.c): Markdown table and
  * figures, and a gnuplot PNG of predicted vs measured step time and bubble.
@@ -43,6 +45,7 @@
 #include "traces/trc_trace.h"
 
 #define ANA_VCHECK_SCHEMA 1
+#define ANA_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 #define ANA_VCHECK_MAX_STEPS 1000
 
 /* Accuracy targets of the issue (bench_accuracy prints ratios to them). */
@@ -127,10 +130,16 @@ void ana_vcheck_accuracy(const struct ana_vcheck *v, int fastest, struct ana_acc
  * the error. */
 int ana_accuracy_print(const struct ana_vcheck *v, const struct ana_accuracy *a, FILE *f);
 
+/* Before any work: creates the database at path with its schema, or checks
+ * that an existing one is a validation database of this schema (stamping
+ * one of the previous release). SIM_EUSAGE for a name SQLite keeps off disk
+ * ("", ":memory:", "file:"), SIM_EDB for a sweep database, another
+ * program's, another schema version or a lock held too long; a refused file
+ * is not modified. */
+int ana_vcheck_db_prepare(const char *path);
 /* Appends the run (every point, device and discrepancy) to the SQLite
- * database at path, creating it and its schema if needed. SIM_EDB for a
- * file that is not a pipesim database, a newer or older schema, or a lock
- * held too long. command: the command line, for the stamp. */
+ * database at path, creating it and its schema if needed, with the checks
+ * of ana_vcheck_db_prepare. command: the command line, for the stamp. */
 int ana_vcheck_store(const struct ana_vcheck *v, const char *path, const char *command,
                      int64_t *run_id);
 /* Markdown report at md_path; with png_path, the plot too (gnuplot; the

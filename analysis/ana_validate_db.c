@@ -1,6 +1,7 @@
 /* ana_validate_db: validate --check results in SQLite (see ana_validate.h).
  *
- * Schema (version ANA_VCHECK_SCHEMA in PRAGMA user_version):
+ * Schema (PRAGMA application_id ANA_VCHECK_APPLICATION_ID, 'PSVC'; version
+ * ANA_VCHECK_SCHEMA in PRAGMA user_version; checked by ana_dbkind.h):
  *   runs(id, started, command, version, net, schedule, batch, steps,
  *        warmup_steps, seed, cpus, blas, profile, topology, wall_s)
  *   points(run, K, M, remat, micro_batch, step_sim_ms, step_meas_ms,
@@ -16,6 +17,7 @@
  * percentage points. One transaction per run.
  */
 #include "analysis/ana_validate.h"
+#include "analysis/ana_dbkind.h"
 #include "sim/sim_error.h"
 #include "sim/sim_util.h"
 
@@ -49,42 +51,61 @@ static int db_err(sqlite3 *db, const char *path, const char *what)
 
 static int exec(sqlite3 *db, const char *path, const char *sql)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = sim_error(SIM_EDB, "%s: %s", path, msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return rc;
-    }
-    return 0;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : ana_sqlite_error(db, rc, path, "writing");
 }
 
-/* Creates the schema in a new database, checks the version of an old one. */
+/* Inside a write transaction: creates and stamps the schema in an empty
+ * database, stamps a legacy one, refuses any other kind (ana_dbkind.h). */
 static int prepare_schema(sqlite3 *db, const char *path)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-        return db_err(db, path, "not a pipesim results database");
-    int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (version < 0)
-        return db_err(db, path, "cannot read the schema version");
-    if (version == ANA_VCHECK_SCHEMA)
-        return 0;
-    if (version != 0)
-        return sim_error(SIM_EDB, "%s: schema version %d, this pipesim writes version %d "
-                         "(use another --db)", path, version, ANA_VCHECK_SCHEMA);
-    /* version 0: empty, or some other program's database */
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) !=
-        SQLITE_OK)
-        return db_err(db, path, "not a pipesim results database");
-    int n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (n != 0)
-        return sim_error(SIM_EDB, "%s: a database with other tables and no pipesim schema "
-                         "version (use another --db)", path);
-    char sql[sizeof schema + 64];
-    snprintf(sql, sizeof sql, "%sPRAGMA user_version = %d;", schema, ANA_VCHECK_SCHEMA);
-    return exec(db, path, sql);
+    enum ana_dbstate state;
+    int rc = ana_dbkind_check(db, path, ANA_DBKIND_VCHECK, &state);
+    if (rc < 0 || state == ANA_DB_CURRENT)
+        return rc;
+    if (state == ANA_DB_EMPTY && (rc = exec(db, path, schema)) < 0)
+        return rc;
+    return ana_dbkind_stamp(db, path, ANA_DBKIND_VCHECK);
+}
+
+/* Opens (creating) path and takes the write lock; prepare_schema's checks. */
+static int open_db(const char *path, sqlite3 **out)
+{
+    sqlite3 *db = NULL;
+    int rc = ana_db_path_check(path, "--db");
+    if (rc < 0)
+        return rc;
+    if ((rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) !=
+        SQLITE_OK) {
+        rc = ana_sqlite_error(db, rc, path, "cannot open");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 10000);
+    if ((rc = exec(db, path, "BEGIN IMMEDIATE")) < 0)
+        goto err_close;
+    if ((rc = prepare_schema(db, path)) < 0)
+        goto err_rollback;
+    *out = db;
+    return 0;
+
+err_rollback:
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+err_close:
+    sqlite3_close(db);
+    return rc;
+}
+
+int ana_vcheck_db_prepare(const char *path)
+{
+    sqlite3 *db;
+    int rc = open_db(path, &db);
+    if (rc < 0)
+        return rc;
+    if ((rc = exec(db, path, "COMMIT")) < 0)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
 }
 
 static int step_done(sqlite3 *db, sqlite3_stmt *st, const char *path)
@@ -153,17 +174,9 @@ int ana_vcheck_store(const struct ana_vcheck *v, const char *path, const char *c
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st[4] = { NULL, NULL, NULL, NULL };
-    int rc;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-        SQLITE_OK) {
-        rc = db_err(db, path, "cannot open");
-        goto out;
-    }
-    sqlite3_busy_timeout(db, 10000);
-    if ((rc = exec(db, path, "BEGIN IMMEDIATE")) < 0)
-        goto out;
-    if ((rc = prepare_schema(db, path)) < 0)
-        goto rollback;
+    int rc = open_db(path, &db);
+    if (rc < 0)
+        return rc;
     static const char *const sql[4] = {
         "INSERT INTO points VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?)",

@@ -1,4 +1,5 @@
 /* pipesim report: K x M tables from a sweep database, and CSV exports. */
+#include "analysis/ana_dbkind.h"
 #include "analysis/ana_report.h"
 #include "cli/cli.h"
 #include "sim/sim_partitioner.h"
@@ -87,6 +88,8 @@ int cmd_report(int argc, char **argv)
         return sim_error(SIM_EUSAGE, "report: unexpected argument '%s'", argv[optind]);
     if (!db_path)
         return sim_error(SIM_EUSAGE, "report: --db is required (see pipesim report --help)");
+    if ((rc = ana_db_path_check(db_path, "--db")) < 0)
+        return rc;
     ana_db *db = NULL;
     struct ana_run *runs = NULL;
     int n = 0;

@@ -1,5 +1,6 @@
 /* pipesim sweep: every K x M x batch x remat x strategy combination, in
  * parallel, into SQLite. */
+#include "analysis/ana_dbkind.h"
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
 #include "models/mdl_gen.h"
@@ -25,10 +26,13 @@ static const char help[] =
     "pipesim version; step time, throughput, speedup over one device (M=1, no remat),\n"
     "simulated and analytic bubble, and per stage busy fraction and peak memory (table\n"
     "stages). Configurations already in the database are skipped, so a sweep stopped\n"
-    "with Ctrl-C (which keeps every finished row and exits with status 10) resumes\n"
-    "where it stopped when run again. Combinations that cannot run (M not dividing\n"
-    "the batch, K above the devices or layers) are stored with their error. A\n"
-    "progress bar with ETA goes to stderr when it is a terminal.\n"
+    "with Ctrl-C, SIGTERM or SIGHUP (which keeps every finished row and exits with\n"
+    "status 10; a second signal stops at once) resumes where it stopped when run again.\n"
+    "Each value may appear once in each list. --db must name a file (not '' or\n"
+    ":memory:); a validation database or another program's file is refused.\n"
+    "Combinations that cannot run (M not dividing the batch, K above the devices or\n"
+    "layers) are stored with their error. A progress bar with ETA goes to stderr\n"
+    "when it is a terminal.\n"
     "Defaults: --remat except_last, --strategy uniform, --db results/sweep.db.\n"
     "Read the results with pipesim report and pipesim plot.\n";
 
@@ -46,7 +50,8 @@ static int parse_list(const char *s, const char *what, int (*one)(const char *, 
             return rc;
         for (int i = 0; i < *n; i++)
             if (v[i] == v[*n])
-                return sim_error(SIM_EUSAGE, "%s: '%s' given twice", what, tok);
+                return sim_error(SIM_EUSAGE, "%s: '%s' given twice (each value once: a "
+                                 "configuration is stored once)", what, tok);
         (*n)++;
     }
     return *n ? 0 : sim_error(SIM_EUSAGE, "%s: empty list", what);
@@ -66,6 +71,18 @@ static int one_strategy(const char *s, int *v)
     int rc = sim_part_strategy_parse(s, &st);
     *v = (int)st;
     return rc;
+}
+
+/* A value given twice would make two rows of one configuration: refused
+ * before any work, naming the option and the value. */
+static int distinct(const char *what, const long *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (v[i] == v[j])
+                return sim_error(SIM_EUSAGE, "%s: %ld given twice (each value once: a "
+                                 "configuration is stored once)", what, v[i]);
+    return 0;
 }
 
 static int make_parent(const char *path)
@@ -99,7 +116,7 @@ int cmd_sweep(int argc, char **argv)
         { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    struct ana_sweep_spec sp = { .schedule = "gpipe", .handle_sigint = 1 };
+    struct ana_sweep_spec sp = { .schedule = "gpipe", .handle_signals = 1 };
     const char *db = "results/sweep.db";
     long *Ks = NULL, *Ms = NULL, *batches = NULL, jobs = 0;
     int remats[3] = { SIM_REMAT_EXCEPT_LAST }, strats[SIM_PART_NSTRATEGIES] = { SIM_PART_UNIFORM };
@@ -116,17 +133,21 @@ int cmd_sweep(int argc, char **argv)
         case 'K':
             free(Ks);
             Ks = NULL;
-            rc = sim_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK);
+            if ((rc = sim_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK)) == 0)
+                rc = distinct("-K", Ks, sp.nK);
             break;
         case 'M':
             free(Ms);
             Ms = NULL;
-            rc = sim_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM);
+            if ((rc = sim_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM)) == 0)
+                rc = distinct("-M", Ms, sp.nM);
             break;
         case 'b':
             free(batches);
             batches = NULL;
-            rc = sim_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches, &sp.nbatch);
+            if ((rc = sim_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
+                                          &sp.nbatch)) == 0)
+                rc = distinct("--batch", batches, sp.nbatch);
             break;
         case 'r': rc = parse_list(optarg, "--remat", one_remat, remats, 3, &nremat); break;
         case 'S':
@@ -151,6 +172,8 @@ int cmd_sweep(int argc, char **argv)
                        "(see pipesim sweep --help)");
         goto out;
     }
+    if ((rc = ana_db_path_check(db, "--db")) < 0)
+        goto out;
     struct sim_schedule *probe; /* an unknown schedule is a usage error, before any work */
     if ((rc = sim_schedule_build(sp.schedule, 1, 1, SIM_REMAT_NEVER, &probe)) < 0)
         goto out;

@@ -2,6 +2,7 @@
  * grid; results in SQLite and a report (analysis/ana_validate.h). */
 #include "analysis/ana_calib.h"
 #include "analysis/ana_calib_plot.h"
+#include "analysis/ana_dbkind.h"
 #include "analysis/ana_validate.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
@@ -30,9 +31,11 @@ static const char help[] =
     "median time and with the fastest step. Prints one line per point and the accuracy\n"
     "figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
     "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
-    "every point to the SQLite database, writes the Markdown report with its plot\n"
-    "(predicted vs measured step time and bubble; gnuplot) and the two timelines of\n"
-    "the worst point overlaid (--timeline, default beside the report).\n"
+    "every point to the SQLite database (created, or checked to be a validation\n"
+    "database, before anything runs; a sweep database is refused), writes the\n"
+    "Markdown report with its plot (predicted vs measured step time and bubble;\n"
+    "gnuplot) and the two timelines of the worst point overlaid (--timeline, default\n"
+    "beside the report).\n"
     "--quick: M 1,4,16, remat except_last, 3 calibration repeats (make demo).\n"
     "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
     "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
@@ -49,8 +52,16 @@ static int parse_ints(const char *s, const char *what, long lo, long hi, int *ou
         free(v);
         return sim_error(SIM_EUSAGE, "%s: at most %d values", what, cap);
     }
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
         out[i] = (int)v[i];
+        for (int j = 0; j < i; j++)
+            if (out[j] == out[i]) {
+                rc = sim_error(SIM_EUSAGE, "%s: %d given twice (each value once: a point is "
+                               "stored once)", what, out[i]);
+                free(v);
+                return rc;
+            }
+    }
     *n = k;
     free(v);
     return 0;
@@ -74,6 +85,10 @@ static int parse_remats(const char *s, enum sim_remat *out, int *n)
         int rc = sim_remat_parse(t, &out[*n]);
         if (rc < 0)
             return rc;
+        for (int j = 0; j < *n; j++)
+            if (out[j] == out[*n])
+                return sim_error(SIM_EUSAGE, "--remat: '%s' given twice (each value once: a "
+                                 "point is stored once)", t);
         (*n)++;
     }
     return *n ? 0 : sim_error(SIM_EUSAGE, "--remat: empty list");
@@ -176,7 +191,8 @@ static int parse(int argc, char **argv, struct check_args *a)
     if ((rc = parse_ints(ks, "-K", 1, 4096, a->Ks, &a->n_K, 8)) < 0 ||
         (rc = parse_ints(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 16, a->Ms, &a->n_M, 32)) <
             0 ||
-        (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0)
+        (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0 ||
+        (rc = ana_db_path_check(a->db, "--db")) < 0)
         return rc;
     return 0;
 }
@@ -305,7 +321,8 @@ int cli_validate_check(int argc, char **argv)
     in->a = &a;
     cli_realtime(a.realtime);
     if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
-        (rc = cli_mkdirs(a.db)) < 0 || (rc = cli_mkdirs(a.report)) < 0)
+        (rc = cli_mkdirs(a.db)) < 0 || (rc = ana_vcheck_db_prepare(a.db)) < 0 ||
+        (rc = cli_mkdirs(a.report)) < 0)
         goto out;
     struct ana_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,7 +293,7 @@ Test(sweep, corrupt_foreign_and_locked_databases)
     cr_assert_eq(sqlite3_exec(h, "CREATE TABLE t (x)", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
     snprintf(args, sizeof args, SWEEP "--db %s", db);
-    expect_cli(args, 8, "not a pipesim results database");
+    expect_cli(args, 8, "not a pipesim sweep database");
     path(db, "future.db");
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs (x); PRAGMA user_version = 7", NULL, NULL,
@@ -387,4 +388,245 @@ Test(sweep, cli_usage_errors)
     expect_cli(args, 0, "");
     cr_assert_eq(th_sh("grep -q 'normalized throughput, baseline K=1 M=1' %s/r.txt", dir), 0);
     cr_assert_eq(th_sh("test $(wc -l < %s/r.csv) -eq 5", dir), 0, "header + 4 runs");
+}
+
+/* ---- databases that never lose work (issue 12) ---- */
+
+/* The bytes and modification time of a file, to check it was left alone. */
+struct snap {
+    char *bytes;
+    size_t n;
+    struct timespec mtime;
+};
+
+static void snap_take(const char *p, struct snap *s)
+{
+    struct stat sb;
+    cr_assert_eq(stat(p, &sb), 0, "%s", p);
+    s->mtime = sb.st_mtim;
+    s->n = (size_t)sb.st_size;
+    s->bytes = malloc(s->n + 1);
+    FILE *f = fopen(p, "rb");
+    cr_assert(s->bytes && f);
+    cr_assert_eq(fread(s->bytes, 1, s->n, f), s->n);
+    fclose(f);
+}
+
+static void expect_unchanged(const char *p, struct snap *s)
+{
+    struct snap now;
+    snap_take(p, &now);
+    cr_expect_eq(now.n, s->n, "%s: size changed", p);
+    cr_expect(now.n == s->n && !memcmp(now.bytes, s->bytes, s->n), "%s: bytes changed", p);
+    cr_expect(now.mtime.tv_sec == s->mtime.tv_sec && now.mtime.tv_nsec == s->mtime.tv_nsec,
+              "%s: modified", p);
+    cr_expect_eq(th_sh("ls %s-journal %s-wal 2>/dev/null | grep -q .", p, p), 1,
+                 "%s: a journal was left", p);
+    free(now.bytes);
+    free(s->bytes);
+    s->bytes = NULL;
+}
+
+static void make_db(const char *p, const char *sql)
+{
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(p, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+    sqlite3_close(h);
+}
+
+Test(sweep, db_names_sqlite_keeps_off_disk_are_usage_errors)
+{
+    static const struct { const char *db, *why; } cases[] = {
+        { "''", "--db '': an empty name is SQLite's temporary database, deleted on exit, so "
+                "the results would vanish" },
+        { ":memory:", "--db ':memory:': SQLite's in-memory database is lost on exit, so the "
+                      "results would vanish" },
+        { "file::memory:", "--db 'file::memory:': SQLite may read a 'file:' name as a URI" },
+        { "'file:r.db?mode=memory'", "SQLite may read a 'file:' name as a URI" },
+    };
+    char args[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(args, sizeof args, SWEEP "--db %s", cases[i].db);
+        expect_cli(args, 2, cases[i].why);
+        snprintf(args, sizeof args, "report --db %s", cases[i].db);
+        expect_cli(args, 2, cases[i].why);
+        snprintf(args, sizeof args, "plot --db %s --out-dir %s/p", cases[i].db, dir);
+        expect_cli(args, 2, cases[i].why);
+    }
+    /* nothing was created under those names, here or in the working directory */
+    cr_expect_eq(th_sh("ls %s | grep -v err.txt | grep -q .", dir), 1, "a file was created");
+    cr_expect_eq(th_sh("test -e :memory: || test -e file::memory:"), 1);
+    struct ana_sweep_spec sp = spec(1);
+    cr_expect_eq(ana_sweep_run(&sp, ":memory:", NULL), -SIM_EUSAGE);
+    ana_db *h;
+    cr_expect_eq(ana_db_open("", 0, &h), -SIM_EUSAGE);
+    cr_expect_eq(h, NULL);
+}
+
+Test(sweep, repeated_list_values_are_usage_errors_before_any_work)
+{
+    static const struct { const char *opts, *msg; } cases[] = {
+        { "-K 2,2 -M 1 --batch 4", "-K: 2 given twice" },
+        { "-K 1,2,4,2 -M 1 --batch 4", "-K: 2 given twice" },
+        { "-K 1 -M 4,8,4 --batch 8", "-M: 4 given twice" },
+        { "-K 1 -M 1 --batch 4,8,4", "--batch: 4 given twice" },
+        { "-K 1 -M 1 --batch 4 --remat never,always,never", "--remat: 'never' given twice" },
+        { "-K 1 -M 1 --batch 4 --strategy uniform,gpipe,uniform",
+          "--strategy: 'uniform' given twice" },
+    };
+    char args[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(args, sizeof args, "sweep --model " MODEL " --topology " TOPO " %s --quiet "
+                 "--db %s/dup.db", cases[i].opts, dir);
+        expect_cli(args, 2, cases[i].msg);
+    }
+    cr_expect_eq(th_sh("test -e %s/dup.db", dir), 1, "the database was created");
+}
+
+Test(sweep, application_id_is_set_on_creation_and_checked_on_open)
+{
+    char db[128], args[512];
+    path(db, "a.db");
+    struct ana_sweep_spec sp = spec(2);
+    cr_assert_eq(ana_sweep_run(&sp, db, NULL), 0, "%s", sim_errmsg());
+    cr_expect_eq(count(db, "PRAGMA application_id"), ANA_DB_APPLICATION_ID);
+    cr_expect_eq(count(db, "PRAGMA application_id"), 0x50535357);
+    cr_expect_eq(count(db, "PRAGMA user_version"), ANA_DB_SCHEMA);
+
+    static const struct { const char *name, *sql, *msg; } refused[] = {
+        { "vcheck.db", "CREATE TABLE runs(x); CREATE TABLE points(x); CREATE TABLE devices(x);"
+          "CREATE TABLE discrepancies(x); PRAGMA user_version = 1;"
+          "PRAGMA application_id = 1347638851", /* 0x50535643 "PSVC" */
+          "a pipesim validation database (made by pipesim validate --check), not a sweep "
+          "one" },
+        { "vcheck-legacy.db", "CREATE TABLE runs(x); CREATE TABLE points(x);"
+          "CREATE TABLE devices(x); CREATE TABLE discrepancies(x); PRAGMA user_version = 1",
+          "a pipesim validation database (made by pipesim validate --check of an earlier "
+          "release), not a sweep one" },
+        { "other-id.db", "CREATE TABLE runs(x); CREATE TABLE stages(x);"
+          "PRAGMA user_version = 1; PRAGMA application_id = 305419896",
+          "not a pipesim sweep database: application_id 0x12345678 belongs to another "
+          "program" },
+        { "extra-table.db", "CREATE TABLE runs(x); CREATE TABLE stages(x);"
+          "CREATE TABLE mine(x); PRAGMA user_version = 1",
+          "not a pipesim sweep database (schema version 1 but tables 'mine,runs,stages'" },
+        { "no-version.db", "CREATE TABLE runs(x); CREATE TABLE stages(x)",
+          "not a pipesim sweep database (no schema version, other tables: 'runs,stages')" },
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        path(db, refused[i].name);
+        make_db(db, refused[i].sql);
+        struct snap s;
+        snap_take(db, &s);
+        snprintf(args, sizeof args, SWEEP "--db %s", db);
+        expect_cli(args, 8, refused[i].msg);
+        expect_cli(args, 8, refused[i].name);
+        snprintf(args, sizeof args, "report --db %s", db);
+        expect_cli(args, 8, refused[i].msg);
+        struct ana_sweep_stats st = { 0 };
+        sp = spec(1);
+        cr_expect_eq(ana_sweep_run(&sp, db, &st), -SIM_EDB);
+        cr_expect_eq(st.done, 0);
+        expect_unchanged(db, &s);
+    }
+}
+
+Test(sweep, legacy_database_without_application_id_is_read_and_stamped)
+{
+    char db[128], args[512];
+    path(db, "legacy.db");
+    struct ana_sweep_spec sp = spec(2);
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    make_db(db, "PRAGMA application_id = 0"); /* as the previous release left it */
+    cr_assert_eq(count(db, "PRAGMA application_id"), 0);
+    /* read as it is: report opens it read-only and does not touch it */
+    struct snap s;
+    snap_take(db, &s);
+    snprintf(args, sizeof args, "report --db %s --metric step", db);
+    expect_cli(args, 0, "");
+    expect_unchanged(db, &s);
+    /* the next sweep resumes it and stamps it */
+    sp.Ms = M8;
+    sp.nM = 4;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_expect_eq(st.skipped, 27);
+    cr_expect_eq(st.done, 9);
+    cr_expect_eq(count(db, "PRAGMA application_id"), ANA_DB_APPLICATION_ID);
+    cr_expect_eq(count(db, "SELECT count(*) FROM runs"), 36);
+}
+
+static int term_seen;
+
+static void count_term(int sig)
+{
+    (void)sig;
+    term_seen++;
+}
+
+static void term_twice(void *ctx, int stored, int pending)
+{
+    (void)ctx;
+    (void)pending;
+    if (stored == 1) {
+        raise(SIGTERM); /* the sweep's handler: stop, and put the previous one back */
+        raise(SIGTERM); /* the previous handler (main's temporary-file cleanup) */
+    }
+}
+
+Test(sweep, sigterm_stops_and_a_second_signal_reaches_the_previous_handler)
+{
+    char db[128];
+    path(db, "term.db");
+    struct sigaction sa = { .sa_handler = count_term }, old, now;
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGTERM, &sa, &old), 0);
+    static long K[] = { 2, 4, 6, 8 }, M[] = { 4096, 8192 }, B[] = { 8192 };
+    struct ana_sweep_spec sp = spec(1);
+    sp.Ks = K;
+    sp.Ms = M;
+    sp.batches = B;
+    sp.nK = 4;
+    sp.nM = 2;
+    sp.nbatch = 1;
+    sp.on_row = term_twice;
+    sp.handle_signals = 1;
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), -SIM_EINTR, "%s", sim_errmsg());
+    cr_expect(strstr(sim_errmsg(), "interrupted by SIGTERM: "), "%s", sim_errmsg());
+    cr_expect(strstr(sim_errmsg(), "run the same command again to resume"), "%s", sim_errmsg());
+    cr_expect_eq(term_seen, 1, "the previous handler ran %d times", term_seen);
+    int kept = count(db, "SELECT count(*) FROM runs");
+    cr_expect(kept >= 1 && kept <= 2 && st.done == kept, "kept %d, stored %d", kept, st.done);
+    cr_assert_eq(sigaction(SIGTERM, NULL, &now), 0);
+    cr_expect(now.sa_handler == count_term, "the previous handler is back");
+    sigaction(SIGTERM, &old, NULL);
+    sp.on_row = NULL;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_expect_eq(count(db, "SELECT count(*) FROM runs"), 8);
+}
+
+static void hup(void *ctx, int stored, int pending)
+{
+    (void)ctx;
+    (void)pending;
+    if (stored == 1)
+        raise(SIGHUP);
+}
+
+Test(sweep, an_ignored_signal_stays_ignored)
+{
+    char db[128];
+    path(db, "nohup.db");
+    signal(SIGHUP, SIG_IGN); /* as nohup leaves it */
+    struct ana_sweep_spec sp = spec(1);
+    sp.on_row = hup;
+    sp.handle_signals = 1;
+    struct ana_sweep_stats st;
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_expect_eq(st.done, 27);
+    struct sigaction now;
+    cr_assert_eq(sigaction(SIGHUP, NULL, &now), 0);
+    cr_expect(now.sa_handler == SIG_IGN);
 }

@@ -1,13 +1,15 @@
 /*
  * A sweep stopped mid-way, end to end: `pipesim sweep --jobs 2` is sent
- * SIGINT or SIGKILL after some rows are committed (early, and about half
- * way), then
+ * SIGINT, SIGTERM, SIGHUP or SIGKILL after some rows are committed (early,
+ * and about half way), then
  *   - `pipesim report` reads the database as it was left (read-only open,
  *     hot journal and all) and SQLite's integrity check passes,
  *   - every stored run is whole: an "ok" run has one stage row per stage, a
  *     failed one none, and no stage row is orphaned,
- *   - SIGINT exits with status 10 (SIM_EINTR) and one line saying how to
- *     resume; SIGKILL leaves a database the next run repairs,
+ *   - SIGINT, SIGTERM and SIGHUP exit with status 10 (SIM_EINTR) and one
+ *     line naming the signal and saying how to resume; SIGKILL leaves a
+ *     database the next run repairs; a second signal stops the sweep at once
+ *     (killed by it, the rows committed before kept),
  *   - the same command run again completes the grid (twice killed, too), and
  *     the database then reports byte for byte what an uninterrupted sweep
  *     reports.
@@ -93,6 +95,21 @@ static void report(const char *db, const char *csv)
                  "report on %s failed", db);
 }
 
+/* The child's stop signals back to their defaults, whatever the test
+ * runner left them at (nohup ignores SIGHUP). */
+static void default_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
+static const char *sig_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" :
+                                                                                  "SIGKILL";
+}
+
 /* Starts the sweep, waits until at least `rows` rows are committed, sends
  * sig; returns the wait status and the rows committed before the signal. */
 static int interrupt(const char *db, int rows, int sig, int *seen)
@@ -105,6 +122,7 @@ static int interrupt(const char *db, int rows, int sig, int *seen)
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
+        default_signals();
         if (!freopen(err, "w", stderr))
             _exit(126);
         execv(th_pipesim(), argv);
@@ -137,7 +155,8 @@ Test(sweep_kill, interrupted_sweeps_stay_consistent_and_resume)
     report(ref_db, ref_csv);
 
     static const struct { int sig, rows; } cases[] = {
-        { SIGINT, 1 }, { SIGINT, GRID / 2 }, { SIGKILL, 1 }, { SIGKILL, GRID / 2 },
+        { SIGINT, 1 },  { SIGINT, GRID / 2 },  { SIGKILL, 1 }, { SIGKILL, GRID / 2 },
+        { SIGTERM, 1 }, { SIGHUP, GRID / 2 },
     };
     int exercised = 0;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
@@ -150,12 +169,14 @@ Test(sweep_kill, interrupted_sweeps_stay_consistent_and_resume)
         if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
             cr_assert_eq(kept, GRID); /* it finished first: nothing to interrupt */
             cr_log_warn("case %zu: the sweep finished before the signal", c);
-        } else if (cases[c].sig == SIGINT) {
+        } else if (cases[c].sig != SIGKILL) {
             exercised++;
             cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == sim_exit_status(SIM_EINTR),
-                      "case %zu: SIGINT gave status %d", c, st);
-            cr_assert_eq(th_sh("test $(wc -l < %s/sweep.err) -eq 1 && grep -q 'run the same "
-                               "command again to resume' %s/sweep.err", dir, dir), 0);
+                      "case %zu: %s gave status %d", c, sig_name(cases[c].sig), st);
+            cr_assert_eq(th_sh("test $(wc -l < %s/sweep.err) -eq 1 && grep -q 'interrupted by "
+                               "%s: [0-9]* of [0-9]* configurations stored in .*; run the same "
+                               "command again to resume' %s/sweep.err", dir,
+                               sig_name(cases[c].sig), dir), 0, "case %zu", c);
         } else {
             exercised++;
             cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -178,4 +199,91 @@ Test(sweep_kill, interrupted_sweeps_stay_consistent_and_resume)
                      "case %zu: the resumed database reports differently", c);
     }
     cr_assert_gt(exercised, 0, "no sweep was ever interrupted");
+}
+
+/* A field of /proc/<pid>/status read with fmt (-1: no such process). */
+static long long proc_status(pid_t pid, const char *fmt)
+{
+    char p[64], line[256];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(p, "r");
+    long long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, fmt, &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Whether a thread of pid is a sweep worker (named by ana_sweep). */
+static int has_worker(pid_t pid)
+{
+    return th_sh("cat /proc/%d/task/*/comm 2>/dev/null | grep -qx pipesim-sweep", (int)pid) == 0;
+}
+
+/* The signals whose handler is installed. */
+static long long caught(pid_t pid)
+{
+    return proc_status(pid, "SigCgt: %llx");
+}
+
+Test(sweep_kill, a_second_sigint_stops_at_once)
+{
+    if (access("/proc/self/status", R_OK))
+        cr_skip_test("needs /proc/<pid>/status to see when the first signal was handled");
+    char db[128], err[128];
+    snprintf(db, sizeof db, "%s/twice.db", dir);
+    snprintf(err, sizeof err, "%s/twice.err", dir);
+    /* one configuration of a few seconds: still running when the second
+     * signal comes */
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        default_signals();
+        if (!freopen(err, "w", stderr))
+            _exit(126);
+        execl(th_pipesim(), "pipesim", "sweep", "--model", "mlp:layers=64,width=256",
+              "--topology", TOPO, "-K", "8", "-M", "262144", "--batch", "262144", "--jobs",
+              "1", "--db", db, (char *)NULL);
+        _exit(127);
+    }
+    const long long bit = 1LL << (SIGINT - 1);
+    struct timespec ts = { 0, 2000000 };
+    /* the sweep's handler is installed and its worker thread started (on the
+     * configuration) */
+    int i;
+    for (i = 0; i < 60000 && (!(caught(pid) & bit) || !has_worker(pid));
+         i++) {
+        cr_assert_neq(waitpid(pid, NULL, WNOHANG), pid, "the sweep ended first");
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_lt(i, 60000, "the sweep never started its worker");
+    kill(pid, SIGINT);
+    /* the first signal was handled: the previous (default) action is back */
+    int status = 0, ended = 0;
+    for (i = 0; i < 60000; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            ended = 1;
+            break;
+        }
+        long long m = caught(pid);
+        if (m >= 0 && !(m & bit))
+            break;
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_lt(i, 60000, "the first SIGINT was never handled");
+    if (!ended) {
+        kill(pid, SIGINT);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+    }
+    if (WIFEXITED(status)) { /* the running configuration finished first */
+        cr_assert_eq(WEXITSTATUS(status), sim_exit_status(SIM_EINTR), "status %d", status);
+        cr_log_warn("the sweep stopped before the second SIGINT; not exercised");
+    } else {
+        cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status %d", status);
+    }
+    cr_assert_eq(th_sh("grep -q 'stopping after the running configurations (a second signal "
+                       "stops at once)' %s", err), 0, "no notice of the first signal");
+    check_consistent(db);
 }

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/ana_validate.h"
@@ -176,6 +177,15 @@ static int query_int(const char *path, const char *sql)
     return v;
 }
 
+/* A database made with the SQLite C API (no sqlite3 CLI or python needed). */
+static void make_db(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
 Test(vcheck, store_appends_runs_under_a_schema_version)
 {
     struct mdl_profile *prof;
@@ -188,6 +198,8 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     cr_assert_eq(ana_vcheck_store(v, db, "test two", &r2), 0, "%s", sim_errmsg());
     cr_expect_eq(r2, r1 + 1);
     cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), 0x50535643); /* 'PSVC' */
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points"), 4);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE K = 2 AND M = 2 AND "
@@ -222,22 +234,138 @@ Test(vcheck, store_refuses_foreign_databases)
     cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
     cr_expect(strstr(sim_errmsg(), "junk.db"), "%s", sim_errmsg());
     snprintf(p, sizeof p, "%s/newer.db", dir);
-    cr_assert_eq(th_sh("sqlite3 %s 'PRAGMA user_version = 7' 2>/dev/null || "
-                       "python3 -c \"import sqlite3; c = sqlite3.connect('%s'); "
-                       "c.execute('PRAGMA user_version = 7'); c.commit()\"", p, p), 0);
+    make_db(p, "PRAGMA user_version = 7");
     cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
     cr_expect(strstr(sim_errmsg(), "schema version 7"), "%s", sim_errmsg());
     snprintf(p, sizeof p, "%s/other.db", dir);
-    sqlite3 *db;
-    cr_assert_eq(sqlite3_open(p, &db), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    make_db(p, "CREATE TABLE t(x)");
     cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
     cr_expect(strstr(sim_errmsg(), "other tables"), "%s", sim_errmsg());
     cr_expect_eq(query_int(p, "SELECT count(*) FROM sqlite_master"), 1, "nothing was added");
+    /* another program's application_id, even with tables of the same names */
+    snprintf(p, sizeof p, "%s/other-id.db", dir);
+    make_db(p, "CREATE TABLE runs(x); CREATE TABLE points(x); CREATE TABLE devices(x);"
+               "CREATE TABLE discrepancies(x); PRAGMA user_version = 1;"
+               "PRAGMA application_id = 305419896");
+    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "application_id 0x12345678 belongs to another program"), "%s",
+              sim_errmsg());
+    cr_expect_eq(query_int(p, "SELECT count(*) FROM runs"), 0, "nothing was added");
     ana_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
+}
+
+/* The bytes and modification time of a file, to check it was left alone. */
+struct snap {
+    char *bytes;
+    size_t n;
+    struct timespec mtime;
+};
+
+static void snap_take(const char *p, struct snap *s)
+{
+    struct stat sb;
+    cr_assert_eq(stat(p, &sb), 0, "%s", p);
+    s->mtime = sb.st_mtim;
+    s->n = (size_t)sb.st_size;
+    s->bytes = malloc(s->n + 1);
+    FILE *f = fopen(p, "rb");
+    cr_assert(s->bytes && f);
+    cr_assert_eq(fread(s->bytes, 1, s->n, f), s->n);
+    fclose(f);
+}
+
+static void expect_unchanged(const char *p, struct snap *s)
+{
+    struct snap now;
+    snap_take(p, &now);
+    cr_expect(now.n == s->n && !memcmp(now.bytes, s->bytes, s->n), "%s: bytes changed", p);
+    cr_expect(now.mtime.tv_sec == s->mtime.tv_sec && now.mtime.tv_nsec == s->mtime.tv_nsec,
+              "%s: modified", p);
+    cr_expect_eq(th_sh("ls %s-journal %s-wal 2>/dev/null | grep -q .", p, p), 1,
+                 "%s: a journal was left", p);
+    free(now.bytes);
+    free(s->bytes);
+}
+
+/* A real sweep database, made by pipesim sweep. */
+static void make_sweep_db(const char *path)
+{
+    cr_assert_eq(th_sh("%s sweep --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 1,2 -M 1,2 --batch 4 --quiet "
+                       "--db %s", th_pipesim(), path), 0);
+}
+
+Test(vcheck, store_refuses_a_sweep_database_and_leaves_it_alone)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s/sweep.db", dir);
+    make_sweep_db(p);
+    struct snap s;
+    snap_take(p, &s);
+    cr_expect_eq(ana_vcheck_db_prepare(p), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "sweep.db: a pipesim sweep database (made by pipesim sweep), "
+                     "not a validation one"), "%s", sim_errmsg());
+    expect_unchanged(p, &s);
+    /* one of the previous release (no application_id), by its tables */
+    make_db(p, "PRAGMA application_id = 0");
+    snap_take(p, &s);
+    cr_expect_eq(ana_vcheck_db_prepare(p), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "a pipesim sweep database (made by pipesim sweep of an "
+                     "earlier release), not a validation one"), "%s", sim_errmsg());
+    expect_unchanged(p, &s);
+    cr_expect_eq(ana_vcheck_db_prepare(""), -SIM_EUSAGE);
+    cr_expect_eq(ana_vcheck_db_prepare(":memory:"), -SIM_EUSAGE);
+    cr_expect_eq(ana_vcheck_db_prepare("file::memory:"), -SIM_EUSAGE);
+}
+
+Test(vcheck, store_opens_a_legacy_database_and_stamps_it)
+{
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    char db[160];
+    snprintf(db, sizeof db, "%s/legacy.db", dir);
+    cr_assert_eq(ana_vcheck_store(v, db, "one", NULL), 0, "%s", sim_errmsg());
+    make_db(db, "PRAGMA application_id = 0"); /* as the previous release left it */
+    cr_assert_eq(query_int(db, "PRAGMA application_id"), 0);
+    cr_assert_eq(ana_vcheck_db_prepare(db), 0, "%s", sim_errmsg());
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    make_db(db, "PRAGMA application_id = 0");
+    cr_assert_eq(ana_vcheck_store(v, db, "two", NULL), 0, "%s", sim_errmsg());
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
+    /* with a table that is not ours it is someone else's */
+    make_db(db, "PRAGMA application_id = 0; CREATE TABLE mine(x)");
+    cr_expect_eq(ana_vcheck_store(v, db, "three", NULL), -SIM_EDB);
+    cr_expect(strstr(sim_errmsg(), "not a pipesim validation database (schema version 1 but "
+                     "tables 'devices,discrepancies,mine,points,runs'"), "%s", sim_errmsg());
+    cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
+    ana_vcheck_free(v);
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+Test(vcheck, cli_check_refuses_a_sweep_database_before_any_work)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s/sweep.db", dir);
+    make_sweep_db(p);
+    struct snap s;
+    snap_take(p, &s);
+    int rc = th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 -K 1 "
+                   "-M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 --calib-out c/net "
+                   "--db sweep.db --report r/validation.md > out.txt 2> err.txt", dir,
+                   th_pipesim());
+    cr_expect_eq(rc, 8);
+    cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: sweep.db: a pipesim sweep database "
+                       "(made by pipesim sweep), not a validation one; use another --db' "
+                       "err.txt && test $(wc -l < err.txt) -eq 1", dir), 0);
+    /* nothing calibrated, measured or written */
+    cr_expect_eq(th_sh("cd %s && test ! -s out.txt && test ! -e c && test ! -e r", dir), 0);
+    expect_unchanged(p, &s);
 }
 
 /* ---- the CLI ---- */
@@ -313,6 +441,16 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 --remat sometimes", 2, "sometimes");
     bad_cli("--net mlp:layers=2,width=8 -K 1,x", 2, "-K");
     bad_cli("--net mlp:layers=2,width=8 --calib-stages 3", 2, "--calib-stages: '1' or 'K'");
+    bad_cli("--net mlp:layers=2,width=8 --db ''", 2, "--db '': an empty name is SQLite's "
+            "temporary database, deleted on exit, so the results would vanish");
+    bad_cli("--net mlp:layers=2,width=8 --db :memory:", 2, "--db ':memory:': SQLite's "
+            "in-memory database is lost on exit");
+    bad_cli("--net mlp:layers=2,width=8 --db file:v.db", 2, "SQLite may read a 'file:' name "
+            "as a URI");
+    bad_cli("--net mlp:layers=2,width=8 -K 2,2", 2, "-K: 2 given twice");
+    bad_cli("--net mlp:layers=2,width=8 -M 4,8,4", 2, "-M: 4 given twice");
+    bad_cli("--net mlp:layers=2,width=8 --remat never,always,never", 2,
+            "--remat: 'never' given twice");
     bad_cli("--net mlp:layers=2,width=8 --profile /nonexistent.csv --topology t.json", 5,
             "/nonexistent.csv");
     cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);

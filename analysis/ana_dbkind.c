@@ -1,0 +1,186 @@
+/* ana_dbkind: which pipesim database an SQLite file holds (see ana_dbkind.h). */
+#include "analysis/ana_dbkind.h"
+#include "analysis/ana_db.h"
+#include "analysis/ana_validate.h"
+#include "sim/sim_error.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct kind {
+    const char *name;     /* "a pipesim <name> database" */
+    const char *tool;     /* the command that makes it */
+    uint32_t app_id;
+    int version;
+    const char *tables;   /* sorted by name, comma-separated */
+} kinds[ANA_DBKIND_N] = {
+    [ANA_DBKIND_SWEEP] = { "sweep", "pipesim sweep", ANA_DB_APPLICATION_ID, ANA_DB_SCHEMA,
+                           "runs,stages" },
+    [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
+                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA,
+                            "devices,discrepancies,points,runs" },
+};
+
+int ana_db_path_check(const char *path, const char *opt)
+{
+    if (!path || !*path)
+        return sim_error(SIM_EUSAGE, "%s '': an empty name is SQLite's temporary database, "
+                         "deleted on exit, so the results would vanish; give a file path", opt);
+    if (!strcmp(path, ":memory:"))
+        return sim_error(SIM_EUSAGE, "%s ':memory:': SQLite's in-memory database is lost on "
+                         "exit, so the results would vanish; give a file path", opt);
+    if (!strncmp(path, "file:", 5))
+        return sim_error(SIM_EUSAGE, "%s '%s': SQLite may read a 'file:' name as a URI (an "
+                         "in-memory or temporary database); give a plain path (./%s for a "
+                         "file of that name)", opt, path, path);
+    return 0;
+}
+
+int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
+{
+    const char *why;
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM: /* SQLite's allocation failed: not the database's fault */
+        return sim_error(SIM_ENOMEM, "%s: %s: out of memory", path, what);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        why = "the database is locked by another process (another pipesim writing to it?)";
+        break;
+    case SQLITE_NOTADB: why = "not an SQLite database"; break;
+    case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
+    case SQLITE_READONLY: why = "the database is read-only"; break;
+    default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc); break;
+    }
+    return sim_error(SIM_EDB, "%s: %s: %s", path, what, why);
+}
+
+static int query_int(sqlite3 *db, const char *path, const char *sql, const char *what,
+                     sqlite3_int64 *out)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return ana_sqlite_error(db, rc, path, what);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : ana_sqlite_error(db, rc, path, what);
+}
+
+/* The names of the tables, sorted, comma-separated (SQLite's own left out;
+ * "..." when they do not fit). */
+static int table_names(sqlite3 *db, const char *path, char *buf, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                                "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", -1, &st,
+                                NULL);
+    if (rc != SQLITE_OK)
+        return ana_sqlite_error(db, rc, path, "reading the schema");
+    size_t len = 0;
+    buf[0] = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        int k = snprintf(buf + len, n - len, "%s%s", len ? "," : "", t ? t : "");
+        if (k < 0 || (size_t)k >= n - len) {
+            snprintf(buf + (n > 4 ? n - 4 : 0), n > 4 ? 4 : n, "...");
+            len = n - 1;
+            continue;
+        }
+        len += (size_t)k;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : ana_sqlite_error(db, rc, path, "reading the schema");
+}
+
+/* Whether every name of the comma-separated want is in the list have. */
+static int has_all(const char *have, const char *want)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", want);
+    for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t k = strlen(t);
+        const char *p = have;
+        int found = 0;
+        while (!found && (p = strstr(p, t))) {
+            found = (p == have || p[-1] == ',') && (p[k] == ',' || !p[k]);
+            p += k;
+        }
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
+                     enum ana_dbstate *state)
+{
+    const struct kind *k = &kinds[kind], *o = &kinds[kind == ANA_DBKIND_SWEEP ?
+                                                       ANA_DBKIND_VCHECK : ANA_DBKIND_SWEEP];
+    sqlite3_int64 app = 0, version = 0, objects = 0;
+    char tables[512];
+    int rc;
+    if ((rc = query_int(db, path, "PRAGMA application_id", "reading the schema version",
+                        &app)) < 0 ||
+        (rc = query_int(db, path, "PRAGMA user_version", "reading the schema version",
+                        &version)) < 0 ||
+        (rc = query_int(db, path, "SELECT count(*) FROM sqlite_master", "reading the schema",
+                        &objects)) < 0 ||
+        (rc = table_names(db, path, tables, sizeof tables)) < 0)
+        return rc;
+    uint32_t id = (uint32_t)app;
+    if (id == k->app_id) {
+        if (version != k->version)
+            return sim_error(SIM_EDB, "%s: a pipesim %s database of schema version %lld; this "
+                             "pipesim reads version %d (use another --db)", path, k->name,
+                             (long long)version, k->version);
+        if (!has_all(tables, k->tables))
+            return sim_error(SIM_EDB, "%s: a pipesim %s database without its tables (%s "
+                             "expected, found '%s')", path, k->name, k->tables, tables);
+        *state = ANA_DB_CURRENT;
+        return 0;
+    }
+    if (id == o->app_id)
+        return sim_error(SIM_EDB, "%s: a pipesim %s database (made by %s), not a %s one; use "
+                         "another --db", path, o->name, o->tool, k->name);
+    if (id != 0)
+        return sim_error(SIM_EDB, "%s: not a pipesim %s database: application_id 0x%08x "
+                         "belongs to another program (use another --db)", path, k->name,
+                         (unsigned)id);
+    if (version == 0) {
+        if (objects == 0) {
+            *state = ANA_DB_EMPTY;
+            return 0;
+        }
+        return sim_error(SIM_EDB, "%s: not a pipesim %s database (no schema version, other "
+                         "tables: '%s'); use another --db", path, k->name, tables);
+    }
+    /* application_id 0 with a schema version: maybe made by an earlier pipesim */
+    if (version == o->version && !strcmp(tables, o->tables))
+        return sim_error(SIM_EDB, "%s: a pipesim %s database (made by %s of an earlier "
+                         "release), not a %s one; use another --db", path, o->name, o->tool,
+                         k->name);
+    if (version != k->version)
+        return sim_error(SIM_EDB, "%s: schema version %lld; this pipesim reads %s databases "
+                         "of version %d (use another --db)", path, (long long)version,
+                         k->name, k->version);
+    if (strcmp(tables, k->tables))
+        return sim_error(SIM_EDB, "%s: not a pipesim %s database (schema version %lld but "
+                         "tables '%s', not %s); use another --db", path, k->name,
+                         (long long)version, tables, k->tables);
+    *state = ANA_DB_LEGACY;
+    return 0;
+}
+
+int ana_dbkind_stamp(sqlite3 *db, const char *path, enum ana_dbkind kind)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+             (int)(int32_t)kinds[kind].app_id, kinds[kind].version);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : ana_sqlite_error(db, rc, path, "stamping the schema");
+}

@@ -1,0 +1,53 @@
+/*
+ * ana_dbkind — which pipesim database an SQLite file holds, checked when it
+ * is opened, before any work (SQLite's file-format convention: each kind of
+ * file has its own PRAGMA application_id, header bytes 68..71, and its own
+ * schema version in PRAGMA user_version):
+ *
+ *   kind        application_id                     user_version  tables
+ *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
+ *               'PSSW' (analysis/ana_db.h)
+ *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
+ *               0x50535643 'PSVC' (ana_validate.h)                    devices, discrepancies
+ *
+ * ana_dbkind_check accepts a file that is
+ *   - empty (no schema object, both pragmas 0): ANA_DB_EMPTY, the caller
+ *     creates the schema and stamps it (ana_dbkind_stamp) in one transaction;
+ *   - of the kind: its application_id, its user_version, its tables present
+ *     (tables of the user's own beside them are left alone): ANA_DB_CURRENT;
+ *   - legacy, made before pipesim set application_id: application_id 0, the
+ *     kind's user_version and exactly the kind's tables: ANA_DB_LEGACY, read
+ *     as it is and stamped by the next writer.
+ * Anything else is SIM_EDB naming the file and what it is instead: the other
+ * pipesim kind (by its application_id, or a legacy file by its tables),
+ * another program's application_id, version 0 with other tables, or another
+ * schema version. The check reads the header and sqlite_master only, so a
+ * refused file is left byte for byte as it was.
+ *
+ * ana_db_path_check refuses the names SQLite keeps off disk: "" (a temporary
+ * file deleted on close), ":memory:" and "file:" URIs (which may name an
+ * in-memory database): the results would vanish when pipesim exits.
+ * Cost: O(schema objects).
+ */
+#ifndef ANA_DBKIND_H
+#define ANA_DBKIND_H
+
+#include <sqlite3.h>
+
+enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_N };
+enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_LEGACY };
+
+/* SIM_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */
+int ana_db_path_check(const char *path, const char *opt);
+/* What db (opened on path) holds, against kind; see above. */
+int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
+                     enum ana_dbstate *state);
+/* Sets application_id and user_version of kind; inside the caller's
+ * write transaction. */
+int ana_dbkind_stamp(sqlite3 *db, const char *path, enum ana_dbkind kind);
+/* SQLite's result code rc as a SIM_E* error "path: what: why" (SIM_ENOMEM
+ * for SQLITE_NOMEM, SIM_EDB otherwise, with a plain reason for a lock, a
+ * file that is not SQLite, corruption and a read-only file). */
+int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what);
+
+#endif
