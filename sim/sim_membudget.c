@@ -126,7 +126,7 @@ void sim_mem_available_at(const struct sim_mem_paths *p, struct sim_mem_avail *o
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
             continue;
-        *c2 = 0;
+        *c1 = *c2 = 0;
         const char *ctl = c1 + 1, *cg = c2 + 1;
         if (!strcmp(line, "0") && !*ctl) {
             /* v2: the unified hierarchy at the root, or under unified/ (hybrid) */
