@@ -2,6 +2,7 @@
 #include "analysis/ana_schedules.h"
 #include "sim/sim_cost.h"
 #include "sim/sim_error.h"
+#include "sim/sim_membudget.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -74,6 +75,10 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     *out = NULL;
     int rc = check_config(c);
     if (rc < 0)
+        return rc;
+    /* refuse before building anything that cannot fit */
+    if ((rc = sim_mem_check_run("simulation", c->schedule, c->K, c->M, c->remat, c->replicas,
+                                c->record_trace)) < 0)
         return rc;
     struct sim_schedule *sched = NULL;
     struct sim_costs *costs = NULL;

@@ -98,7 +98,7 @@ static int run_real(const struct ana_vcheck_opts *o, struct rt_net *net,
         rc = sim_error(SIM_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rt_net_init(net, o->seed)) < 0 || (rc = rt_pipe_new(net, &cfg, &p)) < 0)
+    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init(net, o->seed)) < 0)
         goto out;
     struct rt_step_stats st;
     long *csw = calloc((size_t)o->steps, sizeof *csw);

@@ -1,6 +1,7 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "sim/sim_error.h"
+#include "sim/sim_membudget.h"
 #include "sim/sim_util.h"
 
 #include <string.h>
@@ -56,6 +57,10 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         (rc = mdl_topology_load(r->topology, &r->topo)) < 0)
         return rc;
     if (with_partition) {
+        /* the probe is the whole schedule: refuse first what cannot fit */
+        if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
+                                    (int)r->replicas, 0)) < 0)
+            return rc;
         struct sim_schedule *probe; /* the schedule decides the number of stages */
         if ((rc = sim_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
             return rc;

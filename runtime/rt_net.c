@@ -1,5 +1,6 @@
 #include "runtime/rt_net.h"
 #include "sim/sim_error.h"
+#include "sim/sim_membudget.h"
 #include "sim/sim_util.h"
 
 #include <gsl/gsl_randist.h>
@@ -182,6 +183,19 @@ int rt_net_parse(const char *spec, struct rt_net **out)
         rc = sim_error(SIM_EPARSE, "net spec '%s': no layers", spec);
         goto err_free_items;
     }
+    /* parameters and gradients, FP32, allocated below: refuse what cannot fit */
+    double params = 0;
+    for (int i = 0, w = in_width; i < n; i++) {
+        int ow = items[i].kind == RT_LAYER_NORM ? w : items[i].width;
+        params += items[i].kind == RT_LAYER_DENSE ? (double)w * ow + ow : 2.0 * w;
+        w = ow;
+    }
+    char what[300], detail[96];
+    snprintf(what, sizeof what, "net '%s'", spec);
+    snprintf(detail, sizeof detail, "parameters and gradients of %.4g FP32 parameters", params);
+    if ((rc = sim_mem_check(8 * params, what, detail, "use a smaller net, or set "
+                            SIM_MEM_ENV " to override the check")) < 0)
+        goto err_free_items;
     struct rt_net *net = calloc(1, sizeof *net);
     if (!net || !(net->layers = calloc((size_t)n, sizeof *net->layers))) {
         free(net);

@@ -2,6 +2,7 @@
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe_int.h"
 #include "sim/sim_error.h"
+#include "sim/sim_membudget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,59 @@ static int expected_peaks(rt_pipe *p)
         p->expected[d] = peak;
     }
     return 0;
+}
+
+/* Bytes each op costs the runtime besides its schedule entry: a trace
+ * record and two memory samples (make_workers). */
+#define RT_OP_BYTES (sizeof(struct rt_rec) + 2 * sizeof(struct rt_mem_sample))
+
+/* The whole run's memory, from the stage plans and the ledger, checked
+ * before the channels, workspaces and activations are allocated: the net's
+ * parameters and gradients (allocated by rt_net_parse but not counted as
+ * resident: callers initialize them after this), the data, each device's
+ * ledger peak (rt_mem_alloc allocates exactly that), the channel slots,
+ * the workspaces and the per-op records. Not covered: the split-backward
+ * "extra" bytes of zb-h1 and the schedule itself (already allocated). A
+ * caller that reuses an initialized net (validate --check's grid) has its
+ * parameters counted twice. Measured (pipesim validate --no-pin --steps 1
+ * --net mlp:layers=8,width=512 -K 2 -M 4, /usr/bin/time -f %M): batch 8192
+ * estimate 167.0 MiB, RSS 163.3 MiB; batch 32768: 620.1 vs 580.2 MiB;
+ * batch 8192 --remat never: 284.0 vs 268.2 MiB (1.02-1.07 of the peak; the
+ * 0.9 margin of sim_mem_check still lets a run use ~84% of what is free). */
+static int check_memory(const rt_pipe *p)
+{
+    double pg = 8.0 * (double)rt_net_params(p->net), act = 0, chan = 0, work = 0;
+    double data = 4.0 * p->batch * (rt_net_width(p->net, 0) +
+                                    rt_net_width(p->net, p->net->n_layers));
+    for (int d = 0; d < p->D; d++) {
+        act += (double)p->expected[d];
+        double big = 1, rows = 1;
+        for (int st = 0; st < p->S; st++)
+            if (p->s->stage_device[st] == d) {
+                for (int l = p->st[st].first; l <= p->st[st].first + p->st[st].n_layers; l++)
+                    if ((double)p->st[st].rows * rt_net_width(p->net, l) > big)
+                        big = (double)p->st[st].rows * rt_net_width(p->net, l);
+                rows = p->st[st].rows > rows ? p->st[st].rows : rows;
+            }
+        work += 4 * (3 * big + rows);
+    }
+    for (int st = 0; st + 1 < p->S; st++)
+        if (p->s->stage_device[st] != p->s->stage_device[st + 1])
+            chan += (double)p->M * (double)(p->st[st].mem.out + p->st[st + 1].mem.in);
+    double ops = (double)sim_schedule_total_ops(p->s) * RT_OP_BYTES;
+    char what[400], detail[256], b[5][32];
+    snprintf(what, sizeof what, "net '%s' with schedule %s, K=%d, M=%d, batch %d",
+             p->net->spec, p->s->name, p->D, p->M, p->batch);
+    sim_mem_format(pg, b[0], sizeof b[0]);
+    sim_mem_format(act, b[1], sizeof b[1]);
+    sim_mem_format(chan, b[2], sizeof b[2]);
+    sim_mem_format(work + data, b[3], sizeof b[3]);
+    sim_mem_format(ops, b[4], sizeof b[4]);
+    snprintf(detail, sizeof detail, "parameters and gradients %s, activations %s, channel "
+             "buffers %s, workspaces and data %s, op records %s", b[0], b[1], b[2], b[3], b[4]);
+    return sim_mem_check(pg + data + act + chan + work + ops, what, detail,
+                         "use a smaller net, batch, -K or -M, or set " SIM_MEM_ENV
+                         " to override the check");
 }
 
 static int make_workers(rt_pipe *p)
@@ -145,7 +199,8 @@ int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
         rc = sim_error(SIM_ENOMEM, "out of memory");
         goto err_free_pipe;
     }
-    if ((rc = make_channels(p)) < 0 || (rc = expected_peaks(p)) < 0)
+    if ((rc = expected_peaks(p)) < 0 || (rc = check_memory(p)) < 0 ||
+        (rc = make_channels(p)) < 0)
         goto err_free_pipe;
     if ((rc = rt_watch_init(&p->watch, p->D, p->chans, p->n_chans)) < 0)
         goto err_free_pipe;
@@ -177,7 +232,19 @@ int rt_pipe_new(struct rt_net *net, const struct rt_pipe_config *c, rt_pipe **ou
 {
     *out = NULL;
     struct sim_schedule *s;
-    int rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat, &s);
+    const char *name = c->schedule ? c->schedule : "gpipe";
+    struct sim_mem_sched ms; /* the op lists themselves, before building them */
+    if (!sim_mem_sched_estimate(name, c->K, c->M, c->remat, 1, &ms)) {
+        char what[160], detail[64];
+        snprintf(what, sizeof what, "schedule %s with K=%d, M=%d", name, c->K, c->M);
+        snprintf(detail, sizeof detail, "%lld ops", (long long)ms.n_ops);
+        int rc = sim_mem_check(ms.bytes + (double)ms.n_ops * RT_OP_BYTES, what, detail,
+                               "use a smaller -K or -M, or set " SIM_MEM_ENV
+                               " to override the check");
+        if (rc < 0)
+            return rc;
+    }
+    int rc = sim_schedule_build(name, c->K, c->M, c->remat, &s);
     if (rc < 0)
         return rc;
     return rt_pipe_new_schedule(net, s, c->batch, c->partition, c->lr, c->no_pin, out);

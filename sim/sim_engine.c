@@ -81,6 +81,11 @@ static struct sim_op op_of(const struct rec *r)
                             .mb = (int32_t)r->mb1 - 1 };
 }
 
+size_t sim_engine_op_bytes(int record_trace)
+{
+    return sizeof(struct rec) + (record_trace ? sizeof(sim_time) : 0);
+}
+
 /* ---- construction ---- */
 
 static int cmp_time(const void *a, const void *b)

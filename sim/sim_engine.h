@@ -64,6 +64,10 @@ const struct sim_result *sim_engine_result(const sim_engine *e);
 /* The recorded trace (record_trace) — owned by the engine. */
 const struct trc_trace *sim_engine_trace(const sim_engine *e);
 
+/* Bytes the engine allocates per op of its schedule (its records; with a
+ * trace also each op's transfer start), for sim_membudget's estimate. */
+size_t sim_engine_op_bytes(int record_trace);
+
 /* Convenience: one whole simulation of a schedule. */
 int sim_simulate(const struct sim_schedule *s, const struct sim_costs *c,
                  const struct mdl_topology *t, int record_trace,

@@ -1,0 +1,362 @@
+/* sim_membudget: the /proc/meminfo and cgroup parsers on synthetic files,
+ * PIPESIM_MEMORY_LIMIT parsing, the op-list estimate against the real
+ * generators (exact op counts, bytes >= what they allocate), and end to end:
+ * runs that cannot fit are refused with exit 6 before writing anything,
+ * small ones still run. */
+#include "helpers.h"
+
+#include "sim/sim_membudget.h"
+
+#include <math.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(membudget, .timeout = 60);
+
+/* ---- synthetic /proc and /sys/fs/cgroup ---- */
+
+static char root[256];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void make_root(void)
+{
+    snprintf(root, sizeof root, "/tmp/test_membudget.%d", (int)getpid());
+    cr_assert_eq(mkdir(root, 0755), 0);
+}
+
+static void remove_root(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static struct sim_mem_avail avail_at(void)
+{
+    char mi[300], cg[300], sys[300];
+    snprintf(mi, sizeof mi, "%s/meminfo", root);
+    snprintf(cg, sizeof cg, "%s/self_cgroup", root);
+    snprintf(sys, sizeof sys, "%s/sys", root);
+    struct sim_mem_paths p = { mi, cg, sys };
+    struct sim_mem_avail a;
+    sim_mem_available_at(&p, &a);
+    return a;
+}
+
+static const char meminfo[] = "MemTotal:       24683628 kB\n"
+                              "MemFree:        23035404 kB\n"
+                              "MemAvailable:    2000000 kB\n"
+                              "Buffers:           12345 kB\n";
+
+Test(membudget, meminfo_alone, .init = make_root, .fini = remove_root)
+{
+    put("meminfo", meminfo);
+    struct sim_mem_avail a = avail_at();
+    cr_assert_eq(a.bytes, 2000000.0 * 1024);
+    cr_assert_str_eq(a.source, "MemAvailable");
+}
+
+Test(membudget, nothing_readable, .init = make_root, .fini = remove_root)
+{
+    struct sim_mem_avail a = avail_at();
+    cr_assert(isinf(a.bytes));
+}
+
+/* v2: the own cgroup's memory.max minus memory.current; an ancestor's
+ * tighter limit wins; "max" is no limit. */
+Test(membudget, cgroup_v2, .init = make_root, .fini = remove_root)
+{
+    put("meminfo", meminfo);
+    put("self_cgroup", "0::/user.slice/job\n");
+    put("sys/cgroup.controllers", "cpu memory\n");
+    put("sys/user.slice/job/memory.max", "1073741824\n");
+    put("sys/user.slice/job/memory.current", "73741824\n");
+    put("sys/user.slice/memory.max", "max\n");
+    put("sys/user.slice/memory.current", "5000000000\n");
+    struct sim_mem_avail a = avail_at();
+    cr_assert_eq(a.bytes, 1000000000.0);
+    cr_assert_str_eq(a.source, "cgroup memory.max");
+    put("sys/user.slice/memory.max", "600000000\n");
+    put("sys/user.slice/memory.current", "100000000\n");
+    a = avail_at();
+    cr_assert_eq(a.bytes, 500000000.0);
+    /* MemAvailable smaller than every limit */
+    put("meminfo", "MemAvailable:     100000 kB\n");
+    a = avail_at();
+    cr_assert_eq(a.bytes, 100000.0 * 1024);
+    cr_assert_str_eq(a.source, "MemAvailable");
+}
+
+/* A namespaced container: path "/" and the limit at the mount's root. */
+Test(membudget, cgroup_v2_namespace_root, .init = make_root, .fini = remove_root)
+{
+    put("self_cgroup", "0::/\n");
+    put("sys/cgroup.controllers", "memory\n");
+    put("sys/memory.max", "2147483648\n");
+    put("sys/memory.current", "1073741824\n");
+    cr_assert_eq(avail_at().bytes, 1073741824.0);
+    put("sys/memory.max", "max\n");
+    cr_assert(isinf(avail_at().bytes));
+}
+
+/* Hybrid hierarchy: v2 under unified/ (no memory files there), v1 memory
+ * controller under memory/, its "unlimited" huge value ignored. */
+Test(membudget, cgroup_v1, .init = make_root, .fini = remove_root)
+{
+    put("self_cgroup", "9:name=systemd:/\n4:memory:/api/box\n0::/\n");
+    put("sys/unified/cgroup.controllers", "\n");
+    put("sys/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    put("sys/memory/api/box/memory.limit_in_bytes", "9223372036854771712\n");
+    put("sys/memory/api/box/memory.usage_in_bytes", "13557760\n");
+    cr_assert(isinf(avail_at().bytes));
+    put("sys/memory/api/memory.limit_in_bytes", "1000000000\n");
+    put("sys/memory/api/memory.usage_in_bytes", "250000000\n");
+    struct sim_mem_avail a = avail_at();
+    cr_assert_eq(a.bytes, 750000000.0);
+    cr_assert_str_eq(a.source, "cgroup memory.limit_in_bytes");
+    /* over the limit already: nothing left, not negative */
+    put("sys/memory/api/memory.usage_in_bytes", "1200000000\n");
+    cr_assert_eq(avail_at().bytes, 0.0);
+}
+
+Test(membudget, malformed_files_are_skipped, .init = make_root, .fini = remove_root)
+{
+    put("meminfo", "MemAvailable: lots\n");
+    put("self_cgroup", "garbage\n0::/x\n");
+    put("sys/cgroup.controllers", "memory\n");
+    put("sys/x/memory.max", "12abc\n");
+    cr_assert(isinf(avail_at().bytes));
+}
+
+/* ---- PIPESIM_MEMORY_LIMIT ---- */
+
+Test(membudget, parse_size)
+{
+    struct { const char *s; double v; } ok[] = {
+        { "1073741824", 1073741824.0 }, { "1G", 1073741824.0 }, { "1g", 1073741824.0 },
+        { "512M", 536870912.0 },        { "64K", 65536.0 },      { "1.5G", 1610612736.0 },
+        { "2GiB", 2147483648.0 },       { "3MB", 3145728.0 },    { "1T", 1099511627776.0 },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        double v = 0;
+        cr_assert_eq(sim_mem_parse_size(ok[i].s, "X", &v), 0, "%s: %s", ok[i].s, sim_errmsg());
+        cr_assert_eq(v, ok[i].v, "%s", ok[i].s);
+    }
+    const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", " 1G", "1G ", "nan", "inf", "0.1" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        double v;
+        cr_assert_eq(sim_mem_parse_size(bad[i], "PIPESIM_MEMORY_LIMIT", &v), -SIM_EUSAGE,
+                     "'%s' accepted", bad[i]);
+        cr_assert(strstr(sim_errmsg(), "PIPESIM_MEMORY_LIMIT"));
+    }
+}
+
+Test(membudget, env_overrides_and_check)
+{
+    setenv(SIM_MEM_ENV, "1G", 1);
+    struct sim_mem_avail a;
+    cr_assert_eq(sim_mem_available(&a), 0);
+    cr_assert_eq(a.bytes, 1073741824.0);
+    cr_assert_str_eq(a.source, SIM_MEM_ENV);
+    /* refused only above 0.9 x available */
+    cr_assert_eq(sim_mem_check(0.9 * 1073741824.0, "x", NULL, NULL), 0);
+    cr_assert_eq(sim_mem_check(0.91 * 1073741824.0, "thing", "detail", "hint"), -SIM_ENOMEM);
+    cr_assert_str_eq(sim_errmsg(), "thing needs about 931.8 MiB (detail) but only 1.0 GiB is "
+                                   "available (PIPESIM_MEMORY_LIMIT); hint");
+    /* under the floor: never refused */
+    setenv(SIM_MEM_ENV, "1K", 1);
+    cr_assert_eq(sim_mem_check(SIM_MEM_FLOOR / 2, "x", NULL, NULL), 0);
+    setenv(SIM_MEM_ENV, "lots", 1);
+    cr_assert_eq(sim_mem_check(1e12, "x", NULL, NULL), -SIM_EUSAGE);
+    unsetenv(SIM_MEM_ENV);
+}
+
+/* ---- estimates against the generators ---- */
+
+static const char *const scheds[] = { "gpipe", "1f1b", "zb-h1", "interleaved:1",
+                                      "interleaved:2", "interleaved:3" };
+
+/* Bytes the schedule's op arrays hold, from the schedule itself. */
+static double sched_alloc(const struct sim_schedule *s)
+{
+    double b = 0;
+    for (int d = 0; d < s->n_devices; d++)
+        b += (double)s->cap_ops[d] * sizeof(struct sim_op);
+    return b;
+}
+
+Test(membudget, op_counts_exact)
+{
+    int Ks[] = { 1, 2, 3, 4, 8 }, Ms[] = { 1, 4, 8, 24 };
+    for (size_t i = 0; i < sizeof scheds / sizeof *scheds; i++)
+        for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
+            for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++)
+                for (int remat = 0; remat < 3; remat++)
+                    for (int R = 1; R <= 2; R++) {
+                        int K = Ks[k], M = Ms[m];
+                        struct sim_schedule *s;
+                        struct sim_mem_sched e;
+                        int built = sim_schedule_build(scheds[i], K, M, remat, &s) == 0;
+                        int est = sim_mem_sched_estimate(scheds[i], K, M, remat, R, &e) == 0;
+                        cr_assert_eq(built, est, "%s K=%d M=%d: built %d, estimated %d",
+                                     scheds[i], K, M, built, est);
+                        if (!built)
+                            continue;
+                        cr_assert_eq(sim_schedule_add_allreduce(s, R), 0);
+                        cr_assert_eq(e.n_ops, sim_schedule_total_ops(s), "%s K=%d M=%d "
+                                     "remat %d R=%d", scheds[i], K, M, remat, R);
+                        cr_assert_eq(e.n_stages, s->n_stages);
+                        cr_assert_geq(e.bytes, sched_alloc(s), "%s K=%d M=%d", scheds[i], K, M);
+                        sim_schedule_free(s);
+                    }
+}
+
+/* A mid-size run: the estimate covers at least the op arrays the schedule
+ * and the engine really allocate (exact, from sizeof), with and without a
+ * trace. (interleaved:v > 1 needs a ring, not th_chain; its op arrays are
+ * checked above.) */
+Test(membudget, run_estimate_covers_op_arrays)
+{
+    struct mdl_profile *p = mdl_profile_new("<test>", 1);
+    for (int i = 0; i < 16; i++) {
+        struct mdl_layer l = { .fwd = 1e-3, .bwd = 2e-3, .at_batch = 1, .params = 10,
+                               .out_bytes = 100, .stash_bytes = 100 };
+        snprintf(l.name, sizeof l.name, "l%d", i);
+        cr_assert_eq(mdl_profile_add(p, &l), 0);
+    }
+    struct mdl_topology *t = th_chain(16, 1e11, 1e10, 1e-6);
+    for (size_t i = 0; i < 4; i++)
+        for (int trace = 0; trace <= 1; trace++) {
+            struct th_run r;
+            th_simulate(&r, scheds[i], p, t, 8, 64, SIM_REMAT_EXCEPT_LAST, 1, trace);
+            struct sim_mem_run e;
+            cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SIM_REMAT_EXCEPT_LAST, 1, trace,
+                                              &e), 0);
+            double ops = (double)sim_schedule_total_ops(r.s);
+            double arrays = sched_alloc(r.s) + (ops + 1) * sim_engine_op_bytes(trace);
+            if (trace) {
+                const struct trc_trace *tr = sim_engine_trace(r.e);
+                arrays += (double)tr->cap_events * sizeof(struct trc_event);
+            }
+            cr_assert_geq(e.total, arrays, "%s trace %d: estimate %.0f < %.0f", scheds[i],
+                          trace, e.total, arrays);
+            cr_assert_eq(e.sched.n_ops, (int64_t)ops);
+            th_release(&r);
+        }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* ---- end to end ---- */
+
+static char out_dir[256];
+
+static void make_out(void)
+{
+    snprintf(out_dir, sizeof out_dir, "/tmp/test_membudget_e2e.%d", (int)getpid());
+    cr_assert_eq(mkdir(out_dir, 0755), 0);
+}
+
+static void remove_out(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Runs cmd (pipesim prepended) with the limit, stderr to err; the exit status. */
+static int run(const char *limit, const char *args, char *err, size_t n)
+{
+    const char *bin = getenv("PIPESIM");
+    if (!bin)
+        cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
+    char cmd[2048], ef[300];
+    snprintf(ef, sizeof ef, "%s/stderr", out_dir);
+    snprintf(cmd, sizeof cmd, "%s%s %s %s >%s/stdout 2>%s", limit ? "PIPESIM_MEMORY_LIMIT=" : "",
+             limit ? limit : "", bin, args, out_dir, ef);
+    int st = system(cmd);
+    FILE *f = fopen(ef, "r");
+    cr_assert(f);
+    size_t k = fread(err, 1, n - 1, f);
+    err[k] = 0;
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
+{
+    char args[1024], err[4096], trace[300];
+    snprintf(args, sizeof args, "gen chain -n 1024 -o %s/chain.json", out_dir);
+    cr_assert_eq(run(NULL, args, err, sizeof err), 0, "%s", err);
+    snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
+    snprintf(args, sizeof args, "predict --model mlp:layers=1024,width=64 --topology "
+             "%s/chain.json -K 1024 -M 16384 --batch 16384 --trace %s", out_dir, trace);
+    cr_assert_eq(run("1G", args, err, sizeof err), 6, "%s", err);
+    cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=1024, M=16384 "
+                          "needs about 2.7 GiB (117374976 ops: op lists 1.3 GiB, engine "
+                          "records 1.4 GiB) but only 1.0 GiB is available "
+                          "(PIPESIM_MEMORY_LIMIT); use a smaller -K or -M"), "%s", err);
+    cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
+    /* one line */
+    cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "%s", err);
+}
+
+Test(membudget, small_predict_runs, .init = make_out, .fini = remove_out)
+{
+    char args[1024], err[4096], trace[300];
+    snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
+    snprintf(args, sizeof args, "predict --model mlp:layers=16,width=256 --topology "
+             "models/topologies/chain-8-ideal.json -K 4 -M 16 --batch 64 --trace %s", trace);
+    cr_assert_eq(run("1G", args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(access(trace, F_OK), 0);
+}
+
+Test(membudget, huge_validate_refused, .init = make_out, .fini = remove_out)
+{
+    char err[4096];
+    int rc = run(NULL, "validate --net mlp:layers=2048,width=65536 -K 2 -M 4 --batch 8 --no-pin",
+                 err, sizeof err);
+    cr_assert_eq(rc, 6, "%s", err);
+    cr_assert(strstr(err, "pipesim validate: net 'mlp:layers=2048,width=65536' needs about "
+                          "64.0 TiB (parameters and gradients of 8.796e+12 FP32 parameters) but "
+                          "only "), "%s", err);
+}
+
+/* The pipeline's own buffers: a net that fits, a batch whose activations
+ * do not. */
+Test(membudget, validate_activations_refused, .init = make_out, .fini = remove_out)
+{
+    char err[4096];
+    int rc = run("100M", "validate --net mlp:layers=8,width=512 -K 2 -M 4 --batch 65536 "
+                 "--no-pin", err, sizeof err);
+    cr_assert_eq(rc, 6, "%s", err);
+    cr_assert(strstr(err, "pipesim validate: net 'mlp:layers=8,width=512' with schedule gpipe, "
+                          "K=2, M=4, batch 65536 needs about "), "%s", err);
+    cr_assert(strstr(err, "activations "), "%s", err);
+}
+
+Test(membudget, bad_limit_is_usage_error, .init = make_out, .fini = remove_out)
+{
+    char err[4096];
+    int rc = run("lots", "predict --model mlp:layers=1024,width=64 --topology "
+                 "models/topologies/chain-8-ideal.json -K 8 -M 65536 --batch 65536", err,
+                 sizeof err);
+    cr_assert_eq(rc, 2, "%s", err);
+    cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a byte count"), "%s", err);
+}
