@@ -21,29 +21,26 @@ OPT      ?= -O2 -g
 # Targets and the deps mode each needs (scripts/deps.sh check|demo|test).
 DEPS_TEST  := test check asan alloc valgrind fuzz fuzz-bins coverage
 DEPS_DEMO  := demo bench
-DEPS_CHECK := all install $(BUILD)/pipesim
 
 .PHONY: all deps test check check-unit asan alloc valgrind fuzz \
         fuzz-bins demo bench install clean coverage
 
 ifneq ($(PIPESIM_STAGE),build)
-# ---- stage 1: packages, then the build stage --------------------------------
-$(DEPS_TEST):
-	@sh scripts/deps.sh test
-	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
-$(DEPS_DEMO):
-	@sh scripts/deps.sh demo
-	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
-$(DEPS_CHECK):
-	@sh scripts/deps.sh check
-	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+# ---- stage 1: packages, then one build stage for all the goals --------------
+GOALS     := $(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)
+BUILD_GOALS := $(filter-out clean deps,$(GOALS))
+DEPS_MODE := $(if $(filter $(DEPS_TEST) %/tests/% tests/%,$(GOALS)),test,$(if $(filter $(DEPS_DEMO),$(GOALS)),demo,check))
+stage1: $(filter clean,$(GOALS))
+	@sh scripts/deps.sh $(DEPS_MODE)
+	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $(BUILD_GOALS)
+$(BUILD_GOALS): stage1
+	@:
 deps:
 	@sh scripts/deps.sh test
 clean:
 	rm -rf build
 Makefile: ;
-%:
-	@$(MAKE) --no-print-directory PIPESIM_STAGE=build $@
+.PHONY: stage1
 else
 # ---- stage 2: the build ------------------------------------------------------
 PKGS     := gsl jansson sqlite3 openblas
