@@ -1,4 +1,5 @@
 #include "models/mdl_topology.h"
+#include "models/mdl_topology_int.h"
 #include "sim/sim_error.h"
 #include "sim/sim_json.h"
 #include "sim/sim_jsonpos.h"
@@ -295,7 +296,8 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
-    if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0)
+    if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0 ||
+        (rc = mdl_topology_check_links(path, t)) < 0)
         goto err_free;
     free(seen);
     free(ix);

@@ -142,6 +142,11 @@ static const struct bad_case cases[] = {
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
       "\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, SIM_EINVAL,
       "t.json: link slow: a transfer of 128 bytes takes 1.28e+302 s" },
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[\n" BUS ",\n{\"name\":\"nv\","
+      "\"endpoints\":[\"d1\",\"d0\"],\"bandwidth\":1e9}]}", 0, P_JSON, SIM_EINVAL,
+      "t.json:3:14: links[1].endpoints: a second link between 'd1' and 'd0': links[0] ('bus')" },
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[" BUS ",\n" BUS "]}", 0, P_JSON,
+      SIM_EINVAL, "t.json:2:2: links[1].name: duplicate link name 'bus' (also links[0])" },
     { NULL, NULL, 0, P_JSON, SIM_EIO, "t.json: cannot open: No such file or directory" },
     { "p.csv", CSV_H "a,1e300,1,1,1\nb,1e300,1,1,1\nc,1e300,1,1,1\nd,1e300,1,1,1\n"
       "e,1e300,1,1,1\nf,1e300,1,1,1\ng,1e300,1,1,1\nh,1e300,1,1,1\ni,1e300,1,1,1\n"

@@ -116,3 +116,97 @@ Test(inputs, profile_add_copies_measured_points)
     cr_expect_null(p->layers[1].pt_batch);
     mdl_profile_free(p);
 }
+
+/* ---- topologies: a second link between the same two devices ---- */
+
+#define DEV4 "{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e9}"
+#define LINK(n, a, b) "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\"],\"bandwidth\":1e9}"
+#define SHARED2(n, a, b)                                                                  \
+    "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\"],\"bandwidth\":1e9,\"shared\":true}"
+#define BUS(n) "{\"name\":\"" n "\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"shared\":true}"
+#define TOPO(links) "{\"devices\":[" DEV4 "],\n\"links\":[\n" links "]}"
+
+static void bad_topology(const char *text, const char *what)
+{
+    struct mdl_topology *t = (void *)1;
+    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), -SIM_EINVAL,
+                 "'%s': %s", text, sim_errmsg());
+    cr_assert_null(t);
+    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_assert_null(strchr(sim_errmsg(), '\n'));
+}
+
+static void good_topology(const char *text, int n_links)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), 0, "'%s': %s", text,
+                 sim_errmsg());
+    cr_assert_eq(t->n_links, n_links);
+    mdl_topology_free(t);
+}
+
+Test(inputs, second_link_between_two_devices_is_an_error)
+{
+    /* same direction, the reverse direction (links are full duplex), and a
+     * shared link of two endpoints: each names the later link, its line,
+     * column and field, and the link that would win */
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d2") ",\n"
+                      LINK("c", "d0", "d1")),
+                 "t.json:5:13: links[2].endpoints: a second link between 'd0' and 'd1': "
+                 "links[0] ('a') already joins them");
+    bad_topology(TOPO(LINK("slow", "d1", "d0") ",\n" LINK("fast", "d0", "d1")),
+                 "t.json:4:16: links[1].endpoints: a second link between 'd0' and 'd1': "
+                 "links[0] ('slow') already joins them");
+    bad_topology(TOPO(LINK("a", "d2", "d3") ",\n" SHARED2("b", "d3", "d2")),
+                 "links[1].endpoints: a second link between 'd3' and 'd2': links[0] ('a')");
+    /* a bus listed first already joins every pair of its devices */
+    bad_topology(TOPO(BUS("bus") ",\n" LINK("nv", "d0", "d3")),
+                 "links[1].endpoints: a second link between 'd0' and 'd3': links[0] ('bus')");
+    /* the earliest offender in file order, whichever check finds it */
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d0") ",\n"
+                      LINK("a", "d2", "d3")),
+                 "links[1].endpoints: a second link");
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("a", "d1", "d2") ",\n"
+                      LINK("b", "d1", "d0")),
+                 "t.json:4:2: links[1].name: duplicate link name 'a' (also links[0])");
+    /* what stays legal: dedicated links before a bus (the bus serves the
+     * other pairs), overlapping buses, distinct pairs */
+    good_topology(TOPO(LINK("nv01", "d0", "d1") ",\n" LINK("nv23", "d3", "d2") ",\n" BUS("pcie")),
+                  3);
+    good_topology(TOPO(BUS("bus1") ",\n" BUS("bus2")), 2);
+    good_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d2") ",\n"
+                       LINK("c", "d0", "d2") ",\n" LINK("e", "d3", "d0")),
+                  4);
+}
+
+/* A chain of 2^17 devices and links loads; a repeated pair at the end is
+ * found (a pairwise check of 131 072 links is about 10^10 comparisons). */
+Test(inputs, large_topology_finds_a_second_link, .timeout = 60)
+{
+    enum { N = 1 << 17 };
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "{\"devices\":[{\"name\":\"g\",\"count\":%d,\"flops\":1,\"memory\":1}],"
+               "\"links\":[\n", N);
+    for (int i = 0; i + 1 < N; i++)
+        fprintf(f, "{\"name\":\"l%d\",\"endpoints\":[\"g%d\",\"g%d\"],\"bandwidth\":1},\n", i,
+                i + 1, i);
+    fprintf(f, "{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1,\"shared\":true}]}\n");
+    cr_assert_eq(fclose(f), 0);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(t->n_links, N);
+    mdl_topology_free(t);
+    /* the same with one more link after the bus */
+    f = fopen(path, "r+");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, -3, SEEK_END), 0);
+    fprintf(f, ",\n{\"name\":\"late\",\"endpoints\":[\"g7\",\"g9\"],\"bandwidth\":1}]}\n");
+    cr_assert_eq(fclose(f), 0);
+    t = (void *)1;
+    cr_assert_eq(mdl_topology_load(path, &t), -SIM_EINVAL);
+    char want[160];
+    snprintf(want, sizeof want, ":%d:16: links[%d].endpoints: a second link between 'g7' and "
+             "'g9': links[%d] ('bus')", N + 2, N, N - 1);
+    cr_assert(strstr(sim_errmsg(), want), "'%s' lacks '%s'", sim_errmsg(), want);
+}
