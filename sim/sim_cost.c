@@ -16,6 +16,12 @@ sim_time sim_seconds_to_time(double s)
 }
 double sim_time_to_seconds(sim_time t) { return (double)t * 1e-9; }
 
+sim_time sim_op_seconds_to_time(double s)
+{
+    sim_time t = sim_seconds_to_time(s);
+    return s > 0 && t < 1 ? 1 : t;
+}
+
 static int64_t bytes(double per_sample, double n)
 {
     double b = per_sample * n;
@@ -95,15 +101,17 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             return rc;
         }
         sc->device = dev;
-        sc->fwd = sim_seconds_to_time(fwd);
-        sc->bwd = sim_seconds_to_time(bwd);
-        sc->fwd_nostash = sim_seconds_to_time(nostash);
+        sc->fwd = sim_op_seconds_to_time(fwd);
+        sc->bwd = sim_op_seconds_to_time(bwd);
+        if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
+            sc->bwd = 2;
+        sc->fwd_nostash = sim_op_seconds_to_time(nostash);
         sc->recomp = sc->fwd;
         sc->bwd_input = sc->bwd / 2;
         sc->bwd_weight = sc->bwd - sc->bwd_input;
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);
-        sc->update = sim_seconds_to_time(upd);
+        sc->update = sim_op_seconds_to_time(upd);
         int first = part->first[s], last = part->first[s + 1] - 1;
         sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
         sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;

@@ -210,3 +210,53 @@ Test(inputs, large_topology_finds_a_second_link, .timeout = 60)
              "'g9': links[%d] ('bus')", N + 2, N, N - 1);
     cr_assert(strstr(sim_errmsg(), want), "'%s' lacks '%s'", sim_errmsg(), want);
 }
+
+/* ---- ops shorter than the clock tick ---- */
+
+Test(inputs, sub_nanosecond_work_takes_at_least_one_tick)
+{
+    cr_expect_eq(sim_op_seconds_to_time(0), 0);
+    cr_expect_eq(sim_op_seconds_to_time(1e-15), 1);
+    cr_expect_eq(sim_op_seconds_to_time(0.4e-9), 1);
+    cr_expect_eq(sim_op_seconds_to_time(2.4e-9), 2);
+    cr_expect_eq(sim_op_seconds_to_time(2.6e-9), 3);
+    cr_expect_eq(sim_seconds_to_time(0.4e-9), 0); /* transfers: plain rounding */
+    /* a stage of 1e-15 s forward and backward: 1 ns and 2 ns (both halves
+     * of a split backward take a tick) */
+    double f[2] = { 1e-6, 1e-6 }, b[2] = { 1e-6, 1e-6 };
+    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 0);
+    struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
+    struct th_run r;
+    th_simulate(&r, "zb-h1", p, t, 2, 4, SIM_REMAT_NEVER, 1, 0);
+    cr_expect_eq(r.c->st[0].fwd, 1);
+    cr_expect_eq(r.c->st[0].bwd, 2);
+    cr_expect_eq(r.c->st[0].bwd_input, 1);
+    cr_expect_eq(r.c->st[0].bwd_weight, 1);
+    cr_expect_gt(r.r->makespan, 0);
+    cr_expect_lt(r.r->bubble, 1);
+    th_release(&r);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* The brief's case: a tiny MLP on the ideal chain printed a 0 ms stage time,
+ * no speedup line and a 100 % bubble. */
+Test(inputs, tiny_model_predicts_real_times)
+{
+    char out[160];
+    snprintf(out, sizeof out, "%s.txt", path);
+    const char *cmd = "predict --model mlp:layers=4,width=8 --topology "
+                      "models/topologies/chain-8-ideal.json -K 2 -M 4 --batch 8";
+    cr_assert_eq(th_sh("%s %s --format json > %s", th_pipesim(), cmd, path), 0);
+    cr_assert_eq(th_sh("grep -q '\"samples_per_s\": [1-9]' %s", path), 0);
+    cr_assert_eq(th_sh("grep -q '\"baseline_step_s\": [1-9]' %s", path), 0);
+    cr_assert_eq(th_sh("grep -q '\"fwd_s\": 1.0000000000000001e-9' %s", path), 0);
+    cr_assert_neq(th_sh("grep -q '\"bubble_sim\": 1.0,' %s", path), 0, "a 100 %% bubble");
+    cr_assert_neq(th_sh("grep -q '\"fwd_s\": 0.0' %s", path), 0, "a free forward");
+    /* the table shows the nanoseconds instead of 0.0000 */
+    cr_assert_eq(th_sh("%s %s > %s", th_pipesim(), cmd, out), 0);
+    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +0\\.000001 +0\\.000002 ' %s", out), 0);
+    cr_assert_eq(th_sh("grep -q '^speedup  .*over K=1' %s", out), 0);
+    cr_assert_neq(th_sh("grep -q ' 0\\.0000 ' %s", out), 0);
+    unlink(out);
+}
