@@ -84,9 +84,9 @@ int cmd_report(int argc, char **argv)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "report: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path)
-        return sim_error(SIM_EUSAGE, "report: --db is required (see pipesim report --help)");
+        return sim_error(SIM_EUSAGE, "--db is required (see pipesim report --help)");
     ana_db *db = NULL;
     struct ana_run *runs = NULL;
     int n = 0;

@@ -157,15 +157,15 @@ int cmd_validate(int argc, char **argv)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "validate: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!spec)
-        return sim_error(SIM_EUSAGE, "validate: --net is required (see pipesim validate --help)");
+        return sim_error(SIM_EUSAGE, "--net is required (see pipesim validate --help)");
     int run = K || M || batch;
     if (run && (!K || !M || !batch))
-        return sim_error(SIM_EUSAGE, "validate: -K, -M and --batch are required to run "
+        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required to run "
                          "(see pipesim validate --help)");
     if (!run && !prof_path)
-        return sim_error(SIM_EUSAGE, "validate: -K, -M and --batch are required (or only "
+        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
     if (!strcmp(backend, "mpi")) {
         if (!run || prof_path)

@@ -127,9 +127,13 @@ static int num(const char *path, int line, int col, const char *field,
         return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s' is empty", path, line, col, field);
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || errno == ERANGE)
+    if (*end)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number",
                          path, line, col, field, s);
+    if (errno == ERANGE) /* a number, but beyond a double's range */
+        return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is out of range (%s)", path,
+                         line, col, field, s,
+                         fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
     if (!isfinite(v))
         return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' must be finite, got '%s'",
                          path, line, col, field, s);
@@ -449,14 +453,6 @@ struct name_ix {
     int layer;
 };
 
-static uint64_t name_hash(const char *s) /* FNV-1a */
-{
-    uint64_t h = 14695981039346656037u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
 static int by_hash(const void *a, const void *b)
 {
     const struct name_ix *x = a, *y = b;
@@ -515,7 +511,7 @@ static int add_pos(const char *path, struct name_pos **pos, int i, const char *n
             return sim_error(SIM_ENOMEM, "%s: out of memory adding layer %d", path, i);
         *pos = np;
     }
-    (*pos)[i] = (struct name_pos){ name_hash(name), line, col };
+    (*pos)[i] = (struct name_pos){ sim_fnv1a(name, strlen(name), SIM_FNV_INIT), line, col };
     return 0;
 }
 
@@ -537,7 +533,7 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
     int colno[MAX_FIELDS], ncols = 0, line = 0;
     struct header h;
     struct row_pts pts;
-    char *s = buf;
+    char *s = buf + sim_bom_len(buf, len);
     while (s && *s) {
         char *nl = strchr(s, '\n');
         if (nl)

@@ -333,6 +333,9 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 {
     *out = NULL;
     json_error_t jerr;
+    size_t bom = sim_bom_len(text, len);
+    text += bom;
+    len -= bom;
     sim_json_begin();
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root && sim_json_oom()) /* jansson reports it as a syntax error */

@@ -1,6 +1,7 @@
 /* mdl_torch — PyTorch profiler trace to measured profile (see mdl_torch.h). */
 #include "models/mdl_torch.h"
 #include "sim/sim_error.h"
+#include "sim/sim_util.h"
 
 #include <jansson.h>
 #include <errno.h>
@@ -491,6 +492,9 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     FILE *f = fopen(trace_path, "r");
     if (!f)
         return sim_error(SIM_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
+    unsigned char bom[3]; /* a UTF-8 byte-order mark is skipped */
+    if (fread(bom, 1, 3, f) != 3 || sim_bom_len((const char *)bom, 3) == 0)
+        rewind(f);
     json_error_t jerr;
     json_t *root = json_loadf(f, JSON_DECODE_INT_AS_REAL, &jerr);
     fclose(f);
