@@ -260,3 +260,37 @@ Test(inputs, tiny_model_predicts_real_times)
     cr_assert_neq(th_sh("grep -q ' 0\\.0000 ' %s", out), 0);
     unlink(out);
 }
+
+/* ---- partitions of many stages ---- */
+
+/* The gpipe strategy on K (L+1) > 2^25 cells read its cuts back from a
+ * full table and refused ("over the 33554432 entries it keeps for the
+ * read-back"); now it reads them back block by block. */
+Test(inputs, gpipe_strategy_on_many_stages_and_layers, .timeout = 120)
+{
+    char topo[96];
+    snprintf(topo, sizeof topo, "%s.json", path);
+    cr_assert_eq(th_sh("%s gen chain -n 1700 -o %s", th_pipesim(), topo), 0);
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=20000,width=8 --topology %s -K 1700 "
+                       "-M 1 --batch 1 --strategy gpipe --format json > %s 2>&1",
+                       th_pipesim(), topo, path), 0);
+    cr_assert_eq(th_sh("grep -q '\"gpipe\"' %s", path), 0);
+    unlink(topo);
+}
+
+/* A partition too long for its buffer ends at an entry, with the count. */
+Test(inputs, partition_format_never_cuts_a_number)
+{
+    struct sim_partition *p;
+    cr_assert_eq(sim_partition_uniform(100, 100000, &p), 0);
+    char buf[64];
+    sim_partition_format(p, buf, sizeof buf);
+    cr_assert_str_eq(buf, "1000,1000,1000,1000,1000,1000,1000,1000,1000,... (100 stages)");
+    char big[600]; /* 100 x "1000," - 1 = 499 characters: all of it */
+    sim_partition_format(p, big, 500);
+    cr_assert_eq(strlen(big), 499);
+    cr_assert_eq(strstr(big, "..."), NULL);
+    sim_partition_format(p, big, 499);
+    cr_assert(strstr(big, ",... (100 stages)"), "%s", big);
+    sim_partition_free(p);
+}
