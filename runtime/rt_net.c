@@ -30,7 +30,7 @@ static int push_item(struct item **v, int *n, enum rt_layer_kind kind, int width
 /* Re-files the last error (a usage error of a strict parse) as SIM_EPARSE. */
 static int as_parse_error(void)
 {
-    char msg[1024];
+    char msg[SIM_ERRMSG_MAX];
     snprintf(msg, sizeof msg, "%s", sim_errmsg());
     return sim_error(SIM_EPARSE, "%s", msg);
 }

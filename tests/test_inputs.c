@@ -6,6 +6,8 @@
  */
 #include "helpers.h"
 
+#include "traces/trc_trace.h"
+
 #include <unistd.h>
 
 static char path[64];
@@ -293,4 +295,66 @@ Test(inputs, partition_format_never_cuts_a_number)
     sim_partition_format(p, big, 499);
     cr_assert(strstr(big, ",... (100 stages)"), "%s", big);
     sim_partition_free(p);
+}
+
+/* ---- messages ---- */
+
+/* A message longer than the buffer keeps the file's start and the whole
+ * explanation; the middle of the path goes. */
+Test(inputs, long_message_keeps_its_explanation)
+{
+    static char longpath[6001];
+    memset(longpath, 'd', 6000);
+    memcpy(longpath, "/start/", 7);
+    memcpy(longpath + 6000 - 6, "/p.csv", 6);
+    const char *why = "field 'params': 'lots' is not a number (the end of the explanation)";
+    cr_assert_eq(sim_error(SIM_EPARSE, "%s:2:7: %s", longpath, why), -SIM_EPARSE);
+    const char *m = sim_errmsg();
+    cr_assert_lt(strlen(m), (size_t)SIM_ERRMSG_MAX);
+    cr_assert_gt(strlen(m), (size_t)SIM_ERRMSG_MAX - 64);
+    cr_assert(!strncmp(m, "/start/ddd", 10), "%.40s", m);
+    cr_assert(strstr(m, " [...] "));
+    char tail[160];
+    snprintf(tail, sizeof tail, "/p.csv:2:7: %s", why);
+    cr_assert(!strcmp(m + strlen(m) - strlen(tail), tail), "...%s", m + strlen(m) - 100);
+    cr_assert_eq(sim_errcode(), SIM_EPARSE);
+    /* a short one is untouched */
+    sim_error(SIM_EINVAL, "%s", why);
+    cr_assert_str_eq(sim_errmsg(), why);
+}
+
+/* A UTF-8 byte-order mark is skipped by every loader; lines and columns
+ * count from after it. */
+Test(inputs, byte_order_mark_is_skipped)
+{
+    put("\xEF\xBB\xBF" CSV_H "a,1,1,1,1\n");
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_str_eq(p->layers[0].name, "a");
+    mdl_profile_free(p);
+    put("\xEF\xBB\xBF" CSV_H "a,x,1,1,1\n");
+    bad_profile(SIM_EPARSE, ":2:3: field 'fwd_flops': 'x' is not a number");
+
+    const char *topo = "\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1"));
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(topo, strlen(topo), "t.json", &t), 0, "%s", sim_errmsg());
+    mdl_topology_free(t);
+    bad_topology("\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d0")),
+                 "t.json:4:13: links[1].endpoints: a second link");
+
+    /* a trace written by predict, with a mark in front, reads back */
+    char tr[96];
+    snprintf(tr, sizeof tr, "%s.trace.json", path);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace %s "
+                       "> /dev/null && printf '\\357\\273\\277' > %s && cat %s >> %s",
+                       th_pipesim(), tr, path, tr, path), 0);
+    struct trc_trace *a = NULL, *b = NULL;
+    cr_assert_eq(trc_read_chrome(tr, &a), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(path, &b), 0, "%s", sim_errmsg());
+    cr_assert_eq(a->n_events, b->n_events);
+    trc_trace_free(a);
+    trc_trace_free(b);
+    unlink(tr);
+    cr_assert_eq(th_sh("%s compare %s %s > /dev/null", th_pipesim(), path, path), 0);
 }
