@@ -216,6 +216,10 @@ int cmd_validate(int argc, char **argv)
                                                  ? &trace : NULL)) < 0)
             goto out;
         printf("%5ld %14.8f %12.3f\n", i + 1, st.loss, ms(st.step_ns));
+        if ((rc = rt_check_diverged(net, i + 1, st.loss, lr)) < 0) {
+            fflush(stdout);
+            goto out;
+        }
     }
     int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
     fflush(stdout);

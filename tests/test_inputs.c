@@ -358,3 +358,30 @@ Test(inputs, byte_order_mark_is_skipped)
     unlink(tr);
     cr_assert_eq(th_sh("%s compare %s %s > /dev/null", th_pipesim(), path, path), 0);
 }
+
+/* ---- validate: a learning rate that diverges ---- */
+
+/* --lr 1e30 trained on to a NaN loss and exited 0; now the step that
+ * diverged is named, with the advice, exit 4. A learning rate that is
+ * infinite in FP32 makes the parameters non-finite at step 1 already. */
+Test(inputs, validate_reports_divergence, .timeout = 120)
+{
+    char err[96];
+    snprintf(err, sizeof err, "%s.err", path);
+    const char *run = "validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 --steps 4 "
+                      "--no-pin";
+    int st = th_sh("%s %s --lr 1e30 > %s 2> %s", th_pipesim(), run, path, err);
+    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(th_sh("grep -qx 'pipesim validate: step 2: the loss is NaN: training "
+                       "diverged; try a smaller --lr (now 1e+30)' %s", err), 0);
+    cr_assert_eq(th_sh("test $(wc -l < %s) -eq 1", err), 0, "one line on stderr");
+    cr_assert_neq(th_sh("grep -q '^ *3 ' %s", path), 0, "trained on after the divergence");
+    st = th_sh("%s %s --lr 1e39 > %s 2> %s", th_pipesim(), run, path, err);
+    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(th_sh("grep -q '^pipesim validate: step 1: layer 0 (dense) has non-finite "
+                       "parameters after the update: training diverged; try a smaller --lr' %s",
+                       err), 0);
+    /* the default rate trains */
+    cr_assert_eq(th_sh("%s %s > %s 2> %s", th_pipesim(), run, path, err), 0);
+    unlink(err);
+}
