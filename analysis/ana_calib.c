@@ -438,8 +438,14 @@ int ana_calib_profile(const struct ana_calib *c, struct mdl_profile **out)
         m.fwd_fixed = clamp_fixed(cl->kept_fit.a, m.fwd);
         m.bwd_fixed = clamp_fixed(cl->fit[ANA_CALIB_BWD].a, m.bwd);
         m.nostash_fixed = clamp_fixed(cl->fit[ANA_CALIB_FWD_NOSTASH].a, m.fwd_nostash);
+        double pb[MDL_MAX_POINTS], pf[MDL_MAX_POINTS], pbw[MDL_MAX_POINTS],
+            pn[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
+        m.pt_batch = pb;
+        m.pt_fwd = pf;
+        m.pt_bwd = pbw;
+        m.pt_nostash = pn;
         m.n_pts = 0;
-        for (int i = 0; i < c->n_sizes; i++) {
+        for (int i = 0; i < c->n_sizes && m.n_pts < MDL_MAX_POINTS; i++) {
             if (i == r)
                 continue;
             m.pt_batch[m.n_pts] = c->sizes[i];

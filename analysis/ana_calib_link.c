@@ -31,7 +31,7 @@ struct pingpong {
     int64_t *t_start, *t_end;
     struct rt_watch *watch;
     int rc;
-    char err[256];
+    char err[SIM_ERRMSG_MAX];
 };
 
 static void *ping_main(void *arg)

@@ -240,7 +240,7 @@ struct stage_job {
     pthread_barrier_t *bar;
     struct gate *gate;
     int rc;
-    char err[512];
+    char err[SIM_ERRMSG_MAX];
 };
 
 /* All workers start together, or none does (a failed thread creation). */
@@ -429,7 +429,7 @@ struct job {
     struct ana_calib *c;
     struct rt_net *net;
     int rc;
-    char err[512];
+    char err[SIM_ERRMSG_MAX];
 };
 
 static void *core_main(void *arg)

@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "sim/sim_error.h"
+
 #define ANA_DB_SCHEMA 1
 #define ANA_DB_APPLICATION_ID 0x50535357 /* 'PSSW': PipeSim SWeep */
 
@@ -48,7 +50,7 @@ struct ana_run {
     int K, M;
     long batch;
     /* outputs */
-    char status[16], message[512], partition[256];
+    char status[16], message[SIM_ERRMSG_MAX], partition[256];
     double micro_batch, step_s, samples_per_s, baseline_step_s, speedup;
     double bubble_sim, bubble_analytic;
     int fits;

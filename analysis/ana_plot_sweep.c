@@ -38,7 +38,7 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
             g->Mmax = r->M;
     }
     if (!g->n)
-        return sim_error(SIM_EINVAL, "plot: no successful runs match the selection (%d runs "
+        return sim_error(SIM_EINVAL, "no successful runs match the selection (%d runs "
                          "in the database)", n);
     char m[256], t[256];
     ana_plot_clean(m, sizeof m, first->model);
@@ -162,7 +162,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     if (bad)
         return sim_error(SIM_EIO, "%s: write failed", t->dir);
     if (!any)
-        return sim_error(SIM_EINVAL, "plot: no successful run with M=%d for the memory figure",
+        return sim_error(SIM_EINVAL, "no successful run with M=%d for the memory figure",
                          M);
     struct sbuf b = { 0 };
     ana_sb_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"

@@ -56,7 +56,11 @@ static int check_config(const struct ana_config *c)
     if (c->M < 1)
         return sim_error(SIM_EUSAGE, "-M must be >= 1, got %d", c->M);
     if (!(c->batch >= 1) || c->batch != floor(c->batch))
-        return sim_error(SIM_EUSAGE, "--batch must be a positive integer, got %g", c->batch);
+        return sim_error(SIM_EUSAGE, "--batch must be a positive integer (>= 1), got %g",
+                         c->batch);
+    if (c->batch > 1099511627776.0) /* 2^40, as the command line takes it */
+        return sim_error(SIM_EUSAGE, "--batch %g is out of range: at most 1099511627776 "
+                         "samples per step", c->batch);
     if (fmod(c->batch, c->M) != 0)
         return sim_error(SIM_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);

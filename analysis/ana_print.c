@@ -19,6 +19,14 @@ static void human_bytes(double b, char *buf, size_t n)
     snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
 }
 
+/* A per-micro-batch time in ms: 4 decimals, or 6 (to the nanosecond) when it
+ * is under 10 us, so that a short op never reads as 0.0000. */
+static void ms_cell(double seconds, char *buf, size_t n)
+{
+    double ms = seconds * 1e3;
+    snprintf(buf, n, ms > 0 && ms < 0.01 ? "%.6f" : "%.4f", ms);
+}
+
 static void print_table(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
@@ -31,8 +39,9 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "step time       %.6f ms\n", p->step_s * 1e3);
     fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
     if (p->baseline_step_s > 0)
-        fprintf(f, "speedup         %.3fx over K=1 (M=1, no remat: %.6f ms)\n", p->speedup,
-                p->baseline_step_s * 1e3);
+        fprintf(f, p->speedup < 0.01 ? "speedup         %.3gx over K=1 (M=1, no remat: %.6f ms)\n"
+                                     : "speedup         %.3fx over K=1 (M=1, no remat: %.6f ms)\n",
+                p->speedup, p->baseline_step_s * 1e3);
     const char *formula = !strcmp(p->schedule, "gpipe") || !strcmp(p->schedule, "1f1b")
                               ? "(K-1)/(M+K-1)"
                           : !strncmp(p->schedule, "interleaved", 11) ? "(K-1)/(vM+K-1)"
@@ -48,14 +57,16 @@ static void print_table(const void *obj, FILE *f)
             "peak total", "capacity", "fits");
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        char a[32], b[32], c[32], d[32];
+        char a[32], b[32], c[32], d[32], fw[32], bw[32];
+        ms_cell(st->fwd_s, fw, sizeof fw);
+        ms_cell(st->bwd_s, bw, sizeof bw);
         human_bytes((double)st->static_mem, a, sizeof a);
         human_bytes((double)st->peak_act, b, sizeof b);
         human_bytes((double)st->peak_mem, c, sizeof c);
         human_bytes(st->capacity, d, sizeof d);
-        fprintf(f, "%5d %6d %7d %11.4f %11.4f %6.1f %11s %11s %11s %11s %4s\n", s, st->device,
-                st->n_layers, st->fwd_s * 1e3, st->bwd_s * 1e3, st->busy_frac * 100, a, b, c,
-                d, st->fits ? "yes" : "NO");
+        fprintf(f, "%5d %6d %7d %11s %11s %6.1f %11s %11s %11s %11s %4s\n", s, st->device,
+                st->n_layers, fw, bw, st->busy_frac * 100, a, b, c, d,
+                st->fits ? "yes" : "NO");
     }
 }
 

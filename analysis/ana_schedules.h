@@ -22,10 +22,11 @@
 #include <stdio.h>
 
 #include "analysis/ana_predict.h"
+#include "sim/sim_error.h"
 
 struct ana_sched_row {
     char schedule[32];
-    char error[256];          /* "" when the schedule ran */
+    char error[SIM_ERRMSG_MAX]; /* "" when the schedule ran */
     int n_stages;
     double step_s, samples_per_s, speedup;
     double bubble_sim;

@@ -236,15 +236,15 @@ out:
 static int check_opts(const struct ana_vcheck_opts *o)
 {
     if (!o->spec || ((!o->profile || !o->topo) && !o->prepare))
-        return sim_error(SIM_EUSAGE, "validate --check: a net, a profile and a topology are "
+        return sim_error(SIM_EUSAGE, "--check: a net, a profile and a topology are "
                          "required");
     if (o->batch < 1 || o->steps < 1 || o->steps > ANA_VCHECK_MAX_STEPS ||
         o->warmup_steps < 0 || o->warmup_steps > ANA_VCHECK_MAX_STEPS)
-        return sim_error(SIM_EUSAGE, "validate --check: batch >= 1, steps in [1, %d], "
+        return sim_error(SIM_EUSAGE, "--check: batch >= 1, steps in [1, %d], "
                          "warm-up steps in [0, %d]", ANA_VCHECK_MAX_STEPS,
                          ANA_VCHECK_MAX_STEPS);
     if (o->n_K < 1 || o->n_M < 1 || o->n_remat < 1)
-        return sim_error(SIM_EUSAGE, "validate --check: empty grid");
+        return sim_error(SIM_EUSAGE, "--check: empty grid");
     return 0;
 }
 
@@ -290,7 +290,7 @@ int ana_vcheck_run(const struct ana_vcheck_opts *o, struct ana_vcheck **out)
         if (o->prepare && (rc = o->prepare(o->prepare_ctx, o->Ks[a], &prof, &topo)) < 0)
             goto err;
         if (!prof || !topo) {
-            rc = sim_error(SIM_EINVAL, "validate --check: no profile for K = %d", o->Ks[a]);
+            rc = sim_error(SIM_EINVAL, "--check: no profile for K = %d", o->Ks[a]);
             goto err;
         }
         if (net->n_layers != prof->n_layers) {
@@ -327,7 +327,7 @@ int ana_vcheck_run(const struct ana_vcheck_opts *o, struct ana_vcheck **out)
             }
     }
     if (!v->n_points) {
-        rc = sim_error(SIM_EUSAGE, "validate --check: no -M divides --batch %d", o->batch);
+        rc = sim_error(SIM_EUSAGE, "--check: no -M divides --batch %d", o->batch);
         goto err;
     }
     /* after the run: a prepare callback may have written them */

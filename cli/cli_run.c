@@ -4,6 +4,7 @@
 #include "sim/sim_membudget.h"
 #include "sim/sim_util.h"
 
+#include <math.h>
 #include <string.h>
 
 void cli_run_init(struct cli_run *r)
@@ -23,7 +24,10 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
     case 't': r->topology = arg; break;
     case 'K': *rc = sim_parse_long(arg, "-K", 1, 1 << 20, &r->K); break;
     case 'M': *rc = sim_parse_long(arg, "-M", 1, 1 << 24, &r->M); break;
-    case 'b': *rc = sim_parse_double(arg, "--batch", &r->batch); break;
+    case 'b':
+        if ((*rc = sim_parse_double(arg, "--batch", &r->batch)) == 0)
+            *rc = cli_check_batch(r->batch);
+        break;
     case 'r': *rc = sim_remat_parse(arg, &r->remat); break;
     case 's': r->schedule = arg; break;
     case 'p': r->partition = arg; break;
@@ -36,10 +40,20 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
 {
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "%s: unexpected argument '%s'", cmd, argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0)
-        return sim_error(SIM_EUSAGE, "%s: --model, --topology, -K, -M and --batch are "
-                         "required (see pipesim %s --help)", cmd, cmd);
+        return sim_error(SIM_EUSAGE, "--model, --topology, -K, -M and --batch are "
+                         "required (see pipesim %s --help)", cmd);
+    return 0;
+}
+
+int cli_check_batch(double batch)
+{
+    if (!(batch >= 1) || batch != floor(batch))
+        return sim_error(SIM_EUSAGE, "--batch must be a positive integer (>= 1), got %g", batch);
+    if (batch > CLI_MAX_BATCH)
+        return sim_error(SIM_EUSAGE, "--batch %g is out of range: at most %.0f samples per "
+                         "step", batch, CLI_MAX_BATCH);
     return 0;
 }
 

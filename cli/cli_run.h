@@ -38,6 +38,10 @@ void cli_run_init(struct cli_run *r);
 int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc);
 /* No stray arguments; model, topology, K, M and batch given. */
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv);
+/* --batch: a positive integer, at most CLI_MAX_BATCH (as sweep, report and
+ * plot take it), else SIM_EUSAGE naming --batch. */
+#define CLI_MAX_BATCH 1099511627776.0 /* 2^40 */
+int cli_check_batch(double batch);
 /* "table", "csv" or "json", else SIM_EUSAGE. */
 int cli_check_format(const char *format);
 /* Opens the model and topology, builds the partition when with_partition

@@ -201,9 +201,9 @@ int cmd_calibrate(int argc, char **argv)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "calibrate: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!spec)
-        return sim_error(SIM_EUSAGE, "calibrate: --net is required (see pipesim calibrate "
+        return sim_error(SIM_EUSAGE, "--net is required (see pipesim calibrate "
                          "--help)");
     if (strcmp(format, "table") && strcmp(format, "csv"))
         return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv)", format);

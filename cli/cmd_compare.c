@@ -32,7 +32,7 @@ int cmd_compare(int argc, char **argv)
         }
     }
     if (argc - optind != 2)
-        return sim_error(SIM_EUSAGE, "compare: expected SIM.json MEASURED.json (see pipesim "
+        return sim_error(SIM_EUSAGE, "expected SIM.json MEASURED.json (see pipesim "
                          "compare --help)");
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
         return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);

@@ -58,7 +58,7 @@ int cmd_export_chakra(int argc, char **argv)
     if ((rc = cli_run_check("export-chakra", &run, argc, argv)) < 0)
         return rc;
     if (!co.dir)
-        return sim_error(SIM_EUSAGE, "export-chakra: --out-dir is required (see pipesim "
+        return sim_error(SIM_EUSAGE, "--out-dir is required (see pipesim "
                          "export-chakra --help)");
     struct sim_schedule *sched = NULL;
     struct sim_costs *costs = NULL;

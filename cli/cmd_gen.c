@@ -35,7 +35,7 @@ static int gen_model(int argc, char **argv)
         out = optarg;
     }
     if (optind != argc - 1)
-        return sim_error(SIM_EUSAGE, "gen model: expected one SPEC (see pipesim gen --help)");
+        return sim_error(SIM_EUSAGE, "model: expected one SPEC (see pipesim gen --help)");
     struct mdl_profile *p;
     int rc = mdl_model_open(argv[optind], &p);
     if (rc < 0)
@@ -80,10 +80,10 @@ static int gen_chain(int argc, char **argv)
             return rc;
     }
     if (!n)
-        return sim_error(SIM_EUSAGE, "gen chain: -n N is required");
+        return sim_error(SIM_EUSAGE, "chain: -n N is required");
     if (d.flops <= 0 || d.memory <= 0 || bw <= 0 || lat < 0 || d.mem_bandwidth < 0 ||
         d.eff_max <= 0 || d.eff_max > 1 || d.batch_half < 0 || d.overhead_s < 0)
-        return sim_error(SIM_EUSAGE, "gen chain: flops, memory, bandwidth must be > 0, "
+        return sim_error(SIM_EUSAGE, "chain: flops, memory, bandwidth must be > 0, "
                          "efficiency in (0, 1], the rest >= 0");
     struct mdl_topology *t;
     if ((rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)
@@ -97,11 +97,11 @@ int cmd_gen(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         cli_help(help);
-        return argc < 2 ? sim_error(SIM_EUSAGE, "gen: expected 'model' or 'chain'") : 0;
+        return argc < 2 ? sim_error(SIM_EUSAGE, "expected 'model' or 'chain'") : 0;
     }
     if (!strcmp(argv[1], "model"))
         return gen_model(argc - 1, argv + 1);
     if (!strcmp(argv[1], "chain"))
         return gen_chain(argc - 1, argv + 1);
-    return sim_error(SIM_EUSAGE, "gen: unknown generator '%s' (model, chain)", argv[1]);
+    return sim_error(SIM_EUSAGE, "unknown generator '%s' (model, chain)", argv[1]);
 }

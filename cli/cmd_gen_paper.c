@@ -88,7 +88,7 @@ int cmd_gen_paper(int argc, char **argv)
             break;
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "csv"))
-                return sim_error(SIM_EUSAGE, "gen-paper: --format must be table or csv, got "
+                return sim_error(SIM_EUSAGE, "--format must be table or csv, got "
                                  "'%s'", optarg);
             csv = !strcmp(optarg, "csv");
             break;
@@ -97,7 +97,7 @@ int cmd_gen_paper(int argc, char **argv)
         }
     }
     if (optind != argc)
-        return sim_error(SIM_EUSAGE, "gen-paper: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     struct sim_afile af;
     int rc = sim_afile_open(&af, out);
     if (rc < 0)

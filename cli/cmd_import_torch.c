@@ -49,10 +49,10 @@ int cmd_import_torch(int argc, char **argv)
         }
     }
     if (optind == argc)
-        return sim_error(SIM_EUSAGE, "import-torch: TRACE.json is required (see pipesim "
+        return sim_error(SIM_EUSAGE, "TRACE.json is required (see pipesim "
                          "import-torch --help)");
     if (optind + 1 < argc)
-        return sim_error(SIM_EUSAGE, "import-torch: unexpected argument '%s'", argv[optind + 1]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind + 1]);
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     if ((rc = mdl_torch_import(argv[optind], &o, &p, &rep)) < 0)

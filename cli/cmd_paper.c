@@ -48,8 +48,8 @@ int cmd_paper(int argc, char **argv)
         }
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "paper: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
-        return sim_error(SIM_EUSAGE, "paper: --out needs a directory");
+        return sim_error(SIM_EUSAGE, "--out needs a directory");
     return ana_paper_run(&o);
 }

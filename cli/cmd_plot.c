@@ -105,17 +105,17 @@ int cmd_plot(int argc, char **argv)
     o.mem_M = (int)memM;
     if (compare) {
         if (argc - optind != 2 || db_path || trace || kinds)
-            return sim_error(SIM_EUSAGE, "plot --compare: expected SIM.json MEASURED.json (and "
+            return sim_error(SIM_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "
                              "no --db, --trace or --kind)");
         if (!ana_plot_have_gnuplot(NULL))
-            return sim_error(SIM_EIO, "plot: gnuplot is not installed or does not run "
+            return sim_error(SIM_EIO, "gnuplot is not installed or does not run "
                              "(Debian: apt-get install gnuplot-nox)");
         return plot_compare(argv[optind], argv[optind + 1], &o);
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "plot: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path && !trace)
-        return sim_error(SIM_EUSAGE, "plot: give --db (sweep figures) and/or --trace "
+        return sim_error(SIM_EUSAGE, "give --db (sweep figures) and/or --trace "
                          "(timeline); see pipesim plot --help");
     /* split --kind into the sweep figures and the timeline */
     char sweep_kinds[256] = "";
@@ -142,7 +142,7 @@ int cmd_plot(int argc, char **argv)
     if (!sweep_kinds[0] && !timeline)
         return sim_error(SIM_EUSAGE, "--kind: nothing to draw");
     if (!ana_plot_have_gnuplot(NULL))
-        return sim_error(SIM_EIO, "plot: gnuplot is not installed or does not run (Debian: "
+        return sim_error(SIM_EIO, "gnuplot is not installed or does not run (Debian: "
                          "apt-get install gnuplot-nox)");
     ana_db *db = NULL;
     struct ana_run *runs = NULL;

@@ -85,9 +85,9 @@ int cmd_report(int argc, char **argv)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "report: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path)
-        return sim_error(SIM_EUSAGE, "report: --db is required (see pipesim report --help)");
+        return sim_error(SIM_EUSAGE, "--db is required (see pipesim report --help)");
     if ((rc = ana_db_path_check(db_path, "--db")) < 0)
         return rc;
     ana_db *db = NULL;

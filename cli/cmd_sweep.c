@@ -164,11 +164,11 @@ int cmd_sweep(int argc, char **argv)
             goto out;
     }
     if (optind < argc) {
-        rc = sim_error(SIM_EUSAGE, "sweep: unexpected argument '%s'", argv[optind]);
+        rc = sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
         goto out;
     }
     if (!sp.model_arg || !sp.topo_arg || !Ks || !Ms || !batches) {
-        rc = sim_error(SIM_EUSAGE, "sweep: --model, --topology, -K, -M and --batch are required "
+        rc = sim_error(SIM_EUSAGE, "--model, --topology, -K, -M and --batch are required "
                        "(see pipesim sweep --help)");
         goto out;
     }

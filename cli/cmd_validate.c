@@ -157,15 +157,15 @@ int cmd_validate(int argc, char **argv)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "validate: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!spec)
-        return sim_error(SIM_EUSAGE, "validate: --net is required (see pipesim validate --help)");
+        return sim_error(SIM_EUSAGE, "--net is required (see pipesim validate --help)");
     int run = K || M || batch;
     if (run && (!K || !M || !batch))
-        return sim_error(SIM_EUSAGE, "validate: -K, -M and --batch are required to run "
+        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required to run "
                          "(see pipesim validate --help)");
     if (!run && !prof_path)
-        return sim_error(SIM_EUSAGE, "validate: -K, -M and --batch are required (or only "
+        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
     if (!strcmp(backend, "mpi")) {
         if (!run || prof_path)
@@ -217,6 +217,10 @@ int cmd_validate(int argc, char **argv)
                                                  ? &trace : NULL)) < 0)
             goto out;
         printf("%5ld %14.8f %12.3f\n", i + 1, st.loss, ms(st.step_ns));
+        if ((rc = rt_check_diverged(net, i + 1, st.loss, lr)) < 0) {
+            fflush(stdout);
+            goto out;
+        }
     }
     int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
     fflush(stdout);

@@ -176,12 +176,12 @@ static int parse(int argc, char **argv, struct check_args *a)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "validate: unexpected argument '%s'", argv[optind]);
+        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!a->spec)
-        return sim_error(SIM_EUSAGE, "validate --check: --net is required (see pipesim "
+        return sim_error(SIM_EUSAGE, "--check: --net is required (see pipesim "
                          "validate --check --help)");
     if (!a->profile != !a->topology)
-        return sim_error(SIM_EUSAGE, "validate --check: --profile and --topology go together "
+        return sim_error(SIM_EUSAGE, "--check: --profile and --topology go together "
                          "(or neither: calibrate first)");
     if (a->quick) {
         ms = ms ? ms : "1,4,16";
@@ -236,7 +236,7 @@ static int calib_sizes(struct inputs *in)
             snprintf(ok + strlen(ok), sizeof ok - strlen(ok), "%s%d", *ok ? "," : "", a->Ms[i]);
     }
     if (!*ok)
-        return sim_error(SIM_EUSAGE, "validate --check: no -M of %s divides --batch %ld", Ms,
+        return sim_error(SIM_EUSAGE, "--check: no -M of %s divides --batch %ld", Ms,
                          a->batch);
     if (a->calib_out)
         snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
@@ -254,7 +254,7 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
     struct inputs *in = ctx;
     const struct check_args *a = in->a;
     if (in->n == 8)
-        return sim_error(SIM_EUSAGE, "validate --check: at most 8 values of -K");
+        return sim_error(SIM_EUSAGE, "--check: at most 8 values of -K");
     struct ana_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
                                 .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
                                 .n_stages = a->stages_per_K ? K : 1, .cpu = -1,

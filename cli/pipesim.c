@@ -73,10 +73,10 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
     if (c == '?' || c == ':') {
         const char *opt = argv[optind - 1 < argc ? optind - 1 : argc - 1];
         if (c == ':')
-            sim_error(SIM_EUSAGE, "%s: option '%s' needs a value", cmd, opt);
+            sim_error(SIM_EUSAGE, "option '%s' needs a value (see pipesim %s --help)", opt,
+                      cmd); /* main() already names the command */
         else
-            sim_error(SIM_EUSAGE, "%s: unknown option '%s' (see pipesim %s --help)", cmd, opt,
-                      cmd);
+            sim_error(SIM_EUSAGE, "unknown option '%s' (see pipesim %s --help)", opt, cmd);
         return -2;
     }
     return c;

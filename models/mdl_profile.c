@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,8 @@ void mdl_profile_free(struct mdl_profile *p)
     if (!p)
         return;
     free(p->path);
+    for (int i = 0; i < p->n_layers; i++)
+        free(p->layers[i].pt_batch);
     free(p->layers);
     free(p);
 }
@@ -61,7 +64,24 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
             return sim_error(SIM_ENOMEM, "out of memory adding layer %d", p->n_layers);
         p->layers = nl;
     }
-    p->layers[p->n_layers++] = *l;
+    struct mdl_layer *d = &p->layers[p->n_layers];
+    *d = *l;
+    d->pt_batch = d->pt_fwd = d->pt_bwd = d->pt_nostash = NULL;
+    if (l->n_pts > 0) {
+        size_t n = (size_t)l->n_pts;
+        double *b = malloc(4 * n * sizeof *b);
+        if (!b)
+            return sim_error(SIM_ENOMEM, "out of memory adding layer %d", p->n_layers);
+        memcpy(b, l->pt_batch, n * sizeof *b);
+        memcpy(b + n, l->pt_fwd, n * sizeof *b);
+        memcpy(b + 2 * n, l->pt_bwd, n * sizeof *b);
+        memcpy(b + 3 * n, l->pt_nostash, n * sizeof *b);
+        d->pt_batch = b;
+        d->pt_fwd = b + n;
+        d->pt_bwd = b + 2 * n;
+        d->pt_nostash = b + 3 * n;
+    }
+    p->n_layers++;
     return 0;
 }
 
@@ -107,9 +127,13 @@ static int num(const char *path, int line, int col, const char *field,
         return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s' is empty", path, line, col, field);
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || errno == ERANGE)
+    if (*end)
         return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number",
                          path, line, col, field, s);
+    if (errno == ERANGE) /* a number, but beyond a double's range */
+        return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is out of range (%s)", path,
+                         line, col, field, s,
+                         fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
     if (!isfinite(v))
         return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' must be finite, got '%s'",
                          path, line, col, field, s);
@@ -341,15 +365,25 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
     return 0;
 }
 
+/* Room for one row's measured points until mdl_profile_add copies them. */
+struct row_pts {
+    double batch[MDL_MAX_POINTS], fwd[MDL_MAX_POINTS], bwd[MDL_MAX_POINTS],
+        nostash[MDL_MAX_POINTS];
+};
+
 static int parse_row(struct mdl_profile *p, const char *path, int line, char **f,
                      int *colno, int n, int ncols, const struct header *h,
-                     struct mdl_layer *l)
+                     struct mdl_layer *l, struct row_pts *pts)
 {
     const int *idx = h->idx;
     if (n != ncols)
         return sim_error(SIM_EPARSE, "%s:%d: expected %d fields, found %d", path, line,
                          ncols, n);
     memset(l, 0, sizeof *l);
+    l->pt_batch = pts->batch;
+    l->pt_fwd = pts->fwd;
+    l->pt_bwd = pts->bwd;
+    l->pt_nostash = pts->nostash;
     for (int i = 0; i < n; i++)
         if (strchr(f[i], '"'))
             return sim_error(SIM_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
@@ -403,10 +437,81 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
         NUM(C_STASH, &l->stash_bytes) < 0)
         return rc;
 #undef NUM
-    for (int i = 0; i < p->n_layers; i++)
-        if (!strcmp(p->layers[i].name, l->name))
-            return sim_error(SIM_EINVAL, "%s:%d:%d: duplicate layer name '%s'", path, line,
-                             colno[idx[C_NAME]], l->name);
+    return 0;
+}
+
+/* Where each layer's name is in the file, for the duplicate check. */
+struct name_pos {
+    uint64_t hash; /* of the name */
+    int line, col;
+};
+
+/* A layer's index and a hash of its name. */
+struct name_ix {
+    uint64_t hash;
+    const char *name;
+    int layer;
+};
+
+static int by_hash(const void *a, const void *b)
+{
+    const struct name_ix *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return (x->layer > y->layer) - (x->layer < y->layer);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const struct name_ix *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->layer > y->layer) - (x->layer < y->layer);
+}
+
+/* Layer names are unique: O(n log n) in the worst case, through an index
+ * sorted by name hash and then, within a run of equal hashes, by name (a
+ * million layers compared pairwise took most of an hour). A repeated name is
+ * reported at its first repetition in file order, as a scan would find it. */
+static int check_names(const char *path, const struct mdl_profile *p,
+                       const struct name_pos *pos)
+{
+    int n = p->n_layers;
+    struct name_ix *ix = malloc(sizeof *ix * (size_t)(n ? n : 1));
+    if (!ix)
+        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    for (int i = 0; i < n; i++)
+        ix[i] = (struct name_ix){ pos[i].hash, p->layers[i].name, i };
+    qsort(ix, (size_t)n, sizeof *ix, by_hash);
+    int first = -1;
+    for (int i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ix[j].hash == ix[i].hash; j++)
+            ;
+        if (j - i < 2)
+            continue;
+        qsort(ix + i, (size_t)(j - i), sizeof *ix, by_name);
+        for (int k = i + 1; k < j; k++) /* ix[k] repeats ix[k-1]: a repetition */
+            if (!strcmp(ix[k].name, ix[k - 1].name) && (first < 0 || ix[k].layer < first))
+                first = ix[k].layer;
+    }
+    free(ix);
+    if (first >= 0)
+        return sim_error(SIM_EINVAL, "%s:%d:%d: duplicate layer name '%s'", path,
+                         pos[first].line, pos[first].col, p->layers[first].name);
+    return 0;
+}
+
+/* Records where layer i's name is, growing at powers of two as the layers do. */
+static int add_pos(const char *path, struct name_pos **pos, int i, const char *name, int line,
+                   int col)
+{
+    if ((i & (i - 1)) == 0) {
+        size_t cap = i ? (size_t)i * 2 : 8;
+        struct name_pos *np = realloc(*pos, cap * sizeof *np);
+        if (!np)
+            return sim_error(SIM_ENOMEM, "%s: out of memory adding layer %d", path, i);
+        *pos = np;
+    }
+    (*pos)[i] = (struct name_pos){ sim_fnv1a(name, strlen(name), SIM_FNV_INIT), line, col };
     return 0;
 }
 
@@ -414,6 +519,7 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
 static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profile **out)
 {
     int rc;
+    struct name_pos *pos = NULL;
     struct mdl_profile *p = mdl_profile_new(path, 0);
     if (!p) {
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
@@ -426,19 +532,20 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
     char *f[MAX_FIELDS];
     int colno[MAX_FIELDS], ncols = 0, line = 0;
     struct header h;
-    char *s = buf;
+    struct row_pts pts;
+    char *s = buf + sim_bom_len(buf, len);
     while (s && *s) {
         char *nl = strchr(s, '\n');
         if (nl)
             *nl = 0;
         line++;
-        char *t = s;
+        char *start = s, *t = s;
         s = nl ? nl + 1 : NULL;
         while (*t == ' ' || *t == '\t')
             t++;
         if (!*t || *t == '#' || !strcmp(t, "\r"))
             continue;
-        int n = split(t, f, colno);
+        int n = split(start, f, colno); /* columns count from the line's start */
         if (n < 0) {
             rc = sim_error(SIM_EPARSE, "%s:%d: more than %d fields", path, line, MAX_FIELDS);
             goto err_free_profile;
@@ -451,7 +558,8 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
             continue;
         }
         struct mdl_layer l;
-        if ((rc = parse_row(p, path, line, f, colno, n, ncols, &h, &l)) < 0 ||
+        if ((rc = parse_row(p, path, line, f, colno, n, ncols, &h, &l, &pts)) < 0 ||
+            (rc = add_pos(path, &pos, p->n_layers, l.name, line, colno[h.idx[C_NAME]])) < 0 ||
             (rc = mdl_profile_add(p, &l)) < 0)
             goto err_free_profile;
     }
@@ -463,11 +571,15 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
         rc = sim_error(SIM_EPARSE, "%s: profile has a header but no layers", path);
         goto err_free_profile;
     }
+    if ((rc = check_names(path, p, pos)) < 0)
+        goto err_free_profile;
+    free(pos);
     free(buf);
     *out = p;
     return 0;
 
 err_free_profile:
+    free(pos);
     mdl_profile_free(p);
 err_free_buf:
     free(buf);
@@ -495,106 +607,4 @@ int mdl_profile_parse(const char *text, size_t len, const char *name,
     memcpy(buf, text, len);
     buf[len] = 0;
     return parse_owned(buf, len, name, out);
-}
-
-static void put_ms(FILE *f, int have, double seconds)
-{
-    if (have)
-        fprintf(f, ",%.17g", seconds * 1e3);
-    else
-        fputs(",", f);
-}
-
-/* The calibrated columns of a measured profile: which are present, and the
- * union of the layers' measured batch sizes. */
-static int ext_columns(const struct mdl_profile *p, int *nostash, int *fixed, double *sizes)
-{
-    int n = 0;
-    *nostash = *fixed = 0;
-    for (int i = 0; i < p->n_layers; i++) {
-        const struct mdl_layer *l = &p->layers[i];
-        *nostash |= l->has_nostash;
-        *fixed |= l->has_fixed;
-        for (int k = 0; k < l->n_pts; k++) {
-            int j = 0;
-            while (j < n && sizes[j] != l->pt_batch[k])
-                j++;
-            if (j == n && n < MDL_MAX_POINTS)
-                sizes[n++] = l->pt_batch[k];
-        }
-    }
-    for (int i = 1; i < n; i++) /* sort */
-        for (int j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
-            double t = sizes[j];
-            sizes[j] = sizes[j - 1];
-            sizes[j - 1] = t;
-        }
-    return n;
-}
-
-static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed,
-                      const double *sizes, int n_sizes)
-{
-    if (nostash)
-        put_ms(f, 1, l->has_nostash ? l->fwd_nostash : l->fwd);
-    if (fixed) {
-        put_ms(f, l->has_fixed, l->fwd_fixed);
-        put_ms(f, l->has_fixed, l->bwd_fixed);
-        if (nostash)
-            put_ms(f, l->has_fixed, l->has_nostash ? l->nostash_fixed : l->fwd_fixed);
-    }
-    for (int s = 0; s < n_sizes; s++) {
-        int k = 0;
-        while (k < l->n_pts && l->pt_batch[k] != sizes[s])
-            k++;
-        int have = k < l->n_pts;
-        put_ms(f, have, have ? l->pt_fwd[k] : 0);
-        put_ms(f, have, have ? l->pt_bwd[k] : 0);
-        if (nostash)
-            put_ms(f, have, have ? (l->has_nostash ? l->pt_nostash[k] : l->pt_fwd[k]) : 0);
-    }
-}
-
-int mdl_profile_write(const struct mdl_profile *p, const char *path)
-{
-    struct sim_afile af;
-    int rc = sim_afile_open(&af, path);
-    if (rc < 0)
-        return rc;
-    FILE *f = af.f;
-    double sizes[MDL_MAX_POINTS];
-    int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
-                                                      : 0;
-    fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
-            p->measured ? "times in ms at at_batch samples"
-                        : "FLOPs per sample; bytes per sample");
-    if (p->measured) {
-        fprintf(f, "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes");
-        if (nostash)
-            fprintf(f, ",fwd_nostash_ms");
-        if (fixed)
-            fprintf(f, ",fwd_fixed_ms,bwd_fixed_ms%s", nostash ? ",fwd_nostash_fixed_ms" : "");
-        for (int s = 0; s < n_sizes; s++) {
-            fprintf(f, ",fwd_ms@%.0f,bwd_ms@%.0f", sizes[s], sizes[s]);
-            if (nostash)
-                fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
-        }
-        fputc('\n', f);
-    } else {
-        fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n");
-    }
-    for (int i = 0; i < p->n_layers; i++) {
-        const struct mdl_layer *l = &p->layers[i];
-        if (p->measured) {
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind,
-                    l->fwd * 1e3, l->bwd * 1e3, l->at_batch, l->params, l->out_bytes,
-                    l->stash_bytes);
-            write_ext(f, l, nostash, fixed, sizes, n_sizes);
-            fputc('\n', f);
-        } else {
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->name, l->kind, l->fwd,
-                    l->bwd, l->params, l->out_bytes, l->stash_bytes);
-        }
-    }
-    return sim_afile_commit(&af);
 }

@@ -36,7 +36,8 @@
  * mdl_layer_seconds (models/mdl_topology.h) evaluates all of this.
  *
  * Ownership: mdl_profile_load allocates; mdl_profile_free (NULL ok) frees.
- * Cost: O(file size).
+ * Cost: loading is O(file size + n log n) in the n layers (the duplicate-name
+ * check sorts name hashes); a layer record is about 220 bytes.
  */
 #ifndef MDL_PROFILE_H
 #define MDL_PROFILE_H
@@ -61,8 +62,11 @@ struct mdl_layer {
     double fwd_nostash;
     double fwd_fixed, bwd_fixed, nostash_fixed;
     int n_pts;          /* extra measured sizes, increasing, != at_batch */
-    double pt_batch[MDL_MAX_POINTS];
-    double pt_fwd[MDL_MAX_POINTS], pt_bwd[MDL_MAX_POINTS], pt_nostash[MDL_MAX_POINTS];
+    /* n_pts values each (at most MDL_MAX_POINTS), NULL when n_pts is 0. Out of
+     * line so that a layer stays small (a million-layer profile). A profile's
+     * layers own theirs (one block from pt_batch on); mdl_profile_add copies
+     * the points of the layer it is given. */
+    double *pt_batch, *pt_fwd, *pt_bwd, *pt_nostash;
 };
 
 struct mdl_profile {

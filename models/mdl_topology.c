@@ -1,4 +1,5 @@
 #include "models/mdl_topology.h"
+#include "models/mdl_topology_int.h"
 #include "sim/sim_error.h"
 #include "sim/sim_json.h"
 #include "sim/sim_jsonpos.h"
@@ -295,7 +296,8 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
         rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
-    if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0)
+    if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0 ||
+        (rc = mdl_topology_check_links(path, t)) < 0)
         goto err_free;
     free(seen);
     free(ix);
@@ -331,6 +333,9 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 {
     *out = NULL;
     json_error_t jerr;
+    size_t bom = sim_bom_len(text, len);
+    text += bom;
+    len -= bom;
     sim_json_begin();
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root && sim_json_oom()) /* jansson reports it as a syntax error */

@@ -22,7 +22,10 @@
  * A dedicated link is full duplex: one FIFO resource per direction. A shared
  * link (a PCIe host bus) is one FIFO resource for all of its endpoints and
  * both directions, so concurrent transfers serialize. Two devices talk over
- * the first listed link that has both as endpoints.
+ * the first listed link that has both as endpoints; so a link of two
+ * endpoints whose devices an earlier link already joins (either direction)
+ * is an error, as is a repeated link name (a bus of more endpoints may
+ * overlap earlier links: it still serves its other pairs).
  *
  * Ownership: mdl_topology_load allocates, mdl_topology_free (NULL ok) frees.
  */

@@ -2,6 +2,7 @@
 #include "models/mdl_torch.h"
 #include "sim/sim_error.h"
 #include "sim/sim_membudget.h"
+#include "sim/sim_util.h"
 
 #include <jansson.h>
 #include <errno.h>
@@ -515,6 +516,9 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
             return rc;
         }
     }
+    unsigned char bom[3]; /* a UTF-8 byte-order mark is skipped */
+    if (fread(bom, 1, 3, f) != 3 || sim_bom_len((const char *)bom, 3) == 0)
+        rewind(f);
     json_error_t jerr;
     json_t *root = json_loadf(f, JSON_DECODE_INT_AS_REAL, &jerr);
     fclose(f);

@@ -4,6 +4,7 @@
  * at_batch (then equal on every row). */
 #include "models/mdl_torch.h"
 #include "sim/sim_error.h"
+#include "sim/sim_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -120,7 +121,8 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
             rc = sim_error(SIM_EPARSE, "%s:%d: line too long", path, line);
             goto err_free_rows;
         }
-        char *s = buf + strspn(buf, " \t\r\n");
+        char *s = buf + (line == 1 ? sim_bom_len(buf, strlen(buf)) : 0);
+        s += strspn(s, " \t\r\n");
         if (!*s || *s == '#')
             continue;
         int nf = fields(s, f, 16);

@@ -362,6 +362,9 @@ out_setup:;
             printf("%5ld %14.8f %12.3f\n", i + 1, o.loss, ms(o.step_ns));
             fflush(stdout);
         }
+        /* the loss is summed over the ranks: all of them stop together */
+        if ((rc = rt_check_diverged(NULL, i + 1, o.loss, a->cfg.lr)) < 0)
+            goto out;
     }
     struct rt_dev_stats mine = my_stats(x, cpu), *ds = NULL;
     char host[MPI_MAX_PROCESSOR_NAME] = "", *hosts = NULL;

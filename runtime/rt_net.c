@@ -31,7 +31,7 @@ static int push_item(struct item **v, int *n, enum rt_layer_kind kind, int width
 /* Re-files the last error (a usage error of a strict parse) as SIM_EPARSE. */
 static int as_parse_error(void)
 {
-    char msg[1024];
+    char msg[SIM_ERRMSG_MAX];
     snprintf(msg, sizeof msg, "%s", sim_errmsg());
     return sim_error(SIM_EPARSE, "%s", msg);
 }
@@ -409,4 +409,34 @@ cleanup:
     free(g0);
     free(g1);
     return rc;
+}
+
+/* Index of the first non-finite value of v[0..n), or -1. */
+static int64_t first_nonfinite(const float *v, int64_t n)
+{
+    for (int64_t i = 0; v && i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return -1;
+}
+
+int rt_check_diverged(const struct rt_net *net, long step, double loss, double lr)
+{
+    if (!isfinite(loss))
+        return sim_error(SIM_EINVAL, "step %ld: the loss is %s: training diverged; try a "
+                         "smaller --lr (now %g)", step, isnan(loss) ? "NaN" : "infinite", lr);
+    for (int l = 0; net && l < net->n_layers; l++) {
+        const struct rt_layer *ly = &net->layers[l];
+        int64_t nw = ly->kind == RT_LAYER_DENSE ? (int64_t)ly->in * ly->out : ly->out;
+        const char *what = NULL;
+        if (first_nonfinite(ly->dw, nw) >= 0 || first_nonfinite(ly->db, ly->out) >= 0)
+            what = "a non-finite gradient";
+        else if (first_nonfinite(ly->w, nw) >= 0 || first_nonfinite(ly->b, ly->out) >= 0)
+            what = "non-finite parameters";
+        if (what)
+            return sim_error(SIM_EINVAL, "step %ld: layer %d (%s) has %s after the "
+                             "update: training diverged; try a smaller --lr (now %g)",
+                             step, l, rt_layer_kind_name(ly->kind), what, lr);
+    }
+    return 0;
 }

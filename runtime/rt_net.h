@@ -73,6 +73,12 @@ void rt_data_free(struct rt_data *d);
 double rt_loss(int rows, int width, int n_total, const float *y,
                const float *t, float *dy);
 
+/* Training diverged? SIM_EINVAL naming the step (1-based) and suggesting a
+ * smaller --lr when the loss is not finite, or when net (NULL: not
+ * checked) holds a non-finite parameter or gradient after the step's update
+ * (the gradient overflowed before the loss showed it); else 0. O(params). */
+int rt_check_diverged(const struct rt_net *net, long step, double loss, double lr);
+
 /* Zeroes the gradients, runs forward and backward over the whole batch,
  * leaving the gradients in the layers; *loss gets the loss before any
  * update. Then, if lr > 0, applies SGD. */

@@ -10,6 +10,7 @@
 
 #include "runtime/rt_chan.h"
 #include "runtime/rt_mem.h"
+#include "sim/sim_error.h"
 #include "runtime/rt_pipe.h"
 #include "sim/sim_partition.h"
 
@@ -39,7 +40,7 @@ struct rt_worker {
     int64_t busy_ns, comm_ns, wait_ns;
     double loss;
     int rc;
-    char err[512];
+    char err[SIM_ERRMSG_MAX];
     const struct rt_data *data;
 };
 

@@ -16,6 +16,12 @@ sim_time sim_seconds_to_time(double s)
 }
 double sim_time_to_seconds(sim_time t) { return (double)t * 1e-9; }
 
+sim_time sim_op_seconds_to_time(double s)
+{
+    sim_time t = sim_seconds_to_time(s);
+    return s > 0 && t < 1 ? 1 : t;
+}
+
 static int64_t bytes(double per_sample, double n)
 {
     double b = per_sample * n;
@@ -25,16 +31,17 @@ static int64_t bytes(double per_sample, double n)
 /* Huge but finite inputs (1e300 FLOPs, 1e-300 FLOP/s) must not wrap the
  * int64 clock or byte counters: report them instead. */
 static int check_range(const struct mdl_profile *p, const struct mdl_device *d,
-                       const struct sim_partition *part, int s, const char *what, double v,
-                       double max, const char *unit)
+                       const struct sim_partition *part, int s, double micro_batch,
+                       const char *what, double v, double max, const char *unit)
 {
     if (v <= max) /* false for NaN */
         return 0;
     int a = part->first[s], b = part->first[s + 1] - 1;
     return sim_error(SIM_EINVAL, "%s: layers %d-%d ('%s'..'%s', stage %d on device %s): %s of "
-                     "%g %s is out of range (at most %g); check their costs and sizes and the "
-                     "device's figures", p->path, a + 1, b + 1, p->layers[a].name,
-                     p->layers[b].name, s, d->name, what, v, unit, max);
+                     "%g %s is out of range (at most %g); check their costs and sizes, the "
+                     "device's figures and the micro-batch of %g samples (--batch / -M)",
+                     p->path, a + 1, b + 1, p->layers[a].name, p->layers[b].name, s, d->name,
+                     what, v, unit, max, micro_batch);
 }
 
 int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
@@ -78,32 +85,33 @@ int sim_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         const struct mdl_layer *last_l = &p->layers[part->first[s + 1] - 1];
         double in_b = s > 0 ? first_l[-1].out_bytes * micro_batch : 0;
         int rc;
-        if ((rc = check_range(p, d, part, s, "forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(p, d, part, s, "backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(p, d, part, s, "forward time without stash", nostash,
-                              SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(p, d, part, s, "update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
-            (rc = check_range(p, d, part, s, "parameter memory",
-                              params * t->bytes_per_param, SIM_MAX_BYTES, "bytes")) < 0 ||
-            (rc = check_range(p, d, part, s, "stash", stash * micro_batch, SIM_MAX_BYTES,
-                              "bytes")) < 0 ||
-            (rc = check_range(p, d, part, s, "input activation", in_b, SIM_MAX_BYTES,
-                              "bytes")) < 0 ||
-            (rc = check_range(p, d, part, s, "output activation",
-                              last_l->out_bytes * micro_batch, SIM_MAX_BYTES, "bytes")) < 0) {
+#define RANGE(what, v, max, unit) check_range(p, d, part, s, micro_batch, what, v, max, unit)
+        if ((rc = RANGE("forward time", fwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("backward time", bwd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("forward time without stash", nostash, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("update time", upd, SIM_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("parameter memory", params * t->bytes_per_param, SIM_MAX_BYTES,
+                        "bytes")) < 0 ||
+            (rc = RANGE("stash", stash * micro_batch, SIM_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE("input activation", in_b, SIM_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE("output activation", last_l->out_bytes * micro_batch, SIM_MAX_BYTES,
+                        "bytes")) < 0) {
+#undef RANGE
             sim_costs_free(c);
             return rc;
         }
         sc->device = dev;
-        sc->fwd = sim_seconds_to_time(fwd);
-        sc->bwd = sim_seconds_to_time(bwd);
-        sc->fwd_nostash = sim_seconds_to_time(nostash);
+        sc->fwd = sim_op_seconds_to_time(fwd);
+        sc->bwd = sim_op_seconds_to_time(bwd);
+        if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
+            sc->bwd = 2;
+        sc->fwd_nostash = sim_op_seconds_to_time(nostash);
         sc->recomp = sc->fwd;
         sc->bwd_input = sc->bwd / 2;
         sc->bwd_weight = sc->bwd - sc->bwd_input;
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);
-        sc->update = sim_seconds_to_time(upd);
+        sc->update = sim_op_seconds_to_time(upd);
         int first = part->first[s], last = part->first[s + 1] - 1;
         sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
         sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;

@@ -4,7 +4,8 @@
  *
  * Each layer's time comes from mdl_layer_seconds on the device that holds
  * the stage; a stage's forward is the sum over its layers, rounded once to
- * nanoseconds. Recompute = forward. The forward of a re-materialized
+ * nanoseconds, and at least 1 ns when it is not zero (a backward at least
+ * 2 ns, so that each half of a split one is). Recompute = forward. The forward of a re-materialized
  * micro-batch keeps nothing for backward; calibrated profiles may time it
  * apart (fwd_nostash, mdl_layer_seconds MDL_OP_FWD_NOSTASH; = forward
  * otherwise), and sim_costs_op_time returns it for F ops whose micro-batch
@@ -58,5 +59,11 @@ int64_t sim_costs_op_bytes(const struct sim_costs *c, const struct sim_op *op);
 #define SIM_MAX_BYTES 1e17
 sim_time sim_seconds_to_time(double s);
 double sim_time_to_seconds(sim_time t);
+/* The duration of a compute op (F, B, R, W, U): as sim_seconds_to_time, but
+ * at least 1 ns when s > 0, so that real work shorter than the clock tick is
+ * never free (0 ns ops made a step of them 0 ms, its throughput 0 samples/s
+ * and its bubble 100 %). Transfers keep plain rounding: a link of 1e300 B/s
+ * is a deliberately free one. */
+sim_time sim_op_seconds_to_time(double s);
 
 #endif

@@ -1,17 +1,43 @@
 #include "sim/sim_error.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char errbuf[1024];
+static _Thread_local char errbuf[SIM_ERRMSG_MAX];
 static _Thread_local int errcode;
+
+/* A message longer than the buffer keeps its start (the file) and its end
+ * (the explanation), cut in the middle, which is where a long path's middle
+ * is; no UTF-8 sequence is split. */
+static void shorten(const char *m, size_t len)
+{
+    static const char gap[] = " [...] ";
+    size_t head = SIM_ERRMSG_MAX / 4, tail = SIM_ERRMSG_MAX - 1 - head - (sizeof gap - 1);
+    while (head > 0 && ((unsigned char)m[head] & 0xC0) == 0x80)
+        head--;
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)m[from] & 0xC0) == 0x80)
+        from++;
+    memcpy(errbuf, m, head);
+    memcpy(errbuf + head, gap, sizeof gap - 1);
+    memcpy(errbuf + head + sizeof gap - 1, m + from, len - from + 1);
+}
 
 int sim_error(int code, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, ap2;
     va_start(ap, fmt);
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_copy(ap2, ap);
+    int n = vsnprintf(errbuf, sizeof errbuf, fmt, ap);
     va_end(ap);
+    char *full;
+    if (n >= (int)sizeof errbuf && (full = malloc((size_t)n + 1))) {
+        vsnprintf(full, (size_t)n + 1, fmt, ap2);
+        shorten(full, (size_t)n);
+        free(full);
+    } /* else (no memory for it): the start of the message */
+    va_end(ap2);
     for (char *c = errbuf; *c; c++) /* input quoted in a message stays on one line */
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';

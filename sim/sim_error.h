@@ -34,6 +34,12 @@ enum sim_errcode {
     SIM_NERR
 };
 
+/* Longest message kept (bytes, NUL included). A longer one keeps its start
+ * and its end, " [...] " between: the file it names and the explanation
+ * survive, the middle of a long path does not. Buffers that carry a message
+ * on (worker threads, result rows) use this size too. */
+#define SIM_ERRMSG_MAX 4096
+
 /* Formats the message, remembers code, returns -code. */
 int sim_error(int code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

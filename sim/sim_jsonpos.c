@@ -213,7 +213,7 @@ int sim_json_error_at(int rc, const char *name, const char *text, size_t len,
 {
     if (rc >= 0 || -rc == SIM_ENOMEM || !text)
         return rc;
-    char msg[1024];
+    char msg[SIM_ERRMSG_MAX];
     snprintf(msg, sizeof msg, "%s", sim_errmsg());
     size_t nl = strlen(name);
     if (strncmp(msg, name, nl) || strncmp(msg + nl, ": ", 2))

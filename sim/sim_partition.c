@@ -96,11 +96,25 @@ int sim_partition_parse(const char *spec, int n_stages, int n_layers,
 
 void sim_partition_format(const struct sim_partition *p, char *buf, int n)
 {
+    if (n <= 0)
+        return;
+    size_t full = 0;
+    char item[16], tail[40];
+    for (int s = 0; s < p->n_stages; s++)
+        full += (size_t)snprintf(item, sizeof item, "%s%d", s ? "," : "",
+                                 sim_partition_layers(p, s));
+    int tl = full < (size_t)n ? 0 : snprintf(tail, sizeof tail, ",... (%d stages)", p->n_stages);
     int off = 0;
     buf[0] = 0;
-    for (int s = 0; s < p->n_stages && off < n; s++)
-        off += snprintf(buf + off, (size_t)(n - off), "%s%d", s ? "," : "",
-                        sim_partition_layers(p, s));
+    for (int s = 0; s < p->n_stages; s++) {
+        int len = snprintf(item, sizeof item, "%s%d", s ? "," : "", sim_partition_layers(p, s));
+        if (off + len + tl >= n) /* the rest does not fit: end at an entry */
+            break;
+        memcpy(buf + off, item, (size_t)len + 1);
+        off += len;
+    }
+    if (tl && off + tl < n)
+        memcpy(buf + off, tail, (size_t)tl + 1);
 }
 
 int sim_partition_layers(const struct sim_partition *p, int s)

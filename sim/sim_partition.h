@@ -22,7 +22,8 @@ int sim_partition_uniform(int n_stages, int n_layers, struct sim_partition **out
  * entries) or "uniform". */
 int sim_partition_parse(const char *spec, int n_stages, int n_layers,
                         struct sim_partition **out);
-/* Writes "3,5,4,4" into buf. */
+/* Writes "3,5,4,4" into buf; what does not fit in n bytes ends at an entry,
+ * as "3,5,... (1024 stages)", never in the middle of a number. */
 void sim_partition_format(const struct sim_partition *p, char *buf, int n);
 int sim_partition_layers(const struct sim_partition *p, int s);
 

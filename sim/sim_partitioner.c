@@ -456,7 +456,8 @@ struct sq {
     const struct sim_part_problem *p;
     const int64_t *pre;
     i128 *prev, *cur;
-    int32_t *opt;        /* [K][L+1] */
+    int32_t *opt;        /* [rows of the block][L+1], or NULL on a forward pass */
+    int k0;              /* the block's first row */
     int L;
 };
 
@@ -479,48 +480,89 @@ static void sq_layer(struct sq *q, int k, int elo, int ehi, int alo, int ahi)
     }
     SIM_ASSERT(best_a >= 0);
     q->cur[mid] = best;
-    q->opt[(size_t)k * (size_t)(q->L + 1) + (size_t)mid] = best_a;
+    if (q->opt)
+        q->opt[(size_t)(k - q->k0) * (size_t)(q->L + 1) + (size_t)mid] = best_a;
     sq_layer(q, k, elo, mid - 1, alo, best_a);
     sq_layer(q, k, mid + 1, ehi, best_a, ahi);
 }
 
+/* Row k of the DP: q->cur from q->prev (stages 0..k placed), then swapped. */
+static void sq_row(struct sq *q, int k, int K)
+{
+    int L = q->L;
+    q->pre = q->p->time[q->p->same ? 0 : k].pre;
+    for (int i = 0; i <= L; i++)
+        q->cur[i] = -1;
+    /* k + 1 stages end at e in [k + 1, L - (K - k - 1)], the last at L */
+    int elo = k + 1 == K ? L : k + 1, ehi = L - (K - k - 1);
+    sq_layer(q, k, elo, ehi, k, ehi - 1);
+    i128 *t = q->prev;
+    q->prev = q->cur;
+    q->cur = t;
+}
+
+/* The read-back keeps the argmin of every row of a block of B rows; the DP
+ * rows at each block's start are checkpointed on a first pass, and each
+ * block is recomputed from its checkpoint, last first, to walk the cuts
+ * back. One block (no recomputation) while K (L+1) fits SQ_OPT_MAX entries;
+ * beyond, B ~ 2 sqrt(K): memory O(sqrt(K) L) instead of O(K L) (K = 1024
+ * stages of 100 000 layers kept 400 MB and was refused), time at most
+ * twice the DP's. */
+#define SQ_OPT_MAX (1 << 25)
+
 int sim_part_min_sq_sum(const struct sim_part_problem *p, struct sim_partition **out)
+{
+    int B = p->n_stages;
+    if ((double)p->n_stages * (p->n_layers + 1) > SQ_OPT_MAX)
+        for (B = 1; (B + 1) * (B + 1) <= 4 * p->n_stages; B++)
+            ;
+    return sim_part_min_sq_sum_block(p, B, out);
+}
+
+int sim_part_min_sq_sum_block(const struct sim_part_problem *p, int B,
+                              struct sim_partition **out)
 {
     *out = NULL;
     int rc = check_problem(p);
     if (rc < 0)
         return rc;
     int L = p->n_layers, K = p->n_stages;
-    if ((double)K * (L + 1) > (double)(1 << 25))
-        return sim_error(SIM_EINVAL, "gpipe strategy: K * (layers + 1) = %.0f is over the "
-                         "%d entries it keeps for the read-back", (double)K * (L + 1), 1 << 25);
+    if (B < 1 || B > K)
+        B = K;
+    int nb = (K + B - 1) / B;
     struct sq q = { .p = p, .L = L };
-    q.prev = malloc(sizeof *q.prev * (size_t)(L + 1));
-    q.cur = malloc(sizeof *q.cur * (size_t)(L + 1));
-    q.opt = malloc(sizeof *q.opt * (size_t)K * (size_t)(L + 1));
+    size_t row = (size_t)L + 1;
+    q.prev = malloc(sizeof *q.prev * row);
+    q.cur = malloc(sizeof *q.cur * row);
+    int32_t *opt = malloc(sizeof *opt * (size_t)B * row);
+    i128 *ckpt = malloc(sizeof *ckpt * (size_t)nb * row); /* row before block j */
     struct sim_partition *part = sim_partition_new(K, L);
-    if (!q.prev || !q.cur || !q.opt || !part) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+    if (!q.prev || !q.cur || !opt || !ckpt || !part) {
+        rc = sim_error(SIM_ENOMEM, "out of memory partitioning %d layers into %d stages "
+                       "(gpipe strategy)", L, K);
         goto err_free_dp;
     }
     for (int i = 0; i <= L; i++)
         q.prev[i] = -1;
     q.prev[0] = 0;
-    for (int k = 0; k < K; k++) {
-        q.pre = p->time[p->same ? 0 : k].pre;
-        for (int i = 0; i <= L; i++)
-            q.cur[i] = -1;
-        /* k + 1 stages end at e in [k + 1, L - (K - k - 1)], the last at L */
-        int elo = k + 1 == K ? L : k + 1, ehi = L - (K - k - 1);
-        sq_layer(&q, k, elo, ehi, k, ehi - 1);
-        i128 *t = q.prev;
-        q.prev = q.cur;
-        q.cur = t;
+    for (int k = 0; k < (nb - 1) * B; k++) { /* forward pass: the checkpoints */
+        if (k % B == 0)
+            memcpy(ckpt + (size_t)(k / B) * row, q.prev, sizeof *ckpt * row);
+        sq_row(&q, k, K);
     }
+    memcpy(ckpt + (size_t)(nb - 1) * row, q.prev, sizeof *ckpt * row);
+    q.opt = opt;
     int e = L;
-    for (int k = K - 1; k >= 0; k--) {
-        e = q.opt[(size_t)k * (size_t)(L + 1) + (size_t)e];
-        part->first[k] = e;
+    for (int j = nb - 1; j >= 0; j--) {
+        int k0 = j * B, k1 = k0 + B < K ? k0 + B : K;
+        memcpy(q.prev, ckpt + (size_t)j * row, sizeof *ckpt * row);
+        q.k0 = k0;
+        for (int k = k0; k < k1; k++)
+            sq_row(&q, k, K);
+        for (int k = k1 - 1; k >= k0; k--) {
+            e = opt[(size_t)(k - k0) * row + (size_t)e];
+            part->first[k] = e;
+        }
     }
     *out = part;
     part = NULL;
@@ -528,6 +570,7 @@ err_free_dp:
     sim_partition_free(part);
     free(q.prev);
     free(q.cur);
-    free(q.opt);
+    free(opt);
+    free(ckpt);
     return rc;
 }

@@ -19,7 +19,8 @@
  *     exact layered test, O(K L log L) per probe.
  * sim_part_min_sq_sum is the GPipe paper's heuristic (minimum variance of
  * stage costs = minimum sum of squares, the total being fixed), by DP with
- * divide-and-conquer optimization, O(K L log L) time, O(K L) memory.
+ * divide-and-conquer optimization, O(K L log L) time, O(K L) memory up to
+ * 2^25 cells, then O(sqrt(K) L) (the cuts read back block by block).
  *
  * Model layer: sim_part_model_new turns a profile + topology + micro-batch
  * into those arrays with sim_cost.h semantics (see sim_partitioner_model.c),
@@ -66,6 +67,13 @@ int sim_part_solve(const struct sim_part_problem *p, struct sim_partition **out,
                    int64_t *bottleneck);
 /* Minimum sum over stages of (pre_s[e] - pre_s[a])^2 (time[s].pre only). */
 int sim_part_min_sq_sum(const struct sim_part_problem *p, struct sim_partition **out);
+/* The same, reading the cuts back in blocks of B rows (1 <= B <= K; other
+ * values mean K): each block after the first recomputes its rows from a
+ * checkpoint. Every B gives the same partition; sim_part_min_sq_sum picks
+ * B = K while K (L+1) <= 2^25 cells, else about 2 sqrt(K), so memory stays
+ * O(sqrt(K) L) at most twice the time. */
+int sim_part_min_sq_sum_block(const struct sim_part_problem *p, int B,
+                              struct sim_partition **out);
 
 /* ---- model layer ---- */
 

@@ -82,7 +82,12 @@ int sim_parse_double(const char *s, const char *what, double *out)
     double v = strtod(s, &end);
     while (*end == ' ' || *end == '\t')
         end++;
-    if (*end || errno == ERANGE || !isfinite(v))
+    if (*end || end == s)
+        return sim_error(SIM_EUSAGE, "%s: '%s' is not a finite number", what, s);
+    if (errno == ERANGE) /* a number, but beyond a double's range */
+        return sim_error(SIM_EUSAGE, "%s: '%s' is out of range (%s)", what, s,
+                         fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
+    if (!isfinite(v))
         return sim_error(SIM_EUSAGE, "%s: '%s' is not a finite number", what, s);
     *out = v;
     return 0;
@@ -95,10 +100,16 @@ int sim_parse_long(const char *s, const char *what, long lo, long hi, long *out)
         return sim_error(SIM_EUSAGE, "%s: empty value", what);
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*end || errno == ERANGE)
+    if (*end || end == s)
         return sim_error(SIM_EUSAGE, "%s: '%s' is not an integer", what, s);
-    if (v < lo || v > hi)
-        return sim_error(SIM_EUSAGE, "%s: %ld is out of range [%ld, %ld]", what, v, lo, hi);
+    if (errno == ERANGE) /* an integer, but beyond a long */
+        return sim_error(SIM_EUSAGE, "%s: '%s' is out of range [%ld, %ld]", what, s, lo, hi);
+    if (v < lo)
+        return sim_error(SIM_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at least %ld",
+                         what, v, lo, hi, lo);
+    if (v > hi)
+        return sim_error(SIM_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at most %ld",
+                         what, v, lo, hi, hi);
     *out = v;
     return 0;
 }

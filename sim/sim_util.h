@@ -38,6 +38,17 @@ uint64_t sim_fnv1a(const void *p, size_t n, uint64_t h);
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 int sim_read_file(const char *path, char **buf, size_t *len);
 
+/* Bytes of a UTF-8 byte-order mark at the start of text (3), else 0: the
+ * loaders skip it (editors on Windows write one), lines and columns count
+ * from after it. */
+static inline size_t sim_bom_len(const char *text, size_t len)
+{
+    return len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+                   (unsigned char)text[2] == 0xBF
+               ? 3
+               : 0;
+}
+
 #define SIM_VERSION "0.1.0"
 
 #endif

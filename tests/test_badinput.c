@@ -55,7 +55,7 @@ static const struct bad_case cases[] = {
     { "p.csv", CSV_H "a,1e6,100,64,-1\n", 0, P_CSV, SIM_EINVAL,
       "p.csv:2:14: field 'stash_bytes' must be >= 0" },
     { "p.csv", CSV_H "a,1e999,100,64,128\n", 0, P_CSV, SIM_EPARSE,
-      "p.csv:2:3: field 'fwd_flops': '1e999' is not a number" },
+      "p.csv:2:3: field 'fwd_flops': '1e999' is out of range (magnitude above 1.8e308)" },
     { "p.csv", CSV_H "a,1e308,100,64,128\n", 0, P_CSV, SIM_EINVAL,
       "p.csv:2:3: field 'fwd_flops': 1e308 is too large" },
     { "p.csv", CSV_H "a,1e6,100,64,128\nb,1e300,1,1,1\n", 0,
@@ -142,6 +142,11 @@ static const struct bad_case cases[] = {
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
       "\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, SIM_EINVAL,
       "t.json: link slow: a transfer of 128 bytes takes 1.28e+302 s" },
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[\n" BUS ",\n{\"name\":\"nv\","
+      "\"endpoints\":[\"d1\",\"d0\"],\"bandwidth\":1e9}]}", 0, P_JSON, SIM_EINVAL,
+      "t.json:3:14: links[1].endpoints: a second link between 'd1' and 'd0': links[0] ('bus')" },
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[" BUS ",\n" BUS "]}", 0, P_JSON,
+      SIM_EINVAL, "t.json:2:2: links[1].name: duplicate link name 'bus' (also links[0])" },
     { NULL, NULL, 0, P_JSON, SIM_EIO, "t.json: cannot open: No such file or directory" },
     { "p.csv", CSV_H "a,1e300,1,1,1\nb,1e300,1,1,1\nc,1e300,1,1,1\nd,1e300,1,1,1\n"
       "e,1e300,1,1,1\nf,1e300,1,1,1\ng,1e300,1,1,1\nh,1e300,1,1,1\ni,1e300,1,1,1\n"
@@ -158,19 +163,58 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, RUN " -K 2 -M 3 --batch 4", SIM_EUSAGE,
       "--batch 4 is not divisible by -M 3" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch -4", SIM_EUSAGE,
-      "--batch must be a positive integer" },
+      "--batch must be a positive integer (>= 1), got -4" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 2.5", SIM_EUSAGE,
-      "--batch must be a positive integer" },
+      "--batch must be a positive integer (>= 1), got 2.5" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch nan", SIM_EUSAGE,
       "--batch: 'nan' is not a finite number" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e999", SIM_EUSAGE,
-      "--batch: '1e999' is not a finite" },
+      "--batch: '1e999' is out of range (magnitude above 1.8e308)" },
     { NULL, NULL, 0, RUN " -K 99999999999999999999 -M 2 --batch 4", SIM_EUSAGE,
-      "-K: '99999999999999999999' is not an integer" },
+      "-K: '99999999999999999999' is out of range [1, 1048576]" },
     { NULL, NULL, 0, RUN " -K 2 -M 16777217 --batch 4", SIM_EUSAGE,
       "-M: 16777217 is out of range" },
     { NULL, NULL, 0, RUN " -K 1048576 -M 16777216 --batch 16777216", SIM_EINVAL,
       "K*M = 17592186044416 is too large" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0", SIM_EUSAGE,
+      "--batch must be a positive integer (>= 1), got 0" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
+      SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+    { NULL, NULL, 0, "compare-schedules --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
+      SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+    { NULL, NULL, 0, "export-chakra --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 "
+      "--out-dir ch", SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+    { NULL, NULL, 0, "sweep --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 --db s.db",
+      SIM_EUSAGE, "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
+    { NULL, NULL, 0, "report --db s.db --batch 0", SIM_EUSAGE,
+      "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
+    { NULL, NULL, 0, "plot --db s.db --batch 0", SIM_EUSAGE,
+      "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --batch 0", SIM_EUSAGE,
+      "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
+    { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 0", SIM_EUSAGE,
+      "--batch: 0 is out of range [1, 16777216]: must be at least 1" },
+    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 0", SIM_EUSAGE,
+      "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
+    { NULL, NULL, 0, "import-torch tr.json --batch 0", SIM_EUSAGE, "--batch must be > 0, got 0" },
+    /* a huge batch is the batch's fault, not the profile's */
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e300", SIM_EUSAGE,
+      "--batch 1e+300 is out of range: at most 1099511627776 samples per step" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 1e300",
+      SIM_EUSAGE, "--batch 1e+300 is out of range: at most 1099511627776" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --replicas 1e400", SIM_EUSAGE,
+      "--replicas: '1e400' is not an integer" },
+    { NULL, NULL, 0, "gen chain -n 2 --bandwidth 1e400 -o c.json", SIM_EUSAGE,
+      "--bandwidth: '1e400' is out of range (magnitude above 1.8e308)" },
+    { NULL, NULL, 0, "gen chain -n 2 --latency 1e-400 -o c.json", SIM_EUSAGE,
+      "--latency: '1e-400' is out of range (nonzero but below 2.2e-308)" },
+    { NULL, NULL, 0, "gen chain -n 99999999999999999999 -o c.json", SIM_EUSAGE,
+      "-n: '99999999999999999999' is out of range [1, " },
+    /* ---- byte-order marks: skipped, so the error is the real one at its place ---- */
+    { "p.csv", "\xEF\xBB\xBF" CSV_H "a,1e6,lots,64,128\n", 0, P_CSV, SIM_EPARSE,
+      "p.csv:2:7: field 'params': 'lots' is not a number" },
+    { "t.json", "\xEF\xBB\xBF{\"devices\":[{\"name\":\"d\",\"count\":2,\n\"flops\":-1,"
+      "\"memory\":1}]}", 0, P_JSON, SIM_EINVAL, "t.json:2:1: devices[0].flops: must be > 0" },
     /* ---- command line ---- */
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --frobnicate", SIM_EUSAGE,
       "unknown option '--frobnicate'" },
@@ -324,6 +368,11 @@ static void run_case(int i, const struct bad_case *c)
     snprintf(prefix, sizeof prefix, "pipesim %.*s: ", (int)strcspn(cmd, " "), cmd);
     cr_expect(!strncmp(err, prefix, strlen(prefix)), "case %d: '%s' does not start with '%s'", i,
               err, prefix);
+    /* main() names the command once: no "pipesim predict: predict: ..." */
+    size_t cl = strcspn(cmd, " ");
+    const char *rest = err + strlen(prefix);
+    cr_expect(strncmp(rest, cmd, cl) || (rest[cl] != ':' && rest[cl] != ' '),
+              "case %d: the command is named twice: '%s'", i, err);
     cr_expect(strlen(err) > 0 && strchr(err, '\n') == err + strlen(err) - 1,
               "case %d '%s': not exactly one line: '%s'", i, c->args, err);
     cr_expect_str_eq(out, "", "case %d '%s': wrote to stdout", i, c->args);

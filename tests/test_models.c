@@ -97,7 +97,10 @@ Test(profile, rejects_bad_rows_with_line_and_field)
     bad_profile("name,fwd_flops,params,out_bytes,stash_bytes\n", SIM_EPARSE, "no layers");
     bad_profile("", SIM_EPARSE, "empty profile");
     snprintf(buf, sizeof buf, "%sa,1e999,1,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, "not a number");
+    bad_profile(buf, SIM_EPARSE, ":2:3: field 'fwd_flops': '1e999' is out of range");
+    snprintf(buf, sizeof buf, "%sa,1,1e-400,1,1\n", h);
+    bad_profile(buf, SIM_EPARSE, ":2:5: field 'params': '1e-400' is out of range (nonzero but "
+                                 "below 2.2e-308)");
 }
 
 Test(profile, missing_file_is_an_io_error)

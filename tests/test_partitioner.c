@@ -135,6 +135,19 @@ Test(partitioner, optimal_equals_brute_force, .timeout = 60)
         cr_assert_eq(sq, best_sq, "case %d: sum of squares %lld != brute %lld", it,
                      (long long)sq, (long long)best_sq);
         sim_partition_free(q);
+        /* read back in blocks of 1 and 2 rows (recomputed from checkpoints) */
+        for (int B = 1; B <= 2; B++) {
+            cr_assert_eq(sim_part_min_sq_sum_block(&x.p, B, &q), 0, "%s", sim_errmsg());
+            check_valid(q, L, K);
+            sq = 0;
+            for (int s = 0; s < K; s++) {
+                int64_t c = x.pre[s][q->first[s + 1]] - x.pre[s][q->first[s]];
+                sq += c * c;
+            }
+            cr_assert_eq(sq, best_sq, "case %d, blocks of %d: sum of squares %lld != brute %lld",
+                         it, B, (long long)sq, (long long)best_sq);
+            sim_partition_free(q);
+        }
     }
     gsl_rng_free(r);
     cr_assert_geq(cases, 500);

@@ -161,6 +161,9 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
 {
     *out = NULL;
     json_error_t jerr;
+    size_t bom = sim_bom_len(text, len);
+    text += bom;
+    len -= bom;
     sim_json_begin();
     json_t *root = json_loadb(text, len, 0, &jerr);
     if (!root && sim_json_oom()) /* jansson reports it as a syntax error */

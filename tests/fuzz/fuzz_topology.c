@@ -43,6 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(isfinite(l->bandwidth) && l->bandwidth > 0 && fuzz_finite_nonneg(l->latency));
         for (int k = 0; k < l->n_ends; k++)
             FUZZ_CHECK(l->ends[k] >= 0 && l->ends[k] < t->n_devices);
+        /* pairwise, on few links: unique names, and a two-endpoint link is
+         * the first to join its devices (the one that carries their traffic) */
+        for (int j = 0; t->n_links <= 4096 && j < i; j++)
+            FUZZ_CHECK(strcmp(t->links[j].name, l->name));
+        if (l->n_ends == 2 && t->n_links <= 4096 && t->n_devices <= 4096)
+            FUZZ_CHECK(mdl_topology_link_between(t, l->ends[0], l->ends[1]) == i);
     }
     if (t->n_devices <= 64) { /* a simulation per accepted topology, kept small */
         int K = t->n_devices < 4 ? t->n_devices : 4;

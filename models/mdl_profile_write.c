@@ -1,0 +1,108 @@
+/* mdl_profile_write: a profile back to CSV (models/mdl_profile.h), the
+ * calibrated columns included, so that what the loader accepts loads back. */
+#include "models/mdl_profile.h"
+#include "sim/sim_util.h"
+
+#include <stdio.h>
+
+static void put_ms(FILE *f, int have, double seconds)
+{
+    if (have)
+        fprintf(f, ",%.17g", seconds * 1e3);
+    else
+        fputs(",", f);
+}
+
+/* The calibrated columns of a measured profile: which are present, and the
+ * union of the layers' measured batch sizes. */
+static int ext_columns(const struct mdl_profile *p, int *nostash, int *fixed, double *sizes)
+{
+    int n = 0;
+    *nostash = *fixed = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *l = &p->layers[i];
+        *nostash |= l->has_nostash;
+        *fixed |= l->has_fixed;
+        for (int k = 0; k < l->n_pts; k++) {
+            int j = 0;
+            while (j < n && sizes[j] != l->pt_batch[k])
+                j++;
+            if (j == n && n < MDL_MAX_POINTS)
+                sizes[n++] = l->pt_batch[k];
+        }
+    }
+    for (int i = 1; i < n; i++) /* sort */
+        for (int j = i; j > 0 && sizes[j - 1] > sizes[j]; j--) {
+            double t = sizes[j];
+            sizes[j] = sizes[j - 1];
+            sizes[j - 1] = t;
+        }
+    return n;
+}
+
+static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed,
+                      const double *sizes, int n_sizes)
+{
+    if (nostash)
+        put_ms(f, 1, l->has_nostash ? l->fwd_nostash : l->fwd);
+    if (fixed) {
+        put_ms(f, l->has_fixed, l->fwd_fixed);
+        put_ms(f, l->has_fixed, l->bwd_fixed);
+        if (nostash)
+            put_ms(f, l->has_fixed, l->has_nostash ? l->nostash_fixed : l->fwd_fixed);
+    }
+    for (int s = 0; s < n_sizes; s++) {
+        int k = 0;
+        while (k < l->n_pts && l->pt_batch[k] != sizes[s])
+            k++;
+        int have = k < l->n_pts;
+        put_ms(f, have, have ? l->pt_fwd[k] : 0);
+        put_ms(f, have, have ? l->pt_bwd[k] : 0);
+        if (nostash)
+            put_ms(f, have, have ? (l->has_nostash ? l->pt_nostash[k] : l->pt_fwd[k]) : 0);
+    }
+}
+
+int mdl_profile_write(const struct mdl_profile *p, const char *path)
+{
+    struct sim_afile af;
+    int rc = sim_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    FILE *f = af.f;
+    double sizes[MDL_MAX_POINTS];
+    int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
+                                                      : 0;
+    fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
+            p->measured ? "times in ms at at_batch samples"
+                        : "FLOPs per sample; bytes per sample");
+    if (p->measured) {
+        fprintf(f, "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes");
+        if (nostash)
+            fprintf(f, ",fwd_nostash_ms");
+        if (fixed)
+            fprintf(f, ",fwd_fixed_ms,bwd_fixed_ms%s", nostash ? ",fwd_nostash_fixed_ms" : "");
+        for (int s = 0; s < n_sizes; s++) {
+            fprintf(f, ",fwd_ms@%.0f,bwd_ms@%.0f", sizes[s], sizes[s]);
+            if (nostash)
+                fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
+        }
+        fputc('\n', f);
+    } else {
+        fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n");
+    }
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *l = &p->layers[i];
+        if (p->measured) {
+            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind,
+                    l->fwd * 1e3, l->bwd * 1e3, l->at_batch, l->params, l->out_bytes,
+                    l->stash_bytes);
+            write_ext(f, l, nostash, fixed, sizes, n_sizes);
+            fputc('\n', f);
+        } else {
+            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->name, l->kind, l->fwd,
+                    l->bwd, l->params, l->out_bytes, l->stash_bytes);
+        }
+    }
+    return sim_afile_commit(&af);
+}

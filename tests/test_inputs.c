@@ -1,0 +1,387 @@
+/*
+ * Input loading at scale and its messages (issue 12): the profile loader's
+ * duplicate-name check in O(n log n), duplicate links in topologies, byte
+ * order marks, and the one-line messages of numbers out of range. The large
+ * cases carry a .timeout: a quadratic check would take minutes.
+ */
+#include "helpers.h"
+
+#include "traces/trc_trace.h"
+
+#include <unistd.h>
+
+static char path[64];
+
+static void setup(void)
+{
+    snprintf(path, sizeof path, "/tmp/pipesim-inputs-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+}
+
+static void teardown(void)
+{
+    unlink(path);
+}
+
+TestSuite(inputs, .init = setup, .fini = teardown, .timeout = 60);
+
+static void put(const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    cr_assert_geq(fputs(text, f), 0);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Loads path as a profile; expects error `code` whose message holds `what`. */
+static void bad_profile(int code, const char *what)
+{
+    struct mdl_profile *p = (void *)1;
+    cr_assert_eq(mdl_profile_load(path, &p), -code, "rc: %s", sim_errmsg());
+    cr_assert_null(p);
+    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_assert(strstr(sim_errmsg(), path), "message '%s' lacks the path", sim_errmsg());
+    cr_assert_null(strchr(sim_errmsg(), '\n'));
+}
+
+#define CSV_H "name,fwd_flops,params,out_bytes,stash_bytes\n"
+
+/* The first repetition in file order is named, with its line and column,
+ * whatever order the names sort in. */
+Test(inputs, duplicate_layer_named_at_first_repetition)
+{
+    put(CSV_H "z,1,1,1,1\nb,1,1,1,1\nc,1,1,1,1\n  b,1,1,1,1\nz,1,1,1,1\n");
+    bad_profile(SIM_EINVAL, ":5:3: duplicate layer name 'b'");
+    put(CSV_H "z,1,1,1,1\nb,1,1,1,1\nz,1,1,1,1\nb,1,1,1,1\n");
+    bad_profile(SIM_EINVAL, ":4:1: duplicate layer name 'z'");
+    /* the name column need not come first */
+    put("fwd_flops,params,out_bytes,stash_bytes,name\n1,1,1,1,x\n1,1,1,1,y\n1,1,1,1,x\n");
+    bad_profile(SIM_EINVAL, ":4:9: duplicate layer name 'x'");
+    /* names that differ only late, or are prefixes of each other, are distinct */
+    put(CSV_H "layer1,1,1,1,1\nlayer10,1,1,1,1\nlayer1x,1,1,1,1\nlayer,1,1,1,1\n");
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, 4);
+    mdl_profile_free(p);
+}
+
+/* 200 000 layers: loads (all distinct) and finds the one repeated name at
+ * the end; a pairwise check takes about 100 s here. */
+Test(inputs, large_profile_loads_and_finds_a_duplicate, .timeout = 60)
+{
+    enum { N = 200000 };
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(CSV_H, f);
+    for (int i = 0; i < N; i++)
+        fprintf(f, "l%d,%d,1,1,1\n", (int)((i * 7919L) % N), 1 + i % 7);
+    cr_assert_eq(fclose(f), 0);
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(p->n_layers, N);
+    cr_assert_str_eq(p->layers[1].name, "l7919");
+    mdl_profile_free(p);
+    f = fopen(path, "a");
+    cr_assert(f);
+    fprintf(f, "l%d,1,1,1,1\n", 12345);
+    cr_assert_eq(fclose(f), 0);
+    char want[64];
+    snprintf(want, sizeof want, ":%d:1: duplicate layer name 'l12345'", N + 2);
+    bad_profile(SIM_EINVAL, want);
+}
+
+/* Measured points are copied into the profile (out of line since the layer
+ * records shrank): a layer given to mdl_profile_add may be reused. */
+Test(inputs, profile_add_copies_measured_points)
+{
+    struct mdl_profile *p = mdl_profile_new("<test>", 1);
+    cr_assert(p);
+    double b[2] = { 4, 16 }, fw[2] = { 1, 2 }, bw[2] = { 3, 4 }, ns[2] = { 5, 6 };
+    struct mdl_layer l = { .fwd = 1, .bwd = 2, .at_batch = 8, .n_pts = 2, .pt_batch = b,
+                           .pt_fwd = fw, .pt_bwd = bw, .pt_nostash = ns };
+    strcpy(l.name, "a");
+    cr_assert_eq(mdl_profile_add(p, &l), 0);
+    b[0] = fw[0] = bw[0] = ns[0] = -1;
+    l.n_pts = 0;
+    strcpy(l.name, "b");
+    cr_assert_eq(mdl_profile_add(p, &l), 0);
+    const struct mdl_layer *a = &p->layers[0];
+    cr_assert_eq(a->n_pts, 2);
+    cr_expect_eq(a->pt_batch[0], 4);
+    cr_expect_eq(a->pt_batch[1], 16);
+    cr_expect_eq(a->pt_fwd[0], 1);
+    cr_expect_eq(a->pt_bwd[1], 4);
+    cr_expect_eq(a->pt_nostash[0], 5);
+    cr_expect_eq(p->layers[1].n_pts, 0);
+    cr_expect_null(p->layers[1].pt_batch);
+    mdl_profile_free(p);
+}
+
+/* ---- topologies: a second link between the same two devices ---- */
+
+#define DEV4 "{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e9}"
+#define LINK(n, a, b) "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\"],\"bandwidth\":1e9}"
+#define SHARED2(n, a, b)                                                                  \
+    "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\"],\"bandwidth\":1e9,\"shared\":true}"
+#define BUS(n) "{\"name\":\"" n "\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"shared\":true}"
+#define TOPO(links) "{\"devices\":[" DEV4 "],\n\"links\":[\n" links "]}"
+
+static void bad_topology(const char *text, const char *what)
+{
+    struct mdl_topology *t = (void *)1;
+    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), -SIM_EINVAL,
+                 "'%s': %s", text, sim_errmsg());
+    cr_assert_null(t);
+    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_assert_null(strchr(sim_errmsg(), '\n'));
+}
+
+static void good_topology(const char *text, int n_links)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), 0, "'%s': %s", text,
+                 sim_errmsg());
+    cr_assert_eq(t->n_links, n_links);
+    mdl_topology_free(t);
+}
+
+Test(inputs, second_link_between_two_devices_is_an_error)
+{
+    /* same direction, the reverse direction (links are full duplex), and a
+     * shared link of two endpoints: each names the later link, its line,
+     * column and field, and the link that would win */
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d2") ",\n"
+                      LINK("c", "d0", "d1")),
+                 "t.json:5:13: links[2].endpoints: a second link between 'd0' and 'd1': "
+                 "links[0] ('a') already joins them");
+    bad_topology(TOPO(LINK("slow", "d1", "d0") ",\n" LINK("fast", "d0", "d1")),
+                 "t.json:4:16: links[1].endpoints: a second link between 'd0' and 'd1': "
+                 "links[0] ('slow') already joins them");
+    bad_topology(TOPO(LINK("a", "d2", "d3") ",\n" SHARED2("b", "d3", "d2")),
+                 "links[1].endpoints: a second link between 'd3' and 'd2': links[0] ('a')");
+    /* a bus listed first already joins every pair of its devices */
+    bad_topology(TOPO(BUS("bus") ",\n" LINK("nv", "d0", "d3")),
+                 "links[1].endpoints: a second link between 'd0' and 'd3': links[0] ('bus')");
+    /* the earliest offender in file order, whichever check finds it */
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d0") ",\n"
+                      LINK("a", "d2", "d3")),
+                 "links[1].endpoints: a second link");
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("a", "d1", "d2") ",\n"
+                      LINK("b", "d1", "d0")),
+                 "t.json:4:2: links[1].name: duplicate link name 'a' (also links[0])");
+    /* what stays legal: dedicated links before a bus (the bus serves the
+     * other pairs), overlapping buses, distinct pairs */
+    good_topology(TOPO(LINK("nv01", "d0", "d1") ",\n" LINK("nv23", "d3", "d2") ",\n" BUS("pcie")),
+                  3);
+    good_topology(TOPO(BUS("bus1") ",\n" BUS("bus2")), 2);
+    good_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d2") ",\n"
+                       LINK("c", "d0", "d2") ",\n" LINK("e", "d3", "d0")),
+                  4);
+}
+
+/* A chain of 2^17 devices and links loads; a repeated pair at the end is
+ * found (a pairwise check of 131 072 links is about 10^10 comparisons). */
+Test(inputs, large_topology_finds_a_second_link, .timeout = 60)
+{
+    enum { N = 1 << 17 };
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "{\"devices\":[{\"name\":\"g\",\"count\":%d,\"flops\":1,\"memory\":1}],"
+               "\"links\":[\n", N);
+    for (int i = 0; i + 1 < N; i++)
+        fprintf(f, "{\"name\":\"l%d\",\"endpoints\":[\"g%d\",\"g%d\"],\"bandwidth\":1},\n", i,
+                i + 1, i);
+    fprintf(f, "{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1,\"shared\":true}]}\n");
+    cr_assert_eq(fclose(f), 0);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(t->n_links, N);
+    mdl_topology_free(t);
+    /* the same with one more link after the bus */
+    f = fopen(path, "r+");
+    cr_assert(f);
+    cr_assert_eq(fseek(f, -3, SEEK_END), 0);
+    fprintf(f, ",\n{\"name\":\"late\",\"endpoints\":[\"g7\",\"g9\"],\"bandwidth\":1}]}\n");
+    cr_assert_eq(fclose(f), 0);
+    t = (void *)1;
+    cr_assert_eq(mdl_topology_load(path, &t), -SIM_EINVAL);
+    char want[160];
+    snprintf(want, sizeof want, ":%d:16: links[%d].endpoints: a second link between 'g7' and "
+             "'g9': links[%d] ('bus')", N + 2, N, N - 1);
+    cr_assert(strstr(sim_errmsg(), want), "'%s' lacks '%s'", sim_errmsg(), want);
+}
+
+/* ---- ops shorter than the clock tick ---- */
+
+Test(inputs, sub_nanosecond_work_takes_at_least_one_tick)
+{
+    cr_expect_eq(sim_op_seconds_to_time(0), 0);
+    cr_expect_eq(sim_op_seconds_to_time(1e-15), 1);
+    cr_expect_eq(sim_op_seconds_to_time(0.4e-9), 1);
+    cr_expect_eq(sim_op_seconds_to_time(2.4e-9), 2);
+    cr_expect_eq(sim_op_seconds_to_time(2.6e-9), 3);
+    cr_expect_eq(sim_seconds_to_time(0.4e-9), 0); /* transfers: plain rounding */
+    /* a stage of 1e-15 s forward and backward: 1 ns and 2 ns (both halves
+     * of a split backward take a tick) */
+    double f[2] = { 1e-6, 1e-6 }, b[2] = { 1e-6, 1e-6 };
+    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 0);
+    struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
+    struct th_run r;
+    th_simulate(&r, "zb-h1", p, t, 2, 4, SIM_REMAT_NEVER, 1, 0);
+    cr_expect_eq(r.c->st[0].fwd, 1);
+    cr_expect_eq(r.c->st[0].bwd, 2);
+    cr_expect_eq(r.c->st[0].bwd_input, 1);
+    cr_expect_eq(r.c->st[0].bwd_weight, 1);
+    cr_expect_gt(r.r->makespan, 0);
+    cr_expect_lt(r.r->bubble, 1);
+    th_release(&r);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* The brief's case: a tiny MLP on the ideal chain printed a 0 ms stage time,
+ * no speedup line and a 100 % bubble. */
+Test(inputs, tiny_model_predicts_real_times)
+{
+    char out[160];
+    snprintf(out, sizeof out, "%s.txt", path);
+    const char *cmd = "predict --model mlp:layers=4,width=8 --topology "
+                      "models/topologies/chain-8-ideal.json -K 2 -M 4 --batch 8";
+    cr_assert_eq(th_sh("%s %s --format json > %s", th_pipesim(), cmd, path), 0);
+    cr_assert_eq(th_sh("grep -q '\"samples_per_s\": [1-9]' %s", path), 0);
+    cr_assert_eq(th_sh("grep -q '\"baseline_step_s\": [1-9]' %s", path), 0);
+    cr_assert_eq(th_sh("grep -q '\"fwd_s\": 1.0000000000000001e-9' %s", path), 0);
+    cr_assert_neq(th_sh("grep -q '\"bubble_sim\": 1.0,' %s", path), 0, "a 100 %% bubble");
+    cr_assert_neq(th_sh("grep -q '\"fwd_s\": 0.0' %s", path), 0, "a free forward");
+    /* the table shows the nanoseconds instead of 0.0000 */
+    cr_assert_eq(th_sh("%s %s > %s", th_pipesim(), cmd, out), 0);
+    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +0\\.000001 +0\\.000002 ' %s", out), 0);
+    cr_assert_eq(th_sh("grep -q '^speedup  .*over K=1' %s", out), 0);
+    cr_assert_neq(th_sh("grep -q ' 0\\.0000 ' %s", out), 0);
+    unlink(out);
+}
+
+/* ---- partitions of many stages ---- */
+
+/* The gpipe strategy on K (L+1) > 2^25 cells read its cuts back from a
+ * full table and refused ("over the 33554432 entries it keeps for the
+ * read-back"); now it reads them back block by block. */
+Test(inputs, gpipe_strategy_on_many_stages_and_layers, .timeout = 120)
+{
+    char topo[96];
+    snprintf(topo, sizeof topo, "%s.json", path);
+    cr_assert_eq(th_sh("%s gen chain -n 1700 -o %s", th_pipesim(), topo), 0);
+    cr_assert_eq(th_sh("%s partition --model mlp:layers=20000,width=8 --topology %s -K 1700 "
+                       "-M 1 --batch 1 --strategy gpipe --format json > %s 2>&1",
+                       th_pipesim(), topo, path), 0);
+    cr_assert_eq(th_sh("grep -q '\"gpipe\"' %s", path), 0);
+    unlink(topo);
+}
+
+/* A partition too long for its buffer ends at an entry, with the count. */
+Test(inputs, partition_format_never_cuts_a_number)
+{
+    struct sim_partition *p;
+    cr_assert_eq(sim_partition_uniform(100, 100000, &p), 0);
+    char buf[64];
+    sim_partition_format(p, buf, sizeof buf);
+    cr_assert_str_eq(buf, "1000,1000,1000,1000,1000,1000,1000,1000,1000,... (100 stages)");
+    char big[600]; /* 100 x "1000," - 1 = 499 characters: all of it */
+    sim_partition_format(p, big, 500);
+    cr_assert_eq(strlen(big), 499);
+    cr_assert_eq(strstr(big, "..."), NULL);
+    sim_partition_format(p, big, 499);
+    cr_assert(strstr(big, ",... (100 stages)"), "%s", big);
+    sim_partition_free(p);
+}
+
+/* ---- messages ---- */
+
+/* A message longer than the buffer keeps the file's start and the whole
+ * explanation; the middle of the path goes. */
+Test(inputs, long_message_keeps_its_explanation)
+{
+    static char longpath[6001];
+    memset(longpath, 'd', 6000);
+    memcpy(longpath, "/start/", 7);
+    memcpy(longpath + 6000 - 6, "/p.csv", 6);
+    const char *why = "field 'params': 'lots' is not a number (the end of the explanation)";
+    cr_assert_eq(sim_error(SIM_EPARSE, "%s:2:7: %s", longpath, why), -SIM_EPARSE);
+    const char *m = sim_errmsg();
+    cr_assert_lt(strlen(m), (size_t)SIM_ERRMSG_MAX);
+    cr_assert_gt(strlen(m), (size_t)SIM_ERRMSG_MAX - 64);
+    cr_assert(!strncmp(m, "/start/ddd", 10), "%.40s", m);
+    cr_assert(strstr(m, " [...] "));
+    char tail[160];
+    snprintf(tail, sizeof tail, "/p.csv:2:7: %s", why);
+    cr_assert(!strcmp(m + strlen(m) - strlen(tail), tail), "...%s", m + strlen(m) - 100);
+    cr_assert_eq(sim_errcode(), SIM_EPARSE);
+    /* a short one is untouched */
+    sim_error(SIM_EINVAL, "%s", why);
+    cr_assert_str_eq(sim_errmsg(), why);
+}
+
+/* A UTF-8 byte-order mark is skipped by every loader; lines and columns
+ * count from after it. */
+Test(inputs, byte_order_mark_is_skipped)
+{
+    put("\xEF\xBB\xBF" CSV_H "a,1,1,1,1\n");
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_str_eq(p->layers[0].name, "a");
+    mdl_profile_free(p);
+    put("\xEF\xBB\xBF" CSV_H "a,x,1,1,1\n");
+    bad_profile(SIM_EPARSE, ":2:3: field 'fwd_flops': 'x' is not a number");
+
+    const char *topo = "\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1"));
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(topo, strlen(topo), "t.json", &t), 0, "%s", sim_errmsg());
+    mdl_topology_free(t);
+    bad_topology("\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d0")),
+                 "t.json:4:13: links[1].endpoints: a second link");
+
+    /* a trace written by predict, with a mark in front, reads back */
+    char tr[96];
+    snprintf(tr, sizeof tr, "%s.trace.json", path);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace %s "
+                       "> /dev/null && printf '\\357\\273\\277' > %s && cat %s >> %s",
+                       th_pipesim(), tr, path, tr, path), 0);
+    struct trc_trace *a = NULL, *b = NULL;
+    cr_assert_eq(trc_read_chrome(tr, &a), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(path, &b), 0, "%s", sim_errmsg());
+    cr_assert_eq(a->n_events, b->n_events);
+    trc_trace_free(a);
+    trc_trace_free(b);
+    unlink(tr);
+    cr_assert_eq(th_sh("%s compare %s %s > /dev/null", th_pipesim(), path, path), 0);
+}
+
+/* ---- validate: a learning rate that diverges ---- */
+
+/* --lr 1e30 trained on to a NaN loss and exited 0; now the step that
+ * diverged is named, with the advice, exit 4. A learning rate that is
+ * infinite in FP32 makes the parameters non-finite at step 1 already. */
+Test(inputs, validate_reports_divergence, .timeout = 120)
+{
+    char err[96];
+    snprintf(err, sizeof err, "%s.err", path);
+    const char *run = "validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 --steps 4 "
+                      "--no-pin";
+    int st = th_sh("%s %s --lr 1e30 > %s 2> %s", th_pipesim(), run, path, err);
+    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(th_sh("grep -qx 'pipesim validate: step 2: the loss is NaN: training "
+                       "diverged; try a smaller --lr (now 1e+30)' %s", err), 0);
+    cr_assert_eq(th_sh("test $(wc -l < %s) -eq 1", err), 0, "one line on stderr");
+    cr_assert_neq(th_sh("grep -q '^ *3 ' %s", path), 0, "trained on after the divergence");
+    st = th_sh("%s %s --lr 1e39 > %s 2> %s", th_pipesim(), run, path, err);
+    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(th_sh("grep -q '^pipesim validate: step 1: layer 0 (dense) has non-finite "
+                       "parameters after the update: training diverged; try a smaller --lr' %s",
+                       err), 0);
+    /* the default rate trains */
+    cr_assert_eq(th_sh("%s %s > %s 2> %s", th_pipesim(), run, path, err), 0);
+    unlink(err);
+}
