@@ -1,7 +1,9 @@
 /* ana_calib_plot: gnuplot pictures (see ana_calib_plot.h). */
 #include "analysis/ana_calib_plot.h"
+#include "sim/sim_afile.h"
 #include "sim/sim_error.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,44 +18,68 @@ int ana_have_gnuplot(void)
     return have;
 }
 
+/* The script goes to a private temporary file; gnuplot's stdout is the
+ * output's temporary (sim_afile), published only when gnuplot succeeds. */
 int ana_plot_gnuplot(const char *script, int width, int height, const char *png_path)
 {
     if (!ana_have_gnuplot())
         return sim_error(SIM_EIO, "%s: gnuplot is not installed (apt-get install gnuplot-nox)",
                          png_path);
-    size_t n = strlen(png_path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return sim_error(SIM_ENOMEM, "out of memory");
     size_t pl = strlen(png_path);
     int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
-    snprintf(tmp, n, "%s.tmp.%ld.%s", png_path, (long)getpid(), svg ? "svg" : "png");
-    if (strchr(tmp, '\'')) {
-        free(tmp);
-        return sim_error(SIM_EIO, "%s: quotes in a plot path are not supported", png_path);
-    }
-    FILE *g = popen("gnuplot", "w");
-    if (!g) {
-        free(tmp);
-        return sim_error(SIM_EIO, "%s: cannot run gnuplot", png_path);
+    char sp[] = "/tmp/pipesim-gp-XXXXXX";
+    int fd = mkstemp(sp);
+    if (fd < 0)
+        return sim_error(SIM_EIO, "%s: cannot write: %s", sp, strerror(errno));
+    int slot = sim_afile_track(sp), rc = 0;
+    FILE *g = fdopen(fd, "w");
+    if (slot < 0 || !g) {
+        if (g)
+            fclose(g);
+        else
+            close(fd);
+        unlink(sp);
+        sim_afile_untrack(slot);
+        return slot < 0 ? slot : sim_error(SIM_ENOMEM, "out of memory");
     }
     if (svg)
-        fprintf(g, "set terminal svg size %d,%d font 'sans,9'\nset output '%s'\n", width,
-                height, tmp);
+        fprintf(g, "set terminal svg size %d,%d font 'sans,9'\n", width, height);
     else
-        fprintf(g, "set terminal png size %d,%d font ',9'\nset output '%s'\n", width, height,
-                tmp);
+        fprintf(g, "set terminal png size %d,%d font ',9'\n", width, height);
     fputs(script, g);
     fputs("\nset output\n", g);
-    int st = pclose(g);
-    int rc = 0;
-    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        rc = sim_error(SIM_EIO, "%s: gnuplot failed (status %d)", png_path, st);
-    else if (rename(tmp, png_path))
-        rc = sim_error(SIM_EIO, "%s: cannot write", png_path);
-    if (rc < 0)
-        unlink(tmp);
-    free(tmp);
+    if (fclose(g) != 0) {
+        rc = sim_error(SIM_EIO, "%s: write failed: %s", sp, strerror(errno));
+        goto out;
+    }
+    struct sim_afile af;
+    if ((rc = sim_afile_open(&af, png_path)) < 0)
+        goto out;
+    fflush(af.f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (dup2(fileno(af.f), 1) < 0)
+            _exit(126);
+        execlp("gnuplot", "gnuplot", sp, (char *)NULL);
+        _exit(127);
+    }
+    int st = -1;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    if (pid < 0 || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        sim_afile_abort(&af);
+        rc = sim_error(SIM_EIO, "%s: gnuplot failed (status %d)", png_path,
+                       pid < 0 || st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st)
+                                                               : 128 + WTERMSIG(st));
+    } else {
+        rc = sim_afile_commit(&af);
+    }
+out:
+    unlink(sp);
+    sim_afile_untrack(slot);
     return rc;
 }
 

@@ -8,8 +8,9 @@
  * lower half, on one time axis, so where the two timelines drift apart is
  * visible at a glance: `pipesim plot --compare SIM.json MEASURED.json` and
  * validate --check (the worst point) draw it. png_path may end in .svg.
- * ana_plot_gnuplot runs a script with its data inline. Outputs are written
- * to a temporary file and renamed. Cost: O(events) plus gnuplot.
+ * ana_plot_gnuplot runs a script with its data inline. Outputs go through
+ * sim_afile (gnuplot's stdout is the temporary, renamed when it succeeds).
+ * Cost: O(events) plus gnuplot.
  */
 #ifndef ANA_CALIB_PLOT_H
 #define ANA_CALIB_PLOT_H
@@ -19,8 +20,8 @@
 /* 1 if gnuplot can be run. */
 int ana_have_gnuplot(void);
 /* Runs gnuplot on script (terminal and output are set here: a png — or an
- * svg when png_path ends in ".svg" — of width x height pixels, written to a
- * temporary file renamed to png_path; data goes inline as datablocks).
+ * svg when png_path ends in ".svg" — of width x height pixels, written by
+ * sim_afile to png_path; data goes inline as datablocks).
  * SIM_EIO when gnuplot fails. */
 int ana_plot_gnuplot(const char *script, int width, int height, const char *png_path);
 int ana_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas,

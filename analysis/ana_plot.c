@@ -1,6 +1,7 @@
 /* ana_plot: running gnuplot safely, and the trace timeline (see ana_plot.h). */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
+#include "sim/sim_afile.h"
 #include "sim/sim_error.h"
 #include "traces/trc_trace.h"
 
@@ -20,9 +21,10 @@ static const char *prog_of(const struct ana_plot_opts *o)
     return o && o->gnuplot ? o->gnuplot : "gnuplot";
 }
 
-/* Runs prog with one argument, output to errpath (NULL: /dev/null). Returns
- * the exit status, or -1 if it could not start. */
-static int spawn(const char *prog, const char *arg, const char *errpath)
+/* Runs prog with one argument, stdout to out_fd (-1: with stderr), stderr to
+ * errpath (NULL: /dev/null). Returns the exit status, or -1 if it could not
+ * start. */
+static int spawn(const char *prog, const char *arg, int out_fd, const char *errpath)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -30,10 +32,13 @@ static int spawn(const char *prog, const char *arg, const char *errpath)
     if (pid == 0) {
         int fd = open(errpath ? errpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd >= 0) {
-            dup2(fd, 1);
             dup2(fd, 2);
+            if (out_fd < 0)
+                dup2(fd, 1);
             close(fd);
         }
+        if (out_fd >= 0 && dup2(out_fd, 1) < 0)
+            _exit(126);
         execlp(prog, prog, arg, (char *)NULL);
         _exit(127);
     }
@@ -46,7 +51,7 @@ static int spawn(const char *prog, const char *arg, const char *errpath)
 
 int ana_plot_have_gnuplot(const char *prog)
 {
-    return spawn(prog ? prog : "gnuplot", "--version", NULL) == 0;
+    return spawn(prog ? prog : "gnuplot", "--version", -1, NULL) == 0;
 }
 
 int ana_tmp_new(struct tmp *t)
@@ -120,20 +125,21 @@ static int valid_output(const char *path, int png)
 }
 
 /* Renders body (gnuplot commands reading data from tmp) to
- * <out>/<prefix><name>.png and .svg. */
+ * <out>/<prefix><name>.png and .svg: gnuplot writes to its stdout, which is
+ * the output file's temporary (sim_afile), checked before it is published. */
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
                   const char *body)
 {
     int rc = make_dir(o->out_dir);
     if (rc < 0)
         return rc;
-    if (strchr(o->out_dir, '\'') || (o->prefix && strchr(o->prefix, '\'')))
-        return sim_error(SIM_EUSAGE, "plot: output paths must not contain a single quote");
     for (int png = 1; png >= 0; png--) {
-        char final[1024], part[1100], script[128], err[128];
-        snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir, o->prefix ? o->prefix : "", name,
-                 png ? "png" : "svg");
-        snprintf(part, sizeof part, "%s.tmp.%ld", final, (long)getpid());
+        char final[1024], script[128], err[128];
+        if ((size_t)snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir,
+                             o->prefix ? o->prefix : "", name, png ? "png" : "svg") >=
+            sizeof final)
+            return sim_error(SIM_EUSAGE, "plot: output path too long: %s/%s%s.%s", o->out_dir,
+                             o->prefix ? o->prefix : "", name, png ? "png" : "svg");
         char sname[32];
         snprintf(sname, sizeof sname, "%s-%s.gp", name, png ? "png" : "svg");
         FILE *f = ana_tmp_file(t, sname, script, sizeof script);
@@ -144,16 +150,6 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
             fprintf(f, "set terminal pngcairo size %d,%d font 'Sans,10'\n", w, h);
         else
             fprintf(f, "set terminal svg size %d,%d dynamic font 'Sans,10'\n", w, h);
-        if (part[0] == '/')
-            fprintf(f, "set output '%s'\n", part);
-        else {
-            char cwd[1024];
-            if (!getcwd(cwd, sizeof cwd)) {
-                fclose(f);
-                return sim_error(SIM_EIO, "cannot read the current directory");
-            }
-            fprintf(f, "set output '%s/%s'\n", cwd, part);
-        }
         fputs(body, f);
         fputs("\nset output\n", f);
         if (fclose(f) != 0)
@@ -163,8 +159,13 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         FILE *e = ana_tmp_file(t, err, errpath, sizeof errpath);
         if (e)
             fclose(e);
-        int st = spawn(prog_of(o), script, errpath);
-        if (st != 0 || !valid_output(part, png)) {
+        struct sim_afile af;
+        if ((rc = sim_afile_open(&af, final)) < 0)
+            return rc;
+        fflush(af.f);
+        int st = spawn(prog_of(o), script, fileno(af.f), errpath);
+        /* a device or FIFO cannot be read back: gnuplot's status decides */
+        if (st != 0 || (!sim_afile_direct(&af) && !valid_output(af.tmp, png))) {
             char msg[256] = "";
             FILE *ef = fopen(errpath, "r");
             if (ef) {
@@ -173,16 +174,14 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
                 fclose(ef);
                 msg[strcspn(msg, "\n")] = 0;
             }
-            unlink(part);
+            sim_afile_abort(&af);
             if (st == 127 || st < 0)
                 return sim_error(SIM_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
             return sim_error(SIM_EIO, "plot: gnuplot failed on %s%s%s", final,
                              msg[0] ? ": " : "", msg);
         }
-        if (rename(part, final) != 0) {
-            unlink(part);
-            return sim_error(SIM_EIO, "%s: cannot write: %s", final, strerror(errno));
-        }
+        if ((rc = sim_afile_commit(&af)) < 0)
+            return rc;
     }
     return 0;
 }

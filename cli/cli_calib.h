@@ -11,6 +11,10 @@
 
 /* Creates the directories above path (mkdir -p of its dirname). SIM_EIO. */
 int cli_mkdirs(const char *path);
+/* Declares the files (sim_io_*): the PATH of a "file:PATH" net spec as an
+ * input; PREFIX.csv, PREFIX.json and PREFIX-fit.csv as outputs of opt. */
+int cli_io_net(const char *spec);
+int cli_io_prefix(const char *prefix, const char *opt);
 /* Micro-batch sizes: mbs "4,8,..." if given, else batch / each of ms
  * (default "1,2,4,8,16,32,64"), duplicates dropped. sizes holds
  * ANA_CALIB_MAX_SIZES. SIM_EUSAGE. */

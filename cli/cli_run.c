@@ -44,6 +44,10 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
     if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0)
         return sim_error(SIM_EUSAGE, "--model, --topology, -K, -M and --batch are "
                          "required (see pipesim %s --help)", cmd);
+    int rc;
+    if ((rc = sim_io_input(r->model, "--model")) < 0 ||
+        (rc = sim_io_input(r->topology, "--topology")) < 0)
+        return rc;
     return 0;
 }
 

@@ -36,7 +36,8 @@ struct cli_run {
 void cli_run_init(struct cli_run *r);
 /* 1 if c was a shared option (rc of its parse in *rc), 0 if not. */
 int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc);
-/* No stray arguments; model, topology, K, M and batch given. */
+/* No stray arguments; model, topology, K, M and batch given; the model and
+ * topology files declared as inputs (sim_io_input). */
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv);
 /* --batch: a positive integer, at most CLI_MAX_BATCH (as sweep, report and
  * plot take it), else SIM_EUSAGE naming --batch. */

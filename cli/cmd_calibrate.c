@@ -74,6 +74,25 @@ void cli_realtime(int on)
     }
 }
 
+int cli_io_net(const char *spec)
+{
+    return strncmp(spec, "file:", 5) ? 0 : sim_io_input(spec + 5, "--net");
+}
+
+int cli_io_prefix(const char *prefix, const char *opt)
+{
+    static const char *const ext[] = { ".csv", ".json", "-fit.csv" };
+    char path[4096];
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        int rc;
+        if ((size_t)snprintf(path, sizeof path, "%s%s", prefix, ext[i]) >= sizeof path)
+            return sim_error(SIM_EUSAGE, "%s: path too long", opt);
+        if ((rc = sim_io_output(path, opt)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int cli_mkdirs(const char *path)
 {
     char buf[4096];
@@ -215,6 +234,8 @@ int cmd_calibrate(int argc, char **argv)
         cli_calib_default_prefix(spec, def, sizeof def);
         prefix = def;
     }
+    if ((rc = cli_io_net(spec)) < 0 || (rc = cli_io_prefix(prefix, "--out")) < 0)
+        return rc;
     struct ana_calib_opts o = { .spec = spec, .sizes = sizes, .n_sizes = n,
                                 .repeats = (int)repeats, .warmup = (int)warmup,
                                 .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,

@@ -36,6 +36,10 @@ int cmd_compare(int argc, char **argv)
                          "compare --help)");
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
         return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    if ((rc = sim_io_input(argv[optind], "SIM.json")) < 0 ||
+        (rc = sim_io_input(argv[optind + 1], "MEASURED.json")) < 0 ||
+        (rc = sim_io_output(out, "--out")) < 0)
+        return rc;
     struct trc_trace *a = NULL, *b = NULL;
     struct ana_compare *cmp = NULL;
     if ((rc = trc_read_chrome(argv[optind], &a)) < 0 ||

@@ -37,8 +37,9 @@ static int gen_model(int argc, char **argv)
     if (optind != argc - 1)
         return sim_error(SIM_EUSAGE, "model: expected one SPEC (see pipesim gen --help)");
     struct mdl_profile *p;
-    int rc = mdl_model_open(argv[optind], &p);
-    if (rc < 0)
+    int rc;
+    if ((rc = sim_io_input(argv[optind], "SPEC")) < 0 || (rc = sim_io_output(out, "--out")) < 0 ||
+        (rc = mdl_model_open(argv[optind], &p)) < 0)
         return rc;
     rc = mdl_profile_write(p, out);
     mdl_profile_free(p);
@@ -86,7 +87,8 @@ static int gen_chain(int argc, char **argv)
         return sim_error(SIM_EUSAGE, "chain: flops, memory, bandwidth must be > 0, "
                          "efficiency in (0, 1], the rest >= 0");
     struct mdl_topology *t;
-    if ((rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)
+    if ((rc = sim_io_output(out, "--out")) < 0 ||
+        (rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)
         return rc;
     rc = mdl_topology_write(t, out);
     mdl_topology_free(t);

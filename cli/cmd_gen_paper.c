@@ -99,8 +99,8 @@ int cmd_gen_paper(int argc, char **argv)
     if (optind != argc)
         return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     struct sim_afile af;
-    int rc = sim_afile_open(&af, out);
-    if (rc < 0)
+    int rc;
+    if ((rc = sim_io_output(out, "--out")) < 0 || (rc = sim_afile_open(&af, out)) < 0)
         return rc;
     if ((rc = print_rows(af.f, csv)) < 0) {
         sim_afile_abort(&af);

@@ -53,6 +53,10 @@ int cmd_import_torch(int argc, char **argv)
                          "import-torch --help)");
     if (optind + 1 < argc)
         return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc = sim_io_input(argv[optind], "TRACE.json")) < 0 ||
+        (rc = sim_io_input(o.sizes_path, "--sizes")) < 0 ||
+        (rc = sim_io_output(out_path, "--out")) < 0)
+        return rc;
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     if ((rc = mdl_torch_import(argv[optind], &o, &p, &rep)) < 0)

@@ -122,7 +122,7 @@ int cmd_partition(int argc, char **argv)
             return rc;
     }
     if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(out_path, "--out")) < 0)
         return rc;
     struct sim_schedule *sched = NULL;
     sim_part_model *pm = NULL;

@@ -107,6 +107,9 @@ int cmd_plot(int argc, char **argv)
         if (argc - optind != 2 || db_path || trace || kinds)
             return sim_error(SIM_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "
                              "no --db, --trace or --kind)");
+        if ((rc = sim_io_input(argv[optind], "SIM.json")) < 0 ||
+            (rc = sim_io_input(argv[optind + 1], "MEASURED.json")) < 0)
+            return rc;
         if (!ana_plot_have_gnuplot(NULL))
             return sim_error(SIM_EIO, "gnuplot is not installed or does not run "
                              "(Debian: apt-get install gnuplot-nox)");
@@ -141,6 +144,9 @@ int cmd_plot(int argc, char **argv)
         return sim_error(SIM_EUSAGE, "--kind %s needs --db FILE", sweep_kinds);
     if (!sweep_kinds[0] && !timeline)
         return sim_error(SIM_EUSAGE, "--kind: nothing to draw");
+    /* the figures under --out-dir are checked against these when opened */
+    if ((rc = sim_io_input(db_path, "--db")) < 0 || (rc = sim_io_input(trace, "--trace")) < 0)
+        return rc;
     if (!ana_plot_have_gnuplot(NULL))
         return sim_error(SIM_EIO, "gnuplot is not installed or does not run (Debian: "
                          "apt-get install gnuplot-nox)");

@@ -55,7 +55,9 @@ int cmd_predict(int argc, char **argv)
         }
     }
     if ((rc = cli_run_check("predict", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(trace, "--trace")) < 0 ||
+        (rc = sim_io_output(trace_csv, "--trace-csv")) < 0 ||
+        (rc = sim_io_output(out_path, "--out")) < 0)
         return rc;
     struct ana_prediction *p = NULL;
     if ((rc = cli_run_open(&run, 1, &cfg)) < 0)

@@ -88,7 +88,9 @@ int cmd_report(int argc, char **argv)
         return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path)
         return sim_error(SIM_EUSAGE, "--db is required (see pipesim report --help)");
-    if ((rc = ana_db_path_check(db_path, "--db")) < 0)
+    if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = sim_io_input(db_path, "--db")) < 0 ||
+        (rc = sim_io_output(out_path, "--out")) < 0 || (rc = sim_io_output(csv, "--csv")) < 0 ||
+        (rc = sim_io_output(grid_csv, "--grid-csv")) < 0)
         return rc;
     ana_db *db = NULL;
     struct ana_run *runs = NULL;

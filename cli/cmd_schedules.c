@@ -75,7 +75,7 @@ int cmd_compare_schedules(int argc, char **argv)
         }
     }
     if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(out_path, "--out")) < 0)
         return rc;
     char buf[1024];
     const char *names[MAX_SCHEDULES];

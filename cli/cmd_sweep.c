@@ -172,7 +172,9 @@ int cmd_sweep(int argc, char **argv)
                        "(see pipesim sweep --help)");
         goto out;
     }
-    if ((rc = ana_db_path_check(db, "--db")) < 0)
+    if ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = sim_io_input(sp.model_arg, "--model")) < 0 ||
+        (rc = sim_io_input(sp.topo_arg, "--topology")) < 0 ||
+        (rc = sim_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;
     struct sim_schedule *probe; /* an unknown schedule is a usage error, before any work */
     if ((rc = sim_schedule_build(sp.schedule, 1, 1, SIM_REMAT_NEVER, &probe)) < 0)

@@ -167,6 +167,11 @@ int cmd_validate(int argc, char **argv)
     if (!run && !prof_path)
         return sim_error(SIM_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
+    if ((rc = cli_io_net(spec)) < 0 || (rc = sim_io_output(trace_path, "--trace")) < 0 ||
+        (rc = sim_io_output(csv_path, "--trace-csv")) < 0 ||
+        (rc = sim_io_output(prof_path, "--emit-profile")) < 0 ||
+        (rc = sim_io_output(grads_path, "--grads-out")) < 0)
+        return rc;
     if (!strcmp(backend, "mpi")) {
         if (!run || prof_path)
             return sim_error(SIM_EUSAGE, "--backend mpi runs steps: give -K, -M and --batch "

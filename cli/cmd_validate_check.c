@@ -314,6 +314,13 @@ int cli_validate_check(int argc, char **argv)
         beside(a.report, "validation-timeline.png", tl_def, sizeof tl_def);
         a.timeline = tl_def;
     }
+    /* the calibrated PREFIX-K<k> files are checked against these when opened */
+    if ((rc = cli_io_net(a.spec)) < 0 || (rc = sim_io_input(a.profile, "--profile")) < 0 ||
+        (rc = sim_io_input(a.topology, "--topology")) < 0 ||
+        (rc = sim_io_output(a.db, "--db")) < 0 || (rc = sim_io_output(a.report, "--report")) < 0 ||
+        (rc = sim_io_output(a.plot, "--plot")) < 0 ||
+        (rc = sim_io_output(a.timeline, "--timeline")) < 0)
+        return rc;
     struct inputs *in = calloc(1, sizeof *in);
     struct ana_vcheck *v = NULL;
     if (!in)

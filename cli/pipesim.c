@@ -96,9 +96,15 @@ int main(int argc, char **argv)
         cli_version(stdout);
         return 0;
     }
+    sim_afile_signals_install();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
+            sim_io_reset();
             int rc = commands[i].fn(argc - 1, argv + 1);
+            sim_io_reset();
+            /* a result that did not reach stdout is a failure too */
+            if (rc >= 0)
+                rc = sim_stdout_check();
             if (rc < 0) {
                 fprintf(stderr, "pipesim %s: %s\n", argv[1], sim_errmsg());
                 return sim_exit_status(rc);

@@ -1,11 +1,8 @@
 /*
- * sim_util — small shared helpers: atomic output files, strict number
- * parsing, integer lists, file hashes.
- *
- * Atomic files: sim_afile_open writes to "<path>.tmp.<pid>" beside the target;
- * sim_afile_commit flushes, fsyncs and renames it over the target;
- * sim_afile_abort removes it. A crash or an error never leaves a half-written
- * result under the real name. Path "-" means stdout (commit only flushes).
+ * sim_util — small shared helpers: strict number parsing, integer lists,
+ * file hashes; and, through sim/sim_afile.h, the output files (atomic
+ * replacement, devices and FIFOs in place, same-file checks, temporaries
+ * removed on signals).
  */
 #ifndef SIM_UTIL_H
 #define SIM_UTIL_H
@@ -13,15 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct sim_afile {
-    FILE *f;
-    char *path;
-    char *tmp; /* NULL for stdout */
-};
-
-int sim_afile_open(struct sim_afile *af, const char *path);
-int sim_afile_commit(struct sim_afile *af);
-void sim_afile_abort(struct sim_afile *af);
+#include "sim/sim_afile.h"
 
 /* Strict parses: the whole string must be a finite number; errors name what. */
 int sim_parse_double(const char *s, const char *what, double *out);

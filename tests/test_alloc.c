@@ -102,7 +102,8 @@ static int temp_files(void)
     struct dirent *e;
     int n = 0;
     while ((e = readdir(d)))
-        n += strstr(e->d_name, ".tmp.") != NULL;
+        n += (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) ||
+             strstr(e->d_name, ".tmp.") != NULL; /* sim_afile's ".<name>.XXXXXX", the old names */
     closedir(d);
     return n;
 }

@@ -1,0 +1,422 @@
+/*
+ * Outputs never destroy anything (sim/sim_afile.h), end to end through the
+ * pipesim binary: character devices and FIFOs are written in place and stay
+ * what they are; a symlink's target is replaced and the link stays; an
+ * output that is an input or another output is refused (exit 2) with the
+ * file untouched; a symlink planted at the old temporary name is not
+ * followed; a write error on stdout is exit 5; a killed write leaves no
+ * temporary and the old file. Destructive device cases use device nodes
+ * made with mknod inside the test's own directory (root only: skipped with
+ * the reason otherwise), never the real /dev/full path.
+ */
+#include "helpers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/sim_util.h"
+#include "traces/trc_trace.h"
+
+static char dir[64], errp[80]; /* stderr goes beside dir, not into it */
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-outputs-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    snprintf(errp, sizeof errp, "%s.err", dir);
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s %s", dir, errp);
+}
+
+TestSuite(outputs, .init = setup, .fini = teardown, .timeout = 120);
+
+#define TOPO "models/topologies/chain-8-ideal.json"
+#define RUN "--model mlp:layers=8,width=32 --topology " TOPO " -K 4 -M 4 --batch 16"
+
+static void path_of(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", dir, name);
+}
+
+static void put(const char *name, const char *text)
+{
+    char p[256];
+    path_of(p, sizeof p, name);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+static char *slurp(const char *name)
+{
+    char p[256], *buf = NULL;
+    path_of(p, sizeof p, name);
+    cr_assert_eq(sim_read_file(p, &buf, NULL), 0, "%s", sim_errmsg());
+    return buf;
+}
+
+static mode_t lmode(const char *name)
+{
+    char p[256];
+    struct stat st;
+    path_of(p, sizeof p, name);
+    cr_assert_eq(lstat(p, &st), 0, "%s: %s", p, strerror(errno));
+    return st.st_mode;
+}
+
+/* The names in dir, sorted, joined by spaces. */
+static void listing(char *buf, size_t n)
+{
+    struct dirent **names;
+    int k = scandir(dir, &names, NULL, alphasort);
+    cr_assert(k >= 0);
+    buf[0] = 0;
+    for (int i = 0; i < k; i++) {
+        if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+            snprintf(buf + strlen(buf), n - strlen(buf), "%s ", names[i]->d_name);
+        free(names[i]);
+    }
+    free(names);
+}
+
+static char *slurp_err(void)
+{
+    char *buf = NULL;
+    cr_assert_eq(sim_read_file(errp, &buf, NULL), 0, "%s", sim_errmsg());
+    return buf;
+}
+
+static int stderr_has(const char *text)
+{
+    char *e = slurp_err();
+    int ok = strstr(e, text) != NULL;
+    if (!ok)
+        fprintf(stderr, "stderr was: %s\n", e);
+    free(e);
+    return ok;
+}
+
+/* A device node in dir (as root); skips the test where that is not allowed. */
+static void make_dev(const char *name, int major, int minor)
+{
+    char p[256];
+    path_of(p, sizeof p, name);
+    if (mknod(p, S_IFCHR | 0666, makedev(major, minor)) != 0) {
+        int e = errno;
+        printf("test_outputs: mknod %s: %s: skipping\n", p, strerror(e));
+        cr_skip_test("mknod of a character device needs root (%s)", strerror(e));
+    }
+}
+
+Test(outputs, a_character_device_stays_a_device)
+{
+    make_dev("null", 1, 3);
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict " RUN " --trace %s/null --trace-csv %s/null --out %s/null",
+                       ps, dir, dir, dir), 0, "two outputs to one device must not clash");
+    cr_assert(S_ISCHR(lmode("null")));
+    char ls[512];
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, "null ");
+}
+
+Test(outputs, a_full_device_is_an_io_error_and_stays_a_device)
+{
+    make_dev("full", 1, 7); /* a copy of /dev/full, so a bug cannot replace the real one */
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict " RUN " --trace %s/full >/dev/null 2>%s", ps, dir,
+                       errp), 5);
+    cr_assert(stderr_has("full: write failed: No space left on device"));
+    cr_assert(S_ISCHR(lmode("full")));
+    cr_assert_eq(th_sh("%s predict " RUN " --out %s/full 2>%s", ps, dir, errp), 5);
+    cr_assert(S_ISCHR(lmode("full")));
+    cr_assert_eq(th_sh("%s gen chain -n 4 -o %s/full 2>%s", ps, dir, errp), 5);
+    cr_assert(S_ISCHR(lmode("full")));
+    char ls[512];
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, "full ");
+}
+
+Test(outputs, a_fifo_receives_the_data_and_stays_a_fifo)
+{
+    char p[256];
+    path_of(p, sizeof p, "fifo");
+    cr_assert_eq(mkfifo(p, 0600), 0, "%s", strerror(errno));
+    const char *ps = th_pipesim();
+    /* the reader is started first (and bounded: it waits for a writer that a
+     * wrong pipesim never sends); predict's open of the FIFO waits for it */
+    cr_assert_eq(th_sh("timeout 60 cat %s/fifo > %s/got & %s predict " RUN " --trace %s/fifo >/dev/null; "
+                       "st=$?; wait; exit $st", dir, dir, ps, dir), 0);
+    cr_assert(S_ISFIFO(lmode("fifo")));
+    char *got = slurp("got");
+    cr_assert(strstr(got, "\"traceEvents\""), "the FIFO's reader got: %.80s", got);
+    free(got);
+    char ls[512];
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, "fifo got ");
+}
+
+Test(outputs, a_symlink_stays_a_link_and_its_target_is_replaced)
+{
+    put("target.json", "old\n");
+    char p[256];
+    path_of(p, sizeof p, "target.json");
+    cr_assert_eq(chmod(p, 0640), 0);
+    path_of(p, sizeof p, "link.json");
+    cr_assert_eq(symlink("target.json", p), 0);
+    path_of(p, sizeof p, "link2.json"); /* a chain of two */
+    cr_assert_eq(symlink("link.json", p), 0);
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict " RUN " --trace %s/link2.json >/dev/null", ps, dir), 0);
+    cr_assert(S_ISLNK(lmode("link.json")));
+    cr_assert(S_ISLNK(lmode("link2.json")));
+    mode_t m = lmode("target.json");
+    cr_assert(S_ISREG(m));
+    cr_assert_eq(m & 07777, 0640, "the replaced file's mode is kept: %o", m & 07777);
+    char *got = slurp("target.json");
+    cr_assert(strstr(got, "\"traceEvents\""));
+    free(got);
+    /* a dangling link: the file it names is created */
+    path_of(p, sizeof p, "dangling.csv");
+    cr_assert_eq(symlink("made.csv", p), 0);
+    cr_assert_eq(th_sh("%s gen chain -n 2 -o %s/dangling.csv", ps, dir), 0);
+    cr_assert(S_ISLNK(lmode("dangling.csv")));
+    cr_assert(S_ISREG(lmode("made.csv")));
+    char ls[512];
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, "dangling.csv link.json link2.json made.csv target.json ");
+}
+
+Test(outputs, a_new_file_gets_the_umask_mode)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("umask 027; %s gen chain -n 2 -o %s/a.json", ps, dir), 0);
+    cr_assert_eq(lmode("a.json") & 07777, 0640);
+    cr_assert_eq(th_sh("umask 002; %s gen chain -n 2 -o %s/b.json", ps, dir), 0);
+    cr_assert_eq(lmode("b.json") & 07777, 0664);
+}
+
+/* cmd (with %s for dir, as many times as nd says) exits 2, names both
+ * options, and leaves every file in dir byte-identical. */
+static void refused(const char *what, const char *opt1, const char *opt2, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void refused(const char *what, const char *opt1, const char *opt2, const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    cr_assert_eq(th_sh("mkdir -p %s/.snap && cp -a %s/*.* %s/.snap/", dir, dir, dir), 0);
+    char before[1024], after[1024];
+    listing(before, sizeof before);
+    cr_assert_eq(th_sh("cd %s && { %s; } 2>%s >/dev/null", dir, cmd, errp), 2, "%s: %s", what,
+                 cmd);
+    cr_assert(stderr_has(opt1), "%s: message lacks %s", what, opt1);
+    cr_assert(stderr_has(opt2), "%s: message lacks %s", what, opt2);
+    cr_assert(stderr_has("same file"), "%s", what);
+    listing(after, sizeof after);
+    cr_assert_str_eq(after, before, "%s: files appeared or vanished", what);
+    cr_assert_eq(th_sh("cd %s && for f in .snap/*; do cmp -s \"$f\" \"${f#.snap/}\" || exit 1; "
+                       "done", dir), 0, "%s: a file changed", what);
+    th_sh("rm -rf %s/.snap", dir);
+}
+
+Test(outputs, an_input_or_output_given_twice_is_refused_untouched)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("%s gen model mlp:layers=4,width=8 -o %s/p.csv", ps, dir), 0);
+    cr_assert_eq(th_sh("cp %s/" TOPO " %s/t.json && cp %s/tests/fixtures/torch/tinyformer.json "
+                       "%s/torch.json", wd, dir, wd, dir), 0);
+    cr_assert_eq(th_sh("%s sweep --model %s/p.csv --topology %s/t.json -K 1,2 -M 1,2 --batch 4 "
+                       "--quiet --db %s/s.db", ps, dir, dir, dir), 0);
+    cr_assert_eq(th_sh("%s predict --model %s/p.csv --topology %s/t.json -K 2 -M 2 --batch 4 "
+                       "--trace %s/x.json >/dev/null", ps, dir, dir, dir), 0);
+    char lp[256];
+    path_of(lp, sizeof lp, "lp.csv");
+    cr_assert_eq(symlink("p.csv", lp), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model p.csv --topology t.json -K 2 -M 2 --batch 4 "
+                       "--out q.txt >/dev/null", dir, ps), 0);
+#define PRED "%s predict --model p.csv --topology t.json -K 2 -M 2 --batch 4 "
+    refused("model as --out", "--out 'p.csv'", "--model 'p.csv'", PRED "--out p.csv", ps);
+    refused("model as ./--out", "--out './p.csv'", "--model", PRED "--out ./p.csv", ps);
+    refused("model via a link", "--out 'lp.csv'", "--model", PRED "--out lp.csv", ps);
+    refused("topology as --trace", "--trace 't.json'", "--topology", PRED "--trace t.json", ps);
+    refused("--trace X --out X", "--out 'x.json'", "--trace 'x.json'",
+            PRED "--trace x.json --out x.json", ps);
+    refused("--trace X --out ./X, X new", "--out './new.json'", "--trace 'new.json'",
+            PRED "--trace new.json --out ./new.json", ps);
+    refused("--trace-csv through a dangling link", "--trace-csv 'dl.csv'", "--trace 'nl.csv'",
+            "ln -s nl.csv dl.csv; " PRED "--trace nl.csv --trace-csv dl.csv; st=$?; rm dl.csv; "
+            "exit $st", ps);
+    refused("report --db as --csv", "--csv 's.db'", "--db 's.db'",
+            "%s report --db s.db --csv s.db", ps);
+    refused("report --db as --out", "--out './s.db'", "--db", "%s report --db s.db --out ./s.db",
+            ps);
+    refused("sweep --db as model", "--db 'p.csv'", "--model",
+            "%s sweep --model p.csv --topology t.json -K 1 -M 1 --batch 4 --quiet --db p.csv", ps);
+    refused("import-torch in place", "--out 'torch.json'", "TRACE.json",
+            "%s import-torch torch.json -o torch.json", ps);
+    refused("gen model in place", "--out 'p.csv'", "SPEC", "%s gen model p.csv -o p.csv", ps);
+    refused("compare --out", "--out 'x.json'", "SIM.json",
+            "%s compare x.json x.json --out x.json", ps);
+    refused("partition --out", "--out 't.json'", "--topology",
+            "%s partition --model p.csv --topology t.json -K 2 -M 2 --batch 4 --out t.json", ps);
+    refused("compare-schedules --out", "--out 'p.csv'", "--model",
+            "%s compare-schedules --model p.csv --topology t.json -K 2 -M 2 --batch 4 "
+            "--out p.csv", ps);
+#undef PRED
+    /* stdout and devices never clash; an input read twice is fine */
+    cr_assert_eq(th_sh("cd %s && %s compare x.json x.json --out - >/dev/null", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model p.csv --topology t.json -K 2 -M 2 --batch 4 "
+                       "--trace /dev/null --trace-csv /dev/null --out /dev/null", dir, ps), 0);
+}
+
+/* The attack on the old "<path>.tmp.<pid>" name: the child plants the link
+ * with its own pid, then runs pipesim (exec keeps the pid). */
+Test(outputs, a_symlink_at_the_old_temporary_name_is_not_followed)
+{
+    put("out.txt", "old\n");
+    put("victim", "precious\n");
+    char target[256];
+    path_of(target, sizeof target, "out.txt");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        char link[300];
+        snprintf(link, sizeof link, "%s.tmp.%ld", target, (long)getpid());
+        if (symlink("victim", link) != 0)
+            _exit(99);
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd < 0 || dup2(fd, 1) < 0)
+            _exit(98);
+        execl(th_pipesim(), "pipesim", "gen", "chain", "-n", "2", "-o", target, (char *)NULL);
+        _exit(97);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    char *v = slurp("victim");
+    cr_assert_str_eq(v, "precious\n");
+    free(v);
+    char *o = slurp("out.txt");
+    cr_assert(strstr(o, "\"devices\""), "out.txt: %.60s", o);
+    free(o);
+    char want[512], ls[512];
+    snprintf(want, sizeof want, "out.txt out.txt.tmp.%ld victim ", (long)pid);
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, want);
+    char l[300];
+    snprintf(l, sizeof l, "%s.tmp.%ld", target, (long)pid);
+    struct stat sl;
+    cr_assert_eq(lstat(l, &sl), 0);
+    cr_assert(S_ISLNK(sl.st_mode), "the planted link was replaced");
+}
+
+Test(outputs, a_write_error_on_stdout_is_exit_5)
+{
+    const char *ps = th_pipesim();
+    struct stat st;
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        cr_skip_test("no /dev/full on this system");
+    const char *cmds[] = {
+        "predict " RUN,
+        "gen model mlp:layers=4,width=8",
+        "gen chain -n 4",
+        "partition " RUN,
+        "compare-schedules " RUN,
+        "gen-paper",
+        "gen-paper --format csv",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        cr_assert_eq(th_sh("%s %s >/dev/full 2>%s", ps, cmds[i], errp), 5, "%s", cmds[i]);
+        cr_assert(stderr_has("stdout: write failed: No space left on device"), "%s", cmds[i]);
+        char *e = slurp_err();
+        cr_assert_eq(strchr(e, '\n'), e + strlen(e) - 1, "%s: one line: %s", cmds[i], e);
+        free(e);
+    }
+    /* --out - is stdout too */
+    cr_assert_eq(th_sh("%s predict " RUN " --out - >/dev/full 2>/dev/null", ps), 5);
+}
+
+/* Files in dir other than t.json: its temporary (".t.json.XXXXXX", or any
+ * other name a wrong pipesim would use). */
+static int have_temp(void)
+{
+    DIR *d = opendir(dir);
+    cr_assert(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "t.json");
+    closedir(d);
+    return n;
+}
+
+Test(outputs, a_killed_write_leaves_no_temporary_and_the_old_file, .timeout = 300)
+{
+    put("t.json", "old\n");
+    char target[256];
+    path_of(target, sizeof target, "t.json");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd < 0 || dup2(fd, 1) < 0)
+            _exit(98);
+        /* about 60 MB of trace: long enough to be caught writing it */
+        execl(th_pipesim(), "pipesim", "predict", "--model", "mlp:layers=32,width=64",
+              "--topology", TOPO, "-K", "8", "-M", "4096", "--batch", "4096", "--trace",
+              target, (char *)NULL);
+        _exit(97);
+    }
+    int st = 0, seen = 0, done = 0;
+    struct timespec ms = { 0, 1000000 };
+    for (long i = 0; i < 240000 && !seen && !done; i++) { /* at most about 4 minutes */
+        if (have_temp())
+            seen = 1;
+        else if (waitpid(pid, &st, WNOHANG) == pid)
+            done = 1;
+        else
+            nanosleep(&ms, NULL);
+    }
+    if (!done) {
+        kill(pid, SIGTERM);
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+    }
+    cr_assert_eq(have_temp(), 0, "a temporary file was left");
+    if (!seen) {
+        printf("test_outputs: predict finished before its temporary was seen: skipping\n");
+        cr_skip_test("the write finished before it could be interrupted");
+    }
+    char *o = slurp("t.json");
+    if (WIFSIGNALED(st)) {
+        cr_assert_eq(WTERMSIG(st), SIGTERM);
+        /* killed while writing: the old file; killed just after the rename: the new one */
+        if (strcmp(o, "old\n")) {
+            struct trc_trace *t;
+            cr_assert_eq(trc_read_chrome(target, &t), 0, "t.json is neither old nor whole: %s",
+                         sim_errmsg());
+            trc_trace_free(t);
+        }
+    } else {
+        cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    }
+    free(o);
+    char ls[512];
+    listing(ls, sizeof ls);
+    cr_assert_str_eq(ls, "t.json ");
+}
