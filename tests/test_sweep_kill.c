@@ -260,15 +260,16 @@ Test(sweep_kill, a_second_sigint_stops_at_once)
     }
     cr_assert_lt(i, 60000, "the sweep never started its worker");
     kill(pid, SIGINT);
-    /* the first signal was handled: the previous (default) action is back */
+    /* the first signal was handled: its handler printed the notice (and put
+     * back the previous disposition: the default one, or main()'s temporary
+     * file cleanup, which re-raises) */
     int status = 0, ended = 0;
     for (i = 0; i < 60000; i++) {
         if (waitpid(pid, &status, WNOHANG) == pid) {
             ended = 1;
             break;
         }
-        long long m = caught(pid);
-        if (m >= 0 && !(m & bit))
+        if (th_sh("grep -q 'stopping after the running configurations' %s", err) == 0)
             break;
         nanosleep(&ts, NULL);
     }
@@ -278,7 +279,8 @@ Test(sweep_kill, a_second_sigint_stops_at_once)
         cr_assert_eq(waitpid(pid, &status, 0), pid);
     }
     if (WIFEXITED(status)) { /* the running configuration finished first */
-        cr_assert_eq(WEXITSTATUS(status), sim_exit_status(SIM_EINTR), "status %d", status);
+        cr_assert(WEXITSTATUS(status) == sim_exit_status(SIM_EINTR) || WEXITSTATUS(status) == 0,
+                  "status %d", status);
         cr_log_warn("the sweep stopped before the second SIGINT; not exercised");
     } else {
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status %d", status);
