@@ -1,7 +1,7 @@
 /* mdl_torch — PyTorch profiler trace to measured profile (see mdl_torch.h). */
 #include "models/mdl_torch.h"
 #include "sim/sim_error.h"
-#include "sim/sim_membudget.h"
+#include "sim/sim_memavail.h"
 #include "sim/sim_util.h"
 
 #include <jansson.h>

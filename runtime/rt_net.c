@@ -1,6 +1,6 @@
 #include "runtime/rt_net.h"
 #include "sim/sim_error.h"
-#include "sim/sim_membudget.h"
+#include "sim/sim_memavail.h"
 #include "sim/sim_util.h"
 
 #include <gsl/gsl_randist.h>

@@ -2,7 +2,8 @@
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe_int.h"
 #include "sim/sim_error.h"
-#include "sim/sim_membudget.h"
+#include "sim/sim_memavail.h"
+#include "sim/sim_schedsize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
