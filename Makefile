@@ -59,7 +59,7 @@ CFLAGS   += -DPIPESIM_MPI $(shell pkg-config --cflags $(MPI_PKG))
 LDLIBS   += $(shell pkg-config --libs $(MPI_PKG))
 endif
 
-LIB_DIRS := models sim traces analysis runtime
+LIB_DIRS := base models sched traces sim runtime analysis measure studies
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)

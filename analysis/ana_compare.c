@@ -1,5 +1,5 @@
 #include "analysis/ana_compare.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,9 +64,9 @@ static struct trc_event *sorted(const struct trc_trace *t)
 
 static void describe(const struct trc_event *e, char *buf, size_t n)
 {
-    struct sim_op op = { e->kind, e->stage, e->mb };
+    struct sch_op op = { e->kind, e->stage, e->mb };
     char lab[32];
-    sim_op_label(&op, lab, sizeof lab);
+    sch_op_label(&op, lab, sizeof lab);
     snprintf(buf, n, "%s of stage %d on device %d", lab, e->stage, e->device);
 }
 
@@ -95,7 +95,7 @@ static int check_same_ops(const struct trc_event *a, size_t na, const struct trc
     }
     if (!missing_meas && !missing_sim)
         return 0;
-    return sim_error(SIM_EINVAL, "traces hold different ops (%zu only simulated, %zu only "
+    return ps_error(PS_EINVAL, "traces hold different ops (%zu only simulated, %zu only "
                      "measured): %s", missing_meas, missing_sim, msg);
 }
 
@@ -110,7 +110,7 @@ static void totals(const struct trc_trace *t, int64_t *makespan, double *bubble,
         const struct trc_event *e = &t->events[i];
         if (e->end_ns > end)
             end = e->end_ns;
-        if (e->stream == SIM_STREAM_COMPUTE && !sim_op_per_stage(e->kind)) {
+        if (e->stream == SCH_STREAM_COMPUTE && !sch_op_per_stage(e->kind)) {
             busy[e->device] += (double)(e->end_ns - e->start_ns);
             sum += (double)(e->end_ns - e->start_ns);
             if (e->end_ns > fb_end)
@@ -168,7 +168,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     *out = NULL;
     if (sim->n_devices != meas->n_devices || sim->n_stages != meas->n_stages ||
         sim->n_micro != meas->n_micro)
-        return sim_error(SIM_EINVAL, "traces differ in shape: simulated has %d devices, %d "
+        return ps_error(PS_EINVAL, "traces differ in shape: simulated has %d devices, %d "
                          "stages, %d micro-batches; measured has %d, %d, %d", sim->n_devices,
                          sim->n_stages, sim->n_micro, meas->n_devices, meas->n_stages,
                          meas->n_micro);
@@ -189,7 +189,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     }
     if (!a || !b || !c || !rel || !drift || !order || !c->busy_sim || !c->busy_meas ||
         !c->peak_act_sim || !c->peak_act_meas || !c->static_sim || !c->static_meas) {
-        rc = sim_error(SIM_ENOMEM, "out of memory comparing traces");
+        rc = ps_error(PS_ENOMEM, "out of memory comparing traces");
         goto out;
     }
     if ((rc = check_same_ops(a, sim->n_events, b, meas->n_events)) < 0)
@@ -213,9 +213,9 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
             rel[nrel++] = fabs((double)(dm - ds) / (double)ds);
         drift[i] = llabs(b[i].start_ns - a[i].start_ns);
         struct ana_discrepancy d = { a[i], b[i], dm - ds,
-                                     a[i].stream == SIM_STREAM_COMPUTE ? ANA_CAUSE_COMPUTE
+                                     a[i].stream == SCH_STREAM_COMPUTE ? ANA_CAUSE_COMPUTE
                                                                        : ANA_CAUSE_TRANSFER };
-        if (a[i].stream != SIM_STREAM_RECV) /* a receive's span is its send's transfer */
+        if (a[i].stream != SCH_STREAM_RECV) /* a receive's span is its send's transfer */
             offer(c, &d);
         order[i] = &a[i];
     }
@@ -238,7 +238,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
         }
         struct ana_discrepancy d = { *s, *m, (m->start_ns - s->start_ns) - prev_end_err,
                                      ANA_CAUSE_WAIT };
-        if (s->stream == SIM_STREAM_COMPUTE)
+        if (s->stream == SCH_STREAM_COMPUTE)
             offer(c, &d);
     }
     *out = c;

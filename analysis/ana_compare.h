@@ -2,7 +2,7 @@
  * ana_compare — a simulated trace against a measured one.
  *
  * Ops are aligned by (device, kind, stage, micro-batch); both traces must
- * hold the same set (else SIM_EINVAL listing what differs). Reported:
+ * hold the same set (else PS_EINVAL listing what differs). Reported:
  * makespan error, bubble-fraction error, per-device busy error, per-op
  * duration error (median, p95 of |relative error|), start-time drift, peak
  * memory per device side by side, and the largest discrepancies with their

@@ -1,15 +1,15 @@
 /* ana_compare_print: the comparison as a table, CSV or JSON. */
 #include "analysis/ana_format.h"
 #include "analysis/ana_compare.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <jansson.h>
 #include <string.h>
 
 static void label(const struct trc_event *e, char *buf, size_t n)
 {
-    struct sim_op op = { e->kind, e->stage, e->mb };
-    sim_op_label(&op, buf, (int)n);
+    struct sch_op op = { e->kind, e->stage, e->mb };
+    sch_op_label(&op, buf, (int)n);
 }
 
 static void print_table(const void *obj, FILE *f)
@@ -91,7 +91,7 @@ static int print_json(const void *obj, FILE *f)
         json_decref(o);
         json_decref(dev);
         json_decref(top);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     for (int d = 0; d < c->n_devices; d++)
         json_array_append_new(dev, json_pack("{s:i, s:f, s:f, s:I, s:I}", "device", d,
@@ -114,7 +114,7 @@ static int print_json(const void *obj, FILE *f)
     int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     fputc('\n', f);
     json_decref(o);
-    return rc ? sim_error(SIM_EIO, "write error") : 0;
+    return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
 int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f)

@@ -1,8 +1,8 @@
 /* ana_db: the sweep results database (see ana_db.h). */
 #include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -73,7 +73,7 @@ static int check_schema(ana_db *d, int create)
     if (!create) {
         if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
             return rc;
-        return state != ANA_DB_EMPTY ? 0 : sim_error(SIM_EDB, "%s: empty database, no "
+        return state != ANA_DB_EMPTY ? 0 : ps_error(PS_EDB, "%s: empty database, no "
                                                      "pipesim results in it", d->path);
     }
     if ((rc = exec(d, "BEGIN IMMEDIATE", "reading the schema version")) < 0)
@@ -101,12 +101,12 @@ int ana_db_open(const char *path, int create, ana_db **out)
     if (rc < 0)
         return rc;
     if (!create && access(path, R_OK) != 0)
-        return sim_error(SIM_EIO, "%s: cannot read the results database (run pipesim sweep "
+        return ps_error(PS_EIO, "%s: cannot read the results database (run pipesim sweep "
                          "--db %s first)", path, path);
     ana_db *d = calloc(1, sizeof *d);
     if (!d || !(d->path = strdup(path))) {
         free(d);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     rc = sqlite3_open_v2(path, &d->db, flags, NULL);
@@ -204,7 +204,7 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
         sqlite3_bind_int64(st, 22, r->n_ops);
     }
     sqlite3_bind_text(st, 23, command, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 24, SIM_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 24, PS_VERSION, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
@@ -268,7 +268,7 @@ static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
             struct ana_run_stage *g = realloc(r->stages, sizeof *g * (size_t)cap);
             if (!g) {
                 sqlite3_finalize(st);
-                return sim_error(SIM_ENOMEM, "out of memory");
+                return ps_error(PS_ENOMEM, "out of memory");
             }
             r->stages = g;
         }
@@ -308,7 +308,7 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
             cap = cap ? 2 * cap : 64;
             struct ana_run *w = realloc(v, sizeof *w * (size_t)cap);
             if (!w) {
-                rc = sim_error(SIM_ENOMEM, "out of memory");
+                rc = ps_error(PS_ENOMEM, "out of memory");
                 goto err_free_runs;
             }
             v = w;

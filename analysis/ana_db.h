@@ -19,9 +19,9 @@
  *           per-micro-batch fwd/bwd/recompute time, static/activation/peak
  *           memory, capacity, fits.
  * One connection per process, used by one thread. Errors: a name SQLite
- * keeps off disk ("", ":memory:", "file:" URIs) -> SIM_EUSAGE; a file that
+ * keeps off disk ("", ":memory:", "file:" URIs) -> PS_EUSAGE; a file that
  * is not SQLite, a database of another kind, schema or version, or one
- * locked by another writer for more than 2 s -> SIM_EDB naming the file.
+ * locked by another writer for more than 2 s -> PS_EDB naming the file.
  *
  * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
  * run array (ana_runs_free). Cost: insert O(stages), has O(log rows), load
@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #define ANA_DB_SCHEMA 1
 #define ANA_DB_APPLICATION_ID 0x50535357 /* 'PSSW': PipeSim SWeep */
@@ -50,7 +50,7 @@ struct ana_run {
     int K, M;
     long batch;
     /* outputs */
-    char status[16], message[SIM_ERRMSG_MAX], partition[256];
+    char status[16], message[PS_ERRMSG_MAX], partition[256];
     double micro_batch, step_s, samples_per_s, baseline_step_s, speedup;
     double bubble_sim, bubble_analytic;
     int fits;

@@ -1,8 +1,8 @@
 /* ana_dbkind: which pipesim database an SQLite file holds (see ana_dbkind.h). */
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_db.h"
-#include "analysis/ana_validate.h"
-#include "sim/sim_error.h"
+#include "measure/msr_validate.h"
+#include "base/ps_error.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -18,20 +18,20 @@ static const struct kind {
     [ANA_DBKIND_SWEEP] = { "sweep", "pipesim sweep", ANA_DB_APPLICATION_ID, ANA_DB_SCHEMA,
                            "runs,stages" },
     [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
-                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA,
+                            MSR_VCHECK_APPLICATION_ID, MSR_VCHECK_SCHEMA,
                             "devices,discrepancies,points,runs" },
 };
 
 int ana_db_path_check(const char *path, const char *opt)
 {
     if (!path || !*path)
-        return sim_error(SIM_EUSAGE, "%s '': an empty name is SQLite's temporary database, "
+        return ps_error(PS_EUSAGE, "%s '': an empty name is SQLite's temporary database, "
                          "deleted on exit, so the results would vanish; give a file path", opt);
     if (!strcmp(path, ":memory:"))
-        return sim_error(SIM_EUSAGE, "%s ':memory:': SQLite's in-memory database is lost on "
+        return ps_error(PS_EUSAGE, "%s ':memory:': SQLite's in-memory database is lost on "
                          "exit, so the results would vanish; give a file path", opt);
     if (!strncmp(path, "file:", 5))
-        return sim_error(SIM_EUSAGE, "%s '%s': SQLite may read a 'file:' name as a URI (an "
+        return ps_error(PS_EUSAGE, "%s '%s': SQLite may read a 'file:' name as a URI (an "
                          "in-memory or temporary database); give a plain path (./%s for a "
                          "file of that name)", opt, path, path);
     return 0;
@@ -42,7 +42,7 @@ int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
     const char *why;
     switch (rc & 0xff) {
     case SQLITE_NOMEM: /* SQLite's allocation failed: not the database's fault */
-        return sim_error(SIM_ENOMEM, "%s: %s: out of memory", path, what);
+        return ps_error(PS_ENOMEM, "%s: %s: out of memory", path, what);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
         why = "the database is locked by another process (another pipesim writing to it?)";
@@ -52,7 +52,7 @@ int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
     case SQLITE_READONLY: why = "the database is read-only"; break;
     default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc); break;
     }
-    return sim_error(SIM_EDB, "%s: %s: %s", path, what, why);
+    return ps_error(PS_EDB, "%s: %s: %s", path, what, why);
 }
 
 static int query_int(sqlite3 *db, const char *path, const char *sql, const char *what,
@@ -135,20 +135,20 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
     uint32_t id = (uint32_t)app;
     if (id == k->app_id) {
         if (version != k->version)
-            return sim_error(SIM_EDB, "%s: a pipesim %s database of schema version %lld; this "
+            return ps_error(PS_EDB, "%s: a pipesim %s database of schema version %lld; this "
                              "pipesim reads version %d (use another --db)", path, k->name,
                              (long long)version, k->version);
         if (!has_all(tables, k->tables))
-            return sim_error(SIM_EDB, "%s: a pipesim %s database without its tables (%s "
+            return ps_error(PS_EDB, "%s: a pipesim %s database without its tables (%s "
                              "expected, found '%s')", path, k->name, k->tables, tables);
         *state = ANA_DB_CURRENT;
         return 0;
     }
     if (id == o->app_id)
-        return sim_error(SIM_EDB, "%s: a pipesim %s database (made by %s), not a %s one; use "
+        return ps_error(PS_EDB, "%s: a pipesim %s database (made by %s), not a %s one; use "
                          "another --db", path, o->name, o->tool, k->name);
     if (id != 0)
-        return sim_error(SIM_EDB, "%s: not a pipesim %s database: application_id 0x%08x "
+        return ps_error(PS_EDB, "%s: not a pipesim %s database: application_id 0x%08x "
                          "belongs to another program (use another --db)", path, k->name,
                          (unsigned)id);
     if (version == 0) {
@@ -156,20 +156,20 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
             *state = ANA_DB_EMPTY;
             return 0;
         }
-        return sim_error(SIM_EDB, "%s: not a pipesim %s database (no schema version, other "
+        return ps_error(PS_EDB, "%s: not a pipesim %s database (no schema version, other "
                          "tables: '%s'); use another --db", path, k->name, tables);
     }
     /* application_id 0 with a schema version: maybe made by an earlier pipesim */
     if (version == o->version && !strcmp(tables, o->tables))
-        return sim_error(SIM_EDB, "%s: a pipesim %s database (made by %s of an earlier "
+        return ps_error(PS_EDB, "%s: a pipesim %s database (made by %s of an earlier "
                          "release), not a %s one; use another --db", path, o->name, o->tool,
                          k->name);
     if (version != k->version)
-        return sim_error(SIM_EDB, "%s: schema version %lld; this pipesim reads %s databases "
+        return ps_error(PS_EDB, "%s: schema version %lld; this pipesim reads %s databases "
                          "of version %d (use another --db)", path, (long long)version,
                          k->name, k->version);
     if (strcmp(tables, k->tables))
-        return sim_error(SIM_EDB, "%s: not a pipesim %s database (schema version %lld but "
+        return ps_error(PS_EDB, "%s: not a pipesim %s database (schema version %lld but "
                          "tables '%s', not %s); use another --db", path, k->name,
                          (long long)version, tables, k->tables);
     *state = ANA_DB_LEGACY;

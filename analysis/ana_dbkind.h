@@ -7,8 +7,8 @@
  *   kind        application_id                     user_version  tables
  *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
  *               'PSSW' (analysis/ana_db.h)
- *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
- *               0x50535643 'PSVC' (ana_validate.h)                    devices, discrepancies
+ *   validation  MSR_VCHECK_APPLICATION_ID          MSR_VCHECK_SCHEMA  runs, points,
+ *               0x50535643 'PSVC' (msr_validate.h)                    devices, discrepancies
  *
  * ana_dbkind_check accepts a file that is
  *   - empty (no schema object, both pragmas 0): ANA_DB_EMPTY, the caller
@@ -18,7 +18,7 @@
  *   - legacy, made before pipesim set application_id: application_id 0, the
  *     kind's user_version and exactly the kind's tables: ANA_DB_LEGACY, read
  *     as it is and stamped by the next writer.
- * Anything else is SIM_EDB naming the file and what it is instead: the other
+ * Anything else is PS_EDB naming the file and what it is instead: the other
  * pipesim kind (by its application_id, or a legacy file by its tables),
  * another program's application_id, version 0 with other tables, or another
  * schema version. The check reads the header and sqlite_master only, so a
@@ -37,7 +37,7 @@
 enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_N };
 enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_LEGACY };
 
-/* SIM_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */
+/* PS_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */
 int ana_db_path_check(const char *path, const char *opt);
 /* What db (opened on path) holds, against kind; see above. */
 int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
@@ -45,8 +45,8 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
 /* Sets application_id and user_version of kind; inside the caller's
  * write transaction. */
 int ana_dbkind_stamp(sqlite3 *db, const char *path, enum ana_dbkind kind);
-/* SQLite's result code rc as a SIM_E* error "path: what: why" (SIM_ENOMEM
- * for SQLITE_NOMEM, SIM_EDB otherwise, with a plain reason for a lock, a
+/* SQLite's result code rc as a PS_E* error "path: what: why" (PS_ENOMEM
+ * for SQLITE_NOMEM, PS_EDB otherwise, with a plain reason for a lock, a
  * file that is not SQLite, corruption and a read-only file). */
 int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what);
 

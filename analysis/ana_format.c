@@ -1,5 +1,5 @@
 #include "analysis/ana_format.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <string.h>
 
@@ -12,7 +12,7 @@ int ana_print_as(const char *format, const struct ana_printers *p, const void *o
     else if (!strcmp(format, "json") && p->json)
         return p->json(obj, f);
     else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv%s)", format,
+        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv%s)", format,
                          p->json ? ", json" : "");
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

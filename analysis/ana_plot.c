@@ -1,8 +1,8 @@
 /* ana_plot: running gnuplot safely, and the trace timeline (see ana_plot.h). */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
-#include "sim/sim_afile.h"
-#include "sim/sim_error.h"
+#include "base/ps_afile.h"
+#include "base/ps_error.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
@@ -59,7 +59,7 @@ int ana_tmp_new(struct tmp *t)
     memset(t, 0, sizeof *t);
     snprintf(t->dir, sizeof t->dir, "/tmp/pipesim-plot-XXXXXX");
     if (!mkdtemp(t->dir))
-        return sim_error(SIM_EIO, "cannot create a temporary directory: %s", strerror(errno));
+        return ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
     return 0;
 }
 
@@ -91,12 +91,12 @@ static int make_dir(const char *d)
         if (*p == '/') {
             *p = 0;
             if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf,
+                return ps_error(PS_EIO, "%s: cannot create directory: %s", buf,
                                  strerror(errno));
             *p = '/';
         }
     if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+        return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
     return 0;
 }
 
@@ -126,7 +126,7 @@ static int valid_output(const char *path, int png)
 
 /* Renders body (gnuplot commands reading data from tmp) to
  * <out>/<prefix><name>.png and .svg: gnuplot writes to its stdout, which is
- * the output file's temporary (sim_afile), checked before it is published. */
+ * the output file's temporary (ps_afile), checked before it is published. */
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
                   const char *body)
 {
@@ -138,13 +138,13 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         if ((size_t)snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir,
                              o->prefix ? o->prefix : "", name, png ? "png" : "svg") >=
             sizeof final)
-            return sim_error(SIM_EUSAGE, "plot: output path too long: %s/%s%s.%s", o->out_dir,
+            return ps_error(PS_EUSAGE, "plot: output path too long: %s/%s%s.%s", o->out_dir,
                              o->prefix ? o->prefix : "", name, png ? "png" : "svg");
         char sname[32];
         snprintf(sname, sizeof sname, "%s-%s.gp", name, png ? "png" : "svg");
         FILE *f = ana_tmp_file(t, sname, script, sizeof script);
         if (!f)
-            return sim_error(SIM_EIO, "%s: cannot write: %s", script, strerror(errno));
+            return ps_error(PS_EIO, "%s: cannot write: %s", script, strerror(errno));
         fprintf(f, "cd '%s'\n", t->dir);
         if (png)
             fprintf(f, "set terminal pngcairo size %d,%d font 'Sans,10'\n", w, h);
@@ -153,19 +153,19 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         fputs(body, f);
         fputs("\nset output\n", f);
         if (fclose(f) != 0)
-            return sim_error(SIM_EIO, "%s: write failed", script);
+            return ps_error(PS_EIO, "%s: write failed", script);
         snprintf(err, sizeof err, "%s.err", sname);
         char errpath[128];
         FILE *e = ana_tmp_file(t, err, errpath, sizeof errpath);
         if (e)
             fclose(e);
-        struct sim_afile af;
-        if ((rc = sim_afile_open(&af, final)) < 0)
+        struct ps_afile af;
+        if ((rc = ps_afile_open(&af, final)) < 0)
             return rc;
         fflush(af.f);
         int st = spawn(prog_of(o), script, fileno(af.f), errpath);
         /* a device or FIFO cannot be read back: gnuplot's status decides */
-        if (st != 0 || (!sim_afile_direct(&af) && !valid_output(af.tmp, png))) {
+        if (st != 0 || (!ps_afile_direct(&af) && !valid_output(af.tmp, png))) {
             char msg[256] = "";
             FILE *ef = fopen(errpath, "r");
             if (ef) {
@@ -174,13 +174,13 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
                 fclose(ef);
                 msg[strcspn(msg, "\n")] = 0;
             }
-            sim_afile_abort(&af);
+            ps_afile_abort(&af);
             if (st == 127 || st < 0)
-                return sim_error(SIM_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
-            return sim_error(SIM_EIO, "plot: gnuplot failed on %s%s%s", final,
+                return ps_error(PS_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
+            return ps_error(PS_EIO, "plot: gnuplot failed on %s%s%s", final,
                              msg[0] ? ": " : "", msg);
         }
-        if ((rc = sim_afile_commit(&af)) < 0)
+        if ((rc = ps_afile_commit(&af)) < 0)
             return rc;
     }
     return 0;
@@ -222,15 +222,15 @@ void ana_plot_clean(char *dst, size_t n, const char *src)
 static const struct {
     unsigned rgb;
     const char *label;
-} kind_style[SIM_OP_NKINDS] = {
-    [SIM_OP_FWD] = { 0x1f77b4, "forward" },       [SIM_OP_BWD] = { 0x2ca02c, "backward" },
-    [SIM_OP_RECOMP] = { 0xff7f0e, "recompute" },  [SIM_OP_WGRAD] = { 0x17becf, "weight grad" },
-    [SIM_OP_SEND_ACT] = { 0x7f7f7f, "send act" }, [SIM_OP_RECV_ACT] = { 0xc7c7c7, "recv act" },
-    [SIM_OP_SEND_GRAD] = { 0x8c564b, "send grad" },
-    [SIM_OP_RECV_GRAD] = { 0xc49c94, "recv grad" }, [SIM_OP_UPDATE] = { 0x9467bd, "update" },
+} kind_style[SCH_OP_NKINDS] = {
+    [SCH_OP_FWD] = { 0x1f77b4, "forward" },       [SCH_OP_BWD] = { 0x2ca02c, "backward" },
+    [SCH_OP_RECOMP] = { 0xff7f0e, "recompute" },  [SCH_OP_WGRAD] = { 0x17becf, "weight grad" },
+    [SCH_OP_SEND_ACT] = { 0x7f7f7f, "send act" }, [SCH_OP_RECV_ACT] = { 0xc7c7c7, "recv act" },
+    [SCH_OP_SEND_GRAD] = { 0x8c564b, "send grad" },
+    [SCH_OP_RECV_GRAD] = { 0xc49c94, "recv grad" }, [SCH_OP_UPDATE] = { 0x9467bd, "update" },
 };
 
-static const char *stream_name[SIM_NSTREAMS] = { "compute", "send", "recv" };
+static const char *stream_name[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
 int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
 {
@@ -241,7 +241,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     if (rc < 0)
         return rc;
     if (!tr->n_events) {
-        rc = sim_error(SIM_EINVAL, "%s: the trace has no events to draw", trace_path);
+        rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw", trace_path);
         goto err_free_trace;
     }
     if ((rc = ana_tmp_new(&t)) < 0)
@@ -249,14 +249,14 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     char path[128];
     FILE *f = ana_tmp_file(&t, "timeline.dat", path, sizeof path);
     if (!f) {
-        rc = sim_error(SIM_EIO, "%s: cannot write", path);
+        rc = ps_error(PS_EIO, "%s: cannot write", path);
         goto err_free_tmp;
     }
-    int used[SIM_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
+    int used[SCH_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
     double tmax = 0;
     for (size_t i = 0; i < tr->n_events; i++) {
         const struct trc_event *e = &tr->events[i];
-        if (e->kind >= SIM_OP_NKINDS || e->stream >= SIM_NSTREAMS)
+        if (e->kind >= SCH_OP_NKINDS || e->stream >= SCH_NSTREAMS)
             continue;
         if (e->device + 1 > ndev)
             ndev = e->device + 1;
@@ -269,7 +269,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
                 (en - s) / 2, kind_style[e->kind].rgb);
     }
     if (fclose(f) != 0) {
-        rc = sim_error(SIM_EIO, "%s: write failed", path);
+        rc = ps_error(PS_EIO, "%s: write failed", path);
         goto err_free_tmp;
     }
     char src[64], sched[64];
@@ -281,18 +281,18 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
                       "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
                   -(4 * ndev - 2));
     for (int d = 0; d < ndev; d++)
-        for (int s = 0; s < SIM_NSTREAMS; s++)
+        for (int s = 0; s < SCH_NSTREAMS; s++)
             ana_sb_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
                           -(4 * d + s));
     ana_sb_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
-    for (int k = 0; k < SIM_OP_NKINDS; k++)
+    for (int k = 0; k < SCH_OP_NKINDS; k++)
         if (used[k])
             ana_sb_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
                           kind_style[k].rgb, kind_style[k].label);
     ana_sb_printf(&b, "\n");
     if (!b.s) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free_tmp;
     }
     int h = 160 + 22 * 3 * ndev;

@@ -2,7 +2,7 @@
  * runs (see ana_plot.h). */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,7 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
             g->Mmax = r->M;
     }
     if (!g->n)
-        return sim_error(SIM_EINVAL, "no successful runs match the selection (%d runs "
+        return ps_error(PS_EINVAL, "no successful runs match the selection (%d runs "
                          "in the database)", n);
     char m[256], t[256];
     ana_plot_clean(m, sizeof m, first->model);
@@ -60,7 +60,7 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
     char path[128];
     FILE *f = ana_tmp_file(t, name, path, sizeof path);
     if (!f)
-        return sim_error(SIM_EIO, "%s: cannot write", path);
+        return ps_error(PS_EIO, "%s: cannot write", path);
     for (int k = 0; k < g->nK; k++) {
         fprintf(f, "# K=%d\n", g->Ks[k]);
         for (int i = 0; i < g->n; i++)
@@ -69,7 +69,7 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
                         bubble ? g->r[i]->bubble_sim : g->r[i]->speedup);
         fprintf(f, "\n\n");
     }
-    return fclose(f) == 0 ? 0 : sim_error(SIM_EIO, "%s: write failed", path);
+    return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);
 }
 
 static void common(struct sbuf *b, const struct sel *g)
@@ -101,7 +101,7 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
                       "  for [i=1:words(Ks)] ideal(word(Ks, i) + 0, x) with lines dt 2 lc i "
                       "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\")\n", g->title);
     rc = b.s ? ana_plot_render(o, t, "speedup", 900, 600, b.s)
-             : sim_error(SIM_ENOMEM, "out of memory");
+             : ps_error(PS_ENOMEM, "out of memory");
     free(b.s);
     return rc;
 }
@@ -122,7 +122,7 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\")\n",
                   g->title);
     rc = b.s ? ana_plot_render(o, t, "bubble", 900, 600, b.s)
-             : sim_error(SIM_ENOMEM, "out of memory");
+             : ps_error(PS_ENOMEM, "out of memory");
     free(b.s);
     return rc;
 }
@@ -139,7 +139,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
             fclose(f);
         if (h)
             fclose(h);
-        return sim_error(SIM_EIO, "%s: cannot write", t->dir);
+        return ps_error(PS_EIO, "%s: cannot write", t->dir);
     }
     for (int i = 0; i < g->n; i++) {
         const struct ana_run *r = g->r[i];
@@ -160,9 +160,9 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     int bad = fclose(f) != 0;
     bad |= fclose(h) != 0;
     if (bad)
-        return sim_error(SIM_EIO, "%s: write failed", t->dir);
+        return ps_error(PS_EIO, "%s: write failed", t->dir);
     if (!any)
-        return sim_error(SIM_EINVAL, "no successful run with M=%d for the memory figure",
+        return ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
                          M);
     struct sbuf b = { 0 };
     ana_sb_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"
@@ -179,7 +179,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
         ana_sb_printf(&b, ", \\\n  keyentry with lines dt 2 lc rgb \"black\" title "
                           "\"capacity %.4g GB (off scale)\"\n", topcap);
     int rc = b.s ? ana_plot_render(o, t, "memory", 900, 600, b.s)
-                 : sim_error(SIM_ENOMEM, "out of memory");
+                 : ps_error(PS_ENOMEM, "out of memory");
     free(b.s);
     return rc;
 }
@@ -199,13 +199,13 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
         while (i < 3 && strcmp(tok, tab[i].name))
             i++;
         if (i == 3)
-            return sim_error(SIM_EUSAGE, "--kind: unknown figure '%s' (speedup, bubble, "
+            return ps_error(PS_EUSAGE, "--kind: unknown figure '%s' (speedup, bubble, "
                              "memory, timeline)", tok);
         want[i] = 1;
     }
     struct sel g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
     if (!g.r)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     struct tmp t;
     int rc = pick_group(runs, n, &o->sel, &g);
     if (rc < 0)

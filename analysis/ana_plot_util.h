@@ -23,7 +23,7 @@ FILE *ana_tmp_file(struct tmp *t, const char *name, char *path, size_t n);
 void ana_tmp_free(struct tmp *t);
 
 /* Renders the gnuplot commands in body (run in the temporary directory) to
- * <out_dir>/<prefix><name>.png and .svg, each through sim_afile (gnuplot
+ * <out_dir>/<prefix><name>.png and .svg, each through ps_afile (gnuplot
  * writes to its stdout, the temporary). */
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
                     int h, const char *body);

@@ -1,7 +1,7 @@
 #include "analysis/ana_predict.h"
 #include "analysis/ana_schedules.h"
-#include "sim/sim_cost.h"
-#include "sim/sim_error.h"
+#include "sched/sch_cost.h"
+#include "base/ps_error.h"
 #include "sim/sim_membudget.h"
 
 #include <math.h>
@@ -18,22 +18,22 @@ void ana_prediction_free(struct ana_prediction *p)
 }
 
 /* One simulation of a configuration; fills step and the engine. */
-static int run_one(const struct ana_config *c, const struct sim_partition *part,
-                   int record, struct sim_schedule **sched, struct sim_costs **costs,
+static int run_one(const struct ana_config *c, const struct sch_partition *part,
+                   int record, struct sch_schedule **sched, struct sch_costs **costs,
                    sim_engine **eng)
 {
-    int rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
+    int rc = sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
                                 sched);
     if (rc < 0)
         return rc;
-    if ((rc = sim_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0)
+    if ((rc = sch_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0)
         goto err_free_sched;
     if ((*sched)->n_stages != part->n_stages) {
-        rc = sim_error(SIM_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
+        rc = ps_error(PS_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
                        (*sched)->n_stages, part->n_stages);
         goto err_free_sched;
     }
-    if ((rc = sim_costs_new(c->profile, c->topo, part, (*sched)->stage_device,
+    if ((rc = sch_costs_new(c->profile, c->topo, part, (*sched)->stage_device,
                             c->batch / c->M, costs)) < 0)
         goto err_free_sched;
     if ((rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0)
@@ -41,10 +41,10 @@ static int run_one(const struct ana_config *c, const struct sim_partition *part,
     return 0;
 
 err_free_costs:
-    sim_costs_free(*costs);
+    sch_costs_free(*costs);
     *costs = NULL;
 err_free_sched:
-    sim_schedule_free(*sched);
+    sch_schedule_free(*sched);
     *sched = NULL;
     return rc;
 }
@@ -52,24 +52,24 @@ err_free_sched:
 static int check_config(const struct ana_config *c)
 {
     if (c->K < 1)
-        return sim_error(SIM_EUSAGE, "-K must be >= 1, got %d", c->K);
+        return ps_error(PS_EUSAGE, "-K must be >= 1, got %d", c->K);
     if (c->M < 1)
-        return sim_error(SIM_EUSAGE, "-M must be >= 1, got %d", c->M);
+        return ps_error(PS_EUSAGE, "-M must be >= 1, got %d", c->M);
     if (!(c->batch >= 1) || c->batch != floor(c->batch))
-        return sim_error(SIM_EUSAGE, "--batch must be a positive integer (>= 1), got %g",
+        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %g",
                          c->batch);
     if (c->batch > 1099511627776.0) /* 2^40, as the command line takes it */
-        return sim_error(SIM_EUSAGE, "--batch %g is out of range: at most 1099511627776 "
+        return ps_error(PS_EUSAGE, "--batch %g is out of range: at most 1099511627776 "
                          "samples per step", c->batch);
     if (fmod(c->batch, c->M) != 0)
-        return sim_error(SIM_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
+        return ps_error(PS_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);
     int R = c->replicas > 0 ? c->replicas : 1;
     if ((int64_t)c->K * R > c->topo->n_devices)
-        return sim_error(SIM_ENOFIT, "-K %d x %d replica(s): topology %s has only %d devices",
+        return ps_error(PS_ENOFIT, "-K %d x %d replica(s): topology %s has only %d devices",
                          c->K, R, c->topo->path, c->topo->n_devices);
     if (c->K > c->profile->n_layers)
-        return sim_error(SIM_ENOFIT, "-K %d: model %s has only %d layers", c->K,
+        return ps_error(PS_ENOFIT, "-K %d: model %s has only %d layers", c->K,
                          c->profile->path, c->profile->n_layers);
     return 0;
 }
@@ -84,23 +84,23 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     if ((rc = sim_mem_check_run("simulation", c->schedule, c->K, c->M, c->remat, c->replicas,
                                 c->record_trace)) < 0)
         return rc;
-    struct sim_schedule *sched = NULL;
-    struct sim_costs *costs = NULL;
-    struct sim_partition *own = NULL;
+    struct sch_schedule *sched = NULL;
+    struct sch_costs *costs = NULL;
+    struct sch_partition *own = NULL;
     sim_engine *eng = NULL;
     struct ana_prediction *p = calloc(1, sizeof *p);
     if (!p)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     /* The schedule decides the number of stages (interleaved has v per device). */
-    if ((rc = sim_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
+    if ((rc = sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
                                  &sched)) < 0)
         goto err_free;
     int S = sched->n_stages;
-    sim_schedule_free(sched);
+    sch_schedule_free(sched);
     sched = NULL;
-    const struct sim_partition *part = c->partition;
+    const struct sch_partition *part = c->partition;
     if (!part) {
-        if ((rc = sim_partition_uniform(S, c->profile->n_layers, &own)) < 0)
+        if ((rc = sch_partition_uniform(S, c->profile->n_layers, &own)) < 0)
             goto err_free;
         part = own;
     }
@@ -114,22 +114,22 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     p->batch = c->batch;
     p->micro_batch = c->batch / c->M;
     p->remat = c->remat;
-    sim_partition_format(part, p->partition, sizeof p->partition);
-    p->step_s = sim_time_to_seconds(r->makespan);
+    sch_partition_format(part, p->partition, sizeof p->partition);
+    p->step_s = sch_time_to_seconds(r->makespan);
     p->replicas = c->replicas > 0 ? c->replicas : 1;
     p->samples_per_s = p->step_s > 0 ? p->replicas * c->batch / p->step_s : 0;
     for (int d = 0; d < r->n_devices; d++)
-        if (sim_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
-            p->allreduce_s = sim_time_to_seconds(r->busy_allreduce[d]);
+        if (sch_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
+            p->allreduce_s = sch_time_to_seconds(r->busy_allreduce[d]);
     p->bubble_sim = r->bubble;
     /* the schedule's uniform-stage formula, from stage 0's op times */
     p->bubble_analytic = ana_bubble_formula(p->schedule, c->K, c->M,
-                                            sim_time_to_seconds(costs->st[0].fwd),
-                                            sim_time_to_seconds(costs->st[0].bwd));
+                                            sch_time_to_seconds(costs->st[0].fwd),
+                                            sch_time_to_seconds(costs->st[0].bwd));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free;
     }
     for (int s = 0; s < S; s++) {
@@ -137,11 +137,11 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         int d = costs->st[s].device;
         as->device = d;
         as->first_layer = part->first[s];
-        as->n_layers = sim_partition_layers(part, s);
+        as->n_layers = sch_partition_layers(part, s);
         as->busy_frac = r->makespan ? (double)r->busy[d] / (double)r->makespan : 0;
-        as->fwd_s = sim_time_to_seconds(costs->st[s].fwd);
-        as->bwd_s = sim_time_to_seconds(costs->st[s].bwd);
-        as->recomp_s = sim_time_to_seconds(costs->st[s].recomp);
+        as->fwd_s = sch_time_to_seconds(costs->st[s].fwd);
+        as->bwd_s = sch_time_to_seconds(costs->st[s].bwd);
+        as->recomp_s = sch_time_to_seconds(costs->st[s].recomp);
         as->static_mem = r->static_mem[d];
         as->peak_act = r->peak_act[d];
         as->peak_mem = r->peak_mem[d];
@@ -153,39 +153,39 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     else
         sim_engine_free(eng);
     eng = NULL;
-    sim_schedule_free(sched);
-    sim_costs_free(costs);
+    sch_schedule_free(sched);
+    sch_costs_free(costs);
     sched = NULL;
     costs = NULL;
     if (!c->no_baseline) {
         struct ana_config b = *c;
-        struct sim_partition *one;
+        struct sch_partition *one;
         b.schedule = "gpipe";
         b.K = 1;
         b.M = 1;
-        b.remat = SIM_REMAT_NEVER;
+        b.remat = SCH_REMAT_NEVER;
         b.replicas = 1;
-        if ((rc = sim_partition_uniform(1, c->profile->n_layers, &one)) < 0)
+        if ((rc = sch_partition_uniform(1, c->profile->n_layers, &one)) < 0)
             goto err_free;
         rc = run_one(&b, one, 0, &sched, &costs, &eng);
-        sim_partition_free(one);
+        sch_partition_free(one);
         if (rc < 0)
             goto err_free;
-        p->baseline_step_s = sim_time_to_seconds(sim_engine_result(eng)->makespan);
+        p->baseline_step_s = sch_time_to_seconds(sim_engine_result(eng)->makespan);
         p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
     }
     sim_engine_free(eng);
-    sim_schedule_free(sched);
-    sim_costs_free(costs);
-    sim_partition_free(own);
+    sch_schedule_free(sched);
+    sch_costs_free(costs);
+    sch_partition_free(own);
     *out = p;
     return 0;
 
 err_free:
     sim_engine_free(eng);
-    sim_schedule_free(sched);
-    sim_costs_free(costs);
-    sim_partition_free(own);
+    sch_schedule_free(sched);
+    sch_costs_free(costs);
+    sch_partition_free(own);
     ana_prediction_free(p);
     return rc;
 }

@@ -17,8 +17,8 @@
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_partition.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
 
 struct ana_config {
     const struct mdl_profile *profile;
@@ -26,8 +26,8 @@ struct ana_config {
     const char *schedule;              /* NULL = "gpipe" */
     int K, M;
     double batch;                      /* mini-batch; must divide by M */
-    enum sim_remat remat;
-    const struct sim_partition *partition; /* NULL = uniform */
+    enum sch_remat remat;
+    const struct sch_partition *partition; /* NULL = uniform */
     int replicas;                      /* data-parallel pipelines; 0 = 1 */
     int record_trace;
     int no_baseline;                   /* skip the K = 1 run (speedup = 0) */
@@ -48,7 +48,7 @@ struct ana_prediction {
     int K, M, n_stages;
     int replicas;
     double batch, micro_batch;          /* batch: per replica */
-    enum sim_remat remat;
+    enum sch_remat remat;
     char partition[256];
     double step_s, samples_per_s;     /* samples/s of all replicas */
     double allreduce_s;                /* longest stage all-reduce */

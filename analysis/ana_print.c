@@ -1,8 +1,8 @@
 /* ana_prediction_print: a prediction as a table, CSV or JSON. */
 #include "analysis/ana_format.h"
 #include "analysis/ana_predict.h"
-#include "sim/sim_error.h"
-#include "sim/sim_json.h"
+#include "base/ps_error.h"
+#include "base/ps_json.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -31,7 +31,7 @@ static void print_table(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
-            p->schedule, p->K, p->M, p->batch, p->micro_batch, sim_remat_name(p->remat));
+            p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
     if (p->replicas > 1)
         fprintf(f, "replicas        %d data-parallel pipelines, gradient all-reduce up to "
@@ -80,7 +80,7 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_stage *st = &p->stages[s];
         fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,"
                 "%.17g,%.17g,%.17g,%lld,%lld,%lld,%.17g,%d\n", p->schedule, p->K, p->M, p->batch,
-                p->micro_batch, sim_remat_name(p->remat), p->partition, p->step_s,
+                p->micro_batch, sch_remat_name(p->remat), p->partition, p->step_s,
                 p->samples_per_s, p->speedup, p->bubble_sim, p->bubble_analytic, p->fits, s,
                 st->device, st->n_layers, st->fwd_s, st->bwd_s, st->busy_frac,
                 (long long)st->static_mem, (long long)st->peak_act, (long long)st->peak_mem,
@@ -91,11 +91,11 @@ static void print_csv(const void *obj, FILE *f)
 static int print_json(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
-    sim_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
+    ps_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
     json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, "
                           "s:b, s:I}",
                           "schedule", p->schedule, "K", p->K, "M", p->M, "batch", p->batch,
-                          "micro_batch", p->micro_batch, "remat", sim_remat_name(p->remat),
+                          "micro_batch", p->micro_batch, "remat", sch_remat_name(p->remat),
                           "partition", p->partition, "step_s", p->step_s, "samples_per_s",
                           p->samples_per_s, "baseline_step_s", p->baseline_step_s, "speedup",
                           p->speedup, "bubble_sim", p->bubble_sim, "bubble_analytic",
@@ -104,7 +104,7 @@ static int print_json(const void *obj, FILE *f)
     if (!o || !arr) {
         json_decref(o);
         json_decref(arr);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     int bad = 0;
     if (isnan(p->bubble_analytic)) /* no closed form for this schedule */
@@ -124,16 +124,16 @@ static int print_json(const void *obj, FILE *f)
         bad |= json_array_append_new(arr, row);
     }
     bad |= json_object_set_new(o, "stages", arr);
-    if (bad || sim_json_oom()) { /* a field left out is a wrong result, not a short one */
+    if (bad || ps_json_oom()) { /* a field left out is a wrong result, not a short one */
         json_decref(o);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
-    if (rc && sim_json_oom())
-        return sim_error(SIM_ENOMEM, "out of memory writing JSON");
-    return rc ? sim_error(SIM_EIO, "write error") : 0;
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
+    return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
 int ana_prediction_print(const struct ana_prediction *p, const char *format, FILE *f)

@@ -1,6 +1,6 @@
 /* ana_rank: candidate partitions, simulated and ranked (see ana_rank.h). */
 #include "analysis/ana_rank.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ void ana_rank_free(struct ana_rank *r)
     if (!r)
         return;
     for (int i = 0; i < r->n; i++) {
-        sim_partition_free(r->c[i].part);
+        sch_partition_free(r->c[i].part);
         free(r->c[i].info);
         ana_prediction_free(r->c[i].pred);
     }
@@ -19,34 +19,34 @@ void ana_rank_free(struct ana_rank *r)
     free(r);
 }
 
-static struct sim_partition *copy_part(const struct sim_partition *p)
+static struct sch_partition *copy_part(const struct sch_partition *p)
 {
-    struct sim_partition *q = sim_partition_new(p->n_stages, p->n_layers);
+    struct sch_partition *q = sch_partition_new(p->n_stages, p->n_layers);
     if (q)
         memcpy(q->first, p->first, sizeof *q->first * (size_t)(p->n_stages + 1));
     return q;
 }
 
 /* Adds part (taken over) under label, or joins the label of an equal one. */
-static int add(struct ana_rank *r, int *cap, struct sim_partition *part, const char *label)
+static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const char *label)
 {
     char spec[256];
-    sim_partition_format(part, spec, sizeof spec);
+    sch_partition_format(part, spec, sizeof spec);
     for (int i = 0; i < r->n; i++)
         if (!memcmp(r->c[i].part->first, part->first,
                     sizeof *part->first * (size_t)(part->n_stages + 1))) {
             size_t l = strlen(r->c[i].label);
             if (!strchr(label, ':') && l + strlen(label) + 2 < sizeof r->c[i].label)
                 snprintf(r->c[i].label + l, sizeof r->c[i].label - l, "=%s", label);
-            sim_partition_free(part);
+            sch_partition_free(part);
             return 0;
         }
     if (r->n == *cap) {
         int nc = *cap ? 2 * *cap : 16;
         struct ana_candidate *c = realloc(r->c, sizeof *c * (size_t)nc);
         if (!c) {
-            sim_partition_free(part);
-            return sim_error(SIM_ENOMEM, "out of memory");
+            sch_partition_free(part);
+            return ps_error(PS_ENOMEM, "out of memory");
         }
         r->c = c;
         *cap = nc;
@@ -72,13 +72,13 @@ static int cmp_cand(const void *x, const void *y)
                   sizeof *a->part->first * (size_t)(a->part->n_stages + 1));
 }
 
-static int evaluate(const struct ana_config *cfg, const sim_part_model *m,
+static int evaluate(const struct ana_config *cfg, const sch_part_model *m,
                     struct ana_candidate *c, int with_baseline)
 {
     int S = c->part->n_stages;
     if (!(c->info = calloc((size_t)S, sizeof *c->info)))
-        return sim_error(SIM_ENOMEM, "out of memory");
-    sim_part_model_stages(m, c->part, c->info);
+        return ps_error(PS_ENOMEM, "out of memory");
+    sch_part_model_stages(m, c->part, c->info);
     c->bound_s = 0;
     for (int s = 0; s < S; s++)
         if (c->info[s].time_s > c->bound_s)
@@ -97,26 +97,26 @@ static int evaluate(const struct ana_config *cfg, const sim_part_model *m,
     return 0;
 }
 
-int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
-                 const enum sim_part_strategy *strategies, int n, int neighbours,
+int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
+                 const enum sch_part_strategy *strategies, int n, int neighbours,
                  struct ana_rank **out)
 {
     *out = NULL;
     struct ana_rank *r = calloc(1, sizeof *r);
     if (!r)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     int cap = 0, rc = 0;
-    struct sim_partition *opt = NULL;
+    struct sch_partition *opt = NULL;
     for (int i = 0; i < n; i++) {
-        struct sim_partition *p;
-        if ((rc = sim_part_strategy_run(m, strategies[i], &p)) < 0)
+        struct sch_partition *p;
+        if ((rc = sch_part_strategy_run(m, strategies[i], &p)) < 0)
             goto err_free_rank;
-        if (strategies[i] == SIM_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
-            sim_partition_free(p);
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+        if (strategies[i] == SCH_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
+            sch_partition_free(p);
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
         }
-        if ((rc = add(r, &cap, p, sim_part_strategy_name(strategies[i]))) < 0)
+        if ((rc = add(r, &cap, p, sch_part_strategy_name(strategies[i]))) < 0)
             goto err_free_rank;
     }
     if (opt && neighbours) {
@@ -126,9 +126,9 @@ int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
                 int v = opt->first[s] + d;
                 if (v <= opt->first[s - 1] || v >= opt->first[s + 1])
                     continue;
-                struct sim_partition *q = copy_part(opt);
+                struct sch_partition *q = copy_part(opt);
                 if (!q) {
-                    rc = sim_error(SIM_ENOMEM, "out of memory");
+                    rc = ps_error(PS_ENOMEM, "out of memory");
                     goto err_free_rank;
                 }
                 q->first[s] = v;
@@ -148,12 +148,12 @@ int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
         p->speedup = p->step_s > 0 ? r->baseline_step_s / p->step_s : 0;
     }
     qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_cand);
-    sim_partition_free(opt);
+    sch_partition_free(opt);
     *out = r;
     return 0;
 
 err_free_rank:
-    sim_partition_free(opt);
+    sch_partition_free(opt);
     ana_rank_free(r);
     return rc;
 }
@@ -188,7 +188,7 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
                 "layers", "cost ms/step", "compute ms", "busy%", "est GB", "sim peak GB",
                 "capacity GB", "fits");
         for (int s = 0; s < c->part->n_stages; s++) {
-            const struct sim_part_stage_info *in = &c->info[s];
+            const struct sch_part_stage_info *in = &c->info[s];
             const struct ana_stage *st = &c->pred->stages[s];
             char a[32], b[32], d[32], lay[32];
             gb((double)in->mem, a, sizeof a);
@@ -210,7 +210,7 @@ static void print_csv(const struct ana_rank *r, int top, FILE *f)
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
         for (int s = 0; s < c->part->n_stages; s++) {
-            const struct sim_part_stage_info *in = &c->info[s];
+            const struct sch_part_stage_info *in = &c->info[s];
             const struct ana_stage *st = &c->pred->stages[s];
             fprintf(f, "%d,\"%s\",\"%s\",%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,%d,%.17g,%.17g,"
                        "%.17g,%lld,%lld,%.17g\n", i + 1, c->label, c->spec, c->bound_s,
@@ -225,12 +225,12 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
 {
     json_t *arr = json_array();
     if (!arr)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
         json_t *st = json_array();
         for (int s = 0; s < c->part->n_stages; s++) {
-            const struct sim_part_stage_info *in = &c->info[s];
+            const struct sch_part_stage_info *in = &c->info[s];
             json_array_append_new(st, json_pack("{s:i, s:i, s:i, s:f, s:f, s:f, s:I, s:I, s:f}",
                 "device", in->device, "first_layer", in->first, "layers", in->n_layers,
                 "cost_s", in->time_s, "compute_s", in->compute_s, "busy_frac",
@@ -246,7 +246,7 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
     int rc = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(arr);
-    return rc ? sim_error(SIM_EIO, "write error") : 0;
+    return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
 int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *f)
@@ -260,6 +260,6 @@ int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *
     else if (!strcmp(format, "json"))
         return print_json(r, top, f);
     else
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

@@ -1,7 +1,7 @@
 /*
  * ana_rank — candidate partitions ranked by simulated step time.
  *
- * The bottleneck bound of sim_partitioner ignores bubbles, link contention
+ * The bottleneck bound of sch_partitioner ignores bubbles, link contention
  * and memory-buffer timing, so `pipesim partition` simulates every candidate:
  * the partitions of the requested strategies, plus (with optimal) the
  * neighbours of the optimum, each cut moved by one layer. Identical
@@ -19,14 +19,14 @@
 #include <stdio.h>
 
 #include "analysis/ana_predict.h"
-#include "sim/sim_partitioner.h"
+#include "sched/sch_partitioner.h"
 
 struct ana_candidate {
     char label[96];                    /* "optimal", "gpipe=uniform", "optimal: cut 2 -1" */
-    struct sim_partition *part;
+    struct sch_partition *part;
     char spec[256];                    /* "3,5,4,4" */
     double bound_s;                    /* max stage time per step (the search objective) */
-    struct sim_part_stage_info *info;  /* [n_stages] closed-form per-stage figures */
+    struct sch_part_stage_info *info;  /* [n_stages] closed-form per-stage figures */
     struct ana_prediction *pred;       /* simulated */
     int fits;                          /* simulated peaks within the capacities used */
 };
@@ -38,9 +38,9 @@ struct ana_rank {
 };
 
 /* cfg: everything but the partition. strategies[n]; neighbours: add the
- * optimum's neighbours when SIM_PART_OPTIMAL is among them. */
-int ana_rank_new(const struct ana_config *cfg, const sim_part_model *m,
-                 const enum sim_part_strategy *strategies, int n, int neighbours,
+ * optimum's neighbours when SCH_PART_OPTIMAL is among them. */
+int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
+                 const enum sch_part_strategy *strategies, int n, int neighbours,
                  struct ana_rank **out);
 void ana_rank_free(struct ana_rank *r);
 /* format "table", "csv" or "json"; the first `top` candidates (<= 0: all). */

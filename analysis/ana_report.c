@@ -1,6 +1,6 @@
 /* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
 #include "analysis/ana_report.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +28,13 @@ static int parse_metrics(const char *s, int *v, int *n)
         while (m < M_N && strcmp(tok, metric_tab[m].name))
             m++;
         if (m == M_N)
-            return sim_error(SIM_EUSAGE, "--metric: unknown metric '%s' (normalized, speedup, "
+            return ps_error(PS_EUSAGE, "--metric: unknown metric '%s' (normalized, speedup, "
                              "throughput, step, bubble, memory)", tok);
         if (*n == 16)
-            return sim_error(SIM_EUSAGE, "--metric: too many metrics");
+            return ps_error(PS_EUSAGE, "--metric: too many metrics");
         v[(*n)++] = m;
     }
-    return *n ? 0 : sim_error(SIM_EUSAGE, "--metric: empty list");
+    return *n ? 0 : ps_error(PS_EUSAGE, "--metric: empty list");
 }
 
 int ana_report_check_metrics(const char *metrics)
@@ -193,7 +193,7 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
         return rc;
     struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
     if (!g.r)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     int pos = 0, groups = 0;
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
@@ -228,7 +228,7 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     free(g.r);
     if (!groups)
         fprintf(f, "no runs match (%d in the database)\n", n);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
 static void csv_str(FILE *f, const char *s)
@@ -266,7 +266,7 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
         csv_str(f, r->message);
         fputc('\n', f);
     }
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
 int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
@@ -277,7 +277,7 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
         return rc;
     struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
     if (!g.r)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
     int pos = 0;
     while (next_group(runs, n, o, &pos, &g)) {
@@ -298,5 +298,5 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
                 }
     }
     free(g.r);
-    return ferror(f) ? sim_error(SIM_EIO, "write error") : 0;
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

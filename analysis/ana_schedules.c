@@ -1,7 +1,7 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_schedules.h"
-#include "sim/sim_error.h"
-#include "sim/sim_schedule.h"
+#include "base/ps_error.h"
+#include "sched/sch_schedule.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -79,24 +79,24 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
 {
     *out = NULL;
     if (n < 1)
-        return sim_error(SIM_EUSAGE, "--schedules: no schedule to compare");
+        return ps_error(PS_EUSAGE, "--schedules: no schedule to compare");
     /* Unknown names and malformed parameters are usage errors up front; a
      * schedule that merely cannot run at this K, M is a row with its error.
      * M = K satisfies every generator's divisibility rule. */
     for (int i = 0; i < n; i++) {
-        struct sim_schedule *probe;
-        int rc = sim_schedule_build(names[i], base->K, base->K, base->remat, &probe);
-        sim_schedule_free(probe);
+        struct sch_schedule *probe;
+        int rc = sch_schedule_build(names[i], base->K, base->K, base->remat, &probe);
+        sch_schedule_free(probe);
         if (rc < 0)
             return rc;
         for (int j = 0; j < i; j++)
             if (!strcmp(names[i], names[j]))
-                return sim_error(SIM_EUSAGE, "--schedules: '%s' is listed twice", names[i]);
+                return ps_error(PS_EUSAGE, "--schedules: '%s' is listed twice", names[i]);
     }
     struct ana_sched_cmp *c = calloc(1, sizeof *c);
     if (!c || !(c->rows = calloc((size_t)n, sizeof *c->rows))) {
         free(c);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     c->n = n;
     c->K = base->K;
@@ -115,7 +115,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
         r->peak_mem = calloc((size_t)c->K, sizeof *r->peak_mem);
         r->capacity = calloc((size_t)c->K, sizeof *r->capacity);
         if (!r->static_mem || !r->peak_act || !r->peak_mem || !r->capacity) {
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_cmp;
         }
         struct ana_config cfg = *base;
@@ -125,9 +125,9 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
         cfg.record_trace = 0;
         cfg.no_baseline = c->baseline_step_s > 0;
         if ((rc = ana_predict(&cfg, &p)) < 0) {
-            if (rc == -SIM_ENOMEM)
+            if (rc == -PS_ENOMEM)
                 goto err_free_cmp;
-            snprintf(r->error, sizeof r->error, "%s", sim_errmsg());
+            snprintf(r->error, sizeof r->error, "%s", ps_errmsg());
             if (!first_rc)
                 first_rc = rc;
             r->bubble_formula = NAN;
@@ -142,7 +142,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
         ran++;
     }
     if (!ran) {
-        rc = sim_error(-first_rc, "no schedule could run: %s: %s", c->rows[0].schedule,
+        rc = ps_error(-first_rc, "no schedule could run: %s: %s", c->rows[0].schedule,
                        c->rows[0].error);
         goto err_free_cmp;
     }
@@ -181,7 +181,7 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "model           %s\n", c->model);
     fprintf(f, "topology        %s\n", c->topology);
     fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
-            c->batch, c->micro_batch, sim_remat_name(c->remat));
+            c->batch, c->micro_batch, sch_remat_name(c->remat));
     fprintf(f, "baseline        %.6f ms on one device (K=1, M=1, no remat)\n\n",
             c->baseline_step_s * 1e3);
     fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
@@ -248,7 +248,7 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_sched_row *r = &c->rows[i];
         for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
             fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,", r->schedule, c->K, c->M, c->batch,
-                    c->micro_batch, sim_remat_name(c->remat));
+                    c->micro_batch, sch_remat_name(c->remat));
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
                 csv_str(f, r->error);
@@ -294,24 +294,24 @@ static int print_json(const void *obj, FILE *f)
     json_t *arr = json_array();
     json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
-                          "micro_batch", c->micro_batch, "remat", sim_remat_name(c->remat),
+                          "micro_batch", c->micro_batch, "remat", sch_remat_name(c->remat),
                           "baseline_step_s", c->baseline_step_s);
     int rc = 0;
     if (!arr || !o) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     for (int i = 0; i < c->n; i++) {
         json_t *r = row_json(c, &c->rows[i]);
         if (!r || json_array_append_new(arr, r)) {
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto out;
         }
     }
     json_object_set_new(o, "schedules", arr);
     arr = NULL;
     if (json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER))
-        rc = sim_error(SIM_EIO, "write error");
+        rc = ps_error(PS_EIO, "write error");
     fputc('\n', f);
 out:
     json_decref(arr);

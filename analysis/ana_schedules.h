@@ -10,7 +10,7 @@
  * schedule's S stages). A schedule that cannot run here (interleaved with
  * M % K != 0, a topology without the link interleaving needs, ...) gets a
  * row with its error instead of figures; an unknown schedule name is a
- * SIM_EUSAGE error for the whole comparison.
+ * PS_EUSAGE error for the whole comparison.
  *
  * Ownership: ana_schedules_compare allocates *out; ana_sched_cmp_free
  * (NULL ok). Cost: one prediction per schedule plus one K = 1 baseline.
@@ -22,11 +22,11 @@
 #include <stdio.h>
 
 #include "analysis/ana_predict.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 struct ana_sched_row {
     char schedule[32];
-    char error[SIM_ERRMSG_MAX]; /* "" when the schedule ran */
+    char error[PS_ERRMSG_MAX]; /* "" when the schedule ran */
     int n_stages;
     double step_s, samples_per_s, speedup;
     double bubble_sim;
@@ -43,7 +43,7 @@ struct ana_sched_cmp {
     char model[256], topology[256];
     int K, M;
     double batch, micro_batch;
-    enum sim_remat remat;
+    enum sch_remat remat;
     double baseline_step_s;
     int n;
     struct ana_sched_row *rows;   /* [n] */

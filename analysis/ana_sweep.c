@@ -2,8 +2,8 @@
 #include "analysis/ana_sweep.h"
 #include "analysis/ana_db.h"
 #include "analysis/ana_predict.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -99,8 +99,8 @@ static const char *signal_name(int sig)
 
 struct job {
     struct ana_run run;
-    enum sim_remat remat;
-    enum sim_part_strategy strategy;
+    enum sch_remat remat;
+    enum sch_part_strategy strategy;
     double baseline_s;
 };
 
@@ -122,40 +122,40 @@ static double now(void)
 
 /* Partition of the job's strategy (NULL for uniform: ana_predict's default). */
 static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
-                         struct sim_partition **out)
+                         struct sch_partition **out)
 {
     *out = NULL;
-    if (j->strategy == SIM_PART_UNIFORM)
+    if (j->strategy == SCH_PART_UNIFORM)
         return 0;
-    struct sim_schedule *sched;
-    int rc = sim_schedule_build(sp->schedule ? sp->schedule : "gpipe", j->run.K, j->run.M,
+    struct sch_schedule *sched;
+    int rc = sch_schedule_build(sp->schedule ? sp->schedule : "gpipe", j->run.K, j->run.M,
                                 j->remat, &sched);
     if (rc < 0)
         return rc;
-    struct sim_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
+    struct sch_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
                                .n_micro = j->run.M,
                                .micro_batch = (double)j->run.batch / j->run.M,
                                .remat = j->remat };
-    sim_part_model *m = NULL;
+    sch_part_model *m = NULL;
     if (j->run.K > sp->topo->n_devices)
-        rc = sim_error(SIM_ENOFIT, "-K %d: topology %s has only %d devices", j->run.K,
+        rc = ps_error(PS_ENOFIT, "-K %d: topology %s has only %d devices", j->run.K,
                        sp->topo->path, sp->topo->n_devices);
-    else if ((rc = sim_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
-        rc = sim_part_strategy_run(m, j->strategy, out);
-    sim_part_model_free(m);
-    sim_schedule_free(sched);
+    else if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
+        rc = sch_part_strategy_run(m, j->strategy, out);
+    sch_part_model_free(m);
+    sch_schedule_free(sched);
     return rc;
 }
 
 static void run_job(const struct ana_sweep_spec *sp, struct job *j)
 {
     struct ana_run *r = &j->run;
-    struct sim_partition *part = NULL;
+    struct sch_partition *part = NULL;
     struct ana_prediction *p = NULL;
     int rc;
-    sim_error_clear();
+    ps_error_clear();
     if (r->batch % r->M) {
-        rc = sim_error(SIM_EUSAGE, "--batch %ld is not divisible by -M %d (micro-batches must "
+        rc = ps_error(PS_EUSAGE, "--batch %ld is not divisible by -M %d (micro-batches must "
                        "be equal)", r->batch, r->M);
         goto out;
     }
@@ -179,7 +179,7 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     r->fits = p->fits;
     r->n_ops = p->n_ops;
     if (!(r->stages = calloc((size_t)p->n_stages, sizeof *r->stages))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     r->n_stages = p->n_stages;
@@ -193,11 +193,11 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     }
 out:
     if (rc < 0) {
-        snprintf(r->status, sizeof r->status, "%s", sim_errname(rc));
-        snprintf(r->message, sizeof r->message, "%s", sim_errmsg());
+        snprintf(r->status, sizeof r->status, "%s", ps_errname(rc));
+        snprintf(r->message, sizeof r->message, "%s", ps_errmsg());
     }
     ana_prediction_free(p);
-    sim_partition_free(part);
+    sch_partition_free(part);
 }
 
 static void *worker(void *arg)
@@ -246,10 +246,10 @@ static void progress(int done, int n, double t0, int final)
 static int input_hash(const char *arg, char hex[17], int must_be_file)
 {
     if (access(arg, R_OK) == 0)
-        return sim_file_hash(arg, hex);
+        return ps_file_hash(arg, hex);
     if (must_be_file)
-        return sim_error(SIM_EIO, "%s: cannot read", arg);
-    snprintf(hex, 17, "%016llx", (unsigned long long)sim_fnv1a(arg, strlen(arg), SIM_FNV_INIT));
+        return ps_error(PS_EIO, "%s: cannot read", arg);
+    snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(arg, strlen(arg), PS_FNV_INIT));
     return 0;
 }
 
@@ -268,7 +268,7 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
     if (!jobs)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     st->total = total;
     for (int a = 0; a < sp->nstrategy; a++)
         for (int b = 0; b < sp->nremat; b++)
@@ -283,9 +283,9 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
                         j->remat = sp->remats[b];
                         j->strategy = sp->strategies[a];
                         snprintf(j->run.remat, sizeof j->run.remat, "%s",
-                                 sim_remat_name(j->remat));
+                                 sch_remat_name(j->remat));
                         snprintf(j->run.strategy, sizeof j->run.strategy, "%s",
-                                 sim_part_strategy_name(j->strategy));
+                                 sch_part_strategy_name(j->strategy));
                         int found;
                         if ((rc = ana_db_has(db, &j->run, &found)) < 0) {
                             free(jobs);
@@ -311,7 +311,7 @@ static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
             continue;
         struct ana_config b = { .profile = sp->profile, .topo = sp->topo, .schedule = "gpipe",
                                 .K = 1, .M = 1, .batch = (double)sp->batches[c],
-                                .remat = SIM_REMAT_NEVER, .no_baseline = 1 };
+                                .remat = SCH_REMAT_NEVER, .no_baseline = 1 };
         struct ana_prediction *p;
         double t = 0;
         if (ana_predict(&b, &p) == 0) {
@@ -394,7 +394,7 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
     p.n = n;
     if (!(p.ready = malloc(sizeof *p.ready * (size_t)(n ? n : 1))) ||
         !(th = malloc(sizeof *th * (size_t)(nt ? nt : 1)))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     pthread_mutex_init(&p.mu, NULL);
@@ -409,7 +409,7 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
             p.running--;
             pthread_mutex_unlock(&p.mu);
             if (!started) {
-                rc = sim_error(SIM_ERUNTIME, "cannot start sweep worker threads");
+                rc = ps_error(PS_ERUNTIME, "cannot start sweep worker threads");
                 goto out_destroy;
             }
             break; /* fewer workers than asked */
@@ -428,7 +428,7 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
     if (sp->progress && n)
         progress(st.done, n, t0, 1);
     if (rc == 0 && st.done < n)
-        rc = sim_error(SIM_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
+        rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
                        "(%d were there already); run the same command again to resume",
                        signal_name(atomic_load(&stop_sig)), st.done, n, db_path, st.skipped);
 out_destroy:

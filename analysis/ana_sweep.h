@@ -5,13 +5,13 @@
  *
  * Workers: a pool of `jobs` pthreads (default: the online CPUs), each taking
  * the next configuration and running the partitioner and ana_predict on it
- * (sim_error messages are thread-local). Results go back to the calling
+ * (ps_error messages are thread-local). Results go back to the calling
  * thread through a queue; only it touches SQLite, inside transactions
  * committed every few rows, so an interruption loses no finished row.
  * Resume: configurations already in the database (same inputs and input
  * hashes) are skipped. Interrupt (SIGINT, SIGTERM or SIGHUP with
  * handle_signals, or ana_sweep_interrupt()): no new configuration starts,
- * the running ones finish and are stored, and the sweep returns SIM_EINTR
+ * the running ones finish and are stored, and the sweep returns PS_EINTR
  * with a message naming the signal, the rows kept and how to resume. The
  * first signal puts back the actions the signals had before the sweep (the
  * default, or main's temporary-file cleanup), so a second one stops the
@@ -30,8 +30,8 @@
 
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
-#include "sim/sim_partitioner.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_partitioner.h"
+#include "sched/sch_schedule.h"
 
 struct ana_sweep_spec {
     const struct mdl_profile *profile;
@@ -43,8 +43,8 @@ struct ana_sweep_spec {
     const long *Ks; int nK;
     const long *Ms; int nM;
     const long *batches; int nbatch;
-    const enum sim_remat *remats; int nremat;
-    const enum sim_part_strategy *strategies; int nstrategy;
+    const enum sch_remat *remats; int nremat;
+    const enum sch_part_strategy *strategies; int nstrategy;
     int jobs;                          /* <= 0: online CPUs */
     int progress;                      /* progress bar with ETA on stderr */
     int quiet;                         /* no summary line either */

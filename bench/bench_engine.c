@@ -1,9 +1,9 @@
 /* make bench: simulated ops per second for a K=1024, M=4096 GPipe step
  * (target >= 20 M ops/s on one core, the run under 1 s). */
 #include "models/mdl_gen.h"
-#include "sim/sim_cost.h"
+#include "sched/sch_cost.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -21,28 +21,28 @@ int main(void)
     struct mdl_profile *p;
     struct mdl_topology *t;
     struct mdl_device d = { .flops = 1e14, .memory = 1e12, .mem_bandwidth = 1e12, .eff_max = 1 };
-    struct sim_schedule *s;
-    struct sim_partition *part;
-    struct sim_costs *c;
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
     sim_engine *e;
     if (mdl_gen_mlp(K, 1024, 0, &p) < 0 || mdl_topology_chain(K, &d, 1e11, 1e-6, &t) < 0 ||
-        sim_partition_uniform(K, K, &part) < 0 || sim_costs_new(p, t, part, NULL, 8, &c) < 0) {
-        fprintf(stderr, "bench: %s\n", sim_errmsg());
+        sch_partition_uniform(K, K, &part) < 0 || sch_costs_new(p, t, part, NULL, 8, &c) < 0) {
+        fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
     double t0 = now_s();
-    if (sim_schedule_gpipe(K, M, SIM_REMAT_EXCEPT_LAST, &s) < 0) {
-        fprintf(stderr, "bench: %s\n", sim_errmsg());
+    if (sch_schedule_gpipe(K, M, SCH_REMAT_EXCEPT_LAST, &s) < 0) {
+        fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
     double t1 = now_s();
     if (sim_engine_new(s, c, t, NULL, &e) < 0) {
-        fprintf(stderr, "bench: %s\n", sim_errmsg());
+        fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
     double t2 = now_s();
     if (sim_engine_run(e) < 0) {
-        fprintf(stderr, "bench: %s\n", sim_errmsg());
+        fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
     double t3 = now_s();
@@ -50,7 +50,7 @@ int main(void)
     int64_t compute = 0;
     for (int dv = 0; dv < K; dv++)
         for (int i = 0; i < s->n_ops[dv]; i++)
-            compute += sim_op_is_compute(s->ops[dv][i].kind);
+            compute += sch_op_is_compute(s->ops[dv][i].kind);
     double total = t3 - t0;
     printf("engine: GPipe K=%d M=%d except_last: %lld ops (%lld compute, %lld transfer)\n", K,
            M, (long long)r->n_ops, (long long)compute, (long long)(r->n_ops - compute));
@@ -61,11 +61,11 @@ int main(void)
            r->n_ops / (t3 - t2) / 1e6, r->n_ops / total / 20e6);
     printf("engine: %lld events, at most %d pending\n", (long long)r->n_events, r->peak_queue);
     printf("engine: simulated step %.3f ms, bubble %.4f (analytic %.4f)\n",
-           sim_time_to_seconds(r->makespan) * 1e3, r->bubble, (double)(K - 1) / (M + K - 1));
+           sch_time_to_seconds(r->makespan) * 1e3, r->bubble, (double)(K - 1) / (M + K - 1));
     sim_engine_free(e);
-    sim_schedule_free(s);
-    sim_costs_free(c);
-    sim_partition_free(part);
+    sch_schedule_free(s);
+    sch_costs_free(c);
+    sch_partition_free(part);
     mdl_topology_free(t);
     mdl_profile_free(p);
     return 0;

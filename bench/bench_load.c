@@ -10,7 +10,7 @@
 
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 enum { N_LAYERS = 1000000 };
 
@@ -67,7 +67,7 @@ int main(void)
     int rc = mdl_profile_load(path, &p);
     double t = now() - t0;
     if (rc < 0 || p->n_layers != N_LAYERS) {
-        fprintf(stderr, "bench_load: %s\n", rc < 0 ? sim_errmsg() : "wrong layer count");
+        fprintf(stderr, "bench_load: %s\n", rc < 0 ? ps_errmsg() : "wrong layer count");
         bad = 1;
     } else {
         printf("profile load, 1M layers: %.2f s (target < 2 s)\n", t);
@@ -80,7 +80,7 @@ int main(void)
         rc = mdl_topology_load(path, &topo);
         t = now() - t0;
         if (rc < 0) {
-            fprintf(stderr, "bench_load: %s\n", sim_errmsg());
+            fprintf(stderr, "bench_load: %s\n", ps_errmsg());
             bad = 1;
         } else {
             printf("topology load, 1M devices + 1M links: %.2f s\n", t);

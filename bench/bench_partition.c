@@ -13,8 +13,8 @@
 #include "analysis/ana_sweep.h"
 #include "models/mdl_gen.h"
 #include "models/mdl_topology.h"
-#include "sim/sim_error.h"
-#include "sim/sim_partitioner.h"
+#include "base/ps_error.h"
+#include "sched/sch_partitioner.h"
 
 static double now(void)
 {
@@ -24,18 +24,18 @@ static double now(void)
 }
 
 /* Best of `reps` runs, in seconds. */
-static double time_solve(const struct sim_part_problem *p, int reps, int64_t *bn)
+static double time_solve(const struct sch_part_problem *p, int reps, int64_t *bn)
 {
     double best = 1e30;
     for (int r = 0; r < reps; r++) {
-        struct sim_partition *part;
+        struct sch_partition *part;
         double t0 = now();
-        if (sim_part_solve(p, &part, bn) < 0) {
-            fprintf(stderr, "bench_partition: %s\n", sim_errmsg());
+        if (sch_part_solve(p, &part, bn) < 0) {
+            fprintf(stderr, "bench_partition: %s\n", ps_errmsg());
             exit(1);
         }
         double t = now() - t0;
-        sim_partition_free(part);
+        sch_partition_free(part);
         if (t < best)
             best = t;
     }
@@ -57,8 +57,8 @@ static int bench_partitioner(void)
         x[i] = (int64_t)gsl_rng_uniform_int(r, 500000);
     }
     printf("seed 42 (gsl mt19937)\n");
-    struct sim_part_cost plain = { pre, NULL, NULL, 0 }, bound = { pre, x, x, 0 };
-    struct sim_part_problem p = { L, K, &plain, NULL, 1 };
+    struct sch_part_cost plain = { pre, NULL, NULL, 0 }, bound = { pre, x, x, 0 };
+    struct sch_part_problem p = { L, K, &plain, NULL, 1 };
     int64_t bn;
     double t = time_solve(&p, 5, &bn);
     printf("partition L=%d K=%d, compute only:      %8.2f ms  (target 100 ms: %.3f of it), "
@@ -69,10 +69,10 @@ static int bench_partitioner(void)
            "bottleneck %.6f s\n", L, K, t * 1e3, t / 0.1, (double)bn * 1e-9);
     /* the general path (per-stage costs) on the same arrays, smaller K */
     enum { K2 = 64 };
-    struct sim_part_cost *per = malloc(sizeof *per * K2);
+    struct sch_part_cost *per = malloc(sizeof *per * K2);
     for (int s = 0; s < K2; s++)
         per[s] = bound;
-    struct sim_part_problem q = { L, K2, per, NULL, 0 };
+    struct sch_part_problem q = { L, K2, per, NULL, 0 };
     int64_t bn2;
     double tl = time_solve(&q, 1, &bn2);
     q.same = 1;
@@ -91,8 +91,8 @@ static int sweep_once(const struct mdl_profile *prof, const struct mdl_topology 
                       const char *db, int jobs, double *rate)
 {
     long Ks[] = { 1, 2, 4, 8 }, Ms[] = { 1, 2, 4, 8, 16, 32 }, batch[] = { 64, 128, 256 };
-    enum sim_remat remat[] = { SIM_REMAT_NEVER, SIM_REMAT_ALWAYS };
-    enum sim_part_strategy strat[] = { SIM_PART_UNIFORM, SIM_PART_OPTIMAL };
+    enum sch_remat remat[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS };
+    enum sch_part_strategy strat[] = { SCH_PART_UNIFORM, SCH_PART_OPTIMAL };
     struct ana_sweep_spec sp = {
         .profile = prof, .topo = topo, .model_arg = "mlp:layers=64,width=1024",
         .topo_arg = "<chain>", .command = "bench_partition", .Ks = Ks, .nK = 4, .Ms = Ms,
@@ -102,7 +102,7 @@ static int sweep_once(const struct mdl_profile *prof, const struct mdl_topology 
     struct ana_sweep_stats st;
     double t0 = now();
     if (ana_sweep_run(&sp, db, &st) < 0) {
-        fprintf(stderr, "bench_partition: %s\n", sim_errmsg());
+        fprintf(stderr, "bench_partition: %s\n", ps_errmsg());
         return 1;
     }
     double t = now() - t0;
@@ -128,7 +128,7 @@ static int bench_sweep(void)
     double r1, r2;
     if (mdl_model_open("mlp:layers=64,width=1024", &prof) < 0 ||
         mdl_topology_chain(8, &d, 1.2e10, 5e-6, &topo) < 0) {
-        fprintf(stderr, "bench_partition: %s\n", sim_errmsg());
+        fprintf(stderr, "bench_partition: %s\n", ps_errmsg());
         goto out;
     }
     if (sweep_once(prof, topo, db, 1, &r1) || sweep_once(prof, topo, db, 2, &r2))

@@ -15,13 +15,13 @@
 #include "runtime/rt_chan.h"
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 /* Setup failures end the benchmark (a statement, not a hidden return). */
 #define CHECK(x)                                                                  \
     do {                                                                          \
         if ((x) < 0) {                                                            \
-            fprintf(stderr, "bench_runtime: %s: %s\n", #x, sim_errmsg());          \
+            fprintf(stderr, "bench_runtime: %s: %s\n", #x, ps_errmsg());          \
             exit(1);                                                              \
         }                                                                         \
     } while (0)
@@ -33,7 +33,7 @@ static void run_open(struct run *r, const char *spec, int K, int M, int batch)
     CHECK(rt_net_parse(spec, &r->n));
     CHECK(rt_net_init(r->n, 1));
     CHECK(rt_data_new(r->n, batch, 1, &r->d));
-    struct rt_pipe_config c = { .K = K, .M = M, .batch = batch, .remat = SIM_REMAT_NEVER,
+    struct rt_pipe_config c = { .K = K, .M = M, .batch = batch, .remat = SCH_REMAT_NEVER,
                                 .lr = 1e-3f };
     CHECK(rt_pipe_new(r->n, &c, &r->p));
     r->best = 1e30;

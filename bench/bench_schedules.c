@@ -2,9 +2,9 @@
  * replay) and simulation of each schedule at K=64, M=1024, as ops per second
  * and as a ratio to GPipe's (the peer; target: within 2x of it). */
 #include "models/mdl_gen.h"
-#include "sim/sim_cost.h"
+#include "sched/sch_cost.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,29 +25,29 @@ struct timing {
 static int run(const char *name, int K, int M, const struct mdl_profile *p,
                const struct mdl_topology *t, struct timing *tm)
 {
-    struct sim_schedule *s = NULL;
-    struct sim_partition *part = NULL;
-    struct sim_costs *c = NULL;
+    struct sch_schedule *s = NULL;
+    struct sch_partition *part = NULL;
+    struct sch_costs *c = NULL;
     sim_engine *e = NULL;
     double t0 = now_s();
-    int rc = sim_schedule_build(name, K, M, SIM_REMAT_EXCEPT_LAST, &s);
+    int rc = sch_schedule_build(name, K, M, SCH_REMAT_EXCEPT_LAST, &s);
     double t1 = now_s();
-    if (rc < 0 || (rc = sim_schedule_validate(s)) < 0)
+    if (rc < 0 || (rc = sch_schedule_validate(s)) < 0)
         goto out;
     double t2 = now_s();
-    if ((rc = sim_partition_uniform(s->n_stages, p->n_layers, &part)) < 0 ||
-        (rc = sim_costs_new(p, t, part, s->stage_device, 8, &c)) < 0)
+    if ((rc = sch_partition_uniform(s->n_stages, p->n_layers, &part)) < 0 ||
+        (rc = sch_costs_new(p, t, part, s->stage_device, 8, &c)) < 0)
         goto out;
     double t3 = now_s();
     if ((rc = sim_simulate(s, c, t, 0, &e)) < 0)
         goto out;
     double t4 = now_s();
-    *tm = (struct timing){ t1 - t0, t2 - t1, t4 - t3, (long long)sim_schedule_total_ops(s) };
+    *tm = (struct timing){ t1 - t0, t2 - t1, t4 - t3, (long long)sch_schedule_total_ops(s) };
 out:
     sim_engine_free(e);
-    sim_costs_free(c);
-    sim_partition_free(part);
-    sim_schedule_free(s);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
     return rc;
 }
 
@@ -60,7 +60,7 @@ int main(void)
     struct mdl_device d = { .flops = 1e14, .memory = 1e12, .mem_bandwidth = 1e12, .eff_max = 1 };
     /* all-to-all shared bus: interleaving needs device K-1 -> 0 */
     if (mdl_gen_mlp(4 * K, 256, 0, &p) < 0 || mdl_topology_chain(K, &d, 1e11, 1e-6, &t) < 0) {
-        fprintf(stderr, "bench: %s\n", sim_errmsg());
+        fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
     free(t->links[0].ends);
@@ -76,7 +76,7 @@ int main(void)
     for (int i = 0; i < 5; i++) {
         struct timing tm = { 0 };
         if (run(names[i], K, M, p, t, &tm) < 0) {
-            fprintf(stderr, "bench: %s: %s\n", names[i], sim_errmsg());
+            fprintf(stderr, "bench: %s: %s\n", names[i], ps_errmsg());
             return 1;
         }
         if (i == 0)

@@ -1,12 +1,12 @@
 /*
  * cli — the `pipesim <command>` front end. Each command lives in its own
  * cli/cmd_<name>.c as `int cmd_<name>(int argc, char **argv)` returning 0 or
- * a negative SIM_E* code (after sim_error); main() prints the message and
- * exits with sim_exit_status(). Register a command by adding one line to the
+ * a negative PS_E* code (after ps_error); main() prints the message and
+ * exits with ps_exit_status(). Register a command by adding one line to the
  * table in cli/pipesim.c and its prototype here.
  *
  * Option parsing uses getopt_long; cli_getopt() wraps it so unknown options
- * and missing arguments become SIM_EUSAGE errors naming the command.
+ * and missing arguments become PS_EUSAGE errors naming the command.
  */
 #ifndef CLI_H
 #define CLI_H
@@ -28,7 +28,7 @@ int cmd_import_torch(int argc, char **argv);
 int cmd_export_chakra(int argc, char **argv);
 int cmd_paper(int argc, char **argv);
 
-/* Like getopt_long with opterr = 0; on '?' or ':' it sets a SIM_EUSAGE
+/* Like getopt_long with opterr = 0; on '?' or ':' it sets a PS_EUSAGE
  * error naming cmd and the option and returns -2. Call with optind = 0
  * reset by cli_getopt_reset() first. */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,

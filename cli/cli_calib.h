@@ -7,25 +7,25 @@
 
 #include <stddef.h>
 
-#include "analysis/ana_calib.h"
+#include "measure/msr_calib.h"
 
-/* Creates the directories above path (mkdir -p of its dirname). SIM_EIO. */
+/* Creates the directories above path (mkdir -p of its dirname). PS_EIO. */
 int cli_mkdirs(const char *path);
-/* Declares the files (sim_io_*): the PATH of a "file:PATH" net spec as an
+/* Declares the files (ps_io_*): the PATH of a "file:PATH" net spec as an
  * input; PREFIX.csv, PREFIX.json and PREFIX-fit.csv as outputs of opt. */
 int cli_io_net(const char *spec);
 int cli_io_prefix(const char *prefix, const char *opt);
 /* Micro-batch sizes: mbs "4,8,..." if given, else batch / each of ms
  * (default "1,2,4,8,16,32,64"), duplicates dropped. sizes holds
- * ANA_CALIB_MAX_SIZES. SIM_EUSAGE. */
+ * MSR_CALIB_MAX_SIZES. PS_EUSAGE. */
 int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int *n);
 /* results/calib/<spec with punctuation folded to '-'>. */
 void cli_calib_default_prefix(const char *spec, char *buf, size_t n);
-/* on: ana_realtime(1), a warning on stderr if not permitted. */
+/* on: msr_realtime(1), a warning on stderr if not permitted. */
 void cli_realtime(int on);
 /* pipesim validate --check (cli/cmd_validate_check.c). */
 int cli_validate_check(int argc, char **argv);
 /* Writes PREFIX.csv (profile), PREFIX.json (topology), PREFIX-fit.csv. */
-int cli_calib_write(const struct ana_calib *c, const char *prefix);
+int cli_calib_write(const struct msr_calib *c, const char *prefix);
 
 #endif

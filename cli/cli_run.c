@@ -1,8 +1,8 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 #include "sim/sim_membudget.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -13,7 +13,7 @@ void cli_run_init(struct cli_run *r)
     r->schedule = "gpipe";
     r->partition = "uniform";
     r->replicas = 1;
-    r->remat = SIM_REMAT_EXCEPT_LAST;
+    r->remat = SCH_REMAT_EXCEPT_LAST;
 }
 
 int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
@@ -22,16 +22,16 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
     switch (c) {
     case 'm': r->model = arg; break;
     case 't': r->topology = arg; break;
-    case 'K': *rc = sim_parse_long(arg, "-K", 1, 1 << 20, &r->K); break;
-    case 'M': *rc = sim_parse_long(arg, "-M", 1, 1 << 24, &r->M); break;
+    case 'K': *rc = ps_parse_long(arg, "-K", 1, 1 << 20, &r->K); break;
+    case 'M': *rc = ps_parse_long(arg, "-M", 1, 1 << 24, &r->M); break;
     case 'b':
-        if ((*rc = sim_parse_double(arg, "--batch", &r->batch)) == 0)
+        if ((*rc = ps_parse_double(arg, "--batch", &r->batch)) == 0)
             *rc = cli_check_batch(r->batch);
         break;
-    case 'r': *rc = sim_remat_parse(arg, &r->remat); break;
+    case 'r': *rc = sch_remat_parse(arg, &r->remat); break;
     case 's': r->schedule = arg; break;
     case 'p': r->partition = arg; break;
-    case 'R': *rc = sim_parse_long(arg, "--replicas", 1, 1 << 16, &r->replicas); break;
+    case 'R': *rc = ps_parse_long(arg, "--replicas", 1, 1 << 16, &r->replicas); break;
     default: return 0;
     }
     return 1;
@@ -40,13 +40,13 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
 {
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0)
-        return sim_error(SIM_EUSAGE, "--model, --topology, -K, -M and --batch are "
+        return ps_error(PS_EUSAGE, "--model, --topology, -K, -M and --batch are "
                          "required (see pipesim %s --help)", cmd);
     int rc;
-    if ((rc = sim_io_input(r->model, "--model")) < 0 ||
-        (rc = sim_io_input(r->topology, "--topology")) < 0)
+    if ((rc = ps_io_input(r->model, "--model")) < 0 ||
+        (rc = ps_io_input(r->topology, "--topology")) < 0)
         return rc;
     return 0;
 }
@@ -54,9 +54,9 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
 int cli_check_batch(double batch)
 {
     if (!(batch >= 1) || batch != floor(batch))
-        return sim_error(SIM_EUSAGE, "--batch must be a positive integer (>= 1), got %g", batch);
+        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %g", batch);
     if (batch > CLI_MAX_BATCH)
-        return sim_error(SIM_EUSAGE, "--batch %g is out of range: at most %.0f samples per "
+        return ps_error(PS_EUSAGE, "--batch %g is out of range: at most %.0f samples per "
                          "step", batch, CLI_MAX_BATCH);
     return 0;
 }
@@ -64,7 +64,7 @@ int cli_check_batch(double batch)
 int cli_check_format(const char *format)
 {
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
     return 0;
 }
 
@@ -79,12 +79,12 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
                                     (int)r->replicas, 0)) < 0)
             return rc;
-        struct sim_schedule *probe; /* the schedule decides the number of stages */
-        if ((rc = sim_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
+        struct sch_schedule *probe; /* the schedule decides the number of stages */
+        if ((rc = sch_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
             return rc;
         int S = probe->n_stages;
-        sim_schedule_free(probe);
-        if ((rc = sim_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
+        sch_schedule_free(probe);
+        if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
             return rc;
     }
     cfg->profile = r->prof;
@@ -101,7 +101,7 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
 
 void cli_run_close(struct cli_run *r)
 {
-    sim_partition_free(r->part);
+    sch_partition_free(r->part);
     mdl_topology_free(r->topo);
     mdl_profile_free(r->prof);
     r->part = NULL;

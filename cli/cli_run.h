@@ -26,24 +26,24 @@ struct cli_run {
     const char *model, *topology, *schedule, *partition;
     long K, M, replicas;
     double batch;
-    enum sim_remat remat;
+    enum sch_remat remat;
     /* filled by cli_run_open */
     struct mdl_profile *prof;
     struct mdl_topology *topo;
-    struct sim_partition *part;   /* NULL unless --partition is a command's */
+    struct sch_partition *part;   /* NULL unless --partition is a command's */
 };
 
 void cli_run_init(struct cli_run *r);
 /* 1 if c was a shared option (rc of its parse in *rc), 0 if not. */
 int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc);
 /* No stray arguments; model, topology, K, M and batch given; the model and
- * topology files declared as inputs (sim_io_input). */
+ * topology files declared as inputs (ps_io_input). */
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv);
 /* --batch: a positive integer, at most CLI_MAX_BATCH (as sweep, report and
- * plot take it), else SIM_EUSAGE naming --batch. */
+ * plot take it), else PS_EUSAGE naming --batch. */
 #define CLI_MAX_BATCH 1099511627776.0 /* 2^40 */
 int cli_check_batch(double batch);
-/* "table", "csv" or "json", else SIM_EUSAGE. */
+/* "table", "csv" or "json", else PS_EUSAGE. */
 int cli_check_format(const char *format);
 /* Opens the model and topology, builds the partition when with_partition
  * (for the schedule's stage count), and fills cfg's inputs. */

@@ -2,7 +2,7 @@
  * OpenBLAS build and the core kernel it picked, library versions, sanitizers),
  * so a user sees what they got. */
 #include "cli/cli.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #include <cblas.h>
 #include <gsl/gsl_version.h>
@@ -35,7 +35,7 @@ static void trim(char *s)
 
 void cli_version(FILE *f)
 {
-    fprintf(f, "pipesim %s\n", SIM_VERSION);
+    fprintf(f, "pipesim %s\n", PS_VERSION);
 #ifdef PIPESIM_MPI
     char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;

@@ -1,11 +1,11 @@
 /* pipesim calibrate: time a runtime net on this machine, fit the cost model,
  * write a measured profile and a topology that pipesim predict accepts. */
-#include "analysis/ana_calib.h"
+#include "measure/msr_calib.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -68,15 +68,15 @@ void cli_calib_default_prefix(const char *spec, char *buf, size_t n)
 
 void cli_realtime(int on)
 {
-    if (on && ana_realtime(1) < 0) {
-        fprintf(stderr, "pipesim: warning: %s; timing at normal priority\n", sim_errmsg());
-        sim_error_clear();
+    if (on && msr_realtime(1) < 0) {
+        fprintf(stderr, "pipesim: warning: %s; timing at normal priority\n", ps_errmsg());
+        ps_error_clear();
     }
 }
 
 int cli_io_net(const char *spec)
 {
-    return strncmp(spec, "file:", 5) ? 0 : sim_io_input(spec + 5, "--net");
+    return strncmp(spec, "file:", 5) ? 0 : ps_io_input(spec + 5, "--net");
 }
 
 int cli_io_prefix(const char *prefix, const char *opt)
@@ -86,8 +86,8 @@ int cli_io_prefix(const char *prefix, const char *opt)
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
         int rc;
         if ((size_t)snprintf(path, sizeof path, "%s%s", prefix, ext[i]) >= sizeof path)
-            return sim_error(SIM_EUSAGE, "%s: path too long", opt);
-        if ((rc = sim_io_output(path, opt)) < 0)
+            return ps_error(PS_EUSAGE, "%s: path too long", opt);
+        if ((rc = ps_io_output(path, opt)) < 0)
             return rc;
     }
     return 0;
@@ -105,12 +105,12 @@ int cli_mkdirs(const char *path)
         if (*p == '/') {
             *p = 0;
             if (mkdir(buf, 0777) && errno != EEXIST)
-                return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf,
+                return ps_error(PS_EIO, "%s: cannot create directory: %s", buf,
                                  strerror(errno));
             *p = '/';
         }
     if (*buf && mkdir(buf, 0777) && errno != EEXIST)
-        return sim_error(SIM_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
+        return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
     return 0;
 }
 
@@ -119,25 +119,25 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
     long *v = NULL;
     int k = 0, rc;
     if (mbs) {
-        if ((rc = sim_parse_long_list(mbs, "--micro-batches", 1, 1 << 20, &v, &k)) < 0)
+        if ((rc = ps_parse_long_list(mbs, "--micro-batches", 1, 1 << 20, &v, &k)) < 0)
             return rc;
     } else {
-        if ((rc = sim_parse_long_list(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 20, &v,
+        if ((rc = ps_parse_long_list(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 20, &v,
                                       &k)) < 0)
             return rc;
         for (int i = 0; i < k; i++) {
             if (batch % v[i]) {
                 long m = v[i];
                 free(v);
-                return sim_error(SIM_EUSAGE, "--batch %ld must divide by -M %ld", batch, m);
+                return ps_error(PS_EUSAGE, "--batch %ld must divide by -M %ld", batch, m);
             }
             v[i] = batch / v[i];
         }
     }
-    if (k > ANA_CALIB_MAX_SIZES) {
+    if (k > MSR_CALIB_MAX_SIZES) {
         free(v);
-        return sim_error(SIM_EUSAGE, "at most %d micro-batch sizes, got %d",
-                         ANA_CALIB_MAX_SIZES, k);
+        return ps_error(PS_EUSAGE, "at most %d micro-batch sizes, got %d",
+                         MSR_CALIB_MAX_SIZES, k);
     }
     *n = 0;
     for (int i = 0; i < k; i++) {
@@ -151,14 +151,14 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
     return 0;
 }
 
-int cli_calib_write(const struct ana_calib *c, const char *prefix)
+int cli_calib_write(const struct msr_calib *c, const char *prefix)
 {
     char path[4096];
     struct mdl_profile *p = NULL;
     struct mdl_topology *t = NULL;
     int rc;
-    if ((rc = cli_mkdirs(prefix)) < 0 || (rc = ana_calib_profile(c, &p)) < 0 ||
-        (rc = ana_calib_topology(c, &t)) < 0)
+    if ((rc = cli_mkdirs(prefix)) < 0 || (rc = msr_calib_profile(c, &p)) < 0 ||
+        (rc = msr_calib_topology(c, &t)) < 0)
         goto out;
     snprintf(path, sizeof path, "%s.csv", prefix);
     if ((rc = mdl_profile_write(p, path)) < 0)
@@ -167,14 +167,14 @@ int cli_calib_write(const struct ana_calib *c, const char *prefix)
     if ((rc = mdl_topology_write(t, path)) < 0)
         goto out;
     snprintf(path, sizeof path, "%s-fit.csv", prefix);
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, path)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, path)) < 0)
         goto out;
-    if ((rc = ana_calib_print(c, "csv", af.f)) < 0) {
-        sim_afile_abort(&af);
+    if ((rc = msr_calib_print(c, "csv", af.f)) < 0) {
+        ps_afile_abort(&af);
         goto out;
     }
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     mdl_profile_free(p);
     mdl_topology_free(t);
@@ -202,31 +202,31 @@ int cmd_calibrate(int argc, char **argv)
         case 'h': cli_help(help); return 0;
         case 'n': spec = optarg; break;
         case 'o': prefix = optarg; break;
-        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1 << 20, &batch); break;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 20, &batch); break;
         case 'M': ms = optarg; break;
         case 'u': mbs = optarg; break;
-        case 'a': rc = sim_parse_long(optarg, "--at-batch", 1, 1 << 20, &at); break;
-        case 'r': rc = sim_parse_long(optarg, "--repeats", 1, 10000, &repeats); break;
-        case 'w': rc = sim_parse_long(optarg, "--warmup", 0, 1000, &warmup); break;
-        case 'c': rc = sim_parse_long(optarg, "--cpu", 0, 1 << 16, &cpu); break;
-        case 'p': rc = sim_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
-        case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
+        case 'a': rc = ps_parse_long(optarg, "--at-batch", 1, 1 << 20, &at); break;
+        case 'r': rc = ps_parse_long(optarg, "--repeats", 1, 10000, &repeats); break;
+        case 'w': rc = ps_parse_long(optarg, "--warmup", 0, 1000, &warmup); break;
+        case 'c': rc = ps_parse_long(optarg, "--cpu", 0, 1 << 16, &cpu); break;
+        case 'p': rc = ps_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
+        case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
         case 'f': format = optarg; break;
         case 'T': realtime = 1; break;
-        case 'K': rc = sim_parse_long(optarg, "--stages", 1, 4096, &stages); break;
-        default: return -SIM_EUSAGE;
+        case 'K': rc = ps_parse_long(optarg, "--stages", 1, 4096, &stages); break;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!spec)
-        return sim_error(SIM_EUSAGE, "--net is required (see pipesim calibrate "
+        return ps_error(PS_EUSAGE, "--net is required (see pipesim calibrate "
                          "--help)");
     if (strcmp(format, "table") && strcmp(format, "csv"))
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv)", format);
-    int sizes[ANA_CALIB_MAX_SIZES], n = 0;
+        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv)", format);
+    int sizes[MSR_CALIB_MAX_SIZES], n = 0;
     if ((rc = cli_calib_sizes(batch, ms, mbs, sizes, &n)) < 0)
         return rc;
     char def[512];
@@ -236,24 +236,24 @@ int cmd_calibrate(int argc, char **argv)
     }
     if ((rc = cli_io_net(spec)) < 0 || (rc = cli_io_prefix(prefix, "--out")) < 0)
         return rc;
-    struct ana_calib_opts o = { .spec = spec, .sizes = sizes, .n_sizes = n,
+    struct msr_calib_opts o = { .spec = spec, .sizes = sizes, .n_sizes = n,
                                 .repeats = (int)repeats, .warmup = (int)warmup,
                                 .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,
                                 .peer_cpu = (int)peer,
                                 .seed = (uint64_t)seed };
-    struct ana_calib *cal = NULL;
+    struct msr_calib *cal = NULL;
     cli_realtime(realtime);
-    rc = ana_calib_run(&o, &cal);
+    rc = msr_calib_run(&o, &cal);
     if (realtime)
-        ana_realtime(0);
+        msr_realtime(0);
     if (rc < 0)
         return rc;
-    if ((rc = ana_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
+    if ((rc = msr_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
         goto out;
     if (!strcmp(format, "table"))
         printf("wrote           %s.csv (profile), %s.json (topology), %s-fit.csv (fits)\n",
                prefix, prefix, prefix);
 out:
-    ana_calib_free(cal);
+    msr_calib_free(cal);
     return rc;
 }

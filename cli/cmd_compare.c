@@ -1,8 +1,8 @@
 /* pipesim compare: a simulated trace against a measured one. */
 #include "analysis/ana_compare.h"
 #include "cli/cli.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -28,17 +28,17 @@ int cmd_compare(int argc, char **argv)
         case 'h': cli_help(help); return 0;
         case 'f': format = optarg; break;
         case 'o': out = optarg; break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
     }
     if (argc - optind != 2)
-        return sim_error(SIM_EUSAGE, "expected SIM.json MEASURED.json (see pipesim "
+        return ps_error(PS_EUSAGE, "expected SIM.json MEASURED.json (see pipesim "
                          "compare --help)");
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return sim_error(SIM_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    if ((rc = sim_io_input(argv[optind], "SIM.json")) < 0 ||
-        (rc = sim_io_input(argv[optind + 1], "MEASURED.json")) < 0 ||
-        (rc = sim_io_output(out, "--out")) < 0)
+        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    if ((rc = ps_io_input(argv[optind], "SIM.json")) < 0 ||
+        (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0 ||
+        (rc = ps_io_output(out, "--out")) < 0)
         return rc;
     struct trc_trace *a = NULL, *b = NULL;
     struct ana_compare *cmp = NULL;
@@ -46,14 +46,14 @@ int cmd_compare(int argc, char **argv)
         (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
         (rc = ana_compare_new(a, b, &cmp)) < 0)
         goto out;
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, out)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, out)) < 0)
         goto out;
     if ((rc = ana_compare_print(cmp, format, af.f)) < 0) {
-        sim_afile_abort(&af);
+        ps_afile_abort(&af);
         goto out;
     }
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     ana_compare_free(cmp);
     trc_trace_free(a);

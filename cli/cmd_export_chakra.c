@@ -2,9 +2,9 @@
 #include "analysis/ana_predict.h"
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_cost.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "sched/sch_cost.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "traces/trc_chakra.h"
 
 #include <stdio.h>
@@ -49,39 +49,39 @@ int cmd_export_chakra(int argc, char **argv)
         case 'P':
             co.prefix = optarg;
             if (!*optarg || strchr(optarg, '/'))
-                return sim_error(SIM_EUSAGE, "--prefix: '%s' must be a non-empty file name "
+                return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
                                  "without '/'", optarg);
             break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
     }
     if ((rc = cli_run_check("export-chakra", &run, argc, argv)) < 0)
         return rc;
     if (!co.dir)
-        return sim_error(SIM_EUSAGE, "--out-dir is required (see pipesim "
+        return ps_error(PS_EUSAGE, "--out-dir is required (see pipesim "
                          "export-chakra --help)");
-    struct sim_schedule *sched = NULL;
-    struct sim_costs *costs = NULL;
+    struct sch_schedule *sched = NULL;
+    struct sch_costs *costs = NULL;
     struct ana_prediction *p = NULL;
     if ((rc = cli_run_open(&run, 1, &cfg)) < 0 ||
-        (rc = sim_schedule_build(run.schedule, (int)run.K, (int)run.M, run.remat, &sched)) < 0)
+        (rc = sch_schedule_build(run.schedule, (int)run.K, (int)run.M, run.remat, &sched)) < 0)
         goto out;
     struct mdl_profile *prof = run.prof;
     struct mdl_topology *topo = run.topo;
-    struct sim_partition *part = run.part;
+    struct sch_partition *part = run.part;
     long replicas = run.replicas, M = run.M;
     double batch = run.batch;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
     /* the op lists and byte counts the prediction simulated, rebuilt alike */
-    if ((rc = sim_schedule_add_allreduce(sched, (int)replicas)) < 0 ||
-        (rc = sim_costs_new(prof, topo, part, sched->stage_device, batch / (double)M,
+    if ((rc = sch_schedule_add_allreduce(sched, (int)replicas)) < 0 ||
+        (rc = sch_costs_new(prof, topo, part, sched->stage_device, batch / (double)M,
                             &costs)) < 0)
         goto out;
     const struct trc_trace *t = sim_engine_trace(p->engine);
-    if ((int64_t)t->n_events != sim_schedule_total_ops(sched)) {
-        rc = sim_error(SIM_EINVAL, "simulated trace has %zu events for %lld ops", t->n_events,
-                       (long long)sim_schedule_total_ops(sched));
+    if ((int64_t)t->n_events != sch_schedule_total_ops(sched)) {
+        rc = ps_error(PS_EINVAL, "simulated trace has %zu events for %lld ops", t->n_events,
+                       (long long)sch_schedule_total_ops(sched));
         goto out;
     }
     co.batch = batch;
@@ -90,12 +90,12 @@ int cmd_export_chakra(int argc, char **argv)
         goto out;
     fprintf(stderr, "export-chakra: %d ranks (%ld replica(s) x %d devices), %lld nodes, "
             "step %.6f ms simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
-            (long long)(sim_schedule_total_ops(sched) * replicas), p->step_s * 1e3, co.dir,
+            (long long)(sch_schedule_total_ops(sched) * replicas), p->step_s * 1e3, co.dir,
             co.prefix);
 out:
-    sim_costs_free(costs);
+    sch_costs_free(costs);
     ana_prediction_free(p);
-    sim_schedule_free(sched);
+    sch_schedule_free(sched);
     cli_run_close(&run);
     return rc;
 }

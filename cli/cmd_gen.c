@@ -1,8 +1,8 @@
 /* pipesim gen: write generated model profiles and topologies. */
 #include "cli/cli.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -31,14 +31,14 @@ static int gen_model(int argc, char **argv)
             return 0;
         }
         if (c != 'o')
-            return -SIM_EUSAGE;
+            return -PS_EUSAGE;
         out = optarg;
     }
     if (optind != argc - 1)
-        return sim_error(SIM_EUSAGE, "model: expected one SPEC (see pipesim gen --help)");
+        return ps_error(PS_EUSAGE, "model: expected one SPEC (see pipesim gen --help)");
     struct mdl_profile *p;
     int rc;
-    if ((rc = sim_io_input(argv[optind], "SPEC")) < 0 || (rc = sim_io_output(out, "--out")) < 0 ||
+    if ((rc = ps_io_input(argv[optind], "SPEC")) < 0 || (rc = ps_io_output(out, "--out")) < 0 ||
         (rc = mdl_model_open(argv[optind], &p)) < 0)
         return rc;
     rc = mdl_profile_write(p, out);
@@ -65,29 +65,29 @@ static int gen_chain(int argc, char **argv)
     while ((c = cli_getopt("gen chain", argc, argv, "hn:o:", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help); return 0;
-        case 'n': rc = sim_parse_long(optarg, "-n", 1, 1 << 20, &n); break;
+        case 'n': rc = ps_parse_long(optarg, "-n", 1, 1 << 20, &n); break;
         case 'o': out = optarg; break;
-        case 'f': rc = sim_parse_double(optarg, "--flops", &d.flops); break;
-        case 'm': rc = sim_parse_double(optarg, "--memory", &d.memory); break;
-        case 'w': rc = sim_parse_double(optarg, "--mem-bandwidth", &d.mem_bandwidth); break;
-        case 'b': rc = sim_parse_double(optarg, "--bandwidth", &bw); break;
-        case 'l': rc = sim_parse_double(optarg, "--latency", &lat); break;
-        case 'e': rc = sim_parse_double(optarg, "--efficiency", &d.eff_max); break;
-        case 'H': rc = sim_parse_double(optarg, "--batch-half", &d.batch_half); break;
-        case 'O': rc = sim_parse_double(optarg, "--overhead", &d.overhead_s); break;
-        default: return -SIM_EUSAGE;
+        case 'f': rc = ps_parse_double(optarg, "--flops", &d.flops); break;
+        case 'm': rc = ps_parse_double(optarg, "--memory", &d.memory); break;
+        case 'w': rc = ps_parse_double(optarg, "--mem-bandwidth", &d.mem_bandwidth); break;
+        case 'b': rc = ps_parse_double(optarg, "--bandwidth", &bw); break;
+        case 'l': rc = ps_parse_double(optarg, "--latency", &lat); break;
+        case 'e': rc = ps_parse_double(optarg, "--efficiency", &d.eff_max); break;
+        case 'H': rc = ps_parse_double(optarg, "--batch-half", &d.batch_half); break;
+        case 'O': rc = ps_parse_double(optarg, "--overhead", &d.overhead_s); break;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
     }
     if (!n)
-        return sim_error(SIM_EUSAGE, "chain: -n N is required");
+        return ps_error(PS_EUSAGE, "chain: -n N is required");
     if (d.flops <= 0 || d.memory <= 0 || bw <= 0 || lat < 0 || d.mem_bandwidth < 0 ||
         d.eff_max <= 0 || d.eff_max > 1 || d.batch_half < 0 || d.overhead_s < 0)
-        return sim_error(SIM_EUSAGE, "chain: flops, memory, bandwidth must be > 0, "
+        return ps_error(PS_EUSAGE, "chain: flops, memory, bandwidth must be > 0, "
                          "efficiency in (0, 1], the rest >= 0");
     struct mdl_topology *t;
-    if ((rc = sim_io_output(out, "--out")) < 0 ||
+    if ((rc = ps_io_output(out, "--out")) < 0 ||
         (rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)
         return rc;
     rc = mdl_topology_write(t, out);
@@ -99,11 +99,11 @@ int cmd_gen(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         cli_help(help);
-        return argc < 2 ? sim_error(SIM_EUSAGE, "expected 'model' or 'chain'") : 0;
+        return argc < 2 ? ps_error(PS_EUSAGE, "expected 'model' or 'chain'") : 0;
     }
     if (!strcmp(argv[1], "model"))
         return gen_model(argc - 1, argv + 1);
     if (!strcmp(argv[1], "chain"))
         return gen_chain(argc - 1, argv + 1);
-    return sim_error(SIM_EUSAGE, "unknown generator '%s' (model, chain)", argv[1]);
+    return ps_error(PS_EUSAGE, "unknown generator '%s' (model, chain)", argv[1]);
 }

@@ -2,8 +2,8 @@
  * generated here, side by side with the paper's parameter counts. */
 #include "cli/cli.h"
 #include "models/mdl_paper.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -49,7 +49,7 @@ static int print_rows(FILE *f, int csv)
         if (rc < 0)
             return rc;
         if (rc == 0)
-            SIM_BUG("built-in spec '%s' not recognised", rows[i].spec);
+            PS_BUG("built-in spec '%s' not recognised", rows[i].spec);
         double params = mdl_profile_params(p), fwd = 0, stash = 0;
         for (int k = 0; k < p->n_layers; k++) {
             fwd += p->layers[k].fwd;
@@ -88,23 +88,23 @@ int cmd_gen_paper(int argc, char **argv)
             break;
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "csv"))
-                return sim_error(SIM_EUSAGE, "--format must be table or csv, got "
+                return ps_error(PS_EUSAGE, "--format must be table or csv, got "
                                  "'%s'", optarg);
             csv = !strcmp(optarg, "csv");
             break;
         default:
-            return -SIM_EUSAGE;
+            return -PS_EUSAGE;
         }
     }
     if (optind != argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    struct sim_afile af;
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+    struct ps_afile af;
     int rc;
-    if ((rc = sim_io_output(out, "--out")) < 0 || (rc = sim_afile_open(&af, out)) < 0)
+    if ((rc = ps_io_output(out, "--out")) < 0 || (rc = ps_afile_open(&af, out)) < 0)
         return rc;
     if ((rc = print_rows(af.f, csv)) < 0) {
-        sim_afile_abort(&af);
+        ps_afile_abort(&af);
         return rc;
     }
-    return sim_afile_commit(&af);
+    return ps_afile_commit(&af);
 }

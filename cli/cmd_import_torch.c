@@ -1,8 +1,8 @@
 /* pipesim import-torch: a PyTorch profiler trace to a measured profile CSV. */
 #include "cli/cli.h"
 #include "models/mdl_torch.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 
@@ -37,25 +37,25 @@ int cmd_import_torch(int argc, char **argv)
         switch (c) {
         case 'h': cli_help(help); return 0;
         case 'b':
-            if ((rc = sim_parse_double(optarg, "--batch", &o.batch)) < 0)
+            if ((rc = ps_parse_double(optarg, "--batch", &o.batch)) < 0)
                 return rc;
             if (o.batch <= 0)
-                return sim_error(SIM_EUSAGE, "--batch must be > 0, got %s", optarg);
+                return ps_error(PS_EUSAGE, "--batch must be > 0, got %s", optarg);
             break;
         case 's': o.sizes_path = optarg; break;
         case 'p': o.prefix = optarg; break;
         case 'o': out_path = optarg; break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
     }
     if (optind == argc)
-        return sim_error(SIM_EUSAGE, "TRACE.json is required (see pipesim "
+        return ps_error(PS_EUSAGE, "TRACE.json is required (see pipesim "
                          "import-torch --help)");
     if (optind + 1 < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind + 1]);
-    if ((rc = sim_io_input(argv[optind], "TRACE.json")) < 0 ||
-        (rc = sim_io_input(o.sizes_path, "--sizes")) < 0 ||
-        (rc = sim_io_output(out_path, "--out")) < 0)
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind + 1]);
+    if ((rc = ps_io_input(argv[optind], "TRACE.json")) < 0 ||
+        (rc = ps_io_input(o.sizes_path, "--sizes")) < 0 ||
+        (rc = ps_io_output(out_path, "--out")) < 0)
         return rc;
     struct mdl_profile *p;
     struct mdl_torch_report rep;

@@ -1,8 +1,8 @@
 /* pipesim paper: the GPipe paper's reproductions, written as markdown (and
  * PNG plots) under --out. */
-#include "analysis/ana_paper.h"
+#include "studies/stu_paper.h"
 #include "cli/cli.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 
@@ -29,8 +29,8 @@ int cmd_paper(int argc, char **argv)
         { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    struct ana_paper_opts o = { .out_dir = "results/paper", .topo_dir = "models/topologies",
-                                .tables = ANA_PAPER_ALL, .plots = 1, .log = stderr };
+    struct stu_paper_opts o = { .out_dir = "results/paper", .topo_dir = "models/topologies",
+                                .tables = STU_PAPER_ALL, .plots = 1, .log = stderr };
     int c, rc;
     cli_getopt_reset();
     while ((c = cli_getopt("paper", argc, argv, "ho:", opts)) != -1) {
@@ -41,15 +41,15 @@ int cmd_paper(int argc, char **argv)
         case 'P': o.plots = 0; break;
         case 'q': o.log = NULL; break;
         case 't':
-            if ((rc = ana_paper_parse_tables(optarg, &o.tables)) < 0)
+            if ((rc = stu_paper_parse_tables(optarg, &o.tables)) < 0)
                 return rc;
             break;
-        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
-        return sim_error(SIM_EUSAGE, "--out needs a directory");
-    return ana_paper_run(&o);
+        return ps_error(PS_EUSAGE, "--out needs a directory");
+    return stu_paper_run(&o);
 }

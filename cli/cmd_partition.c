@@ -3,9 +3,9 @@
 #include "analysis/ana_rank.h"
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_partitioner.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "sched/sch_partitioner.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,39 +41,39 @@ static int parse_bytes(const char *s, double *out)
         { "TiB", 1099511627776.0 },
     };
     if (end == s || !(v > 0) || v > 1e30)
-        return sim_error(SIM_EUSAGE, "--mem-cap: '%s' is not a positive byte count (or none, "
+        return ps_error(PS_EUSAGE, "--mem-cap: '%s' is not a positive byte count (or none, "
                          "device)", s);
     for (size_t i = 0; i < sizeof u / sizeof *u; i++)
         if (!strcmp(end, u[i].suf)) {
             *out = v * u[i].mul;
             return 0;
         }
-    return sim_error(SIM_EUSAGE, "--mem-cap: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, "
+    return ps_error(PS_EUSAGE, "--mem-cap: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, "
                      "MiB, GiB, TiB)", end, s);
 }
 
-static int parse_strategies(const char *s, enum sim_part_strategy *v, int *n)
+static int parse_strategies(const char *s, enum sch_part_strategy *v, int *n)
 {
     *n = 0;
     if (!strcmp(s, "all")) {
-        for (int i = 0; i < SIM_PART_NSTRATEGIES; i++)
-            v[(*n)++] = (enum sim_part_strategy)i;
+        for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
+            v[(*n)++] = (enum sch_part_strategy)i;
         return 0;
     }
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        enum sim_part_strategy st;
-        int rc = sim_part_strategy_parse(tok, &st);
+        enum sch_part_strategy st;
+        int rc = sch_part_strategy_parse(tok, &st);
         if (rc < 0)
             return rc;
         for (int i = 0; i < *n; i++)
             if (v[i] == st)
-                return sim_error(SIM_EUSAGE, "--strategy: '%s' given twice", tok);
+                return ps_error(PS_EUSAGE, "--strategy: '%s' given twice", tok);
         v[(*n)++] = st;
     }
     if (!*n)
-        return sim_error(SIM_EUSAGE, "--strategy: empty list");
+        return ps_error(PS_EUSAGE, "--strategy: empty list");
     return 0;
 }
 
@@ -87,8 +87,8 @@ int cmd_partition(int argc, char **argv)
     };
     const char *format = "table", *out_path = "-";
     struct ana_config cfg = { 0 };
-    struct sim_part_opts po = { 0 };
-    enum sim_part_strategy strat[SIM_PART_NSTRATEGIES];
+    struct sch_part_opts po = { 0 };
+    enum sch_part_strategy strat[SCH_PART_NSTRATEGIES];
     int nstrat = 0;
     long top = 5;
     struct cli_run run;
@@ -105,7 +105,7 @@ int cmd_partition(int argc, char **argv)
         switch (c) {
         case 'h': cli_help(help); return 0;
         case 'S': rc = parse_strategies(optarg, strat, &nstrat); break;
-        case 'n': rc = sim_parse_long(optarg, "--top", 1, 1 << 20, &top); break;
+        case 'n': rc = ps_parse_long(optarg, "--top", 1, 1 << 20, &top); break;
         case 'c':
             if (!strcmp(optarg, "none"))
                 po.cap_mode = 0;
@@ -116,16 +116,16 @@ int cmd_partition(int argc, char **argv)
             break;
         case 'f': format = optarg; break;
         case 'o': out_path = optarg; break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
     }
     if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(out_path, "--out")) < 0)
         return rc;
-    struct sim_schedule *sched = NULL;
-    sim_part_model *pm = NULL;
+    struct sch_schedule *sched = NULL;
+    sch_part_model *pm = NULL;
     struct ana_rank *rank = NULL;
     if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;
@@ -136,28 +136,28 @@ int cmd_partition(int argc, char **argv)
     /* the checks ana_predict makes, before the partitioner's own */
     if (!(batch >= 1 && batch <= 9007199254740992.0) || /* 2^53: casts below are exact */
         batch != (double)(long long)batch || (long long)batch % M) {
-        rc = sim_error(SIM_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
+        rc = ps_error(PS_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
                        batch, M);
         goto out;
     }
     if (K > topo->n_devices) {
-        rc = sim_error(SIM_ENOFIT, "-K %ld: topology %s has only %d devices", K, topo->path,
+        rc = ps_error(PS_ENOFIT, "-K %ld: topology %s has only %d devices", K, topo->path,
                        topo->n_devices);
         goto out;
     }
-    if ((rc = sim_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0)
+    if ((rc = sch_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0)
         goto out;
     po.n_stages = sched->n_stages;
     po.stage_device = sched->stage_device;
     po.n_micro = (int)M;
     po.micro_batch = batch / (double)M;
     po.remat = cfg.remat;
-    if ((rc = sim_part_model_new(prof, topo, &po, &pm)) < 0)
+    if ((rc = sch_part_model_new(prof, topo, &po, &pm)) < 0)
         goto out;
     if ((rc = ana_rank_new(&cfg, pm, strat, nstrat, 1, &rank)) < 0)
         goto out;
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, out_path)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, out_path)) < 0)
         goto out;
     if (!strcmp(format, "table")) {
         char capbuf[64];
@@ -167,19 +167,19 @@ int cmd_partition(int argc, char **argv)
                 "%g (micro-batch %g), remat %s, memory cap %s\n"
                 "%d candidates simulated; speedup over one device, M=1, no remat (%.4f ms)\n\n",
                 prof->path, prof->n_layers, topo->path, sched->name, K, sched->n_stages, M,
-                batch, po.micro_batch, sim_remat_name(cfg.remat),
+                batch, po.micro_batch, sch_remat_name(cfg.remat),
                 po.cap_mode == 0 ? "none" : po.cap_mode == 1 ? "device memory" : capbuf,
                 rank->n, rank->baseline_step_s * 1e3);
     }
     if ((rc = ana_rank_print(rank, format, (int)top, af.f)) < 0) {
-        sim_afile_abort(&af);
+        ps_afile_abort(&af);
         goto out;
     }
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     ana_rank_free(rank);
-    sim_part_model_free(pm);
-    sim_schedule_free(sched);
+    sch_part_model_free(pm);
+    sch_schedule_free(sched);
     cli_run_close(&run);
     return rc;
 }

@@ -1,12 +1,12 @@
 /* pipesim plot: gnuplot PNG + SVG figures of a sweep database and of a trace. */
-#include "analysis/ana_calib_plot.h"
+#include "measure/msr_calib_plot.h"
 #include "analysis/ana_plot.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
 #include "traces/trc_trace.h"
-#include "sim/sim_error.h"
-#include "sim/sim_partitioner.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "sched/sch_partitioner.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +44,7 @@ static int plot_compare(const char *sim_path, const char *meas_path,
         snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",
                  k ? "svg" : "png");
         if (!(rc = cli_mkdirs(path)))
-            rc = ana_plot_timelines(s, m, title, path);
+            rc = msr_plot_timelines(s, m, title, path);
         if (!rc)
             printf("wrote %s\n", path);
     }
@@ -80,24 +80,24 @@ int cmd_plot(int argc, char **argv)
         case 'k': kinds = optarg; break;
         case 'o': o.out_dir = optarg; break;
         case 'p': o.prefix = optarg; break;
-        case 'M': rc = sim_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
+        case 'M': rc = ps_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
         case 'm': o.sel.model = optarg; break;
         case 't': o.sel.topology = optarg; break;
         case 's': o.sel.schedule = optarg; break;
         case 'r': {
-            enum sim_remat r;
-            if ((rc = sim_remat_parse(optarg, &r)) == 0)
-                o.sel.remat = sim_remat_name(r);
+            enum sch_remat r;
+            if ((rc = sch_remat_parse(optarg, &r)) == 0)
+                o.sel.remat = sch_remat_name(r);
             break;
         }
         case 'S': {
-            enum sim_part_strategy st;
-            if ((rc = sim_part_strategy_parse(optarg, &st)) == 0)
-                o.sel.strategy = sim_part_strategy_name(st);
+            enum sch_part_strategy st;
+            if ((rc = sch_part_strategy_parse(optarg, &st)) == 0)
+                o.sel.strategy = sch_part_strategy_name(st);
             break;
         }
-        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
-        default: return -SIM_EUSAGE;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
@@ -105,20 +105,20 @@ int cmd_plot(int argc, char **argv)
     o.mem_M = (int)memM;
     if (compare) {
         if (argc - optind != 2 || db_path || trace || kinds)
-            return sim_error(SIM_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "
+            return ps_error(PS_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "
                              "no --db, --trace or --kind)");
-        if ((rc = sim_io_input(argv[optind], "SIM.json")) < 0 ||
-            (rc = sim_io_input(argv[optind + 1], "MEASURED.json")) < 0)
+        if ((rc = ps_io_input(argv[optind], "SIM.json")) < 0 ||
+            (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0)
             return rc;
         if (!ana_plot_have_gnuplot(NULL))
-            return sim_error(SIM_EIO, "gnuplot is not installed or does not run "
+            return ps_error(PS_EIO, "gnuplot is not installed or does not run "
                              "(Debian: apt-get install gnuplot-nox)");
         return plot_compare(argv[optind], argv[optind + 1], &o);
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path && !trace)
-        return sim_error(SIM_EUSAGE, "give --db (sweep figures) and/or --trace "
+        return ps_error(PS_EUSAGE, "give --db (sweep figures) and/or --trace "
                          "(timeline); see pipesim plot --help");
     /* split --kind into the sweep figures and the timeline */
     char sweep_kinds[256] = "";
@@ -139,16 +139,16 @@ int cmd_plot(int argc, char **argv)
         snprintf(sweep_kinds, sizeof sweep_kinds, "speedup,bubble,memory");
     }
     if (timeline && !trace)
-        return sim_error(SIM_EUSAGE, "--kind timeline needs --trace FILE");
+        return ps_error(PS_EUSAGE, "--kind timeline needs --trace FILE");
     if (sweep_kinds[0] && !db_path)
-        return sim_error(SIM_EUSAGE, "--kind %s needs --db FILE", sweep_kinds);
+        return ps_error(PS_EUSAGE, "--kind %s needs --db FILE", sweep_kinds);
     if (!sweep_kinds[0] && !timeline)
-        return sim_error(SIM_EUSAGE, "--kind: nothing to draw");
+        return ps_error(PS_EUSAGE, "--kind: nothing to draw");
     /* the figures under --out-dir are checked against these when opened */
-    if ((rc = sim_io_input(db_path, "--db")) < 0 || (rc = sim_io_input(trace, "--trace")) < 0)
+    if ((rc = ps_io_input(db_path, "--db")) < 0 || (rc = ps_io_input(trace, "--trace")) < 0)
         return rc;
     if (!ana_plot_have_gnuplot(NULL))
-        return sim_error(SIM_EIO, "gnuplot is not installed or does not run (Debian: "
+        return ps_error(PS_EIO, "gnuplot is not installed or does not run (Debian: "
                          "apt-get install gnuplot-nox)");
     ana_db *db = NULL;
     struct ana_run *runs = NULL;

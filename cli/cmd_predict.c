@@ -2,8 +2,8 @@
 #include "analysis/ana_predict.h"
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -51,13 +51,13 @@ int cmd_predict(int argc, char **argv)
         case 'C': trace_csv = optarg; break;
         case 'f': format = optarg; break;
         case 'o': out_path = optarg; break;
-        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
     if ((rc = cli_run_check("predict", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(trace, "--trace")) < 0 ||
-        (rc = sim_io_output(trace_csv, "--trace-csv")) < 0 ||
-        (rc = sim_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(trace, "--trace")) < 0 ||
+        (rc = ps_io_output(trace_csv, "--trace-csv")) < 0 ||
+        (rc = ps_io_output(out_path, "--out")) < 0)
         return rc;
     struct ana_prediction *p = NULL;
     if ((rc = cli_run_open(&run, 1, &cfg)) < 0)
@@ -69,14 +69,14 @@ int cmd_predict(int argc, char **argv)
         goto out;
     if (trace_csv && (rc = trc_write_csv(sim_engine_trace(p->engine), trace_csv)) < 0)
         goto out;
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, out_path)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, out_path)) < 0)
         goto out;
     if ((rc = ana_prediction_print(p, format, af.f)) < 0) {
-        sim_afile_abort(&af);
+        ps_afile_abort(&af);
         goto out;
     }
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     ana_prediction_free(p);
     cli_run_close(&run);

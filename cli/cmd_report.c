@@ -2,9 +2,9 @@
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_report.h"
 #include "cli/cli.h"
-#include "sim/sim_partitioner.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "sched/sch_partitioner.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +49,10 @@ int cmd_report(int argc, char **argv)
         case 'B': {
             long *v;
             int n;
-            if ((rc = sim_parse_long_list(optarg, "--baseline", 1, 1 << 20, &v, &n)) < 0)
+            if ((rc = ps_parse_long_list(optarg, "--baseline", 1, 1 << 20, &v, &n)) < 0)
                 break;
             if (n != 2)
-                rc = sim_error(SIM_EUSAGE, "--baseline: expected K,M, got '%s'", optarg);
+                rc = ps_error(PS_EUSAGE, "--baseline: expected K,M, got '%s'", optarg);
             else {
                 o.base_K = (int)v[0];
                 o.base_M = (int)v[1];
@@ -64,33 +64,33 @@ int cmd_report(int argc, char **argv)
         case 't': o.topology = optarg; break;
         case 's': o.schedule = optarg; break;
         case 'r': {
-            enum sim_remat r;
-            if ((rc = sim_remat_parse(optarg, &r)) == 0)
-                o.remat = sim_remat_name(r);
+            enum sch_remat r;
+            if ((rc = sch_remat_parse(optarg, &r)) == 0)
+                o.remat = sch_remat_name(r);
             break;
         }
         case 'S': {
-            enum sim_part_strategy st;
-            if ((rc = sim_part_strategy_parse(optarg, &st)) == 0)
-                o.strategy = sim_part_strategy_name(st);
+            enum sch_part_strategy st;
+            if ((rc = sch_part_strategy_parse(optarg, &st)) == 0)
+                o.strategy = sch_part_strategy_name(st);
             break;
         }
-        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1L << 40, &o.batch); break;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.batch); break;
         case 'c': csv = optarg; break;
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path)
-        return sim_error(SIM_EUSAGE, "--db is required (see pipesim report --help)");
-    if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = sim_io_input(db_path, "--db")) < 0 ||
-        (rc = sim_io_output(out_path, "--out")) < 0 || (rc = sim_io_output(csv, "--csv")) < 0 ||
-        (rc = sim_io_output(grid_csv, "--grid-csv")) < 0)
+        return ps_error(PS_EUSAGE, "--db is required (see pipesim report --help)");
+    if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
+        (rc = ps_io_output(out_path, "--out")) < 0 || (rc = ps_io_output(csv, "--csv")) < 0 ||
+        (rc = ps_io_output(grid_csv, "--grid-csv")) < 0)
         return rc;
     ana_db *db = NULL;
     struct ana_run *runs = NULL;
@@ -105,14 +105,14 @@ int cmd_report(int argc, char **argv)
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
         if (!outs[i].path)
             continue;
-        struct sim_afile af;
-        if ((rc = sim_afile_open(&af, outs[i].path)) < 0)
+        struct ps_afile af;
+        if ((rc = ps_afile_open(&af, outs[i].path)) < 0)
             goto out;
         if ((rc = outs[i].fn(runs, n, &o, af.f)) < 0) {
-            sim_afile_abort(&af);
+            ps_afile_abort(&af);
             goto out;
         }
-        if ((rc = sim_afile_commit(&af)) < 0)
+        if ((rc = ps_afile_commit(&af)) < 0)
             goto out;
     }
 out:

@@ -2,8 +2,8 @@
 #include "analysis/ana_schedules.h"
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -36,9 +36,9 @@ static int split_names(char *buf, const char **names, int *n)
         if (comma)
             *comma = 0;
         if (!*tok)
-            return sim_error(SIM_EUSAGE, "--schedules: empty name in the list");
+            return ps_error(PS_EUSAGE, "--schedules: empty name in the list");
         if (*n == MAX_SCHEDULES)
-            return sim_error(SIM_EUSAGE, "--schedules: at most %d schedules", MAX_SCHEDULES);
+            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHEDULES);
         names[(*n)++] = tok;
         if (!comma)
             return 0;
@@ -71,17 +71,17 @@ int cmd_compare_schedules(int argc, char **argv)
         case 'f': format = optarg; break;
         case 'S': list = optarg; break;
         case 'o': out_path = optarg; break;
-        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
     if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = sim_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(out_path, "--out")) < 0)
         return rc;
     char buf[1024];
     const char *names[MAX_SCHEDULES];
     int n;
     if (strlen(list) >= sizeof buf)
-        return sim_error(SIM_EUSAGE, "--schedules: list too long");
+        return ps_error(PS_EUSAGE, "--schedules: list too long");
     snprintf(buf, sizeof buf, "%s", list);
     if ((rc = split_names(buf, names, &n)) < 0)
         return rc;
@@ -90,14 +90,14 @@ int cmd_compare_schedules(int argc, char **argv)
         goto out;
     if ((rc = ana_schedules_compare(&cfg, names, n, &cmp)) < 0)
         goto out;
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, out_path)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, out_path)) < 0)
         goto out;
     if ((rc = ana_sched_cmp_print(cmp, format, af.f)) < 0) {
-        sim_afile_abort(&af);
+        ps_afile_abort(&af);
         goto out;
     }
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     ana_sched_cmp_free(cmp);
     cli_run_close(&run);

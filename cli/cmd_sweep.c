@@ -4,8 +4,8 @@
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -44,31 +44,31 @@ static int parse_list(const char *s, const char *what, int (*one)(const char *, 
     *n = 0;
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (*n == max)
-            return sim_error(SIM_EUSAGE, "%s: more than %d values", what, max);
+            return ps_error(PS_EUSAGE, "%s: more than %d values", what, max);
         int rc = one(tok, &v[*n]);
         if (rc < 0)
             return rc;
         for (int i = 0; i < *n; i++)
             if (v[i] == v[*n])
-                return sim_error(SIM_EUSAGE, "%s: '%s' given twice (each value once: a "
+                return ps_error(PS_EUSAGE, "%s: '%s' given twice (each value once: a "
                                  "configuration is stored once)", what, tok);
         (*n)++;
     }
-    return *n ? 0 : sim_error(SIM_EUSAGE, "%s: empty list", what);
+    return *n ? 0 : ps_error(PS_EUSAGE, "%s: empty list", what);
 }
 
 static int one_remat(const char *s, int *v)
 {
-    enum sim_remat r;
-    int rc = sim_remat_parse(s, &r);
+    enum sch_remat r;
+    int rc = sch_remat_parse(s, &r);
     *v = (int)r;
     return rc;
 }
 
 static int one_strategy(const char *s, int *v)
 {
-    enum sim_part_strategy st;
-    int rc = sim_part_strategy_parse(s, &st);
+    enum sch_part_strategy st;
+    int rc = sch_part_strategy_parse(s, &st);
     *v = (int)st;
     return rc;
 }
@@ -80,7 +80,7 @@ static int distinct(const char *what, const long *v, int n)
     for (int i = 1; i < n; i++)
         for (int j = 0; j < i; j++)
             if (v[i] == v[j])
-                return sim_error(SIM_EUSAGE, "%s: %ld given twice (each value once: a "
+                return ps_error(PS_EUSAGE, "%s: %ld given twice (each value once: a "
                                  "configuration is stored once)", what, v[i]);
     return 0;
 }
@@ -98,11 +98,11 @@ static int make_parent(const char *path)
             continue;
         *p = 0;
         if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return sim_error(SIM_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+            return ps_error(PS_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
         *p = '/';
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return sim_error(SIM_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
+        return ps_error(PS_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -119,7 +119,7 @@ int cmd_sweep(int argc, char **argv)
     struct ana_sweep_spec sp = { .schedule = "gpipe", .handle_signals = 1 };
     const char *db = "results/sweep.db";
     long *Ks = NULL, *Ms = NULL, *batches = NULL, jobs = 0;
-    int remats[3] = { SIM_REMAT_EXCEPT_LAST }, strats[SIM_PART_NSTRATEGIES] = { SIM_PART_UNIFORM };
+    int remats[3] = { SCH_REMAT_EXCEPT_LAST }, strats[SCH_PART_NSTRATEGIES] = { SCH_PART_UNIFORM };
     int nremat = 1, nstrat = 1, c, rc = 0;
     char *cmdline = NULL;
     struct mdl_profile *prof = NULL;
@@ -133,53 +133,53 @@ int cmd_sweep(int argc, char **argv)
         case 'K':
             free(Ks);
             Ks = NULL;
-            if ((rc = sim_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK)) == 0)
+            if ((rc = ps_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK)) == 0)
                 rc = distinct("-K", Ks, sp.nK);
             break;
         case 'M':
             free(Ms);
             Ms = NULL;
-            if ((rc = sim_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM)) == 0)
+            if ((rc = ps_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM)) == 0)
                 rc = distinct("-M", Ms, sp.nM);
             break;
         case 'b':
             free(batches);
             batches = NULL;
-            if ((rc = sim_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
+            if ((rc = ps_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
                                           &sp.nbatch)) == 0)
                 rc = distinct("--batch", batches, sp.nbatch);
             break;
         case 'r': rc = parse_list(optarg, "--remat", one_remat, remats, 3, &nremat); break;
         case 'S':
-            rc = parse_list(optarg, "--strategy", one_strategy, strats, SIM_PART_NSTRATEGIES,
+            rc = parse_list(optarg, "--strategy", one_strategy, strats, SCH_PART_NSTRATEGIES,
                             &nstrat);
             break;
         case 's': sp.schedule = optarg; break;
-        case 'j': rc = sim_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
+        case 'j': rc = ps_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
         case 'd': db = optarg; break;
         case 'q': sp.quiet = 1; break;
-        default: rc = -SIM_EUSAGE; break;
+        default: rc = -PS_EUSAGE; break;
         }
         if (rc < 0)
             goto out;
     }
     if (optind < argc) {
-        rc = sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        rc = ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
         goto out;
     }
     if (!sp.model_arg || !sp.topo_arg || !Ks || !Ms || !batches) {
-        rc = sim_error(SIM_EUSAGE, "--model, --topology, -K, -M and --batch are required "
+        rc = ps_error(PS_EUSAGE, "--model, --topology, -K, -M and --batch are required "
                        "(see pipesim sweep --help)");
         goto out;
     }
-    if ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = sim_io_input(sp.model_arg, "--model")) < 0 ||
-        (rc = sim_io_input(sp.topo_arg, "--topology")) < 0 ||
-        (rc = sim_io_output(db, "--db")) < 0) /* read and written: an output */
+    if ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
+        (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
+        (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;
-    struct sim_schedule *probe; /* an unknown schedule is a usage error, before any work */
-    if ((rc = sim_schedule_build(sp.schedule, 1, 1, SIM_REMAT_NEVER, &probe)) < 0)
+    struct sch_schedule *probe; /* an unknown schedule is a usage error, before any work */
+    if ((rc = sch_schedule_build(sp.schedule, 1, 1, SCH_REMAT_NEVER, &probe)) < 0)
         goto out;
-    sim_schedule_free(probe);
+    sch_schedule_free(probe);
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = make_parent(db)) < 0)
         goto out;
@@ -187,7 +187,7 @@ int cmd_sweep(int argc, char **argv)
     for (int i = 0; i < argc; i++)
         len += strlen(argv[i]) + 1;
     if (!(cmdline = malloc(len))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     strcpy(cmdline, "pipesim");
@@ -195,12 +195,12 @@ int cmd_sweep(int argc, char **argv)
         strcat(cmdline, " ");
         strcat(cmdline, argv[i]);
     }
-    enum sim_remat er[3];
-    enum sim_part_strategy es[SIM_PART_NSTRATEGIES];
+    enum sch_remat er[3];
+    enum sch_part_strategy es[SCH_PART_NSTRATEGIES];
     for (int i = 0; i < nremat; i++)
-        er[i] = (enum sim_remat)remats[i];
+        er[i] = (enum sch_remat)remats[i];
     for (int i = 0; i < nstrat; i++)
-        es[i] = (enum sim_part_strategy)strats[i];
+        es[i] = (enum sch_part_strategy)strats[i];
     sp.profile = prof;
     sp.topo = topo;
     sp.command = cmdline;

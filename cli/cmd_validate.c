@@ -3,8 +3,8 @@
 #include "cli/cli_calib.h"
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <stdio.h>
@@ -48,7 +48,7 @@ static double ms(int64_t ns) { return (double)ns * 1e-6; }
 
 static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
 {
-    const struct sim_schedule *s = rt_pipe_schedule(p);
+    const struct sch_schedule *s = rt_pipe_schedule(p);
     size_t off = 0;
     buf[0] = 0;
     for (int st = 0; st < s->n_stages && off < n; st++)
@@ -58,7 +58,7 @@ static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
 
 static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K, int M)
 {
-    const struct sim_schedule *s = rt_pipe_schedule(p);
+    const struct sch_schedule *s = rt_pipe_schedule(p);
     int mismatch = 0;
     printf("\nlast step       %.3f ms, %.1f samples/s\n", ms(st->step_ns), st->samples_per_s);
     printf("bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
@@ -87,7 +87,7 @@ static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K
             printf("%6s split backward kept %lld more bytes from B to W (not in the ledger)\n",
                    "", (long long)ds->extra_peak);
     }
-    return mismatch ? sim_error(SIM_ERUNTIME, "measured activation peak differs from the "
+    return mismatch ? ps_error(PS_ERUNTIME, "measured activation peak differs from the "
                                 "schedule's ledger (a runtime bug)") : 0;
 }
 
@@ -117,7 +117,7 @@ int cmd_validate(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--check"))
             return cli_validate_check(argc, argv);
-    struct rt_pipe_config cfg = { .schedule = "gpipe", .remat = SIM_REMAT_EXCEPT_LAST };
+    struct rt_pipe_config cfg = { .schedule = "gpipe", .remat = SCH_REMAT_EXCEPT_LAST };
     const char *spec = NULL, *trace_path = NULL, *csv_path = NULL, *prof_path = NULL;
     const char *backend = "thread", *grads_path = NULL;
     long K = 0, M = 0, batch = 0, steps = 3, seed = 1;
@@ -128,19 +128,19 @@ int cmd_validate(int argc, char **argv)
         switch (c) {
         case 'h': cli_help(help); return 0;
         case 'n': spec = optarg; break;
-        case 'K': rc = sim_parse_long(optarg, "-K", 1, 4096, &K); break;
-        case 'M': rc = sim_parse_long(optarg, "-M", 1, 1 << 16, &M); break;
-        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1 << 24, &batch); break;
-        case 'r': rc = sim_remat_parse(optarg, &cfg.remat); break;
-        case 'S': rc = sim_parse_long(optarg, "--steps", 1, 1 << 20, &steps); break;
+        case 'K': rc = ps_parse_long(optarg, "-K", 1, 4096, &K); break;
+        case 'M': rc = ps_parse_long(optarg, "-M", 1, 1 << 16, &M); break;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 24, &batch); break;
+        case 'r': rc = sch_remat_parse(optarg, &cfg.remat); break;
+        case 'S': rc = ps_parse_long(optarg, "--steps", 1, 1 << 20, &steps); break;
         case 's': cfg.schedule = optarg; break;
         case 'p': cfg.partition = optarg; break;
         case 'l':
-            rc = sim_parse_double(optarg, "--lr", &lr);
+            rc = ps_parse_double(optarg, "--lr", &lr);
             if (!rc && !(lr >= 0))
-                rc = sim_error(SIM_EUSAGE, "--lr must be >= 0, got %s", optarg);
+                rc = ps_error(PS_EUSAGE, "--lr must be >= 0, got %s", optarg);
             break;
-        case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
+        case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
         case 'T': trace_path = optarg; break;
         case 'C': csv_path = optarg; break;
         case 'P': prof_path = optarg; break;
@@ -148,33 +148,33 @@ int cmd_validate(int argc, char **argv)
         case 'B':
             backend = optarg;
             if (strcmp(backend, "thread") && strcmp(backend, "mpi"))
-                rc = sim_error(SIM_EUSAGE, "--backend: '%s' is not thread or mpi", optarg);
+                rc = ps_error(PS_EUSAGE, "--backend: '%s' is not thread or mpi", optarg);
             break;
         case 'G': grads_path = optarg; break;
-        default: return -SIM_EUSAGE; /* cli_getopt set the message */
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
         if (rc < 0)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!spec)
-        return sim_error(SIM_EUSAGE, "--net is required (see pipesim validate --help)");
+        return ps_error(PS_EUSAGE, "--net is required (see pipesim validate --help)");
     int run = K || M || batch;
     if (run && (!K || !M || !batch))
-        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required to run "
+        return ps_error(PS_EUSAGE, "-K, -M and --batch are required to run "
                          "(see pipesim validate --help)");
     if (!run && !prof_path)
-        return sim_error(SIM_EUSAGE, "-K, -M and --batch are required (or only "
+        return ps_error(PS_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
-    if ((rc = cli_io_net(spec)) < 0 || (rc = sim_io_output(trace_path, "--trace")) < 0 ||
-        (rc = sim_io_output(csv_path, "--trace-csv")) < 0 ||
-        (rc = sim_io_output(prof_path, "--emit-profile")) < 0 ||
-        (rc = sim_io_output(grads_path, "--grads-out")) < 0)
+    if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(trace_path, "--trace")) < 0 ||
+        (rc = ps_io_output(csv_path, "--trace-csv")) < 0 ||
+        (rc = ps_io_output(prof_path, "--emit-profile")) < 0 ||
+        (rc = ps_io_output(grads_path, "--grads-out")) < 0)
         return rc;
     if (!strcmp(backend, "mpi")) {
         if (!run || prof_path)
-            return sim_error(SIM_EUSAGE, "--backend mpi runs steps: give -K, -M and --batch "
+            return ps_error(PS_EUSAGE, "--backend mpi runs steps: give -K, -M and --batch "
                              "(and no --emit-profile)");
         cfg.K = (int)K;
         cfg.M = (int)M;
@@ -206,12 +206,12 @@ int cmd_validate(int argc, char **argv)
         goto out;
     char part[256];
     rt_pipe_partition(p, part, sizeof part);
-    const struct sim_schedule *s = rt_pipe_schedule(p);
+    const struct sch_schedule *s = rt_pipe_schedule(p);
     printf("net             %s (%d layers, %lld params)\n", net->spec, net->n_layers,
            (long long)rt_net_params(net));
     printf("schedule        %s, K=%d, stages %d, M=%d, batch %ld (micro-batch %ld), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, batch, batch / M,
-           sim_remat_name(s->remat));
+           sch_remat_name(s->remat));
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %ld, lr %g\n", seed, lr);
     printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());

@@ -1,14 +1,14 @@
 /* pipesim validate --check: calibrate, then predict, run and compare over a
- * grid; results in SQLite and a report (analysis/ana_validate.h). */
-#include "analysis/ana_calib.h"
-#include "analysis/ana_calib_plot.h"
+ * grid; results in SQLite and a report (measure/msr_validate.h). */
+#include "measure/msr_calib.h"
+#include "measure/msr_calib_plot.h"
 #include "analysis/ana_dbkind.h"
-#include "analysis/ana_validate.h"
+#include "measure/msr_validate.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,18 +45,18 @@ static int parse_ints(const char *s, const char *what, long lo, long hi, int *ou
                       int cap)
 {
     long *v;
-    int k, rc = sim_parse_long_list(s, what, lo, hi, &v, &k);
+    int k, rc = ps_parse_long_list(s, what, lo, hi, &v, &k);
     if (rc < 0)
         return rc;
     if (k > cap) {
         free(v);
-        return sim_error(SIM_EUSAGE, "%s: at most %d values", what, cap);
+        return ps_error(PS_EUSAGE, "%s: at most %d values", what, cap);
     }
     for (int i = 0; i < k; i++) {
         out[i] = (int)v[i];
         for (int j = 0; j < i; j++)
             if (out[j] == out[i]) {
-                rc = sim_error(SIM_EUSAGE, "%s: %d given twice (each value once: a point is "
+                rc = ps_error(PS_EUSAGE, "%s: %d given twice (each value once: a point is "
                                "stored once)", what, out[i]);
                 free(v);
                 return rc;
@@ -67,13 +67,13 @@ static int parse_ints(const char *s, const char *what, long lo, long hi, int *ou
     return 0;
 }
 
-static int parse_remats(const char *s, enum sim_remat *out, int *n)
+static int parse_remats(const char *s, enum sch_remat *out, int *n)
 {
     *n = 0;
     if (!strcmp(s, "all")) {
-        out[0] = SIM_REMAT_NEVER;
-        out[1] = SIM_REMAT_EXCEPT_LAST;
-        out[2] = SIM_REMAT_ALWAYS;
+        out[0] = SCH_REMAT_NEVER;
+        out[1] = SCH_REMAT_EXCEPT_LAST;
+        out[2] = SCH_REMAT_ALWAYS;
         *n = 3;
         return 0;
     }
@@ -81,17 +81,17 @@ static int parse_remats(const char *s, enum sim_remat *out, int *n)
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n == 3)
-            return sim_error(SIM_EUSAGE, "--remat: at most 3 modes");
-        int rc = sim_remat_parse(t, &out[*n]);
+            return ps_error(PS_EUSAGE, "--remat: at most 3 modes");
+        int rc = sch_remat_parse(t, &out[*n]);
         if (rc < 0)
             return rc;
         for (int j = 0; j < *n; j++)
             if (out[j] == out[*n])
-                return sim_error(SIM_EUSAGE, "--remat: '%s' given twice (each value once: a "
+                return ps_error(PS_EUSAGE, "--remat: '%s' given twice (each value once: a "
                                  "point is stored once)", t);
         (*n)++;
     }
-    return *n ? 0 : sim_error(SIM_EUSAGE, "--remat: empty list");
+    return *n ? 0 : ps_error(PS_EUSAGE, "--remat: empty list");
 }
 
 static void join_args(int argc, char **argv, char *buf, size_t n)
@@ -117,7 +117,7 @@ struct check_args {
     long batch, steps, warmup, repeats, seed;
     int no_pin, quick, realtime, stages_per_K;
     int Ks[8], n_K, Ms[32], n_M, n_remat;
-    enum sim_remat remats[3];
+    enum sch_remat remats[3];
 };
 
 static int parse(int argc, char **argv, struct check_args *a)
@@ -144,16 +144,16 @@ static int parse(int argc, char **argv, struct check_args *a)
         case 'h': cli_help(help); return 1;
         case 'c': break;
         case 'n': a->spec = optarg; break;
-        case 'b': rc = sim_parse_long(optarg, "--batch", 1, 1 << 20, &a->batch); break;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 20, &a->batch); break;
         case 'K': ks = optarg; break;
         case 'M': ms = optarg; break;
         case 'r': rm = optarg; break;
-        case 'S': rc = sim_parse_long(optarg, "--steps", 1, ANA_VCHECK_MAX_STEPS, &a->steps); break;
+        case 'S': rc = ps_parse_long(optarg, "--steps", 1, MSR_VCHECK_MAX_STEPS, &a->steps); break;
         case 'W':
-            rc = sim_parse_long(optarg, "--warmup-steps", 0, ANA_VCHECK_MAX_STEPS, &a->warmup);
+            rc = ps_parse_long(optarg, "--warmup-steps", 0, MSR_VCHECK_MAX_STEPS, &a->warmup);
             break;
         case 's': a->schedule = optarg; break;
-        case 'R': rc = sim_parse_long(optarg, "--repeats", 1, 10000, &a->repeats); break;
+        case 'R': rc = ps_parse_long(optarg, "--repeats", 1, 10000, &a->repeats); break;
         case 'P': a->profile = optarg; break;
         case 'T': a->topology = optarg; break;
         case 'o': a->calib_out = optarg; break;
@@ -162,26 +162,26 @@ static int parse(int argc, char **argv, struct check_args *a)
         case 'g': a->plot = optarg; break;
         case 't': a->timeline = optarg; break;
         case 'q': a->quick = 1; break;
-        case 'e': rc = sim_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
+        case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
         case 'N': a->no_pin = 1; break;
         case 'X': a->realtime = 1; break;
         case 'G':
             if (strcmp(optarg, "1") && strcmp(optarg, "K"))
-                return sim_error(SIM_EUSAGE, "--calib-stages: '1' or 'K', got '%s'", optarg);
+                return ps_error(PS_EUSAGE, "--calib-stages: '1' or 'K', got '%s'", optarg);
             a->stages_per_K = !strcmp(optarg, "K");
             break;
-        default: return -SIM_EUSAGE;
+        default: return -PS_EUSAGE;
         }
         if (rc < 0)
             return rc;
     }
     if (optind < argc)
-        return sim_error(SIM_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!a->spec)
-        return sim_error(SIM_EUSAGE, "--check: --net is required (see pipesim "
+        return ps_error(PS_EUSAGE, "--check: --net is required (see pipesim "
                          "validate --check --help)");
     if (!a->profile != !a->topology)
-        return sim_error(SIM_EUSAGE, "--check: --profile and --topology go together "
+        return ps_error(PS_EUSAGE, "--check: --profile and --topology go together "
                          "(or neither: calibrate first)");
     if (a->quick) {
         ms = ms ? ms : "1,4,16";
@@ -201,7 +201,7 @@ static int parse(int argc, char **argv, struct check_args *a)
  * just before K's points run (prepare). */
 struct inputs {
     const struct check_args *a;
-    int sizes[ANA_CALIB_MAX_SIZES], n_sizes;
+    int sizes[MSR_CALIB_MAX_SIZES], n_sizes;
     char prefix[512];
     struct mdl_profile *prof[8];
     struct mdl_topology *topo[8];
@@ -218,7 +218,7 @@ static int load_inputs(struct inputs *in)
         return rc;
     in->n = 1;
     char h1[17], h2[17];
-    if ((rc = sim_file_hash(a->profile, h1)) < 0 || (rc = sim_file_hash(a->topology, h2)) < 0)
+    if ((rc = ps_file_hash(a->profile, h1)) < 0 || (rc = ps_file_hash(a->topology, h2)) < 0)
         return rc;
     snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
     snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);
@@ -236,7 +236,7 @@ static int calib_sizes(struct inputs *in)
             snprintf(ok + strlen(ok), sizeof ok - strlen(ok), "%s%d", *ok ? "," : "", a->Ms[i]);
     }
     if (!*ok)
-        return sim_error(SIM_EUSAGE, "--check: no -M of %s divides --batch %ld", Ms,
+        return ps_error(PS_EUSAGE, "--check: no -M of %s divides --batch %ld", Ms,
                          a->batch);
     if (a->calib_out)
         snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
@@ -254,13 +254,13 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
     struct inputs *in = ctx;
     const struct check_args *a = in->a;
     if (in->n == 8)
-        return sim_error(SIM_EUSAGE, "--check: at most 8 values of -K");
-    struct ana_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
+        return ps_error(PS_EUSAGE, "--check: at most 8 values of -K");
+    struct msr_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
                                 .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
                                 .n_stages = a->stages_per_K ? K : 1, .cpu = -1,
                                 .peer_cpu = -1,
                                 .seed = (uint64_t)a->seed };
-    struct ana_calib *cal;
+    struct msr_calib *cal;
     int st = a->stages_per_K ? K : 1;
     printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec, st,
            st > 1 ? "s" : "", K);
@@ -268,12 +268,12 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
         printf("%s%d", i ? "," : " ", in->sizes[i]);
     printf("\n");
     fflush(stdout);
-    int rc = ana_calib_run(&o, &cal);
+    int rc = msr_calib_run(&o, &cal);
     if (rc < 0)
         return rc;
     double r2 = 1;
     for (int l = 0; l < cal->n_layers; l++)
-        for (int op = 0; op < ANA_CALIB_NOPS; op++)
+        for (int op = 0; op < MSR_CALIB_NOPS; op++)
             r2 = cal->layers[l].fit[op].r2 < r2 ? cal->layers[l].fit[op].r2 : r2;
     printf("   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s; "
            "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
@@ -282,9 +282,9 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
     char px[600];
     snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
     int k = in->n;
-    if (!(rc = cli_calib_write(cal, px)) && !(rc = ana_calib_profile(cal, &in->prof[k])))
-        rc = ana_calib_topology(cal, &in->topo[k]);
-    ana_calib_free(cal);
+    if (!(rc = cli_calib_write(cal, px)) && !(rc = msr_calib_profile(cal, &in->prof[k])))
+        rc = msr_calib_topology(cal, &in->topo[k]);
+    msr_calib_free(cal);
     in->n++;
     if (rc < 0)
         return rc;
@@ -315,23 +315,23 @@ int cli_validate_check(int argc, char **argv)
         a.timeline = tl_def;
     }
     /* the calibrated PREFIX-K<k> files are checked against these when opened */
-    if ((rc = cli_io_net(a.spec)) < 0 || (rc = sim_io_input(a.profile, "--profile")) < 0 ||
-        (rc = sim_io_input(a.topology, "--topology")) < 0 ||
-        (rc = sim_io_output(a.db, "--db")) < 0 || (rc = sim_io_output(a.report, "--report")) < 0 ||
-        (rc = sim_io_output(a.plot, "--plot")) < 0 ||
-        (rc = sim_io_output(a.timeline, "--timeline")) < 0)
+    if ((rc = cli_io_net(a.spec)) < 0 || (rc = ps_io_input(a.profile, "--profile")) < 0 ||
+        (rc = ps_io_input(a.topology, "--topology")) < 0 ||
+        (rc = ps_io_output(a.db, "--db")) < 0 || (rc = ps_io_output(a.report, "--report")) < 0 ||
+        (rc = ps_io_output(a.plot, "--plot")) < 0 ||
+        (rc = ps_io_output(a.timeline, "--timeline")) < 0)
         return rc;
     struct inputs *in = calloc(1, sizeof *in);
-    struct ana_vcheck *v = NULL;
+    struct msr_vcheck *v = NULL;
     if (!in)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     in->a = &a;
     cli_realtime(a.realtime);
     if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
-        (rc = cli_mkdirs(a.db)) < 0 || (rc = ana_vcheck_db_prepare(a.db)) < 0 ||
+        (rc = cli_mkdirs(a.db)) < 0 || (rc = msr_vcheck_db_prepare(a.db)) < 0 ||
         (rc = cli_mkdirs(a.report)) < 0)
         goto out;
-    struct ana_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
+    struct msr_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,
                                  .Ks = a.Ks, .n_K = a.n_K, .Ms = a.Ms, .n_M = a.n_M,
                                  .remats = a.remats, .n_remat = a.n_remat,
@@ -343,16 +343,16 @@ int cli_validate_check(int argc, char **argv)
     printf("== grid: %s, batch %ld, %ld warm-up + %ld timed steps per point\n", a.schedule,
            a.batch, a.warmup, a.steps);
     fflush(stdout);
-    rc = ana_vcheck_run(&o, &v);
+    rc = msr_vcheck_run(&o, &v);
     if (a.realtime)
-        ana_realtime(0);
+        msr_realtime(0);
     if (rc < 0)
         goto out;
     printf("\n");
     for (int fast = 0; fast < 2 && !rc; fast++) {
-        struct ana_accuracy acc;
-        ana_vcheck_accuracy(v, fast, &acc);
-        rc = ana_accuracy_print(v, &acc, stdout);
+        struct msr_accuracy acc;
+        msr_vcheck_accuracy(v, fast, &acc);
+        rc = msr_accuracy_print(v, &acc, stdout);
     }
     long pre = 0;
     for (int i = 0; i < v->n_points; i++)
@@ -362,29 +362,29 @@ int cli_validate_check(int argc, char **argv)
                "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
     int64_t run = 0;
     join_args(argc, argv, cmd, sizeof cmd);
-    if (rc < 0 || (rc = ana_vcheck_store(v, a.db, cmd, &run)) < 0 ||
-        (rc = ana_vcheck_report(v, a.report, a.plot)) < 0)
+    if (rc < 0 || (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
+        (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
         goto out;
     printf("\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
-           (long long)run, a.db, v->n_points, a.report, ana_have_gnuplot() ? ", " : "",
-           ana_have_gnuplot() ? a.plot : "");
-    if (ana_have_gnuplot()) {
-        struct ana_accuracy acc;
-        ana_vcheck_accuracy(v, 0, &acc);
-        const struct ana_vpoint *w = &v->pts[acc.i_mk_max];
+           (long long)run, a.db, v->n_points, a.report, msr_have_gnuplot() ? ", " : "",
+           msr_have_gnuplot() ? a.plot : "");
+    if (msr_have_gnuplot()) {
+        struct msr_accuracy acc;
+        msr_vcheck_accuracy(v, 0, &acc);
+        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
         char title[640];
         snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
                  "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
-                 sim_remat_name(w->remat), 100 * w->cmp->makespan_err);
-        if ((rc = ana_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
+                 sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
+        if ((rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
             goto out;
         printf("timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
-               sim_remat_name(w->remat));
+               sch_remat_name(w->remat));
     }
 out:
     if (a.realtime)
-        ana_realtime(0);
-    ana_vcheck_free(v);
+        msr_realtime(0);
+    msr_vcheck_free(v);
     for (int k = 0; k < 8; k++) {
         mdl_profile_free(in->prof[k]);
         mdl_topology_free(in->topo[k]);

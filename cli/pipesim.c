@@ -1,7 +1,7 @@
 /* pipesim — the command-line front end: dispatch to cmd_<name>. */
 #include "cli/cli.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +34,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "pipesim %s - pipeline-parallel training simulator\n\n"
                "usage: pipesim <command> [options]   (pipesim <command> --help)\n\n"
-               "commands:\n", SIM_VERSION);
+               "commands:\n", PS_VERSION);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-18s %s\n", commands[i].name, commands[i].summary);
 }
@@ -43,8 +43,8 @@ static int cmd_help(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "errors")) {
         printf("| exit | code | meaning |\n|---|---|---|\n");
-        for (int c = 1; c < SIM_NERR; c++)
-            printf("| %d | %s | %s |\n", sim_exit_status(c), sim_errname(c), sim_errdesc(c));
+        for (int c = 1; c < PS_NERR; c++)
+            printf("| %d | %s | %s |\n", ps_exit_status(c), ps_errname(c), ps_errdesc(c));
         return 0;
     }
     usage(stdout);
@@ -73,10 +73,10 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
     if (c == '?' || c == ':') {
         const char *opt = argv[optind - 1 < argc ? optind - 1 : argc - 1];
         if (c == ':')
-            sim_error(SIM_EUSAGE, "option '%s' needs a value (see pipesim %s --help)", opt,
+            ps_error(PS_EUSAGE, "option '%s' needs a value (see pipesim %s --help)", opt,
                       cmd); /* main() already names the command */
         else
-            sim_error(SIM_EUSAGE, "unknown option '%s' (see pipesim %s --help)", opt, cmd);
+            ps_error(PS_EUSAGE, "unknown option '%s' (see pipesim %s --help)", opt, cmd);
         return -2;
     }
     return c;
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return sim_exit_status(SIM_EUSAGE);
+        return ps_exit_status(PS_EUSAGE);
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(stdout);
@@ -96,21 +96,21 @@ int main(int argc, char **argv)
         cli_version(stdout);
         return 0;
     }
-    sim_afile_signals_install();
+    ps_afile_signals_install();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
-            sim_io_reset();
+            ps_io_reset();
             int rc = commands[i].fn(argc - 1, argv + 1);
-            sim_io_reset();
+            ps_io_reset();
             /* a result that did not reach stdout is a failure too */
             if (rc >= 0)
-                rc = sim_stdout_check();
+                rc = ps_stdout_check();
             if (rc < 0) {
-                fprintf(stderr, "pipesim %s: %s\n", argv[1], sim_errmsg());
-                return sim_exit_status(rc);
+                fprintf(stderr, "pipesim %s: %s\n", argv[1], ps_errmsg());
+                return ps_exit_status(rc);
             }
             return 0;
         }
     fprintf(stderr, "pipesim: unknown command '%s' (see pipesim --help)\n", argv[1]);
-    return sim_exit_status(SIM_EUSAGE);
+    return ps_exit_status(PS_EUSAGE);
 }

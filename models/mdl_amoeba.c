@@ -1,5 +1,5 @@
 #include "models/mdl_amoeba.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -117,7 +117,7 @@ static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
         return;
     }
     }
-    SIM_BUG("unknown AmoebaNet operation %d", (int)op);
+    PS_BUG("unknown AmoebaNet operation %d", (int)op);
 }
 
 /* Geometry of the tensors flowing between layers. */
@@ -142,14 +142,14 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
     } else {
         hs[1] = ws[1] = f->h_pp;
     }
-    SIM_ASSERT(hs[0] == hs[1] && ws[0] == ws[1]);
+    PS_ASSERT(hs[0] == hs[1] && ws[0] == ws[1]);
     for (int i = 0; i < g->n_ops; i += 2) {
         int ho[2], wo[2];
         for (int j = 0; j < 2; j++) {
             int in = g->ops[i + j].in, s = reduction && in < 2 ? 2 : 1;
             cell_op(a, g->ops[i + j].op, c, s, hs[in], ws[in], &stashed[in], &ho[j], &wo[j]);
         }
-        SIM_ASSERT(ho[0] == ho[1] && wo[0] == wo[1]);
+        PS_ASSERT(ho[0] == ho[1] && wo[0] == wo[1]);
         int st = 2 + i / 2;
         hs[st] = ho[0];
         ws[st] = wo[0];
@@ -158,7 +158,7 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
     t1 = hs[g->concat[0]];
     t2 = ws[g->concat[0]];
     for (int k = 1; k < g->n_concat; k++)
-        SIM_ASSERT(hs[g->concat[k]] == t1 && ws[g->concat[k]] == t2);
+        PS_ASSERT(hs[g->concat[k]] == t1 && ws[g->concat[k]] == t2);
     f->c_pp = f->c_p;
     f->h_pp = f->h_p;
     f->c_p = c * g->n_concat;
@@ -193,19 +193,19 @@ void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c)
 static int check_cfg(const struct mdl_amoeba_cfg *c)
 {
     if (c->L < 3 || c->L % 3 || c->L > 30000)
-        return sim_error(SIM_EINVAL, "amoebanet: field 'L' must be a multiple of 3 in "
+        return ps_error(PS_EINVAL, "amoebanet: field 'L' must be a multiple of 3 in "
                          "[3, 30000] (L/3 normal cells per stack), got %d", c->L);
     if (c->D < 8 || c->D % 8 || c->D > 65536)
-        return sim_error(SIM_EINVAL, "amoebanet: field 'D' must be a multiple of 8 in "
+        return ps_error(PS_EINVAL, "amoebanet: field 'D' must be a multiple of 8 in "
                          "[8, 65536], got %d", c->D);
     if (c->classes < 1 || c->classes > 10000000)
-        return sim_error(SIM_EINVAL, "amoebanet: field 'classes' must be in [1, 10000000], "
+        return ps_error(PS_EINVAL, "amoebanet: field 'classes' must be in [1, 10000000], "
                          "got %d", c->classes);
     if (c->image < 32 || c->image % 32 || c->image > 8192)
-        return sim_error(SIM_EINVAL, "amoebanet: field 'image' must be a multiple of 32 in "
+        return ps_error(PS_EINVAL, "amoebanet: field 'image' must be a multiple of 32 in "
                          "[32, 8192] (five halvings), got %d", c->image);
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
-        return sim_error(SIM_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
+        return ps_error(PS_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
                          "got %g", c->act_bytes);
     return 0;
 }
@@ -221,7 +221,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
              c->L, c->D, c->classes, c->image, c->act_bytes);
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
-        return sim_error(SIM_ENOMEM, "amoebanet: out of memory");
+        return ps_error(PS_ENOMEM, "amoebanet: out of memory");
     double ab = c->act_bytes;
     int ch = c->D / 4, hw;
     struct acc a = { 0 };
@@ -257,7 +257,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
                 goto err_free_profile;
         }
     }
-    SIM_ASSERT(k == n_cells);
+    PS_ASSERT(k == n_cells);
     struct acc ca = { 0 };
     double feat = f.c_p, area = (double)f.h_p * f.h_p;
     ca.flops = feat * area                        /* global average pool */

@@ -53,7 +53,7 @@ struct mdl_amoeba_cfg {
 
 /* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32. */
 void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c);
-/* SIM_EINVAL naming the field on a bad configuration. */
+/* PS_EINVAL naming the field on a bad configuration. */
 int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out);
 
 #endif

@@ -1,8 +1,8 @@
 #include "models/mdl_gen.h"
 #include "models/mdl_paper.h"
-#include "sim/sim_error.h"
-#include "sim/sim_json.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -16,13 +16,13 @@ int mdl_spec_check(const char *spec, const char *params, const char *const *keys
     while (p && *p) {
         const char *eq = strchr(p, '='), *comma = strchr(p, ',');
         if (!eq || (comma && comma < eq))
-            return sim_error(SIM_EUSAGE, "model spec '%s': expected key=value at '%s'", spec, p);
+            return ps_error(PS_EUSAGE, "model spec '%s': expected key=value at '%s'", spec, p);
         size_t len = (size_t)(eq - p);
         int ok = 0;
         for (const char *const *k = keys; *k; k++)
             ok |= strlen(*k) == len && !strncmp(*k, p, len);
         if (!ok)
-            return sim_error(SIM_EUSAGE, "model spec '%s': unknown parameter '%.*s'", spec,
+            return ps_error(PS_EUSAGE, "model spec '%s': unknown parameter '%.*s'", spec,
                              (int)len, p);
         p = comma ? comma + 1 : NULL;
     }
@@ -44,12 +44,12 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
             val[vl] = 0;
             char what[128];
             snprintf(what, sizeof what, "model spec '%s': %s", spec, key);
-            return sim_parse_long(val, what, lo, hi, out);
+            return ps_parse_long(val, what, lo, hi, out);
         }
         p = comma ? comma + 1 : NULL;
     }
     if (dflt < 0)
-        return sim_error(SIM_EUSAGE, "model spec '%s': missing parameter '%s'", spec, key);
+        return ps_error(PS_EUSAGE, "model spec '%s': missing parameter '%s'", spec, key);
     *out = dflt;
     return 0;
 }
@@ -65,7 +65,7 @@ int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
     snprintf(origin, sizeof origin, "mlp:layers=%d,width=%d,norm=%d", layers, width, norm_every);
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     double w = width;
     int rc = 0;
     for (int i = 0; i < layers && !rc; i++) {
@@ -111,17 +111,17 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     int rc = mdl_paper_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    return sim_error(SIM_EUSAGE, "model '%s': no such file, and not a known generator spec "
+    return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
                      "(mlp:..., amoebanet:..., transformer:...)", arg);
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
 {
-    sim_json_begin();
+    ps_json_begin();
     json_t *root = json_object(), *devs = json_array(), *links = json_array();
     int rc = 0;
     if (!root || !devs || !links) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     json_object_set_new(root, "name", json_string(t->name));
@@ -145,21 +145,21 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     }
     json_object_set(root, "devices", devs);
     json_object_set(root, "links", links);
-    if (sim_json_oom()) { /* something above was dropped */
-        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+    if (ps_json_oom()) { /* something above was dropped */
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto out;
     }
-    struct sim_afile af;
-    if ((rc = sim_afile_open(&af, path)) < 0)
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, path)) < 0)
         goto out;
     if (json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
-        sim_afile_abort(&af);
-        rc = sim_json_oom() ? sim_error(SIM_ENOMEM, "%s: out of memory writing JSON", path)
-                            : sim_error(SIM_EIO, "%s: write error", path);
+        ps_afile_abort(&af);
+        rc = ps_json_oom() ? ps_error(PS_ENOMEM, "%s: out of memory writing JSON", path)
+                            : ps_error(PS_EIO, "%s: write error", path);
         goto out;
     }
     fputc('\n', af.f);
-    rc = sim_afile_commit(&af);
+    rc = ps_afile_commit(&af);
 out:
     json_decref(root);
     json_decref(devs);

@@ -1,8 +1,8 @@
 #include "models/mdl_paper.h"
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@ static int parse_keys(const char *spec, char *s, struct key *keys, int n)
             *comma = 0;
         char *eq = strchr(s, '=');
         if (!eq || eq == s)
-            return sim_error(SIM_EUSAGE, "model spec '%s': '%s' is not key=value", spec, s);
+            return ps_error(PS_EUSAGE, "model spec '%s': '%s' is not key=value", spec, s);
         *eq = 0;
         struct key *k = NULL;
         for (int i = 0; i < n; i++)
@@ -35,27 +35,27 @@ static int parse_keys(const char *spec, char *s, struct key *keys, int n)
             for (int i = 0; i < n; i++)
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
                          i ? ", " : "", keys[i].name);
-            return sim_error(SIM_EUSAGE, "model spec '%s': unknown key '%s' (known: %s)", spec,
+            return ps_error(PS_EUSAGE, "model spec '%s': unknown key '%s' (known: %s)", spec,
                              s, known);
         }
         if (k->seen++)
-            return sim_error(SIM_EUSAGE, "model spec '%s': key '%s' given twice", spec, s);
+            return ps_error(PS_EUSAGE, "model spec '%s': key '%s' given twice", spec, s);
         char what[200];
         snprintf(what, sizeof what, "model spec '%s': key '%s'", spec, s);
         int rc;
         if (k->ival) {
             long v;
-            if ((rc = sim_parse_long(eq + 1, what, 1, 1L << 30, &v)) < 0)
+            if ((rc = ps_parse_long(eq + 1, what, 1, 1L << 30, &v)) < 0)
                 return rc;
             *k->ival = (int)v;
-        } else if ((rc = sim_parse_double(eq + 1, what, k->dval)) < 0) {
+        } else if ((rc = ps_parse_double(eq + 1, what, k->dval)) < 0) {
             return rc;
         }
         if (!comma)
             break;
         s = comma + 1;
         if (!*s)
-            return sim_error(SIM_EUSAGE, "model spec '%s': trailing comma", spec);
+            return ps_error(PS_EUSAGE, "model spec '%s': trailing comma", spec);
     }
     return 0;
 }
@@ -79,7 +79,7 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
         return 0;
     char *copy = strdup(ra ? ra : rt);
     if (!copy)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     int rc;
     if (ra) {
         struct mdl_amoeba_cfg c;

@@ -22,7 +22,7 @@
 
 /* 1: the prefix is ours and *out holds the profile; 0: not an amoebanet: or
  * transformer: spec (*out untouched); < 0: our prefix with a bad spec
- * (SIM_EUSAGE for syntax and unknown keys, SIM_EINVAL for values). */
+ * (PS_EUSAGE for syntax and unknown keys, PS_EINVAL for values). */
 int mdl_paper_from_spec(const char *spec, struct mdl_profile **out);
 
 #endif

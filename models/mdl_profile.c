@@ -1,6 +1,6 @@
 #include "models/mdl_profile.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -61,7 +61,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
         size_t cap = p->n_layers ? (size_t)p->n_layers * 2 : 8;
         struct mdl_layer *nl = realloc(p->layers, cap * sizeof *nl);
         if (!nl)
-            return sim_error(SIM_ENOMEM, "out of memory adding layer %d", p->n_layers);
+            return ps_error(PS_ENOMEM, "out of memory adding layer %d", p->n_layers);
         p->layers = nl;
     }
     struct mdl_layer *d = &p->layers[p->n_layers];
@@ -71,7 +71,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
         size_t n = (size_t)l->n_pts;
         double *b = malloc(4 * n * sizeof *b);
         if (!b)
-            return sim_error(SIM_ENOMEM, "out of memory adding layer %d", p->n_layers);
+            return ps_error(PS_ENOMEM, "out of memory adding layer %d", p->n_layers);
         memcpy(b, l->pt_batch, n * sizeof *b);
         memcpy(b + n, l->pt_fwd, n * sizeof *b);
         memcpy(b + 2 * n, l->pt_bwd, n * sizeof *b);
@@ -124,21 +124,21 @@ static int num(const char *path, int line, int col, const char *field,
 {
     char *end;
     if (!*s)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s' is empty", path, line, col, field);
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s' is empty", path, line, col, field);
     errno = 0;
     double v = strtod(s, &end);
     if (*end)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number",
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number",
                          path, line, col, field, s);
     if (errno == ERANGE) /* a number, but beyond a double's range */
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field '%s': '%s' is out of range (%s)", path,
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is out of range (%s)", path,
                          line, col, field, s,
                          fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
     if (!isfinite(v))
-        return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' must be finite, got '%s'",
+        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' must be finite, got '%s'",
                          path, line, col, field, s);
     if (v < 0)
-        return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' must be >= 0, got %s",
+        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' must be >= 0, got %s",
                          path, line, col, field, s);
     *out = v;
     return 0;
@@ -168,24 +168,24 @@ static int add_point_column(const char *path, int line, int col, const char *nam
     long n;
     int k = point_column(name, &n);
     if (k == -2)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: column '%s': the batch size after '@' must "
+        return ps_error(PS_EPARSE, "%s:%d:%d: column '%s': the batch size after '@' must "
                          "be a positive integer", path, line, col, name);
     if (k < 0)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: unknown column '%s'", path, line, col, name);
+        return ps_error(PS_EPARSE, "%s:%d:%d: unknown column '%s'", path, line, col, name);
     int p;
     for (p = 0; p < h->n_pts; p++)
         if (h->pt_batch[p] == (double)n)
             break;
     if (p == h->n_pts) {
         if (h->n_pts == MDL_MAX_POINTS)
-            return sim_error(SIM_EPARSE, "%s:%d:%d: more than %d measured batch sizes", path,
+            return ps_error(PS_EPARSE, "%s:%d:%d: more than %d measured batch sizes", path,
                              line, col, MDL_MAX_POINTS);
         h->pt_batch[h->n_pts++] = (double)n;
         for (int q = 0; q < P_N; q++)
             h->pt_idx[p][q] = -1;
     }
     if (h->pt_idx[p][k] >= 0)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line, col, name);
+        return ps_error(PS_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line, col, name);
     h->pt_idx[p][k] = i;
     return 0;
 }
@@ -208,53 +208,53 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
             continue;
         }
         if (idx[c] >= 0)
-            return sim_error(SIM_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line,
+            return ps_error(PS_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line,
                              colno[i], f[i]);
         idx[c] = i;
     }
     static const int required[] = { C_NAME, C_PARAMS, C_OUT, C_STASH };
     for (size_t r = 0; r < sizeof required / sizeof *required; r++)
         if (idx[required[r]] < 0)
-            return sim_error(SIM_EPARSE, "%s:%d: missing column '%s'", path, line,
+            return ps_error(PS_EPARSE, "%s:%d: missing column '%s'", path, line,
                              col_names[required[r]]);
     int flops = idx[C_FWD_FLOPS] >= 0, ms = idx[C_FWD_MS] >= 0;
     if (flops == ms)
-        return sim_error(SIM_EPARSE, "%s:%d: need exactly one of columns 'fwd_flops' or "
+        return ps_error(PS_EPARSE, "%s:%d: need exactly one of columns 'fwd_flops' or "
                          "'fwd_ms'", path, line);
     if (flops && (idx[C_BWD_MS] >= 0 || idx[C_AT_BATCH] >= 0))
-        return sim_error(SIM_EPARSE, "%s:%d: columns 'bwd_ms'/'at_batch' need 'fwd_ms', "
+        return ps_error(PS_EPARSE, "%s:%d: columns 'bwd_ms'/'at_batch' need 'fwd_ms', "
                          "not 'fwd_flops'", path, line);
     if (ms && idx[C_BWD_FLOPS] >= 0)
-        return sim_error(SIM_EPARSE, "%s:%d: column 'bwd_flops' needs 'fwd_flops'", path, line);
+        return ps_error(PS_EPARSE, "%s:%d: column 'bwd_flops' needs 'fwd_flops'", path, line);
     if (ms && idx[C_AT_BATCH] < 0)
-        return sim_error(SIM_EPARSE, "%s:%d: measured times (fwd_ms) need column 'at_batch'",
+        return ps_error(PS_EPARSE, "%s:%d: measured times (fwd_ms) need column 'at_batch'",
                          path, line);
     static const int ext[] = { C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED };
     for (size_t e = 0; e < sizeof ext / sizeof *ext; e++)
         if (flops && idx[ext[e]] >= 0)
-            return sim_error(SIM_EPARSE, "%s:%d: column '%s' needs 'fwd_ms', not 'fwd_flops'",
+            return ps_error(PS_EPARSE, "%s:%d: column '%s' needs 'fwd_ms', not 'fwd_flops'",
                              path, line, col_names[ext[e]]);
     if (flops && h->n_pts)
-        return sim_error(SIM_EPARSE, "%s:%d: columns '%s%g' need 'fwd_ms', not 'fwd_flops'",
+        return ps_error(PS_EPARSE, "%s:%d: columns '%s%g' need 'fwd_ms', not 'fwd_flops'",
                          path, line, pt_names[P_FWD], h->pt_batch[0]);
     if ((idx[C_FWD_FIXED] >= 0) != (idx[C_BWD_FIXED] >= 0))
-        return sim_error(SIM_EPARSE, "%s:%d: columns 'fwd_fixed_ms' and 'bwd_fixed_ms' come "
+        return ps_error(PS_EPARSE, "%s:%d: columns 'fwd_fixed_ms' and 'bwd_fixed_ms' come "
                          "together", path, line);
     if (idx[C_NOSTASH_FIXED] >= 0 && idx[C_NOSTASH] < 0)
-        return sim_error(SIM_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
+        return ps_error(PS_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
                          "'fwd_nostash_ms'", path, line);
     if (idx[C_NOSTASH] >= 0 && idx[C_FWD_FIXED] >= 0 && idx[C_NOSTASH_FIXED] < 0)
-        return sim_error(SIM_EPARSE, "%s:%d: columns 'fwd_nostash_ms' and 'fwd_fixed_ms' "
+        return ps_error(PS_EPARSE, "%s:%d: columns 'fwd_nostash_ms' and 'fwd_fixed_ms' "
                          "need 'fwd_nostash_fixed_ms'", path, line);
     if (idx[C_NOSTASH_FIXED] >= 0 && idx[C_FWD_FIXED] < 0)
-        return sim_error(SIM_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
+        return ps_error(PS_EPARSE, "%s:%d: column 'fwd_nostash_fixed_ms' needs "
                          "'fwd_fixed_ms'", path, line);
     for (int p = 0; p < h->n_pts; p++) {
         int *pi = h->pt_idx[p];
         for (int k = 0; k < P_N; k++) {
             int want = k == P_NOSTASH ? idx[C_NOSTASH] >= 0 : 1;
             if (want != (pi[k] >= 0))
-                return sim_error(SIM_EPARSE, "%s:%d: column '%s%g' %s", path, line,
+                return ps_error(PS_EPARSE, "%s:%d: column '%s%g' %s", path, line,
                                  pt_names[k], h->pt_batch[p],
                                  pi[k] >= 0 ? "needs column 'fwd_nostash_ms'"
                                             : "is missing (measured sizes need fwd_ms@N and "
@@ -285,7 +285,7 @@ static int not_above(const char *path, int line, int col, const char *field, dou
 {
     if (v <= limit)
         return 0;
-    return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' (%g ms) must be <= %s (%g ms)", path,
+    return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' (%g ms) must be <= %s (%g ms)", path,
                      line, col, field, v * 1e3, what, limit * 1e3);
 }
 
@@ -305,7 +305,7 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
                      &l->nostash_fixed, &have3)) < 0)
         return rc;
     if (have != have2 || (l->has_nostash && have != have3) || (!l->has_nostash && have3))
-        return sim_error(SIM_EPARSE, "%s:%d: fields 'fwd_fixed_ms', 'bwd_fixed_ms'%s are all "
+        return ps_error(PS_EPARSE, "%s:%d: fields 'fwd_fixed_ms', 'bwd_fixed_ms'%s are all "
                          "given or all empty", path, line,
                          l->has_nostash ? " and 'fwd_nostash_fixed_ms'" : "");
     l->has_fixed = have;
@@ -335,7 +335,7 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
         if (!any)
             continue;
         if (!all || (l->has_nostash != (h->pt_idx[p][P_NOSTASH] >= 0 && got[P_NOSTASH])))
-            return sim_error(SIM_EPARSE, "%s:%d: the fields of batch size %g (%s, %s%s) are "
+            return ps_error(PS_EPARSE, "%s:%d: the fields of batch size %g (%s, %s%s) are "
                              "all given or all empty%s", path, line, h->pt_batch[p],
                              field[P_FWD], field[P_BWD],
                              h->pt_idx[p][P_NOSTASH] >= 0 ? ", fwd_nostash_ms@" : "",
@@ -344,7 +344,7 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             double ref[P_N] = { l->fwd, l->bwd, l->fwd_nostash };
             for (int k = 0; k < P_N; k++)
                 if (got[k] && fabs(v[k] - ref[k]) > 1e-9 * fabs(ref[k]))
-                    return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s' differs from the "
+                    return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' differs from the "
                                      "value at at_batch %g", path, line,
                                      colno[h->pt_idx[p][k]], field[k], l->at_batch);
             continue;
@@ -377,7 +377,7 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
 {
     const int *idx = h->idx;
     if (n != ncols)
-        return sim_error(SIM_EPARSE, "%s:%d: expected %d fields, found %d", path, line,
+        return ps_error(PS_EPARSE, "%s:%d: expected %d fields, found %d", path, line,
                          ncols, n);
     memset(l, 0, sizeof *l);
     l->pt_batch = pts->batch;
@@ -386,22 +386,22 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     l->pt_nostash = pts->nostash;
     for (int i = 0; i < n; i++)
         if (strchr(f[i], '"'))
-            return sim_error(SIM_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
+            return ps_error(PS_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
                              line, colno[i]);
     const char *name = f[idx[C_NAME]];
     if (!*name)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' is empty", path, line,
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' is empty", path, line,
                          colno[idx[C_NAME]]);
     if (*name == '#') /* written back in the first column, it would read as a comment */
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' must not start with '#'", path,
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' must not start with '#'", path,
                          line, colno[idx[C_NAME]]);
     if (strlen(name) >= MDL_NAME_MAX)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: field 'name' longer than %d characters",
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' longer than %d characters",
                          path, line, colno[idx[C_NAME]], MDL_NAME_MAX - 1);
     strcpy(l->name, name);
     if (idx[C_KIND] >= 0) {
         if (strlen(f[idx[C_KIND]]) >= sizeof l->kind)
-            return sim_error(SIM_EPARSE, "%s:%d:%d: field 'kind' too long", path, line,
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'kind' too long", path, line,
                              colno[idx[C_KIND]]);
         strcpy(l->kind, f[idx[C_KIND]]);
     }
@@ -418,7 +418,7 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     } else {
         l->bwd = 2 * l->fwd;
         if (!isfinite(l->bwd))
-            return sim_error(SIM_EINVAL, "%s:%d:%d: field '%s': %s is too large (the default "
+            return ps_error(PS_EINVAL, "%s:%d:%d: field '%s': %s is too large (the default "
                              "backward, 2 x forward, overflows)", path, line, colno[idx[fc]],
                              col_names[fc], f[idx[fc]]);
     }
@@ -426,7 +426,7 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
         if (NUM(C_AT_BATCH, &l->at_batch) < 0)
             return rc;
         if (l->at_batch <= 0)
-            return sim_error(SIM_EINVAL, "%s:%d:%d: field 'at_batch' must be > 0", path,
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' must be > 0", path,
                              line, colno[idx[C_AT_BATCH]]);
         l->fwd /= 1e3;
         l->bwd /= 1e3;
@@ -478,7 +478,7 @@ static int check_names(const char *path, const struct mdl_profile *p,
     int n = p->n_layers;
     struct name_ix *ix = malloc(sizeof *ix * (size_t)(n ? n : 1));
     if (!ix)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (int i = 0; i < n; i++)
         ix[i] = (struct name_ix){ pos[i].hash, p->layers[i].name, i };
     qsort(ix, (size_t)n, sizeof *ix, by_hash);
@@ -495,7 +495,7 @@ static int check_names(const char *path, const struct mdl_profile *p,
     }
     free(ix);
     if (first >= 0)
-        return sim_error(SIM_EINVAL, "%s:%d:%d: duplicate layer name '%s'", path,
+        return ps_error(PS_EINVAL, "%s:%d:%d: duplicate layer name '%s'", path,
                          pos[first].line, pos[first].col, p->layers[first].name);
     return 0;
 }
@@ -508,10 +508,10 @@ static int add_pos(const char *path, struct name_pos **pos, int i, const char *n
         size_t cap = i ? (size_t)i * 2 : 8;
         struct name_pos *np = realloc(*pos, cap * sizeof *np);
         if (!np)
-            return sim_error(SIM_ENOMEM, "%s: out of memory adding layer %d", path, i);
+            return ps_error(PS_ENOMEM, "%s: out of memory adding layer %d", path, i);
         *pos = np;
     }
-    (*pos)[i] = (struct name_pos){ sim_fnv1a(name, strlen(name), SIM_FNV_INIT), line, col };
+    (*pos)[i] = (struct name_pos){ ps_fnv1a(name, strlen(name), PS_FNV_INIT), line, col };
     return 0;
 }
 
@@ -522,18 +522,18 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
     struct name_pos *pos = NULL;
     struct mdl_profile *p = mdl_profile_new(path, 0);
     if (!p) {
-        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free_buf;
     }
     if (memchr(buf, 0, len)) {
-        rc = sim_error(SIM_EPARSE, "%s: binary data (NUL byte) in a CSV file", path);
+        rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a CSV file", path);
         goto err_free_profile;
     }
     char *f[MAX_FIELDS];
     int colno[MAX_FIELDS], ncols = 0, line = 0;
     struct header h;
     struct row_pts pts;
-    char *s = buf + sim_bom_len(buf, len);
+    char *s = buf + ps_bom_len(buf, len);
     while (s && *s) {
         char *nl = strchr(s, '\n');
         if (nl)
@@ -547,7 +547,7 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
             continue;
         int n = split(start, f, colno); /* columns count from the line's start */
         if (n < 0) {
-            rc = sim_error(SIM_EPARSE, "%s:%d: more than %d fields", path, line, MAX_FIELDS);
+            rc = ps_error(PS_EPARSE, "%s:%d: more than %d fields", path, line, MAX_FIELDS);
             goto err_free_profile;
         }
         if (!ncols) {
@@ -564,11 +564,11 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
             goto err_free_profile;
     }
     if (!ncols) {
-        rc = sim_error(SIM_EPARSE, "%s: empty profile (no header)", path);
+        rc = ps_error(PS_EPARSE, "%s: empty profile (no header)", path);
         goto err_free_profile;
     }
     if (!p->n_layers) {
-        rc = sim_error(SIM_EPARSE, "%s: profile has a header but no layers", path);
+        rc = ps_error(PS_EPARSE, "%s: profile has a header but no layers", path);
         goto err_free_profile;
     }
     if ((rc = check_names(path, p, pos)) < 0)
@@ -591,7 +591,7 @@ int mdl_profile_load(const char *path, struct mdl_profile **out)
     *out = NULL;
     char *buf;
     size_t len;
-    int rc = sim_read_file(path, &buf, &len);
+    int rc = ps_read_file(path, &buf, &len);
     if (rc < 0)
         return rc;
     return parse_owned(buf, len, path, out);
@@ -603,7 +603,7 @@ int mdl_profile_parse(const char *text, size_t len, const char *name,
     *out = NULL;
     char *buf = malloc(len + 1);
     if (!buf)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", name);
+        return ps_error(PS_ENOMEM, "%s: out of memory", name);
     memcpy(buf, text, len);
     buf[len] = 0;
     return parse_owned(buf, len, name, out);

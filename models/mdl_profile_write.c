@@ -1,7 +1,7 @@
 /* mdl_profile_write: a profile back to CSV (models/mdl_profile.h), the
  * calibrated columns included, so that what the loader accepts loads back. */
 #include "models/mdl_profile.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 
@@ -65,8 +65,8 @@ static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed
 
 int mdl_profile_write(const struct mdl_profile *p, const char *path)
 {
-    struct sim_afile af;
-    int rc = sim_afile_open(&af, path);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
     FILE *f = af.f;
@@ -104,5 +104,5 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
                     l->bwd, l->params, l->out_bytes, l->stash_bytes);
         }
     }
-    return sim_afile_commit(&af);
+    return ps_afile_commit(&af);
 }

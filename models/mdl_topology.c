@@ -1,9 +1,9 @@
 #include "models/mdl_topology.h"
 #include "models/mdl_topology_int.h"
-#include "sim/sim_error.h"
-#include "sim/sim_json.h"
-#include "sim/sim_jsonpos.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_jsonpos.h"
+#include "base/ps_util.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -33,7 +33,7 @@ static int check_keys(const char *path, const char *where, json_t *o,
         for (const char *const *p = keys; *p; p++)
             ok |= !strcmp(*p, k);
         if (!ok)
-            return sim_error(SIM_EPARSE, "%s: %s: unknown field '%s'", path, where, k);
+            return ps_error(PS_EPARSE, "%s: %s: unknown field '%s'", path, where, k);
     }
     return 0;
 }
@@ -45,15 +45,15 @@ static int get_num(const char *path, const char *where, json_t *o, const char *k
     json_t *v = json_object_get(o, key);
     if (!v) {
         if (required)
-            return sim_error(SIM_EPARSE, "%s: %s: missing field '%s'", path, where, key);
+            return ps_error(PS_EPARSE, "%s: %s: missing field '%s'", path, where, key);
         *out = dflt;
         return 0;
     }
     if (!json_is_number(v))
-        return sim_error(SIM_EPARSE, "%s: %s.%s: must be a number", path, where, key);
+        return ps_error(PS_EPARSE, "%s: %s.%s: must be a number", path, where, key);
     double d = json_number_value(v);
     if (!isfinite(d) || d < 0 || (positive && d == 0))
-        return sim_error(SIM_EINVAL, "%s: %s.%s: must be %s, got %g", path, where, key,
+        return ps_error(PS_EINVAL, "%s: %s.%s: must be %s, got %g", path, where, key,
                          positive ? "> 0" : ">= 0", d);
     *out = d;
     return 0;
@@ -63,11 +63,11 @@ static int get_name(const char *path, const char *where, json_t *o, char *dst)
 {
     json_t *v = json_object_get(o, "name");
     if (!v)
-        return sim_error(SIM_EPARSE, "%s: %s: missing field 'name'", path, where);
+        return ps_error(PS_EPARSE, "%s: %s: missing field 'name'", path, where);
     if (!json_is_string(v) || !*json_string_value(v))
-        return sim_error(SIM_EPARSE, "%s: %s.name: must be a non-empty string", path, where);
+        return ps_error(PS_EPARSE, "%s: %s.name: must be a non-empty string", path, where);
     if (strlen(json_string_value(v)) >= MDL_NAME_MAX - 8)
-        return sim_error(SIM_EPARSE, "%s: %s.name: longer than %d characters", path, where,
+        return ps_error(PS_EPARSE, "%s: %s.name: longer than %d characters", path, where,
                          MDL_NAME_MAX - 9);
     strcpy(dst, json_string_value(v));
     return 0;
@@ -108,7 +108,7 @@ static int index_names(const char *path, const struct mdl_topology *t, const int
     int n = t->n_devices;
     struct name_ix *ix = malloc(sizeof *ix * (size_t)(n ? n : 1));
     if (!ix)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (int d = 0; d < n; d++)
         ix[d] = (struct name_ix){ t->devices[d].name, d };
     qsort(ix, (size_t)n, sizeof *ix, ix_cmp);
@@ -119,7 +119,7 @@ static int index_names(const char *path, const struct mdl_topology *t, const int
             first_repeat = ix[i].dev;
     if (first_repeat >= 0) {
         free(ix);
-        return sim_error(SIM_EINVAL, "%s: devices[%d]: duplicate device name '%s'", path,
+        return ps_error(PS_EINVAL, "%s: devices[%d]: duplicate device name '%s'", path,
                          entry[first_repeat], t->devices[first_repeat].name);
     }
     *out = ix;
@@ -132,29 +132,29 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
                                          "mem_bandwidth", "efficiency", NULL };
     static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
     if (!json_is_array(arr) || json_array_size(arr) == 0)
-        return sim_error(SIM_EPARSE, "%s: devices: must be a non-empty array", path);
+        return ps_error(PS_EPARSE, "%s: devices: must be a non-empty array", path);
     size_t total = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *c = json_object_get(json_array_get(arr, i), "count");
         if (c && (!json_is_integer(c) || json_integer_value(c) < 1 ||
                   json_integer_value(c) > 1 << 20))
-            return sim_error(SIM_EINVAL, "%s: devices[%zu].count: must be an integer in "
+            return ps_error(PS_EINVAL, "%s: devices[%zu].count: must be an integer in "
                              "[1, 1048576]", path, i);
         total += c ? (size_t)json_integer_value(c) : 1;
     }
     if (total > 1 << 20)
-        return sim_error(SIM_EINVAL, "%s: devices: more than 1048576 devices", path);
+        return ps_error(PS_EINVAL, "%s: devices: more than 1048576 devices", path);
     t->devices = calloc(total, sizeof *t->devices);
     int *entry = malloc(sizeof *entry * total);
     *entry_out = entry;
     if (!t->devices || !entry)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *o = json_array_get(arr, i);
         char where[48];
         snprintf(where, sizeof where, "devices[%zu]", i);
         if (!json_is_object(o))
-            return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, where);
+            return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
         struct mdl_device d;
         memset(&d, 0, sizeof d);
         int rc;
@@ -170,14 +170,14 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
             char ew[64];
             snprintf(ew, sizeof ew, "%s.efficiency", where);
             if (!json_is_object(e))
-                return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, ew);
+                return ps_error(PS_EPARSE, "%s: %s: must be an object", path, ew);
             if ((rc = check_keys(path, ew, e, ekeys)) < 0 ||
                 (rc = get_num(path, ew, e, "max", 0, 1, 1, &d.eff_max)) < 0 ||
                 (rc = get_num(path, ew, e, "batch_half", 0, 0, 0, &d.batch_half)) < 0 ||
                 (rc = get_num(path, ew, e, "overhead_s", 0, 0, 0, &d.overhead_s)) < 0)
                 return rc;
             if (d.eff_max > 1)
-                return sim_error(SIM_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
+                return ps_error(PS_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
                                  ew, d.eff_max);
         }
         json_t *c = json_object_get(o, "count");
@@ -201,17 +201,17 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
     if (!arr)
         return 0;
     if (!json_is_array(arr))
-        return sim_error(SIM_EPARSE, "%s: links: must be an array", path);
+        return ps_error(PS_EPARSE, "%s: links: must be an array", path);
     size_t n = json_array_size(arr);
     t->links = calloc(n ? n : 1, sizeof *t->links);
     if (!t->links)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_array_get(arr, i);
         char where[48];
         snprintf(where, sizeof where, "links[%zu]", i);
         if (!json_is_object(o))
-            return sim_error(SIM_EPARSE, "%s: %s: must be an object", path, where);
+            return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
         struct mdl_link *l = &t->links[t->n_links++];
         int rc;
         if ((rc = check_keys(path, where, o, lkeys)) < 0 ||
@@ -221,42 +221,42 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
             return rc;
         json_t *sh = json_object_get(o, "shared");
         if (sh && !json_is_boolean(sh))
-            return sim_error(SIM_EPARSE, "%s: %s.shared: must be true or false", path, where);
+            return ps_error(PS_EPARSE, "%s: %s.shared: must be true or false", path, where);
         l->shared = sh && json_is_true(sh);
         json_t *ep = json_object_get(o, "endpoints");
         if (!ep)
-            return sim_error(SIM_EPARSE, "%s: %s: missing field 'endpoints'", path, where);
+            return ps_error(PS_EPARSE, "%s: %s: missing field 'endpoints'", path, where);
         if (json_is_string(ep) && !strcmp(json_string_value(ep), "*")) {
             l->ends = malloc((size_t)t->n_devices * sizeof *l->ends);
             if (!l->ends)
-                return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+                return ps_error(PS_ENOMEM, "%s: out of memory", path);
             for (int d = 0; d < t->n_devices; d++)
                 l->ends[l->n_ends++] = d;
             continue;
         }
         if (!json_is_array(ep) || json_array_size(ep) < 2)
-            return sim_error(SIM_EPARSE, "%s: %s.endpoints: must be \"*\" or an array of at "
+            return ps_error(PS_EPARSE, "%s: %s.endpoints: must be \"*\" or an array of at "
                              "least 2 device names", path, where);
         l->ends = malloc(json_array_size(ep) * sizeof *l->ends);
         if (!l->ends)
-            return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+            return ps_error(PS_ENOMEM, "%s: out of memory", path);
         for (size_t k = 0; k < json_array_size(ep); k++) {
             json_t *s = json_array_get(ep, k);
             if (!json_is_string(s))
-                return sim_error(SIM_EPARSE, "%s: %s.endpoints[%zu]: must be a device name",
+                return ps_error(PS_EPARSE, "%s: %s.endpoints[%zu]: must be a device name",
                                  path, where, k);
             int d = find_device(ix, t->n_devices, json_string_value(s));
             if (d < 0)
-                return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
+                return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
                                  path, where, k, json_string_value(s));
             if (seen[d] == (int)i + 1) /* stamped by this link */
-                return sim_error(SIM_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
+                return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
                                  "listed twice", path, where, k, json_string_value(s));
             seen[d] = (int)i + 1;
             l->ends[l->n_ends++] = d;
         }
         if (!l->shared && l->n_ends != 2)
-            return sim_error(SIM_EINVAL, "%s: %s: a dedicated link joins exactly 2 devices "
+            return ps_error(PS_EINVAL, "%s: %s: a dedicated link joins exactly 2 devices "
                              "(has %d); use \"shared\": true for a bus", path, where,
                              l->n_ends);
     }
@@ -272,11 +272,11 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     struct name_ix *ix = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
-        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
     if (!json_is_object(root)) {
-        rc = sim_error(SIM_EPARSE, "%s: topology: top level must be an object", path);
+        rc = ps_error(PS_EPARSE, "%s: topology: top level must be an object", path);
         goto err_free;
     }
     if ((rc = check_keys(path, "topology", root, tkeys)) < 0)
@@ -293,7 +293,7 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
         (rc = index_names(path, t, entry, &ix)) < 0)
         goto err_free;
     if (!(seen = calloc((size_t)t->n_devices, sizeof *seen))) {
-        rc = sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
     if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0 ||
@@ -320,7 +320,7 @@ int mdl_topology_load(const char *path, struct mdl_topology **out)
     *out = NULL;
     char *text;
     size_t len;
-    int rc = sim_read_file(path, &text, &len);
+    int rc = ps_read_file(path, &text, &len);
     if (rc < 0)
         return rc;
     rc = mdl_topology_parse(text, len, path, out);
@@ -333,17 +333,17 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 {
     *out = NULL;
     json_error_t jerr;
-    size_t bom = sim_bom_len(text, len);
+    size_t bom = ps_bom_len(text, len);
     text += bom;
     len -= bom;
-    sim_json_begin();
+    ps_json_begin();
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
-        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
+    if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
+        return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
     if (!root)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+        return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
-    return sim_json_error_at(load_root(root, name, out), name, text, len, "topology");
+    return ps_json_error_at(load_root(root, name, out), name, text, len, "topology");
 }
 
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
@@ -352,7 +352,7 @@ int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
     *out = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
     if (!t)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     t->path = strdup("<chain>");
     t->devices = calloc((size_t)n, sizeof *t->devices);
     t->links = calloc(n > 1 ? (size_t)n - 1 : 1, sizeof *t->links);
@@ -381,7 +381,7 @@ int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
 
 err_free:
     mdl_topology_free(t);
-    return sim_error(SIM_ENOMEM, "out of memory");
+    return ps_error(PS_ENOMEM, "out of memory");
 }
 
 int mdl_topology_link_between(const struct mdl_topology *t, int a, int b)

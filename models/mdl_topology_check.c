@@ -2,7 +2,7 @@
  * link names (models/mdl_topology_int.h). */
 #include "models/mdl_topology.h"
 #include "models/mdl_topology_int.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -167,13 +167,13 @@ int mdl_topology_check_links(const char *path, const struct mdl_topology *t)
     int rn = repeated_link_name(t, &on, &nomem);
     int rp = nomem ? -1 : repeated_pair(t, &op, &nomem);
     if (nomem)
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     if (rn >= 0 && (rp < 0 || rn <= rp))
-        return sim_error(SIM_EINVAL, "%s: links[%d].name: duplicate link name '%s' (also "
+        return ps_error(PS_EINVAL, "%s: links[%d].name: duplicate link name '%s' (also "
                          "links[%d])", path, rn, t->links[rn].name, on);
     if (rp >= 0) {
         const struct mdl_link *l = &t->links[rp];
-        return sim_error(SIM_EINVAL, "%s: links[%d].endpoints: a second link between '%s' "
+        return ps_error(PS_EINVAL, "%s: links[%d].endpoints: a second link between '%s' "
                          "and '%s': links[%d] ('%s') already joins them and would carry all "
                          "their traffic", path, rp,
                          t->devices[l->ends[0]].name, t->devices[l->ends[1]].name, op,

@@ -1,8 +1,8 @@
 /* mdl_torch — PyTorch profiler trace to measured profile (see mdl_torch.h). */
 #include "models/mdl_torch.h"
-#include "sim/sim_error.h"
-#include "sim/sim_memavail.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_memavail.h"
+#include "base/ps_util.h"
 
 #include <jansson.h>
 #include <errno.h>
@@ -73,11 +73,11 @@ static int thread_id(struct ctx *c, const json_t *pid, const json_t *tid, int *o
         char **nt = realloc(c->threads, (size_t)(c->n_threads ? c->n_threads * 2 : 4) *
                                             sizeof *nt);
         if (!nt)
-            return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+            return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
         c->threads = nt;
     }
     if (!(c->threads[c->n_threads] = strdup(key)))
-        return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
     *out = c->n_threads++;
     return 0;
 }
@@ -88,14 +88,14 @@ static int layer_id(struct ctx *c, const char *name, size_t i, int *out)
         if (!strcmp(c->layers[l].name, name))
             return *out = l, 0;
     if (!*name || strlen(name) >= MDL_NAME_MAX || strpbrk(name, ",\"\n\r"))
-        return sim_error(SIM_EINVAL, "%s: traceEvents[%zu].name: layer name '%s' must be "
+        return ps_error(PS_EINVAL, "%s: traceEvents[%zu].name: layer name '%s' must be "
                          "1..%d characters without commas, quotes or newlines", c->path, i,
                          name, MDL_NAME_MAX - 1);
     if ((c->n_layers & (c->n_layers - 1)) == 0) {
         struct layer_acc *nl = realloc(c->layers, (size_t)(c->n_layers ? c->n_layers * 2 : 8) *
                                                       sizeof *nl);
         if (!nl)
-            return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+            return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
         c->layers = nl;
     }
     struct layer_acc *l = &c->layers[c->n_layers];
@@ -110,7 +110,7 @@ static int need_number(const struct ctx *c, const json_t *e, size_t i, const cha
 {
     const json_t *x = json_object_get(e, key);
     if (!json_is_number(x))
-        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu].%s: %s", c->path, i, key,
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].%s: %s", c->path, i, key,
                          x ? "not a number" : "missing");
     *v = json_number_value(x);
     return 0;
@@ -121,17 +121,17 @@ static int read_events(struct ctx *c, const json_t *arr)
 {
     size_t n = json_array_size(arr);
     if (!(c->ev = calloc(n ? n : 1, sizeof *c->ev)))
-        return sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
     for (size_t i = 0; i < n; i++) {
         const json_t *e = json_array_get(arr, i);
         if (!json_is_object(e))
-            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: not an object", c->path, i);
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: not an object", c->path, i);
         const json_t *ph = json_object_get(e, "ph");
         if (!json_is_string(ph) || strcmp(json_string_value(ph), "X"))
             continue;
         const json_t *name = json_object_get(e, "name");
         if (!json_is_string(name))
-            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu].name: missing or not a string",
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu].name: missing or not a string",
                              c->path, i);
         struct tev *t = &c->ev[c->n];
         double dur;
@@ -140,7 +140,7 @@ static int read_events(struct ctx *c, const json_t *arr)
             (rc = need_number(c, e, i, "dur", &dur)) < 0)
             return rc;
         if (!(dur >= 0) || !(t->ts > -1e300 && t->ts < 1e300))
-            return sim_error(SIM_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range",
+            return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range",
                              c->path, i, t->ts, dur);
         t->end = t->ts + dur;
         t->name = json_string_value(name);
@@ -219,7 +219,7 @@ static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag
             t->dir = DIR_FWD;
         const struct tev *p = last[t->dir];
         if (p && t->ts < p->end && t->end <= p->end)
-            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: layer range '%s' lies inside "
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: layer range '%s' lies inside "
                              "'%s' (traceEvents[%zu]); nested layer ranges are not supported",
                              c->path, t->idx, t->name, p->name, p->idx);
         last[t->dir] = t;
@@ -267,7 +267,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
     size_t nsm = 0;
     int rc = 0;
     if (!sm || !fr) {
-        rc = sim_error(SIM_ENOMEM, "out of memory attributing backward of %s", c->path);
+        rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
     for (int th = 0; th < c->n_threads; th++) { /* forward ops inside layer ranges */
@@ -335,7 +335,7 @@ static int apply_sizes(const struct ctx *c, const char *sizes, struct mdl_profil
         return rc;
     if (n && rows[0].at_batch > 0) {
         if (*batch > 0 && *batch != rows[0].at_batch) {
-            rc = sim_error(SIM_EINVAL, "--batch %g disagrees with %s: at_batch %g", *batch,
+            rc = ps_error(PS_EINVAL, "--batch %g disagrees with %s: at_batch %g", *batch,
                            sizes, rows[0].at_batch);
             goto out_free_rows;
         }
@@ -346,7 +346,7 @@ static int apply_sizes(const struct ctx *c, const char *sizes, struct mdl_profil
         while (r < n && strcmp(rows[r].name, p->layers[l].name))
             r++;
         if (r == n) {
-            rc = sim_error(SIM_EINVAL, "%s: no row for layer '%s' of %s", sizes,
+            rc = ps_error(PS_EINVAL, "%s: no row for layer '%s' of %s", sizes,
                            p->layers[l].name, c->path);
             goto out_free_rows;
         }
@@ -362,7 +362,7 @@ static int apply_sizes(const struct ctx *c, const char *sizes, struct mdl_profil
             while (l < p->n_layers && strcmp(rows[r].name, p->layers[l].name))
                 l++;
             if (l == p->n_layers) {
-                rc = sim_error(SIM_EINVAL, "%s: layer '%s' has no range in %s", sizes,
+                rc = ps_error(PS_EINVAL, "%s: layer '%s' has no range in %s", sizes,
                                rows[r].name, c->path);
                 goto out_free_rows;
             }
@@ -399,7 +399,7 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     double *ag_ts = malloc((c->n ? c->n : 1) * sizeof *ag_ts);
     double *ag_end = malloc((c->n ? c->n : 1) * sizeof *ag_end);
     if (!tb || !ag_ts || !ag_end) {
-        rc = sim_error(SIM_ENOMEM, "out of memory reading %s", c->path);
+        rc = ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
         goto out_free;
     }
     for (size_t i = 0; i < c->n; i++)
@@ -417,18 +417,18 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     for (int l = 0; l < c->n_layers; l++)
         has_bwd |= c->layers[l].n_bwd > 0;
     if (!c->n_layers) {
-        rc = sim_error(SIM_EPARSE, "%s: no layer ranges (record_function(\"%s<name>\") "
+        rc = ps_error(PS_EPARSE, "%s: no layer ranges (record_function(\"%s<name>\") "
                        "around each layer's forward)", c->path, c->prefix);
         goto out_free;
     }
     for (int l = 0; l < c->n_layers; l++) {
         if (!c->layers[l].n_fwd) {
-            rc = sim_error(SIM_EPARSE, "%s: layer '%s' has no forward range", c->path,
+            rc = ps_error(PS_EPARSE, "%s: layer '%s' has no forward range", c->path,
                            c->layers[l].name);
             goto out_free;
         }
         if (has_bwd && !c->layers[l].n_bwd) {
-            rc = sim_error(SIM_EPARSE, "%s: layer '%s' has no backward range (other layers "
+            rc = ps_error(PS_EPARSE, "%s: layer '%s' has no backward range (other layers "
                            "do)", c->path, c->layers[l].name);
             goto out_free;
         }
@@ -455,7 +455,7 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
              sizes);
     struct mdl_profile *p = mdl_profile_new(origin, 1);
     if (!p) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out_free;
     }
     for (int l = 0; l < c->n_layers && rc == 0; l++) {
@@ -470,7 +470,7 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     if (rc == 0 && *sizes)
         rc = apply_sizes(c, sizes, p, &batch);
     if (rc == 0 && !(batch > 0))
-        rc = sim_error(SIM_EUSAGE, "%s: the batch size is unknown: give --batch N or a sizes "
+        rc = ps_error(PS_EUSAGE, "%s: the batch size is unknown: give --batch N or a sizes "
                        "sidecar with at_batch", c->path);
     if (rc < 0) {
         mdl_profile_free(p);
@@ -495,21 +495,21 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     struct ctx c = { .path = trace_path, .prefix = o->prefix ? o->prefix : "layer:" };
     c.plen = strlen(c.prefix);
     if (!c.plen)
-        return sim_error(SIM_EUSAGE, "--prefix must not be empty");
+        return ps_error(PS_EUSAGE, "--prefix must not be empty");
     if (o->batch < 0)
-        return sim_error(SIM_EUSAGE, "--batch must be > 0, got %g", o->batch);
+        return ps_error(PS_EUSAGE, "--batch must be > 0, got %g", o->batch);
     FILE *f = fopen(trace_path, "r");
     if (!f)
-        return sim_error(SIM_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
+        return ps_error(PS_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
     struct stat sb;
     if (!fstat(fileno(f), &sb) && S_ISREG(sb.st_mode)) {
         char what[600], detail[96], sz[32];
-        sim_mem_format((double)sb.st_size, sz, sizeof sz);
+        ps_mem_format((double)sb.st_size, sz, sizeof sz);
         snprintf(what, sizeof what, "%s", trace_path);
         snprintf(detail, sizeof detail, "the %s trace held as a JSON document, about %.0f x its "
                  "size", sz, TORCH_PEAK_FACTOR);
-        int rc = sim_mem_check((double)sb.st_size * TORCH_PEAK_FACTOR, what, detail,
-                               "import a trace of fewer steps, or set " SIM_MEM_ENV
+        int rc = ps_mem_check((double)sb.st_size * TORCH_PEAK_FACTOR, what, detail,
+                               "import a trace of fewer steps, or set " PS_MEM_ENV
                                " to override the check");
         if (rc < 0) {
             fclose(f);
@@ -517,18 +517,18 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
         }
     }
     unsigned char bom[3]; /* a UTF-8 byte-order mark is skipped */
-    if (fread(bom, 1, 3, f) != 3 || sim_bom_len((const char *)bom, 3) == 0)
+    if (fread(bom, 1, 3, f) != 3 || ps_bom_len((const char *)bom, 3) == 0)
         rewind(f);
     json_error_t jerr;
     json_t *root = json_loadf(f, JSON_DECODE_INT_AS_REAL, &jerr);
     fclose(f);
     if (!root)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", trace_path, jerr.line, jerr.column,
+        return ps_error(PS_EPARSE, "%s:%d:%d: %s", trace_path, jerr.line, jerr.column,
                          jerr.text);
     int rc = 0;
     const json_t *arr = json_is_array(root) ? root : json_object_get(root, "traceEvents");
     if (!json_is_array(arr)) {
-        rc = sim_error(SIM_EPARSE, "%s: not a Chrome trace (no event array or "
+        rc = ps_error(PS_EPARSE, "%s: not a Chrome trace (no event array or "
                        "\"traceEvents\")", trace_path);
         goto out_free;
     }

@@ -3,8 +3,8 @@
  * comments. Required: name, params, out_bytes, stash_bytes; optional: kind,
  * at_batch (then equal on every row). */
 #include "models/mdl_torch.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -44,10 +44,10 @@ static int number(const char *path, int line, const char *col, const char *s, do
     errno = 0;
     *v = strtod(s, &end);
     if (!*s || *end || errno == ERANGE)
-        return sim_error(SIM_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
+        return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
                          col, s);
     if (!isfinite(*v) || *v < 0)
-        return sim_error(SIM_EINVAL, "%s:%d: field '%s' must be finite and >= 0, got %s",
+        return ps_error(PS_EINVAL, "%s:%d: field '%s' must be finite and >= 0, got %s",
                          path, line, col, s);
     return 0;
 }
@@ -61,15 +61,15 @@ static int header(const char *path, int line, char **f, int n, int *idx)
         while (c < S_N && strcmp(f[i], cols[c]))
             c++;
         if (c == S_N)
-            return sim_error(SIM_EPARSE, "%s:%d: unknown column '%s'", path, line, f[i]);
+            return ps_error(PS_EPARSE, "%s:%d: unknown column '%s'", path, line, f[i]);
         if (idx[c] >= 0)
-            return sim_error(SIM_EPARSE, "%s:%d: duplicate column '%s'", path, line, f[i]);
+            return ps_error(PS_EPARSE, "%s:%d: duplicate column '%s'", path, line, f[i]);
         idx[c] = i;
     }
     static const int need[] = { S_NAME, S_PARAMS, S_OUT, S_STASH };
     for (size_t k = 0; k < sizeof need / sizeof *need; k++)
         if (idx[need[k]] < 0)
-            return sim_error(SIM_EPARSE, "%s:%d: missing column '%s'", path, line,
+            return ps_error(PS_EPARSE, "%s:%d: missing column '%s'", path, line,
                              cols[need[k]]);
     return 0;
 }
@@ -78,17 +78,17 @@ static int row(const char *path, int line, char **f, int n, int ncols, const int
                struct mdl_torch_size *r)
 {
     if (n != ncols)
-        return sim_error(SIM_EPARSE, "%s:%d: expected %d fields, found %d", path, line, ncols,
+        return ps_error(PS_EPARSE, "%s:%d: expected %d fields, found %d", path, line, ncols,
                          n);
     memset(r, 0, sizeof *r);
     const char *name = f[idx[S_NAME]];
     if (!*name || strlen(name) >= sizeof r->name)
-        return sim_error(SIM_EPARSE, "%s:%d: field 'name' is empty or longer than %zu", path,
+        return ps_error(PS_EPARSE, "%s:%d: field 'name' is empty or longer than %zu", path,
                          line, sizeof r->name - 1);
     strcpy(r->name, name);
     if (idx[S_KIND] >= 0) {
         if (strlen(f[idx[S_KIND]]) >= sizeof r->kind)
-            return sim_error(SIM_EPARSE, "%s:%d: field 'kind' too long", path, line);
+            return ps_error(PS_EPARSE, "%s:%d: field 'kind' too long", path, line);
         strcpy(r->kind, f[idx[S_KIND]]);
     }
     int rc;
@@ -100,7 +100,7 @@ static int row(const char *path, int line, char **f, int n, int ncols, const int
         if ((rc = number(path, line, "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
             return rc;
         if (r->at_batch <= 0)
-            return sim_error(SIM_EINVAL, "%s:%d: field 'at_batch' must be > 0", path, line);
+            return ps_error(PS_EINVAL, "%s:%d: field 'at_batch' must be > 0", path, line);
     }
     return 0;
 }
@@ -111,17 +111,17 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
     *n = 0;
     FILE *fp = fopen(path, "r");
     if (!fp)
-        return sim_error(SIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return ps_error(PS_EIO, "%s: cannot open: %s", path, strerror(errno));
     char buf[4096], *f[16];
     int idx[S_N], ncols = 0, line = 0, rc = 0, cap = 0;
     struct mdl_torch_size *v = NULL;
     while (fgets(buf, sizeof buf, fp)) {
         line++;
         if (!strchr(buf, '\n') && !feof(fp)) {
-            rc = sim_error(SIM_EPARSE, "%s:%d: line too long", path, line);
+            rc = ps_error(PS_EPARSE, "%s:%d: line too long", path, line);
             goto err_free_rows;
         }
-        char *s = buf + (line == 1 ? sim_bom_len(buf, strlen(buf)) : 0);
+        char *s = buf + (line == 1 ? ps_bom_len(buf, strlen(buf)) : 0);
         s += strspn(s, " \t\r\n");
         if (!*s || *s == '#')
             continue;
@@ -136,7 +136,7 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
             cap = cap ? cap * 2 : 16;
             struct mdl_torch_size *nv = realloc(v, (size_t)cap * sizeof *nv);
             if (!nv) {
-                rc = sim_error(SIM_ENOMEM, "out of memory reading %s", path);
+                rc = ps_error(PS_ENOMEM, "out of memory reading %s", path);
                 goto err_free_rows;
             }
             v = nv;
@@ -146,23 +146,23 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
             goto err_free_rows;
         for (int i = 0; i < *n; i++)
             if (!strcmp(v[i].name, r->name)) {
-                rc = sim_error(SIM_EINVAL, "%s:%d: layer '%s' listed twice", path, line,
+                rc = ps_error(PS_EINVAL, "%s:%d: layer '%s' listed twice", path, line,
                                r->name);
                 goto err_free_rows;
             }
         if (*n && r->at_batch != v[0].at_batch) {
-            rc = sim_error(SIM_EINVAL, "%s:%d: field 'at_batch' %g differs from the first "
+            rc = ps_error(PS_EINVAL, "%s:%d: field 'at_batch' %g differs from the first "
                            "row's %g", path, line, r->at_batch, v[0].at_batch);
             goto err_free_rows;
         }
         (*n)++;
     }
     if (ferror(fp)) {
-        rc = sim_error(SIM_EIO, "%s: read error", path);
+        rc = ps_error(PS_EIO, "%s: read error", path);
         goto err_free_rows;
     }
     if (!ncols) {
-        rc = sim_error(SIM_EPARSE, "%s: no header line", path);
+        rc = ps_error(PS_EPARSE, "%s: no header line", path);
         goto err_free_rows;
     }
     fclose(fp);

@@ -1,5 +1,5 @@
 #include "models/mdl_transformer.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -27,13 +27,13 @@ static int check_cfg(const struct mdl_transformer_cfg *c)
     const int v[] = { c->L, c->d_model, c->ff, c->heads, c->vocab, c->seq };
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
         if (v[i] < lim[i].lo || v[i] > lim[i].hi)
-            return sim_error(SIM_EINVAL, "transformer: field '%s' must be in [%ld, %ld], "
+            return ps_error(PS_EINVAL, "transformer: field '%s' must be in [%ld, %ld], "
                              "got %d", lim[i].name, lim[i].lo, lim[i].hi, v[i]);
     if (c->d_model % c->heads)
-        return sim_error(SIM_EINVAL, "transformer: field 'heads' (%d) must divide d_model "
+        return ps_error(PS_EINVAL, "transformer: field 'heads' (%d) must divide d_model "
                          "(%d)", c->heads, c->d_model);
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
-        return sim_error(SIM_EINVAL, "transformer: field 'act_bytes' must be in (0, 16], "
+        return ps_error(PS_EINVAL, "transformer: field 'act_bytes' must be in (0, 16], "
                          "got %g", c->act_bytes);
     return 0;
 }
@@ -65,7 +65,7 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
              c->d_model, c->ff, c->heads, c->vocab, c->seq, c->act_bytes);
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
-        return sim_error(SIM_ENOMEM, "transformer: out of memory");
+        return ps_error(PS_ENOMEM, "transformer: out of memory");
     const double S = c->seq, d = c->d_model, ff = c->ff, h = c->heads, V = c->vocab;
     const double ab = c->act_bytes, hidden = S * d * ab;
 

@@ -45,7 +45,7 @@ struct mdl_transformer_cfg {
 
 /* L = 48 (GPipe Table 2's model), 2048, 8192, 32 heads, 32000, 1024, FP32. */
 void mdl_transformer_defaults(struct mdl_transformer_cfg *c);
-/* SIM_EINVAL naming the field on a bad configuration. */
+/* PS_EINVAL naming the field on a bad configuration. */
 int mdl_transformer_profile(const struct mdl_transformer_cfg *c,
                             struct mdl_profile **out);
 

@@ -1,5 +1,5 @@
 #include "runtime/rt_chan.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +39,7 @@ int rt_watch_init(struct rt_watch *w, int live, struct rt_chan **chans, int n_ch
 {
     memset(w, 0, sizeof *w);
     if (pthread_mutex_init(&w->mu, NULL))
-        return sim_error(SIM_ERUNTIME, "pthread_mutex_init failed");
+        return ps_error(PS_ERUNTIME, "pthread_mutex_init failed");
     w->live = live;
     atomic_init(&w->abort, 0);
     w->chans = chans;
@@ -73,7 +73,7 @@ int rt_chan_new(int n_slots, int64_t slot_bytes, struct rt_watch *w, struct rt_c
     *out = NULL;
     struct rt_chan *c = calloc(1, sizeof *c);
     if (!c)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     c->slots = calloc((size_t)n_slots, sizeof *c->slots);
     if (!c->slots)
         goto err_free_chan;
@@ -98,7 +98,7 @@ err_free_chan:
         free(c->slots[i].buf);
     free(c->slots);
     free(c);
-    return sim_error(SIM_ENOMEM, "out of memory for a channel of %d x %lld bytes", n_slots,
+    return ps_error(PS_ENOMEM, "out of memory for a channel of %d x %lld bytes", n_slots,
                      (long long)slot_bytes);
 }
 
@@ -117,11 +117,11 @@ void rt_chan_free(struct rt_chan *c)
 void rt_chan_send(struct rt_chan *c, int slot, const void *src, int64_t bytes,
                   int64_t *t_sent)
 {
-    SIM_ASSERT(slot >= 0 && slot < c->n_slots && bytes <= c->slot_bytes);
+    PS_ASSERT(slot >= 0 && slot < c->n_slots && bytes <= c->slot_bytes);
     struct slot *s = &c->slots[slot];
     pthread_mutex_lock(&c->mu);
     if (s->full)
-        SIM_BUG("channel slot %d sent twice in one step", slot);
+        PS_BUG("channel slot %d sent twice in one step", slot);
     pthread_mutex_unlock(&c->mu);
     if (bytes) /* the receiver only reads after full is set under the lock */
         memcpy(s->buf, src, (size_t)bytes);
@@ -142,7 +142,7 @@ void rt_chan_send(struct rt_chan *c, int slot, const void *src, int64_t bytes,
 int rt_chan_recv(struct rt_chan *c, int slot, void *dst, int64_t bytes, int64_t *t_sent,
                  int64_t *t_recv, const char *what)
 {
-    SIM_ASSERT(slot >= 0 && slot < c->n_slots);
+    PS_ASSERT(slot >= 0 && slot < c->n_slots);
     struct slot *s = &c->slots[slot];
     struct rt_watch *w = c->watch;
     int dead = 0;
@@ -173,13 +173,13 @@ int rt_chan_recv(struct rt_chan *c, int slot, void *dst, int64_t bytes, int64_t 
         pthread_mutex_unlock(&c->mu);
         if (dead) {
             rt_watch_abort(w);
-            return sim_error(SIM_ERUNTIME, "schedule deadlocked: every worker waits, "
+            return ps_error(PS_ERUNTIME, "schedule deadlocked: every worker waits, "
                              "this one for %s", what);
         }
-        return sim_error(SIM_ERUNTIME, "%s: aborted (another worker failed)", what);
+        return ps_error(PS_ERUNTIME, "%s: aborted (another worker failed)", what);
     }
     pthread_mutex_unlock(&c->mu);
-    SIM_ASSERT(s->bytes == bytes);
+    PS_ASSERT(s->bytes == bytes);
     if (bytes)
         memcpy(dst, s->buf, (size_t)bytes);
     *t_sent = s->t_sent;

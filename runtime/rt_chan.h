@@ -13,7 +13,7 @@
  * The watch counts live workers and workers waiting on an empty slot (a
  * sender clears the count of the waiter it fills). When every live worker
  * waits on an empty slot no send can ever come: the replay is deadlocked,
- * the watch aborts and every waiter returns SIM_ERUNTIME. Exact, no
+ * the watch aborts and every waiter returns PS_ERUNTIME. Exact, no
  * timeouts. rt_watch_abort does the same on another worker's error.
  *
  * A receive first polls its slot for up to spin_ns (set by the caller;
@@ -60,7 +60,7 @@ void rt_chan_free(struct rt_chan *c);
 void rt_chan_send(struct rt_chan *c, int slot, const void *src, int64_t bytes,
                   int64_t *t_sent);
 /* Waits for slot, copies it to dst. *t_sent: the sender's time; *t_recv:
- * when the copy finished. SIM_ERUNTIME on deadlock or abort (what names
+ * when the copy finished. PS_ERUNTIME on deadlock or abort (what names
  * the op for the message). */
 int rt_chan_recv(struct rt_chan *c, int slot, void *dst, int64_t bytes,
                  int64_t *t_sent, int64_t *t_recv, const char *what);

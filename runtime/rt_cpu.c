@@ -1,5 +1,5 @@
 #include "runtime/rt_cpu.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -13,13 +13,13 @@ int rt_cpus_allowed(int **cpus, int *n)
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set))
-        return sim_error(SIM_ERUNTIME, "sched_getaffinity failed");
+        return ps_error(PS_ERUNTIME, "sched_getaffinity failed");
     int cnt = CPU_COUNT(&set);
     if (cnt < 1)
-        return sim_error(SIM_ERUNTIME, "no CPU in this process's affinity mask");
+        return ps_error(PS_ERUNTIME, "no CPU in this process's affinity mask");
     int *v = malloc((size_t)cnt * sizeof *v);
     if (!v)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     int k = 0;
     for (int c = 0; c < CPU_SETSIZE && k < cnt; c++)
         if (CPU_ISSET(c, &set))
@@ -36,7 +36,7 @@ int rt_pin_self(int cpu)
     CPU_SET(cpu, &set);
     int e = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     if (e)
-        return sim_error(SIM_ERUNTIME, "pthread_setaffinity_np(cpu %d): %s", cpu, strerror(e));
+        return ps_error(PS_ERUNTIME, "pthread_setaffinity_np(cpu %d): %s", cpu, strerror(e));
     return 0;
 }
 

@@ -10,7 +10,7 @@
 #define RT_CPU_H
 
 int rt_cpus_allowed(int **cpus, int *n);
-/* Pins the calling thread to cpu (pthread_setaffinity_np); SIM_ERUNTIME. */
+/* Pins the calling thread to cpu (pthread_setaffinity_np); PS_ERUNTIME. */
 int rt_pin_self(int cpu);
 /* The CPU the calling thread runs on now (sched_getcpu), -1 if unknown. */
 int rt_cpu_current(void);

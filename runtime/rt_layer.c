@@ -1,5 +1,5 @@
 #include "runtime/rt_layer.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -13,7 +13,7 @@ int rt_layer_init(struct rt_layer *l, enum rt_layer_kind kind, int in, int out,
 {
     memset(l, 0, sizeof *l);
     if (in < 1 || out < 1 || (kind == RT_LAYER_NORM && in != out))
-        return sim_error(SIM_EINVAL, "bad %s layer shape %d -> %d",
+        return ps_error(PS_EINVAL, "bad %s layer shape %d -> %d",
                          rt_layer_kind_name(kind), in, out);
     l->kind = kind;
     l->in = in;
@@ -28,7 +28,7 @@ int rt_layer_init(struct rt_layer *l, enum rt_layer_kind kind, int in, int out,
     l->db = calloc(nb, sizeof *l->db);
     if (!l->w || !l->b || !l->dw || !l->db) {
         rt_layer_release(l);
-        return sim_error(SIM_ENOMEM, "out of memory for a %d x %d layer", out, in);
+        return ps_error(PS_ENOMEM, "out of memory for a %d x %d layer", out, in);
     }
     return 0;
 }

@@ -37,7 +37,7 @@ struct rt_layer {
     float *dw, *db;     /* gradients, same shapes */
 };
 
-/* Allocates parameters (zeroed) and gradients. SIM_ENOMEM/SIM_EINVAL. */
+/* Allocates parameters (zeroed) and gradients. PS_ENOMEM/PS_EINVAL. */
 int rt_layer_init(struct rt_layer *l, enum rt_layer_kind kind, int in, int out,
                   int relu);
 void rt_layer_release(struct rt_layer *l);

@@ -1,5 +1,5 @@
 #include "runtime/rt_mem.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,7 @@ int rt_mem_reserve(struct rt_mem *m, int64_t cap)
         return 0;
     struct rt_mem_sample *s = realloc(m->samples, (size_t)cap * sizeof *s);
     if (!s)
-        return sim_error(SIM_ENOMEM, "out of memory for %lld memory samples", (long long)cap);
+        return ps_error(PS_ENOMEM, "out of memory for %lld memory samples", (long long)cap);
     m->samples = s;
     m->cap_samples = cap;
     return 0;
@@ -32,7 +32,7 @@ void rt_mem_reset(struct rt_mem *m)
 
 static void *alloc(int64_t bytes)
 {
-    SIM_ASSERT(bytes >= 0);
+    PS_ASSERT(bytes >= 0);
     return bytes ? malloc((size_t)bytes) : NULL;
 }
 
@@ -53,7 +53,7 @@ void rt_mem_free(struct rt_mem *m, void *p, int64_t bytes)
     if (!p)
         return;
     m->cur -= bytes;
-    SIM_ASSERT(m->cur >= 0);
+    PS_ASSERT(m->cur >= 0);
     free(p);
 }
 

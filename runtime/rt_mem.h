@@ -29,7 +29,7 @@ struct rt_mem {
 
 void rt_mem_init(struct rt_mem *m);
 void rt_mem_release(struct rt_mem *m);
-/* Room for cap samples; SIM_ENOMEM. */
+/* Room for cap samples; PS_ENOMEM. */
 int rt_mem_reserve(struct rt_mem *m, int64_t cap);
 /* Clears counts and samples (keeps the reservation). */
 void rt_mem_reset(struct rt_mem *m);

@@ -1,6 +1,6 @@
 /* rt_mpi — the MPI backend of pipesim validate (see rt_mpi.h). */
 #include "runtime/rt_mpi.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #ifndef PIPESIM_MPI
 
@@ -9,14 +9,14 @@ int rt_mpi_available(void) { return 0; }
 int rt_mpi_validate(const struct rt_mpi_args *a)
 {
     (void)a;
-    return sim_error(SIM_EUSAGE, "--backend mpi: this pipesim was built without MPI (install "
+    return ps_error(PS_EUSAGE, "--backend mpi: this pipesim was built without MPI (install "
                      "openmpi-bin and libopenmpi-dev, then make clean && make)");
 }
 
 #else
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_mpi_int.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <stdio.h>
@@ -103,9 +103,9 @@ static void reset_step(struct rt_mpi *x)
 /* A rank failed mid-step: its peers may wait on it forever. */
 static void abort_step(const struct rt_mpi *x, int rc)
 {
-    fprintf(stderr, "pipesim validate: rank %d: %s\n", x->rank, sim_errmsg());
+    fprintf(stderr, "pipesim validate: rank %d: %s\n", x->rank, ps_errmsg());
     fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, sim_exit_status(rc));
+    MPI_Abort(MPI_COMM_WORLD, ps_exit_status(rc));
 }
 
 struct step_out { int64_t t0, step_ns, busy; double loss; };
@@ -118,7 +118,7 @@ static void one_step(struct rt_mpi *x, const struct rt_data *data, struct step_o
     if (rc < 0)
         abort_step(x, rc);
     if (x->w->mem.cur != 0 || x->w->mem.extra_cur != 0)
-        SIM_BUG("rank %d ends a step holding %lld activation bytes", x->rank,
+        PS_BUG("rank %d ends a step holding %lld activation bytes", x->rank,
                 (long long)x->w->mem.cur);
     int64_t b = x->w->t_begin - x->off, e = x->w->t_end - x->off, t1;
     MPI_Allreduce(&b, &o->t0, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -147,7 +147,7 @@ static struct rt_dev_stats my_stats(const struct rt_mpi *x, int cpu)
 static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
                          const char *hosts, const struct step_out *o, int shared)
 {
-    const struct sim_schedule *s = x->p->s;
+    const struct sch_schedule *s = x->p->s;
     int K = s->n_devices, M = s->n_micro, mismatch = 0;
     printf("\nlast step       %.3f ms, %.1f samples/s\n", ms(o->step_ns),
            o->step_ns > 0 ? x->p->batch / (o->step_ns * 1e-9) : 0);
@@ -174,7 +174,7 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
                (long long)ds[d].static_bytes);
     }
     fflush(stdout);
-    return mismatch ? sim_error(SIM_ERUNTIME, "measured activation peak differs from the "
+    return mismatch ? ps_error(PS_ERUNTIME, "measured activation peak differs from the "
                                 "schedule's ledger (a runtime bug)") : 0;
 }
 
@@ -190,23 +190,23 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
     int cnt[2] = { n, ns }, *all = calloc((size_t)x->size * 2, sizeof *all);
     int *dis = calloc((size_t)x->size * 2, sizeof *dis), *len = dis + x->size;
     if (!ev || !cn || !all || !dis)
-        SIM_BUG("out of memory gathering the trace"); /* peers wait in the gather */
+        PS_BUG("out of memory gathering the trace"); /* peers wait in the gather */
     for (int i = 0; i < n; i++) {
-        const struct sim_op *op = &p->s->ops[x->rank][i];
+        const struct sch_op *op = &p->s->ops[x->rank][i];
         int peer = -1;
-        if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_GRAD)
+        if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD)
             peer = p->s->stage_device[op->stage + 1];
-        else if (op->kind == SIM_OP_SEND_GRAD || op->kind == SIM_OP_RECV_ACT)
+        else if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_ACT)
             peer = p->s->stage_device[op->stage - 1];
         ev[i] = (struct trc_event){
             .device = x->rank, .stage = op->stage, .mb = op->mb, .peer = peer,
-            .kind = op->kind, .stream = (uint8_t)sim_op_stream((enum sim_op_kind)op->kind),
+            .kind = op->kind, .stream = (uint8_t)sch_op_stream((enum sch_op_kind)op->kind),
             .start_ns = w->recs[i].start - x->off - t0, .end_ns = w->recs[i].end - x->off - t0,
         };
         const struct rt_stage *st = &p->st[op->stage];
-        if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_GRAD)
+        if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD)
             ev[i].bytes = st->mem.out;
-        else if (op->kind == SIM_OP_SEND_GRAD || op->kind == SIM_OP_RECV_ACT)
+        else if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_ACT)
             ev[i].bytes = st->mem.in;
     }
     for (int i = 0; i < ns; i++)
@@ -222,7 +222,7 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
         aev = malloc(((size_t)tot_e + 1) * sizeof *aev);
         acn = malloc(((size_t)tot_c + 1) * sizeof *acn);
         if (!aev || !acn)
-            SIM_BUG("out of memory gathering the trace");
+            PS_BUG("out of memory gathering the trace");
     }
     for (int pass = 0; pass < 2; pass++) { /* events, then counters, as bytes */
         size_t sz = pass ? sizeof *cn : sizeof *ev;
@@ -238,11 +238,11 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
         struct trc_trace *t = trc_trace_new("measured", p->D, p->S, p->M);
         if (!t || !(t->static_mem = calloc((size_t)p->D, sizeof *t->static_mem))) {
             trc_trace_free(t);
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto out_free;
         }
         snprintf(t->schedule, sizeof t->schedule, "%s", p->s->name);
-        snprintf(t->remat, sizeof t->remat, "%s", sim_remat_name(p->s->remat));
+        snprintf(t->remat, sizeof t->remat, "%s", sch_remat_name(p->s->remat));
         t->batch = p->batch;
         for (int d = 0; d < p->D && !rc; d++) {
             t->static_mem[d] = ds[d].static_bytes;
@@ -297,14 +297,14 @@ static int gather_grads(const struct rt_mpi *x, const char *path)
 static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
 {
     const rt_pipe *p = x->p;
-    const struct sim_schedule *s = p->s;
+    const struct sch_schedule *s = p->s;
     char part[256];
     rt_pipe_partition(p, part, sizeof part);
     printf("net             %s (%d layers, %lld params)\n", p->net->spec, p->net->n_layers,
            (long long)rt_net_params(p->net));
     printf("schedule        %s, K=%d, stages %d, M=%d, batch %d (micro-batch %d), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, p->batch, p->rows,
-           sim_remat_name(s->remat));
+           sch_remat_name(s->remat));
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %lu, lr %g\n", a->seed, (double)p->lr);
     printf("backend         MPI, %d ranks, one device per rank; clocks aligned to rank 0 "
@@ -326,17 +326,17 @@ static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
         (rc = rt_net_init(net, a->seed)) < 0 ||
         (rc = rt_data_new(net, cfg.batch, a->seed, &data)) < 0)
         goto out_setup;
-    const struct sim_schedule *s = x->p->s;
+    const struct sch_schedule *s = x->p->s;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_ub_ok = !flag || 2 * (int64_t)s->n_stages * s->n_micro <= *ub;
     if (x->size != s->n_devices) {
-        rc = sim_error(SIM_EUSAGE, "--backend mpi: -K %d needs %d MPI ranks (mpirun -np %d "
+        rc = ps_error(PS_EUSAGE, "--backend mpi: -K %d needs %d MPI ranks (mpirun -np %d "
                        "pipesim validate ...), running with %d", s->n_devices, s->n_devices,
                        s->n_devices, x->size);
         goto out_setup;
     }
     if (!tag_ub_ok) {
-        rc = sim_error(SIM_EINVAL, "--backend mpi: S*M = %d needs tags up to %lld, this MPI "
+        rc = ps_error(PS_EINVAL, "--backend mpi: S*M = %d needs tags up to %lld, this MPI "
                        "allows %d", s->n_stages * s->n_micro,
                        2LL * s->n_stages * s->n_micro, *ub);
         goto out_setup;
@@ -372,7 +372,7 @@ out_setup:;
     MPI_Get_processor_name(host, &hl);
     if (x->rank == 0 && (!(ds = calloc((size_t)x->size, sizeof *ds)) ||
                          !(hosts = calloc((size_t)x->size, MPI_MAX_PROCESSOR_NAME))))
-        SIM_BUG("out of memory");
+        PS_BUG("out of memory");
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, ds, (int)sizeof mine, MPI_BYTE, 0,
                MPI_COMM_WORLD);
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
@@ -397,7 +397,7 @@ out:;
     int all;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (all < 0 && rc == 0)
-        rc = sim_error(-all, "rank %d: stopped: another rank failed (see its message)",
+        rc = ps_error(-all, "rank %d: stopped: another rank failed (see its message)",
                        x->rank);
     trc_trace_free(trace);
     rt_mpi_buffers_free(x);
@@ -412,7 +412,7 @@ int rt_mpi_validate(const struct rt_mpi_args *a)
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
-        return sim_error(SIM_ERUNTIME, "--backend mpi: MPI_Init failed");
+        return ps_error(PS_ERUNTIME, "--backend mpi: MPI_Init failed");
     struct rt_mpi x = { 0 };
     MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &x.size);

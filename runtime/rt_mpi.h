@@ -33,7 +33,7 @@
  * MPI_Abort with the error's exit status.
  *
  * Built only when pkg-config finds Open MPI (ompi-c) or MPICH (mpich); else
- * rt_mpi_validate says so (SIM_EUSAGE). Ownership: everything is the
+ * rt_mpi_validate says so (PS_EUSAGE). Ownership: everything is the
  * call's own. Cost per step: the kernels, two memcpys and one message per
  * transfer, gathers of O(ops) records to rank 0.
  */

@@ -1,15 +1,15 @@
 /* rt_grads_write — a net's gradients as a file both backends write (rt_mpi.h). */
 #include "runtime/rt_mpi.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdint.h>
 #include <stdio.h>
 
 int rt_grads_write(const struct rt_net *net, const char *path)
 {
-    struct sim_afile af;
-    int rc = sim_afile_open(&af, path);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
     int32_t n = net->n_layers;
@@ -26,5 +26,5 @@ int rt_grads_write(const struct rt_net *net, const char *path)
         fwrite(ly->dw, sizeof *ly->dw, (size_t)nw, af.f);
         fwrite(ly->db, sizeof *ly->db, (size_t)nb, af.f);
     }
-    return sim_afile_commit(&af); /* checks the stream's error state */
+    return ps_afile_commit(&af); /* checks the stream's error state */
 }

@@ -24,7 +24,7 @@ struct rt_mpi {
 };
 
 /* MPI tag of a transfer op: 2 (s M + m) + g of the sending stage s. */
-int rt_mpi_tag(const struct sim_schedule *s, const struct sim_op *op);
+int rt_mpi_tag(const struct sch_schedule *s, const struct sch_op *op);
 /* Slot buffers for this rank's sends and the receive staging buffer. */
 int rt_mpi_buffers(struct rt_mpi *x);
 void rt_mpi_buffers_free(struct rt_mpi *x);

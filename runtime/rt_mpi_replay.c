@@ -4,61 +4,61 @@
  * MPI messages instead of in-process channels (see rt_mpi.h). */
 #ifdef PIPESIM_MPI
 #include "runtime/rt_mpi_int.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define STAMP ((int64_t)sizeof(int64_t)) /* send time trailer of every message */
 
-int rt_mpi_tag(const struct sim_schedule *s, const struct sim_op *op)
+int rt_mpi_tag(const struct sch_schedule *s, const struct sch_op *op)
 {
     int M = s->n_micro;
     switch (op->kind) {
-    case SIM_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
-    case SIM_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
-    case SIM_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
-    case SIM_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
+    case SCH_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
+    case SCH_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
+    case SCH_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
+    case SCH_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
     default: return -1;
     }
 }
 
 /* Bytes a transfer op moves (without the stamp) and the rank at the other end. */
-static int64_t xfer_bytes(const rt_pipe *p, const struct sim_op *op, int *peer)
+static int64_t xfer_bytes(const rt_pipe *p, const struct sch_op *op, int *peer)
 {
     const struct rt_stage *st = &p->st[op->stage];
     switch (op->kind) {
-    case SIM_OP_SEND_ACT: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
-    case SIM_OP_RECV_GRAD: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
-    case SIM_OP_SEND_GRAD: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
-    case SIM_OP_RECV_ACT: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
+    case SCH_OP_SEND_ACT: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
+    case SCH_OP_RECV_GRAD: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
+    case SCH_OP_SEND_GRAD: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
+    case SCH_OP_RECV_ACT: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
     default: *peer = -1; return 0;
     }
 }
 
 int rt_mpi_buffers(struct rt_mpi *x)
 {
-    const struct sim_schedule *s = x->p->s;
+    const struct sch_schedule *s = x->p->s;
     int n = s->n_ops[x->rank], peer;
     int64_t most = 0;
     x->slot = calloc((size_t)n + 1, sizeof *x->slot);
     x->req = malloc(((size_t)n + 1) * sizeof *x->req);
     if (!x->slot || !x->req)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
-        const struct sim_op *op = &s->ops[x->rank][i];
+        const struct sch_op *op = &s->ops[x->rank][i];
         x->req[i] = MPI_REQUEST_NULL;
         int64_t b = xfer_bytes(x->p, op, &peer);
-        if (sim_op_stream((enum sim_op_kind)op->kind) == SIM_STREAM_SEND &&
+        if (sch_op_stream((enum sch_op_kind)op->kind) == SCH_STREAM_SEND &&
             !(x->slot[i] = malloc((size_t)(b + STAMP))))
-            return sim_error(SIM_ENOMEM, "out of memory for send slots");
+            return ps_error(PS_ENOMEM, "out of memory for send slots");
         most = b > most ? b : most;
     }
     if (most + STAMP > INT32_MAX)
-        return sim_error(SIM_EINVAL, "a %lld-byte message exceeds MPI's int count",
+        return ps_error(PS_EINVAL, "a %lld-byte message exceeds MPI's int count",
                          (long long)most);
     if (!(x->stage = malloc((size_t)(most + STAMP))))
-        return sim_error(SIM_ENOMEM, "out of memory for the receive buffer");
+        return ps_error(PS_ENOMEM, "out of memory for the receive buffer");
     return 0;
 }
 
@@ -74,10 +74,10 @@ void rt_mpi_buffers_free(struct rt_mpi *x)
     x->stage = NULL;
 }
 
-static int send(struct rt_mpi *x, int i, const struct sim_op *op, struct rt_mbuf *b)
+static int send(struct rt_mpi *x, int i, const struct sch_op *op, struct rt_mbuf *b)
 {
     struct rt_worker *w = x->w;
-    int peer, act = op->kind == SIM_OP_SEND_ACT;
+    int peer, act = op->kind == SCH_OP_SEND_ACT;
     int64_t bytes = xfer_bytes(x->p, op, &peer);
     float **src = act ? &b->out : &b->gin;
     if (!*src)
@@ -92,11 +92,11 @@ static int send(struct rt_mpi *x, int i, const struct sim_op *op, struct rt_mbuf
     return 0;
 }
 
-static int recv(struct rt_mpi *x, const struct sim_op *op, struct rt_mbuf *b,
+static int recv(struct rt_mpi *x, const struct sch_op *op, struct rt_mbuf *b,
                 struct rt_rec *rec, int64_t *t_recv)
 {
     struct rt_worker *w = x->w;
-    int peer, act = op->kind == SIM_OP_RECV_ACT, rc, count;
+    int peer, act = op->kind == SCH_OP_RECV_ACT, rc, count;
     int64_t bytes = xfer_bytes(x->p, op, &peer), stamp;
     float **dst = act ? &b->in : &b->gout;
     if (*dst)
@@ -110,8 +110,8 @@ static int recv(struct rt_mpi *x, const struct sim_op *op, struct rt_mbuf *b,
     MPI_Get_count(&status, MPI_BYTE, &count);
     if (count != bytes + STAMP) {
         char lab[32];
-        sim_op_label(op, lab, sizeof lab);
-        return sim_error(SIM_ERUNTIME, "%s of stage %d: %d bytes from rank %d, expected %lld",
+        sch_op_label(op, lab, sizeof lab);
+        return ps_error(PS_ERUNTIME, "%s of stage %d: %d bytes from rank %d, expected %lld",
                          lab, op->stage, count, peer, (long long)(bytes + STAMP));
     }
     memcpy(*dst, x->stage, (size_t)bytes);
@@ -129,30 +129,30 @@ static int run_op(struct rt_mpi *x, const struct rt_data *d, int i)
 {
     struct rt_worker *w = x->w;
     rt_pipe *p = x->p;
-    const struct sim_op *op = &p->s->ops[x->rank][i];
+    const struct sch_op *op = &p->s->ops[x->rank][i];
     struct rt_rec *rec = &w->recs[i];
     struct rt_mbuf *b = op->mb >= 0 ? rt_mb(p, op->stage, op->mb) : NULL;
     int64_t t_recv = 0;
     int rc = 0;
     rec->start = rt_now_ns();
     w->data = d;
-    switch ((enum sim_op_kind)op->kind) {
-    case SIM_OP_FWD:
-    case SIM_OP_RECOMP:
-    case SIM_OP_BWD:
-    case SIM_OP_WGRAD:
-    case SIM_OP_UPDATE: rc = rt_replay_compute(w, op, rec->start); break;
-    case SIM_OP_SEND_ACT:
-    case SIM_OP_SEND_GRAD: rc = send(x, i, op, b); break;
-    case SIM_OP_RECV_ACT:
-    case SIM_OP_RECV_GRAD: rc = recv(x, op, b, rec, &t_recv); break;
-    default: return sim_error(SIM_EINVAL, "op kind %d cannot run on the MPI backend", op->kind);
+    switch ((enum sch_op_kind)op->kind) {
+    case SCH_OP_FWD:
+    case SCH_OP_RECOMP:
+    case SCH_OP_BWD:
+    case SCH_OP_WGRAD:
+    case SCH_OP_UPDATE: rc = rt_replay_compute(w, op, rec->start); break;
+    case SCH_OP_SEND_ACT:
+    case SCH_OP_SEND_GRAD: rc = send(x, i, op, b); break;
+    case SCH_OP_RECV_ACT:
+    case SCH_OP_RECV_GRAD: rc = recv(x, op, b, rec, &t_recv); break;
+    default: return ps_error(PS_EINVAL, "op kind %d cannot run on the MPI backend", op->kind);
     }
     if (rc < 0)
         return rc;
     rec->end = t_recv ? t_recv : rt_now_ns();
     rt_mem_sample(&w->mem, rec->end);
-    if (sim_op_is_compute((enum sim_op_kind)op->kind))
+    if (sch_op_is_compute((enum sch_op_kind)op->kind))
         w->busy_ns += rec->end - rec->start;
     else
         w->comm_ns += rec->end - rec->start;

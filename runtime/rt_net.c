@@ -1,7 +1,7 @@
 #include "runtime/rt_net.h"
-#include "sim/sim_error.h"
-#include "sim/sim_memavail.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_memavail.h"
+#include "base/ps_util.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -17,29 +17,29 @@ static int push_item(struct item **v, int *n, enum rt_layer_kind kind, int width
                      int relu, const char *where)
 {
     if (*n >= RT_MAX_LAYERS)
-        return sim_error(SIM_EINVAL, "%s: more than %d layers", where, RT_MAX_LAYERS);
+        return ps_error(PS_EINVAL, "%s: more than %d layers", where, RT_MAX_LAYERS);
     if ((*n & (*n - 1)) == 0) {
         struct item *nv = realloc(*v, (size_t)(*n ? *n * 2 : 8) * sizeof *nv);
         if (!nv)
-            return sim_error(SIM_ENOMEM, "out of memory");
+            return ps_error(PS_ENOMEM, "out of memory");
         *v = nv;
     }
     (*v)[(*n)++] = (struct item){ kind, width, relu };
     return 0;
 }
 
-/* Re-files the last error (a usage error of a strict parse) as SIM_EPARSE. */
+/* Re-files the last error (a usage error of a strict parse) as PS_EPARSE. */
 static int as_parse_error(void)
 {
-    char msg[SIM_ERRMSG_MAX];
-    snprintf(msg, sizeof msg, "%s", sim_errmsg());
-    return sim_error(SIM_EPARSE, "%s", msg);
+    char msg[PS_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", ps_errmsg());
+    return ps_error(PS_EPARSE, "%s", msg);
 }
 
 static int parse_width(const char *s, const char *what, int *out)
 {
     long v;
-    if (sim_parse_long(s, what, 1, RT_MAX_WIDTH, &v) < 0)
+    if (ps_parse_long(s, what, 1, RT_MAX_WIDTH, &v) < 0)
         return as_parse_error();
     *out = (int)v;
     return 0;
@@ -49,7 +49,7 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
 {
     char buf[256], what[320];
     if (strlen(spec) >= sizeof buf)
-        return sim_error(SIM_EPARSE, "net spec '%.40s...' too long", spec);
+        return ps_error(PS_EPARSE, "net spec '%.40s...' too long", spec);
     strcpy(buf, spec + 4);
     int layers = -1, width = -1, in = -1, out = -1, every = 0, rc;
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
@@ -57,13 +57,13 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
         rc = 0;
         char *eq = strchr(kv, '=');
         if (!eq)
-            return sim_error(SIM_EPARSE, "net spec '%s': '%s' is not key=value", spec, kv);
+            return ps_error(PS_EPARSE, "net spec '%s': '%s' is not key=value", spec, kv);
         *eq = 0;
         const char *v = eq + 1;
         snprintf(what, sizeof what, "net spec '%s' field '%s'", spec, kv);
         if (!strcmp(kv, "layers")) {
             long l;
-            if (sim_parse_long(v, what, 1, RT_MAX_LAYERS / 2, &l) < 0)
+            if (ps_parse_long(v, what, 1, RT_MAX_LAYERS / 2, &l) < 0)
                 return as_parse_error();
             layers = (int)l;
         } else if (!strcmp(kv, "width")) {
@@ -75,18 +75,18 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
         } else if (!strcmp(kv, "norm")) {
             long e;
             const char *num = strncmp(v, "every", 5) ? v : v + 5;
-            if (sim_parse_long(num, what, 0, RT_MAX_LAYERS, &e) < 0)
-                return sim_error(SIM_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
+            if (ps_parse_long(num, what, 0, RT_MAX_LAYERS, &e) < 0)
+                return ps_error(PS_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
             every = (int)e;
         } else {
-            return sim_error(SIM_EPARSE, "net spec '%s': unknown field '%s' (layers, "
+            return ps_error(PS_EPARSE, "net spec '%s': unknown field '%s' (layers, "
                              "width, in, out, norm)", spec, kv);
         }
         if (rc < 0)
             return rc;
     }
     if (layers < 0 || width < 0)
-        return sim_error(SIM_EPARSE, "net spec '%s': fields 'layers' and 'width' are "
+        return ps_error(PS_EPARSE, "net spec '%s': fields 'layers' and 'width' are "
                          "required", spec);
     *in_width = in > 0 ? in : width;
     for (int i = 0; i < layers; i++) {
@@ -105,7 +105,7 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
 {
     char *buf;
     size_t len;
-    int rc = sim_read_file(path, &buf, &len);
+    int rc = ps_read_file(path, &buf, &len);
     if (rc < 0)
         return rc;
     int line = 0;
@@ -128,32 +128,32 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
         char what[64];
         snprintf(what, sizeof what, "%s:%d: width", path, line);
         if (!*in_width && strcmp(tok[0], "input")) {
-            rc = sim_error(SIM_EPARSE, "%s:%d: first item must be 'input WIDTH', got '%s'",
+            rc = ps_error(PS_EPARSE, "%s:%d: first item must be 'input WIDTH', got '%s'",
                            path, line, tok[0]);
         } else if (!strcmp(tok[0], "input")) {
             if (*in_width)
-                rc = sim_error(SIM_EPARSE, "%s:%d: second 'input' line", path, line);
+                rc = ps_error(PS_EPARSE, "%s:%d: second 'input' line", path, line);
             else if (nt != 2)
-                rc = sim_error(SIM_EPARSE, "%s:%d: want 'input WIDTH'", path, line);
+                rc = ps_error(PS_EPARSE, "%s:%d: want 'input WIDTH'", path, line);
             else
                 rc = parse_width(tok[1], what, in_width);
         } else if (!strcmp(tok[0], "dense")) {
             int w = 0;
             if (nt < 2 || nt > 3)
-                rc = sim_error(SIM_EPARSE, "%s:%d: want 'dense WIDTH [relu|linear]'", path, line);
+                rc = ps_error(PS_EPARSE, "%s:%d: want 'dense WIDTH [relu|linear]'", path, line);
             else if ((rc = parse_width(tok[1], what, &w)) < 0)
                 ;
             else if (nt == 3 && strcmp(tok[2], "relu") && strcmp(tok[2], "linear"))
-                rc = sim_error(SIM_EPARSE, "%s:%d: activation '%s' is not relu or linear",
+                rc = ps_error(PS_EPARSE, "%s:%d: activation '%s' is not relu or linear",
                                path, line, tok[2]);
             else
                 rc = push_item(items, n, RT_LAYER_DENSE, w,
                                nt == 2 || !strcmp(tok[2], "relu"), path);
         } else if (!strcmp(tok[0], "norm")) {
             rc = nt == 1 ? push_item(items, n, RT_LAYER_NORM, 0, 0, path)
-                         : sim_error(SIM_EPARSE, "%s:%d: 'norm' takes no arguments", path, line);
+                         : ps_error(PS_EPARSE, "%s:%d: 'norm' takes no arguments", path, line);
         } else {
-            rc = sim_error(SIM_EPARSE, "%s:%d: unknown layer kind '%s' (dense, norm)",
+            rc = ps_error(PS_EPARSE, "%s:%d: unknown layer kind '%s' (dense, norm)",
                            path, line, tok[0]);
         }
         if (rc < 0)
@@ -161,7 +161,7 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
     }
     free(buf);
     if (rc >= 0 && !*in_width)
-        rc = sim_error(SIM_EPARSE, "%s: no 'input WIDTH' line", path);
+        rc = ps_error(PS_EPARSE, "%s: no 'input WIDTH' line", path);
     return rc < 0 ? rc : 0;
 }
 
@@ -175,12 +175,12 @@ int rt_net_parse(const char *spec, struct rt_net **out)
     else if (!strncmp(spec, "file:", 5))
         rc = parse_file(spec + 5, &in_width, &items, &n);
     else
-        rc = sim_error(SIM_EPARSE, "net spec '%s': want mlp:layers=L,width=W[,...] or "
+        rc = ps_error(PS_EPARSE, "net spec '%s': want mlp:layers=L,width=W[,...] or "
                        "file:PATH", spec);
     if (rc < 0)
         goto err_free_items;
     if (n == 0) {
-        rc = sim_error(SIM_EPARSE, "net spec '%s': no layers", spec);
+        rc = ps_error(PS_EPARSE, "net spec '%s': no layers", spec);
         goto err_free_items;
     }
     /* parameters and gradients, FP32, allocated below: refuse what cannot fit */
@@ -193,13 +193,13 @@ int rt_net_parse(const char *spec, struct rt_net **out)
     char what[300], detail[96];
     snprintf(what, sizeof what, "net '%s'", spec);
     snprintf(detail, sizeof detail, "parameters and gradients of %.4g FP32 parameters", params);
-    if ((rc = sim_mem_check(8 * params, what, detail, "use a smaller net, or set "
-                            SIM_MEM_ENV " to override the check")) < 0)
+    if ((rc = ps_mem_check(8 * params, what, detail, "use a smaller net, or set "
+                            PS_MEM_ENV " to override the check")) < 0)
         goto err_free_items;
     struct rt_net *net = calloc(1, sizeof *net);
     if (!net || !(net->layers = calloc((size_t)n, sizeof *net->layers))) {
         free(net);
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free_items;
     }
     snprintf(net->spec, sizeof net->spec, "%s", spec);
@@ -248,7 +248,7 @@ int rt_net_init(struct rt_net *n, uint64_t seed)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     gsl_rng_set(r, (unsigned long)seed);
     for (int i = 0; i < n->n_layers; i++) {
         struct rt_layer *l = &n->layers[i];
@@ -271,11 +271,11 @@ int rt_net_init(struct rt_net *n, uint64_t seed)
 
 void rt_net_copy_params(struct rt_net *dst, const struct rt_net *src)
 {
-    SIM_ASSERT(dst->n_layers == src->n_layers);
+    PS_ASSERT(dst->n_layers == src->n_layers);
     for (int i = 0; i < src->n_layers; i++) {
         const struct rt_layer *s = &src->layers[i];
         struct rt_layer *d = &dst->layers[i];
-        SIM_ASSERT(s->n_params == d->n_params);
+        PS_ASSERT(s->n_params == d->n_params);
         memcpy(d->w, s->w, (size_t)(s->n_params - s->out) * sizeof *d->w);
         memcpy(d->b, s->b, (size_t)s->out * sizeof *d->b);
     }
@@ -297,7 +297,7 @@ int rt_data_new(const struct rt_net *net, int n, uint64_t seed, struct rt_data *
     int rc = 0;
     if (!d || !a || !r || !(d->x = malloc((size_t)n * in * sizeof *d->x)) ||
         !(d->t = malloc((size_t)n * o * sizeof *d->t))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory for %d samples", n);
+        rc = ps_error(PS_ENOMEM, "out of memory for %d samples", n);
         goto cleanup;
     }
     d->n = n;
@@ -394,7 +394,7 @@ int rt_net_reference_step(struct rt_net *n, const struct rt_data *d, float lr,
             rt_layer_sgd(&n->layers[l], lr);
     goto cleanup;
 err_nomem:
-    rc = sim_error(SIM_ENOMEM, "out of memory for the reference step (batch %d)", N);
+    rc = ps_error(PS_ENOMEM, "out of memory for the reference step (batch %d)", N);
 cleanup:
     if (t)
         for (int l = 1; l <= L; l++)
@@ -423,7 +423,7 @@ static int64_t first_nonfinite(const float *v, int64_t n)
 int rt_check_diverged(const struct rt_net *net, long step, double loss, double lr)
 {
     if (!isfinite(loss))
-        return sim_error(SIM_EINVAL, "step %ld: the loss is %s: training diverged; try a "
+        return ps_error(PS_EINVAL, "step %ld: the loss is %s: training diverged; try a "
                          "smaller --lr (now %g)", step, isnan(loss) ? "NaN" : "infinite", lr);
     for (int l = 0; net && l < net->n_layers; l++) {
         const struct rt_layer *ly = &net->layers[l];
@@ -434,7 +434,7 @@ int rt_check_diverged(const struct rt_net *net, long step, double loss, double l
         else if (first_nonfinite(ly->w, nw) >= 0 || first_nonfinite(ly->b, ly->out) >= 0)
             what = "non-finite parameters";
         if (what)
-            return sim_error(SIM_EINVAL, "step %ld: layer %d (%s) has %s after the "
+            return ps_error(PS_EINVAL, "step %ld: layer %d (%s) has %s after the "
                              "update: training diverged; try a smaller --lr (now %g)",
                              step, l, rt_layer_kind_name(ly->kind), what, lr);
     }

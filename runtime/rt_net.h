@@ -73,7 +73,7 @@ void rt_data_free(struct rt_data *d);
 double rt_loss(int rows, int width, int n_total, const float *y,
                const float *t, float *dy);
 
-/* Training diverged? SIM_EINVAL naming the step (1-based) and suggesting a
+/* Training diverged? PS_EINVAL naming the step (1-based) and suggesting a
  * smaller --lr when the loss is not finite, or when net (NULL: not
  * checked) holds a non-finite parameter or gradient after the step's update
  * (the gradient overflowed before the loss showed it); else 0. O(params). */

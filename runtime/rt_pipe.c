@@ -1,9 +1,9 @@
 /* rt_pipe: setup, one step, statistics and the measured trace. */
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe_int.h"
-#include "sim/sim_error.h"
-#include "sim/sim_memavail.h"
-#include "sim/sim_schedsize.h"
+#include "base/ps_error.h"
+#include "base/ps_memavail.h"
+#include "sched/sch_schedsize.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +15,12 @@
 
 static int plan_stages(rt_pipe *p, const char *partition)
 {
-    int rc = sim_partition_parse(partition ? partition : "uniform", p->S, p->net->n_layers,
+    int rc = sch_partition_parse(partition ? partition : "uniform", p->S, p->net->n_layers,
                                  &p->part);
     if (rc < 0)
         return rc;
     if (!(p->st = calloc((size_t)p->S, sizeof *p->st)))
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int s = 0; s < p->S; s++)
         if ((rc = rt_stage_plan(p->net, s, p->S, p->part->first[s],
                                 p->part->first[s + 1] - p->part->first[s], p->rows,
@@ -35,7 +35,7 @@ static int make_channels(rt_pipe *p)
     p->grad = calloc((size_t)p->S, sizeof *p->grad);
     p->chans = calloc((size_t)p->S * 2, sizeof *p->chans);
     if (!p->act || !p->grad || !p->chans)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int s = 0; s + 1 < p->S; s++) {
         if (p->s->stage_device[s] == p->s->stage_device[s + 1])
             continue;
@@ -50,23 +50,23 @@ static int make_channels(rt_pipe *p)
     return 0;
 }
 
-/* The ledger's count: sim_mem_effect over each device's list in order. */
+/* The ledger's count: sch_mem_effect over each device's list in order. */
 static int expected_peaks(rt_pipe *p)
 {
     if (!(p->expected = calloc((size_t)p->D, sizeof *p->expected)))
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int d = 0; d < p->D; d++) {
         int64_t cur = 0, peak = 0, a, e;
         for (int i = 0; i < p->s->n_ops[d]; i++) {
-            const struct sim_op *op = &p->s->ops[d][i];
-            sim_mem_effect(p->s, op, &p->st[op->stage].mem, &a, &e);
+            const struct sch_op *op = &p->s->ops[d][i];
+            sch_mem_effect(p->s, op, &p->st[op->stage].mem, &a, &e);
             cur += a;
             peak = cur > peak ? cur : peak;
             cur += e;
             peak = cur > peak ? cur : peak;
         }
         if (cur != 0)
-            return sim_error(SIM_EINVAL, "schedule %s: device %d's ledger ends at %lld bytes, "
+            return ps_error(PS_EINVAL, "schedule %s: device %d's ledger ends at %lld bytes, "
                              "not 0", p->s->name, d, (long long)cur);
         p->expected[d] = peak;
     }
@@ -89,7 +89,7 @@ static int expected_peaks(rt_pipe *p)
  * --net mlp:layers=8,width=512 -K 2 -M 4, /usr/bin/time -f %M): batch 8192
  * estimate 167.0 MiB, RSS 163.3 MiB; batch 32768: 620.1 vs 580.2 MiB;
  * batch 8192 --remat never: 284.0 vs 268.2 MiB (1.02-1.07 of the peak; the
- * 0.9 margin of sim_mem_check still lets a run use ~84% of what is free). */
+ * 0.9 margin of ps_mem_check still lets a run use ~84% of what is free). */
 static int check_memory(const rt_pipe *p)
 {
     double pg = 8.0 * (double)rt_net_params(p->net), act = 0, chan = 0, work = 0;
@@ -110,19 +110,19 @@ static int check_memory(const rt_pipe *p)
     for (int st = 0; st + 1 < p->S; st++)
         if (p->s->stage_device[st] != p->s->stage_device[st + 1])
             chan += (double)p->M * (double)(p->st[st].mem.out + p->st[st + 1].mem.in);
-    double ops = (double)sim_schedule_total_ops(p->s) * RT_OP_BYTES;
+    double ops = (double)sch_schedule_total_ops(p->s) * RT_OP_BYTES;
     char what[400], detail[256], b[5][32];
     snprintf(what, sizeof what, "net '%s' with schedule %s, K=%d, M=%d, batch %d",
              p->net->spec, p->s->name, p->D, p->M, p->batch);
-    sim_mem_format(pg, b[0], sizeof b[0]);
-    sim_mem_format(act, b[1], sizeof b[1]);
-    sim_mem_format(chan, b[2], sizeof b[2]);
-    sim_mem_format(work + data, b[3], sizeof b[3]);
-    sim_mem_format(ops, b[4], sizeof b[4]);
+    ps_mem_format(pg, b[0], sizeof b[0]);
+    ps_mem_format(act, b[1], sizeof b[1]);
+    ps_mem_format(chan, b[2], sizeof b[2]);
+    ps_mem_format(work + data, b[3], sizeof b[3]);
+    ps_mem_format(ops, b[4], sizeof b[4]);
     snprintf(detail, sizeof detail, "parameters and gradients %s, activations %s, channel "
              "buffers %s, workspaces and data %s, op records %s", b[0], b[1], b[2], b[3], b[4]);
-    return sim_mem_check(pg + data + act + chan + work + ops, what, detail,
-                         "use a smaller net, batch, -K or -M, or set " SIM_MEM_ENV
+    return ps_mem_check(pg + data + act + chan + work + ops, what, detail,
+                         "use a smaller net, batch, -K or -M, or set " PS_MEM_ENV
                          " to override the check");
 }
 
@@ -140,7 +140,7 @@ static int make_workers(rt_pipe *p)
     p->stats = calloc((size_t)p->D, sizeof *p->stats);
     if (!p->w || !p->stats) {
         free(cpus);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     struct rt_stage *mine = malloc((size_t)p->S * sizeof *mine);
     for (int d = 0; d < p->D && !rc; d++) {
@@ -154,7 +154,7 @@ static int make_workers(rt_pipe *p)
             if (p->s->stage_device[s] == d)
                 mine[n++] = p->st[s];
         if (!mine || !(w->recs = calloc((size_t)p->s->n_ops[d] + 1, sizeof *w->recs)))
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+            rc = ps_error(PS_ENOMEM, "out of memory");
         else if ((rc = rt_work_init(&w->ws, p->net, mine, n)) == 0)
             rc = rt_mem_reserve(&w->mem, 2 * (int64_t)p->s->n_ops[d] + 2);
     }
@@ -163,26 +163,26 @@ static int make_workers(rt_pipe *p)
     return rc;
 }
 
-int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
+int rt_pipe_new_schedule(struct rt_net *net, struct sch_schedule *s, int batch,
                          const char *partition, float lr, int no_pin, rt_pipe **out)
 {
     *out = NULL;
-    int rc = sim_schedule_validate(s);
+    int rc = sch_schedule_validate(s);
     if (rc < 0)
         goto err_free_schedule;
     if (s->n_replicas > 1) {
-        rc = sim_error(SIM_EINVAL, "schedule %s has %d data-parallel replicas; the runtime "
+        rc = ps_error(PS_EINVAL, "schedule %s has %d data-parallel replicas; the runtime "
                        "runs one pipeline", s->name, s->n_replicas);
         goto err_free_schedule;
     }
     if (batch < 1 || batch % s->n_micro) {
-        rc = sim_error(SIM_EINVAL, "batch %d must be a positive multiple of M = %d", batch,
+        rc = ps_error(PS_EINVAL, "batch %d must be a positive multiple of M = %d", batch,
                        s->n_micro);
         goto err_free_schedule;
     }
     rt_pipe *p = calloc(1, sizeof *p);
     if (!p) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free_schedule;
     }
     p->net = net;
@@ -197,7 +197,7 @@ int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
     if ((rc = plan_stages(p, partition)) < 0)
         goto err_free_pipe;
     if (!(p->mb = calloc((size_t)p->S * p->M, sizeof *p->mb))) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free_pipe;
     }
     if ((rc = expected_peaks(p)) < 0 || (rc = check_memory(p)) < 0 ||
@@ -207,12 +207,12 @@ int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
         goto err_free_pipe;
     p->have_watch = 1;
     if (pthread_mutex_init(&p->gate_mu, NULL)) {
-        rc = sim_error(SIM_ERUNTIME, "pthread_mutex_init failed");
+        rc = ps_error(PS_ERUNTIME, "pthread_mutex_init failed");
         goto err_free_pipe;
     }
     if (pthread_cond_init(&p->gate_cv, NULL)) {
         pthread_mutex_destroy(&p->gate_mu);
-        rc = sim_error(SIM_ERUNTIME, "pthread_cond_init failed");
+        rc = ps_error(PS_ERUNTIME, "pthread_cond_init failed");
         goto err_free_pipe;
     }
     p->have_gate = 1;
@@ -225,27 +225,27 @@ err_free_pipe:
     rt_pipe_free(p); /* frees s */
     return rc;
 err_free_schedule:
-    sim_schedule_free(s);
+    sch_schedule_free(s);
     return rc;
 }
 
 int rt_pipe_new(struct rt_net *net, const struct rt_pipe_config *c, rt_pipe **out)
 {
     *out = NULL;
-    struct sim_schedule *s;
+    struct sch_schedule *s;
     const char *name = c->schedule ? c->schedule : "gpipe";
-    struct sim_mem_sched ms; /* the op lists themselves, before building them */
-    if (!sim_mem_sched_estimate(name, c->K, c->M, c->remat, 1, &ms)) {
+    struct sch_mem_sched ms; /* the op lists themselves, before building them */
+    if (!sch_mem_sched_estimate(name, c->K, c->M, c->remat, 1, &ms)) {
         char what[160], detail[64];
         snprintf(what, sizeof what, "schedule %s with K=%d, M=%d", name, c->K, c->M);
         snprintf(detail, sizeof detail, "%lld ops", (long long)ms.n_ops);
-        int rc = sim_mem_check(ms.bytes + (double)ms.n_ops * RT_OP_BYTES, what, detail,
-                               "use a smaller -K or -M, or set " SIM_MEM_ENV
+        int rc = ps_mem_check(ms.bytes + (double)ms.n_ops * RT_OP_BYTES, what, detail,
+                               "use a smaller -K or -M, or set " PS_MEM_ENV
                                " to override the check");
         if (rc < 0)
             return rc;
     }
-    int rc = sim_schedule_build(name, c->K, c->M, c->remat, &s);
+    int rc = sch_schedule_build(name, c->K, c->M, c->remat, &s);
     if (rc < 0)
         return rc;
     return rt_pipe_new_schedule(net, s, c->batch, c->partition, c->lr, c->no_pin, out);
@@ -255,7 +255,7 @@ void rt_pipe_drop_buffers(rt_pipe *p)
 {
     for (int s = 0; p->mb && s < p->S; s++) {
         struct rt_mem *m = &p->w[p->s->stage_device[s]].mem;
-        const struct sim_stage_mem *sm = &p->st[s].mem;
+        const struct sch_stage_mem *sm = &p->st[s].mem;
         for (int i = 0; i < p->M; i++) {
             struct rt_mbuf *b = rt_mb(p, s, i);
             rt_mem_free(m, b->in, sm->in);
@@ -299,8 +299,8 @@ void rt_pipe_free(rt_pipe *p)
     free(p->w);
     free(p->stats);
     free(p->expected);
-    sim_partition_free(p->part);
-    sim_schedule_free(p->s);
+    sch_partition_free(p->part);
+    sch_schedule_free(p->s);
     free(p);
 }
 
@@ -332,13 +332,13 @@ static int64_t step_origin(const rt_pipe *p)
     return t0;
 }
 
-static int peer_of(const struct sim_schedule *s, const struct sim_op *op)
+static int peer_of(const struct sch_schedule *s, const struct sch_op *op)
 {
     switch (op->kind) {
-    case SIM_OP_SEND_ACT:
-    case SIM_OP_RECV_GRAD: return s->stage_device[op->stage + 1];
-    case SIM_OP_SEND_GRAD:
-    case SIM_OP_RECV_ACT: return s->stage_device[op->stage - 1];
+    case SCH_OP_SEND_ACT:
+    case SCH_OP_RECV_GRAD: return s->stage_device[op->stage + 1];
+    case SCH_OP_SEND_GRAD:
+    case SCH_OP_RECV_ACT: return s->stage_device[op->stage - 1];
     default: return -1;
     }
 }
@@ -349,10 +349,10 @@ static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
     struct trc_trace *t = trc_trace_new("measured", p->D, p->S, p->M);
     if (!t || !(t->static_mem = calloc((size_t)p->D, sizeof *t->static_mem))) {
         trc_trace_free(t);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     snprintf(t->schedule, sizeof t->schedule, "%s", p->s->name);
-    snprintf(t->remat, sizeof t->remat, "%s", sim_remat_name(p->s->remat));
+    snprintf(t->remat, sizeof t->remat, "%s", sch_remat_name(p->s->remat));
     t->batch = p->batch;
     int rc = 0;
     for (int d = 0; d < p->D && !rc; d++) {
@@ -362,16 +362,16 @@ static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
         for (int64_t i = 0; !rc && i < w->mem.n_samples; i++)
             rc = trc_add_counter(t, d, w->mem.samples[i].t_ns - t0, w->mem.samples[i].bytes);
         for (int i = 0; !rc && i < p->s->n_ops[d]; i++) {
-            const struct sim_op *op = &p->s->ops[d][i];
+            const struct sch_op *op = &p->s->ops[d][i];
             const struct rt_stage *st = &p->st[op->stage];
             struct trc_event ev = {
                 .device = d, .stage = op->stage, .mb = op->mb, .peer = peer_of(p->s, op),
-                .kind = op->kind, .stream = (uint8_t)sim_op_stream((enum sim_op_kind)op->kind),
+                .kind = op->kind, .stream = (uint8_t)sch_op_stream((enum sch_op_kind)op->kind),
                 .start_ns = w->recs[i].start - t0, .end_ns = w->recs[i].end - t0,
             };
-            if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_GRAD)
+            if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD)
                 ev.bytes = st->mem.out;
-            else if (op->kind == SIM_OP_SEND_GRAD || op->kind == SIM_OP_RECV_ACT)
+            else if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_ACT)
                 ev.bytes = st->mem.in;
             rc = trc_add_event(t, &ev);
         }
@@ -393,7 +393,7 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
         *trace = NULL;
     int out_w = rt_net_width(p->net, p->net->n_layers);
     if (data->n != p->batch || data->in != p->net->in_width || data->out != out_w)
-        return sim_error(SIM_EINVAL, "data of %d x %d -> %d does not fit a batch of %d x %d "
+        return ps_error(PS_EINVAL, "data of %d x %d -> %d does not fit a batch of %d x %d "
                          "-> %d", data->n, data->in, data->out, p->batch, p->net->in_width,
                          out_w);
     reset_step(p);
@@ -403,7 +403,7 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
         p->w[started].data = data;
         int e = pthread_create(&p->w[started].tid, NULL, rt_worker_main, &p->w[started]);
         if (e) {
-            rc = sim_error(SIM_ERUNTIME, "cannot start worker %d: %s", started, strerror(e));
+            rc = ps_error(PS_ERUNTIME, "cannot start worker %d: %s", started, strerror(e));
             break;
         }
     }
@@ -417,10 +417,10 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
         return rc;
     for (int d = 0; d < p->D && !rc; d++)
         if (p->w[d].rc < 0 && !strstr(p->w[d].err, "aborted (another"))
-            rc = sim_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
+            rc = ps_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
     for (int d = 0; d < p->D && !rc; d++)
         if (p->w[d].rc < 0)
-            rc = sim_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
+            rc = ps_error(-p->w[d].rc, "device %d: %s", d, p->w[d].err);
     if (rc < 0) {
         rt_pipe_drop_buffers(p);
         return rc;
@@ -430,7 +430,7 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
         const struct rt_worker *w = &p->w[d];
         struct rt_dev_stats *ds = &p->stats[d];
         if (w->mem.cur != 0 || w->mem.extra_cur != 0)
-            SIM_BUG("device %d ends a step holding %lld activation bytes", d,
+            PS_BUG("device %d ends a step holding %lld activation bytes", d,
                     (long long)w->mem.cur);
         t_end = w->t_end > t_end ? w->t_end : t_end;
         busy += w->busy_ns;
@@ -453,12 +453,12 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
     return trace ? build_trace(p, t0, trace) : 0;
 }
 
-const struct sim_schedule *rt_pipe_schedule(const rt_pipe *p) { return p->s; }
+const struct sch_schedule *rt_pipe_schedule(const rt_pipe *p) { return p->s; }
 const struct rt_stage *rt_pipe_stage(const rt_pipe *p, int s) { return &p->st[s]; }
 int rt_pipe_n_stages(const rt_pipe *p) { return p->S; }
 int rt_pipe_oversubscribed(const rt_pipe *p) { return p->oversubscribed; }
 
 void rt_pipe_partition(const rt_pipe *p, char *buf, int n)
 {
-    sim_partition_format(p->part, buf, n);
+    sch_partition_format(p->part, buf, n);
 }

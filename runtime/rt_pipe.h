@@ -1,22 +1,22 @@
 /*
  * rt_pipe — pipelined training steps on real cores: one worker thread per
  * device, pinned to its own CPU, replaying that device's op list of a
- * sim_schedule (the same lists the simulator replays) with the rt_stage
+ * sch_schedule (the same lists the simulator replays) with the rt_stage
  * kernels, bounded channels (rt_chan) between devices, and every
  * activation buffer allocated through rt_mem.
  *
  * Replay: a worker runs its list in order and switches on the op kind
  * (F, R, B, W, U, send/recv of activations and gradients), so any schedule
- * that passes sim_schedule_validate runs unchanged: several stages per
+ * that passes sch_schedule_validate runs unchanged: several stages per
  * device (stage s on stage_device[s], buffers handed over in place between
- * them), re-materialization per micro-batch (sim_schedule_remat_mb), split
+ * them), re-materialization per micro-batch (sch_schedule_remat_mb), split
  * backward (has_wgrad: B computes the input gradient, W the weight
  * gradient). Sends never block (a slot per micro-batch); a receive waits
- * (sim_schedule_validate checks the lists run that way to the end; a
+ * (sch_schedule_validate checks the lists run that way to the end; a
  * deadlock that slipped through anyway is detected and reported, rt_chan).
  * One pipeline replica: schedules with data-parallel all-reduce ops are
  * refused.
- * Buffers are taken and returned exactly as sim_mem_effect books them
+ * Buffers are taken and returned exactly as sch_mem_effect books them
  * (allocations of an op's start before it runs; at its end frees first,
  * then allocations), so each device's measured peak equals the ledger's
  * count over its list in order (rt_pipe_expected_peak).
@@ -40,7 +40,7 @@
 
 #include "runtime/rt_net.h"
 #include "runtime/rt_stage.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_schedule.h"
 #include "traces/trc_trace.h"
 
 typedef struct rt_pipe rt_pipe;
@@ -48,7 +48,7 @@ typedef struct rt_pipe rt_pipe;
 struct rt_pipe_config {
     const char *schedule;    /* NULL = "gpipe" */
     int K, M, batch;         /* batch must divide by M */
-    enum sim_remat remat;
+    enum sch_remat remat;
     const char *partition;   /* NULL = "uniform", else "3,5,..." per stage */
     float lr;                /* SGD learning rate of U */
     int no_pin;              /* 1: leave threads unpinned (and do not warn
@@ -61,7 +61,7 @@ struct rt_dev_stats {
     int64_t comm_ns;         /* send and receive copies */
     int64_t wait_ns;         /* blocked in receives before data was there */
     int64_t peak_act;        /* measured activation peak */
-    int64_t expected_peak;   /* sim_mem_effect over the list in order */
+    int64_t expected_peak;   /* sch_mem_effect over the list in order */
     int64_t extra_peak;      /* split-backward gradients kept from B to W */
     int64_t static_bytes;    /* weights + gradients */
     int64_t workspace_bytes;
@@ -80,7 +80,7 @@ struct rt_step_stats {
 int rt_pipe_new(struct rt_net *net, const struct rt_pipe_config *c, rt_pipe **out);
 /* Same with a ready-made schedule: validated here and owned by the pipe
  * from the call on (freed on error too). */
-int rt_pipe_new_schedule(struct rt_net *net, struct sim_schedule *s, int batch,
+int rt_pipe_new_schedule(struct rt_net *net, struct sch_schedule *s, int batch,
                          const char *partition, float lr, int no_pin, rt_pipe **out);
 void rt_pipe_free(rt_pipe *p);
 
@@ -90,7 +90,7 @@ void rt_pipe_free(rt_pipe *p);
 int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *st,
                  struct trc_trace **trace);
 
-const struct sim_schedule *rt_pipe_schedule(const rt_pipe *p);
+const struct sch_schedule *rt_pipe_schedule(const rt_pipe *p);
 const struct rt_stage *rt_pipe_stage(const rt_pipe *p, int s);
 int rt_pipe_n_stages(const rt_pipe *p);
 int rt_pipe_oversubscribed(const rt_pipe *p);

@@ -10,9 +10,9 @@
 
 #include "runtime/rt_chan.h"
 #include "runtime/rt_mem.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 #include "runtime/rt_pipe.h"
-#include "sim/sim_partition.h"
+#include "sched/sch_partition.h"
 
 /* Buffers of one (stage, micro-batch); NULL when not held. */
 struct rt_mbuf {
@@ -40,14 +40,14 @@ struct rt_worker {
     int64_t busy_ns, comm_ns, wait_ns;
     double loss;
     int rc;
-    char err[SIM_ERRMSG_MAX];
+    char err[PS_ERRMSG_MAX];
     const struct rt_data *data;
 };
 
 struct rt_pipe {
     struct rt_net *net;
-    struct sim_schedule *s;
-    struct sim_partition *part;
+    struct sch_schedule *s;
+    struct sch_partition *part;
     int D, S, M, batch, rows;
     float lr;
     int pin, oversubscribed;
@@ -75,9 +75,9 @@ static inline struct rt_mbuf *rt_mb(struct rt_pipe *p, int s, int m)
 /* Thread entry: pins, waits at the start gate, replays dev's list. */
 /* Pieces of the replay the MPI backend shares (rt_replay.c): the compute
  * ops (w->data must be set), and the error and allocation helpers. */
-int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0);
-int rt_replay_missing(const struct sim_op *op, const char *what);
-int rt_replay_take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p);
+int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0);
+int rt_replay_missing(const struct sch_op *op, const char *what);
+int rt_replay_take(struct rt_mem *m, const struct sch_op *op, int64_t bytes, void **p);
 void *rt_worker_main(void *arg);
 /* Frees whatever buffers a failed step left behind. */
 void rt_pipe_drop_buffers(struct rt_pipe *p);

@@ -1,36 +1,36 @@
 /* A worker replaying its device's op list: the generic switch on op kind. */
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe_int.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int nomem(const struct sim_op *op, int64_t bytes)
+static int nomem(const struct sch_op *op, int64_t bytes)
 {
     char lab[32];
-    sim_op_label(op, lab, sizeof lab);
-    return sim_error(SIM_ENOMEM, "%s of stage %d: cannot allocate %lld bytes", lab, op->stage,
+    sch_op_label(op, lab, sizeof lab);
+    return ps_error(PS_ENOMEM, "%s of stage %d: cannot allocate %lld bytes", lab, op->stage,
                      (long long)bytes);
 }
 
-int rt_replay_missing(const struct sim_op *op, const char *what)
+int rt_replay_missing(const struct sch_op *op, const char *what)
 {
     char lab[32];
-    sim_op_label(op, lab, sizeof lab);
-    return sim_error(SIM_ERUNTIME, "%s of stage %d runs without its %s (op list out of order)",
+    sch_op_label(op, lab, sizeof lab);
+    return ps_error(PS_ERUNTIME, "%s of stage %d runs without its %s (op list out of order)",
                      lab, op->stage, what);
 }
 
 /* Takes bytes from the device's ledger; *p stays NULL for 0 bytes. */
-int rt_replay_take(struct rt_mem *m, const struct sim_op *op, int64_t bytes, void **p)
+int rt_replay_take(struct rt_mem *m, const struct sch_op *op, int64_t bytes, void **p)
 {
     *p = rt_mem_alloc(m, bytes);
     return bytes && !*p ? nomem(op, bytes) : 0;
 }
 
 /* The frees at the end of a stage's backward (B, or W when split). */
-static void backward_done(struct rt_worker *w, const struct sim_op *op, struct rt_mbuf *b,
+static void backward_done(struct rt_worker *w, const struct sch_op *op, struct rt_mbuf *b,
                           int remat)
 {
     const struct rt_stage *st = &w->p->st[op->stage];
@@ -44,7 +44,7 @@ static void backward_done(struct rt_worker *w, const struct sim_op *op, struct r
     }
 }
 
-static const float *stage_input(struct rt_worker *w, const struct sim_op *op, struct rt_mbuf *b)
+static const float *stage_input(struct rt_worker *w, const struct sch_op *op, struct rt_mbuf *b)
 {
     if (op->stage > 0)
         return b->in;
@@ -52,7 +52,7 @@ static const float *stage_input(struct rt_worker *w, const struct sim_op *op, st
     return d->x + (size_t)op->mb * w->p->rows * d->in;
 }
 
-static const float *stage_targets(struct rt_worker *w, const struct sim_op *op)
+static const float *stage_targets(struct rt_worker *w, const struct sch_op *op)
 {
     const struct rt_data *d = w->data;
     return d->t + (size_t)op->mb * w->p->rows * d->out;
@@ -60,18 +60,18 @@ static const float *stage_targets(struct rt_worker *w, const struct sim_op *op)
 
 /* The compute ops (F, R, B, W, U), shared with the MPI backend: kernels
  * and buffer takes and frees in the ledger's order. t0: the op's start. */
-int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
+int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
 {
     struct rt_pipe *p = w->p;
-    const struct sim_schedule *s = p->s;
+    const struct sch_schedule *s = p->s;
     const struct rt_stage *st = &p->st[op->stage];
     struct rt_mbuf *b = op->mb >= 0 ? rt_mb(p, op->stage, op->mb) : NULL;
     int sg = op->stage, last = sg + 1 == p->S, rc = 0;
-    int remat = op->mb >= 0 && sim_schedule_remat_mb(s, op->mb);
-    switch ((enum sim_op_kind)op->kind) {
-    case SIM_OP_FWD:
-    case SIM_OP_RECOMP: {
-        int keep = op->kind == SIM_OP_RECOMP || !remat;
+    int remat = op->mb >= 0 && sch_schedule_remat_mb(s, op->mb);
+    switch ((enum sch_op_kind)op->kind) {
+    case SCH_OP_FWD:
+    case SCH_OP_RECOMP: {
+        int keep = op->kind == SCH_OP_RECOMP || !remat;
         const float *x = stage_input(w, op, b);
         if (!x)
             return rt_replay_missing(op, "input");
@@ -85,7 +85,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
         const float *y = rt_stage_forward(st, p->net, x, stash, stage_targets(w, op), p->batch,
                                           &loss, &w->ws);
         b->stash = stash;
-        if (op->kind == SIM_OP_RECOMP)
+        if (op->kind == SCH_OP_RECOMP)
             break;
         w->loss += loss;
         if (sg > 0 && !remat) { /* what backward needs of the input is in the stash */
@@ -104,7 +104,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
         }
         break;
     }
-    case SIM_OP_BWD: {
+    case SCH_OP_BWD: {
         float *gout = last ? NULL : b->gout;
         if (!b->stash || (!last && !gout))
             return rt_replay_missing(op, b->stash ? "output gradient" : "stash");
@@ -127,7 +127,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
         }
         break;
     }
-    case SIM_OP_WGRAD:
+    case SCH_OP_WGRAD:
         if (!b->stash || (st->wgrad_bytes && !b->wgrad))
             return rt_replay_missing(op, "backward");
         rt_stage_wgrad(st, p->net, b->stash, b->gout, b->wgrad);
@@ -135,16 +135,16 @@ int rt_replay_compute(struct rt_worker *w, const struct sim_op *op, int64_t t0)
         b->wgrad = NULL;
         backward_done(w, op, b, remat);
         break;
-    case SIM_OP_UPDATE:
+    case SCH_OP_UPDATE:
         rt_stage_update(st, p->net, p->lr);
         break;
     default:
-        SIM_BUG("op kind %d is not a compute op", op->kind);
+        PS_BUG("op kind %d is not a compute op", op->kind);
     }
     return 0;
 }
 
-static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *rec)
+static int run_op(struct rt_worker *w, const struct sch_op *op, struct rt_rec *rec)
 {
     struct rt_pipe *p = w->p;
     const struct rt_stage *st = &p->st[op->stage];
@@ -153,32 +153,32 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
     int64_t t_sent = 0, t_recv = 0;
     char lab[32];
     rec->start = rt_now_ns();
-    switch ((enum sim_op_kind)op->kind) {
-    case SIM_OP_FWD:
-    case SIM_OP_RECOMP:
-    case SIM_OP_BWD:
-    case SIM_OP_WGRAD:
-    case SIM_OP_UPDATE:
+    switch ((enum sch_op_kind)op->kind) {
+    case SCH_OP_FWD:
+    case SCH_OP_RECOMP:
+    case SCH_OP_BWD:
+    case SCH_OP_WGRAD:
+    case SCH_OP_UPDATE:
         if ((rc = rt_replay_compute(w, op, rec->start)) < 0)
             return rc;
         break;
-    case SIM_OP_SEND_ACT:
+    case SCH_OP_SEND_ACT:
         if (!b->out)
             return rt_replay_missing(op, "output");
         rt_chan_send(p->act[sg], op->mb, b->out, st->mem.out, &t_sent);
         rt_mem_free(&w->mem, b->out, st->mem.out);
         b->out = NULL;
         break;
-    case SIM_OP_SEND_GRAD:
+    case SCH_OP_SEND_GRAD:
         if (!b->gin)
             return rt_replay_missing(op, "input gradient");
         rt_chan_send(p->grad[sg - 1], op->mb, b->gin, st->mem.in, &t_sent);
         rt_mem_free(&w->mem, b->gin, st->mem.in);
         b->gin = NULL;
         break;
-    case SIM_OP_RECV_ACT:
-    case SIM_OP_RECV_GRAD: {
-        int act = op->kind == SIM_OP_RECV_ACT;
+    case SCH_OP_RECV_ACT:
+    case SCH_OP_RECV_GRAD: {
+        int act = op->kind == SCH_OP_RECV_ACT;
         int64_t bytes = act ? st->mem.in : st->mem.out;
         float **dst = act ? &b->in : &b->gout;
         if (*dst)
@@ -186,7 +186,7 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
         if ((rc = rt_replay_take(&w->mem, op, bytes, (void **)dst)) < 0)
             return rc;
         rt_mem_sample(&w->mem, rec->start);
-        sim_op_label(op, lab, sizeof lab);
+        sch_op_label(op, lab, sizeof lab);
         rc = rt_chan_recv(act ? p->act[sg - 1] : p->grad[sg], op->mb, *dst, bytes, &t_sent,
                           &t_recv, lab);
         if (rc < 0)
@@ -198,11 +198,11 @@ static int run_op(struct rt_worker *w, const struct sim_op *op, struct rt_rec *r
         break;
     }
     default:
-        SIM_BUG("op kind %d", op->kind);
+        PS_BUG("op kind %d", op->kind);
     }
     rec->end = t_recv ? t_recv : rt_now_ns();
     rt_mem_sample(&w->mem, rec->end);
-    if (sim_op_is_compute((enum sim_op_kind)op->kind))
+    if (sch_op_is_compute((enum sch_op_kind)op->kind))
         w->busy_ns += rec->end - rec->start;
     else
         w->comm_ns += rec->end - rec->start;
@@ -224,10 +224,10 @@ void *rt_worker_main(void *arg)
     if (cancelled)
         return NULL;
     w->t_begin = rt_now_ns();
-    const struct sim_op *ops = p->s->ops[w->dev];
+    const struct sch_op *ops = p->s->ops[w->dev];
     for (int i = 0; rc == 0 && i < p->s->n_ops[w->dev]; i++) {
         if (atomic_load(&p->watch.abort)) {
-            rc = sim_error(SIM_ERUNTIME, "device %d: aborted (another worker failed)", w->dev);
+            rc = ps_error(PS_ERUNTIME, "device %d: aborted (another worker failed)", w->dev);
             break;
         }
         rc = run_op(w, &ops[i], &w->recs[i]);
@@ -235,7 +235,7 @@ void *rt_worker_main(void *arg)
     w->t_end = rt_now_ns();
     w->rc = rc;
     if (rc < 0) {
-        snprintf(w->err, sizeof w->err, "%s", sim_errmsg());
+        snprintf(w->err, sizeof w->err, "%s", ps_errmsg());
         rt_watch_abort(&p->watch);
     }
     rt_watch_leave(&p->watch);

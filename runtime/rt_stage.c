@@ -1,5 +1,5 @@
 #include "runtime/rt_stage.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ int rt_net_profile(const struct rt_net *n, struct mdl_profile **out)
     *out = NULL;
     struct mdl_profile *p = mdl_profile_new(n->spec, 0);
     if (!p)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int l = 0; l < n->n_layers; l++) {
         const struct rt_layer *ly = &n->layers[l];
         int head = l == n->n_layers - 1;
@@ -48,7 +48,7 @@ int rt_stage_plan(const struct rt_net *n, int index, int n_stages, int first,
 {
     memset(st, 0, sizeof *st);
     if (first < 0 || n_layers < 1 || first + n_layers > n->n_layers || rows < 1)
-        return sim_error(SIM_EINVAL, "stage %d: bad layer range %d+%d of %d or rows %d",
+        return ps_error(PS_EINVAL, "stage %d: bad layer range %d+%d of %d or rows %d",
                          index, first, n_layers, n->n_layers, rows);
     st->index = index;
     st->n_stages = n_stages;
@@ -63,7 +63,7 @@ int rt_stage_plan(const struct rt_net *n, int index, int n_stages, int first,
     st->wg_off = malloc(L * sizeof(int64_t));
     if (!st->x_off || !st->aux_off || !st->mask_off || !st->wg_off) {
         rt_stage_release(st);
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     /* floats first (layer order, then dL/dy), bytes (masks) last: no padding */
     int64_t off = 0, r = rows, wg = 0;
@@ -122,7 +122,7 @@ int rt_work_init(struct rt_work *w, const struct rt_net *net, const struct rt_st
     w->aux = malloc((size_t)aux * sizeof(float));
     if (!w->a || !w->b || !w->aux) {
         rt_work_release(w);
-        return sim_error(SIM_ENOMEM, "out of memory for a %lld-float workspace", (long long)big);
+        return ps_error(PS_ENOMEM, "out of memory for a %lld-float workspace", (long long)big);
     }
     w->bytes = (2 * big + aux) * (int64_t)sizeof(float);
     return 0;

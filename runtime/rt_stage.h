@@ -14,7 +14,7 @@
  *          ReLU, a one-byte output mask (r out); norm -> xhat and rstd
  *          (4 r (width + 1)); the net's last layer also keeps dL/dy
  *          (4 r out). Nothing else survives a forward, so a stage's input
- *          buffer can be released after F (sim_memory.c's rule).
+ *          buffer can be released after F (sch_memory.c's rule).
  * Intermediate tensors of a forward or backward live in a per-device
  * workspace (rt_work), sized once; it is not activation memory.
  * With a split backward (B then W) the gradients of all but the stage's last
@@ -22,7 +22,7 @@
  * layers' widths); the ledger has no term for it, so it is counted apart.
  *
  * rt_net_profile writes the same numbers per sample as a profile
- * (out_bytes, stash_bytes), so sim_costs gives these in/out/stash exactly.
+ * (out_bytes, stash_bytes), so sch_costs gives these in/out/stash exactly.
  *
  * Ownership: rt_stage_plan fills a struct owning its offset arrays
  * (rt_stage_release); rt_work_init / rt_work_release. Cost: kernels as in
@@ -35,14 +35,14 @@
 
 #include "models/mdl_profile.h"
 #include "runtime/rt_net.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_schedule.h"
 
 struct rt_stage {
     int index, n_stages;
     int first, n_layers;     /* layers [first, first + n_layers) of the net */
     int rows;                /* micro-batch samples */
     int is_last_layer_head;  /* holds the net's last layer (loss) */
-    struct sim_stage_mem mem;
+    struct sch_stage_mem mem;
     int64_t wgrad_bytes;
     /* byte offsets into the stash / wgrad blocks, -1 where absent */
     int64_t *x_off, *aux_off, *mask_off, *wg_off; /* [n_layers] */

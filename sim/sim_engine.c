@@ -1,5 +1,5 @@
 #include "sim/sim_engine.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 #include "sim/sim_evq.h"
 
 #include <math.h>
@@ -10,7 +10,7 @@
  * ops sit next to each other in memory (the loop is bound by cache misses,
  * not arithmetic). */
 struct rec {
-    int32_t info;      /* stage * SIM_OP_NKINDS + kind */
+    int32_t info;      /* stage * SCH_OP_NKINDS + kind */
     int32_t succ;      /* record of the one cross-stream dependent, or -1 */
     uint32_t mb1 : 25; /* micro-batch + 1 (0 for the update) */
     uint32_t rm : 1;   /* micro-batch is re-materialized */
@@ -24,7 +24,7 @@ struct stream {
     int32_t n, cur;
     int dev;
     int busy;
-    sim_time t_start;  /* start of the running op (transfer start for sends) */
+    sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
 
 struct resource {      /* a link direction, or a whole shared link */
@@ -38,7 +38,7 @@ struct resource {      /* a link direction, or a whole shared link */
  * whether its micro-batch is re-materialized. Tabled once so the event loop
  * does no cost or ledger arithmetic. */
 struct opinfo {
-    sim_time dur[2];   /* by re-materialized or not (a re-materialized F keeps
+    sch_time dur[2];   /* by re-materialized or not (a re-materialized F keeps
                           no stash, which can be measurably faster) */
     int32_t res;
     int32_t lane[2];   /* event-queue lane: one per distinct duration */
@@ -46,18 +46,18 @@ struct opinfo {
 };
 
 struct sim_engine {
-    const struct sim_schedule *s;
-    const struct sim_costs *c;
+    const struct sch_schedule *s;
+    const struct sch_costs *c;
     int n_dev;
     int64_t n_ops, n_done;
     struct rec *recs;          /* [n_ops] by stream */
-    sim_time *xfer_start;      /* [n_ops] when tracing: transfer start of a recv */
-    struct stream *streams;    /* [n_dev * SIM_NSTREAMS] */
-    struct opinfo *info;       /* [n_stages * SIM_OP_NKINDS] */
+    sch_time *xfer_start;      /* [n_ops] when tracing: transfer start of a recv */
+    struct stream *streams;    /* [n_dev * SCH_NSTREAMS] */
+    struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] */
     struct resource *res;
     int n_res;
     struct sim_evq evq;        /* payload: stream index; a lane per distinct duration */
-    sim_time now;
+    sch_time now;
     int64_t *cur_mem;
     struct sim_result r;
     struct trc_trace *trace;
@@ -71,36 +71,36 @@ struct sim_engine {
  * transfer was the send's. Traces still draw it on the receive thread. */
 static int run_stream(int kind)
 {
-    enum sim_stream k = sim_op_stream(kind);
-    return k == SIM_STREAM_RECV ? SIM_STREAM_COMPUTE : k;
+    enum sch_stream k = sch_op_stream(kind);
+    return k == SCH_STREAM_RECV ? SCH_STREAM_COMPUTE : k;
 }
 
-static struct sim_op op_of(const struct rec *r)
+static struct sch_op op_of(const struct rec *r)
 {
-    return (struct sim_op){ .kind = (uint8_t)r->kind, .stage = r->info / SIM_OP_NKINDS,
+    return (struct sch_op){ .kind = (uint8_t)r->kind, .stage = r->info / SCH_OP_NKINDS,
                             .mb = (int32_t)r->mb1 - 1 };
 }
 
 size_t sim_engine_op_bytes(int record_trace)
 {
-    return sizeof(struct rec) + (record_trace ? sizeof(sim_time) : 0);
+    return sizeof(struct rec) + (record_trace ? sizeof(sch_time) : 0);
 }
 
 /* ---- construction ---- */
 
 static int cmp_time(const void *a, const void *b)
 {
-    sim_time x = *(const sim_time *)a, y = *(const sim_time *)b;
+    sch_time x = *(const sch_time *)a, y = *(const sch_time *)b;
     return x < y ? -1 : x > y;
 }
 
 /* One event-queue lane per distinct duration (see sim_evq.h). */
 static int assign_lanes(sim_engine *e)
 {
-    size_t n = (size_t)e->s->n_stages * SIM_OP_NKINDS * 2, u = 0;
-    sim_time *d = malloc(n * sizeof *d);
+    size_t n = (size_t)e->s->n_stages * SCH_OP_NKINDS * 2, u = 0;
+    sch_time *d = malloc(n * sizeof *d);
     if (!d)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         d[i] = e->info[i / 2].dur[i % 2];
     qsort(d, n, sizeof *d, cmp_time);
@@ -108,7 +108,7 @@ static int assign_lanes(sim_engine *e)
         if (!u || d[i] != d[u - 1])
             d[u++] = d[i];
     for (size_t i = 0; i < n; i++) {
-        const sim_time *f = bsearch(&e->info[i / 2].dur[i % 2], d, u, sizeof *d, cmp_time);
+        const sch_time *f = bsearch(&e->info[i / 2].dur[i % 2], d, u, sizeof *d, cmp_time);
         e->info[i / 2].lane[i % 2] = (int32_t)(f - d);
     }
     free(d);
@@ -125,7 +125,7 @@ static int assign_lanes(sim_engine *e)
 static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int *first_res,
                           int st)
 {
-    const struct sim_schedule *s = e->s;
+    const struct sch_schedule *s = e->s;
     int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st];
     double bw = 0, lat = 0;
     int res = -1;
@@ -133,7 +133,7 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
         int a = r * D + dev, b = ((r + 1) % R) * D + dev;
         int l = mdl_topology_link_between(t, a, b);
         if (l < 0)
-            return sim_error(SIM_EINVAL, "topology %s: no link between %s and %s for the "
+            return ps_error(PS_EINVAL, "topology %s: no link between %s and %s for the "
                              "all-reduce of stage %d across %d replicas", t->path,
                              t->devices[a].name, t->devices[b].name, st, R);
         const struct mdl_link *lk = &t->links[l];
@@ -144,10 +144,10 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
         if (lk->shared && res < 0)
             res = first_res[l];
     }
-    struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + SIM_OP_ALLREDUCE];
+    struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + SCH_OP_ALLREDUCE];
     double bytes = e->c->st[st].params * 4;
     oi->dur[0] = oi->dur[1] =
-        sim_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
+        sch_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
     oi->res = res;
     return 0;
 }
@@ -155,43 +155,43 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
 /* Link resources and the per-(stage, kind) table of durations and effects. */
 static int build_info(sim_engine *e, const struct mdl_topology *t)
 {
-    const struct sim_schedule *s = e->s;
+    const struct sch_schedule *s = e->s;
     int S = s->n_stages, rc = 0;
     int *first_res = malloc((size_t)(t->n_links ? t->n_links : 1) * sizeof *first_res);
     if (!first_res)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < t->n_links; i++) {
         first_res[i] = e->n_res;
         e->n_res += t->links[i].shared ? 1 : 2;
     }
     e->res = calloc((size_t)e->n_res + 1, sizeof *e->res);
     if (!e->res) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     for (int i = 0; i < t->n_links; i++)
         for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
             struct resource *r = &e->res[first_res[i] + k];
-            r->cap = s->n_devices * SIM_NSTREAMS + 1; /* a stream queues one op at most */
+            r->cap = s->n_devices * SCH_NSTREAMS + 1; /* a stream queues one op at most */
             if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
-                rc = sim_error(SIM_ENOMEM, "out of memory");
+                rc = ps_error(PS_ENOMEM, "out of memory");
                 goto out;
             }
         }
     for (int st = 0; st < S; st++) {
-        const struct sim_stage_cost *sc = &e->c->st[st];
-        for (int k = 0; k < SIM_OP_NKINDS; k++) {
-            struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS + k];
-            struct sim_op op = { (uint8_t)k, st, 0 };
+        const struct sch_stage_cost *sc = &e->c->st[st];
+        for (int k = 0; k < SCH_OP_NKINDS; k++) {
+            struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + k];
+            struct sch_op op = { (uint8_t)k, st, 0 };
             oi->res = -1;
             /* costs and the ledger rule, for a re-materialized micro-batch and not */
-            struct sim_schedule tmp = *s;
-            tmp.remat = SIM_REMAT_NEVER;
-            oi->dur[0] = sim_costs_op_time(e->c, &tmp, &op);
-            sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[0], &oi->at_end[0]);
-            tmp.remat = SIM_REMAT_ALWAYS;
-            oi->dur[1] = sim_costs_op_time(e->c, &tmp, &op);
-            sim_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[1], &oi->at_end[1]);
+            struct sch_schedule tmp = *s;
+            tmp.remat = SCH_REMAT_NEVER;
+            oi->dur[0] = sch_costs_op_time(e->c, &tmp, &op);
+            sch_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[0], &oi->at_end[0]);
+            tmp.remat = SCH_REMAT_ALWAYS;
+            oi->dur[1] = sch_costs_op_time(e->c, &tmp, &op);
+            sch_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[1], &oi->at_end[1]);
         }
         for (int dir = 0; dir < 2; dir++) {
             int peer = dir == 0 ? st + 1 : st - 1;
@@ -202,24 +202,24 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                 continue;
             int l = mdl_topology_link_between(t, a, b);
             if (l < 0) {
-                rc = sim_error(SIM_EINVAL, "topology %s: no link between %s and %s (stages "
+                rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
                                "%d and %d)", t->path, t->devices[a].name, t->devices[b].name,
                                st, peer);
                 goto out;
             }
             const struct mdl_link *lk = &t->links[l];
-            struct opinfo *oi = &e->info[(int64_t)st * SIM_OP_NKINDS +
-                                         (dir == 0 ? SIM_OP_SEND_ACT : SIM_OP_SEND_GRAD)];
+            struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS +
+                                         (dir == 0 ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD)];
             int64_t bytes = dir == 0 ? sc->mem.out : sc->mem.in;
             oi->res = first_res[l] + (lk->shared ? 0 : (a == lk->ends[0] ? 0 : 1));
             double secs = lk->latency + (double)bytes / lk->bandwidth;
-            if (!(secs <= SIM_MAX_OP_S)) {
-                rc = sim_error(SIM_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
+            if (!(secs <= SCH_MAX_OP_S)) {
+                rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
                                "takes %g s, more than %g s", t->path, lk->name,
-                               (long long)bytes, secs, SIM_MAX_OP_S);
+                               (long long)bytes, secs, SCH_MAX_OP_S);
                 goto out;
             }
-            oi->dur[0] = oi->dur[1] = sim_seconds_to_time(secs);
+            oi->dur[0] = oi->dur[1] = sch_seconds_to_time(secs);
         }
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
@@ -236,24 +236,24 @@ out:
  * all allocations bounds the ledger. O(ops). */
 static int check_totals(const sim_engine *e)
 {
-    const struct sim_schedule *s = e->s;
+    const struct sch_schedule *s = e->s;
     double time = 0, bytes = 0;
     for (int st = 0; st < s->n_stages; st++)
         bytes += (double)e->c->st[st].param_bytes;
     for (int d = 0; d < s->n_devices; d++)
         for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sim_op *op = &s->ops[d][i];
-            const struct opinfo *oi = &e->info[(int64_t)op->stage * SIM_OP_NKINDS + op->kind];
+            const struct sch_op *op = &s->ops[d][i];
+            const struct opinfo *oi = &e->info[(int64_t)op->stage * SCH_OP_NKINDS + op->kind];
             time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]);
             for (int r = 0; r < 2; r++)
                 bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
         }
     if (time > 4e18)
-        return sim_error(SIM_EINVAL, "schedule %s: its ops add up to %g s, beyond the "
+        return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s, beyond the "
                          "simulator's clock (292 years); check the profile and topology for "
                          "huge figures", s->name, time * 1e-9);
     if (bytes > 4e18)
-        return sim_error(SIM_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "
+        return ps_error(PS_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "
                          "simulator's memory ledger; check the profile and topology for huge "
                          "figures", s->name, bytes);
     return 0;
@@ -264,15 +264,15 @@ static int check_totals(const sim_engine *e)
  * stream. Same-device deps are found through the device's op index,
  * cross-device ones (receives) through the records of the sends, tabled by
  * (stage, micro-batch). The schedule is validated on the way, device by
- * device, as sim_schedule_validate would. */
+ * device, as sch_schedule_validate would. */
 static int build_recs(sim_engine *e)
 {
-    const struct sim_schedule *s = e->s;
+    const struct sch_schedule *s = e->s;
     int64_t S = s->n_stages, M = s->n_micro;
     int D = e->n_dev, rc;
     int32_t *local = NULL, *send_id = NULL;
-    struct sim_devindex x;
-    if ((rc = sim_devindex_init(&x, s)) < 0)
+    struct sch_devindex x;
+    if ((rc = sch_devindex_init(&x, s)) < 0)
         return rc;
     int max_ops = 1;
     for (int d = 0; d < D; d++)
@@ -281,59 +281,59 @@ static int build_recs(sim_engine *e)
     local = malloc((size_t)max_ops * sizeof *local);
     send_id = malloc((size_t)(2 * S * M) * sizeof *send_id);
     if (!local || !send_id) {
-        rc = sim_error(SIM_ENOMEM, "out of memory indexing %lld ops", (long long)e->n_ops);
+        rc = ps_error(PS_ENOMEM, "out of memory indexing %lld ops", (long long)e->n_ops);
         goto out;
     }
     int32_t next = 0;
     for (int d = 0; d < D; d++) {
-        int cnt[SIM_NSTREAMS] = { 0 };
+        int cnt[SCH_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++)
             cnt[run_stream(s->ops[d][i].kind)]++;
-        for (int k = 0; k < SIM_NSTREAMS; k++) {
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + k];
+        for (int k = 0; k < SCH_NSTREAMS; k++) {
+            struct stream *st = &e->streams[d * SCH_NSTREAMS + k];
             st->dev = d;
             st->first = next;
             next += cnt[k];
         }
         for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sim_op *op = &s->ops[d][i];
-            struct stream *st = &e->streams[d * SIM_NSTREAMS + run_stream(op->kind)];
+            const struct sch_op *op = &s->ops[d][i];
+            struct stream *st = &e->streams[d * SCH_NSTREAMS + run_stream(op->kind)];
             int32_t r = st->first + st->n++;
             e->recs[r] = (struct rec){
-                .info = op->stage * SIM_OP_NKINDS + op->kind, .succ = -1,
+                .info = op->stage * SCH_OP_NKINDS + op->kind, .succ = -1,
                 .mb1 = (uint32_t)(op->mb + 1), .kind = op->kind,
-                .rm = op->mb >= 0 && sim_schedule_remat_mb(s, op->mb),
+                .rm = op->mb >= 0 && sch_schedule_remat_mb(s, op->mb),
             };
-            if (op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_SEND_GRAD)
-                send_id[((op->kind == SIM_OP_SEND_GRAD) * S + op->stage) * M + op->mb] = r;
+            if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_SEND_GRAD)
+                send_id[((op->kind == SCH_OP_SEND_GRAD) * S + op->stage) * M + op->mb] = r;
         }
     }
     for (int d = 0; d < D && !rc; d++) {
-        /* validation (sim_schedule_validate) and linking share one pass */
-        if ((rc = sim_devindex_fill(&x, s, d)) < 0 || (rc = sim_schedule_check_device(s, &x, d)) < 0)
+        /* validation (sch_schedule_validate) and linking share one pass */
+        if ((rc = sch_devindex_fill(&x, s, d)) < 0 || (rc = sch_schedule_check_device(s, &x, d)) < 0)
             break;
-        int n[SIM_NSTREAMS] = { 0 };
+        int n[SCH_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++) {
             int k = run_stream(s->ops[d][i].kind);
-            local[i] = e->streams[d * SIM_NSTREAMS + k].first + n[k]++;
+            local[i] = e->streams[d * SCH_NSTREAMS + k].first + n[k]++;
         }
         for (int i = 0; i < s->n_ops[d] && !rc; i++) {
-            const struct sim_op *op = &s->ops[d][i];
-            struct sim_op deps[3];
-            int nd = sim_schedule_deps(s, op, deps);
+            const struct sch_op *op = &s->ops[d][i];
+            struct sch_op deps[3];
+            int nd = sch_schedule_deps(s, op, deps);
             for (int j = 0; j < nd; j++) {
                 int32_t dep;
                 if (s->stage_device[deps[j].stage] == d) {
                     if (run_stream(deps[j].kind) == run_stream(op->kind))
                         continue; /* the stream's order already guarantees it */
-                    dep = local[sim_devindex_get(&x, s, deps[j].kind, deps[j].stage,
+                    dep = local[sch_devindex_get(&x, s, deps[j].kind, deps[j].stage,
                                                  deps[j].mb)];
                 } else {
-                    dep = send_id[((deps[j].kind == SIM_OP_SEND_GRAD) * S + deps[j].stage) * M +
+                    dep = send_id[((deps[j].kind == SCH_OP_SEND_GRAD) * S + deps[j].stage) * M +
                                   deps[j].mb];
                 }
                 if (e->recs[dep].succ >= 0) {
-                    rc = sim_error(SIM_EINVAL, "schedule %s: an op of stage %d has two "
+                    rc = ps_error(PS_EINVAL, "schedule %s: an op of stage %d has two "
                                    "cross-stream dependents", s->name, deps[j].stage);
                     break;
                 }
@@ -345,50 +345,50 @@ static int build_recs(sim_engine *e)
 out:
     free(local);
     free(send_id);
-    sim_devindex_release(&x);
+    sch_devindex_release(&x);
     return rc;
 }
 
-int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
+int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
                    const struct mdl_topology *t, const struct sim_engine_opts *o,
                    sim_engine **out)
 {
     *out = NULL;
     int rc;
     if (c->n_stages != s->n_stages)
-        return sim_error(SIM_EINVAL, "costs for %d stages, schedule has %d", c->n_stages,
+        return ps_error(PS_EINVAL, "costs for %d stages, schedule has %d", c->n_stages,
                          s->n_stages);
     int R = s->n_replicas > 1 ? s->n_replicas : 1;
     if ((int64_t)s->n_devices * R > t->n_devices)
-        return sim_error(SIM_ENOFIT, "K = %d with %d replica(s) needs %lld devices, topology %s "
+        return ps_error(PS_ENOFIT, "K = %d with %d replica(s) needs %lld devices, topology %s "
                          "has %d", s->n_devices, R, (long long)s->n_devices * R, t->path,
                          t->n_devices);
-    if (sim_schedule_total_ops(s) >= INT32_MAX)
-        return sim_error(SIM_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
-                         s->name, (long long)sim_schedule_total_ops(s), INT32_MAX - 1);
+    if (sch_schedule_total_ops(s) >= INT32_MAX)
+        return ps_error(PS_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
+                         s->name, (long long)sch_schedule_total_ops(s), INT32_MAX - 1);
     if (s->n_micro > REC_MAX_MICRO)
-        return sim_error(SIM_EINVAL, "schedule %s: %d micro-batches is more than the engine's "
+        return ps_error(PS_EINVAL, "schedule %s: %d micro-batches is more than the engine's "
                          "%d", s->name, s->n_micro, REC_MAX_MICRO);
-    if ((rc = sim_schedule_check_shape(s)) < 0)
+    if ((rc = sch_schedule_check_shape(s)) < 0)
         return rc;
     sim_engine *e = calloc(1, sizeof *e);
     if (!e)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     e->s = s;
     e->c = c;
     e->n_dev = s->n_devices;
-    e->n_ops = sim_schedule_total_ops(s);
+    e->n_ops = sch_schedule_total_ops(s);
     int S = s->n_stages, D = e->n_dev;
     size_t N = (size_t)e->n_ops + 1;
     e->recs = malloc(N * sizeof *e->recs);
-    e->streams = calloc((size_t)D * SIM_NSTREAMS, sizeof *e->streams);
-    e->info = calloc((size_t)S * SIM_OP_NKINDS, sizeof *e->info);
+    e->streams = calloc((size_t)D * SCH_NSTREAMS, sizeof *e->streams);
+    e->info = calloc((size_t)S * SCH_OP_NKINDS, sizeof *e->info);
     e->cur_mem = calloc((size_t)D, sizeof *e->cur_mem);
     e->r.n_devices = D;
-    e->r.busy = calloc((size_t)D, sizeof(sim_time));
-    e->r.busy_recomp = calloc((size_t)D, sizeof(sim_time));
-    e->r.busy_update = calloc((size_t)D, sizeof(sim_time));
-    e->r.busy_allreduce = calloc((size_t)D, sizeof(sim_time));
+    e->r.busy = calloc((size_t)D, sizeof(sch_time));
+    e->r.busy_recomp = calloc((size_t)D, sizeof(sch_time));
+    e->r.busy_update = calloc((size_t)D, sizeof(sch_time));
+    e->r.busy_allreduce = calloc((size_t)D, sizeof(sch_time));
     e->r.static_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
@@ -396,7 +396,7 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
     if (!e->recs || !e->streams ||
         !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
-        rc = sim_error(SIM_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
+        rc = ps_error(PS_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
     if ((rc = build_info(e, t)) < 0 || (rc = check_totals(e)) < 0 || (rc = build_recs(e)) < 0)
@@ -410,12 +410,12 @@ int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
         e->xfer_start = calloc(N, sizeof *e->xfer_start);
         if (!e->trace || !e->xfer_start ||
             !(e->trace->static_mem = calloc((size_t)D, sizeof(int64_t)))) {
-            rc = sim_error(SIM_ENOMEM, "out of memory");
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_engine;
         }
         memcpy(e->trace->static_mem, e->r.static_mem, (size_t)D * sizeof(int64_t));
         snprintf(e->trace->schedule, sizeof e->trace->schedule, "%s", s->name);
-        snprintf(e->trace->remat, sizeof e->trace->remat, "%s", sim_remat_name(s->remat));
+        snprintf(e->trace->remat, sizeof e->trace->remat, "%s", sch_remat_name(s->remat));
         e->trace->batch = c->micro_batch * s->n_micro;
         for (int d = 0; d < D; d++)
             if ((rc = trc_add_counter(e->trace, d, 0, 0)) < 0)
@@ -461,7 +461,7 @@ void sim_engine_free(sim_engine *e)
 static int push(sim_engine *e, const struct opinfo *oi, int rm, int si)
 {
     if (oi->dur[rm] < 0)
-        SIM_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur[rm]);
+        PS_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur[rm]);
     if (e->evq.n >= e->r.peak_queue)
         e->r.peak_queue = e->evq.n + 1;
     return sim_evq_push(&e->evq, oi->lane[rm], e->now + oi->dur[rm], si);
@@ -477,50 +477,50 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
     return e->trace ? trc_add_counter(e->trace, d, e->now, v) : 0;
 }
 
-static int record(sim_engine *e, int d, const struct sim_op *o, sim_time start)
+static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start)
 {
     struct trc_event ev = {
         .device = d, .stage = o->stage, .mb = o->mb, .peer = -1, .kind = o->kind,
-        .stream = (uint8_t)sim_op_stream(o->kind), .start_ns = start, .end_ns = e->now,
+        .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start, .end_ns = e->now,
     };
     switch (o->kind) {
-    case SIM_OP_SEND_ACT:
-    case SIM_OP_RECV_GRAD: ev.peer = e->s->stage_device[o->stage + 1]; break;
-    case SIM_OP_SEND_GRAD:
-    case SIM_OP_RECV_ACT: ev.peer = e->s->stage_device[o->stage - 1]; break;
+    case SCH_OP_SEND_ACT:
+    case SCH_OP_RECV_GRAD: ev.peer = e->s->stage_device[o->stage + 1]; break;
+    case SCH_OP_SEND_GRAD:
+    case SCH_OP_RECV_ACT: ev.peer = e->s->stage_device[o->stage - 1]; break;
     default: break;
     }
-    if (ev.stream != SIM_STREAM_COMPUTE)
-        ev.bytes = sim_costs_op_bytes(e->c, o);
+    if (ev.stream != SCH_STREAM_COMPUTE)
+        ev.bytes = sch_costs_op_bytes(e->c, o);
     return trc_add_event(e->trace, &ev);
 }
 
 static int try_start(sim_engine *e, int si);
 
 /* Bookkeeping when the head op of stream si ends at e->now. */
-static int finish_op(sim_engine *e, int si, sim_time start)
+static int finish_op(sim_engine *e, int si, sch_time start)
 {
     struct stream *st = &e->streams[si];
     int d = st->dev, rc;
     int32_t ri = st->first + st->cur;
     const struct rec *r = &e->recs[ri];
     const struct opinfo *oi = &e->info[r->info];
-    if (sim_op_is_compute(r->kind)) {
-        sim_time dur = e->now - start;
-        if (r->kind == SIM_OP_UPDATE) {
+    if (sch_op_is_compute(r->kind)) {
+        sch_time dur = e->now - start;
+        if (r->kind == SCH_OP_UPDATE) {
             e->r.busy_update[d] += dur;
-        } else if (r->kind == SIM_OP_ALLREDUCE) {
+        } else if (r->kind == SCH_OP_ALLREDUCE) {
             e->r.busy_allreduce[d] += dur;
         } else {
             e->r.busy[d] += dur;
-            if (r->kind == SIM_OP_RECOMP)
+            if (r->kind == SCH_OP_RECOMP)
                 e->r.busy_recomp[d] += dur;
             if (e->now > e->r.fb_end)
                 e->r.fb_end = e->now;
         }
     }
     if (e->trace) {
-        struct sim_op o = op_of(r);
+        struct sch_op o = op_of(r);
         if ((rc = record(e, d, &o, start)) < 0)
             return rc;
     }
@@ -531,11 +531,11 @@ static int finish_op(sim_engine *e, int si, sim_time start)
     e->n_done++;
     int32_t s2 = r->succ;
     if (s2 >= 0) {
-        if (e->xfer_start && sim_op_stream(r->kind) == SIM_STREAM_SEND)
+        if (e->xfer_start && sch_op_stream(r->kind) == SCH_STREAM_SEND)
             e->xfer_start[s2] = start;
         struct rec *n = &e->recs[s2];
         /* the dependent's stream follows from its stage and kind */
-        int sst = e->s->stage_device[n->info / SIM_OP_NKINDS] * SIM_NSTREAMS +
+        int sst = e->s->stage_device[n->info / SCH_OP_NKINDS] * SCH_NSTREAMS +
                   run_stream(n->kind);
         if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
             return rc;
@@ -577,7 +577,7 @@ static int try_start(sim_engine *e, int si)
             return rc;
         if (st->cur + 1 < st->n)
             __builtin_prefetch(r + 1);
-        if (sim_op_stream(r->kind) == SIM_STREAM_RECV) {
+        if (sch_op_stream(r->kind) == SCH_STREAM_RECV) {
             if ((rc = finish_op(e, si, e->xfer_start ? e->xfer_start[ri] : e->now)) < 0)
                 return rc;
             continue;
@@ -587,7 +587,7 @@ static int try_start(sim_engine *e, int si)
             if (!res->busy)
                 return start_transfer(e, res, si);
             if (res->len == res->cap)
-                SIM_BUG("link queue overflow");
+                PS_BUG("link queue overflow");
             res->q[(res->head + res->len++) % res->cap] = si;
             return 0;
         }
@@ -621,13 +621,13 @@ static int complete(sim_engine *e, int si)
 static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
-        for (int si = 0; si < e->n_dev * SIM_NSTREAMS; si++) {
+        for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
             struct stream *st = &e->streams[si];
             if (st->cur < st->n) {
                 char lab[32];
-                struct sim_op o = op_of(&e->recs[st->first + st->cur]);
-                sim_op_label(&o, lab, sizeof lab);
-                return sim_error(SIM_EINVAL, "schedule %s deadlocks: %lld of %lld ops done; "
+                struct sch_op o = op_of(&e->recs[st->first + st->cur]);
+                sch_op_label(&o, lab, sizeof lab);
+                return ps_error(PS_EINVAL, "schedule %s deadlocks: %lld of %lld ops done; "
                                  "device %d is stuck at %s of stage %d", e->s->name,
                                  (long long)e->n_done, (long long)e->n_ops, st->dev, lab,
                                  o.stage);
@@ -657,7 +657,7 @@ static int begin(sim_engine *e)
     if (e->started)
         return 0;
     e->started = 1;
-    for (int si = 0; si < e->n_dev * SIM_NSTREAMS; si++) {
+    for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
         int rc = try_start(e, si);
         if (rc < 0)
             return rc;
@@ -681,7 +681,7 @@ int sim_engine_step(sim_engine *e)
     return 1;
 }
 
-int sim_engine_run_until(sim_engine *e, sim_time t)
+int sim_engine_run_until(sim_engine *e, sch_time t)
 {
     int rc = begin(e);
     if (rc < 0)
@@ -700,7 +700,7 @@ int sim_engine_run(sim_engine *e)
     return rc;
 }
 
-sim_time sim_engine_now(const sim_engine *e) { return e->now; }
+sch_time sim_engine_now(const sim_engine *e) { return e->now; }
 
 const struct sim_result *sim_engine_result(const sim_engine *e)
 {
@@ -709,7 +709,7 @@ const struct sim_result *sim_engine_result(const sim_engine *e)
 
 const struct trc_trace *sim_engine_trace(const sim_engine *e) { return e->trace; }
 
-int sim_simulate(const struct sim_schedule *s, const struct sim_costs *c,
+int sim_simulate(const struct sch_schedule *s, const struct sch_costs *c,
                  const struct mdl_topology *t, int record_trace, sim_engine **out)
 {
     struct sim_engine_opts o = { .record_trace = record_trace };

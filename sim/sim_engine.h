@@ -10,7 +10,7 @@
  * (sim_evq.h). Events live in an array binary min-heap
  * keyed by (time, seq), seq a per-engine counter, so ties pop in insertion
  * order and replays are bit-identical. Event records are preallocated: no
- * malloc per event. Per-device memory ledger per sim_mem_effect.
+ * malloc per event. Per-device memory ledger per sch_mem_effect.
  *
  * Cost: O(ops * log(streams)) time, O(ops) memory.
  * Ownership: sim_engine_new borrows schedule, costs and topology (they must
@@ -20,8 +20,8 @@
 #define SIM_ENGINE_H
 
 #include "models/mdl_topology.h"
-#include "sim/sim_cost.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_cost.h"
+#include "sched/sch_schedule.h"
 #include "traces/trc_trace.h"
 
 typedef struct sim_engine sim_engine;
@@ -31,13 +31,13 @@ struct sim_engine_opts {
 };
 
 struct sim_result {
-    sim_time makespan;       /* end of the last op (update included) */
-    sim_time fb_end;         /* end of the last forward/backward op */
+    sch_time makespan;       /* end of the last op (update included) */
+    sch_time fb_end;         /* end of the last forward/backward op */
     int n_devices;
-    sim_time *busy;          /* [dev] F+B+R+W time */
-    sim_time *busy_recomp;   /* [dev] R time */
-    sim_time *busy_update;   /* [dev] U time */
-    sim_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
+    sch_time *busy;          /* [dev] F+B+R+W time */
+    sch_time *busy_recomp;   /* [dev] R time */
+    sch_time *busy_update;   /* [dev] U time */
+    sch_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
     int64_t *static_mem;     /* [dev] parameters + optimizer state */
     int64_t *peak_act;       /* [dev] peak activation + buffer bytes */
     int64_t *peak_mem;       /* [dev] static + peak_act */
@@ -49,16 +49,16 @@ struct sim_result {
     int peak_queue;          /* most events pending at once */
 };
 
-int sim_engine_new(const struct sim_schedule *s, const struct sim_costs *c,
+int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
                    const struct mdl_topology *t, const struct sim_engine_opts *o,
                    sim_engine **out);
 void sim_engine_free(sim_engine *e);
 /* One event: 1 = more to do, 0 = finished, <0 = error (deadlock). */
 int sim_engine_step(sim_engine *e);
 /* Runs events up to and including time t; same returns as step. */
-int sim_engine_run_until(sim_engine *e, sim_time t);
+int sim_engine_run_until(sim_engine *e, sch_time t);
 int sim_engine_run(sim_engine *e);
-sim_time sim_engine_now(const sim_engine *e);
+sch_time sim_engine_now(const sim_engine *e);
 /* Valid after run returned 0. Owned by the engine. */
 const struct sim_result *sim_engine_result(const sim_engine *e);
 /* The recorded trace (record_trace) — owned by the engine. */
@@ -69,7 +69,7 @@ const struct trc_trace *sim_engine_trace(const sim_engine *e);
 size_t sim_engine_op_bytes(int record_trace);
 
 /* Convenience: one whole simulation of a schedule. */
-int sim_simulate(const struct sim_schedule *s, const struct sim_costs *c,
+int sim_simulate(const struct sch_schedule *s, const struct sch_costs *c,
                  const struct mdl_topology *t, int record_trace,
                  sim_engine **out);
 

@@ -1,5 +1,5 @@
 #include "sim/sim_evq.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 
@@ -10,7 +10,7 @@ int sim_evq_init(struct sim_evq *q, int n_lanes)
     q->n_lanes = n_lanes;
     q->lanes = calloc((size_t)(n_lanes > 0 ? n_lanes : 1), sizeof *q->lanes);
     if (!q->lanes)
-        return sim_error(SIM_ENOMEM, "out of memory for the event queue");
+        return ps_error(PS_ENOMEM, "out of memory for the event queue");
     int rc = sim_heap_init(&q->heads, n_lanes < 64 ? 64 : n_lanes);
     if (rc < 0) {
         free(q->lanes);
@@ -34,16 +34,16 @@ static struct sim_event *lane_at(struct sim_evq_lane *l, int k)
     return &l->ring[(l->head + k) & (l->cap - 1)];
 }
 
-int sim_evq_push(struct sim_evq *q, int lane, sim_time t, int32_t payload)
+int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload)
 {
     struct sim_evq_lane *l = &q->lanes[lane];
     if (l->len && t < lane_at(l, l->len - 1)->t)
-        SIM_BUG("event queue lane %d pushed out of order", lane);
+        PS_BUG("event queue lane %d pushed out of order", lane);
     if (l->len == l->cap) { /* grow the ring (power of two), unwrapping it */
         int cap = l->cap ? l->cap * 2 : 8;
         struct sim_event *r = malloc((size_t)cap * sizeof *r);
         if (!r)
-            return sim_error(SIM_ENOMEM, "out of memory growing the event queue");
+            return ps_error(PS_ENOMEM, "out of memory growing the event queue");
         for (int k = 0; k < l->len; k++)
             r[k] = *lane_at(l, k);
         free(l->ring);
@@ -61,7 +61,7 @@ int sim_evq_push(struct sim_evq *q, int lane, sim_time t, int32_t payload)
 struct sim_event sim_evq_pop(struct sim_evq *q)
 {
     if (q->n <= 0)
-        SIM_BUG("pop from an empty event queue");
+        PS_BUG("pop from an empty event queue");
     struct sim_event h = sim_heap_pop(&q->heads);
     struct sim_evq_lane *l = &q->lanes[h.payload];
     struct sim_event ev = *lane_at(l, 0);
@@ -76,7 +76,7 @@ struct sim_event sim_evq_pop(struct sim_evq *q)
     return ev;
 }
 
-sim_time sim_evq_next_time(const struct sim_evq *q)
+sch_time sim_evq_next_time(const struct sim_evq *q)
 {
     return q->heads.a[0].t;
 }

@@ -32,11 +32,11 @@ struct sim_evq {
 
 int sim_evq_init(struct sim_evq *q, int n_lanes);
 void sim_evq_release(struct sim_evq *q);
-/* SIM_BUG if t is earlier than the lane's last push. */
-int sim_evq_push(struct sim_evq *q, int lane, sim_time t, int32_t payload);
+/* PS_BUG if t is earlier than the lane's last push. */
+int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload);
 /* The least (time, seq) event; q must not be empty. */
 struct sim_event sim_evq_pop(struct sim_evq *q);
 /* Time of the next event (q must not be empty). */
-sim_time sim_evq_next_time(const struct sim_evq *q);
+sch_time sim_evq_next_time(const struct sim_evq *q);
 
 #endif

@@ -1,5 +1,5 @@
 #include "sim/sim_heap.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 #include <stdlib.h>
 
@@ -18,7 +18,7 @@ int sim_heap_init(struct sim_heap *h, int cap)
     h->seq = 0;
     h->cap = cap > 0 ? cap : 16;
     h->a = malloc((size_t)h->cap * sizeof *h->a);
-    return h->a ? 0 : sim_error(SIM_ENOMEM, "out of memory for the event heap");
+    return h->a ? 0 : ps_error(PS_ENOMEM, "out of memory for the event heap");
 }
 
 void sim_heap_release(struct sim_heap *h)
@@ -28,17 +28,17 @@ void sim_heap_release(struct sim_heap *h)
     h->n = h->cap = 0;
 }
 
-int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload)
+int sim_heap_push(struct sim_heap *h, sch_time t, int32_t payload)
 {
     return sim_heap_push_seq(h, t, (uint32_t)h->seq++, payload);
 }
 
-int sim_heap_push_seq(struct sim_heap *h, sim_time t, uint32_t seq, int32_t payload)
+int sim_heap_push_seq(struct sim_heap *h, sch_time t, uint32_t seq, int32_t payload)
 {
     if (h->n == h->cap) {
         struct sim_event *na = realloc(h->a, (size_t)h->cap * 2 * sizeof *na);
         if (!na)
-            return sim_error(SIM_ENOMEM, "out of memory growing the event heap");
+            return ps_error(PS_ENOMEM, "out of memory growing the event heap");
         h->a = na;
         h->cap *= 2;
     }
@@ -58,7 +58,7 @@ int sim_heap_push_seq(struct sim_heap *h, sim_time t, uint32_t seq, int32_t payl
 struct sim_event sim_heap_pop(struct sim_heap *h)
 {
     if (h->n <= 0)
-        SIM_BUG("pop from an empty heap");
+        PS_BUG("pop from an empty heap");
     struct sim_event top = h->a[0], last = h->a[--h->n];
     int i = 0, n = h->n;
     for (;;) {

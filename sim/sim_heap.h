@@ -12,10 +12,10 @@
 
 #include <stdint.h>
 
-#include "sim/sim_schedule.h"
+#include "sched/sch_schedule.h"
 
 struct sim_event {
-    sim_time t;
+    sch_time t;
     uint32_t seq;      /* wraps after 2^32 pushes; the engine stays far below */
     int32_t payload;
 };
@@ -28,10 +28,10 @@ struct sim_heap {
 
 int sim_heap_init(struct sim_heap *h, int cap);
 void sim_heap_release(struct sim_heap *h);
-int sim_heap_push(struct sim_heap *h, sim_time t, int32_t payload);
+int sim_heap_push(struct sim_heap *h, sch_time t, int32_t payload);
 /* Push with a caller's sequence number (sim_evq keys lane heads by the
  * sequence of their event). */
-int sim_heap_push_seq(struct sim_heap *h, sim_time t, uint32_t seq, int32_t payload);
+int sim_heap_push_seq(struct sim_heap *h, sch_time t, uint32_t seq, int32_t payload);
 /* Removes and returns the least (t, seq) event; the heap must not be empty. */
 struct sim_event sim_heap_pop(struct sim_heap *h);
 

@@ -34,18 +34,18 @@
  * stays below the real peak, so the check refuses only runs that could not
  * have fitted; the ~10 MiB of the process itself is what it misses most.
  */
-int sim_mem_run_estimate(const char *schedule, int K, int M, enum sim_remat remat,
+int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat remat,
                          int replicas, int record_trace, struct sim_mem_run *out)
 {
     memset(out, 0, sizeof *out);
-    if (sim_mem_sched_estimate(schedule, K, M, remat, replicas, &out->sched))
+    if (sch_mem_sched_estimate(schedule, K, M, remat, replicas, &out->sched))
         return 1;
     double N = (double)out->sched.n_ops, S = out->sched.n_stages;
     double longest = N / K; /* a lower bound of the longest device list */
-    double devindex = ceil(S / K) * SIM_OP_NKINDS * (double)M * sizeof(int32_t);
+    double devindex = ceil(S / K) * SCH_OP_NKINDS * (double)M * sizeof(int32_t);
     out->engine_bytes = (N + 1) * (double)sim_engine_op_bytes(record_trace) +
                         longest * sizeof(int32_t) + 2 * S * M * sizeof(int32_t) + devindex +
-                        2.0 * K * SIM_NSTREAMS * sizeof(struct sim_event);
+                        2.0 * K * SCH_NSTREAMS * sizeof(struct sim_event);
     if (record_trace) {
         double cap = 256;
         while (cap < N)
@@ -58,7 +58,7 @@ int sim_mem_run_estimate(const char *schedule, int K, int M, enum sim_remat rema
 }
 
 int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
-                      enum sim_remat remat, int replicas, int record_trace)
+                      enum sch_remat remat, int replicas, int record_trace)
 {
     struct sim_mem_run r;
     if (!schedule)
@@ -67,12 +67,12 @@ int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
         return 0;
     char w[160], detail[256], a[32], b[32], c[32];
     snprintf(w, sizeof w, "%s: schedule %s with K=%d, M=%d", what, schedule, K, M);
-    sim_mem_format(r.sched.bytes, a, sizeof a);
-    sim_mem_format(r.engine_bytes, b, sizeof b);
-    sim_mem_format(r.trace_bytes, c, sizeof c);
+    ps_mem_format(r.sched.bytes, a, sizeof a);
+    ps_mem_format(r.engine_bytes, b, sizeof b);
+    ps_mem_format(r.trace_bytes, c, sizeof c);
     snprintf(detail, sizeof detail, "%lld ops: op lists %s, engine records %s%s%s",
              (long long)r.sched.n_ops, a, b, record_trace ? ", trace " : "",
              record_trace ? c : "");
-    return sim_mem_check(r.total, w, detail,
-                         "use a smaller -K or -M, or set " SIM_MEM_ENV " to override the check");
+    return ps_mem_check(r.total, w, detail,
+                         "use a smaller -K or -M, or set " PS_MEM_ENV " to override the check");
 }

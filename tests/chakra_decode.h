@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 struct rd { const uint8_t *p, *end; };
 
@@ -161,7 +161,7 @@ static inline void rd_file(const char *path, struct dfile *df)
 {
     memset(df, 0, sizeof *df);
     char *buf;
-    cr_assert_eq(sim_read_file(path, &buf, &df->len), 0, "%s", sim_errmsg());
+    cr_assert_eq(ps_read_file(path, &buf, &df->len), 0, "%s", ps_errmsg());
     df->raw = (uint8_t *)buf;
     struct rd r = { df->raw, df->raw + df->len };
     int cap = 0;

@@ -10,11 +10,11 @@
 
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
-#include "sim/sim_cost.h"
+#include "sched/sch_cost.h"
 #include "sim/sim_engine.h"
-#include "sim/sim_error.h"
-#include "sim/sim_partition.h"
-#include "sim/sim_schedule.h"
+#include "base/ps_error.h"
+#include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
 
 /* A measured profile: layer i takes fwd_ns[i] / bwd_ns[i] at at_batch samples. */
 static inline struct mdl_profile *
@@ -45,24 +45,24 @@ static inline struct mdl_topology *th_chain(int n, double mem_bw, double bw, dou
 }
 
 struct th_run {
-    struct sim_schedule *s;
-    struct sim_costs *c;
-    struct sim_partition *part;
+    struct sch_schedule *s;
+    struct sch_costs *c;
+    struct sch_partition *part;
     sim_engine *e;
     const struct sim_result *r;
 };
 
 static inline void th_simulate(struct th_run *run, const char *sched, const struct mdl_profile *p,
-                               const struct mdl_topology *t, int K, int M, enum sim_remat remat,
+                               const struct mdl_topology *t, int K, int M, enum sch_remat remat,
                                double micro, int trace)
 {
     memset(run, 0, sizeof *run);
-    cr_assert_eq(sim_schedule_build(sched, K, M, remat, &run->s), 0, "%s", sim_errmsg());
-    cr_assert_eq(sim_partition_uniform(run->s->n_stages, p->n_layers, &run->part), 0, "%s",
-                 sim_errmsg());
-    cr_assert_eq(sim_costs_new(p, t, run->part, run->s->stage_device, micro, &run->c), 0, "%s",
-                 sim_errmsg());
-    cr_assert_eq(sim_simulate(run->s, run->c, t, trace, &run->e), 0, "%s", sim_errmsg());
+    cr_assert_eq(sch_schedule_build(sched, K, M, remat, &run->s), 0, "%s", ps_errmsg());
+    cr_assert_eq(sch_partition_uniform(run->s->n_stages, p->n_layers, &run->part), 0, "%s",
+                 ps_errmsg());
+    cr_assert_eq(sch_costs_new(p, t, run->part, run->s->stage_device, micro, &run->c), 0, "%s",
+                 ps_errmsg());
+    cr_assert_eq(sim_simulate(run->s, run->c, t, trace, &run->e), 0, "%s", ps_errmsg());
     run->r = sim_engine_result(run->e);
     cr_assert(run->r);
 }
@@ -70,9 +70,9 @@ static inline void th_simulate(struct th_run *run, const char *sched, const stru
 static inline void th_release(struct th_run *run)
 {
     sim_engine_free(run->e);
-    sim_costs_free(run->c);
-    sim_partition_free(run->part);
-    sim_schedule_free(run->s);
+    sch_costs_free(run->c);
+    sch_partition_free(run->part);
+    sch_schedule_free(run->s);
 }
 
 /* Runs a shell command; returns its exit status. */

@@ -5,7 +5,7 @@
  * once to count their allocations, then once per N with the N-th allocation failing
  * (tests/alloc_fail.c, LD_PRELOAD): every N = 1..count under `make alloc`
  * (PIPESIM_ALLOC_ALL=1), a fixed sample of them in `make test` (in_sample). Every run must either succeed with the
- * reference output or fail cleanly: exit status 6 (SIM_ENOMEM), one line
+ * reference output or fail cleanly: exit status 6 (PS_ENOMEM), one line
  * saying "out of memory", no signal, no sanitizer report (under `make asan`
  * the binary is the ASan build, so LeakSanitizer checks every exit for
  * leaks), no temporary file, and any result file present complete.
@@ -103,7 +103,7 @@ static int temp_files(void)
     int n = 0;
     while ((e = readdir(d)))
         n += (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) ||
-             strstr(e->d_name, ".tmp.") != NULL; /* sim_afile's ".<name>.XXXXXX", the old names */
+             strstr(e->d_name, ".tmp.") != NULL; /* ps_afile's ".<name>.XXXXXX", the old names */
     closedir(d);
     return n;
 }
@@ -124,7 +124,7 @@ static void check_output(unsigned long n, const char *name, const char *ref)
     struct trc_trace *a, *b;
     char q[256];
     snprintf(q, sizeof q, "%s/%s", dir, ref);
-    cr_assert_eq(trc_read_chrome(p, &a), 0, "N=%lu: %s: %s", n, name, sim_errmsg());
+    cr_assert_eq(trc_read_chrome(p, &a), 0, "N=%lu: %s: %s", n, name, ps_errmsg());
     cr_assert_eq(trc_read_chrome(q, &b), 0);
     cr_assert_eq(a->n_events, b->n_events, "N=%lu: %s lost events", n, name);
     trc_trace_free(a);
@@ -166,7 +166,7 @@ static void fail_each(const char *cmd, const char *const *outputs)
         int st = run(cmd, n);
         char err[4096];
         slurp("stderr", err, sizeof err);
-        cr_assert(st == 0 || st == sim_exit_status(SIM_ENOMEM), "'%s' with allocation %lu of "
+        cr_assert(st == 0 || st == ps_exit_status(PS_ENOMEM), "'%s' with allocation %lu of "
                   "%lu failing: status %d (128 = signal): %s", cmd, n, total, st, err);
         cr_assert(!strstr(err, "Sanitizer") && !strstr(err, "runtime error"),
                   "'%s' N=%lu: %s", cmd, n, err);

@@ -1,7 +1,7 @@
 /*
  * Bad input, table-driven and end to end: every case runs build/pipesim in a
  * fresh directory and must end with
- *   - the exit status of its error class (sim/sim_error.h, `pipesim help
+ *   - the exit status of its error class (base/ps_error.h, `pipesim help
  *     errors`, README "Exit status"),
  *   - exactly one line on stderr, "pipesim <command>: ...", naming the file,
  *     line and field (or the option) given in the table,
@@ -36,231 +36,231 @@ struct bad_case {
     const char *text;  /* its contents (NULL with a directory) */
     int mode;          /* chmod, 0 = leave, NOPERM = chmod 0 */
     const char *args;  /* after "pipesim" */
-    int code;          /* SIM_E* class: exit status sim_exit_status(code) */
+    int code;          /* PS_E* class: exit status ps_exit_status(code) */
     const char *what;  /* part of the message, naming file:line:field or the option */
 };
 
 static const struct bad_case cases[] = {
     /* ---- profile CSV ---- */
-    { "p.csv", CSV_H "a,1e6,100", 0, P_CSV, SIM_EPARSE, "p.csv:2: expected 5 fields, found 3" },
-    { "p.csv", "name,fwd_flops,par", 0, P_CSV, SIM_EPARSE, "p.csv:1:16: unknown column 'par'" },
-    { "p.csv", CSV_H "a,1e6,lots,64,128\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", CSV_H "a,1e6,100", 0, P_CSV, PS_EPARSE, "p.csv:2: expected 5 fields, found 3" },
+    { "p.csv", "name,fwd_flops,par", 0, P_CSV, PS_EPARSE, "p.csv:1:16: unknown column 'par'" },
+    { "p.csv", CSV_H "a,1e6,lots,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:7: field 'params': 'lots' is not a number" },
-    { "p.csv", CSV_H "a,NaN,100,64,128\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,NaN,100,64,128\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:3: field 'fwd_flops' must be finite" },
-    { "p.csv", CSV_H "a,1e6,100,inf,128\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,1e6,100,inf,128\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:11: field 'out_bytes' must be finite" },
-    { "p.csv", CSV_H "a,1e6,100,-64,128\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,1e6,100,-64,128\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:11: field 'out_bytes' must be >= 0" },
-    { "p.csv", CSV_H "a,1e6,100,64,-1\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,1e6,100,64,-1\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:14: field 'stash_bytes' must be >= 0" },
-    { "p.csv", CSV_H "a,1e999,100,64,128\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", CSV_H "a,1e999,100,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'fwd_flops': '1e999' is out of range (magnitude above 1.8e308)" },
-    { "p.csv", CSV_H "a,1e308,100,64,128\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,1e308,100,64,128\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:3: field 'fwd_flops': 1e308 is too large" },
     { "p.csv", CSV_H "a,1e6,100,64,128\nb,1e300,1,1,1\n", 0,
-      "predict --topology ok.json -K 2 -M 1 --batch 4 --model p.csv", SIM_EINVAL,
+      "predict --topology ok.json -K 2 -M 1 --batch 4 --model p.csv", PS_EINVAL,
       "p.csv: layers 2-2 ('b'..'b', stage 1 on device d1): forward time" },
     { "p.csv", CSV_H "a,1e6,100,1e16,128\nb,1,1,1,1\n", 0,
-      "predict --topology ok.json -K 2 -M 1 --batch 64 --model p.csv", SIM_EINVAL,
+      "predict --topology ok.json -K 2 -M 1 --batch 64 --model p.csv", PS_EINVAL,
       "p.csv: layers 1-1 ('a'..'a', stage 0 on device d0): output activation" },
-    { "p.csv", CSV_H "a,1e6,100,64,128\na,1e6,100,64,128\n", 0, P_CSV, SIM_EINVAL,
+    { "p.csv", CSV_H "a,1e6,100,64,128\na,1e6,100,64,128\n", 0, P_CSV, PS_EINVAL,
       "p.csv:3:1: duplicate layer name 'a'" },
-    { "p.csv", "name,fwd_flops,params,out_bytes\na,1,1,1\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", "name,fwd_flops,params,out_bytes\na,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1: missing column 'stash_bytes'" },
-    { "p.csv", CSV_H "a,1e6,,64,128\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", CSV_H "a,1e6,,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:7: field 'params' is empty" },
-    { "p.csv", CSV_H ",1e6,1,64,128\n", 0, P_CSV, SIM_EPARSE, "p.csv:2:1: field 'name' is empty" },
-    { "p.csv", "name,fwd_flops,params,params,out_bytes,stash_bytes\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", CSV_H ",1e6,1,64,128\n", 0, P_CSV, PS_EPARSE, "p.csv:2:1: field 'name' is empty" },
+    { "p.csv", "name,fwd_flops,params,params,out_bytes,stash_bytes\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1:23: duplicate column 'params'" },
-    { "p.csv", "name,fwd_flops,fwd_ms,params,out_bytes,stash_bytes\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", "name,fwd_flops,fwd_ms,params,out_bytes,stash_bytes\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1: need exactly one of columns 'fwd_flops' or 'fwd_ms'" },
-    { "p.csv", "name,fwd_ms,params,out_bytes,stash_bytes\na,1,1,1,1\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", "name,fwd_ms,params,out_bytes,stash_bytes\na,1,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1: measured times (fwd_ms) need column 'at_batch'" },
     { "p.csv", "name,fwd_ms,at_batch,params,out_bytes,stash_bytes\na,1,0,1,1,1\n", 0, P_CSV,
-      SIM_EINVAL, "p.csv:2:5: field 'at_batch' must be > 0" },
-    { "p.csv", CSV_H "\"a\",1,1,1,1\n", 0, P_CSV, SIM_EPARSE,
+      PS_EINVAL, "p.csv:2:5: field 'at_batch' must be > 0" },
+    { "p.csv", CSV_H "\"a\",1,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:1: quoted fields are not supported" },
-    { "p.csv", CSV_H "#a,1,1,1,1\n", 0, P_CSV, SIM_EPARSE, "p.csv: profile has a header but no" },
-    { "p.csv", "params,name,fwd_flops,out_bytes,stash_bytes\n1,#a,1,1,1\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", CSV_H "#a,1,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no" },
+    { "p.csv", "params,name,fwd_flops,out_bytes,stash_bytes\n1,#a,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'name' must not start with '#'" },
     { "p.csv", CSV_H "a234567890123456789012345678901234567890123456789012345678901234,1,1,1,1\n",
-      0, P_CSV, SIM_EPARSE, "p.csv:2:1: field 'name' longer than 63 characters" },
-    { "p.csv", CSV_H "a" MANY_FIELDS "\n", 0, P_CSV, SIM_EPARSE, "p.csv:2: more than 96 fields" },
-    { "p.csv", CSV_H, 0, P_CSV, SIM_EPARSE, "p.csv: profile has a header but no layers" },
-    { "p.csv", "", 0, P_CSV, SIM_EPARSE, "p.csv: empty profile (no header)" },
-    { "p.csv", CSV_H "a,1\0,1,1,1\n", 0, P_CSV, SIM_EPARSE, "p.csv: binary data (NUL byte)" },
-    { NULL, NULL, 0, P_CSV, SIM_EIO, "p.csv: cannot open: No such file or directory" },
-    { "p.csv/", NULL, 0, P_CSV, SIM_EIO, "p.csv: cannot read: Is a directory" },
-    { "p.csv", CSV_OK, NOPERM, P_CSV, SIM_EIO, "p.csv: cannot open: Permission denied" },
+      0, P_CSV, PS_EPARSE, "p.csv:2:1: field 'name' longer than 63 characters" },
+    { "p.csv", CSV_H "a" MANY_FIELDS "\n", 0, P_CSV, PS_EPARSE, "p.csv:2: more than 96 fields" },
+    { "p.csv", CSV_H, 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no layers" },
+    { "p.csv", "", 0, P_CSV, PS_EPARSE, "p.csv: empty profile (no header)" },
+    { "p.csv", CSV_H "a,1\0,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv: binary data (NUL byte)" },
+    { NULL, NULL, 0, P_CSV, PS_EIO, "p.csv: cannot open: No such file or directory" },
+    { "p.csv/", NULL, 0, P_CSV, PS_EIO, "p.csv: cannot read: Is a directory" },
+    { "p.csv", CSV_OK, NOPERM, P_CSV, PS_EIO, "p.csv: cannot open: Permission denied" },
     /* ---- topology JSON ---- */
-    { "t.json", "{\"devices\":[{\"name\":\"d\",", 0, P_JSON, SIM_EPARSE,
+    { "t.json", "{\"devices\":[{\"name\":\"d\",", 0, P_JSON, PS_EPARSE,
       "t.json:1:24: string or '}' expected near end of file" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\n\"flops\":1e12,\"memory\":\"big\"}]}", 0, P_JSON,
-      SIM_EPARSE, "t.json:2:14: devices[0].memory: must be a number" },
+      PS_EPARSE, "t.json:2:14: devices[0].memory: must be a number" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\n\"flops\":-1,\"memory\":1}]}", 0,
-      P_JSON, SIM_EINVAL, "t.json:2:1: devices[0].flops: must be > 0, got -1" },
+      P_JSON, PS_EINVAL, "t.json:2:1: devices[0].flops: must be > 0, got -1" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1e999,\"memory\":1}]}", 0,
-      P_JSON, SIM_EPARSE, "t.json:1:" },
+      P_JSON, PS_EPARSE, "t.json:1:" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\n\"flops\":1e12}]}", 0, P_JSON,
-      SIM_EPARSE, "t.json:1:13: devices[0]: missing field 'memory'" },
-    { "t.json", "{\"devices\":[" DEV "],\n\"colour\":\"red\"}", 0, P_JSON, SIM_EPARSE,
+      PS_EPARSE, "t.json:1:13: devices[0]: missing field 'memory'" },
+    { "t.json", "{\"devices\":[" DEV "],\n\"colour\":\"red\"}", 0, P_JSON, PS_EPARSE,
       "t.json:2:1: topology: unknown field 'colour'" },
-    { "t.json", "{\"devices\":[" DEV ",\n" DEV "]}", 0, P_JSON, SIM_EINVAL,
+    { "t.json", "{\"devices\":[" DEV ",\n" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json:2:1: devices[1]: duplicate device name 'd0'" },
     { "t.json",
       "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\n\"endpoints\":[\"d0\",\"gpu9\"],"
-      "\"bandwidth\":1}]}", 0, P_JSON, SIM_EINVAL,
+      "\"bandwidth\":1}]}", 0, P_JSON, PS_EINVAL,
       "t.json:2:19: links[0].endpoints[1]: unknown device 'gpu9'" },
-    { "t.json", "{\"devices\":[" DEV "],\n\"devices\":[]}", 0, P_JSON, SIM_EPARSE,
+    { "t.json", "{\"devices\":[" DEV "],\n\"devices\":[]}", 0, P_JSON, PS_EPARSE,
       "t.json:2:9: duplicate object key near '\"devices\"'" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":0,\"flops\":1,\"memory\":1}]}", 0, P_JSON,
-      SIM_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576]" },
+      PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576]" },
     { "t.json",
       "{\"devices\":[{\"name\":\"d\",\"count\":99999999999,\"flops\":1,\"memory\":1}]}", 0,
-      P_JSON, SIM_EINVAL, "t.json:1:25: devices[0].count: must be an integer" },
+      P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1,\"memory\":1,\n"
-      "\"efficiency\":{\"max\":2}}]}", 0, P_JSON, SIM_EINVAL,
+      "\"efficiency\":{\"max\":2}}]}", 0, P_JSON, PS_EINVAL,
       "t.json:2:15: devices[0].efficiency.max: must be in (0, 1]" },
     { "t.json",
       "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":[\"d0\",\"d1\",\"d2\"],"
-      "\"bandwidth\":1}]}", 0, P_JSON, SIM_EINVAL,
+      "\"bandwidth\":1}]}", 0, P_JSON, PS_EINVAL,
       "t.json:1:72: links[0]: a dedicated link joins exactly 2 devices" },
-    { "t.json", "[" DEV "]", 0, P_JSON, SIM_EPARSE,
+    { "t.json", "[" DEV "]", 0, P_JSON, PS_EPARSE,
       "t.json:1:1: topology: top level must be an object" },
-    { "t.json", "{\"devices\":[]}", 0, P_JSON, SIM_EPARSE,
+    { "t.json", "{\"devices\":[]}", 0, P_JSON, PS_EPARSE,
       "t.json:1:2: devices: must be a non-empty array" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":\"*\","
-      "\"bandwidth\":1,\n\"shared\":\"yes\"}]}", 0, P_JSON, SIM_EPARSE,
+      "\"bandwidth\":1,\n\"shared\":\"yes\"}]}", 0, P_JSON, PS_EPARSE,
       "t.json:2:1: links[0].shared: must be true or false" },
     { "t.json",
       "{\"devices\":[{\"name\":\"a2345678901234567890123456789012345678901234567890123456\","
-      "\"flops\":1,\"memory\":1}]}", 0, P_JSON, SIM_EPARSE,
+      "\"flops\":1,\"memory\":1}]}", 0, P_JSON, PS_EPARSE,
       "t.json:1:14: devices[0].name: longer than 55 characters" },
-    { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, SIM_EINVAL,
+    { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json: no link between d0 and d1 (stages 0 and 1)" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
-      "\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, SIM_EINVAL,
+      "\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, PS_EINVAL,
       "t.json: link slow: a transfer of 128 bytes takes 1.28e+302 s" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[\n" BUS ",\n{\"name\":\"nv\","
-      "\"endpoints\":[\"d1\",\"d0\"],\"bandwidth\":1e9}]}", 0, P_JSON, SIM_EINVAL,
+      "\"endpoints\":[\"d1\",\"d0\"],\"bandwidth\":1e9}]}", 0, P_JSON, PS_EINVAL,
       "t.json:3:14: links[1].endpoints: a second link between 'd1' and 'd0': links[0] ('bus')" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[" BUS ",\n" BUS "]}", 0, P_JSON,
-      SIM_EINVAL, "t.json:2:2: links[1].name: duplicate link name 'bus' (also links[0])" },
-    { NULL, NULL, 0, P_JSON, SIM_EIO, "t.json: cannot open: No such file or directory" },
+      PS_EINVAL, "t.json:2:2: links[1].name: duplicate link name 'bus' (also links[0])" },
+    { NULL, NULL, 0, P_JSON, PS_EIO, "t.json: cannot open: No such file or directory" },
     { "p.csv", CSV_H "a,1e300,1,1,1\nb,1e300,1,1,1\nc,1e300,1,1,1\nd,1e300,1,1,1\n"
       "e,1e300,1,1,1\nf,1e300,1,1,1\ng,1e300,1,1,1\nh,1e300,1,1,1\ni,1e300,1,1,1\n"
       "j,1e300,1,1,1\n", 0, "partition --topology ok.json -K 3 -M 2 --batch 4 --model p.csv",
-      SIM_EINVAL, "p.csv: layers 1-1 (up to 'a') take 1.4e+289 s per step on device d0" },
+      PS_EINVAL, "p.csv: layers 1-1 (up to 'a') take 1.4e+289 s per step on device d0" },
     /* ---- configuration: sizes that cannot work ---- */
     { NULL, NULL, 0, "predict --model mlp:layers=8,width=8 --topology ok.json -K 5 -M 2 --batch 4",
-      SIM_ENOFIT, "topology ok.json has only 4 devices" },
+      PS_ENOFIT, "topology ok.json has only 4 devices" },
     { "p.csv", CSV_H "a,1,1,1,1\nb,1,1,1,1\n", 0,
-      "predict --topology ok.json -K 3 -M 3 --batch 3 --model p.csv", SIM_ENOFIT,
+      "predict --topology ok.json -K 3 -M 3 --batch 3 --model p.csv", PS_ENOFIT,
       "3 stages but the model has only 2 layers" },
-    { NULL, NULL, 0, RUN " -K 2 -M 0 --batch 4", SIM_EUSAGE, "-M: 0 is out of range" },
-    { NULL, NULL, 0, RUN " -K 0 -M 2 --batch 4", SIM_EUSAGE, "-K: 0 is out of range" },
-    { NULL, NULL, 0, RUN " -K 2 -M 3 --batch 4", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 0 --batch 4", PS_EUSAGE, "-M: 0 is out of range" },
+    { NULL, NULL, 0, RUN " -K 0 -M 2 --batch 4", PS_EUSAGE, "-K: 0 is out of range" },
+    { NULL, NULL, 0, RUN " -K 2 -M 3 --batch 4", PS_EUSAGE,
       "--batch 4 is not divisible by -M 3" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch -4", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch -4", PS_EUSAGE,
       "--batch must be a positive integer (>= 1), got -4" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 2.5", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 2.5", PS_EUSAGE,
       "--batch must be a positive integer (>= 1), got 2.5" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch nan", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch nan", PS_EUSAGE,
       "--batch: 'nan' is not a finite number" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e999", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e999", PS_EUSAGE,
       "--batch: '1e999' is out of range (magnitude above 1.8e308)" },
-    { NULL, NULL, 0, RUN " -K 99999999999999999999 -M 2 --batch 4", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 99999999999999999999 -M 2 --batch 4", PS_EUSAGE,
       "-K: '99999999999999999999' is out of range [1, 1048576]" },
-    { NULL, NULL, 0, RUN " -K 2 -M 16777217 --batch 4", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 16777217 --batch 4", PS_EUSAGE,
       "-M: 16777217 is out of range" },
-    { NULL, NULL, 0, RUN " -K 1048576 -M 16777216 --batch 16777216", SIM_EINVAL,
+    { NULL, NULL, 0, RUN " -K 1048576 -M 16777216 --batch 16777216", PS_EINVAL,
       "K*M = 17592186044416 is too large" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0", PS_EUSAGE,
       "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
-      SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+      PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "compare-schedules --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
-      SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+      PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "export-chakra --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 "
-      "--out-dir ch", SIM_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+      "--out-dir ch", PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "sweep --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 --db s.db",
-      SIM_EUSAGE, "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
-    { NULL, NULL, 0, "report --db s.db --batch 0", SIM_EUSAGE,
+      PS_EUSAGE, "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
+    { NULL, NULL, 0, "report --db s.db --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
-    { NULL, NULL, 0, "plot --db s.db --batch 0", SIM_EUSAGE,
+    { NULL, NULL, 0, "plot --db s.db --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
-    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --batch 0", SIM_EUSAGE,
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
-    { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 0", SIM_EUSAGE,
+    { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 16777216]: must be at least 1" },
-    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 0", SIM_EUSAGE,
+    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
-    { NULL, NULL, 0, "import-torch tr.json --batch 0", SIM_EUSAGE, "--batch must be > 0, got 0" },
+    { NULL, NULL, 0, "import-torch tr.json --batch 0", PS_EUSAGE, "--batch must be > 0, got 0" },
     /* a huge batch is the batch's fault, not the profile's */
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e300", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e300", PS_EUSAGE,
       "--batch 1e+300 is out of range: at most 1099511627776 samples per step" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 1e300",
-      SIM_EUSAGE, "--batch 1e+300 is out of range: at most 1099511627776" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --replicas 1e400", SIM_EUSAGE,
+      PS_EUSAGE, "--batch 1e+300 is out of range: at most 1099511627776" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --replicas 1e400", PS_EUSAGE,
       "--replicas: '1e400' is not an integer" },
-    { NULL, NULL, 0, "gen chain -n 2 --bandwidth 1e400 -o c.json", SIM_EUSAGE,
+    { NULL, NULL, 0, "gen chain -n 2 --bandwidth 1e400 -o c.json", PS_EUSAGE,
       "--bandwidth: '1e400' is out of range (magnitude above 1.8e308)" },
-    { NULL, NULL, 0, "gen chain -n 2 --latency 1e-400 -o c.json", SIM_EUSAGE,
+    { NULL, NULL, 0, "gen chain -n 2 --latency 1e-400 -o c.json", PS_EUSAGE,
       "--latency: '1e-400' is out of range (nonzero but below 2.2e-308)" },
-    { NULL, NULL, 0, "gen chain -n 99999999999999999999 -o c.json", SIM_EUSAGE,
+    { NULL, NULL, 0, "gen chain -n 99999999999999999999 -o c.json", PS_EUSAGE,
       "-n: '99999999999999999999' is out of range [1, " },
     /* ---- byte-order marks: skipped, so the error is the real one at its place ---- */
-    { "p.csv", "\xEF\xBB\xBF" CSV_H "a,1e6,lots,64,128\n", 0, P_CSV, SIM_EPARSE,
+    { "p.csv", "\xEF\xBB\xBF" CSV_H "a,1e6,lots,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:7: field 'params': 'lots' is not a number" },
     { "t.json", "\xEF\xBB\xBF{\"devices\":[{\"name\":\"d\",\"count\":2,\n\"flops\":-1,"
-      "\"memory\":1}]}", 0, P_JSON, SIM_EINVAL, "t.json:2:1: devices[0].flops: must be > 0" },
+      "\"memory\":1}]}", 0, P_JSON, PS_EINVAL, "t.json:2:1: devices[0].flops: must be > 0" },
     /* ---- command line ---- */
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --frobnicate", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --frobnicate", PS_EUSAGE,
       "unknown option '--frobnicate'" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch", SIM_EUSAGE, "option '--batch' needs a value" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --remat sometimes", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch", PS_EUSAGE, "option '--batch' needs a value" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --remat sometimes", PS_EUSAGE,
       "unknown mode 'sometimes'" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --format xml", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --format xml", PS_EUSAGE,
       "--format: unknown format 'xml'" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --partition 1,2", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --partition 1,2", PS_EUSAGE,
       "--partition '1,2' covers 3 layers, the model has 4" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --partition 2,x", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --partition 2,x", PS_EUSAGE,
       "--partition: 'x' is not an integer" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --schedule nope", SIM_EUSAGE,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --schedule nope", PS_EUSAGE,
       "unknown schedule 'nope'" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 stray", SIM_EUSAGE, "unexpected argument 'stray'" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 stray", PS_EUSAGE, "unexpected argument 'stray'" },
     { NULL, NULL, 0, "predict --model mlp:layers=4 --topology ok.json -K 1 -M 1 --batch 4",
-      SIM_EUSAGE,
+      PS_EUSAGE,
       "model spec 'mlp:layers=4': missing parameter 'width'" },
     { NULL, NULL, 0, "predict --model mlp:layers=4,width=8,depth=2 --topology ok.json -K 1 -M 1 "
-      "--batch 4", SIM_EUSAGE, "unknown parameter 'depth'" },
-    { NULL, NULL, 0, "gen chain -n 0 -o c.json", SIM_EUSAGE, "-n: 0 is out of range" },
-    { NULL, NULL, 0, "gen chain -n 2 --efficiency 2 -o c.json", SIM_EUSAGE,
+      "--batch 4", PS_EUSAGE, "unknown parameter 'depth'" },
+    { NULL, NULL, 0, "gen chain -n 0 -o c.json", PS_EUSAGE, "-n: 0 is out of range" },
+    { NULL, NULL, 0, "gen chain -n 2 --efficiency 2 -o c.json", PS_EUSAGE,
       "efficiency in (0, 1]" },
     /* ---- results databases and traces (sweep, report, compare) ---- */
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,x -M 1 "
-      "--batch 4 --db s.db", SIM_EUSAGE, "-K: 'x' is not an integer" },
+      "--batch 4 --db s.db", PS_EUSAGE, "-K: 'x' is not an integer" },
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
-      "--batch 4 --jobs 0 --db s.db", SIM_EUSAGE, "--jobs: 0 is out of range" },
-    { "s.db", "this is not a database, just text\n", 0, "report --db s.db", SIM_EDB,
+      "--batch 4 --jobs 0 --db s.db", PS_EUSAGE, "--jobs: 0 is out of range" },
+    { "s.db", "this is not a database, just text\n", 0, "report --db s.db", PS_EDB,
       "s.db: reading the schema version: not an SQLite database" },
-    { NULL, NULL, 0, "report --db s.db", SIM_EIO, "s.db: cannot read the results database" },
+    { NULL, NULL, 0, "report --db s.db", PS_EIO, "s.db: cannot read the results database" },
     { "ro/", NULL, 0555, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,2 -M 1 "
-      "--batch 4 --quiet --db ro/s.db", SIM_EDB, "ro/s.db: cannot open" },
-    { "tr.json", "{\"pipesim\":{", 0, "compare tr.json tr.json", SIM_EPARSE,
+      "--batch 4 --quiet --db ro/s.db", PS_EDB, "ro/s.db: cannot open" },
+    { "tr.json", "{\"pipesim\":{", 0, "compare tr.json tr.json", PS_EPARSE,
       "tr.json:1:12: string or '}' expected near end of file" },
     { "tr.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},\n"
       "\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":9,\"ts\":1,\"args\":{}}]}", 0,
-      "compare tr.json tr.json", SIM_EPARSE, "tr.json:3:1: traceEvents[0]: bad pid, ts or args" },
-    { NULL, NULL, 0, "compare tr.json missing.json", SIM_EIO,
+      "compare tr.json tr.json", PS_EPARSE, "tr.json:3:1: traceEvents[0]: bad pid, ts or args" },
+    { NULL, NULL, 0, "compare tr.json missing.json", PS_EIO,
       "tr.json: cannot open: No such file or directory" },
     /* ---- outputs that cannot be written ---- */
-    { "ro/", NULL, 0555, RUN " -K 2 -M 2 --batch 4 --trace ro/t.json", SIM_EIO,
+    { "ro/", NULL, 0555, RUN " -K 2 -M 2 --batch 4 --trace ro/t.json", PS_EIO,
       "ro/t.json: cannot write: Permission denied" },
-    { "ro/", NULL, 0555, "gen model mlp:layers=2,width=4 -o ro/m.csv", SIM_EIO,
+    { "ro/", NULL, 0555, "gen model mlp:layers=2,width=4 -o ro/m.csv", PS_EIO,
       "ro/m.csv: cannot write: Permission denied" },
-    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --trace-csv nodir/t.csv", SIM_EIO,
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --trace-csv nodir/t.csv", PS_EIO,
       "nodir/t.csv: cannot write: No such file or directory" },
 };
 
@@ -358,9 +358,9 @@ static void run_case(int i, const struct bad_case *c)
     slurp(".err", err, sizeof err);
     slurp(".out", out, sizeof out);
     listing(after, sizeof after);
-    int want = sim_exit_status(c->code);
+    int want = ps_exit_status(c->code);
     cr_expect_eq(st, want, "case %d '%s': exit %d, not %d (%s): %s", i, c->args, st, want,
-                 sim_errname(c->code), err);
+                 ps_errname(c->code), err);
     cr_expect(strstr(err, c->what), "case %d '%s': message '%s' lacks '%s'", i, c->args, err,
               c->what);
     const char *cmd = c->args;
@@ -397,14 +397,14 @@ Test(badinput, every_case_one_line_its_class_status_no_output)
 /* The statuses are distinct per class and match the README table. */
 Test(badinput, exit_statuses_are_distinct_and_documented)
 {
-    for (int a = 1; a < SIM_NERR; a++) {
-        cr_expect_geq(sim_exit_status(a), 2);
+    for (int a = 1; a < PS_NERR; a++) {
+        cr_expect_geq(ps_exit_status(a), 2);
         for (int b = 1; b < a; b++)
-            cr_expect_neq(sim_exit_status(a), sim_exit_status(b));
+            cr_expect_neq(ps_exit_status(a), ps_exit_status(b));
         cr_expect_eq(th_sh("%s help errors | grep -q '^| %d | %s | '", th_pipesim(),
-                           sim_exit_status(a), sim_errname(a)), 0, "%s", sim_errname(a));
-        cr_expect_eq(th_sh("grep -q '^| %d | %s | ' README.md", sim_exit_status(a),
-                           sim_errname(a)), 0, "README lacks %s", sim_errname(a));
+                           ps_exit_status(a), ps_errname(a)), 0, "%s", ps_errname(a));
+        cr_expect_eq(th_sh("grep -q '^| %d | %s | ' README.md", ps_exit_status(a),
+                           ps_errname(a)), 0, "README lacks %s", ps_errname(a));
     }
 }
 
@@ -419,28 +419,28 @@ static const struct {
     int code;
     const char *what;
 } trace_cases[] = {
-    { "{" META ",\"traceEvents\":[" EV(""), SIM_EPARSE, "tr.json:1:" },
-    { "{\"traceEvents\":[]}", SIM_EPARSE, "tr.json:1:1: pipesim: missing or bad metadata" },
+    { "{" META ",\"traceEvents\":[" EV(""), PS_EPARSE, "tr.json:1:" },
+    { "{\"traceEvents\":[]}", PS_EPARSE, "tr.json:1:1: pipesim: missing or bad metadata" },
     { "{\"pipesim\":{\"devices\":0,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",
-      SIM_EPARSE, "tr.json:1:2: pipesim: missing or bad metadata" },
-    { "{" META "}", SIM_EPARSE, "tr.json:1:1: traceEvents: missing or not an array" },
-    { "{" META ",\"traceEvents\":[\n{\"pid\":0}]}", SIM_EPARSE,
+      PS_EPARSE, "tr.json:1:2: pipesim: missing or bad metadata" },
+    { "{" META "}", PS_EPARSE, "tr.json:1:1: traceEvents: missing or not an array" },
+    { "{" META ",\"traceEvents\":[\n{\"pid\":0}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: missing 'ph'" },
     { "{" META ",\"traceEvents\":[" EV("") ",\n{\"ph\":\"X\",\"pid\":7,\"ts\":1,\"args\":{}}]}",
-      SIM_EPARSE, "tr.json:2:1: traceEvents[1]: bad pid, ts or args" },
+      PS_EPARSE, "tr.json:2:1: traceEvents[1]: bad pid, ts or args" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"ts\":1e300,\"args\":{}}]}",
-      SIM_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
+      PS_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":4294967296,\"ts\":1,\"args\":{}}]}",
-      SIM_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
-    { "{" META ",\"traceEvents\":[\n" EV(",\"bytes\":1e300") "]}", SIM_EPARSE,
+      PS_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
+    { "{" META ",\"traceEvents\":[\n" EV(",\"bytes\":1e300") "]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: args.bytes: must be a byte count" },
-    { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":{}}]}", SIM_EPARSE,
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":{}}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"
-      "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", SIM_EPARSE,
+      "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: bad X event" },
     { "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2,\"static_mem\":[1,-5]},"
-      "\"traceEvents\":[]}", SIM_EPARSE,
+      "\"traceEvents\":[]}", PS_EPARSE,
       "tr.json:1:70: pipesim.static_mem[1]: must be a byte count" },
 };
 
@@ -454,12 +454,12 @@ Test(badinput, trace_reader_names_file_line_and_path)
         fclose(f);
         struct trc_trace *t = (void *)1;
         int rc = trc_read_chrome(path, &t);
-        cr_expect_eq(rc, -trace_cases[i].code, "trace case %zu: rc %d: %s", i, rc, sim_errmsg());
+        cr_expect_eq(rc, -trace_cases[i].code, "trace case %zu: rc %d: %s", i, rc, ps_errmsg());
         cr_expect_null(t);
-        cr_expect(strstr(sim_errmsg(), trace_cases[i].what), "trace case %zu: '%s' lacks '%s'", i,
-                  sim_errmsg(), trace_cases[i].what);
-        cr_expect(!strchr(sim_errmsg(), '\n'));
+        cr_expect(strstr(ps_errmsg(), trace_cases[i].what), "trace case %zu: '%s' lacks '%s'", i,
+                  ps_errmsg(), trace_cases[i].what);
+        cr_expect(!strchr(ps_errmsg(), '\n'));
     }
     struct trc_trace *t;
-    cr_expect_eq(trc_read_chrome("/nonexistent/tr.json", &t), -SIM_EIO);
+    cr_expect_eq(trc_read_chrome("/nonexistent/tr.json", &t), -PS_EIO);
 }

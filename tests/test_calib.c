@@ -9,7 +9,7 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "analysis/ana_calib.h"
+#include "measure/msr_calib.h"
 #include "models/mdl_gen.h"
 
 static char dir[64];
@@ -43,8 +43,8 @@ Test(calib, line_fit_recovers_known_coefficients)
     for (int i = 0; i < 7; i++)
         y[i] = 31e-6 + 2.5e-6 * x[i];
     for (int rel = 0; rel < 2; rel++) {
-        struct ana_fit f;
-        cr_assert_eq(ana_fit_line(x, y, 7, rel, &f), 0, "%s", sim_errmsg());
+        struct msr_fit f;
+        cr_assert_eq(msr_fit_line(x, y, 7, rel, &f), 0, "%s", ps_errmsg());
         cr_expect_float_eq(f.a, 31e-6, 1e-15, "a = %.17g", f.a);
         cr_expect_float_eq(f.b, 2.5e-6, 1e-17, "b = %.17g", f.b);
         cr_expect_float_eq(f.r2, 1.0, 1e-12);
@@ -60,8 +60,8 @@ Test(calib, line_fit_residuals_and_r2_are_exact)
     /* y = 1 + 2x except the middle point, 1 too high: least squares gives
      * a = 1 + 1/3, b = 2 (x symmetric), residuals -1/3, 2/3, -1/3 */
     double x[3] = { 0, 1, 2 }, y[3] = { 1, 4, 5 };
-    struct ana_fit f;
-    cr_assert_eq(ana_fit_line(x, y, 3, 0, &f), 0);
+    struct msr_fit f;
+    cr_assert_eq(msr_fit_line(x, y, 3, 0, &f), 0);
     cr_expect_float_eq(f.a, 4.0 / 3, 1e-12);
     cr_expect_float_eq(f.b, 2.0, 1e-12);
     cr_expect_float_eq(f.resid[0], -1.0 / 3, 1e-12);
@@ -74,20 +74,20 @@ Test(calib, line_fit_residuals_and_r2_are_exact)
 
 Test(calib, line_fit_edge_cases)
 {
-    struct ana_fit f;
+    struct msr_fit f;
     double x1[1] = { 8 }, y1[1] = { 4e-3 };
-    cr_assert_eq(ana_fit_line(x1, y1, 1, 1, &f), 0);
+    cr_assert_eq(msr_fit_line(x1, y1, 1, 1, &f), 0);
     cr_expect_eq(f.a, 0);
     cr_expect_float_eq(f.b, 5e-4, 1e-18);
     double xs[2] = { 8, 8 }, ys[2] = { 1, 3 };
-    cr_assert_eq(ana_fit_line(xs, ys, 2, 0, &f), 0); /* one abscissa: through 0 */
+    cr_assert_eq(msr_fit_line(xs, ys, 2, 0, &f), 0); /* one abscissa: through 0 */
     cr_expect_float_eq(f.b, 0.25, 1e-15);
-    cr_expect_eq(ana_fit_line(x1, y1, 0, 0, &f), -SIM_EINVAL);
+    cr_expect_eq(msr_fit_line(x1, y1, 0, 0, &f), -PS_EINVAL);
     double yneg[2] = { 1, -1 }, x2[2] = { 1, 2 };
-    cr_expect_eq(ana_fit_line(x2, yneg, 2, 1, &f), -SIM_EINVAL);
-    cr_expect(strstr(sim_errmsg(), "not usable"));
+    cr_expect_eq(msr_fit_line(x2, yneg, 2, 1, &f), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "not usable"));
     double z[2] = { 0, 0 };
-    cr_expect_eq(ana_fit_line(z, ys, 2, 0, &f), -SIM_EINVAL);
+    cr_expect_eq(msr_fit_line(z, ys, 2, 0, &f), -PS_EINVAL);
 }
 
 Test(calib, flop_fit_recovers_rate_batch_half_and_overhead)
@@ -102,7 +102,7 @@ Test(calib, flop_fit_recovers_rate_batch_half_and_overhead)
             t[k] = ov + f[k] * (n[k] + h) / rate;
         }
     double r, bh, o, r2;
-    cr_assert_eq(ana_fit_flops(f, n, t, 14, &r, &bh, &o, &r2), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_fit_flops(f, n, t, 14, &r, &bh, &o, &r2), 0, "%s", ps_errmsg());
     cr_expect_float_eq(r, rate, rate * 1e-9);
     cr_expect_float_eq(bh, h, 1e-7);
     cr_expect_float_eq(o, ov, 1e-13);
@@ -110,25 +110,25 @@ Test(calib, flop_fit_recovers_rate_batch_half_and_overhead)
     /* one shape: overhead and batch_half are one column; fit without overhead */
     for (int i = 0; i < 7; i++)
         t[i] = f[i] * (n[i] + h) / rate;
-    cr_assert_eq(ana_fit_flops(f, n, t, 7, &r, &bh, &o, &r2), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_fit_flops(f, n, t, 7, &r, &bh, &o, &r2), 0, "%s", ps_errmsg());
     cr_expect_float_eq(r, rate, rate * 1e-9);
     cr_expect_float_eq(bh, h, 1e-7);
     cr_expect_eq(o, 0);
-    cr_expect_eq(ana_fit_flops(f, n, t, 2, &r, &bh, &o, &r2), -SIM_EINVAL);
+    cr_expect_eq(msr_fit_flops(f, n, t, 2, &r, &bh, &o, &r2), -PS_EINVAL);
 }
 
 Test(calib, stat_median_and_quartiles)
 {
     double v[5] = { 5, 1, 4, 2, 3 };
-    struct ana_stat s;
-    ana_stat_of(v, 5, &s);
+    struct msr_stat s;
+    msr_stat_of(v, 5, &s);
     cr_expect_eq(s.med, 3);
     cr_expect_eq(s.min, 1);
     cr_expect_eq(s.max, 5);
     cr_expect_eq(s.p25, 2);
     cr_expect_eq(s.p75, 4);
     double w[4] = { 4, 1, 3, 2 };
-    ana_stat_of(w, 4, &s);
+    msr_stat_of(w, 4, &s);
     cr_expect_eq(s.med, 2.5);
     cr_expect_eq(s.n, 4);
 }
@@ -146,7 +146,7 @@ static const char calibrated[] =
 Test(calib, profile_extension_loads_sorted_points)
 {
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 2);
     const struct mdl_layer *a = &p->layers[0], *b = &p->layers[1];
     cr_expect_eq(a->has_nostash, 1);
@@ -168,7 +168,7 @@ Test(calib, profile_extension_loads_sorted_points)
 Test(calib, layer_seconds_interpolates_and_extrapolates)
 {
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", ps_errmsg());
     struct mdl_device d = { .flops = 1e12, .memory = 1, .eff_max = 1, .batch_half = 8 };
     const struct mdl_layer *a = &p->layers[0];
     /* at the points exactly */
@@ -208,11 +208,11 @@ Test(calib, layer_seconds_interpolates_and_extrapolates)
 Test(calib, profile_extension_round_trips)
 {
     struct mdl_profile *p, *q;
-    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(write_file("c.csv", calibrated), &p), 0, "%s", ps_errmsg());
     char out[160];
     snprintf(out, sizeof out, "%s/rt.csv", dir);
-    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", sim_errmsg());
-    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", ps_errmsg());
     cr_assert_eq(q->n_layers, p->n_layers);
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *a = &p->layers[i], *b = &q->layers[i];
@@ -239,8 +239,8 @@ static void bad_profile(const char *text, int code, const char *what)
 {
     struct mdl_profile *p = NULL;
     int rc = mdl_profile_load(write_file("bad.csv", text), &p);
-    cr_expect_eq(rc, -code, "%s: rc %d (%s)", what, rc, sim_errmsg());
-    cr_expect(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_expect_eq(rc, -code, "%s: rc %d (%s)", what, rc, ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
     cr_expect_null(p);
     mdl_profile_free(p);
 }
@@ -248,27 +248,27 @@ static void bad_profile(const char *text, int code, const char *what)
 #define H "name,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes"
 Test(calib, profile_extension_rejects_bad_input)
 {
-    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,1.5,0.1\n", SIM_EINVAL,
+    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,1.5,0.1\n", PS_EINVAL,
                 ":2:15: field 'fwd_fixed_ms' (1.5 ms) must be <= fwd_ms (1 ms)");
-    bad_profile(H ",fwd_fixed_ms\na,1,2,8,0,0,0,0.5\n", SIM_EPARSE, "come together");
-    bad_profile(H ",fwd_ms@4\na,1,2,8,0,0,0,0.5\n", SIM_EPARSE, "'bwd_ms@4' is missing");
-    bad_profile(H ",fwd_ms@x,bwd_ms@x\na,1,2,8,0,0,0,0.5,1\n", SIM_EPARSE,
+    bad_profile(H ",fwd_fixed_ms\na,1,2,8,0,0,0,0.5\n", PS_EPARSE, "come together");
+    bad_profile(H ",fwd_ms@4\na,1,2,8,0,0,0,0.5\n", PS_EPARSE, "'bwd_ms@4' is missing");
+    bad_profile(H ",fwd_ms@x,bwd_ms@x\na,1,2,8,0,0,0,0.5,1\n", PS_EPARSE,
                 "the batch size after '@' must be a positive integer");
-    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_ms@4\n", SIM_EPARSE, "duplicate column 'fwd_ms@4'");
-    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,0.5,\n", SIM_EPARSE,
+    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_ms@4\n", PS_EPARSE, "duplicate column 'fwd_ms@4'");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,0.5,\n", PS_EPARSE,
                 "all given or all empty");
-    bad_profile(H ",fwd_ms@8,bwd_ms@8\na,1,2,8,0,0,0,1,3\n", SIM_EINVAL,
+    bad_profile(H ",fwd_ms@8,bwd_ms@8\na,1,2,8,0,0,0,1,3\n", PS_EINVAL,
                 "field 'bwd_ms@8' differs from the value at at_batch 8");
-    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,-1,1\n", SIM_EINVAL, "must be >= 0");
-    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_ms@4,bwd_ms@4\n", SIM_EPARSE,
+    bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,-1,1\n", PS_EINVAL, "must be >= 0");
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_ms@4,bwd_ms@4\n", PS_EPARSE,
                 "need 'fwd_ms', not 'fwd_flops'");
-    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_nostash_ms\n", SIM_EPARSE,
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,fwd_nostash_ms\n", PS_EPARSE,
                 "column 'fwd_nostash_ms' needs 'fwd_ms'");
-    bad_profile(H ",fwd_nostash_ms,fwd_fixed_ms,bwd_fixed_ms\n", SIM_EPARSE,
+    bad_profile(H ",fwd_nostash_ms,fwd_fixed_ms,bwd_fixed_ms\n", PS_EPARSE,
                 "need 'fwd_nostash_fixed_ms'");
-    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_nostash_ms@4\n", SIM_EPARSE,
+    bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_nostash_ms@4\n", PS_EPARSE,
                 "needs column 'fwd_nostash_ms'");
-    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,0.5,\n", SIM_EPARSE,
+    bad_profile(H ",fwd_fixed_ms,bwd_fixed_ms\na,1,2,8,0,0,0,0.5,\n", PS_EPARSE,
                 "all given or all empty");
 }
 
@@ -278,9 +278,9 @@ Test(calib, remat_forwards_take_the_nostash_time)
     struct mdl_profile *p;
     cr_assert_eq(mdl_profile_load(write_file("n.csv", H ",fwd_nostash_ms\n"
                                                       "a,3,5,8,0,4,4,2\n"), &p), 0,
-                 "%s", sim_errmsg());
+                 "%s", ps_errmsg());
     struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
-    enum sim_remat modes[3] = { SIM_REMAT_NEVER, SIM_REMAT_ALWAYS, SIM_REMAT_EXCEPT_LAST };
+    enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST };
     int64_t want_f[3] = { 3000000, 2000000, 2000000 };
     for (int m = 0; m < 3; m++) {
         struct th_run run;
@@ -289,14 +289,14 @@ Test(calib, remat_forwards_take_the_nostash_time)
         int nf = 0, nr = 0;
         for (size_t i = 0; i < tr->n_events; i++) {
             const struct trc_event *e = &tr->events[i];
-            if (e->kind == SIM_OP_FWD) {
+            if (e->kind == SCH_OP_FWD) {
                 /* except_last keeps the last micro-batch's stash: full forward */
-                int64_t want = modes[m] == SIM_REMAT_EXCEPT_LAST && e->mb == 1 ? 3000000
+                int64_t want = modes[m] == SCH_REMAT_EXCEPT_LAST && e->mb == 1 ? 3000000
                                                                                : want_f[m];
                 cr_expect_eq(e->end_ns - e->start_ns, want, "mode %d F%d", m, e->mb);
                 nf++;
             }
-            if (e->kind == SIM_OP_RECOMP) {
+            if (e->kind == SCH_OP_RECOMP) {
                 cr_expect_eq(e->end_ns - e->start_ns, 3000000); /* R keeps: fwd */
                 nr++;
             }
@@ -313,9 +313,9 @@ Test(calib, remat_forwards_take_the_nostash_time)
 
 Test(calib, profile_and_topology_from_a_calibration)
 {
-    struct ana_calib c;
+    struct msr_calib c;
     memset(&c, 0, sizeof c);
-    struct ana_calib_layer layer;
+    struct msr_calib_layer layer;
     memset(&layer, 0, sizeof layer);
     cr_assert_eq(mdl_gen_mlp(1, 16, 0, &c.net_profile), 0);
     c.n_layers = 1;
@@ -333,14 +333,14 @@ Test(calib, profile_and_topology_from_a_calibration)
     c.link_bandwidth = 5e9;
     for (int i = 0; i < 3; i++) {
         layer.kept[i].med = 1e-4 * (i + 1);
-        layer.t[ANA_CALIB_BWD][i].med = 2e-4 * (i + 1);
-        layer.t[ANA_CALIB_FWD_NOSTASH][i].med = 0.9e-4 * (i + 1);
+        layer.t[MSR_CALIB_BWD][i].med = 2e-4 * (i + 1);
+        layer.t[MSR_CALIB_FWD_NOSTASH][i].med = 0.9e-4 * (i + 1);
     }
     layer.kept_fit.a = 5e-5;
-    layer.fit[ANA_CALIB_BWD].a = -1e-6;   /* negative: clamped to 0 */
-    layer.fit[ANA_CALIB_FWD_NOSTASH].a = 1; /* above t_at: clamped to it */
+    layer.fit[MSR_CALIB_BWD].a = -1e-6;   /* negative: clamped to 0 */
+    layer.fit[MSR_CALIB_FWD_NOSTASH].a = 1; /* above t_at: clamped to it */
     struct mdl_profile *p;
-    cr_assert_eq(ana_calib_profile(&c, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_calib_profile(&c, &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 1);
     cr_expect_eq(p->measured, 1);
     const struct mdl_layer *l = &p->layers[0];
@@ -358,12 +358,12 @@ Test(calib, profile_and_topology_from_a_calibration)
     cr_expect_eq(l->params, c.net_profile->layers[0].params);
     char path[160];
     snprintf(path, sizeof path, "%s/p.csv", dir);
-    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
     struct mdl_profile *q;
-    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
     mdl_profile_free(q);
     struct mdl_topology *t, *t2;
-    cr_assert_eq(ana_calib_topology(&c, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
     cr_expect_eq(t->n_devices, 2);
     cr_expect_eq(t->bytes_per_param, 8);
     cr_expect_eq(t->devices[1].flops, 1e11);
@@ -376,8 +376,8 @@ Test(calib, profile_and_topology_from_a_calibration)
     cr_expect_eq(t->links[0].latency, 2e-6);
     cr_expect_eq(t->links[0].bandwidth, 5e9);
     snprintf(path, sizeof path, "%s/t.json", dir);
-    cr_assert_eq(mdl_topology_write(t, path), 0, "%s", sim_errmsg());
-    cr_assert_eq(mdl_topology_load(path, &t2), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_write(t, path), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t2), 0, "%s", ps_errmsg());
     cr_expect_eq(t2->n_devices, 2);
     cr_expect_eq(mdl_topology_link_between(t2, 0, 1), 0);
     mdl_topology_free(t);
@@ -398,7 +398,7 @@ Test(calib, calibrate_writes_what_predict_accepts)
     char p[160];
     snprintf(p, sizeof p, "%s/c/net.csv", dir);
     struct mdl_profile *prof;
-    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
     cr_expect_eq(prof->n_layers, 3);
     cr_expect_eq(prof->measured, 1);
     cr_expect_eq(prof->layers[0].at_batch, 4);
@@ -409,7 +409,7 @@ Test(calib, calibrate_writes_what_predict_accepts)
     mdl_profile_free(prof);
     snprintf(p, sizeof p, "%s/c/net.json", dir);
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_load(p, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(p, &t), 0, "%s", ps_errmsg());
     cr_expect_geq(t->n_devices, 1);
     mdl_topology_free(t);
     cr_expect_eq(th_sh("cd %s && test -s c/net-fit.csv && grep -q '^layer,dense0,F,2,' "

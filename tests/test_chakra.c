@@ -36,7 +36,7 @@ static void load_rank(const char *dir, int rank, struct dfile *df)
 /* ---- checks shared by the schedules --------------------------------------- */
 
 /* Structure every export must have, whatever the schedule. */
-static void check_common(struct dfile *df, int R, const struct sim_schedule *s)
+static void check_common(struct dfile *df, int R, const struct sch_schedule *s)
 {
     int D = s->n_devices;
     for (int rank = 0; rank < D * R; rank++) {
@@ -50,15 +50,15 @@ static void check_common(struct dfile *df, int R, const struct sim_schedule *s)
         int last[3] = { -1, -1, -1 };
         for (int i = 0; i < f->n; i++) {
             const struct dnode *n = &f->nodes[i];
-            const struct sim_op *op = &s->ops[d][i];
+            const struct sch_op *op = &s->ops[d][i];
             cr_assert_eq(n->id, (uint64_t)i);
             cr_assert_eq(ival(n, "pipesim_stage", 9), op->stage);
             cr_assert_eq(ival(n, "pipesim_mb", 9), op->mb);
             cr_assert_eq(ival(n, "is_cpu_op", 27), 0);
             int stream = n->type == TRC_CHAKRA_SEND ? 1 : n->type == TRC_CHAKRA_RECV ? 2 : 0;
-            int want = op->kind == SIM_OP_ALLREDUCE ? TRC_CHAKRA_COLL
-                       : sim_op_stream(op->kind) == SIM_STREAM_SEND ? TRC_CHAKRA_SEND
-                       : sim_op_stream(op->kind) == SIM_STREAM_RECV ? TRC_CHAKRA_RECV
+            int want = op->kind == SCH_OP_ALLREDUCE ? TRC_CHAKRA_COLL
+                       : sch_op_stream(op->kind) == SCH_STREAM_SEND ? TRC_CHAKRA_SEND
+                       : sch_op_stream(op->kind) == SCH_STREAM_RECV ? TRC_CHAKRA_RECV
                                                                     : TRC_CHAKRA_COMP;
             cr_assert_eq(n->type, want, "%s", n->name);
             /* ctrl: the previous node of the same stream, none for the first */
@@ -121,12 +121,12 @@ static void check_common(struct dfile *df, int R, const struct sim_schedule *s)
     cr_assert_gt(sends, 0);
 }
 
-static void export(const struct sim_schedule *s, const struct sim_costs *c, sim_engine *e,
+static void export(const struct sch_schedule *s, const struct sch_costs *c, sim_engine *e,
                    const char *dir, int R)
 {
     struct trc_chakra_opts o = { .dir = dir, .batch = 8 };
     int n = -1;
-    cr_assert_eq(trc_chakra_write(s, c, sim_engine_trace(e), &o, &n), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_chakra_write(s, c, sim_engine_trace(e), &o, &n), 0, "%s", ps_errmsg());
     cr_assert_eq(n, s->n_devices * R);
 }
 
@@ -142,7 +142,7 @@ Test(chakra, gpipe_exact_durations_and_deps)
     struct mdl_profile *p = th_profile(8, f, b, 2, out, NULL, 10);
     struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
     struct th_run run;
-    th_simulate(&run, "gpipe", p, t, 4, 3, SIM_REMAT_EXCEPT_LAST, 2, 1);
+    th_simulate(&run, "gpipe", p, t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
     char *dir = tmpdir();
     export(run.s, run.c, run.e, dir, 1);
     struct dfile df[4];
@@ -207,7 +207,7 @@ static void schedule_roundtrip(const char *name, int K, int M)
     struct mdl_profile *p = th_profile(8, f, b, 1, out, NULL, 100);
     struct mdl_topology *t = th_chain(K, 1e9, 1e9, 50e-9);
     struct th_run run;
-    th_simulate(&run, name, p, t, K, M, SIM_REMAT_NEVER, 1, 1);
+    th_simulate(&run, name, p, t, K, M, SCH_REMAT_NEVER, 1, 1);
     char *dir = tmpdir();
     export(run.s, run.c, run.e, dir, 1);
     struct dfile df[8];
@@ -257,20 +257,20 @@ Test(chakra, replicas_get_allreduce_collectives)
                 "\"shared\":true}]}");
     fclose(tf);
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_load(tp, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(tp, &t), 0, "%s", ps_errmsg());
     unlink(tp);
     double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
     double out[4] = { 10, 10, 10, 10 };
     struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 250);
-    struct sim_schedule *s;
-    struct sim_partition *part;
-    struct sim_costs *c;
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
     sim_engine *e;
-    cr_assert_eq(sim_schedule_build("1f1b", 2, 4, SIM_REMAT_NEVER, &s), 0);
-    cr_assert_eq(sim_schedule_add_allreduce(s, 3), 0);
-    cr_assert_eq(sim_partition_uniform(2, 4, &part), 0);
-    cr_assert_eq(sim_costs_new(p, t, part, s->stage_device, 1, &c), 0);
-    cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", sim_errmsg());
+    cr_assert_eq(sch_schedule_build("1f1b", 2, 4, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(s, 3), 0);
+    cr_assert_eq(sch_partition_uniform(2, 4, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), 0);
+    cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", ps_errmsg());
     char *dir = tmpdir();
     export(s, c, e, dir, 3);
     struct dfile df[6];
@@ -305,9 +305,9 @@ Test(chakra, replicas_get_allreduce_collectives)
         df_free(&df[r]);
     rmdir_all(dir);
     sim_engine_free(e);
-    sim_costs_free(c);
-    sim_partition_free(part);
-    sim_schedule_free(s);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -409,7 +409,7 @@ Test(chakra, protoc_decodes_the_files_too)
     struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 10);
     struct mdl_topology *t = th_chain(2, 0, 1e9, 100e-9);
     struct th_run run;
-    th_simulate(&run, "gpipe", p, t, 2, 2, SIM_REMAT_ALWAYS, 1, 1);
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_ALWAYS, 1, 1);
     char *dir = tmpdir();
     export(run.s, run.c, run.e, dir, 1);
     char proto[600];

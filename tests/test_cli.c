@@ -139,7 +139,7 @@ Test(cli, same_inputs_give_byte_identical_outputs)
     char p[128];
     snprintf(p, sizeof p, "%s/t0.json", dir);
     struct trc_trace *t;
-    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", ps_errmsg());
     cr_assert_eq(t->n_devices, 4);
     cr_assert_eq(t->n_micro, 8);
     /* F, B per stage and micro-batch, R for 7 of 8, 4 transfer ops per boundary, U */

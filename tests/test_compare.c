@@ -23,7 +23,7 @@ static void sim_trace(struct th_run *run, struct mdl_profile **p, struct mdl_top
     double out[4] = { 100, 100, 100, 100 }, st[4] = { 400, 400, 400, 400 };
     *p = th_profile(4, f, b, 2, out, st, 10);
     *t = th_chain(4, 0, 1e9, 100e-9);
-    th_simulate(run, "gpipe", *p, *t, 4, 6, SIM_REMAT_EXCEPT_LAST, 2, 1);
+    th_simulate(run, "gpipe", *p, *t, 4, 6, SCH_REMAT_EXCEPT_LAST, 2, 1);
 }
 
 Test(compare, identical_traces_have_zero_error)
@@ -37,11 +37,11 @@ Test(compare, identical_traces_have_zero_error)
     close(mkstemp(a));
     cr_assert_eq(trc_write_chrome(sim_engine_trace(run.e), a), 0);
     struct trc_trace *x, *y;
-    cr_assert_eq(trc_read_chrome(a, &x), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(a, &x), 0, "%s", ps_errmsg());
     cr_assert_eq(trc_read_chrome(a, &y), 0);
     cr_assert_eq(x->n_events, sim_engine_trace(run.e)->n_events);
     struct ana_compare *c;
-    cr_assert_eq(ana_compare_new(x, y, &c), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_compare_new(x, y, &c), 0, "%s", ps_errmsg());
     cr_assert_eq(c->makespan_err, 0);
     cr_assert_eq(c->makespan_sim, run.r->makespan);
     cr_assert_eq(c->bubble_sim, c->bubble_meas);
@@ -74,21 +74,21 @@ Test(compare, one_stretched_op_is_reported_exactly_and_first)
      * that device's compute stream, as a slow kernel would */
     int64_t X = 2500, at = -1;
     for (size_t i = 0; i < m->n_events; i++)
-        if (m->events[i].kind == SIM_OP_BWD && m->events[i].stage == 2 && m->events[i].mb == 3) {
+        if (m->events[i].kind == SCH_OP_BWD && m->events[i].stage == 2 && m->events[i].mb == 3) {
             at = m->events[i].end_ns;
             m->events[i].end_ns += X;
         }
     cr_assert_geq(at, 0);
     for (size_t i = 0; i < m->n_events; i++)
-        if (m->events[i].device == 2 && m->events[i].stream == SIM_STREAM_COMPUTE &&
+        if (m->events[i].device == 2 && m->events[i].stream == SCH_STREAM_COMPUTE &&
             m->events[i].start_ns >= at) {
             m->events[i].start_ns += X;
             m->events[i].end_ns += X;
         }
     struct ana_compare *c;
-    cr_assert_eq(ana_compare_new(s, m, &c), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_compare_new(s, m, &c), 0, "%s", ps_errmsg());
     cr_assert_geq(c->n_top, 1);
-    cr_assert_eq(c->top[0].sim.kind, SIM_OP_BWD);
+    cr_assert_eq(c->top[0].sim.kind, SCH_OP_BWD);
     cr_assert_eq(c->top[0].sim.stage, 2);
     cr_assert_eq(c->top[0].sim.mb, 3);
     cr_assert_eq(c->top[0].error_ns, X);
@@ -115,12 +115,12 @@ Test(compare, mismatched_traces_are_a_clear_error)
     struct trc_trace *m = copy(s);
     m->n_events--; /* drop the last event */
     struct ana_compare *c;
-    cr_assert_eq(ana_compare_new(s, m, &c), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), "1 only simulated, 0 only measured"), "%s", sim_errmsg());
-    cr_assert(strstr(sim_errmsg(), "only in the simulated trace"));
+    cr_assert_eq(ana_compare_new(s, m, &c), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "1 only simulated, 0 only measured"), "%s", ps_errmsg());
+    cr_assert(strstr(ps_errmsg(), "only in the simulated trace"));
     m->n_micro = 5;
-    cr_assert_eq(ana_compare_new(s, m, &c), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), "6 micro-batches"), "%s", sim_errmsg());
+    cr_assert_eq(ana_compare_new(s, m, &c), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "6 micro-batches"), "%s", ps_errmsg());
     trc_trace_free(m);
     th_release(&run);
     mdl_topology_free(t);

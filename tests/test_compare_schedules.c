@@ -194,12 +194,12 @@ Test(compare_schedules, api_reports_memory_per_device)
     char path[128];
     snprintf(path, sizeof path, "%s/ring.json", dir);
     cr_assert_eq(mdl_model_open("mlp:layers=16,width=128", &p), 0);
-    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     struct ana_config cfg = { .profile = p, .topo = t, .K = 4, .M = 8, .batch = 32,
-                              .remat = SIM_REMAT_NEVER };
+                              .remat = SCH_REMAT_NEVER };
     const char *names[] = { "gpipe", "1f1b", "interleaved:2" };
     struct ana_sched_cmp *c;
-    cr_assert_eq(ana_schedules_compare(&cfg, names, 3, &c), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_schedules_compare(&cfg, names, 3, &c), 0, "%s", ps_errmsg());
     cr_assert_eq(c->n, 3);
     cr_assert_gt(c->baseline_step_s, 0);
     for (int i = 0; i < 3; i++) {

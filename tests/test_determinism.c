@@ -7,7 +7,7 @@
  */
 #include "helpers.h"
 
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #include <unistd.h>
 
@@ -115,10 +115,10 @@ Test(determinism, formats_agree)
     char p[128];
     snprintf(p, sizeof p, "%s/a.json", dir);
     char *js;
-    cr_assert_eq(sim_read_file(p, &js, NULL), 0);
+    cr_assert_eq(ps_read_file(p, &js, NULL), 0);
     snprintf(p, sizeof p, "%s/a.csv", dir);
     char *csv;
-    cr_assert_eq(sim_read_file(p, &csv, NULL), 0);
+    cr_assert_eq(ps_read_file(p, &csv, NULL), 0);
     /* step_s printed with %.17g in both */
     const char *s = strstr(js, "\"step_s\": ");
     cr_assert(s);

@@ -21,19 +21,19 @@ Test(engine, bubble_formula_on_uniform_stages, .timeout = 60)
         struct mdl_topology *t = th_chain(K, 1e9, 1e300, 0);
         for (int M = 1; M <= 64; M++) {
             struct th_run run;
-            th_simulate(&run, "gpipe", p, t, K, M, SIM_REMAT_NEVER, 4, 0);
-            const struct sim_stage_cost *c = &run.c->st[0];
+            th_simulate(&run, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 4, 0);
+            const struct sch_stage_cost *c = &run.c->st[0];
             cr_assert_eq(c->fwd, 3000);
             cr_assert_eq(c->bwd, 7000);
             cr_assert_eq(c->update, 24000); /* 2 * 1000 params * 12 B / 1e9 B/s */
-            sim_time expect = (sim_time)(M + K - 1) * (c->fwd + c->bwd) + c->update;
+            sch_time expect = (sch_time)(M + K - 1) * (c->fwd + c->bwd) + c->update;
             cr_assert_eq(run.r->makespan, expect, "K=%d M=%d: %lld != %lld", K, M,
                          (long long)run.r->makespan, (long long)expect);
             double analytic = (double)(K - 1) / (M + K - 1);
             cr_assert(fabs(run.r->bubble - analytic) < 1e-12, "K=%d M=%d bubble %.15f vs %.15f",
                       K, M, run.r->bubble, analytic);
             for (int d = 0; d < K; d++)
-                cr_assert_eq(run.r->busy[d], (sim_time)M * (c->fwd + c->bwd));
+                cr_assert_eq(run.r->busy[d], (sch_time)M * (c->fwd + c->bwd));
             th_release(&run);
         }
         mdl_topology_free(t);
@@ -41,7 +41,7 @@ Test(engine, bubble_formula_on_uniform_stages, .timeout = 60)
     }
 }
 
-static int count_kind(const struct sim_schedule *s, int d, enum sim_op_kind k)
+static int count_kind(const struct sch_schedule *s, int d, enum sch_op_kind k)
 {
     int n = 0;
     for (int i = 0; i < s->n_ops[d]; i++)
@@ -54,15 +54,15 @@ Test(engine, remat_adds_one_forward_per_rematerialized_microbatch)
     const int K = 4, M = 8;
     struct mdl_profile *p = uniform(K, 2000, 5000, 2);
     struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
-    const enum sim_remat modes[] = { SIM_REMAT_NEVER, SIM_REMAT_EXCEPT_LAST, SIM_REMAT_ALWAYS };
+    const enum sch_remat modes[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST, SCH_REMAT_ALWAYS };
     const int n_remat[] = { 0, M - 1, M };
     for (int i = 0; i < 3; i++) {
         struct th_run run;
         th_simulate(&run, "gpipe", p, t, K, M, modes[i], 2, 0);
         for (int d = 0; d < K; d++) {
-            cr_assert_eq(count_kind(run.s, d, SIM_OP_RECOMP), n_remat[i]);
-            cr_assert_eq(run.r->busy_recomp[d], (sim_time)n_remat[i] * 2000);
-            cr_assert_eq(run.r->busy[d], (sim_time)M * 7000 + (sim_time)n_remat[i] * 2000);
+            cr_assert_eq(count_kind(run.s, d, SCH_OP_RECOMP), n_remat[i]);
+            cr_assert_eq(run.r->busy_recomp[d], (sch_time)n_remat[i] * 2000);
+            cr_assert_eq(run.r->busy[d], (sch_time)M * 7000 + (sch_time)n_remat[i] * 2000);
         }
         th_release(&run);
     }
@@ -84,21 +84,21 @@ Test(engine, memory_peaks_match_hand_computed_totals)
     double out[] = { 50, 100, 70 }, stash[] = { 1000, 2000, 5000 };
     struct mdl_profile *p = th_profile(3, f, b, 2, out, stash, 10);
     struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
-    struct sim_partition *part;
-    cr_assert_eq(sim_partition_parse("2,1", 2, 3, &part), 0);
-    const enum sim_remat modes[] = { SIM_REMAT_NEVER, SIM_REMAT_EXCEPT_LAST, SIM_REMAT_ALWAYS };
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_parse("2,1", 2, 3, &part), 0);
+    const enum sch_remat modes[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST, SCH_REMAT_ALWAYS };
     const int64_t peak0[] = { 12200, 6200, 6200 }, peak1[] = { 20200, 10400, 10400 };
     for (int i = 0; i < 3; i++) {
-        struct sim_schedule *s;
-        struct sim_costs *c;
+        struct sch_schedule *s;
+        struct sch_costs *c;
         sim_engine *e;
-        cr_assert_eq(sim_schedule_gpipe(2, 2, modes[i], &s), 0);
-        cr_assert_eq(sim_costs_new(p, t, part, NULL, 2, &c), 0);
+        cr_assert_eq(sch_schedule_gpipe(2, 2, modes[i], &s), 0);
+        cr_assert_eq(sch_costs_new(p, t, part, NULL, 2, &c), 0);
         cr_assert_eq(c->st[0].mem.stash, 6000);
         cr_assert_eq(c->st[0].mem.out, 200);
         cr_assert_eq(c->st[1].mem.in, 200);
         cr_assert_eq(c->st[1].mem.stash, 10000);
-        cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", sim_errmsg());
+        cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", ps_errmsg());
         const struct sim_result *r = sim_engine_result(e);
         cr_assert_eq(r->peak_act[0], peak0[i], "mode %d stage 0: %lld", i,
                      (long long)r->peak_act[0]);
@@ -117,10 +117,10 @@ Test(engine, memory_peaks_match_hand_computed_totals)
             cr_assert_eq(last, 0);
         }
         sim_engine_free(e);
-        sim_costs_free(c);
-        sim_schedule_free(s);
+        sch_costs_free(c);
+        sch_schedule_free(s);
     }
-    sim_partition_free(part);
+    sch_partition_free(part);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -137,9 +137,9 @@ Test(engine, link_latency_and_bandwidth_shift_makespan)
     /* 1000 B per micro-batch at 1e9 B/s = 1000 ns, plus 250 ns latency */
     struct mdl_topology *t = th_chain(K, 0, 1e9, 250e-9);
     struct th_run run;
-    th_simulate(&run, "gpipe", p, t, K, M, SIM_REMAT_NEVER, 2, 0);
-    sim_time x = 1250;
-    cr_assert_eq(run.r->makespan, (sim_time)(M + K - 1) * 14000 + 2 * (K - 1) * x);
+    th_simulate(&run, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 2, 0);
+    sch_time x = 1250;
+    cr_assert_eq(run.r->makespan, (sch_time)(M + K - 1) * 14000 + 2 * (K - 1) * x);
     th_release(&run);
     mdl_topology_free(t);
     mdl_profile_free(p);
@@ -172,19 +172,19 @@ Test(engine, transfers_on_a_shared_link_serialize)
     free(bus->links[1].ends);
     bus->n_links = 1;
     struct th_run a, s;
-    th_simulate(&a, "gpipe", p, ded, 3, 2, SIM_REMAT_NEVER, 2, 1);
-    th_simulate(&s, "gpipe", p, bus, 3, 2, SIM_REMAT_NEVER, 2, 1);
+    th_simulate(&a, "gpipe", p, ded, 3, 2, SCH_REMAT_NEVER, 2, 1);
+    th_simulate(&s, "gpipe", p, bus, 3, 2, SCH_REMAT_NEVER, 2, 1);
     const struct trc_trace *ta = sim_engine_trace(a.e), *ts = sim_engine_trace(s.e);
-    cr_assert_eq(find(ta, SIM_OP_SEND_ACT, 0, 1)->start_ns, 8000);
-    cr_assert_eq(find(ta, SIM_OP_SEND_ACT, 1, 0)->start_ns, 8000);
-    cr_assert_eq(find(ts, SIM_OP_SEND_ACT, 0, 1)->start_ns, 8000);
-    cr_assert_eq(find(ts, SIM_OP_SEND_ACT, 0, 1)->end_ns, 9000);
-    cr_assert_eq(find(ts, SIM_OP_SEND_ACT, 1, 0)->start_ns, 9000);
-    cr_assert_eq(find(ts, SIM_OP_SEND_ACT, 1, 0)->end_ns, 10000);
+    cr_assert_eq(find(ta, SCH_OP_SEND_ACT, 0, 1)->start_ns, 8000);
+    cr_assert_eq(find(ta, SCH_OP_SEND_ACT, 1, 0)->start_ns, 8000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 0, 1)->start_ns, 8000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 0, 1)->end_ns, 9000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 1, 0)->start_ns, 9000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 1, 0)->end_ns, 10000);
     cr_assert_gt(s.r->makespan, a.r->makespan);
     /* the receive spans the transfer on the receiver's receive thread */
-    cr_assert_eq(find(ts, SIM_OP_RECV_ACT, 2, 0)->start_ns, 9000);
-    cr_assert_eq(find(ts, SIM_OP_RECV_ACT, 2, 0)->end_ns, 10000);
+    cr_assert_eq(find(ts, SCH_OP_RECV_ACT, 2, 0)->start_ns, 9000);
+    cr_assert_eq(find(ts, SCH_OP_RECV_ACT, 2, 0)->end_ns, 10000);
     th_release(&a);
     th_release(&s);
     mdl_topology_free(ded);
@@ -196,18 +196,18 @@ Test(engine, step_and_run_until_expose_the_clock)
 {
     struct mdl_profile *p = uniform(2, 1000, 2000, 1);
     struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
-    struct sim_schedule *s;
-    struct sim_partition *part;
-    struct sim_costs *c;
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
     sim_engine *e;
-    cr_assert_eq(sim_schedule_gpipe(2, 3, SIM_REMAT_NEVER, &s), 0);
-    cr_assert_eq(sim_partition_uniform(2, 2, &part), 0);
-    cr_assert_eq(sim_costs_new(p, t, part, NULL, 1, &c), 0);
+    cr_assert_eq(sch_schedule_gpipe(2, 3, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_partition_uniform(2, 2, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0);
     cr_assert_eq(sim_engine_new(s, c, t, NULL, &e), 0);
     cr_assert_eq(sim_engine_run_until(e, 2500), 1);
     cr_assert_leq(sim_engine_now(e), 2500);
     cr_assert_null(sim_engine_result(e));
-    sim_time last = sim_engine_now(e);
+    sch_time last = sim_engine_now(e);
     int rc;
     while ((rc = sim_engine_step(e)) > 0) {
         cr_assert_geq(sim_engine_now(e), last);
@@ -216,9 +216,9 @@ Test(engine, step_and_run_until_expose_the_clock)
     cr_assert_eq(rc, 0);
     cr_assert_eq(sim_engine_result(e)->makespan, 4 * 3000);
     sim_engine_free(e);
-    sim_costs_free(c);
-    sim_partition_free(part);
-    sim_schedule_free(s);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -228,19 +228,19 @@ Test(engine, missing_link_is_an_error)
     struct mdl_profile *p = uniform(2, 1000, 2000, 1);
     struct mdl_topology *t = th_chain(2, 0, 1e9, 0);
     t->n_links = 0;
-    struct sim_schedule *s;
-    struct sim_partition *part;
-    struct sim_costs *c;
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
     sim_engine *e;
-    cr_assert_eq(sim_schedule_gpipe(2, 2, SIM_REMAT_NEVER, &s), 0);
-    cr_assert_eq(sim_partition_uniform(2, 2, &part), 0);
-    cr_assert_eq(sim_costs_new(p, t, part, NULL, 1, &c), 0);
-    cr_assert_eq(sim_engine_new(s, c, t, NULL, &e), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), "no link between"));
+    cr_assert_eq(sch_schedule_gpipe(2, 2, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_partition_uniform(2, 2, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0);
+    cr_assert_eq(sim_engine_new(s, c, t, NULL, &e), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "no link between"));
     t->n_links = 1;
-    sim_costs_free(c);
-    sim_partition_free(part);
-    sim_schedule_free(s);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }

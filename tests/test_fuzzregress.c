@@ -10,10 +10,10 @@
 #include "analysis/ana_predict.h"
 #include "analysis/ana_report.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_partitioner.h"
+#include "sched/sch_partitioner.h"
 #include "traces/trc_trace.h"
 
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,43 +24,43 @@
 
 static void clean_error(int rc, const char *path)
 {
-    cr_assert(rc < 0 && -rc < SIM_NERR, "%s: rc %d", path, rc);
-    cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'), "%s: '%s'", path, sim_errmsg());
-    cr_assert(strstr(sim_errmsg(), path), "%s: message '%s' lacks the file", path, sim_errmsg());
+    cr_assert(rc < 0 && -rc < PS_NERR, "%s: rc %d", path, rc);
+    cr_assert(*ps_errmsg() && !strchr(ps_errmsg(), '\n'), "%s: '%s'", path, ps_errmsg());
+    cr_assert(strstr(ps_errmsg(), path), "%s: message '%s' lacks the file", path, ps_errmsg());
 }
 
 static void predict(const struct mdl_profile *p, const struct mdl_topology *t, int K)
 {
     struct ana_config c = { .profile = p, .topo = t, .K = K, .M = 2, .batch = 4,
-                            .remat = SIM_REMAT_EXCEPT_LAST };
+                            .remat = SCH_REMAT_EXCEPT_LAST };
     struct ana_prediction *pr;
     int rc = ana_predict(&c, &pr);
     if (rc == 0) {
         cr_assert(pr->step_s >= 0 && pr->step_s < 1e10);
         ana_prediction_free(pr);
     } else {
-        cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
+        cr_assert(*ps_errmsg() && !strchr(ps_errmsg(), '\n'));
     }
 }
 
 /* Every partition strategy: a partition or a clean error. */
 static void partition(const struct mdl_profile *p, const struct mdl_topology *t, int S)
 {
-    struct sim_part_opts o = { .n_stages = S, .n_micro = 3, .micro_batch = 2,
-                               .remat = SIM_REMAT_EXCEPT_LAST, .cap_mode = 1 };
-    sim_part_model *m;
-    if (sim_part_model_new(p, t, &o, &m) < 0) {
-        cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
+    struct sch_part_opts o = { .n_stages = S, .n_micro = 3, .micro_batch = 2,
+                               .remat = SCH_REMAT_EXCEPT_LAST, .cap_mode = 1 };
+    sch_part_model *m;
+    if (sch_part_model_new(p, t, &o, &m) < 0) {
+        cr_assert(*ps_errmsg() && !strchr(ps_errmsg(), '\n'));
         return;
     }
-    for (int k = 0; k < SIM_PART_NSTRATEGIES; k++) {
-        struct sim_partition *part;
-        if (sim_part_strategy_run(m, (enum sim_part_strategy)k, &part) == 0)
-            sim_partition_free(part);
+    for (int k = 0; k < SCH_PART_NSTRATEGIES; k++) {
+        struct sch_partition *part;
+        if (sch_part_strategy_run(m, (enum sch_part_strategy)k, &part) == 0)
+            sch_partition_free(part);
         else
-            cr_assert(*sim_errmsg() && !strchr(sim_errmsg(), '\n'));
+            cr_assert(*ps_errmsg() && !strchr(ps_errmsg(), '\n'));
     }
-    sim_part_model_free(m);
+    sch_part_model_free(m);
 }
 
 /* Calls fn on every file of tests/fuzz/regress/<name>; returns the count. */
@@ -148,9 +148,9 @@ static void results(const char *path)
         FILE *f = fopen("/dev/null", "w");
         struct ana_report_opts o = {
             .metrics = "normalized,speedup,throughput,step,bubble,memory" };
-        cr_assert(ana_report_print(runs, n, &o, f) == 0 || *sim_errmsg());
-        cr_assert(ana_report_csv(runs, n, &o, f) == 0 || *sim_errmsg());
-        cr_assert(ana_report_grid_csv(runs, n, &o, f) == 0 || *sim_errmsg());
+        cr_assert(ana_report_print(runs, n, &o, f) == 0 || *ps_errmsg());
+        cr_assert(ana_report_csv(runs, n, &o, f) == 0 || *ps_errmsg());
+        cr_assert(ana_report_grid_csv(runs, n, &o, f) == 0 || *ps_errmsg());
         fclose(f);
         ana_runs_free(runs, n);
     }
@@ -164,7 +164,7 @@ static void cli(const char *path)
      * holding its fixtures m.csv and t.json */
     char *buf;
     size_t len;
-    cr_assert_eq(sim_read_file(path, &buf, &len), 0);
+    cr_assert_eq(ps_read_file(path, &buf, &len), 0);
     char *argv[26] = { (char *)th_pipesim() };
     int argc = 1;
     char *s = buf;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 struct ref {
-    sim_time t;
+    sch_time t;
     uint64_t seq;
     int32_t payload;
 };
@@ -30,7 +30,7 @@ Test(heap, random_push_pop_matches_sorted_array, .timeout = 20)
         int nref = 0, popped = 0;
         /* interleave pushes and pops; times from a small range force ties */
         for (int i = 0; i < n; i++) {
-            sim_time t = rand() % 20 + (popped ? ref[0].t : 0);
+            sch_time t = rand() % 20 + (popped ? ref[0].t : 0);
             ref[nref] = (struct ref){ t, h.seq, i };
             nref++;
             cr_assert_eq(sim_heap_push(&h, t, i), 0);
@@ -78,14 +78,14 @@ Test(evq, matches_a_single_heap, .timeout = 20)
     srand(777);
     for (int round = 0; round < 100; round++) {
         int lanes = 1 + rand() % 12;
-        sim_time dur[12];
+        sch_time dur[12];
         for (int i = 0; i < lanes; i++)
             dur[i] = rand() % 5 * 100; /* repeated and zero durations force ties */
         struct sim_evq q;
         struct sim_heap h;
         cr_assert_eq(sim_evq_init(&q, lanes), 0);
         cr_assert_eq(sim_heap_init(&h, 4), 0);
-        sim_time now = 0;
+        sch_time now = 0;
         for (int i = 0; i < 40; i++) {
             int l = rand() % lanes;
             cr_assert_eq(sim_evq_push(&q, l, now + dur[l], i), 0);

@@ -55,7 +55,7 @@ Test(import_torch, fixture_layers_times_and_sizes)
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     struct mdl_torch_opts o = { 0 };
-    cr_assert_eq(mdl_torch_import(FIXTURE, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_torch_import(FIXTURE, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 7);
     cr_assert_eq(rep.n_layers, 7);
     cr_assert_eq(rep.steps, 3);
@@ -108,16 +108,16 @@ Test(import_torch, cli_csv_loads_and_predicts)
     close(mkstemp(out));
     cr_assert_eq(th_sh("%s import-torch " FIXTURE " -o %s 2>/dev/null", th_pipesim(), out), 0);
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(out, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 7);
     cr_assert(p->measured);
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_load("models/topologies/cpu-2core.json", &t), 0, "%s",
-                 sim_errmsg());
+                 ps_errmsg());
     struct ana_config cfg = { .profile = p, .topo = t, .K = 2, .M = 4, .batch = 32,
-                              .remat = SIM_REMAT_EXCEPT_LAST };
+                              .remat = SCH_REMAT_EXCEPT_LAST };
     struct ana_prediction *pr;
-    cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", ps_errmsg());
     double sum = 0; /* one step of the whole model at the measured batch */
     for (int l = 0; l < p->n_layers; l++)
         sum += p->layers[l].fwd + p->layers[l].bwd;
@@ -172,7 +172,7 @@ Test(import_torch, sequence_numbers_attribute_backward)
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     struct mdl_torch_opts o = { .batch = 4 };
-    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_assert_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
     cr_assert_eq(rep.steps, 1);
     cr_assert_eq(p->n_layers, 2);
@@ -202,9 +202,9 @@ Test(import_torch, forward_only_and_recompute)
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     struct mdl_torch_opts o = { 0 };
-    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), -SIM_EUSAGE, "batch unknown");
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), -PS_EUSAGE, "batch unknown");
     o.batch = 2;
-    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_assert_eq(rep.method, MDL_TORCH_BWD_NONE);
     cr_assert_eq(rep.steps, 2);
     cr_assert_eq(rep.n_recompute, 1);
@@ -238,36 +238,36 @@ static int import_text(const char *text, const char *sizes, double batch)
 
 Test(import_torch, bad_input_is_one_clear_error)
 {
-    cr_assert_eq(import_text("[{\"ph\":\"X\",", NULL, 1), -SIM_EPARSE);
-    cr_assert(strstr(sim_errmsg(), ":1:"), "%s", sim_errmsg());
-    cr_assert_eq(import_text("{\"foo\": 1}", NULL, 1), -SIM_EPARSE);
+    cr_assert_eq(import_text("[{\"ph\":\"X\",", NULL, 1), -PS_EPARSE);
+    cr_assert(strstr(ps_errmsg(), ":1:"), "%s", ps_errmsg());
+    cr_assert_eq(import_text("{\"foo\": 1}", NULL, 1), -PS_EPARSE);
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":\"0\",\"dur\":1}]",
-                             NULL, 1), -SIM_EPARSE);
-    cr_assert(strstr(sim_errmsg(), "traceEvents[0].ts"), "%s", sim_errmsg());
+                             NULL, 1), -PS_EPARSE);
+    cr_assert(strstr(ps_errmsg(), "traceEvents[0].ts"), "%s", ps_errmsg());
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":-1}]",
-                             NULL, 1), -SIM_EINVAL);
+                             NULL, 1), -PS_EINVAL);
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":1}]",
-                             NULL, 1), -SIM_EPARSE, "no layer ranges");
+                             NULL, 1), -PS_EPARSE, "no layer ranges");
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:a,b\",\"ts\":0,\"dur\":1}]",
-                             NULL, 1), -SIM_EINVAL, "comma in a layer name");
+                             NULL, 1), -PS_EINVAL, "comma in a layer name");
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10},"
                              "{\"ph\":\"X\",\"name\":\"layer:y\",\"ts\":2,\"dur\":3}]",
-                             NULL, 1), -SIM_EPARSE, "nested");
-    cr_assert(strstr(sim_errmsg(), "inside"), "%s", sim_errmsg());
+                             NULL, 1), -PS_EPARSE, "nested");
+    cr_assert(strstr(ps_errmsg(), "inside"), "%s", ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\ny,1,2,3\n", 1),
-                 -SIM_EINVAL, "sidecar lacks x");
+                 -PS_EINVAL, "sidecar lacks x");
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 8),
-                 -SIM_EINVAL, "--batch disagrees with at_batch");
-    cr_assert_eq(import_text(ONE, "name,params,out_bytes\nx,1,2\n", 1), -SIM_EPARSE);
+                 -PS_EINVAL, "--batch disagrees with at_batch");
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes\nx,1,2\n", 1), -PS_EPARSE);
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
-                 -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), ":2:"), "%s", sim_errmsg());
+                 -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), ":2:"), "%s", ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 0),
-                 0, "%s", sim_errmsg());
+                 0, "%s", ps_errmsg());
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     struct mdl_torch_opts o = { 0 };
-    cr_assert_eq(mdl_torch_import("/nonexistent/t.json", &o, &p, &rep), -SIM_EIO);
+    cr_assert_eq(mdl_torch_import("/nonexistent/t.json", &o, &p, &rep), -PS_EIO);
 }
 
 Test(import_torch, cli_errors_leave_no_output)

@@ -39,11 +39,11 @@ static void put(const char *text)
 static void bad_profile(int code, const char *what)
 {
     struct mdl_profile *p = (void *)1;
-    cr_assert_eq(mdl_profile_load(path, &p), -code, "rc: %s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &p), -code, "rc: %s", ps_errmsg());
     cr_assert_null(p);
-    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
-    cr_assert(strstr(sim_errmsg(), path), "message '%s' lacks the path", sim_errmsg());
-    cr_assert_null(strchr(sim_errmsg(), '\n'));
+    cr_assert(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
+    cr_assert(strstr(ps_errmsg(), path), "message '%s' lacks the path", ps_errmsg());
+    cr_assert_null(strchr(ps_errmsg(), '\n'));
 }
 
 #define CSV_H "name,fwd_flops,params,out_bytes,stash_bytes\n"
@@ -53,16 +53,16 @@ static void bad_profile(int code, const char *what)
 Test(inputs, duplicate_layer_named_at_first_repetition)
 {
     put(CSV_H "z,1,1,1,1\nb,1,1,1,1\nc,1,1,1,1\n  b,1,1,1,1\nz,1,1,1,1\n");
-    bad_profile(SIM_EINVAL, ":5:3: duplicate layer name 'b'");
+    bad_profile(PS_EINVAL, ":5:3: duplicate layer name 'b'");
     put(CSV_H "z,1,1,1,1\nb,1,1,1,1\nz,1,1,1,1\nb,1,1,1,1\n");
-    bad_profile(SIM_EINVAL, ":4:1: duplicate layer name 'z'");
+    bad_profile(PS_EINVAL, ":4:1: duplicate layer name 'z'");
     /* the name column need not come first */
     put("fwd_flops,params,out_bytes,stash_bytes,name\n1,1,1,1,x\n1,1,1,1,y\n1,1,1,1,x\n");
-    bad_profile(SIM_EINVAL, ":4:9: duplicate layer name 'x'");
+    bad_profile(PS_EINVAL, ":4:9: duplicate layer name 'x'");
     /* names that differ only late, or are prefixes of each other, are distinct */
     put(CSV_H "layer1,1,1,1,1\nlayer10,1,1,1,1\nlayer1x,1,1,1,1\nlayer,1,1,1,1\n");
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 4);
     mdl_profile_free(p);
 }
@@ -79,7 +79,7 @@ Test(inputs, large_profile_loads_and_finds_a_duplicate, .timeout = 60)
         fprintf(f, "l%d,%d,1,1,1\n", (int)((i * 7919L) % N), 1 + i % 7);
     cr_assert_eq(fclose(f), 0);
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, N);
     cr_assert_str_eq(p->layers[1].name, "l7919");
     mdl_profile_free(p);
@@ -89,7 +89,7 @@ Test(inputs, large_profile_loads_and_finds_a_duplicate, .timeout = 60)
     cr_assert_eq(fclose(f), 0);
     char want[64];
     snprintf(want, sizeof want, ":%d:1: duplicate layer name 'l12345'", N + 2);
-    bad_profile(SIM_EINVAL, want);
+    bad_profile(PS_EINVAL, want);
 }
 
 /* Measured points are copied into the profile (out of line since the layer
@@ -131,18 +131,18 @@ Test(inputs, profile_add_copies_measured_points)
 static void bad_topology(const char *text, const char *what)
 {
     struct mdl_topology *t = (void *)1;
-    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), -SIM_EINVAL,
-                 "'%s': %s", text, sim_errmsg());
+    cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), -PS_EINVAL,
+                 "'%s': %s", text, ps_errmsg());
     cr_assert_null(t);
-    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
-    cr_assert_null(strchr(sim_errmsg(), '\n'));
+    cr_assert(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
+    cr_assert_null(strchr(ps_errmsg(), '\n'));
 }
 
 static void good_topology(const char *text, int n_links)
 {
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_parse(text, strlen(text), "t.json", &t), 0, "'%s': %s", text,
-                 sim_errmsg());
+                 ps_errmsg());
     cr_assert_eq(t->n_links, n_links);
     mdl_topology_free(t);
 }
@@ -196,7 +196,7 @@ Test(inputs, large_topology_finds_a_second_link, .timeout = 60)
     fprintf(f, "{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1,\"shared\":true}]}\n");
     cr_assert_eq(fclose(f), 0);
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     cr_assert_eq(t->n_links, N);
     mdl_topology_free(t);
     /* the same with one more link after the bus */
@@ -206,30 +206,30 @@ Test(inputs, large_topology_finds_a_second_link, .timeout = 60)
     fprintf(f, ",\n{\"name\":\"late\",\"endpoints\":[\"g7\",\"g9\"],\"bandwidth\":1}]}\n");
     cr_assert_eq(fclose(f), 0);
     t = (void *)1;
-    cr_assert_eq(mdl_topology_load(path, &t), -SIM_EINVAL);
+    cr_assert_eq(mdl_topology_load(path, &t), -PS_EINVAL);
     char want[160];
     snprintf(want, sizeof want, ":%d:16: links[%d].endpoints: a second link between 'g7' and "
              "'g9': links[%d] ('bus')", N + 2, N, N - 1);
-    cr_assert(strstr(sim_errmsg(), want), "'%s' lacks '%s'", sim_errmsg(), want);
+    cr_assert(strstr(ps_errmsg(), want), "'%s' lacks '%s'", ps_errmsg(), want);
 }
 
 /* ---- ops shorter than the clock tick ---- */
 
 Test(inputs, sub_nanosecond_work_takes_at_least_one_tick)
 {
-    cr_expect_eq(sim_op_seconds_to_time(0), 0);
-    cr_expect_eq(sim_op_seconds_to_time(1e-15), 1);
-    cr_expect_eq(sim_op_seconds_to_time(0.4e-9), 1);
-    cr_expect_eq(sim_op_seconds_to_time(2.4e-9), 2);
-    cr_expect_eq(sim_op_seconds_to_time(2.6e-9), 3);
-    cr_expect_eq(sim_seconds_to_time(0.4e-9), 0); /* transfers: plain rounding */
+    cr_expect_eq(sch_op_seconds_to_time(0), 0);
+    cr_expect_eq(sch_op_seconds_to_time(1e-15), 1);
+    cr_expect_eq(sch_op_seconds_to_time(0.4e-9), 1);
+    cr_expect_eq(sch_op_seconds_to_time(2.4e-9), 2);
+    cr_expect_eq(sch_op_seconds_to_time(2.6e-9), 3);
+    cr_expect_eq(sch_seconds_to_time(0.4e-9), 0); /* transfers: plain rounding */
     /* a stage of 1e-15 s forward and backward: 1 ns and 2 ns (both halves
      * of a split backward take a tick) */
     double f[2] = { 1e-6, 1e-6 }, b[2] = { 1e-6, 1e-6 };
     struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 0);
     struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
     struct th_run r;
-    th_simulate(&r, "zb-h1", p, t, 2, 4, SIM_REMAT_NEVER, 1, 0);
+    th_simulate(&r, "zb-h1", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);
     cr_expect_eq(r.c->st[0].fwd, 1);
     cr_expect_eq(r.c->st[0].bwd, 2);
     cr_expect_eq(r.c->st[0].bwd_input, 1);
@@ -283,18 +283,18 @@ Test(inputs, gpipe_strategy_on_many_stages_and_layers, .timeout = 120)
 /* A partition too long for its buffer ends at an entry, with the count. */
 Test(inputs, partition_format_never_cuts_a_number)
 {
-    struct sim_partition *p;
-    cr_assert_eq(sim_partition_uniform(100, 100000, &p), 0);
+    struct sch_partition *p;
+    cr_assert_eq(sch_partition_uniform(100, 100000, &p), 0);
     char buf[64];
-    sim_partition_format(p, buf, sizeof buf);
+    sch_partition_format(p, buf, sizeof buf);
     cr_assert_str_eq(buf, "1000,1000,1000,1000,1000,1000,1000,1000,1000,... (100 stages)");
     char big[600]; /* 100 x "1000," - 1 = 499 characters: all of it */
-    sim_partition_format(p, big, 500);
+    sch_partition_format(p, big, 500);
     cr_assert_eq(strlen(big), 499);
     cr_assert_eq(strstr(big, "..."), NULL);
-    sim_partition_format(p, big, 499);
+    sch_partition_format(p, big, 499);
     cr_assert(strstr(big, ",... (100 stages)"), "%s", big);
-    sim_partition_free(p);
+    sch_partition_free(p);
 }
 
 /* ---- messages ---- */
@@ -308,19 +308,19 @@ Test(inputs, long_message_keeps_its_explanation)
     memcpy(longpath, "/start/", 7);
     memcpy(longpath + 6000 - 6, "/p.csv", 6);
     const char *why = "field 'params': 'lots' is not a number (the end of the explanation)";
-    cr_assert_eq(sim_error(SIM_EPARSE, "%s:2:7: %s", longpath, why), -SIM_EPARSE);
-    const char *m = sim_errmsg();
-    cr_assert_lt(strlen(m), (size_t)SIM_ERRMSG_MAX);
-    cr_assert_gt(strlen(m), (size_t)SIM_ERRMSG_MAX - 64);
+    cr_assert_eq(ps_error(PS_EPARSE, "%s:2:7: %s", longpath, why), -PS_EPARSE);
+    const char *m = ps_errmsg();
+    cr_assert_lt(strlen(m), (size_t)PS_ERRMSG_MAX);
+    cr_assert_gt(strlen(m), (size_t)PS_ERRMSG_MAX - 64);
     cr_assert(!strncmp(m, "/start/ddd", 10), "%.40s", m);
     cr_assert(strstr(m, " [...] "));
     char tail[160];
     snprintf(tail, sizeof tail, "/p.csv:2:7: %s", why);
     cr_assert(!strcmp(m + strlen(m) - strlen(tail), tail), "...%s", m + strlen(m) - 100);
-    cr_assert_eq(sim_errcode(), SIM_EPARSE);
+    cr_assert_eq(ps_errcode(), PS_EPARSE);
     /* a short one is untouched */
-    sim_error(SIM_EINVAL, "%s", why);
-    cr_assert_str_eq(sim_errmsg(), why);
+    ps_error(PS_EINVAL, "%s", why);
+    cr_assert_str_eq(ps_errmsg(), why);
 }
 
 /* A UTF-8 byte-order mark is skipped by every loader; lines and columns
@@ -329,15 +329,15 @@ Test(inputs, byte_order_mark_is_skipped)
 {
     put("\xEF\xBB\xBF" CSV_H "a,1,1,1,1\n");
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", ps_errmsg());
     cr_assert_str_eq(p->layers[0].name, "a");
     mdl_profile_free(p);
     put("\xEF\xBB\xBF" CSV_H "a,x,1,1,1\n");
-    bad_profile(SIM_EPARSE, ":2:3: field 'fwd_flops': 'x' is not a number");
+    bad_profile(PS_EPARSE, ":2:3: field 'fwd_flops': 'x' is not a number");
 
     const char *topo = "\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1"));
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_parse(topo, strlen(topo), "t.json", &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_parse(topo, strlen(topo), "t.json", &t), 0, "%s", ps_errmsg());
     mdl_topology_free(t);
     bad_topology("\xEF\xBB\xBF" TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d0")),
                  "t.json:4:13: links[1].endpoints: a second link");
@@ -350,8 +350,8 @@ Test(inputs, byte_order_mark_is_skipped)
                        "> /dev/null && printf '\\357\\273\\277' > %s && cat %s >> %s",
                        th_pipesim(), tr, path, tr, path), 0);
     struct trc_trace *a = NULL, *b = NULL;
-    cr_assert_eq(trc_read_chrome(tr, &a), 0, "%s", sim_errmsg());
-    cr_assert_eq(trc_read_chrome(path, &b), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(tr, &a), 0, "%s", ps_errmsg());
+    cr_assert_eq(trc_read_chrome(path, &b), 0, "%s", ps_errmsg());
     cr_assert_eq(a->n_events, b->n_events);
     trc_trace_free(a);
     trc_trace_free(b);
@@ -371,13 +371,13 @@ Test(inputs, validate_reports_divergence, .timeout = 120)
     const char *run = "validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 --steps 4 "
                       "--no-pin";
     int st = th_sh("%s %s --lr 1e30 > %s 2> %s", th_pipesim(), run, path, err);
-    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(st, ps_exit_status(PS_EINVAL), "exit %d", st);
     cr_assert_eq(th_sh("grep -qx 'pipesim validate: step 2: the loss is NaN: training "
                        "diverged; try a smaller --lr (now 1e+30)' %s", err), 0);
     cr_assert_eq(th_sh("test $(wc -l < %s) -eq 1", err), 0, "one line on stderr");
     cr_assert_neq(th_sh("grep -q '^ *3 ' %s", path), 0, "trained on after the divergence");
     st = th_sh("%s %s --lr 1e39 > %s 2> %s", th_pipesim(), run, path, err);
-    cr_assert_eq(st, sim_exit_status(SIM_EINVAL), "exit %d", st);
+    cr_assert_eq(st, ps_exit_status(PS_EINVAL), "exit %d", st);
     cr_assert_eq(th_sh("grep -q '^pipesim validate: step 1: layer 0 (dense) has non-finite "
                        "parameters after the update: training diverged; try a smaller --lr' %s",
                        err), 0);

@@ -1,7 +1,7 @@
-/* sim_jsonpos: line and column of JSON paths, and the error rewrite. */
+/* ps_jsonpos: line and column of JSON paths, and the error rewrite. */
 #include "helpers.h"
 
-#include "sim/sim_jsonpos.h"
+#include "base/ps_jsonpos.h"
 
 static const char doc[] =
     "{\n"
@@ -17,7 +17,7 @@ static const char doc[] =
 static void at(const char *path, const char *key, int want_rc, int line, int col)
 {
     int l = 0, c = 0;
-    int rc = sim_json_locate(doc, sizeof doc - 1, path, key, &l, &c);
+    int rc = ps_json_locate(doc, sizeof doc - 1, path, key, &l, &c);
     cr_expect_eq(rc, want_rc, "%s: rc %d", path, rc);
     cr_expect(l == line && c == col, "%s %s: %d:%d, want %d:%d", path, key ? key : "", l, c,
               line, col);
@@ -40,16 +40,16 @@ Test(jsonpos, finds_members_elements_and_enclosing_containers)
 
 Test(jsonpos, rewrites_path_errors_only)
 {
-    sim_error(SIM_EINVAL, "f.json: devices[0].flops: must be > 0");
-    cr_assert_eq(sim_json_error_at(-SIM_EINVAL, "f.json", doc, sizeof doc - 1, NULL), -SIM_EINVAL);
-    cr_assert_str_eq(sim_errmsg(), "f.json:4:20: devices[0].flops: must be > 0");
-    sim_error(SIM_EPARSE, "f.json: topology: unknown field 'links'");
-    sim_json_error_at(-SIM_EPARSE, "f.json", doc, sizeof doc - 1, "topology");
-    cr_assert_str_eq(sim_errmsg(), "f.json:8:3: topology: unknown field 'links'");
-    sim_error(SIM_EPARSE, "f.json:3:4: already has a position");
-    sim_json_error_at(-SIM_EPARSE, "f.json", doc, sizeof doc - 1, NULL);
-    cr_assert_str_eq(sim_errmsg(), "f.json:3:4: already has a position");
-    sim_error(SIM_ENOMEM, "f.json: devices: out of memory");
-    sim_json_error_at(-SIM_ENOMEM, "f.json", doc, sizeof doc - 1, NULL);
-    cr_assert_str_eq(sim_errmsg(), "f.json: devices: out of memory");
+    ps_error(PS_EINVAL, "f.json: devices[0].flops: must be > 0");
+    cr_assert_eq(ps_json_error_at(-PS_EINVAL, "f.json", doc, sizeof doc - 1, NULL), -PS_EINVAL);
+    cr_assert_str_eq(ps_errmsg(), "f.json:4:20: devices[0].flops: must be > 0");
+    ps_error(PS_EPARSE, "f.json: topology: unknown field 'links'");
+    ps_json_error_at(-PS_EPARSE, "f.json", doc, sizeof doc - 1, "topology");
+    cr_assert_str_eq(ps_errmsg(), "f.json:8:3: topology: unknown field 'links'");
+    ps_error(PS_EPARSE, "f.json:3:4: already has a position");
+    ps_json_error_at(-PS_EPARSE, "f.json", doc, sizeof doc - 1, NULL);
+    cr_assert_str_eq(ps_errmsg(), "f.json:3:4: already has a position");
+    ps_error(PS_ENOMEM, "f.json: devices: out of memory");
+    ps_json_error_at(-PS_ENOMEM, "f.json", doc, sizeof doc - 1, NULL);
+    cr_assert_str_eq(ps_errmsg(), "f.json: devices: out of memory");
 }

@@ -47,15 +47,15 @@ static void remove_root(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-static struct sim_mem_avail avail_at(void)
+static struct ps_mem_avail avail_at(void)
 {
     char mi[300], cg[300], sys[300];
     snprintf(mi, sizeof mi, "%s/meminfo", root);
     snprintf(cg, sizeof cg, "%s/self_cgroup", root);
     snprintf(sys, sizeof sys, "%s/sys", root);
-    struct sim_mem_paths p = { mi, cg, sys };
-    struct sim_mem_avail a;
-    sim_mem_available_at(&p, &a);
+    struct ps_mem_paths p = { mi, cg, sys };
+    struct ps_mem_avail a;
+    ps_mem_available_at(&p, &a);
     return a;
 }
 
@@ -67,14 +67,14 @@ static const char meminfo[] = "MemTotal:       24683628 kB\n"
 Test(membudget, meminfo_alone, .init = make_root, .fini = remove_root)
 {
     put("meminfo", meminfo);
-    struct sim_mem_avail a = avail_at();
+    struct ps_mem_avail a = avail_at();
     cr_assert_eq(a.bytes, 2000000.0 * 1024);
     cr_assert_str_eq(a.source, "MemAvailable");
 }
 
 Test(membudget, nothing_readable, .init = make_root, .fini = remove_root)
 {
-    struct sim_mem_avail a = avail_at();
+    struct ps_mem_avail a = avail_at();
     cr_assert(isinf(a.bytes));
 }
 
@@ -89,7 +89,7 @@ Test(membudget, cgroup_v2, .init = make_root, .fini = remove_root)
     put("sys/user.slice/job/memory.current", "73741824\n");
     put("sys/user.slice/memory.max", "max\n");
     put("sys/user.slice/memory.current", "5000000000\n");
-    struct sim_mem_avail a = avail_at();
+    struct ps_mem_avail a = avail_at();
     cr_assert_eq(a.bytes, 1000000000.0);
     cr_assert_str_eq(a.source, "cgroup memory.max");
     put("sys/user.slice/memory.max", "600000000\n");
@@ -127,7 +127,7 @@ Test(membudget, cgroup_v1, .init = make_root, .fini = remove_root)
     cr_assert(isinf(avail_at().bytes));
     put("sys/memory/api/memory.limit_in_bytes", "1000000000\n");
     put("sys/memory/api/memory.usage_in_bytes", "250000000\n");
-    struct sim_mem_avail a = avail_at();
+    struct ps_mem_avail a = avail_at();
     cr_assert_eq(a.bytes, 750000000.0);
     cr_assert_str_eq(a.source, "cgroup memory.limit_in_bytes");
     /* over the limit already: nothing left, not negative */
@@ -155,36 +155,36 @@ Test(membudget, parse_size)
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         double v = 0;
-        cr_assert_eq(sim_mem_parse_size(ok[i].s, "X", &v), 0, "%s: %s", ok[i].s, sim_errmsg());
+        cr_assert_eq(ps_mem_parse_size(ok[i].s, "X", &v), 0, "%s: %s", ok[i].s, ps_errmsg());
         cr_assert_eq(v, ok[i].v, "%s", ok[i].s);
     }
     const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", " 1G", "1G ", "nan", "inf", "0.1" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         double v;
-        cr_assert_eq(sim_mem_parse_size(bad[i], "PIPESIM_MEMORY_LIMIT", &v), -SIM_EUSAGE,
+        cr_assert_eq(ps_mem_parse_size(bad[i], "PIPESIM_MEMORY_LIMIT", &v), -PS_EUSAGE,
                      "'%s' accepted", bad[i]);
-        cr_assert(strstr(sim_errmsg(), "PIPESIM_MEMORY_LIMIT"));
+        cr_assert(strstr(ps_errmsg(), "PIPESIM_MEMORY_LIMIT"));
     }
 }
 
 Test(membudget, env_overrides_and_check)
 {
-    setenv(SIM_MEM_ENV, "1G", 1);
-    struct sim_mem_avail a;
-    cr_assert_eq(sim_mem_available(&a), 0);
+    setenv(PS_MEM_ENV, "1G", 1);
+    struct ps_mem_avail a;
+    cr_assert_eq(ps_mem_available(&a), 0);
     cr_assert_eq(a.bytes, 1073741824.0);
-    cr_assert_str_eq(a.source, SIM_MEM_ENV);
+    cr_assert_str_eq(a.source, PS_MEM_ENV);
     /* refused only above 0.9 x available */
-    cr_assert_eq(sim_mem_check(0.9 * 1073741824.0, "x", NULL, NULL), 0);
-    cr_assert_eq(sim_mem_check(0.91 * 1073741824.0, "thing", "detail", "hint"), -SIM_ENOMEM);
-    cr_assert_str_eq(sim_errmsg(), "thing needs about 931.8 MiB (detail) but only 1.0 GiB is "
+    cr_assert_eq(ps_mem_check(0.9 * 1073741824.0, "x", NULL, NULL), 0);
+    cr_assert_eq(ps_mem_check(0.91 * 1073741824.0, "thing", "detail", "hint"), -PS_ENOMEM);
+    cr_assert_str_eq(ps_errmsg(), "thing needs about 931.8 MiB (detail) but only 1.0 GiB is "
                                    "available (PIPESIM_MEMORY_LIMIT); hint");
     /* under the floor: never refused */
-    setenv(SIM_MEM_ENV, "1K", 1);
-    cr_assert_eq(sim_mem_check(SIM_MEM_FLOOR / 2, "x", NULL, NULL), 0);
-    setenv(SIM_MEM_ENV, "lots", 1);
-    cr_assert_eq(sim_mem_check(1e12, "x", NULL, NULL), -SIM_EUSAGE);
-    unsetenv(SIM_MEM_ENV);
+    setenv(PS_MEM_ENV, "1K", 1);
+    cr_assert_eq(ps_mem_check(PS_MEM_FLOOR / 2, "x", NULL, NULL), 0);
+    setenv(PS_MEM_ENV, "lots", 1);
+    cr_assert_eq(ps_mem_check(1e12, "x", NULL, NULL), -PS_EUSAGE);
+    unsetenv(PS_MEM_ENV);
 }
 
 /* ---- estimates against the generators ---- */
@@ -193,11 +193,11 @@ static const char *const scheds[] = { "gpipe", "1f1b", "zb-h1", "interleaved:1",
                                       "interleaved:2", "interleaved:3" };
 
 /* Bytes the schedule's op arrays hold, from the schedule itself. */
-static double sched_alloc(const struct sim_schedule *s)
+static double sched_alloc(const struct sch_schedule *s)
 {
     double b = 0;
     for (int d = 0; d < s->n_devices; d++)
-        b += (double)s->cap_ops[d] * sizeof(struct sim_op);
+        b += (double)s->cap_ops[d] * sizeof(struct sch_op);
     return b;
 }
 
@@ -210,20 +210,20 @@ Test(membudget, op_counts_exact)
                 for (int remat = 0; remat < 3; remat++)
                     for (int R = 1; R <= 2; R++) {
                         int K = Ks[k], M = Ms[m];
-                        struct sim_schedule *s;
-                        struct sim_mem_sched e;
-                        int built = sim_schedule_build(scheds[i], K, M, remat, &s) == 0;
-                        int est = sim_mem_sched_estimate(scheds[i], K, M, remat, R, &e) == 0;
+                        struct sch_schedule *s;
+                        struct sch_mem_sched e;
+                        int built = sch_schedule_build(scheds[i], K, M, remat, &s) == 0;
+                        int est = sch_mem_sched_estimate(scheds[i], K, M, remat, R, &e) == 0;
                         cr_assert_eq(built, est, "%s K=%d M=%d: built %d, estimated %d",
                                      scheds[i], K, M, built, est);
                         if (!built)
                             continue;
-                        cr_assert_eq(sim_schedule_add_allreduce(s, R), 0);
-                        cr_assert_eq(e.n_ops, sim_schedule_total_ops(s), "%s K=%d M=%d "
+                        cr_assert_eq(sch_schedule_add_allreduce(s, R), 0);
+                        cr_assert_eq(e.n_ops, sch_schedule_total_ops(s), "%s K=%d M=%d "
                                      "remat %d R=%d", scheds[i], K, M, remat, R);
                         cr_assert_eq(e.n_stages, s->n_stages);
                         cr_assert_geq(e.bytes, sched_alloc(s), "%s K=%d M=%d", scheds[i], K, M);
-                        sim_schedule_free(s);
+                        sch_schedule_free(s);
                     }
 }
 
@@ -244,11 +244,11 @@ Test(membudget, run_estimate_covers_op_arrays)
     for (size_t i = 0; i < 4; i++)
         for (int trace = 0; trace <= 1; trace++) {
             struct th_run r;
-            th_simulate(&r, scheds[i], p, t, 8, 64, SIM_REMAT_EXCEPT_LAST, 1, trace);
+            th_simulate(&r, scheds[i], p, t, 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace);
             struct sim_mem_run e;
-            cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SIM_REMAT_EXCEPT_LAST, 1, trace,
+            cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace,
                                               &e), 0);
-            double ops = (double)sim_schedule_total_ops(r.s);
+            double ops = (double)sch_schedule_total_ops(r.s);
             double arrays = sched_alloc(r.s) + (ops + 1) * sim_engine_op_bytes(trace);
             if (trace) {
                 const struct trc_trace *tr = sim_engine_trace(r.e);

@@ -21,7 +21,7 @@ Test(profile, loads_flops_and_measured_forms)
     char *p = write_tmp("# comment\nname,fwd_flops,params,out_bytes,stash_bytes\n"
                         "a,100,10,4,8\n\n b , 200 ,20,4,8\n");
     struct mdl_profile *prof;
-    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
     cr_assert_eq(prof->n_layers, 2);
     cr_assert_eq(prof->measured, 0);
     cr_assert_str_eq(prof->layers[1].name, "b");
@@ -32,7 +32,7 @@ Test(profile, loads_flops_and_measured_forms)
     unlink(p);
     p = write_tmp("name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes\n"
                   "x,dense,1.5,,8,1,2,3\n");
-    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
     cr_assert_eq(prof->measured, 1);
     cr_assert_float_eq(prof->layers[0].fwd, 1.5e-3, 1e-15);
     cr_assert_float_eq(prof->layers[0].bwd, 3e-3, 1e-15);
@@ -48,7 +48,7 @@ Test(profile, write_then_load_round_trips)
     char path[] = "/tmp/pipesim-rt-XXXXXX";
     close(mkstemp(path));
     cr_assert_eq(mdl_profile_write(a, path), 0);
-    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", ps_errmsg());
     cr_assert_eq(a->n_layers, b->n_layers);
     for (int i = 0; i < a->n_layers; i++) {
         cr_assert_str_eq(a->layers[i].name, b->layers[i].name);
@@ -64,10 +64,10 @@ static void bad_profile(const char *text, int code, const char *what)
 {
     char *p = write_tmp(text);
     struct mdl_profile *prof = (void *)1;
-    cr_assert_eq(mdl_profile_load(p, &prof), -code, "'%s': %s", text, sim_errmsg());
+    cr_assert_eq(mdl_profile_load(p, &prof), -code, "'%s': %s", text, ps_errmsg());
     cr_assert_null(prof);
-    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
-    cr_assert(strstr(sim_errmsg(), p), "message '%s' lacks the path", sim_errmsg());
+    cr_assert(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
+    cr_assert(strstr(ps_errmsg(), p), "message '%s' lacks the path", ps_errmsg());
     unlink(p);
 }
 
@@ -76,38 +76,38 @@ Test(profile, rejects_bad_rows_with_line_and_field)
     const char *h = "name,fwd_flops,params,out_bytes,stash_bytes\n";
     char buf[256];
     snprintf(buf, sizeof buf, "%sa,-1,1,1,1\n", h);
-    bad_profile(buf, SIM_EINVAL, ":2:3: field 'fwd_flops' must be >= 0");
+    bad_profile(buf, PS_EINVAL, ":2:3: field 'fwd_flops' must be >= 0");
     snprintf(buf, sizeof buf, "%sa,nan,1,1,1\n", h);
-    bad_profile(buf, SIM_EINVAL, "must be finite");
+    bad_profile(buf, PS_EINVAL, "must be finite");
     snprintf(buf, sizeof buf, "%sa,1,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, ":2: expected 5 fields, found 4");
+    bad_profile(buf, PS_EPARSE, ":2: expected 5 fields, found 4");
     snprintf(buf, sizeof buf, "%sa,1,x,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, "field 'params': 'x' is not a number");
+    bad_profile(buf, PS_EPARSE, "field 'params': 'x' is not a number");
     snprintf(buf, sizeof buf, "%sa,1,1,1,1\na,2,2,2,2\n", h);
-    bad_profile(buf, SIM_EINVAL, ":3:1: duplicate layer name 'a'");
+    bad_profile(buf, PS_EINVAL, ":3:1: duplicate layer name 'a'");
     snprintf(buf, sizeof buf, "%s,1,1,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, "field 'name' is empty");
-    bad_profile("name,fwd_flops,params,out_bytes\na,1,1,1\n", SIM_EPARSE,
+    bad_profile(buf, PS_EPARSE, "field 'name' is empty");
+    bad_profile("name,fwd_flops,params,out_bytes\na,1,1,1\n", PS_EPARSE,
                 "missing column 'stash_bytes'");
-    bad_profile("name,fwd_flops,fwd_ms,params,out_bytes,stash_bytes\n", SIM_EPARSE,
+    bad_profile("name,fwd_flops,fwd_ms,params,out_bytes,stash_bytes\n", PS_EPARSE,
                 "exactly one of");
-    bad_profile("name,fwd_ms,params,out_bytes,stash_bytes\na,1,1,1,1\n", SIM_EPARSE, "at_batch");
-    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,colour\n", SIM_EPARSE,
+    bad_profile("name,fwd_ms,params,out_bytes,stash_bytes\na,1,1,1,1\n", PS_EPARSE, "at_batch");
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,colour\n", PS_EPARSE,
                 "unknown column 'colour'");
-    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes\n", SIM_EPARSE, "no layers");
-    bad_profile("", SIM_EPARSE, "empty profile");
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes\n", PS_EPARSE, "no layers");
+    bad_profile("", PS_EPARSE, "empty profile");
     snprintf(buf, sizeof buf, "%sa,1e999,1,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, ":2:3: field 'fwd_flops': '1e999' is out of range");
+    bad_profile(buf, PS_EPARSE, ":2:3: field 'fwd_flops': '1e999' is out of range");
     snprintf(buf, sizeof buf, "%sa,1,1e-400,1,1\n", h);
-    bad_profile(buf, SIM_EPARSE, ":2:5: field 'params': '1e-400' is out of range (nonzero but "
+    bad_profile(buf, PS_EPARSE, ":2:5: field 'params': '1e-400' is out of range (nonzero but "
                                  "below 2.2e-308)");
 }
 
 Test(profile, missing_file_is_an_io_error)
 {
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load("/nonexistent/x.csv", &p), -SIM_EIO);
-    cr_assert(strstr(sim_errmsg(), "/nonexistent/x.csv"));
+    cr_assert_eq(mdl_profile_load("/nonexistent/x.csv", &p), -PS_EIO);
+    cr_assert(strstr(ps_errmsg(), "/nonexistent/x.csv"));
 }
 
 Test(topology, loads_presets)
@@ -118,7 +118,7 @@ Test(topology, loads_presets)
     const int ndev[] = { 2, 8, 8 };
     for (int i = 0; i < 3; i++) {
         struct mdl_topology *t;
-        cr_assert_eq(mdl_topology_load(presets[i], &t), 0, "%s", sim_errmsg());
+        cr_assert_eq(mdl_topology_load(presets[i], &t), 0, "%s", ps_errmsg());
         cr_assert_eq(t->n_devices, ndev[i]);
         for (int d = 0; d + 1 < t->n_devices; d++)
             cr_assert_geq(mdl_topology_link_between(t, d, d + 1), 0);
@@ -137,9 +137,9 @@ static void bad_topo(const char *text, int code, const char *what)
 {
     char *p = write_tmp(text);
     struct mdl_topology *t = (void *)1;
-    cr_assert_eq(mdl_topology_load(p, &t), -code, "'%s': %s", text, sim_errmsg());
+    cr_assert_eq(mdl_topology_load(p, &t), -code, "'%s': %s", text, ps_errmsg());
     cr_assert_null(t);
-    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
+    cr_assert(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
     unlink(p);
 }
 
@@ -147,23 +147,23 @@ static void bad_topo(const char *text, int code, const char *what)
 
 Test(topology, rejects_bad_fields_by_path)
 {
-    bad_topo("{\"devices\":[" DEV "],", SIM_EPARSE, ":1:");
-    bad_topo("{\"devices\":[]}", SIM_EPARSE, "non-empty array");
-    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":-1,\"memory\":1}]}", SIM_EINVAL,
+    bad_topo("{\"devices\":[" DEV "],", PS_EPARSE, ":1:");
+    bad_topo("{\"devices\":[]}", PS_EPARSE, "non-empty array");
+    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":-1,\"memory\":1}]}", PS_EINVAL,
              "devices[0].flops: must be > 0");
-    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":1,\"memory\":\"big\"}]}", SIM_EPARSE,
+    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":1,\"memory\":\"big\"}]}", PS_EPARSE,
              "devices[0].memory: must be a number");
-    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":1}]}", SIM_EPARSE, "missing field 'memory'");
-    bad_topo("{\"devices\":[" DEV "],\"colour\":1}", SIM_EPARSE, "unknown field 'colour'");
-    bad_topo("{\"devices\":[" DEV "," DEV "]}", SIM_EINVAL, "duplicate device name 'd0'");
+    bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":1}]}", PS_EPARSE, "missing field 'memory'");
+    bad_topo("{\"devices\":[" DEV "],\"colour\":1}", PS_EPARSE, "unknown field 'colour'");
+    bad_topo("{\"devices\":[" DEV "," DEV "]}", PS_EINVAL, "duplicate device name 'd0'");
     bad_topo("{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":[\"d0\",\"x\"],"
-             "\"bandwidth\":1}]}", SIM_EINVAL, "links[0].endpoints[1]: unknown device 'x'");
+             "\"bandwidth\":1}]}", PS_EINVAL, "links[0].endpoints[1]: unknown device 'x'");
     bad_topo("{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":[\"d0\",\"d1\"],"
-             "\"bandwidth\":0}]}", SIM_EINVAL, "links[0].bandwidth: must be > 0");
+             "\"bandwidth\":0}]}", PS_EINVAL, "links[0].bandwidth: must be > 0");
     bad_topo("{\"devices\":[{\"name\":\"d\",\"flops\":1,\"memory\":1,\"efficiency\":{\"max\":2}}]}",
-             SIM_EINVAL, "efficiency.max: must be in (0, 1]");
-    bad_topo("[1,2]", SIM_EPARSE, "top level must be an object");
-    bad_topo("{\"devices\":[" DEV "],\"devices\":[" DEV "]}", SIM_EPARSE, "duplicate");
+             PS_EINVAL, "efficiency.max: must be in (0, 1]");
+    bad_topo("[1,2]", PS_EPARSE, "top level must be an object");
+    bad_topo("{\"devices\":[" DEV "],\"devices\":[" DEV "]}", PS_EPARSE, "duplicate");
 }
 
 Test(topology, efficiency_model)
@@ -179,15 +179,15 @@ Test(topology, efficiency_model)
 Test(generator, mlp_spec)
 {
     struct mdl_profile *p;
-    cr_assert_eq(mdl_model_open("mlp:layers=4,width=8,norm=2", &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_model_open("mlp:layers=4,width=8,norm=2", &p), 0, "%s", ps_errmsg());
     cr_assert_eq(p->n_layers, 6);
     cr_assert_str_eq(p->layers[2].kind, "layernorm");
     cr_assert_eq(p->layers[0].params, 72);
     mdl_profile_free(p);
-    cr_assert_eq(mdl_model_open("mlp:layers=4", &p), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "missing parameter 'width'"));
-    cr_assert_eq(mdl_model_open("mlp:layers=4,width=8,depth=3", &p), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "unknown parameter 'depth'"));
-    cr_assert_eq(mdl_model_open("mlp:layers=0,width=8", &p), -SIM_EUSAGE);
-    cr_assert_eq(mdl_model_open("resnet:50", &p), -SIM_EUSAGE);
+    cr_assert_eq(mdl_model_open("mlp:layers=4", &p), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "missing parameter 'width'"));
+    cr_assert_eq(mdl_model_open("mlp:layers=4,width=8,depth=3", &p), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "unknown parameter 'depth'"));
+    cr_assert_eq(mdl_model_open("mlp:layers=0,width=8", &p), -PS_EUSAGE);
+    cr_assert_eq(mdl_model_open("resnet:50", &p), -PS_EUSAGE);
 }

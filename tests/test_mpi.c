@@ -12,7 +12,7 @@
 #include "helpers.h"
 
 #include "runtime/rt_mpi.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <unistd.h>
@@ -51,7 +51,7 @@ static int mpirun(int n, const char *dir, const char *args)
 static unsigned char *slurp(const char *path, size_t *n)
 {
     char *buf;
-    cr_assert_eq(sim_read_file(path, &buf, n), 0, "%s", sim_errmsg());
+    cr_assert_eq(ps_read_file(path, &buf, n), 0, "%s", ps_errmsg());
     return (unsigned char *)buf;
 }
 
@@ -88,28 +88,28 @@ static void same_grads(const char *dir, int K, const char *net, const char *opts
 
 /* The gathered trace: every op of every rank; each receive ends after its
  * send started on rank 0's clock (within the reported alignment). */
-static void check_trace(const char *dir, const char *sched, int K, int M, enum sim_remat remat)
+static void check_trace(const char *dir, const char *sched, int K, int M, enum sch_remat remat)
 {
     char path[600];
     snprintf(path, sizeof path, "%s/mpi.json", dir);
     struct trc_trace *t;
-    cr_assert_eq(trc_read_chrome(path, &t), 0, "%s", sim_errmsg());
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build(sched, K, M, remat, &s), 0);
+    cr_assert_eq(trc_read_chrome(path, &t), 0, "%s", ps_errmsg());
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build(sched, K, M, remat, &s), 0);
     cr_assert_str_eq(t->source, "measured");
     cr_assert_eq(t->n_devices, K);
-    cr_assert_eq((int64_t)t->n_events, sim_schedule_total_ops(s));
+    cr_assert_eq((int64_t)t->n_events, sch_schedule_total_ops(s));
     int pairs = 0;
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *r = &t->events[i];
         cr_assert_leq(r->start_ns, r->end_ns);
         cr_assert_geq(r->start_ns, -1000000, "times start near the step start");
-        if (r->kind != SIM_OP_RECV_ACT && r->kind != SIM_OP_RECV_GRAD)
+        if (r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD)
             continue;
-        int act = r->kind == SIM_OP_RECV_ACT, sst = act ? r->stage - 1 : r->stage + 1;
+        int act = r->kind == SCH_OP_RECV_ACT, sst = act ? r->stage - 1 : r->stage + 1;
         for (size_t j = 0; j < t->n_events; j++) {
             const struct trc_event *e = &t->events[j];
-            if (e->kind == (act ? SIM_OP_SEND_ACT : SIM_OP_SEND_GRAD) && e->stage == sst &&
+            if (e->kind == (act ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD) && e->stage == sst &&
                 e->mb == r->mb) {
                 pairs++;
                 cr_assert_eq(e->device, r->peer);
@@ -121,7 +121,7 @@ static void check_trace(const char *dir, const char *sched, int K, int M, enum s
         }
     }
     cr_assert_eq(pairs, 2 * (K - 1) * M);
-    sim_schedule_free(s);
+    sch_schedule_free(s);
     trc_trace_free(t);
 }
 
@@ -130,10 +130,10 @@ Test(mpi, two_ranks_match_the_thread_backend)
     need_mpi();
     char *dir = tmpdir();
     same_grads(dir, 2, "mlp:layers=6,width=48,norm=2", "-M 4 --batch 32 --steps 1");
-    check_trace(dir, "gpipe", 2, 4, SIM_REMAT_EXCEPT_LAST);
+    check_trace(dir, "gpipe", 2, 4, SCH_REMAT_EXCEPT_LAST);
     same_grads(dir, 2, "mlp:layers=5,width=40", "-M 6 --batch 24 --steps 2 --remat never "
                                                 "--schedule 1f1b");
-    check_trace(dir, "1f1b", 2, 6, SIM_REMAT_NEVER);
+    check_trace(dir, "1f1b", 2, 6, SCH_REMAT_NEVER);
     same_grads(dir, 2, "mlp:layers=4,width=32", "-M 4 --batch 16 --steps 1 --remat always "
                                                 "--schedule zb-h1");
     char out[700];
@@ -153,7 +153,7 @@ Test(mpi, four_ranks_oversubscribed)
     need_mpi();
     char *dir = tmpdir();
     same_grads(dir, 4, "mlp:layers=8,width=24", "-M 4 --batch 16 --steps 1 --no-pin");
-    check_trace(dir, "gpipe", 4, 4, SIM_REMAT_EXCEPT_LAST);
+    check_trace(dir, "gpipe", 4, 4, SCH_REMAT_EXCEPT_LAST);
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }

@@ -1,5 +1,5 @@
 /*
- * Outputs never destroy anything (sim/sim_afile.h), end to end through the
+ * Outputs never destroy anything (base/ps_afile.h), end to end through the
  * pipesim binary: character devices and FIFOs are written in place and stay
  * what they are; a symlink's target is replaced and the link stays; an
  * output that is an input or another output is refused (exit 2) with the
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 static char dir[64], errp[80]; /* stderr goes beside dir, not into it */
@@ -62,7 +62,7 @@ static char *slurp(const char *name)
 {
     char p[256], *buf = NULL;
     path_of(p, sizeof p, name);
-    cr_assert_eq(sim_read_file(p, &buf, NULL), 0, "%s", sim_errmsg());
+    cr_assert_eq(ps_read_file(p, &buf, NULL), 0, "%s", ps_errmsg());
     return buf;
 }
 
@@ -93,7 +93,7 @@ static void listing(char *buf, size_t n)
 static char *slurp_err(void)
 {
     char *buf = NULL;
-    cr_assert_eq(sim_read_file(errp, &buf, NULL), 0, "%s", sim_errmsg());
+    cr_assert_eq(ps_read_file(errp, &buf, NULL), 0, "%s", ps_errmsg());
     return buf;
 }
 
@@ -409,7 +409,7 @@ Test(outputs, a_killed_write_leaves_no_temporary_and_the_old_file, .timeout = 30
         if (strcmp(o, "old\n")) {
             struct trc_trace *t;
             cr_assert_eq(trc_read_chrome(target, &t), 0, "t.json is neither old nor whole: %s",
-                         sim_errmsg());
+                         ps_errmsg());
             trc_trace_free(t);
         }
     } else {

@@ -1,10 +1,10 @@
-/* ana_paper: the balanced partitions against brute force, the partitioner
+/* stu_paper: the balanced partitions against brute force, the partitioner
  * adapters, the batch policy and --tables parsing (`pipesim paper` end to
  * end is tests/test_paper_cli.c). */
 #include "helpers.h"
 
-#include "analysis/ana_paper.h"
-#include "analysis/ana_paper_int.h"
+#include "studies/stu_paper.h"
+#include "studies/stu_paper_int.h"
 
 #include <gsl/gsl_rng.h>
 
@@ -47,7 +47,7 @@ static double brute(const double *c, int a, int n, int K)
     return best;
 }
 
-static double max_stage(const struct sim_partition *p, const double *sum)
+static double max_stage(const struct sch_partition *p, const double *sum)
 {
     double m = 0;
     for (int s = 0; s < p->n_stages; s++) {
@@ -71,13 +71,13 @@ Test(paper_part, minmax_matches_brute_force)
             sum[i + 1] = sum[i] + c[i];
         }
         struct arr x = { c, sum };
-        struct sim_partition *p;
-        cr_assert_eq(ana_part_minmax(n, K, arr_cost, &x, &p), 0, "%s", sim_errmsg());
+        struct sch_partition *p;
+        cr_assert_eq(stu_part_minmax(n, K, arr_cost, &x, &p), 0, "%s", ps_errmsg());
         cr_assert_eq(p->n_stages, K);
         cr_assert_eq(p->first[0], 0);
         cr_assert_eq(p->first[K], n);
         cr_assert_eq(max_stage(p, sum), brute(c, 0, n, K), "case %d: n=%d K=%d", it, n, K);
-        sim_partition_free(p);
+        sch_partition_free(p);
     }
     gsl_rng_free(r);
 }
@@ -86,10 +86,10 @@ Test(paper_part, minmax_errors)
 {
     double sum[3] = { 0, 1, 2 };
     struct arr x = { NULL, sum };
-    struct sim_partition *p = (void *)1;
-    cr_assert_eq(ana_part_minmax(2, 3, arr_cost, &x, &p), -SIM_ENOFIT);
+    struct sch_partition *p = (void *)1;
+    cr_assert_eq(stu_part_minmax(2, 3, arr_cost, &x, &p), -PS_ENOFIT);
     cr_assert_null(p);
-    cr_assert_eq(ana_part_minmax(2, 0, arr_cost, &x, &p), -SIM_EUSAGE);
+    cr_assert_eq(stu_part_minmax(2, 0, arr_cost, &x, &p), -PS_EUSAGE);
 }
 
 /* 8 equal layers of 1 ms forward, 2 ms backward at batch 1, then one of 10. */
@@ -109,30 +109,30 @@ Test(paper_part, time_and_prefix)
 {
     struct mdl_profile *p = skewed();
     struct mdl_topology *t = th_chain(4, 0, 1e9, 0);
-    struct sim_partition *a, *h;
+    struct sch_partition *a, *h;
     /* With remat a layer costs 2F + B = 4 ms (the last 40): the optimum is the
      * heavy layer alone (40); the greedy fills the first stage up to the
      * bound, leaving one layer to each later stage. */
-    cr_assert_eq(ana_part_time(p, t, 3, 1, SIM_REMAT_ALWAYS, &a), 0, "%s", sim_errmsg());
+    cr_assert_eq(stu_part_time(p, t, 3, 1, SCH_REMAT_ALWAYS, &a), 0, "%s", ps_errmsg());
     char buf[64];
-    sim_partition_format(a, buf, sizeof buf);
+    sch_partition_format(a, buf, sizeof buf);
     cr_assert_str_eq(buf, "7,1,1");
     /* Prefix: total 72, targets 24 and 48: cuts at 6 (24) and 8 (32 is
      * nearer 48 than 72), which leaves the heavy layer its own stage. */
-    cr_assert_eq(ana_part_prefix(p, t, 3, 1, SIM_REMAT_ALWAYS, &h), 0, "%s", sim_errmsg());
-    sim_partition_format(h, buf, sizeof buf);
+    cr_assert_eq(stu_part_prefix(p, t, 3, 1, SCH_REMAT_ALWAYS, &h), 0, "%s", ps_errmsg());
+    sch_partition_format(h, buf, sizeof buf);
     cr_assert_str_eq(buf, "6,2,1");
-    sim_partition_free(a);
-    sim_partition_free(h);
+    sch_partition_free(a);
+    sch_partition_free(h);
     /* Uniform costs: the prefix heuristic is the uniform partition. */
     double f[8] = { 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6 }, b[8];
     for (int i = 0; i < 8; i++)
         b[i] = 2e6;
     struct mdl_profile *u = th_profile(8, f, b, 1, NULL, NULL, 1);
-    cr_assert_eq(ana_part_prefix(u, t, 4, 1, SIM_REMAT_NEVER, &h), 0);
-    sim_partition_format(h, buf, sizeof buf);
+    cr_assert_eq(stu_part_prefix(u, t, 4, 1, SCH_REMAT_NEVER, &h), 0);
+    sch_partition_format(h, buf, sizeof buf);
     cr_assert_str_eq(buf, "2,2,2,2");
-    sim_partition_free(h);
+    sch_partition_free(h);
     mdl_profile_free(u);
     mdl_profile_free(p);
     mdl_topology_free(t);
@@ -143,22 +143,22 @@ Test(paper_part, ranked_is_no_slower_than_the_optimum)
     /* The best simulated of the optimum and its neighbours can only beat
      * the optimum itself, and fits where the optimum fits. */
     struct mdl_profile *p;
-    cr_assert_eq(ana_paper_amoeba(18, 64, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(stu_paper_amoeba(18, 64, &p), 0, "%s", ps_errmsg());
     struct mdl_topology *t = th_chain(4, 1e11, 1e10, 1e-6);
-    struct sim_partition *opt, *best;
-    cr_assert_eq(ana_paper_strategy(p, t, 4, 8, 4, SIM_REMAT_ALWAYS, SIM_PART_OPTIMAL, 1, &opt),
-                 0, "%s", sim_errmsg());
-    cr_assert_eq(ana_paper_ranked(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, &best), 0, "%s",
-                 sim_errmsg());
+    struct sch_partition *opt, *best;
+    cr_assert_eq(stu_paper_strategy(p, t, 4, 8, 4, SCH_REMAT_ALWAYS, SCH_PART_OPTIMAL, 1, &opt),
+                 0, "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_ranked(p, t, 4, 8, 32, SCH_REMAT_ALWAYS, &best), 0, "%s",
+                 ps_errmsg());
     struct ana_prediction *a, *b;
-    cr_assert_eq(ana_paper_eval(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, opt, 0, &a), 0);
-    cr_assert_eq(ana_paper_eval(p, t, 4, 8, 32, SIM_REMAT_ALWAYS, best, 0, &b), 0);
+    cr_assert_eq(stu_paper_eval(p, t, 4, 8, 32, SCH_REMAT_ALWAYS, opt, 0, &a), 0);
+    cr_assert_eq(stu_paper_eval(p, t, 4, 8, 32, SCH_REMAT_ALWAYS, best, 0, &b), 0);
     cr_assert_leq(b->step_s, a->step_s);
     cr_assert(b->fits);
     ana_prediction_free(a);
     ana_prediction_free(b);
-    sim_partition_free(opt);
-    sim_partition_free(best);
+    sch_partition_free(opt);
+    sch_partition_free(best);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -177,24 +177,24 @@ Test(paper_policy, halves_the_batch_until_it_fits)
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_chain(2, &d, 1e9, 0, &t), 0);
     struct ana_prediction *r;
-    cr_assert_eq(ana_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0, "%s", sim_errmsg());
+    cr_assert_eq(stu_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0, "%s", ps_errmsg());
     cr_assert(r->fits);
     double got = r->batch;
     ana_prediction_free(r);
     /* Twice the chosen batch must not fit; the chosen one must. */
-    struct sim_partition *u;
-    cr_assert_eq(sim_partition_uniform(2, 4, &u), 0);
-    cr_assert_eq(ana_paper_eval(p, t, 2, 2, 2 * got, SIM_REMAT_ALWAYS, u, 0, &r), 0);
+    struct sch_partition *u;
+    cr_assert_eq(sch_partition_uniform(2, 4, &u), 0);
+    cr_assert_eq(stu_paper_eval(p, t, 2, 2, 2 * got, SCH_REMAT_ALWAYS, u, 0, &r), 0);
     cr_assert_not(r->fits, "batch %g fits too", 2 * got);
     ana_prediction_free(r);
     cr_assert_lt(got, 64);
     /* Nothing fits (1 kB devices): the run at the start batch, unfit. */
     t->devices[0].memory = t->devices[1].memory = 1e3;
-    cr_assert_eq(ana_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0);
+    cr_assert_eq(stu_paper_fit_batch(p, t, 2, 2, 64, 0, &r), 0);
     cr_assert_not(r->fits);
     cr_assert_float_eq(r->batch, 64, 0);
     ana_prediction_free(r);
-    sim_partition_free(u);
+    sch_partition_free(u);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -202,16 +202,16 @@ Test(paper_policy, halves_the_batch_until_it_fits)
 Test(paper_policy, parse_tables)
 {
     unsigned m;
-    cr_assert_eq(ana_paper_parse_tables("1,3", &m), 0);
-    cr_assert_eq(m, ANA_PAPER_T1 | ANA_PAPER_T3);
-    cr_assert_eq(ana_paper_parse_tables("partitions,2", &m), 0);
-    cr_assert_eq(m, ANA_PAPER_PARTS | ANA_PAPER_T2);
-    cr_assert_eq(ana_paper_parse_tables("all", &m), 0);
-    cr_assert_eq(m, ANA_PAPER_ALL);
-    cr_assert_eq(ana_paper_parse_tables("1,4", &m), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "'4'"), "%s", sim_errmsg());
-    cr_assert_eq(ana_paper_parse_tables("1,", &m), -SIM_EUSAGE);
-    cr_assert_eq(ana_paper_parse_tables("", &m), -SIM_EUSAGE);
-    cr_assert_eq(ana_paper_parse_tables("12", &m), -SIM_EUSAGE);
+    cr_assert_eq(stu_paper_parse_tables("1,3", &m), 0);
+    cr_assert_eq(m, STU_PAPER_T1 | STU_PAPER_T3);
+    cr_assert_eq(stu_paper_parse_tables("partitions,2", &m), 0);
+    cr_assert_eq(m, STU_PAPER_PARTS | STU_PAPER_T2);
+    cr_assert_eq(stu_paper_parse_tables("all", &m), 0);
+    cr_assert_eq(m, STU_PAPER_ALL);
+    cr_assert_eq(stu_paper_parse_tables("1,4", &m), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "'4'"), "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_parse_tables("1,", &m), -PS_EUSAGE);
+    cr_assert_eq(stu_paper_parse_tables("", &m), -PS_EUSAGE);
+    cr_assert_eq(stu_paper_parse_tables("12", &m), -PS_EUSAGE);
 }
 

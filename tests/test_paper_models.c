@@ -12,13 +12,13 @@
 #include "models/mdl_paper.h"
 #include "models/mdl_topology.h"
 #include "models/mdl_transformer.h"
-#include "sim/sim_error.h"
+#include "base/ps_error.h"
 
 static struct mdl_profile *gen(const char *spec)
 {
     struct mdl_profile *p = NULL;
     int rc = mdl_paper_from_spec(spec, &p);
-    cr_assert_eq(rc, 1, "%s: rc %d: %s", spec, rc, sim_errmsg());
+    cr_assert_eq(rc, 1, "%s: rc %d: %s", spec, rc, ps_errmsg());
     cr_assert_not_null(p);
     return p;
 }
@@ -200,24 +200,24 @@ Test(paper_models, spec_errors)
     cr_expect_eq(mdl_paper_from_spec("transformers", &p), 0);
     cr_expect_null(p);
     static const struct { const char *spec; int code; const char *needle; } bad[] = {
-        { "amoebanet:L=17", SIM_EINVAL, "'L'" },
-        { "amoebanet:D=100", SIM_EINVAL, "'D'" },
-        { "amoebanet:image=200", SIM_EINVAL, "'image'" },
-        { "amoebanet:L=18,L=36", SIM_EUSAGE, "twice" },
-        { "amoebanet:X=1", SIM_EUSAGE, "unknown key 'X'" },
-        { "amoebanet:L", SIM_EUSAGE, "key=value" },
-        { "amoebanet:L=18,", SIM_EUSAGE, "trailing comma" },
-        { "amoebanet:L=abc", SIM_EUSAGE, "'L'" },
-        { "amoebanet:act_bytes=0", SIM_EINVAL, "act_bytes" },
-        { "transformer:L=0", SIM_EUSAGE, "'L'" },
-        { "transformer:heads=3", SIM_EINVAL, "'heads'" },
-        { "transformer:d_model=2048,ff=x", SIM_EUSAGE, "'ff'" },
+        { "amoebanet:L=17", PS_EINVAL, "'L'" },
+        { "amoebanet:D=100", PS_EINVAL, "'D'" },
+        { "amoebanet:image=200", PS_EINVAL, "'image'" },
+        { "amoebanet:L=18,L=36", PS_EUSAGE, "twice" },
+        { "amoebanet:X=1", PS_EUSAGE, "unknown key 'X'" },
+        { "amoebanet:L", PS_EUSAGE, "key=value" },
+        { "amoebanet:L=18,", PS_EUSAGE, "trailing comma" },
+        { "amoebanet:L=abc", PS_EUSAGE, "'L'" },
+        { "amoebanet:act_bytes=0", PS_EINVAL, "act_bytes" },
+        { "transformer:L=0", PS_EUSAGE, "'L'" },
+        { "transformer:heads=3", PS_EINVAL, "'heads'" },
+        { "transformer:d_model=2048,ff=x", PS_EUSAGE, "'ff'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = mdl_paper_from_spec(bad[i].spec, &p);
-        cr_expect_eq(rc, -bad[i].code, "%s: rc %d (%s)", bad[i].spec, rc, sim_errmsg());
-        cr_expect(strstr(sim_errmsg(), bad[i].needle), "%s: message '%s'", bad[i].spec,
-                  sim_errmsg());
+        cr_expect_eq(rc, -bad[i].code, "%s: rc %d (%s)", bad[i].spec, rc, ps_errmsg());
+        cr_expect(strstr(ps_errmsg(), bad[i].needle), "%s: message '%s'", bad[i].spec,
+                  ps_errmsg());
         cr_expect_null(p);
     }
 }
@@ -235,7 +235,7 @@ Test(paper_models, topologies_load)
     for (size_t i = 0; i < sizeof topo / sizeof topo[0]; i++) {
         struct mdl_topology *t = NULL;
         int rc = mdl_topology_load(topo[i].path, &t);
-        cr_assert_eq(rc, 0, "%s: %s", topo[i].path, sim_errmsg());
+        cr_assert_eq(rc, 0, "%s: %s", topo[i].path, ps_errmsg());
         cr_expect_eq(t->n_devices, topo[i].n, "%s", topo[i].path);
         cr_expect_eq(t->bytes_per_param, 12);
         for (int d = 0; d < t->n_devices; d++) {
@@ -256,14 +256,14 @@ Test(paper_models, p100_shares_one_bus_v100_ring_is_nvlink)
 {
     struct mdl_topology *t = NULL;
     cr_assert_eq(mdl_topology_load("models/topologies/p100-pcie-8.json", &t), 0, "%s",
-                 sim_errmsg());
+                 ps_errmsg());
     cr_assert_eq(t->n_links, 1);
     cr_expect(t->links[0].shared);
     cr_expect_eq(t->links[0].n_ends, 8);
     mdl_topology_free(t);
 
     cr_assert_eq(mdl_topology_load("models/topologies/v100-nvlink-8.json", &t), 0, "%s",
-                 sim_errmsg());
+                 ps_errmsg());
     int nvlinks[8] = { 0 };
     for (int k = 0; k < t->n_links; k++) {
         const struct mdl_link *l = &t->links[k];
@@ -313,7 +313,7 @@ Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
     snprintf(cmd, sizeof cmd, "gen model amoebanet:L=18,D=208 -o %s", path);
     cr_assert_eq(run(cmd, out, sizeof out), 0, "%s", out);
     struct mdl_profile *p = NULL;
-    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(path, &p), 0, "%s", ps_errmsg());
     cr_expect_eq(p->n_layers, 24);
     cr_expect_eq(mdl_profile_params(p), 81505540);
     mdl_profile_free(p);

@@ -1,10 +1,10 @@
 /* The partitioner against brute force over every partition, and its edge
- * cases; the model layer against sim_costs and the simulator. */
+ * cases; the model layer against sch_costs and the simulator. */
 #include "helpers.h"
 
 #include <gsl/gsl_rng.h>
 
-#include "sim/sim_partitioner.h"
+#include "sched/sch_partitioner.h"
 
 #define MAXL 12
 
@@ -12,8 +12,8 @@ struct inst {
     int L, K, same, capped;
     int64_t pre[5][MAXL + 1], in[5][MAXL + 1], out[5][MAXL + 1];
     int64_t mpre[5][MAXL + 1], min_[5][MAXL + 1], mout[5][MAXL + 1];
-    struct sim_part_cost time[5], mem[5];
-    struct sim_part_problem p;
+    struct sch_part_cost time[5], mem[5];
+    struct sch_part_problem p;
 };
 
 static void make(struct inst *x, gsl_rng *r, int L, int K, int same, int capped)
@@ -40,13 +40,13 @@ static void make(struct inst *x, gsl_rng *r, int L, int K, int same, int capped)
             x->min_[s][i] = (int64_t)gsl_rng_uniform_int(r, 30);
             x->mout[s][i] = (int64_t)gsl_rng_uniform_int(r, 10);
         }
-        x->time[s] = (struct sim_part_cost){ x->pre[s], x->in[s], x->out[s], 0 };
+        x->time[s] = (struct sch_part_cost){ x->pre[s], x->in[s], x->out[s], 0 };
         int64_t cap = (int64_t)gsl_rng_uniform_int(r, 80) + 10;
-        x->mem[s] = (struct sim_part_cost){ x->mpre[s], x->min_[s], x->mout[s], -cap };
+        x->mem[s] = (struct sch_part_cost){ x->mpre[s], x->min_[s], x->mout[s], -cap };
         if (same && s)
             x->mem[s].bias = x->mem[0].bias;
     }
-    x->p = (struct sim_part_problem){ L, K, x->time, capped ? x->mem : NULL, same };
+    x->p = (struct sch_part_problem){ L, K, x->time, capped ? x->mem : NULL, same };
 }
 
 /* Brute force: least bottleneck over all compositions (INT64_MAX if none
@@ -69,12 +69,12 @@ static void brute(const struct inst *x, int64_t *best, int64_t *best_sq)
         int64_t bn = INT64_MIN, sq = 0;
         int ok = 1;
         for (s = 0; s < x->K; s++) {
-            int64_t v = sim_part_cost_eval(&x->time[s], x->L, first[s], first[s + 1]);
+            int64_t v = sch_part_cost_eval(&x->time[s], x->L, first[s], first[s + 1]);
             if (v > bn)
                 bn = v;
             int64_t c = x->pre[s][first[s + 1]] - x->pre[s][first[s]];
             sq += c * c;
-            if (x->p.mem && sim_part_cost_eval(&x->mem[s], x->L, first[s], first[s + 1]) > 0)
+            if (x->p.mem && sch_part_cost_eval(&x->mem[s], x->L, first[s], first[s + 1]) > 0)
                 ok = 0;
         }
         if (ok && bn < *best)
@@ -84,7 +84,7 @@ static void brute(const struct inst *x, int64_t *best, int64_t *best_sq)
     }
 }
 
-static void check_valid(const struct sim_partition *p, int L, int K)
+static void check_valid(const struct sch_partition *p, int L, int K)
 {
     cr_assert_eq(p->n_stages, K);
     cr_assert_eq(p->first[0], 0);
@@ -106,26 +106,26 @@ Test(partitioner, optimal_equals_brute_force, .timeout = 60)
         make(&x, r, L, K, same, capped);
         int64_t best, best_sq, got = -1;
         brute(&x, &best, &best_sq);
-        struct sim_partition *p;
-        int rc = sim_part_solve(&x.p, &p, &got);
+        struct sch_partition *p;
+        int rc = sch_part_solve(&x.p, &p, &got);
         cases++;
         if (best == INT64_MAX) {
-            cr_assert_eq(rc, -SIM_ENOFIT, "case %d: expected no fit, rc %d", it, rc);
+            cr_assert_eq(rc, -PS_ENOFIT, "case %d: expected no fit, rc %d", it, rc);
             nofit++;
             continue;
         }
-        cr_assert_eq(rc, 0, "case %d: %s", it, sim_errmsg());
+        cr_assert_eq(rc, 0, "case %d: %s", it, ps_errmsg());
         check_valid(p, L, K);
         int feasible;
         cr_assert_eq(got, best, "case %d (L=%d K=%d same=%d capped=%d): %lld != brute %lld", it,
                      L, K, same, capped, (long long)got, (long long)best);
-        cr_assert_eq(sim_part_bottleneck(&x.p, p, NULL, &feasible), best);
+        cr_assert_eq(sch_part_bottleneck(&x.p, p, NULL, &feasible), best);
         cr_assert(feasible);
-        sim_partition_free(p);
+        sch_partition_free(p);
         fitted += capped;
 
-        struct sim_partition *q;
-        cr_assert_eq(sim_part_min_sq_sum(&x.p, &q), 0, "%s", sim_errmsg());
+        struct sch_partition *q;
+        cr_assert_eq(sch_part_min_sq_sum(&x.p, &q), 0, "%s", ps_errmsg());
         check_valid(q, L, K);
         int64_t sq = 0;
         for (int s = 0; s < K; s++) {
@@ -134,10 +134,10 @@ Test(partitioner, optimal_equals_brute_force, .timeout = 60)
         }
         cr_assert_eq(sq, best_sq, "case %d: sum of squares %lld != brute %lld", it,
                      (long long)sq, (long long)best_sq);
-        sim_partition_free(q);
+        sch_partition_free(q);
         /* read back in blocks of 1 and 2 rows (recomputed from checkpoints) */
         for (int B = 1; B <= 2; B++) {
-            cr_assert_eq(sim_part_min_sq_sum_block(&x.p, B, &q), 0, "%s", sim_errmsg());
+            cr_assert_eq(sch_part_min_sq_sum_block(&x.p, B, &q), 0, "%s", ps_errmsg());
             check_valid(q, L, K);
             sq = 0;
             for (int s = 0; s < K; s++) {
@@ -146,7 +146,7 @@ Test(partitioner, optimal_equals_brute_force, .timeout = 60)
             }
             cr_assert_eq(sq, best_sq, "case %d, blocks of %d: sum of squares %lld != brute %lld",
                          it, B, (long long)sq, (long long)best_sq);
-            sim_partition_free(q);
+            sch_partition_free(q);
         }
     }
     gsl_rng_free(r);
@@ -155,86 +155,86 @@ Test(partitioner, optimal_equals_brute_force, .timeout = 60)
     cr_assert_geq(nofit, 20, "too few infeasible cases (%d)", nofit);
 }
 
-static struct sim_part_problem plain(int L, int K, const int64_t *cost, int64_t *pre,
-                                     struct sim_part_cost *tc)
+static struct sch_part_problem plain(int L, int K, const int64_t *cost, int64_t *pre,
+                                     struct sch_part_cost *tc)
 {
     pre[0] = 0;
     for (int i = 0; i < L; i++)
         pre[i + 1] = pre[i] + cost[i];
-    *tc = (struct sim_part_cost){ pre, NULL, NULL, 0 };
-    return (struct sim_part_problem){ L, K, tc, NULL, 1 };
+    *tc = (struct sch_part_cost){ pre, NULL, NULL, 0 };
+    return (struct sch_part_problem){ L, K, tc, NULL, 1 };
 }
 
 Test(partitioner, heavy_last_layer)
 {
     int64_t c[] = { 1, 1, 1, 1, 1, 1, 1, 10 }, pre[9], bn;
-    struct sim_part_cost tc;
-    struct sim_part_problem pb = plain(8, 2, c, pre, &tc);
-    struct sim_partition *p;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    struct sch_part_cost tc;
+    struct sch_part_problem pb = plain(8, 2, c, pre, &tc);
+    struct sch_partition *p;
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(bn, 10);
     cr_assert_eq(p->first[1], 7, "the 10 stands alone");
-    sim_partition_free(p);
+    sch_partition_free(p);
 }
 
 Test(partitioner, edge_cases_k_equals_l_and_one)
 {
     int64_t c[] = { 4, 9, 2, 7, 7, 1 }, pre[7], bn;
-    struct sim_part_cost tc;
-    struct sim_part_problem pb = plain(6, 6, c, pre, &tc);
-    struct sim_partition *p;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    struct sch_part_cost tc;
+    struct sch_part_problem pb = plain(6, 6, c, pre, &tc);
+    struct sch_partition *p;
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(bn, 9);
     for (int s = 0; s <= 6; s++)
         cr_assert_eq(p->first[s], s);
-    sim_partition_free(p);
+    sch_partition_free(p);
     pb.n_stages = 1;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(bn, 30);
     cr_assert_eq(p->first[1], 6);
-    sim_partition_free(p);
+    sch_partition_free(p);
     pb.same = 0; /* the layered path agrees */
     pb.n_stages = 6;
-    struct sim_part_cost six[6] = { tc, tc, tc, tc, tc, tc };
+    struct sch_part_cost six[6] = { tc, tc, tc, tc, tc, tc };
     pb.time = six;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(bn, 9);
-    sim_partition_free(p);
+    sch_partition_free(p);
 }
 
 Test(partitioner, k_greater_than_l_is_a_clear_error)
 {
     int64_t c[] = { 1, 2, 3 }, pre[4], bn;
-    struct sim_part_cost tc;
-    struct sim_part_problem pb = plain(3, 4, c, pre, &tc);
-    struct sim_partition *p = (void *)1;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_ENOFIT);
+    struct sch_part_cost tc;
+    struct sch_part_problem pb = plain(3, 4, c, pre, &tc);
+    struct sch_partition *p = (void *)1;
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), -PS_ENOFIT);
     cr_assert_null(p);
-    cr_assert(strstr(sim_errmsg(), "4 stages but the model has only 3 layers"), "%s",
-              sim_errmsg());
-    cr_assert_eq(sim_part_min_sq_sum(&pb, &p), -SIM_ENOFIT);
+    cr_assert(strstr(ps_errmsg(), "4 stages but the model has only 3 layers"), "%s",
+              ps_errmsg());
+    cr_assert_eq(sch_part_min_sq_sum(&pb, &p), -PS_ENOFIT);
     pb.n_stages = 0;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_EUSAGE);
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), -PS_EUSAGE);
 }
 
 Test(partitioner, memory_cap_changes_the_answer)
 {
     /* time wants [0,1,2 | 3]; memory of layers 0..2 together is over the cap */
     int64_t c[] = { 1, 1, 1, 3 }, pre[5], mpre[5] = { 0, 5, 10, 15, 16 }, bn;
-    struct sim_part_cost tc, mc = { mpre, NULL, NULL, -10 };
-    struct sim_part_problem pb = plain(4, 2, c, pre, &tc);
-    struct sim_partition *p;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    struct sch_part_cost tc, mc = { mpre, NULL, NULL, -10 };
+    struct sch_part_problem pb = plain(4, 2, c, pre, &tc);
+    struct sch_partition *p;
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(bn, 3);
     cr_assert_eq(p->first[1], 3);
-    sim_partition_free(p);
+    sch_partition_free(p);
     pb.mem = &mc;
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), 0);
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), 0);
     cr_assert_eq(p->first[1], 2, "[0,1 | 2,3]: memory 10 and 6");
     cr_assert_eq(bn, 4);
-    sim_partition_free(p);
+    sch_partition_free(p);
     mc.bias = -7; /* 16 bytes over 2 stages of 7: impossible */
-    cr_assert_eq(sim_part_solve(&pb, &p, &bn), -SIM_ENOFIT);
+    cr_assert_eq(sch_part_solve(&pb, &p, &bn), -PS_ENOFIT);
 }
 
 /* ---- model layer ---- */
@@ -251,33 +251,33 @@ static struct mdl_profile *model(int L, unsigned seed)
     return th_profile(L, f, b, 4, ob, sb, 1000);
 }
 
-static struct sim_part_opts popts(int K, int M, enum sim_remat r)
+static struct sch_part_opts popts(int K, int M, enum sch_remat r)
 {
-    return (struct sim_part_opts){ .n_stages = K, .n_micro = M, .micro_batch = 4, .remat = r };
+    return (struct sch_part_opts){ .n_stages = K, .n_micro = M, .micro_batch = 4, .remat = r };
 }
 
 static void compare_with_sim(const struct mdl_profile *p, const struct mdl_topology *t,
                              const char *spec, int M, int r, int check_mem)
 {
-    struct sim_partition *part;
+    struct sch_partition *part;
     int K = 1;
     for (const char *c = spec; *c; c++)
         K += *c == ',';
-    cr_assert_eq(sim_partition_parse(spec, K, p->n_layers, &part), 0);
-    struct sim_part_opts o = popts(K, M, (enum sim_remat)r);
-    sim_part_model *m;
-    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
-    struct sim_part_stage_info info[4];
-    sim_part_model_stages(m, part, info);
-    struct sim_schedule *s;
-    struct sim_costs *c;
+    cr_assert_eq(sch_partition_parse(spec, K, p->n_layers, &part), 0);
+    struct sch_part_opts o = popts(K, M, (enum sch_remat)r);
+    sch_part_model *m;
+    cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0, "%s", ps_errmsg());
+    struct sch_part_stage_info info[4];
+    sch_part_model_stages(m, part, info);
+    struct sch_schedule *s;
+    struct sch_costs *c;
     sim_engine *e;
-    cr_assert_eq(sim_schedule_build("gpipe", K, M, (enum sim_remat)r, &s), 0);
-    cr_assert_eq(sim_costs_new(p, t, part, NULL, 4, &c), 0);
+    cr_assert_eq(sch_schedule_build("gpipe", K, M, (enum sch_remat)r, &s), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0);
     cr_assert_eq(sim_simulate(s, c, t, 0, &e), 0);
     const struct sim_result *res = sim_engine_result(e);
     for (int st = 0; st < K; st++) {
-        sim_time mine = sim_seconds_to_time(info[st].compute_s);
+        sch_time mine = sch_seconds_to_time(info[st].compute_s);
         cr_assert_eq(mine, res->busy[st] + c->st[st].update,
                      "%s M=%d remat=%d stage %d: compute %lld != busy+update %lld", spec, M, r,
                      st, (long long)mine, (long long)(res->busy[st] + c->st[st].update));
@@ -287,7 +287,7 @@ static void compare_with_sim(const struct mdl_profile *p, const struct mdl_topol
          * counts its receive buffer and the output buffer both; the ledger
          * may hold only the larger of the two at the peak */
         int64_t in = st ? c->st[st].mem.in : 0, out = c->st[st].mem.out;
-        int R = r == SIM_REMAT_ALWAYS ? M : r == SIM_REMAT_EXCEPT_LAST ? M - 1 : 0;
+        int R = r == SCH_REMAT_ALWAYS ? M : r == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
         int64_t slack = R < M ? (in < out ? in : out) : 0;
         cr_assert(res->peak_mem[st] <= info[st].mem && info[st].mem - slack <= res->peak_mem[st],
                   "%s M=%d remat=%d stage %d: estimate %lld vs simulated %lld (slack %lld)",
@@ -295,10 +295,10 @@ static void compare_with_sim(const struct mdl_profile *p, const struct mdl_topol
                   (long long)slack);
     }
     sim_engine_free(e);
-    sim_costs_free(c);
-    sim_schedule_free(s);
-    sim_part_model_free(m);
-    sim_partition_free(part);
+    sch_costs_free(c);
+    sch_schedule_free(s);
+    sch_part_model_free(m);
+    sch_partition_free(part);
 }
 
 Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
@@ -333,18 +333,18 @@ Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
 }
 
 /* Least max stage time over every partition, by the model's own figures. */
-static double brute_model(const sim_part_model *m, int L, int K, double cap)
+static double brute_model(const sch_part_model *m, int L, int K, double cap)
 {
     double best = 1e300;
     for (int mask = 0; mask < 1 << (L - 1); mask++) {
         if (__builtin_popcount((unsigned)mask) != K - 1)
             continue;
-        struct sim_partition *p = sim_partition_new(K, L);
+        struct sch_partition *p = sch_partition_new(K, L);
         for (int i = 1, s = 0; i < L; i++)
             if (mask & (1 << (i - 1)))
                 p->first[++s] = i;
-        struct sim_part_stage_info info[8];
-        sim_part_model_stages(m, p, info);
+        struct sch_part_stage_info info[8];
+        sch_part_model_stages(m, p, info);
         double bn = 0;
         int ok = 1;
         for (int s = 0; s < K; s++) {
@@ -353,15 +353,15 @@ static double brute_model(const sim_part_model *m, int L, int K, double cap)
         }
         if (ok && bn < best)
             best = bn;
-        sim_partition_free(p);
+        sch_partition_free(p);
     }
     return best;
 }
 
-static double bound(const sim_part_model *m, const struct sim_partition *p)
+static double bound(const sch_part_model *m, const struct sch_partition *p)
 {
-    struct sim_part_stage_info info[8];
-    sim_part_model_stages(m, p, info);
+    struct sch_part_stage_info info[8];
+    sch_part_model_stages(m, p, info);
     double bn = 0;
     for (int s = 0; s < p->n_stages; s++)
         bn = info[s].time_s > bn ? info[s].time_s : bn;
@@ -374,24 +374,24 @@ Test(partitioner, model_optimum_beats_the_alternatives, .timeout = 60)
     for (unsigned seed = 0; seed < 6; seed++) {
         struct mdl_profile *p = model(10, seed);
         for (int K = 1; K <= 4; K++) {
-            struct sim_part_opts o = popts(K, 4, SIM_REMAT_EXCEPT_LAST);
-            sim_part_model *m;
-            cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
-            cr_assert(sim_part_model_problem(m)->same, "a homogeneous chain is one cost class");
-            struct sim_partition *opt;
-            cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &opt), 0);
+            struct sch_part_opts o = popts(K, 4, SCH_REMAT_EXCEPT_LAST);
+            sch_part_model *m;
+            cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0, "%s", ps_errmsg());
+            cr_assert(sch_part_model_problem(m)->same, "a homogeneous chain is one cost class");
+            struct sch_partition *opt;
+            cr_assert_eq(sch_part_strategy_run(m, SCH_PART_OPTIMAL, &opt), 0);
             double b = bound(m, opt);
             cr_assert_float_eq(b, brute_model(m, 10, K, 1e300), 1e-12, "seed %u K=%d", seed, K);
-            for (int s = 1; s < SIM_PART_NSTRATEGIES; s++) {
-                struct sim_partition *q;
-                cr_assert_eq(sim_part_strategy_run(m, (enum sim_part_strategy)s, &q), 0);
+            for (int s = 1; s < SCH_PART_NSTRATEGIES; s++) {
+                struct sch_partition *q;
+                cr_assert_eq(sch_part_strategy_run(m, (enum sch_part_strategy)s, &q), 0);
                 check_valid(q, 10, K);
                 cr_assert_leq(b, bound(m, q) + 1e-12, "%s beats optimal",
-                              sim_part_strategy_name((enum sim_part_strategy)s));
-                sim_partition_free(q);
+                              sch_part_strategy_name((enum sch_part_strategy)s));
+                sch_partition_free(q);
             }
-            sim_partition_free(opt);
-            sim_part_model_free(m);
+            sch_partition_free(opt);
+            sch_part_model_free(m);
         }
         mdl_profile_free(p);
     }
@@ -410,46 +410,46 @@ Test(partitioner, model_memory_cap_is_respected)
     }
     struct mdl_profile *p = th_profile(10, f, b, 4, ob, sb, 1000);
     struct mdl_topology *t = th_chain(3, 1e9, 2e9, 1e-6);
-    struct sim_part_opts o = popts(3, 8, SIM_REMAT_NEVER);
-    sim_part_model *m;
-    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
-    struct sim_partition *free_opt, *q;
-    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &free_opt), 0);
-    struct sim_part_stage_info info[3];
-    sim_part_model_stages(m, free_opt, info);
+    struct sch_part_opts o = popts(3, 8, SCH_REMAT_NEVER);
+    sch_part_model *m;
+    cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0);
+    struct sch_partition *free_opt, *q;
+    cr_assert_eq(sch_part_strategy_run(m, SCH_PART_OPTIMAL, &free_opt), 0);
+    struct sch_part_stage_info info[3];
+    sch_part_model_stages(m, free_opt, info);
     int64_t mx = 0;
     for (int s = 0; s < 3; s++)
         mx = info[s].mem > mx ? info[s].mem : mx;
-    sim_part_model_free(m);
+    sch_part_model_free(m);
     /* balance-by-size gives the least feasible cap */
-    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
-    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_BALANCE_SIZE, &q), 0);
-    sim_part_model_stages(m, q, info);
+    cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0);
+    cr_assert_eq(sch_part_strategy_run(m, SCH_PART_BALANCE_SIZE, &q), 0);
+    sch_part_model_stages(m, q, info);
     int64_t least = 0;
     for (int s = 0; s < 3; s++)
         least = info[s].mem > least ? info[s].mem : least;
-    sim_partition_free(q);
-    sim_part_model_free(m);
+    sch_partition_free(q);
+    sch_part_model_free(m);
     cr_assert_lt(least, mx, "the instance must make the cap bind");
     for (int64_t cap = least; cap <= mx; cap += (mx - least) / 4 + 1) {
         o.cap_mode = 2;
         o.cap = (double)cap;
-        cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
-        cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), 0, "%s", sim_errmsg());
-        sim_part_model_stages(m, q, info);
+        cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0);
+        cr_assert_eq(sch_part_strategy_run(m, SCH_PART_OPTIMAL, &q), 0, "%s", ps_errmsg());
+        sch_part_model_stages(m, q, info);
         for (int s = 0; s < 3; s++)
             cr_assert_leq(info[s].mem, cap, "stage %d over the cap", s);
         cr_assert_float_eq(bound(m, q), brute_model(m, 10, 3, (double)cap), 1e-12);
-        sim_partition_free(q);
-        sim_part_model_free(m);
+        sch_partition_free(q);
+        sch_part_model_free(m);
     }
     o.cap = (double)least - 1;
-    cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0);
-    cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), -SIM_ENOFIT);
-    cr_assert(strstr(sim_errmsg(), "fits in memory") && strstr(sim_errmsg(), "over"), "%s",
-              sim_errmsg());
-    sim_part_model_free(m);
-    sim_partition_free(free_opt);
+    cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0);
+    cr_assert_eq(sch_part_strategy_run(m, SCH_PART_OPTIMAL, &q), -PS_ENOFIT);
+    cr_assert(strstr(ps_errmsg(), "fits in memory") && strstr(ps_errmsg(), "over"), "%s",
+              ps_errmsg());
+    sch_part_model_free(m);
+    sch_partition_free(free_opt);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
@@ -466,7 +466,7 @@ Test(partitioner, heterogeneous_devices_use_the_exact_general_path)
           f);
     fclose(f);
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     unlink(path);
     struct mdl_profile *p = mdl_profile_new("<test>", 0);
     for (int i = 0; i < 11; i++) {
@@ -477,15 +477,15 @@ Test(partitioner, heterogeneous_devices_use_the_exact_general_path)
         cr_assert_eq(mdl_profile_add(p, &l), 0);
     }
     for (int K = 2; K <= 4; K++) {
-        struct sim_part_opts o = popts(K, 2, SIM_REMAT_NEVER);
-        sim_part_model *m;
-        cr_assert_eq(sim_part_model_new(p, t, &o, &m), 0, "%s", sim_errmsg());
-        cr_assert_eq(sim_part_model_problem(m)->same, K <= 2, "K=%d", K);
-        struct sim_partition *q;
-        cr_assert_eq(sim_part_strategy_run(m, SIM_PART_OPTIMAL, &q), 0);
+        struct sch_part_opts o = popts(K, 2, SCH_REMAT_NEVER);
+        sch_part_model *m;
+        cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0, "%s", ps_errmsg());
+        cr_assert_eq(sch_part_model_problem(m)->same, K <= 2, "K=%d", K);
+        struct sch_partition *q;
+        cr_assert_eq(sch_part_strategy_run(m, SCH_PART_OPTIMAL, &q), 0);
         cr_assert_float_eq(bound(m, q), brute_model(m, 11, K, 1e300), 1e-12, "K=%d", K);
-        sim_partition_free(q);
-        sim_part_model_free(m);
+        sch_partition_free(q);
+        sch_part_model_free(m);
     }
     mdl_profile_free(p);
     mdl_topology_free(t);

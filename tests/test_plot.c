@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/ana_plot.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 static char dir[64];
 
@@ -53,7 +53,7 @@ static void expect_svg(const char *name, const char *contains)
     char p[256], *buf;
     size_t len;
     snprintf(p, sizeof p, "%s/out/%s.svg", dir, name);
-    cr_assert_eq(sim_read_file(p, &buf, &len), 0, "%s", sim_errmsg());
+    cr_assert_eq(ps_read_file(p, &buf, &len), 0, "%s", ps_errmsg());
     cr_assert(strstr(buf, "<svg"), "%s: no <svg>", p);
     cr_assert(strstr(buf, "</svg>"), "%s: not closed", p);
     cr_assert(strstr(buf, contains), "%s lacks '%s'", p, contains);
@@ -71,7 +71,7 @@ static int count_tmp(void)
     struct dirent *e;
     while ((e = readdir(d)))
         n += (e->d_name[0] == '.' && strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) ||
-             strstr(e->d_name, ".tmp.") != NULL; /* sim_afile's ".<name>.XXXXXX", the old names */
+             strstr(e->d_name, ".tmp.") != NULL; /* ps_afile's ".<name>.XXXXXX", the old names */
     closedir(d);
     return n;
 }
@@ -142,8 +142,8 @@ Test(plot, a_failing_gnuplot_leaves_no_partial_file)
     o.out_dir = out;
     char trace[256];
     snprintf(trace, sizeof trace, "%s/t.json", dir);
-    cr_assert_eq(ana_plot_timeline(trace, &o), -SIM_EIO);
-    cr_assert(strstr(sim_errmsg(), "broken"), "%s", sim_errmsg());
+    cr_assert_eq(ana_plot_timeline(trace, &o), -PS_EIO);
+    cr_assert(strstr(ps_errmsg(), "broken"), "%s", ps_errmsg());
     snprintf(trace, sizeof trace, "%s/out/timeline.png", dir);
     cr_assert_neq(access(trace, F_OK), 0, "partial output left");
     cr_assert_eq(count_tmp(), 0);

@@ -36,7 +36,7 @@ static struct mdl_topology *ring_topology(int R, int K, double bw, int shared)
     fprintf(f, "]}");
     fclose(f);
     struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     unlink(path);
     return t;
 }
@@ -54,12 +54,12 @@ static void run(struct th_run *run, const struct mdl_profile *p, const struct md
                 int K, int M, int R)
 {
     memset(run, 0, sizeof *run);
-    cr_assert_eq(sim_schedule_gpipe(K, M, SIM_REMAT_NEVER, &run->s), 0);
-    cr_assert_eq(sim_schedule_add_allreduce(run->s, R), 0);
-    cr_assert_eq(sim_schedule_validate(run->s), 0, "%s", sim_errmsg());
-    cr_assert_eq(sim_partition_uniform(K, p->n_layers, &run->part), 0);
-    cr_assert_eq(sim_costs_new(p, t, run->part, NULL, 1, &run->c), 0);
-    cr_assert_eq(sim_simulate(run->s, run->c, t, 1, &run->e), 0, "%s", sim_errmsg());
+    cr_assert_eq(sch_schedule_gpipe(K, M, SCH_REMAT_NEVER, &run->s), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(run->s, R), 0);
+    cr_assert_eq(sch_schedule_validate(run->s), 0, "%s", ps_errmsg());
+    cr_assert_eq(sch_partition_uniform(K, p->n_layers, &run->part), 0);
+    cr_assert_eq(sch_costs_new(p, t, run->part, NULL, 1, &run->c), 0);
+    cr_assert_eq(sim_simulate(run->s, run->c, t, 1, &run->e), 0, "%s", ps_errmsg());
     run->r = sim_engine_result(run->e);
 }
 
@@ -73,18 +73,18 @@ Test(replicas, ring_allreduce_matches_the_formula)
         struct th_run r;
         run(&r, p, t, 2, 4, R);
         const struct trc_trace *tr = sim_engine_trace(r.e);
-        sim_time expect = sim_seconds_to_time(2.0 * (R - 1) / R * 4e6 / 1e9);
+        sch_time expect = sch_seconds_to_time(2.0 * (R - 1) / R * 4e6 / 1e9);
         for (int s = 0; s < 2; s++) {
-            const struct trc_event *ar = find(tr, SIM_OP_ALLREDUCE, s);
+            const struct trc_event *ar = find(tr, SCH_OP_ALLREDUCE, s);
             cr_assert_eq(ar->end_ns - ar->start_ns, expect, "R=%d stage %d: %lld vs %lld", R, s,
                          (long long)(ar->end_ns - ar->start_ns), (long long)expect);
             /* the update waits for it; it starts right after the stage's backward */
-            cr_assert_geq(find(tr, SIM_OP_UPDATE, s)->start_ns, ar->end_ns);
+            cr_assert_geq(find(tr, SCH_OP_UPDATE, s)->start_ns, ar->end_ns);
             cr_assert_eq(r.r->busy_allreduce[s], expect);
         }
         /* stage 1 finishes its backward first: its all-reduce overlaps stage 0's backward */
-        cr_assert_lt(find(tr, SIM_OP_ALLREDUCE, 1)->start_ns,
-                     find(tr, SIM_OP_ALLREDUCE, 0)->start_ns);
+        cr_assert_lt(find(tr, SCH_OP_ALLREDUCE, 1)->start_ns,
+                     find(tr, SCH_OP_ALLREDUCE, 0)->start_ns);
         th_release(&r);
         mdl_topology_free(t);
     }
@@ -99,8 +99,8 @@ Test(replicas, allreduces_on_a_shared_bus_serialize)
     struct th_run r;
     run(&r, p, t, 2, 1, 2);
     const struct trc_trace *tr = sim_engine_trace(r.e);
-    const struct trc_event *a1 = find(tr, SIM_OP_ALLREDUCE, 1), *a0 = find(tr, SIM_OP_ALLREDUCE, 0);
-    sim_time dur = sim_seconds_to_time(2.0 * 1 / 2 * 4e6 / 1e9);
+    const struct trc_event *a1 = find(tr, SCH_OP_ALLREDUCE, 1), *a0 = find(tr, SCH_OP_ALLREDUCE, 0);
+    sch_time dur = sch_seconds_to_time(2.0 * 1 / 2 * 4e6 / 1e9);
     cr_assert_eq(a1->end_ns - a1->start_ns, dur);
     cr_assert_eq(a0->end_ns - a0->start_ns, dur);
     cr_assert_geq(a0->start_ns, a1->end_ns); /* stage 0 waited for the bus */
@@ -111,12 +111,12 @@ Test(replicas, allreduces_on_a_shared_bus_serialize)
 
 Test(replicas, one_replica_adds_nothing_and_missing_devices_are_an_error)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_gpipe(2, 2, SIM_REMAT_NEVER, &s), 0);
-    int64_t n = sim_schedule_total_ops(s);
-    cr_assert_eq(sim_schedule_add_allreduce(s, 1), 0);
-    cr_assert_eq(sim_schedule_total_ops(s), n);
-    sim_schedule_free(s);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_gpipe(2, 2, SCH_REMAT_NEVER, &s), 0);
+    int64_t n = sch_schedule_total_ops(s);
+    cr_assert_eq(sch_schedule_add_allreduce(s, 1), 0);
+    cr_assert_eq(sch_schedule_total_ops(s), n);
+    sch_schedule_free(s);
     cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
                        "models/topologies/cpu-2core.json -K 2 -M 2 --batch 4 --replicas 2 "
                        "2>/dev/null", th_pipesim()), 7);

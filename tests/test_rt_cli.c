@@ -95,7 +95,7 @@ Test(rt_cli, run_writes_trace_csv_and_profile)
     char p[128];
     snprintf(p, sizeof p, "%s/t.json", dir);
     struct trc_trace *t;
-    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(p, &t), 0, "%s", ps_errmsg());
     cr_assert_str_eq(t->source, "measured");
     cr_assert_eq(t->n_devices, 2);
     cr_assert_eq(t->n_micro, 2);
@@ -103,7 +103,7 @@ Test(rt_cli, run_writes_trace_csv_and_profile)
     trc_trace_free(t);
     snprintf(p, sizeof p, "%s/p.csv", dir);
     struct mdl_profile *prof;
-    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
     cr_assert_eq(prof->n_layers, 5);
     mdl_profile_free(prof);
     cr_assert_eq(th_sh("head -1 %s/t.csv | grep -q '^device,stream,kind'", dir), 0);
@@ -112,38 +112,38 @@ Test(rt_cli, run_writes_trace_csv_and_profile)
                        ">o2.txt && test -s q.csv && ! test -s o2.txt", dir, th_pipesim()), 0);
 }
 
-/* The measured peaks equal the ledger rule (sim_mem_effect over each
- * device's list in order) applied to the stage memory sim_costs derives from
+/* The measured peaks equal the ledger rule (sch_mem_effect over each
+ * device's list in order) applied to the stage memory sch_costs derives from
  * the emitted profile: runtime, profile and ledger agree end to end. (The
  * engine's own peaks can be higher: its sends overlap the next forward, so
  * several outputs can wait for the link; the runtime's sends are copies into
  * link buffers, in list order.) */
 Test(rt_cli, measured_peaks_equal_ledger_of_emitted_profile)
 {
-    static const enum sim_remat remats[] = { SIM_REMAT_NEVER, SIM_REMAT_EXCEPT_LAST,
-                                             SIM_REMAT_ALWAYS };
+    static const enum sch_remat remats[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                             SCH_REMAT_ALWAYS };
     struct mdl_topology *topo = th_chain(3, 1e11, 1e10, 1e-6);
     for (int r = 0; r < 3; r++) {
         int rc = th_sh("cd %s && %s validate --net mlp:layers=6,width=24,in=12,out=4,norm=3 "
                        "-K 3 -M 4 --batch 16 --steps 1 --remat %s --emit-profile p.csv --no-pin "
                        "2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF == 12 {print $8}' >meas.txt",
-                       dir, th_pipesim(), sim_remat_name(remats[r]));
+                       dir, th_pipesim(), sch_remat_name(remats[r]));
         cr_assert_eq(rc, 0);
         char m[256], want[256] = "", p[128];
         slurp("meas.txt", m, sizeof m);
         snprintf(p, sizeof p, "%s/p.csv", dir);
         struct mdl_profile *prof;
-        cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", sim_errmsg());
-        struct sim_schedule *s;
-        struct sim_partition *part;
-        struct sim_costs *c;
-        cr_assert_eq(sim_schedule_build("gpipe", 3, 4, remats[r], &s), 0);
-        cr_assert_eq(sim_partition_uniform(3, prof->n_layers, &part), 0);
-        cr_assert_eq(sim_costs_new(prof, topo, part, s->stage_device, 4, &c), 0);
+        cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
+        struct sch_schedule *s;
+        struct sch_partition *part;
+        struct sch_costs *c;
+        cr_assert_eq(sch_schedule_build("gpipe", 3, 4, remats[r], &s), 0);
+        cr_assert_eq(sch_partition_uniform(3, prof->n_layers, &part), 0);
+        cr_assert_eq(sch_costs_new(prof, topo, part, s->stage_device, 4, &c), 0);
         for (int d = 0; d < 3; d++) {
             int64_t cur = 0, peak = 0, a, e;
             for (int i = 0; i < s->n_ops[d]; i++) {
-                sim_mem_effect(s, &s->ops[d][i], &c->st[s->ops[d][i].stage].mem, &a, &e);
+                sch_mem_effect(s, &s->ops[d][i], &c->st[s->ops[d][i].stage].mem, &a, &e);
                 cur += a;
                 peak = cur > peak ? cur : peak;
                 cur += e;
@@ -151,11 +151,11 @@ Test(rt_cli, measured_peaks_equal_ledger_of_emitted_profile)
             }
             snprintf(want + strlen(want), sizeof want - strlen(want), "%lld\n", (long long)peak);
         }
-        cr_assert_str_eq(m, want, "remat %s: measured\n%s ledger\n%s", sim_remat_name(remats[r]),
+        cr_assert_str_eq(m, want, "remat %s: measured\n%s ledger\n%s", sch_remat_name(remats[r]),
                          m, want);
-        sim_costs_free(c);
-        sim_partition_free(part);
-        sim_schedule_free(s);
+        sch_costs_free(c);
+        sch_partition_free(part);
+        sch_schedule_free(s);
         mdl_profile_free(prof);
     }
     mdl_topology_free(topo);

@@ -199,20 +199,20 @@ static void bad_spec(const char *spec, int code, const char *what)
     struct rt_net *n = (void *)1;
     cr_assert_eq(rt_net_parse(spec, &n), -code, "spec %s", spec);
     cr_assert_null(n);
-    cr_assert(strstr(sim_errmsg(), what), "'%s': message '%s' lacks '%s'", spec, sim_errmsg(),
+    cr_assert(strstr(ps_errmsg(), what), "'%s': message '%s' lacks '%s'", spec, ps_errmsg(),
               what);
 }
 
 Test(rt_kernels, bad_specs_are_named_errors)
 {
-    bad_spec("mlp:layers=4", SIM_EPARSE, "'layers' and 'width' are required");
-    bad_spec("mlp:layers=4,width=0", SIM_EPARSE, "width");
-    bad_spec("mlp:layers=4,width=8,depth=3", SIM_EPARSE, "unknown field 'depth'");
-    bad_spec("mlp:layers=x,width=8", SIM_EPARSE, "layers");
-    bad_spec("mlp:layers=2,width=8,norm=sometimes", SIM_EPARSE, "norm");
-    bad_spec("mlp:layers", SIM_EPARSE, "not key=value");
-    bad_spec("resnet:50", SIM_EPARSE, "want mlp:");
-    bad_spec("file:/nonexistent/net.txt", SIM_EIO, "/nonexistent/net.txt");
+    bad_spec("mlp:layers=4", PS_EPARSE, "'layers' and 'width' are required");
+    bad_spec("mlp:layers=4,width=0", PS_EPARSE, "width");
+    bad_spec("mlp:layers=4,width=8,depth=3", PS_EPARSE, "unknown field 'depth'");
+    bad_spec("mlp:layers=x,width=8", PS_EPARSE, "layers");
+    bad_spec("mlp:layers=2,width=8,norm=sometimes", PS_EPARSE, "norm");
+    bad_spec("mlp:layers", PS_EPARSE, "not key=value");
+    bad_spec("resnet:50", PS_EPARSE, "want mlp:");
+    bad_spec("file:/nonexistent/net.txt", PS_EIO, "/nonexistent/net.txt");
     const char *path = scratch("bad_net.txt");
     static const struct { const char *text, *msg; } cases[] = {
         { "dense 4\n", ":1: first item must be 'input WIDTH'" },
@@ -231,12 +231,12 @@ Test(rt_kernels, bad_specs_are_named_errors)
         fclose(f);
         char spec[160];
         snprintf(spec, sizeof spec, "file:%s", path);
-        bad_spec(spec, SIM_EPARSE, cases[i].msg);
+        bad_spec(spec, PS_EPARSE, cases[i].msg);
     }
     unlink(path);
 }
 
-/* The emitted profile gives sim_costs the runtime's exact in/out/stash. */
+/* The emitted profile gives sch_costs the runtime's exact in/out/stash. */
 Test(rt_kernels, profile_matches_stage_plan)
 {
     struct rt_net *n;
@@ -245,16 +245,16 @@ Test(rt_kernels, profile_matches_stage_plan)
     cr_assert_eq(rt_net_profile(n, &p), 0);
     cr_assert_eq(p->n_layers, n->n_layers);
     const char *csv = scratch("profile.csv");
-    cr_assert_eq(mdl_profile_write(p, csv), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_write(p, csv), 0, "%s", ps_errmsg());
     struct mdl_profile *q;
-    cr_assert_eq(mdl_profile_load(csv, &q), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_profile_load(csv, &q), 0, "%s", ps_errmsg());
     unlink(csv);
     struct mdl_topology *t = th_chain(4, 1e11, 1e10, 1e-6);
     for (int K = 1; K <= 4; K++) {
-        struct sim_partition *part;
-        cr_assert_eq(sim_partition_uniform(K, n->n_layers, &part), 0);
-        struct sim_costs *c;
-        cr_assert_eq(sim_costs_new(q, t, part, NULL, 6, &c), 0, "%s", sim_errmsg());
+        struct sch_partition *part;
+        cr_assert_eq(sch_partition_uniform(K, n->n_layers, &part), 0);
+        struct sch_costs *c;
+        cr_assert_eq(sch_costs_new(q, t, part, NULL, 6, &c), 0, "%s", ps_errmsg());
         for (int s = 0; s < K; s++) {
             struct rt_stage st;
             cr_assert_eq(rt_stage_plan(n, s, K, part->first[s],
@@ -264,8 +264,8 @@ Test(rt_kernels, profile_matches_stage_plan)
             cr_assert_eq(c->st[s].mem.stash, st.mem.stash, "K=%d s=%d", K, s);
             rt_stage_release(&st);
         }
-        sim_costs_free(c);
-        sim_partition_free(part);
+        sch_costs_free(c);
+        sch_partition_free(part);
     }
     /* FLOPs: dense 12->40 relu forward = GEMM + bias + ReLU */
     cr_assert_float_eq(q->layers[0].fwd, 2.0 * 12 * 40 + 2 * 40, 1e-9);

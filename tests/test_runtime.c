@@ -58,26 +58,26 @@ static double net_err(const struct rt_net *a, const struct rt_net *b, int grads)
 static struct rt_net *net_of(const char *spec, uint64_t seed)
 {
     struct rt_net *n;
-    cr_assert_eq(rt_net_parse(spec, &n), 0, "%s", sim_errmsg());
+    cr_assert_eq(rt_net_parse(spec, &n), 0, "%s", ps_errmsg());
     cr_assert_eq(rt_net_init(n, seed), 0);
     return n;
 }
 
 /* One pipelined step against the reference; returns the pipe's stats. */
-static void check_step(const char *spec, struct sim_schedule *s, int batch, const char *part)
+static void check_step(const char *spec, struct sch_schedule *s, int batch, const char *part)
 {
     struct rt_net *pn = net_of(spec, 7), *rn = net_of(spec, 7);
     struct rt_data *d;
     cr_assert_eq(rt_data_new(pn, batch, 11, &d), 0);
     char what[96];
     snprintf(what, sizeof what, "%s K=%d S=%d M=%d remat=%s wgrad=%d", s->name, s->n_devices,
-             s->n_stages, s->n_micro, sim_remat_name(s->remat), s->has_wgrad);
+             s->n_stages, s->n_micro, sch_remat_name(s->remat), s->has_wgrad);
     rt_pipe *p;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     cr_assert_eq(rt_pipe_new_schedule(pn, s, batch, part, 0.05f, s->n_devices > ncpu, &p), 0,
-                 "%s: %s", what, sim_errmsg());
+                 "%s: %s", what, ps_errmsg());
     struct rt_step_stats st;
-    cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s: %s", what, sim_errmsg());
+    cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s: %s", what, ps_errmsg());
     double ref_loss;
     cr_assert_eq(rt_net_reference_step(rn, d, 0.05f, &ref_loss), 0);
     cr_assert(fabs(st.loss - ref_loss) <= 1e-5 * fabs(ref_loss), "%s: loss %g vs %g", what,
@@ -103,8 +103,8 @@ Test(runtime, gpipe_step_equals_reference_every_K_M_remat)
     for (int ki = 0; ki < 3; ki++)
         for (int mi = 0; mi < 4; mi++)
             for (int r = 0; r < 3; r++) {
-                struct sim_schedule *s;
-                cr_assert_eq(sim_schedule_build("gpipe", Ks[ki], Ms[mi], (enum sim_remat)r, &s),
+                struct sch_schedule *s;
+                cr_assert_eq(sch_schedule_build("gpipe", Ks[ki], Ms[mi], (enum sch_remat)r, &s),
                              0);
                 check_step(NET, s, 16, NULL);
             }
@@ -120,9 +120,9 @@ Test(runtime, other_schedules_equal_reference)
         for (int ki = 0; ki < 2; ki++)
             for (int mi = 0; mi < 2; mi++)
                 for (int r = 0; r < 3; r++) {
-                    struct sim_schedule *s;
-                    cr_assert_eq(sim_schedule_build(names[i], Ks[ki], Ms[mi], (enum sim_remat)r,
-                                                    &s), 0, "%s", sim_errmsg());
+                    struct sch_schedule *s;
+                    cr_assert_eq(sch_schedule_build(names[i], Ks[ki], Ms[mi], (enum sch_remat)r,
+                                                    &s), 0, "%s", ps_errmsg());
                     check_step("mlp:layers=8,width=24,in=16,out=8,norm=2", s, 16, NULL);
                 }
 }
@@ -134,8 +134,8 @@ Test(runtime, uneven_partition_and_file_net)
     cr_assert(f);
     fprintf(f, "# a net\ninput 12\ndense 20\nnorm\ndense 20 relu\n\ndense 6 linear # head\n");
     fclose(f);
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build("gpipe", 2, 3, SIM_REMAT_EXCEPT_LAST, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("gpipe", 2, 3, SCH_REMAT_EXCEPT_LAST, &s), 0);
     char spec[160];
     snprintf(spec, sizeof spec, "file:%s", path);
     check_step(spec, s, 12, "1,3");
@@ -144,37 +144,37 @@ Test(runtime, uneven_partition_and_file_net)
 
 /* Interleaved placement: 4 stages on 2 devices (stage s on s % 2), stage-major
  * fill-drain lists; and 2 stages on one device (in-place hand-over). */
-static struct sim_schedule *interleaved(int D, int S, int M, enum sim_remat remat, int wgrad)
+static struct sch_schedule *interleaved(int D, int S, int M, enum sch_remat remat, int wgrad)
 {
-    struct sim_schedule *s = sim_schedule_new("test-interleaved", D, S, M, remat);
+    struct sch_schedule *s = sch_schedule_new("test-interleaved", D, S, M, remat);
     cr_assert(s);
     s->has_wgrad = wgrad;
     for (int d = 0; d < D; d++) {
         for (int st = d; st < S; st += D)
             for (int m = 0; m < M; m++) {
                 if (st > 0 && s->stage_device[st - 1] != d)
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_RECV_ACT, st, m), 0);
-                cr_assert_eq(sim_schedule_push(s, d, SIM_OP_FWD, st, m), 0);
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_RECV_ACT, st, m), 0);
+                cr_assert_eq(sch_schedule_push(s, d, SCH_OP_FWD, st, m), 0);
                 if (st + 1 < S && s->stage_device[st + 1] != d)
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_SEND_ACT, st, m), 0);
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_SEND_ACT, st, m), 0);
             }
         int top = d + (S - 1 - d) / D * D;
         for (int st = top; st >= 0; st -= D)
             for (int m = M - 1; m >= 0; m--) {
-                if (sim_schedule_remat_mb(s, m))
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_RECOMP, st, m), 0);
+                if (sch_schedule_remat_mb(s, m))
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_RECOMP, st, m), 0);
                 if (st + 1 < S && s->stage_device[st + 1] != d)
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_RECV_GRAD, st, m), 0);
-                cr_assert_eq(sim_schedule_push(s, d, SIM_OP_BWD, st, m), 0);
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_RECV_GRAD, st, m), 0);
+                cr_assert_eq(sch_schedule_push(s, d, SCH_OP_BWD, st, m), 0);
                 if (st > 0 && s->stage_device[st - 1] != d)
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_SEND_GRAD, st, m), 0);
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_SEND_GRAD, st, m), 0);
                 if (wgrad)
-                    cr_assert_eq(sim_schedule_push(s, d, SIM_OP_WGRAD, st, m), 0);
+                    cr_assert_eq(sch_schedule_push(s, d, SCH_OP_WGRAD, st, m), 0);
             }
         for (int st = d; st < S; st += D)
-            cr_assert_eq(sim_schedule_push(s, d, SIM_OP_UPDATE, st, -1), 0);
+            cr_assert_eq(sch_schedule_push(s, d, SCH_OP_UPDATE, st, -1), 0);
     }
-    cr_assert_eq(sim_schedule_validate(s), 0, "%s", sim_errmsg());
+    cr_assert_eq(sch_schedule_validate(s), 0, "%s", ps_errmsg());
     return s;
 }
 
@@ -182,23 +182,23 @@ Test(runtime, interleaved_and_split_backward_equal_reference)
 {
     for (int r = 0; r < 3; r++)
         for (int wg = 0; wg < 2; wg++) {
-            check_step(NET, interleaved(2, 4, 4, (enum sim_remat)r, wg), 16, NULL);
-            check_step(NET, interleaved(1, 2, 2, (enum sim_remat)r, wg), 16, NULL);
+            check_step(NET, interleaved(2, 4, 4, (enum sch_remat)r, wg), 16, NULL);
+            check_step(NET, interleaved(1, 2, 2, (enum sch_remat)r, wg), 16, NULL);
         }
 }
 
 /* Hand-counted peaks for GPipe without re-materialization, from the layer
- * shapes alone (independent of sim_mem_effect). */
+ * shapes alone (independent of sch_mem_effect). */
 Test(runtime, peak_memory_matches_hand_count)
 {
     /* dense 16->24 relu | dense 24->8 linear (head) ; r = 4 rows, M = 4 */
     struct rt_net *n = net_of("mlp:layers=2,width=24,in=16,out=8", 1);
     struct rt_data *d;
     cr_assert_eq(rt_data_new(n, 16, 2, &d), 0);
-    struct rt_pipe_config c = { .K = 2, .M = 4, .batch = 16, .remat = SIM_REMAT_NEVER,
+    struct rt_pipe_config c = { .K = 2, .M = 4, .batch = 16, .remat = SCH_REMAT_NEVER,
                                 .lr = 0.01f };
     rt_pipe *p;
-    cr_assert_eq(rt_pipe_new(n, &c, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(rt_pipe_new(n, &c, &p), 0, "%s", ps_errmsg());
     int r = 4;
     int64_t stash0 = 4 * r * 16 + r * 24, out0 = 4 * r * 24;   /* input copy + ReLU mask */
     int64_t stash1 = 4 * r * 24 + 4 * r * 8, in1 = 4 * r * 24; /* input copy + dL/dy */
@@ -207,7 +207,7 @@ Test(runtime, peak_memory_matches_hand_count)
     cr_assert_eq(rt_pipe_stage(p, 1)->mem.stash, stash1);
     cr_assert_eq(rt_pipe_stage(p, 1)->mem.in, in1);
     struct rt_step_stats st;
-    cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s", sim_errmsg());
+    cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s", ps_errmsg());
     cr_assert_eq(st.dev[0].peak_act, 4 * stash0 + out0);
     /* stage 1: F frees its input after stashing; the 4th F starts with 3
      * stashes and the received input, and adds its stash */
@@ -222,14 +222,14 @@ Test(runtime, loss_decreases_over_steps)
     struct rt_net *n = net_of("mlp:layers=4,width=32,in=16,out=4,norm=2", 3);
     struct rt_data *d;
     cr_assert_eq(rt_data_new(n, 32, 5, &d), 0);
-    struct rt_pipe_config c = { .K = 2, .M = 4, .batch = 32, .remat = SIM_REMAT_EXCEPT_LAST,
+    struct rt_pipe_config c = { .K = 2, .M = 4, .batch = 32, .remat = SCH_REMAT_EXCEPT_LAST,
                                 .lr = 0.1f };
     rt_pipe *p;
-    cr_assert_eq(rt_pipe_new(n, &c, &p), 0, "%s", sim_errmsg());
+    cr_assert_eq(rt_pipe_new(n, &c, &p), 0, "%s", ps_errmsg());
     double first = 0, prev = INFINITY;
     for (int i = 0; i < 8; i++) {
         struct rt_step_stats st;
-        cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s", sim_errmsg());
+        cr_assert_eq(rt_pipe_step(p, d, &st, NULL), 0, "%s", ps_errmsg());
         cr_assert(st.loss < prev, "step %d: loss %g did not go below %g", i, st.loss, prev);
         if (i == 0)
             first = st.loss;

@@ -6,83 +6,83 @@ Test(schedule, gpipe_lists_are_valid_and_ordered)
     for (int K = 1; K <= 6; K++)
         for (int M = 1; M <= 9; M++)
             for (int r = 0; r < 3; r++) {
-                struct sim_schedule *s;
-                cr_assert_eq(sim_schedule_gpipe(K, M, (enum sim_remat)r, &s), 0);
-                cr_assert_eq(sim_schedule_validate(s), 0, "%s", sim_errmsg());
+                struct sch_schedule *s;
+                cr_assert_eq(sch_schedule_gpipe(K, M, (enum sch_remat)r, &s), 0);
+                cr_assert_eq(sch_schedule_validate(s), 0, "%s", ps_errmsg());
                 /* every forward precedes every backward on a device (fill-drain) */
                 for (int d = 0; d < K; d++) {
                     int seen_b = 0;
                     for (int i = 0; i < s->n_ops[d]; i++) {
-                        if (s->ops[d][i].kind == SIM_OP_BWD)
+                        if (s->ops[d][i].kind == SCH_OP_BWD)
                             seen_b = 1;
-                        cr_assert(!(seen_b && s->ops[d][i].kind == SIM_OP_FWD));
+                        cr_assert(!(seen_b && s->ops[d][i].kind == SCH_OP_FWD));
                     }
-                    cr_assert_eq(s->ops[d][s->n_ops[d] - 1].kind, SIM_OP_UPDATE);
+                    cr_assert_eq(s->ops[d][s->n_ops[d] - 1].kind, SCH_OP_UPDATE);
                 }
                 /* ops: F, B per (s,m); sends/recvs per boundary; R; U */
                 int64_t want = 2LL * K * M + 4LL * (K - 1) * M + K +
                                (int64_t)K * (r == 2 ? M : r == 1 ? M - 1 : 0);
-                cr_assert_eq(sim_schedule_total_ops(s), want);
-                sim_schedule_free(s);
+                cr_assert_eq(sch_schedule_total_ops(s), want);
+                sch_schedule_free(s);
             }
 }
 
 Test(schedule, backward_runs_in_reverse_microbatch_order)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_gpipe(3, 4, SIM_REMAT_NEVER, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_gpipe(3, 4, SCH_REMAT_NEVER, &s), 0);
     int expect = 3;
     for (int i = 0; i < s->n_ops[1]; i++)
-        if (s->ops[1][i].kind == SIM_OP_BWD)
+        if (s->ops[1][i].kind == SCH_OP_BWD)
             cr_assert_eq(s->ops[1][i].mb, expect--);
     cr_assert_eq(expect, -1);
-    sim_schedule_free(s);
+    sch_schedule_free(s);
 }
 
 Test(schedule, recompute_is_issued_before_its_gradient_arrives)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_gpipe(2, 3, SIM_REMAT_ALWAYS, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_gpipe(2, 3, SCH_REMAT_ALWAYS, &s), 0);
     for (int i = 0; i + 1 < s->n_ops[0]; i++)
-        if (s->ops[0][i].kind == SIM_OP_RECOMP)
-            cr_assert_eq(s->ops[0][i + 1].kind, SIM_OP_RECV_GRAD);
-    sim_schedule_free(s);
+        if (s->ops[0][i].kind == SCH_OP_RECOMP)
+            cr_assert_eq(s->ops[0][i + 1].kind, SCH_OP_RECV_GRAD);
+    sch_schedule_free(s);
 }
 
-static void expect_invalid(struct sim_schedule *s, const char *what)
+static void expect_invalid(struct sch_schedule *s, const char *what)
 {
-    cr_assert_eq(sim_schedule_validate(s), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), what), "message '%s' lacks '%s'", sim_errmsg(), what);
-    sim_schedule_free(s);
+    cr_assert_eq(sch_schedule_validate(s), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), what), "message '%s' lacks '%s'", ps_errmsg(), what);
+    sch_schedule_free(s);
 }
 
 Test(schedule, validator_rejects_broken_lists)
 {
-    struct sim_schedule *s;
+    struct sch_schedule *s;
     /* a backward moved before its forward */
-    cr_assert_eq(sim_schedule_gpipe(1, 2, SIM_REMAT_NEVER, &s), 0);
-    struct sim_op tmp = s->ops[0][0];
+    cr_assert_eq(sch_schedule_gpipe(1, 2, SCH_REMAT_NEVER, &s), 0);
+    struct sch_op tmp = s->ops[0][0];
     s->ops[0][0] = s->ops[0][2];
     s->ops[0][2] = tmp;
     expect_invalid(s, "which it needs");
     /* a duplicated op */
-    cr_assert_eq(sim_schedule_gpipe(1, 2, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_gpipe(1, 2, SCH_REMAT_NEVER, &s), 0);
     s->ops[0][1] = s->ops[0][0];
     expect_invalid(s, "twice");
     /* a missing op */
-    cr_assert_eq(sim_schedule_gpipe(2, 2, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_gpipe(2, 2, SCH_REMAT_NEVER, &s), 0);
     s->n_ops[1]--;
     expect_invalid(s, "missing");
     /* an op on the wrong device */
-    cr_assert_eq(sim_schedule_gpipe(2, 1, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_gpipe(2, 1, SCH_REMAT_NEVER, &s), 0);
     s->ops[0][0].stage = 1;
     expect_invalid(s, "device");
     /* a recompute where the mode has none */
-    cr_assert_eq(sim_schedule_gpipe(1, 1, SIM_REMAT_NEVER, &s), 0);
-    cr_assert_eq(sim_schedule_push(s, 0, SIM_OP_RECOMP, 0, 0), 0);
+    cr_assert_eq(sch_schedule_gpipe(1, 1, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_push(s, 0, SCH_OP_RECOMP, 0, 0), 0);
     expect_invalid(s, "should not exist");
     /* update before the last backward */
-    cr_assert_eq(sim_schedule_gpipe(1, 2, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_gpipe(1, 2, SCH_REMAT_NEVER, &s), 0);
     tmp = s->ops[0][3];
     s->ops[0][3] = s->ops[0][4];
     s->ops[0][4] = tmp;
@@ -91,26 +91,26 @@ Test(schedule, validator_rejects_broken_lists)
 
 Test(schedule, unknown_names_and_bad_sizes)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build("pipedream-9000", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "unknown schedule"));
-    cr_assert_eq(sim_schedule_build("gpipe", 2, 0, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert_eq(sim_schedule_build("gpipe", 0, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    enum sim_remat r;
-    cr_assert_eq(sim_remat_parse("sometimes", &r), -SIM_EUSAGE);
-    cr_assert_eq(sim_remat_parse("except_last", &r), 0);
-    cr_assert_eq(r, SIM_REMAT_EXCEPT_LAST);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("pipedream-9000", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "unknown schedule"));
+    cr_assert_eq(sch_schedule_build("gpipe", 2, 0, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_build("gpipe", 0, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    enum sch_remat r;
+    cr_assert_eq(sch_remat_parse("sometimes", &r), -PS_EUSAGE);
+    cr_assert_eq(sch_remat_parse("except_last", &r), 0);
+    cr_assert_eq(r, SCH_REMAT_EXCEPT_LAST);
 }
 
 /* The ledger rule leaves nothing allocated once a micro-batch is done. */
 Test(schedule, memory_rule_balances_over_a_step)
 {
-    struct sim_stage_mem m = { .in = 7, .out = 11, .stash = 13 };
+    struct sch_stage_mem m = { .in = 7, .out = 11, .stash = 13 };
     for (int r = 0; r < 3; r++) {
-        struct sim_schedule *s;
-        cr_assert_eq(sim_schedule_gpipe(4, 5, (enum sim_remat)r, &s), 0);
+        struct sch_schedule *s;
+        cr_assert_eq(sch_schedule_gpipe(4, 5, (enum sch_remat)r, &s), 0);
         for (int d = 0; d < 4; d++) {
-            struct sim_stage_mem sm = m;
+            struct sch_stage_mem sm = m;
             if (d == 0)
                 sm.in = 0;
             if (d == 3)
@@ -118,8 +118,8 @@ Test(schedule, memory_rule_balances_over_a_step)
             int64_t cur = 0;
             for (int i = 0; i < s->n_ops[d]; i++) {
                 int64_t a, e;
-                sim_mem_effect(s, &s->ops[d][i], &sm, &a, &e);
-                int send = sim_op_stream(s->ops[d][i].kind) == SIM_STREAM_SEND;
+                sch_mem_effect(s, &s->ops[d][i], &sm, &a, &e);
+                int send = sch_op_stream(s->ops[d][i].kind) == SCH_STREAM_SEND;
                 cr_assert(send ? a <= 0 : a >= 0); /* only sends give memory back at start */
                 cur += a;
                 cr_assert_geq(cur, 0);
@@ -128,6 +128,6 @@ Test(schedule, memory_rule_balances_over_a_step)
             }
             cr_assert_eq(cur, 0, "remat %d device %d leaks %lld", r, d, (long long)cur);
         }
-        sim_schedule_free(s);
+        sch_schedule_free(s);
     }
 }

@@ -50,7 +50,7 @@ static struct mdl_topology *ring_bw(int n, double bw)
 
 static struct mdl_topology *ring(int n) { return ring_bw(n, 1e300); }
 
-static int64_t slot(const struct sim_schedule *s, int kind, int st, int mb)
+static int64_t slot(const struct sch_schedule *s, int kind, int st, int mb)
 {
     return ((int64_t)kind * s->n_stages + st) * s->n_micro + (mb < 0 ? 0 : mb);
 }
@@ -58,19 +58,19 @@ static int64_t slot(const struct sim_schedule *s, int kind, int st, int mb)
 /* The validation runtime's model: one thread per device runs its list
  * strictly in order; a send never blocks, a receive blocks until its send is
  * done. Returns 1 when every list runs to its end. Independent of the engine:
- * only sim_schedule_deps' rules. */
-static int replays_on_one_thread_per_device(const struct sim_schedule *s)
+ * only sch_schedule_deps' rules. */
+static int replays_on_one_thread_per_device(const struct sch_schedule *s)
 {
-    char *done = calloc((size_t)(SIM_OP_NKINDS * s->n_stages * s->n_micro), 1);
+    char *done = calloc((size_t)(SCH_OP_NKINDS * s->n_stages * s->n_micro), 1);
     int *pc = calloc((size_t)s->n_devices, sizeof *pc);
     cr_assert(done && pc);
     for (int progress = 1; progress;) {
         progress = 0;
         for (int d = 0; d < s->n_devices; d++)
             for (; pc[d] < s->n_ops[d]; pc[d]++, progress = 1) {
-                const struct sim_op *op = &s->ops[d][pc[d]];
-                struct sim_op deps[3];
-                int nd = sim_schedule_deps(s, op, deps), ready = 1;
+                const struct sch_op *op = &s->ops[d][pc[d]];
+                struct sch_op deps[3];
+                int nd = sch_schedule_deps(s, op, deps), ready = 1;
                 for (int j = 0; j < nd; j++)
                     ready &= done[slot(s, deps[j].kind, deps[j].stage, deps[j].mb)];
                 if (!ready)
@@ -88,25 +88,25 @@ static int replays_on_one_thread_per_device(const struct sim_schedule *s)
 
 /* Each micro-batch once per stage: F and B exactly once per (stage, mb), W
  * exactly once iff the backward is split, R once iff re-materialized, one U
- * per stage. Counted here independently of sim_schedule_validate. */
-static void check_counts(const struct sim_schedule *s)
+ * per stage. Counted here independently of sch_schedule_validate. */
+static void check_counts(const struct sch_schedule *s)
 {
     int S = s->n_stages, M = s->n_micro;
-    int *cnt = calloc((size_t)(SIM_OP_NKINDS * S * M), sizeof *cnt);
+    int *cnt = calloc((size_t)(SCH_OP_NKINDS * S * M), sizeof *cnt);
     cr_assert(cnt);
     for (int d = 0; d < s->n_devices; d++)
         for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sim_op *op = &s->ops[d][i];
+            const struct sch_op *op = &s->ops[d][i];
             cr_assert_eq(s->stage_device[op->stage], d);
             cnt[slot(s, op->kind, op->stage, op->mb)]++;
         }
     for (int st = 0; st < S; st++) {
-        cr_assert_eq(cnt[slot(s, SIM_OP_UPDATE, st, 0)], 1);
+        cr_assert_eq(cnt[slot(s, SCH_OP_UPDATE, st, 0)], 1);
         for (int m = 0; m < M; m++) {
-            cr_assert_eq(cnt[slot(s, SIM_OP_FWD, st, m)], 1, "%s F%d of stage %d", s->name, m, st);
-            cr_assert_eq(cnt[slot(s, SIM_OP_BWD, st, m)], 1, "%s B%d of stage %d", s->name, m, st);
-            cr_assert_eq(cnt[slot(s, SIM_OP_WGRAD, st, m)], s->has_wgrad);
-            cr_assert_eq(cnt[slot(s, SIM_OP_RECOMP, st, m)], sim_schedule_remat_mb(s, m));
+            cr_assert_eq(cnt[slot(s, SCH_OP_FWD, st, m)], 1, "%s F%d of stage %d", s->name, m, st);
+            cr_assert_eq(cnt[slot(s, SCH_OP_BWD, st, m)], 1, "%s B%d of stage %d", s->name, m, st);
+            cr_assert_eq(cnt[slot(s, SCH_OP_WGRAD, st, m)], s->has_wgrad);
+            cr_assert_eq(cnt[slot(s, SCH_OP_RECOMP, st, m)], sch_schedule_remat_mb(s, m));
         }
     }
     free(cnt);
@@ -124,26 +124,26 @@ Test(schedules, every_schedule_is_valid_and_completes)
             for (int i = 0; i < N_SCHED; i++)
                 for (int r = 0; r < 3; r++) {
                     const char *name = all_schedules[i];
-                    struct sim_schedule *s;
-                    int rc = sim_schedule_build(name, K, M, (enum sim_remat)r, &s);
+                    struct sch_schedule *s;
+                    int rc = sch_schedule_build(name, K, M, (enum sch_remat)r, &s);
                     if (!strncmp(name, "interleaved:", 12) && name[12] != '1' && M % K) {
-                        cr_assert_eq(rc, -SIM_EUSAGE, "%s K=%d M=%d", name, K, M);
-                        cr_assert(strstr(sim_errmsg(), "multiple of -K"));
+                        cr_assert_eq(rc, -PS_EUSAGE, "%s K=%d M=%d", name, K, M);
+                        cr_assert(strstr(ps_errmsg(), "multiple of -K"));
                         continue;
                     }
-                    cr_assert_eq(rc, 0, "%s K=%d M=%d: %s", name, K, M, sim_errmsg());
-                    cr_assert_eq(sim_schedule_validate(s), 0, "%s", sim_errmsg());
+                    cr_assert_eq(rc, 0, "%s K=%d M=%d: %s", name, K, M, ps_errmsg());
+                    cr_assert_eq(sch_schedule_validate(s), 0, "%s", ps_errmsg());
                     check_counts(s);
                     cr_assert(replays_on_one_thread_per_device(s), "%s K=%d M=%d remat %d "
                               "deadlocks one thread per device", name, K, M, r);
                     struct mdl_profile *p = uniform(s->n_stages, 3000, 7000, 64, 1000);
-                    struct sim_partition *part;
-                    struct sim_costs *c;
+                    struct sch_partition *part;
+                    struct sch_costs *c;
                     sim_engine *e;
-                    cr_assert_eq(sim_partition_uniform(s->n_stages, s->n_stages, &part), 0);
-                    cr_assert_eq(sim_costs_new(p, t, part, s->stage_device, 1, &c), 0);
+                    cr_assert_eq(sch_partition_uniform(s->n_stages, s->n_stages, &part), 0);
+                    cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), 0);
                     cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s K=%d M=%d remat %d: %s",
-                                 name, K, M, r, sim_errmsg());
+                                 name, K, M, r, ps_errmsg());
                     const struct trc_trace *tr = sim_engine_trace(e);
                     for (int d = 0; d < K; d++) {
                         int64_t last = 0;
@@ -155,10 +155,10 @@ Test(schedules, every_schedule_is_valid_and_completes)
                     }
                     runs++;
                     sim_engine_free(e);
-                    sim_costs_free(c);
-                    sim_partition_free(part);
+                    sch_costs_free(c);
+                    sch_partition_free(part);
                     mdl_profile_free(p);
-                    sim_schedule_free(s);
+                    sch_schedule_free(s);
                 }
         mdl_topology_free(t);
     }
@@ -171,17 +171,17 @@ Test(schedules, one_f_one_b_order_bounds_in_flight_microbatches)
 {
     for (int K = 1; K <= 8; K++)
         for (int M = 1; M <= 16; M++) {
-            struct sim_schedule *s;
-            cr_assert_eq(sim_schedule_1f1b(K, M, SIM_REMAT_NEVER, &s), 0);
+            struct sch_schedule *s;
+            cr_assert_eq(sch_schedule_1f1b(K, M, SCH_REMAT_NEVER, &s), 0);
             for (int st = 0; st < K; st++) {
                 int bound = K - st < M ? K - st : M, nf = 0, nb = 0, peak = 0, before_b = -1;
                 int next_f = 0, next_b = 0;
                 for (int i = 0; i < s->n_ops[st]; i++) {
-                    const struct sim_op *op = &s->ops[st][i];
-                    if (op->kind == SIM_OP_FWD) {
+                    const struct sch_op *op = &s->ops[st][i];
+                    if (op->kind == SCH_OP_FWD) {
                         cr_assert_eq(op->mb, next_f++);
                         nf++;
-                    } else if (op->kind == SIM_OP_BWD) {
+                    } else if (op->kind == SCH_OP_BWD) {
                         cr_assert_eq(op->mb, next_b++);
                         if (before_b < 0)
                             before_b = nf;
@@ -193,7 +193,7 @@ Test(schedules, one_f_one_b_order_bounds_in_flight_microbatches)
                 cr_assert_eq(peak, bound, "K=%d M=%d stage %d", K, M, st);
                 cr_assert_eq(before_b, bound);
             }
-            sim_schedule_free(s);
+            sch_schedule_free(s);
         }
 }
 
@@ -213,9 +213,9 @@ Test(schedules, one_f_one_b_step_time_equals_gpipe)
                 }
                 struct mdl_profile *p = th_profile(K, f, b, 1, NULL, NULL, 100);
                 struct th_run g, o;
-                th_simulate(&g, "gpipe", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-                th_simulate(&o, "1f1b", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-                sim_time expect = (sim_time)(M + K - 1) * (sim_time)(tfb[k][0] + tfb[k][1]) +
+                th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                sch_time expect = (sch_time)(M + K - 1) * (sch_time)(tfb[k][0] + tfb[k][1]) +
                                   g.c->st[0].update;
                 cr_assert_gt(g.c->st[0].update, 0);
                 cr_assert_eq(g.r->makespan, expect);
@@ -246,9 +246,9 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
         for (int M = 1; M <= 16; M++) {
             struct mdl_profile *p = uniform(K, 3000, 7000, 0, (double)S);
             struct th_run g, o, z;
-            th_simulate(&g, "gpipe", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-            th_simulate(&o, "1f1b", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-            th_simulate(&z, "zb-h1", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
+            th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+            th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+            th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
             for (int s = 0; s < K; s++) {
                 int64_t lim = K - s < M ? K - s : M;
                 cr_assert_eq(g.r->peak_act[s], M * S);
@@ -266,7 +266,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
                 snprintf(name, sizeof name, "interleaved:%d", v);
                 struct mdl_profile *pv = uniform(v * K, 3000, 7000, 0, (double)S);
                 struct th_run iv;
-                th_simulate(&iv, name, pv, t, K, M, SIM_REMAT_NEVER, 1, 0);
+                th_simulate(&iv, name, pv, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 for (int d = 0; d < K; d++) {
                     int64_t n = 2 * (K - d - 1) + (v - 1) * K + 1;
                     if (n > v * M)
@@ -283,7 +283,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
 }
 
 /* With activation buffers, walked by hand through the ledger rule
- * (sim_memory.c). Two stages chosen so that no two unrelated events on a
+ * (sch_memory.c). Two stages chosen so that no two unrelated events on a
  * device share an instant (the peaks then do not depend on how the engine
  * orders simultaneous events): stage 0 F 1000 / B 2000 ns, stage 1 F 1700 /
  * B 2500 ns, M = 4, micro-batch 1, a = 400 B between them on a 1e9 B/s link
@@ -311,8 +311,8 @@ Test(schedules, peak_memory_with_buffers_hand_computed)
     struct mdl_topology *t = th_chain(2, 0, 1e9, 0);
     const int64_t a = 400, S0 = 100000, S1 = 200000;
     struct th_run g, o;
-    th_simulate(&g, "gpipe", p, t, 2, 4, SIM_REMAT_NEVER, 1, 0);
-    th_simulate(&o, "1f1b", p, t, 2, 4, SIM_REMAT_NEVER, 1, 0);
+    th_simulate(&g, "gpipe", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);
+    th_simulate(&o, "1f1b", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);
     cr_assert_eq(o.c->st[1].mem.in, a);
     cr_assert_eq(o.c->st[1].mem.out, 0);
     cr_assert_eq(o.c->st[1].fwd, 1700);
@@ -348,15 +348,15 @@ Test(schedules, interleaved_bubble_formula)
                     snprintf(name, sizeof name, "interleaved:%d", v);
                     struct mdl_profile *p = uniform(v * K, tfb[k][0], tfb[k][1], 0, 0);
                     struct th_run r;
-                    th_simulate(&r, name, p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-                    sim_time unit = (sim_time)(tfb[k][0] + tfb[k][1]);
-                    cr_assert_eq(r.r->fb_end, (sim_time)(v * M + K - 1) * unit,
+                    th_simulate(&r, name, p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                    sch_time unit = (sch_time)(tfb[k][0] + tfb[k][1]);
+                    cr_assert_eq(r.r->fb_end, (sch_time)(v * M + K - 1) * unit,
                                  "%s K=%d M=%d: %lld", name, K, M, (long long)r.r->fb_end);
                     double want = (double)(K - 1) / (v * M + K - 1);
                     cr_assert(fabs(r.r->bubble - want) < 1e-12, "%s K=%d M=%d: %.15f vs %.15f",
                               name, K, M, r.r->bubble, want);
                     for (int d = 0; d < K; d++)
-                        cr_assert_eq(r.r->busy[d], (sim_time)(v * M) * unit);
+                        cr_assert_eq(r.r->busy[d], (sch_time)(v * M) * unit);
                     th_release(&r);
                     mdl_profile_free(p);
                 }
@@ -382,12 +382,12 @@ Test(schedules, zb_h1_bubble_formula_and_beats_1f1b)
             for (int k = 0; k < 5; k++) {
                 struct mdl_profile *p = uniform(K, tfb[k][0], tfb[k][1], 0, 0);
                 struct th_run z, o;
-                th_simulate(&z, "zb-h1", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-                th_simulate(&o, "1f1b", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-                sim_time tf = z.c->st[0].fwd, tb = z.c->st[0].bwd, bi = z.c->st[0].bwd_input;
+                th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                sch_time tf = z.c->st[0].fwd, tb = z.c->st[0].bwd, bi = z.c->st[0].bwd_input;
                 cr_assert_eq(bi, tb / 2);
                 cr_assert_eq(z.c->st[0].bwd_weight, tb - tb / 2);
-                sim_time span = (sim_time)M * (tf + tb) + (K - 1) * (tf > bi ? tf : bi);
+                sch_time span = (sch_time)M * (tf + tb) + (K - 1) * (tf > bi ? tf : bi);
                 cr_assert_eq(z.r->fb_end, span, "K=%d M=%d tf=%lld tb=%lld: %lld vs %lld", K,
                              M, (long long)tf, (long long)tb, (long long)z.r->fb_end,
                              (long long)span);
@@ -414,8 +414,8 @@ Test(schedules, zb_h1_beats_1f1b_with_few_microbatches)
         struct mdl_profile *p = uniform(K, 3000, 7000, 0, 0);
         for (int M = 1; M < K; M++) {
             struct th_run z, o;
-            th_simulate(&z, "zb-h1", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
-            th_simulate(&o, "1f1b", p, t, K, M, SIM_REMAT_NEVER, 1, 0);
+            th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+            th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
             cr_assert_lt(z.r->bubble, o.r->bubble, "K=%d M=%d", K, M);
             th_release(&z);
             th_release(&o);
@@ -430,9 +430,9 @@ Test(schedules, interleaved_1_is_1f1b_op_for_op)
     for (int K = 1; K <= 6; K++)
         for (int M = 1; M <= 9; M++)
             for (int r = 0; r < 3; r++) {
-                struct sim_schedule *a, *b;
-                cr_assert_eq(sim_schedule_build("1f1b", K, M, (enum sim_remat)r, &a), 0);
-                cr_assert_eq(sim_schedule_build("interleaved:1", K, M, (enum sim_remat)r, &b), 0);
+                struct sch_schedule *a, *b;
+                cr_assert_eq(sch_schedule_build("1f1b", K, M, (enum sch_remat)r, &a), 0);
+                cr_assert_eq(sch_schedule_build("interleaved:1", K, M, (enum sch_remat)r, &b), 0);
                 cr_assert_str_eq(b->name, "interleaved:1");
                 cr_assert_eq(a->n_stages, b->n_stages);
                 for (int d = 0; d < K; d++) {
@@ -443,8 +443,8 @@ Test(schedules, interleaved_1_is_1f1b_op_for_op)
                         cr_assert_eq(a->ops[d][i].mb, b->ops[d][i].mb);
                     }
                 }
-                sim_schedule_free(a);
-                sim_schedule_free(b);
+                sch_schedule_free(a);
+                sch_schedule_free(b);
             }
 }
 
@@ -454,8 +454,8 @@ Test(schedules, interleaved_1_is_1f1b_op_for_op)
  * reverse. */
 Test(schedules, interleaved_follows_megatron_order)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build("interleaved:2", 2, 2, SIM_REMAT_NEVER, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("interleaved:2", 2, 2, SCH_REMAT_NEVER, &s), 0);
     cr_assert_eq(s->n_stages, 4);
     for (int st = 0; st < 4; st++)
         cr_assert_eq(s->stage_device[st], st % 2);
@@ -464,23 +464,23 @@ Test(schedules, interleaved_follows_megatron_order)
     for (int d = 0; d < 2; d++) {
         char got[256] = "";
         for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sim_op *op = &s->ops[d][i];
-            if (op->kind == SIM_OP_FWD || op->kind == SIM_OP_BWD)
+            const struct sch_op *op = &s->ops[d][i];
+            if (op->kind == SCH_OP_FWD || op->kind == SCH_OP_BWD)
                 snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s%d:%d",
-                         *got ? " " : "", op->kind == SIM_OP_FWD ? "F" : "B", op->mb,
+                         *got ? " " : "", op->kind == SCH_OP_FWD ? "F" : "B", op->mb,
                          op->stage);
         }
         cr_assert_str_eq(got, want[d]);
     }
-    sim_schedule_free(s);
+    sch_schedule_free(s);
 }
 
 /* ZB-H1 on K = 3, M = 4, stage 1: one warm-up F, then F B pairs with W of
  * micro-batch j after the F of j+K-1, the rest of the W's at the end. */
 Test(schedules, zb_h1_defers_weight_gradients)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build("zb-h1", 3, 4, SIM_REMAT_NEVER, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("zb-h1", 3, 4, SCH_REMAT_NEVER, &s), 0);
     cr_assert(s->has_wgrad);
     static const char *want[3] = { "F0 F1 F2 B0 W0 F3 B1 W1 B2 W2 B3 W3",
                                    "F0 F1 B0 F2 B1 W0 F3 B2 W1 B3 W2 W3",
@@ -488,17 +488,17 @@ Test(schedules, zb_h1_defers_weight_gradients)
     for (int d = 0; d < 3; d++) {
         char got[256] = "";
         for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sim_op *op = &s->ops[d][i];
-            if (op->kind == SIM_OP_FWD || op->kind == SIM_OP_BWD || op->kind == SIM_OP_WGRAD) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (op->kind == SCH_OP_FWD || op->kind == SCH_OP_BWD || op->kind == SCH_OP_WGRAD) {
                 char lab[16];
-                sim_op_label(op, lab, sizeof lab);
+                sch_op_label(op, lab, sizeof lab);
                 snprintf(got + strlen(got), sizeof got - strlen(got), "%s%s", *got ? " " : "",
                          lab);
             }
         }
         cr_assert_str_eq(got, want[d], "stage %d: %s", d, got);
     }
-    sim_schedule_free(s);
+    sch_schedule_free(s);
 }
 
 /* Re-materialization applies to every schedule: R comes right before the
@@ -507,47 +507,47 @@ Test(schedules, recompute_right_before_its_backward)
 {
     const char *names[] = { "1f1b", "zb-h1", "interleaved:2" };
     for (int i = 0; i < 3; i++) {
-        struct sim_schedule *s;
-        cr_assert_eq(sim_schedule_build(names[i], 4, 8, SIM_REMAT_ALWAYS, &s), 0);
+        struct sch_schedule *s;
+        cr_assert_eq(sch_schedule_build(names[i], 4, 8, SCH_REMAT_ALWAYS, &s), 0);
         int nr = 0;
         for (int d = 0; d < 4; d++)
             for (int k = 0; k < s->n_ops[d]; k++) {
-                const struct sim_op *op = &s->ops[d][k];
-                if (op->kind != SIM_OP_RECOMP)
+                const struct sch_op *op = &s->ops[d][k];
+                if (op->kind != SCH_OP_RECOMP)
                     continue;
                 nr++;
-                const struct sim_op *nx = &s->ops[d][k + 1];
-                if (nx->kind == SIM_OP_RECV_GRAD)
+                const struct sch_op *nx = &s->ops[d][k + 1];
+                if (nx->kind == SCH_OP_RECV_GRAD)
                     nx++;
-                cr_assert_eq(nx->kind, SIM_OP_BWD);
+                cr_assert_eq(nx->kind, SCH_OP_BWD);
                 cr_assert_eq(nx->stage, op->stage);
                 cr_assert_eq(nx->mb, op->mb);
             }
         cr_assert_eq(nr, s->n_stages * 8);
-        sim_schedule_free(s);
+        sch_schedule_free(s);
     }
 }
 
 Test(schedules, bad_names_and_parameters)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_build("1f1b:2", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "takes no parameter"));
-    cr_assert_eq(sim_schedule_build("zb-h1:1", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert_eq(sim_schedule_build("interleaved", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "interleaved:2"));
-    cr_assert_eq(sim_schedule_build("interleaved:0", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert_eq(sim_schedule_build("interleaved:two", 2, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "not an integer"));
-    cr_assert_eq(sim_schedule_build("interleaved:2", 4, 6, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert(strstr(sim_errmsg(), "-M 6 must be a multiple of -K 4"), "%s", sim_errmsg());
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("1f1b:2", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "takes no parameter"));
+    cr_assert_eq(sch_schedule_build("zb-h1:1", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_build("interleaved", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "interleaved:2"));
+    cr_assert_eq(sch_schedule_build("interleaved:0", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_build("interleaved:two", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "not an integer"));
+    cr_assert_eq(sch_schedule_build("interleaved:2", 4, 6, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "-M 6 must be a multiple of -K 4"), "%s", ps_errmsg());
     cr_assert_null(s);
-    cr_assert_eq(sim_schedule_build("1f1b", 0, 2, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert_eq(sim_schedule_build("zb-h1", 2, 0, SIM_REMAT_NEVER, &s), -SIM_EUSAGE);
-    cr_assert_eq(sim_schedule_build("interleaved:2", 4, 8, SIM_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_build("1f1b", 0, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_build("zb-h1", 2, 0, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_build("interleaved:2", 4, 8, SCH_REMAT_NEVER, &s), 0);
     cr_assert_eq(s->n_stages, 8);
     cr_assert_str_eq(s->name, "interleaved:2");
-    sim_schedule_free(s);
+    sch_schedule_free(s);
 }
 
 /* On a chain without the wrap-around link, interleaving has no way from the
@@ -556,18 +556,18 @@ Test(schedules, interleaved_needs_a_link_back_to_device_0)
 {
     struct mdl_topology *t = th_chain(4, 0, 1e9, 0);
     struct mdl_profile *p = uniform(8, 1000, 2000, 8, 0);
-    struct sim_schedule *s;
-    struct sim_partition *part;
-    struct sim_costs *c;
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
     sim_engine *e;
-    cr_assert_eq(sim_schedule_build("interleaved:2", 4, 4, SIM_REMAT_NEVER, &s), 0);
-    cr_assert_eq(sim_partition_uniform(8, 8, &part), 0);
-    cr_assert_eq(sim_costs_new(p, t, part, s->stage_device, 1, &c), 0);
-    cr_assert_eq(sim_simulate(s, c, t, 0, &e), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), "no link between dev3 and dev0"), "%s", sim_errmsg());
-    sim_costs_free(c);
-    sim_partition_free(part);
-    sim_schedule_free(s);
+    cr_assert_eq(sch_schedule_build("interleaved:2", 4, 4, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_partition_uniform(8, 8, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), 0);
+    cr_assert_eq(sim_simulate(s, c, t, 0, &e), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "no link between dev3 and dev0"), "%s", ps_errmsg());
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
     mdl_profile_free(p);
     mdl_topology_free(t);
 }
@@ -577,17 +577,17 @@ Test(schedules, interleaved_needs_a_link_back_to_device_0)
  * thread per device waits forever, so validation rejects the list. */
 Test(schedules, lists_that_deadlock_one_thread_per_device_are_invalid)
 {
-    struct sim_schedule *s;
-    cr_assert_eq(sim_schedule_gpipe(2, 1, SIM_REMAT_NEVER, &s), 0);
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_gpipe(2, 1, SCH_REMAT_NEVER, &s), 0);
     /* device 0: F0 sendF0 recvB0 B0 U  ->  recvB0 F0 sendF0 B0 U */
-    cr_assert_eq(s->ops[0][2].kind, SIM_OP_RECV_GRAD);
-    struct sim_op rg = s->ops[0][2];
+    cr_assert_eq(s->ops[0][2].kind, SCH_OP_RECV_GRAD);
+    struct sch_op rg = s->ops[0][2];
     s->ops[0][2] = s->ops[0][1];
     s->ops[0][1] = s->ops[0][0];
     s->ops[0][0] = rg;
     cr_assert(!replays_on_one_thread_per_device(s));
-    cr_assert_eq(sim_schedule_validate(s), -SIM_EINVAL);
-    cr_assert(strstr(sim_errmsg(), "deadlocks one in-order thread per device: device 0 waits "
-                     "forever at recvB0"), "%s", sim_errmsg());
-    sim_schedule_free(s);
+    cr_assert_eq(sch_schedule_validate(s), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "deadlocks one in-order thread per device: device 0 waits "
+                     "forever at recvB0"), "%s", ps_errmsg());
+    sch_schedule_free(s);
 }

@@ -14,7 +14,7 @@
 #include "analysis/ana_report.h"
 #include "analysis/ana_sweep.h"
 #include "models/mdl_gen.h"
-#include "sim/sim_util.h"
+#include "base/ps_util.h"
 
 #define TOPO "models/topologies/chain-8-ideal.json"
 #define MODEL "mlp:layers=8,width=64"
@@ -27,8 +27,8 @@ static void setup(void)
 {
     snprintf(dir, sizeof dir, "/tmp/pipesim-sweep-XXXXXX");
     cr_assert(mkdtemp(dir));
-    cr_assert_eq(mdl_model_open(MODEL, &prof), 0, "%s", sim_errmsg());
-    cr_assert_eq(mdl_topology_load(TOPO, &topo), 0, "%s", sim_errmsg());
+    cr_assert_eq(mdl_model_open(MODEL, &prof), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_topology_load(TOPO, &topo), 0, "%s", ps_errmsg());
 }
 
 static void teardown(void)
@@ -41,8 +41,8 @@ static void teardown(void)
 TestSuite(sweep, .init = setup, .fini = teardown, .timeout = 60);
 
 static long Ks[] = { 1, 2, 4 }, Ms[] = { 1, 2, 4 }, batches[] = { 8, 6, 12 }, M8[] = { 1, 2, 4, 8 };
-static enum sim_remat remats[] = { SIM_REMAT_EXCEPT_LAST };
-static enum sim_part_strategy strats[] = { SIM_PART_UNIFORM };
+static enum sch_remat remats[] = { SCH_REMAT_EXCEPT_LAST };
+static enum sch_part_strategy strats[] = { SCH_PART_UNIFORM };
 
 static struct ana_sweep_spec spec(int jobs)
 {
@@ -77,7 +77,7 @@ Test(sweep, small_sweep_creates_the_expected_rows)
     path(db, "s.db");
     struct ana_sweep_spec sp = spec(2);
     struct ana_sweep_stats st;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", ps_errmsg());
     cr_assert_eq(st.total, 27);
     cr_assert_eq(st.done, 27);
     cr_assert_eq(st.failed, 3, "batch 6 with M=4, for each K");
@@ -86,18 +86,18 @@ Test(sweep, small_sweep_creates_the_expected_rows)
                            "AND M = 4 AND message LIKE '%not divisible%'"), 3);
     cr_assert_eq(count(db, "SELECT count(*) FROM stages"), 8 * (1 + 2 + 4));
     cr_assert_eq(count(db, "SELECT count(*) FROM runs WHERE command = 'test_sweep' AND "
-                           "version = '" SIM_VERSION "' AND length(model_hash) = 16 AND "
+                           "version = '" PS_VERSION "' AND length(model_hash) = 16 AND "
                            "length(topology_hash) = 16"), 27);
     cr_assert_eq(count(db, "PRAGMA user_version"), ANA_DB_SCHEMA);
     /* a stored row is what ana_predict says */
     struct ana_config cfg = { .profile = prof, .topo = topo, .K = 4, .M = 2, .batch = 12,
-                              .remat = SIM_REMAT_EXCEPT_LAST };
+                              .remat = SCH_REMAT_EXCEPT_LAST };
     struct ana_prediction *p;
     cr_assert_eq(ana_predict(&cfg, &p), 0);
     ana_db *h;
     struct ana_run *runs;
     int n;
-    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", ps_errmsg());
     cr_assert_eq(ana_db_load(h, &runs, &n), 0);
     cr_assert_eq(n, 27);
     int found = 0;
@@ -163,8 +163,8 @@ Test(sweep, interrupt_keeps_finished_rows_and_resumes)
     sp.nbatch = 1;
     sp.on_row = stop_after_two;
     struct ana_sweep_stats st;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), -SIM_EINTR);
-    cr_assert(strstr(sim_errmsg(), "run the same command again"), "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), -PS_EINTR);
+    cr_assert(strstr(ps_errmsg(), "run the same command again"), "%s", ps_errmsg());
     int kept = count(db, "SELECT count(*) FROM runs");
     cr_assert(kept >= 2 && kept <= 3, "kept %d rows (2 stored, at most 1 running)", kept);
     cr_assert_eq(st.done, kept);
@@ -179,7 +179,7 @@ static char *report(const char *db, const struct ana_report_opts *o, int csv)
     ana_db *h;
     struct ana_run *runs;
     int n;
-    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_db_open(db, 0, &h), 0, "%s", ps_errmsg());
     cr_assert_eq(ana_db_load(h, &runs, &n), 0);
     char *buf;
     size_t len;
@@ -458,9 +458,9 @@ Test(sweep, db_names_sqlite_keeps_off_disk_are_usage_errors)
     cr_expect_eq(th_sh("ls %s | grep -v err.txt | grep -q .", dir), 1, "a file was created");
     cr_expect_eq(th_sh("test -e :memory: || test -e file::memory:"), 1);
     struct ana_sweep_spec sp = spec(1);
-    cr_expect_eq(ana_sweep_run(&sp, ":memory:", NULL), -SIM_EUSAGE);
+    cr_expect_eq(ana_sweep_run(&sp, ":memory:", NULL), -PS_EUSAGE);
     ana_db *h;
-    cr_expect_eq(ana_db_open("", 0, &h), -SIM_EUSAGE);
+    cr_expect_eq(ana_db_open("", 0, &h), -PS_EUSAGE);
     cr_expect_eq(h, NULL);
 }
 
@@ -489,7 +489,7 @@ Test(sweep, application_id_is_set_on_creation_and_checked_on_open)
     char db[128], args[512];
     path(db, "a.db");
     struct ana_sweep_spec sp = spec(2);
-    cr_assert_eq(ana_sweep_run(&sp, db, NULL), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(count(db, "PRAGMA application_id"), ANA_DB_APPLICATION_ID);
     cr_expect_eq(count(db, "PRAGMA application_id"), 0x50535357);
     cr_expect_eq(count(db, "PRAGMA user_version"), ANA_DB_SCHEMA);
@@ -526,7 +526,7 @@ Test(sweep, application_id_is_set_on_creation_and_checked_on_open)
         expect_cli(args, 8, refused[i].msg);
         struct ana_sweep_stats st = { 0 };
         sp = spec(1);
-        cr_expect_eq(ana_sweep_run(&sp, db, &st), -SIM_EDB);
+        cr_expect_eq(ana_sweep_run(&sp, db, &st), -PS_EDB);
         cr_expect_eq(st.done, 0);
         expect_unchanged(db, &s);
     }
@@ -538,7 +538,7 @@ Test(sweep, legacy_database_without_application_id_is_read_and_stamped)
     path(db, "legacy.db");
     struct ana_sweep_spec sp = spec(2);
     struct ana_sweep_stats st;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", ps_errmsg());
     make_db(db, "PRAGMA application_id = 0"); /* as the previous release left it */
     cr_assert_eq(count(db, "PRAGMA application_id"), 0);
     /* read as it is: report opens it read-only and does not touch it */
@@ -550,7 +550,7 @@ Test(sweep, legacy_database_without_application_id_is_read_and_stamped)
     /* the next sweep resumes it and stamps it */
     sp.Ms = M8;
     sp.nM = 4;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", ps_errmsg());
     cr_expect_eq(st.skipped, 27);
     cr_expect_eq(st.done, 9);
     cr_expect_eq(count(db, "PRAGMA application_id"), ANA_DB_APPLICATION_ID);
@@ -593,9 +593,9 @@ Test(sweep, sigterm_stops_and_a_second_signal_reaches_the_previous_handler)
     sp.on_row = term_twice;
     sp.handle_signals = 1;
     struct ana_sweep_stats st;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), -SIM_EINTR, "%s", sim_errmsg());
-    cr_expect(strstr(sim_errmsg(), "interrupted by SIGTERM: "), "%s", sim_errmsg());
-    cr_expect(strstr(sim_errmsg(), "run the same command again to resume"), "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), -PS_EINTR, "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), "interrupted by SIGTERM: "), "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), "run the same command again to resume"), "%s", ps_errmsg());
     cr_expect_eq(term_seen, 1, "the previous handler ran %d times", term_seen);
     int kept = count(db, "SELECT count(*) FROM runs");
     cr_expect(kept >= 1 && kept <= 2 && st.done == kept, "kept %d, stored %d", kept, st.done);
@@ -603,7 +603,7 @@ Test(sweep, sigterm_stops_and_a_second_signal_reaches_the_previous_handler)
     cr_expect(now.sa_handler == count_term, "the previous handler is back");
     sigaction(SIGTERM, &old, NULL);
     sp.on_row = NULL;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", ps_errmsg());
     cr_expect_eq(count(db, "SELECT count(*) FROM runs"), 8);
 }
 
@@ -624,7 +624,7 @@ Test(sweep, an_ignored_signal_stays_ignored)
     sp.on_row = hup;
     sp.handle_signals = 1;
     struct ana_sweep_stats st;
-    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", sim_errmsg());
+    cr_assert_eq(ana_sweep_run(&sp, db, &st), 0, "%s", ps_errmsg());
     cr_expect_eq(st.done, 27);
     struct sigaction now;
     cr_assert_eq(sigaction(SIGHUP, NULL, &now), 0);

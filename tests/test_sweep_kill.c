@@ -6,7 +6,7 @@
  *     hot journal and all) and SQLite's integrity check passes,
  *   - every stored run is whole: an "ok" run has one stage row per stage, a
  *     failed one none, and no stage row is orphaned,
- *   - SIGINT, SIGTERM and SIGHUP exit with status 10 (SIM_EINTR) and one
+ *   - SIGINT, SIGTERM and SIGHUP exit with status 10 (PS_EINTR) and one
  *     line naming the signal and saying how to resume; SIGKILL leaves a
  *     database the next run repairs; a second signal stops the sweep at once
  *     (killed by it, the rows committed before kept),
@@ -171,7 +171,7 @@ Test(sweep_kill, interrupted_sweeps_stay_consistent_and_resume)
             cr_log_warn("case %zu: the sweep finished before the signal", c);
         } else if (cases[c].sig != SIGKILL) {
             exercised++;
-            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == sim_exit_status(SIM_EINTR),
+            cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == ps_exit_status(PS_EINTR),
                       "case %zu: %s gave status %d", c, sig_name(cases[c].sig), st);
             cr_assert_eq(th_sh("test $(wc -l < %s/sweep.err) -eq 1 && grep -q 'interrupted by "
                                "%s: [0-9]* of [0-9]* configurations stored in .*; run the same "
@@ -279,7 +279,7 @@ Test(sweep_kill, a_second_sigint_stops_at_once)
         cr_assert_eq(waitpid(pid, &status, 0), pid);
     }
     if (WIFEXITED(status)) { /* the running configuration finished first */
-        cr_assert(WEXITSTATUS(status) == sim_exit_status(SIM_EINTR) || WEXITSTATUS(status) == 0,
+        cr_assert(WEXITSTATUS(status) == ps_exit_status(PS_EINTR) || WEXITSTATUS(status) == 0,
                   "status %d", status);
         cr_log_warn("the sweep stopped before the second SIGINT; not exercised");
     } else {

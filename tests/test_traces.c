@@ -9,14 +9,14 @@ Test(traces, metadata_strings_are_escaped_and_round_trip)
      * invalid JSON (tests/fuzz/regress/trace/source-with-tab-breaks-rewrite.json) */
     struct trc_trace *t;
     cr_assert_eq(trc_read_chrome("tests/fuzz/regress/trace/source-with-tab-breaks-rewrite.json",
-                                 &t), 0, "%s", sim_errmsg());
+                                 &t), 0, "%s", ps_errmsg());
     cr_assert_str_eq(t->source, "simul\ted");
     snprintf(t->schedule, sizeof t->schedule, "q\"b\\s\n");
     char path[] = "/tmp/pipesim-trc-XXXXXX";
     close(mkstemp(path));
     cr_assert_eq(trc_write_chrome(t, path), 0);
     struct trc_trace *u;
-    cr_assert_eq(trc_read_chrome(path, &u), 0, "%s", sim_errmsg());
+    cr_assert_eq(trc_read_chrome(path, &u), 0, "%s", ps_errmsg());
     cr_assert_str_eq(u->source, t->source);
     cr_assert_str_eq(u->schedule, t->schedule);
     cr_assert_eq(u->n_counters, t->n_counters);

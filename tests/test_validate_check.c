@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/ana_validate.h"
+#include "measure/msr_validate.h"
 #include "models/mdl_gen.h"
 #include "runtime/rt_net.h"
 #include "runtime/rt_stage.h"
@@ -28,7 +28,7 @@ TestSuite(vcheck, .init = setup, .fini = teardown, .timeout = 120);
 
 #define NET "mlp:layers=4,width=16"
 
-static struct ana_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topology **topo)
+static struct msr_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topology **topo)
 {
     struct rt_net *net;
     cr_assert_eq(rt_net_parse(NET, &net), 0);
@@ -36,12 +36,12 @@ static struct ana_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topolo
     rt_net_free(net);
     *topo = th_chain(2, 1e10, 1e10, 1e-6);
     static const int Ks[] = { 1, 2 }, Ms[] = { 2, 3 };
-    static const enum sim_remat rm[] = { SIM_REMAT_EXCEPT_LAST };
-    struct ana_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
+    static const enum sch_remat rm[] = { SCH_REMAT_EXCEPT_LAST };
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
                                  .Ks = Ks, .n_K = 2, .Ms = Ms, .n_M = 2, .remats = rm,
                                  .n_remat = 1, .profile = *prof, .topo = *topo, .seed = 1 };
-    struct ana_vcheck *v;
-    cr_assert_eq(ana_vcheck_run(&o, &v), 0, "%s", sim_errmsg());
+    struct msr_vcheck *v;
+    cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
     return v;
 }
 
@@ -49,10 +49,10 @@ Test(vcheck, grid_runs_every_point_that_divides_the_batch)
 {
     struct mdl_profile *prof;
     struct mdl_topology *topo;
-    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    struct msr_vcheck *v = tiny_grid(&prof, &topo);
     cr_assert_eq(v->n_points, 2); /* M = 3 does not divide 8 */
     for (int i = 0; i < 2; i++) {
-        const struct ana_vpoint *pt = &v->pts[i];
+        const struct msr_vpoint *pt = &v->pts[i];
         cr_expect_eq(pt->K, i + 1);
         cr_expect_eq(pt->M, 2);
         cr_expect_eq(pt->micro, 4);
@@ -69,7 +69,7 @@ Test(vcheck, grid_runs_every_point_that_divides_the_batch)
         cr_expect_gt(pt->peak_meas, 0);
     }
     cr_expect_str_eq(v->spec, NET);
-    ana_vcheck_free(v);
+    msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
@@ -80,13 +80,13 @@ Test(vcheck, grid_refuses_a_profile_of_another_net)
     cr_assert_eq(mdl_gen_mlp(3, 16, 0, &prof), 0);
     struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
     static const int Ks[] = { 1 }, Ms[] = { 2 };
-    static const enum sim_remat rm[] = { SIM_REMAT_NEVER };
-    struct ana_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .Ks = Ks, .n_K = 1,
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER };
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .Ks = Ks, .n_K = 1,
                                  .Ms = Ms, .n_M = 1, .remats = rm, .n_remat = 1,
                                  .profile = prof, .topo = topo };
-    struct ana_vcheck *v;
-    cr_expect_eq(ana_vcheck_run(&o, &v), -SIM_EINVAL);
-    cr_expect(strstr(sim_errmsg(), "has 3 layers"), "%s", sim_errmsg());
+    struct msr_vcheck *v;
+    cr_expect_eq(msr_vcheck_run(&o, &v), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "has 3 layers"), "%s", ps_errmsg());
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
@@ -107,7 +107,7 @@ static struct ana_compare *fake_cmp(double mk_err, double b_sim, double b_meas)
     c->bubble_sim = b_sim;
     c->bubble_meas = b_meas;
     c->n_top = 1;
-    c->top[0].sim = (struct trc_event){ .kind = SIM_OP_BWD, .stage = 1, .mb = 3, .device = 1 };
+    c->top[0].sim = (struct trc_event){ .kind = SCH_OP_BWD, .stage = 1, .mb = 3, .device = 1 };
     c->top[0].error_ns = 250000;
     c->top[0].cause = ANA_CAUSE_COMPUTE;
     return c;
@@ -115,9 +115,9 @@ static struct ana_compare *fake_cmp(double mk_err, double b_sim, double b_meas)
 
 Test(vcheck, accuracy_figures_and_misses)
 {
-    struct ana_vcheck v;
+    struct msr_vcheck v;
     memset(&v, 0, sizeof v);
-    struct ana_vpoint pts[3];
+    struct msr_vpoint pts[3];
     memset(pts, 0, sizeof pts);
     double mk[3] = { 0.01, -0.03, 0.07 }, bs[3] = { 0.10, 0.2, 0.3 }, bm[3] = { 0.105, 0.18,
                                                                                 0.3 };
@@ -131,8 +131,8 @@ Test(vcheck, accuracy_figures_and_misses)
     v.n_points = 3;
     v.pts = pts;
     v.steps = 3;
-    struct ana_accuracy a;
-    ana_vcheck_accuracy(&v, 0, &a);
+    struct msr_accuracy a;
+    msr_vcheck_accuracy(&v, 0, &a);
     cr_expect_eq(a.n, 3);
     cr_expect_float_eq(a.mk_median, 0.03, 1e-15);
     cr_expect_float_eq(a.mk_max, 0.07, 1e-15);
@@ -143,7 +143,7 @@ Test(vcheck, accuracy_figures_and_misses)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    cr_assert_eq(ana_accuracy_print(&v, &a, f), 0);
+    cr_assert_eq(msr_accuracy_print(&v, &a, f), 0);
     fclose(f);
     cr_expect(strstr(buf, "3.00%    target   2.00%    ratio  1.50  MISSED"), "%s", buf);
     cr_expect(strstr(buf, "7.00%    target   5.00%    ratio  1.40  MISSED  K=2 M=16"), "%s",
@@ -154,7 +154,7 @@ Test(vcheck, accuracy_figures_and_misses)
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
     cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
     free(buf);
-    ana_vcheck_accuracy(&v, 1, &a);
+    msr_vcheck_accuracy(&v, 1, &a);
     cr_expect_float_eq(a.mk_max, 0.007, 1e-15);
     cr_expect_eq(a.bubble_max, 0);
     for (int i = 0; i < 3; i++) {
@@ -190,15 +190,15 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
 {
     struct mdl_profile *prof;
     struct mdl_topology *topo;
-    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    struct msr_vcheck *v = tiny_grid(&prof, &topo);
     char db[160];
     snprintf(db, sizeof db, "%s/v.db", dir);
     int64_t r1 = 0, r2 = 0;
-    cr_assert_eq(ana_vcheck_store(v, db, "test one", &r1), 0, "%s", sim_errmsg());
-    cr_assert_eq(ana_vcheck_store(v, db, "test two", &r2), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_vcheck_store(v, db, "test one", &r1), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_store(v, db, "test two", &r2), 0, "%s", ps_errmsg());
     cr_expect_eq(r2, r1 + 1);
-    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), MSR_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
     cr_expect_eq(query_int(db, "PRAGMA application_id"), 0x50535643); /* 'PSVC' */
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points"), 4);
@@ -211,12 +211,12 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     char md[160], png[160];
     snprintf(md, sizeof md, "%s/validation.md", dir);
     snprintf(png, sizeof png, "%s/validation.png", dir);
-    cr_assert_eq(ana_vcheck_report(v, md, png), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md, png), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("grep -q '| 2 | 2 | except_last | 4 |' %s && grep -q 'max |makespan "
                        "error|' %s", md, md), 0);
     cr_expect_eq(th_sh("! command -v gnuplot >/dev/null || test -s %s", png), 0);
     cr_expect_eq(th_sh("! ls %s | grep -q tmp", dir), 0, "temporary files left");
-    ana_vcheck_free(v);
+    msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
@@ -225,33 +225,33 @@ Test(vcheck, store_refuses_foreign_databases)
 {
     struct mdl_profile *prof;
     struct mdl_topology *topo;
-    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    struct msr_vcheck *v = tiny_grid(&prof, &topo);
     char p[160];
     snprintf(p, sizeof p, "%s/junk.db", dir);
     FILE *f = fopen(p, "w");
     fputs("this is not a database, just text long enough to have a header ......\n", f);
     fclose(f);
-    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "junk.db"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_store(v, p, "x", NULL), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "junk.db"), "%s", ps_errmsg());
     snprintf(p, sizeof p, "%s/newer.db", dir);
     make_db(p, "PRAGMA user_version = 7");
-    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "schema version 7"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_store(v, p, "x", NULL), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "schema version 7"), "%s", ps_errmsg());
     snprintf(p, sizeof p, "%s/other.db", dir);
     make_db(p, "CREATE TABLE t(x)");
-    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "other tables"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_store(v, p, "x", NULL), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "other tables"), "%s", ps_errmsg());
     cr_expect_eq(query_int(p, "SELECT count(*) FROM sqlite_master"), 1, "nothing was added");
     /* another program's application_id, even with tables of the same names */
     snprintf(p, sizeof p, "%s/other-id.db", dir);
     make_db(p, "CREATE TABLE runs(x); CREATE TABLE points(x); CREATE TABLE devices(x);"
                "CREATE TABLE discrepancies(x); PRAGMA user_version = 1;"
                "PRAGMA application_id = 305419896");
-    cr_expect_eq(ana_vcheck_store(v, p, "x", NULL), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "application_id 0x12345678 belongs to another program"), "%s",
-              sim_errmsg());
+    cr_expect_eq(msr_vcheck_store(v, p, "x", NULL), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "application_id 0x12345678 belongs to another program"), "%s",
+              ps_errmsg());
     cr_expect_eq(query_int(p, "SELECT count(*) FROM runs"), 0, "nothing was added");
-    ana_vcheck_free(v);
+    msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
@@ -304,46 +304,46 @@ Test(vcheck, store_refuses_a_sweep_database_and_leaves_it_alone)
     make_sweep_db(p);
     struct snap s;
     snap_take(p, &s);
-    cr_expect_eq(ana_vcheck_db_prepare(p), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "sweep.db: a pipesim sweep database (made by pipesim sweep), "
-                     "not a validation one"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_db_prepare(p), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "sweep.db: a pipesim sweep database (made by pipesim sweep), "
+                     "not a validation one"), "%s", ps_errmsg());
     expect_unchanged(p, &s);
     /* one of the previous release (no application_id), by its tables */
     make_db(p, "PRAGMA application_id = 0");
     snap_take(p, &s);
-    cr_expect_eq(ana_vcheck_db_prepare(p), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "a pipesim sweep database (made by pipesim sweep of an "
-                     "earlier release), not a validation one"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_db_prepare(p), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "a pipesim sweep database (made by pipesim sweep of an "
+                     "earlier release), not a validation one"), "%s", ps_errmsg());
     expect_unchanged(p, &s);
-    cr_expect_eq(ana_vcheck_db_prepare(""), -SIM_EUSAGE);
-    cr_expect_eq(ana_vcheck_db_prepare(":memory:"), -SIM_EUSAGE);
-    cr_expect_eq(ana_vcheck_db_prepare("file::memory:"), -SIM_EUSAGE);
+    cr_expect_eq(msr_vcheck_db_prepare(""), -PS_EUSAGE);
+    cr_expect_eq(msr_vcheck_db_prepare(":memory:"), -PS_EUSAGE);
+    cr_expect_eq(msr_vcheck_db_prepare("file::memory:"), -PS_EUSAGE);
 }
 
 Test(vcheck, store_opens_a_legacy_database_and_stamps_it)
 {
     struct mdl_profile *prof;
     struct mdl_topology *topo;
-    struct ana_vcheck *v = tiny_grid(&prof, &topo);
+    struct msr_vcheck *v = tiny_grid(&prof, &topo);
     char db[160];
     snprintf(db, sizeof db, "%s/legacy.db", dir);
-    cr_assert_eq(ana_vcheck_store(v, db, "one", NULL), 0, "%s", sim_errmsg());
+    cr_assert_eq(msr_vcheck_store(v, db, "one", NULL), 0, "%s", ps_errmsg());
     make_db(db, "PRAGMA application_id = 0"); /* as the previous release left it */
     cr_assert_eq(query_int(db, "PRAGMA application_id"), 0);
-    cr_assert_eq(ana_vcheck_db_prepare(db), 0, "%s", sim_errmsg());
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    cr_assert_eq(msr_vcheck_db_prepare(db), 0, "%s", ps_errmsg());
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
     make_db(db, "PRAGMA application_id = 0");
-    cr_assert_eq(ana_vcheck_store(v, db, "two", NULL), 0, "%s", sim_errmsg());
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
-    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+    cr_assert_eq(msr_vcheck_store(v, db, "two", NULL), 0, "%s", ps_errmsg());
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), MSR_VCHECK_SCHEMA);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     /* with a table that is not ours it is someone else's */
     make_db(db, "PRAGMA application_id = 0; CREATE TABLE mine(x)");
-    cr_expect_eq(ana_vcheck_store(v, db, "three", NULL), -SIM_EDB);
-    cr_expect(strstr(sim_errmsg(), "not a pipesim validation database (schema version 1 but "
-                     "tables 'devices,discrepancies,mine,points,runs'"), "%s", sim_errmsg());
+    cr_expect_eq(msr_vcheck_store(v, db, "three", NULL), -PS_EDB);
+    cr_expect(strstr(ps_errmsg(), "not a pipesim validation database (schema version 1 but "
+                     "tables 'devices,discrepancies,mine,points,runs'"), "%s", ps_errmsg());
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
-    ana_vcheck_free(v);
+    msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }

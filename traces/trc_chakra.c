@@ -1,7 +1,7 @@
 /* trc_chakra — Chakra execution-trace writer (see trc_chakra.h). */
 #include "traces/trc_chakra.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -162,23 +162,23 @@ static void attr_dbl(struct enc *e, int field, const char *name, double v)
 static int emit(struct enc *e, FILE *f, const char *path)
 {
     if (e->msg.oom)
-        return sim_error(SIM_ENOMEM, "out of memory encoding %s", path);
+        return ps_error(PS_ENOMEM, "out of memory encoding %s", path);
     uint8_t len[10];
     size_t nl = varint_put(len, e->msg.n);
     if (fwrite(len, 1, nl, f) != nl || fwrite(e->msg.p, 1, e->msg.n, f) != e->msg.n)
-        return sim_error(SIM_EIO, "%s: write failed: %s", path, strerror(errno));
+        return ps_error(PS_EIO, "%s: write failed: %s", path, strerror(errno));
     e->msg.n = 0;
     return 0;
 }
 
-int64_t trc_chakra_tag(const struct sim_schedule *s, const struct sim_op *op)
+int64_t trc_chakra_tag(const struct sch_schedule *s, const struct sch_op *op)
 {
     int64_t M = s->n_micro;
     switch (op->kind) {
-    case SIM_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
-    case SIM_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
-    case SIM_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
-    case SIM_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
+    case SCH_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
+    case SCH_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
+    case SCH_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
+    case SCH_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
     default: return -1;
     }
 }
@@ -190,10 +190,10 @@ struct times {
 };
 
 struct ctx {
-    const struct sim_schedule *s;
-    const struct sim_costs *c;
+    const struct sch_schedule *s;
+    const struct sch_costs *c;
     const struct trc_chakra_opts *o;
-    struct sim_devindex x;
+    struct sch_devindex x;
     struct times tm;
     uint64_t *ctrl, *data;   /* scratch dependency lists */
     size_t *by_dev, *dev_first; /* trace events bucketed by device */
@@ -202,21 +202,21 @@ struct ctx {
 
 static int fill_times(struct ctx *c, const struct trc_trace *t, int d)
 {
-    const struct sim_schedule *s = c->s;
-    int rc = sim_devindex_fill(&c->x, s, d);
+    const struct sch_schedule *s = c->s;
+    int rc = sch_devindex_fill(&c->x, s, d);
     if (rc < 0)
         return rc;
     memset(c->tm.have, 0, (size_t)s->n_ops[d] * sizeof *c->tm.have);
     for (size_t k = c->dev_first[d]; k < c->dev_first[d + 1]; k++) {
         const struct trc_event *ev = &t->events[c->by_dev[k]];
-        if (ev->kind >= SIM_OP_NKINDS || ev->stage < 0 || ev->stage >= s->n_stages ||
+        if (ev->kind >= SCH_OP_NKINDS || ev->stage < 0 || ev->stage >= s->n_stages ||
             s->stage_device[ev->stage] != d || ev->mb >= s->n_micro)
-            return sim_error(SIM_EINVAL, "trace event of device %d (kind %d, stage %d, "
+            return ps_error(PS_EINVAL, "trace event of device %d (kind %d, stage %d, "
                              "micro-batch %d) is not an op of the schedule", d, ev->kind,
                              ev->stage, ev->mb);
-        int32_t pos = sim_devindex_get(&c->x, s, ev->kind, ev->stage, ev->mb);
+        int32_t pos = sch_devindex_get(&c->x, s, ev->kind, ev->stage, ev->mb);
         if (pos < 0)
-            return sim_error(SIM_EINVAL, "trace event of device %d (kind %d, stage %d, "
+            return ps_error(PS_EINVAL, "trace event of device %d (kind %d, stage %d, "
                              "micro-batch %d) is not in its op list", d, ev->kind, ev->stage,
                              ev->mb);
         c->tm.start[pos] = ev->start_ns;
@@ -226,8 +226,8 @@ static int fill_times(struct ctx *c, const struct trc_trace *t, int d)
     for (int i = 0; i < s->n_ops[d]; i++)
         if (!c->tm.have[i]) {
             char lab[32];
-            sim_op_label(&s->ops[d][i], lab, sizeof lab);
-            return sim_error(SIM_EINVAL, "no simulated time for op %s of stage %d on "
+            sch_op_label(&s->ops[d][i], lab, sizeof lab);
+            return ps_error(PS_EINVAL, "no simulated time for op %s of stage %d on "
                              "device %d", lab, s->ops[d][i].stage, d);
         }
     return 0;
@@ -236,11 +236,11 @@ static int fill_times(struct ctx *c, const struct trc_trace *t, int d)
 static int write_meta(struct ctx *c, FILE *f, const char *path, int rank, int n_ranks)
 {
     struct enc *e = &c->e;
-    const struct sim_schedule *s = c->s;
+    const struct sch_schedule *s = c->s;
     pb_string(&e->msg, META_VERSION, "0.0.4");
-    attr_str(e, META_ATTR, "pipesim_version", SIM_VERSION);
+    attr_str(e, META_ATTR, "pipesim_version", PS_VERSION);
     attr_str(e, META_ATTR, "pipesim_schedule", s->name);
-    attr_str(e, META_ATTR, "pipesim_remat", sim_remat_name(s->remat));
+    attr_str(e, META_ATTR, "pipesim_remat", sch_remat_name(s->remat));
     attr_int(e, META_ATTR, "pipesim_K", ATTR_INT64, s->n_devices);
     attr_int(e, META_ATTR, "pipesim_stages", ATTR_INT64, s->n_stages);
     attr_int(e, META_ATTR, "pipesim_M", ATTR_INT64, s->n_micro);
@@ -252,21 +252,21 @@ static int write_meta(struct ctx *c, FILE *f, const char *path, int rank, int n_
 }
 
 /* Data deps of op i of device d (same-rank ops only) into c->data. */
-static int data_deps(struct ctx *c, int d, const struct sim_op *op)
+static int data_deps(struct ctx *c, int d, const struct sch_op *op)
 {
-    const struct sim_schedule *s = c->s;
-    struct sim_op deps[3];
-    int n = 0, nd = sim_schedule_deps(s, op, deps);
+    const struct sch_schedule *s = c->s;
+    struct sch_op deps[3];
+    int n = 0, nd = sch_schedule_deps(s, op, deps);
     for (int k = 0; k < nd; k++)
         if (s->stage_device[deps[k].stage] == d)
-            c->data[n++] = (uint64_t)sim_devindex_get(&c->x, s, deps[k].kind, deps[k].stage,
+            c->data[n++] = (uint64_t)sch_devindex_get(&c->x, s, deps[k].kind, deps[k].stage,
                                                       deps[k].mb);
-    int after_all = op->kind == SIM_OP_ALLREDUCE ||
-                    (op->kind == SIM_OP_UPDATE && s->n_replicas <= 1);
+    int after_all = op->kind == SCH_OP_ALLREDUCE ||
+                    (op->kind == SCH_OP_UPDATE && s->n_replicas <= 1);
     if (after_all) {
-        int k = s->has_wgrad ? SIM_OP_WGRAD : SIM_OP_BWD;
+        int k = s->has_wgrad ? SCH_OP_WGRAD : SCH_OP_BWD;
         for (int m = 0; m < s->n_micro; m++)
-            c->data[n++] = (uint64_t)sim_devindex_get(&c->x, s, k, op->stage, m);
+            c->data[n++] = (uint64_t)sch_devindex_get(&c->x, s, k, op->stage, m);
     }
     return n;
 }
@@ -274,16 +274,16 @@ static int data_deps(struct ctx *c, int d, const struct sim_op *op)
 static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank, int i,
                       int *last)
 {
-    const struct sim_schedule *s = c->s;
-    const struct sim_op *op = &s->ops[d][i];
+    const struct sch_schedule *s = c->s;
+    const struct sch_op *op = &s->ops[d][i];
     struct enc *e = &c->e;
-    int st = sim_op_stream(op->kind), base = rank - d;
+    int st = sch_op_stream(op->kind), base = rank - d;
     char lab[32], name[48];
-    sim_op_label(op, lab, sizeof lab);
+    sch_op_label(op, lab, sizeof lab);
     snprintf(name, sizeof name, "s%d:%s", op->stage, lab);
-    int type = st == SIM_STREAM_SEND   ? TRC_CHAKRA_SEND
-               : st == SIM_STREAM_RECV ? TRC_CHAKRA_RECV
-               : op->kind == SIM_OP_ALLREDUCE ? TRC_CHAKRA_COLL : TRC_CHAKRA_COMP;
+    int type = st == SCH_STREAM_SEND   ? TRC_CHAKRA_SEND
+               : st == SCH_STREAM_RECV ? TRC_CHAKRA_RECV
+               : op->kind == SCH_OP_ALLREDUCE ? TRC_CHAKRA_COLL : TRC_CHAKRA_COMP;
     pb_uint(&e->msg, NODE_ID, (uint64_t)i);
     pb_string(&e->msg, NODE_NAME, name);
     pb_uint(&e->msg, NODE_TYPE, (uint64_t)type);
@@ -297,25 +297,25 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     pb_uint(&e->msg, NODE_START, (uint64_t)((t0 + 500) / 1000));
     pb_uint(&e->msg, NODE_DUR, (uint64_t)((dt + 500) / 1000));
     attr_int(e, NODE_ATTR, "is_cpu_op", ATTR_BOOL, 0);
-    attr_str(e, NODE_ATTR, "pipesim_kind", sim_op_kind_name(op->kind));
+    attr_str(e, NODE_ATTR, "pipesim_kind", sch_op_kind_name(op->kind));
     attr_int(e, NODE_ATTR, "pipesim_stage", ATTR_INT64, op->stage);
     attr_int(e, NODE_ATTR, "pipesim_mb", ATTR_INT64, op->mb);
     attr_int(e, NODE_ATTR, "pipesim_start_ns", ATTR_INT64, t0);
     attr_int(e, NODE_ATTR, "pipesim_duration_ns", ATTR_INT64, dt);
     if (type == TRC_CHAKRA_SEND || type == TRC_CHAKRA_RECV) {
-        int peer_stage = op->kind == SIM_OP_SEND_ACT || op->kind == SIM_OP_RECV_GRAD
+        int peer_stage = op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD
                              ? op->stage + 1 : op->stage - 1;
         int peer = base + s->stage_device[peer_stage];
         attr_int(e, NODE_ATTR, "comm_src", ATTR_INT32, type == TRC_CHAKRA_SEND ? rank : peer);
         attr_int(e, NODE_ATTR, "comm_dst", ATTR_INT32, type == TRC_CHAKRA_SEND ? peer : rank);
         attr_int(e, NODE_ATTR, "comm_tag", ATTR_INT32, trc_chakra_tag(s, op));
         /* a receive moves what its matching send moves */
-        struct sim_op snd = *op;
-        if (op->kind == SIM_OP_RECV_ACT)
-            snd = (struct sim_op){ SIM_OP_SEND_ACT, op->stage - 1, op->mb };
-        else if (op->kind == SIM_OP_RECV_GRAD)
-            snd = (struct sim_op){ SIM_OP_SEND_GRAD, op->stage + 1, op->mb };
-        attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sim_costs_op_bytes(c->c, &snd));
+        struct sch_op snd = *op;
+        if (op->kind == SCH_OP_RECV_ACT)
+            snd = (struct sch_op){ SCH_OP_SEND_ACT, op->stage - 1, op->mb };
+        else if (op->kind == SCH_OP_RECV_GRAD)
+            snd = (struct sch_op){ SCH_OP_SEND_GRAD, op->stage + 1, op->mb };
+        attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sch_costs_op_bytes(c->c, &snd));
     } else if (type == TRC_CHAKRA_COLL) {
         char pg[32];
         snprintf(pg, sizeof pg, "dp_stage%d", op->stage);
@@ -337,9 +337,9 @@ static int ensure_dir(const char *dir)
     struct stat sb;
     if (stat(dir, &sb) == 0)
         return S_ISDIR(sb.st_mode) ? 0
-                                   : sim_error(SIM_EIO, "--out-dir %s: not a directory", dir);
+                                   : ps_error(PS_EIO, "--out-dir %s: not a directory", dir);
     if (mkdir(dir, 0777) != 0)
-        return sim_error(SIM_EIO, "--out-dir %s: cannot create: %s", dir, strerror(errno));
+        return ps_error(PS_EIO, "--out-dir %s: cannot create: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -349,10 +349,10 @@ static int bucket_events(struct ctx *c, const struct trc_trace *t)
     c->dev_first = calloc((size_t)D + 2, sizeof *c->dev_first);
     c->by_dev = malloc((t->n_events ? t->n_events : 1) * sizeof *c->by_dev);
     if (!c->dev_first || !c->by_dev)
-        return sim_error(SIM_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < t->n_events; i++) {
         if (t->events[i].device < 0 || t->events[i].device >= D)
-            return sim_error(SIM_EINVAL, "trace event on device %d; the schedule has %d",
+            return ps_error(PS_EINVAL, "trace event on device %d; the schedule has %d",
                              t->events[i].device, D);
         c->dev_first[t->events[i].device + 2]++;
     }
@@ -363,24 +363,24 @@ static int bucket_events(struct ctx *c, const struct trc_trace *t)
     return 0;
 }
 
-int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *cost,
+int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files)
 {
     *n_files = 0;
     int D = s->n_devices, R = s->n_replicas > 1 ? s->n_replicas : 1, maxops = 0, rc;
     if ((int64_t)D * R > 4096)
-        return sim_error(SIM_EINVAL, "%d ranks: at most 4096 Chakra files at once", D * R);
+        return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", D * R);
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
-        return sim_error(SIM_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
+        return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);
     for (int d = 0; d < D; d++)
         maxops = s->n_ops[d] > maxops ? s->n_ops[d] : maxops;
     if ((rc = ensure_dir(o->dir)) < 0)
         return rc;
     struct ctx c = { .s = s, .c = cost, .o = o };
-    struct sim_afile *af = calloc((size_t)D * R, sizeof *af);
-    if ((rc = sim_devindex_init(&c.x, s)) < 0)
+    struct ps_afile *af = calloc((size_t)D * R, sizeof *af);
+    if ((rc = sch_devindex_init(&c.x, s)) < 0)
         goto out_free;
     c.tm.start = malloc((size_t)(maxops + 1) * sizeof *c.tm.start);
     c.tm.dur = malloc((size_t)(maxops + 1) * sizeof *c.tm.dur);
@@ -388,7 +388,7 @@ int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *cost,
     c.ctrl = malloc(sizeof *c.ctrl);
     c.data = malloc((size_t)(s->n_micro + 4) * sizeof *c.data);
     if (!af || !c.tm.start || !c.tm.dur || !c.tm.have || !c.ctrl || !c.data) {
-        rc = sim_error(SIM_ENOMEM, "out of memory");
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out_free;
     }
     if ((rc = bucket_events(&c, t)) < 0)
@@ -400,19 +400,19 @@ int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *cost,
             int rank = r * D + d;
             char path[4096];
             rank_path(o, rank, path, sizeof path);
-            if ((rc = sim_afile_open(&af[rank], path)) < 0)
+            if ((rc = ps_afile_open(&af[rank], path)) < 0)
                 goto out_free;
             FILE *f = af[rank].f;
             if ((rc = write_meta(&c, f, path, rank, D * R)) < 0)
                 goto out_free;
-            int last[SIM_NSTREAMS] = { -1, -1, -1 };
+            int last[SCH_NSTREAMS] = { -1, -1, -1 };
             for (int i = 0; i < s->n_ops[d]; i++)
                 if ((rc = write_node(&c, f, path, d, rank, i, last)) < 0)
                     goto out_free;
         }
     }
     for (int k = 0; k < D * R; k++) /* every rank is written: publish them */
-        if ((rc = sim_afile_commit(&af[k])) < 0) {
+        if ((rc = ps_afile_commit(&af[k])) < 0) {
             for (int j = 0; j < k; j++) { /* all or none */
                 char path[4096];
                 rank_path(o, j, path, sizeof path);
@@ -424,7 +424,7 @@ int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *cost,
 out_free:
     for (int k = 0; k < D * R && af; k++)
         if (af[k].f)
-            sim_afile_abort(&af[k]);
+            ps_afile_abort(&af[k]);
     free(af);
     free(c.e.msg.p);
     free(c.e.attr.p);
@@ -435,6 +435,6 @@ out_free:
     free(c.tm.have);
     free(c.tm.dur);
     free(c.tm.start);
-    sim_devindex_release(&c.x);
+    sch_devindex_release(&c.x);
     return rc;
 }

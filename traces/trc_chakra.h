@@ -20,7 +20,7 @@
  *   ctrl_deps the previous op of the same stream (compute, send or receive)
  *             in the rank's list: the engine runs each stream in list order
  *             and the three streams concurrently
- *   data_deps the ops sim_schedule_deps names that live on the same rank;
+ *   data_deps the ops sch_schedule_deps names that live on the same rank;
  *             U and AR also on every B (W when split) of their stage.
  *             Cross-rank dependencies are the send/recv pairs
  *   attr      is_cpu_op (bool, false); pipesim_kind (string), pipesim_stage,
@@ -39,8 +39,8 @@
 #ifndef TRC_CHAKRA_H
 #define TRC_CHAKRA_H
 
-#include "sim/sim_cost.h"
-#include "sim/sim_schedule.h"
+#include "sched/sch_cost.h"
+#include "sched/sch_schedule.h"
 #include "traces/trc_trace.h"
 
 /* Chakra NodeType and CollectiveCommType values used here. */
@@ -56,10 +56,10 @@ struct trc_chakra_opts {
 /* Writes one file per rank of s (with s->n_replicas replicas) from the
  * simulated trace t of replica 0; c gives the all-reduce sizes. *n_files
  * gets the number of ranks written. */
-int trc_chakra_write(const struct sim_schedule *s, const struct sim_costs *c,
+int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *c,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files);
 /* comm_tag of a transfer op (SEND_* or RECV_*), -1 for other kinds. */
-int64_t trc_chakra_tag(const struct sim_schedule *s, const struct sim_op *op);
+int64_t trc_chakra_tag(const struct sch_schedule *s, const struct sch_op *op);
 
 #endif

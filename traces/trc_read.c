@@ -1,8 +1,8 @@
 /* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
-#include "sim/sim_error.h"
-#include "sim/sim_json.h"
-#include "sim/sim_jsonpos.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_jsonpos.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <jansson.h>
@@ -12,8 +12,8 @@
 
 static int kind_from_name(const char *s)
 {
-    for (int k = 0; k < SIM_OP_NKINDS; k++)
-        if (!strcmp(sim_op_kind_name(k), s))
+    for (int k = 0; k < SCH_OP_NKINDS; k++)
+        if (!strcmp(sch_op_kind_name(k), s))
             return k;
     return -1;
 }
@@ -46,14 +46,14 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
     if (!json_is_object(meta) || get_int(meta, "devices", &nd) || get_int(meta, "stages", &ns) ||
         get_int(meta, "micro_batches", &nm) || nd < 1 || ns < 1 || nm < 1 || nd > 1 << 20 ||
         ns > 1 << 24 || nm > 1 << 24)
-        return sim_error(SIM_EPARSE, "%s: pipesim: missing or bad metadata object (devices, "
+        return ps_error(PS_EPARSE, "%s: pipesim: missing or bad metadata object (devices, "
                          "stages, micro_batches)", path);
     json_t *src = json_object_get(meta, "source");
     struct trc_trace *t = trc_trace_new(json_is_string(src) ? json_string_value(src) : "unknown",
                                         nd, ns, nm);
     if (!t || !(t->static_mem = calloc((size_t)nd, sizeof *t->static_mem))) {
         trc_trace_free(t);
-        return sim_error(SIM_ENOMEM, "%s: out of memory", path);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
     }
     json_t *v;
     if (json_is_string(v = json_object_get(meta, "schedule")))
@@ -67,7 +67,7 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
         json_t *x = json_array_get(sm, (size_t)d);
         if (!in_range(x, MAX_COUNT) || json_number_value(x) < 0) {
             trc_trace_free(t);
-            return sim_error(SIM_EPARSE, "%s: pipesim.static_mem[%d]: must be a byte count in "
+            return ps_error(PS_EPARSE, "%s: pipesim.static_mem[%d]: must be a byte count in "
                              "[0, %g]", path, d, MAX_COUNT);
         }
         t->static_mem[d] = (int64_t)json_number_value(x);
@@ -80,7 +80,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
 {
     const char *ph = json_string_value(json_object_get(ev, "ph"));
     if (!ph)
-        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: missing 'ph'", path, i);
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: missing 'ph'", path, i);
     int pid;
     if (strcmp(ph, "X") && strcmp(ph, "C"))
         return 0; /* metadata and flow events carry nothing to read back */
@@ -88,11 +88,11 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     json_t *args = json_object_get(ev, "args");
     if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !in_range(ts, MAX_US) ||
         !json_is_object(args))
-        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
     if (!strcmp(ph, "C")) {
         json_t *a = json_object_get(args, "activations");
         if (!in_range(a, MAX_COUNT))
-            return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: counter without "
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: counter without "
                              "'activations' (a byte count)", path, i);
         return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
                                (int64_t)json_number_value(a));
@@ -102,16 +102,16 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     json_t *dur = json_object_get(ev, "dur");
     const char *kind = json_string_value(json_object_get(args, "kind"));
     int k = kind ? kind_from_name(kind) : -1;
-    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SIM_NSTREAMS || !in_range(dur, MAX_US) ||
+    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SCH_NSTREAMS || !in_range(dur, MAX_US) ||
         json_number_value(dur) < 0 || k < 0 || get_int(args, "stage", &stage) ||
         get_int(args, "mb", &mb) || stage < 0 || stage >= t->n_stages || mb < -1 ||
         mb >= t->n_micro)
-        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: bad X event (tid, dur, args.kind, "
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad X event (tid, dur, args.kind, "
                          "args.stage, args.mb)", path, i);
     get_int(args, "peer", &peer);
     json_t *b = json_object_get(args, "bytes");
     if (b && !in_range(b, MAX_COUNT))
-        return sim_error(SIM_EPARSE, "%s: traceEvents[%zu]: args.bytes: must be a byte count",
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: args.bytes: must be a byte count",
                          path, i);
     e.kind = (uint8_t)k;
     e.stream = (uint8_t)tid;
@@ -131,7 +131,7 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
     int rc = read_meta(path, json_object_get(root, "pipesim"), &t);
     json_t *evs = json_object_get(root, "traceEvents");
     if (!rc && !json_is_array(evs))
-        rc = sim_error(SIM_EPARSE, "%s: traceEvents: missing or not an array", path);
+        rc = ps_error(PS_EPARSE, "%s: traceEvents: missing or not an array", path);
     for (size_t i = 0; !rc && i < json_array_size(evs); i++)
         rc = read_event(path, i, json_array_get(evs, i), t);
     json_decref(root);
@@ -149,7 +149,7 @@ int trc_read_chrome(const char *path, struct trc_trace **out)
     *out = NULL;
     char *text;
     size_t len;
-    int rc = sim_read_file(path, &text, &len);
+    int rc = ps_read_file(path, &text, &len);
     if (rc < 0)
         return rc;
     rc = trc_read_chrome_mem(text, len, path, out);
@@ -161,15 +161,15 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
 {
     *out = NULL;
     json_error_t jerr;
-    size_t bom = sim_bom_len(text, len);
+    size_t bom = ps_bom_len(text, len);
     text += bom;
     len -= bom;
-    sim_json_begin();
+    ps_json_begin();
     json_t *root = json_loadb(text, len, 0, &jerr);
-    if (!root && sim_json_oom()) /* jansson reports it as a syntax error */
-        return sim_error(SIM_ENOMEM, "%s: out of memory parsing JSON", name);
+    if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
+        return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
     if (!root)
-        return sim_error(SIM_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+        return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
-    return sim_json_error_at(read_root(root, name, out), name, text, len, NULL);
+    return ps_json_error_at(read_root(root, name, out), name, text, len, NULL);
 }

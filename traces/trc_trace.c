@@ -1,6 +1,6 @@
 #include "traces/trc_trace.h"
-#include "sim/sim_error.h"
-#include "sim/sim_util.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
     size_t nc = *cap ? *cap * 2 : 256;
     void *np = realloc(*p, nc * size);
     if (!np)
-        return sim_error(SIM_ENOMEM, "out of memory recording a trace");
+        return ps_error(PS_ENOMEM, "out of memory recording a trace");
     *p = np;
     *cap = nc;
     return 0;
@@ -102,7 +102,7 @@ void trc_trace_sort(struct trc_trace *t)
     free(tmp);
 }
 
-static const char *stream_names[SIM_NSTREAMS] = { "compute", "send", "recv" };
+static const char *stream_names[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
 /* Microseconds with exactly three decimals: exact for integer ns. */
 static void put_us(FILE *f, int64_t ns)
@@ -138,13 +138,13 @@ static uint64_t flow_id(const struct trc_trace *t, int sender_stage, int mb, int
 
 int trc_write_chrome(const struct trc_trace *t, const char *path)
 {
-    struct sim_afile af;
-    int rc = sim_afile_open(&af, path);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
     FILE *f = af.f;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":",
-            SIM_VERSION);
+            PS_VERSION);
     put_str(f, t->source);
     fputs(",\"schedule\":", f);
     put_str(f, t->schedule);
@@ -163,29 +163,29 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
         fputs("}},\n", f);
         fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":"
                 "{\"sort_index\":%d}},\n", d, d);
-        for (int k = 0; k < SIM_NSTREAMS; k++)
+        for (int k = 0; k < SCH_NSTREAMS; k++)
             fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                     "\"args\":{\"name\":\"%s\"}},\n", d, k, stream_names[k]);
     }
     char lab[32];
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
-        struct sim_op op = { e->kind, e->stage, e->mb };
-        sim_op_label(&op, lab, sizeof lab);
+        struct sch_op op = { e->kind, e->stage, e->mb };
+        sch_op_label(&op, lab, sizeof lab);
         fprintf(f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
-                lab, sim_op_kind_name(e->kind), e->device, e->stream);
+                lab, sch_op_kind_name(e->kind), e->device, e->stream);
         put_us(f, e->start_ns);
         fputs(",\"dur\":", f);
         put_us(f, e->end_ns - e->start_ns);
-        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"stage\":%d,\"mb\":%d", sim_op_kind_name(e->kind),
+        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"stage\":%d,\"mb\":%d", sch_op_kind_name(e->kind),
                 e->stage, e->mb);
-        if (e->stream != SIM_STREAM_COMPUTE)
+        if (e->stream != SCH_STREAM_COMPUTE)
             fprintf(f, ",\"bytes\":%lld,\"peer\":%d", (long long)e->bytes, e->peer);
         fputs("}},\n", f);
-        int send = e->kind == SIM_OP_SEND_ACT || e->kind == SIM_OP_SEND_GRAD;
-        int recv = e->kind == SIM_OP_RECV_ACT || e->kind == SIM_OP_RECV_GRAD;
+        int send = e->kind == SCH_OP_SEND_ACT || e->kind == SCH_OP_SEND_GRAD;
+        int recv = e->kind == SCH_OP_RECV_ACT || e->kind == SCH_OP_RECV_GRAD;
         if (send || recv) {
-            int grad = e->kind == SIM_OP_SEND_GRAD || e->kind == SIM_OP_RECV_GRAD;
+            int grad = e->kind == SCH_OP_SEND_GRAD || e->kind == SCH_OP_RECV_GRAD;
             int sender = send ? e->stage : (grad ? e->stage + 1 : e->stage - 1);
             fprintf(f, "{\"name\":\"%s\",\"cat\":\"transfer\",\"ph\":\"%s\",%s\"id\":%llu,"
                     "\"pid\":%d,\"tid\":%d,\"ts\":", grad ? "grad" : "act", send ? "s" : "f",
@@ -206,24 +206,24 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
     /* A closing metadata event keeps the list free of a trailing comma. */
     fprintf(f, "{\"name\":\"trace_end\",\"ph\":\"M\",\"pid\":0,\"args\":{\"events\":%zu}}\n]}\n",
             t->n_events);
-    return sim_afile_commit(&af);
+    return ps_afile_commit(&af);
 }
 
 int trc_write_csv(const struct trc_trace *t, const char *path)
 {
-    struct sim_afile af;
-    int rc = sim_afile_open(&af, path);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
     fprintf(af.f, "device,stream,kind,stage,mb,start_us,end_us,bytes,peer\n");
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
         fprintf(af.f, "%d,%s,%s,%d,%d,", e->device, stream_names[e->stream],
-                sim_op_kind_name(e->kind), e->stage, e->mb);
+                sch_op_kind_name(e->kind), e->stage, e->mb);
         put_us(af.f, e->start_ns);
         fputc(',', af.f);
         put_us(af.f, e->end_ns);
         fprintf(af.f, ",%lld,%d\n", (long long)e->bytes, e->peer);
     }
-    return sim_afile_commit(&af);
+    return ps_afile_commit(&af);
 }

@@ -20,15 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sim/sim_schedule.h"
+#include "sched/sch_schedule.h"
 
 struct trc_event {
     int32_t device;
     int32_t stage;
     int32_t mb;
     int32_t peer;        /* other device of a transfer, -1 otherwise */
-    uint8_t kind;        /* enum sim_op_kind */
-    uint8_t stream;      /* enum sim_stream */
+    uint8_t kind;        /* enum sch_op_kind */
+    uint8_t stream;      /* enum sch_stream */
     int64_t start_ns;
     int64_t end_ns;
     int64_t bytes;       /* transfers */

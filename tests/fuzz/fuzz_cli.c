@@ -156,11 +156,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(buf);
             return 0;
         }
-    sim_error_clear();
+    ps_error_clear();
     int st = pipesim_main(argc, argv);
     FUZZ_CHECK(st >= 0 && st <= 10);
     if (st != 0) { /* a failure says why, in one line */
-        FUZZ_CHECK(sim_errcode() == 0 || sim_exit_status(sim_errcode()) == st);
+        FUZZ_CHECK(ps_errcode() == 0 || ps_exit_status(ps_errcode()) == st);
     }
     fflush(stdout);
     clean_dir();

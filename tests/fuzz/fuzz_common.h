@@ -2,7 +2,7 @@
  * fuzz_common — shared checks for the libFuzzer targets in tests/fuzz/.
  *
  * Every target feeds its input to one parser and then holds the tool to its
- * contract: either success with a fully valid object, or a negative SIM_E*
+ * contract: either success with a fully valid object, or a negative PS_E*
  * code with one non-empty message line that names the input. Anything else
  * (a crash, a sanitizer report, a leak, a broken invariant) aborts, which
  * libFuzzer records as a finding. Build: `make fuzz` (clang, build/fuzz).
@@ -17,14 +17,14 @@
 #include <string.h>
 
 #include "analysis/ana_predict.h"
-#include "sim/sim_partitioner.h"
-#include "sim/sim_error.h"
+#include "sched/sch_partitioner.h"
+#include "base/ps_error.h"
 
 #define FUZZ_CHECK(c)                                                          \
     do {                                                                       \
         if (!(c)) {                                                            \
             fprintf(stderr, "fuzz invariant failed at %s:%d: %s (last error: %s)\n", \
-                    __FILE__, __LINE__, #c, sim_errmsg());                     \
+                    __FILE__, __LINE__, #c, ps_errmsg());                     \
             abort();                                                           \
         }                                                                      \
     } while (0)
@@ -32,12 +32,12 @@
 /* A failed call: code in range, message one non-empty line naming `name`. */
 static inline void fuzz_check_error(int rc, const char *name)
 {
-    FUZZ_CHECK(rc < 0 && -rc < SIM_NERR);
-    FUZZ_CHECK(sim_errcode() == -rc);
-    const char *m = sim_errmsg();
+    FUZZ_CHECK(rc < 0 && -rc < PS_NERR);
+    FUZZ_CHECK(ps_errcode() == -rc);
+    const char *m = ps_errmsg();
     FUZZ_CHECK(*m);
     FUZZ_CHECK(!strchr(m, '\n'));
-    if (name && -rc != SIM_ENOMEM)
+    if (name && -rc != PS_ENOMEM)
         FUZZ_CHECK(strstr(m, name) != NULL);
 }
 
@@ -46,7 +46,7 @@ static inline int fuzz_finite_nonneg(double v) { return isfinite(v) && v >= 0; }
 /* A small prediction on a loaded profile and topology: must succeed or fail
  * cleanly, and a success must carry finite, non-negative figures. */
 static inline void fuzz_predict(const struct mdl_profile *p, const struct mdl_topology *t,
-                                int K, int M, enum sim_remat remat)
+                                int K, int M, enum sch_remat remat)
 {
     struct ana_config c = { .profile = p, .topo = t, .schedule = "gpipe", .K = K, .M = M,
                             .batch = 2.0 * M, .remat = remat };
@@ -75,17 +75,17 @@ static inline void fuzz_predict(const struct mdl_profile *p, const struct mdl_to
 static inline void fuzz_partition(const struct mdl_profile *p, const struct mdl_topology *t,
                                   int S, int M)
 {
-    struct sim_part_opts o = { .n_stages = S, .n_micro = M, .micro_batch = 2,
-                               .remat = SIM_REMAT_EXCEPT_LAST, .cap_mode = 1 };
-    sim_part_model *m = NULL;
-    int rc = sim_part_model_new(p, t, &o, &m);
+    struct sch_part_opts o = { .n_stages = S, .n_micro = M, .micro_batch = 2,
+                               .remat = SCH_REMAT_EXCEPT_LAST, .cap_mode = 1 };
+    sch_part_model *m = NULL;
+    int rc = sch_part_model_new(p, t, &o, &m);
     if (rc < 0) {
         fuzz_check_error(rc, NULL);
         return;
     }
-    for (int k = 0; k < SIM_PART_NSTRATEGIES; k++) {
-        struct sim_partition *part = NULL;
-        rc = sim_part_strategy_run(m, (enum sim_part_strategy)k, &part);
+    for (int k = 0; k < SCH_PART_NSTRATEGIES; k++) {
+        struct sch_partition *part = NULL;
+        rc = sch_part_strategy_run(m, (enum sch_part_strategy)k, &part);
         if (rc < 0) {
             fuzz_check_error(rc, NULL);
             continue;
@@ -94,9 +94,9 @@ static inline void fuzz_partition(const struct mdl_profile *p, const struct mdl_
                    part->first[S] == p->n_layers);
         for (int s = 0; s < S; s++)
             FUZZ_CHECK(part->first[s + 1] > part->first[s]);
-        sim_partition_free(part);
+        sch_partition_free(part);
     }
-    sim_part_model_free(m);
+    sch_part_model_free(m);
 }
 
 #endif

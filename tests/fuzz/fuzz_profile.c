@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc < 0) {
         fuzz_check_error(rc, "fuzz.csv");
         FUZZ_CHECK(p == NULL);
-        sim_error_clear();
+        ps_error_clear();
         return 0;
     }
     FUZZ_CHECK(p && p->n_layers > 0);
@@ -80,14 +80,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(mdl_profile_write(p, tmp_path) == 0);
     rc = mdl_profile_load(tmp_path, &q);
     if (rc < 0)
-        fprintf(stderr, "reload failed: %s\n", sim_errmsg());
+        fprintf(stderr, "reload failed: %s\n", ps_errmsg());
     FUZZ_CHECK(rc == 0);
     same_layers(p, q);
     mdl_profile_free(q);
     unlink(tmp_path);
-    fuzz_predict(p, topo, p->n_layers > 1 ? 2 : 1, 2, SIM_REMAT_EXCEPT_LAST);
+    fuzz_predict(p, topo, p->n_layers > 1 ? 2 : 1, 2, SCH_REMAT_EXCEPT_LAST);
     fuzz_partition(p, topo, p->n_layers > 1 ? 2 : 1, 3);
     mdl_profile_free(p);
-    sim_error_clear();
+    ps_error_clear();
     return 0;
 }

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc < 0) {
         fuzz_check_error(rc, db_path);
         FUZZ_CHECK(db == NULL);
-        sim_error_clear();
+        ps_error_clear();
         return 0;
     }
     struct ana_run *runs = NULL;
@@ -64,6 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     ana_db_close(db);
     unlink(db_path);
-    sim_error_clear();
+    ps_error_clear();
     return 0;
 }

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc < 0) {
         fuzz_check_error(rc, "fuzz.json");
         FUZZ_CHECK(t == NULL);
-        sim_error_clear();
+        ps_error_clear();
         return 0;
     }
     FUZZ_CHECK(t && t->n_devices > 0);
@@ -52,10 +52,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (t->n_devices <= 64) { /* a simulation per accepted topology, kept small */
         int K = t->n_devices < 4 ? t->n_devices : 4;
-        fuzz_predict(prof, t, K, 3, SIM_REMAT_ALWAYS);
+        fuzz_predict(prof, t, K, 3, SCH_REMAT_ALWAYS);
         fuzz_partition(prof, t, K, 2);
     }
     mdl_topology_free(t);
-    sim_error_clear();
+    ps_error_clear();
     return 0;
 }

@@ -75,6 +75,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     unlink(trace_path);
     unlink(sizes_path);
-    sim_error_clear();
+    ps_error_clear();
     return 0;
 }

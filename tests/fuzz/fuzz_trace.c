@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc < 0) {
         fuzz_check_error(rc, "fuzz.json");
         FUZZ_CHECK(t == NULL);
-        sim_error_clear();
+        ps_error_clear();
         return 0;
     }
     FUZZ_CHECK(t && t->n_devices > 0 && t->n_stages > 0 && t->n_micro > 0);
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(e->device >= 0 && e->device < t->n_devices);
         FUZZ_CHECK(e->stage >= 0 && e->stage < t->n_stages);
         FUZZ_CHECK(e->mb >= -1 && e->mb < t->n_micro);
-        FUZZ_CHECK(e->stream < SIM_NSTREAMS && e->kind < SIM_OP_NKINDS);
+        FUZZ_CHECK(e->stream < SCH_NSTREAMS && e->kind < SCH_OP_NKINDS);
         FUZZ_CHECK(e->end_ns >= e->start_ns);
         if (i)
             FUZZ_CHECK(t->events[i - 1].start_ns <= e->start_ns);
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == 0) {
             rc = trc_read_chrome(tmp_path, &u);
             if (rc < 0)
-                fprintf(stderr, "reload failed: %s\n", sim_errmsg());
+                fprintf(stderr, "reload failed: %s\n", ps_errmsg());
             FUZZ_CHECK(rc == 0);
             FUZZ_CHECK(u->n_events == t->n_events && u->n_devices == t->n_devices);
             for (size_t i = 0; i < t->n_events; i++)
@@ -57,6 +57,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unlink(tmp_path);
     }
     trc_trace_free(t);
-    sim_error_clear();
+    ps_error_clear();
     return 0;
 }

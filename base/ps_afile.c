@@ -1,0 +1,499 @@
+/* ps_afile: outputs that never destroy anything (see ps_afile.h). */
+#include "base/ps_afile.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- the live temporaries, read by the signal handler ---- */
+
+static _Atomic(char *) live[PS_AFILE_MAX];
+static atomic_int live_hi;     /* slots in use are below it */
+static atomic_int in_handler;  /* set first thing by the handler: nothing is freed after */
+/* Temporaries being created and not yet in live[]: the creating thread
+ * blocks the signals, but a process-directed signal is then delivered to
+ * another thread (OpenBLAS starts its own at load), whose handler waits for
+ * the creation to be tracked before it reads live[]. */
+static atomic_int creating;
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static int live_hint;          /* every slot below it is taken (under live_mu) */
+
+int ps_afile_track(const char *path)
+{
+    char *p = strdup(path);
+    if (!p)
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
+    pthread_mutex_lock(&live_mu);
+    int i = live_hint;
+    while (i < PS_AFILE_MAX && atomic_load(&live[i]))
+        i++;
+    if (i == PS_AFILE_MAX) {
+        pthread_mutex_unlock(&live_mu);
+        free(p);
+        return ps_error(PS_EIO, "%s: more than %d output files open at once", path,
+                         PS_AFILE_MAX);
+    }
+    atomic_store(&live[i], p);
+    if (i + 1 > atomic_load(&live_hi))
+        atomic_store(&live_hi, i + 1);
+    live_hint = i + 1;
+    pthread_mutex_unlock(&live_mu);
+    return i;
+}
+
+void ps_afile_untrack(int slot)
+{
+    if (slot < 0 || slot >= PS_AFILE_MAX)
+        return;
+    char *p = atomic_exchange(&live[slot], NULL);
+    /* A handler running on another thread may still read p: the process is
+     * about to die then, so leave it. (seq_cst: either the handler saw the
+     * slot empty, or this sees its flag.) */
+    if (p && !atomic_load(&in_handler))
+        free(p);
+    pthread_mutex_lock(&live_mu);
+    if (slot < live_hint)
+        live_hint = slot;
+    pthread_mutex_unlock(&live_mu);
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    atomic_store(&in_handler, 1);
+    /* at most about a second: a creation takes microseconds */
+    struct timespec tick = { 0, 1000000 };
+    for (int w = 0; w < 1000 && atomic_load(&creating) > 0; w++)
+        nanosleep(&tick, NULL);
+    int hi = atomic_load(&live_hi);
+    for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) {
+        char *p = atomic_load(&live[i]);
+        if (p)
+            unlink(p);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    errno = saved;
+    _exit(128 + sig); /* not reached: the default action ends the process */
+}
+
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+
+static mode_t g_umask;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+static void read_umask(void)
+{
+    g_umask = umask(022);
+    umask(g_umask);
+}
+
+void ps_afile_signals_install(void)
+{
+    static atomic_int done;
+    if (atomic_exchange(&done, 1))
+        return;
+    pthread_once(&umask_once, read_umask);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+        sigaddset(&sa.sa_mask, cleanup_signals[i]);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+        if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue; /* nohup: stays ignored */
+        sigaction(cleanup_signals[i], &sa, NULL);
+    }
+}
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++)
+        sigaddset(&set, cleanup_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+/* ---- naming ---- */
+
+static int is_stdout(const struct stat *st)
+{
+    struct stat so;
+    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev &&
+           so.st_ino == st->st_ino;
+}
+
+/* The file path names once every symlink is followed: "<realpath of its
+ * directory>/<name>" (a dangling link: the name it points to). 0 or an errno. */
+static int resolve(const char *path, char **out)
+{
+    *out = NULL;
+    char *cur = strdup(path);
+    if (!cur)
+        return ENOMEM;
+    for (int hops = 0;; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            break;
+        char buf[PATH_MAX];
+        ssize_t n;
+        if (hops == 40 || (n = readlink(cur, buf, sizeof buf - 1)) < 0) {
+            int e = hops == 40 ? ELOOP : errno;
+            free(cur);
+            return e;
+        }
+        buf[n] = 0;
+        const char *sl = strrchr(cur, '/');
+        char *next;
+        if (buf[0] == '/' || !sl)
+            next = strdup(buf);
+        else if (asprintf(&next, "%.*s/%s", (int)(sl - cur), cur, buf) < 0)
+            next = NULL;
+        free(cur);
+        if (!(cur = next))
+            return ENOMEM;
+    }
+    char *sl = strrchr(cur, '/');
+    const char *base = sl ? sl + 1 : cur;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+        free(cur);
+        return EISDIR;
+    }
+    char *dir = !sl ? strdup(".") : sl == cur ? strdup("/") : strndup(cur, (size_t)(sl - cur));
+    if (!dir) {
+        free(cur);
+        return ENOMEM;
+    }
+    char *real = realpath(dir, NULL);
+    int e = errno;
+    free(dir);
+    if (!real) {
+        free(cur);
+        return e;
+    }
+    int r = asprintf(out, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
+    free(real);
+    free(cur);
+    if (r < 0) {
+        *out = NULL;
+        return ENOMEM;
+    }
+    return 0;
+}
+
+/* ---- the per-command registry ---- */
+
+struct io_ent {
+    char opt[48];
+    char *path, *resolved; /* resolved: only for outputs not there yet */
+    int out, exists;
+    dev_t dev;
+    ino_t ino;
+};
+static struct io_ent *io;
+static int n_io, cap_io;
+
+void ps_io_reset(void)
+{
+    for (int i = 0; i < n_io; i++) {
+        free(io[i].path);
+        free(io[i].resolved);
+    }
+    free(io);
+    io = NULL;
+    n_io = cap_io = 0;
+}
+
+static int io_add(const char *path, const char *opt, int out)
+{
+    if (!path || !*path || !strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    int ex = stat(path, &st) == 0;
+    if (ex && (S_ISCHR(st.st_mode) || (out && is_stdout(&st))))
+        return 0; /* /dev/null twice is fine; so is our stdout */
+    if (!ex && !out)
+        return 0; /* cannot be overwritten; reading it will say why it is missing */
+    char *res = NULL;
+    if (!ex && resolve(path, &res) != 0 && !(res = strdup(path)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int i = 0; i < n_io; i++) {
+        const struct io_ent *e = &io[i];
+        if (!out && !e->out)
+            continue; /* reading a file twice is fine */
+        int same = ex ? e->exists && e->dev == st.st_dev && e->ino == st.st_ino
+                      : !e->exists && e->resolved && !strcmp(e->resolved, res);
+        if (same) {
+            free(res);
+            return ps_error(PS_EUSAGE, "%s '%s' is the same file as %s '%s': %s", opt, path,
+                             e->opt, e->path, out && e->out
+                                 ? "two outputs would overwrite each other"
+                                 : "the output would overwrite an input");
+        }
+    }
+    if (n_io == cap_io) {
+        int nc = cap_io ? 2 * cap_io : 8;
+        struct io_ent *n = realloc(io, (size_t)nc * sizeof *n);
+        if (!n) {
+            free(res);
+            return ps_error(PS_ENOMEM, "out of memory");
+        }
+        io = n;
+        cap_io = nc;
+    }
+    struct io_ent *e = &io[n_io];
+    memset(e, 0, sizeof *e);
+    snprintf(e->opt, sizeof e->opt, "%s", opt);
+    if (!(e->path = strdup(path))) {
+        free(res);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    e->resolved = res;
+    e->out = out;
+    e->exists = ex;
+    if (ex) {
+        e->dev = st.st_dev;
+        e->ino = st.st_ino;
+    }
+    n_io++;
+    return 0;
+}
+
+int ps_io_input(const char *path, const char *opt)
+{
+    return io_add(path, opt, 0);
+}
+
+int ps_io_output(const char *path, const char *opt)
+{
+    return io_add(path, opt, 1);
+}
+
+static const struct io_ent *io_input_of(const struct stat *st)
+{
+    for (int i = 0; i < n_io; i++)
+        if (!io[i].out && io[i].exists && io[i].dev == st->st_dev && io[i].ino == st->st_ino)
+            return &io[i];
+    return NULL;
+}
+
+/* ---- the files ---- */
+
+static void release(struct ps_afile *af)
+{
+    ps_afile_untrack(af->slot);
+    free(af->path);
+    free(af->target);
+    free(af->tmp);
+    memset(af, 0, sizeof *af);
+    af->slot = -1;
+}
+
+static int fail_open(struct ps_afile *af, int e, const char *path)
+{
+    release(af);
+    if (e == ENOMEM)
+        return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
+    return ps_error(PS_EIO, "%s: cannot write: %s", path, strerror(e));
+}
+
+int ps_afile_direct(const struct ps_afile *af)
+{
+    return af->f && !af->tmp;
+}
+
+/* The temporary beside target: "<dir>/.<name>.XXXXXX" (name cut to fit). */
+static int make_tmp(struct ps_afile *af, mode_t mode, const struct stat *old)
+{
+    const char *sl = strrchr(af->target, '/'); /* resolve() made it absolute */
+    int dl = (int)(sl - af->target);
+    if (asprintf(&af->tmp, "%.*s/.%.200s.XXXXXX", dl, af->target, sl + 1) < 0) {
+        af->tmp = NULL;
+        return ENOMEM;
+    }
+    sigset_t oldmask;
+    /* no window where the file exists untracked: not on this thread (the
+     * signals are blocked), nor on another (its handler waits for creating) */
+    block_signals(&oldmask);
+    atomic_fetch_add(&creating, 1);
+    int fd = mkostemp(af->tmp, O_CLOEXEC), e = errno;
+    if (fd >= 0 && (af->slot = ps_afile_track(af->tmp)) < 0) {
+        unlink(af->tmp);
+        close(fd);
+        fd = -1;
+        e = ps_errcode() == PS_ENOMEM ? ENOMEM : EMFILE;
+    }
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    if (fd < 0) {
+        free(af->tmp);
+        af->tmp = NULL;
+        return e;
+    }
+    fchmod(fd, mode);
+    if (old && (old->st_uid != geteuid() || old->st_gid != getegid()))
+        if (fchown(fd, old->st_uid, old->st_gid) != 0) { /* only root may: keep ours */
+        }
+    if (!(af->f = fdopen(fd, "w"))) {
+        e = errno;
+        close(fd);
+        unlink(af->tmp);
+        return e;
+    }
+    return 0;
+}
+
+int ps_afile_open(struct ps_afile *af, const char *path)
+{
+    memset(af, 0, sizeof *af);
+    af->slot = -1;
+    if (!strcmp(path, "-")) {
+        af->f = stdout;
+        return 0;
+    }
+    if (!*path)
+        return ps_error(PS_EIO, "'': cannot write: %s", strerror(ENOENT));
+    if (!(af->path = strdup(path)))
+        return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (is_stdout(&st)) { /* /dev/stdout, or the file stdout goes to */
+            af->f = stdout;
+            return 0;
+        }
+        if (S_ISDIR(st.st_mode))
+            return fail_open(af, EISDIR, path);
+        if (!S_ISREG(st.st_mode)) { /* a device, FIFO or socket: in place */
+            int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+            if (fd < 0)
+                return fail_open(af, errno, path);
+            if (!(af->f = fdopen(fd, "w"))) {
+                int e = errno;
+                close(fd);
+                return fail_open(af, e, path);
+            }
+            return 0;
+        }
+    }
+    int e = resolve(path, &af->target);
+    if (e)
+        return fail_open(af, e, path);
+    const struct stat *old = NULL;
+    mode_t mode;
+    pthread_once(&umask_once, read_umask);
+    if (stat(af->target, &st) == 0 && S_ISREG(st.st_mode)) {
+        const struct io_ent *in = io_input_of(&st);
+        if (in) {
+            int rc = ps_error(PS_EUSAGE, "%s is the same file as %s '%s': the output would "
+                               "overwrite an input", path, in->opt, in->path);
+            release(af);
+            return rc;
+        }
+        mode = st.st_mode & 07777;
+        old = &st;
+    } else {
+        mode = 0666 & ~g_umask;
+    }
+    if ((e = make_tmp(af, mode, old)) != 0)
+        return fail_open(af, e, path);
+    return 0;
+}
+
+int ps_afile_commit(struct ps_afile *af)
+{
+    int rc = 0;
+    if (!af->f) {
+        release(af);
+        return 0;
+    }
+    if (af->f == stdout) {
+        errno = 0;
+        int bad = fflush(stdout) != 0, e = errno;
+        bad |= ferror(stdout);
+        if (bad)
+            rc = ps_error(PS_EIO, "%s: write failed: %s", af->path ? af->path : "stdout",
+                           strerror(e ? e : EIO));
+        release(af);
+        return rc;
+    }
+    errno = 0;
+    int bad = fflush(af->f) != 0, e = errno;
+    if (!bad && ferror(af->f))
+        bad = 1;
+    if (!bad && af->tmp && fsync(fileno(af->f)) != 0 && errno != EINVAL) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(af->f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    af->f = NULL;
+    if (!bad && af->tmp) {
+        if (rename(af->tmp, af->target) != 0) {
+            bad = 1;
+            e = errno;
+        } else { /* make the rename itself durable; best effort */
+            char *sl = strrchr(af->target, '/');
+            *sl = 0;
+            int dfd = open(sl == af->target ? "/" : af->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            *sl = '/';
+            if (dfd >= 0) {
+                (void)fsync(dfd);
+                close(dfd);
+            }
+        }
+    }
+    if (bad) {
+        rc = ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
+        if (af->tmp)
+            unlink(af->tmp);
+    }
+    release(af);
+    return rc;
+}
+
+void ps_afile_abort(struct ps_afile *af)
+{
+    if (af->f && af->f != stdout)
+        fclose(af->f);
+    if (af->f && af->tmp)
+        unlink(af->tmp);
+    release(af);
+}
+
+int ps_stdout_check(void)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0, e = errno;
+    bad |= ferror(stdout);
+    if (!bad) { /* a deferred error (NFS) shows on close; stdout itself stays open */
+        int fd = dup(STDOUT_FILENO);
+        if (fd >= 0 && close(fd) != 0 && errno != EINTR) {
+            bad = 1;
+            e = errno;
+        }
+    }
+    if (bad)
+        return ps_error(PS_EIO, "stdout: write failed: %s", strerror(e ? e : EIO));
+    return 0;
+}

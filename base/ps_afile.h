@@ -1,0 +1,74 @@
+/*
+ * ps_afile — every output file of pipesim, written so that nothing is ever
+ * destroyed: atomic replacement, devices and FIFOs written in place, no
+ * output the same file as an input, temporaries removed on signals.
+ *
+ * ps_afile_open(af, path) decides how path is written:
+ *   "-", our own stdout (/dev/stdout), a character or block device, a FIFO
+ *   or a socket: written directly (no temporary, no rename);
+ *   a symlink: followed (a chain of them, a dangling one too) and its
+ *   target replaced, so the link stays a link;
+ *   a regular file or a new name: a temporary made with mkstemp in the
+ *   target's resolved directory (".<name>.XXXXXX"), mode 0666 & ~umask or
+ *   the replaced file's mode (and owner, where allowed).
+ * ps_afile_commit flushes, fsyncs and renames the temporary over the target
+ * (for a direct output: flushes and checks for write errors);
+ * ps_afile_abort removes the temporary. A failure, a crash or a signal
+ * never leaves a half-written result under the real name.
+ * Ownership: af owns f, path and the temporary until commit or abort.
+ *
+ * Signals: ps_afile_signals_install() (once, from main) makes SIGINT,
+ * SIGTERM and SIGHUP unlink every live temporary, restore the default
+ * disposition and re-raise. The list of live temporaries is a fixed array
+ * of atomic pointers (PS_AFILE_MAX slots) the handler only reads; a
+ * handler installed later (the sweep's) may run instead and chain to it.
+ * Signals that were ignored at start (nohup) stay ignored.
+ *
+ * Same-file checks, per command: the command's option handling declares
+ * every input and output file with ps_io_input / ps_io_output before any
+ * work; an output that is the same file as an input or as another output
+ * (same st_dev and st_ino, or for names not there yet the same resolved
+ * path) is a PS_EUSAGE error naming both options and the path. "-",
+ * stdout and character devices never clash. ps_afile_open also refuses a
+ * target that is one of the declared inputs (outputs under --out-dir).
+ * Cost: open and the checks are O(inputs + outputs) system calls; the
+ * signal list is O(PS_AFILE_MAX) for the handler only.
+ */
+#ifndef PS_AFILE_H
+#define PS_AFILE_H
+
+#include <stdio.h>
+
+#define PS_AFILE_MAX 8192 /* live temporaries at once (Chakra writes up to 4096) */
+
+struct ps_afile {
+    FILE *f;
+    char *path;   /* as given, for messages; NULL for stdout */
+    char *target; /* resolved name the temporary is renamed to; NULL when direct */
+    char *tmp;    /* the temporary; NULL when direct */
+    int slot;     /* in the signal list */
+};
+
+int ps_afile_open(struct ps_afile *af, const char *path);
+int ps_afile_commit(struct ps_afile *af);
+void ps_afile_abort(struct ps_afile *af);
+/* 1 when the output is written in place (stdout, a device, a FIFO). */
+int ps_afile_direct(const struct ps_afile *af);
+
+/* Once, from main(): temporaries removed on SIGINT, SIGTERM, SIGHUP. */
+void ps_afile_signals_install(void);
+/* Another temporary path the handler removes (a plot's script); returns the
+ * slot or a negative error. ps_afile_untrack(slot) forgets it. */
+int ps_afile_track(const char *path);
+void ps_afile_untrack(int slot);
+
+/* Flushes stdout and checks it for write errors (ferror, fflush, and close
+ * of a duplicate descriptor): PS_EIO "stdout: write failed: <reason>". */
+int ps_stdout_check(void);
+
+/* Per-command registry of the files a command reads and writes. */
+void ps_io_reset(void);
+int ps_io_input(const char *path, const char *opt);
+int ps_io_output(const char *path, const char *opt);
+
+#endif

@@ -1,0 +1,74 @@
+#include "base/ps_error.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char errbuf[PS_ERRMSG_MAX];
+static _Thread_local int errcode;
+
+/* A message longer than the buffer keeps its start (the file) and its end
+ * (the explanation), cut in the middle, which is where a long path's middle
+ * is; no UTF-8 sequence is split. */
+static void shorten(const char *m, size_t len)
+{
+    static const char gap[] = " [...] ";
+    size_t head = PS_ERRMSG_MAX / 4, tail = PS_ERRMSG_MAX - 1 - head - (sizeof gap - 1);
+    while (head > 0 && ((unsigned char)m[head] & 0xC0) == 0x80)
+        head--;
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)m[from] & 0xC0) == 0x80)
+        from++;
+    memcpy(errbuf, m, head);
+    memcpy(errbuf + head, gap, sizeof gap - 1);
+    memcpy(errbuf + head + sizeof gap - 1, m + from, len - from + 1);
+}
+
+int ps_error(int code, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    char *full;
+    if (n >= (int)sizeof errbuf && (full = malloc((size_t)n + 1))) {
+        vsnprintf(full, (size_t)n + 1, fmt, ap2);
+        shorten(full, (size_t)n);
+        free(full);
+    } /* else (no memory for it): the start of the message */
+    va_end(ap2);
+    for (char *c = errbuf; *c; c++) /* input quoted in a message stays on one line */
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    if (code < 0)
+        code = -code;
+    if (code <= 0 || code >= PS_NERR)
+        PS_BUG("ps_error with bad code %d", code);
+    errcode = code;
+    return -code;
+}
+
+const char *ps_errmsg(void) { return errbuf; }
+int ps_errcode(void) { return errcode; }
+void ps_error_clear(void) { errbuf[0] = 0; errcode = 0; }
+
+static const struct { const char *name; int status; const char *desc; } tab[] = {
+    [PS_OK] = { "OK", 0, "success" },
+/* The names keep their first spelling, SIM_E*: sweep databases store them
+ * (runs.status) and `pipesim help errors` prints them. */
+#define PS_X_TAB(n, s, d) [PS_##n] = { "SIM_" #n, s, d },
+    PS_ERRNO_MAP(PS_X_TAB)
+#undef PS_X_TAB
+};
+
+static int norm(int code)
+{
+    if (code < 0)
+        code = -code;
+    return code < PS_NERR ? code : PS_EINVAL;
+}
+
+int ps_exit_status(int code) { return tab[norm(code)].status; }
+const char *ps_errname(int code) { return tab[norm(code)].name; }
+const char *ps_errdesc(int code) { return tab[norm(code)].desc; }

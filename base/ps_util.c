@@ -1,0 +1,164 @@
+#include "base/ps_util.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int ps_parse_double(const char *s, const char *what, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return ps_error(PS_EUSAGE, "%s: empty value", what);
+    errno = 0;
+    double v = strtod(s, &end);
+    while (*end == ' ' || *end == '\t')
+        end++;
+    if (*end || end == s)
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a finite number", what, s);
+    if (errno == ERANGE) /* a number, but beyond a double's range */
+        return ps_error(PS_EUSAGE, "%s: '%s' is out of range (%s)", what, s,
+                         fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
+    if (!isfinite(v))
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a finite number", what, s);
+    *out = v;
+    return 0;
+}
+
+int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return ps_error(PS_EUSAGE, "%s: empty value", what);
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || end == s)
+        return ps_error(PS_EUSAGE, "%s: '%s' is not an integer", what, s);
+    if (errno == ERANGE) /* an integer, but beyond a long */
+        return ps_error(PS_EUSAGE, "%s: '%s' is out of range [%ld, %ld]", what, s, lo, hi);
+    if (v < lo)
+        return ps_error(PS_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at least %ld",
+                         what, v, lo, hi, lo);
+    if (v > hi)
+        return ps_error(PS_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at most %ld",
+                         what, v, lo, hi, hi);
+    *out = v;
+    return 0;
+}
+
+int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
+                        long **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s || !*s)
+        return ps_error(PS_EUSAGE, "%s: empty list", what);
+    int cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    long *v = calloc((size_t)cap, sizeof *v);
+    if (!v)
+        return ps_error(PS_ENOMEM, "out of memory");
+    char *copy = strdup(s);
+    if (!copy) {
+        free(v);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int k = 0, rc = 0;
+    char *tok = copy;
+    for (int i = 0; i < cap; i++) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = 0;
+        if ((rc = ps_parse_long(tok, what, lo, hi, &v[k])) < 0)
+            break;
+        k++;
+        if (!comma)
+            break;
+        tok = comma + 1;
+    }
+    free(copy);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+int ps_file_hash(const char *path, char hex[17])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOMEM)
+        return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
+    if (!f)
+        return ps_error(PS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char buf[65536];
+    uint64_t h = PS_FNV_INIT;
+    size_t r;
+    while ((r = fread(buf, 1, sizeof buf, f)) > 0)
+        h = ps_fnv1a(buf, r, h);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad)
+        return ps_error(PS_EIO, "%s: read error", path);
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+int ps_read_file(const char *path, char **buf, size_t *len)
+{
+    *buf = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f && errno == ENOMEM) /* fopen allocates its FILE */
+        return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
+    if (!f)
+        return ps_error(PS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 65536, n = 0;
+    char *b = malloc(cap);
+    if (!b) {
+        fclose(f);
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                fclose(f);
+                return ps_error(PS_ENOMEM, "%s: out of memory", path);
+            }
+            b = nb;
+            cap *= 2;
+        }
+        errno = 0;
+        size_t r = fread(b + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f), e = errno;
+    fclose(f);
+    if (bad) {
+        free(b);
+        return ps_error(PS_EIO, "%s: cannot read: %s", path, strerror(e ? e : EIO));
+    }
+    b[n] = 0;
+    *buf = b;
+    if (len)
+        *len = n;
+    return 0;
+}

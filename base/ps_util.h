@@ -1,0 +1,43 @@
+/*
+ * ps_util — small shared helpers: strict number parsing, integer lists,
+ * file hashes; and, through base/ps_afile.h, the output files (atomic
+ * replacement, devices and FIFOs in place, same-file checks, temporaries
+ * removed on signals).
+ */
+#ifndef PS_UTIL_H
+#define PS_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/ps_afile.h"
+
+/* Strict parses: the whole string must be a finite number; errors name what. */
+int ps_parse_double(const char *s, const char *what, double *out);
+int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
+/* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */
+int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
+                        long **out, int *n);
+
+/* FNV-1a 64 of a file's bytes, as 16 hex digits into hex[17]. */
+int ps_file_hash(const char *path, char hex[17]);
+uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h);
+#define PS_FNV_INIT 0xcbf29ce484222325ULL
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer. */
+int ps_read_file(const char *path, char **buf, size_t *len);
+
+/* Bytes of a UTF-8 byte-order mark at the start of text (3), else 0: the
+ * loaders skip it (editors on Windows write one), lines and columns count
+ * from after it. */
+static inline size_t ps_bom_len(const char *text, size_t len)
+{
+    return len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+                   (unsigned char)text[2] == 0xBF
+               ? 3
+               : 0;
+}
+
+#define PS_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,503 @@
+/* msr_calib: the run (options, groups), the fits, and the profile and
+ * topology built from them (see msr_calib.h). */
+#include "measure/msr_calib.h"
+#include "measure/msr_calib_int.h"
+#include "runtime/rt_chan.h"
+#include "runtime/rt_cpu.h"
+#include "runtime/rt_stage.h"
+#include "base/ps_error.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int msr_realtime(int on)
+{
+    struct sched_param sp = { .sched_priority = on ? 10 : 0 };
+    if (sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp))
+        return ps_error(PS_ERUNTIME, "cannot switch to %s scheduling: %s",
+                         on ? "real-time (SCHED_FIFO)" : "normal", strerror(errno));
+    return 0;
+}
+
+const char *msr_calib_op_name(enum msr_calib_op op)
+{
+    static const char *const n[MSR_CALIB_NOPS] = { "F", "F-nostash", "R", "B" };
+    return op < MSR_CALIB_NOPS ? n[op] : "?";
+}
+
+void msr_stat_of(double *v, int n, struct msr_stat *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1)
+        return;
+    gsl_sort(v, 1, (size_t)n);
+    out->n = n;
+    out->min = v[0];
+    out->max = v[n - 1];
+    out->med = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
+    out->p25 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.25);
+    out->p75 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.75);
+}
+
+static void fit_quality(const double *x, const double *y, int n, struct msr_fit *f)
+{
+    double mean = 0, ss_tot = 0, ss_res = 0;
+    for (int i = 0; i < n; i++)
+        mean += y[i] / n;
+    f->max_rel = 0;
+    for (int i = 0; i < n; i++) {
+        double r = y[i] - (f->a + f->b * x[i]);
+        f->resid[i] = r;
+        ss_res += r * r;
+        ss_tot += (y[i] - mean) * (y[i] - mean);
+        if (y[i] != 0 && fabs(r / y[i]) > f->max_rel)
+            f->max_rel = fabs(r / y[i]);
+    }
+    f->r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : ss_res == 0 ? 1 : 0;
+}
+
+int msr_fit_line(const double *x, const double *y, int n, int relative, struct msr_fit *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1 || n > MSR_CALIB_MAX_SIZES + 1)
+        return ps_error(PS_EINVAL, "a line fit needs 1 to %d points, got %d",
+                         MSR_CALIB_MAX_SIZES + 1, n);
+    double w[MSR_CALIB_MAX_SIZES + 1];
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i]) || (relative && !(y[i] > 0)))
+            return ps_error(PS_EINVAL, "line fit: point %d (%g, %g) is not usable", i, x[i],
+                             y[i]);
+        w[i] = relative ? 1 / (y[i] * y[i]) : 1;
+    }
+    out->n = n;
+    int distinct = 0;
+    for (int i = 1; i < n; i++)
+        distinct |= x[i] != x[0];
+    if (!distinct) { /* one abscissa: a proportional fit through the origin */
+        if (x[0] == 0)
+            return ps_error(PS_EINVAL, "line fit: every point at x = 0");
+        double sw = 0, swy = 0;
+        for (int i = 0; i < n; i++)
+            sw += w[i], swy += w[i] * y[i];
+        out->a = 0;
+        out->b = swy / sw / x[0];
+    } else {
+        double c00, c01, c11, chisq;
+        gsl_error_handler_t *old = gsl_set_error_handler_off();
+        int e = gsl_fit_wlinear(x, 1, w, 1, y, 1, (size_t)n, &out->a, &out->b, &c00, &c01,
+                                &c11, &chisq);
+        gsl_set_error_handler(old);
+        if (e || !isfinite(out->a) || !isfinite(out->b))
+            return ps_error(PS_EINVAL, "line fit failed: %s", gsl_strerror(e));
+    }
+    fit_quality(x, y, n, out);
+    return 0;
+}
+
+int msr_fit_flops(const double *f, const double *ns, const double *t, int n, double *rate,
+                  double *batch_half, double *overhead, double *r2)
+{
+    *rate = *batch_half = *overhead = *r2 = 0;
+    if (n < 3)
+        return ps_error(PS_EINVAL, "the FLOP fit needs at least 3 points, got %d", n);
+    double fmin = INFINITY, fmax = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(f[i] > 0) || !(ns[i] > 0) || !(t[i] > 0))
+            return ps_error(PS_EINVAL, "FLOP fit: point %d (f %g, n %g, t %g) is not usable",
+                             i, f[i], ns[i], t[i]);
+        fmin = f[i] < fmin ? f[i] : fmin;
+        fmax = f[i] > fmax ? f[i] : fmax;
+    }
+    /* With one layer shape the overhead and batch_half terms are the same
+     * column (both constant per point): fit without the overhead. */
+    int p = fmax > 1.5 * fmin ? 3 : 2, rc = 0;
+    gsl_matrix *X = gsl_matrix_alloc((size_t)n, (size_t)p), *cov = gsl_matrix_alloc((size_t)p,
+                                                                                    (size_t)p);
+    gsl_vector *y = gsl_vector_alloc((size_t)n), *w = gsl_vector_alloc((size_t)n),
+               *c = gsl_vector_alloc((size_t)p);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc((size_t)n, (size_t)p);
+    if (!X || !cov || !y || !w || !c || !ws) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        gsl_matrix_set(X, (size_t)i, 0, f[i] * ns[i]);
+        gsl_matrix_set(X, (size_t)i, 1, f[i]);
+        if (p == 3)
+            gsl_matrix_set(X, (size_t)i, 2, 1.0);
+        gsl_vector_set(y, (size_t)i, t[i]);
+        gsl_vector_set(w, (size_t)i, 1 / (t[i] * t[i]));
+    }
+    double chisq;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int e = gsl_multifit_wlinear(X, w, y, c, cov, &chisq, ws);
+    gsl_set_error_handler(old);
+    double u = gsl_vector_get(c, 0), v = gsl_vector_get(c, 1);
+    if (e || !(u > 0) || !isfinite(v)) {
+        rc = ps_error(PS_EINVAL, "FLOP fit failed (%s): time does not grow with FLOPs",
+                       e ? gsl_strerror(e) : "slope <= 0");
+        goto out;
+    }
+    *rate = 1 / u;
+    *batch_half = v / u;
+    *overhead = p == 3 ? gsl_vector_get(c, 2) : 0;
+    double mean = 0, ss_tot = 0, ss_res = 0;
+    for (int i = 0; i < n; i++)
+        mean += t[i] / n;
+    for (int i = 0; i < n; i++) {
+        double m = *overhead + u * f[i] * ns[i] + v * f[i];
+        ss_res += (t[i] - m) * (t[i] - m);
+        ss_tot += (t[i] - mean) * (t[i] - mean);
+    }
+    *r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+out:
+    gsl_matrix_free(X);
+    gsl_matrix_free(cov);
+    gsl_vector_free(y);
+    gsl_vector_free(w);
+    gsl_vector_free(c);
+    gsl_multifit_linear_free(ws);
+    return rc;
+}
+
+void msr_calib_free(struct msr_calib *c)
+{
+    if (!c)
+        return;
+    free(c->layers);
+    free(c->groups);
+    mdl_profile_free(c->net_profile);
+    free(c);
+}
+
+/* "dense 512x512 relu", "dense 512x512 linear +mse", "norm 512"; layer 0
+ * computes no input gradient, so it is its own group. */
+static void group_label(const struct rt_net *net, int l, char *buf, size_t n)
+{
+    const struct rt_layer *ly = &net->layers[l];
+    if (ly->kind == RT_LAYER_NORM)
+        snprintf(buf, n, "norm %d", ly->in);
+    else
+        snprintf(buf, n, "dense %dx%d %s", ly->in, ly->out, ly->relu ? "relu" : "linear");
+    if (l == net->n_layers - 1)
+        snprintf(buf + strlen(buf), n - strlen(buf), " +mse");
+    if (l == 0)
+        snprintf(buf + strlen(buf), n - strlen(buf), " (first: no dx)");
+}
+
+static int fit_sizes(const struct msr_calib *c, const struct msr_stat *st, struct msr_fit *f)
+{
+    double x[MSR_CALIB_MAX_SIZES], y[MSR_CALIB_MAX_SIZES];
+    for (int i = 0; i < c->n_sizes; i++) {
+        x[i] = c->sizes[i];
+        y[i] = st[i].med > 0 ? st[i].med : 1e-9;
+    }
+    return msr_fit_line(x, y, c->n_sizes, 1, f);
+}
+
+static int fit_all(struct msr_calib *c)
+{
+    int rc = 0;
+    for (int l = 0; l < c->n_layers && !rc; l++) {
+        struct msr_calib_layer *cl = &c->layers[l];
+        for (int op = 0; op < MSR_CALIB_NOPS && !rc; op++)
+            rc = fit_sizes(c, cl->t[op], &cl->fit[op]);
+        if (!rc)
+            rc = fit_sizes(c, cl->kept, &cl->kept_fit);
+    }
+    /* groups: the median over the group's layers at each size */
+    for (int g = 0; g < c->n_groups && !rc; g++) {
+        struct msr_calib_group *gr = &c->groups[g];
+        for (int op = 0; op < MSR_CALIB_NOPS && !rc; op++) {
+            struct msr_stat st[MSR_CALIB_MAX_SIZES];
+            double v[64];
+            for (int i = 0; i < c->n_sizes; i++) {
+                int k = 0;
+                for (int l = 0; l < c->n_layers && k < 64; l++)
+                    if (!strcmp(c->layers[l].group, gr->label))
+                        v[k++] = c->layers[l].t[op][i].med;
+                msr_stat_of(v, k, &st[i]);
+            }
+            rc = fit_sizes(c, st, &gr->fit[op]);
+        }
+    }
+    /* the device's FLOP model over the dense layers' kept forwards */
+    int np = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        np += !strncmp(c->layers[l].kind, "dense", 5) ? c->n_sizes : 0;
+    double *f = malloc((size_t)(np ? np : 1) * 3 * sizeof *f);
+    if (!f)
+        return ps_error(PS_ENOMEM, "out of memory");
+    double *ns = f + np, *t = ns + np;
+    int k = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        for (int i = 0; !strncmp(c->layers[l].kind, "dense", 5) && i < c->n_sizes; i++) {
+            f[k] = c->layers[l].fwd_flops;
+            ns[k] = c->sizes[i];
+            t[k++] = c->layers[l].kept[i].med;
+        }
+    if (!rc && np >= 3 &&
+        msr_fit_flops(f, ns, t, np, &c->fit_rate, &c->fit_batch_half, &c->fit_overhead,
+                      &c->fit_r2) < 0) {
+        /* Timings too small or too noisy to separate FLOPs from overhead (tiny
+         * layers on busy cores): the topology falls back to the GEMM rate with
+         * no size model; the per-layer times in the profile are unaffected. */
+        fprintf(stderr, "pipesim calibrate: warning: %s; the topology uses the measured "
+                "GEMM rate without an efficiency curve\n", ps_errmsg());
+        ps_error_clear();
+        c->fit_rate = c->fit_batch_half = c->fit_overhead = c->fit_r2 = 0;
+    }
+    free(f);
+    if (rc < 0 || c->n_xfer < 1)
+        return rc;
+    double y[MSR_CALIB_MAX_SIZES + 1];
+    for (int i = 0; i < c->n_xfer; i++)
+        y[i] = c->xfer[i].med > 0 ? c->xfer[i].med : 1e-9;
+    if ((rc = msr_fit_line(c->xfer_bytes, y, c->n_xfer, 1, &c->xfer_fit)) < 0)
+        return rc;
+    c->link_latency = c->xfer_fit.a > 0 ? c->xfer_fit.a : c->handoff_spin.med;
+    c->link_bandwidth = c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b
+                                          : (c->memcpy_bw > 0 ? c->memcpy_bw / 2 : 1e10);
+    return 0;
+}
+
+static double mem_total(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    double kb = 0;
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemTotal: %lf kB", &kb) == 1)
+                break;
+        fclose(f);
+    }
+    if (kb > 0)
+        return kb * 1024;
+    return (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+}
+
+static int check_opts(const struct msr_calib_opts *o)
+{
+    if (!o->spec)
+        return ps_error(PS_EUSAGE, "calibrate: a net spec is required");
+    if (o->n_sizes < 1 || o->n_sizes > MSR_CALIB_MAX_SIZES)
+        return ps_error(PS_EUSAGE, "calibrate: 1 to %d micro-batch sizes, got %d",
+                         MSR_CALIB_MAX_SIZES, o->n_sizes);
+    for (int i = 0; i < o->n_sizes; i++) {
+        if (o->sizes[i] < 1)
+            return ps_error(PS_EUSAGE, "calibrate: micro-batch size %d must be >= 1",
+                             o->sizes[i]);
+        for (int j = 0; j < i; j++)
+            if (o->sizes[j] == o->sizes[i])
+                return ps_error(PS_EUSAGE, "calibrate: micro-batch size %d listed twice",
+                                 o->sizes[i]);
+    }
+    if (o->repeats < 0 || o->repeats > 10000 || o->warmup < 0 || o->warmup > 1000)
+        return ps_error(PS_EUSAGE, "calibrate: repeats in [1, 10000], warm-up in [0, 1000]");
+    int ok = !o->ref_batch;
+    for (int i = 0; i < o->n_sizes; i++)
+        ok |= o->sizes[i] == o->ref_batch;
+    if (!ok)
+        return ps_error(PS_EUSAGE, "calibrate: the profile's batch %d is not one of the "
+                         "measured sizes", o->ref_batch);
+    return 0;
+}
+
+static int pick_cpus(const struct msr_calib_opts *o, struct msr_calib *c)
+{
+    int *cpus, n, rc = rt_cpus_allowed(&cpus, &n);
+    if (rc < 0)
+        return rc;
+    c->n_cores = n;
+    c->cpu = o->cpu >= 0 ? o->cpu : cpus[0];
+    c->peer_cpu = o->peer_cpu >= 0 ? o->peer_cpu : cpus[n > 1 ? 1 : 0];
+    int ok0 = 0, ok1 = 0;
+    for (int i = 0; i < n; i++)
+        ok0 |= cpus[i] == c->cpu, ok1 |= cpus[i] == c->peer_cpu;
+    free(cpus);
+    if (!ok0 || !ok1)
+        return ps_error(PS_EUSAGE, "calibrate: CPU %d is not in this process's affinity "
+                         "mask", ok0 ? c->peer_cpu : c->cpu);
+    return 0;
+}
+
+int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
+{
+    *out = NULL;
+    int rc = check_opts(o);
+    if (rc < 0)
+        return rc;
+    struct rt_net *net = NULL;
+    struct msr_calib *c = calloc(1, sizeof *c);
+    if (!c)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int64_t t_begin = rt_now_ns();
+    if ((rc = rt_net_parse(o->spec, &net)) < 0 || (rc = rt_net_init(net, o->seed)) < 0 ||
+        (rc = rt_net_profile(net, &c->net_profile)) < 0 || (rc = pick_cpus(o, c)) < 0)
+        goto err;
+    snprintf(c->spec, sizeof c->spec, "%s", net->spec);
+    snprintf(c->blas, sizeof c->blas, "%s", rt_blas_corename());
+    time_t now = time(NULL);
+    strftime(c->stamp, sizeof c->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    c->repeats = o->repeats ? o->repeats : 5;
+    c->warmup = o->warmup;
+    c->n_sizes = o->n_sizes;
+    memcpy(c->sizes, o->sizes, (size_t)o->n_sizes * sizeof *c->sizes);
+    for (int i = 1; i < c->n_sizes; i++) /* increasing */
+        for (int j = i; j > 0 && c->sizes[j - 1] > c->sizes[j]; j--) {
+            int t = c->sizes[j];
+            c->sizes[j] = c->sizes[j - 1];
+            c->sizes[j - 1] = t;
+        }
+    c->ref_batch = o->ref_batch ? o->ref_batch : c->sizes[c->n_sizes - 1];
+    c->n_layers = net->n_layers;
+    c->n_stages = o->n_stages > 0 ? o->n_stages : 1;
+    if (c->n_stages > net->n_layers) {
+        rc = ps_error(PS_EUSAGE, "calibrate: %d stages but the net has %d layers",
+                       c->n_stages, net->n_layers);
+        goto err;
+    }
+    c->layers = calloc((size_t)net->n_layers, sizeof *c->layers);
+    c->groups = calloc((size_t)net->n_layers, sizeof *c->groups);
+    if (!c->layers || !c->groups) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err;
+    }
+    for (int l = 0; l < net->n_layers; l++) {
+        struct msr_calib_layer *cl = &c->layers[l];
+        const struct mdl_layer *ml = &c->net_profile->layers[l];
+        snprintf(cl->name, sizeof cl->name, "%s", ml->name);
+        snprintf(cl->kind, sizeof cl->kind, "%s", ml->kind);
+        cl->fwd_flops = ml->fwd;
+        cl->params = ml->params;
+        group_label(net, l, cl->group, sizeof cl->group);
+        int g = 0;
+        while (g < c->n_groups && strcmp(c->groups[g].label, cl->group))
+            g++;
+        if (g == c->n_groups)
+            snprintf(c->groups[c->n_groups++].label, sizeof c->groups[0].label, "%s",
+                     cl->group);
+        c->groups[g].n_layers++;
+    }
+    if ((rc = msr_calib_time(o, net, c)) < 0 || (rc = fit_all(c)) < 0)
+        goto err;
+    c->memory_per_core = mem_total() / c->n_cores;
+    c->wall_s = (double)(rt_now_ns() - t_begin) * 1e-9;
+    rt_net_free(net);
+    *out = c;
+    return 0;
+err:
+    rt_net_free(net);
+    msr_calib_free(c);
+    return rc;
+}
+
+/* ---- outputs ---- */
+
+static int ref_index(const struct msr_calib *c)
+{
+    for (int i = 0; i < c->n_sizes; i++)
+        if (c->sizes[i] == c->ref_batch)
+            return i;
+    return c->n_sizes - 1;
+}
+
+static double clamp_fixed(double a, double t_at) { return a < 0 ? 0 : a > t_at ? t_at : a; }
+
+int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
+{
+    *out = NULL;
+    char origin[1024];
+    snprintf(origin, sizeof origin, "pipesim calibrate %s in stages %s on cpu %d, OpenBLAS %s, "
+             "%d repeats, %s", c->spec, c->partition, c->cpu, c->blas, c->repeats, c->stamp);
+    struct mdl_profile *p = mdl_profile_new(origin, 1);
+    if (!p)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int r = ref_index(c);
+    for (int l = 0; l < c->n_layers; l++) {
+        const struct msr_calib_layer *cl = &c->layers[l];
+        struct mdl_layer m = c->net_profile->layers[l]; /* names, params, bytes */
+        m.at_batch = c->ref_batch;
+        m.fwd = cl->kept[r].med;
+        m.bwd = cl->t[MSR_CALIB_BWD][r].med;
+        m.fwd_nostash = cl->t[MSR_CALIB_FWD_NOSTASH][r].med;
+        m.has_nostash = 1;
+        m.has_fixed = 1;
+        m.fwd_fixed = clamp_fixed(cl->kept_fit.a, m.fwd);
+        m.bwd_fixed = clamp_fixed(cl->fit[MSR_CALIB_BWD].a, m.bwd);
+        m.nostash_fixed = clamp_fixed(cl->fit[MSR_CALIB_FWD_NOSTASH].a, m.fwd_nostash);
+        double pb[MDL_MAX_POINTS], pf[MDL_MAX_POINTS], pbw[MDL_MAX_POINTS],
+            pn[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
+        m.pt_batch = pb;
+        m.pt_fwd = pf;
+        m.pt_bwd = pbw;
+        m.pt_nostash = pn;
+        m.n_pts = 0;
+        for (int i = 0; i < c->n_sizes && m.n_pts < MDL_MAX_POINTS; i++) {
+            if (i == r)
+                continue;
+            m.pt_batch[m.n_pts] = c->sizes[i];
+            m.pt_fwd[m.n_pts] = cl->kept[i].med;
+            m.pt_bwd[m.n_pts] = cl->t[MSR_CALIB_BWD][i].med;
+            m.pt_nostash[m.n_pts++] = cl->t[MSR_CALIB_FWD_NOSTASH][i].med;
+        }
+        int rc = mdl_profile_add(p, &m);
+        if (rc < 0) {
+            mdl_profile_free(p);
+            return rc;
+        }
+    }
+    *out = p;
+    return 0;
+}
+
+int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
+{
+    *out = NULL;
+    struct mdl_topology *t = calloc(1, sizeof *t);
+    if (!t || !(t->path = strdup("<calibrated>")) ||
+        !(t->devices = calloc((size_t)c->n_cores, sizeof *t->devices)) ||
+        !(t->links = calloc(1, sizeof *t->links)))
+        goto err_nomem;
+    snprintf(t->name, sizeof t->name, "cpu-%dcore-calibrated", c->n_cores);
+    t->bytes_per_param = 8; /* the runtime keeps FP32 weights + gradients (SGD) */
+    double eff = c->fit_rate > 0 && c->gemm_flops > 0 ? c->fit_rate / c->gemm_flops : 1;
+    for (int d = 0; d < c->n_cores; d++) {
+        struct mdl_device *dv = &t->devices[t->n_devices++];
+        snprintf(dv->name, sizeof dv->name, "core%d", d);
+        dv->flops = c->gemm_flops > 0 ? c->gemm_flops : 1e9;
+        dv->memory = c->memory_per_core > 0 ? c->memory_per_core : 1e9;
+        dv->mem_bandwidth = c->update_bw;
+        dv->eff_max = eff > 1 ? 1 : eff > 0 ? eff : 1;
+        dv->batch_half = c->fit_batch_half > 0 ? c->fit_batch_half : 0;
+        dv->overhead_s = c->fit_overhead > 0 ? c->fit_overhead : 0;
+    }
+    if (c->n_cores > 1) {
+        struct mdl_link *l = &t->links[t->n_links++];
+        snprintf(l->name, sizeof l->name, "shared-memory");
+        l->bandwidth = c->link_bandwidth > 0 ? c->link_bandwidth : 1e10;
+        l->latency = c->link_latency > 0 ? c->link_latency : 0;
+        l->shared = 1;
+        if (!(l->ends = malloc((size_t)c->n_cores * sizeof *l->ends)))
+            goto err_nomem;
+        for (int d = 0; d < c->n_cores; d++)
+            l->ends[l->n_ends++] = d;
+    }
+    *out = t;
+    return 0;
+err_nomem:
+    mdl_topology_free(t);
+    return ps_error(PS_ENOMEM, "out of memory");
+}

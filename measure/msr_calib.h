@@ -1,0 +1,178 @@
+/*
+ * msr_calib — calibration: fit the simulator to this machine.
+ *
+ * msr_calib_run times a validation-runtime net (runtime/rt_net.h) with the
+ * runtime's own kernels on pinned cores, at each micro-batch size asked for:
+ * every layer's forward that keeps its stash (F of a kept micro-batch), the
+ * forward that keeps nothing (F of a re-materialized one), the recompute
+ * (R, the kept F's kernel, timed where R runs: after a B) and the backward
+ * (B), layer by layer inside whole-stage passes. A layer's cost depends on
+ * what runs beside it (its stage's working set in the caches, the other
+ * cores' traffic on the memory bus), so the net is cut into n_stages stages
+ * (uniform, default 1) and each stage is timed on its own core, all stages
+ * concurrently as in the pipeline; calibrate in K stages to predict K.
+ * Per size, one size at a time (a barrier keeps the stages in step),
+ * warm-up then `repeats` timed repetitions of the phases of a GPipe step
+ * on one device over the micro-batches of a batch of the largest size (at
+ * most 16; each with its own input and stash): all forwards keeping the
+ * stash, all backwards, all forwards keeping nothing, recompute and
+ * backward per micro-batch, then every layer's SGD update — so each op
+ * follows what it follows in a pipeline (F after F, B after B or R, R after
+ * B, U after the last B). Median and spread (p25, p75, min, max) over
+ * repetitions x micro-batches. Also: a large dense GEMM (the device's FLOP
+ * rate), the hand-off latency of a small message between two pinned cores
+ * through the runtime's channels (receiver polling, and receiver asleep), a
+ * transfer of each activation size (send copy + receive copy, sender start
+ * to receiver end) and the memcpy bandwidth.
+ *
+ * Fits (GSL least squares, relative: weights 1/t^2): per layer and per
+ * layer kind (same kind, shape and position class) time = a + b * n for
+ * each op, with R^2 and residuals; the device's FLOP model
+ * t = overhead + f (n + batch_half) / rate over the dense layers
+ * (gsl_multifit_wlinear); the link t(bytes) = latency + bytes / bandwidth.
+ *
+ * Outputs: a measured profile (msr_calib_profile) that `pipesim predict`
+ * accepts unchanged — times at the reference micro-batch, the other sizes as
+ * points (fwd_ms@N ...), the forward without stash, the fitted intercepts
+ * (models/mdl_profile.h) — and this machine's topology (msr_calib_topology):
+ * one device per allowed core (flops = the measured GEMM rate, efficiency
+ * from the FLOP fit, memory = MemTotal split across cores, mem_bandwidth
+ * such that the simulator's update 2 * params * 8 / bw equals the measured
+ * SGD), one shared link (latency and bandwidth from the transfer fit).
+ *
+ * Ownership: msr_calib_run allocates *out; msr_calib_free (NULL ok).
+ * Cost: per stage, size and repetition about three forwards and two
+ * backwards of (up to 16 micro-batches of) a batch of the largest size,
+ * plus a few hundred channel round trips; about 5 s for an 8-layer 512-wide
+ * net, sizes 4..256, 5 repetitions, one stage (about 3.5 s in two stages).
+ */
+#ifndef MSR_CALIB_H
+#define MSR_CALIB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+
+#define MSR_CALIB_MAX_SIZES 16
+
+enum msr_calib_op { MSR_CALIB_FWD, MSR_CALIB_FWD_NOSTASH, MSR_CALIB_RECOMP, MSR_CALIB_BWD,
+                    MSR_CALIB_NOPS };
+
+/* Seconds over the repeats of one measurement. */
+struct msr_stat {
+    double med, p25, p75, min, max;
+    int n;
+};
+
+/* y = a + b x by weighted least squares (relative: weights 1/y^2). */
+struct msr_fit {
+    double a, b;
+    double r2;                          /* 1 - SS_res / SS_tot (unweighted) */
+    double max_rel;                     /* max |y - fit| / y */
+    int n;
+    double resid[MSR_CALIB_MAX_SIZES];  /* y - fit, same unit as y */
+};
+
+struct msr_calib_layer {
+    char name[MDL_NAME_MAX], kind[24];
+    char group[64];                     /* "dense 512x512 relu", ... */
+    double fwd_flops;                   /* per sample, from rt_net_profile */
+    double params;
+    struct msr_stat t[MSR_CALIB_NOPS][MSR_CALIB_MAX_SIZES];
+    struct msr_fit fit[MSR_CALIB_NOPS];
+    struct msr_stat kept[MSR_CALIB_MAX_SIZES]; /* F and R samples pooled: the
+                                                  profile's fwd_ms (one kernel) */
+    struct msr_fit kept_fit;
+    struct msr_stat update;             /* SGD of this layer */
+};
+
+struct msr_calib_group {
+    char label[64];
+    int n_layers;
+    struct msr_fit fit[MSR_CALIB_NOPS];  /* over the layers' medians */
+};
+
+struct msr_calib_opts {
+    const char *spec;          /* rt_net spec (mlp:..., file:...) */
+    const int *sizes;          /* micro-batch sizes, > 0, distinct */
+    int n_sizes;
+    int repeats;               /* timed repetitions per size (default 5) */
+    int warmup;                /* untimed repetitions per size */
+    int ref_batch;             /* at_batch of the profile; 0 = largest size */
+    int n_stages;              /* time each layer inside its stage of a uniform
+                                  partition into this many stages (0 = 1) */
+    int cpu, peer_cpu;         /* -1: the first two allowed CPUs */
+    uint64_t seed;             /* weights and data (default 1) */
+};
+
+struct msr_calib {
+    char spec[256];
+    char blas[32];
+    char stamp[64];            /* UTC time of the run */
+    int cpu, peer_cpu, n_cores;
+    int repeats, warmup;
+    int n_sizes, sizes[MSR_CALIB_MAX_SIZES];
+    int ref_batch;
+    int n_stages;
+    char partition[256];              /* layers per stage timed together */
+    int n_layers;
+    struct msr_calib_layer *layers;   /* [n_layers] */
+    struct mdl_profile *net_profile;  /* rt_net_profile: FLOPs, bytes (owned) */
+    int n_groups;
+    struct msr_calib_group *groups;   /* [n_groups] */
+    /* device */
+    double gemm_flops;                /* dense forward 1024x1024, 256 rows */
+    double fit_rate, fit_batch_half, fit_overhead, fit_r2; /* FLOP model */
+    double update_s;                  /* SGD of the whole net */
+    double update_bw;                 /* 16 bytes/param / time (see above) */
+    double memory_per_core;           /* bytes */
+    /* link */
+    struct msr_stat handoff_spin, handoff_sleep;   /* one-way, 64 B */
+    int n_xfer;
+    double xfer_bytes[MSR_CALIB_MAX_SIZES + 1];
+    struct msr_stat xfer[MSR_CALIB_MAX_SIZES + 1];
+    struct msr_fit xfer_fit;          /* seconds = a + b * bytes */
+    double memcpy_bw;                 /* bytes/s, largest activation */
+    double link_latency, link_bandwidth;
+    double wall_s;                    /* how long calibration took */
+};
+
+int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out);
+void msr_calib_free(struct msr_calib *c);
+
+/* The measured profile described above (*out from mdl_profile_free). */
+int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out);
+/* This machine's topology (*out from mdl_topology_free). */
+int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out);
+
+/* Report: the fits, device and link figures ("table"), or the long CSV
+ * scope,name,op,batch,median_us,p25_us,p75_us,fit_us,resid_pct,a_us,b_us,r2
+ * ("csv"). */
+int msr_calib_print(const struct msr_calib *c, const char *format, FILE *f);
+const char *msr_calib_op_name(enum msr_calib_op op);
+
+/* Measuring on cores shared with other jobs: on = 1 puts the calling
+ * thread, and every thread it creates afterwards (calibration threads,
+ * runtime workers inherit it), under SCHED_FIFO at priority 10, so other
+ * processes' time slices stop landing inside timed ops (the kernel's RT
+ * throttling still leaves them 5 % of each core); on = 0 restores
+ * SCHED_OTHER. PS_ERUNTIME when not permitted (needs CAP_SYS_NICE), with
+ * the scheduling left as it was. */
+int msr_realtime(int on);
+
+/* ---- the fits, exposed for tests ---- */
+/* y = a + b x; relative != 0 weights by 1/y^2. n >= 1 (n = 1: a = 0).
+ * PS_EINVAL for n < 1, n > MSR_CALIB_MAX_SIZES + 1 or a non-positive y
+ * when relative. */
+int msr_fit_line(const double *x, const double *y, int n, int relative, struct msr_fit *out);
+/* t_i = overhead + (f_i n_i + batch_half f_i) / rate over n points
+ * (gsl_multifit_wlinear, weights 1/t^2); needs n >= 3 and two distinct f n.
+ * *r2 over the points. */
+int msr_fit_flops(const double *f, const double *n_samples, const double *t, int n,
+                  double *rate, double *batch_half, double *overhead, double *r2);
+/* Median and quartiles of v[0..n) (sorted in place). */
+void msr_stat_of(double *v, int n, struct msr_stat *out);
+
+#endif

@@ -1,0 +1,150 @@
+/* msr_calib_plot: gnuplot pictures (see msr_calib_plot.h). */
+#include "measure/msr_calib_plot.h"
+#include "base/ps_afile.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int msr_have_gnuplot(void)
+{
+    static int have = -1;
+    if (have < 0)
+        have = system("gnuplot --version >/dev/null 2>&1") == 0;
+    return have;
+}
+
+/* The script goes to a private temporary file; gnuplot's stdout is the
+ * output's temporary (ps_afile), published only when gnuplot succeeds. */
+int msr_plot_gnuplot(const char *script, int width, int height, const char *png_path)
+{
+    if (!msr_have_gnuplot())
+        return ps_error(PS_EIO, "%s: gnuplot is not installed (apt-get install gnuplot-nox)",
+                         png_path);
+    size_t pl = strlen(png_path);
+    int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
+    char sp[] = "/tmp/pipesim-gp-XXXXXX";
+    int fd = mkstemp(sp);
+    if (fd < 0)
+        return ps_error(PS_EIO, "%s: cannot write: %s", sp, strerror(errno));
+    int slot = ps_afile_track(sp), rc = 0;
+    FILE *g = fdopen(fd, "w");
+    if (slot < 0 || !g) {
+        if (g)
+            fclose(g);
+        else
+            close(fd);
+        unlink(sp);
+        ps_afile_untrack(slot);
+        return slot < 0 ? slot : ps_error(PS_ENOMEM, "out of memory");
+    }
+    if (svg)
+        fprintf(g, "set terminal svg size %d,%d font 'sans,9'\n", width, height);
+    else
+        fprintf(g, "set terminal png size %d,%d font ',9'\n", width, height);
+    fputs(script, g);
+    fputs("\nset output\n", g);
+    if (fclose(g) != 0) {
+        rc = ps_error(PS_EIO, "%s: write failed: %s", sp, strerror(errno));
+        goto out;
+    }
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, png_path)) < 0)
+        goto out;
+    fflush(af.f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (dup2(fileno(af.f), 1) < 0)
+            _exit(126);
+        execlp("gnuplot", "gnuplot", sp, (char *)NULL);
+        _exit(127);
+    }
+    int st = -1;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            st = -1;
+            break;
+        }
+    if (pid < 0 || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        ps_afile_abort(&af);
+        rc = ps_error(PS_EIO, "%s: gnuplot failed (status %d)", png_path,
+                       pid < 0 || st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st)
+                                                               : 128 + WTERMSIG(st));
+    } else {
+        rc = ps_afile_commit(&af);
+    }
+out:
+    unlink(sp);
+    ps_afile_untrack(slot);
+    return rc;
+}
+
+static const char *kind_colour(int kind)
+{
+    switch (kind) {
+    case SCH_OP_FWD: return "0x4477aa";
+    case SCH_OP_BWD: return "0xee6677";
+    case SCH_OP_RECOMP: return "0xccbb44";
+    case SCH_OP_WGRAD: return "0xaa3377";
+    case SCH_OP_UPDATE: return "0x228833";
+    default: return "0x999999";
+    }
+}
+
+/* One trace's compute ops as boxes: x xlow xhigh y ylow yhigh colour. */
+static void boxes(FILE *f, const struct trc_trace *t, int upper)
+{
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->stream != SCH_STREAM_COMPUTE)
+            continue;
+        double x0 = (double)e->start_ns * 1e-6, x1 = (double)e->end_ns * 1e-6;
+        double base = (double)(t->n_devices - 1 - e->device) * 2 + (upper ? 1 : 0);
+        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %s\n", (x0 + x1) / 2, x0, x1, base + 0.5,
+                base + 0.1, base + 0.9, kind_colour(e->kind));
+    }
+}
+
+int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas,
+                       const char *title, const char *png_path)
+{
+    if (sim->n_devices != meas->n_devices)
+        return ps_error(PS_EINVAL, "timelines of %d and %d devices", sim->n_devices,
+                         meas->n_devices);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int D = sim->n_devices;
+    fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (ms)'\nset yrange [0:%d]\n"
+               "set ytics (", title, 2 * D);
+    for (int d = 0; d < D; d++)
+        fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
+                (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);
+    fprintf(f, ")\nset grid xtics\nset key outside bottom horizontal reverse Left\n"
+               "$ops << EOD\n");
+    boxes(f, sim, 1);
+    boxes(f, meas, 0);
+    fprintf(f, "EOD\n");
+    /* the legend: one invisible point per kind */
+    static const int kinds[] = { SCH_OP_FWD, SCH_OP_RECOMP, SCH_OP_BWD, SCH_OP_WGRAD,
+                                 SCH_OP_UPDATE };
+    fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 border lc rgb '#ffffff' "
+               "lc rgb variable notitle");
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
+        fprintf(f, ", NaN with boxes fs solid lc rgb '#%s' title '%s'",
+                kind_colour(kinds[k]) + 2, sch_op_kind_name((enum sch_op_kind)kinds[k]));
+    fputc('\n', f);
+    if (fclose(f)) {
+        free(buf);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = msr_plot_gnuplot(buf, 1200, 120 + 110 * D, png_path);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,381 @@
+/* msr_validate: the --check grid (predict, run, compare) and its accuracy
+ * figures (see msr_validate.h). */
+#include "measure/msr_validate.h"
+#include "analysis/ana_predict.h"
+#include "runtime/rt_chan.h"
+#include "runtime/rt_cpu.h"
+#include "runtime/rt_pipe.h"
+#include "base/ps_error.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void msr_vcheck_free(struct msr_vcheck *v)
+{
+    if (!v)
+        return;
+    for (int i = 0; i < v->n_points; i++) {
+        ana_compare_free(v->pts[i].cmp);
+        ana_compare_free(v->pts[i].cmp_min);
+        trc_trace_free(v->pts[i].sim_trace);
+        trc_trace_free(v->pts[i].meas_trace);
+    }
+    free(v->pts);
+    free(v);
+}
+
+/* A copy of an engine-owned trace, so the point can keep it. */
+static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
+{
+    *out = NULL;
+    struct trc_trace *c = trc_trace_new(t->source, t->n_devices, t->n_stages, t->n_micro);
+    if (!c)
+        return ps_error(PS_ENOMEM, "out of memory");
+    memcpy(c->schedule, t->schedule, sizeof c->schedule);
+    memcpy(c->remat, t->remat, sizeof c->remat);
+    c->batch = t->batch;
+    int rc = 0;
+    for (size_t i = 0; i < t->n_events && !rc; i++)
+        rc = trc_add_event(c, &t->events[i]);
+    for (size_t i = 0; i < t->n_counters && !rc; i++)
+        rc = trc_add_counter(c, t->counters[i].device, t->counters[i].t_ns,
+                             t->counters[i].bytes);
+    if (!rc && t->static_mem) {
+        if (!(c->static_mem = malloc((size_t)t->n_devices * sizeof *c->static_mem)))
+            rc = ps_error(PS_ENOMEM, "out of memory");
+        else
+            memcpy(c->static_mem, t->static_mem, (size_t)t->n_devices * sizeof *c->static_mem);
+    }
+    if (rc < 0) {
+        trc_trace_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
+                    const struct mdl_topology *topo, struct msr_vpoint *pt)
+{
+    struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = o->schedule,
+                              .K = pt->K, .M = pt->M, .batch = o->batch, .remat = pt->remat,
+                              .record_trace = 1, .no_baseline = 1 };
+    struct ana_prediction *p;
+    int rc = ana_predict(&cfg, &p);
+    if (rc < 0)
+        return rc;
+    pt->step_sim_s = p->step_s;
+    rc = copy_trace(sim_engine_trace(p->engine), &pt->sim_trace);
+    ana_prediction_free(p);
+    return rc;
+}
+
+static int step_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Warm-up steps, then o->steps timed ones; keeps the median and fastest
+ * steps' traces. */
+static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
+                    const struct rt_data *data, struct msr_vpoint *pt,
+                    struct trc_trace **fastest)
+{
+    struct rt_pipe_config cfg = { .schedule = o->schedule, .K = pt->K, .M = pt->M,
+                                  .batch = o->batch, .remat = pt->remat, .lr = 0.05f,
+                                  .no_pin = o->no_pin };
+    rt_pipe *p = NULL;
+    struct trc_trace **tr = calloc((size_t)o->steps, sizeof *tr);
+    int64_t *ns = calloc((size_t)o->steps, sizeof *ns), *sorted = calloc((size_t)o->steps,
+                                                                         sizeof *sorted);
+    int rc = 0;
+    if (!tr || !ns || !sorted) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init(net, o->seed)) < 0)
+        goto out;
+    struct rt_step_stats st;
+    long *csw = calloc((size_t)o->steps, sizeof *csw);
+    if (!csw) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = -o->warmup_steps; i < o->steps && !rc; i++) {
+        struct rusage r0, r1;
+        getrusage(RUSAGE_SELF, &r0);
+        rc = rt_pipe_step(p, data, &st, i >= 0 ? &tr[i] : NULL);
+        getrusage(RUSAGE_SELF, &r1);
+        if (!rc && i >= 0) {
+            ns[i] = sorted[i] = st.step_ns;
+            csw[i] = r1.ru_nivcsw - r0.ru_nivcsw;
+        }
+    }
+    if (rc < 0) {
+        free(csw);
+        goto out;
+    }
+    qsort(sorted, (size_t)o->steps, sizeof *sorted, step_cmp);
+    int64_t med = sorted[(o->steps - 1) / 2]; /* the lower median: a step that ran */
+    int im = 0, imin = 0;
+    for (int i = 0; i < o->steps; i++) {
+        if (ns[i] == med)
+            im = i;
+        if (ns[i] < ns[imin])
+            imin = i;
+    }
+    pt->n_steps = o->steps;
+    pt->preempt_med = csw[im];
+    for (int i = 0; i < o->steps; i++)
+        pt->preempt_all += csw[i];
+    free(csw);
+    pt->step_med_s = (double)med * 1e-9;
+    pt->step_min_s = (double)sorted[0] * 1e-9;
+    pt->step_max_s = (double)sorted[o->steps - 1] * 1e-9;
+    pt->meas_trace = tr[im];
+    tr[im] = NULL;
+    if (imin == im) {
+        rc = copy_trace(pt->meas_trace, fastest);
+    } else {
+        *fastest = tr[imin];
+        tr[imin] = NULL;
+    }
+out:
+    for (int i = 0; tr && i < o->steps; i++)
+        trc_trace_free(tr[i]);
+    free(tr);
+    free(ns);
+    free(sorted);
+    rt_pipe_free(p);
+    return rc;
+}
+
+static int ev_key(const void *pa, const void *pb)
+{
+    const struct trc_event *a = pa, *b = pb;
+    int64_t ka = (((int64_t)a->device * SCH_OP_NKINDS + a->kind) * 65536 + a->stage) * 65536 +
+                 a->mb;
+    int64_t kb = (((int64_t)b->device * SCH_OP_NKINDS + b->kind) * 65536 + b->stage) * 65536 +
+                 b->mb;
+    return ka < kb ? -1 : ka > kb;
+}
+
+static int dbl_cmp(const void *a, const void *b);
+
+/* Per op kind, the median relative duration error of the compute ops
+ * (the traces hold the same ops: ana_compare checked). */
+static int kind_errors(struct msr_vpoint *pt)
+{
+    const struct trc_trace *s = pt->sim_trace, *m = pt->meas_trace;
+    size_t n = s->n_events;
+    struct trc_event *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+    double *e = malloc((n ? n : 1) * sizeof *e);
+    if (!a || !b || !e) {
+        free(a);
+        free(b);
+        free(e);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    memcpy(a, s->events, n * sizeof *a);
+    memcpy(b, m->events, n * sizeof *b);
+    qsort(a, n, sizeof *a, ev_key);
+    qsort(b, n, sizeof *b, ev_key);
+    for (int k = 0; k < SCH_OP_NKINDS; k++) {
+        size_t c = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t ds = a[i].end_ns - a[i].start_ns, dm = b[i].end_ns - b[i].start_ns;
+            if (a[i].kind == k && a[i].stream == SCH_STREAM_COMPUTE && ds > 0)
+                e[c++] = (double)(dm - ds) / (double)ds;
+        }
+        qsort(e, c, sizeof *e, dbl_cmp);
+        pt->kind_err[k] = !c ? NAN : c % 2 ? e[c / 2] : (e[c / 2 - 1] + e[c / 2]) / 2;
+    }
+    free(a);
+    free(b);
+    free(e);
+    return 0;
+}
+
+static void peak_error(struct msr_vpoint *pt)
+{
+    const struct ana_compare *c = pt->cmp;
+    pt->peak_err = 0;
+    for (int d = 0; d < c->n_devices; d++) {
+        int64_t s = c->peak_act_sim[d], m = c->peak_act_meas[d];
+        double e = s ? fabs((double)(m - s)) / (double)s : m ? 1 : 0;
+        if (d == 0 || e > pt->peak_err) {
+            pt->peak_err = e;
+            pt->peak_sim = s;
+            pt->peak_meas = m;
+        }
+    }
+}
+
+static int run_point(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
+                     const struct mdl_topology *topo, struct rt_net *net,
+                     const struct rt_data *data, struct msr_vpoint *pt)
+{
+    struct trc_trace *fastest = NULL;
+    int rc;
+    if ((rc = simulate(o, prof, topo, pt)) < 0 || (rc = run_real(o, net, data, pt, &fastest)) < 0 ||
+        (rc = ana_compare_new(pt->sim_trace, pt->meas_trace, &pt->cmp)) < 0 ||
+        (rc = ana_compare_new(pt->sim_trace, fastest, &pt->cmp_min)) < 0 ||
+        (rc = kind_errors(pt)) < 0)
+        goto out;
+    peak_error(pt);
+out:
+    trc_trace_free(fastest);
+    return rc;
+}
+
+static int check_opts(const struct msr_vcheck_opts *o)
+{
+    if (!o->spec || ((!o->profile || !o->topo) && !o->prepare))
+        return ps_error(PS_EUSAGE, "--check: a net, a profile and a topology are "
+                         "required");
+    if (o->batch < 1 || o->steps < 1 || o->steps > MSR_VCHECK_MAX_STEPS ||
+        o->warmup_steps < 0 || o->warmup_steps > MSR_VCHECK_MAX_STEPS)
+        return ps_error(PS_EUSAGE, "--check: batch >= 1, steps in [1, %d], "
+                         "warm-up steps in [0, %d]", MSR_VCHECK_MAX_STEPS,
+                         MSR_VCHECK_MAX_STEPS);
+    if (o->n_K < 1 || o->n_M < 1 || o->n_remat < 1)
+        return ps_error(PS_EUSAGE, "--check: empty grid");
+    return 0;
+}
+
+int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
+{
+    *out = NULL;
+    int rc = check_opts(o);
+    if (rc < 0)
+        return rc;
+    struct msr_vcheck *v = calloc(1, sizeof *v);
+    size_t cap = (size_t)o->n_K * o->n_M * o->n_remat;
+    if (!v || !(v->pts = calloc(cap, sizeof *v->pts))) {
+        free(v);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    struct rt_net *net = NULL;
+    struct rt_data *data = NULL;
+    int64_t t0 = rt_now_ns();
+    if ((rc = rt_net_parse(o->spec, &net)) < 0 ||
+        (rc = rt_data_new(net, o->batch, o->seed, &data)) < 0)
+        goto err;
+    snprintf(v->spec, sizeof v->spec, "%s", net->spec);
+    snprintf(v->schedule, sizeof v->schedule, "%s", o->schedule ? o->schedule : "gpipe");
+    snprintf(v->blas, sizeof v->blas, "%s", rt_blas_corename());
+    time_t now = time(NULL);
+    strftime(v->stamp, sizeof v->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    v->batch = o->batch;
+    v->steps = o->steps;
+    v->warmup_steps = o->warmup_steps;
+    v->seed = o->seed;
+    int *cpus;
+    if ((rc = rt_cpus_allowed(&cpus, &v->n_cpus)) < 0)
+        goto err;
+    free(cpus);
+    /* steady-state steps reuse the heap instead of faulting in fresh pages */
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    for (int a = 0; a < o->n_K; a++) {
+        const struct mdl_profile *prof = o->profile_for_K && o->profile_for_K[a]
+                                             ? o->profile_for_K[a] : o->profile;
+        const struct mdl_topology *topo = o->topo_for_K && o->topo_for_K[a] ? o->topo_for_K[a]
+                                                                           : o->topo;
+        if (o->prepare && (rc = o->prepare(o->prepare_ctx, o->Ks[a], &prof, &topo)) < 0)
+            goto err;
+        if (!prof || !topo) {
+            rc = ps_error(PS_EINVAL, "--check: no profile for K = %d", o->Ks[a]);
+            goto err;
+        }
+        if (net->n_layers != prof->n_layers) {
+            rc = ps_error(PS_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
+                           "this net", prof->path, prof->n_layers, net->spec, net->n_layers);
+            goto err;
+        }
+        for (int b = 0; b < o->n_M; b++)
+            for (int r = 0; r < o->n_remat; r++) {
+                if (o->batch % o->Ms[b])
+                    continue;
+                struct msr_vpoint *pt = &v->pts[v->n_points++];
+                pt->K = o->Ks[a];
+                pt->M = o->Ms[b];
+                pt->micro = o->batch / o->Ms[b];
+                pt->remat = o->remats[r];
+                if ((rc = run_point(o, prof, topo, net, data, pt)) < 0)
+                    goto err;
+                if (o->progress) {
+                    const struct ana_compare *c = pt->cmp;
+                    fprintf(o->progress, "K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas "
+                            "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas "
+                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %+.1f%% R %+.1f%% "
+                            "B %+.1f%% U %+.1f%%\n", pt->K, pt->M,
+                            sch_remat_name(pt->remat), pt->step_sim_s * 1e3,
+                            pt->step_med_s * 1e3, 100 * c->makespan_err,
+                            100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
+                            100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
+                            100 * pt->peak_err, pt->preempt_med,
+                            100 * pt->kind_err[SCH_OP_FWD], 100 * pt->kind_err[SCH_OP_RECOMP],
+                            100 * pt->kind_err[SCH_OP_BWD], 100 * pt->kind_err[SCH_OP_UPDATE]);
+                    fflush(o->progress);
+                }
+            }
+    }
+    if (!v->n_points) {
+        rc = ps_error(PS_EUSAGE, "--check: no -M divides --batch %d", o->batch);
+        goto err;
+    }
+    /* after the run: a prepare callback may have written them */
+    snprintf(v->profile_desc, sizeof v->profile_desc, "%s",
+             o->profile_desc ? o->profile_desc : o->profile ? o->profile->path : "");
+    snprintf(v->topology_desc, sizeof v->topology_desc, "%s",
+             o->topology_desc ? o->topology_desc : o->topo ? o->topo->path : "");
+    v->wall_s = (double)(rt_now_ns() - t0) * 1e-9;
+    rt_data_free(data);
+    rt_net_free(net);
+    *out = v;
+    return 0;
+err:
+    rt_data_free(data);
+    rt_net_free(net);
+    msr_vcheck_free(v);
+    return rc;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_accuracy *a)
+{
+    memset(a, 0, sizeof *a);
+    a->fastest = fastest;
+    a->n = v->n_points;
+    double *mk = malloc((size_t)(v->n_points ? v->n_points : 1) * sizeof *mk);
+    for (int i = 0; i < v->n_points; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        const struct ana_compare *c = fastest ? pt->cmp_min : pt->cmp;
+        double e = fabs(c->makespan_err), b = 100 * fabs(c->bubble_meas - c->bubble_sim);
+        if (mk)
+            mk[i] = e;
+        if (e > a->mk_max || i == 0)
+            a->mk_max = e, a->i_mk_max = i;
+        if (b > a->bubble_max || i == 0)
+            a->bubble_max = b, a->i_bubble_max = i;
+        if (pt->peak_err > a->peak_max || i == 0)
+            a->peak_max = pt->peak_err, a->i_peak_max = i;
+    }
+    if (mk && v->n_points) {
+        qsort(mk, (size_t)v->n_points, sizeof *mk, dbl_cmp);
+        int n = v->n_points;
+        a->mk_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+    }
+    free(mk);
+}

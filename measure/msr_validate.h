@@ -1,0 +1,149 @@
+/*
+ * msr_validate — `pipesim validate --check`: the simulator against real runs
+ * over a grid of configurations, stored and reported.
+ *
+ * For each (K, M, remat) of the grid (points whose M does not divide the
+ * batch are skipped): predict one step with the given (calibrated) profile
+ * and topology (ana_predict, trace recorded), run the same schedule for
+ * real on the validation runtime (rt_pipe: warm-up steps, then `steps`
+ * timed steps with their traces), and compare (ana_compare) the simulated
+ * trace with the measured step of median time, and with the fastest step
+ * (the least disturbed by other load on shared cores); the involuntary
+ * context switches of each step (getrusage) are kept as a noise indicator.
+ * Before running, the
+ * harness sets glibc's mmap and trim thresholds high (mallopt) so that
+ * steady-state steps reuse heap memory instead of page-faulting fresh
+ * buffers from the kernel, as training frameworks' caching allocators do.
+ *
+ * Accuracy (msr_vcheck_accuracy): over the points, median and max
+ * |makespan error|, max |bubble-fraction error| (points), max peak
+ * activation memory error (relative, worst device) — the figures of
+ * `make bench` with targets 2 %, 5 %, 1 point and 1 %.
+ *
+ * Storage (msr_vcheck_store, msr_validate_db.c): SQLite, one transaction per
+ * run; PRAGMA application_id MSR_VCHECK_APPLICATION_ID ('PSVC') and schema
+ * version in PRAGMA user_version (MSR_VCHECK_SCHEMA), set at creation and
+ * checked (msr_vcheck_db_prepare) before the grid runs (ana_dbkind.h). Tables
+ * runs, points, devices, discrepancies; see msr_validate_db.c.
+ * Report (msr_vcheck_report, msr_validate_report.c): Markdown table and
+ * figures, and a gnuplot PNG of predicted vs measured step time and bubble.
+ *
+ * Ownership: msr_vcheck_run borrows the profile and topology and allocates
+ * *out (traces and comparisons included); msr_vcheck_free (NULL ok).
+ * Cost per point: one simulation plus (warm-up + steps) real steps.
+ */
+#ifndef MSR_VALIDATE_H
+#define MSR_VALIDATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/ana_compare.h"
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sched/sch_schedule.h"
+#include "traces/trc_trace.h"
+
+#define MSR_VCHECK_SCHEMA 1
+#define MSR_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
+#define MSR_VCHECK_MAX_STEPS 1000
+
+/* Accuracy targets of the issue (bench_accuracy prints ratios to them). */
+#define MSR_TARGET_MAKESPAN_MEDIAN 0.02
+#define MSR_TARGET_MAKESPAN_MAX 0.05
+#define MSR_TARGET_BUBBLE_POINTS 1.0
+#define MSR_TARGET_PEAK_ACT 0.01
+
+struct msr_vcheck_opts {
+    const char *spec;                  /* runtime net */
+    int batch, steps, warmup_steps;    /* steps >= 1 */
+    const char *schedule;              /* NULL = "gpipe" */
+    const int *Ks, *Ms;
+    int n_K, n_M;
+    const enum sch_remat *remats;
+    int n_remat;
+    const struct mdl_profile *profile; /* borrowed */
+    const struct mdl_topology *topo;   /* borrowed */
+    /* optional [n_K]: the profile and topology to predict Ks[i] with
+     * (calibrated in Ks[i] stages); NULL or NULL entries: the above */
+    const struct mdl_profile *const *profile_for_K;
+    const struct mdl_topology *const *topo_for_K;
+    /* optional: called before the points of each K run, to calibrate in K
+     * stages just before measuring them (the machine's speed drifts over
+     * tens of seconds); sets the profile and topology for that K (the
+     * caller's, alive until msr_vcheck_run returns). Overrides the above. */
+    int (*prepare)(void *ctx, int K, const struct mdl_profile **prof,
+                   const struct mdl_topology **topo);
+    void *prepare_ctx;
+    const char *profile_desc;          /* where they came from, for the stamp */
+    const char *topology_desc;
+    uint64_t seed;
+    int no_pin;
+    FILE *progress;                    /* one line per point, or NULL */
+};
+
+struct msr_vpoint {
+    int K, M, micro;
+    enum sch_remat remat;
+    double step_sim_s;
+    double step_med_s, step_min_s, step_max_s; /* measured steps */
+    int n_steps;
+    long preempt_med, preempt_all;     /* involuntary context switches of the
+                                          process in the median step / all
+                                          timed steps: other load on the cores */
+    struct ana_compare *cmp;           /* simulated vs the median step */
+    struct ana_compare *cmp_min;       /* simulated vs the fastest step */
+    double kind_err[SCH_OP_NKINDS];    /* median (meas - sim) / sim duration of
+                                          the compute ops of each kind (F, B, R,
+                                          W, U; NaN where none), median step */
+    double peak_err;                   /* max over devices |meas - sim| / sim */
+    int64_t peak_sim, peak_meas;       /* on the device of peak_err */
+    struct trc_trace *sim_trace, *meas_trace; /* the median step (owned) */
+};
+
+struct msr_vcheck {
+    char spec[256], schedule[32], blas[32], stamp[64];
+    char profile_desc[512], topology_desc[512];
+    int batch, steps, warmup_steps, n_cpus;
+    uint64_t seed;
+    int n_points;
+    struct msr_vpoint *pts;
+    double wall_s;
+};
+
+struct msr_accuracy {
+    int n;
+    int fastest;               /* 1: figures from the fastest steps */
+    double mk_median, mk_max;  /* |relative makespan error| */
+    double bubble_max;         /* |error| in percentage points */
+    double peak_max;           /* relative */
+    int i_mk_max, i_bubble_max, i_peak_max; /* point indices of the worst */
+};
+
+int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);
+void msr_vcheck_free(struct msr_vcheck *v);
+
+/* fastest = 0: the median steps; 1: the fastest steps. */
+void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_accuracy *a);
+/* The figures against their targets as ratios; for each missed target the
+ * point and the ops (ana_compare's largest discrepancies) that account for
+ * the error. */
+int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a, FILE *f);
+
+/* Before any work: creates the database at path with its schema, or checks
+ * that an existing one is a validation database of this schema (stamping
+ * one of the previous release). PS_EUSAGE for a name SQLite keeps off disk
+ * ("", ":memory:", "file:"), PS_EDB for a sweep database, another
+ * program's, another schema version or a lock held too long; a refused file
+ * is not modified. */
+int msr_vcheck_db_prepare(const char *path);
+/* Appends the run (every point, device and discrepancy) to the SQLite
+ * database at path, creating it and its schema if needed, with the checks
+ * of msr_vcheck_db_prepare. command: the command line, for the stamp. */
+int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *command,
+                     int64_t *run_id);
+/* Markdown report at md_path; with png_path, the plot too (gnuplot; the
+ * report says so when gnuplot is missing). Both written atomically. */
+int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path);
+
+#endif

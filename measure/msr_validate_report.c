@@ -1,0 +1,272 @@
+/* msr_validate_report: accuracy figures against their targets, the Markdown
+ * report and its plot (see msr_validate.h). */
+#include "measure/msr_calib_plot.h"
+#include "measure/msr_validate.h"
+#include "base/ps_error.h"
+#include "base/ps_util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void point_name(const struct msr_vpoint *pt, char *buf, size_t n)
+{
+    snprintf(buf, n, "K=%d M=%d %s", pt->K, pt->M, sch_remat_name(pt->remat));
+}
+
+static void op_name(const struct trc_event *e, char *buf, size_t n)
+{
+    struct sch_op op = { e->kind, e->stage, e->mb };
+    char lab[32];
+    sch_op_label(&op, lab, sizeof lab);
+    snprintf(buf, n, "%s of stage %d on device %d", lab, e->stage, e->device);
+}
+
+static void print_top(const struct ana_compare *c, int n, const char *indent, FILE *f)
+{
+    for (int k = 0; k < c->n_top && k < n; k++) {
+        const struct ana_discrepancy *d = &c->top[k];
+        char o[96];
+        op_name(&d->sim, o, sizeof o);
+        fprintf(f, "%s%d. %-30s %+10.1f us  %s\n", indent, k + 1, o, (double)d->error_ns * 1e-3,
+                ana_cause_name(d->cause, d->error_ns));
+    }
+}
+
+/* Over the points whose |makespan error| exceeds lim: the discrepancies
+ * summed by op kind and cause, largest first. */
+static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FILE *f)
+{
+    struct agg { int kind, cause, sign, count; double us; } a[64];
+    int n = 0, pts = 0;
+    for (int i = 0; i < v->n_points; i++) {
+        const struct ana_compare *c = fastest ? v->pts[i].cmp_min : v->pts[i].cmp;
+        if (fabs(c->makespan_err) <= lim)
+            continue;
+        pts++;
+        for (int k = 0; k < c->n_top; k++) {
+            const struct ana_discrepancy *d = &c->top[k];
+            int sign = d->error_ns > 0, j = 0;
+            while (j < n && !(a[j].kind == d->sim.kind && a[j].cause == (int)d->cause &&
+                              a[j].sign == sign))
+                j++;
+            if (j == n && n < 64)
+                a[n++] = (struct agg){ d->sim.kind, (int)d->cause, sign, 0, 0 };
+            if (j < n) {
+                a[j].count++;
+                a[j].us += (double)d->error_ns * 1e-3;
+            }
+        }
+    }
+    for (int i = 1; i < n; i++) /* by |total| */
+        for (int j = i; j > 0 && fabs(a[j - 1].us) < fabs(a[j].us); j--) {
+            struct agg t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+    fprintf(f, "      over the %d points above %.0f%%, the ten largest discrepancies of each "
+            "by op and cause:\n", pts, 100 * lim);
+    for (int i = 0; i < n && i < 6; i++)
+        fprintf(f, "        %-2s %-30s %3d ops, %+10.1f us in all\n",
+                sch_op_kind_name((enum sch_op_kind)a[i].kind),
+                ana_cause_name((enum ana_cause)a[i].cause, a[i].sign ? 1 : -1), a[i].count,
+                a[i].us);
+}
+
+static void figure(FILE *f, const char *what, double val, double target, const char *unit,
+                   double scale, const char *where)
+{
+    double ratio = target > 0 ? val / target : 0;
+    fprintf(f, "  %-26s %8.2f%-4s target %6.2f%-4s ratio %5.2f  %s%s%s\n", what, val * scale,
+            unit, target * scale, unit, ratio, ratio <= 1 ? "met" : "MISSED",
+            where ? "  " : "", where ? where : "");
+}
+
+int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a, FILE *f)
+{
+    if (!a->n)
+        return ps_error(PS_EINVAL, "no validation points");
+    char w1[64], w2[64], w3[64];
+    point_name(&v->pts[a->i_mk_max], w1, sizeof w1);
+    point_name(&v->pts[a->i_bubble_max], w2, sizeof w2);
+    point_name(&v->pts[a->i_peak_max], w3, sizeof w3);
+    fprintf(f, "accuracy (%s, %d points, %d timed steps each)\n",
+            a->fastest ? "fastest step" : "median step", a->n, v->steps);
+    figure(f, "median |makespan error|", a->mk_median, MSR_TARGET_MAKESPAN_MEDIAN, "%", 100,
+           NULL);
+    figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1);
+    figure(f, "max |bubble error|", a->bubble_max, MSR_TARGET_BUBBLE_POINTS, " pts", 1, w2);
+    figure(f, "max peak act. error", a->peak_max, MSR_TARGET_PEAK_ACT, "%", 100, w3);
+    if (a->mk_median > MSR_TARGET_MAKESPAN_MEDIAN) {
+        fprintf(f, "  missed median makespan target:\n");
+        print_causes(v, a->fastest, MSR_TARGET_MAKESPAN_MEDIAN, f);
+    }
+    if (a->mk_max > MSR_TARGET_MAKESPAN_MAX) {
+        const struct msr_vpoint *pt = &v->pts[a->i_mk_max];
+        const struct ana_compare *c = a->fastest ? pt->cmp_min : pt->cmp;
+        fprintf(f, "  missed max makespan target at %s (%+.2f%%), largest discrepancies:\n", w1,
+                100 * c->makespan_err);
+        print_top(c, 5, "      ", f);
+    }
+    if (a->bubble_max > MSR_TARGET_BUBBLE_POINTS) {
+        const struct msr_vpoint *pt = &v->pts[a->i_bubble_max];
+        const struct ana_compare *c = a->fastest ? pt->cmp_min : pt->cmp;
+        fprintf(f, "  missed bubble target at %s (%.2f%% sim, %.2f%% meas), largest "
+                "discrepancies:\n", w2, 100 * c->bubble_sim, 100 * c->bubble_meas);
+        print_top(c, 5, "      ", f);
+    }
+    if (a->peak_max > MSR_TARGET_PEAK_ACT) {
+        const struct msr_vpoint *pt = &v->pts[a->i_peak_max];
+        fprintf(f, "  missed peak memory target at %s: per device peak activation bytes "
+                "simulated / measured:", w3);
+        for (int d = 0; d < pt->cmp->n_devices; d++)
+            fprintf(f, " %lld/%lld", (long long)pt->cmp->peak_act_sim[d],
+                    (long long)pt->cmp->peak_act_meas[d]);
+        fprintf(f, "\n");
+    }
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+}
+
+/* ---- the plot ---- */
+
+static int write_plot(const struct msr_vcheck *v, const char *png)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return ps_error(PS_ENOMEM, "out of memory");
+    double lo = INFINITY, hi = 0, bhi = 1;
+    for (int i = 0; i < v->n_points; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        double xs[] = { pt->step_sim_s, pt->step_min_s, pt->step_max_s };
+        for (int k = 0; k < 3; k++) {
+            lo = xs[k] * 1e3 < lo ? xs[k] * 1e3 : lo;
+            hi = xs[k] * 1e3 > hi ? xs[k] * 1e3 : hi;
+        }
+        bhi = fmax(bhi, 100 * fmax(pt->cmp->bubble_sim, pt->cmp->bubble_meas));
+    }
+    for (int k = 1; k <= 2; k++) { /* one datablock per K shown (K=1, K>=2) */
+        fprintf(f, "$k%d << EOD\n", k);
+        for (int i = 0; i < v->n_points; i++) {
+            const struct msr_vpoint *pt = &v->pts[i];
+            if ((k == 1) != (pt->K == 1))
+                continue;
+            fprintf(f, "%.6f %.6f %.6f %.6f %.4f %.4f\n", pt->step_sim_s * 1e3,
+                    pt->step_med_s * 1e3, pt->step_min_s * 1e3, pt->step_max_s * 1e3,
+                    100 * pt->cmp->bubble_sim, 100 * pt->cmp->bubble_meas);
+        }
+        fprintf(f, "EOD\n");
+    }
+    fprintf(f, "set multiplot layout 1,2 title \"%s, %s, batch %d: predicted vs measured "
+               "(median of %d steps, bars min-max)\" noenhanced\n"
+               "set key top left\nset grid\nset logscale xy\nset xrange [%g:%g]\n"
+               "set yrange [%g:%g]\nset size ratio -1\n"
+               "set xlabel 'predicted step time (ms)'\nset ylabel 'measured step time (ms)'\n"
+               "plot x title 'measured = predicted' lc rgb '#999999', "
+               "$k1 using 1:2:3:4 with yerrorbars pt 7 title 'K=1', "
+               "$k2 using 1:2:3:4 with yerrorbars pt 5 title 'K>1'\n"
+               "unset logscale\nset xrange [0:%g]\nset yrange [0:%g]\n"
+               "set xlabel 'predicted bubble (%%)'\n"
+               "set ylabel 'measured bubble (%%)'\n"
+               "plot x title 'measured = predicted' lc rgb '#999999', "
+               "$k1 using 5:6 with points pt 7 title 'K=1', "
+               "$k2 using 5:6 with points pt 5 title 'K>1'\nunset multiplot\n",
+            v->spec, v->schedule, v->batch, v->steps, lo / 1.15, hi * 1.15, lo / 1.15, hi * 1.15,
+            bhi * 1.1, bhi * 1.1);
+    if (fclose(f)) {
+        free(buf);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = msr_plot_gnuplot(buf, 1300, 560, png);
+    free(buf);
+    return rc;
+}
+
+/* ---- the Markdown report ---- */
+
+static void md_accuracy(const struct msr_vcheck *v, FILE *f)
+{
+    for (int fast = 0; fast < 2; fast++) {
+        struct msr_accuracy a;
+        msr_vcheck_accuracy(v, fast, &a);
+        fprintf(f, "\n```\n");
+        msr_accuracy_print(v, &a, f);
+        fprintf(f, "```\n");
+    }
+}
+
+static void md_points(const struct msr_vcheck *v, FILE *f)
+{
+    fprintf(f, "\n| K | M | remat | micro-batch | step sim ms | step meas ms (min–max) | "
+               "makespan err | fastest err | bubble sim | bubble meas | err pts | "
+               "peak act sim B | peak act meas B | err | op duration err median / p95 | "
+               "preempted (median step / all) | largest discrepancy |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < v->n_points; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        const struct ana_compare *c = pt->cmp;
+        char top[160] = "—";
+        if (c->n_top) {
+            char o[96];
+            op_name(&c->top[0].sim, o, sizeof o);
+            snprintf(top, sizeof top, "%s %+.1f us (%s)", o, (double)c->top[0].error_ns * 1e-3,
+                     ana_cause_name(c->top[0].cause, c->top[0].error_ns));
+        }
+        fprintf(f, "| %d | %d | %s | %d | %.3f | %.3f (%.3f–%.3f) | %+.2f%% | %+.2f%% | "
+                   "%.2f%% | %.2f%% | %+.2f | %lld | %lld | %+.2f%% | %.1f%% / %.1f%% | %ld / %ld | "
+                   "%s |\n",
+                pt->K, pt->M, sch_remat_name(pt->remat), pt->micro, pt->step_sim_s * 1e3,
+                pt->step_med_s * 1e3, pt->step_min_s * 1e3, pt->step_max_s * 1e3,
+                100 * c->makespan_err, 100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
+                100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
+                (long long)pt->peak_sim, (long long)pt->peak_meas, 100 * pt->peak_err,
+                100 * c->dur_err_median, 100 * c->dur_err_p95, pt->preempt_med,
+                pt->preempt_all, top);
+    }
+}
+
+int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path)
+{
+    int rc = 0, plotted = 0;
+    char plot_note[600] = "";
+    if (png_path) {
+        if (!msr_have_gnuplot()) {
+            snprintf(plot_note, sizeof plot_note, "(no plot: gnuplot is not installed)");
+        } else if ((rc = write_plot(v, png_path)) < 0) {
+            return rc;
+        } else {
+            plotted = 1;
+        }
+    }
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, md_path)) < 0)
+        return rc;
+    FILE *f = af.f;
+    fprintf(f, "# Validation: the simulator against real runs on this machine\n\n");
+    fprintf(f, "- net `%s`, schedule %s, batch %d, %d warm-up + %d timed steps per point "
+               "(median step compared; the fastest too)\n", v->spec, v->schedule, v->batch,
+            v->warmup_steps, v->steps);
+    fprintf(f, "- %d CPUs, OpenBLAS %s, seed %llu, %s, %.1f s\n", v->n_cpus, v->blas,
+            (unsigned long long)v->seed, v->stamp, v->wall_s);
+    fprintf(f, "- profile: %s\n- topology: %s\n", v->profile_desc, v->topology_desc);
+    fprintf(f, "- errors are measured − simulated; bubble = 1 − Σ compute busy (F, B, R, W) / "
+               "(devices × end of the last F/B/R/W), both traces computed the same way "
+               "(`pipesim compare`)\n");
+    fprintf(f, "\n## Accuracy\n");
+    md_accuracy(v, f);
+    fprintf(f, "\n## Points\n");
+    md_points(v, f);
+    if (plotted) {
+        const char *base = strrchr(png_path, '/');
+        fprintf(f, "\n## Predicted vs measured\n\n![predicted vs measured](%s)\n",
+                base ? base + 1 : png_path);
+    } else if (*plot_note) {
+        fprintf(f, "\n%s\n", plot_note);
+    }
+    if (ferror(f)) {
+        ps_afile_abort(&af);
+        return ps_error(PS_EIO, "%s: write error", md_path);
+    }
+    return ps_afile_commit(&af);
+}

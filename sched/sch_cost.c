@@ -1,0 +1,154 @@
+#include "sched/sch_cost.h"
+#include "base/ps_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Saturates outside +-SCH_MAX_OP_S (NaN too): callers range-check first, so
+ * no out-of-range double reaches llround. */
+sch_time sch_seconds_to_time(double s)
+{
+    if (!(s < SCH_MAX_OP_S))
+        return (sch_time)(SCH_MAX_OP_S * 1e9);
+    if (s < -SCH_MAX_OP_S)
+        return -(sch_time)(SCH_MAX_OP_S * 1e9);
+    return (sch_time)llround(s * 1e9);
+}
+double sch_time_to_seconds(sch_time t) { return (double)t * 1e-9; }
+
+sch_time sch_op_seconds_to_time(double s)
+{
+    sch_time t = sch_seconds_to_time(s);
+    return s > 0 && t < 1 ? 1 : t;
+}
+
+static int64_t bytes(double per_sample, double n)
+{
+    double b = per_sample * n;
+    return b < SCH_MAX_BYTES ? (int64_t)llround(b) : (int64_t)SCH_MAX_BYTES;
+}
+
+/* Huge but finite inputs (1e300 FLOPs, 1e-300 FLOP/s) must not wrap the
+ * int64 clock or byte counters: report them instead. */
+static int check_range(const struct mdl_profile *p, const struct mdl_device *d,
+                       const struct sch_partition *part, int s, double micro_batch,
+                       const char *what, double v, double max, const char *unit)
+{
+    if (v <= max) /* false for NaN */
+        return 0;
+    int a = part->first[s], b = part->first[s + 1] - 1;
+    return ps_error(PS_EINVAL, "%s: layers %d-%d ('%s'..'%s', stage %d on device %s): %s of "
+                     "%g %s is out of range (at most %g); check their costs and sizes, the "
+                     "device's figures and the micro-batch of %g samples (--batch / -M)",
+                     p->path, a + 1, b + 1, p->layers[a].name, p->layers[b].name, s, d->name,
+                     what, v, unit, max, micro_batch);
+}
+
+int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
+                  const struct sch_partition *part, const int *stage_device,
+                  double micro_batch, struct sch_costs **out)
+{
+    *out = NULL;
+    if (!(micro_batch > 0))
+        return ps_error(PS_EINVAL, "micro-batch size must be > 0, got %g", micro_batch);
+    if (part->n_layers != p->n_layers)
+        return ps_error(PS_EINVAL, "partition covers %d layers, profile %s has %d",
+                         part->n_layers, p->path, p->n_layers);
+    struct sch_costs *c = calloc(1, sizeof *c);
+    if (!c || !(c->st = calloc((size_t)part->n_stages, sizeof *c->st))) {
+        free(c);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    c->n_stages = part->n_stages;
+    c->micro_batch = micro_batch;
+    for (int s = 0; s < part->n_stages; s++) {
+        int dev = stage_device ? stage_device[s] : s;
+        if (dev < 0 || dev >= t->n_devices) {
+            sch_costs_free(c);
+            return ps_error(PS_ENOFIT, "stage %d needs device %d but topology %s has %d "
+                             "devices", s, dev, t->path, t->n_devices);
+        }
+        const struct mdl_device *d = &t->devices[dev];
+        struct sch_stage_cost *sc = &c->st[s];
+        double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0;
+        for (int l = part->first[s]; l < part->first[s + 1]; l++) {
+            const struct mdl_layer *ly = &p->layers[l];
+            fwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
+            bwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, micro_batch);
+            nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
+            params += ly->params;
+            stash += ly->stash_bytes;
+        }
+        double upd = d->mem_bandwidth > 0 ? 2.0 * params * t->bytes_per_param / d->mem_bandwidth
+                                           : 0;
+        const struct mdl_layer *first_l = &p->layers[part->first[s]];
+        const struct mdl_layer *last_l = &p->layers[part->first[s + 1] - 1];
+        double in_b = s > 0 ? first_l[-1].out_bytes * micro_batch : 0;
+        int rc;
+#define RANGE(what, v, max, unit) check_range(p, d, part, s, micro_batch, what, v, max, unit)
+        if ((rc = RANGE("forward time", fwd, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("backward time", bwd, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("forward time without stash", nostash, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("update time", upd, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("parameter memory", params * t->bytes_per_param, SCH_MAX_BYTES,
+                        "bytes")) < 0 ||
+            (rc = RANGE("stash", stash * micro_batch, SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE("input activation", in_b, SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE("output activation", last_l->out_bytes * micro_batch, SCH_MAX_BYTES,
+                        "bytes")) < 0) {
+#undef RANGE
+            sch_costs_free(c);
+            return rc;
+        }
+        sc->device = dev;
+        sc->fwd = sch_op_seconds_to_time(fwd);
+        sc->bwd = sch_op_seconds_to_time(bwd);
+        if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
+            sc->bwd = 2;
+        sc->fwd_nostash = sch_op_seconds_to_time(nostash);
+        sc->recomp = sc->fwd;
+        sc->bwd_input = sc->bwd / 2;
+        sc->bwd_weight = sc->bwd - sc->bwd_input;
+        sc->params = params;
+        sc->param_bytes = bytes(params, t->bytes_per_param);
+        sc->update = sch_op_seconds_to_time(upd);
+        int first = part->first[s], last = part->first[s + 1] - 1;
+        sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
+        sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;
+        sc->mem.stash = bytes(stash, micro_batch);
+    }
+    *out = c;
+    return 0;
+}
+
+void sch_costs_free(struct sch_costs *c)
+{
+    if (!c)
+        return;
+    free(c->st);
+    free(c);
+}
+
+sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,
+                           const struct sch_op *op)
+{
+    const struct sch_stage_cost *sc = &c->st[op->stage];
+    switch (op->kind) {
+    case SCH_OP_FWD:
+        return op->mb >= 0 && sch_schedule_remat_mb(s, op->mb) ? sc->fwd_nostash : sc->fwd;
+    case SCH_OP_RECOMP: return sc->recomp;
+    case SCH_OP_BWD: return s->has_wgrad ? sc->bwd_input : sc->bwd;
+    case SCH_OP_WGRAD: return sc->bwd_weight;
+    case SCH_OP_UPDATE: return sc->update;
+    default: return 0;
+    }
+}
+
+int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)
+{
+    if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_ACT)
+        return op->kind == SCH_OP_SEND_ACT ? c->st[op->stage].mem.out : c->st[op->stage].mem.in;
+    if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_GRAD)
+        return op->kind == SCH_OP_SEND_GRAD ? c->st[op->stage].mem.in : c->st[op->stage].mem.out;
+    return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * sch_cost — turns a profile, a topology and a partition into the per-stage
+ * durations and byte counts the engine replays.
+ *
+ * Each layer's time comes from mdl_layer_seconds on the device that holds
+ * the stage; a stage's forward is the sum over its layers, rounded once to
+ * nanoseconds, and at least 1 ns when it is not zero (a backward at least
+ * 2 ns, so that each half of a split one is). Recompute = forward. The forward of a re-materialized
+ * micro-batch keeps nothing for backward; calibrated profiles may time it
+ * apart (fwd_nostash, mdl_layer_seconds MDL_OP_FWD_NOSTASH; = forward
+ * otherwise), and sch_costs_op_time returns it for F ops whose micro-batch
+ * is re-materialized (the engine asks once per stage and kind with
+ * micro-batch 0, so under except_last the last micro-batch's F takes the
+ * re-materialized time too). With a split backward (zero-bubble
+ * schedules) B is the input-gradient half and W the weight-gradient half:
+ * bwd_input = bwd/2, bwd_weight = bwd - bwd_input (dense layers do equal
+ * FLOPs for dX and dW). Update = 2 * params * bytes_per_param /
+ * mem_bandwidth (read and write of the optimizer state), 0 if unknown.
+ * Ownership: sch_costs_new / sch_costs_free (NULL ok). Cost: O(layers).
+ */
+#ifndef SCH_COST_H
+#define SCH_COST_H
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
+
+struct sch_stage_cost {
+    int device;
+    sch_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
+    sch_time fwd_nostash;       /* F of a re-materialized micro-batch */
+    struct sch_stage_mem mem;   /* per micro-batch */
+    double params;
+    int64_t param_bytes;        /* params * bytes_per_param */
+};
+
+struct sch_costs {
+    int n_stages;
+    double micro_batch;         /* samples per micro-batch */
+    struct sch_stage_cost *st;  /* [n_stages] */
+};
+
+/* stage_device[s] gives the device of stage s (NULL: device s). */
+int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
+                  const struct sch_partition *part, const int *stage_device,
+                  double micro_batch, struct sch_costs **out);
+void sch_costs_free(struct sch_costs *c);
+/* Duration of op on its stage (transfers excluded: those depend on links). */
+sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,
+                           const struct sch_op *op);
+/* Bytes an op moves (SEND_* only), 0 otherwise. */
+int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op);
+/* Range of one op and one buffer: beyond these a figure is a typo or an
+ * overflow, not a configuration (31 years; 100 PB). sch_costs_new and the
+ * engine reject them with PS_EINVAL; the engine also rejects a step whose
+ * ops could add up past its int64 clock (292 years). */
+#define SCH_MAX_OP_S 1e9
+#define SCH_MAX_BYTES 1e17
+sch_time sch_seconds_to_time(double s);
+double sch_time_to_seconds(sch_time t);
+/* The duration of a compute op (F, B, R, W, U): as sch_seconds_to_time, but
+ * at least 1 ns when s > 0, so that real work shorter than the clock tick is
+ * never free (0 ns ops made a step of them 0 ms, its throughput 0 samples/s
+ * and its bubble 100 %). Transfers keep plain rounding: a link of 1e300 B/s
+ * is a deliberately free one. */
+sch_time sch_op_seconds_to_time(double s);
+
+#endif

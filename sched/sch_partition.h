@@ -1,0 +1,30 @@
+/*
+ * sch_partition — contiguous stage partitions of a layer list.
+ *
+ * Stage s holds layers [first[s], first[s+1]); first[0] = 0 and
+ * first[n_stages] = n_layers; every stage has at least one layer.
+ * Ownership: heap object, sch_partition_free (NULL ok). Cost: O(stages).
+ */
+#ifndef SCH_PARTITION_H
+#define SCH_PARTITION_H
+
+struct sch_partition {
+    int n_stages;
+    int n_layers;
+    int *first; /* [n_stages + 1] */
+};
+
+struct sch_partition *sch_partition_new(int n_stages, int n_layers);
+void sch_partition_free(struct sch_partition *p);
+/* Equal layer counts; the first n_layers % n_stages stages get one more. */
+int sch_partition_uniform(int n_stages, int n_layers, struct sch_partition **out);
+/* "3,5,4,4" (layers per stage, must sum to n_layers and have n_stages
+ * entries) or "uniform". */
+int sch_partition_parse(const char *spec, int n_stages, int n_layers,
+                        struct sch_partition **out);
+/* Writes "3,5,4,4" into buf; what does not fit in n bytes ends at an entry,
+ * as "3,5,... (1024 stages)", never in the middle of a number. */
+void sch_partition_format(const struct sch_partition *p, char *buf, int n);
+int sch_partition_layers(const struct sch_partition *p, int s);
+
+#endif

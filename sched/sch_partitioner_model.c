@@ -1,0 +1,378 @@
+/*
+ * The partitioner's model layer: profile + topology + micro-batch -> the
+ * integer cost arrays of sch_partitioner.h, with sch_cost.h semantics.
+ *
+ * Time, per training step, in ns (so a stage's cost is its busy time per
+ * step and the bottleneck bounds the step from below):
+ *   layer l on device d: M (fwd + bwd) + R fwd + update, where fwd/bwd come
+ *   from mdl_layer_seconds at the micro-batch size, R is the number of
+ *   re-materialized micro-batches (M always, M - 1 except_last, 0 never) and
+ *   update = 2 params bytes_per_param / mem_bandwidth;
+ *   cut j (between layers j-1 and j) on link k: M (latency + bytes_j /
+ *   bandwidth), bytes_j = out_bytes of layer j-1 x micro-batch, charged once
+ *   to each stage it bounds (the receiver of the activations, the sender of
+ *   them; the gradients of the same size go back the other way).
+ * Memory, the closed-form GPipe peak of the sch_memory.c ledger, bytes:
+ *   params bytes_per_param + cs stash + ci in + out, with N = M - R stashes
+ *   kept, cs = max(N, R > 0) (one stash is rebuilt at a time), ci = M when
+ *   R > 0 (kept inputs and the receive/gradient buffer), else 1: fill-drain
+ *   holds all M micro-batches when the backwards begin. It equals the
+ *   ledger's peak for stages that run at one pace when every micro-batch is
+ *   re-materialized, and exceeds it by at most min(in, out) otherwise (the
+ *   ledger may hold only the larger of those buffers at its peak). A faster
+ *   neighbour delivers buffers early and can push the real peak above it,
+ *   so ana_rank checks every candidate against the simulated peak
+ *   (tests/test_partitioner.c checks both claims).
+ * Arrays are shared between stages whose devices (links) have equal
+ * parameters, so a homogeneous chain is one set of arrays (the fast path).
+ */
+#include "sched/sch_partitioner.h"
+#include "sched/sch_cost.h"
+#include "base/ps_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXCLASS 64
+
+struct sch_part_model {
+    const struct mdl_profile *prof;
+    const struct mdl_topology *topo;
+    struct sch_part_opts o;
+    int *dev;                      /* [S] */
+    int L, S, R;
+    int n_tpre, n_x;
+    int64_t *tpre[MAXCLASS];       /* per device class, [L+1] */
+    int64_t *xs[MAXCLASS];         /* per link class, [L+1] */
+    int xlink[MAXCLASS];           /* a link of each class */
+    int64_t *mpre, *min_, *mout;   /* [L+1] */
+    struct sch_part_cost *time, *mem, *size;  /* [S] */
+    double *cap;                   /* [S] capacity the search uses */
+    struct sch_part_problem pb, size_pb;
+};
+
+static const char *const names[] = { "optimal", "uniform", "gpipe", "balance-by-size" };
+
+int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out)
+{
+    for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
+        if (!strcmp(s, names[i])) {
+            *out = (enum sch_part_strategy)i;
+            return 0;
+        }
+    return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s' (optimal, uniform, gpipe, "
+                     "balance-by-size)", s);
+}
+
+const char *sch_part_strategy_name(enum sch_part_strategy s)
+{
+    return s >= 0 && s < SCH_PART_NSTRATEGIES ? names[s] : "?";
+}
+
+void sch_part_model_free(sch_part_model *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < m->n_tpre; i++)
+        free(m->tpre[i]);
+    for (int i = 0; i < m->n_x; i++)
+        free(m->xs[i]);
+    free(m->dev);
+    free(m->mpre);
+    free(m->min_);
+    free(m->mout);
+    free(m->time);
+    free(m->mem);
+    free(m->size);
+    free(m->cap);
+    free(m);
+}
+
+/* Bounds on the prefix sums, so that the partitioners' sums of a stage's
+ * cost and its two transfers cannot wrap int64 (ns, bytes): huge but finite
+ * inputs are reported, not wrapped. */
+#define MAX_SUM_S 2e9
+#define MAX_SUM_BYTES 2e18
+
+static int64_t bytes_of(double per_sample, double n)
+{
+    return (int64_t)llround(per_sample * n);
+}
+
+static int same_device(const struct mdl_device *a, const struct mdl_device *b)
+{
+    return a->flops == b->flops && a->eff_max == b->eff_max &&
+           a->batch_half == b->batch_half && a->overhead_s == b->overhead_s &&
+           a->mem_bandwidth == b->mem_bandwidth;
+}
+
+/* Time prefix array of device d (shared with an equal earlier device). */
+static int device_pre(sch_part_model *m, int s, int64_t **out)
+{
+    const struct mdl_device *d = &m->topo->devices[m->dev[s]];
+    for (int t = 0; t < s; t++)
+        if (same_device(&m->topo->devices[m->dev[t]], d)) {
+            *out = (int64_t *)m->time[t].pre;
+            return 0;
+        }
+    if (m->n_tpre == MAXCLASS)
+        return ps_error(PS_EINVAL, "partitioner: more than %d distinct device kinds",
+                         MAXCLASS);
+    int64_t *pre = malloc(sizeof *pre * (size_t)(m->L + 1));
+    if (!pre)
+        return ps_error(PS_ENOMEM, "out of memory");
+    m->tpre[m->n_tpre++] = pre;
+    const struct mdl_profile *p = m->prof;
+    double n = m->o.micro_batch, M = m->o.n_micro, bpp = m->topo->bytes_per_param;
+    pre[0] = 0;
+    double total = 0;
+    for (int l = 0; l < m->L; l++) {
+        const struct mdl_layer *ly = &p->layers[l];
+        double f = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, n);
+        double fn = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, n);
+        double b = mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, n);
+        double u = d->mem_bandwidth > 0 ? 2.0 * ly->params * bpp / d->mem_bandwidth : 0;
+        /* R re-materialized micro-batches: their forward keeps no stash, and
+         * each is computed once more before its backward */
+        double t = (M - m->R) * f + m->R * fn + M * b + m->R * f + u;
+        total += t;
+        /* sums of three of these (a stage and its two transfers) stay in int64 ns */
+        if (!(total <= MAX_SUM_S))
+            return ps_error(PS_EINVAL, "%s: layers 1-%d (up to '%s') take %g s per step on "
+                             "device %s, beyond the simulator's clock (at most %g s); check "
+                             "their costs and the device's figures", p->path, l + 1, ly->name,
+                             total, d->name, MAX_SUM_S);
+        pre[l + 1] = pre[l] + sch_seconds_to_time(t);
+    }
+    *out = pre;
+    return 0;
+}
+
+/* Transfer array of the link between devices a and b (NULL if a == b). */
+static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
+{
+    *out = NULL;
+    if (a == b)
+        return 0;
+    int k = mdl_topology_link_between(m->topo, a, b);
+    if (k < 0)
+        return ps_error(PS_EINVAL, "topology %s: no link between %s and %s", m->topo->path,
+                         m->topo->devices[a].name, m->topo->devices[b].name);
+    const struct mdl_link *lk = &m->topo->links[k];
+    for (int i = 0; i < m->n_x; i++) {
+        const struct mdl_link *o = &m->topo->links[m->xlink[i]];
+        if (o->latency == lk->latency && o->bandwidth == lk->bandwidth) {
+            *out = m->xs[i];
+            return 0;
+        }
+    }
+    if (m->n_x == MAXCLASS)
+        return ps_error(PS_EINVAL, "partitioner: more than %d distinct link kinds", MAXCLASS);
+    int64_t *x = malloc(sizeof *x * (size_t)(m->L + 1));
+    if (!x)
+        return ps_error(PS_ENOMEM, "out of memory");
+    m->xlink[m->n_x] = k;
+    m->xs[m->n_x++] = x;
+    x[0] = 0; /* cut 0 is the model input: never a stage boundary */
+    for (int j = 1; j <= m->L; j++) {
+        double bd = m->prof->layers[j - 1].out_bytes * m->o.micro_batch;
+        double secs = m->o.n_micro * (lk->latency + bd / lk->bandwidth);
+        if (!(secs <= MAX_SUM_S))
+            return ps_error(PS_EINVAL, "topology %s: link %s: the transfers after layer '%s' "
+                             "take %g s per step, beyond the simulator's clock (at most %g s)",
+                             m->topo->path, lk->name, m->prof->layers[j - 1].name, secs,
+                             MAX_SUM_S);
+        int64_t bytes = bytes_of(m->prof->layers[j - 1].out_bytes, m->o.micro_batch);
+        x[j] = m->o.n_micro * sch_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
+    }
+    *out = x;
+    return 0;
+}
+
+static int build(sch_part_model *m)
+{
+    int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
+    double n = m->o.micro_batch, bpp = m->topo->bytes_per_param;
+    m->mpre = malloc(sizeof *m->mpre * (size_t)(L + 1));
+    m->min_ = malloc(sizeof *m->min_ * (size_t)(L + 1));
+    m->mout = malloc(sizeof *m->mout * (size_t)(L + 1));
+    m->time = calloc((size_t)S, sizeof *m->time);
+    m->mem = calloc((size_t)S, sizeof *m->mem);
+    m->size = calloc((size_t)S, sizeof *m->size);
+    m->cap = calloc((size_t)S, sizeof *m->cap);
+    if (!m->mpre || !m->min_ || !m->mout || !m->time || !m->mem || !m->size || !m->cap)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int64_t cs = (M - R) > (R > 0) ? M - R : (R > 0), ci = R > 0 ? M : 1;
+    m->mpre[0] = m->min_[0] = m->mout[0] = 0;
+    double mem = 0;
+    for (int l = 0; l < L; l++) {
+        const struct mdl_layer *ly = &m->prof->layers[l];
+        mem += ly->params * bpp + (double)cs * ly->stash_bytes * n;
+        if (!(mem <= MAX_SUM_BYTES) || !((double)ci * ly->out_bytes * n <= MAX_SUM_BYTES))
+            return ps_error(PS_EINVAL, "%s: layers 1-%d (up to '%s') need %g bytes, beyond "
+                             "the simulator's memory ledger (at most %g); check their sizes",
+                             m->prof->path, l + 1, ly->name,
+                             fmax(mem, (double)ci * ly->out_bytes * n), MAX_SUM_BYTES);
+        int64_t ob = bytes_of(ly->out_bytes, n);
+        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * bytes_of(ly->stash_bytes, n);
+        m->min_[l + 1] = ci * ob;
+        m->mout[l + 1] = ob;
+    }
+    int same = 1, rc;
+    for (int s = 0; s < S; s++) {
+        int64_t *pre = NULL;
+        const int64_t *xin = NULL, *xout = NULL;
+        if ((rc = device_pre(m, s, &pre)) < 0)
+            return rc;
+        if (s > 0)
+            xin = m->time[s - 1].out;
+        if (s + 1 < S && (rc = link_x(m, m->dev[s], m->dev[s + 1], &xout)) < 0)
+            return rc;
+        m->time[s] = (struct sch_part_cost){ pre, xin, xout, 0 };
+        double cap = m->o.cap_mode == 2 ? m->o.cap : m->topo->devices[m->dev[s]].memory;
+        m->cap[s] = cap;
+        int64_t icap = cap >= 9e18 ? INT64_MAX / 8 : (int64_t)floor(cap);
+        m->mem[s] = (struct sch_part_cost){ m->mpre, m->min_, m->mout, -icap };
+        m->size[s] = m->mem[s];
+        if (!m->o.cap_mode)
+            m->size[s].bias = 0;
+        /* alike: one device class, one cap, one link class on every cut */
+        if (s > 0)
+            same &= pre == m->time[0].pre && m->mem[s].bias == m->mem[0].bias &&
+                    (s == 1 || xin == m->time[1].in);
+    }
+    if (same && S > 1) {
+        /* the fast path reads stage 0's costs only: give it both sides */
+        const int64_t *x = m->time[1].in;
+        for (int s = 0; s < S; s++)
+            m->time[s].in = m->time[s].out = x;
+    }
+    m->pb = (struct sch_part_problem){ L, S, m->time, m->o.cap_mode ? m->mem : NULL, same };
+    m->size_pb = (struct sch_part_problem){ L, S, m->size, NULL, same };
+    return 0;
+}
+
+int sch_part_model_new(const struct mdl_profile *p, const struct mdl_topology *t,
+                       const struct sch_part_opts *o, sch_part_model **out)
+{
+    *out = NULL;
+    if (o->n_stages < 1)
+        return ps_error(PS_EUSAGE, "number of stages must be >= 1, got %d", o->n_stages);
+    if (o->n_stages > p->n_layers)
+        return ps_error(PS_ENOFIT, "%d stages but model %s has only %d layers (each stage "
+                         "needs at least one)", o->n_stages, p->path, p->n_layers);
+    if (o->n_micro < 1 || !(o->micro_batch > 0))
+        return ps_error(PS_EINVAL, "partitioner: need M >= 1 and a micro-batch > 0");
+    if (o->cap_mode == 2 && !(o->cap > 0))
+        return ps_error(PS_EUSAGE, "--mem-cap must be > 0 bytes, got %g", o->cap);
+    sch_part_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ps_error(PS_ENOMEM, "out of memory");
+    m->prof = p;
+    m->topo = t;
+    m->o = *o;
+    m->L = p->n_layers;
+    m->S = o->n_stages;
+    m->R = o->remat == SCH_REMAT_ALWAYS ? o->n_micro
+         : o->remat == SCH_REMAT_EXCEPT_LAST ? o->n_micro - 1 : 0;
+    int rc = 0;
+    if (!(m->dev = malloc(sizeof *m->dev * (size_t)m->S))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err_free_model;
+    }
+    for (int s = 0; s < m->S; s++) {
+        m->dev[s] = o->stage_device ? o->stage_device[s] : s;
+        if (m->dev[s] < 0 || m->dev[s] >= t->n_devices) {
+            rc = ps_error(PS_ENOFIT, "stage %d needs device %d but topology %s has %d "
+                           "devices", s, m->dev[s], t->path, t->n_devices);
+            goto err_free_model;
+        }
+    }
+    m->o.stage_device = m->dev;
+    if ((rc = build(m)) < 0)
+        goto err_free_model;
+    *out = m;
+    return 0;
+
+err_free_model:
+    sch_part_model_free(m);
+    return rc;
+}
+
+const struct sch_part_problem *sch_part_model_problem(const sch_part_model *m)
+{
+    return &m->pb;
+}
+
+void sch_part_model_stages(const sch_part_model *m, const struct sch_partition *part,
+                           struct sch_part_stage_info *info)
+{
+    for (int s = 0; s < part->n_stages; s++) {
+        int a = part->first[s], e = part->first[s + 1];
+        const struct sch_part_cost *tc = &m->time[m->pb.same ? 0 : s];
+        struct sch_part_cost mc = m->mem[s];
+        mc.bias = 0;
+        info[s].device = m->dev[s];
+        info[s].first = a;
+        info[s].n_layers = e - a;
+        info[s].time_s = sch_time_to_seconds(sch_part_cost_eval(tc, m->L, a, e));
+        info[s].compute_s = sch_time_to_seconds(tc->pre[e] - tc->pre[a]);
+        info[s].mem = sch_part_cost_eval(&mc, m->L, a, e);
+        info[s].capacity = m->cap[s];
+    }
+}
+
+int sch_part_model_explain_nofit(const sch_part_model *m)
+{
+    struct sch_part_problem over = m->size_pb;
+    struct sch_part_cost *c = calloc((size_t)m->S, sizeof *c);
+    struct sch_part_stage_info *info = calloc((size_t)m->S, sizeof *info);
+    struct sch_partition *part = NULL;
+    int rc;
+    if (!c || !info) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int s = 0; s < m->S; s++)
+        c[s] = m->mem[s]; /* overflow = memory - capacity */
+    over.time = c;
+    int64_t worst_over;
+    if ((rc = sch_part_solve(&over, &part, &worst_over)) < 0)
+        goto out;
+    int w = 0;
+    sch_part_bottleneck(&over, part, &w, NULL);
+    sch_part_model_stages(m, part, info);
+    char spec[256];
+    sch_partition_format(part, spec, sizeof spec);
+    rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: the "
+                   "closest, %s, still has stage %d (layers %d-%d on %s) needing %.4g GB for "
+                   "%.4g GB of memory, %.4g GB over (try --remat always, more stages or a "
+                   "smaller micro-batch)", m->L, m->S, spec, w, info[w].first,
+                   info[w].first + info[w].n_layers - 1, m->topo->devices[m->dev[w]].name,
+                   (double)info[w].mem / 1e9, info[w].capacity / 1e9,
+                   (double)worst_over / 1e9);
+out:
+    sch_partition_free(part);
+    free(c);
+    free(info);
+    return rc;
+}
+
+int sch_part_strategy_run(const sch_part_model *m, enum sch_part_strategy s,
+                          struct sch_partition **out)
+{
+    int64_t bn;
+    int rc;
+    switch (s) {
+    case SCH_PART_OPTIMAL:
+        rc = sch_part_solve(&m->pb, out, &bn);
+        if (rc == -PS_ENOFIT && m->pb.mem)
+            return sch_part_model_explain_nofit(m);
+        return rc;
+    case SCH_PART_UNIFORM: return sch_partition_uniform(m->S, m->L, out);
+    case SCH_PART_GPIPE: return sch_part_min_sq_sum(&m->pb, out);
+    case SCH_PART_BALANCE_SIZE: return sch_part_solve(&m->size_pb, out, &bn);
+    default: return ps_error(PS_EUSAGE, "unknown partition strategy %d", (int)s);
+    }
+}

@@ -1,0 +1,73 @@
+/* sch_schedsize — op counts of the schedule generators, before they run
+ * (see sch_schedsize.h). */
+#include "sched/sch_schedsize.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the generators of sch_schedule_build would make of the name, without
+ * building: stages per device v, split backward, the growth rule of the
+ * op arrays. 0, or 1 if a generator would refuse. */
+static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, int *exact)
+{
+    *v = 1;
+    *wgrad = 0;
+    *exact = 0;
+    if (K < 1 || M < 1)
+        return 1;
+    if (!strcmp(name, "gpipe")) {
+        *exact = 1;
+    } else if (!strcmp(name, "zb-h1")) {
+        *wgrad = 1;
+    } else if (!strncmp(name, "interleaved:", 12)) {
+        char *end;
+        errno = 0;
+        long x = strtol(name + 12, &end, 10);
+        if (end == name + 12 || *end || errno || x < 1 || x > 64 || !isdigit((unsigned char)name[12]))
+            return 1;
+        *v = (int)x;
+        if (*v > 1 && M % K)
+            return 1;
+    } else if (strcmp(name, "1f1b")) {
+        return 1;
+    }
+    return (int64_t)K * M * *v > 1LL << 28;
+}
+
+int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat remat,
+                           int replicas, struct sch_mem_sched *out)
+{
+    memset(out, 0, sizeof *out);
+    int v, wg, exact;
+    if (!schedule)
+        schedule = "gpipe";
+    if (parse_schedule(schedule, K, M, &v, &wg, &exact) || replicas < 0)
+        return 1;
+    int S = v * K, cross = K > 1, ar = replicas > 1;
+    int64_t rc = remat == SCH_REMAT_ALWAYS ? M : remat == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
+    out->n_stages = S;
+    double cap_total = 0;
+    for (int d = 0; d < K; d++) {
+        int64_t n = 0, cap = 0;
+        for (int st = d; st < S; st += K) {
+            int bounds = cross ? (st > 0) + (st + 1 < S) : 0;
+            n += (int64_t)M * (2 + wg) + rc + 2LL * bounds * M + 1;
+            if (exact) /* gpipe reserves its stage's ops up front */
+                cap = (int64_t)(2 + 2 * bounds + (remat != SCH_REMAT_NEVER)) * M + 1;
+        }
+        if (!exact) /* sch_schedule_push: 16, then doubling */
+            for (cap = 16; cap < n; cap *= 2)
+                ;
+        int nu = (S - d + K - 1) / K; /* stages on device d */
+        if (ar && n + nu > cap)
+            cap = n + nu;
+        out->n_ops += n + (ar ? nu : 0);
+        cap_total += (double)cap;
+    }
+    out->bytes = cap_total * (double)sizeof(struct sch_op) +
+                 (double)S * sizeof(int) + (double)K * (2 * sizeof(int) + sizeof(void *));
+    return 0;
+}
+

@@ -1,0 +1,288 @@
+#include "sched/sch_schedule.h"
+#include "base/ps_error.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *kind_names[SCH_OP_NKINDS] = {
+    "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U", "AR",
+};
+
+const char *sch_op_kind_name(enum sch_op_kind k)
+{
+    return (unsigned)k < SCH_OP_NKINDS ? kind_names[k] : "?";
+}
+
+void sch_op_label(const struct sch_op *op, char *buf, int n)
+{
+    switch (op->kind) {
+    case SCH_OP_UPDATE: snprintf(buf, (size_t)n, "U"); break;
+    case SCH_OP_ALLREDUCE: snprintf(buf, (size_t)n, "AR"); break;
+    case SCH_OP_SEND_ACT: snprintf(buf, (size_t)n, "sendF%d", op->mb); break;
+    case SCH_OP_RECV_ACT: snprintf(buf, (size_t)n, "recvF%d", op->mb); break;
+    case SCH_OP_SEND_GRAD: snprintf(buf, (size_t)n, "sendB%d", op->mb); break;
+    case SCH_OP_RECV_GRAD: snprintf(buf, (size_t)n, "recvB%d", op->mb); break;
+    default: snprintf(buf, (size_t)n, "%s%d", kind_names[op->kind], op->mb); break;
+    }
+}
+
+static const char *remat_names[] = { "never", "except_last", "always" };
+
+int sch_remat_parse(const char *s, enum sch_remat *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, remat_names[i])) {
+            *out = (enum sch_remat)i;
+            return 0;
+        }
+    return ps_error(PS_EUSAGE, "--remat: unknown mode '%s' (always, except_last, never)", s);
+}
+
+const char *sch_remat_name(enum sch_remat r) { return remat_names[r]; }
+
+int sch_schedule_remat_mb(const struct sch_schedule *s, int m)
+{
+    return s->remat == SCH_REMAT_ALWAYS ||
+           (s->remat == SCH_REMAT_EXCEPT_LAST && m != s->n_micro - 1);
+}
+
+struct sch_schedule *sch_schedule_new(const char *name, int n_devices, int n_stages,
+                                      int n_micro, enum sch_remat remat)
+{
+    struct sch_schedule *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->n_devices = n_devices;
+    s->n_stages = n_stages;
+    s->n_micro = n_micro;
+    s->remat = remat;
+    s->stage_device = calloc((size_t)n_stages, sizeof *s->stage_device);
+    s->n_ops = calloc((size_t)n_devices, sizeof *s->n_ops);
+    s->ops = calloc((size_t)n_devices, sizeof *s->ops);
+    s->cap_ops = calloc((size_t)n_devices, sizeof *s->cap_ops);
+    if (!s->stage_device || !s->n_ops || !s->ops || !s->cap_ops) {
+        sch_schedule_free(s);
+        return NULL;
+    }
+    for (int i = 0; i < n_stages; i++)
+        s->stage_device[i] = i % n_devices;
+    return s;
+}
+
+void sch_schedule_free(struct sch_schedule *s)
+{
+    if (!s)
+        return;
+    if (s->ops)
+        for (int d = 0; d < s->n_devices; d++)
+            free(s->ops[d]);
+    free(s->ops);
+    free(s->n_ops);
+    free(s->cap_ops);
+    free(s->stage_device);
+    free(s);
+}
+
+int sch_schedule_reserve(struct sch_schedule *s, int d, int n)
+{
+    if (s->n_ops[d] + n <= s->cap_ops[d])
+        return 0;
+    if ((int64_t)s->n_ops[d] + n > INT32_MAX / 2)
+        return ps_error(PS_EINVAL, "schedule %s: more than %d ops on one device", s->name,
+                         INT32_MAX / 2);
+    int cap = s->n_ops[d] + n;
+    struct sch_op *no = realloc(s->ops[d], (size_t)cap * sizeof *no);
+    if (!no)
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    s->ops[d] = no;
+    s->cap_ops[d] = cap;
+    return 0;
+}
+
+int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_kind kind, int stage, int mb)
+{
+    int n = s->n_ops[d];
+    if (n == s->cap_ops[d]) {
+        int rc = sch_schedule_reserve(s, d, n < 16 ? 16 : n);
+        if (rc < 0)
+            return rc;
+    }
+    s->ops[d][n] = (struct sch_op){ .kind = (uint8_t)kind, .stage = stage, .mb = mb };
+    s->n_ops[d] = n + 1;
+    return 0;
+}
+
+int64_t sch_schedule_total_ops(const struct sch_schedule *s)
+{
+    int64_t n = 0;
+    for (int d = 0; d < s->n_devices; d++)
+        n += s->n_ops[d];
+    return n;
+}
+
+static int check_km(int K, int M)
+{
+    if (K < 1)
+        return ps_error(PS_EUSAGE, "-K must be >= 1, got %d", K);
+    if (M < 1)
+        return ps_error(PS_EUSAGE, "-M must be >= 1, got %d", M);
+    if ((int64_t)K * M > 1LL << 28)
+        return ps_error(PS_EINVAL, "K*M = %lld is too large", (long long)K * M);
+    return 0;
+}
+
+/* Op list of one stage with GPipe's fill-drain order: forwards 0..M-1, then
+ * backwards M-1..0. A re-materialized micro-batch's R comes right before its
+ * gradient receive, so it runs as soon as the previous backward is done. */
+static int gpipe_stage(struct sch_schedule *s, int st)
+{
+    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages, rc;
+    int per_mb = 2 + (st > 0) * 2 + (st + 1 < S) * 2 + (s->remat != SCH_REMAT_NEVER);
+    if ((rc = sch_schedule_reserve(s, d, per_mb * M + 1)) < 0)
+        return rc;
+    for (int m = 0; m < M && rc == 0; m++) {
+        if (st > 0)
+            rc = sch_schedule_push(s, d, SCH_OP_RECV_ACT, st, m);
+        if (!rc)
+            rc = sch_schedule_push(s, d, SCH_OP_FWD, st, m);
+        if (!rc && st + 1 < S)
+            rc = sch_schedule_push(s, d, SCH_OP_SEND_ACT, st, m);
+    }
+    for (int m = M - 1; m >= 0 && rc == 0; m--) {
+        if (sch_schedule_remat_mb(s, m))
+            rc = sch_schedule_push(s, d, SCH_OP_RECOMP, st, m);
+        if (!rc && st + 1 < S)
+            rc = sch_schedule_push(s, d, SCH_OP_RECV_GRAD, st, m);
+        if (!rc)
+            rc = sch_schedule_push(s, d, SCH_OP_BWD, st, m);
+        if (!rc && st > 0)
+            rc = sch_schedule_push(s, d, SCH_OP_SEND_GRAD, st, m);
+    }
+    if (!rc)
+        rc = sch_schedule_push(s, d, SCH_OP_UPDATE, st, -1);
+    return rc;
+}
+
+int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule **out)
+{
+    *out = NULL;
+    int rc = check_km(K, M);
+    if (rc < 0)
+        return rc;
+    struct sch_schedule *s = sch_schedule_new("gpipe", K, K, M, remat);
+    if (!s)
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    for (int st = 0; st < K; st++)
+        if ((rc = gpipe_stage(s, st)) < 0) {
+            sch_schedule_free(s);
+            return rc;
+        }
+    *out = s;
+    return 0;
+}
+
+/* Schedule generators by name. A generator with a parameter ("interleaved:2")
+ * matches on the text before the colon and parses the rest itself. */
+typedef int (*sch_schedule_gen)(const char *arg, int K, int M, enum sch_remat remat,
+                                struct sch_schedule **out);
+
+static int gen_gpipe(const char *arg, int K, int M, enum sch_remat remat,
+                     struct sch_schedule **out)
+{
+    if (arg)
+        return ps_error(PS_EUSAGE, "--schedule gpipe takes no parameter");
+    return sch_schedule_gpipe(K, M, remat, out);
+}
+
+static const struct { const char *name; sch_schedule_gen gen; } generators[] = {
+    { "gpipe", gen_gpipe },
+    { "1f1b", sch_gen_1f1b },
+    { "interleaved", sch_gen_interleaved },
+    { "zb-h1", sch_gen_zbh1 },
+};
+
+int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
+                       struct sch_schedule **out)
+{
+    *out = NULL;
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+        if (strlen(generators[i].name) == len && !strncmp(generators[i].name, name, len))
+            return generators[i].gen(colon ? colon + 1 : NULL, K, M, remat, out);
+    char list[256] = "";
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 generators[i].name);
+    return ps_error(PS_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
+}
+
+int sch_schedule_add_allreduce(struct sch_schedule *s, int replicas)
+{
+    if (replicas < 1)
+        return ps_error(PS_EUSAGE, "--replicas must be >= 1, got %d", replicas);
+    if (s->n_replicas > 1)
+        return ps_error(PS_EINVAL, "schedule %s already has all-reduce ops", s->name);
+    s->n_replicas = replicas;
+    if (replicas == 1)
+        return 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        int n = s->n_ops[d], nu = 0;
+        for (int i = 0; i < n; i++)
+            nu += s->ops[d][i].kind == SCH_OP_UPDATE;
+        int rc = sch_schedule_reserve(s, d, nu);
+        if (rc < 0)
+            return rc;
+        /* shift in place from the back, writing AR(s) just before each U(s) */
+        int w = n + nu;
+        for (int i = n - 1; i >= 0; i--) {
+            struct sch_op op = s->ops[d][i];
+            s->ops[d][--w] = op;
+            if (op.kind == SCH_OP_UPDATE)
+                s->ops[d][--w] = (struct sch_op){ SCH_OP_ALLREDUCE, op.stage, -1 };
+        }
+        s->n_ops[d] = n + nu;
+    }
+    return 0;
+}
+
+static int push_dep(struct sch_op *deps, int n, enum sch_op_kind k, int st, int mb)
+{
+    deps[n] = (struct sch_op){ .kind = (uint8_t)k, .stage = st, .mb = mb };
+    return n + 1;
+}
+
+int sch_schedule_deps(const struct sch_schedule *s, const struct sch_op *op,
+                      struct sch_op deps[3])
+{
+    int st = op->stage, m = op->mb, n = 0, S = s->n_stages;
+    int here = s->stage_device[st];
+    switch (op->kind) {
+    case SCH_OP_FWD:
+        if (st > 0)
+            n = s->stage_device[st - 1] != here ? push_dep(deps, n, SCH_OP_RECV_ACT, st, m)
+                                                : push_dep(deps, n, SCH_OP_FWD, st - 1, m);
+        break;
+    case SCH_OP_RECV_ACT: n = push_dep(deps, n, SCH_OP_SEND_ACT, st - 1, m); break;
+    case SCH_OP_SEND_ACT: n = push_dep(deps, n, SCH_OP_FWD, st, m); break;
+    case SCH_OP_RECOMP: n = push_dep(deps, n, SCH_OP_FWD, st, m); break;
+    case SCH_OP_BWD:
+        n = push_dep(deps, n, sch_schedule_remat_mb(s, m) ? SCH_OP_RECOMP : SCH_OP_FWD, st, m);
+        if (st + 1 < S)
+            n = s->stage_device[st + 1] != here ? push_dep(deps, n, SCH_OP_RECV_GRAD, st, m)
+                                                : push_dep(deps, n, SCH_OP_BWD, st + 1, m);
+        break;
+    case SCH_OP_WGRAD: n = push_dep(deps, n, SCH_OP_BWD, st, m); break;
+    case SCH_OP_SEND_GRAD: n = push_dep(deps, n, SCH_OP_BWD, st, m); break;
+    case SCH_OP_RECV_GRAD: n = push_dep(deps, n, SCH_OP_SEND_GRAD, st + 1, m); break;
+    case SCH_OP_UPDATE:
+        if (s->n_replicas > 1)
+            n = push_dep(deps, n, SCH_OP_ALLREDUCE, st, -1);
+        break; /* and after all of its stage's B/W, checked by validate */
+    default: break; /* ALLREDUCE: after all of its stage's B/W, checked by validate */
+    }
+    return n;
+}

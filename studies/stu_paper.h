@@ -1,0 +1,72 @@
+/*
+ * stu_paper — the GPipe paper's reproductions (`pipesim paper`): Table 1
+ * (largest model that fits), Table 2 (TPU throughput), Table 3 (GPU
+ * throughput over PCIe) and a partition comparison, each written as a
+ * markdown file beside the paper's figures (/work/shared/paper-tables.md),
+ * with the error of every cell and a note on every deviation over 10 %.
+ *
+ * Every cell is one ana_predict() run of a generated model (mdl_amoeba,
+ * mdl_transformer) on a preset topology (models/topologies/ JSON, sources
+ * in SOURCES.md). Nothing is fitted to the paper's numbers. Output files
+ * are written atomically (ps_afile) and stamped with the version and the
+ * topology file hashes, never with dates or paths, so a run reproduces the
+ * committed results/paper/ byte for byte. PNG plots are drawn by gnuplot when
+ * it is on PATH (their bytes depend on the gnuplot build: not compared).
+ *
+ * Partitions come from the optimal partitioner (sched/sch_partitioner.h,
+ * analysis/ana_rank.h); the min-max and prefix partitions below are the
+ * extra candidates partitions.md compares it with.
+ *
+ * Ownership: nothing escapes; stu_part_* allocate *out (sch_partition_free).
+ * Cost: the whole run is about a thousand simulations of <= 30k ops each
+ * (a fraction of a second); stu_part_minmax is O(layers x bisection steps).
+ */
+#ifndef STU_PAPER_H
+#define STU_PAPER_H
+
+#include <stdio.h>
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
+#include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
+
+enum {
+    STU_PAPER_T1 = 1,     /* table1.md */
+    STU_PAPER_T2 = 2,     /* table2.md (+ table2.png) */
+    STU_PAPER_T3 = 4,     /* table3.md (+ table3.png) */
+    STU_PAPER_PARTS = 8,  /* partitions.md */
+    STU_PAPER_ALL = 15
+};
+
+struct stu_paper_opts {
+    const char *out_dir;   /* results/paper; created if missing */
+    const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are */
+    unsigned tables;       /* STU_PAPER_* mask */
+    int plots;             /* 1: PNG plots when gnuplot is present */
+    FILE *log;             /* one line per file written; NULL = quiet */
+};
+
+/* "1,2,3,partitions" or "all" -> mask; PS_EUSAGE naming the bad item. */
+int stu_paper_parse_tables(const char *s, unsigned *mask);
+int stu_paper_run(const struct stu_paper_opts *o);
+
+/* Stage cost of layers [a, b) of an n-layer model, K stages in all. */
+typedef double (*stu_stage_cost_fn)(void *ctx, int a, int b);
+
+/* The contiguous K-stage partition of n layers minimizing the largest stage
+ * cost, for a cost that grows as a stage extends (exact for additive costs:
+ * bisection on the bound, then the greedy that fills each stage up to it).
+ * PS_ENOFIT if K > n. */
+int stu_part_minmax(int n, int K, stu_stage_cost_fn cost, void *ctx,
+                    struct sch_partition **out);
+/* Min-max of per-micro-batch compute (F + R + B with remat, F + B without)
+ * of each layer on device 0 of t. */
+int stu_part_time(const struct mdl_profile *p, const struct mdl_topology *t, int K,
+                  double micro_batch, enum sch_remat remat, struct sch_partition **out);
+/* Greedy prefix heuristic: cut when the running compute passes s/K of the
+ * total (the nearer side of the crossing), one layer per stage at least. */
+int stu_part_prefix(const struct mdl_profile *p, const struct mdl_topology *t, int K,
+                    double micro_batch, enum sch_remat remat, struct sch_partition **out);
+
+#endif
