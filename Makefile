@@ -19,10 +19,10 @@ OPT      ?= -O2 -g
 .DEFAULT_GOAL := all
 
 # Targets and the deps mode each needs (scripts/deps.sh check|demo|test).
-DEPS_TEST  := test check asan alloc valgrind fuzz fuzz-bins coverage
+DEPS_TEST  := test check layers asan alloc valgrind fuzz fuzz-bins coverage
 DEPS_DEMO  := demo bench
 
-.PHONY: all deps test check check-unit asan alloc valgrind fuzz \
+.PHONY: all deps test check layers check-unit asan alloc valgrind fuzz \
         fuzz-bins demo bench install clean coverage
 
 ifneq ($(PIPESIM_STAGE),build)
@@ -146,14 +146,20 @@ define parts_end
 	@if [ -s $(BUILD)/parts.failed ]; then echo "!! failed: $$(cat $(BUILD)/parts.failed | tr '\n' ' ')"; exit 1; fi
 endef
 
+# The include lines against the allowed edges between folders (scripts/layers.sh).
+layers:
+	@sh scripts/layers.sh .
+
 check:
 	$(parts_begin)
+	$(call part,layers,layers)
 	$(call part,build,-j2 $(BIN) $(CHECK_BIN) $(BUILD)/tests/alloc_fail.so)
 	$(call part,unit+e2e,RUN_TESTS="$(CHECK_BIN)" check-unit)
 	$(parts_end)
 
 test:
 	$(parts_begin)
+	$(call part,layers,layers)
 	$(call part,build,-j2 $(BIN) $(TEST_BIN) $(BUILD)/tests/alloc_fail.so)
 	$(call part,unit+e2e,check-unit)
 	$(call part,asan,asan)

@@ -1,7 +1,6 @@
 /* ana_dbkind: which pipesim database an SQLite file holds (see ana_dbkind.h). */
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_db.h"
-#include "measure/msr_validate.h"
 #include "base/ps_error.h"
 
 #include <stdint.h>
@@ -18,7 +17,7 @@ static const struct kind {
     [ANA_DBKIND_SWEEP] = { "sweep", "pipesim sweep", ANA_DB_APPLICATION_ID, ANA_DB_SCHEMA,
                            "runs,stages" },
     [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
-                            MSR_VCHECK_APPLICATION_ID, MSR_VCHECK_SCHEMA,
+                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA,
                             "devices,discrepancies,points,runs" },
 };
 

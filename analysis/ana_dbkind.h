@@ -7,8 +7,8 @@
  *   kind        application_id                     user_version  tables
  *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
  *               'PSSW' (analysis/ana_db.h)
- *   validation  MSR_VCHECK_APPLICATION_ID          MSR_VCHECK_SCHEMA  runs, points,
- *               0x50535643 'PSVC' (msr_validate.h)                    devices, discrepancies
+ *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
+ *               0x50535643 'PSVC' (below)                            devices, discrepancies
  *
  * ana_dbkind_check accepts a file that is
  *   - empty (no schema object, both pragmas 0): ANA_DB_EMPTY, the caller
@@ -33,6 +33,12 @@
 #define ANA_DBKIND_H
 
 #include <sqlite3.h>
+
+/* The validation database of `pipesim validate --check` (measure/msr_validate_db.c)
+ * is registered here, with the sweep's (analysis/ana_db.h), so the check of any
+ * file knows every kind without including the folders that write them. */
+#define ANA_VCHECK_SCHEMA 1
+#define ANA_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 
 enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_N };
 enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_LEGACY };

@@ -21,8 +21,8 @@
  * `make bench` with targets 2 %, 5 %, 1 point and 1 %.
  *
  * Storage (msr_vcheck_store, msr_validate_db.c): SQLite, one transaction per
- * run; PRAGMA application_id MSR_VCHECK_APPLICATION_ID ('PSVC') and schema
- * version in PRAGMA user_version (MSR_VCHECK_SCHEMA), set at creation and
+ * run; PRAGMA application_id ANA_VCHECK_APPLICATION_ID ('PSVC') and schema
+ * version in PRAGMA user_version (ANA_VCHECK_SCHEMA), set at creation and
  * checked (msr_vcheck_db_prepare) before the grid runs (ana_dbkind.h). Tables
  * runs, points, devices, discrepancies; see msr_validate_db.c.
  * Report (msr_vcheck_report, msr_validate_report.c): Markdown table and
@@ -39,13 +39,12 @@
 #include <stdio.h>
 
 #include "analysis/ana_compare.h"
+#include "analysis/ana_dbkind.h" /* ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA */
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_schedule.h"
 #include "traces/trc_trace.h"
 
-#define MSR_VCHECK_SCHEMA 1
-#define MSR_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 #define MSR_VCHECK_MAX_STEPS 1000
 
 /* Accuracy targets of the issue (bench_accuracy prints ratios to them). */

@@ -1,7 +1,7 @@
 /* msr_validate_db: validate --check results in SQLite (see msr_validate.h).
  *
- * Schema (PRAGMA application_id MSR_VCHECK_APPLICATION_ID, 'PSVC'; version
- * MSR_VCHECK_SCHEMA in PRAGMA user_version; checked by ana_dbkind.h):
+ * Schema (PRAGMA application_id ANA_VCHECK_APPLICATION_ID, 'PSVC'; version
+ * ANA_VCHECK_SCHEMA in PRAGMA user_version; checked by ana_dbkind.h):
  *   runs(id, started, command, version, net, schedule, batch, steps,
  *        warmup_steps, seed, cpus, blas, profile, topology, wall_s)
  *   points(run, K, M, remat, micro_batch, step_sim_ms, step_meas_ms,

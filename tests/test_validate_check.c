@@ -197,8 +197,8 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     cr_assert_eq(msr_vcheck_store(v, db, "test one", &r1), 0, "%s", ps_errmsg());
     cr_assert_eq(msr_vcheck_store(v, db, "test two", &r2), 0, "%s", ps_errmsg());
     cr_expect_eq(r2, r1 + 1);
-    cr_expect_eq(query_int(db, "PRAGMA user_version"), MSR_VCHECK_SCHEMA);
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
     cr_expect_eq(query_int(db, "PRAGMA application_id"), 0x50535643); /* 'PSVC' */
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points"), 4);
@@ -331,11 +331,11 @@ Test(vcheck, store_opens_a_legacy_database_and_stamps_it)
     make_db(db, "PRAGMA application_id = 0"); /* as the previous release left it */
     cr_assert_eq(query_int(db, "PRAGMA application_id"), 0);
     cr_assert_eq(msr_vcheck_db_prepare(db), 0, "%s", ps_errmsg());
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
     make_db(db, "PRAGMA application_id = 0");
     cr_assert_eq(msr_vcheck_store(v, db, "two", NULL), 0, "%s", ps_errmsg());
-    cr_expect_eq(query_int(db, "PRAGMA application_id"), MSR_VCHECK_APPLICATION_ID);
-    cr_expect_eq(query_int(db, "PRAGMA user_version"), MSR_VCHECK_SCHEMA);
+    cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+    cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     /* with a table that is not ours it is someone else's */
     make_db(db, "PRAGMA application_id = 0; CREATE TABLE mine(x)");
