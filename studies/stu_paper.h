@@ -2,8 +2,9 @@
  * stu_paper — the GPipe paper's reproductions (`pipesim paper`): Table 1
  * (largest model that fits), Table 2 (TPU throughput), Table 3 (GPU
  * throughput over PCIe) and a partition comparison, each written as a
- * markdown file beside the paper's figures (/work/shared/paper-tables.md),
- * with the error of every cell and a note on every deviation over 10 %.
+ * markdown file beside the paper's figures (studies/gpipe/reference/, one
+ * CSV per table, read at run time: stu_ref.h), with the error of every cell
+ * and a note on every deviation over 10 %.
  *
  * Every cell is one ana_predict() run of a generated model (mdl_amoeba,
  * mdl_transformer) on a preset topology (models/topologies/ JSON, sources
@@ -40,9 +41,14 @@ enum {
     STU_PAPER_ALL = 15
 };
 
+/* The study's data files, relative to the working directory (the
+ * repository root, as for models/topologies), or --data. */
+#define STU_PAPER_DATA "studies/gpipe"
+
 struct stu_paper_opts {
     const char *out_dir;   /* results/paper; created if missing */
     const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are */
+    const char *data_dir;  /* reference/ CSVs, text/ templates; NULL = STU_PAPER_DATA */
     unsigned tables;       /* STU_PAPER_* mask */
     int plots;             /* 1: PNG plots when gnuplot is present */
     FILE *log;             /* one line per file written; NULL = quiet */
