@@ -8,7 +8,8 @@
 
 static const char help[] =
     "usage: pipesim paper [--out results/paper] [--tables 1,2,3,partitions|all]\n"
-    "                     [--topologies models/topologies] [--no-plots] [--quiet]\n\n"
+    "                     [--topologies models/topologies] [--data studies/gpipe]\n"
+    "                     [--no-plots] [--quiet]\n\n"
     "Reproduces the GPipe paper's evaluation with the simulator and writes one\n"
     "markdown file per item beside the paper's figures, with the error of every\n"
     "cell and a note on every deviation over 10 %:\n"
@@ -19,13 +20,18 @@ static const char help[] =
     "Plots (table2.png, table3.png, from the .dat/.gp files beside them) need\n"
     "gnuplot on PATH; without it they are skipped with a note. The outputs depend\n"
     "only on the inputs, so a rerun reproduces them byte for byte.\n"
-    "Defaults: --out results/paper, --tables all, --topologies models/topologies.\n";
+    "The paper's figures are read from --data/reference/*.csv (one per table,\n"
+    "each citing its source); a malformed one is an error naming file:line and\n"
+    "the field (exit status 3).\n"
+    "Defaults: --out results/paper, --tables all, --topologies models/topologies,\n"
+    "--data studies/gpipe.\n";
 
 int cmd_paper(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "out", required_argument, 0, 'o' },   { "tables", required_argument, 0, 't' },
         { "topologies", required_argument, 0, 'T' }, { "no-plots", no_argument, 0, 'P' },
+        { "data", required_argument, 0, 'D' },
         { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -38,6 +44,7 @@ int cmd_paper(int argc, char **argv)
         case 'h': cli_help(help); return 0;
         case 'o': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
+        case 'D': o.data_dir = optarg; break;
         case 'P': o.plots = 0; break;
         case 'q': o.log = NULL; break;
         case 't':

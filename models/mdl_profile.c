@@ -1,4 +1,5 @@
 #include "models/mdl_profile.h"
+#include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -91,32 +92,6 @@ double mdl_profile_params(const struct mdl_profile *p)
     for (int i = 0; i < p->n_layers; i++)
         s += p->layers[i].params;
     return s;
-}
-
-/* Splits line in place at commas; records each field's 1-based column. */
-static int split(char *line, char **f, int *colno)
-{
-    int n = 0;
-    char *s = line;
-    for (;;) {
-        if (n == MAX_FIELDS)
-            return -1;
-        colno[n] = (int)(s - line) + 1;
-        f[n++] = s;
-        char *c = strchr(s, ',');
-        if (!c)
-            break;
-        *c = 0;
-        s = c + 1;
-    }
-    for (int i = 0; i < n; i++) { /* trim */
-        while (*f[i] == ' ' || *f[i] == '\t')
-            f[i]++, colno[i]++;
-        char *e = f[i] + strlen(f[i]);
-        while (e > f[i] && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-            *--e = 0;
-    }
-    return n;
 }
 
 static int num(const char *path, int line, int col, const char *field,
@@ -545,7 +520,7 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
             t++;
         if (!*t || *t == '#' || !strcmp(t, "\r"))
             continue;
-        int n = split(start, f, colno); /* columns count from the line's start */
+        int n = ps_csv_split(start, f, colno, MAX_FIELDS); /* columns from the line's start */
         if (n < 0) {
             rc = ps_error(PS_EPARSE, "%s:%d: more than %d fields", path, line, MAX_FIELDS);
             goto err_free_profile;

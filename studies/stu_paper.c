@@ -288,6 +288,11 @@ int stu_paper_run(const struct stu_paper_opts *o)
         (rc = load(o->topo_dir, "tpu-v3.json", &c.tpu3, c.h_tpu3)) < 0 ||
         (rc = load(o->topo_dir, "p100-pcie-8.json", &c.p100, c.h_p100)) < 0)
         goto out_free_topos;
+    char ref[4096];
+    if ((rc = join(o->data_dir ? o->data_dir : STU_PAPER_DATA, "reference", ref,
+                   sizeof ref)) < 0 ||
+        (rc = stu_ref_load(ref, &c.ref)) < 0)
+        goto out_free_topos;
     if ((rc = make_dir(o->out_dir)) < 0)
         goto out_free_topos;
     if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(&c)) < 0)

@@ -2,8 +2,9 @@
  * stu_paper — the GPipe paper's reproductions (`pipesim paper`): Table 1
  * (largest model that fits), Table 2 (TPU throughput), Table 3 (GPU
  * throughput over PCIe) and a partition comparison, each written as a
- * markdown file beside the paper's figures (/work/shared/paper-tables.md),
- * with the error of every cell and a note on every deviation over 10 %.
+ * markdown file beside the paper's figures (studies/gpipe/reference/, one
+ * CSV per table, read at run time: stu_ref.h), with the error of every cell
+ * and a note on every deviation over 10 %.
  *
  * Every cell is one ana_predict() run of a generated model (mdl_amoeba,
  * mdl_transformer) on a preset topology (models/topologies/ JSON, sources
@@ -19,7 +20,8 @@
  *
  * Ownership: nothing escapes; stu_part_* allocate *out (sch_partition_free).
  * Cost: the whole run is about a thousand simulations of <= 30k ops each
- * (a fraction of a second); stu_part_minmax is O(layers x bisection steps).
+ * (a fraction of a second); stu_part_time is sch_part_solve's
+ * O(L log K log C).
  */
 #ifndef STU_PAPER_H
 #define STU_PAPER_H
@@ -39,9 +41,14 @@ enum {
     STU_PAPER_ALL = 15
 };
 
+/* The study's data files, relative to the working directory (the
+ * repository root, as for models/topologies), or --data. */
+#define STU_PAPER_DATA "studies/gpipe"
+
 struct stu_paper_opts {
     const char *out_dir;   /* results/paper; created if missing */
     const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are */
+    const char *data_dir;  /* reference/ CSVs, text/ templates; NULL = STU_PAPER_DATA */
     unsigned tables;       /* STU_PAPER_* mask */
     int plots;             /* 1: PNG plots when gnuplot is present */
     FILE *log;             /* one line per file written; NULL = quiet */
@@ -51,17 +58,10 @@ struct stu_paper_opts {
 int stu_paper_parse_tables(const char *s, unsigned *mask);
 int stu_paper_run(const struct stu_paper_opts *o);
 
-/* Stage cost of layers [a, b) of an n-layer model, K stages in all. */
-typedef double (*stu_stage_cost_fn)(void *ctx, int a, int b);
-
-/* The contiguous K-stage partition of n layers minimizing the largest stage
- * cost, for a cost that grows as a stage extends (exact for additive costs:
- * bisection on the bound, then the greedy that fills each stage up to it).
- * PS_ENOFIT if K > n. */
-int stu_part_minmax(int n, int K, stu_stage_cost_fn cost, void *ctx,
-                    struct sch_partition **out);
-/* Min-max of per-micro-batch compute (F + R + B with remat, F + B without)
- * of each layer on device 0 of t. */
+/* The contiguous K-stage partition minimizing the largest per-micro-batch
+ * compute (F + R + B with remat, F + B without, each layer on device 0 of
+ * t), exact: sch_part_solve (sched/sch_partitioner.h) on that additive cost
+ * in ns. PS_ENOFIT if K > layers. */
 int stu_part_time(const struct mdl_profile *p, const struct mdl_topology *t, int K,
                   double micro_batch, enum sch_remat remat, struct sch_partition **out);
 /* Greedy prefix heuristic: cut when the running compute passes s/K of the

@@ -7,6 +7,7 @@
 #define STU_PAPER_INT_H
 
 #include "studies/stu_paper.h"
+#include "studies/stu_ref.h"
 #include "analysis/ana_predict.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
@@ -15,6 +16,7 @@ struct stu_paper_ctx {
     const struct stu_paper_opts *o;
     struct mdl_topology *tpu2, *tpu3, *p100;
     char h_tpu2[17], h_tpu3[17], h_p100[17];
+    struct stu_ref ref; /* the published figures, <data>/reference/ */
 };
 
 /* Opens <out_dir>/<name> atomically and writes the stamp and the title. */

@@ -1,76 +1,13 @@
-/* Balanced contiguous partitions for the paper reproductions: exact min-max
- * of an additive cost (bisection + greedy) and the greedy prefix heuristic.
- * See stu_paper.h. */
+/* Balanced contiguous partitions for the paper reproductions: the exact
+ * min-max of per-micro-batch compute (sched/sch_partitioner.h's solver on
+ * that cost) and the greedy prefix heuristic. See stu_paper.h. */
 #include "studies/stu_paper.h"
+#include "sched/sch_partitioner.h"
 #include "base/ps_error.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
-
-/* Greedy: each stage takes layers while its cost stays <= bound, leaving one
- * layer for each later stage. 1 and the cuts in first[] if every stage fits. */
-static int greedy(int n, int K, stu_stage_cost_fn cost, void *ctx, double bound, int *first)
-{
-    int pos = 0;
-    first[0] = 0;
-    for (int s = 0; s < K; s++) {
-        int b;
-        if (s == K - 1) {
-            b = n;
-            if (cost(ctx, pos, b) > bound)
-                return 0;
-        } else {
-            b = pos + 1;
-            if (cost(ctx, pos, b) > bound)
-                return 0;
-            while (b < n - (K - 1 - s) && cost(ctx, pos, b + 1) <= bound)
-                b++;
-        }
-        first[s + 1] = b;
-        pos = b;
-    }
-    return 1;
-}
-
-int stu_part_minmax(int n, int K, stu_stage_cost_fn cost, void *ctx,
-                    struct sch_partition **out)
-{
-    *out = NULL;
-    if (K < 1)
-        return ps_error(PS_EUSAGE, "number of stages must be >= 1, got %d", K);
-    if (K > n)
-        return ps_error(PS_ENOFIT, "%d stages but the model has only %d layers", K, n);
-    struct sch_partition *p = sch_partition_new(K, n);
-    if (!p)
-        return ps_error(PS_ENOMEM, "out of memory");
-    double lo = 0, hi = cost(ctx, 0, n);
-    /* The whole model in stage 0 is a bound every (monotone) cost meets, but
-     * the greedy must leave a layer per stage, so widen hi until it works. */
-    while (!greedy(n, K, cost, ctx, hi, p->first))
-        hi = hi > 0 ? hi * 2 : 1;
-    for (int it = 0; it < 200 && hi > lo; it++) {
-        double mid = lo + (hi - lo) / 2;
-        if (mid <= lo || mid >= hi)
-            break;
-        if (greedy(n, K, cost, ctx, mid, p->first))
-            hi = mid;
-        else
-            lo = mid;
-    }
-    if (!greedy(n, K, cost, ctx, hi, p->first))
-        PS_BUG("min-max partition: bound %g was feasible and is not", hi);
-    *out = p;
-    return 0;
-}
-
-struct prefix_ctx {
-    double *sum; /* [n + 1] prefix sums */
-};
-
-static double prefix_cost(void *ctx, int a, int b)
-{
-    const struct prefix_ctx *c = ctx;
-    return c->sum[b] - c->sum[a];
-}
 
 static double layer_time(const struct mdl_profile *p, const struct mdl_topology *t, int l,
                          double mb, enum sch_remat remat)
@@ -97,12 +34,31 @@ int stu_part_time(const struct mdl_profile *p, const struct mdl_topology *t, int
                   double micro_batch, enum sch_remat remat, struct sch_partition **out)
 {
     *out = NULL;
-    struct prefix_ctx c;
-    int rc = time_prefix(p, t, micro_batch, remat, &c.sum);
+    int n = p->n_layers;
+    double *sum;
+    int rc = time_prefix(p, t, micro_batch, remat, &sum);
     if (rc < 0)
         return rc;
-    rc = stu_part_minmax(p->n_layers, K, prefix_cost, &c, out);
-    free(c.sum);
+    /* The partitioner's additive cost pre[e] - pre[a] in int64 ns, the unit
+     * of its own model (sch_partitioner_model.c); no transfers, no bias. */
+    if (!(sum[n] * 1e9 < (double)SCH_PART_INF)) {
+        rc = ps_error(PS_EINVAL, "min-max partition: %g s of compute per micro-batch is "
+                      "beyond the partitioner's range", sum[n]);
+        free(sum);
+        return rc;
+    }
+    int64_t *pre = malloc(((size_t)n + 1) * sizeof *pre);
+    if (!pre) {
+        free(sum);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int l = 0; l <= n; l++)
+        pre[l] = llround(sum[l] * 1e9); /* sum nondecreasing: so is pre */
+    free(sum);
+    struct sch_part_cost cost = { .pre = pre };
+    struct sch_part_problem pb = { .n_layers = n, .n_stages = K, .time = &cost, .same = 1 };
+    rc = sch_part_solve(&pb, out, NULL);
+    free(pre);
     return rc;
 }
 

@@ -11,10 +11,6 @@
 #define PK 8
 #define NPM 3
 static const int p_Ms[NPM] = { 1, 4, 32 };
-/* torchgpipe's published balances for this model at K = 8
- * (/work/shared/paper-tables.md): M = 1, and M = 4 and 32. */
-static const char *const tg_balance[NPM] = { "2,2,2,2,2,3,4,7", "2,2,2,3,3,4,4,4",
-                                             "2,2,2,3,3,4,4,4" };
 
 static const char *const cand_name[STU_NCAND] = {
     "uniform (equal layer counts)",
@@ -26,8 +22,9 @@ static const char *const cand_name[STU_NCAND] = {
     "best simulated of the optimum and its neighbours (partitioner, ana_rank)",
 };
 
-static int candidate(int which, const struct mdl_profile *p, const struct mdl_topology *t,
-                     int M, double batch, struct sch_partition **out)
+static int candidate(const struct stu_paper_ctx *c, int which, const struct mdl_profile *p,
+                     const struct mdl_topology *t, int M, double batch,
+                     struct sch_partition **out)
 {
     double mb = batch / M;
     switch (which) {
@@ -36,8 +33,9 @@ static int candidate(int which, const struct mdl_profile *p, const struct mdl_to
         return stu_paper_strategy(p, t, PK, M, mb, SCH_REMAT_ALWAYS, SCH_PART_GPIPE, 0, out);
     case STU_P_PREFIX: return stu_part_prefix(p, t, PK, mb, SCH_REMAT_ALWAYS, out);
     case STU_P_TORCHGPIPE: {
+        /* torchgpipe's published balance at K = 8 (reference/torchgpipe.csv). */
         int j = M == 1 ? 0 : M == 4 ? 1 : 2;
-        return sch_partition_parse(tg_balance[j], PK, p->n_layers, out);
+        return sch_partition_parse(c->ref.tg_balance[2][j], PK, p->n_layers, out);
     }
     case STU_P_MINMAX: return stu_part_time(p, t, PK, mb, SCH_REMAT_ALWAYS, out);
     case STU_P_OPTIMAL: {
@@ -100,7 +98,7 @@ int stu_paper_partitions(const struct stu_paper_ctx *c)
         ana_prediction_free(ref);
         for (int k = 0; k < STU_NCAND && rc == 0; k++) {
             struct sch_partition *part;
-            if ((rc = candidate(k, p, c->tpu2, p_Ms[j], batch, &part)) < 0)
+            if ((rc = candidate(c, k, p, c->tpu2, p_Ms[j], batch, &part)) < 0)
                 break;
             rc = stu_paper_eval(p, c->tpu2, PK, p_Ms[j], batch, SCH_REMAT_ALWAYS, part, 1,
                                 &res[j][k]);

@@ -8,33 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct t1_col {
-    const char *name;
-    int K, naive;
-    int L, D;                  /* the paper's configuration (D = 0: Transformer) */
-    double params, pmem, act;  /* the paper's cells, bytes */
-};
-
-/* The paper's Table 1 (/work/shared/paper-tables.md). AmoebaNet memory in
- * GB (1e9), Transformer in GiB; Transformer Naive-1 memory cells swapped
- * (the paper prints 11.7G / 3.15G; 282.2M x 12 B = 3.15 GiB). */
+/* The paper's Table 1, from <data>/reference/table1.csv (stu_ref.h): memory
+ * in bytes, AmoebaNet's printed in GB (1e9), the Transformer's in GiB. */
 #define GB 1e9
 #define GIB 1073741824.0
-static const struct t1_col amoeba_cols[] = {
-    { "Naive-1", 1, 1, 18, 208, 82e6, 1.05 * GB, 6.26 * GB },
-    { "Pipeline-1", 1, 0, 18, 416, 318e6, 3.8 * GB, 3.46 * GB },
-    { "Pipeline-2", 2, 0, 18, 544, 542e6, 6.45 * GB, 8.11 * GB },
-    { "Pipeline-4", 4, 0, 36, 544, 1.05e9, 12.53 * GB, 15.21 * GB },
-    { "Pipeline-8", 8, 0, 72, 512, 1.8e9, 24.62 * GB, 26.24 * GB },
-};
-static const struct t1_col tf_cols[] = {
-    { "Naive-1", 1, 1, 3, 0, 282.2e6, 3.15 * GIB, 11.7 * GIB },
-    { "Pipeline-1", 1, 0, 13, 0, 785.8e6, 8.8 * GIB, 6.4 * GIB },
-    { "Pipeline-8", 8, 0, 103, 0, 5.3e9, 59.5 * GIB, 50.9 * GIB },
-    { "Pipeline-32", 32, 0, 415, 0, 21.0e9, 235.1 * GIB, 199.9 * GIB },
-    { "Pipeline-128", 128, 0, 1663, 0, 83.9e9, 937.9 * GIB, 796.1 * GIB },
-};
-#define NCOL 5
+#define NCOL STU_REF_NCOL
+#define t1_col stu_ref_t1
 
 struct t1_res {
     int L, D, M, fits, capped;
@@ -246,7 +225,7 @@ static void intro(FILE *f)
 {
     fputs("The paper's Table 1: for each number of partitions K, the largest AmoebaNet-D (L, D) "
           "and Transformer-L that GPipe trains, with parameters, parameter memory and peak "
-          "activation memory. Setup as in the reference table (`/work/shared/paper-tables.md`): "
+          "activation memory. Setup as in the reference table (`studies/gpipe/reference/table1.csv`): "
           "AmoebaNet at 224 x 224, mini-batch 128, 8 GB per TPUv2 core; Transformer-L with "
           "d_model 2048, feed-forward 8192, 32 heads, vocabulary 32k, sequence 1024, batch 32, "
           "16 GB per TPUv3 core; the paper: \"each parameter needs 12 bytes since we applied "
@@ -337,6 +316,7 @@ static void deviation_rows(FILE *f, const struct t1_model *m)
 static void notes(FILE *f, const struct t1_model *ms, double s_amoeba, double s_tf)
 {
     const struct t1_model *am = &ms[0], *tf = &ms[1];
+    const struct t1_col *amoeba_cols = am->cols, *tf_cols = tf->cols;
     double pa = amoeba_cols[0].act / 128, pt = tf_cols[0].act / 32;
     fprintf(f, "## Deviations over 10 %%\n\n"
                "| model | table | column | quantity | error | note |\n"
@@ -403,10 +383,10 @@ int stu_paper_table1(const struct stu_paper_ctx *c)
 {
     static struct t1_model models[2];
     models[0] = (struct t1_model){ "AmoebaNet-D (L, D), TPUv2 8 GiB per core, mini-batch 128",
-                                   "GB", amoeba_cols, c->tpu2, 1, 128, GB, { { 0 } }, { { 0 } },
+                                   "GB", c->ref.t1[0], c->tpu2, 1, 128, GB, { { 0 } }, { { 0 } },
                                    { { 0 } } };
     models[1] = (struct t1_model){ "Transformer-L, TPUv3 16 GiB per core, mini-batch 32", "GiB",
-                                   tf_cols, c->tpu3, 0, 32, GIB, { { 0 } }, { { 0 } },
+                                   c->ref.t1[1], c->tpu3, 0, 32, GIB, { { 0 } }, { { 0 } },
                                    { { 0 } } };
     int rc;
     for (int m = 0; m < 2; m++) {

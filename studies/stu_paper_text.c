@@ -201,10 +201,11 @@ void stu_paper_t3_intro(FILE *f)
           "`models/topologies/SOURCES.md`). The Transformer has the Table 1 dimensions "
           "(d_model 2048, feed-forward 8192, 32 heads, vocabulary 32k, sequence 1024): the "
           "reference table gives no others.\n\n"
-          "**The paper's Table 3 values are not in the project's reference table** "
-          "(`/work/shared/paper-tables.md` has Tables 1 and 2 and torchgpipe's figures), so "
-          "this file shows the prediction alone and no error is computed; they go in "
-          "`t3_paper` in `studies/stu_paper_tput.c`, and the errors and notes follow.\n\n", f);
+          "**The paper's Table 3 values are not in the project's reference data** "
+          "(`studies/gpipe/reference/table3.csv` holds NA for every cell: the figures were "
+          "copied from a reference with Tables 1 and 2 and torchgpipe's figures only), so "
+          "this file shows the prediction alone and no error is computed; with the paper's "
+          "values in place of the NAs in that file, the errors and notes follow.\n\n", f);
     policy(f, "128 images (AmoebaNet) and 32 sequences (Transformer)");
 }
 
@@ -273,8 +274,9 @@ void stu_paper_parts_intro(FILE *f)
           "torchgpipe's profiler on Tesla P40s with `checkpoint = except_last`; used as "
           "published.\n"
           "- **min-max compute**: the contiguous partition whose slowest stage per "
-          "micro-batch (F + R + B) is fastest, exact (`stu_part_minmax`, checked against "
-          "brute force in `tests/test_paper.c`).\n"
+          "micro-batch (F + R + B) is fastest, exact (`stu_part_time`: the partitioner's "
+          "`sch_part_solve` on that cost, checked against brute force in "
+          "`tests/test_paper.c`).\n"
           "- **optimal** (the partitioner of issue 3, `sch_part_solve`): the exact minimum "
           "of the largest per-step stage cost, M (F + B) + recomputes + the weight update + "
           "the stage's boundary transfers, under each core's memory.\n"

@@ -93,11 +93,6 @@ static void free_cells(struct tp_cell *c, int n)
 
 /* ---- Table 2 ---------------------------------------------------------- */
 
-/* The paper's Table 2 (/work/shared/paper-tables.md), [model][M][K]. */
-static const double t2_paper[2][NM][NK] = {
-    { { 1, 1.13, 1.38 }, { 1.07, 1.26, 1.72 }, { 1.21, 1.84, 3.48 } },
-    { { 1, 1.07, 1.3 }, { 1.7, 3.2, 4.8 }, { 1.8, 3.4, 6.3 } },
-};
 static const int t2_Ms[NM] = { 1, 4, 32 };
 
 static void t2_data(FILE *f, const struct tp_cell cells[2][NM][NK])
@@ -133,7 +128,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
                                          &cl->p);
                 if (rc == 0) {
                     shares(cl);
-                    cl->paper = t2_paper[m][j][k];
+                    cl->paper = c->ref.t2[m][j][k]; /* reference/table2.csv */
                 }
             }
         mdl_profile_free(p);
@@ -220,10 +215,6 @@ static double link_seconds(const struct mdl_profile *p, const struct mdl_topolog
     return sum;
 }
 
-/* The paper's Table 3 is not in /work/shared/paper-tables.md: NAN = not
- * available, shown as "—". [model][K]. */
-static const double t3_paper[2][NK] = { { NAN, NAN, NAN }, { NAN, NAN, NAN } };
-
 int stu_paper_table3(const struct stu_paper_ctx *c)
 {
     const struct tp_model models[2] = {
@@ -254,7 +245,7 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
                 rc = stu_paper_fit_batch(p, chain, Ks[k], 32, models[m].start, 0, &alt[m][k].p);
             if (rc == 0) {
                 shares(&cells[m][k]);
-                cells[m][k].paper = t3_paper[m][k];
+                cells[m][k].paper = c->ref.t3[m][k]; /* table3.csv; NA: "—" */
                 facts.link_s[m][k] = link_seconds(p, models[m].t, cells[m][k].p);
             }
         }
@@ -314,7 +305,7 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
     int with_paper = 0;
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < NK; k++)
-            with_paper |= !isnan(t3_paper[m][k]);
+            with_paper |= !isnan(c->ref.t3[m][k]);
     char gp[2048];
     FILE *gf = fmemopen(gp, sizeof gp, "w");
     if (!gf) {

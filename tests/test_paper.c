@@ -1,4 +1,4 @@
-/* stu_paper: the balanced partitions against brute force, the partitioner
+/* stu_paper: the min-max partition against brute force, the partitioner
  * adapters, the batch policy and --tables parsing (`pipesim paper` end to
  * end is tests/test_paper_cli.c). */
 #include "helpers.h"
@@ -15,17 +15,6 @@
 TestSuite(paper_part, .timeout = 30);
 
 /* ---- partitions --------------------------------------------------------- */
-
-struct arr {
-    const double *c;
-    double *sum;
-};
-
-static double arr_cost(void *ctx, int a, int b)
-{
-    const struct arr *x = ctx;
-    return x->sum[b] - x->sum[a];
-}
 
 /* Smallest possible largest stage over every contiguous K-split of c[a..n). */
 static double brute(const double *c, int a, int n, int K)
@@ -58,38 +47,49 @@ static double max_stage(const struct sch_partition *p, const double *sum)
     return m;
 }
 
-Test(paper_part, minmax_matches_brute_force)
+/* stu_part_time is the partitioner's solver on per-micro-batch compute: its
+ * slowest stage must be the brute-force minimum of 2F + B (remat) per layer,
+ * in whole milliseconds so that every sum is exact. */
+Test(paper_part, time_matches_brute_force)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 20181116); /* seed printed in failures via the case index */
-    for (int it = 0; it < 400; it++) {
+    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
+    for (int it = 0; it < 300; it++) {
         int n = 1 + (int)gsl_rng_uniform_int(r, 11);
         int K = 1 + (int)gsl_rng_uniform_int(r, (unsigned long)n);
-        double c[12], sum[13] = { 0 };
+        double f[12], b[12], c[12], sum[13] = { 0 };
         for (int i = 0; i < n; i++) {
-            c[i] = (double)gsl_rng_uniform_int(r, 50); /* zeros included */
+            f[i] = 1e6 * (double)gsl_rng_uniform_int(r, 20); /* ns; zeros included */
+            b[i] = 1e6 * (double)gsl_rng_uniform_int(r, 40);
+            c[i] = (2 * f[i] + b[i]) / 1e6; /* ms */
             sum[i + 1] = sum[i] + c[i];
         }
-        struct arr x = { c, sum };
-        struct sch_partition *p;
-        cr_assert_eq(stu_part_minmax(n, K, arr_cost, &x, &p), 0, "%s", ps_errmsg());
-        cr_assert_eq(p->n_stages, K);
-        cr_assert_eq(p->first[0], 0);
-        cr_assert_eq(p->first[K], n);
-        cr_assert_eq(max_stage(p, sum), brute(c, 0, n, K), "case %d: n=%d K=%d", it, n, K);
-        sch_partition_free(p);
+        struct mdl_profile *p = th_profile(n, f, b, 1, NULL, NULL, 0);
+        struct sch_partition *part;
+        cr_assert_eq(stu_part_time(p, t, K, 1, SCH_REMAT_ALWAYS, &part), 0, "%s", ps_errmsg());
+        cr_assert_eq(part->n_stages, K);
+        cr_assert_eq(part->first[0], 0);
+        cr_assert_eq(part->first[K], n);
+        cr_assert_eq(max_stage(part, sum), brute(c, 0, n, K), "case %d: n=%d K=%d", it, n, K);
+        sch_partition_free(part);
+        mdl_profile_free(p);
     }
+    mdl_topology_free(t);
     gsl_rng_free(r);
 }
 
-Test(paper_part, minmax_errors)
+Test(paper_part, time_errors)
 {
-    double sum[3] = { 0, 1, 2 };
-    struct arr x = { NULL, sum };
-    struct sch_partition *p = (void *)1;
-    cr_assert_eq(stu_part_minmax(2, 3, arr_cost, &x, &p), -PS_ENOFIT);
-    cr_assert_null(p);
-    cr_assert_eq(stu_part_minmax(2, 0, arr_cost, &x, &p), -PS_EUSAGE);
+    double f[2] = { 1e6, 1e6 }, b[2] = { 2e6, 2e6 };
+    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 0);
+    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
+    struct sch_partition *part = (void *)1;
+    cr_assert_eq(stu_part_time(p, t, 3, 1, SCH_REMAT_ALWAYS, &part), -PS_ENOFIT);
+    cr_assert_null(part);
+    cr_assert_eq(stu_part_time(p, t, 0, 1, SCH_REMAT_ALWAYS, &part), -PS_EUSAGE);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
 }
 
 /* 8 equal layers of 1 ms forward, 2 ms backward at batch 1, then one of 10. */

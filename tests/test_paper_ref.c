@@ -1,0 +1,165 @@
+/* stu_ref: the published figures loaded from studies/gpipe/reference/ equal
+ * the ones the papers print, and a malformed file is one PS_EPARSE error
+ * naming file:line and the field (exit status 3 from `pipesim paper`, with
+ * nothing written). Run from the repository root (make check-unit). */
+#include "helpers.h"
+
+#include "studies/stu_ref.h"
+
+#include <math.h>
+
+#define REF "studies/gpipe/reference"
+
+/* The values as printed in GPipe (arXiv 1811.06965 v5) Tables 1 and 2 and in
+ * torchgpipe's (arXiv 2004.09910) AmoebaNet-D (18, 256) benchmark, written
+ * here from the papers, not from the CSV files. */
+Test(paper_ref, figures_equal_the_papers)
+{
+    struct stu_ref r;
+    cr_assert_eq(stu_ref_load(REF, &r), 0, "%s", ps_errmsg());
+    /* Table 2: AmoebaNet K = 8, M = 32 = 3.48; Transformer K = 4, M = 4 = 3.2;
+     * Transformer K = 8, M = 1 = 1.3; K = 2, M = 1 is 1 for both. */
+    cr_expect_eq(r.t2[0][2][2], 3.48);
+    cr_expect_eq(r.t2[1][1][1], 3.2);
+    cr_expect_eq(r.t2[1][0][2], 1.3);
+    cr_expect_eq(r.t2[0][0][0], 1);
+    cr_expect_eq(r.t2[1][0][0], 1);
+    /* Table 1: AmoebaNet Pipeline-8 is (72, 512) with 1.8B parameters, 24.62GB
+     * of parameter memory; Pipeline-1 3.8GB; Transformer Pipeline-128 has L =
+     * 1663, 83.9B parameters, 796.1G (GiB) of activations. */
+    cr_expect_str_eq(r.t1[0][4].name, "Pipeline-8");
+    cr_expect_eq(r.t1[0][4].K, 8);
+    cr_expect_eq(r.t1[0][4].L, 72);
+    cr_expect_eq(r.t1[0][4].D, 512);
+    cr_expect_eq(r.t1[0][4].params, 1.8e9);
+    cr_expect_eq(r.t1[0][4].pmem, 24.62 * 1e9);
+    cr_expect_eq(r.t1[0][1].pmem, 3.8 * 1e9);
+    cr_expect_str_eq(r.t1[1][4].name, "Pipeline-128");
+    cr_expect_eq(r.t1[1][4].L, 1663);
+    cr_expect_eq(r.t1[1][4].params, 83.9e9);
+    cr_expect_eq(r.t1[1][4].act, 796.1 * 1073741824.0);
+    cr_expect(r.t1[0][0].naive && r.t1[1][0].naive && !r.t1[0][1].naive);
+    /* Naive-1 Transformer: the paper prints 11.7G / 3.15G, compared swapped. */
+    cr_expect_eq(r.t1[1][0].pmem, 3.15 * 1073741824.0);
+    cr_expect_eq(r.t1[1][0].act, 11.7 * 1073741824.0);
+    /* torchgpipe: K = 8, M = 32 speedup 4.953; K = 8 balances. */
+    cr_expect_eq(r.tg_speedup[2][2], 4.953);
+    cr_expect_eq(r.tg_speedup[0][1], 1.539);
+    cr_expect_str_eq(r.tg_balance[2][0], "2,2,2,2,2,3,4,7");
+    cr_expect_str_eq(r.tg_balance[2][1], "2,2,2,3,3,4,4,4");
+    cr_expect_str_eq(r.tg_balance[0][0], "7,17");
+    /* Table 3: not available in the reference the figures come from. */
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 3; k++)
+            cr_expect(isnan(r.t3[m][k]));
+}
+
+static char dir[64];
+
+static void mk(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/pipesim-ref-XXXXXX");
+    cr_assert(mkdtemp(dir));
+    cr_assert_eq(th_sh("mkdir %s/data && cp -r " REF " %s/data/", dir, dir), 0);
+}
+
+static void rm(void) { th_sh("rm -rf %s", dir); }
+
+TestSuite(paper_ref_bad, .init = mk, .fini = rm);
+
+/* Writes table2.csv: a comment, the header (line 2), then rows on lines 3..
+ * 20 in model, M, K order; row `bad` (0-based; -1 none) is replaced by
+ * `line`, or dropped when line is NULL. */
+static void write_t2(const char *header, int bad, const char *line)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/data/reference/table2.csv", dir);
+    FILE *f = fopen(p, "w");
+    cr_assert(f);
+    fprintf(f, "# test copy\n%s\n", header);
+    static const char *const m[2] = { "AmoebaNet-D", "Transformer" };
+    static const int M[3] = { 1, 4, 32 }, K[3] = { 2, 4, 8 };
+    for (int i = 0; i < 18; i++) {
+        if (i == bad) {
+            if (line)
+                fprintf(f, "%s\n", line);
+            continue;
+        }
+        fprintf(f, "%s,%d,%d,1.5\n", m[i / 9], M[i / 3 % 3], K[i % 3]);
+    }
+    fclose(f);
+}
+
+/* The loader's error, then the CLI's: exit 3, one line, the same words,
+ * nothing written. */
+static void expect_error(const char *what)
+{
+    char data[128], out[128];
+    snprintf(data, sizeof data, "%s/data/reference", dir);
+    struct stu_ref r;
+    cr_assert_eq(stu_ref_load(data, &r), -PS_EPARSE, "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), what), "'%s' not in: %s", what, ps_errmsg());
+    snprintf(out, sizeof out, "%s/out", dir);
+    cr_assert_eq(th_sh("%s paper --data %s/data --out %s --quiet 2>%s/err", th_pipesim(), dir,
+                       out, dir), 3);
+    cr_expect_eq(th_sh("test $(wc -l < %s/err) -eq 1", dir), 0, "not one line");
+    cr_expect_eq(th_sh("grep -qF \"%s\" %s/err", what, dir), 0, "'%s' not on stderr", what);
+    cr_expect_eq(th_sh("test ! -e %s", out), 0, "%s written", out);
+}
+
+Test(paper_ref_bad, well_formed_copy_loads)
+{
+    write_t2("model,M,K,throughput", -1, NULL);
+    char data[128];
+    snprintf(data, sizeof data, "%s/data/reference", dir);
+    struct stu_ref r;
+    cr_assert_eq(stu_ref_load(data, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r.t2[1][2][2], 1.5);
+}
+
+Test(paper_ref_bad, missing_column)
+{
+    write_t2("model,M,K", -1, NULL);
+    expect_error("table2.csv:2: missing column 'throughput'");
+}
+
+Test(paper_ref_bad, missing_field)
+{
+    write_t2("model,M,K,throughput", 5, "AmoebaNet-D,4,8");
+    expect_error("table2.csv:8: field 'throughput' is missing");
+}
+
+Test(paper_ref_bad, not_a_number)
+{
+    write_t2("model,M,K,throughput", 8, "AmoebaNet-D,32,8,3.4x");
+    expect_error("table2.csv:11:18: field 'throughput': '3.4x' is not a finite number");
+}
+
+Test(paper_ref_bad, wrong_row_count)
+{
+    write_t2("model,M,K,throughput", 17, NULL);
+    expect_error("table2.csv:19: 17 rows, Table 2");
+}
+
+Test(paper_ref_bad, key_outside_the_table)
+{
+    write_t2("model,M,K,throughput", 0, "AmoebaNet-D,1,16,1");
+    expect_error("table2.csv:3:15: field 'K': '16' is not one of 2, 4, 8");
+}
+
+Test(paper_ref_bad, duplicate_row)
+{
+    write_t2("model,M,K,throughput", 1, "AmoebaNet-D,1,2,1");
+    expect_error("table2.csv:4: a second row for AmoebaNet-D M = 1 K = 2");
+}
+
+Test(paper_ref_bad, table1_column_name_and_torchgpipe_balance)
+{
+    cr_assert_eq(th_sh("cd %s/data/reference && sed -i 's/^AmoebaNet-D,Pipeline-2,2,/"
+                       "AmoebaNet-D,Pipeline-4,2,/' table1.csv", dir), 0);
+    expect_error("field 'column': 'Pipeline-4' is neither Naive-2 nor Pipeline-2");
+    cr_assert_eq(th_sh("cp " REF "/table1.csv %s/data/reference/ && cd %s/data/reference && "
+                       "sed -i 's/^8,4,2.621,.*/8,4,2.621,2 2 2 3 3 4 4/' torchgpipe.csv", dir,
+                       dir), 0);
+    expect_error("field 'balance': 7 counts for K = 8");
+}
