@@ -3,56 +3,17 @@
 #include "analysis/ana_plot_util.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-static const char *prog_of(const struct ana_plot_opts *o)
-{
-    return o && o->gnuplot ? o->gnuplot : "gnuplot";
-}
-
-/* Runs prog with one argument, stdout to out_fd (-1: with stderr), stderr to
- * errpath (NULL: /dev/null). Returns the exit status, or -1 if it could not
- * start. */
-static int spawn(const char *prog, const char *arg, int out_fd, const char *errpath)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(errpath ? errpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            if (out_fd < 0)
-                dup2(fd, 1);
-            close(fd);
-        }
-        if (out_fd >= 0 && dup2(out_fd, 1) < 0)
-            _exit(126);
-        execlp(prog, prog, arg, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-int ana_plot_have_gnuplot(const char *prog)
-{
-    return spawn(prog ? prog : "gnuplot", "--version", -1, NULL) == 0;
-}
 
 int ana_tmp_new(struct tmp *t)
 {
@@ -81,23 +42,6 @@ void ana_tmp_free(struct tmp *t)
         unlink(p);
     }
     rmdir(t->dir);
-}
-
-static int make_dir(const char *d)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", d);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return ps_error(PS_EIO, "%s: cannot create directory: %s", buf,
-                                 strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-    return 0;
 }
 
 /* The rendered file is what its name says. */
@@ -130,11 +74,11 @@ static int valid_output(const char *path, int png)
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
                   const char *body)
 {
-    int rc = make_dir(o->out_dir);
+    int rc = ps_mkdirs(o->out_dir);
     if (rc < 0)
         return rc;
     for (int png = 1; png >= 0; png--) {
-        char final[1024], script[128], err[128];
+        char final[1024], script[128];
         if ((size_t)snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir,
                              o->prefix ? o->prefix : "", name, png ? "png" : "svg") >=
             sizeof final)
@@ -154,31 +98,20 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         fputs("\nset output\n", f);
         if (fclose(f) != 0)
             return ps_error(PS_EIO, "%s: write failed", script);
-        snprintf(err, sizeof err, "%s.err", sname);
-        char errpath[128];
-        FILE *e = ana_tmp_file(t, err, errpath, sizeof errpath);
-        if (e)
-            fclose(e);
         struct ps_afile af;
         if ((rc = ps_afile_open(&af, final)) < 0)
             return rc;
         fflush(af.f);
-        int st = spawn(prog_of(o), script, fileno(af.f), errpath);
+        struct ps_gnuplot_cmd g = { .prog = o->gnuplot, .script = script,
+                                    .out_fd = fileno(af.f), .what = final };
+        rc = ps_gnuplot_run(&g);
         /* a device or FIFO cannot be read back: gnuplot's status decides */
-        if (st != 0 || (!ps_afile_direct(&af) && !valid_output(af.tmp, png))) {
-            char msg[256] = "";
-            FILE *ef = fopen(errpath, "r");
-            if (ef) {
-                if (!fgets(msg, sizeof msg, ef))
-                    msg[0] = 0;
-                fclose(ef);
-                msg[strcspn(msg, "\n")] = 0;
-            }
+        if (rc == 0 && !ps_afile_direct(&af) && !valid_output(af.tmp, png))
+            rc = ps_error(PS_EIO, "%s: gnuplot wrote no valid %s%s%s", final,
+                           png ? "PNG" : "SVG", g.errline[0] ? ": " : "", g.errline);
+        if (rc < 0) {
             ps_afile_abort(&af);
-            if (st == 127 || st < 0)
-                return ps_error(PS_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
-            return ps_error(PS_EIO, "plot: gnuplot failed on %s%s%s", final,
-                             msg[0] ? ": " : "", msg);
+            return rc;
         }
         if ((rc = ps_afile_commit(&af)) < 0)
             return rc;
