@@ -9,7 +9,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,28 +118,6 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
     return 0;
 }
 
-void ana_sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if (b->n + (size_t)k + 1 > b->cap) {
-        size_t nc = (b->cap ? b->cap * 2 : 1024) + (size_t)k;
-        char *s = realloc(b->s, nc);
-        if (!s)
-            return;
-        b->s = s;
-        b->cap = nc;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
-}
-
 /* Gnuplot string literal without enhanced-text surprises. */
 void ana_plot_clean(char *dst, size_t n, const char *src)
 {
@@ -169,7 +146,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
 {
     struct trc_trace *tr = NULL;
     struct tmp t;
-    struct sbuf b = { 0 };
+    struct ps_strbuf b = PS_STRBUF_INIT;
     int rc = trc_read_chrome(trace_path, &tr);
     if (rc < 0)
         return rc;
@@ -208,31 +185,29 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     char src[64], sched[64];
     ana_plot_clean(src, sizeof src, tr->source);
     ana_plot_clean(sched, sizeof sched, tr->schedule);
-    ana_sb_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
+    ps_strbuf_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
                   src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
-    ana_sb_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
+    ps_strbuf_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
                       "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
                   -(4 * ndev - 2));
     for (int d = 0; d < ndev; d++)
         for (int s = 0; s < SCH_NSTREAMS; s++)
-            ana_sb_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
+            ps_strbuf_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
                           -(4 * d + s));
-    ana_sb_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
+    ps_strbuf_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
     for (int k = 0; k < SCH_OP_NKINDS; k++)
         if (used[k])
-            ana_sb_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
+            ps_strbuf_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
                           kind_style[k].rgb, kind_style[k].label);
-    ana_sb_printf(&b, "\n");
-    if (!b.s) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
+    ps_strbuf_printf(&b, "\n");
+    if ((rc = ps_strbuf_error(&b)) < 0)
         goto err_free_tmp;
-    }
     int h = 160 + 22 * 3 * ndev;
-    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, b.s);
+    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, ps_strbuf_str(&b));
 err_free_tmp:
     ana_tmp_free(&t);
-    free(b.s);
+    ps_strbuf_release(&b);
 err_free_trace:
     trc_trace_free(tr);
     return rc;
