@@ -3,56 +3,16 @@
 #include "analysis/ana_plot_util.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-static const char *prog_of(const struct ana_plot_opts *o)
-{
-    return o && o->gnuplot ? o->gnuplot : "gnuplot";
-}
-
-/* Runs prog with one argument, stdout to out_fd (-1: with stderr), stderr to
- * errpath (NULL: /dev/null). Returns the exit status, or -1 if it could not
- * start. */
-static int spawn(const char *prog, const char *arg, int out_fd, const char *errpath)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(errpath ? errpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            if (out_fd < 0)
-                dup2(fd, 1);
-            close(fd);
-        }
-        if (out_fd >= 0 && dup2(out_fd, 1) < 0)
-            _exit(126);
-        execlp(prog, prog, arg, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-int ana_plot_have_gnuplot(const char *prog)
-{
-    return spawn(prog ? prog : "gnuplot", "--version", -1, NULL) == 0;
-}
 
 int ana_tmp_new(struct tmp *t)
 {
@@ -81,23 +41,6 @@ void ana_tmp_free(struct tmp *t)
         unlink(p);
     }
     rmdir(t->dir);
-}
-
-static int make_dir(const char *d)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", d);
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return ps_error(PS_EIO, "%s: cannot create directory: %s", buf,
-                                 strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-    return 0;
 }
 
 /* The rendered file is what its name says. */
@@ -130,11 +73,11 @@ static int valid_output(const char *path, int png)
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
                   const char *body)
 {
-    int rc = make_dir(o->out_dir);
+    int rc = ps_mkdirs(o->out_dir);
     if (rc < 0)
         return rc;
     for (int png = 1; png >= 0; png--) {
-        char final[1024], script[128], err[128];
+        char final[1024], script[128];
         if ((size_t)snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir,
                              o->prefix ? o->prefix : "", name, png ? "png" : "svg") >=
             sizeof final)
@@ -154,58 +97,25 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         fputs("\nset output\n", f);
         if (fclose(f) != 0)
             return ps_error(PS_EIO, "%s: write failed", script);
-        snprintf(err, sizeof err, "%s.err", sname);
-        char errpath[128];
-        FILE *e = ana_tmp_file(t, err, errpath, sizeof errpath);
-        if (e)
-            fclose(e);
         struct ps_afile af;
         if ((rc = ps_afile_open(&af, final)) < 0)
             return rc;
         fflush(af.f);
-        int st = spawn(prog_of(o), script, fileno(af.f), errpath);
+        struct ps_gnuplot_cmd g = { .prog = o->gnuplot, .script = script,
+                                    .out_fd = fileno(af.f), .what = final };
+        rc = ps_gnuplot_run(&g);
         /* a device or FIFO cannot be read back: gnuplot's status decides */
-        if (st != 0 || (!ps_afile_direct(&af) && !valid_output(af.tmp, png))) {
-            char msg[256] = "";
-            FILE *ef = fopen(errpath, "r");
-            if (ef) {
-                if (!fgets(msg, sizeof msg, ef))
-                    msg[0] = 0;
-                fclose(ef);
-                msg[strcspn(msg, "\n")] = 0;
-            }
+        if (rc == 0 && !ps_afile_direct(&af) && !valid_output(af.tmp, png))
+            rc = ps_error(PS_EIO, "%s: gnuplot wrote no valid %s%s%s", final,
+                           png ? "PNG" : "SVG", g.errline[0] ? ": " : "", g.errline);
+        if (rc < 0) {
             ps_afile_abort(&af);
-            if (st == 127 || st < 0)
-                return ps_error(PS_EIO, "plot: cannot run '%s' (install gnuplot)", prog_of(o));
-            return ps_error(PS_EIO, "plot: gnuplot failed on %s%s%s", final,
-                             msg[0] ? ": " : "", msg);
+            return rc;
         }
         if ((rc = ps_afile_commit(&af)) < 0)
             return rc;
     }
     return 0;
-}
-
-void ana_sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if (b->n + (size_t)k + 1 > b->cap) {
-        size_t nc = (b->cap ? b->cap * 2 : 1024) + (size_t)k;
-        char *s = realloc(b->s, nc);
-        if (!s)
-            return;
-        b->s = s;
-        b->cap = nc;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
-    va_end(ap);
-    b->n += (size_t)k;
 }
 
 /* Gnuplot string literal without enhanced-text surprises. */
@@ -236,7 +146,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
 {
     struct trc_trace *tr = NULL;
     struct tmp t;
-    struct sbuf b = { 0 };
+    struct ps_strbuf b = PS_STRBUF_INIT;
     int rc = trc_read_chrome(trace_path, &tr);
     if (rc < 0)
         return rc;
@@ -275,31 +185,29 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     char src[64], sched[64];
     ana_plot_clean(src, sizeof src, tr->source);
     ana_plot_clean(sched, sizeof sched, tr->schedule);
-    ana_sb_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
+    ps_strbuf_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
                   src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
-    ana_sb_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
+    ps_strbuf_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
                       "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
                   -(4 * ndev - 2));
     for (int d = 0; d < ndev; d++)
         for (int s = 0; s < SCH_NSTREAMS; s++)
-            ana_sb_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
+            ps_strbuf_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
                           -(4 * d + s));
-    ana_sb_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
+    ps_strbuf_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
     for (int k = 0; k < SCH_OP_NKINDS; k++)
         if (used[k])
-            ana_sb_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
+            ps_strbuf_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
                           kind_style[k].rgb, kind_style[k].label);
-    ana_sb_printf(&b, "\n");
-    if (!b.s) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
+    ps_strbuf_printf(&b, "\n");
+    if ((rc = ps_strbuf_error(&b)) < 0)
         goto err_free_tmp;
-    }
     int h = 160 + 22 * 3 * ndev;
-    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, b.s);
+    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, ps_strbuf_str(&b));
 err_free_tmp:
     ana_tmp_free(&t);
-    free(b.s);
+    ps_strbuf_release(&b);
 err_free_trace:
     trc_trace_free(tr);
     return rc;

@@ -25,13 +25,11 @@
 struct ana_plot_opts {
     const char *out_dir;         /* created if missing */
     const char *prefix;          /* file name prefix, NULL = "" */
-    const char *gnuplot;         /* program, NULL = "gnuplot" (PATH lookup) */
+    const char *gnuplot;         /* program, NULL = "gnuplot" (PATH lookup; ps_gnuplot.h) */
     struct ana_report_opts sel;  /* which runs */
     int mem_M;                   /* M of the memory figure; 0 = the group's largest */
 };
 
-/* 1 if the gnuplot program runs (gnuplot --version succeeds), else 0. */
-int ana_plot_have_gnuplot(const char *prog);
 /* Writes <out>/<prefix><kind>.png and .svg for each kind in the comma list
  * kinds (speedup, bubble, memory). */
 int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,

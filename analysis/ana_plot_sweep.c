@@ -72,17 +72,17 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
     return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);
 }
 
-static void common(struct sbuf *b, const struct sel *g)
+static void common(struct ps_strbuf *b, const struct sel *g)
 {
-    ana_sb_printf(b, "Ks = \"");
+    ps_strbuf_printf(b, "Ks = \"");
     for (int k = 0; k < g->nK; k++)
-        ana_sb_printf(b, "%s%d", k ? " " : "", g->Ks[k]);
+        ps_strbuf_printf(b, "%s%d", k ? " " : "", g->Ks[k]);
     double lo = g->Mmin, hi = g->Mmax;
     if (lo == hi) {
         lo /= 2;
         hi *= 2;
     }
-    ana_sb_printf(b, "\"\nset logscale x 2\nset xrange [%g:%g]\nset samples 400\nset grid\n"
+    ps_strbuf_printf(b, "\"\nset logscale x 2\nset xrange [%g:%g]\nset samples 400\nset grid\n"
                      "set xlabel \"micro-batches M\"\n", lo, hi);
 }
 
@@ -91,18 +91,18 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
     int rc = write_by_k(t, g, "speedup.dat", 0);
     if (rc < 0)
         return rc;
-    struct sbuf b = { 0 };
+    struct ps_strbuf b = PS_STRBUF_INIT;
     common(&b, g);
-    ana_sb_printf(&b, "set title \"speedup over one device\\n%s\" noenhanced\n"
+    ps_strbuf_printf(&b, "set title \"speedup over one device\\n%s\" noenhanced\n"
                       "set ylabel \"speedup (K=1, M=1, no remat = 1)\"\nset key left top\n"
                       "set yrange [0:*]\nideal(k, m) = k * m / (m + k - 1)\n"
                       "plot for [i=1:words(Ks)] 'speedup.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s\", word(Ks, i)), \\\n"
                       "  for [i=1:words(Ks)] ideal(word(Ks, i) + 0, x) with lines dt 2 lc i "
                       "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\")\n", g->title);
-    rc = b.s ? ana_plot_render(o, t, "speedup", 900, 600, b.s)
-             : ps_error(PS_ENOMEM, "out of memory");
-    free(b.s);
+    if ((rc = ps_strbuf_error(&b)) == 0)
+        rc = ana_plot_render(o, t, "speedup", 900, 600, ps_strbuf_str(&b));
+    ps_strbuf_release(&b);
     return rc;
 }
 
@@ -111,9 +111,9 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     int rc = write_by_k(t, g, "bubble.dat", 1);
     if (rc < 0)
         return rc;
-    struct sbuf b = { 0 };
+    struct ps_strbuf b = PS_STRBUF_INIT;
     common(&b, g);
-    ana_sb_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"
+    ps_strbuf_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"
                       "set ylabel \"bubble fraction of the step\"\nset key right top\n"
                       "set yrange [0:1]\nanalytic(k, m) = (k - 1.0) / (m + k - 1)\n"
                       "plot for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:2 with "
@@ -121,9 +121,9 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "\\\n  for [i=1:words(Ks)] analytic(word(Ks, i) + 0, x) with lines dt 2 "
                       "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\")\n",
                   g->title);
-    rc = b.s ? ana_plot_render(o, t, "bubble", 900, 600, b.s)
-             : ps_error(PS_ENOMEM, "out of memory");
-    free(b.s);
+    if ((rc = ps_strbuf_error(&b)) == 0)
+        rc = ana_plot_render(o, t, "bubble", 900, 600, ps_strbuf_str(&b));
+    ps_strbuf_release(&b);
     return rc;
 }
 
@@ -164,8 +164,8 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     if (!any)
         return ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
                          M);
-    struct sbuf b = { 0 };
-    ana_sb_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"
+    struct ps_strbuf b = PS_STRBUF_INIT;
+    ps_strbuf_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"
                       "set xlabel \"stages K\"\nset ylabel \"GB\"\nset grid\nset key outside "
                       "right top\nset logscale x 2\nset xrange [%g:%g]\nset yrange [0:*]\n"
                       "plot 'memory.dat' using 1:2 with points pt 7 ps 0.8 lc rgb \"#1f77b4\" "
@@ -173,14 +173,15 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "lc rgb \"#d62728\" title \"largest stage\"",
                   M, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
     if (topcap <= 4 * top) /* on the scale of the data: draw it */
-        ana_sb_printf(&b, ", \\\n  'memmax.dat' using 1:3 with lines dt 2 lc rgb \"black\" "
+        ps_strbuf_printf(&b, ", \\\n  'memmax.dat' using 1:3 with lines dt 2 lc rgb \"black\" "
                           "title \"device capacity\"\n");
     else
-        ana_sb_printf(&b, ", \\\n  keyentry with lines dt 2 lc rgb \"black\" title "
+        ps_strbuf_printf(&b, ", \\\n  keyentry with lines dt 2 lc rgb \"black\" title "
                           "\"capacity %.4g GB (off scale)\"\n", topcap);
-    int rc = b.s ? ana_plot_render(o, t, "memory", 900, 600, b.s)
-                 : ps_error(PS_ENOMEM, "out of memory");
-    free(b.s);
+    int rc = ps_strbuf_error(&b);
+    if (rc == 0)
+        rc = ana_plot_render(o, t, "memory", 900, 600, ps_strbuf_str(&b));
+    ps_strbuf_release(&b);
     return rc;
 }
 

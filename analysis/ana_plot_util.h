@@ -1,7 +1,7 @@
 /*
  * ana_plot_util — internals shared by the ana_plot files: a private
  * temporary directory for data and scripts, atomic rendering through
- * gnuplot, a growing string buffer. Not a public interface.
+ * gnuplot (scripts are built in a base/ps_strbuf.h). Not a public interface.
  */
 #ifndef ANA_PLOT_UTIL_H
 #define ANA_PLOT_UTIL_H
@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "analysis/ana_plot.h"
+#include "base/ps_strbuf.h"
 
 struct tmp {
     char dir[64];
@@ -27,12 +28,6 @@ void ana_tmp_free(struct tmp *t);
  * writes to its stdout, the temporary). */
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
                     int h, const char *body);
-
-struct sbuf {
-    char *s;
-    size_t n, cap;
-};
-void ana_sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Copies src for a gnuplot double-quoted string. */
 void ana_plot_clean(char *dst, size_t n, const char *src);

@@ -2,22 +2,12 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_predict.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "base/ps_json.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
-
-static void human_bytes(double b, char *buf, size_t n)
-{
-    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-    int i = 0;
-    while (b >= 1000 && i < 5) {
-        b /= 1000;
-        i++;
-    }
-    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
-}
 
 /* A per-micro-batch time in ms: 4 decimals, or 6 (to the nanosecond) when it
  * is under 10 us, so that a short op never reads as 0.0000. */
@@ -60,10 +50,10 @@ static void print_table(const void *obj, FILE *f)
         char a[32], b[32], c[32], d[32], fw[32], bw[32];
         ms_cell(st->fwd_s, fw, sizeof fw);
         ms_cell(st->bwd_s, bw, sizeof bw);
-        human_bytes((double)st->static_mem, a, sizeof a);
-        human_bytes((double)st->peak_act, b, sizeof b);
-        human_bytes((double)st->peak_mem, c, sizeof c);
-        human_bytes(st->capacity, d, sizeof d);
+        ps_human_bytes((double)st->static_mem, a, sizeof a);
+        ps_human_bytes((double)st->peak_act, b, sizeof b);
+        ps_human_bytes((double)st->peak_mem, c, sizeof c);
+        ps_human_bytes(st->capacity, d, sizeof d);
         fprintf(f, "%5d %6d %7d %11s %11s %6.1f %11s %11s %11s %11s %4s\n", s, st->device,
                 st->n_layers, fw, bw, st->busy_frac * 100, a, b, c, d,
                 st->fits ? "yes" : "NO");

@@ -1,6 +1,7 @@
 /* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
 #include "analysis/ana_report.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -231,17 +232,6 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o, FILE *f)
 {
     fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,K,M,"
@@ -251,19 +241,19 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
         const struct ana_run *r = &runs[i];
         if (!ana_run_selected(r, o))
             continue;
-        csv_str(f, r->model);
+        ps_csv_str(f, r->model);
         fprintf(f, ",%s,", r->model_hash);
-        csv_str(f, r->topology);
+        ps_csv_str(f, r->topology);
         fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
                 r->strategy, r->batch, r->K, r->M, r->status);
-        csv_str(f, r->partition);
+        ps_csv_str(f, r->partition);
         if (ok(r))
             fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.17g,", r->micro_batch,
                     r->step_s, r->samples_per_s, r->baseline_step_s, r->speedup, r->bubble_sim,
                     r->bubble_analytic, r->fits, ana_run_peak(r));
         else
             fprintf(f, ",,,,,,,,,,");
-        csv_str(f, r->message);
+        ps_csv_str(f, r->message);
         fputc('\n', f);
     }
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
@@ -289,9 +279,9 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
                     if (!ok(r) || (ms[i] == M_NORM && !ok(base)))
                         continue;
                     double second, v = value(ms[i], r, base, &second);
-                    csv_str(f, r->model);
+                    ps_csv_str(f, r->model);
                     fputc(',', f);
-                    csv_str(f, r->topology);
+                    ps_csv_str(f, r->topology);
                     fprintf(f, ",%s,%s,%s,%ld,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat,
                             r->strategy, r->batch, metric_tab[ms[i]].name, r->M, r->K, v,
                             r->fits);

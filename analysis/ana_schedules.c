@@ -1,6 +1,7 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_schedules.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "sched/sch_schedule.h"
 
 #include <jansson.h>
@@ -156,17 +157,6 @@ err_free_cmp:
 
 /* ---- output ---- */
 
-static void human_bytes(double b, char *buf, size_t n)
-{
-    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
-    int i = 0;
-    while (b >= 1000 && i < 5) {
-        b /= 1000;
-        i++;
-    }
-    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
-}
-
 static void pct(double x, char *buf, size_t n)
 {
     if (isnan(x))
@@ -196,8 +186,8 @@ static void print_table(const void *obj, FILE *f)
         char b[16], fm[16], a[32], t[32];
         pct(r->bubble_sim, b, sizeof b);
         pct(r->bubble_formula, fm, sizeof fm);
-        human_bytes((double)r->peak_act_max, a, sizeof a);
-        human_bytes((double)r->peak_mem_max, t, sizeof t);
+        ps_human_bytes((double)r->peak_act_max, a, sizeof a);
+        ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
         fprintf(f, "%-15s %6d %12.6f %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
                 r->n_stages, r->step_s * 1e3, r->samples_per_s, r->speedup, b, fm, a, t,
                 r->fits ? "yes" : "NO");
@@ -217,7 +207,7 @@ static void print_table(const void *obj, FILE *f)
         fprintf(f, "%-15s", r->schedule);
         for (int d = 0; d < c->K; d++) {
             char a[32];
-            human_bytes((double)r->peak_act[d], a, sizeof a);
+            ps_human_bytes((double)r->peak_act[d], a, sizeof a);
             fprintf(f, " %10s", a);
         }
         fputc('\n', f);
@@ -225,17 +215,6 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
                "applies (zb-h1 with M < K).\n");
-}
-
-static void csv_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
 }
 
 static void print_csv(const void *obj, FILE *f)
@@ -251,7 +230,7 @@ static void print_csv(const void *obj, FILE *f)
                     c->micro_batch, sch_remat_name(c->remat));
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
-                csv_str(f, r->error);
+                ps_csv_str(f, r->error);
                 fputc('\n', f);
                 continue;
             }

@@ -162,3 +162,25 @@ int ps_read_file(const char *path, char **buf, size_t *len)
         *len = n;
     return 0;
 }
+
+void ps_human_bytes(double b, char *buf, size_t n)
+{
+    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+    int i = 0;
+    while (b >= 1000 && i < 5) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+void ps_csv_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

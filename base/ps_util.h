@@ -1,6 +1,6 @@
 /*
  * ps_util — small shared helpers: strict number parsing, integer lists,
- * file hashes; and, through base/ps_afile.h, the output files (atomic
+ * file hashes, byte counts and CSV fields for output; and, through base/ps_afile.h, the output files (atomic
  * replacement, devices and FIFOs in place, same-file checks, temporaries
  * removed on signals).
  */
@@ -23,6 +23,12 @@ int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
 int ps_file_hash(const char *path, char hex[17]);
 uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h);
 #define PS_FNV_INIT 0xcbf29ce484222325ULL
+
+/* Bytes in decimal units for tables: "512 B", "1.50 kB", ... "2.00 PB"
+ * (powers of 1000, two decimals above bytes). */
+void ps_human_bytes(double bytes, char *buf, size_t n);
+/* s as one CSV field: in double quotes, each '"' doubled (RFC 4180). */
+void ps_csv_str(FILE *f, const char *s);
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer. */
 int ps_read_file(const char *path, char **buf, size_t *len);

@@ -9,8 +9,6 @@
 
 #include "measure/msr_calib.h"
 
-/* Creates the directories above path (mkdir -p of its dirname). PS_EIO. */
-int cli_mkdirs(const char *path);
 /* Declares the files (ps_io_*): the PATH of a "file:PATH" net spec as an
  * input; PREFIX.csv, PREFIX.json and PREFIX-fit.csv as outputs of opt. */
 int cli_io_net(const char *spec);

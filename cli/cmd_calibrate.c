@@ -5,12 +5,11 @@
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char help[] =
     "usage: pipesim calibrate --net SPEC [--out PREFIX] [--batch N] [-M 1,2,4,...]\n"
@@ -93,27 +92,6 @@ int cli_io_prefix(const char *prefix, const char *opt)
     return 0;
 }
 
-int cli_mkdirs(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    char *slash = strrchr(buf, '/');
-    if (!slash)
-        return 0;
-    *slash = 0;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) && errno != EEXIST)
-                return ps_error(PS_EIO, "%s: cannot create directory: %s", buf,
-                                 strerror(errno));
-            *p = '/';
-        }
-    if (*buf && mkdir(buf, 0777) && errno != EEXIST)
-        return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(errno));
-    return 0;
-}
-
 int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int *n)
 {
     long *v = NULL;
@@ -157,7 +135,7 @@ int cli_calib_write(const struct msr_calib *c, const char *prefix)
     struct mdl_profile *p = NULL;
     struct mdl_topology *t = NULL;
     int rc;
-    if ((rc = cli_mkdirs(prefix)) < 0 || (rc = msr_calib_profile(c, &p)) < 0 ||
+    if ((rc = ps_mkdirs_parent(prefix)) < 0 || (rc = msr_calib_profile(c, &p)) < 0 ||
         (rc = msr_calib_topology(c, &t)) < 0)
         goto out;
     snprintf(path, sizeof path, "%s.csv", prefix);

@@ -5,6 +5,8 @@
 #include "cli/cli_calib.h"
 #include "traces/trc_trace.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
 
@@ -43,7 +45,7 @@ static int plot_compare(const char *sim_path, const char *meas_path,
     for (int k = 0; k < 2 && !rc; k++) {
         snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",
                  k ? "svg" : "png");
-        if (!(rc = cli_mkdirs(path)))
+        if (!(rc = ps_mkdirs_parent(path)))
             rc = msr_plot_timelines(s, m, title, path);
         if (!rc)
             printf("wrote %s\n", path);
@@ -110,9 +112,8 @@ int cmd_plot(int argc, char **argv)
         if ((rc = ps_io_input(argv[optind], "SIM.json")) < 0 ||
             (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0)
             return rc;
-        if (!ana_plot_have_gnuplot(NULL))
-            return ps_error(PS_EIO, "gnuplot is not installed or does not run "
-                             "(Debian: apt-get install gnuplot-nox)");
+        if ((rc = ps_gnuplot_require()) < 0)
+            return rc;
         return plot_compare(argv[optind], argv[optind + 1], &o);
     }
     if (optind < argc)
@@ -147,9 +148,8 @@ int cmd_plot(int argc, char **argv)
     /* the figures under --out-dir are checked against these when opened */
     if ((rc = ps_io_input(db_path, "--db")) < 0 || (rc = ps_io_input(trace, "--trace")) < 0)
         return rc;
-    if (!ana_plot_have_gnuplot(NULL))
-        return ps_error(PS_EIO, "gnuplot is not installed or does not run (Debian: "
-                         "apt-get install gnuplot-nox)");
+    if ((rc = ps_gnuplot_require()) < 0)
+        return rc;
     ana_db *db = NULL;
     struct ana_run *runs = NULL;
     int n = 0;

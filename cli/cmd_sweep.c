@@ -5,12 +5,11 @@
 #include "cli/cli.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_util.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char help[] =
@@ -82,27 +81,6 @@ static int distinct(const char *what, const long *v, int n)
             if (v[i] == v[j])
                 return ps_error(PS_EUSAGE, "%s: %ld given twice (each value once: a "
                                  "configuration is stored once)", what, v[i]);
-    return 0;
-}
-
-static int make_parent(const char *path)
-{
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = 0;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return ps_error(PS_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ps_error(PS_EIO, "%s: cannot create directory: %s", dir, strerror(errno));
     return 0;
 }
 
@@ -181,7 +159,7 @@ int cmd_sweep(int argc, char **argv)
         goto out;
     sch_schedule_free(probe);
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
-        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = make_parent(db)) < 0)
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)
         goto out;
     size_t len = 16;
     for (int i = 0; i < argc; i++)

@@ -8,6 +8,8 @@
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
@@ -328,8 +330,8 @@ int cli_validate_check(int argc, char **argv)
     in->a = &a;
     cli_realtime(a.realtime);
     if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
-        (rc = cli_mkdirs(a.db)) < 0 || (rc = msr_vcheck_db_prepare(a.db)) < 0 ||
-        (rc = cli_mkdirs(a.report)) < 0)
+        (rc = ps_mkdirs_parent(a.db)) < 0 || (rc = msr_vcheck_db_prepare(a.db)) < 0 ||
+        (rc = ps_mkdirs_parent(a.report)) < 0)
         goto out;
     struct msr_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,
@@ -366,9 +368,9 @@ int cli_validate_check(int argc, char **argv)
         (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
         goto out;
     printf("\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
-           (long long)run, a.db, v->n_points, a.report, msr_have_gnuplot() ? ", " : "",
-           msr_have_gnuplot() ? a.plot : "");
-    if (msr_have_gnuplot()) {
+           (long long)run, a.db, v->n_points, a.report, ps_gnuplot_have(NULL) ? ", " : "",
+           ps_gnuplot_have(NULL) ? a.plot : "");
+    if (ps_gnuplot_have(NULL)) {
         struct msr_accuracy acc;
         msr_vcheck_accuracy(v, 0, &acc);
         const struct msr_vpoint *w = &v->pts[acc.i_mk_max];

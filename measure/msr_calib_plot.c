@@ -2,36 +2,28 @@
 #include "measure/msr_calib_plot.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_gnuplot.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-int msr_have_gnuplot(void)
-{
-    static int have = -1;
-    if (have < 0)
-        have = system("gnuplot --version >/dev/null 2>&1") == 0;
-    return have;
-}
 
 /* The script goes to a private temporary file; gnuplot's stdout is the
  * output's temporary (ps_afile), published only when gnuplot succeeds. */
 int msr_plot_gnuplot(const char *script, int width, int height, const char *png_path)
 {
-    if (!msr_have_gnuplot())
-        return ps_error(PS_EIO, "%s: gnuplot is not installed (apt-get install gnuplot-nox)",
-                         png_path);
+    int rc = ps_gnuplot_require();
+    if (rc < 0)
+        return rc;
     size_t pl = strlen(png_path);
     int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
     char sp[] = "/tmp/pipesim-gp-XXXXXX";
     int fd = mkstemp(sp);
     if (fd < 0)
         return ps_error(PS_EIO, "%s: cannot write: %s", sp, strerror(errno));
-    int slot = ps_afile_track(sp), rc = 0;
+    int slot = ps_afile_track(sp);
     FILE *g = fdopen(fd, "w");
     if (slot < 0 || !g) {
         if (g)
@@ -56,27 +48,11 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
     if ((rc = ps_afile_open(&af, png_path)) < 0)
         goto out;
     fflush(af.f);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (dup2(fileno(af.f), 1) < 0)
-            _exit(126);
-        execlp("gnuplot", "gnuplot", sp, (char *)NULL);
-        _exit(127);
-    }
-    int st = -1;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            st = -1;
-            break;
-        }
-    if (pid < 0 || st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    struct ps_gnuplot_cmd gc = { .script = sp, .out_fd = fileno(af.f), .what = png_path };
+    if ((rc = ps_gnuplot_run(&gc)) < 0)
         ps_afile_abort(&af);
-        rc = ps_error(PS_EIO, "%s: gnuplot failed (status %d)", png_path,
-                       pid < 0 || st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st)
-                                                               : 128 + WTERMSIG(st));
-    } else {
+    else
         rc = ps_afile_commit(&af);
-    }
 out:
     unlink(sp);
     ps_afile_untrack(slot);

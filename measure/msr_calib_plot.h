@@ -17,12 +17,10 @@
 
 #include "traces/trc_trace.h"
 
-/* 1 if gnuplot can be run. */
-int msr_have_gnuplot(void);
 /* Runs gnuplot on script (terminal and output are set here: a png — or an
  * svg when png_path ends in ".svg" — of width x height pixels, written by
  * ps_afile to png_path; data goes inline as datablocks).
- * PS_EIO when gnuplot fails. */
+ * PS_EIO when gnuplot is missing or fails (ps_gnuplot.h). */
 int msr_plot_gnuplot(const char *script, int width, int height, const char *png_path);
 int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas,
                        const char *title, const char *png_path);

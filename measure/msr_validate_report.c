@@ -3,6 +3,7 @@
 #include "measure/msr_calib_plot.h"
 #include "measure/msr_validate.h"
 #include "base/ps_error.h"
+#include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
 #include <math.h>
@@ -231,7 +232,7 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
     int rc = 0, plotted = 0;
     char plot_note[600] = "";
     if (png_path) {
-        if (!msr_have_gnuplot()) {
+        if (!ps_gnuplot_have(NULL)) {
             snprintf(plot_note, sizeof plot_note, "(no plot: gnuplot is not installed)");
         } else if ((rc = write_plot(v, png_path)) < 0) {
             return rc;

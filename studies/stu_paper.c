@@ -5,14 +5,12 @@
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 int stu_paper_parse_tables(const char *s, unsigned *mask)
 {
@@ -95,40 +93,22 @@ int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char
 {
     if (!c->o->plots)
         return 0;
+    if (!ps_gnuplot_have(NULL)) { /* a side product: skipped, said once */
+        ps_gnuplot_skip_note(c->o->log);
+        return 0;
+    }
     char path[4096];
     struct ps_afile af;
     int rc = join(c->o->out_dir, png, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
         return rc;
     fflush(af.f);
-    pid_t pid = fork();
-    if (pid < 0) {
+    /* stdout is the temporary, cwd the output folder (the script's data) */
+    struct ps_gnuplot_cmd g = { .script = script, .cwd = c->o->out_dir,
+                                .out_fd = fileno(af.f), .what = path };
+    if ((rc = ps_gnuplot_run(&g)) < 0) {
         ps_afile_abort(&af);
-        return ps_error(PS_EIO, "%s: cannot start gnuplot: %s", path, strerror(errno));
-    }
-    if (pid == 0) {
-        /* Child: stdout is the temp file, cwd the output folder. */
-        if (chdir(c->o->out_dir) != 0 || dup2(fileno(af.f), 1) < 0)
-            _exit(126);
-        execlp("gnuplot", "gnuplot", script, (char *)NULL);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            ps_afile_abort(&af);
-            return ps_error(PS_EIO, "%s: waiting for gnuplot: %s", path, strerror(errno));
-        }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-        ps_afile_abort(&af);
-        if (c->o->log)
-            fprintf(c->o->log, "gnuplot not found: %s not drawn\n", path);
-        return 0;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        ps_afile_abort(&af);
-        return ps_error(PS_EIO, "%s: gnuplot %s failed (status %d)", path, script,
-                         WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+        return rc;
     }
     if ((rc = ps_afile_commit(&af)) == 0 && c->o->log)
         fprintf(c->o->log, "wrote %s\n", path);
@@ -259,27 +239,6 @@ static int load(const char *dir, const char *name, struct mdl_topology **t, char
     return ps_file_hash(path, hash);
 }
 
-/* mkdir -p: each missing folder of the path, then the path itself. */
-static int make_dir(const char *d)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", d) >= (int)sizeof buf)
-        return ps_error(PS_EUSAGE, "--out: path too long");
-    for (char *p = buf + 1;; p++) {
-        if (*p != '/' && *p)
-            continue;
-        char c = *p;
-        *p = 0;
-        struct stat st;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return ps_error(PS_EIO, "--out %s: cannot create %s: %s", d, buf, strerror(errno));
-        if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-            return ps_error(PS_EIO, "--out %s: %s is not a directory", d, buf);
-        if (!(*p = c))
-            return 0;
-    }
-}
-
 int stu_paper_run(const struct stu_paper_opts *o)
 {
     struct stu_paper_ctx c = { .o = o };
@@ -293,7 +252,7 @@ int stu_paper_run(const struct stu_paper_opts *o)
                    sizeof ref)) < 0 ||
         (rc = stu_ref_load(ref, &c.ref)) < 0)
         goto out_free_topos;
-    if ((rc = make_dir(o->out_dir)) < 0)
+    if ((rc = ps_mkdirs(o->out_dir)) < 0)
         goto out_free_topos;
     if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(&c)) < 0)
         goto out_free_topos;

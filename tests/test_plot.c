@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/ana_plot.h"
+#include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
 static char dir[64];
@@ -27,7 +28,7 @@ TestSuite(plot, .init = setup, .fini = teardown, .timeout = 120);
 
 static void need_gnuplot(void)
 {
-    if (!ana_plot_have_gnuplot(NULL)) {
+    if (!ps_gnuplot_have(NULL)) {
         printf("test_plot: gnuplot not found on PATH: skipping (apt-get install gnuplot-nox)\n");
         cr_skip_test("gnuplot is not installed");
     }

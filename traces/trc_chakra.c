@@ -1,6 +1,7 @@
 /* trc_chakra — Chakra execution-trace writer (see trc_chakra.h). */
 #include "traces/trc_chakra.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_util.h"
 
 #include <errno.h>
@@ -332,17 +333,6 @@ static void rank_path(const struct trc_chakra_opts *o, int rank, char *buf, size
     snprintf(buf, n, "%s/%s.%d.et", o->dir, o->prefix ? o->prefix : "pipesim", rank);
 }
 
-static int ensure_dir(const char *dir)
-{
-    struct stat sb;
-    if (stat(dir, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? 0
-                                   : ps_error(PS_EIO, "--out-dir %s: not a directory", dir);
-    if (mkdir(dir, 0777) != 0)
-        return ps_error(PS_EIO, "--out-dir %s: cannot create: %s", dir, strerror(errno));
-    return 0;
-}
-
 static int bucket_events(struct ctx *c, const struct trc_trace *t)
 {
     int D = c->s->n_devices;
@@ -376,7 +366,7 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                          (long long)s->n_stages * s->n_micro);
     for (int d = 0; d < D; d++)
         maxops = s->n_ops[d] > maxops ? s->n_ops[d] : maxops;
-    if ((rc = ensure_dir(o->dir)) < 0)
+    if ((rc = ps_mkdirs(o->dir)) < 0)
         return rc;
     struct ctx c = { .s = s, .c = cost, .o = o };
     struct ps_afile *af = calloc((size_t)D * R, sizeof *af);

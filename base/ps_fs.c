@@ -1,0 +1,57 @@
+/* ps_fs: mkdir -p (see ps_fs.h). */
+#include "base/ps_fs.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* buf[0..] is one prefix of the path: creates it unless a folder is there. */
+static int make_one(const char *buf)
+{
+    if (mkdir(buf, 0777) == 0)
+        return 0;
+    int e = errno;
+    struct stat st;
+    if (stat(buf, &st) == 0) /* EEXIST, or EROFS/EACCES on a folder already there */
+        return S_ISDIR(st.st_mode) ? 0 : ps_error(PS_EIO, "%s: not a directory", buf);
+    return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(e));
+}
+
+static int mkdirs_len(const char *path, size_t len)
+{
+    char buf[PS_FS_PATH_MAX];
+    if (len >= sizeof buf)
+        return ps_error(PS_EUSAGE, "%s: path too long", path);
+    memcpy(buf, path, len);
+    buf[len] = 0;
+    while (len > 1 && buf[len - 1] == '/') /* "out/" is "out" */
+        buf[--len] = 0;
+    if (!len)
+        return 0;
+    int rc;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/' || p[-1] == '/')
+            continue;
+        *p = 0;
+        rc = make_one(buf);
+        *p = '/';
+        if (rc < 0)
+            return rc;
+    }
+    return make_one(buf);
+}
+
+int ps_mkdirs(const char *dir)
+{
+    return mkdirs_len(dir, strlen(dir));
+}
+
+int ps_mkdirs_parent(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    return mkdirs_len(path, (size_t)(slash - path));
+}

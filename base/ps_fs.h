@@ -1,0 +1,23 @@
+/*
+ * ps_fs — folders for outputs: mkdir -p, written once.
+ *
+ * ps_mkdirs(dir) creates dir and every missing folder above it (mode 0777,
+ * less the umask), like `mkdir -p`; folders already there are fine. A
+ * component that exists and is not a folder (a file in the way) is an
+ * error naming that component, found here rather than later when a file
+ * under it cannot be opened. ps_mkdirs_parent(path) does the same for the
+ * folder a file will be written in (nothing when path has no '/').
+ * Errors: PS_EIO "<component>: cannot create directory: <reason>" or
+ * "<component>: not a directory"; PS_EUSAGE "<path>: path too long" for a
+ * path of PS_FS_PATH_MAX bytes or more. No state, nothing to free.
+ * Cost: one mkdir (and a stat where it fails) per component.
+ */
+#ifndef PS_FS_H
+#define PS_FS_H
+
+#define PS_FS_PATH_MAX 4096
+
+int ps_mkdirs(const char *dir);
+int ps_mkdirs_parent(const char *path);
+
+#endif

@@ -1,0 +1,142 @@
+/* ps_gnuplot: running gnuplot (see ps_gnuplot.h). */
+#include "base/ps_gnuplot.h"
+#include "base/ps_afile.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What the child reports through the close-on-exec pipe when it cannot
+ * become prog: the step that failed and its errno. */
+enum { STEP_CWD, STEP_FD, STEP_EXEC };
+
+/* Forks prog arg with stdout to out_fd and stderr to err_fd (-1: both to
+ * /dev/null). Returns the wait status (>= 0), or -1 with *step and *err set. */
+static int spawn(const char *prog, const char *arg, const char *cwd, int out_fd, int err_fd,
+                 int *step, int *err)
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        *step = STEP_FD, *err = errno;
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        *step = STEP_EXEC, *err = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int rep[2] = { STEP_CWD, 0 };
+        int null = out_fd < 0 || err_fd < 0 ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+        if (cwd && chdir(cwd) != 0)
+            goto fail;
+        rep[0] = STEP_FD;
+        if (dup2(out_fd < 0 ? null : out_fd, 1) < 0 || dup2(err_fd < 0 ? null : err_fd, 2) < 0)
+            goto fail;
+        rep[0] = STEP_EXEC;
+        execlp(prog, prog, arg, (char *)NULL);
+    fail:
+        rep[1] = errno;
+        if (write(pfd[1], rep, sizeof rep) < 0)
+            _exit(126);
+        _exit(127);
+    }
+    close(pfd[1]);
+    int rep[2], st = 0;
+    ssize_t n;
+    while ((n = read(pfd[0], rep, sizeof rep)) < 0 && errno == EINTR)
+        ;
+    close(pfd[0]);
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            *step = STEP_EXEC, *err = errno;
+            return -1;
+        }
+    if (n == (ssize_t)sizeof rep) {
+        *step = rep[0], *err = rep[1];
+        return -1;
+    }
+    return st;
+}
+
+int ps_gnuplot_have(const char *prog)
+{
+    static int cached = -1;
+    if (!prog && cached >= 0)
+        return cached;
+    int step, err, st = spawn(prog ? prog : "gnuplot", "--version", NULL, -1, -1, &step, &err);
+    int have = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (!prog)
+        cached = have;
+    return have;
+}
+
+int ps_gnuplot_require(void)
+{
+    if (ps_gnuplot_have(NULL))
+        return 0;
+    return ps_error(PS_EIO, "gnuplot is not installed or does not run (Debian: apt-get "
+                             "install " PS_GNUPLOT_PKG ")");
+}
+
+void ps_gnuplot_skip_note(FILE *log)
+{
+    static int said;
+    if (log && !said) {
+        said = 1;
+        fprintf(log, "gnuplot not found: plots not drawn (Debian: apt-get install "
+                     PS_GNUPLOT_PKG ")\n");
+    }
+}
+
+/* The first line of the file behind fd into buf. */
+static void first_line(int fd, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (lseek(fd, 0, SEEK_SET) != 0)
+        return;
+    ssize_t k;
+    while ((k = read(fd, buf, n - 1)) < 0 && errno == EINTR)
+        ;
+    buf[k > 0 ? k : 0] = 0;
+    buf[strcspn(buf, "\n")] = 0;
+}
+
+int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
+{
+    const char *prog = c->prog ? c->prog : "gnuplot";
+    c->errline[0] = 0;
+    char ep[] = "/tmp/pipesim-gperr-XXXXXX";
+    int efd = mkstemp(ep);
+    if (efd < 0)
+        return ps_error(PS_EIO, "%s: cannot write: %s", ep, strerror(errno));
+    int slot = ps_afile_track(ep);
+    if (slot < 0) {
+        close(efd);
+        unlink(ep);
+        return slot;
+    }
+    int step, err, rc = 0;
+    int st = spawn(prog, c->script, c->cwd, c->out_fd, efd, &step, &err);
+    first_line(efd, c->errline, sizeof c->errline);
+    close(efd);
+    unlink(ep);
+    ps_afile_untrack(slot);
+    if (st < 0 && step == STEP_CWD)
+        rc = ps_error(PS_EIO, "%s: cannot enter %s: %s", c->what, c->cwd, strerror(err));
+    else if (st < 0)
+        rc = ps_error(PS_EIO, "%s: cannot run %s: %s (Debian: apt-get install " PS_GNUPLOT_PKG
+                              ")", c->what, prog, strerror(err));
+    else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        rc = ps_error(PS_EIO, "%s: gnuplot failed (status %d)%s%s", c->what,
+                       WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                       c->errline[0] ? ": " : "", c->errline);
+    return rc;
+}

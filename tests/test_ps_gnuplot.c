@@ -1,0 +1,99 @@
+/* ps_gnuplot: detection, the runner's statuses and messages, with stand-in
+ * programs (shell scripts) so no real gnuplot is needed. */
+#include "helpers.h"
+
+#include "base/ps_error.h"
+#include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[64];
+
+static void setup(void)
+{
+    snprintf(root, sizeof root, "/tmp/pipesim-gp-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(root));
+}
+
+static void teardown(void)
+{
+    th_sh("rm -rf %s", root);
+}
+
+/* root/name, an executable shell script with body. */
+static const char *prog(const char *name, const char *body)
+{
+    static char ring[4][128];
+    static int k;
+    char *p = ring[k++ % 4];
+    snprintf(p, sizeof ring[0], "%s/%s", root, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\n%s\n", body);
+    fclose(f);
+    chmod(p, 0755);
+    return p;
+}
+
+TestSuite(ps_gnuplot, .init = setup, .fini = teardown, .timeout = 20);
+
+Test(ps_gnuplot, detection_is_a_zero_exit_of_version)
+{
+    cr_assert_eq(ps_gnuplot_have(prog("ok", "[ \"$1\" = --version ] && echo gnuplot 5.4")), 1);
+    cr_assert_eq(ps_gnuplot_have(prog("bad", "exit 1")), 0);
+    cr_assert_eq(ps_gnuplot_have("/nonexistent/gnuplot"), 0);
+    /* the real one agrees with the shell's lookup */
+    int shell = th_sh("gnuplot --version >/dev/null 2>&1") == 0;
+    cr_assert_eq(ps_gnuplot_have(NULL), shell);
+    cr_assert_eq(ps_gnuplot_require(), shell ? 0 : -PS_EIO);
+    if (!shell)
+        cr_assert(strstr(ps_errmsg(), "apt-get install " PS_GNUPLOT_PKG), "%s", ps_errmsg());
+}
+
+Test(ps_gnuplot, runs_the_script_in_cwd_with_stdout_to_the_descriptor)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/out.txt", root);
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert(fd >= 0);
+    struct ps_gnuplot_cmd c = { .prog = prog("cat", "cat \"$1\"; pwd >&2"), .script = "s.gp",
+                                .cwd = root, .out_fd = fd, .what = out };
+    FILE *s = fopen(prog("s.gp", "plot x"), "r");
+    fclose(s);
+    cr_assert_eq(ps_gnuplot_run(&c), 0, "%s", ps_errmsg());
+    close(fd);
+    char *text = NULL;
+    size_t n = 0;
+    cr_assert_eq(ps_read_file(out, &text, &n), 0);
+    cr_assert_str_eq(text, "#!/bin/sh\nplot x\n");
+    free(text);
+    cr_assert(strstr(c.errline, "pipesim-gp-test-"), "stderr kept: '%s'", c.errline);
+}
+
+Test(ps_gnuplot, a_failure_quotes_its_status_and_first_stderr_line)
+{
+    struct ps_gnuplot_cmd c = { .prog = prog("fail", "echo 'line 1: broken' >&2; echo two >&2; "
+                                                     "exit 3"),
+                                .script = "x.gp", .out_fd = 1, .what = "fig.png" };
+    cr_assert_eq(ps_gnuplot_run(&c), -PS_EIO);
+    cr_assert_str_eq(ps_errmsg(), "fig.png: gnuplot failed (status 3): line 1: broken");
+    c.prog = prog("kill", "kill -9 $$");
+    cr_assert_eq(ps_gnuplot_run(&c), -PS_EIO);
+    cr_assert_str_eq(ps_errmsg(), "fig.png: gnuplot failed (status 137)");
+}
+
+Test(ps_gnuplot, a_missing_program_or_folder_is_named)
+{
+    struct ps_gnuplot_cmd c = { .prog = "/nonexistent/gnuplot", .script = "x.gp", .out_fd = 1,
+                                .what = "fig.png" };
+    cr_assert_eq(ps_gnuplot_run(&c), -PS_EIO);
+    cr_assert_str_eq(ps_errmsg(), "fig.png: cannot run /nonexistent/gnuplot: No such file or "
+                                  "directory (Debian: apt-get install " PS_GNUPLOT_PKG ")");
+    c.prog = prog("ok", "exit 0");
+    c.cwd = "/nonexistent";
+    cr_assert_eq(ps_gnuplot_run(&c), -PS_EIO);
+    cr_assert_str_eq(ps_errmsg(), "fig.png: cannot enter /nonexistent: No such file or directory");
+}
