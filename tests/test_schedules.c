@@ -2,6 +2,7 @@
  * thread per device, and exact step times, bubbles and memory peaks on
  * uniform stages. */
 #include "helpers.h"
+#include "oracle_sched.h"
 
 #include <math.h>
 
@@ -55,37 +56,6 @@ static int64_t slot(const struct sch_schedule *s, int kind, int st, int mb)
     return ((int64_t)kind * s->n_stages + st) * s->n_micro + (mb < 0 ? 0 : mb);
 }
 
-/* The validation runtime's model: one thread per device runs its list
- * strictly in order; a send never blocks, a receive blocks until its send is
- * done. Returns 1 when every list runs to its end. Independent of the engine:
- * only sch_schedule_deps' rules. */
-static int replays_on_one_thread_per_device(const struct sch_schedule *s)
-{
-    char *done = calloc((size_t)(SCH_OP_NKINDS * s->n_stages * s->n_micro), 1);
-    int *pc = calloc((size_t)s->n_devices, sizeof *pc);
-    cr_assert(done && pc);
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (int d = 0; d < s->n_devices; d++)
-            for (; pc[d] < s->n_ops[d]; pc[d]++, progress = 1) {
-                const struct sch_op *op = &s->ops[d][pc[d]];
-                struct sch_op deps[3];
-                int nd = sch_schedule_deps(s, op, deps), ready = 1;
-                for (int j = 0; j < nd; j++)
-                    ready &= done[slot(s, deps[j].kind, deps[j].stage, deps[j].mb)];
-                if (!ready)
-                    break;
-                done[slot(s, op->kind, op->stage, op->mb)] = 1;
-            }
-    }
-    int all = 1;
-    for (int d = 0; d < s->n_devices; d++)
-        all &= pc[d] == s->n_ops[d];
-    free(done);
-    free(pc);
-    return all;
-}
-
 /* Each micro-batch once per stage: F and B exactly once per (stage, mb), W
  * exactly once iff the backward is split, R once iff re-materialized, one U
  * per stage. Counted here independently of sch_schedule_validate. */
@@ -134,8 +104,9 @@ Test(schedules, every_schedule_is_valid_and_completes)
                     cr_assert_eq(rc, 0, "%s K=%d M=%d: %s", name, K, M, ps_errmsg());
                     cr_assert_eq(sch_schedule_validate(s), 0, "%s", ps_errmsg());
                     check_counts(s);
-                    cr_assert(replays_on_one_thread_per_device(s), "%s K=%d M=%d remat %d "
-                              "deadlocks one thread per device", name, K, M, r);
+                    char why[256];
+                    cr_assert(oracle_schedule_ok(s, why, sizeof why), "%s K=%d M=%d remat %d "
+                              "deadlocks one thread per device: %s", name, K, M, r, why);
                     struct mdl_profile *p = uniform(s->n_stages, 3000, 7000, 64, 1000);
                     struct sch_partition *part;
                     struct sch_costs *c;
@@ -585,7 +556,7 @@ Test(schedules, lists_that_deadlock_one_thread_per_device_are_invalid)
     s->ops[0][2] = s->ops[0][1];
     s->ops[0][1] = s->ops[0][0];
     s->ops[0][0] = rg;
-    cr_assert(!replays_on_one_thread_per_device(s));
+    cr_assert(!oracle_schedule_ok(s, NULL, 0));
     cr_assert_eq(sch_schedule_validate(s), -PS_EINVAL);
     cr_assert(strstr(ps_errmsg(), "deadlocks one in-order thread per device: device 0 waits "
                      "forever at recvB0"), "%s", ps_errmsg());
