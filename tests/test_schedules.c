@@ -13,21 +13,6 @@ static const char *const all_schedules[] = {
 };
 #define N_SCHED (int)(sizeof all_schedules / sizeof *all_schedules)
 
-/* n uniform one-layer stages: fwd tf ns, bwd tb ns, out_b / stash_b bytes
- * per sample (at micro-batch 1). */
-static struct mdl_profile *uniform(int n, double tf, double tb, double out_b, double stash_b)
-{
-    double f[64], b[64], o[64], st[64];
-    cr_assert_leq(n, 64);
-    for (int i = 0; i < n; i++) {
-        f[i] = tf;
-        b[i] = tb;
-        o[i] = out_b;
-        st[i] = stash_b;
-    }
-    return th_profile(n, f, b, 1, o, st, 0);
-}
-
 /* A chain of n ideal devices closed into a ring (the wrap-around link
  * carries interleaved schedules from the last device back to the first). */
 static struct mdl_topology *ring_bw(int n, double bw)
@@ -107,7 +92,7 @@ Test(schedules, every_schedule_is_valid_and_completes)
                     char why[256];
                     cr_assert(oracle_schedule_ok(s, why, sizeof why), "%s K=%d M=%d remat %d "
                               "deadlocks one thread per device: %s", name, K, M, r, why);
-                    struct mdl_profile *p = uniform(s->n_stages, 3000, 7000, 64, 1000);
+                    struct mdl_profile *p = th_uniform(s->n_stages, 3000, 7000, 1, 64, 1000, 0);
                     struct sch_partition *part;
                     struct sch_costs *c;
                     sim_engine *e;
@@ -177,12 +162,7 @@ Test(schedules, one_f_one_b_step_time_equals_gpipe)
         struct mdl_topology *t = th_chain(K, 1e9, 1e300, 0);
         for (int M = 1; M <= 16; M++)
             for (int k = 0; k < 3; k++) {
-                double f[8], b[8];
-                for (int i = 0; i < K; i++) {
-                    f[i] = tfb[k][0];
-                    b[i] = tfb[k][1];
-                }
-                struct mdl_profile *p = th_profile(K, f, b, 1, NULL, NULL, 100);
+                struct mdl_profile *p = th_uniform(K, tfb[k][0], tfb[k][1], 1, 0, 0, 100);
                 struct th_run g, o;
                 th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -215,7 +195,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
     for (int K = 1; K <= 8; K++) {
         struct mdl_topology *t = ring(K);
         for (int M = 1; M <= 16; M++) {
-            struct mdl_profile *p = uniform(K, 3000, 7000, 0, (double)S);
+            struct mdl_profile *p = th_uniform(K, 3000, 7000, 1, 0, (double)S, 0);
             struct th_run g, o, z;
             th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
             th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -235,7 +215,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
             for (int v = 2; v <= 4 && M % K == 0; v++) {
                 char name[32];
                 snprintf(name, sizeof name, "interleaved:%d", v);
-                struct mdl_profile *pv = uniform(v * K, 3000, 7000, 0, (double)S);
+                struct mdl_profile *pv = th_uniform(v * K, 3000, 7000, 1, 0, (double)S, 0);
                 struct th_run iv;
                 th_simulate(&iv, name, pv, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 for (int d = 0; d < K; d++) {
@@ -317,7 +297,7 @@ Test(schedules, interleaved_bubble_formula)
                     int M = g * K;
                     char name[32];
                     snprintf(name, sizeof name, "interleaved:%d", v);
-                    struct mdl_profile *p = uniform(v * K, tfb[k][0], tfb[k][1], 0, 0);
+                    struct mdl_profile *p = th_uniform(v * K, tfb[k][0], tfb[k][1], 1, 0, 0, 0);
                     struct th_run r;
                     th_simulate(&r, name, p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                     sch_time unit = (sch_time)(tfb[k][0] + tfb[k][1]);
@@ -351,7 +331,7 @@ Test(schedules, zb_h1_bubble_formula_and_beats_1f1b)
         struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
         for (int M = K; M <= 16; M++)
             for (int k = 0; k < 5; k++) {
-                struct mdl_profile *p = uniform(K, tfb[k][0], tfb[k][1], 0, 0);
+                struct mdl_profile *p = th_uniform(K, tfb[k][0], tfb[k][1], 1, 0, 0, 0);
                 struct th_run z, o;
                 th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -382,7 +362,7 @@ Test(schedules, zb_h1_beats_1f1b_with_few_microbatches)
 {
     for (int K = 2; K <= 8; K++) {
         struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
-        struct mdl_profile *p = uniform(K, 3000, 7000, 0, 0);
+        struct mdl_profile *p = th_uniform(K, 3000, 7000, 1, 0, 0, 0);
         for (int M = 1; M < K; M++) {
             struct th_run z, o;
             th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -526,7 +506,7 @@ Test(schedules, bad_names_and_parameters)
 Test(schedules, interleaved_needs_a_link_back_to_device_0)
 {
     struct mdl_topology *t = th_chain(4, 0, 1e9, 0);
-    struct mdl_profile *p = uniform(8, 1000, 2000, 8, 0);
+    struct mdl_profile *p = th_uniform(8, 1000, 2000, 1, 8, 0, 0);
     struct sch_schedule *s;
     struct sch_partition *part;
     struct sch_costs *c;
