@@ -15,8 +15,9 @@ TestSuite(chakra, .timeout = 60);
 
 static char *tmpdir(void)
 {
-    char *d = strdup("/tmp/pipesim-chakra-XXXXXX");
-    cr_assert(mkdtemp(d));
+    char *d = malloc(64);
+    cr_assert(d);
+    th_tmpdir(d, 64, "chakra");
     return d;
 }
 
