@@ -1,5 +1,7 @@
 /* Shared fixtures for the Criterion tests: in-memory profiles, topologies
- * and one-call simulations with exact (integer-ns) costs. */
+ * and one-call simulations with exact (integer-ns) costs; shell commands
+ * (the pipesim binary, its exit status, its output); temporary directories
+ * and the small files tests write into and read from them. */
 #ifndef TESTS_HELPERS_H
 #define TESTS_HELPERS_H
 
@@ -32,6 +34,22 @@ th_profile(int n, const double *fwd_ns, const double *bwd_ns, double at_batch,
         cr_assert_eq(mdl_profile_add(p, &l), 0);
     }
     return p;
+}
+
+/* n layers alike: fwd_ns / bwd_ns at at_batch samples, out_b / stash_b
+ * bytes per sample, params parameters each. */
+static inline struct mdl_profile *th_uniform(int n, double fwd_ns, double bwd_ns, double at_batch,
+                                             double out_b, double stash_b, double params)
+{
+    double f[256], b[256], o[256], st[256];
+    cr_assert(n >= 1 && n <= 256, "th_uniform: %d layers", n);
+    for (int i = 0; i < n; i++) {
+        f[i] = fwd_ns;
+        b[i] = bwd_ns;
+        o[i] = out_b;
+        st[i] = stash_b;
+    }
+    return th_profile(n, f, b, at_batch, o, st, params);
 }
 
 /* n ideal devices (efficiency 1, no overhead) in a chain. */
@@ -75,10 +93,13 @@ static inline void th_release(struct th_run *run)
     sch_schedule_free(run->s);
 }
 
-/* Runs a shell command; returns its exit status. */
-static inline int th_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <sys/wait.h>
+
+/* Runs a shell command; returns its exit status. */
+static inline int th_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline int th_sh(const char *fmt, ...)
 {
     char cmd[4096];
@@ -94,6 +115,75 @@ static inline const char *th_pipesim(void)
 {
     const char *p = getenv("PIPESIM");
     return p ? p : "build/pipesim";
+}
+
+/* Runs a shell command, its stdout into out (cap bytes with the NUL, the
+ * rest dropped); returns its exit status, -1 when it did not exit. */
+static inline int th_capture(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline int th_capture(char *out, size_t cap, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f, "popen %s", cmd);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = 0;
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, f) > 0)
+        ;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* A fresh directory /tmp/pipesim-TAG-XXXXXX; its path in dir (n bytes). */
+static inline void th_tmpdir(char *dir, size_t n, const char *tag)
+{
+    snprintf(dir, n, "/tmp/pipesim-%s-XXXXXX", tag);
+    cr_assert(mkdtemp(dir), "mkdtemp %s: %s", dir, strerror(errno));
+}
+
+/* Writes text to dir/name, the file replaced. */
+static inline void th_put(const char *dir, const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert(f, "%s: %s", p, strerror(errno));
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0, "%s: %s", p, strerror(errno));
+}
+
+/* dir/name into buf (n bytes with the NUL); empty when it cannot be read. */
+static inline void th_slurp(const char *dir, const char *name, char *buf, size_t n)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    buf[0] = 0;
+    if (!f)
+        return;
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = 0;
+    fclose(f);
+}
+
+/* Entries of dir but . and .. and other dot files; -1 when it cannot be
+ * opened. */
+static inline int th_entries(const char *dir)
+{
+    DIR *h = opendir(dir);
+    if (!h)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(h)))
+        n += e->d_name[0] != '.';
+    closedir(h);
+    return n;
 }
 
 #endif

@@ -287,8 +287,7 @@ static void put(const char *name, const char *text, size_t n, int mode)
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-bad-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "bad");
     cr_assert_eq(chmod(dir, 0777), 0);
     put("ok.csv", CSV_OK, strlen(CSV_OK), 0);
     put("ok.json", JSON_OK, strlen(JSON_OK), 0);

@@ -16,8 +16,7 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-calib-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "calib");
 }
 
 static void teardown(void) { th_sh("rm -rf %s", dir); }
@@ -28,10 +27,7 @@ static const char *write_file(const char *name, const char *text)
 {
     static char path[160];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(text, f);
-    fclose(f);
+    th_put(dir, name, text);
     return path;
 }
 

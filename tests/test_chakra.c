@@ -15,8 +15,9 @@ TestSuite(chakra, .timeout = 60);
 
 static char *tmpdir(void)
 {
-    char *d = strdup("/tmp/pipesim-chakra-XXXXXX");
-    cr_assert(mkdtemp(d));
+    char *d = malloc(64);
+    cr_assert(d);
+    th_tmpdir(d, 64, "chakra");
     return d;
 }
 
@@ -136,10 +137,7 @@ Test(chakra, gpipe_exact_durations_and_deps)
 {
     /* 8 layers of 1000 / 2000 ns at the micro-batch size, 2 per stage;
      * 100 bytes per sample cross each cut; ideal links 1 GB/s, 100 ns */
-    double f[8], b[8], out[8];
-    for (int i = 0; i < 8; i++)
-        f[i] = 1000, b[i] = 2000, out[i] = 100;
-    struct mdl_profile *p = th_profile(8, f, b, 2, out, NULL, 10);
+    struct mdl_profile *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
     struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
@@ -259,9 +257,7 @@ Test(chakra, replicas_get_allreduce_collectives)
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_load(tp, &t), 0, "%s", ps_errmsg());
     unlink(tp);
-    double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
-    double out[4] = { 10, 10, 10, 10 };
-    struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 250);
+    struct mdl_profile *p = th_uniform(4, 1000, 2000, 1, 10, 0, 250);
     struct sch_schedule *s;
     struct sch_partition *part;
     struct sch_costs *c;
@@ -404,9 +400,7 @@ Test(chakra, protoc_decodes_the_files_too)
     if (th_sh("command -v protoc >/dev/null 2>&1") != 0)
         cr_skip_test("protoc is not installed (apt-get install protobuf-compiler; "
                      "`make test` installs it)");
-    double f[4] = { 1000, 1000, 1000, 1000 }, b[4] = { 2000, 2000, 2000, 2000 };
-    double out[4] = { 10, 10, 10, 10 };
-    struct mdl_profile *p = th_profile(4, f, b, 1, out, NULL, 10);
+    struct mdl_profile *p = th_uniform(4, 1000, 2000, 1, 10, 0, 10);
     struct mdl_topology *t = th_chain(2, 0, 1e9, 100e-9);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_ALWAYS, 1, 1);

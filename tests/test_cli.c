@@ -10,15 +10,8 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-cli-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    FILE *f;
-    char p[128];
-#define PUT(name, text)                                                          \
-    snprintf(p, sizeof p, "%s/%s", dir, name);                                   \
-    f = fopen(p, "w");                                                           \
-    fputs(text, f);                                                              \
-    fclose(f)
+    th_tmpdir(dir, sizeof dir, "cli");
+#define PUT(name, text) th_put(dir, name, text)
     PUT("ok.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
                   "a,1e6,100,64,128\nb,1e6,100,64,128\nc,1e6,100,64,128\nd,1e6,100,64,128\n");
     PUT("neg.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1e6,-100,64,128\n");
@@ -42,35 +35,21 @@ static void teardown(void)
     th_sh("rm -rf %s", dir);
 }
 
-static int dir_entries(void)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* Runs predict with args; expects exit status `status`, stderr containing
  * `what`, and neither output file (nor a temp file) left in dir. */
 static void bad(const char *args, int status, const char *what)
 {
-    int before = dir_entries();
+    int before = th_entries(dir);
     int rc = th_sh("cd %s && %s predict --out out.txt --trace trace.json %s 2>err.txt >/dev/null",
                    dir, th_pipesim(), args);
-    char p[128], msg[1024] = "";
+    char p[128], msg[1024];
     snprintf(p, sizeof p, "%s/err.txt", dir);
-    FILE *f = fopen(p, "r");
-    size_t n = fread(msg, 1, sizeof msg - 1, f);
-    msg[n] = 0;
-    fclose(f);
+    th_slurp(dir, "err.txt", msg, sizeof msg);
     unlink(p);
     cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
     cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
     cr_expect_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "'%s': not one line: %s", args, msg);
-    cr_expect_eq(dir_entries(), before, "'%s' left a file behind", args);
+    cr_expect_eq(th_entries(dir), before, "'%s' left a file behind", args);
 }
 
 #define OK "--model ok.csv --topology ok.json"

@@ -19,9 +19,7 @@ static struct trc_trace *copy(const struct trc_trace *t)
 
 static void sim_trace(struct th_run *run, struct mdl_profile **p, struct mdl_topology **t)
 {
-    double f[4] = { 3000, 3000, 3000, 3000 }, b[4] = { 6000, 6000, 6000, 6000 };
-    double out[4] = { 100, 100, 100, 100 }, st[4] = { 400, 400, 400, 400 };
-    *p = th_profile(4, f, b, 2, out, st, 10);
+    *p = th_uniform(4, 3000, 6000, 2, 100, 400, 10);
     *t = th_chain(4, 0, 1e9, 100e-9);
     th_simulate(run, "gpipe", *p, *t, 4, 6, SCH_REMAT_EXCEPT_LAST, 2, 1);
 }

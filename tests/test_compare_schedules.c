@@ -25,14 +25,8 @@ static const char ring_json[] =
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-cmp-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    char p[128];
-    snprintf(p, sizeof p, "%s/ring.json", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert(f);
-    fputs(ring_json, f);
-    fclose(f);
+    th_tmpdir(dir, sizeof dir, "cmp");
+    th_put(dir, "ring.json", ring_json);
 }
 
 static void teardown(void)
@@ -41,17 +35,6 @@ static void teardown(void)
 }
 
 TestSuite(compare_schedules, .init = setup, .fini = teardown, .timeout = 60);
-
-static int dir_entries(void)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 static json_t *find_row(json_t *o, const char *name)
 {
@@ -127,19 +110,16 @@ Test(compare_schedules, infeasible_schedule_is_listed_with_its_reason)
 
 static void bad(const char *args, int status, const char *what)
 {
-    int before = dir_entries();
+    int before = th_entries(dir);
     int rc = th_sh("cd %s && %s compare-schedules --out out.txt %s 2>err.txt >/dev/null", dir,
                    th_pipesim(), args);
-    char p[128], msg[1024] = "";
+    char p[128], msg[1024];
     snprintf(p, sizeof p, "%s/err.txt", dir);
-    FILE *f = fopen(p, "r");
-    size_t n = fread(msg, 1, sizeof msg - 1, f);
-    msg[n] = 0;
-    fclose(f);
+    th_slurp(dir, "err.txt", msg, sizeof msg);
     unlink(p);
     cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
     cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
-    cr_expect_eq(dir_entries(), before, "'%s' left a file behind", args);
+    cr_expect_eq(th_entries(dir), before, "'%s' left a file behind", args);
 }
 
 #define OK "--model mlp:layers=8,width=16 --topology ring.json"

@@ -15,19 +15,14 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-det-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "det");
     cr_assert_eq(th_sh("cp models/profiles/transformer-small.csv models/topologies/pcie-8gpu.json "
                        "models/topologies/v100-nvlink-8.json models/topologies/chain-8-ideal.json "
                        "%s/", dir), 0);
-    char p[128];
-    snprintf(p, sizeof p, "%s/ms.csv", dir);
-    FILE *f = fopen(p, "w");
-    cr_assert(f);
-    fputs("name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes\n"
-          "in,input,0,0,8,0,256,0\na,dense,1.5,,8,100,256,512\nb,dense,2,4.5,8,100,256,512\n"
-          "c,attention,0.7,1.9,8,300,1024,4096\n", f);
-    fclose(f);
+    th_put(dir, "ms.csv",
+           "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes\n"
+           "in,input,0,0,8,0,256,0\na,dense,1.5,,8,100,256,512\nb,dense,2,4.5,8,100,256,512\n"
+           "c,attention,0.7,1.9,8,300,1024,4096\n");
 }
 
 static void teardown(void)

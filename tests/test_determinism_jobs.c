@@ -15,8 +15,7 @@ static char dir[64], root[512];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-jobs-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "jobs");
     cr_assert(getcwd(root, sizeof root));
 }
 

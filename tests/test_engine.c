@@ -3,21 +3,10 @@
 
 #include <math.h>
 
-/* K uniform stages of one layer each, no communication bytes. */
-static struct mdl_profile *uniform(int K, double tf, double tb, double n)
-{
-    double f[64], b[64];
-    for (int i = 0; i < K; i++) {
-        f[i] = tf;
-        b[i] = tb;
-    }
-    return th_profile(K, f, b, n, NULL, NULL, 1000);
-}
-
 Test(engine, bubble_formula_on_uniform_stages, .timeout = 60)
 {
     for (int K = 1; K <= 16; K++) {
-        struct mdl_profile *p = uniform(K, 3000, 7000, 4);
+        struct mdl_profile *p = th_uniform(K, 3000, 7000, 4, 0, 0, 1000);
         struct mdl_topology *t = th_chain(K, 1e9, 1e300, 0);
         for (int M = 1; M <= 64; M++) {
             struct th_run run;
@@ -52,7 +41,7 @@ static int count_kind(const struct sch_schedule *s, int d, enum sch_op_kind k)
 Test(engine, remat_adds_one_forward_per_rematerialized_microbatch)
 {
     const int K = 4, M = 8;
-    struct mdl_profile *p = uniform(K, 2000, 5000, 2);
+    struct mdl_profile *p = th_uniform(K, 2000, 5000, 2, 0, 0, 1000);
     struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
     const enum sch_remat modes[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST, SCH_REMAT_ALWAYS };
     const int n_remat[] = { 0, M - 1, M };
@@ -131,9 +120,7 @@ Test(engine, memory_peaks_match_hand_computed_totals)
 Test(engine, link_latency_and_bandwidth_shift_makespan)
 {
     const int K = 4, M = 6;
-    double f[4] = { 5000, 5000, 5000, 5000 }, b[4] = { 9000, 9000, 9000, 9000 };
-    double out[4] = { 500, 500, 500, 500 };
-    struct mdl_profile *p = th_profile(K, f, b, 2, out, NULL, 0);
+    struct mdl_profile *p = th_uniform(K, 5000, 9000, 2, 500, 0, 0);
     /* 1000 B per micro-batch at 1e9 B/s = 1000 ns, plus 250 ns latency */
     struct mdl_topology *t = th_chain(K, 0, 1e9, 250e-9);
     struct th_run run;
@@ -194,7 +181,7 @@ Test(engine, transfers_on_a_shared_link_serialize)
 
 Test(engine, step_and_run_until_expose_the_clock)
 {
-    struct mdl_profile *p = uniform(2, 1000, 2000, 1);
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 0, 0, 1000);
     struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
     struct sch_schedule *s;
     struct sch_partition *part;
@@ -225,7 +212,7 @@ Test(engine, step_and_run_until_expose_the_clock)
 
 Test(engine, missing_link_is_an_error)
 {
-    struct mdl_profile *p = uniform(2, 1000, 2000, 1);
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 0, 0, 1000);
     struct mdl_topology *t = th_chain(2, 0, 1e9, 0);
     t->n_links = 0;
     struct sch_schedule *s;

@@ -176,8 +176,8 @@ static void cli(const char *path)
         } else if (buf[i] == '/') {
             buf[i] = '_';
         }
-    char dir[] = "/tmp/pipesim-regress-XXXXXX";
-    cr_assert(mkdtemp(dir));
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "regress");
     cr_assert_eq(th_sh("cp models/profiles/mlp-uniform.csv %s/m.csv && cp "
                        "models/topologies/pcie-8gpu.json %s/t.json", dir, dir), 0);
     char bin[PATH_MAX];

@@ -225,8 +225,7 @@ Test(inputs, sub_nanosecond_work_takes_at_least_one_tick)
     cr_expect_eq(sch_seconds_to_time(0.4e-9), 0); /* transfers: plain rounding */
     /* a stage of 1e-15 s forward and backward: 1 ns and 2 ns (both halves
      * of a split backward take a tick) */
-    double f[2] = { 1e-6, 1e-6 }, b[2] = { 1e-6, 1e-6 };
-    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 0);
+    struct mdl_profile *p = th_uniform(2, 1e-6, 1e-6, 1, 0, 0, 0);
     struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
     struct th_run r;
     th_simulate(&r, "zb-h1", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);

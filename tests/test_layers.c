@@ -11,20 +11,11 @@
 
 static char dir[64];
 
-static void put(const char *rel, const char *text)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    FILE *f = fopen(p, "w");
-    cr_assert(f, "%s", p);
-    fputs(text, f);
-    fclose(f);
-}
+static void put(const char *rel, const char *text) { th_put(dir, rel, text); }
 
 static void tree(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-layers-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "layers");
     cr_assert_eq(th_sh("mkdir -p %s/base %s/models %s/sched %s/sim %s/runtime", dir, dir, dir,
                        dir, dir), 0);
     put("base/ps_a.h", "#include <stdio.h>\n");

@@ -32,8 +32,9 @@ static void need_mpi(void)
 
 static char *tmpdir(void)
 {
-    char *d = strdup("/tmp/pipesim-mpi-XXXXXX");
-    cr_assert(mkdtemp(d));
+    char *d = malloc(64);
+    cr_assert(d);
+    th_tmpdir(d, 64, "mpi");
     return d;
 }
 

@@ -28,8 +28,7 @@ static char dir[64], errp[80]; /* stderr goes beside dir, not into it */
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-outputs-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "outputs");
     snprintf(errp, sizeof errp, "%s.err", dir);
 }
 
@@ -48,15 +47,7 @@ static void path_of(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", dir, name);
 }
 
-static void put(const char *name, const char *text)
-{
-    char p[256];
-    path_of(p, sizeof p, name);
-    FILE *f = fopen(p, "w");
-    cr_assert(f);
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0);
-}
+static void put(const char *name, const char *text) { th_put(dir, name, text); }
 
 static char *slurp(const char *name)
 {

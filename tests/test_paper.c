@@ -125,10 +125,7 @@ Test(paper_part, time_and_prefix)
     sch_partition_free(a);
     sch_partition_free(h);
     /* Uniform costs: the prefix heuristic is the uniform partition. */
-    double f[8] = { 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6 }, b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = 2e6;
-    struct mdl_profile *u = th_profile(8, f, b, 1, NULL, NULL, 1);
+    struct mdl_profile *u = th_uniform(8, 1e6, 2e6, 1, 0, 0, 1);
     cr_assert_eq(stu_part_prefix(u, t, 4, 1, SCH_REMAT_NEVER, &h), 0);
     sch_partition_format(h, buf, sizeof buf);
     cr_assert_str_eq(buf, "2,2,2,2");

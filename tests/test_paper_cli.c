@@ -11,24 +11,10 @@ static char dir[64];
 
 static void mk(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-paper-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "paper");
 }
 
 static void rm(void) { th_sh("rm -rf %s", dir); }
-
-static int entries(const char *d)
-{
-    DIR *h = opendir(d);
-    if (!h)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(h)))
-        n += e->d_name[0] != '.';
-    closedir(h);
-    return n;
-}
 
 static int has_gnuplot(void) { return th_sh("command -v gnuplot >/dev/null 2>&1") == 0; }
 
@@ -57,7 +43,7 @@ Test(paper_cli, reproduces_results_byte_for_byte)
             fclose(f);
             cr_assert_eq(memcmp(sig, "\x89PNG\r\n\x1a\n", 8), 0, "%s is not a PNG", p);
         }
-    cr_assert_eq(entries(dir), 8 + 2 * has_gnuplot(), "unexpected files in %s", dir);
+    cr_assert_eq(th_entries(dir), 8 + 2 * has_gnuplot(), "unexpected files in %s", dir);
     /* And the reference holds nothing the generator does not make (besides
      * the README section and the committed plots). */
     cr_assert_eq(th_sh("cd results/paper && for f in *; do case $f in README-section.md|*.png) "
@@ -68,7 +54,7 @@ Test(paper_cli, reproduces_results_byte_for_byte)
 Test(paper_cli, subset_writes_only_its_files)
 {
     cr_assert_eq(th_sh("%s paper --out %s --tables 1,partitions --quiet", th_pipesim(), dir), 0);
-    cr_assert_eq(entries(dir), 2);
+    cr_assert_eq(th_entries(dir), 2);
     cr_assert_eq(th_sh("cmp -s %s/table1.md results/paper/table1.md", dir), 0);
     cr_assert_eq(th_sh("cmp -s %s/partitions.md results/paper/partitions.md", dir), 0);
 }
@@ -87,7 +73,7 @@ Test(paper_cli, bad_input)
     cr_assert_eq(th_sh("grep -q 'tpu-v2.json' %s/err", dir), 0);
     char out[128];
     snprintf(out, sizeof out, "%s/out", dir);
-    cr_assert_eq(entries(out), 0);
+    cr_assert_eq(th_entries(out), 0);
     /* --out on a file. */
     cr_assert_eq(th_sh("touch %s/file && %s paper --out %s/file --tables 1 2>/dev/null", dir, pp,
                        dir), 5);

@@ -1,9 +1,7 @@
 /* Tests for the GPipe paper's generated models (mdl_amoeba, mdl_transformer,
  * mdl_paper specs) and the preset topologies under models/topologies/. */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/wait.h>
+#include "helpers.h"
+
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
@@ -293,14 +291,7 @@ static int run(const char *args, char *out, size_t cap)
 {
     const char *bin = getenv("PIPESIM");
     cr_assert_not_null(bin, "PIPESIM must point at build/pipesim");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, cap - 1, f);
-    out[n] = 0;
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return th_capture(out, cap, "%s %s 2>&1", bin, args);
 }
 
 Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)

@@ -15,8 +15,7 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-plot-test-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "plot-test");
 }
 
 static void teardown(void)
@@ -105,9 +104,7 @@ Test(plot, bad_input_leaves_nothing)
     const char *ps = th_pipesim();
     char p[256];
     snprintf(p, sizeof p, "%s/bad.json", dir);
-    FILE *f = fopen(p, "w");
-    fputs("{\"traceEvents\": [", f);
-    fclose(f);
+    th_put(dir, "bad.json", "{\"traceEvents\": [");
     cr_assert_neq(th_sh("%s plot --trace %s --out-dir %s/out 2>/dev/null", ps, p, dir), 0);
     cr_assert_eq(th_sh("%s plot --db %s/none.db --out-dir %s/out 2>/dev/null", ps, dir, dir), 5);
     cr_assert_eq(th_sh("%s plot --out-dir %s/out 2>/dev/null", ps, dir), 2);

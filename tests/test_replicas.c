@@ -65,9 +65,8 @@ static void run(struct th_run *run, const struct mdl_profile *p, const struct md
 
 Test(replicas, ring_allreduce_matches_the_formula)
 {
-    double f[2] = { 1000, 1000 }, b[2] = { 2000, 2000 };
     /* 1e6 params per stage: 4e6 gradient bytes */
-    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 1e6);
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 0, 0, 1e6);
     for (int R = 2; R <= 8; R *= 2) {
         struct mdl_topology *t = ring_topology(R, 2, 1e9, 0);
         struct th_run r;
@@ -93,8 +92,7 @@ Test(replicas, ring_allreduce_matches_the_formula)
 
 Test(replicas, allreduces_on_a_shared_bus_serialize)
 {
-    double f[2] = { 1000, 1000 }, b[2] = { 2000, 2000 };
-    struct mdl_profile *p = th_profile(2, f, b, 1, NULL, NULL, 1e6);
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 0, 0, 1e6);
     struct mdl_topology *t = ring_topology(2, 2, 1e9, 1);
     struct th_run r;
     run(&r, p, t, 2, 1, 2);

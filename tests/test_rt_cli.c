@@ -12,51 +12,26 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-rtcli-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "rtcli");
 }
 
 static void teardown(void) { th_sh("rm -rf %s", dir); }
 
 TestSuite(rt_cli, .init = setup, .fini = teardown, .timeout = 120);
 
-static void slurp(const char *name, char *buf, size_t n)
-{
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "r");
-    buf[0] = 0;
-    if (!f)
-        return;
-    size_t k = fread(buf, 1, n - 1, f);
-    buf[k] = 0;
-    fclose(f);
-}
-
-static int entries(void)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static void bad(const char *args, int status, const char *what)
 {
-    int before = entries();
+    int before = th_entries(dir);
     int rc = th_sh("cd %s && %s validate --trace t.json %s 2>err.txt >/dev/null", dir,
                    th_pipesim(), args);
     char msg[1024];
-    slurp("err.txt", msg, sizeof msg);
+    th_slurp(dir, "err.txt", msg, sizeof msg);
     char p[128];
     snprintf(p, sizeof p, "%s/err.txt", dir);
     unlink(p);
     cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
     cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
-    cr_expect_eq(entries(), before, "'%s' left a file behind", args);
+    cr_expect_eq(th_entries(dir), before, "'%s' left a file behind", args);
 }
 
 #define NET "--net mlp:layers=3,width=8"
@@ -86,8 +61,8 @@ Test(rt_cli, run_writes_trace_csv_and_profile)
                    "--steps 2 --remat always --trace t.json --trace-csv t.csv "
                    "--emit-profile p.csv >out.txt 2>err.txt", dir, th_pipesim());
     char out[8192], err[1024];
-    slurp("out.txt", out, sizeof out);
-    slurp("err.txt", err, sizeof err);
+    th_slurp(dir, "out.txt", out, sizeof out);
+    th_slurp(dir, "err.txt", err, sizeof err);
     cr_assert_eq(rc, 0, "%s%s", out, err);
     cr_assert(strstr(out, "bubble") && strstr(out, "samples/s") && strstr(out, "OpenBLAS"), "%s",
               out);
@@ -130,7 +105,7 @@ Test(rt_cli, measured_peaks_equal_ledger_of_emitted_profile)
                        dir, th_pipesim(), sch_remat_name(remats[r]));
         cr_assert_eq(rc, 0);
         char m[256], want[256] = "", p[128];
-        slurp("meas.txt", m, sizeof m);
+        th_slurp(dir, "meas.txt", m, sizeof m);
         snprintf(p, sizeof p, "%s/p.csv", dir);
         struct mdl_profile *prof;
         cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
@@ -170,6 +145,6 @@ Test(rt_cli, more_workers_than_cores_warns)
     cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=%d,width=4 -K %d -M 1 --batch 2 "
                        "--steps 1 >/dev/null 2>err.txt", dir, th_pipesim(), K, K), 0);
     char err[512];
-    slurp("err.txt", err, sizeof err);
+    th_slurp(dir, "err.txt", err, sizeof err);
     cr_assert(strstr(err, "oversubscribed"), "%s", err);
 }

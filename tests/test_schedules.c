@@ -2,6 +2,7 @@
  * thread per device, and exact step times, bubbles and memory peaks on
  * uniform stages. */
 #include "helpers.h"
+#include "oracle_sched.h"
 
 #include <math.h>
 
@@ -11,21 +12,6 @@ static const char *const all_schedules[] = {
     "gpipe", "1f1b", "zb-h1", "interleaved:1", "interleaved:2", "interleaved:3", "interleaved:4",
 };
 #define N_SCHED (int)(sizeof all_schedules / sizeof *all_schedules)
-
-/* n uniform one-layer stages: fwd tf ns, bwd tb ns, out_b / stash_b bytes
- * per sample (at micro-batch 1). */
-static struct mdl_profile *uniform(int n, double tf, double tb, double out_b, double stash_b)
-{
-    double f[64], b[64], o[64], st[64];
-    cr_assert_leq(n, 64);
-    for (int i = 0; i < n; i++) {
-        f[i] = tf;
-        b[i] = tb;
-        o[i] = out_b;
-        st[i] = stash_b;
-    }
-    return th_profile(n, f, b, 1, o, st, 0);
-}
 
 /* A chain of n ideal devices closed into a ring (the wrap-around link
  * carries interleaved schedules from the last device back to the first). */
@@ -53,37 +39,6 @@ static struct mdl_topology *ring(int n) { return ring_bw(n, 1e300); }
 static int64_t slot(const struct sch_schedule *s, int kind, int st, int mb)
 {
     return ((int64_t)kind * s->n_stages + st) * s->n_micro + (mb < 0 ? 0 : mb);
-}
-
-/* The validation runtime's model: one thread per device runs its list
- * strictly in order; a send never blocks, a receive blocks until its send is
- * done. Returns 1 when every list runs to its end. Independent of the engine:
- * only sch_schedule_deps' rules. */
-static int replays_on_one_thread_per_device(const struct sch_schedule *s)
-{
-    char *done = calloc((size_t)(SCH_OP_NKINDS * s->n_stages * s->n_micro), 1);
-    int *pc = calloc((size_t)s->n_devices, sizeof *pc);
-    cr_assert(done && pc);
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (int d = 0; d < s->n_devices; d++)
-            for (; pc[d] < s->n_ops[d]; pc[d]++, progress = 1) {
-                const struct sch_op *op = &s->ops[d][pc[d]];
-                struct sch_op deps[3];
-                int nd = sch_schedule_deps(s, op, deps), ready = 1;
-                for (int j = 0; j < nd; j++)
-                    ready &= done[slot(s, deps[j].kind, deps[j].stage, deps[j].mb)];
-                if (!ready)
-                    break;
-                done[slot(s, op->kind, op->stage, op->mb)] = 1;
-            }
-    }
-    int all = 1;
-    for (int d = 0; d < s->n_devices; d++)
-        all &= pc[d] == s->n_ops[d];
-    free(done);
-    free(pc);
-    return all;
 }
 
 /* Each micro-batch once per stage: F and B exactly once per (stage, mb), W
@@ -134,9 +89,10 @@ Test(schedules, every_schedule_is_valid_and_completes)
                     cr_assert_eq(rc, 0, "%s K=%d M=%d: %s", name, K, M, ps_errmsg());
                     cr_assert_eq(sch_schedule_validate(s), 0, "%s", ps_errmsg());
                     check_counts(s);
-                    cr_assert(replays_on_one_thread_per_device(s), "%s K=%d M=%d remat %d "
-                              "deadlocks one thread per device", name, K, M, r);
-                    struct mdl_profile *p = uniform(s->n_stages, 3000, 7000, 64, 1000);
+                    char why[256];
+                    cr_assert(oracle_schedule_ok(s, why, sizeof why), "%s K=%d M=%d remat %d "
+                              "deadlocks one thread per device: %s", name, K, M, r, why);
+                    struct mdl_profile *p = th_uniform(s->n_stages, 3000, 7000, 1, 64, 1000, 0);
                     struct sch_partition *part;
                     struct sch_costs *c;
                     sim_engine *e;
@@ -206,12 +162,7 @@ Test(schedules, one_f_one_b_step_time_equals_gpipe)
         struct mdl_topology *t = th_chain(K, 1e9, 1e300, 0);
         for (int M = 1; M <= 16; M++)
             for (int k = 0; k < 3; k++) {
-                double f[8], b[8];
-                for (int i = 0; i < K; i++) {
-                    f[i] = tfb[k][0];
-                    b[i] = tfb[k][1];
-                }
-                struct mdl_profile *p = th_profile(K, f, b, 1, NULL, NULL, 100);
+                struct mdl_profile *p = th_uniform(K, tfb[k][0], tfb[k][1], 1, 0, 0, 100);
                 struct th_run g, o;
                 th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -244,7 +195,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
     for (int K = 1; K <= 8; K++) {
         struct mdl_topology *t = ring(K);
         for (int M = 1; M <= 16; M++) {
-            struct mdl_profile *p = uniform(K, 3000, 7000, 0, (double)S);
+            struct mdl_profile *p = th_uniform(K, 3000, 7000, 1, 0, (double)S, 0);
             struct th_run g, o, z;
             th_simulate(&g, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
             th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -264,7 +215,7 @@ Test(schedules, peak_stash_per_stage_matches_in_flight_bound)
             for (int v = 2; v <= 4 && M % K == 0; v++) {
                 char name[32];
                 snprintf(name, sizeof name, "interleaved:%d", v);
-                struct mdl_profile *pv = uniform(v * K, 3000, 7000, 0, (double)S);
+                struct mdl_profile *pv = th_uniform(v * K, 3000, 7000, 1, 0, (double)S, 0);
                 struct th_run iv;
                 th_simulate(&iv, name, pv, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 for (int d = 0; d < K; d++) {
@@ -346,7 +297,7 @@ Test(schedules, interleaved_bubble_formula)
                     int M = g * K;
                     char name[32];
                     snprintf(name, sizeof name, "interleaved:%d", v);
-                    struct mdl_profile *p = uniform(v * K, tfb[k][0], tfb[k][1], 0, 0);
+                    struct mdl_profile *p = th_uniform(v * K, tfb[k][0], tfb[k][1], 1, 0, 0, 0);
                     struct th_run r;
                     th_simulate(&r, name, p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                     sch_time unit = (sch_time)(tfb[k][0] + tfb[k][1]);
@@ -380,7 +331,7 @@ Test(schedules, zb_h1_bubble_formula_and_beats_1f1b)
         struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
         for (int M = K; M <= 16; M++)
             for (int k = 0; k < 5; k++) {
-                struct mdl_profile *p = uniform(K, tfb[k][0], tfb[k][1], 0, 0);
+                struct mdl_profile *p = th_uniform(K, tfb[k][0], tfb[k][1], 1, 0, 0, 0);
                 struct th_run z, o;
                 th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
                 th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -411,7 +362,7 @@ Test(schedules, zb_h1_beats_1f1b_with_few_microbatches)
 {
     for (int K = 2; K <= 8; K++) {
         struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
-        struct mdl_profile *p = uniform(K, 3000, 7000, 0, 0);
+        struct mdl_profile *p = th_uniform(K, 3000, 7000, 1, 0, 0, 0);
         for (int M = 1; M < K; M++) {
             struct th_run z, o;
             th_simulate(&z, "zb-h1", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
@@ -555,7 +506,7 @@ Test(schedules, bad_names_and_parameters)
 Test(schedules, interleaved_needs_a_link_back_to_device_0)
 {
     struct mdl_topology *t = th_chain(4, 0, 1e9, 0);
-    struct mdl_profile *p = uniform(8, 1000, 2000, 8, 0);
+    struct mdl_profile *p = th_uniform(8, 1000, 2000, 1, 8, 0, 0);
     struct sch_schedule *s;
     struct sch_partition *part;
     struct sch_costs *c;
@@ -585,7 +536,7 @@ Test(schedules, lists_that_deadlock_one_thread_per_device_are_invalid)
     s->ops[0][2] = s->ops[0][1];
     s->ops[0][1] = s->ops[0][0];
     s->ops[0][0] = rg;
-    cr_assert(!replays_on_one_thread_per_device(s));
+    cr_assert(!oracle_schedule_ok(s, NULL, 0));
     cr_assert_eq(sch_schedule_validate(s), -PS_EINVAL);
     cr_assert(strstr(ps_errmsg(), "deadlocks one in-order thread per device: device 0 waits "
                      "forever at recvB0"), "%s", ps_errmsg());

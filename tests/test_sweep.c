@@ -25,8 +25,7 @@ static struct mdl_topology *topo;
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-sweep-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "sweep");
     cr_assert_eq(mdl_model_open(MODEL, &prof), 0, "%s", ps_errmsg());
     cr_assert_eq(mdl_topology_load(TOPO, &topo), 0, "%s", ps_errmsg());
 }

@@ -34,8 +34,7 @@ static char *const sweep_args[] = {
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-kill-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "kill");
 }
 
 static void teardown(void)

@@ -18,8 +18,7 @@ static char dir[64];
 
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/pipesim-vcheck-XXXXXX");
-    cr_assert(mkdtemp(dir));
+    th_tmpdir(dir, sizeof dir, "vcheck");
 }
 
 static void teardown(void) { th_sh("rm -rf %s", dir); }
@@ -228,9 +227,8 @@ Test(vcheck, store_refuses_foreign_databases)
     struct msr_vcheck *v = tiny_grid(&prof, &topo);
     char p[160];
     snprintf(p, sizeof p, "%s/junk.db", dir);
-    FILE *f = fopen(p, "w");
-    fputs("this is not a database, just text long enough to have a header ......\n", f);
-    fclose(f);
+    th_put(dir, "junk.db", "this is not a database, just text long enough to have a header "
+                           "......\n");
     cr_expect_eq(msr_vcheck_store(v, p, "x", NULL), -PS_EDB);
     cr_expect(strstr(ps_errmsg(), "junk.db"), "%s", ps_errmsg());
     snprintf(p, sizeof p, "%s/newer.db", dir);
