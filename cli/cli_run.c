@@ -79,11 +79,9 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
                                     (int)r->replicas, 0)) < 0)
             return rc;
-        struct sch_schedule *probe; /* the schedule decides the number of stages */
-        if ((rc = sch_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
+        int S; /* the schedule decides the number of stages (ana_predict builds it) */
+        if ((rc = sch_schedule_stages(r->schedule, (int)r->K, (int)r->M, r->remat, &S)) < 0)
             return rc;
-        int S = probe->n_stages;
-        sch_schedule_free(probe);
         if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
             return rc;
     }

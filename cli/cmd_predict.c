@@ -65,9 +65,9 @@ int cmd_predict(int argc, char **argv)
     cfg.record_trace = trace || trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
-    if (trace && (rc = trc_write_chrome(sim_engine_trace(p->engine), trace)) < 0)
+    if (trace && (rc = trc_write_chrome(p->trace, trace)) < 0)
         goto out;
-    if (trace_csv && (rc = trc_write_csv(sim_engine_trace(p->engine), trace_csv)) < 0)
+    if (trace_csv && (rc = trc_write_csv(p->trace, trace_csv)) < 0)
         goto out;
     struct ps_afile af;
     if ((rc = ps_afile_open(&af, out_path)) < 0)

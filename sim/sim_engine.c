@@ -709,6 +709,13 @@ const struct sim_result *sim_engine_result(const sim_engine *e)
 
 const struct trc_trace *sim_engine_trace(const sim_engine *e) { return e->trace; }
 
+struct trc_trace *sim_engine_take_trace(sim_engine *e)
+{
+    struct trc_trace *t = e->trace;
+    e->trace = NULL;
+    return t;
+}
+
 int sim_simulate(const struct sch_schedule *s, const struct sch_costs *c,
                  const struct mdl_topology *t, int record_trace, sim_engine **out)
 {
