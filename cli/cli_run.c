@@ -37,6 +37,38 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
     return 1;
 }
 
+int cli_run_parse(struct cli_run *r, const char *cmd, const char *help, int argc,
+                  char **argv, const struct option *opts, cli_option_fn own, void *ctx)
+{
+    int c, rc;
+    cli_getopt_reset();
+    while ((c = cli_getopt(cmd, argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(r, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (c == 'h')
+            return cli_help(help);
+        if ((rc = own(ctx, c, optarg)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
+{
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    if ((rc = print(ctx, af.f)) < 0) {
+        ps_afile_abort(&af);
+        return rc;
+    }
+    return ps_afile_commit(&af);
+}
+
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
 {
     if (optind < argc)

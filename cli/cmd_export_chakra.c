@@ -24,6 +24,22 @@ static const char help[] =
     "ctrl_deps chain each stream (compute, send, receive) in list order; data_deps\n"
     "are the op's same-rank dependencies. Files appear only when all are written.\n";
 
+static int chakra_option(void *ctx, int c, const char *arg)
+{
+    struct trc_chakra_opts *co = ctx;
+    switch (c) {
+    case 'o': co->dir = arg; break;
+    case 'P':
+        co->prefix = arg;
+        if (!*arg || strchr(arg, '/'))
+            return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
+                             "without '/'", arg);
+        break;
+    default: return -PS_EUSAGE;
+    }
+    return 0;
+}
+
 int cmd_export_chakra(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -34,27 +50,11 @@ int cmd_export_chakra(int argc, char **argv)
     struct ana_config cfg = { .record_trace = 1, .no_baseline = 1 };
     struct trc_chakra_opts co = { .prefix = "pipesim" };
     struct cli_run run;
-    int c, rc = 0;
+    int rc;
     cli_run_init(&run);
-    cli_getopt_reset();
-    while ((c = cli_getopt("export-chakra", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
-        if (cli_run_option(&run, c, optarg, &rc)) {
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'h': cli_help(help); return 0;
-        case 'o': co.dir = optarg; break;
-        case 'P':
-            co.prefix = optarg;
-            if (!*optarg || strchr(optarg, '/'))
-                return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
-                                 "without '/'", optarg);
-            break;
-        default: return -PS_EUSAGE;
-        }
-    }
+    if ((rc = cli_run_parse(&run, "export-chakra", help, argc, argv, opts, chakra_option,
+                            &co)) != 0)
+        return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("export-chakra", &run, argc, argv)) < 0)
         return rc;
     if (!co.dir)
