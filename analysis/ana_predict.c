@@ -2,6 +2,7 @@
 #include "analysis/ana_schedules.h"
 #include "sched/sch_cost.h"
 #include "base/ps_error.h"
+#include "sim/sim_engine.h"
 #include "sim/sim_membudget.h"
 
 #include <math.h>
@@ -13,39 +14,34 @@ void ana_prediction_free(struct ana_prediction *p)
     if (!p)
         return;
     free(p->stages);
-    sim_engine_free(p->engine);
+    trc_trace_free(p->trace);
+    sch_schedule_free(p->sched);
+    sch_costs_free(p->costs);
     free(p);
 }
 
-/* One simulation of a configuration; fills step and the engine. */
+/* One simulation of a configuration on its built schedule: the all-reduce
+ * ops added, the stage costs of part made, the engine run. On error *costs
+ * and *eng are NULL; the schedule stays the caller's either way. */
 static int run_one(const struct ana_config *c, const struct sch_partition *part,
-                   int record, struct sch_schedule **sched, struct sch_costs **costs,
+                   struct sch_schedule *sched, int record, struct sch_costs **costs,
                    sim_engine **eng)
 {
-    int rc = sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
-                                sched);
+    *costs = NULL;
+    *eng = NULL;
+    int rc = sch_schedule_add_allreduce(sched, c->replicas > 0 ? c->replicas : 1);
     if (rc < 0)
         return rc;
-    if ((rc = sch_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0)
-        goto err_free_sched;
-    if ((*sched)->n_stages != part->n_stages) {
-        rc = ps_error(PS_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
-                       (*sched)->n_stages, part->n_stages);
-        goto err_free_sched;
+    if (sched->n_stages != part->n_stages)
+        return ps_error(PS_EINVAL, "schedule %s has %d stages, partition %d", sched->name,
+                         sched->n_stages, part->n_stages);
+    if ((rc = sch_costs_new(c->profile, c->topo, part, sched->stage_device, c->batch / c->M,
+                            costs)) < 0)
+        return rc;
+    if ((rc = sim_simulate(sched, *costs, c->topo, record, eng)) < 0) {
+        sch_costs_free(*costs);
+        *costs = NULL;
     }
-    if ((rc = sch_costs_new(c->profile, c->topo, part, (*sched)->stage_device,
-                            c->batch / c->M, costs)) < 0)
-        goto err_free_sched;
-    if ((rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0)
-        goto err_free_costs;
-    return 0;
-
-err_free_costs:
-    sch_costs_free(*costs);
-    *costs = NULL;
-err_free_sched:
-    sch_schedule_free(*sched);
-    *sched = NULL;
     return rc;
 }
 
@@ -91,20 +87,19 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     struct ana_prediction *p = calloc(1, sizeof *p);
     if (!p)
         return ps_error(PS_ENOMEM, "out of memory");
-    /* The schedule decides the number of stages (interleaved has v per device). */
+    /* Built once: it decides the number of stages (interleaved has v per
+     * device) and is the one simulated. */
     if ((rc = sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
                                  &sched)) < 0)
         goto err_free;
     int S = sched->n_stages;
-    sch_schedule_free(sched);
-    sched = NULL;
     const struct sch_partition *part = c->partition;
     if (!part) {
         if ((rc = sch_partition_uniform(S, c->profile->n_layers, &own)) < 0)
             goto err_free;
         part = own;
     }
-    if ((rc = run_one(c, part, c->record_trace, &sched, &costs, &eng)) < 0)
+    if ((rc = run_one(c, part, sched, c->record_trace, &costs, &eng)) < 0)
         goto err_free;
     const struct sim_result *r = sim_engine_result(eng);
     snprintf(p->schedule, sizeof p->schedule, "%s", sched->name);
@@ -148,13 +143,16 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         as->capacity = r->capacity[d];
         as->fits = (double)r->peak_mem[d] <= r->capacity[d];
     }
-    if (c->record_trace)
-        p->engine = eng;
-    else
-        sim_engine_free(eng);
+    if (c->record_trace) { /* the trace, and the op lists and costs it replays */
+        p->trace = sim_engine_take_trace(eng);
+        p->sched = sched;
+        p->costs = costs;
+    } else {
+        sch_schedule_free(sched);
+        sch_costs_free(costs);
+    }
+    sim_engine_free(eng);
     eng = NULL;
-    sch_schedule_free(sched);
-    sch_costs_free(costs);
     sched = NULL;
     costs = NULL;
     if (!c->no_baseline) {
@@ -167,7 +165,8 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         b.replicas = 1;
         if ((rc = sch_partition_uniform(1, c->profile->n_layers, &one)) < 0)
             goto err_free;
-        rc = run_one(&b, one, 0, &sched, &costs, &eng);
+        if ((rc = sch_schedule_build(b.schedule, b.K, b.M, b.remat, &sched)) == 0)
+            rc = run_one(&b, one, sched, 0, &costs, &eng);
         sch_partition_free(one);
         if (rc < 0)
             goto err_free;

@@ -6,8 +6,12 @@
  * Speedup baseline: the same model and batch on device 0 alone, K = 1,
  * M = 1, no re-materialization (plain single-device training); with R
  * data-parallel replicas, one device doing all R replicas' batches.
- * Ownership: ana_predict allocates *out; ana_prediction_free (NULL ok).
- * Cost: two simulations, O(ops log streams).
+ * The schedule is built once per simulation (the configuration's, then the
+ * baseline's); c->partition and the inputs are borrowed for the call only.
+ * Ownership: ana_predict allocates *out, which owns all it points to: with
+ * record_trace the simulated trace and the op lists and costs it replays
+ * (export-chakra writes them); no engine outlives the call.
+ * ana_prediction_free (NULL ok). Cost: two simulations, O(ops log lanes).
  */
 #ifndef ANA_PREDICT_H
 #define ANA_PREDICT_H
@@ -16,9 +20,10 @@
 
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
-#include "sim/sim_engine.h"
+#include "sched/sch_cost.h"
 #include "sched/sch_partition.h"
 #include "sched/sch_schedule.h"
+#include "traces/trc_trace.h"
 
 struct ana_config {
     const struct mdl_profile *profile;
@@ -58,7 +63,10 @@ struct ana_prediction {
     int fits;
     int64_t n_ops;
     struct ana_stage *stages;          /* [n_stages] */
-    sim_engine *engine;                /* kept when record_trace */
+    /* with record_trace, else NULL: */
+    struct trc_trace *trace;           /* the simulated step */
+    struct sch_schedule *sched;        /* its op lists (all-reduce included) */
+    struct sch_costs *costs;           /* their stage costs */
 };
 
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);

@@ -1,5 +1,6 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_schedules.h"
+#include "sched/sch_schedsize.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "sched/sch_schedule.h"
@@ -85,9 +86,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
      * schedule that merely cannot run at this K, M is a row with its error.
      * M = K satisfies every generator's divisibility rule. */
     for (int i = 0; i < n; i++) {
-        struct sch_schedule *probe;
-        int rc = sch_schedule_build(names[i], base->K, base->K, base->remat, &probe);
-        sch_schedule_free(probe);
+        int S, rc = sch_schedule_stages(names[i], base->K, base->K, base->remat, &S);
         if (rc < 0)
             return rc;
         for (int j = 0; j < i; j++)

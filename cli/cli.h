@@ -41,4 +41,11 @@ void cli_version(FILE *f);
 /* Prints text to stdout and returns 1 (the caller returns 0 for --help). */
 int cli_help(const char *text);
 
+/* The end of every command that writes one output (--out, "-" = stdout):
+ * opens it atomically (ps_afile), calls print(ctx, f), commits it, or
+ * aborts it (nothing written) when print fails; print's or the commit's
+ * code. In cli/cli_run.c. */
+typedef int (*cli_print_fn)(const void *ctx, FILE *f);
+int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
+
 #endif

@@ -37,6 +37,38 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
     return 1;
 }
 
+int cli_run_parse(struct cli_run *r, const char *cmd, const char *help, int argc,
+                  char **argv, const struct option *opts, cli_option_fn own, void *ctx)
+{
+    int c, rc;
+    cli_getopt_reset();
+    while ((c = cli_getopt(cmd, argc, argv, CLI_RUN_SHORT, opts)) != -1) {
+        if (cli_run_option(r, c, optarg, &rc)) {
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        if (c == 'h')
+            return cli_help(help);
+        if ((rc = own(ctx, c, optarg)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
+{
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    if ((rc = print(ctx, af.f)) < 0) {
+        ps_afile_abort(&af);
+        return rc;
+    }
+    return ps_afile_commit(&af);
+}
+
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
 {
     if (optind < argc)
@@ -79,11 +111,9 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
                                     (int)r->replicas, 0)) < 0)
             return rc;
-        struct sch_schedule *probe; /* the schedule decides the number of stages */
-        if ((rc = sch_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &probe)) < 0)
+        int S; /* the schedule decides the number of stages (ana_predict builds it) */
+        if ((rc = sch_schedule_stages(r->schedule, (int)r->K, (int)r->M, r->remat, &S)) < 0)
             return rc;
-        int S = probe->n_stages;
-        sch_schedule_free(probe);
         if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
             return rc;
     }

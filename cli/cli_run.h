@@ -36,6 +36,14 @@ struct cli_run {
 void cli_run_init(struct cli_run *r);
 /* 1 if c was a shared option (rc of its parse in *rc), 0 if not. */
 int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc);
+/* A command's whole option loop: the shared options into r, --help (prints
+ * help, returns 1: the command returns 0), every other option to
+ * own(ctx, c, optarg), which returns 0 or an error (-PS_EUSAGE for one it
+ * does not know: cli_getopt has set the message). 0 when all parsed, or
+ * the first error. cli_run_check then checks what is left. */
+typedef int (*cli_option_fn)(void *ctx, int c, const char *arg);
+int cli_run_parse(struct cli_run *r, const char *cmd, const char *help, int argc,
+                  char **argv, const struct option *opts, cli_option_fn own, void *ctx);
 /* No stray arguments; model, topology, K, M and batch given; the model and
  * topology files declared as inputs (ps_io_input). */
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv);

@@ -14,6 +14,17 @@ static const char help[] =
     "(median, p95), start-time drift, peak activation memory side by side, and the ten\n"
     "largest discrepancies with their likely cause. Errors are measured - simulated.\n";
 
+struct compare_out {
+    const struct ana_compare *cmp;
+    const char *format;
+};
+
+static int print_compare(const void *ctx, FILE *f)
+{
+    const struct compare_out *o = ctx;
+    return ana_compare_print(o->cmp, o->format, f);
+}
+
 int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = { { "format", required_argument, 0, 'f' },
@@ -46,14 +57,7 @@ int cmd_compare(int argc, char **argv)
         (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
         (rc = ana_compare_new(a, b, &cmp)) < 0)
         goto out;
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, out)) < 0)
-        goto out;
-    if ((rc = ana_compare_print(cmp, format, af.f)) < 0) {
-        ps_afile_abort(&af);
-        goto out;
-    }
-    rc = ps_afile_commit(&af);
+    rc = cli_write_output(out, print_compare, &(struct compare_out){ cmp, format });
 out:
     ana_compare_free(cmp);
     trc_trace_free(a);

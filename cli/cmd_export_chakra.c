@@ -24,6 +24,22 @@ static const char help[] =
     "ctrl_deps chain each stream (compute, send, receive) in list order; data_deps\n"
     "are the op's same-rank dependencies. Files appear only when all are written.\n";
 
+static int chakra_option(void *ctx, int c, const char *arg)
+{
+    struct trc_chakra_opts *co = ctx;
+    switch (c) {
+    case 'o': co->dir = arg; break;
+    case 'P':
+        co->prefix = arg;
+        if (!*arg || strchr(arg, '/'))
+            return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
+                             "without '/'", arg);
+        break;
+    default: return -PS_EUSAGE;
+    }
+    return 0;
+}
+
 int cmd_export_chakra(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -34,51 +50,26 @@ int cmd_export_chakra(int argc, char **argv)
     struct ana_config cfg = { .record_trace = 1, .no_baseline = 1 };
     struct trc_chakra_opts co = { .prefix = "pipesim" };
     struct cli_run run;
-    int c, rc = 0;
+    int rc;
     cli_run_init(&run);
-    cli_getopt_reset();
-    while ((c = cli_getopt("export-chakra", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
-        if (cli_run_option(&run, c, optarg, &rc)) {
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'h': cli_help(help); return 0;
-        case 'o': co.dir = optarg; break;
-        case 'P':
-            co.prefix = optarg;
-            if (!*optarg || strchr(optarg, '/'))
-                return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
-                                 "without '/'", optarg);
-            break;
-        default: return -PS_EUSAGE;
-        }
-    }
+    if ((rc = cli_run_parse(&run, "export-chakra", help, argc, argv, opts, chakra_option,
+                            &co)) != 0)
+        return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("export-chakra", &run, argc, argv)) < 0)
         return rc;
     if (!co.dir)
         return ps_error(PS_EUSAGE, "--out-dir is required (see pipesim "
                          "export-chakra --help)");
-    struct sch_schedule *sched = NULL;
-    struct sch_costs *costs = NULL;
     struct ana_prediction *p = NULL;
-    if ((rc = cli_run_open(&run, 1, &cfg)) < 0 ||
-        (rc = sch_schedule_build(run.schedule, (int)run.K, (int)run.M, run.remat, &sched)) < 0)
+    if ((rc = cli_run_open(&run, 1, &cfg)) < 0)
         goto out;
-    struct mdl_profile *prof = run.prof;
-    struct mdl_topology *topo = run.topo;
-    struct sch_partition *part = run.part;
-    long replicas = run.replicas, M = run.M;
+    long replicas = run.replicas;
     double batch = run.batch;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
-    /* the op lists and byte counts the prediction simulated, rebuilt alike */
-    if ((rc = sch_schedule_add_allreduce(sched, (int)replicas)) < 0 ||
-        (rc = sch_costs_new(prof, topo, part, sched->stage_device, batch / (double)M,
-                            &costs)) < 0)
-        goto out;
-    const struct trc_trace *t = sim_engine_trace(p->engine);
+    /* the op lists, byte counts and trace the prediction simulated */
+    const struct sch_schedule *sched = p->sched;
+    const struct trc_trace *t = p->trace;
     if ((int64_t)t->n_events != sch_schedule_total_ops(sched)) {
         rc = ps_error(PS_EINVAL, "simulated trace has %zu events for %lld ops", t->n_events,
                        (long long)sch_schedule_total_ops(sched));
@@ -86,16 +77,14 @@ int cmd_export_chakra(int argc, char **argv)
     }
     co.batch = batch;
     int n = 0;
-    if ((rc = trc_chakra_write(sched, costs, t, &co, &n)) < 0)
+    if ((rc = trc_chakra_write(sched, p->costs, t, &co, &n)) < 0)
         goto out;
     fprintf(stderr, "export-chakra: %d ranks (%ld replica(s) x %d devices), %lld nodes, "
             "step %.6f ms simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
             (long long)(sch_schedule_total_ops(sched) * replicas), p->step_s * 1e3, co.dir,
             co.prefix);
 out:
-    sch_costs_free(costs);
     ana_prediction_free(p);
-    sch_schedule_free(sched);
     cli_run_close(&run);
     return rc;
 }

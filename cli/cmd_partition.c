@@ -77,6 +77,63 @@ static int parse_strategies(const char *s, enum sch_part_strategy *v, int *n)
     return 0;
 }
 
+struct partition_opts {
+    const char *format, *out_path;
+    struct sch_part_opts po;
+    enum sch_part_strategy strat[SCH_PART_NSTRATEGIES];
+    int nstrat;
+    long top;
+    /* what is printed */
+    const struct cli_run *run;
+    const struct sch_schedule *sched;
+    const struct ana_rank *rank;
+};
+
+static int partition_option(void *ctx, int c, const char *arg)
+{
+    struct partition_opts *o = ctx;
+    switch (c) {
+    case 'S': return parse_strategies(arg, o->strat, &o->nstrat);
+    case 'n': return ps_parse_long(arg, "--top", 1, 1 << 20, &o->top);
+    case 'c':
+        if (!strcmp(arg, "none"))
+            o->po.cap_mode = 0;
+        else if (!strcmp(arg, "device"))
+            o->po.cap_mode = 1;
+        else {
+            int rc = parse_bytes(arg, &o->po.cap);
+            if (rc < 0)
+                return rc;
+            o->po.cap_mode = 2;
+        }
+        return 0;
+    case 'f': o->format = arg; return 0;
+    case 'o': o->out_path = arg; return 0;
+    default: return -PS_EUSAGE;
+    }
+}
+
+static int print_partition(const void *ctx, FILE *f)
+{
+    const struct partition_opts *o = ctx;
+    const struct sch_part_opts *po = &o->po;
+    const struct cli_run *run = o->run;
+    if (!strcmp(o->format, "table")) {
+        char capbuf[64];
+        if (po->cap_mode == 2)
+            snprintf(capbuf, sizeof capbuf, "%.4g GB per device", po->cap / 1e9);
+        fprintf(f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
+                "%g (micro-batch %g), remat %s, memory cap %s\n"
+                "%d candidates simulated; speedup over one device, M=1, no remat (%.4f ms)\n\n",
+                run->prof->path, run->prof->n_layers, run->topo->path, o->sched->name, run->K,
+                o->sched->n_stages, run->M, run->batch, po->micro_batch,
+                sch_remat_name(run->remat),
+                po->cap_mode == 0 ? "none" : po->cap_mode == 1 ? "device memory" : capbuf,
+                o->rank->n, o->rank->baseline_step_s * 1e3);
+    }
+    return ana_rank_print(o->rank, o->format, (int)o->top, f);
+}
+
 int cmd_partition(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -85,44 +142,18 @@ int cmd_partition(int argc, char **argv)
         { "mem-cap", required_argument, 0, 'c' },  { "format", required_argument, 0, 'f' },
         { "out", required_argument, 0, 'o' },      { 0, 0, 0, 0 },
     };
-    const char *format = "table", *out_path = "-";
+    struct partition_opts o = { .format = "table", .out_path = "-", .top = 5 };
+    struct sch_part_opts *po = &o.po;
     struct ana_config cfg = { 0 };
-    struct sch_part_opts po = { 0 };
-    enum sch_part_strategy strat[SCH_PART_NSTRATEGIES];
-    int nstrat = 0;
-    long top = 5;
     struct cli_run run;
-    int c, rc = 0;
+    int rc;
     cli_run_init(&run);
-    parse_strategies("all", strat, &nstrat);
-    cli_getopt_reset();
-    while ((c = cli_getopt("partition", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
-        if (cli_run_option(&run, c, optarg, &rc)) {
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'h': cli_help(help); return 0;
-        case 'S': rc = parse_strategies(optarg, strat, &nstrat); break;
-        case 'n': rc = ps_parse_long(optarg, "--top", 1, 1 << 20, &top); break;
-        case 'c':
-            if (!strcmp(optarg, "none"))
-                po.cap_mode = 0;
-            else if (!strcmp(optarg, "device"))
-                po.cap_mode = 1;
-            else if ((rc = parse_bytes(optarg, &po.cap)) == 0)
-                po.cap_mode = 2;
-            break;
-        case 'f': format = optarg; break;
-        case 'o': out_path = optarg; break;
-        default: return -PS_EUSAGE;
-        }
-        if (rc < 0)
-            return rc;
-    }
+    parse_strategies("all", o.strat, &o.nstrat);
+    if ((rc = cli_run_parse(&run, "partition", help, argc, argv, opts, partition_option,
+                            &o)) != 0)
+        return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;
     struct sch_schedule *sched = NULL;
     sch_part_model *pm = NULL;
@@ -145,37 +176,22 @@ int cmd_partition(int argc, char **argv)
                        topo->n_devices);
         goto out;
     }
+    /* the partitioner needs the stages' devices */
     if ((rc = sch_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0)
         goto out;
-    po.n_stages = sched->n_stages;
-    po.stage_device = sched->stage_device;
-    po.n_micro = (int)M;
-    po.micro_batch = batch / (double)M;
-    po.remat = cfg.remat;
-    if ((rc = sch_part_model_new(prof, topo, &po, &pm)) < 0)
+    po->n_stages = sched->n_stages;
+    po->stage_device = sched->stage_device;
+    po->n_micro = (int)M;
+    po->micro_batch = batch / (double)M;
+    po->remat = cfg.remat;
+    if ((rc = sch_part_model_new(prof, topo, po, &pm)) < 0)
         goto out;
-    if ((rc = ana_rank_new(&cfg, pm, strat, nstrat, 1, &rank)) < 0)
+    if ((rc = ana_rank_new(&cfg, pm, o.strat, o.nstrat, 1, &rank)) < 0)
         goto out;
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, out_path)) < 0)
-        goto out;
-    if (!strcmp(format, "table")) {
-        char capbuf[64];
-        if (po.cap_mode == 2)
-            snprintf(capbuf, sizeof capbuf, "%.4g GB per device", po.cap / 1e9);
-        fprintf(af.f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
-                "%g (micro-batch %g), remat %s, memory cap %s\n"
-                "%d candidates simulated; speedup over one device, M=1, no remat (%.4f ms)\n\n",
-                prof->path, prof->n_layers, topo->path, sched->name, K, sched->n_stages, M,
-                batch, po.micro_batch, sch_remat_name(cfg.remat),
-                po.cap_mode == 0 ? "none" : po.cap_mode == 1 ? "device memory" : capbuf,
-                rank->n, rank->baseline_step_s * 1e3);
-    }
-    if ((rc = ana_rank_print(rank, format, (int)top, af.f)) < 0) {
-        ps_afile_abort(&af);
-        goto out;
-    }
-    rc = ps_afile_commit(&af);
+    o.run = &run;
+    o.sched = sched;
+    o.rank = rank;
+    rc = cli_write_output(o.out_path, print_partition, &o);
 out:
     ana_rank_free(rank);
     sch_part_model_free(pm);

@@ -25,6 +25,30 @@ static const char help[] =
     "update; --batch is per replica.\n"
     "Defaults: --remat except_last, --partition uniform, --format table.\n";
 
+struct predict_opts {
+    const char *trace, *trace_csv, *format, *out_path;
+    const struct ana_prediction *p; /* what is printed */
+};
+
+static int predict_option(void *ctx, int c, const char *arg)
+{
+    struct predict_opts *o = ctx;
+    switch (c) {
+    case 'T': o->trace = arg; break;
+    case 'C': o->trace_csv = arg; break;
+    case 'f': o->format = arg; break;
+    case 'o': o->out_path = arg; break;
+    default: return -PS_EUSAGE; /* cli_getopt set the message */
+    }
+    return 0;
+}
+
+static int print_prediction(const void *ctx, FILE *f)
+{
+    const struct predict_opts *o = ctx;
+    return ana_prediction_print(o->p, o->format, f);
+}
+
 int cmd_predict(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -33,50 +57,30 @@ int cmd_predict(int argc, char **argv)
         { "format", required_argument, 0, 'f' }, { "out", required_argument, 0, 'o' },
         { 0, 0, 0, 0 },
     };
-    const char *trace = NULL, *trace_csv = NULL, *format = "table", *out_path = "-";
+    struct predict_opts o = { .format = "table", .out_path = "-" };
     struct ana_config cfg = { 0 };
     struct cli_run run;
-    int c, rc = 0;
+    int rc;
     cli_run_init(&run);
-    cli_getopt_reset();
-    while ((c = cli_getopt("predict", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
-        if (cli_run_option(&run, c, optarg, &rc)) {
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'h': cli_help(help); return 0;
-        case 'T': trace = optarg; break;
-        case 'C': trace_csv = optarg; break;
-        case 'f': format = optarg; break;
-        case 'o': out_path = optarg; break;
-        default: return -PS_EUSAGE; /* cli_getopt set the message */
-        }
-    }
+    if ((rc = cli_run_parse(&run, "predict", help, argc, argv, opts, predict_option, &o)) != 0)
+        return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("predict", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(trace, "--trace")) < 0 ||
-        (rc = ps_io_output(trace_csv, "--trace-csv")) < 0 ||
-        (rc = ps_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.trace, "--trace")) < 0 ||
+        (rc = ps_io_output(o.trace_csv, "--trace-csv")) < 0 ||
+        (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;
     struct ana_prediction *p = NULL;
     if ((rc = cli_run_open(&run, 1, &cfg)) < 0)
         goto out;
-    cfg.record_trace = trace || trace_csv;
+    cfg.record_trace = o.trace || o.trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
-    if (trace && (rc = trc_write_chrome(sim_engine_trace(p->engine), trace)) < 0)
+    if (o.trace && (rc = trc_write_chrome(p->trace, o.trace)) < 0)
         goto out;
-    if (trace_csv && (rc = trc_write_csv(sim_engine_trace(p->engine), trace_csv)) < 0)
+    if (o.trace_csv && (rc = trc_write_csv(p->trace, o.trace_csv)) < 0)
         goto out;
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, out_path)) < 0)
-        goto out;
-    if ((rc = ana_prediction_print(p, format, af.f)) < 0) {
-        ps_afile_abort(&af);
-        goto out;
-    }
-    rc = ps_afile_commit(&af);
+    o.p = p;
+    rc = cli_write_output(o.out_path, print_prediction, &o);
 out:
     ana_prediction_free(p);
     cli_run_close(&run);

@@ -46,6 +46,29 @@ static int split_names(char *buf, const char **names, int *n)
     }
 }
 
+struct cmp_opts {
+    const char *format, *out_path, *list;
+    const struct ana_sched_cmp *cmp; /* what is printed */
+};
+
+static int cmp_option(void *ctx, int c, const char *arg)
+{
+    struct cmp_opts *o = ctx;
+    switch (c) {
+    case 'f': o->format = arg; break;
+    case 'S': o->list = arg; break;
+    case 'o': o->out_path = arg; break;
+    default: return -PS_EUSAGE; /* cli_getopt set the message */
+    }
+    return 0;
+}
+
+static int print_cmp(const void *ctx, FILE *f)
+{
+    const struct cmp_opts *o = ctx;
+    return ana_sched_cmp_print(o->cmp, o->format, f);
+}
+
 int cmd_compare_schedules(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -53,36 +76,24 @@ int cmd_compare_schedules(int argc, char **argv)
         { "schedules", required_argument, 0, 'S' }, { "out", required_argument, 0, 'o' },
         { 0, 0, 0, 0 },
     };
-    const char *format = "table", *out_path = "-";
-    const char *list = "gpipe,1f1b,interleaved:2,zb-h1";
+    struct cmp_opts o = { .format = "table", .out_path = "-",
+                          .list = "gpipe,1f1b,interleaved:2,zb-h1" };
     struct ana_config cfg = { 0 };
     struct cli_run run;
-    int c, rc = 0;
+    int rc;
     cli_run_init(&run);
-    cli_getopt_reset();
-    while ((c = cli_getopt("compare-schedules", argc, argv, CLI_RUN_SHORT, opts)) != -1) {
-        if (cli_run_option(&run, c, optarg, &rc)) {
-            if (rc < 0)
-                return rc;
-            continue;
-        }
-        switch (c) {
-        case 'h': cli_help(help); return 0;
-        case 'f': format = optarg; break;
-        case 'S': list = optarg; break;
-        case 'o': out_path = optarg; break;
-        default: return -PS_EUSAGE; /* cli_getopt set the message */
-        }
-    }
+    if ((rc = cli_run_parse(&run, "compare-schedules", help, argc, argv, opts, cmp_option,
+                            &o)) != 0)
+        return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(format)) < 0 || (rc = ps_io_output(out_path, "--out")) < 0)
+        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;
     char buf[1024];
     const char *names[MAX_SCHEDULES];
     int n;
-    if (strlen(list) >= sizeof buf)
+    if (strlen(o.list) >= sizeof buf)
         return ps_error(PS_EUSAGE, "--schedules: list too long");
-    snprintf(buf, sizeof buf, "%s", list);
+    snprintf(buf, sizeof buf, "%s", o.list);
     if ((rc = split_names(buf, names, &n)) < 0)
         return rc;
     struct ana_sched_cmp *cmp = NULL;
@@ -90,14 +101,8 @@ int cmd_compare_schedules(int argc, char **argv)
         goto out;
     if ((rc = ana_schedules_compare(&cfg, names, n, &cmp)) < 0)
         goto out;
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, out_path)) < 0)
-        goto out;
-    if ((rc = ana_sched_cmp_print(cmp, format, af.f)) < 0) {
-        ps_afile_abort(&af);
-        goto out;
-    }
-    rc = ps_afile_commit(&af);
+    o.cmp = cmp;
+    rc = cli_write_output(o.out_path, print_cmp, &o);
 out:
     ana_sched_cmp_free(cmp);
     cli_run_close(&run);

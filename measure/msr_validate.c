@@ -28,7 +28,7 @@ void msr_vcheck_free(struct msr_vcheck *v)
     free(v);
 }
 
-/* A copy of an engine-owned trace, so the point can keep it. */
+/* A deep copy of a trace (the fastest step when it is also the median one). */
 static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
 {
     *out = NULL;
@@ -69,9 +69,10 @@ static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *p
     if (rc < 0)
         return rc;
     pt->step_sim_s = p->step_s;
-    rc = copy_trace(sim_engine_trace(p->engine), &pt->sim_trace);
+    pt->sim_trace = p->trace; /* the point keeps the prediction's trace */
+    p->trace = NULL;
     ana_prediction_free(p);
-    return rc;
+    return 0;
 }
 
 static int step_cmp(const void *a, const void *b)

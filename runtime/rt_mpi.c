@@ -193,11 +193,7 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
         PS_BUG("out of memory gathering the trace"); /* peers wait in the gather */
     for (int i = 0; i < n; i++) {
         const struct sch_op *op = &p->s->ops[x->rank][i];
-        int peer = -1;
-        if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD)
-            peer = p->s->stage_device[op->stage + 1];
-        else if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_ACT)
-            peer = p->s->stage_device[op->stage - 1];
+        int peer = sch_op_peer(p->s, op);
         ev[i] = (struct trc_event){
             .device = x->rank, .stage = op->stage, .mb = op->mb, .peer = peer,
             .kind = op->kind, .stream = (uint8_t)sch_op_stream((enum sch_op_kind)op->kind),

@@ -23,8 +23,6 @@ struct rt_mpi {
     uint8_t *stage;         /* receive staging buffer, largest message */
 };
 
-/* MPI tag of a transfer op: 2 (s M + m) + g of the sending stage s. */
-int rt_mpi_tag(const struct sch_schedule *s, const struct sch_op *op);
 /* Slot buffers for this rank's sends and the receive staging buffer. */
 int rt_mpi_buffers(struct rt_mpi *x);
 void rt_mpi_buffers_free(struct rt_mpi *x);

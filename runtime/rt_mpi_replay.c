@@ -11,28 +11,17 @@
 
 #define STAMP ((int64_t)sizeof(int64_t)) /* send time trailer of every message */
 
-int rt_mpi_tag(const struct sch_schedule *s, const struct sch_op *op)
-{
-    int M = s->n_micro;
-    switch (op->kind) {
-    case SCH_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
-    case SCH_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
-    case SCH_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
-    case SCH_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
-    default: return -1;
-    }
-}
-
 /* Bytes a transfer op moves (without the stamp) and the rank at the other end. */
 static int64_t xfer_bytes(const rt_pipe *p, const struct sch_op *op, int *peer)
 {
     const struct rt_stage *st = &p->st[op->stage];
+    *peer = sch_op_peer(p->s, op);
     switch (op->kind) {
-    case SCH_OP_SEND_ACT: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
-    case SCH_OP_RECV_GRAD: *peer = p->s->stage_device[op->stage + 1]; return st->mem.out;
-    case SCH_OP_SEND_GRAD: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
-    case SCH_OP_RECV_ACT: *peer = p->s->stage_device[op->stage - 1]; return st->mem.in;
-    default: *peer = -1; return 0;
+    case SCH_OP_SEND_ACT:
+    case SCH_OP_RECV_GRAD: return st->mem.out;
+    case SCH_OP_SEND_GRAD:
+    case SCH_OP_RECV_ACT: return st->mem.in;
+    default: return 0;
     }
 }
 
@@ -85,7 +74,7 @@ static int send(struct rt_mpi *x, int i, const struct sch_op *op, struct rt_mbuf
     memcpy(x->slot[i], *src, (size_t)bytes);
     int64_t stamp = rt_now_ns() - x->off; /* on rank 0's clock */
     memcpy(x->slot[i] + bytes, &stamp, sizeof stamp);
-    MPI_Isend(x->slot[i], (int)(bytes + STAMP), MPI_BYTE, peer, rt_mpi_tag(x->p->s, op),
+    MPI_Isend(x->slot[i], (int)(bytes + STAMP), MPI_BYTE, peer, (int)sch_op_tag(x->p->s, op),
               MPI_COMM_WORLD, &x->req[i]);
     rt_mem_free(&w->mem, *src, bytes);
     *src = NULL;
@@ -105,7 +94,7 @@ static int recv(struct rt_mpi *x, const struct sch_op *op, struct rt_mbuf *b,
         return rc;
     rt_mem_sample(&w->mem, rec->start);
     MPI_Status status;
-    MPI_Recv(x->stage, (int)(bytes + STAMP), MPI_BYTE, peer, rt_mpi_tag(x->p->s, op),
+    MPI_Recv(x->stage, (int)(bytes + STAMP), MPI_BYTE, peer, (int)sch_op_tag(x->p->s, op),
              MPI_COMM_WORLD, &status);
     MPI_Get_count(&status, MPI_BYTE, &count);
     if (count != bytes + STAMP) {

@@ -332,17 +332,6 @@ static int64_t step_origin(const rt_pipe *p)
     return t0;
 }
 
-static int peer_of(const struct sch_schedule *s, const struct sch_op *op)
-{
-    switch (op->kind) {
-    case SCH_OP_SEND_ACT:
-    case SCH_OP_RECV_GRAD: return s->stage_device[op->stage + 1];
-    case SCH_OP_SEND_GRAD:
-    case SCH_OP_RECV_ACT: return s->stage_device[op->stage - 1];
-    default: return -1;
-    }
-}
-
 static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
 {
     *out = NULL;
@@ -365,7 +354,7 @@ static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
             const struct sch_op *op = &p->s->ops[d][i];
             const struct rt_stage *st = &p->st[op->stage];
             struct trc_event ev = {
-                .device = d, .stage = op->stage, .mb = op->mb, .peer = peer_of(p->s, op),
+                .device = d, .stage = op->stage, .mb = op->mb, .peer = sch_op_peer(p->s, op),
                 .kind = op->kind, .stream = (uint8_t)sch_op_stream((enum sch_op_kind)op->kind),
                 .start_ns = w->recs[i].start - t0, .end_ns = w->recs[i].end - t0,
             };

@@ -9,9 +9,12 @@
  * micro-batch keeps nothing for backward; calibrated profiles may time it
  * apart (fwd_nostash, mdl_layer_seconds MDL_OP_FWD_NOSTASH; = forward
  * otherwise), and sch_costs_op_time returns it for F ops whose micro-batch
- * is re-materialized (the engine asks once per stage and kind with
- * micro-batch 0, so under except_last the last micro-batch's F takes the
- * re-materialized time too). With a split backward (zero-bubble
+ * is re-materialized (sch_schedule_remat_mb). The engine tables both
+ * durations of each stage and kind (asking with the schedule's mode set
+ * to never and to always) and gives each op the one of its own
+ * micro-batch, so under except_last the last micro-batch's F keeps the
+ * stashing forward's time. Transfers are not here: their time is the
+ * link's latency + bytes / bandwidth (sim_engine.c). With a split backward (zero-bubble
  * schedules) B is the input-gradient half and W the weight-gradient half:
  * bwd_input = bwd/2, bwd_weight = bwd - bwd_input (dense layers do equal
  * FLOPs for dX and dW). Update = 2 * params * bytes_per_param /

@@ -71,3 +71,19 @@ int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat re
     return 0;
 }
 
+
+int sch_schedule_stages(const char *schedule, int K, int M, enum sch_remat remat, int *n_stages)
+{
+    struct sch_mem_sched est;
+    if (!sch_mem_sched_estimate(schedule, K, M, remat, 1, &est)) {
+        *n_stages = est.n_stages;
+        return 0;
+    }
+    struct sch_schedule *probe;
+    int rc = sch_schedule_build(schedule, K, M, remat, &probe);
+    if (rc < 0)
+        return rc;
+    *n_stages = probe->n_stages;
+    sch_schedule_free(probe);
+    return 0;
+}

@@ -24,5 +24,10 @@ struct sch_mem_sched {
 };
 int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat remat,
                            int replicas, struct sch_mem_sched *out);
+/* The stage count sch_schedule_build would give, without building when the
+ * estimate knows the name and size; one it does not know is built (and
+ * freed), so a generator's refusal is reported exactly as by the build.
+ * 0 or the build's error. O(K), or one build. */
+int sch_schedule_stages(const char *schedule, int K, int M, enum sch_remat remat, int *n_stages);
 
 #endif

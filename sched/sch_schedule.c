@@ -220,6 +220,34 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
     return ps_error(PS_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
 }
 
+int sch_op_partner(const struct sch_op *op, struct sch_op *out)
+{
+    switch (op->kind) {
+    case SCH_OP_SEND_ACT: *out = (struct sch_op){ SCH_OP_RECV_ACT, op->stage + 1, op->mb }; break;
+    case SCH_OP_RECV_ACT: *out = (struct sch_op){ SCH_OP_SEND_ACT, op->stage - 1, op->mb }; break;
+    case SCH_OP_SEND_GRAD: *out = (struct sch_op){ SCH_OP_RECV_GRAD, op->stage - 1, op->mb }; break;
+    case SCH_OP_RECV_GRAD: *out = (struct sch_op){ SCH_OP_SEND_GRAD, op->stage + 1, op->mb }; break;
+    default: return 0;
+    }
+    return 1;
+}
+
+int sch_op_peer(const struct sch_schedule *s, const struct sch_op *op)
+{
+    struct sch_op o;
+    return sch_op_partner(op, &o) ? s->stage_device[o.stage] : -1;
+}
+
+int64_t sch_op_tag(const struct sch_schedule *s, const struct sch_op *op)
+{
+    struct sch_op snd;
+    if (!sch_op_partner(op, &snd))
+        return -1;
+    if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_SEND_GRAD)
+        snd = *op;
+    return 2 * ((int64_t)snd.stage * s->n_micro + snd.mb) + (snd.kind == SCH_OP_SEND_GRAD);
+}
+
 int sch_schedule_add_allreduce(struct sch_schedule *s, int replicas)
 {
     if (replicas < 1)

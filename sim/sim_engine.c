@@ -480,16 +480,10 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
 static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start)
 {
     struct trc_event ev = {
-        .device = d, .stage = o->stage, .mb = o->mb, .peer = -1, .kind = o->kind,
-        .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start, .end_ns = e->now,
+        .device = d, .stage = o->stage, .mb = o->mb, .peer = sch_op_peer(e->s, o),
+        .kind = o->kind, .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start,
+        .end_ns = e->now,
     };
-    switch (o->kind) {
-    case SCH_OP_SEND_ACT:
-    case SCH_OP_RECV_GRAD: ev.peer = e->s->stage_device[o->stage + 1]; break;
-    case SCH_OP_SEND_GRAD:
-    case SCH_OP_RECV_ACT: ev.peer = e->s->stage_device[o->stage - 1]; break;
-    default: break;
-    }
     if (ev.stream != SCH_STREAM_COMPUTE)
         ev.bytes = sch_costs_op_bytes(e->c, o);
     return trc_add_event(e->trace, &ev);
@@ -708,6 +702,13 @@ const struct sim_result *sim_engine_result(const sim_engine *e)
 }
 
 const struct trc_trace *sim_engine_trace(const sim_engine *e) { return e->trace; }
+
+struct trc_trace *sim_engine_take_trace(sim_engine *e)
+{
+    struct trc_trace *t = e->trace;
+    e->trace = NULL;
+    return t;
+}
 
 int sim_simulate(const struct sch_schedule *s, const struct sch_costs *c,
                  const struct mdl_topology *t, int record_trace, sim_engine **out)

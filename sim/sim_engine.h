@@ -6,15 +6,21 @@
  * send; each link is a FIFO resource (per direction if dedicated, one for
  * all if shared). An op starts when it heads its stream, its dependencies
  * are done, and (transfers, collectives on shared links) its link is free.
- * Events sit in lanes of equal duration under a (time, seq) heap
- * (sim_evq.h). Events live in an array binary min-heap
- * keyed by (time, seq), seq a per-engine counter, so ties pop in insertion
- * order and replays are bit-identical. Event records are preallocated: no
- * malloc per event. Per-device memory ledger per sch_mem_effect.
+ * Events sit in FIFO lanes, one per distinct op duration, and only the
+ * lanes' heads are in a 4-ary min-heap keyed by (time, seq) (sim_evq.h,
+ * sim_heap.h); seq is a per-engine counter taken at each push, so ties pop
+ * in insertion order and replays are bit-identical. Op records, lanes and
+ * heap are allocated up front: no malloc per event. Durations and ledger
+ * effects are tabled once per (stage, kind) and re-materialized or not
+ * (sch_costs_op_time, sch_mem_effect); each op picks its row by whether
+ * its micro-batch is re-materialized (sch_schedule_remat_mb).
  *
- * Cost: O(ops * log(streams)) time, O(ops) memory.
- * Ownership: sim_engine_new borrows schedule, costs and topology (they must
- * outlive the engine); sim_engine_free (NULL ok).
+ * Cost: O(ops * log(lanes)) time (lanes <= distinct op durations),
+ * O(ops) memory.
+ * Ownership: sim_engine_new borrows schedule and costs (they must outlive
+ * the engine) and reads the topology only while it builds; the result and
+ * the trace belong to the engine until sim_engine_take_trace hands the
+ * trace over; sim_engine_free (NULL ok).
  */
 #ifndef SIM_ENGINE_H
 #define SIM_ENGINE_H
@@ -63,6 +69,9 @@ sch_time sim_engine_now(const sim_engine *e);
 const struct sim_result *sim_engine_result(const sim_engine *e);
 /* The recorded trace (record_trace) — owned by the engine. */
 const struct trc_trace *sim_engine_trace(const sim_engine *e);
+/* Hands the recorded trace to the caller (trc_trace_free), NULL without
+ * one; the engine keeps none after. */
+struct trc_trace *sim_engine_take_trace(sim_engine *e);
 
 /* Bytes the engine allocates per op of its schedule (its records; with a
  * trace also each op's transfer start), for sim_membudget's estimate. */

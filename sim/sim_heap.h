@@ -1,7 +1,9 @@
 /*
- * sim_heap — the engine's event queue: an array 4-ary min-heap keyed by
+ * sim_heap — the heap under the engine's event queue (sim_evq.h keeps the
+ * heads of its FIFO lanes here): an array 4-ary min-heap keyed by
  * (time, seq) (4 children per node: half the depth of a binary heap and the
- * children of a node share a cache line). seq is a per-heap counter taken at each push, so events with
+ * children of a node share a cache line). seq is a per-heap counter taken
+ * at each push (or the caller's, sim_heap_push_seq), so events with
  * equal times pop in insertion order (FIFO) and replays are bit-identical;
  * nothing is ever ordered by pointer. Embedded struct: sim_heap_init /
  * sim_heap_release. Push and pop are O(log n); the array grows by doubling,

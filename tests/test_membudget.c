@@ -227,6 +227,34 @@ Test(membudget, op_counts_exact)
                     }
 }
 
+/* sch_schedule_stages answers as the build does: the built schedule's stage
+ * count, or the build's own error code and message for a name, parameter or
+ * size the generators refuse. */
+Test(membudget, stages_as_built)
+{
+    static const char *names[] = { "gpipe", "1f1b", "zb-h1", "interleaved:1", "interleaved:2",
+                                   "interleaved:3", "nope", "gpipe:2", "interleaved:x",
+                                   "interleaved", "interleaved:0", "1f1b:", "" };
+    int Ks[] = { 1, 2, 3, 4 }, Ms[] = { 1, 4, 6, 8 };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
+            for (size_t m = 0; m < sizeof Ms / sizeof *Ms; m++) {
+                int K = Ks[k], M = Ms[m], S = -1;
+                struct sch_schedule *s;
+                int rb = sch_schedule_build(names[i], K, M, SCH_REMAT_EXCEPT_LAST, &s);
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", rb < 0 ? ps_errmsg() : "");
+                ps_error_clear();
+                int rs = sch_schedule_stages(names[i], K, M, SCH_REMAT_EXCEPT_LAST, &S);
+                cr_assert_eq(rs, rb, "'%s' K=%d M=%d: %d, built %d", names[i], K, M, rs, rb);
+                if (rb < 0)
+                    cr_assert_str_eq(ps_errmsg(), msg, "'%s' K=%d M=%d", names[i], K, M);
+                else
+                    cr_assert_eq(S, s->n_stages, "'%s' K=%d M=%d", names[i], K, M);
+                sch_schedule_free(s);
+            }
+}
+
 /* A mid-size run: the estimate covers at least the op arrays the schedule
  * and the engine really allocate (exact, from sizeof), with and without a
  * trace. (interleaved:v > 1 needs a ring, not th_chain; its op arrays are

@@ -131,3 +131,82 @@ Test(schedule, memory_rule_balances_over_a_step)
         sch_schedule_free(s);
     }
 }
+
+/* The ends of a transfer, from the definition: the activations of (s, m)
+ * leave stage s for stage s + 1, its input gradient leaves for stage s - 1;
+ * a send and the receive of the same data share a tag that no other send
+ * has, 2 (s M + m) + (gradient) of the sending stage; nothing else is a
+ * transfer. Every op of every device, every generator, with all-reduce ops. */
+Test(schedule, transfer_peer_and_tag)
+{
+    static const char *names[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1" };
+    for (size_t n = 0; n < sizeof names / sizeof *names; n++)
+        for (int K = 1; K <= 4; K++)
+            for (int M = K; M <= 2 * K; M += K) {
+                struct sch_schedule *s;
+                cr_assert_eq(sch_schedule_build(names[n], K, M, SCH_REMAT_EXCEPT_LAST, &s), 0,
+                             "%s", ps_errmsg());
+                cr_assert_eq(sch_schedule_add_allreduce(s, 2), 0);
+                int64_t ntag = 2LL * s->n_stages * M;
+                int *sends = calloc((size_t)ntag, sizeof *sends);
+                int *recvs = calloc((size_t)ntag, sizeof *recvs);
+                cr_assert(sends && recvs);
+                for (int d = 0; d < s->n_devices; d++)
+                    for (int i = 0; i < s->n_ops[d]; i++) {
+                        const struct sch_op *op = &s->ops[d][i];
+                        struct sch_op o;
+                        int st = op->stage, m = op->mb, want_peer = -1;
+                        int64_t want_tag = -1;
+                        struct sch_op want = { 0, 0, 0 };
+                        switch (op->kind) {
+                        case SCH_OP_SEND_ACT:
+                            want = (struct sch_op){ SCH_OP_RECV_ACT, st + 1, m };
+                            want_tag = 2LL * (st * M + m);
+                            break;
+                        case SCH_OP_RECV_ACT:
+                            want = (struct sch_op){ SCH_OP_SEND_ACT, st - 1, m };
+                            want_tag = 2LL * ((st - 1) * M + m);
+                            break;
+                        case SCH_OP_SEND_GRAD:
+                            want = (struct sch_op){ SCH_OP_RECV_GRAD, st - 1, m };
+                            want_tag = 2LL * (st * M + m) + 1;
+                            break;
+                        case SCH_OP_RECV_GRAD:
+                            want = (struct sch_op){ SCH_OP_SEND_GRAD, st + 1, m };
+                            want_tag = 2LL * ((st + 1) * M + m) + 1;
+                            break;
+                        default:
+                            cr_assert_eq(sch_op_partner(op, &o), 0);
+                            cr_assert_eq(sch_op_peer(s, op), -1);
+                            cr_assert_eq(sch_op_tag(s, op), -1);
+                            continue;
+                        }
+                        want_peer = s->stage_device[want.stage];
+                        cr_assert_eq(sch_op_partner(op, &o), 1);
+                        cr_assert(o.kind == want.kind && o.stage == want.stage && o.mb == m,
+                                  "%s K=%d M=%d", names[n], K, M);
+                        cr_assert_eq(sch_op_peer(s, op), want_peer, "%s K=%d M=%d dev %d op %d",
+                                     names[n], K, M, d, i);
+                        cr_assert_neq(want_peer, d, "a transfer crosses devices");
+                        int64_t tag = sch_op_tag(s, op);
+                        cr_assert_eq(tag, want_tag, "%s K=%d M=%d", names[n], K, M);
+                        cr_assert(tag >= 0 && tag < ntag);
+                        if (sch_op_stream(op->kind) == SCH_STREAM_SEND)
+                            sends[tag]++;
+                        else
+                            recvs[tag]++;
+                        /* the partner's own partner is this op, on this device */
+                        struct sch_op back;
+                        cr_assert_eq(sch_op_partner(&o, &back), 1);
+                        cr_assert(back.kind == op->kind && back.stage == st && back.mb == m);
+                        cr_assert_eq(sch_op_peer(s, &o), d);
+                        cr_assert_eq(sch_op_tag(s, &o), tag);
+                    }
+                for (int64_t t = 0; t < ntag; t++) /* one send and one receive per tag used */
+                    cr_assert(sends[t] == recvs[t] && sends[t] <= 1, "%s K=%d M=%d tag %lld",
+                              names[n], K, M, (long long)t);
+                free(sends);
+                free(recvs);
+                sch_schedule_free(s);
+            }
+}

@@ -172,18 +172,6 @@ static int emit(struct enc *e, FILE *f, const char *path)
     return 0;
 }
 
-int64_t trc_chakra_tag(const struct sch_schedule *s, const struct sch_op *op)
-{
-    int64_t M = s->n_micro;
-    switch (op->kind) {
-    case SCH_OP_SEND_ACT: return 2 * (op->stage * M + op->mb);
-    case SCH_OP_RECV_ACT: return 2 * ((op->stage - 1) * M + op->mb);
-    case SCH_OP_SEND_GRAD: return 2 * (op->stage * M + op->mb) + 1;
-    case SCH_OP_RECV_GRAD: return 2 * ((op->stage + 1) * M + op->mb) + 1;
-    default: return -1;
-    }
-}
-
 /* Simulated start and duration of every op of device d, by list position. */
 struct times {
     int64_t *start, *dur;
@@ -304,18 +292,14 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     attr_int(e, NODE_ATTR, "pipesim_start_ns", ATTR_INT64, t0);
     attr_int(e, NODE_ATTR, "pipesim_duration_ns", ATTR_INT64, dt);
     if (type == TRC_CHAKRA_SEND || type == TRC_CHAKRA_RECV) {
-        int peer_stage = op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_GRAD
-                             ? op->stage + 1 : op->stage - 1;
-        int peer = base + s->stage_device[peer_stage];
+        int peer = base + sch_op_peer(s, op);
         attr_int(e, NODE_ATTR, "comm_src", ATTR_INT32, type == TRC_CHAKRA_SEND ? rank : peer);
         attr_int(e, NODE_ATTR, "comm_dst", ATTR_INT32, type == TRC_CHAKRA_SEND ? peer : rank);
-        attr_int(e, NODE_ATTR, "comm_tag", ATTR_INT32, trc_chakra_tag(s, op));
+        attr_int(e, NODE_ATTR, "comm_tag", ATTR_INT32, sch_op_tag(s, op));
         /* a receive moves what its matching send moves */
         struct sch_op snd = *op;
-        if (op->kind == SCH_OP_RECV_ACT)
-            snd = (struct sch_op){ SCH_OP_SEND_ACT, op->stage - 1, op->mb };
-        else if (op->kind == SCH_OP_RECV_GRAD)
-            snd = (struct sch_op){ SCH_OP_SEND_GRAD, op->stage + 1, op->mb };
+        if (type == TRC_CHAKRA_RECV)
+            sch_op_partner(op, &snd);
         attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sch_costs_op_bytes(c->c, &snd));
     } else if (type == TRC_CHAKRA_COLL) {
         char pg[32];

@@ -29,7 +29,8 @@
  *             comm_size (int64 bytes); AR: comm_type (int64 ALL_REDUCE = 0),
  *             comm_size (FP32 gradient bytes of the stage), pg_name
  *             ("dp_stage<s>": the ranks holding stage s in every replica).
- * comm_tag pairs a send with its receive: 2 (s M + m) + g for the transfer
+ * comm_tag pairs a send with its receive (sch_op_tag, as the MPI runtime
+ * tags its messages): 2 (s M + m) + g for the transfer
  * sent by stage s for micro-batch m, g = 0 activations, 1 gradients.
  *
  * Ownership: borrows everything. Cost: O(ops x replicas) time, one rank's
@@ -59,7 +60,5 @@ struct trc_chakra_opts {
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *c,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files);
-/* comm_tag of a transfer op (SEND_* or RECV_*), -1 for other kinds. */
-int64_t trc_chakra_tag(const struct sch_schedule *s, const struct sch_op *op);
 
 #endif
