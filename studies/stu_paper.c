@@ -280,6 +280,23 @@ static int make_dir(const char *d)
     }
 }
 
+/* Every output's template, before anything is written. */
+static int load_texts(const char *data, stu_tmpl **tx)
+{
+    static const struct {
+        const char *file;
+        const struct stu_tmpl_sect *spec;
+        int n;
+    } texts[STU_NTX] = {
+        { "table1.md", stu_t1_text, STU_T1_NTEXT },
+    };
+    char dir[4096];
+    int rc = join(data, "text", dir, sizeof dir);
+    for (int i = 0; i < STU_NTX && rc == 0; i++)
+        rc = stu_tmpl_load(dir, texts[i].file, texts[i].spec, texts[i].n, &tx[i]);
+    return rc;
+}
+
 int stu_paper_run(const struct stu_paper_opts *o)
 {
     struct stu_paper_ctx c = { .o = o };
@@ -288,10 +305,10 @@ int stu_paper_run(const struct stu_paper_opts *o)
         (rc = load(o->topo_dir, "tpu-v3.json", &c.tpu3, c.h_tpu3)) < 0 ||
         (rc = load(o->topo_dir, "p100-pcie-8.json", &c.p100, c.h_p100)) < 0)
         goto out_free_topos;
+    const char *data = o->data_dir ? o->data_dir : STU_PAPER_DATA;
     char ref[4096];
-    if ((rc = join(o->data_dir ? o->data_dir : STU_PAPER_DATA, "reference", ref,
-                   sizeof ref)) < 0 ||
-        (rc = stu_ref_load(ref, &c.ref)) < 0)
+    if ((rc = join(data, "reference", ref, sizeof ref)) < 0 ||
+        (rc = stu_ref_load(ref, &c.ref)) < 0 || (rc = load_texts(data, c.tx)) < 0)
         goto out_free_topos;
     if ((rc = make_dir(o->out_dir)) < 0)
         goto out_free_topos;
@@ -304,6 +321,8 @@ int stu_paper_run(const struct stu_paper_opts *o)
     if ((o->tables & STU_PAPER_PARTS) && (rc = stu_paper_partitions(&c)) < 0)
         goto out_free_topos;
 out_free_topos:
+    for (int i = 0; i < STU_NTX; i++)
+        stu_tmpl_free(c.tx[i]);
     mdl_topology_free(c.tpu2);
     mdl_topology_free(c.tpu3);
     mdl_topology_free(c.p100);

@@ -8,15 +8,23 @@
 
 #include "studies/stu_paper.h"
 #include "studies/stu_ref.h"
+#include "studies/stu_tmpl.h"
 #include "analysis/ana_predict.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
+
+/* The prose templates, <data>/text/<output> (stu_tmpl.h): each table file
+ * declares its sections. */
+enum { STU_TX_T1, STU_NTX };
+#define STU_T1_NTEXT 3
+extern const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT];
 
 struct stu_paper_ctx {
     const struct stu_paper_opts *o;
     struct mdl_topology *tpu2, *tpu3, *p100;
     char h_tpu2[17], h_tpu3[17], h_p100[17];
     struct stu_ref ref; /* the published figures, <data>/reference/ */
+    stu_tmpl *tx[STU_NTX]; /* the prose, <data>/text/ */
 };
 
 /* Opens <out_dir>/<name> atomically and writes the stamp and the title. */
