@@ -15,9 +15,7 @@
 
 /* The prose templates, <data>/text/<output> (stu_tmpl.h): each table file
  * declares its sections. */
-enum { STU_TX_T1, STU_NTX };
-#define STU_T1_NTEXT 3
-extern const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT];
+enum { STU_TX_T1, STU_TX_T2, STU_TX_T3, STU_TX_PARTS, STU_TX_T2GP, STU_TX_T3GP, STU_NTX };
 
 struct stu_paper_ctx {
     const struct stu_paper_opts *o;
@@ -34,6 +32,9 @@ int stu_paper_md_open(const struct stu_paper_ctx *c, const char *name, const cha
 int stu_paper_md_close(const struct stu_paper_ctx *c, struct ps_afile *af, int rc);
 /* Writes a small text file (data, gnuplot script) atomically. */
 int stu_paper_write_text(const struct stu_paper_ctx *c, const char *name, const char *text);
+/* The same with section of template tx filled from v (may be NULL). */
+int stu_paper_write_tmpl(const struct stu_paper_ctx *c, const char *name, const stu_tmpl *tx,
+                         const char *section, const struct stu_vals *v);
 /* Runs `gnuplot <script>` in out_dir, its stdout (a PNG) into <png>,
  * atomically; a missing gnuplot is a note on the log, not an error. */
 int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char *png);

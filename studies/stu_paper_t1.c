@@ -2,6 +2,7 @@
  * memory under GPipe, and the paper's own configurations evaluated, beside
  * the paper's parameters, parameter memory and peak activation memory. */
 #include "studies/stu_paper_int.h"
+#include "studies/stu_paper_text.h"
 #include "base/ps_error.h"
 
 #include <math.h>
@@ -268,14 +269,6 @@ static void deviation_rows(FILE *f, const struct t1_model *m)
             }
         }
 }
-
-/* The sections of text/table1.md and the values each may use. */
-const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT] = {
-    { "intro", "" },
-    { "deviations", "" },
-    { "notes", "a_stash_mb t_stash_mib a_paper_mb t_paper_mib a_ratio t_ratio a_bf16 t_bf16 "
-               "b_images b_amoeba b_amoeba_paper b_tf b_tf_paper b_tf_p1 c_columns c_ratio" },
-};
 
 static void notes(FILE *f, const stu_tmpl *tx, const struct t1_model *ms, double s_amoeba,
                   double s_tf)

@@ -160,3 +160,21 @@ Test(paper_text, cli_errors_exit_3_and_write_nothing)
     snprintf(want, sizeof want, "text/table1.md:%d: missing section 'deviations'", lines - 1);
     expect_cli_error("/^@@ deviations$/d", want);
 }
+
+/* The sections chosen by a condition: with the paper's Table 3 values in
+ * place of the NAs, table3.md has the deviations table instead of the "none"
+ * line and table3.gp the paper's lines, inserted into the plot command. */
+Test(paper_text, conditional_sections_follow_the_data)
+{
+    cr_assert_eq(th_sh("mkdir %s/data && cp -r studies/gpipe/* %s/data/ && "
+                       "sed -i 's/,NA$/,1.5/' %s/data/reference/table3.csv", dir, dir, dir), 0);
+    cr_assert_eq(th_sh("%s paper --data %s/data --out %s/out --tables 3 --no-plots --quiet",
+                       th_pipesim(), dir, dir), 0);
+    cr_expect_eq(th_sh("grep -qxF '| model | K | paper | predicted | error |' %s/out/table3.md",
+                       dir), 0);
+    cr_expect_neq(th_sh("grep -qF 'None can be computed' %s/out/table3.md", dir), 0);
+    cr_expect_eq(th_sh("grep -qF 'title \"Transformer-24\", \\' %s/out/table3.gp && "
+                       "tail -1 %s/out/table3.gp | grep -qF 'title \"Transformer paper\"'", dir,
+                       dir), 0);
+    cr_expect_eq(th_sh("grep -qF 'None can be computed' results/paper/table3.md"), 0);
+}
