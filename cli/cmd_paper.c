@@ -21,8 +21,9 @@ static const char help[] =
     "gnuplot on PATH; without it they are skipped with a note. The outputs depend\n"
     "only on the inputs, so a rerun reproduces them byte for byte.\n"
     "The paper's figures are read from --data/reference/*.csv (one per table,\n"
-    "each citing its source); a malformed one is an error naming file:line and\n"
-    "the field (exit status 3).\n"
+    "each citing its source), the prose from --data/text/ (one template per\n"
+    "output); a malformed one is an error naming file:line and the field,\n"
+    "section or placeholder (exit status 3).\n"
     "Defaults: --out results/paper, --tables all, --topologies models/topologies,\n"
     "--data studies/gpipe.\n";
 

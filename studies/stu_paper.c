@@ -1,6 +1,7 @@
 /* stu_paper_run: loads the paper's topologies, writes the requested tables;
  * plus the helpers the table files share (markdown files, cells, plots). */
 #include "studies/stu_paper_int.h"
+#include "studies/stu_paper_text.h"
 #include "analysis/ana_rank.h"
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
@@ -76,17 +77,32 @@ int stu_paper_md_close(const struct stu_paper_ctx *c, struct ps_afile *af, int r
     return rc;
 }
 
-int stu_paper_write_text(const struct stu_paper_ctx *c, const char *name, const char *text)
+static int write_file(const struct stu_paper_ctx *c, const char *name, const char *text,
+                      const stu_tmpl *tx, const char *section, const struct stu_vals *v)
 {
     char path[4096];
     struct ps_afile af;
     int rc = join(c->o->out_dir, name, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
         return rc;
-    fputs(text, af.f);
+    if (tx)
+        stu_tmpl_put(af.f, tx, section, v);
+    else
+        fputs(text, af.f);
     if ((rc = ps_afile_commit(&af)) == 0 && c->o->log)
         fprintf(c->o->log, "wrote %s\n", path);
     return rc;
+}
+
+int stu_paper_write_text(const struct stu_paper_ctx *c, const char *name, const char *text)
+{
+    return write_file(c, name, text, NULL, NULL, NULL);
+}
+
+int stu_paper_write_tmpl(const struct stu_paper_ctx *c, const char *name, const stu_tmpl *tx,
+                         const char *section, const struct stu_vals *v)
+{
+    return write_file(c, name, NULL, tx, section, v);
 }
 
 int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char *png)
@@ -239,6 +255,28 @@ static int load(const char *dir, const char *name, struct mdl_topology **t, char
     return ps_file_hash(path, hash);
 }
 
+/* Every output's template, before anything is written. */
+static int load_texts(const char *data, stu_tmpl **tx)
+{
+    static const struct {
+        const char *file;
+        const struct stu_tmpl_sect *spec;
+        int n;
+    } texts[STU_NTX] = {
+        { "table1.md", stu_t1_text, STU_T1_NTEXT },
+        { "table2.md", stu_t2_text, STU_T2_NTEXT },
+        { "table3.md", stu_t3_text, STU_T3_NTEXT },
+        { "partitions.md", stu_parts_text, STU_PARTS_NTEXT },
+        { "table2.gp", stu_t2gp_text, 1 },
+        { "table3.gp", stu_t3gp_text, 2 },
+    };
+    char dir[4096];
+    int rc = join(data, "text", dir, sizeof dir);
+    for (int i = 0; i < STU_NTX && rc == 0; i++)
+        rc = stu_tmpl_load(dir, texts[i].file, texts[i].spec, texts[i].n, &tx[i]);
+    return rc;
+}
+
 int stu_paper_run(const struct stu_paper_opts *o)
 {
     struct stu_paper_ctx c = { .o = o };
@@ -247,10 +285,10 @@ int stu_paper_run(const struct stu_paper_opts *o)
         (rc = load(o->topo_dir, "tpu-v3.json", &c.tpu3, c.h_tpu3)) < 0 ||
         (rc = load(o->topo_dir, "p100-pcie-8.json", &c.p100, c.h_p100)) < 0)
         goto out_free_topos;
+    const char *data = o->data_dir ? o->data_dir : STU_PAPER_DATA;
     char ref[4096];
-    if ((rc = join(o->data_dir ? o->data_dir : STU_PAPER_DATA, "reference", ref,
-                   sizeof ref)) < 0 ||
-        (rc = stu_ref_load(ref, &c.ref)) < 0)
+    if ((rc = join(data, "reference", ref, sizeof ref)) < 0 ||
+        (rc = stu_ref_load(ref, &c.ref)) < 0 || (rc = load_texts(data, c.tx)) < 0)
         goto out_free_topos;
     if ((rc = ps_mkdirs(o->out_dir)) < 0)
         goto out_free_topos;
@@ -263,6 +301,8 @@ int stu_paper_run(const struct stu_paper_opts *o)
     if ((o->tables & STU_PAPER_PARTS) && (rc = stu_paper_partitions(&c)) < 0)
         goto out_free_topos;
 out_free_topos:
+    for (int i = 0; i < STU_NTX; i++)
+        stu_tmpl_free(c.tx[i]);
     mdl_topology_free(c.tpu2);
     mdl_topology_free(c.tpu3);
     mdl_topology_free(c.p100);

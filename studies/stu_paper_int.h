@@ -8,15 +8,21 @@
 
 #include "studies/stu_paper.h"
 #include "studies/stu_ref.h"
+#include "studies/stu_tmpl.h"
 #include "analysis/ana_predict.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
+
+/* The prose templates, <data>/text/<output> (stu_tmpl.h): each table file
+ * declares its sections. */
+enum { STU_TX_T1, STU_TX_T2, STU_TX_T3, STU_TX_PARTS, STU_TX_T2GP, STU_TX_T3GP, STU_NTX };
 
 struct stu_paper_ctx {
     const struct stu_paper_opts *o;
     struct mdl_topology *tpu2, *tpu3, *p100;
     char h_tpu2[17], h_tpu3[17], h_p100[17];
     struct stu_ref ref; /* the published figures, <data>/reference/ */
+    stu_tmpl *tx[STU_NTX]; /* the prose, <data>/text/ */
 };
 
 /* Opens <out_dir>/<name> atomically and writes the stamp and the title. */
@@ -26,6 +32,9 @@ int stu_paper_md_open(const struct stu_paper_ctx *c, const char *name, const cha
 int stu_paper_md_close(const struct stu_paper_ctx *c, struct ps_afile *af, int rc);
 /* Writes a small text file (data, gnuplot script) atomically. */
 int stu_paper_write_text(const struct stu_paper_ctx *c, const char *name, const char *text);
+/* The same with section of template tx filled from v (may be NULL). */
+int stu_paper_write_tmpl(const struct stu_paper_ctx *c, const char *name, const stu_tmpl *tx,
+                         const char *section, const struct stu_vals *v);
 /* Runs `gnuplot <script>` in out_dir, its stdout (a PNG) into <png>,
  * atomically; a missing gnuplot is a note on the log, not an error. */
 int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char *png);

@@ -60,8 +60,8 @@ static double bottleneck(const struct ana_prediction *r)
 }
 
 /* Each layer's cost at micro-batch mb, the numbers the partitions balance. */
-static void layer_table(FILE *f, const struct mdl_profile *p, const struct mdl_topology *t,
-                        double mb)
+static void layer_table(FILE *f, const stu_tmpl *tx, const struct mdl_profile *p,
+                        const struct mdl_topology *t, double mb)
 {
     const struct mdl_device *d = &t->devices[0];
     double total = 0, ms[256];
@@ -72,9 +72,10 @@ static void layer_table(FILE *f, const struct mdl_profile *p, const struct mdl_t
                  mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, mb)) * 1e3;
         total += ms[l];
     }
-    fprintf(f, "Per-layer compute F + R + B at micro-batch %g (M = 32), from FLOPs at the "
-               "core's peak:\n\n| layer | kind | GFLOP forward per image | F+R+B (ms) | share "
-               "|\n|---|---|---|---|---|\n", mb);
+    struct stu_vals v;
+    stu_vals_init(&v);
+    stu_vals_set(&v, "mb", "%g", mb);
+    stu_tmpl_put(f, tx, "layers", &v);
     for (int l = 0; l < n; l++)
         fprintf(f, "| %s | %s | %.2f | %.3f | %.1f %% |\n", p->layers[l].name, p->layers[l].kind,
                 p->layers[l].fwd / 1e9, ms[l], 100 * ms[l] / total);
@@ -110,7 +111,7 @@ int stu_paper_partitions(const struct stu_paper_ctx *c)
                                           "(18, 256) on 8 TPUv2 cores", &af)) < 0)
         goto out_free;
     FILE *f = af.f;
-    stu_paper_parts_intro(f);
+    stu_tmpl_put(f, c->tx[STU_TX_PARTS], "intro", NULL);
     fprintf(f, "| M | batch | partition | layers per stage | slowest stage F+R+B (ms per "
                "micro-batch) | step (ms) | speedup over 1 core | vs uniform | bubble | fits |\n"
                "|---|---|---|---|---|---|---|---|---|---|\n");
@@ -127,8 +128,8 @@ int stu_paper_partitions(const struct stu_paper_ctx *c)
             snprintf(facts.spec[j][k], sizeof facts.spec[j][k], "%s", r->partition);
         }
     fputc('\n', f);
-    stu_paper_parts_notes(f, &facts);
-    layer_table(f, p, c->tpu2, res[NPM - 1][STU_P_UNIFORM]->micro_batch);
+    stu_paper_parts_notes(f, c->tx[STU_TX_PARTS], &facts);
+    layer_table(f, c->tx[STU_TX_PARTS], p, c->tpu2, res[NPM - 1][STU_P_UNIFORM]->micro_batch);
     rc = stu_paper_md_close(c, &af, 0);
 out_free:
     for (int j = 0; j < NPM; j++)

@@ -2,6 +2,7 @@
  * memory under GPipe, and the paper's own configurations evaluated, beside
  * the paper's parameters, parameter memory and peak activation memory. */
 #include "studies/stu_paper_int.h"
+#include "studies/stu_paper_text.h"
 #include "base/ps_error.h"
 
 #include <math.h>
@@ -221,50 +222,6 @@ static int stash_per_sample(int amoeba, int L, int D, double *out)
     return 0;
 }
 
-static void intro(FILE *f)
-{
-    fputs("The paper's Table 1: for each number of partitions K, the largest AmoebaNet-D (L, D) "
-          "and Transformer-L that GPipe trains, with parameters, parameter memory and peak "
-          "activation memory. Setup as in the reference table (`studies/gpipe/reference/table1.csv`): "
-          "AmoebaNet at 224 x 224, mini-batch 128, 8 GB per TPUv2 core; Transformer-L with "
-          "d_model 2048, feed-forward 8192, 32 heads, vocabulary 32k, sequence 1024, batch 32, "
-          "16 GB per TPUv3 core; the paper: \"each parameter needs 12 bytes since we applied "
-          "RMSProp\".\n\n"
-          "How each cell is predicted (every one is an `ana_predict` run):\n\n"
-          "- **Naive-1**: one core, M = 1, no re-materialization: the whole mini-batch's "
-          "activations are kept for the backward pass.\n"
-          "- **Pipeline-K**: the GPipe fill-drain schedule on K cores, every micro-batch "
-          "re-materialized (recomputed before its backward pass), M = the largest divisor of "
-          "the mini-batch not above 4K. The paper finds the bubble overhead (K-1)/(M+K-1) "
-          "negligible when M >= 4K, so 4K is the fewest micro-batches it calls efficient; "
-          "fewer, larger micro-batches need more activation memory, so this is the "
-          "conservative choice. AmoebaNet: K = 1, 2, 4, 8 -> M = 4, 8, 16, 32 (micro-batches "
-          "of 32, 16, 8, 4 images); Transformer: K = 1 -> M = 4 (8 sequences), K >= 8 -> "
-          "M = 32 (1 sequence). The reference table does not give the paper's M for Table 1; "
-          "the last table shows how much M matters.\n"
-          "- **Fit**: the engine's memory ledger (`sched/sch_memory.c`): on every core, "
-          "parameters x 12 B plus the peak of stashed or recomputed activations, the stage "
-          "inputs kept for re-materialization and the send, receive and gradient buffers "
-          "must not exceed the core's memory (8 GiB TPUv2, 16 GiB TPUv3: "
-          "`models/topologies/SOURCES.md`).\n"
-          "- **Partition**: the partitioner's balance-by-size partition (issue 3, "
-          "`sched/sch_partitioner.h`): the exact minimum of the largest stage's closed-form "
-          "GPipe peak memory; the engine's ledger, not the closed form, decides the fit.\n"
-          "- **Search**: AmoebaNet keeps the paper column's L and takes the largest D, a "
-          "multiple of 8 (the generator needs D/8 whole), that fits; the Transformer takes "
-          "the largest L. Memory grows with D and L, so the search doubles until a model "
-          "does not fit, then bisects.\n"
-          "- **Totals**: parameter and activation memory are summed over the K cores, as the "
-          "paper's cells are (its Pipeline-8 Transformer has 59.5 G of parameter memory on "
-          "16 GB cores). AmoebaNet memory is in GB = 1e9 B (the paper's 318M x 12 B = 3.8 "
-          "GB), Transformer memory in GiB (282.2M x 12 B = 3.15 GiB). The paper prints the "
-          "Transformer Naive-1 memory cells the other way round (11.7G parameters, 3.15G "
-          "activations); they are compared here as 3.15 GiB parameters, 11.7 GiB "
-          "activations.\n\n"
-          "Errors are predicted / paper - 1; **bold** past 10 %, each explained under "
-          "*Deviations*.\n\n", f);
-}
-
 static void sensitivity(FILE *f, const struct t1_model *m)
 {
     char a[64], b[64], c[64], d[64];
@@ -313,68 +270,38 @@ static void deviation_rows(FILE *f, const struct t1_model *m)
         }
 }
 
-static void notes(FILE *f, const struct t1_model *ms, double s_amoeba, double s_tf)
+static void notes(FILE *f, const stu_tmpl *tx, const struct t1_model *ms, double s_amoeba,
+                  double s_tf)
 {
     const struct t1_model *am = &ms[0], *tf = &ms[1];
-    const struct t1_col *amoeba_cols = am->cols, *tf_cols = tf->cols;
-    double pa = amoeba_cols[0].act / 128, pt = tf_cols[0].act / 32;
-    fprintf(f, "## Deviations over 10 %%\n\n"
-               "| model | table | column | quantity | error | note |\n"
-               "|---|---|---|---|---|---|\n");
+    const struct t1_col *acol = am->cols, *tcol = tf->cols;
+    double pa = acol[0].act / 128, pt = tcol[0].act / 32;
+    struct stu_vals v;
+    stu_tmpl_put(f, tx, "deviations", NULL);
     deviation_rows(f, am);
     deviation_rows(f, tf);
-    fprintf(f, "\n**A. Activation bytes per sample (more than the paper's).** Without "
-               "re-materialization the generator keeps %.1f MB per image for AmoebaNet-D (18, "
-               "208) and %.1f MiB per sequence for Transformer-3; the paper's Naive-1 cells "
-               "imply %.1f MB (6.26 GB / 128) and %.1f MiB (11.7 GiB / 32): %.1fx and %.1fx "
-               "more here. The generators count every tensor a framework that does not fuse "
-               "operations keeps for the backward pass, in FP32 (`models/mdl_amoeba.h`, "
-               "`models/mdl_transformer.h`): for AmoebaNet each ReLU output and each conv output "
-               "(the batch-norm input) of every separable and 1x1 convolution; for the "
-               "Transformer the layer-norm inputs and outputs, Q, K, V, the attention "
-               "probabilities (32 heads x 1024^2 per layer) and the softmax probabilities over "
-               "the 32k vocabulary. The paper ran TensorFlow/XLA on TPUs: XLA fuses "
-               "ReLU-conv-batch-norm chains and recomputes cheap element-wise results instead of "
-               "keeping them, and the reference table does not say in what precision the "
-               "activations were kept (2-byte bfloat16 would halve every count here: x%.2f and "
-               "x%.2f). These are framework details the paper does not give; the generators' "
-               "counting is not tuned to match.\n\n",
-            s_amoeba / 1e6, s_tf / 1048576, pa / 1e6, pt / 1048576, s_amoeba / pa, s_tf / pt,
-            s_amoeba / pa / 2, s_tf / pt / 2);
-    fprintf(f, "**B. Activation memory with many small micro-batches (less than the "
-               "paper's).** With the M = 4K policy a Pipeline-8 AmoebaNet core holds one "
-               "micro-batch of %d images in flight and a Transformer core one sequence; the "
-               "paper-configuration runs then need %.2f GB of activations per AmoebaNet core "
-               "(paper: %.2f GB) and %.2f GiB per Transformer core at Pipeline-8 (paper: %.2f "
-               "GiB, the same per core as its Pipeline-1, %.2f GiB). The paper's per-core "
-               "figures stay near the whole core's spare memory, which suggests fewer, larger "
-               "micro-batches than 4K or memory the simulator does not model (XLA workspace, "
-               "padding); the reference table gives neither, so the policy is kept.\n\n",
-            128 / am->at[4].M, am->at[4].act / 8 / GB, amoeba_cols[4].act / 8 / GB,
-            tf->at[2].act / 8 / GIB, tf_cols[2].act / 8 / GIB, tf_cols[1].act / GIB);
-    fprintf(f, "**C. Parameter memory of the paper's own cells.** 12 B x the paper's parameter "
-               "count gives, per AmoebaNet column:");
+    stu_vals_init(&v);
+    stu_vals_set(&v, "a_stash_mb", "%.1f", s_amoeba / 1e6);
+    stu_vals_set(&v, "t_stash_mib", "%.1f", s_tf / 1048576);
+    stu_vals_set(&v, "a_paper_mb", "%.1f", pa / 1e6);
+    stu_vals_set(&v, "t_paper_mib", "%.1f", pt / 1048576);
+    stu_vals_set(&v, "a_ratio", "%.1f", s_amoeba / pa);
+    stu_vals_set(&v, "t_ratio", "%.1f", s_tf / pt);
+    stu_vals_set(&v, "a_bf16", "%.2f", s_amoeba / pa / 2);
+    stu_vals_set(&v, "t_bf16", "%.2f", s_tf / pt / 2);
+    stu_vals_set(&v, "b_images", "%d", 128 / am->at[4].M);
+    stu_vals_set(&v, "b_amoeba", "%.2f", am->at[4].act / 8 / GB);
+    stu_vals_set(&v, "b_amoeba_paper", "%.2f", acol[4].act / 8 / GB);
+    stu_vals_set(&v, "b_tf", "%.2f", tf->at[2].act / 8 / GIB);
+    stu_vals_set(&v, "b_tf_paper", "%.2f", tcol[2].act / 8 / GIB);
+    stu_vals_set(&v, "b_tf_p1", "%.2f", tcol[1].act / GIB);
+    char cols[512] = "";
     for (int i = 0; i < NCOL; i++)
-        fprintf(f, "%s %s %.2f GB (paper %.2f GB)", i ? "," : "", amoeba_cols[i].name,
-                12 * amoeba_cols[i].params / GB, amoeba_cols[i].pmem / GB);
-    fprintf(f, ". The simulator's parameter memory is exactly 12 B x its parameter count, so "
-               "where the paper's cell is not (Pipeline-8: %.2f x), the error is the paper's "
-               "own inconsistency, not the parameter count (within 2.5 %% in every column).\n\n",
-            amoeba_cols[4].pmem / (12 * amoeba_cols[4].params));
-    fputs("**D. The largest model's size follows the activation model.** Parameters and "
-          "activations share a core's memory. Where the generator needs more activation bytes "
-          "than the paper (note A: Naive-1 and Pipeline-1, whose micro-batches are large), "
-          "less room is left for parameters and a smaller model fits; where one small "
-          "micro-batch per core is in flight (note B: K >= 4 AmoebaNet, K >= 8 Transformer), "
-          "the activations take less room than in the paper and a larger model fits. The "
-          "parameter count of a given configuration is right (the paper's configurations: "
-          "within 2.5 %), so these cells measure the activation model and the M policy, not "
-          "the parameter count.\n\n"
-          "**E. The largest model's activation memory** is what its parameters leave of the "
-          "cores' memory (less the buffers), so its error follows note D.\n\n"
-          "## How much M matters\n\nThe same search with micro-batches of one sample (the "
-          "least activation memory GPipe can reach for a mini-batch; batch normalization over "
-          "one image is of little use, so this is a bound, not a recommendation):\n\n", f);
+        snprintf(cols + strlen(cols), sizeof cols - strlen(cols), "%s %s %.2f GB (paper %.2f GB)",
+                 i ? "," : "", acol[i].name, 12 * acol[i].params / GB, acol[i].pmem / GB);
+    stu_vals_set(&v, "c_columns", "%s", cols);
+    stu_vals_set(&v, "c_ratio", "%.2f", acol[4].pmem / (12 * acol[4].params));
+    stu_tmpl_put(f, tx, "notes", &v);
     sensitivity(f, am);
     sensitivity(f, tf);
 }
@@ -408,9 +335,9 @@ int stu_paper_table1(const struct stu_paper_ctx *c)
     struct ps_afile af;
     if ((rc = stu_paper_md_open(c, "table1.md", "Table 1 — maximum model size", &af)) < 0)
         return rc;
-    intro(af.f);
+    stu_tmpl_put(af.f, c->tx[STU_TX_T1], "intro", NULL);
     for (int m = 0; m < 2; m++)
         write_tables(af.f, &models[m]);
-    notes(af.f, models, s_amoeba, s_tf);
+    notes(af.f, c->tx[STU_TX_T1], models, s_amoeba, s_tf);
     return stu_paper_md_close(c, &af, 0);
 }

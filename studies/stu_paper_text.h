@@ -1,10 +1,13 @@
 /*
- * stu_paper_text — the prose of the reproduction files: what each table
- * does, its policies, and the note on every deviation over 10 %, with the
- * figures they cite passed in from the runs. Internal to analysis/.
+ * stu_paper_text — the prose of the reproduction files, read from the
+ * templates <data>/text/<output> (stu_tmpl.h): the sections each must have,
+ * and the notes on the deviations, which choose sections and fill them with
+ * the figures passed in from the runs. Internal to studies/.
  */
 #ifndef STU_PAPER_TEXT_H
 #define STU_PAPER_TEXT_H
+
+#include "studies/stu_tmpl.h"
 
 #include <stdio.h>
 
@@ -31,15 +34,20 @@ struct stu_parts_facts {
     char spec[3][STU_NCAND][256];                           /* [M][candidate] */
 };
 
-extern const char stu_paper_t2_gnuplot[];
-/* The Table 3 script; with_paper adds the paper's lines. */
-void stu_paper_t3_gnuplot(FILE *f, int with_paper);
+/* The sections of text/table1.md, table2.md, table3.md, partitions.md,
+ * table2.gp, table3.gp, and the placeholders each may use. */
+#define STU_T1_NTEXT 3
+#define STU_T2_NTEXT 6
+#define STU_T3_NTEXT 9
+#define STU_PARTS_NTEXT 4
+extern const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT], stu_t2_text[STU_T2_NTEXT],
+    stu_t3_text[STU_T3_NTEXT], stu_parts_text[STU_PARTS_NTEXT], stu_t2gp_text[1],
+    stu_t3gp_text[2];
 
-void stu_paper_t2_intro(FILE *f);
-void stu_paper_t2_notes(FILE *f, const struct stu_t2_facts *x);
-void stu_paper_t3_intro(FILE *f);
-void stu_paper_t3_notes(FILE *f, const struct stu_t3_facts *x);
-void stu_paper_parts_intro(FILE *f);
-void stu_paper_parts_notes(FILE *f, const struct stu_parts_facts *x);
+/* From the "Deviations" heading to the end of the file (tables and notes). */
+void stu_paper_t2_notes(FILE *f, const stu_tmpl *tx, const struct stu_t2_facts *x);
+void stu_paper_t3_notes(FILE *f, const stu_tmpl *tx, const struct stu_t3_facts *x);
+/* The paragraphs after the candidates table. */
+void stu_paper_parts_notes(FILE *f, const stu_tmpl *tx, const struct stu_parts_facts *x);
 
 #endif

@@ -144,7 +144,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
                                           "throughput on TPUs", &af)) < 0)
         goto out_free_cells;
     FILE *f = af.f;
-    stu_paper_t2_intro(f);
+    stu_tmpl_put(f, c->tx[STU_TX_T2], "intro", NULL);
     fprintf(f, "| model | M | K=2 paper | predicted | error | K=4 paper | predicted | error | "
                "K=8 paper | predicted | error |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < 2; m++)
@@ -154,8 +154,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
                 cell_text(f, &cells[m][j][k]);
             fputc('\n', f);
         }
-    fprintf(f, "\nPlot: `table2.png` (predicted solid, paper dashed), drawn by `gnuplot "
-               "table2.gp` from `table2.dat`.\n\n## Every cell\n\n");
+    stu_tmpl_put(f, c->tx[STU_TX_T2], "plot", NULL);
     detail_header(f);
     for (int m = 0; m < 2; m++)
         for (int j = 0; j < NM; j++)
@@ -174,7 +173,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
                 facts.fits[m][j][k] = cl->p->fits;
                 facts.imbalance[m][k] = j == NM - 1 ? cl->imbalance : facts.imbalance[m][k];
             }
-    stu_paper_t2_notes(f, &facts);
+    stu_paper_t2_notes(f, c->tx[STU_TX_T2], &facts);
     if ((rc = stu_paper_md_close(c, &af, 0)) < 0)
         goto out_free_cells;
     char *dat = NULL;
@@ -187,7 +186,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
     t2_data(mf, (const struct tp_cell(*)[NM][NK])cells);
     fclose(mf);
     if ((rc = stu_paper_write_text(c, "table2.dat", dat)) == 0 &&
-        (rc = stu_paper_write_text(c, "table2.gp", stu_paper_t2_gnuplot)) == 0)
+        (rc = stu_paper_write_tmpl(c, "table2.gp", c->tx[STU_TX_T2GP], "script", NULL)) == 0)
         rc = stu_paper_plot(c, "table2.gp", "table2.png");
     free(dat);
 out_free_cells:
@@ -263,7 +262,7 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
                                           "interconnect", &af)) < 0)
         goto out_free_cells;
     FILE *f = af.f;
-    stu_paper_t3_intro(f);
+    stu_tmpl_put(f, c->tx[STU_TX_T3], "intro", NULL);
     fprintf(f, "| model | M | K=2 paper | predicted | error | K=4 paper | predicted | error | "
                "K=8 paper | predicted | error |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < 2; m++) {
@@ -272,8 +271,7 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
             cell_text(f, &cells[m][k]);
         fputc('\n', f);
     }
-    fprintf(f, "\nPlot: `table3.png`, drawn by `gnuplot table3.gp` from `table3.dat`.\n\n"
-               "## Every cell\n\n");
+    stu_tmpl_put(f, c->tx[STU_TX_T3], "plot", NULL);
     detail_header(f);
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < NK; k++) {
@@ -285,7 +283,7 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
             facts.step_s[m][k] = cells[m][k].p->step_s;
             facts.fits[m][k] = cells[m][k].p->fits;
         }
-    stu_paper_t3_notes(f, &facts);
+    stu_paper_t3_notes(f, c->tx[STU_TX_T3], &facts);
     if ((rc = stu_paper_md_close(c, &af, 0)) < 0)
         goto out_free_cells;
     char dat[1024];
@@ -306,17 +304,14 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < NK; k++)
             with_paper |= !isnan(c->ref.t3[m][k]);
-    char gp[2048];
-    FILE *gf = fmemopen(gp, sizeof gp, "w");
-    if (!gf) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out_free_cells;
-    }
-    stu_paper_t3_gnuplot(gf, with_paper);
-    fputc(0, gf);
-    fclose(gf);
+    const stu_tmpl *gp = c->tx[STU_TX_T3GP];
+    struct stu_vals v;
+    stu_vals_init(&v);
+    stu_vals_set(&v, "paper_lines", "%s", "");
+    if (with_paper)
+        stu_vals_text(&v, "paper_lines", gp, "paper_lines", NULL);
     if ((rc = stu_paper_write_text(c, "table3.dat", dat)) == 0 &&
-        (rc = stu_paper_write_text(c, "table3.gp", gp)) == 0)
+        (rc = stu_paper_write_tmpl(c, "table3.gp", gp, "script", &v)) == 0)
         rc = stu_paper_plot(c, "table3.gp", "table3.png");
 out_free_cells:
     free_cells(&cells[0][0], 2 * NK);
