@@ -5,7 +5,6 @@
 #include "studies/stu_paper_int.h"
 #include "studies/stu_paper_text.h"
 
-#include <math.h>
 #include <string.h>
 
 const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT] = {
