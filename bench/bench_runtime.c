@@ -31,7 +31,7 @@ struct run { struct rt_net *n; struct rt_data *d; rt_pipe *p; double best; };
 static void run_open(struct run *r, const char *spec, int K, int M, int batch)
 {
     CHECK(rt_net_parse(spec, &r->n));
-    CHECK(rt_net_init(r->n, 1));
+    CHECK(rt_net_init_params(r->n, 1));
     CHECK(rt_data_new(r->n, batch, 1, &r->d));
     struct rt_pipe_config c = { .K = K, .M = M, .batch = batch, .remat = SCH_REMAT_NEVER,
                                 .lr = 1e-3f };

@@ -201,7 +201,7 @@ int cmd_validate(int argc, char **argv)
     cfg.lr = (float)lr;
     /* the pipeline first: it checks the whole run's memory before the
      * parameters are written */
-    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init(net, (uint64_t)seed)) < 0 ||
+    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init_params(net, (uint64_t)seed)) < 0 ||
         (rc = rt_data_new(net, (int)batch, (uint64_t)seed, &data)) < 0)
         goto out;
     char part[256];

@@ -344,7 +344,7 @@ int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
     if (!c)
         return ps_error(PS_ENOMEM, "out of memory");
     int64_t t_begin = rt_now_ns();
-    if ((rc = rt_net_parse(o->spec, &net)) < 0 || (rc = rt_net_init(net, o->seed)) < 0 ||
+    if ((rc = rt_net_parse(o->spec, &net)) < 0 || (rc = rt_net_init_params(net, o->seed)) < 0 ||
         (rc = rt_net_profile(net, &c->net_profile)) < 0 || (rc = pick_cpus(o, c)) < 0)
         goto err;
     snprintf(c->spec, sizeof c->spec, "%s", net->spec);

@@ -99,7 +99,7 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init(net, o->seed)) < 0)
+    if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init_params(net, o->seed)) < 0)
         goto out;
     struct rt_step_stats st;
     long *csw = calloc((size_t)o->steps, sizeof *csw);

@@ -319,7 +319,7 @@ static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
     cfg.no_pin = 1; /* one device per process: this file pins (pin_rank) */
     int rc, tag_ub_ok = 1, flag, *ub;
     if ((rc = rt_net_parse(a->spec, &net)) < 0 || (rc = rt_pipe_new(net, &cfg, &x->p)) < 0 ||
-        (rc = rt_net_init(net, a->seed)) < 0 ||
+        (rc = rt_net_init_params(net, a->seed)) < 0 ||
         (rc = rt_data_new(net, cfg.batch, a->seed, &data)) < 0)
         goto out_setup;
     const struct sch_schedule *s = x->p->s;

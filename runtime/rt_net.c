@@ -244,7 +244,7 @@ int64_t rt_net_params(const struct rt_net *n)
     return s;
 }
 
-int rt_net_init(struct rt_net *n, uint64_t seed)
+int rt_net_init_params(struct rt_net *n, uint64_t seed)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r)

@@ -52,7 +52,7 @@ void rt_net_free(struct rt_net *n);
 int rt_net_width(const struct rt_net *n, int l);
 int64_t rt_net_params(const struct rt_net *n);
 /* Deterministic initialization from seed. */
-int rt_net_init(struct rt_net *n, uint64_t seed);
+int rt_net_init_params(struct rt_net *n, uint64_t seed);
 /* Copies parameters (same spec required). */
 void rt_net_copy_params(struct rt_net *dst, const struct rt_net *src);
 void rt_net_zero_grad(struct rt_net *n);

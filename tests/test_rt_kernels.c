@@ -140,7 +140,7 @@ Test(rt_kernels, reference_gradient_matches_finite_differences)
     struct rt_net *n;
     cr_assert_eq(rt_net_parse("mlp:layers=3,width=6,in=4,out=3,norm=1", &n), 0);
     cr_assert_eq(n->n_layers, 5);
-    cr_assert_eq(rt_net_init(n, 9), 0);
+    cr_assert_eq(rt_net_init_params(n, 9), 0);
     struct rt_data *d;
     cr_assert_eq(rt_data_new(n, 8, 10, &d), 0);
     double loss;

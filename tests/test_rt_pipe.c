@@ -198,7 +198,7 @@ Test(rt_pipe, measured_trace_is_complete_and_consistent)
 {
     struct rt_net *n;
     cr_assert_eq(rt_net_parse("mlp:layers=4,width=16,in=8,out=4,norm=2", &n), 0);
-    cr_assert_eq(rt_net_init(n, 4), 0);
+    cr_assert_eq(rt_net_init_params(n, 4), 0);
     struct rt_data *d;
     cr_assert_eq(rt_data_new(n, 8, 4, &d), 0);
     struct rt_pipe_config c = { .K = 2, .M = 4, .batch = 8, .remat = SCH_REMAT_ALWAYS,

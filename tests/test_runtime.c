@@ -59,7 +59,7 @@ static struct rt_net *net_of(const char *spec, uint64_t seed)
 {
     struct rt_net *n;
     cr_assert_eq(rt_net_parse(spec, &n), 0, "%s", ps_errmsg());
-    cr_assert_eq(rt_net_init(n, seed), 0);
+    cr_assert_eq(rt_net_init_params(n, seed), 0);
     return n;
 }
 
