@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 
+#include "analysis/ana_format.h"
 #include "traces/trc_trace.h"
 
 enum ana_cause { ANA_CAUSE_COMPUTE, ANA_CAUSE_TRANSFER, ANA_CAUSE_WAIT };
@@ -46,8 +47,8 @@ struct ana_compare {
 int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
                     struct ana_compare **out);
 void ana_compare_free(struct ana_compare *c);
-/* format: "table", "csv" or "json". */
-int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f);
+/* fmt: any of table, csv, json. */
+int ana_compare_print(const struct ana_compare *c, enum ana_fmt fmt, FILE *f);
 const char *ana_cause_name(enum ana_cause c, int64_t error_ns);
 
 #endif

@@ -117,8 +117,8 @@ static int print_json(const void *obj, FILE *f)
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
-int ana_compare_print(const struct ana_compare *c, const char *format, FILE *f)
+int ana_compare_print(const struct ana_compare *c, enum ana_fmt fmt, FILE *f)
 {
     static const struct ana_printers pr = { print_table, print_csv, print_json };
-    return ana_print_as(format, &pr, c, f);
+    return ana_print_as(fmt, &pr, c, f);
 }

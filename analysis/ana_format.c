@@ -3,16 +3,36 @@
 
 #include <string.h>
 
-int ana_print_as(const char *format, const struct ana_printers *p, const void *obj, FILE *f)
+static const char *const names[ANA_FMT_N] = { "table", "csv", "json" };
+
+int ana_fmt_parse(const char *s, unsigned accepted, const char *opt, enum ana_fmt *out)
 {
-    if (!strcmp(format, "table"))
-        p->table(obj, f);
-    else if (!strcmp(format, "csv"))
-        p->csv(obj, f);
-    else if (!strcmp(format, "json") && p->json)
+    char list[32] = "";
+    size_t len = 0;
+    for (int f = 0; f < ANA_FMT_N; f++)
+        if ((accepted & ANA_FMT_BIT(f)) && !strcmp(s, names[f])) {
+            *out = (enum ana_fmt)f;
+            return 0;
+        }
+    for (int f = 0; f < ANA_FMT_N; f++)
+        if (accepted & ANA_FMT_BIT(f))
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "",
+                                    names[f]);
+    if (!len)
+        PS_BUG("no output format accepted for %s", opt);
+    return ps_error(PS_EUSAGE, "%s: unknown format '%s' (%s)", opt, s, list);
+}
+
+int ana_print_as(enum ana_fmt fmt, const struct ana_printers *p, const void *obj, FILE *f)
+{
+    switch (fmt) {
+    case ANA_FMT_TABLE: p->table(obj, f); break;
+    case ANA_FMT_CSV: p->csv(obj, f); break;
+    case ANA_FMT_JSON:
+        if (!p->json)
+            PS_BUG("json output not offered here");
         return p->json(obj, f);
-    else
-        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv%s)", format,
-                         p->json ? ", json" : "");
+    default: PS_BUG("output format %d", (int)fmt);
+    }
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

@@ -18,6 +18,7 @@
 
 #include <stdio.h>
 
+#include "analysis/ana_format.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_cost.h"
@@ -71,8 +72,7 @@ struct ana_prediction {
 
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
 void ana_prediction_free(struct ana_prediction *p);
-/* format: "table", "csv" or "json". */
-int ana_prediction_print(const struct ana_prediction *p, const char *format,
-                         FILE *f);
+/* fmt: any of table, csv, json. */
+int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f);
 
 #endif

@@ -126,8 +126,8 @@ static int print_json(const void *obj, FILE *f)
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
-int ana_prediction_print(const struct ana_prediction *p, const char *format, FILE *f)
+int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f)
 {
     static const struct ana_printers pr = { print_table, print_csv, print_json };
-    return ana_print_as(format, &pr, p, f);
+    return ana_print_as(fmt, &pr, p, f);
 }

@@ -249,17 +249,15 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 
-int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *f)
+int ana_rank_print(const struct ana_rank *r, enum ana_fmt fmt, int top, FILE *f)
 {
     if (top <= 0 || top > r->n)
         top = r->n;
-    if (!strcmp(format, "table"))
-        print_table(r, top, f);
-    else if (!strcmp(format, "csv"))
-        print_csv(r, top, f);
-    else if (!strcmp(format, "json"))
-        return print_json(r, top, f);
-    else
-        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
+    switch (fmt) {
+    case ANA_FMT_TABLE: print_table(r, top, f); break;
+    case ANA_FMT_CSV: print_csv(r, top, f); break;
+    case ANA_FMT_JSON: return print_json(r, top, f);
+    default: PS_BUG("output format %d", (int)fmt);
+    }
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

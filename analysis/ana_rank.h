@@ -43,7 +43,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
                  const enum sch_part_strategy *strategies, int n, int neighbours,
                  struct ana_rank **out);
 void ana_rank_free(struct ana_rank *r);
-/* format "table", "csv" or "json"; the first `top` candidates (<= 0: all). */
-int ana_rank_print(const struct ana_rank *r, const char *format, int top, FILE *f);
+/* fmt: any of table, csv, json; the first `top` candidates (<= 0: all). */
+int ana_rank_print(const struct ana_rank *r, enum ana_fmt fmt, int top, FILE *f);
 
 #endif

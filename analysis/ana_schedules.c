@@ -297,8 +297,8 @@ out:
     return rc;
 }
 
-int ana_sched_cmp_print(const struct ana_sched_cmp *c, const char *format, FILE *f)
+int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f)
 {
     static const struct ana_printers pr = { print_table, print_csv, print_json };
-    return ana_print_as(format, &pr, c, f);
+    return ana_print_as(fmt, &pr, c, f);
 }

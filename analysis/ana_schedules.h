@@ -54,8 +54,8 @@ struct ana_sched_cmp {
 int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
                           struct ana_sched_cmp **out);
 void ana_sched_cmp_free(struct ana_sched_cmp *c);
-/* format: "table", "csv" or "json". */
-int ana_sched_cmp_print(const struct ana_sched_cmp *c, const char *format, FILE *f);
+/* fmt: any of table, csv, json. */
+int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f);
 
 /* The schedule's bubble on uniform stages without communication, from the
  * per-stage forward tf and backward tb (seconds, any unit) of one

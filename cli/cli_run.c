@@ -93,13 +93,6 @@ int cli_check_batch(double batch)
     return 0;
 }
 
-int cli_check_format(const char *format)
-{
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
-    return 0;
-}
-
 int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
 {
     int rc;

@@ -51,8 +51,6 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
  * plot take it), else PS_EUSAGE naming --batch. */
 #define CLI_MAX_BATCH 1099511627776.0 /* 2^40 */
 int cli_check_batch(double batch);
-/* "table", "csv" or "json", else PS_EUSAGE. */
-int cli_check_format(const char *format);
 /* Opens the model and topology, builds the partition when with_partition
  * (for the schedule's stage count), and fills cfg's inputs. */
 int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg);

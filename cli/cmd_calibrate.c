@@ -148,7 +148,7 @@ int cli_calib_write(const struct msr_calib *c, const char *prefix)
     struct ps_afile af;
     if ((rc = ps_afile_open(&af, path)) < 0)
         goto out;
-    if ((rc = msr_calib_print(c, "csv", af.f)) < 0) {
+    if ((rc = msr_calib_print(c, ANA_FMT_CSV, af.f)) < 0) {
         ps_afile_abort(&af);
         goto out;
     }
@@ -171,7 +171,8 @@ int cmd_calibrate(int argc, char **argv)
         { "realtime", no_argument, 0, 'T' },        { "stages", required_argument, 0, 'K' },
         { 0, 0, 0, 0 },
     };
-    const char *spec = NULL, *prefix = NULL, *ms = NULL, *mbs = NULL, *format = "table";
+    const char *spec = NULL, *prefix = NULL, *ms = NULL, *mbs = NULL;
+    enum ana_fmt format = ANA_FMT_TABLE;
     long batch = 256, at = 0, repeats = 5, warmup = 1, cpu = -1, peer = -1, seed = 1, stages = 1;
     int c, rc = 0, realtime = 0;
     cli_getopt_reset();
@@ -189,7 +190,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'c': rc = ps_parse_long(optarg, "--cpu", 0, 1 << 16, &cpu); break;
         case 'p': rc = ps_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
         case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
-        case 'f': format = optarg; break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_TABLE_CSV, "--format", &format); break;
         case 'T': realtime = 1; break;
         case 'K': rc = ps_parse_long(optarg, "--stages", 1, 4096, &stages); break;
         default: return -PS_EUSAGE;
@@ -202,8 +203,6 @@ int cmd_calibrate(int argc, char **argv)
     if (!spec)
         return ps_error(PS_EUSAGE, "--net is required (see pipesim calibrate "
                          "--help)");
-    if (strcmp(format, "table") && strcmp(format, "csv"))
-        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv)", format);
     int sizes[MSR_CALIB_MAX_SIZES], n = 0;
     if ((rc = cli_calib_sizes(batch, ms, mbs, sizes, &n)) < 0)
         return rc;
@@ -228,7 +227,7 @@ int cmd_calibrate(int argc, char **argv)
         return rc;
     if ((rc = msr_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
         goto out;
-    if (!strcmp(format, "table"))
+    if (format == ANA_FMT_TABLE)
         printf("wrote           %s.csv (profile), %s.json (topology), %s-fit.csv (fits)\n",
                prefix, prefix, prefix);
 out:

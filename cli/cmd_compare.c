@@ -4,8 +4,6 @@
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
-#include <string.h>
-
 static const char help[] =
     "usage: pipesim compare SIM.json MEASURED.json [--format table|csv|json] [--out F]\n\n"
     "Aligns the ops of two Chrome traces written by pipesim (predict --trace and\n"
@@ -16,7 +14,7 @@ static const char help[] =
 
 struct compare_out {
     const struct ana_compare *cmp;
-    const char *format;
+    enum ana_fmt format;
 };
 
 static int print_compare(const void *ctx, FILE *f)
@@ -31,13 +29,17 @@ int cmd_compare(int argc, char **argv)
                                           { "out", required_argument, 0, 'o' },
                                           { "help", no_argument, 0, 'h' },
                                           { 0, 0, 0, 0 } };
-    const char *format = "table", *out = "-";
+    const char *out = "-";
+    enum ana_fmt format = ANA_FMT_TABLE;
     int c, rc;
     cli_getopt_reset();
     while ((c = cli_getopt("compare", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help); return 0;
-        case 'f': format = optarg; break;
+        case 'f':
+            if ((rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &format)) < 0)
+                return rc;
+            break;
         case 'o': out = optarg; break;
         default: return -PS_EUSAGE;
         }
@@ -45,8 +47,6 @@ int cmd_compare(int argc, char **argv)
     if (argc - optind != 2)
         return ps_error(PS_EUSAGE, "expected SIM.json MEASURED.json (see pipesim "
                          "compare --help)");
-    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json"))
-        return ps_error(PS_EUSAGE, "--format: unknown format '%s' (table, csv, json)", format);
     if ((rc = ps_io_input(argv[optind], "SIM.json")) < 0 ||
         (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0 ||
         (rc = ps_io_output(out, "--out")) < 0)

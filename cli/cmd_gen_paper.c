@@ -1,11 +1,11 @@
 /* pipesim gen-paper: the GPipe paper's Table 1 model configurations as
  * generated here, side by side with the paper's parameter counts. */
+#include "analysis/ana_format.h"
 #include "cli/cli.h"
 #include "models/mdl_paper.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
-#include <string.h>
 
 static const char help[] =
     "usage: pipesim gen-paper [--format table|csv] [-o out]\n\n"
@@ -34,8 +34,9 @@ static const struct {
     { "Transformer Pipeline-128", "transformer:L=1663", 83.9e9, 32 },
 };
 
-static int print_rows(FILE *f, int csv)
+static int print_rows(FILE *f, enum ana_fmt fmt)
 {
+    int csv = fmt == ANA_FMT_CSV;
     if (csv)
         fprintf(f, "config,spec,layers,params,paper_params,params_err_pct,fwd_gflops_per_sample,"
                    "stash_bytes_per_sample,batch,naive_activation_bytes\n");
@@ -76,7 +77,8 @@ int cmd_gen_paper(int argc, char **argv)
                                           { "out", required_argument, 0, 'o' },
                                           { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     const char *out = "-";
-    int csv = 0, c;
+    enum ana_fmt fmt = ANA_FMT_TABLE;
+    int c, rc;
     cli_getopt_reset();
     while ((c = cli_getopt("gen-paper", argc, argv, "f:o:h", opts)) != -1) {
         switch (c) {
@@ -87,10 +89,8 @@ int cmd_gen_paper(int argc, char **argv)
             out = optarg;
             break;
         case 'f':
-            if (strcmp(optarg, "table") && strcmp(optarg, "csv"))
-                return ps_error(PS_EUSAGE, "--format must be table or csv, got "
-                                 "'%s'", optarg);
-            csv = !strcmp(optarg, "csv");
+            if ((rc = ana_fmt_parse(optarg, ANA_FMTS_TABLE_CSV, "--format", &fmt)) < 0)
+                return rc;
             break;
         default:
             return -PS_EUSAGE;
@@ -99,10 +99,9 @@ int cmd_gen_paper(int argc, char **argv)
     if (optind != argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     struct ps_afile af;
-    int rc;
     if ((rc = ps_io_output(out, "--out")) < 0 || (rc = ps_afile_open(&af, out)) < 0)
         return rc;
-    if ((rc = print_rows(af.f, csv)) < 0) {
+    if ((rc = print_rows(af.f, fmt)) < 0) {
         ps_afile_abort(&af);
         return rc;
     }

@@ -78,7 +78,8 @@ static int parse_strategies(const char *s, enum sch_part_strategy *v, int *n)
 }
 
 struct partition_opts {
-    const char *format, *out_path;
+    const char *out_path;
+    enum ana_fmt format;
     struct sch_part_opts po;
     enum sch_part_strategy strat[SCH_PART_NSTRATEGIES];
     int nstrat;
@@ -107,7 +108,7 @@ static int partition_option(void *ctx, int c, const char *arg)
             o->po.cap_mode = 2;
         }
         return 0;
-    case 'f': o->format = arg; return 0;
+    case 'f': return ana_fmt_parse(arg, ANA_FMTS_ALL, "--format", &o->format);
     case 'o': o->out_path = arg; return 0;
     default: return -PS_EUSAGE;
     }
@@ -118,7 +119,7 @@ static int print_partition(const void *ctx, FILE *f)
     const struct partition_opts *o = ctx;
     const struct sch_part_opts *po = &o->po;
     const struct cli_run *run = o->run;
-    if (!strcmp(o->format, "table")) {
+    if (o->format == ANA_FMT_TABLE) {
         char capbuf[64];
         if (po->cap_mode == 2)
             snprintf(capbuf, sizeof capbuf, "%.4g GB per device", po->cap / 1e9);
@@ -142,7 +143,7 @@ int cmd_partition(int argc, char **argv)
         { "mem-cap", required_argument, 0, 'c' },  { "format", required_argument, 0, 'f' },
         { "out", required_argument, 0, 'o' },      { 0, 0, 0, 0 },
     };
-    struct partition_opts o = { .format = "table", .out_path = "-", .top = 5 };
+    struct partition_opts o = { .format = ANA_FMT_TABLE, .out_path = "-", .top = 5 };
     struct sch_part_opts *po = &o.po;
     struct ana_config cfg = { 0 };
     struct cli_run run;
@@ -153,7 +154,7 @@ int cmd_partition(int argc, char **argv)
                             &o)) != 0)
         return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("partition", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.out_path, "--out")) < 0)
+        (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;
     struct sch_schedule *sched = NULL;
     sch_part_model *pm = NULL;

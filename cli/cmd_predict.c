@@ -26,7 +26,8 @@ static const char help[] =
     "Defaults: --remat except_last, --partition uniform, --format table.\n";
 
 struct predict_opts {
-    const char *trace, *trace_csv, *format, *out_path;
+    const char *trace, *trace_csv, *out_path;
+    enum ana_fmt format;
     const struct ana_prediction *p; /* what is printed */
 };
 
@@ -36,7 +37,7 @@ static int predict_option(void *ctx, int c, const char *arg)
     switch (c) {
     case 'T': o->trace = arg; break;
     case 'C': o->trace_csv = arg; break;
-    case 'f': o->format = arg; break;
+    case 'f': return ana_fmt_parse(arg, ANA_FMTS_ALL, "--format", &o->format);
     case 'o': o->out_path = arg; break;
     default: return -PS_EUSAGE; /* cli_getopt set the message */
     }
@@ -57,7 +58,7 @@ int cmd_predict(int argc, char **argv)
         { "format", required_argument, 0, 'f' }, { "out", required_argument, 0, 'o' },
         { 0, 0, 0, 0 },
     };
-    struct predict_opts o = { .format = "table", .out_path = "-" };
+    struct predict_opts o = { .format = ANA_FMT_TABLE, .out_path = "-" };
     struct ana_config cfg = { 0 };
     struct cli_run run;
     int rc;
@@ -65,7 +66,7 @@ int cmd_predict(int argc, char **argv)
     if ((rc = cli_run_parse(&run, "predict", help, argc, argv, opts, predict_option, &o)) != 0)
         return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("predict", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.trace, "--trace")) < 0 ||
+        (rc = ps_io_output(o.trace, "--trace")) < 0 ||
         (rc = ps_io_output(o.trace_csv, "--trace-csv")) < 0 ||
         (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;

@@ -47,7 +47,8 @@ static int split_names(char *buf, const char **names, int *n)
 }
 
 struct cmp_opts {
-    const char *format, *out_path, *list;
+    const char *out_path, *list;
+    enum ana_fmt format;
     const struct ana_sched_cmp *cmp; /* what is printed */
 };
 
@@ -55,7 +56,7 @@ static int cmp_option(void *ctx, int c, const char *arg)
 {
     struct cmp_opts *o = ctx;
     switch (c) {
-    case 'f': o->format = arg; break;
+    case 'f': return ana_fmt_parse(arg, ANA_FMTS_ALL, "--format", &o->format);
     case 'S': o->list = arg; break;
     case 'o': o->out_path = arg; break;
     default: return -PS_EUSAGE; /* cli_getopt set the message */
@@ -76,7 +77,7 @@ int cmd_compare_schedules(int argc, char **argv)
         { "schedules", required_argument, 0, 'S' }, { "out", required_argument, 0, 'o' },
         { 0, 0, 0, 0 },
     };
-    struct cmp_opts o = { .format = "table", .out_path = "-",
+    struct cmp_opts o = { .format = ANA_FMT_TABLE, .out_path = "-",
                           .list = "gpipe,1f1b,interleaved:2,zb-h1" };
     struct ana_config cfg = { 0 };
     struct cli_run run;
@@ -86,7 +87,7 @@ int cmd_compare_schedules(int argc, char **argv)
                             &o)) != 0)
         return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("compare-schedules", &run, argc, argv)) < 0 ||
-        (rc = cli_check_format(o.format)) < 0 || (rc = ps_io_output(o.out_path, "--out")) < 0)
+        (rc = ps_io_output(o.out_path, "--out")) < 0)
         return rc;
     char buf[1024];
     const char *names[MAX_SCHEDULES];

@@ -52,6 +52,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/ana_format.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 
@@ -147,10 +148,10 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out);
 /* This machine's topology (*out from mdl_topology_free). */
 int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out);
 
-/* Report: the fits, device and link figures ("table"), or the long CSV
+/* Report: the fits, device and link figures (ANA_FMT_TABLE), or the long CSV
  * scope,name,op,batch,median_us,p25_us,p75_us,fit_us,resid_pct,a_us,b_us,r2
- * ("csv"). */
-int msr_calib_print(const struct msr_calib *c, const char *format, FILE *f);
+ * (ANA_FMT_CSV); no JSON (ANA_FMTS_TABLE_CSV). */
+int msr_calib_print(const struct msr_calib *c, enum ana_fmt fmt, FILE *f);
 const char *msr_calib_op_name(enum msr_calib_op op);
 
 /* Measuring on cores shared with other jobs: on = 1 puts the calling

@@ -148,8 +148,8 @@ static void print_csv(const void *obj, FILE *f)
             &(struct msr_fit){ .a = c->handoff_sleep.med }, 0);
 }
 
-int msr_calib_print(const struct msr_calib *c, const char *format, FILE *f)
+int msr_calib_print(const struct msr_calib *c, enum ana_fmt fmt, FILE *f)
 {
     static const struct ana_printers pr = { print_table, print_csv, NULL };
-    return ana_print_as(format, &pr, c, f);
+    return ana_print_as(fmt, &pr, c, f);
 }

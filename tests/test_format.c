@@ -1,0 +1,100 @@
+/* ana_format: one output-format enum parsed once — every value accepted or
+ * refused per accepted set, the one message, case-sensitivity; and end to
+ * end, a refused --format exits 2 with that one line. */
+#include "helpers.h"
+#include "analysis/ana_format.h"
+#include "base/ps_error.h"
+
+#include <string.h>
+
+TestSuite(format, .timeout = 60);
+
+static const unsigned sets[] = { ANA_FMTS_ALL, ANA_FMTS_TABLE_CSV };
+static const char *const lists[] = { "table, csv, json", "table, csv" };
+
+/* name, its enum, whether each set (in sets[] order) takes it */
+static const struct {
+    const char *name;
+    enum ana_fmt fmt;
+    int in[2];
+} known[] = {
+    { "table", ANA_FMT_TABLE, { 1, 1 } },
+    { "csv", ANA_FMT_CSV, { 1, 1 } },
+    { "json", ANA_FMT_JSON, { 1, 0 } },
+};
+
+/* refused by every set: case differs, near names, empty, padded */
+static const char *const never[] = { "TABLE", "Table", "CSV", "Csv", "JSON", "Json", "",
+                                     "xml", "tab", "tables", " csv", "csv ", "json ",
+                                     "table,csv" };
+
+Test(format, accepted_per_set)
+{
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+            enum ana_fmt out = (enum ana_fmt)-1;
+            int rc = ana_fmt_parse(known[i].name, sets[s], "--format", &out);
+            if (known[i].in[s]) {
+                cr_expect_eq(rc, 0, "'%s' in set %zu: %s", known[i].name, s, ps_errmsg());
+                cr_expect_eq(out, known[i].fmt, "'%s' in set %zu", known[i].name, s);
+            } else {
+                char want[128];
+                snprintf(want, sizeof want, "--format: unknown format '%s' (%s)",
+                         known[i].name, lists[s]);
+                cr_expect_eq(rc, -PS_EUSAGE, "'%s' in set %zu", known[i].name, s);
+                cr_expect_str_eq(ps_errmsg(), want);
+                cr_expect_eq((int)out, -1, "'%s': *out written on refusal", known[i].name);
+            }
+        }
+}
+
+Test(format, refused_everywhere_case_sensitive)
+{
+    for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
+        for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
+            enum ana_fmt out = ANA_FMT_CSV;
+            char want[128];
+            snprintf(want, sizeof want, "--format: unknown format '%s' (%s)", never[i],
+                     lists[s]);
+            cr_expect_eq(ana_fmt_parse(never[i], sets[s], "--format", &out), -PS_EUSAGE,
+                         "'%s' accepted by set %zu", never[i], s);
+            cr_expect_str_eq(ps_errmsg(), want);
+            cr_expect_eq(out, ANA_FMT_CSV, "'%s': *out written on refusal", never[i]);
+        }
+}
+
+Test(format, message_names_the_option)
+{
+    enum ana_fmt out;
+    cr_assert_eq(ana_fmt_parse("xml", ANA_FMT_BIT(ANA_FMT_JSON), "--report-format", &out),
+                 -PS_EUSAGE);
+    cr_expect_str_eq(ps_errmsg(), "--report-format: unknown format 'xml' (json)");
+    cr_expect_eq(ana_fmt_parse("json", ANA_FMT_BIT(ANA_FMT_JSON), "--report-format", &out), 0);
+    cr_expect_eq(out, ANA_FMT_JSON);
+}
+
+/* pipesim ARGS: exit 2 and exactly the line `want` on stderr, nothing on
+ * stdout. */
+static void refused(const char *args, const char *want)
+{
+    char err[1024];
+    int rc = th_capture(err, sizeof err, "%s %s 2>&1 >/dev/null", th_pipesim(), args);
+    cr_expect_eq(rc, 2, "'%s' exited %d: %s", args, rc, err);
+    cr_expect_str_eq(err, want, "'%s'", args);
+}
+
+Test(format, refused_end_to_end)
+{
+    refused("predict --format xml",
+            "pipesim predict: --format: unknown format 'xml' (table, csv, json)\n");
+    refused("compare-schedules --format Table",
+            "pipesim compare-schedules: --format: unknown format 'Table' (table, csv, json)\n");
+    refused("partition --format xml",
+            "pipesim partition: --format: unknown format 'xml' (table, csv, json)\n");
+    refused("compare a.json b.json --format xml",
+            "pipesim compare: --format: unknown format 'xml' (table, csv, json)\n");
+    refused("gen-paper --format json",
+            "pipesim gen-paper: --format: unknown format 'json' (table, csv)\n");
+    refused("calibrate --net mlp:layers=2,width=8 --format json",
+            "pipesim calibrate: --format: unknown format 'json' (table, csv)\n");
+}
