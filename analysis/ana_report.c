@@ -186,15 +186,25 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
     }
 }
 
+/* What every report starts with: the metrics asked for, and room for a
+ * group of up to n runs (g->r, the caller frees). */
+static int report_begin(const struct ana_report_opts *o, int n, int *ms, int *nm,
+                        struct group *g)
+{
+    int rc = parse_metrics(o->metrics, ms, nm);
+    if (rc < 0)
+        return rc;
+    *g = (struct group){ .r = malloc(sizeof *g->r * (size_t)(n ? n : 1)) };
+    return g->r ? 0 : ps_error(PS_ENOMEM, "out of memory");
+}
+
 int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                      FILE *f)
 {
     int ms[16], nm, rc;
-    if ((rc = parse_metrics(o->metrics, ms, &nm)) < 0)
+    struct group g;
+    if ((rc = report_begin(o, n, ms, &nm, &g)) < 0)
         return rc;
-    struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
-    if (!g.r)
-        return ps_error(PS_ENOMEM, "out of memory");
     int pos = 0, groups = 0;
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
@@ -263,11 +273,9 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
                         FILE *f)
 {
     int ms[16], nm, rc;
-    if ((rc = parse_metrics(o->metrics, ms, &nm)) < 0)
+    struct group g;
+    if ((rc = report_begin(o, n, ms, &nm, &g)) < 0)
         return rc;
-    struct group g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
-    if (!g.r)
-        return ps_error(PS_ENOMEM, "out of memory");
     fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
     int pos = 0;
     while (next_group(runs, n, o, &pos, &g)) {

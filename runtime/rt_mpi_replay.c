@@ -139,12 +139,7 @@ static int run_op(struct rt_mpi *x, const struct rt_data *d, int i)
     }
     if (rc < 0)
         return rc;
-    rec->end = t_recv ? t_recv : rt_now_ns();
-    rt_mem_sample(&w->mem, rec->end);
-    if (sch_op_is_compute((enum sch_op_kind)op->kind))
-        w->busy_ns += rec->end - rec->start;
-    else
-        w->comm_ns += rec->end - rec->start;
+    rt_replay_finish(w, op, rec, t_recv);
     return 0;
 }
 

@@ -77,6 +77,10 @@ static inline struct rt_mbuf *rt_mb(struct rt_pipe *p, int s, int m)
  * ops (w->data must be set), and the error and allocation helpers. */
 int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0);
 int rt_replay_missing(const struct sch_op *op, const char *what);
+/* An op's end (t_recv when a receive's data arrived then, else now), the
+ * memory sample at it, and its time as busy (compute) or communication. */
+void rt_replay_finish(struct rt_worker *w, const struct sch_op *op, struct rt_rec *rec,
+                      int64_t t_recv);
 int rt_replay_take(struct rt_mem *m, const struct sch_op *op, int64_t bytes, void **p);
 void *rt_worker_main(void *arg);
 /* Frees whatever buffers a failed step left behind. */

@@ -14,6 +14,17 @@ static int nomem(const struct sch_op *op, int64_t bytes)
                      (long long)bytes);
 }
 
+void rt_replay_finish(struct rt_worker *w, const struct sch_op *op, struct rt_rec *rec,
+                      int64_t t_recv)
+{
+    rec->end = t_recv ? t_recv : rt_now_ns();
+    rt_mem_sample(&w->mem, rec->end);
+    if (sch_op_is_compute((enum sch_op_kind)op->kind))
+        w->busy_ns += rec->end - rec->start;
+    else
+        w->comm_ns += rec->end - rec->start;
+}
+
 int rt_replay_missing(const struct sch_op *op, const char *what)
 {
     char lab[32];
@@ -200,12 +211,7 @@ static int run_op(struct rt_worker *w, const struct sch_op *op, struct rt_rec *r
     default:
         PS_BUG("op kind %d", op->kind);
     }
-    rec->end = t_recv ? t_recv : rt_now_ns();
-    rt_mem_sample(&w->mem, rec->end);
-    if (sch_op_is_compute((enum sch_op_kind)op->kind))
-        w->busy_ns += rec->end - rec->start;
-    else
-        w->comm_ns += rec->end - rec->start;
+    rt_replay_finish(w, op, rec, t_recv);
     return 0;
 }
 
