@@ -2,6 +2,7 @@
 #include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
 #include "base/ps_error.h"
+#include "base/ps_sqlite.h"
 #include "base/ps_util.h"
 
 #include <sqlite3.h>
@@ -39,11 +40,6 @@ static const char schema[] =
 #define KEY_COLS "model, model_hash, topology, topology_hash, schedule, K, M, batch, remat, strategy"
 #define KEY_ORDER "model, model_hash, topology, topology_hash, schedule, remat, strategy, batch, K, M"
 
-static int db_err(const ana_db *d, int code, const char *what)
-{
-    return ana_sqlite_error(d->db, code, d->path, what);
-}
-
 void ana_db_close(ana_db *d)
 {
     if (!d)
@@ -54,12 +50,6 @@ void ana_db_close(ana_db *d)
     sqlite3_close(d->db);
     free(d->path);
     free(d);
-}
-
-static int exec(ana_db *d, const char *sql, const char *what)
-{
-    int rc = sqlite3_exec(d->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : db_err(d, rc, what);
 }
 
 /* The kind of database the file holds (ana_dbkind.h); with create, the
@@ -76,21 +66,22 @@ static int check_schema(ana_db *d, int create)
         return state != ANA_DB_EMPTY ? 0 : ps_error(PS_EDB, "%s: empty database, no "
                                                      "pipesim results in it", d->path);
     }
-    if ((rc = exec(d, "BEGIN IMMEDIATE", "reading the schema version")) < 0)
+    if ((rc = ps_sqlite_begin(d->db, d->path, "reading the schema version")) < 0)
         return rc;
     if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
         goto rollback;
-    if (state == ANA_DB_EMPTY && (rc = exec(d, schema, "creating the schema")) < 0)
+    if (state == ANA_DB_EMPTY &&
+        (rc = ps_sqlite_exec(d->db, d->path, schema, "creating the schema")) < 0)
         goto rollback;
     if (state != ANA_DB_CURRENT && (rc = ana_dbkind_stamp(d->db, d->path,
                                                           ANA_DBKIND_SWEEP)) < 0)
         goto rollback;
-    if ((rc = exec(d, "COMMIT", "creating the schema")) < 0)
+    if ((rc = ps_sqlite_commit(d->db, d->path, "creating the schema")) < 0)
         goto rollback;
     return 0;
 
 rollback:
-    sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+    ps_sqlite_rollback(d->db);
     return rc;
 }
 
@@ -111,13 +102,13 @@ int ana_db_open(const char *path, int create, ana_db **out)
     int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     rc = sqlite3_open_v2(path, &d->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        rc = db_err(d, rc, "cannot open");
+        rc = ps_sqlite_error(d->db, rc, d->path, "cannot open");
         goto err_close;
     }
     sqlite3_busy_timeout(d->db, 2000);
     if ((rc = check_schema(d, create)) < 0)
         goto err_close;
-    if ((rc = exec(d, "PRAGMA foreign_keys = ON", "setting up")) < 0)
+    if ((rc = ps_sqlite_exec(d->db, d->path, "PRAGMA foreign_keys = ON", "setting up")) < 0)
         goto err_close;
     if (create) {
         static const char ins_run[] =
@@ -132,12 +123,11 @@ int ana_db_open(const char *path, int create, ana_db **out)
             "SELECT 1 FROM runs WHERE model = ?1 AND model_hash = ?2 AND topology = ?3 AND"
             " topology_hash = ?4 AND schedule = ?5 AND K = ?6 AND M = ?7 AND batch = ?8 AND"
             " remat = ?9 AND strategy = ?10";
-        if ((rc = sqlite3_prepare_v2(d->db, ins_run, -1, &d->ins_run, NULL)) != SQLITE_OK ||
-            (rc = sqlite3_prepare_v2(d->db, ins_stage, -1, &d->ins_stage, NULL)) != SQLITE_OK ||
-            (rc = sqlite3_prepare_v2(d->db, has, -1, &d->has, NULL)) != SQLITE_OK) {
-            rc = db_err(d, rc, "preparing statements");
+        static const char what[] = "preparing statements";
+        if ((rc = ps_sqlite_prepare(d->db, d->path, ins_run, &d->ins_run, what)) < 0 ||
+            (rc = ps_sqlite_prepare(d->db, d->path, ins_stage, &d->ins_stage, what)) < 0 ||
+            (rc = ps_sqlite_prepare(d->db, d->path, has, &d->has, what)) < 0)
             goto err_close;
-        }
     }
     *out = d;
     return 0;
@@ -149,12 +139,12 @@ err_close:
 
 int ana_db_begin(ana_db *d)
 {
-    return exec(d, "BEGIN IMMEDIATE", "starting a transaction");
+    return ps_sqlite_begin(d->db, d->path, "starting a transaction");
 }
 
 int ana_db_commit(ana_db *d)
 {
-    return exec(d, "COMMIT", "committing");
+    return ps_sqlite_commit(d->db, d->path, "committing");
 }
 
 static void bind_key(sqlite3_stmt *st, const struct ana_run *r)
@@ -177,8 +167,12 @@ int ana_db_has(ana_db *d, const struct ana_run *key, int *found)
     bind_key(d->has, key);
     int rc = sqlite3_step(d->has);
     *found = rc == SQLITE_ROW;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        rc = ps_sqlite_error(d->db, rc, d->path, "looking up a run");
+    else
+        rc = 0;
     sqlite3_reset(d->has);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_err(d, rc, "looking up a run");
+    return rc;
 }
 
 int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
@@ -205,10 +199,9 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
     }
     sqlite3_bind_text(st, 23, command, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 24, PS_VERSION, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE)
-        return db_err(d, rc, "storing a run");
+    int rc = ps_sqlite_step_done(d->db, d->path, st, "storing a run");
+    if (rc < 0)
+        return rc;
     sqlite3_int64 id = sqlite3_last_insert_rowid(d->db);
     for (int s = 0; ok && s < r->n_stages; s++) {
         const struct ana_run_stage *g = &r->stages[s];
@@ -228,10 +221,8 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
         sqlite3_bind_int64(q, 12, g->peak_mem);
         sqlite3_bind_double(q, 13, g->capacity);
         sqlite3_bind_int(q, 14, g->fits);
-        rc = sqlite3_step(q);
-        sqlite3_reset(q);
-        if (rc != SQLITE_DONE)
-            return db_err(d, rc, "storing a stage");
+        if ((rc = ps_sqlite_step_done(d->db, d->path, q, "storing a stage")) < 0)
+            return rc;
     }
     return 0;
 }
@@ -254,12 +245,12 @@ static void text(sqlite3_stmt *st, int col, char *dst, size_t n)
 static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
 {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(d->db, "SELECT device, first_layer, n_layers, busy_frac, fwd_s,"
-                                " bwd_s, recomp_s, static_bytes, peak_act_bytes, peak_bytes,"
-                                " capacity_bytes, fits FROM stages WHERE run_id = ?1 ORDER BY"
-                                " stage", -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return db_err(d, rc, "reading stages");
+    int rc = ps_sqlite_prepare(d->db, d->path, "SELECT device, first_layer, n_layers, busy_frac,"
+                               " fwd_s, bwd_s, recomp_s, static_bytes, peak_act_bytes,"
+                               " peak_bytes, capacity_bytes, fits FROM stages WHERE run_id = ?1"
+                               " ORDER BY stage", &st, "reading stages");
+    if (rc < 0)
+        return rc;
     sqlite3_bind_int64(st, 1, id);
     int cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -286,8 +277,9 @@ static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
         g->capacity = sqlite3_column_double(st, 10);
         g->fits = sqlite3_column_int(st, 11);
     }
+    rc = rc == SQLITE_DONE ? 0 : ps_sqlite_error(d->db, rc, d->path, "reading stages");
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_err(d, rc, "reading stages");
+    return rc;
 }
 
 int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
@@ -295,12 +287,12 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
     *runs = NULL;
     *n = 0;
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(d->db, "SELECT id, " KEY_COLS ", status, message, partition,"
-                                " micro_batch, step_s, samples_per_s, baseline_step_s, speedup,"
-                                " bubble_sim, bubble_analytic, fits, n_ops FROM runs ORDER BY "
-                                KEY_ORDER, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return db_err(d, rc, "reading runs");
+    int rc = ps_sqlite_prepare(d->db, d->path, "SELECT id, " KEY_COLS ", status, message,"
+                               " partition, micro_batch, step_s, samples_per_s, baseline_step_s,"
+                               " speedup, bubble_sim, bubble_analytic, fits, n_ops FROM runs"
+                               " ORDER BY " KEY_ORDER, &st, "reading runs");
+    if (rc < 0)
+        return rc;
     struct ana_run *v = NULL;
     int cap = 0, cnt = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -341,7 +333,7 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
             goto err_free_runs;
     }
     if (rc != SQLITE_DONE) {
-        rc = db_err(d, rc, "reading runs");
+        rc = ps_sqlite_error(d->db, rc, d->path, "reading runs");
         goto err_free_runs;
     }
     sqlite3_finalize(st);

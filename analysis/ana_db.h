@@ -21,7 +21,9 @@
  * One connection per process, used by one thread. Errors: a name SQLite
  * keeps off disk ("", ":memory:", "file:" URIs) -> PS_EUSAGE; a file that
  * is not SQLite, a database of another kind, schema or version, or one
- * locked by another writer for more than 2 s -> PS_EDB naming the file.
+ * locked by another writer for more than 2 s -> PS_EDB naming the file;
+ * a read-only file or a full disk -> PS_EIO, SQLite out of memory ->
+ * PS_ENOMEM (base/ps_sqlite.h).
  *
  * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
  * run array (ana_runs_free). Cost: insert O(stages), has O(log rows), load

@@ -2,6 +2,7 @@
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_db.h"
 #include "base/ps_error.h"
+#include "base/ps_sqlite.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -36,50 +37,16 @@ int ana_db_path_check(const char *path, const char *opt)
     return 0;
 }
 
-int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
-{
-    const char *why;
-    switch (rc & 0xff) {
-    case SQLITE_NOMEM: /* SQLite's allocation failed: not the database's fault */
-        return ps_error(PS_ENOMEM, "%s: %s: out of memory", path, what);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-        why = "the database is locked by another process (another pipesim writing to it?)";
-        break;
-    case SQLITE_NOTADB: why = "not an SQLite database"; break;
-    case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
-    case SQLITE_READONLY: why = "the database is read-only"; break;
-    default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc); break;
-    }
-    return ps_error(PS_EDB, "%s: %s: %s", path, what, why);
-}
-
-static int query_int(sqlite3 *db, const char *path, const char *sql, const char *what,
-                     sqlite3_int64 *out)
-{
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return ana_sqlite_error(db, rc, path, what);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *out = sqlite3_column_int64(st, 0);
-        rc = SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : ana_sqlite_error(db, rc, path, what);
-}
-
 /* The names of the tables, sorted, comma-separated (SQLite's own left out;
  * "..." when they do not fit). */
 static int table_names(sqlite3 *db, const char *path, char *buf, size_t n)
 {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
-                                "name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", -1, &st,
-                                NULL);
-    if (rc != SQLITE_OK)
-        return ana_sqlite_error(db, rc, path, "reading the schema");
+    int rc = ps_sqlite_prepare(db, path, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                               "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", &st,
+                               "reading the schema");
+    if (rc < 0)
+        return rc;
     size_t len = 0;
     buf[0] = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -92,8 +59,9 @@ static int table_names(sqlite3 *db, const char *path, char *buf, size_t n)
         }
         len += (size_t)k;
     }
+    int err = rc == SQLITE_DONE ? 0 : ps_sqlite_error(db, rc, path, "reading the schema");
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : ana_sqlite_error(db, rc, path, "reading the schema");
+    return err;
 }
 
 /* Whether every name of the comma-separated want is in the list have. */
@@ -123,12 +91,12 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
     sqlite3_int64 app = 0, version = 0, objects = 0;
     char tables[512];
     int rc;
-    if ((rc = query_int(db, path, "PRAGMA application_id", "reading the schema version",
-                        &app)) < 0 ||
-        (rc = query_int(db, path, "PRAGMA user_version", "reading the schema version",
-                        &version)) < 0 ||
-        (rc = query_int(db, path, "SELECT count(*) FROM sqlite_master", "reading the schema",
-                        &objects)) < 0 ||
+    if ((rc = ps_sqlite_int(db, path, "PRAGMA application_id", "reading the schema version",
+                            &app)) < 0 ||
+        (rc = ps_sqlite_int(db, path, "PRAGMA user_version", "reading the schema version",
+                            &version)) < 0 ||
+        (rc = ps_sqlite_int(db, path, "SELECT count(*) FROM sqlite_master",
+                            "reading the schema", &objects)) < 0 ||
         (rc = table_names(db, path, tables, sizeof tables)) < 0)
         return rc;
     uint32_t id = (uint32_t)app;
@@ -180,6 +148,5 @@ int ana_dbkind_stamp(sqlite3 *db, const char *path, enum ana_dbkind kind)
     char sql[96];
     snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d;",
              (int)(int32_t)kinds[kind].app_id, kinds[kind].version);
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : ana_sqlite_error(db, rc, path, "stamping the schema");
+    return ps_sqlite_exec(db, path, sql, "stamping the schema");
 }

@@ -27,7 +27,7 @@
  * ana_db_path_check refuses the names SQLite keeps off disk: "" (a temporary
  * file deleted on close), ":memory:" and "file:" URIs (which may name an
  * in-memory database): the results would vanish when pipesim exits.
- * Cost: O(schema objects).
+ * SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
  */
 #ifndef ANA_DBKIND_H
 #define ANA_DBKIND_H
@@ -51,9 +51,5 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
 /* Sets application_id and user_version of kind; inside the caller's
  * write transaction. */
 int ana_dbkind_stamp(sqlite3 *db, const char *path, enum ana_dbkind kind);
-/* SQLite's result code rc as a PS_E* error "path: what: why" (PS_ENOMEM
- * for SQLITE_NOMEM, PS_EDB otherwise, with a plain reason for a lock, a
- * file that is not SQLite, corruption and a read-only file). */
-int ana_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what);
 
 #endif

@@ -133,8 +133,9 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
  * that an existing one is a validation database of this schema (stamping
  * one of the previous release). PS_EUSAGE for a name SQLite keeps off disk
  * ("", ":memory:", "file:"), PS_EDB for a sweep database, another
- * program's, another schema version or a lock held too long; a refused file
- * is not modified. */
+ * program's, another schema version or a lock held too long; PS_EIO for a
+ * read-only file or a full disk, PS_ENOMEM when SQLite runs out of memory
+ * (base/ps_sqlite.h); a refused file is not modified. */
 int msr_vcheck_db_prepare(const char *path);
 /* Appends the run (every point, device and discrepancy) to the SQLite
  * database at path, creating it and its schema if needed, with the checks

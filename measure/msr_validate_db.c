@@ -19,6 +19,7 @@
 #include "measure/msr_validate.h"
 #include "analysis/ana_dbkind.h"
 #include "base/ps_error.h"
+#include "base/ps_sqlite.h"
 #include "base/ps_util.h"
 
 #include <sqlite3.h>
@@ -44,17 +45,6 @@ static const char schema[] =
     "  M INTEGER, remat TEXT, rank INTEGER, op TEXT, stage INTEGER, device INTEGER, "
     "  error_us REAL, cause TEXT);";
 
-static int db_err(sqlite3 *db, const char *path, const char *what)
-{
-    return ps_error(PS_EDB, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "no handle");
-}
-
-static int exec(sqlite3 *db, const char *path, const char *sql)
-{
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : ana_sqlite_error(db, rc, path, "writing");
-}
-
 /* Inside a write transaction: creates and stamps the schema in an empty
  * database, stamps a legacy one, refuses any other kind (ana_dbkind.h). */
 static int prepare_schema(sqlite3 *db, const char *path)
@@ -63,7 +53,7 @@ static int prepare_schema(sqlite3 *db, const char *path)
     int rc = ana_dbkind_check(db, path, ANA_DBKIND_VCHECK, &state);
     if (rc < 0 || state == ANA_DB_CURRENT)
         return rc;
-    if (state == ANA_DB_EMPTY && (rc = exec(db, path, schema)) < 0)
+    if (state == ANA_DB_EMPTY && (rc = ps_sqlite_exec(db, path, schema, "writing")) < 0)
         return rc;
     return ana_dbkind_stamp(db, path, ANA_DBKIND_VCHECK);
 }
@@ -77,12 +67,12 @@ static int open_db(const char *path, sqlite3 **out)
         return rc;
     if ((rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) !=
         SQLITE_OK) {
-        rc = ana_sqlite_error(db, rc, path, "cannot open");
+        rc = ps_sqlite_error(db, rc, path, "cannot open");
         sqlite3_close(db);
         return rc;
     }
     sqlite3_busy_timeout(db, 10000);
-    if ((rc = exec(db, path, "BEGIN IMMEDIATE")) < 0)
+    if ((rc = ps_sqlite_begin(db, path, "writing")) < 0)
         goto err_close;
     if ((rc = prepare_schema(db, path)) < 0)
         goto err_rollback;
@@ -90,7 +80,7 @@ static int open_db(const char *path, sqlite3 **out)
     return 0;
 
 err_rollback:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    ps_sqlite_rollback(db);
 err_close:
     sqlite3_close(db);
     return rc;
@@ -102,18 +92,10 @@ int msr_vcheck_db_prepare(const char *path)
     int rc = open_db(path, &db);
     if (rc < 0)
         return rc;
-    if ((rc = exec(db, path, "COMMIT")) < 0)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if ((rc = ps_sqlite_commit(db, path, "writing")) < 0)
+        ps_sqlite_rollback(db);
     sqlite3_close(db);
     return rc;
-}
-
-static int step_done(sqlite3 *db, sqlite3_stmt *st, const char *path)
-{
-    int r = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return r == SQLITE_DONE ? 0 : db_err(db, path, "insert failed");
 }
 
 static void bind_key(sqlite3_stmt *st, int64_t run, const struct msr_vpoint *pt)
@@ -140,7 +122,7 @@ static int insert_point(sqlite3 *db, const char *path, sqlite3_stmt *const *st, 
                       (double)pt->preempt_med, (double)pt->preempt_all };
     for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
         sqlite3_bind_double(p, 5 + (int)i, vals[i]);
-    int rc = step_done(db, p, path);
+    int rc = ps_sqlite_step_done(db, path, p, "insert failed");
     for (int d = 0; !rc && d < c->n_devices; d++) {
         bind_key(st[1], run, pt);
         sqlite3_bind_int(st[1], 5, d);
@@ -150,7 +132,7 @@ static int insert_point(sqlite3 *db, const char *path, sqlite3_stmt *const *st, 
         sqlite3_bind_int64(st[1], 9, c->peak_act_meas[d]);
         sqlite3_bind_int64(st[1], 10, c->static_sim[d]);
         sqlite3_bind_int64(st[1], 11, c->static_meas[d]);
-        rc = step_done(db, st[1], path);
+        rc = ps_sqlite_step_done(db, path, st[1], "insert failed");
     }
     for (int k = 0; !rc && k < c->n_top; k++) {
         const struct ana_discrepancy *d = &c->top[k];
@@ -164,7 +146,7 @@ static int insert_point(sqlite3 *db, const char *path, sqlite3_stmt *const *st, 
         sqlite3_bind_int(st[2], 8, d->sim.device);
         sqlite3_bind_double(st[2], 9, (double)d->error_ns * 1e-3);
         sqlite3_bind_text(st[2], 10, ana_cause_name(d->cause, d->error_ns), -1, SQLITE_STATIC);
-        rc = step_done(db, st[2], path);
+        rc = ps_sqlite_step_done(db, path, st[2], "insert failed");
     }
     return rc;
 }
@@ -186,10 +168,8 @@ int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *c
         "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     };
     for (int i = 0; i < 4; i++)
-        if (sqlite3_prepare_v2(db, sql[i], -1, &st[i], NULL) != SQLITE_OK) {
-            rc = db_err(db, path, "wrong schema");
+        if ((rc = ps_sqlite_prepare(db, path, sql[i], &st[i], "wrong schema")) < 0)
             goto rollback;
-        }
     sqlite3_stmt *r = st[3];
     const char *txt[] = { v->stamp, command ? command : "", PS_VERSION, v->spec, v->schedule };
     for (int i = 0; i < 5; i++)
@@ -203,20 +183,20 @@ int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *c
     sqlite3_bind_text(r, 12, v->profile_desc, -1, SQLITE_STATIC);
     sqlite3_bind_text(r, 13, v->topology_desc, -1, SQLITE_STATIC);
     sqlite3_bind_double(r, 14, v->wall_s);
-    if ((rc = step_done(db, r, path)) < 0)
+    if ((rc = ps_sqlite_step_done(db, path, r, "insert failed")) < 0)
         goto rollback;
     int64_t run = sqlite3_last_insert_rowid(db);
     for (int i = 0; i < v->n_points && !rc; i++)
         rc = insert_point(db, path, st, run, &v->pts[i]);
     if (rc < 0)
         goto rollback;
-    if ((rc = exec(db, path, "COMMIT")) < 0)
+    if ((rc = ps_sqlite_commit(db, path, "writing")) < 0)
         goto rollback;
     if (run_id)
         *run_id = run;
     goto out;
 rollback:
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    ps_sqlite_rollback(db);
 out:
     for (int i = 0; i < 4; i++)
         sqlite3_finalize(st[i]);

@@ -1,0 +1,90 @@
+/* ps_sqlite: SQLite result codes as pipesim errors, and the common calls (see ps_sqlite.h). */
+#include "base/ps_sqlite.h"
+#include "base/ps_error.h"
+
+#include <stddef.h>
+
+int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
+{
+    const char *why;
+    int code = PS_EDB;
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM: /* SQLite's allocation failed: not the database's fault */
+        return ps_error(PS_ENOMEM, "%s: %s: out of memory", path, what);
+    case SQLITE_FULL:
+        code = PS_EIO;
+        why = "disk full";
+        break;
+    case SQLITE_READONLY:
+        code = PS_EIO;
+        why = "the database is read-only";
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        why = "the database is locked by another process (another pipesim writing to it?)";
+        break;
+    case SQLITE_NOTADB: why = "not an SQLite database"; break;
+    case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
+    default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc); break;
+    }
+    return ps_error(code, "%s: %s: %s", path, what, why);
+}
+
+int ps_sqlite_exec(sqlite3 *db, const char *path, const char *sql, const char *what)
+{
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : ps_sqlite_error(db, rc, path, what);
+}
+
+int ps_sqlite_prepare(sqlite3 *db, const char *path, const char *sql, sqlite3_stmt **st,
+                      const char *what)
+{
+    int rc = sqlite3_prepare_v2(db, sql, -1, st, NULL);
+    return rc == SQLITE_OK ? 0 : ps_sqlite_error(db, rc, path, what);
+}
+
+int ps_sqlite_step_done(sqlite3 *db, const char *path, sqlite3_stmt *st, const char *what)
+{
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        ;
+    /* the message is the step's: taken before the reset */
+    int err = rc == SQLITE_DONE ? 0 : ps_sqlite_error(db, rc, path, what);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return err;
+}
+
+int ps_sqlite_begin(sqlite3 *db, const char *path, const char *what)
+{
+    return ps_sqlite_exec(db, path, "BEGIN IMMEDIATE", what);
+}
+
+int ps_sqlite_commit(sqlite3 *db, const char *path, const char *what)
+{
+    return ps_sqlite_exec(db, path, "COMMIT", what);
+}
+
+void ps_sqlite_rollback(sqlite3 *db)
+{
+    if (db && !sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int ps_sqlite_int(sqlite3 *db, const char *path, const char *sql, const char *what,
+                  sqlite3_int64 *out)
+{
+    sqlite3_stmt *st;
+    int rc = ps_sqlite_prepare(db, path, sql, &st, what);
+    if (rc < 0)
+        return rc;
+    *out = 0;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        rc = SQLITE_DONE;
+    }
+    int err = rc == SQLITE_DONE ? 0 : ps_sqlite_error(db, rc, path, what);
+    sqlite3_finalize(st);
+    return err;
+}
