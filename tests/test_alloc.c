@@ -83,19 +83,6 @@ static int run(const char *cmd, unsigned long n)
                  dir, n, shim, pipesim, cmd);
 }
 
-static void slurp(const char *name, char *buf, size_t n)
-{
-    char p[256];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "r");
-    buf[0] = 0;
-    if (!f)
-        return;
-    size_t r = fread(buf, 1, n - 1, f);
-    buf[r] = 0;
-    fclose(f);
-}
-
 static int temp_files(void)
 {
     DIR *d = opendir(dir);
@@ -152,7 +139,7 @@ static void fail_each(const char *cmd, const char *const *outputs)
 {
     cr_assert_eq(run(cmd, 0), 0, "reference run of '%s' failed", cmd);
     char buf[4096];
-    slurp("count", buf, sizeof buf);
+    th_slurp(dir, "count", buf, sizeof buf);
     unsigned long total = strtoul(buf, NULL, 10);
     cr_assert_gt(total, 10, "'%s': only %lu allocations counted: is the shim loaded?", cmd, total);
     for (const char *const *o = outputs; *o; o++)
@@ -165,7 +152,7 @@ static void fail_each(const char *cmd, const char *const *outputs)
         tried++;
         int st = run(cmd, n);
         char err[4096];
-        slurp("stderr", err, sizeof err);
+        th_slurp(dir, "stderr", err, sizeof err);
         cr_assert(st == 0 || st == ps_exit_status(PS_ENOMEM), "'%s' with allocation %lu of "
                   "%lu failing: status %d (128 = signal): %s", cmd, n, total, st, err);
         cr_assert(!strstr(err, "Sanitizer") && !strstr(err, "runtime error"),

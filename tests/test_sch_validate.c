@@ -216,8 +216,8 @@ Test(sch_validate, broken_lists_are_rejected_by_both)
 
     /* a receive with no send: stage 0 receives activations */
     s = build("gpipe", 2, 1, SCH_REMAT_NEVER, 1);
-    memmove(&s->ops[0][1], &s->ops[0][0], (size_t)s->n_ops[0] * sizeof *s->ops[0]);
     cr_assert_eq(sch_schedule_reserve(s, 0, 1), 0);
+    memmove(&s->ops[0][1], &s->ops[0][0], (size_t)s->n_ops[0] * sizeof *s->ops[0]);
     s->ops[0][0] = (struct sch_op){ SCH_OP_RECV_ACT, 0, 0 };
     s->n_ops[0]++;
     both_reject(s, "gpipe: stage 0 receives activations");
