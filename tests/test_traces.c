@@ -31,3 +31,27 @@ Test(traces, metadata_strings_are_escaped_and_round_trip)
     trc_trace_free(t);
     unlink(path);
 }
+
+Test(traces, a_receive_no_stage_sends_is_refused)
+{
+    /* a fuzz finding: a recv-act of stage 0 was read, and its flow's sender
+     * (stage -1) wrapped the written id past what a JSON integer holds, so the
+     * written trace did not read back
+     * (tests/fuzz/regress/trace/recv-act-stage0-flow-id-wraps.json) */
+    struct trc_trace *t = NULL;
+    int rc = trc_read_chrome("tests/fuzz/regress/trace/recv-act-stage0-flow-id-wraps.json", &t);
+    cr_assert_eq(rc, -PS_EINVAL, "%s", ps_errmsg());
+    cr_assert_null(t);
+    cr_assert(strstr(ps_errmsg(), "recv-act of stage 0: no stage sends it (stages 0..1)"), "%s",
+              ps_errmsg());
+    static const char grad[] =
+        "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":1},\"traceEvents\":["
+        "{\"name\":\"recvB0\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":1,"
+        "\"args\":{\"kind\":\"recv-grad\",\"stage\":1,\"mb\":0}}]}";
+    rc = trc_read_chrome_mem(grad, sizeof grad - 1, "g.json", &t);
+    cr_assert_eq(rc, -PS_EINVAL, "%s", ps_errmsg());
+    cr_assert(strstr(ps_errmsg(), "g.json:") &&
+                  strstr(ps_errmsg(), "traceEvents[0]: recv-grad of stage 1: no stage sends it "
+                                      "(stages 0..1)"),
+              "%s", ps_errmsg());
+}

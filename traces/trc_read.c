@@ -108,6 +108,11 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         mb >= t->n_micro)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad X event (tid, dur, args.kind, "
                          "args.stage, args.mb)", path, i);
+    /* a receive names the stage that sent it: none before stage 0 (activations)
+     * or after the last stage (gradients) */
+    if ((k == SCH_OP_RECV_ACT && stage == 0) || (k == SCH_OP_RECV_GRAD && stage == t->n_stages - 1))
+        return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: %s of stage %d: no stage sends it "
+                         "(stages 0..%d)", path, i, kind, stage, t->n_stages - 1);
     get_int(args, "peer", &peer);
     json_t *b = json_object_get(args, "bytes");
     if (b && !in_range(b, MAX_COUNT))
