@@ -50,8 +50,12 @@ void mdl_profile_free(struct mdl_profile *p)
     if (!p)
         return;
     free(p->path);
-    for (int i = 0; i < p->n_layers; i++)
+    for (int i = 0; i < p->n_layers; i++) {
         free(p->layers[i].pt_batch);
+        if (p->layers[i].work)
+            free(p->layers[i].work->gemms);
+        free(p->layers[i].work);
+    }
     free(p->layers);
     free(p);
 }
@@ -68,11 +72,32 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
     struct mdl_layer *d = &p->layers[p->n_layers];
     *d = *l;
     d->pt_batch = d->pt_fwd = d->pt_bwd = d->pt_nostash = NULL;
+    d->work = NULL;
+    if (l->work) {
+        struct mdl_work *w = malloc(sizeof *w);
+        struct mdl_gemm *g = NULL;
+        if (w && l->work->n_gemms > 0 &&
+            !(g = malloc(sizeof *g * (size_t)l->work->n_gemms))) {
+            free(w);
+            w = NULL;
+        }
+        if (!w)
+            return ps_error(PS_ENOMEM, "out of memory adding layer %d", p->n_layers);
+        *w = *l->work;
+        if (g)
+            memcpy(g, l->work->gemms, sizeof *g * (size_t)l->work->n_gemms);
+        w->gemms = g;
+        d->work = w;
+    }
     if (l->n_pts > 0) {
         size_t n = (size_t)l->n_pts;
         double *b = malloc(4 * n * sizeof *b);
-        if (!b)
+        if (!b) {
+            if (d->work)
+                free(d->work->gemms);
+            free(d->work);
             return ps_error(PS_ENOMEM, "out of memory adding layer %d", p->n_layers);
+        }
         memcpy(b, l->pt_batch, n * sizeof *b);
         memcpy(b + n, l->pt_fwd, n * sizeof *b);
         memcpy(b + 2 * n, l->pt_bwd, n * sizeof *b);

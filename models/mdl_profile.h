@@ -35,6 +35,33 @@
  *                   at_batch values. At most MDL_MAX_POINTS sizes.
  * mdl_layer_seconds (models/mdl_topology.h) evaluates all of this.
  *
+ * Work by op class (any profile, all optional; a layer that states none of
+ * it keeps the fwd/bwd rule above). Per sample unless said otherwise:
+ *   wgrad_flops / wgrad_ms   the weight-gradient part W of bwd (the rest is
+ *                 the input gradient B); absent = derived from the columns
+ *                 below when they are given, else half of bwd
+ *   gemms         the forward's matrix products, space-separated, each
+ *                 ROWSxKxN[*COUNT][a]: a (ROWS x K) by (K x N) product per
+ *                 sample, COUNT times (batched heads; default 1); ROWS
+ *                 scales with the micro-batch (tokens, output pixels), K is
+ *                 the reduction, N the output features. A trailing 'a' marks
+ *                 an activation-by-activation product (attention scores):
+ *                 both of its backward products are input gradients. Without
+ *                 'a' the right operand is a weight: backward has the input
+ *                 gradient ROWS x N x K and the weight gradient K x ROWS x N.
+ *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
+ *                 matrix FLOPs of F, of B (input gradients) and of W; derived
+ *                 from gemms (2 per multiply-add) when absent; when both are
+ *                 given they must agree within 0.1 %
+ *   vec_fwd_flops, vec_bwd_flops   vector/elementwise FLOPs of F and of B
+ *   bytes_fwd, bytes_bwd   bytes the vector (memory-bound) kernels of F and
+ *                 of B read and write per sample (matrix operands excluded:
+ *                 the device model counts those from the shapes)
+ *   kernels_fwd, kernels_bwd, kernels_wgrad   kernels launched per op (not
+ *                 per sample)
+ * mdl_work_* below turns these into per-op figures; the device model
+ * (models/mdl_device.h) times them.
+ *
  * Ownership: mdl_profile_load allocates; mdl_profile_free (NULL ok) frees.
  * Cost: loading is O(file size + n log n) in the n layers (the duplicate-name
  * check sorts name hashes); a layer record is about 220 bytes.
@@ -46,6 +73,23 @@
 
 #define MDL_NAME_MAX 64
 #define MDL_MAX_POINTS 24
+
+/* One forward matrix product of a layer, as the `gemms` column gives it. */
+struct mdl_gemm {
+    double rows, k, n;  /* rows per sample */
+    double count;       /* >= 1 */
+    int weight;         /* 1: right operand is a weight; 0: an activation ('a') */
+};
+
+/* A layer's work by op class; per sample unless said otherwise. */
+struct mdl_work {
+    double mm_fwd, mm_dgrad, mm_wgrad;      /* matrix FLOPs of F, B, W */
+    double vec_fwd, vec_bwd;                /* vector FLOPs of F, B */
+    double bytes_fwd, bytes_bwd;            /* vector kernels' bytes of F, B */
+    double kernels_fwd, kernels_bwd, kernels_wgrad; /* per op */
+    int n_gemms;
+    struct mdl_gemm *gemms;                 /* [n_gemms], NULL when 0 */
+};
 
 struct mdl_layer {
     char name[MDL_NAME_MAX];
@@ -67,6 +111,13 @@ struct mdl_layer {
      * layers own theirs (one block from pt_batch on); mdl_profile_add copies
      * the points of the layer it is given. */
     double *pt_batch, *pt_fwd, *pt_bwd, *pt_nostash;
+    /* The weight-gradient part of bwd (same unit), when has_wgrad. */
+    int has_wgrad;
+    double wgrad;
+    /* Work by op class, NULL when the layer states none. Out of line like
+     * the points: a profile's layers own theirs, and mdl_profile_add
+     * copies the work (and its gemms) of the layer it is given. */
+    struct mdl_work *work;
 };
 
 struct mdl_profile {
