@@ -17,6 +17,7 @@ void mdl_topology_free(struct mdl_topology *t)
     for (int i = 0; i < t->n_links; i++)
         free(t->links[i].ends);
     free(t->links);
+    free(t->switches);
     free(t->devices);
     free(t->path);
     free(t);
@@ -100,23 +101,30 @@ static int find_device(const struct name_ix *ix, int n, const char *name)
     return lo < n && !strcmp(ix[lo].name, name) ? ix[lo].dev : -1;
 }
 
-/* Sorts the names; a repeated one is reported at its first repetition in
- * file order, as a scan would find it. entry[d] = the devices[] entry of d. */
+/* Sorts the node names (devices, then switches); a repeated one is reported
+ * at its first repetition in file order, as a scan would find it.
+ * entry[d] = the devices[] entry of d. */
 static int index_names(const char *path, const struct mdl_topology *t, const int *entry,
                        struct name_ix **out)
 {
-    int n = t->n_devices;
+    int n = t->n_devices + t->n_switches;
     struct name_ix *ix = malloc(sizeof *ix * (size_t)(n ? n : 1));
     if (!ix)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (int d = 0; d < n; d++)
-        ix[d] = (struct name_ix){ t->devices[d].name, d };
+        ix[d] = (struct name_ix){ mdl_topology_node_name(t, d), d };
     qsort(ix, (size_t)n, sizeof *ix, ix_cmp);
     int first_repeat = -1;
     for (int i = 1; i < n; i++) /* ix[i] repeats ix[i-1]: i's device is a repetition */
         if (!strcmp(ix[i].name, ix[i - 1].name) &&
             (first_repeat < 0 || ix[i].dev < first_repeat))
             first_repeat = ix[i].dev;
+    if (first_repeat >= t->n_devices) {
+        free(ix);
+        return ps_error(PS_EINVAL, "%s: switches[%d].name: duplicate node name '%s' (a "
+                         "device or an earlier switch has it)", path,
+                         first_repeat - t->n_devices, mdl_topology_node_name(t, first_repeat));
+    }
     if (first_repeat >= 0) {
         free(ix);
         return ps_error(PS_EINVAL, "%s: devices[%d]: duplicate device name '%s'", path,
@@ -193,11 +201,46 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     return 0;
 }
 
+/* "switches": [ { "name": "plx0", "kind": "pcie-switch", "comment": ".." } ]:
+ * nodes that route but compute nothing. */
+static int load_switches(const char *path, json_t *arr, struct mdl_topology *t)
+{
+    static const char *const skeys[] = { "name", "kind", "comment", NULL };
+    if (!arr)
+        return 0;
+    if (!json_is_array(arr))
+        return ps_error(PS_EPARSE, "%s: switches: must be an array", path);
+    size_t n = json_array_size(arr);
+    if (n > 1 << 20)
+        return ps_error(PS_EINVAL, "%s: switches: more than 1048576 switches", path);
+    t->switches = calloc(n ? n : 1, sizeof *t->switches);
+    if (!t->switches)
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(arr, i);
+        char where[48];
+        snprintf(where, sizeof where, "switches[%zu]", i);
+        if (!json_is_object(o))
+            return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
+        int rc;
+        if ((rc = check_keys(path, where, o, skeys)) < 0 ||
+            (rc = get_name(path, where, o, t->switches[i].name)) < 0)
+            return rc;
+        for (const char *k = "kind"; k; k = k[0] == 'k' ? "comment" : NULL) {
+            json_t *v = json_object_get(o, k);
+            if (v && !json_is_string(v))
+                return ps_error(PS_EPARSE, "%s: %s.%s: must be a string", path, where, k);
+        }
+        t->n_switches++;
+    }
+    return 0;
+}
+
 static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
                       const struct name_ix *ix, int *seen)
 {
     static const char *const lkeys[] = { "name", "endpoints", "bandwidth", "latency",
-                                         "shared", NULL };
+                                         "overhead_s", "shared", "comment", NULL };
     if (!arr)
         return 0;
     if (!json_is_array(arr))
@@ -217,8 +260,12 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
         if ((rc = check_keys(path, where, o, lkeys)) < 0 ||
             (rc = get_name(path, where, o, l->name)) < 0 ||
             (rc = get_num(path, where, o, "bandwidth", 1, 0, 1, &l->bandwidth)) < 0 ||
-            (rc = get_num(path, where, o, "latency", 0, 0, 0, &l->latency)) < 0)
+            (rc = get_num(path, where, o, "latency", 0, 0, 0, &l->latency)) < 0 ||
+            (rc = get_num(path, where, o, "overhead_s", 0, 0, 0, &l->overhead_s)) < 0)
             return rc;
+        json_t *cm = json_object_get(o, "comment");
+        if (cm && !json_is_string(cm))
+            return ps_error(PS_EPARSE, "%s: %s.comment: must be a string", path, where);
         json_t *sh = json_object_get(o, "shared");
         if (sh && !json_is_boolean(sh))
             return ps_error(PS_EPARSE, "%s: %s.shared: must be true or false", path, where);
@@ -236,7 +283,7 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
         }
         if (!json_is_array(ep) || json_array_size(ep) < 2)
             return ps_error(PS_EPARSE, "%s: %s.endpoints: must be \"*\" or an array of at "
-                             "least 2 device names", path, where);
+                             "least 2 device or switch names", path, where);
         l->ends = malloc(json_array_size(ep) * sizeof *l->ends);
         if (!l->ends)
             return ps_error(PS_ENOMEM, "%s: out of memory", path);
@@ -245,7 +292,7 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
             if (!json_is_string(s))
                 return ps_error(PS_EPARSE, "%s: %s.endpoints[%zu]: must be a device name",
                                  path, where, k);
-            int d = find_device(ix, t->n_devices, json_string_value(s));
+            int d = find_device(ix, t->n_devices + t->n_switches, json_string_value(s));
             if (d < 0)
                 return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
                                  path, where, k, json_string_value(s));
@@ -263,11 +310,23 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
     return 0;
 }
 
+/* A switch that no link names is a typo (it could carry nothing). seen[]
+ * holds, per node, the last link that named it (load_links). */
+static int check_switches_used(const char *path, const struct mdl_topology *t,
+                               const int *seen)
+{
+    for (int i = 0; i < t->n_switches; i++)
+        if (!seen[t->n_devices + i])
+            return ps_error(PS_EINVAL, "%s: switches[%d]: switch '%s' is an endpoint of no "
+                             "link", path, i, t->switches[i].name);
+    return 0;
+}
+
 /* Builds the topology from a parsed document; takes the reference to root. */
 static int load_root(json_t *root, const char *path, struct mdl_topology **out)
 {
-    static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "links",
-                                         "comment", "source", NULL };
+    static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "switches",
+                                         "links", "comment", "source", NULL };
     int rc, *entry = NULL, *seen = NULL;
     struct name_ix *ix = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
@@ -290,14 +349,16 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     if ((rc = get_num(path, "topology", root, "bytes_per_param", 0, 12, 0,
                       &t->bytes_per_param)) < 0 ||
         (rc = load_devices(path, json_object_get(root, "devices"), t, &entry)) < 0 ||
+        (rc = load_switches(path, json_object_get(root, "switches"), t)) < 0 ||
         (rc = index_names(path, t, entry, &ix)) < 0)
         goto err_free;
-    if (!(seen = calloc((size_t)t->n_devices, sizeof *seen))) {
+    if (!(seen = calloc((size_t)(t->n_devices + t->n_switches), sizeof *seen))) {
         rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
     if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0 ||
-        (rc = mdl_topology_check_links(path, t)) < 0)
+        (rc = mdl_topology_check_links(path, t)) < 0 ||
+        (rc = check_switches_used(path, t, seen)) < 0)
         goto err_free;
     free(seen);
     free(ix);
@@ -382,6 +443,11 @@ int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
 err_free:
     mdl_topology_free(t);
     return ps_error(PS_ENOMEM, "out of memory");
+}
+
+const char *mdl_topology_node_name(const struct mdl_topology *t, int i)
+{
+    return i < t->n_devices ? t->devices[i].name : t->switches[i - t->n_devices].name;
 }
 
 int mdl_topology_link_between(const struct mdl_topology *t, int a, int b)

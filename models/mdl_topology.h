@@ -47,10 +47,32 @@ struct mdl_device {
 struct mdl_link {
     char name[MDL_NAME_MAX];
     int n_ends;
-    int *ends;          /* device indices */
+    int *ends;          /* node indices: devices 0..n_devices-1, then switches */
     double bandwidth;   /* bytes/s */
-    double latency;     /* seconds */
+    double latency;     /* seconds: propagation */
+    double overhead_s;  /* seconds per message (0 when absent) */
     int shared;
+};
+
+/* A non-compute node of the fabric: PCIe switch, root complex / CPU socket,
+ * NVSwitch, host memory, a TPU chip's ICI router. Node index n_devices + i. */
+struct mdl_switch {
+    char name[MDL_NAME_MAX];
+};
+
+/* One hop of a route: a link and the resource it holds (0 for a shared
+ * link; for a dedicated one 0 from ends[0] to ends[1], 1 the other way). */
+struct mdl_hop {
+    int link, dir;
+};
+
+#define MDL_ROUTE_MAX 32
+/* The route between two devices (mdl_topology_route). */
+struct mdl_route {
+    int n_hops;
+    struct mdl_hop hops[MDL_ROUTE_MAX];
+    double bandwidth;   /* least bandwidth of the hops */
+    double latency;     /* sum of the hops' latency + overhead_s */
 };
 
 struct mdl_topology {
@@ -61,6 +83,8 @@ struct mdl_topology {
     struct mdl_device *devices;
     int n_links;
     struct mdl_link *links;
+    int n_switches;                 /* 0 unless "switches" is given */
+    struct mdl_switch *switches;
 };
 
 int mdl_topology_load(const char *path, struct mdl_topology **out);
@@ -71,8 +95,17 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
                        double latency, struct mdl_topology **out);
 void mdl_topology_free(struct mdl_topology *t);
-/* Index of the link joining devices a and b, or -1. O(links * ends). */
+/* Index of the first listed link joining nodes a and b, or -1.
+ * O(links * ends). */
 int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
+/* Name of node i: a device (i < n_devices) or a switch. */
+const char *mdl_topology_node_name(const struct mdl_topology *t, int i);
+/* The route from device a to device b (a != b) by the rule above: 0, or
+ * -PS_EINVAL naming both devices when none joins them ("no link or route
+ * between") or the route is longer than MDL_ROUTE_MAX hops. Computed from
+ * the links on each call (tests edit topologies in memory): a direct link
+ * in O(links * ends), else a breadth-first search in O(nodes + ends). */
+int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r);
 /* Seconds for one layer op of `cost` (FLOPs/sample or seconds at at_batch)
  * on n samples. */
 double mdl_device_op_seconds(const struct mdl_device *d, int measured,

@@ -38,7 +38,8 @@ struct bus_ix {
 static int index_buses(const struct mdl_topology *t, struct bus_ix *bx)
 {
     size_t total = 0;
-    bx->first = calloc((size_t)t->n_devices + 1, sizeof *bx->first);
+    int nn = t->n_devices + t->n_switches;
+    bx->first = calloc((size_t)nn + 1, sizeof *bx->first);
     if (!bx->first)
         return -1;
     for (int i = 0; i < t->n_links; i++)
@@ -47,15 +48,15 @@ static int index_buses(const struct mdl_topology *t, struct bus_ix *bx)
             for (int k = 0; k < t->links[i].n_ends; k++)
                 bx->first[t->links[i].ends[k] + 1]++;
         }
-    for (int d = 0; d < t->n_devices; d++)
+    for (int d = 0; d < nn; d++)
         bx->first[d + 1] += bx->first[d];
     bx->bus = malloc(sizeof *bx->bus * (total ? total : 1));
-    int *fill = malloc(sizeof *fill * (size_t)(t->n_devices ? t->n_devices : 1));
+    int *fill = malloc(sizeof *fill * (size_t)(nn ? nn : 1));
     if (!bx->bus || !fill) {
         free(fill);
         return -1;
     }
-    memcpy(fill, bx->first, sizeof *fill * (size_t)t->n_devices);
+    memcpy(fill, bx->first, sizeof *fill * (size_t)nn);
     for (int i = 0; i < t->n_links; i++)
         if (t->links[i].n_ends > 2)
             for (int k = 0; k < t->links[i].n_ends; k++)
@@ -176,7 +177,7 @@ int mdl_topology_check_links(const char *path, const struct mdl_topology *t)
         return ps_error(PS_EINVAL, "%s: links[%d].endpoints: a second link between '%s' "
                          "and '%s': links[%d] ('%s') already joins them and would carry all "
                          "their traffic", path, rp,
-                         t->devices[l->ends[0]].name, t->devices[l->ends[1]].name, op,
+                         mdl_topology_node_name(t, l->ends[0]), mdl_topology_node_name(t, l->ends[1]), op,
                          t->links[op].name);
     }
     return 0;

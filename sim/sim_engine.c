@@ -39,9 +39,13 @@ struct resource {      /* a link direction, or a whole shared link */
  * does no cost or ledger arithmetic. */
 struct opinfo {
     sch_time dur[2];   /* by re-materialized or not (a re-materialized F keeps
-                          no stash, which can be measurably faster) */
-    int32_t res;
+                          no stash, which can be measurably faster); for a
+                          transfer the time its bytes hold the route */
+    sch_time lat;      /* transfers: delivery delay after the bytes crossed */
+    int32_t res;       /* first of n_res resource indices in hold[], or -1 */
+    int32_t n_res;
     int32_t lane[2];   /* event-queue lane: one per distinct duration */
+    int32_t dlane;     /* lane of the delivery event (lat) */
     int64_t at_start[2], at_end[2];
 };
 
@@ -56,6 +60,8 @@ struct sim_engine {
     struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] */
     struct resource *res;
     int n_res;
+    int32_t *hold;             /* resources of each route, opinfo.res..+n_res */
+    int n_hold, cap_hold;
     struct sim_evq evq;        /* payload: stream index; a lane per distinct duration */
     sch_time now;
     int64_t *cur_mem;
@@ -97,58 +103,94 @@ static int cmp_time(const void *a, const void *b)
 /* One event-queue lane per distinct duration (see sim_evq.h). */
 static int assign_lanes(sim_engine *e)
 {
-    size_t n = (size_t)e->s->n_stages * SCH_OP_NKINDS * 2, u = 0;
+    size_t n = (size_t)e->s->n_stages * SCH_OP_NKINDS * 3, u = 0;
     sch_time *d = malloc(n * sizeof *d);
     if (!d)
         return ps_error(PS_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
-        d[i] = e->info[i / 2].dur[i % 2];
+        d[i] = i % 3 < 2 ? e->info[i / 3].dur[i % 3] : e->info[i / 3].lat;
     qsort(d, n, sizeof *d, cmp_time);
     for (size_t i = 0; i < n; i++)
         if (!u || d[i] != d[u - 1])
             d[u++] = d[i];
     for (size_t i = 0; i < n; i++) {
-        const sch_time *f = bsearch(&e->info[i / 2].dur[i % 2], d, u, sizeof *d, cmp_time);
-        e->info[i / 2].lane[i % 2] = (int32_t)(f - d);
+        struct opinfo *oi = &e->info[i / 3];
+        const sch_time *key = i % 3 < 2 ? &oi->dur[i % 3] : &oi->lat;
+        const sch_time *f = bsearch(key, d, u, sizeof *d, cmp_time);
+        *(i % 3 < 2 ? &oi->lane[i % 3] : &oi->dlane) = (int32_t)(f - d);
     }
     free(d);
     return sim_evq_init(&e->evq, (int)u);
 }
 
+/* Appends resource r to the hold list of oi unless it holds it already. */
+static int hold_add(sim_engine *e, struct opinfo *oi, int32_t r)
+{
+    if (oi->res < 0) {
+        oi->res = e->n_hold;
+        oi->n_res = 0;
+    }
+    for (int i = 0; i < oi->n_res; i++)
+        if (e->hold[oi->res + i] == r)
+            return 0;
+    if (e->n_hold == e->cap_hold) {
+        int cap = e->cap_hold ? 2 * e->cap_hold : 64;
+        int32_t *h = realloc(e->hold, (size_t)cap * sizeof *h);
+        if (!h)
+            return ps_error(PS_ENOMEM, "out of memory");
+        e->hold = h;
+        e->cap_hold = cap;
+    }
+    e->hold[e->n_hold++] = r;
+    oi->n_res++;
+    return 0;
+}
+
+/* The resource of hop h (mdl_route.c: the link's, per direction if it is
+ * dedicated). */
+static int32_t hop_res(const struct mdl_topology *t, const int *first_res,
+                       const struct mdl_hop *h)
+{
+    return first_res[h->link] + (t->links[h->link].shared ? 0 : h->dir);
+}
+
 /* AR(st): a ring all-reduce of the stage's FP32 gradients (4 bytes per
  * parameter) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
- * 2(R-1) steps moves bytes/R over every ring link at once, so it takes
- *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency.
- * Replicas are symmetric, so only replica 0 is simulated; a ring that uses a
- * shared link holds that link (contending with the pipeline's transfers),
- * rings of dedicated links use links no pipeline transfer does. */
+ * 2(R-1) steps moves bytes/R over every ring route at once, so it takes
+ *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency
+ * (a route's bandwidth is its least hop's, its latency the sum of its hops'
+ * latency + overhead_s). Replicas are symmetric, so only replica 0 is
+ * simulated; the all-reduce holds every resource its ring's routes cross
+ * for all of that time (contending with the pipeline's transfers on shared
+ * buses and switch uplinks; a ring of direct dedicated links uses links no
+ * pipeline transfer of replica 0 does). */
 static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int *first_res,
                           int st)
 {
     const struct sch_schedule *s = e->s;
-    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st];
+    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st], rc;
     double bw = 0, lat = 0;
-    int res = -1;
+    struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + SCH_OP_ALLREDUCE];
+    oi->res = -1;
+    oi->n_res = 0;
     for (int r = 0; r < R; r++) {
         int a = r * D + dev, b = ((r + 1) % R) * D + dev;
-        int l = mdl_topology_link_between(t, a, b);
-        if (l < 0)
-            return ps_error(PS_EINVAL, "topology %s: no link between %s and %s for the "
-                             "all-reduce of stage %d across %d replicas", t->path,
+        struct mdl_route rt;
+        if (mdl_topology_route(t, a, b, &rt) < 0)
+            return ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s for "
+                             "the all-reduce of stage %d across %d replicas", t->path,
                              t->devices[a].name, t->devices[b].name, st, R);
-        const struct mdl_link *lk = &t->links[l];
-        if (!r || lk->bandwidth < bw)
-            bw = lk->bandwidth;
-        if (lk->latency > lat)
-            lat = lk->latency;
-        if (lk->shared && res < 0)
-            res = first_res[l];
+        if (!r || rt.bandwidth < bw)
+            bw = rt.bandwidth;
+        if (rt.latency > lat)
+            lat = rt.latency;
+        for (int h = 0; h < rt.n_hops; h++)
+            if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
+                return rc;
     }
-    struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + SCH_OP_ALLREDUCE];
     double bytes = e->c->st[st].params * 4;
     oi->dur[0] = oi->dur[1] =
         sch_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
-    oi->res = res;
     return 0;
 }
 
@@ -184,6 +226,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + k];
             struct sch_op op = { (uint8_t)k, st, 0 };
             oi->res = -1;
+            oi->n_res = 0;
             /* costs and the ledger rule, for a re-materialized micro-batch and not */
             struct sch_schedule tmp = *s;
             tmp.remat = SCH_REMAT_NEVER;
@@ -200,26 +243,31 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             int a = s->stage_device[st], b = s->stage_device[peer];
             if (a == b)
                 continue;
-            int l = mdl_topology_link_between(t, a, b);
-            if (l < 0) {
+            struct mdl_route rt;
+            if (mdl_topology_route(t, a, b, &rt) < 0) {
                 rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
-                               "%d and %d)", t->path, t->devices[a].name, t->devices[b].name,
-                               st, peer);
+                               "%d and %d): no link or route joins them", t->path,
+                               t->devices[a].name, t->devices[b].name, st, peer);
                 goto out;
             }
-            const struct mdl_link *lk = &t->links[l];
             struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS +
                                          (dir == 0 ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD)];
             int64_t bytes = dir == 0 ? sc->mem.out : sc->mem.in;
-            oi->res = first_res[l] + (lk->shared ? 0 : (a == lk->ends[0] ? 0 : 1));
-            double secs = lk->latency + (double)bytes / lk->bandwidth;
-            if (!(secs <= SCH_MAX_OP_S)) {
+            for (int h = 0; h < rt.n_hops; h++)
+                if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
+                    goto out;
+            /* cut-through: the bytes hold every hop at the least bandwidth;
+             * the receiver has them the route's latency later */
+            double occ = (double)bytes / rt.bandwidth;
+            if (!(occ + rt.latency <= SCH_MAX_OP_S)) {
                 rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
-                               "takes %g s, more than %g s", t->path, lk->name,
-                               (long long)bytes, secs, SCH_MAX_OP_S);
+                               "takes %g s, more than %g s", t->path,
+                               t->links[rt.hops[0].link].name, (long long)bytes,
+                               occ + rt.latency, SCH_MAX_OP_S);
                 goto out;
             }
-            oi->dur[0] = oi->dur[1] = sch_seconds_to_time(secs);
+            oi->dur[0] = oi->dur[1] = sch_seconds_to_time(occ);
+            oi->lat = sch_seconds_to_time(rt.latency);
         }
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
@@ -244,7 +292,8 @@ static int check_totals(const sim_engine *e)
         for (int i = 0; i < s->n_ops[d]; i++) {
             const struct sch_op *op = &s->ops[d][i];
             const struct opinfo *oi = &e->info[(int64_t)op->stage * SCH_OP_NKINDS + op->kind];
-            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]);
+            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
+                    (double)oi->lat;
             for (int r = 0; r < 2; r++)
                 bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
         }
@@ -437,6 +486,7 @@ void sim_engine_free(sim_engine *e)
         for (int i = 0; i < e->n_res; i++)
             free(e->res[i].q);
     free(e->res);
+    free(e->hold);
     free(e->streams);
     free(e->info);
     free(e->recs);
@@ -490,6 +540,7 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start)
 }
 
 static int try_start(sim_engine *e, int si);
+static int deliver(sim_engine *e, int32_t s2);
 
 /* Bookkeeping when the head op of stream si ends at e->now. */
 static int finish_op(sim_engine *e, int si, sch_time start)
@@ -527,26 +578,51 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     if (s2 >= 0) {
         if (e->xfer_start && sch_op_stream(r->kind) == SCH_STREAM_SEND)
             e->xfer_start[s2] = start;
-        struct rec *n = &e->recs[s2];
-        /* the dependent's stream follows from its stage and kind */
-        int sst = e->s->stage_device[n->info / SCH_OP_NKINDS] * SCH_NSTREAMS +
-                  run_stream(n->kind);
-        if (--n->wait == 0 && (rc = try_start(e, sst)) < 0)
-            return rc;
+        if (oi->lat > 0) { /* the receiver has the bytes a latency later */
+            if (e->evq.n >= e->r.peak_queue)
+                e->r.peak_queue = e->evq.n + 1;
+            return sim_evq_push(&e->evq, oi->dlane, e->now + oi->lat, -2 - s2);
+        }
+        return deliver(e, s2);
     }
     return 0;
 }
 
-static int start_transfer(sim_engine *e, struct resource *res, int si)
+/* The data of record s2's dependency has arrived: s2 may start. */
+static int deliver(sim_engine *e, int32_t s2)
+{
+    struct rec *n = &e->recs[s2];
+    /* the dependent's stream follows from its stage and kind */
+    int sst = e->s->stage_device[n->info / SCH_OP_NKINDS] * SCH_NSTREAMS + run_stream(n->kind);
+    return --n->wait == 0 ? try_start(e, sst) : 0;
+}
+
+/* Stream si's head op takes every resource of its route at once. */
+static int start_transfer(sim_engine *e, int si)
 {
     struct stream *st = &e->streams[si];
     const struct rec *r = &e->recs[st->first + st->cur];
-    int rc = mem_change(e, st->dev, e->info[r->info].at_start[r->rm]);
+    const struct opinfo *oi = &e->info[r->info];
+    int rc = mem_change(e, st->dev, oi->at_start[r->rm]);
     if (rc < 0)
         return rc;
-    res->busy = 1;
+    for (int i = 0; i < oi->n_res; i++)
+        e->res[e->hold[oi->res + i]].busy = 1;
     st->t_start = e->now;
-    return push(e, &e->info[r->info], r->rm, si);
+    return push(e, oi, r->rm, si);
+}
+
+/* Whether the transfer at the head of stream si may start: every resource
+ * of its route is free and has it at the head of its queue (or, queued
+ * nowhere yet, an empty queue). */
+static int can_start(const sim_engine *e, const struct opinfo *oi, int si, int queued)
+{
+    for (int i = 0; i < oi->n_res; i++) {
+        const struct resource *res = &e->res[e->hold[oi->res + i]];
+        if (res->busy || (queued ? !res->len || res->q[res->head] != si : res->len != 0))
+            return 0;
+    }
+    return 1;
 }
 
 /* Starts the head of stream si if it is idle and its dependencies are done.
@@ -576,13 +652,15 @@ static int try_start(sim_engine *e, int si)
                 return rc;
             continue;
         }
-        if (oi->res >= 0) { /* transfers and collectives wait for their link */
-            struct resource *res = &e->res[oi->res];
-            if (!res->busy)
-                return start_transfer(e, res, si);
-            if (res->len == res->cap)
-                PS_BUG("link queue overflow");
-            res->q[(res->head + res->len++) % res->cap] = si;
+        if (oi->n_res > 0) { /* transfers and collectives wait for their route */
+            if (can_start(e, oi, si, 0))
+                return start_transfer(e, si);
+            for (int i = 0; i < oi->n_res; i++) { /* FIFO on every resource */
+                struct resource *res = &e->res[e->hold[oi->res + i]];
+                if (res->len == res->cap)
+                    PS_BUG("link queue overflow");
+                res->q[(res->head + res->len++) % res->cap] = si;
+            }
             return 0;
         }
         return push(e, oi, r->rm, si);
@@ -594,16 +672,27 @@ static int complete(sim_engine *e, int si)
     struct stream *st = &e->streams[si];
     const struct rec *r = &e->recs[st->first + st->cur];
     int rc;
-    if (e->info[r->info].res >= 0) {
-        struct resource *res = &e->res[e->info[r->info].res];
-        res->busy = 0;
-        if (res->len) {
-            int next = res->q[res->head];
-            res->head = (res->head + 1) % res->cap;
-            res->len--;
-            if ((rc = start_transfer(e, res, next)) < 0)
-                return rc;
+    const struct opinfo *oi = &e->info[r->info];
+    for (int i = 0; i < oi->n_res; i++)
+        e->res[e->hold[oi->res + i]].busy = 0;
+    /* in route order, each freed resource's first waiter, if all of its
+     * resources are now free and it heads all of their queues */
+    for (int i = 0; i < oi->n_res; i++) {
+        struct resource *res = &e->res[e->hold[oi->res + i]];
+        if (!res->len)
+            continue;
+        int next = res->q[res->head];
+        const struct stream *nst = &e->streams[next];
+        const struct opinfo *ni = &e->info[e->recs[nst->first + nst->cur].info];
+        if (!can_start(e, ni, next, 1))
+            continue;
+        for (int k = 0; k < ni->n_res; k++) {
+            struct resource *q = &e->res[e->hold[ni->res + k]];
+            q->head = (q->head + 1) % q->cap;
+            q->len--;
         }
+        if ((rc = start_transfer(e, next)) < 0)
+            return rc;
     }
     if (r->succ >= 0)
         __builtin_prefetch(&e->recs[r->succ]);
@@ -670,7 +759,7 @@ int sim_engine_step(sim_engine *e)
         return (rc = finish(e)) < 0 ? rc : 0;
     struct sim_event ev = sim_evq_pop(&e->evq);
     e->now = ev.t;
-    if ((rc = complete(e, ev.payload)) < 0)
+    if ((rc = ev.payload < 0 ? deliver(e, -2 - ev.payload) : complete(e, ev.payload)) < 0)
         return rc;
     return 1;
 }

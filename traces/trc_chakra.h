@@ -25,7 +25,9 @@
  *             Cross-rank dependencies are the send/recv pairs
  *   attr      is_cpu_op (bool, false); pipesim_kind (string), pipesim_stage,
  *             pipesim_mb, pipesim_start_ns, pipesim_duration_ns (int64: exact
- *             simulated time); transfers: comm_src, comm_dst, comm_tag (int32),
+ *             simulated time; a send's is the time its bytes hold the
+ *             route, the receiver has them the route's latency later);
+ *             transfers: comm_src, comm_dst, comm_tag (int32),
  *             comm_size (int64 bytes); AR: comm_type (int64 ALL_REDUCE = 0),
  *             comm_size (FP32 gradient bytes of the stage), pg_name
  *             ("dp_stage<s>": the ranks holding stage s in every replica).

@@ -1,0 +1,116 @@
+/* mdl_route: the route between two devices through the fabric
+ * (models/mdl_topology.h: fewest hops, transit through switches only, ties
+ * to the smallest link index hop by hop from the source). */
+#include "models/mdl_topology.h"
+#include "base/ps_error.h"
+
+#include <stdlib.h>
+
+static void add_hop(const struct mdl_topology *t, struct mdl_route *r, int link, int from)
+{
+    const struct mdl_link *l = &t->links[link];
+    struct mdl_hop *h = &r->hops[r->n_hops++];
+    h->link = link;
+    h->dir = l->shared || l->ends[0] == from ? 0 : 1;
+    if (r->n_hops == 1 || l->bandwidth < r->bandwidth)
+        r->bandwidth = l->bandwidth;
+    r->latency += l->latency + l->overhead_s;
+}
+
+static int no_route(const struct mdl_topology *t, int a, int b)
+{
+    return ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s", t->path,
+                     t->devices[a].name, t->devices[b].name);
+}
+
+int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r)
+{
+    r->n_hops = 0;
+    r->bandwidth = 0;
+    r->latency = 0;
+    int direct = mdl_topology_link_between(t, a, b);
+    if (direct >= 0) { /* one hop: the first listed link, as the rule gives */
+        add_hop(t, r, direct, a);
+        return 0;
+    }
+    if (!t->n_switches)
+        return no_route(t, a, b);
+    /* incidence lists: the links of each node, in link order */
+    int nn = t->n_devices + t->n_switches, rc = 0;
+    size_t ends = 0;
+    for (int i = 0; i < t->n_links; i++)
+        ends += (size_t)t->links[i].n_ends;
+    int *first = calloc((size_t)nn + 1, sizeof *first);
+    int *inc = malloc(sizeof *inc * (ends ? ends : 1));
+    int *dist = malloc(sizeof *dist * (size_t)nn);
+    int *queue = malloc(sizeof *queue * (size_t)nn);
+    if (!first || !inc || !dist || !queue) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < t->n_links; i++)
+        for (int k = 0; k < t->links[i].n_ends; k++)
+            first[t->links[i].ends[k] + 1]++;
+    for (int v = 0; v < nn; v++)
+        first[v + 1] += first[v];
+    for (int v = 0; v < nn; v++)
+        dist[v] = first[v]; /* fill cursor, reset below */
+    for (int i = 0; i < t->n_links; i++)
+        for (int k = 0; k < t->links[i].n_ends; k++)
+            inc[dist[t->links[i].ends[k]]++] = i;
+    /* hops to b, expanding only b and switches (devices do not forward) */
+    for (int v = 0; v < nn; v++)
+        dist[v] = -1;
+    int qh = 0, qt = 0;
+    dist[b] = 0;
+    queue[qt++] = b;
+    while (qh < qt && dist[a] < 0) {
+        int u = queue[qh++];
+        if (u != b && u < t->n_devices)
+            continue;
+        for (int j = first[u]; j < first[u + 1]; j++) {
+            const struct mdl_link *l = &t->links[inc[j]];
+            for (int k = 0; k < l->n_ends; k++)
+                if (dist[l->ends[k]] < 0) {
+                    dist[l->ends[k]] = dist[u] + 1;
+                    queue[qt++] = l->ends[k];
+                }
+        }
+    }
+    if (dist[a] < 0) {
+        rc = no_route(t, a, b);
+        goto out;
+    }
+    if (dist[a] > MDL_ROUTE_MAX) {
+        rc = ps_error(PS_EINVAL, "topology %s: the route between %s and %s takes %d hops, "
+                       "more than %d", t->path, t->devices[a].name, t->devices[b].name,
+                       dist[a], MDL_ROUTE_MAX);
+        goto out;
+    }
+    /* from a, each hop on the smallest-index link that gets one hop closer
+     * (through a switch, or onto b), to its lowest-index such node */
+    for (int u = a; u != b;) {
+        int next = -1, via = -1;
+        for (int j = first[u]; j < first[u + 1] && next < 0; j++) {
+            const struct mdl_link *l = &t->links[inc[j]];
+            for (int k = 0; k < l->n_ends; k++) {
+                int w = l->ends[k];
+                if (dist[w] == dist[u] - 1 && (w == b || w >= t->n_devices) &&
+                    (next < 0 || w < next)) {
+                    next = w;
+                    via = inc[j];
+                }
+            }
+        }
+        if (next < 0)
+            PS_BUG("route walk lost its way at node %d", u);
+        add_hop(t, r, via, u);
+        u = next;
+    }
+out:
+    free(first);
+    free(inc);
+    free(dist);
+    free(queue);
+    return rc;
+}

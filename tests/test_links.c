@@ -1,0 +1,347 @@
+/* The interconnect model (models/mdl_topology.h): latency does not hold a
+ * link, routes through switches, cut-through on a route, shared buses, and
+ * the loader's errors on the new fields. Every time below is worked out by
+ * hand from the rule, not read off the engine. */
+#include "helpers.h"
+
+#include <math.h>
+
+TestSuite(links, .timeout = 60);
+
+static struct mdl_topology *parse(const char *json)
+{
+    struct mdl_topology *t;
+    int rc = mdl_topology_parse(json, strlen(json), "t.json", &t);
+    cr_assert_eq(rc, 0, "%s", ps_errmsg());
+    return t;
+}
+
+static void parse_fails(const char *json, int code, const char *want)
+{
+    struct mdl_topology *t;
+    int rc = mdl_topology_parse(json, strlen(json), "t.json", &t);
+    cr_assert_eq(rc, -code, "rc %d for %s", rc, json);
+    cr_assert_null(t);
+    cr_assert(strstr(ps_errmsg(), want), "'%s' lacks '%s'", ps_errmsg(), want);
+    cr_assert(!strchr(ps_errmsg(), '\n'), "one line: %s", ps_errmsg());
+}
+
+static const struct trc_event *find(const struct trc_trace *tr, int kind, int stage, int mb)
+{
+    for (size_t i = 0; i < tr->n_events; i++)
+        if (tr->events[i].kind == kind && tr->events[i].stage == stage && tr->events[i].mb == mb)
+            return &tr->events[i];
+    cr_assert_fail("event not found");
+    return NULL;
+}
+
+#define DEV2 "\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, \"memory\": 1e12}]"
+
+/* One 1000 ns forward per micro-batch on stage 0, 6000 B per micro-batch
+ * (3000 ns at 2 GB/s), 2000 ns latency. Old rule: each send held the link
+ * 5000 ns. New: send 0 holds it [1000, 4000], send 1 [4000, 7000]; they
+ * land at 6000 and 9000: the second message is latency + 2 x bytes/bw
+ * after the first one started. */
+Test(links, back_to_back_messages_pipeline_on_one_link)
+{
+    struct mdl_topology *t = parse("{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": "
+                                   "[\"g0\", \"g1\"], \"bandwidth\": 2e9, \"latency\": 2e-6}]}");
+    struct mdl_profile *p = th_uniform(2, 1000, 1000, 1, 6000, 0, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    const struct trc_trace *tr = sim_engine_trace(run.e);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 0)->start_ns, 1000);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 0)->end_ns, 4000);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 1)->start_ns, 4000);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 1)->end_ns, 7000);
+    cr_assert_eq(find(tr, SCH_OP_FWD, 1, 0)->start_ns, 6000);
+    cr_assert_eq(find(tr, SCH_OP_FWD, 1, 1)->start_ns, 9000);
+    cr_assert_eq(find(tr, SCH_OP_FWD, 1, 1)->start_ns - find(tr, SCH_OP_SEND_ACT, 0, 0)->start_ns,
+                 2000 + 2 * 3000);
+    /* the receive is drawn from the transfer's start to when it is taken */
+    cr_assert_eq(find(tr, SCH_OP_RECV_ACT, 1, 1)->start_ns, 4000);
+    cr_assert_eq(find(tr, SCH_OP_RECV_ACT, 1, 1)->end_ns, 9000);
+    th_release(&run);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* The issue's case: K = 2, M = 2 GPipe, 1 ms forward and backward per
+ * stage, empty messages on a 2 ms link, no re-materialization, free update.
+ * By hand: stage 0 F0 [0,1] F1 [1,2], sent at 1 and 2, land at 3 and 4;
+ * stage 1 F0 [3,4] F1 [4,5] B1 [5,6] B0 [6,7], gradients sent at 6 and 7
+ * land at 8 and 9; stage 0 B1 [8,9] B0 [9,10]: 10 ms (the old rule, which
+ * held the link 2 ms per message, gave 12 ms). Latency split into 1.5 ms
+ * propagation + 0.5 ms overhead_s is the same. */
+Test(links, gpipe_k2_m2_with_latency_is_10_ms)
+{
+    const char *topo[] = {
+        "{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": [\"g0\", \"g1\"], "
+        "\"bandwidth\": 1e9, \"latency\": 2e-3}]}",
+        "{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": [\"g0\", \"g1\"], "
+        "\"bandwidth\": 1e9, \"latency\": 1.5e-3, \"overhead_s\": 0.5e-3}]}",
+    };
+    for (int i = 0; i < 2; i++) {
+        struct mdl_topology *t = parse(topo[i]);
+        struct mdl_profile *p = th_uniform(2, 1e6, 1e6, 1, 0, 0, 0);
+        struct th_run run;
+        th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 0);
+        cr_assert_eq(run.r->makespan, 10000000, "%s: %lld ns", topo[i],
+                     (long long)run.r->makespan);
+        th_release(&run);
+        mdl_profile_free(p);
+        mdl_topology_free(t);
+    }
+}
+
+/* Two sockets: g0 behind plx0 on socket0, g1 behind plx1 on socket1.
+ * GPU-switch 10 GB/s 1 us, switch-root 16 GB/s 1 us, socket0-socket1
+ * 5 GB/s 2 us + 1 us overhead. The route is the 5 hops g0 plx0 socket0
+ * socket1 plx1 g1; its bandwidth the inter-socket 5 GB/s, its latency
+ * 1+1+3+1+1 = 7 us. */
+static const char *two_sockets =
+    "{" DEV2 ", \"switches\": [{\"name\": \"plx0\", \"kind\": \"pcie-switch\"}, "
+    "{\"name\": \"plx1\"}, {\"name\": \"socket0\", \"comment\": \"root complex\"}, "
+    "{\"name\": \"socket1\"}], \"links\": ["
+    "{\"name\": \"a\", \"endpoints\": [\"g0\", \"plx0\"], \"bandwidth\": 1e10, \"latency\": 1e-6},"
+    "{\"name\": \"b\", \"endpoints\": [\"plx0\", \"socket0\"], \"bandwidth\": 1.6e10, "
+    "\"latency\": 1e-6},"
+    "{\"name\": \"x\", \"endpoints\": [\"socket0\", \"socket1\"], \"bandwidth\": 5e9, "
+    "\"latency\": 2e-6, \"overhead_s\": 1e-6, \"comment\": \"inter-socket\"},"
+    "{\"name\": \"c\", \"endpoints\": [\"socket1\", \"plx1\"], \"bandwidth\": 1.6e10, "
+    "\"latency\": 1e-6},"
+    "{\"name\": \"d\", \"endpoints\": [\"g1\", \"plx1\"], \"bandwidth\": 1e10, \"latency\": 1e-6}]}";
+
+Test(links, route_across_sockets)
+{
+    struct mdl_topology *t = parse(two_sockets);
+    cr_assert_eq(t->n_switches, 4);
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, 0, 1, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r.n_hops, 5);
+    const int links[5] = { 0, 1, 2, 3, 4 }, dirs[5] = { 0, 0, 0, 0, 1 };
+    for (int h = 0; h < 5; h++) {
+        cr_assert_eq(r.hops[h].link, links[h], "hop %d", h);
+        cr_assert_eq(r.hops[h].dir, dirs[h], "hop %d", h);
+    }
+    cr_assert_eq(r.bandwidth, 5e9);
+    cr_assert(fabs(r.latency - 7e-6) < 1e-18, "%g", r.latency);
+    cr_assert_eq(mdl_topology_route(t, 1, 0, &r), 0);
+    cr_assert_eq(r.hops[0].link, 4);
+    cr_assert_eq(r.hops[0].dir, 0);
+    cr_assert_eq(r.hops[4].dir, 1);
+    /* GPipe K = 2, M = 1, 1000 ns per op, 10000 B each way: 2000 ns on
+     * the route, 7000 ns latency. F0 [0,1000], sent [1000,3000], lands
+     * 10000; stage 1 F [10000,11000] B [11000,12000], the gradient sent
+     * [12000,14000] lands 21000; stage 0 B [21000,22000]. */
+    struct mdl_profile *p = th_uniform(2, 1000, 1000, 1, 10000, 0, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 1, SCH_REMAT_NEVER, 1, 1);
+    cr_assert_eq(run.r->makespan, 22000, "%lld", (long long)run.r->makespan);
+    const struct trc_trace *tr = sim_engine_trace(run.e);
+    cr_assert_eq(find(tr, SCH_OP_SEND_GRAD, 1, 0)->start_ns, 12000);
+    cr_assert_eq(find(tr, SCH_OP_SEND_GRAD, 1, 0)->end_ns, 14000);
+    th_release(&run);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* Cut-through on a 2-hop route g0 -(4 GB/s, 1 us)- sw -(2 GB/s, 0.5 us +
+ * 0.5 us overhead)- g1: 6000 B hold both hops 3000 ns (the least
+ * bandwidth), land 2 us later. Two messages back to back: sends [1000,
+ * 4000] and [4000, 7000], forwards of stage 1 at 6000 and 9000. */
+Test(links, cut_through_on_a_two_hop_route)
+{
+    struct mdl_topology *t = parse(
+        "{" DEV2 ", \"switches\": [{\"name\": \"sw\"}], \"links\": ["
+        "{\"name\": \"a\", \"endpoints\": [\"g0\", \"sw\"], \"bandwidth\": 4e9, \"latency\": 1e-6},"
+        "{\"name\": \"b\", \"endpoints\": [\"sw\", \"g1\"], \"bandwidth\": 2e9, \"latency\": 5e-7,"
+        " \"overhead_s\": 5e-7}]}");
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, 0, 1, &r), 0);
+    cr_assert_eq(r.n_hops, 2);
+    cr_assert_eq(r.bandwidth, 2e9);
+    struct mdl_profile *p = th_uniform(2, 1000, 1000, 1, 6000, 0, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    const struct trc_trace *tr = sim_engine_trace(run.e);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 0)->end_ns, 4000);
+    cr_assert_eq(find(tr, SCH_OP_SEND_ACT, 0, 1)->start_ns, 4000);
+    cr_assert_eq(find(tr, SCH_OP_FWD, 1, 0)->start_ns, 6000);
+    cr_assert_eq(find(tr, SCH_OP_FWD, 1, 1)->start_ns, 9000);
+    th_release(&run);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* Three GPUs each behind its own switch, the switches on one shared bus
+ * (one resource for every endpoint and direction), 1 GB/s everywhere, no
+ * latency. Stage 1's forward is shorter by the transfer time, so at 8000
+ * stage 0 sends micro-batch 1 (g0 sw0 bus sw1 g1) and stage 1 micro-batch
+ * 0 (g1 sw1 bus sw2 g2): their routes share only the bus, and the second
+ * (stage 1: its forward ended later in event order) waits for the first.
+ * With a dedicated sw0-sw1 and sw1-sw2 instead both go at 8000. */
+Test(links, a_shared_hop_serializes_routes)
+{
+    const char *head =
+        "{\"devices\": [{\"name\": \"g\", \"count\": 3, \"flops\": 1e12, \"memory\": 1e12}],"
+        "\"switches\": [{\"name\": \"sw0\"}, {\"name\": \"sw1\"}, {\"name\": \"sw2\"}],"
+        "\"links\": ["
+        "{\"name\": \"a\", \"endpoints\": [\"g0\", \"sw0\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"b\", \"endpoints\": [\"g1\", \"sw1\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"c\", \"endpoints\": [\"g2\", \"sw2\"], \"bandwidth\": 1e9},";
+    char bus[1024], ded[1024];
+    snprintf(bus, sizeof bus, "%s{\"name\": \"bus\", \"endpoints\": [\"sw0\", \"sw1\", \"sw2\"], "
+             "\"bandwidth\": 1e9, \"shared\": true}]}", head);
+    snprintf(ded, sizeof ded, "%s{\"name\": \"x\", \"endpoints\": [\"sw0\", \"sw1\"], "
+             "\"bandwidth\": 1e9}, {\"name\": \"y\", \"endpoints\": [\"sw1\", \"sw2\"], "
+             "\"bandwidth\": 1e9}]}", head);
+    struct mdl_topology *tb = parse(bus), *td = parse(ded);
+    double f[3] = { 4000, 3000, 4000 }, b[3] = { 8000, 8000, 8000 };
+    double out[3] = { 500, 500, 500 };
+    struct mdl_profile *p = th_profile(3, f, b, 2, out, NULL, 0);
+    struct th_run s, a;
+    th_simulate(&s, "gpipe", p, tb, 3, 2, SCH_REMAT_NEVER, 2, 1);
+    th_simulate(&a, "gpipe", p, td, 3, 2, SCH_REMAT_NEVER, 2, 1);
+    const struct trc_trace *ts = sim_engine_trace(s.e), *ta = sim_engine_trace(a.e);
+    cr_assert_eq(find(ta, SCH_OP_SEND_ACT, 0, 1)->start_ns, 8000);
+    cr_assert_eq(find(ta, SCH_OP_SEND_ACT, 1, 0)->start_ns, 8000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 0, 1)->start_ns, 8000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 0, 1)->end_ns, 9000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 1, 0)->start_ns, 9000);
+    cr_assert_eq(find(ts, SCH_OP_SEND_ACT, 1, 0)->end_ns, 10000);
+    cr_assert_gt(s.r->makespan, a.r->makespan);
+    th_release(&s);
+    th_release(&a);
+    mdl_profile_free(p);
+    mdl_topology_free(tb);
+    mdl_topology_free(td);
+}
+
+/* The legacy meaning: a "*" bus is one FIFO for all, and a direct link
+ * listed first wins over any route. */
+Test(links, legacy_bus_and_direct_links_keep_their_meaning)
+{
+    struct mdl_topology *t = parse(
+        "{\"devices\": [{\"name\": \"g\", \"count\": 3, \"flops\": 1e12, \"memory\": 1e12}],"
+        "\"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", \"bandwidth\": 1e9, "
+        "\"latency\": 1e-6, \"shared\": true}]}");
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, 2, 0, &r), 0);
+    cr_assert_eq(r.n_hops, 1);
+    cr_assert_eq(r.hops[0].link, 0);
+    cr_assert_eq(r.hops[0].dir, 0);
+    mdl_topology_free(t);
+    t = parse("{" DEV2 ", \"switches\": [{\"name\": \"sw\"}], \"links\": ["
+              "{\"name\": \"a\", \"endpoints\": [\"g0\", \"sw\"], \"bandwidth\": 1e11},"
+              "{\"name\": \"b\", \"endpoints\": [\"sw\", \"g1\"], \"bandwidth\": 1e11},"
+              "{\"name\": \"d\", \"endpoints\": [\"g1\", \"g0\"], \"bandwidth\": 1e9}]}");
+    cr_assert_eq(mdl_topology_route(t, 0, 1, &r), 0);
+    cr_assert_eq(r.n_hops, 1);
+    cr_assert_eq(r.hops[0].link, 2);
+    cr_assert_eq(r.hops[0].dir, 1);
+    mdl_topology_free(t);
+}
+
+/* Fewest hops; among equal ones the smallest link index hop by hop from the
+ * source (so listing a torus's X links first routes X first), and devices
+ * never forward. */
+Test(links, tie_rule_and_no_transit_through_devices)
+{
+    struct mdl_topology *t = parse(
+        "{\"devices\": [{\"name\": \"g\", \"count\": 3, \"flops\": 1e12, \"memory\": 1e12}],"
+        "\"switches\": [{\"name\": \"s0\"}, {\"name\": \"s1\"}], \"links\": ["
+        "{\"name\": \"a1\", \"endpoints\": [\"g0\", \"s1\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"a0\", \"endpoints\": [\"g0\", \"s0\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"b0\", \"endpoints\": [\"s0\", \"g1\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"b1\", \"endpoints\": [\"s1\", \"g1\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"c\", \"endpoints\": [\"g1\", \"g2\"], \"bandwidth\": 1e9}]}");
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, 0, 1, &r), 0);
+    cr_assert_eq(r.n_hops, 2);
+    cr_assert_eq(r.hops[0].link, 0, "a1 is listed first");
+    cr_assert_eq(r.hops[1].link, 3);
+    /* g0 to g2 would need to pass through g1 */
+    cr_assert_eq(mdl_topology_route(t, 0, 2, &r), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "no link or route between g0 and g2"), "%s", ps_errmsg());
+    mdl_topology_free(t);
+}
+
+/* Unreachable pairs load (two machines in one file are fine) and fail only
+ * when a schedule needs them. */
+Test(links, unreachable_pair_fails_when_used)
+{
+    struct mdl_topology *t = parse(
+        "{" DEV2 ", \"switches\": [{\"name\": \"s0\"}, {\"name\": \"s1\"}], \"links\": ["
+        "{\"name\": \"a\", \"endpoints\": [\"g0\", \"s0\"], \"bandwidth\": 1e9},"
+        "{\"name\": \"b\", \"endpoints\": [\"g1\", \"s1\"], \"bandwidth\": 1e9}]}");
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 0, 0, 0);
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
+    sim_engine *e;
+    cr_assert_eq(sch_schedule_gpipe(2, 2, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_partition_uniform(2, 2, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0);
+    cr_assert_eq(sim_engine_new(s, c, t, NULL, &e), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "no link between g0 and g1"), "%s", ps_errmsg());
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(links, bad_fabric_input_is_one_clear_error)
+{
+    parse_fails("{" DEV2 ", \"switches\": {}}", PS_EPARSE, "t.json:1:");
+    parse_fails("{" DEV2 ", \"switches\": {}}", PS_EPARSE, "switches: must be an array");
+    parse_fails("{" DEV2 ", \"switches\": [3]}", PS_EPARSE, "switches[0]: must be an object");
+    parse_fails("{" DEV2 ", \"switches\": [{}]}", PS_EPARSE, "switches[0]: missing field 'name'");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\", \"ports\": 4}]}", PS_EPARSE,
+                "switches[0]: unknown field 'ports'");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\", \"kind\": 4}]}", PS_EPARSE,
+                "switches[0].kind: must be a string");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"g1\"}]}", PS_EINVAL,
+                "switches[0].name: duplicate node name 'g1'");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\"}, {\"name\": \"s\"}]}", PS_EINVAL,
+                "switches[1].name: duplicate node name 's'");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\"}], \"links\": [{\"name\": \"l\", "
+                "\"endpoints\": [\"g0\", \"g1\"], \"bandwidth\": 1}]}", PS_EINVAL,
+                "switches[0]: switch 's' is an endpoint of no link");
+    parse_fails("{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": [\"g0\", \"g1\"], "
+                "\"bandwidth\": 1, \"overhead_s\": -1}]}", PS_EINVAL,
+                "links[0].overhead_s: must be >= 0");
+    parse_fails("{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": [\"g0\", \"g1\"], "
+                "\"bandwidth\": 1, \"overhead_s\": \"1\"}]}", PS_EPARSE,
+                "links[0].overhead_s: must be a number");
+    parse_fails("{" DEV2 ", \"links\": [{\"name\": \"l\", \"endpoints\": [\"g0\", \"g1\"], "
+                "\"bandwidth\": 1, \"comment\": 1}]}", PS_EPARSE,
+                "links[0].comment: must be a string");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\"}], \"links\": [{\"name\": \"l\", "
+                "\"endpoints\": [\"g0\", \"sx\"], \"bandwidth\": 1}]}", PS_EINVAL,
+                "links[0].endpoints[1]: unknown device 'sx'");
+    parse_fails("{" DEV2 ", \"switches\": [{\"name\": \"s\"}], \"links\": ["
+                "{\"name\": \"l\", \"endpoints\": [\"g0\", \"s\"], \"bandwidth\": 1},"
+                "{\"name\": \"m\", \"endpoints\": [\"s\", \"g0\"], \"bandwidth\": 1}]}",
+                PS_EINVAL, "links[1].endpoints: a second link between 's' and 'g0'");
+}
+
+/* Same fabric, same answer, twice (ties pop in insertion order). */
+Test(links, fabric_runs_repeat_bit_identically)
+{
+    struct mdl_topology *t = parse(two_sockets);
+    struct mdl_profile *p = th_uniform(4, 1500, 2500, 2, 3000, 100, 10);
+    sch_time first = 0;
+    for (int i = 0; i < 2; i++) {
+        struct th_run run;
+        th_simulate(&run, "1f1b", p, t, 2, 8, SCH_REMAT_EXCEPT_LAST, 2, 0);
+        if (!i)
+            first = run.r->makespan;
+        else
+            cr_assert_eq(run.r->makespan, first);
+        th_release(&run);
+    }
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
