@@ -8,8 +8,10 @@
  *   from mdl_layer_seconds at the micro-batch size, R is the number of
  *   re-materialized micro-batches (M always, M - 1 except_last, 0 never) and
  *   update = 2 params bytes_per_param / mem_bandwidth;
- *   cut j (between layers j-1 and j) on link k: M (latency + bytes_j /
- *   bandwidth), bytes_j = out_bytes of layer j-1 x micro-batch, charged once
+ *   cut j (between layers j-1 and j) on the route between the two devices
+ *   (mdl_topology_route): M bytes_j / bandwidth + latency (only the bytes
+ *   hold the route, so the M messages pipeline behind one latency),
+ *   bytes_j = out_bytes of layer j-1 x micro-batch, charged once
  *   to each stage it bounds (the receiver of the activations, the sender of
  *   them; the gradients of the same size go back the other way).
  * Memory, the closed-form GPipe peak of the sch_memory.c ledger, bytes:
@@ -45,7 +47,7 @@ struct sch_part_model {
     int n_tpre, n_x;
     int64_t *tpre[MAXCLASS];       /* per device class, [L+1] */
     int64_t *xs[MAXCLASS];         /* per link class, [L+1] */
-    int xlink[MAXCLASS];           /* a link of each class */
+    double xbw[MAXCLASS], xlat[MAXCLASS]; /* the route of each class */
     int64_t *mpre, *min_, *mout;   /* [L+1] */
     struct sch_part_cost *time, *mem, *size;  /* [S] */
     double *cap;                   /* [S] capacity the search uses */
@@ -155,14 +157,13 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     *out = NULL;
     if (a == b)
         return 0;
-    int k = mdl_topology_link_between(m->topo, a, b);
-    if (k < 0)
+    struct mdl_route rt;
+    if (mdl_topology_route(m->topo, a, b, &rt) < 0)
         return ps_error(PS_EINVAL, "topology %s: no link between %s and %s", m->topo->path,
                          m->topo->devices[a].name, m->topo->devices[b].name);
-    const struct mdl_link *lk = &m->topo->links[k];
+    const struct mdl_link *lk = &m->topo->links[rt.hops[0].link];
     for (int i = 0; i < m->n_x; i++) {
-        const struct mdl_link *o = &m->topo->links[m->xlink[i]];
-        if (o->latency == lk->latency && o->bandwidth == lk->bandwidth) {
+        if (m->xlat[i] == rt.latency && m->xbw[i] == rt.bandwidth) {
             *out = m->xs[i];
             return 0;
         }
@@ -172,19 +173,21 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     int64_t *x = malloc(sizeof *x * (size_t)(m->L + 1));
     if (!x)
         return ps_error(PS_ENOMEM, "out of memory");
-    m->xlink[m->n_x] = k;
+    m->xbw[m->n_x] = rt.bandwidth;
+    m->xlat[m->n_x] = rt.latency;
     m->xs[m->n_x++] = x;
     x[0] = 0; /* cut 0 is the model input: never a stage boundary */
     for (int j = 1; j <= m->L; j++) {
         double bd = m->prof->layers[j - 1].out_bytes * m->o.micro_batch;
-        double secs = m->o.n_micro * (lk->latency + bd / lk->bandwidth);
+        double secs = m->o.n_micro * bd / rt.bandwidth + rt.latency;
         if (!(secs <= MAX_SUM_S))
             return ps_error(PS_EINVAL, "topology %s: link %s: the transfers after layer '%s' "
                              "take %g s per step, beyond the simulator's clock (at most %g s)",
                              m->topo->path, lk->name, m->prof->layers[j - 1].name, secs,
                              MAX_SUM_S);
         int64_t bytes = bytes_of(m->prof->layers[j - 1].out_bytes, m->o.micro_batch);
-        x[j] = m->o.n_micro * sch_seconds_to_time(lk->latency + (double)bytes / lk->bandwidth);
+        x[j] = m->o.n_micro * sch_seconds_to_time((double)bytes / rt.bandwidth) +
+               sch_seconds_to_time(rt.latency);
     }
     *out = x;
     return 0;
