@@ -10,22 +10,55 @@
  *                  "memory": 16e9,                 bytes
  *                  "mem_bandwidth": 7.32e11,       bytes/s (weight update); 0 = free
  *                  "efficiency": { "max": 0.5, "batch_half": 8, "overhead_s": 1e-5 } } ],
+ *   "switches": [ { "name": "plx0",                 optional: fabric nodes that
+ *                   "kind": "pcie-switch",          route but compute nothing
+ *                   "comment": ".." } ],            (kind, comment: free text)
  *   "links": [ { "name": "pcie", "endpoints": ["gpu0", ..] or "*",
- *                "bandwidth": 1.2e10, "latency": 5e-6, "shared": true } ]
+ *                "bandwidth": 1.2e10,              bytes/s per direction
+ *                "latency": 5e-6,                  s, propagation (default 0)
+ *                "overhead_s": 1e-6,               s per message (default 0)
+ *                "shared": true,                   one resource for all
+ *                "comment": ".." } ]
  * }
  * Efficiency model: a layer of f FLOPs/sample on n samples takes
  *   overhead_s + f*n / (flops * max * n/(n + batch_half))
  * i.e. a fixed per-op overhead plus a throughput that saturates in batch size
  * (half of max at n = batch_half). Measured profiles (seconds at batch b)
  * scale as t(n) = t_b * (n + batch_half) / (b + batch_half), no extra overhead.
- * Links: a transfer of B bytes occupies the link for latency + B/bandwidth.
- * A dedicated link is full duplex: one FIFO resource per direction. A shared
- * link (a PCIe host bus) is one FIFO resource for all of its endpoints and
- * both directions, so concurrent transfers serialize. Two devices talk over
- * the first listed link that has both as endpoints; so a link of two
- * endpoints whose devices an earlier link already joins (either direction)
+ * Nodes: the devices (index 0..n_devices-1, in file order after `count`
+ * expands them), then the switches (n_devices + i). Endpoints name nodes;
+ * "*" means every device (not the switches). Node names are unique across
+ * both; a switch that no link names is an error.
+ * Links: a dedicated link (two endpoints) is full duplex: one FIFO resource
+ * per direction. A shared link (a PCIe host bus, any number of endpoints)
+ * is one FIFO resource for all of its endpoints and both directions, so
+ * concurrent transfers on it serialize.
+ * Routes: devices a and b talk over the fewest-hop path of links, each link
+ * one hop (a bus too), that passes through switches only (devices never
+ * forward; model a TPU chip's ICI router as a switch with its cores on
+ * it). Ties: hop by hop from a, the smallest link index (file order) that
+ * gets one hop closer to b, to the lowest-index node it offers. So a link
+ * that joins a and b directly always wins, and among those the first
+ * listed: the old "first listed link" rule, unchanged. A link of two
+ * endpoints whose nodes an earlier link already joins (either direction)
  * is an error, as is a repeated link name (a bus of more endpoints may
- * overlap earlier links: it still serves its other pairs).
+ * overlap earlier links: it still serves its other pairs). Pairs no route
+ * joins load (a file may hold two machines); the engine reports "no link
+ * between X and Y" only when a schedule puts neighbouring stages on them.
+ * A route holds at most MDL_ROUTE_MAX hops.
+ * Transfers (sim_engine.c), one exact model, cut-through: a transfer of B
+ * bytes on route h1..hn holds every hop's resource at once for
+ * B / min(bandwidth) (the bytes stream through at the slowest hop), and
+ * the receiver has the data sum(latency + overhead_s) after the bytes
+ * finished crossing: latency never holds a link, so back-to-back messages
+ * on one link take latency + 2 B/bandwidth. Acquisition is all at once and
+ * FIFO on every resource: a transfer that cannot start joins the queue of
+ * each of its resources at the same instant and starts when it heads all
+ * of them and all are free. Queues are thus ordered by one global request
+ * order, so no cycle of waits (deadlock) can form; the price is
+ * head-of-line blocking (a free resource waits for the queued transfer at
+ * its head). Equal times resolve in event order (the engine's seq), so
+ * runs repeat bit for bit.
  *
  * Ownership: mdl_topology_load allocates, mdl_topology_free (NULL ok) frees.
  */
