@@ -345,3 +345,93 @@ Test(links, fabric_runs_repeat_bit_identically)
     mdl_profile_free(p);
     mdl_topology_free(t);
 }
+
+static int dev_ix(const struct mdl_topology *t, const char *name)
+{
+    for (int d = 0; d < t->n_devices; d++)
+        if (!strcmp(t->devices[d].name, name))
+            return d;
+    cr_assert_fail("no device %s in %s", name, t->path);
+    return -1;
+}
+
+static struct mdl_route route_of(const struct mdl_topology *t, const char *a, const char *b)
+{
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, dev_ix(t, a), dev_ix(t, b), &r), 0, "%s", ps_errmsg());
+    return r;
+}
+
+/* The fabric presets load, every device pair has a route, and the routes
+ * are the ones the files' comments describe. */
+Test(links, fabric_presets_route_as_documented)
+{
+    const char *files[] = { "p100-pcie-dual-root", "p40-pcie-8", "dgx1-v100", "dgx-a100",
+                            "tpu-v3-torus" };
+    for (int i = 0; i < 5; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "models/topologies/%s.json", files[i]);
+        struct mdl_topology *t;
+        cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+        for (int a = 0; a < t->n_devices; a++)
+            for (int b = 0; b < t->n_devices; b++) {
+                struct mdl_route r;
+                if (a != b)
+                    cr_assert_eq(mdl_topology_route(t, a, b, &r), 0, "%s: %s", path,
+                                 ps_errmsg());
+            }
+        struct mdl_route r;
+        if (i < 2) { /* PCIe trees: same switch, same socket, across sockets */
+            r = route_of(t, "gpu0", "gpu1");
+            cr_assert_eq(r.n_hops, 2);
+            cr_assert_eq(r.bandwidth, 1.5754e10);
+            cr_assert(fabs(r.latency - (2 * 5e-7 + 2 * 5e-6)) < 1e-15);
+            cr_assert_eq(route_of(t, "gpu1", "gpu2").n_hops, 4);
+            r = route_of(t, "gpu3", "gpu4");
+            cr_assert_eq(r.n_hops, 5);
+            cr_assert_str_eq(t->links[r.hops[2].link].name, "qpi");
+            cr_assert(fabs(r.latency - (5 * 5e-7 + 2 * 5e-6)) < 1e-15);
+        } else if (i == 2) { /* DGX-1: NVLink where a pair has it, else PCIe */
+            r = route_of(t, "gpu0", "gpu3");
+            cr_assert_eq(r.n_hops, 1);
+            cr_assert_eq(r.bandwidth, 5e10);
+            cr_assert_eq(route_of(t, "gpu0", "gpu1").bandwidth, 2.5e10);
+            r = route_of(t, "gpu0", "gpu6");
+            cr_assert_eq(r.n_hops, 5, "no NVLink: PCIe across the sockets");
+            cr_assert_eq(r.bandwidth, 1.5754e10);
+            int nvl[8] = { 0 };
+            for (int k = 0; k < t->n_links; k++)
+                if (!strncmp(t->links[k].name, "nvlink", 6)) {
+                    int n = t->links[k].name[6] - '0';
+                    for (int e = 0; e < 2; e++)
+                        nvl[t->links[k].name[6 + 6 + (e ? 5 : 0)] - '0'] += n;
+                }
+            for (int g = 0; g < 8; g++)
+                cr_assert_eq(nvl[g], 6, "gpu%d has %d NVLinks", g, nvl[g]);
+            for (int d = 0; d + 1 < 8; d++)
+                cr_assert_eq(mdl_topology_route(t, d, d + 1, &r), 0);
+            for (int d = 0; d + 1 < 8; d++) {
+                mdl_topology_route(t, d, d + 1, &r);
+                cr_assert_eq(r.n_hops, 1, "stage %d -> %d over NVLink", d, d + 1);
+            }
+        } else if (i == 3) { /* DGX A100: all pairs through the NVSwitch */
+            r = route_of(t, "gpu2", "gpu7");
+            cr_assert_eq(r.n_hops, 2);
+            cr_assert_eq(r.bandwidth, 3e11);
+        } else { /* TPU v3 4x4 torus, X first */
+            cr_assert_eq(t->n_devices, 32);
+            cr_assert_eq(route_of(t, "core00_0", "core00_1").n_hops, 2);
+            r = route_of(t, "core00_0", "core30_0");
+            cr_assert_eq(r.n_hops, 3, "the wrap-around link: one ICI hop");
+            r = route_of(t, "core00_0", "core22_0");
+            cr_assert_eq(r.n_hops, 6);
+            cr_assert_str_eq(t->links[r.hops[1].link].name, "ici-x00", "X first");
+            cr_assert(fabs(r.latency - 4e-6) < 1e-15);
+            for (int d = 0; d + 1 < 32; d++) {
+                mdl_topology_route(t, d, d + 1, &r);
+                cr_assert_leq(r.n_hops, 3, "stage %d -> %d: one ICI hop at most", d, d + 1);
+            }
+        }
+        mdl_topology_free(t);
+    }
+}
