@@ -36,13 +36,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int j = 0; t->n_devices <= 4096 && j < i; j++)
             FUZZ_CHECK(strcmp(t->devices[j].name, d->name));
     }
+    for (int i = 0; i < t->n_switches; i++) { /* node names are unique across both */
+        FUZZ_CHECK(t->switches[i].name[0]);
+        for (int j = 0; t->n_devices + t->n_switches <= 4096 && j < t->n_devices + i; j++)
+            FUZZ_CHECK(strcmp(mdl_topology_node_name(t, j), t->switches[i].name));
+    }
     for (int i = 0; i < t->n_links; i++) {
         const struct mdl_link *l = &t->links[i];
         /* a dedicated link joins 2 devices, or all of them ("*") */
         FUZZ_CHECK(l->n_ends >= 1 && (l->shared || l->n_ends == 2 || l->n_ends == t->n_devices));
-        FUZZ_CHECK(isfinite(l->bandwidth) && l->bandwidth > 0 && fuzz_finite_nonneg(l->latency));
-        for (int k = 0; k < l->n_ends; k++)
-            FUZZ_CHECK(l->ends[k] >= 0 && l->ends[k] < t->n_devices);
+        FUZZ_CHECK(isfinite(l->bandwidth) && l->bandwidth > 0 && fuzz_finite_nonneg(l->latency) &&
+                   fuzz_finite_nonneg(l->overhead_s));
+        for (int k = 0; k < l->n_ends; k++) /* devices, then switches */
+            FUZZ_CHECK(l->ends[k] >= 0 && l->ends[k] < t->n_devices + t->n_switches);
         /* pairwise, on few links: unique names, and a two-endpoint link is
          * the first to join its devices (the one that carries their traffic) */
         for (int j = 0; t->n_links <= 4096 && j < i; j++)
