@@ -5,7 +5,11 @@
  * AR and the receives, which take their data in list order and no time) and
  * send; each link is a FIFO resource (per direction if dedicated, one for
  * all if shared). An op starts when it heads its stream, its dependencies
- * are done, and (transfers, collectives on shared links) its link is free.
+ * are done, and (transfers, all-reduces) every resource of its route is
+ * free and has it at the head of its queue (mdl_topology.h: all at once,
+ * FIFO, deadlock-free). A send holds its route and its send stream for
+ * bytes / bandwidth; its receiver's dependency is met the route's latency
+ * (+ overhead_s) later, by a delivery event (none when that is 0).
  * Events sit in FIFO lanes, one per distinct op duration, and only the
  * lanes' heads are in a 4-ary min-heap keyed by (time, seq) (sim_evq.h,
  * sim_heap.h); seq is a per-engine counter taken at each push, so ties pop
