@@ -435,3 +435,30 @@ Test(links, fabric_presets_route_as_documented)
         mdl_topology_free(t);
     }
 }
+
+/* Data-parallel replicas on a fabric: K = 1, R = 2 on the two-socket
+ * topology (one stage, replica 1 on g1). The all-reduce of 1e6 parameters
+ * (4e6 B) runs over the 5-hop route: 2(R-1)/R * 4e6 / 5e9 = 800 us, plus
+ * 2(R-1) * 7 us = 14 us, 814 us in all, held on every hop of the ring. */
+Test(links, allreduce_rides_the_route)
+{
+    struct mdl_topology *t = parse(two_sockets);
+    struct mdl_profile *p = th_uniform(1, 1000, 2000, 1, 0, 0, 1e6);
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
+    sim_engine *e;
+    cr_assert_eq(sch_schedule_gpipe(1, 1, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(s, 2), 0);
+    cr_assert_eq(sch_partition_uniform(1, 1, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(sim_simulate(s, c, t, 0, &e), 0, "%s", ps_errmsg());
+    const struct sim_result *r = sim_engine_result(e);
+    cr_assert_eq(r->busy_allreduce[0], 814000, "%lld", (long long)r->busy_allreduce[0]);
+    sim_engine_free(e);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    sch_schedule_free(s);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
