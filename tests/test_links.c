@@ -462,3 +462,78 @@ Test(links, allreduce_rides_the_route)
     mdl_profile_free(p);
     mdl_topology_free(t);
 }
+
+/* An independent recurrence for GPipe (no re-materialization, free update)
+ * on a chain of dedicated links under the new rule, written from the
+ * definitions (sim_engine.h, mdl_topology.h), not from the engine: device
+ * s runs its compute list F0..F(M-1), B(M-1)..B0 in order, each op when
+ * the previous one ended and its input arrived; its send stream runs
+ * sendF0..sendF(M-1), sendB(M-1)..sendB0 in order, each when its producer
+ * ended and the previous send left the stream; a send holds its link and
+ * stream x_s ns and arrives L ns after that. Makespan = the last B0 end.
+ * Random stage costs, cut sizes and latencies; to the nanosecond. */
+static uint64_t lcg(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *st >> 33;
+}
+
+static int64_t mx(int64_t a, int64_t b) { return a > b ? a : b; }
+
+Test(links, gpipe_recurrence_agrees_with_the_engine)
+{
+    uint64_t seed = 14;
+    int cases = 0;
+    for (int it = 0; it < 300; it++) {
+        int K = 2 + (int)(lcg(&seed) % 5), M = 1 + (int)(lcg(&seed) % 8);
+        int64_t L = (int64_t)(lcg(&seed) % 3000);
+        double f[8], b[8], out[8];
+        for (int s = 0; s < K; s++) {
+            f[s] = (double)(1 + lcg(&seed) % 2000);
+            b[s] = (double)(2 + lcg(&seed) % 4000); /* a backward takes >= 2 ns */
+            out[s] = (double)(lcg(&seed) % 2500); /* bytes = ns at 1 GB/s */
+        }
+        int64_t F[8][8], B[8][8], sF[8][8], sB[8][8]; /* ends; send starts */
+        for (int s = 0; s < K; s++) {
+            int64_t comp = 0, snd = 0; /* compute and send stream free at */
+            for (int m = 0; m < M; m++) {
+                int64_t in = s ? sF[s - 1][m] + (int64_t)out[s - 1] + L : 0;
+                F[s][m] = mx(comp, in) + (int64_t)f[s];
+                comp = F[s][m];
+                if (s + 1 < K) {
+                    sF[s][m] = mx(F[s][m], snd);
+                    snd = sF[s][m] + (int64_t)out[s];
+                }
+            }
+            (void)snd;
+        }
+        for (int s = K - 1; s >= 0; s--) {
+            int64_t comp = F[s][M - 1];
+            int64_t snd = s + 1 < K ? sF[s][M - 1] + (int64_t)out[s] : 0;
+            for (int m = M - 1; m >= 0; m--) {
+                int64_t in = s + 1 < K ? sB[s + 1][m] + (int64_t)out[s] + L : 0;
+                B[s][m] = mx(comp, in) + (int64_t)b[s];
+                comp = B[s][m];
+                if (s > 0) {
+                    sB[s][m] = mx(B[s][m], snd);
+                    snd = sB[s][m] + (int64_t)out[s - 1];
+                }
+            }
+        }
+        int64_t want = 0;
+        for (int s = 0; s < K; s++)
+            want = mx(want, B[s][0]);
+        struct mdl_profile *p = th_profile(K, f, b, 1, out, NULL, 0);
+        struct mdl_topology *t = th_chain(K, 0, 1e9, (double)L * 1e-9);
+        struct th_run run;
+        th_simulate(&run, "gpipe", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+        cr_assert_eq(run.r->makespan, want, "case %d K=%d M=%d L=%lld: engine %lld, "
+                     "recurrence %lld", it, K, M, (long long)L, (long long)run.r->makespan,
+                     (long long)want);
+        th_release(&run);
+        mdl_topology_free(t);
+        mdl_profile_free(p);
+        cases++;
+    }
+    cr_assert_eq(cases, 300);
+}
