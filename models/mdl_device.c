@@ -13,7 +13,7 @@
 
 const char *const mdl_device_keys[] = { "precision", "matrix_flops", "vector_flops",
                                         "mem_efficiency", "kernel_overhead_s", "gemm",
-                                        "combine", "preset", NULL };
+                                        "combine", "activation_bytes", "preset", NULL };
 const char *const mdl_prec_names[MDL_PREC_N] = { "fp32", "tf32", "bf16", "fp16" };
 
 static int bad_keys(const char *path, const char *where, json_t *o, const char *const *keys)
@@ -168,6 +168,9 @@ int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_
     }
     if ((v = json_object_get(o, "gemm")) && (rc = parse_gemm(path, where, v, m)) < 0)
         return rc;
+    if ((v = json_object_get(o, "activation_bytes")) &&
+        (rc = pos_num(path, where, "activation_bytes", v, 16, &m->elem_bytes)) < 0)
+        return rc;
     return 0;
 }
 
@@ -265,6 +268,8 @@ out:
 
 double mdl_device_elem_bytes(const struct mdl_device *d)
 {
+    if (d->model.elem_bytes > 0)
+        return d->model.elem_bytes;
     return d->model.precision >= MDL_BF16 ? 2 : 4;
 }
 

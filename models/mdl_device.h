@@ -29,6 +29,9 @@
  *                           exclude "pad"
  *   "combine": "max" | "sum"  memory and math time within a kernel class
  *                           (default "max")
+ *   "activation_bytes": s   element size of matrix operands in memory,
+ *                           (0, 16] (default: from precision; a TPU keeps
+ *                           fp32 tensors in HBM and feeds its MXU bf16)
  * In devices.json: { "comment": .., "devices": { "NAME": { fields .. } } };
  * a preset may hold any device field but "name", "count" and "preset".
  *
@@ -87,6 +90,7 @@ struct mdl_devmodel {
     double pad_rows, pad_feat;
     double gemm_eff;                /* (0, 1] */
     int combine;                    /* enum mdl_combine */
+    double elem_bytes;              /* activation_bytes; 0 = from precision */
 };
 
 struct mdl_device;
