@@ -60,9 +60,21 @@
  * stream run one after another, so their times add, and each pays its
  * launch. "sum" is the no-overlap upper bound.
  *
+ * Each product is its own kernel: its waves are not shared with another
+ * product's (one tile per unit per wave). B of a layer is the sum of its
+ * input-gradient products + vec_bwd/bytes_bwd + kernels_bwd; W the weight-
+ * gradient products + kernels_wgrad (no vector work of its own).
+ *
  * A device with these fields and a layer without work (only fwd_flops /
- * bwd_flops, or a measured profile) keeps the legacy rule with "flops" and
- * "efficiency" (presets set "flops" to the running precision's matrix peak).
+ * bwd_flops) keeps the legacy rule with "flops" and "efficiency" (presets
+ * set "flops" to the running precision's matrix peak): all of its work is
+ * matrix work at that rule. A measured profile (fwd_ms) keeps its measured
+ * times on any device; its work columns only split B from W (the FLOP
+ * share, mdl_layer_bwd_split in models/mdl_topology.h).
+ * A value in a preset that fails validation is reported at the topology's
+ * device (devices[i].FIELD) with the topology's path; a bad preset file,
+ * a missing preset and a preset that sets name/count/preset name
+ * devices.json.
  *
  * Ownership: none (plain values inside struct mdl_device). Cost: O(gemms)
  * per op; parsing O(keys).
