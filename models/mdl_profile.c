@@ -1,4 +1,5 @@
 #include "models/mdl_profile.h"
+#include "models/mdl_profile_int.h"
 #include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -27,6 +28,7 @@ struct header {
     int n_pts;
     double pt_batch[MDL_MAX_POINTS];
     int pt_idx[MDL_MAX_POINTS][P_N];   /* -1 = column absent */
+    int widx[W_N];                     /* work columns (mdl_profile_int.h), -1 = absent */
 };
 
 #define MAX_FIELDS 96
@@ -197,8 +199,17 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
     for (int c = 0; c < C_N; c++)
         idx[c] = -1;
     h->n_pts = 0;
+    for (int c = 0; c < W_N; c++)
+        h->widx[c] = -1;
     for (int i = 0; i < n; i++) {
-        int c, rc;
+        int c, rc, wc = mdl_work_column(f[i]);
+        if (wc >= 0) {
+            if (h->widx[wc] >= 0)
+                return ps_error(PS_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line,
+                                 colno[i], f[i]);
+            h->widx[wc] = i;
+            continue;
+        }
         for (c = 0; c < C_N; c++)
             if (!strcmp(f[i], col_names[c]))
                 break;
@@ -221,6 +232,9 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
     if (flops == ms)
         return ps_error(PS_EPARSE, "%s:%d: need exactly one of columns 'fwd_flops' or "
                          "'fwd_ms'", path, line);
+    int wrc = mdl_work_header(path, line, ms, h->widx);
+    if (wrc < 0)
+        return wrc;
     if (flops && (idx[C_BWD_MS] >= 0 || idx[C_AT_BATCH] >= 0))
         return ps_error(PS_EPARSE, "%s:%d: columns 'bwd_ms'/'at_batch' need 'fwd_ms', "
                          "not 'fwd_flops'", path, line);
@@ -369,6 +383,8 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
 struct row_pts {
     double batch[MDL_MAX_POINTS], fwd[MDL_MAX_POINTS], bwd[MDL_MAX_POINTS],
         nostash[MDL_MAX_POINTS];
+    struct mdl_work work;               /* and its work by op class */
+    struct mdl_gemm gemms[MDL_MAX_GEMMS];
 };
 
 static int parse_row(struct mdl_profile *p, const char *path, int line, char **f,
@@ -437,7 +453,8 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
         NUM(C_STASH, &l->stash_bytes) < 0)
         return rc;
 #undef NUM
-    return 0;
+    pts->work.gemms = pts->gemms;
+    return mdl_work_row(path, line, f, colno, h->widx, p->measured, l, &pts->work);
 }
 
 /* Where each layer's name is in the file, for the duplicate check. */

@@ -46,9 +46,13 @@
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
  *                 an activation-by-activation product (attention scores):
- *                 both of its backward products are input gradients. Without
- *                 'a' the right operand is a weight: backward has the input
- *                 gradient ROWS x N x K and the weight gradient K x ROWS x N.
+ *                 both of its backward products are input gradients, and at
+ *                 a micro-batch of n it is COUNT x n products of ROWS x K x N
+ *                 (one per sample; ROWS does not grow with n). Without 'a'
+ *                 the right operand is a weight: at n samples the product is
+ *                 (ROWS n) x K x N, backward has the input gradient
+ *                 (ROWS n) x N x K and the weight gradient K x (ROWS n) x N.
+ *                 At most MDL_MAX_GEMMS (64) products per layer.
  *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
  *                 matrix FLOPs of F, of B (input gradients) and of W; derived
  *                 from gemms (2 per multiply-add) when absent; when both are

@@ -1,6 +1,7 @@
 /* mdl_profile_write: a profile back to CSV (models/mdl_profile.h), the
  * calibrated columns included, so that what the loader accepts loads back. */
 #include "models/mdl_profile.h"
+#include "models/mdl_profile_int.h"
 #include "base/ps_util.h"
 
 #include <stdio.h>
@@ -63,6 +64,56 @@ static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed
     }
 }
 
+/* The work columns: which of wgrad_* and the op-class columns to write. */
+static void work_columns(const struct mdl_profile *p, int *wgrad, int *work)
+{
+    *wgrad = *work = 0;
+    for (int i = 0; i < p->n_layers; i++) {
+        *wgrad |= p->layers[i].has_wgrad;
+        *work |= p->layers[i].work != NULL;
+    }
+}
+
+static void work_header(FILE *f, int measured, int wgrad, int work)
+{
+    if (wgrad)
+        fprintf(f, ",%s", measured ? "wgrad_ms" : "wgrad_flops");
+    for (int c = W_GEMMS; work && c < W_N; c++)
+        fprintf(f, ",%s", mdl_work_cols[c]);
+}
+
+static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgrad, int work)
+{
+    if (wgrad) {
+        if (l->has_wgrad)
+            fprintf(f, ",%.17g", measured ? l->wgrad * 1e3 : l->wgrad);
+        else
+            fputc(',', f);
+    }
+    if (!work)
+        return;
+    const struct mdl_work *w = l->work;
+    if (!w) {
+        for (int c = W_GEMMS; c < W_N; c++)
+            fputc(',', f);
+        return;
+    }
+    fputc(',', f);
+    for (int i = 0; i < w->n_gemms; i++) {
+        const struct mdl_gemm *g = &w->gemms[i];
+        fprintf(f, "%s%.17gx%.17gx%.17g", i ? " " : "", g->rows, g->k, g->n);
+        if (g->count != 1)
+            fprintf(f, "*%.17g", g->count);
+        if (!g->weight)
+            fputc('a', f);
+    }
+    double v[] = { w->mm_fwd, w->mm_dgrad, w->mm_wgrad, w->vec_fwd, w->vec_bwd,
+                   w->bytes_fwd, w->bytes_bwd, w->kernels_fwd, w->kernels_bwd,
+                   w->kernels_wgrad };
+    for (size_t k = 0; k < sizeof v / sizeof *v; k++)
+        fprintf(f, ",%.17g", v[k]);
+}
+
 int mdl_profile_write(const struct mdl_profile *p, const char *path)
 {
     struct ps_afile af;
@@ -73,6 +124,8 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     double sizes[MDL_MAX_POINTS];
     int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
                                                       : 0;
+    int wgrad, work;
+    work_columns(p, &wgrad, &work);
     fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
             p->measured ? "times in ms at at_batch samples"
                         : "FLOPs per sample; bytes per sample");
@@ -87,10 +140,11 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
             if (nostash)
                 fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
         }
-        fputc('\n', f);
     } else {
-        fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n");
+        fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes");
     }
+    work_header(f, p->measured, wgrad, work);
+    fputc('\n', f);
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *l = &p->layers[i];
         if (p->measured) {
@@ -98,11 +152,12 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
                     l->fwd * 1e3, l->bwd * 1e3, l->at_batch, l->params, l->out_bytes,
                     l->stash_bytes);
             write_ext(f, l, nostash, fixed, sizes, n_sizes);
-            fputc('\n', f);
         } else {
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g\n", l->name, l->kind, l->fwd,
+            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind, l->fwd,
                     l->bwd, l->params, l->out_bytes, l->stash_bytes);
         }
+        write_work(f, l, p->measured, wgrad, work);
+        fputc('\n', f);
     }
     return ps_afile_commit(&af);
 }

@@ -1,3 +1,4 @@
+#define MDL_DEVICE_JSON
 #include "models/mdl_topology.h"
 #include "models/mdl_topology_int.h"
 #include "base/ps_error.h"
@@ -134,11 +135,20 @@ static int index_names(const char *path, const struct mdl_topology *t, const int
     return 0;
 }
 
+static int load_device(const char *path, const char *where, json_t *o,
+                       const char *const *dkeys, struct mdl_device *dp, json_t **merged);
+
 static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, int **entry_out)
 {
-    static const char *const dkeys[] = { "name", "count", "flops", "memory",
-                                         "mem_bandwidth", "efficiency", NULL };
-    static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
+    static const char *const base_keys[] = { "name", "count", "flops", "memory",
+                                             "mem_bandwidth", "efficiency", NULL };
+    const char *dkeys[32];
+    int nk = 0;
+    for (const char *const *k = base_keys; *k; k++)
+        dkeys[nk++] = *k;
+    for (const char *const *k = mdl_device_keys; *k; k++)
+        dkeys[nk++] = *k;
+    dkeys[nk] = NULL;
     if (!json_is_array(arr) || json_array_size(arr) == 0)
         return ps_error(PS_EPARSE, "%s: devices: must be a non-empty array", path);
     size_t total = 0;
@@ -158,14 +168,44 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     if (!t->devices || !entry)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < json_array_size(arr); i++) {
-        json_t *o = json_array_get(arr, i);
+        json_t *o = json_array_get(arr, i), *merged = NULL;
         char where[48];
         snprintf(where, sizeof where, "devices[%zu]", i);
         if (!json_is_object(o))
             return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
         struct mdl_device d;
         memset(&d, 0, sizeof d);
-        int rc;
+        int rc = load_device(path, where, o, dkeys, &d, &merged);
+        json_decref(merged);
+        if (rc < 0)
+            return rc;
+        json_t *c = json_object_get(o, "count");
+        int count = c ? (int)json_integer_value(c) : 1;
+        for (int k = 0; k < count; k++) {
+            struct mdl_device dk = d;
+            if (c)
+                snprintf(dk.name, sizeof dk.name, "%.50s%d", d.name, k & 0xfffff);
+            entry[t->n_devices] = (int)i;
+            t->devices[t->n_devices++] = dk;
+        }
+    }
+    return 0;
+}
+
+/* One devices[] entry (its preset merged in first) into *dp. */
+static int load_device(const char *path, const char *where, json_t *o,
+                       const char *const *dkeys, struct mdl_device *dp, json_t **merged)
+{
+    static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
+    struct mdl_device d;
+    memset(&d, 0, sizeof d);
+    int rc;
+    if ((rc = check_keys(path, where, o, dkeys)) < 0 ||
+        (rc = mdl_device_resolve(path, where, o, merged)) < 0)
+        return rc;
+    if (*merged)
+        o = *merged;
+    {
         if ((rc = check_keys(path, where, o, dkeys)) < 0 ||
             (rc = get_name(path, where, o, d.name)) < 0 ||
             (rc = get_num(path, where, o, "flops", 1, 0, 1, &d.flops)) < 0 ||
@@ -188,16 +228,10 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
                 return ps_error(PS_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
                                  ew, d.eff_max);
         }
-        json_t *c = json_object_get(o, "count");
-        int count = c ? (int)json_integer_value(c) : 1;
-        for (int k = 0; k < count; k++) {
-            struct mdl_device dk = d;
-            if (c)
-                snprintf(dk.name, sizeof dk.name, "%.50s%d", d.name, k & 0xfffff);
-            entry[t->n_devices] = (int)i;
-            t->devices[t->n_devices++] = dk;
-        }
+        if ((rc = mdl_device_parse(path, where, o, &d)) < 0)
+            return rc;
     }
+    *dp = d;
     return 0;
 }
 
@@ -486,6 +520,11 @@ static double base_rule(const struct mdl_device *d, const struct mdl_layer *l, d
 double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                          enum mdl_op op, double n)
 {
+    if (!measured && l->work && d->model.on) {
+        double f, b, w;
+        mdl_device_work_s(d, l->work, n, &f, &b, &w);
+        return op == MDL_OP_BWD ? b + w : f;
+    }
     if (!measured)
         return mdl_device_op_seconds(d, 0, op == MDL_OP_BWD ? l->bwd : l->fwd, 0, n);
     int ns = op == MDL_OP_FWD_NOSTASH && l->has_nostash;
@@ -520,4 +559,31 @@ double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct 
     }
     double b = base_rule(d, l, t_at, fixed, xs[e]);
     return b > 0 ? ts[e] * base_rule(d, l, t_at, fixed, n) / b : base_rule(d, l, t_at, fixed, n);
+}
+
+int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct mdl_layer *l,
+                        double n, double *b, double *w)
+{
+    if (!measured && l->work && d->model.on) {
+        double f;
+        mdl_device_work_s(d, l->work, n, &f, b, w);
+        return 1;
+    }
+    double t = mdl_layer_seconds(d, measured, l, MDL_OP_BWD, n), share = -1;
+    if (l->has_wgrad) {
+        share = l->bwd > 0 ? l->wgrad / l->bwd : 0.5;
+    } else if (l->work) {
+        const struct mdl_work *k = l->work;
+        double all = k->mm_dgrad + k->mm_wgrad + k->vec_bwd;
+        if (all > 0)
+            share = k->mm_wgrad / all;
+    }
+    if (share < 0) {
+        *b = t / 2;
+        *w = t - *b;
+        return 0;
+    }
+    *w = t * share;
+    *b = t - *w;
+    return 1;
 }

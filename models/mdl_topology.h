@@ -60,11 +60,17 @@
  * its head). Equal times resolve in event order (the engine's seq), so
  * runs repeat bit for bit.
  *
+ * A device may also give the op-level fields of models/mdl_device.h
+ * ("preset", "precision", "matrix_flops", ...); a FLOP profile's layer with
+ * work by op class is then timed by that model, every other layer by the
+ * rule above.
+ *
  * Ownership: mdl_topology_load allocates, mdl_topology_free (NULL ok) frees.
  */
 #ifndef MDL_TOPOLOGY_H
 #define MDL_TOPOLOGY_H
 
+#include "models/mdl_device.h"
 #include "models/mdl_profile.h"
 
 struct mdl_device {
@@ -75,6 +81,7 @@ struct mdl_device {
     double eff_max;
     double batch_half;
     double overhead_s;
+    struct mdl_devmodel model; /* op-level fields (models/mdl_device.h) */
 };
 
 struct mdl_link {
@@ -154,5 +161,14 @@ enum mdl_op { MDL_OP_FWD, MDL_OP_BWD, MDL_OP_FWD_NOSTASH };
  * mdl_device_op_seconds. O(points). */
 double mdl_layer_seconds(const struct mdl_device *d, int measured,
                          const struct mdl_layer *l, enum mdl_op op, double n);
+/* The backward of mdl_layer_seconds(.., MDL_OP_BWD, ..) split into the input
+ * gradient *b and the weight gradient *w (*b + *w = that backward): the
+ * device model's B and W for a layer with work on a device with the
+ * op-level fields (models/mdl_device.h); else the wgrad_flops/wgrad_ms
+ * share of bwd; else, for a layer with work, the FLOP share
+ * mm_wgrad / (mm_dgrad + mm_wgrad + vec_bwd). Returns 1 when one of these
+ * set the split, 0 when nothing says (then half and half). O(gemms). */
+int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct mdl_layer *l,
+                        double n, double *b, double *w);
 
 #endif

@@ -71,10 +71,20 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         const struct mdl_device *d = &t->devices[dev];
         struct sch_stage_cost *sc = &c->st[s];
         double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0;
+        double b_in = 0, b_w = 0, b_half = 0; /* the split backward */
+        int split = 0;
         for (int l = part->first[s]; l < part->first[s + 1]; l++) {
             const struct mdl_layer *ly = &p->layers[l];
             fwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
-            bwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, micro_batch);
+            double lb, lw;
+            if (mdl_layer_bwd_split(d, p->measured, ly, micro_batch, &lb, &lw)) {
+                b_in += lb;
+                b_w += lw;
+                split = 1;
+            } else {
+                b_half += lb + lw;
+            }
+            bwd += lb + lw;
             nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
             params += ly->params;
             stash += ly->stash_bytes;
@@ -108,6 +118,10 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->fwd_nostash = sch_op_seconds_to_time(nostash);
         sc->recomp = sc->fwd;
         sc->bwd_input = sc->bwd / 2;
+        if (split && sc->bwd >= 2) { /* the layers' own split, each part at least 1 ns */
+            sch_time bi = sch_seconds_to_time(b_in + b_half / 2);
+            sc->bwd_input = bi < 1 ? 1 : bi > sc->bwd - 1 ? sc->bwd - 1 : bi;
+        }
         sc->bwd_weight = sc->bwd - sc->bwd_input;
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);

@@ -16,8 +16,12 @@
  * stashing forward's time. Transfers are not here: their time is the
  * link's latency + bytes / bandwidth (sim_engine.c). With a split backward (zero-bubble
  * schedules) B is the input-gradient half and W the weight-gradient half:
- * bwd_input = bwd/2, bwd_weight = bwd - bwd_input (dense layers do equal
- * FLOPs for dX and dW). Update = 2 * params * bytes_per_param /
+ * bwd_input = the sum of the layers' input gradients (mdl_layer_bwd_split:
+ * the device model's B, or the wgrad_* / work columns' share), layers that
+ * say nothing counted half, rounded to ns and kept in [1, bwd - 1];
+ * bwd_weight = bwd - bwd_input. When no layer of the stage says anything,
+ * bwd_input = bwd/2 exactly as before (dense layers do equal FLOPs for dX
+ * and dW). Update = 2 * params * bytes_per_param /
  * mem_bandwidth (read and write of the optimizer state), 0 if unknown.
  * Ownership: sch_costs_new / sch_costs_free (NULL ok). Cost: O(layers).
  */

@@ -1,0 +1,136 @@
+/*
+ * mdl_device — the op-level device model: what a device does with a layer's
+ * work by op class (models/mdl_profile.h, struct mdl_work).
+ *
+ * JSON (in a topology's device object, all optional; units FLOP/s, bytes/s,
+ * seconds; a device that gives none of them keeps the legacy rule of
+ * models/mdl_topology.h exactly):
+ *   "preset": "NAME"        take every field of NAME from devices.json in
+ *                           the topology file's directory, else from
+ *                           $PIPESIM_DATA/devices.json; inline keys override
+ *   "precision": "fp32" | "tf32" | "bf16" | "fp16"
+ *                           what the matrix units run (default fp32); the
+ *                           activation element size follows: 4 bytes for
+ *                           fp32 and tf32 (tf32 keeps fp32 storage), 2 for
+ *                           bf16 and fp16
+ *   "matrix_flops": { "fp32": x, "tf32": x, "bf16": x, "fp16": x }
+ *                           peak matrix FLOP/s per precision (any subset;
+ *                           the running precision's entry absent = "flops")
+ *   "vector_flops": { same keys }  peak vector/elementwise FLOP/s (absent =
+ *                           "flops")
+ *   "mem_efficiency": f     achievable fraction of mem_bandwidth, (0, 1]
+ *                           (default 1)
+ *   "kernel_overhead_s": t  launch/dispatch cost per kernel (default 0)
+ *   "gemm": { "tile": [Tm, Tn], "units": U,     GPU tile/wave quantization
+ *             "pad": [Pr, Pf],                  TPU padding
+ *             "efficiency": e }                 sustained fraction of the
+ *                           matrix peak on full tiles/waves, (0, 1]
+ *                           (default 1); "tile"/"units" come together and
+ *                           exclude "pad"
+ *   "combine": "max" | "sum"  memory and math time within a kernel class
+ *                           (default "max")
+ *   "activation_bytes": s   element size of matrix operands in memory,
+ *                           (0, 16] (default: from precision; a TPU keeps
+ *                           fp32 tensors in HBM and feeds its MXU bf16)
+ * In devices.json: { "comment": .., "devices": { "NAME": { fields .. } } };
+ * a preset may hold any device field but "name", "count" and "preset".
+ *
+ * The rule. An op of a layer on n samples (F, B or W of mdl_device_work_s):
+ *   each matrix product (rows M = ROWS * n, reduction K, output N, COUNT c):
+ *     math  = GPU:  waves * 2*Tm*Tn*K / (P*e/U), waves = ceil(c * tiles / U),
+ *                   tiles = ceil(M/Tm) * ceil(N/Tn)
+ *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e)
+ *             else: c * 2*M*K*N / (P*e)
+ *     mem   = c * (M*K + K*N + M*N) * s / (BW * f)   (s = element bytes)
+ *     t     = max(math, mem)   (or math + mem with "combine": "sum")
+ *   the vector class of the op: max(vec_flops*n / V, bytes*n / (BW * f))
+ *   op time = sum of its products' t + vector t + kernels * kernel_overhead_s
+ * P = matrix_flops[precision], V = vector_flops[precision], BW =
+ * mem_bandwidth (0 = memory is free: mem = 0). F's products are the
+ * layer's gemms. A weight product (ROWS x K by a K x N weight) has rows
+ * M = ROWS * n; its input gradient is M x N x K (in B) and its weight
+ * gradient K x M x N (in W). An activation product ('a', attention scores)
+ * is c * n products of ROWS x K x N (one per sample and head); its two
+ * backward products, ROWS x N x K and K x ROWS x N, are both in B. A layer
+ * that gives mm_* FLOPs but no gemms has its matrix FLOPs timed at P*e
+ * with no shape effects and no operand traffic.
+ * Why max within a class and a sum across kernels: NVIDIA's "GPU
+ * Performance Background User's Guide" gives a kernel's time as
+ * max(T_mem, T_math) when its memory and math overlap; the kernels of one
+ * stream run one after another, so their times add, and each pays its
+ * launch. "sum" is the no-overlap upper bound.
+ *
+ * Each product is its own kernel: its waves are not shared with another
+ * product's (one tile per unit per wave). B of a layer is the sum of its
+ * input-gradient products + vec_bwd/bytes_bwd + kernels_bwd; W the weight-
+ * gradient products + kernels_wgrad (no vector work of its own).
+ *
+ * A device with these fields and a layer without work (only fwd_flops /
+ * bwd_flops) keeps the legacy rule with "flops" and "efficiency" (presets
+ * set "flops" to the running precision's matrix peak): all of its work is
+ * matrix work at that rule. A measured profile (fwd_ms) keeps its measured
+ * times on any device; its work columns only split B from W (the FLOP
+ * share, mdl_layer_bwd_split in models/mdl_topology.h).
+ * A value in a preset that fails validation is reported at the topology's
+ * device (devices[i].FIELD) with the topology's path; a bad preset file,
+ * a missing preset and a preset that sets name/count/preset name
+ * devices.json.
+ *
+ * Ownership: none (plain values inside struct mdl_device). Cost: O(gemms)
+ * per op; parsing O(keys).
+ */
+#ifndef MDL_DEVICE_H
+#define MDL_DEVICE_H
+
+#include "models/mdl_profile.h"
+
+enum mdl_prec { MDL_FP32, MDL_TF32, MDL_BF16, MDL_FP16, MDL_PREC_N };
+
+enum mdl_combine { MDL_COMBINE_MAX, MDL_COMBINE_SUM };
+
+/* The op-level fields of a device; on = 0: none given (legacy rule). */
+struct mdl_devmodel {
+    int on;
+    int precision;                  /* enum mdl_prec */
+    double mm_peak[MDL_PREC_N];     /* 0 = not given */
+    double vec_peak[MDL_PREC_N];
+    double mem_eff;                 /* (0, 1] */
+    double kernel_s;
+    int tiled;                      /* tile_m, tile_n, units given */
+    double tile_m, tile_n, units;
+    int padded;                     /* pad_rows, pad_feat given */
+    double pad_rows, pad_feat;
+    double gemm_eff;                /* (0, 1] */
+    int combine;                    /* enum mdl_combine */
+    double elem_bytes;              /* activation_bytes; 0 = from precision */
+};
+
+struct mdl_device;
+
+/* Device keys this module reads, NULL-terminated, for the loader's unknown-
+ * key check. */
+extern const char *const mdl_device_keys[];
+/* The names of the precisions ("fp32", ...). */
+extern const char *const mdl_prec_names[MDL_PREC_N];
+
+#ifdef MDL_DEVICE_JSON
+#include <jansson.h>
+/* When o has "preset", *merged = a new object: the preset's fields from
+ * devices.json (see above), then o's own keys over them (the caller
+ * decrefs); else *merged = NULL. topo_path names the topology. */
+int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json_t **merged);
+/* Reads the op-level fields of o into d->model (after the legacy fields). */
+int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_device *d);
+#endif
+
+/* Element bytes of the device's precision (4 or 2). */
+double mdl_device_elem_bytes(const struct mdl_device *d);
+/* Seconds of one matrix product of M x K by K x N, c times, on d. */
+double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c);
+/* Seconds of a vector class: flops and bytes in total. */
+double mdl_device_vec_s(const struct mdl_device *d, double flops, double bytes);
+/* F, B and W seconds of a layer's work on n samples (d->model.on). */
+void mdl_device_work_s(const struct mdl_device *d, const struct mdl_work *w, double n,
+                       double *f, double *b, double *wg);
+
+#endif

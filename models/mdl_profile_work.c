@@ -1,0 +1,191 @@
+/* mdl_profile_work: parsing the work-by-op-class columns of a profile
+ * (models/mdl_profile.h, "Work by op class"). */
+#include "models/mdl_profile_int.h"
+#include "base/ps_error.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mdl_work_cols[W_N] = {
+    "wgrad_flops", "wgrad_ms", "gemms", "mm_fwd_flops", "mm_dgrad_flops", "mm_wgrad_flops",
+    "vec_fwd_flops", "vec_bwd_flops", "bytes_fwd", "bytes_bwd", "kernels_fwd", "kernels_bwd",
+    "kernels_wgrad",
+};
+
+int mdl_work_column(const char *name)
+{
+    for (int c = 0; c < W_N; c++)
+        if (!strcmp(name, mdl_work_cols[c]))
+            return c;
+    return -1;
+}
+
+int mdl_work_header(const char *path, int line, int measured, const int *widx)
+{
+    if (measured && widx[W_WGRAD_FLOPS] >= 0)
+        return ps_error(PS_EPARSE, "%s:%d: column 'wgrad_flops' needs 'fwd_flops', not "
+                         "'fwd_ms' (use 'wgrad_ms')", path, line);
+    if (!measured && widx[W_WGRAD_MS] >= 0)
+        return ps_error(PS_EPARSE, "%s:%d: column 'wgrad_ms' needs 'fwd_ms', not "
+                         "'fwd_flops' (use 'wgrad_flops')", path, line);
+    return 0;
+}
+
+void mdl_work_from_gemms(const struct mdl_gemm *g, int n, double *fwd, double *dgrad,
+                         double *wgrad)
+{
+    *fwd = *dgrad = *wgrad = 0;
+    for (int i = 0; i < n; i++) {
+        double f = 2 * g[i].rows * g[i].k * g[i].n * g[i].count;
+        *fwd += f;
+        if (g[i].weight) {
+            *dgrad += f;
+            *wgrad += f;
+        } else {
+            *dgrad += 2 * f; /* both operands' gradients are input gradients */
+        }
+    }
+}
+
+static int field_num(const char *path, int line, int col, const char *field, const char *s,
+                     double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || end == s)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number", path, line,
+                         col, field, s);
+    if (errno == ERANGE || !isfinite(v))
+        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s': '%s' is out of range", path, line,
+                         col, field, s);
+    if (v < 0)
+        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' must be >= 0, got %s", path, line,
+                         col, field, s);
+    *out = v;
+    return 0;
+}
+
+/* One dimension of a product: digits first (no hex, inf or nan), > 0. */
+static int dim(const char **s, double *out)
+{
+    if (**s < '0' || **s > '9' || ((*s)[0] == '0' && ((*s)[1] == 'x' || (*s)[1] == 'X')))
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(*s, &end);
+    if (errno == ERANGE || !isfinite(v) || !(v > 0) || v > 1e12)
+        return -1;
+    *s = end;
+    *out = v;
+    return 0;
+}
+
+/* ROWSxKxN[*COUNT][a], space-separated. */
+static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
+{
+    const char *p = s;
+    w->n_gemms = 0;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        const char *item = p;
+        struct mdl_gemm g = { .count = 1, .weight = 1 };
+        int ok = dim(&p, &g.rows) == 0 && *p++ == 'x' && dim(&p, &g.k) == 0 &&
+                 *p++ == 'x' && dim(&p, &g.n) == 0;
+        if (ok && *p == '*') {
+            p++;
+            ok = dim(&p, &g.count) == 0 && g.count >= 1 && g.count == floor(g.count);
+        }
+        if (ok && *p == 'a') {
+            p++;
+            g.weight = 0;
+        }
+        ok = ok && (*p == ' ' || !*p);
+        if (!ok) {
+            int len = 0;
+            while (item[len] && item[len] != ' ')
+                len++;
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
+                             "ROWSxKxN[*COUNT][a] (dimensions > 0, COUNT a whole number >= 1)",
+                             path, line, col + (int)(item - s), len, item);
+        }
+        if (w->n_gemms == MDL_MAX_GEMMS)
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': more than %d products", path,
+                             line, col + (int)(item - s), MDL_MAX_GEMMS);
+        w->gemms[w->n_gemms++] = g;
+    }
+    return 0;
+}
+
+static int agree(const char *path, int line, int col, const char *field, double given,
+                 double derived)
+{
+    if (fabs(given - derived) <= 1e-3 * fmax(fabs(given), fabs(derived)))
+        return 0;
+    return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' (%.6g) disagrees with gemms (%.6g) by "
+                     "more than 0.1 %%", path, line, col, field, given, derived);
+}
+
+int mdl_work_row(const char *path, int line, char **f, const int *colno, const int *widx,
+                 int measured, struct mdl_layer *l, struct mdl_work *w)
+{
+    struct mdl_gemm *room = w->gemms;
+    memset(w, 0, sizeof *w);
+    w->gemms = room; /* MDL_MAX_GEMMS products of the caller's */
+    l->work = NULL;
+    int rc, any = 0, have[W_N] = { 0 };
+    double v[W_N] = { 0 };
+    for (int c = 0; c < W_N; c++) {
+        int i = widx[c];
+        if (i < 0 || !*f[i])
+            continue;
+        have[c] = 1;
+        if (c == W_GEMMS)
+            rc = parse_gemms(path, line, colno[i], f[i], w);
+        else
+            rc = field_num(path, line, colno[i], mdl_work_cols[c], f[i], &v[c]);
+        if (rc < 0)
+            return rc;
+        any |= c != W_WGRAD_FLOPS && c != W_WGRAD_MS;
+    }
+    int wc = measured ? W_WGRAD_MS : W_WGRAD_FLOPS;
+    if (have[wc]) {
+        l->has_wgrad = 1;
+        l->wgrad = measured ? v[wc] / 1e3 : v[wc];
+        if (l->wgrad > l->bwd * (1 + 1e-12))
+            return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' (%g) must be <= the backward "
+                             "(%g)", path, line, colno[widx[wc]], mdl_work_cols[wc],
+                             v[wc], measured ? l->bwd * 1e3 : l->bwd);
+    }
+    if (!any)
+        return 0;
+    double df, dd, dw;
+    mdl_work_from_gemms(w->gemms, w->n_gemms, &df, &dd, &dw);
+    static const int mm[3] = { W_MM_FWD, W_MM_DGRAD, W_MM_WGRAD };
+    double der[3] = { df, dd, dw };
+    for (int k = 0; k < 3; k++) {
+        if (!have[mm[k]])
+            v[mm[k]] = der[k];
+        else if (have[W_GEMMS] &&
+                 (rc = agree(path, line, colno[widx[mm[k]]], mdl_work_cols[mm[k]], v[mm[k]],
+                             der[k])) < 0)
+            return rc;
+    }
+    w->mm_fwd = v[W_MM_FWD];
+    w->mm_dgrad = v[W_MM_DGRAD];
+    w->mm_wgrad = v[W_MM_WGRAD];
+    w->vec_fwd = v[W_VEC_FWD];
+    w->vec_bwd = v[W_VEC_BWD];
+    w->bytes_fwd = v[W_BYTES_FWD];
+    w->bytes_bwd = v[W_BYTES_BWD];
+    w->kernels_fwd = v[W_K_FWD];
+    w->kernels_bwd = v[W_K_BWD];
+    w->kernels_wgrad = v[W_K_WGRAD];
+    l->work = w; /* mdl_profile_add copies n_gemms products (none: NULL) */
+    return 0;
+}

@@ -1,0 +1,308 @@
+/* The op-level device model (models/mdl_device.h): the combining rule on
+ * hand-computed ops, TPU padding, wave quantization, kernel overhead, B and
+ * W through sch_costs, the JSON fields and presets, and devices without the
+ * new fields keeping the legacy rule. Oracles are computed here by hand
+ * from the rule as the header states it. */
+#include "helpers.h"
+#include "models/mdl_device.h"
+
+#include <math.h>
+
+static struct mdl_topology *topo(const char *json)
+{
+    struct mdl_topology *t;
+    int rc = mdl_topology_parse(json, strlen(json), "<test>", &t);
+    cr_assert_eq(rc, 0, "%s", ps_errmsg());
+    return t;
+}
+
+static void topo_fails(const char *json, const char *needle)
+{
+    struct mdl_topology *t;
+    cr_assert_lt(mdl_topology_parse(json, strlen(json), "<test>", &t), 0, "accepted %s", json);
+    cr_expect(strstr(ps_errmsg(), needle), "message '%s' lacks '%s'", ps_errmsg(), needle);
+}
+
+#define DEV(extra)                                                                         \
+    "{\"devices\": [{\"name\": \"d\", \"flops\": 1e12, \"memory\": 1e9, "                  \
+    "\"mem_bandwidth\": 1e11" extra "}]}"
+
+/* ns, rounded: the exact nanoseconds the engine would see */
+static long long ns(double s) { return llround(s * 1e9); }
+
+Test(device, roofline_memory_bound)
+{
+    /* 100x100x100, fp32: math 2e6 / 1e12 = 2000 ns; operands 3e4 x 4 B =
+     * 1.2e5 B at 1e11 x 0.5 = 2400 ns: memory-bound, max = 2400, sum = 4400 */
+    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5"));
+    cr_assert(t->devices[0].model.on);
+    cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 100, 100, 100, 1)), 2400);
+    mdl_topology_free(t);
+    t = topo(DEV(", \"mem_efficiency\": 0.5, \"combine\": \"sum\""));
+    cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 100, 100, 100, 1)), 4400);
+    mdl_topology_free(t);
+}
+
+Test(device, roofline_math_bound)
+{
+    /* 1000^3: math 2e9 / 1e12 = 2 ms; memory 1.2e7 B / 5e10 = 0.24 ms */
+    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5"));
+    cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 2000000);
+    /* bf16 peak 4e12 and 2-byte operands: math 500 us, memory 120 us */
+    mdl_topology_free(t);
+    t = topo(DEV(", \"mem_efficiency\": 0.5, \"precision\": \"bf16\", "
+                 "\"matrix_flops\": {\"bf16\": 4e12}"));
+    cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 500000);
+    cr_expect_eq(mdl_device_elem_bytes(&t->devices[0]), 2);
+    mdl_topology_free(t);
+}
+
+Test(device, vector_roofline)
+{
+    /* vector peak 1e11: 1e6 FLOPs = 10 us; 4e6 B at 1e11 = 40 us -> 40 us */
+    struct mdl_topology *t = topo(DEV(", \"vector_flops\": {\"fp32\": 1e11}"));
+    cr_expect_eq(ns(mdl_device_vec_s(&t->devices[0], 1e6, 4e6)), 40000);
+    cr_expect_eq(ns(mdl_device_vec_s(&t->devices[0], 1e7, 4e5)), 100000);
+    mdl_topology_free(t);
+}
+
+Test(device, tpu_padding)
+{
+    /* memory free (no mem_bandwidth): 10x100x200 pads to 16x128x256:
+     * 2 x 16 x 128 x 256 = 1048576 FLOPs at 1e12 = 1048.576 ns */
+    const char *j = "{\"devices\": [{\"name\": \"t\", \"flops\": 1e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"pad\": [8, 128]}}]}";
+    struct mdl_topology *t = topo(j);
+    cr_expect_float_eq(mdl_device_gemm_s(&t->devices[0], 10, 100, 200, 1), 1048576e-12, 1e-18);
+    /* already aligned: no padding */
+    cr_expect_float_eq(mdl_device_gemm_s(&t->devices[0], 8, 128, 256, 1), 2 * 8 * 128 * 256e-12,
+                       1e-18);
+    mdl_topology_free(t);
+}
+
+Test(device, wave_quantization)
+{
+    /* 4 units at 4e12 (1e12 each), 128x128 tiles, K = 64: a tile takes
+     * 2 x 128 x 128 x 64 / 1e12 = 2097.152 ns. 256 x 384 -> 2 x 3 = 6 tiles,
+     * 2 waves; 129 x 128 -> 2 tiles, 1 wave; count 2 -> 12 tiles, 3 waves */
+    const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"tile\": [128, 128], \"units\": 4}}]}";
+    struct mdl_topology *t = topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    double tile = 2.0 * 128 * 128 * 64 / 1e12;
+    cr_expect_float_eq(mdl_device_gemm_s(d, 256, 64, 384, 1), 2 * tile, 1e-18);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 129, 64, 128, 1), tile, 1e-18);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 256, 64, 384, 2), 3 * tile, 1e-18);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 1, 64, 1, 1), tile, 1e-18);
+    mdl_topology_free(t);
+}
+
+Test(device, efficiency_scales_math)
+{
+    const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"efficiency\": 0.5}}]}";
+    struct mdl_topology *t = topo(j);
+    cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 4000000);
+    mdl_topology_free(t);
+}
+
+static struct mdl_profile *work_profile(const char *csv)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_parse(csv, strlen(csv), "<p>", &p), 0, "%s", ps_errmsg());
+    return p;
+}
+
+Test(device, layer_ops_and_kernel_overhead)
+{
+    /* gemms 10x20x30 at n = 2 (M = 20), memory free, 1e12:
+     * F = 20x20x30 = 24 ns, B = 20x30x20 = 24 ns, W = 20x20x30 = 24 ns;
+     * + vec_fwd 1000 x 2 / 1e12 = 2 ns; kernels 3/1/2 x 1 us */
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+                                  "\"memory\": 1e9, \"kernel_overhead_s\": 1e-6}]}");
+    struct mdl_profile *p = work_profile(
+        "name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,kernels_fwd,"
+        "kernels_bwd,kernels_wgrad\n"
+        "l,1,0,0,0,10x20x30,1000,3,1,2\n");
+    const struct mdl_device *d = &t->devices[0];
+    const struct mdl_layer *l = &p->layers[0];
+    cr_expect_eq(ns(mdl_layer_seconds(d, 0, l, MDL_OP_FWD, 2)), 24 + 2 + 3000);
+    cr_expect_eq(ns(mdl_layer_seconds(d, 0, l, MDL_OP_BWD, 2)), 24 + 1000 + 24 + 2000);
+    double b, w;
+    cr_expect_eq(mdl_layer_bwd_split(d, 0, l, 2, &b, &w), 1);
+    cr_expect_eq(ns(b), 1024);
+    cr_expect_eq(ns(w), 2024);
+    /* through sch_costs: B and W apart */
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_uniform(1, 1, &part), 0);
+    struct sch_costs *c;
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 2, &c), 0, "%s", ps_errmsg());
+    cr_expect_eq(c->st[0].bwd, 3048);
+    cr_expect_eq(c->st[0].bwd_input, 1024);
+    cr_expect_eq(c->st[0].bwd_weight, 2024);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(device, activation_product_backward_is_input_gradients)
+{
+    /* 'a': c x n products of ROWS x K x N; B has two, W none. 4x8x4*2a at
+     * n = 3: 6 products; F = 6 x 2 x 4 x 8 x 4 = 1536 FLOPs; B = 2 x 1536 */
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+                                  "\"memory\": 1e9, \"precision\": \"fp32\"}]}");
+    struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms\n"
+                                         "attn,1,0,0,0,4x8x4*2a\n");
+    double f, b, w;
+    mdl_device_work_s(&t->devices[0], p->layers[0].work, 3, &f, &b, &w);
+    cr_expect_float_eq(f, 1536e-12, 1e-20);
+    cr_expect_float_eq(b, 3072e-12, 1e-20);
+    cr_expect_eq(w, 0);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(device, wgrad_column_share)
+{
+    /* legacy device (th_chain: 1e12, efficiency 1): bwd 2e9 FLOPs at n = 1 =
+     * 2 ms; wgrad_flops 0.5e9 -> W = 0.5 ms, B = 1.5 ms */
+    struct mdl_topology *t = th_chain(1, 0, 1e10, 0);
+    struct mdl_profile *p = work_profile("name,fwd_flops,bwd_flops,wgrad_flops,params,"
+                                         "out_bytes,stash_bytes\n"
+                                         "l,1e9,2e9,0.5e9,0,0,0\n");
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_uniform(1, 1, &part), 0);
+    struct sch_costs *c;
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0, "%s", ps_errmsg());
+    cr_expect_eq(c->st[0].bwd, 2000000);
+    cr_expect_eq(c->st[0].bwd_input, 1500000);
+    cr_expect_eq(c->st[0].bwd_weight, 500000);
+    sch_costs_free(c);
+    mdl_profile_free(p);
+    /* measured: wgrad_ms 0.25 of bwd_ms 1 at at_batch 4 */
+    p = work_profile("name,fwd_ms,bwd_ms,wgrad_ms,at_batch,params,out_bytes,stash_bytes\n"
+                     "l,0.5,1,0.25,4,0,0,0\n");
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+    cr_expect_eq(c->st[0].bwd_input, 750000);
+    cr_expect_eq(c->st[0].bwd_weight, 250000);
+    sch_costs_free(c);
+    mdl_profile_free(p);
+    /* work on a legacy device: the FLOP share mm_wgrad / (dgrad + wgrad + vec) */
+    p = work_profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes,mm_dgrad_flops,"
+                     "mm_wgrad_flops,vec_bwd_flops\n"
+                     "l,1e9,2e9,0,0,0,1e9,0.5e9,0.5e9\n");
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0, "%s", ps_errmsg());
+    cr_expect_eq(c->st[0].bwd_weight, 500000);
+    cr_expect_eq(c->st[0].bwd_input, 1500000);
+    sch_costs_free(c);
+    mdl_profile_free(p);
+    sch_partition_free(part);
+    mdl_topology_free(t);
+}
+
+Test(device, no_work_keeps_legacy_rule)
+{
+    /* a model device and a layer without work: overhead + f n / (flops max) */
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+                                  "\"memory\": 1e9, \"kernel_overhead_s\": 1, "
+                                  "\"efficiency\": {\"max\": 0.5, \"overhead_s\": 1e-6}}]}");
+    struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes\n"
+                                         "l,1e6,0,0,0\n");
+    const struct mdl_device *d = &t->devices[0];
+    cr_expect_eq(mdl_layer_seconds(d, 0, &p->layers[0], MDL_OP_FWD, 4),
+                 mdl_device_op_seconds(d, 0, 1e6, 0, 4));
+    cr_expect_eq(ns(mdl_layer_seconds(d, 0, &p->layers[0], MDL_OP_FWD, 4)), 1000 + 8000);
+    double b, w;
+    cr_expect_eq(mdl_layer_bwd_split(d, 0, &p->layers[0], 4, &b, &w), 0);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(device, legacy_device_has_no_model)
+{
+    const char *files[] = { "models/topologies/cpu-2core.json", "models/topologies/tpu-v3.json",
+                            "models/topologies/p100-pcie-8.json",
+                            "models/topologies/v100-nvlink-8.json" };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        struct mdl_topology *t;
+        cr_assert_eq(mdl_topology_load(files[i], &t), 0, "%s", ps_errmsg());
+        for (int d = 0; d < t->n_devices; d++)
+            cr_expect_eq(t->devices[d].model.on, 0, "%s", files[i]);
+        mdl_topology_free(t);
+    }
+}
+
+Test(device, json_errors)
+{
+    topo_fails(DEV(", \"precision\": \"fp8\""), "precision");
+    topo_fails(DEV(", \"matrix_flops\": {\"int8\": 1}"), "unknown field 'int8'");
+    topo_fails(DEV(", \"matrix_flops\": {\"fp32\": -1}"), "matrix_flops.fp32");
+    topo_fails(DEV(", \"mem_efficiency\": 1.5"), "mem_efficiency");
+    topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128]}"), "'tile' and 'units'");
+    topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128], \"units\": 4, \"pad\": [8, 128]}"),
+               "excludes");
+    topo_fails(DEV(", \"gemm\": {\"pad\": [8]}"), "gemm.pad");
+    topo_fails(DEV(", \"gemm\": {\"waves\": 1}"), "unknown field 'waves'");
+    topo_fails(DEV(", \"combine\": \"min\""), "combine");
+    topo_fails(DEV(", \"kernel_overhead\": 1"), "unknown field 'kernel_overhead'");
+    topo_fails(DEV(", \"kernel_overhead_s\": -1"), "kernel_overhead_s");
+}
+
+static const char *const presets[] = { "tpu-v2-core", "tpu-v3-core", "p100-pcie-16gb",
+                                       "v100-pcie", "v100-sxm2", "a100-sxm-80gb",
+                                       "h100-sxm", "tesla-p40", "cpu-epyc-zen3-core" };
+
+Test(device, presets_load)
+{
+    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
+        char j[256];
+        snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
+                 presets[i]);
+        struct mdl_topology *t = topo(j);
+        const struct mdl_device *d = &t->devices[0];
+        cr_expect(d->model.on, "%s", presets[i]);
+        cr_expect_gt(d->flops, 0);
+        cr_expect_gt(d->memory, 0);
+        cr_expect_eq(d->flops, d->model.mm_peak[d->model.precision], "%s: flops is the "
+                     "running precision's matrix peak", presets[i]);
+        mdl_topology_free(t);
+    }
+    /* inline keys override the preset's */
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
+                                  "\"a100-sxm-80gb\", \"precision\": \"tf32\", "
+                                  "\"memory\": 4e10}]}");
+    cr_expect_eq(t->devices[0].model.precision, MDL_TF32);
+    cr_expect_eq(t->devices[0].memory, 4e10);
+    cr_expect_eq(t->devices[0].model.units, 108);
+    mdl_topology_free(t);
+    topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
+               "no device 'tpu-v9'");
+}
+
+Test(device, preset_beside_topology)
+{
+    char dir[128];
+    th_tmpdir(dir, sizeof dir, "device");
+    th_put(dir, "devices.json", "{\"devices\": {\"mine\": {\"flops\": 2e12, \"memory\": 1e9, "
+                                "\"kernel_overhead_s\": 3e-6}}}");
+    th_put(dir, "t.json", "{\"devices\": [{\"name\": \"x\", \"count\": 2, \"preset\": "
+                          "\"mine\"}]}");
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+    cr_expect_eq(t->n_devices, 2);
+    cr_expect_eq(t->devices[1].flops, 2e12);
+    cr_expect_eq(t->devices[1].model.kernel_s, 3e-6);
+    mdl_topology_free(t);
+    th_put(dir, "devices.json", "{\"devices\": {\"mine\": {\"flops\": 2e12, \"memory\": 1e9, "
+                                "\"name\": \"y\"}}}");
+    cr_expect_lt(mdl_topology_load(path, &t), 0);
+    cr_expect(strstr(ps_errmsg(), "devices.json"), "%s", ps_errmsg());
+    th_put(dir, "devices.json", "{\"devices\": {\"mine\": {\"flops\": 2e12, \"memory\": 1e9, "
+                                "\"gemm\": {\"units\": 3}}}}");
+    cr_expect_lt(mdl_topology_load(path, &t), 0);
+    th_sh("rm -rf %s", dir);
+}

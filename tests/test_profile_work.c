@@ -1,0 +1,147 @@
+/* The work-by-op-class columns of a profile (models/mdl_profile.h): gemms
+ * syntax, mm_* derived from gemms and checked against them, wgrad_*,
+ * errors at file:line:col naming the field, the writer's round trip, and
+ * the bundled profiles loading without work. */
+#include "helpers.h"
+#include "models/mdl_profile_int.h"
+
+static struct mdl_profile *parse(const char *csv)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_parse(csv, strlen(csv), "w.csv", &p), 0, "%s", ps_errmsg());
+    return p;
+}
+
+static void fails(const char *csv, const char *needle)
+{
+    struct mdl_profile *p;
+    cr_assert_lt(mdl_profile_parse(csv, strlen(csv), "w.csv", &p), 0, "accepted:\n%s", csv);
+    cr_expect(strstr(ps_errmsg(), needle), "message '%s' lacks '%s'", ps_errmsg(), needle);
+}
+
+#define HDR "name,fwd_flops,params,out_bytes,stash_bytes,"
+
+Test(profile_work, gemms_and_derived_flops)
+{
+    struct mdl_profile *p = parse(HDR "gemms,vec_fwd_flops,bytes_bwd,kernels_fwd\n"
+                                  "a,1,0,0,0,196x64x128 16x8x16*4a,5,6,7\n"
+                                  "b,1,0,0,0,,,,\n");
+    const struct mdl_work *w = p->layers[0].work;
+    cr_assert(w);
+    cr_assert_eq(w->n_gemms, 2);
+    cr_expect_eq(w->gemms[0].rows, 196);
+    cr_expect_eq(w->gemms[0].k, 64);
+    cr_expect_eq(w->gemms[0].n, 128);
+    cr_expect_eq(w->gemms[0].count, 1);
+    cr_expect_eq(w->gemms[0].weight, 1);
+    cr_expect_eq(w->gemms[1].count, 4);
+    cr_expect_eq(w->gemms[1].weight, 0);
+    double g0 = 2.0 * 196 * 64 * 128, g1 = 2.0 * 16 * 8 * 16 * 4;
+    cr_expect_eq(w->mm_fwd, g0 + g1);
+    cr_expect_eq(w->mm_dgrad, g0 + 2 * g1);
+    cr_expect_eq(w->mm_wgrad, g0);
+    cr_expect_eq(w->vec_fwd, 5);
+    cr_expect_eq(w->bytes_bwd, 6);
+    cr_expect_eq(w->kernels_fwd, 7);
+    cr_expect_null(p->layers[1].work, "a row with every work field empty has none");
+    mdl_profile_free(p);
+}
+
+Test(profile_work, mm_columns_agree_with_gemms)
+{
+    /* 2 x 10 x 10 x 10 = 2000; within 0.1 % is accepted */
+    struct mdl_profile *p = parse(HDR "gemms,mm_fwd_flops\n" "a,1,0,0,0,10x10x10,2001\n");
+    cr_expect_eq(p->layers[0].work->mm_fwd, 2001);
+    mdl_profile_free(p);
+    fails(HDR "gemms,mm_fwd_flops\n" "a,1,0,0,0,10x10x10,2100\n",
+          "w.csv:2:20: field 'mm_fwd_flops'");
+    /* mm columns alone: no gemms, taken as given */
+    p = parse(HDR "mm_fwd_flops,mm_dgrad_flops,mm_wgrad_flops\n" "a,1,0,0,0,3,4,5\n");
+    cr_expect_eq(p->layers[0].work->mm_dgrad, 4);
+    cr_expect_eq(p->layers[0].work->n_gemms, 0);
+    mdl_profile_free(p);
+}
+
+Test(profile_work, gemms_errors)
+{
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20\n", "w.csv:2:11: field 'gemms': '10x20'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30 0x1x1\n", "w.csv:2:20: field 'gemms': '0x1x1'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30*0\n", "'10x20x30*0'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30*1.5\n", "COUNT");
+    fails(HDR "gemms\n" "a,1,0,0,0,0x10x20x30\n", "field 'gemms'");
+    fails(HDR "gemms\n" "a,1,0,0,0,infx1x1\n", "field 'gemms'");
+    fails(HDR "gemms\n" "a,1,0,0,0,1x1x1b\n", "field 'gemms'");
+    fails(HDR "vec_fwd_flops\n" "a,1,0,0,0,-1\n", "w.csv:2:11: field 'vec_fwd_flops' must be >= 0");
+    fails(HDR "kernels_bwd\n" "a,1,0,0,0,x\n", "field 'kernels_bwd': 'x' is not a number");
+    fails(HDR "gemms,gemms\n" "a,1,0,0,0,1x1x1,1x1x1\n", "duplicate column 'gemms'");
+}
+
+Test(profile_work, wgrad_columns)
+{
+    struct mdl_profile *p = parse("name,fwd_flops,bwd_flops,wgrad_flops,params,out_bytes,"
+                                  "stash_bytes\n" "a,1,4,1.5,0,0,0\n" "b,1,4,,0,0,0\n");
+    cr_expect_eq(p->layers[0].has_wgrad, 1);
+    cr_expect_eq(p->layers[0].wgrad, 1.5);
+    cr_expect_null(p->layers[0].work);
+    cr_expect_eq(p->layers[1].has_wgrad, 0);
+    mdl_profile_free(p);
+    p = parse("name,fwd_ms,bwd_ms,wgrad_ms,at_batch,params,out_bytes,stash_bytes\n"
+              "a,1,2,0.5,8,0,0,0\n");
+    cr_expect_float_eq(p->layers[0].wgrad, 0.5e-3, 1e-15);
+    mdl_profile_free(p);
+    fails("name,fwd_flops,bwd_flops,wgrad_flops,params,out_bytes,stash_bytes\n"
+          "a,1,4,5,0,0,0\n", "w.csv:2:7: field 'wgrad_flops' (5) must be <= the backward");
+    fails("name,fwd_flops,wgrad_ms,params,out_bytes,stash_bytes\n" "a,1,1,0,0,0\n",
+          "column 'wgrad_ms' needs 'fwd_ms'");
+    fails("name,fwd_ms,at_batch,wgrad_flops,params,out_bytes,stash_bytes\n" "a,1,1,1,0,0,0\n",
+          "column 'wgrad_flops' needs 'fwd_flops'");
+}
+
+Test(profile_work, write_reads_back)
+{
+    struct mdl_profile *p = parse(HDR "wgrad_flops,gemms,vec_fwd_flops,vec_bwd_flops,bytes_fwd,"
+                                  "kernels_wgrad\n"
+                                  "a,10,0,0,0,2,7x3x5*2 4x4x4a,1,2,3,4\n"
+                                  "b,10,0,0,0,,,,,,\n");
+    char dir[128];
+    th_tmpdir(dir, sizeof dir, "pwork");
+    char path[256];
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    cr_assert_eq(q->n_layers, 2);
+    const struct mdl_work *a = p->layers[0].work, *b = q->layers[0].work;
+    cr_assert(b);
+    cr_expect_eq(q->layers[0].has_wgrad, 1);
+    cr_expect_eq(q->layers[0].wgrad, 2);
+    cr_expect_eq(b->n_gemms, 2);
+    cr_expect_eq(b->gemms[0].count, 2);
+    cr_expect_eq(b->gemms[1].weight, 0);
+    cr_expect_eq(b->mm_fwd, a->mm_fwd);
+    cr_expect_eq(b->mm_dgrad, a->mm_dgrad);
+    cr_expect_eq(b->mm_wgrad, a->mm_wgrad);
+    cr_expect_eq(b->vec_bwd, 2);
+    cr_expect_eq(b->bytes_fwd, 3);
+    cr_expect_eq(b->kernels_wgrad, 4);
+    cr_expect_null(q->layers[1].work);
+    cr_expect_eq(q->layers[1].has_wgrad, 0);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
+    th_sh("rm -rf %s", dir);
+}
+
+Test(profile_work, bundled_profiles_have_no_work)
+{
+    const char *files[] = { "models/profiles/mlp-uniform.csv",
+                            "models/profiles/transformer-small.csv" };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        struct mdl_profile *p;
+        cr_assert_eq(mdl_profile_load(files[i], &p), 0, "%s", ps_errmsg());
+        for (int l = 0; l < p->n_layers; l++) {
+            cr_expect_null(p->layers[l].work);
+            cr_expect_eq(p->layers[l].has_wgrad, 0);
+        }
+        mdl_profile_free(p);
+    }
+}
