@@ -1,4 +1,5 @@
 #include "models/mdl_gen.h"
+#include "models/mdl_genwork.h"
 #include "models/mdl_paper.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
@@ -58,7 +59,10 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
  * backward (dX and dW), params W*W + W; backward keeps its input x and the
  * ReLU output (for the mask): 2 * 4W bytes. Layer norm over W features:
  * about 8W FLOPs forward, 2W params (gain, bias); it keeps its input and
- * the per-sample mean and inverse deviation. */
+ * the per-sample mean and inverse deviation. Work (mdl_genwork.h): the
+ * dense layer is a 1 x W x W GEMM, the bias (W FLOPs forward, a W-element
+ * reduction backward) and ReLU (W and W) vector ops; the layer norm is
+ * vector work alone, 3 tensors forward and 5 backward. */
 int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
 {
     char origin[96];
@@ -73,12 +77,22 @@ int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
                                .params = w * w + w, .out_bytes = 4 * w, .stash_bytes = 8 * w };
         snprintf(l.name, sizeof l.name, "dense%d", i);
         snprintf(l.kind, sizeof l.kind, "dense");
+        struct mdl_genwork dw;
+        mdl_genwork_init(&dw);
+        mdl_genwork_gemm(&dw, 1, w, w, 1, 1, 1);
+        mdl_genwork_vec(&dw, w, w, 8 * w, 4 * w, 1);      /* bias */
+        mdl_genwork_vec(&dw, w, w, 8 * w, 12 * w, 1);     /* ReLU */
+        mdl_genwork_attach(&dw, &l);
         rc = mdl_profile_add(p, &l);
         if (!rc && norm_every > 0 && (i + 1) % norm_every == 0) {
             struct mdl_layer n = { .fwd = 8 * w, .bwd = 12 * w, .params = 2 * w,
                                    .out_bytes = 4 * w, .stash_bytes = 4 * w + 8 };
             snprintf(n.name, sizeof n.name, "norm%d", i);
             snprintf(n.kind, sizeof n.kind, "layernorm");
+            struct mdl_genwork nw;
+            mdl_genwork_init(&nw);
+            mdl_genwork_vec(&nw, 8 * w, 12 * w, 12 * w, 20 * w, 1);
+            mdl_genwork_attach(&nw, &n);
             rc = mdl_profile_add(p, &n);
         }
     }
