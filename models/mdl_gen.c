@@ -1,5 +1,6 @@
 #include "models/mdl_gen.h"
 #include "models/mdl_genwork.h"
+#include "models/mdl_gpt.h"
 #include "models/mdl_paper.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
@@ -123,10 +124,12 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         return mdl_gen_mlp((int)L, (int)W, (int)N, out);
     }
     int rc = mdl_paper_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_gpt_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:...)", arg);
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:...)", arg);
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)

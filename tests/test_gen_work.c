@@ -107,3 +107,76 @@ Test(gen_work, transformer_layer_by_hand)
     cr_expect_eq(w->kernels_wgrad, 6);
     mdl_profile_free(p);
 }
+
+/* GPT-2's released weights (the counts of the checkpoints: GPT-2 small,
+ * medium, large, XL with V = 50257, s = 1024, tied embedding, biases and
+ * a final LN): 124,439,808, 354,823,168, 774,030,080, 1,557,611,200. The
+ * GPT-2 paper (Radford et al. 2019, Table 2) prints 117M, 345M, 762M,
+ * 1542M; its smallest count is known to be low, so the paper is checked to
+ * 7 % and the released weights exactly. */
+Test(gen_work, gpt2_param_counts)
+{
+    static const struct { const char *spec; double exact, paper; } m[] = {
+        { "gpt:layers=12,hidden=768,heads=12,seq=1024,vocab=50257", 124439808, 117e6 },
+        { "gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257", 354823168, 345e6 },
+        { "gpt:layers=36,hidden=1280,heads=20,seq=1024,vocab=50257", 774030080, 762e6 },
+        { "gpt:layers=48,hidden=1600,heads=25,seq=1024,vocab=50257", 1557611200, 1542e6 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        struct mdl_profile *p = open_spec(m[i].spec);
+        double got = mdl_profile_params(p);
+        cr_expect_eq(got, m[i].exact, "%s: %.0f", m[i].spec, got);
+        cr_expect(fabs(got / m[i].paper - 1) < 0.07, "%s: %.0f vs paper %.0f", m[i].spec, got,
+                  m[i].paper);
+        mdl_profile_free(p);
+        check_identities(m[i].spec);
+    }
+}
+
+/* Narayanan et al. 2021 (arXiv 2104.04473), Table 1 (V = 51200, s = 2048):
+ * the count is their formula 12 L h^2 (1 + 13/(12h) + (V+s)/(12Lh)) plus
+ * the final layer norm (2h), and lands within 3 % of the table. */
+Test(gen_work, megatron_table1_counts)
+{
+    static const struct { int L, h, a; double paper; } m[] = {
+        { 24, 2304, 24, 1.7e9 },   { 30, 3072, 32, 3.6e9 },   { 36, 4096, 32, 7.5e9 },
+        { 40, 6144, 48, 18.4e9 },  { 48, 8192, 64, 39.1e9 },  { 60, 10240, 80, 76.1e9 },
+        { 80, 12288, 96, 145.6e9 }, { 96, 16384, 128, 310.1e9 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=51200",
+                 m[i].L, m[i].h, m[i].a);
+        struct mdl_profile *p = open_spec(spec);
+        double L = m[i].L, h = m[i].h, got = mdl_profile_params(p);
+        double formula = 12 * L * h * h * (1 + 13 / (12 * h) + (51200 + 2048) / (12 * L * h));
+        cr_expect(fabs(got - (formula + 2 * h)) < 1e-6 * got, "%s: %.0f vs %.0f", spec, got,
+                  formula + 2 * h);
+        cr_expect(fabs(got / m[i].paper - 1) < 0.03, "%s: %.4g vs %.4g", spec, got, m[i].paper);
+        mdl_profile_free(p);
+    }
+}
+
+/* Korthikanti et al. 2022: 34 sbh + 5 a s^2 b bytes per layer at 16 bits,
+ * of which dropout (not modelled) is 2 sbh + 3 a s^2 b: the rest here. */
+Test(gen_work, gpt_stash_korthikanti)
+{
+    struct mdl_profile *p = open_spec("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100");
+    double s = 32, h = 64, a = 4;
+    cr_expect_eq(p->layers[1].stash_bytes, 32 * s * h + 2 * a * s * s);
+    mdl_profile_free(p);
+}
+
+Test(gen_work, gpt_spec_errors)
+{
+    static const char *const bad[] = {
+        "gpt:layers=2,hidden=8,heads=2,seq=4", "gpt:layers=2,hidden=8,heads=3,seq=4,vocab=5",
+        "gpt:layers=2,hidden=8,heads=2,seq=4,vocab=5,bogus=1",
+        "gpt:layers=0,hidden=8,heads=2,seq=4,vocab=5", "gpt:layers=x,hidden=8,heads=2,seq=4,vocab=5",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct mdl_profile *p = NULL;
+        cr_expect_lt(mdl_model_open(bad[i], &p), 0, "%s accepted", bad[i]);
+        cr_expect_null(p);
+    }
+}
