@@ -143,6 +143,11 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     }
     json_object_set_new(root, "name", json_string(t->name));
     json_object_set_new(root, "bytes_per_param", json_real(t->bytes_per_param));
+    if (t->mem.optimizer[0])
+        json_object_set_new(root, "memory_policy",
+                            json_pack("{s:s, s:f, s:f}", "optimizer", t->mem.optimizer,
+                                      "allocator_overhead", t->mem.allocator_overhead,
+                                      "workspace_bytes", t->mem.workspace_bytes));
     for (int i = 0; i < t->n_devices; i++) {
         const struct mdl_device *d = &t->devices[i];
         json_array_append_new(devs, json_pack("{s:s, s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "name",
