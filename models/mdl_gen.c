@@ -2,6 +2,7 @@
 #include "models/mdl_genwork.h"
 #include "models/mdl_gpt.h"
 #include "models/mdl_paper.h"
+#include "models/mdl_resnet.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_util.h"
@@ -126,10 +127,12 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     int rc = mdl_paper_from_spec(arg, out);
     if (rc == 0)
         rc = mdl_gpt_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_resnet_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:..., gpt:...)", arg);
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:...)", arg);
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
