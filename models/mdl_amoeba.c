@@ -1,4 +1,5 @@
 #include "models/mdl_amoeba.h"
+#include "models/mdl_genwork.h"
 #include "base/ps_error.h"
 
 #include <stdio.h>
@@ -33,10 +34,43 @@ static const struct genotype reduction_cell = {
     3, { 4, 5, 6 },
 };
 
-/* Running totals of one layer; stash counts elements. */
+/* Running totals of one layer; stash counts elements. gw states the same
+ * work op by op (mdl_genwork.h), ab bytes per element; no_dgrad: the ops
+ * see the image (no input gradient, no ReLU backward). */
 struct acc {
     double flops, params, stash, conv_flops, relu_flops;
+    struct mdl_genwork gw;
+    double ab;
+    int no_dgrad;
 };
+
+static void acc_init(struct acc *a, double ab)
+{
+    memset(a, 0, sizeof *a);
+    mdl_genwork_init(&a->gw);
+    a->ab = ab;
+}
+
+/* Work rules: ReLU reads and writes (backward: dy, output, dx); BN reads its
+ * input twice and writes (backward 5 tensors); a concatenation is a copy
+ * kernel of no FLOPs both ways. */
+static void w_relu(struct acc *a, double in)
+{
+    if (a->no_dgrad)
+        mdl_genwork_vec(&a->gw, in, 0, 2 * in * a->ab, 0, 0);
+    else
+        mdl_genwork_vec(&a->gw, in, 2 * in, 2 * in * a->ab, 3 * in * a->ab, 1);
+}
+
+static void w_bn(struct acc *a, double out)
+{
+    mdl_genwork_vec(&a->gw, 4 * out, 8 * out, 3 * out * a->ab, 5 * out * a->ab, 1);
+}
+
+static void w_copy(struct acc *a, double out)
+{
+    mdl_genwork_vec(&a->gw, 0, 0, 2 * out * a->ab, 2 * out * a->ab, 1);
+}
 
 /* Spatial extent after a k-wide window with stride s and padding p. */
 static int out_dim(int h, int k, int s, int p) { return (h + 2 * p - k) / s + 1; }
@@ -54,6 +88,9 @@ static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int s
     a->flops += in + conv + 4 * out;
     a->params += (double)cin * cout * kh * kw + 2.0 * cout;
     a->stash += in + out; /* ReLU output (conv input) and conv output (BN input) */
+    w_relu(a, in);
+    mdl_genwork_gemm(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1, 1, !a->no_dgrad);
+    w_bn(a, out);
     *ho = oh;
     *wo = ow;
 }
@@ -70,6 +107,10 @@ static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
     a->flops += in + conv + 4 * out;
     a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
     a->stash += in + out;
+    w_relu(a, in);
+    mdl_genwork_gemm(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 1);
+    w_copy(a, out); /* the concatenation */
+    w_bn(a, out);
 }
 
 /* One operation of a cell on c channels of h x w with stride s; *stashed
@@ -109,7 +150,10 @@ static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
         int k = op == OP_MAX2 ? 2 : 3, p = op == OP_MAX2 ? 0 : 1;
         *ho = out_dim(h, k, s, p);
         *wo = out_dim(w, k, s, p);
-        a->flops += (double)k * k * c * *ho * *wo;
+        double pin = (double)c * h * w, pout = (double)c * *ho * *wo;
+        a->flops += (double)k * k * pout;
+        mdl_genwork_vec(&a->gw, k * k * pout, 2.0 * k * k * pout, (pin + pout) * a->ab,
+                        (pout + (op == OP_AVG3 ? 1 : 2) * pin) * a->ab, 1);
         if (op != OP_AVG3 && !*stashed) {
             a->stash += (double)c * h * w; /* max pool: its input (argmax) */
             *stashed = 1;
@@ -153,12 +197,15 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
         int st = 2 + i / 2;
         hs[st] = ho[0];
         ws[st] = wo[0];
-        a->flops += (double)c * ho[0] * wo[0]; /* the pair's sum */
+        double sum = (double)c * ho[0] * wo[0];
+        a->flops += sum; /* the pair's sum */
+        mdl_genwork_vec(&a->gw, sum, 2 * sum, 3 * sum * a->ab, 3 * sum * a->ab, 1);
     }
     t1 = hs[g->concat[0]];
     t2 = ws[g->concat[0]];
     for (int k = 1; k < g->n_concat; k++)
         PS_ASSERT(hs[g->concat[k]] == t1 && ws[g->concat[k]] == t2);
+    w_copy(a, (double)c * g->n_concat * t1 * t2);
     f->c_pp = f->c_p;
     f->h_pp = f->h_p;
     f->c_p = c * g->n_concat;
@@ -167,7 +214,7 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
 }
 
 static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
-                     const struct acc *a, double bwd, double out_elems, double ab)
+                     struct acc *a, double bwd, double out_elems, double ab)
 {
     struct mdl_layer l;
     memset(&l, 0, sizeof l);
@@ -178,6 +225,7 @@ static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
     l.params = a->params;
     l.out_bytes = out_elems * ab;
     l.stash_bytes = a->stash * ab;
+    mdl_genwork_attach(&a->gw, &l);
     return mdl_profile_add(p, &l);
 }
 
@@ -224,7 +272,9 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
         return ps_error(PS_ENOMEM, "amoebanet: out of memory");
     double ab = c->act_bytes;
     int ch = c->D / 4, hw;
-    struct acc a = { 0 };
+    struct acc a;
+    acc_init(&a, ab);
+    a.no_dgrad = 1;
     relu_conv_bn(&a, 3, ch, 3, 3, 2, 2, c->image, c->image, &hw, &hw);
     /* The image needs no gradient: no data-gradient conv, no ReLU backward. */
     double stem_bwd = 2 * a.flops - a.conv_flops - 2 * a.relu_flops;
@@ -240,7 +290,8 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
         if (reduction)
             ch *= 2;
         for (int r = 0; r < reps; r++) {
-            struct acc ca = { 0 };
+            struct acc ca;
+            acc_init(&ca, ab);
             double skip = (double)f.c_p * f.h_p * f.h_p; /* this cell's input */
             cell(&ca, &f, ch, reduction);
             k++;
@@ -258,8 +309,14 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
         }
     }
     PS_ASSERT(k == n_cells);
-    struct acc ca = { 0 };
-    double feat = f.c_p, area = (double)f.h_p * f.h_p;
+    struct acc ca;
+    acc_init(&ca, ab);
+    double feat = f.c_p, area = (double)f.h_p * f.h_p, nc = c->classes;
+    mdl_genwork_vec(&ca.gw, feat * area, 2 * feat * area, (feat * area + feat) * ab,
+                    (feat * area + feat) * ab, 1); /* global average pool */
+    mdl_genwork_gemm(&ca.gw, 1, feat, nc, 1, 1, 1);
+    mdl_genwork_vec(&ca.gw, nc, 2 * nc, 2 * nc * ab, nc * ab, 1); /* bias */
+    mdl_genwork_vec(&ca.gw, 5 * nc, 10 * nc, 3 * nc * ab, 3 * nc * ab, 1); /* loss */
     ca.flops = feat * area                        /* global average pool */
                + 2 * feat * c->classes + c->classes /* FC with bias */
                + 5.0 * c->classes;                /* softmax cross-entropy */

@@ -1,5 +1,8 @@
 #include "models/mdl_gen.h"
+#include "models/mdl_genwork.h"
+#include "models/mdl_gpt.h"
 #include "models/mdl_paper.h"
+#include "models/mdl_resnet.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_util.h"
@@ -58,7 +61,10 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
  * backward (dX and dW), params W*W + W; backward keeps its input x and the
  * ReLU output (for the mask): 2 * 4W bytes. Layer norm over W features:
  * about 8W FLOPs forward, 2W params (gain, bias); it keeps its input and
- * the per-sample mean and inverse deviation. */
+ * the per-sample mean and inverse deviation. Work (mdl_genwork.h): the
+ * dense layer is a 1 x W x W GEMM, the bias (W FLOPs forward, a W-element
+ * reduction backward) and ReLU (W and W) vector ops; the layer norm is
+ * vector work alone, 3 tensors forward and 5 backward. */
 int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
 {
     char origin[96];
@@ -73,12 +79,22 @@ int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out)
                                .params = w * w + w, .out_bytes = 4 * w, .stash_bytes = 8 * w };
         snprintf(l.name, sizeof l.name, "dense%d", i);
         snprintf(l.kind, sizeof l.kind, "dense");
+        struct mdl_genwork dw;
+        mdl_genwork_init(&dw);
+        mdl_genwork_gemm(&dw, 1, w, w, 1, 1, 1);
+        mdl_genwork_vec(&dw, w, w, 8 * w, 4 * w, 1);      /* bias */
+        mdl_genwork_vec(&dw, w, w, 8 * w, 12 * w, 1);     /* ReLU */
+        mdl_genwork_attach(&dw, &l);
         rc = mdl_profile_add(p, &l);
         if (!rc && norm_every > 0 && (i + 1) % norm_every == 0) {
             struct mdl_layer n = { .fwd = 8 * w, .bwd = 12 * w, .params = 2 * w,
                                    .out_bytes = 4 * w, .stash_bytes = 4 * w + 8 };
             snprintf(n.name, sizeof n.name, "norm%d", i);
             snprintf(n.kind, sizeof n.kind, "layernorm");
+            struct mdl_genwork nw;
+            mdl_genwork_init(&nw);
+            mdl_genwork_vec(&nw, 8 * w, 12 * w, 12 * w, 20 * w, 1);
+            mdl_genwork_attach(&nw, &n);
             rc = mdl_profile_add(p, &n);
         }
     }
@@ -109,10 +125,14 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         return mdl_gen_mlp((int)L, (int)W, (int)N, out);
     }
     int rc = mdl_paper_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_gpt_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_resnet_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:...)", arg);
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:...)", arg);
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
@@ -126,6 +146,11 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     }
     json_object_set_new(root, "name", json_string(t->name));
     json_object_set_new(root, "bytes_per_param", json_real(t->bytes_per_param));
+    if (t->mem.optimizer[0])
+        json_object_set_new(root, "memory_policy",
+                            json_pack("{s:s, s:f, s:f}", "optimizer", t->mem.optimizer,
+                                      "allocator_overhead", t->mem.allocator_overhead,
+                                      "workspace_bytes", t->mem.workspace_bytes));
     for (int i = 0; i < t->n_devices; i++) {
         const struct mdl_device *d = &t->devices[i];
         json_array_append_new(devs, json_pack("{s:s, s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "name",

@@ -356,11 +356,55 @@ static int check_switches_used(const char *path, const struct mdl_topology *t,
     return 0;
 }
 
+/* "memory_policy": a name or {"optimizer", "allocator_overhead",
+ * "workspace_bytes"}; sets bytes_per_param, which must agree with an
+ * explicit "bytes_per_param". */
+static int load_mempolicy(const char *path, json_t *root, struct mdl_topology *t)
+{
+    static const char *const mkeys[] = { "optimizer", "allocator_overhead", "workspace_bytes",
+                                         "comment", NULL };
+    json_t *v = json_object_get(root, "memory_policy"), *name = v;
+    int rc;
+    if (!v)
+        return 0;
+    if (json_is_object(v)) {
+        if ((rc = check_keys(path, "memory_policy", v, mkeys)) < 0)
+            return rc;
+        name = json_object_get(v, "optimizer");
+        if (!name)
+            return ps_error(PS_EPARSE, "%s: memory_policy: missing field 'optimizer'", path);
+    }
+    if (!json_is_string(name))
+        return ps_error(PS_EPARSE, "%s: memory_policy%s: must be a policy name%s", path,
+                        v == name ? "" : ".optimizer", v == name ? " or an object" : "");
+    if ((rc = mdl_mempolicy_named(json_string_value(name), &t->mem)) < 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", ps_errmsg());
+        return ps_error(rc, "%s: memory_policy: %s", path, msg);
+    }
+    if (json_is_object(v) &&
+        ((rc = get_num(path, "memory_policy", v, "allocator_overhead", 0, 0, 0,
+                       &t->mem.allocator_overhead)) < 0 ||
+         (rc = get_num(path, "memory_policy", v, "workspace_bytes", 0, 0, 0,
+                       &t->mem.workspace_bytes)) < 0))
+        return rc;
+    if (t->mem.allocator_overhead > 10)
+        return ps_error(PS_EINVAL, "%s: memory_policy.allocator_overhead: must be in [0, 10], "
+                        "got %g", path, t->mem.allocator_overhead);
+    if (json_object_get(root, "bytes_per_param") && t->bytes_per_param != t->mem.bytes_per_param)
+        return ps_error(PS_EINVAL, "%s: bytes_per_param %g disagrees with memory_policy '%s' "
+                        "(%g bytes per parameter)", path, t->bytes_per_param, t->mem.optimizer,
+                        t->mem.bytes_per_param);
+    t->bytes_per_param = t->mem.bytes_per_param;
+    return 0;
+}
+
 /* Builds the topology from a parsed document; takes the reference to root. */
 static int load_root(json_t *root, const char *path, struct mdl_topology **out)
 {
     static const char *const tkeys[] = { "name", "bytes_per_param", "devices", "switches",
-                                         "links", "comment", "source", NULL };
+                                         "links", "comment", "source", "memory_policy",
+                                         NULL };
     int rc, *entry = NULL, *seen = NULL;
     struct name_ix *ix = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
@@ -382,6 +426,7 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     }
     if ((rc = get_num(path, "topology", root, "bytes_per_param", 0, 12, 0,
                       &t->bytes_per_param)) < 0 ||
+        (rc = load_mempolicy(path, root, t)) < 0 ||
         (rc = load_devices(path, json_object_get(root, "devices"), t, &entry)) < 0 ||
         (rc = load_switches(path, json_object_get(root, "switches"), t)) < 0 ||
         (rc = index_names(path, t, entry, &ix)) < 0)

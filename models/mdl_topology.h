@@ -5,6 +5,10 @@
  * {
  *   "name": "pcie-8gpu",
  *   "bytes_per_param": 12,          weights + optimizer state (paper: 12, RMSProp)
+ *   "memory_policy": "mixed-adam"   or {"optimizer": NAME, "allocator_overhead": 0.05,
+ *                                   "workspace_bytes": B}: models/mdl_mempolicy.h; sets
+ *                                   bytes_per_param (an explicit one must agree);
+ *                                   stage memory adds the overheads (sched/sch_cost.c)
  *   "devices": [ { "name": "gpu", "count": 8,      count expands to gpu0..gpu7
  *                  "flops": 9.3e12,                peak FLOP/s
  *                  "memory": 16e9,                 bytes
@@ -72,6 +76,7 @@
 
 #include "models/mdl_device.h"
 #include "models/mdl_profile.h"
+#include "models/mdl_mempolicy.h"
 
 struct mdl_device {
     char name[MDL_NAME_MAX];
@@ -125,6 +130,10 @@ struct mdl_topology {
     struct mdl_link *links;
     int n_switches;                 /* 0 unless "switches" is given */
     struct mdl_switch *switches;
+    /* "memory_policy" (models/mdl_mempolicy.h): optimizer empty when the
+     * file gives none; bytes_per_param above is the policy's when it does.
+     * Overheads 0 unless given. */
+    struct mdl_mempolicy mem;
 };
 
 int mdl_topology_load(const char *path, struct mdl_topology **out);

@@ -1,4 +1,5 @@
 #include "models/mdl_transformer.h"
+#include "models/mdl_genwork.h"
 #include "base/ps_error.h"
 
 #include <stdio.h>
@@ -39,7 +40,8 @@ static int check_cfg(const struct mdl_transformer_cfg *c)
 }
 
 static int add(struct mdl_profile *p, const char *name, const char *kind, double fwd,
-               double bwd, double params, double out_bytes, double stash_bytes)
+               double bwd, double params, double out_bytes, double stash_bytes,
+               struct mdl_genwork *gw)
 {
     struct mdl_layer l;
     memset(&l, 0, sizeof l);
@@ -50,6 +52,7 @@ static int add(struct mdl_profile *p, const char *name, const char *kind, double
     l.params = params;
     l.out_bytes = out_bytes;
     l.stash_bytes = stash_bytes;
+    mdl_genwork_attach(gw, &l);
     return mdl_profile_add(p, &l);
 }
 
@@ -70,8 +73,13 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     const double ab = c->act_bytes, hidden = S * d * ab;
 
     /* Embedding: lookup (no FLOPs), scale by sqrt(d), add the position. */
-    double efwd = 2 * S * d;
-    if ((rc = add(p, "embed", "embedding", efwd, efwd, V * d, hidden, S * 4.0)) < 0)
+    double efwd = 2 * S * d, E = S * d, F = S * ff, A = h * S * S;
+    struct mdl_genwork ew;
+    mdl_genwork_init(&ew);
+    mdl_genwork_vec(&ew, 0, E, 2 * E * ab, 3 * E * ab, 1); /* gather; scatter-add */
+    mdl_genwork_vec(&ew, E, E, 2 * E * ab, 2 * E * ab, 1); /* scale by sqrt(d) */
+    mdl_genwork_vec(&ew, E, 0, 3 * E * ab, 0, 0);          /* + positions */
+    if ((rc = add(p, "embed", "embedding", efwd, efwd, V * d, hidden, S * 4.0, &ew)) < 0)
         goto err_free_profile;
 
     double params = 4 * (d * d + d)  /* Q, K, V, output projections + biases */
@@ -94,19 +102,52 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
                    + S * d      /* attention context (output-projection input) */
                    + 2 * S * d  /* LN2 input and output */
                    + S * ff;    /* ReLU output (second matmul input) */
+    /* The same op by op (mdl_genwork.h's rules; bytes: LN reads its input
+     * twice and writes once, 5 tensors backward; a bias reads and writes,
+     * its gradient is a reduction of dy; ReLU backward reads dy and the
+     * output; a residual add's backward accumulates the fork's gradient). */
+    struct mdl_genwork lw;
+    mdl_genwork_init(&lw);
+    mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
+    for (int q = 0; q < 3; q++) { /* Q, K, V projections and biases */
+        mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);
+        mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+    }
+    mdl_genwork_gemm(&lw, S, d / h, S, h, 0, 1); /* scores Q K^T per head */
+    mdl_genwork_vec(&lw, A, 2 * A, 2 * A * ab, 2 * A * ab, 1); /* scaling */
+    mdl_genwork_vec(&lw, SOFTMAX_FLOPS * A, 2 * SOFTMAX_FLOPS * A, 3 * A * ab, 3 * A * ab, 1);
+    mdl_genwork_gemm(&lw, S, S, d / h, h, 0, 1); /* probabilities x V */
+    mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);     /* output projection */
+    mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+    mdl_genwork_vec(&lw, E, 2 * E, 3 * E * ab, 3 * E * ab, 1); /* residual */
+    mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
+    mdl_genwork_gemm(&lw, S, d, ff, 1, 1, 1);
+    mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, F * ab, 1);     /* bias */
+    mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, 3 * F * ab, 1); /* ReLU */
+    mdl_genwork_gemm(&lw, S, ff, d, 1, 1, 1);
+    mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+    mdl_genwork_vec(&lw, E, 2 * E, 3 * E * ab, 3 * E * ab, 1); /* residual */
     char name[MDL_NAME_MAX];
     for (int i = 0; i < c->L; i++) {
         snprintf(name, sizeof name, "layer%d", i + 1);
         double f = matmul + elem;
-        if ((rc = add(p, name, "transformer", f, 2 * f, params, hidden, stash * ab)) < 0)
+        if ((rc = add(p, name, "transformer", f, 2 * f, params, hidden, stash * ab,
+                      &lw)) < 0)
             goto err_free_profile;
     }
 
     /* Final layer norm, logits with bias, softmax cross-entropy. */
     double sfwd = LN_FLOPS * S * d + 2 * S * d * V + S * V + SOFTMAX_FLOPS * S * V;
-    double sstash = (2 * S * d + S * V) * ab;
+    double sstash = (2 * S * d + S * V) * ab, SV = S * V;
+    struct mdl_genwork sw;
+    mdl_genwork_init(&sw);
+    mdl_genwork_vec(&sw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
+    mdl_genwork_gemm(&sw, S, d, V, 1, 1, 1);
+    mdl_genwork_vec(&sw, SV, 2 * SV, 2 * SV * ab, SV * ab, 1); /* bias */
+    mdl_genwork_vec(&sw, SOFTMAX_FLOPS * SV, 2 * SOFTMAX_FLOPS * SV, 3 * SV * ab,
+                    3 * SV * ab, 1); /* softmax cross-entropy */
     if ((rc = add(p, "softmax", "softmax", sfwd, 2 * sfwd, d * V + V + 2 * d, S * ab,
-                  sstash)) < 0)
+                  sstash, &sw)) < 0)
         goto err_free_profile;
     *out = p;
     return 0;

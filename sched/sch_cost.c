@@ -100,7 +100,8 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             (rc = RANGE("backward time", bwd, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("forward time without stash", nostash, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("update time", upd, SCH_MAX_OP_S, "s")) < 0 ||
-            (rc = RANGE("parameter memory", params * t->bytes_per_param, SCH_MAX_BYTES,
+            (rc = RANGE("parameter memory", params * t->bytes_per_param + t->mem.workspace_bytes,
+                        SCH_MAX_BYTES,
                         "bytes")) < 0 ||
             (rc = RANGE("stash", stash * micro_batch, SCH_MAX_BYTES, "bytes")) < 0 ||
             (rc = RANGE("input activation", in_b, SCH_MAX_BYTES, "bytes")) < 0 ||
@@ -125,11 +126,19 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->bwd_weight = sc->bwd - sc->bwd_input;
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);
+        if (t->mem.workspace_bytes > 0) /* memory_policy: a fixed workspace per stage */
+            sc->param_bytes += bytes(t->mem.workspace_bytes, 1);
         sc->update = sch_op_seconds_to_time(upd);
         int first = part->first[s], last = part->first[s + 1] - 1;
         sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
         sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;
         sc->mem.stash = bytes(stash, micro_batch);
+        if (t->mem.allocator_overhead > 0) { /* memory_policy: allocator overhead */
+            double k = 1 + t->mem.allocator_overhead;
+            sc->mem.in = bytes((double)sc->mem.in, k);
+            sc->mem.out = bytes((double)sc->mem.out, k);
+            sc->mem.stash = bytes((double)sc->mem.stash, k);
+        }
     }
     *out = c;
     return 0;

@@ -39,7 +39,9 @@ struct sch_stage_cost {
     sch_time fwd_nostash;       /* F of a re-materialized micro-batch */
     struct sch_stage_mem mem;   /* per micro-batch */
     double params;
-    int64_t param_bytes;        /* params * bytes_per_param */
+    int64_t param_bytes;        /* params * bytes_per_param (+ the memory
+                                 * policy's workspace_bytes; its
+                                 * allocator_overhead scales mem) */
 };
 
 struct sch_costs {

@@ -1,0 +1,79 @@
+#include "models/mdl_genwork.h"
+#include "base/ps_error.h"
+
+#include <string.h>
+
+void mdl_genwork_init(struct mdl_genwork *gw)
+{
+    memset(gw, 0, sizeof *gw);
+    gw->w.gemms = gw->g;
+}
+
+static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
+{
+    for (int i = 0; i < gw->w.n_gemms; i++) {
+        struct mdl_gemm *o = &gw->g[i];
+        if (o->rows == g->rows && o->k == g->k && o->n == g->n && o->weight == g->weight) {
+            o->count += g->count;
+            return;
+        }
+    }
+    PS_ASSERT(gw->w.n_gemms < MDL_GENWORK_GEMMS);
+    gw->g[gw->w.n_gemms++] = *g;
+}
+
+void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
+                      int weight, int dgrad)
+{
+    struct mdl_gemm g = { rows, k, n, count, weight ? 1 : 0 };
+    double f = 2 * rows * k * n * count;
+    put_gemm(gw, &g);
+    gw->w.mm_fwd += f;
+    gw->w.kernels_fwd += 1;
+    if (weight) {
+        gw->w.mm_wgrad += f;
+        gw->w.kernels_wgrad += 1;
+        if (dgrad) {
+            gw->w.mm_dgrad += f;
+            gw->w.kernels_bwd += 1;
+        }
+    } else {
+        gw->w.mm_dgrad += 2 * f;
+        gw->w.kernels_bwd += 2;
+    }
+}
+
+void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, double bytes_f,
+                     double bytes_b, int kb)
+{
+    gw->w.vec_fwd += flops_f;
+    gw->w.vec_bwd += flops_b;
+    gw->w.bytes_fwd += bytes_f;
+    gw->w.bytes_bwd += bytes_b;
+    gw->w.kernels_fwd += 1;
+    gw->w.kernels_bwd += kb ? 1 : 0;
+}
+
+void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o)
+{
+    for (int i = 0; i < o->w.n_gemms; i++)
+        put_gemm(gw, &o->g[i]);
+    gw->w.mm_fwd += o->w.mm_fwd;
+    gw->w.mm_dgrad += o->w.mm_dgrad;
+    gw->w.mm_wgrad += o->w.mm_wgrad;
+    gw->w.vec_fwd += o->w.vec_fwd;
+    gw->w.vec_bwd += o->w.vec_bwd;
+    gw->w.bytes_fwd += o->w.bytes_fwd;
+    gw->w.bytes_bwd += o->w.bytes_bwd;
+    gw->w.kernels_fwd += o->w.kernels_fwd;
+    gw->w.kernels_bwd += o->w.kernels_bwd;
+    gw->w.kernels_wgrad += o->w.kernels_wgrad;
+}
+
+void mdl_genwork_attach(struct mdl_genwork *gw, struct mdl_layer *l)
+{
+    gw->w.gemms = gw->w.n_gemms ? gw->g : NULL;
+    l->work = &gw->w;
+    l->has_wgrad = 1;
+    l->wgrad = gw->w.mm_wgrad;
+}

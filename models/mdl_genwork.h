@@ -1,0 +1,53 @@
+/*
+ * mdl_genwork — how the generators state a layer's work by op class (the
+ * struct mdl_work of models/mdl_profile.h): an accumulator on the caller's
+ * stack that the generator feeds op by op while it counts FLOPs.
+ *
+ * Counting rules, shared by every generator (per sample):
+ *   GEMM / convolution (an implicit GEMM: ROWS = output H*W, K = Cin*kh*kw,
+ *       N = Cout): forward 2*ROWS*K*N*COUNT matrix FLOPs, one kernel per
+ *       product (COUNT batched heads are one kernel). With a weight operand
+ *       backward has an input-gradient product (the same FLOPs, one kernel,
+ *       omitted where no gradient is needed: the image) and a weight-gradient
+ *       product (same FLOPs, one kernel). An activation-by-activation product
+ *       (attention) has two input-gradient products, two kernels.
+ *   Vector op (bias, ReLU, add, scale, BN, LN, softmax, pooling, ...): the
+ *       generator's FLOPs, one forward and one backward kernel as an unfused
+ *       framework launches them, and the bytes the kernel reads plus writes at
+ *       the activation precision.
+ *   W is the matrix weight gradient alone: the weight gradients of vector
+ *       ops (bias, BN/LN scale and shift, embedding scatter-add) are small
+ *       reductions counted in B's vector work.
+ * Identical gemm shapes are merged into one entry (COUNT added up), which
+ * changes no FLOP and keeps the list short.
+ *
+ * Ownership: everything lives in the struct; mdl_genwork_attach points a
+ * layer at it, and mdl_profile_add deep-copies it. Cost: O(gemms) per op.
+ */
+#ifndef MDL_GENWORK_H
+#define MDL_GENWORK_H
+
+#include "models/mdl_profile.h"
+
+#define MDL_GENWORK_GEMMS 48
+
+struct mdl_genwork {
+    struct mdl_work w;
+    struct mdl_gemm g[MDL_GENWORK_GEMMS];
+};
+
+void mdl_genwork_init(struct mdl_genwork *gw);
+/* A forward product rows x k by k x n, count times per sample; weight: the
+ * right operand is a weight; dgrad: 0 when no input gradient is computed. */
+void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
+                      int weight, int dgrad);
+/* A vector op: FLOPs and bytes of its forward and backward kernels, and
+ * whether it has a backward kernel at all (kb = 0: none). */
+void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, double bytes_f,
+                     double bytes_b, int kb);
+/* Adds another accumulator's work (a sub-block) to gw. */
+void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o);
+/* l->work = &gw->w (gemms set), l->has_wgrad = 1, l->wgrad = W's FLOPs. */
+void mdl_genwork_attach(struct mdl_genwork *gw, struct mdl_layer *l);
+
+#endif

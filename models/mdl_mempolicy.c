@@ -1,0 +1,40 @@
+#include "models/mdl_mempolicy.h"
+#include "base/ps_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct { const char *name; double bpp; } policies[] = {
+    { "fp32-rmsprop", 4 + 4 + 4 },
+    { "fp32-sgd", 4 + 4 },
+    { "fp32-momentum", 4 + 4 + 4 },
+    { "fp32-adam", 4 + 4 + 4 + 4 },
+    { "mixed-adam", 2 + 2 + 12 },
+    { "mixed-adam-fp32grad", 2 + 4 + 12 },
+};
+
+int mdl_mempolicy_named(const char *name, struct mdl_mempolicy *out)
+{
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        if (!strcmp(policies[i].name, name)) {
+            memset(out, 0, sizeof *out);
+            snprintf(out->optimizer, sizeof out->optimizer, "%s", name);
+            out->bytes_per_param = policies[i].bpp;
+            return 0;
+        }
+    char known[200] = "";
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
+        snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
+                 policies[i].name);
+    return ps_error(PS_EINVAL, "memory policy '%s': unknown (known: %s)", name, known);
+}
+
+double mdl_mempolicy_act_bytes(const struct mdl_mempolicy *m, double act)
+{
+    return m->allocator_overhead > 0 ? act * (1 + m->allocator_overhead) : act;
+}
+
+double mdl_mempolicy_static_bytes(const struct mdl_mempolicy *m, double params)
+{
+    return params * m->bytes_per_param + m->workspace_bytes;
+}

@@ -1,0 +1,187 @@
+#include "models/mdl_resnet.h"
+#include "models/mdl_gen.h"
+#include "models/mdl_genwork.h"
+#include "base/ps_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct rn {
+    struct mdl_profile *p;
+    double ab;
+    double skip;  /* elements of the skip tensor in flight, 0 outside a block */
+};
+
+static int put(struct rn *r, const char *name, const char *kind, double fwd, double bwd,
+               double params, double out_el, double stash_el, struct mdl_genwork *gw)
+{
+    struct mdl_layer l;
+    memset(&l, 0, sizeof l);
+    snprintf(l.name, sizeof l.name, "%s", name);
+    snprintf(l.kind, sizeof l.kind, "%s", kind);
+    l.fwd = fwd;
+    l.bwd = bwd;
+    l.params = params;
+    l.out_bytes = (out_el + r->skip) * r->ab;
+    l.stash_bytes = stash_el * r->ab;
+    mdl_genwork_attach(gw, &l);
+    return mdl_profile_add(r->p, &l);
+}
+
+/* k x k conv, stride s, padding k/2, on c x h x h; *h becomes the output. */
+static int conv(struct rn *r, const char *name, int cin, int cout, int k, int s, int *h,
+                int dgrad)
+{
+    int ho = (*h + 2 * (k / 2) - k) / s + 1;
+    double rows = (double)ho * ho, in = (double)cin * *h * *h, f = 2 * rows * cin * k * k * cout;
+    struct mdl_genwork w;
+    mdl_genwork_init(&w);
+    mdl_genwork_gemm(&w, rows, (double)cin * k * k, cout, 1, 1, dgrad);
+    *h = ho; /* a GEMM's operand bytes are the device model's to count */
+    return put(r, name, "conv", f, dgrad ? 2 * f : f, (double)cin * cout * k * k, rows * cout,
+               in, &w);
+}
+
+static int vec(struct rn *r, const char *name, const char *kind, double fl, double bytes_f,
+               double bytes_b, double params, double out_el, double stash_el)
+{
+    struct mdl_genwork w;
+    mdl_genwork_init(&w);
+    mdl_genwork_vec(&w, fl, 2 * fl, bytes_f * r->ab, bytes_b * r->ab, 1);
+    return put(r, name, kind, fl, 2 * fl, params, out_el, stash_el, &w);
+}
+
+static int bn(struct rn *r, const char *name, double c, double e)
+{
+    return vec(r, name, "bn", 4 * e, 3 * e, 5 * e, 2 * c, e, e);
+}
+
+static int relu(struct rn *r, const char *name, double e)
+{
+    return vec(r, name, "relu", e, 2 * e, 3 * e, 0, e, e);
+}
+
+static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s, int *h)
+{
+    char n[MDL_NAME_MAX];
+    int rc, hin = *h, h1 = *h;
+    double in_el = (double)inpl * hin * hin;
+    struct mdl_genwork none;
+    mdl_genwork_init(&none);
+    r->skip = in_el;
+    snprintf(n, sizeof n, "%s.identity", pre);
+    if ((rc = put(r, n, "identity", 0, 0, 0, in_el, 0, &none)) < 0)
+        return rc;
+#define STEP(expr) if ((rc = (expr)) < 0) return rc
+    snprintf(n, sizeof n, "%s.conv1", pre);
+    STEP(conv(r, n, inpl, planes, 1, 1, &h1, 1));
+    double e1 = (double)planes * h1 * h1;
+    snprintf(n, sizeof n, "%s.bn1", pre);
+    STEP(bn(r, n, planes, e1));
+    snprintf(n, sizeof n, "%s.relu1", pre);
+    STEP(relu(r, n, e1));
+    snprintf(n, sizeof n, "%s.conv2", pre);
+    STEP(conv(r, n, planes, planes, 3, s, &h1, 1));
+    double e2 = (double)planes * h1 * h1, e3 = 4.0 * e2;
+    snprintf(n, sizeof n, "%s.bn2", pre);
+    STEP(bn(r, n, planes, e2));
+    snprintf(n, sizeof n, "%s.relu2", pre);
+    STEP(relu(r, n, e2));
+    snprintf(n, sizeof n, "%s.conv3", pre);
+    STEP(conv(r, n, planes, 4 * planes, 1, 1, &h1, 1));
+    snprintf(n, sizeof n, "%s.bn3", pre);
+    STEP(bn(r, n, 4 * planes, e3));
+    r->skip = 0;
+    /* residual: the downsample conv + BN when the shape changes, then add */
+    struct mdl_genwork w;
+    mdl_genwork_init(&w);
+    double f = e3, params = 0, stash = 0;
+    if (s != 1 || inpl != 4 * planes) {
+        double rows = (double)h1 * h1, cf = 2 * rows * inpl * 4 * planes;
+        mdl_genwork_gemm(&w, rows, inpl, 4 * planes, 1, 1, 1);
+        mdl_genwork_vec(&w, 4 * e3, 8 * e3, 3 * e3 * r->ab, 5 * e3 * r->ab, 1);
+        f += cf + 4 * e3;
+        params = (double)inpl * 4 * planes + 8.0 * planes;
+        stash = in_el + e3;
+    }
+    mdl_genwork_vec(&w, e3, 2 * e3, 3 * e3 * r->ab, 3 * e3 * r->ab, 1);
+    snprintf(n, sizeof n, "%s.residual", pre);
+    STEP(put(r, n, "residual", f, 2 * f, params, e3, stash, &w));
+    snprintf(n, sizeof n, "%s.relu3", pre);
+    STEP(relu(r, n, e3));
+#undef STEP
+    *h = h1;
+    return 0;
+}
+
+int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
+{
+    if (strncmp(spec, "resnet:", 7))
+        return 0;
+    static const char *const keys[] = { "depth", "classes", "image", "act_bytes", NULL };
+    const char *s = spec + 7;
+    long depth, classes, image, ab;
+    int rc;
+    if ((rc = mdl_spec_check(spec, s, keys)) < 0 ||
+        (rc = mdl_spec_long(spec, s, "depth", -1, 50, 152, &depth)) < 0 ||
+        (rc = mdl_spec_long(spec, s, "classes", 1000, 1, 10000000, &classes)) < 0 ||
+        (rc = mdl_spec_long(spec, s, "image", 224, 32, 8192, &image)) < 0 ||
+        (rc = mdl_spec_long(spec, s, "act_bytes", 4, 1, 16, &ab)) < 0)
+        return rc;
+    static const int blocks[3][4] = { { 3, 4, 6, 3 }, { 3, 4, 23, 3 }, { 3, 8, 36, 3 } };
+    int which = depth == 50 ? 0 : depth == 101 ? 1 : depth == 152 ? 2 : -1;
+    if (which < 0)
+        return ps_error(PS_EINVAL, "model spec '%s': depth must be 50, 101 or 152, got %ld",
+                        spec, depth);
+    if (image % 32)
+        return ps_error(PS_EINVAL, "model spec '%s': image must be a multiple of 32, got %ld",
+                        spec, image);
+    char origin[128];
+    snprintf(origin, sizeof origin, "resnet:depth=%ld,classes=%ld,image=%ld,act_bytes=%ld",
+             depth, classes, image, ab);
+    struct rn r = { mdl_profile_new(origin, 0), (double)ab, 0 };
+    if (!r.p)
+        return ps_error(PS_ENOMEM, "resnet: out of memory");
+    int h = (int)image, inpl = 64;
+    double e;
+    if ((rc = conv(&r, "conv1", 3, 64, 7, 2, &h, 0)) < 0)
+        goto err_free_profile;
+    e = 64.0 * h * h;
+    if ((rc = bn(&r, "bn1", 64, e)) < 0 || (rc = relu(&r, "relu", e)) < 0)
+        goto err_free_profile;
+    int hp = (h + 2 - 3) / 2 + 1;
+    double po = 64.0 * hp * hp;
+    if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po, e)) < 0)
+        goto err_free_profile;
+    h = hp;
+    for (int st = 0; st < 4; st++) {
+        int planes = 64 << st;
+        for (int b = 0; b < blocks[which][st]; b++) {
+            char pre[32];
+            snprintf(pre, sizeof pre, "layer%d.%d", st + 1, b);
+            if ((rc = bottleneck(&r, pre, inpl, planes, b == 0 && st > 0 ? 2 : 1, &h)) < 0)
+                goto err_free_profile;
+            inpl = 4 * planes;
+        }
+    }
+    double feat = inpl, area = (double)h * h, nc = (double)classes;
+    if ((rc = vec(&r, "avgpool", "pool", feat * area, feat * area + feat, feat * area + feat,
+                  0, feat, 0)) < 0)
+        goto err_free_profile;
+    struct mdl_genwork none, fw;
+    mdl_genwork_init(&none); /* a view: no work, no kernel */
+    if ((rc = put(&r, "flat", "flatten", 0, 0, 0, feat, 0, &none)) < 0)
+        goto err_free_profile;
+    mdl_genwork_init(&fw);
+    mdl_genwork_gemm(&fw, 1, feat, nc, 1, 1, 1);
+    mdl_genwork_vec(&fw, nc, 2 * nc, 2 * nc * r.ab, nc * r.ab, 1); /* bias */
+    double ff = 2 * feat * nc + nc;
+    if ((rc = put(&r, "fc", "fc", ff, 2 * ff, feat * nc + nc, nc, feat, &fw)) < 0)
+        goto err_free_profile;
+    *out = r.p;
+    return 1;
+
+err_free_profile:
+    mdl_profile_free(r.p);
+    return rc;
+}

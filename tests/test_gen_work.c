@@ -1,0 +1,223 @@
+/* Work by op class from the generators (models/mdl_genwork.h): the FLOP
+ * identities on every layer, and small layers counted by hand. */
+#include "helpers.h"
+
+#include <math.h>
+
+#include "models/mdl_gen.h"
+
+static struct mdl_profile *open_spec(const char *spec)
+{
+    struct mdl_profile *p = NULL;
+    int rc = mdl_model_open(spec, &p);
+    cr_assert_eq(rc, 0, "%s: rc %d: %s", spec, rc, ps_errmsg());
+    return p;
+}
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
+
+/* fwd = mm_fwd + vec_fwd; bwd = B + W with W = mm_wgrad = wgrad; the gemms'
+ * 2 R K N C sum to mm_fwd, their weight products to W. */
+static void check_identities(const char *spec)
+{
+    struct mdl_profile *p = open_spec(spec);
+    for (int i = 0; i < p->n_layers; i++) {
+        const struct mdl_layer *l = &p->layers[i];
+        const struct mdl_work *w = l->work;
+        cr_assert_not_null(w, "%s %s: no work", spec, l->name);
+        cr_expect(close_to(l->fwd, w->mm_fwd + w->vec_fwd), "%s %s: fwd %.17g vs %.17g", spec,
+                  l->name, l->fwd, w->mm_fwd + w->vec_fwd);
+        cr_expect(close_to(l->bwd, w->mm_dgrad + w->mm_wgrad + w->vec_bwd),
+                  "%s %s: bwd %.17g vs %.17g", spec, l->name, l->bwd,
+                  w->mm_dgrad + w->mm_wgrad + w->vec_bwd);
+        cr_expect(l->has_wgrad && l->wgrad == w->mm_wgrad, "%s %s: wgrad", spec, l->name);
+        double mm = 0, mw = 0;
+        for (int g = 0; g < w->n_gemms; g++) {
+            const struct mdl_gemm *m = &w->gemms[g];
+            double f = 2 * m->rows * m->k * m->n * m->count;
+            mm += f;
+            mw += m->weight ? f : 0;
+        }
+        cr_expect(close_to(mm, w->mm_fwd), "%s %s: gemms %.17g vs mm_fwd %.17g", spec, l->name,
+                  mm, w->mm_fwd);
+        cr_expect(close_to(mw, w->mm_wgrad), "%s %s: weight gemms vs W", spec, l->name);
+        if (strncmp(spec, "resnet:", 7)) /* resnet: a conv per layer, views */
+            cr_expect(w->kernels_fwd >= 1 && w->bytes_fwd > 0, "%s %s: kernels/bytes", spec,
+                      l->name);
+    }
+    mdl_profile_free(p);
+}
+
+Test(gen_work, identities_every_generator)
+{
+    static const char *const specs[] = {
+        "mlp:layers=3,width=32,norm=2", "transformer:L=2", "transformer:L=1,seq=16,d_model=64,"
+        "ff=128,heads=4,vocab=50", "amoebanet:L=18,D=256", "amoebanet:L=6,D=64,image=64",
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        check_identities(specs[i]);
+}
+
+/* A dense layer of width 8, counted by hand: one 1 x 8 x 8 weight GEMM
+ * (128 FLOPs each of F, B and W), bias and ReLU 8 FLOPs each; bytes FP32:
+ * bias reads and writes 8 (64 B), ReLU the same; backward bias reads dy
+ * (32 B), ReLU dy, y, writes dx (96 B). Kernels: GEMM + bias + ReLU = 3
+ * forward, dgrad + bias + ReLU = 3 backward, 1 weight gradient. */
+Test(gen_work, mlp_dense_by_hand)
+{
+    struct mdl_profile *p = open_spec("mlp:layers=1,width=8");
+    const struct mdl_work *w = p->layers[0].work;
+    cr_assert_not_null(w);
+    cr_expect_eq(w->n_gemms, 1);
+    cr_expect(w->gemms[0].rows == 1 && w->gemms[0].k == 8 && w->gemms[0].n == 8 &&
+              w->gemms[0].count == 1 && w->gemms[0].weight == 1);
+    cr_expect(w->mm_fwd == 128 && w->mm_dgrad == 128 && w->mm_wgrad == 128);
+    cr_expect(w->vec_fwd == 16 && w->vec_bwd == 16);
+    cr_expect(w->bytes_fwd == 128 && w->bytes_bwd == 128, "%g %g", w->bytes_fwd, w->bytes_bwd);
+    cr_expect(w->kernels_fwd == 3 && w->kernels_bwd == 3 && w->kernels_wgrad == 1);
+    mdl_profile_free(p);
+}
+
+/* One transformer layer, seq 4, d 8, ff 16, 2 heads: its gemms are Q/K/V and
+ * the output projection (4 x 8 x 8, 4 in all), scores 4 x 4 x 4 per head
+ * and context 4 x 4 x 4 per head (activation products, 2 x 2 = 4 heads'
+ * worth merged), 4 x 8 x 16 and 4 x 16 x 8. Attention products are input
+ * gradients both ways: B's matrix FLOPs = W's + 2 x attention's. */
+Test(gen_work, transformer_layer_by_hand)
+{
+    struct mdl_profile *p = open_spec("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10");
+    const struct mdl_work *w = p->layers[1].work;
+    double proj = 2.0 * 4 * 8 * 8, attn = 2.0 * 4 * 4 * 4 * 2, ffn = 2.0 * 4 * 8 * 16;
+    cr_expect_eq(w->mm_fwd, 4 * proj + 2 * attn + 2 * ffn);
+    cr_expect_eq(w->mm_wgrad, 4 * proj + 2 * ffn);
+    cr_expect_eq(w->mm_dgrad, 4 * proj + 2 * ffn + 4 * attn);
+    int seen_a = 0;
+    for (int g = 0; g < w->n_gemms; g++)
+        if (!w->gemms[g].weight) {
+            seen_a++;
+            cr_expect(w->gemms[g].rows == 4 && w->gemms[g].k == 4 && w->gemms[g].n == 4 &&
+                      w->gemms[g].count == 4, "scores and context merged: x%g",
+                      w->gemms[g].count);
+        }
+    cr_expect_eq(seen_a, 1);
+    /* Forward kernels: 2 LN, 6 weight GEMMs + 2 batched products, 6 biases,
+     * scale, softmax, ReLU, 2 residual adds = 21; backward: 6 dgrads + 4 for
+     * the two activation products, 13 vector backward kernels = 23. */
+    cr_expect_eq(w->kernels_fwd, 2 + 8 + 6 + 1 + 1 + 1 + 2, "%g", w->kernels_fwd);
+    cr_expect_eq(w->kernels_bwd, 6 + 4 + 13, "%g", w->kernels_bwd);
+    cr_expect_eq(w->kernels_wgrad, 6);
+    mdl_profile_free(p);
+}
+
+/* GPT-2's released weights (the counts of the checkpoints: GPT-2 small,
+ * medium, large, XL with V = 50257, s = 1024, tied embedding, biases and
+ * a final LN): 124,439,808, 354,823,168, 774,030,080, 1,557,611,200. The
+ * GPT-2 paper (Radford et al. 2019, Table 2) prints 117M, 345M, 762M,
+ * 1542M; its smallest count is known to be low, so the paper is checked to
+ * 7 % and the released weights exactly. */
+Test(gen_work, gpt2_param_counts)
+{
+    static const struct { const char *spec; double exact, paper; } m[] = {
+        { "gpt:layers=12,hidden=768,heads=12,seq=1024,vocab=50257", 124439808, 117e6 },
+        { "gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257", 354823168, 345e6 },
+        { "gpt:layers=36,hidden=1280,heads=20,seq=1024,vocab=50257", 774030080, 762e6 },
+        { "gpt:layers=48,hidden=1600,heads=25,seq=1024,vocab=50257", 1557611200, 1542e6 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        struct mdl_profile *p = open_spec(m[i].spec);
+        double got = mdl_profile_params(p);
+        cr_expect_eq(got, m[i].exact, "%s: %.0f", m[i].spec, got);
+        cr_expect(fabs(got / m[i].paper - 1) < 0.07, "%s: %.0f vs paper %.0f", m[i].spec, got,
+                  m[i].paper);
+        mdl_profile_free(p);
+        check_identities(m[i].spec);
+    }
+}
+
+/* Narayanan et al. 2021 (arXiv 2104.04473), Table 1 (V = 51200, s = 2048):
+ * the count is their formula 12 L h^2 (1 + 13/(12h) + (V+s)/(12Lh)) plus
+ * the final layer norm (2h), and lands within 3 % of the table. */
+Test(gen_work, megatron_table1_counts)
+{
+    static const struct { int L, h, a; double paper; } m[] = {
+        { 24, 2304, 24, 1.7e9 },   { 30, 3072, 32, 3.6e9 },   { 36, 4096, 32, 7.5e9 },
+        { 40, 6144, 48, 18.4e9 },  { 48, 8192, 64, 39.1e9 },  { 60, 10240, 80, 76.1e9 },
+        { 80, 12288, 96, 145.6e9 }, { 96, 16384, 128, 310.1e9 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        char spec[128];
+        snprintf(spec, sizeof spec, "gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=51200",
+                 m[i].L, m[i].h, m[i].a);
+        struct mdl_profile *p = open_spec(spec);
+        double L = m[i].L, h = m[i].h, got = mdl_profile_params(p);
+        double formula = 12 * L * h * h * (1 + 13 / (12 * h) + (51200 + 2048) / (12 * L * h));
+        cr_expect(fabs(got - (formula + 2 * h)) < 1e-6 * got, "%s: %.0f vs %.0f", spec, got,
+                  formula + 2 * h);
+        cr_expect(fabs(got / m[i].paper - 1) < 0.03, "%s: %.4g vs %.4g", spec, got, m[i].paper);
+        mdl_profile_free(p);
+    }
+}
+
+/* Korthikanti et al. 2022: 34 sbh + 5 a s^2 b bytes per layer at 16 bits,
+ * of which dropout (not modelled) is 2 sbh + 3 a s^2 b: the rest here. */
+Test(gen_work, gpt_stash_korthikanti)
+{
+    struct mdl_profile *p = open_spec("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100");
+    double s = 32, h = 64, a = 4;
+    cr_expect_eq(p->layers[1].stash_bytes, 32 * s * h + 2 * a * s * s);
+    mdl_profile_free(p);
+}
+
+Test(gen_work, gpt_spec_errors)
+{
+    static const char *const bad[] = {
+        "gpt:layers=2,hidden=8,heads=2,seq=4", "gpt:layers=2,hidden=8,heads=3,seq=4,vocab=5",
+        "gpt:layers=2,hidden=8,heads=2,seq=4,vocab=5,bogus=1",
+        "gpt:layers=0,hidden=8,heads=2,seq=4,vocab=5", "gpt:layers=x,hidden=8,heads=2,seq=4,vocab=5",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct mdl_profile *p = NULL;
+        cr_expect_lt(mdl_model_open(bad[i], &p), 0, "%s accepted", bad[i]);
+        cr_expect_null(p);
+    }
+}
+
+/* torchvision's counts (sum of p.numel() of resnet50/101/152): 25,557,032,
+ * 44,549,160, 60,192,808; one profile layer per module as torchgpipe
+ * flattens it: 4 stem + 11 per bottleneck + avgpool, flat, fc. */
+Test(gen_work, resnet_param_counts)
+{
+    static const struct { const char *spec; double n; int layers; } m[] = {
+        { "resnet:depth=50", 25557032, 4 + 11 * 16 + 3 },
+        { "resnet:depth=101", 44549160, 4 + 11 * 33 + 3 },
+        { "resnet:depth=152", 60192808, 4 + 11 * 50 + 3 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        struct mdl_profile *p = open_spec(m[i].spec);
+        cr_expect_eq(mdl_profile_params(p), m[i].n, "%s: %.0f", m[i].spec,
+                     mdl_profile_params(p));
+        cr_expect_eq(p->n_layers, m[i].layers, "%s: %d layers", m[i].spec, p->n_layers);
+        mdl_profile_free(p);
+        check_identities(m[i].spec);
+    }
+    struct mdl_profile *p = NULL;
+    cr_expect_lt(mdl_model_open("resnet:depth=34", &p), 0);
+    cr_expect_lt(mdl_model_open("resnet:depth=101,width=2", &p), 0);
+    cr_expect_null(p);
+}
+
+/* The first bottleneck's conv2 at 224: 64 -> 64 channels, 3 x 3 on 56 x 56:
+ * an implicit GEMM 3136 x 576 x 64. */
+Test(gen_work, resnet_conv_shape)
+{
+    struct mdl_profile *p = open_spec("resnet:depth=50");
+    const struct mdl_layer *l = NULL;
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, "layer1.0.conv2"))
+            l = &p->layers[i];
+    cr_assert_not_null(l);
+    const struct mdl_gemm *g = &l->work->gemms[0];
+    cr_expect(g->rows == 3136 && g->k == 576 && g->n == 64 && g->weight == 1);
+    cr_expect_eq(l->fwd, 2.0 * 3136 * 576 * 64);
+    mdl_profile_free(p);
+}
