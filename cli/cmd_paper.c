@@ -6,11 +6,12 @@
 
 #include <stdio.h>
 
+static const char usage[] =
+    "usage: pipesim %s [--out results/paper] [--tables 1,2,3,partitions|all]\n"
+    "         [--topologies models/topologies] [--data studies/gpipe] [--no-plots] [--quiet]\n"
+    "`pipesim paper` and `pipesim reproduce gpipe` are the same command: the same\n"
+    "options, the same files byte for byte.\n\n";
 static const char help[] =
-    "usage: pipesim reproduce gpipe [--out results/paper] [--tables 1,2,3,partitions|all]\n"
-    "                               [--topologies models/topologies] [--data studies/gpipe]\n"
-    "                               [--no-plots] [--quiet]\n"
-    "       pipesim paper [the same options]  (an alias: the same files, byte for byte)\n\n"
     "Reproduces the GPipe paper's evaluation with the simulator and writes one\n"
     "markdown file per item beside the paper's figures, with the error of every\n"
     "cell and a note on every deviation over 10 %:\n"
@@ -43,7 +44,10 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
     cli_getopt_reset();
     while ((c = cli_getopt(cmd, argc, argv, "ho:", opts)) != -1) {
         switch (c) {
-        case 'h': cli_help(help); return 0;
+        case 'h':
+            printf(usage, cmd);
+            cli_help(help);
+            return 0;
         case 'o': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
