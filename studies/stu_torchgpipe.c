@@ -15,7 +15,8 @@
 
 /* The sections of text/speed.md and the placeholders each may use. */
 static const struct stu_tmpl_sect speed_text[] = {
-    { "intro", "topo_name flops memory mem_bw bus_bw bpp model layers" },
+    { "intro", "topo_name flops memory mem_bw eff_max batch_half overhead links bpp model "
+               "layers" },
     { "absolute", "" },
     { "ratios", "base" },
     { "detail", "" },
@@ -163,7 +164,21 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
     stu_vals_set(&v, "flops", "%.4g", d->flops / 1e12);
     stu_vals_set(&v, "memory", "%.4g", d->memory / 1e9);
     stu_vals_set(&v, "mem_bw", "%.4g", d->mem_bandwidth / 1e9);
-    stu_vals_set(&v, "bus_bw", "%.5g", r->topo->n_links ? r->topo->links[0].bandwidth / 1e9 : 0);
+    stu_vals_set(&v, "eff_max", "%g", d->eff_max);
+    stu_vals_set(&v, "batch_half", "%g", d->batch_half);
+    stu_vals_set(&v, "overhead", "%g", d->overhead_s);
+    char links[1024] = "";
+    for (int k = 0; k < r->topo->n_links && strlen(links) + 160 < sizeof links; k++) {
+        const struct mdl_link *l = &r->topo->links[k];
+        snprintf(links + strlen(links), sizeof links - strlen(links),
+                 "%s`%s` %.5g GB/s, latency %g us, %s, %d endpoints", k ? "; " : "", l->name,
+                 l->bandwidth / 1e9, l->latency * 1e6,
+                 l->shared ? "shared (one FIFO for all its transfers)" : "dedicated", l->n_ends);
+    }
+    if (r->topo->n_links > 0 && strlen(links) + 160 >= sizeof links)
+        snprintf(links + strlen(links), sizeof links - strlen(links), "; ... (%d links)",
+                 r->topo->n_links);
+    stu_vals_set(&v, "links", "%s", links);
     stu_vals_set(&v, "bpp", "%g", STU_TG_BYTES_PER_PARAM);
     stu_vals_set(&v, "model", "%s", STU_TG_MODEL);
     stu_vals_set(&v, "layers", "%d", r->prof->n_layers);
