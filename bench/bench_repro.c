@@ -47,7 +47,7 @@ static int dcmp(const void *a, const void *b)
 struct cell {
     char label[192];
     double pred, ref, err;
-    const struct ana_prediction *p;
+    const struct ana_prediction *p, *base; /* base: a ratio's denominator, or NULL */
     const struct mdl_profile *prof;
     const struct mdl_topology *topo;
 };
@@ -103,6 +103,16 @@ static int summary(const char *what, struct cell *c, int n)
                100 * w->p->bubble_sim, 100 * w->p->bubble_analytic);
         stu_breakdown_print(b, "      ", stdout);
         stu_breakdown_free(b);
+        if (w->base) {
+            if ((rc = stu_breakdown_new(w->base, w->prof, w->topo, &b)) < 0)
+                return rc;
+            const struct stu_bd_stage *st = &b->st[stu_breakdown_busiest(b)];
+            printf("      over the baseline (K=%d, M=%d, batch %g): step %.2f ms, its busiest "
+                   "stage %d: compute %.2f ms, transfer %.2f ms, idle/bubble %.2f ms\n",
+                   w->base->K, w->base->M, w->base->batch, w->base->step_s * 1e3,
+                   st->stage, st->compute_s * 1e3, st->transfer_s * 1e3, st->idle_s * 1e3);
+            stu_breakdown_free(b);
+        }
     }
     return 0;
 }
@@ -130,6 +140,7 @@ static int gpipe_t2(const struct stu_paper_ctx *ctx)
                 w->ref = f.paper[m][j][k];
                 w->err = w->pred / w->ref - 1;
                 w->p = f.p[m][j][k];
+                w->base = f.p[m][0][0];
                 w->prof = prof[m];
                 w->topo = f.topo[m];
                 pr_cell(w, "%.2f");
@@ -216,6 +227,7 @@ static int torchgpipe(void)
             w->ref = ratio ? tc->ratio_meas : tc->meas;
             w->err = ratio ? tc->ratio_err : tc->err;
             w->p = tc->p;
+            w->base = ratio ? r->cell[r->ref.base].p : NULL;
             w->prof = r->prof;
             w->topo = r->topo;
             pr_cell(w, ratio ? "%.3f" : "%.3f/s");
