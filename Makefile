@@ -224,7 +224,7 @@ bench: $(BIN) $(BENCH_BIN)
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/pipesim
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pipesim
-	cp -r models/profiles models/topologies studies/gpipe $(DESTDIR)$(PREFIX)/share/pipesim/
+	cp -r models/profiles models/topologies studies/gpipe studies/torchgpipe $(DESTDIR)$(PREFIX)/share/pipesim/
 
 clean:
 	rm -rf build

@@ -27,6 +27,10 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_import_torch(int argc, char **argv);
 int cmd_export_chakra(int argc, char **argv);
 int cmd_paper(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
+/* The options and run of `reproduce gpipe`, shared with its alias `paper`
+ * (cli/cmd_paper.c); cmd names the command in usage errors. */
+int cli_reproduce_gpipe(const char *cmd, int argc, char **argv);
 
 /* Like getopt_long with opterr = 0; on '?' or ':' it sets a PS_EUSAGE
  * error naming cmd and the option and returns -2. Call with optind = 0

@@ -1,15 +1,17 @@
-/* pipesim paper: the GPipe paper's reproductions, written as markdown (and
- * PNG plots) under --out. */
+/* pipesim reproduce gpipe (and its alias pipesim paper): the GPipe paper's
+ * reproductions, written as markdown (and PNG plots) under --out. */
 #include "studies/stu_paper.h"
 #include "cli/cli.h"
 #include "base/ps_error.h"
 
 #include <stdio.h>
 
+static const char usage[] =
+    "usage: pipesim %s [--out results/paper] [--tables 1,2,3,partitions|all]\n"
+    "         [--topologies models/topologies] [--data studies/gpipe] [--no-plots] [--quiet]\n"
+    "`pipesim paper` and `pipesim reproduce gpipe` are the same command: the same\n"
+    "options, the same files byte for byte.\n\n";
 static const char help[] =
-    "usage: pipesim paper [--out results/paper] [--tables 1,2,3,partitions|all]\n"
-    "                     [--topologies models/topologies] [--data studies/gpipe]\n"
-    "                     [--no-plots] [--quiet]\n\n"
     "Reproduces the GPipe paper's evaluation with the simulator and writes one\n"
     "markdown file per item beside the paper's figures, with the error of every\n"
     "cell and a note on every deviation over 10 %:\n"
@@ -27,7 +29,7 @@ static const char help[] =
     "Defaults: --out results/paper, --tables all, --topologies models/topologies,\n"
     "--data studies/gpipe.\n";
 
-int cmd_paper(int argc, char **argv)
+int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
 {
     static const struct option opts[] = {
         { "out", required_argument, 0, 'o' },   { "tables", required_argument, 0, 't' },
@@ -40,9 +42,12 @@ int cmd_paper(int argc, char **argv)
                                 .tables = STU_PAPER_ALL, .plots = 1, .log = stderr };
     int c, rc;
     cli_getopt_reset();
-    while ((c = cli_getopt("paper", argc, argv, "ho:", opts)) != -1) {
+    while ((c = cli_getopt(cmd, argc, argv, "ho:", opts)) != -1) {
         switch (c) {
-        case 'h': cli_help(help); return 0;
+        case 'h':
+            printf(usage, cmd);
+            cli_help(help);
+            return 0;
         case 'o': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
@@ -60,4 +65,9 @@ int cmd_paper(int argc, char **argv)
     if (!*o.out_dir)
         return ps_error(PS_EUSAGE, "--out needs a directory");
     return stu_paper_run(&o);
+}
+
+int cmd_paper(int argc, char **argv)
+{
+    return cli_reproduce_gpipe("paper", argc, argv);
 }

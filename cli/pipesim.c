@@ -26,7 +26,8 @@ static const struct {
     { "calibrate", cmd_calibrate, "time a runtime net on this machine: fitted profile and topology" },
     { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },
     { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
-    { "paper", cmd_paper, "the GPipe paper's Tables 1-3 and partitions, reproduced as markdown" },
+    { "reproduce", cmd_reproduce, "published results reproduced as studies: gpipe, torchgpipe" },
+    { "paper", cmd_paper, "alias of `reproduce gpipe`: GPipe's Tables 1-3 and partitions" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 

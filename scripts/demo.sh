@@ -41,5 +41,7 @@ $P validate --check --net mlp:layers=8,width=512 --quick --realtime \
   --db $R/validation.db --report $R/validation.md
 echo; echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
 echo; echo "== paper: the GPipe paper's Tables 1-3 and partitions -> results/paper/*.md"
-$P paper --out results/paper
+$P reproduce gpipe --out results/paper
+echo; echo "== reproduce torchgpipe: the AmoebaNet-D (18, 256) speed benchmark on 8 x P40 -> results/torchgpipe/"
+$P reproduce torchgpipe --out results/torchgpipe
 echo; sh scripts/demo-sweep.sh $P   # partitions, sweep, report, plots (scripts/demo-sweep.sh)

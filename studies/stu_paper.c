@@ -277,34 +277,60 @@ static int load_texts(const char *data, stu_tmpl **tx)
     return rc;
 }
 
-int stu_paper_run(const struct stu_paper_opts *o)
+int stu_paper_open(const struct stu_paper_opts *o, struct stu_paper_ctx **out)
 {
-    struct stu_paper_ctx c = { .o = o };
+    struct stu_paper_ctx *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c)
+        return ps_error(PS_ENOMEM, "out of memory");
+    c->o = o;
     int rc;
-    if ((rc = load(o->topo_dir, "tpu-v2.json", &c.tpu2, c.h_tpu2)) < 0 ||
-        (rc = load(o->topo_dir, "tpu-v3.json", &c.tpu3, c.h_tpu3)) < 0 ||
-        (rc = load(o->topo_dir, "p100-pcie-8.json", &c.p100, c.h_p100)) < 0)
-        goto out_free_topos;
+    if ((rc = load(o->topo_dir, "tpu-v2.json", &c->tpu2, c->h_tpu2)) < 0 ||
+        (rc = load(o->topo_dir, "tpu-v3.json", &c->tpu3, c->h_tpu3)) < 0 ||
+        (rc = load(o->topo_dir, "p100-pcie-8.json", &c->p100, c->h_p100)) < 0)
+        goto err_free_ctx;
     const char *data = o->data_dir ? o->data_dir : STU_PAPER_DATA;
     char ref[4096];
     if ((rc = join(data, "reference", ref, sizeof ref)) < 0 ||
-        (rc = stu_ref_load(ref, &c.ref)) < 0 || (rc = load_texts(data, c.tx)) < 0)
-        goto out_free_topos;
-    if ((rc = ps_mkdirs(o->out_dir)) < 0)
-        goto out_free_topos;
-    if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(&c)) < 0)
-        goto out_free_topos;
-    if ((o->tables & STU_PAPER_T2) && (rc = stu_paper_table2(&c)) < 0)
-        goto out_free_topos;
-    if ((o->tables & STU_PAPER_T3) && (rc = stu_paper_table3(&c)) < 0)
-        goto out_free_topos;
-    if ((o->tables & STU_PAPER_PARTS) && (rc = stu_paper_partitions(&c)) < 0)
-        goto out_free_topos;
-out_free_topos:
+        (rc = stu_ref_load(ref, &c->ref)) < 0 || (rc = load_texts(data, c->tx)) < 0)
+        goto err_free_ctx;
+    *out = c;
+    return 0;
+
+err_free_ctx:
+    stu_paper_close(c);
+    return rc;
+}
+
+void stu_paper_close(struct stu_paper_ctx *c)
+{
+    if (!c)
+        return;
     for (int i = 0; i < STU_NTX; i++)
-        stu_tmpl_free(c.tx[i]);
-    mdl_topology_free(c.tpu2);
-    mdl_topology_free(c.tpu3);
-    mdl_topology_free(c.p100);
+        stu_tmpl_free(c->tx[i]);
+    mdl_topology_free(c->tpu2);
+    mdl_topology_free(c->tpu3);
+    mdl_topology_free(c->p100);
+    free(c);
+}
+
+int stu_paper_run(const struct stu_paper_opts *o)
+{
+    struct stu_paper_ctx *c;
+    int rc = stu_paper_open(o, &c);
+    if (rc < 0)
+        return rc;
+    if ((rc = ps_mkdirs(o->out_dir)) < 0)
+        goto out_close;
+    if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(c)) < 0)
+        goto out_close;
+    if ((o->tables & STU_PAPER_T2) && (rc = stu_paper_table2(c)) < 0)
+        goto out_close;
+    if ((o->tables & STU_PAPER_T3) && (rc = stu_paper_table3(c)) < 0)
+        goto out_close;
+    if ((o->tables & STU_PAPER_PARTS) && (rc = stu_paper_partitions(c)) < 0)
+        goto out_close;
+out_close:
+    stu_paper_close(c);
     return rc;
 }

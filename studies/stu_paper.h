@@ -28,6 +28,7 @@
 
 #include <stdio.h>
 
+#include "analysis/ana_predict.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_partition.h"
@@ -57,6 +58,43 @@ struct stu_paper_opts {
 /* "1,2,3,partitions" or "all" -> mask; PS_EUSAGE naming the bad item. */
 int stu_paper_parse_tables(const char *s, unsigned *mask);
 int stu_paper_run(const struct stu_paper_opts *o);
+
+/* The study's inputs, loaded and checked (topologies, reference figures,
+ * templates; o is borrowed for the context's life): what stu_paper_run
+ * writes from, and what bench/bench_repro.c asks for figures. */
+struct stu_paper_ctx;
+int stu_paper_open(const struct stu_paper_opts *o, struct stu_paper_ctx **out);
+void stu_paper_close(struct stu_paper_ctx *c); /* NULL ok */
+
+/* Table 2's cells as table2.md computes them: normalized throughput
+ * [model][M = 1, 4, 32][K = 2, 4, 8], predicted and the paper's, and each
+ * cell's prediction (owned: stu_t2_fig_release). */
+struct stu_t2_fig {
+    const char *model[2];                  /* "AmoebaNet-D (18, 256)", "Transformer-48" */
+    const char *spec[2];                   /* their generator specs */
+    const struct mdl_topology *topo[2];    /* the context's */
+    int K[3], M[3];
+    double pred[2][3][3], paper[2][3][3];
+    struct ana_prediction *p[2][3][3];
+};
+int stu_paper_t2_figures(const struct stu_paper_ctx *c, struct stu_t2_fig *f);
+void stu_t2_fig_release(struct stu_t2_fig *f);
+
+/* Table 1's cells as table1.md computes them, per model and paper column:
+ * the generated parameter count of the paper's configuration and of the
+ * largest model that fits, beside the paper's. */
+struct stu_t1_col_fig {
+    char name[16];             /* "Pipeline-8" */
+    int K, L, D;               /* the paper's configuration */
+    double params_paper, params_at;
+    int largest_fits, largest_capped, largest_L, largest_D;
+    double params_largest;
+};
+struct stu_t1_fig {
+    const char *model[2];      /* "AmoebaNet-D", "Transformer" */
+    struct stu_t1_col_fig col[2][5];
+};
+int stu_paper_t1_figures(const struct stu_paper_ctx *c, struct stu_t1_fig *f);
 
 /* The contiguous K-stage partition minimizing the largest per-micro-batch
  * compute (F + R + B with remat, F + B without, each layer on device 0 of

@@ -306,9 +306,11 @@ static void notes(FILE *f, const stu_tmpl *tx, const struct t1_model *ms, double
     sensitivity(f, tf);
 }
 
-int stu_paper_table1(const struct stu_paper_ctx *c)
+/* Every cell of Table 1: the search for the largest model that fits (with
+ * the micro-batch policy and with micro-batches of one) and the paper's
+ * configurations evaluated. */
+static int t1_cells(const struct stu_paper_ctx *c, struct t1_model models[2])
 {
-    static struct t1_model models[2];
     models[0] = (struct t1_model){ "AmoebaNet-D (L, D), TPUv2 8 GiB per core, mini-batch 128",
                                    "GB", c->ref.t1[0], c->tpu2, 1, 128, GB, { { 0 } }, { { 0 } },
                                    { { 0 } } };
@@ -328,6 +330,45 @@ int stu_paper_table1(const struct stu_paper_ctx *c)
                 return rc;
         }
     }
+    return 0;
+}
+
+int stu_paper_t1_figures(const struct stu_paper_ctx *c, struct stu_t1_fig *f)
+{
+    static struct t1_model models[2];
+    memset(f, 0, sizeof *f);
+    int rc = t1_cells(c, models);
+    if (rc < 0)
+        return rc;
+    static const char *const names[2] = { "AmoebaNet-D", "Transformer" };
+    for (int m = 0; m < 2; m++) {
+        f->model[m] = names[m];
+        for (int i = 0; i < NCOL; i++) {
+            const struct t1_col *col = &models[m].cols[i];
+            const struct t1_res *b = &models[m].best[i];
+            struct stu_t1_col_fig *w = &f->col[m][i];
+            snprintf(w->name, sizeof w->name, "%s", col->name);
+            w->K = col->K;
+            w->L = col->L;
+            w->D = col->D;
+            w->params_paper = col->params;
+            w->params_at = models[m].at[i].params;
+            w->largest_fits = b->fits;
+            w->largest_capped = b->capped;
+            w->largest_L = b->L;
+            w->largest_D = b->D;
+            w->params_largest = b->params;
+        }
+    }
+    return 0;
+}
+
+int stu_paper_table1(const struct stu_paper_ctx *c)
+{
+    static struct t1_model models[2];
+    int rc = t1_cells(c, models);
+    if (rc < 0)
+        return rc;
     double s_amoeba, s_tf;
     if ((rc = stash_per_sample(1, 18, 208, &s_amoeba)) < 0 ||
         (rc = stash_per_sample(0, 3, 0, &s_tf)) < 0)

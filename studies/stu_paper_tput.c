@@ -108,14 +108,18 @@ static void t2_data(FILE *f, const struct tp_cell cells[2][NM][NK])
     }
 }
 
-int stu_paper_table2(const struct stu_paper_ctx *c)
+static void t2_models(const struct stu_paper_ctx *c, struct tp_model models[2])
 {
-    const struct tp_model models[2] = {
-        { "AmoebaNet-D (18, 256)", "amoebanet:L=18,D=256", 1, 18, 256, 128, c->tpu2, "tpu-v2" },
-        { "Transformer-48", "transformer:L=48", 0, 48, 0, 32, c->tpu3, "tpu-v3" },
-    };
-    static struct tp_cell cells[2][NM][NK];
-    memset(cells, 0, sizeof cells);
+    models[0] = (struct tp_model){ "AmoebaNet-D (18, 256)", "amoebanet:L=18,D=256", 1, 18, 256,
+                                   128, c->tpu2, "tpu-v2" };
+    models[1] = (struct tp_model){ "Transformer-48", "transformer:L=48", 0, 48, 0, 32, c->tpu3,
+                                   "tpu-v3" };
+}
+
+/* Every cell of Table 2 under the batch policy, normalized to K = 2, M = 1. */
+static int t2_cells(const struct stu_paper_ctx *c, const struct tp_model models[2],
+                    struct tp_cell cells[2][NM][NK])
+{
     int rc = 0;
     for (int m = 0; m < 2 && rc == 0; m++) {
         struct mdl_profile *p;
@@ -139,6 +143,52 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
                 cells[m][j][k].norm = cells[m][j][k].p->samples_per_s /
                                       cells[m][0][0].p->samples_per_s;
     }
+    return rc;
+}
+
+int stu_paper_t2_figures(const struct stu_paper_ctx *c, struct stu_t2_fig *f)
+{
+    struct tp_model models[2];
+    static struct tp_cell cells[2][NM][NK];
+    memset(cells, 0, sizeof cells);
+    memset(f, 0, sizeof *f);
+    t2_models(c, models);
+    int rc = t2_cells(c, models, cells);
+    for (int m = 0; m < 2; m++) {
+        f->model[m] = models[m].name;
+        f->spec[m] = models[m].spec;
+        f->topo[m] = models[m].t;
+        for (int j = 0; j < NM; j++)
+            for (int k = 0; k < NK; k++) {
+                f->K[k] = Ks[k];
+                f->M[j] = t2_Ms[j];
+                f->pred[m][j][k] = cells[m][j][k].norm;
+                f->paper[m][j][k] = cells[m][j][k].paper;
+                f->p[m][j][k] = cells[m][j][k].p; /* now f's */
+            }
+    }
+    if (rc < 0)
+        stu_t2_fig_release(f);
+    return rc;
+}
+
+void stu_t2_fig_release(struct stu_t2_fig *f)
+{
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j < NM; j++)
+            for (int k = 0; k < NK; k++) {
+                ana_prediction_free(f->p[m][j][k]);
+                f->p[m][j][k] = NULL;
+            }
+}
+
+int stu_paper_table2(const struct stu_paper_ctx *c)
+{
+    struct tp_model models[2];
+    static struct tp_cell cells[2][NM][NK];
+    memset(cells, 0, sizeof cells);
+    t2_models(c, models);
+    int rc = t2_cells(c, models, cells);
     struct ps_afile af;
     if (rc < 0 || (rc = stu_paper_md_open(c, "table2.md", "Table 2 — normalized training "
                                           "throughput on TPUs", &af)) < 0)

@@ -1,0 +1,89 @@
+/* pipesim reproduce gpipe|torchgpipe: a published evaluation reproduced by
+ * a study (studies/), its predictions written beside the published figures.
+ * `gpipe` is cli/cmd_paper.c's (also `pipesim paper`); `torchgpipe` here. */
+#include "studies/stu_torchgpipe.h"
+#include "cli/cli.h"
+#include "base/ps_error.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim reproduce <study> [options]   (pipesim reproduce <study> --help)\n\n"
+    "Reproduces a published evaluation with the simulator and writes the\n"
+    "predictions beside the published figures, with the error of every cell\n"
+    "and every deviation over 10 % listed with the fact the source does not give.\n"
+    "studies:\n"
+    "  gpipe       the GPipe paper's Tables 1-3 and partitions (results/paper;\n"
+    "              `pipesim paper` is an alias)\n"
+    "  torchgpipe  torchgpipe's AmoebaNet-D (18, 256) speed benchmark on 8 x P40\n"
+    "              (results/torchgpipe)\n";
+
+static const char help_tg[] =
+    "usage: pipesim reproduce torchgpipe [--out results/torchgpipe]\n"
+    "                                    [--topologies models/topologies]\n"
+    "                                    [--data studies/torchgpipe] [--quiet]\n\n"
+    "Predicts every row of torchgpipe's AmoebaNet-D (18, 256) speed benchmark\n"
+    "(docs/benchmarks.rst; the settings of benchmarks/amoebanetd-speed/main.py):\n"
+    "amoebanet:L=18,D=256, the row's n (K), m (M), mini-batch, balance as the\n"
+    "partition and checkpoint mode, GPipe schedule, on p40-pcie-8.json from\n"
+    "--topologies, SGD without momentum (8 bytes per parameter). Writes\n"
+    "  speed.md   absolute samples/s and speed-ups over n=2, m=1, predicted vs\n"
+    "             measured with errors, where the time goes, the deviations\n"
+    "  speed.csv  the same figures for machines\n"
+    "The measured rows are read from --data/reference/speed.csv (citing its\n"
+    "source), the prose from --data/text/speed.md; a malformed one is an error\n"
+    "naming file:line and the field or section (exit status 3), and nothing is\n"
+    "written. The outputs depend only on the inputs: a rerun reproduces them\n"
+    "byte for byte.\n"
+    "Defaults: --out results/torchgpipe, --topologies models/topologies,\n"
+    "--data studies/torchgpipe.\n";
+
+static int torchgpipe(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "out", required_argument, 0, 'o' }, { "topologies", required_argument, 0, 'T' },
+        { "data", required_argument, 0, 'D' }, { "quiet", no_argument, 0, 'q' },
+        { "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
+    };
+    struct stu_tg_opts o = { .out_dir = "results/torchgpipe", .topo_dir = "models/topologies",
+                             .log = stderr };
+    int c;
+    cli_getopt_reset();
+    while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "ho:", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help_tg); return 0;
+        case 'o': o.out_dir = optarg; break;
+        case 'T': o.topo_dir = optarg; break;
+        case 'D': o.data_dir = optarg; break;
+        case 'q': o.log = NULL; break;
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
+        }
+    }
+    if (optind < argc)
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+    if (!*o.out_dir)
+        return ps_error(PS_EUSAGE, "--out needs a directory");
+    if (!*o.topo_dir || (o.data_dir && !*o.data_dir))
+        return ps_error(PS_EUSAGE, "%s needs a directory", *o.topo_dir ? "--data"
+                                                                       : "--topologies");
+    return stu_torchgpipe_run(&o);
+}
+
+int cmd_reproduce(int argc, char **argv)
+{
+    if (argc < 2)
+        return ps_error(PS_EUSAGE, "which study? gpipe or torchgpipe (see pipesim reproduce "
+                                   "--help)");
+    const char *s = argv[1];
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+        cli_help(help);
+        return 0;
+    }
+    if (!strcmp(s, "gpipe"))
+        return cli_reproduce_gpipe("reproduce gpipe", argc - 1, argv + 1);
+    if (!strcmp(s, "torchgpipe"))
+        return torchgpipe(argc - 1, argv + 1);
+    return ps_error(PS_EUSAGE, "unknown study '%s' (gpipe or torchgpipe; see pipesim reproduce "
+                               "--help)", s);
+}

@@ -1,0 +1,120 @@
+/* torchgpipe's measured speed rows, <data>/reference/speed.csv (format in
+ * stu_torchgpipe.h), on the strict reader of stu_csv.h. */
+#include "studies/stu_torchgpipe.h"
+#include "studies/stu_csv.h"
+#include "base/ps_error.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_EXP, C_N, C_M, C_BATCH, C_BALANCE, C_CKPT, C_SPS, C_SPEEDUP, NCOL };
+static const char *const cols[NCOL] = { "experiment", "n", "m", "batch", "balance",
+                                        "checkpoint", "samples_per_s", "speedup" };
+
+static int col(const struct stu_csv *c, int k) { return c->colno[c->idx[k]]; }
+
+/* "7 17" -> "7,17": n positive layer counts; their sum in *total. */
+static int balance(const struct stu_csv *c, struct stu_tg_row *w, int *total)
+{
+    char tmp[256];
+    const char *s = stu_csv_field(c, C_BALANCE);
+    if (strlen(s) >= sizeof tmp)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes", c->path,
+                        c->line, col(c, C_BALANCE), sizeof tmp - 1);
+    strcpy(tmp, s);
+    size_t o = 0;
+    int parts = 0;
+    char *save = NULL;
+    *total = 0;
+    for (char *tok = strtok_r(tmp, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        char *end;
+        long v = strtol(tok, &end, 10);
+        if (*end || v < 1 || v > 1 << 20 || o + strlen(tok) + 2 > sizeof w->balance)
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
+                            "layer count", c->path, c->line, col(c, C_BALANCE), tok);
+        o += (size_t)sprintf(w->balance + o, "%s%ld", parts++ ? "," : "", v);
+        *total += (int)v;
+    }
+    if (parts != w->n)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layer counts for n = %d",
+                        c->path, c->line, col(c, C_BALANCE), parts, w->n);
+    return 0;
+}
+
+static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
+{
+    static const char *const ckpt[3] = { "always", "except_last", "never" };
+    static const enum sch_remat remat[3] = { SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST,
+                                             SCH_REMAT_NEVER };
+    if (r->n_rows == STU_TG_MAXROW)
+        return ps_error(PS_EPARSE, "%s:%d: more than %d rows", c->path, c->line, STU_TG_MAXROW);
+    struct stu_tg_row *w = &r->row[r->n_rows];
+    memset(w, 0, sizeof *w);
+    w->line = c->line;
+    int rc, k, t = 0;
+    if ((rc = stu_csv_whole(c, C_N, 1, 1024, &w->n)) < 0 ||
+        (rc = stu_csv_whole(c, C_M, 1, 1 << 20, &w->m)) < 0 ||
+        (rc = stu_csv_whole(c, C_BATCH, 1, 1 << 24, &w->batch)) < 0 ||
+        (rc = stu_csv_key(c, C_CKPT, ckpt, 3, &k)) < 0 ||
+        (rc = stu_csv_num(c, C_SPS, 0, &w->samples_s)) < 0 ||
+        (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 || (rc = balance(c, w, &t)) < 0)
+        return rc;
+    w->remat = remat[k];
+    if (w->batch % w->m)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'batch': %d is not a multiple of m = %d",
+                        c->path, c->line, col(c, C_BATCH), w->batch, w->m);
+    if (!(w->samples_s > 0))
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'samples_per_s': must be > 0", c->path,
+                        c->line, col(c, C_SPS));
+    char want[32];
+    snprintf(want, sizeof want, "n%dm%d", w->n, w->m);
+    if (strcmp(stu_csv_field(c, C_EXP), want))
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'experiment': '%s' is not %s (n = %d, "
+                        "m = %d)", c->path, c->line, col(c, C_EXP), stu_csv_field(c, C_EXP),
+                        want, w->n, w->m);
+    snprintf(w->exp, sizeof w->exp, "%s", want);
+    if (*total && t != *total)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers, the rows above "
+                        "have %d", c->path, c->line, col(c, C_BALANCE), t, *total);
+    *total = t;
+    for (int i = 0; i < r->n_rows; i++)
+        if (r->row[i].n == w->n && r->row[i].m == w->m)
+            return ps_error(PS_EPARSE, "%s:%d: a second row for n = %d, m = %d (line %d)",
+                            c->path, c->line, w->n, w->m, r->row[i].line);
+    r->n_rows++;
+    return 0;
+}
+
+int stu_tg_ref_load(const char *dir, struct stu_tg_ref *r)
+{
+    memset(r, 0, sizeof *r);
+    struct stu_csv c;
+    int total = 0, rc = stu_csv_open(&c, dir, "speed.csv", cols, NCOL);
+    if (rc < 0)
+        return rc;
+    snprintf(r->path, sizeof r->path, "%s", c.path);
+    while ((rc = stu_csv_row(&c)) > 0)
+        if ((rc = row(&c, r, &total)) < 0)
+            break;
+    if (rc == 0 && r->n_rows == 0)
+        rc = ps_error(PS_EPARSE, "%s:%d: no rows", c.path, c.line);
+    r->base = -1;
+    for (int i = 0; rc == 0 && i < r->n_rows; i++)
+        if (r->row[i].n == 2 && r->row[i].m == 1)
+            r->base = i;
+    if (rc == 0 && r->base < 0)
+        rc = ps_error(PS_EPARSE, "%s:%d: no row n = 2, m = 1 (the speed-ups' baseline)", c.path,
+                      c.line);
+    /* The published speed-ups are samples/s over the base row's, rounded. */
+    for (int i = 0; rc == 0 && i < r->n_rows; i++) {
+        const struct stu_tg_row *w = &r->row[i];
+        double q = w->samples_s / r->row[r->base].samples_s;
+        if (fabs(q - w->speedup) > 0.0015)
+            rc = ps_error(PS_EPARSE, "%s:%d: field 'speedup': %g is not samples_per_s over the "
+                          "n = 2, m = 1 row's (%.3f)", c.path, w->line, w->speedup, q);
+    }
+    stu_csv_close(&c);
+    return rc;
+}

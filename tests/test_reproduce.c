@@ -1,0 +1,223 @@
+/* `pipesim reproduce gpipe|torchgpipe` and the torchgpipe study: the
+ * reference loader's errors (file:line:column and the field), the
+ * command's usage errors, `paper` == `reproduce gpipe` byte for byte, and
+ * the study writing its two files, the same on a rerun, and nothing on bad
+ * input. The predicted figures are only checked for sanity (finite, > 0):
+ * they change when the device, memory and link models change. Run from the
+ * repository root with PIPESIM set (make check-unit). */
+#include "helpers.h"
+#include "studies/stu_torchgpipe.h"
+#include "base/ps_error.h"
+
+#include <math.h>
+
+static char dir[64];
+
+static void mk(void) { th_tmpdir(dir, sizeof dir, "repro"); }
+static void rm(void) { th_sh("rm -rf %s", dir); }
+
+TestSuite(reproduce, .init = mk, .fini = rm, .timeout = 60);
+
+#define HEADER "experiment,n,m,batch,balance,checkpoint,samples_per_s,speedup\n"
+#define BASE "n2m1,2,1,96,7 17,always,26.733,1\n"
+#define ROW2 "n2m4,2,4,256,9 15,except_last,41.133,1.539\n"
+
+/* dir/data: the study's templates and a reference holding `csv`. */
+static void data(const char *csv)
+{
+    cr_assert_eq(th_sh("mkdir -p %s/data/reference && cp -r studies/torchgpipe/text %s/data/",
+                       dir, dir), 0);
+    char ref[128];
+    snprintf(ref, sizeof ref, "%s/data/reference", dir);
+    th_put(ref, "speed.csv", csv);
+}
+
+/* Loads csv; expects the error message to contain want (and exit code 3). */
+static void load_fails(const char *csv, const char *want)
+{
+    data(csv);
+    char ref[128];
+    snprintf(ref, sizeof ref, "%s/data/reference", dir);
+    struct stu_tg_ref r;
+    int rc = stu_tg_ref_load(ref, &r);
+    cr_assert_eq(rc, -PS_EPARSE, "accepted: %s", csv);
+    cr_assert_eq(ps_exit_status(rc), 3);
+    cr_expect(strstr(ps_errmsg(), want), "message '%s' lacks '%s'", ps_errmsg(), want);
+}
+
+Test(reproduce, reference_loads_and_checks)
+{
+    struct stu_tg_ref r;
+    cr_assert_eq(stu_tg_ref_load("studies/torchgpipe/reference", &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r.n_rows, 9);
+    cr_assert_eq(r.row[r.base].n, 2);
+    cr_assert_eq(r.row[r.base].m, 1);
+    data("# a comment\n\n" HEADER BASE ROW2);
+    char ref[128];
+    snprintf(ref, sizeof ref, "%s/data/reference", dir);
+    cr_assert_eq(stu_tg_ref_load(ref, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r.n_rows, 2);
+    cr_assert_str_eq(r.row[1].balance, "9,15");
+    cr_assert_eq(r.row[1].remat, SCH_REMAT_EXCEPT_LAST);
+    cr_assert_eq(r.row[1].line, 5);
+}
+
+Test(reproduce, reference_errors_name_file_line_column_and_field)
+{
+    load_fails("experiment,n,m,batch,balance,checkpoint,samples_per_s,speedup,foo\n" BASE,
+               "speed.csv:1:63: unknown column 'foo'");
+    load_fails("experiment,n,m,batch,balance,checkpoint,samples_per_s\n" BASE,
+               "speed.csv:1: missing column 'speedup'");
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,abc,1\n", "speed.csv:2:25: field 'samples_per_s'");
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,-1,1\n", "speed.csv:2:25: field 'samples_per_s'");
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,0,1\n", "speed.csv:2:25: field 'samples_per_s'");
+    load_fails(HEADER BASE "n2m4,2,4,250,9 15,except_last,41.133,1.539\n",
+               "speed.csv:3:10: field 'batch': 250 is not a multiple of m = 4");
+    load_fails(HEADER "n2m1,2,1,96,24,always,26.733,1\n",
+               "speed.csv:2:13: field 'balance': 1 layer counts for n = 2");
+    load_fails(HEADER BASE "n2m4,2,4,256,9 16,except_last,41.133,1.539\n",
+               "speed.csv:3:14: field 'balance': 25 layers, the rows above have 24");
+    load_fails(HEADER "n2m1,2,1,96,7 x,always,26.733,1\n",
+               "speed.csv:2:13: field 'balance': 'x' is not a positive layer count");
+    load_fails(HEADER "n2m2,2,1,96,7 17,always,26.733,1\n",
+               "speed.csv:2:1: field 'experiment': 'n2m2' is not n2m1");
+    load_fails(HEADER "n2m1,2,1,96,7 17,sometimes,26.733,1\n",
+               "speed.csv:2:18: field 'checkpoint': 'sometimes' is not one of always, "
+               "except_last, never");
+    load_fails(HEADER "n2m1,2.5,1,96,7 17,always,26.733,1\n", "speed.csv:2:6: field 'n'");
+    load_fails(HEADER "n2m1,,1,96,7 17,always,26.733,1\n", "speed.csv:2: field 'n' is missing");
+    load_fails(HEADER BASE BASE, "speed.csv:3: a second row for n = 2, m = 1 (line 2)");
+    load_fails(HEADER ROW2, "no row n = 2, m = 1 (the speed-ups' baseline)");
+    load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.6\n",
+               "speed.csv:3: field 'speedup': 1.6 is not samples_per_s over the n = 2, m = 1 "
+               "row's (1.539)");
+    load_fails("# only a comment\n" HEADER, "speed.csv:2: no rows");
+    load_fails("# nothing\n", "speed.csv: no header");
+    load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.539,7\n",
+               "speed.csv:3:44: 9 fields, the header has 8");
+}
+
+Test(reproduce, usage_errors)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("%s reproduce 2>%s/err", pp, dir), 2);
+    cr_assert_eq(th_sh("grep -q 'which study? gpipe or torchgpipe' %s/err", dir), 0);
+    cr_assert_eq(th_sh("%s reproduce nosuch 2>%s/err", pp, dir), 2);
+    cr_assert_eq(th_sh("grep -q \"unknown study 'nosuch'\" %s/err", dir), 0);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --bogus 2>%s/err", pp, dir), 2);
+    cr_assert_eq(th_sh("grep -q \"unknown option '--bogus' (see pipesim reproduce torchgpipe "
+                       "--help)\" %s/err", dir), 0);
+    cr_assert_eq(th_sh("%s reproduce gpipe --bogus 2>%s/err", pp, dir), 2);
+    cr_assert_eq(th_sh("grep -q 'see pipesim reproduce gpipe --help' %s/err", dir), 0);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe extra 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out '' 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/o --topologies '' 2>/dev/null", pp,
+                       dir), 2);
+    cr_assert_eq(th_sh("%s reproduce gpipe --tables 9 2>/dev/null", pp), 2);
+    /* One line on stderr, naming the command. */
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --bogus 2>&1 >/dev/null | wc -l | grep -qx 1",
+                       pp), 0);
+    cr_assert_eq(th_sh("%s reproduce --help | grep -q 'usage: pipesim reproduce'", pp), 0);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --help | grep -q 'usage: pipesim reproduce "
+                       "torchgpipe'", pp), 0);
+    cr_assert_eq(th_sh("%s reproduce gpipe --help | grep -q 'usage: pipesim reproduce gpipe'",
+                       pp), 0);
+    cr_assert_eq(th_sh("%s --help | grep -q reproduce", pp), 0);
+    cr_assert_eq(th_entries(dir), 1, "a usage error wrote something"); /* err */
+}
+
+Test(reproduce, paper_is_reproduce_gpipe_byte_for_byte)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("%s paper --out %s/a --no-plots --quiet", pp, dir), 0);
+    cr_assert_eq(th_sh("%s reproduce gpipe --out %s/b --no-plots --quiet", pp, dir), 0);
+    cr_assert_eq(th_sh("diff -r %s/a %s/b >/dev/null", dir, dir), 0,
+                 "paper and reproduce gpipe wrote different files");
+    char a[128];
+    snprintf(a, sizeof a, "%s/a", dir);
+    cr_assert_eq(th_entries(a), 8);
+    cr_assert_eq(th_sh("%s paper --out %s/c --tables 2 --no-plots --quiet && "
+                       "%s reproduce gpipe --out %s/d --tables 2 --no-plots --quiet && "
+                       "diff -r %s/c %s/d >/dev/null", pp, dir, pp, dir, dir, dir), 0);
+}
+
+Test(reproduce, torchgpipe_writes_its_files_the_same_on_a_rerun)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/a 2>%s/log", pp, dir, dir), 0);
+    cr_assert_eq(th_sh("grep -q 'wrote %s/a/speed.md' %s/log", dir, dir), 0);
+    char a[128];
+    snprintf(a, sizeof a, "%s/a", dir);
+    cr_assert_eq(th_entries(a), 2);
+    cr_assert_eq(th_sh("head -1 %s/speed.md | grep -q 'Generated by `pipesim reproduce "
+                       "torchgpipe`'", a), 0);
+    cr_assert_eq(th_sh("grep -q '^## Speed-up over n2m1' %s/speed.md", a), 0);
+    cr_assert_eq(th_sh("grep -q '^experiment,n,m,batch' %s/speed.csv", a), 0);
+    cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/speed.csv) -eq 9", a), 0);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/b --quiet 2>%s/log && "
+                       "test ! -s %s/log && diff -r %s/a %s/b >/dev/null", pp, dir, dir, dir,
+                       dir, dir), 0, "a rerun differs, or --quiet logged");
+    /* --data and --topologies are honoured. */
+    data(HEADER BASE ROW2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/c --data %s/data --topologies "
+                       "models/topologies --quiet", pp, dir, dir), 0);
+    cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/c/speed.csv) -eq 2", dir), 0);
+}
+
+Test(reproduce, torchgpipe_predictions_are_sane)
+{
+    struct stu_tg_opts o = { .topo_dir = "models/topologies" };
+    struct stu_tg_run *r;
+    cr_assert_eq(stu_tg_predict(&o, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r->n, 9);
+    cr_assert_eq(r->topo->bytes_per_param, STU_TG_BYTES_PER_PARAM);
+    for (int i = 0; i < r->n; i++) {
+        const struct stu_tg_cell *c = &r->cell[i];
+        cr_expect(isfinite(c->pred) && c->pred > 0, "%s: %g samples/s", c->ref->exp, c->pred);
+        cr_expect(isfinite(c->ratio_pred) && c->ratio_pred > 0, "%s", c->ref->exp);
+        cr_expect_eq(c->p->K, c->ref->n);
+        cr_expect_eq(c->p->M, c->ref->m);
+        cr_expect_eq(c->p->batch, c->ref->batch);
+        cr_expect_eq(c->p->remat, c->ref->remat);
+        cr_expect(fabs(c->err - (c->pred / c->meas - 1)) < 1e-12);
+    }
+    cr_expect_eq(r->cell[r->ref.base].ratio_pred, 1);
+    stu_tg_run_free(r);
+}
+
+/* Bad input: exit 3 (or the file's status), one message, nothing written. */
+static void writes_nothing(const char *csv, int status, const char *want)
+{
+    th_sh("rm -rf %s/data %s/out", dir, dir);
+    data(csv);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --data %s/data 2>%s/err",
+                       th_pipesim(), dir, dir, dir), status, "%s", csv);
+    cr_assert_eq(th_sh("grep -qF \"%s\" %s/err", want, dir), 0, "%s", want);
+    cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
+}
+
+Test(reproduce, torchgpipe_bad_input_writes_nothing)
+{
+    writes_nothing(HEADER "n2m1,2,1,96,7 17,always,abc,1\n", 3,
+                   "speed.csv:2:25: field 'samples_per_s'");
+    /* A balance the model cannot take (25 layers for 24). */
+    writes_nothing(HEADER "n2m1,2,1,96,8 17,always,26.733,1\n", 3,
+                   "speed.csv:2: field 'balance'");
+    /* More partitions than the topology's devices. */
+    writes_nothing(HEADER BASE "n16m1,16,1,96,1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 9,always,26.733,1\n",
+                   3, "speed.csv:3: field 'n': 16 partitions");
+    /* A template without its sections. */
+    th_sh("rm -rf %s/data %s/out", dir, dir);
+    data(HEADER BASE);
+    th_put(dir, "data/text/speed.md", "@@ intro\nhello\n");
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --data %s/data 2>%s/err",
+                       th_pipesim(), dir, dir, dir), 3);
+    cr_assert_eq(th_sh("grep -q 'speed.md' %s/err", dir), 0);
+    cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
+    /* A missing topology names the file. */
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --topologies %s/none 2>%s/err",
+                       th_pipesim(), dir, dir, dir), 5);
+    cr_assert_eq(th_sh("grep -q 'p40-pcie-8.json' %s/err", dir), 0);
+    cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
+}
