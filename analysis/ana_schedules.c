@@ -14,7 +14,8 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
 {
     if (K < 1 || M < 1)
         return NAN;
-    if (!strcmp(schedule, "gpipe") || !strcmp(schedule, "1f1b"))
+    if (!strcmp(schedule, "gpipe") || !strcmp(schedule, "1f1b") ||
+        !strcmp(schedule, "eager-1f1b") || !strcmp(schedule, "breadth-first"))
         return (double)(K - 1) / (M + K - 1);
     if (!strncmp(schedule, "interleaved:", 12)) {
         char *end;
@@ -22,6 +23,18 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
         if (*end || v < 1 || (v > 1 && M % K))
             return NAN;
         return (double)(K - 1) / ((double)v * M + K - 1);
+    }
+    if (!strncmp(schedule, "breadth-first:", 14)) { /* (vM+K-1)(tf+tb)/v span, M >= K */
+        char *end;
+        long v = strtol(schedule + 14, &end, 10);
+        if (*end || v < 1 || M < K)
+            return NAN;
+        return (double)(K - 1) / ((double)v * M + K - 1);
+    }
+    if (!strcmp(schedule, "zb-h2")) { /* (3M+K-1) T span when T_F = T_B = T_W = T */
+        if (M < K || !(tb > 0) || fabs(tf - tb / 2) > 1e-9 * tb)
+            return NAN;
+        return (double)(K - 1) / (3.0 * M + K - 1);
     }
     if (!strcmp(schedule, "zb-h1")) {
         if (M < K || !(tf + tb > 0))
@@ -213,7 +226,7 @@ static void print_table(const void *obj, FILE *f)
     }
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
-               "applies (zb-h1 with M < K).\n");
+               "applies (zb-h1 with M < K;\nzb-h2 only with T_F = T_B = T_W; zb-v and zb-auto have none).\n");
 }
 
 static void print_csv(const void *obj, FILE *f)

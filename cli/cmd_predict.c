@@ -10,7 +10,8 @@
 static const char help[] =
     "usage: pipesim predict --model F --topology F -K k -M m --batch N\n"
     "                       [--remat always|except_last|never]\n"
-    "                       [--schedule gpipe|1f1b|interleaved:v|zb-h1]\n"
+    "                       [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]]\n"
     "                       [--partition uniform|3,5,4,4] [--trace out.json]\n"
     "                       [--trace-csv out.csv] [--format table|csv|json] [--out F]\n"
     "                       [--replicas R]\n\n"

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #define MAX_SCHEDULES 16
+#define DEFAULT_LIST "gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,zb-h2,zb-v,zb-auto"
 
 static const char help[] =
     "usage: pipesim compare-schedules --model F --topology F -K k -M m --batch N\n"
     "                 [--remat always|except_last|never]\n"
-    "                 [--schedules gpipe,1f1b,interleaved:2,zb-h1]\n"
+    "                 [--schedules gpipe,1f1b,interleaved:2,zb-h1,...]\n"
     "                 [--format table|csv|json] [--out F]\n\n"
     "Simulates one training step of the model on the topology's first K devices under\n"
     "each schedule and prints them side by side: step time, throughput, speedup over\n"
@@ -21,10 +22,15 @@ static const char help[] =
     "Schedules: gpipe (fill-drain), 1f1b (PipeDream-flush), interleaved:v (Megatron,\n"
     "v model chunks per device, v*K stages, needs M %% K == 0 and a link from device\n"
     "K-1 back to device 0), zb-h1 (zero-bubble: backward split into input and weight\n"
-    "gradients, weight gradients deferred into the bubbles). Each schedule gets the\n"
+    "gradients, weight gradients deferred into the bubbles), zb-h2 (more warm-up\n"
+    "forwards, twice 1F1B's memory, near-zero bubble), zb-v (two chunks per device\n"
+    "in a V: device d holds stages d and 2K-1-d), zb-auto[:L] (greedy zero-bubble\n"
+    "order within L stashes per device, default K), eager-1f1b (one more warm-up\n"
+    "forward), breadth-first:v (looping: v chunks per device, each run for every\n"
+    "micro-batch before the next). Each schedule gets the\n"
     "uniform partition of its own stages. A schedule that cannot run here is listed\n"
     "with the reason; an unknown name is an error.\n"
-    "Defaults: --remat except_last, --schedules gpipe,1f1b,interleaved:2,zb-h1,\n"
+    "Defaults: --remat except_last, --schedules " DEFAULT_LIST ",\n"
     "--format table.\n";
 
 /* Splits "a,b,c" into names (pointers into buf). */
@@ -78,7 +84,7 @@ int cmd_compare_schedules(int argc, char **argv)
         { 0, 0, 0, 0 },
     };
     struct cmp_opts o = { .format = ANA_FMT_TABLE, .out_path = "-",
-                          .list = "gpipe,1f1b,interleaved:2,zb-h1" };
+                          .list = DEFAULT_LIST };
     struct ana_config cfg = { 0 };
     struct cli_run run;
     int rc;

@@ -21,7 +21,7 @@ static const struct {
     { "report", cmd_report, "K x M tables (like GPipe Table 2) and CSV from a sweep database" },
     { "plot", cmd_plot, "gnuplot PNG/SVG: speedup, bubble, memory vs K/M; trace timeline" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },
-    { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1 side by side: time, bubble, memory" },
+    { "compare-schedules", cmd_compare_schedules, "gpipe, 1f1b, interleaved:v, zb-h1/h2/v/auto, ... side by side: time, bubble, memory" },
     { "validate", cmd_validate, "real pipelined training on pinned CPU cores: measured trace" },
     { "calibrate", cmd_calibrate, "time a runtime net on this machine: fitted profile and topology" },
     { "import-torch", cmd_import_torch, "PyTorch profiler trace (Chrome JSON) to a measured profile CSV" },

@@ -7,8 +7,8 @@
  *
  * One rt_mem per device, touched only by that device's worker thread (no
  * locking). A second class ("extra") counts buffers the ledger rule has no
- * term for (the split-backward gradients kept from B to W), apart from the
- * activation total. Ownership: rt_mem_init / rt_mem_release; the samples
+ * term for, apart from the activation total; none is left since the ledger
+ * counts the split-backward buffers kept from B to W (sch_stage_mem.wgrad). Ownership: rt_mem_init / rt_mem_release; the samples
  * array is preallocated (rt_mem_reserve) so recording never allocates.
  * Cost: O(1) per call plus malloc/free.
  */

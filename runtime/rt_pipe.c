@@ -82,8 +82,9 @@ static int expected_peaks(rt_pipe *p)
  * parameters and gradients (allocated by rt_net_parse but not counted as
  * resident: callers initialize them after this), the data, each device's
  * ledger peak (rt_mem_alloc allocates exactly that), the channel slots,
- * the workspaces and the per-op records. Not covered: the split-backward
- * "extra" bytes of zb-h1 and the schedule itself (already allocated). A
+ * the workspaces and the per-op records (the split-backward buffers kept
+ * from B to W are in the ledger's peak). Not covered: the schedule itself
+ * (already allocated). A
  * caller that reuses an initialized net (validate --check's grid) has its
  * parameters counted twice. Measured (pipesim validate --no-pin --steps 1
  * --net mlp:layers=8,width=512 -K 2 -M 4, /usr/bin/time -f %M): batch 8192
@@ -263,7 +264,7 @@ void rt_pipe_drop_buffers(rt_pipe *p)
             rt_mem_free(m, b->out, sm->out);
             rt_mem_free(m, b->gout, sm->out);
             rt_mem_free(m, b->gin, sm->in);
-            rt_mem_free_extra(m, b->wgrad, p->st[s].wgrad_bytes);
+            rt_mem_free(m, b->wgrad, p->st[s].wgrad_bytes);
             memset(b, 0, sizeof *b);
         }
     }

@@ -62,7 +62,8 @@ struct rt_dev_stats {
     int64_t wait_ns;         /* blocked in receives before data was there */
     int64_t peak_act;        /* measured activation peak */
     int64_t expected_peak;   /* sch_mem_effect over the list in order */
-    int64_t extra_peak;      /* split-backward gradients kept from B to W */
+    int64_t extra_peak;      /* buffers outside the ledger: none now (the split-
+                                backward ones are in peak_act); kept for readers */
     int64_t static_bytes;    /* weights + gradients */
     int64_t workspace_bytes;
     int64_t n_allocs;

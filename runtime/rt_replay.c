@@ -119,7 +119,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
         float *gout = last ? NULL : b->gout;
         if (!b->stash || (!last && !gout))
             return rt_replay_missing(op, b->stash ? "output gradient" : "stash");
-        if (s->has_wgrad && !(b->wgrad = rt_mem_alloc_extra(&w->mem, st->wgrad_bytes)) &&
+        if (s->has_wgrad && !(b->wgrad = rt_mem_alloc(&w->mem, st->wgrad_bytes)) &&
             st->wgrad_bytes)
             return nomem(op, st->wgrad_bytes);
         const float *dx = rt_stage_backward(st, p->net, b->stash, gout, s->has_wgrad,
@@ -142,7 +142,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
         if (!b->stash || (st->wgrad_bytes && !b->wgrad))
             return rt_replay_missing(op, "backward");
         rt_stage_wgrad(st, p->net, b->stash, b->gout, b->wgrad);
-        rt_mem_free_extra(&w->mem, b->wgrad, st->wgrad_bytes);
+        rt_mem_free(&w->mem, b->wgrad, st->wgrad_bytes);
         b->wgrad = NULL;
         backward_done(w, op, b, remat);
         break;

@@ -90,6 +90,7 @@ int rt_stage_plan(const struct rt_net *n, int index, int n_stages, int first,
     st->mem.in = index > 0 ? 4 * r * rt_net_width(n, first) : 0;
     st->mem.out = index + 1 < n_stages ? 4 * r * rt_net_width(n, first + n_layers) : 0;
     st->wgrad_bytes = wg;
+    st->mem.wgrad = wg; /* the ledger counts W's deferred inputs (sch_memory.c) */
     return 0;
 }
 

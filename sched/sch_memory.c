@@ -13,6 +13,8 @@
  *   R start      +stash            transient activations of one recompute
  *   recv-grad    +out              (s not last) gradient of the output
  *   B end        +in               (s > 0) gradient of the input, to send
+ *                +wgrad            (split backward) W's deferred inputs
+ *   W end        -wgrad            (split backward) consumed
  *   backward end -stash            (B, or W when backward is split)
  *                -out              (s not last) output gradient consumed
  *                -in               (s > 0, re-materialized) kept input freed
@@ -50,6 +52,10 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
     }
     if (op->kind == SCH_OP_BWD && st > 0)
         e += m->in;
+    if (s->has_wgrad && op->kind == SCH_OP_BWD)
+        e += m->wgrad;
+    if (s->has_wgrad && op->kind == SCH_OP_WGRAD)
+        e -= m->wgrad;
     if (bwd_end) {
         e -= m->stash;
         if (!last)

@@ -10,40 +10,62 @@
 /* What the generators of sch_schedule_build would make of the name, without
  * building: stages per device v, split backward, the growth rule of the
  * op arrays. 0, or 1 if a generator would refuse. */
-static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, int *exact)
+static int parse_v(const char *arg, int *v)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(arg, &end, 10);
+    if (end == arg || *end || errno || x < 1 || x > 64 || !isdigit((unsigned char)*arg))
+        return 1;
+    *v = (int)x;
+    return 0;
+}
+
+/* *vee: zb-v's placement (device d holds stages d and 2K-1-d). */
+static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, int *exact,
+                          int *vee)
 {
     *v = 1;
     *wgrad = 0;
     *exact = 0;
+    *vee = 0;
     if (K < 1 || M < 1)
         return 1;
     if (!strcmp(name, "gpipe")) {
         *exact = 1;
-    } else if (!strcmp(name, "zb-h1")) {
+    } else if (!strcmp(name, "zb-h1") || !strcmp(name, "zb-h2") || !strcmp(name, "zb-auto")) {
         *wgrad = 1;
+    } else if (!strcmp(name, "zb-v")) {
+        *wgrad = *vee = 1;
+        *v = 2;
     } else if (!strncmp(name, "interleaved:", 12)) {
-        char *end;
-        errno = 0;
-        long x = strtol(name + 12, &end, 10);
-        if (end == name + 12 || *end || errno || x < 1 || x > 64 || !isdigit((unsigned char)name[12]))
+        if (parse_v(name + 12, v))
             return 1;
-        *v = (int)x;
         if (*v > 1 && M % K)
             return 1;
-    } else if (strcmp(name, "1f1b")) {
-        return 1;
+    } else if (!strncmp(name, "breadth-first:", 14)) {
+        if (parse_v(name + 14, v))
+            return 1;
+    } else if (strcmp(name, "1f1b") && strcmp(name, "eager-1f1b") &&
+               strcmp(name, "breadth-first")) {
+        return 1; /* zb-auto:L is built (its limit may refuse) */
     }
     return (int64_t)K * M * *v > 1LL << 28;
+}
+
+static int stage_dev(int st, int K, int vee)
+{
+    return vee && st >= K ? 2 * K - 1 - st : st % K;
 }
 
 int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat remat,
                            int replicas, struct sch_mem_sched *out)
 {
     memset(out, 0, sizeof *out);
-    int v, wg, exact;
+    int v, wg, exact, vee;
     if (!schedule)
         schedule = "gpipe";
-    if (parse_schedule(schedule, K, M, &v, &wg, &exact) || replicas < 0)
+    if (parse_schedule(schedule, K, M, &v, &wg, &exact, &vee) || replicas < 0)
         return 1;
     int S = v * K, cross = K > 1, ar = replicas > 1;
     int64_t rc = remat == SCH_REMAT_ALWAYS ? M : remat == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
@@ -51,8 +73,12 @@ int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat re
     double cap_total = 0;
     for (int d = 0; d < K; d++) {
         int64_t n = 0, cap = 0;
-        for (int st = d; st < S; st += K) {
-            int bounds = cross ? (st > 0) + (st + 1 < S) : 0;
+        for (int st = 0; st < S; st++) {
+            if (stage_dev(st, K, vee) != d)
+                continue;
+            int bounds = cross ? (st > 0 && stage_dev(st - 1, K, vee) != d) +
+                                 (st + 1 < S && stage_dev(st + 1, K, vee) != d)
+                               : 0;
             n += (int64_t)M * (2 + wg) + rc + 2LL * bounds * M + 1;
             if (exact) /* gpipe reserves its stage's ops up front */
                 cap = (int64_t)(2 + 2 * bounds + (remat != SCH_REMAT_NEVER)) * M + 1;

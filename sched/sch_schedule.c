@@ -1,4 +1,5 @@
 #include "sched/sch_schedule.h"
+#include "sched/sch_zb.h"
 #include "base/ps_error.h"
 
 #include <stdint.h>
@@ -202,6 +203,11 @@ static const struct { const char *name; sch_schedule_gen gen; } generators[] = {
     { "1f1b", sch_gen_1f1b },
     { "interleaved", sch_gen_interleaved },
     { "zb-h1", sch_gen_zbh1 },
+    { "zb-h2", sch_gen_zbh2 },
+    { "zb-v", sch_gen_zbv },
+    { "zb-auto", sch_gen_zbauto },
+    { "eager-1f1b", sch_gen_eager_1f1b },
+    { "breadth-first", sch_gen_breadth_first },
 };
 
 int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,

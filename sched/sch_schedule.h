@@ -190,6 +190,10 @@ struct sch_stage_mem {
     int64_t in;      /* stage input (received), 0 for stage 0 */
     int64_t out;     /* stage output (sent), 0 for the last stage */
     int64_t stash;   /* kept for backward when not re-materialized */
+    int64_t wgrad;   /* split backward (has_wgrad): what B prepares for W and
+                        W consumes (the deferred weight-gradient inputs), held
+                        from B's end to W's end; 0 where the cost model has
+                        no figure for it */
 };
 /* The ledger rule, shared by simulator and runtime: bytes op allocates when
  * it starts (*at_start; negative for sends, whose buffer goes to the link)

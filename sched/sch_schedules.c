@@ -34,12 +34,13 @@
  */
 #include "base/ps_error.h"
 #include "sched/sch_schedule.h"
+#include "sched/sch_gen.h"
 #include "base/ps_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-static int check_sizes(int K, int M, int v)
+int sch_gen_check_sizes(int K, int M, int v)
 {
     if (K < 1)
         return ps_error(PS_EUSAGE, "-K must be >= 1, got %d", K);
@@ -51,7 +52,7 @@ static int check_sizes(int K, int M, int v)
 }
 
 /* [recv-act] F [send-act] of (st, m). */
-static int push_fwd(struct sch_schedule *s, int st, int m)
+int sch_gen_push_fwd(struct sch_schedule *s, int st, int m)
 {
     int d = s->stage_device[st], rc = 0;
     if (st > 0 && s->stage_device[st - 1] != d)
@@ -65,7 +66,7 @@ static int push_fwd(struct sch_schedule *s, int st, int m)
 
 /* [R] [recv-grad] B [send-grad] of (st, m); B is the input-gradient half
  * when the schedule has W ops. */
-static int push_bwd(struct sch_schedule *s, int st, int m)
+int sch_gen_push_bwd(struct sch_schedule *s, int st, int m)
 {
     int d = s->stage_device[st], rc = 0;
     if (sch_schedule_remat_mb(s, m))
@@ -79,13 +80,13 @@ static int push_bwd(struct sch_schedule *s, int st, int m)
     return rc;
 }
 
-static int push_wgrad(struct sch_schedule *s, int st, int m)
+int sch_gen_push_wgrad(struct sch_schedule *s, int st, int m)
 {
     return sch_schedule_push(s, s->stage_device[st], SCH_OP_WGRAD, st, m);
 }
 
 /* The updates of device d's stages, in stage order, after everything else. */
-static int push_updates(struct sch_schedule *s, int d)
+int sch_gen_push_updates(struct sch_schedule *s, int d)
 {
     int rc = 0;
     for (int st = 0; st < s->n_stages && !rc; st++)
@@ -94,7 +95,7 @@ static int push_updates(struct sch_schedule *s, int d)
     return rc;
 }
 
-static int new_schedule(const char *name, int K, int S, int M, enum sch_remat remat,
+int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
                         struct sch_schedule **out)
 {
     if (!(*out = sch_schedule_new(name, K, S, M, remat)))
@@ -102,7 +103,7 @@ static int new_schedule(const char *name, int K, int S, int M, enum sch_remat re
     return 0;
 }
 
-static int finish(struct sch_schedule *s, int rc, struct sch_schedule **out)
+int sch_gen_finish(struct sch_schedule *s, int rc, struct sch_schedule **out)
 {
     if (rc < 0) {
         sch_schedule_free(s);
@@ -119,25 +120,25 @@ static int one_f_one_b_stage(struct sch_schedule *s, int st)
     int K = s->n_stages, M = s->n_micro, rc = 0;
     int w = K - st - 1 < M ? K - st - 1 : M;
     for (int m = 0; m < w && !rc; m++)
-        rc = push_fwd(s, st, m);
+        rc = sch_gen_push_fwd(s, st, m);
     for (int j = 0; j < M - w && !rc; j++)
-        if (!(rc = push_fwd(s, st, w + j)))
-            rc = push_bwd(s, st, j);
+        if (!(rc = sch_gen_push_fwd(s, st, w + j)))
+            rc = sch_gen_push_bwd(s, st, j);
     for (int j = M - w; j < M && !rc; j++)
-        rc = push_bwd(s, st, j);
-    return rc ? rc : push_updates(s, st);
+        rc = sch_gen_push_bwd(s, st, j);
+    return rc ? rc : sch_gen_push_updates(s, st);
 }
 
 int sch_schedule_1f1b(int K, int M, enum sch_remat remat, struct sch_schedule **out)
 {
     *out = NULL;
     struct sch_schedule *s;
-    int rc = check_sizes(K, M, 1);
-    if (rc < 0 || (rc = new_schedule("1f1b", K, K, M, remat, &s)) < 0)
+    int rc = sch_gen_check_sizes(K, M, 1);
+    if (rc < 0 || (rc = sch_gen_new("1f1b", K, K, M, remat, &s)) < 0)
         return rc;
     for (int st = 0; st < K && !rc; st++)
         rc = one_f_one_b_stage(s, st);
-    return finish(s, rc, out);
+    return sch_gen_finish(s, rc, out);
 }
 
 /* ---- interleaved 1F1B ---- */
@@ -162,20 +163,20 @@ static int interleaved_device(struct sch_schedule *s, int K, int v, int d)
         warm = total;
     for (int k = 0; k < warm && !rc; k++) {
         interleaved_op(K, v, d, k, 0, &st, &m);
-        rc = push_fwd(s, st, m);
+        rc = sch_gen_push_fwd(s, st, m);
     }
     for (int i = 0; i < total - warm && !rc; i++) {
         interleaved_op(K, v, d, warm + i, 0, &st, &m);
-        if ((rc = push_fwd(s, st, m)) < 0)
+        if ((rc = sch_gen_push_fwd(s, st, m)) < 0)
             break;
         interleaved_op(K, v, d, i, 1, &st, &m);
-        rc = push_bwd(s, st, m);
+        rc = sch_gen_push_bwd(s, st, m);
     }
     for (int i = total - warm; i < total && !rc; i++) {
         interleaved_op(K, v, d, i, 1, &st, &m);
-        rc = push_bwd(s, st, m);
+        rc = sch_gen_push_bwd(s, st, m);
     }
-    return rc ? rc : push_updates(s, d);
+    return rc ? rc : sch_gen_push_updates(s, d);
 }
 
 int sch_schedule_interleaved(int K, int M, int v, enum sch_remat remat,
@@ -186,7 +187,7 @@ int sch_schedule_interleaved(int K, int M, int v, enum sch_remat remat,
     int rc;
     if (v < 1)
         return ps_error(PS_EUSAGE, "--schedule interleaved:v needs v >= 1, got %d", v);
-    if ((rc = check_sizes(K, M, v)) < 0)
+    if ((rc = sch_gen_check_sizes(K, M, v)) < 0)
         return rc;
     snprintf(name, sizeof name, "interleaved:%d", v);
     if (v == 1) { /* one chunk per device: plain 1F1B */
@@ -198,11 +199,11 @@ int sch_schedule_interleaved(int K, int M, int v, enum sch_remat remat,
         return ps_error(PS_EUSAGE, "--schedule %s: -M %d must be a multiple of -K %d "
                          "(interleaving runs micro-batches in groups of K)", name, M, K);
     struct sch_schedule *s;
-    if ((rc = new_schedule(name, K, v * K, M, remat, &s)) < 0)
+    if ((rc = sch_gen_new(name, K, v * K, M, remat, &s)) < 0)
         return rc;
     for (int d = 0; d < K && !rc; d++)
         rc = interleaved_device(s, K, v, d);
-    return finish(s, rc, out);
+    return sch_gen_finish(s, rc, out);
 }
 
 /* ---- ZB-H1 ---- */
@@ -213,33 +214,33 @@ static int zbh1_stage(struct sch_schedule *s, int st)
     int w = K - st - 1 < M ? K - st - 1 : M;
     int f = 0, b = 0, wg = 0;
     while (f < w && !rc)
-        rc = push_fwd(s, st, f++);
+        rc = sch_gen_push_fwd(s, st, f++);
     for (int j = 0; j < M - w && !rc; j++) {
-        if ((rc = push_fwd(s, st, f)) < 0 || (rc = push_bwd(s, st, b++)) < 0)
+        if ((rc = sch_gen_push_fwd(s, st, f)) < 0 || (rc = sch_gen_push_bwd(s, st, b++)) < 0)
             break;
         if (f - wg >= K - 1)
-            rc = push_wgrad(s, st, wg++);
+            rc = sch_gen_push_wgrad(s, st, wg++);
         f++;
     }
     while (b < M && !rc)
-        if (!(rc = push_bwd(s, st, b++)))
-            rc = push_wgrad(s, st, wg++);
+        if (!(rc = sch_gen_push_bwd(s, st, b++)))
+            rc = sch_gen_push_wgrad(s, st, wg++);
     while (wg < M && !rc)
-        rc = push_wgrad(s, st, wg++);
-    return rc ? rc : push_updates(s, st);
+        rc = sch_gen_push_wgrad(s, st, wg++);
+    return rc ? rc : sch_gen_push_updates(s, st);
 }
 
 int sch_schedule_zbh1(int K, int M, enum sch_remat remat, struct sch_schedule **out)
 {
     *out = NULL;
     struct sch_schedule *s;
-    int rc = check_sizes(K, M, 1);
-    if (rc < 0 || (rc = new_schedule("zb-h1", K, K, M, remat, &s)) < 0)
+    int rc = sch_gen_check_sizes(K, M, 1);
+    if (rc < 0 || (rc = sch_gen_new("zb-h1", K, K, M, remat, &s)) < 0)
         return rc;
     s->has_wgrad = 1;
     for (int st = 0; st < K && !rc; st++)
         rc = zbh1_stage(s, st);
-    return finish(s, rc, out);
+    return sch_gen_finish(s, rc, out);
 }
 
 /* ---- registry entries (sch_schedule.c's generators[]) ---- */
