@@ -1,6 +1,12 @@
 /* mdl_device: the op-level device model (models/mdl_device.h): its JSON
  * fields, presets from devices.json, and the timing of a layer's work. */
 #define MDL_DEVICE_JSON
+#ifndef PIPESIM_SHARE_DIR
+#define PIPESIM_SHARE_DIR "/usr/local/share/pipesim"
+#endif
+#ifndef PIPESIM_SRC_DIR
+#define PIPESIM_SRC_DIR "."
+#endif
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
 #include "base/ps_error.h"
@@ -183,16 +189,23 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         snprintf(file, fsz, "%.*s/devices.json", dirlen, topo_path);
     else
         snprintf(file, fsz, "devices.json");
+    /* Beside the topology, then $PIPESIM_DATA (or its topologies/), then
+     * the installed presets, then the source tree's (the build's own). */
+    const char *data = getenv("PIPESIM_DATA");
+    const char *dirs[] = { data && *data ? data : NULL, data && *data ? data : NULL,
+                           PIPESIM_SHARE_DIR "/topologies", PIPESIM_SRC_DIR "/models/topologies" };
+    const char *sub[] = { "", "/topologies", "", "" };
     FILE *probe = fopen(file, "r");
-    if (!probe) {
-        const char *data = getenv("PIPESIM_DATA");
-        if (!data || !*data)
-            return ps_error(PS_EIO, "%s: no devices.json beside it and PIPESIM_DATA is not "
-                             "set (needed for \"preset\")", topo_path);
-        snprintf(file, fsz, "%s/devices.json", data);
-    } else {
-        fclose(probe);
-    }
+    for (size_t i = 0; !probe && i < sizeof dirs / sizeof *dirs; i++)
+        if (dirs[i]) {
+            snprintf(file, fsz, "%s%s/devices.json", dirs[i], sub[i]);
+            probe = fopen(file, "r");
+        }
+    if (!probe)
+        return ps_error(PS_EIO, "%s: no devices.json beside it, in $PIPESIM_DATA, in "
+                         PIPESIM_SHARE_DIR "/topologies or in the source tree (needed for "
+                         "\"preset\")", topo_path);
+    fclose(probe);
     char *text;
     size_t len;
     int rc = ps_read_file(file, &text, &len);
@@ -335,7 +348,8 @@ void mdl_device_work_s(const struct mdl_device *d, const struct mdl_work *w, dou
             if (g->weight) {
                 double m = g->rows * n;
                 tf += mdl_device_gemm_s(d, m, g->k, g->n, g->count);
-                tb += mdl_device_gemm_s(d, m, g->n, g->k, g->count);
+                if (g->weight == 1) /* 2: reads the model's input, no input gradient */
+                    tb += mdl_device_gemm_s(d, m, g->n, g->k, g->count);
                 tw += mdl_device_gemm_s(d, g->k, m, g->n, g->count);
             } else {
                 double c = g->count * n;

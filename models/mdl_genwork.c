@@ -25,7 +25,7 @@ static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
 void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int weight, int dgrad)
 {
-    struct mdl_gemm g = { rows, k, n, count, weight ? 1 : 0 };
+    struct mdl_gemm g = { rows, k, n, count, weight ? (dgrad ? 1 : 2) : 0 };
     double f = 2 * rows * k * n * count;
     put_gemm(gw, &g);
     gw->w.mm_fwd += f;

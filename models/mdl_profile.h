@@ -41,7 +41,7 @@
  *                 the input gradient B); absent = derived from the columns
  *                 below when they are given, else half of bwd
  *   gemms         the forward's matrix products, space-separated, each
- *                 ROWSxKxN[*COUNT][a]: a (ROWS x K) by (K x N) product per
+ *                 ROWSxKxN[*COUNT][a|i]: a (ROWS x K) by (K x N) product per
  *                 sample, COUNT times (batched heads; default 1); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
@@ -52,6 +52,8 @@
  *                 the right operand is a weight: at n samples the product is
  *                 (ROWS n) x K x N, backward has the input gradient
  *                 (ROWS n) x N x K and the weight gradient K x (ROWS n) x N.
+ *                 A trailing 'i' instead marks a weight product that reads
+ *                 the model's input (the image): the weight gradient only.
  *                 At most MDL_MAX_GEMMS (64) products per layer.
  *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
  *                 matrix FLOPs of F, of B (input gradients) and of W; derived
@@ -82,7 +84,9 @@
 struct mdl_gemm {
     double rows, k, n;  /* rows per sample */
     double count;       /* >= 1 */
-    int weight;         /* 1: right operand is a weight; 0: an activation ('a') */
+    int weight;         /* 1: right operand is a weight; 0: an activation ('a');
+                         * 2: a weight whose input is the model's input ('i'):
+                         * no input gradient */
 };
 
 /* A layer's work by op class; per sample unless said otherwise. */

@@ -41,7 +41,8 @@ void mdl_work_from_gemms(const struct mdl_gemm *g, int n, double *fwd, double *d
         double f = 2 * g[i].rows * g[i].k * g[i].n * g[i].count;
         *fwd += f;
         if (g[i].weight) {
-            *dgrad += f;
+            if (g[i].weight == 1) /* 2: the model's input, no input gradient */
+                *dgrad += f;
             *wgrad += f;
         } else {
             *dgrad += 2 * f; /* both operands' gradients are input gradients */
@@ -83,7 +84,7 @@ static int dim(const char **s, double *out)
     return 0;
 }
 
-/* ROWSxKxN[*COUNT][a], space-separated. */
+/* ROWSxKxN[*COUNT][a|i], space-separated. */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -104,6 +105,9 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
         if (ok && *p == 'a') {
             p++;
             g.weight = 0;
+        } else if (ok && *p == 'i') {
+            p++;
+            g.weight = 2;
         }
         ok = ok && (*p == ' ' || !*p);
         if (!ok) {
@@ -111,7 +115,7 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
-                             "ROWSxKxN[*COUNT][a] (dimensions > 0, COUNT a whole number >= 1)",
+                             "ROWSxKxN[*COUNT][a|i] (dimensions > 0, COUNT a whole number >= 1)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)
