@@ -48,6 +48,9 @@ PKGS     := gsl jansson sqlite3 openblas
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PKGS)))
 CRIT_LIBS  := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+# Where device presets (devices.json) are looked up after the topology's own
+# folder and $PIPESIM_DATA: the installed share folder, then this tree.
+CFLAGS   += -DPIPESIM_SHARE_DIR='"$(PREFIX)/share/pipesim"' -DPIPESIM_SRC_DIR='"$(CURDIR)"'
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
             $(OPT) -MMD -MP -I. $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm $(EXTRA_LDLIBS)
