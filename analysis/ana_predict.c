@@ -120,7 +120,8 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     /* the schedule's uniform-stage formula, from stage 0's op times */
     p->bubble_analytic = ana_bubble_formula(p->schedule, c->K, c->M,
                                             sch_time_to_seconds(costs->st[0].fwd),
-                                            sch_time_to_seconds(costs->st[0].bwd));
+                                            sch_time_to_seconds(costs->st[0].bwd),
+                                            sch_time_to_seconds(costs->st[0].bwd_weight));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
@@ -137,6 +138,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         as->fwd_s = sch_time_to_seconds(costs->st[s].fwd);
         as->bwd_s = sch_time_to_seconds(costs->st[s].bwd);
         as->recomp_s = sch_time_to_seconds(costs->st[s].recomp);
+        as->wgrad_s = sch_time_to_seconds(costs->st[s].bwd_weight);
         as->static_mem = r->static_mem[d];
         as->peak_act = r->peak_act[d];
         as->peak_mem = r->peak_mem[d];

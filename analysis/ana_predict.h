@@ -44,6 +44,7 @@ struct ana_stage {
     int first_layer, n_layers;
     double busy_frac;                  /* busy / makespan */
     double fwd_s, bwd_s, recomp_s;     /* per micro-batch */
+    double wgrad_s;                    /* W's part of bwd_s */
     int64_t static_mem, peak_act, peak_mem;
     double capacity;
     int fits;

@@ -10,10 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb)
+double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb,
+                          double tw)
 {
     if (K < 1 || M < 1)
         return NAN;
+    if (!strncmp(schedule, "zb-", 3) && !(fabs(tw - tb / 2) <= 1e-9 * tb + 2e-9))
+        return NAN; /* B != W: the closed forms assume halves */
     if (!strcmp(schedule, "gpipe") || !strcmp(schedule, "1f1b") ||
         !strcmp(schedule, "eager-1f1b") || !strcmp(schedule, "breadth-first"))
         return (double)(K - 1) / (M + K - 1);
@@ -63,7 +66,7 @@ void ana_sched_cmp_free(struct ana_sched_cmp *c)
  * the formula. */
 static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, int K)
 {
-    double tf = 0, tb = 0;
+    double tf = 0, tb = 0, tw = 0;
     r->n_stages = p->n_stages;
     r->step_s = p->step_s;
     r->samples_per_s = p->samples_per_s;
@@ -78,6 +81,7 @@ static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, in
         r->capacity[d] = st->capacity;
         tf += st->fwd_s;
         tb += st->bwd_s;
+        tw += st->wgrad_s;
     }
     for (int d = 0; d < K; d++) {
         if (r->peak_act[d] > r->peak_act_max)
@@ -86,7 +90,7 @@ static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, in
             r->peak_mem_max = r->peak_mem[d];
     }
     /* one device's share of a micro-batch, as the formula takes it */
-    r->bubble_formula = ana_bubble_formula(p->schedule, K, p->M, tf / K, tb / K);
+    r->bubble_formula = ana_bubble_formula(p->schedule, K, p->M, tf / K, tb / K, tw / K);
 }
 
 int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,

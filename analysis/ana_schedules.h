@@ -63,8 +63,13 @@ int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f
  *   gpipe, 1f1b      (K-1) / (M+K-1)
  *   interleaved:v    (K-1) / (vM+K-1)                     (M % K == 0)
  *   zb-h1            (K-1)c / (M(tf+tb) + (K-1)c), c = max(tf, tb/2), M >= K
+ * tw is the weight-gradient part W of tb (split-backward schedules): the
+ * zero-bubble forms hold for the paper's equal halves only, so zb-h1 and
+ * zb-h2 give NaN when tw differs from tb/2 (a profile that states its
+ * work by op class has B != W).
  * NaN where none applies (zb-h1 with M < K, unknown names). These are the
  * figures tests/test_schedules.c asserts against the engine. */
-double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb);
+double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb,
+                          double tw);
 
 #endif

@@ -429,6 +429,8 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
     for (int l = 0; l < c->n_layers; l++) {
         const struct msr_calib_layer *cl = &c->layers[l];
         struct mdl_layer m = c->net_profile->layers[l]; /* names, params, bytes */
+        m.has_wgrad = 0; /* the generator's W is in FLOPs; the work columns split B/W */
+        m.wgrad = 0;
         m.at_batch = c->ref_batch;
         m.fwd = cl->kept[r].med;
         m.bwd = cl->t[MSR_CALIB_BWD][r].med;
