@@ -9,6 +9,7 @@
 #endif
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
+#include "models/mdl_topology_int.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -20,9 +21,10 @@
 const char *const mdl_device_keys[] = { "precision", "matrix_flops", "vector_flops",
                                         "mem_efficiency", "kernel_overhead_s", "gemm",
                                         "combine", "activation_bytes", "preset", NULL };
-const char *const mdl_prec_names[MDL_PREC_N] = { "fp32", "tf32", "bf16", "fp16" };
+const char *const mdl_prec_names[MDL_PREC_N + 1] = { "fp32", "tf32", "bf16", "fp16", NULL };
 
-static int bad_keys(const char *path, const char *where, json_t *o, const char *const *keys)
+int mdl_json_check_keys(const char *path, const char *where, json_t *o,
+                        const char *const *keys)
 {
     const char *k;
     json_t *v;
@@ -61,7 +63,7 @@ static int prec_table(const char *path, const char *where, const char *key, json
     if (!json_is_object(o))
         return ps_error(PS_EPARSE, "%s: %s: must be an object of precisions", path, w);
     int rc;
-    if ((rc = bad_keys(path, w, o, mdl_prec_names)) < 0)
+    if ((rc = mdl_json_check_keys(path, w, o, mdl_prec_names)) < 0)
         return rc;
     for (int p = 0; p < MDL_PREC_N; p++) {
         json_t *v = json_object_get(o, mdl_prec_names[p]);
@@ -95,7 +97,7 @@ static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl
     if (!json_is_object(g))
         return ps_error(PS_EPARSE, "%s: %s: must be an object", path, w);
     int rc;
-    if ((rc = bad_keys(path, w, g, gkeys)) < 0)
+    if ((rc = mdl_json_check_keys(path, w, g, gkeys)) < 0)
         return rc;
     json_t *tile = json_object_get(g, "tile"), *units = json_object_get(g, "units");
     json_t *pad = json_object_get(g, "pad"), *eff = json_object_get(g, "efficiency");
@@ -223,7 +225,7 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         return ps_error(PS_EPARSE, "%s: must be an object with \"devices\": { NAME: {..} }",
                          file);
     }
-    if ((rc = bad_keys(file, "presets", root, rkeys)) < 0) {
+    if ((rc = mdl_json_check_keys(file, "presets", root, rkeys)) < 0) {
         json_decref(root);
         return rc;
     }

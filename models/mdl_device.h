@@ -111,7 +111,7 @@ struct mdl_device;
  * key check. */
 extern const char *const mdl_device_keys[];
 /* The names of the precisions ("fp32", ...). */
-extern const char *const mdl_prec_names[MDL_PREC_N];
+extern const char *const mdl_prec_names[MDL_PREC_N + 1]; /* NULL-terminated */
 
 #ifdef MDL_DEVICE_JSON
 #include <jansson.h>

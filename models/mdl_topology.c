@@ -24,21 +24,6 @@ void mdl_topology_free(struct mdl_topology *t)
     free(t);
 }
 
-/* Each object's allowed keys; anything else is a typo worth reporting. */
-static int check_keys(const char *path, const char *where, json_t *o,
-                      const char *const *keys)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v) {
-        int ok = 0;
-        for (const char *const *p = keys; *p; p++)
-            ok |= !strcmp(*p, k);
-        if (!ok)
-            return ps_error(PS_EPARSE, "%s: %s: unknown field '%s'", path, where, k);
-    }
-    return 0;
-}
 
 /* Reads a number field: min_excl = 1 means the value must be > 0, else >= 0. */
 static int get_num(const char *path, const char *where, json_t *o, const char *key,
@@ -200,13 +185,13 @@ static int load_device(const char *path, const char *where, json_t *o,
     struct mdl_device d;
     memset(&d, 0, sizeof d);
     int rc;
-    if ((rc = check_keys(path, where, o, dkeys)) < 0 ||
+    if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
         (rc = mdl_device_resolve(path, where, o, merged)) < 0)
         return rc;
     if (*merged)
         o = *merged;
     {
-        if ((rc = check_keys(path, where, o, dkeys)) < 0 ||
+        if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
             (rc = get_name(path, where, o, d.name)) < 0 ||
             (rc = get_num(path, where, o, "flops", 1, 0, 1, &d.flops)) < 0 ||
             (rc = get_num(path, where, o, "memory", 1, 0, 1, &d.memory)) < 0 ||
@@ -219,7 +204,7 @@ static int load_device(const char *path, const char *where, json_t *o,
             snprintf(ew, sizeof ew, "%s.efficiency", where);
             if (!json_is_object(e))
                 return ps_error(PS_EPARSE, "%s: %s: must be an object", path, ew);
-            if ((rc = check_keys(path, ew, e, ekeys)) < 0 ||
+            if ((rc = mdl_json_check_keys(path, ew, e, ekeys)) < 0 ||
                 (rc = get_num(path, ew, e, "max", 0, 1, 1, &d.eff_max)) < 0 ||
                 (rc = get_num(path, ew, e, "batch_half", 0, 0, 0, &d.batch_half)) < 0 ||
                 (rc = get_num(path, ew, e, "overhead_s", 0, 0, 0, &d.overhead_s)) < 0)
@@ -257,7 +242,7 @@ static int load_switches(const char *path, json_t *arr, struct mdl_topology *t)
         if (!json_is_object(o))
             return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
         int rc;
-        if ((rc = check_keys(path, where, o, skeys)) < 0 ||
+        if ((rc = mdl_json_check_keys(path, where, o, skeys)) < 0 ||
             (rc = get_name(path, where, o, t->switches[i].name)) < 0)
             return rc;
         for (const char *k = "kind"; k; k = k[0] == 'k' ? "comment" : NULL) {
@@ -291,7 +276,7 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
             return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
         struct mdl_link *l = &t->links[t->n_links++];
         int rc;
-        if ((rc = check_keys(path, where, o, lkeys)) < 0 ||
+        if ((rc = mdl_json_check_keys(path, where, o, lkeys)) < 0 ||
             (rc = get_name(path, where, o, l->name)) < 0 ||
             (rc = get_num(path, where, o, "bandwidth", 1, 0, 1, &l->bandwidth)) < 0 ||
             (rc = get_num(path, where, o, "latency", 0, 0, 0, &l->latency)) < 0 ||
@@ -368,7 +353,7 @@ static int load_mempolicy(const char *path, json_t *root, struct mdl_topology *t
     if (!v)
         return 0;
     if (json_is_object(v)) {
-        if ((rc = check_keys(path, "memory_policy", v, mkeys)) < 0)
+        if ((rc = mdl_json_check_keys(path, "memory_policy", v, mkeys)) < 0)
             return rc;
         name = json_object_get(v, "optimizer");
         if (!name)
@@ -416,7 +401,7 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
         rc = ps_error(PS_EPARSE, "%s: topology: top level must be an object", path);
         goto err_free;
     }
-    if ((rc = check_keys(path, "topology", root, tkeys)) < 0)
+    if ((rc = mdl_json_check_keys(path, "topology", root, tkeys)) < 0)
         goto err_free;
     if (json_object_get(root, "name")) {
         if ((rc = get_name(path, "topology", root, t->name)) < 0)

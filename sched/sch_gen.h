@@ -19,6 +19,10 @@ int sch_gen_push_fwd(struct sch_schedule *s, int st, int m);
 /* [R] [recv-grad] B [send-grad] of (st, m). */
 int sch_gen_push_bwd(struct sch_schedule *s, int st, int m);
 int sch_gen_push_wgrad(struct sch_schedule *s, int st, int m);
+/* 1F1B's order on stage st: w warm-up forwards (w <= M), then one forward
+ * and one backward alternately, the w remaining backwards, the updates
+ * (1f1b: w = min(K-st-1, M); eager-1f1b: one more). */
+int sch_gen_1f1b_stage(struct sch_schedule *s, int st, int w);
 /* The updates of device d's stages, in stage order. */
 int sch_gen_push_updates(struct sch_schedule *s, int d);
 /* A heap schedule of K devices and S stages (stage s on device s % K). */

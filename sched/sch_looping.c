@@ -36,20 +36,6 @@
 
 /* ---- eager 1F1B ---- */
 
-static int eager_stage(struct sch_schedule *s, int st)
-{
-    int K = s->n_stages, M = s->n_micro, rc = 0;
-    int w = K - st < M ? K - st : M;
-    for (int m = 0; m < w && !rc; m++)
-        rc = sch_gen_push_fwd(s, st, m);
-    for (int j = 0; j < M - w && !rc; j++)
-        if (!(rc = sch_gen_push_fwd(s, st, w + j)))
-            rc = sch_gen_push_bwd(s, st, j);
-    for (int j = M - w; j < M && !rc; j++)
-        rc = sch_gen_push_bwd(s, st, j);
-    return rc ? rc : sch_gen_push_updates(s, st);
-}
-
 int sch_schedule_eager_1f1b(int K, int M, enum sch_remat remat, struct sch_schedule **out)
 {
     *out = NULL;
@@ -58,7 +44,7 @@ int sch_schedule_eager_1f1b(int K, int M, enum sch_remat remat, struct sch_sched
     if (rc < 0 || (rc = sch_gen_new("eager-1f1b", K, K, M, remat, &s)) < 0)
         return rc;
     for (int st = 0; st < K && !rc; st++)
-        rc = eager_stage(s, st);
+        rc = sch_gen_1f1b_stage(s, st, K - st < M ? K - st : M); /* one more warm-up F */
     return sch_gen_finish(s, rc, out);
 }
 

@@ -115,10 +115,9 @@ int sch_gen_finish(struct sch_schedule *s, int rc, struct sch_schedule **out)
 
 /* ---- 1F1B ---- */
 
-static int one_f_one_b_stage(struct sch_schedule *s, int st)
+int sch_gen_1f1b_stage(struct sch_schedule *s, int st, int w)
 {
-    int K = s->n_stages, M = s->n_micro, rc = 0;
-    int w = K - st - 1 < M ? K - st - 1 : M;
+    int M = s->n_micro, rc = 0;
     for (int m = 0; m < w && !rc; m++)
         rc = sch_gen_push_fwd(s, st, m);
     for (int j = 0; j < M - w && !rc; j++)
@@ -137,7 +136,7 @@ int sch_schedule_1f1b(int K, int M, enum sch_remat remat, struct sch_schedule **
     if (rc < 0 || (rc = sch_gen_new("1f1b", K, K, M, remat, &s)) < 0)
         return rc;
     for (int st = 0; st < K && !rc; st++)
-        rc = one_f_one_b_stage(s, st);
+        rc = sch_gen_1f1b_stage(s, st, K - st - 1 < M ? K - st - 1 : M);
     return sch_gen_finish(s, rc, out);
 }
 
