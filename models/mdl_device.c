@@ -312,11 +312,14 @@ static double mem_s(const struct mdl_device *d, double bytes)
     return d->mem_bandwidth > 0 ? bytes / (d->mem_bandwidth * d->model.mem_eff) : 0;
 }
 
-double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c)
+/* One product's math and memory times (before combining). */
+static void gemm_parts(const struct mdl_device *d, double m, double k, double n, double c,
+                       double *math_out, double *mem_out)
 {
     const struct mdl_devmodel *dm = &d->model;
+    *math_out = *mem_out = 0;
     if (m <= 0 || k <= 0 || n <= 0 || c <= 0)
-        return 0;
+        return;
     double rate = mm_peak(d) * dm->gemm_eff, math;
     if (dm->tiled) {
         double tiles = ceil(m / dm->tile_m) * ceil(n / dm->tile_n);
@@ -328,8 +331,61 @@ double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double 
     } else {
         math = c * 2 * m * k * n / rate;
     }
-    double mem = mem_s(d, c * (m * k + k * n + m * n) * mdl_device_elem_bytes(d));
+    *math_out = math;
+    *mem_out = mem_s(d, c * (m * k + k * n + m * n) * mdl_device_elem_bytes(d));
+}
+
+double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c)
+{
+    double math, mem;
+    gemm_parts(d, m, k, n, c, &math, &mem);
     return combine(d, math, mem);
+}
+
+/* Adds one kernel's time to its class: math to `k` (matrix or vector) when
+ * it bounds the kernel, else to memory; with "sum" each part to its own. */
+static void split_add(const struct mdl_device *d, double math, double mem, int k,
+                      double cls[MDL_SPLIT_N], double times)
+{
+    if (d->model.combine == MDL_COMBINE_SUM) {
+        cls[k] += times * math;
+        cls[MDL_SPLIT_MEMORY] += times * mem;
+    } else if (math >= mem) {
+        cls[k] += times * math;
+    } else {
+        cls[MDL_SPLIT_MEMORY] += times * mem;
+    }
+}
+
+void mdl_device_work_split(const struct mdl_device *d, const struct mdl_work *w, double n,
+                           double forwards, double cls[MDL_SPLIT_N])
+{
+    double rate = mm_peak(d) * d->model.gemm_eff, math, mem;
+    for (int i = 0; i < w->n_gemms; i++) {
+        const struct mdl_gemm *g = &w->gemms[i];
+        double m = g->weight ? g->rows * n : g->rows, c = g->weight ? g->count : g->count * n;
+        gemm_parts(d, m, g->k, g->n, c, &math, &mem);
+        split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, forwards);
+        if (g->weight != 2) { /* input gradient(s) */
+            gemm_parts(d, m, g->n, g->k, c, &math, &mem);
+            split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, 1);
+        }
+        if (g->weight) /* weight gradient; an activation product's second input gradient */
+            gemm_parts(d, g->k, m, g->n, c, &math, &mem);
+        else
+            gemm_parts(d, g->k, g->rows, g->n, c, &math, &mem);
+        split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, 1);
+    }
+    if (w->n_gemms == 0)
+        cls[MDL_SPLIT_MATRIX] += (forwards * w->mm_fwd + w->mm_dgrad + w->mm_wgrad) * n / rate;
+    if (w->vec_fwd > 0 || w->bytes_fwd > 0)
+        split_add(d, w->vec_fwd * n / vec_peak(d), mem_s(d, w->bytes_fwd * n),
+                  MDL_SPLIT_VECTOR, cls, forwards);
+    if (w->vec_bwd > 0 || w->bytes_bwd > 0)
+        split_add(d, w->vec_bwd * n / vec_peak(d), mem_s(d, w->bytes_bwd * n),
+                  MDL_SPLIT_VECTOR, cls, 1);
+    cls[MDL_SPLIT_OVERHEAD] += (forwards * w->kernels_fwd + w->kernels_bwd + w->kernels_wgrad) *
+                               d->model.kernel_s;
 }
 
 double mdl_device_vec_s(const struct mdl_device *d, double flops, double bytes)

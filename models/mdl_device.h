@@ -111,6 +111,14 @@ struct mdl_device;
  * key check. */
 extern const char *const mdl_device_keys[];
 /* The names of the precisions ("fp32", ...). */
+/* Where the time of a layer's F (times `forwards`: 2 with a recompute), B
+ * and W goes on device d at n samples, added to cls: matrix products and
+ * vector kernels bound by their math, kernels bound by memory, per-kernel
+ * overhead. The classes sum to forwards*F + B + W of mdl_device_work_s
+ * (within rounding). For reports (studies/stu_breakdown.c). */
+enum { MDL_SPLIT_MATRIX, MDL_SPLIT_VECTOR, MDL_SPLIT_MEMORY, MDL_SPLIT_OVERHEAD, MDL_SPLIT_N };
+void mdl_device_work_split(const struct mdl_device *d, const struct mdl_work *w, double n,
+                           double forwards, double cls[MDL_SPLIT_N]);
 extern const char *const mdl_prec_names[MDL_PREC_N + 1]; /* NULL-terminated */
 
 #ifdef MDL_DEVICE_JSON

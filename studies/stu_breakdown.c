@@ -8,42 +8,35 @@
 const char *const stu_bd_class_name[STU_BD_NCLASS] = { "matrix", "vector", "memory",
                                                        "overhead", "link" };
 
-/*
- * THE HOOK. Seconds of layer l's forward, backward and re-computation on
- * n samples on device d, split by op class (matrix FLOPs at the shape's
- * efficiency, vector FLOPs, memory traffic, per-kernel overhead), into
- * cls[0..STU_BD_LINK); returns 1 when the models can say, 0 when they
- * cannot. Today's device (peak FLOP/s x one efficiency curve) has no op
- * classes, so it returns 0. The op-level device model (models/mdl_device.h)
- * answers here with one call per layer and op, e.g.
- *   mdl_device_layer_split(d, l, MDL_OP_FWD, n, split)
- * (the name it lands with), filling split[] by op class; the link class
- * comes from the interconnect model's per-message time, asked the same way
- * in link_class below.
- */
+/* Seconds of layer l's forward (twice with a re-computation), backward
+ * and weight gradient on n samples on device d, split by op class
+ * (mdl_device_work_split: matrix and vector kernels bound by their math,
+ * kernels bound by memory, per-kernel overhead) into cls[0..STU_BD_LINK);
+ * 1 when the models can say, 0 when the layer states no work or the device
+ * keeps the legacy rule. */
 static int layer_classes(const struct mdl_device *d, const struct mdl_layer *l, double n,
                          int recompute, double cls[STU_BD_NCLASS])
 {
-    (void)d;
-    (void)l;
-    (void)n;
-    (void)recompute;
-    (void)cls;
-    return 0;
+    if (!l->work || !d->model.on)
+        return 0; /* the legacy rule has no classes */
+    double c[MDL_SPLIT_N] = { 0 };
+    mdl_device_work_split(d, l->work, n, recompute ? 2 : 1, c);
+    cls[STU_BD_MATRIX] += c[MDL_SPLIT_MATRIX];
+    cls[STU_BD_VECTOR] += c[MDL_SPLIT_VECTOR];
+    cls[STU_BD_MEMORY] += c[MDL_SPLIT_MEMORY];
+    cls[STU_BD_OVERHEAD] += c[MDL_SPLIT_OVERHEAD];
+    return 1;
 }
 
-/* Seconds one transfer of `bytes` holds link k (today's rule: latency +
- * bytes / bandwidth; the interconnect model's per-message rule when it
- * lands). */
-static double link_class(const struct mdl_topology *t, int k, double bytes)
-{
-    return t->links[k].latency + bytes / t->links[k].bandwidth;
-}
-
+/* Seconds from a send's start to its delivery over the route a -> b when
+ * nothing else holds it (models/mdl_topology.h: bytes over the route's
+ * least bandwidth, then the hops' latency and overhead), times `times`. */
 static double send_s(const struct mdl_topology *t, int a, int b, double bytes, int times)
 {
-    int k = mdl_topology_link_between(t, a, b);
-    return k < 0 ? 0 : times * link_class(t, k, bytes);
+    struct mdl_route r;
+    if (mdl_topology_route(t, a, b, &r) < 0 || !(r.bandwidth > 0))
+        return 0;
+    return times * (bytes / r.bandwidth + r.latency);
 }
 
 int stu_breakdown_new(const struct ana_prediction *p, const struct mdl_profile *prof,
@@ -141,6 +134,6 @@ void stu_breakdown_print(const struct stu_breakdown *b, const char *indent, FILE
         fputc('\n', f);
     }
     if (!b->have_classes)
-        fprintf(f, "%s(op classes matrix/vector/memory/overhead/link: not given by today's "
-                   "device model; stu_breakdown.c layer_classes is the hook)\n", indent);
+        fprintf(f, "%s(op classes matrix/vector/memory/overhead: not given; the layers or "
+                   "the device lack the op-level model)\n", indent);
 }
