@@ -311,3 +311,33 @@ Test(device, preset_beside_topology)
     cr_expect_lt(mdl_topology_load(path, &t), 0);
     th_sh("rm -rf %s", dir);
 }
+
+Test(device, op_class_split_adds_up)
+{
+    /* One math-bound weight product (1000x1000x1000 per sample at n = 1),
+     * one 'i' product (no input gradient), one activation product, a
+     * memory-bound vector part and kernels: the classes add up to
+     * 2F + B + W (a re-computed forward counts twice), and each part lands
+     * in its class by hand: the big product's three GEMMs are matrix. */
+    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
+    const struct mdl_device *d = &t->devices[0];
+    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1 }, { 10, 30, 20, 1, 2 },
+                             { 64, 32, 64, 4, 0 } };
+    struct mdl_work w = { .vec_fwd = 1e3, .vec_bwd = 2e3, .bytes_fwd = 1e6, .bytes_bwd = 3e6,
+                          .kernels_fwd = 3, .kernels_bwd = 4, .kernels_wgrad = 2,
+                          .n_gemms = 3, .gemms = g };
+    double f, b, wg, cls[MDL_SPLIT_N] = { 0 };
+    mdl_device_work_s(d, &w, 2, &f, &b, &wg);
+    mdl_device_work_split(d, &w, 2, 2, cls);
+    double sum = 0;
+    for (int k = 0; k < MDL_SPLIT_N; k++)
+        sum += cls[k];
+    cr_expect(fabs(sum - (2 * f + b + wg)) <= 1e-12 * sum, "%.17g vs %.17g", sum,
+              2 * f + b + wg);
+    cr_expect_eq(ns(cls[MDL_SPLIT_OVERHEAD]), 2 * 3000 + 4000 + 2000);
+    /* vector: memory-bound (1e6 B / 5e10 = 20 us vs 1e3 FLOPs / 1e12) */
+    cr_expect_eq(cls[MDL_SPLIT_VECTOR], 0);
+    /* the 2000x1000x1000 products at n = 2: 4 ms each, F twice + B + W */
+    cr_expect_geq(cls[MDL_SPLIT_MATRIX], 4 * 4e-3);
+    mdl_topology_free(t);
+}
