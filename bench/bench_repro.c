@@ -15,6 +15,9 @@
 #include "studies/stu_breakdown.h"
 #include "studies/stu_paper.h"
 #include "studies/stu_torchgpipe.h"
+#include "studies/stu_csv.h"
+#include "models/mdl_device.h"
+#include "models/mdl_topology.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
 
@@ -240,6 +243,84 @@ static int torchgpipe(void)
     return rc;
 }
 
+/* The device model alone against published single-GPU training times
+ * (studies/devices/reference/cnn-benchmarks.csv): each row's model from
+ * its generator on one device of the row's preset (the topology
+ * models/topologies/<preset>-1.json), forward and forward + backward of one
+ * mini-batch summed over the layers (mdl_device_work_s; no pipeline, no
+ * optimizer step, as the benchmark times them), with the split by op
+ * class. Not a target of the issue: it says how far the device model is
+ * from real kernels before any pipeline is simulated. */
+static int device_check(void)
+{
+    static const char *const cols[] = { "model", "device", "batch", "forward_ms",
+                                        "backward_ms", "total_ms" };
+    struct stu_csv c;
+    int rc = stu_csv_open(&c, "studies/devices/reference", "cnn-benchmarks.csv", cols, 6);
+    if (rc < 0)
+        return rc;
+    printf("\nDevice model against single-GPU measurements (%s; forward and forward + "
+           "backward of one mini-batch, no pipeline)\n", c.path);
+    double err[16];
+    int n = 0;
+    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0 && n < 16) {
+        double batch, fwd_ms, bwd_ms, tot_ms;
+        if ((rc = stu_csv_num(&c, 2, 0, &batch)) < 0 || (rc = stu_csv_num(&c, 3, 0, &fwd_ms)) < 0 ||
+            (rc = stu_csv_num(&c, 4, 0, &bwd_ms)) < 0 || (rc = stu_csv_num(&c, 5, 0, &tot_ms)) < 0)
+            break;
+        char topo_path[256];
+        snprintf(topo_path, sizeof topo_path, "models/topologies/%s-1.json",
+                 stu_csv_field(&c, 1));
+        struct mdl_profile *prof = NULL;
+        struct mdl_topology *t = NULL;
+        if ((rc = mdl_model_open(stu_csv_field(&c, 0), &prof)) < 0 ||
+            (rc = mdl_topology_load(topo_path, &t)) < 0) {
+            mdl_profile_free(prof);
+            break;
+        }
+        const struct mdl_device *d = &t->devices[0];
+        double f = 0, b = 0, cls[MDL_SPLIT_N] = { 0 };
+        int have = d->model.on;
+        for (int l = 0; l < prof->n_layers; l++) {
+            const struct mdl_layer *ly = &prof->layers[l];
+            if (!ly->work) {
+                have = 0;
+                continue;
+            }
+            double tf, tb, tw;
+            mdl_device_work_s(d, ly->work, batch, &tf, &tb, &tw);
+            f += tf;
+            b += tb + tw;
+            mdl_device_work_split(d, ly->work, batch, 1, cls);
+        }
+        double ef = f * 1e3 / fwd_ms - 1, et = (f + b) * 1e3 / tot_ms - 1;
+        printf("  %-18s on %-15s batch %3.0f  forward: measured %7.2f ms predicted %7.2f ms "
+               "error %+6.1f %%;  forward + backward: measured %7.2f ms predicted %7.2f ms "
+               "error %+6.1f %%  (%.2fx of +-15 %%) %s\n", stu_csv_field(&c, 0),
+               stu_csv_field(&c, 1), batch, fwd_ms, f * 1e3, 100 * ef, tot_ms, (f + b) * 1e3,
+               100 * et, fabs(et) / CELL_TARGET, verdict(fabs(et) <= CELL_TARGET));
+        if (have)
+            printf("    predicted forward + backward by op class: matrix %.2f ms, vector %.2f "
+                   "ms, memory %.2f ms, per-kernel overhead %.2f ms\n",
+                   cls[MDL_SPLIT_MATRIX] * 1e3, cls[MDL_SPLIT_VECTOR] * 1e3,
+                   cls[MDL_SPLIT_MEMORY] * 1e3, cls[MDL_SPLIT_OVERHEAD] * 1e3);
+        err[n++] = fabs(et);
+        mdl_topology_free(t);
+        mdl_profile_free(prof);
+    }
+    stu_csv_close(&c);
+    if (rc < 0)
+        return rc;
+    if (n > 0) {
+        qsort(err, (size_t)n, sizeof *err, dcmp);
+        double med = n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
+        printf("  single-GPU forward + backward: median |error| %.1f %% over %d rows (target "
+               "<= 8 %%: %.2fx) %s\n", 100 * med, n, med / MEDIAN_TARGET,
+               verdict(med <= MEDIAN_TARGET));
+    }
+    return 0;
+}
+
 int main(void)
 {
     printf("bench_repro: reproductions vs published figures (deterministic predictions of "
@@ -249,7 +330,8 @@ int main(void)
     struct stu_paper_ctx *ctx = NULL;
     int rc;
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 ||
-        (rc = torchgpipe()) < 0 || (rc = gpipe_t1(ctx)) < 0) {
+        (rc = torchgpipe()) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
+        (rc = device_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);
         return 1;

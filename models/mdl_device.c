@@ -302,6 +302,18 @@ static double vec_peak(const struct mdl_device *d)
 
 static double pad_up(double x, double q) { return ceil(x / q) * q; }
 
+double mdl_device_split_k(const struct mdl_device *d, double tiles, double k)
+{
+    const struct mdl_devmodel *dm = &d->model;
+    if (!dm->tiled || tiles <= 0 || tiles >= dm->units)
+        return 1;
+    double split = floor(dm->units / tiles);
+    double most = floor(k / MDL_SPLIT_K_MIN); /* slices of at least MDL_SPLIT_K_MIN */
+    if (split > most)
+        split = most;
+    return split > 1 ? split : 1;
+}
+
 static double combine(const struct mdl_device *d, double math, double mem)
 {
     return d->model.combine == MDL_COMBINE_SUM ? math + mem : fmax(math, mem);
@@ -321,10 +333,14 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
     if (m <= 0 || k <= 0 || n <= 0 || c <= 0)
         return;
     double rate = mm_peak(d) * dm->gemm_eff, math;
+    double partials = 0; /* bytes of split-K partial sums, written and read back */
     if (dm->tiled) {
-        double tiles = ceil(m / dm->tile_m) * ceil(n / dm->tile_n);
-        double waves = ceil(c * tiles / dm->units);
-        math = waves * 2 * dm->tile_m * dm->tile_n * k / (rate / dm->units);
+        double tiles = c * ceil(m / dm->tile_m) * ceil(n / dm->tile_n);
+        double split = mdl_device_split_k(d, tiles, k);
+        double waves = ceil(tiles * split / dm->units);
+        math = waves * 2 * dm->tile_m * dm->tile_n * (k / split) / (rate / dm->units);
+        if (split > 1)
+            partials = 2 * split * c * m * n * mdl_device_elem_bytes(d);
     } else if (dm->padded) {
         math = c * 2 * pad_up(m, dm->pad_rows) * pad_up(k, dm->pad_feat) *
                pad_up(n, dm->pad_feat) / rate;
@@ -332,7 +348,7 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
         math = c * 2 * m * k * n / rate;
     }
     *math_out = math;
-    *mem_out = mem_s(d, c * (m * k + k * n + m * n) * mdl_device_elem_bytes(d));
+    *mem_out = mem_s(d, c * (m * k + k * n + m * n) * mdl_device_elem_bytes(d) + partials);
 }
 
 double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c)
@@ -429,4 +445,36 @@ void mdl_device_work_s(const struct mdl_device *d, const struct mdl_work *w, dou
     *f = tf;
     *b = tb;
     *wg = tw;
+}
+
+int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n)
+{
+    const struct mdl_devmodel *dm = &d->model;
+    if (!dm->on)
+        return snprintf(buf, n, "%.4g TFLOP/s at every op, efficiency max %g, batch_half %g, "
+                        "%g s overhead per op, %.4g GB/s memory (the device rule of "
+                        "models/mdl_topology.h)", d->flops / 1e12, d->eff_max, d->batch_half,
+                        d->overhead_s, d->mem_bandwidth / 1e9);
+    const char *prec = mdl_prec_names[dm->precision];
+    int k = snprintf(buf, n, "the op-level model (models/mdl_device.h) in %s: matrix %.4g "
+                     "TFLOP/s, vector %.4g TFLOP/s, memory %.4g GB/s x %g sustained, "
+                     "%g us per kernel, ", prec, mm_peak(d) / 1e12, vec_peak(d) / 1e12,
+                     d->mem_bandwidth / 1e9, dm->mem_eff, dm->kernel_s * 1e6);
+    if (k < 0 || (size_t)k >= n)
+        return k;
+    int m;
+    if (dm->tiled)
+        m = snprintf(buf + k, n - (size_t)k, "products in %gx%g tiles over %g units (waves)",
+                     dm->tile_m, dm->tile_n, dm->units);
+    else if (dm->padded)
+        m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows and %g features",
+                     dm->pad_rows, dm->pad_feat);
+    else
+        m = snprintf(buf + k, n - (size_t)k, "products at their exact shape");
+    if (m < 0 || (size_t)(k + m) >= n)
+        return m < 0 ? m : k + m;
+    k += m;
+    m = snprintf(buf + k, n - (size_t)k, " at %g of the peak, math and memory combined by %s",
+                 dm->gemm_eff, dm->combine == MDL_COMBINE_SUM ? "sum" : "max (roofline)");
+    return m < 0 ? m : k + m;
 }

@@ -37,11 +37,13 @@
  *
  * The rule. An op of a layer on n samples (F, B or W of mdl_device_work_s):
  *   each matrix product (rows M = ROWS * n, reduction K, output N, COUNT c):
- *     math  = GPU:  waves * 2*Tm*Tn*K / (P*e/U), waves = ceil(c * tiles / U),
- *                   tiles = ceil(M/Tm) * ceil(N/Tn)
+ *     math  = GPU:  waves * 2*Tm*Tn*(K/S) / (P*e/U), waves = ceil(T * S / U),
+ *                   T = c * ceil(M/Tm) * ceil(N/Tn) tiles, S the split-K
+ *                   slices (mdl_device_split_k: 1 unless T < U)
  *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e)
  *             else: c * 2*M*K*N / (P*e)
- *     mem   = c * (M*K + K*N + M*N) * s / (BW * f)   (s = element bytes)
+ *     mem   = (c * (M*K + K*N + M*N) + [S > 1] 2*S*c*M*N) * s / (BW * f)
+ *             (s = element bytes; the second term: split-K's partial sums)
  *     t     = max(math, mem)   (or math + mem with "combine": "sum")
  *   the vector class of the op: max(vec_flops*n / V, bytes*n / (BW * f))
  *   op time = sum of its products' t + vector t + kernels * kernel_overhead_s
@@ -120,6 +122,21 @@ enum { MDL_SPLIT_MATRIX, MDL_SPLIT_VECTOR, MDL_SPLIT_MEMORY, MDL_SPLIT_OVERHEAD,
 void mdl_device_work_split(const struct mdl_device *d, const struct mdl_work *w, double n,
                            double forwards, double cls[MDL_SPLIT_N]);
 extern const char *const mdl_prec_names[MDL_PREC_N + 1]; /* NULL-terminated */
+/* Split-K (NVIDIA CUTLASS, docs "Efficient GEMM in CUDA", Parallelized
+ * Reductions: "Split K - reduction across threadblocks"; example
+ * 06_splitK_gemm: M = N = 128, K = 4096 as one tile would occupy one SM of
+ * 84): a tiled product whose `tiles` output tiles leave units idle has its
+ * reduction K cut into floor(units / tiles) slices, each of at least
+ * MDL_SPLIT_K_MIN (an assumption: one tile edge of K per slice), run as
+ * extra tiles; the partial sums are written and read back once more. The
+ * weight gradient of a convolution (K = batch x H x W, M x N the small
+ * filter) is the case it serves. 1 for an untiled device. */
+#define MDL_SPLIT_K_MIN 128.0
+double mdl_device_split_k(const struct mdl_device *d, double tiles, double k);
+/* One sentence naming the rule and figures that time ops on d (the op-level
+ * model's peaks, memory, per-kernel cost, GEMM rule; or the legacy rule's),
+ * for reports. snprintf's contract: the length it needed. */
+int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n);
 
 #ifdef MDL_DEVICE_JSON
 #include <jansson.h>

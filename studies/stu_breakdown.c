@@ -76,15 +76,20 @@ int stu_breakdown_new(const struct ana_prediction *p, const struct mdl_profile *
         w->idle_s = p->step_s - w->compute_s - w->update_s;
         if (w->idle_s < 0)
             w->idle_s = 0;
-        /* The op classes: each layer's F, B and (re-materialized) R, M times. */
+        /* The op classes: each layer's F and B on M micro-batches, and R on
+         * those re-materialized (all with always, all but the last with
+         * except_last, none with never). */
         double cls[STU_BD_NCLASS] = { 0 };
-        int recompute = p->remat != SCH_REMAT_NEVER;
+        int n_rec = p->remat == SCH_REMAT_NEVER    ? 0
+                    : p->remat == SCH_REMAT_ALWAYS ? p->M
+                                                   : p->M - 1;
         for (int l = as->first_layer; l < as->first_layer + as->n_layers && b->have_classes; l++) {
-            double c[STU_BD_NCLASS] = { 0 };
-            if (!layer_classes(d, &prof->layers[l], mb, recompute, c))
+            double c1[STU_BD_NCLASS] = { 0 }, c2[STU_BD_NCLASS] = { 0 };
+            if (!layer_classes(d, &prof->layers[l], mb, 0, c1) ||
+                !layer_classes(d, &prof->layers[l], mb, 1, c2))
                 b->have_classes = 0;
             for (int k = 0; k < STU_BD_LINK; k++)
-                cls[k] += p->M * c[k];
+                cls[k] += (p->M - n_rec) * c1[k] + n_rec * c2[k];
         }
         cls[STU_BD_LINK] = w->transfer_s;
         for (int k = 0; k < STU_BD_NCLASS; k++)

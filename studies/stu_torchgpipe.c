@@ -15,7 +15,7 @@
 
 /* The sections of text/speed.md and the placeholders each may use. */
 static const struct stu_tmpl_sect speed_text[] = {
-    { "intro", "topo_name flops memory mem_bw eff_max batch_half overhead links bpp model "
+    { "intro", "topo_name device memory links bpp model "
                "layers" },
     { "absolute", "" },
     { "ratios", "base" },
@@ -161,12 +161,10 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
     struct stu_vals v;
     stu_vals_init(&v);
     stu_vals_set(&v, "topo_name", "%s", r->topo->name);
-    stu_vals_set(&v, "flops", "%.4g", d->flops / 1e12);
+    char dev[512];
+    mdl_device_describe(d, dev, sizeof dev);
+    stu_vals_set(&v, "device", "%s", dev);
     stu_vals_set(&v, "memory", "%.4g", d->memory / 1e9);
-    stu_vals_set(&v, "mem_bw", "%.4g", d->mem_bandwidth / 1e9);
-    stu_vals_set(&v, "eff_max", "%g", d->eff_max);
-    stu_vals_set(&v, "batch_half", "%g", d->batch_half);
-    stu_vals_set(&v, "overhead", "%g", d->overhead_s);
     char links[1024] = "";
     for (int k = 0; k < r->topo->n_links && strlen(links) + 160 < sizeof links; k++) {
         const struct mdl_link *l = &r->topo->links[k];
@@ -204,8 +202,9 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
     }
     stu_tmpl_put(f, tx, "detail", NULL);
     fprintf(f, "| experiment | step (ms) | bubble simulated / (K-1)/(M+K-1) | busiest stage | "
-               "its compute (ms) | its update (ms) | its transfers (ms) | its idle (ms) | "
-               "fits |\n|---|---|---|---|---|---|---|---|---|\n");
+               "its compute (ms) | matrix / vector / memory / overhead (ms) | its update (ms) | "
+               "its transfers (ms) | its idle (ms) | fits |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < r->n; i++) {
         const struct stu_tg_cell *c = &r->cell[i];
         struct stu_breakdown *b;
@@ -215,11 +214,17 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
         }
         int s = stu_breakdown_busiest(b);
         const struct stu_bd_stage *st = &b->st[s];
-        fprintf(f, "| %s | %.2f | %.1f %% / %.1f %% | %d (layers %d-%d) | %.2f | %.2f | %.2f | "
-                   "%.2f | %s |\n", c->ref->exp, c->p->step_s * 1e3, 100 * c->p->bubble_sim,
-                100 * c->p->bubble_analytic, s, st->first_layer,
-                st->first_layer + st->n_layers - 1, st->compute_s * 1e3, st->update_s * 1e3,
-                st->transfer_s * 1e3, st->idle_s * 1e3, c->p->fits ? "yes" : "**no**");
+        char cls[96] = "not given";
+        if (b->have_classes)
+            snprintf(cls, sizeof cls, "%.0f / %.0f / %.0f / %.0f", st->cls[STU_BD_MATRIX] * 1e3,
+                     st->cls[STU_BD_VECTOR] * 1e3, st->cls[STU_BD_MEMORY] * 1e3,
+                     st->cls[STU_BD_OVERHEAD] * 1e3);
+        fprintf(f, "| %s | %.2f | %.1f %% / %.1f %% | %d (layers %d-%d) | %.2f | %s | %.2f | "
+                   "%.2f | %.2f | %s |\n", c->ref->exp, c->p->step_s * 1e3,
+                100 * c->p->bubble_sim, 100 * c->p->bubble_analytic, s, st->first_layer,
+                st->first_layer + st->n_layers - 1, st->compute_s * 1e3, cls,
+                st->update_s * 1e3, st->transfer_s * 1e3, st->idle_s * 1e3,
+                c->p->fits ? "yes" : "**no**");
         stu_breakdown_free(b);
     }
     int n_dev = 0;

@@ -97,6 +97,44 @@ Test(device, wave_quantization)
     mdl_topology_free(t);
 }
 
+Test(device, split_k_fills_idle_units)
+{
+    /* 4 units at 1e12 each, 128x128 tiles, no memory term. One 128 x 128
+     * output tile with K = 4096 leaves 3 units idle: K is cut into
+     * floor(4/1) = 4 slices of 1024, one wave of 4 tiles, a quarter of the
+     * unsplit time. K = 256: at most 256/128 = 2 slices. Two tiles: 2
+     * slices each. Four tiles fill the units: no split. */
+    const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"tile\": [128, 128], \"units\": 4}}]}";
+    struct mdl_topology *t = topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    double tk = 2.0 * 128 * 128 / 1e12; /* one tile on one unit, per unit of K */
+    cr_expect_float_eq(mdl_device_split_k(d, 1, 4096), 4, 0);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 128, 4096, 128, 1), tk * 1024, 1e-18);
+    cr_expect_float_eq(mdl_device_split_k(d, 1, 256), 2, 0);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 128, 256, 128, 1), tk * 128, 1e-18);
+    cr_expect_float_eq(mdl_device_split_k(d, 2, 4096), 2, 0);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 256, 4096, 128, 1), tk * 2048, 1e-18);
+    cr_expect_float_eq(mdl_device_split_k(d, 4, 4096), 1, 0);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 256, 4096, 256, 1), tk * 4096, 1e-18);
+    /* A weight gradient's shape: 576 x 64 output (5 tiles) over K = 200704
+     * rows on 28 units: 5 slices, one wave of 25 tiles. */
+    const char *j28 = "{\"devices\": [{\"name\": \"g\", \"flops\": 28e12, \"memory\": 1e9, "
+                      "\"gemm\": {\"tile\": [128, 128], \"units\": 28}}]}";
+    struct mdl_topology *t28 = topo(j28);
+    const struct mdl_device *d28 = &t28->devices[0];
+    cr_expect_float_eq(mdl_device_split_k(d28, 5, 200704), 5, 0);
+    cr_expect_float_eq(mdl_device_gemm_s(d28, 576, 200704, 64, 1), tk * 200704 / 5, 1e-15);
+    /* Untiled devices never split. */
+    const char *jp = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
+                     "\"gemm\": {\"pad\": [8, 128]}}]}";
+    struct mdl_topology *tp = topo(jp);
+    cr_expect_float_eq(mdl_device_split_k(&tp->devices[0], 1, 4096), 1, 0);
+    mdl_topology_free(tp);
+    mdl_topology_free(t28);
+    mdl_topology_free(t);
+}
+
 Test(device, efficiency_scales_math)
 {
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
