@@ -3,7 +3,9 @@
  * torchgpipe's AmoebaNet-D (18, 256) speed benchmark (absolute samples/s
  * and speed-ups over n=2, m=1): median |error| <= 8 %, every cell within
  * +-15 %; GPipe Table 1: parameter counts within 3 %, the largest model
- * that fits within +-25 %. Each figure is printed beside its target, as a
+ * that fits within +-25 %. Beside them, with the same targets:
+ * torchgpipe's ResNet-101 speed benchmark, and the device model alone
+ * against published single-GPU training times. Each figure is printed beside its target, as a
  * ratio (|error| / target: <= 1 met) and PASS or MISS; where a throughput
  * figure misses, the worst cells' stage times split by what the engine ran
  * (compute, update, transfer, idle) and, once the device model gives them,
@@ -204,20 +206,23 @@ static int gpipe_t1(const struct stu_paper_ctx *ctx)
     return 0;
 }
 
-static int torchgpipe(void)
+static int torchgpipe(const struct stu_tg_bench *b)
 {
-    struct stu_tg_opts o = { .topo_dir = "models/topologies" };
+    struct stu_tg_opts o = { .topo_dir = "models/topologies", .bench = b };
     struct stu_tg_run *r;
     struct cell c[2][STU_TG_MAXROW];
     int n[2] = { 0, 0 }, rc = stu_tg_predict(&o, &r);
     if (rc < 0)
         return rc;
-    printf("\ntorchgpipe AmoebaNet-D (18, 256) speed, 8 x P40 (%s %s): absolute samples/s\n",
+    char what[2][96];
+    snprintf(what[0], sizeof what[0], "torchgpipe %s samples/s", b->title);
+    snprintf(what[1], sizeof what[1], "torchgpipe %s speed-ups", b->title);
+    printf("\ntorchgpipe %s speed, 8 x P40 (%s %s): absolute samples/s\n", b->title,
            STU_TG_TOPOLOGY, r->h_topo);
     for (int ratio = 0; ratio < 2; ratio++) {
         if (ratio)
-            printf("\ntorchgpipe speed-up over %s (the base row is 1 by definition and left "
-                   "out)\n", r->cell[r->ref.base].ref->exp);
+            printf("\ntorchgpipe %s speed-up over %s (the base row is 1 by definition and "
+                   "left out)\n", b->title, r->cell[r->ref.base].ref->exp);
         for (int i = 0; i < r->n; i++) {
             const struct stu_tg_cell *tc = &r->cell[i];
             if (ratio && i == r->ref.base)
@@ -235,8 +240,7 @@ static int torchgpipe(void)
             w->topo = r->topo;
             pr_cell(w, ratio ? "%.3f" : "%.3f/s");
         }
-        if ((rc = summary(ratio ? "torchgpipe speed-ups" : "torchgpipe samples/s", c[ratio],
-                          n[ratio])) < 0)
+        if ((rc = summary(what[ratio], c[ratio], n[ratio])) < 0)
             break;
     }
     stu_tg_run_free(r);
@@ -330,7 +334,8 @@ int main(void)
     struct stu_paper_ctx *ctx = NULL;
     int rc;
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 ||
-        (rc = torchgpipe()) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
+        (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
+        (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
         (rc = device_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);

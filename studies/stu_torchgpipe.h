@@ -1,34 +1,48 @@
 /*
- * stu_torchgpipe — torchgpipe's AmoebaNet-D (18, 256) speed benchmark
- * (`pipesim reproduce torchgpipe`): every row of the published table
- * (kakaobrain/torchgpipe docs/benchmarks.rst @ fe52c4dc, the settings of
- * benchmarks/amoebanetd-speed/main.py @ a4710261) predicted in absolute
- * samples/s with its own mini-batch, balance and checkpoint mode, then the
- * speed-ups over the n = 2, m = 1 row, beside the measured figures, with
- * every deviation over 10 % listed and the fact the source does not give.
+ * stu_torchgpipe — torchgpipe's published speed benchmarks on 8 x Tesla
+ * P40 (`pipesim reproduce torchgpipe`; kakaobrain/torchgpipe
+ * docs/benchmarks.rst @ fe52c4dc): AmoebaNet-D (18, 256) (the settings of
+ * benchmarks/amoebanetd-speed/main.py @ a4710261) and ResNet-101
+ * (benchmarks/resnet101-speed/main.py @ fe52c4dc). Every row of a table is
+ * predicted in absolute samples/s with its own mini-batch, chunks, balance
+ * and checkpoint mode, then its speed-up over the benchmark's base row,
+ * beside the measured figures, with every deviation over 10 % listed and
+ * the fact the source does not give.
  *
- * Data: <data>/reference/speed.csv (the measured rows, their citation in
- * its '#' lines; format below) and <data>/text/speed.md (the prose,
+ * As main.py measures it: an epoch is dataset_size samples (10 000 and
+ * 50 000) in mini-batches of `batch`, the last one the remainder; each
+ * mini-batch is cut as torch.chunk cuts it (chunks of ceil(batch / m)
+ * samples, ceil(batch / size) of them, the last one smaller); throughput =
+ * dataset_size / the epoch's time. The engine runs equal micro-batches, so
+ * a mini-batch that torch.chunk cuts unevenly is simulated as `count`
+ * chunks of the full size (at most size - 1 extra samples, e.g. 25 005 for
+ * 25 000 in 1667 chunks); the epoch is the full mini-batches' steps plus
+ * the last one's.
+ *
+ * Data: <data>/reference/<file>.csv (the measured rows, their citation in
+ * its '#' lines; format below) and <data>/text/<file>.md (the prose,
  * stu_tmpl.h); <data> is --data, default studies/torchgpipe, relative to
  * the working directory like models/topologies. The topology is
  * <topo_dir>/p40-pcie-8.json; its bytes_per_param is replaced by the
- * optimizer's (STU_TG_BYTES_PER_PARAM). Outputs: <out>/speed.md and
- * <out>/speed.csv, atomic (ps_afile), stamped with the version and the input
- * hashes, never dates or paths, so a rerun reproduces them byte for byte.
+ * optimizer's (STU_TG_BYTES_PER_PARAM). Outputs: <out>/<file>.md and
+ * <out>/<file>.csv, atomic (ps_afile), stamped with the version and the
+ * input hashes, never dates or paths, so a rerun reproduces them byte for
+ * byte.
  *
- * speed.csv columns (any order, each once): experiment (torchgpipe's name,
- * "n<K>m<M>"), n, m, batch (divisible by m), balance (n positive layer
- * counts separated by spaces, the same total in every row), checkpoint
- * (always, except_last, never), samples_per_s (> 0), speedup (the
- * published ratio to the n = 2, m = 1 row, which must be there; it must
- * agree with samples_per_s to the 3 decimals printed). Every error is one
+ * <file>.csv columns (any order, each once): experiment (torchgpipe's name:
+ * "n<K>m<M>" for AmoebaNet-D; "baseline" (n = m = 1, checkpoint never: no
+ * GPipe) or "pipeline-<K>" for ResNet-101), n, m, batch (>= m), balance (n
+ * positive layer counts separated by spaces, the same total in every row),
+ * checkpoint (always, except_last, never), samples_per_s (> 0), speedup
+ * (the published ratio to the base row, which must be there; it must agree
+ * with samples_per_s to the 3 decimals printed). Every error is one
  * PS_EPARSE "file:line[:column]: field '...': ..." (exit status 3), found
  * before anything is written.
  *
  * Ownership: stu_tg_ref_load fills a caller's struct; stu_tg_predict
  * allocates *out (stu_tg_run_free, NULL ok), which owns its predictions.
- * Cost: one ana_predict per row (with its K = 1 baseline skipped), each a
- * few thousand ops: milliseconds.
+ * Cost: one or two ana_predict per row (its K = 1 baseline skipped), each
+ * at most a few hundred thousand ops: milliseconds.
  */
 #ifndef STU_TORCHGPIPE_H
 #define STU_TORCHGPIPE_H
@@ -42,14 +56,28 @@
 
 #define STU_TG_DATA "studies/torchgpipe"
 #define STU_TG_TOPOLOGY "p40-pcie-8.json"
-#define STU_TG_MODEL "amoebanet:L=18,D=256"
+
+/* One published benchmark. */
+struct stu_tg_bench {
+    const char *name;     /* benchmarks/<name>/main.py */
+    const char *title;    /* "AmoebaNet-D (18, 256)" */
+    const char *model;    /* the generator spec */
+    const char *model_h;  /* the generator's header, cited in the outputs */
+    const char *file;     /* reference/<file>.csv, text/<file>.md, <out>/<file>.{md,csv} */
+    const char *base;     /* the experiment the speed-ups are over */
+    const char *commit;   /* of main.py */
+    int dataset;          /* main.py's dataset_size: samples per epoch */
+    int nm_names;         /* 1: n<K>m<M>; 0: baseline / pipeline-<K> */
+};
+#define STU_TG_NBENCH 2
+extern const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH];
 /* torchgpipe's benchmark trains with torch.optim.SGD(lr=0.1): no momentum,
  * so no optimizer state: an FP32 weight and its FP32 gradient. */
 #define STU_TG_BYTES_PER_PARAM 8.0
 #define STU_TG_MAXROW 16
 
 struct stu_tg_row {
-    char exp[32];            /* "n2m1" */
+    char exp[32];            /* "n2m1", "pipeline-4" */
     int n, m, batch, line;   /* line: in speed.csv, for errors */
     char balance[128];       /* "7,17" */
     enum sch_remat remat;
@@ -57,24 +85,30 @@ struct stu_tg_row {
 };
 
 struct stu_tg_ref {
-    char path[4096];         /* <dir>/speed.csv */
-    int n_rows, base;        /* base: the n = 2, m = 1 row */
+    const struct stu_tg_bench *bench;
+    char path[4096];         /* <dir>/<file>.csv */
+    int n_rows, base;        /* base: the bench's base row */
     struct stu_tg_row row[STU_TG_MAXROW];
 };
 
-/* Reads dir/speed.csv (dir = <data>/reference). */
-int stu_tg_ref_load(const char *dir, struct stu_tg_ref *r);
+/* Reads dir/<b->file>.csv (dir = <data>/reference). */
+int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg_ref *r);
 
 struct stu_tg_opts {
     const char *out_dir;   /* results/torchgpipe; created if missing */
     const char *topo_dir;  /* where p40-pcie-8.json is; NULL = models/topologies */
     const char *data_dir;  /* reference/, text/; NULL = STU_TG_DATA */
     FILE *log;             /* one line per file written; NULL = quiet */
+    const struct stu_tg_bench *bench; /* stu_tg_predict's; NULL = stu_tg_bench[0] */
 };
 
 struct stu_tg_cell {
     const struct stu_tg_row *ref;
     struct ana_prediction *p;          /* the row's predicted step */
+    int size, count;                   /* torch.chunk of a full mini-batch */
+    int last, last_size, last_count;   /* the epoch's last mini-batch (0: none) */
+    int n_full;                        /* full mini-batches per epoch */
+    double epoch_s;                    /* n_full steps + the last one's */
     double pred, meas, err;            /* samples/s; err = pred / meas - 1 */
     double ratio_pred, ratio_meas, ratio_err; /* over the base row */
 };
@@ -91,7 +125,9 @@ struct stu_tg_run {
 /* Loads the topology, the model and the reference, predicts every row. */
 int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out);
 void stu_tg_run_free(struct stu_tg_run *r);
-/* stu_tg_predict, the templates, then the outputs. */
+/* For every benchmark: stu_tg_predict, the templates, then the outputs
+ * (every benchmark's inputs are read and checked before anything is
+ * written). */
 int stu_torchgpipe_run(const struct stu_tg_opts *o);
 
 #endif

@@ -1,5 +1,5 @@
-/* torchgpipe's measured speed rows, <data>/reference/speed.csv (format in
- * stu_torchgpipe.h), on the strict reader of stu_csv.h. */
+/* torchgpipe's measured speed rows, <data>/reference/<file>.csv (format in
+ * stu_torchgpipe.h), on the strict reader of stu_csv.h; the benchmarks. */
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_csv.h"
 #include "base/ps_error.h"
@@ -13,7 +13,28 @@ enum { C_EXP, C_N, C_M, C_BATCH, C_BALANCE, C_CKPT, C_SPS, C_SPEEDUP, NCOL };
 static const char *const cols[NCOL] = { "experiment", "n", "m", "batch", "balance",
                                         "checkpoint", "samples_per_s", "speedup" };
 
+const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH] = {
+    { .name = "amoebanetd-speed", .title = "AmoebaNet-D (18, 256)",
+      .model = "amoebanet:L=18,D=256", .model_h = "models/mdl_amoeba.h", .file = "speed",
+      .base = "n2m1", .commit = "a4710261", .dataset = 10000, .nm_names = 1 },
+    { .name = "resnet101-speed", .title = "ResNet-101", .model = "resnet:depth=101",
+      .model_h = "models/mdl_resnet.h", .file = "resnet101-speed", .base = "baseline",
+      .commit = "fe52c4dc", .dataset = 50000, .nm_names = 0 },
+};
+
 static int col(const struct stu_csv *c, int k) { return c->colno[c->idx[k]]; }
+
+/* The experiment's name by the bench's rule. */
+static void exp_name(const struct stu_tg_bench *b, const struct stu_tg_row *w, char *buf,
+                     size_t n)
+{
+    if (b->nm_names)
+        snprintf(buf, n, "n%dm%d", w->n, w->m);
+    else if (w->n == 1 && w->m == 1 && w->remat == SCH_REMAT_NEVER)
+        snprintf(buf, n, "baseline");
+    else
+        snprintf(buf, n, "pipeline-%d", w->n);
+}
 
 /* "7 17" -> "7,17": n positive layer counts; their sum in *total. */
 static int balance(const struct stu_csv *c, struct stu_tg_row *w, int *total)
@@ -62,18 +83,18 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
         (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 || (rc = balance(c, w, &t)) < 0)
         return rc;
     w->remat = remat[k];
-    if (w->batch % w->m)
-        return ps_error(PS_EPARSE, "%s:%d:%d: field 'batch': %d is not a multiple of m = %d",
+    if (w->batch < w->m)
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'batch': %d is smaller than m = %d",
                         c->path, c->line, col(c, C_BATCH), w->batch, w->m);
     if (!(w->samples_s > 0))
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'samples_per_s': must be > 0", c->path,
                         c->line, col(c, C_SPS));
     char want[32];
-    snprintf(want, sizeof want, "n%dm%d", w->n, w->m);
+    exp_name(r->bench, w, want, sizeof want);
     if (strcmp(stu_csv_field(c, C_EXP), want))
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'experiment': '%s' is not %s (n = %d, "
-                        "m = %d)", c->path, c->line, col(c, C_EXP), stu_csv_field(c, C_EXP),
-                        want, w->n, w->m);
+                        "m = %d, checkpoint %s)", c->path, c->line, col(c, C_EXP),
+                        stu_csv_field(c, C_EXP), want, w->n, w->m, ckpt[k]);
     snprintf(w->exp, sizeof w->exp, "%s", want);
     if (*total && t != *total)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers, the rows above "
@@ -87,11 +108,14 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
     return 0;
 }
 
-int stu_tg_ref_load(const char *dir, struct stu_tg_ref *r)
+int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg_ref *r)
 {
     memset(r, 0, sizeof *r);
+    r->bench = b;
+    char name[128];
+    snprintf(name, sizeof name, "%s.csv", b->file);
     struct stu_csv c;
-    int total = 0, rc = stu_csv_open(&c, dir, "speed.csv", cols, NCOL);
+    int total = 0, rc = stu_csv_open(&c, dir, name, cols, NCOL);
     if (rc < 0)
         return rc;
     snprintf(r->path, sizeof r->path, "%s", c.path);
@@ -102,18 +126,18 @@ int stu_tg_ref_load(const char *dir, struct stu_tg_ref *r)
         rc = ps_error(PS_EPARSE, "%s:%d: no rows", c.path, c.line);
     r->base = -1;
     for (int i = 0; rc == 0 && i < r->n_rows; i++)
-        if (r->row[i].n == 2 && r->row[i].m == 1)
+        if (!strcmp(r->row[i].exp, b->base))
             r->base = i;
     if (rc == 0 && r->base < 0)
-        rc = ps_error(PS_EPARSE, "%s:%d: no row n = 2, m = 1 (the speed-ups' baseline)", c.path,
-                      c.line);
+        rc = ps_error(PS_EPARSE, "%s:%d: no row %s (the speed-ups' baseline)", c.path, c.line,
+                      b->base);
     /* The published speed-ups are samples/s over the base row's, rounded. */
     for (int i = 0; rc == 0 && i < r->n_rows; i++) {
         const struct stu_tg_row *w = &r->row[i];
         double q = w->samples_s / r->row[r->base].samples_s;
         if (fabs(q - w->speedup) > 0.0015)
             rc = ps_error(PS_EPARSE, "%s:%d: field 'speedup': %g is not samples_per_s over the "
-                          "n = 2, m = 1 row's (%.3f)", c.path, w->line, w->speedup, q);
+                          "%s row's (%.3f)", c.path, w->line, w->speedup, b->base, q);
     }
     stu_csv_close(&c);
     return rc;

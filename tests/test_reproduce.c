@@ -22,11 +22,11 @@ TestSuite(reproduce, .init = mk, .fini = rm, .timeout = 60);
 #define BASE "n2m1,2,1,96,7 17,always,26.733,1\n"
 #define ROW2 "n2m4,2,4,256,9 15,except_last,41.133,1.539\n"
 
-/* dir/data: the study's templates and a reference holding `csv`. */
+/* dir/data: the study's templates and references, speed.csv holding `csv`. */
 static void data(const char *csv)
 {
-    cr_assert_eq(th_sh("mkdir -p %s/data/reference && cp -r studies/torchgpipe/text %s/data/",
-                       dir, dir), 0);
+    cr_assert_eq(th_sh("mkdir -p %s/data && cp -r studies/torchgpipe/text "
+                       "studies/torchgpipe/reference %s/data/", dir, dir), 0);
     char ref[128];
     snprintf(ref, sizeof ref, "%s/data/reference", dir);
     th_put(ref, "speed.csv", csv);
@@ -39,7 +39,7 @@ static void load_fails(const char *csv, const char *want)
     char ref[128];
     snprintf(ref, sizeof ref, "%s/data/reference", dir);
     struct stu_tg_ref r;
-    int rc = stu_tg_ref_load(ref, &r);
+    int rc = stu_tg_ref_load(ref, &stu_tg_bench[0], &r);
     cr_assert_eq(rc, -PS_EPARSE, "accepted: %s", csv);
     cr_assert_eq(ps_exit_status(rc), 3);
     cr_expect(strstr(ps_errmsg(), want), "message '%s' lacks '%s'", ps_errmsg(), want);
@@ -48,14 +48,14 @@ static void load_fails(const char *csv, const char *want)
 Test(reproduce, reference_loads_and_checks)
 {
     struct stu_tg_ref r;
-    cr_assert_eq(stu_tg_ref_load("studies/torchgpipe/reference", &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(stu_tg_ref_load("studies/torchgpipe/reference", &stu_tg_bench[0], &r), 0, "%s", ps_errmsg());
     cr_assert_eq(r.n_rows, 9);
     cr_assert_eq(r.row[r.base].n, 2);
     cr_assert_eq(r.row[r.base].m, 1);
     data("# a comment\n\n" HEADER BASE ROW2);
     char ref[128];
     snprintf(ref, sizeof ref, "%s/data/reference", dir);
-    cr_assert_eq(stu_tg_ref_load(ref, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(stu_tg_ref_load(ref, &stu_tg_bench[0], &r), 0, "%s", ps_errmsg());
     cr_assert_eq(r.n_rows, 2);
     cr_assert_str_eq(r.row[1].balance, "9,15");
     cr_assert_eq(r.row[1].remat, SCH_REMAT_EXCEPT_LAST);
@@ -71,8 +71,8 @@ Test(reproduce, reference_errors_name_file_line_column_and_field)
     load_fails(HEADER "n2m1,2,1,96,7 17,always,abc,1\n", "speed.csv:2:25: field 'samples_per_s'");
     load_fails(HEADER "n2m1,2,1,96,7 17,always,-1,1\n", "speed.csv:2:25: field 'samples_per_s'");
     load_fails(HEADER "n2m1,2,1,96,7 17,always,0,1\n", "speed.csv:2:25: field 'samples_per_s'");
-    load_fails(HEADER BASE "n2m4,2,4,250,9 15,except_last,41.133,1.539\n",
-               "speed.csv:3:10: field 'batch': 250 is not a multiple of m = 4");
+    load_fails(HEADER BASE "n2m4,2,4,3,9 15,except_last,41.133,1.539\n",
+               "speed.csv:3:10: field 'batch': 3 is smaller than m = 4");
     load_fails(HEADER "n2m1,2,1,96,24,always,26.733,1\n",
                "speed.csv:2:13: field 'balance': 1 layer counts for n = 2");
     load_fails(HEADER BASE "n2m4,2,4,256,9 16,except_last,41.133,1.539\n",
@@ -87,14 +87,74 @@ Test(reproduce, reference_errors_name_file_line_column_and_field)
     load_fails(HEADER "n2m1,2.5,1,96,7 17,always,26.733,1\n", "speed.csv:2:6: field 'n'");
     load_fails(HEADER "n2m1,,1,96,7 17,always,26.733,1\n", "speed.csv:2: field 'n' is missing");
     load_fails(HEADER BASE BASE, "speed.csv:3: a second row for n = 2, m = 1 (line 2)");
-    load_fails(HEADER ROW2, "no row n = 2, m = 1 (the speed-ups' baseline)");
+    load_fails(HEADER ROW2, "no row n2m1 (the speed-ups' baseline)");
     load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.6\n",
-               "speed.csv:3: field 'speedup': 1.6 is not samples_per_s over the n = 2, m = 1 "
-               "row's (1.539)");
+               "speed.csv:3: field 'speedup': 1.6 is not samples_per_s over the n2m1 row's "
+               "(1.539)");
     load_fails("# only a comment\n" HEADER, "speed.csv:2: no rows");
     load_fails("# nothing\n", "speed.csv: no header");
     load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.539,7\n",
                "speed.csv:3:44: 9 fields, the header has 8");
+}
+
+Test(reproduce, resnet101_reference_names_its_rows_as_main_py)
+{
+    struct stu_tg_ref r;
+    const struct stu_tg_bench *b = &stu_tg_bench[1];
+    cr_assert_eq(stu_tg_ref_load("studies/torchgpipe/reference", b, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r.n_rows, 5);
+    cr_assert_str_eq(r.row[r.base].exp, "baseline");
+    cr_assert_eq(r.row[r.base].remat, SCH_REMAT_NEVER);
+    cr_assert_str_eq(r.row[2].exp, "pipeline-2");
+    cr_assert_eq(r.row[2].m, 1667);
+    cr_assert_eq(r.row[2].batch, 25000);
+    th_sh("mkdir -p %s/rn", dir);
+    char rn[128];
+    snprintf(rn, sizeof rn, "%s/rn", dir);
+    /* n = 1, m = 1 with checkpointing is GPipe on one device: pipeline-1. */
+    th_put(rn, "resnet101-speed.csv", HEADER "baseline,1,1,118,370,except_last,95.862,1\n");
+    cr_assert_eq(stu_tg_ref_load(rn, b, &r), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "resnet101-speed.csv:2:1: field 'experiment': 'baseline' is "
+                     "not pipeline-1"), "%s", ps_errmsg());
+    th_put(rn, "resnet101-speed.csv", HEADER "pipeline-2,2,4,96,100 270,except_last,9,1\n");
+    cr_assert_eq(stu_tg_ref_load(rn, b, &r), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "no row baseline (the speed-ups' baseline)"), "%s",
+              ps_errmsg());
+}
+
+Test(reproduce, epochs_and_chunks_as_main_py_runs_them)
+{
+    struct stu_tg_opts o = { .topo_dir = "models/topologies", .bench = &stu_tg_bench[1] };
+    struct stu_tg_run *r;
+    cr_assert_eq(stu_tg_predict(&o, &r), 0, "%s", ps_errmsg());
+    cr_assert_eq(r->n, 5);
+    for (int i = 0; i < r->n; i++) {
+        const struct stu_tg_cell *c = &r->cell[i];
+        const struct stu_tg_row *w = c->ref;
+        /* torch.chunk: ceil(batch / m) per chunk, as many as that takes. */
+        cr_expect_eq(c->size, (w->batch + w->m - 1) / w->m, "%s", w->exp);
+        cr_expect_eq(c->count, (w->batch + c->size - 1) / c->size, "%s", w->exp);
+        cr_expect_eq(c->p->M, c->count);
+        cr_expect_eq(c->p->batch, c->size * c->count);
+        cr_expect_eq(c->n_full, 50000 / w->batch);
+        cr_expect_eq(c->last, 50000 % w->batch);
+        if (!c->last)
+            cr_expect_eq(c->epoch_s, c->n_full * c->p->step_s, "%s", w->exp);
+        else
+            cr_expect_gt(c->epoch_s, c->n_full * c->p->step_s, "%s", w->exp);
+        cr_expect_eq(c->pred, 50000 / c->epoch_s);
+    }
+    /* pipeline-2: 25 000 in 1667 chunks of 15 (the last has 10: run as 15),
+     * two mini-batches an epoch; pipeline-4: 8 of 5632, then 4944 in 248
+     * chunks of 20. */
+    cr_expect_eq(r->cell[2].count, 1667);
+    cr_expect_eq(r->cell[2].size, 15);
+    cr_expect_eq(r->cell[2].n_full, 2);
+    cr_expect_eq(r->cell[2].last, 0);
+    cr_expect_eq(r->cell[3].last, 4944);
+    cr_expect_eq(r->cell[3].last_size, 20);
+    cr_expect_eq(r->cell[3].last_count, 248);
+    stu_tg_run_free(r);
 }
 
 Test(reproduce, usage_errors)
@@ -149,9 +209,12 @@ Test(reproduce, torchgpipe_writes_its_files_the_same_on_a_rerun)
     cr_assert_eq(th_sh("grep -q 'wrote %s/a/speed.md' %s/log", dir, dir), 0);
     char a[128];
     snprintf(a, sizeof a, "%s/a", dir);
-    cr_assert_eq(th_entries(a), 2);
+    cr_assert_eq(th_entries(a), 4);
     cr_assert_eq(th_sh("head -1 %s/speed.md | grep -q 'Generated by `pipesim reproduce "
                        "torchgpipe`'", a), 0);
+    cr_assert_eq(th_sh("grep -q '^## Speed-up over baseline' %s/resnet101-speed.md", a), 0);
+    cr_assert_eq(th_sh("test $(grep -c '^pipeline-[0-9]*,' %s/resnet101-speed.csv) -eq 4", a),
+                 0);
     cr_assert_eq(th_sh("grep -q '^## Speed-up over n2m1' %s/speed.md", a), 0);
     cr_assert_eq(th_sh("grep -q '^experiment,n,m,batch' %s/speed.csv", a), 0);
     cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/speed.csv) -eq 9", a), 0);
