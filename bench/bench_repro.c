@@ -325,6 +325,45 @@ static int device_check(void)
     return 0;
 }
 
+/* Single kernels against DeepBench's published Titan X (Pascal) times
+ * (studies/devices/reference/deepbench.csv): each product's time by the
+ * preset's tile and wave rule (mdl_device_gemm_s). Shows what the
+ * one-tile-shape rule does to shapes cuBLAS and cuDNN run with other
+ * tiles; no target (the issue's targets are for whole steps). */
+static int kernel_check(void)
+{
+    static const char *const cols[] = { "kind", "m", "n", "k", "in", "measured_ms",
+                                        "source_row" };
+    struct stu_csv c;
+    struct mdl_topology *t = NULL;
+    int rc = mdl_topology_load("models/topologies/titan-x-pascal-1.json", &t);
+    if (rc < 0)
+        return rc;
+    if ((rc = stu_csv_open(&c, "studies/devices/reference", "deepbench.csv", cols, 7)) < 0) {
+        mdl_topology_free(t);
+        return rc;
+    }
+    char how[512];
+    mdl_device_describe(&t->devices[0], how, sizeof how);
+    printf("\nSingle kernels on titan-x-pascal against DeepBench (%s; predicted by %s)\n",
+           c.path, how);
+    while ((rc = stu_csv_row(&c)) > 0) {
+        double m, n, k, in, ms;
+        if ((rc = stu_csv_num(&c, 1, 0, &m)) < 0 || (rc = stu_csv_num(&c, 2, 0, &n)) < 0 ||
+            (rc = stu_csv_num(&c, 3, 0, &k)) < 0 || (rc = stu_csv_num(&c, 4, 0, &in)) < 0 ||
+            (rc = stu_csv_num(&c, 5, 0, &ms)) < 0)
+            break;
+        double p = mdl_device_conv_s(&t->devices[0], m, k, n, 1, in) * 1e3;
+        printf("  %-4s M=%-6.0f N=%-4.0f K=%-5.0f measured %7.4f ms (%5.2f TFLOP/s) predicted "
+               "%7.4f ms (%5.2f TFLOP/s)  predicted/measured %.2f  [%s]\n", stu_csv_field(&c, 0),
+               m, n, k, ms, 2 * m * n * k / ms / 1e9, p, 2 * m * n * k / p / 1e9, p / ms,
+               stu_csv_field(&c, 6));
+    }
+    stu_csv_close(&c);
+    mdl_topology_free(t);
+    return rc;
+}
+
 int main(void)
 {
     printf("bench_repro: reproductions vs published figures (deterministic predictions of "
@@ -336,7 +375,7 @@ int main(void)
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
-        (rc = device_check()) < 0) {
+        (rc = device_check()) < 0 || (rc = kernel_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);
         return 1;

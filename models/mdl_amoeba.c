@@ -89,7 +89,9 @@ static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int s
     a->params += (double)cin * cout * kh * kw + 2.0 * cout;
     a->stash += in + out; /* ReLU output (conv input) and conv output (BN input) */
     w_relu(a, in);
-    mdl_genwork_gemm(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1, 1, !a->no_dgrad);
+    /* An implicit GEMM: a k x k convolution reads its input, not im2col. */
+    mdl_genwork_conv(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1, !a->no_dgrad,
+                     kh * kw > 1 ? in : 0);
     w_bn(a, out);
     *ho = oh;
     *wo = ow;

@@ -107,8 +107,29 @@ static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl
         return ps_error(PS_EPARSE, "%s: %s: 'pad' (TPU) excludes 'tile'/'units' (GPU)",
                          path, w);
     if (tile) {
-        if ((rc = pair(path, w, "tile", tile, &m->tile_m, &m->tile_n)) < 0 ||
-            (rc = pos_num(path, w, "units", units, 1e6, &m->units)) < 0)
+        /* One tile shape [Tm, Tn], or the shapes the library chooses among. */
+        if (json_is_array(tile) && json_array_size(tile) > 0 &&
+            json_is_array(json_array_get(tile, 0))) {
+            size_t nt = json_array_size(tile);
+            if (nt > MDL_TILES_MAX)
+                return ps_error(PS_EINVAL, "%s: %s.tile: at most %d shapes, got %zu", path, w,
+                                MDL_TILES_MAX, nt);
+            for (size_t i = 0; i < nt; i++) {
+                char wi[128];
+                snprintf(wi, sizeof wi, "%s.tile[%zu]", w, i);
+                if ((rc = pair(path, wi, "shape", json_array_get(tile, i), &m->tiles[i][0],
+                               &m->tiles[i][1])) < 0)
+                    return rc;
+            }
+            m->n_tiles = (int)nt;
+        } else {
+            if ((rc = pair(path, w, "tile", tile, &m->tiles[0][0], &m->tiles[0][1])) < 0)
+                return rc;
+            m->n_tiles = 1;
+        }
+        m->tile_m = m->tiles[0][0];
+        m->tile_n = m->tiles[0][1];
+        if ((rc = pos_num(path, w, "units", units, 1e6, &m->units)) < 0)
             return rc;
         if (m->units != floor(m->units))
             return ps_error(PS_EINVAL, "%s: %s.units: must be a whole number", path, w);
@@ -324,9 +345,12 @@ static double mem_s(const struct mdl_device *d, double bytes)
     return d->mem_bandwidth > 0 ? bytes / (d->mem_bandwidth * d->model.mem_eff) : 0;
 }
 
-/* One product's math and memory times (before combining). */
+/* One product's math and memory times (before combining). `elems`: the
+ * elements its three operands hold in memory, per product (0: m*k + k*n +
+ * m*n; a convolution's implicit GEMM reads its input tensor, not the m x k
+ * im2col matrix). */
 static void gemm_parts(const struct mdl_device *d, double m, double k, double n, double c,
-                       double *math_out, double *mem_out)
+                       double elems, double *math_out, double *mem_out)
 {
     const struct mdl_devmodel *dm = &d->model;
     *math_out = *mem_out = 0;
@@ -335,12 +359,20 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
     double rate = mm_peak(d) * dm->gemm_eff, math;
     double partials = 0; /* bytes of split-K partial sums, written and read back */
     if (dm->tiled) {
-        double tiles = c * ceil(m / dm->tile_m) * ceil(n / dm->tile_n);
-        double split = mdl_device_split_k(d, tiles, k);
-        double waves = ceil(tiles * split / dm->units);
-        math = waves * 2 * dm->tile_m * dm->tile_n * (k / split) / (rate / dm->units);
-        if (split > 1)
-            partials = 2 * split * c * m * n * mdl_device_elem_bytes(d);
+        /* The fastest of the tile shapes (the library's choice; the first
+         * on a tie), each with its split-K. */
+        math = INFINITY;
+        for (int t = 0; t < dm->n_tiles; t++) {
+            double tm = dm->tiles[t][0], tn = dm->tiles[t][1];
+            double tiles = c * ceil(m / tm) * ceil(n / tn);
+            double split = mdl_device_split_k(d, tiles, k);
+            double waves = ceil(tiles * split / dm->units);
+            double tt = waves * 2 * tm * tn * (k / split) / (rate / dm->units);
+            if (tt < math) {
+                math = tt;
+                partials = split > 1 ? 2 * split * c * m * n * mdl_device_elem_bytes(d) : 0;
+            }
+        }
     } else if (dm->padded) {
         math = c * 2 * pad_up(m, dm->pad_rows) * pad_up(k, dm->pad_feat) *
                pad_up(n, dm->pad_feat) / rate;
@@ -348,13 +380,53 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
         math = c * 2 * m * k * n / rate;
     }
     *math_out = math;
-    *mem_out = mem_s(d, c * (m * k + k * n + m * n) * mdl_device_elem_bytes(d) + partials);
+    if (!(elems > 0))
+        elems = m * k + k * n + m * n;
+    *mem_out = mem_s(d, c * elems * mdl_device_elem_bytes(d) + partials);
+}
+
+/* One kernel's math and memory time. */
+struct gpass {
+    double math, mem;
+};
+
+/* The kernels of product g on n samples: its forward, its input
+ * gradient(s) (b[0], and an activation product's second one b[1]) and its
+ * weight gradient; a kernel that does not exist is zero. The operands of a
+ * weight product with `in` (a convolution) are its input tensor, the weight
+ * and the output, in every pass. */
+static void gemm_passes(const struct mdl_device *d, const struct mdl_gemm *g, double n,
+                        struct gpass *f, struct gpass b[2], struct gpass *w)
+{
+    memset(b, 0, 2 * sizeof *b);
+    memset(w, 0, sizeof *w);
+    if (g->weight) {
+        double m = g->rows * n, c = g->count;
+        double elems = g->in > 0 ? g->in * n + g->k * g->n + m * g->n : 0;
+        gemm_parts(d, m, g->k, g->n, c, elems, &f->math, &f->mem);
+        if (g->weight == 1) /* 2: reads the model's input, no input gradient */
+            gemm_parts(d, m, g->n, g->k, c, elems, &b[0].math, &b[0].mem);
+        gemm_parts(d, g->k, m, g->n, c, elems, &w->math, &w->mem);
+    } else {
+        double c = g->count * n;
+        gemm_parts(d, g->rows, g->k, g->n, c, 0, &f->math, &f->mem);
+        gemm_parts(d, g->rows, g->n, g->k, c, 0, &b[0].math, &b[0].mem);
+        gemm_parts(d, g->k, g->rows, g->n, c, 0, &b[1].math, &b[1].mem);
+    }
+}
+
+double mdl_device_conv_s(const struct mdl_device *d, double m, double k, double n, double c,
+                         double in)
+{
+    double math, mem;
+    gemm_parts(d, m, k, n, c, in > 0 ? in + k * n + m * n : 0, &math, &mem);
+    return combine(d, math, mem);
 }
 
 double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c)
 {
     double math, mem;
-    gemm_parts(d, m, k, n, c, &math, &mem);
+    gemm_parts(d, m, k, n, c, 0, &math, &mem);
     return combine(d, math, mem);
 }
 
@@ -376,21 +448,14 @@ static void split_add(const struct mdl_device *d, double math, double mem, int k
 void mdl_device_work_split(const struct mdl_device *d, const struct mdl_work *w, double n,
                            double forwards, double cls[MDL_SPLIT_N])
 {
-    double rate = mm_peak(d) * d->model.gemm_eff, math, mem;
+    double rate = mm_peak(d) * d->model.gemm_eff;
     for (int i = 0; i < w->n_gemms; i++) {
-        const struct mdl_gemm *g = &w->gemms[i];
-        double m = g->weight ? g->rows * n : g->rows, c = g->weight ? g->count : g->count * n;
-        gemm_parts(d, m, g->k, g->n, c, &math, &mem);
-        split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, forwards);
-        if (g->weight != 2) { /* input gradient(s) */
-            gemm_parts(d, m, g->n, g->k, c, &math, &mem);
-            split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, 1);
-        }
-        if (g->weight) /* weight gradient; an activation product's second input gradient */
-            gemm_parts(d, g->k, m, g->n, c, &math, &mem);
-        else
-            gemm_parts(d, g->k, g->rows, g->n, c, &math, &mem);
-        split_add(d, math, mem, MDL_SPLIT_MATRIX, cls, 1);
+        struct gpass f, b[2], wg;
+        gemm_passes(d, &w->gemms[i], n, &f, b, &wg);
+        split_add(d, f.math, f.mem, MDL_SPLIT_MATRIX, cls, forwards);
+        split_add(d, b[0].math, b[0].mem, MDL_SPLIT_MATRIX, cls, 1);
+        split_add(d, b[1].math, b[1].mem, MDL_SPLIT_MATRIX, cls, 1);
+        split_add(d, wg.math, wg.mem, MDL_SPLIT_MATRIX, cls, 1);
     }
     if (w->n_gemms == 0)
         cls[MDL_SPLIT_MATRIX] += (forwards * w->mm_fwd + w->mm_dgrad + w->mm_wgrad) * n / rate;
@@ -418,19 +483,11 @@ void mdl_device_work_s(const struct mdl_device *d, const struct mdl_work *w, dou
     double rate = mm_peak(d) * d->model.gemm_eff;
     if (w->n_gemms > 0) {
         for (int i = 0; i < w->n_gemms; i++) {
-            const struct mdl_gemm *g = &w->gemms[i];
-            if (g->weight) {
-                double m = g->rows * n;
-                tf += mdl_device_gemm_s(d, m, g->k, g->n, g->count);
-                if (g->weight == 1) /* 2: reads the model's input, no input gradient */
-                    tb += mdl_device_gemm_s(d, m, g->n, g->k, g->count);
-                tw += mdl_device_gemm_s(d, g->k, m, g->n, g->count);
-            } else {
-                double c = g->count * n;
-                tf += mdl_device_gemm_s(d, g->rows, g->k, g->n, c);
-                tb += mdl_device_gemm_s(d, g->rows, g->n, g->k, c) +
-                      mdl_device_gemm_s(d, g->k, g->rows, g->n, c);
-            }
+            struct gpass pf, pb[2], pw;
+            gemm_passes(d, &w->gemms[i], n, &pf, pb, &pw);
+            tf += combine(d, pf.math, pf.mem);
+            tb += combine(d, pb[0].math, pb[0].mem) + combine(d, pb[1].math, pb[1].mem);
+            tw += combine(d, pw.math, pw.mem);
         }
     } else {
         tf = w->mm_fwd * n / rate;
@@ -463,9 +520,15 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n)
     if (k < 0 || (size_t)k >= n)
         return k;
     int m;
-    if (dm->tiled)
-        m = snprintf(buf + k, n - (size_t)k, "products in %gx%g tiles over %g units (waves)",
-                     dm->tile_m, dm->tile_n, dm->units);
+    if (dm->tiled) {
+        char shapes[160] = "";
+        for (int t = 0; t < dm->n_tiles; t++)
+            snprintf(shapes + strlen(shapes), sizeof shapes - strlen(shapes), "%s%gx%g",
+                     t ? (t + 1 == dm->n_tiles ? " or " : ", ") : "", dm->tiles[t][0],
+                     dm->tiles[t][1]);
+        m = snprintf(buf + k, n - (size_t)k, "products in %s%s tiles over %g units (waves, "
+                     "split-K)", dm->n_tiles > 1 ? "the fastest of " : "", shapes, dm->units);
+    }
     else if (dm->padded)
         m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows and %g features",
                      dm->pad_rows, dm->pad_feat);

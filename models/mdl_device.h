@@ -21,7 +21,10 @@
  *   "mem_efficiency": f     achievable fraction of mem_bandwidth, (0, 1]
  *                           (default 1)
  *   "kernel_overhead_s": t  launch/dispatch cost per kernel (default 0)
- *   "gemm": { "tile": [Tm, Tn], "units": U,     GPU tile/wave quantization
+ *   "gemm": { "tile": [Tm, Tn] | [[Tm, Tn], ...], "units": U,
+ *                                               GPU tile/wave quantization:
+ *                           one tile shape, or up to 8 the library picks
+ *                           the fastest of for each product
  *             "pad": [Pr, Pf],                  TPU padding
  *             "efficiency": e }                 sustained fraction of the
  *                           matrix peak on full tiles/waves, (0, 1]
@@ -39,7 +42,10 @@
  *   each matrix product (rows M = ROWS * n, reduction K, output N, COUNT c):
  *     math  = GPU:  waves * 2*Tm*Tn*(K/S) / (P*e/U), waves = ceil(T * S / U),
  *                   T = c * ceil(M/Tm) * ceil(N/Tn) tiles, S the split-K
- *                   slices (mdl_device_split_k: 1 unless T < U)
+ *                   slices (mdl_device_split_k: 1 unless T < U); with
+ *                   several tile shapes, the least of their times (every
+ *                   shape at the same e: the library's heuristic assumed
+ *                   to find the fastest kernel)
  *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e)
  *             else: c * 2*M*K*N / (P*e)
  *     mem   = (c * (M*K + K*N + M*N) + [S > 1] 2*S*c*M*N) * s / (BW * f)
@@ -91,6 +97,7 @@ enum mdl_prec { MDL_FP32, MDL_TF32, MDL_BF16, MDL_FP16, MDL_PREC_N };
 enum mdl_combine { MDL_COMBINE_MAX, MDL_COMBINE_SUM };
 
 /* The op-level fields of a device; on = 0: none given (legacy rule). */
+#define MDL_TILES_MAX 8
 struct mdl_devmodel {
     int on;
     int precision;                  /* enum mdl_prec */
@@ -98,8 +105,10 @@ struct mdl_devmodel {
     double vec_peak[MDL_PREC_N];
     double mem_eff;                 /* (0, 1] */
     double kernel_s;
-    int tiled;                      /* tile_m, tile_n, units given */
-    double tile_m, tile_n, units;
+    int tiled;                      /* tiles, units given */
+    double tile_m, tile_n, units;   /* tile_m, tile_n: the first shape */
+    int n_tiles;                    /* shapes the library chooses among */
+    double tiles[MDL_TILES_MAX][2];
     int padded;                     /* pad_rows, pad_feat given */
     double pad_rows, pad_feat;
     double gemm_eff;                /* (0, 1] */
@@ -152,6 +161,10 @@ int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_
 double mdl_device_elem_bytes(const struct mdl_device *d);
 /* Seconds of one matrix product of M x K by K x N, c times, on d. */
 double mdl_device_gemm_s(const struct mdl_device *d, double m, double k, double n, double c);
+/* The same for a convolution's forward as an implicit GEMM whose left
+ * operand is its input tensor of `in` elements (0: m x k). */
+double mdl_device_conv_s(const struct mdl_device *d, double m, double k, double n, double c,
+                         double in);
 /* Seconds of a vector class: flops and bytes in total. */
 double mdl_device_vec_s(const struct mdl_device *d, double flops, double bytes);
 /* F, B and W seconds of a layer's work on n samples (d->model.on). */

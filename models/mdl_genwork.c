@@ -13,7 +13,8 @@ static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
 {
     for (int i = 0; i < gw->w.n_gemms; i++) {
         struct mdl_gemm *o = &gw->g[i];
-        if (o->rows == g->rows && o->k == g->k && o->n == g->n && o->weight == g->weight) {
+        if (o->rows == g->rows && o->k == g->k && o->n == g->n && o->weight == g->weight &&
+            o->in == g->in) {
             o->count += g->count;
             return;
         }
@@ -25,7 +26,14 @@ static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
 void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int weight, int dgrad)
 {
-    struct mdl_gemm g = { rows, k, n, count, weight ? (dgrad ? 1 : 2) : 0 };
+    mdl_genwork_conv(gw, rows, k, n, count, dgrad, weight ? 0 : -1);
+}
+
+void mdl_genwork_conv(struct mdl_genwork *gw, double rows, double k, double n, double count,
+                      int dgrad, double in)
+{
+    int weight = in >= 0; /* -1: an activation product (mdl_genwork_gemm) */
+    struct mdl_gemm g = { rows, k, n, count, weight ? (dgrad ? 1 : 2) : 0, weight ? in : 0 };
     double f = 2 * rows * k * n * count;
     put_gemm(gw, &g);
     gw->w.mm_fwd += f;

@@ -41,7 +41,7 @@
  *                 the input gradient B); absent = derived from the columns
  *                 below when they are given, else half of bwd
  *   gemms         the forward's matrix products, space-separated, each
- *                 ROWSxKxN[*COUNT][a|i]: a (ROWS x K) by (K x N) product per
+ *                 ROWSxKxN[/IN][*COUNT][a|i]: a (ROWS x K) by (K x N) product per
  *                 sample, COUNT times (batched heads; default 1); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
@@ -54,6 +54,11 @@
  *                 (ROWS n) x N x K and the weight gradient K x (ROWS n) x N.
  *                 A trailing 'i' instead marks a weight product that reads
  *                 the model's input (the image): the weight gradient only.
+ *                 /IN (weight products only): the left operand holds IN
+ *                 elements per sample in memory, not ROWS x K: a k x k
+ *                 convolution as an implicit GEMM reads its input tensor
+ *                 (Cin x H x W), not the im2col matrix (the device model's
+ *                 memory time; the FLOPs are ROWS x K x N's).
  *                 At most MDL_MAX_GEMMS (64) products per layer.
  *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
  *                 matrix FLOPs of F, of B (input gradients) and of W; derived
@@ -87,6 +92,10 @@ struct mdl_gemm {
     int weight;         /* 1: right operand is a weight; 0: an activation ('a');
                          * 2: a weight whose input is the model's input ('i'):
                          * no input gradient */
+    double in;          /* weight products: elements per sample of the left
+                         * operand as stored (a convolution's input tensor,
+                         * read in place of the rows x k im2col matrix:
+                         * "/IN"); 0 = rows x k */
 };
 
 /* A layer's work by op class; per sample unless said otherwise. */

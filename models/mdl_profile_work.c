@@ -84,7 +84,7 @@ static int dim(const char **s, double *out)
     return 0;
 }
 
-/* ROWSxKxN[*COUNT][a|i], space-separated. */
+/* ROWSxKxN[/IN][*COUNT][a|i], space-separated (/IN: weight products only). */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -98,6 +98,10 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
         struct mdl_gemm g = { .count = 1, .weight = 1 };
         int ok = dim(&p, &g.rows) == 0 && *p++ == 'x' && dim(&p, &g.k) == 0 &&
                  *p++ == 'x' && dim(&p, &g.n) == 0;
+        if (ok && *p == '/') {
+            p++;
+            ok = dim(&p, &g.in) == 0;
+        }
         if (ok && *p == '*') {
             p++;
             ok = dim(&p, &g.count) == 0 && g.count >= 1 && g.count == floor(g.count);
@@ -109,13 +113,14 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
             p++;
             g.weight = 2;
         }
-        ok = ok && (*p == ' ' || !*p);
+        ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && g.in > 0);
         if (!ok) {
             int len = 0;
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
-                             "ROWSxKxN[*COUNT][a|i] (dimensions > 0, COUNT a whole number >= 1)",
+                             "ROWSxKxN[/IN][*COUNT][a|i] (dimensions > 0, COUNT a whole number >= 1, "
+                             "/IN only on a weight product)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)

@@ -102,6 +102,8 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
     for (int i = 0; i < w->n_gemms; i++) {
         const struct mdl_gemm *g = &w->gemms[i];
         fprintf(f, "%s%.17gx%.17gx%.17g", i ? " " : "", g->rows, g->k, g->n);
+        if (g->in > 0)
+            fprintf(f, "/%.17g", g->in);
         if (g->count != 1)
             fprintf(f, "*%.17g", g->count);
         if (!g->weight)

@@ -36,7 +36,8 @@ static int conv(struct rn *r, const char *name, int cin, int cout, int k, int s,
     double rows = (double)ho * ho, in = (double)cin * *h * *h, f = 2 * rows * cin * k * k * cout;
     struct mdl_genwork w;
     mdl_genwork_init(&w);
-    mdl_genwork_gemm(&w, rows, (double)cin * k * k, cout, 1, 1, dgrad);
+    /* An implicit GEMM: a k x k convolution reads its input, not im2col. */
+    mdl_genwork_conv(&w, rows, (double)cin * k * k, cout, 1, dgrad, k > 1 ? in : 0);
     *h = ho; /* a GEMM's operand bytes are the device model's to count */
     return put(r, name, "conv", f, dgrad ? 2 * f : f, (double)cin * cout * k * k, rows * cout,
                in, &w);

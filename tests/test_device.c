@@ -135,6 +135,60 @@ Test(device, split_k_fills_idle_units)
     mdl_topology_free(t);
 }
 
+Test(device, the_fastest_tile_shape)
+{
+    /* 4 units at 1e12 each, 128x128 or 128x32 tiles, no memory term. An
+     * output of 512 x 32 at K = 64: one 128x128 tile per 128 rows wastes
+     * 3/4 of it (4 tiles, one wave of 2 x 128 x 128 x 64 / 1e12 s); 128x32
+     * tiles: 4 tiles, one wave a quarter as long. 512 x 128: 128x128 is 4
+     * tiles in one wave; 128x32 is 16 tiles in 4 waves, the same time, and
+     * the first shape wins the tie. */
+    const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"tile\": [[128, 128], [128, 32]], \"units\": 4}}]}";
+    struct mdl_topology *t = topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    cr_assert_eq(d->model.n_tiles, 2);
+    cr_expect_eq(d->model.tile_m, 128);
+    cr_expect_eq(d->model.tile_n, 128);
+    double full = 2.0 * 128 * 128 * 64 / 1e12;
+    cr_expect_float_eq(mdl_device_gemm_s(d, 512, 64, 32, 1), full / 4, 1e-18);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 512, 64, 128, 1), full, 1e-18);
+    char buf[512];
+    mdl_device_describe(d, buf, sizeof buf);
+    cr_expect(strstr(buf, "the fastest of 128x128 or 128x32 tiles"), "%s", buf);
+    mdl_topology_free(t);
+    topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
+               "gemm.tile[1]");
+    topo_fails(DEV(", \"gemm\": {\"tile\": [[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], "
+                   "[1, 1], [1, 1], [1, 1]], \"units\": 4}"), "at most 8 shapes");
+}
+
+Test(device, convolution_reads_its_input_not_im2col)
+{
+    /* Memory-bound device (1e18 FLOP/s, 1e9 B/s, fp32): a 3 x 3
+     * convolution's forward as a 100 x 90 by 90 x 10 product reads an
+     * input of 1000 elements, not the 100 x 90 im2col matrix: (1000 + 900 +
+     * 1000) x 4 B against (9000 + 900 + 1000) x 4 B. */
+    const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e18, \"memory\": 1e9, "
+                    "\"mem_bandwidth\": 1e9, \"precision\": \"fp32\"}]}";
+    struct mdl_topology *t = topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    cr_expect_float_eq(mdl_device_conv_s(d, 100, 90, 10, 1, 1000), 2900 * 4 / 1e9, 1e-15);
+    cr_expect_float_eq(mdl_device_conv_s(d, 100, 90, 10, 1, 0), 10900 * 4 / 1e9, 1e-15);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 100, 90, 10, 1), 10900 * 4 / 1e9, 1e-15);
+    /* In a layer's work, every pass of the product reads the input: F, B
+     * (dX is the input's size) and W, per sample. */
+    struct mdl_gemm g = { .rows = 100, .k = 90, .n = 10, .count = 1, .weight = 1, .in = 1000 };
+    struct mdl_work w = { .n_gemms = 1, .gemms = &g };
+    double f, b, wg;
+    mdl_device_work_s(d, &w, 2, &f, &b, &wg);
+    double per = (2 * 1000 + 900 + 200 * 10) * 4 / 1e9;
+    cr_expect_float_eq(f, per, 1e-15);
+    cr_expect_float_eq(b, per, 1e-15);
+    cr_expect_float_eq(wg, per, 1e-15);
+    mdl_topology_free(t);
+}
+
 Test(device, efficiency_scales_math)
 {
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
@@ -359,8 +413,8 @@ Test(device, op_class_split_adds_up)
      * in its class by hand: the big product's three GEMMs are matrix. */
     struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
     const struct mdl_device *d = &t->devices[0];
-    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1 }, { 10, 30, 20, 1, 2 },
-                             { 64, 32, 64, 4, 0 } };
+    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0 }, { 10, 30, 20, 1, 2, 0 },
+                             { 64, 32, 64, 4, 0, 0 } };
     struct mdl_work w = { .vec_fwd = 1e3, .vec_bwd = 2e3, .bytes_fwd = 1e6, .bytes_bwd = 3e6,
                           .kernels_fwd = 3, .kernels_bwd = 4, .kernels_wgrad = 2,
                           .n_gemms = 3, .gemms = g };

@@ -74,6 +74,35 @@ Test(profile_work, gemms_errors)
     fails(HDR "vec_fwd_flops\n" "a,1,0,0,0,-1\n", "w.csv:2:11: field 'vec_fwd_flops' must be >= 0");
     fails(HDR "kernels_bwd\n" "a,1,0,0,0,x\n", "field 'kernels_bwd': 'x' is not a number");
     fails(HDR "gemms,gemms\n" "a,1,0,0,0,1x1x1,1x1x1\n", "duplicate column 'gemms'");
+    /* /IN: the left operand's elements, a weight product's only. */
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/0\n", "'10x20x30/0'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/\n", "field 'gemms'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/5a\n", "/IN only on a weight product");
+}
+
+Test(profile_work, conv_input_elements)
+{
+    struct mdl_profile *p = parse(HDR "gemms\n" "a,1,0,0,0,784x1728x64/150528*2 10x10x10/7i\n");
+    const struct mdl_work *w = p->layers[0].work;
+    cr_assert_eq(w->n_gemms, 2);
+    cr_expect_eq(w->gemms[0].in, 150528);
+    cr_expect_eq(w->gemms[0].count, 2);
+    cr_expect_eq(w->gemms[0].weight, 1);
+    cr_expect_eq(w->gemms[1].in, 7);
+    cr_expect_eq(w->gemms[1].weight, 2);
+    /* FLOPs stay ROWS x K x N's. */
+    cr_expect_eq(w->mm_fwd, 2.0 * 784 * 1728 * 64 * 2 + 2.0 * 1000);
+    char dir[128], path[256];
+    th_tmpdir(dir, sizeof dir, "pconv");
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    cr_expect_eq(q->layers[0].work->gemms[0].in, 150528);
+    cr_expect_eq(q->layers[0].work->gemms[1].in, 7);
+    cr_expect_eq(q->layers[0].work->gemms[1].weight, 2);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
 }
 
 Test(profile_work, wgrad_columns)
