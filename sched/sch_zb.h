@@ -35,6 +35,10 @@ int sch_gen_zbv(const char *arg, int K, int M, enum sch_remat remat,
                 struct sch_schedule **out);
 int sch_gen_zbauto(const char *arg, int K, int M, enum sch_remat remat,
                    struct sch_schedule **out);
+/* sch_dualpipe.c: DualPipeV, 2K stages in zb-v's V; M >= 2K (PS_EUSAGE). */
+int sch_schedule_dualpipev(int K, int M, enum sch_remat remat, struct sch_schedule **out);
+int sch_gen_dualpipev(const char *arg, int K, int M, enum sch_remat remat,
+                      struct sch_schedule **out);
 /* sch_looping.c: eager 1F1B and breadth-first (looping) pipelines. */
 int sch_schedule_eager_1f1b(int K, int M, enum sch_remat remat, struct sch_schedule **out);
 int sch_schedule_breadth_first(int K, int M, int v, enum sch_remat remat,
