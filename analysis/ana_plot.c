@@ -128,17 +128,59 @@ void ana_plot_clean(char *dst, size_t n, const char *src)
 }
 
 
-/* Fill colours per op kind, and their key labels. */
+/* The one palette and legend of every timeline (Paul Tol's bright scheme). */
 static const struct {
     unsigned rgb;
     const char *label;
 } kind_style[SCH_OP_NKINDS] = {
-    [SCH_OP_FWD] = { 0x1f77b4, "forward" },       [SCH_OP_BWD] = { 0x2ca02c, "backward" },
-    [SCH_OP_RECOMP] = { 0xff7f0e, "recompute" },  [SCH_OP_WGRAD] = { 0x17becf, "weight grad" },
-    [SCH_OP_SEND_ACT] = { 0x7f7f7f, "send act" }, [SCH_OP_RECV_ACT] = { 0xc7c7c7, "recv act" },
-    [SCH_OP_SEND_GRAD] = { 0x8c564b, "send grad" },
-    [SCH_OP_RECV_GRAD] = { 0xc49c94, "recv grad" }, [SCH_OP_UPDATE] = { 0x9467bd, "update" },
+    [SCH_OP_FWD] = { 0x4477aa, "F forward" },
+    [SCH_OP_BWD] = { 0xee6677, "B backward" },
+    [SCH_OP_WGRAD] = { 0x228833, "W weight grad" },
+    [SCH_OP_RECOMP] = { 0xccbb44, "R recompute" },
+    [SCH_OP_SEND_ACT] = { 0x66ccee, "activation transfer" },
+    [SCH_OP_RECV_ACT] = { 0x66ccee, "activation transfer" },
+    [SCH_OP_SEND_GRAD] = { 0xaa3377, "gradient transfer" },
+    [SCH_OP_RECV_GRAD] = { 0xaa3377, "gradient transfer" },
+    [SCH_OP_UPDATE] = { 0xbbbbbb, "U update" },
+    [SCH_OP_ALLREDUCE] = { 0x555555, "AR all-reduce" },
 };
+
+unsigned ana_plot_kind_rgb(int kind, int light)
+{
+    unsigned c = kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].rgb : 0x999999;
+    if (!light)
+        return c;
+    unsigned r = c >> 16 & 0xff, g = c >> 8 & 0xff, b = c & 0xff; /* 45 % toward white */
+    r += (255 - r) * 45 / 100;
+    g += (255 - g) * 45 / 100;
+    b += (255 - b) * 45 / 100;
+    return r << 16 | g << 8 | b;
+}
+
+const char *ana_plot_kind_label(int kind)
+{
+    return kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].label : "other";
+}
+
+void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS])
+{
+    static const int order[] = { SCH_OP_FWD, SCH_OP_BWD, SCH_OP_WGRAD, SCH_OP_RECOMP,
+                                 SCH_OP_SEND_ACT, SCH_OP_RECV_ACT, SCH_OP_SEND_GRAD,
+                                 SCH_OP_RECV_GRAD, SCH_OP_UPDATE, SCH_OP_ALLREDUCE };
+    int shown[SCH_OP_NKINDS] = { 0 };
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        int k = order[i], dup = 0;
+        if (!used[k])
+            continue;
+        for (int j = 0; j < SCH_OP_NKINDS; j++)
+            dup |= shown[j] && !strcmp(kind_style[j].label, kind_style[k].label);
+        if (dup)
+            continue;
+        shown[k] = 1;
+        ps_strbuf_printf(b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
+                         kind_style[k].rgb, kind_style[k].label);
+    }
+}
 
 static const char *stream_name[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
@@ -196,10 +238,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
                           -(4 * d + s));
     ps_strbuf_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
-    for (int k = 0; k < SCH_OP_NKINDS; k++)
-        if (used[k])
-            ps_strbuf_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
-                          kind_style[k].rgb, kind_style[k].label);
+    ana_plot_legend(&b, used);
     ps_strbuf_printf(&b, "\n");
     if ((rc = ps_strbuf_error(&b)) < 0)
         goto err_free_tmp;

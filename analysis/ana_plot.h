@@ -21,6 +21,7 @@
 
 #include "analysis/ana_db.h"
 #include "analysis/ana_report.h"
+#include "sched/sch_schedule.h"
 
 struct ana_plot_opts {
     const char *out_dir;         /* created if missing */
@@ -36,5 +37,22 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
                    const struct ana_plot_opts *o);
 /* Writes <out>/<prefix>timeline.png and .svg of the trace. */
 int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o);
+/* Writes <out>/<prefix>schedules.png and .svg: the named schedules'
+ * timelines one above another (one row per device, F/B/W coloured) at K, M,
+ * replayed compute-only (ana_plot_sched.c). Unknown or impossible
+ * schedules are the generator's error. */
+int ana_plot_schedules(const char *const *names, int n, int K, int M,
+                       const struct ana_plot_opts *o);
+
+/* The one palette of every timeline (this file's trace timeline, the
+ * schedules figure, measure/'s simulated-against-measured picture): the
+ * fill of an op kind (light: 45 % toward white, a V's second chunk), its
+ * legend label ("F forward", "B backward", "W weight grad", "R recompute",
+ * "activation transfer", "gradient transfer", ...), and the legend entries
+ * of the kinds used (appended to a gnuplot plot command, transfers once). */
+unsigned ana_plot_kind_rgb(int kind, int light);
+const char *ana_plot_kind_label(int kind);
+struct ps_strbuf;
+void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS]);
 
 #endif

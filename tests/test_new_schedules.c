@@ -523,3 +523,56 @@ Test(new_schedules, dualpipe_v_runtime_reference_gradients)
             check_step("mlp:layers=12,width=24,in=16,out=8,norm=2", s, 12, NULL);
         }
 }
+
+/* The cost path's W buffers (sch_cost.c): a stage's mem.wgrad is the
+ * micro-batch's output bytes of all its layers but the last (the gradients
+ * W still needs; the last one's is mem.out), here layers with outputs of
+ * 10, 20, 30, 40, 50, 60 B per sample in stages of 3, micro-batch 4:
+ * stage 0 (10 + 20) 4 = 120, stage 1 (40 + 50) 4 = 360; scaled by the
+ * allocator overhead like the other buffers. Then the ledger by hand, K = 2,
+ * M = 1, zb-h1, one stage per device, 2 layers of stash 1000 B and output
+ * 100 B per sample, micro-batch 1 (stash 2000, in/out 100, wgrad 100):
+ *   device 0: F +2000, F end +out 100, send -100, recv-grad +100, B end
+ *             +wgrad 100 -> 2200, W end -100 -2000 -100 -> 0;
+ *   device 1: recv +100, F +2000, F end -in 100, B end +in 100 +wgrad 100
+ *             -> 2200, send-grad -100, W end -2100 -> 0.
+ * Peak 2200 B on both (2100 without the W buffers, what 1f1b holds). */
+Test(new_schedules, cost_path_counts_w_buffers)
+{
+    double f[6], b[6], o[6] = { 10, 20, 30, 40, 50, 60 }, st[6] = { 0 };
+    for (int i = 0; i < 6; i++)
+        f[i] = b[i] = 1000;
+    struct mdl_profile *p = th_profile(6, f, b, 1, o, st, 0);
+    struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
+    struct sch_partition *part;
+    struct sch_costs *c;
+    cr_assert_eq(sch_partition_uniform(2, 6, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(c->st[0].mem.wgrad, 120);
+    cr_assert_eq(c->st[1].mem.wgrad, 360);
+    sch_costs_free(c);
+    t->mem.allocator_overhead = 0.5;
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(c->st[0].mem.wgrad, 180);
+    cr_assert_eq(c->st[1].mem.wgrad, 540);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+
+    t = th_chain(2, 0, 1e300, 0);
+    p = th_uniform(4, 1000, 2000, 1, 100, 1000, 0);
+    struct th_run z, o1;
+    th_simulate(&z, "zb-h1", p, t, 2, 1, SCH_REMAT_NEVER, 1, 0);
+    th_simulate(&o1, "1f1b", p, t, 2, 1, SCH_REMAT_NEVER, 1, 0);
+    cr_assert_eq(z.c->st[0].mem.wgrad, 100);
+    for (int d = 0; d < 2; d++) {
+        cr_assert_eq(z.r->peak_act[d], 2200, "zb-h1 device %d: %lld", d,
+                     (long long)z.r->peak_act[d]);
+        cr_assert_eq(o1.r->peak_act[d], 2100, "1f1b device %d", d);
+    }
+    th_release(&z);
+    th_release(&o1);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
