@@ -5,6 +5,7 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
@@ -67,6 +68,72 @@ static int valid_output(const char *path, int png)
     return ok;
 }
 
+/* Writes text to <out>/<prefix><file> atomically. */
+static int keep_write(const struct ana_plot_opts *o, const char *file, const char *text,
+                      size_t len)
+{
+    char final[1024];
+    if ((size_t)snprintf(final, sizeof final, "%s/%s%s", o->out_dir, o->prefix ? o->prefix : "",
+                         file) >= sizeof final)
+        return ps_error(PS_EUSAGE, "plot: output path too long: %s/%s", o->out_dir, file);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, final);
+    if (rc < 0)
+        return rc;
+    if (fwrite(text, 1, len, af.f) != len) {
+        ps_afile_abort(&af);
+        return ps_error(PS_EIO, "%s: write failed", final);
+    }
+    return ps_afile_commit(&af);
+}
+
+/* The figure's sources beside it, as `pipesim paper` keeps its own: each
+ * data file the script reads ('x.dat' outside double-quoted text, copied as
+ * <prefix>x.dat) and <prefix><name>.gp, the PNG script with those names,
+ * to be rerun in the output folder as
+ * `gnuplot <prefix><name>.gp > <prefix><name>.png`. */
+static int keep_sources(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
+                        int h, const char *body)
+{
+    const char *pre = o->prefix ? o->prefix : "";
+    struct ps_strbuf gp = PS_STRBUF_INIT;
+    ps_strbuf_printf(&gp, "# %s%s.gp, written by pipesim plot; in this folder: gnuplot "
+                          "%s%s.gp > %s%s.png\nset terminal pngcairo size %d,%d font "
+                          "'Sans,10'\n", pre, name, pre, name, pre, name, w, h);
+    int rc = 0, dq = 0, copied[16] = { 0 };
+    for (const char *p = body; *p && rc == 0; p++) {
+        if (*p == '"' && (p == body || p[-1] != '\\'))
+            dq = !dq;
+        const char *e = !dq && *p == '\'' ? strchr(p + 1, '\'') : NULL;
+        if (!e) {
+            ps_strbuf_printf(&gp, "%c", *p);
+            continue;
+        }
+        size_t n = (size_t)(e - p - 1);
+        int is_dat = n > 4 && !memcmp(e - 4, ".dat", 4);
+        ps_strbuf_printf(&gp, "'%s%.*s'", is_dat ? pre : "", (int)n, p + 1);
+        for (int i = 0; is_dat && i < t->n && rc == 0; i++) {
+            if (copied[i] || strlen(t->names[i]) != n || memcmp(t->names[i], p + 1, n))
+                continue;
+            char src[128], *text = NULL;
+            size_t len = 0;
+            snprintf(src, sizeof src, "%s/%s", t->dir, t->names[i]);
+            if ((rc = ps_read_file(src, &text, &len)) == 0)
+                rc = keep_write(o, t->names[i], text, len);
+            free(text);
+            copied[i] = 1;
+        }
+        p = e;
+    }
+    ps_strbuf_printf(&gp, "\nset output\n");
+    char file[64];
+    snprintf(file, sizeof file, "%s.gp", name);
+    if (rc == 0 && (rc = ps_strbuf_error(&gp)) == 0)
+        rc = keep_write(o, file, ps_strbuf_str(&gp), strlen(ps_strbuf_str(&gp)));
+    ps_strbuf_release(&gp);
+    return rc;
+}
+
 /* Renders body (gnuplot commands reading data from tmp) to
  * <out>/<prefix><name>.png and .svg: gnuplot writes to its stdout, which is
  * the output file's temporary (ps_afile), checked before it is published. */
@@ -115,7 +182,7 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         if ((rc = ps_afile_commit(&af)) < 0)
             return rc;
     }
-    return 0;
+    return keep_sources(o, t, name, w, h, body);
 }
 
 /* Gnuplot string literal without enhanced-text surprises. */

@@ -1,5 +1,7 @@
 /* msr_calib_plot: gnuplot pictures (see msr_calib_plot.h). */
 #include "measure/msr_calib_plot.h"
+#include "analysis/ana_plot.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
@@ -59,20 +61,8 @@ out:
     return rc;
 }
 
-static const char *kind_colour(int kind)
-{
-    switch (kind) {
-    case SCH_OP_FWD: return "0x4477aa";
-    case SCH_OP_BWD: return "0xee6677";
-    case SCH_OP_RECOMP: return "0xccbb44";
-    case SCH_OP_WGRAD: return "0xaa3377";
-    case SCH_OP_UPDATE: return "0x228833";
-    default: return "0x999999";
-    }
-}
-
 /* One trace's compute ops as boxes: x xlow xhigh y ylow yhigh colour. */
-static void boxes(FILE *f, const struct trc_trace *t, int upper)
+static void boxes(FILE *f, const struct trc_trace *t, int upper, int used[SCH_OP_NKINDS])
 {
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
@@ -80,8 +70,10 @@ static void boxes(FILE *f, const struct trc_trace *t, int upper)
             continue;
         double x0 = (double)e->start_ns * 1e-6, x1 = (double)e->end_ns * 1e-6;
         double base = (double)(t->n_devices - 1 - e->device) * 2 + (upper ? 1 : 0);
-        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %s\n", (x0 + x1) / 2, x0, x1, base + 0.5,
-                base + 0.1, base + 0.9, kind_colour(e->kind));
+        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %u\n", (x0 + x1) / 2, x0, x1, base + 0.5,
+                base + 0.1, base + 0.9, ana_plot_kind_rgb(e->kind, 0));
+        if (e->kind < SCH_OP_NKINDS)
+            used[e->kind] = 1;
     }
 }
 
@@ -103,18 +95,19 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
         fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
                 (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);
     fprintf(f, ")\nset grid xtics\nset key outside bottom horizontal reverse Left\n"
+               "set style fill solid 0.85\n"
                "$ops << EOD\n");
-    boxes(f, sim, 1);
-    boxes(f, meas, 0);
+    int used[SCH_OP_NKINDS] = { 0 };
+    boxes(f, sim, 1, used);
+    boxes(f, meas, 0, used);
     fprintf(f, "EOD\n");
-    /* the legend: one invisible point per kind */
-    static const int kinds[] = { SCH_OP_FWD, SCH_OP_RECOMP, SCH_OP_BWD, SCH_OP_WGRAD,
-                                 SCH_OP_UPDATE };
+    /* the legend of every timeline (ana_plot.h): the kinds drawn */
+    struct ps_strbuf key = PS_STRBUF_INIT;
+    ana_plot_legend(&key, used);
     fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 border lc rgb '#ffffff' "
-               "lc rgb variable notitle");
-    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-        fprintf(f, ", NaN with boxes fs solid lc rgb '#%s' title '%s'",
-                kind_colour(kinds[k]) + 2, sch_op_kind_name((enum sch_op_kind)kinds[k]));
+               "lc rgb variable notitle%s",
+            ps_strbuf_error(&key) || !ps_strbuf_str(&key) ? "" : ps_strbuf_str(&key));
+    ps_strbuf_release(&key);
     fputc('\n', f);
     if (fclose(f)) {
         free(buf);
