@@ -5,7 +5,9 @@
  *   bubble    simulated bubble fraction vs M per K, with the analytic
  *             (K - 1) / (M + K - 1)
  *   memory    per-stage simulated peak memory vs K (each stage a point, the
- *             largest a line, the device capacity dashed) at one M
+ *             largest a line, a colour per M: every M of the group, or
+ *             mem_M alone), the device capacity dashed and always on the
+ *             scale (log GB when it is over 20 times the largest peak)
  *   timeline  a Gantt chart of a Chrome trace (trc_read_chrome): a row per
  *             device stream, a box per op coloured by kind
  * The first three read one group of sweep runs (ana_report.h selection;
@@ -28,7 +30,7 @@ struct ana_plot_opts {
     const char *prefix;          /* file name prefix, NULL = "" */
     const char *gnuplot;         /* program, NULL = "gnuplot" (PATH lookup; ps_gnuplot.h) */
     struct ana_report_opts sel;  /* which runs */
-    int mem_M;                   /* M of the memory figure; 0 = the group's largest */
+    int mem_M;                   /* M of the memory figure; 0 = every M */
 };
 
 /* Writes <out>/<prefix><kind>.png and .svg for each kind in the comma list
