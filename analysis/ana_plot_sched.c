@@ -3,7 +3,8 @@
  * compute-only (sch_zb_list_replay: no communication, updates free) on one
  * model: per device a whole forward of T_F = 1, a backward of 2 (B = W = 1
  * when split); a schedule with v chunks per device gives each chunk 1/v of
- * that (ticks of 1/12, exact for v = 1, 2, 3, 4, 6). */
+ * that (ticks of 1/12, exact for v = 1, 2, 3, 4, 6), drawn lighter for the
+ * device's later chunks. */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
 #include "base/ps_error.h"
@@ -18,7 +19,7 @@
 
 /* Boxes of one schedule: x_mid y half_width half_height rgb, and the span. */
 static int sched_boxes(FILE *f, const struct sch_schedule *s, int row0, int used[SCH_OP_NKINDS],
-                       sch_time *span)
+                       int *light, sch_time *span)
 {
     int S = s->n_stages, v = S / s->n_devices, rc = 0;
     sch_time *cf = malloc((size_t)S * sizeof *cf), *cb = malloc((size_t)S * sizeof *cb);
@@ -54,6 +55,7 @@ static int sched_boxes(FILE *f, const struct sch_schedule *s, int row0, int used
             double x0 = (double)start[d][i] / TICKS, w = (double)c / TICKS;
             /* chunk 2 of a device (v > 1) a shade lighter: the paper's V */
             int chunk = v > 1 ? (op->stage >= s->n_devices) : 0;
+            *light |= chunk;
             fprintf(f, "%.6g %d %.6g 0.42 %u %d %d\n", x0 + w / 2, -(row0 + d), w / 2,
                     ana_plot_kind_rgb(op->kind, chunk), op->mb, w >= 0.5);
             used[op->kind] = 1;
@@ -74,7 +76,7 @@ int ana_plot_schedules(const char *const *names, int n, int K, int M, const stru
         return ps_error(PS_EUSAGE, "--schedules: no schedule to draw");
     struct tmp t;
     struct ps_strbuf b = PS_STRBUF_INIT;
-    int rc = ana_tmp_new(&t), used[SCH_OP_NKINDS] = { 0 };
+    int rc = ana_tmp_new(&t), used[SCH_OP_NKINDS] = { 0 }, light = 0;
     if (rc < 0)
         return rc;
     char path[128];
@@ -92,7 +94,7 @@ int ana_plot_schedules(const char *const *names, int n, int K, int M, const stru
         sch_time span = 0;
         int row0 = i * (K + 1);
         fprintf(f, "# %s\n", s->name);
-        rc = sched_boxes(f, s, row0, used, &span);
+        rc = sched_boxes(f, s, row0, used, &light, &span);
         if ((double)span / TICKS > xmax)
             xmax = (double)span / TICKS;
         char nm[40];
@@ -121,6 +123,9 @@ int ana_plot_schedules(const char *const *names, int n, int K, int M, const stru
                      "labels font \",7\" tc rgb \"#ffffff\" notitle",
                      K, M, xmax * 1.02, -(n * (K + 1) - 1));
     ana_plot_legend(&b, used);
+    if (light)
+        ps_strbuf_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"lighter: a "
+                             "device's later chunks\"", ana_plot_kind_rgb(SCH_OP_FWD, 1));
     ps_strbuf_printf(&b, "\n");
     if ((rc = ps_strbuf_error(&b)) < 0)
         goto out;
