@@ -35,7 +35,9 @@ static const char help[] =
     "            no communication); default --schedules " SCHED_LIST "\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
     "strategy and batch): the first that matches the filters. Default --kind: the\n"
-    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n"
+    "sweep figures with --db, plus timeline with --trace. Needs gnuplot. Beside\n"
+    "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
+    "`gnuplot <prefix><kind>.gp > <prefix><kind>.png` redraws it).\n"
     "--compare overlays a simulated and a measured trace of one configuration\n"
     "(pipesim predict --trace, pipesim validate --trace): per device the simulated\n"
     "compute ops above the measured ones on one time axis, in <prefix>compare.png/.svg.\n";

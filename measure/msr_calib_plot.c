@@ -5,12 +5,38 @@
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* <name>.gp beside <name>.png: the script, its data inline, to redraw it
+ * (`gnuplot name.gp > name.png`), as `pipesim plot` and `paper` keep theirs. */
+static int keep_script(const char *script_path, const char *png_path, size_t pl)
+{
+    char *text = NULL, gp[4096];
+    size_t len = 0;
+    if (pl >= sizeof gp)
+        return 0; /* a path this long was already written; no sidecar */
+    snprintf(gp, sizeof gp, "%.*s.gp", (int)(pl - 4), png_path);
+    int rc = ps_read_file(script_path, &text, &len);
+    if (rc < 0)
+        return rc;
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, gp)) == 0) {
+        if (fwrite(text, 1, len, af.f) != len) {
+            ps_afile_abort(&af);
+            rc = ps_error(PS_EIO, "%s: write failed", gp);
+        } else {
+            rc = ps_afile_commit(&af);
+        }
+    }
+    free(text);
+    return rc;
+}
 
 /* The script goes to a private temporary file; gnuplot's stdout is the
  * output's temporary (ps_afile), published only when gnuplot succeeds. */
@@ -51,10 +77,13 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
         goto out;
     fflush(af.f);
     struct ps_gnuplot_cmd gc = { .script = sp, .out_fd = fileno(af.f), .what = png_path };
+    int direct = ps_afile_direct(&af);
     if ((rc = ps_gnuplot_run(&gc)) < 0)
         ps_afile_abort(&af);
     else
         rc = ps_afile_commit(&af);
+    if (rc == 0 && !svg && !direct && pl > 4 && !strcmp(png_path + pl - 4, ".png"))
+        rc = keep_script(sp, png_path, pl);
 out:
     unlink(sp);
     ps_afile_untrack(slot);
