@@ -2,9 +2,9 @@
  * dualpipe-v — DualPipeV, the "cut-in-half" V-shape variant of DeepSeek's
  * DualPipe (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", arXiv
  * 2412.19437, sec. 3.2.1; the order follows deepseek-ai/DualPipe's
- * dualpipev.py step(), read through the search tool, and ailzhang/minPP's
- * drawing of it; no code copied). Only an op-list generator (placement
- * helpers in sch_gen.h).
+ * dualpipev.py DualPipeV.step(), read through the search tool in a stored
+ * copy of that repository; no code copied). Only an op-list generator
+ * (placement helpers in sch_gen.h).
  *
  * S = 2K stages in a V, as zb-v: device r holds chunk 0 = stage r and
  * chunk 1 = stage 2K-1-r, so device 0 computes both the first stage and the
