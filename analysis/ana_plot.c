@@ -5,6 +5,7 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
@@ -67,6 +68,72 @@ static int valid_output(const char *path, int png)
     return ok;
 }
 
+/* Writes text to <out>/<prefix><file> atomically. */
+static int keep_write(const struct ana_plot_opts *o, const char *file, const char *text,
+                      size_t len)
+{
+    char final[1024];
+    if ((size_t)snprintf(final, sizeof final, "%s/%s%s", o->out_dir, o->prefix ? o->prefix : "",
+                         file) >= sizeof final)
+        return ps_error(PS_EUSAGE, "plot: output path too long: %s/%s", o->out_dir, file);
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, final);
+    if (rc < 0)
+        return rc;
+    if (fwrite(text, 1, len, af.f) != len) {
+        ps_afile_abort(&af);
+        return ps_error(PS_EIO, "%s: write failed", final);
+    }
+    return ps_afile_commit(&af);
+}
+
+/* The figure's sources beside it, as `pipesim paper` keeps its own: each
+ * data file the script reads ('x.dat' outside double-quoted text, copied as
+ * <prefix>x.dat) and <prefix><name>.gp, the PNG script with those names,
+ * to be rerun in the output folder as
+ * `gnuplot <prefix><name>.gp > <prefix><name>.png`. */
+static int keep_sources(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
+                        int h, const char *body)
+{
+    const char *pre = o->prefix ? o->prefix : "";
+    struct ps_strbuf gp = PS_STRBUF_INIT;
+    ps_strbuf_printf(&gp, "# %s%s.gp, written by pipesim plot; in this folder: gnuplot "
+                          "%s%s.gp > %s%s.png\nset terminal pngcairo size %d,%d font "
+                          "'Sans,10'\n", pre, name, pre, name, pre, name, w, h);
+    int rc = 0, dq = 0, copied[16] = { 0 };
+    for (const char *p = body; *p && rc == 0; p++) {
+        if (*p == '"' && (p == body || p[-1] != '\\'))
+            dq = !dq;
+        const char *e = !dq && *p == '\'' ? strchr(p + 1, '\'') : NULL;
+        if (!e) {
+            ps_strbuf_printf(&gp, "%c", *p);
+            continue;
+        }
+        size_t n = (size_t)(e - p - 1);
+        int is_dat = n > 4 && !memcmp(e - 4, ".dat", 4);
+        ps_strbuf_printf(&gp, "'%s%.*s'", is_dat ? pre : "", (int)n, p + 1);
+        for (int i = 0; is_dat && i < t->n && rc == 0; i++) {
+            if (copied[i] || strlen(t->names[i]) != n || memcmp(t->names[i], p + 1, n))
+                continue;
+            char src[128], *text = NULL;
+            size_t len = 0;
+            snprintf(src, sizeof src, "%s/%s", t->dir, t->names[i]);
+            if ((rc = ps_read_file(src, &text, &len)) == 0)
+                rc = keep_write(o, t->names[i], text, len);
+            free(text);
+            copied[i] = 1;
+        }
+        p = e;
+    }
+    ps_strbuf_printf(&gp, "\nset output\n");
+    char file[64];
+    snprintf(file, sizeof file, "%s.gp", name);
+    if (rc == 0 && (rc = ps_strbuf_error(&gp)) == 0)
+        rc = keep_write(o, file, ps_strbuf_str(&gp), strlen(ps_strbuf_str(&gp)));
+    ps_strbuf_release(&gp);
+    return rc;
+}
+
 /* Renders body (gnuplot commands reading data from tmp) to
  * <out>/<prefix><name>.png and .svg: gnuplot writes to its stdout, which is
  * the output file's temporary (ps_afile), checked before it is published. */
@@ -115,7 +182,7 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
         if ((rc = ps_afile_commit(&af)) < 0)
             return rc;
     }
-    return 0;
+    return keep_sources(o, t, name, w, h, body);
 }
 
 /* Gnuplot string literal without enhanced-text surprises. */
@@ -128,17 +195,59 @@ void ana_plot_clean(char *dst, size_t n, const char *src)
 }
 
 
-/* Fill colours per op kind, and their key labels. */
+/* The one palette and legend of every timeline (Paul Tol's bright scheme). */
 static const struct {
     unsigned rgb;
     const char *label;
 } kind_style[SCH_OP_NKINDS] = {
-    [SCH_OP_FWD] = { 0x1f77b4, "forward" },       [SCH_OP_BWD] = { 0x2ca02c, "backward" },
-    [SCH_OP_RECOMP] = { 0xff7f0e, "recompute" },  [SCH_OP_WGRAD] = { 0x17becf, "weight grad" },
-    [SCH_OP_SEND_ACT] = { 0x7f7f7f, "send act" }, [SCH_OP_RECV_ACT] = { 0xc7c7c7, "recv act" },
-    [SCH_OP_SEND_GRAD] = { 0x8c564b, "send grad" },
-    [SCH_OP_RECV_GRAD] = { 0xc49c94, "recv grad" }, [SCH_OP_UPDATE] = { 0x9467bd, "update" },
+    [SCH_OP_FWD] = { 0x4477aa, "F forward" },
+    [SCH_OP_BWD] = { 0xee6677, "B backward" },
+    [SCH_OP_WGRAD] = { 0x228833, "W weight grad" },
+    [SCH_OP_RECOMP] = { 0xccbb44, "R recompute" },
+    [SCH_OP_SEND_ACT] = { 0x66ccee, "activation transfer" },
+    [SCH_OP_RECV_ACT] = { 0x66ccee, "activation transfer" },
+    [SCH_OP_SEND_GRAD] = { 0xaa3377, "gradient transfer" },
+    [SCH_OP_RECV_GRAD] = { 0xaa3377, "gradient transfer" },
+    [SCH_OP_UPDATE] = { 0xbbbbbb, "U update" },
+    [SCH_OP_ALLREDUCE] = { 0x555555, "AR all-reduce" },
 };
+
+unsigned ana_plot_kind_rgb(int kind, int light)
+{
+    unsigned c = kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].rgb : 0x999999;
+    if (!light)
+        return c;
+    unsigned r = c >> 16 & 0xff, g = c >> 8 & 0xff, b = c & 0xff; /* 45 % toward white */
+    r += (255 - r) * 45 / 100;
+    g += (255 - g) * 45 / 100;
+    b += (255 - b) * 45 / 100;
+    return r << 16 | g << 8 | b;
+}
+
+const char *ana_plot_kind_label(int kind)
+{
+    return kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].label : "other";
+}
+
+void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS])
+{
+    static const int order[] = { SCH_OP_FWD, SCH_OP_BWD, SCH_OP_WGRAD, SCH_OP_RECOMP,
+                                 SCH_OP_SEND_ACT, SCH_OP_RECV_ACT, SCH_OP_SEND_GRAD,
+                                 SCH_OP_RECV_GRAD, SCH_OP_UPDATE, SCH_OP_ALLREDUCE };
+    int shown[SCH_OP_NKINDS] = { 0 };
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        int k = order[i], dup = 0;
+        if (!used[k])
+            continue;
+        for (int j = 0; j < SCH_OP_NKINDS; j++)
+            dup |= shown[j] && !strcmp(kind_style[j].label, kind_style[k].label);
+        if (dup)
+            continue;
+        shown[k] = 1;
+        ps_strbuf_printf(b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
+                         kind_style[k].rgb, kind_style[k].label);
+    }
+}
 
 static const char *stream_name[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
@@ -196,10 +305,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
                           -(4 * d + s));
     ps_strbuf_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
-    for (int k = 0; k < SCH_OP_NKINDS; k++)
-        if (used[k])
-            ps_strbuf_printf(&b, ", \\\n  keyentry with boxes fc rgb \"#%06x\" title \"%s\"",
-                          kind_style[k].rgb, kind_style[k].label);
+    ana_plot_legend(&b, used);
     ps_strbuf_printf(&b, "\n");
     if ((rc = ps_strbuf_error(&b)) < 0)
         goto err_free_tmp;

@@ -5,7 +5,9 @@
  *   bubble    simulated bubble fraction vs M per K, with the analytic
  *             (K - 1) / (M + K - 1)
  *   memory    per-stage simulated peak memory vs K (each stage a point, the
- *             largest a line, the device capacity dashed) at one M
+ *             largest a line, a colour per M: every M of the group, or
+ *             mem_M alone), the device capacity dashed and always on the
+ *             scale (log GB when it is over 20 times the largest peak)
  *   timeline  a Gantt chart of a Chrome trace (trc_read_chrome): a row per
  *             device stream, a box per op coloured by kind
  * The first three read one group of sweep runs (ana_report.h selection;
@@ -21,13 +23,14 @@
 
 #include "analysis/ana_db.h"
 #include "analysis/ana_report.h"
+#include "sched/sch_schedule.h"
 
 struct ana_plot_opts {
     const char *out_dir;         /* created if missing */
     const char *prefix;          /* file name prefix, NULL = "" */
     const char *gnuplot;         /* program, NULL = "gnuplot" (PATH lookup; ps_gnuplot.h) */
     struct ana_report_opts sel;  /* which runs */
-    int mem_M;                   /* M of the memory figure; 0 = the group's largest */
+    int mem_M;                   /* M of the memory figure; 0 = every M */
 };
 
 /* Writes <out>/<prefix><kind>.png and .svg for each kind in the comma list
@@ -36,5 +39,22 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
                    const struct ana_plot_opts *o);
 /* Writes <out>/<prefix>timeline.png and .svg of the trace. */
 int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o);
+/* Writes <out>/<prefix>schedules.png and .svg: the named schedules'
+ * timelines one above another (one row per device, F/B/W coloured) at K, M,
+ * replayed compute-only (ana_plot_sched.c). Unknown or impossible
+ * schedules are the generator's error. */
+int ana_plot_schedules(const char *const *names, int n, int K, int M,
+                       const struct ana_plot_opts *o);
+
+/* The one palette of every timeline (this file's trace timeline, the
+ * schedules figure, measure/'s simulated-against-measured picture): the
+ * fill of an op kind (light: 45 % toward white, a V's second chunk), its
+ * legend label ("F forward", "B backward", "W weight grad", "R recompute",
+ * "activation transfer", "gradient transfer", ...), and the legend entries
+ * of the kinds used (appended to a gnuplot plot command, transfers once). */
+unsigned ana_plot_kind_rgb(int kind, int light);
+const char *ana_plot_kind_label(int kind);
+struct ps_strbuf;
+void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS]);
 
 #endif

@@ -127,57 +127,99 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     return rc;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+/* Every M of the group (or --mem-M alone): per M the stages' peaks as
+ * points and the largest as a line, one colour per M; the device capacity
+ * dashed, always on the scale (a log axis when it is far above the data). */
 static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel *g)
 {
-    int M = o->mem_M ? o->mem_M : g->Mmax, any = 0;
-    double top = 0, topcap = 0;
-    char p1[128], p2[128];
+    int Ms[256], nM = 0;
+    for (int i = 0; i < g->n; i++) {
+        int M = g->r[i]->M, seen = 0;
+        if (o->mem_M && M != o->mem_M)
+            continue;
+        for (int j = 0; j < nM; j++)
+            seen |= Ms[j] == M;
+        if (!seen && nM < 256)
+            Ms[nM++] = M;
+    }
+    if (!nM)
+        return ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
+                         o->mem_M);
+    qsort(Ms, (size_t)nM, sizeof *Ms, cmp_int);
+    double top = 0, topcap = 0, low = 0;
+    char p1[128], p2[128], p3[128];
     FILE *f = ana_tmp_file(t, "memory.dat", p1, sizeof p1);
     FILE *h = ana_tmp_file(t, "memmax.dat", p2, sizeof p2);
-    if (!f || !h) {
+    FILE *c = ana_tmp_file(t, "capacity.dat", p3, sizeof p3);
+    if (!f || !h || !c) {
         if (f)
             fclose(f);
         if (h)
             fclose(h);
+        if (c)
+            fclose(c);
         return ps_error(PS_EIO, "%s: cannot write", t->dir);
     }
-    for (int i = 0; i < g->n; i++) {
-        const struct ana_run *r = g->r[i];
-        if (r->M != M)
-            continue;
-        double mx = 0, cap = 0;
-        for (int s = 0; s < r->n_stages; s++) {
-            double gb = (double)r->stages[s].peak_mem / 1e9;
-            fprintf(f, "%d %.9g %d\n", r->K, gb, s);
-            mx = gb > mx ? gb : mx;
-            cap = r->stages[s].capacity / 1e9 > cap ? r->stages[s].capacity / 1e9 : cap;
+    int lastK = -1;
+    for (int j = 0; j < nM; j++) { /* index j: M = Ms[j] */
+        fprintf(f, "# M=%d: K, peak GB, stage\n", Ms[j]);
+        fprintf(h, "# M=%d: K, largest stage GB\n", Ms[j]);
+        for (int i = 0; i < g->n; i++) {
+            const struct ana_run *r = g->r[i];
+            if (r->M != Ms[j])
+                continue;
+            double mx = 0, cap = 0;
+            for (int s = 0; s < r->n_stages; s++) {
+                double gb = (double)r->stages[s].peak_mem / 1e9;
+                fprintf(f, "%d %.9g %d\n", r->K, gb, s);
+                mx = gb > mx ? gb : mx;
+                low = low == 0 || (gb > 0 && gb < low) ? gb : low;
+                cap = r->stages[s].capacity / 1e9 > cap ? r->stages[s].capacity / 1e9 : cap;
+            }
+            fprintf(h, "%d %.9g\n", r->K, mx);
+            if (r->K != lastK && j == 0)
+                fprintf(c, "%d %.9g\n", r->K, cap);
+            lastK = j == 0 ? r->K : lastK;
+            top = mx > top ? mx : top;
+            topcap = cap > topcap ? cap : topcap;
         }
-        fprintf(h, "%d %.9g %.9g\n", r->K, mx, cap);
-        top = mx > top ? mx : top;
-        topcap = cap > topcap ? cap : topcap;
-        any = 1;
+        fprintf(f, "\n\n");
+        fprintf(h, "\n\n");
     }
     int bad = fclose(f) != 0;
     bad |= fclose(h) != 0;
+    bad |= fclose(c) != 0;
     if (bad)
         return ps_error(PS_EIO, "%s: write failed", t->dir);
-    if (!any)
-        return ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
-                         M);
     struct ps_strbuf b = PS_STRBUF_INIT;
-    ps_strbuf_printf(&b, "set title \"per-stage peak memory at M=%d\\n%s\" noenhanced\n"
-                      "set xlabel \"stages K\"\nset ylabel \"GB\"\nset grid\nset key outside "
-                      "right top\nset logscale x 2\nset xrange [%g:%g]\nset yrange [0:*]\n"
-                      "plot 'memory.dat' using 1:2 with points pt 7 ps 0.8 lc rgb \"#1f77b4\" "
-                      "title \"each stage\", \\\n  'memmax.dat' using 1:2 with linespoints lw 2 "
-                      "lc rgb \"#d62728\" title \"largest stage\"",
-                  M, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
-    if (topcap <= 4 * top) /* on the scale of the data: draw it */
-        ps_strbuf_printf(&b, ", \\\n  'memmax.dat' using 1:3 with lines dt 2 lc rgb \"black\" "
-                          "title \"device capacity\"\n");
+    char ms[64];
+    if (nM == 1)
+        snprintf(ms, sizeof ms, "M=%d", Ms[0]);
     else
-        ps_strbuf_printf(&b, ", \\\n  keyentry with lines dt 2 lc rgb \"black\" title "
-                          "\"capacity %.4g GB (off scale)\"\n", topcap);
+        snprintf(ms, sizeof ms, "M=%d..%d", Ms[0], Ms[nM - 1]);
+    ps_strbuf_printf(&b, "set title \"per-stage peak memory, %s\\n%s\" noenhanced\n"
+                      "set xlabel \"stages K\"\nset ylabel \"GB\"\nset grid\nset key inside right "
+                      "center box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
+                      ms, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
+    double hi = topcap > top ? topcap : top;
+    if (topcap > 20 * top && low > 0) /* capacity far above: a log axis shows both */
+        ps_strbuf_printf(&b, "set logscale y 10\nset format y \"%%g\"\nset yrange [%g:%g]\n",
+                          low / 2, hi * 2);
+    else
+        ps_strbuf_printf(&b, "set yrange [0:%g]\n", hi * 1.1 > 0 ? hi * 1.1 : 1);
+    ps_strbuf_printf(&b, "plot ");
+    for (int j = 0; j < nM; j++)
+        ps_strbuf_printf(&b, "%s'memory.dat' index %d using 1:2 with points pt 7 ps 0.7 lc %d "
+                          "notitle, \\\n  'memmax.dat' index %d using 1:2 with linespoints "
+                          "lw 2 pt 7 lc %d title \"M=%d: largest stage (points: each)\"",
+                          j ? ", \\\n  " : "", j, j + 1, j, j + 1, Ms[j]);
+    ps_strbuf_printf(&b, ", \\\n  'capacity.dat' using 1:2 with lines dt 2 lw 2 lc rgb "
+                          "\"black\" title \"device capacity %.4g GB\"\n", topcap);
     int rc = ps_strbuf_error(&b);
     if (rc == 0)
         rc = ana_plot_render(o, t, "memory", 900, 600, ps_strbuf_str(&b));

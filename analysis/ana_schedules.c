@@ -39,6 +39,11 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
             return NAN;
         return (double)(K - 1) / (3.0 * M + K - 1);
     }
+    if (!strcmp(schedule, "dualpipe-v")) { /* (6M+K-1) T_chunk span, T_F = T_B = T_W */
+        if (M < 2 * K || !(tb > 0) || fabs(tf - tb / 2) > 1e-9 * tb)
+            return NAN;
+        return (double)(K - 1) / (6.0 * M + K - 1);
+    }
     if (!strcmp(schedule, "zb-h1")) {
         if (M < K || !(tf + tb > 0))
             return NAN;
@@ -101,9 +106,9 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
         return ps_error(PS_EUSAGE, "--schedules: no schedule to compare");
     /* Unknown names and malformed parameters are usage errors up front; a
      * schedule that merely cannot run at this K, M is a row with its error.
-     * M = K satisfies every generator's divisibility rule. */
+     * M = 2K satisfies every generator's rule (M % K, dualpipe-v's M >= 2K). */
     for (int i = 0; i < n; i++) {
-        int S, rc = sch_schedule_stages(names[i], base->K, base->K, base->remat, &S);
+        int S, rc = sch_schedule_stages(names[i], base->K, 2 * base->K, base->remat, &S);
         if (rc < 0)
             return rc;
         for (int j = 0; j < i; j++)
@@ -230,7 +235,8 @@ static void print_table(const void *obj, FILE *f)
     }
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
-               "applies (zb-h1 with M < K;\nzb-h2 only with T_F = T_B = T_W; zb-v and zb-auto have none).\n");
+               "applies (zb-h1 with M < K;\nzb-h2 and dualpipe-v only with T_F = T_B = T_W; "
+               "zb-v and zb-auto have none).\n");
 }
 
 static void print_csv(const void *obj, FILE *f)

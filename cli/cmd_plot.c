@@ -13,21 +13,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SCHED_LIST "1f1b,interleaved:2,zb-h1,zb-h2,zb-v,dualpipe-v"
+#define MAX_SCHED 16
+
 static const char help[] =
     "usage: pipesim plot [--db results/sweep.db] [--trace trace.json]\n"
     "                    [--kind speedup,bubble,memory,timeline] [--out-dir results/plots]\n"
     "                    [--prefix P] [--mem-M m] [--model S] [--topology S]\n"
     "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n"
+    "       pipesim plot --kind schedules -K k -M m [--schedules a,b,...] [--out-dir D]\n"
     "       pipesim plot --compare SIM.json MEASURED.json [--out-dir D] [--prefix P]\n\n"
     "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically):\n"
     "  speedup   speedup over one device vs M, a line per K, with the ideal\n"
     "            K M/(M+K-1) of balanced stages and free communication (dashed)\n"
     "  bubble    simulated bubble fraction vs M per K, with (K-1)/(M+K-1) dashed\n"
-    "  memory    per-stage peak memory vs K at M = --mem-M (default: the largest)\n"
+    "  memory    per-stage peak memory vs K, a colour per M (--mem-M m: that M only),\n"
+    "            with the device capacity dashed\n"
     "  timeline  Gantt chart of a Chrome trace from pipesim predict --trace\n"
+    "  schedules the schedules' timelines one above another at -K, -M (one row per\n"
+    "            device, F/B/W coloured, compute only: T_F = 1, T_B = 2 per device,\n"
+    "            no communication); default --schedules\n"
+    "            " SCHED_LIST "\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
     "strategy and batch): the first that matches the filters. Default --kind: the\n"
-    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n"
+    "sweep figures with --db, plus timeline with --trace. Needs gnuplot. Beside\n"
+    "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
+    "`gnuplot <prefix><kind>.gp > <prefix><kind>.png` redraws it).\n"
     "--compare overlays a simulated and a measured trace of one configuration\n"
     "(pipesim predict --trace, pipesim validate --trace): per device the simulated\n"
     "compute ops above the measured ones on one time axis, in <prefix>compare.png/.svg.\n";
@@ -56,33 +67,64 @@ out:
     return rc;
 }
 
+/* --kind schedules: the named schedules' timelines one above another. */
+static int plot_schedules(const char *list, int K, int M, int other_inputs,
+                          const struct ana_plot_opts *o)
+{
+    if (other_inputs)
+        return ps_error(PS_EUSAGE, "--kind schedules draws from -K and -M alone (no --db "
+                         "or --trace)");
+    if (K < 1 || M < 1)
+        return ps_error(PS_EUSAGE, "--kind schedules needs -K and -M");
+    char buf[512];
+    const char *names[MAX_SCHED];
+    int n = 0;
+    if ((size_t)snprintf(buf, sizeof buf, "%s", list ? list : SCHED_LIST) >= sizeof buf)
+        return ps_error(PS_EUSAGE, "--schedules: list too long");
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == MAX_SCHED)
+            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHED);
+        names[n++] = tok;
+    }
+    int rc = ps_gnuplot_require();
+    if (rc < 0 || (rc = ana_plot_schedules(names, n, K, M, o)) < 0)
+        return rc;
+    printf("wrote %s/%sschedules.png and .svg\n", o->out_dir, o->prefix ? o->prefix : "");
+    return 0;
+}
+
 int cmd_plot(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "db", required_argument, 0, 'd' },       { "trace", required_argument, 0, 'T' },
         { "kind", required_argument, 0, 'k' },     { "out-dir", required_argument, 0, 'o' },
-        { "prefix", required_argument, 0, 'p' },   { "mem-M", required_argument, 0, 'M' },
+        { "prefix", required_argument, 0, 'p' },   { "mem-M", required_argument, 0, 'X' },
         { "model", required_argument, 0, 'm' },    { "topology", required_argument, 0, 't' },
         { "schedule", required_argument, 0, 's' }, { "remat", required_argument, 0, 'r' },
         { "strategy", required_argument, 0, 'S' }, { "batch", required_argument, 0, 'b' },
         { "compare", no_argument, 0, 'C' },        { "help", no_argument, 0, 'h' },
+        { "schedules", required_argument, 0, 'L' },
         { 0, 0, 0, 0 },
     };
     struct ana_plot_opts o = { .out_dir = "results/plots" };
     const char *db_path = NULL, *trace = NULL, *kinds = NULL;
-    long memM = 0;
+    long memM = 0, K = 0, M = 0;
+    const char *sched_list = NULL;
     int c, rc = 0, compare = 0;
     cli_getopt_reset();
-    while ((c = cli_getopt("plot", argc, argv, "h", opts)) != -1) {
+    while ((c = cli_getopt("plot", argc, argv, "hK:M:", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help); return 0;
         case 'C': compare = 1; break;
+        case 'L': sched_list = optarg; break;
+        case 'K': rc = ps_parse_long(optarg, "-K", 1, 4096, &K); break;
+        case 'M': rc = ps_parse_long(optarg, "-M", 1, 1 << 16, &M); break;
         case 'd': db_path = optarg; break;
         case 'T': trace = optarg; break;
         case 'k': kinds = optarg; break;
         case 'o': o.out_dir = optarg; break;
         case 'p': o.prefix = optarg; break;
-        case 'M': rc = ps_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
+        case 'X': rc = ps_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
         case 'm': o.sel.model = optarg; break;
         case 't': o.sel.topology = optarg; break;
         case 's': o.sel.schedule = optarg; break;
@@ -118,6 +160,10 @@ int cmd_plot(int argc, char **argv)
     }
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+    if (kinds && !strcmp(kinds, "schedules"))
+        return plot_schedules(sched_list, (int)K, (int)M, db_path || trace, &o);
+    if (sched_list || K || M)
+        return ps_error(PS_EUSAGE, "--schedules, -K and -M go with --kind schedules");
     if (!db_path && !trace)
         return ps_error(PS_EUSAGE, "give --db (sweep figures) and/or --trace "
                          "(timeline); see pipesim plot --help");

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define MAX_SCHEDULES 16
-#define DEFAULT_LIST "gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,zb-h2,zb-v,zb-auto"
+#define DEFAULT_LIST "gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,zb-h2,zb-v,zb-auto,dualpipe-v"
 
 static const char help[] =
     "usage: pipesim compare-schedules --model F --topology F -K k -M m --batch N\n"
@@ -27,7 +27,9 @@ static const char help[] =
     "in a V: device d holds stages d and 2K-1-d), zb-auto[:L] (greedy zero-bubble\n"
     "order within L stashes per device, default K), eager-1f1b (one more warm-up\n"
     "forward), breadth-first:v (looping: v chunks per device, each run for every\n"
-    "micro-batch before the next). Each schedule gets the\n"
+    "micro-batch before the next), dualpipe-v (DeepSeek's DualPipeV: zb-v's V, one\n"
+    "micro-batch's forward paired with another's backward, needs M >= 2K). Each\n"
+    "schedule gets the\n"
     "uniform partition of its own stages. A schedule that cannot run here is listed\n"
     "with the reason; an unknown name is an error.\n"
     "Defaults: --remat except_last, --schedules " DEFAULT_LIST ",\n"

@@ -1,14 +1,42 @@
 /* msr_calib_plot: gnuplot pictures (see msr_calib_plot.h). */
 #include "measure/msr_calib_plot.h"
+#include "analysis/ana_plot.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* <name>.gp beside <name>.png: the script, its data inline, to redraw it
+ * (`gnuplot name.gp > name.png`), as `pipesim plot` and `paper` keep theirs. */
+static int keep_script(const char *script_path, const char *png_path, size_t pl)
+{
+    char *text = NULL, gp[4096];
+    size_t len = 0;
+    if (pl >= sizeof gp)
+        return 0; /* a path this long was already written; no sidecar */
+    snprintf(gp, sizeof gp, "%.*s.gp", (int)(pl - 4), png_path);
+    int rc = ps_read_file(script_path, &text, &len);
+    if (rc < 0)
+        return rc;
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, gp)) == 0) {
+        if (fwrite(text, 1, len, af.f) != len) {
+            ps_afile_abort(&af);
+            rc = ps_error(PS_EIO, "%s: write failed", gp);
+        } else {
+            rc = ps_afile_commit(&af);
+        }
+    }
+    free(text);
+    return rc;
+}
 
 /* The script goes to a private temporary file; gnuplot's stdout is the
  * output's temporary (ps_afile), published only when gnuplot succeeds. */
@@ -49,30 +77,21 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
         goto out;
     fflush(af.f);
     struct ps_gnuplot_cmd gc = { .script = sp, .out_fd = fileno(af.f), .what = png_path };
+    int direct = ps_afile_direct(&af);
     if ((rc = ps_gnuplot_run(&gc)) < 0)
         ps_afile_abort(&af);
     else
         rc = ps_afile_commit(&af);
+    if (rc == 0 && !svg && !direct && pl > 4 && !strcmp(png_path + pl - 4, ".png"))
+        rc = keep_script(sp, png_path, pl);
 out:
     unlink(sp);
     ps_afile_untrack(slot);
     return rc;
 }
 
-static const char *kind_colour(int kind)
-{
-    switch (kind) {
-    case SCH_OP_FWD: return "0x4477aa";
-    case SCH_OP_BWD: return "0xee6677";
-    case SCH_OP_RECOMP: return "0xccbb44";
-    case SCH_OP_WGRAD: return "0xaa3377";
-    case SCH_OP_UPDATE: return "0x228833";
-    default: return "0x999999";
-    }
-}
-
 /* One trace's compute ops as boxes: x xlow xhigh y ylow yhigh colour. */
-static void boxes(FILE *f, const struct trc_trace *t, int upper)
+static void boxes(FILE *f, const struct trc_trace *t, int upper, int used[SCH_OP_NKINDS])
 {
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
@@ -80,8 +99,10 @@ static void boxes(FILE *f, const struct trc_trace *t, int upper)
             continue;
         double x0 = (double)e->start_ns * 1e-6, x1 = (double)e->end_ns * 1e-6;
         double base = (double)(t->n_devices - 1 - e->device) * 2 + (upper ? 1 : 0);
-        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %s\n", (x0 + x1) / 2, x0, x1, base + 0.5,
-                base + 0.1, base + 0.9, kind_colour(e->kind));
+        fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %u\n", (x0 + x1) / 2, x0, x1, base + 0.5,
+                base + 0.1, base + 0.9, ana_plot_kind_rgb(e->kind, 0));
+        if (e->kind < SCH_OP_NKINDS)
+            used[e->kind] = 1;
     }
 }
 
@@ -103,18 +124,19 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
         fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
                 (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);
     fprintf(f, ")\nset grid xtics\nset key outside bottom horizontal reverse Left\n"
+               "set style fill solid 0.85\n"
                "$ops << EOD\n");
-    boxes(f, sim, 1);
-    boxes(f, meas, 0);
+    int used[SCH_OP_NKINDS] = { 0 };
+    boxes(f, sim, 1, used);
+    boxes(f, meas, 0, used);
     fprintf(f, "EOD\n");
-    /* the legend: one invisible point per kind */
-    static const int kinds[] = { SCH_OP_FWD, SCH_OP_RECOMP, SCH_OP_BWD, SCH_OP_WGRAD,
-                                 SCH_OP_UPDATE };
+    /* the legend of every timeline (ana_plot.h): the kinds drawn */
+    struct ps_strbuf key = PS_STRBUF_INIT;
+    ana_plot_legend(&key, used);
     fprintf(f, "plot $ops using 1:4:2:3:5:6:7 with boxxyerror fs solid 0.85 border lc rgb '#ffffff' "
-               "lc rgb variable notitle");
-    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-        fprintf(f, ", NaN with boxes fs solid lc rgb '#%s' title '%s'",
-                kind_colour(kinds[k]) + 2, sch_op_kind_name((enum sch_op_kind)kinds[k]));
+               "lc rgb variable notitle%s",
+            ps_strbuf_error(&key) || !ps_strbuf_str(&key) ? "" : ps_strbuf_str(&key));
+    ps_strbuf_release(&key);
     fputc('\n', f);
     if (fclose(f)) {
         free(buf);

@@ -9,7 +9,9 @@
  * visible at a glance: `pipesim plot --compare SIM.json MEASURED.json` and
  * validate --check (the worst point) draw it. png_path may end in .svg.
  * msr_plot_gnuplot runs a script with its data inline. Outputs go through
- * ps_afile (gnuplot's stdout is the temporary, renamed when it succeeds).
+ * ps_afile (gnuplot's stdout is the temporary, renamed when it succeeds);
+ * beside a .png file goes its script, <name>.gp, data inline, to redraw it
+ * with `gnuplot name.gp > name.png`.
  * Cost: O(events) plus gnuplot.
  */
 #ifndef MSR_CALIB_PLOT_H

@@ -130,6 +130,37 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
 
 /* ---- the plot ---- */
 
+/* Labelled ticks of a log axis over [lo, hi]: 1, 2, 5 x 10^k, or every
+ * 1..9 x 10^k when that gives fewer than 4 (gnuplot labels only the
+ * decades, so a range inside one decade showed a lone "100"). */
+static void log_tics(FILE *f, const char *axis, double lo, double hi)
+{
+    static const int fine[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, coarse[] = { 1, 2, 5 };
+    if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        const int *m = pass ? fine : coarse;
+        int nm = pass ? 9 : 3, n = 0;
+        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)); k++)
+            for (int j = 0; j < nm; j++) {
+                double x = m[j] * pow(10, k);
+                n += x >= lo && x <= hi;
+            }
+        if (n < 4 && !pass)
+            continue;
+        fprintf(f, "set %stics (", axis);
+        n = 0;
+        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)); k++)
+            for (int j = 0; j < nm; j++) {
+                double x = m[j] * pow(10, k);
+                if (x >= lo && x <= hi)
+                    fprintf(f, "%s\"%g\" %g", n++ ? ", " : "", x, x);
+            }
+        fprintf(f, ")\n");
+        return;
+    }
+}
+
 static int write_plot(const struct msr_vcheck *v, const char *png)
 {
     char *buf = NULL;
@@ -159,6 +190,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
         }
         fprintf(f, "EOD\n");
     }
+    log_tics(f, "x", lo / 1.15, hi * 1.15);
+    log_tics(f, "y", lo / 1.15, hi * 1.15);
     fprintf(f, "set multiplot layout 1,2 title \"%s, %s, batch %d: predicted vs measured "
                "(median of %d steps, bars min-max)\" noenhanced\n"
                "set key top left\nset grid\nset logscale xy\nset xrange [%g:%g]\n"
@@ -167,7 +200,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
                "plot x title 'measured = predicted' lc rgb '#999999', "
                "$k1 using 1:2:3:4 with yerrorbars pt 7 title 'K=1', "
                "$k2 using 1:2:3:4 with yerrorbars pt 5 title 'K>1'\n"
-               "unset logscale\nset xrange [0:%g]\nset yrange [0:%g]\n"
+               "unset logscale\nset xtics auto\nset ytics auto\nset xrange [0:%g]\n"
+               "set yrange [0:%g]\n"
                "set xlabel 'predicted bubble (%%)'\n"
                "set ylabel 'measured bubble (%%)'\n"
                "plot x title 'measured = predicted' lc rgb '#999999', "

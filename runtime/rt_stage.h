@@ -19,7 +19,8 @@
  * workspace (rt_work), sized once; it is not activation memory.
  * With a split backward (B then W) the gradients of all but the stage's last
  * layer must survive from B to W: the "wgrad" block (4 r sum of those
- * layers' widths); the ledger has no term for it, so it is counted apart.
+ * layers' widths), the ledger's sch_stage_mem.wgrad (sch_cost.c sets the same
+ * from a profile's out_bytes).
  *
  * rt_net_profile writes the same numbers per sample as a profile
  * (out_bytes, stash_bytes), so sch_costs gives these in/out/stash exactly.

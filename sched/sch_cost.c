@@ -71,7 +71,7 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         const struct mdl_device *d = &t->devices[dev];
         struct sch_stage_cost *sc = &c->st[s];
         double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0;
-        double b_in = 0, b_w = 0, b_half = 0; /* the split backward */
+        double b_in = 0, b_w = 0, b_half = 0, wg = 0; /* the split backward */
         int split = 0;
         for (int l = part->first[s]; l < part->first[s + 1]; l++) {
             const struct mdl_layer *ly = &p->layers[l];
@@ -88,6 +88,8 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
             params += ly->params;
             stash += ly->stash_bytes;
+            if (l + 1 < part->first[s + 1]) /* W's deferred output gradients (below) */
+                wg += ly->out_bytes;
         }
         double upd = d->mem_bandwidth > 0 ? 2.0 * params * t->bytes_per_param / d->mem_bandwidth
                                            : 0;
@@ -105,6 +107,8 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
                         "bytes")) < 0 ||
             (rc = RANGE("stash", stash * micro_batch, SCH_MAX_BYTES, "bytes")) < 0 ||
             (rc = RANGE("input activation", in_b, SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE("deferred output gradients", wg * micro_batch, SCH_MAX_BYTES,
+                        "bytes")) < 0 ||
             (rc = RANGE("output activation", last_l->out_bytes * micro_batch, SCH_MAX_BYTES,
                         "bytes")) < 0) {
 #undef RANGE
@@ -133,11 +137,17 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, micro_batch) : 0;
         sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, micro_batch) : 0;
         sc->mem.stash = bytes(stash, micro_batch);
+        /* W's deferred inputs: the gradient of every layer's output but the
+         * stage's last (that one is the received gradient, mem.out, held to
+         * the backward's end anyway); the layers' inputs W also reads are in
+         * the stash, which a split backward keeps until W. */
+        sc->mem.wgrad = bytes(wg, micro_batch);
         if (t->mem.allocator_overhead > 0) { /* memory_policy: allocator overhead */
             double k = 1 + t->mem.allocator_overhead;
             sc->mem.in = bytes((double)sc->mem.in, k);
             sc->mem.out = bytes((double)sc->mem.out, k);
             sc->mem.stash = bytes((double)sc->mem.stash, k);
+            sc->mem.wgrad = bytes((double)sc->mem.wgrad, k);
         }
     }
     *out = c;

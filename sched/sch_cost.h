@@ -21,7 +21,11 @@
  * say nothing counted half, rounded to ns and kept in [1, bwd - 1];
  * bwd_weight = bwd - bwd_input. When no layer of the stage says anything,
  * bwd_input = bwd/2 exactly as before (dense layers do equal FLOPs for dX
- * and dW). Update = 2 * params * bytes_per_param /
+ * and dW). mem.wgrad (held from B's end to W's end by split-backward
+ * schedules, sch_memory.c) = the micro-batch's output bytes of every layer
+ * of the stage but its last: the output gradients W still needs (the
+ * inputs it reads are in the stash; the last layer's output gradient is
+ * mem.out), what the CPU runtime keeps (rt_stage.h). Update = 2 * params * bytes_per_param /
  * mem_bandwidth (read and write of the optimizer state), 0 if unknown.
  * Ownership: sch_costs_new / sch_costs_free (NULL ok). Cost: O(layers).
  */

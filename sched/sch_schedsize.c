@@ -21,7 +21,7 @@ static int parse_v(const char *arg, int *v)
     return 0;
 }
 
-/* *vee: zb-v's placement (device d holds stages d and 2K-1-d). */
+/* *vee: zb-v's and dualpipe-v's placement (device d holds stages d and 2K-1-d). */
 static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, int *exact,
                           int *vee)
 {
@@ -35,9 +35,11 @@ static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, in
         *exact = 1;
     } else if (!strcmp(name, "zb-h1") || !strcmp(name, "zb-h2") || !strcmp(name, "zb-auto")) {
         *wgrad = 1;
-    } else if (!strcmp(name, "zb-v")) {
+    } else if (!strcmp(name, "zb-v") || !strcmp(name, "dualpipe-v")) {
         *wgrad = *vee = 1;
         *v = 2;
+        if (name[0] == 'd' && M < 2 * K)
+            return 1; /* the generator refuses */
     } else if (!strncmp(name, "interleaved:", 12)) {
         if (parse_v(name + 12, v))
             return 1;

@@ -206,6 +206,7 @@ static const struct { const char *name; sch_schedule_gen gen; } generators[] = {
     { "zb-h2", sch_gen_zbh2 },
     { "zb-v", sch_gen_zbv },
     { "zb-auto", sch_gen_zbauto },
+    { "dualpipe-v", sch_gen_dualpipev },
     { "eager-1f1b", sch_gen_eager_1f1b },
     { "breadth-first", sch_gen_breadth_first },
 };

@@ -252,6 +252,12 @@ int sch_schedule_zbv(int K, int M, enum sch_remat remat, struct sch_schedule **o
 sch_time sch_zb_list_time(const struct sch_schedule *s, const sch_time *cf,
                           const sch_time *cb, const sch_time *cw)
 {
+    return sch_zb_list_replay(s, cf, cb, cw, NULL);
+}
+
+sch_time sch_zb_list_replay(const struct sch_schedule *s, const sch_time *cf,
+                            const sch_time *cb, const sch_time *cw, sch_time *const *start)
+{
     int S = s->n_stages, M = s->n_micro, K = s->n_devices;
     sch_time *ef = malloc((size_t)S * M * sizeof *ef), *eb = malloc((size_t)S * M * sizeof *eb);
     sch_time *er = malloc((size_t)S * M * sizeof *er), *t = calloc((size_t)K, sizeof *t);
@@ -269,6 +275,8 @@ sch_time sch_zb_list_time(const struct sch_schedule *s, const sch_time *cf,
                 const struct sch_op *op = &s->ops[d][pc[d]];
                 int st = op->stage, m = op->mb, i = st * M + m;
                 sch_time at = t[d], c;
+                if (start)
+                    start[d][pc[d]] = -1;
                 if (op->kind == SCH_OP_FWD || op->kind == SCH_OP_RECOMP) {
                     sch_time dep = op->kind == SCH_OP_RECOMP ? ef[i]
                                    : st > 0                  ? ef[i - M] : 0;
@@ -277,6 +285,8 @@ sch_time sch_zb_list_time(const struct sch_schedule *s, const sch_time *cf,
                     at = at > dep ? at : dep;
                     c = cost(cf, st);
                     (op->kind == SCH_OP_FWD ? ef : er)[i] = t[d] = at + c;
+                    if (start)
+                        start[d][pc[d]] = at;
                 } else if (op->kind == SCH_OP_BWD) {
                     sch_time d1 = sch_schedule_remat_mb(s, m) ? er[i] : ef[i];
                     sch_time d2 = st + 1 < S ? eb[i + M] : 0;
@@ -285,11 +295,15 @@ sch_time sch_zb_list_time(const struct sch_schedule *s, const sch_time *cf,
                     at = at > d1 ? at : d1;
                     at = at > d2 ? at : d2;
                     eb[i] = t[d] = at + cost(cb, st);
+                    if (start)
+                        start[d][pc[d]] = at;
                 } else if (op->kind == SCH_OP_WGRAD) {
                     if (eb[i] < 0)
                         break;
                     at = at > eb[i] ? at : eb[i];
                     t[d] = at + cost(cw, st);
+                    if (start)
+                        start[d][pc[d]] = at;
                 }
             }
     }

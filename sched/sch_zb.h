@@ -25,6 +25,11 @@ int sch_schedule_zbauto(int K, int M, const sch_time *cf, const sch_time *cb,
  * lists that do not run to the end. */
 sch_time sch_zb_list_time(const struct sch_schedule *s, const sch_time *cf,
                           const sch_time *cb, const sch_time *cw);
+/* The same replay, writing each compute op's start to start[d][i] (i its
+ * place in device d's list; -1 for the ops that cost nothing: transfers,
+ * updates) when start is not NULL, for drawing a schedule. */
+sch_time sch_zb_list_replay(const struct sch_schedule *s, const sch_time *cf,
+                            const sch_time *cb, const sch_time *cw, sch_time *const *start);
 /* The most micro-batch stashes any device holds (F issued, its backward's
  * last op not yet) counted in list order. */
 int sch_zb_peak_stashes(const struct sch_schedule *s);
@@ -35,6 +40,10 @@ int sch_gen_zbv(const char *arg, int K, int M, enum sch_remat remat,
                 struct sch_schedule **out);
 int sch_gen_zbauto(const char *arg, int K, int M, enum sch_remat remat,
                    struct sch_schedule **out);
+/* sch_dualpipe.c: DualPipeV, 2K stages in zb-v's V; M >= 2K (PS_EUSAGE). */
+int sch_schedule_dualpipev(int K, int M, enum sch_remat remat, struct sch_schedule **out);
+int sch_gen_dualpipev(const char *arg, int K, int M, enum sch_remat remat,
+                      struct sch_schedule **out);
 /* sch_looping.c: eager 1F1B and breadth-first (looping) pipelines. */
 int sch_schedule_eager_1f1b(int K, int M, enum sch_remat remat, struct sch_schedule **out);
 int sch_schedule_breadth_first(int K, int M, int v, enum sch_remat remat,

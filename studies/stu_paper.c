@@ -268,7 +268,7 @@ static int load_texts(const char *data, stu_tmpl **tx)
         { "table3.md", stu_t3_text, STU_T3_NTEXT },
         { "partitions.md", stu_parts_text, STU_PARTS_NTEXT },
         { "table2.gp", stu_t2gp_text, 1 },
-        { "table3.gp", stu_t3gp_text, 2 },
+        { "table3.gp", stu_t3gp_text, 3 },
     };
     char dir[4096];
     int rc = join(data, "text", dir, sizeof dir);

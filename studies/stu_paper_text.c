@@ -44,8 +44,9 @@ const struct stu_tmpl_sect stu_parts_text[STU_PARTS_NTEXT] = {
 };
 
 const struct stu_tmpl_sect stu_t2gp_text[1] = { { "script", "" } };
-const struct stu_tmpl_sect stu_t3gp_text[2] = { { "script", "paper_lines" },
-                                                { "paper_lines", "" } };
+const struct stu_tmpl_sect stu_t3gp_text[3] = { { "script", "paper_lines paper_note" },
+                                                { "paper_lines", "" },
+                                                { "no_paper_note", "" } };
 
 static const char *const model2[2] = { "AmoebaNet-D (18, 256)", "Transformer-48" };
 static const char *const model3[2] = { "AmoebaNet-D (18, 128)", "Transformer-24" };

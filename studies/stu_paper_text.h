@@ -42,7 +42,7 @@ struct stu_parts_facts {
 #define STU_PARTS_NTEXT 4
 extern const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT], stu_t2_text[STU_T2_NTEXT],
     stu_t3_text[STU_T3_NTEXT], stu_parts_text[STU_PARTS_NTEXT], stu_t2gp_text[1],
-    stu_t3gp_text[2];
+    stu_t3gp_text[3];
 
 /* From the "Deviations" heading to the end of the file (tables and notes). */
 void stu_paper_t2_notes(FILE *f, const stu_tmpl *tx, const struct stu_t2_facts *x);

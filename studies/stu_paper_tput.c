@@ -358,8 +358,11 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
     struct stu_vals v;
     stu_vals_init(&v);
     stu_vals_set(&v, "paper_lines", "%s", "");
+    stu_vals_set(&v, "paper_note", "%s", "");
     if (with_paper)
         stu_vals_text(&v, "paper_lines", gp, "paper_lines", NULL);
+    else
+        stu_vals_text(&v, "paper_note", gp, "no_paper_note", NULL);
     if ((rc = stu_paper_write_text(c, "table3.dat", dat)) == 0 &&
         (rc = stu_paper_write_tmpl(c, "table3.gp", gp, "script", &v)) == 0)
         rc = stu_paper_plot(c, "table3.gp", "table3.png");

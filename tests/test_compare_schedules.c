@@ -105,10 +105,12 @@ Test(compare_schedules, infeasible_schedule_is_listed_with_its_reason)
     cr_assert_eq(th_sh("cd %s && %s compare-schedules --model mlp:layers=16,width=64 "
                        "--topology ring.json -K 4 -M 6 --batch 12 --format csv > t.csv", dir,
                        th_pipesim()), 0);
-    /* header + 4 devices x 8 schedules (the default list less interleaved:2)
-     * + 1 error row, 21 fields each */
-    cr_assert_eq(th_sh("test $(wc -l < %s/t.csv) -eq 34", dir), 0);
-    cr_assert_eq(th_sh("awk -F, '$1 !~ /interleaved/ && NF != 21 {exit 1}' %s/t.csv", dir), 0);
+    /* header + 4 devices x 8 schedules (the default list less interleaved:2
+     * and dualpipe-v, which needs M >= 2K) + 2 error rows, 21 fields each */
+    cr_assert_eq(th_sh("test $(wc -l < %s/t.csv) -eq 35", dir), 0);
+    cr_assert_eq(th_sh("awk -F, '$1 !~ /interleaved|dualpipe/ && NF != 21 {exit 1}' %s/t.csv",
+                       dir), 0);
+    cr_assert_eq(th_sh("grep -q '^dualpipe-v *skipped: .*-M >= 2K' %s/t.txt", dir), 0);
     cr_assert_eq(th_sh("grep -q '^interleaved:2,4,6,12,2,except_last,,.*,\"--schedule' %s/t.csv",
                        dir), 0);
 }
@@ -170,6 +172,10 @@ Test(compare_schedules, bubble_formulas)
     cr_assert(isnan(ana_bubble_formula("zb-h1", 4, 3, 1, 2, 2 / 2.0)));
     cr_assert(isnan(ana_bubble_formula("zb-h1", 4, 8, 1, 4, 1.5))); /* B != W */
     cr_assert(isnan(ana_bubble_formula("nope", 4, 8, 1, 2, 2 / 2.0)));
+    /* dualpipe-v: (K-1) T of (6M+K-1) T per device (test_new_schedules) */
+    cr_assert(fabs(ana_bubble_formula("dualpipe-v", 4, 8, 1, 2, 2 / 2.0) - 3.0 / 51) < 1e-15);
+    cr_assert(isnan(ana_bubble_formula("dualpipe-v", 4, 7, 1, 2, 2 / 2.0))); /* M < 2K */
+    cr_assert(isnan(ana_bubble_formula("dualpipe-v", 4, 8, 2, 2, 2 / 2.0))); /* T_F != T_B */
 }
 
 /* The API: memory per device, interleaved puts two stages on each. */

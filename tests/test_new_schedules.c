@@ -6,6 +6,7 @@
 #include "helpers.h"
 #include "rt_check.h"
 #include "sched/sch_schedsize.h"
+#include "oracle_sched.h"
 #include "sched/sch_zb.h"
 
 TestSuite(new_schedules, .timeout = 240);
@@ -407,4 +408,171 @@ Test(new_schedules, runtime_reference_gradients)
                                                     (enum sch_remat)r, &s), 0, "%s", ps_errmsg());
                     check_step("mlp:layers=12,width=24,in=16,out=8,norm=2", s, 12, NULL);
                 }
+}
+
+/* ---- dualpipe-v ---- */
+
+/* Valid on a grid (sch_schedule_validate and the independent oracle), its
+ * size estimate exact, and refused with a usage error below M = 2K. Every
+ * device runs each chunk's F, B and W of every micro-batch in order (the
+ * source's FIFO chunk ids and W queue). */
+Test(new_schedules, dualpipe_v_valid_on_a_grid)
+{
+    for (int K = 1; K <= 8; K++)
+        for (int M = 1; M <= 20; M++)
+            for (int r = 0; r < 3; r++) {
+                struct sch_schedule *s;
+                enum sch_remat rm = (enum sch_remat)r;
+                int rc = sch_schedule_build("dualpipe-v", K, M, rm, &s);
+                struct sch_mem_sched e;
+                if (M < 2 * K) {
+                    cr_assert_eq(rc, -PS_EUSAGE, "K=%d M=%d", K, M);
+                    cr_assert(strstr(ps_errmsg(), "-M >= 2K"), "%s", ps_errmsg());
+                    cr_assert_neq(sch_mem_sched_estimate("dualpipe-v", K, M, rm, 1, &e), 0);
+                    continue;
+                }
+                cr_assert_eq(rc, 0, "K=%d M=%d: %s", K, M, ps_errmsg());
+                cr_assert_eq(s->n_stages, 2 * K);
+                for (int st = 0; st < 2 * K; st++)
+                    cr_assert_eq(s->stage_device[st], st < K ? st : 2 * K - 1 - st);
+                cr_assert_eq(sch_schedule_validate(s), 0, "K=%d M=%d remat=%d: %s", K, M, r,
+                             ps_errmsg());
+                char why[256];
+                cr_assert(oracle_schedule_ok(s, why, sizeof why), "K=%d M=%d remat=%d: %s", K,
+                          M, r, why);
+                cr_assert_eq(sch_mem_sched_estimate("dualpipe-v", K, M, rm, 1, &e), 0);
+                cr_assert_eq(e.n_ops, sch_schedule_total_ops(s));
+                for (int d = 0; d < K; d++) {
+                    int next[3][2] = { { 0 } };
+                    for (int i = 0; i < s->n_ops[d]; i++) {
+                        const struct sch_op *op = &s->ops[d][i];
+                        int k = op->kind == SCH_OP_FWD ? 0 : op->kind == SCH_OP_BWD ? 1
+                                : op->kind == SCH_OP_WGRAD ? 2 : -1;
+                        if (k < 0 || op->stage != d)
+                            continue; /* chunk 1's W may come out of order: FIFO */
+                        cr_assert_eq(op->mb, next[k][0]++, "K=%d M=%d dev %d op %d", K, M, d, i);
+                    }
+                }
+                sch_schedule_free(s);
+            }
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("dualpipe-v:1", 2, 4, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+}
+
+/* DualPipeV's order on device r (sched/sch_dualpipe.c), K = 2, M = 4, one
+ * layer per chunk, T_F = T_B = T_W = T, no communication, traced by hand
+ * (times in T; F(s,m), B(s,m) split or B+W whole; device 0 holds stages 0
+ * and 3, device 1 stages 1 and 2):
+ *   dev 0: F(0,0..2) 0-3 | F(3,0) 3-4 (after F(2,0) at 3) | B(3,0) 4-5,
+ *          W 5-6 | F(3,1) 6-7 | F(0,3) 7-8 | B+W(3,1) 8-10 | F(3,2) 10-11 |
+ *          B+W(0,0) 11-13 | B+W(3,2) 13-15 | F(3,3) 15-16 (F(2,3) at 15) |
+ *          B+W(0,1) 16-18 | B+W(3,3) 18-20 | B(0,2) 20-21 | W(0,2) 21-22 |
+ *          B(0,3) 23-24 (B(1,3) at 23) | W(0,3) 24-25
+ *   dev 1: F(1,0) 1-2 | F(2,0) 2-3 | F(1,1) 3-4 | F(2,1) 4-5 | F(1,2) 5-6 |
+ *          B+W(2,0) 6-8 | F(2,2) 8-9 | B+W(1,0) 9-11 | F(1,3) 11-12 |
+ *          B+W(2,1) 12-14 | F(2,3) 14-15 | B+W(1,1) 15-17 | B+W(2,2) 17-19 |
+ *          B+W(1,2) 19-21 | B(2,3) 21-22 | B(1,3) 22-23 | W(2,3) 23-24 |
+ *          W(1,3) 24-25
+ * Step 25 T = 6M + K - 1, the lower bound (device K-1's first F waits for
+ * K-1 forwards, then it has 6M ops of its own, 2M chunk ops of 3 T), so
+ * (K-1) T of bubble per device. The engine meets the bound exactly for
+ * every K and M >= 2K of the grid below (K = 4, M = 8: 51 T).
+ * Peaks (stash S per chunk, no buffers): device r issues 2(K-r-1) + 2(r+1)
+ * = 2K forwards before its first backward, and step 4's first pair starts
+ * F0 before its B1 frees anything: 2K + 1 chunk stashes on every device
+ * (the list order is the compute order). K = 2: 5 S; K = 4: 9 S. */
+Test(new_schedules, dualpipe_v_memory_and_step_by_hand)
+{
+    const sch_time T = 1000;
+    const int64_t S = 1000;
+    for (int K = 1; K <= 5; K++)
+    for (int M = 2 * K; M <= 4 * K + 3; M++) {
+        struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
+        struct mdl_profile *pt = th_uniform(2 * K, (double)T, 2.0 * T, 1, 0, 0, 0);
+        struct mdl_profile *pm = th_uniform(2 * K, 3000, 6000, 1, 0, (double)S, 0);
+        struct th_run a, b;
+        th_simulate(&a, "dualpipe-v", pt, t, K, M, SCH_REMAT_NEVER, 1, 0);
+        th_simulate(&b, "dualpipe-v", pm, t, K, M, SCH_REMAT_NEVER, 1, 0);
+        cr_assert_eq(a.r->fb_end, (6 * M + K - 1) * T, "K=%d M=%d: %lld", K, M,
+                     (long long)a.r->fb_end);
+        if (K == 2 && M == 4)
+            cr_assert_eq(a.r->fb_end, 25 * T); /* the trace above */
+        if (K == 4 && M == 8)
+            cr_assert_eq(a.r->fb_end, 51 * T);
+        for (int d = 0; d < K; d++)
+            cr_assert_eq(b.r->peak_act[d], (2 * K + 1) * S, "K=%d M=%d dev %d: %lld", K, M, d,
+                         (long long)b.r->peak_act[d]);
+        th_release(&a);
+        th_release(&b);
+        mdl_profile_free(pt);
+        mdl_profile_free(pm);
+        mdl_topology_free(t);
+    }
+}
+
+/* The CPU runtime replays dualpipe-v's lists unchanged and computes the
+ * reference loss, gradients and weights; measured peaks equal the ledger's. */
+Test(new_schedules, dualpipe_v_runtime_reference_gradients)
+{
+    static const int cases[][2] = { { 2, 4 }, { 2, 6 }, { 3, 6 } };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int r = 0; r < 3; r++) {
+            struct sch_schedule *s;
+            cr_assert_eq(sch_schedule_build("dualpipe-v", cases[c][0], cases[c][1],
+                                            (enum sch_remat)r, &s), 0, "%s", ps_errmsg());
+            check_step("mlp:layers=12,width=24,in=16,out=8,norm=2", s, 12, NULL);
+        }
+}
+
+/* The cost path's W buffers (sch_cost.c): a stage's mem.wgrad is the
+ * micro-batch's output bytes of all its layers but the last (the gradients
+ * W still needs; the last one's is mem.out), here layers with outputs of
+ * 10, 20, 30, 40, 50, 60 B per sample in stages of 3, micro-batch 4:
+ * stage 0 (10 + 20) 4 = 120, stage 1 (40 + 50) 4 = 360; scaled by the
+ * allocator overhead like the other buffers. Then the ledger by hand, K = 2,
+ * M = 1, zb-h1, one stage per device, 2 layers of stash 1000 B and output
+ * 100 B per sample, micro-batch 1 (stash 2000, in/out 100, wgrad 100):
+ *   device 0: F +2000, F end +out 100, send -100, recv-grad +100, B end
+ *             +wgrad 100 -> 2200, W end -100 -2000 -100 -> 0;
+ *   device 1: recv +100, F +2000, F end -in 100, B end +in 100 +wgrad 100
+ *             -> 2200, send-grad -100, W end -2100 -> 0.
+ * Peak 2200 B on both (2100 without the W buffers, what 1f1b holds). */
+Test(new_schedules, cost_path_counts_w_buffers)
+{
+    double f[6], b[6], o[6] = { 10, 20, 30, 40, 50, 60 }, st[6] = { 0 };
+    for (int i = 0; i < 6; i++)
+        f[i] = b[i] = 1000;
+    struct mdl_profile *p = th_profile(6, f, b, 1, o, st, 0);
+    struct mdl_topology *t = th_chain(2, 0, 1e300, 0);
+    struct sch_partition *part;
+    struct sch_costs *c;
+    cr_assert_eq(sch_partition_uniform(2, 6, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(c->st[0].mem.wgrad, 120);
+    cr_assert_eq(c->st[1].mem.wgrad, 360);
+    sch_costs_free(c);
+    t->mem.allocator_overhead = 0.5;
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(c->st[0].mem.wgrad, 180);
+    cr_assert_eq(c->st[1].mem.wgrad, 540);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+
+    t = th_chain(2, 0, 1e300, 0);
+    p = th_uniform(4, 1000, 2000, 1, 100, 1000, 0);
+    struct th_run z, o1;
+    th_simulate(&z, "zb-h1", p, t, 2, 1, SCH_REMAT_NEVER, 1, 0);
+    th_simulate(&o1, "1f1b", p, t, 2, 1, SCH_REMAT_NEVER, 1, 0);
+    cr_assert_eq(z.c->st[0].mem.wgrad, 100);
+    for (int d = 0; d < 2; d++) {
+        cr_assert_eq(z.r->peak_act[d], 2200, "zb-h1 device %d: %lld", d,
+                     (long long)z.r->peak_act[d]);
+        cr_assert_eq(o1.r->peak_act[d], 2100, "1f1b device %d", d);
+    }
+    th_release(&z);
+    th_release(&o1);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
 }

@@ -163,7 +163,8 @@ Test(paper_text, cli_errors_exit_3_and_write_nothing)
 
 /* The sections chosen by a condition: with the paper's Table 3 values in
  * place of the NAs, table3.md has the deviations table instead of the "none"
- * line and table3.gp the paper's lines, inserted into the plot command. */
+ * line and table3.gp the paper's lines, inserted into the plot command;
+ * without them, a label saying the values are NA. */
 Test(paper_text, conditional_sections_follow_the_data)
 {
     cr_assert_eq(th_sh("mkdir %s/data && cp -r studies/gpipe/* %s/data/ && "
@@ -177,4 +178,8 @@ Test(paper_text, conditional_sections_follow_the_data)
                        "tail -1 %s/out/table3.gp | grep -qF 'title \"Transformer paper\"'", dir,
                        dir), 0);
     cr_expect_eq(th_sh("grep -qF 'None can be computed' results/paper/table3.md"), 0);
+    /* without the values the figure says why it has no reference points */
+    cr_expect_neq(th_sh("grep -qF 'no reference points' %s/out/table3.gp", dir), 0);
+    cr_expect_eq(th_sh("grep -qF 'set label 1 \"no reference points' results/paper/table3.gp"),
+                 0);
 }

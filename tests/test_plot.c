@@ -45,7 +45,8 @@ static void expect_png(const char *name)
     cr_assert_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0, "%s: not a PNG", p);
     cr_assert_eq(memcmp(h + 12, "IHDR", 4), 0, "%s: no IHDR chunk", p);
     unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
-    cr_assert_eq(w, strcmp(name, "timeline") ? 900u : 1200u, "%s: width %u", p, w);
+    unsigned want = !strcmp(name, "timeline") ? 1200u : !strcmp(name, "schedules") ? 1400u : 900u;
+    cr_assert_eq(w, want, "%s: width %u", p, w);
 }
 
 static void expect_svg(const char *name, const char *contains)
@@ -96,6 +97,66 @@ Test(plot, sweep_figures_and_timeline)
     expect_svg("speedup", "K=4");
     expect_svg("bubble", "analytic");
     cr_assert_eq(count_tmp(), 0);
+    /* each figure's script and data beside it; the script redraws it there */
+    const char *kept[] = { "speedup.gp", "speedup.dat", "bubble.gp", "bubble.dat", "memory.gp",
+                           "memory.dat", "memmax.dat", "capacity.dat", "timeline.gp",
+                           "timeline.dat" };
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        cr_assert_eq(th_sh("test -s %s/out/%s", dir, kept[i]), 0, "%s not kept", kept[i]);
+    cr_assert_eq(th_sh("cd %s/out && gnuplot memory.gp > re.png && cmp -s re.png memory.png",
+                       dir), 0);
+    /* the memory figure draws every M of the group, and the capacity */
+    for (int M = 1; M <= 8; M *= 2)
+        cr_assert_eq(th_sh("grep -qF 'title \"M=%d: largest' %s/out/memory.gp", M, dir), 0,
+                     "M=%d", M);
+    cr_assert_eq(th_sh("grep -qF 'device capacity' %s/out/memory.gp", dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --batch 16 --kind memory --mem-M 4 --prefix p- "
+                       "--out-dir %s/out", ps, dir, dir), 0);
+    cr_assert_eq(th_sh("grep -c 'largest stage' %s/out/p-memory.gp | grep -qx 1 && "
+                       "grep -qF \"'p-memory.dat'\" %s/out/p-memory.gp && "
+                       "test -s %s/out/p-memory.dat && test -s %s/out/p-capacity.dat", dir,
+                       dir, dir, dir), 0);
+}
+
+/* The schedules one above another: a box per compute op of each schedule
+ * (1f1b K M F and B; dualpipe-v 2K M F, B and W), and each schedule's
+ * compute-only step in T_F at its closed form (tests/test_new_schedules.c,
+ * chunks of T_F / 2 for the V): 1f1b (M+K-1) 3 = 33, zb-h2 3M+K-1 = 27,
+ * dualpipe-v (6M+K-1) / 2 = 25.5 for K = 4, M = 8. */
+Test(plot, schedules_one_above_another)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s plot --kind schedules -K 4 -M 8 --schedules 1f1b,zb-h2,dualpipe-v "
+                       "--out-dir %s/out >/dev/null", ps, dir), 0);
+    expect_png("schedules");
+    expect_svg("schedules", "dualpipe-v");
+    expect_svg("schedules", "W weight grad");
+    cr_assert_eq(th_sh("test -s %s/out/schedules.gp && test -s %s/out/schedules.dat", dir, dir),
+                 0);
+    static const struct { const char *name, *step; int boxes; } want[] = {
+        { "1f1b", "33", 2 * 4 * 8 }, { "zb-h2", "27", 3 * 4 * 8 },
+        { "dualpipe-v", "25.5", 3 * 8 * 8 },
+    };
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(th_sh("awk '/^# step/ {if (on) print $3; on = 0} /^# %s$/ {on = 1}' "
+                           "%s/out/schedules.dat | grep -qx '%s'", want[i].name, dir,
+                           want[i].step), 0, "%s step", want[i].name);
+        cr_assert_eq(th_sh("test $(awk '/^# / {on = ($2 == \"%s\")} /^[0-9]/ && on' "
+                           "%s/out/schedules.dat | wc -l) -eq %d", want[i].name, dir,
+                           want[i].boxes), 0, "%s boxes", want[i].name);
+    }
+    cr_assert_eq(count_tmp(), 0);
+    /* bad requests: a usage error and nothing written */
+    th_sh("rm -rf %s/out", dir);
+    cr_assert_eq(th_sh("%s plot --kind schedules -K 4 -M 8 --schedules 1f1b,nope --out-dir "
+                       "%s/out 2>/dev/null", ps, dir), 2);
+    cr_assert_eq(th_sh("%s plot --kind schedules -K 4 -M 4 --schedules dualpipe-v --out-dir "
+                       "%s/out 2>/dev/null", ps, dir), 2);
+    cr_assert_eq(th_sh("%s plot --kind schedules -M 4 --out-dir %s/out 2>/dev/null", ps, dir), 2);
+    cr_assert_eq(th_sh("%s plot --db x.db -K 4 --out-dir %s/out 2>/dev/null", ps, dir), 2);
+    cr_assert_neq(th_sh("test -e %s/out/schedules.png || test -e %s/out/schedules.gp", dir, dir),
+                  0);
 }
 
 Test(plot, bad_input_leaves_nothing)

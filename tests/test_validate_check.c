@@ -214,6 +214,14 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     cr_expect_eq(th_sh("grep -q '| 2 | 2 | except_last | 4 |' %s && grep -q 'max |makespan "
                        "error|' %s", md, md), 0);
     cr_expect_eq(th_sh("! command -v gnuplot >/dev/null || test -s %s", png), 0);
+    /* its script beside it; the log axes labelled inside the range (not the
+     * decades alone), at least 4 labels each, first the step-time axes */
+    cr_expect_eq(th_sh("! command -v gnuplot >/dev/null || (cd %s && test -s validation.gp && "
+                       "grep '^set xtics (' validation.gp | head -1 | tr , '\\n' | "
+                       "grep -c '\"' | awk '$1 < 4 {exit 1}' && "
+                       "grep -q '^set ytics (' validation.gp && "
+                       "gnuplot validation.gp > re.png && cmp -s re.png validation.png && "
+                       "rm re.png)", dir), 0);
     cr_expect_eq(th_sh("! ls %s | grep -q tmp", dir), 0, "temporary files left");
     msr_vcheck_free(v);
     mdl_profile_free(prof);
@@ -405,6 +413,9 @@ Test(vcheck, plot_compare_overlays_two_traces)
     cr_expect_eq(th_sh("cd %s && test -s p/x-compare.png && head -c 8 p/x-compare.png | "
                        "grep -q PNG && grep -q '<svg' p/x-compare.svg && ! ls p | grep -q tmp",
                        dir), 0);
+    /* the script beside the PNG redraws it (data inline), in the one palette */
+    cr_expect_eq(th_sh("cd %s/p && gnuplot x-compare.gp > re.png && cmp -s re.png x-compare.png "
+                       "&& grep -qF 'title \"F forward\"' x-compare.gp", dir), 0);
 }
 
 Test(vcheck, plot_compare_usage_errors)

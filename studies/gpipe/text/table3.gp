@@ -1,6 +1,8 @@
 # The gnuplot script table3.gp, written by `pipesim paper` from --data/text/
 # (studies/README.md: the format). paper_lines, the paper's two lines, is
-# inserted as {{paper_lines}} when table3.csv has any of the paper's values.
+# inserted as {{paper_lines}} when table3.csv has any of the paper's values,
+# no_paper_note as {{paper_note}} when it has none (so the figure says why
+# no reference points are drawn).
 @@ script
 # Table 3: predicted normalized throughput on 8 P100s over PCIe (M = 32).
 #   gnuplot table3.gp > table3.png
@@ -18,9 +20,12 @@ set xlabel "K (partitions)"
 set ylabel "throughput / throughput at K=2"
 set key top left
 set title "P100 x 8, PCIe host bus, M=32"
+{{paper_note}}
 plot 'table3.dat' using 1:2 with linespoints lw 2 lc 1 pt 7 title "AmoebaNet-D (18,128)", \
      'table3.dat' using 1:4 with linespoints lw 2 lc 2 pt 7 title "Transformer-24"{{paper_lines}}
 @@ paper_lines
 , \
      'table3.dat' using 1:3 with linespoints dt 2 lc 1 pt 6 title "AmoebaNet paper", \
      'table3.dat' using 1:5 with linespoints dt 2 lc 2 pt 6 title "Transformer paper"
+@@ no_paper_note
+set label 1 "no reference points: the paper's values are NA in reference/table3.csv" at graph 0.98, graph 0.06 right font ",9" tc rgb "#555555"
