@@ -18,7 +18,7 @@
 # root and files a command writes stay out of the tree; the commands of one
 # block share that directory (a sweep, then a report on its database).
 # `pipesim` is PIPESIM (default build/pipesim); LC_ALL=C, TZ=UTC, no
-# PIPESIM_* variables, stdin /dev/null.
+# PIPESIM_* variables, stdin /dev/null, 60 s per command (timeout(1)).
 #
 # A command must exit 0: an example that shows an error says so itself
 # (`$ pipesim predict ... || echo "exit status $?"`), so an option renamed
@@ -130,12 +130,16 @@ split_md() {
     }' "$1"
 }
 
+# A hung example fails instead of hanging the check (examples take well under 2 s).
+limit=
+command -v timeout >/dev/null 2>&1 && limit="timeout 60"
+
 # Runs command file $1 in directory $2; its output (stdout and stderr) into
 # $3, a final newline added when missing. Returns the command's status.
 run_cmd() {
   text=$(sed '1s/^\$ //' "$1")
   ( cd "$2" && env -i HOME="$2" PATH="$work/bin:/usr/local/bin:/usr/bin:/bin" \
-      LC_ALL=C TZ=UTC TMPDIR="$2" sh -c "$text" </dev/null >"$3" 2>&1 )
+      LC_ALL=C TZ=UTC TMPDIR="$2" $limit sh -c "$text" </dev/null >"$3" 2>&1 )
   st=$?
   if [ -s "$3" ] && [ "$(tail -c 1 "$3" | od -An -c | tr -d ' ')" != '\n' ]; then
     echo >>"$3"
