@@ -23,7 +23,7 @@ DEPS_TEST  := test check layers asan alloc valgrind fuzz fuzz-bins coverage
 DEPS_DEMO  := demo bench
 
 .PHONY: all deps test check layers check-unit asan alloc valgrind fuzz \
-        fuzz-bins demo bench install clean coverage
+        fuzz-bins demo bench install clean coverage doc-examples doc-examples-update
 
 ifneq ($(PIPESIM_STAGE),build)
 # ---- stage 1: packages, then one build stage for all the goals --------------
@@ -153,11 +153,19 @@ endef
 layers:
 	@sh scripts/layers.sh .
 
+# The example outputs in README.md and docs/ against what $(BIN) prints
+# (scripts/doc-examples.sh); doc-examples-update rewrites them.
+doc-examples: $(BIN)
+	@sh scripts/doc-examples.sh --bin $(BIN)
+doc-examples-update: $(BIN)
+	@sh scripts/doc-examples.sh --update --bin $(BIN)
+
 check:
 	$(parts_begin)
 	$(call part,layers,layers)
 	$(call part,build,-j2 $(BIN) $(CHECK_BIN) $(BUILD)/tests/alloc_fail.so)
 	$(call part,unit+e2e,RUN_TESTS="$(CHECK_BIN)" check-unit)
+	$(call part,doc-examples,doc-examples)
 	$(parts_end)
 
 test:
@@ -165,6 +173,7 @@ test:
 	$(call part,layers,layers)
 	$(call part,build,-j2 $(BIN) $(TEST_BIN) $(BUILD)/tests/alloc_fail.so)
 	$(call part,unit+e2e,check-unit)
+	$(call part,doc-examples,doc-examples)
 	$(call part,asan,asan)
 	$(call part,valgrind,valgrind)
 	$(call part,fuzz,fuzz FUZZ_RUNS=$(FUZZ_CI_RUNS))

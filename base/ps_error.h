@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* X(name, exit status, description) — the README table is generated from it
+/* X(name, exit status, description) — the exit-status table of
+ * docs/errors-and-outputs.md is generated from it
  * by `pipesim help errors`. */
 #define PS_ERRNO_MAP(X)                                                    \
     X(EUSAGE, 2, "bad command line (unknown option, bad value)")            \

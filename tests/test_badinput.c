@@ -2,7 +2,7 @@
  * Bad input, table-driven and end to end: every case runs build/pipesim in a
  * fresh directory and must end with
  *   - the exit status of its error class (base/ps_error.h, `pipesim help
- *     errors`, README "Exit status"),
+ *     errors`, docs/errors-and-outputs.md "Exit statuses"),
  *   - exactly one line on stderr, "pipesim <command>: ...", naming the file,
  *     line and field (or the option) given in the table,
  *   - no output file and no temporary file left behind, and nothing on
@@ -400,7 +400,7 @@ Test(badinput, every_case_one_line_its_class_status_no_output)
         run_case(i, &cases[i]);
 }
 
-/* The statuses are distinct per class and match the README table. */
+/* The statuses are distinct per class and match the table in docs/errors-and-outputs.md. */
 Test(badinput, exit_statuses_are_distinct_and_documented)
 {
     for (int a = 1; a < PS_NERR; a++) {
@@ -409,8 +409,9 @@ Test(badinput, exit_statuses_are_distinct_and_documented)
             cr_expect_neq(ps_exit_status(a), ps_exit_status(b));
         cr_expect_eq(th_sh("%s help errors | grep -q '^| %d | %s | '", th_pipesim(),
                            ps_exit_status(a), ps_errname(a)), 0, "%s", ps_errname(a));
-        cr_expect_eq(th_sh("grep -q '^| %d | %s | ' README.md", ps_exit_status(a),
-                           ps_errname(a)), 0, "README lacks %s", ps_errname(a));
+        cr_expect_eq(th_sh("grep -q '^| %d | %s | ' docs/errors-and-outputs.md",
+                           ps_exit_status(a), ps_errname(a)),
+                     0, "docs/errors-and-outputs.md lacks %s", ps_errname(a));
     }
 }
 
