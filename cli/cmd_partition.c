@@ -186,6 +186,7 @@ int cmd_partition(int argc, char **argv)
     po->n_micro = (int)M;
     po->micro_batch = batch / (double)M;
     po->remat = cfg.remat;
+    po->sched = sched; /* its op order sets each stage's memory */
     if ((rc = sch_part_model_new(prof, topo, po, &pm)) < 0)
         goto out;
     if ((rc = ana_rank_new(&cfg, pm, o.strat, o.nstrat, 1, &rank)) < 0)

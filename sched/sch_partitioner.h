@@ -95,6 +95,11 @@ struct sch_part_opts {
     enum sch_remat remat;
     int cap_mode;            /* 0 none, 1 device memory, 2 cap bytes */
     double cap;              /* bytes, cap_mode 2 */
+    const struct sch_schedule *sched; /* the schedule the stages run: its op
+                               * order sets how many stashes, inputs, outputs
+                               * and W buffers each stage holds at once
+                               * (sch_partitioner_model.c); NULL or "gpipe":
+                               * fill-drain's closed form */
 };
 
 typedef struct sch_part_model sch_part_model;

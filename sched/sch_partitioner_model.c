@@ -25,6 +25,14 @@
  *   neighbour delivers buffers early and can push the real peak above it,
  *   so ana_rank checks every candidate against the simulated peak
  *   (tests/test_partitioner.c checks both claims).
+ * Any other schedule (o.sched): each stage's ops replayed in list order
+ * through the ledger's rule (sch_mem_effect) with unit sizes give the most
+ * stashes cs_s, inputs ci_s, outputs co_s and W buffers cw_s it holds at
+ * once; the stage's peak is bounded by params bytes_per_param + cs_s stash +
+ * cw_s (its layers' out_bytes) + ci_s in + co_s out (each class at its own
+ * maximum: an upper bound of the list-order peak). 1F1B's stage s of K
+ * holds min(K - s, M) stashes without re-materialization, where fill-drain
+ * holds M.
  * Arrays are shared between stages whose devices (links) have equal
  * parameters, so a homogeneous chain is one set of arrays (the fast path).
  */
@@ -49,6 +57,7 @@ struct sch_part_model {
     int64_t *xs[MAXCLASS];         /* per link class, [L+1] */
     double xbw[MAXCLASS], xlat[MAXCLASS]; /* the route of each class */
     int64_t *mpre, *min_, *mout;   /* [L+1] */
+    int64_t *spre, *sin, *sout;    /* [S][L+1] per stage (o.sched), else NULL */
     struct sch_part_cost *time, *mem, *size;  /* [S] */
     double *cap;                   /* [S] capacity the search uses */
     struct sch_part_problem pb, size_pb;
@@ -84,6 +93,9 @@ void sch_part_model_free(sch_part_model *m)
     free(m->mpre);
     free(m->min_);
     free(m->mout);
+    free(m->spre);
+    free(m->sin);
+    free(m->sout);
     free(m->time);
     free(m->mem);
     free(m->size);
@@ -193,6 +205,70 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     return 0;
 }
 
+/* The most stashes, inputs, outputs and W buffers (cnt[0..3]) stage st
+ * holds at once when its device runs its ops in list order: the ledger's
+ * rule (sch_mem_effect) on unit sizes, after every op's start and end. */
+static void stage_counts(const struct sch_schedule *sc, int st, int64_t cnt[4])
+{
+    static const struct sch_stage_mem unit[4] = {
+        { .stash = 1 }, { .in = 1 }, { .out = 1 }, { .wgrad = 1 } };
+    int64_t c[4] = { 0, 0, 0, 0 };
+    memset(cnt, 0, 4 * sizeof *cnt);
+    int d = sc->stage_device[st];
+    for (int i = 0; i < sc->n_ops[d]; i++) {
+        const struct sch_op *op = &sc->ops[d][i];
+        if (op->stage != st)
+            continue;
+        int64_t a[4], e[4];
+        for (int k = 0; k < 4; k++)
+            sch_mem_effect(sc, op, &unit[k], &a[k], &e[k]);
+        for (int k = 0; k < 4; k++) {
+            c[k] += a[k];
+            cnt[k] = c[k] > cnt[k] ? c[k] : cnt[k];
+            c[k] += e[k];
+            cnt[k] = c[k] > cnt[k] ? c[k] : cnt[k];
+        }
+    }
+}
+
+/* Per-stage memory arrays from the schedule's counts (o.sched). */
+static int build_sched_mem(sch_part_model *m)
+{
+    int L = m->L, S = m->S;
+    double n = m->o.micro_batch, bpp = m->topo->bytes_per_param;
+    size_t cells = (size_t)S * (size_t)(L + 1);
+    m->spre = malloc(sizeof *m->spre * cells);
+    m->sin = malloc(sizeof *m->sin * cells);
+    m->sout = malloc(sizeof *m->sout * cells);
+    if (!m->spre || !m->sin || !m->sout)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int s = 0; s < S; s++) {
+        int64_t cnt[4];
+        stage_counts(m->o.sched, s, cnt);
+        int64_t *pre = m->spre + (size_t)s * (L + 1), *in = m->sin + (size_t)s * (L + 1),
+                *out = m->sout + (size_t)s * (L + 1);
+        pre[0] = in[0] = out[0] = 0;
+        double mem = 0;
+        for (int l = 0; l < L; l++) {
+            const struct mdl_layer *ly = &m->prof->layers[l];
+            mem += ly->params * bpp + (double)cnt[0] * ly->stash_bytes * n +
+                   (double)cnt[3] * ly->out_bytes * n;
+            double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
+            if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES))
+                return ps_error(PS_EINVAL, "%s: layers 1-%d (up to '%s') need %g bytes, "
+                                "beyond the simulator's memory ledger (at most %g); check "
+                                "their sizes", m->prof->path, l + 1, ly->name,
+                                fmax(mem, edge), MAX_SUM_BYTES);
+            int64_t ob = bytes_of(ly->out_bytes, n);
+            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) +
+                         cnt[0] * bytes_of(ly->stash_bytes, n) + cnt[3] * ob;
+            in[l + 1] = cnt[1] * ob;
+            out[l + 1] = cnt[2] * ob;
+        }
+    }
+    return 0;
+}
+
 static int build(sch_part_model *m)
 {
     int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
@@ -223,6 +299,9 @@ static int build(sch_part_model *m)
         m->mout[l + 1] = ob;
     }
     int same = 1, rc;
+    int per_stage = m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0;
+    if (per_stage && (rc = build_sched_mem(m)) < 0)
+        return rc;
     for (int s = 0; s < S; s++) {
         int64_t *pre = NULL;
         const int64_t *xin = NULL, *xout = NULL;
@@ -237,6 +316,15 @@ static int build(sch_part_model *m)
         m->cap[s] = cap;
         int64_t icap = cap >= 9e18 ? INT64_MAX / 8 : (int64_t)floor(cap);
         m->mem[s] = (struct sch_part_cost){ m->mpre, m->min_, m->mout, -icap };
+        if (per_stage) {
+            size_t o = (size_t)s * (L + 1);
+            m->mem[s] = (struct sch_part_cost){ m->spre + o, m->sin + o, m->sout + o, -icap };
+            /* stages alike only when their counts are */
+            if (s > 0)
+                same &= !memcmp(m->spre + o, m->spre, sizeof *m->spre * (size_t)(L + 1)) &&
+                        !memcmp(m->sin + o, m->sin, sizeof *m->sin * (size_t)(L + 1)) &&
+                        !memcmp(m->sout + o, m->sout, sizeof *m->sout * (size_t)(L + 1));
+        }
         m->size[s] = m->mem[s];
         if (!m->o.cap_mode)
             m->size[s].bias = 0;

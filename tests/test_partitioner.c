@@ -332,6 +332,77 @@ Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
     mdl_profile_free(p);
 }
 
+/* Other schedules: each stage's estimate from its list-order counts bounds
+ * the simulated ledger peak from above on equal stages, and is exact where
+ * the counts are (1F1B without re-materialization: min(K - s, M) stashes). */
+static void sched_mem_bounds(const struct mdl_profile *p, const struct mdl_topology *t,
+                             const char *sname, const char *spec, int M, int r)
+{
+    struct sch_schedule *s;
+    int K = 1;
+    for (const char *ch = spec; *ch; ch++)
+        K += *ch == ',';
+    cr_assert_eq(sch_schedule_build(sname, K, M, (enum sch_remat)r, &s), 0, "%s: %s", sname,
+                 ps_errmsg());
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_parse(spec, s->n_stages, p->n_layers, &part), 0);
+    struct sch_part_opts o = popts(s->n_stages, M, (enum sch_remat)r);
+    o.stage_device = s->stage_device;
+    o.sched = s;
+    sch_part_model *m;
+    cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0, "%s", ps_errmsg());
+    struct sch_part_stage_info info[8];
+    sch_part_model_stages(m, part, info);
+    struct sch_costs *c;
+    sim_engine *e;
+    cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 4, &c), 0, "%s", ps_errmsg());
+    cr_assert_eq(sim_simulate(s, c, t, 0, &e), 0, "%s", ps_errmsg());
+    const struct sim_result *res = sim_engine_result(e);
+    for (int st = 0; st < s->n_stages; st++) {
+        int64_t params = 0;
+        for (int l = part->first[st]; l < part->first[st + 1]; l++)
+            params += (int64_t)(p->layers[l].params * t->bytes_per_param);
+        cr_assert(res->peak_mem[st] <= info[st].mem,
+                  "%s %s M=%d remat=%d stage %d: estimate %lld < simulated %lld", sname, spec,
+                  M, r, st, (long long)info[st].mem, (long long)res->peak_mem[st]);
+        if (!strcmp(sname, "1f1b") && r == SCH_REMAT_NEVER) {
+            int held = K - st < M ? K - st : M;
+            int64_t stash = 0;
+            for (int l = part->first[st]; l < part->first[st + 1]; l++)
+                stash += (int64_t)(p->layers[l].stash_bytes * 4);
+            cr_assert_geq(info[st].mem, params + held * stash, "stage %d", st);
+            cr_assert_lt(info[st].mem, params + (held + 1) * stash, "stage %d", st);
+        }
+    }
+    sim_engine_free(e);
+    sch_costs_free(c);
+    sch_part_model_free(m);
+    sch_partition_free(part);
+    sch_schedule_free(s);
+}
+
+Test(partitioner, other_schedules_bound_their_ledger, .timeout = 60)
+{
+    double f[8], b[8], ob[8], sb[8];
+    for (int i = 0; i < 8; i++) {
+        f[i] = 1500;
+        b[i] = 3100;
+        ob[i] = 64 + 32 * (i % 4);
+        sb[i] = 400 + 100 * ((i * 5) % 7);
+    }
+    struct mdl_profile *p = th_profile(8, f, b, 4, ob, sb, 1000);
+    struct mdl_topology *t = th_chain(4, 1e9, 1e300, 0);
+    static const char *sn[] = { "1f1b", "eager-1f1b", "zb-h1", "zb-h2" };
+    for (size_t i = 0; i < sizeof sn / sizeof *sn; i++)
+        for (int M = 1; M <= 8; M *= 2)
+            for (int r = 0; r < 3; r++) {
+                sched_mem_bounds(p, t, sn[i], "4,4", M, r);
+                sched_mem_bounds(p, t, sn[i], "2,2,2,2", M, r);
+            }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
 /* Least max stage time over every partition, by the model's own figures. */
 static double brute_model(const sch_part_model *m, int L, int K, double cap)
 {
