@@ -2,6 +2,7 @@
  * (stu_torchgpipe.h): the predictions, then speed.md and speed.csv. */
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_breakdown.h"
+#include "studies/stu_data.h"
 #include "studies/stu_tmpl.h"
 #include "models/mdl_gen.h"
 #include "base/ps_afile.h"
@@ -33,9 +34,12 @@ static int join(const char *dir, const char *name, char *buf, size_t n)
     return 0;
 }
 
-static const char *data_dir(const struct stu_tg_opts *o)
+/* <data>/sub: --data or the data folder's torchgpipe/. */
+static int data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n)
 {
-    return o->data_dir ? o->data_dir : STU_TG_DATA;
+    char dir[4096];
+    int rc = stu_data_dir(o->data_dir, STU_TG_DATA, dir, sizeof dir);
+    return rc < 0 ? rc : join(dir, sub, buf, n);
 }
 
 void stu_tg_run_free(struct stu_tg_run *r)
@@ -84,15 +88,15 @@ int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out)
     struct stu_tg_run *r = calloc(1, sizeof *r);
     if (!r)
         return ps_error(PS_ENOMEM, "out of memory");
-    char path[4096], ref[4096];
+    char topo[4096], path[4096], ref[4096];
     int rc;
-    if ((rc = join(o->topo_dir ? o->topo_dir : "models/topologies", STU_TG_TOPOLOGY, path,
-                   sizeof path)) < 0 ||
+    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0 ||
+        (rc = join(topo, STU_TG_TOPOLOGY, path, sizeof path)) < 0 ||
         (rc = mdl_topology_load(path, &r->topo)) < 0 || (rc = ps_file_hash(path, r->h_topo)) < 0)
         goto err_free_run;
     /* The benchmark's optimizer, whatever the preset keeps for another. */
     r->topo->bytes_per_param = STU_TG_BYTES_PER_PARAM;
-    if ((rc = join(data_dir(o), "reference", ref, sizeof ref)) < 0 ||
+    if ((rc = data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tg_ref_load(ref, &r->ref)) < 0 ||
         (rc = ps_file_hash(r->ref.path, r->h_ref)) < 0)
         goto err_free_run;
@@ -295,7 +299,7 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
     int rc;
     /* Every input read and checked before anything is written. */
     if ((rc = stu_tg_predict(o, &r)) < 0 ||
-        (rc = join(data_dir(o), "text", dir, sizeof dir)) < 0 ||
+        (rc = data_sub(o, "text", dir, sizeof dir)) < 0 ||
         (rc = stu_tmpl_load(dir, "speed.md", speed_text, NTEXT, &tx)) < 0)
         goto out;
     if ((rc = ps_mkdirs(o->out_dir)) < 0 || (rc = write_out(o, "speed.md", md, r, tx)) < 0 ||
