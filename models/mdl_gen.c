@@ -117,7 +117,9 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     if (!strchr(arg, ':')) { /* a bundled profile's name (models/mdl_preset.h) */
         char path[4096];
         int rc = mdl_preset_path(MDL_PRESET_PROFILE, arg, path, sizeof path);
-        return rc < 0 ? rc : mdl_profile_load(path, out);
+        if (rc == 0)
+            rc = mdl_preset_hint(MDL_PRESET_PROFILE, arg, mdl_profile_load(path, out));
+        return rc;
     }
     if (!strncmp(arg, "mlp:", 4)) {
         static const char *const keys[] = { "layers", "width", "norm", NULL };

@@ -38,12 +38,25 @@ int mdl_preset_path(enum mdl_preset_kind kind, const char *arg, char *out, size_
                          ends_with(arg, kinds[kind].ext) ? "" : kinds[kind].ext) >= sizeof file)
         return ps_error(PS_EUSAGE, "%s: name too long", arg);
     int rc = ps_data_find(kinds[kind].dir, file, out, n);
-    if (rc == -PS_EIO) {
-        char why[PS_ERRMSG_MAX];
-        snprintf(why, sizeof why, "%s", ps_errmsg());
-        return ps_error(PS_EIO, "%s: no such file, and %s", arg, why);
+    if (rc == -PS_EIO) { /* not bundled either: the loader's own error names arg */
+        ps_error_clear();
+        snprintf(out, n, "%s", arg);
+        return 0;
     }
     return rc;
+}
+
+int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc)
+{
+    struct stat st;
+    if (rc != -PS_EIO || strchr(arg, '/') || stat(arg, &st) == 0)
+        return rc;
+    char why[PS_ERRMSG_MAX], dir[4096];
+    snprintf(why, sizeof why, "%s", ps_errmsg());
+    if (ps_data_find(kinds[kind].dir, NULL, dir, sizeof dir) < 0)
+        snprintf(dir, sizeof dir, "the data folder");
+    return ps_error(PS_EIO, "%s (nor the name of a bundled %s in %s: `pipesim presets` lists "
+                    "them)", why, kinds[kind].what, dir);
 }
 
 /* ---- pipesim presets ---- */
@@ -187,6 +200,10 @@ static int list_topologies(FILE *f)
     int rc = ps_data_find("topologies", NULL, dir, sizeof dir);
     char **names;
     int n;
+    if (rc == -PS_EIO) { /* the folder, named in the message, is not there */
+        fprintf(f, "topologies: none (%s)\n", ps_errmsg());
+        return 0;
+    }
     if (rc < 0 || (rc = list_dir(dir, ".json", "devices.json", &names, &n)) < 0)
         return rc;
     fprintf(f, "topologies (--topology NAME), %s:\n", dir);
@@ -225,6 +242,10 @@ static int list_profiles(FILE *f)
     int rc = ps_data_find("profiles", NULL, dir, sizeof dir);
     char **names;
     int n;
+    if (rc == -PS_EIO) {
+        fprintf(f, "profiles: none (%s)\n", ps_errmsg());
+        return 0;
+    }
     if (rc < 0 || (rc = list_dir(dir, ".csv", NULL, &names, &n)) < 0)
         return rc;
     fprintf(f, "profiles (--model NAME), %s:\n", dir);

@@ -6,9 +6,11 @@
  * names. An existing file, or any argument with a '/', is itself; else arg
  * is a bundled name, with or without its extension (".json", ".csv"), in
  * the data folder (base/ps_data.h): `--topology pcie-8gpu` is
- * <data>/topologies/pcie-8gpu.json. A name found nowhere is PS_EIO "NAME:
- * no such file, and no bundled topology of that name in <folder> (pipesim
- * presets lists them)".
+ * <data>/topologies/pcie-8gpu.json. A name found nowhere is itself again,
+ * so the loader's error names it ("t.json: cannot open: No such file or
+ * directory"); mdl_preset_hint(kind, arg, rc) then adds, to a PS_EIO for
+ * an arg without '/', "(nor the name of a bundled topology in <folder>:
+ * `pipesim presets` lists them)" and returns rc.
  *
  * mdl_preset_list(f): `pipesim presets`: the data folder, then one line per
  * bundled topology (devices with their peak and memory, links, the first
@@ -27,6 +29,7 @@
 enum mdl_preset_kind { MDL_PRESET_TOPOLOGY, MDL_PRESET_PROFILE };
 
 int mdl_preset_path(enum mdl_preset_kind kind, const char *arg, char *out, size_t n);
+int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc);
 int mdl_preset_list(FILE *f);
 
 #endif

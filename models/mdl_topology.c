@@ -449,9 +449,8 @@ int mdl_topology_load(const char *arg, struct mdl_topology **out)
     int rc = mdl_preset_path(MDL_PRESET_TOPOLOGY, arg, path, sizeof path);
     if (rc < 0)
         return rc;
-    rc = ps_read_file(path, &text, &len);
-    if (rc < 0)
-        return rc;
+    if ((rc = ps_read_file(path, &text, &len)) < 0)
+        return mdl_preset_hint(MDL_PRESET_TOPOLOGY, arg, rc);
     rc = mdl_topology_parse(text, len, path, out);
     free(text);
     return rc;

@@ -80,8 +80,8 @@ Test(install, installed_it_finds_its_own_files)
                         "transformer-small --topology pcie-9gpu -K 2 -M 2 --batch 4 2>&1", env,
                         work, pre);
     cr_assert_eq(st, 5, "%s", out);
-    snprintf(want, sizeof want, "pcie-9gpu: no such file, and no %s/share/pipesim/topologies/"
-             "pcie-9gpu.json", pre);
+    snprintf(want, sizeof want, "pcie-9gpu: cannot open: No such file or directory (nor the "
+             "name of a bundled topology in %s/share/pipesim/topologies:", pre);
     cr_assert(strstr(out, want), "%s", out);
     /* one data folder: a file missing from the installed tree is an error,
      * not a silent read of the source tree */
@@ -97,5 +97,42 @@ Test(install, installed_it_finds_its_own_files)
     cr_assert_neq(th_sh("test -e %s/share/pipesim", pre), 0);
     /* and a second uninstall says there is nothing to remove */
     cr_assert_eq(th_sh("sh scripts/install.sh uninstall %s 2>/dev/null", pre), 1);
+    th_sh("rm -rf %s", d);
+}
+
+/* presets reads what is in the data folder: a topology written here shows
+ * with its own devices, links and description, and loads by its name. */
+Test(install, presets_are_read_from_the_data_folder)
+{
+    char d[64], out[8192];
+    th_tmpdir(d, sizeof d, "presets");
+    cr_assert_eq(th_sh("mkdir %s/topologies", d), 0);
+    th_put(d, "topologies/my-box.json",
+           "{\"name\": \"my-box\", \"comment\": \"Two test accelerators. Not a real machine.\","
+           " \"bytes_per_param\": 12, \"devices\": [{\"name\": \"acc\", \"count\": 2, "
+           "\"flops\": 1e12, \"memory\": 3e9, \"mem_bandwidth\": 0}], \"links\": [{\"name\": "
+           "\"bus\", \"endpoints\": \"*\", \"bandwidth\": 5e9, \"shared\": true}]}");
+    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s presets", d,
+                            th_pipesim()), 0, "%s", out);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "data folder: %s ($PIPESIM_DATA)\n\n"
+             "topologies (--topology NAME), %s/topologies:\n"
+             "  my-box               2 x acc 1.00 TFLOP/s, 3.00 GB; links: 1 shared 5.00 GB/s. "
+             "Two test accelerators.\n\n"
+             "profiles: none (no %s/profiles (the data folder is %s: $PIPESIM_DATA; "
+             "`pipesim presets` lists what it has))\n\n"
+             "model generators (--model SPEC; pipesim gen --help for the keys):\n"
+             "  mlp:layers=16,width=1024 16 layers, 16.79 M parameters\n",
+             d, d, d, d);
+    cr_assert(!strncmp(out, want, strlen(want)), "got:\n%s\nwant:\n%s", out, want);
+    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s predict --model "
+                            "mlp:layers=4,width=64 --topology my-box -K 2 -M 2 --batch 4", d,
+                            th_pipesim()), 0, "%s", out);
+    cr_assert(strstr(out, "step time"), "%s", out);
+    /* a file in the way of a name: the file wins */
+    cr_assert_eq(th_sh("cd %s/topologies && PIPESIM_DATA=/nonexistent %s predict --model "
+                       "mlp:layers=4,width=64 --topology my-box.json -K 2 -M 2 --batch 4 "
+                       ">/dev/null", d, th_pipesim()), 0);
     th_sh("rm -rf %s", d);
 }
