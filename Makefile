@@ -4,7 +4,7 @@
 #   make check       the fast unit and end-to-end suites
 #   make bench       benchmarks, each figure beside its target
 #   make             build only (says which packages are missing, installs nothing)
-#   make asan | valgrind | alloc | fuzz [FUZZ_TIME=s] | install PREFIX=... | clean
+#   make asan | valgrind | alloc | fuzz [FUZZ_TIME=s] | install PREFIX=... | uninstall | clean
 #
 # Two stages. The targets above first run the `deps` step (scripts/deps.sh),
 # then call this Makefile again with PIPESIM_STAGE=build: only that second
@@ -23,7 +23,8 @@ DEPS_TEST  := test check layers asan alloc valgrind fuzz fuzz-bins coverage
 DEPS_DEMO  := demo bench
 
 .PHONY: all deps test check layers check-unit asan alloc valgrind fuzz \
-        fuzz-bins demo bench install clean coverage doc-examples doc-examples-update
+        fuzz-bins demo bench install uninstall clean coverage doc-examples \
+        doc-examples-update
 
 ifneq ($(PIPESIM_STAGE),build)
 # ---- stage 1: packages, then one build stage for all the goals --------------
@@ -48,9 +49,11 @@ PKGS     := gsl jansson sqlite3 openblas
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   := $(filter-out -lgslcblas,$(shell pkg-config --libs $(PKGS)))
 CRIT_LIBS  := $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
-# Where device presets (devices.json) are looked up after the topology's own
-# folder and $PIPESIM_DATA: the installed share folder, then this tree.
-CFLAGS   += -DPIPESIM_SHARE_DIR='"$(PREFIX)/share/pipesim"' -DPIPESIM_SRC_DIR='"$(CURDIR)"'
+# The data folder's last two candidates (base/ps_data.h): this source tree
+# (build/pipesim), then the share folder of PREFIX. Only base/ps_data.o is
+# built with them (recorded in $(BUILD)/DATAFLAGS), so another PREFIX
+# rebuilds that one object, not the tree.
+DATA_CFLAGS := -DPIPESIM_SHARE_DIR='"$(PREFIX)/share/pipesim"' -DPIPESIM_SRC_DIR='"$(CURDIR)"'
 CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter \
             $(OPT) -MMD -MP -I. $(PKG_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread -lm $(EXTRA_LDLIBS)
@@ -94,6 +97,14 @@ FORCE:
 $(BUILD)/%.o: %.c $(FLAGS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/DATAFLAGS: FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(subst ','\'',$(DATA_CFLAGS))' > $@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/base/ps_data.o: base/ps_data.c $(FLAGS) $(BUILD)/DATAFLAGS
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DATA_CFLAGS) -c $< -o $@
 
 # The fuzz build renames the CLI's main() so a fuzz target can call it.
 $(BUILD)/cli/pipesim.o: CFLAGS += $(CLI_MAIN_FLAGS)
@@ -233,10 +244,16 @@ demo: $(BIN)
 bench: $(BIN) $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do $$b || exit 1; done
 
+# The program, its data (topologies, profiles, the studies' reference figures
+# and templates: share/pipesim), the man page and bash completion; every
+# file listed in share/pipesim/MANIFEST, which uninstall removes exactly
+# (scripts/install.sh). The installed program finds share/pipesim beside
+# its bin/ folder, so a DESTDIR staging tree works as it is.
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/pipesim
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pipesim
-	cp -r models/profiles models/topologies studies/gpipe studies/torchgpipe $(DESTDIR)$(PREFIX)/share/pipesim/
+	@sh scripts/install.sh install $(BIN) "$(DESTDIR)$(PREFIX)"
+
+uninstall:
+	@sh scripts/install.sh uninstall "$(DESTDIR)$(PREFIX)"
 
 clean:
 	rm -rf build

@@ -2,6 +2,7 @@
 #include "analysis/ana_sweep.h"
 #include "analysis/ana_db.h"
 #include "analysis/ana_predict.h"
+#include "models/mdl_preset.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -243,8 +244,15 @@ static void progress(int done, int n, double t0, int final)
     fflush(stderr);
 }
 
-static int input_hash(const char *arg, char hex[17], int must_be_file)
+/* The hash of the file arg names (a bundled preset's name too: its file's),
+ * else of the generator spec itself. */
+static int input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17],
+                      int must_be_file)
 {
+    char path[4096];
+    if (!strchr(arg, ':') && mdl_preset_path(kind, arg, path, sizeof path) == 0 &&
+        access(path, R_OK) == 0)
+        return ps_file_hash(path, hex);
     if (access(arg, R_OK) == 0)
         return ps_file_hash(arg, hex);
     if (must_be_file)
@@ -262,8 +270,8 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
     snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
     snprintf(key.schedule, sizeof key.schedule, "%s", sp->schedule ? sp->schedule : "gpipe");
-    if ((rc = input_hash(sp->model_arg, key.model_hash, 0)) < 0 ||
-        (rc = input_hash(sp->topo_arg, key.topology_hash, 0)) < 0)
+    if ((rc = input_hash(MDL_PRESET_PROFILE, sp->model_arg, key.model_hash, 0)) < 0 ||
+        (rc = input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, key.topology_hash, 0)) < 0)
         return rc;
     int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);

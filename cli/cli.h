@@ -28,6 +28,7 @@ int cmd_import_torch(int argc, char **argv);
 int cmd_export_chakra(int argc, char **argv);
 int cmd_paper(int argc, char **argv);
 int cmd_reproduce(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
 /* The options and run of `reproduce gpipe`, shared with its alias `paper`
  * (cli/cmd_paper.c); cmd names the command in usage errors. */
 int cli_reproduce_gpipe(const char *cmd, int argc, char **argv);

@@ -8,7 +8,7 @@
 
 static const char usage[] =
     "usage: pipesim %s [--out results/paper] [--tables 1,2,3,partitions|all]\n"
-    "         [--topologies models/topologies] [--data studies/gpipe] [--no-plots] [--quiet]\n"
+    "         [--topologies DIR] [--data DIR] [--no-plots] [--quiet]\n"
     "`pipesim paper` and `pipesim reproduce gpipe` are the same command: the same\n"
     "options, the same files byte for byte.\n\n";
 static const char help[] =
@@ -26,8 +26,10 @@ static const char help[] =
     "each citing its source), the prose from --data/text/ (one template per\n"
     "output); a malformed one is an error naming file:line and the field,\n"
     "section or placeholder (exit status 3).\n"
-    "Defaults: --out results/paper, --tables all, --topologies models/topologies,\n"
-    "--data studies/gpipe.\n";
+    "Defaults: --out results/paper, --tables all, --topologies and --data the\n"
+    "data folder's topologies/ and gpipe/ (models/topologies and studies/gpipe\n"
+    "in the source tree, PREFIX/share/pipesim/... installed; pipesim presets\n"
+    "names the folder).\n";
 
 int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
 {
@@ -38,7 +40,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
         { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    struct stu_paper_opts o = { .out_dir = "results/paper", .topo_dir = "models/topologies",
+    struct stu_paper_opts o = { .out_dir = "results/paper",
                                 .tables = STU_PAPER_ALL, .plots = 1, .log = stderr };
     int c, rc;
     cli_getopt_reset();
@@ -64,6 +66,9 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
         return ps_error(PS_EUSAGE, "--out needs a directory");
+    if ((o.topo_dir && !*o.topo_dir) || (o.data_dir && !*o.data_dir))
+        return ps_error(PS_EUSAGE, "%s needs a directory", o.topo_dir && !*o.topo_dir
+                                                                 ? "--topologies" : "--data");
     return stu_paper_run(&o);
 }
 

@@ -21,8 +21,7 @@ static const char help[] =
 
 static const char help_tg[] =
     "usage: pipesim reproduce torchgpipe [--out results/torchgpipe]\n"
-    "                                    [--topologies models/topologies]\n"
-    "                                    [--data studies/torchgpipe] [--quiet]\n\n"
+    "                                    [--topologies DIR] [--data DIR] [--quiet]\n\n"
     "Predicts every row of torchgpipe's speed benchmarks (docs/benchmarks.rst):\n"
     "AmoebaNet-D (18, 256) (benchmarks/amoebanetd-speed/main.py, model\n"
     "amoebanet:L=18,D=256) and ResNet-101 (benchmarks/resnet101-speed/main.py,\n"
@@ -40,8 +39,10 @@ static const char help_tg[] =
     "naming file:line and the field or section (exit status 3), and nothing is\n"
     "written. The outputs depend only on the inputs: a rerun reproduces them\n"
     "byte for byte.\n"
-    "Defaults: --out results/torchgpipe, --topologies models/topologies,\n"
-    "--data studies/torchgpipe.\n";
+    "Defaults: --out results/torchgpipe, --topologies and --data the data\n"
+    "folder's topologies/ and torchgpipe/ (models/topologies and\n"
+    "studies/torchgpipe in the source tree, PREFIX/share/pipesim/... installed;\n"
+    "pipesim presets names the folder).\n";
 
 static int torchgpipe(int argc, char **argv)
 {
@@ -50,7 +51,7 @@ static int torchgpipe(int argc, char **argv)
         { "data", required_argument, 0, 'D' }, { "quiet", no_argument, 0, 'q' },
         { "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
     };
-    struct stu_tg_opts o = { .out_dir = "results/torchgpipe", .topo_dir = "models/topologies",
+    struct stu_tg_opts o = { .out_dir = "results/torchgpipe",
                              .log = stderr };
     int c;
     cli_getopt_reset();
@@ -68,9 +69,9 @@ static int torchgpipe(int argc, char **argv)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
         return ps_error(PS_EUSAGE, "--out needs a directory");
-    if (!*o.topo_dir || (o.data_dir && !*o.data_dir))
-        return ps_error(PS_EUSAGE, "%s needs a directory", *o.topo_dir ? "--data"
-                                                                       : "--topologies");
+    if ((o.topo_dir && !*o.topo_dir) || (o.data_dir && !*o.data_dir))
+        return ps_error(PS_EUSAGE, "%s needs a directory", o.topo_dir && !*o.topo_dir
+                                                                 ? "--topologies" : "--data");
     return stu_torchgpipe_run(&o);
 }
 

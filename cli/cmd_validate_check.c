@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
+#include "models/mdl_preset.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
@@ -219,8 +220,9 @@ static int load_inputs(struct inputs *in)
         (rc = mdl_topology_load(a->topology, &in->topo[0])) < 0)
         return rc;
     in->n = 1;
-    char h1[17], h2[17];
-    if ((rc = ps_file_hash(a->profile, h1)) < 0 || (rc = ps_file_hash(a->topology, h2)) < 0)
+    char h1[17], h2[17], tpath[4096];
+    if ((rc = mdl_preset_path(MDL_PRESET_TOPOLOGY, a->topology, tpath, sizeof tpath)) < 0 ||
+        (rc = ps_file_hash(a->profile, h1)) < 0 || (rc = ps_file_hash(tpath, h2)) < 0)
         return rc;
     snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
     snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);

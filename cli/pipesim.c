@@ -28,6 +28,7 @@ static const struct {
     { "export-chakra", cmd_export_chakra, "simulated schedule as Chakra execution traces, one file per rank" },
     { "reproduce", cmd_reproduce, "published results reproduced as studies: gpipe, torchgpipe" },
     { "paper", cmd_paper, "alias of `reproduce gpipe`: GPipe's Tables 1-3 and partitions" },
+    { "presets", cmd_presets, "the bundled topologies, profiles and model generators" },
     { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
 };
 

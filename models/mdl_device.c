@@ -1,15 +1,10 @@
 /* mdl_device: the op-level device model (models/mdl_device.h): its JSON
  * fields, presets from devices.json, and the timing of a layer's work. */
 #define MDL_DEVICE_JSON
-#ifndef PIPESIM_SHARE_DIR
-#define PIPESIM_SHARE_DIR "/usr/local/share/pipesim"
-#endif
-#ifndef PIPESIM_SRC_DIR
-#define PIPESIM_SRC_DIR "."
-#endif
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
 #include "models/mdl_topology_int.h"
+#include "base/ps_data.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -212,23 +207,19 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         snprintf(file, fsz, "%.*s/devices.json", dirlen, topo_path);
     else
         snprintf(file, fsz, "devices.json");
-    /* Beside the topology, then $PIPESIM_DATA (or its topologies/), then
-     * the installed presets, then the source tree's (the build's own). */
-    const char *data = getenv("PIPESIM_DATA");
-    const char *dirs[] = { data && *data ? data : NULL, data && *data ? data : NULL,
-                           PIPESIM_SHARE_DIR "/topologies", PIPESIM_SRC_DIR "/models/topologies" };
-    const char *sub[] = { "", "/topologies", "", "" };
+    /* Beside the topology, then in the data folder (base/ps_data.h) */
     FILE *probe = fopen(file, "r");
-    for (size_t i = 0; !probe && i < sizeof dirs / sizeof *dirs; i++)
-        if (dirs[i]) {
-            snprintf(file, fsz, "%s%s/devices.json", dirs[i], sub[i]);
-            probe = fopen(file, "r");
+    if (!probe) {
+        int rc = ps_data_find("topologies", "devices.json", file, fsz);
+        if (rc < 0) {
+            char why[PS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", ps_errmsg());
+            return ps_error(rc, "%s: no devices.json beside it (needed for \"preset\"), and %s",
+                            topo_path, why);
         }
-    if (!probe)
-        return ps_error(PS_EIO, "%s: no devices.json beside it, in $PIPESIM_DATA, in "
-                         PIPESIM_SHARE_DIR "/topologies or in the source tree (needed for "
-                         "\"preset\")", topo_path);
-    fclose(probe);
+    } else {
+        fclose(probe);
+    }
     char *text;
     size_t len;
     int rc = ps_read_file(file, &text, &len);

@@ -7,7 +7,8 @@
  * models/mdl_topology.h exactly):
  *   "preset": "NAME"        take every field of NAME from devices.json in
  *                           the topology file's directory, else from
- *                           $PIPESIM_DATA/devices.json; inline keys override
+ *                           the data folder's topologies/devices.json
+ *                           (base/ps_data.h); inline keys override
  *   "precision": "fp32" | "tf32" | "bf16" | "fp16"
  *                           what the matrix units run (default fp32); the
  *                           activation element size follows: 4 bytes for

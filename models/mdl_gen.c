@@ -2,6 +2,7 @@
 #include "models/mdl_genwork.h"
 #include "models/mdl_gpt.h"
 #include "models/mdl_paper.h"
+#include "models/mdl_preset.h"
 #include "models/mdl_resnet.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
@@ -111,8 +112,15 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
 {
     *out = NULL;
     struct stat st;
-    if (stat(arg, &st) == 0 || strchr(arg, '/') || !strchr(arg, ':'))
+    if (stat(arg, &st) == 0 || strchr(arg, '/'))
         return mdl_profile_load(arg, out);
+    if (!strchr(arg, ':')) { /* a bundled profile's name (models/mdl_preset.h) */
+        char path[4096];
+        int rc = mdl_preset_path(MDL_PRESET_PROFILE, arg, path, sizeof path);
+        if (rc == 0)
+            rc = mdl_preset_hint(MDL_PRESET_PROFILE, arg, mdl_profile_load(path, out));
+        return rc;
+    }
     if (!strncmp(arg, "mlp:", 4)) {
         static const char *const keys[] = { "layers", "width", "norm", NULL };
         long L, W, N;

@@ -1,6 +1,7 @@
 #define MDL_DEVICE_JSON
 #include "models/mdl_topology.h"
 #include "models/mdl_topology_int.h"
+#include "models/mdl_preset.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_jsonpos.h"
@@ -440,14 +441,16 @@ err_free:
     return rc;
 }
 
-int mdl_topology_load(const char *path, struct mdl_topology **out)
+int mdl_topology_load(const char *arg, struct mdl_topology **out)
 {
     *out = NULL;
-    char *text;
+    char path[4096], *text;
     size_t len;
-    int rc = ps_read_file(path, &text, &len);
+    int rc = mdl_preset_path(MDL_PRESET_TOPOLOGY, arg, path, sizeof path);
     if (rc < 0)
         return rc;
+    if ((rc = ps_read_file(path, &text, &len)) < 0)
+        return mdl_preset_hint(MDL_PRESET_TOPOLOGY, arg, rc);
     rc = mdl_topology_parse(text, len, path, out);
     free(text);
     return rc;

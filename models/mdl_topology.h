@@ -136,6 +136,7 @@ struct mdl_topology {
     struct mdl_mempolicy mem;
 };
 
+/* path: a file, or a bundled topology's name (models/mdl_preset.h). */
 int mdl_topology_load(const char *path, struct mdl_topology **out);
 /* The same from memory: text[0..len), errors name `name`. */
 int mdl_topology_parse(const char *text, size_t len, const char *name,

@@ -2,6 +2,7 @@
  * plus the helpers the table files share (markdown files, cells, plots). */
 #include "studies/stu_paper_int.h"
 #include "studies/stu_paper_text.h"
+#include "studies/stu_data.h"
 #include "analysis/ana_rank.h"
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
@@ -285,12 +286,14 @@ int stu_paper_open(const struct stu_paper_opts *o, struct stu_paper_ctx **out)
         return ps_error(PS_ENOMEM, "out of memory");
     c->o = o;
     int rc;
-    if ((rc = load(o->topo_dir, "tpu-v2.json", &c->tpu2, c->h_tpu2)) < 0 ||
-        (rc = load(o->topo_dir, "tpu-v3.json", &c->tpu3, c->h_tpu3)) < 0 ||
-        (rc = load(o->topo_dir, "p100-pcie-8.json", &c->p100, c->h_p100)) < 0)
+    char topo[4096], data[4096], ref[4096];
+    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0 ||
+        (rc = stu_data_dir(o->data_dir, STU_PAPER_DATA, data, sizeof data)) < 0)
         goto err_free_ctx;
-    const char *data = o->data_dir ? o->data_dir : STU_PAPER_DATA;
-    char ref[4096];
+    if ((rc = load(topo, "tpu-v2.json", &c->tpu2, c->h_tpu2)) < 0 ||
+        (rc = load(topo, "tpu-v3.json", &c->tpu3, c->h_tpu3)) < 0 ||
+        (rc = load(topo, "p100-pcie-8.json", &c->p100, c->h_p100)) < 0)
+        goto err_free_ctx;
     if ((rc = join(data, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_ref_load(ref, &c->ref)) < 0 || (rc = load_texts(data, c->tx)) < 0)
         goto err_free_ctx;

@@ -42,14 +42,17 @@ enum {
     STU_PAPER_ALL = 15
 };
 
-/* The study's data files, relative to the working directory (the
- * repository root, as for models/topologies), or --data. */
-#define STU_PAPER_DATA "studies/gpipe"
+/* The study's data files: the data folder's gpipe/ (base/ps_data.h:
+ * studies/gpipe in the source tree, share/pipesim/gpipe installed), or
+ * --data. */
+#define STU_PAPER_DATA "gpipe"
 
 struct stu_paper_opts {
     const char *out_dir;   /* results/paper; created if missing */
-    const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are */
-    const char *data_dir;  /* reference/ CSVs, text/ templates; NULL = STU_PAPER_DATA */
+    const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are;
+                              NULL = the data folder's topologies/ */
+    const char *data_dir;  /* reference/ CSVs, text/ templates; NULL = the data
+                              folder's STU_PAPER_DATA */
     unsigned tables;       /* STU_PAPER_* mask */
     int plots;             /* 1: PNG plots when gnuplot is present */
     FILE *log;             /* one line per file written; NULL = quiet */

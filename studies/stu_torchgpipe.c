@@ -2,6 +2,7 @@
  * (stu_torchgpipe.h): the predictions, then speed.md and speed.csv. */
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_breakdown.h"
+#include "studies/stu_data.h"
 #include "studies/stu_tmpl.h"
 #include "models/mdl_gen.h"
 #include "base/ps_afile.h"
@@ -32,9 +33,12 @@ static int join(const char *dir, const char *name, char *buf, size_t n)
     return 0;
 }
 
-static const char *data_dir(const struct stu_tg_opts *o)
+/* <data>/sub: --data or the data folder's torchgpipe/. */
+static int data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n)
 {
-    return o->data_dir ? o->data_dir : STU_TG_DATA;
+    char dir[4096];
+    int rc = stu_data_dir(o->data_dir, STU_TG_DATA, dir, sizeof dir);
+    return rc < 0 ? rc : join(dir, sub, buf, n);
 }
 
 void stu_tg_run_free(struct stu_tg_run *r)
@@ -110,16 +114,16 @@ int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out)
     struct stu_tg_run *r = calloc(1, sizeof *r);
     if (!r)
         return ps_error(PS_ENOMEM, "out of memory");
-    char path[4096], ref[4096];
+    char topo[4096], path[4096], ref[4096];
     int rc;
-    if ((rc = join(o->topo_dir ? o->topo_dir : "models/topologies", STU_TG_TOPOLOGY, path,
-                   sizeof path)) < 0 ||
+    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0 ||
+        (rc = join(topo, STU_TG_TOPOLOGY, path, sizeof path)) < 0 ||
         (rc = mdl_topology_load(path, &r->topo)) < 0 || (rc = ps_file_hash(path, r->h_topo)) < 0)
         goto err_free_run;
     /* The benchmark's optimizer, whatever the preset keeps for another. */
     r->topo->bytes_per_param = STU_TG_BYTES_PER_PARAM;
     const struct stu_tg_bench *b = o->bench ? o->bench : &stu_tg_bench[0];
-    if ((rc = join(data_dir(o), "reference", ref, sizeof ref)) < 0 ||
+    if ((rc = data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tg_ref_load(ref, b, &r->ref)) < 0 ||
         (rc = ps_file_hash(r->ref.path, r->h_ref)) < 0)
         goto err_free_run;
@@ -333,7 +337,7 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
     struct stu_tg_run *r[STU_TG_NBENCH] = { NULL };
     stu_tmpl *tx[STU_TG_NBENCH] = { NULL };
     char dir[4096], name[160];
-    int rc = join(data_dir(o), "text", dir, sizeof dir);
+    int rc = data_sub(o, "text", dir, sizeof dir);
     /* Every benchmark's inputs read and checked before anything is written. */
     for (int k = 0; rc == 0 && k < STU_TG_NBENCH; k++) {
         struct stu_tg_opts ok = *o;

@@ -21,9 +21,10 @@
  *
  * Data: <data>/reference/<file>.csv (the measured rows, their citation in
  * its '#' lines; format below) and <data>/text/<file>.md (the prose,
- * stu_tmpl.h); <data> is --data, default studies/torchgpipe, relative to
- * the working directory like models/topologies. The topology is
- * <topo_dir>/p40-pcie-8.json; its bytes_per_param is replaced by the
+ * stu_tmpl.h); <data> is --data, default the data folder's torchgpipe/
+ * (base/ps_data.h: studies/torchgpipe in the source tree). The topology is
+ * <topo_dir>/p40-pcie-8.json (default the data folder's topologies/); its
+ * bytes_per_param is replaced by the
  * optimizer's (STU_TG_BYTES_PER_PARAM). Outputs: <out>/<file>.md and
  * <out>/<file>.csv, atomic (ps_afile), stamped with the version and the
  * input hashes, never dates or paths, so a rerun reproduces them byte for
@@ -54,7 +55,7 @@
 #include "models/mdl_topology.h"
 #include "sched/sch_schedule.h"
 
-#define STU_TG_DATA "studies/torchgpipe"
+#define STU_TG_DATA "torchgpipe"
 #define STU_TG_TOPOLOGY "p40-pcie-8.json"
 
 /* One published benchmark. */
@@ -96,8 +97,8 @@ int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg
 
 struct stu_tg_opts {
     const char *out_dir;   /* results/torchgpipe; created if missing */
-    const char *topo_dir;  /* where p40-pcie-8.json is; NULL = models/topologies */
-    const char *data_dir;  /* reference/, text/; NULL = STU_TG_DATA */
+    const char *topo_dir;  /* where p40-pcie-8.json is; NULL = the data folder's */
+    const char *data_dir;  /* reference/, text/; NULL = the data folder's STU_TG_DATA */
     FILE *log;             /* one line per file written; NULL = quiet */
     const struct stu_tg_bench *bench; /* stu_tg_predict's; NULL = stu_tg_bench[0] */
 };

@@ -62,6 +62,28 @@ static inline struct mdl_topology *th_chain(int n, double mem_bw, double bw, dou
     return t;
 }
 
+/* th_chain closed into a ring (n >= 3): the wrap-around link carries
+ * interleaved schedules from the last device back to the first. */
+static inline struct mdl_topology *th_ring(int n, double mem_bw, double bw, double lat)
+{
+    struct mdl_topology *t = th_chain(n, mem_bw, bw, lat);
+    if (n < 3)
+        return t;
+    t->links = realloc(t->links, (size_t)n * sizeof *t->links);
+    cr_assert(t->links);
+    struct mdl_link *l = &t->links[t->n_links++];
+    memset(l, 0, sizeof *l);
+    snprintf(l->name, sizeof l->name, "wrap");
+    l->bandwidth = bw;
+    l->latency = lat;
+    l->n_ends = 2;
+    l->ends = malloc(2 * sizeof *l->ends);
+    cr_assert(l->ends);
+    l->ends[0] = n - 1;
+    l->ends[1] = 0;
+    return t;
+}
+
 struct th_run {
     struct sch_schedule *s;
     struct sch_costs *c;

@@ -13,26 +13,7 @@ static const char *const all_schedules[] = {
 };
 #define N_SCHED (int)(sizeof all_schedules / sizeof *all_schedules)
 
-/* A chain of n ideal devices closed into a ring (the wrap-around link
- * carries interleaved schedules from the last device back to the first). */
-static struct mdl_topology *ring_bw(int n, double bw)
-{
-    struct mdl_topology *t = th_chain(n, 0, bw, 0);
-    if (n < 3)
-        return t;
-    t->links = realloc(t->links, (size_t)n * sizeof *t->links);
-    cr_assert(t->links);
-    struct mdl_link *l = &t->links[t->n_links++];
-    memset(l, 0, sizeof *l);
-    snprintf(l->name, sizeof l->name, "wrap");
-    l->bandwidth = bw;
-    l->n_ends = 2;
-    l->ends = malloc(2 * sizeof *l->ends);
-    cr_assert(l->ends);
-    l->ends[0] = n - 1;
-    l->ends[1] = 0;
-    return t;
-}
+static struct mdl_topology *ring_bw(int n, double bw) { return th_ring(n, 0, bw, 0); }
 
 static struct mdl_topology *ring(int n) { return ring_bw(n, 1e300); }
 

@@ -1,4 +1,5 @@
-/* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes. */
+/* trc_read_chrome: reads back the Chrome JSON that trc_write_chrome writes
+ * (the tracks of older traces, tid = stream, are lane 0 of today's). */
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_jsonpos.h"
@@ -102,7 +103,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     json_t *dur = json_object_get(ev, "dur");
     const char *kind = json_string_value(json_object_get(args, "kind"));
     int k = kind ? kind_from_name(kind) : -1;
-    if (get_int(ev, "tid", &tid) || tid < 0 || tid >= SCH_NSTREAMS || !in_range(dur, MAX_US) ||
+    if (get_int(ev, "tid", &tid) || tid < 0 || !in_range(dur, MAX_US) ||
         json_number_value(dur) < 0 || k < 0 || get_int(args, "stage", &stage) ||
         get_int(args, "mb", &mb) || stage < 0 || stage >= t->n_stages || mb < -1 ||
         mb >= t->n_micro)
@@ -113,13 +114,19 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     if ((k == SCH_OP_RECV_ACT && stage == 0) || (k == SCH_OP_RECV_GRAD && stage == t->n_stages - 1))
         return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: %s of stage %d: no stage sends it "
                          "(stages 0..%d)", path, i, kind, stage, t->n_stages - 1);
+    /* tid = lane * SCH_NSTREAMS + stream (trc_layout.h): the stream must be
+     * the one the kind runs on */
+    if (tid % SCH_NSTREAMS != (int)sch_op_stream((enum sch_op_kind)k))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: tid %d is a %s track, but a %s op "
+                         "runs on %s", path, i, tid, trc_stream_name(tid % SCH_NSTREAMS), kind,
+                         trc_stream_name(sch_op_stream((enum sch_op_kind)k)));
     get_int(args, "peer", &peer);
     json_t *b = json_object_get(args, "bytes");
     if (b && !in_range(b, MAX_COUNT))
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: args.bytes: must be a byte count",
                          path, i);
     e.kind = (uint8_t)k;
-    e.stream = (uint8_t)tid;
+    e.stream = (uint8_t)(tid % SCH_NSTREAMS);
     e.stage = stage;
     e.mb = mb;
     e.peer = peer;

@@ -1,4 +1,5 @@
 #include "traces/trc_trace.h"
+#include "traces/trc_layout.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -104,6 +105,11 @@ void trc_trace_sort(struct trc_trace *t)
 
 static const char *stream_names[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
+const char *trc_stream_name(int k)
+{
+    return k >= 0 && k < SCH_NSTREAMS ? stream_names[k] : "?";
+}
+
 /* Microseconds with exactly three decimals: exact for integer ns. */
 static void put_us(FILE *f, int64_t ns)
 {
@@ -130,18 +136,44 @@ static void put_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static uint64_t flow_id(const struct trc_trace *t, int sender_stage, int mb, int grad)
+/* Separates traceEvents' entries: none before the first. */
+static void sep(FILE *f, int *first)
 {
-    return ((uint64_t)sender_stage * (uint64_t)(t->n_micro + 1) + (uint64_t)(mb + 1)) * 2 +
-           (uint64_t)grad + 1;
+    if (!*first)
+        fputs(",\n", f);
+    *first = 0;
+}
+
+static void put_threads(FILE *f, int d, const struct trc_layout *l)
+{
+    int sort = 0, first = 0;
+    for (int k = 0; k < SCH_NSTREAMS; k++)
+        for (int lane = 0; lane < l->n_lanes[d * SCH_NSTREAMS + k]; lane++) {
+            char name[48];
+            if (lane)
+                snprintf(name, sizeof name, "%s %d", stream_names[k], lane + 1);
+            else
+                snprintf(name, sizeof name, "%s", stream_names[k]);
+            int tid = lane * SCH_NSTREAMS + k;
+            sep(f, &first);
+            fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                    "\"args\":{\"name\":\"%s\"}},\n", d, tid, name);
+            fprintf(f, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                    "\"args\":{\"sort_index\":%d}}", d, tid, sort++);
+        }
 }
 
 int trc_write_chrome(const struct trc_trace *t, const char *path)
 {
-    struct ps_afile af;
-    int rc = ps_afile_open(&af, path);
+    struct trc_layout l;
+    int rc = trc_layout_init(&l, t);
     if (rc < 0)
         return rc;
+    struct ps_afile af;
+    if ((rc = ps_afile_open(&af, path)) < 0) {
+        trc_layout_release(&l);
+        return rc;
+    }
     FILE *f = af.f;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":",
             PS_VERSION);
@@ -154,26 +186,28 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
             "\"static_mem\":[", t->n_devices, t->n_stages, t->n_micro, t->batch);
     for (int d = 0; d < t->n_devices; d++)
         fprintf(f, "%s%lld", d ? "," : "", t->static_mem ? (long long)t->static_mem[d] : 0LL);
-    fprintf(f, "]},\n\"traceEvents\":[\n");
+    fprintf(f, "]},\n\"otherData\":{\"generator\":\"pipesim %s\",\"events\":%zu},\n"
+            "\"traceEvents\":[\n", PS_VERSION, t->n_events);
+    int first = 1;
     for (int d = 0; d < t->n_devices; d++) {
         char pname[64];
         snprintf(pname, sizeof pname, "device %d (%s)", d, t->source);
+        sep(f, &first);
         fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":", d);
         put_str(f, pname);
         fputs("}},\n", f);
         fprintf(f, "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%d,\"args\":"
-                "{\"sort_index\":%d}},\n", d, d);
-        for (int k = 0; k < SCH_NSTREAMS; k++)
-            fprintf(f, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-                    "\"args\":{\"name\":\"%s\"}},\n", d, k, stream_names[k]);
+                "{\"sort_index\":%d}}", d, d);
+        put_threads(f, d, &l);
     }
     char lab[32];
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
         struct sch_op op = { e->kind, e->stage, e->mb };
         sch_op_label(&op, lab, sizeof lab);
+        sep(f, &first);
         fprintf(f, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":",
-                lab, sch_op_kind_name(e->kind), e->device, e->stream);
+                lab, sch_op_kind_name(e->kind), e->device, l.tid[i]);
         put_us(f, e->start_ns);
         fputs(",\"dur\":", f);
         put_us(f, e->end_ns - e->start_ns);
@@ -181,31 +215,28 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
                 e->stage, e->mb);
         if (e->stream != SCH_STREAM_COMPUTE)
             fprintf(f, ",\"bytes\":%lld,\"peer\":%d", (long long)e->bytes, e->peer);
-        fputs("}},\n", f);
-        int send = e->kind == SCH_OP_SEND_ACT || e->kind == SCH_OP_SEND_GRAD;
-        int recv = e->kind == SCH_OP_RECV_ACT || e->kind == SCH_OP_RECV_GRAD;
-        if (send || recv) {
+        fputs("}}", f);
+        if (l.flow[i]) {
+            int recv = e->kind == SCH_OP_RECV_ACT || e->kind == SCH_OP_RECV_GRAD;
             int grad = e->kind == SCH_OP_SEND_GRAD || e->kind == SCH_OP_RECV_GRAD;
-            int sender = send ? e->stage : (grad ? e->stage + 1 : e->stage - 1);
-            fprintf(f, "{\"name\":\"%s\",\"cat\":\"transfer\",\"ph\":\"%s\",%s\"id\":%llu,"
-                    "\"pid\":%d,\"tid\":%d,\"ts\":", grad ? "grad" : "act", send ? "s" : "f",
-                    send ? "" : "\"bp\":\"e\",",
-                    (unsigned long long)flow_id(t, sender, e->mb, grad), e->device, e->stream);
-            put_us(f, send ? e->start_ns : e->end_ns);
-            fputs("},\n", f);
+            fprintf(f, ",\n{\"name\":\"%s\",\"cat\":\"transfer\",\"ph\":\"%s\",%s\"id\":%u,"
+                    "\"pid\":%d,\"tid\":%d,\"ts\":", grad ? "grad" : "act", recv ? "f" : "s",
+                    recv ? "\"bp\":\"e\"," : "", l.flow[i], e->device, l.tid[i]);
+            put_us(f, l.flow_ns[i]);
+            fputs("}", f);
         }
     }
     for (size_t i = 0; i < t->n_counters; i++) {
         const struct trc_counter *c = &t->counters[i];
         int64_t st = t->static_mem ? t->static_mem[c->device] : 0;
+        sep(f, &first);
         fprintf(f, "{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":", c->device);
         put_us(f, c->t_ns);
-        fprintf(f, ",\"args\":{\"activations\":%lld,\"total\":%lld}},\n", (long long)c->bytes,
+        fprintf(f, ",\"args\":{\"activations\":%lld,\"total\":%lld}}", (long long)c->bytes,
                 (long long)(c->bytes + st));
     }
-    /* A closing metadata event keeps the list free of a trailing comma. */
-    fprintf(f, "{\"name\":\"trace_end\",\"ph\":\"M\",\"pid\":0,\"args\":{\"events\":%zu}}\n]}\n",
-            t->n_events);
+    fputs("\n]}\n", f);
+    trc_layout_release(&l);
     return ps_afile_commit(&af);
 }
 

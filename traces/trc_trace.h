@@ -4,10 +4,13 @@
  * and CSV.
  *
  * Chrome JSON: one process per device (pid = device), threads compute (0),
- * send (1), receive (2); "X" events with ts/dur in microseconds named like
- * F3/B3/R3 with stage and micro-batch in args; a "C" memory counter per
- * device; flow events ("s" on the send, "f" on the receive) per transfer;
- * a "pipesim" metadata object with the run's parameters.
+ * send (1), receive (2), and for transfers in flight at once more tracks of
+ * the same stream ("recv 2" is tid 5: tid = lane * 3 + stream, see
+ * trc_layout.h), so slices on one thread never overlap; "X" events with
+ * ts/dur in microseconds named like F3/B3/R3 with stage and micro-batch in
+ * args; a "C" memory counter per device; a flow per transfer ("s" inside
+ * the send's slice, "f" with bp "e" inside the receive's); a "pipesim"
+ * object with the run's parameters and "otherData" (generator, events).
  * CSV: one row per event, header
  *   device,stream,kind,stage,mb,start_us,end_us,bytes,peer
  *
@@ -58,6 +61,8 @@ struct trc_trace *trc_trace_new(const char *source, int n_devices, int n_stages,
 void trc_trace_free(struct trc_trace *t);
 int trc_add_event(struct trc_trace *t, const struct trc_event *e);
 int trc_add_counter(struct trc_trace *t, int device, int64_t t_ns, int64_t bytes);
+/* "compute", "send", "recv" ("?" out of range). */
+const char *trc_stream_name(int k);
 /* Sorts events by (start, device, stream, kind, stage, mb): stable output. */
 void trc_trace_sort(struct trc_trace *t);
 int trc_write_chrome(const struct trc_trace *t, const char *path);

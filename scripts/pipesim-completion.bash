@@ -1,0 +1,77 @@
+# bash completion for pipesim (installed as share/bash-completion/completions/pipesim).
+# Commands come from `pipesim --help`, each command's options from its own
+# `--help`, preset names from `pipesim presets`: nothing here goes stale when
+# a command or an option is added.
+
+_pipesim_presets()
+{
+    # $1: "topologies" or "profiles": the names listed under that heading
+    "$2" presets 2>/dev/null | awk -v want="$1" '
+        /^[a-z]/ { section = $1 } /^  [^ ]/ && section == want { print $1 }'
+}
+
+_pipesim()
+{
+    local cur prev words cword
+    if declare -F _init_completion >/dev/null; then
+        _init_completion || return
+    else
+        cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}") cword=$COMP_CWORD
+    fi
+    local prog=${words[0]}
+    if [ "$cword" -eq 1 ]; then
+        local cmds
+        cmds=$("$prog" --help 2>/dev/null | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+        COMPREPLY=($(compgen -W "$cmds --help --version -V" -- "$cur"))
+        return
+    fi
+    local cmd=${words[1]}
+    case $cmd in
+    reproduce)
+        if [ "$cword" -eq 2 ]; then
+            COMPREPLY=($(compgen -W "gpipe torchgpipe --help" -- "$cur"))
+            return
+        fi
+        cmd="reproduce ${words[2]}";;
+    help)
+        COMPREPLY=($(compgen -W "errors" -- "$cur"))
+        return;;
+    esac
+    case $prev in
+    --topology)
+        COMPREPLY=($(compgen -W "$(_pipesim_presets topologies "$prog")" -- "$cur")
+                   $(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
+        return;;
+    --model|--net)
+        COMPREPLY=($(compgen -W "$(_pipesim_presets profiles "$prog") mlp: transformer: amoebanet: gpt: resnet:" -- "$cur")
+                   $(compgen -f -X '!*.csv' -- "$cur") $(compgen -d -- "$cur"))
+        compopt -o nospace 2>/dev/null
+        return;;
+    --schedule)
+        COMPREPLY=($(compgen -W "gpipe 1f1b eager-1f1b interleaved: breadth-first: zb-h1 zb-h2 zb-v zb-auto" -- "$cur"))
+        return;;
+    --remat)
+        COMPREPLY=($(compgen -W "always except_last never" -- "$cur"))
+        return;;
+    --format)
+        COMPREPLY=($(compgen -W "table csv json" -- "$cur"))
+        return;;
+    --out-dir|--topologies|--data)
+        COMPREPLY=($(compgen -d -- "$cur"))
+        return;;
+    --trace|--trace-csv|--out|-o|--db|--report|--emit-profile)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return;;
+    esac
+    if [[ $cur == -* ]]; then
+        local opts
+        # shellcheck disable=SC2086
+        opts=$("$prog" $cmd --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        return
+    fi
+    COMPREPLY=($(compgen -f -- "$cur"))
+}
+
+complete -F _pipesim pipesim

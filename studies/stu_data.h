@@ -1,0 +1,26 @@
+/*
+ * stu_data — where a study's inputs are: the folder an option names, or by
+ * default the data folder's (base/ps_data.h): topologies/, gpipe/,
+ * torchgpipe/ (models/topologies, studies/gpipe, ... in the source tree,
+ * share/pipesim/... installed). O(1) apart from ps_data_find's stat calls.
+ */
+#ifndef STU_DATA_H
+#define STU_DATA_H
+
+#include <stdio.h>
+
+#include "base/ps_data.h"
+#include "base/ps_error.h"
+
+/* given (an option's folder) into out, or the data folder's `kind` when
+ * given is NULL; PS_EUSAGE for a path of n bytes or more. */
+static inline int stu_data_dir(const char *given, const char *kind, char *out, size_t n)
+{
+    if (!given)
+        return ps_data_find(kind, NULL, out, n);
+    if ((size_t)snprintf(out, n, "%s", given) >= n)
+        return ps_error(PS_EUSAGE, "%s: path too long", given);
+    return 0;
+}
+
+#endif

@@ -1,0 +1,138 @@
+/* make install / make uninstall end to end: the program installed under a
+ * temporary prefix (scripts/install.sh, which both targets run) finds its
+ * own files from another directory: presets by name, both reproductions
+ * byte for byte as committed, the man page and completion in place; then
+ * uninstall leaves nothing behind. */
+#include "helpers.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+TestSuite(install, .timeout = 240);
+
+/* The make targets call the script with DESTDIR + PREFIX (a make of its
+ * own: not the variables of the make that runs this suite). */
+#define MAKE_N "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n"
+Test(install, the_make_targets_run_the_script)
+{
+    char out[4096];
+    cr_assert_eq(th_capture(out, sizeof out, MAKE_N " install PREFIX=/opt/x DESTDIR=/stage "
+                            "2>/dev/null | grep install.sh"), 0);
+    cr_assert(strstr(out, "sh scripts/install.sh install build/pipesim \"/stage/opt/x\""), "%s",
+              out);
+    cr_assert_eq(th_capture(out, sizeof out, MAKE_N " uninstall PREFIX=/opt/x 2>/dev/null | "
+                            "grep install.sh"), 0);
+    cr_assert(strstr(out, "sh scripts/install.sh uninstall \"/opt/x\""), "%s", out);
+}
+
+Test(install, installed_it_finds_its_own_files)
+{
+    char d[64], pre[128], work[128], out[16384];
+    th_tmpdir(d, sizeof d, "install");
+    snprintf(pre, sizeof pre, "%s/opt", d);
+    snprintf(work, sizeof work, "%s/elsewhere", d);
+    cr_assert_eq(mkdir(work, 0777), 0);
+    char bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(th_sh("sh scripts/install.sh install %s %s >/dev/null", bin, pre), 0);
+    /* from another directory, with no PIPESIM_DATA: the installed folder */
+    const char *env = "unset PIPESIM_DATA; cd";
+    cr_assert_eq(th_capture(out, sizeof out, "%s %s && %s/bin/pipesim presets", env, work, pre), 0);
+    char want[256];
+    snprintf(want, sizeof want, "data folder: %s/share/pipesim (installed)\n", pre);
+    cr_assert(!strncmp(out, want, strlen(want)), "%s", out);
+    cr_assert(strstr(out, "\n  pcie-8gpu "), "%s", out);
+    cr_assert(strstr(out, "\n  transformer-small "), "%s", out);
+    /* preset names without path or extension; a spec; -V */
+    cr_assert_eq(th_capture(out, sizeof out, "%s %s && %s/bin/pipesim predict --model "
+                            "transformer:L=24 --topology pcie-8gpu -K 4 -M 32 --batch 128 "
+                            "--trace t.json", env, work, pre), 0);
+    cr_assert(strstr(out, "step time"), "%s", out);
+    cr_assert_eq(th_sh("test -s %s/t.json", work), 0);
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim predict --model transformer-small --topology "
+                       "tpu-v2.json -K 4 -M 8 --batch 64 >/dev/null", env, work, pre), 0);
+    char v1[256], v2[256];
+    cr_assert_eq(th_capture(v1, sizeof v1, "%s/bin/pipesim -V", pre), 0);
+    cr_assert_eq(th_capture(v2, sizeof v2, "%s/bin/pipesim --version", pre), 0);
+    cr_assert_str_eq(v1, v2);
+    cr_assert(!strncmp(v1, "pipesim ", 8), "%s", v1);
+    /* both studies, as committed (the markdown and CSV; plots need gnuplot) */
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim paper --out paper --quiet", env, work, pre), 0);
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce gpipe --out gpipe --quiet", env, work,
+                       pre), 0);
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce torchgpipe --out tg --quiet", env,
+                       work, pre), 0);
+    static const char *const md[] = { "table1.md", "table2.md", "table3.md", "partitions.md" };
+    for (size_t i = 0; i < sizeof md / sizeof *md; i++) {
+        cr_assert_eq(th_sh("cmp -s results/paper/%s %s/paper/%s", md[i], work, md[i]), 0,
+                     "%s differs from results/paper", md[i]);
+        cr_assert_eq(th_sh("cmp -s %s/paper/%s %s/gpipe/%s", work, md[i], work, md[i]), 0);
+    }
+    cr_assert_eq(th_sh("cmp -s results/torchgpipe/speed.md %s/tg/speed.md && "
+                       "cmp -s results/torchgpipe/speed.csv %s/tg/speed.csv", work, work), 0);
+    /* the man page and the completion */
+    cr_assert_eq(th_sh("test -s %s/share/man/man1/pipesim.1 && "
+                       "test -s %s/share/bash-completion/completions/pipesim", pre, pre), 0);
+    cr_assert_eq(th_sh("bash -c 'source %s/share/bash-completion/completions/pipesim && "
+                       "complete -p pipesim' >/dev/null", pre), 0);
+    /* a name it does not ship: exit 5, naming where it looked */
+    int st = th_capture(out, sizeof out, "%s %s && %s/bin/pipesim predict --model "
+                        "transformer-small --topology pcie-9gpu -K 2 -M 2 --batch 4 2>&1", env,
+                        work, pre);
+    cr_assert_eq(st, 5, "%s", out);
+    snprintf(want, sizeof want, "pcie-9gpu: cannot open: No such file or directory (nor the "
+             "name of a bundled topology in %s/share/pipesim/topologies:", pre);
+    cr_assert(strstr(out, want), "%s", out);
+    /* one data folder: a file missing from the installed tree is an error,
+     * not a silent read of the source tree */
+    cr_assert_eq(th_sh("rm %s/share/pipesim/gpipe/text/table1.md", pre), 0);
+    st = th_capture(out, sizeof out, "%s %s && %s/bin/pipesim paper --out p2 --quiet 2>&1", env,
+                    work, pre);
+    cr_assert_neq(st, 0, "%s", out);
+    cr_assert(strstr(out, "table1.md"), "%s", out);
+    /* uninstall: nothing of pipesim left */
+    cr_assert_eq(th_sh("sh scripts/install.sh uninstall %s >/dev/null", pre), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "find %s -type f -o -type l", pre), 0);
+    cr_assert_str_empty(out, "left after uninstall:\n%s", out);
+    cr_assert_neq(th_sh("test -e %s/share/pipesim", pre), 0);
+    /* and a second uninstall says there is nothing to remove */
+    cr_assert_eq(th_sh("sh scripts/install.sh uninstall %s 2>/dev/null", pre), 1);
+    th_sh("rm -rf %s", d);
+}
+
+/* presets reads what is in the data folder: a topology written here shows
+ * with its own devices, links and description, and loads by its name. */
+Test(install, presets_are_read_from_the_data_folder)
+{
+    char d[64], out[8192];
+    th_tmpdir(d, sizeof d, "presets");
+    cr_assert_eq(th_sh("mkdir %s/topologies", d), 0);
+    th_put(d, "topologies/my-box.json",
+           "{\"name\": \"my-box\", \"comment\": \"Two test accelerators. Not a real machine.\","
+           " \"bytes_per_param\": 12, \"devices\": [{\"name\": \"acc\", \"count\": 2, "
+           "\"flops\": 1e12, \"memory\": 3e9, \"mem_bandwidth\": 0}], \"links\": [{\"name\": "
+           "\"bus\", \"endpoints\": \"*\", \"bandwidth\": 5e9, \"shared\": true}]}");
+    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s presets", d,
+                            th_pipesim()), 0, "%s", out);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "data folder: %s ($PIPESIM_DATA)\n\n"
+             "topologies (--topology NAME), %s/topologies:\n"
+             "  my-box               2 x acc 1.00 TFLOP/s, 3.00 GB; links: 1 shared 5.00 GB/s. "
+             "Two test accelerators.\n\n"
+             "profiles: none (no %s/profiles (the data folder is %s: $PIPESIM_DATA; "
+             "`pipesim presets` lists what it has))\n\n"
+             "model generators (--model SPEC; pipesim gen --help for the keys):\n"
+             "  mlp:layers=16,width=1024 16 layers, 16.79 M parameters\n",
+             d, d, d, d);
+    cr_assert(!strncmp(out, want, strlen(want)), "got:\n%s\nwant:\n%s", out, want);
+    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s predict --model "
+                            "mlp:layers=4,width=64 --topology my-box -K 2 -M 2 --batch 4", d,
+                            th_pipesim()), 0, "%s", out);
+    cr_assert(strstr(out, "step time"), "%s", out);
+    /* a file in the way of a name: the file wins */
+    cr_assert_eq(th_sh("cd %s/topologies && PIPESIM_DATA=/nonexistent %s predict --model "
+                       "mlp:layers=4,width=64 --topology my-box.json -K 2 -M 2 --batch 4 "
+                       ">/dev/null", d, th_pipesim()), 0);
+    th_sh("rm -rf %s", d);
+}
