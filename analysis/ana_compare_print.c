@@ -2,6 +2,7 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -111,7 +112,7 @@ static int print_json(const void *obj, FILE *f)
     }
     json_object_set_new(o, "devices", dev);
     json_object_set_new(o, "discrepancies", top);
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
     return rc ? ps_error(PS_EIO, "write error") : 0;

@@ -1,6 +1,7 @@
 /* ana_rank: candidate partitions, simulated and ranked (see ana_rank.h). */
 #include "analysis/ana_rank.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -243,7 +244,7 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
             "step_s", c->pred->step_s, "speedup", c->pred->speedup, "bubble_sim",
             c->pred->bubble_sim, "fits", c->fits, "stages", st));
     }
-    int rc = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(arr);
     return rc ? ps_error(PS_EIO, "write error") : 0;

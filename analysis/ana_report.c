@@ -1,6 +1,7 @@
 /* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
 #include "analysis/ana_report.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
@@ -14,9 +15,9 @@ static const struct {
     [M_NORM] = { "normalized", "normalized throughput" },
     [M_SPEEDUP] = { "speedup", "speedup over one device (K=1, M=1, no remat)" },
     [M_THROUGHPUT] = { "throughput", "throughput, samples/s" },
-    [M_STEP] = { "step", "step time, ms" },
+    [M_STEP] = { "step", "step time (grid CSV: ms)" },
     [M_BUBBLE] = { "bubble", "bubble %, simulated/analytic (K-1)/(M+K-1)" },
-    [M_MEMORY] = { "memory", "largest stage peak memory, GB" },
+    [M_MEMORY] = { "memory", "largest stage peak memory, GiB (2^30 bytes)" },
 };
 
 static int parse_metrics(const char *s, int *v, int *n)
@@ -28,9 +29,14 @@ static int parse_metrics(const char *s, int *v, int *n)
         int m = 0;
         while (m < M_N && strcmp(tok, metric_tab[m].name))
             m++;
-        if (m == M_N)
-            return ps_error(PS_EUSAGE, "--metric: unknown metric '%s' (normalized, speedup, "
-                             "throughput, step, bubble, memory)", tok);
+        if (m == M_N) {
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, tok);
+            for (int i = 0; i < M_N; i++)
+                ps_suggest_add(&sg, metric_tab[i].name);
+            return ps_error(PS_EUSAGE, "--metric: unknown metric '%s'%s (normalized, speedup, "
+                             "throughput, step, bubble, memory)", tok, ps_suggest_hint(&sg));
+        }
         if (*n == 16)
             return ps_error(PS_EUSAGE, "--metric: too many metrics");
         v[(*n)++] = m;
@@ -141,7 +147,7 @@ static double value(int m, const struct ana_run *r, const struct ana_run *base, 
     case M_THROUGHPUT: return r->samples_per_s;
     case M_STEP: return r->step_s * 1e3;
     case M_BUBBLE: *second = r->bubble_analytic * 100; return r->bubble_sim * 100;
-    default: return ana_run_peak(r) / 1e9;
+    default: return ana_run_peak(r) / PS_GIB;
     }
 }
 
@@ -174,6 +180,8 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
                     snprintf(buf, sizeof buf, "%.1f/%.1f", v, second);
                 else if (m == M_THROUGHPUT)
                     snprintf(buf, sizeof buf, "%.1f", v);
+                else if (m == M_STEP)
+                    ps_human_seconds(r->step_s, buf, sizeof buf);
                 else
                     snprintf(buf, sizeof buf, "%.3f", v);
                 size_t len = strlen(buf); /* a huge value may fill buf */

@@ -2,6 +2,7 @@
 #include "analysis/ana_schedules.h"
 #include "sched/sch_schedsize.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_util.h"
 #include "sched/sch_schedule.h"
 
@@ -305,7 +306,7 @@ static int print_json(const void *obj, FILE *f)
     }
     json_object_set_new(o, "schedules", arr);
     arr = NULL;
-    if (json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER))
+    if (ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
         rc = ps_error(PS_EIO, "write error");
     fputc('\n', f);
 out:

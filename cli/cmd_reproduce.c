@@ -20,7 +20,7 @@ static const char help[] =
     "              (results/torchgpipe)\n";
 
 static const char help_tg[] =
-    "usage: pipesim reproduce torchgpipe [--out results/torchgpipe]\n"
+    "usage: pipesim reproduce torchgpipe [--out-dir results/torchgpipe]\n"
     "                                    [--topologies models/topologies]\n"
     "                                    [--data studies/torchgpipe] [--quiet]\n\n"
     "Predicts every row of torchgpipe's AmoebaNet-D (18, 256) speed benchmark\n"
@@ -36,13 +36,14 @@ static const char help_tg[] =
     "naming file:line and the field or section (exit status 3), and nothing is\n"
     "written. The outputs depend only on the inputs: a rerun reproduces them\n"
     "byte for byte.\n"
-    "Defaults: --out results/torchgpipe, --topologies models/topologies,\n"
+    "Defaults: --out-dir results/torchgpipe, --topologies models/topologies,\n"
     "--data studies/torchgpipe.\n";
 
 static int torchgpipe(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "out", required_argument, 0, 'o' }, { "topologies", required_argument, 0, 'T' },
+        { "out-dir", required_argument, 0, 'O' }, { "topologies", required_argument, 0, 'T' },
+        { "out", required_argument, 0, 'o' }, /* the old spelling */
         { "data", required_argument, 0, 'D' }, { "quiet", no_argument, 0, 'q' },
         { "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
     };
@@ -50,10 +51,11 @@ static int torchgpipe(int argc, char **argv)
                              .log = stderr };
     int c;
     cli_getopt_reset();
-    while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "ho:", opts)) != -1) {
+    while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help_tg); return 0;
-        case 'o': o.out_dir = optarg; break;
+        case 'o': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
+        case 'O': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'q': o.log = NULL; break;
@@ -63,7 +65,7 @@ static int torchgpipe(int argc, char **argv)
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
-        return ps_error(PS_EUSAGE, "--out needs a directory");
+        return ps_error(PS_EUSAGE, "--out-dir needs a directory");
     if (!*o.topo_dir || (o.data_dir && !*o.data_dir))
         return ps_error(PS_EUSAGE, "%s needs a directory", *o.topo_dir ? "--data"
                                                                        : "--topologies");

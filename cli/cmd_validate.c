@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char help[] =
     "usage: pipesim validate --net SPEC -K k -M m --batch N [--remat MODE] [--steps S]\n"
@@ -218,6 +219,8 @@ int cmd_validate(int argc, char **argv)
     printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
     printf("\n%5s %14s %12s\n", "step", "loss", "time ms");
     struct rt_step_stats st;
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     for (long i = 0; i < steps; i++) {
         if ((rc = rt_pipe_step(p, data, &st, i + 1 == steps && (trace_path || csv_path)
                                                  ? &trace : NULL)) < 0)
@@ -228,7 +231,17 @@ int cmd_validate(int argc, char **argv)
             goto out;
         }
     }
+    getrusage(RUSAGE_SELF, &ru1);
     int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
+    long csw = ru1.ru_nivcsw - ru0.ru_nivcsw, worker_steps = steps * s->n_devices;
+    if (csw > worker_steps) /* more than one per worker and step: the cores were shared */
+        printf("note            the machine was busy: %ld involuntary context switches in "
+               "%ld steps x %d workers:\n                measured times include waiting for "
+               "the cores (accuracy figures\n                come from validate --check "
+               "--realtime on a quiet machine)\n", csw, steps, s->n_devices);
+    else
+        printf("cores           %ld involuntary context switches in %ld steps x %d workers "
+               "(quiet)\n", csw, steps, s->n_devices);
     fflush(stdout);
     if (trace_path && (rc = trc_write_chrome(trace, trace_path)) < 0)
         goto out;

@@ -312,17 +312,23 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
                     goto err;
                 if (o->progress) {
                     const struct ana_compare *c = pt->cmp;
+                    /* an op kind the point has none of (R at M = 1) reads "-" */
+                    char ke[4][16];
+                    static const enum sch_op_kind kk[4] = { SCH_OP_FWD, SCH_OP_RECOMP,
+                                                             SCH_OP_BWD, SCH_OP_UPDATE };
+                    for (int q = 0; q < 4; q++)
+                        snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]])
+                                     ? "%+.1f%%" : "-", 100 * pt->kind_err[kk[q]]);
                     fprintf(o->progress, "K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas "
                             "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas "
-                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %+.1f%% R %+.1f%% "
-                            "B %+.1f%% U %+.1f%%\n", pt->K, pt->M,
+                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %s R %s "
+                            "B %s U %s\n", pt->K, pt->M,
                             sch_remat_name(pt->remat), pt->step_sim_s * 1e3,
                             pt->step_med_s * 1e3, 100 * c->makespan_err,
                             100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
                             100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
                             100 * pt->peak_err, pt->preempt_med,
-                            100 * pt->kind_err[SCH_OP_FWD], 100 * pt->kind_err[SCH_OP_RECOMP],
-                            100 * pt->kind_err[SCH_OP_BWD], 100 * pt->kind_err[SCH_OP_UPDATE]);
+                            ke[0], ke[1], ke[2], ke[3]);
                     fflush(o->progress);
                 }
             }

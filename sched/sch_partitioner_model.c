@@ -31,6 +31,7 @@
 #include "sched/sch_partitioner.h"
 #include "sched/sch_cost.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,8 +64,12 @@ int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out)
             *out = (enum sch_part_strategy)i;
             return 0;
         }
-    return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s' (optimal, uniform, gpipe, "
-                     "balance-by-size)", s);
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, s);
+    for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
+        ps_suggest_add(&sg, names[i]);
+    return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s'%s (optimal, uniform, gpipe, "
+                     "balance-by-size)", s, ps_suggest_hint(&sg));
 }
 
 const char *sch_part_strategy_name(enum sch_part_strategy s)
