@@ -3,6 +3,7 @@
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
+#include "base/ps_util.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -18,8 +19,11 @@ static void print_table(const void *obj, FILE *f)
     const struct ana_compare *c = obj;
     fprintf(f, "ops aligned     %zu (%d devices, %d stages, %d micro-batches)\n", c->n_ops,
             c->n_devices, c->n_stages, c->n_micro);
-    fprintf(f, "makespan        simulated %.6f ms, measured %.6f ms, error %+.2f%%\n",
-            c->makespan_sim * 1e-6, c->makespan_meas * 1e-6, c->makespan_err * 100);
+    char ts[32], tm[32];
+    ps_human_seconds(c->makespan_sim * 1e-9, ts, sizeof ts);
+    ps_human_seconds(c->makespan_meas * 1e-9, tm, sizeof tm);
+    fprintf(f, "makespan        simulated %s, measured %s, error %+.2f%%\n", ts, tm,
+            c->makespan_err * 100);
     fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
             c->bubble_sim * 100, c->bubble_meas * 100, (c->bubble_meas - c->bubble_sim) * 100);
     fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%\n", c->dur_err_median * 100,

@@ -189,10 +189,11 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "topology        %s\n", c->topology);
     fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
             c->batch, c->micro_batch, sch_remat_name(c->remat));
-    fprintf(f, "baseline        %.6f ms on one device (K=1, M=1, no remat)\n\n",
-            c->baseline_step_s * 1e3);
+    char bs[32];
+    ps_human_seconds(c->baseline_step_s, bs, sizeof bs);
+    fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n\n", bs);
     fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
-            "step ms", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
+            "step", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
             "fits");
     for (int i = 0; i < c->n; i++) {
         const struct ana_sched_row *r = &c->rows[i];
@@ -200,13 +201,14 @@ static void print_table(const void *obj, FILE *f)
             fprintf(f, "%-15s skipped: %s\n", r->schedule, r->error);
             continue;
         }
-        char b[16], fm[16], a[32], t[32];
+        char b[16], fm[16], a[32], t[32], st[32];
+        ps_human_seconds(r->step_s, st, sizeof st);
         pct(r->bubble_sim, b, sizeof b);
         pct(r->bubble_formula, fm, sizeof fm);
         ps_human_bytes((double)r->peak_act_max, a, sizeof a);
         ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
-        fprintf(f, "%-15s %6d %12.6f %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
-                r->n_stages, r->step_s * 1e3, r->samples_per_s, r->speedup, b, fm, a, t,
+        fprintf(f, "%-15s %6d %12s %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
+                r->n_stages, st, r->samples_per_s, r->speedup, b, fm, a, t,
                 r->fits ? "yes" : "NO");
     }
     fprintf(f, "\npeak activation memory per device (device d holds stage d; interleaved:v "

@@ -180,11 +180,11 @@ void ps_human_seconds(double s, char *buf, size_t n)
         snprintf(buf, n, "-");
     else if (s == 0)
         snprintf(buf, n, "0 s");
-    else if (fabs(s) >= 0.9995)
+    else if (fabs(s) >= 0.9999995) /* what would print as 1000.000 ms */
         snprintf(buf, n, "%.3f s", s);
-    else if (fabs(s) >= 0.9995e-3)
+    else if (fabs(s) >= 0.9999995e-3)
         snprintf(buf, n, "%.3f ms", s * 1e3);
-    else if (fabs(s) >= 0.9995e-6)
+    else if (fabs(s) >= 0.9999995e-6)
         snprintf(buf, n, "%.3f us", s * 1e6);
     else
         snprintf(buf, n, "%.0f ns", s * 1e9);
