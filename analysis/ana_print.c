@@ -77,10 +77,13 @@ static void print_csv(const void *obj, FILE *f)
             "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits\n");
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,"
+        char an[32] = ""; /* empty where the schedule has no formula */
+        if (isfinite(p->bubble_analytic))
+            snprintf(an, sizeof an, "%.17g", p->bubble_analytic);
+        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%s,%d,%d,%d,%d,"
                 "%.17g,%.17g,%.17g,%lld,%lld,%lld,%.17g,%d\n", p->schedule, p->K, p->M, p->batch,
                 p->micro_batch, sch_remat_name(p->remat), p->partition, p->step_s,
-                p->samples_per_s, p->speedup, p->bubble_sim, p->bubble_analytic, p->fits, s,
+                p->samples_per_s, p->speedup, p->bubble_sim, an, p->fits, s,
                 st->device, st->n_layers, st->fwd_s, st->bwd_s, st->busy_frac,
                 (long long)st->static_mem, (long long)st->peak_act, (long long)st->peak_mem,
                 st->capacity, st->fits);

@@ -14,7 +14,7 @@ static const char help[] =
     "usage: pipesim report [--db results/sweep.db] [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
     "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F]\n"
-    "                      [--format table|csv] [-o|--out F]\n\n"
+    "                      [--format table|csv|json] [-o|--out F]\n\n"
     "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
     "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
@@ -25,7 +25,8 @@ static const char help[] =
     "  memory      largest stage peak, GiB (2^30 bytes)\n"
     "'*' marks configurations that do not fit in memory, '-' those that could not\n"
     "run. --csv writes every selected run, --grid-csv every grid cell; --format csv\n"
-    "prints the grid cells as CSV instead of the tables.\n"
+    "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
+    "tables.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
     "--format table.\n";
@@ -85,7 +86,7 @@ int cmd_report(int argc, char **argv)
         case 'c': csv = optarg; break;
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;
-        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_TABLE_CSV, "--format", &format); break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &format); break;
         default: return -PS_EUSAGE;
         }
         if (rc < 0)
@@ -105,7 +106,9 @@ int cmd_report(int argc, char **argv)
     struct {
         const char *path;
         int (*fn)(const struct ana_run *, int, const struct ana_report_opts *, FILE *);
-    } outs[] = { { out_path, format == ANA_FMT_CSV ? ana_report_grid_csv : ana_report_print },
+    } outs[] = { { out_path, format == ANA_FMT_CSV    ? ana_report_grid_csv
+                             : format == ANA_FMT_JSON ? ana_report_grid_json
+                                                      : ana_report_print },
                  { csv, ana_report_csv },
                  { grid_csv, ana_report_grid_csv } };
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {

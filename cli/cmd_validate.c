@@ -46,8 +46,6 @@ static const char help[] =
     "grid of K, M and remat modes; results in results/validation.db and a report\n"
     "(see pipesim validate --check --help).\n";
 
-static double ms(int64_t ns) { return (double)ns * 1e-6; }
-
 static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
@@ -62,7 +60,9 @@ static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
     int mismatch = 0;
-    printf("\nlast step       %.3f ms, %.1f samples/s\n", ms(st->step_ns), st->samples_per_s);
+    char ts[32];
+    ps_human_seconds((double)st->step_ns * 1e-9, ts, sizeof ts);
+    printf("\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);
     printf("bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
            "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (rt_pipe_oversubscribed(p))
@@ -217,7 +217,7 @@ int cmd_validate(int argc, char **argv)
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %ld, lr %g\n", seed, lr);
     printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
-    printf("\n%5s %14s %12s\n", "step", "loss", "time ms");
+    printf("\n%5s %14s %12s\n", "step", "loss", "time");
     struct rt_step_stats st;
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
@@ -225,7 +225,9 @@ int cmd_validate(int argc, char **argv)
         if ((rc = rt_pipe_step(p, data, &st, i + 1 == steps && (trace_path || csv_path)
                                                  ? &trace : NULL)) < 0)
             goto out;
-        printf("%5ld %14.8f %12.3f\n", i + 1, st.loss, ms(st.step_ns));
+        char ts[32];
+        ps_human_seconds((double)st.step_ns * 1e-9, ts, sizeof ts);
+        printf("%5ld %14.8f %12s\n", i + 1, st.loss, ts);
         if ((rc = rt_check_diverged(net, i + 1, st.loss, lr)) < 0) {
             fflush(stdout);
             goto out;

@@ -66,13 +66,13 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
 }
 
 static const struct mdl_gen_key mlp_keys[] = {
-    { "layers", NULL, "dense layers, W x W weights with bias and ReLU (FP32)" },
+    { "layers", NULL, "dense layers, W x W with bias and ReLU, FP32 (+ layers/N norms)" },
     { "width", NULL, "W, features per layer" },
     { "norm", "0", "a layer norm after every N-th dense layer (0: none)" },
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key amoeba_keys[] = {
-    { "L", "18", "normal cells in all, a multiple of 3" },
+    { "L", "18", "normal cells, a multiple of 3 (the profile: L + 6 layers)" },
     { "D", "256", "filters of the first stack, a multiple of 8" },
     { "classes", "1000", "classifier outputs" },
     { "image", "224", "input height = width, a multiple of 32" },
@@ -80,7 +80,7 @@ static const struct mdl_gen_key amoeba_keys[] = {
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key transformer_keys[] = {
-    { "L", "48", "encoder-decoder layers" },
+    { "L", "48", "Transformer layers (the profile: L + 2, embedding, softmax)" },
     { "d_model", "2048", "hidden size" },
     { "ff", "8192", "feed-forward size" },
     { "heads", "32", "attention heads" },
@@ -90,7 +90,7 @@ static const struct mdl_gen_key transformer_keys[] = {
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key gpt_keys[] = {
-    { "layers", NULL, "transformer layers (Megatron-LM's names)" },
+    { "layers", NULL, "Transformer layers (profile: layers + 2, embedding, head)" },
     { "hidden", NULL, "hidden size h" },
     { "heads", NULL, "attention heads" },
     { "seq", NULL, "sequence length" },
@@ -100,7 +100,7 @@ static const struct mdl_gen_key gpt_keys[] = {
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key resnet_keys[] = {
-    { "depth", NULL, "50, 101 or 152 (torchgpipe's benchmark ResNets)" },
+    { "depth", NULL, "50, 101 or 152 (one profile layer per torchgpipe module)" },
     { "classes", "1000", "classifier outputs" },
     { "image", "224", "input height = width" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },

@@ -256,9 +256,9 @@ Test(inputs, tiny_model_predicts_real_times)
     cr_assert_neq(th_sh("grep -q '\"fwd_s\": 0,' %s", path), 0, "a free forward");
     /* the table shows the nanoseconds instead of 0.0000 */
     cr_assert_eq(th_sh("%s %s > %s", th_pipesim(), cmd, out), 0);
-    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +0\\.000001 +0\\.000002 ' %s", out), 0);
+    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +1 ns +2 ns ' %s", out), 0);
     cr_assert_eq(th_sh("grep -q '^speedup  .*over K=1' %s", out), 0);
-    cr_assert_neq(th_sh("grep -q ' 0\\.0000 ' %s", out), 0);
+    cr_assert_neq(th_sh("grep -Eq ' 0(\\.0+)? (s|ms|us|ns) ' %s", out), 0);
     unlink(out);
 }
 

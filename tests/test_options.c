@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 TestSuite(suggest, .timeout = 30);
 TestSuite(numbers, .timeout = 30);
@@ -261,4 +262,34 @@ Test(options, no_format_escapes_in_help)
     cr_assert_eq(th_capture(out, sizeof out, "%s compare-schedules --help", th_pipesim()), 0);
     cr_assert_null(strstr(out, "%%"), "%s", out);
     cr_assert(strstr(out, "M % K == 0"));
+}
+
+Test(options, report_defaults_to_the_sweep_db_and_prints_json)
+{
+    char dir[64], out[65536];
+    th_tmpdir(dir, sizeof dir, "optrep");
+    char here[4096];
+    cr_assert_not_null(getcwd(here, sizeof here));
+    const char *P = th_pipesim();
+    char pp[4200];
+    snprintf(pp, sizeof pp, "%s%s%s", P[0] == '/' ? "" : here, P[0] == '/' ? "" : "/", P);
+    /* sweep and report, both with their default --db, from one directory */
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=4,width=16 --topology "
+                       "%s/models/topologies/chain-8-ideal.json -K 1,2 -M 1,2 --batch 4 "
+                       "--quiet >/dev/null && test -f results/sweep.db", dir, pp, here), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --format json", dir, pp), 0);
+    json_error_t err;
+    json_t *a = json_loads(out, 0, &err);
+    cr_assert_not_null(a, "%s: %s", err.text, out);
+    cr_assert_eq(json_array_size(a), 12); /* normalized, speedup, bubble x 2 x 2 cells */
+    json_t *c0 = json_array_get(a, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "metric")), "normalized");
+    cr_assert(json_is_integer(json_object_get(c0, "batch")));
+    cr_assert_eq(json_number_value(json_object_get(c0, "value")), 1.0); /* the baseline cell */
+    json_decref(a);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --format csv | wc -l", dir,
+                            pp), 0);
+    cr_assert_eq(atoi(out), 13); /* header + 12 */
+    cr_assert_eq(th_sh("cd %s && %s report --format yaml 2>/dev/null", dir, pp), 2);
+    th_sh("rm -rf %s", dir);
 }
