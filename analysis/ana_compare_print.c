@@ -83,6 +83,7 @@ static void print_csv(const void *obj, FILE *f)
 static int print_json(const void *obj, FILE *f)
 {
     const struct ana_compare *c = obj;
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "ops",
                           (json_int_t)c->n_ops, "makespan_sim_ns", (json_int_t)c->makespan_sim,
                           "makespan_meas_ns", (json_int_t)c->makespan_meas, "makespan_err",
@@ -119,6 +120,8 @@ static int print_json(const void *obj, FILE *f)
     int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 

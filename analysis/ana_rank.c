@@ -234,6 +234,7 @@ static void print_csv(const struct ana_rank *r, int top, FILE *f)
 
 static int print_json(const struct ana_rank *r, int top, FILE *f)
 {
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
     if (!arr)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -257,6 +258,8 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
     int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(arr);
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 

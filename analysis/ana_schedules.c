@@ -289,6 +289,7 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
 static int print_json(const void *obj, FILE *f)
 {
     const struct ana_sched_cmp *c = obj;
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
     json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
@@ -309,7 +310,8 @@ static int print_json(const void *obj, FILE *f)
     json_object_set_new(o, "schedules", arr);
     arr = NULL;
     if (ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
-        rc = ps_error(PS_EIO, "write error");
+        rc = ps_json_oom() ? ps_error(PS_ENOMEM, "out of memory writing JSON")
+                           : ps_error(PS_EIO, "write error");
     fputc('\n', f);
 out:
     json_decref(arr);

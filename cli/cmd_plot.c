@@ -27,7 +27,8 @@ static const char help[] =
     "  timeline  Gantt chart of a Chrome trace from pipesim predict --trace\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
     "strategy and batch): the first that matches the filters. Default --kind: the\n"
-    "sweep figures with --db, plus timeline with --trace. Needs gnuplot.\n"
+    "sweep figures with --db, plus timeline with --trace. Without either, --db\n"
+    "results/sweep.db (sweep's and report's default). Needs gnuplot.\n"
     "--compare overlays a simulated and a measured trace of one configuration\n"
     "(pipesim predict --trace, pipesim validate --trace): per device the simulated\n"
     "compute ops above the measured ones on one time axis, in <prefix>compare.png/.svg.\n";
@@ -119,8 +120,7 @@ int cmd_plot(int argc, char **argv)
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path && !trace)
-        return ps_error(PS_EUSAGE, "give --db (sweep figures) and/or --trace "
-                         "(timeline); see pipesim plot --help");
+        db_path = "results/sweep.db"; /* sweep's and report's default */
     /* split --kind into the sweep figures and the timeline */
     char sweep_kinds[256] = "";
     int timeline = trace && !kinds;
