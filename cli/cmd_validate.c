@@ -3,6 +3,7 @@
 #include "cli/cli_calib.h"
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
+#include "measure/msr_validate.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
@@ -219,7 +220,9 @@ int cmd_validate(int argc, char **argv)
     printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
     printf("\n%5s %14s %12s\n", "step", "loss", "time");
     struct rt_step_stats st;
-    struct rusage ru0, ru1;
+    struct rusage ru0, ru1; /* how busy the machine was: */
+    int64_t runq = 0, worker_ns = 0;
+    int runq_known = 1;
     getrusage(RUSAGE_SELF, &ru0);
     for (long i = 0; i < steps; i++) {
         if ((rc = rt_pipe_step(p, data, &st, i + 1 == steps && (trace_path || csv_path)
@@ -228,6 +231,11 @@ int cmd_validate(int argc, char **argv)
         char ts[32];
         ps_human_seconds((double)st.step_ns * 1e-9, ts, sizeof ts);
         printf("%5ld %14.8f %12s\n", i + 1, st.loss, ts);
+        for (int d = 0; d < st.n_devices; d++) {
+            runq_known &= st.dev[d].runq_ns >= 0;
+            runq += st.dev[d].runq_ns;
+            worker_ns += st.step_ns;
+        }
         if ((rc = rt_check_diverged(net, i + 1, st.loss, lr)) < 0) {
             fflush(stdout);
             goto out;
@@ -235,15 +243,17 @@ int cmd_validate(int argc, char **argv)
     }
     getrusage(RUSAGE_SELF, &ru1);
     int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
-    long csw = ru1.ru_nivcsw - ru0.ru_nivcsw, worker_steps = steps * s->n_devices;
-    if (csw > worker_steps) /* more than one per worker and step: the cores were shared */
-        printf("note            the machine was busy: %ld involuntary context switches in "
-               "%ld steps x %d workers:\n                measured times include waiting for "
-               "the cores (accuracy figures\n                come from validate --check "
-               "--realtime on a quiet machine)\n", csw, steps, s->n_devices);
-    else
-        printf("cores           %ld involuntary context switches in %ld steps x %d workers "
-               "(quiet)\n", csw, steps, s->n_devices);
+    long csw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+    if (runq_known && worker_ns > 0 && (double)runq / (double)worker_ns > MSR_BUSY_RUNQ)
+        printf("note            the machine was busy: the workers waited %.0f%% of their time "
+               "for a CPU\n                (%ld involuntary context switches): measured times "
+               "include that wait;\n                accuracy figures come from validate "
+               "--check --realtime on a quiet machine\n",
+               100.0 * (double)runq / (double)worker_ns, csw);
+    else if (runq_known)
+        printf("cores           the workers waited %.1f%% of their time for a CPU (%ld "
+               "involuntary context switches)\n", 100.0 * (double)runq / (double)worker_ns,
+               csw);
     fflush(stdout);
     if (trace_path && (rc = trc_write_chrome(trace, trace_path)) < 0)
         goto out;

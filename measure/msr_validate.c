@@ -107,6 +107,8 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
+    int64_t runq = 0, worker_ns = 0;
+    int runq_known = 1;
     for (int i = -o->warmup_steps; i < o->steps && !rc; i++) {
         struct rusage r0, r1;
         getrusage(RUSAGE_SELF, &r0);
@@ -115,6 +117,12 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
         if (!rc && i >= 0) {
             ns[i] = sorted[i] = st.step_ns;
             csw[i] = r1.ru_nivcsw - r0.ru_nivcsw;
+            for (int d = 0; d < st.n_devices; d++) {
+                if (st.dev[d].runq_ns < 0)
+                    runq_known = 0;
+                runq += st.dev[d].runq_ns;
+                worker_ns += st.step_ns;
+            }
         }
     }
     if (rc < 0) {
@@ -131,6 +139,7 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
             imin = i;
     }
     pt->n_steps = o->steps;
+    pt->runq_frac = runq_known && worker_ns > 0 ? (double)runq / (double)worker_ns : -1;
     pt->preempt_med = csw[im];
     for (int i = 0; i < o->steps; i++)
         pt->preempt_all += csw[i];
