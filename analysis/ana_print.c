@@ -111,6 +111,11 @@ static int print_json(const void *obj, FILE *f)
     int bad = 0;
     if (isnan(p->bubble_analytic)) /* no closed form for this schedule */
         json_object_set_new(o, "bubble_analytic", json_null());
+    if (p->baseline_step_s > 0)
+        json_object_set_new(o, "baseline_fits", json_boolean(p->baseline_fits));
+    json_object_set_new(o, "model", json_string(p->model));
+    json_object_set_new(o, "model_layers", json_integer(p->model_layers));
+    json_object_set_new(o, "model_params", json_real(p->model_params));
     json_object_set_new(o, "replicas", json_integer(p->replicas));
     json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
     for (int s = 0; s < p->n_stages; s++) {

@@ -145,6 +145,8 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         if ((rc = evaluate(cfg, m, &r->c[i], i == 0 && !cfg->no_baseline)) < 0)
             goto err_free_rank;
     r->baseline_step_s = r->n ? r->c[0].pred->baseline_step_s : 0;
+    r->baseline_fits = r->n ? r->c[0].pred->baseline_fits : 1;
+    r->baseline_peak = r->n ? r->c[0].pred->baseline_peak : 0;
     for (int i = 1; i < r->n; i++) {
         struct ana_prediction *p = r->c[i].pred;
         p->baseline_step_s = r->baseline_step_s;

@@ -152,8 +152,11 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
             rc = 0;
             continue;
         }
-        if (!cfg.no_baseline)
+        if (!cfg.no_baseline) {
             c->baseline_step_s = p->baseline_step_s;
+            c->baseline_fits = p->baseline_fits;
+            c->baseline_peak = p->baseline_peak;
+        }
         fill_row(r, p, c->K);
         r->speedup = r->step_s > 0 ? c->baseline_step_s / r->step_s : 0;
         ana_prediction_free(p);
@@ -191,7 +194,13 @@ static void print_table(const void *obj, FILE *f)
             c->batch, c->micro_batch, sch_remat_name(c->remat));
     char bs[32];
     ps_human_seconds(c->baseline_step_s, bs, sizeof bs);
-    fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n\n", bs);
+    fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n", bs);
+    if (c->baseline_step_s > 0 && !c->baseline_fits) {
+        ps_human_bytes(c->baseline_peak, bs, sizeof bs);
+        fprintf(f, "                (it needs %s, more than one device holds: simulated as if "
+                "it fit)\n", bs);
+    }
+    fputc('\n', f);
     fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
             "step", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
             "fits");

@@ -133,6 +133,11 @@ static int print_partition(const void *ctx, FILE *f)
                 sch_remat_name(run->remat),
                 po->cap_mode == 0 ? "none" : po->cap_mode == 1 ? "device memory" : capbuf,
                 o->rank->n, base);
+        if (!o->rank->baseline_fits) {
+            ps_human_bytes(o->rank->baseline_peak, base, sizeof base);
+            fprintf(f, "(the one-device baseline needs %s, more than one device holds: "
+                    "simulated as if it fit)\n\n", base);
+        }
     }
     return ana_rank_print(o->rank, o->format, (int)o->top, f);
 }
