@@ -7,7 +7,9 @@
 #include "base/ps_json.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
+#include "measure/msr_validate.h"
 #include "models/mdl_gen.h"
+#include "runtime/rt_cpu.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -292,4 +294,46 @@ Test(options, report_defaults_to_the_sweep_db_and_prints_json)
     cr_assert_eq(atoi(out), 13); /* header + 12 */
     cr_assert_eq(th_sh("cd %s && %s report --format yaml 2>/dev/null", dir, pp), 2);
     th_sh("rm -rf %s", dir);
+}
+
+/* ---- a busy machine is said plainly ---- */
+
+Test(numbers, runq_wait_reads_and_never_decreases)
+{
+    if (access("/proc/thread-self/schedstat", R_OK) != 0)
+        cr_skip_test("no /proc/thread-self/schedstat (kernel without schedstats)");
+    long long a = rt_thread_runq_wait_ns();
+    cr_assert_geq(a, 0);
+    volatile double x = 0;
+    for (int i = 0; i < 1000000; i++)
+        x += i;
+    long long b = rt_thread_runq_wait_ns();
+    cr_assert_geq(b, a);
+}
+
+static void accuracy_text(double runq, char *buf, size_t n)
+{
+    struct msr_vpoint pts[2] = { { .K = 1, .M = 1, .runq_frac = 0.01, .preempt_all = 3 },
+                                 { .K = 2, .M = 4, .runq_frac = runq, .preempt_all = 4 } };
+    struct msr_vcheck v = { .steps = 3, .n_points = 2, .pts = pts };
+    /* every figure within its target: no discrepancy list to print */
+    struct msr_accuracy a = { .n = 2 };
+    FILE *f = fmemopen(buf, n, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(msr_accuracy_print(&v, &a, f), 0, "%s", ps_errmsg());
+    fclose(f);
+}
+
+Test(numbers, accuracy_says_when_the_machine_was_busy)
+{
+    char buf[4096];
+    accuracy_text(0.40, buf, sizeof buf);
+    cr_assert(strstr(buf, "note: the machine was busy: at one point the workers waited 40% of "
+                          "their time for a CPU"), "%s", buf);
+    cr_assert(strstr(buf, "(7 involuntary context switches in all)"), "%s", buf);
+    accuracy_text(MSR_BUSY_RUNQ / 2, buf, sizeof buf);
+    cr_assert_null(strstr(buf, "busy"), "%s", buf);
+    accuracy_text(-1, buf, sizeof buf); /* unknown on this kernel: nothing claimed */
+    cr_assert_null(strstr(buf, "busy"), "%s", buf);
+    cr_assert_null(strstr(buf, "nan"), "%s", buf);
 }
