@@ -2,6 +2,8 @@
 #include "analysis/ana_format.h"
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_util.h"
 
 #include <jansson.h>
 #include <string.h>
@@ -17,8 +19,11 @@ static void print_table(const void *obj, FILE *f)
     const struct ana_compare *c = obj;
     fprintf(f, "ops aligned     %zu (%d devices, %d stages, %d micro-batches)\n", c->n_ops,
             c->n_devices, c->n_stages, c->n_micro);
-    fprintf(f, "makespan        simulated %.6f ms, measured %.6f ms, error %+.2f%%\n",
-            c->makespan_sim * 1e-6, c->makespan_meas * 1e-6, c->makespan_err * 100);
+    char ts[32], tm[32];
+    ps_human_seconds(c->makespan_sim * 1e-9, ts, sizeof ts);
+    ps_human_seconds(c->makespan_meas * 1e-9, tm, sizeof tm);
+    fprintf(f, "makespan        simulated %s, measured %s, error %+.2f%%\n", ts, tm,
+            c->makespan_err * 100);
     fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
             c->bubble_sim * 100, c->bubble_meas * 100, (c->bubble_meas - c->bubble_sim) * 100);
     fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%\n", c->dur_err_median * 100,
@@ -78,6 +83,7 @@ static void print_csv(const void *obj, FILE *f)
 static int print_json(const void *obj, FILE *f)
 {
     const struct ana_compare *c = obj;
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "ops",
                           (json_int_t)c->n_ops, "makespan_sim_ns", (json_int_t)c->makespan_sim,
                           "makespan_meas_ns", (json_int_t)c->makespan_meas, "makespan_err",
@@ -111,9 +117,11 @@ static int print_json(const void *obj, FILE *f)
     }
     json_object_set_new(o, "devices", dev);
     json_object_set_new(o, "discrepancies", top);
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 

@@ -47,10 +47,16 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
                          "batch %ld", m, t, first->schedule, first->remat, first->strategy,
                          first->batch) >= sizeof g->title)
         g->title[sizeof g->title - 1] = 0; /* a long title is cut, not an error */
-    if (g->groups > 1)
+    if (g->groups > 1) {
+        /* the title's gnuplot line break ("\\n") as "; " on a terminal */
+        char note[sizeof g->title];
+        const char *br = strstr(g->title, "\\n");
+        snprintf(note, sizeof note, "%.*s; %s", br ? (int)(br - g->title) : (int)strlen(g->title),
+                 g->title, br ? br + 2 : "");
         fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s (select with "
                 "--model, --topology, --schedule, --remat, --strategy, --batch)\n", g->groups,
-                g->title);
+                note);
+    }
     return 0;
 }
 

@@ -103,6 +103,9 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         goto err_free;
     const struct sim_result *r = sim_engine_result(eng);
     snprintf(p->schedule, sizeof p->schedule, "%s", sched->name);
+    snprintf(p->model, sizeof p->model, "%s", c->profile->path ? c->profile->path : "");
+    p->model_layers = c->profile->n_layers;
+    p->model_params = mdl_profile_params(c->profile);
     p->K = c->K;
     p->M = c->M;
     p->n_stages = S;
@@ -172,7 +175,10 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         sch_partition_free(one);
         if (rc < 0)
             goto err_free;
-        p->baseline_step_s = sch_time_to_seconds(sim_engine_result(eng)->makespan);
+        const struct sim_result *br = sim_engine_result(eng);
+        p->baseline_step_s = sch_time_to_seconds(br->makespan);
+        p->baseline_fits = br->fits;
+        p->baseline_peak = br->n_devices > 0 ? (double)br->peak_mem[0] : 0;
         p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
     }
     sim_engine_free(eng);

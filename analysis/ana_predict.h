@@ -52,6 +52,9 @@ struct ana_stage {
 
 struct ana_prediction {
     char schedule[32];
+    char model[256];                    /* the profile's path or generator spec */
+    int model_layers;                   /* the layers it built */
+    double model_params;                /* their parameters */
     int K, M, n_stages;
     int replicas;
     double batch, micro_batch;          /* batch: per replica */
@@ -60,6 +63,8 @@ struct ana_prediction {
     double step_s, samples_per_s;     /* samples/s of all replicas */
     double allreduce_s;                /* longest stage all-reduce */
     double baseline_step_s, speedup;
+    int baseline_fits;                  /* the K=1 baseline fits one device's memory */
+    double baseline_peak;               /* its peak bytes */
     double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
                                            formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int fits;

@@ -9,29 +9,38 @@
 #include <math.h>
 #include <string.h>
 
-/* A per-micro-batch time in ms: 4 decimals, or 6 (to the nanosecond) when it
- * is under 10 us, so that a short op never reads as 0.0000. */
-static void ms_cell(double seconds, char *buf, size_t n)
-{
-    double ms = seconds * 1e3;
-    snprintf(buf, n, ms > 0 && ms < 0.01 ? "%.6f" : "%.4f", ms);
-}
-
 static void print_table(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
+    char t1[32], t2[32];
+    if (p->model[0]) {
+        double pm = p->model_params;
+        fprintf(f, "model           %s: %d layers, %.*f %s parameters\n", p->model,
+                p->model_layers, pm >= 1e9 ? 2 : pm >= 1e6 ? 2 : 0,
+                pm >= 1e9 ? pm / 1e9 : pm >= 1e6 ? pm / 1e6 : pm,
+                pm >= 1e9 ? "billion" : pm >= 1e6 ? "million" : "");
+    }
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
-    if (p->replicas > 1)
+    if (p->replicas > 1) {
+        ps_human_seconds(p->allreduce_s, t1, sizeof t1);
         fprintf(f, "replicas        %d data-parallel pipelines, gradient all-reduce up to "
-                "%.6f ms per stage\n", p->replicas, p->allreduce_s * 1e3);
-    fprintf(f, "step time       %.6f ms\n", p->step_s * 1e3);
+                "%s per stage\n", p->replicas, t1);
+    }
+    ps_human_seconds(p->step_s, t1, sizeof t1);
+    fprintf(f, "step time       %s\n", t1);
     fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
-    if (p->baseline_step_s > 0)
-        fprintf(f, p->speedup < 0.01 ? "speedup         %.3gx over K=1 (M=1, no remat: %.6f ms)\n"
-                                     : "speedup         %.3fx over K=1 (M=1, no remat: %.6f ms)\n",
-                p->speedup, p->baseline_step_s * 1e3);
+    if (p->baseline_step_s > 0) {
+        ps_human_seconds(p->baseline_step_s, t2, sizeof t2);
+        fprintf(f, p->speedup < 0.01 ? "speedup         %.3gx over K=1 (M=1, no remat: %s)\n"
+                                     : "speedup         %.3fx over K=1 (M=1, no remat: %s)\n",
+                p->speedup, t2);
+        if (!p->baseline_fits)
+            fprintf(f, "                (the K=1 baseline needs %s, more than one device "
+                    "holds: simulated as if it fit)\n",
+                    (ps_human_bytes(p->baseline_peak, t2, sizeof t2), t2));
+    }
     const char *formula = !strcmp(p->schedule, "gpipe") || !strcmp(p->schedule, "1f1b")
                               ? "(K-1)/(M+K-1)"
                           : !strncmp(p->schedule, "interleaved", 11) ? "(K-1)/(vM+K-1)"
@@ -43,13 +52,13 @@ static void print_table(const void *obj, FILE *f)
                 p->bubble_sim * 100, p->bubble_analytic * 100, formula);
     fprintf(f, "memory          %s\n", p->fits ? "every stage fits" : "DOES NOT FIT");
     fprintf(f, "\n%5s %6s %7s %11s %11s %6s %11s %11s %11s %11s %4s\n", "stage", "device",
-            "layers", "fwd ms/mb", "bwd ms/mb", "busy%", "params+opt", "peak act",
+            "layers", "fwd/mb", "bwd/mb", "busy%", "params+opt", "peak act",
             "peak total", "capacity", "fits");
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
         char a[32], b[32], c[32], d[32], fw[32], bw[32];
-        ms_cell(st->fwd_s, fw, sizeof fw);
-        ms_cell(st->bwd_s, bw, sizeof bw);
+        ps_human_seconds(st->fwd_s, fw, sizeof fw);
+        ps_human_seconds(st->bwd_s, bw, sizeof bw);
         ps_human_bytes((double)st->static_mem, a, sizeof a);
         ps_human_bytes((double)st->peak_act, b, sizeof b);
         ps_human_bytes((double)st->peak_mem, c, sizeof c);
@@ -68,10 +77,13 @@ static void print_csv(const void *obj, FILE *f)
             "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits\n");
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,"
+        char an[32] = ""; /* empty where the schedule has no formula */
+        if (isfinite(p->bubble_analytic))
+            snprintf(an, sizeof an, "%.17g", p->bubble_analytic);
+        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%s,%d,%d,%d,%d,"
                 "%.17g,%.17g,%.17g,%lld,%lld,%lld,%.17g,%d\n", p->schedule, p->K, p->M, p->batch,
                 p->micro_batch, sch_remat_name(p->remat), p->partition, p->step_s,
-                p->samples_per_s, p->speedup, p->bubble_sim, p->bubble_analytic, p->fits, s,
+                p->samples_per_s, p->speedup, p->bubble_sim, an, p->fits, s,
                 st->device, st->n_layers, st->fwd_s, st->bwd_s, st->busy_frac,
                 (long long)st->static_mem, (long long)st->peak_act, (long long)st->peak_mem,
                 st->capacity, st->fits);
@@ -99,6 +111,11 @@ static int print_json(const void *obj, FILE *f)
     int bad = 0;
     if (isnan(p->bubble_analytic)) /* no closed form for this schedule */
         json_object_set_new(o, "bubble_analytic", json_null());
+    if (p->baseline_step_s > 0)
+        json_object_set_new(o, "baseline_fits", json_boolean(p->baseline_fits));
+    json_object_set_new(o, "model", json_string(p->model));
+    json_object_set_new(o, "model_layers", json_integer(p->model_layers));
+    json_object_set_new(o, "model_params", json_real(p->model_params));
     json_object_set_new(o, "replicas", json_integer(p->replicas));
     json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
     for (int s = 0; s < p->n_stages; s++) {
@@ -118,7 +135,7 @@ static int print_json(const void *obj, FILE *f)
         json_decref(o);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
     if (rc && ps_json_oom())

@@ -1,9 +1,12 @@
 /* ana_rank: candidate partitions, simulated and ranked (see ana_rank.h). */
 #include "analysis/ana_rank.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
+#include "base/ps_json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 void ana_rank_free(struct ana_rank *r)
@@ -142,6 +145,8 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         if ((rc = evaluate(cfg, m, &r->c[i], i == 0 && !cfg->no_baseline)) < 0)
             goto err_free_rank;
     r->baseline_step_s = r->n ? r->c[0].pred->baseline_step_s : 0;
+    r->baseline_fits = r->n ? r->c[0].pred->baseline_fits : 1;
+    r->baseline_peak = r->n ? r->c[0].pred->baseline_peak : 0;
     for (int i = 1; i < r->n; i++) {
         struct ana_prediction *p = r->c[i].pred;
         p->baseline_step_s = r->baseline_step_s;
@@ -160,7 +165,7 @@ err_free_rank:
 
 static void gb(double b, char *buf, size_t n)
 {
-    snprintf(buf, n, "%.3f", b / 1e9);
+    snprintf(buf, n, "%.3f", b / PS_GIB);
 }
 
 static void print_table(const struct ana_rank *r, int top, FILE *f)
@@ -172,21 +177,26 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
         wp = b > wp ? b : wp;
     }
     fprintf(f, "%4s  %-*s  %-*s %12s %12s %8s %5s\n", "rank", wl, "candidate", wp, "partition",
-            "bound ms", "step ms", "speedup", "fits");
+            "bound", "step", "speedup", "fits");
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
-        fprintf(f, "%4d  %-*s  %-*s %12.4f %12.4f %8.3f %5s\n", i + 1, wl, c->label, wp, c->spec,
-                c->bound_s * 1e3, c->pred->step_s * 1e3, c->pred->speedup,
-                c->fits ? "yes" : "NO");
+        char bs[32], ss[32];
+        ps_human_seconds(c->bound_s, bs, sizeof bs);
+        ps_human_seconds(c->pred->step_s, ss, sizeof ss);
+        fprintf(f, "%4d  %-*s  %-*s %12s %12s %8.3f %5s\n", i + 1, wl, c->label, wp, c->spec,
+                bs, ss, c->pred->speedup, c->fits ? "yes" : "NO");
     }
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
-        fprintf(f, "\n#%d %s: %s, step %.4f ms, bubble %.2f%% (analytic %.2f%%)\n", i + 1,
-                c->label, c->spec, c->pred->step_s * 1e3, c->pred->bubble_sim * 100,
-                c->pred->bubble_analytic * 100);
+        char ss[32], an[32] = "";
+        ps_human_seconds(c->pred->step_s, ss, sizeof ss);
+        if (isfinite(c->pred->bubble_analytic))
+            snprintf(an, sizeof an, " (analytic %.2f%%)", c->pred->bubble_analytic * 100);
+        fprintf(f, "\n#%d %s: %s, step %s, bubble %.2f%%%s\n", i + 1, c->label, c->spec, ss,
+                c->pred->bubble_sim * 100, an);
         fprintf(f, "%5s %6s %11s %13s %13s %6s %11s %11s %11s %4s\n", "stage", "device",
-                "layers", "cost ms/step", "compute ms", "busy%", "est GB", "sim peak GB",
-                "capacity GB", "fits");
+                "layers", "cost/step", "compute", "busy%", "est GiB", "sim peak GiB",
+                "capacity GiB", "fits");
         for (int s = 0; s < c->part->n_stages; s++) {
             const struct sch_part_stage_info *in = &c->info[s];
             const struct ana_stage *st = &c->pred->stages[s];
@@ -195,8 +205,11 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
             gb((double)st->peak_mem, b, sizeof b);
             gb(in->capacity, d, sizeof d);
             snprintf(lay, sizeof lay, "%d-%d", in->first, in->first + in->n_layers - 1);
-            fprintf(f, "%5d %6d %11s %13.4f %13.4f %6.1f %11s %11s %11s %4s\n", s, in->device,
-                    lay, in->time_s * 1e3, in->compute_s * 1e3, st->busy_frac * 100, a, b, d,
+            char ts[32], cs[32];
+            ps_human_seconds(in->time_s, ts, sizeof ts);
+            ps_human_seconds(in->compute_s, cs, sizeof cs);
+            fprintf(f, "%5d %6d %11s %13s %13s %6.1f %11s %11s %11s %4s\n", s, in->device,
+                    lay, ts, cs, st->busy_frac * 100, a, b, d,
                     (double)st->peak_mem <= in->capacity ? "yes" : "NO");
         }
     }
@@ -223,6 +236,7 @@ static void print_csv(const struct ana_rank *r, int top, FILE *f)
 
 static int print_json(const struct ana_rank *r, int top, FILE *f)
 {
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
     if (!arr)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -243,9 +257,11 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
             "step_s", c->pred->step_s, "speedup", c->pred->speedup, "bubble_sim",
             c->pred->bubble_sim, "fits", c->fits, "stages", st));
     }
-    int rc = json_dumpf(arr, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(arr);
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
     return rc ? ps_error(PS_EIO, "write error") : 0;
 }
 

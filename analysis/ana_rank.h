@@ -35,6 +35,8 @@ struct ana_rank {
     int n;
     struct ana_candidate *c;           /* ranked */
     double baseline_step_s;            /* K = 1, M = 1, no remat */
+    int baseline_fits;                 /* it fits one device */
+    double baseline_peak;              /* its peak bytes */
 };
 
 /* cfg: everything but the partition. strategies[n]; neighbours: add the

@@ -1,8 +1,12 @@
 /* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
 #include "analysis/ana_report.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
+#include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +18,9 @@ static const struct {
     [M_NORM] = { "normalized", "normalized throughput" },
     [M_SPEEDUP] = { "speedup", "speedup over one device (K=1, M=1, no remat)" },
     [M_THROUGHPUT] = { "throughput", "throughput, samples/s" },
-    [M_STEP] = { "step", "step time, ms" },
+    [M_STEP] = { "step", "step time (grid CSV: ms)" },
     [M_BUBBLE] = { "bubble", "bubble %, simulated/analytic (K-1)/(M+K-1)" },
-    [M_MEMORY] = { "memory", "largest stage peak memory, GB" },
+    [M_MEMORY] = { "memory", "largest stage peak memory, GiB (2^30 bytes)" },
 };
 
 static int parse_metrics(const char *s, int *v, int *n)
@@ -28,9 +32,14 @@ static int parse_metrics(const char *s, int *v, int *n)
         int m = 0;
         while (m < M_N && strcmp(tok, metric_tab[m].name))
             m++;
-        if (m == M_N)
-            return ps_error(PS_EUSAGE, "--metric: unknown metric '%s' (normalized, speedup, "
-                             "throughput, step, bubble, memory)", tok);
+        if (m == M_N) {
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, tok);
+            for (int i = 0; i < M_N; i++)
+                ps_suggest_add(&sg, metric_tab[i].name);
+            return ps_error(PS_EUSAGE, "--metric: unknown metric '%s'%s (normalized, speedup, "
+                             "throughput, step, bubble, memory)", tok, ps_suggest_hint(&sg));
+        }
         if (*n == 16)
             return ps_error(PS_EUSAGE, "--metric: too many metrics");
         v[(*n)++] = m;
@@ -141,7 +150,7 @@ static double value(int m, const struct ana_run *r, const struct ana_run *base, 
     case M_THROUGHPUT: return r->samples_per_s;
     case M_STEP: return r->step_s * 1e3;
     case M_BUBBLE: *second = r->bubble_analytic * 100; return r->bubble_sim * 100;
-    default: return ana_run_peak(r) / 1e9;
+    default: return ana_run_peak(r) / PS_GIB;
     }
 }
 
@@ -170,10 +179,14 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
                 snprintf(buf, sizeof buf, "-");
             } else {
                 v = value(m, r, base, &second);
-                if (m == M_BUBBLE)
+                if (m == M_BUBBLE && !isfinite(second)) /* no formula for the schedule */
+                    snprintf(buf, sizeof buf, "%.1f/-", v);
+                else if (m == M_BUBBLE)
                     snprintf(buf, sizeof buf, "%.1f/%.1f", v, second);
                 else if (m == M_THROUGHPUT)
                     snprintf(buf, sizeof buf, "%.1f", v);
+                else if (m == M_STEP)
+                    ps_human_seconds(r->step_s, buf, sizeof buf);
                 else
                     snprintf(buf, sizeof buf, "%.3f", v);
                 size_t len = strlen(buf); /* a huge value may fill buf */
@@ -257,10 +270,13 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
         fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
                 r->strategy, r->batch, r->K, r->M, r->status);
         ps_csv_str(f, r->partition);
-        if (ok(r))
-            fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%d,%.17g,", r->micro_batch,
-                    r->step_s, r->samples_per_s, r->baseline_step_s, r->speedup, r->bubble_sim,
-                    r->bubble_analytic, r->fits, ana_run_peak(r));
+        if (ok(r)) {
+            fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,", r->micro_batch, r->step_s,
+                    r->samples_per_s, r->baseline_step_s, r->speedup, r->bubble_sim);
+            if (isfinite(r->bubble_analytic)) /* empty where the schedule has no formula */
+                fprintf(f, "%.17g", r->bubble_analytic);
+            fprintf(f, ",%d,%.17g,", r->fits, ana_run_peak(r));
+        }
         else
             fprintf(f, ",,,,,,,,,,");
         ps_csv_str(f, r->message);
@@ -269,32 +285,81 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
-int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
-                        FILE *f)
+/* Calls cell_fn for each (group, metric, M, K) cell that has a value. */
+typedef int (*cell_fn)(void *ctx, const struct ana_run *r, const char *metric, double v);
+static int each_cell(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                     cell_fn fn, void *ctx)
 {
     int ms[16], nm, rc;
     struct group g;
     if ((rc = report_begin(o, n, ms, &nm, &g)) < 0)
         return rc;
-    fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
     int pos = 0;
-    while (next_group(runs, n, o, &pos, &g)) {
+    while (!rc && next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *base = baseline(&g, o);
-        for (int i = 0; i < nm; i++)
-            for (int mi = 0; mi < g.nM; mi++)
-                for (int k = 0; k < g.nK; k++) {
+        for (int i = 0; i < nm && !rc; i++)
+            for (int mi = 0; mi < g.nM && !rc; mi++)
+                for (int k = 0; k < g.nK && !rc; k++) {
                     const struct ana_run *r = cell(&g, g.Ks[k], g.Ms[mi]);
                     if (!ok(r) || (ms[i] == M_NORM && !ok(base)))
                         continue;
                     double second, v = value(ms[i], r, base, &second);
-                    ps_csv_str(f, r->model);
-                    fputc(',', f);
-                    ps_csv_str(f, r->topology);
-                    fprintf(f, ",%s,%s,%s,%ld,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat,
-                            r->strategy, r->batch, metric_tab[ms[i]].name, r->M, r->K, v,
-                            r->fits);
+                    rc = fn(ctx, r, metric_tab[ms[i]].name, v);
                 }
     }
     free(g.r);
+    return rc;
+}
+
+static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
+{
+    FILE *f = ctx;
+    ps_csv_str(f, r->model);
+    fputc(',', f);
+    ps_csv_str(f, r->topology);
+    fprintf(f, ",%s,%s,%s,%ld,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat, r->strategy,
+            r->batch, metric, r->M, r->K, v, r->fits);
+    return 0;
+}
+
+int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                        FILE *f)
+{
+    int rc = parse_metrics(o->metrics, (int[16]){ 0 }, &(int){ 0 });
+    if (rc < 0)
+        return rc;
+    fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
+    if ((rc = each_cell(runs, n, o, csv_cell, f)) < 0)
+        return rc;
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+}
+
+static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
+{
+    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:i, s:i, s:f, s:b}", "model",
+                            r->model, "topology", r->topology, "schedule", r->schedule, "remat",
+                            r->remat, "strategy", r->strategy, "batch", (json_int_t)r->batch,
+                            "metric", metric, "M", r->M, "K", r->K, "value", v, "fits", r->fits);
+    if (!row || json_array_append_new(ctx, row))
+        return ps_error(PS_ENOMEM, "out of memory");
+    return 0;
+}
+
+int ana_report_grid_json(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                         FILE *f)
+{
+    ps_json_begin();
+    json_t *arr = json_array();
+    if (!arr)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int rc = each_cell(runs, n, o, json_cell, arr);
+    if (rc == 0 && ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+        rc = ps_json_oom() ? ps_error(PS_ENOMEM, "out of memory writing JSON")
+                           : ps_error(PS_EIO, "write error");
+    if (rc == 0)
+        fputc('\n', f);
+    json_decref(arr);
+    if (rc < 0)
+        return rc;
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

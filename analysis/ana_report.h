@@ -40,5 +40,8 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
 /* One line per (group, metric, M, K) cell. */
 int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                         FILE *f);
+/* The same cells as a JSON array of objects (report --format json). */
+int ana_report_grid_json(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                         FILE *f);
 
 #endif

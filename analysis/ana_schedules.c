@@ -2,6 +2,7 @@
 #include "analysis/ana_schedules.h"
 #include "sched/sch_schedsize.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_util.h"
 #include "sched/sch_schedule.h"
 
@@ -156,8 +157,11 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
             rc = 0;
             continue;
         }
-        if (!cfg.no_baseline)
+        if (!cfg.no_baseline) {
             c->baseline_step_s = p->baseline_step_s;
+            c->baseline_fits = p->baseline_fits;
+            c->baseline_peak = p->baseline_peak;
+        }
         fill_row(r, p, c->K);
         r->speedup = r->step_s > 0 ? c->baseline_step_s / r->step_s : 0;
         ana_prediction_free(p);
@@ -193,10 +197,17 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "topology        %s\n", c->topology);
     fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
             c->batch, c->micro_batch, sch_remat_name(c->remat));
-    fprintf(f, "baseline        %.6f ms on one device (K=1, M=1, no remat)\n\n",
-            c->baseline_step_s * 1e3);
+    char bs[32];
+    ps_human_seconds(c->baseline_step_s, bs, sizeof bs);
+    fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n", bs);
+    if (c->baseline_step_s > 0 && !c->baseline_fits) {
+        ps_human_bytes(c->baseline_peak, bs, sizeof bs);
+        fprintf(f, "                (it needs %s, more than one device holds: simulated as if "
+                "it fit)\n", bs);
+    }
+    fputc('\n', f);
     fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
-            "step ms", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
+            "step", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
             "fits");
     for (int i = 0; i < c->n; i++) {
         const struct ana_sched_row *r = &c->rows[i];
@@ -204,13 +215,14 @@ static void print_table(const void *obj, FILE *f)
             fprintf(f, "%-15s skipped: %s\n", r->schedule, r->error);
             continue;
         }
-        char b[16], fm[16], a[32], t[32];
+        char b[16], fm[16], a[32], t[32], st[32];
+        ps_human_seconds(r->step_s, st, sizeof st);
         pct(r->bubble_sim, b, sizeof b);
         pct(r->bubble_formula, fm, sizeof fm);
         ps_human_bytes((double)r->peak_act_max, a, sizeof a);
         ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
-        fprintf(f, "%-15s %6d %12.6f %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
-                r->n_stages, r->step_s * 1e3, r->samples_per_s, r->speedup, b, fm, a, t,
+        fprintf(f, "%-15s %6d %12s %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
+                r->n_stages, st, r->samples_per_s, r->speedup, b, fm, a, t,
                 r->fits ? "yes" : "NO");
     }
     fprintf(f, "\npeak activation memory per device (device d holds stage d; interleaved:v "
@@ -292,6 +304,7 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
 static int print_json(const void *obj, FILE *f)
 {
     const struct ana_sched_cmp *c = obj;
+    ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
     json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
@@ -311,8 +324,9 @@ static int print_json(const void *obj, FILE *f)
     }
     json_object_set_new(o, "schedules", arr);
     arr = NULL;
-    if (json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER))
-        rc = ps_error(PS_EIO, "write error");
+    if (ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
+        rc = ps_json_oom() ? ps_error(PS_ENOMEM, "out of memory writing JSON")
+                           : ps_error(PS_EIO, "write error");
     fputc('\n', f);
 out:
     json_decref(arr);

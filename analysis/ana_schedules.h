@@ -45,6 +45,8 @@ struct ana_sched_cmp {
     double batch, micro_batch;
     enum sch_remat remat;
     double baseline_step_s;
+    int baseline_fits;            /* the K = 1 baseline fits one device */
+    double baseline_peak;         /* its peak bytes */
     int n;
     struct ana_sched_row *rows;   /* [n] */
 };

@@ -1,6 +1,7 @@
 #include "base/ps_json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -24,3 +25,51 @@ void ps_json_begin(void)
 }
 
 int ps_json_oom(void) { return failed; }
+
+/* A whole real as an integer: 1 and *out set, 0 if it is not one, -1 if
+ * out of memory. */
+static int as_integer(const json_t *v, json_t **out)
+{
+    double x = json_real_value(v);
+    if (!isfinite(x) || x != floor(x) || fabs(x) >= 9007199254740992.0)
+        return 0;
+    *out = json_integer((json_int_t)x);
+    return *out ? 1 : -1;
+}
+
+static int integralize(json_t *v)
+{
+    json_t *n;
+    int r;
+    if (json_is_object(v)) {
+        for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+            json_t *x = json_object_iter_value(it);
+            if (json_is_real(x)) {
+                if ((r = as_integer(x, &n)) < 0 || (r && json_object_iter_set_new(v, it, n)))
+                    return -1;
+            } else if (integralize(x) < 0) {
+                return -1;
+            }
+        }
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *x = json_array_get(v, i);
+            if (json_is_real(x)) {
+                if ((r = as_integer(x, &n)) < 0 || (r && json_array_set_new(v, i, n)))
+                    return -1;
+            } else if (integralize(x) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+int ps_json_dumpf(json_t *root, FILE *f, unsigned long flags)
+{
+    if (integralize(root) < 0) { /* a half-converted tree is a wrong result */
+        failed = 1;
+        return -1;
+    }
+    return json_dumpf(root, f, flags | JSON_REAL_PRECISION(PS_JSON_REAL_DIGITS));
+}

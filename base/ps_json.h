@@ -15,7 +15,19 @@
 #ifndef PS_JSON_H
 #define PS_JSON_H
 
+#include <stdio.h>
+
 void ps_json_begin(void);
 int ps_json_oom(void);
+
+/* The one way pipesim writes JSON for people and tools: numbers that are
+ * whole (|x| < 2^53) become integers (batch 128, not 128.0), every other
+ * real is printed to 15 significant digits (67.309252046, not
+ * 67.309252045999997: what a double holds of a measured or simulated
+ * figure), then json_dumpf(root, f, flags). Modifies root in place.
+ * Returns json_dumpf's result (0 or -1). Cost: O(values). */
+struct json_t;
+int ps_json_dumpf(struct json_t *root, FILE *f, unsigned long flags);
+#define PS_JSON_REAL_DIGITS 15
 
 #endif

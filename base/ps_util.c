@@ -165,13 +165,29 @@ int ps_read_file(const char *path, char **buf, size_t *len)
 
 void ps_human_bytes(double b, char *buf, size_t n)
 {
-    static const char *u[] = { "B", "kB", "MB", "GB", "TB", "PB" };
+    static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
     int i = 0;
-    while (b >= 1000 && i < 5) {
-        b /= 1000;
+    while (b >= 1024 && i < 5) {
+        b /= 1024;
         i++;
     }
     snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+}
+
+void ps_human_seconds(double s, char *buf, size_t n)
+{
+    if (!isfinite(s))
+        snprintf(buf, n, "-");
+    else if (s == 0)
+        snprintf(buf, n, "0 s");
+    else if (fabs(s) >= 0.9999995) /* what would print as 1000.000 ms */
+        snprintf(buf, n, "%.3f s", s);
+    else if (fabs(s) >= 0.9999995e-3)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (fabs(s) >= 0.9999995e-6)
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    else
+        snprintf(buf, n, "%.0f ns", s * 1e9);
 }
 
 void ps_csv_str(FILE *f, const char *s)

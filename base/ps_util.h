@@ -24,9 +24,16 @@ int ps_file_hash(const char *path, char hex[17]);
 uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h);
 #define PS_FNV_INIT 0xcbf29ce484222325ULL
 
-/* Bytes in decimal units for tables: "512 B", "1.50 kB", ... "2.00 PB"
- * (powers of 1000, two decimals above bytes). */
+/* Bytes in binary units for tables, the way device memory is sold and
+ * reported (a 16 GiB P100 reads "16.00 GiB"): "512 B", "1.50 KiB", ...
+ * "2.00 PiB" (powers of 1024, two decimals above bytes). Every table that
+ * prints memory uses it, so one style holds everywhere. */
 void ps_human_bytes(double bytes, char *buf, size_t n);
+#define PS_GIB 1073741824.0
+/* A duration for tables: 3 decimals in the unit that puts it in [1, 1000)
+ * — "19.393 s", "427.852 ms", "12.500 us", "40 ns"; "0 s" for 0, "-" for
+ * NaN or infinity. Every table that prints a step or op time uses it. */
+void ps_human_seconds(double s, char *buf, size_t n);
 /* s as one CSV field: in double quotes, each '"' doubled (RFC 4180). */
 void ps_csv_str(FILE *f, const char *s);
 

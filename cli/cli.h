@@ -51,6 +51,9 @@ int cli_help(const char *text);
  * aborts it (nothing written) when print fails; print's or the commit's
  * code. In cli/cli_run.c. */
 typedef int (*cli_print_fn)(const void *ctx, FILE *f);
+/* An old option spelling that still works: one note on stderr,
+ * "pipesim CMD: OLD is deprecated, use NEW". In cli/cli_run.c. */
+void cli_deprecated(const char *cmd, const char *old, const char *now);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
 
 #endif

@@ -1,9 +1,12 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "sim/sim_membudget.h"
+#include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -48,8 +51,14 @@ int cli_run_parse(struct cli_run *r, const char *cmd, const char *help, int argc
                 return rc;
             continue;
         }
-        if (c == 'h')
-            return cli_help(help);
+        if (c == 'h') {
+            cli_help(help);
+            if (r->help_generators) {
+                fputc('\n', stdout);
+                mdl_generators_help(stdout);
+            }
+            return 1;
+        }
         if ((rc = own(ctx, c, optarg)) < 0)
             return rc;
     }
@@ -67,6 +76,11 @@ int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
         return rc;
     }
     return ps_afile_commit(&af);
+}
+
+void cli_deprecated(const char *cmd, const char *old, const char *now)
+{
+    fprintf(stderr, "pipesim %s: %s is deprecated, use %s\n", cmd, old, now);
 }
 
 int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **argv)
@@ -93,6 +107,34 @@ int cli_check_batch(double batch)
     return 0;
 }
 
+/* --partition STRATEGY: the partitioner's cut of the schedule's stages. */
+static int strategy_partition(struct cli_run *r, enum sch_part_strategy st, int S)
+{
+    if (r->K > r->topo->n_devices)
+        return ps_error(PS_ENOFIT, "-K %ld: topology %s has only %d devices", r->K,
+                        r->topo->path, r->topo->n_devices);
+    if (r->batch != floor(r->batch) || (long long)r->batch % r->M)
+        return ps_error(PS_EUSAGE, "--batch %g must be divisible by -M %ld", r->batch, r->M);
+    struct sch_schedule *sched = NULL;
+    sch_part_model *pm = NULL;
+    int rc = sch_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &sched);
+    if (rc < 0)
+        return rc;
+    if (sched->n_stages != S) {
+        sch_schedule_free(sched);
+        return ps_error(PS_EINVAL, "--partition %s: the schedule has %d stages, not %d",
+                        r->partition, sched->n_stages, S);
+    }
+    struct sch_part_opts po = { .n_stages = S, .stage_device = sched->stage_device,
+                                .n_micro = (int)r->M, .micro_batch = r->batch / (double)r->M,
+                                .remat = r->remat, .cap_mode = 1 };
+    if ((rc = sch_part_model_new(r->prof, r->topo, &po, &pm)) == 0)
+        rc = sch_part_strategy_run(pm, st, &r->part);
+    sch_part_model_free(pm);
+    sch_schedule_free(sched);
+    return rc;
+}
+
 int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
 {
     int rc;
@@ -107,8 +149,25 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         int S; /* the schedule decides the number of stages (ana_predict builds it) */
         if ((rc = sch_schedule_stages(r->schedule, (int)r->K, (int)r->M, r->remat, &S)) < 0)
             return rc;
-        if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers, &r->part)) < 0)
+        enum sch_part_strategy st;
+        if (isalpha((unsigned char)r->partition[0]) && strcmp(r->partition, "uniform")) {
+            /* a strategy (optimal, gpipe, balance-by-size): the partitioner's
+             * choice under each device's memory, as `partition` makes it */
+            if ((rc = sch_part_strategy_parse(r->partition, &st)) < 0) {
+                struct ps_suggest sg;
+                ps_suggest_init(&sg, r->partition);
+                for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
+                    ps_suggest_add(&sg, sch_part_strategy_name((enum sch_part_strategy)i));
+                return ps_error(PS_EUSAGE, "--partition: '%s' is not uniform, a strategy "
+                                "(optimal, gpipe, balance-by-size) or layer counts such as "
+                                "3,5,4,4%s", r->partition, ps_suggest_hint(&sg));
+            }
+            if ((rc = strategy_partition(r, st, S)) < 0)
+                return rc;
+        } else if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers,
+                                             &r->part)) < 0) {
             return rc;
+        }
     }
     cfg->profile = r->prof;
     cfg->topo = r->topo;

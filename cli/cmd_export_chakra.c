@@ -80,9 +80,11 @@ int cmd_export_chakra(int argc, char **argv)
     int n = 0;
     if ((rc = trc_chakra_write(sched, p->costs, t, &co, &n)) < 0)
         goto out;
+    char ts[32];
+    ps_human_seconds(p->step_s, ts, sizeof ts);
     fprintf(stderr, "export-chakra: %d ranks (%ld replica(s) x %d devices), %lld nodes, "
-            "step %.6f ms simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
-            (long long)(sch_schedule_total_ops(sched) * replicas), p->step_s * 1e3, co.dir,
+            "step %s simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
+            (long long)(sch_schedule_total_ops(sched) * replicas), ts, co.dir,
             co.prefix);
 out:
     ana_prediction_free(p);

@@ -11,14 +11,19 @@ static const char help[] =
     "       pipesim gen chain -n N [--flops F] [--memory B] [--mem-bandwidth B]\n"
     "                     [--bandwidth B] [--latency S] [--efficiency E]\n"
     "                     [--batch-half H] [--overhead S] [-o out.json]\n\n"
-    "model: writes the per-layer profile CSV of a generator spec, e.g.\n"
-    "  mlp:layers=16,width=1024[,norm=4]   amoebanet:L=18,D=256   transformer:L=48\n"
-    "  gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257[,ffn=F][,act_bytes=2]\n"
-    "  resnet:depth=101[,classes=1000][,image=224][,act_bytes=4]\n"
+    "model: writes the per-layer profile CSV of a generator spec (listed below),\n"
+    "  e.g. mlp:layers=16,width=1024,norm=4, amoebanet:L=18,D=256, transformer:L=24,\n"
+    "  gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257, resnet:depth=101.\n"
     "chain: writes a topology of N identical devices with a dedicated link between\n"
     "  neighbours (defaults: 1e12 FLOP/s, 16e9 B, 1e11 B/s memory, 1e10 B/s link,\n"
     "  1e-6 s latency, efficiency 1, batch_half 0, no overhead).\n"
-    "Output goes to stdout unless -o is given (written atomically).\n";
+    "Output goes to stdout unless -o is given (written atomically).\n\n";
+
+static void gen_help(void)
+{
+    cli_help(help);
+    mdl_generators_help(stdout);
+}
 
 static int gen_model(int argc, char **argv)
 {
@@ -29,7 +34,7 @@ static int gen_model(int argc, char **argv)
     cli_getopt_reset();
     while ((c = cli_getopt("gen model", argc, argv, "ho:", opts)) != -1) {
         if (c == 'h') {
-            cli_help(help);
+            gen_help();
             return 0;
         }
         if (c != 'o')
@@ -66,7 +71,7 @@ static int gen_chain(int argc, char **argv)
     cli_getopt_reset();
     while ((c = cli_getopt("gen chain", argc, argv, "hn:o:", opts)) != -1) {
         switch (c) {
-        case 'h': cli_help(help); return 0;
+        case 'h': gen_help(); return 0;
         case 'n': rc = ps_parse_long(optarg, "-n", 1, 1 << 20, &n); break;
         case 'o': out = optarg; break;
         case 'f': rc = ps_parse_double(optarg, "--flops", &d.flops); break;
@@ -100,7 +105,7 @@ static int gen_chain(int argc, char **argv)
 int cmd_gen(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        cli_help(help);
+        gen_help();
         return argc < 2 ? ps_error(PS_EUSAGE, "expected 'model' or 'chain'") : 0;
     }
     if (!strcmp(argv[1], "model"))

@@ -1,5 +1,5 @@
 /* pipesim reproduce gpipe (and its alias pipesim paper): the GPipe paper's
- * reproductions, written as markdown (and PNG plots) under --out. */
+ * reproductions, written as markdown (and PNG plots) under --out-dir. */
 #include "studies/stu_paper.h"
 #include "cli/cli.h"
 #include "base/ps_error.h"
@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 static const char usage[] =
-    "usage: pipesim %s [--out results/paper] [--tables 1,2,3,partitions|all]\n"
+    "usage: pipesim %s [--out-dir results/paper] [--tables 1,2,3,partitions|all]\n"
     "         [--topologies DIR] [--data DIR] [--no-plots] [--quiet]\n"
     "`pipesim paper` and `pipesim reproduce gpipe` are the same command: the same\n"
     "options, the same files byte for byte.\n\n";
@@ -26,7 +26,7 @@ static const char help[] =
     "each citing its source), the prose from --data/text/ (one template per\n"
     "output); a malformed one is an error naming file:line and the field,\n"
     "section or placeholder (exit status 3).\n"
-    "Defaults: --out results/paper, --tables all, --topologies and --data the\n"
+    "Defaults: --out-dir results/paper, --tables all, --topologies and --data the\n"
     "data folder's topologies/ and gpipe/ (models/topologies and studies/gpipe\n"
     "in the source tree, PREFIX/share/pipesim/... installed; pipesim presets\n"
     "names the folder).\n";
@@ -34,7 +34,8 @@ static const char help[] =
 int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "out", required_argument, 0, 'o' },   { "tables", required_argument, 0, 't' },
+        { "out-dir", required_argument, 0, 'O' }, { "tables", required_argument, 0, 't' },
+        { "out", required_argument, 0, 'o' }, /* the old spelling */
         { "topologies", required_argument, 0, 'T' }, { "no-plots", no_argument, 0, 'P' },
         { "data", required_argument, 0, 'D' },
         { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
@@ -44,13 +45,14 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
                                 .tables = STU_PAPER_ALL, .plots = 1, .log = stderr };
     int c, rc;
     cli_getopt_reset();
-    while ((c = cli_getopt(cmd, argc, argv, "ho:", opts)) != -1) {
+    while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h':
             printf(usage, cmd);
             cli_help(help);
             return 0;
-        case 'o': o.out_dir = optarg; break;
+        case 'o': cli_deprecated(cmd, "--out DIR", "--out-dir DIR"); /* fallthrough */
+        case 'O': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'P': o.plots = 0; break;
@@ -65,7 +67,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
-        return ps_error(PS_EUSAGE, "--out needs a directory");
+        return ps_error(PS_EUSAGE, "--out-dir needs a directory");
     if ((o.topo_dir && !*o.topo_dir) || (o.data_dir && !*o.data_dir))
         return ps_error(PS_EUSAGE, "%s needs a directory", o.topo_dir && !*o.topo_dir
                                                                  ? "--topologies" : "--data");

@@ -29,7 +29,7 @@ static const char help[] =
     "closed-form memory estimate the search uses, the simulated peak and the\n"
     "capacity. --mem-cap device uses each device's memory, BYTES (16e9, 16G, 12GiB)\n"
     "one cap for all; an infeasible cap names the stage that cannot fit and by how\n"
-    "much. Defaults: --strategy all, --top 5, --mem-cap none, --remat except_last.\n";
+    "much. Defaults: --strategy all, --top 5, --mem-cap device, --remat except_last.\n";
 
 static int parse_bytes(const char *s, double *out)
 {
@@ -121,17 +121,23 @@ static int print_partition(const void *ctx, FILE *f)
     const struct sch_part_opts *po = &o->po;
     const struct cli_run *run = o->run;
     if (o->format == ANA_FMT_TABLE) {
-        char capbuf[64];
+        char capbuf[64], base[32];
+        ps_human_seconds(o->rank->baseline_step_s, base, sizeof base);
         if (po->cap_mode == 2)
-            snprintf(capbuf, sizeof capbuf, "%.4g GB per device", po->cap / 1e9);
+            snprintf(capbuf, sizeof capbuf, "%.4g GiB per device", po->cap / PS_GIB);
         fprintf(f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
                 "%g (micro-batch %g), remat %s, memory cap %s\n"
-                "%d candidates simulated; speedup over one device, M=1, no remat (%.4f ms)\n\n",
+                "%d candidates simulated; speedup over one device, M=1, no remat (%s)\n\n",
                 run->prof->path, run->prof->n_layers, run->topo->path, o->sched->name, run->K,
                 o->sched->n_stages, run->M, run->batch, po->micro_batch,
                 sch_remat_name(run->remat),
                 po->cap_mode == 0 ? "none" : po->cap_mode == 1 ? "device memory" : capbuf,
-                o->rank->n, o->rank->baseline_step_s * 1e3);
+                o->rank->n, base);
+        if (!o->rank->baseline_fits) {
+            ps_human_bytes(o->rank->baseline_peak, base, sizeof base);
+            fprintf(f, "(the one-device baseline needs %s, more than one device holds: "
+                    "simulated as if it fit)\n\n", base);
+        }
     }
     return ana_rank_print(o->rank, o->format, (int)o->top, f);
 }
@@ -144,7 +150,8 @@ int cmd_partition(int argc, char **argv)
         { "mem-cap", required_argument, 0, 'c' },  { "format", required_argument, 0, 'f' },
         { "out", required_argument, 0, 'o' },      { 0, 0, 0, 0 },
     };
-    struct partition_opts o = { .format = ANA_FMT_TABLE, .out_path = "-", .top = 5 };
+    struct partition_opts o = { .format = ANA_FMT_TABLE, .out_path = "-", .top = 5,
+                                .po.cap_mode = 1 /* device memory */ };
     struct sch_part_opts *po = &o.po;
     struct ana_config cfg = { 0 };
     struct cli_run run;

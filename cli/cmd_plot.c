@@ -36,7 +36,8 @@ static const char help[] =
     "            " SCHED_LIST "\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
     "strategy and batch): the first that matches the filters. Default --kind: the\n"
-    "sweep figures with --db, plus timeline with --trace. Needs gnuplot. Beside\n"
+    "sweep figures with --db, plus timeline with --trace. Without either, --db\n"
+    "results/sweep.db (sweep's and report's default). Needs gnuplot. Beside\n"
     "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
     "`gnuplot <prefix><kind>.gp > <prefix><kind>.png` redraws it).\n"
     "--compare overlays a simulated and a measured trace of one configuration\n"
@@ -165,8 +166,7 @@ int cmd_plot(int argc, char **argv)
     if (sched_list || K || M)
         return ps_error(PS_EUSAGE, "--schedules, -K and -M go with --kind schedules");
     if (!db_path && !trace)
-        return ps_error(PS_EUSAGE, "give --db (sweep figures) and/or --trace "
-                         "(timeline); see pipesim plot --help");
+        db_path = "results/sweep.db"; /* sweep's and report's default */
     /* split --kind into the sweep figures and the timeline */
     char sweep_kinds[256] = "";
     int timeline = trace && !kinds;

@@ -12,14 +12,20 @@ static const char help[] =
     "                       [--remat always|except_last|never]\n"
     "                       [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
     "                        zb-h1|zb-h2|zb-v|zb-auto[:L]]\n"
-    "                       [--partition uniform|3,5,4,4] [--trace out.json]\n"
-    "                       [--trace-csv out.csv] [--format table|csv|json] [--out F]\n"
+    "                       [--partition uniform|optimal|gpipe|balance-by-size|3,5,4,4]\n"
+    "                       [--trace out.json] [--trace-csv out.csv]\n"
+    "                       [--format table|csv|json] [-o|--out F]\n"
     "                       [--replicas R]\n\n"
-    "Simulates one training step of the model (profile CSV or generator spec such as\n"
-    "mlp:layers=16,width=1024) split into K stages on the topology's first K devices,\n"
-    "with M micro-batches of batch/M samples. Prints step time, throughput, speedup\n"
-    "over a single device (K=1, M=1, no re-materialization), the simulated bubble\n"
-    "beside the analytic (K-1)/(M+K-1), busy fraction and peak memory per stage.\n"
+    "Simulates one training step of the model (a profile CSV or a generator spec such\n"
+    "as mlp:layers=16,width=1024, listed below) split into K stages on the\n"
+    "topology's first K devices, with M micro-batches of batch/M samples. Prints the\n"
+    "model it built (layers, parameters), step time, throughput, speedup over a\n"
+    "single device (K=1, M=1, no re-materialization), the simulated bubble beside\n"
+    "the analytic (K-1)/(M+K-1), busy fraction and peak memory per stage. Times\n"
+    "print in s, ms, us or ns; memory in GiB (2^30 bytes), as device memory is sold.\n"
+    "--partition optimal (or gpipe, balance-by-size) cuts the layers as that\n"
+    "strategy of `pipesim partition` and `pipesim sweep` does, under each device's\n"
+    "memory (partition also simulates optimal's neighbours).\n"
     "--trace writes a Chrome Trace Event JSON for https://ui.perfetto.dev.\n"
     "--replicas R: R data-parallel copies of the pipeline (replica r's stage s on\n"
     "device r*K+s) with a ring all-reduce of each stage's gradients before its\n"
@@ -64,6 +70,7 @@ int cmd_predict(int argc, char **argv)
     struct cli_run run;
     int rc;
     cli_run_init(&run);
+    run.help_generators = 1;
     if ((rc = cli_run_parse(&run, "predict", help, argc, argv, opts, predict_option, &o)) != 0)
         return rc > 0 ? 0 : rc;
     if ((rc = cli_run_check("predict", &run, argc, argv)) < 0 ||

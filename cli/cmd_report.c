@@ -1,5 +1,6 @@
 /* pipesim report: K x M tables from a sweep database, and CSV exports. */
 #include "analysis/ana_dbkind.h"
+#include "analysis/ana_format.h"
 #include "analysis/ana_report.h"
 #include "cli/cli.h"
 #include "sched/sch_partitioner.h"
@@ -10,21 +11,25 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: pipesim report --db results/sweep.db [--metric LIST] [--baseline K,M]\n"
+    "usage: pipesim report [--db results/sweep.db] [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
-    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F] [--out F]\n\n"
+    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F]\n"
+    "                      [--format table|csv|json] [-o|--out F]\n\n"
     "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
     "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
     "              the paper normalizes to K=2,M=1)\n"
     "  speedup     over one device (K=1, M=1, no re-materialization)\n"
-    "  throughput  samples/s      step  ms per step\n"
+    "  throughput  samples/s      step  seconds per step\n"
     "  bubble      simulated / analytic (K-1)/(M+K-1), percent\n"
-    "  memory      largest stage peak, GB\n"
+    "  memory      largest stage peak, GiB (2^30 bytes)\n"
     "'*' marks configurations that do not fit in memory, '-' those that could not\n"
-    "run. --csv writes every selected run, --grid-csv every grid cell.\n"
+    "run. --csv writes every selected run, --grid-csv every grid cell; --format csv\n"
+    "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
+    "tables.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
-    "Defaults: --metric normalized,speedup,bubble.\n";
+    "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
+    "--format table.\n";
 
 int cmd_report(int argc, char **argv)
 {
@@ -35,10 +40,12 @@ int cmd_report(int argc, char **argv)
         { "remat", required_argument, 0, 'r' },    { "strategy", required_argument, 0, 'S' },
         { "batch", required_argument, 0, 'b' },    { "csv", required_argument, 0, 'c' },
         { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
-        { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
+        { "format", required_argument, 0, 'f' },   { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
     };
     struct ana_report_opts o = { 0 };
-    const char *db_path = NULL, *csv = NULL, *grid_csv = NULL, *out_path = "-";
+    enum ana_fmt format = ANA_FMT_TABLE;
+    const char *db_path = "results/sweep.db", *csv = NULL, *grid_csv = NULL, *out_path = "-";
     int c, rc = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("report", argc, argv, "h", opts)) != -1) {
@@ -79,6 +86,7 @@ int cmd_report(int argc, char **argv)
         case 'c': csv = optarg; break;
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &format); break;
         default: return -PS_EUSAGE;
         }
         if (rc < 0)
@@ -86,8 +94,6 @@ int cmd_report(int argc, char **argv)
     }
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    if (!db_path)
-        return ps_error(PS_EUSAGE, "--db is required (see pipesim report --help)");
     if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
         (rc = ps_io_output(out_path, "--out")) < 0 || (rc = ps_io_output(csv, "--csv")) < 0 ||
         (rc = ps_io_output(grid_csv, "--grid-csv")) < 0)
@@ -100,7 +106,10 @@ int cmd_report(int argc, char **argv)
     struct {
         const char *path;
         int (*fn)(const struct ana_run *, int, const struct ana_report_opts *, FILE *);
-    } outs[] = { { out_path, ana_report_print }, { csv, ana_report_csv },
+    } outs[] = { { out_path, format == ANA_FMT_CSV    ? ana_report_grid_csv
+                             : format == ANA_FMT_JSON ? ana_report_grid_json
+                                                      : ana_report_print },
+                 { csv, ana_report_csv },
                  { grid_csv, ana_report_grid_csv } };
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
         if (!outs[i].path)

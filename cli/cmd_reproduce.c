@@ -20,7 +20,7 @@ static const char help[] =
     "              benchmarks on 8 x P40 (results/torchgpipe)\n";
 
 static const char help_tg[] =
-    "usage: pipesim reproduce torchgpipe [--out results/torchgpipe]\n"
+    "usage: pipesim reproduce torchgpipe [--out-dir results/torchgpipe]\n"
     "                                    [--topologies DIR] [--data DIR] [--quiet]\n\n"
     "Predicts every row of torchgpipe's speed benchmarks (docs/benchmarks.rst):\n"
     "AmoebaNet-D (18, 256) (benchmarks/amoebanetd-speed/main.py, model\n"
@@ -39,7 +39,7 @@ static const char help_tg[] =
     "naming file:line and the field or section (exit status 3), and nothing is\n"
     "written. The outputs depend only on the inputs: a rerun reproduces them\n"
     "byte for byte.\n"
-    "Defaults: --out results/torchgpipe, --topologies and --data the data\n"
+    "Defaults: --out-dir results/torchgpipe, --topologies and --data the data\n"
     "folder's topologies/ and torchgpipe/ (models/topologies and\n"
     "studies/torchgpipe in the source tree, PREFIX/share/pipesim/... installed;\n"
     "pipesim presets names the folder).\n";
@@ -47,7 +47,8 @@ static const char help_tg[] =
 static int torchgpipe(int argc, char **argv)
 {
     static const struct option opts[] = {
-        { "out", required_argument, 0, 'o' }, { "topologies", required_argument, 0, 'T' },
+        { "out-dir", required_argument, 0, 'O' }, { "topologies", required_argument, 0, 'T' },
+        { "out", required_argument, 0, 'o' }, /* the old spelling */
         { "data", required_argument, 0, 'D' }, { "quiet", no_argument, 0, 'q' },
         { "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
     };
@@ -55,10 +56,11 @@ static int torchgpipe(int argc, char **argv)
                              .log = stderr };
     int c;
     cli_getopt_reset();
-    while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "ho:", opts)) != -1) {
+    while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help_tg); return 0;
-        case 'o': o.out_dir = optarg; break;
+        case 'o': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
+        case 'O': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'q': o.log = NULL; break;
@@ -68,7 +70,7 @@ static int torchgpipe(int argc, char **argv)
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!*o.out_dir)
-        return ps_error(PS_EUSAGE, "--out needs a directory");
+        return ps_error(PS_EUSAGE, "--out-dir needs a directory");
     if ((o.topo_dir && !*o.topo_dir) || (o.data_dir && !*o.data_dir))
         return ps_error(PS_EUSAGE, "%s needs a directory", o.topo_dir && !*o.topo_dir
                                                                  ? "--topologies" : "--data");

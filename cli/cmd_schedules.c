@@ -20,7 +20,7 @@ static const char help[] =
     "one device, the simulated bubble beside the schedule's uniform-stage formula,\n"
     "and peak activation and total memory (max and per device).\n"
     "Schedules: gpipe (fill-drain), 1f1b (PipeDream-flush), interleaved:v (Megatron,\n"
-    "v model chunks per device, v*K stages, needs M %% K == 0 and a link from device\n"
+    "v model chunks per device, v*K stages, needs M % K == 0 and a link from device\n"
     "K-1 back to device 0), zb-h1 (zero-bubble: backward split into input and weight\n"
     "gradients, weight gradients deferred into the bubbles), zb-h2 (more warm-up\n"
     "forwards, twice 1F1B's memory, near-zero bubble), zb-v (two chunks per device\n"

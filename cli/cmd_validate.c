@@ -3,6 +3,7 @@
 #include "cli/cli_calib.h"
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
+#include "measure/msr_validate.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char help[] =
     "usage: pipesim validate --net SPEC -K k -M m --batch N [--remat MODE] [--steps S]\n"
@@ -45,8 +47,6 @@ static const char help[] =
     "grid of K, M and remat modes; results in results/validation.db and a report\n"
     "(see pipesim validate --check --help).\n";
 
-static double ms(int64_t ns) { return (double)ns * 1e-6; }
-
 static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
@@ -61,7 +61,9 @@ static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
     int mismatch = 0;
-    printf("\nlast step       %.3f ms, %.1f samples/s\n", ms(st->step_ns), st->samples_per_s);
+    char ts[32];
+    ps_human_seconds((double)st->step_ns * 1e-9, ts, sizeof ts);
+    printf("\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);
     printf("bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
            "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (rt_pipe_oversubscribed(p))
@@ -216,19 +218,42 @@ int cmd_validate(int argc, char **argv)
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %ld, lr %g\n", seed, lr);
     printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
-    printf("\n%5s %14s %12s\n", "step", "loss", "time ms");
+    printf("\n%5s %14s %12s\n", "step", "loss", "time");
     struct rt_step_stats st;
+    struct rusage ru0, ru1; /* how busy the machine was: */
+    int64_t runq = 0, worker_ns = 0;
+    int runq_known = 1;
+    getrusage(RUSAGE_SELF, &ru0);
     for (long i = 0; i < steps; i++) {
         if ((rc = rt_pipe_step(p, data, &st, i + 1 == steps && (trace_path || csv_path)
                                                  ? &trace : NULL)) < 0)
             goto out;
-        printf("%5ld %14.8f %12.3f\n", i + 1, st.loss, ms(st.step_ns));
+        char ts[32];
+        ps_human_seconds((double)st.step_ns * 1e-9, ts, sizeof ts);
+        printf("%5ld %14.8f %12s\n", i + 1, st.loss, ts);
+        for (int d = 0; d < st.n_devices; d++) {
+            runq_known &= st.dev[d].runq_ns >= 0;
+            runq += st.dev[d].runq_ns;
+            worker_ns += st.step_ns;
+        }
         if ((rc = rt_check_diverged(net, i + 1, st.loss, lr)) < 0) {
             fflush(stdout);
             goto out;
         }
     }
+    getrusage(RUSAGE_SELF, &ru1);
     int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
+    long csw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+    if (runq_known && worker_ns > 0 && (double)runq / (double)worker_ns > MSR_BUSY_RUNQ)
+        printf("note            the machine was busy: the workers waited %.0f%% of their time "
+               "for a CPU\n                (%ld involuntary context switches): measured times "
+               "include that wait;\n                accuracy figures come from validate "
+               "--check --realtime on a quiet machine\n",
+               100.0 * (double)runq / (double)worker_ns, csw);
+    else if (runq_known)
+        printf("cores           the workers waited %.1f%% of their time for a CPU (%ld "
+               "involuntary context switches)\n", 100.0 * (double)runq / (double)worker_ns,
+               csw);
     fflush(stdout);
     if (trace_path && (rc = trc_write_chrome(trace, trace_path)) < 0)
         goto out;

@@ -1,6 +1,7 @@
 /* pipesim — the command-line front end: dispatch to cmd_<name>. */
 #include "cli/cli.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <stdio.h>
@@ -70,6 +71,11 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 {
     char so[128];
     snprintf(so, sizeof so, ":%s", shortopts); /* ':' reports missing values */
+    /* -o is --out (a file) wherever a command has --out */
+    for (const struct option *o = longopts; o && o->name; o++)
+        if (!strcmp(o->name, "out") && o->val == 'o' && o->has_arg == required_argument &&
+            !strchr(shortopts, 'o'))
+            snprintf(so + strlen(so), sizeof so - strlen(so), "o:");
     opterr = 0;
     int c = getopt_long(argc, argv, so, longopts, NULL);
     if (c == '?' || c == ':') {
@@ -77,8 +83,21 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
         if (c == ':')
             ps_error(PS_EUSAGE, "option '%s' needs a value (see pipesim %s --help)", opt,
                       cmd); /* main() already names the command */
-        else
-            ps_error(PS_EUSAGE, "unknown option '%s' (see pipesim %s --help)", opt, cmd);
+        else {
+            /* "--ouput=x" -> "--ouput", compared with every long option */
+            char typed[64];
+            snprintf(typed, sizeof typed, "%.*s", (int)strcspn(opt, "="), opt);
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, typed);
+            char names[64][40];
+            int n = 0;
+            for (const struct option *o = longopts; o && o->name && n < 64; o++, n++) {
+                snprintf(names[n], sizeof names[n], "--%s", o->name);
+                ps_suggest_add(&sg, names[n]);
+            }
+            ps_error(PS_EUSAGE, "unknown option '%s'%s (see pipesim %s --help)", typed,
+                     ps_suggest_hint(&sg), cmd);
+        }
         return -2;
     }
     return c;
@@ -113,6 +132,11 @@ int main(int argc, char **argv)
             }
             return 0;
         }
-    fprintf(stderr, "pipesim: unknown command '%s' (see pipesim --help)\n", argv[1]);
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        ps_suggest_add(&sg, commands[i].name);
+    fprintf(stderr, "pipesim: unknown command '%s'%s (see pipesim --help)\n", argv[1],
+            ps_suggest_hint(&sg));
     return ps_exit_status(PS_EUSAGE);
 }

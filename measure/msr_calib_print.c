@@ -2,6 +2,7 @@
 #include "analysis/ana_format.h"
 #include "measure/msr_calib.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <string.h>
 
@@ -95,8 +96,8 @@ static void print_table(const void *obj, FILE *f)
             100 * c->xfer_fit.max_rel, lo, hi, c->memcpy_bw * 1e-9);
     fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, shared (one memory bus "
             "for %d cores)\n", us(c->link_latency), c->link_bandwidth * 1e-9, c->n_cores);
-    fprintf(f, "memory          %.2f GB per core (MemTotal over %d cores)\n",
-            c->memory_per_core * 1e-9, c->n_cores);
+    fprintf(f, "memory          %.2f GiB per core (MemTotal over %d cores)\n",
+            c->memory_per_core / PS_GIB, c->n_cores);
     fprintf(f, "took            %.2f s\n", c->wall_s);
 }
 

@@ -107,6 +107,8 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
+    int64_t runq = 0, worker_ns = 0;
+    int runq_known = 1;
     for (int i = -o->warmup_steps; i < o->steps && !rc; i++) {
         struct rusage r0, r1;
         getrusage(RUSAGE_SELF, &r0);
@@ -115,6 +117,12 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
         if (!rc && i >= 0) {
             ns[i] = sorted[i] = st.step_ns;
             csw[i] = r1.ru_nivcsw - r0.ru_nivcsw;
+            for (int d = 0; d < st.n_devices; d++) {
+                if (st.dev[d].runq_ns < 0)
+                    runq_known = 0;
+                runq += st.dev[d].runq_ns;
+                worker_ns += st.step_ns;
+            }
         }
     }
     if (rc < 0) {
@@ -131,6 +139,7 @@ static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
             imin = i;
     }
     pt->n_steps = o->steps;
+    pt->runq_frac = runq_known && worker_ns > 0 ? (double)runq / (double)worker_ns : -1;
     pt->preempt_med = csw[im];
     for (int i = 0; i < o->steps; i++)
         pt->preempt_all += csw[i];
@@ -312,17 +321,23 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
                     goto err;
                 if (o->progress) {
                     const struct ana_compare *c = pt->cmp;
+                    /* an op kind the point has none of (R at M = 1) reads "-" */
+                    char ke[4][16];
+                    static const enum sch_op_kind kk[4] = { SCH_OP_FWD, SCH_OP_RECOMP,
+                                                             SCH_OP_BWD, SCH_OP_UPDATE };
+                    for (int q = 0; q < 4; q++)
+                        snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]])
+                                     ? "%+.1f%%" : "-", 100 * pt->kind_err[kk[q]]);
                     fprintf(o->progress, "K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas "
                             "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas "
-                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %+.1f%% R %+.1f%% "
-                            "B %+.1f%% U %+.1f%%\n", pt->K, pt->M,
+                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %s R %s "
+                            "B %s U %s\n", pt->K, pt->M,
                             sch_remat_name(pt->remat), pt->step_sim_s * 1e3,
                             pt->step_med_s * 1e3, 100 * c->makespan_err,
                             100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
                             100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
                             100 * pt->peak_err, pt->preempt_med,
-                            100 * pt->kind_err[SCH_OP_FWD], 100 * pt->kind_err[SCH_OP_RECOMP],
-                            100 * pt->kind_err[SCH_OP_BWD], 100 * pt->kind_err[SCH_OP_UPDATE]);
+                            ke[0], ke[1], ke[2], ke[3]);
                     fflush(o->progress);
                 }
             }

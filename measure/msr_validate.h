@@ -35,6 +35,10 @@
 #ifndef MSR_VALIDATE_H
 #define MSR_VALIDATE_H
 
+/* Of the workers' time, the part spent runnable but waiting for a CPU above
+ * which validate and validate --check say the machine was busy. */
+#define MSR_BUSY_RUNQ 0.05
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -90,6 +94,10 @@ struct msr_vpoint {
     long preempt_med, preempt_all;     /* involuntary context switches of the
                                           process in the median step / all
                                           timed steps: other load on the cores */
+    double runq_frac;                  /* of the workers' time in the timed steps,
+                                          the part runnable but waiting for a CPU
+                                          (rt_thread_runq_wait_ns); -1 unknown;
+                                          above MSR_BUSY_RUNQ: a busy machine */
     struct ana_compare *cmp;           /* simulated vs the median step */
     struct ana_compare *cmp_min;       /* simulated vs the fastest step */
     double kind_err[SCH_OP_NKINDS];    /* median (meas - sim) / sim duration of

@@ -98,6 +98,22 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1);
     figure(f, "max |bubble error|", a->bubble_max, MSR_TARGET_BUBBLE_POINTS, " pts", 1, w2);
     figure(f, "max peak act. error", a->peak_max, MSR_TARGET_PEAK_ACT, "%", 100, w3);
+    long csw = 0;
+    double runq = 0;
+    int known = 0;
+    for (int i = 0; i < v->n_points; i++) {
+        csw += v->pts[i].preempt_all;
+        if (v->pts[i].runq_frac >= 0) {
+            runq = v->pts[i].runq_frac > runq ? v->pts[i].runq_frac : runq;
+            known = 1;
+        }
+    }
+    if (known && runq > MSR_BUSY_RUNQ)
+        fprintf(f, "  note: the machine was busy: at one point the workers waited %.0f%% of "
+                "their time for a CPU\n        (%ld involuntary context switches in all); "
+                "measured times, and a MISSED target,\n        then say as much about the "
+                "machine as about the simulator (quiet machine, --realtime)\n", 100 * runq,
+                csw);
     if (a->mk_median > MSR_TARGET_MAKESPAN_MEDIAN) {
         fprintf(f, "  missed median makespan target:\n");
         print_causes(v, a->fastest, MSR_TARGET_MAKESPAN_MEDIAN, f);

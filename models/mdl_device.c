@@ -6,6 +6,7 @@
 #include "models/mdl_topology_int.h"
 #include "base/ps_data.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <jansson.h>
@@ -260,8 +261,14 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json
         return rc;
     json_t *pre = json_object_get(json_object_get(root, "devices"), json_string_value(name));
     if (!pre) {
-        rc = ps_error(PS_EINVAL, "%s: %s.preset: no device '%s' in %s", topo_path, where,
-                      json_string_value(name), file);
+        struct ps_suggest sg;
+        const char *k;
+        json_t *v;
+        ps_suggest_init(&sg, json_string_value(name));
+        json_object_foreach(json_object_get(root, "devices"), k, v)
+            ps_suggest_add(&sg, k);
+        rc = ps_error(PS_EINVAL, "%s: %s.preset: no device '%s' in %s%s", topo_path, where,
+                      json_string_value(name), file, ps_suggest_hint(&sg));
         goto out;
     }
     char pw[160];

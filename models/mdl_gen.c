@@ -6,6 +6,7 @@
 #include "models/mdl_resnet.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <errno.h>
@@ -25,9 +26,16 @@ int mdl_spec_check(const char *spec, const char *params, const char *const *keys
         int ok = 0;
         for (const char *const *k = keys; *k; k++)
             ok |= strlen(*k) == len && !strncmp(*k, p, len);
-        if (!ok)
-            return ps_error(PS_EUSAGE, "model spec '%s': unknown parameter '%.*s'", spec,
-                             (int)len, p);
+        if (!ok) {
+            char typed[64];
+            snprintf(typed, sizeof typed, "%.*s", (int)len, p);
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, typed);
+            for (const char *const *k = keys; *k; k++)
+                ps_suggest_add(&sg, *k);
+            return ps_error(PS_EUSAGE, "model spec '%s': unknown parameter '%s'%s", spec,
+                             typed, ps_suggest_hint(&sg));
+        }
         p = comma ? comma + 1 : NULL;
     }
     return 0;
@@ -56,6 +64,73 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
         return ps_error(PS_EUSAGE, "model spec '%s': missing parameter '%s'", spec, key);
     *out = dflt;
     return 0;
+}
+
+static const struct mdl_gen_key mlp_keys[] = {
+    { "layers", NULL, "dense layers, W x W with bias and ReLU, FP32 (+ layers/N norms)" },
+    { "width", NULL, "W, features per layer" },
+    { "norm", "0", "a layer norm after every N-th dense layer (0: none)" },
+    { NULL, NULL, NULL },
+};
+static const struct mdl_gen_key amoeba_keys[] = {
+    { "L", "18", "normal cells, a multiple of 3 (the profile: L + 6 layers)" },
+    { "D", "256", "filters of the first stack, a multiple of 8" },
+    { "classes", "1000", "classifier outputs" },
+    { "image", "224", "input height = width, a multiple of 32" },
+    { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { NULL, NULL, NULL },
+};
+static const struct mdl_gen_key transformer_keys[] = {
+    { "L", "48", "Transformer layers (the profile: L + 2, embedding, softmax)" },
+    { "d_model", "2048", "hidden size" },
+    { "ff", "8192", "feed-forward size" },
+    { "heads", "32", "attention heads" },
+    { "vocab", "32000", "vocabulary (the softmax layer)" },
+    { "seq", "1024", "sequence length" },
+    { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { NULL, NULL, NULL },
+};
+static const struct mdl_gen_key gpt_keys[] = {
+    { "layers", NULL, "Transformer layers (profile: layers + 2, embedding, head)" },
+    { "hidden", NULL, "hidden size h" },
+    { "heads", NULL, "attention heads" },
+    { "seq", NULL, "sequence length" },
+    { "vocab", NULL, "vocabulary" },
+    { "ffn", "0", "feed-forward size (0: 4 x hidden)" },
+    { "act_bytes", "2", "bytes per activation element (2 = FP16/BF16)" },
+    { NULL, NULL, NULL },
+};
+static const struct mdl_gen_key resnet_keys[] = {
+    { "depth", NULL, "50, 101 or 152 (one profile layer per torchgpipe module)" },
+    { "classes", "1000", "classifier outputs" },
+    { "image", "224", "input height = width" },
+    { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { NULL, NULL, NULL },
+};
+
+const struct mdl_generator mdl_generators[] = {
+    { "mlp", "a stack of dense layers", mlp_keys },
+    { "amoebanet", "AmoebaNet-D (L, D) of the GPipe paper (models/mdl_amoeba.h)", amoeba_keys },
+    { "transformer", "the GPipe paper's Transformer (models/mdl_transformer.h)",
+      transformer_keys },
+    { "gpt", "a GPT decoder (models/mdl_gpt.h)", gpt_keys },
+    { "resnet", "a ResNet (models/mdl_resnet.h)", resnet_keys },
+    { NULL, NULL, NULL },
+};
+
+void mdl_generators_help(FILE *f)
+{
+    fprintf(f, "Generator specs (PREFIX:key=value,...; keys without a default are "
+               "required):\n");
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++) {
+        fprintf(f, "  %s: %s\n", g->prefix, g->summary);
+        for (const struct mdl_gen_key *k = g->keys; k->name; k++) {
+            char d[32] = "(required)";
+            if (k->dflt)
+                snprintf(d, sizeof d, "(%s)", k->dflt);
+            fprintf(f, "    %-10s %-11s %s\n", k->name, d, k->doc);
+        }
+    }
 }
 
 /* Per sample, FP32. Dense y = relu(x W + b): 2*W*W FLOPs forward, 4*W*W
@@ -139,8 +214,15 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         rc = mdl_resnet_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
+    char typed[64];
+    snprintf(typed, sizeof typed, "%.*s", (int)strcspn(arg, ":"), arg);
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, typed);
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++)
+        ps_suggest_add(&sg, g->prefix);
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:...)", arg);
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:...)%s", arg,
+                     ps_suggest_hint(&sg));
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
@@ -185,7 +267,7 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     struct ps_afile af;
     if ((rc = ps_afile_open(&af, path)) < 0)
         goto out;
-    if (json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17))) {
+    if (ps_json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
         ps_afile_abort(&af);
         rc = ps_json_oom() ? ps_error(PS_ENOMEM, "%s: out of memory writing JSON", path)
                             : ps_error(PS_EIO, "%s: write error", path);

@@ -12,9 +12,30 @@
 #define MDL_GEN_H
 
 #include "models/mdl_profile.h"
+
+#include <stdio.h>
 #include "models/mdl_topology.h"
 
 int mdl_model_open(const char *arg, struct mdl_profile **out);
+
+/* The generator specs, one table for the help text (`pipesim gen --help`,
+ * `pipesim predict --help`) and the "did you mean" of an unknown prefix.
+ * tests/test_models.c checks that every key listed is accepted and that
+ * spelling every default out gives the same model as leaving it out, so the
+ * table and the parsers cannot drift apart. */
+struct mdl_gen_key {
+    const char *name;
+    const char *dflt; /* NULL: required */
+    const char *doc;
+};
+struct mdl_generator {
+    const char *prefix; /* "mlp", spec "mlp:key=value,..." */
+    const char *summary;
+    const struct mdl_gen_key *keys; /* ends with a NULL name */
+};
+extern const struct mdl_generator mdl_generators[]; /* ends with a NULL prefix */
+/* Every generator, its keys, defaults and meaning, for a help text. */
+void mdl_generators_help(FILE *f);
 int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out);
 /* Writes a topology as JSON (atomic; "-" = stdout). */
 int mdl_topology_write(const struct mdl_topology *t, const char *path);

@@ -2,6 +2,7 @@
 #include "models/mdl_amoeba.h"
 #include "models/mdl_transformer.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
@@ -32,11 +33,15 @@ static int parse_keys(const char *spec, char *s, struct key *keys, int n)
                 k = &keys[i];
         if (!k) {
             char known[160] = "";
-            for (int i = 0; i < n; i++)
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, s);
+            for (int i = 0; i < n; i++) {
                 snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
                          i ? ", " : "", keys[i].name);
-            return ps_error(PS_EUSAGE, "model spec '%s': unknown key '%s' (known: %s)", spec,
-                             s, known);
+                ps_suggest_add(&sg, keys[i].name);
+            }
+            return ps_error(PS_EUSAGE, "model spec '%s': unknown key '%s'%s (known: %s)", spec,
+                             s, ps_suggest_hint(&sg), known);
         }
         if (k->seen++)
             return ps_error(PS_EUSAGE, "model spec '%s': key '%s' given twice", spec, s);

@@ -2,6 +2,7 @@
 #include "base/ps_error.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,3 +42,14 @@ int rt_pin_self(int cpu)
 }
 
 int rt_cpu_current(void) { return sched_getcpu(); }
+
+long long rt_thread_runq_wait_ns(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f)
+        return -1;
+    unsigned long long run, wait;
+    int n = fscanf(f, "%llu %llu", &run, &wait);
+    fclose(f);
+    return n == 2 ? (long long)wait : -1;
+}

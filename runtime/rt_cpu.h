@@ -14,5 +14,11 @@ int rt_cpus_allowed(int **cpus, int *n);
 int rt_pin_self(int cpu);
 /* The CPU the calling thread runs on now (sched_getcpu), -1 if unknown. */
 int rt_cpu_current(void);
+/* Nanoseconds the calling thread has spent runnable but waiting for a CPU
+ * (the second field of /proc/thread-self/schedstat): how busy the machine
+ * was, which involuntary context switches undercount (a worker that blocks
+ * in a receive and then waits for its core is never preempted). -1 where
+ * the kernel does not report it. Cost: one small file read. */
+long long rt_thread_runq_wait_ns(void);
 
 #endif

@@ -135,7 +135,7 @@ static struct rt_dev_stats my_stats(const struct rt_mpi *x, int cpu)
         .cpu = cpu, .busy_ns = w->busy_ns, .comm_ns = w->comm_ns, .wait_ns = w->wait_ns,
         .peak_act = w->mem.peak, .expected_peak = x->p->expected[x->rank],
         .extra_peak = w->mem.extra_peak, .workspace_bytes = w->ws.bytes,
-        .n_allocs = w->mem.n_allocs,
+        .n_allocs = w->mem.n_allocs, .runq_ns = -1,
     };
     for (int s = 0; s < x->p->S; s++)
         if (x->p->s->stage_device[s] == x->rank)

@@ -319,6 +319,7 @@ static void reset_step(rt_pipe *p)
         struct rt_worker *w = &p->w[d];
         rt_mem_reset(&w->mem);
         w->busy_ns = w->comm_ns = w->wait_ns = 0;
+        w->runq_ns = -1;
         w->loss = 0;
         w->rc = 0;
         w->err[0] = 0;
@@ -428,7 +429,7 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
             .cpu = w->cpu, .busy_ns = w->busy_ns, .comm_ns = w->comm_ns,
             .wait_ns = w->wait_ns, .peak_act = w->mem.peak, .expected_peak = p->expected[d],
             .extra_peak = w->mem.extra_peak, .workspace_bytes = w->ws.bytes,
-            .n_allocs = w->mem.n_allocs,
+            .n_allocs = w->mem.n_allocs, .runq_ns = w->runq_ns,
         };
         for (int s = 0; s < p->S; s++)
             if (p->s->stage_device[s] == d)

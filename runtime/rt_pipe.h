@@ -67,6 +67,8 @@ struct rt_dev_stats {
     int64_t static_bytes;    /* weights + gradients */
     int64_t workspace_bytes;
     int64_t n_allocs;
+    int64_t runq_ns;         /* runnable but waiting for a CPU (rt_thread_runq_wait_ns),
+                                -1 unknown */
 };
 
 struct rt_step_stats {

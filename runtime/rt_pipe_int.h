@@ -38,6 +38,7 @@ struct rt_worker {
     struct rt_rec *recs;  /* [n_ops[dev]] */
     int64_t t_begin, t_end;
     int64_t busy_ns, comm_ns, wait_ns;
+    int64_t runq_ns;            /* waiting for a CPU during the step, -1 unknown */
     double loss;
     int rc;
     char err[PS_ERRMSG_MAX];

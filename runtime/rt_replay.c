@@ -229,6 +229,7 @@ void *rt_worker_main(void *arg)
     pthread_mutex_unlock(&p->gate_mu);
     if (cancelled)
         return NULL;
+    long long q0 = rt_thread_runq_wait_ns();
     w->t_begin = rt_now_ns();
     const struct sch_op *ops = p->s->ops[w->dev];
     for (int i = 0; rc == 0 && i < p->s->n_ops[w->dev]; i++) {
@@ -239,6 +240,8 @@ void *rt_worker_main(void *arg)
         rc = run_op(w, &ops[i], &w->recs[i]);
     }
     w->t_end = rt_now_ns();
+    long long q1 = rt_thread_runq_wait_ns();
+    w->runq_ns = q0 >= 0 && q1 >= q0 ? q1 - q0 : -1;
     w->rc = rc;
     if (rc < 0) {
         snprintf(w->err, sizeof w->err, "%s", ps_errmsg());

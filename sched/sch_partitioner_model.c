@@ -39,6 +39,8 @@
 #include "sched/sch_partitioner.h"
 #include "sched/sch_cost.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
+#include "base/ps_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,8 +74,12 @@ int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out)
             *out = (enum sch_part_strategy)i;
             return 0;
         }
-    return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s' (optimal, uniform, gpipe, "
-                     "balance-by-size)", s);
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, s);
+    for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
+        ps_suggest_add(&sg, names[i]);
+    return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s'%s (optimal, uniform, gpipe, "
+                     "balance-by-size)", s, ps_suggest_hint(&sg));
 }
 
 const char *sch_part_strategy_name(enum sch_part_strategy s)
@@ -437,12 +443,12 @@ int sch_part_model_explain_nofit(const sch_part_model *m)
     char spec[256];
     sch_partition_format(part, spec, sizeof spec);
     rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: the "
-                   "closest, %s, still has stage %d (layers %d-%d on %s) needing %.4g GB for "
-                   "%.4g GB of memory, %.4g GB over (try --remat always, more stages or a "
+                   "closest, %s, still has stage %d (layers %d-%d on %s) needing %.4g GiB for "
+                   "%.4g GiB of memory, %.4g GiB over (try --remat always, more stages or a "
                    "smaller micro-batch)", m->L, m->S, spec, w, info[w].first,
                    info[w].first + info[w].n_layers - 1, m->topo->devices[m->dev[w]].name,
-                   (double)info[w].mem / 1e9, info[w].capacity / 1e9,
-                   (double)worst_over / 1e9);
+                   (double)info[w].mem / PS_GIB, info[w].capacity / PS_GIB,
+                   (double)worst_over / PS_GIB);
 out:
     sch_partition_free(part);
     free(c);

@@ -1,6 +1,7 @@
 #include "sched/sch_schedule.h"
 #include "sched/sch_zb.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -220,11 +221,17 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
     for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
         if (strlen(generators[i].name) == len && !strncmp(generators[i].name, name, len))
             return generators[i].gen(colon ? colon + 1 : NULL, K, M, remat, out);
-    char list[256] = "";
-    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+    char list[256] = "", typed[64];
+    snprintf(typed, sizeof typed, "%.*s", (int)len, name);
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, typed);
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++) {
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
                  generators[i].name);
-    return ps_error(PS_EUSAGE, "--schedule: unknown schedule '%s' (known: %s)", name, list);
+        ps_suggest_add(&sg, generators[i].name);
+    }
+    return ps_error(PS_EUSAGE, "--schedule: unknown schedule '%s'%s (known: %s)", name,
+                    ps_suggest_hint(&sg), list);
 }
 
 int sch_op_partner(const struct sch_op *op, struct sch_op *out)

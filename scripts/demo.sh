@@ -33,6 +33,9 @@ $P predict --model $R/demo/validate-net.csv --topology models/topologies/cpu-2co
   -K 2 -M 8 --batch 256 --trace $R/demo/validate-simulated.json >/dev/null
 echo
 echo "== compare: simulated (uncalibrated cpu-2core) vs measured"
+echo "   (one run at normal priority: if validate said the machine was busy, the measured"
+echo "   times include waiting for the cores and the error says so; the accuracy figures"
+echo "   come from validate --check --realtime below)"
 $P compare $R/demo/validate-simulated.json $R/demo/validate-measured.json
 echo
 echo "== validate --check (short): calibrate on this machine, then predict, run and compare"
@@ -41,7 +44,7 @@ $P validate --check --net mlp:layers=8,width=512 --quick --realtime \
   --db $R/validation.db --report $R/validation.md
 echo; echo "Traces in $R/demo/*.json: open them at https://ui.perfetto.dev (Open trace file)."
 echo; echo "== paper: the GPipe paper's Tables 1-3 and partitions -> results/paper/*.md"
-$P reproduce gpipe --out results/paper
+$P reproduce gpipe --out-dir results/paper
 echo; echo "== reproduce torchgpipe: the AmoebaNet-D (18, 256) speed benchmark on 8 x P40 -> results/torchgpipe/"
-$P reproduce torchgpipe --out results/torchgpipe
+$P reproduce torchgpipe --out-dir results/torchgpipe
 echo; sh scripts/demo-sweep.sh $P   # partitions, sweep, report, plots (scripts/demo-sweep.sh)

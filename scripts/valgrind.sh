@@ -53,11 +53,11 @@ expect 0 gen model mlp:layers=4,width=8 -o g.csv
 expect 0 gen chain -n 4 -o c.json
 expect 0 predict --model g.csv --topology c.json -K 4 -M 4 --batch 4
 expect 0 gen-paper --format csv
-expect 0 reproduce torchgpipe --out tg --topologies "$src/models/topologies" \
+expect 0 reproduce torchgpipe --out-dir tg --topologies "$src/models/topologies" \
   --data "$src/studies/torchgpipe" --quiet
 cp -r "$src/studies/torchgpipe" tgbad
 sed -i 's/^n2m4,2,4,256,9 15/n2m4,2,4,250,9 15/' tgbad/reference/speed.csv
-expect 3 reproduce torchgpipe --out tgbad-out --topologies "$src/models/topologies" --data tgbad
+expect 3 reproduce torchgpipe --out-dir tgbad-out --topologies "$src/models/topologies" --data tgbad
 expect 2 reproduce nosuch
 expect 0 import-torch tinyformer.json -o imp.csv
 expect 0 predict --model imp.csv --topology pcie.json -K 2 -M 2 --batch 16 --trace imp.json

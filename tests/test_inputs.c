@@ -251,14 +251,14 @@ Test(inputs, tiny_model_predicts_real_times)
     cr_assert_eq(th_sh("%s %s --format json > %s", th_pipesim(), cmd, path), 0);
     cr_assert_eq(th_sh("grep -q '\"samples_per_s\": [1-9]' %s", path), 0);
     cr_assert_eq(th_sh("grep -q '\"baseline_step_s\": [1-9]' %s", path), 0);
-    cr_assert_eq(th_sh("grep -q '\"fwd_s\": 1.0000000000000001e-9' %s", path), 0);
-    cr_assert_neq(th_sh("grep -q '\"bubble_sim\": 1.0,' %s", path), 0, "a 100 %% bubble");
-    cr_assert_neq(th_sh("grep -q '\"fwd_s\": 0.0' %s", path), 0, "a free forward");
+    cr_assert_eq(th_sh("grep -q '\"fwd_s\": 1e-9,' %s", path), 0);
+    cr_assert_neq(th_sh("grep -q '\"bubble_sim\": 1,' %s", path), 0, "a 100 %% bubble");
+    cr_assert_neq(th_sh("grep -q '\"fwd_s\": 0,' %s", path), 0, "a free forward");
     /* the table shows the nanoseconds instead of 0.0000 */
     cr_assert_eq(th_sh("%s %s > %s", th_pipesim(), cmd, out), 0);
-    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +0\\.000001 +0\\.000002 ' %s", out), 0);
+    cr_assert_eq(th_sh("grep -Eq '^ +0 +0 +2 +1 ns +2 ns ' %s", out), 0);
     cr_assert_eq(th_sh("grep -q '^speedup  .*over K=1' %s", out), 0);
-    cr_assert_neq(th_sh("grep -q ' 0\\.0000 ' %s", out), 0);
+    cr_assert_neq(th_sh("grep -Eq ' 0(\\.0+)? (s|ms|us|ns) ' %s", out), 0);
     unlink(out);
 }
 

@@ -24,7 +24,7 @@ TestSuite(paper_cli, .init = mk, .fini = rm, .timeout = 60);
 
 Test(paper_cli, reproduces_results_byte_for_byte)
 {
-    cr_assert_eq(th_sh("%s paper --out %s --quiet", th_pipesim(), dir), 0);
+    cr_assert_eq(th_sh("%s paper --out-dir %s --quiet", th_pipesim(), dir), 0);
     static const char *const text[] = { "table1.md", "table2.md", "table3.md", "partitions.md",
                                         "table2.dat", "table2.gp", "table3.dat", "table3.gp" };
     for (size_t i = 0; i < sizeof text / sizeof *text; i++)
@@ -53,7 +53,7 @@ Test(paper_cli, reproduces_results_byte_for_byte)
 
 Test(paper_cli, subset_writes_only_its_files)
 {
-    cr_assert_eq(th_sh("%s paper --out %s --tables 1,partitions --quiet", th_pipesim(), dir), 0);
+    cr_assert_eq(th_sh("%s paper --out-dir %s --tables 1,partitions --quiet", th_pipesim(), dir), 0);
     cr_assert_eq(th_entries(dir), 2);
     cr_assert_eq(th_sh("cmp -s %s/table1.md results/paper/table1.md", dir), 0);
     cr_assert_eq(th_sh("cmp -s %s/partitions.md results/paper/partitions.md", dir), 0);
@@ -62,20 +62,20 @@ Test(paper_cli, subset_writes_only_its_files)
 Test(paper_cli, bad_input)
 {
     const char *pp = th_pipesim();
-    cr_assert_eq(th_sh("%s paper --out %s --tables 1,9 2>%s/err", pp, dir, dir), 2);
+    cr_assert_eq(th_sh("%s paper --out-dir %s --tables 1,9 2>%s/err", pp, dir, dir), 2);
     cr_assert_eq(th_sh("grep -q \"unknown item '9'\" %s/err", dir), 0);
     cr_assert_eq(th_sh("%s paper --bogus 2>/dev/null", pp), 2);
     cr_assert_eq(th_sh("%s paper extra 2>/dev/null", pp), 2);
-    cr_assert_eq(th_sh("%s paper --out 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s paper --out-dir 2>/dev/null", pp), 2);
     /* A missing topology names the file; nothing is written. */
-    cr_assert_eq(th_sh("mkdir %s/out && %s paper --out %s/out --topologies %s/none 2>%s/err",
+    cr_assert_eq(th_sh("mkdir %s/out && %s paper --out-dir %s/out --topologies %s/none 2>%s/err",
                        dir, pp, dir, dir, dir), 5);
     cr_assert_eq(th_sh("grep -q 'tpu-v2.json' %s/err", dir), 0);
     char out[128];
     snprintf(out, sizeof out, "%s/out", dir);
     cr_assert_eq(th_entries(out), 0);
-    /* --out on a file. */
-    cr_assert_eq(th_sh("touch %s/file && %s paper --out %s/file --tables 1 2>/dev/null", dir, pp,
+    /* --out-dir on a file. */
+    cr_assert_eq(th_sh("touch %s/file && %s paper --out-dir %s/file --tables 1 2>/dev/null", dir, pp,
                        dir), 5);
     cr_assert_eq(th_sh("%s paper --help | grep -q 'usage: pipesim paper'", pp), 0);
 }

@@ -100,7 +100,7 @@ static void expect_error(const char *what)
     cr_assert_eq(stu_ref_load(data, &r), -PS_EPARSE, "%s", ps_errmsg());
     cr_expect(strstr(ps_errmsg(), what), "'%s' not in: %s", what, ps_errmsg());
     snprintf(out, sizeof out, "%s/out", dir);
-    cr_assert_eq(th_sh("%s paper --data %s/data --out %s --quiet 2>%s/err", th_pipesim(), dir,
+    cr_assert_eq(th_sh("%s paper --data %s/data --out-dir %s --quiet 2>%s/err", th_pipesim(), dir,
                        out, dir), 3);
     cr_expect_eq(th_sh("test $(wc -l < %s/err) -eq 1", dir), 0, "not one line");
     cr_expect_eq(th_sh("grep -qF \"%s\" %s/err", what, dir), 0, "'%s' not on stderr", what);

@@ -124,7 +124,7 @@ static void expect_cli_error(const char *sed, const char *what)
 {
     cr_assert_eq(th_sh("rm -rf %s/data && mkdir %s/data && cp -r studies/gpipe/* %s/data/ && "
                        "sed -i '%s' %s/data/text/table1.md", dir, dir, dir, sed, dir), 0);
-    cr_assert_eq(th_sh("%s paper --data %s/data --out %s/out --tables 2 --no-plots --quiet "
+    cr_assert_eq(th_sh("%s paper --data %s/data --out-dir %s/out --tables 2 --no-plots --quiet "
                        "2>%s/err", th_pipesim(), dir, dir, dir), 3, "%s", sed);
     cr_expect_eq(th_sh("test $(wc -l < %s/err) -eq 1", dir), 0, "not one line");
     cr_expect_eq(th_sh("grep -qF \"%s\" %s/err", what, dir), 0, "'%s' not on stderr", what);
@@ -169,7 +169,7 @@ Test(paper_text, conditional_sections_follow_the_data)
 {
     cr_assert_eq(th_sh("mkdir %s/data && cp -r studies/gpipe/* %s/data/ && "
                        "sed -i 's/,NA$/,1.5/' %s/data/reference/table3.csv", dir, dir, dir), 0);
-    cr_assert_eq(th_sh("%s paper --data %s/data --out %s/out --tables 3 --no-plots --quiet",
+    cr_assert_eq(th_sh("%s paper --data %s/data --out-dir %s/out --tables 3 --no-plots --quiet",
                        th_pipesim(), dir, dir), 0);
     cr_expect_eq(th_sh("grep -qxF '| model | K | paper | predicted | error |' %s/out/table3.md",
                        dir), 0);

@@ -168,7 +168,13 @@ Test(plot, bad_input_leaves_nothing)
     th_put(dir, "bad.json", "{\"traceEvents\": [");
     cr_assert_neq(th_sh("%s plot --trace %s --out-dir %s/out 2>/dev/null", ps, p, dir), 0);
     cr_assert_eq(th_sh("%s plot --db %s/none.db --out-dir %s/out 2>/dev/null", ps, dir, dir), 5);
-    cr_assert_eq(th_sh("%s plot --out-dir %s/out 2>/dev/null", ps, dir), 2);
+    /* no --db, no --trace: sweep's default database, here absent */
+    char abs_ps[4200], here[4096];
+    cr_assert_not_null(getcwd(here, sizeof here));
+    snprintf(abs_ps, sizeof abs_ps, "%s%s%s", ps[0] == '/' ? "" : here, ps[0] == '/' ? "" : "/",
+             ps);
+    cr_assert_eq(th_sh("cd %s && %s plot --out-dir %s/out 2>%s/err", dir, abs_ps, dir, dir), 5);
+    cr_assert_eq(th_sh("grep -q 'results/sweep.db' %s/err", dir), 0);
     cr_assert_eq(th_sh("%s plot --kind timeline --db %s/none.db 2>/dev/null", ps, dir), 2);
     snprintf(p, sizeof p, "%s/out", dir);
     DIR *d = opendir(p);

@@ -170,9 +170,9 @@ Test(reproduce, usage_errors)
     cr_assert_eq(th_sh("%s reproduce gpipe --bogus 2>%s/err", pp, dir), 2);
     cr_assert_eq(th_sh("grep -q 'see pipesim reproduce gpipe --help' %s/err", dir), 0);
     cr_assert_eq(th_sh("%s reproduce torchgpipe extra 2>/dev/null", pp), 2);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out 2>/dev/null", pp), 2);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out '' 2>/dev/null", pp), 2);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/o --topologies '' 2>/dev/null", pp,
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir '' 2>/dev/null", pp), 2);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/o --topologies '' 2>/dev/null", pp,
                        dir), 2);
     cr_assert_eq(th_sh("%s reproduce gpipe --tables 9 2>/dev/null", pp), 2);
     /* One line on stderr, naming the command. */
@@ -190,22 +190,22 @@ Test(reproduce, usage_errors)
 Test(reproduce, paper_is_reproduce_gpipe_byte_for_byte)
 {
     const char *pp = th_pipesim();
-    cr_assert_eq(th_sh("%s paper --out %s/a --no-plots --quiet", pp, dir), 0);
-    cr_assert_eq(th_sh("%s reproduce gpipe --out %s/b --no-plots --quiet", pp, dir), 0);
+    cr_assert_eq(th_sh("%s paper --out-dir %s/a --no-plots --quiet", pp, dir), 0);
+    cr_assert_eq(th_sh("%s reproduce gpipe --out-dir %s/b --no-plots --quiet", pp, dir), 0);
     cr_assert_eq(th_sh("diff -r %s/a %s/b >/dev/null", dir, dir), 0,
                  "paper and reproduce gpipe wrote different files");
     char a[128];
     snprintf(a, sizeof a, "%s/a", dir);
     cr_assert_eq(th_entries(a), 8);
-    cr_assert_eq(th_sh("%s paper --out %s/c --tables 2 --no-plots --quiet && "
-                       "%s reproduce gpipe --out %s/d --tables 2 --no-plots --quiet && "
+    cr_assert_eq(th_sh("%s paper --out-dir %s/c --tables 2 --no-plots --quiet && "
+                       "%s reproduce gpipe --out-dir %s/d --tables 2 --no-plots --quiet && "
                        "diff -r %s/c %s/d >/dev/null", pp, dir, pp, dir, dir, dir), 0);
 }
 
 Test(reproduce, torchgpipe_writes_its_files_the_same_on_a_rerun)
 {
     const char *pp = th_pipesim();
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/a 2>%s/log", pp, dir, dir), 0);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/a 2>%s/log", pp, dir, dir), 0);
     cr_assert_eq(th_sh("grep -q 'wrote %s/a/speed.md' %s/log", dir, dir), 0);
     char a[128];
     snprintf(a, sizeof a, "%s/a", dir);
@@ -218,12 +218,12 @@ Test(reproduce, torchgpipe_writes_its_files_the_same_on_a_rerun)
     cr_assert_eq(th_sh("grep -q '^## Speed-up over n2m1' %s/speed.md", a), 0);
     cr_assert_eq(th_sh("grep -q '^experiment,n,m,batch' %s/speed.csv", a), 0);
     cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/speed.csv) -eq 9", a), 0);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/b --quiet 2>%s/log && "
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/b --quiet 2>%s/log && "
                        "test ! -s %s/log && diff -r %s/a %s/b >/dev/null", pp, dir, dir, dir,
                        dir, dir), 0, "a rerun differs, or --quiet logged");
     /* --data and --topologies are honoured. */
     data(HEADER BASE ROW2);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/c --data %s/data --topologies "
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/c --data %s/data --topologies "
                        "models/topologies --quiet", pp, dir, dir), 0);
     cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/c/speed.csv) -eq 2", dir), 0);
 }
@@ -254,7 +254,7 @@ static void writes_nothing(const char *csv, int status, const char *want)
 {
     th_sh("rm -rf %s/data %s/out", dir, dir);
     data(csv);
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --data %s/data 2>%s/err",
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/out --data %s/data 2>%s/err",
                        th_pipesim(), dir, dir, dir), status, "%s", csv);
     cr_assert_eq(th_sh("grep -qF \"%s\" %s/err", want, dir), 0, "%s", want);
     cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
@@ -274,12 +274,12 @@ Test(reproduce, torchgpipe_bad_input_writes_nothing)
     th_sh("rm -rf %s/data %s/out", dir, dir);
     data(HEADER BASE);
     th_put(dir, "data/text/speed.md", "@@ intro\nhello\n");
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --data %s/data 2>%s/err",
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/out --data %s/data 2>%s/err",
                        th_pipesim(), dir, dir, dir), 3);
     cr_assert_eq(th_sh("grep -q 'speed.md' %s/err", dir), 0);
     cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
     /* A missing topology names the file. */
-    cr_assert_eq(th_sh("%s reproduce torchgpipe --out %s/out --topologies %s/none 2>%s/err",
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/out --topologies %s/none 2>%s/err",
                        th_pipesim(), dir, dir, dir), 5);
     cr_assert_eq(th_sh("grep -q 'p40-pcie-8.json' %s/err", dir), 0);
     cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");

@@ -374,7 +374,7 @@ Test(sweep, cli_usage_errors)
                "best", 2, "best");
     expect_cli("sweep --model " MODEL " --topology " TOPO " -K 1 -M 1 --batch 4 --schedule "
                "nope", 2, "nope");
-    expect_cli("report", 2, "--db");
+    expect_cli("report --db", 2, "--db");
     char db[128];
     path(db, "u.db");
     snprintf(args, sizeof args, SWEEP "--db %s", db);

@@ -1,0 +1,339 @@
+/* The shared conventions of the command line and its numbers: "did you
+ * mean" (base/ps_suggest), durations (ps_human_seconds), memory in GiB
+ * (ps_human_bytes), JSON integers and digits (ps_json_dumpf), the generator
+ * table against the parsers it documents, and end to end -o, --out-dir,
+ * --partition optimal, report's defaults. */
+#include "helpers.h"
+#include "base/ps_json.h"
+#include "base/ps_suggest.h"
+#include "base/ps_util.h"
+#include "measure/msr_validate.h"
+#include "models/mdl_gen.h"
+#include "runtime/rt_cpu.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+TestSuite(suggest, .timeout = 30);
+TestSuite(numbers, .timeout = 30);
+TestSuite(genspec, .timeout = 60);
+TestSuite(options, .timeout = 120);
+
+Test(suggest, edit_distance_by_definition)
+{
+    cr_assert_eq(ps_edit_distance("", ""), 0);
+    cr_assert_eq(ps_edit_distance("abc", ""), 3);
+    cr_assert_eq(ps_edit_distance("kitten", "sitting"), 3); /* 2 substitutions, 1 insertion */
+    cr_assert_eq(ps_edit_distance("1fb1", "1f1b"), 1);      /* one adjacent transposition */
+    cr_assert_eq(ps_edit_distance("--modle", "--model"), 1);
+    cr_assert_eq(ps_edit_distance("gpipe", "gpipe"), 0);
+}
+
+static const char *best_of(const char *typed, const char *const *c)
+{
+    static struct ps_suggest sg;
+    ps_suggest_init(&sg, typed);
+    for (; *c; c++)
+        ps_suggest_add(&sg, *c);
+    return ps_suggest_best(&sg);
+}
+
+Test(suggest, closest_within_reach_or_none)
+{
+    static const char *const sch[] = { "gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", NULL };
+    cr_assert_str_eq(best_of("1fb1", sch), "1f1b");
+    cr_assert_str_eq(best_of("gpip", sch), "gpipe");
+    cr_assert_str_eq(best_of("zb-h3", sch), "zb-h1"); /* ties: the first listed */
+    cr_assert_str_eq(best_of("inter", sch), "interleaved"); /* a unique prefix */
+    cr_assert_null(best_of("frobnicate", sch));
+    cr_assert_null(best_of("zb", sch)); /* the prefix of two: no guess */
+    static const char *const opt[] = { "--out", "--out-dir", NULL };
+    cr_assert_str_eq(best_of("--out-dri", opt), "--out-dir");
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, "xyzzy");
+    ps_suggest_add(&sg, "gpipe");
+    cr_assert_str_eq(ps_suggest_hint(&sg), "");
+    ps_suggest_init(&sg, "gpipf");
+    ps_suggest_add(&sg, "gpipe");
+    cr_assert_str_eq(ps_suggest_hint(&sg), "; did you mean 'gpipe'?");
+}
+
+static const char *secs(double s)
+{
+    static char b[32];
+    ps_human_seconds(s, b, sizeof b);
+    return b;
+}
+
+Test(numbers, durations_in_the_unit_that_reads)
+{
+    cr_assert_str_eq(secs(19.392971342), "19.393 s");
+    cr_assert_str_eq(secs(116.82450372), "116.825 s");
+    cr_assert_str_eq(secs(0.4278516), "427.852 ms");
+    cr_assert_str_eq(secs(0.9999), "999.900 ms");
+    cr_assert_str_eq(secs(0.9999996), "1.000 s"); /* not "1000.000 ms" */
+    cr_assert_str_eq(secs(0.9999994), "999.999 ms");
+    cr_assert_str_eq(secs(12.5e-6), "12.500 us");
+    cr_assert_str_eq(secs(40e-9), "40 ns");
+    cr_assert_str_eq(secs(0), "0 s");
+    cr_assert_str_eq(secs(NAN), "-");
+    cr_assert_str_eq(secs(INFINITY), "-");
+}
+
+Test(numbers, memory_in_binary_units)
+{
+    char b[32];
+    ps_human_bytes(17179869184.0, b, sizeof b); /* a 16 GiB P100 */
+    cr_assert_str_eq(b, "16.00 GiB");
+    ps_human_bytes(16e9, b, sizeof b);
+    cr_assert_str_eq(b, "14.90 GiB");
+    ps_human_bytes(512, b, sizeof b);
+    cr_assert_str_eq(b, "512 B");
+    ps_human_bytes(1536, b, sizeof b);
+    cr_assert_str_eq(b, "1.50 KiB");
+}
+
+Test(numbers, json_whole_numbers_are_integers_and_reals_have_no_noise)
+{
+    json_t *o = json_pack("{s:f, s:f, s:[f, f], s:f, s:f}", "batch", 128.0, "step_s",
+                          67.309252046, "list", 16e9, 0.5, "tiny", 1e-300, "huge", 1e300);
+    cr_assert_not_null(o);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ps_json_dumpf(o, f, JSON_COMPACT), 0);
+    fclose(f);
+    json_decref(o);
+    cr_assert_str_eq(buf, "{\"batch\":128,\"step_s\":67.309252046,\"list\":[16000000000,0.5],"
+                          "\"tiny\":1e-300,\"huge\":1e300}");
+    free(buf);
+}
+
+/* "prefix:" and the required keys given `req`; with all, every key with a
+ * default spelled out too. */
+static void spell(const struct mdl_generator *g, const char *req, int all, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s:", g->prefix);
+    int first = 1;
+    for (const struct mdl_gen_key *k = g->keys; k->name; k++) {
+        if (k->dflt && !all)
+            continue;
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%s=%s", first ? "" : ",", k->name,
+                 k->dflt ? k->dflt : req);
+        first = 0;
+    }
+}
+
+/* What a required key gets: values each generator accepts. */
+static const char *required_value(const struct mdl_generator *g)
+{
+    if (!strcmp(g->prefix, "resnet"))
+        return "50";
+    return "8";
+}
+
+Test(genspec, every_key_accepted_and_every_default_the_parsers)
+{
+    int n = 0;
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++, n++) {
+        char bare[256], full[512];
+        spell(g, required_value(g), 0, bare, sizeof bare);
+        spell(g, required_value(g), 1, full, sizeof full);
+        struct mdl_profile *a = NULL, *b = NULL;
+        cr_assert_eq(mdl_model_open(bare, &a), 0, "%s: %s", bare, ps_errmsg());
+        cr_assert_eq(mdl_model_open(full, &b), 0, "%s: %s", full, ps_errmsg());
+        cr_assert_eq(a->n_layers, b->n_layers, "%s vs %s", bare, full);
+        cr_assert_eq(mdl_profile_params(a), mdl_profile_params(b), "%s vs %s", bare, full);
+        double fa = 0, fb = 0, sa = 0, sb = 0;
+        for (int l = 0; l < a->n_layers; l++) {
+            fa += a->layers[l].fwd;
+            fb += b->layers[l].fwd;
+            sa += a->layers[l].stash_bytes;
+            sb += b->layers[l].stash_bytes;
+        }
+        cr_assert_eq(fa, fb, "%s: forward FLOPs differ from %s", bare, full);
+        cr_assert_eq(sa, sb, "%s: stash bytes differ from %s", bare, full);
+        mdl_profile_free(a);
+        mdl_profile_free(b);
+        /* a key not in the table is refused */
+        char bad[300];
+        snprintf(bad, sizeof bad, "%s%sbogus_key=1", bare,
+                 bare[strlen(bare) - 1] == ':' ? "" : ",");
+        cr_assert_lt(mdl_model_open(bad, &a), 0, "%s accepted", bad);
+    }
+    cr_assert_eq(n, 5);
+}
+
+Test(genspec, help_lists_every_generator_and_key)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s gen --help", th_pipesim()), 0);
+    char pred[16384];
+    cr_assert_eq(th_capture(pred, sizeof pred, "%s predict --help", th_pipesim()), 0);
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  %s: ", g->prefix);
+        cr_assert(strstr(out, line), "gen --help lacks %s", g->prefix);
+        cr_assert(strstr(pred, line), "predict --help lacks %s", g->prefix);
+        for (const struct mdl_gen_key *k = g->keys; k->name; k++) {
+            char kl[64];
+            snprintf(kl, sizeof kl, "    %-10s (%s)", k->name, k->dflt ? k->dflt : "required");
+            cr_assert(strstr(out, kl), "gen --help lacks '%s'", kl);
+        }
+    }
+    cr_assert(strstr(out, "    d_model    (2048)"));
+}
+
+#define TOPO "models/topologies/pcie-8gpu.json"
+
+Test(options, dash_o_is_out_in_predict_and_the_table_names_the_model)
+{
+    char dir[64], out[8192];
+    th_tmpdir(dir, sizeof dir, "opt");
+    cr_assert_eq(th_sh("%s predict --model transformer:L=4 --topology " TOPO " -K 2 -M 4 "
+                       "--batch 8 -o %s/p.txt", th_pipesim(), dir), 0);
+    th_slurp(dir, "p.txt", out, sizeof out);
+    cr_assert(strstr(out, "model           transformer:L=4,"), "%s", out);
+    cr_assert(strstr(out, ": 6 layers, "), "%s", out); /* 4 layers + embedding + softmax */
+    cr_assert(strstr(out, " GiB "), "%s", out);
+    cr_assert_null(strstr(out, " GB "), "%s", out);
+    th_sh("rm -rf %s", dir);
+}
+
+Test(options, json_batch_is_an_integer)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=4,width=64 "
+                            "--topology " TOPO " -K 2 -M 4 --batch 128 --format json",
+                            th_pipesim()), 0);
+    cr_assert(strstr(out, "\"batch\": 128,"), "%s", out);
+    cr_assert(strstr(out, "\"micro_batch\": 32,"), "%s", out);
+}
+
+Test(options, partition_optimal_in_predict)
+{
+    char a[8192], b[300];
+    cr_assert_eq(th_capture(a, sizeof a, "%s predict --model amoebanet:L=6,D=64 --topology "
+                            TOPO " -K 4 -M 4 --batch 16 --partition optimal", th_pipesim()), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "%s partition --model amoebanet:L=6,D=64 --topology "
+                            TOPO " -K 4 -M 4 --batch 16 --strategy optimal --top 8 --format csv"
+                            " | awk -F'\"' '$2 == \"optimal\" { print $4; exit }'",
+                            th_pipesim()), 0);
+    b[strcspn(b, "\n")] = 0;
+    char want[400];
+    snprintf(want, sizeof want, "partition       %s (layers per stage)", b);
+    cr_assert(*b && strstr(a, want), "predict: %s\npartition: %s", a, b);
+}
+
+Test(options, did_you_mean_end_to_end)
+{
+    const char *P = th_pipesim();
+    cr_assert_eq(th_sh("%s predcit 2>&1 | grep -q \"did you mean 'predict'\"", P), 0);
+    cr_assert_eq(th_sh("%s predict --modle x 2>&1 | grep -q \"did you mean '--model'\"", P), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=2,widht=4 --topology " TOPO " -K 1 -M 1 "
+                       "--batch 1 2>&1 | grep -q \"did you mean 'width'\"", P), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=2,width=4 --topology " TOPO " -K 1 -M 1 "
+                       "--batch 1 --schedule 1fb1 2>&1 | grep -q \"did you mean '1f1b'\"", P),
+                 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=2,width=4 --topology " TOPO " -K 2 -M 1 "
+                       "--batch 1 --partition optimla 2>&1 | grep -q \"did you mean "
+                       "'optimal'\"", P), 0);
+}
+
+Test(options, out_dir_and_the_deprecated_out)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "optdir");
+    const char *P = th_pipesim();
+    cr_assert_eq(th_sh("%s reproduce gpipe --tables partitions --no-plots --quiet --out-dir "
+                       "%s/a 2>%s/err1", P, dir, dir), 0);
+    cr_assert_eq(th_sh("%s paper --tables partitions --no-plots --quiet --out %s/b 2>%s/err2",
+                       P, dir, dir), 0);
+    cr_assert_eq(th_sh("cmp -s %s/a/partitions.md %s/b/partitions.md", dir, dir), 0);
+    cr_assert_eq(th_sh("test -s %s/err1", dir), 1); /* nothing on stderr */
+    cr_assert_eq(th_sh("grep -q 'pipesim paper: --out DIR is deprecated, use --out-dir DIR' "
+                       "%s/err2", dir), 0);
+    th_sh("rm -rf %s", dir);
+}
+
+Test(options, no_format_escapes_in_help)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s compare-schedules --help", th_pipesim()), 0);
+    cr_assert_null(strstr(out, "%%"), "%s", out);
+    cr_assert(strstr(out, "M % K == 0"));
+}
+
+Test(options, report_defaults_to_the_sweep_db_and_prints_json)
+{
+    char dir[64], out[65536];
+    th_tmpdir(dir, sizeof dir, "optrep");
+    char here[4096];
+    cr_assert_not_null(getcwd(here, sizeof here));
+    const char *P = th_pipesim();
+    char pp[4200];
+    snprintf(pp, sizeof pp, "%s%s%s", P[0] == '/' ? "" : here, P[0] == '/' ? "" : "/", P);
+    /* sweep and report, both with their default --db, from one directory */
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=4,width=16 --topology "
+                       "%s/models/topologies/chain-8-ideal.json -K 1,2 -M 1,2 --batch 4 "
+                       "--quiet >/dev/null && test -f results/sweep.db", dir, pp, here), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --format json", dir, pp), 0);
+    json_error_t err;
+    json_t *a = json_loads(out, 0, &err);
+    cr_assert_not_null(a, "%s: %s", err.text, out);
+    cr_assert_eq(json_array_size(a), 12); /* normalized, speedup, bubble x 2 x 2 cells */
+    json_t *c0 = json_array_get(a, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(c0, "metric")), "normalized");
+    cr_assert(json_is_integer(json_object_get(c0, "batch")));
+    cr_assert_eq(json_number_value(json_object_get(c0, "value")), 1.0); /* the baseline cell */
+    json_decref(a);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --format csv | wc -l", dir,
+                            pp), 0);
+    cr_assert_eq(atoi(out), 13); /* header + 12 */
+    cr_assert_eq(th_sh("cd %s && %s report --format yaml 2>/dev/null", dir, pp), 2);
+    th_sh("rm -rf %s", dir);
+}
+
+/* ---- a busy machine is said plainly ---- */
+
+Test(numbers, runq_wait_reads_and_never_decreases)
+{
+    if (access("/proc/thread-self/schedstat", R_OK) != 0)
+        cr_skip_test("no /proc/thread-self/schedstat (kernel without schedstats)");
+    long long a = rt_thread_runq_wait_ns();
+    cr_assert_geq(a, 0);
+    volatile double x = 0;
+    for (int i = 0; i < 1000000; i++)
+        x += i;
+    long long b = rt_thread_runq_wait_ns();
+    cr_assert_geq(b, a);
+}
+
+static void accuracy_text(double runq, char *buf, size_t n)
+{
+    struct msr_vpoint pts[2] = { { .K = 1, .M = 1, .runq_frac = 0.01, .preempt_all = 3 },
+                                 { .K = 2, .M = 4, .runq_frac = runq, .preempt_all = 4 } };
+    struct msr_vcheck v = { .steps = 3, .n_points = 2, .pts = pts };
+    /* every figure within its target: no discrepancy list to print */
+    struct msr_accuracy a = { .n = 2 };
+    FILE *f = fmemopen(buf, n, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(msr_accuracy_print(&v, &a, f), 0, "%s", ps_errmsg());
+    fclose(f);
+}
+
+Test(numbers, accuracy_says_when_the_machine_was_busy)
+{
+    char buf[4096];
+    accuracy_text(0.40, buf, sizeof buf);
+    cr_assert(strstr(buf, "note: the machine was busy: at one point the workers waited 40% of "
+                          "their time for a CPU"), "%s", buf);
+    cr_assert(strstr(buf, "(7 involuntary context switches in all)"), "%s", buf);
+    accuracy_text(MSR_BUSY_RUNQ / 2, buf, sizeof buf);
+    cr_assert_null(strstr(buf, "busy"), "%s", buf);
+    accuracy_text(-1, buf, sizeof buf); /* unknown on this kernel: nothing claimed */
+    cr_assert_null(strstr(buf, "busy"), "%s", buf);
+    cr_assert_null(strstr(buf, "nan"), "%s", buf);
+}
