@@ -15,10 +15,10 @@ static void print_table(const void *obj, FILE *f)
     char t1[32], t2[32];
     if (p->model[0]) {
         double pm = p->model_params;
-        fprintf(f, "model           %s: %d layers, %.*f %s parameters\n", p->model,
-                p->model_layers, pm >= 1e9 ? 2 : pm >= 1e6 ? 2 : 0,
+        fprintf(f, "model           %s: %d layers, %.*f %sparameters\n", p->model,
+                p->model_layers, pm >= 1e6 ? 2 : 0,
                 pm >= 1e9 ? pm / 1e9 : pm >= 1e6 ? pm / 1e6 : pm,
-                pm >= 1e9 ? "billion" : pm >= 1e6 ? "million" : "");
+                pm >= 1e9 ? "billion " : pm >= 1e6 ? "million " : "");
     }
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));

@@ -7,6 +7,7 @@
 #include "base/ps_util.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,17 +121,21 @@ static void first_sentence(FILE *f, const char *text, int max)
         fprintf(f, "%.*s", len, text);
 }
 
-/* v in decimal units, as ps_human_bytes writes bytes: "100.00 TFLOP/s",
- * "16.00 GB", "1.34 G parameters" (a count: word apart from the prefix). */
+/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s", "1.34 G parameters"
+ * (a count: word apart from the prefix). Memory is not printed with it but
+ * with ps_human_bytes (binary units, as every table prints memory). */
 static void put_human(FILE *f, double v, const char *unit, int count)
 {
-    char buf[32];
-    ps_human_bytes(v, buf, sizeof buf); /* "83.20 GB", "512 B" */
-    size_t len = strlen(buf);
-    if (len && buf[len - 1] == 'B')
-        buf[--len] = 0;
-    int prefix = len && buf[len - 1] != ' ';
-    fprintf(f, "%s%s%s", buf, prefix && count ? " " : "", unit);
+    static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
+    int i = 0;
+    while (fabs(v) >= 1000 && i < 6) {
+        v /= 1000;
+        i++;
+    }
+    if (i)
+        fprintf(f, "%.2f %s%s%s", v, pre[i], count ? " " : "", unit);
+    else
+        fprintf(f, "%.0f %s", v, unit);
 }
 
 /* Runs of equal devices: "8 x gpu 15.7 TFLOP/s 16.0 GB" (name without its
@@ -148,7 +153,9 @@ static void put_devices(FILE *f, const struct mdl_topology *t, json_t *root)
         fprintf(f, "%s%d x %.*s ", i ? ", " : "", j - i, (int)(nl ? nl : strlen(a->name)),
                 a->name);
         put_human(f, a->flops, "FLOP/s, ", 0);
-        put_human(f, a->memory, "B", 0);
+        char mem[32];
+        ps_human_bytes(a->memory, mem, sizeof mem);
+        fputs(mem, f);
         /* the preset of the file's first device object of the run, if any */
         const char *preset = NULL;
         size_t k;

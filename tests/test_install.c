@@ -118,7 +118,7 @@ Test(install, presets_are_read_from_the_data_folder)
     snprintf(want, sizeof want,
              "data folder: %s ($PIPESIM_DATA)\n\n"
              "topologies (--topology NAME), %s/topologies:\n"
-             "  my-box               2 x acc 1.00 TFLOP/s, 3.00 GB; links: 1 shared 5.00 GB/s. "
+             "  my-box               2 x acc 1.00 TFLOP/s, 2.79 GiB; links: 1 shared 5.00 GB/s. "
              "Two test accelerators.\n\n"
              "profiles: none (no %s/profiles (the data folder is %s: $PIPESIM_DATA; "
              "`pipesim presets` lists what it has))\n\n"
