@@ -251,6 +251,20 @@ static struct mdl_profile *model(int L, unsigned seed)
     return th_profile(L, f, b, 4, ob, sb, 1000);
 }
 
+/* 8 layers of equal time, outputs and stashes of a few sizes: stages that
+ * run at one pace, where the memory estimates are exact or bound. */
+static struct mdl_profile *equal_layers(void)
+{
+    double f[8], b[8], ob[8], sb[8];
+    for (int i = 0; i < 8; i++) {
+        f[i] = 1500;
+        b[i] = 3100;
+        ob[i] = 64 + 32 * (i % 4);
+        sb[i] = 400 + 100 * ((i * 5) % 7);
+    }
+    return th_profile(8, f, b, 4, ob, sb, 1000);
+}
+
 static struct sch_part_opts popts(int K, int M, enum sch_remat r)
 {
     return (struct sch_part_opts){ .n_stages = K, .n_micro = M, .micro_batch = 4, .remat = r };
@@ -315,14 +329,7 @@ Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
     /* The memory estimate is the ledger's fill-drain peak when neighbours run
      * at the same pace; a faster neighbour delivers buffers early (the
      * simulated check in ana_rank catches those). Equal stages: */
-    double f[8], b[8], ob[8], sb[8];
-    for (int i = 0; i < 8; i++) {
-        f[i] = 1500;
-        b[i] = 3100;
-        ob[i] = 64 + 32 * (i % 4);
-        sb[i] = 400 + 100 * ((i * 5) % 7);
-    }
-    p = th_profile(8, f, b, 4, ob, sb, 1000);
+    p = equal_layers();
     static const char *eq[] = { "8", "4,4", "2,2,2,2" };
     for (size_t i = 0; i < sizeof eq / sizeof *eq; i++)
         for (int M = 1; M <= 8; M *= 2)
@@ -383,14 +390,7 @@ static void sched_mem_bounds(const struct mdl_profile *p, const struct mdl_topol
 
 Test(partitioner, other_schedules_bound_their_ledger, .timeout = 60)
 {
-    double f[8], b[8], ob[8], sb[8];
-    for (int i = 0; i < 8; i++) {
-        f[i] = 1500;
-        b[i] = 3100;
-        ob[i] = 64 + 32 * (i % 4);
-        sb[i] = 400 + 100 * ((i * 5) % 7);
-    }
-    struct mdl_profile *p = th_profile(8, f, b, 4, ob, sb, 1000);
+    struct mdl_profile *p = equal_layers();
     struct mdl_topology *t = th_chain(4, 1e9, 1e300, 0);
     static const char *sn[] = { "1f1b", "eager-1f1b", "zb-h1", "zb-h2" };
     for (size_t i = 0; i < sizeof sn / sizeof *sn; i++)
