@@ -12,7 +12,7 @@ TestSuite(install, .timeout = 240);
 
 /* The make targets call the script with DESTDIR + PREFIX (a make of its
  * own: not the variables of the make that runs this suite). */
-#define MAKE_N "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n"
+#define MAKE_N "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD make -n"
 Test(install, the_make_targets_run_the_script)
 {
     char out[4096];
@@ -57,10 +57,10 @@ Test(install, installed_it_finds_its_own_files)
     cr_assert_str_eq(v1, v2);
     cr_assert(!strncmp(v1, "pipesim ", 8), "%s", v1);
     /* both studies, as committed (the markdown and CSV; plots need gnuplot) */
-    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim paper --out paper --quiet", env, work, pre), 0);
-    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce gpipe --out gpipe --quiet", env, work,
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim paper --out-dir paper --quiet", env, work, pre), 0);
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce gpipe --out-dir gpipe --quiet", env, work,
                        pre), 0);
-    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce torchgpipe --out tg --quiet", env,
+    cr_assert_eq(th_sh("%s %s && %s/bin/pipesim reproduce torchgpipe --out-dir tg --quiet", env,
                        work, pre), 0);
     static const char *const md[] = { "table1.md", "table2.md", "table3.md", "partitions.md" };
     for (size_t i = 0; i < sizeof md / sizeof *md; i++) {
@@ -86,7 +86,7 @@ Test(install, installed_it_finds_its_own_files)
     /* one data folder: a file missing from the installed tree is an error,
      * not a silent read of the source tree */
     cr_assert_eq(th_sh("rm %s/share/pipesim/gpipe/text/table1.md", pre), 0);
-    st = th_capture(out, sizeof out, "%s %s && %s/bin/pipesim paper --out p2 --quiet 2>&1", env,
+    st = th_capture(out, sizeof out, "%s %s && %s/bin/pipesim paper --out-dir p2 --quiet 2>&1", env,
                     work, pre);
     cr_assert_neq(st, 0, "%s", out);
     cr_assert(strstr(out, "table1.md"), "%s", out);
@@ -112,8 +112,10 @@ Test(install, presets_are_read_from_the_data_folder)
            " \"bytes_per_param\": 12, \"devices\": [{\"name\": \"acc\", \"count\": 2, "
            "\"flops\": 1e12, \"memory\": 3e9, \"mem_bandwidth\": 0}], \"links\": [{\"name\": "
            "\"bus\", \"endpoints\": \"*\", \"bandwidth\": 5e9, \"shared\": true}]}");
-    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s presets", d,
-                            th_pipesim()), 0, "%s", out);
+    char bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s presets", d, bin), 0,
+                 "%s", out);
     char want[1024];
     snprintf(want, sizeof want,
              "data folder: %s ($PIPESIM_DATA)\n\n"
@@ -128,11 +130,11 @@ Test(install, presets_are_read_from_the_data_folder)
     cr_assert(!strncmp(out, want, strlen(want)), "got:\n%s\nwant:\n%s", out, want);
     cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s predict --model "
                             "mlp:layers=4,width=64 --topology my-box -K 2 -M 2 --batch 4", d,
-                            th_pipesim()), 0, "%s", out);
+                            bin), 0, "%s", out);
     cr_assert(strstr(out, "step time"), "%s", out);
     /* a file in the way of a name: the file wins */
     cr_assert_eq(th_sh("cd %s/topologies && PIPESIM_DATA=/nonexistent %s predict --model "
                        "mlp:layers=4,width=64 --topology my-box.json -K 2 -M 2 --batch 4 "
-                       ">/dev/null", d, th_pipesim()), 0);
+                       ">/dev/null", d, bin), 0);
     th_sh("rm -rf %s", d);
 }
