@@ -243,16 +243,6 @@ static void progress(int done, int n, double t0, int final)
     fflush(stderr);
 }
 
-static int input_hash(const char *arg, char hex[17], int must_be_file)
-{
-    if (access(arg, R_OK) == 0)
-        return ps_file_hash(arg, hex);
-    if (must_be_file)
-        return ps_error(PS_EIO, "%s: cannot read", arg);
-    snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(arg, strlen(arg), PS_FNV_INIT));
-    return 0;
-}
-
 /* The grid, minus what the database already has. */
 static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, int *n,
                 struct ana_sweep_stats *st)
@@ -262,8 +252,8 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
     snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
     snprintf(key.schedule, sizeof key.schedule, "%s", sp->schedule ? sp->schedule : "gpipe");
-    if ((rc = input_hash(sp->model_arg, key.model_hash, 0)) < 0 ||
-        (rc = input_hash(sp->topo_arg, key.topology_hash, 0)) < 0)
+    if ((rc = ana_db_input_hash(sp->model_arg, key.model_hash)) < 0 ||
+        (rc = ana_db_input_hash(sp->topo_arg, key.topology_hash)) < 0)
         return rc;
     int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);

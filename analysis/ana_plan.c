@@ -1,0 +1,749 @@
+/* ana_plan: the configuration search with exact bounds (see ana_plan.h). */
+#include "analysis/ana_plan.h"
+#include "base/ps_error.h"
+#include "sched/sch_cost.h"
+#include "sched/sch_partitioner.h"
+#include "sim/sim_engine.h"
+#include "sim/sim_membudget.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const ana_plan_schedules[] = {
+    "gpipe", "1f1b", "eager-1f1b", "interleaved:2", "interleaved:4", "breadth-first:2",
+    "zb-h1", "zb-h2", "zb-v", "zb-auto",
+};
+const int ana_plan_nschedules = (int)(sizeof ana_plan_schedules / sizeof *ana_plan_schedules);
+
+static const char *const status_names[] = {
+#define X(id, name, desc) name,
+    ANA_PLAN_STATUS(X)
+#undef X
+};
+static const char *const status_descs[] = {
+#define X(id, name, desc) desc,
+    ANA_PLAN_STATUS(X)
+#undef X
+};
+const char *ana_plan_status_name(enum ana_plan_status s) { return status_names[s]; }
+const char *ana_plan_status_desc(enum ana_plan_status s) { return status_descs[s]; }
+
+const char *ana_plan_limit_name(enum ana_plan_limit l)
+{
+    static const char *const n[] = { "bubble", "imbalance", "link", "memory", "compute" };
+    return n[l];
+}
+
+/* ---- stage layouts: where a schedule puts its stages ---- */
+
+struct layout {
+    int v, vee; /* v stages per device; vee: zb-v's V (d holds d and 2K-1-d) */
+};
+
+static struct layout layout_of(const char *name)
+{
+    struct layout l = { 1, 0 };
+    if (!strcmp(name, "zb-v"))
+        l = (struct layout){ 2, 1 };
+    else if (!strncmp(name, "interleaved:", 12) || !strncmp(name, "breadth-first:", 14))
+        l.v = atoi(strchr(name, ':') + 1);
+    if (l.v < 1)
+        l.v = 1;
+    return l;
+}
+
+static int layout_dev(struct layout l, int K, int s)
+{
+    return l.vee && s >= K ? 2 * K - 1 - s : s % K;
+}
+
+/* Whether the schedule's conditions hold for K, M on L layers. */
+static int schedule_valid(const char *name, int K, int M, int L)
+{
+    struct layout l = layout_of(name);
+    if ((int64_t)l.v * K > L || (int64_t)K * M * l.v > 1LL << 28)
+        return 0;
+    if (!strncmp(name, "interleaved:", 12) && l.v > 1 && M % K)
+        return 0;
+    return 1;
+}
+
+/* ---- partitions and costs, cached by what they depend on ---- */
+
+struct pkey {
+    int v, vee, K, M;
+    enum sch_remat remat;
+    double micro;
+};
+
+struct pentry {
+    struct pkey k;
+    int used;
+    int rc;                    /* < 0: the partitioner's or the costs' error */
+    char msg[96];
+    int capped;
+    struct sch_partition *part;
+    struct sch_costs *costs;
+    int *stage_device;         /* [S] */
+    int64_t tlb;               /* the time lower bound from the costs (ns) */
+    int64_t static_max;        /* largest device's parameter bytes */
+};
+
+struct pcache {
+    struct pentry *e;
+    size_t cap;
+    int n;
+};
+
+static uint64_t pkey_hash(const struct pkey *k)
+{
+    uint64_t h = 1469598103934665603ULL, mb;
+    memcpy(&mb, &k->micro, sizeof mb);
+    uint64_t w[] = { (uint64_t)k->v, (uint64_t)k->vee, (uint64_t)k->K, (uint64_t)k->M,
+                     (uint64_t)k->remat, mb };
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        h = (h ^ w[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int pkey_eq(const struct pkey *a, const struct pkey *b)
+{
+    return a->v == b->v && a->vee == b->vee && a->K == b->K && a->M == b->M &&
+           a->remat == b->remat && a->micro == b->micro;
+}
+
+static void pcache_release(struct pcache *c)
+{
+    for (size_t i = 0; c->e && i < c->cap; i++)
+        if (c->e[i].used) {
+            sch_partition_free(c->e[i].part);
+            sch_costs_free(c->e[i].costs);
+            free(c->e[i].stage_device);
+        }
+    free(c->e);
+}
+
+static int n_remat(enum sch_remat r, int M)
+{
+    return r == SCH_REMAT_ALWAYS ? M : r == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
+}
+
+/* The capped optimum, else the unconstrained one; the costs of it. */
+static void pentry_fill(const struct ana_plan_spec *sp, struct pentry *e)
+{
+    const struct pkey *k = &e->k;
+    int S = k->v * k->K, rc;
+    sch_part_model *m = NULL;
+    struct layout l = { k->v, k->vee };
+    if (!(e->stage_device = malloc(sizeof *e->stage_device * (size_t)S))) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int s = 0; s < S; s++)
+        e->stage_device[s] = layout_dev(l, k->K, s);
+    struct sch_part_opts o = { .n_stages = S, .stage_device = e->stage_device,
+                               .n_micro = k->M, .micro_batch = k->micro, .remat = k->remat,
+                               .cap_mode = sp->cap_mode, .cap = sp->cap };
+    int64_t bn;
+    if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
+        rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn);
+        e->capped = rc == 0;
+    }
+    if (rc == -PS_ENOFIT && m) {
+        sch_part_model_free(m);
+        m = NULL;
+        o.cap_mode = 0;
+        if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
+            rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn);
+    }
+    if (rc == 0)
+        rc = sch_costs_new(sp->profile, sp->topo, e->part, e->stage_device, k->micro,
+                           &e->costs);
+    if (rc < 0) {
+        e->rc = rc;
+        goto out;
+    }
+    /* the engine's compute ops back to back on each device */
+    int64_t busy[1024] = { 0 }, stat[1024] = { 0 };
+    int64_t *b = k->K <= 1024 ? busy : calloc((size_t)k->K, sizeof *b);
+    int64_t *st = k->K <= 1024 ? stat : calloc((size_t)k->K, sizeof *st);
+    if (!b || !st) {
+        if (b != busy)
+            free(b);
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    int64_t nr = n_remat(k->remat, k->M);
+    for (int s = 0; s < S; s++) {
+        const struct sch_stage_cost *c = &e->costs->st[s];
+        b[c->device] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
+                        (int64_t)k->M * c->bwd + c->update;
+        st[c->device] += c->param_bytes;
+    }
+    for (int d = 0; d < k->K; d++) {
+        e->tlb = b[d] > e->tlb ? b[d] : e->tlb;
+        e->static_max = st[d] > e->static_max ? st[d] : e->static_max;
+    }
+    if (b != busy)
+        free(b);
+    if (st != stat)
+        free(st);
+out:
+    if (e->rc < 0)
+        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+    sch_part_model_free(m);
+}
+
+static int pcache_get(const struct ana_plan_spec *sp, struct pcache *c, const struct pkey *k,
+                      struct pentry **out)
+{
+    if ((size_t)(c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        struct pentry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return ps_error(PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->e[i].used) {
+                size_t j = pkey_hash(&c->e[i].k) & (ncap - 1);
+                while (ne[j].used)
+                    j = (j + 1) & (ncap - 1);
+                ne[j] = c->e[i];
+            }
+        free(c->e);
+        c->e = ne;
+        c->cap = ncap;
+    }
+    size_t j = pkey_hash(k) & (c->cap - 1);
+    while (c->e[j].used && !pkey_eq(&c->e[j].k, k))
+        j = (j + 1) & (c->cap - 1);
+    struct pentry *e = &c->e[j];
+    if (!e->used) {
+        memset(e, 0, sizeof *e);
+        e->used = 1;
+        e->k = *k;
+        c->n++;
+        pentry_fill(sp, e);
+    }
+    *out = e;
+    return 0;
+}
+
+/* ---- the cheap bound: the whole model's work over K devices ---- */
+
+/* Per micro-batch size: the least time of each layer's step work over the
+ * devices, summed (f, fn, b, u over layers). */
+struct work {
+    double micro;
+    double f, fn, b, u; /* seconds, each the sum over layers of the per-device minimum */
+};
+
+static int work_of(const struct ana_plan_spec *sp, struct work **tab, int *n, int *cap,
+                   double micro, const struct work **out)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*tab)[i].micro == micro) {
+            *out = &(*tab)[i];
+            return 0;
+        }
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        struct work *w = realloc(*tab, sizeof *w * (size_t)nc);
+        if (!w)
+            return ps_error(PS_ENOMEM, "out of memory");
+        *tab = w;
+        *cap = nc;
+    }
+    struct work *w = &(*tab)[(*n)++];
+    memset(w, 0, sizeof *w);
+    w->micro = micro;
+    const struct mdl_profile *p = sp->profile;
+    for (int l = 0; l < p->n_layers; l++) {
+        double f = INFINITY, fn = INFINITY, b = INFINITY, u = INFINITY;
+        for (int d = 0; d < sp->devices; d++) {
+            const struct mdl_device *dv = &sp->topo->devices[d];
+            const struct mdl_layer *ly = &p->layers[l];
+            f = fmin(f, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD, micro));
+            fn = fmin(fn, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD_NOSTASH, micro));
+            b = fmin(b, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_BWD, micro));
+            u = fmin(u, dv->mem_bandwidth > 0 ? 2.0 * ly->params * sp->topo->bytes_per_param /
+                                                    dv->mem_bandwidth : 0);
+        }
+        w->f += f;
+        w->fn += fn;
+        w->b += b;
+        w->u += u;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Lower bound of the step (ns) before partitioning: the busiest device does
+ * at least the average of the whole work (each layer at its fastest
+ * device), less 1 ns per compute op for the rounding of stage durations. */
+static int64_t work_bound(const struct work *w, int K, int M, int v, enum sch_remat r)
+{
+    double nr = n_remat(r, M);
+    double total = (M - nr) * w->f + nr * (w->fn + w->f) + M * w->b + w->u;
+    double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
+    return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
+}
+
+/* ---- one simulation ---- */
+
+/* The stash and split-backward bytes held in program order on each device's
+ * compute stream, plus its parameters: a lower bound of its simulated peak
+ * (buffers in flight only add to it). The largest excess over capacity
+ * decides; *lb is the largest bound. Returns 1 when some device cannot fit. */
+static int mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
+                     const double *capv, int64_t *lb)
+{
+    int over = 0;
+    *lb = 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        int64_t stat = 0, cur = 0, peak = 0;
+        for (int st = 0; st < c->n_stages; st++)
+            if (c->st[st].device == d)
+                stat += c->st[st].param_bytes;
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (!sch_op_is_compute(op->kind))
+                continue;
+            struct sch_stage_mem m = { 0, 0, c->st[op->stage].mem.stash,
+                                       c->st[op->stage].mem.wgrad };
+            int64_t a, e;
+            sch_mem_effect(s, op, &m, &a, &e);
+            cur += a;
+            peak = cur > peak ? cur : peak;
+            cur += e;
+            peak = cur > peak ? cur : peak;
+        }
+        int64_t need = stat + peak;
+        *lb = need > *lb ? need : *lb;
+        over |= (double)need > capv[d];
+    }
+    return over;
+}
+
+/* Seconds device d spends sending per step (bytes / bandwidth + latency of
+ * each transfer on its route). */
+static double send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
+                           const struct sch_costs *c, int d)
+{
+    double t = 0;
+    for (int st = 0; st < s->n_stages; st++) {
+        if (s->stage_device[st] != d)
+            continue;
+        for (int dir = 0; dir < 2; dir++) {
+            int peer = dir ? st + 1 : st - 1;
+            if (peer < 0 || peer >= s->n_stages || s->stage_device[peer] == d)
+                continue;
+            struct mdl_route rt;
+            if (mdl_topology_route(sp->topo, d, s->stage_device[peer], &rt) < 0 ||
+                !(rt.bandwidth > 0))
+                continue;
+            double bytes = (double)(dir ? c->st[st].mem.out : c->st[st].mem.in);
+            t += s->n_micro * (bytes / rt.bandwidth + rt.latency);
+        }
+    }
+    return t;
+}
+
+static void cfg_error(struct ana_plan_cfg *g, const char *msg)
+{
+    g->status = ANA_PLAN_ERROR;
+    snprintf(g->error, sizeof g->error, "%s", msg);
+}
+
+/* Builds, bounds memory and (if it may fit) simulates g on e's partition. */
+static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
+                    struct ana_plan_cfg *g, int *ran)
+{
+    struct sch_schedule *s = NULL;
+    sim_engine *eng = NULL;
+    double capv[1024], *cv = g->K <= 1024 ? capv : malloc(sizeof *cv * (size_t)g->K);
+    int rc = 0;
+    *ran = 0;
+    if (!cv)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int d = 0; d < g->K; d++)
+        cv[d] = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+    ps_error_clear();
+    if ((rc = sim_mem_check_run("plan", g->schedule, g->K, g->M, g->remat, g->R, 0)) < 0 ||
+        (rc = sch_schedule_build(g->schedule, g->K, g->M, g->remat, &s)) < 0) {
+        cfg_error(g, ps_errmsg());
+        rc = rc == -PS_ENOMEM ? rc : 0;
+        goto out;
+    }
+    if (s->n_stages != g->S || memcmp(s->stage_device, e->stage_device,
+                                      sizeof *s->stage_device * (size_t)g->S)) {
+        rc = ps_error(PS_EINVAL, "plan: schedule %s places its %d stages unlike the layout "
+                       "the planner assumed", g->schedule, s->n_stages);
+        goto out;
+    }
+    if (mem_bound(s, e->costs, cv, &g->mem_lb)) {
+        g->status = ANA_PLAN_MEM_BOUND;
+        goto out;
+    }
+    if ((rc = sch_schedule_add_allreduce(s, g->R)) < 0 ||
+        (rc = sim_simulate(s, e->costs, sp->topo, 0, &eng)) < 0) {
+        cfg_error(g, ps_errmsg());
+        rc = rc == -PS_ENOMEM ? rc : 0;
+        goto out;
+    }
+    *ran = 1;
+    const struct sim_result *r = sim_engine_result(eng);
+    g->step_ns = r->makespan;
+    g->step_s = sch_time_to_seconds(r->makespan);
+    g->samples_per_s = g->step_s > 0 ? (double)sp->batch / g->step_s : 0;
+    g->bubble = r->bubble;
+    int fits = 1;
+    double sum = 0, mx = 0, comm = 0;
+    for (int d = 0; d < g->K; d++) {
+        if (r->peak_mem[d] > g->peak_mem || d == 0) {
+            g->peak_mem = r->peak_mem[d];
+            g->capacity = cv[d];
+        }
+        fits &= (double)r->peak_mem[d] <= cv[d];
+        double busy = (double)r->busy[d];
+        sum += busy;
+        mx = busy > mx ? busy : mx;
+        double cm = sch_time_to_seconds(r->busy_allreduce[d]) + send_seconds(sp, s, e->costs, d);
+        comm = cm > comm ? cm : comm;
+    }
+    g->imbalance = sum > 0 ? mx / (sum / g->K) - 1 : 0;
+    g->comm = g->step_s > 0 ? fmin(1, comm / g->step_s) : 0;
+    g->status = fits ? ANA_PLAN_FIT : ANA_PLAN_MEM_SIM;
+    if ((double)g->peak_mem >= 0.9 * g->capacity)
+        g->limit = ANA_LIM_MEMORY;
+    else {
+        double best = 0.05;
+        g->limit = ANA_LIM_COMPUTE;
+        if (g->bubble > best)
+            best = g->bubble, g->limit = ANA_LIM_BUBBLE;
+        if (g->imbalance > best)
+            best = g->imbalance, g->limit = ANA_LIM_IMBALANCE;
+        if (g->comm > best)
+            g->limit = ANA_LIM_LINK;
+    }
+out:
+    sim_engine_free(eng);
+    sch_schedule_free(s);
+    if (cv != capv)
+        free(cv);
+    return rc;
+}
+
+/* ---- the search ---- */
+
+/* Objective key order; -1 when a is better. */
+static int better(const struct ana_plan_cfg *a, const struct ana_plan_cfg *b,
+                  enum ana_plan_objective o)
+{
+    if (o == ANA_PLAN_MEMORY && a->peak_mem != b->peak_mem)
+        return a->peak_mem < b->peak_mem ? -1 : 1;
+    if (a->step_ns != b->step_ns)
+        return a->step_ns < b->step_ns ? -1 : 1;
+    if (a->peak_mem != b->peak_mem)
+        return a->peak_mem < b->peak_mem ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The best `cap` feasible configurations so far, best first. */
+struct topn {
+    int *idx, n, cap;
+};
+
+static void topn_add(struct topn *t, const struct ana_plan_cfg *c, int i,
+                     enum ana_plan_objective o)
+{
+    int pos = t->n;
+    while (pos > 0 && better(&c[i], &c[t->idx[pos - 1]], o) < 0)
+        pos--;
+    if (pos >= t->cap)
+        return;
+    int last = t->n < t->cap ? t->n : t->cap - 1;
+    memmove(t->idx + pos + 1, t->idx + pos, sizeof *t->idx * (size_t)(last - pos));
+    t->idx[pos] = i;
+    if (t->n < t->cap)
+        t->n++;
+}
+
+/* Whether a configuration with these lower bounds may still enter t. */
+static int may_enter(const struct topn *t, const struct ana_plan_cfg *c, int64_t tlb,
+                     int64_t mlb, enum ana_plan_objective o)
+{
+    if (t->n < t->cap)
+        return 1;
+    const struct ana_plan_cfg *w = &c[t->idx[t->n - 1]];
+    return o == ANA_PLAN_MEMORY ? mlb <= w->peak_mem : tlb <= w->step_ns;
+}
+
+static const struct ana_plan_cfg *sort_cfgs;
+static const int64_t *sort_lb;
+
+static int by_bound(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    if (sort_lb[i] != sort_lb[j])
+        return sort_lb[i] < sort_lb[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
+{
+    static const enum sch_remat all_remat[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                                SCH_REMAT_ALWAYS };
+    const char *const *names = sp->schedules ? sp->schedules : ana_plan_schedules;
+    int nn = sp->schedules ? sp->nsched : ana_plan_nschedules;
+    const enum sch_remat *rm = sp->remats ? sp->remats : all_remat;
+    int nr = sp->remats ? sp->nremat : 3, L = sp->profile->n_layers, cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = 0;
+        for (int K = 1; K <= sp->devices && K <= L; K++)
+            for (int R = 1; (int64_t)K * R <= sp->devices; R++) {
+                if (sp->batch % R)
+                    continue;
+                long Bp = sp->batch / R;
+                for (long M = 1; M <= Bp && M <= (1L << 20); M++) {
+                    if (Bp % M)
+                        continue;
+                    for (int s = 0; s < nn; s++) {
+                        if (!schedule_valid(names[s], K, (int)M, L))
+                            continue;
+                        for (int r = 0; r < nr; r++, n++) {
+                            if (!pass)
+                                continue;
+                            struct ana_plan_cfg *g = &p->c[n];
+                            g->K = K;
+                            g->R = R;
+                            g->M = (int)M;
+                            g->S = layout_of(names[s]).v * K;
+                            snprintf(g->schedule, sizeof g->schedule, "%s", names[s]);
+                            g->remat = rm[r];
+                            g->index = n;
+                            g->status = ANA_PLAN_PRUNED;
+                        }
+                    }
+                }
+            }
+        if (!pass) {
+            if (n == 0)
+                return ps_error(PS_EUSAGE, "plan: no configuration to search (devices %d, "
+                                 "batch %ld, %d layers)", sp->devices, sp->batch, L);
+            if (n > 50000000)
+                return ps_error(PS_EUSAGE, "plan: %d configurations are too many (at most "
+                                 "50 000 000); give fewer --devices, --schedules or --remat", n);
+            cap = n;
+            if (!(p->c = calloc((size_t)cap, sizeof *p->c)))
+                return ps_error(PS_ENOMEM, "out of memory");
+        }
+        p->n = n;
+    }
+    return 0;
+}
+
+static int is_single(const struct ana_plan_cfg *g)
+{
+    return g->K == 1 && g->R == 1;
+}
+
+static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
+{
+    struct pcache pc = { 0 };
+    struct work *wt = NULL;
+    int nw = 0, cw = 0, rc = 0;
+    int64_t *lb0 = malloc(sizeof *lb0 * (size_t)p->n);
+    int *order = malloc(sizeof *order * (size_t)p->n);
+    struct topn top = { malloc(sizeof(int) * (size_t)sp->top), 0, sp->top };
+    struct topn one = { malloc(sizeof(int)), 0, 1 };
+    if (!lb0 || !order || !top.idx || !one.idx) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    int sharded = sp->nshards > 1;
+    for (int i = 0; i < p->n; i++) {
+        struct ana_plan_cfg *g = &p->c[i];
+        order[i] = i;
+        const struct work *w = NULL;
+        if ((rc = work_of(sp, &wt, &nw, &cw, (double)sp->batch / g->R / g->M, &w)) < 0)
+            goto out;
+        lb0[i] = work_bound(w, g->K, g->M, g->S / g->K, g->remat);
+        g->lb_s = sch_time_to_seconds(lb0[i]);
+    }
+    if (sp->objective == ANA_PLAN_THROUGHPUT && !sp->brute_force) {
+        sort_cfgs = p->c;
+        sort_lb = lb0;
+        qsort(order, (size_t)p->n, sizeof *order, by_bound);
+    }
+    for (int oi = 0; oi < p->n; oi++) {
+        int i = order[oi];
+        struct ana_plan_cfg *g = &p->c[i];
+        if (sharded && i % sp->nshards != sp->shard) {
+            g->status = ANA_PLAN_NSTATUS; /* not this shard's */
+            continue;
+        }
+        int single = is_single(g), bf = sp->brute_force;
+        if (!bf && !may_enter(&top, p->c, lb0[i], 0, sp->objective) &&
+            !(single && may_enter(&one, p->c, lb0[i], 0, ANA_PLAN_THROUGHPUT)))
+            continue; /* stays PRUNED */
+        struct layout l = layout_of(g->schedule);
+        struct pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
+        struct pentry *e = NULL;
+        if ((rc = pcache_get(sp, &pc, &k, &e)) < 0)
+            goto out;
+        if (e->rc < 0) {
+            if (e->rc == -PS_ENOMEM) {
+                rc = ps_error(PS_ENOMEM, "%s", e->msg);
+                goto out;
+            }
+            cfg_error(g, e->msg);
+            continue;
+        }
+        g->capped = e->capped;
+        sch_partition_format(e->part, g->partition, sizeof g->partition);
+        if (lb0[i] < e->tlb) {
+            g->lb_s = sch_time_to_seconds(e->tlb);
+        }
+        int64_t tlb = e->tlb > lb0[i] ? e->tlb : lb0[i];
+        g->mem_lb = e->static_max;
+        if (!bf && !may_enter(&top, p->c, tlb, e->static_max, sp->objective) &&
+            !(single && may_enter(&one, p->c, tlb, 0, ANA_PLAN_THROUGHPUT)))
+            continue;
+        int ran;
+        if ((rc = simulate(sp, e, g, &ran)) < 0)
+            goto out;
+        p->simulated += ran;
+        if (g->status == ANA_PLAN_FIT) {
+            topn_add(&top, p->c, i, sp->objective);
+            if (single)
+                topn_add(&one, p->c, i, ANA_PLAN_THROUGHPUT);
+        }
+    }
+    p->partitions = pc.n;
+out:
+    pcache_release(&pc);
+    free(wt);
+    free(lb0);
+    free(order);
+    free(top.idx);
+    free(one.idx);
+    return rc;
+}
+
+static int by_memory(const void *a, const void *b)
+{
+    const struct ana_plan_cfg *x = &sort_cfgs[*(const int *)a], *y = &sort_cfgs[*(const int *)b];
+    if (x->peak_mem != y->peak_mem)
+        return x->peak_mem < y->peak_mem ? -1 : 1;
+    return better(x, y, ANA_PLAN_THROUGHPUT);
+}
+
+static int by_objective_tp(const void *a, const void *b)
+{
+    return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_THROUGHPUT);
+}
+
+static int by_objective_mem(const void *a, const void *b)
+{
+    return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_MEMORY);
+}
+
+int ana_plan_rerank(struct ana_plan *p)
+{
+    free(p->rank);
+    free(p->front);
+    p->rank = p->front = NULL;
+    p->n_rank = p->n_front = 0;
+    p->baseline = -1;
+    memset(p->counts, 0, sizeof p->counts);
+    int *fit = malloc(sizeof *fit * (size_t)(p->n ? p->n : 1)), nf = 0;
+    if (!fit)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int i = 0; i < p->n; i++) {
+        const struct ana_plan_cfg *g = &p->c[i];
+        if (g->status < ANA_PLAN_NSTATUS)
+            p->counts[g->status]++;
+        if (g->status != ANA_PLAN_FIT)
+            continue;
+        fit[nf++] = i;
+        if (is_single(g) && (p->baseline < 0 ||
+                             better(g, &p->c[p->baseline], ANA_PLAN_THROUGHPUT) < 0))
+            p->baseline = i;
+    }
+    sort_cfgs = p->c;
+    qsort(fit, (size_t)nf, sizeof *fit,
+          p->spec.objective == ANA_PLAN_MEMORY ? by_objective_mem : by_objective_tp);
+    p->n_rank = nf < p->spec.top ? nf : p->spec.top;
+    p->rank = malloc(sizeof *p->rank * (size_t)(p->n_rank ? p->n_rank : 1));
+    p->front = malloc(sizeof *p->front * (size_t)(nf ? nf : 1));
+    if (!p->rank || !p->front) {
+        free(fit);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    memcpy(p->rank, fit, sizeof *fit * (size_t)p->n_rank);
+    /* frontier: by peak memory, keep each strictly faster than all before */
+    qsort(fit, (size_t)nf, sizeof *fit, by_memory);
+    int64_t best = INT64_MAX;
+    for (int j = 0; j < nf; j++)
+        if (p->c[fit[j]].step_ns < best) {
+            best = p->c[fit[j]].step_ns;
+            p->front[p->n_front++] = fit[j];
+        }
+    free(fit);
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out)
+{
+    *out = NULL;
+    if (sp->devices < 1 || sp->devices > sp->topo->n_devices)
+        return ps_error(PS_EUSAGE, "--devices %d: topology %s has %d devices", sp->devices,
+                         sp->topo->path, sp->topo->n_devices);
+    if (sp->batch < 1)
+        return ps_error(PS_EUSAGE, "--batch must be >= 1, got %ld", sp->batch);
+    if (sp->top < 1)
+        return ps_error(PS_EUSAGE, "--top must be >= 1, got %d", sp->top);
+    if (sp->cap_mode == 2 && !(sp->cap > 0))
+        return ps_error(PS_EUSAGE, "--mem-cap must be > 0 bytes, got %g", sp->cap);
+    struct ana_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return ps_error(PS_ENOMEM, "out of memory");
+    p->spec = *sp;
+    p->baseline = -1;
+    double t0 = now();
+    int rc;
+    if ((rc = enumerate(sp, p)) < 0 || (rc = search(sp, p)) < 0 ||
+        (rc = ana_plan_rerank(p)) < 0) {
+        ana_plan_free(p);
+        return rc;
+    }
+    p->elapsed_s = now() - t0;
+    *out = p;
+    return 0;
+}
+
+void ana_plan_free(struct ana_plan *p)
+{
+    if (!p)
+        return;
+    free(p->c);
+    free(p->rank);
+    free(p->front);
+    free(p);
+}
+
+double ana_plan_speedup(const struct ana_plan *p, const struct ana_plan_cfg *c)
+{
+    if (p->baseline < 0 || !(c->step_s > 0))
+        return 0;
+    return p->c[p->baseline].step_s / c->step_s;
+}
