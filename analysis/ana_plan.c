@@ -237,6 +237,7 @@ static int pcache_get(const struct ana_plan_spec *sp, struct pcache *c, const st
 struct work {
     double micro;
     double f, fn, b, u; /* seconds, each the sum over layers of the per-device minimum */
+    double params, stash; /* bytes: parameters (x bytes_per_param), stash per micro-batch */
 };
 
 static int work_of(const struct ana_plan_spec *sp, struct work **tab, int *n, int *cap,
@@ -274,6 +275,8 @@ static int work_of(const struct ana_plan_spec *sp, struct work **tab, int *n, in
         w->fn += fn;
         w->b += b;
         w->u += u;
+        w->params += p->layers[l].params * sp->topo->bytes_per_param;
+        w->stash += p->layers[l].stash_bytes * micro;
     }
     *out = w;
     return 0;
@@ -288,6 +291,20 @@ static int64_t work_bound(const struct work *w, int K, int M, int v, enum sch_re
     double total = (M - nr) * w->f + nr * (w->fn + w->f) + M * w->b + w->u;
     double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
     return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
+}
+
+/* Lower bound of the largest device's peak (bytes) before partitioning:
+ * each device holds its stages' parameters (and workspace) throughout and
+ * the stash of its largest stage at that stage's backward, so the largest
+ * is at least the mean over the K devices of parameters + stash / v; less
+ * 2 bytes per stage for rounding. */
+static int64_t mem_bound0(const struct ana_plan_spec *sp, const struct work *w, int K, int v)
+{
+    double k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
+    double ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
+    double S = (double)v * K;
+    double lb = (w->params + S * ws + k * w->stash / v) / K - 2 * S - 2;
+    return lb > 0 && lb < 9e18 ? (int64_t)floor(lb) : 0;
 }
 
 /* ---- one simulation ---- */
@@ -357,8 +374,16 @@ static void cfg_error(struct ana_plan_cfg *g, const char *msg)
 }
 
 /* Builds, bounds memory and (if it may fit) simulates g on e's partition. */
+struct topn;
+struct stair;
+static int may_matter(const struct topn *top, const struct topn *one, const struct stair *st,
+                      const struct ana_plan_cfg *c, int single, int64_t tlb, int64_t mlb,
+                      enum ana_plan_objective o);
+
+/* top, one: NULL for brute force (no pruning). */
 static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
-                    struct ana_plan_cfg *g, int *ran)
+                    struct ana_plan_cfg *g, const struct topn *top, const struct topn *one,
+                    const struct stair *st, const struct ana_plan_cfg *all, int *ran)
 {
     struct sch_schedule *s = NULL;
     sim_engine *eng = NULL;
@@ -382,10 +407,16 @@ static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
                        "the planner assumed", g->schedule, s->n_stages);
         goto out;
     }
-    if (mem_bound(s, e->costs, cv, &g->mem_lb)) {
+    int64_t mlb;
+    if (mem_bound(s, e->costs, cv, &mlb)) {
+        g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
         g->status = ANA_PLAN_MEM_BOUND;
         goto out;
     }
+    g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
+    if (top && !may_matter(top, one, st, all, g->K == 1 && g->R == 1,
+                           sch_seconds_to_time(g->lb_s), g->mem_lb, sp->objective))
+        goto out; /* stays PRUNED: the memory walk bounds it out of the top and frontier */
     if ((rc = sch_schedule_add_allreduce(s, g->R)) < 0 ||
         (rc = sim_simulate(s, e->costs, sp->topo, 0, &eng)) < 0) {
         cfg_error(g, ps_errmsg());
@@ -480,6 +511,53 @@ static int may_enter(const struct topn *t, const struct ana_plan_cfg *c, int64_t
     return o == ANA_PLAN_MEMORY ? mlb <= w->peak_mem : tlb <= w->step_ns;
 }
 
+/* The frontier of the feasible configurations simulated so far: peak
+ * memory up, step strictly down. */
+struct stair {
+    int64_t *peak, *step;
+    int n, cap;
+};
+
+/* Whether some feasible configuration found is at least as good as any
+ * configuration with these bounds in both, so that it cannot be on the
+ * frontier (the tie rules of ana_plan_rerank's frontier). O(frontier). */
+static int dominated(const struct stair *st, int64_t tlb, int64_t mlb)
+{
+    for (int i = 0; i < st->n; i++)
+        if ((st->peak[i] <= mlb && st->step[i] < tlb) || (st->peak[i] < mlb && st->step[i] <= tlb))
+            return 1;
+    return 0;
+}
+
+static int stair_add(struct stair *st, int64_t peak, int64_t step)
+{
+    for (int i = 0; i < st->n; i++)
+        if (st->peak[i] <= peak && st->step[i] <= step)
+            return 0;
+    int j = 0;
+    for (int i = 0; i < st->n; i++) /* drop what the new point dominates */
+        if (!(st->peak[i] >= peak && st->step[i] >= step)) {
+            st->peak[j] = st->peak[i];
+            st->step[j++] = st->step[i];
+        }
+    st->n = j;
+    if (st->n == st->cap) {
+        int nc = st->cap ? 2 * st->cap : 16;
+        int64_t *a = realloc(st->peak, sizeof *a * (size_t)nc);
+        if (!a)
+            return ps_error(PS_ENOMEM, "out of memory");
+        st->peak = a;
+        int64_t *b = realloc(st->step, sizeof *b * (size_t)nc);
+        if (!b)
+            return ps_error(PS_ENOMEM, "out of memory");
+        st->step = b;
+        st->cap = nc;
+    }
+    st->peak[st->n] = peak;
+    st->step[st->n++] = step;
+    return 0;
+}
+
 static const struct ana_plan_cfg *sort_cfgs;
 static const int64_t *sort_lb;
 
@@ -549,16 +627,28 @@ static int is_single(const struct ana_plan_cfg *g)
     return g->K == 1 && g->R == 1;
 }
 
+/* Whether a configuration with these bounds may still matter: enter the
+ * top N, the frontier, or (K = R = 1) be the best single device. */
+static int may_matter(const struct topn *top, const struct topn *one, const struct stair *st,
+                      const struct ana_plan_cfg *c, int single, int64_t tlb, int64_t mlb,
+                      enum ana_plan_objective o)
+{
+    return may_enter(top, c, tlb, mlb, o) || !dominated(st, tlb, mlb) ||
+           (single && may_enter(one, c, tlb, 0, ANA_PLAN_THROUGHPUT));
+}
+
 static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
 {
     struct pcache pc = { 0 };
     struct work *wt = NULL;
+    struct stair stair = { 0 };
     int nw = 0, cw = 0, rc = 0;
     int64_t *lb0 = malloc(sizeof *lb0 * (size_t)p->n);
+    int64_t *mb0 = malloc(sizeof *mb0 * (size_t)p->n);
     int *order = malloc(sizeof *order * (size_t)p->n);
     struct topn top = { malloc(sizeof(int) * (size_t)sp->top), 0, sp->top };
     struct topn one = { malloc(sizeof(int)), 0, 1 };
-    if (!lb0 || !order || !top.idx || !one.idx) {
+    if (!lb0 || !mb0 || !order || !top.idx || !one.idx) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -570,11 +660,12 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
         if ((rc = work_of(sp, &wt, &nw, &cw, (double)sp->batch / g->R / g->M, &w)) < 0)
             goto out;
         lb0[i] = work_bound(w, g->K, g->M, g->S / g->K, g->remat);
+        mb0[i] = mem_bound0(sp, w, g->K, g->S / g->K);
         g->lb_s = sch_time_to_seconds(lb0[i]);
+        g->mem_lb = mb0[i];
     }
-    if (sp->objective == ANA_PLAN_THROUGHPUT && !sp->brute_force) {
-        sort_cfgs = p->c;
-        sort_lb = lb0;
+    if (!sp->brute_force) {
+        sort_lb = sp->objective == ANA_PLAN_MEMORY ? mb0 : lb0;
         qsort(order, (size_t)p->n, sizeof *order, by_bound);
     }
     for (int oi = 0; oi < p->n; oi++) {
@@ -585,8 +676,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
             continue;
         }
         int single = is_single(g), bf = sp->brute_force;
-        if (!bf && !may_enter(&top, p->c, lb0[i], 0, sp->objective) &&
-            !(single && may_enter(&one, p->c, lb0[i], 0, ANA_PLAN_THROUGHPUT)))
+        if (!bf && !may_matter(&top, &one, &stair, p->c, single, lb0[i], mb0[i], sp->objective))
             continue; /* stays PRUNED */
         struct layout l = layout_of(g->schedule);
         struct pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
@@ -603,22 +693,22 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
         }
         g->capped = e->capped;
         sch_partition_format(e->part, g->partition, sizeof g->partition);
-        if (lb0[i] < e->tlb) {
-            g->lb_s = sch_time_to_seconds(e->tlb);
-        }
         int64_t tlb = e->tlb > lb0[i] ? e->tlb : lb0[i];
-        g->mem_lb = e->static_max;
-        if (!bf && !may_enter(&top, p->c, tlb, e->static_max, sp->objective) &&
-            !(single && may_enter(&one, p->c, tlb, 0, ANA_PLAN_THROUGHPUT)))
+        int64_t mlb = e->static_max > mb0[i] ? e->static_max : mb0[i];
+        g->lb_s = sch_time_to_seconds(tlb);
+        g->mem_lb = mlb;
+        if (!bf && !may_matter(&top, &one, &stair, p->c, single, tlb, mlb, sp->objective))
             continue;
         int ran;
-        if ((rc = simulate(sp, e, g, &ran)) < 0)
+        if ((rc = simulate(sp, e, g, bf ? NULL : &top, bf ? NULL : &one, &stair, p->c, &ran)) < 0)
             goto out;
         p->simulated += ran;
         if (g->status == ANA_PLAN_FIT) {
             topn_add(&top, p->c, i, sp->objective);
             if (single)
                 topn_add(&one, p->c, i, ANA_PLAN_THROUGHPUT);
+            if ((rc = stair_add(&stair, g->peak_mem, g->step_ns)) < 0)
+                goto out;
         }
     }
     p->partitions = pc.n;
@@ -626,9 +716,12 @@ out:
     pcache_release(&pc);
     free(wt);
     free(lb0);
+    free(mb0);
     free(order);
     free(top.idx);
     free(one.idx);
+    free(stair.peak);
+    free(stair.step);
     return rc;
 }
 

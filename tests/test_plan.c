@@ -1,0 +1,350 @@
+/* pipesim plan: the pruned search against brute force (every configuration
+ * simulated), its bounds against the engine, its ranking against
+ * ana_predict, and the command line's errors and database. */
+#include "helpers.h"
+#include "analysis/ana_plan.h"
+#include "analysis/ana_predict.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <sqlite3.h>
+
+struct kase {
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    struct ana_plan_spec sp;
+};
+
+/* A random small model on a 4-device chain whose memory holds a random
+ * share of the whole model's needs, so that some configurations fit and
+ * some do not. */
+static void kase_new(struct kase *k, gsl_rng *r)
+{
+    int L = 4 + (int)gsl_rng_uniform_int(r, 5);
+    double f[16], b[16], o[16], st[16], need = 0;
+    for (int i = 0; i < L; i++) {
+        f[i] = 1e5 + gsl_rng_uniform(r) * 9e5;
+        b[i] = f[i] * (1.5 + gsl_rng_uniform(r));
+        o[i] = 1e4 + gsl_rng_uniform(r) * 1e6;
+        st[i] = 1e5 + gsl_rng_uniform(r) * 1e6;
+    }
+    static const long batches[] = { 4, 6, 8 };
+    long B = batches[gsl_rng_uniform_int(r, 3)];
+    k->p = th_profile(L, f, b, 1, o, st, 1e5);
+    k->t = th_chain(4, 1e11, 1e9 * (0.2 + gsl_rng_uniform(r)), 1e-6);
+    for (int i = 0; i < L; i++)
+        need += 1e5 * k->t->bytes_per_param + st[i] * (double)B;
+    for (int d = 0; d < k->t->n_devices; d++)
+        k->t->devices[d].memory = need * (0.15 + 0.5 * gsl_rng_uniform(r));
+    k->sp = (struct ana_plan_spec){ .profile = k->p, .topo = k->t,
+                                    .devices = 2 + (int)gsl_rng_uniform_int(r, 3),
+                                    .batch = B, .cap_mode = 1,
+                                    .top = 1 + (int)gsl_rng_uniform_int(r, 4) };
+}
+
+static void kase_free(struct kase *k)
+{
+    mdl_profile_free(k->p);
+    mdl_topology_free(k->t);
+}
+
+static struct ana_plan *run(const struct ana_plan_spec *sp, int brute)
+{
+    struct ana_plan_spec s = *sp;
+    s.brute_force = brute;
+    struct ana_plan *p = NULL;
+    cr_assert_eq(ana_plan_run(&s, &p), 0, "%s", ps_errmsg());
+    return p;
+}
+
+/* The oracle: of every configuration simulated, the feasible ones in the
+ * objective's order, written from the definition (not through the planner's
+ * ranking). Returns how many; idx gets the first n. */
+static int oracle_rank(const struct ana_plan *bf, int memory, int *idx, int n)
+{
+    int cnt = 0;
+    for (int i = 0; i < bf->n; i++) {
+        const struct ana_plan_cfg *g = &bf->c[i];
+        if (g->status != ANA_PLAN_FIT)
+            continue;
+        /* insertion into idx by (key1, key2, index) */
+        int pos = cnt < n ? cnt : n;
+        while (pos > 0) {
+            const struct ana_plan_cfg *h = &bf->c[idx[pos - 1]];
+            int64_t a1 = memory ? g->peak_mem : g->step_ns, b1 = memory ? h->peak_mem : h->step_ns;
+            int64_t a2 = memory ? g->step_ns : g->peak_mem, b2 = memory ? h->step_ns : h->peak_mem;
+            if (a1 < b1 || (a1 == b1 && (a2 < b2 || (a2 == b2 && i < idx[pos - 1]))))
+                pos--;
+            else
+                break;
+        }
+        if (pos < n) {
+            memmove(idx + pos + 1, idx + pos, sizeof *idx * (size_t)(n - pos - 1));
+            idx[pos] = i;
+        }
+        cnt++;
+    }
+    return cnt < n ? cnt : n;
+}
+
+TestSuite(plan, .timeout = 300);
+
+Test(plan, pruned_search_ranks_exactly_as_brute_force)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 16); /* fixed seed: the case number names a failure */
+    int pruned = 0, fits = 0, nofit = 0;
+    for (int c = 0; c < 12; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        k.sp.objective = c % 4 == 3 ? ANA_PLAN_MEMORY : ANA_PLAN_THROUGHPUT;
+        struct ana_plan *fast = run(&k.sp, 0), *bf = run(&k.sp, 1);
+        int want[8];
+        int n = oracle_rank(bf, k.sp.objective == ANA_PLAN_MEMORY, want, k.sp.top);
+        cr_assert_eq(fast->n, bf->n, "case %d", c);
+        cr_assert_eq(fast->n_rank, n, "case %d: %d ranked, brute force %d", c, fast->n_rank, n);
+        cr_assert_eq(bf->n_rank, n, "case %d", c);
+        for (int i = 0; i < n; i++) {
+            cr_expect_eq(fast->rank[i], want[i], "case %d rank %d: config %d, brute force %d",
+                         c, i + 1, fast->rank[i], want[i]);
+            cr_expect_eq(bf->rank[i], want[i], "case %d rank %d", c, i + 1);
+            const struct ana_plan_cfg *a = &fast->c[fast->rank[i]], *b = &bf->c[want[i]];
+            cr_expect_eq(a->step_ns, b->step_ns, "case %d rank %d", c, i + 1);
+            cr_expect_eq(a->peak_mem, b->peak_mem, "case %d rank %d", c, i + 1);
+        }
+        cr_expect_eq(fast->baseline, bf->baseline, "case %d: baseline", c);
+        /* brute force simulates every configuration that passes the memory bound */
+        cr_expect_eq(bf->counts[ANA_PLAN_PRUNED], 0, "case %d", c);
+        cr_expect_eq(bf->simulated, bf->counts[ANA_PLAN_FIT] + bf->counts[ANA_PLAN_MEM_SIM],
+                     "case %d", c);
+        cr_expect_eq(fast->simulated + fast->counts[ANA_PLAN_PRUNED] +
+                     fast->counts[ANA_PLAN_MEM_BOUND] + fast->counts[ANA_PLAN_ERROR], fast->n,
+                     "case %d: every configuration accounted for", c);
+        pruned += fast->counts[ANA_PLAN_PRUNED];
+        fits += bf->counts[ANA_PLAN_FIT];
+        nofit += bf->counts[ANA_PLAN_MEM_SIM] + bf->counts[ANA_PLAN_MEM_BOUND];
+        ana_plan_free(fast);
+        ana_plan_free(bf);
+        kase_free(&k);
+    }
+    /* the cases exercise what they claim to: pruning, fitting and not fitting */
+    cr_expect_gt(pruned, 0);
+    cr_expect_gt(fits, 0);
+    cr_expect_gt(nofit, 0);
+    gsl_rng_free(r);
+}
+
+/* One configuration again through ana_predict, with the plan's partition. */
+static struct ana_prediction *predict(const struct kase *k, const struct ana_plan_cfg *g)
+{
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_parse(g->partition, g->S, k->p->n_layers, &part), 0, "%s",
+                 ps_errmsg());
+    struct ana_config cfg = { .profile = k->p, .topo = k->t, .schedule = g->schedule,
+                              .K = g->K, .M = g->M, .batch = (double)k->sp.batch / g->R,
+                              .remat = g->remat, .partition = part, .replicas = g->R,
+                              .no_baseline = 1 };
+    struct ana_prediction *pr;
+    cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", ps_errmsg());
+    sch_partition_free(part);
+    return pr;
+}
+
+/* Whether every device's simulated peak is within its capacity (the cap, or
+ * its own memory). */
+static int fits(const struct kase *k, const struct ana_prediction *pr)
+{
+    for (int s = 0; s < pr->n_stages; s++) {
+        const struct ana_stage *st = &pr->stages[s];
+        double cap = k->sp.cap_mode == 2 ? k->sp.cap : k->t->devices[st->device].memory;
+        if ((double)st->peak_mem > cap)
+            return 0;
+    }
+    return 1;
+}
+
+static int64_t peak_of(const struct ana_prediction *pr)
+{
+    int64_t m = 0;
+    for (int s = 0; s < pr->n_stages; s++)
+        m = pr->stages[s].peak_mem > m ? pr->stages[s].peak_mem : m;
+    return m;
+}
+
+Test(plan, bounds_hold_and_ranked_configurations_fit)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1604);
+    int checked_bound = 0;
+    for (int c = 0; c < 6; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        if (c % 2) { /* a byte cap instead of device memory */
+            k.sp.cap_mode = 2;
+            k.sp.cap = k.t->devices[0].memory * 0.7;
+        }
+        struct ana_plan *bf = run(&k.sp, 1);
+        for (int i = 0; i < bf->n; i++) {
+            const struct ana_plan_cfg *g = &bf->c[i];
+            if (g->status == ANA_PLAN_FIT || g->status == ANA_PLAN_MEM_SIM) {
+                /* the lower bounds never exceed what the engine finds */
+                cr_expect_leq(g->lb_s, g->step_s, "case %d config %d", c, i);
+                cr_expect_leq(g->mem_lb, g->peak_mem, "case %d config %d", c, i);
+            }
+            if (g->status == ANA_PLAN_MEM_BOUND && checked_bound < 40) {
+                /* rejected without simulation: the engine agrees it does not fit */
+                struct ana_prediction *pr = predict(&k, g);
+                cr_expect(!fits(&k, pr), "case %d config %d (%s K=%d M=%d) fits", c, i,
+                          g->schedule, g->K, g->M);
+                ana_prediction_free(pr);
+                checked_bound++;
+            }
+        }
+        struct ana_plan *fast = run(&k.sp, 0);
+        for (int i = 0; i < fast->n_rank; i++) {
+            const struct ana_plan_cfg *g = &fast->c[fast->rank[i]];
+            cr_assert_eq(g->status, ANA_PLAN_FIT);
+            struct ana_prediction *pr = predict(&k, g);
+            /* the same simulation as predict's, and within capacity */
+            cr_expect_eq(sch_seconds_to_time(pr->step_s), g->step_ns, "case %d rank %d", c, i);
+            cr_expect_eq(peak_of(pr), g->peak_mem, "case %d rank %d", c, i);
+            cr_expect(fits(&k, pr), "case %d rank %d ranked but over capacity (%s K=%d R=%d "
+                      "M=%d)", c, i, g->schedule, g->K, g->R, g->M);
+            ana_prediction_free(pr);
+        }
+        /* the frontier: by memory up, throughput strictly up, nothing dominates it */
+        for (int i = 1; i < fast->n_front; i++) {
+            const struct ana_plan_cfg *a = &fast->c[fast->front[i - 1]], *b = &fast->c[fast->front[i]];
+            cr_expect_leq(a->peak_mem, b->peak_mem);
+            cr_expect_gt(a->step_ns, b->step_ns);
+        }
+        ana_plan_free(bf);
+        ana_plan_free(fast);
+        kase_free(&k);
+    }
+    cr_expect_gt(checked_bound, 0, "no configuration was rejected by the memory bound");
+    gsl_rng_free(r);
+}
+
+Test(plan, nothing_fits_is_said_and_nothing_ranked)
+{
+    struct kase k;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    kase_new(&k, r);
+    k.sp.cap_mode = 2;
+    k.sp.cap = 1000; /* below any stage's parameters */
+    struct ana_plan *p = run(&k.sp, 0);
+    cr_expect_eq(p->n_rank, 0);
+    cr_expect_eq(p->n_front, 0);
+    cr_expect_eq(p->baseline, -1);
+    cr_expect_eq(p->counts[ANA_PLAN_FIT], 0);
+    cr_expect_eq(p->simulated, 0, "the memory bound refuses all before the engine");
+    ana_plan_free(p);
+    kase_free(&k);
+    gsl_rng_free(r);
+}
+
+/* ---- the command line ---- */
+
+static char dir[64];
+
+static void cli_setup(void)
+{
+    th_tmpdir(dir, sizeof dir, "plan");
+    th_put(dir, "m.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                         "a,1e9,1e6,1e5,1e6\nb,2e9,1e6,1e5,1e6\nc,1e9,1e6,1e5,1e6\n"
+                         "d,1e9,1e6,1e5,1e6\ne,1e9,2e6,1e5,1e6\nf,1e9,1e6,1e5,1e6\n");
+    th_put(dir, "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
+                          "\"memory\":1e9}],\"links\":[{\"name\":\"bus\",\"endpoints\":\"*\","
+                          "\"bandwidth\":1e10,\"shared\":true}]}");
+}
+
+static void cli_teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+#define OK "--model m.csv --topology t.json"
+
+static void bad(const char *args, int status, const char *what)
+{
+    int before = th_entries(dir);
+    int rc = th_sh("cd %s && %s plan --out out.txt %s 2>err.txt >/dev/null", dir, th_pipesim(),
+                   args);
+    char msg[1024], p[128];
+    th_slurp(dir, "err.txt", msg, sizeof msg);
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    unlink(p);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+    cr_expect_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "'%s': not one line: %s", args, msg);
+    cr_expect_eq(th_entries(dir), before, "'%s' left a file behind", args);
+}
+
+TestSuite(plan_cli, .init = cli_setup, .fini = cli_teardown, .timeout = 120);
+
+Test(plan_cli, bad_options_get_one_clear_error)
+{
+    bad("--topology t.json --devices 4 --batch 8", 2, "--model, --topology, --devices and "
+        "--batch are required");
+    bad(OK " --devices 0 --batch 8", 2, "--devices: 0 is out of range");
+    bad(OK " --devices 9 --batch 8", 2, "--devices 9: topology t.json has only 4 devices");
+    bad(OK " --devices 4 --batch -8", 2, "--batch: -8 is out of range");
+    bad(OK " --devices 4 --batch 8 --mem-cap -5", 2, "--mem-cap: '-5' is not a positive byte");
+    bad(OK " --devices 4 --batch 8 --mem-cap 3XB", 2, "--mem-cap: unknown unit 'XB'");
+    bad(OK " --devices 4 --batch 8 --objective speed", 2, "--objective: unknown objective "
+        "'speed'");
+    bad(OK " --devices 4 --batch 8 --schedules gpipe,nope", 2, "unknown schedule 'nope'");
+    bad(OK " --devices 4 --batch 8 --schedules gpipe,gpipe", 2, "'gpipe' given twice");
+    bad(OK " --devices 4 --batch 8 --remat sometimes", 2, "sometimes");
+    bad(OK " --devices 4 --batch 8 --top 0", 2, "--top: 0 is out of range");
+    bad(OK " --devices 4 --batch 8 --format xml", 2, "--format");
+    bad(OK " --devices 4 --batch 8 --db :memory:", 2, "--db ':memory:'");
+    bad(OK " --devices 4 --batch 8 --bogus", 2, "unknown option '--bogus'");
+    bad("--model nope.csv --topology t.json --devices 4 --batch 8", 5, "nope.csv");
+}
+
+Test(plan_cli, finds_ranks_and_stores_the_search)
+{
+    char out[65536];
+    int rc = th_capture(out, sizeof out, "cd %s && %s plan " OK " --devices 4 --batch 8 --top 3 "
+                        "--db plan.db --quiet", dir, th_pipesim());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "top 3 by throughput:"), "%s", out);
+    cr_expect(strstr(out, "Pareto frontier"), "%s", out);
+    cr_expect(strstr(out, "rejected:"), "%s", out);
+    cr_expect(strstr(out, "baseline: best single device that fits"), "%s", out);
+    /* the same search as JSON and as brute force: the same ranking */
+    char js[65536], bf[65536];
+    cr_assert_eq(th_capture(js, sizeof js, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --quiet", dir, th_pipesim()), 0);
+    cr_assert_eq(th_capture(bf, sizeof bf, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --brute-force --quiet", dir, th_pipesim()), 0);
+    cr_expect_str_eq(js, bf);
+    cr_expect(!strncmp(js, "set,rank,K,R,M,", 15), "%s", js);
+    /* the database holds every configuration of the search */
+    char path[128];
+    snprintf(path, sizeof path, "%s/plan.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT configurations, (SELECT count(*) FROM configs),"
+                                    " (SELECT count(*) FROM configs WHERE rank IS NOT NULL),"
+                                    " (SELECT count(*) FROM configs WHERE rank IS NOT NULL AND"
+                                    " status != 'fit') FROM plans", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_gt(sqlite3_column_int(st, 0), 100);
+    cr_expect_eq(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
+    cr_expect_eq(sqlite3_column_int(st, 2), 3);
+    cr_expect_eq(sqlite3_column_int(st, 3), 0, "a ranked configuration that does not fit");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    /* a sweep database is refused as a plan database, and left as it was */
+    rc = th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --db sweep.db --quiet && "
+               "%s plan " OK " --devices 2 --batch 8 --db sweep.db --quiet >/dev/null 2>err.txt",
+               dir, th_pipesim(), th_pipesim());
+    th_slurp(dir, "err.txt", out, sizeof out);
+    cr_expect_eq(rc, 8, "%s", out);
+    cr_expect(strstr(out, "a pipesim sweep database"), "%s", out);
+}
