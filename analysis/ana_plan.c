@@ -408,7 +408,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
         goto out;
     }
     int64_t mlb;
-    if (mem_bound(s, e->costs, cv, &mlb)) {
+    if (mem_bound(s, e->costs, cv, &mlb) && top) { /* brute force: the engine judges */
         g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
         g->status = ANA_PLAN_MEM_BOUND;
         goto out;

@@ -85,7 +85,8 @@ struct ana_plan_spec {
     enum ana_plan_objective objective;
     const char *const *schedules; int nsched; /* NULL: every schedule (ana_plan_schedules) */
     const enum sch_remat *remats; int nremat;  /* NULL: never, except_last, always */
-    int brute_force;             /* simulate every configuration (no bounds) */
+    int brute_force;             /* simulate every configuration (no bound prunes or
+                                    rejects; they are still computed) */
     int shard, nshards;          /* visit only configurations i with i % nshards == shard
                                     (0, 0 or 1: all) */
 };
