@@ -88,7 +88,8 @@ struct pentry {
     struct sch_costs *costs;
     int *stage_device;         /* [S] */
     int64_t tlb;               /* the time lower bound from the costs (ns) */
-    int64_t static_max;        /* largest device's parameter bytes */
+    int64_t mem_lb;            /* largest device's parameters + largest stash */
+    int over;                  /* some device's mem_lb is above its capacity */
 };
 
 struct pcache {
@@ -165,31 +166,37 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct pentry *e)
         e->rc = rc;
         goto out;
     }
-    /* the engine's compute ops back to back on each device */
-    int64_t busy[1024] = { 0 }, stat[1024] = { 0 };
-    int64_t *b = k->K <= 1024 ? busy : calloc((size_t)k->K, sizeof *b);
-    int64_t *st = k->K <= 1024 ? stat : calloc((size_t)k->K, sizeof *st);
-    if (!b || !st) {
-        if (b != busy)
-            free(b);
+    /* The engine's compute ops back to back on each device, after the
+     * forward of some micro-batch has gone through the stages before its
+     * first one (the first op on a device is an F whose earlier stages are
+     * all on other devices). Memory: the parameters, and the stash of its
+     * largest stage at that stage's backward. */
+    int64_t *b = calloc((size_t)k->K * 4, sizeof *b);
+    if (!b) {
         e->rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    int64_t nr = n_remat(k->remat, k->M);
+    int64_t *st = b + k->K, *mx = st + k->K, *head = mx + k->K, nr = n_remat(k->remat, k->M);
+    int64_t before = 0;
+    for (int d = 0; d < k->K; d++)
+        head[d] = INT64_MAX;
     for (int s = 0; s < S; s++) {
         const struct sch_stage_cost *c = &e->costs->st[s];
         b[c->device] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
                         (int64_t)k->M * c->bwd + c->update;
         st[c->device] += c->param_bytes;
+        mx[c->device] = c->mem.stash > mx[c->device] ? c->mem.stash : mx[c->device];
+        head[c->device] = before < head[c->device] ? before : head[c->device];
+        before += c->fwd < c->fwd_nostash ? c->fwd : c->fwd_nostash;
     }
     for (int d = 0; d < k->K; d++) {
-        e->tlb = b[d] > e->tlb ? b[d] : e->tlb;
-        e->static_max = st[d] > e->static_max ? st[d] : e->static_max;
+        int64_t t = b[d] + (head[d] == INT64_MAX ? 0 : head[d]), need = st[d] + mx[d];
+        double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+        e->tlb = t > e->tlb ? t : e->tlb;
+        e->mem_lb = need > e->mem_lb ? need : e->mem_lb;
+        e->over |= (double)need > cap;
     }
-    if (b != busy)
-        free(b);
-    if (st != stat)
-        free(st);
+    free(b);
 out:
     if (e->rc < 0)
         snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
@@ -374,16 +381,12 @@ static void cfg_error(struct ana_plan_cfg *g, const char *msg)
 }
 
 /* Builds, bounds memory and (if it may fit) simulates g on e's partition. */
-struct topn;
-struct stair;
-static int may_matter(const struct topn *top, const struct topn *one, const struct stair *st,
-                      const struct ana_plan_cfg *c, int single, int64_t tlb, int64_t mlb,
-                      enum ana_plan_objective o);
+struct prune;
+static int keep(const struct prune *pr, int single, int64_t tlb, int64_t mlb);
 
-/* top, one: NULL for brute force (no pruning). */
+/* pr: NULL for brute force (no pruning, no rejection by the bounds). */
 static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
-                    struct ana_plan_cfg *g, const struct topn *top, const struct topn *one,
-                    const struct stair *st, const struct ana_plan_cfg *all, int *ran)
+                    struct ana_plan_cfg *g, const struct prune *pr, int *ran)
 {
     struct sch_schedule *s = NULL;
     sim_engine *eng = NULL;
@@ -408,14 +411,13 @@ static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
         goto out;
     }
     int64_t mlb;
-    if (mem_bound(s, e->costs, cv, &mlb) && top) { /* brute force: the engine judges */
+    if (mem_bound(s, e->costs, cv, &mlb) && pr) { /* brute force: the engine judges */
         g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
         g->status = ANA_PLAN_MEM_BOUND;
         goto out;
     }
     g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
-    if (top && !may_matter(top, one, st, all, g->K == 1 && g->R == 1,
-                           sch_seconds_to_time(g->lb_s), g->mem_lb, sp->objective))
+    if (pr && !keep(pr, g->K == 1 && g->R == 1, sch_seconds_to_time(g->lb_s), g->mem_lb))
         goto out; /* stays PRUNED: the memory walk bounds it out of the top and frontier */
     if ((rc = sch_schedule_add_allreduce(s, g->R)) < 0 ||
         (rc = sim_simulate(s, e->costs, sp->topo, 0, &eng)) < 0) {
@@ -627,101 +629,136 @@ static int is_single(const struct ana_plan_cfg *g)
     return g->K == 1 && g->R == 1;
 }
 
-/* Whether a configuration with these bounds may still matter: enter the
- * top N, the frontier, or (K = R = 1) be the best single device. */
-static int may_matter(const struct topn *top, const struct topn *one, const struct stair *st,
-                      const struct ana_plan_cfg *c, int single, int64_t tlb, int64_t mlb,
-                      enum ana_plan_objective o)
+/* What the search has found, against which a configuration's bounds are
+ * judged: phase 0 looks for the top N (and the best single device) in the
+ * order of the objective's bound, phase 1 completes the frontier in the
+ * order of the memory bound. */
+struct prune {
+    struct topn top, one;
+    struct stair stair;
+    const struct ana_plan_cfg *all;
+    enum ana_plan_objective obj;
+    int phase;
+};
+
+/* Whether a configuration with these bounds may still enter the top N or
+ * be the best single device (phase 0), or be on the frontier (phase 1). */
+static int keep(const struct prune *pr, int single, int64_t tlb, int64_t mlb)
 {
-    return may_enter(top, c, tlb, mlb, o) || !dominated(st, tlb, mlb) ||
-           (single && may_enter(one, c, tlb, 0, ANA_PLAN_THROUGHPUT));
+    if (pr->phase)
+        return !dominated(&pr->stair, tlb, mlb);
+    return may_enter(&pr->top, pr->all, tlb, mlb, pr->obj) ||
+           (single && may_enter(&pr->one, pr->all, tlb, 0, ANA_PLAN_THROUGHPUT));
+}
+
+struct bounds {
+    int64_t *t, *m; /* the cheap bounds of every configuration */
+};
+
+/* Visits configuration i: bounds, partition, memory, simulation, unless
+ * pr (NULL: brute force) says it cannot matter. */
+static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct pcache *pc,
+                 const struct bounds *b, struct prune *pr, int i)
+{
+    struct ana_plan_cfg *g = &p->c[i];
+    int single = is_single(g), rc;
+    if (pr && !keep(pr, single, b->t[i], b->m[i]))
+        return 0; /* stays PRUNED */
+    struct layout l = layout_of(g->schedule);
+    struct pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
+    struct pentry *e = NULL;
+    if ((rc = pcache_get(sp, pc, &k, &e)) < 0)
+        return rc;
+    if (e->rc < 0) {
+        if (e->rc == -PS_ENOMEM)
+            return ps_error(PS_ENOMEM, "%s", e->msg);
+        cfg_error(g, e->msg);
+        return 0;
+    }
+    g->capped = e->capped;
+    sch_partition_format(e->part, g->partition, sizeof g->partition);
+    int64_t tlb = e->tlb > b->t[i] ? e->tlb : b->t[i];
+    int64_t mlb = e->mem_lb > b->m[i] ? e->mem_lb : b->m[i];
+    g->lb_s = sch_time_to_seconds(tlb);
+    g->mem_lb = mlb;
+    if (pr && e->over) {
+        g->status = ANA_PLAN_MEM_BOUND;
+        return 0;
+    }
+    if (pr && !keep(pr, single, tlb, mlb))
+        return 0;
+    int ran;
+    if ((rc = simulate(sp, e, g, pr, &ran)) < 0)
+        return rc;
+    p->simulated += ran;
+    if (g->status == ANA_PLAN_FIT && pr) {
+        topn_add(&pr->top, p->c, i, sp->objective);
+        if (single)
+            topn_add(&pr->one, p->c, i, ANA_PLAN_THROUGHPUT);
+        if ((rc = stair_add(&pr->stair, g->peak_mem, g->step_ns)) < 0)
+            return rc;
+    }
+    return 0;
 }
 
 static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
 {
     struct pcache pc = { 0 };
     struct work *wt = NULL;
-    struct stair stair = { 0 };
+    struct prune pr = { .all = p->c, .obj = sp->objective };
     int nw = 0, cw = 0, rc = 0;
-    int64_t *lb0 = malloc(sizeof *lb0 * (size_t)p->n);
-    int64_t *mb0 = malloc(sizeof *mb0 * (size_t)p->n);
+    struct bounds b = { malloc(sizeof *b.t * (size_t)p->n), malloc(sizeof *b.m * (size_t)p->n) };
     int *order = malloc(sizeof *order * (size_t)p->n);
-    struct topn top = { malloc(sizeof(int) * (size_t)sp->top), 0, sp->top };
-    struct topn one = { malloc(sizeof(int)), 0, 1 };
-    if (!lb0 || !mb0 || !order || !top.idx || !one.idx) {
+    char *seen = calloc((size_t)p->n, 1);
+    pr.top = (struct topn){ malloc(sizeof(int) * (size_t)sp->top), 0, sp->top };
+    pr.one = (struct topn){ malloc(sizeof(int)), 0, 1 };
+    if (!b.t || !b.m || !order || !seen || !pr.top.idx || !pr.one.idx) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    int sharded = sp->nshards > 1;
     for (int i = 0; i < p->n; i++) {
         struct ana_plan_cfg *g = &p->c[i];
-        order[i] = i;
         const struct work *w = NULL;
         if ((rc = work_of(sp, &wt, &nw, &cw, (double)sp->batch / g->R / g->M, &w)) < 0)
             goto out;
-        lb0[i] = work_bound(w, g->K, g->M, g->S / g->K, g->remat);
-        mb0[i] = mem_bound0(sp, w, g->K, g->S / g->K);
-        g->lb_s = sch_time_to_seconds(lb0[i]);
-        g->mem_lb = mb0[i];
-    }
-    if (!sp->brute_force) {
-        sort_lb = sp->objective == ANA_PLAN_MEMORY ? mb0 : lb0;
-        qsort(order, (size_t)p->n, sizeof *order, by_bound);
-    }
-    for (int oi = 0; oi < p->n; oi++) {
-        int i = order[oi];
-        struct ana_plan_cfg *g = &p->c[i];
-        if (sharded && i % sp->nshards != sp->shard) {
+        b.t[i] = work_bound(w, g->K, g->M, g->S / g->K, g->remat);
+        b.m[i] = mem_bound0(sp, w, g->K, g->S / g->K);
+        g->lb_s = sch_time_to_seconds(b.t[i]);
+        g->mem_lb = b.m[i];
+        if (sp->nshards > 1 && i % sp->nshards != sp->shard) {
             g->status = ANA_PLAN_NSTATUS; /* not this shard's */
-            continue;
+            seen[i] = 1;
         }
-        int single = is_single(g), bf = sp->brute_force;
-        if (!bf && !may_matter(&top, &one, &stair, p->c, single, lb0[i], mb0[i], sp->objective))
-            continue; /* stays PRUNED */
-        struct layout l = layout_of(g->schedule);
-        struct pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
-        struct pentry *e = NULL;
-        if ((rc = pcache_get(sp, &pc, &k, &e)) < 0)
-            goto out;
-        if (e->rc < 0) {
-            if (e->rc == -PS_ENOMEM) {
-                rc = ps_error(PS_ENOMEM, "%s", e->msg);
-                goto out;
-            }
-            cfg_error(g, e->msg);
-            continue;
+    }
+    for (int phase = 0; phase < (sp->brute_force ? 1 : 2); phase++) {
+        for (int i = 0; i < p->n; i++)
+            order[i] = i;
+        if (!sp->brute_force) {
+            sort_lb = phase || sp->objective == ANA_PLAN_MEMORY ? b.m : b.t;
+            qsort(order, (size_t)p->n, sizeof *order, by_bound);
         }
-        g->capped = e->capped;
-        sch_partition_format(e->part, g->partition, sizeof g->partition);
-        int64_t tlb = e->tlb > lb0[i] ? e->tlb : lb0[i];
-        int64_t mlb = e->static_max > mb0[i] ? e->static_max : mb0[i];
-        g->lb_s = sch_time_to_seconds(tlb);
-        g->mem_lb = mlb;
-        if (!bf && !may_matter(&top, &one, &stair, p->c, single, tlb, mlb, sp->objective))
-            continue;
-        int ran;
-        if ((rc = simulate(sp, e, g, bf ? NULL : &top, bf ? NULL : &one, &stair, p->c, &ran)) < 0)
-            goto out;
-        p->simulated += ran;
-        if (g->status == ANA_PLAN_FIT) {
-            topn_add(&top, p->c, i, sp->objective);
-            if (single)
-                topn_add(&one, p->c, i, ANA_PLAN_THROUGHPUT);
-            if ((rc = stair_add(&stair, g->peak_mem, g->step_ns)) < 0)
+        pr.phase = phase;
+        for (int oi = 0; oi < p->n; oi++) {
+            int i = order[oi];
+            if (seen[i])
+                continue;
+            if ((rc = visit(sp, p, &pc, &b, sp->brute_force ? NULL : &pr, i)) < 0)
                 goto out;
+            seen[i] = p->c[i].status != ANA_PLAN_PRUNED;
         }
     }
     p->partitions = pc.n;
 out:
     pcache_release(&pc);
     free(wt);
-    free(lb0);
-    free(mb0);
+    free(b.t);
+    free(b.m);
     free(order);
-    free(top.idx);
-    free(one.idx);
-    free(stair.peak);
-    free(stair.step);
+    free(seen);
+    free(pr.top.idx);
+    free(pr.one.idx);
+    free(pr.stair.peak);
+    free(pr.stair.step);
     return rc;
 }
 
