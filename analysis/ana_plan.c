@@ -147,18 +147,34 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct pentry *e)
     struct sch_part_opts o = { .n_stages = S, .stage_device = e->stage_device,
                                .n_micro = k->M, .micro_batch = k->micro, .remat = k->remat,
                                .cap_mode = sp->cap_mode, .cap = sp->cap };
+    /* The unconstrained optimum first (the fast path of sch_part_solve):
+     * when it meets the cap it is an optimum under the cap too; else the
+     * capped search; else (none meets the closed-form cap) the
+     * unconstrained one, for the engine to judge. */
     int64_t bn;
-    if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
-        rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn);
-        e->capped = rc == 0;
+    sch_part_model *um = NULL;
+    struct sch_part_opts uo = o;
+    uo.cap_mode = 0;
+    struct sch_partition *up = NULL;
+    if ((rc = sch_part_model_new(sp->profile, sp->topo, &uo, &um)) == 0 &&
+        (rc = sch_part_solve(sch_part_model_problem(um), &up, &bn)) == 0 &&
+        (rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
+        int feasible = 0;
+        sch_part_bottleneck(sch_part_model_problem(m), up, NULL, &feasible);
+        if (feasible) {
+            e->part = up;
+            up = NULL;
+            e->capped = 1;
+        } else if ((rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn)) == 0) {
+            e->capped = 1;
+        } else if (rc == -PS_ENOFIT) {
+            e->part = up;
+            up = NULL;
+            rc = 0;
+        }
     }
-    if (rc == -PS_ENOFIT && m) {
-        sch_part_model_free(m);
-        m = NULL;
-        o.cap_mode = 0;
-        if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
-            rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn);
-    }
+    sch_partition_free(up);
+    sch_part_model_free(um);
     if (rc == 0)
         rc = sch_costs_new(sp->profile, sp->topo, e->part, e->stage_device, k->micro,
                            &e->costs);
