@@ -13,7 +13,7 @@
 #include "models/mdl_topology.h"
 
 static const char topo_text[] =
-    "{\"devices\":[{\"name\":\"gpu\",\"count\":64,\"flops\":1.25e14,\"memory\":16e9,"
+    "{\"devices\":[{\"name\":\"gpu\",\"count\":128,\"flops\":1.25e14,\"memory\":16e9,"
     "\"mem_bandwidth\":9e11,\"efficiency\":{\"max\":0.5,\"batch_half\":4}}],"
     "\"links\":[{\"name\":\"fabric\",\"endpoints\":\"*\",\"bandwidth\":2.5e10,"
     "\"latency\":5e-6}]}";
@@ -52,11 +52,11 @@ int main(void)
     const char *model = "gpt:layers=48,hidden=2048,heads=16,seq=1024,vocab=50257";
     struct ana_plan *p;
     double s;
-    if (search(model, 64, 1536, 0, &s, &p) < 0) {
+    if (search(model, 128, 2304, 0, &s, &p) < 0) {
         fprintf(stderr, "bench_plan: %s\n", ps_errmsg());
         return 1;
     }
-    printf("plan %s, 64 devices, batch 1536:\n", model);
+    printf("plan %s, 128 devices, batch 2304:\n", model);
     printf("  %d configurations searched in %.2f s  (target 100 000 in < 10 s on 2 cores: "
            "%.2f of it per 100 000)\n", p->n, s, s / 10 * 100000.0 / p->n);
     printf("  %d simulated, %d pruned by the bound, %d rejected by the memory bound, %d "
