@@ -59,6 +59,12 @@ static int layout_dev(struct layout l, int K, int s)
     return l.vee && s >= K ? 2 * K - 1 - s : s % K;
 }
 
+/* Whether the schedule splits backward into B and W (zero-bubble family). */
+static int split_backward(const char *name)
+{
+    return !strncmp(name, "zb-", 3);
+}
+
 /* Whether the schedule's conditions hold for K, M on L layers. */
 static int schedule_valid(const char *name, int K, int M, int L)
 {
@@ -88,7 +94,9 @@ struct pentry {
     struct sch_costs *costs;
     int *stage_device;         /* [S] */
     int64_t tlb;               /* the time lower bound from the costs (ns) */
+    int64_t tlb_plain;         /* the same for schedules without a split backward */
     int64_t mem_lb;            /* largest device's parameters + largest stash */
+    int64_t *dev_static;       /* [K] each device's parameter bytes */
     int over;                  /* some device's mem_lb is above its capacity */
 };
 
@@ -122,6 +130,7 @@ static void pcache_release(struct pcache *c)
             sch_partition_free(c->e[i].part);
             sch_costs_free(c->e[i].costs);
             free(c->e[i].stage_device);
+            free(c->e[i].dev_static);
         }
     free(c->e);
 }
@@ -185,30 +194,45 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct pentry *e)
     /* The engine's compute ops back to back on each device, after the
      * forward of some micro-batch has gone through the stages before its
      * first one (the first op on a device is an F whose earlier stages are
-     * all on other devices). Memory: the parameters, and the stash of its
+     * all on other devices). Without a split backward, only U follows a
+     * device's last B, whose gradient then goes back through the stages
+     * before it: the tail. Memory: the parameters, and the stash of its
      * largest stage at that stage's backward. */
-    int64_t *b = calloc((size_t)k->K * 4, sizeof *b);
+    int64_t *b = calloc((size_t)k->K * 6, sizeof *b);
     if (!b) {
         e->rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    int64_t *st = b + k->K, *mx = st + k->K, *head = mx + k->K, nr = n_remat(k->remat, k->M);
-    int64_t before = 0;
+    int64_t *st = b + k->K, *mx = st + k->K, *head = mx + k->K, *tail = head + k->K;
+    int64_t *upd = tail + k->K, nr = n_remat(k->remat, k->M);
+    int64_t before = 0, back = 0;
     for (int d = 0; d < k->K; d++)
-        head[d] = INT64_MAX;
+        head[d] = tail[d] = INT64_MAX;
     for (int s = 0; s < S; s++) {
         const struct sch_stage_cost *c = &e->costs->st[s];
-        b[c->device] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
-                        (int64_t)k->M * c->bwd + c->update;
-        st[c->device] += c->param_bytes;
-        mx[c->device] = c->mem.stash > mx[c->device] ? c->mem.stash : mx[c->device];
-        head[c->device] = before < head[c->device] ? before : head[c->device];
+        int d = c->device;
+        b[d] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
+                (int64_t)k->M * c->bwd + c->update;
+        st[d] += c->param_bytes;
+        upd[d] += c->update;
+        mx[d] = c->mem.stash > mx[d] ? c->mem.stash : mx[d];
+        head[d] = before < head[d] ? before : head[d];
+        tail[d] = back < tail[d] ? back : tail[d];
         before += c->fwd < c->fwd_nostash ? c->fwd : c->fwd_nostash;
+        back += c->bwd;
     }
+    if (!(e->dev_static = malloc(sizeof *e->dev_static * (size_t)k->K))) {
+        free(b);
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(e->dev_static, st, sizeof *st * (size_t)k->K);
     for (int d = 0; d < k->K; d++) {
         int64_t t = b[d] + (head[d] == INT64_MAX ? 0 : head[d]), need = st[d] + mx[d];
+        int64_t tp = t + (tail[d] != INT64_MAX && tail[d] > upd[d] ? tail[d] - upd[d] : 0);
         double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
         e->tlb = t > e->tlb ? t : e->tlb;
+        e->tlb_plain = tp > e->tlb_plain ? tp : e->tlb_plain;
         e->mem_lb = need > e->mem_lb ? need : e->mem_lb;
         e->over |= (double)need > cap;
     }
@@ -330,6 +354,142 @@ static int64_t mem_bound0(const struct ana_plan_spec *sp, const struct work *w, 
     return lb > 0 && lb < 9e18 ? (int64_t)floor(lb) : 0;
 }
 
+/* ---- stashes in flight, cached by schedule ---- */
+
+/* Per (schedule, K, M, remat): the most stashes each stage holds at once
+ * in its device's program order (F of a stashing micro-batch or R: one
+ * more; the end of its backward: one less; sch_mem_effect with one byte
+ * of stash). Partition- and batch-free, so every R and micro-batch size
+ * shares it; device d's peak is at least its parameters plus, for each of
+ * its stages, that count times the stage's stash (exact with one stage per
+ * device). */
+struct centry {
+    char name[24];
+    int K, M, used, rc, S;
+    enum sch_remat remat;
+    int *cnt;        /* [S] */
+    char msg[96];
+};
+
+struct ccache {
+    struct centry *e;
+    size_t cap;
+    int n;
+};
+
+static uint64_t ckey_hash(const char *name, int K, int M, enum sch_remat r)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    uint64_t w[] = { (uint64_t)K, (uint64_t)M, (uint64_t)r };
+    for (int i = 0; i < 3; i++)
+        h = (h ^ w[i]) * 1099511628211ULL;
+    return h;
+}
+
+static void ccache_release(struct ccache *c)
+{
+    for (size_t i = 0; c->e && i < c->cap; i++)
+        free(c->e[i].cnt);
+    free(c->e);
+}
+
+static void centry_fill(struct centry *e)
+{
+    struct sch_schedule *s = NULL;
+    ps_error_clear();
+    if ((e->rc = sch_schedule_build(e->name, e->K, e->M, e->remat, &s)) < 0)
+        goto out;
+    e->S = s->n_stages;
+    int *cur = calloc((size_t)e->S * 2, sizeof *cur);
+    if (!cur) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    e->cnt = cur + e->S;
+    struct sch_stage_mem one = { 0, 0, 1, 0 };
+    for (int d = 0; d < s->n_devices; d++)
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (!sch_op_is_compute(op->kind) || op->stage < 0)
+                continue;
+            int64_t a, z;
+            sch_mem_effect(s, op, &one, &a, &z);
+            int st = op->stage;
+            cur[st] += (int)a;
+            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
+            cur[st] += (int)z;
+            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
+        }
+    /* keep cnt, drop cur: move the counts to the front */
+    memmove(cur, e->cnt, sizeof *cur * (size_t)e->S);
+    e->cnt = cur;
+out:
+    if (e->rc < 0)
+        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+    sch_schedule_free(s);
+}
+
+static int ccache_get(struct ccache *c, const struct ana_plan_cfg *g, const struct centry **out)
+{
+    if ((size_t)(c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        struct centry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return ps_error(PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->e[i].used) {
+                size_t j = ckey_hash(c->e[i].name, c->e[i].K, c->e[i].M, c->e[i].remat) &
+                           (ncap - 1);
+                while (ne[j].used)
+                    j = (j + 1) & (ncap - 1);
+                ne[j] = c->e[i];
+            }
+        free(c->e);
+        c->e = ne;
+        c->cap = ncap;
+    }
+    size_t j = ckey_hash(g->schedule, g->K, g->M, g->remat) & (c->cap - 1);
+    while (c->e[j].used && !(c->e[j].K == g->K && c->e[j].M == g->M &&
+                             c->e[j].remat == g->remat && !strcmp(c->e[j].name, g->schedule)))
+        j = (j + 1) & (c->cap - 1);
+    struct centry *e = &c->e[j];
+    if (!e->used) {
+        e->used = 1;
+        snprintf(e->name, sizeof e->name, "%s", g->schedule);
+        e->K = g->K;
+        e->M = g->M;
+        e->remat = g->remat;
+        c->n++;
+        centry_fill(e);
+    }
+    *out = e;
+    return 0;
+}
+
+/* The stash-count bound of g on e's partition: the largest device need in
+ * *lb; 1 when some device's need is above its capacity. */
+static int count_bound(const struct ana_plan_spec *sp, const struct pentry *e,
+                       const struct centry *c, int64_t *lb)
+{
+    int over = 0;
+    *lb = 0;
+    for (int d = 0; d < e->k.K; d++) {
+        int64_t most = 0;
+        for (int s = 0; s < c->S; s++)
+            if (e->stage_device[s] == d) {
+                int64_t v = (int64_t)c->cnt[s] * e->costs->st[s].mem.stash;
+                most = v > most ? v : most;
+            }
+        int64_t need = e->dev_static[d] + most;
+        double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+        *lb = need > *lb ? need : *lb;
+        over |= (double)need > cap;
+    }
+    return over;
+}
+
 /* ---- one simulation ---- */
 
 /* The stash and split-backward bytes held in program order on each device's
@@ -420,10 +580,10 @@ static int simulate(const struct ana_plan_spec *sp, const struct pentry *e,
         rc = rc == -PS_ENOMEM ? rc : 0;
         goto out;
     }
-    if (s->n_stages != g->S || memcmp(s->stage_device, e->stage_device,
+    if (s->n_stages != g->S || s->has_wgrad != split_backward(g->schedule) || memcmp(s->stage_device, e->stage_device,
                                       sizeof *s->stage_device * (size_t)g->S)) {
-        rc = ps_error(PS_EINVAL, "plan: schedule %s places its %d stages unlike the layout "
-                       "the planner assumed", g->schedule, s->n_stages);
+        rc = ps_error(PS_EINVAL, "plan: schedule %s places its %d stages (or splits its "
+                       "backward) unlike the planner assumed", g->schedule, s->n_stages);
         goto out;
     }
     int64_t mlb;
@@ -674,7 +834,7 @@ struct bounds {
 /* Visits configuration i: bounds, partition, memory, simulation, unless
  * pr (NULL: brute force) says it cannot matter. */
 static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct pcache *pc,
-                 const struct bounds *b, struct prune *pr, int i)
+                 struct ccache *cc, const struct bounds *b, struct prune *pr, int i)
 {
     struct ana_plan_cfg *g = &p->c[i];
     int single = is_single(g), rc;
@@ -693,11 +853,35 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct pcac
     }
     g->capped = e->capped;
     sch_partition_format(e->part, g->partition, sizeof g->partition);
-    int64_t tlb = e->tlb > b->t[i] ? e->tlb : b->t[i];
+    int64_t et = split_backward(g->schedule) ? e->tlb : e->tlb_plain;
+    int64_t tlb = et > b->t[i] ? et : b->t[i];
     int64_t mlb = e->mem_lb > b->m[i] ? e->mem_lb : b->m[i];
+    mlb = g->mem_lb > mlb ? g->mem_lb : mlb; /* the memory walk of an earlier phase */
     g->lb_s = sch_time_to_seconds(tlb);
     g->mem_lb = mlb;
     if (pr && e->over) {
+        g->status = ANA_PLAN_MEM_BOUND;
+        return 0;
+    }
+    if (pr && !keep(pr, single, tlb, mlb))
+        return 0;
+    const struct centry *ce = NULL;
+    if ((rc = ccache_get(cc, g, &ce)) < 0)
+        return rc;
+    if (ce->rc < 0) {
+        if (ce->rc == -PS_ENOMEM)
+            return ps_error(PS_ENOMEM, "%s", ce->msg);
+        cfg_error(g, ce->msg);
+        return 0;
+    }
+    if (ce->S != g->S)
+        return ps_error(PS_EINVAL, "plan: schedule %s has %d stages, the planner assumed %d",
+                        g->schedule, ce->S, g->S);
+    int64_t clb;
+    int over = count_bound(sp, e, ce, &clb);
+    mlb = clb > mlb ? clb : mlb;
+    g->mem_lb = mlb;
+    if (pr && over) {
         g->status = ANA_PLAN_MEM_BOUND;
         return 0;
     }
@@ -720,6 +904,7 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct pcac
 static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
 {
     struct pcache pc = { 0 };
+    struct ccache cc = { 0 };
     struct work *wt = NULL;
     struct prune pr = { .all = p->c, .obj = sp->objective };
     int nw = 0, cw = 0, rc = 0;
@@ -758,7 +943,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
             int i = order[oi];
             if (seen[i])
                 continue;
-            if ((rc = visit(sp, p, &pc, &b, sp->brute_force ? NULL : &pr, i)) < 0)
+            if ((rc = visit(sp, p, &pc, &cc, &b, sp->brute_force ? NULL : &pr, i)) < 0)
                 goto out;
             seen[i] = p->c[i].status != ANA_PLAN_PRUNED;
         }
@@ -766,6 +951,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
     p->partitions = pc.n;
 out:
     pcache_release(&pc);
+    ccache_release(&cc);
     free(wt);
     free(b.t);
     free(b.m);
