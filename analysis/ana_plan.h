@@ -56,7 +56,7 @@ enum ana_plan_objective { ANA_PLAN_THROUGHPUT, ANA_PLAN_MEMORY };
 /* What became of a configuration (the reasons of rejection after FIT). */
 #define ANA_PLAN_STATUS(X)                                                   \
     X(FIT, "fit", "simulated, fits")                                         \
-    X(PRUNED, "pruned", "pruned by the lower bound (cannot enter the top)")   \
+    X(PRUNED, "pruned", "pruned by the bounds (cannot enter the top N or the frontier)") \
     X(MEM_BOUND, "memory-bound", "memory lower bound above capacity (not simulated)") \
     X(MEM_SIM, "memory-sim", "simulated peak above capacity")                \
     X(ERROR, "error", "cannot run (partitioner or engine refused)")
@@ -128,6 +128,12 @@ extern const char *const ana_plan_schedules[];
 extern const int ana_plan_nschedules;
 
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out);
+/* The same search sharded over MPI ranks when an MPI launcher started the
+ * process with more than one (analysis/ana_plan_mpi.c): rank r searches the
+ * configurations i % P == r, rank 0 gathers them and ranks the union as one
+ * process would (*out on rank 0, *root = 1; NULL and 0 elsewhere). MPI is
+ * initialized and finalized here. Otherwise ana_plan_run, *root = 1. */
+int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root);
 void ana_plan_free(struct ana_plan *p);
 /* Merges the configurations of shards (each run with the same spec and its
  * shard) into one plan ranked as one process would: the union of the

@@ -33,6 +33,8 @@ static const char help[] =
     "--schedules and --remat take comma lists restricting the search. --db stores every\n"
     "configuration in an SQLite plan database; --plot DIR draws DIR/frontier.png and\n"
     ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
+    "Under mpirun -np P the search is sharded over the P ranks and rank 0 prints and\n"
+    "stores the same result as one process.\n"
     "Defaults: --mem-cap device, --top 5, --objective throughput, --format table.\n";
 
 /* "a,b,c" into a malloc'd array of strings (into the malloc'd copy buf). */
@@ -199,8 +201,9 @@ int cmd_plan(int argc, char **argv)
     sp.devices = (int)devices;
     sp.batch = batch;
     sp.top = (int)top;
-    if ((rc = ana_plan_run(&sp, &p)) < 0)
-        goto out;
+    int root;
+    if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
+        goto out; /* an MPI rank other than 0: rank 0 prints and stores */
     if (!quiet)
         fprintf(stderr, "plan: %d configurations searched in %.2f s: %d simulated, %d pruned "
                 "by the bound, %d rejected by the memory bound\n", p->n, p->elapsed_s,

@@ -359,3 +359,47 @@ Test(plan_cli, finds_ranks_and_stores_the_search)
     cr_expect_eq(rc, 8, "%s", out);
     cr_expect(strstr(out, "a pipesim sweep database"), "%s", out);
 }
+
+/* mpirun -np 2: the same ranking, frontier and counts as one process. */
+Test(plan_cli, two_mpi_ranks_rank_as_one_process)
+{
+    if (th_sh("%s --version 2>/dev/null | grep -q 'mpi'", th_pipesim()) != 0)
+        cr_skip_test("pipesim was built without MPI (apt-get install libopenmpi-dev)");
+    if (th_sh("command -v mpirun >/dev/null 2>&1") != 0)
+        cr_skip_test("mpirun is not installed (apt-get install openmpi-bin)");
+    char one[65536], two[65536];
+    cr_assert_eq(th_capture(one, sizeof one, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 4 --format json --quiet", dir, th_pipesim()), 0);
+    int rc = th_capture(two, sizeof two, "cd %s && mpirun %s --oversubscribe -x "
+                        "ASAN_OPTIONS=detect_leaks=0 -np 2 %s plan " OK " --devices 4 "
+                        "--batch 8 --top 4 --format json --quiet --db mpi.db 2>mpi.err", dir,
+                        getuid() == 0 ? "--allow-run-as-root" : "", th_pipesim());
+    char err[4096];
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    /* the counts of simulations differ (each rank prunes with what it found);
+     * the ranking, frontier, rejections and baseline do not */
+    char *a = strstr(one, "\"baseline\""), *b = strstr(two, "\"baseline\"");
+    char *ea = strstr(one, "\"rejected\""), *eb = strstr(two, "\"rejected\"");
+    cr_assert(a && b && ea && eb, "%s\n---\n%s", one, two);
+    *ea = *eb = 0;
+    cr_expect_str_eq(a, b);
+    cr_expect(strstr(a, "\"top\": [\n    {"), "nothing ranked: %s", a);
+    char *c = strstr(one, "\"configurations\""), *d = strstr(two, "\"configurations\"");
+    cr_assert(c && d);
+    cr_expect_eq(strncmp(c, d, strcspn(c, "\n")), 0, "%.60s vs %.60s", c, d);
+    /* rank 0 alone stored the search, every configuration once */
+    char path[128];
+    snprintf(path, sizeof path, "%s/mpi.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), (SELECT configurations FROM plans),"
+                                    " (SELECT count(*) FROM plans) FROM configs", -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
+    cr_expect_eq(sqlite3_column_int(st, 2), 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
