@@ -769,6 +769,10 @@ static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
                         if (!schedule_valid(names[s], K, (int)M, L))
                             continue;
                         for (int r = 0; r < nr; r++, n++) {
+                            if (M == 1 && rm[r] == SCH_REMAT_EXCEPT_LAST && nr > 1) {
+                                n--; /* = never with one micro-batch */
+                                continue;
+                            }
                             if (!pass)
                                 continue;
                             struct ana_plan_cfg *g = &p->c[n];

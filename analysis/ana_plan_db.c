@@ -260,9 +260,9 @@ int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnu
     char m[256], tp[256];
     ana_plot_clean(m, sizeof m, p->spec.model_arg ? p->spec.model_arg : p->spec.profile->path);
     ana_plot_clean(tp, sizeof tp, p->spec.topo_arg ? p->spec.topo_arg : p->spec.topo->path);
-    ps_strbuf_printf(&b, "set title \"throughput against peak memory\\n%s on %s, %d devices, "
+    ps_strbuf_printf(&b, "set title \"throughput against peak memory\\n%s\\non %s, %d devices, "
                      "batch %ld\" noenhanced\nset xlabel \"peak memory per device (GB)\"\n"
-                     "set ylabel \"samples/s\"\nset key outside right top\nset grid\n",
+                     "set ylabel \"samples/s\"\nset key inside right bottom box opaque\nset grid\n",
                      m, tp, p->spec.devices, p->spec.batch);
     if (cap > 0)
         ps_strbuf_printf(&b, "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 2 "
@@ -272,7 +272,7 @@ int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnu
                      "  '' index 1 with points pt 2 ps 0.9 lc rgb '#cc3311' "
                      "title 'does not fit (simulated)', \\\n"
                      "  '' index 2 with points pt 1 ps 0.6 lc rgb '#ee7733' "
-                     "title 'does not fit (memory bound, not simulated)', \\\n"
+                     "title 'does not fit (memory bound; at its bounds, not simulated)', \\\n"
                      "  '' index 3 with linespoints pt 6 lw 2 lc rgb '#228833' "
                      "title 'Pareto frontier'\n");
     if ((rc = ps_strbuf_error(&b)) == 0)
