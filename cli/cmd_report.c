@@ -12,7 +12,8 @@
 static const char help[] =
     "usage: pipesim report --db results/sweep.db [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
-    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F] [--out F]\n\n"
+    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F] [--out F]\n"
+    "                      [--best [--fits]]\n\n"
     "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
     "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
@@ -24,6 +25,8 @@ static const char help[] =
     "'*' marks configurations that do not fit in memory, '-' those that could not\n"
     "run. --csv writes every selected run, --grid-csv every grid cell.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
+    "--best prints only the selected run with the most samples/s (--fits: among\n"
+    "those whose every stage fits in memory; exit status 7 when none does).\n"
     "Defaults: --metric normalized,speedup,bubble.\n";
 
 int cmd_report(int argc, char **argv)
@@ -35,6 +38,7 @@ int cmd_report(int argc, char **argv)
         { "remat", required_argument, 0, 'r' },    { "strategy", required_argument, 0, 'S' },
         { "batch", required_argument, 0, 'b' },    { "csv", required_argument, 0, 'c' },
         { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
+        { "best", no_argument, 0, 'Z' },           { "fits", no_argument, 0, 'F' },
         { "help", no_argument, 0, 'h' },           { 0, 0, 0, 0 },
     };
     struct ana_report_opts o = { 0 };
@@ -79,6 +83,8 @@ int cmd_report(int argc, char **argv)
         case 'c': csv = optarg; break;
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;
+        case 'Z': o.best = 1; break;
+        case 'F': o.fits_only = 1; break;
         default: return -PS_EUSAGE;
         }
         if (rc < 0)
@@ -88,6 +94,9 @@ int cmd_report(int argc, char **argv)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
     if (!db_path)
         return ps_error(PS_EUSAGE, "--db is required (see pipesim report --help)");
+    if (o.fits_only && !o.best)
+        return ps_error(PS_EUSAGE, "--fits selects among the --best candidates; give --best "
+                         "too");
     if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
         (rc = ps_io_output(out_path, "--out")) < 0 || (rc = ps_io_output(csv, "--csv")) < 0 ||
         (rc = ps_io_output(grid_csv, "--grid-csv")) < 0)

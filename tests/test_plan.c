@@ -403,3 +403,40 @@ Test(plan_cli, two_mpi_ranks_rank_as_one_process)
     sqlite3_finalize(st);
     sqlite3_close(db);
 }
+
+/* report --best [--fits]: the stored run with the most samples/s (among
+ * those that fit), the same the database's own query finds. */
+Test(plan_cli, report_best_fits_is_the_database_maximum)
+{
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 1,2,4 -M 1,2,4,8 --batch 8 --remat "
+                       "never,always --db best.db --quiet", dir, th_pipesim()), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/best.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    for (int fits = 0; fits < 2; fits++) {
+        sqlite3_stmt *st;
+        cr_assert_eq(sqlite3_prepare_v2(db, fits ? "SELECT K, M, remat FROM runs WHERE "
+                                        "status = 'ok' AND fits = 1 ORDER BY samples_per_s "
+                                        "DESC LIMIT 1" : "SELECT K, M, remat FROM runs WHERE "
+                                        "status = 'ok' ORDER BY samples_per_s DESC LIMIT 1",
+                                        -1, &st, NULL), SQLITE_OK);
+        cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+        char want[128], out[4096];
+        snprintf(want, sizeof want, "K=%d, M=%d, batch 8, remat %s,", sqlite3_column_int(st, 0),
+                 sqlite3_column_int(st, 1), (const char *)sqlite3_column_text(st, 2));
+        sqlite3_finalize(st);
+        cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --db best.db --best%s", dir,
+                                th_pipesim(), fits ? " --fits" : ""), 0);
+        cr_expect(strstr(out, want), "--best%s: '%s' lacks '%s'", fits ? " --fits" : "", out,
+                  want);
+        if (fits)
+            cr_expect(strstr(out, ": fits\n"), "%s", out);
+    }
+    sqlite3_close(db);
+    int before = th_entries(dir);
+    cr_expect_eq(th_sh("cd %s && %s report --db best.db --fits 2>/dev/null", dir, th_pipesim()), 2);
+    cr_expect_eq(th_sh("cd %s && %s report --db best.db --best --fits --model x 2>/dev/null", dir,
+                       th_pipesim()), 7);
+    cr_expect_eq(th_entries(dir), before);
+}
