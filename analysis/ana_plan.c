@@ -422,7 +422,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
             seen[i] = 1;
         }
     }
-    for (int phase = 0; phase < (sp->brute_force ? 1 : 2); phase++) {
+    for (int phase = 0; phase < (sp->brute_force || sp->frontier_found ? 1 : 2); phase++) {
         for (int i = 0; i < p->n; i++)
             order[i] = i;
         if (!sp->brute_force) {

@@ -85,6 +85,9 @@ struct ana_plan_spec {
     enum ana_plan_objective objective;
     const char *const *schedules; int nsched; /* NULL: every schedule (ana_plan_schedules) */
     const enum sch_remat *remats; int nremat;  /* NULL: never, except_last, always */
+    int frontier_found;          /* 1: skip the frontier phase: the frontier is that of
+                                    the configurations simulated for the top N only
+                                    (faster; not the whole space's) */
     int brute_force;             /* simulate every configuration (no bound prunes or
                                     rejects; they are still computed) */
     int shard, nshards;          /* visit only configurations i with i % nshards == shard

@@ -83,7 +83,9 @@ static void print_table(const void *obj, FILE *f)
         header(f);
     for (int i = 0; i < p->n_rank; i++)
         row(p, &p->c[p->rank[i]], i + 1, f);
-    fprintf(f, "\nPareto frontier, throughput against peak memory (simulated, fitting):\n");
+    fprintf(f, "\nPareto frontier, throughput against peak memory%s:\n",
+            sp->frontier_found ? " (of the configurations simulated for the top only, "
+                                 "--frontier found)" : "");
     if (p->n_front)
         header(f);
     for (int i = 0; i < p->n_front; i++)

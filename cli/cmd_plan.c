@@ -15,7 +15,8 @@ static const char help[] =
     "usage: pipesim plan --model F --topology F --devices N --batch B\n"
     "                    [--mem-cap device|BYTES] [--top N] [--objective throughput|memory]\n"
     "                    [--schedules LIST] [--remat LIST] [--format table|csv|json]\n"
-    "                    [--out F] [--db FILE] [--plot DIR] [--brute-force] [--quiet]\n\n"
+    "                    [--out F] [--db FILE] [--plot DIR] [--frontier exact|found]\n"
+    "                    [--brute-force] [--quiet]\n\n"
     "Finds the best way to train the model on N devices of the topology with a global\n"
     "batch of B samples per step: pipeline depth K and data-parallel replicas R\n"
     "(K x R <= N, R dividing B), micro-batch count M (every divisor of B/R), every\n"
@@ -33,9 +34,12 @@ static const char help[] =
     "--schedules and --remat take comma lists restricting the search. --db stores every\n"
     "configuration in an SQLite plan database; --plot DIR draws DIR/frontier.png and\n"
     ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
+    "--frontier found skips the search for the exact frontier (faster): the frontier\n"
+    "printed is then that of the configurations simulated for the top N.\n"
     "Under mpirun -np P the search is sharded over the P ranks and rank 0 prints and\n"
     "stores the same result as one process.\n"
-    "Defaults: --mem-cap device, --top 5, --objective throughput, --format table.\n";
+    "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
+    "--format table.\n";
 
 /* "a,b,c" into a malloc'd array of strings (into the malloc'd copy buf). */
 static int split_list(const char *s, const char *what, char **buf, const char ***items, int *n)
@@ -81,7 +85,8 @@ int cmd_plan(int argc, char **argv)
         { "remat", required_argument, 0, 'r' },     { "format", required_argument, 0, 'f' },
         { "out", required_argument, 0, 'o' },       { "db", required_argument, 0, 'd' },
         { "plot", required_argument, 0, 'P' },      { "brute-force", no_argument, 0, 'B' },
-        { "quiet", no_argument, 0, 'q' },           { "help", no_argument, 0, 'h' },
+        { "quiet", no_argument, 0, 'q' },           { "frontier", required_argument, 0, 'F' },
+        { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
     struct ana_plan_spec sp = { .cap_mode = 1, .top = 5 };
@@ -126,6 +131,12 @@ int cmd_plan(int argc, char **argv)
         case 'd': db = optarg; break;
         case 'P': plot = optarg; break;
         case 'B': sp.brute_force = 1; break;
+        case 'F':
+            if (!strcmp(optarg, "exact") || !strcmp(optarg, "found"))
+                sp.frontier_found = optarg[0] == 'f';
+            else
+                rc = ps_error(PS_EUSAGE, "--frontier: unknown mode '%s' (exact, found)", optarg);
+            break;
         case 'q': quiet = 1; break;
         default: rc = -PS_EUSAGE; break;
         }

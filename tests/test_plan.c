@@ -113,6 +113,16 @@ Test(plan, pruned_search_ranks_exactly_as_brute_force)
             cr_expect_eq(a->peak_mem, b->peak_mem, "case %d rank %d", c, i + 1);
         }
         cr_expect_eq(fast->baseline, bf->baseline, "case %d: baseline", c);
+        /* --frontier found: the same top N and baseline, fewer simulations */
+        struct ana_plan_spec fs = k.sp;
+        fs.frontier_found = 1;
+        struct ana_plan *found = run(&fs, 0);
+        cr_expect_eq(found->n_rank, n, "case %d", c);
+        for (int i = 0; i < n && i < found->n_rank; i++)
+            cr_expect_eq(found->rank[i], want[i], "case %d rank %d (--frontier found)", c, i + 1);
+        cr_expect_eq(found->baseline, bf->baseline, "case %d", c);
+        cr_expect_leq(found->simulated, fast->simulated, "case %d", c);
+        ana_plan_free(found);
         /* brute force simulates every configuration; what the fast search rejected
          * by the memory bound, the engine finds over capacity (or cannot run) */
         cr_expect_eq(bf->counts[ANA_PLAN_PRUNED], 0, "case %d", c);
@@ -313,6 +323,7 @@ Test(plan_cli, bad_options_get_one_clear_error)
     bad(OK " --devices 4 --batch 8 --format xml", 2, "--format");
     bad(OK " --devices 4 --batch 8 --db :memory:", 2, "--db ':memory:'");
     bad(OK " --devices 4 --batch 8 --bogus", 2, "unknown option '--bogus'");
+    bad(OK " --devices 4 --batch 8 --frontier all", 2, "--frontier: unknown mode 'all'");
     bad("--model nope.csv --topology t.json --devices 4 --batch 8", 5, "nope.csv");
 }
 
