@@ -128,7 +128,7 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
     if (j->strategy == SCH_PART_UNIFORM)
         return 0;
     struct sch_schedule *sched;
-    int rc = sch_schedule_build(sp->schedule ? sp->schedule : "gpipe", j->run.K, j->run.M,
+    int rc = sch_schedule_build(j->run.schedule, j->run.K, j->run.M,
                                 j->remat, &sched);
     if (rc < 0)
         return rc;
@@ -162,7 +162,7 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     if ((rc = job_partition(sp, j, &part)) < 0)
         goto out;
     struct ana_config cfg = { .profile = sp->profile, .topo = sp->topo,
-                              .schedule = sp->schedule ? sp->schedule : "gpipe", .K = r->K,
+                              .schedule = r->schedule, .K = r->K,
                               .M = r->M, .batch = (double)r->batch, .remat = j->remat,
                               .partition = part, .no_baseline = 1 };
     if ((rc = ana_predict(&cfg, &p)) < 0)
@@ -251,22 +251,25 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     int rc;
     snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
     snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
-    snprintf(key.schedule, sizeof key.schedule, "%s", sp->schedule ? sp->schedule : "gpipe");
+    const char *one = sp->schedule ? sp->schedule : "gpipe";
+    const char *const *names = sp->schedules ? sp->schedules : &one;
+    int nsched = sp->schedules ? sp->nschedule : 1;
     if ((rc = ana_db_input_hash(sp->model_arg, key.model_hash)) < 0 ||
         (rc = ana_db_input_hash(sp->topo_arg, key.topology_hash)) < 0)
         return rc;
-    int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
+    int total = nsched * sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
     if (!jobs)
         return ps_error(PS_ENOMEM, "out of memory");
     st->total = total;
-    for (int a = 0; a < sp->nstrategy; a++)
-        for (int b = 0; b < sp->nremat; b++)
+    for (int qa = 0; qa < nsched * sp->nstrategy; qa++) /* schedule, then strategy */
+        for (int b = 0, q = qa / sp->nstrategy, a = qa % sp->nstrategy; b < sp->nremat; b++)
             for (int c = 0; c < sp->nbatch; c++)
                 for (int k = 0; k < sp->nK; k++)
                     for (int m = 0; m < sp->nM; m++) {
                         struct job *j = &jobs[cnt];
                         j->run = key;
+                        snprintf(j->run.schedule, sizeof j->run.schedule, "%s", names[q]);
                         j->run.K = (int)sp->Ks[k];
                         j->run.M = (int)sp->Ms[m];
                         j->run.batch = sp->batches[c];

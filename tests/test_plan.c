@@ -451,3 +451,24 @@ Test(plan_cli, report_best_fits_is_the_database_maximum)
                        th_pipesim()), 7);
     cr_expect_eq(th_entries(dir), before);
 }
+
+/* sweep --schedule LIST: one row per schedule and configuration, each the
+ * same as a sweep of that schedule alone. */
+Test(plan_cli, sweep_takes_a_schedule_list)
+{
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 1,2 -M 1,2 --batch 8 --schedule gpipe,1f1b "
+                       "--db two.db --quiet && %s sweep " OK " -K 1,2 -M 1,2 --batch 8 "
+                       "--schedule 1f1b --db one.db --quiet", dir, th_pipesim(), th_pipesim()), 0);
+    char a[4096], b[4096];
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s report --db two.db --schedule 1f1b --csv - "
+                            "--out /dev/null", dir, th_pipesim()), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "cd %s && %s report --db one.db --csv - --out /dev/null",
+                            dir, th_pipesim()), 0);
+    cr_expect_str_eq(a, b);
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s report --db two.db --csv - --out /dev/null "
+                            "| grep -c ',gpipe,'; %s report --db two.db --csv - --out /dev/null | "
+                            "grep -c ',1f1b,'", dir, th_pipesim(), th_pipesim()), 0);
+    cr_expect_str_eq(a, "4\n4\n");
+    cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --schedule gpipe,gpipe "
+                       "--db bad.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
+}
