@@ -4,6 +4,7 @@
 #include "helpers.h"
 #include "analysis/ana_plan.h"
 #include "analysis/ana_predict.h"
+#include "analysis/ana_schedules.h"
 
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -471,4 +472,56 @@ Test(plan_cli, sweep_takes_a_schedule_list)
     cr_expect_str_eq(a, "4\n4\n");
     cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --schedule gpipe,gpipe "
                        "--db bad.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
+}
+
+/* compare-schedules --remat-per-schedule: each schedule's row is that of the
+ * mode, of never, except_last and always, that runs fastest and fits (else
+ * the least memory), as the three fixed-mode comparisons say. */
+Test(plan, compare_schedules_picks_a_remat_per_schedule)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2026);
+    static const char *const names[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2" };
+    int changed = 0;
+    for (int c = 0; c < 4; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        struct ana_config base = { .profile = k.p, .topo = k.t, .K = 2, .M = 4,
+                                   .batch = 8, .remat = SCH_REMAT_EXCEPT_LAST };
+        struct ana_sched_cmp *fixed[3], *aut;
+        for (int m = 0; m < 3; m++) {
+            base.remat = (enum sch_remat)m;
+            cr_assert_eq(ana_schedules_compare(&base, names, 4, &fixed[m]), 0, "%s", ps_errmsg());
+        }
+        cr_assert_eq(ana_schedules_compare_auto(&base, names, 4, &aut), 0, "%s", ps_errmsg());
+        cr_expect(aut->remat_per_schedule);
+        for (int i = 0; i < 4; i++) {
+            int best = -1;
+            for (int m = 0; m < 3; m++) {
+                const struct ana_sched_row *x = &fixed[m]->rows[i];
+                if (*x->error)
+                    continue;
+                if (best < 0) {
+                    best = m;
+                    continue;
+                }
+                const struct ana_sched_row *y = &fixed[best]->rows[i];
+                if (x->fits ? !y->fits || x->samples_per_s > y->samples_per_s
+                            : !y->fits && x->peak_mem_max < y->peak_mem_max)
+                    best = m;
+            }
+            cr_assert_geq(best, 0);
+            const struct ana_sched_row *a = &aut->rows[i], *w = &fixed[best]->rows[i];
+            cr_expect_eq(a->remat, (enum sch_remat)best, "case %d %s", c, names[i]);
+            cr_expect_eq(a->step_s, w->step_s, "case %d %s", c, names[i]);
+            cr_expect_eq(a->peak_mem_max, w->peak_mem_max, "case %d %s", c, names[i]);
+            changed += best != SCH_REMAT_EXCEPT_LAST;
+        }
+        for (int m = 0; m < 3; m++)
+            ana_sched_cmp_free(fixed[m]);
+        ana_sched_cmp_free(aut);
+        kase_free(&k);
+    }
+    cr_expect_gt(changed, 0, "every pick was except_last: the cases test nothing");
+    gsl_rng_free(r);
 }
