@@ -364,3 +364,15 @@ int ana_run_cmp(const struct ana_run *a, const struct ana_run *b)
         return a->M < b->M ? -1 : 1;
     return 0;
 }
+
+int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17])
+{
+    char path[4096];
+    if (!strchr(arg, ':') && mdl_preset_path(kind, arg, path, sizeof path) == 0 &&
+        access(path, R_OK) == 0)
+        return ps_file_hash(path, hex);
+    if (access(arg, R_OK) == 0)
+        return ps_file_hash(arg, hex);
+    snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(arg, strlen(arg), PS_FNV_INIT));
+    return 0;
+}

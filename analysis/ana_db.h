@@ -32,6 +32,7 @@
 #ifndef ANA_DB_H
 #define ANA_DB_H
 
+#include "models/mdl_preset.h"
 #include <stdint.h>
 
 #include "base/ps_error.h"
@@ -76,6 +77,10 @@ int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
  * remat, strategy, batch, K, M), stages attached. */
 int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
 void ana_runs_free(struct ana_run *runs, int n);
+/* The hash stored beside an input: FNV-1a of the file's bytes when arg is a
+ * readable file or the name of a bundled one of `kind` (its file's bytes),
+ * else of the text itself (a generator spec). */
+int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17]);
 /* -1/0/1 by the key order above. */
 int ana_run_cmp(const struct ana_run *a, const struct ana_run *b);
 

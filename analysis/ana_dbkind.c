@@ -20,6 +20,8 @@ static const struct kind {
     [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
                             ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA,
                             "devices,discrepancies,points,runs" },
+    [ANA_DBKIND_PLAN] = { "plan", "pipesim plan", ANA_PLAN_APPLICATION_ID, ANA_PLAN_SCHEMA,
+                          "configs,plans" },
 };
 
 int ana_db_path_check(const char *path, const char *opt)
@@ -86,8 +88,7 @@ static int has_all(const char *have, const char *want)
 int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
                      enum ana_dbstate *state)
 {
-    const struct kind *k = &kinds[kind], *o = &kinds[kind == ANA_DBKIND_SWEEP ?
-                                                       ANA_DBKIND_VCHECK : ANA_DBKIND_SWEEP];
+    const struct kind *k = &kinds[kind], *o = NULL;
     sqlite3_int64 app = 0, version = 0, objects = 0;
     char tables[512];
     int rc;
@@ -111,7 +112,10 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
         *state = ANA_DB_CURRENT;
         return 0;
     }
-    if (id == o->app_id)
+    for (int i = 0; i < ANA_DBKIND_N; i++)
+        if (i != (int)kind && id == kinds[i].app_id)
+            o = &kinds[i];
+    if (o)
         return ps_error(PS_EDB, "%s: a pipesim %s database (made by %s), not a %s one; use "
                          "another --db", path, o->name, o->tool, k->name);
     if (id != 0)
@@ -126,8 +130,13 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
         return ps_error(PS_EDB, "%s: not a pipesim %s database (no schema version, other "
                          "tables: '%s'); use another --db", path, k->name, tables);
     }
-    /* application_id 0 with a schema version: maybe made by an earlier pipesim */
-    if (version == o->version && !strcmp(tables, o->tables))
+    /* application_id 0 with a schema version: maybe made by an earlier pipesim
+     * (the plan kind never existed without its application_id) */
+    for (int i = 0; i < ANA_DBKIND_N; i++)
+        if (i != (int)kind && i != ANA_DBKIND_PLAN && version == kinds[i].version &&
+            !strcmp(tables, kinds[i].tables))
+            o = &kinds[i];
+    if (o)
         return ps_error(PS_EDB, "%s: a pipesim %s database (made by %s of an earlier "
                          "release), not a %s one; use another --db", path, o->name, o->tool,
                          k->name);

@@ -9,6 +9,8 @@
  *               'PSSW' (analysis/ana_db.h)
  *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
  *               0x50535643 'PSVC' (below)                            devices, discrepancies
+ *   plan        ANA_PLAN_APPLICATION_ID            ANA_PLAN_SCHEMA    plans, configs
+ *               0x5053504c 'PSPL' (below)
  *
  * ana_dbkind_check accepts a file that is
  *   - empty (no schema object, both pragmas 0): ANA_DB_EMPTY, the caller
@@ -40,7 +42,11 @@
 #define ANA_VCHECK_SCHEMA 1
 #define ANA_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 
-enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_N };
+/* The search database of `pipesim plan` (analysis/ana_plan_db.c). */
+#define ANA_PLAN_SCHEMA 1
+#define ANA_PLAN_APPLICATION_ID 0x5053504c /* 'PSPL': PipeSim PLan */
+
+enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_PLAN, ANA_DBKIND_N };
 enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_LEGACY };
 
 /* PS_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */

@@ -71,8 +71,8 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
         fprintf(f, "# K=%d\n", g->Ks[k]);
         for (int i = 0; i < g->n; i++)
             if (g->r[i]->K == g->Ks[k])
-                fprintf(f, "%d %.17g\n", g->r[i]->M,
-                        bubble ? g->r[i]->bubble_sim : g->r[i]->speedup);
+                fprintf(f, "%d %.17g %d\n", g->r[i]->M,
+                        bubble ? g->r[i]->bubble_sim : g->r[i]->speedup, g->r[i]->fits);
         fprintf(f, "\n\n");
     }
     return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);
@@ -105,7 +105,9 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
                       "plot for [i=1:words(Ks)] 'speedup.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s\", word(Ks, i)), \\\n"
                       "  for [i=1:words(Ks)] ideal(word(Ks, i) + 0, x) with lines dt 2 lc i "
-                      "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\")\n", g->title);
+                      "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\"), \\\n"
+                      "  'speedup.dat' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 ps 2 lw 2 "
+                      "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n", g->title);
     if ((rc = ps_strbuf_error(&b)) == 0)
         rc = ana_plot_render(o, t, "speedup", 900, 600, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
@@ -125,7 +127,9 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "plot for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s simulated\", word(Ks, i)), "
                       "\\\n  for [i=1:words(Ks)] analytic(word(Ks, i) + 0, x) with lines dt 2 "
-                      "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\")\n",
+                      "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\"), \\\n"
+                      "  'bubble.dat' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 ps 2 lw 2 "
+                      "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n",
                   g->title);
     if ((rc = ps_strbuf_error(&b)) == 0)
         rc = ana_plot_render(o, t, "bubble", 900, 600, ps_strbuf_str(&b));

@@ -211,9 +211,48 @@ static int report_begin(const struct ana_report_opts *o, int n, int *ms, int *nm
     return g->r ? 0 : ps_error(PS_ENOMEM, "out of memory");
 }
 
+static int print_best(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                      FILE *f)
+{
+    const struct ana_run *b = NULL;
+    int sel = 0, fit = 0;
+    for (int i = 0; i < n; i++) {
+        const struct ana_run *r = &runs[i];
+        if (!ana_run_selected(r, o) || !ok(r))
+            continue;
+        sel++;
+        fit += r->fits;
+        if (o->fits_only && !r->fits)
+            continue;
+        if (!b || r->samples_per_s > b->samples_per_s)
+            b = r;
+    }
+    if (!b)
+        return ps_error(PS_ENOFIT, "report --best%s: none of the %d successful selected runs "
+                         "%s", o->fits_only ? " --fits" : "", sel,
+                         sel ? "fits in memory" : "(no run matches the selection)");
+    double cap = 0;
+    for (int s = 0; s < b->n_stages; s++)
+        cap = b->stages[s].capacity > cap ? b->stages[s].capacity : cap;
+    char pk[32], cp[32];
+    ps_human_bytes(ana_run_peak(b), pk, sizeof pk);
+    ps_human_bytes(cap, cp, sizeof cp);
+    fprintf(f, "best of %d successful runs%s (%d fit in memory):\n"
+               "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
+               "strategy %s\npartition %s\nstep %.6f ms, %.2f samples/s, speedup %.2fx\n"
+               "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", sel,
+            o->fits_only ? ", among those that fit" : "", fit, b->model, b->topology,
+            b->schedule, b->K, b->M, b->batch, b->remat, b->strategy, b->partition,
+            b->step_s * 1e3, b->samples_per_s, b->speedup, b->bubble_sim * 100, pk, cp,
+            b->fits ? "fits" : "DOES NOT FIT");
+    return 0;
+}
+
 int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                      FILE *f)
 {
+    if (o->best)
+        return print_best(runs, n, o, f);
     int ms[16], nm, rc;
     struct group g;
     if ((rc = report_begin(o, n, ms, &nm, &g)) < 0)

@@ -24,6 +24,8 @@ struct ana_report_opts {
     /* filters (NULL / 0 = all) */
     const char *model, *topology, *schedule, *remat, *strategy;
     long batch;
+    int best;                /* ana_report_print: the best run only (most samples/s) */
+    int fits_only;           /* with best: among those whose every stage fits */
 };
 
 int ana_report_check_metrics(const char *metrics);
@@ -33,6 +35,9 @@ int ana_run_same_group(const struct ana_run *a, const struct ana_run *b);
 /* Largest simulated peak over stages, bytes (0 if none). */
 double ana_run_peak(const struct ana_run *r);
 
+/* The grids; with o->best, the one selected run with the most samples/s
+ * (over every group; ties to the first in key order), among those that fit
+ * with o->fits_only: PS_ENOFIT when none qualifies. */
 int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                      FILE *f);
 /* One line per selected run. */

@@ -133,6 +133,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
     for (int i = 0; i < n; i++) {
         struct ana_sched_row *r = &c->rows[i];
         snprintf(r->schedule, sizeof r->schedule, "%s", names[i]);
+        r->remat = base->remat;
         r->static_mem = calloc((size_t)c->K, sizeof *r->static_mem);
         r->peak_act = calloc((size_t)c->K, sizeof *r->peak_act);
         r->peak_mem = calloc((size_t)c->K, sizeof *r->peak_mem);
@@ -180,6 +181,56 @@ err_free_cmp:
     return rc;
 }
 
+int ana_schedules_compare_auto(const struct ana_config *base, const char *const *names, int n,
+                               struct ana_sched_cmp **out)
+{
+    static const enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                             SCH_REMAT_ALWAYS };
+    struct ana_sched_cmp *c[3] = { NULL, NULL, NULL };
+    int rc = 0, first = -1;
+    *out = NULL;
+    for (int m = 0; m < 3; m++) {
+        struct ana_config b = *base;
+        b.remat = modes[m];
+        int r = ana_schedules_compare(&b, names, n, &c[m]);
+        if (r == -PS_ENOMEM || r == -PS_EUSAGE) {
+            rc = r;
+            goto out;
+        }
+        if (r < 0 && !rc)
+            rc = r; /* no schedule ran in this mode; another may do */
+        if (r == 0 && first < 0)
+            first = m;
+    }
+    if (first < 0)
+        goto out; /* rc: the first mode's error */
+    rc = 0;
+    struct ana_sched_cmp *res = c[first];
+    c[first] = NULL;
+    res->remat_per_schedule = 1;
+    for (int i = 0; i < n; i++) {
+        struct ana_sched_row *best = &res->rows[i];
+        for (int m = first + 1; m < 3; m++) {
+            struct ana_sched_row *r = c[m] ? &c[m]->rows[i] : NULL;
+            if (!r || *r->error)
+                continue;
+            int take = *best->error ||
+                       (r->fits && (!best->fits || r->samples_per_s > best->samples_per_s)) ||
+                       (!r->fits && !best->fits && r->peak_mem_max < best->peak_mem_max);
+            if (take) { /* swap, so each comparison still frees what it holds */
+                struct ana_sched_row tmp = *best;
+                *best = *r;
+                *r = tmp;
+            }
+        }
+    }
+    *out = res;
+out:
+    for (int m = 0; m < 3; m++)
+        ana_sched_cmp_free(c[m]);
+    return rc;
+}
+
 /* ---- output ---- */
 
 static void pct(double x, char *buf, size_t n)
@@ -195,8 +246,13 @@ static void print_table(const void *obj, FILE *f)
     const struct ana_sched_cmp *c = obj;
     fprintf(f, "model           %s\n", c->model);
     fprintf(f, "topology        %s\n", c->topology);
-    fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K, c->M,
-            c->batch, c->micro_batch, sch_remat_name(c->remat));
+    if (c->remat_per_schedule)
+        fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat per schedule "
+                   "(the fastest of never, except_last, always that fits; else the least "
+                   "memory)\n", c->K, c->M, c->batch, c->micro_batch);
+    else
+        fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K,
+                c->M, c->batch, c->micro_batch, sch_remat_name(c->remat));
     char bs[32];
     ps_human_seconds(c->baseline_step_s, bs, sizeof bs);
     fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n", bs);
@@ -206,9 +262,9 @@ static void print_table(const void *obj, FILE *f)
                 "it fit)\n", bs);
     }
     fputc('\n', f);
-    fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s\n", "schedule", "stages",
+    fprintf(f, "%-15s %6s %12s %12s %8s %8s %8s %11s %11s %4s%s\n", "schedule", "stages",
             "step", "samples/s", "speedup", "bubble", "formula", "peak act", "peak total",
-            "fits");
+            "fits", c->remat_per_schedule ? "  remat" : "");
     for (int i = 0; i < c->n; i++) {
         const struct ana_sched_row *r = &c->rows[i];
         if (*r->error) {
@@ -221,9 +277,10 @@ static void print_table(const void *obj, FILE *f)
         pct(r->bubble_formula, fm, sizeof fm);
         ps_human_bytes((double)r->peak_act_max, a, sizeof a);
         ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
-        fprintf(f, "%-15s %6d %12s %12.2f %7.3fx %8s %8s %11s %11s %4s\n", r->schedule,
+        fprintf(f, "%-15s %6d %12s %12.2f %7.3fx %8s %8s %11s %11s %4s%s%s\n", r->schedule,
                 r->n_stages, st, r->samples_per_s, r->speedup, b, fm, a, t,
-                r->fits ? "yes" : "NO");
+                r->fits ? "yes" : "NO", c->remat_per_schedule ? "  " : "",
+                c->remat_per_schedule ? sch_remat_name(r->remat) : "");
     }
     fprintf(f, "\npeak activation memory per device (device d holds stage d; interleaved:v "
                "holds d, d+K, ...)\n%-15s", "schedule");
@@ -261,7 +318,7 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_sched_row *r = &c->rows[i];
         for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
             fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,", r->schedule, c->K, c->M, c->batch,
-                    c->micro_batch, sch_remat_name(c->remat));
+                    c->micro_batch, sch_remat_name(r->remat));
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
                 ps_csv_str(f, r->error);
@@ -298,6 +355,8 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
                                                    : json_real(r->bubble_formula),
                           "peak_act_max_bytes", (json_int_t)r->peak_act_max, "peak_max_bytes",
                           (json_int_t)r->peak_mem_max, "fits", r->fits, "devices", devs);
+    if (o && c->remat_per_schedule)
+        json_object_set_new(o, "remat", json_string(sch_remat_name(r->remat)));
     return o;
 }
 
@@ -308,7 +367,8 @@ static int print_json(const void *obj, FILE *f)
     json_t *arr = json_array();
     json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
-                          "micro_batch", c->micro_batch, "remat", sch_remat_name(c->remat),
+                          "micro_batch", c->micro_batch, "remat",
+                          c->remat_per_schedule ? "per-schedule" : sch_remat_name(c->remat),
                           "baseline_step_s", c->baseline_step_s);
     int rc = 0;
     if (!arr || !o) {

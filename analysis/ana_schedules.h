@@ -26,6 +26,7 @@
 
 struct ana_sched_row {
     char schedule[32];
+    enum sch_remat remat;     /* the mode this row ran with */
     char error[PS_ERRMSG_MAX]; /* "" when the schedule ran */
     int n_stages;
     double step_s, samples_per_s, speedup;
@@ -44,6 +45,7 @@ struct ana_sched_cmp {
     int K, M;
     double batch, micro_batch;
     enum sch_remat remat;
+    int remat_per_schedule;   /* rows chose their own mode (ana_schedules_compare_auto) */
     double baseline_step_s;
     int baseline_fits;            /* the K = 1 baseline fits one device */
     double baseline_peak;         /* its peak bytes */
@@ -55,6 +57,12 @@ struct ana_sched_cmp {
  * ignored: every schedule gets the uniform partition of its own stages). */
 int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
                           struct ana_sched_cmp **out);
+/* The same, each schedule with the re-materialization mode that suits it:
+ * of never, except_last and always, the fastest whose every device fits
+ * (ties: that order), else the one with the least peak memory. Three
+ * comparisons; the rows say which mode each took. */
+int ana_schedules_compare_auto(const struct ana_config *base, const char *const *names, int n,
+                               struct ana_sched_cmp **out);
 void ana_sched_cmp_free(struct ana_sched_cmp *c);
 /* fmt: any of table, csv, json. */
 int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f);

@@ -129,7 +129,7 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
     if (j->strategy == SCH_PART_UNIFORM)
         return 0;
     struct sch_schedule *sched;
-    int rc = sch_schedule_build(sp->schedule ? sp->schedule : "gpipe", j->run.K, j->run.M,
+    int rc = sch_schedule_build(j->run.schedule, j->run.K, j->run.M,
                                 j->remat, &sched);
     if (rc < 0)
         return rc;
@@ -163,7 +163,7 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     if ((rc = job_partition(sp, j, &part)) < 0)
         goto out;
     struct ana_config cfg = { .profile = sp->profile, .topo = sp->topo,
-                              .schedule = sp->schedule ? sp->schedule : "gpipe", .K = r->K,
+                              .schedule = r->schedule, .K = r->K,
                               .M = r->M, .batch = (double)r->batch, .remat = j->remat,
                               .partition = part, .no_baseline = 1 };
     if ((rc = ana_predict(&cfg, &p)) < 0)
@@ -244,23 +244,6 @@ static void progress(int done, int n, double t0, int final)
     fflush(stderr);
 }
 
-/* The hash of the file arg names (a bundled preset's name too: its file's),
- * else of the generator spec itself. */
-static int input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17],
-                      int must_be_file)
-{
-    char path[4096];
-    if (!strchr(arg, ':') && mdl_preset_path(kind, arg, path, sizeof path) == 0 &&
-        access(path, R_OK) == 0)
-        return ps_file_hash(path, hex);
-    if (access(arg, R_OK) == 0)
-        return ps_file_hash(arg, hex);
-    if (must_be_file)
-        return ps_error(PS_EIO, "%s: cannot read", arg);
-    snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(arg, strlen(arg), PS_FNV_INIT));
-    return 0;
-}
-
 /* The grid, minus what the database already has. */
 static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, int *n,
                 struct ana_sweep_stats *st)
@@ -269,22 +252,25 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     int rc;
     snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
     snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
-    snprintf(key.schedule, sizeof key.schedule, "%s", sp->schedule ? sp->schedule : "gpipe");
-    if ((rc = input_hash(MDL_PRESET_PROFILE, sp->model_arg, key.model_hash, 0)) < 0 ||
-        (rc = input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, key.topology_hash, 0)) < 0)
+    const char *one = sp->schedule ? sp->schedule : "gpipe";
+    const char *const *names = sp->schedules ? sp->schedules : &one;
+    int nsched = sp->schedules ? sp->nschedule : 1;
+    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, sp->model_arg, key.model_hash)) < 0 ||
+        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, key.topology_hash)) < 0)
         return rc;
-    int total = sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
+    int total = nsched * sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
     if (!jobs)
         return ps_error(PS_ENOMEM, "out of memory");
     st->total = total;
-    for (int a = 0; a < sp->nstrategy; a++)
-        for (int b = 0; b < sp->nremat; b++)
+    for (int qa = 0; qa < nsched * sp->nstrategy; qa++) /* schedule, then strategy */
+        for (int b = 0, q = qa / sp->nstrategy, a = qa % sp->nstrategy; b < sp->nremat; b++)
             for (int c = 0; c < sp->nbatch; c++)
                 for (int k = 0; k < sp->nK; k++)
                     for (int m = 0; m < sp->nM; m++) {
                         struct job *j = &jobs[cnt];
                         j->run = key;
+                        snprintf(j->run.schedule, sizeof j->run.schedule, "%s", names[q]);
                         j->run.K = (int)sp->Ks[k];
                         j->run.M = (int)sp->Ms[m];
                         j->run.batch = sp->batches[c];

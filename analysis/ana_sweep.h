@@ -1,6 +1,6 @@
 /*
- * ana_sweep — every combination of K x M x batch x remat x partition
- * strategy, simulated in parallel and stored in the results database
+ * ana_sweep — every combination of schedule x K x M x batch x remat x
+ * partition strategy, simulated in parallel and stored in the results database
  * (analysis/ana_db.h), one row per configuration.
  *
  * Workers: a pool of `jobs` pthreads (default: the online CPUs), each taking
@@ -39,7 +39,8 @@ struct ana_sweep_spec {
     const char *model_arg, *topo_arg;  /* as given: stored, and hashed (file bytes, or
                                           the text of a generator spec) */
     const char *command;               /* the command line, stored with each row */
-    const char *schedule;              /* NULL = "gpipe" */
+    const char *schedule;              /* NULL = "gpipe"; ignored with schedules */
+    const char *const *schedules; int nschedule; /* several schedules (NULL: schedule) */
     const long *Ks; int nK;
     const long *Ms; int nM;
     const long *batches; int nbatch;

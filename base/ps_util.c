@@ -48,6 +48,27 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
     return 0;
 }
 
+int ps_parse_bytes(const char *s, const char *what, double *out)
+{
+    static const struct { const char *suf; double mul; } u[] = {
+        { "", 1 },       { "B", 1 },       { "k", 1e3 },       { "K", 1e3 },   { "kB", 1e3 },
+        { "M", 1e6 },    { "MB", 1e6 },    { "G", 1e9 },       { "GB", 1e9 },  { "T", 1e12 },
+        { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+        { "TiB", 1099511627776.0 },
+    };
+    char *end;
+    double v = s && *s ? strtod(s, &end) : 0;
+    if (!s || !*s || end == s || !(v > 0) || v > 1e30)
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a positive byte count", what, s ? s : "");
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        if (!strcmp(end, u[i].suf)) {
+            *out = v * u[i].mul;
+            return 0;
+        }
+    return ps_error(PS_EUSAGE, "%s: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, MiB, "
+                     "GiB, TiB)", what, end, s);
+}
+
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
                         long **out, int *n)
 {

@@ -19,6 +19,11 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
                         long **out, int *n);
 
+/* A positive byte count with an optional unit (B, k/kB, M/MB, G/GB, T/TB:
+ * powers of 1000; KiB, MiB, GiB, TiB), "16e9", "16G", "12GiB"; errors name
+ * what. */
+int ps_parse_bytes(const char *s, const char *what, double *out);
+
 /* FNV-1a 64 of a file's bytes, as 16 hex digits into hex[17]. */
 int ps_file_hash(const char *path, char hex[17]);
 uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h);

@@ -17,6 +17,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_partition(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -14,7 +14,7 @@ static const char help[] =
     "usage: pipesim report [--db results/sweep.db] [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
     "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F]\n"
-    "                      [--format table|csv|json] [-o|--out F]\n\n"
+    "                      [--format table|csv|json] [-o|--out F] [--best [--fits]]\n\n"
     "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
     "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
@@ -28,6 +28,8 @@ static const char help[] =
     "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
     "tables.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
+    "--best prints only the selected run with the most samples/s (--fits: among\n"
+    "those whose every stage fits in memory; exit status 7 when none does).\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
     "--format table.\n";
 
@@ -40,7 +42,8 @@ int cmd_report(int argc, char **argv)
         { "remat", required_argument, 0, 'r' },    { "strategy", required_argument, 0, 'S' },
         { "batch", required_argument, 0, 'b' },    { "csv", required_argument, 0, 'c' },
         { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
-        { "format", required_argument, 0, 'f' },   { "help", no_argument, 0, 'h' },
+        { "format", required_argument, 0, 'f' },   { "best", no_argument, 0, 'Z' },
+        { "fits", no_argument, 0, 'F' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
     struct ana_report_opts o = { 0 };
@@ -87,6 +90,8 @@ int cmd_report(int argc, char **argv)
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;
         case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &format); break;
+        case 'Z': o.best = 1; break;
+        case 'F': o.fits_only = 1; break;
         default: return -PS_EUSAGE;
         }
         if (rc < 0)
@@ -94,6 +99,12 @@ int cmd_report(int argc, char **argv)
     }
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+    if (o.fits_only && !o.best)
+        return ps_error(PS_EUSAGE, "--fits selects among the --best candidates; give --best "
+                         "too");
+    if (o.best && format != ANA_FMT_TABLE)
+        return ps_error(PS_EUSAGE, "--best prints a table; use it without --format csv|json "
+                         "(--csv writes the selected runs)");
     if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
         (rc = ps_io_output(out_path, "--out")) < 0 || (rc = ps_io_output(csv, "--csv")) < 0 ||
         (rc = ps_io_output(grid_csv, "--grid-csv")) < 0)

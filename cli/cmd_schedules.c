@@ -14,7 +14,7 @@ static const char help[] =
     "usage: pipesim compare-schedules --model F --topology F -K k -M m --batch N\n"
     "                 [--remat always|except_last|never]\n"
     "                 [--schedules gpipe,1f1b,interleaved:2,zb-h1,...]\n"
-    "                 [--format table|csv|json] [--out F]\n\n"
+    "                 [--format table|csv|json] [--out F] [--remat-per-schedule]\n\n"
     "Simulates one training step of the model on the topology's first K devices under\n"
     "each schedule and prints them side by side: step time, throughput, speedup over\n"
     "one device, the simulated bubble beside the schedule's uniform-stage formula,\n"
@@ -32,6 +32,9 @@ static const char help[] =
     "schedule gets the\n"
     "uniform partition of its own stages. A schedule that cannot run here is listed\n"
     "with the reason; an unknown name is an error.\n"
+    "--remat-per-schedule gives each schedule the re-materialization mode that suits\n"
+    "it: the fastest of never, except_last and always whose every device fits, else\n"
+    "the one with the least memory; the table says which (--remat is then ignored).\n"
     "Defaults: --remat except_last, --schedules " DEFAULT_LIST ",\n"
     "--format table.\n";
 
@@ -56,6 +59,7 @@ static int split_names(char *buf, const char **names, int *n)
 
 struct cmp_opts {
     const char *out_path, *list;
+    int per_schedule;
     enum ana_fmt format;
     const struct ana_sched_cmp *cmp; /* what is printed */
 };
@@ -67,6 +71,7 @@ static int cmp_option(void *ctx, int c, const char *arg)
     case 'f': return ana_fmt_parse(arg, ANA_FMTS_ALL, "--format", &o->format);
     case 'S': o->list = arg; break;
     case 'o': o->out_path = arg; break;
+    case 'A': o->per_schedule = 1; break;
     default: return -PS_EUSAGE; /* cli_getopt set the message */
     }
     return 0;
@@ -83,7 +88,7 @@ int cmd_compare_schedules(int argc, char **argv)
     static const struct option opts[] = {
         CLI_RUN_OPTIONS, { "format", required_argument, 0, 'f' },
         { "schedules", required_argument, 0, 'S' }, { "out", required_argument, 0, 'o' },
-        { 0, 0, 0, 0 },
+        { "remat-per-schedule", no_argument, 0, 'A' }, { 0, 0, 0, 0 },
     };
     struct cmp_opts o = { .format = ANA_FMT_TABLE, .out_path = "-",
                           .list = DEFAULT_LIST };
@@ -108,7 +113,8 @@ int cmd_compare_schedules(int argc, char **argv)
     struct ana_sched_cmp *cmp = NULL;
     if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;
-    if ((rc = ana_schedules_compare(&cfg, names, n, &cmp)) < 0)
+    if ((rc = (o.per_schedule ? ana_schedules_compare_auto : ana_schedules_compare)(
+             &cfg, names, n, &cmp)) < 0)
         goto out;
     o.cmp = cmp;
     rc = cli_write_output(o.out_path, print_cmp, &o);

@@ -17,8 +17,9 @@ static const char help[] =
     "                     --batch N[,N...] [--remat MODE[,MODE...]]\n"
     "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
     "                     [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
-    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]] [--jobs N] [--db results/sweep.db] [--quiet]\n\n"
-    "Simulates every combination of the listed stage counts K, micro-batch counts M,\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L][,...]] [--jobs N] [--db results/sweep.db]\n"
+    "                     [--quiet]\n\n"
+    "Simulates every combination of the listed schedules, stage counts K, micro-batch counts M,\n"
     "mini-batch sizes, re-materialization modes (never, except_last, always) and\n"
     "partition strategies (see pipesim partition --help), on --jobs worker threads\n"
     "(default: all CPUs), and stores one row per configuration in the SQLite\n"
@@ -100,7 +101,8 @@ int cmd_sweep(int argc, char **argv)
     long *Ks = NULL, *Ms = NULL, *batches = NULL, jobs = 0;
     int remats[3] = { SCH_REMAT_EXCEPT_LAST }, strats[SCH_PART_NSTRATEGIES] = { SCH_PART_UNIFORM };
     int nremat = 1, nstrat = 1, c, rc = 0;
-    char *cmdline = NULL;
+    char *cmdline = NULL, *sbuf = NULL;
+    const char **snames = NULL;
     struct mdl_profile *prof = NULL;
     struct mdl_topology *topo = NULL;
     cli_getopt_reset();
@@ -133,7 +135,28 @@ int cmd_sweep(int argc, char **argv)
             rc = parse_list(optarg, "--strategy", one_strategy, strats, SCH_PART_NSTRATEGIES,
                             &nstrat);
             break;
-        case 's': sp.schedule = optarg; break;
+        case 's':
+            free(sbuf);
+            free(snames);
+            snames = NULL;
+            if (!(sbuf = strdup(optarg)) || !(snames = calloc(strlen(optarg) / 2 + 2,
+                                                            sizeof *snames))) {
+                rc = ps_error(PS_ENOMEM, "out of memory");
+                break;
+            }
+            sp.nschedule = 0;
+            for (char *save, *t = strtok_r(sbuf, ",", &save); t && rc == 0;
+                 t = strtok_r(NULL, ",", &save)) {
+                for (int i = 0; i < sp.nschedule; i++)
+                    if (!strcmp(snames[i], t))
+                        rc = ps_error(PS_EUSAGE, "--schedule: '%s' given twice (each value "
+                                       "once: a configuration is stored once)", t);
+                snames[sp.nschedule++] = t;
+            }
+            if (rc == 0 && !sp.nschedule)
+                rc = ps_error(PS_EUSAGE, "--schedule: empty list");
+            sp.schedules = snames;
+            break;
         case 'j': rc = ps_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
         case 'd': db = optarg; break;
         case 'q': sp.quiet = 1; break;
@@ -155,10 +178,13 @@ int cmd_sweep(int argc, char **argv)
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
         (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;
-    struct sch_schedule *probe; /* an unknown schedule is a usage error, before any work */
-    if ((rc = sch_schedule_build(sp.schedule, 1, 1, SCH_REMAT_NEVER, &probe)) < 0)
-        goto out;
-    sch_schedule_free(probe);
+    for (int i = 0; i < (sp.schedules ? sp.nschedule : 1); i++) {
+        struct sch_schedule *probe; /* an unknown schedule is a usage error, before work */
+        if ((rc = sch_schedule_build(sp.schedules ? sp.schedules[i] : sp.schedule, 1, 1,
+                                     SCH_REMAT_NEVER, &probe)) < 0)
+            goto out;
+        sch_schedule_free(probe);
+    }
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)
         goto out;
@@ -196,6 +222,8 @@ int cmd_sweep(int argc, char **argv)
     rc = ana_sweep_run(&sp, db, &st);
 out:
     free(cmdline);
+    free(sbuf);
+    free(snames);
     free(Ks);
     free(Ms);
     free(batches);

@@ -19,6 +19,7 @@ static const struct {
     { "gen-paper", cmd_gen_paper, "the GPipe paper's Table 1 models: generated vs published params" },
     { "partition", cmd_partition, "optimal stage partitions vs uniform/gpipe/by-size, simulated" },
     { "sweep", cmd_sweep, "every K x M x batch x remat x strategy, in parallel, into SQLite" },
+    { "plan", cmd_plan, "the best K, replicas, M, schedule, remat and partition that fit N devices" },
     { "report", cmd_report, "K x M tables (like GPipe Table 2) and CSV from a sweep database" },
     { "plot", cmd_plot, "gnuplot PNG/SVG: speedup, bubble, memory vs K/M; trace timeline" },
     { "compare", cmd_compare, "simulated vs measured trace: errors and their causes" },

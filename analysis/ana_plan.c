@@ -1,0 +1,572 @@
+/* ana_plan: the configuration search with exact bounds (see ana_plan.h). */
+#include "analysis/ana_plan.h"
+#include "analysis/ana_plan_int.h"
+#include "base/ps_error.h"
+#include "sched/sch_cost.h"
+#include "sched/sch_partitioner.h"
+#include "sim/sim_engine.h"
+#include "sim/sim_membudget.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const ana_plan_schedules[] = {
+    "gpipe", "1f1b", "eager-1f1b", "interleaved:2", "interleaved:4", "breadth-first:2",
+    "zb-h1", "zb-h2", "zb-v", "zb-auto",
+};
+const int ana_plan_nschedules = (int)(sizeof ana_plan_schedules / sizeof *ana_plan_schedules);
+
+static const char *const status_names[] = {
+#define X(id, name, desc) name,
+    ANA_PLAN_STATUS(X)
+#undef X
+};
+static const char *const status_descs[] = {
+#define X(id, name, desc) desc,
+    ANA_PLAN_STATUS(X)
+#undef X
+};
+const char *ana_plan_status_name(enum ana_plan_status s) { return status_names[s]; }
+const char *ana_plan_status_desc(enum ana_plan_status s) { return status_descs[s]; }
+
+const char *ana_plan_limit_name(enum ana_plan_limit l)
+{
+    static const char *const n[] = { "bubble", "imbalance", "link", "memory", "compute" };
+    return n[l];
+}
+
+static void cfg_error(struct ana_plan_cfg *g, const char *msg)
+{
+    g->status = ANA_PLAN_ERROR;
+    snprintf(g->error, sizeof g->error, "%s", msg);
+}
+
+/* Builds, bounds memory and (if it may fit) simulates g on e's partition. */
+struct prune;
+static int keep(const struct prune *pr, int single, int64_t tlb, int64_t mlb);
+
+/* pr: NULL for brute force (no pruning, no rejection by the bounds). */
+static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry *e,
+                    struct ana_plan_cfg *g, const struct prune *pr, int *ran)
+{
+    struct sch_schedule *s = NULL;
+    sim_engine *eng = NULL;
+    double capv[1024], *cv = g->K <= 1024 ? capv : malloc(sizeof *cv * (size_t)g->K);
+    int rc = 0;
+    *ran = 0;
+    if (!cv)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int d = 0; d < g->K; d++)
+        cv[d] = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+    ps_error_clear();
+    if ((rc = sim_mem_check_run("plan", g->schedule, g->K, g->M, g->remat, g->R, 0)) < 0 ||
+        (rc = sch_schedule_build(g->schedule, g->K, g->M, g->remat, &s)) < 0) {
+        cfg_error(g, ps_errmsg());
+        rc = rc == -PS_ENOMEM ? rc : 0;
+        goto out;
+    }
+    if (s->n_stages != g->S || s->has_wgrad != ana_plan_split_backward(g->schedule) || memcmp(s->stage_device, e->stage_device,
+                                      sizeof *s->stage_device * (size_t)g->S)) {
+        rc = ps_error(PS_EINVAL, "plan: schedule %s places its %d stages (or splits its "
+                       "backward) unlike the planner assumed", g->schedule, s->n_stages);
+        goto out;
+    }
+    int64_t mlb;
+    if (ana_plan_mem_bound(s, e->costs, cv, &mlb) && pr) { /* brute force: the engine judges */
+        g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
+        g->status = ANA_PLAN_MEM_BOUND;
+        goto out;
+    }
+    g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
+    if (pr && !keep(pr, g->K == 1 && g->R == 1, sch_seconds_to_time(g->lb_s), g->mem_lb))
+        goto out; /* stays PRUNED: the memory walk bounds it out of the top and frontier */
+    if ((rc = sch_schedule_add_allreduce(s, g->R)) < 0 ||
+        (rc = sim_simulate(s, e->costs, sp->topo, 0, &eng)) < 0) {
+        cfg_error(g, ps_errmsg());
+        rc = rc == -PS_ENOMEM ? rc : 0;
+        goto out;
+    }
+    *ran = 1;
+    const struct sim_result *r = sim_engine_result(eng);
+    g->step_ns = r->makespan;
+    g->step_s = sch_time_to_seconds(r->makespan);
+    g->samples_per_s = g->step_s > 0 ? (double)sp->batch / g->step_s : 0;
+    g->bubble = r->bubble;
+    int fits = 1;
+    double sum = 0, mx = 0, comm = 0;
+    for (int d = 0; d < g->K; d++) {
+        if (r->peak_mem[d] > g->peak_mem || d == 0) {
+            g->peak_mem = r->peak_mem[d];
+            g->capacity = cv[d];
+        }
+        fits &= (double)r->peak_mem[d] <= cv[d];
+        double busy = (double)r->busy[d];
+        sum += busy;
+        mx = busy > mx ? busy : mx;
+        double cm = sch_time_to_seconds(r->busy_allreduce[d]) + ana_plan_send_seconds(sp, s, e->costs, d);
+        comm = cm > comm ? cm : comm;
+    }
+    g->imbalance = sum > 0 ? mx / (sum / g->K) - 1 : 0;
+    g->comm = g->step_s > 0 ? fmin(1, comm / g->step_s) : 0;
+    g->status = fits ? ANA_PLAN_FIT : ANA_PLAN_MEM_SIM;
+    if ((double)g->peak_mem >= 0.9 * g->capacity)
+        g->limit = ANA_LIM_MEMORY;
+    else {
+        double best = 0.05;
+        g->limit = ANA_LIM_COMPUTE;
+        if (g->bubble > best)
+            best = g->bubble, g->limit = ANA_LIM_BUBBLE;
+        if (g->imbalance > best)
+            best = g->imbalance, g->limit = ANA_LIM_IMBALANCE;
+        if (g->comm > best)
+            g->limit = ANA_LIM_LINK;
+    }
+out:
+    sim_engine_free(eng);
+    sch_schedule_free(s);
+    if (cv != capv)
+        free(cv);
+    return rc;
+}
+
+/* ---- the search ---- */
+
+/* Objective key order; -1 when a is better. */
+static int better(const struct ana_plan_cfg *a, const struct ana_plan_cfg *b,
+                  enum ana_plan_objective o)
+{
+    if (o == ANA_PLAN_MEMORY && a->peak_mem != b->peak_mem)
+        return a->peak_mem < b->peak_mem ? -1 : 1;
+    if (a->step_ns != b->step_ns)
+        return a->step_ns < b->step_ns ? -1 : 1;
+    if (a->peak_mem != b->peak_mem)
+        return a->peak_mem < b->peak_mem ? -1 : 1;
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The best `cap` feasible configurations so far, best first. */
+struct topn {
+    int *idx, n, cap;
+};
+
+static void topn_add(struct topn *t, const struct ana_plan_cfg *c, int i,
+                     enum ana_plan_objective o)
+{
+    int pos = t->n;
+    while (pos > 0 && better(&c[i], &c[t->idx[pos - 1]], o) < 0)
+        pos--;
+    if (pos >= t->cap)
+        return;
+    int last = t->n < t->cap ? t->n : t->cap - 1;
+    memmove(t->idx + pos + 1, t->idx + pos, sizeof *t->idx * (size_t)(last - pos));
+    t->idx[pos] = i;
+    if (t->n < t->cap)
+        t->n++;
+}
+
+/* Whether a configuration with these lower bounds may still enter t. */
+static int may_enter(const struct topn *t, const struct ana_plan_cfg *c, int64_t tlb,
+                     int64_t mlb, enum ana_plan_objective o)
+{
+    if (t->n < t->cap)
+        return 1;
+    const struct ana_plan_cfg *w = &c[t->idx[t->n - 1]];
+    return o == ANA_PLAN_MEMORY ? mlb <= w->peak_mem : tlb <= w->step_ns;
+}
+
+/* The frontier of the feasible configurations simulated so far: peak
+ * memory up, step strictly down. */
+struct stair {
+    int64_t *peak, *step;
+    int n, cap;
+};
+
+/* Whether some feasible configuration found is at least as good as any
+ * configuration with these bounds in both, so that it cannot be on the
+ * frontier (the tie rules of ana_plan_rerank's frontier). O(frontier). */
+static int dominated(const struct stair *st, int64_t tlb, int64_t mlb)
+{
+    for (int i = 0; i < st->n; i++)
+        if ((st->peak[i] <= mlb && st->step[i] < tlb) || (st->peak[i] < mlb && st->step[i] <= tlb))
+            return 1;
+    return 0;
+}
+
+static int stair_add(struct stair *st, int64_t peak, int64_t step)
+{
+    for (int i = 0; i < st->n; i++)
+        if (st->peak[i] <= peak && st->step[i] <= step)
+            return 0;
+    int j = 0;
+    for (int i = 0; i < st->n; i++) /* drop what the new point dominates */
+        if (!(st->peak[i] >= peak && st->step[i] >= step)) {
+            st->peak[j] = st->peak[i];
+            st->step[j++] = st->step[i];
+        }
+    st->n = j;
+    if (st->n == st->cap) {
+        int nc = st->cap ? 2 * st->cap : 16;
+        int64_t *a = realloc(st->peak, sizeof *a * (size_t)nc);
+        if (!a)
+            return ps_error(PS_ENOMEM, "out of memory");
+        st->peak = a;
+        int64_t *b = realloc(st->step, sizeof *b * (size_t)nc);
+        if (!b)
+            return ps_error(PS_ENOMEM, "out of memory");
+        st->step = b;
+        st->cap = nc;
+    }
+    st->peak[st->n] = peak;
+    st->step[st->n++] = step;
+    return 0;
+}
+
+static const struct ana_plan_cfg *sort_cfgs;
+static const int64_t *sort_lb;
+
+static int by_bound(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    if (sort_lb[i] != sort_lb[j])
+        return sort_lb[i] < sort_lb[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
+{
+    static const enum sch_remat all_remat[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                                SCH_REMAT_ALWAYS };
+    const char *const *names = sp->schedules ? sp->schedules : ana_plan_schedules;
+    int nn = sp->schedules ? sp->nsched : ana_plan_nschedules;
+    const enum sch_remat *rm = sp->remats ? sp->remats : all_remat;
+    int nr = sp->remats ? sp->nremat : 3, L = sp->profile->n_layers, cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int n = 0;
+        for (int K = 1; K <= sp->devices && K <= L; K++)
+            for (int R = 1; (int64_t)K * R <= sp->devices; R++) {
+                if (sp->batch % R)
+                    continue;
+                long Bp = sp->batch / R;
+                for (long M = 1; M <= Bp && M <= (1L << 20); M++) {
+                    if (Bp % M)
+                        continue;
+                    for (int s = 0; s < nn; s++) {
+                        if (!ana_plan_schedule_valid(names[s], K, (int)M, L))
+                            continue;
+                        for (int r = 0; r < nr; r++, n++) {
+                            if (M == 1 && rm[r] == SCH_REMAT_EXCEPT_LAST && nr > 1) {
+                                n--; /* = never with one micro-batch */
+                                continue;
+                            }
+                            if (!pass)
+                                continue;
+                            struct ana_plan_cfg *g = &p->c[n];
+                            g->K = K;
+                            g->R = R;
+                            g->M = (int)M;
+                            g->S = ana_plan_layout_of(names[s]).v * K;
+                            snprintf(g->schedule, sizeof g->schedule, "%s", names[s]);
+                            g->remat = rm[r];
+                            g->index = n;
+                            g->status = ANA_PLAN_PRUNED;
+                        }
+                    }
+                }
+            }
+        if (!pass) {
+            if (n == 0)
+                return ps_error(PS_EUSAGE, "plan: no configuration to search (devices %d, "
+                                 "batch %ld, %d layers)", sp->devices, sp->batch, L);
+            if (n > 50000000)
+                return ps_error(PS_EUSAGE, "plan: %d configurations are too many (at most "
+                                 "50 000 000); give fewer --devices, --schedules or --remat", n);
+            cap = n;
+            if (!(p->c = calloc((size_t)cap, sizeof *p->c)))
+                return ps_error(PS_ENOMEM, "out of memory");
+        }
+        p->n = n;
+    }
+    return 0;
+}
+
+static int is_single(const struct ana_plan_cfg *g)
+{
+    return g->K == 1 && g->R == 1;
+}
+
+/* What the search has found, against which a configuration's bounds are
+ * judged: phase 0 looks for the top N (and the best single device) in the
+ * order of the objective's bound, phase 1 completes the frontier in the
+ * order of the memory bound. */
+struct prune {
+    struct topn top, one;
+    struct stair stair;
+    const struct ana_plan_cfg *all;
+    enum ana_plan_objective obj;
+    int phase;
+};
+
+/* Whether a configuration with these bounds may still enter the top N or
+ * be the best single device (phase 0), or be on the frontier (phase 1). */
+static int keep(const struct prune *pr, int single, int64_t tlb, int64_t mlb)
+{
+    if (pr->phase)
+        return !dominated(&pr->stair, tlb, mlb);
+    return may_enter(&pr->top, pr->all, tlb, mlb, pr->obj) ||
+           (single && may_enter(&pr->one, pr->all, tlb, 0, ANA_PLAN_THROUGHPUT));
+}
+
+struct bounds {
+    int64_t *t, *m; /* the cheap bounds of every configuration */
+};
+
+/* Visits configuration i: bounds, partition, memory, simulation, unless
+ * pr (NULL: brute force) says it cannot matter. */
+static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_plan_pcache *pc,
+                 struct ana_plan_ccache *cc, const struct bounds *b, struct prune *pr, int i)
+{
+    struct ana_plan_cfg *g = &p->c[i];
+    int single = is_single(g), rc;
+    if (pr && !keep(pr, single, b->t[i], b->m[i]))
+        return 0; /* stays PRUNED */
+    struct ana_plan_layout l = ana_plan_layout_of(g->schedule);
+    struct ana_plan_pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
+    struct ana_plan_pentry *e = NULL;
+    if ((rc = ana_plan_pcache_get(sp, pc, &k, &e)) < 0)
+        return rc;
+    if (e->rc < 0) {
+        if (e->rc == -PS_ENOMEM)
+            return ps_error(PS_ENOMEM, "%s", e->msg);
+        cfg_error(g, e->msg);
+        return 0;
+    }
+    g->capped = e->capped;
+    sch_partition_format(e->part, g->partition, sizeof g->partition);
+    int64_t et = ana_plan_split_backward(g->schedule) ? e->tlb : e->tlb_plain;
+    int64_t tlb = et > b->t[i] ? et : b->t[i];
+    int64_t mlb = e->mem_lb > b->m[i] ? e->mem_lb : b->m[i];
+    mlb = g->mem_lb > mlb ? g->mem_lb : mlb; /* the memory walk of an earlier phase */
+    g->lb_s = sch_time_to_seconds(tlb);
+    g->mem_lb = mlb;
+    if (pr && e->over) {
+        g->status = ANA_PLAN_MEM_BOUND;
+        return 0;
+    }
+    if (pr && !keep(pr, single, tlb, mlb))
+        return 0;
+    const struct ana_plan_centry *ce = NULL;
+    if ((rc = ana_plan_ccache_get(cc, g, &ce)) < 0)
+        return rc;
+    if (ce->rc < 0) {
+        if (ce->rc == -PS_ENOMEM)
+            return ps_error(PS_ENOMEM, "%s", ce->msg);
+        cfg_error(g, ce->msg);
+        return 0;
+    }
+    if (ce->S != g->S)
+        return ps_error(PS_EINVAL, "plan: schedule %s has %d stages, the planner assumed %d",
+                        g->schedule, ce->S, g->S);
+    int64_t clb;
+    int over = ana_plan_count_bound(sp, e, ce, &clb);
+    mlb = clb > mlb ? clb : mlb;
+    g->mem_lb = mlb;
+    if (pr && over) {
+        g->status = ANA_PLAN_MEM_BOUND;
+        return 0;
+    }
+    if (pr && !keep(pr, single, tlb, mlb))
+        return 0;
+    int ran;
+    if ((rc = simulate(sp, e, g, pr, &ran)) < 0)
+        return rc;
+    p->simulated += ran;
+    if (g->status == ANA_PLAN_FIT && pr) {
+        topn_add(&pr->top, p->c, i, sp->objective);
+        if (single)
+            topn_add(&pr->one, p->c, i, ANA_PLAN_THROUGHPUT);
+        if ((rc = stair_add(&pr->stair, g->peak_mem, g->step_ns)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
+{
+    struct ana_plan_pcache pc = { 0 };
+    struct ana_plan_ccache cc = { 0 };
+    struct ana_plan_work *wt = NULL;
+    struct prune pr = { .all = p->c, .obj = sp->objective };
+    int nw = 0, cw = 0, rc = 0;
+    struct bounds b = { malloc(sizeof *b.t * (size_t)p->n), malloc(sizeof *b.m * (size_t)p->n) };
+    int *order = malloc(sizeof *order * (size_t)p->n);
+    char *seen = calloc((size_t)p->n, 1);
+    pr.top = (struct topn){ malloc(sizeof(int) * (size_t)sp->top), 0, sp->top };
+    pr.one = (struct topn){ malloc(sizeof(int)), 0, 1 };
+    if (!b.t || !b.m || !order || !seen || !pr.top.idx || !pr.one.idx) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < p->n; i++) {
+        struct ana_plan_cfg *g = &p->c[i];
+        const struct ana_plan_work *w = NULL;
+        if ((rc = ana_plan_work_of(sp, &wt, &nw, &cw, (double)sp->batch / g->R / g->M, &w)) < 0)
+            goto out;
+        b.t[i] = ana_plan_work_bound(w, g->K, g->M, g->S / g->K, g->remat);
+        b.m[i] = ana_plan_mem_bound0(sp, w, g->K, g->S / g->K);
+        g->lb_s = sch_time_to_seconds(b.t[i]);
+        g->mem_lb = b.m[i];
+        if (sp->nshards > 1 && i % sp->nshards != sp->shard) {
+            g->status = ANA_PLAN_NSTATUS; /* not this shard's */
+            seen[i] = 1;
+        }
+    }
+    for (int phase = 0; phase < (sp->brute_force || sp->frontier_found ? 1 : 2); phase++) {
+        for (int i = 0; i < p->n; i++)
+            order[i] = i;
+        if (!sp->brute_force) {
+            sort_lb = phase || sp->objective == ANA_PLAN_MEMORY ? b.m : b.t;
+            qsort(order, (size_t)p->n, sizeof *order, by_bound);
+        }
+        pr.phase = phase;
+        for (int oi = 0; oi < p->n; oi++) {
+            int i = order[oi];
+            if (seen[i])
+                continue;
+            if ((rc = visit(sp, p, &pc, &cc, &b, sp->brute_force ? NULL : &pr, i)) < 0)
+                goto out;
+            seen[i] = p->c[i].status != ANA_PLAN_PRUNED;
+        }
+    }
+    p->partitions = pc.n;
+out:
+    ana_plan_pcache_release(&pc);
+    ana_plan_ccache_release(&cc);
+    free(wt);
+    free(b.t);
+    free(b.m);
+    free(order);
+    free(seen);
+    free(pr.top.idx);
+    free(pr.one.idx);
+    free(pr.stair.peak);
+    free(pr.stair.step);
+    return rc;
+}
+
+static int by_memory(const void *a, const void *b)
+{
+    const struct ana_plan_cfg *x = &sort_cfgs[*(const int *)a], *y = &sort_cfgs[*(const int *)b];
+    if (x->peak_mem != y->peak_mem)
+        return x->peak_mem < y->peak_mem ? -1 : 1;
+    return better(x, y, ANA_PLAN_THROUGHPUT);
+}
+
+static int by_objective_tp(const void *a, const void *b)
+{
+    return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_THROUGHPUT);
+}
+
+static int by_objective_mem(const void *a, const void *b)
+{
+    return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_MEMORY);
+}
+
+int ana_plan_rerank(struct ana_plan *p)
+{
+    free(p->rank);
+    free(p->front);
+    p->rank = p->front = NULL;
+    p->n_rank = p->n_front = 0;
+    p->baseline = -1;
+    memset(p->counts, 0, sizeof p->counts);
+    int *fit = malloc(sizeof *fit * (size_t)(p->n ? p->n : 1)), nf = 0;
+    if (!fit)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int i = 0; i < p->n; i++) {
+        const struct ana_plan_cfg *g = &p->c[i];
+        if (g->status < ANA_PLAN_NSTATUS)
+            p->counts[g->status]++;
+        if (g->status != ANA_PLAN_FIT)
+            continue;
+        fit[nf++] = i;
+        if (is_single(g) && (p->baseline < 0 ||
+                             better(g, &p->c[p->baseline], ANA_PLAN_THROUGHPUT) < 0))
+            p->baseline = i;
+    }
+    sort_cfgs = p->c;
+    qsort(fit, (size_t)nf, sizeof *fit,
+          p->spec.objective == ANA_PLAN_MEMORY ? by_objective_mem : by_objective_tp);
+    p->n_rank = nf < p->spec.top ? nf : p->spec.top;
+    p->rank = malloc(sizeof *p->rank * (size_t)(p->n_rank ? p->n_rank : 1));
+    p->front = malloc(sizeof *p->front * (size_t)(nf ? nf : 1));
+    if (!p->rank || !p->front) {
+        free(fit);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    memcpy(p->rank, fit, sizeof *fit * (size_t)p->n_rank);
+    /* frontier: by peak memory, keep each strictly faster than all before */
+    qsort(fit, (size_t)nf, sizeof *fit, by_memory);
+    int64_t best = INT64_MAX;
+    for (int j = 0; j < nf; j++)
+        if (p->c[fit[j]].step_ns < best) {
+            best = p->c[fit[j]].step_ns;
+            p->front[p->n_front++] = fit[j];
+        }
+    free(fit);
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out)
+{
+    *out = NULL;
+    if (sp->devices < 1 || sp->devices > sp->topo->n_devices)
+        return ps_error(PS_EUSAGE, "--devices %d: topology %s has %d devices", sp->devices,
+                         sp->topo->path, sp->topo->n_devices);
+    if (sp->batch < 1)
+        return ps_error(PS_EUSAGE, "--batch must be >= 1, got %ld", sp->batch);
+    if (sp->top < 1)
+        return ps_error(PS_EUSAGE, "--top must be >= 1, got %d", sp->top);
+    if (sp->cap_mode == 2 && !(sp->cap > 0))
+        return ps_error(PS_EUSAGE, "--mem-cap must be > 0 bytes, got %g", sp->cap);
+    struct ana_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return ps_error(PS_ENOMEM, "out of memory");
+    p->spec = *sp;
+    p->baseline = -1;
+    double t0 = now();
+    int rc;
+    if ((rc = enumerate(sp, p)) < 0 || (rc = search(sp, p)) < 0 ||
+        (rc = ana_plan_rerank(p)) < 0) {
+        ana_plan_free(p);
+        return rc;
+    }
+    p->elapsed_s = now() - t0;
+    *out = p;
+    return 0;
+}
+
+void ana_plan_free(struct ana_plan *p)
+{
+    if (!p)
+        return;
+    free(p->c);
+    free(p->rank);
+    free(p->front);
+    free(p);
+}
+
+double ana_plan_speedup(const struct ana_plan *p, const struct ana_plan_cfg *c)
+{
+    if (p->baseline < 0 || !(c->step_s > 0))
+        return 0;
+    return p->c[p->baseline].step_s / c->step_s;
+}

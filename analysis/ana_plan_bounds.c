@@ -1,0 +1,474 @@
+/* ana_plan_bounds: stage layouts, the partition and stash-count caches and
+ * the lower bounds of the plan search (see ana_plan.h, ana_plan_int.h). */
+#include "analysis/ana_plan_int.h"
+#include "base/ps_error.h"
+#include "sched/sch_partitioner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- stage layouts: where a schedule puts its stages ---- */
+
+struct ana_plan_layout ana_plan_layout_of(const char *name)
+{
+    struct ana_plan_layout l = { 1, 0 };
+    if (!strcmp(name, "zb-v"))
+        l = (struct ana_plan_layout){ 2, 1 };
+    else if (!strncmp(name, "interleaved:", 12) || !strncmp(name, "breadth-first:", 14))
+        l.v = atoi(strchr(name, ':') + 1);
+    if (l.v < 1)
+        l.v = 1;
+    return l;
+}
+
+int ana_plan_layout_dev(struct ana_plan_layout l, int K, int s)
+{
+    return l.vee && s >= K ? 2 * K - 1 - s : s % K;
+}
+
+/* Whether the schedule splits backward into B and W (zero-bubble family). */
+int ana_plan_split_backward(const char *name)
+{
+    return !strncmp(name, "zb-", 3);
+}
+
+/* Whether the schedule's conditions hold for K, M on L layers. */
+int ana_plan_schedule_valid(const char *name, int K, int M, int L)
+{
+    struct ana_plan_layout l = ana_plan_layout_of(name);
+    if ((int64_t)l.v * K > L || (int64_t)K * M * l.v > 1LL << 28)
+        return 0;
+    if (!strncmp(name, "interleaved:", 12) && l.v > 1 && M % K)
+        return 0;
+    return 1;
+}
+
+/* ---- partitions and costs, cached by what they depend on ---- */
+
+static uint64_t pkey_hash(const struct ana_plan_pkey *k)
+{
+    uint64_t h = 1469598103934665603ULL, mb;
+    memcpy(&mb, &k->micro, sizeof mb);
+    uint64_t w[] = { (uint64_t)k->v, (uint64_t)k->vee, (uint64_t)k->K, (uint64_t)k->M,
+                     (uint64_t)k->remat, mb };
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        h = (h ^ w[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int pkey_eq(const struct ana_plan_pkey *a, const struct ana_plan_pkey *b)
+{
+    return a->v == b->v && a->vee == b->vee && a->K == b->K && a->M == b->M &&
+           a->remat == b->remat && a->micro == b->micro;
+}
+
+void ana_plan_pcache_release(struct ana_plan_pcache *c)
+{
+    for (size_t i = 0; c->e && i < c->cap; i++)
+        if (c->e[i].used) {
+            sch_partition_free(c->e[i].part);
+            sch_costs_free(c->e[i].costs);
+            free(c->e[i].stage_device);
+            free(c->e[i].dev_static);
+        }
+    free(c->e);
+}
+
+int ana_plan_n_remat(enum sch_remat r, int M)
+{
+    return r == SCH_REMAT_ALWAYS ? M : r == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
+}
+
+/* The capped optimum, else the unconstrained one; the costs of it. */
+static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e)
+{
+    const struct ana_plan_pkey *k = &e->k;
+    int S = k->v * k->K, rc;
+    sch_part_model *m = NULL;
+    struct ana_plan_layout l = { k->v, k->vee };
+    if (!(e->stage_device = malloc(sizeof *e->stage_device * (size_t)S))) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int s = 0; s < S; s++)
+        e->stage_device[s] = ana_plan_layout_dev(l, k->K, s);
+    struct sch_part_opts o = { .n_stages = S, .stage_device = e->stage_device,
+                               .n_micro = k->M, .micro_batch = k->micro, .remat = k->remat,
+                               .cap_mode = sp->cap_mode, .cap = sp->cap };
+    /* The unconstrained optimum first (the fast path of sch_part_solve):
+     * when it meets the cap it is an optimum under the cap too; else the
+     * capped search; else (none meets the closed-form cap) the
+     * unconstrained one, for the engine to judge. */
+    int64_t bn;
+    sch_part_model *um = NULL;
+    struct sch_part_opts uo = o;
+    uo.cap_mode = 0;
+    struct sch_partition *up = NULL;
+    if ((rc = sch_part_model_new(sp->profile, sp->topo, &uo, &um)) == 0 &&
+        (rc = sch_part_solve(sch_part_model_problem(um), &up, &bn)) == 0 &&
+        (rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
+        int feasible = 0;
+        sch_part_bottleneck(sch_part_model_problem(m), up, NULL, &feasible);
+        if (feasible) {
+            e->part = up;
+            up = NULL;
+            e->capped = 1;
+        } else if ((rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn)) == 0) {
+            e->capped = 1;
+        } else if (rc == -PS_ENOFIT) {
+            e->part = up;
+            up = NULL;
+            rc = 0;
+        }
+    }
+    sch_partition_free(up);
+    sch_part_model_free(um);
+    if (rc == 0)
+        rc = sch_costs_new(sp->profile, sp->topo, e->part, e->stage_device, k->micro,
+                           &e->costs);
+    if (rc < 0) {
+        e->rc = rc;
+        goto out;
+    }
+    /* The engine's compute ops back to back on each device, after the
+     * forward of some micro-batch has gone through the stages before its
+     * first one (the first op on a device is an F whose earlier stages are
+     * all on other devices). Without a split backward, only U follows a
+     * device's last B, whose gradient then goes back through the stages
+     * before it: the tail. Memory: the parameters, and the stash of its
+     * largest stage at that stage's backward. */
+    int64_t *b = calloc((size_t)k->K * 6, sizeof *b);
+    if (!b) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    int64_t *st = b + k->K, *mx = st + k->K, *head = mx + k->K, *tail = head + k->K;
+    int64_t *upd = tail + k->K, nr = ana_plan_n_remat(k->remat, k->M);
+    int64_t before = 0, back = 0;
+    for (int d = 0; d < k->K; d++)
+        head[d] = tail[d] = INT64_MAX;
+    for (int s = 0; s < S; s++) {
+        const struct sch_stage_cost *c = &e->costs->st[s];
+        int d = c->device;
+        b[d] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
+                (int64_t)k->M * c->bwd + c->update;
+        st[d] += c->param_bytes;
+        upd[d] += c->update;
+        mx[d] = c->mem.stash > mx[d] ? c->mem.stash : mx[d];
+        head[d] = before < head[d] ? before : head[d];
+        tail[d] = back < tail[d] ? back : tail[d];
+        before += c->fwd < c->fwd_nostash ? c->fwd : c->fwd_nostash;
+        back += c->bwd;
+    }
+    if (!(e->dev_static = malloc(sizeof *e->dev_static * (size_t)k->K))) {
+        free(b);
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(e->dev_static, st, sizeof *st * (size_t)k->K);
+    for (int d = 0; d < k->K; d++) {
+        int64_t t = b[d] + (head[d] == INT64_MAX ? 0 : head[d]), need = st[d] + mx[d];
+        int64_t tp = t + (tail[d] != INT64_MAX && tail[d] > upd[d] ? tail[d] - upd[d] : 0);
+        double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+        e->tlb = t > e->tlb ? t : e->tlb;
+        e->tlb_plain = tp > e->tlb_plain ? tp : e->tlb_plain;
+        e->mem_lb = need > e->mem_lb ? need : e->mem_lb;
+        e->over |= (double)need > cap;
+    }
+    free(b);
+out:
+    if (e->rc < 0)
+        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+    sch_part_model_free(m);
+}
+
+int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c, const struct ana_plan_pkey *k,
+                      struct ana_plan_pentry **out)
+{
+    if ((size_t)(c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        struct ana_plan_pentry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return ps_error(PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->e[i].used) {
+                size_t j = pkey_hash(&c->e[i].k) & (ncap - 1);
+                while (ne[j].used)
+                    j = (j + 1) & (ncap - 1);
+                ne[j] = c->e[i];
+            }
+        free(c->e);
+        c->e = ne;
+        c->cap = ncap;
+    }
+    size_t j = pkey_hash(k) & (c->cap - 1);
+    while (c->e[j].used && !pkey_eq(&c->e[j].k, k))
+        j = (j + 1) & (c->cap - 1);
+    struct ana_plan_pentry *e = &c->e[j];
+    if (!e->used) {
+        memset(e, 0, sizeof *e);
+        e->used = 1;
+        e->k = *k;
+        c->n++;
+        pentry_fill(sp, e);
+    }
+    *out = e;
+    return 0;
+}
+
+/* ---- the cheap bound: the whole model's work over K devices ---- */
+
+/* Per micro-batch size: the least time of each layer's step work over the
+ * devices, summed (f, fn, b, u over layers). */
+
+int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab, int *n, int *cap,
+                   double micro, const struct ana_plan_work **out)
+{
+    for (int i = 0; i < *n; i++)
+        if ((*tab)[i].micro == micro) {
+            *out = &(*tab)[i];
+            return 0;
+        }
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        struct ana_plan_work *w = realloc(*tab, sizeof *w * (size_t)nc);
+        if (!w)
+            return ps_error(PS_ENOMEM, "out of memory");
+        *tab = w;
+        *cap = nc;
+    }
+    struct ana_plan_work *w = &(*tab)[(*n)++];
+    memset(w, 0, sizeof *w);
+    w->micro = micro;
+    const struct mdl_profile *p = sp->profile;
+    for (int l = 0; l < p->n_layers; l++) {
+        double f = INFINITY, fn = INFINITY, b = INFINITY, u = INFINITY;
+        for (int d = 0; d < sp->devices; d++) {
+            const struct mdl_device *dv = &sp->topo->devices[d];
+            const struct mdl_layer *ly = &p->layers[l];
+            f = fmin(f, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD, micro));
+            fn = fmin(fn, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD_NOSTASH, micro));
+            b = fmin(b, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_BWD, micro));
+            u = fmin(u, dv->mem_bandwidth > 0 ? 2.0 * ly->params * sp->topo->bytes_per_param /
+                                                    dv->mem_bandwidth : 0);
+        }
+        w->f += f;
+        w->fn += fn;
+        w->b += b;
+        w->u += u;
+        w->params += p->layers[l].params * sp->topo->bytes_per_param;
+        w->stash += p->layers[l].stash_bytes * micro;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Lower bound of the step (ns) before partitioning: the busiest device does
+ * at least the average of the whole work (each layer at its fastest
+ * device), less 1 ns per compute op for the rounding of stage durations. */
+int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v, enum sch_remat r)
+{
+    double nr = ana_plan_n_remat(r, M);
+    double total = (M - nr) * w->f + nr * (w->fn + w->f) + M * w->b + w->u;
+    double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
+    return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
+}
+
+/* Lower bound of the largest device's peak (bytes) before partitioning:
+ * each device holds its stages' parameters (and workspace) throughout and
+ * the stash of its largest stage at that stage's backward, so the largest
+ * is at least the mean over the K devices of parameters + stash / v; less
+ * 2 bytes per stage for rounding. */
+int64_t ana_plan_mem_bound0(const struct ana_plan_spec *sp, const struct ana_plan_work *w, int K, int v)
+{
+    double k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
+    double ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
+    double S = (double)v * K;
+    double lb = (w->params + S * ws + k * w->stash / v) / K - 2 * S - 2;
+    return lb > 0 && lb < 9e18 ? (int64_t)floor(lb) : 0;
+}
+
+/* ---- stashes in flight, cached by schedule ---- */
+
+/* Per (schedule, K, M, remat): the most stashes each stage holds at once
+ * in its device's program order (F of a stashing micro-batch or R: one
+ * more; the end of its backward: one less; sch_mem_effect with one byte
+ * of stash). Partition- and batch-free, so every R and micro-batch size
+ * shares it; device d's peak is at least its parameters plus, for each of
+ * its stages, that count times the stage's stash (exact with one stage per
+ * device). */
+
+static uint64_t ckey_hash(const char *name, int K, int M, enum sch_remat r)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    uint64_t w[] = { (uint64_t)K, (uint64_t)M, (uint64_t)r };
+    for (int i = 0; i < 3; i++)
+        h = (h ^ w[i]) * 1099511628211ULL;
+    return h;
+}
+
+void ana_plan_ccache_release(struct ana_plan_ccache *c)
+{
+    for (size_t i = 0; c->e && i < c->cap; i++)
+        free(c->e[i].cnt);
+    free(c->e);
+}
+
+static void centry_fill(struct ana_plan_centry *e)
+{
+    struct sch_schedule *s = NULL;
+    ps_error_clear();
+    if ((e->rc = sch_schedule_build(e->name, e->K, e->M, e->remat, &s)) < 0)
+        goto out;
+    e->S = s->n_stages;
+    int *cur = calloc((size_t)e->S * 2, sizeof *cur);
+    if (!cur) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    e->cnt = cur + e->S;
+    struct sch_stage_mem one = { 0, 0, 1, 0 };
+    for (int d = 0; d < s->n_devices; d++)
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (!sch_op_is_compute(op->kind) || op->stage < 0)
+                continue;
+            int64_t a, z;
+            sch_mem_effect(s, op, &one, &a, &z);
+            int st = op->stage;
+            cur[st] += (int)a;
+            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
+            cur[st] += (int)z;
+            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
+        }
+    /* keep cnt, drop cur: move the counts to the front */
+    memmove(cur, e->cnt, sizeof *cur * (size_t)e->S);
+    e->cnt = cur;
+out:
+    if (e->rc < 0)
+        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+    sch_schedule_free(s);
+}
+
+int ana_plan_ccache_get(struct ana_plan_ccache *c, const struct ana_plan_cfg *g, const struct ana_plan_centry **out)
+{
+    if ((size_t)(c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        struct ana_plan_centry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return ps_error(PS_ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->e[i].used) {
+                size_t j = ckey_hash(c->e[i].name, c->e[i].K, c->e[i].M, c->e[i].remat) &
+                           (ncap - 1);
+                while (ne[j].used)
+                    j = (j + 1) & (ncap - 1);
+                ne[j] = c->e[i];
+            }
+        free(c->e);
+        c->e = ne;
+        c->cap = ncap;
+    }
+    size_t j = ckey_hash(g->schedule, g->K, g->M, g->remat) & (c->cap - 1);
+    while (c->e[j].used && !(c->e[j].K == g->K && c->e[j].M == g->M &&
+                             c->e[j].remat == g->remat && !strcmp(c->e[j].name, g->schedule)))
+        j = (j + 1) & (c->cap - 1);
+    struct ana_plan_centry *e = &c->e[j];
+    if (!e->used) {
+        e->used = 1;
+        snprintf(e->name, sizeof e->name, "%s", g->schedule);
+        e->K = g->K;
+        e->M = g->M;
+        e->remat = g->remat;
+        c->n++;
+        centry_fill(e);
+    }
+    *out = e;
+    return 0;
+}
+
+/* The stash-count bound of g on e's partition: the largest device need in
+ * *lb; 1 when some device's need is above its capacity. */
+int ana_plan_count_bound(const struct ana_plan_spec *sp, const struct ana_plan_pentry *e,
+                       const struct ana_plan_centry *c, int64_t *lb)
+{
+    int over = 0;
+    *lb = 0;
+    for (int d = 0; d < e->k.K; d++) {
+        int64_t most = 0;
+        for (int s = 0; s < c->S; s++)
+            if (e->stage_device[s] == d) {
+                int64_t v = (int64_t)c->cnt[s] * e->costs->st[s].mem.stash;
+                most = v > most ? v : most;
+            }
+        int64_t need = e->dev_static[d] + most;
+        double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+        *lb = need > *lb ? need : *lb;
+        over |= (double)need > cap;
+    }
+    return over;
+}
+
+/* ---- memory in program order, transfers ---- */
+
+/* The stash and split-backward bytes held in program order on each device's
+ * compute stream, plus its parameters: a lower bound of its simulated peak
+ * (buffers in flight only add to it). The largest excess over capacity
+ * decides; *lb is the largest bound. Returns 1 when some device cannot fit. */
+int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
+                     const double *capv, int64_t *lb)
+{
+    int over = 0;
+    *lb = 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        int64_t stat = 0, cur = 0, peak = 0;
+        for (int st = 0; st < c->n_stages; st++)
+            if (c->st[st].device == d)
+                stat += c->st[st].param_bytes;
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (!sch_op_is_compute(op->kind))
+                continue;
+            struct sch_stage_mem m = { 0, 0, c->st[op->stage].mem.stash,
+                                       c->st[op->stage].mem.wgrad };
+            int64_t a, e;
+            sch_mem_effect(s, op, &m, &a, &e);
+            cur += a;
+            peak = cur > peak ? cur : peak;
+            cur += e;
+            peak = cur > peak ? cur : peak;
+        }
+        int64_t need = stat + peak;
+        *lb = need > *lb ? need : *lb;
+        over |= (double)need > capv[d];
+    }
+    return over;
+}
+
+/* Seconds device d spends sending per step (bytes / bandwidth + latency of
+ * each transfer on its route). */
+double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
+                           const struct sch_costs *c, int d)
+{
+    double t = 0;
+    for (int st = 0; st < s->n_stages; st++) {
+        if (s->stage_device[st] != d)
+            continue;
+        for (int dir = 0; dir < 2; dir++) {
+            int peer = dir ? st + 1 : st - 1;
+            if (peer < 0 || peer >= s->n_stages || s->stage_device[peer] == d)
+                continue;
+            struct mdl_route rt;
+            if (mdl_topology_route(sp->topo, d, s->stage_device[peer], &rt) < 0 ||
+                !(rt.bandwidth > 0))
+                continue;
+            double bytes = (double)(dir ? c->st[st].mem.out : c->st[st].mem.in);
+            t += s->n_micro * (bytes / rt.bandwidth + rt.latency);
+        }
+    }
+    return t;
+}

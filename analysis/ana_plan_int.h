@@ -1,0 +1,110 @@
+/*
+ * ana_plan_int — internals shared by ana_plan.c (the search) and
+ * ana_plan_bounds.c (stage layouts, the cached partitions and costs, the
+ * cached stash counts, and the lower bounds): not a public interface.
+ * Ownership: each cache owns its entries (ana_plan_*cache_release).
+ * Cost: a cache lookup is O(1) expected; a miss costs one partition (with
+ * its costs) or one schedule build.
+ */
+#ifndef ANA_PLAN_INT_H
+#define ANA_PLAN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/ana_plan.h"
+#include "sched/sch_cost.h"
+#include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
+
+struct ana_plan_layout {
+    int v, vee; /* v stages per device; vee: zb-v's V (d holds d and 2K-1-d) */
+};
+
+struct ana_plan_pkey {
+    int v, vee, K, M;
+    enum sch_remat remat;
+    double micro;
+};
+
+struct ana_plan_pentry {
+    struct ana_plan_pkey k;
+    int used;
+    int rc;                    /* < 0: the partitioner's or the costs' error */
+    char msg[96];
+    int capped;
+    struct sch_partition *part;
+    struct sch_costs *costs;
+    int *stage_device;         /* [S] */
+    int64_t tlb;               /* the time lower bound from the costs (ns) */
+    int64_t tlb_plain;         /* the same for schedules without a split backward */
+    int64_t mem_lb;            /* largest device's parameters + largest stash */
+    int64_t *dev_static;       /* [K] each device's parameter bytes */
+    int over;                  /* some device's mem_lb is above its capacity */
+};
+
+struct ana_plan_pcache {
+    struct ana_plan_pentry *e;
+    size_t cap;
+    int n;
+};
+
+struct ana_plan_work {
+    double micro;
+    double f, fn, b, u; /* seconds, each the sum over layers of the per-device minimum */
+    double params, stash; /* bytes: parameters (x bytes_per_param), stash per micro-batch */
+};
+
+struct ana_plan_centry {
+    char name[24];
+    int K, M, used, rc, S;
+    enum sch_remat remat;
+    int *cnt;        /* [S] */
+    char msg[96];
+};
+
+struct ana_plan_ccache {
+    struct ana_plan_centry *e;
+    size_t cap;
+    int n;
+};
+
+
+struct ana_plan_layout ana_plan_layout_of(const char *name);
+int ana_plan_layout_dev(struct ana_plan_layout l, int K, int s);
+/* Whether the schedule splits backward into B and W (zero-bubble family). */
+int ana_plan_split_backward(const char *name);
+/* Whether the schedule's conditions hold for K, M on L layers. */
+int ana_plan_schedule_valid(const char *name, int K, int M, int L);
+/* Re-materialized micro-batches of M under r. */
+int ana_plan_n_remat(enum sch_remat r, int M);
+
+/* The partition and costs of key k (made on a miss; e->rc < 0 with its
+ * message when they cannot be made). */
+int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c,
+                        const struct ana_plan_pkey *k, struct ana_plan_pentry **out);
+void ana_plan_pcache_release(struct ana_plan_pcache *c);
+/* The stash counts of g's schedule, K, M and remat. */
+int ana_plan_ccache_get(struct ana_plan_ccache *c, const struct ana_plan_cfg *g,
+                        const struct ana_plan_centry **out);
+void ana_plan_ccache_release(struct ana_plan_ccache *c);
+
+/* The per-layer work at one micro-batch size (a table grown on a miss). */
+int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab, int *n,
+                     int *cap, double micro, const struct ana_plan_work **out);
+/* Lower bounds before partitioning: step (ns) and largest peak (bytes). */
+int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v,
+                            enum sch_remat r);
+int64_t ana_plan_mem_bound0(const struct ana_plan_spec *sp, const struct ana_plan_work *w,
+                            int K, int v);
+/* The stash-count bound on e's partition (*lb; 1 when a device cannot fit). */
+int ana_plan_count_bound(const struct ana_plan_spec *sp, const struct ana_plan_pentry *e,
+                         const struct ana_plan_centry *c, int64_t *lb);
+/* The program-order walk of a built schedule (*lb; 1 when a device cannot fit). */
+int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
+                       const double *capv, int64_t *lb);
+/* Seconds device d spends sending per step. */
+double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
+                             const struct sch_costs *c, int d);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * ana_plan_mpi: `mpirun -np P pipesim plan ...` (see ana_plan.h). Rank r
+ * searches the configurations i with i % P == r with its own bounds (what
+ * a rank has found is a subset of what one process finds, so it prunes
+ * less, never a configuration one process would keep); rank 0 gathers
+ * every rank's configurations and ranks the union exactly as one process
+ * does. Without an MPI launcher (or built without MPI) it is ana_plan_run.
+ */
+#include "analysis/ana_plan.h"
+#include "base/ps_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PIPESIM_MPI
+#include <mpi.h>
+#endif
+
+/* Whether an MPI launcher started this process with more than one rank. */
+static int launched(void)
+{
+    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 1)
+            return 1;
+    }
+    return 0;
+}
+
+int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root)
+{
+    *root = 1;
+#ifndef PIPESIM_MPI
+    (void)launched;
+    return ana_plan_run(sp, out);
+#else
+    if (!launched())
+        return ana_plan_run(sp, out);
+    *out = NULL;
+    int inited = 0, rank = 0, size = 1;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
+        return ps_error(PS_ERUNTIME, "plan: MPI_Init failed");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *root = rank == 0;
+    struct ana_plan_spec s = *sp;
+    s.shard = rank;
+    s.nshards = size;
+    struct ana_plan *p = NULL;
+    int rc = ana_plan_run(&s, &p), worst = rc;
+    /* every rank enumerates alike, so errors are alike too; but a rank may
+     * run out of memory alone: no gather then */
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (worst < 0) {
+        ana_plan_free(p);
+        if (rc == 0)
+            rc = ps_error(-worst, "plan: another MPI rank failed (see its message)");
+        goto out;
+    }
+    /* this rank's configurations, then its counters */
+    int mine = 0;
+    for (int i = rank; i < p->n; i += size)
+        mine++;
+    struct ana_plan_cfg *buf = malloc(sizeof *buf * (size_t)(mine ? mine : 1));
+    int ok = buf != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        free(buf);
+        ana_plan_free(p);
+        rc = ps_error(PS_ENOMEM, "plan: out of memory gathering the ranks' results");
+        goto out;
+    }
+    for (int i = rank, j = 0; i < p->n; i += size)
+        buf[j++] = p->c[i];
+    int counters[2] = { p->simulated, p->partitions }, sums[2] = { 0, 0 };
+    MPI_Reduce(counters, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int r = 1; r < size; r++) {
+            int n = 0;
+            for (int i = r; i < p->n; i += size)
+                n++;
+            struct ana_plan_cfg *in = malloc(sizeof *in * (size_t)(n ? n : 1));
+            if (!in) {
+                MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
+                return ps_error(PS_ENOMEM, "out of memory");
+            }
+            MPI_Recv(in, (int)(sizeof *in * (size_t)n), MPI_BYTE, r, 16, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            for (int i = r, j = 0; i < p->n; i += size)
+                p->c[i] = in[j++];
+            free(in);
+        }
+        p->simulated = sums[0];
+        p->partitions = sums[1];
+        p->spec = *sp; /* one search, as one process's */
+        rc = ana_plan_rerank(p);
+        if (rc == 0)
+            *out = p;
+        else
+            ana_plan_free(p);
+    } else {
+        MPI_Send(buf, (int)(sizeof *buf * (size_t)mine), MPI_BYTE, 0, 16, MPI_COMM_WORLD);
+        ana_plan_free(p);
+    }
+    free(buf);
+out:
+    MPI_Finalize();
+    return rc;
+#endif
+}

@@ -1,0 +1,238 @@
+/* pipesim plan: the best configuration that fits (analysis/ana_plan.h). */
+#include "analysis/ana_dbkind.h"
+#include "analysis/ana_plan.h"
+#include "base/ps_error.h"
+#include "base/ps_fs.h"
+#include "base/ps_gnuplot.h"
+#include "base/ps_util.h"
+#include "cli/cli.h"
+#include "models/mdl_gen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: pipesim plan --model F --topology F --devices N --batch B\n"
+    "                    [--mem-cap device|BYTES] [--top N] [--objective throughput|memory]\n"
+    "                    [--schedules LIST] [--remat LIST] [--format table|csv|json]\n"
+    "                    [--out F] [--db FILE] [--plot DIR] [--frontier exact|found]\n"
+    "                    [--brute-force] [--quiet]\n\n"
+    "Finds the best way to train the model on N devices of the topology with a global\n"
+    "batch of B samples per step: pipeline depth K and data-parallel replicas R\n"
+    "(K x R <= N, R dividing B), micro-batch count M (every divisor of B/R), every\n"
+    "schedule the engine replays (gpipe, 1f1b, eager-1f1b, interleaved:2, interleaved:4,\n"
+    "breadth-first:2, zb-h1, zb-h2, zb-v, zb-auto; each where its conditions hold),\n"
+    "re-materialization (never, except_last, always) and the optimal partition under\n"
+    "the memory cap. Prints the top N configurations that fit (simulated peak within\n"
+    "capacity on every device) with step time, samples/s, speedup over the best\n"
+    "single device that fits, peak memory against capacity, bubble, imbalance,\n"
+    "communication share and what limits each; then the Pareto frontier of\n"
+    "throughput against peak memory; then how many were rejected and why.\n"
+    "Configurations whose exact lower bound cannot enter the top N are not simulated,\n"
+    "nor those whose closed-form memory bound exceeds the capacity (docs/plan.md).\n"
+    "--mem-cap BYTES (16e9, 16G, 12GiB) replaces each device's memory as capacity.\n"
+    "--schedules and --remat take comma lists restricting the search. --db stores every\n"
+    "configuration in an SQLite plan database; --plot DIR draws DIR/frontier.png and\n"
+    ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
+    "--frontier found skips the search for the exact frontier (faster): the frontier\n"
+    "printed is then that of the configurations simulated for the top N.\n"
+    "Under mpirun -np P the search is sharded over the P ranks and rank 0 prints and\n"
+    "stores the same result as one process.\n"
+    "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
+    "--format table.\n";
+
+/* "a,b,c" into a malloc'd array of strings (into the malloc'd copy buf). */
+static int split_list(const char *s, const char *what, char **buf, const char ***items, int *n)
+{
+    *n = 0;
+    *items = NULL;
+    if (!(*buf = strdup(s)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    int cap = 1;
+    for (const char *c = s; *c; c++)
+        cap += *c == ',';
+    const char **v = calloc((size_t)cap, sizeof *v);
+    if (!v)
+        return ps_error(PS_ENOMEM, "out of memory");
+    *items = v;
+    for (char *save, *t = strtok_r(*buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        for (int i = 0; i < *n; i++)
+            if (!strcmp(v[i], t))
+                return ps_error(PS_EUSAGE, "%s: '%s' given twice", what, t);
+        v[(*n)++] = t;
+    }
+    return *n ? 0 : ps_error(PS_EUSAGE, "%s: empty list", what);
+}
+
+struct plan_out {
+    const struct ana_plan *p;
+    enum ana_fmt fmt;
+};
+
+static int print_plan(const void *ctx, FILE *f)
+{
+    const struct plan_out *o = ctx;
+    return ana_plan_print(o->p, o->fmt, f);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "model", required_argument, 0, 'm' },     { "topology", required_argument, 0, 't' },
+        { "devices", required_argument, 0, 'N' },   { "batch", required_argument, 0, 'b' },
+        { "mem-cap", required_argument, 0, 'c' },   { "top", required_argument, 0, 'n' },
+        { "objective", required_argument, 0, 'O' }, { "schedules", required_argument, 0, 's' },
+        { "remat", required_argument, 0, 'r' },     { "format", required_argument, 0, 'f' },
+        { "out", required_argument, 0, 'o' },       { "db", required_argument, 0, 'd' },
+        { "plot", required_argument, 0, 'P' },      { "brute-force", no_argument, 0, 'B' },
+        { "quiet", no_argument, 0, 'q' },           { "frontier", required_argument, 0, 'F' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    struct ana_plan_spec sp = { .cap_mode = 1, .top = 5 };
+    struct plan_out po = { .fmt = ANA_FMT_TABLE };
+    const char *out = "-", *db = NULL, *plot = NULL, *sched_arg = NULL, *remat_arg = NULL;
+    long devices = 0, batch = 0, top = 5;
+    int quiet = 0, c, rc = 0, nr = 0;
+    char *sbuf = NULL, *rbuf = NULL, *cmdline = NULL;
+    const char **snames = NULL, **rnames = NULL;
+    enum sch_remat remats[3];
+    struct mdl_profile *prof = NULL;
+    struct mdl_topology *topo = NULL;
+    struct ana_plan *p = NULL;
+    cli_getopt_reset();
+    while ((c = cli_getopt("plan", argc, argv, "h", opts)) != -1) {
+        switch (c) {
+        case 'h': cli_help(help); goto out;
+        case 'm': sp.model_arg = optarg; break;
+        case 't': sp.topo_arg = optarg; break;
+        case 'N': rc = ps_parse_long(optarg, "--devices", 1, 1 << 20, &devices); break;
+        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &batch); break;
+        case 'n': rc = ps_parse_long(optarg, "--top", 1, 100000, &top); break;
+        case 'c':
+            if (!strcmp(optarg, "device"))
+                sp.cap_mode = 1;
+            else if ((rc = ps_parse_bytes(optarg, "--mem-cap", &sp.cap)) == 0)
+                sp.cap_mode = 2;
+            break;
+        case 'O':
+            if (!strcmp(optarg, "throughput"))
+                sp.objective = ANA_PLAN_THROUGHPUT;
+            else if (!strcmp(optarg, "memory"))
+                sp.objective = ANA_PLAN_MEMORY;
+            else
+                rc = ps_error(PS_EUSAGE, "--objective: unknown objective '%s' (throughput, "
+                               "memory)", optarg);
+            break;
+        case 's': sched_arg = optarg; break;
+        case 'r': remat_arg = optarg; break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &po.fmt); break;
+        case 'o': out = optarg; break;
+        case 'd': db = optarg; break;
+        case 'P': plot = optarg; break;
+        case 'B': sp.brute_force = 1; break;
+        case 'F':
+            if (!strcmp(optarg, "exact") || !strcmp(optarg, "found"))
+                sp.frontier_found = optarg[0] == 'f';
+            else
+                rc = ps_error(PS_EUSAGE, "--frontier: unknown mode '%s' (exact, found)", optarg);
+            break;
+        case 'q': quiet = 1; break;
+        default: rc = -PS_EUSAGE; break;
+        }
+        if (rc < 0)
+            goto out;
+    }
+    if (optind < argc) {
+        rc = ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+        goto out;
+    }
+    if (!sp.model_arg || !sp.topo_arg || !devices || !batch) {
+        rc = ps_error(PS_EUSAGE, "--model, --topology, --devices and --batch are required "
+                       "(see pipesim plan --help)");
+        goto out;
+    }
+    if (sched_arg) {
+        if ((rc = split_list(sched_arg, "--schedules", &sbuf, &snames, &sp.nsched)) < 0)
+            goto out;
+        for (int i = 0; i < sp.nsched; i++) {
+            struct sch_schedule *probe; /* an unknown name is a usage error, before work */
+            if ((rc = sch_schedule_build(snames[i], 1, 1, SCH_REMAT_NEVER, &probe)) < 0) {
+                if (rc != -PS_EUSAGE)
+                    rc = ps_error(PS_EUSAGE, "--schedules: '%s': %s", snames[i], ps_errmsg());
+                goto out;
+            }
+            sch_schedule_free(probe);
+        }
+        sp.schedules = snames;
+    }
+    if (remat_arg) {
+        if ((rc = split_list(remat_arg, "--remat", &rbuf, &rnames, &nr)) < 0)
+            goto out;
+        if (nr > 3) {
+            rc = ps_error(PS_EUSAGE, "--remat: at most 3 modes (never, except_last, always)");
+            goto out;
+        }
+        for (int i = 0; i < nr; i++)
+            if ((rc = sch_remat_parse(rnames[i], &remats[i])) < 0)
+                goto out;
+        sp.remats = remats;
+        sp.nremat = nr;
+    }
+    if ((rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
+        (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
+        (rc = ps_io_output(out, "--out")) < 0 ||
+        (db && ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = ps_io_output(db, "--db")) < 0)))
+        goto out;
+    if (plot && (rc = ps_gnuplot_require()) < 0)
+        goto out;
+    if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0)
+        goto out;
+    if (devices > topo->n_devices) {
+        rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d devices", devices,
+                       sp.topo_arg, topo->n_devices);
+        goto out;
+    }
+    size_t len = 16;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    if (!(cmdline = malloc(len))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    strcpy(cmdline, "pipesim");
+    for (int i = 0; i < argc; i++) {
+        strcat(cmdline, " ");
+        strcat(cmdline, argv[i]);
+    }
+    sp.profile = prof;
+    sp.topo = topo;
+    sp.command = cmdline;
+    sp.devices = (int)devices;
+    sp.batch = batch;
+    sp.top = (int)top;
+    int root;
+    if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
+        goto out; /* an MPI rank other than 0: rank 0 prints and stores */
+    if (!quiet)
+        fprintf(stderr, "plan: %d configurations searched in %.2f s: %d simulated, %d pruned "
+                "by the bound, %d rejected by the memory bound\n", p->n, p->elapsed_s,
+                p->simulated, p->counts[ANA_PLAN_PRUNED], p->counts[ANA_PLAN_MEM_BOUND]);
+    if (db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
+        goto out;
+    if (plot && (rc = ana_plan_plot(p, plot, NULL)) < 0)
+        goto out;
+    po.p = p;
+    rc = cli_write_output(out, print_plan, &po);
+out:
+    ana_plan_free(p);
+    free(cmdline);
+    free(sbuf);
+    free(rbuf);
+    free(snames);
+    free(rnames);
+    mdl_topology_free(topo);
+    mdl_profile_free(prof);
+    return rc;
+}

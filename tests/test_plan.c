@@ -1,0 +1,527 @@
+/* pipesim plan: the pruned search against brute force (every configuration
+ * simulated), its bounds against the engine, its ranking against
+ * ana_predict, and the command line's errors and database. */
+#include "helpers.h"
+#include "analysis/ana_plan.h"
+#include "analysis/ana_predict.h"
+#include "analysis/ana_schedules.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <sqlite3.h>
+
+struct kase {
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    struct ana_plan_spec sp;
+};
+
+/* A random small model on a 4-device chain whose memory holds a random
+ * share of the whole model's needs, so that some configurations fit and
+ * some do not. */
+static void kase_new(struct kase *k, gsl_rng *r)
+{
+    int L = 4 + (int)gsl_rng_uniform_int(r, 5);
+    double f[16], b[16], o[16], st[16], need = 0;
+    for (int i = 0; i < L; i++) {
+        f[i] = 1e5 + gsl_rng_uniform(r) * 9e5;
+        b[i] = f[i] * (1.5 + gsl_rng_uniform(r));
+        o[i] = 1e4 + gsl_rng_uniform(r) * 1e6;
+        st[i] = 1e5 + gsl_rng_uniform(r) * 1e6;
+    }
+    static const long batches[] = { 4, 6, 8 };
+    long B = batches[gsl_rng_uniform_int(r, 3)];
+    k->p = th_profile(L, f, b, 1, o, st, 1e5);
+    k->t = th_chain(4, 1e11, 1e9 * (0.2 + gsl_rng_uniform(r)), 1e-6);
+    for (int i = 0; i < L; i++)
+        need += 1e5 * k->t->bytes_per_param + st[i] * (double)B;
+    for (int d = 0; d < k->t->n_devices; d++)
+        k->t->devices[d].memory = need * (0.15 + 0.5 * gsl_rng_uniform(r));
+    k->sp = (struct ana_plan_spec){ .profile = k->p, .topo = k->t,
+                                    .devices = 2 + (int)gsl_rng_uniform_int(r, 3),
+                                    .batch = B, .cap_mode = 1,
+                                    .top = 1 + (int)gsl_rng_uniform_int(r, 4) };
+}
+
+static void kase_free(struct kase *k)
+{
+    mdl_profile_free(k->p);
+    mdl_topology_free(k->t);
+}
+
+static struct ana_plan *run(const struct ana_plan_spec *sp, int brute)
+{
+    struct ana_plan_spec s = *sp;
+    s.brute_force = brute;
+    struct ana_plan *p = NULL;
+    cr_assert_eq(ana_plan_run(&s, &p), 0, "%s", ps_errmsg());
+    return p;
+}
+
+/* The oracle: of every configuration simulated, the feasible ones in the
+ * objective's order, written from the definition (not through the planner's
+ * ranking). Returns how many; idx gets the first n. */
+static int oracle_rank(const struct ana_plan *bf, int memory, int *idx, int n)
+{
+    int cnt = 0;
+    for (int i = 0; i < bf->n; i++) {
+        const struct ana_plan_cfg *g = &bf->c[i];
+        if (g->status != ANA_PLAN_FIT)
+            continue;
+        /* insertion into idx by (key1, key2, index) */
+        int pos = cnt < n ? cnt : n;
+        while (pos > 0) {
+            const struct ana_plan_cfg *h = &bf->c[idx[pos - 1]];
+            int64_t a1 = memory ? g->peak_mem : g->step_ns, b1 = memory ? h->peak_mem : h->step_ns;
+            int64_t a2 = memory ? g->step_ns : g->peak_mem, b2 = memory ? h->step_ns : h->peak_mem;
+            if (a1 < b1 || (a1 == b1 && (a2 < b2 || (a2 == b2 && i < idx[pos - 1]))))
+                pos--;
+            else
+                break;
+        }
+        if (pos < n) {
+            memmove(idx + pos + 1, idx + pos, sizeof *idx * (size_t)(n - pos - 1));
+            idx[pos] = i;
+        }
+        cnt++;
+    }
+    return cnt < n ? cnt : n;
+}
+
+TestSuite(plan, .timeout = 300);
+
+Test(plan, pruned_search_ranks_exactly_as_brute_force)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 16); /* fixed seed: the case number names a failure */
+    int pruned = 0, fits = 0, nofit = 0, bound = 0;
+    for (int c = 0; c < 12; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        k.sp.objective = c % 4 == 3 ? ANA_PLAN_MEMORY : ANA_PLAN_THROUGHPUT;
+        struct ana_plan *fast = run(&k.sp, 0), *bf = run(&k.sp, 1);
+        int want[8];
+        int n = oracle_rank(bf, k.sp.objective == ANA_PLAN_MEMORY, want, k.sp.top);
+        cr_assert_eq(fast->n, bf->n, "case %d", c);
+        cr_assert_eq(fast->n_rank, n, "case %d: %d ranked, brute force %d", c, fast->n_rank, n);
+        cr_assert_eq(bf->n_rank, n, "case %d", c);
+        for (int i = 0; i < n; i++) {
+            cr_expect_eq(fast->rank[i], want[i], "case %d rank %d: config %d, brute force %d",
+                         c, i + 1, fast->rank[i], want[i]);
+            cr_expect_eq(bf->rank[i], want[i], "case %d rank %d", c, i + 1);
+            const struct ana_plan_cfg *a = &fast->c[fast->rank[i]], *b = &bf->c[want[i]];
+            cr_expect_eq(a->step_ns, b->step_ns, "case %d rank %d", c, i + 1);
+            cr_expect_eq(a->peak_mem, b->peak_mem, "case %d rank %d", c, i + 1);
+        }
+        cr_expect_eq(fast->baseline, bf->baseline, "case %d: baseline", c);
+        /* --frontier found: the same top N and baseline, fewer simulations */
+        struct ana_plan_spec fs = k.sp;
+        fs.frontier_found = 1;
+        struct ana_plan *found = run(&fs, 0);
+        cr_expect_eq(found->n_rank, n, "case %d", c);
+        for (int i = 0; i < n && i < found->n_rank; i++)
+            cr_expect_eq(found->rank[i], want[i], "case %d rank %d (--frontier found)", c, i + 1);
+        cr_expect_eq(found->baseline, bf->baseline, "case %d", c);
+        cr_expect_leq(found->simulated, fast->simulated, "case %d", c);
+        ana_plan_free(found);
+        /* brute force simulates every configuration; what the fast search rejected
+         * by the memory bound, the engine finds over capacity (or cannot run) */
+        cr_expect_eq(bf->counts[ANA_PLAN_PRUNED], 0, "case %d", c);
+        cr_expect_eq(bf->counts[ANA_PLAN_MEM_BOUND], 0, "case %d", c);
+        for (int i = 0; i < bf->n; i++)
+            if (fast->c[i].status == ANA_PLAN_MEM_BOUND)
+                cr_expect_neq(bf->c[i].status, ANA_PLAN_FIT, "case %d config %d (%s K=%d "
+                             "R=%d M=%d remat %s): rejected by the memory bound, brute force says %s %s",
+                             c, i, bf->c[i].schedule, bf->c[i].K, bf->c[i].R, bf->c[i].M,
+                             sch_remat_name(bf->c[i].remat), ana_plan_status_name(bf->c[i].status),
+                             bf->c[i].error);
+        cr_expect_eq(bf->simulated, bf->counts[ANA_PLAN_FIT] + bf->counts[ANA_PLAN_MEM_SIM],
+                     "case %d", c);
+        cr_expect_eq(fast->simulated + fast->counts[ANA_PLAN_PRUNED] +
+                     fast->counts[ANA_PLAN_MEM_BOUND] + fast->counts[ANA_PLAN_ERROR], fast->n,
+                     "case %d: every configuration accounted for", c);
+        pruned += fast->counts[ANA_PLAN_PRUNED];
+        fits += bf->counts[ANA_PLAN_FIT];
+        nofit += bf->counts[ANA_PLAN_MEM_SIM];
+        bound += fast->counts[ANA_PLAN_MEM_BOUND];
+        ana_plan_free(fast);
+        ana_plan_free(bf);
+        kase_free(&k);
+    }
+    /* the cases exercise what they claim to: pruning, fitting and not fitting */
+    cr_expect_gt(pruned, 0);
+    cr_expect_gt(fits, 0);
+    cr_expect_gt(nofit, 0);
+    cr_expect_gt(bound, 0);
+    gsl_rng_free(r);
+}
+
+/* One configuration again through ana_predict, with the plan's partition. */
+static struct ana_prediction *predict(const struct kase *k, const struct ana_plan_cfg *g)
+{
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_parse(g->partition, g->S, k->p->n_layers, &part), 0, "%s",
+                 ps_errmsg());
+    struct ana_config cfg = { .profile = k->p, .topo = k->t, .schedule = g->schedule,
+                              .K = g->K, .M = g->M, .batch = (double)k->sp.batch / g->R,
+                              .remat = g->remat, .partition = part, .replicas = g->R,
+                              .no_baseline = 1 };
+    struct ana_prediction *pr;
+    cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", ps_errmsg());
+    sch_partition_free(part);
+    return pr;
+}
+
+/* Whether every device's simulated peak is within its capacity (the cap, or
+ * its own memory). */
+static int fits(const struct kase *k, const struct ana_prediction *pr)
+{
+    for (int s = 0; s < pr->n_stages; s++) {
+        const struct ana_stage *st = &pr->stages[s];
+        double cap = k->sp.cap_mode == 2 ? k->sp.cap : k->t->devices[st->device].memory;
+        if ((double)st->peak_mem > cap)
+            return 0;
+    }
+    return 1;
+}
+
+static int64_t peak_of(const struct ana_prediction *pr)
+{
+    int64_t m = 0;
+    for (int s = 0; s < pr->n_stages; s++)
+        m = pr->stages[s].peak_mem > m ? pr->stages[s].peak_mem : m;
+    return m;
+}
+
+Test(plan, bounds_hold_and_ranked_configurations_fit)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 1604);
+    int checked_bound = 0;
+    for (int c = 0; c < 6; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        if (c % 2) { /* a byte cap instead of device memory */
+            k.sp.cap_mode = 2;
+            k.sp.cap = k.t->devices[0].memory * 0.7;
+        }
+        struct ana_plan *bf = run(&k.sp, 1), *fast = run(&k.sp, 0);
+        for (int i = 0; i < bf->n; i++) {
+            const struct ana_plan_cfg *g = &bf->c[i];
+            if (g->status == ANA_PLAN_FIT || g->status == ANA_PLAN_MEM_SIM) {
+                /* the lower bounds never exceed what the engine finds */
+                cr_expect_leq(g->lb_s, g->step_s, "case %d config %d", c, i);
+                cr_expect_leq(g->mem_lb, g->peak_mem, "case %d config %d", c, i);
+            }
+            g = &fast->c[i];
+            if (g->status == ANA_PLAN_MEM_BOUND && checked_bound < 40) {
+                /* rejected without simulation: predict agrees it does not fit */
+                struct ana_prediction *pr = predict(&k, g);
+                cr_expect(!fits(&k, pr), "case %d config %d (%s K=%d M=%d) fits", c, i,
+                          g->schedule, g->K, g->M);
+                ana_prediction_free(pr);
+                checked_bound++;
+            }
+        }
+        for (int i = 0; i < fast->n_rank; i++) {
+            const struct ana_plan_cfg *g = &fast->c[fast->rank[i]];
+            cr_assert_eq(g->status, ANA_PLAN_FIT);
+            struct ana_prediction *pr = predict(&k, g);
+            /* the same simulation as predict's, and within capacity */
+            cr_expect_eq(sch_seconds_to_time(pr->step_s), g->step_ns, "case %d rank %d", c, i);
+            cr_expect_eq(peak_of(pr), g->peak_mem, "case %d rank %d", c, i);
+            cr_expect(fits(&k, pr), "case %d rank %d ranked but over capacity (%s K=%d R=%d "
+                      "M=%d)", c, i, g->schedule, g->K, g->R, g->M);
+            ana_prediction_free(pr);
+        }
+        /* the frontier: by memory up, throughput strictly up, nothing dominates it */
+        for (int i = 1; i < fast->n_front; i++) {
+            const struct ana_plan_cfg *a = &fast->c[fast->front[i - 1]], *b = &fast->c[fast->front[i]];
+            cr_expect_leq(a->peak_mem, b->peak_mem);
+            cr_expect_gt(a->step_ns, b->step_ns);
+        }
+        ana_plan_free(bf);
+        ana_plan_free(fast);
+        kase_free(&k);
+    }
+    cr_expect_gt(checked_bound, 0, "no configuration was rejected by the memory bound");
+    gsl_rng_free(r);
+}
+
+Test(plan, nothing_fits_is_said_and_nothing_ranked)
+{
+    struct kase k;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    kase_new(&k, r);
+    k.sp.cap_mode = 2;
+    k.sp.cap = 1000; /* below any stage's parameters */
+    struct ana_plan *p = run(&k.sp, 0);
+    cr_expect_eq(p->n_rank, 0);
+    cr_expect_eq(p->n_front, 0);
+    cr_expect_eq(p->baseline, -1);
+    cr_expect_eq(p->counts[ANA_PLAN_FIT], 0);
+    cr_expect_eq(p->simulated, 0, "the memory bound refuses all before the engine");
+    ana_plan_free(p);
+    kase_free(&k);
+    gsl_rng_free(r);
+}
+
+/* ---- the command line ---- */
+
+static char dir[64];
+
+static void cli_setup(void)
+{
+    th_tmpdir(dir, sizeof dir, "plan");
+    th_put(dir, "m.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                         "a,1e9,1e6,1e5,1e6\nb,2e9,1e6,1e5,1e6\nc,1e9,1e6,1e5,1e6\n"
+                         "d,1e9,1e6,1e5,1e6\ne,1e9,2e6,1e5,1e6\nf,1e9,1e6,1e5,1e6\n");
+    th_put(dir, "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
+                          "\"memory\":1e9}],\"links\":[{\"name\":\"bus\",\"endpoints\":\"*\","
+                          "\"bandwidth\":1e10,\"shared\":true}]}");
+}
+
+static void cli_teardown(void)
+{
+    th_sh("rm -rf %s", dir);
+}
+
+#define OK "--model m.csv --topology t.json"
+
+static void bad(const char *args, int status, const char *what)
+{
+    int before = th_entries(dir);
+    int rc = th_sh("cd %s && %s plan --out out.txt %s 2>err.txt >/dev/null", dir, th_pipesim(),
+                   args);
+    char msg[1024], p[128];
+    th_slurp(dir, "err.txt", msg, sizeof msg);
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    unlink(p);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, msg);
+    cr_expect(strstr(msg, what), "'%s': message '%s' lacks '%s'", args, msg, what);
+    cr_expect_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "'%s': not one line: %s", args, msg);
+    cr_expect_eq(th_entries(dir), before, "'%s' left a file behind", args);
+}
+
+TestSuite(plan_cli, .init = cli_setup, .fini = cli_teardown, .timeout = 120);
+
+Test(plan_cli, bad_options_get_one_clear_error)
+{
+    bad("--topology t.json --devices 4 --batch 8", 2, "--model, --topology, --devices and "
+        "--batch are required");
+    bad(OK " --devices 0 --batch 8", 2, "--devices: 0 is out of range");
+    bad(OK " --devices 9 --batch 8", 2, "--devices 9: topology t.json has only 4 devices");
+    bad(OK " --devices 4 --batch -8", 2, "--batch: -8 is out of range");
+    bad(OK " --devices 4 --batch 8 --mem-cap -5", 2, "--mem-cap: '-5' is not a positive byte");
+    bad(OK " --devices 4 --batch 8 --mem-cap 3XB", 2, "--mem-cap: unknown unit 'XB'");
+    bad(OK " --devices 4 --batch 8 --objective speed", 2, "--objective: unknown objective "
+        "'speed'");
+    bad(OK " --devices 4 --batch 8 --schedules gpipe,nope", 2, "unknown schedule 'nope'");
+    bad(OK " --devices 4 --batch 8 --schedules gpipe,gpipe", 2, "'gpipe' given twice");
+    bad(OK " --devices 4 --batch 8 --remat sometimes", 2, "sometimes");
+    bad(OK " --devices 4 --batch 8 --top 0", 2, "--top: 0 is out of range");
+    bad(OK " --devices 4 --batch 8 --format xml", 2, "--format");
+    bad(OK " --devices 4 --batch 8 --db :memory:", 2, "--db ':memory:'");
+    bad(OK " --devices 4 --batch 8 --bogus", 2, "unknown option '--bogus'");
+    bad(OK " --devices 4 --batch 8 --frontier all", 2, "--frontier: unknown mode 'all'");
+    bad("--model nope.csv --topology t.json --devices 4 --batch 8", 5, "nope.csv");
+}
+
+Test(plan_cli, finds_ranks_and_stores_the_search)
+{
+    char out[65536];
+    int rc = th_capture(out, sizeof out, "cd %s && %s plan " OK " --devices 4 --batch 8 --top 3 "
+                        "--db plan.db --quiet", dir, th_pipesim());
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "top 3 by throughput:"), "%s", out);
+    cr_expect(strstr(out, "Pareto frontier"), "%s", out);
+    cr_expect(strstr(out, "rejected:"), "%s", out);
+    cr_expect(strstr(out, "baseline: best single device that fits"), "%s", out);
+    /* the same search as JSON and as brute force: the same ranking */
+    char js[65536], bf[65536];
+    cr_assert_eq(th_capture(js, sizeof js, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --quiet", dir, th_pipesim()), 0);
+    cr_assert_eq(th_capture(bf, sizeof bf, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --brute-force --quiet", dir, th_pipesim()), 0);
+    cr_expect_str_eq(js, bf);
+    cr_expect(!strncmp(js, "set,rank,K,R,M,", 15), "%s", js);
+    /* the database holds every configuration of the search */
+    char path[128];
+    snprintf(path, sizeof path, "%s/plan.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT configurations, (SELECT count(*) FROM configs),"
+                                    " (SELECT count(*) FROM configs WHERE rank IS NOT NULL),"
+                                    " (SELECT count(*) FROM configs WHERE rank IS NOT NULL AND"
+                                    " status != 'fit') FROM plans", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_gt(sqlite3_column_int(st, 0), 100);
+    cr_expect_eq(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
+    cr_expect_eq(sqlite3_column_int(st, 2), 3);
+    cr_expect_eq(sqlite3_column_int(st, 3), 0, "a ranked configuration that does not fit");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    /* a sweep database is refused as a plan database, and left as it was */
+    rc = th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --db sweep.db --quiet && "
+               "%s plan " OK " --devices 2 --batch 8 --db sweep.db --quiet >/dev/null 2>err.txt",
+               dir, th_pipesim(), th_pipesim());
+    th_slurp(dir, "err.txt", out, sizeof out);
+    cr_expect_eq(rc, 8, "%s", out);
+    cr_expect(strstr(out, "a pipesim sweep database"), "%s", out);
+}
+
+/* mpirun -np 2: the same ranking, frontier and counts as one process. */
+Test(plan_cli, two_mpi_ranks_rank_as_one_process)
+{
+    if (th_sh("%s --version 2>/dev/null | grep -q 'MPI backend: *yes'", th_pipesim()) != 0)
+        cr_skip_test("pipesim was built without MPI (apt-get install libopenmpi-dev)");
+    if (th_sh("command -v mpirun >/dev/null 2>&1") != 0)
+        cr_skip_test("mpirun is not installed (apt-get install openmpi-bin)");
+    char one[65536], two[65536];
+    cr_assert_eq(th_capture(one, sizeof one, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 4 --format json --quiet", dir, th_pipesim()), 0);
+    int rc = th_capture(two, sizeof two, "cd %s && mpirun %s --oversubscribe -x "
+                        "ASAN_OPTIONS=detect_leaks=0 -np 2 %s plan " OK " --devices 4 "
+                        "--batch 8 --top 4 --format json --quiet --db mpi.db 2>mpi.err", dir,
+                        getuid() == 0 ? "--allow-run-as-root" : "", th_pipesim());
+    char err[4096];
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    /* the counts of simulations differ (each rank prunes with what it found);
+     * the ranking, frontier, rejections and baseline do not */
+    char *a = strstr(one, "\"baseline\""), *b = strstr(two, "\"baseline\"");
+    char *ea = strstr(one, "\"rejected\""), *eb = strstr(two, "\"rejected\"");
+    cr_assert(a && b && ea && eb, "%s\n---\n%s", one, two);
+    *ea = *eb = 0;
+    cr_expect_str_eq(a, b);
+    cr_expect(strstr(a, "\"top\": [\n    {"), "nothing ranked: %s", a);
+    char *c = strstr(one, "\"configurations\""), *d = strstr(two, "\"configurations\"");
+    cr_assert(c && d);
+    cr_expect_eq(strncmp(c, d, strcspn(c, "\n")), 0, "%.60s vs %.60s", c, d);
+    /* rank 0 alone stored the search, every configuration once */
+    char path[128];
+    snprintf(path, sizeof path, "%s/mpi.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*), (SELECT configurations FROM plans),"
+                                    " (SELECT count(*) FROM plans) FROM configs", -1, &st, NULL),
+                 SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_eq(sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
+    cr_expect_eq(sqlite3_column_int(st, 2), 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* report --best [--fits]: the stored run with the most samples/s (among
+ * those that fit), the same the database's own query finds. */
+Test(plan_cli, report_best_fits_is_the_database_maximum)
+{
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 1,2,4 -M 1,2,4,8 --batch 8 --remat "
+                       "never,always --db best.db --quiet", dir, th_pipesim()), 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/best.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    for (int fits = 0; fits < 2; fits++) {
+        sqlite3_stmt *st;
+        cr_assert_eq(sqlite3_prepare_v2(db, fits ? "SELECT K, M, remat FROM runs WHERE "
+                                        "status = 'ok' AND fits = 1 ORDER BY samples_per_s "
+                                        "DESC LIMIT 1" : "SELECT K, M, remat FROM runs WHERE "
+                                        "status = 'ok' ORDER BY samples_per_s DESC LIMIT 1",
+                                        -1, &st, NULL), SQLITE_OK);
+        cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+        char want[128], out[4096];
+        snprintf(want, sizeof want, "K=%d, M=%d, batch 8, remat %s,", sqlite3_column_int(st, 0),
+                 sqlite3_column_int(st, 1), (const char *)sqlite3_column_text(st, 2));
+        sqlite3_finalize(st);
+        cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --db best.db --best%s", dir,
+                                th_pipesim(), fits ? " --fits" : ""), 0);
+        cr_expect(strstr(out, want), "--best%s: '%s' lacks '%s'", fits ? " --fits" : "", out,
+                  want);
+        if (fits)
+            cr_expect(strstr(out, ": fits\n"), "%s", out);
+    }
+    sqlite3_close(db);
+    int before = th_entries(dir);
+    cr_expect_eq(th_sh("cd %s && %s report --db best.db --fits 2>/dev/null", dir, th_pipesim()), 2);
+    cr_expect_eq(th_sh("cd %s && %s report --db best.db --best --fits --model x 2>/dev/null", dir,
+                       th_pipesim()), 7);
+    cr_expect_eq(th_entries(dir), before);
+}
+
+/* sweep --schedule LIST: one row per schedule and configuration, each the
+ * same as a sweep of that schedule alone. */
+Test(plan_cli, sweep_takes_a_schedule_list)
+{
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 1,2 -M 1,2 --batch 8 --schedule gpipe,1f1b "
+                       "--db two.db --quiet && %s sweep " OK " -K 1,2 -M 1,2 --batch 8 "
+                       "--schedule 1f1b --db one.db --quiet", dir, th_pipesim(), th_pipesim()), 0);
+    char a[4096], b[4096];
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s report --db two.db --schedule 1f1b --csv - "
+                            "--out /dev/null", dir, th_pipesim()), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "cd %s && %s report --db one.db --csv - --out /dev/null",
+                            dir, th_pipesim()), 0);
+    cr_expect_str_eq(a, b);
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s report --db two.db --csv - --out /dev/null "
+                            "| grep -c ',gpipe,'; %s report --db two.db --csv - --out /dev/null | "
+                            "grep -c ',1f1b,'", dir, th_pipesim(), th_pipesim()), 0);
+    cr_expect_str_eq(a, "4\n4\n");
+    cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --schedule gpipe,gpipe "
+                       "--db bad.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
+}
+
+/* compare-schedules --remat-per-schedule: each schedule's row is that of the
+ * mode, of never, except_last and always, that runs fastest and fits (else
+ * the least memory), as the three fixed-mode comparisons say. */
+Test(plan, compare_schedules_picks_a_remat_per_schedule)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 2026);
+    static const char *const names[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2" };
+    int changed = 0;
+    for (int c = 0; c < 4; c++) {
+        struct kase k;
+        kase_new(&k, r);
+        struct ana_config base = { .profile = k.p, .topo = k.t, .K = 2, .M = 4,
+                                   .batch = 8, .remat = SCH_REMAT_EXCEPT_LAST };
+        struct ana_sched_cmp *fixed[3], *aut;
+        for (int m = 0; m < 3; m++) {
+            base.remat = (enum sch_remat)m;
+            cr_assert_eq(ana_schedules_compare(&base, names, 4, &fixed[m]), 0, "%s", ps_errmsg());
+        }
+        cr_assert_eq(ana_schedules_compare_auto(&base, names, 4, &aut), 0, "%s", ps_errmsg());
+        cr_expect(aut->remat_per_schedule);
+        for (int i = 0; i < 4; i++) {
+            int best = -1;
+            for (int m = 0; m < 3; m++) {
+                const struct ana_sched_row *x = &fixed[m]->rows[i];
+                if (*x->error)
+                    continue;
+                if (best < 0) {
+                    best = m;
+                    continue;
+                }
+                const struct ana_sched_row *y = &fixed[best]->rows[i];
+                if (x->fits ? !y->fits || x->samples_per_s > y->samples_per_s
+                            : !y->fits && x->peak_mem_max < y->peak_mem_max)
+                    best = m;
+            }
+            cr_assert_geq(best, 0);
+            const struct ana_sched_row *a = &aut->rows[i], *w = &fixed[best]->rows[i];
+            cr_expect_eq(a->remat, (enum sch_remat)best, "case %d %s", c, names[i]);
+            cr_expect_eq(a->step_s, w->step_s, "case %d %s", c, names[i]);
+            cr_expect_eq(a->peak_mem_max, w->peak_mem_max, "case %d %s", c, names[i]);
+            changed += best != SCH_REMAT_EXCEPT_LAST;
+        }
+        for (int m = 0; m < 3; m++)
+            ana_sched_cmp_free(fixed[m]);
+        ana_sched_cmp_free(aut);
+        kase_free(&k);
+    }
+    cr_expect_gt(changed, 0, "every pick was except_last: the cases test nothing");
+    gsl_rng_free(r);
+}
