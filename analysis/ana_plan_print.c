@@ -32,7 +32,8 @@ static void cfg_name(const struct ana_plan_cfg *g, char *buf, size_t n)
 
 static void row(const struct ana_plan *p, const struct ana_plan_cfg *g, int rank, FILE *f)
 {
-    char pk[32], cp[32], sp[16];
+    char pk[32], cp[32], sp[16], st[32];
+    ps_human_seconds(g->step_s, st, sizeof st);
     ps_human_bytes((double)g->peak_mem, pk, sizeof pk);
     ps_human_bytes(g->capacity, cp, sizeof cp);
     double s = ana_plan_speedup(p, g);
@@ -40,9 +41,9 @@ static void row(const struct ana_plan *p, const struct ana_plan_cfg *g, int rank
         snprintf(sp, sizeof sp, "%.2fx", s);
     else
         snprintf(sp, sizeof sp, "-");
-    fprintf(f, "%4d %4d %3d %5d  %-15s %-11s %11.4f %11.2f %7s  %10s / %-10s %6.1f%% %6.1f%% "
+    fprintf(f, "%4d %4d %3d %5d  %-15s %-11s %11s %11.2f %7s  %10s / %-10s %6.1f%% %6.1f%% "
                "%6.1f%%  %-9s  %s\n", rank, g->K, g->R, g->M, g->schedule,
-            sch_remat_name(g->remat), g->step_s * 1e3, g->samples_per_s, sp, pk, cp,
+            sch_remat_name(g->remat), st, g->samples_per_s, sp, pk, cp,
             g->bubble * 100, g->imbalance * 100, g->comm * 100, ana_plan_limit_name(g->limit),
             g->partition);
 }
@@ -50,7 +51,7 @@ static void row(const struct ana_plan *p, const struct ana_plan_cfg *g, int rank
 static void header(FILE *f)
 {
     fprintf(f, "%4s %4s %3s %5s  %-15s %-11s %11s %11s %7s  %23s %7s %7s %7s  %-9s  %s\n",
-            "rank", "K", "R", "M", "schedule", "remat", "step_ms", "samples/s", "speedup",
+            "rank", "K", "R", "M", "schedule", "remat", "step", "samples/s", "speedup",
             "peak memory / capacity", "bubble", "imbal", "comm", "limit", "partition");
 }
 
@@ -71,8 +72,9 @@ static void print_table(const void *obj, FILE *f)
         const struct ana_plan_cfg *b = &p->c[p->baseline];
         char nm[96];
         cfg_name(b, nm, sizeof nm);
-        fprintf(f, "baseline: best single device that fits: %s, %.4f ms\n", nm,
-                b->step_s * 1e3);
+        char st[32];
+        ps_human_seconds(b->step_s, st, sizeof st);
+        fprintf(f, "baseline: best single device that fits: %s, %s\n", nm, st);
     } else {
         fprintf(f, "baseline: no single-device configuration fits (speedups not given)\n");
     }
