@@ -14,7 +14,7 @@ static const char help[] =
     "usage: pipesim export-chakra --model F --topology F -K k -M m --batch N --out-dir DIR\n"
     "                       [--remat always|except_last|never]\n"
     "                       [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
-    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]]\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v]\n"
     "                       [--partition uniform|3,5,4,4] [--replicas R] [--prefix P]\n\n"
     "Simulates one training step as `pipesim predict` does and writes it as Chakra\n"
     "execution traces (MLCommons Chakra protobuf, et_def.proto), one file per rank:\n"

@@ -11,7 +11,7 @@ static const char help[] =
     "usage: pipesim predict --model F --topology F -K k -M m --batch N\n"
     "                       [--remat always|except_last|never]\n"
     "                       [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
-    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]]\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v]\n"
     "                       [--partition uniform|optimal|gpipe|balance-by-size|3,5,4,4]\n"
     "                       [--trace out.json] [--trace-csv out.csv]\n"
     "                       [--format table|csv|json] [-o|--out F]\n"

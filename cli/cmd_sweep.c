@@ -17,7 +17,7 @@ static const char help[] =
     "                     --batch N[,N...] [--remat MODE[,MODE...]]\n"
     "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
     "                     [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
-    "                        zb-h1|zb-h2|zb-v|zb-auto[:L][,...]] [--jobs N] [--db results/sweep.db]\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v[,...]] [--jobs N] [--db results/sweep.db]\n"
     "                     [--quiet]\n\n"
     "Simulates every combination of the listed schedules, stage counts K, micro-batch counts M,\n"
     "mini-batch sizes, re-materialization modes (never, except_last, always) and\n"

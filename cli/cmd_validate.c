@@ -16,7 +16,8 @@
 static const char help[] =
     "usage: pipesim validate --net SPEC -K k -M m --batch N [--remat MODE] [--steps S]\n"
     "                        [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
-    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]] [--partition uniform|3,5] [--lr LR]\n"
+    "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v]\n"
+    "                        [--partition uniform|3,5] [--lr LR]\n"
     "                        [--seed N] [--trace out.json] [--trace-csv out.csv]\n"
     "                        [--emit-profile out.csv] [--no-pin]\n"
     "                        [--backend thread|mpi] [--grads-out F]\n\n"
