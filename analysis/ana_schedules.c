@@ -317,8 +317,10 @@ static void print_csv(const void *obj, FILE *f)
     for (int i = 0; i < c->n; i++) {
         const struct ana_sched_row *r = &c->rows[i];
         for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
+            /* a skipped row ran in no mode when each schedule picks its own */
             fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,", r->schedule, c->K, c->M, c->batch,
-                    c->micro_batch, sch_remat_name(r->remat));
+                    c->micro_batch,
+                    *r->error && c->remat_per_schedule ? "" : sch_remat_name(r->remat));
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
                 ps_csv_str(f, r->error);

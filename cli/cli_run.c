@@ -31,7 +31,10 @@ int cli_run_option(struct cli_run *r, int c, const char *arg, int *rc)
         if ((*rc = ps_parse_double(arg, "--batch", &r->batch)) == 0)
             *rc = cli_check_batch(r->batch);
         break;
-    case 'r': *rc = sch_remat_parse(arg, &r->remat); break;
+    case 'r':
+        *rc = sch_remat_parse(arg, &r->remat);
+        r->remat_set = 1;
+        break;
     case 's': r->schedule = arg; break;
     case 'p': r->partition = arg; break;
     case 'R': *rc = ps_parse_long(arg, "--replicas", 1, 1 << 16, &r->replicas); break;

@@ -27,6 +27,7 @@ struct cli_run {
     long K, M, replicas;
     double batch;
     enum sch_remat remat;
+    int remat_set;          /* --remat was given */
     int help_generators; /* --help lists the generator specs (mdl_generators_help) */
     /* filled by cli_run_open */
     struct mdl_profile *prof;

@@ -32,10 +32,11 @@ static const char help[] =
     "schedule gets the\n"
     "uniform partition of its own stages. A schedule that cannot run here is listed\n"
     "with the reason; an unknown name is an error.\n"
-    "--remat-per-schedule gives each schedule the re-materialization mode that suits\n"
-    "it: the fastest of never, except_last and always whose every device fits, else\n"
-    "the one with the least memory; the table says which (--remat is then ignored).\n"
-    "Defaults: --remat except_last, --schedules " DEFAULT_LIST ",\n"
+    "Without --remat each schedule gets the re-materialization mode that suits it\n"
+    "(--remat-per-schedule): the fastest of never, except_last and always whose every\n"
+    "device fits, else the one with the least memory; the table says which. --remat\n"
+    "MODE runs every schedule in that one mode.\n"
+    "Defaults: each schedule its own remat, --schedules " DEFAULT_LIST ",\n"
     "--format table.\n";
 
 /* Splits "a,b,c" into names (pointers into buf). */
@@ -113,7 +114,14 @@ int cmd_compare_schedules(int argc, char **argv)
     struct ana_sched_cmp *cmp = NULL;
     if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;
-    if ((rc = (o.per_schedule ? ana_schedules_compare_auto : ana_schedules_compare)(
+    if (o.per_schedule && run.remat_set) {
+        rc = ps_error(PS_EUSAGE, "--remat-per-schedule picks each schedule's mode; give it "
+                      "or --remat MODE, not both");
+        goto out;
+    }
+    /* each schedule its own remat unless one was asked for */
+    if ((rc = (o.per_schedule || !run.remat_set ? ana_schedules_compare_auto
+                                                : ana_schedules_compare)(
              &cfg, names, n, &cmp)) < 0)
         goto out;
     o.cmp = cmp;
