@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cli_run_init(struct cli_run *r)
@@ -192,4 +193,21 @@ void cli_run_close(struct cli_run *r)
     r->part = NULL;
     r->topo = NULL;
     r->prof = NULL;
+}
+
+int cli_command_line(int argc, char **argv, char **out)
+{
+    size_t len = sizeof "pipesim";
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return ps_error(PS_ENOMEM, "out of memory");
+    strcpy(s, "pipesim");
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    *out = s;
+    return 0;
 }

@@ -57,5 +57,8 @@ int cli_check_batch(double batch);
  * (for the schedule's stage count), and fills cfg's inputs. */
 int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg);
 void cli_run_close(struct cli_run *r);
+/* "pipesim ARGV..." (the command's own argv, argv[0] its name) into a malloc'd
+ * *out, the command line a database stores beside its runs. */
+int cli_command_line(int argc, char **argv, char **out);
 
 #endif

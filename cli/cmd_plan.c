@@ -6,6 +6,7 @@
 #include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 #include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 
 #include <stdlib.h>
@@ -194,18 +195,8 @@ int cmd_plan(int argc, char **argv)
                        sp.topo_arg, topo->n_devices);
         goto out;
     }
-    size_t len = 16;
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    if (!(cmdline = malloc(len))) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
+    if ((rc = cli_command_line(argc, argv, &cmdline)) < 0)
         goto out;
-    }
-    strcpy(cmdline, "pipesim");
-    for (int i = 0; i < argc; i++) {
-        strcat(cmdline, " ");
-        strcat(cmdline, argv[i]);
-    }
     sp.profile = prof;
     sp.topo = topo;
     sp.command = cmdline;

@@ -3,6 +3,7 @@
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
+#include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
@@ -188,18 +189,8 @@ int cmd_sweep(int argc, char **argv)
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)
         goto out;
-    size_t len = 16;
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    if (!(cmdline = malloc(len))) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
+    if ((rc = cli_command_line(argc, argv, &cmdline)) < 0)
         goto out;
-    }
-    strcpy(cmdline, "pipesim");
-    for (int i = 0; i < argc; i++) {
-        strcat(cmdline, " ");
-        strcat(cmdline, argv[i]);
-    }
     enum sch_remat er[3];
     enum sch_part_strategy es[SCH_PART_NSTRATEGIES];
     for (int i = 0; i < nremat; i++)
