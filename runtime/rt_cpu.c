@@ -6,6 +6,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 int rt_cpus_allowed(int **cpus, int *n)
 {
@@ -52,4 +55,15 @@ long long rt_thread_runq_wait_ns(void)
     int n = fscanf(f, "%llu %llu", &run, &wait);
     fclose(f);
     return n == 2 ? (long long)wait : -1;
+}
+
+int rt_flush_denormals(void)
+{
+#if defined(__SSE__)
+    /* FTZ (bit 15) and DAZ (bit 6) of MXCSR */
+    _mm_setcsr(_mm_getcsr() | 0x8040);
+    return 1;
+#else
+    return 0;
+#endif
 }

@@ -12,6 +12,15 @@
 int rt_cpus_allowed(int **cpus, int *n);
 /* Pins the calling thread to cpu (pthread_setaffinity_np); PS_ERUNTIME. */
 int rt_pin_self(int cpu);
+/* The calling thread's float arithmetic flushes subnormal results to zero
+ * and reads subnormal inputs as zero (x86 MXCSR FTZ and DAZ), as GPU
+ * kernels and inference runtimes do: a subnormal operand costs a CPU a
+ * microcode assist of about a hundred cycles, so without this a kernel's
+ * time would depend on its values (the weights after a few SGD steps
+ * made every step 20 % slower than the first). Returns 1 if set, 0 where
+ * the CPU has no such mode. Every runtime worker and calibration thread
+ * calls it. */
+int rt_flush_denormals(void);
 /* The CPU the calling thread runs on now (sched_getcpu), -1 if unknown. */
 int rt_cpu_current(void);
 /* Nanoseconds the calling thread has spent runnable but waiting for a CPU

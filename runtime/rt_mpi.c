@@ -86,6 +86,7 @@ static int pin_rank(struct rt_mpi *x, int no_pin, int *shared)
     MPI_Comm_free(&local);
     if (cpu >= 0 && rt_pin_self(cpu) < 0)
         cpu = -1;
+    rt_flush_denormals(); /* as the threaded runtime's workers */
     return cpu;
 }
 

@@ -222,6 +222,7 @@ void *rt_worker_main(void *arg)
     int rc = 0;
     if (p->pin)
         rc = rt_pin_self(w->cpu);
+    rt_flush_denormals();
     pthread_mutex_lock(&p->gate_mu);
     while (!p->gate)
         pthread_cond_wait(&p->gate_cv, &p->gate_mu);
