@@ -15,7 +15,7 @@
 /* The runtime's receive polls this long before sleeping when every worker
  * has its own core (rt_pipe.c, RT_SPIN_NS): the hand-off measured here must
  * be the one the pipeline sees. */
-#define CAL_SPIN_NS 50000
+#define CAL_SPIN_NS 5000000
 /* Messages timed per transfer size (after 4 warm-up ones). */
 #define CAL_MSGS 25
 
