@@ -177,6 +177,7 @@ void msr_calib_free(struct msr_calib *c)
         return;
     free(c->layers);
     free(c->groups);
+    free(c->pipe);
     mdl_profile_free(c->net_profile);
     free(c);
 }
@@ -269,6 +270,13 @@ static int fit_all(struct msr_calib *c)
     c->link_latency = c->xfer_fit.a > 0 ? c->xfer_fit.a : c->handoff_spin.med;
     c->link_bandwidth = c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b
                                           : (c->memcpy_bw > 0 ? c->memcpy_bw / 2 : 1e10);
+    /* pipelined: the hand-offs inside the steps replace the ping-pong link */
+    c->pingpong_latency = c->link_latency;
+    c->pingpong_bandwidth = c->link_bandwidth;
+    if (c->pipelined && c->handoff_fit.n >= 2 && c->handoff_fit.b > 0) {
+        c->link_latency = c->handoff_fit.a > 0 ? c->handoff_fit.a : 0;
+        c->link_bandwidth = 1 / c->handoff_fit.b;
+    }
     return 0;
 }
 
@@ -306,6 +314,13 @@ static int check_opts(const struct msr_calib_opts *o)
     }
     if (o->repeats < 0 || o->repeats > 10000 || o->warmup < 0 || o->warmup > 1000)
         return ps_error(PS_EUSAGE, "calibrate: repeats in [1, 10000], warm-up in [0, 1000]");
+    if (o->batch < 0 || o->batch > (1 << 24))
+        return ps_error(PS_EUSAGE, "calibrate: batch %d must be in [1, %d]", o->batch, 1 << 24);
+    if (o->pipelined && !o->batch)
+        return ps_error(PS_EUSAGE, "calibrate: a pipelined calibration needs the step's batch");
+    if (o->max_rounds < 0 || o->max_rounds > 10000 || !(o->rel_se >= 0 && o->rel_se < 1))
+        return ps_error(PS_EUSAGE, "calibrate: max rounds in [0, 10000], relative standard "
+                         "error in [0, 1)");
     int ok = !o->ref_batch;
     for (int i = 0; i < o->n_sizes; i++)
         ok |= o->sizes[i] == o->ref_batch;
@@ -333,18 +348,47 @@ static int pick_cpus(const struct msr_calib_opts *o, struct msr_calib *c)
     return 0;
 }
 
-int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
+struct msr_calib_session {
+    struct msr_calib_opts o;       /* copied; its pointers borrowed */
+    struct msr_calib *c;
+    struct rt_net *net;
+    struct msr_pipe_state *ps;     /* pipelined only */
+    int64_t t_begin;
+    int done;
+};
+
+void msr_calib_session_free(msr_calib_session *s)
+{
+    if (!s)
+        return;
+    msr_calib_pipe_free(s->ps);
+    rt_net_free(s->net);
+    msr_calib_free(s->c);
+    free(s);
+}
+
+int msr_calib_begin(const struct msr_calib_opts *o, msr_calib_session **out)
 {
     *out = NULL;
     int rc = check_opts(o);
     if (rc < 0)
         return rc;
-    struct rt_net *net = NULL;
-    struct msr_calib *c = calloc(1, sizeof *c);
-    if (!c)
+    msr_calib_session *ss = calloc(1, sizeof *ss);
+    if (!ss)
         return ps_error(PS_ENOMEM, "out of memory");
-    int64_t t_begin = rt_now_ns();
-    if ((rc = rt_net_parse(o->spec, &net)) < 0 || (rc = rt_net_init_params(net, o->seed)) < 0 ||
+    ss->o = *o;
+    o = &ss->o;
+    struct rt_net *net = NULL;
+    struct msr_calib *c = ss->c = calloc(1, sizeof *c);
+    if (!c) {
+        free(ss);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    ss->t_begin = rt_now_ns();
+    if ((rc = rt_net_parse(o->spec, &ss->net)) < 0)
+        goto err;
+    net = ss->net;
+    if ((rc = rt_net_init_params(net, o->seed)) < 0 ||
         (rc = rt_net_profile(net, &c->net_profile)) < 0 || (rc = pick_cpus(o, c)) < 0)
         goto err;
     snprintf(c->spec, sizeof c->spec, "%s", net->spec);
@@ -353,6 +397,7 @@ int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
     strftime(c->stamp, sizeof c->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     c->repeats = o->repeats ? o->repeats : 5;
     c->warmup = o->warmup;
+    c->batch = o->batch;
     c->n_sizes = o->n_sizes;
     memcpy(c->sizes, o->sizes, (size_t)o->n_sizes * sizeof *c->sizes);
     for (int i = 1; i < c->n_sizes; i++) /* increasing */
@@ -391,17 +436,56 @@ int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
                      cl->group);
         c->groups[g].n_layers++;
     }
-    if ((rc = msr_calib_time(o, net, c)) < 0 || (rc = fit_all(c)) < 0)
+    if ((rc = msr_calib_time(o, net, c)) < 0 ||
+        (o->pipelined && (rc = msr_calib_pipe_new(o, net, c, &ss->ps)) < 0))
         goto err;
-    c->memory_per_core = mem_total() / c->n_cores;
-    c->wall_s = (double)(rt_now_ns() - t_begin) * 1e-9;
-    rt_net_free(net);
-    *out = c;
+    ss->done = !o->pipelined;
+    *out = ss;
     return 0;
 err:
-    rt_net_free(net);
-    msr_calib_free(c);
+    msr_calib_session_free(ss);
     return rc;
+}
+
+int msr_calib_round(msr_calib_session *s)
+{
+    if (s->done)
+        return 1;
+    int rc = msr_calib_pipe_round(s->ps);
+    if (rc > 0)
+        s->done = 1;
+    return rc;
+}
+
+int msr_calib_end(msr_calib_session *s, struct msr_calib **out)
+{
+    *out = NULL;
+    struct msr_calib *c = s->c;
+    int rc = 0;
+    if ((s->ps && (rc = msr_calib_pipe_finish(s->ps)) < 0) || (rc = fit_all(c)) < 0)
+        goto out;
+    c->memory_per_core = mem_total() / c->n_cores;
+    c->wall_s = (double)(rt_now_ns() - s->t_begin) * 1e-9;
+    *out = c;
+    s->c = NULL;
+out:
+    msr_calib_session_free(s);
+    return rc;
+}
+
+int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out)
+{
+    *out = NULL;
+    msr_calib_session *s;
+    int rc = msr_calib_begin(o, &s);
+    while (rc == 0)
+        rc = msr_calib_round(s);
+    if (rc < 0) {
+        if (s)
+            msr_calib_session_free(s);
+        return rc;
+    }
+    return msr_calib_end(s, out);
 }
 
 /* ---- outputs ---- */

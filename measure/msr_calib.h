@@ -13,8 +13,9 @@
  * concurrently as in the pipeline; calibrate in K stages to predict K.
  * Per size, one size at a time (a barrier keeps the stages in step),
  * warm-up then `repeats` timed repetitions of the phases of a GPipe step
- * on one device over the micro-batches of a batch of the largest size (at
- * most 16; each with its own input and stash): all forwards keeping the
+ * on one device over the micro-batches of a step (opts.batch / size, or of
+ * the largest size; each with its own input and stash, the working set the
+ * grid's steps have): all forwards keeping the
  * stash, all backwards, all forwards keeping nothing, recompute and
  * backward per micro-batch, then every layer's SGD update — so each op
  * follows what it follows in a pipeline (F after F, B after B or R, R after
@@ -106,6 +107,39 @@ struct msr_calib_opts {
                                   partition into this many stages (0 = 1) */
     int cpu, peer_cpu;         /* -1: the first two allowed CPUs */
     uint64_t seed;             /* weights and data (default 1) */
+    int batch;                 /* the step's batch: each size is timed over
+                                  batch / size micro-batches, as the grid runs
+                                  them (0 = the largest size) */
+    /* pipelined (msr_calib_pipe.c): after the layer passes, time every stage
+     * op inside real pipeline steps of `schedule` (NULL gpipe) on n_stages
+     * cores at M = batch / size for each size (batch required, sizes that do
+     * not divide it are skipped there), remat never and always, rounds
+     * interleaved across sizes; then scale each layer's times so that its
+     * stage's sums equal those medians (the layer passes give the split
+     * between layers, the pipeline the totals), the update likewise, and fit
+     * the link to the hand-offs measured inside the steps (K >= 2). Rounds:
+     * `repeats` at least, more (up to max_rounds, default 4 x repeats) until
+     * the median of every (stage, size, op) is known to rel_se (default
+     * 0.5 %: its standard error over the median). */
+    int pipelined;
+    const char *schedule;
+    int max_rounds;
+    double rel_se;
+};
+
+/* The op classes of the pipelined calibration. */
+enum msr_pipe_class { MSR_PIPE_F,   /* F keeping its stash (remat never) */
+                      MSR_PIPE_FN,  /* F keeping nothing (remat always) */
+                      MSR_PIPE_R,   /* recompute (remat always) */
+                      MSR_PIPE_BB,  /* B, remat never (after B or F) */
+                      MSR_PIPE_BR,  /* B, remat always (after its R) */
+                      MSR_PIPE_U,   /* update, after the step's last B */
+                      MSR_PIPE_NCLASS };
+
+struct msr_pipe_point {
+    struct msr_stat t;         /* op durations inside the steps (s) */
+    double rel_se;             /* standard error of the median / median */
+    double scale;              /* applied to the layers' pass times */
 };
 
 struct msr_calib {
@@ -114,6 +148,7 @@ struct msr_calib {
     char stamp[64];            /* UTC time of the run */
     int cpu, peer_cpu, n_cores;
     int repeats, warmup;
+    int batch;                        /* micro-batches per timed pass: batch / size */
     int n_sizes, sizes[MSR_CALIB_MAX_SIZES];
     int ref_batch;
     int n_stages;
@@ -138,9 +173,45 @@ struct msr_calib {
     double memcpy_bw;                 /* bytes/s, largest activation */
     double link_latency, link_bandwidth;
     double wall_s;                    /* how long calibration took */
+    /* pipelined calibration (o->pipelined) */
+    int pipelined, pipe_rounds;
+    char pipe_schedule[32];
+    struct msr_pipe_point *pipe;      /* [n_stages][n_sizes][MSR_PIPE_NCLASS];
+                                         t.n = 0 where not measured */
+    int n_handoff;                    /* hand-offs the link is fitted to */
+    struct msr_fit handoff_fit;       /* seconds = a + b * bytes, in the steps */
+    double pingpong_latency, pingpong_bandwidth; /* the ping-pong link it replaced */
 };
 
+#define MSR_PIPE_AT(c, s, i, k) (&(c)->pipe[((size_t)(s) * (c)->n_sizes + (i)) * MSR_PIPE_NCLASS + (k)])
+const char *msr_pipe_class_name(enum msr_pipe_class k);
+/* The relative standard error of the median of v[0..n) (sorted in place):
+ * 1.2533 sigma / sqrt(n) / median with sigma = IQR / 1.349 (normal);
+ * 1 for n < 2 or a non-positive median. */
+double msr_median_rel_se(double *v, int n);
+/* Scales stats so that their medians sum to target: every field of
+ * st[0..n) times target / sum of medians (unchanged if that sum is not
+ * positive); returns the factor (1 when unchanged). */
+double msr_stat_rescale(struct msr_stat *const *st, int n, double target);
+
 int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out);
+
+/* The same in steps, so that a caller can interleave the pipelined rounds
+ * with its own measurements (validate --check runs them between the grid's
+ * rounds, so that the calibration and the steps it predicts see the same
+ * machine; its speed drifts by several % over tens of seconds on shared
+ * hosts). begin: the layer passes and the link, and the pipes when
+ * pipelined (o is copied; the arrays and strings it points to must outlive
+ * the session). round: one pipelined round; 1 once enough ran (always 1
+ * when not pipelined), 0 while more are wanted, < 0 on error. end: the
+ * calibration (*out as from msr_calib_run), and frees the session, also on
+ * error; msr_calib_session_free abandons one (NULL ok). msr_calib_run is
+ * begin, rounds until 1, end. */
+typedef struct msr_calib_session msr_calib_session;
+int msr_calib_begin(const struct msr_calib_opts *o, msr_calib_session **out);
+int msr_calib_round(msr_calib_session *s);
+int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
+void msr_calib_session_free(msr_calib_session *s);
 void msr_calib_free(struct msr_calib *c);
 
 /* The measured profile described above (*out from mdl_profile_free). */

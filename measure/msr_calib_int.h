@@ -12,5 +12,19 @@
 int msr_calib_time(const struct msr_calib_opts *o, struct rt_net *net, struct msr_calib *c);
 /* The link half (msr_calib_link.c): hand-off, transfers, memcpy. */
 int msr_calib_time_link(const struct rt_net *net, struct msr_calib *c);
+/* c->update_s and update_bw from the layers' update stats. */
+void msr_calib_update_totals(const struct rt_net *net, struct msr_calib *c);
+/* The pipelined half (msr_calib_pipe.c, opts.pipelined): stage ops inside
+ * real pipeline steps. _new creates the pipes (o and net borrowed);
+ * _round runs one round (a step per size and remat mode; warm-up rounds
+ * first) and returns 1 once enough rounds ran (the medians known to rel_se
+ * after `repeats`, or max_rounds), 0 before; _finish scales the layers'
+ * stats and fits the hand-offs. */
+struct msr_pipe_state;
+int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struct msr_calib *c,
+                       struct msr_pipe_state **out);
+int msr_calib_pipe_round(struct msr_pipe_state *ps);
+int msr_calib_pipe_finish(struct msr_pipe_state *ps);
+void msr_calib_pipe_free(struct msr_pipe_state *ps);
 
 #endif

@@ -14,9 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Micro-batches per timed repetition at most (the smallest sizes' cost). */
-#define CAL_MAX_MB 16
-
 static double secs(int64_t ns) { return (double)ns * 1e-9; }
 
 static float *other(const struct rt_work *w, const float *cur)
@@ -129,8 +126,10 @@ static int size_setup(struct rt_net *net, const struct sch_partition *part, int 
     if ((rc = rt_work_init(&s->w, net, &s->st, 1)) < 0)
         return rc;
     s->have_work = 1;
+    /* as many micro-batches as a step of the batch holds: the working set,
+     * and so the cache state, of the steps the grid runs */
     s->n_buf = max_n / n;
-    s->n_buf = s->n_buf < 1 ? 1 : s->n_buf > CAL_MAX_MB ? CAL_MAX_MB : s->n_buf;
+    s->n_buf = s->n_buf < 1 ? 1 : s->n_buf;
     s->cap = 2 * reps * s->n_buf; /* B is timed twice per micro-batch */
     s->stash = calloc((size_t)s->n_buf, (size_t)s->st.mem.stash);
     s->samp = calloc((size_t)MSR_CALIB_NOPS * L * s->cap, sizeof *s->samp);
@@ -275,6 +274,7 @@ static void *stage_main(void *arg)
         return NULL;
     struct msr_calib *c = j->c;
     int S = c->n_sizes, reps = c->repeats, rc = j->pin ? rt_pin_self(j->cpu) : 0;
+    rt_flush_denormals(); /* as the runtime's workers */
     int first = j->part->first[j->stage], last = j->part->first[j->stage + 1], L = last - first;
     double *tmp = malloc((size_t)L * sizeof *tmp), *v = NULL;
     double *upd = calloc((size_t)L * S * reps, sizeof *upd), *u = malloc(sizeof *u * (size_t)L);
@@ -287,8 +287,8 @@ static void *stage_main(void *arg)
         if (rc)
             continue;
         struct size_run run;
-        rc = size_setup(j->net, j->part, j->stage, c->sizes[i], c->sizes[S - 1], reps, j->seed,
-                        &run);
+        rc = size_setup(j->net, j->part, j->stage, c->sizes[i],
+                        c->batch > 0 ? c->batch : c->sizes[S - 1], reps, j->seed, &run);
         free(v);
         v = rc ? NULL : malloc(2 * (size_t)run.cap * sizeof *v);
         if (!rc && !v)
@@ -376,7 +376,7 @@ out:
 }
 
 /* The update totals from the layers' U timings (time_layers). */
-static void update_totals(const struct rt_net *net, struct msr_calib *c)
+void msr_calib_update_totals(const struct rt_net *net, struct msr_calib *c)
 {
     double total = 0, params = 0;
     for (int l = 0; l < net->n_layers; l++) {
@@ -437,12 +437,13 @@ static void *core_main(void *arg)
     struct job *j = arg;
     int rc = rt_pin_self(j->c->cpu);
     rt_blas_single_thread();
+    rt_flush_denormals();
     if (!rc)
         rc = time_gemm(j->c);
     if (!rc)
         rc = time_layers(j->net, j->o, j->c);
     if (!rc)
-        update_totals(j->net, j->c);
+        msr_calib_update_totals(j->net, j->c);
     j->rc = rc;
     if (rc < 0)
         snprintf(j->err, sizeof j->err, "%s", ps_errmsg());

@@ -1,0 +1,486 @@
+/* msr_calib pipelined: every stage op timed inside real pipeline steps of
+ * the schedule the grid will run (see msr_calib.h, opts.pipelined).
+ *
+ * The layer passes (msr_calib_time.c) time each layer alone in phases that
+ * imitate a step; what they cannot see is what the real step adds around
+ * its kernels and does to them: the copies of an op's output into its
+ * buffer, the allocations, the ops before it on the same core (which
+ * leave their working set in the caches), the other core's traffic at
+ * that moment, and the channels' hand-off. So the pipeline (rt_pipe, the
+ * runtime the grid measures) runs the schedule at each micro-batch size,
+ * remat never (F keeping its stash, B after B) and remat always (F keeping
+ * nothing, R, B after R), the two steps of every size in one round and the
+ * rounds one after another, so that a drift of the machine over the rounds
+ * lands in every size alike. Each op's duration comes from the step's
+ * trace; per (stage, size, class) the median over the rounds and micro-
+ * batches, with the standard error of that median; rounds go on until each
+ * is known to rel_se or max_rounds is reached. The layers keep the split
+ * of their stage's time the passes measured; their times are scaled so
+ * that the stage's sums equal these medians (F and R pooled, the profile's
+ * forward being one kernel; B of both modes pooled, the profile having one
+ * backward). A split-backward schedule's B and W of a micro-batch count as
+ * one backward. The link is refitted to the hand-offs of the steps: from a
+ * send's start to the end of its receive's copy, where the receiver was
+ * already waiting (the time a transfer adds to a dependency). */
+#include "measure/msr_calib.h"
+#include "measure/msr_calib_int.h"
+#include "runtime/rt_chan.h"
+#include "runtime/rt_pipe.h"
+#include "sched/sch_partition.h"
+#include "base/ps_error.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *msr_pipe_class_name(enum msr_pipe_class k)
+{
+    static const char *const n[MSR_PIPE_NCLASS] = { "F", "F-nostash", "R", "B-never",
+                                                    "B-always", "U" };
+    return k >= 0 && k < MSR_PIPE_NCLASS ? n[k] : "?";
+}
+
+double msr_median_rel_se(double *v, int n)
+{
+    if (n < 2)
+        return 1;
+    struct msr_stat s;
+    msr_stat_of(v, n, &s);
+    if (!(s.med > 0))
+        return 1;
+    double sigma = (s.p75 - s.p25) / 1.349;
+    return 1.2533 * sigma / sqrt((double)n) / s.med;
+}
+
+double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
+{
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += st[i]->med;
+    if (!(sum > 0) || !(target > 0) || !isfinite(target))
+        return 1;
+    double f = target / sum;
+    for (int i = 0; i < n; i++) {
+        st[i]->med *= f;
+        st[i]->p25 *= f;
+        st[i]->p75 *= f;
+        st[i]->min *= f;
+        st[i]->max *= f;
+    }
+    return f;
+}
+
+/* Samples of one (stage, size, class), grown as rounds come. */
+struct samples {
+    double *v;
+    int n, cap;
+};
+
+static int push(struct samples *s, double x)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        double *v = realloc(s->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return ps_error(PS_ENOMEM, "out of memory");
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+struct pipe_ctx {
+    struct msr_calib *c;
+    int S;                         /* stages */
+    struct samples *smp;           /* [S][n_sizes][NCLASS] */
+    int nh, caph;                  /* hand-offs */
+    double *h_bytes, *h_s;
+};
+
+static struct samples *smp_at(struct pipe_ctx *x, int s, int i, int k)
+{
+    return &x->smp[((size_t)s * x->c->n_sizes + i) * MSR_PIPE_NCLASS + k];
+}
+
+static int push_handoff(struct pipe_ctx *x, double bytes, double s)
+{
+    if (x->nh == x->caph) {
+        int cap = x->caph ? 2 * x->caph : 256;
+        double *b = realloc(x->h_bytes, (size_t)cap * sizeof *b);
+        if (!b)
+            return ps_error(PS_ENOMEM, "out of memory");
+        x->h_bytes = b;
+        double *t = realloc(x->h_s, (size_t)cap * sizeof *t);
+        if (!t)
+            return ps_error(PS_ENOMEM, "out of memory");
+        x->h_s = t;
+        x->caph = cap;
+    }
+    x->h_bytes[x->nh] = bytes;
+    x->h_s[x->nh++] = s;
+    return 0;
+}
+
+static int ev_order(const void *pa, const void *pb)
+{
+    const struct trc_event *a = *(const struct trc_event *const *)pa,
+                           *b = *(const struct trc_event *const *)pb;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+/* One measured step's ops into the samples of size i (always: the remat
+ * always step). The compute ops of a device run back to back, so a receive
+ * that starts after the end of the op before it on its device waited for
+ * its data: its end minus its send's start is a hand-off. */
+static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int always)
+{
+    size_t n = t->n_events;
+    const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
+    double *bw = calloc((size_t)x->S * (t->n_micro > 0 ? t->n_micro : 1), sizeof *bw);
+    int rc = 0;
+    if (!ev || !bw) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t e = 0; e < n; e++)
+        ev[e] = &t->events[e];
+    for (size_t e = 0; e < n && !rc; e++) {
+        const struct trc_event *a = ev[e];
+        double d = (double)(a->end_ns - a->start_ns) * 1e-9;
+        if (a->stage < 0 || a->stage >= x->S)
+            continue;
+        switch ((enum sch_op_kind)a->kind) {
+        case SCH_OP_FWD: rc = push(smp_at(x, a->stage, i, always ? MSR_PIPE_FN : MSR_PIPE_F), d);
+            break;
+        case SCH_OP_RECOMP: rc = push(smp_at(x, a->stage, i, MSR_PIPE_R), d); break;
+        case SCH_OP_UPDATE: rc = push(smp_at(x, a->stage, i, MSR_PIPE_U), d); break;
+        case SCH_OP_BWD:
+        case SCH_OP_WGRAD: /* B and W of a micro-batch: one backward */
+            if (a->mb >= 0 && a->mb < t->n_micro)
+                bw[(size_t)a->stage * t->n_micro + a->mb] += d;
+            break;
+        default: break;
+        }
+    }
+    for (int s = 0; s < x->S && !rc; s++)
+        for (int m = 0; m < t->n_micro && !rc; m++)
+            if (bw[(size_t)s * t->n_micro + m] > 0)
+                rc = push(smp_at(x, s, i, always ? MSR_PIPE_BR : MSR_PIPE_BB),
+                          bw[(size_t)s * t->n_micro + m]);
+    /* hand-offs: pair each receive with its send */
+    qsort(ev, n, sizeof *ev, ev_order);
+    for (size_t e = 1; e < n && !rc; e++) {
+        const struct trc_event *r = ev[e], *prev = ev[e - 1];
+        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) ||
+            prev->device != r->device || r->start_ns <= prev->end_ns + 1000)
+            continue;
+        int want = r->kind == SCH_OP_RECV_ACT ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD;
+        int sstage = r->kind == SCH_OP_RECV_ACT ? r->stage - 1 : r->stage + 1;
+        for (size_t f = 0; f < n; f++) {
+            const struct trc_event *sd = ev[f];
+            if (sd->kind == want && sd->stage == sstage && sd->mb == r->mb) {
+                if (r->end_ns > sd->start_ns && sd->bytes > 0)
+                    rc = push_handoff(x, (double)sd->bytes,
+                                      (double)(r->end_ns - sd->start_ns) * 1e-9);
+                break;
+            }
+        }
+    }
+out:
+    free(ev);
+    free(bw);
+    return rc;
+}
+
+/* Every (stage, size, class) measured has its median known to rel_se. */
+static int settled(struct pipe_ctx *x, double rel_se, double *tmp)
+{
+    struct msr_calib *c = x->c;
+    for (int s = 0; s < x->S; s++)
+        for (int i = 0; i < c->n_sizes; i++)
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
+                struct samples *sm = smp_at(x, s, i, k);
+                if (!sm->n)
+                    continue;
+                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
+                if (msr_median_rel_se(tmp, sm->n) > rel_se)
+                    return 0;
+            }
+    return 1;
+}
+
+/* The stats of the stage's layers for op at size i, and their count. */
+static int layer_stats(struct msr_calib *c, const struct sch_partition *part, int s, int op,
+                       int i, struct msr_stat **out)
+{
+    int n = 0;
+    for (int l = part->first[s]; l < part->first[s + 1]; l++) {
+        struct msr_calib_layer *cl = &c->layers[l];
+        out[n++] = op == MSR_CALIB_NOPS ? &cl->kept[i] : &cl->t[op][i];
+    }
+    return n;
+}
+
+/* The medians into c->pipe and the layers' stats scaled to them. */
+static int apply(struct pipe_ctx *x, const struct sch_partition *part)
+{
+    struct msr_calib *c = x->c;
+    int maxn = 0;
+    for (size_t j = 0; j < (size_t)x->S * c->n_sizes * MSR_PIPE_NCLASS; j++)
+        maxn = x->smp[j].n > maxn ? x->smp[j].n : maxn;
+    double *tmp = malloc((size_t)(2 * maxn + 1) * sizeof *tmp);
+    struct msr_stat **st = malloc((size_t)c->n_layers * sizeof *st);
+    if (!tmp || !st) {
+        free(tmp);
+        free(st);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int s = 0; s < x->S; s++) {
+        for (int i = 0; i < c->n_sizes; i++) {
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
+                struct samples *sm = smp_at(x, s, i, k);
+                struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, k);
+                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
+                pp->rel_se = msr_median_rel_se(tmp, sm->n);
+                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
+                msr_stat_of(tmp, sm->n, &pp->t);
+                pp->scale = 1;
+            }
+            /* pooled: F with R (the profile's forward), B of both modes */
+            static const int pool[3][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
+                                            { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
+                                            { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH } };
+            for (int q = 0; q < 3; q++) {
+                struct samples *a = smp_at(x, s, i, pool[q][0]);
+                struct samples *b = pool[q][1] >= 0 ? smp_at(x, s, i, pool[q][1]) : NULL;
+                int n = a->n + (b ? b->n : 0);
+                if (!n)
+                    continue;
+                memcpy(tmp, a->v, (size_t)a->n * sizeof *tmp);
+                if (b)
+                    memcpy(tmp + a->n, b->v, (size_t)b->n * sizeof *tmp);
+                struct msr_stat m;
+                msr_stat_of(tmp, n, &m);
+                int L = layer_stats(c, part, s, pool[q][2], i, st);
+                double f = msr_stat_rescale(st, L, m.med);
+                MSR_PIPE_AT(c, s, i, pool[q][0])->scale = f;
+                if (b)
+                    MSR_PIPE_AT(c, s, i, pool[q][1])->scale = f;
+                if (pool[q][2] == MSR_CALIB_NOPS) /* F and R are the kept kernel too */
+                    for (int l = 0; l < L; l++) {
+                        struct msr_calib_layer *cl = &c->layers[part->first[s] + l];
+                        struct msr_stat *p[2] = { &cl->t[MSR_CALIB_FWD][i],
+                                                  &cl->t[MSR_CALIB_RECOMP][i] };
+                        for (int r = 0; r < 2; r++) {
+                            p[r]->med *= f, p[r]->p25 *= f, p[r]->p75 *= f;
+                            p[r]->min *= f, p[r]->max *= f;
+                        }
+                    }
+            }
+        }
+        /* the update: one per step, after the step's last B, over every size */
+        int n = 0;
+        for (int i = 0; i < c->n_sizes; i++) {
+            struct samples *us = smp_at(x, s, i, MSR_PIPE_U);
+            double *grow = realloc(tmp, (size_t)(n + us->n + 2 * maxn + 1) * sizeof *tmp);
+            if (!grow) {
+                free(tmp);
+                free(st);
+                return ps_error(PS_ENOMEM, "out of memory");
+            }
+            tmp = grow;
+            memcpy(tmp + n, us->v, (size_t)us->n * sizeof *tmp);
+            n += us->n;
+        }
+        if (n) {
+            struct msr_stat m;
+            msr_stat_of(tmp, n, &m);
+            int L = 0;
+            for (int l = part->first[s]; l < part->first[s + 1]; l++)
+                st[L++] = &c->layers[l].update;
+            double f = msr_stat_rescale(st, L, m.med);
+            for (int i = 0; i < c->n_sizes; i++)
+                MSR_PIPE_AT(c, s, i, MSR_PIPE_U)->scale = f;
+        }
+    }
+    free(tmp);
+    free(st);
+    return 0;
+}
+
+/* The link fit to the hand-offs of the steps (K >= 2; a point per message
+ * size, two sizes at least). */
+static int fit_handoffs(struct pipe_ctx *x)
+{
+    struct msr_calib *c = x->c;
+    c->n_handoff = x->nh;
+    if (x->nh < 3)
+        return 0;
+    /* per message size, the median hand-off: one point per size */
+    double bx[MSR_CALIB_MAX_SIZES + 1], by[MSR_CALIB_MAX_SIZES + 1];
+    int nb = 0;
+    double *tmp = malloc((size_t)x->nh * sizeof *tmp);
+    if (!tmp)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int j = 0; j < x->nh; j++) {
+        int seen = 0;
+        for (int q = 0; q < nb; q++)
+            seen |= bx[q] == x->h_bytes[j];
+        if (seen || nb == MSR_CALIB_MAX_SIZES + 1)
+            continue;
+        int k = 0;
+        for (int q = j; q < x->nh; q++)
+            if (x->h_bytes[q] == x->h_bytes[j])
+                tmp[k++] = x->h_s[q];
+        struct msr_stat m;
+        msr_stat_of(tmp, k, &m);
+        bx[nb] = x->h_bytes[j];
+        by[nb++] = m.med;
+    }
+    free(tmp);
+    if (nb < 2)
+        return 0;
+    /* applied after the ping-pong link is fitted (msr_calib.c's fit_all) */
+    return msr_fit_line(bx, by, nb, 1, &c->handoff_fit);
+}
+
+struct msr_pipe_state {
+    struct pipe_ctx x;
+    const struct msr_calib_opts *o;
+    struct rt_net *net;
+    struct sch_partition *part;
+    struct rt_data *data;
+    rt_pipe **pp;                  /* [n_sizes][2]: remat never, always */
+    int round;                     /* rounds run, warm-up ones included */
+    int max_rounds;
+    double rel_se;
+};
+
+void msr_calib_pipe_free(struct msr_pipe_state *ps)
+{
+    if (!ps)
+        return;
+    for (int i = 0; ps->pp && i < 2 * ps->x.c->n_sizes; i++)
+        rt_pipe_free(ps->pp[i]);
+    free(ps->pp);
+    for (size_t j = 0; ps->x.smp && j < (size_t)ps->x.S * ps->x.c->n_sizes * MSR_PIPE_NCLASS; j++)
+        free(ps->x.smp[j].v);
+    free(ps->x.smp);
+    free(ps->x.h_bytes);
+    free(ps->x.h_s);
+    rt_data_free(ps->data);
+    sch_partition_free(ps->part);
+    free(ps);
+}
+
+int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struct msr_calib *c,
+                       struct msr_pipe_state **out)
+{
+    *out = NULL;
+    int S = c->n_stages, nz = c->n_sizes, rc = 0;
+    struct msr_pipe_state *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        return ps_error(PS_ENOMEM, "out of memory");
+    ps->o = o;
+    ps->net = net;
+    ps->x.c = c;
+    ps->x.S = S;
+    ps->pp = calloc((size_t)nz * 2, sizeof *ps->pp);
+    ps->x.smp = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *ps->x.smp);
+    c->pipe = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *c->pipe);
+    if (!ps->pp || !ps->x.smp || !c->pipe) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err;
+    }
+    c->pipelined = 1;
+    snprintf(c->pipe_schedule, sizeof c->pipe_schedule, "%s", o->schedule ? o->schedule : "gpipe");
+    if ((rc = sch_partition_uniform(S, net->n_layers, &ps->part)) < 0 ||
+        (rc = rt_data_new(net, o->batch, o->seed, &ps->data)) < 0)
+        goto err;
+    int live = 0;
+    for (int i = 0; i < nz; i++) {
+        if (o->batch % c->sizes[i])
+            continue;
+        int ok = 1;
+        for (int a = 0; a < 2 && ok; a++) {
+            struct rt_pipe_config pc = { .schedule = o->schedule, .K = S,
+                                         .M = o->batch / c->sizes[i], .batch = o->batch,
+                                         .remat = a ? SCH_REMAT_ALWAYS : SCH_REMAT_NEVER,
+                                         .lr = 0.05f };
+            rc = rt_pipe_new(net, &pc, &ps->pp[2 * i + a]);
+            if (rc == -PS_EUSAGE) { /* no such schedule at this M (dualpipe-v: M < 2K) */
+                ps_error_clear();
+                rt_pipe_free(ps->pp[2 * i]);
+                ps->pp[2 * i] = ps->pp[2 * i + 1] = NULL;
+                ok = 0;
+                rc = 0;
+            } else if (rc < 0) {
+                goto err;
+            }
+        }
+        live += ok;
+    }
+    if (!live) {
+        rc = ps_error(PS_EUSAGE, "calibrate: no micro-batch size divides the batch %d into "
+                       "a step the schedule has", o->batch);
+        goto err;
+    }
+    int reps = c->repeats;
+    ps->max_rounds = o->max_rounds ? o->max_rounds : 4 * reps;
+    ps->max_rounds = ps->max_rounds < reps ? reps : ps->max_rounds;
+    ps->rel_se = o->rel_se > 0 ? o->rel_se : 0.005;
+    ps->round = -c->warmup;
+    *out = ps;
+    return 0;
+err:
+    msr_calib_pipe_free(ps);
+    return rc;
+}
+
+int msr_calib_pipe_round(struct msr_pipe_state *ps)
+{
+    struct msr_calib *c = ps->x.c;
+    int rc = 0;
+    for (int i = 0; i < c->n_sizes && !rc; i++)
+        for (int a = 0; a < 2 && ps->pp[2 * i] && !rc; a++) {
+            struct rt_step_stats st;
+            struct trc_trace *t = NULL;
+            /* as the grid runs a point: from the initial weights */
+            if ((rc = rt_net_init_params(ps->net, ps->o->seed)) < 0)
+                break;
+            rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, ps->round >= 0 ? &t : NULL);
+            if (!rc && t)
+                rc = take_step(&ps->x, t, i, a);
+            trc_trace_free(t);
+        }
+    if (rc < 0)
+        return rc;
+    if (++ps->round < c->repeats)
+        return ps->round >= ps->max_rounds;
+    if (ps->round >= ps->max_rounds)
+        return 1;
+    int maxn = 0;
+    for (size_t j = 0; j < (size_t)ps->x.S * c->n_sizes * MSR_PIPE_NCLASS; j++)
+        maxn = ps->x.smp[j].n > maxn ? ps->x.smp[j].n : maxn;
+    double *tmp = malloc((size_t)(maxn + 1) * sizeof *tmp);
+    if (!tmp)
+        return ps_error(PS_ENOMEM, "out of memory");
+    rc = settled(&ps->x, ps->rel_se, tmp);
+    free(tmp);
+    return rc;
+}
+
+int msr_calib_pipe_finish(struct msr_pipe_state *ps)
+{
+    struct msr_calib *c = ps->x.c;
+    c->pipe_rounds = ps->round > 0 ? ps->round : 0;
+    int rc = apply(&ps->x, ps->part);
+    if (!rc)
+        msr_calib_update_totals(ps->net, c);
+    if (!rc && ps->x.S > 1)
+        rc = fit_handoffs(&ps->x);
+    return rc;
+}
