@@ -81,87 +81,118 @@ static int step_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Warm-up steps, then o->steps timed ones; keeps the median and fastest
- * steps' traces. */
-static int run_real(const struct msr_vcheck_opts *o, struct rt_net *net,
-                    const struct rt_data *data, struct msr_vpoint *pt,
-                    struct trc_trace **fastest)
+/* The timed steps of one point over every round (rounds x steps). */
+struct point_acc {
+    int n, cap;
+    int64_t *ns;
+    long *csw;
+    double *bubble;
+    struct trc_trace **tr;
+    int64_t runq, worker_ns;
+    int runq_known;
+};
+
+static void acc_release(struct point_acc *a)
+{
+    for (int i = 0; i < a->n; i++)
+        trc_trace_free(a->tr[i]);
+    free(a->ns);
+    free(a->csw);
+    free(a->bubble);
+    free(a->tr);
+    memset(a, 0, sizeof *a);
+}
+
+/* One round of a point: warm-up steps, then o->steps timed ones into acc. */
+static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
+                     const struct rt_data *data, const struct msr_vpoint *pt,
+                     struct point_acc *acc)
 {
     struct rt_pipe_config cfg = { .schedule = o->schedule, .K = pt->K, .M = pt->M,
                                   .batch = o->batch, .remat = pt->remat, .lr = 0.05f,
                                   .no_pin = o->no_pin };
     rt_pipe *p = NULL;
-    struct trc_trace **tr = calloc((size_t)o->steps, sizeof *tr);
-    int64_t *ns = calloc((size_t)o->steps, sizeof *ns), *sorted = calloc((size_t)o->steps,
-                                                                         sizeof *sorted);
     int rc = 0;
-    if (!tr || !ns || !sorted) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
+    if (!acc->cap) {
+        int cap = o->steps * (o->rounds > 1 ? o->rounds : 1);
+        acc->runq_known = 1;
+        if (!(acc->ns = calloc((size_t)cap, sizeof *acc->ns)) ||
+            !(acc->csw = calloc((size_t)cap, sizeof *acc->csw)) ||
+            !(acc->bubble = calloc((size_t)cap, sizeof *acc->bubble)) ||
+            !(acc->tr = calloc((size_t)cap, sizeof *acc->tr)))
+            return ps_error(PS_ENOMEM, "out of memory");
+        acc->cap = cap;
     }
     if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init_params(net, o->seed)) < 0)
         goto out;
     struct rt_step_stats st;
-    long *csw = calloc((size_t)o->steps, sizeof *csw);
-    if (!csw) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
-    }
-    int64_t runq = 0, worker_ns = 0;
-    int runq_known = 1;
     for (int i = -o->warmup_steps; i < o->steps && !rc; i++) {
+        if (i >= 0 && acc->n == acc->cap)
+            PS_BUG("more timed steps than rounds x steps");
         struct rusage r0, r1;
+        struct trc_trace **tr = i >= 0 ? &acc->tr[acc->n] : NULL;
         getrusage(RUSAGE_SELF, &r0);
-        rc = rt_pipe_step(p, data, &st, i >= 0 ? &tr[i] : NULL);
+        rc = rt_pipe_step(p, data, &st, tr);
         getrusage(RUSAGE_SELF, &r1);
         if (!rc && i >= 0) {
-            ns[i] = sorted[i] = st.step_ns;
-            csw[i] = r1.ru_nivcsw - r0.ru_nivcsw;
+            int k = acc->n++;
+            acc->ns[k] = st.step_ns;
+            acc->csw[k] = r1.ru_nivcsw - r0.ru_nivcsw;
+            acc->bubble[k] = st.bubble;
             for (int d = 0; d < st.n_devices; d++) {
                 if (st.dev[d].runq_ns < 0)
-                    runq_known = 0;
-                runq += st.dev[d].runq_ns;
-                worker_ns += st.step_ns;
+                    acc->runq_known = 0;
+                acc->runq += st.dev[d].runq_ns;
+                acc->worker_ns += st.step_ns;
             }
         }
     }
-    if (rc < 0) {
-        free(csw);
-        goto out;
-    }
-    qsort(sorted, (size_t)o->steps, sizeof *sorted, step_cmp);
-    int64_t med = sorted[(o->steps - 1) / 2]; /* the lower median: a step that ran */
+out:
+    rt_pipe_free(p);
+    return rc;
+}
+
+/* The point's figures from every timed step: the median and fastest steps'
+ * traces (taken from acc), the spread of the step times and bubbles. */
+static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
+                        struct trc_trace **fastest)
+{
+    int n = acc->n, rc = 0;
+    int64_t *sorted = malloc((size_t)(n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return ps_error(PS_ENOMEM, "out of memory");
+    memcpy(sorted, acc->ns, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, step_cmp);
+    int64_t med = sorted[(n - 1) / 2]; /* the lower median: a step that ran */
     int im = 0, imin = 0;
-    for (int i = 0; i < o->steps; i++) {
-        if (ns[i] == med)
+    for (int i = 0; i < n; i++) {
+        if (acc->ns[i] == med)
             im = i;
-        if (ns[i] < ns[imin])
+        if (acc->ns[i] < acc->ns[imin])
             imin = i;
     }
-    pt->n_steps = o->steps;
-    pt->runq_frac = runq_known && worker_ns > 0 ? (double)runq / (double)worker_ns : -1;
-    pt->preempt_med = csw[im];
-    for (int i = 0; i < o->steps; i++)
-        pt->preempt_all += csw[i];
-    free(csw);
+    pt->n_steps = n;
+    pt->runq_frac = acc->runq_known && acc->worker_ns > 0
+                        ? (double)acc->runq / (double)acc->worker_ns : -1;
+    pt->preempt_med = acc->csw[im];
+    pt->bubble_min = pt->bubble_max = acc->bubble[0];
+    for (int i = 0; i < n; i++) {
+        pt->preempt_all += acc->csw[i];
+        pt->bubble_min = acc->bubble[i] < pt->bubble_min ? acc->bubble[i] : pt->bubble_min;
+        pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
+    }
     pt->step_med_s = (double)med * 1e-9;
     pt->step_min_s = (double)sorted[0] * 1e-9;
-    pt->step_max_s = (double)sorted[o->steps - 1] * 1e-9;
-    pt->meas_trace = tr[im];
-    tr[im] = NULL;
+    pt->step_max_s = (double)sorted[n - 1] * 1e-9;
+    free(sorted);
+    pt->meas_trace = acc->tr[im];
+    acc->tr[im] = NULL;
     if (imin == im) {
         rc = copy_trace(pt->meas_trace, fastest);
     } else {
-        *fastest = tr[imin];
-        tr[imin] = NULL;
+        *fastest = acc->tr[imin];
+        acc->tr[imin] = NULL;
     }
-out:
-    for (int i = 0; tr && i < o->steps; i++)
-        trc_trace_free(tr[i]);
-    free(tr);
-    free(ns);
-    free(sorted);
-    rt_pipe_free(p);
     return rc;
 }
 
@@ -226,13 +257,13 @@ static void peak_error(struct msr_vpoint *pt)
     }
 }
 
-static int run_point(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
-                     const struct mdl_topology *topo, struct rt_net *net,
-                     const struct rt_data *data, struct msr_vpoint *pt)
+/* After every round: compare the point's median and fastest steps with
+ * the prediction. */
+static int close_point(struct point_acc *acc, struct msr_vpoint *pt)
 {
     struct trc_trace *fastest = NULL;
     int rc;
-    if ((rc = simulate(o, prof, topo, pt)) < 0 || (rc = run_real(o, net, data, pt, &fastest)) < 0 ||
+    if ((rc = finish_point(acc, pt, &fastest)) < 0 ||
         (rc = ana_compare_new(pt->sim_trace, pt->meas_trace, &pt->cmp)) < 0 ||
         (rc = ana_compare_new(pt->sim_trace, fastest, &pt->cmp_min)) < 0 ||
         (rc = kind_errors(pt)) < 0)
@@ -253,8 +284,67 @@ static int check_opts(const struct msr_vcheck_opts *o)
         return ps_error(PS_EUSAGE, "--check: batch >= 1, steps in [1, %d], "
                          "warm-up steps in [0, %d]", MSR_VCHECK_MAX_STEPS,
                          MSR_VCHECK_MAX_STEPS);
+    if (o->rounds < 0 || o->rounds > MSR_VCHECK_MAX_STEPS ||
+        (long)o->steps * (o->rounds > 1 ? o->rounds : 1) > MSR_VCHECK_MAX_STEPS)
+        return ps_error(PS_EUSAGE, "--check: rounds in [1, %d], rounds x steps <= %d",
+                         MSR_VCHECK_MAX_STEPS, MSR_VCHECK_MAX_STEPS);
     if (o->n_K < 1 || o->n_M < 1 || o->n_remat < 1)
         return ps_error(PS_EUSAGE, "--check: empty grid");
+    return 0;
+}
+
+/* One line per point: prediction, measured median and spread, errors. */
+static void progress_line(FILE *f, const struct msr_vpoint *pt)
+{
+    const struct ana_compare *c = pt->cmp;
+    /* an op kind the point has none of (R at M = 1) reads "-" */
+    char ke[4][16];
+    static const enum sch_op_kind kk[4] = { SCH_OP_FWD, SCH_OP_RECOMP, SCH_OP_BWD,
+                                             SCH_OP_UPDATE };
+    for (int q = 0; q < 4; q++)
+        snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]]) ? "%+.1f%%" : "-",
+                 100 * pt->kind_err[kk[q]]);
+    fprintf(f, "%s K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas [%.3f, %.3f] %s "
+            "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas (%+5.2f pts)  "
+            "peak act %+.2f%%  preempted %ld  op err F %s R %s B %s U %s\n", pt->schedule,
+            pt->K, pt->M,
+            sch_remat_name(pt->remat), pt->step_sim_s * 1e3, pt->step_med_s * 1e3,
+            pt->step_min_s * 1e3, pt->step_max_s * 1e3,
+            msr_vpoint_in_spread(pt) ? "in  " : "OUT ", 100 * c->makespan_err,
+            100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim, 100 * c->bubble_meas,
+            100 * (c->bubble_meas - c->bubble_sim), 100 * pt->peak_err, pt->preempt_med,
+            ke[0], ke[1], ke[2], ke[3]);
+    fflush(f);
+}
+
+int msr_vpoint_in_spread(const struct msr_vpoint *pt)
+{
+    return pt->step_sim_s >= pt->step_min_s && pt->step_sim_s <= pt->step_max_s;
+}
+
+/* The profile and topology for K: the caller's, or prepare's. */
+static int have_profile(const struct msr_vcheck_opts *o, const struct rt_net *net, int K,
+                        const struct mdl_profile **prof, const struct mdl_topology **topo)
+{
+    int rc;
+    if (o->prepare && (rc = o->prepare(o->prepare_ctx, K, prof, topo)) < 0)
+        return rc;
+    if (!*prof || !*topo)
+        return ps_error(PS_EINVAL, "--check: no profile for K = %d", K);
+    if (net->n_layers != (*prof)->n_layers)
+        return ps_error(PS_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
+                         "this net", (*prof)->path, (*prof)->n_layers, net->spec, net->n_layers);
+    return 0;
+}
+
+/* A point the schedule has no list for: noted, left out. */
+static int skip_point(const struct msr_vcheck_opts *o, const struct msr_vpoint *pt, char *skip)
+{
+    if (o->progress)
+        fprintf(o->progress, "%s K=%d M=%-3d %-12s skipped: %s\n", pt->schedule, pt->K, pt->M,
+                sch_remat_name(pt->remat), ps_errmsg());
+    ps_error_clear();
+    *skip = 1;
     return 0;
 }
 
@@ -297,50 +387,82 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
                                              ? o->profile_for_K[a] : o->profile;
         const struct mdl_topology *topo = o->topo_for_K && o->topo_for_K[a] ? o->topo_for_K[a]
                                                                            : o->topo;
-        if (o->prepare && (rc = o->prepare(o->prepare_ctx, o->Ks[a], &prof, &topo)) < 0)
+        int K = o->Ks[a], inter = o->prepare && o->between;
+        if (inter && o->begin && (rc = o->begin(o->prepare_ctx, K)) < 0)
             goto err;
-        if (!prof || !topo) {
-            rc = ps_error(PS_EINVAL, "--check: no profile for K = %d", o->Ks[a]);
+        if (!inter && (rc = have_profile(o, net, K, &prof, &topo)) < 0)
             goto err;
-        }
-        if (net->n_layers != prof->n_layers) {
-            rc = ps_error(PS_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
-                           "this net", prof->path, prof->n_layers, net->spec, net->n_layers);
-            goto err;
-        }
+        int first = v->n_points;
         for (int b = 0; b < o->n_M; b++)
             for (int r = 0; r < o->n_remat; r++) {
                 if (o->batch % o->Ms[b])
                     continue;
                 struct msr_vpoint *pt = &v->pts[v->n_points++];
-                pt->K = o->Ks[a];
+                pt->K = K;
                 pt->M = o->Ms[b];
                 pt->micro = o->batch / o->Ms[b];
                 pt->remat = o->remats[r];
-                if ((rc = run_point(o, prof, topo, net, data, pt)) < 0)
-                    goto err;
-                if (o->progress) {
-                    const struct ana_compare *c = pt->cmp;
-                    /* an op kind the point has none of (R at M = 1) reads "-" */
-                    char ke[4][16];
-                    static const enum sch_op_kind kk[4] = { SCH_OP_FWD, SCH_OP_RECOMP,
-                                                             SCH_OP_BWD, SCH_OP_UPDATE };
-                    for (int q = 0; q < 4; q++)
-                        snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]])
-                                     ? "%+.1f%%" : "-", 100 * pt->kind_err[kk[q]]);
-                    fprintf(o->progress, "K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas "
-                            "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas "
-                            "(%+5.2f pts)  peak act %+.2f%%  preempted %ld  op err F %s R %s "
-                            "B %s U %s\n", pt->K, pt->M,
-                            sch_remat_name(pt->remat), pt->step_sim_s * 1e3,
-                            pt->step_med_s * 1e3, 100 * c->makespan_err,
-                            100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
-                            100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
-                            100 * pt->peak_err, pt->preempt_med,
-                            ke[0], ke[1], ke[2], ke[3]);
-                    fflush(o->progress);
-                }
+                snprintf(pt->schedule, sizeof pt->schedule, "%s", v->schedule);
             }
+        int np = v->n_points - first;
+        struct point_acc *acc = calloc((size_t)(np ? np : 1), sizeof *acc);
+        char *skip = calloc((size_t)(np ? np : 1), 1);
+        if (!acc || !skip) {
+            free(acc);
+            free(skip);
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto err;
+        }
+        /* predicted first when the profile is known; a schedule with no
+         * list at a point (dualpipe-v: M >= 2K) skips it */
+        for (int q = 0; q < np && !inter && !rc; q++)
+            if ((rc = simulate(o, prof, topo, &v->pts[first + q])) == -PS_EUSAGE)
+                rc = skip_point(o, &v->pts[first + q], &skip[q]);
+        /* the rounds: every point of this K once per round, so a drift of
+         * the machine lands in every point alike; interleaved with the
+         * calibration's rounds (between) when it is measured alongside */
+        for (int round = 0; round < (o->rounds > 1 ? o->rounds : 1) && !rc; round++) {
+            if (inter && (rc = o->between(o->prepare_ctx, K, round)) < 0)
+                break;
+            for (int q = 0; q < np && !rc; q++)
+                if (!skip[q] && (rc = run_round(o, net, data, &v->pts[first + q], &acc[q])) ==
+                                    -PS_EUSAGE)
+                    rc = skip_point(o, &v->pts[first + q], &skip[q]);
+        }
+        if (!rc && inter && !(rc = have_profile(o, net, K, &prof, &topo)))
+            for (int q = 0; q < np && !rc; q++)
+                if (!skip[q] && (rc = simulate(o, prof, topo, &v->pts[first + q])) == -PS_EUSAGE)
+                    rc = skip_point(o, &v->pts[first + q], &skip[q]);
+        for (int q = 0; q < np && !rc; q++) {
+            struct msr_vpoint *pt = &v->pts[first + q];
+            if (skip[q])
+                continue;
+            if ((rc = close_point(&acc[q], pt)) < 0)
+                break;
+            if (o->progress)
+                progress_line(o->progress, pt);
+        }
+        for (int q = 0; q < np; q++)
+            acc_release(&acc[q]);
+        free(acc);
+        /* the skipped points out of the list */
+        int w = first;
+        for (int q = 0; q < np; q++) {
+            if (skip[q]) {
+                trc_trace_free(v->pts[first + q].sim_trace);
+                v->n_skipped++;
+                continue;
+            }
+            if (w != first + q)
+                v->pts[w] = v->pts[first + q];
+            w++;
+        }
+        for (int q = w; q < first + np; q++)
+            memset(&v->pts[q], 0, sizeof v->pts[q]);
+        v->n_points = w;
+        free(skip);
+        if (rc < 0)
+            goto err;
     }
     if (!v->n_points) {
         rc = ps_error(PS_EUSAGE, "--check: no -M divides --batch %d", o->batch);
@@ -373,6 +495,7 @@ void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_acc
 {
     memset(a, 0, sizeof *a);
     a->fastest = fastest;
+    a->i_miss_max = -1;
     a->n = v->n_points;
     double *mk = malloc((size_t)(v->n_points ? v->n_points : 1) * sizeof *mk);
     for (int i = 0; i < v->n_points; i++) {
@@ -387,6 +510,12 @@ void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_acc
             a->bubble_max = b, a->i_bubble_max = i;
         if (pt->peak_err > a->peak_max || i == 0)
             a->peak_max = pt->peak_err, a->i_peak_max = i;
+        if (!msr_vpoint_in_spread(pt)) {
+            double lo = pt->step_min_s - pt->step_sim_s, hi = pt->step_sim_s - pt->step_max_s;
+            double d = (lo > hi ? lo : hi) / pt->step_med_s;
+            if (!a->n_miss++ || d > a->miss_max)
+                a->miss_max = d, a->i_miss_max = i;
+        }
     }
     if (mk && v->n_points) {
         qsort(mk, (size_t)v->n_points, sizeof *mk, dbl_cmp);

@@ -60,6 +60,11 @@
 struct msr_vcheck_opts {
     const char *spec;                  /* runtime net */
     int batch, steps, warmup_steps;    /* steps >= 1 */
+    /* rounds (0 = 1): every point of a K runs warm-up + steps once per
+     * round, the rounds one after another, so the measured spread of a
+     * point spans the machine's drift over the grid; a point's figures are
+     * over all rounds x steps timed steps */
+    int rounds;
     const char *schedule;              /* NULL = "gpipe" */
     const int *Ks, *Ms;
     int n_K, n_M;
@@ -78,6 +83,13 @@ struct msr_vcheck_opts {
     int (*prepare)(void *ctx, int K, const struct mdl_profile **prof,
                    const struct mdl_topology **topo);
     void *prepare_ctx;
+    /* optional, with prepare and rounds: the calibration measured alongside
+     * the grid. begin(ctx, K) once before K's rounds, between(ctx, K, r)
+     * before K's round r (calibration rounds go there), and prepare after
+     * the rounds (the calibration done), then the points are predicted, so
+     * calibration and grid span the same minutes of the machine. */
+    int (*begin)(void *ctx, int K);
+    int (*between)(void *ctx, int K, int round);
     const char *profile_desc;          /* where they came from, for the stamp */
     const char *topology_desc;
     uint64_t seed;
@@ -86,10 +98,12 @@ struct msr_vcheck_opts {
 };
 
 struct msr_vpoint {
+    char schedule[32];                 /* the run's schedule */
     int K, M, micro;
     enum sch_remat remat;
     double step_sim_s;
-    double step_med_s, step_min_s, step_max_s; /* measured steps */
+    double step_med_s, step_min_s, step_max_s; /* measured steps: the spread */
+    double bubble_min, bubble_max;     /* measured bubble fractions, the spread */
     int n_steps;
     long preempt_med, preempt_all;     /* involuntary context switches of the
                                           process in the median step / all
@@ -114,6 +128,8 @@ struct msr_vcheck {
     int batch, steps, warmup_steps, n_cpus;
     uint64_t seed;
     int n_points;
+    int n_skipped;                     /* grid points the schedule has no list
+                                          for (PS_EUSAGE from its generator) */
     struct msr_vpoint *pts;
     double wall_s;
 };
@@ -125,9 +141,17 @@ struct msr_accuracy {
     double bubble_max;         /* |error| in percentage points */
     double peak_max;           /* relative */
     int i_mk_max, i_bubble_max, i_peak_max; /* point indices of the worst */
+    int n_miss;                /* points whose prediction lies outside the
+                                  measured spread of steps (model misses) */
+    double miss_max;           /* the largest distance from a spread to its
+                                  prediction, relative to the median step */
+    int i_miss_max;            /* -1 when no miss */
 };
 
 int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);
+/* 1 when the predicted step lies inside the measured spread [min, max]:
+ * the difference is then within the noise, not a model miss. */
+int msr_vpoint_in_spread(const struct msr_vpoint *pt);
 void msr_vcheck_free(struct msr_vcheck *v);
 
 /* fastest = 0: the median steps; 1: the fastest steps. */

@@ -12,7 +12,8 @@
 
 static void point_name(const struct msr_vpoint *pt, char *buf, size_t n)
 {
-    snprintf(buf, n, "K=%d M=%d %s", pt->K, pt->M, sch_remat_name(pt->remat));
+    snprintf(buf, n, "%s%sK=%d M=%d %s", pt->schedule, *pt->schedule ? " " : "", pt->K, pt->M,
+             sch_remat_name(pt->remat));
 }
 
 static void op_name(const struct trc_event *e, char *buf, size_t n)
@@ -98,6 +99,16 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1);
     figure(f, "max |bubble error|", a->bubble_max, MSR_TARGET_BUBBLE_POINTS, " pts", 1, w2);
     figure(f, "max peak act. error", a->peak_max, MSR_TARGET_PEAK_ACT, "%", 100, w3);
+    if (!a->fastest) {
+        char w4[64] = "";
+        if (a->i_miss_max >= 0)
+            point_name(&v->pts[a->i_miss_max], w4, sizeof w4);
+        fprintf(f, "  predictions outside the measured spread (model misses): %d of %d", a->n_miss,
+                a->n);
+        if (a->n_miss)
+            fprintf(f, ", the farthest %.2f%% of its step beyond it at %s", 100 * a->miss_max, w4);
+        fprintf(f, "\n");
+    }
     long csw = 0;
     double runq = 0;
     int known = 0;
