@@ -24,6 +24,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void pr_cal(const struct msr_calib *cal)
 {
@@ -31,48 +32,89 @@ static void pr_cal(const struct msr_calib *cal)
            "GEMM %.1f GFLOP/s, update %.3f ms\n", cal->partition, cal->wall_s,
            cal->handoff_spin.med * 1e6, cal->link_latency * 1e6, cal->link_bandwidth * 1e-9,
            cal->gemm_flops * 1e-9, cal->update_s * 1e3);
-}
-
-static int summary(const struct msr_vcheck *v, const char *what)
-{
-    long pre = 0;
-    for (int i = 0; i < v->n_points; i++)
-        pre += v->pts[i].preempt_all;
-    printf("\n%s: %d points in %.1f s; %ld involuntary context switches in the timed steps "
-           "(other load on the cores)\n", what, v->n_points, v->wall_s, pre);
-    int rc = 0;
-    for (int fast = 0; fast < 2 && !rc; fast++) {
-        struct msr_accuracy a;
-        msr_vcheck_accuracy(v, fast, &a);
-        rc = msr_accuracy_print(v, &a, stdout);
-    }
-    return rc;
+    if (!cal->pipelined)
+        return;
+    printf("  pipelined in %s steps, %d rounds; %d hand-offs (ping-pong link %.2f us + B / "
+           "%.2f GB/s)\n", cal->pipe_schedule, cal->pipe_rounds, cal->n_handoff,
+           cal->pingpong_latency * 1e6, cal->pingpong_bandwidth * 1e-9);
+    for (int s = 0; s < cal->n_stages; s++)
+        for (int i = 0; i < cal->n_sizes; i++) {
+            printf("  stage %d size %3d:", s, cal->sizes[i]);
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
+                const struct msr_pipe_point *p = MSR_PIPE_AT(cal, s, i, k);
+                if (p->t.n)
+                    printf(" %s %.3f ms ±%.2f%% x%.3f", msr_pipe_class_name(k), p->t.med * 1e3,
+                           100 * p->rel_se, p->scale);
+            }
+            printf("\n");
+        }
 }
 
 struct cal_ctx {
     const char *net;
+    int batch;
     const int *sizes;
     int n_sizes;
-    struct msr_calib *cal[4];
-    struct mdl_profile *prof[4];
-    struct mdl_topology *topo[4];
-    int n, per_K;
+    const char *schedule;
+    msr_calib_session *sess;
+    struct msr_calib *cal[2];
+    struct mdl_profile *prof[2];
+    struct mdl_topology *topo[2];
+    int n;
 };
 
-/* Calibrates in K stages just before K's points are measured. */
-static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
-                       const struct mdl_topology **topo)
+static void cal_release(struct cal_ctx *c)
+{
+    for (int k = 0; k < c->n; k++) {
+        mdl_profile_free(c->prof[k]);
+        mdl_topology_free(c->topo[k]);
+        msr_calib_free(c->cal[k]);
+    }
+    c->n = 0;
+    msr_calib_session_free(c->sess);
+    c->sess = NULL;
+}
+
+/* The calibration of K, measured alongside K's points: begun before them
+ * (layer passes, link, pipes), CAL_PER_ROUND pipelined rounds before each
+ * of the grid's rounds, ended after them. */
+#define GRID_ROUNDS 4
+#define CAL_PER_ROUND 3
+
+static int cal_begin(void *ctx, int K)
 {
     struct cal_ctx *c = ctx;
-    if (c->n == 4)
-        return ps_error(PS_EINVAL, "bench: two values of K");
+    if (c->n == 2)
+        return ps_error(PS_EINVAL, "bench: three values of K");
     struct msr_calib_opts co = { .spec = c->net, .sizes = c->sizes, .n_sizes = c->n_sizes,
-                                 .repeats = 5, .warmup = 1, .n_stages = c->per_K ? K : 1,
-                                 .cpu = -1,
-                                 .peer_cpu = -1, .seed = 1 };
+                                 .repeats = 5, .warmup = 1, .n_stages = K, .cpu = -1,
+                                 .peer_cpu = -1, .seed = 1, .batch = c->batch, .pipelined = 1,
+                                 .schedule = c->schedule,
+                                 /* every round the grid leaves room for, no early stop */
+                                 .max_rounds = GRID_ROUNDS * CAL_PER_ROUND - 1, .rel_se = 1e-9 };
+    return msr_calib_begin(&co, &c->sess);
+}
+
+static int cal_between(void *ctx, int K, int round)
+{
+    (void)K;
+    (void)round;
+    struct cal_ctx *c = ctx;
+    int rc = 0;
+    for (int i = 0; i < CAL_PER_ROUND && rc == 0; i++)
+        rc = msr_calib_round(c->sess);
+    return rc < 0 ? rc : 0;
+}
+
+static int cal_end(void *ctx, int K, const struct mdl_profile **prof,
+                   const struct mdl_topology **topo)
+{
+    (void)K;
+    struct cal_ctx *c = ctx;
     int k = c->n++, rc;
-    if ((rc = msr_calib_run(&co, &c->cal[k])) < 0 ||
-        (rc = msr_calib_profile(c->cal[k], &c->prof[k])) < 0 ||
+    rc = msr_calib_end(c->sess, &c->cal[k]);
+    c->sess = NULL;
+    if (rc < 0 || (rc = msr_calib_profile(c->cal[k], &c->prof[k])) < 0 ||
         (rc = msr_calib_topology(c->cal[k], &c->topo[k])) < 0)
         return rc;
     pr_cal(c->cal[k]);
@@ -81,33 +123,28 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
     return 0;
 }
 
-static int dcmp(const void *a, const void *b)
+/* One line per schedule: its figures against the targets. */
+static void brief(const char *name, const struct msr_vcheck *v)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* How much the measured step times of the same points moved between two
- * runs: the floor under any accuracy figure. */
-static void repeatability(const struct msr_vcheck *a, const struct msr_vcheck *b)
-{
-    double d[64];
-    int n = 0;
-    for (int i = 0; i < a->n_points && i < b->n_points && n < 64; i++)
-        d[n++] = fabs(b->pts[i].step_med_s / a->pts[i].step_med_s - 1);
-    if (!n)
-        return;
-    qsort(d, (size_t)n, sizeof *d, dcmp);
-    printf("\nrepeatability   measured median step of the same %d points, run 2 vs run 1: "
-           "|change| median %.2f%%, max %.2f%% (the noise floor of the figures above)\n", n,
-           100 * (n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2), 100 * d[n - 1]);
+    struct msr_accuracy a;
+    msr_vcheck_accuracy(v, 0, &a);
+    printf("  %-16s %3d points  median %5.2f%%  max %6.2f%%  bubble %5.2f pts  peak %.2f%%  "
+           "outside the spread %d\n", name, a.n, 100 * a.mk_median, 100 * a.mk_max,
+           a.bubble_max, 100 * a.peak_max, a.n_miss);
 }
 
 int main(int argc, char **argv)
 {
     const char *net = argc > 1 ? argv[1] : "mlp:layers=8,width=512";
     int batch = argc > 2 ? atoi(argv[2]) : 256;
-    static const int Ks[] = { 1, 2 }, Ms[] = { 1, 2, 4, 8, 16, 32, 64 };
+    /* every schedule the engine has: K = 1 (one list for all) with gpipe,
+     * K = 2 with each; BENCH_ACCURACY_SCHEDULES="gpipe,1f1b" for fewer */
+    static const char *const all[] = { "gpipe", "1f1b", "eager-1f1b", "interleaved:2",
+                                       "breadth-first:2", "zb-h1", "zb-h2", "zb-v",
+                                       "zb-auto", "dualpipe-v" };
+    enum { NS = sizeof all / sizeof *all };
+    const char *only = getenv("BENCH_ACCURACY_SCHEDULES");
+    static const int K12[] = { 1, 2 }, K2[] = { 2 }, Ms[] = { 1, 2, 4, 8, 16, 32, 64 };
     static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
                                          SCH_REMAT_ALWAYS };
     int sizes[7], n = 0;
@@ -115,9 +152,9 @@ int main(int argc, char **argv)
         if (batch % Ms[i] == 0)
             sizes[n++] = batch / Ms[i];
     printf("bench_accuracy: %s, batch %d, OpenBLAS %s\n", net, batch, rt_blas_corename());
-    struct cal_ctx cc = { .net = net, .sizes = sizes, .n_sizes = n };
-    struct msr_vcheck *v = NULL, *v1 = NULL;
-    int rc = 0, rt = !getenv("BENCH_ACCURACY_NORT");
+    struct cal_ctx cc = { .net = net, .batch = batch, .sizes = sizes, .n_sizes = n };
+    struct msr_vcheck *v[NS] = { 0 };
+    int rc = 0, rt = !getenv("BENCH_ACCURACY_NORT"), nv = 0;
     if (rt && msr_realtime(1) < 0) {
         printf("scheduling      normal (%s)\n", ps_errmsg());
         rt = 0;
@@ -125,36 +162,75 @@ int main(int argc, char **argv)
         printf("scheduling      %s\n", rt ? "SCHED_FIFO (BENCH_ACCURACY_NORT=1: normal)"
                                             : "normal (BENCH_ACCURACY_NORT set)");
     }
-    struct msr_vcheck_opts o = { .spec = net, .batch = batch, .steps = 3, .warmup_steps = 1,
-                                 .Ks = Ks, .n_K = 2, .Ms = Ms, .n_M = 7, .remats = rm,
-                                 .n_remat = 3, .prepare = calibrate_K, .prepare_ctx = &cc,
-                                 .profile_desc = "calibrated in K stages before K's points",
-                                 .topology_desc = "calibrated in this run", .seed = 1,
-                                 .progress = stdout };
-    if ((rc = msr_vcheck_run(&o, &v)) < 0 ||
-        (rc = summary(v, "run 1: each K predicted with a profile calibrated in one stage just "
-                         "before its points")) < 0)
+    printf("protocol        per schedule and K: %d rounds of the grid (every point: 1 warm-up "
+           "+ 3 timed steps), each after %d rounds of a pipelined calibration (the schedule's "
+           "own steps at every size, remat never and always)\n", GRID_ROUNDS, CAL_PER_ROUND);
+    const char *name[NS];
+    for (int s = 0; s < NS && !rc; s++) {
+        if (only) { /* a comma-separated subset */
+            size_t l = strlen(all[s]);
+            const char *p = strstr(only, all[s]);
+            if (!p || (p != only && p[-1] != ',') || (p[l] && p[l] != ','))
+                continue;
+        }
+        int k1 = !strcmp(all[s], "gpipe");
+        cc.schedule = all[s];
+        struct msr_vcheck_opts o = { .spec = net, .batch = batch, .steps = 3, .warmup_steps = 1,
+                                     .rounds = GRID_ROUNDS, .schedule = all[s],
+                                     .Ks = k1 ? K12 : K2, .n_K = k1 ? 2 : 1, .Ms = Ms, .n_M = 7,
+                                     .remats = rm, .n_remat = 3, .prepare = cal_end,
+                                     .begin = cal_begin, .between = cal_between,
+                                     .prepare_ctx = &cc,
+                                     .profile_desc = "pipelined calibration in K stages, its "
+                                                     "rounds between the grid's",
+                                     .topology_desc = "calibrated in this run", .seed = 1,
+                                     .progress = stdout };
+        printf("\n== %s\n", all[s]);
+        rc = msr_vcheck_run(&o, &v[nv]);
+        cal_release(&cc);
+        if (rc < 0)
+            break;
+        name[nv++] = all[s];
+    }
+    if (rc < 0 || !nv)
         goto out;
-    /* run 2: the same grid, each K calibrated in K stages on K cores: does
-     * timing a layer beside its stage's others, with the other cores busy,
-     * predict better? And how far do the measurements themselves move? */
-    printf("\nrun 2: the same grid, each K calibrated in K stages on K cores just before:\n");
-    cc.per_K = 1;
-    if ((rc = msr_vcheck_run(&o, &v1)) < 0 ||
-        (rc = summary(v1, "run 2: profiles calibrated in K stages")) < 0)
+    /* every point of every schedule, pooled */
+    int total = 0;
+    for (int i = 0; i < nv; i++)
+        total += v[i]->n_points;
+    struct msr_vcheck pool = *v[0];
+    if (!(pool.pts = malloc((size_t)total * sizeof *pool.pts))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
-    repeatability(v, v1);
+    }
+    pool.n_points = 0;
+    long pre = 0;
+    double wall = 0;
+    for (int i = 0; i < nv; i++) {
+        memcpy(pool.pts + pool.n_points, v[i]->pts, (size_t)v[i]->n_points * sizeof *pool.pts);
+        pool.n_points += v[i]->n_points;
+        wall += v[i]->wall_s;
+        for (int j = 0; j < v[i]->n_points; j++)
+            pre += v[i]->pts[j].preempt_all;
+    }
+    printf("\nper schedule (median steps; targets median 2%%, max 5%%, bubble 1 pt, peak 1%%):\n");
+    for (int i = 0; i < nv; i++)
+        brief(name[i], v[i]);
+    printf("\nall schedules: %d points in %.1f s; %ld involuntary context switches in the timed "
+           "steps (other load on the cores)\n", pool.n_points, wall, pre);
+    for (int fast = 0; fast < 2 && rc >= 0; fast++) {
+        struct msr_accuracy a;
+        msr_vcheck_accuracy(&pool, fast, &a);
+        rc = msr_accuracy_print(&pool, &a, stdout);
+    }
+    free(pool.pts);
 out:
     if (rt)
         msr_realtime(0);
     if (rc < 0)
         fprintf(stderr, "bench_accuracy: %s\n", ps_errmsg());
-    msr_vcheck_free(v);
-    msr_vcheck_free(v1);
-    for (int k = 0; k < 4; k++) {
-        mdl_profile_free(cc.prof[k]);
-        mdl_topology_free(cc.topo[k]);
-        msr_calib_free(cc.cal[k]);
-    }
+    for (int i = 0; i < nv; i++)
+        msr_vcheck_free(v[i]);
+    cal_release(&cc);
     return rc < 0 ? 1 : 0;
 }

@@ -23,23 +23,32 @@ static const char help[] =
     "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
     "                        [--db results/validation.db] [--report results/validation.md]\n"
     "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
-    "                        [--calib-stages 1|K] [--seed N] [--no-pin] [--realtime]\n\n"
-    "Closes the loop: calibrates the net on this machine just before each K's points\n"
-    "(pipesim calibrate at the grid's micro-batch sizes, in one stage, or in K stages\n"
-    "on K cores with --calib-stages K; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
+    "                        [--rounds 3] [--calib pipelined|passes] [--calib-stages 1|K]\n"
+    "                        [--seed N] [--no-pin] [--realtime]\n\n"
+    "Closes the loop: calibrates the net on this machine for each K (pipesim calibrate\n"
+    "at the grid's micro-batch sizes; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
     "results/calib/<net>; or takes --profile and --topology as they are for every K),\n"
-    "then for every K, M (dividing the\n"
-    "batch) and remat mode predicts one step, runs it for real on pinned cores (warm-up\n"
-    "steps, then --steps timed steps) and compares the simulated trace with the step of\n"
-    "median time and with the fastest step. Prints one line per point and the accuracy\n"
-    "figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
+    "then for every K, M (dividing the batch) and remat mode predicts one step, runs it\n"
+    "for real on pinned cores and compares the simulated trace with the step of median\n"
+    "time and with the fastest step. Every point runs --rounds rounds of warm-up steps\n"
+    "then --steps timed steps, the rounds one after another over the grid, so a point's\n"
+    "measured spread (min-max) spans the machine's drift; a prediction outside it is a\n"
+    "model miss, one inside is noise.\n"
+    "--calib pipelined (default): the layers are timed in K stages, then every stage op\n"
+    "inside real steps of the schedule at each size (remat never and always), those\n"
+    "rounds run between the grid's rounds (calibration and grid see the same minutes\n"
+    "of the machine); the layers are scaled to the stage ops, the link fitted to the\n"
+    "steps' hand-offs. --calib passes: the layer passes alone, just before K's points,\n"
+    "in one stage or in K stages (--calib-stages K).\n"
+    "Prints one line per point (the measured spread in brackets, 'in' or 'OUT') and\n"
+    "the accuracy figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
     "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
     "every point to the SQLite database (created, or checked to be a validation\n"
     "database, before anything runs; a sweep database is refused), writes the\n"
     "Markdown report with its plot (predicted vs measured step time and bubble;\n"
     "gnuplot) and the two timelines of the worst point overlaid (--timeline, default\n"
     "beside the report).\n"
-    "--quick: M 1,4,16, remat except_last, 3 calibration repeats (make demo).\n"
+    "--quick: M 1,4,16, remat except_last, 3 calibration repeats, 2 rounds (make demo).\n"
     "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
     "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
     "Keep the net small: every point runs real training steps on the shared cores.\n";
@@ -117,8 +126,8 @@ static void beside(const char *path, const char *name, char *buf, size_t n)
 struct check_args {
     const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
     const char *timeline;
-    long batch, steps, warmup, repeats, seed;
-    int no_pin, quick, realtime, stages_per_K;
+    long batch, steps, warmup, repeats, seed, rounds;
+    int no_pin, quick, realtime, stages_per_K, stages_given, passes;
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sch_remat remats[3];
 };
@@ -137,6 +146,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "seed", required_argument, 0, 'e' },      { "no-pin", no_argument, 0, 'N' },
         { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
         { "calib-stages", required_argument, 0, 'G' },
+        { "calib", required_argument, 0, 'C' },     { "rounds", required_argument, 0, 'U' },
         { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
@@ -172,7 +182,14 @@ static int parse(int argc, char **argv, struct check_args *a)
             if (strcmp(optarg, "1") && strcmp(optarg, "K"))
                 return ps_error(PS_EUSAGE, "--calib-stages: '1' or 'K', got '%s'", optarg);
             a->stages_per_K = !strcmp(optarg, "K");
+            a->stages_given = 1;
             break;
+        case 'C':
+            if (strcmp(optarg, "pipelined") && strcmp(optarg, "passes"))
+                return ps_error(PS_EUSAGE, "--calib: 'pipelined' or 'passes', got '%s'", optarg);
+            a->passes = !strcmp(optarg, "passes");
+            break;
+        case 'U': rc = ps_parse_long(optarg, "--rounds", 1, MSR_VCHECK_MAX_STEPS, &a->rounds); break;
         default: return -PS_EUSAGE;
         }
         if (rc < 0)
@@ -190,6 +207,17 @@ static int parse(int argc, char **argv, struct check_args *a)
         ms = ms ? ms : "1,4,16";
         rm = rm ? rm : "except_last";
         a->repeats = a->repeats ? a->repeats : 3;
+        a->rounds = a->rounds ? a->rounds : 2;
+    }
+    a->rounds = a->rounds ? a->rounds : 3;
+    if (a->steps * a->rounds > MSR_VCHECK_MAX_STEPS)
+        return ps_error(PS_EUSAGE, "--check: --rounds x --steps at most %d", MSR_VCHECK_MAX_STEPS);
+    if (!a->passes && !a->profile) {
+        if (a->stages_given && !a->stages_per_K)
+            return ps_error(PS_EUSAGE, "--check: --calib-stages 1 times layers alone; the "
+                             "pipelined calibration runs the pipeline in K stages (--calib "
+                             "passes for one stage)");
+        a->stages_per_K = 1;
     }
     if ((rc = parse_ints(ks, "-K", 1, 4096, a->Ks, &a->n_K, 8)) < 0 ||
         (rc = parse_ints(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 16, a->Ms, &a->n_M, 32)) <
@@ -210,6 +238,8 @@ struct inputs {
     struct mdl_topology *topo[8];
     int n;
     char pdesc[1400], tdesc[1400];
+    msr_calib_session *sess;          /* --calib pipelined, between K's rounds */
+    int per_round;                    /* calibration rounds before each grid round */
 };
 
 static int load_inputs(struct inputs *in)
@@ -246,46 +276,62 @@ static int calib_sizes(struct inputs *in)
         snprintf(in->prefix, sizeof in->prefix, "%s", a->calib_out);
     else
         cli_calib_default_prefix(a->spec, in->prefix, sizeof in->prefix);
-    snprintf(in->pdesc, sizeof in->pdesc, "calibrated in %s just before K's points:",
-             a->stages_per_K ? "K stages" : "one stage");
+    if (a->passes)
+        snprintf(in->pdesc, sizeof in->pdesc, "calibrated in %s just before K's points:",
+                 a->stages_per_K ? "K stages" : "one stage");
+    else
+        snprintf(in->pdesc, sizeof in->pdesc, "calibrated in K stages, pipelined in %s "
+                 "steps between the grid's rounds:", a->schedule);
+    long reps = a->repeats ? a->repeats : 5;
+    in->per_round = (int)((reps + a->rounds - 1) / a->rounds);
     snprintf(in->tdesc, sizeof in->tdesc, "calibrated with each profile:");
     return cli_calib_sizes(a->batch, ok, NULL, in->sizes, &in->n_sizes);
 }
 
-static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
-                       const struct mdl_topology **topo)
+static void calib_opts(const struct inputs *in, int K, struct msr_calib_opts *o)
 {
-    struct inputs *in = ctx;
     const struct check_args *a = in->a;
-    if (in->n == 8)
-        return ps_error(PS_EUSAGE, "--check: at most 8 values of -K");
-    struct msr_calib_opts o = { .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
-                                .repeats = (int)(a->repeats ? a->repeats : 5), .warmup = 1,
-                                .n_stages = a->stages_per_K ? K : 1, .cpu = -1,
-                                .peer_cpu = -1,
-                                .seed = (uint64_t)a->seed };
-    struct msr_calib *cal;
-    int st = a->stages_per_K ? K : 1;
-    printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec, st,
-           st > 1 ? "s" : "", K);
+    int reps = (int)(a->repeats ? a->repeats : 5);
+    *o = (struct msr_calib_opts){ .spec = a->spec, .sizes = in->sizes, .n_sizes = in->n_sizes,
+                                  .repeats = reps, .warmup = 1,
+                                  .n_stages = a->stages_per_K ? K : 1, .cpu = -1,
+                                  .peer_cpu = -1, .seed = (uint64_t)a->seed,
+                                  .batch = (int)a->batch };
+    if (!a->passes) {
+        /* interleaved with the grid's rounds: at least `repeats` rounds in
+         * all, the same number before each grid round, no early stop */
+        o->pipelined = 1;
+        o->schedule = a->schedule;
+        o->max_rounds = (int)(a->rounds * in->per_round);
+        o->rel_se = 1e-9;
+    }
+    printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec,
+           o->n_stages, o->n_stages > 1 ? "s" : "", K);
     for (int i = 0; i < in->n_sizes; i++)
         printf("%s%d", i ? "," : " ", in->sizes[i]);
+    if (!a->passes)
+        printf(" (layer passes, then %s steps: %d rounds before each of the grid's %ld)",
+               a->schedule, in->per_round, a->rounds);
     printf("\n");
     fflush(stdout);
-    int rc = msr_calib_run(&o, &cal);
-    if (rc < 0)
-        return rc;
+}
+
+/* The calibration's outputs for K: files, profile and topology. */
+static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
+                      const struct mdl_profile **prof, const struct mdl_topology **topo)
+{
     double r2 = 1;
     for (int l = 0; l < cal->n_layers; l++)
         for (int op = 0; op < MSR_CALIB_NOPS; op++)
             r2 = cal->layers[l].fit[op].r2 < r2 ? cal->layers[l].fit[op].r2 : r2;
-    printf("   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s; "
+    printf("   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s%s; "
            "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
-           cal->link_latency * 1e6, cal->link_bandwidth * 1e-9, cal->gemm_flops * 1e-9,
-           cal->wall_s);
+           cal->link_latency * 1e6, cal->link_bandwidth * 1e-9,
+           cal->pipelined && cal->n_handoff ? " (fitted to the steps' hand-offs)" : "",
+           cal->gemm_flops * 1e-9, cal->wall_s);
     char px[600];
     snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
-    int k = in->n;
+    int k = in->n, rc;
     if (!(rc = cli_calib_write(cal, px)) && !(rc = msr_calib_profile(cal, &in->prof[k])))
         rc = msr_calib_topology(cal, &in->topo[k]);
     msr_calib_free(cal);
@@ -299,6 +345,52 @@ static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
     *prof = in->prof[k];
     *topo = in->topo[k];
     return 0;
+}
+
+/* --calib passes: all of it just before K's points. */
+static int calibrate_K(void *ctx, int K, const struct mdl_profile **prof,
+                       const struct mdl_topology **topo)
+{
+    struct inputs *in = ctx;
+    if (in->n == 8)
+        return ps_error(PS_EUSAGE, "--check: at most 8 values of -K");
+    struct msr_calib_opts o;
+    calib_opts(in, K, &o);
+    struct msr_calib *cal;
+    int rc = msr_calib_run(&o, &cal);
+    return rc < 0 ? rc : calib_done(in, K, cal, prof, topo);
+}
+
+/* --calib pipelined: begun before K's rounds, its rounds between them. */
+static int calib_begin(void *ctx, int K)
+{
+    struct inputs *in = ctx;
+    if (in->n == 8)
+        return ps_error(PS_EUSAGE, "--check: at most 8 values of -K");
+    struct msr_calib_opts o;
+    calib_opts(in, K, &o);
+    return msr_calib_begin(&o, &in->sess);
+}
+
+static int calib_between(void *ctx, int K, int round)
+{
+    (void)K;
+    (void)round;
+    struct inputs *in = ctx;
+    int rc = 0;
+    for (int i = 0; i < in->per_round && rc == 0; i++)
+        rc = msr_calib_round(in->sess);
+    return rc < 0 ? rc : 0;
+}
+
+static int calib_end(void *ctx, int K, const struct mdl_profile **prof,
+                     const struct mdl_topology **topo)
+{
+    struct inputs *in = ctx;
+    struct msr_calib *cal;
+    int rc = msr_calib_end(in->sess, &cal);
+    in->sess = NULL;
+    return rc < 0 ? rc : calib_done(in, K, cal, prof, topo);
 }
 
 int cli_validate_check(int argc, char **argv)
@@ -340,12 +432,16 @@ int cli_validate_check(int argc, char **argv)
                                  .Ks = a.Ks, .n_K = a.n_K, .Ms = a.Ms, .n_M = a.n_M,
                                  .remats = a.remats, .n_remat = a.n_remat,
                                  .profile = in->prof[0], .topo = in->topo[0],
-                                 .prepare = a.profile ? NULL : calibrate_K, .prepare_ctx = in,
+                                 .rounds = (int)a.rounds,
+                                 .prepare = a.profile ? NULL : a.passes ? calibrate_K : calib_end,
+                                 .begin = a.profile || a.passes ? NULL : calib_begin,
+                                 .between = a.profile || a.passes ? NULL : calib_between,
+                                 .prepare_ctx = in,
                                  .profile_desc = in->pdesc, .topology_desc = in->tdesc,
                                  .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
                                  .progress = stdout };
-    printf("== grid: %s, batch %ld, %ld warm-up + %ld timed steps per point\n", a.schedule,
-           a.batch, a.warmup, a.steps);
+    printf("== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
+           a.schedule, a.batch, a.rounds, a.rounds > 1 ? "s" : "", a.warmup, a.steps);
     fflush(stdout);
     rc = msr_vcheck_run(&o, &v);
     if (a.realtime)
@@ -389,6 +485,7 @@ out:
     if (a.realtime)
         msr_realtime(0);
     msr_vcheck_free(v);
+    msr_calib_session_free(in->sess);
     for (int k = 0; k < 8; k++) {
         mdl_profile_free(in->prof[k]);
         mdl_topology_free(in->topo[k]);

@@ -31,6 +31,95 @@ static const char *write_file(const char *name, const char *text)
     return path;
 }
 
+/* ---- the pipelined calibration's statistics ---- */
+
+Test(calib, median_standard_error_is_the_normal_rule)
+{
+    double v[5] = { 5, 1, 4, 2, 3 }; /* median 3, quartiles 2 and 4 (GSL's rule) */
+    double want = 1.2533 * (2 / 1.349) / sqrt(5.0) / 3;
+    cr_expect_float_eq(msr_median_rel_se(v, 5), want, 1e-12);
+    double one[1] = { 2 }, neg[3] = { -1, -1, -1 };
+    cr_expect_eq(msr_median_rel_se(one, 1), 1);
+    cr_expect_eq(msr_median_rel_se(neg, 3), 1);
+    double same[4] = { 2, 2, 2, 2 };
+    cr_expect_eq(msr_median_rel_se(same, 4), 0);
+}
+
+Test(calib, rescale_makes_the_medians_sum_to_the_target)
+{
+    struct msr_stat a = { .med = 1, .p25 = 0.5, .p75 = 1.5, .min = 0.25, .max = 2, .n = 3 };
+    struct msr_stat b = { .med = 3, .p25 = 2, .p75 = 4, .min = 1, .max = 5, .n = 3 };
+    struct msr_stat *st[2] = { &a, &b };
+    cr_expect_float_eq(msr_stat_rescale(st, 2, 8), 2, 1e-15);
+    cr_expect(a.med == 2 && a.p25 == 1 && a.p75 == 3 && a.min == 0.5 && a.max == 4);
+    cr_expect(b.med == 6 && b.p25 == 4 && b.p75 == 8 && b.min == 2 && b.max == 10);
+    cr_expect_eq(a.n, 3);
+    /* nothing to scale, or no target: unchanged */
+    struct msr_stat z = { 0 };
+    struct msr_stat *zz[1] = { &z };
+    cr_expect_eq(msr_stat_rescale(zz, 1, 5), 1);
+    cr_expect_eq(msr_stat_rescale(st, 2, NAN), 1);
+    cr_expect_eq(b.med, 6);
+}
+
+/* A pipelined calibration on a tiny net: each stage's layer medians sum to
+ * the median of its ops inside the steps (F with R pooled; B of both
+ * modes pooled), the scale is recorded, the update is one per step, and a
+ * hand-off link is fitted at K = 2. No timing value is asserted. */
+Test(calib, pipelined_layers_sum_to_the_stage_ops)
+{
+    static const int sizes[] = { 2, 4 };
+    struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
+                                .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
+                                .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
+                                .max_rounds = 3 };
+    struct msr_calib *c;
+    cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
+    cr_expect(c->pipelined);
+    cr_expect_str_eq(c->pipe_schedule, "gpipe");
+    cr_expect(c->pipe_rounds >= 2 && c->pipe_rounds <= 3, "%d", c->pipe_rounds);
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 2; i++) {
+            const struct msr_pipe_point *f = MSR_PIPE_AT(c, s, i, MSR_PIPE_F);
+            const struct msr_pipe_point *bb = MSR_PIPE_AT(c, s, i, MSR_PIPE_BB);
+            const struct msr_pipe_point *u = MSR_PIPE_AT(c, s, i, MSR_PIPE_U);
+            int M = 8 / sizes[i];
+            cr_expect_eq(f->t.n, c->pipe_rounds * M, "stage %d size %d", s, sizes[i]);
+            cr_expect_eq(bb->t.n, c->pipe_rounds * M);
+            cr_expect_eq(MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.n, c->pipe_rounds * M);
+            cr_expect_eq(u->t.n, 2 * c->pipe_rounds); /* one per step, two steps a round */
+            cr_expect_eq(f->scale, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->scale);
+            cr_expect_eq(bb->scale, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->scale);
+            cr_expect_gt(f->scale, 0);
+            double kept = 0, bwd = 0;
+            for (int l = 2 * s; l < 2 * s + 2; l++) {
+                kept += c->layers[l].kept[i].med;
+                bwd += c->layers[l].t[MSR_CALIB_BWD][i].med;
+            }
+            /* the pooled medians lie between the two classes' medians */
+            double flo = fmin(f->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.med);
+            double fhi = fmax(f->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.med);
+            cr_expect(kept >= flo * (1 - 1e-12) && kept <= fhi * (1 + 1e-12),
+                      "%g not in [%g, %g]", kept, flo, fhi);
+            double blo = fmin(bb->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t.med);
+            double bhi = fmax(bb->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t.med);
+            cr_expect(bwd >= blo * (1 - 1e-12) && bwd <= bhi * (1 + 1e-12));
+        }
+    cr_expect_gt(c->n_handoff, 0);
+    cr_expect_gt(c->link_bandwidth, 0);
+    msr_calib_free(c);
+}
+
+Test(calib, pipelined_needs_the_batch)
+{
+    static const int sizes[] = { 2 };
+    struct msr_calib_opts o = { .spec = "mlp:layers=2,width=8", .sizes = sizes, .n_sizes = 1,
+                                .n_stages = 1, .cpu = -1, .peer_cpu = -1, .pipelined = 1 };
+    struct msr_calib *c;
+    cr_expect_eq(msr_calib_run(&o, &c), -PS_EUSAGE);
+    cr_expect(strstr(ps_errmsg(), "batch"), "%s", ps_errmsg());
+}
+
 /* ---- fits ---- */
 
 Test(calib, line_fit_recovers_known_coefficients)

@@ -90,6 +90,74 @@ Test(vcheck, grid_refuses_a_profile_of_another_net)
     mdl_topology_free(topo);
 }
 
+/* The interleaved protocol: begin once per K, between before each round,
+ * prepare after the rounds; every point runs rounds x steps timed steps;
+ * a point the schedule has no list for is skipped, not an error. */
+struct calls {
+    char log[256];
+    const struct mdl_profile *prof;
+    const struct mdl_topology *topo;
+};
+
+static int cb_begin(void *ctx, int K)
+{
+    struct calls *c = ctx;
+    snprintf(c->log + strlen(c->log), sizeof c->log - strlen(c->log), "b%d ", K);
+    return 0;
+}
+
+static int cb_between(void *ctx, int K, int round)
+{
+    struct calls *c = ctx;
+    snprintf(c->log + strlen(c->log), sizeof c->log - strlen(c->log), "r%d.%d ", K, round);
+    return 0;
+}
+
+static int cb_prepare(void *ctx, int K, const struct mdl_profile **prof,
+                      const struct mdl_topology **topo)
+{
+    struct calls *c = ctx;
+    snprintf(c->log + strlen(c->log), sizeof c->log - strlen(c->log), "p%d ", K);
+    *prof = c->prof;
+    *topo = c->topo;
+    return 0;
+}
+
+Test(vcheck, interleaved_rounds_and_skipped_points)
+{
+    struct rt_net *net;
+    struct mdl_profile *prof;
+    cr_assert_eq(rt_net_parse(NET, &net), 0);
+    cr_assert_eq(rt_net_profile(net, &prof), 0);
+    rt_net_free(net);
+    struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    struct calls c = { .prof = prof, .topo = topo };
+    static const int Ks[] = { 1, 2 }, Ms[] = { 2, 4 };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER };
+    /* dualpipe-v needs M >= 2K: K = 2, M = 2 has no list */
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
+                                 .rounds = 3, .schedule = "dualpipe-v", .Ks = Ks, .n_K = 2,
+                                 .Ms = Ms, .n_M = 2, .remats = rm, .n_remat = 1,
+                                 .prepare = cb_prepare, .begin = cb_begin,
+                                 .between = cb_between, .prepare_ctx = &c, .seed = 1 };
+    struct msr_vcheck *v;
+    cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
+    cr_expect_str_eq(c.log, "b1 r1.0 r1.1 r1.2 p1 b2 r2.0 r2.1 r2.2 p2 ");
+    cr_expect_eq(v->n_points, 3);
+    cr_expect_eq(v->n_skipped, 1);
+    for (int i = 0; i < v->n_points; i++) {
+        cr_expect_eq(v->pts[i].n_steps, 6);
+        cr_expect_str_eq(v->pts[i].schedule, "dualpipe-v");
+        cr_expect(v->pts[i].cmp && v->pts[i].sim_trace && v->pts[i].meas_trace);
+        cr_expect_leq(v->pts[i].step_min_s, v->pts[i].step_med_s);
+        cr_expect_leq(v->pts[i].bubble_min, v->pts[i].bubble_max);
+    }
+    cr_expect(v->pts[2].K == 2 && v->pts[2].M == 4);
+    msr_vcheck_free(v);
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
 /* ---- accuracy figures on hand-made comparisons ---- */
 
 static struct ana_compare *fake_cmp(double mk_err, double b_sim, double b_meas)
@@ -126,7 +194,16 @@ Test(vcheck, accuracy_figures_and_misses)
         pts[i].cmp = fake_cmp(mk[i], bs[i], bm[i]);
         pts[i].cmp_min = fake_cmp(mk[i] / 10, bs[i], bs[i]);
         pts[i].peak_err = i == 1 ? 0.02 : 0;
+        /* the measured spread: point 0 holds its prediction, point 1's lies
+         * 2 % of its step below it, point 2's 5 % above */
+        pts[i].step_med_s = 1;
+        pts[i].step_min_s = 0.9;
+        pts[i].step_max_s = 1.1;
+        pts[i].step_sim_s = i == 0 ? 1.05 : i == 1 ? 0.88 : 1.15;
     }
+    cr_expect(msr_vpoint_in_spread(&pts[0]));
+    cr_expect_not(msr_vpoint_in_spread(&pts[1]));
+    cr_expect_not(msr_vpoint_in_spread(&pts[2]));
     v.n_points = 3;
     v.pts = pts;
     v.steps = 3;
@@ -139,6 +216,9 @@ Test(vcheck, accuracy_figures_and_misses)
     cr_expect_float_eq(a.bubble_max, 2.0, 1e-12);
     cr_expect_eq(a.i_bubble_max, 1);
     cr_expect_float_eq(a.peak_max, 0.02, 1e-15);
+    cr_expect_eq(a.n_miss, 2);
+    cr_expect_float_eq(a.miss_max, 0.05, 1e-12);
+    cr_expect_eq(a.i_miss_max, 2);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -152,6 +232,8 @@ Test(vcheck, accuracy_figures_and_misses)
     cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
     cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
+    cr_expect(strstr(buf, "outside the measured spread (model misses): 2 of 3, the farthest "
+                          "5.00% of its step beyond it at K=2 M=16 never"), "%s", buf);
     free(buf);
     msr_vcheck_accuracy(&v, 1, &a);
     cr_expect_float_eq(a.mk_max, 0.007, 1e-15);
@@ -385,7 +467,7 @@ Test(vcheck, cli_check_end_to_end)
     cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1' c/net-K2.csv && "
                        "test -s c/net-K1.csv && test -s c/net-K2.json && "
                        "test -s c/net-K2-fit.csv && test -s r/v.db && "
-                       "grep -q '^K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
+                       "grep -q '^gpipe K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
                        "grep -q 'stored          run 1' out.txt && "
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
     /* again from the written calibration, appending to the same database */
