@@ -20,30 +20,35 @@
  *   cool-down  d x B0 B1,  (K-d) x B0
  *
  * The W's are placed by one replay of that order in unit time slots (every
- * F, B and W one slot, no communication): in each slot a device runs its
- * next F or B when its inputs are there (an F also only while the device
- * holds fewer than 2K stashes, F issued and W not ended), else the W of
- * its oldest finished B, else nothing. So W's fill the slots in which a
- * device waits (in the warm-up, where M < 2K-1 leaves gaps, and in the
- * cool-down), as in the paper's figure, and the lists, written in the
- * replay's time order, are a topological order: one in-order thread per
- * device replays them without deadlock (an F held back for memory always
- * has a W to run first: the source's order keeps 2K stashes with its own W
- * places, and every B before that F is done here too).
+ * F, B and W one slot, no communication): in each slot a device runs
+ *   1. the W of its oldest finished B when K B's await their W (so at most
+ *      K deferred W inputs, sch_stage_mem.wgrad, are held at once), else
+ *   2. its next F or B when that op's inputs are there (an F only while
+ *      the device holds fewer than 2K stashes: F issued, W not ended), else
+ *   3. the W of its oldest finished B, else nothing.
+ * So W's fill the slots in which a device would wait (the warm-up's gaps
+ * where M < 2K-1 drops micro-batches, the cool-down), as in the paper's
+ * figure, and the lists, written in the replay's time order, are a
+ * topological order: one in-order thread per device replays them without
+ * deadlock (an F held back for memory always has a W to run first: the
+ * source's order stays within 2K stashes with its own W places, and every B
+ * before that F is done here too). With the paper's own W places (each W
+ * right after its B in the steady phase) M < 2K-1 leaves bubbles; with
+ * rule 1 at K-1 instead of K the step misses the bound by up to T.
  *
  * On uniform chunks with T_F = T_B = T_W = T and no communication:
  *   M >= K   the step is (6M + K - 1) T, the lower bound (device K-1's
- *            first op waits for K-1 forwards; it has 6M ops), so no device
- *            idles after its first op but for device d's (K-1-d) slots;
+ *            first op waits for K-1 forwards; it has 6M ops), so device d
+ *            idles at most K-1-d slots after its first op (at slot d);
  *            every device holds at most 2K chunk stashes (K micro-batches
  *            of a 1F1B stage of two chunks: 1F1B's stage-0 peak), reached
- *            on every device.
+ *            on every device, and at most K deferred W inputs.
  *   M < K    the bound cannot be met: device 0 cannot start the loss stage
  *            before (2K-1) T, and 5M of its ops follow it, so the step is at
  *            least (5M + 2K - 1) T > (6M + K - 1) T. This order takes
- *            max(4K + 2M - 1, 3K + 4M - 1) T (measured, K <= 20; M = 1 is
- *            the one micro-batch's path through 4K ops and its last W) and
- *            holds 2M chunk stashes (every forward before the first W).
+ *            max(4K + 2M - 1, 3K + 4M - 1) T (measured, K <= 24; M = 1 is
+ *            the one micro-batch's path through 4K ops and its last W);
+ *            each device peaks at 2M chunk stashes, all it has.
  * (tests/test_new_schedules.c.) Re-materialization puts R before B as in
  * every generator; the order is the same in every remat mode.
  *
@@ -122,10 +127,22 @@ static int zbv_ready(const struct zbv *z, int d, const struct sch_op *o, int tau
     return done_by(z->ef[i], tau) && (o->stage + 1 == S || done_by(z->eb[i + M], tau));
 }
 
+/* Runs the oldest deferred W of device d. */
+static int zbv_wgrad(struct zbv *z, int d)
+{
+    int M = z->M, i = z->wq[(size_t)d * 2 * M + z->wh[d]++];
+    z->held[d]--; /* freed at W's end, before the next slot */
+    int rc = sch_gen_push_wgrad(z->s, i / M, i % M);
+    return rc < 0 ? rc : 1;
+}
+
 /* Starts device d's op of slot tau: 1 if one started, 0 if none, <0. */
 static int zbv_slot(struct zbv *z, int d, int tau)
 {
     int M = z->M, rc;
+    int w_ok = z->wh[d] < z->wt[d] && done_by(z->eb[z->wq[(size_t)d * 2 * M + z->wh[d]]], tau);
+    if (w_ok && z->wt[d] - z->wh[d] >= z->K)
+        return zbv_wgrad(z, d);
     const struct sch_op *o = z->pc[d] < z->nfb[d] ? &z->fb[(size_t)d * 4 * M + z->pc[d]] : NULL;
     if (o && zbv_ready(z, d, o, tau)) {
         int i = o->stage * M + o->mb;
@@ -141,16 +158,7 @@ static int zbv_slot(struct zbv *z, int d, int tau)
         }
         return rc < 0 ? rc : 1;
     }
-    if (z->wh[d] < z->wt[d]) {
-        int i = z->wq[(size_t)d * 2 * M + z->wh[d]];
-        if (done_by(z->eb[i], tau)) {
-            z->wh[d]++;
-            z->held[d]--; /* freed at W's end, before the next slot */
-            rc = sch_gen_push_wgrad(z->s, i / M, i % M);
-            return rc < 0 ? rc : 1;
-        }
-    }
-    return 0;
+    return w_ok ? zbv_wgrad(z, d) : 0;
 }
 
 static int zbv_lists(struct zbv *z)

@@ -232,18 +232,19 @@ Test(new_schedules, zb_v_closed_form_and_beats_1f1b)
 /* The order of sched/sch_zbv.c worked by hand from its header for K = 2,
  * M = 3 (n = max(M, 2K-1) = 3, nothing dropped): device 0 (stages 0, 3)
  * runs F0 x3, F3 B3 x2, then B0 F3 B3, then B0 x2; device 1 (stages 1, 2)
- * F1, F2 F1, F2 B2, F1 B1 F2 B2, B1 B2, B1. Replayed in unit slots with W's
- * filling the waits and at most 2K = 4 stashes (F issued, W not ended):
- * device 0's F3.1 (slot 5) and device 1's F1.2 (slot 6) and F2.2 (slot 9)
- * wait for a W to free a stash, device 0 waits for B1.0 at slot 8 and for
- * F2.2 at slot 10 (W's fill both), the W's left go last. Step 19 slots =
- * 6M + K - 1, both devices at 4 stashes. */
+ * F1, F2 F1, F2 B2, F1 B1 F2 B2, B1 B2, B1. Replayed in unit slots, at most
+ * 2K = 4 stashes (F issued, W not ended), a W first once K = 2 B's await
+ * theirs: device 0's F3.1 (slot 5) and device 1's F1.2 (slot 6) and F2.2
+ * (slot 9) wait for a W to free a stash; device 0 fills its waits for B1.0
+ * (slot 8), F2.2 (10) and B1.2 (15) with W's and idles at slot 16; two
+ * pending W's put W2.1 (13), W3.2 (14) and W1.1 (15) before the next B.
+ * Step 19 slots = 6M + K - 1, both devices at 4 stashes. */
 Test(new_schedules, zb_v_lists_by_hand)
 {
     static const char *const want[2] = {
-        "F0.0 F0.1 F0.2 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 B0.0 W0.0 F3.2 B3.2 B0.1 W3.2 B0.2 "
-        "W0.1 W0.2",
-        "F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 F1.2 B1.0 W1.0 F2.2 B2.1 B1.1 B2.2 B1.2 W2.1 W1.1 "
+        "F0.0 F0.1 F0.2 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 B0.0 W0.0 F3.2 B3.2 B0.1 W3.2 W0.1 "
+        "B0.2 W0.2",
+        "F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 F1.2 B1.0 W1.0 F2.2 B2.1 B1.1 W2.1 B2.2 W1.1 B1.2 "
         "W2.2 W1.2",
     };
     struct sch_schedule *s;
