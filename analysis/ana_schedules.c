@@ -40,8 +40,9 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
             return NAN;
         return (double)(K - 1) / (3.0 * M + K - 1);
     }
-    if (!strcmp(schedule, "dualpipe-v")) { /* (6M+K-1) T_chunk span, T_F = T_B = T_W */
-        if (M < 2 * K || !(tb > 0) || fabs(tf - tb / 2) > 1e-9 * tb)
+    if (!strcmp(schedule, "dualpipe-v") || !strcmp(schedule, "zb-v")) {
+        /* (6M+K-1) T_chunk span when T_F = T_B = T_W; dualpipe-v needs M >= 2K */
+        if (M < (schedule[0] == 'd' ? 2 * K : K) || !(tb > 0) || fabs(tf - tb / 2) > 1e-9 * tb)
             return NAN;
         return (double)(K - 1) / (6.0 * M + K - 1);
     }
@@ -304,8 +305,8 @@ static void print_table(const void *obj, FILE *f)
     }
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
-               "applies (zb-h1 with M < K;\nzb-h2 and dualpipe-v only with T_F = T_B = T_W; "
-               "zb-v and zb-auto have none).\n");
+               "applies (zb-h1 and zb-v with M < K;\nzb-h2, zb-v and dualpipe-v only with "
+               "T_F = T_B = T_W; zb-auto has none).\n");
 }
 
 static void print_csv(const void *obj, FILE *f)

@@ -15,13 +15,7 @@
  *             the step is (3M + K - 1) T for M >= K: the last stage's own
  *             work after the K-1 forwards that reach it, no bubble in steady
  *             state or in the tail (tests/test_new_schedules.c).
- *   zb-v      ZB-V (Qi et al. 2024, "Pipeline Parallelism with Controllable
- *             Memory", arXiv 2405.15362): S = 2K stages in a V, device d
- *             holds stages d and 2K-1-d, so device 0 computes both the first
- *             stage and the loss. The op order is built by the greedy list
- *             scheduler below on unit op costs with a limit of 2K chunk
- *             stashes per device (K whole-model micro-batch stashes of a
- *             1F1B stage, 1F1B's peak on device 0).
+ *   zb-v      ZB-V: sch_zbv.c.
  *   zb-auto[:L]  An automatic zero-bubble scheduler in the spirit of the ZB
  *             authors' greedy (sail-sg/zero-bubble-pipeline-parallelism,
  *             zerobubble/scheduler; read, no code copied): given per-stage
@@ -33,14 +27,13 @@
  *             model. Communication is not modelled by the search (it orders
  *             ops; the engine times them with communication).
  *
- * The greedy list scheduler: event-driven over op ends; whenever a device
- * is free it starts, among the ops whose inputs are done, a B (the higher
- * stage first: it is on the critical path), else an F while the device
- * holds fewer than L stashes (a device's lower stage leaves one stash free
- * for its upper stage, so the V cannot fill up with first-chunk forwards),
- * else a W (a W frees the stash at its end). Lists built from one feasible
- * execution are a topological order, so one in-order thread per device
- * replays them without deadlock. Deterministic: ties go to the lower device.
+ * The greedy list scheduler (stage d on device d): event-driven over op
+ * ends; whenever a device is free it starts, among its ops whose inputs are
+ * done, a B (it is on the critical path), else an F while the device holds
+ * fewer than L stashes, else a W (a W frees the stash at its end). Lists
+ * built from one feasible execution are a topological order, so one
+ * in-order thread per device replays them without deadlock. Deterministic:
+ * ties go to the lower device.
  *
  * Cost: zb-h2 O(total ops); the greedy O(events x devices) time (events <=
  * total ops) and O(stages x micro-batches) memory.
@@ -95,61 +88,53 @@ int sch_schedule_zbh2(int K, int M, enum sch_remat remat, struct sch_schedule **
 /* ---- the greedy list scheduler ---- */
 
 struct greedy {
-    struct sch_schedule *s;
+    struct sch_schedule *s;       /* stage d on device d */
     const sch_time *cf, *cb, *cw; /* [S] or NULL: 1 each */
     int limit;
     int *nf, *nb, *nw;            /* [S] next micro-batch of F, B, W */
     sch_time *ef, *eb;            /* [S*M] end of F, B; -1 not started */
     sch_time *t;                  /* [K] when the device is free */
     int *held;                    /* [K] stashes held (F started, W not) */
-    int *dst;                     /* [K*2] the device's stages, higher first */
-    int *nst;                     /* [K] */
 };
 
 static sch_time cost(const sch_time *c, int st) { return c ? c[st] : 1; }
 
 static int ready(sch_time end, sch_time tau) { return end >= 0 && end <= tau; }
 
-/* Starts the best op of device d at tau; 1 if one started, 0 if none, <0. */
+/* Starts the best op of device (and stage) d at tau; 1 if one started, 0
+ * if none, <0. */
 static int greedy_pick(struct greedy *g, int d, sch_time tau)
 {
     struct sch_schedule *s = g->s;
-    int S = s->n_stages, M = s->n_micro, rc;
-    for (int i = 0; i < g->nst[d]; i++) { /* B */
-        int st = g->dst[2 * d + i], m = g->nb[st];
-        if (m < g->nf[st] && ready(g->ef[st * M + m], tau) &&
-            (st + 1 == S || ready(g->eb[(st + 1) * M + m], tau))) {
-            if ((rc = sch_gen_push_bwd(s, st, m)) < 0)
-                return rc;
-            g->eb[st * M + m] = tau + cost(g->cb, st);
-            g->t[d] = g->eb[st * M + m];
-            g->nb[st]++;
-            return 1;
-        }
+    int S = s->n_stages, M = s->n_micro, rc, st = d;
+    int m = g->nb[st];
+    if (m < g->nf[st] && ready(g->ef[st * M + m], tau) &&
+        (st + 1 == S || ready(g->eb[(st + 1) * M + m], tau))) { /* B */
+        if ((rc = sch_gen_push_bwd(s, st, m)) < 0)
+            return rc;
+        g->eb[st * M + m] = tau + cost(g->cb, st);
+        g->t[d] = g->eb[st * M + m];
+        g->nb[st]++;
+        return 1;
     }
-    for (int i = 0; i < g->nst[d]; i++) { /* F */
-        int st = g->dst[2 * d + i], m = g->nf[st];
-        int room = g->limit - (g->nst[d] > 1 && i == g->nst[d] - 1 && d > 0);
-        if (m < M && g->held[d] < room && (st == 0 || ready(g->ef[(st - 1) * M + m], tau))) {
-            if ((rc = sch_gen_push_fwd(s, st, m)) < 0)
-                return rc;
-            g->ef[st * M + m] = tau + cost(g->cf, st);
-            g->t[d] = g->ef[st * M + m];
-            g->nf[st]++;
-            g->held[d]++;
-            return 1;
-        }
+    m = g->nf[st];
+    if (m < M && g->held[d] < g->limit && (st == 0 || ready(g->ef[(st - 1) * M + m], tau))) {
+        if ((rc = sch_gen_push_fwd(s, st, m)) < 0) /* F */
+            return rc;
+        g->ef[st * M + m] = tau + cost(g->cf, st);
+        g->t[d] = g->ef[st * M + m];
+        g->nf[st]++;
+        g->held[d]++;
+        return 1;
     }
-    for (int i = 0; i < g->nst[d]; i++) { /* W */
-        int st = g->dst[2 * d + i], m = g->nw[st];
-        if (m < g->nb[st] && ready(g->eb[st * M + m], tau)) {
-            if ((rc = sch_gen_push_wgrad(s, st, m)) < 0)
-                return rc;
-            g->t[d] = tau + cost(g->cw, st);
-            g->nw[st]++;
-            g->held[d]--; /* freed at W's end; no pick before then */
-            return 1;
-        }
+    m = g->nw[st];
+    if (m < g->nb[st] && ready(g->eb[st * M + m], tau)) { /* W */
+        if ((rc = sch_gen_push_wgrad(s, st, m)) < 0)
+            return rc;
+        g->t[d] = tau + cost(g->cw, st);
+        g->nw[st]++;
+        g->held[d]--; /* freed at W's end; no pick before then */
+        return 1;
     }
     return 0;
 }
@@ -190,7 +175,8 @@ static int greedy_run(struct greedy *g)
     return 0;
 }
 
-/* Fills s (stages placed, has_wgrad set) with the greedy's lists. */
+/* Fills s (K stages, stage d on device d, has_wgrad set) with the greedy's
+ * lists. */
 static int greedy_lists(struct sch_schedule *s, const sch_time *cf, const sch_time *cb,
                         const sch_time *cw, int limit)
 {
@@ -203,20 +189,15 @@ static int greedy_lists(struct sch_schedule *s, const sch_time *cf, const sch_ti
     g.eb = malloc((size_t)S * M * sizeof *g.eb);
     g.t = calloc((size_t)K, sizeof *g.t);
     g.held = calloc((size_t)K, sizeof *g.held);
-    g.dst = calloc((size_t)K * 2, sizeof *g.dst);
-    g.nst = calloc((size_t)K, sizeof *g.nst);
-    if (!g.nf || !g.nb || !g.nw || !g.ef || !g.eb || !g.t || !g.held || !g.dst || !g.nst) {
+    if (!g.nf || !g.nb || !g.nw || !g.ef || !g.eb || !g.t || !g.held) {
         rc = ps_error(PS_ENOMEM, "out of memory building schedule");
         goto out;
     }
     memset(g.ef, 0xff, (size_t)S * M * sizeof *g.ef);
     memset(g.eb, 0xff, (size_t)S * M * sizeof *g.eb);
-    for (int st = S - 1; st >= 0; st--) {
-        int d = s->stage_device[st];
-        if (g.nst[d] == 2)
-            PS_BUG("greedy scheduler: device %d holds more than two stages", d);
-        g.dst[2 * d + g.nst[d]++] = st;
-    }
+    for (int st = 0; st < S; st++)
+        if (s->stage_device[st] != st)
+            PS_BUG("greedy scheduler: stage %d is not on device %d", st, st);
     rc = greedy_run(&g);
 out:
     free(g.nf);
@@ -226,25 +207,7 @@ out:
     free(g.eb);
     free(g.t);
     free(g.held);
-    free(g.dst);
-    free(g.nst);
     return rc;
-}
-
-/* ---- ZB-V ---- */
-
-int sch_schedule_zbv(int K, int M, enum sch_remat remat, struct sch_schedule **out)
-{
-    *out = NULL;
-    struct sch_schedule *s;
-    int rc = sch_gen_check_sizes(K, M, 2);
-    if (rc < 0 || (rc = sch_gen_new("zb-v", K, 2 * K, M, remat, &s)) < 0)
-        return rc;
-    s->has_wgrad = 1;
-    for (int st = 0; st < 2 * K; st++)
-        s->stage_device[st] = st < K ? st : 2 * K - 1 - st;
-    rc = greedy_lists(s, NULL, NULL, NULL, 2 * K);
-    return sch_gen_finish(s, rc, out);
 }
 
 /* ---- compute-only replay, peak stashes, zb-auto ---- */
@@ -392,15 +355,6 @@ int sch_gen_zbh2(const char *arg, int K, int M, enum sch_remat remat,
     if (arg)
         return ps_error(PS_EUSAGE, "--schedule zb-h2 takes no parameter");
     return sch_schedule_zbh2(K, M, remat, out);
-}
-
-int sch_gen_zbv(const char *arg, int K, int M, enum sch_remat remat,
-                struct sch_schedule **out)
-{
-    *out = NULL;
-    if (arg)
-        return ps_error(PS_EUSAGE, "--schedule zb-v takes no parameter");
-    return sch_schedule_zbv(K, M, remat, out);
 }
 
 int sch_gen_zbauto(const char *arg, int K, int M, enum sch_remat remat,

@@ -13,7 +13,8 @@
 
 /* ZB-H2: K stages, extra warm-up forwards, W deferred into the tail. */
 int sch_schedule_zbh2(int K, int M, enum sch_remat remat, struct sch_schedule **out);
-/* ZB-V: 2K stages, device d holds stages d and 2K-1-d. */
+/* sch_zbv.c: ZB-V, 2K stages, device d holds stages d and 2K-1-d; the
+ * paper's hand-built order with W's filling the waits (see there). */
 int sch_schedule_zbv(int K, int M, enum sch_remat remat, struct sch_schedule **out);
 /* zb-auto: K stages; per-stage F, B, W times (NULL: 1 each; R costs F) and
  * at most limit stashes per device. PS_EUSAGE for limit < 1. */

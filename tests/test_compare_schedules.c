@@ -181,6 +181,11 @@ Test(compare_schedules, bubble_formulas)
     cr_assert(fabs(ana_bubble_formula("dualpipe-v", 4, 8, 1, 2, 2 / 2.0) - 3.0 / 51) < 1e-15);
     cr_assert(isnan(ana_bubble_formula("dualpipe-v", 4, 7, 1, 2, 2 / 2.0))); /* M < 2K */
     cr_assert(isnan(ana_bubble_formula("dualpipe-v", 4, 8, 2, 2, 2 / 2.0))); /* T_F != T_B */
+    /* zb-v: the same (K-1) T of (6M+K-1) T, from M = K on */
+    cr_assert(fabs(ana_bubble_formula("zb-v", 4, 4, 1, 2, 2 / 2.0) - 3.0 / 27) < 1e-15);
+    cr_assert(isnan(ana_bubble_formula("zb-v", 4, 3, 1, 2, 2 / 2.0)));   /* M < K */
+    cr_assert(isnan(ana_bubble_formula("zb-v", 4, 8, 2, 2, 2 / 2.0)));   /* T_F != T_B */
+    cr_assert(isnan(ana_bubble_formula("zb-v", 4, 8, 1, 2, 1.5)));       /* B != W */
 }
 
 /* The API: memory per device, interleaved puts two stages on each. */

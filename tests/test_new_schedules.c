@@ -172,38 +172,97 @@ Test(new_schedules, closed_forms_on_uniform_stages)
     }
 }
 
-/* ZB-V: 2K one-layer chunks, every chunk op T. Lower bound (6M + K - 1) T
- * (device K-1's first op, F of stage K-1, waits for K-1 forwards; it then
- * has 6M ops). The greedy reaches it for K <= 2 and for M = K; elsewhere
- * it is above by the gap gap[K] below in units of T, measured on K <= 8,
- * K <= M <= 16 (K = 7: 4, K = 8: 5, worst at M = K + 1): the paper's
- * hand-built ZB-V has none, so the greedy's V is a near-zero-bubble
- * approximation. It beats 1F1B on the same model (two layers per stage:
- * (M + K - 1) 6T) for K >= 2. */
-Test(new_schedules, zb_v_near_lower_bound_and_beats_1f1b)
+/* ZB-V: 2K one-layer chunks, every chunk op T (profile backward 2T split in
+ * half), ideal links. Lower bound (6M + K - 1) T: device K-1's first op, F
+ * of stage K-1, waits for K-1 forwards, and it has 6M ops. For M >= K the
+ * paper's hand-built order (sched/sch_zbv.c) meets it exactly, so any idle
+ * slot on device K-1 (a bubble) fails the equality. It beats 1F1B on the
+ * same model (two layers per stage: (M + K - 1) 6T) for K >= 2.
+ * For M < K the bound is out of reach: device 0 cannot start the loss stage
+ * before (2K - 1) T and has 5M ops from there, so the step is at least
+ * (5M + 2K - 1) T, and at least (M + 4K) T (the last micro-batch's F on
+ * stage 0 waits for M - 1 others, then it passes 2K stages forward and 2K
+ * back, and its W follows); the order takes max(4K + 2M - 1, 3K + 4M - 1) T
+ * (measured, sched/sch_zbv.c). */
+Test(new_schedules, zb_v_closed_form_and_beats_1f1b)
 {
     const sch_time T = 1000;
-    for (int K = 1; K <= 6; K++) {
+    for (int K = 1; K <= 8; K++) {
         struct mdl_topology *t = th_chain(K, 0, 1e300, 0);
         struct mdl_profile *p = th_uniform(2 * K, (double)T, 2.0 * T, 1, 0, 0, 0);
-        for (int M = K; M <= 14; M++) {
+        int Ms[64], n = 0;
+        for (int M = 1; M <= 3 * K; M++)
+            Ms[n++] = M;
+        Ms[n++] = 4 * K + 1;
+        Ms[n++] = 5 * K + 3;
+        Ms[n++] = 40;
+        for (int i = 0; i < n; i++) {
+            int M = Ms[i];
             struct th_run z, o;
             th_simulate(&z, "zb-v", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
-            th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+            cr_assert_eq(z.c->st[0].fwd, T);
+            cr_assert_eq(z.c->st[0].bwd_input, T);
+            cr_assert_eq(z.c->st[0].bwd_weight, T);
+            /* the compute-only replay that places the W's agrees */
+            cr_assert_eq(sch_zb_list_time(z.s, NULL, NULL, NULL) * T, z.r->fb_end);
             sch_time lb = (6 * M + K - 1) * T;
-            cr_assert_geq(z.r->fb_end, lb);
-            static const int gap[] = { 0, 0, 0, 1, 1, 2, 3 };
-            cr_assert_leq(z.r->fb_end, lb + gap[K] * T, "zb-v K=%d M=%d: %lld vs %lld", K, M,
-                          (long long)z.r->fb_end, (long long)lb);
-            cr_assert_eq(o.r->fb_end, (M + K - 1) * 6 * T);
-            if (K > 1)
-                cr_assert_lt(z.r->fb_end, o.r->fb_end);
+            if (M >= K) {
+                cr_assert_eq(z.r->fb_end, lb, "zb-v K=%d M=%d: %lld vs %lld", K, M,
+                             (long long)z.r->fb_end, (long long)lb);
+                th_simulate(&o, "1f1b", p, t, K, M, SCH_REMAT_NEVER, 1, 0);
+                cr_assert_eq(o.r->fb_end, (M + K - 1) * 6 * T);
+                if (K > 1)
+                    cr_assert_lt(z.r->fb_end, o.r->fb_end);
+                th_release(&o);
+            } else {
+                sch_time a = 4 * K + 2 * M - 1, b = 3 * K + 4 * M - 1;
+                cr_assert_gt(z.r->fb_end, lb, "K=%d M=%d", K, M);
+                cr_assert_geq(z.r->fb_end, (5 * M + 2 * K - 1) * T);
+                cr_assert_geq(z.r->fb_end, (M + 4 * K) * T);
+                cr_assert_eq(z.r->fb_end, (a > b ? a : b) * T, "zb-v K=%d M=%d: %lld", K, M,
+                             (long long)z.r->fb_end);
+            }
             th_release(&z);
-            th_release(&o);
         }
         mdl_profile_free(p);
         mdl_topology_free(t);
     }
+}
+
+/* The order of sched/sch_zbv.c worked by hand from its header for K = 2,
+ * M = 3 (n = max(M, 2K-1) = 3, nothing dropped): device 0 (stages 0, 3)
+ * runs F0 x3, F3 B3 x2, then B0 F3 B3, then B0 x2; device 1 (stages 1, 2)
+ * F1, F2 F1, F2 B2, F1 B1 F2 B2, B1 B2, B1. Replayed in unit slots, at most
+ * 2K = 4 stashes (F issued, W not ended), a W first once K = 2 B's await
+ * theirs: device 0's F3.1 (slot 5) and device 1's F1.2 (slot 6) and F2.2
+ * (slot 9) wait for a W to free a stash; device 0 fills its waits for B1.0
+ * (slot 8), F2.2 (10) and B1.2 (15) with W's and idles at slot 16; two
+ * pending W's put W2.1 (13), W3.2 (14) and W1.1 (15) before the next B.
+ * Step 19 slots = 6M + K - 1, both devices at 4 stashes. */
+Test(new_schedules, zb_v_lists_by_hand)
+{
+    static const char *const want[2] = {
+        "F0.0 F0.1 F0.2 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1 B0.0 W0.0 F3.2 B3.2 B0.1 W3.2 W0.1 "
+        "B0.2 W0.2",
+        "F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 F1.2 B1.0 W1.0 F2.2 B2.1 B1.1 W2.1 B2.2 W1.1 B1.2 "
+        "W2.2 W1.2",
+    };
+    struct sch_schedule *s;
+    cr_assert_eq(sch_schedule_build("zb-v", 2, 3, SCH_REMAT_NEVER, &s), 0);
+    for (int d = 0; d < 2; d++) {
+        char got[512] = "";
+        for (int i = 0; i < s->n_ops[d]; i++) {
+            const struct sch_op *op = &s->ops[d][i];
+            if (op->kind != SCH_OP_FWD && op->kind != SCH_OP_BWD && op->kind != SCH_OP_WGRAD)
+                continue;
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%c%d.%d", *got ? " " : "",
+                     "FB?W"[op->kind], op->stage, op->mb);
+        }
+        cr_assert_str_eq(got, want[d], "device %d", d);
+    }
+    cr_assert_eq(sch_zb_list_time(s, NULL, NULL, NULL), 19);
+    cr_assert_eq(sch_zb_peak_stashes(s), 4);
+    sch_schedule_free(s);
 }
 
 /* Stash only (S bytes per layer and sample, no buffers): the ledger holds a
@@ -213,8 +272,10 @@ Test(new_schedules, zb_v_near_lower_bound_and_beats_1f1b)
  *   zb-h2        min(2K, M) on every stage (W of j waits for F of j+2K-1);
  *   eager-1f1b   min(K-s+1, M) on stage s (1F1B's min(K-s, M), plus one);
  *   breadth-f:v  v M chunk stashes on every device (all forwards first);
- *   zb-v         min(2K, 2M) chunk stashes (the greedy's limit of 2K is
- *                reached once M >= K; each micro-batch brings two chunks). */
+ *   zb-v         min(2K, 2M) chunk stashes on every device (K micro-batches
+ *                of two chunks, 1F1B's stage-0 figure, once M >= K: the
+ *                source's warm-up issues 2K forwards before its first W;
+ *                below, every forward comes before the first W). */
 Test(new_schedules, memory_peaks_by_hand)
 {
     const int64_t S = 1000;
