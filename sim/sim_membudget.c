@@ -11,10 +11,9 @@
 
 /*
  * One engine run, while the schedule is alive: the op lists (exact, above),
- * the engine's records (exact: sim_engine_op_bytes per op, a transfer start
- * per op with a trace), the build-time indexes of build_recs (one int32 per
- * op of the longest device list, two per (stage, micro-batch) for sends,
- * the device index of stages x kinds x micro-batches), the event queue (one
+ * the engine's own (exact: sim_engine_bytes, two bits per transfer, a
+ * transfer start per transfer with a trace; it keeps no record per op), the
+ * device index it validates with (stages x kinds x micro-batches), the event queue (one
  * event per stream at most, ring plus heap), and with a trace one event
  * record per op and one counter per memory change (about one per op,
  * measured below) plus the sort
@@ -41,10 +40,8 @@ int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat rema
     if (sch_mem_sched_estimate(schedule, K, M, remat, replicas, &out->sched))
         return 1;
     double N = (double)out->sched.n_ops, S = out->sched.n_stages;
-    double longest = N / K; /* a lower bound of the longest device list */
     double devindex = ceil(S / K) * SCH_OP_NKINDS * (double)M * sizeof(int32_t);
-    out->engine_bytes = (N + 1) * (double)sim_engine_op_bytes(record_trace) +
-                        longest * sizeof(int32_t) + 2 * S * M * sizeof(int32_t) + devindex +
+    out->engine_bytes = (double)sim_engine_bytes((int)S, M, record_trace) + devindex +
                         2.0 * K * SCH_NSTREAMS * sizeof(struct sim_event);
     if (record_trace) {
         double cap = 256;

@@ -277,7 +277,8 @@ Test(membudget, run_estimate_covers_op_arrays)
             cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace,
                                               &e), 0);
             double ops = (double)sch_schedule_total_ops(r.s);
-            double arrays = sched_alloc(r.s) + (ops + 1) * sim_engine_op_bytes(trace);
+            double arrays = sched_alloc(r.s) +
+                            (double)sim_engine_bytes(r.s->n_stages, r.s->n_micro, trace);
             if (trace) {
                 const struct trc_trace *tr = sim_engine_trace(r.e);
                 arrays += (double)tr->cap_events * sizeof(struct trc_event);
