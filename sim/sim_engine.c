@@ -19,6 +19,14 @@ struct stream {
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
 
+/* One device's streams and tallies together: an event touches one or two
+ * cache lines of its device, not one per array. */
+struct device {
+    struct stream st[SCH_NSTREAMS];
+    int64_t cur_mem, peak_act;
+    sch_time busy, busy_recomp, busy_update, busy_allreduce;
+} __attribute__((aligned(64)));
+
 struct resource {      /* a link direction, or a whole shared link */
     int32_t *q;        /* FIFO of send streams waiting for it (ring) */
     int head, len, cap;
@@ -63,7 +71,7 @@ struct sim_engine {
     uint8_t *sends_to;         /* [n_stages] bit DIR_ACT: stage s+1 on another
                                   device, bit DIR_GRAD: stage s-1 */
     sch_time *xfer_start;      /* [2 S M] when tracing: start of each transfer */
-    struct stream *streams;    /* [n_dev * SCH_NSTREAMS] */
+    struct device *devs;       /* [n_dev]; stream si is devs[si / 3].st[si % 3] */
     struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] while building, then
                                   its distinct rows */
     int32_t *row;              /* [n_stages * SCH_OP_NKINDS] row of info */
@@ -74,7 +82,6 @@ struct sim_engine {
     struct sim_evq evq;        /* payload: stream index, or -2 - transfer for a
                                   delivery; a lane per distinct duration */
     sch_time now;
-    int64_t *cur_mem;
     struct sim_result r;
     struct trc_trace *trace;
     int started, finished;
@@ -102,6 +109,11 @@ static inline int64_t xfer(const sim_engine *e, int stage, int mb, int dir)
 static inline int rm_of(const sim_engine *e, int mb)
 {
     return (unsigned)mb < (unsigned)e->rm_end;
+}
+
+static inline struct stream *stream_at(const sim_engine *e, int si)
+{
+    return &e->devs[si / SCH_NSTREAMS].st[si % SCH_NSTREAMS];
 }
 
 static inline const struct sch_op *head_op(const sim_engine *e, const struct stream *st)
@@ -393,7 +405,7 @@ static int build_streams(sim_engine *e)
                 bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
         }
         for (int k = 0; k < SCH_NSTREAMS; k++) {
-            struct stream *st = &e->streams[d * SCH_NSTREAMS + k];
+            struct stream *st = &e->devs[d].st[k];
             st->dev = d;
             st->left = cnt[k];
             st->pos = -1;
@@ -452,9 +464,10 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->src_done = calloc(X / 64 + 1, sizeof *e->src_done);
     e->delivered = calloc(X / 64 + 1, sizeof *e->delivered);
     e->sends_to = calloc((size_t)S, 1);
-    e->streams = calloc((size_t)D * SCH_NSTREAMS, sizeof *e->streams);
+    e->devs = aligned_alloc(64, (size_t)D * sizeof *e->devs);
+    if (e->devs)
+        memset(e->devs, 0, (size_t)D * sizeof *e->devs);
     e->info = calloc((size_t)S * SCH_OP_NKINDS, sizeof *e->info);
-    e->cur_mem = calloc((size_t)D, sizeof *e->cur_mem);
     e->r.n_devices = D;
     e->r.busy = calloc((size_t)D, sizeof(sch_time));
     e->r.busy_recomp = calloc((size_t)D, sizeof(sch_time));
@@ -464,8 +477,8 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
-    if (!e->src_done || !e->delivered || !e->sends_to || !e->streams ||
-        !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
+    if (!e->src_done || !e->delivered || !e->sends_to || !e->devs ||
+        !e->info || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = ps_error(PS_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
@@ -514,7 +527,7 @@ void sim_engine_free(sim_engine *e)
             free(e->res[i].q);
     free(e->res);
     free(e->hold);
-    free(e->streams);
+    free(e->devs);
     free(e->info);
     free(e->row);
     free(e->src_done);
@@ -522,7 +535,6 @@ void sim_engine_free(sim_engine *e)
     free(e->sends_to);
     free(e->xfer_start);
     sim_evq_release(&e->evq);
-    free(e->cur_mem);
     free(e->r.busy);
     free(e->r.busy_recomp);
     free(e->r.busy_update);
@@ -551,9 +563,10 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
 {
     if (!delta)
         return 0;
-    int64_t v = e->cur_mem[d] += delta;
-    if (v > e->r.peak_act[d])
-        e->r.peak_act[d] = v;
+    struct device *dv = &e->devs[d];
+    int64_t v = dv->cur_mem += delta;
+    if (v > dv->peak_act)
+        dv->peak_act = v;
     return e->trace ? trc_add_counter(e->trace, d, e->now, v) : 0;
 }
 
@@ -575,21 +588,22 @@ static int deliver(sim_engine *e, int64_t x);
 /* Bookkeeping when the head op of stream si ends at e->now. */
 static int finish_op(sim_engine *e, int si, sch_time start)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     int d = st->dev, rc;
+    struct device *dv = &e->devs[d];
     const struct sch_op o = st->head, *op = &o; /* advance() below moves the head */
     const struct opinfo *oi = info_of(e, op);
     int kind = op->kind;
     if (sch_op_is_compute(kind)) {
         sch_time dur = e->now - start;
         if (kind == SCH_OP_UPDATE) {
-            e->r.busy_update[d] += dur;
+            dv->busy_update += dur;
         } else if (kind == SCH_OP_ALLREDUCE) {
-            e->r.busy_allreduce[d] += dur;
+            dv->busy_allreduce += dur;
         } else {
-            e->r.busy[d] += dur;
+            dv->busy += dur;
             if (kind == SCH_OP_RECOMP)
-                e->r.busy_recomp[d] += dur;
+                dv->busy_recomp += dur;
             if (e->now > e->r.fb_end)
                 e->r.fb_end = e->now;
         }
@@ -652,7 +666,7 @@ static int ready(const sim_engine *e, const struct sch_op *op)
 /* Stream si's head op takes every resource of its route at once. */
 static int start_transfer(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     const struct sch_op *op = head_op(e, st);
     const struct opinfo *oi = info_of(e, op);
     int rm = rm_of(e, op->mb);
@@ -683,7 +697,7 @@ static int can_start(const sim_engine *e, const struct opinfo *oi, int si, int q
  * transfer was the send's), so they finish on the spot. */
 static int try_start(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     for (;;) {
         if (st->busy || !st->left)
             return 0;
@@ -724,7 +738,7 @@ static int try_start(sim_engine *e, int si)
 
 static int complete(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     int rc;
     const struct opinfo *oi = info_of(e, head_op(e, st));
     for (int i = 0; i < oi->n_res; i++)
@@ -736,7 +750,7 @@ static int complete(sim_engine *e, int si)
         if (!res->len)
             continue;
         int next = res->q[res->head];
-        const struct opinfo *ni = info_of(e, head_op(e, &e->streams[next]));
+        const struct opinfo *ni = info_of(e, head_op(e, stream_at(e, next)));
         if (!can_start(e, ni, next, 1))
             continue;
         for (int k = 0; k < ni->n_res; k++) {
@@ -756,7 +770,7 @@ static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
         for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
-            struct stream *st = &e->streams[si];
+            struct stream *st = stream_at(e, si);
             if (st->left) {
                 char lab[32];
                 struct sch_op o = *head_op(e, st);
@@ -775,6 +789,12 @@ static int finish(sim_engine *e)
     r->fits = 1;
     double busy = 0;
     for (int d = 0; d < e->n_dev; d++) {
+        const struct device *dv = &e->devs[d];
+        r->busy[d] = dv->busy;
+        r->busy_recomp[d] = dv->busy_recomp;
+        r->busy_update[d] = dv->busy_update;
+        r->busy_allreduce[d] = dv->busy_allreduce;
+        r->peak_act[d] = dv->peak_act;
         r->peak_mem[d] = r->static_mem[d] + r->peak_act[d];
         r->fits &= (double)r->peak_mem[d] <= r->capacity[d];
         busy += (double)r->busy[d];
