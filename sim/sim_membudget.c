@@ -67,7 +67,7 @@ int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
     ps_mem_format(r.sched.bytes, a, sizeof a);
     ps_mem_format(r.engine_bytes, b, sizeof b);
     ps_mem_format(r.trace_bytes, c, sizeof c);
-    snprintf(detail, sizeof detail, "%lld ops: op lists %s, engine records %s%s%s",
+    snprintf(detail, sizeof detail, "%lld ops: op lists %s, engine %s%s%s",
              (long long)r.sched.n_ops, a, b, record_trace ? ", trace " : "",
              record_trace ? c : "");
     return ps_mem_check(r.total, w, detail,

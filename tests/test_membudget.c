@@ -338,8 +338,8 @@ Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
              "%s/chain.json -K 1024 -M 16384 --batch 16384 --trace %s", out_dir, trace);
     cr_assert_eq(run("1G", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=1024, M=16384 "
-                          "needs about 2.7 GiB (117374976 ops: op lists 1.3 GiB, engine "
-                          "records 1.4 GiB) but only 1.0 GiB is available "
+                          "needs about 1.3 GiB (117374976 ops: op lists 1.3 GiB, engine "
+                          "8.7 MiB) but only 1.0 GiB is available "
                           "(PIPESIM_MEMORY_LIMIT); use a smaller -K or -M"), "%s", err);
     cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
     /* one line */
