@@ -830,6 +830,15 @@ int sim_engine_step(sim_engine *e)
         return (rc = finish(e)) < 0 ? rc : 0;
     struct sim_event ev = sim_evq_pop(&e->evq);
     e->now = ev.t;
+    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
+        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
+        int32_t nx = l->ring[l->head].payload;
+        if (nx >= 0) {
+            const struct stream *ns = stream_at(e, nx);
+            __builtin_prefetch(ns);
+            __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
+        }
+    }
     if ((rc = ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload)) < 0)
         return rc;
     return 1;
