@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static const char *kind_names[SCH_OP_NKINDS] = {
     "F", "B", "R", "W", "send-act", "recv-act", "send-grad", "recv-grad", "U", "AR",
@@ -74,13 +75,23 @@ struct sch_schedule *sch_schedule_new(const char *name, int n_devices, int n_sta
     return s;
 }
 
+/* Whether list p lives in the schedule's slab (compared as addresses, never
+ * ordered: only to tell which block to free). */
+static int in_slab(const struct sch_schedule *s, const struct sch_op *p)
+{
+    uintptr_t a = (uintptr_t)p, b = (uintptr_t)s->slab;
+    return s->slab && a >= b && a < b + s->slab_ops * sizeof *p;
+}
+
 void sch_schedule_free(struct sch_schedule *s)
 {
     if (!s)
         return;
     if (s->ops)
         for (int d = 0; d < s->n_devices; d++)
-            free(s->ops[d]);
+            if (!in_slab(s, s->ops[d]))
+                free(s->ops[d]);
+    free(s->slab);
     free(s->ops);
     free(s->n_ops);
     free(s->cap_ops);
@@ -96,7 +107,13 @@ int sch_schedule_reserve(struct sch_schedule *s, int d, int n)
         return ps_error(PS_EINVAL, "schedule %s: more than %d ops on one device", s->name,
                          INT32_MAX / 2);
     int cap = s->n_ops[d] + n;
-    struct sch_op *no = realloc(s->ops[d], (size_t)cap * sizeof *no);
+    struct sch_op *no;
+    if (in_slab(s, s->ops[d])) { /* leaves the slab for a block of its own */
+        if ((no = malloc((size_t)cap * sizeof *no)))
+            memcpy(no, s->ops[d], (size_t)s->n_ops[d] * sizeof *no);
+    } else {
+        no = realloc(s->ops[d], (size_t)cap * sizeof *no);
+    }
     if (!no)
         return ps_error(PS_ENOMEM, "out of memory building schedule");
     s->ops[d] = no;
@@ -104,14 +121,59 @@ int sch_schedule_reserve(struct sch_schedule *s, int d, int n)
     return 0;
 }
 
-int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_kind kind, int stage, int mb)
+int sch_schedule_reserve_all(struct sch_schedule *s, const int *n)
+{
+    if (s->slab) { /* one slab per schedule: later calls reserve list by list */
+        for (int d = 0; d < s->n_devices; d++) {
+            int rc = sch_schedule_reserve(s, d, n[d]);
+            if (rc < 0)
+                return rc;
+        }
+        return 0;
+    }
+    size_t total = 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        if ((int64_t)s->n_ops[d] + n[d] > INT32_MAX / 2)
+            return ps_error(PS_EINVAL, "schedule %s: more than %d ops on one device", s->name,
+                             INT32_MAX / 2);
+        total += (size_t)s->n_ops[d] + (size_t)n[d];
+    }
+    size_t bytes = (total ? total : 1) * sizeof(struct sch_op);
+    void *p = NULL;
+#ifdef MADV_HUGEPAGE
+    const size_t huge = (size_t)2 << 20;
+    if (bytes >= 4 * huge) { /* aligned, so that the kernel can map it in 2 MiB pages */
+        bytes = (bytes + huge - 1) / huge * huge;
+        if (posix_memalign(&p, huge, bytes) == 0)
+            madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it, small pages */
+        else
+            p = NULL;
+    }
+#endif
+    if (!p && !(p = malloc(bytes)))
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    struct sch_op *slab = p;
+    size_t at = 0;
+    for (int d = 0; d < s->n_devices; d++) {
+        if (s->n_ops[d])
+            memcpy(slab + at, s->ops[d], (size_t)s->n_ops[d] * sizeof *slab);
+        free(s->ops[d]);
+        s->ops[d] = slab + at;
+        s->cap_ops[d] = s->n_ops[d] + n[d];
+        at += (size_t)s->cap_ops[d];
+    }
+    s->slab = slab;
+    s->slab_ops = total;
+    return 0;
+}
+
+int sch_schedule_push_grow(struct sch_schedule *s, int d, enum sch_op_kind kind, int stage,
+                           int mb)
 {
     int n = s->n_ops[d];
-    if (n == s->cap_ops[d]) {
-        int rc = sch_schedule_reserve(s, d, n < 16 ? 16 : n);
-        if (rc < 0)
-            return rc;
-    }
+    int rc = sch_schedule_reserve(s, d, n < 16 ? 16 : n);
+    if (rc < 0)
+        return rc;
     s->ops[d][n] = (struct sch_op){ .kind = (uint8_t)kind, .stage = stage, .mb = mb };
     s->n_ops[d] = n + 1;
     return 0;
@@ -139,33 +201,33 @@ static int check_km(int K, int M)
 /* Op list of one stage with GPipe's fill-drain order: forwards 0..M-1, then
  * backwards M-1..0. A re-materialized micro-batch's R comes right before its
  * gradient receive, so it runs as soon as the previous backward is done. */
-static int gpipe_stage(struct sch_schedule *s, int st)
+static int gpipe_per_mb(const struct sch_schedule *s, int st)
 {
-    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages, rc;
-    int per_mb = 2 + (st > 0) * 2 + (st + 1 < S) * 2 + (s->remat != SCH_REMAT_NEVER);
-    if ((rc = sch_schedule_reserve(s, d, per_mb * M + 1)) < 0)
-        return rc;
-    for (int m = 0; m < M && rc == 0; m++) {
+    return 2 + (st > 0) * 2 + (st + 1 < s->n_stages) * 2 + (s->remat != SCH_REMAT_NEVER);
+}
+
+static void gpipe_stage(struct sch_schedule *s, int st)
+{
+    int d = s->stage_device[st], M = s->n_micro, S = s->n_stages;
+    struct sch_op *o = s->ops[d] + s->n_ops[d], *o0 = o; /* reserved by the caller */
+    for (int m = 0; m < M; m++) {
         if (st > 0)
-            rc = sch_schedule_push(s, d, SCH_OP_RECV_ACT, st, m);
-        if (!rc)
-            rc = sch_schedule_push(s, d, SCH_OP_FWD, st, m);
-        if (!rc && st + 1 < S)
-            rc = sch_schedule_push(s, d, SCH_OP_SEND_ACT, st, m);
+            *o++ = (struct sch_op){ SCH_OP_RECV_ACT, st, m };
+        *o++ = (struct sch_op){ SCH_OP_FWD, st, m };
+        if (st + 1 < S)
+            *o++ = (struct sch_op){ SCH_OP_SEND_ACT, st, m };
     }
-    for (int m = M - 1; m >= 0 && rc == 0; m--) {
+    for (int m = M - 1; m >= 0; m--) {
         if (sch_schedule_remat_mb(s, m))
-            rc = sch_schedule_push(s, d, SCH_OP_RECOMP, st, m);
-        if (!rc && st + 1 < S)
-            rc = sch_schedule_push(s, d, SCH_OP_RECV_GRAD, st, m);
-        if (!rc)
-            rc = sch_schedule_push(s, d, SCH_OP_BWD, st, m);
-        if (!rc && st > 0)
-            rc = sch_schedule_push(s, d, SCH_OP_SEND_GRAD, st, m);
+            *o++ = (struct sch_op){ SCH_OP_RECOMP, st, m };
+        if (st + 1 < S)
+            *o++ = (struct sch_op){ SCH_OP_RECV_GRAD, st, m };
+        *o++ = (struct sch_op){ SCH_OP_BWD, st, m };
+        if (st > 0)
+            *o++ = (struct sch_op){ SCH_OP_SEND_GRAD, st, m };
     }
-    if (!rc)
-        rc = sch_schedule_push(s, d, SCH_OP_UPDATE, st, -1);
-    return rc;
+    *o++ = (struct sch_op){ SCH_OP_UPDATE, st, -1 };
+    s->n_ops[d] += (int)(o - o0);
 }
 
 int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule **out)
@@ -177,11 +239,21 @@ int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule *
     struct sch_schedule *s = sch_schedule_new("gpipe", K, K, M, remat);
     if (!s)
         return ps_error(PS_ENOMEM, "out of memory building schedule");
+    int *n = calloc((size_t)K, sizeof *n);
+    if (!n) {
+        sch_schedule_free(s);
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    }
+    for (int st = 0; st < K; st++) /* fill-drain lists have an exact size */
+        n[s->stage_device[st]] += gpipe_per_mb(s, st) * M + 1;
+    rc = sch_schedule_reserve_all(s, n);
+    free(n);
+    if (rc < 0) {
+        sch_schedule_free(s);
+        return rc;
+    }
     for (int st = 0; st < K; st++)
-        if ((rc = gpipe_stage(s, st)) < 0) {
-            sch_schedule_free(s);
-            return rc;
-        }
+        gpipe_stage(s, st);
     *out = s;
     return 0;
 }

@@ -18,6 +18,7 @@
 #ifndef SCH_SCHEDULE_H
 #define SCH_SCHEDULE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef int64_t sch_time; /* nanoseconds: integer time makes equal inputs give
@@ -62,6 +63,9 @@ struct sch_schedule {
     int *n_ops;             /* [n_devices] */
     int *cap_ops;           /* [n_devices] allocated */
     struct sch_op **ops;    /* [n_devices][n_ops[d]] */
+    struct sch_op *slab;    /* one block holding the lists sch_schedule_reserve_all
+                               sized (NULL: each list is its own block) */
+    size_t slab_ops;
 };
 
 /* Empty schedule with stage s on device s % n_devices. */
@@ -69,11 +73,29 @@ struct sch_schedule *sch_schedule_new(const char *name, int n_devices,
                                       int n_stages, int n_micro,
                                       enum sch_remat remat);
 /* Appends an op to device d's list (amortized O(1)); <0 on ENOMEM. */
-int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_kind kind,
-                      int stage, int mb);
+static inline int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_kind kind,
+                                    int stage, int mb);
 void sch_schedule_free(struct sch_schedule *s);
 /* Makes room for n more ops on device d (generators that know their size). */
 int sch_schedule_reserve(struct sch_schedule *s, int d, int n);
+/* Makes room for n[d] more ops on every device d at once, in one block
+ * (on Linux, of huge pages): a generator that knows its whole size saves
+ * the page faults of K separate lists. Lists may still grow after (each
+ * then moves to its own block). */
+int sch_schedule_reserve_all(struct sch_schedule *s, const int *n);
+/* sch_schedule_push's slow path: grows device d's list, then appends. */
+int sch_schedule_push_grow(struct sch_schedule *s, int d, enum sch_op_kind kind, int stage,
+                           int mb);
+static inline int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_kind kind,
+                                    int stage, int mb)
+{
+    int n = s->n_ops[d];
+    if (n == s->cap_ops[d])
+        return sch_schedule_push_grow(s, d, kind, stage, mb);
+    s->ops[d][n] = (struct sch_op){ .kind = (uint8_t)kind, .stage = stage, .mb = mb };
+    s->n_ops[d] = n + 1;
+    return 0;
+}
 
 /* GPipe fill-drain: all forwards, then backwards in reverse micro-batch
  * order, recomputes issued before the gradient they need, update last. */

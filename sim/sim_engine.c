@@ -6,26 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One op as the event loop sees it, stored stream by stream so a stream's
- * ops sit next to each other in memory (the loop is bound by cache misses,
- * not arithmetic). */
-struct rec {
-    int32_t info;      /* stage * SCH_OP_NKINDS + kind */
-    int32_t succ;      /* record of the one cross-stream dependent, or -1 */
-    uint32_t mb1 : 25; /* micro-batch + 1 (0 for the update) */
-    uint32_t rm : 1;   /* micro-batch is re-materialized */
-    uint32_t wait : 2; /* unfinished cross-stream dependencies */
-    uint32_t kind : 4;
-};
-#define REC_MAX_MICRO ((1 << 25) - 2)
-
+/* A stream is a cursor into its device's op list: the engine keeps no
+ * record per op. Its head is the first op of the stream not yet finished;
+ * advancing skips the ops of the device's other streams (each op is passed
+ * over once per stream, so O(ops) in all). */
 struct stream {
-    int32_t first;     /* first record of this stream */
-    int32_t n, cur;
+    struct sch_op head; /* copy of ops[dev][pos], the op the loop reads most */
+    int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done) */
+    int32_t left;      /* ops of the stream not finished */
     int dev;
     int busy;
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
+
+/* One device's streams and tallies together: an event touches one or two
+ * cache lines of its device, not one per array. */
+struct device {
+    struct stream st[SCH_NSTREAMS];
+    int64_t cur_mem, peak_act;
+    sch_time busy, busy_recomp, busy_update, busy_allreduce;
+} __attribute__((aligned(64)));
 
 struct resource {      /* a link direction, or a whole shared link */
     int32_t *q;        /* FIFO of send streams waiting for it (ring) */
@@ -49,22 +49,39 @@ struct opinfo {
     int64_t at_start[2], at_end[2];
 };
 
+/* The cross-stream dependencies of pipeline lists (sch_schedule_deps) are
+ * only these: a send waits for the F or B that made its data (same device,
+ * compute stream), a receive for the delivery of its send (other device).
+ * Both are bits indexed by the transfer, x = 2 (stage M + mb) + dir, with
+ * the sending stage's (stage, mb) and dir 0 for activations, 1 for
+ * gradients: src_done when the data's op finished, delivered when the
+ * bytes reached the receiver. Every other dependency is on the same
+ * stream, which its list order already keeps. */
+enum { DIR_ACT, DIR_GRAD };
+
 struct sim_engine {
     const struct sch_schedule *s;
     const struct sch_costs *c;
     int n_dev;
+    int n_micro;
+    int rm_end;                /* micro-batches below it are re-materialized */
     int64_t n_ops, n_done;
-    struct rec *recs;          /* [n_ops] by stream */
-    sch_time *xfer_start;      /* [n_ops] when tracing: transfer start of a recv */
-    struct stream *streams;    /* [n_dev * SCH_NSTREAMS] */
-    struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] */
+    uint64_t *src_done;        /* [2 S M bits] */
+    uint64_t *delivered;       /* [2 S M bits] */
+    uint8_t *sends_to;         /* [n_stages] bit DIR_ACT: stage s+1 on another
+                                  device, bit DIR_GRAD: stage s-1 */
+    sch_time *xfer_start;      /* [2 S M] when tracing: start of each transfer */
+    struct device *devs;       /* [n_dev]; stream si is devs[si / 3].st[si % 3] */
+    struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] while building, then
+                                  its distinct rows */
+    int32_t *row;              /* [n_stages * SCH_OP_NKINDS] row of info */
     struct resource *res;
     int n_res;
     int32_t *hold;             /* resources of each route, opinfo.res..+n_res */
     int n_hold, cap_hold;
-    struct sim_evq evq;        /* payload: stream index; a lane per distinct duration */
+    struct sim_evq evq;        /* payload: stream index, or -2 - transfer for a
+                                  delivery; a lane per distinct duration */
     sch_time now;
-    int64_t *cur_mem;
     struct sim_result r;
     struct trc_trace *trace;
     int started, finished;
@@ -75,21 +92,62 @@ struct sim_engine {
  * (as a framework posts its receive, and as the runtime's worker does), so
  * its buffer is booked then, not when the bytes land. It takes no time; the
  * transfer was the send's. Traces still draw it on the receive thread. */
-static int run_stream(int kind)
+static const uint8_t run_stream_of[SCH_OP_NKINDS] = {
+    [SCH_OP_SEND_ACT] = SCH_STREAM_SEND, [SCH_OP_SEND_GRAD] = SCH_STREAM_SEND,
+};
+static inline int run_stream(int kind) { return run_stream_of[kind]; }
+
+static inline int bit_get(const uint64_t *b, int64_t x) { return b[x >> 6] >> (x & 63) & 1; }
+static inline void bit_set(uint64_t *b, int64_t x) { b[x >> 6] |= 1ULL << (x & 63); }
+
+/* Transfer index of the send of (stage, mb) in direction dir. */
+static inline int64_t xfer(const sim_engine *e, int stage, int mb, int dir)
 {
-    enum sch_stream k = sch_op_stream(kind);
-    return k == SCH_STREAM_RECV ? SCH_STREAM_COMPUTE : k;
+    return 2 * ((int64_t)stage * e->n_micro + mb) + dir;
 }
 
-static struct sch_op op_of(const struct rec *r)
+static inline int rm_of(const sim_engine *e, int mb)
 {
-    return (struct sch_op){ .kind = (uint8_t)r->kind, .stage = r->info / SCH_OP_NKINDS,
-                            .mb = (int32_t)r->mb1 - 1 };
+    return (unsigned)mb < (unsigned)e->rm_end;
 }
 
-size_t sim_engine_op_bytes(int record_trace)
+static inline struct stream *stream_at(const sim_engine *e, int si)
 {
-    return sizeof(struct rec) + (record_trace ? sizeof(sch_time) : 0);
+    return &e->devs[si / SCH_NSTREAMS].st[si % SCH_NSTREAMS];
+}
+
+static inline const struct sch_op *head_op(const sim_engine *e, const struct stream *st)
+{
+    (void)e;
+    return &st->head;
+}
+
+static inline const struct opinfo *info_of(const sim_engine *e, const struct sch_op *op)
+{
+    return &e->info[e->row[(int64_t)op->stage * SCH_OP_NKINDS + op->kind]];
+}
+
+/* Moves stream st (kind k) from its head to its next op; from pos -1, to
+ * its first. */
+static void advance(const sim_engine *e, struct stream *st, int k)
+{
+    const struct sch_op *ops = e->s->ops[st->dev];
+    int n = e->s->n_ops[st->dev], i = st->pos + 1;
+    while (i < n && run_stream(ops[i].kind) != k)
+        i++;
+    st->pos = i;
+    if (i < n) {
+        st->head = ops[i];
+        /* the lists of all devices are walked at once, too many streams for
+         * the hardware prefetcher: fetch this one's next lines early */
+        __builtin_prefetch(&ops[i + 8]);
+    }
+}
+
+size_t sim_engine_bytes(int n_stages, int n_micro, int record_trace)
+{
+    size_t x = 2 * (size_t)n_stages * (size_t)n_micro;
+    return 2 * (x / 64 + 1) * sizeof(uint64_t) + (record_trace ? x * sizeof(sch_time) : 0);
 }
 
 /* ---- construction ---- */
@@ -121,6 +179,42 @@ static int assign_lanes(sim_engine *e)
     }
     free(d);
     return sim_evq_init(&e->evq, (int)u);
+}
+
+static int cmp_row(const void *a, const void *b, void *base)
+{
+    const struct opinfo *rows = base;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int c = memcmp(&rows[x], &rows[y], sizeof *rows);
+    return c ? c : (x > y) - (x < y);
+}
+
+/* Stages alike cost alike: the loop reads one copy of each distinct row
+ * (rows are calloc'ed, so their padding compares equal), a table of a few
+ * rows instead of 80 bytes per (stage, kind) spread over the cache. */
+static int share_rows(sim_engine *e)
+{
+    int32_t n = e->s->n_stages * SCH_OP_NKINDS, u = 0;
+    int32_t *idx = malloc((size_t)n * sizeof *idx);
+    struct opinfo *rows = calloc((size_t)n, sizeof *rows);
+    e->row = malloc((size_t)n * sizeof *e->row);
+    if (!idx || !rows || !e->row) {
+        free(idx);
+        free(rows);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int32_t i = 0; i < n; i++)
+        idx[i] = i;
+    qsort_r(idx, (size_t)n, sizeof *idx, cmp_row, e->info);
+    for (int32_t i = 0; i < n; i++) {
+        if (!u || memcmp(&rows[u - 1], &e->info[idx[i]], sizeof *rows))
+            memcpy(&rows[u++], &e->info[idx[i]], sizeof *rows);
+        e->row[idx[i]] = u - 1;
+    }
+    free(idx);
+    free(e->info);
+    e->info = rows;
+    return 0;
 }
 
 /* Appends resource r to the hold list of oi unless it holds it already. */
@@ -274,29 +368,53 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
         rc = ring_allreduce(e, t, first_res, st);
     if (!rc)
         rc = assign_lanes(e);
+    if (!rc)
+        rc = share_rows(e);
 out:
     free(first_res);
     return rc;
 }
 
-/* No time or byte count may wrap: every start is the end of some chain of
- * distinct ops, so the sum of all durations bounds the clock, and the sum of
- * all allocations bounds the ledger. O(ops). */
-static int check_totals(const sim_engine *e)
+/* Validates the schedule device by device, as sch_schedule_validate would
+ * (not its one-thread replay, which the engine's deadlock check covers),
+ * counts each stream's ops and sets the streams on their first op. No time
+ * or byte count may wrap: every start is the end of some chain of distinct
+ * ops, so the sum of all durations bounds the clock, and the sum of all
+ * allocations bounds the ledger. O(ops). */
+static int build_streams(sim_engine *e)
 {
     const struct sch_schedule *s = e->s;
+    struct sch_devindex x;
+    int rc;
+    if ((rc = sch_devindex_init(&x, s)) < 0)
+        return rc;
     double time = 0, bytes = 0;
     for (int st = 0; st < s->n_stages; st++)
         bytes += (double)e->c->st[st].param_bytes;
-    for (int d = 0; d < s->n_devices; d++)
+    for (int d = 0; d < e->n_dev; d++) {
+        if ((rc = sch_devindex_fill(&x, s, d)) < 0 || (rc = sch_schedule_check_device(s, &x, d)) < 0)
+            break;
+        int cnt[SCH_NSTREAMS] = { 0 };
         for (int i = 0; i < s->n_ops[d]; i++) {
             const struct sch_op *op = &s->ops[d][i];
-            const struct opinfo *oi = &e->info[(int64_t)op->stage * SCH_OP_NKINDS + op->kind];
+            const struct opinfo *oi = info_of(e, op);
+            cnt[run_stream(op->kind)]++;
             time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
                     (double)oi->lat;
             for (int r = 0; r < 2; r++)
                 bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
         }
+        for (int k = 0; k < SCH_NSTREAMS; k++) {
+            struct stream *st = &e->devs[d].st[k];
+            st->dev = d;
+            st->left = cnt[k];
+            st->pos = -1;
+            advance(e, st, k);
+        }
+    }
+    sch_devindex_release(&x);
+    if (rc < 0)
+        return rc;
     if (time > 4e18)
         return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s, beyond the "
                          "simulator's clock (292 years); check the profile and topology for "
@@ -306,96 +424,6 @@ static int check_totals(const sim_engine *e)
                          "simulator's memory ledger; check the profile and topology for huge "
                          "figures", s->name, bytes);
     return 0;
-}
-
-/* Lays the records out stream by stream and turns cross-stream dependencies
- * into (succ, wait) pairs: each op has at most one dependent on another
- * stream. Same-device deps are found through the device's op index,
- * cross-device ones (receives) through the records of the sends, tabled by
- * (stage, micro-batch). The schedule is validated on the way, device by
- * device, as sch_schedule_validate would. */
-static int build_recs(sim_engine *e)
-{
-    const struct sch_schedule *s = e->s;
-    int64_t S = s->n_stages, M = s->n_micro;
-    int D = e->n_dev, rc;
-    int32_t *local = NULL, *send_id = NULL;
-    struct sch_devindex x;
-    if ((rc = sch_devindex_init(&x, s)) < 0)
-        return rc;
-    int max_ops = 1;
-    for (int d = 0; d < D; d++)
-        if (s->n_ops[d] > max_ops)
-            max_ops = s->n_ops[d];
-    local = malloc((size_t)max_ops * sizeof *local);
-    send_id = malloc((size_t)(2 * S * M) * sizeof *send_id);
-    if (!local || !send_id) {
-        rc = ps_error(PS_ENOMEM, "out of memory indexing %lld ops", (long long)e->n_ops);
-        goto out;
-    }
-    int32_t next = 0;
-    for (int d = 0; d < D; d++) {
-        int cnt[SCH_NSTREAMS] = { 0 };
-        for (int i = 0; i < s->n_ops[d]; i++)
-            cnt[run_stream(s->ops[d][i].kind)]++;
-        for (int k = 0; k < SCH_NSTREAMS; k++) {
-            struct stream *st = &e->streams[d * SCH_NSTREAMS + k];
-            st->dev = d;
-            st->first = next;
-            next += cnt[k];
-        }
-        for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sch_op *op = &s->ops[d][i];
-            struct stream *st = &e->streams[d * SCH_NSTREAMS + run_stream(op->kind)];
-            int32_t r = st->first + st->n++;
-            e->recs[r] = (struct rec){
-                .info = op->stage * SCH_OP_NKINDS + op->kind, .succ = -1,
-                .mb1 = (uint32_t)(op->mb + 1), .kind = op->kind,
-                .rm = op->mb >= 0 && sch_schedule_remat_mb(s, op->mb),
-            };
-            if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_SEND_GRAD)
-                send_id[((op->kind == SCH_OP_SEND_GRAD) * S + op->stage) * M + op->mb] = r;
-        }
-    }
-    for (int d = 0; d < D && !rc; d++) {
-        /* validation (sch_schedule_validate) and linking share one pass */
-        if ((rc = sch_devindex_fill(&x, s, d)) < 0 || (rc = sch_schedule_check_device(s, &x, d)) < 0)
-            break;
-        int n[SCH_NSTREAMS] = { 0 };
-        for (int i = 0; i < s->n_ops[d]; i++) {
-            int k = run_stream(s->ops[d][i].kind);
-            local[i] = e->streams[d * SCH_NSTREAMS + k].first + n[k]++;
-        }
-        for (int i = 0; i < s->n_ops[d] && !rc; i++) {
-            const struct sch_op *op = &s->ops[d][i];
-            struct sch_op deps[3];
-            int nd = sch_schedule_deps(s, op, deps);
-            for (int j = 0; j < nd; j++) {
-                int32_t dep;
-                if (s->stage_device[deps[j].stage] == d) {
-                    if (run_stream(deps[j].kind) == run_stream(op->kind))
-                        continue; /* the stream's order already guarantees it */
-                    dep = local[sch_devindex_get(&x, s, deps[j].kind, deps[j].stage,
-                                                 deps[j].mb)];
-                } else {
-                    dep = send_id[((deps[j].kind == SCH_OP_SEND_GRAD) * S + deps[j].stage) * M +
-                                  deps[j].mb];
-                }
-                if (e->recs[dep].succ >= 0) {
-                    rc = ps_error(PS_EINVAL, "schedule %s: an op of stage %d has two "
-                                   "cross-stream dependents", s->name, deps[j].stage);
-                    break;
-                }
-                e->recs[dep].succ = local[i];
-                e->recs[local[i]].wait++;
-            }
-        }
-    }
-out:
-    free(local);
-    free(send_id);
-    sch_devindex_release(&x);
-    return rc;
 }
 
 int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
@@ -415,9 +443,10 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     if (sch_schedule_total_ops(s) >= INT32_MAX)
         return ps_error(PS_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
                          s->name, (long long)sch_schedule_total_ops(s), INT32_MAX - 1);
-    if (s->n_micro > REC_MAX_MICRO)
-        return ps_error(PS_EINVAL, "schedule %s: %d micro-batches is more than the engine's "
-                         "%d", s->name, s->n_micro, REC_MAX_MICRO);
+    if ((int64_t)2 * s->n_stages * s->n_micro >= INT32_MAX - 2)
+        return ps_error(PS_EINVAL, "schedule %s: %d stages x %d micro-batches is more than "
+                         "the engine's %d transfers", s->name, s->n_stages, s->n_micro,
+                         INT32_MAX - 3);
     if ((rc = sch_schedule_check_shape(s)) < 0)
         return rc;
     sim_engine *e = calloc(1, sizeof *e);
@@ -427,12 +456,18 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->c = c;
     e->n_dev = s->n_devices;
     e->n_ops = sch_schedule_total_ops(s);
+    e->n_micro = s->n_micro;
+    e->rm_end = s->remat == SCH_REMAT_ALWAYS ? s->n_micro
+                : s->remat == SCH_REMAT_EXCEPT_LAST ? s->n_micro - 1 : 0;
     int S = s->n_stages, D = e->n_dev;
-    size_t N = (size_t)e->n_ops + 1;
-    e->recs = malloc(N * sizeof *e->recs);
-    e->streams = calloc((size_t)D * SCH_NSTREAMS, sizeof *e->streams);
+    size_t X = 2 * (size_t)S * (size_t)s->n_micro; /* transfers */
+    e->src_done = calloc(X / 64 + 1, sizeof *e->src_done);
+    e->delivered = calloc(X / 64 + 1, sizeof *e->delivered);
+    e->sends_to = calloc((size_t)S, 1);
+    e->devs = aligned_alloc(64, (size_t)D * sizeof *e->devs);
+    if (e->devs)
+        memset(e->devs, 0, (size_t)D * sizeof *e->devs);
     e->info = calloc((size_t)S * SCH_OP_NKINDS, sizeof *e->info);
-    e->cur_mem = calloc((size_t)D, sizeof *e->cur_mem);
     e->r.n_devices = D;
     e->r.busy = calloc((size_t)D, sizeof(sch_time));
     e->r.busy_recomp = calloc((size_t)D, sizeof(sch_time));
@@ -442,21 +477,26 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
-    if (!e->recs || !e->streams ||
-        !e->info || !e->cur_mem || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
+    if (!e->src_done || !e->delivered || !e->sends_to || !e->devs ||
+        !e->info || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = ps_error(PS_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
         goto err_free_engine;
     }
-    if ((rc = build_info(e, t)) < 0 || (rc = check_totals(e)) < 0 || (rc = build_recs(e)) < 0)
+    if ((rc = build_info(e, t)) < 0 || (rc = build_streams(e)) < 0)
         goto err_free_engine;
+    for (int st = 0; st < S; st++) {
+        int d = s->stage_device[st];
+        e->sends_to[st] = (uint8_t)((st + 1 < S && s->stage_device[st + 1] != d) << DIR_ACT |
+                                    (st > 0 && s->stage_device[st - 1] != d) << DIR_GRAD);
+    }
     for (int st = 0; st < S; st++)
         e->r.static_mem[c->st[st].device] += c->st[st].param_bytes;
     for (int d = 0; d < D; d++)
         e->r.capacity[d] = t->devices[d].memory;
     if (o && o->record_trace) {
         e->trace = trc_trace_new("simulated", D, S, s->n_micro);
-        e->xfer_start = calloc(N, sizeof *e->xfer_start);
+        e->xfer_start = calloc(X, sizeof *e->xfer_start);
         if (!e->trace || !e->xfer_start ||
             !(e->trace->static_mem = calloc((size_t)D, sizeof(int64_t)))) {
             rc = ps_error(PS_ENOMEM, "out of memory");
@@ -487,12 +527,14 @@ void sim_engine_free(sim_engine *e)
             free(e->res[i].q);
     free(e->res);
     free(e->hold);
-    free(e->streams);
+    free(e->devs);
     free(e->info);
-    free(e->recs);
+    free(e->row);
+    free(e->src_done);
+    free(e->delivered);
+    free(e->sends_to);
     free(e->xfer_start);
     sim_evq_release(&e->evq);
-    free(e->cur_mem);
     free(e->r.busy);
     free(e->r.busy_recomp);
     free(e->r.busy_update);
@@ -521,9 +563,10 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
 {
     if (!delta)
         return 0;
-    int64_t v = e->cur_mem[d] += delta;
-    if (v > e->r.peak_act[d])
-        e->r.peak_act[d] = v;
+    struct device *dv = &e->devs[d];
+    int64_t v = dv->cur_mem += delta;
+    if (v > dv->peak_act)
+        dv->peak_act = v;
     return e->trace ? trc_add_counter(e->trace, d, e->now, v) : 0;
 }
 
@@ -540,76 +583,100 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start)
 }
 
 static int try_start(sim_engine *e, int si);
-static int deliver(sim_engine *e, int32_t s2);
+static int deliver(sim_engine *e, int64_t x);
 
 /* Bookkeeping when the head op of stream si ends at e->now. */
 static int finish_op(sim_engine *e, int si, sch_time start)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     int d = st->dev, rc;
-    int32_t ri = st->first + st->cur;
-    const struct rec *r = &e->recs[ri];
-    const struct opinfo *oi = &e->info[r->info];
-    if (sch_op_is_compute(r->kind)) {
+    struct device *dv = &e->devs[d];
+    const struct sch_op o = st->head, *op = &o; /* advance() below moves the head */
+    const struct opinfo *oi = info_of(e, op);
+    int kind = op->kind;
+    if (sch_op_is_compute(kind)) {
         sch_time dur = e->now - start;
-        if (r->kind == SCH_OP_UPDATE) {
-            e->r.busy_update[d] += dur;
-        } else if (r->kind == SCH_OP_ALLREDUCE) {
-            e->r.busy_allreduce[d] += dur;
+        if (kind == SCH_OP_UPDATE) {
+            dv->busy_update += dur;
+        } else if (kind == SCH_OP_ALLREDUCE) {
+            dv->busy_allreduce += dur;
         } else {
-            e->r.busy[d] += dur;
-            if (r->kind == SCH_OP_RECOMP)
-                e->r.busy_recomp[d] += dur;
+            dv->busy += dur;
+            if (kind == SCH_OP_RECOMP)
+                dv->busy_recomp += dur;
             if (e->now > e->r.fb_end)
                 e->r.fb_end = e->now;
         }
     }
-    if (e->trace) {
-        struct sch_op o = op_of(r);
-        if ((rc = record(e, d, &o, start)) < 0)
-            return rc;
-    }
-    if ((rc = mem_change(e, d, oi->at_end[r->rm])) < 0)
+    if (e->trace && (rc = record(e, d, op, start)) < 0)
+        return rc;
+    if ((rc = mem_change(e, d, oi->at_end[rm_of(e, op->mb)])) < 0)
         return rc;
     st->busy = 0;
-    st->cur++;
+    st->left--;
+    advance(e, st, run_stream(kind));
     e->n_done++;
-    int32_t s2 = r->succ;
-    if (s2 >= 0) {
-        if (e->xfer_start && sch_op_stream(r->kind) == SCH_STREAM_SEND)
-            e->xfer_start[s2] = start;
+    /* the op's one dependent on another stream: the send of what an F or B
+     * made (this device's send stream), the receive of what a send sent */
+    int dir;
+    switch (kind) {
+    case SCH_OP_FWD: dir = DIR_ACT; break;
+    case SCH_OP_BWD: dir = DIR_GRAD; break;
+    case SCH_OP_SEND_ACT:
+    case SCH_OP_SEND_GRAD: {
+        int64_t x = xfer(e, op->stage, op->mb, kind == SCH_OP_SEND_GRAD);
+        if (e->xfer_start)
+            e->xfer_start[x] = start;
         if (oi->lat > 0) { /* the receiver has the bytes a latency later */
             if (e->evq.n >= e->r.peak_queue)
                 e->r.peak_queue = e->evq.n + 1;
-            return sim_evq_push(&e->evq, oi->dlane, e->now + oi->lat, -2 - s2);
+            return sim_evq_push(&e->evq, oi->dlane, e->now + oi->lat, (int32_t)(-2 - x));
         }
-        return deliver(e, s2);
+        return deliver(e, x);
     }
-    return 0;
+    default: return 0;
+    }
+    if (!(e->sends_to[op->stage] >> dir & 1))
+        return 0;
+    bit_set(e->src_done, xfer(e, op->stage, op->mb, dir));
+    return try_start(e, d * SCH_NSTREAMS + SCH_STREAM_SEND);
 }
 
-/* The data of record s2's dependency has arrived: s2 may start. */
-static int deliver(sim_engine *e, int32_t s2)
+/* The bytes of transfer x reached its receiver: its receive may start. */
+static int deliver(sim_engine *e, int64_t x)
 {
-    struct rec *n = &e->recs[s2];
-    /* the dependent's stream follows from its stage and kind */
-    int sst = e->s->stage_device[n->info / SCH_OP_NKINDS] * SCH_NSTREAMS + run_stream(n->kind);
-    return --n->wait == 0 ? try_start(e, sst) : 0;
+    bit_set(e->delivered, x);
+    int stage = (int)(x / 2 / e->n_micro), to = x & 1 ? stage - 1 : stage + 1;
+    return try_start(e, e->s->stage_device[to] * SCH_NSTREAMS + SCH_STREAM_COMPUTE);
+}
+
+/* Whether op's cross-stream dependency (if any) is met. */
+static int ready(const sim_engine *e, const struct sch_op *op)
+{
+    switch (op->kind) {
+    case SCH_OP_SEND_ACT: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_ACT));
+    case SCH_OP_SEND_GRAD: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_GRAD));
+    case SCH_OP_RECV_ACT: return bit_get(e->delivered, xfer(e, op->stage - 1, op->mb, DIR_ACT));
+    case SCH_OP_RECV_GRAD:
+        return bit_get(e->delivered, xfer(e, op->stage + 1, op->mb, DIR_GRAD));
+    default: return 1;
+    }
 }
 
 /* Stream si's head op takes every resource of its route at once. */
 static int start_transfer(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
-    const struct rec *r = &e->recs[st->first + st->cur];
-    const struct opinfo *oi = &e->info[r->info];
-    int rc = mem_change(e, st->dev, oi->at_start[r->rm]);
+    struct stream *st = stream_at(e, si);
+    const struct sch_op *op = head_op(e, st);
+    const struct opinfo *oi = info_of(e, op);
+    int rm = rm_of(e, op->mb);
+    int rc = mem_change(e, st->dev, oi->at_start[rm]);
     if (rc < 0)
         return rc;
     for (int i = 0; i < oi->n_res; i++)
         e->res[e->hold[oi->res + i]].busy = 1;
     st->t_start = e->now;
-    return push(e, oi, r->rm, si);
+    return push(e, oi, rm, si);
 }
 
 /* Whether the transfer at the head of stream si may start: every resource
@@ -630,25 +697,27 @@ static int can_start(const sim_engine *e, const struct opinfo *oi, int si, int q
  * transfer was the send's), so they finish on the spot. */
 static int try_start(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
+    struct stream *st = stream_at(e, si);
     for (;;) {
-        if (st->busy || st->cur == st->n)
+        if (st->busy || !st->left)
             return 0;
-        int32_t ri = st->first + st->cur;
-        const struct rec *r = &e->recs[ri];
-        if (r->wait)
+        const struct sch_op *op = head_op(e, st);
+        if (!ready(e, op))
             return 0;
-        const struct opinfo *oi = &e->info[r->info];
-        int rc;
+        const struct opinfo *oi = info_of(e, op);
+        int rc, rm = rm_of(e, op->mb);
         st->busy = 1;
         st->t_start = e->now;
         /* an op that waits for a link books its start when it gets it */
-        if (oi->res < 0 && (rc = mem_change(e, st->dev, oi->at_start[r->rm])) < 0)
+        if (oi->res < 0 && (rc = mem_change(e, st->dev, oi->at_start[rm])) < 0)
             return rc;
-        if (st->cur + 1 < st->n)
-            __builtin_prefetch(r + 1);
-        if (sch_op_stream(r->kind) == SCH_STREAM_RECV) {
-            if ((rc = finish_op(e, si, e->xfer_start ? e->xfer_start[ri] : e->now)) < 0)
+        if (sch_op_stream(op->kind) == SCH_STREAM_RECV) {
+            sch_time from = e->now;
+            if (e->xfer_start)
+                from = e->xfer_start[op->kind == SCH_OP_RECV_ACT
+                                         ? xfer(e, op->stage - 1, op->mb, DIR_ACT)
+                                         : xfer(e, op->stage + 1, op->mb, DIR_GRAD)];
+            if ((rc = finish_op(e, si, from)) < 0)
                 return rc;
             continue;
         }
@@ -663,16 +732,15 @@ static int try_start(sim_engine *e, int si)
             }
             return 0;
         }
-        return push(e, oi, r->rm, si);
+        return push(e, oi, rm, si);
     }
 }
 
 static int complete(sim_engine *e, int si)
 {
-    struct stream *st = &e->streams[si];
-    const struct rec *r = &e->recs[st->first + st->cur];
+    struct stream *st = stream_at(e, si);
     int rc;
-    const struct opinfo *oi = &e->info[r->info];
+    const struct opinfo *oi = info_of(e, head_op(e, st));
     for (int i = 0; i < oi->n_res; i++)
         e->res[e->hold[oi->res + i]].busy = 0;
     /* in route order, each freed resource's first waiter, if all of its
@@ -682,8 +750,7 @@ static int complete(sim_engine *e, int si)
         if (!res->len)
             continue;
         int next = res->q[res->head];
-        const struct stream *nst = &e->streams[next];
-        const struct opinfo *ni = &e->info[e->recs[nst->first + nst->cur].info];
+        const struct opinfo *ni = info_of(e, head_op(e, stream_at(e, next)));
         if (!can_start(e, ni, next, 1))
             continue;
         for (int k = 0; k < ni->n_res; k++) {
@@ -694,8 +761,6 @@ static int complete(sim_engine *e, int si)
         if ((rc = start_transfer(e, next)) < 0)
             return rc;
     }
-    if (r->succ >= 0)
-        __builtin_prefetch(&e->recs[r->succ]);
     if ((rc = finish_op(e, si, st->t_start)) < 0)
         return rc;
     return try_start(e, si);
@@ -705,10 +770,10 @@ static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
         for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
-            struct stream *st = &e->streams[si];
-            if (st->cur < st->n) {
+            struct stream *st = stream_at(e, si);
+            if (st->left) {
                 char lab[32];
-                struct sch_op o = op_of(&e->recs[st->first + st->cur]);
+                struct sch_op o = *head_op(e, st);
                 sch_op_label(&o, lab, sizeof lab);
                 return ps_error(PS_EINVAL, "schedule %s deadlocks: %lld of %lld ops done; "
                                  "device %d is stuck at %s of stage %d", e->s->name,
@@ -724,6 +789,12 @@ static int finish(sim_engine *e)
     r->fits = 1;
     double busy = 0;
     for (int d = 0; d < e->n_dev; d++) {
+        const struct device *dv = &e->devs[d];
+        r->busy[d] = dv->busy;
+        r->busy_recomp[d] = dv->busy_recomp;
+        r->busy_update[d] = dv->busy_update;
+        r->busy_allreduce[d] = dv->busy_allreduce;
+        r->peak_act[d] = dv->peak_act;
         r->peak_mem[d] = r->static_mem[d] + r->peak_act[d];
         r->fits &= (double)r->peak_mem[d] <= r->capacity[d];
         busy += (double)r->busy[d];
@@ -759,7 +830,16 @@ int sim_engine_step(sim_engine *e)
         return (rc = finish(e)) < 0 ? rc : 0;
     struct sim_event ev = sim_evq_pop(&e->evq);
     e->now = ev.t;
-    if ((rc = ev.payload < 0 ? deliver(e, -2 - ev.payload) : complete(e, ev.payload)) < 0)
+    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
+        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
+        int32_t nx = l->ring[l->head].payload;
+        if (nx >= 0) {
+            const struct stream *ns = stream_at(e, nx);
+            __builtin_prefetch(ns);
+            __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
+        }
+    }
+    if ((rc = ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload)) < 0)
         return rc;
     return 1;
 }

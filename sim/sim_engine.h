@@ -13,14 +13,19 @@
  * Events sit in FIFO lanes, one per distinct op duration, and only the
  * lanes' heads are in a 4-ary min-heap keyed by (time, seq) (sim_evq.h,
  * sim_heap.h); seq is a per-engine counter taken at each push, so ties pop
- * in insertion order and replays are bit-identical. Op records, lanes and
- * heap are allocated up front: no malloc per event. Durations and ledger
- * effects are tabled once per (stage, kind) and re-materialized or not
- * (sch_costs_op_time, sch_mem_effect); each op picks its row by whether
+ * in insertion order and replays are bit-identical. The engine keeps no
+ * record per op: each stream is a cursor into its device's op list, and
+ * the only dependencies across streams (a send on the F or B that made its
+ * data, a receive on its send's delivery) are two bits per transfer. Lanes,
+ * heap and bits are allocated up front: no malloc per event. Durations and
+ * ledger effects are tabled once per (stage, kind) and re-materialized or
+ * not (sch_costs_op_time, sch_mem_effect); each op picks its row by whether
  * its micro-batch is re-materialized (sch_schedule_remat_mb).
  *
- * Cost: O(ops * log(lanes)) time (lanes <= distinct op durations),
- * O(ops) memory.
+ * Cost: O(ops * log(lanes)) time (lanes <= distinct op durations); memory
+ * O(devices + stages x kinds) plus 2 bits per (stage, micro-batch) (and an
+ * int64 per transfer with a trace): the schedule's own lists are the only
+ * per-op storage.
  * Ownership: sim_engine_new borrows schedule and costs (they must outlive
  * the engine) and reads the topology only while it builds; the result and
  * the trace belong to the engine until sim_engine_take_trace hands the
@@ -77,9 +82,10 @@ const struct trc_trace *sim_engine_trace(const sim_engine *e);
  * one; the engine keeps none after. */
 struct trc_trace *sim_engine_take_trace(sim_engine *e);
 
-/* Bytes the engine allocates per op of its schedule (its records; with a
- * trace also each op's transfer start), for sim_membudget's estimate. */
-size_t sim_engine_op_bytes(int record_trace);
+/* Bytes the engine allocates for a schedule of n_stages x n_micro beyond
+ * its per-device and per-stage tables (two bits per transfer; with a trace
+ * also each transfer's start), for sim_membudget's estimate. */
+size_t sim_engine_bytes(int n_stages, int n_micro, int record_trace);
 
 /* Convenience: one whole simulation of a schedule. */
 int sim_simulate(const struct sch_schedule *s, const struct sch_costs *c,

@@ -62,16 +62,17 @@ struct sim_event sim_evq_pop(struct sim_evq *q)
 {
     if (q->n <= 0)
         PS_BUG("pop from an empty event queue");
-    struct sim_event h = sim_heap_pop(&q->heads);
-    struct sim_evq_lane *l = &q->lanes[h.payload];
+    int lane = q->heads.a[0].payload;
+    struct sim_evq_lane *l = &q->lanes[lane];
     struct sim_event ev = *lane_at(l, 0);
     l->head = (l->head + 1) & (l->cap - 1);
     l->len--;
     q->n--;
-    if (l->len) {
+    if (l->len) { /* the lane's next event takes its place in the heap */
         const struct sim_event *nx = lane_at(l, 0);
-        /* cannot fail: the heap just gave back the slot it needs */
-        sim_heap_push_seq(&q->heads, nx->t, nx->seq, h.payload);
+        sim_heap_replace_top(&q->heads, nx->t, nx->seq, lane);
+    } else {
+        sim_heap_pop(&q->heads);
     }
     return ev;
 }

@@ -55,11 +55,10 @@ int sim_heap_push_seq(struct sim_heap *h, sch_time t, uint32_t seq, int32_t payl
     return 0;
 }
 
-struct sim_event sim_heap_pop(struct sim_heap *h)
+/* Sifts ev down from the root into a heap of h->n entries whose root slot
+ * is free. */
+static void sift_down(struct sim_heap *h, struct sim_event last)
 {
-    if (h->n <= 0)
-        PS_BUG("pop from an empty heap");
-    struct sim_event top = h->a[0], last = h->a[--h->n];
     int i = 0, n = h->n;
     for (;;) {
         int c = 4 * i + 1;
@@ -81,5 +80,24 @@ struct sim_event sim_heap_pop(struct sim_heap *h)
         i = m;
     }
     h->a[i] = last;
+}
+
+struct sim_event sim_heap_pop(struct sim_heap *h)
+{
+    if (h->n <= 0)
+        PS_BUG("pop from an empty heap");
+    struct sim_event top = h->a[0], last = h->a[--h->n];
+    if (h->n)
+        sift_down(h, last);
+    return top;
+}
+
+struct sim_event sim_heap_replace_top(struct sim_heap *h, sch_time t, uint32_t seq,
+                                      int32_t payload)
+{
+    if (h->n <= 0)
+        PS_BUG("replace in an empty heap");
+    struct sim_event top = h->a[0], ev = { t, seq, payload };
+    sift_down(h, ev);
     return top;
 }

@@ -36,5 +36,9 @@ int sim_heap_push(struct sim_heap *h, sch_time t, int32_t payload);
 int sim_heap_push_seq(struct sim_heap *h, sch_time t, uint32_t seq, int32_t payload);
 /* Removes and returns the least (t, seq) event; the heap must not be empty. */
 struct sim_event sim_heap_pop(struct sim_heap *h);
+/* Pop then push (t, seq, payload) in one sift: the same heap as the two
+ * calls, at the cost of one (sim_evq swaps a lane's head for its next). */
+struct sim_event sim_heap_replace_top(struct sim_heap *h, sch_time t, uint32_t seq,
+                                      int32_t payload);
 
 #endif

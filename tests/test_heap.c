@@ -109,3 +109,35 @@ Test(evq, matches_a_single_heap, .timeout = 20)
         sim_heap_release(&h);
     }
 }
+
+/* replace_top is pop then push: two heaps fed the same random keys, one
+ * with replace_top and one with the two calls, pop in the same order. */
+Test(heap, replace_top_equals_pop_then_push, .timeout = 20)
+{
+    struct sim_heap a, b;
+    cr_assert_eq(sim_heap_init(&a, 4), 0);
+    cr_assert_eq(sim_heap_init(&b, 4), 0);
+    srand(7);
+    uint32_t seq = 0;
+    for (int i = 0; i < 200; i++) {
+        sch_time t = rand() % 50;
+        cr_assert_eq(sim_heap_push_seq(&a, t, seq, i), 0);
+        cr_assert_eq(sim_heap_push_seq(&b, t, seq++, i), 0);
+    }
+    for (int i = 0; i < 20000; i++) {
+        sch_time t = rand() % 50;
+        struct sim_event x = sim_heap_replace_top(&a, t, seq, i);
+        struct sim_event y = sim_heap_pop(&b);
+        cr_assert_eq(sim_heap_push_seq(&b, t, seq++, i), 0);
+        cr_assert(x.t == y.t && x.seq == y.seq && x.payload == y.payload, "step %d", i);
+    }
+    while (b.n) {
+        struct sim_event x = sim_heap_pop(&a), y = sim_heap_pop(&b);
+        cr_assert(x.t == y.t && x.seq == y.seq && x.payload == y.payload);
+        if (b.n > 1) /* keys ascend */
+            cr_assert(b.a[0].t >= y.t);
+    }
+    cr_assert_eq(a.n, 0);
+    sim_heap_release(&a);
+    sim_heap_release(&b);
+}

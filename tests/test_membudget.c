@@ -277,7 +277,8 @@ Test(membudget, run_estimate_covers_op_arrays)
             cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace,
                                               &e), 0);
             double ops = (double)sch_schedule_total_ops(r.s);
-            double arrays = sched_alloc(r.s) + (ops + 1) * sim_engine_op_bytes(trace);
+            double arrays = sched_alloc(r.s) +
+                            (double)sim_engine_bytes(r.s->n_stages, r.s->n_micro, trace);
             if (trace) {
                 const struct trc_trace *tr = sim_engine_trace(r.e);
                 arrays += (double)tr->cap_events * sizeof(struct trc_event);
@@ -337,8 +338,8 @@ Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
              "%s/chain.json -K 1024 -M 16384 --batch 16384 --trace %s", out_dir, trace);
     cr_assert_eq(run("1G", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=1024, M=16384 "
-                          "needs about 2.7 GiB (117374976 ops: op lists 1.3 GiB, engine "
-                          "records 1.4 GiB) but only 1.0 GiB is available "
+                          "needs about 1.3 GiB (117374976 ops: op lists 1.3 GiB, engine "
+                          "8.7 MiB) but only 1.0 GiB is available "
                           "(PIPESIM_MEMORY_LIMIT); use a smaller -K or -M"), "%s", err);
     cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
     /* one line */
