@@ -13,23 +13,30 @@
 struct ana_db {
     sqlite3 *db;
     char *path;
+    sqlite3_int64 version;   /* the file's schema version, once checked */
     sqlite3_stmt *ins_run, *ins_stage, *has;
 };
 
+/* The runs table of the current schema (version 2), under a name: "runs",
+ * or the new table of the upgrade from version 1. */
+#define RUNS_DDL(name)                                                                     \
+    "CREATE TABLE " name " ("                                                              \
+    " id INTEGER PRIMARY KEY,"                                                             \
+    " model TEXT NOT NULL, model_hash TEXT NOT NULL,"                                      \
+    " topology TEXT NOT NULL, topology_hash TEXT NOT NULL,"                                \
+    " schedule TEXT NOT NULL, K INTEGER NOT NULL, M INTEGER NOT NULL,"                     \
+    " batch INTEGER NOT NULL, replicas INTEGER NOT NULL DEFAULT 1,"                        \
+    " remat TEXT NOT NULL, strategy TEXT NOT NULL,"                                        \
+    " status TEXT NOT NULL, message TEXT, partition TEXT, micro_batch REAL,"               \
+    " step_s REAL, samples_per_s REAL, baseline_step_s REAL, speedup REAL,"                \
+    " bubble_sim REAL, bubble_analytic REAL, fits INTEGER, n_ops INTEGER,"                 \
+    " command TEXT NOT NULL, version TEXT NOT NULL,"                                       \
+    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"              \
+    " UNIQUE (model, model_hash, topology, topology_hash, schedule, K, M, batch, replicas," \
+    "         remat, strategy));"
+
 static const char schema[] =
-    "CREATE TABLE runs ("
-    " id INTEGER PRIMARY KEY,"
-    " model TEXT NOT NULL, model_hash TEXT NOT NULL,"
-    " topology TEXT NOT NULL, topology_hash TEXT NOT NULL,"
-    " schedule TEXT NOT NULL, K INTEGER NOT NULL, M INTEGER NOT NULL,"
-    " batch INTEGER NOT NULL, remat TEXT NOT NULL, strategy TEXT NOT NULL,"
-    " status TEXT NOT NULL, message TEXT, partition TEXT, micro_batch REAL,"
-    " step_s REAL, samples_per_s REAL, baseline_step_s REAL, speedup REAL,"
-    " bubble_sim REAL, bubble_analytic REAL, fits INTEGER, n_ops INTEGER,"
-    " command TEXT NOT NULL, version TEXT NOT NULL,"
-    " created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),"
-    " UNIQUE (model, model_hash, topology, topology_hash, schedule, K, M, batch, remat,"
-    "         strategy));"
+    RUNS_DDL("runs")
     "CREATE TABLE stages ("
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
     " stage INTEGER NOT NULL, device INTEGER, first_layer INTEGER, n_layers INTEGER,"
@@ -37,8 +44,33 @@ static const char schema[] =
     " peak_act_bytes INTEGER, peak_bytes INTEGER, capacity_bytes REAL, fits INTEGER,"
     " PRIMARY KEY (run_id, stage));";
 
-#define KEY_COLS "model, model_hash, topology, topology_hash, schedule, K, M, batch, remat, strategy"
-#define KEY_ORDER "model, model_hash, topology, topology_hash, schedule, remat, strategy, batch, K, M"
+/* Version 1 -> 2: the runs table rebuilt with replicas (1 for every old run)
+ * in its UNIQUE key, which ALTER TABLE cannot change; the ids are kept, so
+ * every stage keeps its run. Runs before PRAGMA foreign_keys is turned on,
+ * so dropping the old table cascades nothing. */
+#define V1_COLS                                                                            \
+    "id, model, model_hash, topology, topology_hash, schedule, K, M, batch, remat,"       \
+    " strategy, status, message, partition, micro_batch, step_s, samples_per_s,"          \
+    " baseline_step_s, speedup, bubble_sim, bubble_analytic, fits, n_ops, command,"       \
+    " version, created"
+static const char upgrade_v1[] =
+    RUNS_DDL("runs_v2")
+    "INSERT INTO runs_v2 (" V1_COLS ", replicas) SELECT " V1_COLS ", 1 FROM runs;"
+    "DROP TABLE runs;"
+    "ALTER TABLE runs_v2 RENAME TO runs;";
+
+/* The key, and the load order, of the current schema and of version 1
+ * (which has no replicas column: every run is read as one replica). */
+#define KEY_COLS_OF(R)                                                                     \
+    "model, model_hash, topology, topology_hash, schedule, K, M, batch, " R ", remat, strategy"
+#define KEY_COLS KEY_COLS_OF("replicas")
+#define LOAD_COLS(R)                                                                       \
+    "SELECT id, " KEY_COLS_OF(R) ", status, message, partition, micro_batch, step_s,"      \
+    " samples_per_s, baseline_step_s, speedup, bubble_sim, bubble_analytic, fits, n_ops"   \
+    " FROM runs ORDER BY model, model_hash, topology, topology_hash, schedule, remat,"     \
+    " strategy, batch, "
+static const char load_sql[] = LOAD_COLS("replicas") "replicas, K, M";
+static const char load_sql_v1[] = LOAD_COLS("1 AS replicas") "K, M";
 
 void ana_db_close(ana_db *d)
 {
@@ -58,26 +90,34 @@ void ana_db_close(ana_db *d)
  * do not both create it. */
 static int check_schema(ana_db *d, int create)
 {
+    static const char what[] = "reading the schema version";
     enum ana_dbstate state;
     int rc;
     if (!create) {
         if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
             return rc;
-        return state != ANA_DB_EMPTY ? 0 : ps_error(PS_EDB, "%s: empty database, no "
-                                                     "pipesim results in it", d->path);
+        if (state == ANA_DB_EMPTY)
+            return ps_error(PS_EDB, "%s: empty database, no pipesim results in it", d->path);
+        return ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what, &d->version);
     }
-    if ((rc = ps_sqlite_begin(d->db, d->path, "reading the schema version")) < 0)
+    if ((rc = ps_sqlite_begin(d->db, d->path, what)) < 0)
         return rc;
-    if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0)
+    if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0 ||
+        (rc = ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what, &d->version)) < 0)
         goto rollback;
     if (state == ANA_DB_EMPTY &&
         (rc = ps_sqlite_exec(d->db, d->path, schema, "creating the schema")) < 0)
+        goto rollback;
+    if (state != ANA_DB_EMPTY && d->version == 1 &&
+        (rc = ps_sqlite_exec(d->db, d->path, upgrade_v1, "upgrading the schema from "
+                             "version 1")) < 0)
         goto rollback;
     if (state != ANA_DB_CURRENT && (rc = ana_dbkind_stamp(d->db, d->path,
                                                           ANA_DBKIND_SWEEP)) < 0)
         goto rollback;
     if ((rc = ps_sqlite_commit(d->db, d->path, "creating the schema")) < 0)
         goto rollback;
+    d->version = ANA_DB_SCHEMA;
     return 0;
 
 rollback:
@@ -115,14 +155,14 @@ int ana_db_open(const char *path, int create, ana_db **out)
             "INSERT INTO runs (" KEY_COLS ", status, message, partition, micro_batch, step_s,"
             " samples_per_s, baseline_step_s, speedup, bubble_sim, bubble_analytic, fits,"
             " n_ops, command, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,"
-            " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)";
+            " ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)";
         static const char ins_stage[] =
             "INSERT INTO stages VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13,"
             " ?14)";
         static const char has[] =
             "SELECT 1 FROM runs WHERE model = ?1 AND model_hash = ?2 AND topology = ?3 AND"
             " topology_hash = ?4 AND schedule = ?5 AND K = ?6 AND M = ?7 AND batch = ?8 AND"
-            " remat = ?9 AND strategy = ?10";
+            " replicas = ?9 AND remat = ?10 AND strategy = ?11";
         static const char what[] = "preparing statements";
         if ((rc = ps_sqlite_prepare(d->db, d->path, ins_run, &d->ins_run, what)) < 0 ||
             (rc = ps_sqlite_prepare(d->db, d->path, ins_stage, &d->ins_stage, what)) < 0 ||
@@ -147,6 +187,7 @@ int ana_db_commit(ana_db *d)
     return ps_sqlite_commit(d->db, d->path, "committing");
 }
 
+/* The key's 11 parameters, in KEY_COLS order. */
 static void bind_key(sqlite3_stmt *st, const struct ana_run *r)
 {
     sqlite3_bind_text(st, 1, r->model, -1, SQLITE_TRANSIENT);
@@ -157,8 +198,9 @@ static void bind_key(sqlite3_stmt *st, const struct ana_run *r)
     sqlite3_bind_int(st, 6, r->K);
     sqlite3_bind_int(st, 7, r->M);
     sqlite3_bind_int64(st, 8, r->batch);
-    sqlite3_bind_text(st, 9, r->remat, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 10, r->strategy, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 9, r->replicas > 0 ? r->replicas : 1);
+    sqlite3_bind_text(st, 10, r->remat, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 11, r->strategy, -1, SQLITE_TRANSIENT);
 }
 
 int ana_db_has(ana_db *d, const struct ana_run *key, int *found)
@@ -182,23 +224,23 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
     sqlite3_clear_bindings(st);
     bind_key(st, r);
     int ok = !strcmp(r->status, "ok");
-    sqlite3_bind_text(st, 11, r->status, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 12, r->status, -1, SQLITE_TRANSIENT);
     if (!ok)
-        sqlite3_bind_text(st, 12, r->message, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 13, r->message, -1, SQLITE_TRANSIENT);
     if (ok) {
-        sqlite3_bind_text(st, 13, r->partition, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(st, 14, r->micro_batch);
-        sqlite3_bind_double(st, 15, r->step_s);
-        sqlite3_bind_double(st, 16, r->samples_per_s);
-        sqlite3_bind_double(st, 17, r->baseline_step_s);
-        sqlite3_bind_double(st, 18, r->speedup);
-        sqlite3_bind_double(st, 19, r->bubble_sim);
-        sqlite3_bind_double(st, 20, r->bubble_analytic);
-        sqlite3_bind_int(st, 21, r->fits);
-        sqlite3_bind_int64(st, 22, r->n_ops);
+        sqlite3_bind_text(st, 14, r->partition, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_double(st, 15, r->micro_batch);
+        sqlite3_bind_double(st, 16, r->step_s);
+        sqlite3_bind_double(st, 17, r->samples_per_s);
+        sqlite3_bind_double(st, 18, r->baseline_step_s);
+        sqlite3_bind_double(st, 19, r->speedup);
+        sqlite3_bind_double(st, 20, r->bubble_sim);
+        sqlite3_bind_double(st, 21, r->bubble_analytic);
+        sqlite3_bind_int(st, 22, r->fits);
+        sqlite3_bind_int64(st, 23, r->n_ops);
     }
-    sqlite3_bind_text(st, 23, command, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 24, PS_VERSION, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 24, command, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 25, PS_VERSION, -1, SQLITE_STATIC);
     int rc = ps_sqlite_step_done(d->db, d->path, st, "storing a run");
     if (rc < 0)
         return rc;
@@ -287,10 +329,8 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
     *runs = NULL;
     *n = 0;
     sqlite3_stmt *st;
-    int rc = ps_sqlite_prepare(d->db, d->path, "SELECT id, " KEY_COLS ", status, message,"
-                               " partition, micro_batch, step_s, samples_per_s, baseline_step_s,"
-                               " speedup, bubble_sim, bubble_analytic, fits, n_ops FROM runs"
-                               " ORDER BY " KEY_ORDER, &st, "reading runs");
+    int rc = ps_sqlite_prepare(d->db, d->path, d->version == 1 ? load_sql_v1 : load_sql, &st,
+                               "reading runs");
     if (rc < 0)
         return rc;
     struct ana_run *v = NULL;
@@ -315,20 +355,21 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         r->K = sqlite3_column_int(st, 6);
         r->M = sqlite3_column_int(st, 7);
         r->batch = (long)sqlite3_column_int64(st, 8);
-        text(st, 9, r->remat, sizeof r->remat);
-        text(st, 10, r->strategy, sizeof r->strategy);
-        text(st, 11, r->status, sizeof r->status);
-        text(st, 12, r->message, sizeof r->message);
-        text(st, 13, r->partition, sizeof r->partition);
-        r->micro_batch = sqlite3_column_double(st, 14);
-        r->step_s = sqlite3_column_double(st, 15);
-        r->samples_per_s = sqlite3_column_double(st, 16);
-        r->baseline_step_s = sqlite3_column_double(st, 17);
-        r->speedup = sqlite3_column_double(st, 18);
-        r->bubble_sim = sqlite3_column_double(st, 19);
-        r->bubble_analytic = sqlite3_column_double(st, 20);
-        r->fits = sqlite3_column_int(st, 21);
-        r->n_ops = sqlite3_column_int64(st, 22);
+        r->replicas = sqlite3_column_int(st, 9);
+        text(st, 10, r->remat, sizeof r->remat);
+        text(st, 11, r->strategy, sizeof r->strategy);
+        text(st, 12, r->status, sizeof r->status);
+        text(st, 13, r->message, sizeof r->message);
+        text(st, 14, r->partition, sizeof r->partition);
+        r->micro_batch = sqlite3_column_double(st, 15);
+        r->step_s = sqlite3_column_double(st, 16);
+        r->samples_per_s = sqlite3_column_double(st, 17);
+        r->baseline_step_s = sqlite3_column_double(st, 18);
+        r->speedup = sqlite3_column_double(st, 19);
+        r->bubble_sim = sqlite3_column_double(st, 20);
+        r->bubble_analytic = sqlite3_column_double(st, 21);
+        r->fits = sqlite3_column_int(st, 22);
+        r->n_ops = sqlite3_column_int64(st, 23);
         if ((rc = load_stages(d, sqlite3_column_int64(st, 0), r)) < 0)
             goto err_free_runs;
     }
@@ -358,6 +399,8 @@ int ana_run_cmp(const struct ana_run *a, const struct ana_run *b)
         return c < 0 ? -1 : 1;
     if (a->batch != b->batch)
         return a->batch < b->batch ? -1 : 1;
+    if (a->replicas != b->replicas)
+        return a->replicas < b->replicas ? -1 : 1;
     if (a->K != b->K)
         return a->K < b->K ? -1 : 1;
     if (a->M != b->M)

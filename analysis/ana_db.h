@@ -3,13 +3,18 @@
  * `pipesim report` and `pipesim plot`.
  *
  * PRAGMA application_id ANA_DB_APPLICATION_ID (0x50535357, 'PSSW'), schema
- * version 1 (PRAGMA user_version), both set at creation and checked on every
+ * version 2 (PRAGMA user_version), both set at creation and checked on every
  * open before any work (analysis/ana_dbkind.h: a validation database or
  * another program's file is refused; one of the previous release, without
- * application_id, is read as it is and stamped by the next sweep):
+ * application_id, is read as it is and stamped by the next sweep). Version 1
+ * (before data-parallel replicas) is read with replicas = 1 for every run;
+ * the next sweep into it upgrades it to version 2 in its first transaction
+ * (the runs table rebuilt with the replicas column in its key, ids kept, so
+ * the stages stay attached), after which older pipesim releases refuse it.
  *   runs    one row per configuration: the inputs (model and topology as
  *           given plus a 64-bit FNV-1a hash of each file, or of the spec text
- *           for generated models), schedule, K, M, batch, remat, partition
+ *           for generated models), schedule, K, M, batch (per replica, as
+ *           pipesim predict takes it), replicas, remat, partition
  *           strategy; the outputs (partition, step time, throughput, speedup
  *           over one device, simulated and analytic bubble, fits); status
  *           ("ok" or the error name, with its message); the command line,
@@ -37,7 +42,8 @@
 
 #include "base/ps_error.h"
 
-#define ANA_DB_SCHEMA 1
+#define ANA_DB_SCHEMA 2        /* 2: runs.replicas in the key */
+#define ANA_DB_SCHEMA_OLDEST 1 /* the oldest version read (replicas = 1) */
 #define ANA_DB_APPLICATION_ID 0x50535357 /* 'PSSW': PipeSim SWeep */
 
 struct ana_run_stage {
@@ -51,10 +57,12 @@ struct ana_run {
     char model[256], model_hash[17], topology[256], topology_hash[17];
     char schedule[32], remat[16], strategy[24];
     int K, M;
-    long batch;
+    long batch;                /* per replica */
+    int replicas;              /* data-parallel pipelines, >= 1 (K x replicas devices) */
     /* outputs */
     char status[16], message[PS_ERRMSG_MAX], partition[256];
-    double micro_batch, step_s, samples_per_s, baseline_step_s, speedup;
+    double micro_batch, step_s, samples_per_s, baseline_step_s, speedup; /* samples/s and
+                                  speedup: of all replicas, as ana_predict's */
     double bubble_sim, bubble_analytic;
     int fits;
     int64_t n_ops;
@@ -74,7 +82,7 @@ int ana_db_commit(ana_db *db);
 int ana_db_has(ana_db *db, const struct ana_run *key, int *found);
 int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
 /* All runs in key order (model, its hash, topology, its hash, schedule,
- * remat, strategy, batch, K, M), stages attached. */
+ * remat, strategy, batch, replicas, K, M), stages attached. */
 int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
 void ana_runs_free(struct ana_run *runs, int n);
 /* The hash stored beside an input: FNV-1a of the file's bytes when arg is a

@@ -12,17 +12,33 @@ static const struct kind {
     const char *name;     /* "a pipesim <name> database" */
     const char *tool;     /* the command that makes it */
     uint32_t app_id;
-    int version;
+    int version;          /* the one written */
+    int oldest;           /* the oldest still read (and upgraded by the writer) */
     const char *tables;   /* sorted by name, comma-separated */
 } kinds[ANA_DBKIND_N] = {
     [ANA_DBKIND_SWEEP] = { "sweep", "pipesim sweep", ANA_DB_APPLICATION_ID, ANA_DB_SCHEMA,
-                           "runs,stages" },
+                           ANA_DB_SCHEMA_OLDEST, "runs,stages" },
     [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
-                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA,
+                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA, ANA_VCHECK_SCHEMA,
                             "devices,discrepancies,points,runs" },
     [ANA_DBKIND_PLAN] = { "plan", "pipesim plan", ANA_PLAN_APPLICATION_ID, ANA_PLAN_SCHEMA,
-                          "configs,plans" },
+                          ANA_PLAN_SCHEMA, "configs,plans" },
 };
+
+/* "version 2" or "versions 1 to 2": what this pipesim reads of k. */
+static const char *versions(const struct kind *k, char *buf, size_t n)
+{
+    if (k->oldest == k->version)
+        snprintf(buf, n, "version %d", k->version);
+    else
+        snprintf(buf, n, "versions %d to %d", k->oldest, k->version);
+    return buf;
+}
+
+static int readable(const struct kind *k, sqlite3_int64 version)
+{
+    return version >= k->oldest && version <= k->version;
+}
 
 int ana_db_path_check(const char *path, const char *opt)
 {
@@ -90,7 +106,7 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
 {
     const struct kind *k = &kinds[kind], *o = NULL;
     sqlite3_int64 app = 0, version = 0, objects = 0;
-    char tables[512];
+    char tables[512], vs[48];
     int rc;
     if ((rc = ps_sqlite_int(db, path, "PRAGMA application_id", "reading the schema version",
                             &app)) < 0 ||
@@ -102,14 +118,14 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
         return rc;
     uint32_t id = (uint32_t)app;
     if (id == k->app_id) {
-        if (version != k->version)
+        if (!readable(k, version))
             return ps_error(PS_EDB, "%s: a pipesim %s database of schema version %lld; this "
-                             "pipesim reads version %d (use another --db)", path, k->name,
-                             (long long)version, k->version);
+                             "pipesim reads %s (use another --db)", path, k->name,
+                             (long long)version, versions(k, vs, sizeof vs));
         if (!has_all(tables, k->tables))
             return ps_error(PS_EDB, "%s: a pipesim %s database without its tables (%s "
                              "expected, found '%s')", path, k->name, k->tables, tables);
-        *state = ANA_DB_CURRENT;
+        *state = version == k->version ? ANA_DB_CURRENT : ANA_DB_OLDER;
         return 0;
     }
     for (int i = 0; i < ANA_DBKIND_N; i++)
@@ -140,10 +156,10 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
         return ps_error(PS_EDB, "%s: a pipesim %s database (made by %s of an earlier "
                          "release), not a %s one; use another --db", path, o->name, o->tool,
                          k->name);
-    if (version != k->version)
+    if (!readable(k, version))
         return ps_error(PS_EDB, "%s: schema version %lld; this pipesim reads %s databases "
-                         "of version %d (use another --db)", path, (long long)version,
-                         k->name, k->version);
+                         "of %s (use another --db)", path, (long long)version,
+                         k->name, versions(k, vs, sizeof vs));
     if (strcmp(tables, k->tables))
         return ps_error(PS_EDB, "%s: not a pipesim %s database (schema version %lld but "
                          "tables '%s', not %s); use another --db", path, k->name,

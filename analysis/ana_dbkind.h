@@ -6,7 +6,7 @@
  *
  *   kind        application_id                     user_version  tables
  *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
- *               'PSSW' (analysis/ana_db.h)
+ *               'PSSW' (analysis/ana_db.h)         (2; 1 is read)
  *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
  *               0x50535643 'PSVC' (below)                            devices, discrepancies
  *   plan        ANA_PLAN_APPLICATION_ID            ANA_PLAN_SCHEMA    plans, configs
@@ -17,9 +17,12 @@
  *     creates the schema and stamps it (ana_dbkind_stamp) in one transaction;
  *   - of the kind: its application_id, its user_version, its tables present
  *     (tables of the user's own beside them are left alone): ANA_DB_CURRENT;
- *   - legacy, made before pipesim set application_id: application_id 0, the
- *     kind's user_version and exactly the kind's tables: ANA_DB_LEGACY, read
- *     as it is and stamped by the next writer.
+ *   - of the kind but an older schema version the kind still reads (the
+ *     sweep's version 1, before replicas): ANA_DB_OLDER; the reader reads
+ *     PRAGMA user_version to know which, the writer upgrades it;
+ *   - legacy, made before pipesim set application_id: application_id 0, a
+ *     user_version the kind reads and exactly the kind's tables: ANA_DB_LEGACY,
+ *     read as it is and stamped (upgraded) by the next writer.
  * Anything else is PS_EDB naming the file and what it is instead: the other
  * pipesim kind (by its application_id, or a legacy file by its tables),
  * another program's application_id, version 0 with other tables, or another
@@ -47,7 +50,7 @@
 #define ANA_PLAN_APPLICATION_ID 0x5053504c /* 'PSPL': PipeSim PLan */
 
 enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_PLAN, ANA_DBKIND_N };
-enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_LEGACY };
+enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_OLDER, ANA_DB_LEGACY };
 
 /* PS_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */
 int ana_db_path_check(const char *path, const char *opt);

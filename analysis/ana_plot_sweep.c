@@ -43,9 +43,12 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
     char m[256], t[256];
     ana_plot_clean(m, sizeof m, first->model);
     ana_plot_clean(t, sizeof t, first->topology);
+    char reps[64] = "";
+    if (first->replicas != 1)
+        snprintf(reps, sizeof reps, " per replica, %d replicas", first->replicas);
     if ((size_t)snprintf(g->title, sizeof g->title, "%s on %s\\n%s, remat %s, %s partition, "
-                         "batch %ld", m, t, first->schedule, first->remat, first->strategy,
-                         first->batch) >= sizeof g->title)
+                         "batch %ld%s", m, t, first->schedule, first->remat, first->strategy,
+                         first->batch, reps) >= sizeof g->title)
         g->title[sizeof g->title - 1] = 0; /* a long title is cut, not an error */
     if (g->groups > 1) {
         /* the title's gnuplot line break ("\\n") as "; " on a terminal */
@@ -54,8 +57,8 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
         snprintf(note, sizeof note, "%.*s; %s", br ? (int)(br - g->title) : (int)strlen(g->title),
                  g->title, br ? br + 2 : "");
         fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s (select with "
-                "--model, --topology, --schedule, --remat, --strategy, --batch)\n", g->groups,
-                note);
+                "--model, --topology, --schedule, --remat, --strategy, --batch, --replicas)\n",
+                g->groups, note);
     }
     return 0;
 }
@@ -98,16 +101,24 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
     if (rc < 0)
         return rc;
     struct ps_strbuf b = PS_STRBUF_INIT;
+    /* R replicas: R pipelines' worth of the one-device baseline */
+    int R = g->r[0]->replicas;
+    char rk[32] = "", rf[32] = "";
+    if (R != 1) {
+        snprintf(rk, sizeof rk, "%d * ", R);
+        snprintf(rf, sizeof rf, "%d ", R);
+    }
     common(&b, g);
     ps_strbuf_printf(&b, "set title \"speedup over one device\\n%s\" noenhanced\n"
                       "set ylabel \"speedup (K=1, M=1, no remat = 1)\"\nset key left top\n"
-                      "set yrange [0:*]\nideal(k, m) = k * m / (m + k - 1)\n"
+                      "set yrange [0:*]\nideal(k, m) = %sk * m / (m + k - 1)\n"
                       "plot for [i=1:words(Ks)] 'speedup.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s\", word(Ks, i)), \\\n"
                       "  for [i=1:words(Ks)] ideal(word(Ks, i) + 0, x) with lines dt 2 lc i "
-                      "title (i == 1 ? \"ideal K M/(M+K-1), dashed\" : \"\"), \\\n"
+                      "title (i == 1 ? \"ideal %sK M/(M+K-1), dashed\" : \"\"), \\\n"
                       "  'speedup.dat' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 ps 2 lw 2 "
-                      "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n", g->title);
+                      "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n", g->title,
+                      rk, rf);
     if ((rc = ps_strbuf_error(&b)) == 0)
         rc = ana_plot_render(o, t, "speedup", 900, 600, ps_strbuf_str(&b));
     ps_strbuf_release(&b);

@@ -45,7 +45,7 @@ static int run_one(const struct ana_config *c, const struct sch_partition *part,
     return rc;
 }
 
-static int check_config(const struct ana_config *c)
+int ana_config_check(const struct ana_config *c)
 {
     if (c->K < 1)
         return ps_error(PS_EUSAGE, "-K must be >= 1, got %d", c->K);
@@ -58,7 +58,7 @@ static int check_config(const struct ana_config *c)
         return ps_error(PS_EUSAGE, "--batch %g is out of range: at most 1099511627776 "
                          "samples per step", c->batch);
     if (fmod(c->batch, c->M) != 0)
-        return ps_error(PS_EUSAGE, "--batch %g is not divisible by -M %d (micro-batches "
+        return ps_error(PS_EUSAGE, "--batch %.0f is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);
     int R = c->replicas > 0 ? c->replicas : 1;
     if ((int64_t)c->K * R > c->topo->n_devices)
@@ -73,7 +73,7 @@ static int check_config(const struct ana_config *c)
 int ana_predict(const struct ana_config *c, struct ana_prediction **out)
 {
     *out = NULL;
-    int rc = check_config(c);
+    int rc = ana_config_check(c);
     if (rc < 0)
         return rc;
     /* refuse before building anything that cannot fit */

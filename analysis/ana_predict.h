@@ -76,6 +76,11 @@ struct ana_prediction {
     struct sch_costs *costs;           /* their stage costs */
 };
 
+/* The checks ana_predict makes first, before building anything: K, M and
+ * batch in range, M dividing the batch, K x replicas <= the topology's
+ * devices (PS_ENOFIT), K <= the model's layers (PS_ENOFIT). The sweep makes
+ * them before partitioning. */
+int ana_config_check(const struct ana_config *c);
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
 void ana_prediction_free(struct ana_prediction *p);
 /* fmt: any of table, csv, json. */

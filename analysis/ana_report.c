@@ -60,7 +60,8 @@ int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o)
            (!o->schedule || !strcmp(o->schedule, r->schedule)) &&
            (!o->remat || !strcmp(o->remat, r->remat)) &&
            (!o->strategy || !strcmp(o->strategy, r->strategy)) &&
-           (!o->batch || o->batch == r->batch);
+           (!o->batch || o->batch == r->batch) &&
+           (!o->replicas || o->replicas == r->replicas);
 }
 
 int ana_run_same_group(const struct ana_run *a, const struct ana_run *b)
@@ -68,7 +69,18 @@ int ana_run_same_group(const struct ana_run *a, const struct ana_run *b)
     return !strcmp(a->model, b->model) && !strcmp(a->model_hash, b->model_hash) &&
            !strcmp(a->topology, b->topology) && !strcmp(a->topology_hash, b->topology_hash) &&
            !strcmp(a->schedule, b->schedule) && !strcmp(a->remat, b->remat) &&
-           !strcmp(a->strategy, b->strategy) && a->batch == b->batch;
+           !strcmp(a->strategy, b->strategy) && a->batch == b->batch &&
+           a->replicas == b->replicas;
+}
+
+/* Whether a selected run has more than one replica: then the tables name
+ * the replicas of every group (a sweep without --replicas prints as before). */
+static int any_replicas(const struct ana_run *runs, int n, const struct ana_report_opts *o)
+{
+    for (int i = 0; i < n; i++)
+        if (runs[i].replicas != 1 && ana_run_selected(&runs[i], o))
+            return 1;
+    return 0;
 }
 
 double ana_run_peak(const struct ana_run *r)
@@ -239,10 +251,13 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     ps_human_bytes(cap, cp, sizeof cp);
     fprintf(f, "best of %d successful runs%s (%d fit in memory):\n"
                "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
-               "strategy %s\npartition %s\nstep %.6f ms, %.2f samples/s, speedup %.2fx\n"
-               "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", sel,
-            o->fits_only ? ", among those that fit" : "", fit, b->model, b->topology,
-            b->schedule, b->K, b->M, b->batch, b->remat, b->strategy, b->partition,
+               "strategy %s\n", sel, o->fits_only ? ", among those that fit" : "", fit,
+            b->model, b->topology, b->schedule, b->K, b->M, b->batch, b->remat, b->strategy);
+    if (b->replicas != 1)
+        fprintf(f, "replicas %d data-parallel pipelines, %d devices (batch per replica)\n",
+                b->replicas, b->K * b->replicas);
+    fprintf(f, "partition %s\nstep %.6f ms, %.2f samples/s, speedup %.2fx\n"
+               "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", b->partition,
             b->step_s * 1e3, b->samples_per_s, b->speedup, b->bubble_sim * 100, pk, cp,
             b->fits ? "fits" : "DOES NOT FIT");
     return 0;
@@ -257,12 +272,20 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     struct group g;
     if ((rc = report_begin(o, n, ms, &nm, &g)) < 0)
         return rc;
-    int pos = 0, groups = 0;
+    int pos = 0, groups = 0, show_R = any_replicas(runs, n, o);
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
-        fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld\n",
+        fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld",
                 groups ? "\n" : "", h->model, h->topology, h->schedule, h->remat, h->strategy,
                 h->batch);
+        if (show_R) {
+            if (h->replicas > 1)
+                fprintf(f, " per replica, replicas %d (%d x K devices)", h->replicas,
+                        h->replicas);
+            else
+                fprintf(f, " per replica, replicas 1 (K devices)");
+        }
+        fputc('\n', f);
         groups++;
         for (int i = 0; i < nm; i++) {
             print_grid(&g, ms[i], o, f);
@@ -296,8 +319,8 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
 
 int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_opts *o, FILE *f)
 {
-    fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,K,M,"
-               "status,partition,micro_batch,step_s,samples_per_s,baseline_step_s,speedup,"
+    fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,replicas,"
+               "K,M,status,partition,micro_batch,step_s,samples_per_s,baseline_step_s,speedup,"
                "bubble_sim,bubble_analytic,fits,peak_bytes,message\n");
     for (int i = 0; i < n; i++) {
         const struct ana_run *r = &runs[i];
@@ -306,8 +329,8 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
         ps_csv_str(f, r->model);
         fprintf(f, ",%s,", r->model_hash);
         ps_csv_str(f, r->topology);
-        fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
-                r->strategy, r->batch, r->K, r->M, r->status);
+        fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
+                r->strategy, r->batch, r->replicas, r->K, r->M, r->status);
         ps_csv_str(f, r->partition);
         if (ok(r)) {
             fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,", r->micro_batch, r->step_s,
@@ -356,8 +379,8 @@ static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, doub
     ps_csv_str(f, r->model);
     fputc(',', f);
     ps_csv_str(f, r->topology);
-    fprintf(f, ",%s,%s,%s,%ld,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat, r->strategy,
-            r->batch, metric, r->M, r->K, v, r->fits);
+    fprintf(f, ",%s,%s,%s,%ld,%d,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat, r->strategy,
+            r->batch, r->replicas, metric, r->M, r->K, v, r->fits);
     return 0;
 }
 
@@ -367,7 +390,7 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
     int rc = parse_metrics(o->metrics, (int[16]){ 0 }, &(int){ 0 });
     if (rc < 0)
         return rc;
-    fprintf(f, "model,topology,schedule,remat,strategy,batch,metric,M,K,value,fits\n");
+    fprintf(f, "model,topology,schedule,remat,strategy,batch,replicas,metric,M,K,value,fits\n");
     if ((rc = each_cell(runs, n, o, csv_cell, f)) < 0)
         return rc;
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
@@ -375,10 +398,11 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
 
 static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
 {
-    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:i, s:i, s:f, s:b}", "model",
-                            r->model, "topology", r->topology, "schedule", r->schedule, "remat",
-                            r->remat, "strategy", r->strategy, "batch", (json_int_t)r->batch,
-                            "metric", metric, "M", r->M, "K", r->K, "value", v, "fits", r->fits);
+    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:i, s:i, s:f, s:b}",
+                            "model", r->model, "topology", r->topology, "schedule", r->schedule,
+                            "remat", r->remat, "strategy", r->strategy, "batch",
+                            (json_int_t)r->batch, "replicas", r->replicas, "metric", metric,
+                            "M", r->M, "K", r->K, "value", v, "fits", r->fits);
     if (!row || json_array_append_new(ctx, row))
         return ps_error(PS_ENOMEM, "out of memory");
     return 0;

@@ -4,8 +4,11 @@
  * (K, M) baseline), plus the stored speedup over one device, step time,
  * bubble and peak memory; CSV exports of the runs and of the grids.
  *
- * A group is one (model, topology, schedule, remat, strategy, batch): a grid
- * per group and metric. Runs come sorted from ana_db_load, so output is
+ * A group is one (model, topology, schedule, remat, strategy, batch,
+ * replicas): a grid per group and metric; group headers name the replicas
+ * when a selected run has more than one (K=4 R=1 and K=2 R=2 are then two
+ * grids: compare them by speedup or throughput, which count all replicas,
+ * or with best). Runs come sorted from ana_db_load, so output is
  * deterministic. Cells: "-" if the configuration could not run (footnote
  * with the first error), "*" after the value if it does not fit in memory.
  * Cost: O(runs) per grid.
@@ -24,13 +27,14 @@ struct ana_report_opts {
     /* filters (NULL / 0 = all) */
     const char *model, *topology, *schedule, *remat, *strategy;
     long batch;
+    int replicas;
     int best;                /* ana_report_print: the best run only (most samples/s) */
     int fits_only;           /* with best: among those whose every stage fits */
 };
 
 int ana_report_check_metrics(const char *metrics);
 int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o);
-/* Same group: every key field but K and M. */
+/* Same group: every key field but K and M (replicas included). */
 int ana_run_same_group(const struct ana_run *a, const struct ana_run *b);
 /* Largest simulated peak over stages, bytes (0 if none). */
 double ana_run_peak(const struct ana_run *r);

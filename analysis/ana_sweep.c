@@ -121,7 +121,9 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Partition of the job's strategy (NULL for uniform: ana_predict's default). */
+/* Partition of the job's strategy (NULL for uniform: ana_predict's default);
+ * the configuration is checked already. Replicas are copies of replica 0,
+ * so its partition serves them all. */
 static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                          struct sch_partition **out)
 {
@@ -138,10 +140,7 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                                .micro_batch = (double)j->run.batch / j->run.M,
                                .remat = j->remat };
     sch_part_model *m = NULL;
-    if (j->run.K > sp->topo->n_devices)
-        rc = ps_error(PS_ENOFIT, "-K %d: topology %s has only %d devices", j->run.K,
-                       sp->topo->path, sp->topo->n_devices);
-    else if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
+    if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
         rc = sch_part_strategy_run(m, j->strategy, out);
     sch_part_model_free(m);
     sch_schedule_free(sched);
@@ -155,17 +154,13 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     struct ana_prediction *p = NULL;
     int rc;
     ps_error_clear();
-    if (r->batch % r->M) {
-        rc = ps_error(PS_EUSAGE, "--batch %ld is not divisible by -M %d (micro-batches must "
-                       "be equal)", r->batch, r->M);
-        goto out;
-    }
-    if ((rc = job_partition(sp, j, &part)) < 0)
-        goto out;
     struct ana_config cfg = { .profile = sp->profile, .topo = sp->topo,
                               .schedule = r->schedule, .K = r->K,
                               .M = r->M, .batch = (double)r->batch, .remat = j->remat,
-                              .partition = part, .no_baseline = 1 };
+                              .replicas = r->replicas, .no_baseline = 1 };
+    if ((rc = ana_config_check(&cfg)) < 0 || (rc = job_partition(sp, j, &part)) < 0)
+        goto out;
+    cfg.partition = part;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
     snprintf(r->status, sizeof r->status, "ok");
@@ -174,7 +169,8 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     r->step_s = p->step_s;
     r->samples_per_s = p->samples_per_s;
     r->baseline_step_s = j->baseline_s;
-    r->speedup = p->step_s > 0 ? j->baseline_s / p->step_s : 0;
+    /* ana_predict's speedup: one device doing all R replicas' batches */
+    r->speedup = p->step_s > 0 ? p->replicas * j->baseline_s / p->step_s : 0;
     r->bubble_sim = p->bubble_sim;
     r->bubble_analytic = p->bubble_analytic;
     r->fits = p->fits;
@@ -258,15 +254,19 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, sp->model_arg, key.model_hash)) < 0 ||
         (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, key.topology_hash)) < 0)
         return rc;
-    int total = nsched * sp->nstrategy * sp->nremat * sp->nbatch * sp->nK * sp->nM, cnt = 0;
+    static const long one_replica = 1;
+    const long *Rs = sp->replicas ? sp->replicas : &one_replica;
+    int nR = sp->replicas ? sp->nreplica : 1;
+    int total = nsched * sp->nstrategy * sp->nremat * sp->nbatch * nR * sp->nK * sp->nM;
+    int cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
     if (!jobs)
         return ps_error(PS_ENOMEM, "out of memory");
     st->total = total;
     for (int qa = 0; qa < nsched * sp->nstrategy; qa++) /* schedule, then strategy */
         for (int b = 0, q = qa / sp->nstrategy, a = qa % sp->nstrategy; b < sp->nremat; b++)
-            for (int c = 0; c < sp->nbatch; c++)
-                for (int k = 0; k < sp->nK; k++)
+            for (int cr = 0; cr < sp->nbatch * nR; cr++) /* batch, then replicas */
+                for (int k = 0, c = cr / nR; k < sp->nK; k++)
                     for (int m = 0; m < sp->nM; m++) {
                         struct job *j = &jobs[cnt];
                         j->run = key;
@@ -274,6 +274,7 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
                         j->run.K = (int)sp->Ks[k];
                         j->run.M = (int)sp->Ms[m];
                         j->run.batch = sp->batches[c];
+                        j->run.replicas = (int)Rs[cr % nR];
                         j->remat = sp->remats[b];
                         j->strategy = sp->strategies[a];
                         snprintf(j->run.remat, sizeof j->run.remat, "%s",
@@ -360,6 +361,26 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
     return rc;
 }
 
+/* A replica count with which no K of the list fits the devices would only
+ * store failures: a usage error, before the database is touched. */
+static int check_replicas(const struct ana_sweep_spec *sp)
+{
+    long kmin = 0;
+    for (int k = 0; k < sp->nK; k++)
+        if (!kmin || sp->Ks[k] < kmin)
+            kmin = sp->Ks[k];
+    for (int i = 0; sp->replicas && i < sp->nreplica; i++) {
+        long R = sp->replicas[i];
+        if (R < 1)
+            return ps_error(PS_EUSAGE, "--replicas must be >= 1, got %ld", R);
+        if (kmin && R > 1 && kmin * R > sp->topo->n_devices)
+            return ps_error(PS_EUSAGE, "--replicas %ld: even the smallest -K %ld needs %ld "
+                             "devices (K x replicas), topology %s has %d", R, kmin, kmin * R,
+                             sp->topo->path, sp->topo->n_devices);
+    }
+    return 0;
+}
+
 int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
                   struct ana_sweep_stats *stats)
 {
@@ -377,7 +398,8 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
                         "stops at once)\n" :
                         "sweep: stopping after the running configurations (a second signal "
                         "stops at once)\n");
-    if ((rc = ana_db_open(db_path, 1, &db)) < 0 || (rc = plan(sp, db, &jobs, &n, &st)) < 0 ||
+    if ((rc = check_replicas(sp)) < 0 || (rc = ana_db_open(db_path, 1, &db)) < 0 ||
+        (rc = plan(sp, db, &jobs, &n, &st)) < 0 ||
         (rc = baselines(sp, jobs, n)) < 0)
         goto out;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);

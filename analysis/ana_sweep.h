@@ -1,7 +1,10 @@
 /*
- * ana_sweep — every combination of schedule x K x M x batch x remat x
- * partition strategy, simulated in parallel and stored in the results database
- * (analysis/ana_db.h), one row per configuration.
+ * ana_sweep — every combination of schedule x K x M x batch x replicas x
+ * remat x partition strategy, simulated in parallel and stored in the results
+ * database (analysis/ana_db.h), one row per configuration. Each row is what
+ * ana_predict says of that configuration (replicas: R data-parallel copies
+ * of the K-stage pipeline on K x R devices, the batch per replica, the
+ * gradient all-reduce simulated; throughput and speedup of all replicas).
  *
  * Workers: a pool of `jobs` pthreads (default: the online CPUs), each taking
  * the next configuration and running the partitioner and ana_predict on it
@@ -16,13 +19,15 @@
  * first signal puts back the actions the signals had before the sweep (the
  * default, or main's temporary-file cleanup), so a second one stops the
  * process at once; a signal ignored at the start (nohup) stays ignored.
- * A configuration that cannot run (M does not divide the batch, K above the
- * devices or layers) is stored with its error as status, so it is not
- * retried. Rows are keyed and read back sorted: the database contents do not
+ * A configuration that cannot run (M does not divide the batch, K x replicas
+ * above the devices, K above the layers) is stored with its error as status,
+ * so it is not retried; a replica count with which not even the smallest K
+ * fits the devices is refused before any work (PS_EUSAGE naming it). Rows are keyed and read back sorted: the database contents do not
  * depend on jobs (the row ids and times do).
  *
- * Speedup baseline: ana_predict's (K = 1, M = 1, no remat, same batch),
- * simulated once per batch size.
+ * Speedup baseline: ana_predict's (K = 1, M = 1, no remat, same batch; with
+ * R replicas one device doing all R batches, R x its step), simulated once
+ * per batch size.
  * Cost: one simulation per configuration; O(configurations) rows.
  */
 #ifndef ANA_SWEEP_H
@@ -43,7 +48,8 @@ struct ana_sweep_spec {
     const char *const *schedules; int nschedule; /* several schedules (NULL: schedule) */
     const long *Ks; int nK;
     const long *Ms; int nM;
-    const long *batches; int nbatch;
+    const long *batches; int nbatch;  /* samples per step of each replica */
+    const long *replicas; int nreplica; /* data-parallel replicas (NULL: 1 only) */
     const enum sch_remat *remats; int nremat;
     const enum sch_part_strategy *strategies; int nstrategy;
     int jobs;                          /* <= 0: online CPUs */

@@ -21,11 +21,13 @@ static const char help[] =
     "                    [--kind speedup,bubble,memory,timeline] [--out-dir results/plots]\n"
     "                    [--prefix P] [--mem-M m] [--model S] [--topology S]\n"
     "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n"
+    "                    [--replicas R]\n"
     "       pipesim plot --kind schedules -K k -M m [--schedules a,b,...] [--out-dir D]\n"
     "       pipesim plot --compare SIM.json MEASURED.json [--out-dir D] [--prefix P]\n\n"
     "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically):\n"
     "  speedup   speedup over one device vs M, a line per K, with the ideal\n"
-    "            K M/(M+K-1) of balanced stages and free communication (dashed)\n"
+    "            K M/(M+K-1) of balanced stages and free communication (dashed;\n"
+    "            R K M/(M+K-1) for runs of R replicas)\n"
     "  bubble    simulated bubble fraction vs M per K, with (K-1)/(M+K-1) dashed\n"
     "  memory    per-stage peak memory vs K, a colour per M (--mem-M m: that M only),\n"
     "            with the device capacity dashed\n"
@@ -35,7 +37,7 @@ static const char help[] =
     "            no communication); default --schedules\n"
     "            " SCHED_LIST "\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
-    "strategy and batch): the first that matches the filters. Default --kind: the\n"
+    "strategy, batch and replica count): the first that matches the filters. Default --kind: the\n"
     "sweep figures with --db, plus timeline with --trace. Without either, --db\n"
     "results/sweep.db (sweep's and report's default). Needs gnuplot. Beside\n"
     "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
@@ -104,7 +106,7 @@ int cmd_plot(int argc, char **argv)
         { "schedule", required_argument, 0, 's' }, { "remat", required_argument, 0, 'r' },
         { "strategy", required_argument, 0, 'S' }, { "batch", required_argument, 0, 'b' },
         { "compare", no_argument, 0, 'C' },        { "help", no_argument, 0, 'h' },
-        { "schedules", required_argument, 0, 'L' },
+        { "schedules", required_argument, 0, 'L' }, { "replicas", required_argument, 0, 'R' },
         { 0, 0, 0, 0 },
     };
     struct ana_plot_opts o = { .out_dir = "results/plots" };
@@ -142,6 +144,12 @@ int cmd_plot(int argc, char **argv)
             break;
         }
         case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
+        case 'R': {
+            long R;
+            if ((rc = ps_parse_long(optarg, "--replicas", 1, 1 << 16, &R)) == 0)
+                o.sel.replicas = (int)R;
+            break;
+        }
         default: return -PS_EUSAGE;
         }
         if (rc < 0)

@@ -13,10 +13,12 @@
 static const char help[] =
     "usage: pipesim report [--db results/sweep.db] [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
-    "                      [--strategy S] [--batch N] [--csv F] [--grid-csv F]\n"
+    "                      [--strategy S] [--batch N] [--replicas R] [--csv F]\n"
+    "                      [--grid-csv F]\n"
     "                      [--format table|csv|json] [-o|--out F] [--best [--fits]]\n\n"
-    "Prints, per (model, topology, schedule, remat, strategy, batch), one K x M grid\n"
-    "per metric, laid out like Table 2 of the GPipe paper (rows M, columns K):\n"
+    "Prints, per (model, topology, schedule, remat, strategy, batch, replicas), one\n"
+    "K x M grid per metric, laid out like Table 2 of the GPipe paper (rows M,\n"
+    "columns K):\n"
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
     "              the paper normalizes to K=2,M=1)\n"
     "  speedup     over one device (K=1, M=1, no re-materialization)\n"
@@ -28,6 +30,11 @@ static const char help[] =
     "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
     "tables.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
+    "Runs of sweep --replicas R (R data-parallel pipelines on K x R devices) are\n"
+    "grids of their own, named in the group headers when any run has R > 1;\n"
+    "speedup and throughput count all replicas, so K=4 R=1 and K=2 R=2 compare by\n"
+    "those (or by --best). A database of the previous schema (version 1) is read\n"
+    "as replicas 1.\n"
     "--best prints only the selected run with the most samples/s (--fits: among\n"
     "those whose every stage fits in memory; exit status 7 when none does).\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
@@ -44,7 +51,7 @@ int cmd_report(int argc, char **argv)
         { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
         { "format", required_argument, 0, 'f' },   { "best", no_argument, 0, 'Z' },
         { "fits", no_argument, 0, 'F' },           { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "replicas", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
     };
     struct ana_report_opts o = { 0 };
     enum ana_fmt format = ANA_FMT_TABLE;
@@ -86,6 +93,12 @@ int cmd_report(int argc, char **argv)
             break;
         }
         case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.batch); break;
+        case 'R': {
+            long R;
+            if ((rc = ps_parse_long(optarg, "--replicas", 1, 1 << 16, &R)) == 0)
+                o.replicas = (int)R;
+            break;
+        }
         case 'c': csv = optarg; break;
         case 'g': grid_csv = optarg; break;
         case 'o': out_path = optarg; break;

@@ -1,5 +1,5 @@
-/* pipesim sweep: every K x M x batch x remat x strategy combination, in
- * parallel, into SQLite. */
+/* pipesim sweep: every K x M x batch x replicas x remat x strategy
+ * combination, in parallel, into SQLite. */
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
@@ -15,16 +15,16 @@
 
 static const char help[] =
     "usage: pipesim sweep --model F --topology F -K 1,2,4,8 -M 1,2,4,8,16,32\n"
-    "                     --batch N[,N...] [--remat MODE[,MODE...]]\n"
+    "                     --batch N[,N...] [--replicas R[,R...]] [--remat MODE[,MODE...]]\n"
     "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
     "                     [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
     "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v[,...]] [--jobs N] [--db results/sweep.db]\n"
     "                     [--quiet]\n\n"
     "Simulates every combination of the listed schedules, stage counts K, micro-batch counts M,\n"
-    "mini-batch sizes, re-materialization modes (never, except_last, always) and\n"
-    "partition strategies (see pipesim partition --help), on --jobs worker threads\n"
-    "(default: all CPUs), and stores one row per configuration in the SQLite\n"
-    "database: the inputs with a hash of each input file, the command line and the\n"
+    "mini-batch sizes, data-parallel replica counts, re-materialization modes (never,\n"
+    "except_last, always) and partition strategies (see pipesim partition --help), on\n"
+    "--jobs worker threads (default: all CPUs), and stores one row per configuration\n"
+    "in the SQLite database: the inputs with a hash of each input file, the command line and the\n"
     "pipesim version; step time, throughput, speedup over one device (M=1, no remat),\n"
     "simulated and analytic bubble, and per stage busy fraction and peak memory (table\n"
     "stages). Configurations already in the database are skipped, so a sweep stopped\n"
@@ -32,10 +32,16 @@ static const char help[] =
     "status 10; a second signal stops at once) resumes where it stopped when run again.\n"
     "Each value may appear once in each list. --db must name a file (not '' or\n"
     ":memory:); a validation database or another program's file is refused.\n"
-    "Combinations that cannot run (M not dividing the batch, K above the devices or\n"
-    "layers) are stored with their error. A progress bar with ETA goes to stderr\n"
-    "when it is a terminal.\n"
-    "Defaults: --remat except_last, --strategy uniform, --db results/sweep.db.\n"
+    "--replicas R: R data-parallel copies of each K-stage pipeline on K x R devices,\n"
+    "as pipesim predict --replicas (a gradient all-reduce per stage; --batch is per\n"
+    "replica; throughput and speedup count all replicas): K=4 R=1 against K=2 R=2\n"
+    "on the same devices. A replica count with which even the smallest K needs more\n"
+    "devices than the topology has is a usage error.\n"
+    "Combinations that cannot run (M not dividing the batch, K x R above the devices,\n"
+    "K above the layers) are stored with their error. A progress bar with ETA goes to\n"
+    "stderr when it is a terminal.\n"
+    "Defaults: --replicas 1, --remat except_last, --strategy uniform,\n"
+    "--db results/sweep.db.\n"
     "Read the results with pipesim report and pipesim plot.\n";
 
 static int parse_list(const char *s, const char *what, int (*one)(const char *, int *),
@@ -95,11 +101,11 @@ int cmd_sweep(int argc, char **argv)
         { "strategy", required_argument, 0, 'S' }, { "schedule", required_argument, 0, 's' },
         { "jobs", required_argument, 0, 'j' },     { "db", required_argument, 0, 'd' },
         { "quiet", no_argument, 0, 'q' },          { "help", no_argument, 0, 'h' },
-        { 0, 0, 0, 0 },
+        { "replicas", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
     };
     struct ana_sweep_spec sp = { .schedule = "gpipe", .handle_signals = 1 };
     const char *db = "results/sweep.db";
-    long *Ks = NULL, *Ms = NULL, *batches = NULL, jobs = 0;
+    long *Ks = NULL, *Ms = NULL, *batches = NULL, *Rs = NULL, jobs = 0;
     int remats[3] = { SCH_REMAT_EXCEPT_LAST }, strats[SCH_PART_NSTRATEGIES] = { SCH_PART_UNIFORM };
     int nremat = 1, nstrat = 1, c, rc = 0;
     char *cmdline = NULL, *sbuf = NULL;
@@ -126,10 +132,18 @@ int cmd_sweep(int argc, char **argv)
             break;
         case 'b':
             free(batches);
+    free(Rs);
             batches = NULL;
             if ((rc = ps_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
                                           &sp.nbatch)) == 0)
                 rc = distinct("--batch", batches, sp.nbatch);
+            break;
+        case 'R':
+            free(Rs);
+            Rs = NULL;
+            if ((rc = ps_parse_long_list(optarg, "--replicas", 1, 1 << 16, &Rs,
+                                          &sp.nreplica)) == 0)
+                rc = distinct("--replicas", Rs, sp.nreplica);
             break;
         case 'r': rc = parse_list(optarg, "--remat", one_remat, remats, 3, &nremat); break;
         case 'S':
@@ -203,6 +217,7 @@ int cmd_sweep(int argc, char **argv)
     sp.Ks = Ks;
     sp.Ms = Ms;
     sp.batches = batches;
+    sp.replicas = Rs;
     sp.remats = er;
     sp.nremat = nremat;
     sp.strategies = es;
@@ -218,6 +233,7 @@ out:
     free(Ks);
     free(Ms);
     free(batches);
+    free(Rs);
     mdl_topology_free(topo);
     mdl_profile_free(prof);
     return rc;
