@@ -37,7 +37,7 @@ static void pr_cal(const struct msr_calib *cal)
     printf("  pipelined in %s steps, %d rounds; %d hand-offs (ping-pong link %.2f us + B / "
            "%.2f GB/s)\n", cal->pipe_schedule, cal->pipe_rounds, cal->n_handoff,
            cal->pingpong_latency * 1e6, cal->pingpong_bandwidth * 1e-9);
-    for (int s = 0; s < cal->n_stages; s++)
+    for (int s = 0; s < cal->pipe_stages; s++)
         for (int i = 0; i < cal->n_sizes; i++) {
             printf("  stage %d size %3d:", s, cal->sizes[i]);
             for (int k = 0; k < MSR_PIPE_NCLASS; k++) {

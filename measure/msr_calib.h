@@ -175,8 +175,9 @@ struct msr_calib {
     double wall_s;                    /* how long calibration took */
     /* pipelined calibration (o->pipelined) */
     int pipelined, pipe_rounds;
+    int pipe_stages;                  /* the schedule's stages (2 K with two chunks) */
     char pipe_schedule[32];
-    struct msr_pipe_point *pipe;      /* [n_stages][n_sizes][MSR_PIPE_NCLASS];
+    struct msr_pipe_point *pipe;      /* [pipe_stages][n_sizes][MSR_PIPE_NCLASS];
                                          t.n = 0 where not measured */
     int n_handoff;                    /* hand-offs the link is fitted to */
     struct msr_fit handoff_fit;       /* seconds = a + b * bytes, in the steps */

@@ -387,18 +387,14 @@ int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struc
     ps->o = o;
     ps->net = net;
     ps->x.c = c;
-    ps->x.S = S;
     ps->pp = calloc((size_t)nz * 2, sizeof *ps->pp);
-    ps->x.smp = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *ps->x.smp);
-    c->pipe = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *c->pipe);
-    if (!ps->pp || !ps->x.smp || !c->pipe) {
+    if (!ps->pp) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto err;
     }
     c->pipelined = 1;
     snprintf(c->pipe_schedule, sizeof c->pipe_schedule, "%s", o->schedule ? o->schedule : "gpipe");
-    if ((rc = sch_partition_uniform(S, net->n_layers, &ps->part)) < 0 ||
-        (rc = rt_data_new(net, o->batch, o->seed, &ps->data)) < 0)
+    if ((rc = rt_data_new(net, o->batch, o->seed, &ps->data)) < 0)
         goto err;
     int live = 0;
     for (int i = 0; i < nz; i++) {
@@ -428,6 +424,23 @@ int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struc
                        "a step the schedule has", o->batch);
         goto err;
     }
+    /* the schedule's stages (2K for the two-chunk ones: interleaved,
+     * breadth-first, zb-v, dualpipe-v), uniform over the layers as the
+     * runtime cuts them: the stage ops are scaled over these */
+    for (int i = 0; i < nz; i++)
+        if (ps->pp[2 * i]) {
+            S = rt_pipe_n_stages(ps->pp[2 * i]);
+            break;
+        }
+    ps->x.S = c->pipe_stages = S;
+    ps->x.smp = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *ps->x.smp);
+    c->pipe = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *c->pipe);
+    if (!ps->x.smp || !c->pipe) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err;
+    }
+    if ((rc = sch_partition_uniform(S, net->n_layers, &ps->part)) < 0)
+        goto err;
     int reps = c->repeats;
     ps->max_rounds = o->max_rounds ? o->max_rounds : 4 * reps;
     ps->max_rounds = ps->max_rounds < reps ? reps : ps->max_rounds;
