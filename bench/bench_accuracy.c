@@ -1,20 +1,20 @@
 /* bench_accuracy — how close the calibrated simulator comes to real runs on
- * this machine: the validate --check grid of mlp:layers=8,width=512 (K 1,2;
- * M 1..64; never, except_last, always; batch 256; 1 warm-up + 3 timed steps
- * per point), twice: run 1 calibrates in one stage just before each K's
- * points, run 2 in K stages on K cores. For each run the four accuracy
+ * this machine: the validate --check grid of mlp:layers=8,width=512 (M
+ * 1..64; never, except_last, always; batch 256) for every schedule the
+ * engine has, K = 1 and 2 with gpipe and K = 2 with the others. Per schedule
+ * and K: a pipelined calibration (layer passes in K stages, then the stage
+ * ops inside real steps of the schedule at every size) whose rounds run
+ * between the grid's 4 rounds (every point: 1 warm-up + 3 timed steps), so
+ * both see the same minutes of the machine. Prints every point with its
+ * measured spread, one line of figures per schedule, then the pooled
  * figures against the issue's targets as ratios (<= 1 met): median
  * |makespan error| <= 2 %, max <= 5 %, bubble-fraction error <= 1 point,
- * peak activation memory error <= 1 %, for the median step and for the
- * fastest step of each point; where a target is missed, the ops that
- * account for the error (the comparisons' largest discrepancies). Then the
- * repeatability: how far the measured step times of the same points moved
- * between the two runs, the floor under the figures. Not a test: the
- * figures depend on what else runs on the cores; the involuntary context
- * switches are printed as the noise indicator.
- * Measures under SCHED_FIFO when permitted (other jobs' time slices would
- * otherwise land inside the timed steps); BENCH_ACCURACY_NORT=1 measures
- * at normal priority.
+ * peak activation memory error <= 1 %, for the median and the fastest
+ * steps, the count of predictions outside their measured spread (model
+ * misses), and for each missed target the ops that account for it. Not a
+ * test: the figures depend on what else runs on the cores.
+ * Measures under SCHED_FIFO when permitted; BENCH_ACCURACY_NORT=1 measures
+ * at normal priority; BENCH_ACCURACY_SCHEDULES=gpipe,1f1b for a subset.
  * Usage: bench_accuracy [NET [BATCH]]. */
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
