@@ -40,16 +40,29 @@ const char *msr_pipe_class_name(enum msr_pipe_class k)
     return k >= 0 && k < MSR_PIPE_NCLASS ? n[k] : "?";
 }
 
+/* The relative standard error of a median from its stats (normal rule). */
+static double stat_rel_se(const struct msr_stat *s)
+{
+    if (s->n < 2 || !(s->med > 0))
+        return 1;
+    double sigma = (s->p75 - s->p25) / 1.349;
+    return 1.2533 * sigma / sqrt((double)s->n) / s->med;
+}
+
 double msr_median_rel_se(double *v, int n)
 {
-    if (n < 2)
-        return 1;
     struct msr_stat s;
     msr_stat_of(v, n, &s);
-    if (!(s.med > 0))
-        return 1;
-    double sigma = (s.p75 - s.p25) / 1.349;
-    return 1.2533 * sigma / sqrt((double)n) / s.med;
+    return stat_rel_se(&s);
+}
+
+static void stat_scale(struct msr_stat *s, double f)
+{
+    s->med *= f;
+    s->p25 *= f;
+    s->p75 *= f;
+    s->min *= f;
+    s->max *= f;
 }
 
 double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
@@ -60,13 +73,8 @@ double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
     if (!(sum > 0) || !(target > 0) || !isfinite(target))
         return 1;
     double f = target / sum;
-    for (int i = 0; i < n; i++) {
-        st[i]->med *= f;
-        st[i]->p25 *= f;
-        st[i]->p75 *= f;
-        st[i]->min *= f;
-        st[i]->max *= f;
-    }
+    for (int i = 0; i < n; i++)
+        stat_scale(st[i], f);
     return f;
 }
 
@@ -94,32 +102,12 @@ struct pipe_ctx {
     struct msr_calib *c;
     int S;                         /* stages */
     struct samples *smp;           /* [S][n_sizes][NCLASS] */
-    int nh, caph;                  /* hand-offs */
-    double *h_bytes, *h_s;
+    struct samples hb, hs;         /* hand-offs: bytes, seconds */
 };
 
 static struct samples *smp_at(struct pipe_ctx *x, int s, int i, int k)
 {
     return &x->smp[((size_t)s * x->c->n_sizes + i) * MSR_PIPE_NCLASS + k];
-}
-
-static int push_handoff(struct pipe_ctx *x, double bytes, double s)
-{
-    if (x->nh == x->caph) {
-        int cap = x->caph ? 2 * x->caph : 256;
-        double *b = realloc(x->h_bytes, (size_t)cap * sizeof *b);
-        if (!b)
-            return ps_error(PS_ENOMEM, "out of memory");
-        x->h_bytes = b;
-        double *t = realloc(x->h_s, (size_t)cap * sizeof *t);
-        if (!t)
-            return ps_error(PS_ENOMEM, "out of memory");
-        x->h_s = t;
-        x->caph = cap;
-    }
-    x->h_bytes[x->nh] = bytes;
-    x->h_s[x->nh++] = s;
-    return 0;
 }
 
 static int ev_order(const void *pa, const void *pb)
@@ -182,9 +170,9 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
         for (size_t f = 0; f < n; f++) {
             const struct trc_event *sd = ev[f];
             if (sd->kind == want && sd->stage == sstage && sd->mb == r->mb) {
-                if (r->end_ns > sd->start_ns && sd->bytes > 0)
-                    rc = push_handoff(x, (double)sd->bytes,
-                                      (double)(r->end_ns - sd->start_ns) * 1e-9);
+                if (r->end_ns > sd->start_ns && sd->bytes > 0 &&
+                    !(rc = push(&x->hb, (double)sd->bytes)))
+                    rc = push(&x->hs, (double)(r->end_ns - sd->start_ns) * 1e-9);
                 break;
             }
         }
@@ -228,10 +216,17 @@ static int layer_stats(struct msr_calib *c, const struct sch_partition *part, in
 static int apply(struct pipe_ctx *x, const struct sch_partition *part)
 {
     struct msr_calib *c = x->c;
-    int maxn = 0;
-    for (size_t j = 0; j < (size_t)x->S * c->n_sizes * MSR_PIPE_NCLASS; j++)
-        maxn = x->smp[j].n > maxn ? x->smp[j].n : maxn;
-    double *tmp = malloc((size_t)(2 * maxn + 1) * sizeof *tmp);
+    int maxn = 0, maxu = 0; /* the largest pool of two classes; of a stage's updates */
+    for (int s = 0; s < x->S; s++) {
+        int nu = 0;
+        for (int i = 0; i < c->n_sizes; i++) {
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++)
+                maxn = smp_at(x, s, i, k)->n > maxn ? smp_at(x, s, i, k)->n : maxn;
+            nu += smp_at(x, s, i, MSR_PIPE_U)->n;
+        }
+        maxu = nu > maxu ? nu : maxu;
+    }
+    double *tmp = malloc((size_t)(2 * maxn > maxu ? 2 * maxn + 1 : maxu + 1) * sizeof *tmp);
     struct msr_stat **st = malloc((size_t)c->n_layers * sizeof *st);
     if (!tmp || !st) {
         free(tmp);
@@ -244,9 +239,8 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
                 struct samples *sm = smp_at(x, s, i, k);
                 struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, k);
                 memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
-                pp->rel_se = msr_median_rel_se(tmp, sm->n);
-                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
                 msr_stat_of(tmp, sm->n, &pp->t);
+                pp->rel_se = stat_rel_se(&pp->t);
                 pp->scale = 1;
             }
             /* pooled: F with R (the profile's forward), B of both modes */
@@ -272,12 +266,8 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
                 if (pool[q][2] == MSR_CALIB_NOPS) /* F and R are the kept kernel too */
                     for (int l = 0; l < L; l++) {
                         struct msr_calib_layer *cl = &c->layers[part->first[s] + l];
-                        struct msr_stat *p[2] = { &cl->t[MSR_CALIB_FWD][i],
-                                                  &cl->t[MSR_CALIB_RECOMP][i] };
-                        for (int r = 0; r < 2; r++) {
-                            p[r]->med *= f, p[r]->p25 *= f, p[r]->p75 *= f;
-                            p[r]->min *= f, p[r]->max *= f;
-                        }
+                        stat_scale(&cl->t[MSR_CALIB_FWD][i], f);
+                        stat_scale(&cl->t[MSR_CALIB_RECOMP][i], f);
                     }
             }
         }
@@ -285,13 +275,6 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
         int n = 0;
         for (int i = 0; i < c->n_sizes; i++) {
             struct samples *us = smp_at(x, s, i, MSR_PIPE_U);
-            double *grow = realloc(tmp, (size_t)(n + us->n + 2 * maxn + 1) * sizeof *tmp);
-            if (!grow) {
-                free(tmp);
-                free(st);
-                return ps_error(PS_ENOMEM, "out of memory");
-            }
-            tmp = grow;
             memcpy(tmp + n, us->v, (size_t)us->n * sizeof *tmp);
             n += us->n;
         }
@@ -316,28 +299,30 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
 static int fit_handoffs(struct pipe_ctx *x)
 {
     struct msr_calib *c = x->c;
-    c->n_handoff = x->nh;
-    if (x->nh < 3)
+    int nh = x->hs.n;
+    const double *hb = x->hb.v, *hs = x->hs.v;
+    c->n_handoff = nh;
+    if (nh < 3)
         return 0;
     /* per message size, the median hand-off: one point per size */
     double bx[MSR_CALIB_MAX_SIZES + 1], by[MSR_CALIB_MAX_SIZES + 1];
     int nb = 0;
-    double *tmp = malloc((size_t)x->nh * sizeof *tmp);
+    double *tmp = malloc((size_t)nh * sizeof *tmp);
     if (!tmp)
         return ps_error(PS_ENOMEM, "out of memory");
-    for (int j = 0; j < x->nh; j++) {
+    for (int j = 0; j < nh; j++) {
         int seen = 0;
         for (int q = 0; q < nb; q++)
-            seen |= bx[q] == x->h_bytes[j];
+            seen |= bx[q] == hb[j];
         if (seen || nb == MSR_CALIB_MAX_SIZES + 1)
             continue;
         int k = 0;
-        for (int q = j; q < x->nh; q++)
-            if (x->h_bytes[q] == x->h_bytes[j])
-                tmp[k++] = x->h_s[q];
+        for (int q = j; q < nh; q++)
+            if (hb[q] == hb[j])
+                tmp[k++] = hs[q];
         struct msr_stat m;
         msr_stat_of(tmp, k, &m);
-        bx[nb] = x->h_bytes[j];
+        bx[nb] = hb[j];
         by[nb++] = m.med;
     }
     free(tmp);
@@ -369,8 +354,8 @@ void msr_calib_pipe_free(struct msr_pipe_state *ps)
     for (size_t j = 0; ps->x.smp && j < (size_t)ps->x.S * ps->x.c->n_sizes * MSR_PIPE_NCLASS; j++)
         free(ps->x.smp[j].v);
     free(ps->x.smp);
-    free(ps->x.h_bytes);
-    free(ps->x.h_s);
+    free(ps->x.hb.v);
+    free(ps->x.hs.v);
     rt_data_free(ps->data);
     sch_partition_free(ps->part);
     free(ps);
