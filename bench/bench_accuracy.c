@@ -100,10 +100,7 @@ static int cal_between(void *ctx, int K, int round)
     (void)K;
     (void)round;
     struct cal_ctx *c = ctx;
-    int rc = 0;
-    for (int i = 0; i < CAL_PER_ROUND && rc == 0; i++)
-        rc = msr_calib_round(c->sess);
-    return rc < 0 ? rc : 0;
+    return msr_calib_rounds(c->sess, CAL_PER_ROUND);
 }
 
 static int cal_end(void *ctx, int K, const struct mdl_profile **prof,

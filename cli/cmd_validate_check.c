@@ -377,10 +377,7 @@ static int calib_between(void *ctx, int K, int round)
     (void)K;
     (void)round;
     struct inputs *in = ctx;
-    int rc = 0;
-    for (int i = 0; i < in->per_round && rc == 0; i++)
-        rc = msr_calib_round(in->sess);
-    return rc < 0 ? rc : 0;
+    return msr_calib_rounds(in->sess, in->per_round);
 }
 
 static int calib_end(void *ctx, int K, const struct mdl_profile **prof,

@@ -457,6 +457,14 @@ int msr_calib_round(msr_calib_session *s)
     return rc;
 }
 
+int msr_calib_rounds(msr_calib_session *s, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = msr_calib_round(s);
+    return rc < 0 ? rc : 0;
+}
+
 int msr_calib_end(msr_calib_session *s, struct msr_calib **out)
 {
     *out = NULL;

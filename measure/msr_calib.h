@@ -211,6 +211,8 @@ int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out);
 typedef struct msr_calib_session msr_calib_session;
 int msr_calib_begin(const struct msr_calib_opts *o, msr_calib_session **out);
 int msr_calib_round(msr_calib_session *s);
+/* Up to n rounds (fewer once enough ran); 0, or < 0 on error. */
+int msr_calib_rounds(msr_calib_session *s, int n);
 int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
 void msr_calib_session_free(msr_calib_session *s);
 void msr_calib_free(struct msr_calib *c);
