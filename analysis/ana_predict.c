@@ -1,6 +1,7 @@
 #include "analysis/ana_predict.h"
 #include "analysis/ana_schedules.h"
 #include "sched/sch_cost.h"
+#include "sched/sch_zb.h"
 #include "base/ps_error.h"
 #include "sim/sim_engine.h"
 #include "sim/sim_membudget.h"
@@ -23,22 +24,25 @@ void ana_prediction_free(struct ana_prediction *p)
 /* One simulation of a configuration on its built schedule: the all-reduce
  * ops added, the stage costs of part made, the engine run. On error *costs
  * and *eng are NULL; the schedule stays the caller's either way. */
+/* Costs, then the schedule fitted to them (zb-auto orders its ops for the
+ * stage costs: sch_schedule_fit_costs; *sched may be replaced), then the
+ * simulation. */
 static int run_one(const struct ana_config *c, const struct sch_partition *part,
-                   struct sch_schedule *sched, int record, struct sch_costs **costs,
+                   struct sch_schedule **sched, int record, struct sch_costs **costs,
                    sim_engine **eng)
 {
     *costs = NULL;
     *eng = NULL;
-    int rc = sch_schedule_add_allreduce(sched, c->replicas > 0 ? c->replicas : 1);
-    if (rc < 0)
-        return rc;
-    if (sched->n_stages != part->n_stages)
-        return ps_error(PS_EINVAL, "schedule %s has %d stages, partition %d", sched->name,
-                         sched->n_stages, part->n_stages);
-    if ((rc = sch_costs_new(c->profile, c->topo, part, sched->stage_device, c->batch / c->M,
+    int rc;
+    if ((*sched)->n_stages != part->n_stages)
+        return ps_error(PS_EINVAL, "schedule %s has %d stages, partition %d", (*sched)->name,
+                         (*sched)->n_stages, part->n_stages);
+    if ((rc = sch_costs_new(c->profile, c->topo, part, (*sched)->stage_device, c->batch / c->M,
                             costs)) < 0)
         return rc;
-    if ((rc = sim_simulate(sched, *costs, c->topo, record, eng)) < 0) {
+    if ((!c->lists_as_built && (rc = sch_schedule_fit_costs(sched, *costs, c->topo)) < 0) ||
+        (rc = sch_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0 ||
+        (rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0) {
         sch_costs_free(*costs);
         *costs = NULL;
     }
@@ -99,7 +103,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
             goto err_free;
         part = own;
     }
-    if ((rc = run_one(c, part, sched, c->record_trace, &costs, &eng)) < 0)
+    if ((rc = run_one(c, part, &sched, c->record_trace, &costs, &eng)) < 0)
         goto err_free;
     const struct sim_result *r = sim_engine_result(eng);
     snprintf(p->schedule, sizeof p->schedule, "%s", sched->name);
@@ -171,7 +175,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         if ((rc = sch_partition_uniform(1, c->profile->n_layers, &one)) < 0)
             goto err_free;
         if ((rc = sch_schedule_build(b.schedule, b.K, b.M, b.remat, &sched)) == 0)
-            rc = run_one(&b, one, sched, 0, &costs, &eng);
+            rc = run_one(&b, one, &sched, 0, &costs, &eng);
         sch_partition_free(one);
         if (rc < 0)
             goto err_free;

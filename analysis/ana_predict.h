@@ -37,6 +37,11 @@ struct ana_config {
     int replicas;                      /* data-parallel pipelines; 0 = 1 */
     int record_trace;
     int no_baseline;                   /* skip the K = 1 run (speedup = 0) */
+    int lists_as_built;                /* simulate the schedule's lists as its
+                                        * generator builds them by name, not
+                                        * fitted to the stage costs (zb-auto:
+                                        * sch_schedule_fit_costs); the CPU
+                                        * validation runs those lists */
 };
 
 struct ana_stage {

@@ -63,7 +63,8 @@ static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *p
 {
     struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = o->schedule,
                               .K = pt->K, .M = pt->M, .batch = o->batch, .remat = pt->remat,
-                              .record_trace = 1, .no_baseline = 1 };
+                              .record_trace = 1, .no_baseline = 1,
+                              .lists_as_built = 1 /* the runtime's lists */ };
     struct ana_prediction *p;
     int rc = ana_predict(&cfg, &p);
     if (rc < 0)

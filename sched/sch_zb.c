@@ -18,15 +18,18 @@
  *   zb-v      ZB-V: sch_zbv.c.
  *   zb-auto[:L]  An automatic zero-bubble scheduler in the spirit of the ZB
  *             authors' greedy (sail-sg/zero-bubble-pipeline-parallelism,
- *             zerobubble/scheduler; read, no code copied): given per-stage
- *             F, B, W times and a per-device limit of L micro-batch stashes
- *             (default K, ZB-H1's memory), the greedy list scheduler below;
- *             then ZB-H1 and ZB-H2 when their peaks fit in L; the fastest
- *             list on the compute-only replay (sch_zb_list_time) wins, so
- *             zb-auto is never slower than ZB-H1 at ZB-H1's memory on that
- *             model. Communication is not modelled by the search (it orders
- *             ops; the engine times them with communication).
- *
+ *             zerobubble/scheduler; read, no code copied), in two phases.
+ *             First: given per-stage F, B, W times and a per-device limit
+ *             of L micro-batch stashes (default K, ZB-H1's memory), the
+ *             greedy list scheduler below; then ZB-H1 and ZB-H2 when their
+ *             peaks fit in L; the fastest list wins, so zb-auto is never
+ *             slower than ZB-H1 at ZB-H1's memory. By name (no costs known)
+ *             only this phase runs, at unit costs. Second, when a model's
+ *             stage costs are known (predict, compare-schedules, sweep:
+ *             sch_schedule_fit_costs): both phases with the stage costs and
+ *             the hand-off time of each stage boundary, the first phase's
+ *             lists ranked with the hand-offs, then a local search that
+ *             swaps adjacent ops while the step falls (sch_zbauto.c).
  * The greedy list scheduler (stage d on device d): event-driven over op
  * ends; whenever a device is free it starts, among its ops whose inputs are
  * done, a B (it is on the critical path), else an F while the device holds
@@ -300,9 +303,10 @@ int sch_zb_peak_stashes(const struct sch_schedule *s)
     return peak;
 }
 
-int sch_schedule_zbauto(int K, int M, const sch_time *cf, const sch_time *cb,
-                        const sch_time *cw, int limit, enum sch_remat remat,
-                        struct sch_schedule **out)
+/* The greedy, ZB-H1 and ZB-H2 (when they fit), the fastest by
+ * sch_zb_seq_time; improved by sch_zb_improve when improve is set. */
+static int zbauto_build(int K, int M, const struct sch_zb_costs *c, int limit,
+                        enum sch_remat remat, int improve, struct sch_schedule **out)
 {
     *out = NULL;
     char name[32];
@@ -312,38 +316,73 @@ int sch_schedule_zbauto(int K, int M, const sch_time *cf, const sch_time *cb,
     if (limit < 1)
         return ps_error(PS_EUSAGE, "--schedule zb-auto:L needs L >= 1 stashes, got %d", limit);
     snprintf(name, sizeof name, "zb-auto:%d", limit);
-    struct sch_schedule *best = NULL;
+    struct sch_schedule *best = NULL, *better = NULL;
     sch_time best_t = -1;
     if ((rc = sch_gen_new(name, K, K, M, remat, &best)) < 0)
         return rc;
     best->has_wgrad = 1;
-    if ((rc = greedy_lists(best, cf, cb, cw, limit)) < 0) {
+    if ((rc = greedy_lists(best, c->f, c->b, c->w, limit)) < 0) {
         sch_schedule_free(best);
         return rc;
     }
-    if ((best_t = sch_zb_list_time(best, cf, cb, cw)) < 0) {
+    if ((best_t = sch_zb_seq_time(best, c)) < 0) {
         sch_schedule_free(best);
         return ps_error(PS_ENOMEM, "out of memory timing schedule %s", name);
     }
     for (int h = 0; h < 2; h++) { /* ZB-H1, ZB-H2 when they fit */
-        struct sch_schedule *c;
-        rc = h ? sch_schedule_zbh2(K, M, remat, &c) : sch_schedule_zbh1(K, M, remat, &c);
+        struct sch_schedule *o;
+        rc = h ? sch_schedule_zbh2(K, M, remat, &o) : sch_schedule_zbh1(K, M, remat, &o);
         if (rc < 0) {
             sch_schedule_free(best);
             return rc;
         }
-        sch_time ct = sch_zb_list_time(c, cf, cb, cw);
-        if (sch_zb_peak_stashes(c) <= limit && ct >= 0 && ct < best_t) {
+        sch_time ct = sch_zb_peak_stashes(o) <= limit ? sch_zb_seq_time(o, c) : -1;
+        if (ct >= 0 && ct < best_t) {
             sch_schedule_free(best);
-            best = c;
+            best = o;
             best_t = ct;
         } else {
-            sch_schedule_free(c);
+            sch_schedule_free(o);
         }
     }
     snprintf(best->name, sizeof best->name, "%s", name);
-    *out = best;
+    if (!improve) {
+        *out = best;
+        return 0;
+    }
+    rc = sch_zb_improve(best, c, limit, &better, &best_t);
+    sch_schedule_free(best);
+    if (rc < 0)
+        return rc;
+    *out = better;
     return 0;
+}
+
+int sch_schedule_zbauto_for(int K, int M, const struct sch_zb_costs *c, int limit,
+                            enum sch_remat remat, struct sch_schedule **out)
+{
+    return zbauto_build(K, M, c, limit, remat, 1, out);
+}
+
+int sch_schedule_zbauto(int K, int M, const sch_time *cf, const sch_time *cb,
+                        const sch_time *cw, int limit, enum sch_remat remat,
+                        struct sch_schedule **out)
+{
+    *out = NULL;
+    int rc = sch_gen_check_sizes(K, M, 1);
+    if (rc < 0)
+        return rc;
+    sch_time *one = NULL;
+    if (!cf || !cb || !cw) {
+        if (!(one = malloc(sizeof *one * (size_t)K)))
+            return ps_error(PS_ENOMEM, "out of memory building schedule zb-auto");
+        for (int d = 0; d < K; d++)
+            one[d] = 1;
+    }
+    struct sch_zb_costs c = { cf ? cf : one, cb ? cb : one, cw ? cw : one, NULL, NULL, NULL };
+    rc = zbauto_build(K, M, &c, limit, remat, 0, out);
+    free(one);
+    return rc;
 }
 
 /* ---- registry entries ---- */

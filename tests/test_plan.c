@@ -165,7 +165,10 @@ static struct ana_prediction *predict(const struct kase *k, const struct ana_pla
     struct ana_config cfg = { .profile = k->p, .topo = k->t, .schedule = g->schedule,
                               .K = g->K, .M = g->M, .batch = (double)k->sp.batch / g->R,
                               .remat = g->remat, .partition = part, .replicas = g->R,
-                              .no_baseline = 1 };
+                              .no_baseline = 1,
+                              /* plan simulates zb-auto's lists as built by
+                               * name (its first phase), not fitted */
+                              .lists_as_built = 1 };
     struct ana_prediction *pr;
     cr_assert_eq(ana_predict(&cfg, &pr), 0, "%s", ps_errmsg());
     sch_partition_free(part);
