@@ -22,6 +22,9 @@ int sch_schedule_zbv(int K, int M, enum sch_remat remat, struct sch_schedule **o
 struct sch_zb_costs {
     const sch_time *f, *b, *w; /* F, B (input gradient), W (weight gradient) */
     const sch_time *r;         /* R of a re-materialized micro-batch; NULL: f */
+    const sch_time *fn;        /* F of a re-materialized micro-batch (it keeps no
+                                * stash); NULL: f */
+    const sch_time *u;         /* the update after a device's last op; NULL: 0 */
     const sch_time *act;       /* act[s]: the activation's hand-off from stage s
                                 * to s + 1 (latency + bytes / bandwidth); NULL: 0 */
     const sch_time *grad;      /* grad[s]: the gradient's from s + 1 to s; NULL: 0 */

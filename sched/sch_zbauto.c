@@ -13,8 +13,9 @@
  * stage s < S - 1 waits for B of s + 1 plus the gradient hand-off grad[s];
  * a re-materialized micro-batch's R runs right before its B, after its F
  * (R does not wait for the gradient, as the lists place it: before the
- * gradient's receive); W waits for its B. Sends, receives and updates take
- * no device time (the engine times them on the links). An order that
+ * gradient's receive); W waits for its B; a device's update follows its
+ * last op. Sends and receives take no device time (the engine times them
+ * on the links), nor do data-parallel all-reduces. An order that
  * cannot run to the end (a device waits for an op that waits for it) has
  * no time.
  *
@@ -34,8 +35,8 @@
  * global one: tests/test_new_schedules.c states the gap to exhaustive
  * search on tiny cases.
  *
- * Cost: a timing O(total ops x passes of the replay loop); the search at
- * most its budget of timings.
+ * Cost: a timing O(total ops) (a worklist); the search at most its budget
+ * of timings (at least one), each rejected F/W swap also an O(M) peak scan.
  */
 #include "base/ps_error.h"
 #include "sched/sch_gen.h"
@@ -96,7 +97,7 @@ static sch_time seq_time(struct zseq *q, const struct sch_zb_costs *c)
                     sch_time dep = q->ef[i - M] + at_or0(c->act, d - 1);
                     at = at > dep ? at : dep;
                 }
-                q->ef[i] = q->t[d] = at + c->f[d];
+                q->ef[i] = q->t[d] = at + (q->remat[m] && c->fn ? c->fn[d] : c->f[d]);
                 wake_next = 1;
             } else if (o->kind == OB) {
                 sch_time g = 0;
@@ -130,7 +131,8 @@ static sch_time seq_time(struct zseq *q, const struct sch_zb_costs *c)
     for (int d = 0; d < K; d++) {
         if (q->pc[d] < n)
             return -1;
-        span = q->t[d] > span ? q->t[d] : span;
+        sch_time end = q->t[d] + (c->u ? c->u[d] : 0);
+        span = end > span ? end : span;
     }
     return span;
 }
@@ -307,27 +309,33 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
     if (c->n_stages != K)
         return ps_error(PS_EINVAL, "schedule %s: %d stage costs for %d stages", o->name,
                         c->n_stages, K);
-    sch_time *v = malloc(sizeof *v * 6 * (size_t)K);
+    sch_time *v = malloc(sizeof *v * 8 * (size_t)K);
     if (!v)
         return ps_error(PS_ENOMEM, "out of memory building schedule %s", o->name);
     sch_time *f = v, *b = f + K, *w = b + K, *r = w + K, *act = r + K, *grad = act + K;
+    sch_time *fn = grad + K, *u = fn + K;
     for (int d = 0; d < K; d++) {
         const struct sch_stage_cost *sc = &c->st[d];
         f[d] = sc->fwd;
         b[d] = sc->bwd_input;
         w[d] = sc->bwd_weight;
         r[d] = sc->recomp;
+        fn[d] = sc->fwd_nostash;
+        u[d] = sc->update;
         act[d] = grad[d] = 0;
-        struct mdl_route rt;
-        if (d + 1 < K && sc->device != c->st[d + 1].device &&
-            mdl_topology_route(t, sc->device, c->st[d + 1].device, &rt) == 0 &&
-            rt.bandwidth > 0) {
-            /* each way: the route's latency and the micro-batch's bytes */
-            act[d] = sch_seconds_to_time(rt.latency + (double)sc->mem.out / rt.bandwidth);
-            grad[d] = act[d];
+        for (int dir = 0; dir < 2 && d + 1 < K && sc->device != c->st[d + 1].device; dir++) {
+            /* each way its own route: its latency and the micro-batch's bytes */
+            struct mdl_route rt;
+            int from = dir ? c->st[d + 1].device : sc->device,
+                to = dir ? sc->device : c->st[d + 1].device;
+            if (mdl_topology_route(t, from, to, &rt) == 0 && rt.bandwidth > 0)
+                (dir ? grad : act)[d] =
+                    sch_seconds_to_time(rt.latency + (double)sc->mem.out / rt.bandwidth);
+            else
+                ps_error_clear();
         }
     }
-    struct sch_zb_costs zc = { f, b, w, r, act, grad };
+    struct sch_zb_costs zc = { f, b, w, r, fn, u, act, grad };
     struct sch_schedule *n = NULL;
     rc = sch_schedule_zbauto_for(K, M, &zc, limit, o->remat, &n);
     free(v);
