@@ -229,6 +229,7 @@ Test(vcheck, accuracy_figures_and_misses)
               buf);
     cr_expect(strstr(buf, "2.00 pts target   1.00 pts ratio  2.00  MISSED  K=2 M=8"), "%s", buf);
     cr_expect(strstr(buf, "missed max makespan target at K=2 M=16 never (+7.00%)"), "%s", buf);
+    cr_expect(strstr(buf, "accuracy (median step, 3 points"), "%s", buf);
     cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
     cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
@@ -238,6 +239,19 @@ Test(vcheck, accuracy_figures_and_misses)
     msr_vcheck_accuracy(&v, 1, &a);
     cr_expect_float_eq(a.mk_max, 0.007, 1e-15);
     cr_expect_eq(a.bubble_max, 0);
+    /* the fastest steps: the figures for reference, no verdict (the targets
+     * are on the median step), so no MISSED and no miss analysis; the peak
+     * (2 %, over its 1 % target) is printed as a figure only */
+    f = open_memstream(&buf, &len);
+    cr_assert_eq(msr_accuracy_print(&v, &a, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "fastest step, for reference: the targets are on the median step"),
+              "%s", buf);
+    cr_expect(strstr(buf, "2.00%    target   1.00%    ratio  2.00  -  "), "%s", buf);
+    cr_expect_eq(strstr(buf, "MISSED"), NULL, "%s", buf);
+    cr_expect_eq(strstr(buf, "met"), NULL, "%s", buf);
+    cr_expect_eq(strstr(buf, "missed"), NULL, "%s", buf);
+    free(buf);
     for (int i = 0; i < 3; i++) {
         ana_compare_free(pts[i].cmp);
         ana_compare_free(pts[i].cmp_min);
