@@ -4,6 +4,7 @@
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
 #include "measure/msr_validate.h"
+#include "measure/msr_calib.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
@@ -25,7 +26,7 @@ static const char help[] =
     "                        [--seed N] [--trace out.json] [--trace-csv out.csv]\n"
     "                        [--emit-profile out.csv] [--no-pin]\n"
     "                        [--backend thread|mpi] [--grads-out F]\n"
-    "                        [--format table|csv|json]\n\n"
+    "                        [--realtime] [--format table|csv|json]\n\n"
     "Trains the network for S steps (default 3) as a real pipeline: one worker thread\n"
     "per device pinned to its own core, each replaying the same op list the\n"
     "simulator replays (FP32 forward/backward/recompute, OpenBLAS single-threaded per\n"
@@ -39,6 +40,9 @@ static const char help[] =
     "--format csv|json prints only the last step's per-device table (csv, one row\n"
     "per device) or the last step with its devices (json) on stdout, for tools;\n"
     "notes go to stderr. Default table.\n"
+    "--realtime: the workers run under SCHED_FIFO (root or CAP_SYS_NICE; a warning if\n"
+    "refused), as validate --check --realtime measures, so other jobs stop preempting\n"
+    "the steps.\n"
     "--emit-profile writes the net's per-layer profile CSV for pipesim predict; with\n"
     "only --net it writes the profile and exits.\n"
     "--backend mpi: one device per MPI rank with real MPI messages, started as\n"
@@ -211,7 +215,7 @@ int cmd_validate(int argc, char **argv)
         { "trace", required_argument, 0, 'T' },      { "trace-csv", required_argument, 0, 'C' },
         { "emit-profile", required_argument, 0, 'P' }, { "no-pin", no_argument, 0, 'N' },
         { "backend", required_argument, 0, 'B' },    { "grads-out", required_argument, 0, 'G' },
-        { "format", required_argument, 0, 'f' },
+        { "format", required_argument, 0, 'f' },     { "realtime", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
     };
     for (int i = 1; i < argc; i++)
@@ -223,7 +227,7 @@ int cmd_validate(int argc, char **argv)
     long K = 0, M = 0, batch = 0, steps = 3, seed = 1;
     double lr = 0.05;
     enum ana_fmt fmt = ANA_FMT_TABLE;
-    int c, rc = 0;
+    int c, rc = 0, realtime = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("validate", argc, argv, "hK:M:", opts)) != -1) {
         switch (c) {
@@ -252,6 +256,7 @@ int cmd_validate(int argc, char **argv)
                 rc = ps_error(PS_EUSAGE, "--backend: '%s' is not thread or mpi", optarg);
             break;
         case 'G': grads_path = optarg; break;
+        case 'X': realtime = 1; break;
         case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &fmt); break;
         default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
@@ -304,6 +309,7 @@ int cmd_validate(int argc, char **argv)
     cfg.M = (int)M;
     cfg.batch = (int)batch;
     cfg.lr = (float)lr;
+    cli_realtime(realtime); /* before the workers start: they inherit it */
     /* the pipeline first: it checks the whole run's memory before the
      * parameters are written */
     if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init_params(net, (uint64_t)seed)) < 0 ||
@@ -367,6 +373,8 @@ int cmd_validate(int argc, char **argv)
         goto out;
     rc = verdict;
 out:
+    if (realtime)
+        msr_realtime(0);
     trc_trace_free(trace);
     rt_pipe_free(p);
     rt_data_free(data);
