@@ -95,9 +95,10 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     point_name(&v->pts[a->i_bubble_max], w2, sizeof w2);
     point_name(&v->pts[a->i_peak_max], w3, sizeof w3);
     int j = !a->fastest;
-    fprintf(f, "accuracy (%s, %d points, %d timed steps each)\n",
-            a->fastest ? "fastest step, for reference: the targets are on the median step"
-                       : "median step", a->n, v->steps);
+    fprintf(f, "accuracy (%s step, %d point%s, %d timed step%s each%s)\n",
+            a->fastest ? "fastest" : "median", a->n, a->n == 1 ? "" : "s", v->steps,
+            v->steps == 1 ? "" : "s",
+            a->fastest ? "; for reference: the targets are on the median step" : "");
     figure(f, "median |makespan error|", a->mk_median, MSR_TARGET_MAKESPAN_MEDIAN, "%", 100,
            NULL, j);
     figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1, j);
