@@ -240,6 +240,14 @@ Test(options, did_you_mean_end_to_end)
     cr_assert_eq(th_sh("%s predict --model mlp:layers=2,width=4 --topology " TOPO " -K 2 -M 1 "
                        "--batch 1 --partition optimla 2>&1 | grep -q \"did you mean "
                        "'optimal'\"", P), 0);
+    /* bundled names: a near miss is named, a far one is not */
+    cr_assert_eq(th_sh("%s predict --model mlp-unifrm --topology pcie-8gpu -K 2 -M 1 --batch 1 "
+                       "2>&1 | grep -q \"bundled profile .*; did you mean 'mlp-uniform'?$\"", P),
+                 0);
+    cr_assert_eq(th_sh("%s predict --model mlp-uniform --topology pcie-8gp.json -K 2 -M 1 "
+                       "--batch 1 2>&1 | grep -q \"did you mean 'pcie-8gpu'?$\"", P), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp-uniform --topology frobnicate -K 2 -M 1 "
+                       "--batch 1 2>&1 | grep -q 'did you mean'", P), 1);
 }
 
 Test(options, out_dir_and_the_deprecated_out)
