@@ -210,6 +210,14 @@ Test(options, json_batch_is_an_integer)
                             th_pipesim()), 0);
     cr_assert(strstr(out, "\"batch\": 128,"), "%s", out);
     cr_assert(strstr(out, "\"micro_batch\": 32,"), "%s", out);
+    /* plan's JSON too: whole numbers as integers, reals at most 15
+     * significant digits (no float noise such as 43431.878455888138) */
+    cr_assert_eq(th_sh("%s plan --model mlp-uniform --topology pcie-8gpu --devices 4 --batch 64 "
+                       "--format json 2>/dev/null | python3 -c 'import re,sys; t=sys.stdin.read(); "
+                       "n=re.findall(r\"[0-9]+[.][0-9]+\", t); "
+                       "sig=[len(x.replace(\".\", \"\").lstrip(\"0\")) for x in n]; "
+                       "sys.exit(0 if n and \"\\\"speedup\\\": 1,\" in t and max(sig) <= 15 "
+                       "and not re.search(r\": [0-9]+[.]0,\", t) else 1)'", th_pipesim()), 0);
 }
 
 Test(options, partition_optimal_in_predict)
