@@ -25,7 +25,10 @@ $P compare-schedules --model models/profiles/mlp-uniform.csv \
   --topology models/topologies/tpu-v2.json -K 4 -M 16 --batch 256
 echo
 echo "== validate --check (short): calibrate on this machine, then predict, run and compare"
-echo "   K=1,2 x M=1,4,16 (results/validation.db, results/validation.md and its plots)"
+echo "   K=1,2 x M=1,4,16 (results/validation.db, results/validation.md and its plots)."
+echo "   A short check: 6 points, 2 rounds. Other jobs' memory traffic on a shared machine can"
+echo "   push a point past a target (the accuracy figures of docs/validation.md come from"
+echo "   make bench: 42 points, 4 rounds, a quiet machine)"
 $P validate --check --net mlp:layers=8,width=512 --quick --realtime \
   --db $R/validation.db --report $R/validation.md
 echo
