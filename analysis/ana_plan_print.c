@@ -162,7 +162,7 @@ static int print_json(const void *obj, FILE *f)
         json_decref(o);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    int rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
     json_decref(o);
     if (rc && ps_json_oom())

@@ -296,7 +296,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     ana_plot_clean(sched, sizeof sched, tr->schedule);
     ps_strbuf_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
                   src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
-    ps_strbuf_printf(&b, "set xlabel \"time, ms\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
+    ps_strbuf_printf(&b, "set xlabel \"time (ms)\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
                       "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
                   -(4 * ndev - 2));
     for (int d = 0; d < ndev; d++)

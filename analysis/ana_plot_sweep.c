@@ -3,6 +3,7 @@
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -188,19 +189,19 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     }
     int lastK = -1;
     for (int j = 0; j < nM; j++) { /* index j: M = Ms[j] */
-        fprintf(f, "# M=%d: K, peak GB, stage\n", Ms[j]);
-        fprintf(h, "# M=%d: K, largest stage GB\n", Ms[j]);
+        fprintf(f, "# M=%d: K, peak GiB, stage\n", Ms[j]);
+        fprintf(h, "# M=%d: K, largest stage GiB\n", Ms[j]);
         for (int i = 0; i < g->n; i++) {
             const struct ana_run *r = g->r[i];
             if (r->M != Ms[j])
                 continue;
             double mx = 0, cap = 0;
             for (int s = 0; s < r->n_stages; s++) {
-                double gb = (double)r->stages[s].peak_mem / 1e9;
+                double gb = (double)r->stages[s].peak_mem / PS_GIB;
                 fprintf(f, "%d %.9g %d\n", r->K, gb, s);
                 mx = gb > mx ? gb : mx;
                 low = low == 0 || (gb > 0 && gb < low) ? gb : low;
-                cap = r->stages[s].capacity / 1e9 > cap ? r->stages[s].capacity / 1e9 : cap;
+                cap = r->stages[s].capacity / PS_GIB > cap ? r->stages[s].capacity / PS_GIB : cap;
             }
             fprintf(h, "%d %.9g\n", r->K, mx);
             if (r->K != lastK && j == 0)
@@ -224,8 +225,8 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     else
         snprintf(ms, sizeof ms, "M=%d..%d", Ms[0], Ms[nM - 1]);
     ps_strbuf_printf(&b, "set title \"per-stage peak memory, %s\\n%s\" noenhanced\n"
-                      "set xlabel \"stages K\"\nset ylabel \"GB\"\nset grid\nset key inside right "
-                      "center box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
+                      "set xlabel \"stages K\"\nset ylabel \"GiB\"\nset grid\nset key inside right top "
+                      "box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
                       ms, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
     double hi = topcap > top ? topcap : top;
     if (topcap > 20 * top && low > 0) /* capacity far above: a log axis shows both */
@@ -240,7 +241,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                           "lw 2 pt 7 lc %d title \"M=%d: largest stage (points: each)\"",
                           j ? ", \\\n  " : "", j, j + 1, j, j + 1, Ms[j]);
     ps_strbuf_printf(&b, ", \\\n  'capacity.dat' using 1:2 with lines dt 2 lw 2 lc rgb "
-                          "\"black\" title \"device capacity %.4g GB\"\n", topcap);
+                          "\"black\" title \"device capacity %.4g GiB\"\n", topcap);
     int rc = ps_strbuf_error(&b);
     if (rc == 0)
         rc = ana_plot_render(o, t, "memory", 900, 600, ps_strbuf_str(&b));

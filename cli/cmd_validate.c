@@ -4,9 +4,14 @@
 #include "runtime/rt_mpi.h"
 #include "runtime/rt_pipe.h"
 #include "measure/msr_validate.h"
+#include "measure/msr_calib.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
+#include "analysis/ana_format.h"
+#include "base/ps_json.h"
+
+#include <jansson.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +25,8 @@ static const char help[] =
     "                        [--partition uniform|3,5] [--lr LR]\n"
     "                        [--seed N] [--trace out.json] [--trace-csv out.csv]\n"
     "                        [--emit-profile out.csv] [--no-pin]\n"
-    "                        [--backend thread|mpi] [--grads-out F]\n\n"
+    "                        [--backend thread|mpi] [--grads-out F]\n"
+    "                        [--realtime] [--format table|csv|json]\n\n"
     "Trains the network for S steps (default 3) as a real pipeline: one worker thread\n"
     "per device pinned to its own core, each replaying the same op list the\n"
     "simulator replays (FP32 forward/backward/recompute, OpenBLAS single-threaded per\n"
@@ -31,6 +37,12 @@ static const char help[] =
     "beside the count the schedule's memory ledger gives (they must match exactly).\n"
     "--trace writes the last step as Chrome Trace Event JSON (source \"measured\", the\n"
     "simulator's format: open both in https://ui.perfetto.dev).\n"
+    "--format csv|json prints only the last step's per-device table (csv, one row\n"
+    "per device) or the last step with its devices (json) on stdout, for tools;\n"
+    "notes go to stderr. Default table.\n"
+    "--realtime: the workers run under SCHED_FIFO (root or CAP_SYS_NICE; a warning if\n"
+    "refused), as validate --check --realtime measures, so other jobs stop preempting\n"
+    "the steps.\n"
     "--emit-profile writes the net's per-layer profile CSV for pipesim predict; with\n"
     "only --net it writes the profile and exits.\n"
     "--backend mpi: one device per MPI rank with real MPI messages, started as\n"
@@ -58,41 +70,128 @@ static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
             off += (size_t)snprintf(buf + off, n - off, "%s%d", off ? "," : "", st);
 }
 
-static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K, int M)
+/* The last step, what the three formats print. */
+struct summary {
+    const rt_pipe *p;
+    const struct rt_step_stats *st;
+    int K, M;
+};
+
+static int dev_layers(const rt_pipe *p, int d)
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
-    int mismatch = 0;
+    int layers = 0;
+    for (int k = 0; k < s->n_stages; k++)
+        if (s->stage_device[k] == d)
+            layers += rt_pipe_stage(p, k)->n_layers;
+    return layers;
+}
+
+static double step_T(const struct rt_step_stats *st)
+{
+    return st->step_ns > 0 ? (double)st->step_ns : 1;
+}
+
+static void summary_table(const void *obj, FILE *f)
+{
+    const struct summary *sm = obj;
+    const struct rt_step_stats *st = sm->st;
     char ts[32];
     ps_human_seconds((double)st->step_ns * 1e-9, ts, sizeof ts);
-    printf("\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);
-    printf("bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
-           "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (K - 1) / (M + K - 1));
-    if (rt_pipe_oversubscribed(p))
-        printf("note            more workers than cores: timings are oversubscribed\n");
-    printf("\n%6s %4s %7s %6s %6s %6s %6s %14s %14s %5s %12s %10s\n", "device", "cpu", "stages",
-           "layers", "busy%", "comm%", "wait%", "peak act B", "schedule B", "match",
-           "params+grad", "workspace");
+    fprintf(f, "\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);
+    fprintf(f, "bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
+            "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (sm->K - 1) / (sm->M + sm->K - 1));
+    if (rt_pipe_oversubscribed(sm->p))
+        fprintf(f, "note            more workers than cores: timings are oversubscribed\n");
+    fprintf(f, "\n%6s %4s %7s %6s %6s %6s %6s %14s %14s %5s %12s %10s\n", "device", "cpu",
+            "stages", "layers", "busy%", "comm%", "wait%", "peak act B", "schedule B", "match",
+            "params+grad", "workspace");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
         char sl[64];
-        int layers = 0;
-        stage_list(p, d, sl, sizeof sl);
-        for (int k = 0; k < s->n_stages; k++)
-            if (s->stage_device[k] == d)
-                layers += rt_pipe_stage(p, k)->n_layers;
-        int ok = ds->peak_act == ds->expected_peak;
-        mismatch |= !ok;
-        double T = st->step_ns > 0 ? (double)st->step_ns : 1;
-        printf("%6d %4d %7s %6d %6.1f %6.1f %6.1f %14lld %14lld %5s %12lld %10lld\n", d,
-               ds->cpu, sl, layers, 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
-               100 * ds->wait_ns / T, (long long)ds->peak_act, (long long)ds->expected_peak,
-               ok ? "yes" : "NO", (long long)ds->static_bytes, (long long)ds->workspace_bytes);
+        stage_list(sm->p, d, sl, sizeof sl);
+        double T = step_T(st);
+        fprintf(f, "%6d %4d %7s %6d %6.1f %6.1f %6.1f %14lld %14lld %5s %12lld %10lld\n", d,
+                ds->cpu, sl, dev_layers(sm->p, d), 100 * ds->busy_ns / T,
+                100 * ds->comm_ns / T, 100 * ds->wait_ns / T, (long long)ds->peak_act,
+                (long long)ds->expected_peak, ds->peak_act == ds->expected_peak ? "yes" : "NO",
+                (long long)ds->static_bytes, (long long)ds->workspace_bytes);
         if (ds->extra_peak)
-            printf("%6s split backward kept %lld more bytes from B to W (not in the ledger)\n",
-                   "", (long long)ds->extra_peak);
+            fprintf(f, "%6s split backward kept %lld more bytes from B to W (not in the "
+                    "ledger)\n", "", (long long)ds->extra_peak);
     }
-    return mismatch ? ps_error(PS_ERUNTIME, "measured activation peak differs from the "
-                                "schedule's ledger (a runtime bug)") : 0;
+}
+
+static void summary_csv(const void *obj, FILE *f)
+{
+    const struct summary *sm = obj;
+    const struct rt_step_stats *st = sm->st;
+    fprintf(f, "device,cpu,stages,layers,busy_pct,comm_pct,wait_pct,peak_act_bytes,"
+            "schedule_bytes,match,static_bytes,workspace_bytes,extra_peak_bytes\n");
+    for (int d = 0; d < st->n_devices; d++) {
+        const struct rt_dev_stats *ds = &st->dev[d];
+        char sl[64];
+        stage_list(sm->p, d, sl, sizeof sl);
+        double T = step_T(st);
+        fprintf(f, "%d,%d,\"%s\",%d,%.1f,%.1f,%.1f,%lld,%lld,%s,%lld,%lld,%lld\n", d, ds->cpu,
+                sl, dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
+                100 * ds->wait_ns / T, (long long)ds->peak_act, (long long)ds->expected_peak,
+                ds->peak_act == ds->expected_peak ? "yes" : "no", (long long)ds->static_bytes,
+                (long long)ds->workspace_bytes, (long long)ds->extra_peak);
+    }
+}
+
+static int summary_json(const void *obj, FILE *f)
+{
+    const struct summary *sm = obj;
+    const struct rt_step_stats *st = sm->st;
+    ps_json_begin();
+    json_t *devs = json_array();
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:b}", "step_s", (double)st->step_ns * 1e-9,
+                          "samples_per_s", st->samples_per_s, "bubble_measured", st->bubble,
+                          "bubble_analytic", (double)(sm->K - 1) / (sm->M + sm->K - 1),
+                          "oversubscribed", rt_pipe_oversubscribed(sm->p) ? 1 : 0);
+    int bad = !o || !devs;
+    for (int d = 0; !bad && d < st->n_devices; d++) {
+        const struct rt_dev_stats *ds = &st->dev[d];
+        char sl[64];
+        stage_list(sm->p, d, sl, sizeof sl);
+        double T = step_T(st);
+        bad |= json_array_append_new(devs, json_pack(
+            "{s:i, s:i, s:s, s:i, s:f, s:f, s:f, s:I, s:I, s:b, s:I, s:I, s:I}", "device", d,
+            "cpu", ds->cpu, "stages", sl, "layers", dev_layers(sm->p, d), "busy", ds->busy_ns / T,
+            "comm", ds->comm_ns / T, "wait", ds->wait_ns / T, "peak_act_bytes",
+            (json_int_t)ds->peak_act, "schedule_bytes", (json_int_t)ds->expected_peak, "match",
+            ds->peak_act == ds->expected_peak, "static_bytes", (json_int_t)ds->static_bytes,
+            "workspace_bytes", (json_int_t)ds->workspace_bytes, "extra_peak_bytes",
+            (json_int_t)ds->extra_peak));
+    }
+    if (!bad)
+        bad |= json_object_set(o, "devices", devs);
+    json_decref(devs);
+    if (bad || ps_json_oom()) {
+        json_decref(o);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return rc ? ps_error(PS_EIO, "write error") : 0;
+}
+
+static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K, int M,
+                         enum ana_fmt fmt)
+{
+    static const struct ana_printers pr = { summary_table, summary_csv, summary_json };
+    const struct summary sm = { p, st, K, M };
+    int rc = ana_print_as(fmt, &pr, &sm, stdout);
+    if (rc < 0)
+        return rc;
+    for (int d = 0; d < st->n_devices; d++)
+        if (st->dev[d].peak_act != st->dev[d].expected_peak)
+            return ps_error(PS_ERUNTIME, "measured activation peak differs from the "
+                            "schedule's ledger (a runtime bug)");
+    return 0;
 }
 
 static int emit_profile(const struct rt_net *net, const char *path)
@@ -116,6 +215,7 @@ int cmd_validate(int argc, char **argv)
         { "trace", required_argument, 0, 'T' },      { "trace-csv", required_argument, 0, 'C' },
         { "emit-profile", required_argument, 0, 'P' }, { "no-pin", no_argument, 0, 'N' },
         { "backend", required_argument, 0, 'B' },    { "grads-out", required_argument, 0, 'G' },
+        { "format", required_argument, 0, 'f' },     { "realtime", no_argument, 0, 'X' },
         { "help", no_argument, 0, 'h' },             { 0, 0, 0, 0 },
     };
     for (int i = 1; i < argc; i++)
@@ -126,7 +226,8 @@ int cmd_validate(int argc, char **argv)
     const char *backend = "thread", *grads_path = NULL;
     long K = 0, M = 0, batch = 0, steps = 3, seed = 1;
     double lr = 0.05;
-    int c, rc = 0;
+    enum ana_fmt fmt = ANA_FMT_TABLE;
+    int c, rc = 0, realtime = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("validate", argc, argv, "hK:M:", opts)) != -1) {
         switch (c) {
@@ -155,6 +256,8 @@ int cmd_validate(int argc, char **argv)
                 rc = ps_error(PS_EUSAGE, "--backend: '%s' is not thread or mpi", optarg);
             break;
         case 'G': grads_path = optarg; break;
+        case 'X': realtime = 1; break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &fmt); break;
         default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
         if (rc < 0)
@@ -177,6 +280,9 @@ int cmd_validate(int argc, char **argv)
         (rc = ps_io_output(grads_path, "--grads-out")) < 0)
         return rc;
     if (!strcmp(backend, "mpi")) {
+        if (fmt != ANA_FMT_TABLE)
+            return ps_error(PS_EUSAGE, "--format csv|json: with --backend thread (rank 0 of "
+                            "--backend mpi prints the table)");
         if (!run || prof_path)
             return ps_error(PS_EUSAGE, "--backend mpi runs steps: give -K, -M and --batch "
                              "(and no --emit-profile)");
@@ -203,23 +309,25 @@ int cmd_validate(int argc, char **argv)
     cfg.M = (int)M;
     cfg.batch = (int)batch;
     cfg.lr = (float)lr;
+    cli_realtime(realtime); /* before the workers start: they inherit it */
     /* the pipeline first: it checks the whole run's memory before the
      * parameters are written */
     if ((rc = rt_pipe_new(net, &cfg, &p)) < 0 || (rc = rt_net_init_params(net, (uint64_t)seed)) < 0 ||
         (rc = rt_data_new(net, (int)batch, (uint64_t)seed, &data)) < 0)
         goto out;
+    FILE *hum = fmt == ANA_FMT_TABLE ? stdout : stderr; /* the prose around the table */
     char part[256];
     rt_pipe_partition(p, part, sizeof part);
     const struct sch_schedule *s = rt_pipe_schedule(p);
-    printf("net             %s (%d layers, %lld params)\n", net->spec, net->n_layers,
+    fprintf(hum, "net             %s (%d layers, %lld params)\n", net->spec, net->n_layers,
            (long long)rt_net_params(net));
-    printf("schedule        %s, K=%d, stages %d, M=%d, batch %ld (micro-batch %ld), remat %s\n",
+    fprintf(hum, "schedule        %s, K=%d, stages %d, M=%d, batch %ld (micro-batch %ld), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, batch, batch / M,
            sch_remat_name(s->remat));
-    printf("partition       %s (layers per stage)\n", part);
-    printf("data            synthetic regression, seed %ld, lr %g\n", seed, lr);
-    printf("kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
-    printf("\n%5s %14s %12s\n", "step", "loss", "time");
+    fprintf(hum, "partition       %s (layers per stage)\n", part);
+    fprintf(hum, "data            synthetic regression, seed %ld, lr %g\n", seed, lr);
+    fprintf(hum, "kernels         OpenBLAS %s, single-threaded per worker, FP32\n", rt_blas_corename());
+    fprintf(hum, "\n%5s %14s %12s\n", "step", "loss", "time");
     struct rt_step_stats st;
     struct rusage ru0, ru1; /* how busy the machine was: */
     int64_t runq = 0, worker_ns = 0;
@@ -231,7 +339,7 @@ int cmd_validate(int argc, char **argv)
             goto out;
         char ts[32];
         ps_human_seconds((double)st.step_ns * 1e-9, ts, sizeof ts);
-        printf("%5ld %14.8f %12s\n", i + 1, st.loss, ts);
+        fprintf(hum, "%5ld %14.8f %12s\n", i + 1, st.loss, ts);
         for (int d = 0; d < st.n_devices; d++) {
             runq_known &= st.dev[d].runq_ns >= 0;
             runq += st.dev[d].runq_ns;
@@ -243,16 +351,17 @@ int cmd_validate(int argc, char **argv)
         }
     }
     getrusage(RUSAGE_SELF, &ru1);
-    int verdict = print_summary(p, &st, s->n_devices, s->n_micro);
+    fflush(hum);
+    int verdict = print_summary(p, &st, s->n_devices, s->n_micro, fmt);
     long csw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     if (runq_known && worker_ns > 0 && (double)runq / (double)worker_ns > MSR_BUSY_RUNQ)
-        printf("note            the machine was busy: the workers waited %.0f%% of their time "
+        fprintf(hum, "note            the machine was busy: the workers waited %.0f%% of their time "
                "for a CPU\n                (%ld involuntary context switches): measured times "
                "include that wait;\n                accuracy figures come from validate "
                "--check --realtime on a quiet machine\n",
                100.0 * (double)runq / (double)worker_ns, csw);
     else if (runq_known)
-        printf("cores           the workers waited %.1f%% of their time for a CPU (%ld "
+        fprintf(hum, "cores           the workers waited %.1f%% of their time for a CPU (%ld "
                "involuntary context switches)\n", 100.0 * (double)runq / (double)worker_ns,
                csw);
     fflush(stdout);
@@ -264,6 +373,8 @@ int cmd_validate(int argc, char **argv)
         goto out;
     rc = verdict;
 out:
+    if (realtime)
+        msr_realtime(0);
     trc_trace_free(trace);
     rt_pipe_free(p);
     rt_data_free(data);

@@ -3,6 +3,7 @@
 #include "measure/msr_calib.h"
 #include "measure/msr_calib_plot.h"
 #include "analysis/ana_dbkind.h"
+#include "analysis/ana_format.h"
 #include "measure/msr_validate.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
@@ -24,7 +25,7 @@ static const char help[] =
     "                        [--db results/validation.db] [--report results/validation.md]\n"
     "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
     "                        [--rounds 3] [--calib pipelined|passes] [--calib-stages 1|K]\n"
-    "                        [--seed N] [--no-pin] [--realtime]\n\n"
+    "                        [--seed N] [--no-pin] [--realtime] [--format table|csv|json]\n\n"
     "Closes the loop: calibrates the net on this machine for each K (pipesim calibrate\n"
     "at the grid's micro-batch sizes; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
     "results/calib/<net>; or takes --profile and --topology as they are for every K),\n"
@@ -48,10 +49,16 @@ static const char help[] =
     "Markdown report with its plot (predicted vs measured step time and bubble;\n"
     "gnuplot) and the two timelines of the worst point overlaid (--timeline, default\n"
     "beside the report).\n"
+    "--format csv|json prints on stdout only the results: one row per point (csv), or\n"
+    "the points with the accuracy figures and targets (json); the progress goes to\n"
+    "stderr. Default table (the accuracy figures).\n"
     "--quick: M 1,4,16, remat except_last, 3 calibration repeats, 2 rounds (make demo).\n"
     "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
     "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
     "Keep the net small: every point runs real training steps on the shared cores.\n";
+
+/* The progress and prose: stdout, or stderr under --format csv|json. */
+static FILE *hum;
 
 static int parse_ints(const char *s, const char *what, long lo, long hi, int *out, int *n,
                       int cap)
@@ -127,6 +134,7 @@ struct check_args {
     const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
     const char *timeline;
     long batch, steps, warmup, repeats, seed, rounds;
+    enum ana_fmt fmt;
     int no_pin, quick, realtime, stages_per_K, stages_given, passes;
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sch_remat remats[3];
@@ -147,6 +155,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
         { "calib-stages", required_argument, 0, 'G' },
         { "calib", required_argument, 0, 'C' },     { "rounds", required_argument, 0, 'U' },
+        { "format", required_argument, 0, 'F' },
         { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
@@ -189,6 +198,7 @@ static int parse(int argc, char **argv, struct check_args *a)
                 return ps_error(PS_EUSAGE, "--calib: 'pipelined' or 'passes', got '%s'", optarg);
             a->passes = !strcmp(optarg, "passes");
             break;
+        case 'F': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &a->fmt); break;
         case 'U': rc = ps_parse_long(optarg, "--rounds", 1, MSR_VCHECK_MAX_STEPS, &a->rounds); break;
         default: return -PS_EUSAGE;
         }
@@ -305,15 +315,15 @@ static void calib_opts(const struct inputs *in, int K, struct msr_calib_opts *o)
         o->max_rounds = (int)(a->rounds * in->per_round);
         o->rel_se = 1e-9;
     }
-    printf("== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec,
+    fprintf(hum, "== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec,
            o->n_stages, o->n_stages > 1 ? "s" : "", K);
     for (int i = 0; i < in->n_sizes; i++)
-        printf("%s%d", i ? "," : " ", in->sizes[i]);
+        fprintf(hum, "%s%d", i ? "," : " ", in->sizes[i]);
     if (!a->passes)
-        printf(" (layer passes, then %s steps: %d rounds before each of the grid's %ld)",
+        fprintf(hum, " (layer passes, then %s steps: %d rounds before each of the grid's %ld)",
                a->schedule, in->per_round, a->rounds);
-    printf("\n");
-    fflush(stdout);
+    fprintf(hum, "\n");
+    fflush(hum);
 }
 
 /* The calibration's outputs for K: files, profile and topology. */
@@ -324,7 +334,7 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     for (int l = 0; l < cal->n_layers; l++)
         for (int op = 0; op < MSR_CALIB_NOPS; op++)
             r2 = cal->layers[l].fit[op].r2 < r2 ? cal->layers[l].fit[op].r2 : r2;
-    printf("   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s%s; "
+    fprintf(hum, "   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s%s; "
            "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
            cal->link_latency * 1e6, cal->link_bandwidth * 1e-9,
            cal->pipelined && cal->n_handoff ? " (fitted to the steps' hand-offs)" : "",
@@ -341,7 +351,7 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     size_t lp = strlen(in->pdesc), lt = strlen(in->tdesc);
     snprintf(in->pdesc + lp, sizeof in->pdesc - lp, " %s.csv", px);
     snprintf(in->tdesc + lt, sizeof in->tdesc - lt, " %s.json", px);
-    printf("   wrote %s.csv, %s.json, %s-fit.csv\n", px, px, px);
+    fprintf(hum, "   wrote %s.csv, %s.json, %s-fit.csv\n", px, px, px);
     *prof = in->prof[k];
     *topo = in->topo[k];
     return 0;
@@ -396,6 +406,7 @@ int cli_validate_check(int argc, char **argv)
                             .report = "results/validation.md", .batch = 256, .steps = 3,
                             .warmup = 1, .seed = 1 };
     int rc = parse(argc, argv, &a);
+    hum = a.fmt == ANA_FMT_TABLE ? stdout : stderr;
     if (rc)
         return rc < 0 ? rc : 0;
     char plot_def[512], tl_def[512], cmd[2048];
@@ -436,33 +447,31 @@ int cli_validate_check(int argc, char **argv)
                                  .prepare_ctx = in,
                                  .profile_desc = in->pdesc, .topology_desc = in->tdesc,
                                  .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
-                                 .progress = stdout };
-    printf("== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
+                                 .progress = hum };
+    fprintf(hum, "== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
            a.schedule, a.batch, a.rounds, a.rounds > 1 ? "s" : "", a.warmup, a.steps);
-    fflush(stdout);
+    fflush(hum);
     rc = msr_vcheck_run(&o, &v);
     if (a.realtime)
         msr_realtime(0);
     if (rc < 0)
         goto out;
-    printf("\n");
-    for (int fast = 0; fast < 2 && !rc; fast++) {
-        struct msr_accuracy acc;
-        msr_vcheck_accuracy(v, fast, &acc);
-        rc = msr_accuracy_print(v, &acc, stdout);
-    }
+    fprintf(hum, "\n");
+    fflush(hum);
+    rc = msr_vcheck_print(v, a.fmt, stdout);
+    fflush(stdout);
     long pre = 0;
     for (int i = 0; i < v->n_points; i++)
         pre += v->pts[i].preempt_all;
     if (pre > 10 * v->n_points)
-        printf("note            %ld involuntary context switches in the timed steps: other jobs "
+        fprintf(hum, "note            %ld involuntary context switches in the timed steps: other jobs "
                "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
     int64_t run = 0;
     join_args(argc, argv, cmd, sizeof cmd);
     if (rc < 0 || (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
         (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
         goto out;
-    printf("\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
+    fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
            (long long)run, a.db, v->n_points, a.report, ps_gnuplot_have(NULL) ? ", " : "",
            ps_gnuplot_have(NULL) ? a.plot : "");
     if (ps_gnuplot_have(NULL)) {
@@ -475,7 +484,7 @@ int cli_validate_check(int argc, char **argv)
                  sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
         if ((rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
             goto out;
-        printf("timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
+        fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
                sch_remat_name(w->remat));
     }
 out:

@@ -160,6 +160,10 @@ void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_acc
  * point and the ops (ana_compare's largest discrepancies) that account for
  * the error. */
 int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a, FILE *f);
+/* validate --check --format: table, the accuracy figures of the median and
+ * of the fastest steps (msr_accuracy_print); csv, one row per point; json,
+ * both with the targets (msr_validate_print.c). PS_EINVAL without points. */
+int msr_vcheck_print(const struct msr_vcheck *v, enum ana_fmt fmt, FILE *f);
 
 /* Before any work: creates the database at path with its schema, or checks
  * that an existing one is a validation database of this schema (stamping

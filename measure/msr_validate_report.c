@@ -75,12 +75,14 @@ static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FI
                 a[i].us);
 }
 
+/* judged: 0 for the fastest steps, which the targets are not set on (they
+ * are on the median step): the figure and its ratio, no verdict. */
 static void figure(FILE *f, const char *what, double val, double target, const char *unit,
-                   double scale, const char *where)
+                   double scale, const char *where, int judged)
 {
     double ratio = target > 0 ? val / target : 0;
     fprintf(f, "  %-26s %8.2f%-4s target %6.2f%-4s ratio %5.2f  %s%s%s\n", what, val * scale,
-            unit, target * scale, unit, ratio, ratio <= 1 ? "met" : "MISSED",
+            unit, target * scale, unit, ratio, !judged ? "-" : ratio <= 1 ? "met" : "MISSED",
             where ? "  " : "", where ? where : "");
 }
 
@@ -92,13 +94,16 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     point_name(&v->pts[a->i_mk_max], w1, sizeof w1);
     point_name(&v->pts[a->i_bubble_max], w2, sizeof w2);
     point_name(&v->pts[a->i_peak_max], w3, sizeof w3);
-    fprintf(f, "accuracy (%s, %d points, %d timed steps each)\n",
-            a->fastest ? "fastest step" : "median step", a->n, v->steps);
+    int j = !a->fastest;
+    fprintf(f, "accuracy (%s step, %d point%s, %d timed step%s each%s)\n",
+            a->fastest ? "fastest" : "median", a->n, a->n == 1 ? "" : "s", v->steps,
+            v->steps == 1 ? "" : "s",
+            a->fastest ? "; for reference: the targets are on the median step" : "");
     figure(f, "median |makespan error|", a->mk_median, MSR_TARGET_MAKESPAN_MEDIAN, "%", 100,
-           NULL);
-    figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1);
-    figure(f, "max |bubble error|", a->bubble_max, MSR_TARGET_BUBBLE_POINTS, " pts", 1, w2);
-    figure(f, "max peak act. error", a->peak_max, MSR_TARGET_PEAK_ACT, "%", 100, w3);
+           NULL, j);
+    figure(f, "max |makespan error|", a->mk_max, MSR_TARGET_MAKESPAN_MAX, "%", 100, w1, j);
+    figure(f, "max |bubble error|", a->bubble_max, MSR_TARGET_BUBBLE_POINTS, " pts", 1, w2, j);
+    figure(f, "max peak act. error", a->peak_max, MSR_TARGET_PEAK_ACT, "%", 100, w3, j);
     if (!a->fastest) {
         char w4[64] = "";
         if (a->i_miss_max >= 0)
@@ -119,6 +124,8 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
             known = 1;
         }
     }
+    if (a->fastest)
+        return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
     if (known && runq > MSR_BUSY_RUNQ)
         fprintf(f, "  note: the machine was busy: at one point the workers waited %.0f%% of "
                 "their time for a CPU\n        (%ld involuntary context switches in all); "

@@ -5,6 +5,7 @@
 #include "base/ps_data.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
+#include "base/ps_suggest.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -47,6 +48,9 @@ int mdl_preset_path(enum mdl_preset_kind kind, const char *arg, char *out, size_
     return rc;
 }
 
+static void preset_suggest(enum mdl_preset_kind kind, const char *dir, const char *arg,
+                           char *hint, size_t n);
+
 int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc)
 {
     struct stat st;
@@ -54,10 +58,13 @@ int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc)
         return rc;
     char why[PS_ERRMSG_MAX], dir[4096];
     snprintf(why, sizeof why, "%s", ps_errmsg());
+    char hint[128] = "";
     if (ps_data_find(kinds[kind].dir, NULL, dir, sizeof dir) < 0)
         snprintf(dir, sizeof dir, "the data folder");
+    else
+        preset_suggest(kind, dir, arg, hint, sizeof hint);
     return ps_error(PS_EIO, "%s (nor the name of a bundled %s in %s: `pipesim presets` lists "
-                    "them)", why, kinds[kind].what, dir);
+                    "them)%s", why, kinds[kind].what, dir, hint);
 }
 
 /* ---- pipesim presets ---- */
@@ -101,6 +108,35 @@ static int list_dir(const char *dir, const char *ext, const char *skip, char ***
         qsort(v, (size_t)*n, sizeof *v, name_cmp);
     *out = v;
     return rc;
+}
+
+static void free_names(char **v, int n);
+
+/* "; did you mean 'NAME'?" for the bundled name of this kind closest to arg
+ * (names without their extension), else "" (a failed listing, too: the
+ * hint is a courtesy, the error is the loader's). */
+static void preset_suggest(enum mdl_preset_kind kind, const char *dir, const char *arg,
+                           char *hint, size_t n)
+{
+    char **names;
+    int k;
+    if (list_dir(dir, kinds[kind].ext, kind == MDL_PRESET_TOPOLOGY ? "devices.json" : NULL,
+                 &names, &k) < 0) {
+        ps_error_clear();
+        return;
+    }
+    for (int i = 0; i < k; i++)
+        names[i][strlen(names[i]) - strlen(kinds[kind].ext)] = 0;
+    char typed[128];
+    snprintf(typed, sizeof typed, "%s", arg);
+    if (ends_with(typed, kinds[kind].ext))
+        typed[strlen(typed) - strlen(kinds[kind].ext)] = 0;
+    struct ps_suggest sg;
+    ps_suggest_init(&sg, typed);
+    for (int i = 0; i < k; i++)
+        ps_suggest_add(&sg, names[i]);
+    snprintf(hint, n, "%s", ps_suggest_hint(&sg));
+    free_names(names, k);
 }
 
 static void free_names(char **v, int n)

@@ -210,6 +210,14 @@ Test(options, json_batch_is_an_integer)
                             th_pipesim()), 0);
     cr_assert(strstr(out, "\"batch\": 128,"), "%s", out);
     cr_assert(strstr(out, "\"micro_batch\": 32,"), "%s", out);
+    /* plan's JSON too: whole numbers as integers, reals at most 15
+     * significant digits (no float noise such as 43431.878455888138) */
+    cr_assert_eq(th_sh("%s plan --model mlp-uniform --topology pcie-8gpu --devices 4 --batch 64 "
+                       "--format json 2>/dev/null | python3 -c 'import re,sys; t=sys.stdin.read(); "
+                       "n=re.findall(r\"[0-9]+[.][0-9]+\", t); "
+                       "sig=[len(x.replace(\".\", \"\").lstrip(\"0\")) for x in n]; "
+                       "sys.exit(0 if n and \"\\\"speedup\\\": 1,\" in t and max(sig) <= 15 "
+                       "and not re.search(r\": [0-9]+[.]0,\", t) else 1)'", th_pipesim()), 0);
 }
 
 Test(options, partition_optimal_in_predict)
@@ -240,6 +248,14 @@ Test(options, did_you_mean_end_to_end)
     cr_assert_eq(th_sh("%s predict --model mlp:layers=2,width=4 --topology " TOPO " -K 2 -M 1 "
                        "--batch 1 --partition optimla 2>&1 | grep -q \"did you mean "
                        "'optimal'\"", P), 0);
+    /* bundled names: a near miss is named, a far one is not */
+    cr_assert_eq(th_sh("%s predict --model mlp-unifrm --topology pcie-8gpu -K 2 -M 1 --batch 1 "
+                       "2>&1 | grep -q \"bundled profile .*; did you mean 'mlp-uniform'?$\"", P),
+                 0);
+    cr_assert_eq(th_sh("%s predict --model mlp-uniform --topology pcie-8gp.json -K 2 -M 1 "
+                       "--batch 1 2>&1 | grep -q \"did you mean 'pcie-8gpu'?$\"", P), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp-uniform --topology frobnicate -K 2 -M 1 "
+                       "--batch 1 2>&1 | grep -q 'did you mean'", P), 1);
 }
 
 Test(options, out_dir_and_the_deprecated_out)

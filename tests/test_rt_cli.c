@@ -51,6 +51,8 @@ Test(rt_cli, bad_inputs_get_one_clear_error)
     bad(NET " -K 4 -M 2 --batch 4", 7, "only 3 layers");
     bad(NET " -K 2 -M 2 --batch 4 --partition 1,1", 2, "covers 2 layers");
     bad("--net mlp:layers=3 -K 2 -M 2 --batch 4", 3, "'width'");
+    bad(NET " -K 2 -M 2 --batch 4 --format xml", 2, "unknown format 'xml' (table, csv, json)");
+    bad(NET " -K 2 -M 2 --batch 4 --backend mpi --format csv", 2, "--backend thread");
     bad("--net file:nonexistent.txt -K 1 -M 1 --batch 1", 5, "nonexistent.txt");
     cr_assert_eq(th_sh("%s validate --help | grep -q 'usage: pipesim validate'", th_pipesim()), 0);
 }
@@ -147,4 +149,34 @@ Test(rt_cli, more_workers_than_cores_warns)
     char err[512];
     th_slurp(dir, "err.txt", err, sizeof err);
     cr_assert(strstr(err, "oversubscribed"), "%s", err);
+}
+
+/* --format csv|json: only the device table on stdout, the same rows the
+ * table prints; the prose on stderr. */
+Test(rt_cli, format_csv_and_json_print_the_device_table)
+{
+    const char *pp = th_pipesim();
+    char out[4096];
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s validate " NET " -K 3 -M 2 --batch 4 "
+                            "--steps 1 --no-pin --format csv 2>/dev/null", dir, pp), 0);
+    cr_expect(!strncmp(out, "device,cpu,stages,layers,busy_pct,comm_pct,wait_pct,"
+                       "peak_act_bytes,schedule_bytes,match,", 62), "%s", out);
+    int lines = 0;
+    for (const char *c = out; *c; c++)
+        lines += *c == '\n';
+    cr_expect_eq(lines, 4, "a header and one row per device: %s", out);
+    cr_expect(strstr(out, "\n2,") && !strstr(out, "loss"), "%s", out);
+    cr_expect_eq(strstr(out, ",no,"), NULL, "ledger mismatch: %s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s validate " NET " -K 3 -M 2 --batch 4 "
+                            "--steps 1 --no-pin --format json 2>/dev/null | python3 -c "
+                            "'import json,sys; d=json.load(sys.stdin); "
+                            "print(len(d[\"devices\"]), d[\"bubble_analytic\"], "
+                            "all(x[\"match\"] for x in d[\"devices\"]), "
+                            "type(d[\"devices\"][0][\"peak_act_bytes\"]).__name__)'",
+                            dir, pp), 0);
+    cr_expect_str_eq(out, "3 0.5 True int\n");
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s validate " NET " -K 3 -M 2 --batch 4 "
+                            "--steps 1 --no-pin --format csv 2>&1 >/dev/null | grep -c '^net '",
+                            dir, pp), 0);
+    cr_expect_str_eq(out, "1\n", "the prose goes to stderr");
 }

@@ -229,6 +229,7 @@ Test(vcheck, accuracy_figures_and_misses)
               buf);
     cr_expect(strstr(buf, "2.00 pts target   1.00 pts ratio  2.00  MISSED  K=2 M=8"), "%s", buf);
     cr_expect(strstr(buf, "missed max makespan target at K=2 M=16 never (+7.00%)"), "%s", buf);
+    cr_expect(strstr(buf, "accuracy (median step, 3 points"), "%s", buf);
     cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
     cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
@@ -238,6 +239,20 @@ Test(vcheck, accuracy_figures_and_misses)
     msr_vcheck_accuracy(&v, 1, &a);
     cr_expect_float_eq(a.mk_max, 0.007, 1e-15);
     cr_expect_eq(a.bubble_max, 0);
+    /* the fastest steps: the figures for reference, no verdict (the targets
+     * are on the median step), so no MISSED and no miss analysis; the peak
+     * (2 %, over its 1 % target) is printed as a figure only */
+    f = open_memstream(&buf, &len);
+    cr_assert_eq(msr_accuracy_print(&v, &a, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "accuracy (fastest step, 3 points, 3 timed steps each; for reference: the "
+                          "targets are on the median step)"),
+              "%s", buf);
+    cr_expect(strstr(buf, "2.00%    target   1.00%    ratio  2.00  -  "), "%s", buf);
+    cr_expect_eq(strstr(buf, "MISSED"), NULL, "%s", buf);
+    cr_expect_eq(strstr(buf, "met"), NULL, "%s", buf);
+    cr_expect_eq(strstr(buf, "missed"), NULL, "%s", buf);
+    free(buf);
     for (int i = 0; i < 3; i++) {
         ana_compare_free(pts[i].cmp);
         ana_compare_free(pts[i].cmp_min);
@@ -480,6 +495,31 @@ Test(vcheck, cli_check_end_to_end)
     cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 2"), 6);
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs WHERE profile LIKE '%net-K1.csv%'"),
                  2);
+    /* --format csv: only the points on stdout (a header, one row each: M 1,2
+     * x 3 remat modes), the progress on stderr; json the same points with the
+     * accuracy figures; an unknown format refused before any work */
+    cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "-K 1 -M 1,2 --remat all --steps 1 --profile c/net-K1.csv --topology "
+                       "c/net-K1.json --db r/v.db --report r/validation.md --format csv "
+                       "> p.csv 2>err3.txt", dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && test $(wc -l < p.csv) -eq 7 && head -1 p.csv | grep -q "
+                       "'^schedule,K,M,micro_batch,remat,step_sim_s,step_median_s,' && "
+                       "grep -c '^gpipe,1,2,2,always,' p.csv | grep -qx 1 && "
+                       "! grep -q accuracy p.csv && grep -q '^== grid' err3.txt", dir), 0,
+                 "the csv rows or the progress on stderr");
+    char out[256];
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s validate --check --net "
+                            "mlp:layers=2,width=8 --batch 4 -K 1 -M 1,2 --remat never --steps 1 "
+                            "--profile c/net-K1.csv --topology c/net-K1.json --db r/v.db "
+                            "--report r/validation.md --format json 2>/dev/null | python3 -c "
+                            "'import json,sys; d=json.load(sys.stdin); print(len(d[\"points\"]), "
+                            "d[\"targets\"][\"makespan_err_max\"], "
+                            "sorted(d[\"accuracy\"]), d[\"points\"][1][\"M\"])'", dir,
+                            th_pipesim()), 0);
+    cr_expect_str_eq(out, "2 0.05 ['fastest_step', 'median_step'] 2\n");
+    cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "--format yaml 2>&1 >/dev/null | grep -q \"unknown format 'yaml'\"",
+                       dir, th_pipesim()), 0);
 }
 
 Test(vcheck, plot_compare_overlays_two_traces)

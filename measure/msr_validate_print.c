@@ -1,0 +1,96 @@
+/* msr_validate_print: validate --check's results in the three formats (see
+ * msr_validate.h): the accuracy figures (table), one row per point (csv),
+ * both (json). */
+#include "measure/msr_validate.h"
+#include "analysis/ana_format.h"
+#include "base/ps_error.h"
+#include "base/ps_json.h"
+
+#include <jansson.h>
+#include <math.h>
+
+static void print_table(const void *obj, FILE *f)
+{
+    const struct msr_vcheck *v = obj;
+    for (int fast = 0; fast < 2; fast++) {
+        struct msr_accuracy a;
+        msr_vcheck_accuracy(v, fast, &a);
+        msr_accuracy_print(v, &a, f);
+    }
+}
+
+static void print_csv(const void *obj, FILE *f)
+{
+    const struct msr_vcheck *v = obj;
+    fprintf(f, "schedule,K,M,micro_batch,remat,step_sim_s,step_median_s,step_min_s,step_max_s,"
+            "in_spread,makespan_err,makespan_err_fastest,bubble_sim,bubble_meas,peak_act_err,"
+            "preempted,runq_frac\n");
+    for (int i = 0; i < v->n_points; i++) {
+        const struct msr_vpoint *p = &v->pts[i];
+        fprintf(f, "%s,%d,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%ld,", p->schedule,
+                p->K, p->M, p->micro, sch_remat_name(p->remat), p->step_sim_s, p->step_med_s,
+                p->step_min_s, p->step_max_s, msr_vpoint_in_spread(p), p->cmp->makespan_err,
+                p->cmp_min->makespan_err, p->cmp->bubble_sim, p->cmp->bubble_meas, p->peak_err,
+                p->preempt_med);
+        if (p->runq_frac >= 0)
+            fprintf(f, "%.4g", p->runq_frac);
+        fputc('\n', f);
+    }
+}
+
+static json_t *accuracy_json(const struct msr_vcheck *v, int fast)
+{
+    struct msr_accuracy a;
+    msr_vcheck_accuracy(v, fast, &a);
+    return json_pack("{s:f, s:f, s:f, s:f, s:i}", "makespan_err_median", a.mk_median,
+                     "makespan_err_max", a.mk_max, "bubble_err_points_max", a.bubble_max,
+                     "peak_act_err_max", a.peak_max, "model_misses", fast ? 0 : a.n_miss);
+}
+
+static int print_json(const void *obj, FILE *f)
+{
+    const struct msr_vcheck *v = obj;
+    ps_json_begin();
+    json_t *pts = json_array();
+    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:{s:o, s:o}, s:{s:f, s:f, s:f, s:f}}",
+                          "net", v->spec, "schedule", v->schedule, "batch", v->batch,
+                          "steps", v->steps, "warmup_steps", v->warmup_steps, "accuracy",
+                          "median_step", accuracy_json(v, 0), "fastest_step",
+                          accuracy_json(v, 1), "targets", "makespan_err_median",
+                          MSR_TARGET_MAKESPAN_MEDIAN, "makespan_err_max",
+                          MSR_TARGET_MAKESPAN_MAX, "bubble_err_points_max",
+                          MSR_TARGET_BUBBLE_POINTS, "peak_act_err_max", MSR_TARGET_PEAK_ACT);
+    int bad = !o || !pts;
+    for (int i = 0; !bad && i < v->n_points; i++) {
+        const struct msr_vpoint *p = &v->pts[i];
+        bad |= json_array_append_new(pts, json_pack(
+            "{s:s, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:I, "
+            "s:o}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
+            "remat", sch_remat_name(p->remat), "step_sim_s", p->step_sim_s, "step_median_s",
+            p->step_med_s, "step_min_s", p->step_min_s, "step_max_s", p->step_max_s,
+            "in_spread", msr_vpoint_in_spread(p), "makespan_err", p->cmp->makespan_err,
+            "makespan_err_fastest", p->cmp_min->makespan_err, "bubble_sim", p->cmp->bubble_sim,
+            "bubble_meas", p->cmp->bubble_meas, "peak_act_err", p->peak_err, "preempted",
+            (json_int_t)p->preempt_med, "runq_frac",
+            p->runq_frac >= 0 ? json_real(p->runq_frac) : json_null()));
+    }
+    if (!bad)
+        bad |= json_object_set(o, "points", pts);
+    json_decref(pts);
+    if (bad || ps_json_oom()) {
+        json_decref(o);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return rc ? ps_error(PS_EIO, "write error") : 0;
+}
+
+int msr_vcheck_print(const struct msr_vcheck *v, enum ana_fmt fmt, FILE *f)
+{
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
+    if (!v->n_points)
+        return ps_error(PS_EINVAL, "no validation points");
+    return ana_print_as(fmt, &pr, v, f);
+}
