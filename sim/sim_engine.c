@@ -12,7 +12,9 @@
  * over once per stream, so O(ops) in all). */
 struct stream {
     struct sch_op head; /* copy of ops[dev][pos], the op the loop reads most */
-    int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done) */
+    int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done); of a compact
+                          schedule, the head's run (run_first[dev + 1] when done) */
+    int32_t rep, j;    /* compact: the head's repetition and place in its run */
     int32_t left;      /* ops of the stream not finished */
     int dev;
     int busy;
@@ -127,10 +129,44 @@ static inline const struct opinfo *info_of(const sim_engine *e, const struct sch
     return &e->info[e->row[(int64_t)op->stage * SCH_OP_NKINDS + op->kind]];
 }
 
+/* advance() on a compact schedule: the next op of kind k's stream in the
+ * device's runs, skipping a run whose pattern has none in O(1). */
+static void advance_runs(const sim_engine *e, struct stream *st, int k)
+{
+    const struct sch_run *runs = e->s->runs;
+    int r = st->pos, end = e->s->run_first[st->dev + 1], rep = st->rep, j = st->j + 1;
+    if (r < 0) {
+        r = e->s->run_first[st->dev];
+        rep = j = 0;
+    }
+    for (; r < end; r++, rep = 0, j = 0) {
+        const struct sch_run *u = &runs[r];
+        int has = 0;
+        for (int i = 0; i < u->n; i++)
+            has |= run_stream(u->kind[i]) == k;
+        if (!has)
+            continue;
+        for (; rep < u->count; rep++, j = 0)
+            for (; j < u->n; j++)
+                if (run_stream(u->kind[j]) == k) {
+                    st->pos = r;
+                    st->rep = rep;
+                    st->j = j;
+                    st->head = (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb };
+                    return;
+                }
+    }
+    st->pos = end;
+}
+
 /* Moves stream st (kind k) from its head to its next op; from pos -1, to
  * its first. */
 static void advance(const sim_engine *e, struct stream *st, int k)
 {
+    if (e->s->runs) {
+        advance_runs(e, st, k);
+        return;
+    }
     const struct sch_op *ops = e->s->ops[st->dev];
     int n = e->s->n_ops[st->dev], i = st->pos + 1;
     while (i < n && run_stream(ops[i].kind) != k)
@@ -375,12 +411,28 @@ out:
     return rc;
 }
 
+/* Adds n ops like op to its stream's count and to the clock's and ledger's
+ * bounds. */
+static void tally(const sim_engine *e, const struct sch_op *op, int64_t n, int64_t *cnt,
+                  double *time, double *bytes)
+{
+    const struct opinfo *oi = info_of(e, op);
+    cnt[run_stream(op->kind)] += n;
+    *time += (double)n * ((double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
+                          (double)oi->lat);
+    for (int r = 0; r < 2; r++)
+        *bytes += (double)n * (fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]));
+}
+
 /* Validates the schedule device by device, as sch_schedule_validate would
  * (not its one-thread replay, which the engine's deadlock check covers),
  * counts each stream's ops and sets the streams on their first op. No time
  * or byte count may wrap: every start is the end of some chain of distinct
  * ops, so the sum of all durations bounds the clock, and the sum of all
- * allocations bounds the ledger. O(ops). */
+ * allocations bounds the ledger. O(ops). A compact schedule's runs come
+ * from sched/'s closed forms, which tests check against their lists (and
+ * the lists against the validator): the engine tallies them in O(runs)
+ * without validating again. */
 static int build_streams(sim_engine *e)
 {
     const struct sch_schedule *s = e->s;
@@ -392,22 +444,26 @@ static int build_streams(sim_engine *e)
     for (int st = 0; st < s->n_stages; st++)
         bytes += (double)e->c->st[st].param_bytes;
     for (int d = 0; d < e->n_dev; d++) {
-        if ((rc = sch_devindex_fill(&x, s, d)) < 0 || (rc = sch_schedule_check_device(s, &x, d)) < 0)
-            break;
-        int cnt[SCH_NSTREAMS] = { 0 };
-        for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sch_op *op = &s->ops[d][i];
-            const struct opinfo *oi = info_of(e, op);
-            cnt[run_stream(op->kind)]++;
-            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
-                    (double)oi->lat;
-            for (int r = 0; r < 2; r++)
-                bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
+        int64_t cnt[SCH_NSTREAMS] = { 0 };
+        if (s->runs) { /* a compact form, sched/'s own: tallied run by run */
+            for (int r = s->run_first[d]; r < s->run_first[d + 1]; r++) {
+                const struct sch_run *u = &s->runs[r];
+                for (int j = 0; j < u->n; j++) {
+                    const struct sch_op op = { u->kind[j], u->stage, 0 };
+                    tally(e, &op, u->count, cnt, &time, &bytes);
+                }
+            }
+        } else {
+            if ((rc = sch_devindex_fill(&x, s, d)) < 0 ||
+                (rc = sch_schedule_check_device(s, &x, d)) < 0)
+                break;
+            for (int i = 0; i < s->n_ops[d]; i++)
+                tally(e, &s->ops[d][i], 1, cnt, &time, &bytes);
         }
         for (int k = 0; k < SCH_NSTREAMS; k++) {
             struct stream *st = &e->devs[d].st[k];
             st->dev = d;
-            st->left = cnt[k];
+            st->left = (int32_t)cnt[k];
             st->pos = -1;
             advance(e, st, k);
         }
@@ -836,7 +892,8 @@ int sim_engine_step(sim_engine *e)
         if (nx >= 0) {
             const struct stream *ns = stream_at(e, nx);
             __builtin_prefetch(ns);
-            __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
+            if (!e->s->runs)
+                __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
         }
     }
     if ((rc = ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload)) < 0)
