@@ -14,20 +14,26 @@ struct stream {
     struct sch_op head; /* copy of ops[dev][pos], the op the loop reads most */
     int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done); of a compact
                           schedule, the head's run (run_first[dev + 1] when done) */
-    int32_t rep, j;    /* compact: the head's repetition and place in its run */
+    int32_t rep;       /* compact: the head's repetition in its run */
     int32_t left;      /* ops of the stream not finished */
-    int dev;
-    int busy;
+    int32_t dev;
+    uint8_t busy;
+    uint8_t j;         /* compact: the head's place in its run's pattern */
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
+
+/* The streams the engine runs per device: compute (receives included, see
+ * run_stream) and send; two per device, so a device is two cache lines. */
+enum { NRUN = 2 };
 
 /* One device's streams and tallies together: an event touches one or two
  * cache lines of its device, not one per array. */
 struct device {
-    struct stream st[SCH_NSTREAMS];
+    struct stream st[NRUN];
     int64_t cur_mem, peak_act;
     sch_time busy, busy_recomp, busy_update, busy_allreduce;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct device) == 128, "a device is two cache lines");
 
 struct resource {      /* a link direction, or a whole shared link */
     int32_t *q;        /* FIFO of send streams waiting for it (ring) */
@@ -68,8 +74,8 @@ struct sim_engine {
     int n_micro;
     int rm_end;                /* micro-batches below it are re-materialized */
     int64_t n_ops, n_done;
-    uint64_t *src_done;        /* [2 S M bits] */
-    uint64_t *delivered;       /* [2 S M bits] */
+    uint64_t *bits;            /* [2 x 2 S M bits]: transfer x's src_done bit 2x, its
+                                  delivered bit 2x + 1, one cache line for both */
     uint8_t *sends_to;         /* [n_stages] bit DIR_ACT: stage s+1 on another
                                   device, bit DIR_GRAD: stage s-1 */
     sch_time *xfer_start;      /* [2 S M] when tracing: start of each transfer */
@@ -115,7 +121,7 @@ static inline int rm_of(const sim_engine *e, int mb)
 
 static inline struct stream *stream_at(const sim_engine *e, int si)
 {
-    return &e->devs[si / SCH_NSTREAMS].st[si % SCH_NSTREAMS];
+    return &e->devs[si / NRUN].st[si % NRUN];
 }
 
 static inline const struct sch_op *head_op(const sim_engine *e, const struct stream *st)
@@ -151,7 +157,7 @@ static void advance_runs(const sim_engine *e, struct stream *st, int k)
                 if (run_stream(u->kind[j]) == k) {
                     st->pos = r;
                     st->rep = rep;
-                    st->j = j;
+                    st->j = (uint8_t)j;
                     st->head = (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb };
                     return;
                 }
@@ -183,7 +189,7 @@ static void advance(const sim_engine *e, struct stream *st, int k)
 size_t sim_engine_bytes(int n_stages, int n_micro, int record_trace)
 {
     size_t x = 2 * (size_t)n_stages * (size_t)n_micro;
-    return 2 * (x / 64 + 1) * sizeof(uint64_t) + (record_trace ? x * sizeof(sch_time) : 0);
+    return (2 * x / 64 + 1) * sizeof(uint64_t) + (record_trace ? x * sizeof(sch_time) : 0);
 }
 
 /* ---- construction ---- */
@@ -344,7 +350,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     for (int i = 0; i < t->n_links; i++)
         for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
             struct resource *r = &e->res[first_res[i] + k];
-            r->cap = s->n_devices * SCH_NSTREAMS + 1; /* a stream queues one op at most */
+            r->cap = s->n_devices * NRUN + 1; /* a stream queues one op at most */
             if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
                 rc = ps_error(PS_ENOMEM, "out of memory");
                 goto out;
@@ -444,7 +450,7 @@ static int build_streams(sim_engine *e)
     for (int st = 0; st < s->n_stages; st++)
         bytes += (double)e->c->st[st].param_bytes;
     for (int d = 0; d < e->n_dev; d++) {
-        int64_t cnt[SCH_NSTREAMS] = { 0 };
+        int64_t cnt[NRUN] = { 0 };
         if (s->runs) { /* a compact form, sched/'s own: tallied run by run */
             for (int r = s->run_first[d]; r < s->run_first[d + 1]; r++) {
                 const struct sch_run *u = &s->runs[r];
@@ -460,7 +466,7 @@ static int build_streams(sim_engine *e)
             for (int i = 0; i < s->n_ops[d]; i++)
                 tally(e, &s->ops[d][i], 1, cnt, &time, &bytes);
         }
-        for (int k = 0; k < SCH_NSTREAMS; k++) {
+        for (int k = 0; k < NRUN; k++) {
             struct stream *st = &e->devs[d].st[k];
             st->dev = d;
             st->left = (int32_t)cnt[k];
@@ -517,8 +523,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
                 : s->remat == SCH_REMAT_EXCEPT_LAST ? s->n_micro - 1 : 0;
     int S = s->n_stages, D = e->n_dev;
     size_t X = 2 * (size_t)S * (size_t)s->n_micro; /* transfers */
-    e->src_done = calloc(X / 64 + 1, sizeof *e->src_done);
-    e->delivered = calloc(X / 64 + 1, sizeof *e->delivered);
+    e->bits = calloc(2 * X / 64 + 1, sizeof *e->bits);
     e->sends_to = calloc((size_t)S, 1);
     e->devs = aligned_alloc(64, (size_t)D * sizeof *e->devs);
     if (e->devs)
@@ -533,7 +538,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
-    if (!e->src_done || !e->delivered || !e->sends_to || !e->devs ||
+    if (!e->bits || !e->sends_to || !e->devs ||
         !e->info || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = ps_error(PS_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
@@ -586,8 +591,7 @@ void sim_engine_free(sim_engine *e)
     free(e->devs);
     free(e->info);
     free(e->row);
-    free(e->src_done);
-    free(e->delivered);
+    free(e->bits);
     free(e->sends_to);
     free(e->xfer_start);
     sim_evq_release(&e->evq);
@@ -694,27 +698,27 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     }
     if (!(e->sends_to[op->stage] >> dir & 1))
         return 0;
-    bit_set(e->src_done, xfer(e, op->stage, op->mb, dir));
-    return try_start(e, d * SCH_NSTREAMS + SCH_STREAM_SEND);
+    bit_set(e->bits, 2 * xfer(e, op->stage, op->mb, dir));
+    return try_start(e, d * NRUN + SCH_STREAM_SEND);
 }
 
 /* The bytes of transfer x reached its receiver: its receive may start. */
 static int deliver(sim_engine *e, int64_t x)
 {
-    bit_set(e->delivered, x);
+    bit_set(e->bits, 2 * x + 1);
     int stage = (int)(x / 2 / e->n_micro), to = x & 1 ? stage - 1 : stage + 1;
-    return try_start(e, e->s->stage_device[to] * SCH_NSTREAMS + SCH_STREAM_COMPUTE);
+    return try_start(e, e->s->stage_device[to] * NRUN + SCH_STREAM_COMPUTE);
 }
 
 /* Whether op's cross-stream dependency (if any) is met. */
 static int ready(const sim_engine *e, const struct sch_op *op)
 {
     switch (op->kind) {
-    case SCH_OP_SEND_ACT: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_ACT));
-    case SCH_OP_SEND_GRAD: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_GRAD));
-    case SCH_OP_RECV_ACT: return bit_get(e->delivered, xfer(e, op->stage - 1, op->mb, DIR_ACT));
+    case SCH_OP_SEND_ACT: return bit_get(e->bits, 2 * xfer(e, op->stage, op->mb, DIR_ACT));
+    case SCH_OP_SEND_GRAD: return bit_get(e->bits, 2 * xfer(e, op->stage, op->mb, DIR_GRAD));
+    case SCH_OP_RECV_ACT: return bit_get(e->bits, 2 * xfer(e, op->stage - 1, op->mb, DIR_ACT) + 1);
     case SCH_OP_RECV_GRAD:
-        return bit_get(e->delivered, xfer(e, op->stage + 1, op->mb, DIR_GRAD));
+        return bit_get(e->bits, 2 * xfer(e, op->stage + 1, op->mb, DIR_GRAD) + 1);
     default: return 1;
     }
 }
@@ -825,7 +829,7 @@ static int complete(sim_engine *e, int si)
 static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
-        for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
+        for (int si = 0; si < e->n_dev * NRUN; si++) {
             struct stream *st = stream_at(e, si);
             if (st->left) {
                 char lab[32];
@@ -867,7 +871,7 @@ static int begin(sim_engine *e)
     if (e->started)
         return 0;
     e->started = 1;
-    for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
+    for (int si = 0; si < e->n_dev * NRUN; si++) {
         int rc = try_start(e, si);
         if (rc < 0)
             return rc;
