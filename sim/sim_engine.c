@@ -17,6 +17,7 @@ struct stream {
     int32_t rep;       /* compact: the head's repetition in its run */
     int32_t left;      /* ops of the stream not finished */
     int32_t dev;
+    int32_t row;       /* the head's row of info (its stage and kind's costs) */
     uint8_t busy;
     uint8_t j;         /* compact: the head's place in its run's pattern */
     sch_time t_start;  /* start of the running op (transfer start for sends) */
@@ -31,7 +32,7 @@ enum { NRUN = 2 };
 struct device {
     struct stream st[NRUN];
     int64_t cur_mem, peak_act;
-    sch_time busy, busy_recomp, busy_update, busy_allreduce;
+    sch_time busy, busy_recomp; /* U and AR time go straight to the result */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct device) == 128, "a device is two cache lines");
 
@@ -135,6 +136,18 @@ static inline const struct opinfo *info_of(const sim_engine *e, const struct sch
     return &e->info[e->row[(int64_t)op->stage * SCH_OP_NKINDS + op->kind]];
 }
 
+/* The costs of stream st's head (its row, looked up once per op by advance). */
+static inline const struct opinfo *head_info(const sim_engine *e, const struct stream *st)
+{
+    return &e->info[st->row];
+}
+
+static inline void set_head(const sim_engine *e, struct stream *st, struct sch_op op)
+{
+    st->head = op;
+    st->row = e->row[(int64_t)op.stage * SCH_OP_NKINDS + op.kind];
+}
+
 /* advance() on a compact schedule: the next op of kind k's stream in the
  * device's runs, skipping a run whose pattern has none in O(1). */
 static void advance_runs(const sim_engine *e, struct stream *st, int k)
@@ -158,7 +171,7 @@ static void advance_runs(const sim_engine *e, struct stream *st, int k)
                     st->pos = r;
                     st->rep = rep;
                     st->j = (uint8_t)j;
-                    st->head = (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb };
+                    set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
                     return;
                 }
     }
@@ -179,7 +192,7 @@ static void advance(const sim_engine *e, struct stream *st, int k)
         i++;
     st->pos = i;
     if (i < n) {
-        st->head = ops[i];
+        set_head(e, st, ops[i]);
         /* the lists of all devices are walked at once, too many streams for
          * the hardware prefetcher: fetch this one's next lines early */
         __builtin_prefetch(&ops[i + 8]);
@@ -652,14 +665,14 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     int d = st->dev, rc;
     struct device *dv = &e->devs[d];
     const struct sch_op o = st->head, *op = &o; /* advance() below moves the head */
-    const struct opinfo *oi = info_of(e, op);
+    const struct opinfo *oi = head_info(e, st);
     int kind = op->kind;
     if (sch_op_is_compute(kind)) {
         sch_time dur = e->now - start;
         if (kind == SCH_OP_UPDATE) {
-            dv->busy_update += dur;
+            e->r.busy_update[d] += dur;
         } else if (kind == SCH_OP_ALLREDUCE) {
-            dv->busy_allreduce += dur;
+            e->r.busy_allreduce[d] += dur;
         } else {
             dv->busy += dur;
             if (kind == SCH_OP_RECOMP)
@@ -728,7 +741,7 @@ static int start_transfer(sim_engine *e, int si)
 {
     struct stream *st = stream_at(e, si);
     const struct sch_op *op = head_op(e, st);
-    const struct opinfo *oi = info_of(e, op);
+    const struct opinfo *oi = head_info(e, st);
     int rm = rm_of(e, op->mb);
     int rc = mem_change(e, st->dev, oi->at_start[rm]);
     if (rc < 0)
@@ -764,7 +777,7 @@ static int try_start(sim_engine *e, int si)
         const struct sch_op *op = head_op(e, st);
         if (!ready(e, op))
             return 0;
-        const struct opinfo *oi = info_of(e, op);
+        const struct opinfo *oi = head_info(e, st);
         int rc, rm = rm_of(e, op->mb);
         st->busy = 1;
         st->t_start = e->now;
@@ -800,7 +813,7 @@ static int complete(sim_engine *e, int si)
 {
     struct stream *st = stream_at(e, si);
     int rc;
-    const struct opinfo *oi = info_of(e, head_op(e, st));
+    const struct opinfo *oi = head_info(e, st);
     for (int i = 0; i < oi->n_res; i++)
         e->res[e->hold[oi->res + i]].busy = 0;
     /* in route order, each freed resource's first waiter, if all of its
@@ -810,7 +823,7 @@ static int complete(sim_engine *e, int si)
         if (!res->len)
             continue;
         int next = res->q[res->head];
-        const struct opinfo *ni = info_of(e, head_op(e, stream_at(e, next)));
+        const struct opinfo *ni = head_info(e, stream_at(e, next));
         if (!can_start(e, ni, next, 1))
             continue;
         for (int k = 0; k < ni->n_res; k++) {
@@ -852,8 +865,6 @@ static int finish(sim_engine *e)
         const struct device *dv = &e->devs[d];
         r->busy[d] = dv->busy;
         r->busy_recomp[d] = dv->busy_recomp;
-        r->busy_update[d] = dv->busy_update;
-        r->busy_allreduce[d] = dv->busy_allreduce;
         r->peak_act[d] = dv->peak_act;
         r->peak_mem[d] = r->static_mem[d] + r->peak_act[d];
         r->fits &= (double)r->peak_mem[d] <= r->capacity[d];
