@@ -20,6 +20,7 @@ struct stream {
     int32_t row;       /* the head's row of info (its stage and kind's costs) */
     uint8_t busy;
     uint8_t j;         /* compact: the head's place in its run's pattern */
+    uint8_t mask;      /* compact: the places of the stream's kinds in it */
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
 
@@ -148,32 +149,49 @@ static inline void set_head(const sim_engine *e, struct stream *st, struct sch_o
     st->row = e->row[(int64_t)op.stage * SCH_OP_NKINDS + op.kind];
 }
 
+/* The places of stream k's kinds in run u's pattern, as a bit mask. */
+static inline unsigned run_mask(const struct sch_run *u, int k)
+{
+    unsigned m = 0;
+    for (int i = 0; i < u->n; i++)
+        m |= (unsigned)(run_stream(u->kind[i]) == k) << i;
+    return m;
+}
+
 /* advance() on a compact schedule: the next op of kind k's stream in the
- * device's runs, skipping a run whose pattern has none in O(1). */
+ * device's runs: the next place of the stream in its run's pattern (mask),
+ * else the pattern's first in the next repetition, else the next run that
+ * has the stream at all. */
 static void advance_runs(const sim_engine *e, struct stream *st, int k)
 {
     const struct sch_run *runs = e->s->runs;
-    int r = st->pos, end = e->s->run_first[st->dev + 1], rep = st->rep, j = st->j + 1;
-    if (r < 0) {
-        r = e->s->run_first[st->dev];
-        rep = j = 0;
-    }
-    for (; r < end; r++, rep = 0, j = 0) {
+    int r = st->pos, end = e->s->run_first[st->dev + 1], rep = st->rep, j;
+    if (r >= 0) {
         const struct sch_run *u = &runs[r];
-        int has = 0;
-        for (int i = 0; i < u->n; i++)
-            has |= run_stream(u->kind[i]) == k;
-        if (!has)
+        unsigned rest = st->mask & (~0u << (st->j + 1));
+        if (rest || ++rep < u->count) {
+            j = __builtin_ctz(rest ? rest : st->mask);
+            st->rep = rep;
+            st->j = (uint8_t)j;
+            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
+            return;
+        }
+        r++;
+    } else {
+        r = e->s->run_first[st->dev];
+    }
+    for (; r < end; r++) {
+        const struct sch_run *u = &runs[r];
+        unsigned m = run_mask(u, k);
+        if (!m || u->count < 1)
             continue;
-        for (; rep < u->count; rep++, j = 0)
-            for (; j < u->n; j++)
-                if (run_stream(u->kind[j]) == k) {
-                    st->pos = r;
-                    st->rep = rep;
-                    st->j = (uint8_t)j;
-                    set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
-                    return;
-                }
+        j = __builtin_ctz(m);
+        st->pos = r;
+        st->rep = 0;
+        st->j = (uint8_t)j;
+        st->mask = (uint8_t)m;
+        set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 });
+        return;
     }
     st->pos = end;
 }
