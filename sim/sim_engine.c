@@ -908,6 +908,25 @@ static int begin(sim_engine *e)
     return 0;
 }
 
+/* Pops and handles the next event (the queue is not empty). */
+static inline int one_event(sim_engine *e)
+{
+    struct sim_event ev = sim_evq_pop(&e->evq);
+    e->now = ev.t;
+    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
+        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
+        int32_t nx = l->ring[l->head].payload;
+        if (nx >= 0) {
+            const struct stream *ns = stream_at(e, nx);
+            __builtin_prefetch(ns);
+            __builtin_prefetch((const char *)(ns + 1) - 1); /* a stream may span two lines */
+            if (!e->s->runs)
+                __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
+        }
+    }
+    return ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload);
+}
+
 int sim_engine_step(sim_engine *e)
 {
     if (e->finished)
@@ -917,21 +936,7 @@ int sim_engine_step(sim_engine *e)
         return rc;
     if (!e->evq.n)
         return (rc = finish(e)) < 0 ? rc : 0;
-    struct sim_event ev = sim_evq_pop(&e->evq);
-    e->now = ev.t;
-    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
-        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
-        int32_t nx = l->ring[l->head].payload;
-        if (nx >= 0) {
-            const struct stream *ns = stream_at(e, nx);
-            __builtin_prefetch(ns);
-            if (!e->s->runs)
-                __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
-        }
-    }
-    if ((rc = ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload)) < 0)
-        return rc;
-    return 1;
+    return (rc = one_event(e)) < 0 ? rc : 1;
 }
 
 int sim_engine_run_until(sim_engine *e, sch_time t)
@@ -945,12 +950,14 @@ int sim_engine_run_until(sim_engine *e, sch_time t)
     return e->finished ? 0 : 1;
 }
 
-int sim_engine_run(sim_engine *e)
+int sim_engine_run(sim_engine *e) /* sim_engine_step's loop, its checks once */
 {
-    int rc;
-    while ((rc = sim_engine_step(e)) > 0)
-        ;
-    return rc;
+    if (e->finished)
+        return 0;
+    int rc = begin(e);
+    while (rc >= 0 && e->evq.n)
+        rc = one_event(e);
+    return rc < 0 ? rc : finish(e);
 }
 
 sch_time sim_engine_now(const sim_engine *e) { return e->now; }
