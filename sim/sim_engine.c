@@ -21,6 +21,7 @@ struct stream {
     uint8_t busy;
     uint8_t j;         /* compact: the head's place in its run's pattern */
     uint8_t mask;      /* compact: the places of the stream's kinds in it */
+    int32_t end;       /* pos when done: n_ops[dev], or run_first[dev + 1] */
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
 
@@ -71,6 +72,7 @@ enum { DIR_ACT, DIR_GRAD };
 
 struct sim_engine {
     const struct sch_schedule *s;
+    const struct sch_run *runs; /* s->runs: a compact schedule's, or NULL */
     const struct sch_costs *c;
     int n_dev;
     int n_micro;
@@ -158,54 +160,31 @@ static inline unsigned run_mask(const struct sch_run *u, int k)
     return m;
 }
 
-/* advance() on a compact schedule: the next op of kind k's stream in the
- * device's runs: the next place of the stream in its run's pattern (mask),
- * else the pattern's first in the next repetition, else the next run that
- * has the stream at all. */
-static void advance_runs(const sim_engine *e, struct stream *st, int k)
+/* advance()'s slow path: a list's next op of stream k (the list's other
+ * streams skipped), or the first op of stream k in the next run of a compact
+ * schedule that has the stream at all. From pos -1, the stream's first. */
+static void advance_slow(const sim_engine *e, struct stream *st, int k)
 {
-    const struct sch_run *runs = e->s->runs;
-    int r = st->pos, end = e->s->run_first[st->dev + 1], rep = st->rep, j;
-    if (r >= 0) {
-        const struct sch_run *u = &runs[r];
-        unsigned rest = st->mask & (~0u << (st->j + 1));
-        if (rest || ++rep < u->count) {
-            j = __builtin_ctz(rest ? rest : st->mask);
-            st->rep = rep;
+    if (e->runs) {
+        int r = st->pos < 0 ? e->s->run_first[st->dev] : st->pos + 1;
+        for (; r < st->end; r++) {
+            const struct sch_run *u = &e->runs[r];
+            unsigned m = run_mask(u, k);
+            if (!m || u->count < 1)
+                continue;
+            int j = __builtin_ctz(m);
+            st->pos = r;
+            st->rep = 0;
             st->j = (uint8_t)j;
-            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
+            st->mask = (uint8_t)m;
+            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 });
             return;
         }
-        r++;
-    } else {
-        r = e->s->run_first[st->dev];
-    }
-    for (; r < end; r++) {
-        const struct sch_run *u = &runs[r];
-        unsigned m = run_mask(u, k);
-        if (!m || u->count < 1)
-            continue;
-        j = __builtin_ctz(m);
-        st->pos = r;
-        st->rep = 0;
-        st->j = (uint8_t)j;
-        st->mask = (uint8_t)m;
-        set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 });
-        return;
-    }
-    st->pos = end;
-}
-
-/* Moves stream st (kind k) from its head to its next op; from pos -1, to
- * its first. */
-static void advance(const sim_engine *e, struct stream *st, int k)
-{
-    if (e->s->runs) {
-        advance_runs(e, st, k);
+        st->pos = st->end;
         return;
     }
     const struct sch_op *ops = e->s->ops[st->dev];
-    int n = e->s->n_ops[st->dev], i = st->pos + 1;
+    int n = st->end, i = st->pos + 1;
     while (i < n && run_stream(ops[i].kind) != k)
         i++;
     st->pos = i;
@@ -215,6 +194,26 @@ static void advance(const sim_engine *e, struct stream *st, int k)
          * the hardware prefetcher: fetch this one's next lines early */
         __builtin_prefetch(&ops[i + 8]);
     }
+}
+
+/* Moves stream st (kind k) from its head to its next op. In a compact
+ * schedule's run, inline: the stream's next place in the run's pattern
+ * (mask), else its first in the next repetition. */
+static inline void advance(const sim_engine *e, struct stream *st, int k)
+{
+    if (e->runs && st->pos >= 0 && st->pos < st->end) {
+        const struct sch_run *u = &e->runs[st->pos];
+        unsigned rest = st->mask & (~0u << (st->j + 1));
+        int rep = st->rep;
+        if (rest || ++rep < u->count) {
+            int j = __builtin_ctz(rest ? rest : st->mask);
+            st->rep = rep;
+            st->j = (uint8_t)j;
+            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
+            return;
+        }
+    }
+    advance_slow(e, st, k);
 }
 
 size_t sim_engine_bytes(int n_stages, int n_micro, int record_trace)
@@ -502,7 +501,8 @@ static int build_streams(sim_engine *e)
             st->dev = d;
             st->left = (int32_t)cnt[k];
             st->pos = -1;
-            advance(e, st, k);
+            st->end = s->runs ? s->run_first[d + 1] : s->n_ops[d];
+            advance_slow(e, st, k);
         }
     }
     sch_devindex_release(&x);
@@ -546,6 +546,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     if (!e)
         return ps_error(PS_ENOMEM, "out of memory");
     e->s = s;
+    e->runs = s->runs;
     e->c = c;
     e->n_dev = s->n_devices;
     e->n_ops = sch_schedule_total_ops(s);
@@ -920,7 +921,7 @@ static inline int one_event(sim_engine *e)
             const struct stream *ns = stream_at(e, nx);
             __builtin_prefetch(ns);
             __builtin_prefetch((const char *)(ns + 1) - 1); /* a stream may span two lines */
-            if (!e->s->runs)
+            if (!e->runs)
                 __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
         }
     }
