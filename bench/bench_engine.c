@@ -42,7 +42,7 @@ int main(void)
         return 1;
     }
     double t0 = now_s(), c0 = cpu_s();
-    if (sch_schedule_gpipe(K, M, SCH_REMAT_EXCEPT_LAST, &s) < 0) {
+    if (sch_schedule_gpipe_compact(K, M, SCH_REMAT_EXCEPT_LAST, &s) < 0) {
         fprintf(stderr, "bench: %s\n", ps_errmsg());
         return 1;
     }
@@ -59,9 +59,9 @@ int main(void)
     double t3 = now_s(), c3 = cpu_s();
     const struct sim_result *r = sim_engine_result(e);
     int64_t compute = 0;
-    for (int dv = 0; dv < K; dv++)
-        for (int i = 0; i < s->n_ops[dv]; i++)
-            compute += sch_op_is_compute(s->ops[dv][i].kind);
+    for (int i = 0; i < s->run_first[K]; i++)
+        for (int j = 0; j < s->runs[i].n; j++)
+            compute += s->runs[i].count * sch_op_is_compute(s->runs[i].kind[j]);
     double total = t3 - t0, cpu = c3 - c0;
     printf("engine: GPipe K=%d M=%d except_last: %lld ops (%lld compute, %lld transfer)\n", K,
            M, (long long)r->n_ops, (long long)compute, (long long)(r->n_ops - compute));

@@ -92,6 +92,8 @@ void sch_schedule_free(struct sch_schedule *s)
             if (!in_slab(s, s->ops[d]))
                 free(s->ops[d]);
     free(s->slab);
+    free(s->runs);
+    free(s->run_first);
     free(s->ops);
     free(s->n_ops);
     free(s->cap_ops);
@@ -258,6 +260,105 @@ int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule *
     return 0;
 }
 
+static struct sch_run *add_run(struct sch_run *u, int stage, int mb0, int dmb, int count,
+                               int n, const uint8_t *kind)
+{
+    *u = (struct sch_run){ .n = (uint8_t)n, .stage = stage, .mb0 = mb0, .dmb = dmb,
+                           .count = count };
+    memcpy(u->kind, kind, (size_t)n);
+    return u + 1;
+}
+
+/* The runs of gpipe_stage's list: the forward run (R?, F, S?) over
+ * micro-batches 0..M-1, the backward run(s) over M-1..0 (under except_last
+ * the last micro-batch's B without its R, then the others with theirs), U. */
+int sch_schedule_gpipe_compact(int K, int M, enum sch_remat remat, struct sch_schedule **out)
+{
+    *out = NULL;
+    int rc = check_km(K, M);
+    if (rc < 0)
+        return rc;
+    struct sch_schedule *s = sch_schedule_new("gpipe", K, K, M, remat);
+    if (!s)
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    s->runs = malloc((size_t)K * 4 * sizeof *s->runs);
+    s->run_first = malloc(((size_t)K + 1) * sizeof *s->run_first);
+    if (!s->runs || !s->run_first) {
+        sch_schedule_free(s);
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    }
+    struct sch_run *u = s->runs;
+    for (int st = 0; st < K; st++) { /* stage st on device st */
+        int first = st == 0, last = st == K - 1, n;
+        uint8_t k[4];
+        s->run_first[st] = (int)(u - s->runs);
+        n = 0;
+        if (!first)
+            k[n++] = SCH_OP_RECV_ACT;
+        k[n++] = SCH_OP_FWD;
+        if (!last)
+            k[n++] = SCH_OP_SEND_ACT;
+        u = add_run(u, st, 0, 1, M, n, k);
+        for (int rm = 0; rm < 2; rm++) { /* backward without R, then with */
+            int count = remat == SCH_REMAT_NEVER ? (rm ? 0 : M)
+                        : remat == SCH_REMAT_ALWAYS ? (rm ? M : 0) : (rm ? M - 1 : 1);
+            if (!count)
+                continue;
+            n = 0;
+            if (rm)
+                k[n++] = SCH_OP_RECOMP;
+            if (!last)
+                k[n++] = SCH_OP_RECV_GRAD;
+            k[n++] = SCH_OP_BWD;
+            if (!first)
+                k[n++] = SCH_OP_SEND_GRAD;
+            u = add_run(u, st, M - 1 - (remat == SCH_REMAT_EXCEPT_LAST && rm), -1, count, n, k);
+        }
+        k[0] = SCH_OP_UPDATE;
+        u = add_run(u, st, -1, 0, 1, 1, k);
+        for (const struct sch_run *r = s->runs + s->run_first[st]; r < u; r++)
+            s->n_ops[st] += r->count * r->n;
+    }
+    s->run_first[K] = (int)(u - s->runs);
+    *out = s;
+    return 0;
+}
+
+int sch_schedule_materialize(struct sch_schedule *s)
+{
+    if (!s->runs)
+        return 0;
+    int *n = malloc((size_t)s->n_devices * sizeof *n);
+    if (!n)
+        return ps_error(PS_ENOMEM, "out of memory building schedule");
+    for (int d = 0; d < s->n_devices; d++) {
+        n[d] = s->n_ops[d];
+        s->n_ops[d] = 0;
+    }
+    int rc = sch_schedule_reserve_all(s, n);
+    if (rc < 0) {
+        memcpy(s->n_ops, n, (size_t)s->n_devices * sizeof *n);
+        free(n);
+        return rc;
+    }
+    free(n);
+    for (int d = 0; d < s->n_devices; d++) {
+        struct sch_op *o = s->ops[d];
+        for (int r = s->run_first[d]; r < s->run_first[d + 1]; r++) {
+            const struct sch_run *u = &s->runs[r];
+            for (int i = 0; i < u->count; i++)
+                for (int j = 0; j < u->n; j++)
+                    *o++ = (struct sch_op){ u->kind[j], u->stage, u->mb0 + i * u->dmb };
+        }
+        s->n_ops[d] = (int)(o - s->ops[d]);
+    }
+    free(s->runs);
+    free(s->run_first);
+    s->runs = NULL;
+    s->run_first = NULL;
+    return 0;
+}
+
 /* Schedule generators by name. A generator with a parameter ("interleaved:2")
  * matches on the text before the colon and parses the rest itself. */
 typedef int (*sch_schedule_gen)(const char *arg, int K, int M, enum sch_remat remat,
@@ -340,6 +441,9 @@ int sch_schedule_add_allreduce(struct sch_schedule *s, int replicas)
         return ps_error(PS_EUSAGE, "--replicas must be >= 1, got %d", replicas);
     if (s->n_replicas > 1)
         return ps_error(PS_EINVAL, "schedule %s already has all-reduce ops", s->name);
+    int rc0 = replicas > 1 ? sch_schedule_materialize(s) : 0; /* AR ops go into lists */
+    if (rc0 < 0)
+        return rc0;
     s->n_replicas = replicas;
     if (replicas == 1)
         return 0;

@@ -50,6 +50,16 @@ struct sch_op {
     int32_t mb;      /* micro-batch, -1 for UPDATE */
 };
 
+/* A run of a compact schedule: count repetitions of a pattern of n op kinds
+ * on one stage, repetition r with micro-batch mb0 + r * dmb (op i of the run
+ * is kind[i % n] of micro-batch mb0 + (i / n) * dmb). */
+struct sch_run {
+    uint8_t kind[4];
+    uint8_t n;
+    int32_t stage;
+    int32_t mb0, dmb, count;
+};
+
 struct sch_schedule {
     char name[32];          /* "gpipe", "1f1b", "interleaved:2", "zb-h1" */
     int n_devices;
@@ -66,6 +76,11 @@ struct sch_schedule {
     struct sch_op *slab;    /* one block holding the lists sch_schedule_reserve_all
                                sized (NULL: each list is its own block) */
     size_t slab_ops;
+    struct sch_run *runs;   /* compact form (sch_schedule_gpipe_compact), NULL for
+                               lists: device d's ops are the runs run_first[d] ..
+                               run_first[d + 1] - 1 in order, n_ops[d] of them,
+                               and ops[d] is NULL until sch_schedule_materialize */
+    int *run_first;         /* [n_devices + 1] */
 };
 
 /* Empty schedule with stage s on device s % n_devices. */
@@ -101,6 +116,14 @@ static inline int sch_schedule_push(struct sch_schedule *s, int d, enum sch_op_k
  * order, recomputes issued before the gradient they need, update last. */
 int sch_schedule_gpipe(int K, int M, enum sch_remat remat,
                        struct sch_schedule **out);
+/* The same lists in compact form (struct sch_run: 4 runs per device instead
+ * of 7 M ops, O(K) to build): for the engine, which replays runs as they
+ * are; every other reader wants lists (sch_schedule_materialize). */
+int sch_schedule_gpipe_compact(int K, int M, enum sch_remat remat,
+                               struct sch_schedule **out);
+/* Expands a compact schedule's runs into lists (one slab) and drops the
+ * runs; a schedule with lists is left as it is. O(ops). */
+int sch_schedule_materialize(struct sch_schedule *s);
 /* 1F1B (PipeDream-flush), Megatron's interleaved 1F1B with v model chunks
  * per device (S = v*K stages, stage s on device s % K; M % K == 0 when
  * v > 1) and Zero Bubble's ZB-H1 (has_wgrad). See sch_schedules.c. */

@@ -12,20 +12,31 @@
  * over once per stream, so O(ops) in all). */
 struct stream {
     struct sch_op head; /* copy of ops[dev][pos], the op the loop reads most */
-    int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done) */
+    int32_t pos;       /* head op in ops[dev] (n_ops[dev] when done); of a compact
+                          schedule, the head's run (run_first[dev + 1] when done) */
+    int32_t rep;       /* compact: the head's repetition in its run */
     int32_t left;      /* ops of the stream not finished */
-    int dev;
-    int busy;
+    int32_t dev;
+    int32_t row;       /* the head's row of info (its stage and kind's costs) */
+    uint8_t busy;
+    uint8_t j;         /* compact: the head's place in its run's pattern */
+    uint8_t mask;      /* compact: the places of the stream's kinds in it */
+    int32_t end;       /* pos when done: n_ops[dev], or run_first[dev + 1] */
     sch_time t_start;  /* start of the running op (transfer start for sends) */
 };
+
+/* The streams the engine runs per device: compute (receives included, see
+ * run_stream) and send; two per device, so a device is two cache lines. */
+enum { NRUN = 2 };
 
 /* One device's streams and tallies together: an event touches one or two
  * cache lines of its device, not one per array. */
 struct device {
-    struct stream st[SCH_NSTREAMS];
+    struct stream st[NRUN];
     int64_t cur_mem, peak_act;
-    sch_time busy, busy_recomp, busy_update, busy_allreduce;
+    sch_time busy, busy_recomp; /* U and AR time go straight to the result */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct device) == 128, "a device is two cache lines");
 
 struct resource {      /* a link direction, or a whole shared link */
     int32_t *q;        /* FIFO of send streams waiting for it (ring) */
@@ -61,13 +72,14 @@ enum { DIR_ACT, DIR_GRAD };
 
 struct sim_engine {
     const struct sch_schedule *s;
+    const struct sch_run *runs; /* s->runs: a compact schedule's, or NULL */
     const struct sch_costs *c;
     int n_dev;
     int n_micro;
     int rm_end;                /* micro-batches below it are re-materialized */
     int64_t n_ops, n_done;
-    uint64_t *src_done;        /* [2 S M bits] */
-    uint64_t *delivered;       /* [2 S M bits] */
+    uint64_t *bits;            /* [2 x 2 S M bits]: transfer x's src_done bit 2x, its
+                                  delivered bit 2x + 1, one cache line for both */
     uint8_t *sends_to;         /* [n_stages] bit DIR_ACT: stage s+1 on another
                                   device, bit DIR_GRAD: stage s-1 */
     sch_time *xfer_start;      /* [2 S M] when tracing: start of each transfer */
@@ -113,7 +125,7 @@ static inline int rm_of(const sim_engine *e, int mb)
 
 static inline struct stream *stream_at(const sim_engine *e, int si)
 {
-    return &e->devs[si / SCH_NSTREAMS].st[si % SCH_NSTREAMS];
+    return &e->devs[si / NRUN].st[si % NRUN];
 }
 
 static inline const struct sch_op *head_op(const sim_engine *e, const struct stream *st)
@@ -127,27 +139,87 @@ static inline const struct opinfo *info_of(const sim_engine *e, const struct sch
     return &e->info[e->row[(int64_t)op->stage * SCH_OP_NKINDS + op->kind]];
 }
 
-/* Moves stream st (kind k) from its head to its next op; from pos -1, to
- * its first. */
-static void advance(const sim_engine *e, struct stream *st, int k)
+/* The costs of stream st's head (its row, looked up once per op by advance). */
+static inline const struct opinfo *head_info(const sim_engine *e, const struct stream *st)
 {
+    return &e->info[st->row];
+}
+
+static inline void set_head(const sim_engine *e, struct stream *st, struct sch_op op)
+{
+    st->head = op;
+    st->row = e->row[(int64_t)op.stage * SCH_OP_NKINDS + op.kind];
+}
+
+/* The places of stream k's kinds in run u's pattern, as a bit mask. */
+static inline unsigned run_mask(const struct sch_run *u, int k)
+{
+    unsigned m = 0;
+    for (int i = 0; i < u->n; i++)
+        m |= (unsigned)(run_stream(u->kind[i]) == k) << i;
+    return m;
+}
+
+/* advance()'s slow path: a list's next op of stream k (the list's other
+ * streams skipped), or the first op of stream k in the next run of a compact
+ * schedule that has the stream at all. From pos -1, the stream's first. */
+static void advance_slow(const sim_engine *e, struct stream *st, int k)
+{
+    if (e->runs) {
+        int r = st->pos < 0 ? e->s->run_first[st->dev] : st->pos + 1;
+        for (; r < st->end; r++) {
+            const struct sch_run *u = &e->runs[r];
+            unsigned m = run_mask(u, k);
+            if (!m || u->count < 1)
+                continue;
+            int j = __builtin_ctz(m);
+            st->pos = r;
+            st->rep = 0;
+            st->j = (uint8_t)j;
+            st->mask = (uint8_t)m;
+            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 });
+            return;
+        }
+        st->pos = st->end;
+        return;
+    }
     const struct sch_op *ops = e->s->ops[st->dev];
-    int n = e->s->n_ops[st->dev], i = st->pos + 1;
+    int n = st->end, i = st->pos + 1;
     while (i < n && run_stream(ops[i].kind) != k)
         i++;
     st->pos = i;
     if (i < n) {
-        st->head = ops[i];
+        set_head(e, st, ops[i]);
         /* the lists of all devices are walked at once, too many streams for
          * the hardware prefetcher: fetch this one's next lines early */
         __builtin_prefetch(&ops[i + 8]);
     }
 }
 
+/* Moves stream st (kind k) from its head to its next op. In a compact
+ * schedule's run, inline: the stream's next place in the run's pattern
+ * (mask), else its first in the next repetition. */
+static inline void advance(const sim_engine *e, struct stream *st, int k)
+{
+    if (e->runs && st->pos >= 0 && st->pos < st->end) {
+        const struct sch_run *u = &e->runs[st->pos];
+        unsigned rest = st->mask & (~0u << (st->j + 1));
+        int rep = st->rep;
+        if (rest || ++rep < u->count) {
+            int j = __builtin_ctz(rest ? rest : st->mask);
+            st->rep = rep;
+            st->j = (uint8_t)j;
+            set_head(e, st, (struct sch_op){ u->kind[j], u->stage, u->mb0 + rep * u->dmb });
+            return;
+        }
+    }
+    advance_slow(e, st, k);
+}
+
 size_t sim_engine_bytes(int n_stages, int n_micro, int record_trace)
 {
     size_t x = 2 * (size_t)n_stages * (size_t)n_micro;
-    return 2 * (x / 64 + 1) * sizeof(uint64_t) + (record_trace ? x * sizeof(sch_time) : 0);
+    return (2 * x / 64 + 1) * sizeof(uint64_t) + (record_trace ? x * sizeof(sch_time) : 0);
 }
 
 /* ---- construction ---- */
@@ -308,7 +380,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     for (int i = 0; i < t->n_links; i++)
         for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
             struct resource *r = &e->res[first_res[i] + k];
-            r->cap = s->n_devices * SCH_NSTREAMS + 1; /* a stream queues one op at most */
+            r->cap = s->n_devices * NRUN + 1; /* a stream queues one op at most */
             if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
                 rc = ps_error(PS_ENOMEM, "out of memory");
                 goto out;
@@ -375,12 +447,28 @@ out:
     return rc;
 }
 
+/* Adds n ops like op to its stream's count and to the clock's and ledger's
+ * bounds. */
+static void tally(const sim_engine *e, const struct sch_op *op, int64_t n, int64_t *cnt,
+                  double *time, double *bytes)
+{
+    const struct opinfo *oi = info_of(e, op);
+    cnt[run_stream(op->kind)] += n;
+    *time += (double)n * ((double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
+                          (double)oi->lat);
+    for (int r = 0; r < 2; r++)
+        *bytes += (double)n * (fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]));
+}
+
 /* Validates the schedule device by device, as sch_schedule_validate would
  * (not its one-thread replay, which the engine's deadlock check covers),
  * counts each stream's ops and sets the streams on their first op. No time
  * or byte count may wrap: every start is the end of some chain of distinct
  * ops, so the sum of all durations bounds the clock, and the sum of all
- * allocations bounds the ledger. O(ops). */
+ * allocations bounds the ledger. O(ops). A compact schedule's runs come
+ * from sched/'s closed forms, which tests check against their lists (and
+ * the lists against the validator): the engine tallies them in O(runs)
+ * without validating again. */
 static int build_streams(sim_engine *e)
 {
     const struct sch_schedule *s = e->s;
@@ -392,24 +480,29 @@ static int build_streams(sim_engine *e)
     for (int st = 0; st < s->n_stages; st++)
         bytes += (double)e->c->st[st].param_bytes;
     for (int d = 0; d < e->n_dev; d++) {
-        if ((rc = sch_devindex_fill(&x, s, d)) < 0 || (rc = sch_schedule_check_device(s, &x, d)) < 0)
-            break;
-        int cnt[SCH_NSTREAMS] = { 0 };
-        for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sch_op *op = &s->ops[d][i];
-            const struct opinfo *oi = info_of(e, op);
-            cnt[run_stream(op->kind)]++;
-            time += (double)(oi->dur[0] > oi->dur[1] ? oi->dur[0] : oi->dur[1]) +
-                    (double)oi->lat;
-            for (int r = 0; r < 2; r++)
-                bytes += fabs((double)oi->at_start[r]) + fabs((double)oi->at_end[r]);
+        int64_t cnt[NRUN] = { 0 };
+        if (s->runs) { /* a compact form, sched/'s own: tallied run by run */
+            for (int r = s->run_first[d]; r < s->run_first[d + 1]; r++) {
+                const struct sch_run *u = &s->runs[r];
+                for (int j = 0; j < u->n; j++) {
+                    const struct sch_op op = { u->kind[j], u->stage, 0 };
+                    tally(e, &op, u->count, cnt, &time, &bytes);
+                }
+            }
+        } else {
+            if ((rc = sch_devindex_fill(&x, s, d)) < 0 ||
+                (rc = sch_schedule_check_device(s, &x, d)) < 0)
+                break;
+            for (int i = 0; i < s->n_ops[d]; i++)
+                tally(e, &s->ops[d][i], 1, cnt, &time, &bytes);
         }
-        for (int k = 0; k < SCH_NSTREAMS; k++) {
+        for (int k = 0; k < NRUN; k++) {
             struct stream *st = &e->devs[d].st[k];
             st->dev = d;
-            st->left = cnt[k];
+            st->left = (int32_t)cnt[k];
             st->pos = -1;
-            advance(e, st, k);
+            st->end = s->runs ? s->run_first[d + 1] : s->n_ops[d];
+            advance_slow(e, st, k);
         }
     }
     sch_devindex_release(&x);
@@ -453,6 +546,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     if (!e)
         return ps_error(PS_ENOMEM, "out of memory");
     e->s = s;
+    e->runs = s->runs;
     e->c = c;
     e->n_dev = s->n_devices;
     e->n_ops = sch_schedule_total_ops(s);
@@ -461,8 +555,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
                 : s->remat == SCH_REMAT_EXCEPT_LAST ? s->n_micro - 1 : 0;
     int S = s->n_stages, D = e->n_dev;
     size_t X = 2 * (size_t)S * (size_t)s->n_micro; /* transfers */
-    e->src_done = calloc(X / 64 + 1, sizeof *e->src_done);
-    e->delivered = calloc(X / 64 + 1, sizeof *e->delivered);
+    e->bits = calloc(2 * X / 64 + 1, sizeof *e->bits);
     e->sends_to = calloc((size_t)S, 1);
     e->devs = aligned_alloc(64, (size_t)D * sizeof *e->devs);
     if (e->devs)
@@ -477,7 +570,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->r.peak_act = calloc((size_t)D, sizeof(int64_t));
     e->r.peak_mem = calloc((size_t)D, sizeof(int64_t));
     e->r.capacity = calloc((size_t)D, sizeof(double));
-    if (!e->src_done || !e->delivered || !e->sends_to || !e->devs ||
+    if (!e->bits || !e->sends_to || !e->devs ||
         !e->info || !e->r.busy || !e->r.busy_recomp || !e->r.busy_update || !e->r.busy_allreduce ||
         !e->r.static_mem || !e->r.peak_act || !e->r.peak_mem || !e->r.capacity) {
         rc = ps_error(PS_ENOMEM, "out of memory for %lld ops", (long long)e->n_ops);
@@ -530,8 +623,7 @@ void sim_engine_free(sim_engine *e)
     free(e->devs);
     free(e->info);
     free(e->row);
-    free(e->src_done);
-    free(e->delivered);
+    free(e->bits);
     free(e->sends_to);
     free(e->xfer_start);
     sim_evq_release(&e->evq);
@@ -592,14 +684,14 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     int d = st->dev, rc;
     struct device *dv = &e->devs[d];
     const struct sch_op o = st->head, *op = &o; /* advance() below moves the head */
-    const struct opinfo *oi = info_of(e, op);
+    const struct opinfo *oi = head_info(e, st);
     int kind = op->kind;
     if (sch_op_is_compute(kind)) {
         sch_time dur = e->now - start;
         if (kind == SCH_OP_UPDATE) {
-            dv->busy_update += dur;
+            e->r.busy_update[d] += dur;
         } else if (kind == SCH_OP_ALLREDUCE) {
-            dv->busy_allreduce += dur;
+            e->r.busy_allreduce[d] += dur;
         } else {
             dv->busy += dur;
             if (kind == SCH_OP_RECOMP)
@@ -638,27 +730,27 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     }
     if (!(e->sends_to[op->stage] >> dir & 1))
         return 0;
-    bit_set(e->src_done, xfer(e, op->stage, op->mb, dir));
-    return try_start(e, d * SCH_NSTREAMS + SCH_STREAM_SEND);
+    bit_set(e->bits, 2 * xfer(e, op->stage, op->mb, dir));
+    return try_start(e, d * NRUN + SCH_STREAM_SEND);
 }
 
 /* The bytes of transfer x reached its receiver: its receive may start. */
 static int deliver(sim_engine *e, int64_t x)
 {
-    bit_set(e->delivered, x);
+    bit_set(e->bits, 2 * x + 1);
     int stage = (int)(x / 2 / e->n_micro), to = x & 1 ? stage - 1 : stage + 1;
-    return try_start(e, e->s->stage_device[to] * SCH_NSTREAMS + SCH_STREAM_COMPUTE);
+    return try_start(e, e->s->stage_device[to] * NRUN + SCH_STREAM_COMPUTE);
 }
 
 /* Whether op's cross-stream dependency (if any) is met. */
 static int ready(const sim_engine *e, const struct sch_op *op)
 {
     switch (op->kind) {
-    case SCH_OP_SEND_ACT: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_ACT));
-    case SCH_OP_SEND_GRAD: return bit_get(e->src_done, xfer(e, op->stage, op->mb, DIR_GRAD));
-    case SCH_OP_RECV_ACT: return bit_get(e->delivered, xfer(e, op->stage - 1, op->mb, DIR_ACT));
+    case SCH_OP_SEND_ACT: return bit_get(e->bits, 2 * xfer(e, op->stage, op->mb, DIR_ACT));
+    case SCH_OP_SEND_GRAD: return bit_get(e->bits, 2 * xfer(e, op->stage, op->mb, DIR_GRAD));
+    case SCH_OP_RECV_ACT: return bit_get(e->bits, 2 * xfer(e, op->stage - 1, op->mb, DIR_ACT) + 1);
     case SCH_OP_RECV_GRAD:
-        return bit_get(e->delivered, xfer(e, op->stage + 1, op->mb, DIR_GRAD));
+        return bit_get(e->bits, 2 * xfer(e, op->stage + 1, op->mb, DIR_GRAD) + 1);
     default: return 1;
     }
 }
@@ -668,7 +760,7 @@ static int start_transfer(sim_engine *e, int si)
 {
     struct stream *st = stream_at(e, si);
     const struct sch_op *op = head_op(e, st);
-    const struct opinfo *oi = info_of(e, op);
+    const struct opinfo *oi = head_info(e, st);
     int rm = rm_of(e, op->mb);
     int rc = mem_change(e, st->dev, oi->at_start[rm]);
     if (rc < 0)
@@ -704,7 +796,7 @@ static int try_start(sim_engine *e, int si)
         const struct sch_op *op = head_op(e, st);
         if (!ready(e, op))
             return 0;
-        const struct opinfo *oi = info_of(e, op);
+        const struct opinfo *oi = head_info(e, st);
         int rc, rm = rm_of(e, op->mb);
         st->busy = 1;
         st->t_start = e->now;
@@ -740,7 +832,7 @@ static int complete(sim_engine *e, int si)
 {
     struct stream *st = stream_at(e, si);
     int rc;
-    const struct opinfo *oi = info_of(e, head_op(e, st));
+    const struct opinfo *oi = head_info(e, st);
     for (int i = 0; i < oi->n_res; i++)
         e->res[e->hold[oi->res + i]].busy = 0;
     /* in route order, each freed resource's first waiter, if all of its
@@ -750,7 +842,7 @@ static int complete(sim_engine *e, int si)
         if (!res->len)
             continue;
         int next = res->q[res->head];
-        const struct opinfo *ni = info_of(e, head_op(e, stream_at(e, next)));
+        const struct opinfo *ni = head_info(e, stream_at(e, next));
         if (!can_start(e, ni, next, 1))
             continue;
         for (int k = 0; k < ni->n_res; k++) {
@@ -769,7 +861,7 @@ static int complete(sim_engine *e, int si)
 static int finish(sim_engine *e)
 {
     if (e->n_done != e->n_ops) {
-        for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
+        for (int si = 0; si < e->n_dev * NRUN; si++) {
             struct stream *st = stream_at(e, si);
             if (st->left) {
                 char lab[32];
@@ -792,8 +884,6 @@ static int finish(sim_engine *e)
         const struct device *dv = &e->devs[d];
         r->busy[d] = dv->busy;
         r->busy_recomp[d] = dv->busy_recomp;
-        r->busy_update[d] = dv->busy_update;
-        r->busy_allreduce[d] = dv->busy_allreduce;
         r->peak_act[d] = dv->peak_act;
         r->peak_mem[d] = r->static_mem[d] + r->peak_act[d];
         r->fits &= (double)r->peak_mem[d] <= r->capacity[d];
@@ -811,12 +901,31 @@ static int begin(sim_engine *e)
     if (e->started)
         return 0;
     e->started = 1;
-    for (int si = 0; si < e->n_dev * SCH_NSTREAMS; si++) {
+    for (int si = 0; si < e->n_dev * NRUN; si++) {
         int rc = try_start(e, si);
         if (rc < 0)
             return rc;
     }
     return 0;
+}
+
+/* Pops and handles the next event (the queue is not empty). */
+static inline int one_event(sim_engine *e)
+{
+    struct sim_event ev = sim_evq_pop(&e->evq);
+    e->now = ev.t;
+    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
+        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
+        int32_t nx = l->ring[l->head].payload;
+        if (nx >= 0) {
+            const struct stream *ns = stream_at(e, nx);
+            __builtin_prefetch(ns);
+            __builtin_prefetch((const char *)(ns + 1) - 1); /* a stream may span two lines */
+            if (!e->runs)
+                __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
+        }
+    }
+    return ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload);
 }
 
 int sim_engine_step(sim_engine *e)
@@ -828,20 +937,7 @@ int sim_engine_step(sim_engine *e)
         return rc;
     if (!e->evq.n)
         return (rc = finish(e)) < 0 ? rc : 0;
-    struct sim_event ev = sim_evq_pop(&e->evq);
-    e->now = ev.t;
-    if (e->evq.n) { /* the next event's stream and its next op, fetched while this one runs */
-        const struct sim_evq_lane *l = &e->evq.lanes[e->evq.heads.a[0].payload];
-        int32_t nx = l->ring[l->head].payload;
-        if (nx >= 0) {
-            const struct stream *ns = stream_at(e, nx);
-            __builtin_prefetch(ns);
-            __builtin_prefetch(&e->s->ops[ns->dev][ns->pos + 1]);
-        }
-    }
-    if ((rc = ev.payload < 0 ? deliver(e, -2 - (int64_t)ev.payload) : complete(e, ev.payload)) < 0)
-        return rc;
-    return 1;
+    return (rc = one_event(e)) < 0 ? rc : 1;
 }
 
 int sim_engine_run_until(sim_engine *e, sch_time t)
@@ -855,12 +951,14 @@ int sim_engine_run_until(sim_engine *e, sch_time t)
     return e->finished ? 0 : 1;
 }
 
-int sim_engine_run(sim_engine *e)
+int sim_engine_run(sim_engine *e) /* sim_engine_step's loop, its checks once */
 {
-    int rc;
-    while ((rc = sim_engine_step(e)) > 0)
-        ;
-    return rc;
+    if (e->finished)
+        return 0;
+    int rc = begin(e);
+    while (rc >= 0 && e->evq.n)
+        rc = one_event(e);
+    return rc < 0 ? rc : finish(e);
 }
 
 sch_time sim_engine_now(const sim_engine *e) { return e->now; }

@@ -29,52 +29,24 @@ void sim_evq_release(struct sim_evq *q)
     sim_heap_release(&q->heads);
 }
 
-static struct sim_event *lane_at(struct sim_evq_lane *l, int k)
+int sim_evq_grow(struct sim_evq_lane *l)
 {
-    return &l->ring[(l->head + k) & (l->cap - 1)];
+    int cap = l->cap ? l->cap * 2 : 8;
+    struct sim_event *r = malloc((size_t)cap * sizeof *r);
+    if (!r)
+        return ps_error(PS_ENOMEM, "out of memory growing the event queue");
+    for (int k = 0; k < l->len; k++)
+        r[k] = *sim_evq_at(l, k);
+    free(l->ring);
+    l->ring = r;
+    l->head = 0;
+    l->cap = cap;
+    return 0;
 }
 
-int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload)
+void sim_evq_bug(int lane, const char *what)
 {
-    struct sim_evq_lane *l = &q->lanes[lane];
-    if (l->len && t < lane_at(l, l->len - 1)->t)
-        PS_BUG("event queue lane %d pushed out of order", lane);
-    if (l->len == l->cap) { /* grow the ring (power of two), unwrapping it */
-        int cap = l->cap ? l->cap * 2 : 8;
-        struct sim_event *r = malloc((size_t)cap * sizeof *r);
-        if (!r)
-            return ps_error(PS_ENOMEM, "out of memory growing the event queue");
-        for (int k = 0; k < l->len; k++)
-            r[k] = *lane_at(l, k);
-        free(l->ring);
-        l->ring = r;
-        l->head = 0;
-        l->cap = cap;
-    }
-    struct sim_event ev = { t, (uint32_t)q->seq++, payload };
-    *lane_at(l, l->len++) = ev;
-    q->n++;
-    /* a lane enters the heap keyed by its head event's own (t, seq) */
-    return l->len == 1 ? sim_heap_push_seq(&q->heads, t, ev.seq, lane) : 0;
-}
-
-struct sim_event sim_evq_pop(struct sim_evq *q)
-{
-    if (q->n <= 0)
-        PS_BUG("pop from an empty event queue");
-    int lane = q->heads.a[0].payload;
-    struct sim_evq_lane *l = &q->lanes[lane];
-    struct sim_event ev = *lane_at(l, 0);
-    l->head = (l->head + 1) & (l->cap - 1);
-    l->len--;
-    q->n--;
-    if (l->len) { /* the lane's next event takes its place in the heap */
-        const struct sim_event *nx = lane_at(l, 0);
-        sim_heap_replace_top(&q->heads, nx->t, nx->seq, lane);
-    } else {
-        sim_heap_pop(&q->heads);
-    }
-    return ev;
+    PS_BUG("event queue lane %d %s", lane, what);
 }
 
 sch_time sim_evq_next_time(const struct sim_evq *q)

@@ -32,11 +32,57 @@ struct sim_evq {
 
 int sim_evq_init(struct sim_evq *q, int n_lanes);
 void sim_evq_release(struct sim_evq *q);
-/* PS_BUG if t is earlier than the lane's last push. */
-int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload);
+/* PS_BUG if t is earlier than the lane's last push. Inline, as is pop: the
+ * engine calls each once per event. */
+static inline int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload);
 /* The least (time, seq) event; q must not be empty. */
-struct sim_event sim_evq_pop(struct sim_evq *q);
+static inline struct sim_event sim_evq_pop(struct sim_evq *q);
 /* Time of the next event (q must not be empty). */
 sch_time sim_evq_next_time(const struct sim_evq *q);
+/* push's slow paths: doubles a full lane's ring (unwrapping it); reports a
+ * push out of order. */
+int sim_evq_grow(struct sim_evq_lane *l);
+void sim_evq_bug(int lane, const char *what) __attribute__((noreturn));
+
+static inline struct sim_event *sim_evq_at(struct sim_evq_lane *l, int k)
+{
+    return &l->ring[(l->head + k) & (l->cap - 1)];
+}
+
+static inline int sim_evq_push(struct sim_evq *q, int lane, sch_time t, int32_t payload)
+{
+    struct sim_evq_lane *l = &q->lanes[lane];
+    if (l->len && t < sim_evq_at(l, l->len - 1)->t)
+        sim_evq_bug(lane, "pushed out of order");
+    if (l->len == l->cap) {
+        int rc = sim_evq_grow(l);
+        if (rc < 0)
+            return rc;
+    }
+    struct sim_event ev = { t, (uint32_t)q->seq++, payload };
+    *sim_evq_at(l, l->len++) = ev;
+    q->n++;
+    /* a lane enters the heap keyed by its head event's own (t, seq) */
+    return l->len == 1 ? sim_heap_push_seq(&q->heads, t, ev.seq, lane) : 0;
+}
+
+static inline struct sim_event sim_evq_pop(struct sim_evq *q)
+{
+    if (q->n <= 0)
+        sim_evq_bug(-1, "popped while empty");
+    int lane = q->heads.a[0].payload;
+    struct sim_evq_lane *l = &q->lanes[lane];
+    struct sim_event ev = *sim_evq_at(l, 0);
+    l->head = (l->head + 1) & (l->cap - 1);
+    l->len--;
+    q->n--;
+    if (l->len) { /* the lane's next event takes its place in the heap */
+        const struct sim_event *nx = sim_evq_at(l, 0);
+        sim_heap_replace_top(&q->heads, nx->t, nx->seq, lane);
+    } else {
+        sim_heap_pop(&q->heads);
+    }
+    return ev;
+}
 
 #endif

@@ -231,3 +231,61 @@ Test(engine, missing_link_is_an_error)
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
+
+/* The engine on GPipe's compact form (runs) and on its lists: the same
+ * result and the same trace, event for event. */
+Test(engine, compact_gpipe_replays_exactly_as_its_lists, .timeout = 60)
+{
+    double f[8], b[8], o[8], st[8];
+    for (int i = 0; i < 8; i++) { /* stages alike in nothing */
+        f[i] = 1000 + 137 * ((i * 7) % 11);
+        b[i] = 2 * f[i] + 311 * ((i * 5) % 7);
+        o[i] = 500 + 97 * ((i * 3) % 13);
+        st[i] = 4000 + 1013 * ((i * 11) % 5);
+    }
+    struct mdl_profile *p = th_profile(8, f, b, 2, o, st, 2000);
+    const int Ks[] = { 1, 2, 4, 8 }, Ms[] = { 1, 3, 8, 13 };
+    for (int ti = 0; ti < 2; ti++)
+        for (int ki = 0; ki < 4; ki++)
+            for (int mi = 0; mi < 4; mi++)
+                for (int r = 0; r < 3; r++) {
+                    int K = Ks[ki], M = Ms[mi];
+                    struct mdl_topology *t = th_chain(K, 1e9, 2e9, ti ? 0 : 300e-9);
+                    struct th_run run;
+                    th_simulate(&run, "gpipe", p, t, K, M, (enum sch_remat)r, 2, 1);
+                    struct sch_schedule *c;
+                    sim_engine *e;
+                    cr_assert_eq(sch_schedule_gpipe_compact(K, M, (enum sch_remat)r, &c), 0);
+                    cr_assert_eq(sim_simulate(c, run.c, t, 1, &e), 0, "%s", ps_errmsg());
+                    const struct sim_result *a = run.r, *x = sim_engine_result(e);
+                    cr_assert_eq(x->makespan, a->makespan, "K=%d M=%d remat %d", K, M, r);
+                    cr_assert(x->fb_end == a->fb_end && x->n_ops == a->n_ops &&
+                              x->n_events == a->n_events && x->peak_queue == a->peak_queue &&
+                              x->bubble == a->bubble && x->fits == a->fits);
+                    for (int d = 0; d < K; d++)
+                        cr_assert(x->busy[d] == a->busy[d] &&
+                                  x->busy_recomp[d] == a->busy_recomp[d] &&
+                                  x->busy_update[d] == a->busy_update[d] &&
+                                  x->peak_act[d] == a->peak_act[d]);
+                    const struct trc_trace *ta = sim_engine_trace(run.e), *tx = sim_engine_trace(e);
+                    cr_assert_eq(tx->n_events, ta->n_events);
+                    cr_assert_eq(tx->n_counters, ta->n_counters);
+                    for (size_t i = 0; i < ta->n_events; i++) {
+                        const struct trc_event *u = &ta->events[i], *v = &tx->events[i];
+                        cr_assert(u->device == v->device && u->stage == v->stage &&
+                                  u->mb == v->mb && u->peer == v->peer && u->kind == v->kind &&
+                                  u->stream == v->stream && u->start_ns == v->start_ns &&
+                                  u->end_ns == v->end_ns && u->bytes == v->bytes,
+                                  "K=%d M=%d remat %d event %zu", K, M, r, i);
+                    }
+                    for (size_t i = 0; i < ta->n_counters; i++)
+                        cr_assert(ta->counters[i].device == tx->counters[i].device &&
+                                  ta->counters[i].t_ns == tx->counters[i].t_ns &&
+                                  ta->counters[i].bytes == tx->counters[i].bytes);
+                    sim_engine_free(e);
+                    sch_schedule_free(c);
+                    th_release(&run);
+                    mdl_topology_free(t);
+                }
+    mdl_profile_free(p);
+}

@@ -210,3 +210,61 @@ Test(schedule, transfer_peer_and_tag)
                 sch_schedule_free(s);
             }
 }
+
+Test(schedule, gpipe_compact_form_expands_to_the_gpipe_lists)
+{
+    for (int K = 1; K <= 6; K++)
+        for (int M = 1; M <= 9; M++)
+            for (int r = 0; r < 3; r++) {
+                struct sch_schedule *s, *c;
+                cr_assert_eq(sch_schedule_gpipe(K, M, (enum sch_remat)r, &s), 0);
+                cr_assert_eq(sch_schedule_gpipe_compact(K, M, (enum sch_remat)r, &c), 0);
+                cr_assert(c->runs && c->run_first);
+                cr_assert_eq(c->run_first[K], c->run_first[0] + (r == 1 && M > 1 ? 4 : 3) * K);
+                for (int d = 0; d < K; d++) {
+                    cr_assert_eq(c->n_ops[d], s->n_ops[d], "K=%d M=%d remat %d dev %d", K, M, r, d);
+                    cr_assert_null(c->ops[d]);
+                }
+                cr_assert_eq(sch_schedule_materialize(c), 0);
+                cr_assert_null(c->runs);
+                cr_assert_eq(sch_schedule_materialize(c), 0); /* lists: left as they are */
+                for (int d = 0; d < K; d++) {
+                    cr_assert_eq(c->n_ops[d], s->n_ops[d]);
+                    for (int i = 0; i < s->n_ops[d]; i++) {
+                        const struct sch_op *a = &s->ops[d][i], *b = &c->ops[d][i];
+                        cr_assert(a->kind == b->kind && a->stage == b->stage && a->mb == b->mb,
+                                  "K=%d M=%d remat %d dev %d op %d", K, M, r, d, i);
+                    }
+                }
+                cr_assert_eq(sch_schedule_validate(c), 0, "%s", ps_errmsg());
+                sch_schedule_free(s);
+                sch_schedule_free(c);
+            }
+}
+
+Test(schedule, gpipe_compact_rejects_what_gpipe_rejects)
+{
+    struct sch_schedule *s = (void *)1;
+    cr_assert_eq(sch_schedule_gpipe_compact(0, 4, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_null(s);
+    cr_assert_eq(sch_schedule_gpipe_compact(4, 0, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    cr_assert_eq(sch_schedule_gpipe_compact(1 << 15, 1 << 14, SCH_REMAT_NEVER, &s), -PS_EINVAL);
+}
+
+Test(schedule, allreduce_on_a_compact_schedule_materializes_it)
+{
+    struct sch_schedule *s, *c;
+    cr_assert_eq(sch_schedule_gpipe(3, 4, SCH_REMAT_EXCEPT_LAST, &s), 0);
+    cr_assert_eq(sch_schedule_gpipe_compact(3, 4, SCH_REMAT_EXCEPT_LAST, &c), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(s, 2), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(c, 2), 0);
+    cr_assert_null(c->runs);
+    for (int d = 0; d < 3; d++) {
+        cr_assert_eq(c->n_ops[d], s->n_ops[d]);
+        for (int i = 0; i < s->n_ops[d]; i++)
+            cr_assert(c->ops[d][i].kind == s->ops[d][i].kind &&
+                      c->ops[d][i].stage == s->ops[d][i].stage && c->ops[d][i].mb == s->ops[d][i].mb);
+    }
+    sch_schedule_free(s);
+    sch_schedule_free(c);
+}
