@@ -284,15 +284,17 @@ static void text(sqlite3_stmt *st, int col, char *dst, size_t n)
     snprintf(dst, n, "%s", t ? (const char *)t : "");
 }
 
-static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
+static const char load_stages_sql[] =
+    "SELECT device, first_layer, n_layers, busy_frac, fwd_s, bwd_s, recomp_s, static_bytes,"
+    " peak_act_bytes, peak_bytes, capacity_bytes, fits FROM stages WHERE run_id = ?1"
+    " ORDER BY stage";
+
+/* The stages of run id into r, by st (load_stages_sql, prepared once per
+ * load: compiling it per run cost more than reading the rows); st is reset
+ * after use, success or not. */
+static int load_stages(ana_db *d, sqlite3_stmt *st, sqlite3_int64 id, struct ana_run *r)
 {
-    sqlite3_stmt *st;
-    int rc = ps_sqlite_prepare(d->db, d->path, "SELECT device, first_layer, n_layers, busy_frac,"
-                               " fwd_s, bwd_s, recomp_s, static_bytes, peak_act_bytes,"
-                               " peak_bytes, capacity_bytes, fits FROM stages WHERE run_id = ?1"
-                               " ORDER BY stage", &st, "reading stages");
-    if (rc < 0)
-        return rc;
+    int rc;
     sqlite3_bind_int64(st, 1, id);
     int cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -300,7 +302,7 @@ static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
             cap = cap ? 2 * cap : 8;
             struct ana_run_stage *g = realloc(r->stages, sizeof *g * (size_t)cap);
             if (!g) {
-                sqlite3_finalize(st);
+                sqlite3_reset(st);
                 return ps_error(PS_ENOMEM, "out of memory");
             }
             r->stages = g;
@@ -320,7 +322,7 @@ static int load_stages(ana_db *d, sqlite3_int64 id, struct ana_run *r)
         g->fits = sqlite3_column_int(st, 11);
     }
     rc = rc == SQLITE_DONE ? 0 : ps_sqlite_error(d->db, rc, d->path, "reading stages");
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return rc;
 }
 
@@ -328,7 +330,7 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
 {
     *runs = NULL;
     *n = 0;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st, *sst = NULL; /* sst: the stages, prepared at the first run */
     int rc = ps_sqlite_prepare(d->db, d->path, d->version == 1 ? load_sql_v1 : load_sql, &st,
                                "reading runs");
     if (rc < 0)
@@ -337,7 +339,7 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
     int cap = 0, cnt = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (cnt == cap) {
-            cap = cap ? 2 * cap : 64;
+            cap = cap ? 2 * cap : 8;
             struct ana_run *w = realloc(v, sizeof *w * (size_t)cap);
             if (!w) {
                 rc = ps_error(PS_ENOMEM, "out of memory");
@@ -370,7 +372,9 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         r->bubble_analytic = sqlite3_column_double(st, 21);
         r->fits = sqlite3_column_int(st, 22);
         r->n_ops = sqlite3_column_int64(st, 23);
-        if ((rc = load_stages(d, sqlite3_column_int64(st, 0), r)) < 0)
+        if ((!sst && (rc = ps_sqlite_prepare(d->db, d->path, load_stages_sql, &sst,
+                                             "reading stages")) < 0) ||
+            (rc = load_stages(d, sst, sqlite3_column_int64(st, 0), r)) < 0)
             goto err_free_runs;
     }
     if (rc != SQLITE_DONE) {
@@ -378,12 +382,14 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         goto err_free_runs;
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(sst);
     *runs = v;
     *n = cnt;
     return 0;
 
 err_free_runs:
     sqlite3_finalize(st);
+    sqlite3_finalize(sst);
     ana_runs_free(v, cnt);
     return rc;
 }
