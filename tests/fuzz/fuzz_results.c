@@ -12,9 +12,16 @@ static char db_path[64];
 static int db_fd = -1;
 static FILE *sink;
 
+/* The file, and what SQLite leaves beside it when an input is a WAL-mode
+ * database (its -wal and -shm files). */
 static void remove_db(void)
 {
-    unlink(db_path);
+    static const char *const ext[] = { "", "-wal", "-shm", "-journal" };
+    char p[sizeof db_path + 16];
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        snprintf(p, sizeof p, "%s%s", db_path, ext[i]);
+        unlink(p);
+    }
 }
 
 /* Setup that does not depend on the input, done once: the file (on tmpfs
