@@ -158,16 +158,7 @@ static int print_json(const void *obj, FILE *f)
     json_decref(top);
     json_decref(front);
     json_decref(rej);
-    if (bad || ps_json_oom()) {
-        json_decref(o);
-        return ps_error(PS_ENOMEM, "out of memory");
-    }
-    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
-    if (rc && ps_json_oom())
-        return ps_error(PS_ENOMEM, "out of memory writing JSON");
-    return rc ? ps_error(PS_EIO, "write error") : 0;
+    return ps_json_print(o, f, bad);
 }
 
 int ana_plan_print(const struct ana_plan *p, enum ana_fmt fmt, FILE *f)

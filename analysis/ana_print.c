@@ -131,16 +131,7 @@ static int print_json(const void *obj, FILE *f)
         bad |= json_array_append_new(arr, row);
     }
     bad |= json_object_set_new(o, "stages", arr);
-    if (bad || ps_json_oom()) { /* a field left out is a wrong result, not a short one */
-        json_decref(o);
-        return ps_error(PS_ENOMEM, "out of memory");
-    }
-    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
-    if (rc && ps_json_oom())
-        return ps_error(PS_ENOMEM, "out of memory writing JSON");
-    return rc ? ps_error(PS_EIO, "write error") : 0;
+    return ps_json_print(o, f, bad);
 }
 
 int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f)

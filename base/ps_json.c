@@ -1,4 +1,5 @@
 #include "base/ps_json.h"
+#include "base/ps_error.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -72,4 +73,18 @@ int ps_json_dumpf(json_t *root, FILE *f, unsigned long flags)
         return -1;
     }
     return json_dumpf(root, f, flags | JSON_REAL_PRECISION(PS_JSON_REAL_DIGITS));
+}
+
+int ps_json_print(json_t *root, FILE *f, int bad)
+{
+    if (bad || ps_json_oom()) { /* a field left out is a wrong result, not a short one */
+        json_decref(root);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = ps_json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(root);
+    if (rc && ps_json_oom())
+        return ps_error(PS_ENOMEM, "out of memory writing JSON");
+    return rc ? ps_error(PS_EIO, "write error") : 0;
 }

@@ -29,5 +29,10 @@ int ps_json_oom(void);
 struct json_t;
 int ps_json_dumpf(struct json_t *root, FILE *f, unsigned long flags);
 #define PS_JSON_REAL_DIGITS 15
+/* A printer's last step: root written by ps_json_dumpf (indented, keys in
+ * order) and a newline, then freed. PS_ENOMEM (with its message) when bad
+ * is set or jansson failed an allocation building or writing root, PS_EIO
+ * on a write error, else 0. */
+int ps_json_print(struct json_t *root, FILE *f, int bad);
 
 #endif

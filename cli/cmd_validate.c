@@ -169,14 +169,7 @@ static int summary_json(const void *obj, FILE *f)
     if (!bad)
         bad |= json_object_set(o, "devices", devs);
     json_decref(devs);
-    if (bad || ps_json_oom()) {
-        json_decref(o);
-        return ps_error(PS_ENOMEM, "out of memory");
-    }
-    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
-    return rc ? ps_error(PS_EIO, "write error") : 0;
+    return ps_json_print(o, f, bad);
 }
 
 static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K, int M,

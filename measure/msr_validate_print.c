@@ -77,14 +77,7 @@ static int print_json(const void *obj, FILE *f)
     if (!bad)
         bad |= json_object_set(o, "points", pts);
     json_decref(pts);
-    if (bad || ps_json_oom()) {
-        json_decref(o);
-        return ps_error(PS_ENOMEM, "out of memory");
-    }
-    int rc = ps_json_dumpf(o, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    fputc('\n', f);
-    json_decref(o);
-    return rc ? ps_error(PS_EIO, "write error") : 0;
+    return ps_json_print(o, f, bad);
 }
 
 int msr_vcheck_print(const struct msr_vcheck *v, enum ana_fmt fmt, FILE *f)
