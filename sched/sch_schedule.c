@@ -232,15 +232,25 @@ static void gpipe_stage(struct sch_schedule *s, int st)
     s->n_ops[d] += (int)(o - o0);
 }
 
-int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule **out)
+/* The empty "gpipe" schedule both forms start from (*out NULL on error). */
+static int gpipe_new(int K, int M, enum sch_remat remat, struct sch_schedule **out)
 {
     *out = NULL;
     int rc = check_km(K, M);
     if (rc < 0)
         return rc;
-    struct sch_schedule *s = sch_schedule_new("gpipe", K, K, M, remat);
-    if (!s)
+    if (!(*out = sch_schedule_new("gpipe", K, K, M, remat)))
         return ps_error(PS_ENOMEM, "out of memory building schedule");
+    return 0;
+}
+
+int sch_schedule_gpipe(int K, int M, enum sch_remat remat, struct sch_schedule **out)
+{
+    struct sch_schedule *s;
+    int rc = gpipe_new(K, M, remat, &s);
+    *out = NULL;
+    if (rc < 0)
+        return rc;
     int *n = calloc((size_t)K, sizeof *n);
     if (!n) {
         sch_schedule_free(s);
@@ -274,13 +284,11 @@ static struct sch_run *add_run(struct sch_run *u, int stage, int mb0, int dmb, i
  * the last micro-batch's B without its R, then the others with theirs), U. */
 int sch_schedule_gpipe_compact(int K, int M, enum sch_remat remat, struct sch_schedule **out)
 {
+    struct sch_schedule *s;
+    int rc = gpipe_new(K, M, remat, &s);
     *out = NULL;
-    int rc = check_km(K, M);
     if (rc < 0)
         return rc;
-    struct sch_schedule *s = sch_schedule_new("gpipe", K, K, M, remat);
-    if (!s)
-        return ps_error(PS_ENOMEM, "out of memory building schedule");
     s->runs = malloc((size_t)K * 4 * sizeof *s->runs);
     s->run_first = malloc(((size_t)K + 1) * sizeof *s->run_first);
     if (!s->runs || !s->run_first) {
