@@ -110,7 +110,7 @@ static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
     a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
     a->stash += in + out;
     w_relu(a, in);
-    mdl_genwork_gemm(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 1);
+    mdl_genwork_conv(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 0); /* 1 x 1 convs */
     w_copy(a, out); /* the concatenation */
     w_bn(a, out);
 }

@@ -399,8 +399,11 @@ static void gemm_passes(const struct mdl_device *d, const struct mdl_gemm *g, do
     memset(b, 0, 2 * sizeof *b);
     memset(w, 0, sizeof *w);
     if (g->weight) {
-        double m = g->rows * n, c = g->count;
-        double elems = g->in > 0 ? g->in * n + g->k * g->n + m * g->n : 0;
+        /* A convolution's images are a tiled dimension of their own: a
+         * padded device pads them (mdl_device.h). */
+        double imgs = g->conv && d->model.padded ? pad_up(n, d->model.pad_rows) : n;
+        double m = g->rows * imgs, c = g->count;
+        double elems = g->in > 0 ? g->in * imgs + g->k * g->n + m * g->n : 0;
         gemm_parts(d, m, g->k, g->n, c, elems, &f->math, &f->mem);
         if (g->weight == 1) /* 2: reads the model's input, no input gradient */
             gemm_parts(d, m, g->n, g->k, c, elems, &b[0].math, &b[0].mem);
@@ -528,8 +531,9 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n)
                      "split-K)", dm->n_tiles > 1 ? "the fastest of " : "", shapes, dm->units);
     }
     else if (dm->padded)
-        m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows and %g features",
-                     dm->pad_rows, dm->pad_feat);
+        m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows (a convolution's "
+                     "images to %g) and %g features", dm->pad_rows, dm->pad_rows,
+                     dm->pad_feat);
     else
         m = snprintf(buf + k, n - (size_t)k, "products at their exact shape");
     if (m < 0 || (size_t)(k + m) >= n)

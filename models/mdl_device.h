@@ -47,7 +47,13 @@
  *                   several tile shapes, the least of their times (every
  *                   shape at the same e: the library's heuristic assumed
  *                   to find the fastest kernel)
- *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e)
+ *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e); a
+ *                   convolution ('c') has M = ROWS * pad(n,Pr) instead:
+ *                   XLA tiles a convolution's batch and feature
+ *                   dimensions, so its images are padded, not the rows
+ *                   (the Cloud TPU performance guide's convolution rule:
+ *                   batch a multiple of 8 per core, features of 128); its
+ *                   operands' bytes count the padded images too
  *             else: c * 2*M*K*N / (P*e)
  *     mem   = (c * (M*K + K*N + M*N) + [S > 1] 2*S*c*M*N) * s / (BW * f)
  *             (s = element bytes; the second term: split-K's partial sums)

@@ -41,10 +41,10 @@ void mdl_genwork_init(struct mdl_genwork *gw);
  * right operand is a weight; dgrad: 0 when no input gradient is computed. */
 void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int weight, int dgrad);
-/* A convolution as an implicit GEMM: a weight product rows x k (k = Cin x
- * kh x kw) by k x n whose left operand is read from its input tensor of
- * `in` elements per sample (mdl_gemm.in; 0 = rows x k, as a 1 x 1
- * convolution or a matrix product reads it). */
+/* A convolution as an implicit GEMM (mdl_gemm.conv): a weight product rows
+ * x k (rows = output pixels, k = Cin x kh x kw) by k x n whose left operand
+ * is read from its input tensor of `in` elements per sample (mdl_gemm.in;
+ * 0 = rows x k, as a 1 x 1 convolution reads it). */
 void mdl_genwork_conv(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int dgrad, double in);
 /* A vector op: FLOPs and bytes of its forward and backward kernels, and

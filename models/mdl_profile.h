@@ -41,7 +41,7 @@
  *                 the input gradient B); absent = derived from the columns
  *                 below when they are given, else half of bwd
  *   gemms         the forward's matrix products, space-separated, each
- *                 ROWSxKxN[/IN][*COUNT][a|i]: a (ROWS x K) by (K x N) product per
+ *                 ROWSxKxN[/IN][*COUNT][a|i][c]: a (ROWS x K) by (K x N) product per
  *                 sample, COUNT times (batched heads; default 1); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
@@ -59,6 +59,10 @@
  *                 convolution as an implicit GEMM reads its input tensor
  *                 (Cin x H x W), not the im2col matrix (the device model's
  *                 memory time; the FLOPs are ROWS x K x N's).
+ *                 A trailing 'c' (weight products only) marks a
+ *                 convolution: ROWS are its output pixels and the samples
+ *                 a dimension of their own, which a padded device (TPU)
+ *                 pads, not ROWS x n (mdl_device.h).
  *                 At most MDL_MAX_GEMMS (64) products per layer.
  *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
  *                 matrix FLOPs of F, of B (input gradients) and of W; derived
@@ -96,6 +100,10 @@ struct mdl_gemm {
                          * operand as stored (a convolution's input tensor,
                          * read in place of the rows x k im2col matrix:
                          * "/IN"); 0 = rows x k */
+    int conv;           /* 1: a convolution ("c"): rows are output pixels per
+                         * sample and the samples a tensor dimension of their
+                         * own (a padded device pads them, not rows x
+                         * samples; mdl_device.h) */
 };
 
 /* A layer's work by op class; per sample unless said otherwise. */

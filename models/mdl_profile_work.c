@@ -84,7 +84,8 @@ static int dim(const char **s, double *out)
     return 0;
 }
 
-/* ROWSxKxN[/IN][*COUNT][a|i], space-separated (/IN: weight products only). */
+/* ROWSxKxN[/IN][*COUNT][a|i][c], space-separated (/IN and c: weight
+ * products only). */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -113,14 +114,18 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
             p++;
             g.weight = 2;
         }
-        ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && g.in > 0);
+        if (ok && *p == 'c') {
+            p++;
+            g.conv = 1;
+        }
+        ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && (g.in > 0 || g.conv));
         if (!ok) {
             int len = 0;
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
-                             "ROWSxKxN[/IN][*COUNT][a|i] (dimensions > 0, COUNT a whole number >= 1, "
-                             "/IN only on a weight product)",
+                             "ROWSxKxN[/IN][*COUNT][a|i][c] (dimensions > 0, COUNT a whole number "
+                             ">= 1, /IN and c only on a weight product)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)

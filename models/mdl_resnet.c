@@ -99,7 +99,7 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
     double f = e3, params = 0, stash = 0;
     if (s != 1 || inpl != 4 * planes) {
         double rows = (double)h1 * h1, cf = 2 * rows * inpl * 4 * planes;
-        mdl_genwork_gemm(&w, rows, inpl, 4 * planes, 1, 1, 1);
+        mdl_genwork_conv(&w, rows, inpl, 4 * planes, 1, 1, 0); /* the 1 x 1 downsample */
         mdl_genwork_vec(&w, 4 * e3, 8 * e3, 3 * e3 * r->ab, 5 * e3 * r->ab, 1);
         f += cf + 4 * e3;
         params = (double)inpl * 4 * planes + 8.0 * planes;

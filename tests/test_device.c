@@ -80,6 +80,39 @@ Test(device, tpu_padding)
     mdl_topology_free(t);
 }
 
+Test(device, tpu_pads_a_convolutions_images)
+{
+    /* A convolution's images are padded to 8, not its rows x images: 49
+     * output pixels x 128 channels to 128 filters on 4 images is 49 x 8 =
+     * 392 rows (a product of 196 rows would pad to 200). Memory free. */
+    const char *j = "{\"devices\": [{\"name\": \"t\", \"flops\": 1e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"pad\": [8, 128]}}]}";
+    struct mdl_topology *t = topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    struct mdl_gemm g = { .rows = 49, .k = 128, .n = 128, .count = 1, .weight = 1 };
+    struct mdl_work w = { .n_gemms = 1, .gemms = &g };
+    double f, b, wg, one = 2.0 * 128 * 128 / 1e12; /* s per row of a 128 x 128 product */
+    mdl_device_work_s(d, &w, 4, &f, &b, &wg);
+    cr_expect_float_eq(f, 200 * one, 1e-18);  /* a dense product: 196 rows pad to 200 */
+    cr_expect_float_eq(b, 200 * one, 1e-18);
+    cr_expect_float_eq(wg, 256 * one, 1e-18); /* W reduces over the rows: 196 pad to 256 */
+    g.conv = 1;
+    mdl_device_work_s(d, &w, 4, &f, &b, &wg);
+    cr_expect_float_eq(f, 392 * one, 1e-18);
+    cr_expect_float_eq(b, 392 * one, 1e-18);
+    cr_expect_float_eq(wg, 512 * one, 1e-18); /* 392 reduction rows pad to 512 */
+    /* 8 images: nothing to pad, the same as a dense product */
+    mdl_device_work_s(d, &w, 8, &f, &b, &wg);
+    cr_expect_float_eq(f, 392 * one, 1e-18);
+    /* A GPU device (no "pad") ignores the mark. */
+    const char *gj = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9}]}";
+    struct mdl_topology *gt = topo(gj);
+    mdl_device_work_s(&gt->devices[0], &w, 4, &f, &b, &wg);
+    cr_expect_float_eq(f, 2.0 * 196 * 128 * 128 / 1e12, 1e-18);
+    mdl_topology_free(gt);
+    mdl_topology_free(t);
+}
+
 Test(device, wave_quantization)
 {
     /* 4 units at 4e12 (1e12 each), 128x128 tiles, K = 64: a tile takes
@@ -413,8 +446,8 @@ Test(device, op_class_split_adds_up)
      * in its class by hand: the big product's three GEMMs are matrix. */
     struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
     const struct mdl_device *d = &t->devices[0];
-    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0 }, { 10, 30, 20, 1, 2, 0 },
-                             { 64, 32, 64, 4, 0, 0 } };
+    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0, 0 }, { 10, 30, 20, 1, 2, 0, 0 },
+                             { 64, 32, 64, 4, 0, 0, 0 } };
     struct mdl_work w = { .vec_fwd = 1e3, .vec_bwd = 2e3, .bytes_fwd = 1e6, .bytes_bwd = 3e6,
                           .kernels_fwd = 3, .kernels_bwd = 4, .kernels_wgrad = 2,
                           .n_gemms = 3, .gemms = g };

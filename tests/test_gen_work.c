@@ -218,6 +218,48 @@ Test(gen_work, resnet_conv_shape)
     cr_assert_not_null(l);
     const struct mdl_gemm *g = &l->work->gemms[0];
     cr_expect(g->rows == 3136 && g->k == 576 && g->n == 64 && g->weight == 1);
+    cr_expect_eq(g->conv, 1);
     cr_expect_eq(l->fwd, 2.0 * 3136 * 576 * 64);
     mdl_profile_free(p);
+}
+
+/* Convolutions are marked as such (their images padded on a TPU); dense
+ * products (classifiers, Transformer and GPT layers) are not. */
+Test(gen_work, convolutions_marked)
+{
+    const char *conv_nets[] = { "resnet:depth=50", "amoebanet:L=6,D=64,image=64" };
+    for (size_t s = 0; s < sizeof conv_nets / sizeof *conv_nets; s++) {
+        struct mdl_profile *p = open_spec(conv_nets[s]);
+        int convs = 0, dense = 0;
+        for (int i = 0; i < p->n_layers; i++) {
+            const struct mdl_work *w = p->layers[i].work;
+            for (int j = 0; w && j < w->n_gemms; j++) {
+                const struct mdl_gemm *g = &w->gemms[j];
+                /* a classifier's product has one row per sample */
+                if (g->rows == 1) {
+                    cr_expect_eq(g->conv, 0, "%s %s: a dense product", conv_nets[s],
+                                 p->layers[i].name);
+                    dense++;
+                } else {
+                    cr_expect_eq(g->conv, 1, "%s %s: %gx%gx%g", conv_nets[s],
+                                 p->layers[i].name, g->rows, g->k, g->n);
+                    convs++;
+                }
+            }
+        }
+        cr_expect_gt(convs, 10, "%s", conv_nets[s]);
+        cr_expect_eq(dense, 1, "%s: one classifier", conv_nets[s]);
+        mdl_profile_free(p);
+    }
+    const char *dense_nets[] = { "transformer:L=2", "gpt:layers=2,hidden=256,heads=4,seq=64,vocab=1000",
+                                 "mlp:layers=3,width=64" };
+    for (size_t s = 0; s < sizeof dense_nets / sizeof *dense_nets; s++) {
+        struct mdl_profile *p = open_spec(dense_nets[s]);
+        for (int i = 0; i < p->n_layers; i++) {
+            const struct mdl_work *w = p->layers[i].work;
+            for (int j = 0; w && j < w->n_gemms; j++)
+                cr_expect_eq(w->gemms[j].conv, 0, "%s %s", dense_nets[s], p->layers[i].name);
+        }
+        mdl_profile_free(p);
+    }
 }

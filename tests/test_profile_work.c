@@ -77,7 +77,39 @@ Test(profile_work, gemms_errors)
     /* /IN: the left operand's elements, a weight product's only. */
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/0\n", "'10x20x30/0'");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/\n", "field 'gemms'");
-    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/5a\n", "/IN only on a weight product");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/5a\n", "/IN and c only on a weight product");
+    /* c: a convolution, a weight product's only, once, after a|i */
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ac\n", "'10x20x30ac'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30cc\n", "'10x20x30cc'");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ci\n", "'10x20x30ci'");
+}
+
+Test(profile_work, convolution_flag)
+{
+    struct mdl_profile *p =
+        parse(HDR "gemms\n" "a,1,0,0,0,784x1728x64/150528*2c 10x10x10/7ic 5x5x5 3x3x3i\n");
+    const struct mdl_work *w = p->layers[0].work;
+    cr_assert_eq(w->n_gemms, 4);
+    int conv[] = { 1, 1, 0, 0 }, weight[] = { 1, 2, 1, 2 };
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(w->gemms[i].conv, conv[i], "product %d", i);
+        cr_expect_eq(w->gemms[i].weight, weight[i], "product %d", i);
+    }
+    cr_expect_eq(w->gemms[0].count, 2);
+    cr_expect_eq(w->gemms[1].in, 7);
+    char dir[128], path[256];
+    th_tmpdir(dir, sizeof dir, "pcflag");
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(q->layers[0].work->gemms[i].conv, conv[i], "read back: product %d", i);
+        cr_expect_eq(q->layers[0].work->gemms[i].weight, weight[i], "read back: product %d", i);
+    }
+    mdl_profile_free(q);
+    mdl_profile_free(p);
+    th_sh("rm -rf %s", dir);
 }
 
 Test(profile_work, conv_input_elements)
