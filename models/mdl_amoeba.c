@@ -42,6 +42,7 @@ struct acc {
     struct mdl_genwork gw;
     double ab;
     int no_dgrad;
+    int fused; /* keep=fused (mdl_amoeba.h): no ReLU outputs kept */
 };
 
 static void acc_init(struct acc *a, double ab)
@@ -87,7 +88,9 @@ static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int s
     a->conv_flops += conv;
     a->flops += in + conv + 4 * out;
     a->params += (double)cin * cout * kh * kw + 2.0 * cout;
-    a->stash += in + out; /* ReLU output (conv input) and conv output (BN input) */
+    /* ReLU output (conv input; fused: recomputed, except from the image) and
+     * conv output (BN input) */
+    a->stash += (a->fused && !a->no_dgrad ? 0 : in) + out;
     w_relu(a, in);
     /* An implicit GEMM: a k x k convolution reads its input, not im2col. */
     mdl_genwork_conv(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1, !a->no_dgrad,
@@ -108,7 +111,7 @@ static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
     a->conv_flops += conv;
     a->flops += in + conv + 4 * out;
     a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
-    a->stash += in + out;
+    a->stash += (a->fused ? 0 : in) + out;
     w_relu(a, in);
     mdl_genwork_conv(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 0); /* 1 x 1 convs */
     w_copy(a, out); /* the concatenation */
@@ -178,6 +181,8 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
 {
     const struct genotype *g = reduction ? &reduction_cell : &normal_cell;
     int hs[7], ws[7], stashed[7] = { 0 }, t1, t2;
+    if (a->fused) /* the chains start from the cell's two inputs: keep them */
+        a->stash += (double)f->c_p * f->h_p * f->h_p + (double)f->c_pp * f->h_pp * f->h_pp;
     relu_conv_bn(a, f->c_p, c, 1, 1, 1, 1, f->h_p, f->h_p, &hs[0], &ws[0]);
     if (f->red_prev) {
         factorized_reduce(a, f->c_pp, c, f->h_pp, f->h_pp);
@@ -187,6 +192,7 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
         relu_conv_bn(a, f->c_pp, c, 1, 1, 1, 1, f->h_pp, f->h_pp, &hs[1], &ws[1]);
     } else {
         hs[1] = ws[1] = f->h_pp;
+        stashed[1] = a->fused; /* prev_prev itself, kept above */
     }
     PS_ASSERT(hs[0] == hs[1] && ws[0] == ws[1]);
     for (int i = 0; i < g->n_ops; i += 2) {
@@ -200,6 +206,12 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
         hs[st] = ho[0];
         ws[st] = wo[0];
         double sum = (double)c * ho[0] * wo[0];
+        if (a->fused) /* a state a later operation reads: kept once */
+            for (int k = i + 2; k < g->n_ops && !stashed[st]; k++)
+                if (g->ops[k].in == st) {
+                    a->stash += sum;
+                    stashed[st] = 1;
+                }
         a->flops += sum; /* the pair's sum */
         mdl_genwork_vec(&a->gw, sum, 2 * sum, 3 * sum * a->ab, 3 * sum * a->ab, 1);
     }
@@ -238,6 +250,7 @@ void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c)
     c->classes = 1000;
     c->image = 224;
     c->act_bytes = 4;
+    c->fused = 0;
 }
 
 static int check_cfg(const struct mdl_amoeba_cfg *c)
@@ -257,6 +270,8 @@ static int check_cfg(const struct mdl_amoeba_cfg *c)
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
         return ps_error(PS_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
                          "got %g", c->act_bytes);
+    if (c->fused != 0 && c->fused != 1)
+        return ps_error(PS_EINVAL, "amoebanet: field 'keep' must be unfused or fused");
     return 0;
 }
 
@@ -266,9 +281,9 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     int rc = check_cfg(c);
     if (rc < 0)
         return rc;
-    char origin[128];
-    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g",
-             c->L, c->D, c->classes, c->image, c->act_bytes);
+    char origin[160];
+    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g%s",
+             c->L, c->D, c->classes, c->image, c->act_bytes, c->fused ? ",keep=fused" : "");
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
         return ps_error(PS_ENOMEM, "amoebanet: out of memory");
@@ -277,6 +292,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     struct acc a;
     acc_init(&a, ab);
     a.no_dgrad = 1;
+    a.fused = c->fused;
     relu_conv_bn(&a, 3, ch, 3, 3, 2, 2, c->image, c->image, &hw, &hw);
     /* The image needs no gradient: no data-gradient conv, no ReLU backward. */
     double stem_bwd = 2 * a.flops - a.conv_flops - 2 * a.relu_flops;
@@ -294,6 +310,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
         for (int r = 0; r < reps; r++) {
             struct acc ca;
             acc_init(&ca, ab);
+            ca.fused = c->fused;
             double skip = (double)f.c_p * f.h_p * f.h_p; /* this cell's input */
             cell(&ca, &f, ch, reduction);
             k++;

@@ -32,6 +32,15 @@
  *                input once per state; average pooling, adds and concat keep
  *                nothing; the classifier keeps its FC input and the class
  *                probabilities of the loss
+ *                With fused (keep=fused: what a fusing compiler such as XLA
+ *                keeps): no ReLU output; a ReLU-conv-BN chain keeps its
+ *                conv outputs, from which backward recomputes each BN
+ *                output (with the batch statistics) and the ReLU after it;
+ *                instead, the tensors a chain starts from are kept: the
+ *                cell's two inputs and every hidden state a later operation
+ *                reads (once each); max pools keep their input as above
+ *                unless that state is kept already; stem1 (whose conv reads
+ *                the image) keeps its ReLU output either way
  * Operations follow the architecture: torchgpipe implements max_pool_3x3 as
  * an average pool, which changes no parameter and only stash bytes here.
  *
@@ -49,9 +58,10 @@ struct mdl_amoeba_cfg {
     int classes;      /* classifier outputs (ImageNet: 1000) */
     int image;        /* input height = width, a multiple of 32 */
     double act_bytes; /* bytes per activation element (4 = FP32) */
+    int fused;        /* 1: keep=fused, what a fusing compiler keeps (above) */
 };
 
-/* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32. */
+/* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32, unfused. */
 void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c);
 /* PS_EINVAL naming the field on a bad configuration. */
 int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out);

@@ -78,6 +78,7 @@ static const struct mdl_gen_key amoeba_keys[] = {
     { "classes", "1000", "classifier outputs" },
     { "image", "224", "input height = width, a multiple of 32" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { "keep", "unfused", "what backward keeps: unfused (every intermediate) or fused (what XLA keeps)" },
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key transformer_keys[] = {
@@ -88,6 +89,7 @@ static const struct mdl_gen_key transformer_keys[] = {
     { "vocab", "32000", "vocabulary (the softmax layer)" },
     { "seq", "1024", "sequence length" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { "keep", "unfused", "what backward keeps: unfused (every intermediate) or fused (what XLA keeps)" },
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key gpt_keys[] = {

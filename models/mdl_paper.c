@@ -8,13 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One spec key: an int field (ival) or a double field (dval). */
+/* One spec key: an int field (ival), a double field (dval) or a choice of
+ * names (eval: the index in names, NULL-terminated). */
 struct key {
     const char *name;
     int *ival;
     double *dval;
     int seen;
+    int *eval;
+    const char *const *names;
 };
+
+static const char *const keep_names[] = { "unfused", "fused", NULL };
 
 /* Parses "k=v,k=v" (NUL-terminated, modified in place) into keys. */
 static int parse_keys(const char *spec, char *s, struct key *keys, int n)
@@ -48,7 +53,20 @@ static int parse_keys(const char *spec, char *s, struct key *keys, int n)
         char what[200];
         snprintf(what, sizeof what, "model spec '%s': key '%s'", spec, s);
         int rc;
-        if (k->ival) {
+        if (k->eval) {
+            int found = -1;
+            struct ps_suggest sg;
+            ps_suggest_init(&sg, eq + 1);
+            for (int i = 0; k->names[i]; i++) {
+                if (!strcmp(k->names[i], eq + 1))
+                    found = i;
+                ps_suggest_add(&sg, k->names[i]);
+            }
+            if (found < 0)
+                return ps_error(PS_EUSAGE, "%s: '%s' is not one of %s, %s%s", what, eq + 1,
+                                 k->names[0], k->names[1], ps_suggest_hint(&sg));
+            *k->eval = found;
+        } else if (k->ival) {
             long v;
             if ((rc = ps_parse_long(eq + 1, what, 1, 1L << 30, &v)) < 0)
                 return rc;
@@ -90,9 +108,10 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
         struct mdl_amoeba_cfg c;
         mdl_amoeba_defaults(&c);
         struct key keys[] = {
-            { "L", &c.L, NULL, 0 },       { "D", &c.D, NULL, 0 },
-            { "classes", &c.classes, NULL, 0 }, { "image", &c.image, NULL, 0 },
-            { "act_bytes", NULL, &c.act_bytes, 0 },
+            { "L", &c.L, NULL, 0, NULL, NULL },       { "D", &c.D, NULL, 0, NULL, NULL },
+            { "classes", &c.classes, NULL, 0, NULL, NULL }, { "image", &c.image, NULL, 0, NULL, NULL },
+            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL },
+            { "keep", NULL, NULL, 0, &c.fused, keep_names },
         };
         rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
         if (rc == 0)
@@ -101,10 +120,11 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
         struct mdl_transformer_cfg c;
         mdl_transformer_defaults(&c);
         struct key keys[] = {
-            { "L", &c.L, NULL, 0 },         { "d_model", &c.d_model, NULL, 0 },
-            { "ff", &c.ff, NULL, 0 },       { "heads", &c.heads, NULL, 0 },
-            { "vocab", &c.vocab, NULL, 0 }, { "seq", &c.seq, NULL, 0 },
-            { "act_bytes", NULL, &c.act_bytes, 0 },
+            { "L", &c.L, NULL, 0, NULL, NULL },         { "d_model", &c.d_model, NULL, 0, NULL, NULL },
+            { "ff", &c.ff, NULL, 0, NULL, NULL },       { "heads", &c.heads, NULL, 0, NULL, NULL },
+            { "vocab", &c.vocab, NULL, 0, NULL, NULL }, { "seq", &c.seq, NULL, 0, NULL, NULL },
+            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL },
+            { "keep", NULL, NULL, 0, &c.fused, keep_names },
         };
         rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
         if (rc == 0)

@@ -17,6 +17,7 @@ void mdl_transformer_defaults(struct mdl_transformer_cfg *c)
     c->vocab = 32000;
     c->seq = 1024;
     c->act_bytes = 4;
+    c->fused = 0;
 }
 
 static int check_cfg(const struct mdl_transformer_cfg *c)
@@ -36,6 +37,8 @@ static int check_cfg(const struct mdl_transformer_cfg *c)
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
         return ps_error(PS_EINVAL, "transformer: field 'act_bytes' must be in (0, 16], "
                          "got %g", c->act_bytes);
+    if (c->fused != 0 && c->fused != 1)
+        return ps_error(PS_EINVAL, "transformer: field 'keep' must be unfused or fused");
     return 0;
 }
 
@@ -62,10 +65,11 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     int rc = check_cfg(c);
     if (rc < 0)
         return rc;
-    char origin[160];
+    char origin[176];
     snprintf(origin, sizeof origin,
-             "transformer:L=%d,d_model=%d,ff=%d,heads=%d,vocab=%d,seq=%d,act_bytes=%g", c->L,
-             c->d_model, c->ff, c->heads, c->vocab, c->seq, c->act_bytes);
+             "transformer:L=%d,d_model=%d,ff=%d,heads=%d,vocab=%d,seq=%d,act_bytes=%g%s", c->L,
+             c->d_model, c->ff, c->heads, c->vocab, c->seq, c->act_bytes,
+             c->fused ? ",keep=fused" : "");
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
         return ps_error(PS_ENOMEM, "transformer: out of memory");
@@ -96,12 +100,13 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
                   + SOFTMAX_FLOPS * h * S * S
                   + S * ff                   /* ReLU */
                   + 2 * S * d;               /* two residual adds */
-    double stash = 2 * S * d    /* LN1 input and output */
+    const double ln = c->fused ? 1 : 2; /* fused: a layer norm keeps its input only */
+    double stash = ln * S * d   /* LN1 input and output */
                    + 3 * S * d  /* Q, K, V */
                    + h * S * S  /* attention probabilities */
                    + S * d      /* attention context (output-projection input) */
-                   + 2 * S * d  /* LN2 input and output */
-                   + S * ff;    /* ReLU output (second matmul input) */
+                   + ln * S * d /* LN2 input and output */
+                   + S * ff;    /* ReLU output (second matmul input; fused: its input) */
     /* The same op by op (mdl_genwork.h's rules; bytes: LN reads its input
      * twice and writes once, 5 tensors backward; a bias reads and writes,
      * its gradient is a reduction of dy; ReLU backward reads dy and the
@@ -138,7 +143,7 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
 
     /* Final layer norm, logits with bias, softmax cross-entropy. */
     double sfwd = LN_FLOPS * S * d + 2 * S * d * V + S * V + SOFTMAX_FLOPS * S * V;
-    double sstash = (2 * S * d + S * V) * ab, SV = S * V;
+    double sstash = (ln * S * d + S * V) * ab, SV = S * V;
     struct mdl_genwork sw;
     mdl_genwork_init(&sw);
     mdl_genwork_vec(&sw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);

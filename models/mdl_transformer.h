@@ -27,7 +27,12 @@
  * out_bytes: the seq x d hidden state (softmax layer: one loss per token).
  * stash_bytes: LN inputs and outputs, Q, K, V, the attention probabilities
  * (heads x seq^2), the attention context, the ReLU output, the softmax
- * probabilities (seq x V); token ids as 4-byte integers.
+ * probabilities (seq x V); token ids as 4-byte integers. With fused
+ * (keep=fused: what a fusing compiler such as XLA keeps) a layer norm keeps
+ * its input only (backward recomputes its output from the input and the
+ * statistics) and the feed-forward keeps the ReLU's input in place of its
+ * output (the same size): 2 x seq x d fewer elements per layer, seq x d
+ * fewer in the softmax layer.
  *
  * Ownership: mdl_transformer_profile allocates *out (mdl_profile_free).
  * Cost: O(L).
@@ -41,9 +46,10 @@ struct mdl_transformer_cfg {
     int L;            /* transformer layers */
     int d_model, ff, heads, vocab, seq;
     double act_bytes; /* bytes per activation element (4 = FP32) */
+    int fused;        /* 1: keep=fused (above) */
 };
 
-/* L = 48 (GPipe Table 2's model), 2048, 8192, 32 heads, 32000, 1024, FP32. */
+/* L = 48 (GPipe Table 2's model), 2048, 8192, 32 heads, 32000, 1024, FP32, unfused. */
 void mdl_transformer_defaults(struct mdl_transformer_cfg *c);
 /* PS_EINVAL naming the field on a bad configuration. */
 int mdl_transformer_profile(const struct mdl_transformer_cfg *c,

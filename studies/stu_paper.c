@@ -156,20 +156,22 @@ int stu_paper_eval(const struct mdl_profile *p, const struct mdl_topology *t, in
     return ana_predict(&cfg, out);
 }
 
-int stu_paper_amoeba(int L, int D, struct mdl_profile **out)
+int stu_paper_amoeba(int L, int D, int fused, struct mdl_profile **out)
 {
     struct mdl_amoeba_cfg a;
     mdl_amoeba_defaults(&a);
     a.L = L;
     a.D = D;
+    a.fused = fused;
     return mdl_amoeba_profile(&a, out);
 }
 
-int stu_paper_transformer(int L, struct mdl_profile **out)
+int stu_paper_transformer(int L, int fused, struct mdl_profile **out)
 {
     struct mdl_transformer_cfg tc;
     mdl_transformer_defaults(&tc);
     tc.L = L;
+    tc.fused = fused;
     return mdl_transformer_profile(&tc, out);
 }
 

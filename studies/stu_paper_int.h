@@ -61,8 +61,10 @@ int stu_paper_strategy(const struct mdl_profile *p, const struct mdl_topology *t
 int stu_paper_ranked(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
                      double batch, enum sch_remat remat, struct sch_partition **out);
 /* The generated models. */
-int stu_paper_amoeba(int L, int D, struct mdl_profile **out);
-int stu_paper_transformer(int L, struct mdl_profile **out);
+/* The paper's models; fused: keep=fused, what XLA keeps for backward
+ * (models/mdl_amoeba.h, models/mdl_transformer.h), for the TPU tables. */
+int stu_paper_amoeba(int L, int D, int fused, struct mdl_profile **out);
+int stu_paper_transformer(int L, int fused, struct mdl_profile **out);
 
 int stu_paper_table1(const struct stu_paper_ctx *c);
 int stu_paper_table2(const struct stu_paper_ctx *c);

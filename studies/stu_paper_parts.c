@@ -84,7 +84,7 @@ static void layer_table(FILE *f, const stu_tmpl *tx, const struct mdl_profile *p
 int stu_paper_partitions(const struct stu_paper_ctx *c)
 {
     struct mdl_profile *p;
-    int rc = stu_paper_amoeba(18, 256, &p);
+    int rc = stu_paper_amoeba(18, 256, 1, &p);
     if (rc < 0)
         return rc;
     struct ana_prediction *res[NPM][STU_NCAND] = { { 0 } };

@@ -43,7 +43,7 @@ static int eval_cfg(const struct mdl_topology *t, int amoeba, int L, int D, int 
     struct mdl_profile *p = NULL;
     struct sch_partition *part = NULL;
     struct ana_prediction *pred = NULL;
-    int rc = amoeba ? stu_paper_amoeba(L, D, &p) : stu_paper_transformer(L, &p);
+    int rc = amoeba ? stu_paper_amoeba(L, D, 1, &p) : stu_paper_transformer(L, 1, &p);
     if (rc < 0)
         return rc;
     r->L = L;
@@ -212,7 +212,7 @@ static void write_tables(FILE *f, const struct t1_model *m)
 static int stash_per_sample(int amoeba, int L, int D, double *out)
 {
     struct mdl_profile *p;
-    int rc = amoeba ? stu_paper_amoeba(L, D, &p) : stu_paper_transformer(L, &p);
+    int rc = amoeba ? stu_paper_amoeba(L, D, 1, &p) : stu_paper_transformer(L, 1, &p);
     if (rc < 0)
         return rc;
     *out = 0;

@@ -263,3 +263,66 @@ Test(gen_work, convolutions_marked)
         mdl_profile_free(p);
     }
 }
+
+static double stash_of(const char *spec, const char *layer)
+{
+    struct mdl_profile *p = open_spec(spec);
+    double v = -1;
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, layer))
+            v = p->layers[i].stash_bytes;
+    mdl_profile_free(p);
+    cr_assert_geq(v, 0, "%s has no layer %s", spec, layer);
+    return v;
+}
+
+/* keep=fused by hand. An AmoebaNet normal cell whose two inputs are normal
+ * cells (4c channels, h x h; here c = 64, h = 8, FP32) keeps, unfused, per
+ * c h^2: reduce1 and reduce2 4 + 1 each, conv_1x1 2 (x3), conv_1x7_7x1
+ * 2 + 6/4 (x2), one max-pool input per pooled state (s1, s2): 25; fused:
+ * the two inputs 4 each, the conv outputs (1 + 1, 1 x 3, (3/4 + 1) x 2),
+ * s1's pool input, the states later ops read (s2, s5): 19.5. */
+Test(gen_work, keep_fused_by_hand)
+{
+    double c = 64, h = 8, ab = 4;
+    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64", "cell1_normal3"), 25 * c * h * h * ab);
+    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64,keep=unfused", "cell1_normal3"),
+                 25 * c * h * h * ab);
+    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64,keep=fused", "cell1_normal3"),
+                 19.5 * c * h * h * ab);
+    /* stem1 reads the image: its ReLU output is kept either way */
+    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64,keep=fused", "stem1"),
+                 stash_of("amoebanet:L=9,D=64,image=64", "stem1"));
+    /* Transformer: a layer norm keeps its input only, 2 S d fewer per
+     * layer and S d fewer in the softmax layer. */
+    const char *t = "transformer:L=1,seq=16,d_model=64,ff=128,heads=4,vocab=50";
+    char tf[160];
+    snprintf(tf, sizeof tf, "%s,keep=fused", t);
+    double S = 16, d = 64, ff = 128, hd = 4, V = 50;
+    double unf = (2 * S * d + 3 * S * d + hd * S * S + S * d + 2 * S * d + S * ff) * ab;
+    cr_expect_eq(stash_of(t, "layer1"), unf);
+    cr_expect_eq(stash_of(tf, "layer1"), unf - 2 * S * d * ab);
+    cr_expect_eq(stash_of(t, "softmax"), (2 * S * d + S * V) * ab);
+    cr_expect_eq(stash_of(tf, "softmax"), (S * d + S * V) * ab);
+    /* FLOPs, parameters and work do not change */
+    struct mdl_profile *a = open_spec(t), *b = open_spec(tf);
+    cr_assert_eq(a->n_layers, b->n_layers);
+    for (int i = 0; i < a->n_layers; i++) {
+        cr_expect_eq(a->layers[i].fwd, b->layers[i].fwd);
+        cr_expect_eq(a->layers[i].params, b->layers[i].params);
+    }
+    mdl_profile_free(a);
+    mdl_profile_free(b);
+}
+
+Test(gen_work, keep_errors)
+{
+    struct mdl_profile *p = NULL;
+    cr_expect_lt(mdl_model_open("amoebanet:keep=fusd", &p), 0);
+    cr_expect(strstr(ps_errmsg(), "key 'keep': 'fusd' is not one of unfused, fused"), "%s",
+              ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), "did you mean 'fused'"), "%s", ps_errmsg());
+    cr_expect_lt(mdl_model_open("transformer:keep=", &p), 0);
+    cr_expect_lt(mdl_model_open("transformer:keep=fused,keep=fused", &p), 0);
+    cr_expect(strstr(ps_errmsg(), "given twice"), "%s", ps_errmsg());
+}

@@ -140,7 +140,7 @@ Test(paper_part, ranked_is_no_slower_than_the_optimum)
     /* The best simulated of the optimum and its neighbours can only beat
      * the optimum itself, and fits where the optimum fits. */
     struct mdl_profile *p;
-    cr_assert_eq(stu_paper_amoeba(18, 64, &p), 0, "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_amoeba(18, 64, 0, &p), 0, "%s", ps_errmsg());
     struct mdl_topology *t = th_chain(4, 1e11, 1e10, 1e-6);
     struct sch_partition *opt, *best;
     cr_assert_eq(stu_paper_strategy(p, t, 4, 8, 4, SCH_REMAT_ALWAYS, SCH_PART_OPTIMAL, 1, &opt),
