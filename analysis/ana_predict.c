@@ -74,6 +74,21 @@ int ana_config_check(const struct ana_config *c)
     return 0;
 }
 
+int ana_config_compact(const struct ana_config *c)
+{
+    return !c->record_trace && !c->op_lists && c->replicas <= 1 &&
+           (!c->schedule || !strcmp(c->schedule, "gpipe"));
+}
+
+/* The schedule c simulates: GPipe's compact form where ana_config_compact
+ * says so, the named generator's lists otherwise. */
+static int build_schedule(const struct ana_config *c, struct sch_schedule **out)
+{
+    if (ana_config_compact(c))
+        return sch_schedule_gpipe_compact(c->K, c->M, c->remat, out);
+    return sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat, out);
+}
+
 int ana_predict(const struct ana_config *c, struct ana_prediction **out)
 {
     *out = NULL;
@@ -93,8 +108,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         return ps_error(PS_ENOMEM, "out of memory");
     /* Built once: it decides the number of stages (interleaved has v per
      * device) and is the one simulated. */
-    if ((rc = sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat,
-                                 &sched)) < 0)
+    if ((rc = build_schedule(c, &sched)) < 0)
         goto err_free;
     int S = sched->n_stages;
     const struct sch_partition *part = c->partition;
@@ -172,9 +186,10 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         b.M = 1;
         b.remat = SCH_REMAT_NEVER;
         b.replicas = 1;
+        b.record_trace = 0;
         if ((rc = sch_partition_uniform(1, c->profile->n_layers, &one)) < 0)
             goto err_free;
-        if ((rc = sch_schedule_build(b.schedule, b.K, b.M, b.remat, &sched)) == 0)
+        if ((rc = build_schedule(&b, &sched)) == 0)
             rc = run_one(&b, one, &sched, 0, &costs, &eng);
         sch_partition_free(one);
         if (rc < 0)

@@ -7,7 +7,11 @@
  * M = 1, no re-materialization (plain single-device training); with R
  * data-parallel replicas, one device doing all R replicas' batches.
  * The schedule is built once per simulation (the configuration's, then the
- * baseline's); c->partition and the inputs are borrowed for the call only.
+ * baseline's): GPipe without a trace or replicas in its compact form
+ * (sch_schedule_gpipe_compact, O(K) runs the engine replays as they are,
+ * the same results as its lists), every other case as op lists
+ * (sch_schedule_build); c->partition and the inputs are borrowed for the
+ * call only.
  * Ownership: ana_predict allocates *out, which owns all it points to: with
  * record_trace the simulated trace and the op lists and costs it replays
  * (export-chakra writes them); no engine outlives the call.
@@ -42,6 +46,10 @@ struct ana_config {
                                         * fitted to the stage costs (zb-auto:
                                         * sch_schedule_fit_costs); the CPU
                                         * validation runs those lists */
+    int op_lists;                      /* build op lists even where the compact
+                                        * form would do (ana_config_compact):
+                                        * the same results, more time and
+                                        * memory; for tests that check so */
 };
 
 struct ana_stage {
@@ -86,6 +94,11 @@ struct ana_prediction {
  * devices (PS_ENOFIT), K <= the model's layers (PS_ENOFIT). The sweep makes
  * them before partitioning. */
 int ana_config_check(const struct ana_config *c);
+/* Whether ana_predict simulates c's schedule in GPipe's compact form: the
+ * schedule is gpipe, with no trace (a trace's readers and export-chakra
+ * want the lists), no op_lists and at most one replica (all-reduce ops go
+ * into lists: sch_schedule_add_allreduce). */
+int ana_config_compact(const struct ana_config *c);
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
 void ana_prediction_free(struct ana_prediction *p);
 /* fmt: any of table, csv, json. */

@@ -34,6 +34,9 @@
  * (the trace there held 7 319 555 counters for 7 323 648 ops). The estimate
  * stays below the real peak, so the check refuses only runs that could not
  * have fitted; the ~10 MiB of the process itself is what it misses most.
+ * The estimate counts the op lists even where ana_predict no longer builds
+ * them (GPipe without a trace or replicas: ana_config_compact), so there
+ * it is far above the peak (gpipe K=1024 M=4096: RSS 20 MiB).
  */
 int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat remat,
                          int replicas, int record_trace, struct sim_mem_run *out)
