@@ -61,7 +61,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     for (int d = 0; d < g->K; d++)
         cv[d] = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
     ps_error_clear();
-    if ((rc = sim_mem_check_run("plan", g->schedule, g->K, g->M, g->remat, g->R, 0)) < 0 ||
+    if ((rc = sim_mem_check_run("plan", g->schedule, g->K, g->M, g->remat, g->R, 0, 0)) < 0 ||
         (rc = sch_schedule_build(g->schedule, g->K, g->M, g->remat, &s)) < 0) {
         cfg_error(g, ps_errmsg());
         rc = rc == -PS_ENOMEM ? rc : 0;

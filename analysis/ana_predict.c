@@ -97,7 +97,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         return rc;
     /* refuse before building anything that cannot fit */
     if ((rc = sim_mem_check_run("simulation", c->schedule, c->K, c->M, c->remat, c->replicas,
-                                c->record_trace)) < 0)
+                                c->record_trace, ana_config_compact(c))) < 0)
         return rc;
     struct sch_schedule *sched = NULL;
     struct sch_costs *costs = NULL;

@@ -148,7 +148,7 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
     if (with_partition) {
         /* the probe is the whole schedule: refuse first what cannot fit */
         if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
-                                    (int)r->replicas, 0)) < 0)
+                                    (int)r->replicas, 0, 0)) < 0)
             return rc;
         int S; /* the schedule decides the number of stages (ana_predict builds it) */
         if ((rc = sch_schedule_stages(r->schedule, (int)r->K, (int)r->M, r->remat, &S)) < 0)

@@ -34,16 +34,18 @@
  * (the trace there held 7 319 555 counters for 7 323 648 ops). The estimate
  * stays below the real peak, so the check refuses only runs that could not
  * have fitted; the ~10 MiB of the process itself is what it misses most.
- * The estimate counts the op lists even where ana_predict no longer builds
- * them (GPipe without a trace or replicas: ana_config_compact), so there
- * it is far above the peak (gpipe K=1024 M=4096: RSS 20 MiB).
+ * A compact run (GPipe without a trace or replicas: ana_config_compact)
+ * has no op lists, only 4 runs per device (gpipe K=1024 M=4096: estimate
+ * 7.6 MiB, RSS 20 MiB with the process's own ~10 MiB).
  */
 int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat remat,
-                         int replicas, int record_trace, struct sim_mem_run *out)
+                         int replicas, int record_trace, int compact, struct sim_mem_run *out)
 {
     memset(out, 0, sizeof *out);
     if (sch_mem_sched_estimate(schedule, K, M, remat, replicas, &out->sched))
         return 1;
+    if (compact) /* sch_schedule_gpipe_compact's runs and their index */
+        out->sched.bytes = 4.0 * K * sizeof(struct sch_run) + (K + 1.0) * sizeof(int);
     double N = (double)out->sched.n_ops, S = out->sched.n_stages;
     double devindex = ceil(S / K) * SCH_OP_NKINDS * (double)M * sizeof(int32_t);
     out->engine_bytes = (double)sim_engine_bytes((int)S, M, record_trace) + devindex +
@@ -60,21 +62,21 @@ int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat rema
 }
 
 int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
-                      enum sch_remat remat, int replicas, int record_trace)
+                      enum sch_remat remat, int replicas, int record_trace, int compact)
 {
     struct sim_mem_run r;
     if (!schedule)
         schedule = "gpipe";
-    if (sim_mem_run_estimate(schedule, K, M, remat, replicas, record_trace, &r))
+    if (sim_mem_run_estimate(schedule, K, M, remat, replicas, record_trace, compact, &r))
         return 0;
     char w[160], detail[256], a[32], b[32], c[32];
     snprintf(w, sizeof w, "%s: schedule %s with K=%d, M=%d", what, schedule, K, M);
     ps_mem_format(r.sched.bytes, a, sizeof a);
     ps_mem_format(r.engine_bytes, b, sizeof b);
     ps_mem_format(r.trace_bytes, c, sizeof c);
-    snprintf(detail, sizeof detail, "%lld ops: op lists %s, engine %s%s%s",
-             (long long)r.sched.n_ops, a, b, record_trace ? ", trace " : "",
-             record_trace ? c : "");
+    snprintf(detail, sizeof detail, "%lld ops: %s %s, engine %s%s%s",
+             (long long)r.sched.n_ops, compact ? "compact runs" : "op lists", a, b,
+             record_trace ? ", trace " : "", record_trace ? c : "");
     return ps_mem_check(r.total, w, detail,
                          "use a smaller -K or -M, or set " PS_MEM_ENV " to override the check");
 }

@@ -21,11 +21,13 @@ struct sim_mem_run {
     double trace_bytes;  /* trace events and counters (record_trace) */
     double total;
 };
+/* compact: the run replays GPipe's compact form (sch_schedule_gpipe_compact:
+ * 4 runs per device, no op lists). */
 int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat remat,
-                         int replicas, int record_trace, struct sim_mem_run *out);
+                         int replicas, int record_trace, int compact, struct sim_mem_run *out);
 /* sim_mem_run_estimate then ps_mem_check, naming what ("predict") and
  * the sizes; 0 when the schedule is unknown (its generator reports that). */
 int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
-                      enum sch_remat remat, int replicas, int record_trace);
+                      enum sch_remat remat, int replicas, int record_trace, int compact);
 
 #endif

@@ -275,7 +275,7 @@ Test(membudget, run_estimate_covers_op_arrays)
             th_simulate(&r, scheds[i], p, t, 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace);
             struct sim_mem_run e;
             cr_assert_eq(sim_mem_run_estimate(scheds[i], 8, 64, SCH_REMAT_EXCEPT_LAST, 1, trace,
-                                              &e), 0);
+                                              0, &e), 0);
             double ops = (double)sch_schedule_total_ops(r.s);
             double arrays = sched_alloc(r.s) +
                             (double)sim_engine_bytes(r.s->n_stages, r.s->n_micro, trace);
@@ -388,4 +388,21 @@ Test(membudget, bad_limit_is_usage_error, .init = make_out, .fini = remove_out)
                  sizeof err);
     cr_assert_eq(rc, 2, "%s", err);
     cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a byte count"), "%s", err);
+}
+
+/* GPipe replayed in its compact form (predict without a trace or replicas)
+ * holds 4 runs per device, not its op lists: the estimate counts those. */
+Test(membudget, compact_run_counts_runs)
+{
+    struct sim_mem_run lists, compact;
+    cr_assert_eq(sim_mem_run_estimate("gpipe", 1024, 16384, SCH_REMAT_EXCEPT_LAST, 1, 0, 0,
+                                      &lists), 0);
+    cr_assert_eq(sim_mem_run_estimate("gpipe", 1024, 16384, SCH_REMAT_EXCEPT_LAST, 1, 0, 1,
+                                      &compact), 0);
+    cr_expect_eq(compact.sched.n_ops, lists.sched.n_ops);
+    cr_expect_eq(compact.sched.bytes, 4.0 * 1024 * sizeof(struct sch_run) + 1025.0 * sizeof(int));
+    cr_expect_eq(compact.engine_bytes, lists.engine_bytes);
+    cr_expect_eq(compact.total, compact.sched.bytes + compact.engine_bytes);
+    cr_expect_gt(lists.sched.bytes, 1e9);
+    cr_expect_lt(compact.total, 16.0 * 1024 * 1024);
 }
