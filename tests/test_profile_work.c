@@ -84,6 +84,20 @@ Test(profile_work, gemms_errors)
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ci\n", "'10x20x30ci'");
 }
 
+/* p written to a fresh temporary directory and read back (the directory is
+ * removed; the profile read back is the caller's). */
+static struct mdl_profile *write_read(const struct mdl_profile *p, const char *tag)
+{
+    char dir[128], path[256];
+    th_tmpdir(dir, sizeof dir, tag);
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    th_sh("rm -rf %s", dir);
+    return q;
+}
+
 Test(profile_work, convolution_flag)
 {
     struct mdl_profile *p =
@@ -97,19 +111,13 @@ Test(profile_work, convolution_flag)
     }
     cr_expect_eq(w->gemms[0].count, 2);
     cr_expect_eq(w->gemms[1].in, 7);
-    char dir[128], path[256];
-    th_tmpdir(dir, sizeof dir, "pcflag");
-    snprintf(path, sizeof path, "%s/out.csv", dir);
-    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
-    struct mdl_profile *q;
-    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    struct mdl_profile *q = write_read(p, "pcflag");
     for (int i = 0; i < 4; i++) {
         cr_expect_eq(q->layers[0].work->gemms[i].conv, conv[i], "read back: product %d", i);
         cr_expect_eq(q->layers[0].work->gemms[i].weight, weight[i], "read back: product %d", i);
     }
     mdl_profile_free(q);
     mdl_profile_free(p);
-    th_sh("rm -rf %s", dir);
 }
 
 Test(profile_work, conv_input_elements)
@@ -124,12 +132,7 @@ Test(profile_work, conv_input_elements)
     cr_expect_eq(w->gemms[1].weight, 2);
     /* FLOPs stay ROWS x K x N's. */
     cr_expect_eq(w->mm_fwd, 2.0 * 784 * 1728 * 64 * 2 + 2.0 * 1000);
-    char dir[128], path[256];
-    th_tmpdir(dir, sizeof dir, "pconv");
-    snprintf(path, sizeof path, "%s/out.csv", dir);
-    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
-    struct mdl_profile *q;
-    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    struct mdl_profile *q = write_read(p, "pconv");
     cr_expect_eq(q->layers[0].work->gemms[0].in, 150528);
     cr_expect_eq(q->layers[0].work->gemms[1].in, 7);
     cr_expect_eq(q->layers[0].work->gemms[1].weight, 2);
