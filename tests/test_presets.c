@@ -265,3 +265,28 @@ Test(presets, bad_format_is_a_usage_error)
         cr_expect_str_empty(out, "'%s' printed: %s", bad[i].args, out);
     }
 }
+
+/* The bash completion reads the names from the CSV: a topology's name,
+ * nothing of the other sections. */
+Test(presets, completion_reads_the_names_from_the_csv)
+{
+    if (th_sh("command -v bash >/dev/null"))
+        cr_skip_test("no bash");
+    char d[64], out[1024], bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    th_tmpdir(d, sizeof d, "presets-compl");
+    cr_assert_eq(th_sh("mkdir %s/topologies %s/profiles", d, d), 0);
+    th_put(d, "topologies/box-1.json",
+           "{\"name\": \"box-1\", \"comment\": \"One, with a comma.\", \"devices\": [{\"name\": "
+           "\"acc\", \"count\": 2, \"flops\": 1e12, \"memory\": 3e9, \"mem_bandwidth\": 0}], "
+           "\"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", \"bandwidth\": 5e9, "
+           "\"shared\": true}]}");
+    cr_assert_eq(th_sh("%s gen model mlp:layers=2,width=8 -o %s/profiles/net-a.csv", bin, d),
+                 0);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s bash -c '. "
+                            "scripts/pipesim-completion.bash && _pipesim_presets topology %s "
+                            "&& echo -- && _pipesim_presets profile %s'", d, bin, bin), 0,
+                 "%s", out);
+    cr_expect_str_eq(out, "box-1\n--\nnet-a\n");
+    th_sh("rm -rf %s", d);
+}
