@@ -17,9 +17,18 @@ static int key_cmp(const void *pa, const void *pb)
     return 0;
 }
 
-static int dbl_cmp(const void *a, const void *b)
+/* An op's |relative duration error| and its index, ordered by error then
+ * index (so the op at a percentile is the same on every run). */
+struct rel_err {
+    double rel;
+    size_t i;
+};
+
+static int rel_cmp(const void *pa, const void *pb)
 {
-    return CMP(*(const double *)a, *(const double *)b);
+    const struct rel_err *a = pa, *b = pb;
+    int c = CMP(a->rel, b->rel);
+    return c ? c : CMP(a->i, b->i);
 }
 
 static int i64_cmp(const void *a, const void *b)
@@ -176,7 +185,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     size_t n = sim->n_events;
     struct trc_event *a = sorted(sim), *b = sorted(meas);
     struct ana_compare *c = calloc(1, sizeof *c);
-    double *rel = malloc((n ? n : 1) * sizeof *rel);
+    struct rel_err *rel = malloc((n ? n : 1) * sizeof *rel);
     int64_t *drift = malloc((n ? n : 1) * sizeof *drift);
     const struct trc_event **order = malloc((n ? n : 1) * sizeof *order);
     if (c) {
@@ -210,7 +219,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     for (size_t i = 0; i < n; i++) {
         int64_t ds = a[i].end_ns - a[i].start_ns, dm = b[i].end_ns - b[i].start_ns;
         if (ds > 0)
-            rel[nrel++] = fabs((double)(dm - ds) / (double)ds);
+            rel[nrel++] = (struct rel_err){ fabs((double)(dm - ds) / (double)ds), i };
         drift[i] = llabs(b[i].start_ns - a[i].start_ns);
         struct ana_discrepancy d = { a[i], b[i], dm - ds,
                                      a[i].stream == SCH_STREAM_COMPUTE ? ANA_CAUSE_COMPUTE
@@ -219,10 +228,15 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
             offer(c, &d);
         order[i] = &a[i];
     }
-    qsort(rel, nrel, sizeof *rel, dbl_cmp);
+    qsort(rel, nrel, sizeof *rel, rel_cmp);
     qsort(drift, n, sizeof *drift, i64_cmp);
-    c->dur_err_median = nrel ? rel[nrel / 2] : 0;
-    c->dur_err_p95 = nrel ? rel[(size_t)((double)(nrel - 1) * 0.95)] : 0;
+    c->dur_err_median = nrel ? rel[nrel / 2].rel : 0;
+    if (nrel) {
+        const struct rel_err *p95 = &rel[(size_t)((double)(nrel - 1) * 0.95)];
+        c->dur_err_p95 = p95->rel;
+        c->p95_sim = a[p95->i];
+        c->p95_meas = b[p95->i];
+    }
     c->drift_median_ns = n ? drift[n / 2] : 0;
     c->drift_max_ns = n ? drift[n - 1] : 0;
     /* Waiting: how much later an op started than its stream predecessor's

@@ -4,7 +4,8 @@
  * Ops are aligned by (device, kind, stage, micro-batch); both traces must
  * hold the same set (else PS_EINVAL listing what differs). Reported:
  * makespan error, bubble-fraction error, per-device busy error, per-op
- * duration error (median, p95 of |relative error|), start-time drift, peak
+ * duration error (median, p95 of |relative error| and the op at the p95),
+ * start-time drift, peak
  * memory per device side by side, and the largest discrepancies with their
  * likely cause. A discrepancy is either an op's own duration error
  * ("compute slower than modelled", "transfer slower than modelled", or
@@ -39,6 +40,8 @@ struct ana_compare {
     double *busy_sim, *busy_meas;      /* [dev] busy fraction of makespan */
     int64_t *peak_act_sim, *peak_act_meas, *static_sim, *static_meas; /* [dev] */
     double dur_err_median, dur_err_p95; /* |relative| over ops with sim dur > 0 */
+    struct trc_event p95_sim, p95_meas; /* the op at the p95 (zeroed when none):
+                                           a large p95 is often a short op's */
     int64_t drift_median_ns, drift_max_ns; /* |start_meas - start_sim| */
     int n_top;
     struct ana_discrepancy top[10];

@@ -26,8 +26,17 @@ static void print_table(const void *obj, FILE *f)
             c->makespan_err * 100);
     fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
             c->bubble_sim * 100, c->bubble_meas * 100, (c->bubble_meas - c->bubble_sim) * 100);
-    fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%\n", c->dur_err_median * 100,
+    fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%", c->dur_err_median * 100,
             c->dur_err_p95 * 100);
+    if (c->p95_sim.end_ns > c->p95_sim.start_ns) { /* which op: a short one, often */
+        char lab[32], ds[32], dm[32];
+        label(&c->p95_sim, lab, sizeof lab);
+        ps_human_seconds((double)(c->p95_sim.end_ns - c->p95_sim.start_ns) * 1e-9, ds, sizeof ds);
+        ps_human_seconds((double)(c->p95_meas.end_ns - c->p95_meas.start_ns) * 1e-9, dm,
+                         sizeof dm);
+        fprintf(f, " (%s, device %d: %s sim, %s meas)", lab, c->p95_sim.device, ds, dm);
+    }
+    fputc('\n', f);
     fprintf(f, "start drift     median %.3f us, max %.3f us\n", c->drift_median_ns * 1e-3,
             c->drift_max_ns * 1e-3);
     fprintf(f, "\n%6s %9s %9s %7s %14s %14s %7s\n", "device", "busy sim", "busy meas", "error",

@@ -15,7 +15,7 @@ static const char help[] =
     "usage: pipesim calibrate --net SPEC [--out PREFIX] [--batch N] [-M 1,2,4,...]\n"
     "                         [--micro-batches 4,8,...] [--at-batch N] [--repeats R]\n"
     "                         [--warmup W] [--cpu C] [--peer-cpu C] [--seed N]\n"
-    "                         [--stages K] [--format table|csv] [--realtime]\n\n"
+    "                         [--stages K] [--format table|csv|json] [--realtime]\n\n"
     "Times every layer of the validation runtime's net (see pipesim validate --help\n"
     "for SPEC) on one pinned core with the runtime's own kernels: the forward that\n"
     "keeps its stash (F), the forward of a re-materialized micro-batch (F-nostash),\n"
@@ -38,6 +38,9 @@ static const char help[] =
     "link) and PREFIX-fit.csv (every median, spread, fit and residual). Default\n"
     "PREFIX: results/calib/<net>. --realtime times under SCHED_FIFO (root or\n"
     "CAP_SYS_NICE), so other jobs on shared cores stop preempting the timed kernels.\n"
+    "--format csv prints PREFIX-fit.csv's rows; json the same rows (one object each)\n"
+    "and the table's summary (update, device, hand-off, transfer, link, memory) in\n"
+    "SI units. Default: --format table.\n"
     "Then:\n"
     "  pipesim predict --model PREFIX.csv --topology PREFIX.json -K 2 -M 8 --batch 256\n";
 
@@ -190,7 +193,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'c': rc = ps_parse_long(optarg, "--cpu", 0, 1 << 16, &cpu); break;
         case 'p': rc = ps_parse_long(optarg, "--peer-cpu", 0, 1 << 16, &peer); break;
         case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
-        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_TABLE_CSV, "--format", &format); break;
+        case 'f': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &format); break;
         case 'T': realtime = 1; break;
         case 'K': rc = ps_parse_long(optarg, "--stages", 1, 4096, &stages); break;
         default: return -PS_EUSAGE;

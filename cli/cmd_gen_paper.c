@@ -4,11 +4,13 @@
 #include "cli/cli.h"
 #include "models/mdl_paper.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_util.h"
 
+#include <jansson.h>
 
 static const char help[] =
-    "usage: pipesim gen-paper [--format table|csv] [-o out]\n\n"
+    "usage: pipesim gen-paper [--format table|csv|json] [-o|--out F]\n\n"
     "Generates every model of the GPipe paper's Table 1 (AmoebaNet-D (L, D) and\n"
     "Transformer-L) from its architecture and prints, per configuration: the\n"
     "generator spec, layers, generated vs published parameter count and the\n"
@@ -16,7 +18,10 @@ static const char help[] =
     "per sample, and that times the Table 1 mini-batch (128 images, 32\n"
     "sequences): the activation memory of plain training without\n"
     "re-materialization. Any spec printed can be given to --model, or to\n"
-    "`pipesim gen model SPEC` for the per-layer CSV.\n";
+    "`pipesim gen model SPEC` for the per-layer CSV.\n"
+    "--format csv: one row per configuration, bytes and counts whole (the spec in\n"
+    "double quotes: it has commas); json: an array of the same objects.\n"
+    "Defaults: --format table.\n";
 
 static const struct {
     const char *config, *spec;
@@ -34,41 +39,86 @@ static const struct {
     { "Transformer Pipeline-128", "transformer:L=1663", 83.9e9, 32 },
 };
 
+/* One configuration as generated here. */
+struct paper_row {
+    int layers;
+    double params, err_pct, fwd_gflops, stash; /* stash: bytes per sample */
+};
+
+static const size_t n_rows = sizeof rows / sizeof rows[0];
+
+static void print_table(const void *obj, FILE *f)
+{
+    const struct paper_row *r = obj;
+    fprintf(f, "%-25s %-21s %6s %15s %10s %7s %11s %10s %6s %12s\n", "config", "spec",
+            "layers", "params", "paper", "err %", "fwd GFLOP", "stash MiB", "batch",
+            "naive GiB");
+    for (size_t i = 0; i < n_rows; i++)
+        fprintf(f, "%-25s %-21s %6d %15.0f %10.4g %+7.2f %11.2f %10.1f %6.0f %12.2f\n",
+                rows[i].config, rows[i].spec, r[i].layers, r[i].params, rows[i].paper_params,
+                r[i].err_pct, r[i].fwd_gflops, r[i].stash / (1 << 20), rows[i].batch,
+                r[i].stash * rows[i].batch / (1 << 30));
+}
+
+static void print_csv(const void *obj, FILE *f)
+{
+    const struct paper_row *r = obj;
+    fprintf(f, "config,spec,layers,params,paper_params,params_err_pct,fwd_gflops_per_sample,"
+               "stash_bytes_per_sample,batch,naive_activation_bytes\n");
+    for (size_t i = 0; i < n_rows; i++) {
+        fprintf(f, "%s,", rows[i].config);
+        ps_csv_str(f, rows[i].spec); /* a spec has commas */
+        fprintf(f, ",%d,%.0f,%.0f,%.2f,%.3f,%.0f,%.0f,%.0f\n", r[i].layers, r[i].params,
+                rows[i].paper_params, r[i].err_pct, r[i].fwd_gflops, r[i].stash,
+                rows[i].batch, r[i].stash * rows[i].batch);
+    }
+}
+
+static int print_json(const void *obj, FILE *f)
+{
+    const struct paper_row *r = obj;
+    ps_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
+    json_t *a = json_array();
+    if (!a)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int bad = 0;
+    for (size_t i = 0; i < n_rows; i++)
+        bad |= json_array_append_new(
+            a, json_pack("{s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "config",
+                         rows[i].config, "spec", rows[i].spec, "layers", r[i].layers, "params",
+                         r[i].params, "paper_params", rows[i].paper_params, "params_err_pct",
+                         r[i].err_pct, "fwd_gflops_per_sample", r[i].fwd_gflops,
+                         "stash_bytes_per_sample", r[i].stash, "batch", rows[i].batch,
+                         "naive_activation_bytes", r[i].stash * rows[i].batch));
+    return ps_json_print(a, f, bad);
+}
+
+/* Every configuration built, then printed as fmt. */
 static int print_rows(FILE *f, enum ana_fmt fmt)
 {
-    int csv = fmt == ANA_FMT_CSV;
-    if (csv)
-        fprintf(f, "config,spec,layers,params,paper_params,params_err_pct,fwd_gflops_per_sample,"
-                   "stash_bytes_per_sample,batch,naive_activation_bytes\n");
-    else
-        fprintf(f, "%-25s %-21s %6s %15s %10s %7s %11s %10s %6s %12s\n", "config", "spec",
-                "layers", "params", "paper", "err %", "fwd GFLOP", "stash MiB", "batch",
-                "naive GiB");
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
+    struct paper_row r[sizeof rows / sizeof rows[0]];
+    for (size_t i = 0; i < n_rows; i++) {
         struct mdl_profile *p = NULL;
         int rc = mdl_paper_from_spec(rows[i].spec, &p);
         if (rc < 0)
             return rc;
         if (rc == 0)
             PS_BUG("built-in spec '%s' not recognised", rows[i].spec);
-        double params = mdl_profile_params(p), fwd = 0, stash = 0;
+        double fwd = 0, stash = 0;
         for (int k = 0; k < p->n_layers; k++) {
             fwd += p->layers[k].fwd;
             stash += p->layers[k].stash_bytes;
         }
-        double err = 100 * (params / rows[i].paper_params - 1);
-        if (csv)
-            fprintf(f, "%s,%s,%d,%.0f,%.0f,%.2f,%.3f,%.0f,%.0f,%.0f\n", rows[i].config,
-                    rows[i].spec, p->n_layers, params, rows[i].paper_params, err, fwd / 1e9,
-                    stash, rows[i].batch, stash * rows[i].batch);
-        else
-            fprintf(f, "%-25s %-21s %6d %15.0f %10.4g %+7.2f %11.2f %10.1f %6.0f %12.2f\n",
-                    rows[i].config, rows[i].spec, p->n_layers, params, rows[i].paper_params,
-                    err, fwd / 1e9, stash / (1 << 20), rows[i].batch,
-                    stash * rows[i].batch / (1 << 30));
+        r[i].layers = p->n_layers;
+        r[i].params = mdl_profile_params(p);
+        /* (a - b) * 100 / b: exact but for the one division (no 0.60299999...) */
+        r[i].err_pct = (r[i].params - rows[i].paper_params) * 100 / rows[i].paper_params;
+        r[i].fwd_gflops = fwd / 1e9;
+        r[i].stash = stash;
         mdl_profile_free(p);
     }
-    return 0;
+    return ana_print_as(fmt, &pr, r, f);
 }
 
 int cmd_gen_paper(int argc, char **argv)
@@ -89,7 +139,7 @@ int cmd_gen_paper(int argc, char **argv)
             out = optarg;
             break;
         case 'f':
-            if ((rc = ana_fmt_parse(optarg, ANA_FMTS_TABLE_CSV, "--format", &fmt)) < 0)
+            if ((rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &fmt)) < 0)
                 return rc;
             break;
         default:

@@ -1,12 +1,13 @@
 /* pipesim presets: the bundled topologies, profiles and model generators. */
-#include "models/mdl_preset.h"
+#include "analysis/ana_presets.h"
 #include "cli/cli.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 
 static const char help[] =
-    "usage: pipesim presets\n\n"
+    "usage: pipesim presets [--format table|csv|json] [-o|--out F]\n\n"
     "Lists what pipesim ships, one line each, read from the files themselves:\n"
     "  topologies  name (--topology NAME), devices (count, peak FLOP/s,\n"
     "              memory, device preset), links (count and bandwidth; shared\n"
@@ -18,22 +19,55 @@ static const char help[] =
     "Names are looked up in the data folder, which the first line names: the\n"
     "folder $PIPESIM_DATA names, else share/pipesim beside the installed\n"
     "program, else the source tree it was built in, else PREFIX/share/pipesim.\n"
-    "A file or any path with a '/' is always taken as given.\n";
+    "A file or any path with a '/' is always taken as given.\n"
+    "--format csv: one header, one row per item, its section (topology, profile,\n"
+    "generator) in the first column; numbers in base units (FLOP/s, bytes,\n"
+    "bytes/s; device_* of a topology's first device), descriptions whole.\n"
+    "--format json: the data folder and one array per section (device runs and\n"
+    "link groups as arrays of numbers), descriptions whole.\n"
+    "Defaults: --format table.\n";
+
+struct presets_out {
+    const struct mdl_preset_catalog *c;
+    enum ana_fmt format;
+};
+
+static int print_presets(const void *ctx, FILE *f)
+{
+    const struct presets_out *o = ctx;
+    return ana_presets_print(o->c, o->format, f);
+}
 
 int cmd_presets(int argc, char **argv)
 {
     static const struct option opts[] = {
+        { "format", required_argument, 0, 'f' },
+        { "out", required_argument, 0, 'o' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
-    int c;
+    struct presets_out o = { .format = ANA_FMT_TABLE };
+    const char *out = "-";
+    int c, rc;
     cli_getopt_reset();
     while ((c = cli_getopt("presets", argc, argv, "h", opts)) != -1) {
-        if (c == 'h')
-            return cli_help(help) - 1;
-        return -PS_EUSAGE; /* cli_getopt set the message */
+        switch (c) {
+        case 'h': return cli_help(help) - 1;
+        case 'f':
+            if ((rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &o.format)) < 0)
+                return rc;
+            break;
+        case 'o': out = optarg; break;
+        default: return -PS_EUSAGE; /* cli_getopt set the message */
+        }
     }
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    return mdl_preset_list(stdout);
+    struct mdl_preset_catalog *cat;
+    if ((rc = ps_io_output(out, "--out")) < 0 || (rc = mdl_preset_catalog_new(&cat)) < 0)
+        return rc;
+    o.c = cat;
+    rc = cli_write_output(out, print_presets, &o);
+    mdl_preset_catalog_free(cat);
+    return rc;
 }

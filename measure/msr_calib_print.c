@@ -1,9 +1,11 @@
-/* msr_calib_print: the calibration report, as a table or a long CSV. */
+/* msr_calib_print: the calibration report, as a table, a long CSV or JSON. */
 #include "analysis/ana_format.h"
 #include "measure/msr_calib.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_util.h"
 
+#include <jansson.h>
 #include <string.h>
 
 static double us(double s) { return s * 1e6; }
@@ -149,8 +151,109 @@ static void print_csv(const void *obj, FILE *f)
             &(struct msr_fit){ .a = c->handoff_sleep.med }, 0);
 }
 
+/* One CSV row as a JSON object (same names and units; null where the CSV
+ * field is empty). */
+static json_t *json_row(const char *scope, const char *name, const char *op, double n,
+                        const struct msr_stat *s, double median, const struct msr_fit *fit,
+                        int i)
+{
+    json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:f}", "scope", scope, "name", name, "op", op,
+                          "n", n, "median_us", us(median));
+    if (!o)
+        return NULL;
+    static const char *const stat_keys[] = { "p25_us", "p75_us", "min_us", "max_us" };
+    double sv[4] = { s ? s->p25 : 0, s ? s->p75 : 0, s ? s->min : 0, s ? s->max : 0 };
+    int bad = 0;
+    for (int k = 0; k < 4; k++)
+        bad |= json_object_set_new(o, stat_keys[k], s ? json_real(us(sv[k])) : json_null());
+    bad |= json_object_set_new(o, "fit_us", json_real(us(fit->a + fit->b * n)));
+    bad |= json_object_set_new(o, "resid_pct",
+                               json_real(median > 0 ? 100 * fit->resid[i] / median : 0));
+    bad |= json_object_set_new(o, "a_us", json_real(us(fit->a)));
+    bad |= json_object_set_new(o, "b_us", json_real(us(fit->b)));
+    bad |= json_object_set_new(o, "r2", json_real(fit->r2));
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The CSV's rows, then the summary the table ends with, in SI units. */
+static int print_json(const void *obj, FILE *f)
+{
+    const struct msr_calib *c = obj;
+    ps_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
+    json_t *sizes = json_array(), *rows = json_array();
+    int bad = !sizes || !rows;
+    for (int i = 0; sizes && i < c->n_sizes; i++)
+        bad |= json_array_append_new(sizes, json_integer(c->sizes[i]));
+    for (int l = 0; rows && l < c->n_layers; l++) {
+        const struct msr_calib_layer *cl = &c->layers[l];
+        for (int op = 0; op < MSR_CALIB_NOPS; op++)
+            for (int i = 0; i < c->n_sizes; i++)
+                bad |= json_array_append_new(
+                    rows, json_row("layer", cl->name, msr_calib_op_name((enum msr_calib_op)op),
+                                   c->sizes[i], &cl->t[op][i], cl->t[op][i].med, &cl->fit[op],
+                                   i));
+        for (int i = 0; i < c->n_sizes; i++)
+            bad |= json_array_append_new(rows, json_row("layer", cl->name, "F+R", c->sizes[i],
+                                                        &cl->kept[i], cl->kept[i].med,
+                                                        &cl->kept_fit, i));
+        bad |= json_array_append_new(rows, json_row("layer", cl->name, "U", 0, &cl->update,
+                                                    cl->update.med,
+                                                    &(struct msr_fit){ .a = cl->update.med },
+                                                    0));
+    }
+    for (int g = 0; rows && g < c->n_groups; g++)
+        for (int op = 0; op < MSR_CALIB_NOPS; op++) {
+            const struct msr_fit *fit = &c->groups[g].fit[op];
+            for (int i = 0; i < c->n_sizes; i++)
+                bad |= json_array_append_new(
+                    rows, json_row("kind", c->groups[g].label,
+                                   msr_calib_op_name((enum msr_calib_op)op), c->sizes[i], NULL,
+                                   fit->a + fit->b * c->sizes[i] + fit->resid[i], fit, i));
+        }
+    for (int i = 0; rows && i < c->n_xfer; i++)
+        bad |= json_array_append_new(rows, json_row("link", "transfer", "bytes",
+                                                    c->xfer_bytes[i], &c->xfer[i],
+                                                    c->xfer[i].med, &c->xfer_fit, i));
+    if (rows)
+        bad |= json_array_append_new(
+            rows, json_row("link", "handoff-asleep", "bytes", 64, &c->handoff_sleep,
+                           c->handoff_sleep.med, &(struct msr_fit){ .a = c->handoff_sleep.med },
+                           0));
+    double params = 0;
+    for (int l = 0; l < c->n_layers; l++)
+        params += c->layers[l].params;
+    json_t *o = json_pack(
+        "{s:s, s:i, s:i, s:s, s:s, s:o, s:i, s:i, s:i, s:o,"
+        " s:{s:f, s:f, s:f},"
+        " s:{s:f, s:f, s:f, s:f, s:f},"
+        " s:{s:f, s:f, s:f, s:f},"
+        " s:{s:f, s:f, s:f, s:f, s:f},"
+        " s:{s:f, s:f, s:i}, s:f, s:f}",
+        "spec", c->spec, "layers", c->n_layers, "cpu", c->cpu, "blas", c->blas, "stamp",
+        c->stamp, "micro_batches", sizes ? sizes : json_null(), "repeats", c->repeats,
+        "warmup", c->warmup, "profile_batch", c->ref_batch, "rows", rows ? rows : json_null(),
+        "update", "params", params, "s", c->update_s, "mem_bandwidth_bytes_per_s",
+        c->update_bw,
+        "device", "gemm_flops", c->gemm_flops, "fit_flops", c->fit_rate, "batch_half",
+        c->fit_batch_half, "overhead_s", c->fit_overhead, "r2", c->fit_r2,
+        "handoff", "polling_s", c->handoff_spin.med, "polling_p25_s", c->handoff_spin.p25,
+        "polling_p75_s", c->handoff_spin.p75, "asleep_s", c->handoff_sleep.med,
+        "transfer", "latency_s", c->xfer_fit.a, "bandwidth_bytes_per_s",
+        c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b : 0, "r2", c->xfer_fit.r2, "max_res",
+        c->xfer_fit.max_rel, "memcpy_bytes_per_s", c->memcpy_bw,
+        "link", "latency_s", c->link_latency, "bandwidth_bytes_per_s", c->link_bandwidth,
+        "cores", c->n_cores, "memory_per_core_bytes", c->memory_per_core, "wall_s", c->wall_s);
+    if (!o)
+        return ps_error(PS_ENOMEM, "out of memory"); /* "s:o" took sizes and rows */
+    return ps_json_print(o, f, bad);
+}
+
 int msr_calib_print(const struct msr_calib *c, enum ana_fmt fmt, FILE *f)
 {
-    static const struct ana_printers pr = { print_table, print_csv, NULL };
+    static const struct ana_printers pr = { print_table, print_csv, print_json };
     return ana_print_as(fmt, &pr, c, f);
 }

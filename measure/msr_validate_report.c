@@ -113,6 +113,12 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
         if (a->n_miss)
             fprintf(f, ", the farthest %.2f%% of its step beyond it at %s", 100 * a->miss_max, w4);
         fprintf(f, "\n");
+        if (a->n_miss && a->mk_median <= MSR_TARGET_MAKESPAN_MEDIAN &&
+            a->mk_max <= MSR_TARGET_MAKESPAN_MAX && a->bubble_max <= MSR_TARGET_BUBBLE_POINTS &&
+            a->peak_max <= MSR_TARGET_PEAK_ACT)
+            fprintf(f, "        (each within the targets above: the spread of a few steps is "
+                    "narrower than the\n        targets, so a prediction that meets them can "
+                    "still lie outside it)\n");
     }
     long csw = 0;
     double runq = 0;

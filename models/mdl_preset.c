@@ -146,171 +146,169 @@ static void free_names(char **v, int n)
     free(v);
 }
 
-/* The first sentence of text (up to ". " or the end), at most max bytes. */
-static void first_sentence(FILE *f, const char *text, int max)
+/* ---- the catalog ---- */
+
+static char *dup_or_null(const char *s, int *bad)
 {
-    const char *end = strstr(text, ". ");
-    int len = end ? (int)(end - text) + 1 : (int)strlen(text);
-    if (len > max)
-        fprintf(f, "%.*s...", max - 3, text);
-    else
-        fprintf(f, "%.*s", len, text);
+    if (!s)
+        return NULL;
+    char *d = strdup(s);
+    if (!d)
+        *bad = 1;
+    return d;
 }
 
-/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s", "1.34 G parameters"
- * (a count: word apart from the prefix). Memory is not printed with it but
- * with ps_human_bytes (binary units, as every table prints memory). */
-static void put_human(FILE *f, double v, const char *unit, int count)
+/* A new zeroed item at the end of c->items, or NULL (out of memory). */
+static struct mdl_preset_item *add_item(struct mdl_preset_catalog *c, int *cap,
+                                        enum mdl_preset_section sec)
 {
-    static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
-    int i = 0;
-    while (fabs(v) >= 1000 && i < 6) {
-        v /= 1000;
-        i++;
+    if (c->n == *cap) {
+        int ncap = *cap ? 2 * *cap : 32;
+        struct mdl_preset_item *v = realloc(c->items, (size_t)ncap * sizeof *v);
+        if (!v)
+            return NULL;
+        c->items = v;
+        *cap = ncap;
     }
-    if (i)
-        fprintf(f, "%.2f %s%s%s", v, pre[i], count ? " " : "", unit);
-    else
-        fprintf(f, "%.0f %s", v, unit);
+    struct mdl_preset_item *it = &c->items[c->n++];
+    memset(it, 0, sizeof *it);
+    it->section = sec;
+    return it;
 }
 
-/* Runs of equal devices: "8 x gpu 15.7 TFLOP/s 16.0 GB" (name without its
- * trailing digits, peak, memory); a run with a preset names it. */
-static void put_devices(FILE *f, const struct mdl_topology *t, json_t *root)
+/* Runs of equal devices; a run names the preset of the file's device
+ * object whose name starts its first device's name, if any. */
+static int topo_runs(struct mdl_preset_item *it, const struct mdl_topology *t, json_t *root)
 {
     json_t *jd = json_object_get(root, "devices");
+    it->runs = calloc((size_t)t->n_devices + 1, sizeof *it->runs);
+    if (!it->runs)
+        return -1;
     for (int i = 0; i < t->n_devices;) {
         const struct mdl_device *a = &t->devices[i];
         int j = i + 1;
         while (j < t->n_devices && t->devices[j].flops == a->flops &&
                t->devices[j].memory == a->memory)
             j++;
+        struct mdl_preset_devrun *r = &it->runs[it->n_runs++];
         size_t nl = strcspn(a->name, "0123456789");
-        fprintf(f, "%s%d x %.*s ", i ? ", " : "", j - i, (int)(nl ? nl : strlen(a->name)),
-                a->name);
-        put_human(f, a->flops, "FLOP/s, ", 0);
-        char mem[32];
-        ps_human_bytes(a->memory, mem, sizeof mem);
-        fputs(mem, f);
-        /* the preset of the file's first device object of the run, if any */
-        const char *preset = NULL;
+        snprintf(r->kind, sizeof r->kind, "%.*s", (int)(nl ? nl : strlen(a->name)), a->name);
+        r->count = j - i;
+        r->flops = a->flops;
+        r->memory = a->memory;
         size_t k;
         json_t *o;
         json_array_foreach(jd, k, o) {
             const char *nm = json_string_value(json_object_get(o, "name"));
-            if (nm && !strncmp(nm, a->name, strlen(nm)))
-                preset = json_string_value(json_object_get(o, "preset"));
-            if (preset)
+            const char *pr = json_string_value(json_object_get(o, "preset"));
+            if (nm && pr && !strncmp(nm, a->name, strlen(nm))) {
+                snprintf(r->preset, sizeof r->preset, "%s", pr);
                 break;
+            }
         }
-        if (preset)
-            fprintf(f, " (%s)", preset);
         i = j;
     }
+    return 0;
 }
 
-/* Links by (bandwidth, shared): "7 x 100 GB/s", "1 shared 12.0 GB/s". */
-static void put_links(FILE *f, const struct mdl_topology *t)
+/* Links grouped by (bandwidth, shared), in the order first seen. */
+static int topo_groups(struct mdl_preset_item *it, const struct mdl_topology *t)
 {
     char *done = calloc((size_t)t->n_links + 1, 1);
-    if (!done)
-        return;
-    int first = 1;
+    it->groups = calloc((size_t)t->n_links + 1, sizeof *it->groups);
+    if (!done || !it->groups) {
+        free(done);
+        return -1;
+    }
     for (int i = 0; i < t->n_links; i++) {
         if (done[i])
             continue;
-        int c = 0;
+        struct mdl_preset_linkgroup *g = &it->groups[it->n_groups++];
+        g->bandwidth = t->links[i].bandwidth;
+        g->shared = t->links[i].shared;
         for (int j = i; j < t->n_links; j++)
-            if (!done[j] && t->links[j].bandwidth == t->links[i].bandwidth &&
-                t->links[j].shared == t->links[i].shared) {
+            if (!done[j] && t->links[j].bandwidth == g->bandwidth &&
+                t->links[j].shared == g->shared) {
                 done[j] = 1;
-                c++;
+                g->count++;
             }
-        fprintf(f, "%s%d%s ", first ? "" : ", ", c, t->links[i].shared ? " shared" : " x");
-        put_human(f, t->links[i].bandwidth, "B/s", 0);
-        first = 0;
     }
-    if (!t->n_links)
-        fputs("none", f);
-    if (t->n_switches)
-        fprintf(f, "; %d switch%s", t->n_switches, t->n_switches > 1 ? "es" : "");
     free(done);
+    return 0;
 }
 
-static int list_topologies(FILE *f)
+/* The bundled files of one kind, or a note when the folder is not there. */
+static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kind kind)
 {
     char dir[4096], path[4608];
-    int rc = ps_data_find("topologies", NULL, dir, sizeof dir);
-    char **names;
-    int n;
+    char **dst_dir = kind == MDL_PRESET_TOPOLOGY ? &c->topo_dir : &c->profile_dir;
+    char **dst_note = kind == MDL_PRESET_TOPOLOGY ? &c->topo_note : &c->profile_note;
+    int rc = ps_data_find(kinds[kind].dir, NULL, dir, sizeof dir);
     if (rc == -PS_EIO) { /* the folder, named in the message, is not there */
-        fprintf(f, "topologies: none (%s)\n", ps_errmsg());
+        if (!(*dst_note = strdup(ps_errmsg())))
+            return ps_error(PS_ENOMEM, "out of memory");
+        ps_error_clear();
         return 0;
     }
-    if (rc < 0 || (rc = list_dir(dir, ".json", "devices.json", &names, &n)) < 0)
-        return rc;
-    fprintf(f, "topologies (--topology NAME), %s:\n", dir);
-    for (int i = 0; i < n && rc == 0; i++) {
-        struct mdl_topology *t;
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if ((rc = mdl_topology_load(path, &t)) < 0)
-            break;
-        json_t *root = json_load_file(path, 0, NULL);
-        fprintf(f, "  %-20.*s ", (int)(strlen(names[i]) - 5), names[i]);
-        put_devices(f, t, root);
-        fputs("; links: ", f);
-        put_links(f, t);
-        const char *comment = json_string_value(json_object_get(root, "comment"));
-        if (comment) {
-            fputs(". ", f);
-            first_sentence(f, comment, 200);
-        }
-        fputc('\n', f);
-        json_decref(root);
-        mdl_topology_free(t);
-    }
-    free_names(names, n);
-    return rc;
-}
-
-static void put_profile(FILE *f, const struct mdl_profile *p)
-{
-    fprintf(f, "%d layers, ", p->n_layers);
-    put_human(f, mdl_profile_params(p), "parameters", 1);
-}
-
-static int list_profiles(FILE *f)
-{
-    char dir[4096], path[4608];
-    int rc = ps_data_find("profiles", NULL, dir, sizeof dir);
     char **names;
     int n;
-    if (rc == -PS_EIO) {
-        fprintf(f, "profiles: none (%s)\n", ps_errmsg());
-        return 0;
-    }
-    if (rc < 0 || (rc = list_dir(dir, ".csv", NULL, &names, &n)) < 0)
+    if (rc < 0 || (rc = list_dir(dir, kinds[kind].ext,
+                                 kind == MDL_PRESET_TOPOLOGY ? "devices.json" : NULL, &names,
+                                 &n)) < 0)
         return rc;
-    fprintf(f, "profiles (--model NAME), %s:\n", dir);
+    if (!(*dst_dir = strdup(dir)))
+        rc = ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n && rc == 0; i++) {
-        struct mdl_profile *p;
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if ((rc = mdl_profile_load(path, &p)) < 0)
+        struct mdl_preset_item *it = add_item(c, cap, kind == MDL_PRESET_TOPOLOGY
+                                                          ? MDL_PRESET_SEC_TOPOLOGY
+                                                          : MDL_PRESET_SEC_PROFILE);
+        if (!it) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
             break;
-        fprintf(f, "  %-20.*s ", (int)(strlen(names[i]) - 4), names[i]);
-        put_profile(f, p);
-        /* the generator spec its header names: "# pipesim layer profile (SPEC); ..." */
-        char *text;
-        size_t len;
-        if (ps_read_file(path, &text, &len) == 0) {
-            const char *o = strchr(text, '('), *nl = strchr(text, '\n');
-            const char *c = o ? strchr(o, ')') : NULL;
-            if (text[0] == '#' && o && c && (!nl || c < nl))
-                fprintf(f, ", %s %.*s", p->measured ? "measured" : "from", (int)(c - o - 1), o + 1);
-            free(text);
         }
-        fputc('\n', f);
-        mdl_profile_free(p);
+        int bad = 0;
+        names[i][strlen(names[i]) - strlen(kinds[kind].ext)] = 0;
+        it->name = dup_or_null(names[i], &bad);
+        it->path = dup_or_null(path, &bad);
+        if (kind == MDL_PRESET_TOPOLOGY) {
+            struct mdl_topology *t;
+            if ((rc = mdl_topology_load(path, &t)) < 0)
+                break;
+            json_t *root = json_load_file(path, 0, NULL);
+            it->n_devices = t->n_devices;
+            it->n_links = t->n_links;
+            it->n_switches = t->n_switches;
+            bad |= topo_runs(it, t, root) < 0 || topo_groups(it, t) < 0;
+            it->description =
+                dup_or_null(json_string_value(json_object_get(root, "comment")), &bad);
+            json_decref(root);
+            mdl_topology_free(t);
+        } else {
+            struct mdl_profile *p;
+            if ((rc = mdl_profile_load(path, &p)) < 0)
+                break;
+            it->layers = p->n_layers;
+            it->params = mdl_profile_params(p);
+            it->measured = p->measured;
+            mdl_profile_free(p);
+            /* the generator spec its header names: "# pipesim layer profile (SPEC); ..." */
+            char *text;
+            size_t len;
+            if (ps_read_file(path, &text, &len) == 0) {
+                const char *o = strchr(text, '('), *nl = strchr(text, '\n');
+                const char *e = o ? strchr(o, ')') : NULL;
+                if (text[0] == '#' && o && e && (!nl || e < nl)) {
+                    it->spec = strndup(o + 1, (size_t)(e - o - 1));
+                    bad |= !it->spec;
+                }
+                free(text);
+            } else {
+                ps_error_clear();
+            }
+        }
+        if (bad)
+            rc = ps_error(PS_ENOMEM, "out of memory");
     }
     free_names(names, n);
     return rc;
@@ -322,45 +320,66 @@ static const char *const generator_examples[] = {
     "gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257", "resnet:depth=50",
 };
 
-/* The list into f (a memory stream: nothing reaches the output on error). */
-static int list(FILE *f)
+int mdl_preset_catalog_new(struct mdl_preset_catalog **out)
 {
-    const char *how;
+    *out = NULL;
+    struct mdl_preset_catalog *c = calloc(1, sizeof *c);
+    if (!c)
+        return ps_error(PS_ENOMEM, "out of memory");
     char root[4096];
-    int rc = ps_data_root(&how, root, sizeof root);
+    int cap = 0, rc = ps_data_root(&c->how, root, sizeof root);
     if (rc < 0)
-        return rc;
-    fprintf(f, "data folder: %s (%s)\n\n", root, how);
-    if ((rc = list_topologies(f)) < 0)
-        return rc;
-    fputc('\n', f);
-    if ((rc = list_profiles(f)) < 0)
-        return rc;
-    fputs("\nmodel generators (--model SPEC; pipesim gen --help for the keys):\n", f);
+        goto err_free;
+    if (!(c->root = strdup(root))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err_free;
+    }
+    if ((rc = add_files(c, &cap, MDL_PRESET_TOPOLOGY)) < 0 ||
+        (rc = add_files(c, &cap, MDL_PRESET_PROFILE)) < 0)
+        goto err_free;
     for (size_t i = 0; i < sizeof generator_examples / sizeof *generator_examples; i++) {
         struct mdl_profile *p;
         if ((rc = mdl_model_open(generator_examples[i], &p)) < 0)
-            return rc;
-        fprintf(f, "  %-24s ", generator_examples[i]);
-        put_profile(f, p);
-        fputc('\n', f);
+            goto err_free;
+        struct mdl_preset_item *it = add_item(c, &cap, MDL_PRESET_SEC_GENERATOR);
+        int bad = !it;
+        if (it) {
+            it->name = dup_or_null(generator_examples[i], &bad);
+            it->spec = dup_or_null(generator_examples[i], &bad);
+            it->layers = p->n_layers;
+            it->params = mdl_profile_params(p);
+        }
         mdl_profile_free(p);
+        if (bad) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto err_free;
+        }
     }
+    *out = c;
     return 0;
+err_free:
+    mdl_preset_catalog_free(c);
+    return rc;
 }
 
-int mdl_preset_list(FILE *out)
+void mdl_preset_catalog_free(struct mdl_preset_catalog *c)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return ps_error(PS_ENOMEM, "out of memory");
-    int rc = list(f);
-    if (fclose(f) != 0 && rc == 0)
-        rc = ps_error(PS_ENOMEM, "out of memory");
-    if (rc == 0 && fwrite(text, 1, len, out) != len)
-        rc = ps_error(PS_EIO, "cannot write the list");
-    free(text);
-    return rc;
+    if (!c)
+        return;
+    for (int i = 0; i < c->n; i++) {
+        struct mdl_preset_item *it = &c->items[i];
+        free(it->name);
+        free(it->path);
+        free(it->runs);
+        free(it->groups);
+        free(it->description);
+        free(it->spec);
+    }
+    free(c->items);
+    free(c->root);
+    free(c->topo_dir);
+    free(c->profile_dir);
+    free(c->topo_note);
+    free(c->profile_note);
+    free(c);
 }

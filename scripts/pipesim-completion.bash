@@ -1,13 +1,14 @@
 # bash completion for pipesim (installed as share/bash-completion/completions/pipesim).
 # Commands come from `pipesim --help`, each command's options from its own
-# `--help`, preset names from `pipesim presets`: nothing here goes stale when
+# `--help`, preset names from `pipesim presets --format csv`: nothing here goes stale when
 # a command or an option is added.
 
 _pipesim_presets()
 {
-    # $1: "topologies" or "profiles": the names listed under that heading
-    "$2" presets 2>/dev/null | awk -v want="$1" '
-        /^[a-z]/ { section = $1 } /^  [^ ]/ && section == want { print $1 }'
+    # $1: "topology" or "profile": the names of that section of the CSV
+    # (section and name come first and hold no comma; the name is quoted)
+    "$2" presets --format csv 2>/dev/null | awk -F, -v want="$1" '
+        NR > 1 && $1 == want { gsub(/"/, "", $2); print $2 }'
 }
 
 _pipesim()
@@ -40,11 +41,11 @@ _pipesim()
     esac
     case $prev in
     --topology)
-        COMPREPLY=($(compgen -W "$(_pipesim_presets topologies "$prog")" -- "$cur")
+        COMPREPLY=($(compgen -W "$(_pipesim_presets topology "$prog")" -- "$cur")
                    $(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
         return;;
     --model|--net)
-        COMPREPLY=($(compgen -W "$(_pipesim_presets profiles "$prog") mlp: transformer: amoebanet: gpt: resnet:" -- "$cur")
+        COMPREPLY=($(compgen -W "$(_pipesim_presets profile "$prog") mlp: transformer: amoebanet: gpt: resnet:" -- "$cur")
                    $(compgen -f -X '!*.csv' -- "$cur") $(compgen -d -- "$cur"))
         compopt -o nospace 2>/dev/null
         return;;

@@ -6,6 +6,7 @@
  * figures asserted). */
 #include "helpers.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -511,6 +512,35 @@ Test(calib, calibrate_writes_what_predict_accepts)
     cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
                        "--stages 4 --out c/k4 2> err4.txt; test $? -eq 2 && grep -q '4 stages "
                        "but the net has 3 layers' err4.txt", dir, th_pipesim()), 0);
+}
+
+/* --format json: the fit file's rows, one object each, and the summary;
+ * counts as integers. */
+Test(calib, calibrate_json_has_the_fit_rows)
+{
+    if (th_sh("cd %s && %s calibrate --net mlp:layers=2,width=8 --micro-batches 2,4 "
+              "--repeats 2 --warmup 0 --out j/net --format json > out.json 2> err.txt", dir,
+              th_pipesim())) {
+        th_sh("cat %s/err.txt >&2", dir);
+        cr_assert_fail("calibrate --format json failed (its stderr above)");
+    }
+    char p[160], n[64];
+    snprintf(p, sizeof p, "%s/out.json", dir);
+    json_error_t err;
+    json_t *o = json_load_file(p, 0, &err);
+    cr_assert(o, "%s: %s", p, err.text);
+    cr_expect_str_eq(json_string_value(json_object_get(o, "spec")), "mlp:layers=2,width=8");
+    cr_expect(json_is_integer(json_object_get(o, "layers")));
+    cr_expect_eq(json_array_size(json_object_get(o, "micro_batches")), 2);
+    cr_expect(json_is_number(json_object_get(json_object_get(o, "link"),
+                                             "bandwidth_bytes_per_s")));
+    /* the fit file: a comment, a header, then the rows */
+    cr_assert_eq(th_capture(n, sizeof n, "tail -n +3 %s/j/net-fit.csv | wc -l", dir), 0);
+    cr_expect_eq((int)json_array_size(json_object_get(o, "rows")), atoi(n));
+    json_t *r0 = json_array_get(json_object_get(o, "rows"), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(r0, "scope")), "layer");
+    cr_expect(json_is_integer(json_object_get(r0, "n")));
+    json_decref(o);
 }
 
 static void bad_cli(const char *args, int status, const char *what)

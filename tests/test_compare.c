@@ -4,6 +4,7 @@
 
 #include "analysis/ana_compare.h"
 
+#include <math.h>
 #include <unistd.h>
 
 static struct trc_trace *copy(const struct trc_trace *t)
@@ -96,6 +97,71 @@ Test(compare, one_stretched_op_is_reported_exactly_and_first)
     for (int i = 1; i < c->n_top; i++)
         cr_assert(c->top[i].cause == ANA_CAUSE_WAIT || c->top[i].error_ns == 0);
     cr_assert_eq(c->drift_max_ns, X);
+    ana_compare_free(c);
+    trc_trace_free(m);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p95 of |relative duration error|, from the definition: every op of the
+ * simulated trace with a duration, matched to the measured op of the same
+ * (device, kind, stage, micro-batch); and the op named at the p95 is one
+ * whose own error is that figure, on both sides the same op. */
+Test(compare, the_op_at_the_p95_is_named)
+{
+    struct th_run run;
+    struct mdl_profile *p;
+    struct mdl_topology *t;
+    sim_trace(&run, &p, &t);
+    const struct trc_trace *s = sim_engine_trace(run.e);
+    struct trc_trace *m = copy(s);
+    for (size_t i = 0; i < m->n_events; i++) /* a different stretch for each op */
+        m->events[i].end_ns += (int64_t)((i * 37) % 1000);
+    double *rel = malloc(s->n_events * sizeof *rel);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_events; i++) {
+        const struct trc_event *a = &s->events[i];
+        if (a->end_ns <= a->start_ns)
+            continue;
+        for (size_t j = 0; j < m->n_events; j++) {
+            const struct trc_event *b = &m->events[j];
+            if (b->device == a->device && b->kind == a->kind && b->stage == a->stage &&
+                b->mb == a->mb) {
+                double ds = (double)(a->end_ns - a->start_ns);
+                rel[n++] = fabs((double)(b->end_ns - b->start_ns) - ds) / ds;
+                break;
+            }
+        }
+    }
+    qsort(rel, n, sizeof *rel, dbl_cmp);
+    struct ana_compare *c;
+    cr_assert_eq(ana_compare_new(s, m, &c), 0, "%s", ps_errmsg());
+    cr_assert_float_eq(c->dur_err_p95, rel[(size_t)((double)(n - 1) * 0.95)], 1e-12);
+    const struct trc_event *ps = &c->p95_sim, *pm = &c->p95_meas;
+    cr_assert(ps->device == pm->device && ps->kind == pm->kind && ps->stage == pm->stage &&
+              ps->mb == pm->mb);
+    double ds = (double)(ps->end_ns - ps->start_ns);
+    cr_assert_float_eq(fabs((double)(pm->end_ns - pm->start_ns) - ds) / ds, c->dur_err_p95,
+                       1e-12);
+    /* and the table says which op it is */
+    char *buf = NULL, lab[32], want[96];
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ana_compare_print(c, ANA_FMT_TABLE, f), 0);
+    fclose(f);
+    struct sch_op op = { ps->kind, ps->stage, ps->mb };
+    sch_op_label(&op, lab, sizeof lab);
+    snprintf(want, sizeof want, " (%s, device %d: ", lab, ps->device);
+    cr_expect(strstr(buf, want), "no '%s' in:\n%s", want, buf);
+    free(buf);
+    free(rel);
     ana_compare_free(c);
     trc_trace_free(m);
     th_release(&run);

@@ -93,8 +93,10 @@ Test(format, refused_end_to_end)
             "pipesim partition: --format: unknown format 'xml' (table, csv, json)\n");
     refused("compare a.json b.json --format xml",
             "pipesim compare: --format: unknown format 'xml' (table, csv, json)\n");
-    refused("gen-paper --format json",
-            "pipesim gen-paper: --format: unknown format 'json' (table, csv)\n");
-    refused("calibrate --net mlp:layers=2,width=8 --format json",
-            "pipesim calibrate: --format: unknown format 'json' (table, csv)\n");
+    refused("gen-paper --format yaml",
+            "pipesim gen-paper: --format: unknown format 'yaml' (table, csv, json)\n");
+    refused("presets --format xml",
+            "pipesim presets: --format: unknown format 'xml' (table, csv, json)\n");
+    refused("calibrate --net mlp:layers=2,width=8 --format yaml",
+            "pipesim calibrate: --format: unknown format 'yaml' (table, csv, json)\n");
 }

@@ -2,6 +2,7 @@
  * mdl_paper specs) and the preset topologies under models/topologies/. */
 #include "helpers.h"
 
+#include <jansson.h>
 #include <unistd.h>
 #include <math.h>
 #include <string.h>
@@ -315,8 +316,22 @@ Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
     for (char *s = out; *s; s++)
         lines += *s == '\n';
     cr_expect_eq(lines, 11, "%s", out);
-    cr_expect(strstr(out, "AmoebaNet Pipeline-8,amoebanet:L=72,D=512,78,1844858344,"), "%s", out);
-    cr_expect(strstr(out, "Transformer Naive-1,transformer:L=3,5,282182912,"), "%s", out);
+    cr_expect(strstr(out, "AmoebaNet Pipeline-8,\"amoebanet:L=72,D=512\",78,1844858344,"), "%s", out);
+    cr_expect(strstr(out, "Transformer Naive-1,\"transformer:L=3\",5,282182912,"), "%s", out);
+    /* json: the same ten rows, counts as integers, no float noise in the error */
+    cr_assert_eq(th_capture(out, sizeof out, "%s gen-paper --format json", getenv("PIPESIM")),
+                 0, "%s", out);
+    json_error_t jerr;
+    json_t *a = json_loads(out, 0, &jerr);
+    cr_assert(json_is_array(a), "%s: %s", jerr.text, out);
+    cr_expect_eq(json_array_size(a), 10);
+    json_t *r0 = json_array_get(a, 0);
+    cr_expect_str_eq(json_string_value(json_object_get(r0, "spec")), "amoebanet:L=18,D=208");
+    cr_expect(json_is_integer(json_object_get(r0, "params")));
+    cr_expect_eq(json_integer_value(json_object_get(r0, "params")), 81505540);
+    cr_expect(json_is_integer(json_object_get(r0, "batch")));
+    cr_expect(strstr(out, "\"params_err_pct\": -0.603,\n"), "%s", out);
+    json_decref(a);
     cr_expect_eq(run("gen-paper --format xml", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "--format"), "%s", out);
     cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 4, "%s", out);

@@ -1,0 +1,292 @@
+/* pipesim presets --format: the table, the CSV and the JSON list the same
+ * items (the table's lines, the CSV's rows, the JSON's arrays); the CSV
+ * parses (RFC 4180) into one header and rows of its width with the section
+ * first; the JSON parses, counts are integers, descriptions are the files'
+ * whole "comment"; a refused --format is the one usage line every command
+ * prints. */
+#include "helpers.h"
+
+#include <jansson.h>
+#include <limits.h>
+
+TestSuite(presets, .timeout = 60);
+
+#define BIG (1 << 17)
+
+/* Items of the table: the lines indented by two spaces (one per topology,
+ * profile and generator), per section in the order listed. */
+static void table_counts(const char *t, int n[3])
+{
+    int sec = -1;
+    n[0] = n[1] = n[2] = 0;
+    for (const char *l = t; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        if (!strncmp(l, "topologies", 10))
+            sec = 0;
+        else if (!strncmp(l, "profiles", 8))
+            sec = 1;
+        else if (!strncmp(l, "model generators", 16))
+            sec = 2;
+        else if (l[0] == ' ' && l[1] == ' ' && l[2] != ' ' && sec >= 0)
+            n[sec]++;
+    }
+}
+
+/* One CSV record of text at *p (RFC 4180: quoted fields, "" for a quote),
+ * its fields into f (at most max, each at most 4096 bytes); advances *p past
+ * the record's newline. Returns the field count, -1 at the end. */
+static int csv_record(const char **p, char f[][4096], int max)
+{
+    const char *s = *p;
+    if (!*s)
+        return -1;
+    int n = 0;
+    for (;;) {
+        size_t k = 0;
+        cr_assert_lt(n, max, "more than %d fields", max);
+        if (*s == '"') {
+            for (s++;; s++) {
+                cr_assert(*s, "unterminated quoted field");
+                if (*s == '"' && s[1] == '"')
+                    s++;
+                else if (*s == '"') {
+                    s++;
+                    break;
+                }
+                cr_assert_lt(k, (size_t)4095);
+                f[n][k++] = *s;
+            }
+        } else {
+            while (*s && *s != ',' && *s != '\n') {
+                cr_assert_neq(*s, '"', "a quote inside an unquoted field");
+                cr_assert_lt(k, (size_t)4095);
+                f[n][k++] = *s++;
+            }
+        }
+        f[n++][k] = 0;
+        if (*s == ',') {
+            s++;
+            continue;
+        }
+        cr_assert(*s == '\n', "a field ends in '%c'", *s);
+        *p = s + 1;
+        return n;
+    }
+}
+
+static char fields[32][4096], header[32][4096];
+
+static int column(int nh, const char *name)
+{
+    for (int i = 0; i < nh; i++)
+        if (!strcmp(header[i], name))
+            return i;
+    cr_assert_fail("no column '%s'", name);
+    return -1;
+}
+
+/* The three formats of `ENV pipesim presets` agree, item for item. */
+static void formats_agree(const char *env, int want_topologies)
+{
+    static char table[BIG], csv[BIG], json[BIG];
+    char bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(th_capture(table, sizeof table, "cd /tmp && %s %s presets", env, bin), 0, "%s",
+                 table);
+    cr_assert_eq(th_capture(csv, sizeof csv, "cd /tmp && %s %s presets --format csv", env, bin),
+                 0, "%s", csv);
+    cr_assert_eq(th_capture(json, sizeof json, "cd /tmp && %s %s presets --format json", env,
+                            bin), 0, "%s", json);
+    int n[3];
+    table_counts(table, n);
+    if (want_topologies >= 0)
+        cr_assert_eq(n[0], want_topologies, "%s", table);
+    cr_assert_eq(n[2], 5, "one example per generator:\n%s", table);
+
+    /* CSV: a header, then one row per table line, sections in order */
+    const char *p = csv;
+    int nh = csv_record(&p, header, 32), rows[3] = { 0, 0, 0 }, r;
+    cr_assert_eq(nh, 16, "%s", csv);
+    cr_assert_str_eq(header[0], "section");
+    cr_assert_str_eq(header[1], "name");
+    int last = 0;
+    while ((r = csv_record(&p, fields, 32)) >= 0) {
+        cr_assert_eq(r, nh, "a row of %d fields, the header has %d", r, nh);
+        int sec = !strcmp(fields[0], "topology")  ? 0
+                  : !strcmp(fields[0], "profile") ? 1
+                  : !strcmp(fields[0], "generator") ? 2
+                                                    : -1;
+        cr_assert_geq(sec, last, "section '%s' out of order", fields[0]);
+        last = sec;
+        rows[sec]++;
+        cr_assert(strstr(table, fields[1]), "'%s' not in the table", fields[1]);
+        if (sec == 0) { /* the file's whole comment, not the table's first sentence */
+            json_t *file = json_load_file(fields[column(nh, "file")], 0, NULL);
+            cr_assert(file, "%s", fields[column(nh, "file")]);
+            const char *comment = json_string_value(json_object_get(file, "comment"));
+            cr_expect_str_eq(fields[column(nh, "description")], comment ? comment : "");
+            json_decref(file);
+            cr_expect_gt(atof(fields[column(nh, "device_flops")]), 0, "%s", fields[1]);
+            cr_expect(!strchr(fields[column(nh, "devices")], '.'), "%s", fields[1]);
+        } else {
+            cr_expect_gt(atoi(fields[column(nh, "layers")]), 0, "%s", fields[1]);
+            cr_expect(!strpbrk(fields[column(nh, "parameters")], ".e"),
+                      "parameters %s: not an integer", fields[column(nh, "parameters")]);
+        }
+    }
+    for (int s = 0; s < 3; s++)
+        cr_expect_eq(rows[s], n[s], "section %d: %d csv rows, %d table lines", s, rows[s], n[s]);
+
+    /* JSON: the same counts; counts and whole numbers as integers */
+    json_error_t err;
+    json_t *o = json_loads(json, 0, &err);
+    cr_assert(o, "%s: %s", err.text, json);
+    cr_assert(json_is_string(json_object_get(o, "data_folder")));
+    static const char *const arrays[] = { "topologies", "profiles", "generators" };
+    for (int s = 0; s < 3; s++) {
+        json_t *a = json_object_get(o, arrays[s]);
+        cr_assert(json_is_array(a), "%s", arrays[s]);
+        cr_expect_eq((int)json_array_size(a), n[s], "%s", arrays[s]);
+        size_t i;
+        json_t *it;
+        json_array_foreach(a, i, it) {
+            if (s == 0) {
+                cr_expect(json_is_integer(json_object_get(it, "devices")));
+                cr_expect(json_is_integer(json_object_get(it, "links")));
+                json_t *run = json_array_get(json_object_get(it, "device_runs"), 0);
+                cr_expect(json_is_integer(json_object_get(run, "count")));
+                cr_expect(json_is_number(json_object_get(run, "flops")));
+                json_t *file = json_load_file(json_string_value(json_object_get(it, "file")),
+                                              0, NULL);
+                cr_assert(file);
+                cr_expect(json_equal(json_object_get(it, "description"),
+                                     json_object_get(file, "comment")) ||
+                          (!json_object_get(file, "comment") &&
+                           json_is_null(json_object_get(it, "description"))),
+                          "description of %zu: not the file's whole comment", i);
+                json_decref(file);
+            } else {
+                cr_expect(json_is_integer(json_object_get(it, "layers")));
+                cr_expect(json_is_integer(json_object_get(it, "parameters")),
+                          "parameters of %zu in %s", i, arrays[s]);
+            }
+        }
+    }
+    json_decref(o);
+}
+
+Test(presets, bundled_formats_agree)
+{
+    formats_agree("", -1); /* the data folder the build found: the source tree */
+}
+
+/* A data folder of one topology with two kinds of device and no profiles:
+ * two runs, the first device's peak in the CSV, the missing folder a note. */
+Test(presets, own_folder_formats_agree)
+{
+    char d[64], env[128], out[BIG];
+    th_tmpdir(d, sizeof d, "presets-fmt");
+    cr_assert_eq(th_sh("mkdir %s/topologies", d), 0);
+    th_put(d, "topologies/two-kinds.json",
+           "{\"name\": \"two-kinds\", \"comment\": \"Two kinds of test accelerator. A second "
+           "sentence, with a comma and a \\\"quote\\\".\", \"bytes_per_param\": 12, "
+           "\"devices\": [{\"name\": \"big\", \"count\": 2, \"flops\": 2e12, \"memory\": 4e9, "
+           "\"mem_bandwidth\": 0}, {\"name\": \"small\", \"count\": 1, \"flops\": 1e12, "
+           "\"memory\": 1e9, \"mem_bandwidth\": 0}], \"links\": [{\"name\": \"bus\", "
+           "\"endpoints\": \"*\", \"bandwidth\": 5e9, \"shared\": true}]}");
+    snprintf(env, sizeof env, "PIPESIM_DATA=%s", d);
+    formats_agree(env, 1);
+    char bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(th_capture(out, sizeof out, "%s %s presets --format json", env, bin), 0);
+    json_t *o = json_loads(out, 0, NULL);
+    cr_assert(o, "%s", out);
+    cr_expect(json_is_null(json_object_get(o, "profiles_folder")));
+    cr_expect(json_is_string(json_object_get(o, "profiles_note")));
+    cr_expect(json_is_null(json_object_get(o, "topologies_note")));
+    json_t *t = json_array_get(json_object_get(o, "topologies"), 0);
+    cr_expect_eq(json_integer_value(json_object_get(t, "devices")), 3);
+    json_t *runs = json_object_get(t, "device_runs");
+    cr_assert_eq(json_array_size(runs), 2, "%s", out);
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(runs, 0), "flops")),
+                 2000000000000);
+    cr_expect_eq(json_integer_value(json_object_get(json_array_get(runs, 1), "memory_bytes")),
+                 1000000000);
+    cr_expect(json_is_null(json_object_get(json_array_get(runs, 0), "preset")));
+    json_t *g = json_array_get(json_object_get(t, "link_groups"), 0);
+    cr_expect(json_is_true(json_object_get(g, "shared")));
+    cr_expect_eq(json_integer_value(json_object_get(g, "bandwidth_bytes_per_s")), 5000000000);
+    json_decref(o);
+    /* the table cuts at the first sentence; csv and json keep the comma and quote */
+    cr_assert_eq(th_capture(out, sizeof out, "%s %s presets", env, bin), 0);
+    cr_expect(strstr(out, "  two-kinds            2 x big 2.00 TFLOP/s, 3.73 GiB, 1 x small "
+                          "1.00 TFLOP/s, 953.67 MiB; links: 1 shared 5.00 GB/s. Two kinds of "
+                          "test accelerator.\n"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s %s presets --format csv", env, bin), 0);
+    cr_expect(strstr(out, "\"Two kinds of test accelerator. A second sentence, with a comma "
+                          "and a \"\"quote\"\".\"\n"), "%s", out);
+    cr_expect(strstr(out, "topology,\"two-kinds\","), "%s", out);
+    cr_expect(strstr(out, ",3,2000000000000,4000000000,,"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
+
+/* -o writes what stdout gets. */
+Test(presets, out_file_is_stdout)
+{
+    char d[64], a[BIG], b[BIG];
+    th_tmpdir(d, sizeof d, "presets-out");
+    cr_assert_eq(th_capture(a, sizeof a, "%s presets --format csv", th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s presets --format csv -o %s/p.csv", th_pipesim(), d), 0);
+    th_slurp(d, "p.csv", b, sizeof b);
+    cr_expect_str_eq(a, b);
+    th_sh("rm -rf %s", d);
+}
+
+/* The one usage line of every command, exit 2, nothing on stdout. */
+Test(presets, bad_format_is_a_usage_error)
+{
+    static const struct {
+        const char *args, *err;
+    } bad[] = {
+        { "--format xml", "pipesim presets: --format: unknown format 'xml' (table, csv, json)\n" },
+        { "--format JSON", "pipesim presets: --format: unknown format 'JSON' (table, csv, json)\n" },
+        { "--format", "pipesim presets: option '--format' needs a value (see pipesim presets "
+                      "--help)\n" },
+        { "--formt csv", "pipesim presets: unknown option '--formt'; did you mean '--format'? "
+                         "(see pipesim presets --help)\n" },
+        { "csv", "pipesim presets: unexpected argument 'csv'\n" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[1024], out[1024];
+        int rc = th_capture(err, sizeof err, "%s presets %s 2>&1 >/dev/null", th_pipesim(),
+                            bad[i].args);
+        cr_expect_eq(rc, 2, "'%s' exited %d", bad[i].args, rc);
+        cr_expect_str_eq(err, bad[i].err, "'%s'", bad[i].args);
+        th_capture(out, sizeof out, "%s presets %s 2>/dev/null", th_pipesim(), bad[i].args);
+        cr_expect_str_empty(out, "'%s' printed: %s", bad[i].args, out);
+    }
+}
+
+/* The bash completion reads the names from the CSV: a topology's name,
+ * nothing of the other sections. */
+Test(presets, completion_reads_the_names_from_the_csv)
+{
+    if (th_sh("command -v bash >/dev/null"))
+        cr_skip_test("no bash");
+    char d[64], out[1024], bin[PATH_MAX];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    th_tmpdir(d, sizeof d, "presets-compl");
+    cr_assert_eq(th_sh("mkdir %s/topologies %s/profiles", d, d), 0);
+    th_put(d, "topologies/box-1.json",
+           "{\"name\": \"box-1\", \"comment\": \"One, with a comma.\", \"devices\": [{\"name\": "
+           "\"acc\", \"count\": 2, \"flops\": 1e12, \"memory\": 3e9, \"mem_bandwidth\": 0}], "
+           "\"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", \"bandwidth\": 5e9, "
+           "\"shared\": true}]}");
+    cr_assert_eq(th_sh("%s gen model mlp:layers=2,width=8 -o %s/profiles/net-a.csv", bin, d),
+                 0);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s bash -c '. "
+                            "scripts/pipesim-completion.bash && _pipesim_presets topology %s "
+                            "&& echo -- && _pipesim_presets profile %s'", d, bin, bin), 0,
+                 "%s", out);
+    cr_expect_str_eq(out, "box-1\n--\nnet-a\n");
+    th_sh("rm -rf %s", d);
+}
