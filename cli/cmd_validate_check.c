@@ -54,7 +54,9 @@ static const char help[] =
     "stderr. Default table (the accuracy figures).\n"
     "--quick: M 1,4,16, remat except_last, 3 calibration repeats, 2 rounds (make demo).\n"
     "--realtime: calibrate and run under SCHED_FIFO (root or CAP_SYS_NICE) so other\n"
-    "jobs on shared cores stop preempting the measured steps (a warning if refused).\n"
+    "jobs on shared cores stop preempting the measured steps (a warning if refused);\n"
+    "it prints the kernel's RT throttling, which still stops FIFO threads for 50 ms of\n"
+    "each second by default (kernel.sched_rt_runtime_us).\n"
     "Keep the net small: every point runs real training steps on the shared cores.\n";
 
 /* The progress and prose: stdout, or stderr under --format csv|json. */
@@ -450,6 +452,18 @@ int cli_validate_check(int argc, char **argv)
                                  .progress = hum };
     fprintf(hum, "== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
            a.schedule, a.batch, a.rounds, a.rounds > 1 ? "s" : "", a.warmup, a.steps);
+    if (a.realtime) { /* what SCHED_FIFO is still under */
+        char line[256];
+        long rt_us, period_us;
+        msr_rt_throttle_describe(NULL, line, sizeof line);
+        int throttled = msr_rt_throttle_read(NULL, &rt_us, &period_us) == 0 && rt_us >= 0 &&
+                        rt_us < period_us;
+        ps_error_clear();
+        fprintf(hum, "%s%s\n", line,
+                throttled ? ": workers that spin are stopped for the rest of each period once "
+                            "they have used it (a quiet measurement lifts it: sysctl -w "
+                            "kernel.sched_rt_runtime_us=-1, restore it after)" : "");
+    }
     fflush(hum);
     rc = msr_vcheck_run(&o, &v);
     if (a.realtime)

@@ -237,6 +237,23 @@ const char *msr_calib_op_name(enum msr_calib_op op);
  * the scheduling left as it was. */
 int msr_realtime(int on);
 
+/* The kernel's RT throttling, which msr_realtime's threads are under:
+ * SCHED_FIFO threads may use runtime_us of every period_us
+ * (kernel.sched_rt_runtime_us and sched_rt_period_us; runtime -1: no
+ * limit). The kernel's default, 950000 of 1000000, stops FIFO workers that
+ * spin in their receives for about 50 ms once a second. dir holds the two
+ * files (NULL: /proc/sys/kernel; tests give their own). PS_EIO when a file
+ * cannot be read or does not hold one integer. */
+int msr_rt_throttle_read(const char *dir, long *runtime_us, long *period_us);
+/* Writes runtime_us (-1 lifts the limit; root), the value before in *old
+ * when old is not NULL. PS_EINVAL for a value below -1, PS_EIO when the
+ * file cannot be read or written. */
+int msr_rt_throttle_set(const char *dir, long runtime_us, long *old);
+/* One line for a report: "RT throttling: FIFO threads may use 950 of every
+ * 1000 ms (kernel.sched_rt_runtime_us)", "... off (...= -1)" or
+ * "... unknown (<reason>)". */
+void msr_rt_throttle_describe(const char *dir, char *buf, size_t n);
+
 /* ---- the fits, exposed for tests ---- */
 /* y = a + b x; relative != 0 weights by 1/y^2. n >= 1 (n = 1: a = 0).
  * PS_EINVAL for n < 1, n > MSR_CALIB_MAX_SIZES + 1 or a non-positive y

@@ -571,3 +571,37 @@ Test(calib, calibrate_rejects_bad_options)
     cr_expect_eq(th_sh("cd %s && test ! -e x.csv && test ! -e results", dir), 0);
     cr_expect_eq(th_sh("%s calibrate --help | grep -q 'PREFIX.csv'", th_pipesim()), 0);
 }
+
+/* The RT-throttling files, in a folder of the test's own: read, written
+ * (the value before returned), described, and refused when malformed. */
+Test(calib, rt_throttle_reads_sets_and_describes)
+{
+    char tdir[256], line[256], buf[64];
+    long rt = 0, period = 0, old = 0;
+    th_tmpdir(tdir, sizeof tdir, "rtthrottle");
+    th_put(tdir, "sched_rt_runtime_us", "950000\n");
+    th_put(tdir, "sched_rt_period_us", "1000000\n");
+    cr_assert_eq(msr_rt_throttle_read(tdir, &rt, &period), 0);
+    cr_assert_eq(rt, 950000);
+    cr_assert_eq(period, 1000000);
+    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert_str_eq(line, "RT throttling: FIFO threads may use 950 of every 1000 ms "
+                           "(kernel.sched_rt_runtime_us)");
+    cr_assert_eq(msr_rt_throttle_set(tdir, -1, &old), 0);
+    cr_assert_eq(old, 950000);
+    th_slurp(tdir, "sched_rt_runtime_us", buf, sizeof buf);
+    cr_assert_str_eq(buf, "-1\n");
+    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert_str_eq(line, "RT throttling: off (kernel.sched_rt_runtime_us = -1)");
+    cr_assert_eq(msr_rt_throttle_set(tdir, 950000, &old), 0);
+    cr_assert_eq(old, -1);
+    cr_assert_eq(msr_rt_throttle_set(tdir, -2, NULL), -PS_EINVAL);
+    th_put(tdir, "sched_rt_period_us", "1000000x\n");
+    cr_assert_eq(msr_rt_throttle_read(tdir, &rt, &period), -PS_EIO);
+    cr_assert(strstr(ps_errmsg(), "sched_rt_period_us:1: not one integer"), "%s", ps_errmsg());
+    th_put(tdir, "sched_rt_period_us", "");
+    cr_assert_eq(msr_rt_throttle_read(tdir, &rt, &period), -PS_EIO);
+    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert(!strncmp(line, "RT throttling: unknown (", 24), "%s", line);
+    th_sh("rm -rf '%s'", tdir);
+}

@@ -4,6 +4,9 @@
 # SECONDS from its seed corpus. Fails on the first finding; prints
 # executions and exec/s per target. FUZZ_RUNS=N: N runs from seed 1 instead;
 # FUZZ_MAX_LEN=B: inputs up to B bytes (not for fuzz_cli's argument lists).
+# FUZZ_TIMEOUT=S: a unit running S seconds is a finding (default 10).
+# libFuzzer counts wall-clock time, so a long campaign that will be
+# paused (SIGSTOP while a benchmark runs) needs S above the pause.
 set -u
 b=$(cd "$1" && pwd); secs=$2; shift 2
 src=$(pwd)
@@ -29,7 +32,7 @@ for t in $targets; do
   # tree always fuzzes the same inputs; else SECONDS of random search.
   if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$FUZZ_RUNS -seed=1"; else limit="-max_total_time=$secs"; fi
   # shellcheck disable=SC2086
-  "$b/$t" $limit -timeout=10 -rss_limit_mb=2048 \
+  "$b/$t" $limit -timeout=${FUZZ_TIMEOUT:-10} -rss_limit_mb=2048 \
     -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
     -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1
   rc=$?
