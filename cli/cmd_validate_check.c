@@ -36,8 +36,7 @@ static const char help[] =
     "measured spread (min-max) spans the machine's drift; a prediction outside it is a\n"
     "model miss, one inside is noise.\n"
     "--calib pipelined (default): the layers are timed in K stages, then every stage op\n"
-    "inside real steps of the schedule at each size (remat never and always; each timed\n"
-    "step right after an untimed one of the same pipeline, as in the grid), those\n"
+    "inside real steps of the schedule at each size (remat never and always), those\n"
     "rounds run between the grid's rounds (calibration and grid see the same minutes\n"
     "of the machine); the layers are scaled to the stage ops, the link fitted to the\n"
     "steps' hand-offs. --calib passes: the layer passes alone, just before K's points,\n"
@@ -461,9 +460,9 @@ int cli_validate_check(int argc, char **argv)
                         rt_us < period_us;
         ps_error_clear();
         fprintf(hum, "%s%s\n", line,
-                throttled ? ": workers that spin are stopped for the rest of each period once "
-                            "they have used it (a quiet measurement lifts it: sysctl -w "
-                            "kernel.sched_rt_runtime_us=-1, restore it after)" : "");
+                throttled ? ": workers that spin in their receives are stopped for the rest of "
+                            "each period once they have used it, so a step now and then runs "
+                            "tens of ms longer (the spreads' upper ends)" : "");
     }
     fflush(hum);
     rc = msr_vcheck_run(&o, &v);

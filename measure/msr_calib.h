@@ -114,9 +114,9 @@ struct msr_calib_opts {
      * op inside real pipeline steps of `schedule` (NULL gpipe) on n_stages
      * cores at M = batch / size for each size (batch required, sizes that do
      * not divide it are skipped there), remat never and always, rounds
-     * interleaved across sizes, each timed step right after an untimed one
-     * of the same pipeline (as the grid's timed steps follow its warm-up);
-     * then scale each layer's times so that its
+     * interleaved across sizes (warm_each: each timed step right after an
+     * untimed one of the same pipeline, as the grid's timed steps follow
+     * its warm-up; else right after the previous size's step); then scale each layer's times so that its
      * stage's sums equal those medians (the layer passes give the split
      * between layers, the pipeline the totals), the update likewise, and fit
      * the link to the hand-offs measured inside the steps (K >= 2). Rounds:
@@ -124,6 +124,9 @@ struct msr_calib_opts {
      * the median of every (stage, size, op) is known to rel_se (default
      * 0.5 %: its standard error over the median). */
     int pipelined;
+    int warm_each;             /* pipelined: an untimed step before each timed
+                                  one (doubles the rounds' time; see
+                                  docs/validation.md for what it changes) */
     const char *schedule;
     int max_rounds;
     double rel_se;

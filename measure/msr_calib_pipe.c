@@ -11,11 +11,14 @@
  * remat never (F keeping its stash, B after B) and remat always (F keeping
  * nothing, R, B after R), the two steps of every size in one round and the
  * rounds one after another, so that a drift of the machine over the rounds
- * lands in every size alike. Each timed step comes right after an untimed
- * step of the same pipeline, as the grid's timed steps follow its warm-up:
- * timed after the previous size's step instead, every op found the caches
- * and TLB holding another pipeline's buffers, and the grid at K = 1 ran
- * 3-7 % faster than predicted at M >= 8. Each op's duration comes from the step's
+ * lands in every size alike. With opts.warm_each, each timed step comes
+ * right after an untimed step of the same pipeline, as the grid's timed
+ * steps follow its warm-up; without it (the default) right after the
+ * previous size's step, with another pipeline's buffers in the caches and
+ * TLB. Paired runs (docs/validation.md): warm_each took gpipe at K = 1 from
+ * 3-7 % slower than measured at M >= 8 to within a few percent, and made
+ * the K = 2 schedules with many dependencies (1f1b, zb-auto, dualpipe-v)
+ * worse: their cold op times had covered waits the model lacks. Each op's duration comes from the step's
  * trace; per (stage, size, class) the median over the rounds and micro-
  * batches, with the standard error of that median; rounds go on until each
  * is known to rel_se or max_rounds is reached. The layers keep the split
@@ -450,13 +453,11 @@ int msr_calib_pipe_round(struct msr_pipe_state *ps)
         for (int a = 0; a < 2 && ps->pp[2 * i] && !rc; a++) {
             struct rt_step_stats st;
             struct trc_trace *t = NULL;
-            /* as the grid runs a point: from the initial weights, and
-             * each timed step right after a step of the same pipeline
-             * (its buffers, weights and stash in the caches and TLB as
-             * the grid's timed steps find them, not as the previous
-             * size's step left them) */
+            /* as the grid runs a point: from the initial weights (and
+             * with warm_each after a step of the same pipeline) */
             if ((rc = rt_net_init_params(ps->net, ps->o->seed)) < 0 ||
-                (rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, NULL)) < 0)
+                (ps->o->warm_each &&
+                 (rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, NULL)) < 0))
                 break;
             rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, ps->round >= 0 ? &t : NULL);
             if (!rc && t)

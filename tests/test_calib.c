@@ -67,13 +67,14 @@ Test(calib, rescale_makes_the_medians_sum_to_the_target)
  * the median of its ops inside the steps (F with R pooled; B of both
  * modes pooled), the scale is recorded, the update is one per step, and a
  * hand-off link is fitted at K = 2. No timing value is asserted. */
-Test(calib, pipelined_layers_sum_to_the_stage_ops)
+/* warm_each: the untimed step before each timed one adds no samples */
+static void pipelined_sums(int warm_each)
 {
     static const int sizes[] = { 2, 4 };
     struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
                                 .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
                                 .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
-                                .max_rounds = 3 };
+                                .max_rounds = 3, .warm_each = warm_each };
     struct msr_calib *c;
     cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
     cr_expect(c->pipelined);
@@ -110,6 +111,9 @@ Test(calib, pipelined_layers_sum_to_the_stage_ops)
     cr_expect_gt(c->link_bandwidth, 0);
     msr_calib_free(c);
 }
+
+Test(calib, pipelined_layers_sum_to_the_stage_ops) { pipelined_sums(0); }
+Test(calib, pipelined_warm_each_times_the_same_ops) { pipelined_sums(1); }
 
 Test(calib, pipelined_needs_the_batch)
 {

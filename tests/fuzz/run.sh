@@ -4,6 +4,9 @@
 # SECONDS from its seed corpus. Fails on the first finding; prints
 # executions and exec/s per target. FUZZ_RUNS=N: N runs from seed 1 instead;
 # FUZZ_MAX_LEN=B: inputs up to B bytes (not for fuzz_cli's argument lists).
+# FUZZ_WORKERS=W (with FUZZ_RUNS): W processes on one shared corpus, seeds
+# 1..W, FUZZ_RUNS/W runs each (a long campaign on W cores); the executions
+# printed are their sum.
 # FUZZ_TIMEOUT=S: a unit running S seconds is a finding (default 10).
 # libFuzzer counts wall-clock time, so a long campaign that will be
 # paused (SIGSTOP while a benchmark runs) needs S above the pause.
@@ -30,14 +33,40 @@ for t in $targets; do
   [ -n "${FUZZ_MAX_LEN:-}" ] && [ "$t" != fuzz_cli ] && maxlen=$FUZZ_MAX_LEN
   # FUZZ_RUNS (CI): a fixed number of runs from a fixed seed, so the same
   # tree always fuzzes the same inputs; else SECONDS of random search.
-  if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$FUZZ_RUNS -seed=1"; else limit="-max_total_time=$secs"; fi
-  # shellcheck disable=SC2086
-  "$b/$t" $limit -timeout=${FUZZ_TIMEOUT:-10} -rss_limit_mb=2048 \
-    -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
-    -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1
-  rc=$?
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
-  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | tail -1 | grep -o '[0-9]*$')
+  workers=1; rm -f "$log".[0-9]*
+  [ -n "${FUZZ_RUNS:-}" ] && [ "${FUZZ_WORKERS:-1}" -gt 1 ] && workers=$FUZZ_WORKERS
+  pids=""
+  for w in $(seq 1 "$workers"); do
+    if [ -n "${FUZZ_RUNS:-}" ]; then limit="-runs=$((FUZZ_RUNS / workers)) -seed=$w"
+    else limit="-max_total_time=$secs"; fi
+    wlog=$log; [ "$workers" -gt 1 ] && wlog=$log.$w
+    # shellcheck disable=SC2086
+    "$b/$t" $limit -timeout=${FUZZ_TIMEOUT:-10} -rss_limit_mb=2048 \
+      -max_len=$maxlen -close_fd_mask=3 -print_final_stats=1 \
+      -artifact_prefix="$b/artifacts/$name-" "$work" "$seeds" >"$wlog" 2>&1 &
+    pids="$pids $!"
+  done
+  # the first worker with a finding stops the others; a signal stops all
+  trap 'kill $pids 2>/dev/null; exit 130' INT TERM HUP
+  rc=0; live=$pids
+  while [ -n "$live" ]; do
+    still=""
+    for p in $live; do
+      if kill -0 "$p" 2>/dev/null; then still="$still $p"
+      else wait "$p" || { r=$?; [ $rc -eq 0 ] && rc=$r; kill $pids 2>/dev/null; }; fi
+    done
+    live=$still
+    [ -n "$live" ] && sleep 1
+  done
+  trap - INT TERM HUP
+  [ "$workers" -gt 1 ] && cat "$log".[0-9]* >"$log"
+  runs=0; speed=0
+  for w in $(seq 1 "$workers"); do
+    wlog=$log; [ "$workers" -gt 1 ] && wlog=$log.$w
+    r=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$wlog" | tail -1 | grep -o '[0-9]*$')
+    v=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$wlog" | tail -1 | grep -o '[0-9]*$')
+    runs=$((runs + ${r:-0})); speed=$((speed + ${v:-0}))
+  done
   if [ $rc -ne 0 ]; then
     echo "!! $t: finding (exit $rc), see $log and $b/artifacts/"; tail -40 "$log"; fail=1
   else
