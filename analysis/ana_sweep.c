@@ -1,5 +1,6 @@
 /* ana_sweep: the parallel sweep into SQLite (see ana_sweep.h). */
 #include "analysis/ana_sweep.h"
+#include "analysis/ana_sweep_int.h"
 #include "analysis/ana_db.h"
 #include "analysis/ana_predict.h"
 #include "models/mdl_preset.h"
@@ -98,17 +99,12 @@ static const char *signal_name(int sig)
     }
 }
 
-struct job {
-    struct ana_run run;
-    enum sch_remat remat;
-    enum sch_part_strategy strategy;
-    double baseline_s;
-};
+#define job ana_sweep_job
 
 struct pool {
     const struct ana_sweep_spec *sp;
     struct job *jobs;
-    int n, next, running, abort;
+    int n, next, step, running, abort; /* next += step: this shard's jobs */
     int *ready, head, tail;       /* finished job indices, FIFO */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -209,9 +205,11 @@ static void *worker(void *arg)
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }
-        int i = p->next++;
+        int i = p->next;
+        p->next += p->step;
         pthread_mutex_unlock(&p->mu);
         run_job(p->sp, &p->jobs[i]);
+        p->jobs[i].ran = 1;
         pthread_mutex_lock(&p->mu);
         p->ready[p->tail++] = i;
         pthread_cond_broadcast(&p->cv);
@@ -322,10 +320,10 @@ static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
 
 /* Stores finished jobs until the workers are gone; commits every 16 rows
  * or 0.2 s. */
-static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double t0)
+static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double t0, int mine)
 {
     const struct ana_sweep_spec *sp = p->sp;
-    int rc = ana_db_begin(db), pending = 0;
+    int rc = db ? ana_db_begin(db) : 0, pending = 0;
     double last_commit = now();
     while (rc == 0) {
         pthread_mutex_lock(&p->mu);
@@ -338,12 +336,12 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
         int i = p->ready[p->head++];
         pthread_mutex_unlock(&p->mu);
         struct job *j = &p->jobs[i];
-        if ((rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "")) < 0)
+        if (!db) { /* kept for rank 0 */
+            st->done++;
+            continue;
+        }
+        if ((rc = ana_sweep_store(sp, db, j, st)) < 0)
             break;
-        st->done++;
-        st->failed += strcmp(j->run.status, "ok") != 0;
-        free(j->run.stages);
-        j->run.stages = NULL;
         pending++;
         if (pending >= 16 || now() - last_commit > 0.2) {
             if ((rc = ana_db_commit(db)) < 0 || (rc = ana_db_begin(db)) < 0)
@@ -352,13 +350,26 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
             last_commit = now();
         }
         if (sp->progress)
-            progress(st->done, p->n, t0, 0);
+            progress(st->done, mine, t0, 0);
         if (sp->on_row)
-            sp->on_row(sp->ctx, st->done, p->n);
+            sp->on_row(sp->ctx, st->done, mine);
     }
-    if (rc == 0)
+    if (rc == 0 && db)
         rc = ana_db_commit(db);
     return rc;
+}
+
+int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *j,
+                    struct ana_sweep_stats *st)
+{
+    int rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "");
+    if (rc < 0)
+        return rc;
+    st->done++;
+    st->failed += strcmp(j->run.status, "ok") != 0;
+    free(j->run.stages);
+    j->run.stages = NULL;
+    return 0;
 }
 
 /* A replica count with which no K of the list fits the devices would only
@@ -381,15 +392,8 @@ static int check_replicas(const struct ana_sweep_spec *sp)
     return 0;
 }
 
-int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
-                  struct ana_sweep_stats *stats)
+void ana_sweep_begin(const struct ana_sweep_spec *sp)
 {
-    struct ana_sweep_stats st = { 0 };
-    ana_db *db = NULL;
-    struct job *jobs = NULL;
-    struct pool p = { .sp = sp };
-    pthread_t *th = NULL;
-    int n = 0, started = 0, rc;
     atomic_store(&stop_flag, 0);
     atomic_store(&stop_sig, 0);
     if (sp->handle_signals)
@@ -398,20 +402,40 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
                         "stops at once)\n" :
                         "sweep: stopping after the running configurations (a second signal "
                         "stops at once)\n");
-    if ((rc = check_replicas(sp)) < 0 || (rc = ana_db_open(db_path, 1, &db)) < 0 ||
-        (rc = plan(sp, db, &jobs, &n, &st)) < 0 ||
-        (rc = baselines(sp, jobs, n)) < 0)
-        goto out;
+}
+
+int ana_sweep_prepare(const struct ana_sweep_spec *sp, const char *db_path, ana_db **db,
+                      struct ana_sweep_job **jobs, int *n, struct ana_sweep_stats *st)
+{
+    *db = NULL;
+    *jobs = NULL;
+    *n = 0;
+    int rc;
+    if ((rc = check_replicas(sp)) < 0 || (rc = ana_db_open(db_path, 1, db)) < 0 ||
+        (rc = plan(sp, *db, jobs, n, st)) < 0 || (rc = baselines(sp, *jobs, *n)) < 0) {
+        ana_db_close(*db);
+        *db = NULL;
+        free(*jobs);
+        *jobs = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+int ana_sweep_pool(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *jobs,
+                   int n, int shard, int nshards, struct ana_sweep_stats *st)
+{
+    struct pool p = { .sp = sp, .jobs = jobs, .n = n, .next = shard, .step = nshards };
+    pthread_t *th = NULL;
+    int started = 0, rc = 0, mine = shard < n ? (n - shard + nshards - 1) / nshards : 0;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     int nt = sp->jobs > 0 ? sp->jobs : (nproc > 0 ? (int)nproc : 1);
-    if (nt > n)
-        nt = n;
-    p.jobs = jobs;
-    p.n = n;
+    if (nt > mine)
+        nt = mine;
     if (!(p.ready = malloc(sizeof *p.ready * (size_t)(n ? n : 1))) ||
         !(th = malloc(sizeof *th * (size_t)(nt ? nt : 1)))) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
+        free(p.ready);
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv, NULL);
@@ -426,12 +450,12 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
             pthread_mutex_unlock(&p.mu);
             if (!started) {
                 rc = ps_error(PS_ERUNTIME, "cannot start sweep worker threads");
-                goto out_destroy;
+                goto out;
             }
             break; /* fewer workers than asked */
         }
     }
-    rc = drain(&p, db, &st, t0);
+    rc = drain(&p, db, st, t0, mine);
     if (rc < 0) { /* stop the workers, then wait for them */
         pthread_mutex_lock(&p.mu);
         p.abort = 1;
@@ -441,28 +465,48 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
     }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
-    if (sp->progress && n)
-        progress(st.done, n, t0, 1);
-    if (rc == 0 && st.done < n)
-        rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
-                       "(%d were there already); run the same command again to resume",
-                       signal_name(atomic_load(&stop_sig)), st.done, n, db_path, st.skipped);
-out_destroy:
+    if (sp->progress && mine)
+        progress(st->done, mine, t0, 1);
+out:
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
-out:
+    free(p.ready);
+    free(th);
+    return rc;
+}
+
+int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, ana_db *db,
+                  struct ana_sweep_job *jobs, int n, const struct ana_sweep_stats *st,
+                  struct ana_sweep_stats *stats)
+{
+    if (rc == 0 && st->done < n)
+        rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
+                       "(%d were there already); run the same command again to resume",
+                       signal_name(atomic_load(&stop_sig)), st->done, n, db_path, st->skipped);
     if (sp->handle_signals)
         signals_restore();
     for (int i = 0; jobs && i < n; i++)
         free(jobs[i].run.stages);
     free(jobs);
-    free(p.ready);
-    free(th);
     ana_db_close(db);
     if (rc == 0 && !sp->quiet)
         fprintf(stderr, "sweep: %d configurations: %d simulated (%d could not run), %d already "
-                "in %s\n", st.total, st.done, st.failed, st.skipped, db_path);
+                "in %s\n", st->total, st->done, st->failed, st->skipped, db_path);
     if (stats)
-        *stats = st;
+        *stats = *st;
     return rc;
+}
+
+int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
+                  struct ana_sweep_stats *stats)
+{
+    struct ana_sweep_stats st = { 0 };
+    ana_db *db = NULL;
+    struct job *jobs = NULL;
+    int n = 0;
+    ana_sweep_begin(sp);
+    int rc = ana_sweep_prepare(sp, db_path, &db, &jobs, &n, &st);
+    if (rc == 0)
+        rc = ana_sweep_pool(sp, db, jobs, n, 0, 1, &st);
+    return ana_sweep_end(sp, db_path, rc, db, jobs, n, &st, stats);
 }

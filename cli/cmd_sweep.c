@@ -42,6 +42,8 @@ static const char help[] =
     "stderr when it is a terminal.\n"
     "Defaults: --replicas 1, --remat except_last, --strategy uniform,\n"
     "--db results/sweep.db.\n"
+    "Under mpirun -np P the configurations are sharded over the P ranks (each with\n"
+    "--jobs threads) and rank 0 alone writes --db: the same rows one process stores.\n"
     "Read the results with pipesim report and pipesim plot.\n";
 
 static int parse_list(const char *s, const char *what, int (*one)(const char *, int *),
@@ -225,7 +227,9 @@ int cmd_sweep(int argc, char **argv)
     sp.jobs = (int)jobs;
     sp.progress = !sp.quiet && isatty(2);
     struct ana_sweep_stats st;
-    rc = ana_sweep_run(&sp, db, &st);
+    int root; /* under mpirun, rank 0 stores and prints */
+    rc = ana_sweep_run_mpi(&sp, db, &st, &root);
+    (void)root;
 out:
     free(cmdline);
     free(sbuf);

@@ -477,6 +477,45 @@ Test(plan_cli, sweep_takes_a_schedule_list)
                        "--db bad.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
 }
 
+/* mpirun -np 2 pipesim sweep: the same rows as one process (report's CSV
+ * has every row and stage), rank 0 alone writing; resuming a database one
+ * process began runs only what it lacks. */
+Test(plan_cli, two_mpi_ranks_sweep_as_one_process)
+{
+    if (th_sh("%s --version 2>/dev/null | grep -q 'MPI backend: *yes'", th_pipesim()) != 0)
+        cr_skip_test("pipesim was built without MPI (apt-get install libopenmpi-dev)");
+    if (th_sh("command -v mpirun >/dev/null 2>&1") != 0)
+        cr_skip_test("mpirun is not installed (apt-get install openmpi-bin)");
+#define GRID " -K 1,2,4 -M 1,2,4 --batch 8 --schedule gpipe,1f1b --remat never,always"
+    const char *mpi = getuid() == 0 ? "--allow-run-as-root" : "";
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK GRID " --db one.db --quiet", dir, th_pipesim()), 0);
+    char err[4096];
+    int rc = th_sh("cd %s && mpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
+                   "%s sweep " OK GRID " --db two.db --jobs 1 2>mpi.err", dir, mpi, th_pipesim());
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, "36 configurations: 36 simulated (0 could not run), 0 already in "
+                          "two.db"), "%s", err);
+    /* resumed: one process stored K = 1 only, two ranks add the rest */
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1,2,4 --batch 8 --schedule gpipe,1f1b "
+                       "--remat never,always --db three.db --quiet", dir, th_pipesim()), 0);
+    rc = th_sh("cd %s && mpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
+               "%s sweep " OK GRID " --db three.db 2>mpi.err", dir, mpi, th_pipesim());
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, "36 configurations: 24 simulated (0 could not run), 12 already in "
+                          "three.db"), "%s", err);
+#undef GRID
+    static char a[1 << 16], b[1 << 16], c[1 << 16];
+    const char *rep = "cd %s && %s report --db %s --csv - --out /dev/null";
+    cr_assert_eq(th_capture(a, sizeof a, rep, dir, th_pipesim(), "one.db"), 0);
+    cr_assert_eq(th_capture(b, sizeof b, rep, dir, th_pipesim(), "two.db"), 0);
+    cr_assert_eq(th_capture(c, sizeof c, rep, dir, th_pipesim(), "three.db"), 0);
+    cr_expect_gt(strlen(a), 1000);
+    cr_expect_str_eq(a, b);
+    cr_expect_str_eq(a, c);
+}
+
 /* compare-schedules --remat-per-schedule: each schedule's row is that of the
  * mode, of never, except_last and always, that runs fastest and fits (else
  * the least memory), as the three fixed-mode comparisons say. */

@@ -1,0 +1,157 @@
+/*
+ * ana_sweep_mpi: `mpirun -np P pipesim sweep ...` (see ana_sweep.h). Rank
+ * 0 opens the database and finds what it lacks, as one process does, and
+ * sends that job list (with the baselines) to every rank; rank r runs the
+ * jobs i with i % P == r on its own threads. Rank 0 stores its rows as
+ * they finish, then each other rank's, so the database holds exactly the
+ * rows one process stores (ids and times aside). A signal stops every rank
+ * after its running configurations (mpirun forwards it); the rows finished
+ * anywhere are stored and the sweep says how to resume. Without an MPI
+ * launcher (or built without MPI) it is ana_sweep_run.
+ */
+#include "analysis/ana_sweep.h"
+#include "analysis/ana_sweep_int.h"
+#include "base/ps_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PIPESIM_MPI
+#include <mpi.h>
+#endif
+
+/* Whether an MPI launcher started this process with more than one rank. */
+static int launched(void)
+{
+    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 1)
+            return 1;
+    }
+    return 0;
+}
+
+#ifdef PIPESIM_MPI
+enum { TAG_COUNT = 21, TAG_ROW, TAG_STAGES };
+
+/* Rank r > 0: its finished rows to rank 0 (count, then each row and its
+ * stages). */
+static void send_rows(struct ana_sweep_job *jobs, int n, int rank, int size)
+{
+    int k = 0;
+    for (int i = rank; i < n; i += size)
+        k += jobs[i].ran;
+    MPI_Send(&k, 1, MPI_INT, 0, TAG_COUNT, MPI_COMM_WORLD);
+    for (int i = rank; i < n; i += size) {
+        if (!jobs[i].ran)
+            continue;
+        struct ana_sweep_job j = jobs[i];
+        int idx = i;
+        j.run.stages = NULL;
+        MPI_Send(&idx, 1, MPI_INT, 0, TAG_ROW, MPI_COMM_WORLD);
+        MPI_Send(&j, (int)sizeof j, MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD);
+        MPI_Send(jobs[i].run.stages, (int)(sizeof *jobs[i].run.stages * (size_t)j.run.n_stages),
+                 MPI_BYTE, 0, TAG_STAGES, MPI_COMM_WORLD);
+    }
+}
+
+/* Rank 0: every other rank's rows into the database, committed every 16. */
+static int store_rows(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *jobs,
+                      int n, int size, struct ana_sweep_stats *st)
+{
+    int rc = ana_db_begin(db), pending = 0;
+    for (int r = 1; r < size; r++) {
+        int k = 0;
+        MPI_Recv(&k, 1, MPI_INT, r, TAG_COUNT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int e = 0; e < k; e++) {
+            int idx;
+            struct ana_sweep_job j;
+            MPI_Recv(&idx, 1, MPI_INT, r, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&j, (int)sizeof j, MPI_BYTE, r, TAG_ROW, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (idx < 0 || idx >= n || j.run.n_stages < 0)
+                PS_BUG("MPI sweep: rank %d sent row %d of %d", r, idx, n);
+            j.run.stages = calloc((size_t)(j.run.n_stages ? j.run.n_stages : 1),
+                                  sizeof *j.run.stages);
+            if (!j.run.stages) /* the other ranks are blocked sending: abort them */
+                MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
+            MPI_Recv(j.run.stages, (int)(sizeof *j.run.stages * (size_t)j.run.n_stages),
+                     MPI_BYTE, r, TAG_STAGES, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            jobs[idx] = j;
+            if (rc < 0) /* keep receiving, so no rank blocks */
+                continue;
+            rc = ana_sweep_store(sp, db, &jobs[idx], st);
+            if (rc == 0 && ++pending >= 16 && (rc = ana_db_commit(db)) == 0)
+                rc = ana_db_begin(db), pending = 0;
+        }
+    }
+    int c = ana_db_commit(db);
+    return rc < 0 ? rc : c;
+}
+#endif
+
+int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
+                      struct ana_sweep_stats *stats, int *root)
+{
+    *root = 1;
+#ifndef PIPESIM_MPI
+    (void)launched;
+    return ana_sweep_run(sp, db_path, stats);
+#else
+    if (!launched())
+        return ana_sweep_run(sp, db_path, stats);
+    int inited = 0, rank = 0, size = 1;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
+        return ps_error(PS_ERUNTIME, "sweep: MPI_Init failed");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *root = rank == 0;
+    struct ana_sweep_stats st = { 0 };
+    ana_db *db = NULL;
+    struct ana_sweep_job *jobs = NULL;
+    int n = 0, rc = 0;
+    ana_sweep_begin(sp);
+    if (rank == 0)
+        rc = ana_sweep_prepare(sp, db_path, &db, &jobs, &n, &st);
+    /* the job list, or rank 0's error, to every rank */
+    int head[4] = { rc, n, st.total, st.skipped };
+    MPI_Bcast(head, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    if (head[0] < 0) {
+        if (rank) /* rank 0 prints the reason */
+            rc = ps_error(-head[0], "sweep: rank 0 failed (see its message)");
+        goto out;
+    }
+    n = head[1];
+    st.total = head[2];
+    st.skipped = head[3];
+    if (rank && !(jobs = calloc((size_t)(n ? n : 1), sizeof *jobs)))
+        MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
+    for (int i = 0; i < n; i++) /* a row each: the list may pass INT_MAX bytes */
+        MPI_Bcast(&jobs[i], (int)sizeof *jobs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    struct ana_sweep_spec local = *sp;
+    if (rank)
+        local.progress = 0; /* rank 0's bar is the sweep's */
+    rc = ana_sweep_pool(&local, rank ? NULL : db, jobs, n, rank, size, &st);
+    if (rc < 0) /* this rank's own failure ends the sweep for all */
+        MPI_Abort(MPI_COMM_WORLD, ps_exit_status(-rc));
+    if (rank) {
+        send_rows(jobs, n, rank, size);
+    } else {
+        rc = store_rows(sp, db, jobs, n, size, &st);
+    }
+out:
+    if (rank) {
+        for (int i = 0; jobs && i < n; i++)
+            free(jobs[i].run.stages);
+        free(jobs);
+        if (sp->handle_signals)
+            ana_sweep_end(&(struct ana_sweep_spec){ .handle_signals = 1, .quiet = 1 },
+                          db_path, rc < 0 ? rc : 0, NULL, NULL, 0, &st, stats);
+    } else {
+        rc = ana_sweep_end(sp, db_path, rc, db, jobs, n, &st, stats);
+    }
+    MPI_Finalize();
+    return rc;
+#endif
+}
