@@ -7,6 +7,7 @@
  * does. Without an MPI launcher (or built without MPI) it is ana_plan_run.
  */
 #include "analysis/ana_plan.h"
+#include "analysis/ana_mpi.h"
 #include "base/ps_error.h"
 
 #include <stdlib.h>
@@ -16,40 +17,25 @@
 #include <mpi.h>
 #endif
 
-/* Whether an MPI launcher started this process with more than one rank. */
-static int launched(void)
-{
-    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1)
-            return 1;
-    }
-    return 0;
-}
-
 int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root)
 {
     *root = 1;
 #ifndef PIPESIM_MPI
-    (void)launched;
     return ana_plan_run(sp, out);
 #else
-    if (!launched())
+    if (!ana_mpi_launched())
         return ana_plan_run(sp, out);
     *out = NULL;
-    int inited = 0, rank = 0, size = 1;
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
-        return ps_error(PS_ERUNTIME, "plan: MPI_Init failed");
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = 0, size = 1, rc = ana_mpi_start("plan", &rank, &size);
+    if (rc < 0)
+        return rc;
     *root = rank == 0;
     struct ana_plan_spec s = *sp;
     s.shard = rank;
     s.nshards = size;
     struct ana_plan *p = NULL;
-    int rc = ana_plan_run(&s, &p), worst = rc;
+    rc = ana_plan_run(&s, &p);
+    int worst = rc;
     /* every rank enumerates alike, so errors are alike too; but a rank may
      * run out of memory alone: no gather then */
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

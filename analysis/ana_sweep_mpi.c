@@ -4,13 +4,15 @@
  * sends that job list (with the baselines) to every rank; rank r runs the
  * jobs i with i % P == r on its own threads. Rank 0 stores its rows as
  * they finish, then each other rank's, so the database holds exactly the
- * rows one process stores (ids and times aside). A signal stops every rank
- * after its running configurations (mpirun forwards it); the rows finished
- * anywhere are stored and the sweep says how to resume. Without an MPI
+ * rows one process stores (ids and times aside). A signal to the ranks
+ * stops each after its running configurations; the rows finished anywhere
+ * are stored and the sweep says how to resume (Open MPI's mpirun answers
+ * its own SIGINT by killing the ranks: then only what rank 0 stored stays). Without an MPI
  * launcher (or built without MPI) it is ana_sweep_run.
  */
 #include "analysis/ana_sweep.h"
 #include "analysis/ana_sweep_int.h"
+#include "analysis/ana_mpi.h"
 #include "base/ps_error.h"
 
 #include <stdlib.h>
@@ -19,18 +21,6 @@
 #ifdef PIPESIM_MPI
 #include <mpi.h>
 #endif
-
-/* Whether an MPI launcher started this process with more than one rank. */
-static int launched(void)
-{
-    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1)
-            return 1;
-    }
-    return 0;
-}
 
 #ifdef PIPESIM_MPI
 enum { TAG_COUNT = 21, TAG_ROW, TAG_STAGES };
@@ -95,22 +85,17 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
 {
     *root = 1;
 #ifndef PIPESIM_MPI
-    (void)launched;
     return ana_sweep_run(sp, db_path, stats);
 #else
-    if (!launched())
+    if (!ana_mpi_launched())
         return ana_sweep_run(sp, db_path, stats);
-    int inited = 0, rank = 0, size = 1;
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
-        return ps_error(PS_ERUNTIME, "sweep: MPI_Init failed");
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = 0, size = 1, n = 0, rc = ana_mpi_start("sweep", &rank, &size);
+    if (rc < 0)
+        return rc;
     *root = rank == 0;
     struct ana_sweep_stats st = { 0 };
     ana_db *db = NULL;
     struct ana_sweep_job *jobs = NULL;
-    int n = 0, rc = 0;
     ana_sweep_begin(sp);
     if (rank == 0)
         rc = ana_sweep_prepare(sp, db_path, &db, &jobs, &n, &st);

@@ -454,11 +454,7 @@ int cli_validate_check(int argc, char **argv)
            a.schedule, a.batch, a.rounds, a.rounds > 1 ? "s" : "", a.warmup, a.steps);
     if (a.realtime) { /* what SCHED_FIFO is still under */
         char line[256];
-        long rt_us, period_us;
-        msr_rt_throttle_describe(NULL, line, sizeof line);
-        int throttled = msr_rt_throttle_read(NULL, &rt_us, &period_us) == 0 && rt_us >= 0 &&
-                        rt_us < period_us;
-        ps_error_clear();
+        int throttled = msr_rt_throttle_describe(NULL, line, sizeof line) == 1;
         fprintf(hum, "%s%s\n", line,
                 throttled ? ": workers that spin in their receives are stopped for the rest of "
                             "each period once they have used it, so a step now and then runs "

@@ -84,16 +84,21 @@ int msr_rt_throttle_set(const char *dir, long runtime_us, long *old)
     return 0;
 }
 
-void msr_rt_throttle_describe(const char *dir, char *buf, size_t n)
+int msr_rt_throttle_describe(const char *dir, char *buf, size_t n)
 {
     long rt, period;
-    if (msr_rt_throttle_read(dir, &rt, &period) < 0)
+    if (msr_rt_throttle_read(dir, &rt, &period) < 0) {
         snprintf(buf, n, "RT throttling: unknown (%s)", ps_errmsg());
-    else if (rt < 0)
+        ps_error_clear();
+        return -1;
+    }
+    if (rt < 0) {
         snprintf(buf, n, "RT throttling: off (kernel.sched_rt_runtime_us = -1)");
-    else
-        snprintf(buf, n, "RT throttling: FIFO threads may use %.0f of every %.0f ms "
-                 "(kernel.sched_rt_runtime_us)", rt / 1e3, period / 1e3);
+        return 0;
+    }
+    snprintf(buf, n, "RT throttling: FIFO threads may use %.0f of every %.0f ms "
+             "(kernel.sched_rt_runtime_us)", rt / 1e3, period / 1e3);
+    return rt < period;
 }
 
 const char *msr_calib_op_name(enum msr_calib_op op)

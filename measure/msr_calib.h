@@ -256,8 +256,9 @@ int msr_rt_throttle_read(const char *dir, long *runtime_us, long *period_us);
 int msr_rt_throttle_set(const char *dir, long runtime_us, long *old);
 /* One line for a report: "RT throttling: FIFO threads may use 950 of every
  * 1000 ms (kernel.sched_rt_runtime_us)", "... off (...= -1)" or
- * "... unknown (<reason>)". */
-void msr_rt_throttle_describe(const char *dir, char *buf, size_t n);
+ * "... unknown (<reason>)". Returns 1 when a limit below the period
+ * applies, 0 when none does, -1 when unknown (the error cleared). */
+int msr_rt_throttle_describe(const char *dir, char *buf, size_t n);
 
 /* ---- the fits, exposed for tests ---- */
 /* y = a + b x; relative != 0 weights by 1/y^2. n >= 1 (n = 1: a = 0).

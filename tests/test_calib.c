@@ -588,14 +588,14 @@ Test(calib, rt_throttle_reads_sets_and_describes)
     cr_assert_eq(msr_rt_throttle_read(tdir, &rt, &period), 0);
     cr_assert_eq(rt, 950000);
     cr_assert_eq(period, 1000000);
-    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert_eq(msr_rt_throttle_describe(tdir, line, sizeof line), 1);
     cr_assert_str_eq(line, "RT throttling: FIFO threads may use 950 of every 1000 ms "
                            "(kernel.sched_rt_runtime_us)");
     cr_assert_eq(msr_rt_throttle_set(tdir, -1, &old), 0);
     cr_assert_eq(old, 950000);
     th_slurp(tdir, "sched_rt_runtime_us", buf, sizeof buf);
     cr_assert_str_eq(buf, "-1\n");
-    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert_eq(msr_rt_throttle_describe(tdir, line, sizeof line), 0);
     cr_assert_str_eq(line, "RT throttling: off (kernel.sched_rt_runtime_us = -1)");
     cr_assert_eq(msr_rt_throttle_set(tdir, 950000, &old), 0);
     cr_assert_eq(old, -1);
@@ -605,7 +605,7 @@ Test(calib, rt_throttle_reads_sets_and_describes)
     cr_assert(strstr(ps_errmsg(), "sched_rt_period_us:1: not one integer"), "%s", ps_errmsg());
     th_put(tdir, "sched_rt_period_us", "");
     cr_assert_eq(msr_rt_throttle_read(tdir, &rt, &period), -PS_EIO);
-    msr_rt_throttle_describe(tdir, line, sizeof line);
+    cr_assert_eq(msr_rt_throttle_describe(tdir, line, sizeof line), -1);
     cr_assert(!strncmp(line, "RT throttling: unknown (", 24), "%s", line);
     th_sh("rm -rf '%s'", tdir);
 }
