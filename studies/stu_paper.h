@@ -83,6 +83,17 @@ struct stu_t2_fig {
 int stu_paper_t2_figures(const struct stu_paper_ctx *c, struct stu_t2_fig *f);
 void stu_t2_fig_release(struct stu_t2_fig *f);
 
+/* Table 3's cells as table3.md computes them: normalized throughput
+ * [model][K = 2, 4, 8] at M = 32 on the P100 host, predicted and the
+ * paper's (NaN where the reference holds NA), the same GPUs with a
+ * dedicated link per stage pair, and each cell's load imbalance. */
+struct stu_t3_fig {
+    const char *model[2];                  /* "AmoebaNet-D (18, 128)", "Transformer-24" */
+    int K[3];
+    double pred[2][3], paper[2][3], dedicated[2][3], imbalance[2][3];
+};
+int stu_paper_t3_figures(const struct stu_paper_ctx *c, struct stu_t3_fig *f);
+
 /* Table 1's cells as table1.md computes them, per model and paper column:
  * the generated parameter count of the paper's configuration and of the
  * largest model that fits, beside the paper's. */

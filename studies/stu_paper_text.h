@@ -22,6 +22,7 @@ struct stu_t3_facts {
     double norm[2][3], paper[2][3], bubble[2][3], analytic[2][3]; /* [model][K] */
     double link_s[2][3], step_s[2][3];  /* all transfers of a step, serialized */
     double norm_dedicated[2][3];        /* the same with a link per stage pair */
+    double imbalance[2][3];             /* slowest stage's compute / mean - 1 */
     int fits[2][3];
 };
 
@@ -38,7 +39,7 @@ struct stu_parts_facts {
  * table2.gp, table3.gp, and the placeholders each may use. */
 #define STU_T1_NTEXT 3
 #define STU_T2_NTEXT 6
-#define STU_T3_NTEXT 9
+#define STU_T3_NTEXT 13
 #define STU_PARTS_NTEXT 4
 extern const struct stu_tmpl_sect stu_t1_text[STU_T1_NTEXT], stu_t2_text[STU_T2_NTEXT],
     stu_t3_text[STU_T3_NTEXT], stu_parts_text[STU_PARTS_NTEXT], stu_t2gp_text[1],

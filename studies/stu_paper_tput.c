@@ -266,16 +266,17 @@ static double link_seconds(const struct mdl_profile *p, const struct mdl_topolog
     return sum;
 }
 
-int stu_paper_table3(const struct stu_paper_ctx *c)
+static const struct tp_model t3_models[2] = {
+    { "AmoebaNet-D (18, 128)", "amoebanet:L=18,D=128", 1, 18, 128, 128, NULL, "p100", 0 },
+    { "Transformer-24", "transformer:L=24", 0, 24, 0, 32, NULL, "p100", 0 },
+};
+
+/* Every cell of Table 3 under the batch policy on c's P100 host, and on the
+ * same GPUs with a dedicated link per stage pair (alt), normalized to
+ * K = 2; the bus and normalization facts into x. */
+static int t3_cells(const struct stu_paper_ctx *c, struct tp_cell cells[2][NK],
+                    struct tp_cell alt[2][NK], struct stu_t3_facts *x)
 {
-    const struct tp_model models[2] = {
-        { "AmoebaNet-D (18, 128)", "amoebanet:L=18,D=128", 1, 18, 128, 128, c->p100, "p100", 0 },
-        { "Transformer-24", "transformer:L=24", 0, 24, 0, 32, c->p100, "p100", 0 },
-    };
-    static struct tp_cell cells[2][NK], alt[2][NK];
-    memset(cells, 0, sizeof cells);
-    memset(alt, 0, sizeof alt);
-    struct stu_t3_facts facts = { 0 };
     /* The same GPUs with a dedicated PCIe link between neighbouring stages:
      * how much the shared bus costs. */
     struct mdl_topology *chain;
@@ -286,18 +287,19 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
         return rc;
     chain->bytes_per_param = c->p100->bytes_per_param;
     for (int m = 0; m < 2 && rc == 0; m++) {
+        struct tp_model md = t3_models[m];
+        md.t = c->p100;
         struct mdl_profile *p;
-        if ((rc = build(&models[m], &p)) < 0)
+        if ((rc = build(&md, &p)) < 0)
             break;
         for (int k = 0; k < NK && rc == 0; k++) {
-            rc = stu_paper_fit_batch(p, models[m].t, Ks[k], 32, models[m].start, 0,
-                                     &cells[m][k].p);
+            rc = stu_paper_fit_batch(p, md.t, Ks[k], 32, md.start, 0, &cells[m][k].p);
             if (rc == 0)
-                rc = stu_paper_fit_batch(p, chain, Ks[k], 32, models[m].start, 0, &alt[m][k].p);
+                rc = stu_paper_fit_batch(p, chain, Ks[k], 32, md.start, 0, &alt[m][k].p);
             if (rc == 0) {
                 shares(&cells[m][k]);
                 cells[m][k].paper = c->ref.t3[m][k]; /* table3.csv; NA: "—" */
-                facts.link_s[m][k] = link_seconds(p, models[m].t, cells[m][k].p);
+                x->link_s[m][k] = link_seconds(p, md.t, cells[m][k].p);
             }
         }
         mdl_profile_free(p);
@@ -305,9 +307,54 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
             break;
         for (int k = 0; k < NK; k++) {
             cells[m][k].norm = cells[m][k].p->samples_per_s / cells[m][0].p->samples_per_s;
-            facts.norm_dedicated[m][k] = alt[m][k].p->samples_per_s / alt[m][0].p->samples_per_s;
+            x->norm_dedicated[m][k] = alt[m][k].p->samples_per_s / alt[m][0].p->samples_per_s;
         }
     }
+    for (int m = 0; m < 2 && rc == 0; m++)
+        for (int k = 0; k < NK; k++) {
+            const struct tp_cell *cl = &cells[m][k];
+            x->norm[m][k] = cl->norm;
+            x->paper[m][k] = cl->paper;
+            x->bubble[m][k] = cl->p->bubble_sim;
+            x->analytic[m][k] = cl->p->bubble_analytic;
+            x->step_s[m][k] = cl->p->step_s;
+            x->fits[m][k] = cl->p->fits;
+            x->imbalance[m][k] = cl->imbalance;
+        }
+    mdl_topology_free(chain);
+    return rc;
+}
+
+int stu_paper_t3_figures(const struct stu_paper_ctx *c, struct stu_t3_fig *f)
+{
+    static struct tp_cell cells[2][NK], alt[2][NK];
+    memset(cells, 0, sizeof cells);
+    memset(alt, 0, sizeof alt);
+    memset(f, 0, sizeof *f);
+    struct stu_t3_facts x = { 0 };
+    int rc = t3_cells(c, cells, alt, &x);
+    for (int m = 0; m < 2 && rc == 0; m++) {
+        f->model[m] = t3_models[m].name;
+        for (int k = 0; k < NK; k++) {
+            f->K[k] = Ks[k];
+            f->pred[m][k] = x.norm[m][k];
+            f->paper[m][k] = x.paper[m][k];
+            f->dedicated[m][k] = x.norm_dedicated[m][k];
+            f->imbalance[m][k] = x.imbalance[m][k];
+        }
+    }
+    free_cells(&cells[0][0], 2 * NK);
+    free_cells(&alt[0][0], 2 * NK);
+    return rc;
+}
+
+int stu_paper_table3(const struct stu_paper_ctx *c)
+{
+    static struct tp_cell cells[2][NK], alt[2][NK];
+    memset(cells, 0, sizeof cells);
+    memset(alt, 0, sizeof alt);
+    struct stu_t3_facts facts = { 0 };
+    int rc = t3_cells(c, cells, alt, &facts);
     struct ps_afile af;
     if (rc < 0 || (rc = stu_paper_md_open(c, "table3.md", "Table 3 — normalized training "
                                           "throughput on GPUs without a high-speed "
@@ -315,10 +362,17 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
         goto out_free_cells;
     FILE *f = af.f;
     stu_tmpl_put(f, c->tx[STU_TX_T3], "intro", NULL);
+    int with_paper = 0;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < NK; k++)
+            with_paper |= !isnan(c->ref.t3[m][k]);
+    if (!with_paper)
+        stu_tmpl_put(f, c->tx[STU_TX_T3], "no_paper", NULL);
+    stu_tmpl_put(f, c->tx[STU_TX_T3], "policy", NULL);
     fprintf(f, "| model | M | K=2 paper | predicted | error | K=4 paper | predicted | error | "
                "K=8 paper | predicted | error |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int m = 0; m < 2; m++) {
-        fprintf(f, "| %s | 32 |", models[m].name);
+        fprintf(f, "| %s | 32 |", t3_models[m].name);
         for (int k = 0; k < NK; k++)
             cell_text(f, &cells[m][k]);
         fputc('\n', f);
@@ -326,15 +380,8 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
     stu_tmpl_put(f, c->tx[STU_TX_T3], "plot", NULL);
     detail_header(f);
     for (int m = 0; m < 2; m++)
-        for (int k = 0; k < NK; k++) {
-            detail_row(f, models[m].name, &cells[m][k]);
-            facts.norm[m][k] = cells[m][k].norm;
-            facts.paper[m][k] = cells[m][k].paper;
-            facts.bubble[m][k] = cells[m][k].p->bubble_sim;
-            facts.analytic[m][k] = cells[m][k].p->bubble_analytic;
-            facts.step_s[m][k] = cells[m][k].p->step_s;
-            facts.fits[m][k] = cells[m][k].p->fits;
-        }
+        for (int k = 0; k < NK; k++)
+            detail_row(f, t3_models[m].name, &cells[m][k]);
     stu_paper_t3_notes(f, c->tx[STU_TX_T3], &facts);
     if ((rc = stu_paper_md_close(c, &af, 0)) < 0)
         goto out_free_cells;
@@ -352,10 +399,6 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
         }
         n += snprintf(dat + n, sizeof dat - (size_t)n, "\n");
     }
-    int with_paper = 0;
-    for (int m = 0; m < 2; m++)
-        for (int k = 0; k < NK; k++)
-            with_paper |= !isnan(c->ref.t3[m][k]);
     const stu_tmpl *gp = c->tx[STU_TX_T3GP];
     struct stu_vals v;
     stu_vals_init(&v);
@@ -371,6 +414,5 @@ int stu_paper_table3(const struct stu_paper_ctx *c)
 out_free_cells:
     free_cells(&cells[0][0], 2 * NK);
     free_cells(&alt[0][0], 2 * NK);
-    mdl_topology_free(chain);
     return rc;
 }

@@ -161,25 +161,33 @@ Test(paper_text, cli_errors_exit_3_and_write_nothing)
     expect_cli_error("/^@@ deviations$/d", want);
 }
 
-/* The sections chosen by a condition: with the paper's Table 3 values in
- * place of the NAs, table3.md has the deviations table instead of the "none"
- * line and table3.gp the paper's lines, inserted into the plot command;
- * without them, a label saying the values are NA. */
+/* The sections chosen by a condition: with the paper's Table 3 values (as
+ * committed), table3.md has the deviations table with its notes and
+ * table3.gp the paper's lines, inserted into the plot command; with NA in
+ * place of the values, the "none" line, the paragraph saying the values are
+ * missing, and a label on the figure saying why it has no reference points. */
 Test(paper_text, conditional_sections_follow_the_data)
 {
+    cr_expect_eq(th_sh("grep -qxF '| model | K | paper | bound | predicted | error | note |' "
+                       "results/paper/table3.md"), 0);
+    cr_expect_eq(th_sh("grep -qF '**L. Load imbalance.**' results/paper/table3.md"), 0);
+    cr_expect_neq(th_sh("grep -qF 'None can be computed' results/paper/table3.md"), 0);
+    cr_expect_neq(th_sh("grep -qF 'values are not in' results/paper/table3.md"), 0);
+    cr_expect_eq(th_sh("grep -qF 'title \"Transformer-24\", \\' results/paper/table3.gp && "
+                       "tail -1 results/paper/table3.gp | grep -qF 'title \"Transformer paper\"'"),
+                 0);
+    cr_expect_neq(th_sh("grep -qF 'no reference points' results/paper/table3.gp"), 0);
+    /* the same data with every value NA */
     cr_assert_eq(th_sh("mkdir %s/data && cp -r studies/gpipe/* %s/data/ && "
-                       "sed -i 's/,NA$/,1.5/' %s/data/reference/table3.csv", dir, dir, dir), 0);
+                       "sed -i -E 's/^(AmoebaNet-D|Transformer),32,([248]),.*$/\\1,32,\\2,NA/' "
+                       "%s/data/reference/table3.csv && "
+                       "test $(grep -c ',NA$' %s/data/reference/table3.csv) -eq 6", dir, dir, dir,
+                       dir), 0);
     cr_assert_eq(th_sh("%s paper --data %s/data --out-dir %s/out --tables 3 --no-plots --quiet",
                        th_pipesim(), dir, dir), 0);
-    cr_expect_eq(th_sh("grep -qxF '| model | K | paper | predicted | error |' %s/out/table3.md",
-                       dir), 0);
-    cr_expect_neq(th_sh("grep -qF 'None can be computed' %s/out/table3.md", dir), 0);
-    cr_expect_eq(th_sh("grep -qF 'title \"Transformer-24\", \\' %s/out/table3.gp && "
-                       "tail -1 %s/out/table3.gp | grep -qF 'title \"Transformer paper\"'", dir,
-                       dir), 0);
-    cr_expect_eq(th_sh("grep -qF 'None can be computed' results/paper/table3.md"), 0);
-    /* without the values the figure says why it has no reference points */
-    cr_expect_neq(th_sh("grep -qF 'no reference points' %s/out/table3.gp", dir), 0);
-    cr_expect_eq(th_sh("grep -qF 'set label 1 \"no reference points' results/paper/table3.gp"),
-                 0);
+    cr_expect_eq(th_sh("grep -qF 'None can be computed' %s/out/table3.md", dir), 0);
+    cr_expect_eq(th_sh("grep -qF 'values are not in' %s/out/table3.md", dir), 0);
+    cr_expect_neq(th_sh("grep -qF '| model | K | paper |' %s/out/table3.md", dir), 0);
+    cr_expect_neq(th_sh("grep -qF 'Load imbalance.**' %s/out/table3.md", dir), 0);
+    cr_expect_eq(th_sh("grep -qF 'set label 1 \"no reference points' %s/out/table3.gp", dir), 0);
 }

@@ -14,6 +14,8 @@ set xlabel "K (partitions)"
 set ylabel "throughput / throughput at K=2"
 set key top left
 set title "P100 x 8, PCIe host bus, M=32"
-set label 1 "no reference points: the paper's values are NA in reference/table3.csv" at graph 0.98, graph 0.06 right font ",9" tc rgb "#555555"
+
 plot 'table3.dat' using 1:2 with linespoints lw 2 lc 1 pt 7 title "AmoebaNet-D (18,128)", \
-     'table3.dat' using 1:4 with linespoints lw 2 lc 2 pt 7 title "Transformer-24"
+     'table3.dat' using 1:4 with linespoints lw 2 lc 2 pt 7 title "Transformer-24", \
+     'table3.dat' using 1:3 with linespoints dt 2 lc 1 pt 6 title "AmoebaNet paper", \
+     'table3.dat' using 1:5 with linespoints dt 2 lc 2 pt 6 title "Transformer paper"
