@@ -65,17 +65,17 @@ static void print_csv(const void *obj, FILE *f)
 {
     const struct ana_compare *c = obj;
     fprintf(f, "metric,device,op,stage,mb,simulated,measured,error,cause\n");
-    fprintf(f, "makespan_ns,,,,,%lld,%lld,%.17g,\n", (long long)c->makespan_sim,
-            (long long)c->makespan_meas, c->makespan_err);
-    fprintf(f, "bubble,,,,,%.17g,%.17g,%.17g,\n", c->bubble_sim, c->bubble_meas,
-            c->bubble_meas - c->bubble_sim);
-    fprintf(f, "op_duration_rel_error_median,,,,,,,%.17g,\n", c->dur_err_median);
-    fprintf(f, "op_duration_rel_error_p95,,,,,,,%.17g,\n", c->dur_err_p95);
+    fprintf(f, "makespan_ns,,,,,%lld,%lld,%s,\n", (long long)c->makespan_sim,
+            (long long)c->makespan_meas, PS_DBL(c->makespan_err));
+    fprintf(f, "bubble,,,,,%s,%s,%s,\n", PS_DBL(c->bubble_sim), PS_DBL(c->bubble_meas),
+            PS_DBL(c->bubble_meas - c->bubble_sim));
+    fprintf(f, "op_duration_rel_error_median,,,,,,,%s,\n", PS_DBL(c->dur_err_median));
+    fprintf(f, "op_duration_rel_error_p95,,,,,,,%s,\n", PS_DBL(c->dur_err_p95));
     fprintf(f, "start_drift_median_ns,,,,,,,%lld,\n", (long long)c->drift_median_ns);
     fprintf(f, "start_drift_max_ns,,,,,,,%lld,\n", (long long)c->drift_max_ns);
     for (int d = 0; d < c->n_devices; d++) {
-        fprintf(f, "busy,%d,,,,%.17g,%.17g,%.17g,\n", d, c->busy_sim[d], c->busy_meas[d],
-                c->busy_meas[d] - c->busy_sim[d]);
+        fprintf(f, "busy,%d,,,,%s,%s,%s,\n", d, PS_DBL(c->busy_sim[d]),
+                PS_DBL(c->busy_meas[d]), PS_DBL(c->busy_meas[d] - c->busy_sim[d]));
         fprintf(f, "peak_act_bytes,%d,,,,%lld,%lld,%lld,\n", d, (long long)c->peak_act_sim[d],
                 (long long)c->peak_act_meas[d],
                 (long long)(c->peak_act_meas[d] - c->peak_act_sim[d]));

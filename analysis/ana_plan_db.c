@@ -76,7 +76,7 @@ static int insert_plan(sqlite3 *db, const char *path, const struct ana_plan *p,
         (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, topo, th)) < 0)
         return rc;
     if (sp->cap_mode == 2)
-        snprintf(cap, sizeof cap, "%.17g", sp->cap);
+        ps_fmt_double(sp->cap, cap, sizeof cap);
     else
         snprintf(cap, sizeof cap, "device");
     sqlite3_stmt *st;

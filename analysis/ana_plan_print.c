@@ -102,10 +102,11 @@ static void print_table(const void *obj, FILE *f)
 static void csv_row(const struct ana_plan *p, const char *set, int rank,
                     const struct ana_plan_cfg *g, FILE *f)
 {
-    fprintf(f, "%s,%d,%d,%d,%d,%d,%s,%s,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%.17g,%.17g,%s,",
-            set, rank, g->K, g->R, g->M, g->S, g->schedule, sch_remat_name(g->remat),
-            g->step_s, g->samples_per_s, ana_plan_speedup(p, g), (long long)g->peak_mem,
-            g->capacity, g->bubble, g->imbalance, g->comm, ana_plan_limit_name(g->limit));
+    fprintf(f, "%s,%d,%d,%d,%d,%d,%s,%s,%s,%s,%s,%lld,%s,%s,%s,%s,%s,", set, rank, g->K, g->R,
+            g->M, g->S, g->schedule, sch_remat_name(g->remat), PS_DBL(g->step_s),
+            PS_DBL(g->samples_per_s), PS_DBL(ana_plan_speedup(p, g)), (long long)g->peak_mem,
+            PS_DBL(g->capacity), PS_DBL(g->bubble), PS_DBL(g->imbalance), PS_DBL(g->comm),
+            ana_plan_limit_name(g->limit));
     ps_csv_str(f, g->partition);
     fputc('\n', f);
 }

@@ -75,8 +75,8 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
         fprintf(f, "# K=%d\n", g->Ks[k]);
         for (int i = 0; i < g->n; i++)
             if (g->r[i]->K == g->Ks[k])
-                fprintf(f, "%d %.17g %d\n", g->r[i]->M,
-                        bubble ? g->r[i]->bubble_sim : g->r[i]->speedup, g->r[i]->fits);
+                fprintf(f, "%d %s %d\n", g->r[i]->M,
+                        PS_DBL(bubble ? g->r[i]->bubble_sim : g->r[i]->speedup), g->r[i]->fits);
         fprintf(f, "\n\n");
     }
     return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);

@@ -159,7 +159,7 @@ static void print_csv(const void *obj, FILE *f)
             const struct mdl_preset_devrun *r = it->n_runs ? &it->runs[0] : NULL;
             fprintf(f, ",%d,", it->n_devices);
             if (r)
-                fprintf(f, "%.17g,%.17g,", r->flops, r->memory);
+                fprintf(f, "%s,%s,", PS_DBL(r->flops), PS_DBL(r->memory));
             else
                 fputs(",,", f);
             if (r && r->preset[0])
@@ -171,7 +171,7 @@ static void print_csv(const void *obj, FILE *f)
             fprintf(f, ",%d,,,,,", it->n_switches);
             csv_opt(f, it->description);
         } else {
-            fprintf(f, ",,,,,,,,,%d,%.17g,", it->layers, it->params);
+            fprintf(f, ",,,,,,,,,%d,%s,", it->layers, PS_DBL(it->params));
             csv_opt(f, it->spec);
             fputc(',', f);
             if (it->section == MDL_PRESET_SEC_PROFILE)

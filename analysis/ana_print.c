@@ -79,14 +79,14 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_stage *st = &p->stages[s];
         char an[32] = ""; /* empty where the schedule has no formula */
         if (isfinite(p->bubble_analytic))
-            snprintf(an, sizeof an, "%.17g", p->bubble_analytic);
-        fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,\"%s\",%.17g,%.17g,%.17g,%.17g,%s,%d,%d,%d,%d,"
-                "%.17g,%.17g,%.17g,%lld,%lld,%lld,%.17g,%d\n", p->schedule, p->K, p->M, p->batch,
-                p->micro_batch, sch_remat_name(p->remat), p->partition, p->step_s,
-                p->samples_per_s, p->speedup, p->bubble_sim, an, p->fits, s,
-                st->device, st->n_layers, st->fwd_s, st->bwd_s, st->busy_frac,
-                (long long)st->static_mem, (long long)st->peak_act, (long long)st->peak_mem,
-                st->capacity, st->fits);
+            ps_fmt_double(p->bubble_analytic, an, sizeof an);
+        fprintf(f, "%s,%d,%d,%s,%s,%s,\"%s\",%s,%s,%s,%s,%s,%d,%d,%d,%d,%s,%s,%s,%lld,%lld,%lld,"
+                "%s,%d\n", p->schedule, p->K, p->M, PS_DBL(p->batch), PS_DBL(p->micro_batch),
+                sch_remat_name(p->remat), p->partition, PS_DBL(p->step_s),
+                PS_DBL(p->samples_per_s), PS_DBL(p->speedup), PS_DBL(p->bubble_sim), an, p->fits,
+                s, st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
+                PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
+                (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
     }
 }
 

@@ -225,11 +225,12 @@ static void print_csv(const struct ana_rank *r, int top, FILE *f)
         for (int s = 0; s < c->part->n_stages; s++) {
             const struct sch_part_stage_info *in = &c->info[s];
             const struct ana_stage *st = &c->pred->stages[s];
-            fprintf(f, "%d,\"%s\",\"%s\",%.17g,%.17g,%.17g,%.17g,%d,%d,%d,%d,%d,%.17g,%.17g,"
-                       "%.17g,%lld,%lld,%.17g\n", i + 1, c->label, c->spec, c->bound_s,
-                    c->pred->step_s, c->pred->speedup, c->pred->bubble_sim, c->fits, s,
-                    in->device, in->first, in->n_layers, in->time_s, in->compute_s,
-                    st->busy_frac, (long long)in->mem, (long long)st->peak_mem, in->capacity);
+            fprintf(f, "%d,\"%s\",\"%s\",%s,%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%s,%lld,%lld,%s\n",
+                    i + 1, c->label, c->spec, PS_DBL(c->bound_s), PS_DBL(c->pred->step_s),
+                    PS_DBL(c->pred->speedup), PS_DBL(c->pred->bubble_sim), c->fits, s,
+                    in->device, in->first, in->n_layers, PS_DBL(in->time_s),
+                    PS_DBL(in->compute_s), PS_DBL(st->busy_frac), (long long)in->mem,
+                    (long long)st->peak_mem, PS_DBL(in->capacity));
         }
     }
 }

@@ -333,11 +333,12 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
                 r->strategy, r->batch, r->replicas, r->K, r->M, r->status);
         ps_csv_str(f, r->partition);
         if (ok(r)) {
-            fprintf(f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,", r->micro_batch, r->step_s,
-                    r->samples_per_s, r->baseline_step_s, r->speedup, r->bubble_sim);
+            fprintf(f, ",%s,%s,%s,%s,%s,%s,", PS_DBL(r->micro_batch), PS_DBL(r->step_s),
+                    PS_DBL(r->samples_per_s), PS_DBL(r->baseline_step_s), PS_DBL(r->speedup),
+                    PS_DBL(r->bubble_sim));
             if (isfinite(r->bubble_analytic)) /* empty where the schedule has no formula */
-                fprintf(f, "%.17g", r->bubble_analytic);
-            fprintf(f, ",%d,%.17g,", r->fits, ana_run_peak(r));
+                fputs(PS_DBL(r->bubble_analytic), f);
+            fprintf(f, ",%d,%s,", r->fits, PS_DBL(ana_run_peak(r)));
         }
         else
             fprintf(f, ",,,,,,,,,,");
@@ -379,8 +380,8 @@ static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, doub
     ps_csv_str(f, r->model);
     fputc(',', f);
     ps_csv_str(f, r->topology);
-    fprintf(f, ",%s,%s,%s,%ld,%d,%s,%d,%d,%.17g,%d\n", r->schedule, r->remat, r->strategy,
-            r->batch, r->replicas, metric, r->M, r->K, v, r->fits);
+    fprintf(f, ",%s,%s,%s,%ld,%d,%s,%d,%d,%s,%d\n", r->schedule, r->remat, r->strategy,
+            r->batch, r->replicas, metric, r->M, r->K, PS_DBL(v), r->fits);
     return 0;
 }
 

@@ -319,8 +319,8 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_sched_row *r = &c->rows[i];
         for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
             /* a skipped row ran in no mode when each schedule picks its own */
-            fprintf(f, "%s,%d,%d,%.17g,%.17g,%s,", r->schedule, c->K, c->M, c->batch,
-                    c->micro_batch,
+            fprintf(f, "%s,%d,%d,%s,%s,%s,", r->schedule, c->K, c->M, PS_DBL(c->batch),
+                    PS_DBL(c->micro_batch),
                     *r->error && c->remat_per_schedule ? "" : sch_remat_name(r->remat));
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
@@ -328,13 +328,14 @@ static void print_csv(const void *obj, FILE *f)
                 fputc('\n', f);
                 continue;
             }
-            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,", r->n_stages, r->step_s,
-                    r->samples_per_s, r->speedup, r->bubble_sim);
+            fprintf(f, "%d,%s,%s,%s,%s,", r->n_stages, PS_DBL(r->step_s),
+                    PS_DBL(r->samples_per_s), PS_DBL(r->speedup), PS_DBL(r->bubble_sim));
             if (!isnan(r->bubble_formula))
-                fprintf(f, "%.17g", r->bubble_formula);
-            fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%.17g,\n", (long long)r->peak_act_max,
+                fputs(PS_DBL(r->bubble_formula), f);
+            fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%s,\n", (long long)r->peak_act_max,
                     (long long)r->peak_mem_max, r->fits, d, (long long)r->static_mem[d],
-                    (long long)r->peak_act[d], (long long)r->peak_mem[d], r->capacity[d]);
+                    (long long)r->peak_act[d], (long long)r->peak_mem[d],
+                    PS_DBL(r->capacity[d]));
         }
     }
 }

@@ -211,6 +211,43 @@ void ps_human_seconds(double s, char *buf, size_t n)
         snprintf(buf, n, "%.0f ns", s * 1e9);
 }
 
+void ps_human_seconds_delta(double s, char *buf, size_t n)
+{
+    int plus = isfinite(s) && s > 0 && n > 1;
+    if (plus)
+        buf[0] = '+';
+    ps_human_seconds(s, buf + plus, n - (size_t)plus);
+}
+
+void ps_human_count(double v, char *buf, size_t n)
+{
+    static const char *const word[] = { "", "thousand", "million", "billion", "trillion" };
+    int i = 0;
+    while (fabs(v) >= 999.995 && i < 4) { /* what would print as 1000.00 of a word */
+        v /= 1000;
+        i++;
+    }
+    if (i)
+        snprintf(buf, n, "%.2f %s", v, word[i]);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+const char *ps_fmt_double(double v, char *buf, size_t n)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%.17g", v);
+        return buf;
+    }
+    for (int digits = 15; digits < 17; digits++) {
+        snprintf(buf, n, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return buf;
+    }
+    snprintf(buf, n, "%.17g", v); /* 17 significant digits always read back */
+    return buf;
+}
+
 void ps_csv_str(FILE *f, const char *s)
 {
     fputc('"', f);

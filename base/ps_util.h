@@ -39,6 +39,24 @@ void ps_human_bytes(double bytes, char *buf, size_t n);
  * — "19.393 s", "427.852 ms", "12.500 us", "40 ns"; "0 s" for 0, "-" for
  * NaN or infinity. Every table that prints a step or op time uses it. */
 void ps_human_seconds(double s, char *buf, size_t n);
+/* A signed duration (a discrepancy, a drift) as ps_human_seconds with its
+ * sign: "+19.860 ms", "-3.500 us"; "0 s" for 0, "-" for NaN or infinity. */
+void ps_human_seconds_delta(double s, char *buf, size_t n);
+/* A count (of parameters) for tables: "526" below a thousand, else two
+ * decimals and the word: "526.34 thousand", "2.10 million", "1.34 billion",
+ * "1.00 trillion". Every table that prints a parameter count uses it. */
+void ps_human_count(double v, char *buf, size_t n);
+
+/* v as the shortest of %.15g, %.16g and %.17g that strtod reads back to the
+ * same double (0.1 is "0.1", 0.1 + 0.2 "0.30000000000000004"; NaN and
+ * infinities as printf writes them), into buf of n >= PS_DBL_LEN bytes;
+ * returns buf. Every CSV (and trace metadata) writer prints reals with it:
+ * exact for machines, no float noise for people. Cost: up to three
+ * snprintf/strtod pairs. PS_DBL(v) is the same into a buffer that lives
+ * until the end of the enclosing statement's block, for printf arguments. */
+#define PS_DBL_LEN 32
+const char *ps_fmt_double(double v, char *buf, size_t n);
+#define PS_DBL(v) ps_fmt_double((v), (char[PS_DBL_LEN]){ 0 }, PS_DBL_LEN)
 /* s as one CSV field: in double quotes, each '"' doubled (RFC 4180). */
 void ps_csv_str(FILE *f, const char *s);
 

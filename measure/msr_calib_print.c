@@ -108,7 +108,7 @@ static void csv_row(FILE *f, const char *scope, const char *name, const char *op
                     int i)
 {
     double model = fit->a + fit->b * n;
-    fprintf(f, "%s,%s,%s,%.17g,%.6f,", scope, name, op, n, us(median));
+    fprintf(f, "%s,%s,%s,%s,%.6f,", scope, name, op, PS_DBL(n), us(median));
     if (s)
         fprintf(f, "%.6f,%.6f,%.6f,%.6f,", us(s->p25), us(s->p75), us(s->min), us(s->max));
     else

@@ -9,7 +9,7 @@
 static void put_ms(FILE *f, int have, double seconds)
 {
     if (have)
-        fprintf(f, ",%.17g", seconds * 1e3);
+        fprintf(f, ",%s", PS_DBL(seconds * 1e3));
     else
         fputs(",", f);
 }
@@ -86,7 +86,7 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
 {
     if (wgrad) {
         if (l->has_wgrad)
-            fprintf(f, ",%.17g", measured ? l->wgrad * 1e3 : l->wgrad);
+            fprintf(f, ",%s", PS_DBL(measured ? l->wgrad * 1e3 : l->wgrad));
         else
             fputc(',', f);
     }
@@ -101,11 +101,11 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
     fputc(',', f);
     for (int i = 0; i < w->n_gemms; i++) {
         const struct mdl_gemm *g = &w->gemms[i];
-        fprintf(f, "%s%.17gx%.17gx%.17g", i ? " " : "", g->rows, g->k, g->n);
+        fprintf(f, "%s%sx%sx%s", i ? " " : "", PS_DBL(g->rows), PS_DBL(g->k), PS_DBL(g->n));
         if (g->in > 0)
-            fprintf(f, "/%.17g", g->in);
+            fprintf(f, "/%s", PS_DBL(g->in));
         if (g->count != 1)
-            fprintf(f, "*%.17g", g->count);
+            fprintf(f, "*%s", PS_DBL(g->count));
         if (!g->weight)
             fputc('a', f);
         else if (g->weight == 2)
@@ -117,7 +117,7 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
                    w->bytes_fwd, w->bytes_bwd, w->kernels_fwd, w->kernels_bwd,
                    w->kernels_wgrad };
     for (size_t k = 0; k < sizeof v / sizeof *v; k++)
-        fprintf(f, ",%.17g", v[k]);
+        fprintf(f, ",%s", PS_DBL(v[k]));
 }
 
 int mdl_profile_write(const struct mdl_profile *p, const char *path)
@@ -154,13 +154,14 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *l = &p->layers[i];
         if (p->measured) {
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind,
-                    l->fwd * 1e3, l->bwd * 1e3, l->at_batch, l->params, l->out_bytes,
-                    l->stash_bytes);
+            fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd * 1e3),
+                    PS_DBL(l->bwd * 1e3), PS_DBL(l->at_batch), PS_DBL(l->params),
+                    PS_DBL(l->out_bytes), PS_DBL(l->stash_bytes));
             write_ext(f, l, nostash, fixed, sizes, n_sizes);
         } else {
-            fprintf(f, "%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g", l->name, l->kind, l->fwd,
-                    l->bwd, l->params, l->out_bytes, l->stash_bytes);
+            fprintf(f, "%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd),
+                    PS_DBL(l->bwd), PS_DBL(l->params), PS_DBL(l->out_bytes),
+                    PS_DBL(l->stash_bytes));
         }
         write_work(f, l, p->measured, wgrad, work);
         fputc('\n', f);

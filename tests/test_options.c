@@ -111,6 +111,76 @@ Test(numbers, json_whole_numbers_are_integers_and_reals_have_no_noise)
     free(buf);
 }
 
+/* The shortest of %.15g, %.16g, %.17g that reads back: each written from
+ * the definition (the digits a person would type, or 17 where nothing
+ * shorter is the same double). */
+Test(numbers, csv_reals_are_the_shortest_that_read_back)
+{
+    static const struct { double v; const char *want; } cases[] = {
+        { 67.309252046, "67.309252046" },
+        { 0.1, "0.1" },
+        { 0.1 + 0.2, "0.30000000000000004" },
+        { 2.52e-07, "2.52e-07" },
+        { 0.8, "0.8" },
+        { 1.0 / 3, "0.3333333333333333" },
+        { 9007199254740993.0, "9007199254740992" }, /* 2^53 + 1 is 2^53 as a double */
+        { 9007199254740994.0, "9007199254740994" },
+        { 128, "128" },
+        { 16e9, "16000000000" },
+        { 0, "0" },
+        { -0.0, "-0" },
+        { 1e-300, "1e-300" },
+        { 1e300, "1e+300" },
+        { 5e-324, "4.94065645841247e-324" }, /* the smallest denormal: 15 digits read back */
+        { INFINITY, "inf" },
+        { -INFINITY, "-inf" },
+    };
+    char b[PS_DBL_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        cr_expect_str_eq(ps_fmt_double(cases[i].v, b, sizeof b), cases[i].want);
+    cr_assert_str_eq(PS_DBL(NAN), "nan");
+    /* every finite value reads back bit for bit, through all three widths */
+    const double v[] = { 0.1 + 0.2, 67.309252046, 31746031.746031743, 1e-300, 5e-324,
+                         2.2250738585072009e-308, 2.2250738585072014e-308, 1.7976931348623157e308,
+                         -1.0 / 7, 9007199254740993.0, 0x1.fffffffffffffp-1, 123456789012345678.0,
+                         4.35, 0.427851607, 0.8556305420000001 };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        double back = strtod(ps_fmt_double(v[i], b, sizeof b), NULL);
+        cr_expect(!memcmp(&back, &v[i], sizeof back), "%.17g: '%s' reads %.17g", v[i], b, back);
+        char d[3][32]; /* shortest: the fewest of 15, 16, 17 digits that read back */
+        for (int k = 0; k < 3; k++)
+            snprintf(d[k], sizeof d[k], "%.*g", 15 + k, v[i]);
+        int k = strtod(d[0], NULL) == v[i] ? 0 : strtod(d[1], NULL) == v[i] ? 1 : 2;
+        cr_expect_str_eq(b, d[k]);
+    }
+    unsigned long long bits = 0x9e3779b97f4a7c15ULL; /* and random bit patterns */
+    for (int i = 0; i < 20000; i++) {
+        bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+        double x, back;
+        memcpy(&x, &bits, sizeof x);
+        if (!isfinite(x))
+            continue;
+        back = strtod(ps_fmt_double(x, b, sizeof b), NULL);
+        cr_assert(!memcmp(&back, &x, sizeof x), "%a: '%s' reads %a", x, b, back);
+    }
+}
+
+Test(numbers, csv_outputs_have_no_float_noise)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model transformer:L=24 --topology "
+                            "models/topologies/pcie-8gpu.json -K 4 -M 32 --batch 128 "
+                            "--format csv", th_pipesim()), 0);
+    cr_assert(strstr(out, ",\"7,7,6,6\",67.309252046,"), "%s", out);
+    cr_assert(strstr(out, ",0.427851607,"), "%s", out);
+    cr_assert_null(strstr(out, "67.309252045999997"), "%s", out); /* what %.17g wrote */
+    cr_assert_null(strstr(out, "0.42785160700000002"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s compare-schedules --model transformer:L=24 "
+                            "--topology models/topologies/pcie-8gpu.json -K 4 -M 32 --batch 128"
+                            " --schedules gpipe,1f1b --format csv", th_pipesim()), 0);
+    cr_assert(strstr(out, "\ngpipe,4,32,128,4,except_last,4,67.309252046,"), "%s", out);
+}
+
 /* "prefix:" and the required keys given `req`; with all, every key with a
  * default spelled out too. */
 static void spell(const struct mdl_generator *g, const char *req, int all, char *buf, size_t n)

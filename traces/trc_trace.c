@@ -182,8 +182,8 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
     put_str(f, t->schedule);
     fputs(",\"remat\":", f);
     put_str(f, t->remat);
-    fprintf(f, ",\"devices\":%d,\"stages\":%d,\"micro_batches\":%d,\"batch\":%.17g,"
-            "\"static_mem\":[", t->n_devices, t->n_stages, t->n_micro, t->batch);
+    fprintf(f, ",\"devices\":%d,\"stages\":%d,\"micro_batches\":%d,\"batch\":%s,"
+            "\"static_mem\":[", t->n_devices, t->n_stages, t->n_micro, PS_DBL(t->batch));
     for (int d = 0; d < t->n_devices; d++)
         fprintf(f, "%s%lld", d ? "," : "", t->static_mem ? (long long)t->static_mem[d] : 0LL);
     fprintf(f, "]},\n\"otherData\":{\"generator\":\"pipesim %s\",\"events\":%zu},\n"
