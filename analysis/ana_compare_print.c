@@ -37,25 +37,30 @@ static void print_table(const void *obj, FILE *f)
         fprintf(f, " (%s, device %d: %s sim, %s meas)", lab, c->p95_sim.device, ds, dm);
     }
     fputc('\n', f);
-    fprintf(f, "start drift     median %.3f us, max %.3f us\n", c->drift_median_ns * 1e-3,
-            c->drift_max_ns * 1e-3);
+    ps_human_seconds((double)c->drift_median_ns * 1e-9, ts, sizeof ts);
+    ps_human_seconds((double)c->drift_max_ns * 1e-9, tm, sizeof tm);
+    fprintf(f, "start drift     median %s, max %s\n", ts, tm);
     fprintf(f, "\n%6s %9s %9s %7s %14s %14s %7s\n", "device", "busy sim", "busy meas", "error",
             "peak act sim", "peak act meas", "error");
     for (int d = 0; d < c->n_devices; d++) {
         double pe = c->peak_act_sim[d]
                         ? (double)(c->peak_act_meas[d] - c->peak_act_sim[d]) / c->peak_act_sim[d]
                         : 0;
-        fprintf(f, "%6d %8.2f%% %8.2f%% %+6.2f %14lld %14lld %+6.2f%%\n", d, c->busy_sim[d] * 100,
-                c->busy_meas[d] * 100, (c->busy_meas[d] - c->busy_sim[d]) * 100,
-                (long long)c->peak_act_sim[d], (long long)c->peak_act_meas[d], pe * 100);
+        char as[32], am[32];
+        ps_human_bytes((double)c->peak_act_sim[d], as, sizeof as);
+        ps_human_bytes((double)c->peak_act_meas[d], am, sizeof am);
+        fprintf(f, "%6d %8.2f%% %8.2f%% %+6.2f %14s %14s %+6.2f%%\n", d, c->busy_sim[d] * 100,
+                c->busy_meas[d] * 100, (c->busy_meas[d] - c->busy_sim[d]) * 100, as, am,
+                pe * 100);
     }
     fprintf(f, "\nlargest discrepancies (measured - simulated):\n");
     for (int i = 0; i < c->n_top; i++) {
         const struct ana_discrepancy *d = &c->top[i];
-        char lab[32];
+        char lab[32], e[32];
         label(&d->sim, lab, sizeof lab);
-        fprintf(f, "%3d. %-8s stage %-3d device %-3d %+12.3f us  %s\n", i + 1, lab, d->sim.stage,
-                d->sim.device, d->error_ns * 1e-3, ana_cause_name(d->cause, d->error_ns));
+        ps_human_seconds_delta((double)d->error_ns * 1e-9, e, sizeof e);
+        fprintf(f, "%3d. %-8s stage %-3d device %-3d %12s  %s\n", i + 1, lab, d->sim.stage,
+                d->sim.device, e, ana_cause_name(d->cause, d->error_ns));
     }
     if (!c->n_top)
         fprintf(f, "  none: the traces agree op for op\n");

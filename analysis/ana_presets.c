@@ -24,10 +24,10 @@ struct view {
     struct ps_strbuf *devices, *links;
 };
 
-/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s", "1.34 G parameters"
- * (a count: word apart from the prefix). Memory is not printed with it but
- * with ps_human_bytes (binary units, as every table prints memory). */
-static void human(char *buf, size_t n, double v, const char *unit, int count)
+/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s". Memory is not printed
+ * with it but with ps_human_bytes (binary units, as every table prints
+ * memory), parameter counts with ps_human_count ("1.34 billion"). */
+static void human(char *buf, size_t n, double v, const char *unit)
 {
     static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
     int i = 0;
@@ -36,7 +36,7 @@ static void human(char *buf, size_t n, double v, const char *unit, int count)
         i++;
     }
     if (i)
-        snprintf(buf, n, "%.2f %s%s%s", v, pre[i], count ? " " : "", unit);
+        snprintf(buf, n, "%.2f %s%s", v, pre[i], unit);
     else
         snprintf(buf, n, "%.0f %s", v, unit);
 }
@@ -47,7 +47,7 @@ static void put_devices(struct ps_strbuf *b, const struct mdl_preset_item *it)
     for (int i = 0; i < it->n_runs; i++) {
         const struct mdl_preset_devrun *r = &it->runs[i];
         char peak[64], mem[32];
-        human(peak, sizeof peak, r->flops, "FLOP/s, ", 0);
+        human(peak, sizeof peak, r->flops, "FLOP/s, ");
         ps_human_bytes(r->memory, mem, sizeof mem);
         ps_strbuf_printf(b, "%s%d x %s %s%s", i ? ", " : "", r->count, r->kind, peak, mem);
         if (r->preset[0])
@@ -60,7 +60,7 @@ static void put_links(struct ps_strbuf *b, const struct mdl_preset_item *it)
 {
     for (int i = 0; i < it->n_groups; i++) {
         char bw[64];
-        human(bw, sizeof bw, it->groups[i].bandwidth, "B/s", 0);
+        human(bw, sizeof bw, it->groups[i].bandwidth, "B/s");
         ps_strbuf_printf(b, "%s%d%s %s", i ? ", " : "", it->groups[i].count,
                          it->groups[i].shared ? " shared" : " x", bw);
     }
@@ -84,8 +84,8 @@ static void first_sentence(FILE *f, const char *text, int max)
 static void put_model(FILE *f, const struct mdl_preset_item *it)
 {
     char params[64];
-    human(params, sizeof params, it->params, "parameters", 1);
-    fprintf(f, "%d layers, %s", it->layers, params);
+    ps_human_count(it->params, params, sizeof params);
+    fprintf(f, "%d layers, %s parameters", it->layers, params);
 }
 
 static void print_table(const void *obj, FILE *f)

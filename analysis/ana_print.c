@@ -14,11 +14,10 @@ static void print_table(const void *obj, FILE *f)
     const struct ana_prediction *p = obj;
     char t1[32], t2[32];
     if (p->model[0]) {
-        double pm = p->model_params;
-        fprintf(f, "model           %s: %d layers, %.*f %sparameters\n", p->model,
-                p->model_layers, pm >= 1e6 ? 2 : 0,
-                pm >= 1e9 ? pm / 1e9 : pm >= 1e6 ? pm / 1e6 : pm,
-                pm >= 1e9 ? "billion " : pm >= 1e6 ? "million " : "");
+        char pm[32];
+        ps_human_count(p->model_params, pm, sizeof pm);
+        fprintf(f, "model           %s: %d layers, %s parameters\n", p->model, p->model_layers,
+                pm);
     }
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));

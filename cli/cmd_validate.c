@@ -103,22 +103,28 @@ static void summary_table(const void *obj, FILE *f)
             "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (sm->K - 1) / (sm->M + sm->K - 1));
     if (rt_pipe_oversubscribed(sm->p))
         fprintf(f, "note            more workers than cores: timings are oversubscribed\n");
-    fprintf(f, "\n%6s %4s %7s %6s %6s %6s %6s %14s %14s %5s %12s %10s\n", "device", "cpu",
-            "stages", "layers", "busy%", "comm%", "wait%", "peak act B", "schedule B", "match",
+    fprintf(f, "\n%6s %4s %7s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "device", "cpu",
+            "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
             "params+grad", "workspace");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
         char sl[64];
         stage_list(sm->p, d, sl, sizeof sl);
         double T = step_T(st);
-        fprintf(f, "%6d %4d %7s %6d %6.1f %6.1f %6.1f %14lld %14lld %5s %12lld %10lld\n", d,
-                ds->cpu, sl, dev_layers(sm->p, d), 100 * ds->busy_ns / T,
-                100 * ds->comm_ns / T, 100 * ds->wait_ns / T, (long long)ds->peak_act,
-                (long long)ds->expected_peak, ds->peak_act == ds->expected_peak ? "yes" : "NO",
-                (long long)ds->static_bytes, (long long)ds->workspace_bytes);
-        if (ds->extra_peak)
-            fprintf(f, "%6s split backward kept %lld more bytes from B to W (not in the "
-                    "ledger)\n", "", (long long)ds->extra_peak);
+        char pa[32], ep[32], sb[32], wb[32];
+        ps_human_bytes((double)ds->peak_act, pa, sizeof pa);
+        ps_human_bytes((double)ds->expected_peak, ep, sizeof ep);
+        ps_human_bytes((double)ds->static_bytes, sb, sizeof sb);
+        ps_human_bytes((double)ds->workspace_bytes, wb, sizeof wb);
+        fprintf(f, "%6d %4d %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, ds->cpu, sl,
+                dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
+                100 * ds->wait_ns / T, pa, ep, ds->peak_act == ds->expected_peak ? "yes" : "NO",
+                sb, wb);
+        if (ds->extra_peak) {
+            ps_human_bytes((double)ds->extra_peak, ep, sizeof ep);
+            fprintf(f, "%6s split backward kept %s more from B to W (not in the ledger)\n", "",
+                    ep);
+        }
     }
 }
 
@@ -312,8 +318,9 @@ int cmd_validate(int argc, char **argv)
     char part[256];
     rt_pipe_partition(p, part, sizeof part);
     const struct sch_schedule *s = rt_pipe_schedule(p);
-    fprintf(hum, "net             %s (%d layers, %lld params)\n", net->spec, net->n_layers,
-           (long long)rt_net_params(net));
+    char np[32];
+    ps_human_count((double)rt_net_params(net), np, sizeof np);
+    fprintf(hum, "net             %s (%d layers, %s parameters)\n", net->spec, net->n_layers, np);
     fprintf(hum, "schedule        %s, K=%d, stages %d, M=%d, batch %ld (micro-batch %ld), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, batch, batch / M,
            sch_remat_name(s->remat));

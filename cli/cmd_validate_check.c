@@ -336,9 +336,11 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     for (int l = 0; l < cal->n_layers; l++)
         for (int op = 0; op < MSR_CALIB_NOPS; op++)
             r2 = cal->layers[l].fit[op].r2 < r2 ? cal->layers[l].fit[op].r2 : r2;
-    fprintf(hum, "   layer fits a + b*n: R2 >= %.4f; hand-off %.2f us; link %.2f us + B / %.2f GB/s%s; "
-           "GEMM %.1f GFLOP/s; took %.1f s\n", r2, cal->handoff_spin.med * 1e6,
-           cal->link_latency * 1e6, cal->link_bandwidth * 1e-9,
+    char ho[32], ll[32];
+    ps_human_seconds(cal->handoff_spin.med, ho, sizeof ho);
+    ps_human_seconds(cal->link_latency, ll, sizeof ll);
+    fprintf(hum, "   layer fits a + b*n: R2 >= %.4f; hand-off %s; link %s + B / %.2f GB/s%s; "
+           "GEMM %.1f GFLOP/s; took %.1f s\n", r2, ho, ll, cal->link_bandwidth * 1e-9,
            cal->pipelined && cal->n_handoff ? " (fitted to the steps' hand-offs)" : "",
            cal->gemm_flops * 1e-9, cal->wall_s);
     char px[600];

@@ -80,8 +80,11 @@ static void print_table(const void *obj, FILE *f)
     double params = 0;
     for (int l = 0; l < c->n_layers; l++)
         params += c->layers[l].params;
-    fprintf(f, "\nupdate          SGD of %.0f params: %.3f ms -> mem_bandwidth %.3g B/s "
-            "(the simulator's 2 x 8 B/param)\n", params, c->update_s * 1e3, c->update_bw);
+    char np[32], ut[32];
+    ps_human_count(params, np, sizeof np);
+    ps_human_seconds(c->update_s, ut, sizeof ut);
+    fprintf(f, "\nupdate          SGD of %s parameters: %s -> mem_bandwidth %.3g B/s "
+            "(the simulator's 2 x 8 B/param)\n", np, ut, c->update_bw);
     fprintf(f, "device          dense GEMM 256x1024x1024: %.1f GFLOP/s; FLOP model over dense "
             "layers: %.1f GFLOP/s, batch_half %.2f, overhead %.2f us, R2 %.4f\n",
             c->gemm_flops * 1e-9, c->fit_rate * 1e-9, c->fit_batch_half, us(c->fit_overhead),

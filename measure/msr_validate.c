@@ -6,6 +6,7 @@
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -305,12 +306,15 @@ static void progress_line(FILE *f, const struct msr_vpoint *pt)
     for (int q = 0; q < 4; q++)
         snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]]) ? "%+.1f%%" : "-",
                  100 * pt->kind_err[kk[q]]);
-    fprintf(f, "%s K=%d M=%-3d %-12s step %9.3f ms sim %9.3f ms meas [%.3f, %.3f] %s "
+    char t[4][32];
+    ps_human_seconds(pt->step_sim_s, t[0], sizeof t[0]);
+    ps_human_seconds(pt->step_med_s, t[1], sizeof t[1]);
+    ps_human_seconds(pt->step_min_s, t[2], sizeof t[2]);
+    ps_human_seconds(pt->step_max_s, t[3], sizeof t[3]);
+    fprintf(f, "%s K=%d M=%-3d %-12s step %10s sim %10s meas [%s, %s] %s "
             "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas (%+5.2f pts)  "
             "peak act %+.2f%%  preempted %ld  op err F %s R %s B %s U %s\n", pt->schedule,
-            pt->K, pt->M,
-            sch_remat_name(pt->remat), pt->step_sim_s * 1e3, pt->step_med_s * 1e3,
-            pt->step_min_s * 1e3, pt->step_max_s * 1e3,
+            pt->K, pt->M, sch_remat_name(pt->remat), t[0], t[1], t[2], t[3],
             msr_vpoint_in_spread(pt) ? "in  " : "OUT ", 100 * c->makespan_err,
             100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim, 100 * c->bubble_meas,
             100 * (c->bubble_meas - c->bubble_sim), 100 * pt->peak_err, pt->preempt_med,

@@ -28,9 +28,10 @@ static void print_top(const struct ana_compare *c, int n, const char *indent, FI
 {
     for (int k = 0; k < c->n_top && k < n; k++) {
         const struct ana_discrepancy *d = &c->top[k];
-        char o[96];
+        char o[96], e[32];
         op_name(&d->sim, o, sizeof o);
-        fprintf(f, "%s%d. %-30s %+10.1f us  %s\n", indent, k + 1, o, (double)d->error_ns * 1e-3,
+        ps_human_seconds_delta((double)d->error_ns * 1e-9, e, sizeof e);
+        fprintf(f, "%s%d. %-30s %12s  %s\n", indent, k + 1, o, e,
                 ana_cause_name(d->cause, d->error_ns));
     }
 }
@@ -39,7 +40,7 @@ static void print_top(const struct ana_compare *c, int n, const char *indent, FI
  * summed by op kind and cause, largest first. */
 static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FILE *f)
 {
-    struct agg { int kind, cause, sign, count; double us; } a[64];
+    struct agg { int kind, cause, sign, count; double s; } a[64];
     int n = 0, pts = 0;
     for (int i = 0; i < v->n_points; i++) {
         const struct ana_compare *c = fastest ? v->pts[i].cmp_min : v->pts[i].cmp;
@@ -56,23 +57,25 @@ static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FI
                 a[n++] = (struct agg){ d->sim.kind, (int)d->cause, sign, 0, 0 };
             if (j < n) {
                 a[j].count++;
-                a[j].us += (double)d->error_ns * 1e-3;
+                a[j].s += (double)d->error_ns * 1e-9;
             }
         }
     }
     for (int i = 1; i < n; i++) /* by |total| */
-        for (int j = i; j > 0 && fabs(a[j - 1].us) < fabs(a[j].us); j--) {
+        for (int j = i; j > 0 && fabs(a[j - 1].s) < fabs(a[j].s); j--) {
             struct agg t = a[j];
             a[j] = a[j - 1];
             a[j - 1] = t;
         }
     fprintf(f, "      over the %d points above %.0f%%, the ten largest discrepancies of each "
             "by op and cause:\n", pts, 100 * lim);
-    for (int i = 0; i < n && i < 6; i++)
-        fprintf(f, "        %-2s %-30s %3d ops, %+10.1f us in all\n",
+    for (int i = 0; i < n && i < 6; i++) {
+        char t[32];
+        ps_human_seconds_delta(a[i].s, t, sizeof t);
+        fprintf(f, "        %-2s %-30s %3d ops, %12s in all\n",
                 sch_op_kind_name((enum sch_op_kind)a[i].kind),
-                ana_cause_name((enum ana_cause)a[i].cause, a[i].sign ? 1 : -1), a[i].count,
-                a[i].us);
+                ana_cause_name((enum ana_cause)a[i].cause, a[i].sign ? 1 : -1), a[i].count, t);
+    }
 }
 
 /* judged: 0 for the fastest steps, which the targets are not set on (they
@@ -158,11 +161,14 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     }
     if (a->peak_max > MSR_TARGET_PEAK_ACT) {
         const struct msr_vpoint *pt = &v->pts[a->i_peak_max];
-        fprintf(f, "  missed peak memory target at %s: per device peak activation bytes "
+        fprintf(f, "  missed peak memory target at %s: per device peak activation "
                 "simulated / measured:", w3);
-        for (int d = 0; d < pt->cmp->n_devices; d++)
-            fprintf(f, " %lld/%lld", (long long)pt->cmp->peak_act_sim[d],
-                    (long long)pt->cmp->peak_act_meas[d]);
+        for (int d = 0; d < pt->cmp->n_devices; d++) {
+            char ps[32], pm[32];
+            ps_human_bytes((double)pt->cmp->peak_act_sim[d], ps, sizeof ps);
+            ps_human_bytes((double)pt->cmp->peak_act_meas[d], pm, sizeof pm);
+            fprintf(f, "%s %s / %s", d ? "," : "", ps, pm);
+        }
         fprintf(f, "\n");
     }
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
@@ -275,27 +281,30 @@ static void md_points(const struct msr_vcheck *v, FILE *f)
 {
     fprintf(f, "\n| K | M | remat | micro-batch | step sim ms | step meas ms (min–max) | "
                "makespan err | fastest err | bubble sim | bubble meas | err pts | "
-               "peak act sim B | peak act meas B | err | op duration err median / p95 | "
+               "peak act sim | peak act meas | err | op duration err median / p95 | "
                "preempted (median step / all) | largest discrepancy |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *pt = &v->pts[i];
         const struct ana_compare *c = pt->cmp;
-        char top[160] = "—";
+        char top[160] = "—", ps[32], pm[32];
         if (c->n_top) {
-            char o[96];
+            char o[96], e[32];
             op_name(&c->top[0].sim, o, sizeof o);
-            snprintf(top, sizeof top, "%s %+.1f us (%s)", o, (double)c->top[0].error_ns * 1e-3,
+            ps_human_seconds_delta((double)c->top[0].error_ns * 1e-9, e, sizeof e);
+            snprintf(top, sizeof top, "%s %s (%s)", o, e,
                      ana_cause_name(c->top[0].cause, c->top[0].error_ns));
         }
+        ps_human_bytes((double)pt->peak_sim, ps, sizeof ps);
+        ps_human_bytes((double)pt->peak_meas, pm, sizeof pm);
         fprintf(f, "| %d | %d | %s | %d | %.3f | %.3f (%.3f–%.3f) | %+.2f%% | %+.2f%% | "
-                   "%.2f%% | %.2f%% | %+.2f | %lld | %lld | %+.2f%% | %.1f%% / %.1f%% | %ld / %ld | "
+                   "%.2f%% | %.2f%% | %+.2f | %s | %s | %+.2f%% | %.1f%% / %.1f%% | %ld / %ld | "
                    "%s |\n",
                 pt->K, pt->M, sch_remat_name(pt->remat), pt->micro, pt->step_sim_s * 1e3,
                 pt->step_med_s * 1e3, pt->step_min_s * 1e3, pt->step_max_s * 1e3,
                 100 * c->makespan_err, 100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
                 100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
-                (long long)pt->peak_sim, (long long)pt->peak_meas, 100 * pt->peak_err,
+                ps, pm, 100 * pt->peak_err,
                 100 * c->dur_err_median, 100 * c->dur_err_p95, pt->preempt_med,
                 pt->preempt_all, top);
     }

@@ -25,7 +25,6 @@ int rt_mpi_validate(const struct rt_mpi_args *a)
 
 int rt_mpi_available(void) { return 1; }
 
-static double ms(int64_t ns) { return (double)ns * 1e-6; }
 
 /* Each rank's clock offset to rank 0 from the fastest of 16 ping-pongs. */
 static void align_clocks(struct rt_mpi *x)
@@ -150,15 +149,17 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
 {
     const struct sch_schedule *s = x->p->s;
     int K = s->n_devices, M = s->n_micro, mismatch = 0;
-    printf("\nlast step       %.3f ms, %.1f samples/s\n", ms(o->step_ns),
+    char ts[32];
+    ps_human_seconds((double)o->step_ns * 1e-9, ts, sizeof ts);
+    printf("\nlast step       %s, %.1f samples/s\n", ts,
            o->step_ns > 0 ? x->p->batch / (o->step_ns * 1e-9) : 0);
     double bubble = o->step_ns > 0 ? 1.0 - (double)o->busy / ((double)K * o->step_ns) : 0;
     printf("bubble          %.2f%% measured (idle / step over devices), %.2f%% analytic "
            "(K-1)/(M+K-1)\n", bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (shared)
         printf("note            ranks share cores: timings are oversubscribed\n");
-    printf("\n%6s %-12s %4s %6s %6s %6s %6s %14s %14s %5s %12s\n", "rank", "host", "cpu",
-           "layers", "busy%", "comm%", "wait%", "peak act B", "schedule B", "match",
+    printf("\n%6s %-12s %4s %6s %6s %6s %6s %11s %11s %5s %11s\n", "rank", "host", "cpu",
+           "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
            "params+grad");
     double T = o->step_ns > 0 ? (double)o->step_ns : 1;
     for (int d = 0; d < K; d++) {
@@ -168,11 +169,14 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
                 layers += x->p->st[k].n_layers;
         int ok = ds[d].peak_act == ds[d].expected_peak;
         mismatch |= !ok;
-        printf("%6d %-12.12s %4d %6d %6.1f %6.1f %6.1f %14lld %14lld %5s %12lld\n", d,
+        char pa[32], ep[32], sb[32];
+        ps_human_bytes((double)ds[d].peak_act, pa, sizeof pa);
+        ps_human_bytes((double)ds[d].expected_peak, ep, sizeof ep);
+        ps_human_bytes((double)ds[d].static_bytes, sb, sizeof sb);
+        printf("%6d %-12.12s %4d %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s\n", d,
                hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, ds[d].cpu, layers,
-               100 * ds[d].busy_ns / T, 100 * ds[d].comm_ns / T, 100 * ds[d].wait_ns / T,
-               (long long)ds[d].peak_act, (long long)ds[d].expected_peak, ok ? "yes" : "NO",
-               (long long)ds[d].static_bytes);
+               100 * ds[d].busy_ns / T, 100 * ds[d].comm_ns / T, 100 * ds[d].wait_ns / T, pa, ep,
+               ok ? "yes" : "NO", sb);
     }
     fflush(stdout);
     return mismatch ? ps_error(PS_ERUNTIME, "measured activation peak differs from the "
@@ -297,17 +301,18 @@ static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
     const struct sch_schedule *s = p->s;
     char part[256];
     rt_pipe_partition(p, part, sizeof part);
-    printf("net             %s (%d layers, %lld params)\n", p->net->spec, p->net->n_layers,
-           (long long)rt_net_params(p->net));
+    char np[32], sk[32];
+    ps_human_count((double)rt_net_params(p->net), np, sizeof np);
+    printf("net             %s (%d layers, %s parameters)\n", p->net->spec, p->net->n_layers, np);
     printf("schedule        %s, K=%d, stages %d, M=%d, batch %d (micro-batch %d), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, p->batch, p->rows,
            sch_remat_name(s->remat));
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %lu, lr %g\n", a->seed, (double)p->lr);
     printf("backend         MPI, %d ranks, one device per rank; clocks aligned to rank 0 "
-           "within %.3f us\n", x->size, x->skew * 1e-3);
+           "within %s\n", x->size, (ps_human_seconds((double)x->skew * 1e-9, sk, sizeof sk), sk));
     printf("kernels         OpenBLAS %s, single-threaded per rank, FP32\n", rt_blas_corename());
-    printf("\n%5s %14s %12s\n", "step", "loss", "time ms");
+    printf("\n%5s %14s %12s\n", "step", "loss", "time");
 }
 
 /* Everything between MPI_Init and MPI_Finalize; the same rc on every rank. */
@@ -356,7 +361,9 @@ out_setup:;
     for (long i = 0; i < a->steps; i++) {
         one_step(x, data, &o);
         if (x->rank == 0) {
-            printf("%5ld %14.8f %12.3f\n", i + 1, o.loss, ms(o.step_ns));
+            char ts[32];
+            ps_human_seconds((double)o.step_ns * 1e-9, ts, sizeof ts);
+            printf("%5ld %14.8f %12s\n", i + 1, o.loss, ts);
             fflush(stdout);
         }
         /* the loss is summed over the ranks: all of them stop together */

@@ -190,9 +190,10 @@ int rt_net_parse(const char *spec, struct rt_net **out)
         params += items[i].kind == RT_LAYER_DENSE ? (double)w * ow + ow : 2.0 * w;
         w = ow;
     }
-    char what[300], detail[96];
+    char what[300], detail[96], np[32];
     snprintf(what, sizeof what, "net '%s'", spec);
-    snprintf(detail, sizeof detail, "parameters and gradients of %.4g FP32 parameters", params);
+    ps_human_count(params, np, sizeof np);
+    snprintf(detail, sizeof detail, "parameters and gradients of %s FP32 parameters", np);
     if ((rc = ps_mem_check(8 * params, what, detail, "use a smaller net, or set "
                             PS_MEM_ENV " to override the check")) < 0)
         goto err_free_items;

@@ -97,6 +97,22 @@ Test(compare, one_stretched_op_is_reported_exactly_and_first)
     for (int i = 1; i < c->n_top; i++)
         cr_assert(c->top[i].cause == ANA_CAUSE_WAIT || c->top[i].error_ns == 0);
     cr_assert_eq(c->drift_max_ns, X);
+    /* the table in the units that read: durations as predict prints step
+     * times (signed where they are differences), memory in binary units */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(ana_compare_print(c, ANA_FMT_TABLE, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, "  1. B3       stage 2   device 2      +2.500 us  compute slower "
+                          "than modelled\n"), "%s", buf);
+    cr_expect(strstr(buf, "\nstart drift     median 0 s, max 2.500 us\n"), "%s", buf);
+    /* device 0 holds one 1000-byte stash at its peak, device 1 two (2000 B) */
+    cr_expect(strstr(buf, "\n     0    70.55%    70.55%  +0.00         1000 B         1000 B  "
+                          "+0.00%\n"), "%s", buf);
+    cr_expect(strstr(buf, "\n     1    70.55%    70.55%  +0.00       1.95 KiB       1.95 KiB  "
+                          "+0.00%\n"), "%s", buf);
+    free(buf);
     ana_compare_free(c);
     trc_trace_free(m);
     th_release(&run);

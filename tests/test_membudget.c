@@ -363,7 +363,7 @@ Test(membudget, huge_validate_refused, .init = make_out, .fini = remove_out)
                  err, sizeof err);
     cr_assert_eq(rc, 6, "%s", err);
     cr_assert(strstr(err, "pipesim validate: net 'mlp:layers=2048,width=65536' needs about "
-                          "64.0 TiB (parameters and gradients of 8.796e+12 FP32 parameters) but "
+                          "64.0 TiB (parameters and gradients of 8.80 trillion FP32 parameters) but "
                           "only "), "%s", err);
 }
 

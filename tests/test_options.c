@@ -95,6 +95,53 @@ Test(numbers, memory_in_binary_units)
     cr_assert_str_eq(b, "1.50 KiB");
 }
 
+Test(numbers, signed_durations_and_counts)
+{
+    char b[32];
+    ps_human_seconds_delta(19.859873e-3, b, sizeof b);
+    cr_assert_str_eq(b, "+19.860 ms");
+    ps_human_seconds_delta(-3.5e-6, b, sizeof b);
+    cr_assert_str_eq(b, "-3.500 us");
+    ps_human_seconds_delta(54.7102e-3, b, sizeof b);
+    cr_assert_str_eq(b, "+54.710 ms");
+    ps_human_seconds_delta(0, b, sizeof b);
+    cr_assert_str_eq(b, "0 s");
+    ps_human_seconds_delta(NAN, b, sizeof b);
+    cr_assert_str_eq(b, "-");
+    static const struct { double v; const char *want; } n[] = {
+        { 0, "0" }, { 526, "526" }, { 999, "999" }, { 1000, "1.00 thousand" },
+        { 526336, "526.34 thousand" }, { 999996, "1.00 million" }, /* not 1000.00 thousand */
+        { 2101248, "2.10 million" }, { 16785408, "16.79 million" },
+        { 1.34e9, "1.34 billion" }, { 8.796e12, "8.80 trillion" }, { 2e15, "2000.00 trillion" },
+    };
+    for (size_t i = 0; i < sizeof n / sizeof *n; i++) {
+        ps_human_count(n[i].v, b, sizeof b);
+        cr_expect_str_eq(b, n[i].want, "%.0f", n[i].v);
+    }
+}
+
+Test(numbers, parameter_counts_in_one_style_everywhere, .timeout = 60)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=8,width=256 "
+                            "--topology models/topologies/pcie-8gpu.json -K 2 -M 4 --batch 8",
+                            th_pipesim()), 0);
+    cr_assert(strstr(out, ": 8 layers, 526.34 thousand parameters\n"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s presets", th_pipesim()), 0);
+    cr_assert(strstr(out, "16 layers, 16.79 million parameters,"), "%s", out);
+    cr_assert_null(strstr(out, " G parameters"), "%s", out);
+    /* validate: the net's parameters counted so, its memory in binary units */
+    cr_assert_eq(th_capture(out, sizeof out, "%s validate --net mlp:layers=8,width=512 -K 2 -M 4 "
+                            "--batch 8 --steps 1 --no-pin 2>&1", th_pipesim()), 0);
+    cr_assert(strstr(out, " (8 layers, 2.10 million parameters)\n"), "%s", out);
+    cr_assert(strstr(out, "    peak act    schedule match params+grad   workspace\n"), "%s",
+              out);
+    cr_assert(strstr(out, "   24.00 KiB   24.00 KiB   yes    8.02 MiB   12.01 KiB\n"), "%s",
+              out);
+    cr_assert(strstr(out, "   39.00 KiB   39.00 KiB   yes    8.02 MiB   12.01 KiB\n"), "%s",
+              out);
+}
+
 Test(numbers, json_whole_numbers_are_integers_and_reals_have_no_noise)
 {
     json_t *o = json_pack("{s:f, s:f, s:[f, f], s:f, s:f}", "batch", 128.0, "step_s",

@@ -201,6 +201,8 @@ Test(vcheck, accuracy_figures_and_misses)
         pts[i].step_max_s = 1.1;
         pts[i].step_sim_s = i == 0 ? 1.05 : i == 1 ? 0.88 : 1.15;
     }
+    pts[1].cmp->peak_act_sim[0] = 786432; /* 768 KiB */
+    pts[1].cmp->peak_act_meas[0] = 1277952; /* 1.21875 MiB */
     cr_expect(msr_vpoint_in_spread(&pts[0]));
     cr_expect_not(msr_vpoint_in_spread(&pts[1]));
     cr_expect_not(msr_vpoint_in_spread(&pts[2]));
@@ -232,7 +234,14 @@ Test(vcheck, accuracy_figures_and_misses)
     cr_expect(strstr(buf, "accuracy (median step, 3 points"), "%s", buf);
     cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
-    cr_expect(strstr(buf, "missed peak memory target at K=2 M=8"), "%s", buf);
+    cr_expect(strstr(buf, "missed peak memory target at K=2 M=8 never: per device peak activation "
+                          "simulated / measured: 768.00 KiB / 1.22 MiB\n"), "%s", buf);
+    /* durations in the unit that reads, signed: the two points above 2 %
+     * each have B3 250 us slower */
+    cr_expect(strstr(buf, "B  compute slower than modelled     2 ops,  +500.000 us in all\n"),
+              "%s", buf);
+    cr_expect(strstr(buf, "1. B3 of stage 1 on device 1       +250.000 us  compute slower"),
+              "%s", buf);
     cr_expect(strstr(buf, "outside the measured spread (model misses): 2 of 3, the farthest "
                           "5.00% of its step beyond it at K=2 M=16 never"), "%s", buf);
     cr_expect_eq(strstr(buf, "each within the targets"), NULL, "targets missed:\n%s", buf);
@@ -527,6 +536,10 @@ Test(vcheck, cli_check_end_to_end)
                        "test -s c/net-K1.csv && test -s c/net-K2.json && "
                        "test -s c/net-K2-fit.csv && test -s r/v.db && "
                        "grep -q '^gpipe K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
+                       "grep -Eq '^gpipe K=2 M=2 +never +step +[0-9.]+ (s|ms|us) sim +[0-9.]+ "
+                       "(s|ms|us) meas [[][0-9.]+ (s|ms|us), [0-9.]+ (s|ms|us)[]] ' out.txt && "
+                       "grep -Eq '[|] [0-9.]+ (B|KiB|MiB) [|] [0-9.]+ (B|KiB|MiB) [|]' "
+                       "r/validation.md && "
                        "grep -q 'stored          run 1' out.txt && "
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
     /* again from the written calibration, appending to the same database */
