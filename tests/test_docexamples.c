@@ -28,7 +28,8 @@ static int check(const char *opts)
 
 #define CMD "$ pipesim predict --model mlp:layers=8,width=256 \\\n" \
             "    --topology models/topologies/chain-8-ideal.json -K 2 -M 4 --batch 32 | head -2\n"
-#define GOOD "model           mlp:layers=8,width=256,norm=0: 8 layers, 526336 parameters\n" \
+#define GOOD "model           mlp:layers=8,width=256,norm=0: 8 layers, 526.34 thousand " \
+             "parameters\n" \
              "schedule        gpipe, K=2, M=4, batch 32 (micro-batch 8), remat except_last\n"
 
 Test(docexamples, a_matching_block_passes, .init = mk, .fini = rm)

@@ -125,7 +125,7 @@ Test(install, presets_are_read_from_the_data_folder)
              "profiles: none (no %s/profiles (the data folder is %s: $PIPESIM_DATA; "
              "`pipesim presets` lists what it has))\n\n"
              "model generators (--model SPEC; pipesim gen --help for the keys):\n"
-             "  mlp:layers=16,width=1024 16 layers, 16.79 M parameters\n",
+             "  mlp:layers=16,width=1024 16 layers, 16.79 million parameters\n",
              d, d, d, d);
     cr_assert(!strncmp(out, want, strlen(want)), "got:\n%s\nwant:\n%s", out, want);
     cr_assert_eq(th_capture(out, sizeof out, "cd /tmp && PIPESIM_DATA=%s %s predict --model "
