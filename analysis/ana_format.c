@@ -1,5 +1,6 @@
 #include "analysis/ana_format.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 
 #include <string.h>
 
@@ -20,7 +21,12 @@ int ana_fmt_parse(const char *s, unsigned accepted, const char *opt, enum ana_fm
                                     names[f]);
     if (!len)
         PS_BUG("no output format accepted for %s", opt);
-    return ps_error(PS_EUSAGE, "%s: unknown format '%s' (%s)", opt, s, list);
+    const char *acc[ANA_FMT_N] = { 0 };
+    for (int f = 0; f < ANA_FMT_N; f++)
+        acc[f] = (accepted & ANA_FMT_BIT(f)) ? names[f] : NULL;
+    struct ps_suggest sg;
+    return ps_error(PS_EUSAGE, "%s: unknown format '%s'%s (%s)", opt, s,
+                    ps_suggest_among(&sg, s, acc, ANA_FMT_N), list);
 }
 
 int ana_print_as(enum ana_fmt fmt, const struct ana_printers *p, const void *obj, FILE *f)

@@ -72,3 +72,12 @@ const char *ps_suggest_hint(struct ps_suggest *sg)
     snprintf(sg->hint, sizeof sg->hint, "; did you mean '%.63s'?", b);
     return sg->hint;
 }
+
+const char *ps_suggest_among(struct ps_suggest *sg, const char *typed,
+                             const char *const *names, size_t n)
+{
+    ps_suggest_init(sg, typed);
+    for (size_t i = 0; i < n; i++)
+        ps_suggest_add(sg, names[i]);
+    return ps_suggest_hint(sg);
+}

@@ -34,6 +34,10 @@ void ps_suggest_add(struct ps_suggest *sg, const char *candidate);
 const char *ps_suggest_best(const struct ps_suggest *sg);
 /* "; did you mean 'x'?" or "" — to append to a message; lives in sg. */
 const char *ps_suggest_hint(struct ps_suggest *sg);
+/* The hint of typed against n names (NULL entries skipped) in one call:
+ * init, add each, hint. For the fixed lists of enumerated values. */
+const char *ps_suggest_among(struct ps_suggest *sg, const char *typed,
+                             const char *const *names, size_t n);
 /* Edit distance of a and b (each up to 63 bytes). */
 int ps_edit_distance(const char *a, const char *b);
 

@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <string.h>
@@ -112,5 +113,8 @@ int cmd_gen(int argc, char **argv)
         return gen_model(argc - 1, argv + 1);
     if (!strcmp(argv[1], "chain"))
         return gen_chain(argc - 1, argv + 1);
-    return ps_error(PS_EUSAGE, "unknown generator '%s' (model, chain)", argv[1]);
+    static const char *const kinds[] = { "model", "chain" };
+    struct ps_suggest sg;
+    return ps_error(PS_EUSAGE, "unknown generator '%s'%s (model, chain)", argv[1],
+                    ps_suggest_among(&sg, argv[1], kinds, 2));
 }

@@ -4,6 +4,7 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
 
@@ -42,9 +43,11 @@ static int parse_bytes(const char *s, double *out)
         { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
         { "TiB", 1099511627776.0 },
     };
+    static const char *const words[] = { "none", "device" };
+    struct ps_suggest sg;
     if (end == s || !(v > 0) || v > 1e30)
         return ps_error(PS_EUSAGE, "--mem-cap: '%s' is not a positive byte count (or none, "
-                         "device)", s);
+                         "device)%s", s, ps_suggest_among(&sg, s, words, 2));
     for (size_t i = 0; i < sizeof u / sizeof *u; i++)
         if (!strcmp(end, u[i].suf)) {
             *out = v * u[i].mul;

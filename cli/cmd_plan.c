@@ -158,6 +158,8 @@ int cmd_plan(int argc, char **argv)
             goto out;
         for (int i = 0; i < sp.nsched; i++) {
             struct sch_schedule *probe; /* an unknown name is a usage error, before work */
+            if ((rc = sch_schedule_known(snames[i], "--schedules")) < 0)
+                goto out;
             if ((rc = sch_schedule_build(snames[i], 1, 1, SCH_REMAT_NEVER, &probe)) < 0) {
                 if (rc != -PS_EUSAGE)
                     rc = ps_error(PS_EUSAGE, "--schedules: '%s': %s", snames[i], ps_errmsg());

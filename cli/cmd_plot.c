@@ -7,6 +7,7 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_suggest.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
 
@@ -89,7 +90,11 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
             return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHED);
         names[n++] = tok;
     }
-    int rc = ps_gnuplot_require();
+    int rc;
+    for (int i = 0; i < n; i++)
+        if ((rc = sch_schedule_known(names[i], "--schedules")) < 0)
+            return rc;
+    rc = ps_gnuplot_require();
     if (rc < 0 || (rc = ana_plot_schedules(names, n, K, M, o)) < 0)
         return rc;
     printf("wrote %s/%sschedules.png and .svg\n", o->out_dir, o->prefix ? o->prefix : "");
@@ -187,6 +192,16 @@ int cmd_plot(int argc, char **argv)
                 timeline = 1;
                 continue;
             }
+            /* checked here, before the database is opened */
+            static const char *const known[] = { "speedup", "bubble", "memory", "timeline",
+                                                 "schedules" };
+            struct ps_suggest sg;
+            if (!strcmp(tok, "schedules"))
+                return ps_error(PS_EUSAGE, "--kind schedules goes alone (not in a list)");
+            if (strcmp(tok, "speedup") && strcmp(tok, "bubble") && strcmp(tok, "memory"))
+                return ps_error(PS_EUSAGE, "--kind: unknown figure '%s'%s (speedup, bubble, "
+                                "memory, timeline, schedules)", tok,
+                                ps_suggest_among(&sg, tok, known, 5));
             size_t l = strlen(sweep_kinds);
             snprintf(sweep_kinds + l, sizeof sweep_kinds - l, "%s%s", l ? "," : "", tok);
         }

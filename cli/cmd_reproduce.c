@@ -4,6 +4,7 @@
 #include "studies/stu_torchgpipe.h"
 #include "cli/cli.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -91,6 +92,8 @@ int cmd_reproduce(int argc, char **argv)
         return cli_reproduce_gpipe("reproduce gpipe", argc - 1, argv + 1);
     if (!strcmp(s, "torchgpipe"))
         return torchgpipe(argc - 1, argv + 1);
-    return ps_error(PS_EUSAGE, "unknown study '%s' (gpipe or torchgpipe; see pipesim reproduce "
-                               "--help)", s);
+    static const char *const studies[] = { "gpipe", "torchgpipe" };
+    struct ps_suggest sg;
+    return ps_error(PS_EUSAGE, "unknown study '%s'%s (gpipe or torchgpipe; see pipesim "
+                    "reproduce --help)", s, ps_suggest_among(&sg, s, studies, 2));
 }

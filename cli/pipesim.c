@@ -31,7 +31,7 @@ static const struct {
     { "reproduce", cmd_reproduce, "published results reproduced as studies: gpipe, torchgpipe" },
     { "paper", cmd_paper, "alias of `reproduce gpipe`: GPipe's Tables 1-3 and partitions" },
     { "presets", cmd_presets, "the bundled topologies, profiles and model generators" },
-    { "help", cmd_help, "this list, or `help errors` for the exit-status table" },
+    { "help", cmd_help, "this list, `help errors` for the exit-status table, `help CMD` for CMD --help" },
 };
 
 static void usage(FILE *f)
@@ -50,6 +50,21 @@ static int cmd_help(int argc, char **argv)
         for (int c = 1; c < PS_NERR; c++)
             printf("| %d | %s | %s |\n", ps_exit_status(c), ps_errname(c), ps_errdesc(c));
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--help") && strcmp(argv[1], "-h")) {
+        /* help COMMAND is COMMAND --help */
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+            if (!strcmp(argv[1], commands[i].name) && commands[i].fn != cmd_help) {
+                char *args[] = { argv[1], "--help", NULL };
+                return commands[i].fn(2, args);
+            }
+        struct ps_suggest sg;
+        ps_suggest_init(&sg, argv[1]);
+        ps_suggest_add(&sg, "errors");
+        for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+            ps_suggest_add(&sg, commands[i].name);
+        return ps_error(PS_EUSAGE, "unknown topic '%s'%s (errors, or a command's name)",
+                        argv[1], ps_suggest_hint(&sg));
     }
     usage(stdout);
     return 0;

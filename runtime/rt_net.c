@@ -1,5 +1,6 @@
 #include "runtime/rt_net.h"
 #include "base/ps_error.h"
+#include "base/ps_suggest.h"
 #include "base/ps_memavail.h"
 #include "base/ps_util.h"
 
@@ -79,8 +80,11 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
                 return ps_error(PS_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
             every = (int)e;
         } else {
-            return ps_error(PS_EPARSE, "net spec '%s': unknown field '%s' (layers, "
-                             "width, in, out, norm)", spec, kv);
+            static const char *const fields[] = { "layers", "width", "in", "out", "norm" };
+            struct ps_suggest sg;
+            return ps_error(PS_EPARSE, "net spec '%s': unknown field '%s'%s (layers, "
+                             "width, in, out, norm)", spec, kv,
+                             ps_suggest_among(&sg, kv, fields, 5));
         }
         if (rc < 0)
             return rc;

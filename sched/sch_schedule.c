@@ -40,7 +40,9 @@ int sch_remat_parse(const char *s, enum sch_remat *out)
             *out = (enum sch_remat)i;
             return 0;
         }
-    return ps_error(PS_EUSAGE, "--remat: unknown mode '%s' (always, except_last, never)", s);
+    struct ps_suggest sg;
+    return ps_error(PS_EUSAGE, "--remat: unknown mode '%s'%s (always, except_last, never)", s,
+                    ps_suggest_among(&sg, s, remat_names, 3));
 }
 
 const char *sch_remat_name(enum sch_remat r) { return remat_names[r]; }
@@ -393,15 +395,25 @@ static const struct { const char *name; sch_schedule_gen gen; } generators[] = {
     { "breadth-first", sch_gen_breadth_first },
 };
 
-int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
-                       struct sch_schedule **out)
+/* The index of name's generator (the text before ':'), or the table's
+ * length when none has that name. */
+static size_t generator_of(const char *name)
 {
-    *out = NULL;
     const char *colon = strchr(name, ':');
     size_t len = colon ? (size_t)(colon - name) : strlen(name);
-    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
-        if (strlen(generators[i].name) == len && !strncmp(generators[i].name, name, len))
-            return generators[i].gen(colon ? colon + 1 : NULL, K, M, remat, out);
+    size_t i = 0;
+    while (i < sizeof generators / sizeof *generators &&
+           (strlen(generators[i].name) != len || strncmp(generators[i].name, name, len)))
+        i++;
+    return i;
+}
+
+int sch_schedule_known(const char *name, const char *opt)
+{
+    if (generator_of(name) < sizeof generators / sizeof *generators)
+        return 0;
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
     char list[256] = "", typed[64];
     snprintf(typed, sizeof typed, "%.*s", (int)len, name);
     struct ps_suggest sg;
@@ -411,8 +423,19 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
                  generators[i].name);
         ps_suggest_add(&sg, generators[i].name);
     }
-    return ps_error(PS_EUSAGE, "--schedule: unknown schedule '%s'%s (known: %s)", name,
+    return ps_error(PS_EUSAGE, "%s: unknown schedule '%s'%s (known: %s)", opt, name,
                     ps_suggest_hint(&sg), list);
+}
+
+int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
+                       struct sch_schedule **out)
+{
+    *out = NULL;
+    size_t i = generator_of(name);
+    if (i == sizeof generators / sizeof *generators)
+        return sch_schedule_known(name, "--schedule");
+    const char *colon = strchr(name, ':');
+    return generators[i].gen(colon ? colon + 1 : NULL, K, M, remat, out);
 }
 
 int sch_op_partner(const struct sch_op *op, struct sch_op *out)

@@ -140,9 +140,14 @@ int sch_gen_interleaved(const char *arg, int K, int M, enum sch_remat remat,
 int sch_gen_zbh1(const char *arg, int K, int M, enum sch_remat remat,
                  struct sch_schedule **out);
 /* Builds the named schedule ("gpipe", and those registered by later
- * generators); unknown names are PS_EUSAGE. */
+ * generators); unknown names are PS_EUSAGE (sch_schedule_known's message,
+ * naming --schedule). */
 int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
                        struct sch_schedule **out);
+/* 0 when name (before any ':') is a registered schedule, else PS_EUSAGE
+ * "OPT: unknown schedule 'x'; did you mean 'y'? (known: ...)". Checks the
+ * name only, not its argument. */
+int sch_schedule_known(const char *name, const char *opt);
 
 /* Data parallelism: R copies of this pipeline, replica r's stage s on device
  * r * n_devices + stage_device[s]. Inserts AR(s) before each U(s): the ring

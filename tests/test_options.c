@@ -470,3 +470,74 @@ Test(numbers, accuracy_says_when_the_machine_was_busy)
     cr_assert_null(strstr(buf, "busy"), "%s", buf);
     cr_assert_null(strstr(buf, "nan"), "%s", buf);
 }
+
+/* Every enumerated value a command checks answers a near miss the same way:
+ * its one error line with "did you mean", the usage exit status, no output. */
+Test(options, did_you_mean_every_enumerated_value)
+{
+#define RUN "--model mlp:layers=2,width=4 --topology " TOPO " -K 2 -M 2 --batch 4"
+    static const struct {
+        const char *args, *err;
+        int rc;
+    } bad[] = {
+        { "predict " RUN " --remat nevr", "pipesim predict: --remat: unknown mode 'nevr'; did "
+          "you mean 'never'? (always, except_last, never)", 2 },
+        { "sweep --remat nevr", "pipesim sweep: --remat: unknown mode 'nevr'; did you mean "
+          "'never'? (always, except_last, never)", 2 },
+        { "predict " RUN " --format jsn", "pipesim predict: --format: unknown format 'jsn'; "
+          "did you mean 'json'? (table, csv, json)", 2 },
+        { "presets --format jsn", "pipesim presets: --format: unknown format 'jsn'; did you "
+          "mean 'json'? (table, csv, json)", 2 },
+        { "plot --kind speeup", "pipesim plot: --kind: unknown figure 'speeup'; did you mean "
+          "'speedup'? (speedup, bubble, memory, timeline, schedules)", 2 },
+        { "partition --mem-cap devce", "pipesim partition: --mem-cap: 'devce' is not a "
+          "positive byte count (or none, device); did you mean 'device'?", 2 },
+        { "reproduce gpip", "pipesim reproduce: unknown study 'gpip'; did you mean 'gpipe'? "
+          "(gpipe or torchgpipe; see pipesim reproduce --help)", 2 },
+        { "gen modle", "pipesim gen: unknown generator 'modle'; did you mean 'model'? (model, "
+          "chain)", 2 },
+        { "validate --net mlp:layer=2,width=8 -K 2 -M 2 --batch 4", "pipesim validate: net "
+          "spec 'mlp:layer=2,width=8': unknown field 'layer'; did you mean 'layers'? (layers, "
+          "width, in, out, norm)", 3 },
+        { "help erors", "pipesim help: unknown topic 'erors'; did you mean 'errors'? (errors, "
+          "or a command's name)", 2 },
+        { "compare-schedules " RUN " --schedules gpipe,zbh1", "pipesim compare-schedules: "
+          "--schedules: unknown schedule 'zbh1'; did you mean 'zb-h1'? (known: gpipe, 1f1b, "
+          "interleaved, zb-h1, zb-h2, zb-v, zb-auto, dualpipe-v, eager-1f1b, breadth-first)", 2 },
+        { "plan --model mlp:layers=2,width=4 --topology " TOPO " --devices 2 --batch 4 "
+          "--schedules zbh1", "pipesim plan: --schedules: unknown schedule 'zbh1'; did you "
+          "mean 'zb-h1'? (known: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-v, zb-auto, "
+          "dualpipe-v, eager-1f1b, breadth-first)", 2 },
+        { "plot --kind schedules -K 2 -M 2 --schedules zbh1", "pipesim plot: --schedules: "
+          "unknown schedule 'zbh1'; did you mean 'zb-h1'? (known: gpipe, 1f1b, interleaved, "
+          "zb-h1, zb-h2, zb-v, zb-auto, dualpipe-v, eager-1f1b, breadth-first)", 2 },
+        /* far misses name no guess */
+        { "gen frob", "pipesim gen: unknown generator 'frob' (model, chain)", 2 },
+        { "help frobnicate", "pipesim help: unknown topic 'frobnicate' (errors, or a "
+          "command's name)", 2 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[1024], out[1024], want[1100];
+        int rc = th_capture(err, sizeof err, "%s %s 2>&1 >/dev/null", th_pipesim(),
+                            bad[i].args);
+        snprintf(want, sizeof want, "%s\n", bad[i].err);
+        cr_expect_eq(rc, bad[i].rc, "'%s' exited %d", bad[i].args, rc);
+        cr_expect_str_eq(err, want, "'%s'", bad[i].args);
+        th_capture(out, sizeof out, "%s %s 2>/dev/null", th_pipesim(), bad[i].args);
+        cr_expect_str_empty(out, "'%s' printed: %s", bad[i].args, out);
+    }
+#undef RUN
+}
+
+Test(options, help_topics)
+{
+    char a[65536], b[65536];
+    const char *P = th_pipesim();
+    cr_assert_eq(th_capture(a, sizeof a, "%s help predict", P), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "%s predict --help", P), 0);
+    cr_assert_str_eq(a, b);
+    cr_assert_eq(th_capture(a, sizeof a, "%s help", P), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "%s help --help", P), 0);
+    cr_assert_str_eq(a, b);
+    cr_assert(strstr(a, "commands:"), "%s", a);
+}
