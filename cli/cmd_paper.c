@@ -35,7 +35,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
 {
     static const struct option opts[] = {
         { "out-dir", required_argument, 0, 'O' }, { "tables", required_argument, 0, 't' },
-        { "out", required_argument, 0, 'o' }, /* the old spelling */
+        { "out", required_argument, 0, 'd' }, /* the old spelling (not -o: a file) */
         { "topologies", required_argument, 0, 'T' }, { "no-plots", no_argument, 0, 'P' },
         { "data", required_argument, 0, 'D' },
         { "quiet", no_argument, 0, 'q' },       { "help", no_argument, 0, 'h' },
@@ -51,7 +51,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
             printf(usage, cmd);
             cli_help(help);
             return 0;
-        case 'o': cli_deprecated(cmd, "--out DIR", "--out-dir DIR"); /* fallthrough */
+        case 'd': cli_deprecated(cmd, "--out DIR", "--out-dir DIR"); /* fallthrough */
         case 'O': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;

@@ -49,7 +49,7 @@ static int torchgpipe(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "out-dir", required_argument, 0, 'O' }, { "topologies", required_argument, 0, 'T' },
-        { "out", required_argument, 0, 'o' }, /* the old spelling */
+        { "out", required_argument, 0, 'd' }, /* the old spelling (not -o: a file) */
         { "data", required_argument, 0, 'D' }, { "quiet", no_argument, 0, 'q' },
         { "help", no_argument, 0, 'h' },      { 0, 0, 0, 0 },
     };
@@ -60,7 +60,7 @@ static int torchgpipe(int argc, char **argv)
     while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help_tg); return 0;
-        case 'o': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
+        case 'd': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
         case 'O': o.out_dir = optarg; break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;

@@ -82,6 +82,14 @@ void cli_getopt_reset(void)
     opterr = 0;
 }
 
+static int has_long(const struct option *longopts, const char *name)
+{
+    for (const struct option *o = longopts; o && o->name; o++)
+        if (!strcmp(o->name, name))
+            return 1;
+    return 0;
+}
+
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts)
 {
@@ -93,7 +101,28 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
             !strchr(shortopts, 'o'))
             snprintf(so + strlen(so), sizeof so - strlen(so), "o:");
     opterr = 0;
-    int c = getopt_long(argc, argv, so, longopts, NULL);
+    int li = -1;
+    int c = getopt_long(argc, argv, so, longopts, &li);
+    if (li >= 0 && !strcmp(longopts[li].name, "out-dir") && !has_long(longopts, "out")) {
+        /* getopt_long takes --out for --out-dir here; --out means a file */
+        const char *typed = optarg && optind >= 2 && optarg == argv[optind - 1]
+                                ? argv[optind - 2] : argv[optind - 1];
+        size_t tl = strcspn(typed, "=");
+        if (tl < strlen("--out")) {
+            ps_error(PS_EUSAGE, "'%.*s' is ambiguous: --out is a file option; use --out-dir "
+                     "DIR", (int)tl, typed);
+            return -2;
+        }
+        if (tl == strlen("--out")) {
+            ps_error(PS_EUSAGE, "--out is a file option; use --out-dir DIR");
+            return -2;
+        }
+    }
+    if (c == '?' && optopt == 'o' && has_long(longopts, "out-dir")) {
+        /* -o is --out, a file, wherever it exists; not a folder */
+        ps_error(PS_EUSAGE, "-o is --out, a file option; use --out-dir DIR");
+        return -2;
+    }
     if (c == '?' || c == ':') {
         const char *opt = argv[optind - 1 < argc ? optind - 1 : argc - 1];
         if (c == ':')

@@ -541,3 +541,46 @@ Test(options, help_topics)
     cr_assert_str_eq(a, b);
     cr_assert(strstr(a, "commands:"), "%s", a);
 }
+
+/* --out and -o mean a file everywhere: a command that writes a folder never
+ * takes them (nor an abbreviation of --out) for --out-dir, silently or not. */
+Test(options, out_is_never_the_out_dir)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "optout");
+    const char *P = th_pipesim();
+    static const struct {
+        const char *args, *err;
+    } bad[] = {
+        { "export-chakra --out", "pipesim export-chakra: --out is a file option; use --out-dir "
+          "DIR" },
+        { "export-chakra --out=", "pipesim export-chakra: --out is a file option; use --out-dir "
+          "DIR" },
+        { "export-chakra --ou", "pipesim export-chakra: '--ou' is ambiguous: --out is a file "
+          "option; use --out-dir DIR" },
+        { "export-chakra -o", "pipesim export-chakra: -o is --out, a file option; use --out-dir "
+          "DIR" },
+        { "plot --out", "pipesim plot: --out is a file option; use --out-dir DIR" },
+        { "plot -o", "pipesim plot: -o is --out, a file option; use --out-dir DIR" },
+        { "paper --tables partitions --no-plots -o", "pipesim paper: -o is --out, a file "
+          "option; use --out-dir DIR" },
+        { "reproduce torchgpipe -o", "pipesim reproduce: -o is --out, a file option; use "
+          "--out-dir DIR" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[1024], want[1100];
+        const char *eq = bad[i].args[strlen(bad[i].args) - 1] == '=' ? "" : " ";
+        int rc = th_capture(err, sizeof err, "%s %s%s%s/x --model mlp:layers=2,width=4 "
+                            "--topology " TOPO " -K 2 -M 2 --batch 4 2>&1 >/dev/null", P,
+                            bad[i].args, eq, dir);
+        snprintf(want, sizeof want, "%s\n", bad[i].err);
+        cr_expect_eq(rc, 2, "'%s' exited %d", bad[i].args, rc);
+        cr_expect_str_eq(err, want, "'%s'", bad[i].args);
+    }
+    cr_assert_eq(th_sh("test -e %s/x", dir), 1, "a folder was written");
+    /* the full name and a longer abbreviation of --out-dir still work */
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=2,width=4 --topology " TOPO
+                       " -K 2 -M 2 --batch 4 --out-d %s/y >/dev/null 2>&1 && test -s "
+                       "%s/y/pipesim.1.et", P, dir, dir), 0);
+    th_sh("rm -rf %s", dir);
+}
