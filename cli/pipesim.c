@@ -3,6 +3,7 @@
 #include "base/ps_error.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
+#include "sched/sch_schedule.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static const struct {
     { "reproduce", cmd_reproduce, "published results reproduced as studies: gpipe, torchgpipe" },
     { "paper", cmd_paper, "alias of `reproduce gpipe`: GPipe's Tables 1-3 and partitions" },
     { "presets", cmd_presets, "the bundled topologies, profiles and model generators" },
-    { "help", cmd_help, "this list, `help errors` for the exit-status table, `help CMD` for CMD --help" },
+    { "help", cmd_help, "this list, or `help errors|schedules|CMD` (exit statuses, --schedule names, CMD --help)" },
 };
 
 static void usage(FILE *f)
@@ -51,6 +52,12 @@ static int cmd_help(int argc, char **argv)
             printf("| %d | %s | %s |\n", ps_exit_status(c), ps_errname(c), ps_errdesc(c));
         return 0;
     }
+    if (argc > 1 && !strcmp(argv[1], "schedules")) {
+        /* one a line, as --schedule takes them (the bash completion reads it) */
+        for (int i = 0; i < sch_schedule_count(); i++)
+            printf("%s\n", sch_schedule_form(i));
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "--help") && strcmp(argv[1], "-h")) {
         /* help COMMAND is COMMAND --help */
         for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
@@ -61,9 +68,11 @@ static int cmd_help(int argc, char **argv)
         struct ps_suggest sg;
         ps_suggest_init(&sg, argv[1]);
         ps_suggest_add(&sg, "errors");
+        ps_suggest_add(&sg, "schedules");
         for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
             ps_suggest_add(&sg, commands[i].name);
-        return ps_error(PS_EUSAGE, "unknown topic '%s'%s (errors, or a command's name)",
+        return ps_error(PS_EUSAGE, "unknown topic '%s'%s (errors, schedules, or a command's "
+                        "name)",
                         argv[1], ps_suggest_hint(&sg));
     }
     usage(stdout);

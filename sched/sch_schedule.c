@@ -382,18 +382,29 @@ static int gen_gpipe(const char *arg, int K, int M, enum sch_remat remat,
     return sch_schedule_gpipe(K, M, remat, out);
 }
 
-static const struct { const char *name; sch_schedule_gen gen; } generators[] = {
-    { "gpipe", gen_gpipe },
-    { "1f1b", sch_gen_1f1b },
-    { "interleaved", sch_gen_interleaved },
-    { "zb-h1", sch_gen_zbh1 },
-    { "zb-h2", sch_gen_zbh2 },
-    { "zb-v", sch_gen_zbv },
-    { "zb-auto", sch_gen_zbauto },
-    { "dualpipe-v", sch_gen_dualpipev },
-    { "eager-1f1b", sch_gen_eager_1f1b },
-    { "breadth-first", sch_gen_breadth_first },
+/* form: how the name is written with its parameter (":v" required, "[:L]"
+ * optional), as `pipesim help schedules` lists it. */
+static const struct { const char *name, *form; sch_schedule_gen gen; } generators[] = {
+    { "gpipe", "gpipe", gen_gpipe },
+    { "1f1b", "1f1b", sch_gen_1f1b },
+    { "interleaved", "interleaved:v", sch_gen_interleaved },
+    { "zb-h1", "zb-h1", sch_gen_zbh1 },
+    { "zb-h2", "zb-h2", sch_gen_zbh2 },
+    { "zb-v", "zb-v", sch_gen_zbv },
+    { "zb-auto", "zb-auto[:L]", sch_gen_zbauto },
+    { "dualpipe-v", "dualpipe-v", sch_gen_dualpipev },
+    { "eager-1f1b", "eager-1f1b", sch_gen_eager_1f1b },
+    { "breadth-first", "breadth-first:v", sch_gen_breadth_first },
 };
+
+int sch_schedule_count(void) { return (int)(sizeof generators / sizeof *generators); }
+
+const char *sch_schedule_form(int i)
+{
+    if (i < 0 || i >= sch_schedule_count())
+        PS_BUG("schedule %d of %d", i, sch_schedule_count());
+    return generators[i].form;
+}
 
 /* The index of name's generator (the text before ':'), or the table's
  * length when none has that name. */

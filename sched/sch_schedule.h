@@ -148,6 +148,10 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
  * "OPT: unknown schedule 'x'; did you mean 'y'? (known: ...)". Checks the
  * name only, not its argument. */
 int sch_schedule_known(const char *name, const char *opt);
+/* The registry, in its order: how many schedules, and the i-th written with
+ * its parameter ("gpipe", "interleaved:v", "zb-auto[:L]"). */
+int sch_schedule_count(void);
+const char *sch_schedule_form(int i);
 
 /* Data parallelism: R copies of this pipeline, replica r's stage s on device
  * r * n_devices + stage_device[s]. Inserts AR(s) before each U(s): the ring

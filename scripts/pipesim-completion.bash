@@ -1,7 +1,8 @@
 # bash completion for pipesim (installed as share/bash-completion/completions/pipesim).
 # Commands come from `pipesim --help`, each command's options from its own
-# `--help`, preset names from `pipesim presets --format csv`: nothing here goes stale when
-# a command or an option is added.
+# `--help`, preset names from `pipesim presets --format csv`, schedules from
+# `pipesim help schedules`: nothing here goes stale when a command, an option or a
+# schedule is added.
 
 _pipesim_presets()
 {
@@ -9,6 +10,12 @@ _pipesim_presets()
     # (section and name come first and hold no comma; the name is quoted)
     "$2" presets --format csv 2>/dev/null | awk -F, -v want="$1" '
         NR > 1 && $1 == want { gsub(/"/, "", $2); print $2 }'
+}
+
+_pipesim_schedules()
+{
+    # the registry's names, "interleaved:v" as "interleaved:", "zb-auto[:L]" as "zb-auto"
+    "$1" help schedules 2>/dev/null | sed -e 's/\[.*//' -e 's/:.*/:/'
 }
 
 _pipesim()
@@ -36,7 +43,7 @@ _pipesim()
         fi
         cmd="reproduce ${words[2]}";;
     help)
-        COMPREPLY=($(compgen -W "errors" -- "$cur"))
+        COMPREPLY=($(compgen -W "errors schedules $("$prog" --help 2>/dev/null | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')" -- "$cur"))
         return;;
     esac
     case $prev in
@@ -50,7 +57,16 @@ _pipesim()
         compopt -o nospace 2>/dev/null
         return;;
     --schedule)
-        COMPREPLY=($(compgen -W "gpipe 1f1b eager-1f1b interleaved: breadth-first: zb-h1 zb-h2 zb-v zb-auto" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(_pipesim_schedules "$prog")" -- "$cur"))
+        if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]]; then
+            compopt -o nospace 2>/dev/null
+        fi
+        return 0;;
+    --schedules)
+        # a comma list: complete its last name
+        local head=${cur%"${cur##*,}"}
+        COMPREPLY=($(compgen -P "$head" -W "$(_pipesim_schedules "$prog")" -- "${cur##*,}"))
+        compopt -o nospace 2>/dev/null
         return;;
     --remat)
         COMPREPLY=($(compgen -W "always except_last never" -- "$cur"))

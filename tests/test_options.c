@@ -500,7 +500,7 @@ Test(options, did_you_mean_every_enumerated_value)
           "spec 'mlp:layer=2,width=8': unknown field 'layer'; did you mean 'layers'? (layers, "
           "width, in, out, norm)", 3 },
         { "help erors", "pipesim help: unknown topic 'erors'; did you mean 'errors'? (errors, "
-          "or a command's name)", 2 },
+          "schedules, or a command's name)", 2 },
         { "compare-schedules " RUN " --schedules gpipe,zbh1", "pipesim compare-schedules: "
           "--schedules: unknown schedule 'zbh1'; did you mean 'zb-h1'? (known: gpipe, 1f1b, "
           "interleaved, zb-h1, zb-h2, zb-v, zb-auto, dualpipe-v, eager-1f1b, breadth-first)", 2 },
@@ -513,8 +513,8 @@ Test(options, did_you_mean_every_enumerated_value)
           "zb-h1, zb-h2, zb-v, zb-auto, dualpipe-v, eager-1f1b, breadth-first)", 2 },
         /* far misses name no guess */
         { "gen frob", "pipesim gen: unknown generator 'frob' (model, chain)", 2 },
-        { "help frobnicate", "pipesim help: unknown topic 'frobnicate' (errors, or a "
-          "command's name)", 2 },
+        { "help frobnicate", "pipesim help: unknown topic 'frobnicate' (errors, "
+          "schedules, or a command's name)", 2 },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[1024], out[1024], want[1100];

@@ -290,3 +290,50 @@ Test(presets, completion_reads_the_names_from_the_csv)
     cr_expect_str_eq(out, "box-1\n--\nnet-a\n");
     th_sh("rm -rf %s", d);
 }
+
+/* The schedules the completion offers are the registry's (read from
+ * `pipesim help schedules` when completing), so none is missing or stale;
+ * each is a name the engine builds, and predict --help lists each. */
+Test(presets, completion_offers_every_schedule)
+{
+    if (th_sh("command -v bash >/dev/null"))
+        cr_skip_test("no bash");
+    char want[1024] = "", help[1024] = "", compl[1024], got[1024], bin[PATH_MAX];
+    char phelp[16384];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    int n = sch_schedule_count();
+    cr_assert_geq(n, 10);
+    int dualpipe = 0;
+    for (int i = 0; i < n; i++) {
+        const char *f = sch_schedule_form(i);
+        char name[64], build[64];
+        /* "x:v" is typed "x:" then a number; "x[:L]" is "x" */
+        size_t l = strcspn(f, "[:");
+        snprintf(name, sizeof name, "%.*s%s", (int)l, f, f[l] == ':' ? ":" : "");
+        snprintf(build, sizeof build, "%.*s%s", (int)l, f, f[l] == ':' ? ":2" : "");
+        struct sch_schedule *s = NULL;
+        cr_expect_eq(sch_schedule_build(build, 4, 8, SCH_REMAT_NEVER, &s), 0, "%s: %s", build,
+                     ps_errmsg());
+        sch_schedule_free(s);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s\n", name);
+        snprintf(help + strlen(help), sizeof help - strlen(help), "%s\n", f);
+        dualpipe |= !strcmp(f, "dualpipe-v");
+    }
+    cr_assert(dualpipe);
+    cr_assert_eq(th_capture(got, sizeof got, "%s help schedules", bin), 0);
+    cr_expect_str_eq(got, help);
+    cr_assert_eq(th_capture(compl, sizeof compl, "bash -c '. scripts/pipesim-completion.bash "
+                            "&& COMP_WORDS=(%s predict --schedule \"\") COMP_CWORD=3 && "
+                            "_pipesim && printf \"%%s\\n\" \"${COMPREPLY[@]}\"'", bin), 0);
+    cr_expect_str_eq(compl, want);
+    /* a comma list completes its last name */
+    cr_assert_eq(th_capture(compl, sizeof compl, "bash -c '. scripts/pipesim-completion.bash "
+                            "&& COMP_WORDS=(%s compare-schedules --schedules gpipe,dual) "
+                            "COMP_CWORD=3 && _pipesim && printf \"%%s\\n\" "
+                            "\"${COMPREPLY[@]}\"'", bin), 0);
+    cr_expect_str_eq(compl, "gpipe,dualpipe-v\n");
+    cr_assert_eq(th_capture(phelp, sizeof phelp, "%s predict --help", bin), 0);
+    for (int i = 0; i < n; i++)
+        cr_expect(strstr(phelp, sch_schedule_form(i)), "predict --help lacks %s",
+                  sch_schedule_form(i));
+}
