@@ -67,7 +67,7 @@ _pipesim()
         local head=${cur%"${cur##*,}"}
         COMPREPLY=($(compgen -P "$head" -W "$(_pipesim_schedules "$prog")" -- "${cur##*,}"))
         compopt -o nospace 2>/dev/null
-        return;;
+        return 0;;
     --remat)
         COMPREPLY=($(compgen -W "always except_last never" -- "$cur"))
         return;;
