@@ -128,3 +128,14 @@ Test(docexamples, commands_of_a_block_share_a_scratch_directory_outside_the_tree
     cr_assert_neq(access("docex-chain.json", F_OK), 0, "the example wrote into the tree");
     cr_assert_eq(th_entries(dir), 1, "the example wrote beside the document");
 }
+
+/* docs/testing.md shows the form of an example inside a ````markdown block,
+ * which the check skips: that inner block is run here, so it cannot drift. */
+Test(docexamples, the_form_shown_in_testing_md_is_a_real_example, .init = mk, .fini = rm)
+{
+    cr_assert_eq(th_sh("awk '/^````markdown$/ { on = 1; next } on && /^````$/ { exit } on' "
+                       "docs/testing.md > %s/a.md && grep -q '^```console$' %s/a.md", dir, dir),
+                 0, "no ````markdown block with a console example in docs/testing.md");
+    cr_assert_eq(check(""), 0, "%s", out);
+    cr_assert(strstr(out, "1 examples match"), "%s", out);
+}
