@@ -8,7 +8,10 @@
 #include <string.h>
 
 #define MAX_SCHEDULES 16
-#define DEFAULT_LIST "gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,zb-h2,zb-v,zb-auto,dualpipe-v"
+/* two halves, so the help can break the list where it fits 80 columns */
+#define DEFAULT_LIST_A "gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,zb-h2,"
+#define DEFAULT_LIST_B "zb-v,zb-auto,dualpipe-v"
+#define DEFAULT_LIST DEFAULT_LIST_A DEFAULT_LIST_B
 
 static const char help[] =
     "usage: pipesim compare-schedules --model F --topology F -K k -M m --batch N\n"
@@ -28,16 +31,16 @@ static const char help[] =
     "order within L stashes per device, default K), eager-1f1b (one more warm-up\n"
     "forward), breadth-first:v (looping: v chunks per device, each run for every\n"
     "micro-batch before the next), dualpipe-v (DeepSeek's DualPipeV: zb-v's V, one\n"
-    "micro-batch's forward paired with another's backward, needs M >= 2K). Each\n"
-    "schedule gets the\n"
-    "uniform partition of its own stages. A schedule that cannot run here is listed\n"
-    "with the reason; an unknown name is an error.\n"
+    "micro-batch's forward paired with another's backward, needs M >= 2K).\n"
+    "Each schedule gets the uniform partition of its own stages. A schedule that\n"
+    "cannot run here is listed with the reason; an unknown name is an error.\n"
     "Without --remat each schedule gets the re-materialization mode that suits it\n"
     "(--remat-per-schedule): the fastest of never, except_last and always whose every\n"
     "device fits, else the one with the least memory; the table says which. --remat\n"
     "MODE runs every schedule in that one mode.\n"
-    "Defaults: each schedule its own remat, --schedules " DEFAULT_LIST ",\n"
-    "--format table.\n";
+    "Defaults: each schedule its own remat, --format table,\n"
+    "--schedules " DEFAULT_LIST_A "\n"
+    "            " DEFAULT_LIST_B ".\n";
 
 /* Splits "a,b,c" into names (pointers into buf). */
 static int split_names(char *buf, const char **names, int *n)

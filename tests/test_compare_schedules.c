@@ -253,3 +253,22 @@ Test(compare_schedules, predict_runs_every_schedule)
                        "-K 4 -M 6 --batch 12 --schedule interleaved:2 2>err.txt; test $? -eq 2 "
                        "&& grep -q 'multiple of -K 4' err.txt", dir, th_pipesim()), 0);
 }
+
+/* --help reads as paragraphs: no line over 80 columns, no sentence broken
+ * onto a line of its own, the default list not run into --format. */
+Test(compare_schedules, help_is_reflowed)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s compare-schedules --help", th_pipesim()), 0);
+    for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+        cr_expect_leq(nl - line, 80, "%.*s", (int)(nl - line), line);
+    cr_expect(strstr(out, "needs M >= 2K).\nEach schedule gets the uniform partition of its "
+                          "own stages. A schedule that\ncannot run here is listed with the "
+                          "reason; an unknown name is an error.\n"), "%s", out);
+    const char *tail = "Defaults: each schedule its own remat, --format table,\n"
+                       "--schedules gpipe,1f1b,eager-1f1b,interleaved:2,breadth-first:2,zb-h1,"
+                       "zb-h2,\n            zb-v,zb-auto,dualpipe-v.\n";
+    size_t n = strlen(out), t = strlen(tail);
+    cr_assert(n >= t);
+    cr_expect_str_eq(out + n - t, tail);
+}
