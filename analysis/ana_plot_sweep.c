@@ -3,6 +3,7 @@
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
 #include "base/ps_error.h"
+#include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
@@ -229,10 +230,16 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
                       ms, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
     double hi = topcap > top ? topcap : top;
-    if (topcap > 20 * top && low > 0) /* capacity far above: a log axis shows both */
-        ps_strbuf_printf(&b, "set logscale y 10\nset format y \"%%g\"\nset yrange [%g:%g]\n",
-                          low / 2, hi * 2);
-    else
+    if (topcap > 0 && (low == 0 || topcap < low))
+        low = topcap;
+    if (low > 0 && hi > 20 * low) {
+        /* values (capacity included) over more than 20x: on a linear axis the
+         * capacity and the cells that fit sit squashed at the bottom */
+        char tics[4096];
+        ps_gnuplot_log_tics(tics, sizeof tics, "y", low / 1.5, hi * 1.5);
+        ps_strbuf_printf(&b, "set logscale y 10\nset yrange [%g:%g]\n%s", low / 1.5,
+                         hi * 1.5, tics);
+    } else
         ps_strbuf_printf(&b, "set yrange [0:%g]\n", hi * 1.1 > 0 ? hi * 1.1 : 1);
     ps_strbuf_printf(&b, "plot ");
     for (int j = 0; j < nM; j++)

@@ -4,6 +4,7 @@
 #include "base/ps_error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,4 +140,38 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
                        WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
                        c->errline[0] ? ": " : "", c->errline);
     return rc;
+}
+
+void ps_gnuplot_log_tics(char *buf, size_t n, const char *axis, double lo, double hi)
+{
+    static const int fine[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, coarse[] = { 1, 2, 5 };
+    size_t len = 0;
+    if (n)
+        buf[0] = 0;
+    if (!n || !(lo > 0) || !(hi > lo) || !isfinite(hi))
+        return;
+    int k0 = (int)floor(log10(lo)), k1 = (int)ceil(log10(hi));
+    for (int pass = 0; pass < 2; pass++) {
+        const int *m = pass ? fine : coarse;
+        int nm = pass ? 9 : 3, cnt = 0;
+        for (int k = k0; k <= k1; k++)
+            for (int j = 0; j < nm; j++) {
+                double x = m[j] * pow(10, k);
+                cnt += x >= lo && x <= hi;
+            }
+        if (cnt < 4 && !pass)
+            continue;
+        len += (size_t)snprintf(buf, n, "set %stics (", axis);
+        cnt = 0;
+        for (int k = k0; k <= k1; k++)
+            for (int j = 0; j < nm; j++) {
+                double x = m[j] * pow(10, k);
+                if (x >= lo && x <= hi && len < n)
+                    len += (size_t)snprintf(buf + len, n - len, "%s\"%g\" %g", cnt++ ? ", " : "",
+                                            x, x);
+            }
+        if (len < n)
+            snprintf(buf + len, n - len, ")\n");
+        return;
+    }
 }

@@ -47,4 +47,11 @@ void ps_gnuplot_skip_note(FILE *log);
  * failed (status N): <first stderr line>" (128 + signal when killed). */
 int ps_gnuplot_run(struct ps_gnuplot_cmd *c);
 
+/* The labelled ticks of a log axis over [lo, hi] as one gnuplot command,
+ * "set ytics (\"1\" 1, \"2\" 2, ...)\n" into buf (n bytes, truncated):
+ * 1, 2, 5 x 10^k, or every 1..9 x 10^k when that gives fewer than 4 (gnuplot
+ * labels only the decades, so a range inside one decade shows a lone "100").
+ * buf is "" when lo, hi are not 0 < lo < hi < inf. */
+void ps_gnuplot_log_tics(char *buf, size_t n, const char *axis, double lo, double hi);
+
 #endif

@@ -31,7 +31,7 @@ static const char help[] =
     "            R K M/(M+K-1) for runs of R replicas)\n"
     "  bubble    simulated bubble fraction vs M per K, with (K-1)/(M+K-1) dashed\n"
     "  memory    per-stage peak memory vs K, a colour per M (--mem-M m: that M only),\n"
-    "            with the device capacity dashed\n"
+    "            with the device capacity dashed; a log axis over a span above 20x\n"
     "  timeline  Gantt chart of a Chrome trace from pipesim predict --trace\n"
     "  schedules the schedules' timelines one above another at -K, -M (one row per\n"
     "            device, F/B/W coloured, compute only: T_F = 1, T_B = 2 per device,\n"

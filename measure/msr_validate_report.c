@@ -176,35 +176,12 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
 
 /* ---- the plot ---- */
 
-/* Labelled ticks of a log axis over [lo, hi]: 1, 2, 5 x 10^k, or every
- * 1..9 x 10^k when that gives fewer than 4 (gnuplot labels only the
- * decades, so a range inside one decade showed a lone "100"). */
+/* Labelled ticks of a log axis over [lo, hi] (ps_gnuplot_log_tics). */
 static void log_tics(FILE *f, const char *axis, double lo, double hi)
 {
-    static const int fine[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, coarse[] = { 1, 2, 5 };
-    if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
-        return;
-    for (int pass = 0; pass < 2; pass++) {
-        const int *m = pass ? fine : coarse;
-        int nm = pass ? 9 : 3, n = 0;
-        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)); k++)
-            for (int j = 0; j < nm; j++) {
-                double x = m[j] * pow(10, k);
-                n += x >= lo && x <= hi;
-            }
-        if (n < 4 && !pass)
-            continue;
-        fprintf(f, "set %stics (", axis);
-        n = 0;
-        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)); k++)
-            for (int j = 0; j < nm; j++) {
-                double x = m[j] * pow(10, k);
-                if (x >= lo && x <= hi)
-                    fprintf(f, "%s\"%g\" %g", n++ ? ", " : "", x, x);
-            }
-        fprintf(f, ")\n");
-        return;
-    }
+    char tics[4096];
+    ps_gnuplot_log_tics(tics, sizeof tics, axis, lo, hi);
+    fputs(tics, f);
 }
 
 static int write_plot(const struct msr_vcheck *v, const char *png)

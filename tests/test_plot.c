@@ -118,6 +118,32 @@ Test(plot, sweep_figures_and_timeline)
                        dir, dir, dir), 0);
 }
 
+/* The memory figure: a log y axis with 1-2-5 labels when the values and the
+ * capacity span more than 20x (the K = 1, M = 1 cell 700 GiB, the capacity
+ * 16 GiB), a linear one from 0 when they do not. */
+Test(plot, memory_axis_is_log_over_a_wide_span)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model transformer:L=24 --topology pcie-8gpu -K 1,2,4,8 "
+                       "-M 1,4,16,32 --batch 128 --quiet --db %s/s.db", ps, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --kind memory --out-dir %s/out >/dev/null", ps,
+                       dir, dir), 0);
+    expect_png("memory");
+    cr_assert_eq(th_sh("grep -qx 'set logscale y 10' %s/out/memory.gp", dir), 0);
+    cr_assert_eq(th_sh("grep -qxF 'set ytics (\"5\" 5, \"10\" 10, \"20\" 20, \"50\" 50, "
+                       "\"100\" 100, \"200\" 200, \"500\" 500, \"1000\" 1000)' "
+                       "%s/out/memory.gp", dir), 0);
+    cr_assert_eq(th_sh("grep -qF 'device capacity 16 GiB' %s/out/memory.gp", dir), 0);
+    /* M = 16, 32 at K = 4, 8: 5 to 17 GiB beside 16 GiB, linear */
+    cr_assert_eq(th_sh("%s sweep --model transformer:L=24 --topology pcie-8gpu -K 4,8 "
+                       "-M 16,32 --batch 128 --quiet --db %s/n.db", ps, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/n.db --kind memory --out-dir %s/out --prefix n- "
+                       ">/dev/null", ps, dir, dir), 0);
+    cr_assert_eq(th_sh("grep -q 'logscale y' %s/out/n-memory.gp", dir), 1);
+    cr_assert_eq(th_sh("grep -q '^set yrange \\[0:' %s/out/n-memory.gp", dir), 0);
+}
+
 /* The schedules one above another: a box per compute op of each schedule
  * (1f1b K M F and B; dualpipe-v 2K M F, B and W), and each schedule's
  * compute-only step in T_F at its closed form (tests/test_new_schedules.c,

@@ -97,3 +97,23 @@ Test(ps_gnuplot, a_missing_program_or_folder_is_named)
     cr_assert_eq(ps_gnuplot_run(&c), -PS_EIO);
     cr_assert_str_eq(ps_errmsg(), "fig.png: cannot enter /nonexistent: No such file or directory");
 }
+
+/* Log-axis ticks: 1-2-5 per decade inside the range, every 1..9 when that
+ * gives fewer than 4, nothing for a range a log axis cannot show. */
+Test(ps_gnuplot, log_tics_at_1_2_5)
+{
+    char b[512];
+    ps_gnuplot_log_tics(b, sizeof b, "y", 3.4, 1057);
+    cr_assert_str_eq(b, "set ytics (\"5\" 5, \"10\" 10, \"20\" 20, \"50\" 50, \"100\" 100, "
+                        "\"200\" 200, \"500\" 500, \"1000\" 1000)\n");
+    ps_gnuplot_log_tics(b, sizeof b, "x", 80, 120);
+    cr_assert_str_eq(b, "set xtics (\"80\" 80, \"90\" 90, \"100\" 100)\n");
+    ps_gnuplot_log_tics(b, sizeof b, "y", 0.011, 0.3);
+    cr_assert_str_eq(b, "set ytics (\"0.02\" 0.02, \"0.05\" 0.05, \"0.1\" 0.1, \"0.2\" 0.2)\n");
+    ps_gnuplot_log_tics(b, sizeof b, "y", 0, 5);
+    cr_assert_str_eq(b, "");
+    ps_gnuplot_log_tics(b, sizeof b, "y", 5, 5);
+    cr_assert_str_eq(b, "");
+    ps_gnuplot_log_tics(b, 12, "y", 3.4, 1057); /* truncated, still a string */
+    cr_assert_str_eq(b, "set ytics (");
+}
