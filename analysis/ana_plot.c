@@ -212,6 +212,20 @@ static const struct {
     [SCH_OP_ALLREDUCE] = { 0x555555, "AR all-reduce" },
 };
 
+double ana_plot_time_unit(double span_ns, const char **name)
+{
+    if (span_ns > 10e9) {
+        *name = "s";
+        return 1e9;
+    }
+    if (span_ns < 10e6) {
+        *name = "us";
+        return 1e3;
+    }
+    *name = "ms";
+    return 1e6;
+}
+
 unsigned ana_plot_kind_rgb(int kind, int light)
 {
     unsigned c = kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].rgb : 0x999999;
@@ -272,14 +286,19 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
         goto err_free_tmp;
     }
     int used[SCH_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
-    double tmax = 0;
+    double tmax = 0, span_ns = 0;
+    for (size_t i = 0; i < tr->n_events; i++)
+        if ((double)tr->events[i].end_ns > span_ns)
+            span_ns = (double)tr->events[i].end_ns;
+    const char *unit;
+    double per = ana_plot_time_unit(span_ns, &unit);
     for (size_t i = 0; i < tr->n_events; i++) {
         const struct trc_event *e = &tr->events[i];
         if (e->kind >= SCH_OP_NKINDS || e->stream >= SCH_NSTREAMS)
             continue;
         if (e->device + 1 > ndev)
             ndev = e->device + 1;
-        double s = (double)e->start_ns * 1e-6, en = (double)e->end_ns * 1e-6;
+        double s = (double)e->start_ns / per, en = (double)e->end_ns / per;
         if (en > tmax)
             tmax = en;
         used[e->kind] = 1;
@@ -296,8 +315,8 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     ana_plot_clean(sched, sizeof sched, tr->schedule);
     ps_strbuf_printf(&b, "set title \"%s %s, %d devices, %d stages, M=%d, remat %s\" noenhanced\n",
                   src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
-    ps_strbuf_printf(&b, "set xlabel \"time (ms)\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
-                      "set grid x\nset key outside right top\nset ytics (", tmax * 1.01,
+    ps_strbuf_printf(&b, "set xlabel \"time (%s)\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
+                      "set grid x\nset key outside right top\nset ytics (", unit, tmax * 1.01,
                   -(4 * ndev - 2));
     for (int d = 0; d < ndev; d++)
         for (int s = 0; s < SCH_NSTREAMS; s++)

@@ -56,5 +56,9 @@ unsigned ana_plot_kind_rgb(int kind, int light);
 const char *ana_plot_kind_label(int kind);
 struct ps_strbuf;
 void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS]);
+/* The unit a time axis spanning span_ns reads in, the same in every
+ * timeline: "s" above 10 s, "us" below 10 ms, else "ms" (a 67 s step is
+ * not 67309 ms); *name gets it, the return is nanoseconds per unit. */
+double ana_plot_time_unit(double span_ns, const char **name);
 
 #endif

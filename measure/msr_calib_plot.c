@@ -91,13 +91,14 @@ out:
 }
 
 /* One trace's compute ops as boxes: x xlow xhigh y ylow yhigh colour. */
-static void boxes(FILE *f, const struct trc_trace *t, int upper, int used[SCH_OP_NKINDS])
+static void boxes(FILE *f, const struct trc_trace *t, int upper, double per,
+                  int used[SCH_OP_NKINDS])
 {
     for (size_t i = 0; i < t->n_events; i++) {
         const struct trc_event *e = &t->events[i];
         if (e->stream != SCH_STREAM_COMPUTE)
             continue;
-        double x0 = (double)e->start_ns * 1e-6, x1 = (double)e->end_ns * 1e-6;
+        double x0 = (double)e->start_ns / per, x1 = (double)e->end_ns / per;
         double base = (double)(t->n_devices - 1 - e->device) * 2 + (upper ? 1 : 0);
         fprintf(f, "%.6f %.6f %.6f %.3f %.3f %.3f %u\n", (x0 + x1) / 2, x0, x1, base + 0.5,
                 base + 0.1, base + 0.9, ana_plot_kind_rgb(e->kind, 0));
@@ -118,17 +119,27 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory");
     int D = sim->n_devices;
-    fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (ms)'\nset yrange [0:%d]\n"
-               "set ytics (", title, 2 * D);
+    double span_ns = 0;
+    for (int k = 0; k < 2; k++) {
+        const struct trc_trace *t = k ? meas : sim;
+        for (size_t i = 0; i < t->n_events; i++)
+            if ((double)t->events[i].end_ns > span_ns)
+                span_ns = (double)t->events[i].end_ns;
+    }
+    const char *unit;
+    double per = ana_plot_time_unit(span_ns, &unit);
+    fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (%s)'\nset yrange [0:%d]\n"
+               "set ytics (", title, unit, 2 * D);
     for (int d = 0; d < D; d++)
         fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
                 (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);
-    fprintf(f, ")\nset grid xtics\nset key outside bottom horizontal reverse Left\n"
+    /* the key at the right, as the timeline's: below it met the axis label */
+    fprintf(f, ")\nset grid xtics\nset key outside right top vertical reverse Left\n"
                "set style fill solid 0.85\n"
                "$ops << EOD\n");
     int used[SCH_OP_NKINDS] = { 0 };
-    boxes(f, sim, 1, used);
-    boxes(f, meas, 0, used);
+    boxes(f, sim, 1, per, used);
+    boxes(f, meas, 0, per, used);
     fprintf(f, "EOD\n");
     /* the legend of every timeline (ana_plot.h): the kinds drawn */
     struct ps_strbuf key = PS_STRBUF_INIT;

@@ -45,7 +45,9 @@ static void expect_png(const char *name)
     cr_assert_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0, "%s: not a PNG", p);
     cr_assert_eq(memcmp(h + 12, "IHDR", 4), 0, "%s: no IHDR chunk", p);
     unsigned w = (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
-    unsigned want = !strcmp(name, "timeline") ? 1200u : !strcmp(name, "schedules") ? 1400u : 900u;
+    unsigned want = !strcmp(name, "timeline") || !strcmp(name, "compare") ? 1200u
+                   : !strcmp(name, "schedules")                         ? 1400u
+                                                                        : 900u;
     cr_assert_eq(w, want, "%s: width %u", p, w);
 }
 
@@ -142,6 +144,46 @@ Test(plot, memory_axis_is_log_over_a_wide_span)
                        ">/dev/null", ps, dir, dir), 0);
     cr_assert_eq(th_sh("grep -q 'logscale y' %s/out/n-memory.gp", dir), 1);
     cr_assert_eq(th_sh("grep -q '^set yrange \\[0:' %s/out/n-memory.gp", dir), 0);
+}
+
+/* Time axes in the unit the span reads in: a 67 s step in s (not 67309 ms),
+ * a 12 us one in us; the compare figure's key beside the plot (below it, it
+ * met the axis label), as the timeline's. */
+Test(plot, time_axes_pick_their_unit)
+{
+    const char *u;
+    cr_assert_eq(ana_plot_time_unit(67.3e9, &u), 1e9);
+    cr_assert_str_eq(u, "s");
+    cr_assert_eq(ana_plot_time_unit(10e9, &u), 1e6);
+    cr_assert_str_eq(u, "ms");
+    cr_assert_eq(ana_plot_time_unit(10e6, &u), 1e6);
+    cr_assert_str_eq(u, "ms");
+    cr_assert_eq(ana_plot_time_unit(9.99e6, &u), 1e3);
+    cr_assert_str_eq(u, "us");
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(th_sh("%s predict --model transformer:L=24 --topology pcie-8gpu -K 4 "
+                           "-M 32 --batch 128 --schedule %s --trace %s/l%d.json >/dev/null", ps,
+                           k ? "1f1b" : "gpipe", dir, k), 0);
+    cr_assert_eq(th_sh("%s plot --compare %s/l0.json %s/l1.json --out-dir %s/out >/dev/null && "
+                       "%s plot --trace %s/l0.json --out-dir %s/out >/dev/null", ps, dir, dir,
+                       dir, ps, dir, dir), 0);
+    expect_png("compare");
+    cr_assert_eq(th_sh("grep -qxF \"set xlabel 'time (s)'\" %s/out/compare.gp && "
+                       "grep -qxF 'set xlabel \"time (s)\"' %s/out/timeline.gp", dir, dir), 0);
+    cr_assert_eq(th_sh("grep -qx 'set key outside right top vertical reverse Left' "
+                       "%s/out/compare.gp && ! grep -q 'key.*bottom' %s/out/compare.gp", dir,
+                       dir), 0);
+    /* the boxes' right ends: the 67.309 s step in seconds */
+    cr_assert_eq(th_sh("awk '/^\\$ops/ { on = 1; next } /^EOD/ { on = 0 } on && $3 > m "
+                       "{ m = $3 } END { exit !(m > 67.3 && m < 67.32) }' %s/out/compare.gp",
+                       dir), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=8,width=512 --topology chain-8-ideal "
+                       "-K 4 -M 4 --batch 64 --trace %s/s.json >/dev/null && %s plot --compare "
+                       "%s/s.json %s/s.json --out-dir %s/out --prefix s- >/dev/null && "
+                       "grep -qxF \"set xlabel 'time (us)'\" %s/out/s-compare.gp", ps, dir, ps,
+                       dir, dir, dir, dir), 0);
 }
 
 /* The schedules one above another: a box per compute op of each schedule
