@@ -4,6 +4,7 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 #include "cli/cli.h"
 #include "cli/cli_run.h"
@@ -101,6 +102,9 @@ int cmd_plan(int argc, char **argv)
     struct mdl_profile *prof = NULL;
     struct mdl_topology *topo = NULL;
     struct ana_plan *p = NULL;
+    static const char *const objectives[] = { "throughput", "memory" };
+    static const char *const frontiers[] = { "exact", "found" };
+    struct ps_suggest sg;
     cli_getopt_reset();
     while ((c = cli_getopt("plan", argc, argv, "h", opts)) != -1) {
         switch (c) {
@@ -122,8 +126,8 @@ int cmd_plan(int argc, char **argv)
             else if (!strcmp(optarg, "memory"))
                 sp.objective = ANA_PLAN_MEMORY;
             else
-                rc = ps_error(PS_EUSAGE, "--objective: unknown objective '%s' (throughput, "
-                               "memory)", optarg);
+                rc = ps_error(PS_EUSAGE, "--objective: unknown objective '%s'%s (throughput, "
+                               "memory)", optarg, ps_suggest_among(&sg, optarg, objectives, 2));
             break;
         case 's': sched_arg = optarg; break;
         case 'r': remat_arg = optarg; break;
@@ -136,7 +140,8 @@ int cmd_plan(int argc, char **argv)
             if (!strcmp(optarg, "exact") || !strcmp(optarg, "found"))
                 sp.frontier_found = optarg[0] == 'f';
             else
-                rc = ps_error(PS_EUSAGE, "--frontier: unknown mode '%s' (exact, found)", optarg);
+                rc = ps_error(PS_EUSAGE, "--frontier: unknown mode '%s'%s (exact, found)", optarg,
+                              ps_suggest_among(&sg, optarg, frontiers, 2));
             break;
         case 'q': quiet = 1; break;
         default: rc = -PS_EUSAGE; break;

@@ -32,7 +32,7 @@ static const struct {
     { "reproduce", cmd_reproduce, "published results reproduced as studies: gpipe, torchgpipe" },
     { "paper", cmd_paper, "alias of `reproduce gpipe`: GPipe's Tables 1-3 and partitions" },
     { "presets", cmd_presets, "the bundled topologies, profiles and model generators" },
-    { "help", cmd_help, "this list, or `help errors|schedules|CMD` (exit statuses, --schedule names, CMD --help)" },
+    { "help", cmd_help, "this list; `help errors|schedules|CMD`: exit statuses, schedule names, CMD --help" },
 };
 
 static void usage(FILE *f)
@@ -72,8 +72,7 @@ static int cmd_help(int argc, char **argv)
         for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
             ps_suggest_add(&sg, commands[i].name);
         return ps_error(PS_EUSAGE, "unknown topic '%s'%s (errors, schedules, or a command's "
-                        "name)",
-                        argv[1], ps_suggest_hint(&sg));
+                        "name)", argv[1], ps_suggest_hint(&sg));
     }
     usage(stdout);
     return 0;

@@ -9,6 +9,7 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_suggest.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -32,9 +33,15 @@ int stu_paper_parse_tables(const char *s, unsigned *mask)
             *mask |= STU_PAPER_PARTS;
         else if (n == 3 && !strncmp(p, "all", n))
             *mask |= STU_PAPER_ALL;
-        else
-            return ps_error(PS_EUSAGE, "--tables: unknown item '%.*s' in '%s' (1, 2, 3, "
-                             "partitions or all)", (int)n, p, s);
+        else {
+            static const char *const items[] = { "1", "2", "3", "partitions", "all" };
+            char typed[64];
+            struct ps_suggest sg;
+            snprintf(typed, sizeof typed, "%.*s", (int)n, p);
+            return ps_error(PS_EUSAGE, "--tables: unknown item '%.*s' in '%s'%s (1, 2, 3, "
+                             "partitions or all)", (int)n, p, s,
+                             ps_suggest_among(&sg, typed, items, 5));
+        }
         p += n;
         if (*p == ',' && !*++p)
             return ps_error(PS_EUSAGE, "--tables: trailing comma in '%s'", s);

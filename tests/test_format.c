@@ -23,10 +23,20 @@ static const struct {
     { "json", ANA_FMT_JSON, { 1, 0 } },
 };
 
-/* refused by every set: case differs, near names, empty, padded */
-static const char *const never[] = { "TABLE", "Table", "CSV", "Csv", "JSON", "Json", "",
-                                     "xml", "tab", "tables", " csv", "csv ", "json ",
-                                     "table,csv" };
+/* refused by every set: case differs, near names, empty, padded; with the
+ * accepted name within one edit in 3 letters (or the one it begins) that each
+ * set suggests (base/ps_suggest), "" for none */
+static const struct {
+    const char *name, *hint[2];
+} never[] = {
+    { "TABLE", { "", "" } },          { "Table", { "table", "table" } },
+    { "CSV", { "", "" } },            { "Csv", { "csv", "csv" } },
+    { "JSON", { "", "" } },           { "Json", { "json", "" } },
+    { "", { "", "" } },               { "xml", { "", "" } },
+    { "tab", { "table", "table" } },  { "tables", { "table", "table" } },
+    { " csv", { "csv", "csv" } },     { "csv ", { "csv", "csv" } },
+    { "json ", { "json", "" } },      { "table,csv", { "", "" } },
+};
 
 Test(format, accepted_per_set)
 {
@@ -53,13 +63,15 @@ Test(format, refused_everywhere_case_sensitive)
     for (size_t s = 0; s < sizeof sets / sizeof sets[0]; s++)
         for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
             enum ana_fmt out = ANA_FMT_CSV;
-            char want[128];
-            snprintf(want, sizeof want, "--format: unknown format '%s' (%s)", never[i],
-                     lists[s]);
-            cr_expect_eq(ana_fmt_parse(never[i], sets[s], "--format", &out), -PS_EUSAGE,
-                         "'%s' accepted by set %zu", never[i], s);
+            char want[160], hint[64] = "";
+            if (*never[i].hint[s])
+                snprintf(hint, sizeof hint, "; did you mean '%s'?", never[i].hint[s]);
+            snprintf(want, sizeof want, "--format: unknown format '%s'%s (%s)", never[i].name,
+                     hint, lists[s]);
+            cr_expect_eq(ana_fmt_parse(never[i].name, sets[s], "--format", &out), -PS_EUSAGE,
+                         "'%s' accepted by set %zu", never[i].name, s);
             cr_expect_str_eq(ps_errmsg(), want);
-            cr_expect_eq(out, ANA_FMT_CSV, "'%s': *out written on refusal", never[i]);
+            cr_expect_eq(out, ANA_FMT_CSV, "'%s': *out written on refusal", never[i].name);
         }
 }
 
@@ -88,7 +100,8 @@ Test(format, refused_end_to_end)
     refused("predict --format xml",
             "pipesim predict: --format: unknown format 'xml' (table, csv, json)\n");
     refused("compare-schedules --format Table",
-            "pipesim compare-schedules: --format: unknown format 'Table' (table, csv, json)\n");
+            "pipesim compare-schedules: --format: unknown format 'Table'; did you mean 'table'? "
+            "(table, csv, json)\n");
     refused("partition --format xml",
             "pipesim partition: --format: unknown format 'xml' (table, csv, json)\n");
     refused("compare a.json b.json --format xml",

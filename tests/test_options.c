@@ -511,6 +511,12 @@ Test(options, did_you_mean_every_enumerated_value)
         { "plot --kind schedules -K 2 -M 2 --schedules zbh1", "pipesim plot: --schedules: "
           "unknown schedule 'zbh1'; did you mean 'zb-h1'? (known: gpipe, 1f1b, interleaved, "
           "zb-h1, zb-h2, zb-v, zb-auto, dualpipe-v, eager-1f1b, breadth-first)", 2 },
+        { "plan --objective memroy", "pipesim plan: --objective: unknown objective 'memroy'; "
+          "did you mean 'memory'? (throughput, memory)", 2 },
+        { "plan --frontier exct", "pipesim plan: --frontier: unknown mode 'exct'; did you mean "
+          "'exact'? (exact, found)", 2 },
+        { "paper --tables 1,partitons", "pipesim paper: --tables: unknown item 'partitons' in "
+          "'1,partitons'; did you mean 'partitions'? (1, 2, 3, partitions or all)", 2 },
         /* far misses name no guess */
         { "gen frob", "pipesim gen: unknown generator 'frob' (model, chain)", 2 },
         { "help frobnicate", "pipesim help: unknown topic 'frobnicate' (errors, "
