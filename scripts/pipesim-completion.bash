@@ -56,17 +56,13 @@ _pipesim()
                    $(compgen -f -X '!*.csv' -- "$cur") $(compgen -d -- "$cur"))
         compopt -o nospace 2>/dev/null
         return;;
-    --schedule)
-        COMPREPLY=($(compgen -W "$(_pipesim_schedules "$prog")" -- "$cur"))
+    --schedule|--schedules)
+        # one name, or a comma list (sweep --schedule, --schedules): its last name
+        local head=${cur%"${cur##*,}"}
+        COMPREPLY=($(compgen -P "$head" -W "$(_pipesim_schedules "$prog")" -- "${cur##*,}"))
         if [[ ${#COMPREPLY[@]} -eq 1 && ${COMPREPLY[0]} == *: ]]; then
             compopt -o nospace 2>/dev/null
         fi
-        return 0;;
-    --schedules)
-        # a comma list: complete its last name
-        local head=${cur%"${cur##*,}"}
-        COMPREPLY=($(compgen -P "$head" -W "$(_pipesim_schedules "$prog")" -- "${cur##*,}"))
-        compopt -o nospace 2>/dev/null
         return 0;;
     --remat)
         COMPREPLY=($(compgen -W "always except_last never" -- "$cur"))

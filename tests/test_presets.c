@@ -332,6 +332,10 @@ Test(presets, completion_offers_every_schedule)
                             "COMP_CWORD=3 && _pipesim && printf \"%%s\\n\" "
                             "\"${COMPREPLY[@]}\"'", bin), 0);
     cr_expect_str_eq(compl, "gpipe,dualpipe-v\n");
+    cr_assert_eq(th_capture(compl, sizeof compl, "bash -c '. scripts/pipesim-completion.bash "
+                            "&& COMP_WORDS=(%s sweep --schedule gpipe,inter) COMP_CWORD=3 && "
+                            "_pipesim && printf \"%%s\\n\" \"${COMPREPLY[@]}\"'", bin), 0);
+    cr_expect_str_eq(compl, "gpipe,interleaved:\n");
     cr_assert_eq(th_capture(phelp, sizeof phelp, "%s predict --help", bin), 0);
     for (int i = 0; i < n; i++)
         cr_expect(strstr(phelp, sch_schedule_form(i)), "predict --help lacks %s",
