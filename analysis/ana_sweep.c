@@ -105,6 +105,7 @@ struct pool {
     const struct ana_sweep_spec *sp;
     struct job *jobs;
     int n, next, step, running, abort; /* next += step: this shard's jobs */
+    int taken;                    /* jobs handed to workers so far */
     int *ready, head, tail;       /* finished job indices, FIFO */
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -198,6 +199,12 @@ static void *worker(void *arg)
     struct pool *p = arg;
     pthread_setname_np(pthread_self(), "pipesim-sweep"); /* top -H, /proc/<pid>/task */
     for (;;) {
+        if (p->sp->before_job) {
+            pthread_mutex_lock(&p->mu);
+            int taken = p->taken;
+            pthread_mutex_unlock(&p->mu);
+            p->sp->before_job(p->sp->ctx, taken);
+        }
         pthread_mutex_lock(&p->mu);
         if (atomic_load(&stop_flag) || p->abort || p->next >= p->n) {
             p->running--;
@@ -207,6 +214,7 @@ static void *worker(void *arg)
         }
         int i = p->next;
         p->next += p->step;
+        p->taken++;
         pthread_mutex_unlock(&p->mu);
         run_job(p->sp, &p->jobs[i]);
         p->jobs[i].ran = 1;

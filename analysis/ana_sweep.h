@@ -59,6 +59,10 @@ struct ana_sweep_spec {
                                           (the previous actions restored after) */
     /* called on the calling thread after each stored row (NULL ok) */
     void (*on_row)(void *ctx, int stored, int pending);
+    /* called on a worker thread before it looks for its next job, with the
+     * number of jobs handed out so far (NULL ok); the job is not taken
+     * while it runs, so a test can order a signal before a given job */
+    void (*before_job)(void *ctx, int taken);
     void *ctx;
 };
 
