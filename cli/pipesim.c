@@ -162,12 +162,17 @@ int main(int argc, char **argv)
         usage(stderr);
         return ps_exit_status(PS_EUSAGE);
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(stdout);
-        return 0;
-    }
-    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        cli_version(stdout);
+    int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+    if (help || !strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        if (help)
+            usage(stdout);
+        else
+            cli_version(stdout);
+        int rc = ps_stdout_check(); /* as for every command's output */
+        if (rc < 0) {
+            fprintf(stderr, "pipesim: %s\n", ps_errmsg());
+            return ps_exit_status(rc);
+        }
         return 0;
     }
     ps_afile_signals_install();

@@ -331,6 +331,10 @@ Test(outputs, a_write_error_on_stdout_is_exit_5)
         "compare-schedules " RUN,
         "gen-paper",
         "gen-paper --format csv",
+        "--version",
+        "-V",
+        "--help",
+        "-h",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         cr_assert_eq(th_sh("%s %s >/dev/full 2>%s", ps, cmds[i], errp), 5, "%s", cmds[i]);
