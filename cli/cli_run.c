@@ -146,10 +146,6 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
         (rc = mdl_topology_load(r->topology, &r->topo)) < 0)
         return rc;
     if (with_partition) {
-        /* the probe is the whole schedule: refuse first what cannot fit */
-        if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M, r->remat,
-                                    (int)r->replicas, 0, 0)) < 0)
-            return rc;
         int S; /* the schedule decides the number of stages (ana_predict builds it) */
         if ((rc = sch_schedule_stages(r->schedule, (int)r->K, (int)r->M, r->remat, &S)) < 0)
             return rc;
@@ -166,7 +162,11 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
                                 "(optimal, gpipe, balance-by-size) or layer counts such as "
                                 "3,5,4,4%s", r->partition, ps_suggest_hint(&sg));
             }
-            if ((rc = strategy_partition(r, st, S)) < 0)
+            /* its probe is the schedule's op lists: refuse first what cannot
+             * fit (ana_predict checks the run itself, in the form it takes) */
+            if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M,
+                                        r->remat, (int)r->replicas, 0, 0)) < 0 ||
+                (rc = strategy_partition(r, st, S)) < 0)
                 return rc;
         } else if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers,
                                              &r->part)) < 0) {

@@ -338,12 +338,48 @@ Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
              "%s/chain.json -K 1024 -M 16384 --batch 16384 --trace %s", out_dir, trace);
     cr_assert_eq(run("1G", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=1024, M=16384 "
-                          "needs about 1.3 GiB (117374976 ops: op lists 1.3 GiB, engine "
-                          "8.7 MiB) but only 1.0 GiB is available "
+                          "needs about 13.7 GiB (117374976 ops: op lists 1.3 GiB, engine "
+                          "264.7 MiB, trace 12.1 GiB) but only 1.0 GiB is available "
                           "(PIPESIM_MEMORY_LIMIT); use a smaller -K or -M"), "%s", err);
     cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
     /* one line */
     cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "%s", err);
+}
+
+/* The check counts what the run allocates: GPipe without a trace is replayed
+ * in its compact form (about 1 MiB here), so a limit below its op lists
+ * (84 MiB) lets it run; with a trace, or as 1f1b, the lists are built and
+ * the same limit refuses it. */
+Test(membudget, compact_predict_runs_under_a_limit_its_lists_exceed, .init = make_out,
+     .fini = remove_out)
+{
+    char args[1024], err[4096], trace[300];
+    snprintf(args, sizeof args, "gen chain -n 256 -o %s/chain.json", out_dir);
+    cr_assert_eq(run(NULL, args, err, sizeof err), 0, "%s", err);
+#define BIG "predict --model mlp:layers=256,width=8 --topology %s/chain.json -K 256 -M 4096 " \
+            "--batch 4096"
+    snprintf(args, sizeof args, BIG " --format json", out_dir);
+    cr_assert_eq(run("50M", args, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(err, "");
+    snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
+    snprintf(args, sizeof args, BIG " --trace %s", out_dir, trace);
+    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=256, M=4096 "
+                          "needs about 875.6 MiB (7323648 ops: op lists 83.8 MiB, engine "
+                          "16.7 MiB, trace 775.1 MiB) but only 50.0 MiB is available "
+                          "(PIPESIM_MEMORY_LIMIT); "), "%s", err);
+    cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
+    snprintf(args, sizeof args, BIG " --schedule 1f1b", out_dir);
+    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert(strstr(err, "pipesim predict: simulation: schedule 1f1b with K=256, M=4096 "
+                          "needs about 96.7 MiB (7323648 ops: op lists 96.0 MiB, engine "
+                          "696.0 KiB) but only 50.0 MiB is available"), "%s", err);
+    /* a partitioner strategy probes the op lists first: refused too */
+    snprintf(args, sizeof args, BIG " --partition optimal", out_dir);
+    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert(strstr(err, "(7323648 ops: op lists 83.8 MiB, engine 696.0 KiB) but only "
+                          "50.0 MiB is available"), "%s", err);
+#undef BIG
 }
 
 Test(membudget, small_predict_runs, .init = make_out, .fini = remove_out)
@@ -384,8 +420,8 @@ Test(membudget, bad_limit_is_usage_error, .init = make_out, .fini = remove_out)
 {
     char err[4096];
     int rc = run("lots", "predict --model mlp:layers=1024,width=64 --topology "
-                 "models/topologies/chain-8-ideal.json -K 8 -M 65536 --batch 65536", err,
-                 sizeof err);
+                 "models/topologies/chain-8-ideal.json -K 8 -M 65536 --batch 65536 "
+                 "--schedule 1f1b", err, sizeof err); /* op lists: the limit is read */
     cr_assert_eq(rc, 2, "%s", err);
     cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a byte count"), "%s", err);
 }
