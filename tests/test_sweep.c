@@ -379,8 +379,7 @@ Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
     int kept = count(db, "SELECT count(*) FROM runs");
     if (kept == 48) {
         cr_assert_eq(WEXITSTATUS(status), 0); /* finished before the signal came */
-        cr_log_warn("the sweep finished before SIGINT; interruption not exercised");
-        return;
+        cr_skip_test("the sweep finished before SIGINT: the interruption not exercised");
     }
     cr_assert_eq(WEXITSTATUS(status), 10, "exit status %d", WEXITSTATUS(status));
     cr_assert_geq(kept, rows);

@@ -277,14 +277,15 @@ Test(sweep_kill, a_second_sigint_stops_at_once)
         kill(pid, SIGINT);
         cr_assert_eq(waitpid(pid, &status, 0), pid);
     }
-    if (WIFEXITED(status)) { /* the running configuration finished first */
+    int first = WIFEXITED(status); /* the running configuration finished first */
+    if (first)
         cr_assert(WEXITSTATUS(status) == ps_exit_status(PS_EINTR) || WEXITSTATUS(status) == 0,
                   "status %d", status);
-        cr_log_warn("the sweep stopped before the second SIGINT; not exercised");
-    } else {
+    else
         cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status %d", status);
-    }
     cr_assert_eq(th_sh("grep -q 'stopping after the running configurations (a second signal "
                        "stops at once)' %s", err), 0, "no notice of the first signal");
     check_consistent(db);
+    if (first)
+        cr_skip_test("the sweep stopped before the second SIGINT: that signal not exercised");
 }
