@@ -89,6 +89,20 @@ static int build_schedule(const struct ana_config *c, struct sch_schedule **out)
     return sch_schedule_build(c->schedule ? c->schedule : "gpipe", c->K, c->M, c->remat, out);
 }
 
+void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kinds, char *buf,
+                            size_t n)
+{
+    char names[64] = "";
+    for (int k = 0; k < SCH_OP_NKINDS; k++)
+        if (kinds & (1u << k))
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     *names ? ", " : "", sch_op_kind_name((enum sch_op_kind)k));
+    snprintf(buf, n, "%lld of %lld compute ops (%s) are shorter than the engine's 1 ns clock "
+             "tick and were timed at 1 ns (a whole backward at 2 ns): the step time is an "
+             "upper bound and the throughput a lower bound", (long long)short_ops,
+             (long long)compute_ops, names);
+}
+
 int ana_predict(const struct ana_config *c, struct ana_prediction **out)
 {
     *out = NULL;
@@ -145,6 +159,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
                                             sch_time_to_seconds(costs->st[0].bwd_weight));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
+    p->short_ops = sch_costs_short_ops(costs, sched, &p->compute_ops, &p->short_kinds);
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto err_free;

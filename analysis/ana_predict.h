@@ -82,6 +82,11 @@ struct ana_prediction {
                                            formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int fits;
     int64_t n_ops;
+    int64_t short_ops, compute_ops;    /* compute ops shorter than the engine's 1 ns
+                                        * tick, timed at it (sch_costs_short_ops),
+                                        * of compute_ops; the K = 1 baseline's not
+                                        * counted */
+    unsigned short_kinds;              /* their kinds, a bit (1u << kind) each */
     struct ana_stage *stages;          /* [n_stages] */
     /* with record_trace, else NULL: */
     struct trc_trace *trace;           /* the simulated step */
@@ -101,6 +106,11 @@ int ana_config_check(const struct ana_config *c);
 int ana_config_compact(const struct ana_config *c);
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
 void ana_prediction_free(struct ana_prediction *p);
+/* The warning of a result whose short_ops > 0, for stderr: "N of T compute
+ * ops (F, B) are shorter than ...: the step time is an upper bound and the
+ * throughput a lower bound" (no newline), in buf (n bytes). */
+void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kinds, char *buf,
+                            size_t n);
 /* fmt: any of table, csv, json. */
 int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f);
 

@@ -117,6 +117,7 @@ static int print_json(const void *obj, FILE *f)
     json_object_set_new(o, "model_params", json_real(p->model_params));
     json_object_set_new(o, "replicas", json_integer(p->replicas));
     json_object_set_new(o, "allreduce_s", json_real(p->allreduce_s));
+    json_object_set_new(o, "ops_below_tick", json_integer(p->short_ops));
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
         json_t *row = json_pack("{s:i, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:f, "

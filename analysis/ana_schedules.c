@@ -79,6 +79,8 @@ static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, in
     r->samples_per_s = p->samples_per_s;
     r->bubble_sim = p->bubble_sim;
     r->fits = p->fits;
+    r->short_ops = p->short_ops;
+    r->compute_ops = p->compute_ops;
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
         int d = st->device;
@@ -232,6 +234,26 @@ out:
     return rc;
 }
 
+int ana_sched_cmp_short_ops(const struct ana_sched_cmp *c, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < c->n; i++) {
+        const struct ana_sched_row *r = &c->rows[i];
+        if (*r->error || r->short_ops <= 0)
+            continue;
+        int w = snprintf(buf + k, n - k, "%s%s %lld of %lld", k ? ", " : "", r->schedule,
+                         (long long)r->short_ops, (long long)r->compute_ops);
+        k = w < 0 || (size_t)w >= n - k ? n - 1 : k + (size_t)w;
+    }
+    if (!k)
+        return 0;
+    snprintf(buf + k, n - k, " compute ops are shorter than the engine's 1 ns clock tick and "
+             "were timed at 1 ns (a whole backward at 2 ns): those step times are upper bounds "
+             "and their throughputs lower bounds");
+    return 1;
+}
+
 /* ---- output ---- */
 
 static void pct(double x, char *buf, size_t n)
@@ -359,6 +381,8 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
                                                    : json_real(r->bubble_formula),
                           "peak_act_max_bytes", (json_int_t)r->peak_act_max, "peak_max_bytes",
                           (json_int_t)r->peak_mem_max, "fits", r->fits, "devices", devs);
+    if (o)
+        json_object_set_new(o, "ops_below_tick", json_integer(r->short_ops));
     if (o && c->remat_per_schedule)
         json_object_set_new(o, "remat", json_string(sch_remat_name(r->remat)));
     return o;

@@ -34,6 +34,7 @@ struct ana_sched_row {
     double bubble_formula;    /* NaN where no closed form applies */
     int64_t peak_act_max, peak_mem_max;
     int fits;
+    int64_t short_ops, compute_ops; /* ana_prediction's: ops under the 1 ns tick */
     int64_t *static_mem;      /* [K] per device */
     int64_t *peak_act;        /* [K] */
     int64_t *peak_mem;        /* [K] */
@@ -64,6 +65,10 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
 int ana_schedules_compare_auto(const struct ana_config *base, const char *const *names, int n,
                                struct ana_sched_cmp **out);
 void ana_sched_cmp_free(struct ana_sched_cmp *c);
+/* The warning of a comparison some of whose rows have short_ops > 0, for
+ * stderr: "gpipe 22 of 24, 1f1b 22 of 24 compute ops are shorter than ...
+ * lower bounds" (no newline) in buf (n bytes); 0 (buf empty) when none has. */
+int ana_sched_cmp_short_ops(const struct ana_sched_cmp *c, char *buf, size_t n);
 /* fmt: any of table, csv, json. */
 int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f);
 

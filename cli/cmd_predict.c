@@ -84,6 +84,11 @@ int cmd_predict(int argc, char **argv)
     cfg.record_trace = o.trace || o.trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
+    if (p->short_ops > 0) {
+        char w[512];
+        ana_short_ops_describe(p->short_ops, p->compute_ops, p->short_kinds, w, sizeof w);
+        fprintf(stderr, "pipesim predict: warning: %s\n", w);
+    }
     if (o.trace && (rc = trc_write_chrome(p->trace, o.trace)) < 0)
         goto out;
     if (o.trace_csv && (rc = trc_write_csv(p->trace, o.trace_csv)) < 0)

@@ -130,6 +130,9 @@ int cmd_compare_schedules(int argc, char **argv)
                                                 : ana_schedules_compare)(
              &cfg, names, n, &cmp)) < 0)
         goto out;
+    char w[2048];
+    if (ana_sched_cmp_short_ops(cmp, w, sizeof w))
+        fprintf(stderr, "pipesim compare-schedules: warning: %s\n", w);
     o.cmp = cmp;
     rc = cli_write_output(o.out_path, print_cmp, &o);
 out:

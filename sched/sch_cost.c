@@ -116,6 +116,15 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             return rc;
         }
         sc->device = dev;
+        /* what the minimums below lengthen (the exact sums, not rounded) */
+        double bin_exact = split ? b_in + b_half / 2 : bwd / 2;
+        double bw_exact = split ? b_w + b_half / 2 : bwd / 2;
+        sc->short_ops = (fwd > 0 && fwd < 1e-9 ? SCH_SHORT_FWD : 0) |
+                        (nostash > 0 && nostash < 1e-9 ? SCH_SHORT_FWD_NOSTASH : 0) |
+                        (bwd > 0 && bwd < 2e-9 ? SCH_SHORT_BWD : 0) |
+                        (bin_exact > 0 && bin_exact < 1e-9 ? SCH_SHORT_BWD_INPUT : 0) |
+                        (bw_exact > 0 && bw_exact < 1e-9 ? SCH_SHORT_BWD_WEIGHT : 0) |
+                        (upd > 0 && upd < 1e-9 ? SCH_SHORT_UPDATE : 0);
         sc->fwd = sch_op_seconds_to_time(fwd);
         sc->bwd = sch_op_seconds_to_time(bwd);
         if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
@@ -175,6 +184,32 @@ sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule 
     case SCH_OP_UPDATE: return sc->update;
     default: return 0;
     }
+}
+
+int64_t sch_costs_short_ops(const struct sch_costs *c, const struct sch_schedule *s,
+                            int64_t *total, unsigned *kinds)
+{
+    int64_t M = s->n_micro, n_remat = 0, n = 0;
+    for (int m = 0; m < s->n_micro; m++)
+        n_remat += sch_schedule_remat_mb(s, m);
+    *total = (int64_t)s->n_stages * (2 * M + n_remat + (s->has_wgrad ? M : 0) + 1);
+    *kinds = 0;
+    for (int st = 0; st < s->n_stages && st < c->n_stages; st++) {
+        unsigned f = c->st[st].short_ops;
+        int64_t k[SCH_OP_NKINDS] = { 0 };
+        k[SCH_OP_FWD] = (f & SCH_SHORT_FWD ? M - n_remat : 0) +
+                        (f & SCH_SHORT_FWD_NOSTASH ? n_remat : 0);
+        k[SCH_OP_RECOMP] = f & SCH_SHORT_FWD ? n_remat : 0;
+        k[SCH_OP_BWD] = f & (s->has_wgrad ? SCH_SHORT_BWD_INPUT : SCH_SHORT_BWD) ? M : 0;
+        k[SCH_OP_WGRAD] = s->has_wgrad && (f & SCH_SHORT_BWD_WEIGHT) ? M : 0;
+        k[SCH_OP_UPDATE] = f & SCH_SHORT_UPDATE ? 1 : 0;
+        for (int i = 0; i < SCH_OP_NKINDS; i++)
+            if (k[i]) {
+                n += k[i];
+                *kinds |= 1u << i;
+            }
+    }
+    return n;
 }
 
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)

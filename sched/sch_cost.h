@@ -37,10 +37,23 @@
 #include "sched/sch_partition.h"
 #include "sched/sch_schedule.h"
 
+/* The durations of a stage that were shorter than the engine can time
+ * (sch_stage_cost.short_ops): above 0 but under 1 ns (a whole backward
+ * under its 2 ns), so taken at that minimum. */
+enum {
+    SCH_SHORT_FWD = 1 << 0,     /* fwd (and recomp, the same) */
+    SCH_SHORT_FWD_NOSTASH = 1 << 1,
+    SCH_SHORT_BWD = 1 << 2,     /* the whole backward: < 2 ns */
+    SCH_SHORT_BWD_INPUT = 1 << 3, /* its halves (split backward) */
+    SCH_SHORT_BWD_WEIGHT = 1 << 4,
+    SCH_SHORT_UPDATE = 1 << 5
+};
+
 struct sch_stage_cost {
     int device;
     sch_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
     sch_time fwd_nostash;       /* F of a re-materialized micro-batch */
+    unsigned short_ops;         /* SCH_SHORT_* of the durations above */
     struct sch_stage_mem mem;   /* per micro-batch */
     double params;
     int64_t param_bytes;        /* params * bytes_per_param (+ the memory
@@ -78,5 +91,14 @@ double sch_time_to_seconds(sch_time t);
  * and its bubble 100 %). Transfers keep plain rounding: a link of 1e300 B/s
  * is a deliberately free one. */
 sch_time sch_op_seconds_to_time(double s);
+/* The compute ops of schedule s (F, R, B, W, U; not transfers, whose time
+ * comes from the links) whose stage duration was shorter than the engine
+ * can time (SCH_SHORT_*): their number, the number of all compute ops in
+ * *total, and in *kinds a bit (1u << kind) per sch_op_kind among them. From
+ * the op counts every generator keeps (sch_schedule_validate: F and B per
+ * stage and micro-batch, R where re-materialized, W with has_wgrad, one U
+ * per stage), so compact schedules too. O(stages + micro-batches). */
+int64_t sch_costs_short_ops(const struct sch_costs *c, const struct sch_schedule *s,
+                            int64_t *total, unsigned *kinds);
 
 #endif

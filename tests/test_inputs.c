@@ -240,6 +240,133 @@ Test(inputs, sub_nanosecond_work_takes_at_least_one_tick)
     mdl_topology_free(t);
 }
 
+/* sch_costs_short_ops against the op lists: stage 0 holds a layer of 0.3 ns
+ * forward and 0.6 ns backward (under the 1 ns tick, a whole backward under
+ * 2 ns), the others 5 and 10 ns per layer; every compute op of every list
+ * whose engine time is the minimum (1 or 2 ns) is one, and the total is
+ * every F, R, B, W, U of the lists. Each schedule, with and without
+ * re-materialization. */
+Test(inputs, short_ops_are_the_ops_timed_at_the_minimum)
+{
+    static const char *const names[] = { "gpipe", "1f1b", "eager-1f1b", "interleaved:2",
+                                         "breadth-first:2", "zb-h1", "zb-h2", "zb-v",
+                                         "dualpipe-v" };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST };
+    double f[8] = { 0.3, 5, 5, 5, 5, 5, 5, 5 }, b[8] = { 0.6, 10, 10, 10, 10, 10, 10, 10 };
+    struct mdl_profile *p = th_profile(8, f, b, 1, NULL, NULL, 0);
+    struct mdl_topology *t = th_chain(2, 0, 1e9, 0);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        for (int m = 0; m < 2; m++) {
+            struct sch_schedule *s;
+            struct sch_partition *part;
+            struct sch_costs *c;
+            cr_assert_eq(sch_schedule_build(names[i], 2, 4, rm[m], &s), 0, "%s", ps_errmsg());
+            /* stage 0 is the short layer alone */
+            cr_assert((part = sch_partition_new(s->n_stages, 8)));
+            part->first[1] = 1;
+            for (int st = 2; st <= s->n_stages; st++)
+                part->first[st] = 1 + (st - 1) * 7 / (s->n_stages - 1);
+            cr_assert_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), 0, "%s",
+                         ps_errmsg());
+            int64_t want = 0, want_total = 0;
+            unsigned want_kinds = 0;
+            for (int d = 0; d < s->n_devices; d++)
+                for (int k = 0; k < s->n_ops[d]; k++) {
+                    const struct sch_op *op = &s->ops[d][k];
+                    if (!sch_op_is_compute(op->kind) || op->kind == SCH_OP_ALLREDUCE ||
+                        op->kind == SCH_OP_RECV_ACT || op->kind == SCH_OP_RECV_GRAD)
+                        continue;
+                    want_total++;
+                    sch_time dt = sch_costs_op_time(c, s, op);
+                    if (dt == 1 || dt == 2) {
+                        cr_assert_eq(op->stage, 0, "%s: %s of stage %d", names[i],
+                                     sch_op_kind_name(op->kind), op->stage);
+                        want++;
+                        want_kinds |= 1u << op->kind;
+                    }
+                }
+            int64_t total;
+            unsigned kinds;
+            cr_expect_eq(sch_costs_short_ops(c, s, &total, &kinds), want, "%s, remat %s",
+                         names[i], sch_remat_name(rm[m]));
+            cr_expect_eq(total, want_total, "%s", names[i]);
+            cr_expect_eq(kinds, want_kinds, "%s: kinds %#x, not %#x", names[i], kinds,
+                         want_kinds);
+            cr_expect_eq(want, 4 * (2 + (s->has_wgrad ? 1 : 0)) + (m ? 3 : 0), "%s", names[i]);
+            sch_costs_free(c);
+            sch_partition_free(part);
+            sch_schedule_free(s);
+        }
+    /* the bounds: 1 ns of forward and 2 ns of backward are timed as they are */
+    double f1[1] = { 1 }, b1[1] = { 2 }, b2[1] = { 1.99 };
+    struct mdl_profile *q[2] = { th_profile(1, f1, b1, 1, NULL, NULL, 0),
+                                 th_profile(1, f1, b2, 1, NULL, NULL, 0) };
+    for (int k = 0; k < 2; k++) {
+        struct sch_schedule *s;
+        struct sch_partition *part;
+        struct sch_costs *c;
+        cr_assert_eq(sch_schedule_build("gpipe", 1, 2, SCH_REMAT_NEVER, &s), 0);
+        cr_assert_eq(sch_partition_uniform(1, 1, &part), 0);
+        cr_assert_eq(sch_costs_new(q[k], t, part, s->stage_device, 1, &c), 0);
+        int64_t total;
+        unsigned kinds;
+        cr_expect_eq(sch_costs_short_ops(c, s, &total, &kinds), k ? 2 : 0);
+        cr_expect_eq(total, 5); /* 2 F, 2 B, U */
+        cr_expect_eq(kinds, k ? 1u << SCH_OP_BWD : 0);
+        sch_costs_free(c);
+        sch_partition_free(part);
+        sch_schedule_free(s);
+        mdl_profile_free(q[k]);
+    }
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* predict and compare-schedules say so on stderr, one line, and the JSON
+ * counts them: the MLP of 4 layers of width 8 takes 5.76 ps of forward and
+ * 10.88 ps of backward per sample on the ideal chain's devices. */
+Test(inputs, short_ops_are_reported)
+{
+    char err[1024], out[8192];
+    const char *ps = th_pipesim();
+    const char *tiny = "--model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json";
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict %s -K 1 -M 1 --batch 1 --format json "
+                            "2>%s", ps, tiny, path), 0);
+    th_slurp("/", path, err, sizeof err);
+    cr_assert_str_eq(err, "pipesim predict: warning: 2 of 3 compute ops (F, B) are shorter "
+                          "than the engine's 1 ns clock tick and were timed at 1 ns (a whole "
+                          "backward at 2 ns): the step time is an upper bound and the "
+                          "throughput a lower bound\n");
+    cr_assert(strstr(out, "\"ops_below_tick\": 2,"), "%s", out);
+    cr_assert(strstr(out, "\"step_s\": 3e-9,"), "%s", out);
+    /* zero-bubble: F, B and W of both stages; re-materialized, R too */
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict %s -K 2 -M 4 --batch 8 --schedule "
+                            "zb-h1 --remat except_last 2>%s", ps, tiny, path), 0);
+    th_slurp("/", path, err, sizeof err);
+    cr_assert_str_eq(err, "pipesim predict: warning: 30 of 32 compute ops (F, B, R, W) are "
+                          "shorter than the engine's 1 ns clock tick and were timed at 1 ns (a "
+                          "whole backward at 2 ns): the step time is an upper bound and the "
+                          "throughput a lower bound\n");
+    cr_assert_eq(th_capture(out, sizeof out, "%s compare-schedules %s -K 2 -M 4 --batch 8 "
+                            "--schedules gpipe,zb-h1 --remat never --format json 2>%s", ps,
+                            tiny, path), 0);
+    th_slurp("/", path, err, sizeof err);
+    cr_assert_str_eq(err, "pipesim compare-schedules: warning: gpipe 16 of 18, zb-h1 24 of 26 "
+                          "compute ops are shorter than the engine's 1 ns clock tick and were "
+                          "timed at 1 ns (a whole backward at 2 ns): those step times are "
+                          "upper bounds and their throughputs lower bounds\n");
+    cr_assert(strstr(out, "\"ops_below_tick\": 16") && strstr(out, "\"ops_below_tick\": 24"),
+              "%s", out);
+    /* width 512: 0.5 us per layer, nothing to say */
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=4,width=512 "
+                            "--topology models/topologies/chain-8-ideal.json -K 2 -M 4 "
+                            "--batch 8 --format json 2>%s", ps, path), 0);
+    th_slurp("/", path, err, sizeof err);
+    cr_assert_str_eq(err, "");
+    cr_assert(strstr(out, "\"ops_below_tick\": 0,"), "%s", out);
+}
+
 /* The brief's case: a tiny MLP on the ideal chain printed a 0 ms stage time,
  * no speedup line and a 100 % bubble. */
 Test(inputs, tiny_model_predicts_real_times)

@@ -43,6 +43,9 @@ static void same_prediction(const struct ana_prediction *x, const struct ana_pre
     SAME_BITS(x->bubble_analytic, y->bubble_analytic, "bubble_analytic");
     SAME(x->fits, y->fits, "fits");
     SAME(x->n_ops, y->n_ops, "n_ops");
+    SAME(x->short_ops, y->short_ops, "short_ops");
+    SAME(x->compute_ops, y->compute_ops, "compute_ops");
+    SAME(x->short_kinds, y->short_kinds, "short_kinds");
     cr_assert(!x->trace && !y->trace && !x->sched && !y->sched && !x->costs && !y->costs,
               "%s: no trace asked for", tag);
     for (int s = 0; s < x->n_stages; s++) {
@@ -132,6 +135,33 @@ Test(predict, compact_gpipe_predicts_exactly_as_its_lists, .timeout = 120)
 
 /* Stages alike in nothing, an uneven partition, latency on the links, and
  * memory tight enough that some stages do not fit. */
+/* Ops under the 1 ns tick (sch_costs_short_ops) count the same in both
+ * forms: a tiny MLP, picoseconds per layer. */
+Test(predict, compact_gpipe_counts_short_ops_as_its_lists)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load("models/topologies/chain-8-ideal.json", &t), 0, "%s",
+                 ps_errmsg());
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_model_open("mlp:layers=4,width=8", &p), 0, "%s", ps_errmsg());
+    for (int K = 1; K <= 4; K *= 2)
+        for (int M = 1; M <= 3; M += 2)
+            for (int r = 0; r < 3; r++) {
+                struct ana_config c = { .profile = p, .topo = t, .K = K, .M = M,
+                                        .batch = M, .remat = (enum sch_remat)r };
+                both_ways(c, "mlp:layers=4,width=8");
+                struct ana_prediction *x;
+                cr_assert_eq(ana_predict(&c, &x), 0, "%s", ps_errmsg());
+                /* every F, R and B; no U (the devices give no memory bandwidth) */
+                int R = r == SCH_REMAT_ALWAYS ? M : r == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
+                cr_expect_eq(x->short_ops, (int64_t)K * (2 * M + R), "K=%d M=%d", K, M);
+                cr_expect_eq(x->compute_ops, (int64_t)K * (2 * M + R + 1));
+                ana_prediction_free(x);
+            }
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
 Test(predict, compact_gpipe_uneven_stages_and_partition, .timeout = 60)
 {
     double f[12], b[12], o[12], st[12];
