@@ -360,7 +360,7 @@ Test(membudget, compact_predict_runs_under_a_limit_its_lists_exceed, .init = mak
             "--batch 4096"
     snprintf(args, sizeof args, BIG " --format json", out_dir);
     cr_assert_eq(run("50M", args, err, sizeof err), 0, "%s", err);
-    cr_assert_str_eq(err, "");
+    cr_assert(!strstr(err, "needs about"), "%s", err); /* (a warning: its ops are short) */
     snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
     snprintf(args, sizeof args, BIG " --trace %s", out_dir, trace);
     cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
