@@ -17,6 +17,7 @@
 #include "base/ps_error.h"
 #include "sched/sch_partition.h"
 #include "sched/sch_schedule.h"
+#include "lsan_runner.h"
 
 /* A measured profile: layer i takes fwd_ns[i] / bwd_ns[i] at at_batch samples. */
 static inline struct mdl_profile *

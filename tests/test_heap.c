@@ -2,6 +2,7 @@
 #include "sim/sim_heap.h"
 
 #include <criterion/criterion.h>
+#include "lsan_runner.h"
 #include <stdlib.h>
 #include <string.h>
 
