@@ -173,7 +173,9 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
     if (m == M_NORM) {
         int bK = o->base_K ? o->base_K : g->Ks[0], bM = o->base_M ? o->base_M : g->Ms[0];
         if (ok(base))
-            fprintf(f, ", baseline K=%d M=%d (%.6g samples/s)", bK, bM, base->samples_per_s);
+            fprintf(f, ", baseline K=%d M=%d (%.6g samples/s%s)", bK, bM, base->samples_per_s,
+                    base->fits ? "" : "; it does not fit in device memory, so the ratios "
+                                      "are over a configuration that cannot run");
         else
             fprintf(f, ", baseline K=%d M=%d: not in the database or could not run", bK, bM);
     }
@@ -246,9 +248,10 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     double cap = 0;
     for (int s = 0; s < b->n_stages; s++)
         cap = b->stages[s].capacity > cap ? b->stages[s].capacity : cap;
-    char pk[32], cp[32];
+    char pk[32], cp[32], st[32];
     ps_human_bytes(ana_run_peak(b), pk, sizeof pk);
     ps_human_bytes(cap, cp, sizeof cp);
+    ps_human_seconds(b->step_s, st, sizeof st);
     fprintf(f, "best of %d successful runs%s (%d fit in memory):\n"
                "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
                "strategy %s\n", sel, o->fits_only ? ", among those that fit" : "", fit,
@@ -256,9 +259,9 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     if (b->replicas != 1)
         fprintf(f, "replicas %d data-parallel pipelines, %d devices (batch per replica)\n",
                 b->replicas, b->K * b->replicas);
-    fprintf(f, "partition %s\nstep %.6f ms, %.2f samples/s, speedup %.2fx\n"
+    fprintf(f, "partition %s\nstep %s, %.2f samples/s, speedup %.2fx\n"
                "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", b->partition,
-            b->step_s * 1e3, b->samples_per_s, b->speedup, b->bubble_sim * 100, pk, cp,
+            st, b->samples_per_s, b->speedup, b->bubble_sim * 100, pk, cp,
             b->fits ? "fits" : "DOES NOT FIT");
     return 0;
 }

@@ -417,6 +417,25 @@ Test(sweep, cli_usage_errors)
     cr_assert_eq(th_sh("test $(wc -l < %s/r.csv) -eq 5", dir), 0, "header + 4 runs");
 }
 
+/* report says when the grid's baseline does not fit (a 24-layer Transformer
+ * on one 16 GiB V100 does not), and --best gives its step in the unit that
+ * reads (seconds here, not 64627.000000 ms). */
+Test(sweep, report_says_the_baseline_does_not_fit)
+{
+    char db[128], out[4096];
+    path(db, "nofit.db");
+    cr_assert_eq(th_sh("%s sweep --model transformer:L=24 --topology models/topologies/"
+                       "pcie-8gpu.json -K 1,4 -M 1,4 --batch 128 --db %s --quiet", th_pipesim(),
+                       db), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric normalized",
+                            th_pipesim(), db), 0);
+    cr_expect(strstr(out, "baseline K=1 M=1 (") &&
+              strstr(out, "; it does not fit in device memory, so the ratios are over a "
+                          "configuration that cannot run)"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --best", th_pipesim(), db), 0);
+    cr_expect(strstr(out, "\nstep 64.627 s, 1.98 samples/s"), "%s", out);
+}
+
 /* ---- databases that never lose work (issue 12) ---- */
 
 /* The bytes and modification time of a file, to check it was left alone. */
