@@ -209,4 +209,17 @@ static inline int th_entries(const char *dir)
     return n;
 }
 
+/* Asserts that p is a PNG file (signature and IHDR chunk); its width. */
+static inline unsigned th_png_width(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    cr_assert(f, "%s missing", p);
+    unsigned char h[24];
+    cr_assert_eq(fread(h, 1, 24, f), 24, "%s: shorter than a PNG header", p);
+    fclose(f);
+    cr_assert_eq(memcmp(h, "\x89PNG\r\n\x1a\n", 8), 0, "%s: not a PNG", p);
+    cr_assert_eq(memcmp(h + 12, "IHDR", 4), 0, "%s: no IHDR chunk", p);
+    return (unsigned)h[16] << 24 | (unsigned)h[17] << 16 | (unsigned)h[18] << 8 | h[19];
+}
+
 #endif
