@@ -70,7 +70,11 @@ Test(traces, a_receive_no_stage_sends_is_refused)
 
 /* ---- Perfetto's rules, checked on the written JSON ----
  * A strict reader would be Perfetto's trace processor; neither Debian's
- * archive nor npm ships it, so these rules are checked here from the
+ * archive nor npm ships it (npm has no perfetto, @perfetto/ui or
+ * trace-processor; checked 2026-12-04). npm's Chrome readers do not fit:
+ * devtools-timeline-model 1.4.0 (DevTools' TracingModel) wants Chrome's
+ * page events (TracingStartedInPage) and tracium 0.2.1 a page's main
+ * thread, and neither checks that slices nest. So these rules are checked here from the
  * Trace Event Format's definitions: complete ("X") slices on one (pid, tid)
  * nest (none starts inside another and ends after it), every flow has one
  * "s" and one "f" of the same id, each strictly inside a complete slice of
