@@ -226,6 +226,16 @@ double ana_plot_time_unit(double span_ns, const char **name)
     return 1e6;
 }
 
+double ana_plot_trace_unit(const struct trc_trace *const *t, int n, const char **name)
+{
+    double span_ns = 0;
+    for (int k = 0; k < n; k++)
+        for (size_t i = 0; i < t[k]->n_events; i++)
+            if ((double)t[k]->events[i].end_ns > span_ns)
+                span_ns = (double)t[k]->events[i].end_ns;
+    return ana_plot_time_unit(span_ns, name);
+}
+
 unsigned ana_plot_kind_rgb(int kind, int light)
 {
     unsigned c = kind >= 0 && kind < SCH_OP_NKINDS ? kind_style[kind].rgb : 0x999999;
@@ -286,12 +296,9 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
         goto err_free_tmp;
     }
     int used[SCH_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
-    double tmax = 0, span_ns = 0;
-    for (size_t i = 0; i < tr->n_events; i++)
-        if ((double)tr->events[i].end_ns > span_ns)
-            span_ns = (double)tr->events[i].end_ns;
+    double tmax = 0;
     const char *unit;
-    double per = ana_plot_time_unit(span_ns, &unit);
+    double per = ana_plot_trace_unit((const struct trc_trace *const[]){ tr }, 1, &unit);
     for (size_t i = 0; i < tr->n_events; i++) {
         const struct trc_event *e = &tr->events[i];
         if (e->kind >= SCH_OP_NKINDS || e->stream >= SCH_NSTREAMS)

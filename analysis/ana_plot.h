@@ -33,6 +33,11 @@ struct ana_plot_opts {
     int mem_M;                   /* M of the memory figure; 0 = every M */
 };
 
+/* 0 when kind is one of ana_plot_sweep's figures (speedup, bubble,
+ * memory), else PS_EUSAGE "--kind: unknown figure" naming the closest of
+ * every --kind (timeline and schedules too): a caller checks its list
+ * before it opens the database. */
+int ana_plot_sweep_kind(const char *kind);
 /* Writes <out>/<prefix><kind>.png and .svg for each kind in the comma list
  * kinds (speedup, bubble, memory). */
 int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
@@ -60,5 +65,9 @@ void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS]);
  * timeline: "s" above 10 s, "us" below 10 ms, else "ms" (a 67 s step is
  * not 67309 ms); *name gets it, the return is nanoseconds per unit. */
 double ana_plot_time_unit(double span_ns, const char **name);
+/* ana_plot_time_unit over the latest event end of the n traces t drawn on
+ * one axis. */
+struct trc_trace;
+double ana_plot_trace_unit(const struct trc_trace *const *t, int n, const char **name);
 
 #endif

@@ -119,15 +119,8 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory");
     int D = sim->n_devices;
-    double span_ns = 0;
-    for (int k = 0; k < 2; k++) {
-        const struct trc_trace *t = k ? meas : sim;
-        for (size_t i = 0; i < t->n_events; i++)
-            if ((double)t->events[i].end_ns > span_ns)
-                span_ns = (double)t->events[i].end_ns;
-    }
     const char *unit;
-    double per = ana_plot_time_unit(span_ns, &unit);
+    double per = ana_plot_trace_unit((const struct trc_trace *const[]){ sim, meas }, 2, &unit);
     fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (%s)'\nset yrange [0:%d]\n"
                "set ytics (", title, unit, 2 * D);
     for (int d = 0; d < D; d++)
