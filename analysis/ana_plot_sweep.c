@@ -4,6 +4,7 @@
 #include "analysis/ana_plot_util.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
@@ -256,6 +257,20 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     return rc;
 }
 
+/* Every --kind of pipesim plot; ana_plot_sweep draws the first three. */
+static const char *const plot_kinds[] = { "speedup", "bubble", "memory", "timeline",
+                                          "schedules" };
+
+int ana_plot_sweep_kind(const char *kind)
+{
+    for (size_t i = 0; i < 3; i++)
+        if (!strcmp(kind, plot_kinds[i]))
+            return 0;
+    struct ps_suggest sg;
+    return ps_error(PS_EUSAGE, "--kind: unknown figure '%s'%s (speedup, bubble, memory, "
+                    "timeline, schedules)", kind, ps_suggest_among(&sg, kind, plot_kinds, 5));
+}
+
 int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
                    const struct ana_plot_opts *o)
 {
@@ -267,12 +282,12 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
     char buf[256];
     snprintf(buf, sizeof buf, "%s", kinds);
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int rc = ana_plot_sweep_kind(tok);
+        if (rc < 0)
+            return rc;
         size_t i = 0;
-        while (i < 3 && strcmp(tok, tab[i].name))
+        while (strcmp(tok, tab[i].name))
             i++;
-        if (i == 3)
-            return ps_error(PS_EUSAGE, "--kind: unknown figure '%s' (speedup, bubble, "
-                             "memory, timeline)", tok);
         want[i] = 1;
     }
     struct sel g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };

@@ -7,7 +7,6 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
-#include "base/ps_suggest.h"
 #include "sched/sch_partitioner.h"
 #include "base/ps_util.h"
 
@@ -193,15 +192,10 @@ int cmd_plot(int argc, char **argv)
                 continue;
             }
             /* checked here, before the database is opened */
-            static const char *const known[] = { "speedup", "bubble", "memory", "timeline",
-                                                 "schedules" };
-            struct ps_suggest sg;
             if (!strcmp(tok, "schedules"))
                 return ps_error(PS_EUSAGE, "--kind schedules goes alone (not in a list)");
-            if (strcmp(tok, "speedup") && strcmp(tok, "bubble") && strcmp(tok, "memory"))
-                return ps_error(PS_EUSAGE, "--kind: unknown figure '%s'%s (speedup, bubble, "
-                                "memory, timeline, schedules)", tok,
-                                ps_suggest_among(&sg, tok, known, 5));
+            if ((rc = ana_plot_sweep_kind(tok)) < 0)
+                return rc;
             size_t l = strlen(sweep_kinds);
             snprintf(sweep_kinds + l, sizeof sweep_kinds - l, "%s%s", l ? "," : "", tok);
         }
