@@ -97,9 +97,8 @@ void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kin
         if (kinds & (1u << k))
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      *names ? ", " : "", sch_op_kind_name((enum sch_op_kind)k));
-    snprintf(buf, n, "%lld of %lld compute ops (%s) are shorter than the engine's 1 ns clock "
-             "tick and were timed at 1 ns (a whole backward at 2 ns): the step time is an "
-             "upper bound and the throughput a lower bound", (long long)short_ops,
+    snprintf(buf, n, "%lld of %lld compute ops (%s) are " ANA_SHORT_OPS_WHAT ": the step time "
+             "is an upper bound and the throughput a lower bound", (long long)short_ops,
              (long long)compute_ops, names);
 }
 

@@ -111,6 +111,9 @@ void ana_prediction_free(struct ana_prediction *p);
  * throughput a lower bound" (no newline), in buf (n bytes). */
 void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kinds, char *buf,
                             size_t n);
+/* What those ops are, the same in predict's and compare-schedules' warning. */
+#define ANA_SHORT_OPS_WHAT "shorter than the engine's 1 ns clock tick and were timed at 1 ns " \
+                           "(a whole backward at 2 ns)"
 /* fmt: any of table, csv, json. */
 int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f);
 

@@ -248,9 +248,8 @@ int ana_sched_cmp_short_ops(const struct ana_sched_cmp *c, char *buf, size_t n)
     }
     if (!k)
         return 0;
-    snprintf(buf + k, n - k, " compute ops are shorter than the engine's 1 ns clock tick and "
-             "were timed at 1 ns (a whole backward at 2 ns): those step times are upper bounds "
-             "and their throughputs lower bounds");
+    snprintf(buf + k, n - k, " compute ops are " ANA_SHORT_OPS_WHAT ": those step times are "
+             "upper bounds and their throughputs lower bounds");
     return 1;
 }
 

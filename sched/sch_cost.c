@@ -22,6 +22,12 @@ sch_time sch_op_seconds_to_time(double s)
     return s > 0 && t < 1 ? 1 : t;
 }
 
+/* bit when s seconds is above 0 but under min_ns, so timed at that minimum */
+static unsigned below_tick(double s, double min_ns, unsigned bit)
+{
+    return s > 0 && s < min_ns * 1e-9 ? bit : 0;
+}
+
 static int64_t bytes(double per_sample, double n)
 {
     double b = per_sample * n;
@@ -119,12 +125,12 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         /* what the minimums below lengthen (the exact sums, not rounded) */
         double bin_exact = split ? b_in + b_half / 2 : bwd / 2;
         double bw_exact = split ? b_w + b_half / 2 : bwd / 2;
-        sc->short_ops = (fwd > 0 && fwd < 1e-9 ? SCH_SHORT_FWD : 0) |
-                        (nostash > 0 && nostash < 1e-9 ? SCH_SHORT_FWD_NOSTASH : 0) |
-                        (bwd > 0 && bwd < 2e-9 ? SCH_SHORT_BWD : 0) |
-                        (bin_exact > 0 && bin_exact < 1e-9 ? SCH_SHORT_BWD_INPUT : 0) |
-                        (bw_exact > 0 && bw_exact < 1e-9 ? SCH_SHORT_BWD_WEIGHT : 0) |
-                        (upd > 0 && upd < 1e-9 ? SCH_SHORT_UPDATE : 0);
+        sc->short_ops = below_tick(fwd, 1, SCH_SHORT_FWD) |
+                        below_tick(nostash, 1, SCH_SHORT_FWD_NOSTASH) |
+                        below_tick(bwd, 2, SCH_SHORT_BWD) |
+                        below_tick(bin_exact, 1, SCH_SHORT_BWD_INPUT) |
+                        below_tick(bw_exact, 1, SCH_SHORT_BWD_WEIGHT) |
+                        below_tick(upd, 1, SCH_SHORT_UPDATE);
         sc->fwd = sch_op_seconds_to_time(fwd);
         sc->bwd = sch_op_seconds_to_time(bwd);
         if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
