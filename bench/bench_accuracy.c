@@ -20,6 +20,8 @@
  * BENCH_ACCURACY_UNTHROTTLE=1 (root) lifts it for the run and restores the
  * old value at the end and on SIGINT, SIGTERM and SIGHUP.
  * BENCH_ACCURACY_CALIB_WARM=1: the calibration's warm_each (msr_calib.h).
+ * BENCH_ACCURACY_CALIB_MEAN=1: the calibration's by_mean (the stages
+ * scaled to the in-step trimmed means, not the medians).
  * Usage: bench_accuracy [NET [BATCH]]. */
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
@@ -140,6 +142,7 @@ static int cal_begin(void *ctx, int K)
                                  .peer_cpu = -1, .seed = 1, .batch = c->batch, .pipelined = 1,
                                  .schedule = c->schedule,
                                  .warm_each = getenv("BENCH_ACCURACY_CALIB_WARM") != NULL,
+                                 .by_mean = getenv("BENCH_ACCURACY_CALIB_MEAN") != NULL,
                                  /* every round the grid leaves room for, no early stop */
                                  .max_rounds = GRID_ROUNDS * CAL_PER_ROUND - 1, .rel_se = 1e-9 };
     return msr_calib_begin(&co, &c->sess);
@@ -218,9 +221,10 @@ int main(int argc, char **argv)
     }
     printf("protocol        per schedule and K: %d rounds of the grid (every point: 1 warm-up "
            "+ 3 timed steps), each after %d rounds of a pipelined calibration (the schedule's "
-           "own steps at every size, remat never and always%s)\n", GRID_ROUNDS, CAL_PER_ROUND,
+           "own steps at every size, remat never and always%s; stages scaled to the in-step %s)\n", GRID_ROUNDS, CAL_PER_ROUND,
            getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an untimed one of "
-                                                 "the same pipeline" : "");
+                                                 "the same pipeline" : "",
+           getenv("BENCH_ACCURACY_CALIB_MEAN") ? "trimmed means" : "medians");
     const char *name[NS];
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */

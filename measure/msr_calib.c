@@ -119,6 +119,15 @@ void msr_stat_of(double *v, int n, struct msr_stat *out)
     out->med = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
     out->p25 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.25);
     out->p75 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.75);
+    double iqr = out->p75 - out->p25, lo = out->p25 - 3 * iqr, hi = out->p75 + 3 * iqr;
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] >= lo && v[i] <= hi) {
+            sum += v[i];
+            k++;
+        }
+    out->mean = k ? sum / k : out->med;
 }
 
 static void fit_quality(const double *x, const double *y, int n, struct msr_fit *f)

@@ -62,9 +62,12 @@
 enum msr_calib_op { MSR_CALIB_FWD, MSR_CALIB_FWD_NOSTASH, MSR_CALIB_RECOMP, MSR_CALIB_BWD,
                     MSR_CALIB_NOPS };
 
-/* Seconds over the repeats of one measurement. */
+/* Seconds over the repeats of one measurement. mean: the mean of the
+ * samples inside Tukey's outer fences [p25 - 3 IQR, p75 + 3 IQR]: what a sum
+ * of many such ops adds up to (a median drops their right skew), without
+ * the rare far-out sample of a preemption. */
 struct msr_stat {
-    double med, p25, p75, min, max;
+    double med, p25, p75, min, max, mean;
     int n;
 };
 
@@ -116,8 +119,9 @@ struct msr_calib_opts {
      * not divide it are skipped there), remat never and always, rounds
      * interleaved across sizes (warm_each: each timed step right after an
      * untimed one of the same pipeline, as the grid's timed steps follow
-     * its warm-up; else right after the previous size's step); then scale each layer's times so that its
-     * stage's sums equal those medians (the layer passes give the split
+     * its warm-up; else right after the previous size's step); then scale
+     * each layer's times so that its stage's sums equal the medians of those
+     * op times (by_mean: their trimmed means; the layer passes give the split
      * between layers, the pipeline the totals), the update likewise, and fit
      * the link to the hand-offs measured inside the steps (K >= 2). Rounds:
      * `repeats` at least, more (up to max_rounds, default 4 x repeats) until
@@ -127,6 +131,9 @@ struct msr_calib_opts {
     int warm_each;             /* pipelined: an untimed step before each timed
                                   one (doubles the rounds' time; see
                                   docs/validation.md for what it changes) */
+    int by_mean;               /* pipelined: scale to the trimmed means of
+                                  the in-step samples instead of their
+                                  medians (see docs/validation.md) */
     const char *schedule;
     int max_rounds;
     double rel_se;

@@ -23,9 +23,13 @@
  * batches, with the standard error of that median; rounds go on until each
  * is known to rel_se or max_rounds is reached. The layers keep the split
  * of their stage's time the passes measured; their times are scaled so
- * that the stage's sums equal these medians (F and R pooled, the profile's
- * forward being one kernel; B of both modes pooled, the profile having one
- * backward). A split-backward schedule's B and W of a micro-batch count as
+ * that the stage's sums equal these medians (F and R pooled, the
+ * profile's forward being one kernel; B of both modes pooled, the profile
+ * having one backward). opts.by_mean scales to the trimmed means of the
+ * same samples instead (struct msr_stat): a step is a sum of many ops and
+ * each op class is skewed right (in a measured K = 2, M = 64 step the mean
+ * of each is 1-5 % above its median), but in paired runs it did not bring
+ * the grid closer (docs/validation.md), so it is not the default. A split-backward schedule's B and W of a micro-batch count as
  * one backward. The link is refitted to the hand-offs of the steps: from a
  * send's start to the end of its receive's copy, where the receiver was
  * already waiting (the time a transfer adds to a dependency). */
@@ -70,6 +74,7 @@ static void stat_scale(struct msr_stat *s, double f)
     s->p75 *= f;
     s->min *= f;
     s->max *= f;
+    s->mean *= f;
 }
 
 double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
@@ -220,7 +225,7 @@ static int layer_stats(struct msr_calib *c, const struct sch_partition *part, in
 }
 
 /* The medians into c->pipe and the layers' stats scaled to them. */
-static int apply(struct pipe_ctx *x, const struct sch_partition *part)
+static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_mean)
 {
     struct msr_calib *c = x->c;
     int maxn = 0, maxu = 0; /* the largest pool of two classes; of a stage's updates */
@@ -266,7 +271,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
                 struct msr_stat m;
                 msr_stat_of(tmp, n, &m);
                 int L = layer_stats(c, part, s, pool[q][2], i, st);
-                double f = msr_stat_rescale(st, L, m.med);
+                double f = msr_stat_rescale(st, L, by_mean ? m.mean : m.med);
                 MSR_PIPE_AT(c, s, i, pool[q][0])->scale = f;
                 if (b)
                     MSR_PIPE_AT(c, s, i, pool[q][1])->scale = f;
@@ -291,7 +296,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part)
             int L = 0;
             for (int l = part->first[s]; l < part->first[s + 1]; l++)
                 st[L++] = &c->layers[l].update;
-            double f = msr_stat_rescale(st, L, m.med);
+            double f = msr_stat_rescale(st, L, by_mean ? m.mean : m.med);
             for (int i = 0; i < c->n_sizes; i++)
                 MSR_PIPE_AT(c, s, i, MSR_PIPE_U)->scale = f;
         }
@@ -485,7 +490,7 @@ int msr_calib_pipe_finish(struct msr_pipe_state *ps)
 {
     struct msr_calib *c = ps->x.c;
     c->pipe_rounds = ps->round > 0 ? ps->round : 0;
-    int rc = apply(&ps->x, ps->part);
+    int rc = apply(&ps->x, ps->part, ps->o->by_mean);
     if (!rc)
         msr_calib_update_totals(ps->net, c);
     if (!rc && ps->x.S > 1)

@@ -48,11 +48,13 @@ Test(calib, median_standard_error_is_the_normal_rule)
 
 Test(calib, rescale_makes_the_medians_sum_to_the_target)
 {
-    struct msr_stat a = { .med = 1, .p25 = 0.5, .p75 = 1.5, .min = 0.25, .max = 2, .n = 3 };
+    struct msr_stat a = { .med = 1, .p25 = 0.5, .p75 = 1.5, .min = 0.25, .max = 2, .mean = 1.25,
+                          .n = 3 };
     struct msr_stat b = { .med = 3, .p25 = 2, .p75 = 4, .min = 1, .max = 5, .n = 3 };
     struct msr_stat *st[2] = { &a, &b };
     cr_expect_float_eq(msr_stat_rescale(st, 2, 8), 2, 1e-15);
     cr_expect(a.med == 2 && a.p25 == 1 && a.p75 == 3 && a.min == 0.5 && a.max == 4);
+    cr_expect_eq(a.mean, 2.5);
     cr_expect(b.med == 6 && b.p25 == 4 && b.p75 == 8 && b.min == 2 && b.max == 10);
     cr_expect_eq(a.n, 3);
     /* nothing to scale, or no target: unchanged */
@@ -64,17 +66,20 @@ Test(calib, rescale_makes_the_medians_sum_to_the_target)
 }
 
 /* A pipelined calibration on a tiny net: each stage's layer medians sum to
- * the median of its ops inside the steps (F with R pooled; B of both
- * modes pooled), the scale is recorded, the update is one per step, and a
+ * the median (or, by_mean, the trimmed mean) of its ops inside the steps
+ * (F with R pooled; B of both modes pooled), the scale is recorded, the update is one per step, and a
  * hand-off link is fitted at K = 2. No timing value is asserted. */
-/* warm_each: the untimed step before each timed one adds no samples */
-static void pipelined_sums(int warm_each)
+/* warm_each: the untimed step before each timed one adds no samples;
+ * the layers sum to the pooled median (between the two classes' medians),
+ * by_mean to the pooled trimmed mean (inside the samples' range). */
+static void pipelined_sums(int warm_each, int by_mean)
 {
     static const int sizes[] = { 2, 4 };
     struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
                                 .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
                                 .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
-                                .max_rounds = 3, .warm_each = warm_each };
+                                .max_rounds = 3, .warm_each = warm_each,
+                                .by_mean = by_mean };
     struct msr_calib *c;
     cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
     cr_expect(c->pipelined);
@@ -98,22 +103,31 @@ static void pipelined_sums(int warm_each)
                 kept += c->layers[l].kept[i].med;
                 bwd += c->layers[l].t[MSR_CALIB_BWD][i].med;
             }
-            /* the pooled medians lie between the two classes' medians */
-            double flo = fmin(f->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.med);
-            double fhi = fmax(f->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.med);
+            const struct msr_stat *rt = &MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t;
+            const struct msr_stat *brt = &MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t;
+            double flo = !by_mean ? fmin(f->t.med, rt->med) : fmin(f->t.min, rt->min);
+            double fhi = !by_mean ? fmax(f->t.med, rt->med) : fmax(f->t.max, rt->max);
             cr_expect(kept >= flo * (1 - 1e-12) && kept <= fhi * (1 + 1e-12),
                       "%g not in [%g, %g]", kept, flo, fhi);
-            double blo = fmin(bb->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t.med);
-            double bhi = fmax(bb->t.med, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t.med);
+            double blo = !by_mean ? fmin(bb->t.med, brt->med) : fmin(bb->t.min, brt->min);
+            double bhi = !by_mean ? fmax(bb->t.med, brt->med) : fmax(bb->t.max, brt->max);
             cr_expect(bwd >= blo * (1 - 1e-12) && bwd <= bhi * (1 + 1e-12));
+            /* F-nostash, a class alone: its layers sum to its own centre */
+            const struct msr_stat *fn = &MSR_PIPE_AT(c, s, i, MSR_PIPE_FN)->t;
+            double nostash = 0;
+            for (int l = 2 * s; l < 2 * s + 2; l++)
+                nostash += c->layers[l].t[MSR_CALIB_FWD_NOSTASH][i].med;
+            if (fn->n)
+                cr_expect_float_eq(nostash, by_mean ? fn->mean : fn->med, 1e-12 * nostash);
         }
     cr_expect_gt(c->n_handoff, 0);
     cr_expect_gt(c->link_bandwidth, 0);
     msr_calib_free(c);
 }
 
-Test(calib, pipelined_layers_sum_to_the_stage_ops) { pipelined_sums(0); }
-Test(calib, pipelined_warm_each_times_the_same_ops) { pipelined_sums(1); }
+Test(calib, pipelined_layers_sum_to_the_stage_ops) { pipelined_sums(0, 0); }
+Test(calib, pipelined_warm_each_times_the_same_ops) { pipelined_sums(1, 0); }
+Test(calib, pipelined_by_mean_sums_to_the_trimmed_means) { pipelined_sums(0, 1); }
 
 Test(calib, pipelined_needs_the_batch)
 {
@@ -217,10 +231,36 @@ Test(calib, stat_median_and_quartiles)
     cr_expect_eq(s.max, 5);
     cr_expect_eq(s.p25, 2);
     cr_expect_eq(s.p75, 4);
+    cr_expect_eq(s.mean, 3);
     double w[4] = { 4, 1, 3, 2 };
     msr_stat_of(w, 4, &s);
     cr_expect_eq(s.med, 2.5);
     cr_expect_eq(s.n, 4);
+    cr_expect_eq(s.mean, 2.5);
+}
+
+/* The trimmed mean keeps the right skew and drops what lies past Tukey's
+ * outer fences, 3 IQR beyond the quartiles: here p25 2, p75 4, fences -4
+ * and 10, so 100 goes and 10 stays. */
+Test(calib, stat_trimmed_mean_drops_only_far_outliers)
+{
+    double v[5] = { 1, 2, 3, 4, 100 };
+    struct msr_stat s;
+    msr_stat_of(v, 5, &s);
+    cr_expect_eq(s.p25, 2);
+    cr_expect_eq(s.p75, 4);
+    cr_expect_eq(s.mean, 2.5);
+    cr_expect_eq(s.max, 100);
+    double w[5] = { 1, 2, 3, 4, 10 };
+    msr_stat_of(w, 5, &s);
+    cr_expect_eq(s.mean, 4);
+    double skew[8] = { 10, 10, 10, 10, 11, 12, 13, 14 }; /* right skew: mean above median */
+    msr_stat_of(skew, 8, &s);
+    cr_expect_eq(s.med, 10.5);
+    cr_expect_eq(s.mean, 11.25);
+    double one = 7;
+    msr_stat_of(&one, 1, &s);
+    cr_expect_eq(s.mean, 7);
 }
 
 /* ---- the calibrated profile columns ---- */
