@@ -20,9 +20,12 @@
  * BENCH_ACCURACY_UNTHROTTLE=1 (root) lifts it for the run and restores the
  * old value at the end and on SIGINT, SIGTERM and SIGHUP.
  * BENCH_ACCURACY_CALIB_WARM=1: the calibration's warm_each (msr_calib.h).
- * BENCH_ACCURACY_CALIB_MEAN=1: the calibration's by_mean (the stages
- * scaled to the in-step trimmed means, not the medians).
+ * BENCH_ACCURACY_CALIB_MEDIAN=1: the calibration's by_median (the stages
+ * scaled to the in-step medians, not the trimmed means). Either way each
+ * schedule also gets a paired line: both rules on the same calibration
+ * samples against the same measured steps.
  * Usage: bench_accuracy [NET [BATCH]]. */
+#include "analysis/ana_predict.h"
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
 #include "runtime/rt_layer.h"
@@ -111,6 +114,9 @@ struct cal_ctx {
     struct msr_calib *cal[2];
     struct mdl_profile *prof[2];
     struct mdl_topology *topo[2];
+    struct mdl_profile *alt_prof[2];   /* the same samples under the other rule */
+    struct mdl_topology *alt_topo[2];
+    int Ks[2];
     int n;
 };
 
@@ -119,6 +125,10 @@ static void cal_release(struct cal_ctx *c)
     for (int k = 0; k < c->n; k++) {
         mdl_profile_free(c->prof[k]);
         mdl_topology_free(c->topo[k]);
+        mdl_profile_free(c->alt_prof[k]);
+        mdl_topology_free(c->alt_topo[k]);
+        c->alt_prof[k] = NULL;
+        c->alt_topo[k] = NULL;
         msr_calib_free(c->cal[k]);
     }
     c->n = 0;
@@ -142,7 +152,7 @@ static int cal_begin(void *ctx, int K)
                                  .peer_cpu = -1, .seed = 1, .batch = c->batch, .pipelined = 1,
                                  .schedule = c->schedule,
                                  .warm_each = getenv("BENCH_ACCURACY_CALIB_WARM") != NULL,
-                                 .by_mean = getenv("BENCH_ACCURACY_CALIB_MEAN") != NULL,
+                                 .by_median = getenv("BENCH_ACCURACY_CALIB_MEDIAN") != NULL,
                                  /* every round the grid leaves room for, no early stop */
                                  .max_rounds = GRID_ROUNDS * CAL_PER_ROUND - 1, .rel_se = 1e-9 };
     return msr_calib_begin(&co, &c->sess);
@@ -159,17 +169,88 @@ static int cal_between(void *ctx, int K, int round)
 static int cal_end(void *ctx, int K, const struct mdl_profile **prof,
                    const struct mdl_topology **topo)
 {
-    (void)K;
     struct cal_ctx *c = ctx;
     int k = c->n++, rc;
+    c->Ks[k] = K;
     rc = msr_calib_end(c->sess, &c->cal[k]);
     c->sess = NULL;
     if (rc < 0 || (rc = msr_calib_profile(c->cal[k], &c->prof[k])) < 0 ||
         (rc = msr_calib_topology(c->cal[k], &c->topo[k])) < 0)
         return rc;
     pr_cal(c->cal[k]);
+    /* the other rule on the same samples, for the paired line (paired()) */
+    int by_mean = c->cal[k]->pipe_by_mean;
+    if ((rc = msr_calib_recentre(c->cal[k], !by_mean)) < 0 ||
+        (rc = msr_calib_profile(c->cal[k], &c->alt_prof[k])) < 0 ||
+        (rc = msr_calib_topology(c->cal[k], &c->alt_topo[k])) < 0 ||
+        (rc = msr_calib_recentre(c->cal[k], by_mean)) < 0)
+        return rc;
     *prof = c->prof[k];
     *topo = c->topo[k];
+    return 0;
+}
+
+/* Signed makespan errors (median step - prediction) / prediction of a
+ * schedule's points under both rules of the calibration (medians, trimmed
+ * means), from the same calibration samples and against the same measured
+ * steps: the comparison that run-to-run drift cannot blur. */
+struct paired_acc {
+    int n[2];                  /* points at K = 1, K >= 2 */
+    double sum[2][2];          /* [rule][K class] signed errors */
+    double abs_sum[2], abs_max[2];
+};
+
+static void print_paired(const struct paired_acc *a)
+{
+    static const char *const rule[2] = { "medians", "trimmed means" };
+    int n = a->n[0] + a->n[1];
+    for (int r = 0; r < 2; r++) {
+        printf("  paired, %-13s mean |error| %5.2f%%  max %6.2f%%  mean signed", rule[r],
+               n ? 100 * a->abs_sum[r] / n : 0, 100 * a->abs_max[r]);
+        for (int kc = 0; kc < 2; kc++)
+            if (a->n[kc])
+                printf("  %s %+.2f%%", kc ? "K=2" : "K=1", 100 * a->sum[r][kc] / a->n[kc]);
+        printf("\n");
+    }
+}
+
+static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int by_mean,
+                  struct paired_acc *tot)
+{
+    struct paired_acc a = { 0 };
+    for (int j = 0; j < v->n_points; j++) {
+        const struct msr_vpoint *pt = &v->pts[j];
+        int k = c->n > 1 && c->Ks[1] == pt->K ? 1 : 0;
+        struct ana_config cfg = { .profile = c->alt_prof[k], .topo = c->alt_topo[k],
+                                  .schedule = v->schedule, .K = pt->K, .M = pt->M,
+                                  .batch = v->batch, .remat = pt->remat, .no_baseline = 1,
+                                  .lists_as_built = 1 };
+        struct ana_prediction *p;
+        int rc = ana_predict(&cfg, &p);
+        if (rc < 0)
+            return rc;
+        double sim[2];
+        sim[by_mean] = pt->step_sim_s;
+        sim[!by_mean] = p->step_s;
+        ana_prediction_free(p);
+        int kc = pt->K > 1;
+        a.n[kc]++;
+        for (int r = 0; r < 2; r++) {
+            double e = (pt->step_med_s - sim[r]) / sim[r];
+            a.sum[r][kc] += e;
+            a.abs_sum[r] += fabs(e);
+            a.abs_max[r] = fmax(a.abs_max[r], fabs(e));
+        }
+    }
+    print_paired(&a);
+    for (int r = 0; r < 2; r++) {
+        for (int kc = 0; kc < 2; kc++)
+            tot->sum[r][kc] += a.sum[r][kc];
+        tot->abs_sum[r] += a.abs_sum[r];
+        tot->abs_max[r] = fmax(tot->abs_max[r], a.abs_max[r]);
+    }
+    tot->n[0] += a.n[0];
+    tot->n[1] += a.n[1];
     return 0;
 }
 
@@ -224,8 +305,9 @@ int main(int argc, char **argv)
            "own steps at every size, remat never and always%s; stages scaled to the in-step %s)\n", GRID_ROUNDS, CAL_PER_ROUND,
            getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an untimed one of "
                                                  "the same pipeline" : "",
-           getenv("BENCH_ACCURACY_CALIB_MEAN") ? "trimmed means" : "medians");
+           getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
     const char *name[NS];
+    struct paired_acc both = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */
             size_t l = strlen(all[s]);
@@ -247,6 +329,8 @@ int main(int argc, char **argv)
                                      .progress = stdout };
         printf("\n== %s\n", all[s]);
         rc = msr_vcheck_run(&o, &v[nv]);
+        if (rc >= 0)
+            rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_MEDIAN") == NULL, &both);
         cal_release(&cc);
         if (rc < 0)
             break;
@@ -278,6 +362,8 @@ int main(int argc, char **argv)
         brief(name[i], v[i]);
     printf("\nall schedules: %d points in %.1f s; %ld involuntary context switches in the timed "
            "steps (other load on the cores)\n", pool.n_points, wall, pre);
+    printf("the calibration's two rules on the same samples, against the same steps:\n");
+    print_paired(&both);
     for (int fast = 0; fast < 2 && rc >= 0; fast++) {
         struct msr_accuracy a;
         msr_vcheck_accuracy(&pool, fast, &a);

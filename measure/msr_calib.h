@@ -120,8 +120,8 @@ struct msr_calib_opts {
      * interleaved across sizes (warm_each: each timed step right after an
      * untimed one of the same pipeline, as the grid's timed steps follow
      * its warm-up; else right after the previous size's step); then scale
-     * each layer's times so that its stage's sums equal the medians of those
-     * op times (by_mean: their trimmed means; the layer passes give the split
+     * each layer's times so that its stage's sums equal the trimmed means of
+     * those op times (by_median: their medians; the layer passes give the split
      * between layers, the pipeline the totals), the update likewise, and fit
      * the link to the hand-offs measured inside the steps (K >= 2). Rounds:
      * `repeats` at least, more (up to max_rounds, default 4 x repeats) until
@@ -131,9 +131,9 @@ struct msr_calib_opts {
     int warm_each;             /* pipelined: an untimed step before each timed
                                   one (doubles the rounds' time; see
                                   docs/validation.md for what it changes) */
-    int by_mean;               /* pipelined: scale to the trimmed means of
-                                  the in-step samples instead of their
-                                  medians (see docs/validation.md) */
+    int by_median;             /* pipelined: scale to the medians of the
+                                  in-step samples instead of their trimmed
+                                  means (see docs/validation.md) */
     const char *schedule;
     int max_rounds;
     double rel_se;
@@ -152,6 +152,10 @@ struct msr_pipe_point {
     struct msr_stat t;         /* op durations inside the steps (s) */
     double rel_se;             /* standard error of the median / median */
     double scale;              /* applied to the layers' pass times */
+    double centre_med, centre_mean; /* the median and trimmed mean of the
+                                  pool the layers are scaled to (F with R, B
+                                  of both modes, F-nostash, the updates of
+                                  every size); 0 where none */
 };
 
 struct msr_calib {
@@ -189,6 +193,8 @@ struct msr_calib {
     int pipelined, pipe_rounds;
     int pipe_stages;                  /* the schedule's stages (2 K with two chunks) */
     char pipe_schedule[32];
+    int pipe_by_mean;                 /* the layers are scaled to the trimmed
+                                         means (else the medians) */
     struct msr_pipe_point *pipe;      /* [pipe_stages][n_sizes][MSR_PIPE_NCLASS];
                                          t.n = 0 where not measured */
     int n_handoff;                    /* hand-offs the link is fitted to */
@@ -226,6 +232,11 @@ int msr_calib_round(msr_calib_session *s);
 /* Up to n rounds (fewer once enough ran); 0, or < 0 on error. */
 int msr_calib_rounds(msr_calib_session *s, int n);
 int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
+/* A pipelined calibration's layers rescaled to the pools' trimmed means
+ * (by_mean) or medians, as opts.by_median would have scaled them: the same
+ * samples under the other rule, for paired comparisons. 0 (nothing to do)
+ * for one that is not pipelined or already so. */
+int msr_calib_recentre(struct msr_calib *c, int by_mean);
 void msr_calib_session_free(msr_calib_session *s);
 void msr_calib_free(struct msr_calib *c);
 

@@ -23,13 +23,15 @@
  * batches, with the standard error of that median; rounds go on until each
  * is known to rel_se or max_rounds is reached. The layers keep the split
  * of their stage's time the passes measured; their times are scaled so
- * that the stage's sums equal these medians (F and R pooled, the
- * profile's forward being one kernel; B of both modes pooled, the profile
- * having one backward). opts.by_mean scales to the trimmed means of the
- * same samples instead (struct msr_stat): a step is a sum of many ops and
- * each op class is skewed right (in a measured K = 2, M = 64 step the mean
- * of each is 1-5 % above its median), but in paired runs it did not bring
- * the grid closer (docs/validation.md), so it is not the default. A split-backward schedule's B and W of a micro-batch count as
+ * that the stage's sums equal the trimmed means of the same samples (F
+ * and R pooled, the profile's forward being one kernel; B of both modes
+ * pooled, the profile having one backward; struct msr_stat says which
+ * samples the trimmed mean drops). A step is a sum of many ops and each op
+ * class is skewed right (in a measured K = 2, M = 64 step the mean of each
+ * is 1-5 % above its median), so medians undercount a step's busy time;
+ * on the same samples the means came closer to the grid in paired runs
+ * (docs/validation.md). opts.by_median keeps the medians.
+ * A split-backward schedule's B and W of a micro-batch count as
  * one backward. The link is refitted to the hand-offs of the steps: from a
  * send's start to the end of its receive's copy, where the receiver was
  * already waiting (the time a transfer adds to a dependency). */
@@ -224,7 +226,51 @@ static int layer_stats(struct msr_calib *c, const struct sch_partition *part, in
     return n;
 }
 
-/* The medians into c->pipe and the layers' stats scaled to them. */
+/* The pools the layers are scaled to: F with R (the profile's forward; the
+ * kept kernel is both), B of both modes, F-nostash alone (-1: none), each
+ * with the layers' op it scales. */
+static const int POOL[3][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
+                                { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
+                                { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH } };
+
+/* Scales stage s's layers for pool q at size i so that they sum to target;
+ * the pool's classes record the factor. st: room for the layers. */
+static void rescale_pool(struct msr_calib *c, const struct sch_partition *part, int s, int i,
+                         int q, double target, struct msr_stat **st)
+{
+    int L = layer_stats(c, part, s, POOL[q][2], i, st);
+    double f = msr_stat_rescale(st, L, target);
+    for (int k = 0; k < 2; k++)
+        if (POOL[q][k] >= 0)
+            MSR_PIPE_AT(c, s, i, POOL[q][k])->scale *= f;
+    if (POOL[q][2] == MSR_CALIB_NOPS) /* F and R are the kept kernel too */
+        for (int l = 0; l < L; l++) {
+            struct msr_calib_layer *cl = &c->layers[part->first[s] + l];
+            stat_scale(&cl->t[MSR_CALIB_FWD][i], f);
+            stat_scale(&cl->t[MSR_CALIB_RECOMP][i], f);
+        }
+}
+
+/* The same for the stage's updates (one per step, the same at every size). */
+static void rescale_update(struct msr_calib *c, const struct sch_partition *part, int s,
+                           double target, struct msr_stat **st)
+{
+    int L = 0;
+    for (int l = part->first[s]; l < part->first[s + 1]; l++)
+        st[L++] = &c->layers[l].update;
+    double f = msr_stat_rescale(st, L, target);
+    for (int i = 0; i < c->n_sizes; i++)
+        MSR_PIPE_AT(c, s, i, MSR_PIPE_U)->scale *= f;
+}
+
+static void set_centre(struct msr_calib *c, int s, int i, int k, const struct msr_stat *m)
+{
+    MSR_PIPE_AT(c, s, i, k)->centre_med = m->med;
+    MSR_PIPE_AT(c, s, i, k)->centre_mean = m->mean;
+}
+
+/* The stats into c->pipe and the layers' stats scaled to the pools' medians
+ * (by_mean: trimmed means). */
 static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_mean)
 {
     struct msr_calib *c = x->c;
@@ -245,6 +291,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
         free(st);
         return ps_error(PS_ENOMEM, "out of memory");
     }
+    c->pipe_by_mean = by_mean;
     for (int s = 0; s < x->S; s++) {
         for (int i = 0; i < c->n_sizes; i++) {
             for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
@@ -254,14 +301,11 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 msr_stat_of(tmp, sm->n, &pp->t);
                 pp->rel_se = stat_rel_se(&pp->t);
                 pp->scale = 1;
+                pp->centre_med = pp->centre_mean = 0;
             }
-            /* pooled: F with R (the profile's forward), B of both modes */
-            static const int pool[3][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
-                                            { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
-                                            { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH } };
             for (int q = 0; q < 3; q++) {
-                struct samples *a = smp_at(x, s, i, pool[q][0]);
-                struct samples *b = pool[q][1] >= 0 ? smp_at(x, s, i, pool[q][1]) : NULL;
+                struct samples *a = smp_at(x, s, i, POOL[q][0]);
+                struct samples *b = POOL[q][1] >= 0 ? smp_at(x, s, i, POOL[q][1]) : NULL;
                 int n = a->n + (b ? b->n : 0);
                 if (!n)
                     continue;
@@ -270,17 +314,10 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                     memcpy(tmp + a->n, b->v, (size_t)b->n * sizeof *tmp);
                 struct msr_stat m;
                 msr_stat_of(tmp, n, &m);
-                int L = layer_stats(c, part, s, pool[q][2], i, st);
-                double f = msr_stat_rescale(st, L, by_mean ? m.mean : m.med);
-                MSR_PIPE_AT(c, s, i, pool[q][0])->scale = f;
-                if (b)
-                    MSR_PIPE_AT(c, s, i, pool[q][1])->scale = f;
-                if (pool[q][2] == MSR_CALIB_NOPS) /* F and R are the kept kernel too */
-                    for (int l = 0; l < L; l++) {
-                        struct msr_calib_layer *cl = &c->layers[part->first[s] + l];
-                        stat_scale(&cl->t[MSR_CALIB_FWD][i], f);
-                        stat_scale(&cl->t[MSR_CALIB_RECOMP][i], f);
-                    }
+                for (int k = 0; k < 2; k++)
+                    if (POOL[q][k] >= 0)
+                        set_centre(c, s, i, POOL[q][k], &m);
+                rescale_pool(c, part, s, i, q, by_mean ? m.mean : m.med, st);
             }
         }
         /* the update: one per step, after the step's last B, over every size */
@@ -293,16 +330,44 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
         if (n) {
             struct msr_stat m;
             msr_stat_of(tmp, n, &m);
-            int L = 0;
-            for (int l = part->first[s]; l < part->first[s + 1]; l++)
-                st[L++] = &c->layers[l].update;
-            double f = msr_stat_rescale(st, L, by_mean ? m.mean : m.med);
             for (int i = 0; i < c->n_sizes; i++)
-                MSR_PIPE_AT(c, s, i, MSR_PIPE_U)->scale = f;
+                set_centre(c, s, i, MSR_PIPE_U, &m);
+            rescale_update(c, part, s, by_mean ? m.mean : m.med, st);
         }
     }
     free(tmp);
     free(st);
+    return 0;
+}
+
+int msr_calib_recentre(struct msr_calib *c, int by_mean)
+{
+    if (!c->pipelined || !c->pipe || c->pipe_by_mean == !!by_mean)
+        return 0;
+    struct sch_partition *part;
+    int rc = sch_partition_uniform(c->pipe_stages, c->n_layers, &part);
+    if (rc < 0)
+        return rc;
+    struct msr_stat **st = malloc((size_t)c->n_layers * sizeof *st);
+    if (!st) {
+        sch_partition_free(part);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int s = 0; s < c->pipe_stages; s++) {
+        for (int i = 0; i < c->n_sizes; i++)
+            for (int q = 0; q < 3; q++) {
+                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, POOL[q][0]);
+                if (pp->centre_med > 0)
+                    rescale_pool(c, part, s, i, q, by_mean ? pp->centre_mean : pp->centre_med,
+                                 st);
+            }
+        const struct msr_pipe_point *u = MSR_PIPE_AT(c, s, 0, MSR_PIPE_U);
+        if (c->n_sizes && u->centre_med > 0)
+            rescale_update(c, part, s, by_mean ? u->centre_mean : u->centre_med, st);
+    }
+    c->pipe_by_mean = !!by_mean;
+    free(st);
+    sch_partition_free(part);
     return 0;
 }
 
@@ -490,7 +555,7 @@ int msr_calib_pipe_finish(struct msr_pipe_state *ps)
 {
     struct msr_calib *c = ps->x.c;
     c->pipe_rounds = ps->round > 0 ? ps->round : 0;
-    int rc = apply(&ps->x, ps->part, ps->o->by_mean);
+    int rc = apply(&ps->x, ps->part, !ps->o->by_median);
     if (!rc)
         msr_calib_update_totals(ps->net, c);
     if (!rc && ps->x.S > 1)

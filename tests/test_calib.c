@@ -66,12 +66,13 @@ Test(calib, rescale_makes_the_medians_sum_to_the_target)
 }
 
 /* A pipelined calibration on a tiny net: each stage's layer medians sum to
- * the median (or, by_mean, the trimmed mean) of its ops inside the steps
+ * the trimmed mean (or, by_median, the median) of its ops inside the steps
  * (F with R pooled; B of both modes pooled), the scale is recorded, the update is one per step, and a
  * hand-off link is fitted at K = 2. No timing value is asserted. */
 /* warm_each: the untimed step before each timed one adds no samples;
- * the layers sum to the pooled median (between the two classes' medians),
- * by_mean to the pooled trimmed mean (inside the samples' range). */
+ * by_mean (the default) the layers sum to the pooled trimmed mean (inside
+ * the samples' range), else (opts.by_median) to the pooled median (between
+ * the two classes' medians). */
 static void pipelined_sums(int warm_each, int by_mean)
 {
     static const int sizes[] = { 2, 4 };
@@ -79,7 +80,7 @@ static void pipelined_sums(int warm_each, int by_mean)
                                 .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
                                 .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
                                 .max_rounds = 3, .warm_each = warm_each,
-                                .by_mean = by_mean };
+                                .by_median = !by_mean };
     struct msr_calib *c;
     cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
     cr_expect(c->pipelined);
@@ -125,9 +126,78 @@ static void pipelined_sums(int warm_each, int by_mean)
     msr_calib_free(c);
 }
 
-Test(calib, pipelined_layers_sum_to_the_stage_ops) { pipelined_sums(0, 0); }
-Test(calib, pipelined_warm_each_times_the_same_ops) { pipelined_sums(1, 0); }
-Test(calib, pipelined_by_mean_sums_to_the_trimmed_means) { pipelined_sums(0, 1); }
+/* The layers' sums of stage s at size i for each pool (F with R, B, F-nostash)
+ * and the update. */
+static void pool_sums(const struct msr_calib *c, int s, int i, double out[4])
+{
+    int per = c->n_layers / c->pipe_stages;
+    out[0] = out[1] = out[2] = out[3] = 0;
+    for (int l = per * s; l < per * (s + 1); l++) {
+        out[0] += c->layers[l].kept[i].med;
+        out[1] += c->layers[l].t[MSR_CALIB_BWD][i].med;
+        out[2] += c->layers[l].t[MSR_CALIB_FWD_NOSTASH][i].med;
+        out[3] += c->layers[l].update.med;
+    }
+}
+
+/* msr_calib_recentre moves the layers from the pools' medians to their
+ * trimmed means and back on the same samples: each sum equals the centre it
+ * names, the forward and recompute kernels follow the kept one, the scales
+ * follow the sums, and a second call with the same rule changes nothing. */
+Test(calib, recentre_moves_the_layers_between_medians_and_means)
+{
+    static const int sizes[] = { 2, 4 };
+    struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
+                                .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
+                                .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
+                                .max_rounds = 3, .by_median = 1 };
+    struct msr_calib *c;
+    cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
+    cr_expect_eq(c->pipe_by_mean, 0);
+    static const int cls[4] = { MSR_PIPE_F, MSR_PIPE_BB, MSR_PIPE_FN, MSR_PIPE_U };
+    double fwd0 = c->layers[0].t[MSR_CALIB_FWD][0].med, kept0 = c->layers[0].kept[0].med;
+    double sc0 = MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale;
+    for (int rule = 1; rule >= 0; rule--) {
+        cr_assert_eq(msr_calib_recentre(c, rule), 0);
+        cr_expect_eq(c->pipe_by_mean, rule);
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < 2; i++) {
+                double sum[4];
+                pool_sums(c, s, i, sum);
+                for (int q = 0; q < 4; q++) {
+                    const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, cls[q]);
+                    if (!(pp->centre_med > 0))
+                        continue;
+                    double want = rule ? pp->centre_mean : pp->centre_med;
+                    cr_expect_float_eq(sum[q], want, 1e-12 * want, "stage %d size %d pool %d",
+                                       s, sizes[i], q);
+                }
+            }
+        double f = c->layers[0].kept[0].med / kept0; /* the forward kernel moved alike */
+        cr_expect_float_eq(c->layers[0].t[MSR_CALIB_FWD][0].med, fwd0 * f, 1e-12 * fwd0);
+        cr_expect_float_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale, sc0 * f, 1e-12 * sc0);
+        cr_expect_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_R)->scale,
+                     MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale);
+    }
+    /* back at the medians: the same rule again is a no-op */
+    double before = c->layers[1].t[MSR_CALIB_BWD][1].med;
+    cr_expect_eq(msr_calib_recentre(c, 0), 0);
+    cr_expect_eq(c->layers[1].t[MSR_CALIB_BWD][1].med, before);
+    msr_calib_free(c);
+    /* not pipelined: nothing to do */
+    struct msr_calib_opts p = o;
+    p.pipelined = 0;
+    cr_assert_eq(msr_calib_run(&p, &c), 0, "%s", ps_errmsg());
+    double b2 = c->layers[0].t[MSR_CALIB_BWD][0].med;
+    cr_expect_eq(msr_calib_recentre(c, 1), 0);
+    cr_expect_eq(c->layers[0].t[MSR_CALIB_BWD][0].med, b2);
+    cr_expect_eq(c->pipe_by_mean, 0);
+    msr_calib_free(c);
+}
+
+Test(calib, pipelined_layers_sum_to_the_stage_ops) { pipelined_sums(0, 1); }
+Test(calib, pipelined_warm_each_times_the_same_ops) { pipelined_sums(1, 1); }
+Test(calib, pipelined_by_median_sums_to_the_medians) { pipelined_sums(0, 0); }
 
 Test(calib, pipelined_needs_the_batch)
 {
