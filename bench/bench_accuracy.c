@@ -25,7 +25,6 @@
  * schedule also gets a paired line: both rules on the same calibration
  * samples against the same measured steps.
  * Usage: bench_accuracy [NET [BATCH]]. */
-#include "analysis/ana_predict.h"
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
 #include "runtime/rt_layer.h"
@@ -221,18 +220,12 @@ static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int by_me
     for (int j = 0; j < v->n_points; j++) {
         const struct msr_vpoint *pt = &v->pts[j];
         int k = c->n > 1 && c->Ks[1] == pt->K ? 1 : 0;
-        struct ana_config cfg = { .profile = c->alt_prof[k], .topo = c->alt_topo[k],
-                                  .schedule = v->schedule, .K = pt->K, .M = pt->M,
-                                  .batch = v->batch, .remat = pt->remat, .no_baseline = 1,
-                                  .lists_as_built = 1 };
-        struct ana_prediction *p;
-        int rc = ana_predict(&cfg, &p);
-        if (rc < 0)
-            return rc;
         double sim[2];
         sim[by_mean] = pt->step_sim_s;
-        sim[!by_mean] = p->step_s;
-        ana_prediction_free(p);
+        int rc = msr_vpoint_simulate(v->schedule, v->batch, c->alt_prof[k], c->alt_topo[k], pt,
+                                     &sim[!by_mean], NULL);
+        if (rc < 0)
+            return rc;
         int kc = pt->K > 1;
         a.n[kc]++;
         for (int r = 0; r < 2; r++) {
@@ -302,7 +295,8 @@ int main(int argc, char **argv)
     }
     printf("protocol        per schedule and K: %d rounds of the grid (every point: 1 warm-up "
            "+ 3 timed steps), each after %d rounds of a pipelined calibration (the schedule's "
-           "own steps at every size, remat never and always%s; stages scaled to the in-step %s)\n", GRID_ROUNDS, CAL_PER_ROUND,
+           "own steps at every size, remat never and always%s; stages scaled to the in-step "
+           "%s)\n", GRID_ROUNDS, CAL_PER_ROUND,
            getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an untimed one of "
                                                  "the same pipeline" : "",
            getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");

@@ -269,8 +269,29 @@ static void set_centre(struct msr_calib *c, int s, int i, int k, const struct ms
     MSR_PIPE_AT(c, s, i, k)->centre_mean = m->mean;
 }
 
-/* The stats into c->pipe and the layers' stats scaled to the pools' medians
- * (by_mean: trimmed means). */
+/* Scales every stage's layers from where they are to the pools' centres
+ * (by_mean: trimmed means, else medians) and records the rule; pools
+ * without samples (centre 0) stay. */
+static void scale_to_centres(struct msr_calib *c, const struct sch_partition *part, int by_mean,
+                             struct msr_stat **st)
+{
+    for (int s = 0; s < c->pipe_stages; s++) {
+        for (int i = 0; i < c->n_sizes; i++)
+            for (int q = 0; q < 3; q++) {
+                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, POOL[q][0]);
+                if (pp->centre_med > 0)
+                    rescale_pool(c, part, s, i, q, by_mean ? pp->centre_mean : pp->centre_med,
+                                 st);
+            }
+        const struct msr_pipe_point *u = MSR_PIPE_AT(c, s, 0, MSR_PIPE_U);
+        if (c->n_sizes && u->centre_med > 0)
+            rescale_update(c, part, s, by_mean ? u->centre_mean : u->centre_med, st);
+    }
+    c->pipe_by_mean = !!by_mean;
+}
+
+/* The stats into c->pipe, the pools' centres, and the layers' stats scaled
+ * to them (scale_to_centres). */
 static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_mean)
 {
     struct msr_calib *c = x->c;
@@ -291,7 +312,6 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
         free(st);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    c->pipe_by_mean = by_mean;
     for (int s = 0; s < x->S; s++) {
         for (int i = 0; i < c->n_sizes; i++) {
             for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
@@ -317,7 +337,6 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 for (int k = 0; k < 2; k++)
                     if (POOL[q][k] >= 0)
                         set_centre(c, s, i, POOL[q][k], &m);
-                rescale_pool(c, part, s, i, q, by_mean ? m.mean : m.med, st);
             }
         }
         /* the update: one per step, after the step's last B, over every size */
@@ -332,9 +351,9 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
             msr_stat_of(tmp, n, &m);
             for (int i = 0; i < c->n_sizes; i++)
                 set_centre(c, s, i, MSR_PIPE_U, &m);
-            rescale_update(c, part, s, by_mean ? m.mean : m.med, st);
         }
     }
+    scale_to_centres(c, part, by_mean, st);
     free(tmp);
     free(st);
     return 0;
@@ -353,19 +372,7 @@ int msr_calib_recentre(struct msr_calib *c, int by_mean)
         sch_partition_free(part);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    for (int s = 0; s < c->pipe_stages; s++) {
-        for (int i = 0; i < c->n_sizes; i++)
-            for (int q = 0; q < 3; q++) {
-                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, POOL[q][0]);
-                if (pp->centre_med > 0)
-                    rescale_pool(c, part, s, i, q, by_mean ? pp->centre_mean : pp->centre_med,
-                                 st);
-            }
-        const struct msr_pipe_point *u = MSR_PIPE_AT(c, s, 0, MSR_PIPE_U);
-        if (c->n_sizes && u->centre_med > 0)
-            rescale_update(c, part, s, by_mean ? u->centre_mean : u->centre_med, st);
-    }
-    c->pipe_by_mean = !!by_mean;
+    scale_to_centres(c, part, by_mean, st);
     free(st);
     sch_partition_free(part);
     return 0;

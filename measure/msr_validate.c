@@ -59,22 +59,33 @@ static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
     return 0;
 }
 
-static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
-                    const struct mdl_topology *topo, struct msr_vpoint *pt)
+int msr_vpoint_simulate(const char *schedule, int batch, const struct mdl_profile *prof,
+                        const struct mdl_topology *topo, const struct msr_vpoint *pt,
+                        double *step_s, struct trc_trace **trace)
 {
-    struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = o->schedule,
-                              .K = pt->K, .M = pt->M, .batch = o->batch, .remat = pt->remat,
-                              .record_trace = 1, .no_baseline = 1,
+    struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = schedule,
+                              .K = pt->K, .M = pt->M, .batch = batch, .remat = pt->remat,
+                              .record_trace = trace != NULL, .no_baseline = 1,
                               .lists_as_built = 1 /* the runtime's lists */ };
     struct ana_prediction *p;
     int rc = ana_predict(&cfg, &p);
     if (rc < 0)
         return rc;
-    pt->step_sim_s = p->step_s;
-    pt->sim_trace = p->trace; /* the point keeps the prediction's trace */
-    p->trace = NULL;
+    *step_s = p->step_s;
+    if (trace) {
+        *trace = p->trace;
+        p->trace = NULL;
+    }
     ana_prediction_free(p);
     return 0;
+}
+
+static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
+                    const struct mdl_topology *topo, struct msr_vpoint *pt)
+{
+    /* the point keeps the prediction's trace */
+    return msr_vpoint_simulate(o->schedule, o->batch, prof, topo, pt, &pt->step_sim_s,
+                               &pt->sim_trace);
 }
 
 static int step_cmp(const void *a, const void *b)

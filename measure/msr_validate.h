@@ -149,6 +149,12 @@ struct msr_accuracy {
 };
 
 int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);
+/* The step point pt's grid predicts for schedule and batch on prof/topo
+ * (its K, M and remat; the lists the runtime replays): *step_s, and with
+ * trace non-NULL the simulated trace (the caller's). */
+int msr_vpoint_simulate(const char *schedule, int batch, const struct mdl_profile *prof,
+                        const struct mdl_topology *topo, const struct msr_vpoint *pt,
+                        double *step_s, struct trc_trace **trace);
 /* 1 when the predicted step lies inside the measured spread [min, max]:
  * the difference is then within the noise, not a model miss. */
 int msr_vpoint_in_spread(const struct msr_vpoint *pt);
