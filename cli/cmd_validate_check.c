@@ -23,7 +23,8 @@ static const char help[] =
     "                        [--warmup-steps 1] [--schedule gpipe] [--repeats 5]\n"
     "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
     "                        [--db results/validation.db] [--report results/validation.md]\n"
-    "                        [--plot results/validation.png] [--timeline F.png] [--quick]\n"
+    "                        [--plot results/validation.png] [--timeline F.png]\n"
+    "                        [--traces PREFIX] [--quick]\n"
     "                        [--rounds 3] [--calib pipelined|passes] [--calib-stages 1|K]\n"
     "                        [--seed N] [--no-pin] [--realtime] [--format table|csv|json]\n\n"
     "Closes the loop: calibrates the net on this machine for each K (pipesim calibrate\n"
@@ -48,7 +49,9 @@ static const char help[] =
     "database, before anything runs; a sweep database is refused), writes the\n"
     "Markdown report with its plot (predicted vs measured step time and bubble;\n"
     "gnuplot) and the two timelines of the worst point overlaid (--timeline, default\n"
-    "beside the report).\n"
+    "beside the report). --traces PREFIX also writes that point's two traces as CSV,\n"
+    "PREFIX-sim.csv and PREFIX-meas.csv (validate --trace-csv's columns), for\n"
+    "pipesim compare or a script.\n"
     "--format csv|json prints on stdout only the results: one row per point (csv), or\n"
     "the points with the accuracy figures and targets (json); the progress goes to\n"
     "stderr. Default table (the accuracy figures).\n"
@@ -134,7 +137,7 @@ static void beside(const char *path, const char *name, char *buf, size_t n)
 
 struct check_args {
     const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
-    const char *timeline;
+    const char *timeline, *traces;
     long batch, steps, warmup, repeats, seed, rounds;
     enum ana_fmt fmt;
     int no_pin, quick, realtime, stages_per_K, stages_given, passes;
@@ -157,7 +160,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "realtime", no_argument, 0, 'X' },        { "help", no_argument, 0, 'h' },
         { "calib-stages", required_argument, 0, 'G' },
         { "calib", required_argument, 0, 'C' },     { "rounds", required_argument, 0, 'U' },
-        { "format", required_argument, 0, 'F' },
+        { "format", required_argument, 0, 'F' },   { "traces", required_argument, 0, 'x' },
         { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
@@ -185,6 +188,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         case 'm': a->report = optarg; break;
         case 'g': a->plot = optarg; break;
         case 't': a->timeline = optarg; break;
+        case 'x': a->traces = optarg; break;
         case 'q': a->quick = 1; break;
         case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &a->seed); break;
         case 'N': a->no_pin = 1; break;
@@ -413,7 +417,7 @@ int cli_validate_check(int argc, char **argv)
     hum = a.fmt == ANA_FMT_TABLE ? stdout : stderr;
     if (rc)
         return rc < 0 ? rc : 0;
-    char plot_def[512], tl_def[512], cmd[2048];
+    char plot_def[512], tl_def[512], cmd[2048], tr_sim[1024], tr_meas[1024];
     if (!a.plot) {
         beside(a.report, "validation.png", plot_def, sizeof plot_def);
         a.plot = plot_def;
@@ -429,6 +433,16 @@ int cli_validate_check(int argc, char **argv)
         (rc = ps_io_output(a.plot, "--plot")) < 0 ||
         (rc = ps_io_output(a.timeline, "--timeline")) < 0)
         return rc;
+    if (a.traces) {
+        if (!*a.traces || snprintf(tr_sim, sizeof tr_sim, "%s-sim.csv", a.traces) >=
+                              (int)sizeof tr_sim)
+            return ps_error(PS_EUSAGE, "--traces: a prefix of 1 to %d characters, got %zu",
+                            (int)sizeof tr_sim - 10, strlen(a.traces));
+        snprintf(tr_meas, sizeof tr_meas, "%s-meas.csv", a.traces);
+        if ((rc = ps_io_output(tr_sim, "--traces")) < 0 ||
+            (rc = ps_io_output(tr_meas, "--traces")) < 0)
+            return rc;
+    }
     struct inputs *in = calloc(1, sizeof *in);
     struct msr_vcheck *v = NULL;
     if (!in)
@@ -486,6 +500,16 @@ int cli_validate_check(int argc, char **argv)
     fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
            (long long)run, a.db, v->n_points, a.report, ps_gnuplot_have(NULL) ? ", " : "",
            ps_gnuplot_have(NULL) ? a.plot : "");
+    if (a.traces) {
+        struct msr_accuracy acc;
+        msr_vcheck_accuracy(v, 0, &acc);
+        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
+        if ((rc = ps_mkdirs_parent(tr_sim)) < 0 || (rc = trc_write_csv(w->sim_trace, tr_sim)) < 0 ||
+            (rc = trc_write_csv(w->meas_trace, tr_meas)) < 0)
+            goto out;
+        fprintf(hum, "traces          %s, %s (the worst point, K=%d M=%d %s)\n", tr_sim, tr_meas,
+                w->K, w->M, sch_remat_name(w->remat));
+    }
     if (ps_gnuplot_have(NULL)) {
         struct msr_accuracy acc;
         msr_vcheck_accuracy(v, 0, &acc);

@@ -593,6 +593,19 @@ Test(vcheck, cli_check_end_to_end)
                             "sorted(d[\"accuracy\"]), d[\"points\"][1][\"M\"])'", dir,
                             th_pipesim()), 0);
     cr_expect_str_eq(out, "2 0.05 ['fastest_step', 'median_step'] 2\n");
+    /* --traces: the worst point's two traces as CSV, both loadable by compare */
+    cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "-K 1 -M 2 --remat never --steps 1 --profile c/net-K1.csv --topology "
+                       "c/net-K1.json --db r/v.db --report r/validation.md --traces tr/w "
+                       "> out4.txt 2>&1", dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q '^traces .*tr/w-sim.csv, tr/w-meas.csv (the worst "
+                       "point, K=1 M=2 never)' out4.txt && "
+                       "head -1 tr/w-sim.csv | grep -qx 'device,stream,kind,stage,mb,start_us,"
+                       "end_us,bytes,peer' && test \"$(head -1 tr/w-sim.csv)\" = "
+                       "\"$(head -1 tr/w-meas.csv)\" && "
+                       "test $(grep -c ',compute,F,' tr/w-sim.csv) -eq 2 && "
+                       "test $(grep -c ',compute,F,' tr/w-meas.csv) -eq 2", dir), 0,
+                 "the --traces files");
     cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "--format yaml 2>&1 >/dev/null | grep -q \"unknown format 'yaml'\"",
                        dir, th_pipesim()), 0);
@@ -659,6 +672,7 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 -M 4,8,4", 2, "-M: 4 given twice");
     bad_cli("--net mlp:layers=2,width=8 --remat never,always,never", 2,
             "--remat: 'never' given twice");
+    bad_cli("--net mlp:layers=2,width=8 --traces ''", 2, "--traces: a prefix of 1 to");
     bad_cli("--net mlp:layers=2,width=8 --profile /nonexistent.csv --topology t.json", 5,
             "/nonexistent.csv");
     cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);
