@@ -20,8 +20,8 @@ static const char *col_names[C_N] = {
 };
 
 /* Point columns fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N of a calibrated profile. */
-enum { P_FWD, P_BWD, P_NOSTASH, P_N };
-static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@" };
+enum { P_FWD, P_BWD, P_NOSTASH, P_WGRAD, P_N };
+static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@" };
 
 struct header {
     int idx[C_N];
@@ -73,7 +73,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
     }
     struct mdl_layer *d = &p->layers[p->n_layers];
     *d = *l;
-    d->pt_batch = d->pt_fwd = d->pt_bwd = d->pt_nostash = NULL;
+    d->pt_batch = d->pt_fwd = d->pt_bwd = d->pt_nostash = d->pt_wgrad = NULL;
     d->work = NULL;
     if (l->work) {
         struct mdl_work *w = malloc(sizeof *w);
@@ -93,7 +93,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
     }
     if (l->n_pts > 0) {
         size_t n = (size_t)l->n_pts;
-        double *b = malloc(4 * n * sizeof *b);
+        double *b = malloc(5 * n * sizeof *b);
         if (!b) {
             if (d->work)
                 free(d->work->gemms);
@@ -104,10 +104,13 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
         memcpy(b + n, l->pt_fwd, n * sizeof *b);
         memcpy(b + 2 * n, l->pt_bwd, n * sizeof *b);
         memcpy(b + 3 * n, l->pt_nostash, n * sizeof *b);
+        for (size_t i = 0; i < n; i++) /* a layer without its W points: none */
+            b[4 * n + i] = l->pt_wgrad ? l->pt_wgrad[i] : -1;
         d->pt_batch = b;
         d->pt_fwd = b + n;
         d->pt_bwd = b + 2 * n;
         d->pt_nostash = b + 3 * n;
+        d->pt_wgrad = b + 4 * n;
     }
     p->n_layers++;
     return 0;
@@ -265,7 +268,10 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
                          "'fwd_fixed_ms'", path, line);
     for (int p = 0; p < h->n_pts; p++) {
         int *pi = h->pt_idx[p];
-        for (int k = 0; k < P_N; k++) {
+        if (pi[P_WGRAD] >= 0 && h->widx[W_WGRAD_MS] < 0)
+            return ps_error(PS_EPARSE, "%s:%d: column '%s%g' needs column 'wgrad_ms'", path,
+                             line, pt_names[P_WGRAD], h->pt_batch[p]);
+        for (int k = 0; k < P_WGRAD; k++) {
             int want = k == P_NOSTASH ? idx[C_NOSTASH] >= 0 : 1;
             if (want != (pi[k] >= 0))
                 return ps_error(PS_EPARSE, "%s:%d: column '%s%g' %s", path, line,
@@ -303,9 +309,19 @@ static int not_above(const char *path, int line, int col, const char *field, dou
                      line, col, field, v * 1e3, what, limit * 1e3);
 }
 
+/* Room for one row's measured points until mdl_profile_add copies them. */
+struct row_pts {
+    double batch[MDL_MAX_POINTS], fwd[MDL_MAX_POINTS], bwd[MDL_MAX_POINTS],
+        nostash[MDL_MAX_POINTS], wgrad[MDL_MAX_POINTS];
+    int wcol[MDL_MAX_POINTS];           /* column of wgrad_ms@N (0: none) */
+    double w_at_ref;                    /* wgrad_ms@at_batch, -1 if not given */
+    struct mdl_work work;               /* and its work by op class */
+    struct mdl_gemm gemms[MDL_MAX_GEMMS];
+};
+
 /* The calibrated extensions of a measured row (times already in seconds). */
 static int parse_ext(const char *path, int line, char **f, int *colno, const struct header *h,
-                     struct mdl_layer *l)
+                     struct mdl_layer *l, struct row_pts *pts)
 {
     const int *idx = h->idx;
     int rc, have, have2, have3;
@@ -333,8 +349,8 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
                                   l->fwd_nostash)) < 0)))
         return rc;
     for (int p = 0; p < h->n_pts; p++) {
-        double v[P_N] = { 0, 0, 0 };
-        int got[P_N] = { 0, 0, 0 }, any = 0, all = 1;
+        double v[P_N] = { 0, 0, 0, 0 };
+        int got[P_N] = { 0, 0, 0, 0 }, any = 0, all = 1;
         char field[P_N][40];
         for (int k = 0; k < P_N; k++) {
             snprintf(field[k], sizeof field[k], "%s%g", pt_names[k], h->pt_batch[p]);
@@ -343,11 +359,18 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             if ((rc = opt_ms(path, line, f, colno, h->pt_idx[p][k], field[k], &v[k],
                              &got[k])) < 0)
                 return rc;
-            any |= got[k];
-            all &= got[k];
+            if (k != P_WGRAD) { /* W's point: checked beside wgrad_ms (check_wgrad_pts) */
+                any |= got[k];
+                all &= got[k];
+            }
         }
-        if (!any)
+        if (!any) {
+            if (got[P_WGRAD])
+                return ps_error(PS_EPARSE, "%s:%d:%d: field '%s' needs the fields %s and %s",
+                                 path, line, colno[h->pt_idx[p][P_WGRAD]], field[P_WGRAD],
+                                 field[P_FWD], field[P_BWD]);
             continue;
+        }
         if (!all || (l->has_nostash != (h->pt_idx[p][P_NOSTASH] >= 0 && got[P_NOSTASH])))
             return ps_error(PS_EPARSE, "%s:%d: the fields of batch size %g (%s, %s%s) are "
                              "all given or all empty%s", path, line, h->pt_batch[p],
@@ -355,8 +378,10 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
                              h->pt_idx[p][P_NOSTASH] >= 0 ? ", fwd_nostash_ms@" : "",
                              l->has_nostash ? "" : " (and fwd_nostash_ms@N needs fwd_nostash_ms)");
         if (h->pt_batch[p] == l->at_batch) {
-            double ref[P_N] = { l->fwd, l->bwd, l->fwd_nostash };
-            for (int k = 0; k < P_N; k++)
+            double ref[P_N] = { l->fwd, l->bwd, l->fwd_nostash, 0 };
+            if (got[P_WGRAD]) /* checked against wgrad_ms once it is read */
+                pts->w_at_ref = v[P_WGRAD];
+            for (int k = 0; k < P_WGRAD; k++)
                 if (got[k] && fabs(v[k] - ref[k]) > 1e-9 * fabs(ref[k]))
                     return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' differs from the "
                                      "value at at_batch %g", path, line,
@@ -369,23 +394,50 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             l->pt_fwd[i] = l->pt_fwd[i - 1];
             l->pt_bwd[i] = l->pt_bwd[i - 1];
             l->pt_nostash[i] = l->pt_nostash[i - 1];
+            l->pt_wgrad[i] = l->pt_wgrad[i - 1];
+            pts->wcol[i] = pts->wcol[i - 1];
             i--;
         }
         l->pt_batch[i] = h->pt_batch[p];
         l->pt_fwd[i] = v[P_FWD];
         l->pt_bwd[i] = v[P_BWD];
         l->pt_nostash[i] = v[P_NOSTASH];
+        l->pt_wgrad[i] = got[P_WGRAD] ? v[P_WGRAD] : -1;
+        pts->wcol[i] = h->pt_idx[p][P_WGRAD] >= 0 ? colno[h->pt_idx[p][P_WGRAD]] : 0;
     }
     return 0;
 }
 
-/* Room for one row's measured points until mdl_profile_add copies them. */
-struct row_pts {
-    double batch[MDL_MAX_POINTS], fwd[MDL_MAX_POINTS], bwd[MDL_MAX_POINTS],
-        nostash[MDL_MAX_POINTS];
-    struct mdl_work work;               /* and its work by op class */
-    struct mdl_gemm gemms[MDL_MAX_GEMMS];
-};
+/* After wgrad_ms is read: a layer with W gives W at each of its measured
+ * sizes where the file has the column (one without W gives none), each at
+ * most that size's backward; wgrad_ms@at_batch repeats wgrad_ms. */
+static int check_wgrad_pts(const char *path, int line, const struct header *h,
+                           const struct mdl_layer *l, const struct row_pts *pts)
+{
+    if (h->widx[W_WGRAD_MS] < 0)
+        return 0;
+    if (pts->w_at_ref >= 0 &&
+        (!l->has_wgrad || fabs(pts->w_at_ref - l->wgrad) > 1e-9 * fabs(l->wgrad)))
+        return ps_error(PS_EINVAL, "%s:%d: field 'wgrad_ms@%g' %s", path, line, l->at_batch,
+                         l->has_wgrad ? "differs from the value at at_batch"
+                                      : "needs the field 'wgrad_ms'");
+    for (int i = 0; i < l->n_pts; i++) {
+        if (!pts->wcol[i]) /* no wgrad_ms@N column for this size */
+            continue;
+        if ((l->pt_wgrad[i] >= 0) != l->has_wgrad)
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'wgrad_ms@%g' %s", path, line,
+                             pts->wcol[i], l->pt_batch[i],
+                             l->has_wgrad ? "is empty, and the layer's 'wgrad_ms' is given "
+                                            "(W is given at every measured size or at none)"
+                                          : "needs the field 'wgrad_ms'");
+        if (l->pt_wgrad[i] > l->pt_bwd[i] * (1 + 1e-12))
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'wgrad_ms@%g' (%g ms) must be <= "
+                             "'bwd_ms@%g' (%g ms)", path, line, pts->wcol[i], l->pt_batch[i],
+                             l->pt_wgrad[i] * 1e3, l->pt_batch[i], l->pt_bwd[i] * 1e3);
+    }
+    return 0;
+}
+
 
 static int parse_row(struct mdl_profile *p, const char *path, int line, char **f,
                      int *colno, int n, int ncols, const struct header *h,
@@ -400,6 +452,8 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     l->pt_fwd = pts->fwd;
     l->pt_bwd = pts->bwd;
     l->pt_nostash = pts->nostash;
+    l->pt_wgrad = pts->wgrad;
+    pts->w_at_ref = -1;
     for (int i = 0; i < n; i++)
         if (strchr(f[i], '"'))
             return ps_error(PS_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
@@ -446,7 +500,7 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
                              line, colno[idx[C_AT_BATCH]]);
         l->fwd /= 1e3;
         l->bwd /= 1e3;
-        if ((rc = parse_ext(path, line, f, colno, h, l)) < 0)
+        if ((rc = parse_ext(path, line, f, colno, h, l, pts)) < 0)
             return rc;
     }
     if (NUM(C_PARAMS, &l->params) < 0 || NUM(C_OUT, &l->out_bytes) < 0 ||
@@ -454,7 +508,9 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
         return rc;
 #undef NUM
     pts->work.gemms = pts->gemms;
-    return mdl_work_row(path, line, f, colno, h->widx, p->measured, l, &pts->work);
+    if ((rc = mdl_work_row(path, line, f, colno, h->widx, p->measured, l, &pts->work)) < 0)
+        return rc;
+    return p->measured ? check_wgrad_pts(path, line, h, l, pts) : 0;
 }
 
 /* Where each layer's name is in the file, for the duplicate check. */

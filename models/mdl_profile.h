@@ -33,6 +33,11 @@
  *                   An empty field = no point for that layer; fwd_ms@N and
  *                   bwd_ms@N come together; N = at_batch must repeat the
  *                   at_batch values. At most MDL_MAX_POINTS sizes.
+ *   wgrad_ms@N      W (the weight-gradient part of bwd_ms@N, below) at N:
+ *                   needs wgrad_ms; given for every measured size of a layer
+ *                   with wgrad_ms, empty for one without. W's share of the
+ *                   backward is then interpolated between the sizes (as the
+ *                   times are), constant beyond the outermost.
  * mdl_layer_seconds (models/mdl_topology.h) evaluates all of this.
  *
  * Work by op class (any profile, all optional; a layer that states none of
@@ -136,6 +141,9 @@ struct mdl_layer {
      * layers own theirs (one block from pt_batch on); mdl_profile_add copies
      * the points of the layer it is given. */
     double *pt_batch, *pt_fwd, *pt_bwd, *pt_nostash;
+    /* W (the weight-gradient part of pt_bwd) at each size, -1 where not
+     * given; NULL (mdl_profile_add: all -1) for a layer given without. */
+    double *pt_wgrad;
     /* The weight-gradient part of bwd (same unit), when has_wgrad. */
     int has_wgrad;
     double wgrad;

@@ -41,7 +41,7 @@ static int ext_columns(const struct mdl_profile *p, int *nostash, int *fixed, do
     return n;
 }
 
-static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed,
+static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed, int wpts,
                       const double *sizes, int n_sizes)
 {
     if (nostash)
@@ -61,6 +61,11 @@ static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed
         put_ms(f, have, have ? l->pt_bwd[k] : 0);
         if (nostash)
             put_ms(f, have, have ? (l->has_nostash ? l->pt_nostash[k] : l->pt_fwd[k]) : 0);
+        if (wpts) /* a layer with W but without its point here: its share at at_batch */
+            put_ms(f, have && l->has_wgrad,
+                   !have || !l->has_wgrad ? 0
+                   : l->pt_wgrad && l->pt_wgrad[k] >= 0 ? l->pt_wgrad[k]
+                   : l->bwd > 0 ? l->pt_bwd[k] * l->wgrad / l->bwd : 0);
     }
 }
 
@@ -130,8 +135,11 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     double sizes[MDL_MAX_POINTS];
     int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
                                                       : 0;
-    int wgrad, work;
+    int wgrad, work, wpts = 0;
     work_columns(p, &wgrad, &work);
+    for (int i = 0; p->measured && i < p->n_layers && !wpts; i++)
+        for (int k = 0; k < p->layers[i].n_pts && !wpts; k++)
+            wpts = p->layers[i].pt_wgrad && p->layers[i].pt_wgrad[k] >= 0;
     fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
             p->measured ? "times in ms at at_batch samples"
                         : "FLOPs per sample; bytes per sample");
@@ -145,6 +153,8 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
             fprintf(f, ",fwd_ms@%.0f,bwd_ms@%.0f", sizes[s], sizes[s]);
             if (nostash)
                 fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
+            if (wpts)
+                fprintf(f, ",wgrad_ms@%.0f", sizes[s]);
         }
     } else {
         fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes");
@@ -157,7 +167,7 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
             fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd * 1e3),
                     PS_DBL(l->bwd * 1e3), PS_DBL(l->at_batch), PS_DBL(l->params),
                     PS_DBL(l->out_bytes), PS_DBL(l->stash_bytes));
-            write_ext(f, l, nostash, fixed, sizes, n_sizes);
+            write_ext(f, l, nostash, fixed, wpts, sizes, n_sizes);
         } else {
             fprintf(f, "%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd),
                     PS_DBL(l->bwd), PS_DBL(l->params), PS_DBL(l->out_bytes),

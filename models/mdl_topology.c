@@ -594,6 +594,39 @@ double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct 
     return b > 0 ? ts[e] * base_rule(d, l, t_at, fixed, n) / b : base_rule(d, l, t_at, fixed, n);
 }
 
+/* W's share of a layer's backward at n samples: at_batch's, or where W is
+ * given at measured sizes, interpolated linearly between the sizes' shares
+ * (at_batch's among them) and constant beyond the outermost. */
+static double wgrad_share(const struct mdl_layer *l, double n)
+{
+    double s0 = l->bwd > 0 ? l->wgrad / l->bwd : 0.5;
+    if (!l->pt_wgrad || l->n_pts < 1)
+        return s0;
+    double xs[MDL_MAX_POINTS + 1], ss[MDL_MAX_POINTS + 1];
+    int k = 0, ref = 0;
+    for (int i = 0; i < l->n_pts; i++) {
+        if (!ref && l->at_batch < l->pt_batch[i]) {
+            xs[k] = l->at_batch;
+            ss[k++] = s0;
+            ref = 1;
+        }
+        if (l->pt_wgrad[i] < 0)
+            continue;
+        xs[k] = l->pt_batch[i];
+        ss[k++] = l->pt_bwd[i] > 0 ? l->pt_wgrad[i] / l->pt_bwd[i] : s0;
+    }
+    if (!ref) {
+        xs[k] = l->at_batch;
+        ss[k++] = s0;
+    }
+    if (n <= xs[0])
+        return ss[0];
+    for (int i = 0; i + 1 < k; i++)
+        if (n <= xs[i + 1])
+            return ss[i] + (ss[i + 1] - ss[i]) * (n - xs[i]) / (xs[i + 1] - xs[i]);
+    return ss[k - 1];
+}
+
 int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                         double n, double *b, double *w)
 {
@@ -604,7 +637,7 @@ int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct m
     }
     double t = mdl_layer_seconds(d, measured, l, MDL_OP_BWD, n), share = -1;
     if (l->has_wgrad) {
-        share = l->bwd > 0 ? l->wgrad / l->bwd : 0.5;
+        share = wgrad_share(l, n);
     } else if (l->work) {
         const struct mdl_work *k = l->work;
         double all = k->mm_dgrad + k->mm_wgrad + k->vec_bwd;

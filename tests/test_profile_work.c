@@ -209,3 +209,68 @@ Test(profile_work, bundled_profiles_have_no_work)
         mdl_profile_free(p);
     }
 }
+
+/* wgrad_ms@N: W at each measured size; its share of the backward is
+ * interpolated between the sizes (at_batch among them), constant beyond. */
+#define WPH "name,fwd_ms,bwd_ms,wgrad_ms,at_batch,params,out_bytes,stash_bytes,"
+
+Test(profile_work, wgrad_points)
+{
+    struct mdl_device d;
+    memset(&d, 0, sizeof d);
+    d.flops = 1e12;
+    /* shares: 0.25 at 4, 0.375 at 8, 0.5 at 16 (at_batch) */
+    struct mdl_profile *p = parse(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4,fwd_ms@8,bwd_ms@8,"
+                                  "wgrad_ms@8\n" "a,16,16,8,16,0,0,0,4,4,1,8,8,3\n");
+    const struct mdl_layer *l = &p->layers[0];
+    double b, w;
+    static const double n[] = { 4, 8, 12, 16 }, want[] = { 1e-3, 3e-3, 5.25e-3, 8e-3 };
+    for (int i = 0; i < 4; i++) {
+        cr_expect_eq(mdl_layer_bwd_split(&d, 1, l, n[i], &b, &w), 1);
+        cr_expect_float_eq(w, want[i], 1e-15, "W at %g: %g", n[i], w);
+        cr_expect_float_eq(b + w, mdl_layer_seconds(&d, 1, l, MDL_OP_BWD, n[i]), 1e-15);
+    }
+    mdl_layer_bwd_split(&d, 1, l, 2, &b, &w); /* below the smallest: its share */
+    cr_expect_float_eq(w / (b + w), 0.25, 1e-12);
+    mdl_layer_bwd_split(&d, 1, l, 64, &b, &w); /* above the largest */
+    cr_expect_float_eq(w / (b + w), 0.5, 1e-12);
+    /* written back with the points, and read again to the same split */
+    char dir[128], path[256];
+    th_tmpdir(dir, sizeof dir, "pwpts");
+    snprintf(path, sizeof path, "%s/out.csv", dir);
+    cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
+    cr_expect_eq(th_sh("grep -q 'wgrad_ms@4' %s && grep -q 'wgrad_ms@8' %s", path, path), 0);
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    double b2, w2;
+    mdl_layer_bwd_split(&d, 1, l, 12, &b, &w);
+    mdl_layer_bwd_split(&d, 1, &q->layers[0], 12, &b2, &w2);
+    cr_expect_float_eq(w2, w, 1e-15);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
+    th_sh("rm -rf %s", dir);
+    /* without the points: at_batch's share at every size */
+    p = parse(WPH "fwd_ms@4,bwd_ms@4\n" "a,16,16,8,16,0,0,0,4,4\n");
+    mdl_layer_bwd_split(&d, 1, &p->layers[0], 4, &b, &w);
+    cr_expect_float_eq(w, 2e-3, 1e-15);
+    mdl_profile_free(p);
+    /* a layer without W leaves its points empty */
+    p = parse(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,,16,0,0,0,4,4,\n");
+    cr_expect_eq(p->layers[0].has_wgrad, 0);
+    mdl_profile_free(p);
+    fails("name,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes,fwd_ms@4,bwd_ms@4,"
+          "wgrad_ms@4\n" "a,16,16,16,0,0,0,4,4,1\n", "w.csv:1: column 'wgrad_ms@4' needs "
+          "column 'wgrad_ms'");
+    fails(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,8,16,0,0,0,4,4,5\n",
+          ": field 'wgrad_ms@4' (5 ms) must be <= 'bwd_ms@4' (4 ms)");
+    fails(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,8,16,0,0,0,4,4,\n",
+          ": field 'wgrad_ms@4' is empty, and the layer's 'wgrad_ms' is given");
+    fails(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,,16,0,0,0,4,4,1\n",
+          ": field 'wgrad_ms@4' needs the field 'wgrad_ms'");
+    fails(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,8,16,0,0,0,,,1\n",
+          ": field 'wgrad_ms@4' needs the fields fwd_ms@4 and bwd_ms@4");
+    fails(WPH "fwd_ms@16,bwd_ms@16,wgrad_ms@16\n" "a,16,16,8,16,0,0,0,16,16,7\n",
+          "w.csv:2: field 'wgrad_ms@16' differs from the value at at_batch");
+    fails(WPH "fwd_ms@4,bwd_ms@4,wgrad_ms@4\n" "a,16,16,8,16,0,0,0,4,4,x\n",
+          ": field 'wgrad_ms@4'");
+}
