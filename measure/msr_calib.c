@@ -103,7 +103,7 @@ int msr_rt_throttle_describe(const char *dir, char *buf, size_t n)
 
 const char *msr_calib_op_name(enum msr_calib_op op)
 {
-    static const char *const n[MSR_CALIB_NOPS] = { "F", "F-nostash", "R", "B" };
+    static const char *const n[MSR_CALIB_NOPS] = { "F", "F-nostash", "R", "B", "W" };
     return op < MSR_CALIB_NOPS ? n[op] : "?";
 }
 
@@ -588,6 +588,14 @@ static int ref_index(const struct msr_calib *c)
 
 static double clamp_fixed(double a, double t_at) { return a < 0 ? 0 : a > t_at ? t_at : a; }
 
+/* W at size i: timed inside B, so at most B (medians of different samples
+ * could say otherwise) */
+static double wgrad_at(const struct msr_calib_layer *cl, int i)
+{
+    double w = cl->t[MSR_CALIB_WGRAD][i].med, b = cl->t[MSR_CALIB_BWD][i].med;
+    return w > b ? b : w > 0 ? w : 0;
+}
+
 int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
 {
     *out = NULL;
@@ -601,11 +609,11 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
     for (int l = 0; l < c->n_layers; l++) {
         const struct msr_calib_layer *cl = &c->layers[l];
         struct mdl_layer m = c->net_profile->layers[l]; /* names, params, bytes */
-        m.has_wgrad = 0; /* the generator's W is in FLOPs; the work columns split B/W */
-        m.wgrad = 0;
         m.at_batch = c->ref_batch;
         m.fwd = cl->kept[r].med;
         m.bwd = cl->t[MSR_CALIB_BWD][r].med;
+        m.has_wgrad = 1; /* W as timed inside B (the generator's is in FLOPs) */
+        m.wgrad = wgrad_at(cl, r);
         m.fwd_nostash = cl->t[MSR_CALIB_FWD_NOSTASH][r].med;
         m.has_nostash = 1;
         m.has_fixed = 1;
@@ -613,11 +621,12 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
         m.bwd_fixed = clamp_fixed(cl->fit[MSR_CALIB_BWD].a, m.bwd);
         m.nostash_fixed = clamp_fixed(cl->fit[MSR_CALIB_FWD_NOSTASH].a, m.fwd_nostash);
         double pb[MDL_MAX_POINTS], pf[MDL_MAX_POINTS], pbw[MDL_MAX_POINTS],
-            pn[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
+            pn[MDL_MAX_POINTS], pw[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
         m.pt_batch = pb;
         m.pt_fwd = pf;
         m.pt_bwd = pbw;
         m.pt_nostash = pn;
+        m.pt_wgrad = pw;
         m.n_pts = 0;
         for (int i = 0; i < c->n_sizes && m.n_pts < MDL_MAX_POINTS; i++) {
             if (i == r)
@@ -625,6 +634,7 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
             m.pt_batch[m.n_pts] = c->sizes[i];
             m.pt_fwd[m.n_pts] = cl->kept[i].med;
             m.pt_bwd[m.n_pts] = cl->t[MSR_CALIB_BWD][i].med;
+            m.pt_wgrad[m.n_pts] = wgrad_at(cl, i);
             m.pt_nostash[m.n_pts++] = cl->t[MSR_CALIB_FWD_NOSTASH][i].med;
         }
         int rc = mdl_profile_add(p, &m);

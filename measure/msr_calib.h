@@ -59,8 +59,10 @@
 
 #define MSR_CALIB_MAX_SIZES 16
 
+/* W: the weight gradient, timed inside B's backward (B includes it): the
+ * profile's wgrad_ms, the W op of a split-backward schedule. */
 enum msr_calib_op { MSR_CALIB_FWD, MSR_CALIB_FWD_NOSTASH, MSR_CALIB_RECOMP, MSR_CALIB_BWD,
-                    MSR_CALIB_NOPS };
+                    MSR_CALIB_WGRAD, MSR_CALIB_NOPS };
 
 /* Seconds over the repeats of one measurement. mean: the mean of the
  * samples inside Tukey's outer fences [p25 - 3 IQR, p75 + 3 IQR]: what a sum
@@ -146,6 +148,9 @@ enum msr_pipe_class { MSR_PIPE_F,   /* F keeping its stash (remat never) */
                       MSR_PIPE_BB,  /* B, remat never (after B or F) */
                       MSR_PIPE_BR,  /* B, remat always (after its R) */
                       MSR_PIPE_U,   /* update, after the step's last B */
+                      MSR_PIPE_W,   /* W of a split-backward schedule (both
+                                       modes; B-never/B-always then hold B + W
+                                       of the micro-batch) */
                       MSR_PIPE_NCLASS };
 
 struct msr_pipe_point {
@@ -154,7 +159,7 @@ struct msr_pipe_point {
     double scale;              /* applied to the layers' pass times */
     double centre_med, centre_mean; /* the median and trimmed mean of the
                                   pool the layers are scaled to (F with R, B
-                                  of both modes, F-nostash, the updates of
+                                  of both modes, F-nostash, W, the updates of
                                   every size); 0 where none */
 };
 

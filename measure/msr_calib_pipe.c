@@ -32,7 +32,9 @@
  * on the same samples the means came closer to the grid in paired runs
  * (docs/validation.md). opts.by_median keeps the medians.
  * A split-backward schedule's B and W of a micro-batch count as
- * one backward. The link is refitted to the hand-offs of the steps: from a
+ * one backward (the profile's bwd), and its W ops alone set W's share of
+ * it: the layers' W (timed inside their backward) scaled to the W ops'
+ * centre, the profile's wgrad_ms. The link is refitted to the hand-offs of the steps: from a
  * send's start to the end of its receive's copy, where the receiver was
  * already waiting (the time a transfer adds to a dependency). */
 #include "measure/msr_calib.h"
@@ -49,7 +51,7 @@
 const char *msr_pipe_class_name(enum msr_pipe_class k)
 {
     static const char *const n[MSR_PIPE_NCLASS] = { "F", "F-nostash", "R", "B-never",
-                                                    "B-always", "U" };
+                                                    "B-always", "U", "W" };
     return k >= 0 && k < MSR_PIPE_NCLASS ? n[k] : "?";
 }
 
@@ -159,8 +161,10 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
             break;
         case SCH_OP_RECOMP: rc = push(smp_at(x, a->stage, i, MSR_PIPE_R), d); break;
         case SCH_OP_UPDATE: rc = push(smp_at(x, a->stage, i, MSR_PIPE_U), d); break;
+        case SCH_OP_WGRAD: /* its own class, and with its B one backward */
+            rc = push(smp_at(x, a->stage, i, MSR_PIPE_W), d);
+            /* fall through */
         case SCH_OP_BWD:
-        case SCH_OP_WGRAD: /* B and W of a micro-batch: one backward */
             if (a->mb >= 0 && a->mb < t->n_micro)
                 bw[(size_t)a->stage * t->n_micro + a->mb] += d;
             break;
@@ -227,11 +231,14 @@ static int layer_stats(struct msr_calib *c, const struct sch_partition *part, in
 }
 
 /* The pools the layers are scaled to: F with R (the profile's forward; the
- * kept kernel is both), B of both modes, F-nostash alone (-1: none), each
- * with the layers' op it scales. */
-static const int POOL[3][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
-                                { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
-                                { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH } };
+ * kept kernel is both), B of both modes, F-nostash alone, W alone (-1:
+ * none), each with the layers' op it scales. W comes after B: the
+ * profile's W is a share of its backward. */
+#define N_POOL 4
+static const int POOL[N_POOL][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
+                                     { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
+                                     { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH },
+                                     { MSR_PIPE_W, -1, MSR_CALIB_WGRAD } };
 
 /* Scales stage s's layers for pool q at size i so that they sum to target;
  * the pool's classes record the factor. st: room for the layers. */
@@ -277,7 +284,7 @@ static void scale_to_centres(struct msr_calib *c, const struct sch_partition *pa
 {
     for (int s = 0; s < c->pipe_stages; s++) {
         for (int i = 0; i < c->n_sizes; i++)
-            for (int q = 0; q < 3; q++) {
+            for (int q = 0; q < N_POOL; q++) {
                 const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, POOL[q][0]);
                 if (pp->centre_med > 0)
                     rescale_pool(c, part, s, i, q, by_mean ? pp->centre_mean : pp->centre_med,
@@ -323,7 +330,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 pp->scale = 1;
                 pp->centre_med = pp->centre_mean = 0;
             }
-            for (int q = 0; q < 3; q++) {
+            for (int q = 0; q < N_POOL; q++) {
                 struct samples *a = smp_at(x, s, i, POOL[q][0]);
                 struct samples *b = POOL[q][1] >= 0 ? smp_at(x, s, i, POOL[q][1]) : NULL;
                 int n = a->n + (b ? b->n : 0);

@@ -54,9 +54,11 @@ static void pass_fwd(struct rt_net *net, const struct rt_stage *st, const struct
 
 /* One backward (input and weight gradients) from a filled stash, as
  * rt_stage_backward runs it (stage 0's first layer computes no input
- * gradient); gout: the output gradient of a stage without the head. */
+ * gradient); gout: the output gradient of a stage without the head. t[l]:
+ * the layer's backward, tw[l] the weight gradient inside it (the W of a
+ * split-backward schedule; the rest is its B). */
 static void pass_bwd(struct rt_net *net, const struct rt_stage *st, const struct rt_work *w,
-                     uint8_t *stash, float *gout, double *t)
+                     uint8_t *stash, float *gout, double *t, double *tw)
 {
     float *g = st->is_last_layer_head ? at(stash, st->dy_off) : gout;
     int r = st->rows;
@@ -65,7 +67,9 @@ static void pass_bwd(struct rt_net *net, const struct rt_stage *st, const struct
         int64_t t0 = rt_now_ns();
         const float *aux = at(stash, st->aux_off[l]);
         rt_layer_grad_prep(ly, r, at(stash, st->mask_off[l]), g);
+        int64_t tw0 = rt_now_ns();
         rt_layer_grad_weight(ly, r, at(stash, st->x_off[l]), aux, g);
+        tw[l] = secs(rt_now_ns() - tw0);
         if (l > 0 || st->index > 0) {
             float *dst = other(w, g);
             rt_layer_grad_input(ly, r, aux, g, dst);
@@ -181,9 +185,12 @@ static void size_rep(struct rt_net *net, struct size_run *s, int timed, double *
             record(s, MSR_CALIB_FWD, tmp);
     }
     for (int m = nb - 1; m >= 0; m--) {
-        pass_bwd(net, &s->st, &s->w, s->stash + (size_t)m * s->st.mem.stash, s->gout, tmp);
-        if (timed)
+        pass_bwd(net, &s->st, &s->w, s->stash + (size_t)m * s->st.mem.stash, s->gout, tmp,
+                 tmp + s->st.n_layers);
+        if (timed) {
             record(s, MSR_CALIB_BWD, tmp);
+            record(s, MSR_CALIB_WGRAD, tmp + s->st.n_layers);
+        }
     }
     for (int m = 0; m < nb; m++) {
         pass_fwd(net, &s->st, &s->w, mb_x(s, m), s->tg + m * tstride, NULL, tmp);
@@ -195,9 +202,11 @@ static void size_rep(struct rt_net *net, struct size_run *s, int timed, double *
         pass_fwd(net, &s->st, &s->w, mb_x(s, m), s->tg + m * tstride, stash, tmp);
         if (timed)
             record(s, MSR_CALIB_RECOMP, tmp);
-        pass_bwd(net, &s->st, &s->w, stash, s->gout, tmp);
-        if (timed)
+        pass_bwd(net, &s->st, &s->w, stash, s->gout, tmp, tmp + s->st.n_layers);
+        if (timed) {
             record(s, MSR_CALIB_BWD, tmp);
+            record(s, MSR_CALIB_WGRAD, tmp + s->st.n_layers);
+        }
     }
     for (int l = 0; l < s->st.n_layers; l++) {
         int64_t t0 = rt_now_ns();
@@ -276,7 +285,7 @@ static void *stage_main(void *arg)
     int S = c->n_sizes, reps = c->repeats, rc = j->pin ? rt_pin_self(j->cpu) : 0;
     rt_flush_denormals(); /* as the runtime's workers */
     int first = j->part->first[j->stage], last = j->part->first[j->stage + 1], L = last - first;
-    double *tmp = malloc((size_t)L * sizeof *tmp), *v = NULL;
+    double *tmp = malloc((size_t)2 * L * sizeof *tmp), *v = NULL;
     double *upd = calloc((size_t)L * S * reps, sizeof *upd), *u = malloc(sizeof *u * (size_t)L);
     int n_upd = 0;
     if (!rc && (!tmp || !upd || !u))

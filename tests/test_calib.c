@@ -126,6 +126,50 @@ static void pipelined_sums(int warm_each, int by_mean)
     msr_calib_free(c);
 }
 
+/* A split-backward schedule's W ops are a class of their own: one per
+ * micro-batch and step, and the layers' W (timed inside their backward)
+ * sum to its centre, while B with W still counts as the one backward. */
+Test(calib, pipelined_zero_bubble_sets_w_apart)
+{
+    static const int sizes[] = { 2, 4 };
+    struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
+                                .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
+                                .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
+                                .max_rounds = 3, .schedule = "zb-h1" };
+    struct msr_calib *c;
+    cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
+    cr_expect_str_eq(c->pipe_schedule, "zb-h1");
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 2; i++) {
+            const struct msr_pipe_point *w = MSR_PIPE_AT(c, s, i, MSR_PIPE_W);
+            const struct msr_pipe_point *bb = MSR_PIPE_AT(c, s, i, MSR_PIPE_BB);
+            int M = 8 / sizes[i];
+            /* W of both steps of a round (remat never and always) */
+            cr_expect_eq(w->t.n, 2 * c->pipe_rounds * M, "stage %d size %d", s, sizes[i]);
+            cr_expect_eq(bb->t.n, c->pipe_rounds * M);
+            cr_assert_gt(w->centre_med, 0);
+            double wsum = 0;
+            for (int l = 2 * s; l < 2 * s + 2; l++) {
+                const struct msr_calib_layer *cl = &c->layers[l];
+                wsum += cl->t[MSR_CALIB_WGRAD][i].med;
+                cr_expect_geq(cl->t[MSR_CALIB_WGRAD][i].med, 0);
+            }
+            double want = c->pipe_by_mean ? w->centre_mean : w->centre_med;
+            cr_expect_float_eq(wsum, want, 1e-12 * want, "stage %d size %d", s, sizes[i]);
+        }
+    struct mdl_profile *p;
+    cr_assert_eq(msr_calib_profile(c, &p), 0, "%s", ps_errmsg());
+    for (int l = 0; l < p->n_layers; l++) {
+        const struct mdl_layer *ml = &p->layers[l];
+        cr_expect(ml->has_wgrad);
+        cr_expect(ml->wgrad >= 0 && ml->wgrad <= ml->bwd, "layer %d", l);
+        for (int k = 0; k < ml->n_pts; k++)
+            cr_expect(ml->pt_wgrad[k] >= 0 && ml->pt_wgrad[k] <= ml->pt_bwd[k]);
+    }
+    mdl_profile_free(p);
+    msr_calib_free(c);
+}
+
 /* The layers' sums of stage s at size i for each pool (F with R, B, F-nostash)
  * and the update. */
 static void pool_sums(const struct msr_calib *c, int s, int i, double out[4])
@@ -535,7 +579,9 @@ Test(calib, profile_and_topology_from_a_calibration)
         layer.kept[i].med = 1e-4 * (i + 1);
         layer.t[MSR_CALIB_BWD][i].med = 2e-4 * (i + 1);
         layer.t[MSR_CALIB_FWD_NOSTASH][i].med = 0.9e-4 * (i + 1);
+        layer.t[MSR_CALIB_WGRAD][i].med = 0.8e-4 * (i + 1);
     }
+    layer.t[MSR_CALIB_WGRAD][2].med = 1; /* above B: clamped to it */
     layer.kept_fit.a = 5e-5;
     layer.fit[MSR_CALIB_BWD].a = -1e-6;   /* negative: clamped to 0 */
     layer.fit[MSR_CALIB_FWD_NOSTASH].a = 1; /* above t_at: clamped to it */
@@ -555,12 +601,18 @@ Test(calib, profile_and_topology_from_a_calibration)
     cr_expect_eq(l->pt_batch[0], 2);
     cr_expect_eq(l->pt_batch[1], 8);
     cr_expect_float_eq(l->pt_fwd[1], 3e-4, 1e-18);
+    cr_expect(l->has_wgrad); /* W as timed inside B */
+    cr_expect_eq(l->wgrad, 1.6e-4);
+    cr_expect_float_eq(l->pt_wgrad[0], 0.8e-4, 1e-18);
+    cr_expect_float_eq(l->pt_wgrad[1], l->pt_bwd[1], 1e-18);
     cr_expect_eq(l->params, c.net_profile->layers[0].params);
     char path[160];
     snprintf(path, sizeof path, "%s/p.csv", dir);
     cr_assert_eq(mdl_profile_write(p, path), 0, "%s", ps_errmsg());
     struct mdl_profile *q;
     cr_assert_eq(mdl_profile_load(path, &q), 0, "%s", ps_errmsg());
+    cr_expect_eq(q->layers[0].wgrad, l->wgrad);
+    cr_expect_eq(q->layers[0].pt_wgrad[1], l->pt_wgrad[1]);
     mdl_profile_free(q);
     struct mdl_topology *t, *t2;
     cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
