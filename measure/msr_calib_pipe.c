@@ -121,6 +121,13 @@ struct pipe_ctx {
     struct samples hb, hs;         /* hand-offs: bytes, seconds */
 };
 
+/* Copies s's samples to dst (none when it has none: v may be NULL). */
+static void copy_samples(double *dst, const struct samples *s)
+{
+    if (s->n)
+        memcpy(dst, s->v, (size_t)s->n * sizeof *dst);
+}
+
 static struct samples *smp_at(struct pipe_ctx *x, int s, int i, int k)
 {
     return &x->smp[((size_t)s * x->c->n_sizes + i) * MSR_PIPE_NCLASS + k];
@@ -211,7 +218,7 @@ static int settled(struct pipe_ctx *x, double rel_se, double *tmp)
                 struct samples *sm = smp_at(x, s, i, k);
                 if (!sm->n)
                     continue;
-                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
+                copy_samples(tmp, sm);
                 if (msr_median_rel_se(tmp, sm->n) > rel_se)
                     return 0;
             }
@@ -324,7 +331,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
             for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
                 struct samples *sm = smp_at(x, s, i, k);
                 struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, k);
-                memcpy(tmp, sm->v, (size_t)sm->n * sizeof *tmp);
+                copy_samples(tmp, sm);
                 msr_stat_of(tmp, sm->n, &pp->t);
                 pp->rel_se = stat_rel_se(&pp->t);
                 pp->scale = 1;
@@ -336,9 +343,9 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 int n = a->n + (b ? b->n : 0);
                 if (!n)
                     continue;
-                memcpy(tmp, a->v, (size_t)a->n * sizeof *tmp);
+                copy_samples(tmp, a);
                 if (b)
-                    memcpy(tmp + a->n, b->v, (size_t)b->n * sizeof *tmp);
+                    copy_samples(tmp + a->n, b);
                 struct msr_stat m;
                 msr_stat_of(tmp, n, &m);
                 for (int k = 0; k < 2; k++)
@@ -350,7 +357,7 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
         int n = 0;
         for (int i = 0; i < c->n_sizes; i++) {
             struct samples *us = smp_at(x, s, i, MSR_PIPE_U);
-            memcpy(tmp + n, us->v, (size_t)us->n * sizeof *tmp);
+            copy_samples(tmp + n, us);
             n += us->n;
         }
         if (n) {
