@@ -38,7 +38,7 @@ static const struct genotype reduction_cell = {
  * work op by op (mdl_genwork.h), ab bytes per element; no_dgrad: the ops
  * see the image (no input gradient, no ReLU backward). */
 struct acc {
-    double flops, params, stash, conv_flops, relu_flops;
+    double flops, params, stash;
     struct mdl_genwork gw;
     double ab;
     int no_dgrad;
@@ -54,7 +54,12 @@ static void acc_init(struct acc *a, double ab)
 
 /* Work rules: ReLU reads and writes (backward: dy, output, dx); BN reads its
  * input twice and writes (backward 5 tensors); a concatenation is a copy
- * kernel of no FLOPs both ways. */
+ * kernel of no FLOPs both ways (backward: its slices of the gradient made
+ * contiguous for the cuDNN and pooling kernels that read them); a pair's
+ * sum reads two states and writes one, and its backward is free; a tensor
+ * that several ops read has its gradient contributions summed
+ * (mdl_genwork_grad_sum: PyTorch's pairwise adds under keep=unfused,
+ * TensorFlow's one AddN under keep=fused). */
 static void w_relu(struct acc *a, double in)
 {
     if (a->no_dgrad)
@@ -84,8 +89,6 @@ static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int s
     int oh = out_dim(h, kh, sh, kh / 2), ow = out_dim(w, kw, sw, kw / 2);
     double in = (double)cin * h * w, out = (double)cout * oh * ow;
     double conv = 2.0 * cin * cout * kh * kw * oh * ow;
-    a->relu_flops += in;
-    a->conv_flops += conv;
     a->flops += in + conv + 4 * out;
     a->params += (double)cin * cout * kh * kw + 2.0 * cout;
     /* ReLU output (conv input; fused: recomputed, except from the image) and
@@ -107,13 +110,17 @@ static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
     int oh = out_dim(h, 1, 2, 0), ow = out_dim(w, 1, 2, 0);
     double in = (double)cin * h * w, out = (double)cout * oh * ow;
     double conv = 2.0 * 2.0 * cin * (cout / 2) * oh * ow;
-    a->relu_flops += in;
-    a->conv_flops += conv;
     a->flops += in + conv + 4 * out;
     a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
     a->stash += (a->fused ? 0 : in) + out;
     w_relu(a, in);
+    /* The second conv reads the ReLU output shifted by one pixel: a slice
+     * (a view), zero-padded back to h x w (a copy: reads and writes it);
+     * backward, the slice's gradient is a zeroed h x w tensor with the
+     * shifted gradient copied in (write, then read and write). */
+    mdl_genwork_vec(&a->gw, 0, 0, 2 * in * a->ab, 3 * in * a->ab, 1);
     mdl_genwork_conv(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 0); /* 1 x 1 convs */
+    mdl_genwork_grad_sum(&a->gw, in, 2, a->ab, a->fused); /* the ReLU output, read twice */
     w_copy(a, out); /* the concatenation */
     w_bn(a, out);
 }
@@ -176,11 +183,16 @@ struct flow {
     int red_prev;     /* the previous layer was a reduction cell */
 };
 
-/* One cell with c filters; updates f to this cell's output. */
-static void cell(struct acc *a, struct flow *f, int c, int reduction)
+/* One cell with c filters; updates f to this cell's output. in_uses: the
+ * readers of the cell's input, whose gradient sums what each gives back:
+ * its reduce1, the next cell as that cell's prev_prev (every cell but the
+ * last), and in the first cell its own reduce2 too (the stem's output is
+ * both of its states). */
+static void cell(struct acc *a, struct flow *f, int c, int reduction, int in_uses)
 {
     const struct genotype *g = reduction ? &reduction_cell : &normal_cell;
-    int hs[7], ws[7], stashed[7] = { 0 }, t1, t2;
+    int hs[7], ws[7], stashed[7] = { 0 }, uses[7] = { 0 }, t1, t2;
+    mdl_genwork_grad_sum(&a->gw, (double)f->c_p * f->h_p * f->h_p, in_uses, a->ab, a->fused);
     if (a->fused) /* the chains start from the cell's two inputs: keep them */
         a->stash += (double)f->c_p * f->h_p * f->h_p + (double)f->c_pp * f->h_pp * f->h_pp;
     relu_conv_bn(a, f->c_p, c, 1, 1, 1, 1, f->h_p, f->h_p, &hs[0], &ws[0]);
@@ -212,9 +224,17 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
                     a->stash += sum;
                     stashed[st] = 1;
                 }
-        a->flops += sum; /* the pair's sum */
-        mdl_genwork_vec(&a->gw, sum, 2 * sum, 3 * sum * a->ab, 3 * sum * a->ab, 1);
+        a->flops += sum; /* the pair's sum: its backward passes the gradient on */
+        mdl_genwork_vec(&a->gw, sum, 0, 3 * sum * a->ab, 0, 0);
     }
+    /* Each hidden state's gradient sums what its readers give back: the
+     * operations that take it and the concatenation. */
+    for (int i = 0; i < g->n_ops; i++)
+        uses[g->ops[i].in]++;
+    for (int k = 0; k < g->n_concat; k++)
+        uses[g->concat[k]]++;
+    for (int st = 0; st < 2 + g->n_ops / 2; st++)
+        mdl_genwork_grad_sum(&a->gw, (double)c * hs[st] * ws[st], uses[st], a->ab, a->fused);
     t1 = hs[g->concat[0]];
     t2 = ws[g->concat[0]];
     for (int k = 1; k < g->n_concat; k++)
@@ -227,15 +247,18 @@ static void cell(struct acc *a, struct flow *f, int c, int reduction)
     f->red_prev = reduction;
 }
 
+/* The layer's backward FLOPs are its work's: input and weight gradients
+ * and the vector kernels' backward (sums of fanned-out gradients included;
+ * the image's stem has no input gradient and no ReLU backward). */
 static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
-                     struct acc *a, double bwd, double out_elems, double ab)
+                     struct acc *a, double out_elems, double ab)
 {
     struct mdl_layer l;
     memset(&l, 0, sizeof l);
     snprintf(l.name, sizeof l.name, "%s", name);
     snprintf(l.kind, sizeof l.kind, "%s", kind);
     l.fwd = a->flops;
-    l.bwd = bwd;
+    l.bwd = a->gw.w.mm_dgrad + a->gw.w.mm_wgrad + a->gw.w.vec_bwd;
     l.params = a->params;
     l.out_bytes = out_elems * ab;
     l.stash_bytes = a->stash * ab;
@@ -295,8 +318,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     a.fused = c->fused;
     relu_conv_bn(&a, 3, ch, 3, 3, 2, 2, c->image, c->image, &hw, &hw);
     /* The image needs no gradient: no data-gradient conv, no ReLU backward. */
-    double stem_bwd = 2 * a.flops - a.conv_flops - 2 * a.relu_flops;
-    if ((rc = add_layer(p, "stem1", "stem", &a, stem_bwd, (double)ch * hw * hw, ab)) < 0)
+    if ((rc = add_layer(p, "stem1", "stem", &a, (double)ch * hw * hw, ab)) < 0)
         goto err_free_profile;
     struct flow f = { ch, hw, ch, hw, 0 };
     int per_stack = c->L / 3, n_cells = c->L + 4, k = 0;
@@ -312,7 +334,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
             acc_init(&ca, ab);
             ca.fused = c->fused;
             double skip = (double)f.c_p * f.h_p * f.h_p; /* this cell's input */
-            cell(&ca, &f, ch, reduction);
+            cell(&ca, &f, ch, reduction, 1 + (k + 1 < n_cells) + (k == 0));
             k++;
             if (part < 2)
                 snprintf(name, sizeof name, "stem%d", part + 2);
@@ -321,8 +343,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
             else
                 snprintf(name, sizeof name, "cell%d_normal%d", part - 1, r + 1);
             double outb = (double)f.c_p * f.h_p * f.h_p + (k < n_cells ? skip : 0);
-            rc = add_layer(p, name, reduction ? "reduction" : "normal", &ca, 2 * ca.flops,
-                           outb, ab);
+            rc = add_layer(p, name, reduction ? "reduction" : "normal", &ca, outb, ab);
             if (rc < 0)
                 goto err_free_profile;
         }
@@ -341,7 +362,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
                + 5.0 * c->classes;                /* softmax cross-entropy */
     ca.params = feat * c->classes + c->classes;
     ca.stash = feat + c->classes;
-    if ((rc = add_layer(p, "classify", "classifier", &ca, 2 * ca.flops, c->classes, ab)) < 0)
+    if ((rc = add_layer(p, "classify", "classifier", &ca, c->classes, ab)) < 0)
         goto err_free_profile;
     *out = p;
     return 0;

@@ -72,6 +72,16 @@ void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, dou
     gw->w.kernels_bwd += kb ? 1 : 0;
 }
 
+void mdl_genwork_grad_sum(struct mdl_genwork *gw, double elems, int uses, double ab, int addn)
+{
+    if (uses < 2)
+        return;
+    double extra = uses - 1;
+    gw->w.vec_bwd += extra * elems;
+    gw->w.bytes_bwd += (addn ? uses + 1 : 3 * extra) * elems * ab;
+    gw->w.kernels_bwd += addn ? 1 : extra;
+}
+
 void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o)
 {
     for (int i = 0; i < o->w.n_gemms; i++)

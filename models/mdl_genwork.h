@@ -15,6 +15,12 @@
  *       generator's FLOPs, one forward and one backward kernel as an unfused
  *       framework launches them, and the bytes the kernel reads plus writes at
  *       the activation precision.
+ *   Gradient fan-in: the gradient of a tensor that u ops read is the sum of
+ *       their u contributions (mdl_genwork_grad_sum). An add's own backward
+ *       hands its gradient to both operands, and an identity's to its input,
+ *       without a kernel (PyTorch's derivatives of add and of a view; TF's
+ *       AddGrad), so an add states no backward work: what a residual or a
+ *       cell's state costs in backward is the sum where its input fans out.
  *   W is the matrix weight gradient alone: the weight gradients of vector
  *       ops (bias, BN/LN scale and shift, embedding scatter-add) are small
  *       reductions counted in B's vector work.
@@ -51,6 +57,17 @@ void mdl_genwork_conv(struct mdl_genwork *gw, double rows, double k, double n, d
  * whether it has a backward kernel at all (kb = 0: none). */
 void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, double bytes_f,
                      double bytes_b, int kb);
+/* The gradient of a tensor of `elems` elements per sample read by `uses`
+ * ops, at `ab` bytes per element: its uses contributions summed. addn = 0:
+ * as PyTorch's autograd does it, each further contribution added to the
+ * running sum when it arrives (torch/csrc/autograd/input_buffer.cpp,
+ * InputBuffer::add: `old_var + var`), uses - 1 kernels each reading two
+ * tensors and writing one; addn = 1: as TensorFlow's gradients do it by
+ * default, one AddN over all of them (gradients_util.py, _AggregatedGrads,
+ * AggregationMethod.ADD_N: "All of the gradient terms are summed as part of
+ * one operation using the AddN op"), one kernel reading uses tensors and
+ * writing one. (uses - 1) x elems FLOPs either way; nothing for uses < 2. */
+void mdl_genwork_grad_sum(struct mdl_genwork *gw, double elems, int uses, double ab, int addn);
 /* Adds another accumulator's work (a sub-block) to gw. */
 void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o);
 /* l->work = &gw->w (gemms set), l->has_wgrad = 1, l->wgrad = W's FLOPs. */

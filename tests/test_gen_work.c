@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "models/mdl_gen.h"
+#include "models/mdl_genwork.h"
 
 static struct mdl_profile *open_spec(const char *spec)
 {
@@ -325,4 +326,69 @@ Test(gen_work, keep_errors)
     cr_expect_lt(mdl_model_open("transformer:keep=", &p), 0);
     cr_expect_lt(mdl_model_open("transformer:keep=fused,keep=fused", &p), 0);
     cr_expect(strstr(ps_errmsg(), "given twice"), "%s", ps_errmsg());
+}
+
+/* The sum of a fanned-out gradient by hand: E = 10 elements, 4 readers, 4 B
+ * each. PyTorch's pairwise adds: 3 kernels, each reading 2 E and writing E
+ * (3 x 3 E x 4 B = 360 B); TensorFlow's AddN: one kernel reading 4 E and
+ * writing E (200 B). 3 E FLOPs either way; one reader sums nothing. */
+Test(gen_work, grad_sum_by_hand)
+{
+    for (int addn = 0; addn < 2; addn++) {
+        struct mdl_genwork gw;
+        mdl_genwork_init(&gw);
+        mdl_genwork_grad_sum(&gw, 10, 1, 4, addn);
+        mdl_genwork_grad_sum(&gw, 10, 0, 4, addn);
+        cr_expect(gw.w.vec_bwd == 0 && gw.w.bytes_bwd == 0 && gw.w.kernels_bwd == 0);
+        mdl_genwork_grad_sum(&gw, 10, 4, 4, addn);
+        cr_expect_eq(gw.w.vec_bwd, 30);
+        cr_expect_eq(gw.w.bytes_bwd, addn ? 200 : 360, "%g", gw.w.bytes_bwd);
+        cr_expect_eq(gw.w.kernels_bwd, addn ? 1 : 3);
+        cr_expect(gw.w.vec_fwd == 0 && gw.w.bytes_fwd == 0 && gw.w.kernels_fwd == 0);
+    }
+}
+
+static const struct mdl_work *work_of(const struct mdl_profile *p, const char *layer)
+{
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, layer))
+            return p->layers[i].work;
+    cr_assert_fail("no layer %s", layer);
+    return NULL;
+}
+
+/* An AmoebaNet normal cell's gradient sums by hand (c = 64, h = 8, FP32).
+ * Readers, from the genotype (torchgpipe's and TensorFlow's AmoebaNet-D):
+ * state 0 is read by three operations and the concatenation (4), state 1
+ * by four operations (4), state 2 by two (2), the others once; the cell's
+ * input (4c channels) by reduce1 and, but in the last cell, by the next
+ * cell (2). Unfused (PyTorch, pairwise): (3 + 3 + 1) c h^2 + 4 c h^2
+ * elements added, 3 elements moved each: 33 c h^2 x 4 B, 7 + 1 kernels.
+ * Fused (TensorFlow's AddN): states 5 + 5 + 3, input 3 x 4: 25 c h^2 x 4 B,
+ * 3 + 1 kernels. Everything else is the same work, so the two keep modes
+ * differ by 8 c h^2 x 4 B and 4 kernels; the last cell's input has one
+ * reader, one backward kernel fewer than its neighbour's. The pair sums'
+ * backward is free: FLOPs of the backward come from the work. */
+Test(gen_work, amoebanet_grad_sums_by_hand)
+{
+    double c = 64, h = 8, ab = 4;
+    struct mdl_profile *u = open_spec("amoebanet:L=9,D=64,image=64");
+    struct mdl_profile *f = open_spec("amoebanet:L=9,D=64,image=64,keep=fused");
+    const struct mdl_work *wu = work_of(u, "cell1_normal3"), *wf = work_of(f, "cell1_normal3");
+    cr_expect_eq(wu->bytes_bwd - wf->bytes_bwd, 8 * c * h * h * ab, "%g",
+                 (wu->bytes_bwd - wf->bytes_bwd) / (c * h * h * ab));
+    cr_expect_eq(wu->kernels_bwd - wf->kernels_bwd, 4);
+    cr_expect_eq(wu->vec_bwd, wf->vec_bwd);
+    cr_expect_eq(wu->bytes_fwd, wf->bytes_fwd);
+    /* the last cell (cell5_normal3) and the one before it: same genotype and
+     * reduce2, one reader fewer of the input */
+    cr_expect_eq(work_of(u, "cell5_normal2")->kernels_bwd - work_of(u, "cell5_normal3")->kernels_bwd,
+                 1);
+    for (int i = 0; i < u->n_layers; i++) {
+        const struct mdl_work *w = u->layers[i].work;
+        cr_expect_eq(u->layers[i].bwd, w->mm_dgrad + w->mm_wgrad + w->vec_bwd, "%s",
+                     u->layers[i].name);
+    }
+    mdl_profile_free(u);
+    mdl_profile_free(f);
 }

@@ -105,7 +105,12 @@ Test(paper_models, amoeba_cell_by_hand)
     double pools = 3 * 9 * c * hw, adds = 5 * c * hw;
     double flops = 2 * map + 3 * conv1 + 2 * conv17 + pools + adds;
     cr_expect_eq(l->fwd, flops, "fwd %.0f, hand %.0f", l->fwd, flops);
-    cr_expect_eq(l->bwd, 2 * flops);
+    /* backward: twice the forward, but for the pair sums, whose backward is
+     * free, and the sums of fanned-out gradients: states 0 and 1 have four
+     * readers each, state 2 two (3 + 3 + 1 adds of c maps), the input two
+     * (one add of cin maps) */
+    double bwd = 2 * flops - 2 * adds + 7 * c * hw + cin * hw;
+    cr_expect(fabs(l->bwd - bwd) <= 1e-12 * bwd, "bwd %.0f, hand %.0f", l->bwd, bwd);
     /* conv weights + BN scale/shift */
     double params = 2 * (cin * c + 2 * c) + 3 * (c * c + 2 * c)
                     + 2 * (c * q + 2 * q + 2 * (q * q * 7 + 2 * q) + q * c + 2 * c);
