@@ -651,9 +651,11 @@ int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
 {
     *out = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
+    /* a dedicated link between every two cores */
+    int n_links = c->n_cores * (c->n_cores - 1) / 2;
     if (!t || !(t->path = strdup("<calibrated>")) ||
         !(t->devices = calloc((size_t)c->n_cores, sizeof *t->devices)) ||
-        !(t->links = calloc(1, sizeof *t->links)))
+        !(t->links = calloc(n_links > 0 ? (size_t)n_links : 1, sizeof *t->links)))
         goto err_nomem;
     snprintf(t->name, sizeof t->name, "cpu-%dcore-calibrated", c->n_cores);
     t->bytes_per_param = 8; /* the runtime keeps FP32 weights + gradients (SGD) */
@@ -668,17 +670,28 @@ int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
         dv->batch_half = c->fit_batch_half > 0 ? c->fit_batch_half : 0;
         dv->overhead_s = c->fit_overhead > 0 ? c->fit_overhead : 0;
     }
-    if (c->n_cores > 1) {
-        struct mdl_link *l = &t->links[t->n_links++];
-        snprintf(l->name, sizeof l->name, "shared-memory");
-        l->bandwidth = c->link_bandwidth > 0 ? c->link_bandwidth : 1e10;
-        l->latency = c->link_latency > 0 ? c->link_latency : 0;
-        l->shared = 1;
-        if (!(l->ends = malloc((size_t)c->n_cores * sizeof *l->ends)))
-            goto err_nomem;
-        for (int d = 0; d < c->n_cores; d++)
-            l->ends[l->n_ends++] = d;
-    }
+    /* The runtime's workers copy their own messages into and out of a
+     * channel per stage boundary and direction (runtime/rt_chan.h): a send
+     * never waits for another core's transfer, so each pair of cores has
+     * its own full-duplex link, not one bus. (On a shared link a send
+     * queued behind the other direction's transfer kept its buffer past its
+     * place in the list, where the runtime frees it: the simulated peak
+     * came out above the measured one.) */
+    for (int a = 0; a < c->n_cores; a++)
+        for (int b = a + 1; b < c->n_cores; b++) {
+            struct mdl_link *l = &t->links[t->n_links++];
+            if (c->n_cores == 2)
+                snprintf(l->name, sizeof l->name, "shared-memory");
+            else
+                snprintf(l->name, sizeof l->name, "shared-memory-%d-%d", a, b);
+            l->bandwidth = c->link_bandwidth > 0 ? c->link_bandwidth : 1e10;
+            l->latency = c->link_latency > 0 ? c->link_latency : 0;
+            l->shared = 0;
+            if (!(l->ends = malloc(2 * sizeof *l->ends)))
+                goto err_nomem;
+            l->ends[l->n_ends++] = a;
+            l->ends[l->n_ends++] = b;
+        }
     *out = t;
     return 0;
 err_nomem:

@@ -39,7 +39,9 @@
  * one device per allowed core (flops = the measured GEMM rate, efficiency
  * from the FLOP fit, memory = MemTotal split across cores, mem_bandwidth
  * such that the simulator's update 2 * params * 8 / bw equals the measured
- * SGD), one shared link (latency and bandwidth from the transfer fit).
+ * SGD), a full-duplex link between every two cores (latency and bandwidth
+ * from the transfer fit; not one bus: the runtime's workers copy their own
+ * messages, so no send waits for another's).
  *
  * Ownership: msr_calib_run allocates *out; msr_calib_free (NULL ok).
  * Cost: per stage, size and repetition about three forwards and two
