@@ -22,8 +22,16 @@
  *   params       conv weights (no bias) + BN scale and shift; FC weight+bias
  *   fwd_flops    conv/FC: 2 per multiply-add; ReLU 1, add 1, BN 4 (statistics
  *                2 + scale-shift 2), k x k pooling k^2 per output element
- *   bwd_flops    2 x fwd (data + weight gradients), except stem1, which needs
- *                no gradient for the image: its conv costs 1 x, its ReLU 0
+ *   bwd_flops    the work's backward (data + weight gradients and the vector
+ *                kernels'): 2 x fwd but for the pair sums, whose backward
+ *                passes the gradient on for free, and for the sums of the
+ *                gradients of tensors several ops read (each state, read up
+ *                to four times; a cell's input, read by its reduce1 and the
+ *                next cell; FactorizedReduce's ReLU output); stem1 needs no
+ *                gradient for the image: its conv costs 1 x, its ReLU 0
+ *   work         models/mdl_genwork.h; those gradient sums as PyTorch's
+ *                autograd runs them (pairwise adds) unless keep=fused, where
+ *                as TensorFlow's (one AddN per tensor)
  *   out_bytes    what the next layers read: a cell's concatenated output and,
  *                when another cell follows, its input (the next cell's
  *                prev_prev), at act_bytes per element (4 = FP32)
