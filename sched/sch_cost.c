@@ -14,7 +14,12 @@ sch_time sch_seconds_to_time(double s)
         return -(sch_time)(SCH_MAX_OP_S * 1e9);
     return (sch_time)llround(s * 1e9);
 }
-double sch_time_to_seconds(sch_time t) { return (double)t * 1e-9; }
+/* Divided, not multiplied by 1e-9 (not a double): the quotient of two exact
+ * doubles is rounded once, so a time of n ns is the double nearest n x 10^-9,
+ * and its shortest round-trip decimal (base/ps_util.h, ps_fmt_double) is the
+ * nanosecond figure itself (67309895894 ns: 67.309895894, not the
+ * 67.30989589400001 of the product). */
+double sch_time_to_seconds(sch_time t) { return (double)t / 1e9; }
 
 sch_time sch_op_seconds_to_time(double s)
 {
