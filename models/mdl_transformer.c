@@ -110,7 +110,9 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     /* The same op by op (mdl_genwork.h's rules; bytes: LN reads its input
      * twice and writes once, 5 tensors backward; a bias reads and writes,
      * its gradient is a reduction of dy; ReLU backward reads dy and the
-     * output; a residual add's backward accumulates the fork's gradient). */
+     * output; a residual add's backward is the sum of the fork's two
+     * gradients; the first layer norm's output, read by the Q, K and V
+     * projections, sums three, mdl_genwork_grad_sum). */
     struct mdl_genwork lw;
     mdl_genwork_init(&lw);
     mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
@@ -118,6 +120,7 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
         mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);
         mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
     }
+    mdl_genwork_grad_sum(&lw, E, 3, ab, c->fused);
     mdl_genwork_gemm(&lw, S, d / h, S, h, 0, 1); /* scores Q K^T per head */
     mdl_genwork_vec(&lw, A, 2 * A, 2 * A * ab, 2 * A * ab, 1); /* scaling */
     mdl_genwork_vec(&lw, SOFTMAX_FLOPS * A, 2 * SOFTMAX_FLOPS * A, 3 * A * ab, 3 * A * ab, 1);
@@ -136,8 +139,10 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     for (int i = 0; i < c->L; i++) {
         snprintf(name, sizeof name, "layer%d", i + 1);
         double f = matmul + elem;
-        if ((rc = add(p, name, "transformer", f, 2 * f, params, hidden, stash * ab,
-                      &lw)) < 0)
+        /* backward FLOPs: the work's (twice the forward, and the sum of
+         * the layer norm's three gradients) */
+        double b = lw.w.mm_dgrad + lw.w.mm_wgrad + lw.w.vec_bwd;
+        if ((rc = add(p, name, "transformer", f, b, params, hidden, stash * ab, &lw)) < 0)
             goto err_free_profile;
     }
 

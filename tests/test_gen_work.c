@@ -103,9 +103,19 @@ Test(gen_work, transformer_layer_by_hand)
     cr_expect_eq(seen_a, 1);
     /* Forward kernels: 2 LN, 6 weight GEMMs + 2 batched products, 6 biases,
      * scale, softmax, ReLU, 2 residual adds = 21; backward: 6 dgrads + 4 for
-     * the two activation products, 13 vector backward kernels = 23. */
+     * the two activation products, 13 vector backward kernels, and 2 adds
+     * summing the three gradients of LN1's output (read by Q, K and V) = 25;
+     * keep=fused sums them in one AddN (24). */
     cr_expect_eq(w->kernels_fwd, 2 + 8 + 6 + 1 + 1 + 1 + 2, "%g", w->kernels_fwd);
-    cr_expect_eq(w->kernels_bwd, 6 + 4 + 13, "%g", w->kernels_bwd);
+    cr_expect_eq(w->kernels_bwd, 6 + 4 + 13 + 2, "%g", w->kernels_bwd);
+    struct mdl_profile *pf =
+        open_spec("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10,keep=fused");
+    const struct mdl_work *wf = pf->layers[1].work;
+    cr_expect_eq(wf->kernels_bwd, 6 + 4 + 13 + 1, "%g", wf->kernels_bwd);
+    /* E = 4 x 8 elements, FP32: pairwise 2 x 3 E, AddN 4 E */
+    cr_expect_eq(w->bytes_bwd - wf->bytes_bwd, (6 - 4) * 32 * 4.0);
+    cr_expect_eq(w->vec_bwd, wf->vec_bwd);
+    mdl_profile_free(pf);
     cr_expect_eq(w->kernels_wgrad, 6);
     mdl_profile_free(p);
 }
