@@ -71,6 +71,9 @@ int mdl_gpt_profile(const struct mdl_gpt_cfg *c, struct mdl_profile **out)
     struct mdl_genwork lw;
     mdl_genwork_init(&lw);
     ln(&lw, E, ab);
+    /* Q, K and V: Megatron's one query_key_value projection (its FLOPs as
+     * three h x h products), so the layer norm's output has one reader and
+     * no gradient sum (mdl_genwork_grad_sum) */
     for (int q = 0; q < 3; q++) {
         mdl_genwork_gemm(&lw, S, h, h, 1, 1, 1);
         bias(&lw, E, ab);
