@@ -647,12 +647,19 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
     return 0;
 }
 
+/* Up to this many cores the calibrated topology is a full mesh (2016
+ * links); beyond it the links a pipeline uses, so a many-core host does not
+ * write hundreds of thousands of links. */
+#define MESH_MAX 64
+
 int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
 {
     *out = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
-    /* a dedicated link between every two cores */
-    int n_links = c->n_cores * (c->n_cores - 1) / 2;
+    /* a dedicated link between every two cores (beyond MESH_MAX cores, the
+     * pairs a pipeline's transfers use: neighbours and the wrap to core 0) */
+    int mesh = c->n_cores <= MESH_MAX;
+    int n_links = mesh ? c->n_cores * (c->n_cores - 1) / 2 : 2 * c->n_cores - 3;
     if (!t || !(t->path = strdup("<calibrated>")) ||
         !(t->devices = calloc((size_t)c->n_cores, sizeof *t->devices)) ||
         !(t->links = calloc(n_links > 0 ? (size_t)n_links : 1, sizeof *t->links)))
@@ -679,6 +686,8 @@ int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
      * came out above the measured one.) */
     for (int a = 0; a < c->n_cores; a++)
         for (int b = a + 1; b < c->n_cores; b++) {
+            if (!mesh && b != a + 1 && a != 0)
+                continue;
             struct mdl_link *l = &t->links[t->n_links++];
             if (c->n_cores == 2)
                 snprintf(l->name, sizeof l->name, "shared-memory");

@@ -862,4 +862,21 @@ Test(calib, calibrated_topology_peaks_follow_the_list_order, .timeout = 120)
         mdl_topology_free(t);
     }
     cr_expect_gt(cases, 400, "%d cases", cases);
+    /* one core: no link; 100 cores: beyond the full mesh, neighbours and the
+     * wrap to core 0 (99 + 98 links) */
+    for (int cores = 1; cores <= 100; cores += 99) {
+        struct msr_calib c;
+        memset(&c, 0, sizeof c);
+        c.n_cores = cores;
+        struct mdl_topology *t;
+        cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
+        cr_expect_eq(t->n_devices, cores);
+        cr_expect_eq(t->n_links, cores == 1 ? 0 : 197);
+        if (cores == 100) {
+            cr_expect_geq(mdl_topology_link_between(t, 5, 6), 0);
+            cr_expect_geq(mdl_topology_link_between(t, 99, 0), 0);
+            cr_expect_lt(mdl_topology_link_between(t, 5, 7), 0);
+        }
+        mdl_topology_free(t);
+    }
 }
