@@ -648,21 +648,39 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
 }
 
 /* Up to this many cores the calibrated topology is a full mesh (2016
- * links); beyond it the links a pipeline uses, so a many-core host does not
- * write hundreds of thousands of links. */
+ * links); beyond it one crossbar with a link per core, so a many-core host
+ * does not write hundreds of thousands of links. */
 #define MESH_MAX 64
+
+/* A full-duplex link from node a to node b (devices, then switches). */
+static int add_link(struct mdl_topology *t, const struct msr_calib *c, int a, int b,
+                    double latency)
+{
+    struct mdl_link *l = &t->links[t->n_links++];
+    if (b < t->n_devices)
+        snprintf(l->name, sizeof l->name, "core%d-core%d", a, b);
+    else
+        snprintf(l->name, sizeof l->name, "core%d-switch", a);
+    l->bandwidth = c->link_bandwidth > 0 ? c->link_bandwidth : 1e10;
+    l->latency = latency;
+    l->shared = 0;
+    if (!(l->ends = malloc(2 * sizeof *l->ends)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    l->ends[l->n_ends++] = a;
+    l->ends[l->n_ends++] = b;
+    return 0;
+}
 
 int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
 {
     *out = NULL;
     struct mdl_topology *t = calloc(1, sizeof *t);
-    /* a dedicated link between every two cores (beyond MESH_MAX cores, the
-     * pairs a pipeline's transfers use: neighbours and the wrap to core 0) */
     int mesh = c->n_cores <= MESH_MAX;
-    int n_links = mesh ? c->n_cores * (c->n_cores - 1) / 2 : 2 * c->n_cores - 3;
+    int n_links = mesh ? c->n_cores * (c->n_cores - 1) / 2 : c->n_cores;
     if (!t || !(t->path = strdup("<calibrated>")) ||
         !(t->devices = calloc((size_t)c->n_cores, sizeof *t->devices)) ||
-        !(t->links = calloc(n_links > 0 ? (size_t)n_links : 1, sizeof *t->links)))
+        !(t->links = calloc(n_links > 0 ? (size_t)n_links : 1, sizeof *t->links)) ||
+        (!mesh && !(t->switches = calloc(1, sizeof *t->switches))))
         goto err_nomem;
     snprintf(t->name, sizeof t->name, "cpu-%dcore-calibrated", c->n_cores);
     t->bytes_per_param = 8; /* the runtime keeps FP32 weights + gradients (SGD) */
@@ -683,24 +701,24 @@ int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
      * its own full-duplex link, not one bus. (On a shared link a send
      * queued behind the other direction's transfer kept its buffer past its
      * place in the list, where the runtime frees it: the simulated peak
-     * came out above the measured one.) */
-    for (int a = 0; a < c->n_cores; a++)
-        for (int b = a + 1; b < c->n_cores; b++) {
-            if (!mesh && b != a + 1 && a != 0)
-                continue;
-            struct mdl_link *l = &t->links[t->n_links++];
-            if (c->n_cores == 2)
-                snprintf(l->name, sizeof l->name, "shared-memory");
-            else
-                snprintf(l->name, sizeof l->name, "shared-memory-%d-%d", a, b);
-            l->bandwidth = c->link_bandwidth > 0 ? c->link_bandwidth : 1e10;
-            l->latency = c->link_latency > 0 ? c->link_latency : 0;
-            l->shared = 0;
-            if (!(l->ends = malloc(2 * sizeof *l->ends)))
-                goto err_nomem;
-            l->ends[l->n_ends++] = a;
-            l->ends[l->n_ends++] = b;
-        }
+     * came out above the measured one.) Beyond MESH_MAX cores, one switch:
+     * every pair is two hops, each with half the latency. */
+    double lat = c->link_latency > 0 ? c->link_latency : 0;
+    int rc = 0;
+    if (mesh) {
+        for (int a = 0; a < c->n_cores && rc == 0; a++)
+            for (int b = a + 1; b < c->n_cores && rc == 0; b++)
+                rc = add_link(t, c, a, b, lat);
+    } else {
+        snprintf(t->switches[0].name, sizeof t->switches[0].name, "switch");
+        t->n_switches = 1;
+        for (int a = 0; a < c->n_cores && rc == 0; a++)
+            rc = add_link(t, c, a, c->n_cores, lat / 2);
+    }
+    if (rc < 0) {
+        mdl_topology_free(t);
+        return rc;
+    }
     *out = t;
     return 0;
 err_nomem:

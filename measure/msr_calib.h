@@ -41,8 +41,8 @@
  * such that the simulator's update 2 * params * 8 / bw equals the measured
  * SGD), a full-duplex link between every two cores (latency and bandwidth
  * from the transfer fit; not one bus: the runtime's workers copy their own
- * messages, so no send waits for another's; beyond 64 cores only the
- * pairs a pipeline uses, neighbours and the wrap to core 0).
+ * messages, so no send waits for another's; beyond 64 cores one switch
+ * with a full-duplex link per core).
  *
  * Ownership: msr_calib_run allocates *out; msr_calib_free (NULL ok).
  * Cost: per stage, size and repetition about three forwards and two

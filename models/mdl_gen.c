@@ -254,13 +254,21 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
     for (int i = 0; i < t->n_links; i++) {
         const struct mdl_link *l = &t->links[i];
         json_t *ends = json_array();
-        for (int k = 0; k < l->n_ends; k++)
-            json_array_append_new(ends, json_string(t->devices[l->ends[k]].name));
+        for (int k = 0; k < l->n_ends; k++) /* a device, or a switch after them */
+            json_array_append_new(ends, json_string(l->ends[k] < t->n_devices
+                                                        ? t->devices[l->ends[k]].name
+                                                        : t->switches[l->ends[k] - t->n_devices].name));
         json_array_append_new(links, json_pack("{s:s, s:o, s:f, s:f, s:b}", "name", l->name,
                                                "endpoints", ends, "bandwidth", l->bandwidth,
                                                "latency", l->latency, "shared", l->shared));
     }
     json_object_set(root, "devices", devs);
+    if (t->n_switches > 0) {
+        json_t *sw = json_array();
+        for (int i = 0; i < t->n_switches; i++)
+            json_array_append_new(sw, json_pack("{s:s}", "name", t->switches[i].name));
+        json_object_set_new(root, "switches", sw);
+    }
     json_object_set(root, "links", links);
     if (ps_json_oom()) { /* something above was dropped */
         rc = ps_error(PS_ENOMEM, "%s: out of memory", path);

@@ -820,7 +820,7 @@ Test(calib, calibrated_topology_peaks_follow_the_list_order, .timeout = 120)
         c.link_bandwidth = 1e9; /* 1000 B in 1 us */
         struct mdl_topology *t;
         cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
-        cr_assert_eq(t->n_links, cores * (cores - 1) / 2);
+        cr_assert_eq(t->n_links, cores == 2 ? 1 : 6);
         for (size_t n = 0; n < sizeof names / sizeof *names; n++)
             for (int M = 2; M <= 16; M *= 2)
                 for (int r = 0; r < 3; r++)
@@ -862,21 +862,38 @@ Test(calib, calibrated_topology_peaks_follow_the_list_order, .timeout = 120)
         mdl_topology_free(t);
     }
     cr_expect_gt(cases, 400, "%d cases", cases);
-    /* one core: no link; 100 cores: beyond the full mesh, neighbours and the
-     * wrap to core 0 (99 + 98 links) */
-    for (int cores = 1; cores <= 100; cores += 99) {
-        struct msr_calib c;
-        memset(&c, 0, sizeof c);
-        c.n_cores = cores;
-        struct mdl_topology *t;
-        cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
-        cr_expect_eq(t->n_devices, cores);
-        cr_expect_eq(t->n_links, cores == 1 ? 0 : 197);
-        if (cores == 100) {
-            cr_expect_geq(mdl_topology_link_between(t, 5, 6), 0);
-            cr_expect_geq(mdl_topology_link_between(t, 99, 0), 0);
-            cr_expect_lt(mdl_topology_link_between(t, 5, 7), 0);
-        }
-        mdl_topology_free(t);
-    }
+}
+
+/* One core: no link. Beyond 64 cores one switch with a full-duplex link per
+ * core, each with half the fitted latency: 100 cores, 100 links, every pair
+ * routed through the switch (data-parallel rings pair cores far apart) in
+ * two hops of the fitted latency in all; the file round-trips. */
+Test(calib, calibrated_topology_of_one_and_of_many_cores)
+{
+    struct msr_calib c;
+    memset(&c, 0, sizeof c);
+    c.link_latency = 2e-6;
+    c.link_bandwidth = 5e9;
+    struct mdl_topology *t, *t2;
+    c.n_cores = 1;
+    cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
+    cr_expect(t->n_devices == 1 && t->n_links == 0 && t->n_switches == 0);
+    mdl_topology_free(t);
+    c.n_cores = 100;
+    cr_assert_eq(msr_calib_topology(&c, &t), 0, "%s", ps_errmsg());
+    cr_expect(t->n_devices == 100 && t->n_links == 100 && t->n_switches == 1);
+    struct mdl_route r;
+    cr_assert_eq(mdl_topology_route(t, 1, 57, &r), 0, "%s", ps_errmsg());
+    cr_expect_eq(r.n_hops, 2);
+    cr_expect_float_eq(r.latency, 2e-6, 1e-15);
+    cr_expect_eq(r.bandwidth, 5e9);
+    char path[160];
+    snprintf(path, sizeof path, "%s/many.json", dir);
+    cr_assert_eq(mdl_topology_write(t, path), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_topology_load(path, &t2), 0, "%s", ps_errmsg());
+    cr_expect(t2->n_devices == 100 && t2->n_links == 100 && t2->n_switches == 1);
+    cr_assert_eq(mdl_topology_route(t2, 99, 0, &r), 0, "%s", ps_errmsg());
+    cr_expect_eq(r.n_hops, 2);
+    mdl_topology_free(t);
+    mdl_topology_free(t2);
 }
