@@ -153,7 +153,7 @@ static int summary_json(const void *obj, FILE *f)
     const struct rt_step_stats *st = sm->st;
     ps_json_begin();
     json_t *devs = json_array();
-    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:b}", "step_s", (double)st->step_ns * 1e-9,
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:b}", "step_s", (double)st->step_ns / 1e9,
                           "samples_per_s", st->samples_per_s, "bubble_measured", st->bubble,
                           "bubble_analytic", (double)(sm->K - 1) / (sm->M + sm->K - 1),
                           "oversubscribed", rt_pipe_oversubscribed(sm->p) ? 1 : 0);

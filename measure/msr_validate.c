@@ -194,9 +194,9 @@ static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
         pt->bubble_min = acc->bubble[i] < pt->bubble_min ? acc->bubble[i] : pt->bubble_min;
         pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
     }
-    pt->step_med_s = (double)med * 1e-9;
-    pt->step_min_s = (double)sorted[0] * 1e-9;
-    pt->step_max_s = (double)sorted[n - 1] * 1e-9;
+    pt->step_med_s = (double)med / 1e9;
+    pt->step_min_s = (double)sorted[0] / 1e9;
+    pt->step_max_s = (double)sorted[n - 1] / 1e9;
     free(sorted);
     pt->meas_trace = acc->tr[im];
     acc->tr[im] = NULL;

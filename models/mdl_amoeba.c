@@ -112,13 +112,16 @@ static void factorized_reduce(struct acc *a, int cin, int cout, int h, int w)
     double conv = 2.0 * 2.0 * cin * (cout / 2) * oh * ow;
     a->flops += in + conv + 4 * out;
     a->params += 2.0 * cin * (cout / 2) + 2.0 * cout;
-    a->stash += (a->fused ? 0 : in) + out;
+    /* kept: the ReLU output (conv1's input) and the padded copy (conv2's),
+     * both recomputed under fused, and the BN input */
+    a->stash += (a->fused ? 0 : 2 * in) + out;
     w_relu(a, in);
     /* The second conv reads the ReLU output shifted by one pixel: a slice
-     * (a view), zero-padded back to h x w (a copy: reads and writes it);
-     * backward, the slice's gradient is a zeroed h x w tensor with the
-     * shifted gradient copied in (write, then read and write). */
-    mdl_genwork_vec(&a->gw, 0, 0, 2 * in * a->ab, 3 * in * a->ab, 1);
+     * (a view), zero-padded back to h x w (a copy: reads and writes it).
+     * Backward, the pad's gradient is the inner part of conv2's input
+     * gradient (a copy), and the slice's a zeroed h x w tensor with that
+     * copied in (write, then read and write): 5 tensors in all. */
+    mdl_genwork_vec(&a->gw, 0, 0, 2 * in * a->ab, 5 * in * a->ab, 1);
     mdl_genwork_conv(&a->gw, (double)oh * ow, cin, cout / 2, 2, 1, 0); /* 1 x 1 convs */
     mdl_genwork_grad_sum(&a->gw, in, 2, a->ab, a->fused); /* the ReLU output, read twice */
     w_copy(a, out); /* the concatenation */

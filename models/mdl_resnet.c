@@ -105,9 +105,13 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
         params = (double)inpl * 4 * planes + 8.0 * planes;
         stash = in_el + e3;
     }
-    mdl_genwork_vec(&w, e3, 2 * e3, 3 * e3 * r->ab, 3 * e3 * r->ab, 1);
+    /* the add (its backward is free) and the sum of the block input's two
+     * gradients (conv1 and the shortcut read it), PyTorch's one add */
+    mdl_genwork_vec(&w, e3, 0, 3 * e3 * r->ab, 0, 0);
+    mdl_genwork_grad_sum(&w, in_el, 2, r->ab, 0);
     snprintf(n, sizeof n, "%s.residual", pre);
-    STEP(put(r, n, "residual", f, 2 * f, params, e3, stash, &w));
+    STEP(put(r, n, "residual", f, w.w.mm_dgrad + w.w.mm_wgrad + w.w.vec_bwd, params, e3,
+             stash, &w));
     snprintf(n, sizeof n, "%s.relu3", pre);
     STEP(relu(r, n, e3));
 #undef STEP

@@ -110,9 +110,10 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     /* The same op by op (mdl_genwork.h's rules; bytes: LN reads its input
      * twice and writes once, 5 tensors backward; a bias reads and writes,
      * its gradient is a reduction of dy; ReLU backward reads dy and the
-     * output; a residual add's backward is the sum of the fork's two
-     * gradients; the first layer norm's output, read by the Q, K and V
-     * projections, sums three, mdl_genwork_grad_sum). */
+     * output; a residual add's backward is free, and the fork before it,
+     * read by the layer norm and the add, sums two gradients; the first
+     * layer norm's output, read by the Q, K and V projections, sums three:
+     * mdl_genwork_grad_sum). */
     struct mdl_genwork lw;
     mdl_genwork_init(&lw);
     mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
@@ -127,20 +128,21 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     mdl_genwork_gemm(&lw, S, S, d / h, h, 0, 1); /* probabilities x V */
     mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);     /* output projection */
     mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
-    mdl_genwork_vec(&lw, E, 2 * E, 3 * E * ab, 3 * E * ab, 1); /* residual */
+    mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0); /* residual add */
+    mdl_genwork_grad_sum(&lw, E, 2, ab, c->fused); /* its fork: LN and the add */
     mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
     mdl_genwork_gemm(&lw, S, d, ff, 1, 1, 1);
     mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, F * ab, 1);     /* bias */
     mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, 3 * F * ab, 1); /* ReLU */
     mdl_genwork_gemm(&lw, S, ff, d, 1, 1, 1);
     mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
-    mdl_genwork_vec(&lw, E, 2 * E, 3 * E * ab, 3 * E * ab, 1); /* residual */
+    mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0); /* residual add */
+    mdl_genwork_grad_sum(&lw, E, 2, ab, c->fused); /* its fork: LN and the add */
     char name[MDL_NAME_MAX];
     for (int i = 0; i < c->L; i++) {
         snprintf(name, sizeof name, "layer%d", i + 1);
         double f = matmul + elem;
-        /* backward FLOPs: the work's (twice the forward, and the sum of
-         * the layer norm's three gradients) */
+        /* backward FLOPs: the work's */
         double b = lw.w.mm_dgrad + lw.w.mm_wgrad + lw.w.vec_bwd;
         if ((rc = add(p, name, "transformer", f, b, params, hidden, stash * ab, &lw)) < 0)
             goto err_free_profile;

@@ -147,9 +147,11 @@ Test(paper_models, transformer_layer_by_hand)
     cr_expect_eq(matmul, 111669149696.0);
     cr_expect_eq(l->fwd, matmul + elem, "fwd %.0f", l->fwd);
     cr_expect_eq(l->fwd, 111935488000.0);
-    /* twice the forward, and the two adds summing the three gradients of
-     * the first layer norm's output (read by Q, K and V) */
-    cr_expect_eq(l->bwd, 2 * l->fwd + 2 * S * d);
+    /* twice the forward: the two residual adds' backward is free (their
+     * 2 S d x 2 forward-doubled FLOPs gone), the two forks they close each
+     * sum two gradients (S d each) and the first layer norm's output, read
+     * by Q, K and V, sums three (2 S d) */
+    cr_expect_eq(l->bwd, 2 * l->fwd - 4 * S * d + 2 * S * d + 2 * S * d);
     cr_expect_eq(l->params, 50358272.0); /* (785.8M - 282.2M) / 10 = 50.36M */
     cr_expect_eq(l->out_bytes, 4 * S * d);
     cr_expect_eq(l->stash_bytes, 4 * (8 * S * d + h * S * S + S * ff));
