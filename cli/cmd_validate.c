@@ -5,6 +5,7 @@
 #include "runtime/rt_pipe.h"
 #include "measure/msr_validate.h"
 #include "measure/msr_calib.h"
+#include "sched/sch_cost.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
@@ -153,7 +154,7 @@ static int summary_json(const void *obj, FILE *f)
     const struct rt_step_stats *st = sm->st;
     ps_json_begin();
     json_t *devs = json_array();
-    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:b}", "step_s", (double)st->step_ns / 1e9,
+    json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:b}", "step_s", sch_time_to_seconds(st->step_ns),
                           "samples_per_s", st->samples_per_s, "bubble_measured", st->bubble,
                           "bubble_analytic", (double)(sm->K - 1) / (sm->M + sm->K - 1),
                           "oversubscribed", rt_pipe_oversubscribed(sm->p) ? 1 : 0);

@@ -3,6 +3,7 @@
 #include "measure/msr_validate.h"
 #include "analysis/ana_predict.h"
 #include "runtime/rt_chan.h"
+#include "sched/sch_cost.h"
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe.h"
 #include "base/ps_error.h"
@@ -194,9 +195,9 @@ static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
         pt->bubble_min = acc->bubble[i] < pt->bubble_min ? acc->bubble[i] : pt->bubble_min;
         pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
     }
-    pt->step_med_s = (double)med / 1e9;
-    pt->step_min_s = (double)sorted[0] / 1e9;
-    pt->step_max_s = (double)sorted[n - 1] / 1e9;
+    pt->step_med_s = sch_time_to_seconds(med);
+    pt->step_min_s = sch_time_to_seconds(sorted[0]);
+    pt->step_max_s = sch_time_to_seconds(sorted[n - 1]);
     free(sorted);
     pt->meas_trace = acc->tr[im];
     acc->tr[im] = NULL;

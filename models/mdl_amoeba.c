@@ -261,7 +261,7 @@ static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
     snprintf(l.name, sizeof l.name, "%s", name);
     snprintf(l.kind, sizeof l.kind, "%s", kind);
     l.fwd = a->flops;
-    l.bwd = a->gw.w.mm_dgrad + a->gw.w.mm_wgrad + a->gw.w.vec_bwd;
+    l.bwd = mdl_genwork_bwd_flops(&a->gw);
     l.params = a->params;
     l.out_bytes = out_elems * ab;
     l.stash_bytes = a->stash * ab;

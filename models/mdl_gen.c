@@ -255,9 +255,7 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
         const struct mdl_link *l = &t->links[i];
         json_t *ends = json_array();
         for (int k = 0; k < l->n_ends; k++) /* a device, or a switch after them */
-            json_array_append_new(ends, json_string(l->ends[k] < t->n_devices
-                                                        ? t->devices[l->ends[k]].name
-                                                        : t->switches[l->ends[k] - t->n_devices].name));
+            json_array_append_new(ends, json_string(mdl_topology_node_name(t, l->ends[k])));
         json_array_append_new(links, json_pack("{s:s, s:o, s:f, s:f, s:b}", "name", l->name,
                                                "endpoints", ends, "bandwidth", l->bandwidth,
                                                "latency", l->latency, "shared", l->shared));

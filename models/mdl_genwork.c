@@ -82,6 +82,11 @@ void mdl_genwork_grad_sum(struct mdl_genwork *gw, double elems, int uses, double
     gw->w.kernels_bwd += addn ? 1 : extra;
 }
 
+double mdl_genwork_bwd_flops(const struct mdl_genwork *gw)
+{
+    return gw->w.mm_dgrad + gw->w.mm_wgrad + gw->w.vec_bwd;
+}
+
 void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o)
 {
     for (int i = 0; i < o->w.n_gemms; i++)

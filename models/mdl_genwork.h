@@ -68,6 +68,9 @@ void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, dou
  * one operation using the AddN op"), one kernel reading uses tensors and
  * writing one. (uses - 1) x elems FLOPs either way; nothing for uses < 2. */
 void mdl_genwork_grad_sum(struct mdl_genwork *gw, double elems, int uses, double ab, int addn);
+/* The backward FLOPs of gw's work: input and weight gradients and the
+ * vector kernels' backward (a layer's bwd_flops). */
+double mdl_genwork_bwd_flops(const struct mdl_genwork *gw);
 /* Adds another accumulator's work (a sub-block) to gw. */
 void mdl_genwork_merge(struct mdl_genwork *gw, const struct mdl_genwork *o);
 /* l->work = &gw->w (gemms set), l->has_wgrad = 1, l->wgrad = W's FLOPs. */

@@ -94,13 +94,12 @@ int mdl_gpt_profile(const struct mdl_gpt_cfg *c, struct mdl_profile **out)
     bias(&lw, E, ab);
     mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0);                /* residual add */
     mdl_genwork_grad_sum(&lw, E, 2, ab, 0); /* its fork: LN and the add (PyTorch's sum) */
-    double lf = lw.w.mm_fwd + lw.w.vec_fwd;
+    double lf = lw.w.mm_fwd + lw.w.vec_fwd, lb = mdl_genwork_bwd_flops(&lw);
     double lparams = 12 * h * h + 13 * h - 8 * h * h + 2 * h * F + F - 4 * h;
     double lstash = (8 * E + A + 2 * FF) * ab;
     char name[MDL_NAME_MAX];
     for (int i = 0; i < c->layers; i++) {
         snprintf(name, sizeof name, "layer%d", i + 1);
-        double lb = lw.w.mm_dgrad + lw.w.mm_wgrad + lw.w.vec_bwd; /* the work's */
         if ((rc = add(p, name, "transformer", lf, lb, lparams, E * ab, lstash, &lw)) < 0)
             goto err_free_profile;
     }

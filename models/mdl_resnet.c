@@ -110,8 +110,7 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
     mdl_genwork_vec(&w, e3, 0, 3 * e3 * r->ab, 0, 0);
     mdl_genwork_grad_sum(&w, in_el, 2, r->ab, 0);
     snprintf(n, sizeof n, "%s.residual", pre);
-    STEP(put(r, n, "residual", f, w.w.mm_dgrad + w.w.mm_wgrad + w.w.vec_bwd, params, e3,
-             stash, &w));
+    STEP(put(r, n, "residual", f, mdl_genwork_bwd_flops(&w), params, e3, stash, &w));
     snprintf(n, sizeof n, "%s.relu3", pre);
     STEP(relu(r, n, e3));
 #undef STEP

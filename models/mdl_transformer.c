@@ -139,11 +139,9 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0); /* residual add */
     mdl_genwork_grad_sum(&lw, E, 2, ab, c->fused); /* its fork: LN and the add */
     char name[MDL_NAME_MAX];
+    double f = matmul + elem, b = mdl_genwork_bwd_flops(&lw);
     for (int i = 0; i < c->L; i++) {
         snprintf(name, sizeof name, "layer%d", i + 1);
-        double f = matmul + elem;
-        /* backward FLOPs: the work's */
-        double b = lw.w.mm_dgrad + lw.w.mm_wgrad + lw.w.vec_bwd;
         if ((rc = add(p, name, "transformer", f, b, params, hidden, stash * ab, &lw)) < 0)
             goto err_free_profile;
     }
