@@ -43,6 +43,7 @@ struct acc {
     double ab;
     int no_dgrad;
     int fused; /* keep=fused (mdl_amoeba.h): no ReLU outputs kept */
+    int pool3_avg; /* pool3=avg: max_pool_3x3 is an average pool (torchgpipe's) */
 };
 
 static void acc_init(struct acc *a, double ab)
@@ -159,8 +160,11 @@ static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
         relu_conv_bn(a, q, q, 3, 3, s, s, t1, t2, &t1, &t2);
         relu_conv_bn(a, q, c, 1, 1, 1, 1, t1, t2, ho, wo);
         return;
-    case OP_MAX2:
     case OP_MAX3:
+        if (a->pool3_avg)
+            op = OP_AVG3;
+        /* fall through */
+    case OP_MAX2:
     case OP_AVG3: {
         int k = op == OP_MAX2 ? 2 : 3, p = op == OP_MAX2 ? 0 : 1;
         *ho = out_dim(h, k, s, p);
@@ -277,6 +281,7 @@ void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c)
     c->image = 224;
     c->act_bytes = 4;
     c->fused = 0;
+    c->pool3_avg = 0;
 }
 
 static int check_cfg(const struct mdl_amoeba_cfg *c)
@@ -298,6 +303,8 @@ static int check_cfg(const struct mdl_amoeba_cfg *c)
                          "got %g", c->act_bytes);
     if (c->fused != 0 && c->fused != 1)
         return ps_error(PS_EINVAL, "amoebanet: field 'keep' must be unfused or fused");
+    if (c->pool3_avg != 0 && c->pool3_avg != 1)
+        return ps_error(PS_EINVAL, "amoebanet: field 'pool3' must be max or avg");
     return 0;
 }
 
@@ -308,8 +315,9 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     if (rc < 0)
         return rc;
     char origin[160];
-    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g%s",
-             c->L, c->D, c->classes, c->image, c->act_bytes, c->fused ? ",keep=fused" : "");
+    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g%s%s",
+             c->L, c->D, c->classes, c->image, c->act_bytes, c->fused ? ",keep=fused" : "",
+             c->pool3_avg ? ",pool3=avg" : "");
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)
         return ps_error(PS_ENOMEM, "amoebanet: out of memory");
@@ -319,6 +327,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     acc_init(&a, ab);
     a.no_dgrad = 1;
     a.fused = c->fused;
+    a.pool3_avg = c->pool3_avg;
     relu_conv_bn(&a, 3, ch, 3, 3, 2, 2, c->image, c->image, &hw, &hw);
     /* The image needs no gradient: no data-gradient conv, no ReLU backward. */
     if ((rc = add_layer(p, "stem1", "stem", &a, (double)ch * hw * hw, ab)) < 0)
@@ -336,6 +345,7 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
             struct acc ca;
             acc_init(&ca, ab);
             ca.fused = c->fused;
+            ca.pool3_avg = c->pool3_avg;
             double skip = (double)f.c_p * f.h_p * f.h_p; /* this cell's input */
             cell(&ca, &f, ch, reduction, 1 + (k + 1 < n_cells) + (k == 0));
             k++;

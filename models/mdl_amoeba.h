@@ -49,8 +49,14 @@
  *                reads (once each); max pools keep their input as above
  *                unless that state is kept already; stem1 (whose conv reads
  *                the image) keeps its ReLU output either way
- * Operations follow the architecture: torchgpipe implements max_pool_3x3 as
- * an average pool, which changes no parameter and only stash bytes here.
+ * Operations follow the architecture, max_pool_3x3 a 3 x 3 max pool as in
+ * TensorFlow's reference model. pool3=avg makes it what torchgpipe's
+ * benchmark model runs (benchmarks/models/amoebanet/operations.py:
+ * max_pool_3x3 returns nn.AvgPool2d(3, stride, padding=1,
+ * count_include_pad=False)): the same FLOPs and forward bytes, a backward
+ * that reads the output gradient and writes the input gradient (a max pool
+ * also reads its input to find the maxima), and no kept input. It changes
+ * no parameter.
  *
  * Ownership: mdl_amoeba_profile allocates *out (mdl_profile_free).
  * Cost: O(L) time, one profile of L + 6 layers.
@@ -67,9 +73,11 @@ struct mdl_amoeba_cfg {
     int image;        /* input height = width, a multiple of 32 */
     double act_bytes; /* bytes per activation element (4 = FP32) */
     int fused;        /* 1: keep=fused, what a fusing compiler keeps (above) */
+    int pool3_avg;    /* 1: pool3=avg, max_pool_3x3 as an average pool (above) */
 };
 
-/* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32, unfused. */
+/* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32, unfused,
+ * max pools. */
 void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c);
 /* PS_EINVAL naming the field on a bad configuration. */
 int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out);

@@ -79,6 +79,7 @@ static const struct mdl_gen_key amoeba_keys[] = {
     { "image", "224", "input height = width, a multiple of 32" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
     { "keep", "unfused", "what backward keeps: unfused (every intermediate) or fused (what XLA keeps)" },
+    { "pool3", "max", "max_pool_3x3 as a max pool (TensorFlow's) or avg (torchgpipe's AvgPool2d)" },
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key transformer_keys[] = {

@@ -20,6 +20,7 @@ struct key {
 };
 
 static const char *const keep_names[] = { "unfused", "fused", NULL };
+static const char *const pool3_names[] = { "max", "avg", NULL };
 
 /* Parses "k=v,k=v" (NUL-terminated, modified in place) into keys. */
 static int parse_keys(const char *spec, char *s, struct key *keys, int n)
@@ -112,6 +113,7 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
             { "classes", &c.classes, NULL, 0, NULL, NULL }, { "image", &c.image, NULL, 0, NULL, NULL },
             { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL },
             { "keep", NULL, NULL, 0, &c.fused, keep_names },
+            { "pool3", NULL, NULL, 0, &c.pool3_avg, pool3_names },
         };
         rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
         if (rc == 0)

@@ -15,7 +15,7 @@ static const char *const cols[NCOL] = { "experiment", "n", "m", "batch", "balanc
 
 const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH] = {
     { .name = "amoebanetd-speed", .title = "AmoebaNet-D (18, 256)",
-      .model = "amoebanet:L=18,D=256", .model_h = "models/mdl_amoeba.h", .file = "speed",
+      .model = "amoebanet:L=18,D=256,pool3=avg", .model_h = "models/mdl_amoeba.h", .file = "speed",
       .base = "n2m1", .commit = "a4710261", .dataset = 10000, .nm_names = 1 },
     { .name = "resnet101-speed", .title = "ResNet-101", .model = "resnet:depth=101",
       .model_h = "models/mdl_resnet.h", .file = "resnet101-speed", .base = "baseline",

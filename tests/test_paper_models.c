@@ -135,6 +135,32 @@ Test(paper_models, amoeba_cell_by_hand)
     mdl_profile_free(p);
 }
 
+/* pool3=avg (torchgpipe's max_pool_3x3 is nn.AvgPool2d): the normal cell's
+ * two 3 x 3 max pools (on states 1 and 2) become average pools. Same FLOPs,
+ * parameters, forward bytes and kernels; each pool's backward reads the
+ * output gradient and writes the input gradient without reading its input
+ * (one c x hw tensor less each), and neither keeps its input. */
+Test(paper_models, amoeba_pool3_avg_by_hand)
+{
+    struct mdl_profile *mx = gen("amoebanet:L=18,D=208");
+    struct mdl_profile *av = gen("amoebanet:L=18,D=208,pool3=avg");
+    const struct mdl_layer *a = layer(mx, "cell1_normal3"), *b = layer(av, "cell1_normal3");
+    const double hw = 28 * 28, c = 208;
+    cr_expect_eq(b->fwd, a->fwd);
+    cr_expect_eq(b->bwd, a->bwd);
+    cr_expect_eq(b->params, a->params);
+    cr_expect_eq(b->out_bytes, a->out_bytes);
+    cr_expect_eq(b->stash_bytes, a->stash_bytes - 4 * 2 * c * hw);
+    cr_expect_eq(b->work->bytes_fwd, a->work->bytes_fwd);
+    cr_expect_eq(b->work->bytes_bwd, a->work->bytes_bwd - 4 * 2 * c * hw);
+    cr_expect_eq(b->work->kernels_fwd, a->work->kernels_fwd);
+    cr_expect_eq(b->work->kernels_bwd, a->work->kernels_bwd);
+    cr_expect_eq(mdl_profile_params(av), mdl_profile_params(mx));
+    cr_expect(strstr(av->path, "pool3=avg") != NULL, "origin %s", av->path);
+    mdl_profile_free(mx);
+    mdl_profile_free(av);
+}
+
 /* One Transformer-L layer at the paper's sizes, by hand:
  * matmuls 2 S (4 d^2 + 2 d ff) + 4 S^2 d, plus element-wise work. */
 Test(paper_models, transformer_layer_by_hand)
@@ -217,6 +243,7 @@ Test(paper_models, spec_errors)
         { "amoebanet:L=18,", PS_EUSAGE, "trailing comma" },
         { "amoebanet:L=abc", PS_EUSAGE, "'L'" },
         { "amoebanet:act_bytes=0", PS_EINVAL, "act_bytes" },
+        { "amoebanet:pool3=min", PS_EUSAGE, "not one of max, avg" },
         { "transformer:L=0", PS_EUSAGE, "'L'" },
         { "transformer:heads=3", PS_EINVAL, "'heads'" },
         { "transformer:d_model=2048,ff=x", PS_EUSAGE, "'ff'" },
