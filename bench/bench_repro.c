@@ -21,6 +21,7 @@
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
 #include "models/mdl_gen.h"
+#include "models/mdl_genwork.h"
 #include "base/ps_error.h"
 
 #include <math.h>
@@ -362,9 +363,9 @@ static int device_check(void)
 
 /* Single kernels against DeepBench's published Titan X (Pascal) times
  * (studies/devices/reference/deepbench.csv): each product's time by the
- * preset's tile and wave rule (mdl_device_gemm_s). Shows what the
- * one-tile-shape rule does to shapes cuBLAS and cuDNN run with other
- * tiles; no target (the issue's targets are for whole steps). */
+ * preset's tile and wave rule (mdl_device_gemm_s), and the convolution's
+ * forward + data and filter gradients (conv-train: the row's total time,
+ * which set nothing). No target (the issue's targets are for whole steps). */
 static int kernel_check(void)
 {
     static const char *const cols[] = { "kind", "m", "n", "k", "in", "measured_ms",
@@ -388,11 +389,20 @@ static int kernel_check(void)
             (rc = stu_csv_num(&c, 3, 0, &k)) < 0 || (rc = stu_csv_num(&c, 4, 0, &in)) < 0 ||
             (rc = stu_csv_num(&c, 5, 0, &ms)) < 0)
             break;
-        double p = mdl_device_conv_s(&t->devices[0], m, k, n, 1, in) * 1e3;
-        printf("  %-4s M=%-6.0f N=%-4.0f K=%-5.0f measured %7.4f ms (%5.2f TFLOP/s) predicted "
+        int train = !strcmp(stu_csv_field(&c, 0), "conv-train");
+        double p = mdl_device_conv_s(&t->devices[0], m, k, n, 1, in) * 1e3, flops = 2 * m * n * k;
+        if (train) { /* forward, data gradient and filter gradient of one convolution */
+            struct mdl_genwork gw;
+            double f, b, w;
+            mdl_genwork_init(&gw);
+            mdl_genwork_conv(&gw, m, k, n, 1, 1, in);
+            mdl_device_work_s(&t->devices[0], &gw.w, 1, &f, &b, &w);
+            p = (f + b + w) * 1e3;
+            flops *= 3;
+        }
+        printf("  %-10s M=%-6.0f N=%-4.0f K=%-5.0f measured %7.4f ms (%5.2f TFLOP/s) predicted "
                "%7.4f ms (%5.2f TFLOP/s)  predicted/measured %.2f  [%s]\n", stu_csv_field(&c, 0),
-               m, n, k, ms, 2 * m * n * k / ms / 1e9, p, 2 * m * n * k / p / 1e9, p / ms,
-               stu_csv_field(&c, 6));
+               m, n, k, ms, flops / ms / 1e9, p, flops / p / 1e9, p / ms, stu_csv_field(&c, 6));
     }
     stu_csv_close(&c);
     mdl_topology_free(t);
