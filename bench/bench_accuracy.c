@@ -257,6 +257,75 @@ static void brief(const char *name, const struct msr_vcheck *v)
            a.bubble_max, 100 * a.peak_max, a.n_miss);
 }
 
+/* The prediction of each grid point whose step the pipelined calibration
+ * itself ran (the same schedule, micro-batch size and remat never or
+ * always) against the median of those calibration steps, and the grid's
+ * median step against them: the first is the model's error on steps whose
+ * op times it was given, the second how far the machine moved between the
+ * calibration's steps and the grid's (msr_calib.pipe_step). |errors| are
+ * appended to own[] and drift[] (room for every point). */
+struct own_acc {
+    double *own, *drift;
+    int n, cap;
+};
+
+static int own_steps(const struct cal_ctx *c, const struct msr_vcheck *v, struct own_acc *all,
+                     const char *name)
+{
+    int first = all->n;
+    const struct msr_vpoint *worst = NULL;
+    double wmax = -1;
+    for (int j = 0; j < v->n_points; j++) {
+        const struct msr_vpoint *pt = &v->pts[j];
+        if (pt->remat == SCH_REMAT_EXCEPT_LAST || !(pt->step_sim_s > 0))
+            continue;
+        const struct msr_calib *cal = NULL;
+        for (int k = 0; k < c->n; k++)
+            if (c->Ks[k] == pt->K)
+                cal = c->cal[k];
+        for (int i = 0; cal && i < cal->n_sizes; i++) {
+            const struct msr_stat *st = &cal->pipe_step[i][pt->remat == SCH_REMAT_ALWAYS];
+            if (cal->sizes[i] != pt->micro || st->n < 1 || !(st->med > 0))
+                continue;
+            if (all->n == all->cap) {
+                int cap = all->cap ? 2 * all->cap : 256;
+                double *a = realloc(all->own, (size_t)cap * sizeof *a);
+                if (a)
+                    all->own = a;
+                double *b = a ? realloc(all->drift, (size_t)cap * sizeof *b) : NULL;
+                if (!b)
+                    return ps_error(PS_ENOMEM, "out of memory");
+                all->drift = b;
+                all->cap = cap;
+            }
+            all->own[all->n] = fabs(st->med / pt->step_sim_s - 1);
+            all->drift[all->n++] = fabs(pt->step_med_s / st->med - 1);
+            if (all->own[all->n - 1] > wmax) {
+                wmax = all->own[all->n - 1];
+                worst = pt;
+            }
+        }
+    }
+    int n = all->n - first;
+    if (!n)
+        return 0;
+    double *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!tmp)
+        return ps_error(PS_ENOMEM, "out of memory");
+    struct msr_stat so, sd;
+    memcpy(tmp, all->own + first, (size_t)n * sizeof *tmp);
+    msr_stat_of(tmp, n, &so);
+    memcpy(tmp, all->drift + first, (size_t)n * sizeof *tmp);
+    msr_stat_of(tmp, n, &sd);
+    free(tmp);
+    printf("  %s, the %d points whose step the calibration ran (remat never, always): "
+           "prediction vs the calibration's own steps median |error| %.2f%% max %.2f%% "
+           "(K=%d M=%d %s); the grid's steps vs those steps median %.2f%% max %.2f%%\n", name,
+           n, 100 * so.med, 100 * so.max, worst->K, worst->M, sch_remat_name(worst->remat),
+           100 * sd.med, 100 * sd.max);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *net = argc > 1 ? argv[1] : "mlp:layers=8,width=512";
@@ -302,6 +371,7 @@ int main(int argc, char **argv)
            getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
     const char *name[NS];
     struct paired_acc both = { 0 };
+    struct own_acc own = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */
             size_t l = strlen(all[s]);
@@ -325,6 +395,8 @@ int main(int argc, char **argv)
         rc = msr_vcheck_run(&o, &v[nv]);
         if (rc >= 0)
             rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_MEDIAN") == NULL, &both);
+        if (rc >= 0)
+            rc = own_steps(&cc, v[nv], &own, all[s]);
         cal_release(&cc);
         if (rc < 0)
             break;
@@ -358,6 +430,15 @@ int main(int argc, char **argv)
            "steps (other load on the cores)\n", pool.n_points, wall, pre);
     printf("the calibration's two rules on the same samples, against the same steps:\n");
     print_paired(&both);
+    if (own.n) { /* the model apart from the drift (own_steps) */
+        struct msr_stat so, sd;
+        msr_stat_of(own.own, own.n, &so);
+        msr_stat_of(own.drift, own.n, &sd);
+        printf("the model on the calibration's own steps (%d points, remat never and always: "
+               "no drift between them): median |error| %.2f%% (target 2%%) max %.2f%%; the "
+               "grid's median steps vs those steps (the machine's drift) median %.2f%% max "
+               "%.2f%%\n", own.n, 100 * so.med, 100 * so.max, 100 * sd.med, 100 * sd.max);
+    }
     for (int fast = 0; fast < 2 && rc >= 0; fast++) {
         struct msr_accuracy a;
         msr_vcheck_accuracy(&pool, fast, &a);
@@ -365,6 +446,8 @@ int main(int argc, char **argv)
     }
     free(pool.pts);
 out:
+    free(own.own);
+    free(own.drift);
     if (rt)
         msr_realtime(0);
     rt_put_back();

@@ -205,6 +205,12 @@ struct msr_calib {
                                          means (else the medians) */
     struct msr_pipe_point *pipe;      /* [pipe_stages][n_sizes][MSR_PIPE_NCLASS];
                                          t.n = 0 where not measured */
+    struct msr_stat pipe_step[MSR_CALIB_MAX_SIZES][2]; /* the timed steps themselves
+                                         (s), per size, remat never [0] and always
+                                         [1]: what the profile's prediction of the
+                                         same step is checked against, apart from
+                                         any drift between calibration and grid;
+                                         n = 0 where none */
     int n_handoff;                    /* hand-offs the link is fitted to */
     struct msr_fit handoff_fit;       /* seconds = a + b * bytes, in the steps */
     double pingpong_latency, pingpong_bandwidth; /* the ping-pong link it replaced */

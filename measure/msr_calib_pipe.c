@@ -437,6 +437,7 @@ struct msr_pipe_state {
     struct sch_partition *part;
     struct rt_data *data;
     rt_pipe **pp;                  /* [n_sizes][2]: remat never, always */
+    struct samples steps[MSR_CALIB_MAX_SIZES][2]; /* their timed steps' times (s) */
     int round;                     /* rounds run, warm-up ones included */
     int max_rounds;
     double rel_se;
@@ -454,6 +455,9 @@ void msr_calib_pipe_free(struct msr_pipe_state *ps)
     free(ps->x.smp);
     free(ps->x.hb.v);
     free(ps->x.hs.v);
+    for (int i = 0; i < MSR_CALIB_MAX_SIZES; i++)
+        for (int a = 0; a < 2; a++)
+            free(ps->steps[i][a].v);
     rt_data_free(ps->data);
     sch_partition_free(ps->part);
     free(ps);
@@ -551,8 +555,8 @@ int msr_calib_pipe_round(struct msr_pipe_state *ps)
                  (rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, NULL)) < 0))
                 break;
             rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, ps->round >= 0 ? &t : NULL);
-            if (!rc && t)
-                rc = take_step(&ps->x, t, i, a);
+            if (!rc && t && !(rc = take_step(&ps->x, t, i, a)))
+                rc = push(&ps->steps[i][a], (double)st.step_ns * 1e-9);
             trc_trace_free(t);
         }
     if (rc < 0)
@@ -576,6 +580,9 @@ int msr_calib_pipe_finish(struct msr_pipe_state *ps)
 {
     struct msr_calib *c = ps->x.c;
     c->pipe_rounds = ps->round > 0 ? ps->round : 0;
+    for (int i = 0; i < c->n_sizes; i++) /* the steps themselves (the stats sort v) */
+        for (int a = 0; a < 2; a++)
+            msr_stat_of(ps->steps[i][a].v, ps->steps[i][a].n, &c->pipe_step[i][a]);
     int rc = apply(&ps->x, ps->part, !ps->o->by_median);
     if (!rc)
         msr_calib_update_totals(ps->net, c);

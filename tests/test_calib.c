@@ -122,6 +122,24 @@ static void pipelined_sums(int warm_each, int by_mean)
             if (fn->n)
                 cr_expect_float_eq(nostash, by_mean ? fn->mean : fn->med, 1e-12 * nostash);
         }
+    /* the steps themselves: one per round, size and mode, each at least as
+     * long as the ops of its busiest stage (one core runs them in turn) */
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < 2; a++) {
+            const struct msr_stat *st = &c->pipe_step[i][a];
+            cr_expect_eq(st->n, c->pipe_rounds, "size %d mode %d", sizes[i], a);
+            cr_expect(st->min > 0 && st->min <= st->med && st->med <= st->max);
+            int M = 8 / sizes[i];
+            for (int s = 0; s < 2; s++) {
+                const struct msr_stat *f = &MSR_PIPE_AT(c, s, i, a ? MSR_PIPE_FN : MSR_PIPE_F)->t;
+                const struct msr_stat *b = &MSR_PIPE_AT(c, s, i, a ? MSR_PIPE_BR : MSR_PIPE_BB)->t;
+                cr_expect_geq(st->max, M * (f->min + b->min), "size %d mode %d stage %d",
+                              sizes[i], a, s);
+            }
+        }
+    cr_expect_eq(c->pipe_step[0][0].n + c->pipe_step[1][1].n, 2 * c->pipe_rounds);
+    for (int i = 2; i < MSR_CALIB_MAX_SIZES; i++)
+        cr_expect_eq(c->pipe_step[i][0].n + c->pipe_step[i][1].n, 0);
     cr_expect_gt(c->n_handoff, 0);
     cr_expect_gt(c->link_bandwidth, 0);
     msr_calib_free(c);
