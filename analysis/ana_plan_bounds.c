@@ -152,15 +152,15 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     for (int s = 0; s < S; s++) {
         const struct sch_stage_cost *c = &e->costs->st[s];
         int d = c->device;
-        b[d] += (k->M - nr) * c->fwd + nr * (c->fwd_nostash + c->recomp) +
-                (int64_t)k->M * c->bwd + c->update;
+        b[d] += (k->M - nr) * (c->fwd + c->bwd) +
+                nr * (c->fwd_nostash + c->recomp + c->bwd_remat) + c->update;
         st[d] += c->param_bytes;
         upd[d] += c->update;
         mx[d] = c->mem.stash > mx[d] ? c->mem.stash : mx[d];
         head[d] = before < head[d] ? before : head[d];
         tail[d] = back < tail[d] ? back : tail[d];
         before += c->fwd < c->fwd_nostash ? c->fwd : c->fwd_nostash;
-        back += c->bwd;
+        back += c->bwd < c->bwd_remat ? c->bwd : c->bwd_remat;
     }
     if (!(e->dev_static = malloc(sizeof *e->dev_static * (size_t)k->K))) {
         free(b);
@@ -244,19 +244,24 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
     w->micro = micro;
     const struct mdl_profile *p = sp->profile;
     for (int l = 0; l < p->n_layers; l++) {
-        double f = INFINITY, fn = INFINITY, b = INFINITY, u = INFINITY;
+        double f = INFINITY, fn = INFINITY, b = INFINITY, u = INFINITY, r = INFINITY,
+               br = INFINITY;
         for (int d = 0; d < sp->devices; d++) {
             const struct mdl_device *dv = &sp->topo->devices[d];
             const struct mdl_layer *ly = &p->layers[l];
             f = fmin(f, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD, micro));
             fn = fmin(fn, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD_NOSTASH, micro));
             b = fmin(b, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_BWD, micro));
+            r = fmin(r, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_RECOMP, micro));
+            br = fmin(br, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_BWD_REMAT, micro));
             u = fmin(u, dv->mem_bandwidth > 0 ? 2.0 * ly->params * sp->topo->bytes_per_param /
                                                     dv->mem_bandwidth : 0);
         }
         w->f += f;
         w->fn += fn;
         w->b += b;
+        w->r += r;
+        w->br += br;
         w->u += u;
         w->params += p->layers[l].params * sp->topo->bytes_per_param;
         w->stash += p->layers[l].stash_bytes * micro;
@@ -271,7 +276,7 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
 int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v, enum sch_remat r)
 {
     double nr = ana_plan_n_remat(r, M);
-    double total = (M - nr) * w->f + nr * (w->fn + w->f) + M * w->b + w->u;
+    double total = (M - nr) * (w->f + w->b) + nr * (w->fn + w->r + w->br) + w->u;
     double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
     return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
 }

@@ -52,6 +52,7 @@ struct ana_plan_pcache {
 struct ana_plan_work {
     double micro;
     double f, fn, b, u; /* seconds, each the sum over layers of the per-device minimum */
+    double r, br;       /* R and a re-materialized backward (= f, b unless calibrated apart) */
     double params, stash; /* bytes: parameters (x bytes_per_param), stash per micro-batch */
 };
 

@@ -115,6 +115,8 @@ struct cal_ctx {
     struct mdl_topology *topo[2];
     struct mdl_profile *alt_prof[2];   /* the same samples under the other rule */
     struct mdl_topology *alt_topo[2];
+    struct mdl_profile *pool_prof[2];  /* and under the other pooling (pool_remat) */
+    struct mdl_topology *pool_topo[2];
     int Ks[2];
     int n;
 };
@@ -128,6 +130,10 @@ static void cal_release(struct cal_ctx *c)
         mdl_topology_free(c->alt_topo[k]);
         c->alt_prof[k] = NULL;
         c->alt_topo[k] = NULL;
+        mdl_profile_free(c->pool_prof[k]);
+        mdl_topology_free(c->pool_topo[k]);
+        c->pool_prof[k] = NULL;
+        c->pool_topo[k] = NULL;
         msr_calib_free(c->cal[k]);
     }
     c->n = 0;
@@ -152,6 +158,7 @@ static int cal_begin(void *ctx, int K)
                                  .schedule = c->schedule,
                                  .warm_each = getenv("BENCH_ACCURACY_CALIB_WARM") != NULL,
                                  .by_median = getenv("BENCH_ACCURACY_CALIB_MEDIAN") != NULL,
+                                 .pool_remat = getenv("BENCH_ACCURACY_CALIB_POOLED") != NULL,
                                  /* every round the grid leaves room for, no early stop */
                                  .max_rounds = GRID_ROUNDS * CAL_PER_ROUND - 1, .rel_se = 1e-9 };
     return msr_calib_begin(&co, &c->sess);
@@ -184,6 +191,13 @@ static int cal_end(void *ctx, int K, const struct mdl_profile **prof,
         (rc = msr_calib_topology(c->cal[k], &c->alt_topo[k])) < 0 ||
         (rc = msr_calib_recentre(c->cal[k], by_mean)) < 0)
         return rc;
+    /* the other pooling of R and of B after R on the same samples (pooled()) */
+    int pooled = c->cal[k]->pipe_pooled;
+    if ((rc = msr_calib_repool(c->cal[k], !pooled)) < 0 ||
+        (rc = msr_calib_profile(c->cal[k], &c->pool_prof[k])) < 0 ||
+        (rc = msr_calib_topology(c->cal[k], &c->pool_topo[k])) < 0 ||
+        (rc = msr_calib_repool(c->cal[k], pooled)) < 0)
+        return rc;
     *prof = c->prof[k];
     *topo = c->topo[k];
     return 0;
@@ -197,11 +211,12 @@ struct paired_acc {
     int n[2];                  /* points at K = 1, K >= 2 */
     double sum[2][2];          /* [rule][K class] signed errors */
     double abs_sum[2], abs_max[2];
+    int own_n;                 /* points whose step the calibration ran */
+    double own_abs[2], own_max[2]; /* [rule] |errors| against those steps */
 };
 
-static void print_paired(const struct paired_acc *a)
+static void print_paired(const struct paired_acc *a, const char *const rule[2])
 {
-    static const char *const rule[2] = { "medians", "trimmed means" };
     int n = a->n[0] + a->n[1];
     for (int r = 0; r < 2; r++) {
         printf("  paired, %-13s mean |error| %5.2f%%  max %6.2f%%  mean signed", rule[r],
@@ -209,43 +224,80 @@ static void print_paired(const struct paired_acc *a)
         for (int kc = 0; kc < 2; kc++)
             if (a->n[kc])
                 printf("  %s %+.2f%%", kc ? "K=2" : "K=1", 100 * a->sum[r][kc] / a->n[kc]);
+        if (a->own_n)
+            printf("; on the calibration's own steps mean |error| %5.2f%% max %6.2f%%",
+                   100 * a->own_abs[r] / a->own_n, 100 * a->own_max[r]);
         printf("\n");
     }
 }
 
-static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int by_mean,
-                  struct paired_acc *tot)
+/* The median of the calibration's own steps of pt (same schedule, size and
+ * remat never or always), 0 when it ran none (msr_calib.pipe_step). */
+static double own_step(const struct cal_ctx *c, const struct msr_vpoint *pt)
+{
+    if (pt->remat == SCH_REMAT_EXCEPT_LAST)
+        return 0;
+    for (int k = 0; k < c->n; k++)
+        if (c->Ks[k] == pt->K)
+            for (int i = 0; i < c->cal[k]->n_sizes; i++) {
+                const struct msr_stat *st = &c->cal[k]->pipe_step[i][pt->remat ==
+                                                                     SCH_REMAT_ALWAYS];
+                if (c->cal[k]->sizes[i] == pt->micro && st->n > 0 && st->med > 0)
+                    return st->med;
+            }
+    return 0;
+}
+
+/* Each point predicted under both rules of a calibration (rule `mine` is
+ * the one the grid used; the other's profile and topology alt_*), against
+ * the same measured steps and the same calibration steps. */
+static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int mine,
+                  struct mdl_profile *const *alt_prof, struct mdl_topology *const *alt_topo,
+                  const char *const rule[2], struct paired_acc *tot)
 {
     struct paired_acc a = { 0 };
     for (int j = 0; j < v->n_points; j++) {
         const struct msr_vpoint *pt = &v->pts[j];
         int k = c->n > 1 && c->Ks[1] == pt->K ? 1 : 0;
         double sim[2];
-        sim[by_mean] = pt->step_sim_s;
-        int rc = msr_vpoint_simulate(v->schedule, v->batch, c->alt_prof[k], c->alt_topo[k], pt,
-                                     &sim[!by_mean], NULL);
+        sim[mine] = pt->step_sim_s;
+        int rc = msr_vpoint_simulate(v->schedule, v->batch, alt_prof[k], alt_topo[k], pt,
+                                     &sim[!mine], NULL);
         if (rc < 0)
             return rc;
         int kc = pt->K > 1;
+        double own = own_step(c, pt);
         a.n[kc]++;
+        a.own_n += own > 0;
         for (int r = 0; r < 2; r++) {
             double e = (pt->step_med_s - sim[r]) / sim[r];
             a.sum[r][kc] += e;
             a.abs_sum[r] += fabs(e);
             a.abs_max[r] = fmax(a.abs_max[r], fabs(e));
+            if (own > 0) {
+                double eo = fabs(own - sim[r]) / sim[r];
+                a.own_abs[r] += eo;
+                a.own_max[r] = fmax(a.own_max[r], eo);
+            }
         }
     }
-    print_paired(&a);
+    print_paired(&a, rule);
     for (int r = 0; r < 2; r++) {
         for (int kc = 0; kc < 2; kc++)
             tot->sum[r][kc] += a.sum[r][kc];
         tot->abs_sum[r] += a.abs_sum[r];
         tot->abs_max[r] = fmax(tot->abs_max[r], a.abs_max[r]);
+        tot->own_abs[r] += a.own_abs[r];
+        tot->own_max[r] = fmax(tot->own_max[r], a.own_max[r]);
     }
     tot->n[0] += a.n[0];
     tot->n[1] += a.n[1];
+    tot->own_n += a.own_n;
     return 0;
 }
+
+static const char *const CENTRE_RULES[2] = { "medians", "trimmed means" };
+static const char *const POOL_RULES[2] = { "classes apart", "pooled" };
 
 /* One line per schedule: its figures against the targets. */
 static void brief(const char *name, const struct msr_vcheck *v)
@@ -272,38 +324,34 @@ struct own_acc {
 static int own_steps(const struct cal_ctx *c, const struct msr_vcheck *v, struct own_acc *all,
                      const char *name)
 {
-    int first = all->n;
+    int first = all->n, ns[2] = { 0, 0 };
     const struct msr_vpoint *worst = NULL;
-    double wmax = -1;
+    double wmax = -1, sum[2] = { 0, 0 }; /* signed, by remat never / always */
     for (int j = 0; j < v->n_points; j++) {
         const struct msr_vpoint *pt = &v->pts[j];
-        if (pt->remat == SCH_REMAT_EXCEPT_LAST || !(pt->step_sim_s > 0))
+        double own = own_step(c, pt);
+        if (!(own > 0) || !(pt->step_sim_s > 0))
             continue;
-        const struct msr_calib *cal = NULL;
-        for (int k = 0; k < c->n; k++)
-            if (c->Ks[k] == pt->K)
-                cal = c->cal[k];
-        for (int i = 0; cal && i < cal->n_sizes; i++) {
-            const struct msr_stat *st = &cal->pipe_step[i][pt->remat == SCH_REMAT_ALWAYS];
-            if (cal->sizes[i] != pt->micro || st->n < 1 || !(st->med > 0))
-                continue;
-            if (all->n == all->cap) {
-                int cap = all->cap ? 2 * all->cap : 256;
-                double *a = realloc(all->own, (size_t)cap * sizeof *a);
-                if (a)
-                    all->own = a;
-                double *b = a ? realloc(all->drift, (size_t)cap * sizeof *b) : NULL;
-                if (!b)
-                    return ps_error(PS_ENOMEM, "out of memory");
-                all->drift = b;
-                all->cap = cap;
-            }
-            all->own[all->n] = fabs(st->med / pt->step_sim_s - 1);
-            all->drift[all->n++] = fabs(pt->step_med_s / st->med - 1);
-            if (all->own[all->n - 1] > wmax) {
-                wmax = all->own[all->n - 1];
-                worst = pt;
-            }
+        if (all->n == all->cap) {
+            int cap = all->cap ? 2 * all->cap : 256;
+            double *a = realloc(all->own, (size_t)cap * sizeof *a);
+            if (a)
+                all->own = a;
+            double *b = a ? realloc(all->drift, (size_t)cap * sizeof *b) : NULL;
+            if (!b)
+                return ps_error(PS_ENOMEM, "out of memory");
+            all->drift = b;
+            all->cap = cap;
+        }
+        int al = pt->remat == SCH_REMAT_ALWAYS;
+        double e = own / pt->step_sim_s - 1;
+        sum[al] += e;
+        ns[al]++;
+        all->own[all->n] = fabs(e);
+        all->drift[all->n++] = fabs(pt->step_med_s / own - 1);
+        if (fabs(e) > wmax) {
+            wmax = fabs(e);
+            worst = pt;
         }
     }
     int n = all->n - first;
@@ -320,8 +368,10 @@ static int own_steps(const struct cal_ctx *c, const struct msr_vcheck *v, struct
     free(tmp);
     printf("  %s, the %d points whose step the calibration ran (remat never, always): "
            "prediction vs the calibration's own steps median |error| %.2f%% max %.2f%% "
-           "(K=%d M=%d %s); the grid's steps vs those steps median %.2f%% max %.2f%%\n", name,
-           n, 100 * so.med, 100 * so.max, worst->K, worst->M, sch_remat_name(worst->remat),
+           "(K=%d M=%d %s), mean signed never %+.2f%% always %+.2f%%; the grid's steps vs "
+           "those steps median %.2f%% max %.2f%%\n", name, n, 100 * so.med, 100 * so.max,
+           worst->K, worst->M, sch_remat_name(worst->remat),
+           ns[0] ? 100 * sum[0] / ns[0] : 0.0, ns[1] ? 100 * sum[1] / ns[1] : 0.0,
            100 * sd.med, 100 * sd.max);
     return 0;
 }
@@ -370,7 +420,7 @@ int main(int argc, char **argv)
                                                  "the same pipeline" : "",
            getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
     const char *name[NS];
-    struct paired_acc both = { 0 };
+    struct paired_acc both = { 0 }, pools = { 0 };
     struct own_acc own = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */
@@ -394,7 +444,11 @@ int main(int argc, char **argv)
         printf("\n== %s\n", all[s]);
         rc = msr_vcheck_run(&o, &v[nv]);
         if (rc >= 0)
-            rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_MEDIAN") == NULL, &both);
+            rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_MEDIAN") == NULL,
+                        cc.alt_prof, cc.alt_topo, CENTRE_RULES, &both);
+        if (rc >= 0)
+            rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_POOLED") != NULL,
+                        cc.pool_prof, cc.pool_topo, POOL_RULES, &pools);
         if (rc >= 0)
             rc = own_steps(&cc, v[nv], &own, all[s]);
         cal_release(&cc);
@@ -429,7 +483,9 @@ int main(int argc, char **argv)
     printf("\nall schedules: %d points in %.1f s; %ld involuntary context switches in the timed "
            "steps (other load on the cores)\n", pool.n_points, wall, pre);
     printf("the calibration's two rules on the same samples, against the same steps:\n");
-    print_paired(&both);
+    print_paired(&both, CENTRE_RULES);
+    printf("R and B after R apart from F and B, or pooled with them, on the same samples:\n");
+    print_paired(&pools, POOL_RULES);
     if (own.n) { /* the model apart from the drift (own_steps) */
         struct msr_stat so, sd;
         msr_stat_of(own.own, own.n, &so);

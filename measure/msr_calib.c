@@ -620,13 +620,21 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
         m.fwd_fixed = clamp_fixed(cl->kept_fit.a, m.fwd);
         m.bwd_fixed = clamp_fixed(cl->fit[MSR_CALIB_BWD].a, m.bwd);
         m.nostash_fixed = clamp_fixed(cl->fit[MSR_CALIB_FWD_NOSTASH].a, m.fwd_nostash);
+        /* R and B after R, each timed in the steps apart (not pooled) */
+        int apart = c->pipelined && c->pipe && !c->pipe_pooled;
+        m.has_recomp = m.has_bwd_remat = apart;
+        m.recomp = cl->t[MSR_CALIB_RECOMP][r].med;
+        m.bwd_remat = cl->bwd_remat[r].med;
         double pb[MDL_MAX_POINTS], pf[MDL_MAX_POINTS], pbw[MDL_MAX_POINTS],
-            pn[MDL_MAX_POINTS], pw[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
+            pn[MDL_MAX_POINTS], pw[MDL_MAX_POINTS], pr[MDL_MAX_POINTS],
+            pbr[MDL_MAX_POINTS]; /* mdl_profile_add copies them */
         m.pt_batch = pb;
         m.pt_fwd = pf;
         m.pt_bwd = pbw;
         m.pt_nostash = pn;
         m.pt_wgrad = pw;
+        m.pt_recomp = apart ? pr : NULL;
+        m.pt_bwd_remat = apart ? pbr : NULL;
         m.n_pts = 0;
         for (int i = 0; i < c->n_sizes && m.n_pts < MDL_MAX_POINTS; i++) {
             if (i == r)
@@ -635,6 +643,8 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
             m.pt_fwd[m.n_pts] = cl->kept[i].med;
             m.pt_bwd[m.n_pts] = cl->t[MSR_CALIB_BWD][i].med;
             m.pt_wgrad[m.n_pts] = wgrad_at(cl, i);
+            pr[m.n_pts] = cl->t[MSR_CALIB_RECOMP][i].med;
+            pbr[m.n_pts] = cl->bwd_remat[i].med;
             m.pt_nostash[m.n_pts++] = cl->t[MSR_CALIB_FWD_NOSTASH][i].med;
         }
         int rc = mdl_profile_add(p, &m);

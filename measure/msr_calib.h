@@ -96,6 +96,9 @@ struct msr_calib_layer {
                                                   profile's fwd_ms (one kernel) */
     struct msr_fit kept_fit;
     struct msr_stat update;             /* SGD of this layer */
+    struct msr_stat bwd_remat[MSR_CALIB_MAX_SIZES]; /* pipelined: its backward right
+                                                  after its recompute (the split of
+                                                  t[BWD], scaled to those B ops) */
 };
 
 struct msr_calib_group {
@@ -136,6 +139,10 @@ struct msr_calib_opts {
     int warm_each;             /* pipelined: an untimed step before each timed
                                   one (doubles the rounds' time; see
                                   docs/validation.md for what it changes) */
+    int pool_remat;            /* pipelined: scale the stashing forward and
+                                  the recompute to one pool of both, and the
+                                  backward of both modes to one (the rule
+                                  before recomp_ms and bwd_remat_ms) */
     int by_median;             /* pipelined: scale to the medians of the
                                   in-step samples instead of their trimmed
                                   means (see docs/validation.md) */
@@ -161,9 +168,11 @@ struct msr_pipe_point {
     double rel_se;             /* standard error of the median / median */
     double scale;              /* applied to the layers' pass times */
     double centre_med, centre_mean; /* the median and trimmed mean of the
-                                  pool the layers are scaled to (F with R, B
-                                  of both modes, F-nostash, W, the updates of
-                                  every size); 0 where none */
+                                  class's own samples the layers are scaled to
+                                  (the updates: of every size); 0 where none */
+    double pool_med, pool_mean; /* the same of its pool under opts.pool_remat
+                                  (F with R, B of both modes; the others their
+                                  own) */
 };
 
 struct msr_calib {
@@ -201,6 +210,10 @@ struct msr_calib {
     int pipelined, pipe_rounds;
     int pipe_stages;                  /* the schedule's stages (2 K with two chunks) */
     char pipe_schedule[32];
+    int pipe_pooled;                  /* the layers are scaled to pooled classes
+                                         (opts.pool_remat): F with R, B of both
+                                         modes; else each op class apart, and the
+                                         profile has recomp_ms and bwd_remat_ms */
     int pipe_by_mean;                 /* the layers are scaled to the trimmed
                                          means (else the medians) */
     struct msr_pipe_point *pipe;      /* [pipe_stages][n_sizes][MSR_PIPE_NCLASS];
@@ -251,6 +264,9 @@ int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
  * samples under the other rule, for paired comparisons. 0 (nothing to do)
  * for one that is not pipelined or already so. */
 int msr_calib_recentre(struct msr_calib *c, int by_mean);
+/* The same for the pools: pooled = 1 as opts.pool_remat, 0 each class
+ * apart (the default), on the same samples. */
+int msr_calib_repool(struct msr_calib *c, int pooled);
 void msr_calib_session_free(msr_calib_session *s);
 void msr_calib_free(struct msr_calib *c);
 

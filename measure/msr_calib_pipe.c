@@ -23,10 +23,16 @@
  * batches, with the standard error of that median; rounds go on until each
  * is known to rel_se or max_rounds is reached. The layers keep the split
  * of their stage's time the passes measured; their times are scaled so
- * that the stage's sums equal the trimmed means of the same samples (F
- * and R pooled, the profile's forward being one kernel; B of both modes
- * pooled, the profile having one backward; struct msr_stat says which
- * samples the trimmed mean drops). A step is a sum of many ops and each op
+ * that the stage's sums equal the trimmed means of the same samples, each
+ * op class apart: F of a stashed micro-batch (the profile's fwd_ms), R
+ * (recomp_ms), F without stash, B of a stashed micro-batch (bwd_ms) and B
+ * right after its recompute (bwd_remat_ms): the same kernels, but what ran
+ * before them differs (F follows F; B of a stashed micro-batch reads a
+ * stash written long before, B after R a fresh one), and so do their times;
+ * on the same samples the classes apart came closer to the calibration's
+ * own steps and to the grid than F with R and B of both modes pooled,
+ * opts.pool_remat (docs/validation.md). struct msr_stat says which samples
+ * the trimmed mean drops. A step is a sum of many ops and each op
  * class is skewed right (in a measured K = 2, M = 64 step the mean of each
  * is 1-5 % above its median), so medians undercount a step's busy time;
  * on the same samples the means came closer to the grid in paired runs
@@ -225,6 +231,11 @@ static int settled(struct pipe_ctx *x, double rel_se, double *tmp)
     return 1;
 }
 
+/* The layers' stats a class scales: the kept kernel (the profile's
+ * forward), or t[op], or (BWD_REMAT) the backward after a recompute. */
+#define KEPT MSR_CALIB_NOPS
+#define BWD_REMAT (MSR_CALIB_NOPS + 1)
+
 /* The stats of the stage's layers for op at size i, and their count. */
 static int layer_stats(struct msr_calib *c, const struct sch_partition *part, int s, int op,
                        int i, struct msr_stat **out)
@@ -232,37 +243,47 @@ static int layer_stats(struct msr_calib *c, const struct sch_partition *part, in
     int n = 0;
     for (int l = part->first[s]; l < part->first[s + 1]; l++) {
         struct msr_calib_layer *cl = &c->layers[l];
-        out[n++] = op == MSR_CALIB_NOPS ? &cl->kept[i] : &cl->t[op][i];
+        out[n++] = op == KEPT ? &cl->kept[i] : op == BWD_REMAT ? &cl->bwd_remat[i]
+                                                               : &cl->t[op][i];
     }
     return n;
 }
 
-/* The pools the layers are scaled to: F with R (the profile's forward; the
- * kept kernel is both), B of both modes, F-nostash alone, W alone (-1:
- * none), each with the layers' op it scales. W comes after B: the
- * profile's W is a share of its backward. */
-#define N_POOL 4
-static const int POOL[N_POOL][3] = { { MSR_PIPE_F, MSR_PIPE_R, MSR_CALIB_NOPS },
-                                     { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
-                                     { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH },
-                                     { MSR_PIPE_W, -1, MSR_CALIB_WGRAD } };
+/* What each class scales, and its partner in the pool of opts.pool_remat
+ * (-1: alone): F (of a stashed micro-batch) the kept kernel, its forward;
+ * R the recompute, pooled with F; B of a stashed micro-batch and B after a
+ * recompute, pooled; F-nostash; W, after B (the profile's W is a share of
+ * its backward). Each class alone by default: F follows F, R a backward,
+ * B of a stashed micro-batch reads a stash written long before, B after R
+ * a fresh one, and their times differ (docs/validation.md). */
+#define N_CLS 6
+static const int CLS[N_CLS][3] = { { MSR_PIPE_F, MSR_PIPE_R, KEPT },
+                                   { MSR_PIPE_R, MSR_PIPE_F, MSR_CALIB_RECOMP },
+                                   { MSR_PIPE_BB, MSR_PIPE_BR, MSR_CALIB_BWD },
+                                   { MSR_PIPE_BR, MSR_PIPE_BB, BWD_REMAT },
+                                   { MSR_PIPE_FN, -1, MSR_CALIB_FWD_NOSTASH },
+                                   { MSR_PIPE_W, -1, MSR_CALIB_WGRAD } };
 
-/* Scales stage s's layers for pool q at size i so that they sum to target;
- * the pool's classes record the factor. st: room for the layers. */
-static void rescale_pool(struct msr_calib *c, const struct sch_partition *part, int s, int i,
-                         int q, double target, struct msr_stat **st)
+/* Scales stage s's layers for class q at size i so that they sum to target
+ * and records the factor. Pooled (F with R, B of both modes) the partner's
+ * layers get the same factor (one kernel, one time), and only the first of
+ * the two classes of a pool is scaled. st: room for the layers. */
+static void rescale_cls(struct msr_calib *c, const struct sch_partition *part, int s, int i,
+                        int q, double target, int pooled, struct msr_stat **st)
 {
-    int L = layer_stats(c, part, s, POOL[q][2], i, st);
+    int L = layer_stats(c, part, s, CLS[q][2], i, st);
     double f = msr_stat_rescale(st, L, target);
-    for (int k = 0; k < 2; k++)
-        if (POOL[q][k] >= 0)
-            MSR_PIPE_AT(c, s, i, POOL[q][k])->scale *= f;
-    if (POOL[q][2] == MSR_CALIB_NOPS) /* F and R are the kept kernel too */
-        for (int l = 0; l < L; l++) {
-            struct msr_calib_layer *cl = &c->layers[part->first[s] + l];
-            stat_scale(&cl->t[MSR_CALIB_FWD][i], f);
-            stat_scale(&cl->t[MSR_CALIB_RECOMP][i], f);
-        }
+    MSR_PIPE_AT(c, s, i, CLS[q][0])->scale *= f;
+    if (CLS[q][2] == KEPT) /* the F rows (and the fit) are the kept kernel's too */
+        for (int l = 0; l < L; l++)
+            stat_scale(&c->layers[part->first[s] + l].t[MSR_CALIB_FWD][i], f);
+    if (!pooled || CLS[q][1] < 0)
+        return;
+    int p = q ^ 1; /* the partner's row (pairs 0-1, 2-3) */
+    MSR_PIPE_AT(c, s, i, CLS[p][0])->scale *= f;
+    L = layer_stats(c, part, s, CLS[p][2], i, st);
+    for (int l = 0; l < L; l++)
+        stat_scale(st[l], f);
 }
 
 /* The same for the stage's updates (one per step, the same at every size). */
@@ -283,30 +304,44 @@ static void set_centre(struct msr_calib *c, int s, int i, int k, const struct ms
     MSR_PIPE_AT(c, s, i, k)->centre_mean = m->mean;
 }
 
-/* Scales every stage's layers from where they are to the pools' centres
- * (by_mean: trimmed means, else medians) and records the rule; pools
- * without samples (centre 0) stay. */
+static void set_pool(struct msr_calib *c, int s, int i, int k, const struct msr_stat *m)
+{
+    MSR_PIPE_AT(c, s, i, k)->pool_med = m->med;
+    MSR_PIPE_AT(c, s, i, k)->pool_mean = m->mean;
+}
+
+/* Scales every stage's layers from where they are to the classes' centres
+ * (by_mean: trimmed means, else medians; pooled: the pools' as
+ * opts.pool_remat) and records the rule; classes without samples stay. A
+ * class without samples of its own but with its partner's is scaled to
+ * those. */
 static void scale_to_centres(struct msr_calib *c, const struct sch_partition *part, int by_mean,
-                             struct msr_stat **st)
+                             int pooled, struct msr_stat **st)
 {
     for (int s = 0; s < c->pipe_stages; s++) {
         for (int i = 0; i < c->n_sizes; i++)
-            for (int q = 0; q < N_POOL; q++) {
-                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, POOL[q][0]);
-                if (pp->centre_med > 0)
-                    rescale_pool(c, part, s, i, q, by_mean ? pp->centre_mean : pp->centre_med,
-                                 st);
+            for (int q = 0; q < N_CLS; q++) {
+                if (pooled && CLS[q][1] >= 0 && (q & 1))
+                    continue; /* scaled with its partner */
+                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, CLS[q][0]);
+                int own = !pooled && pp->centre_med > 0;
+                double med = own ? pp->centre_med : pp->pool_med;
+                double mean = own ? pp->centre_mean : pp->pool_mean;
+                if (med > 0)
+                    rescale_cls(c, part, s, i, q, by_mean ? mean : med, pooled, st);
             }
         const struct msr_pipe_point *u = MSR_PIPE_AT(c, s, 0, MSR_PIPE_U);
         if (c->n_sizes && u->centre_med > 0)
             rescale_update(c, part, s, by_mean ? u->centre_mean : u->centre_med, st);
     }
     c->pipe_by_mean = !!by_mean;
+    c->pipe_pooled = !!pooled;
 }
 
 /* The stats into c->pipe, the pools' centres, and the layers' stats scaled
  * to them (scale_to_centres). */
-static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_mean)
+static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_mean,
+                 int pooled)
 {
     struct msr_calib *c = x->c;
     int maxn = 0, maxu = 0; /* the largest pool of two classes; of a stage's updates */
@@ -337,20 +372,23 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 pp->scale = 1;
                 pp->centre_med = pp->centre_mean = 0;
             }
-            for (int q = 0; q < N_POOL; q++) {
-                struct samples *a = smp_at(x, s, i, POOL[q][0]);
-                struct samples *b = POOL[q][1] >= 0 ? smp_at(x, s, i, POOL[q][1]) : NULL;
+            for (int q = 0; q < N_CLS; q++) {
+                struct samples *a = smp_at(x, s, i, CLS[q][0]);
+                struct samples *b = CLS[q][1] >= 0 ? smp_at(x, s, i, CLS[q][1]) : NULL;
+                struct msr_stat m;
+                if (a->n) { /* its own */
+                    copy_samples(tmp, a);
+                    msr_stat_of(tmp, a->n, &m);
+                    set_centre(c, s, i, CLS[q][0], &m);
+                }
                 int n = a->n + (b ? b->n : 0);
                 if (!n)
                     continue;
-                copy_samples(tmp, a);
+                copy_samples(tmp, a); /* and the pool's */
                 if (b)
                     copy_samples(tmp + a->n, b);
-                struct msr_stat m;
                 msr_stat_of(tmp, n, &m);
-                for (int k = 0; k < 2; k++)
-                    if (POOL[q][k] >= 0)
-                        set_centre(c, s, i, POOL[q][k], &m);
+                set_pool(c, s, i, CLS[q][0], &m);
             }
         }
         /* the update: one per step, after the step's last B, over every size */
@@ -367,16 +405,34 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 set_centre(c, s, i, MSR_PIPE_U, &m);
         }
     }
-    scale_to_centres(c, part, by_mean, st);
+    /* B after a recompute starts from the passes' split of B */
+    for (int l = 0; l < c->n_layers; l++)
+        for (int i = 0; i < c->n_sizes; i++)
+            c->layers[l].bwd_remat[i] = c->layers[l].t[MSR_CALIB_BWD][i];
+    scale_to_centres(c, part, by_mean, pooled, st);
     free(tmp);
     free(st);
     return 0;
 }
 
+static int rescale_all(struct msr_calib *c, int by_mean, int pooled);
+
 int msr_calib_recentre(struct msr_calib *c, int by_mean)
 {
     if (!c->pipelined || !c->pipe || c->pipe_by_mean == !!by_mean)
         return 0;
+    return rescale_all(c, by_mean, c->pipe_pooled);
+}
+
+int msr_calib_repool(struct msr_calib *c, int pooled)
+{
+    if (!c->pipelined || !c->pipe || c->pipe_pooled == !!pooled)
+        return 0;
+    return rescale_all(c, c->pipe_by_mean, pooled);
+}
+
+static int rescale_all(struct msr_calib *c, int by_mean, int pooled)
+{
     struct sch_partition *part;
     int rc = sch_partition_uniform(c->pipe_stages, c->n_layers, &part);
     if (rc < 0)
@@ -386,7 +442,7 @@ int msr_calib_recentre(struct msr_calib *c, int by_mean)
         sch_partition_free(part);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    scale_to_centres(c, part, by_mean, st);
+    scale_to_centres(c, part, by_mean, pooled, st);
     free(st);
     sch_partition_free(part);
     return 0;
@@ -583,7 +639,7 @@ int msr_calib_pipe_finish(struct msr_pipe_state *ps)
     for (int i = 0; i < c->n_sizes; i++) /* the steps themselves (the stats sort v) */
         for (int a = 0; a < 2; a++)
             msr_stat_of(ps->steps[i][a].v, ps->steps[i][a].n, &c->pipe_step[i][a]);
-    int rc = apply(&ps->x, ps->part, !ps->o->by_median);
+    int rc = apply(&ps->x, ps->part, !ps->o->by_median, ps->o->pool_remat);
     if (!rc)
         msr_calib_update_totals(ps->net, c);
     if (!rc && ps->x.S > 1)

@@ -12,16 +12,17 @@
 
 enum col { C_NAME, C_KIND, C_FWD_FLOPS, C_FWD_MS, C_BWD_FLOPS, C_BWD_MS, C_AT_BATCH,
            C_PARAMS, C_OUT, C_STASH, C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED,
-           C_N };
+           C_RECOMP, C_BWD_REMAT, C_N };
 static const char *col_names[C_N] = {
     "name", "kind", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms", "at_batch",
     "params", "out_bytes", "stash_bytes", "fwd_nostash_ms", "fwd_fixed_ms", "bwd_fixed_ms",
-    "fwd_nostash_fixed_ms",
+    "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms",
 };
 
 /* Point columns fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N of a calibrated profile. */
-enum { P_FWD, P_BWD, P_NOSTASH, P_WGRAD, P_N };
-static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@" };
+enum { P_FWD, P_BWD, P_NOSTASH, P_WGRAD, P_RECOMP, P_BWD_REMAT, P_N };
+static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@",
+                                     "recomp_ms@", "bwd_remat_ms@" };
 
 struct header {
     int idx[C_N];
@@ -74,6 +75,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
     struct mdl_layer *d = &p->layers[p->n_layers];
     *d = *l;
     d->pt_batch = d->pt_fwd = d->pt_bwd = d->pt_nostash = d->pt_wgrad = NULL;
+    d->pt_recomp = d->pt_bwd_remat = NULL;
     d->work = NULL;
     if (l->work) {
         struct mdl_work *w = malloc(sizeof *w);
@@ -93,7 +95,7 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
     }
     if (l->n_pts > 0) {
         size_t n = (size_t)l->n_pts;
-        double *b = malloc(5 * n * sizeof *b);
+        double *b = malloc(7 * n * sizeof *b);
         if (!b) {
             if (d->work)
                 free(d->work->gemms);
@@ -104,13 +106,18 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
         memcpy(b + n, l->pt_fwd, n * sizeof *b);
         memcpy(b + 2 * n, l->pt_bwd, n * sizeof *b);
         memcpy(b + 3 * n, l->pt_nostash, n * sizeof *b);
-        for (size_t i = 0; i < n; i++) /* a layer without its W points: none */
+        for (size_t i = 0; i < n; i++) { /* a layer without those points: none */
             b[4 * n + i] = l->pt_wgrad ? l->pt_wgrad[i] : -1;
+            b[5 * n + i] = l->pt_recomp ? l->pt_recomp[i] : -1;
+            b[6 * n + i] = l->pt_bwd_remat ? l->pt_bwd_remat[i] : -1;
+        }
         d->pt_batch = b;
         d->pt_fwd = b + n;
         d->pt_bwd = b + 2 * n;
         d->pt_nostash = b + 3 * n;
         d->pt_wgrad = b + 4 * n;
+        d->pt_recomp = b + 5 * n;
+        d->pt_bwd_remat = b + 6 * n;
     }
     p->n_layers++;
     return 0;
@@ -246,7 +253,8 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
     if (ms && idx[C_AT_BATCH] < 0)
         return ps_error(PS_EPARSE, "%s:%d: measured times (fwd_ms) need column 'at_batch'",
                          path, line);
-    static const int ext[] = { C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED };
+    static const int ext[] = { C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED, C_RECOMP,
+                               C_BWD_REMAT };
     for (size_t e = 0; e < sizeof ext / sizeof *ext; e++)
         if (flops && idx[ext[e]] >= 0)
             return ps_error(PS_EPARSE, "%s:%d: column '%s' needs 'fwd_ms', not 'fwd_flops'",
@@ -271,6 +279,12 @@ static int parse_header(const char *path, int line, char **f, int *colno, int n,
         if (pi[P_WGRAD] >= 0 && h->widx[W_WGRAD_MS] < 0)
             return ps_error(PS_EPARSE, "%s:%d: column '%s%g' needs column 'wgrad_ms'", path,
                              line, pt_names[P_WGRAD], h->pt_batch[p]);
+        if (pi[P_RECOMP] >= 0 && idx[C_RECOMP] < 0)
+            return ps_error(PS_EPARSE, "%s:%d: column '%s%g' needs column 'recomp_ms'", path,
+                             line, pt_names[P_RECOMP], h->pt_batch[p]);
+        if (pi[P_BWD_REMAT] >= 0 && idx[C_BWD_REMAT] < 0)
+            return ps_error(PS_EPARSE, "%s:%d: column '%s%g' needs column 'bwd_remat_ms'",
+                             path, line, pt_names[P_BWD_REMAT], h->pt_batch[p]);
         for (int k = 0; k < P_WGRAD; k++) {
             int want = k == P_NOSTASH ? idx[C_NOSTASH] >= 0 : 1;
             if (want != (pi[k] >= 0))
@@ -312,9 +326,12 @@ static int not_above(const char *path, int line, int col, const char *field, dou
 /* Room for one row's measured points until mdl_profile_add copies them. */
 struct row_pts {
     double batch[MDL_MAX_POINTS], fwd[MDL_MAX_POINTS], bwd[MDL_MAX_POINTS],
-        nostash[MDL_MAX_POINTS], wgrad[MDL_MAX_POINTS];
+        nostash[MDL_MAX_POINTS], wgrad[MDL_MAX_POINTS], recomp[MDL_MAX_POINTS],
+        bwd_remat[MDL_MAX_POINTS];
     int wcol[MDL_MAX_POINTS];           /* column of wgrad_ms@N (0: none) */
     double w_at_ref;                    /* wgrad_ms@at_batch, -1 if not given */
+    int rcol[2][MDL_MAX_POINTS];        /* columns of recomp_ms@N, bwd_remat_ms@N */
+    double r_at_ref[2];                 /* their values at at_batch, -1 if not given */
     struct mdl_work work;               /* and its work by op class */
     struct mdl_gemm gemms[MDL_MAX_GEMMS];
 };
@@ -332,7 +349,11 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
         (rc = opt_ms(path, line, f, colno, idx[C_BWD_FIXED], "bwd_fixed_ms", &l->bwd_fixed,
                      &have2)) < 0 ||
         (rc = opt_ms(path, line, f, colno, idx[C_NOSTASH_FIXED], "fwd_nostash_fixed_ms",
-                     &l->nostash_fixed, &have3)) < 0)
+                     &l->nostash_fixed, &have3)) < 0 ||
+        (rc = opt_ms(path, line, f, colno, idx[C_RECOMP], "recomp_ms", &l->recomp,
+                     &l->has_recomp)) < 0 ||
+        (rc = opt_ms(path, line, f, colno, idx[C_BWD_REMAT], "bwd_remat_ms", &l->bwd_remat,
+                     &l->has_bwd_remat)) < 0)
         return rc;
     if (have != have2 || (l->has_nostash && have != have3) || (!l->has_nostash && have3))
         return ps_error(PS_EPARSE, "%s:%d: fields 'fwd_fixed_ms', 'bwd_fixed_ms'%s are all "
@@ -349,8 +370,8 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
                                   l->fwd_nostash)) < 0)))
         return rc;
     for (int p = 0; p < h->n_pts; p++) {
-        double v[P_N] = { 0, 0, 0, 0 };
-        int got[P_N] = { 0, 0, 0, 0 }, any = 0, all = 1;
+        double v[P_N] = { 0 };
+        int got[P_N] = { 0 }, any = 0, all = 1;
         char field[P_N][40];
         for (int k = 0; k < P_N; k++) {
             snprintf(field[k], sizeof field[k], "%s%g", pt_names[k], h->pt_batch[p]);
@@ -359,16 +380,17 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             if ((rc = opt_ms(path, line, f, colno, h->pt_idx[p][k], field[k], &v[k],
                              &got[k])) < 0)
                 return rc;
-            if (k != P_WGRAD) { /* W's point: checked beside wgrad_ms (check_wgrad_pts) */
+            if (k < P_WGRAD) { /* W's, R's, B-remat's: checked apart (check_*_pts) */
                 any |= got[k];
                 all &= got[k];
             }
         }
         if (!any) {
-            if (got[P_WGRAD])
-                return ps_error(PS_EPARSE, "%s:%d:%d: field '%s' needs the fields %s and %s",
-                                 path, line, colno[h->pt_idx[p][P_WGRAD]], field[P_WGRAD],
-                                 field[P_FWD], field[P_BWD]);
+            for (int k = P_WGRAD; k < P_N; k++)
+                if (got[k])
+                    return ps_error(PS_EPARSE, "%s:%d:%d: field '%s' needs the fields %s and "
+                                     "%s", path, line, colno[h->pt_idx[p][k]], field[k],
+                                     field[P_FWD], field[P_BWD]);
             continue;
         }
         if (!all || (l->has_nostash != (h->pt_idx[p][P_NOSTASH] >= 0 && got[P_NOSTASH])))
@@ -381,6 +403,9 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             double ref[P_N] = { l->fwd, l->bwd, l->fwd_nostash, 0 };
             if (got[P_WGRAD]) /* checked against wgrad_ms once it is read */
                 pts->w_at_ref = v[P_WGRAD];
+            for (int r = 0; r < 2; r++)
+                if (got[P_RECOMP + r])
+                    pts->r_at_ref[r] = v[P_RECOMP + r];
             for (int k = 0; k < P_WGRAD; k++)
                 if (got[k] && fabs(v[k] - ref[k]) > 1e-9 * fabs(ref[k]))
                     return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' differs from the "
@@ -395,7 +420,11 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
             l->pt_bwd[i] = l->pt_bwd[i - 1];
             l->pt_nostash[i] = l->pt_nostash[i - 1];
             l->pt_wgrad[i] = l->pt_wgrad[i - 1];
+            l->pt_recomp[i] = l->pt_recomp[i - 1];
+            l->pt_bwd_remat[i] = l->pt_bwd_remat[i - 1];
             pts->wcol[i] = pts->wcol[i - 1];
+            pts->rcol[0][i] = pts->rcol[0][i - 1];
+            pts->rcol[1][i] = pts->rcol[1][i - 1];
             i--;
         }
         l->pt_batch[i] = h->pt_batch[p];
@@ -404,6 +433,37 @@ static int parse_ext(const char *path, int line, char **f, int *colno, const str
         l->pt_nostash[i] = v[P_NOSTASH];
         l->pt_wgrad[i] = got[P_WGRAD] ? v[P_WGRAD] : -1;
         pts->wcol[i] = h->pt_idx[p][P_WGRAD] >= 0 ? colno[h->pt_idx[p][P_WGRAD]] : 0;
+        for (int r = 0; r < 2; r++) {
+            int k = P_RECOMP + r;
+            (r ? l->pt_bwd_remat : l->pt_recomp)[i] = got[k] ? v[k] : -1;
+            pts->rcol[r][i] = h->pt_idx[p][k] >= 0 ? colno[h->pt_idx[p][k]] : 0;
+        }
+    }
+    return 0;
+}
+
+/* recomp_ms@N and bwd_remat_ms@N: given at each measured size where the
+ * file has the column exactly when the layer has the column's value, and
+ * repeating it at at_batch. */
+static int check_remat_pts(const char *path, int line, const struct mdl_layer *l,
+                           const struct row_pts *pts)
+{
+    for (int r = 0; r < 2; r++) {
+        const char *name = r ? "bwd_remat_ms" : "recomp_ms";
+        int has = r ? l->has_bwd_remat : l->has_recomp;
+        double at = r ? l->bwd_remat : l->recomp;
+        const double *pt = r ? l->pt_bwd_remat : l->pt_recomp;
+        if (pts->r_at_ref[r] >= 0 && (!has || fabs(pts->r_at_ref[r] - at) > 1e-9 * fabs(at)))
+            return ps_error(PS_EINVAL, "%s:%d: field '%s@%g' %s", path, line, name,
+                             l->at_batch, has ? "differs from the value at at_batch"
+                                              : "needs its field at at_batch");
+        for (int i = 0; i < l->n_pts; i++)
+            if (pts->rcol[r][i] && (pt[i] >= 0) != has)
+                return ps_error(PS_EPARSE, "%s:%d:%d: field '%s@%g' %s", path, line,
+                                 pts->rcol[r][i], name, l->pt_batch[i],
+                                 has ? "is empty, and the layer's value at at_batch is given "
+                                       "(given at every measured size or at none)"
+                                     : "needs the layer's value at at_batch");
     }
     return 0;
 }
@@ -453,7 +513,10 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     l->pt_bwd = pts->bwd;
     l->pt_nostash = pts->nostash;
     l->pt_wgrad = pts->wgrad;
+    l->pt_recomp = pts->recomp;
+    l->pt_bwd_remat = pts->bwd_remat;
     pts->w_at_ref = -1;
+    pts->r_at_ref[0] = pts->r_at_ref[1] = -1;
     for (int i = 0; i < n; i++)
         if (strchr(f[i], '"'))
             return ps_error(PS_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
@@ -510,7 +573,11 @@ static int parse_row(struct mdl_profile *p, const char *path, int line, char **f
     pts->work.gemms = pts->gemms;
     if ((rc = mdl_work_row(path, line, f, colno, h->widx, p->measured, l, &pts->work)) < 0)
         return rc;
-    return p->measured ? check_wgrad_pts(path, line, h, l, pts) : 0;
+    if (!p->measured)
+        return 0;
+    if ((rc = check_wgrad_pts(path, line, h, l, pts)) < 0)
+        return rc;
+    return check_remat_pts(path, line, l, pts);
 }
 
 /* Where each layer's name is in the file, for the duplicate check. */

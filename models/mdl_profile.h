@@ -38,6 +38,20 @@
  *                   with wgrad_ms, empty for one without. W's share of the
  *                   backward is then interpolated between the sizes (as the
  *                   times are), constant beyond the outermost.
+ *   recomp_ms, recomp_ms@N   the recompute R of a re-materialized micro-batch
+ *                   (the stashing forward's kernel, run right before its
+ *                   backward, where F runs after F); absent = fwd_ms
+ *   bwd_remat_ms, bwd_remat_ms@N   the backward of a re-materialized
+ *                   micro-batch (right after its recompute, its stash fresh
+ *                   in the caches; bwd_ms is the backward of a stashed one);
+ *                   absent = bwd_ms
+ *                   Both as wgrad_ms@N: the @N fields given for every
+ *                   measured size of a layer with the column's value, empty
+ *                   for one without; N = at_batch repeats the value. The
+ *                   time at n is fwd (bwd) at n times the ratio recomp/fwd
+ *                   (bwd_remat/bwd), interpolated between the sizes,
+ *                   constant beyond the outermost. W's share of a
+ *                   re-materialized backward is the same as of a stashed one.
  * mdl_layer_seconds (models/mdl_topology.h) evaluates all of this.
  *
  * Work by op class (any profile, all optional; a layer that states none of
@@ -147,6 +161,12 @@ struct mdl_layer {
     /* The weight-gradient part of bwd (same unit), when has_wgrad. */
     int has_wgrad;
     double wgrad;
+    /* R and the backward of a re-materialized micro-batch (measured
+     * profiles; seconds at at_batch), when has_recomp / has_bwd_remat, and
+     * at the measured sizes (-1 where not given; NULL as pt_wgrad). */
+    int has_recomp, has_bwd_remat;
+    double recomp, bwd_remat;
+    double *pt_recomp, *pt_bwd_remat;
     /* Work by op class, NULL when the layer states none. Out of line like
      * the points: a profile's layers own theirs, and mdl_profile_add
      * copies the work (and its gemms) of the layer it is given. */

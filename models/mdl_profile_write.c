@@ -41,8 +41,29 @@ static int ext_columns(const struct mdl_profile *p, int *nostash, int *fixed, do
     return n;
 }
 
+/* Which of recomp_ms and bwd_remat_ms some layer gives (bits 1, 2). */
+static int remat_columns(const struct mdl_profile *p)
+{
+    int r = 0;
+    for (int i = 0; i < p->n_layers; i++)
+        r |= p->layers[i].has_recomp | p->layers[i].has_bwd_remat << 1;
+    return r;
+}
+
+/* A layer's value of recomp_ms (r = 0) or bwd_remat_ms (1) at its k-th
+ * measured size (k < 0: at at_batch); empty where the layer has none. */
+static void put_remat(FILE *f, const struct mdl_layer *l, int r, int k)
+{
+    int has = r ? l->has_bwd_remat : l->has_recomp;
+    const double *pt = r ? l->pt_bwd_remat : l->pt_recomp;
+    if (k < 0)
+        put_ms(f, has, r ? l->bwd_remat : l->recomp);
+    else
+        put_ms(f, has && pt && pt[k] >= 0, pt ? pt[k] : 0);
+}
+
 static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed, int wpts,
-                      const double *sizes, int n_sizes)
+                      int remat, const double *sizes, int n_sizes)
 {
     if (nostash)
         put_ms(f, 1, l->has_nostash ? l->fwd_nostash : l->fwd);
@@ -52,6 +73,9 @@ static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed
         if (nostash)
             put_ms(f, l->has_fixed, l->has_nostash ? l->nostash_fixed : l->fwd_fixed);
     }
+    for (int r = 0; r < 2; r++)
+        if (remat >> r & 1)
+            put_remat(f, l, r, -1);
     for (int s = 0; s < n_sizes; s++) {
         int k = 0;
         while (k < l->n_pts && l->pt_batch[k] != sizes[s])
@@ -66,6 +90,13 @@ static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed
                    !have || !l->has_wgrad ? 0
                    : l->pt_wgrad && l->pt_wgrad[k] >= 0 ? l->pt_wgrad[k]
                    : l->bwd > 0 ? l->pt_bwd[k] * l->wgrad / l->bwd : 0);
+        for (int r = 0; r < 2; r++)
+            if (remat >> r & 1) {
+                if (have)
+                    put_remat(f, l, r, k);
+                else
+                    fputs(",", f);
+            }
     }
 }
 
@@ -135,7 +166,7 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     double sizes[MDL_MAX_POINTS];
     int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
                                                       : 0;
-    int wgrad, work, wpts = 0;
+    int wgrad, work, wpts = 0, remat = p->measured ? remat_columns(p) : 0;
     work_columns(p, &wgrad, &work);
     for (int i = 0; p->measured && i < p->n_layers && !wpts; i++)
         for (int k = 0; k < p->layers[i].n_pts && !wpts; k++)
@@ -149,12 +180,17 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
             fprintf(f, ",fwd_nostash_ms");
         if (fixed)
             fprintf(f, ",fwd_fixed_ms,bwd_fixed_ms%s", nostash ? ",fwd_nostash_fixed_ms" : "");
+        fprintf(f, "%s%s", remat & 1 ? ",recomp_ms" : "", remat & 2 ? ",bwd_remat_ms" : "");
         for (int s = 0; s < n_sizes; s++) {
             fprintf(f, ",fwd_ms@%.0f,bwd_ms@%.0f", sizes[s], sizes[s]);
             if (nostash)
                 fprintf(f, ",fwd_nostash_ms@%.0f", sizes[s]);
             if (wpts)
                 fprintf(f, ",wgrad_ms@%.0f", sizes[s]);
+            if (remat & 1)
+                fprintf(f, ",recomp_ms@%.0f", sizes[s]);
+            if (remat & 2)
+                fprintf(f, ",bwd_remat_ms@%.0f", sizes[s]);
         }
     } else {
         fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes");
@@ -167,7 +203,7 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
             fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd * 1e3),
                     PS_DBL(l->bwd * 1e3), PS_DBL(l->at_batch), PS_DBL(l->params),
                     PS_DBL(l->out_bytes), PS_DBL(l->stash_bytes));
-            write_ext(f, l, nostash, fixed, wpts, sizes, n_sizes);
+            write_ext(f, l, nostash, fixed, wpts, remat, sizes, n_sizes);
         } else {
             fprintf(f, "%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd),
                     PS_DBL(l->bwd), PS_DBL(l->params), PS_DBL(l->out_bytes),

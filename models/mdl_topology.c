@@ -550,9 +550,52 @@ static double base_rule(const struct mdl_device *d, const struct mdl_layer *l, d
     return t_at * (n + d->batch_half) / (l->at_batch + d->batch_half);
 }
 
+/* num/den of a layer at n samples: at at_batch num_at / den_at (dflt when
+ * den_at is 0), at each measured size where pnum is given (>= 0) its
+ * ratio; interpolated linearly between the sizes, constant beyond the
+ * outermost. pnum NULL: the at_batch ratio everywhere. */
+static double pt_ratio(const struct mdl_layer *l, double num_at, double den_at,
+                       const double *pnum, const double *pden, double dflt, double n)
+{
+    double s0 = den_at > 0 ? num_at / den_at : dflt;
+    if (!pnum || l->n_pts < 1)
+        return s0;
+    double xs[MDL_MAX_POINTS + 1], ss[MDL_MAX_POINTS + 1];
+    int k = 0, ref = 0;
+    for (int i = 0; i < l->n_pts; i++) {
+        if (!ref && l->at_batch < l->pt_batch[i]) {
+            xs[k] = l->at_batch;
+            ss[k++] = s0;
+            ref = 1;
+        }
+        if (pnum[i] < 0)
+            continue;
+        xs[k] = l->pt_batch[i];
+        ss[k++] = pden[i] > 0 ? pnum[i] / pden[i] : s0;
+    }
+    if (!ref) {
+        xs[k] = l->at_batch;
+        ss[k++] = s0;
+    }
+    if (n <= xs[0])
+        return ss[0];
+    for (int i = 0; i + 1 < k; i++)
+        if (n <= xs[i + 1])
+            return ss[i] + (ss[i + 1] - ss[i]) * (n - xs[i]) / (xs[i + 1] - xs[i]);
+    return ss[k - 1];
+}
+
 double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                          enum mdl_op op, double n)
 {
+    if (op == MDL_OP_RECOMP || op == MDL_OP_BWD_REMAT) {
+        int r = op == MDL_OP_BWD_REMAT;
+        double t = mdl_layer_seconds(d, measured, l, r ? MDL_OP_BWD : MDL_OP_FWD, n);
+        if (!measured || !(r ? l->has_bwd_remat : l->has_recomp))
+            return t;
+        return t * (r ? pt_ratio(l, l->bwd_remat, l->bwd, l->pt_bwd_remat, l->pt_bwd, 1, n)
+                      : pt_ratio(l, l->recomp, l->fwd, l->pt_recomp, l->pt_fwd, 1, n));
+    }
     if (!measured && l->work && d->model.on) {
         double f, b, w;
         mdl_device_work_s(d, l->work, n, &f, &b, &w);
@@ -599,43 +642,24 @@ double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct 
  * (at_batch's among them) and constant beyond the outermost. */
 static double wgrad_share(const struct mdl_layer *l, double n)
 {
-    double s0 = l->bwd > 0 ? l->wgrad / l->bwd : 0.5;
-    if (!l->pt_wgrad || l->n_pts < 1)
-        return s0;
-    double xs[MDL_MAX_POINTS + 1], ss[MDL_MAX_POINTS + 1];
-    int k = 0, ref = 0;
-    for (int i = 0; i < l->n_pts; i++) {
-        if (!ref && l->at_batch < l->pt_batch[i]) {
-            xs[k] = l->at_batch;
-            ss[k++] = s0;
-            ref = 1;
-        }
-        if (l->pt_wgrad[i] < 0)
-            continue;
-        xs[k] = l->pt_batch[i];
-        ss[k++] = l->pt_bwd[i] > 0 ? l->pt_wgrad[i] / l->pt_bwd[i] : s0;
-    }
-    if (!ref) {
-        xs[k] = l->at_batch;
-        ss[k++] = s0;
-    }
-    if (n <= xs[0])
-        return ss[0];
-    for (int i = 0; i + 1 < k; i++)
-        if (n <= xs[i + 1])
-            return ss[i] + (ss[i + 1] - ss[i]) * (n - xs[i]) / (xs[i + 1] - xs[i]);
-    return ss[k - 1];
+    return pt_ratio(l, l->wgrad, l->bwd, l->pt_wgrad, l->pt_bwd, 0.5, n);
 }
 
 int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                         double n, double *b, double *w)
+{
+    return mdl_layer_bwd_split_op(d, measured, l, MDL_OP_BWD, n, b, w);
+}
+
+int mdl_layer_bwd_split_op(const struct mdl_device *d, int measured, const struct mdl_layer *l,
+                           enum mdl_op op, double n, double *b, double *w)
 {
     if (!measured && l->work && d->model.on) {
         double f;
         mdl_device_work_s(d, l->work, n, &f, b, w);
         return 1;
     }
-    double t = mdl_layer_seconds(d, measured, l, MDL_OP_BWD, n), share = -1;
+    double t = mdl_layer_seconds(d, measured, l, op, n), share = -1;
     if (l->has_wgrad) {
         share = wgrad_share(l, n);
     } else if (l->work) {

@@ -161,10 +161,11 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
 double mdl_device_op_seconds(const struct mdl_device *d, int measured,
                              double cost, double at_batch, double n);
 
-/* Which time of a layer: forward, backward, or the forward of a
- * re-materialized micro-batch (nothing stashed; = forward unless the
- * profile measured it). */
-enum mdl_op { MDL_OP_FWD, MDL_OP_BWD, MDL_OP_FWD_NOSTASH };
+/* Which time of a layer: forward, backward, or of a re-materialized
+ * micro-batch its forward (nothing stashed), its recompute and its
+ * backward (each = forward, forward, backward unless the profile measured
+ * it: fwd_nostash_ms, recomp_ms, bwd_remat_ms). */
+enum mdl_op { MDL_OP_FWD, MDL_OP_BWD, MDL_OP_FWD_NOSTASH, MDL_OP_RECOMP, MDL_OP_BWD_REMAT };
 /* Seconds for one op of layer l on n samples on device d: FLOP profiles as
  * mdl_device_op_seconds; measured profiles with the calibrated extensions
  * of mdl_profile.h (fixed intercept, points) when present, else
@@ -180,5 +181,9 @@ double mdl_layer_seconds(const struct mdl_device *d, int measured,
  * set the split, 0 when nothing says (then half and half). O(gemms). */
 int mdl_layer_bwd_split(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                         double n, double *b, double *w);
+/* The same for op MDL_OP_BWD or MDL_OP_BWD_REMAT (the backward of a
+ * re-materialized micro-batch, split in the same shares). */
+int mdl_layer_bwd_split_op(const struct mdl_device *d, int measured, const struct mdl_layer *l,
+                           enum mdl_op op, double n, double *b, double *w);
 
 #endif

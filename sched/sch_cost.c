@@ -55,6 +55,23 @@ static int check_range(const struct mdl_profile *p, const struct mdl_device *d,
                      what, v, unit, max, micro_batch);
 }
 
+/* A stage's backward of `seconds` in ns, at least 2 when not zero (each
+ * half of a split one takes time too), and its halves: the input gradient
+ * the layers' own split `b_in` (split) or half, each part at least 1 ns. */
+static void split_bwd(double seconds, int split, double b_in, sch_time *bwd, sch_time *input,
+                      sch_time *weight)
+{
+    *bwd = sch_op_seconds_to_time(seconds);
+    if (seconds > 0 && *bwd < 2)
+        *bwd = 2;
+    *input = *bwd / 2;
+    if (split && *bwd >= 2) {
+        sch_time bi = sch_seconds_to_time(b_in);
+        *input = bi < 1 ? 1 : bi > *bwd - 1 ? *bwd - 1 : bi;
+    }
+    *weight = *bwd - *input;
+}
+
 int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
                   const struct sch_partition *part, const int *stage_device,
                   double micro_batch, struct sch_costs **out)
@@ -81,14 +98,23 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         }
         const struct mdl_device *d = &t->devices[dev];
         struct sch_stage_cost *sc = &c->st[s];
-        double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0;
+        double fwd = 0, bwd = 0, nostash = 0, params = 0, stash = 0, recomp = 0, bwd_r = 0;
         double b_in = 0, b_w = 0, b_half = 0, wg = 0; /* the split backward */
+        double br_in = 0, br_w = 0, br_half = 0;       /* of a re-materialized one */
         int split = 0;
         for (int l = part->first[s]; l < part->first[s + 1]; l++) {
             const struct mdl_layer *ly = &p->layers[l];
-            fwd += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
+            double lf = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
+            fwd += lf;
+            /* R and a re-materialized backward: the same as F and B unless
+             * the calibrated profile times them apart (not recomputed then:
+             * the device model is the costly part of a search) */
+            recomp += p->measured && ly->has_recomp
+                          ? mdl_layer_seconds(d, p->measured, ly, MDL_OP_RECOMP, micro_batch)
+                          : lf;
             double lb, lw;
-            if (mdl_layer_bwd_split(d, p->measured, ly, micro_batch, &lb, &lw)) {
+            int ls = mdl_layer_bwd_split(d, p->measured, ly, micro_batch, &lb, &lw);
+            if (ls) {
                 b_in += lb;
                 b_w += lw;
                 split = 1;
@@ -96,6 +122,16 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
                 b_half += lb + lw;
             }
             bwd += lb + lw;
+            if (p->measured && ly->has_bwd_remat)
+                ls = mdl_layer_bwd_split_op(d, p->measured, ly, MDL_OP_BWD_REMAT, micro_batch,
+                                            &lb, &lw);
+            if (ls) {
+                br_in += lb;
+                br_w += lw;
+            } else {
+                br_half += lb + lw;
+            }
+            bwd_r += lb + lw;
             nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
             params += ly->params;
             stash += ly->stash_bytes;
@@ -112,6 +148,8 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         if ((rc = RANGE("forward time", fwd, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("backward time", bwd, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("forward time without stash", nostash, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("recompute time", recomp, SCH_MAX_OP_S, "s")) < 0 ||
+            (rc = RANGE("backward time after a recompute", bwd_r, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("update time", upd, SCH_MAX_OP_S, "s")) < 0 ||
             (rc = RANGE("parameter memory", params * t->bytes_per_param + t->mem.workspace_bytes,
                         SCH_MAX_BYTES,
@@ -130,24 +168,24 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         /* what the minimums below lengthen (the exact sums, not rounded) */
         double bin_exact = split ? b_in + b_half / 2 : bwd / 2;
         double bw_exact = split ? b_w + b_half / 2 : bwd / 2;
+        double brin_exact = split ? br_in + br_half / 2 : bwd_r / 2;
         sc->short_ops = below_tick(fwd, 1, SCH_SHORT_FWD) |
+                        below_tick(recomp, 1, SCH_SHORT_RECOMP) |
+                        below_tick(bwd_r, 2, SCH_SHORT_BWD_REMAT) |
+                        below_tick(brin_exact, 1, SCH_SHORT_BWD_REMAT_INPUT) |
+                        below_tick(split ? br_w + br_half / 2 : bwd_r / 2, 1,
+                                   SCH_SHORT_BWD_REMAT_WEIGHT) |
                         below_tick(nostash, 1, SCH_SHORT_FWD_NOSTASH) |
                         below_tick(bwd, 2, SCH_SHORT_BWD) |
                         below_tick(bin_exact, 1, SCH_SHORT_BWD_INPUT) |
                         below_tick(bw_exact, 1, SCH_SHORT_BWD_WEIGHT) |
                         below_tick(upd, 1, SCH_SHORT_UPDATE);
         sc->fwd = sch_op_seconds_to_time(fwd);
-        sc->bwd = sch_op_seconds_to_time(bwd);
-        if (bwd > 0 && sc->bwd < 2) /* each half of a split backward takes time too */
-            sc->bwd = 2;
         sc->fwd_nostash = sch_op_seconds_to_time(nostash);
-        sc->recomp = sc->fwd;
-        sc->bwd_input = sc->bwd / 2;
-        if (split && sc->bwd >= 2) { /* the layers' own split, each part at least 1 ns */
-            sch_time bi = sch_seconds_to_time(b_in + b_half / 2);
-            sc->bwd_input = bi < 1 ? 1 : bi > sc->bwd - 1 ? sc->bwd - 1 : bi;
-        }
-        sc->bwd_weight = sc->bwd - sc->bwd_input;
+        sc->recomp = sch_op_seconds_to_time(recomp);
+        split_bwd(bwd, split, b_in + b_half / 2, &sc->bwd, &sc->bwd_input, &sc->bwd_weight);
+        split_bwd(bwd_r, split, br_in + br_half / 2, &sc->bwd_remat, &sc->bwd_input_remat,
+                  &sc->bwd_weight_remat);
         sc->params = params;
         sc->param_bytes = bytes(params, t->bytes_per_param);
         if (t->mem.workspace_bytes > 0) /* memory_policy: a fixed workspace per stage */
@@ -190,8 +228,14 @@ sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule 
     case SCH_OP_FWD:
         return op->mb >= 0 && sch_schedule_remat_mb(s, op->mb) ? sc->fwd_nostash : sc->fwd;
     case SCH_OP_RECOMP: return sc->recomp;
-    case SCH_OP_BWD: return s->has_wgrad ? sc->bwd_input : sc->bwd;
-    case SCH_OP_WGRAD: return sc->bwd_weight;
+    case SCH_OP_BWD:
+    case SCH_OP_WGRAD: {
+        int rm = op->mb >= 0 && sch_schedule_remat_mb(s, op->mb);
+        if (op->kind == SCH_OP_WGRAD)
+            return rm ? sc->bwd_weight_remat : sc->bwd_weight;
+        return s->has_wgrad ? (rm ? sc->bwd_input_remat : sc->bwd_input)
+                            : (rm ? sc->bwd_remat : sc->bwd);
+    }
     case SCH_OP_UPDATE: return sc->update;
     default: return 0;
     }
@@ -210,9 +254,13 @@ int64_t sch_costs_short_ops(const struct sch_costs *c, const struct sch_schedule
         int64_t k[SCH_OP_NKINDS] = { 0 };
         k[SCH_OP_FWD] = (f & SCH_SHORT_FWD ? M - n_remat : 0) +
                         (f & SCH_SHORT_FWD_NOSTASH ? n_remat : 0);
-        k[SCH_OP_RECOMP] = f & SCH_SHORT_FWD ? n_remat : 0;
-        k[SCH_OP_BWD] = f & (s->has_wgrad ? SCH_SHORT_BWD_INPUT : SCH_SHORT_BWD) ? M : 0;
-        k[SCH_OP_WGRAD] = s->has_wgrad && (f & SCH_SHORT_BWD_WEIGHT) ? M : 0;
+        k[SCH_OP_RECOMP] = f & SCH_SHORT_RECOMP ? n_remat : 0;
+        k[SCH_OP_BWD] =
+            (f & (s->has_wgrad ? SCH_SHORT_BWD_INPUT : SCH_SHORT_BWD) ? M - n_remat : 0) +
+            (f & (s->has_wgrad ? SCH_SHORT_BWD_REMAT_INPUT : SCH_SHORT_BWD_REMAT) ? n_remat : 0);
+        k[SCH_OP_WGRAD] = !s->has_wgrad ? 0
+                          : (f & SCH_SHORT_BWD_WEIGHT ? M - n_remat : 0) +
+                                (f & SCH_SHORT_BWD_REMAT_WEIGHT ? n_remat : 0);
         k[SCH_OP_UPDATE] = f & SCH_SHORT_UPDATE ? 1 : 0;
         for (int i = 0; i < SCH_OP_NKINDS; i++)
             if (k[i]) {

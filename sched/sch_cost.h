@@ -5,11 +5,16 @@
  * Each layer's time comes from mdl_layer_seconds on the device that holds
  * the stage; a stage's forward is the sum over its layers, rounded once to
  * nanoseconds, and at least 1 ns when it is not zero (a backward at least
- * 2 ns, so that each half of a split one is). Recompute = forward. The forward of a re-materialized
+ * 2 ns, so that each half of a split one is). Recompute = forward unless
+ * a calibrated profile times it apart (recomp_ms, MDL_OP_RECOMP). The
+ * forward of a re-materialized
  * micro-batch keeps nothing for backward; calibrated profiles may time it
  * apart (fwd_nostash, mdl_layer_seconds MDL_OP_FWD_NOSTASH; = forward
  * otherwise), and sch_costs_op_time returns it for F ops whose micro-batch
- * is re-materialized (sch_schedule_remat_mb). The engine tables both
+ * is re-materialized (sch_schedule_remat_mb); likewise the backward of a
+ * re-materialized micro-batch, right after its recompute (bwd_remat_ms,
+ * MDL_OP_BWD_REMAT; = backward otherwise), for its B and W ops, split in
+ * the same shares as the backward of a stashed one. The engine tables both
  * durations of each stage and kind (asking with the schedule's mode set
  * to never and to always) and gives each op the one of its own
  * micro-batch, so under except_last the last micro-batch's F keeps the
@@ -46,13 +51,19 @@ enum {
     SCH_SHORT_BWD = 1 << 2,     /* the whole backward: < 2 ns */
     SCH_SHORT_BWD_INPUT = 1 << 3, /* its halves (split backward) */
     SCH_SHORT_BWD_WEIGHT = 1 << 4,
-    SCH_SHORT_UPDATE = 1 << 5
+    SCH_SHORT_UPDATE = 1 << 5,
+    SCH_SHORT_RECOMP = 1 << 6,  /* recomp apart from fwd (recomp_ms) */
+    SCH_SHORT_BWD_REMAT = 1 << 7, /* the backward of a re-materialized
+                                   micro-batch (bwd_remat_ms): < 2 ns */
+    SCH_SHORT_BWD_REMAT_INPUT = 1 << 8, /* and its halves */
+    SCH_SHORT_BWD_REMAT_WEIGHT = 1 << 9,
 };
 
 struct sch_stage_cost {
     int device;
     sch_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
     sch_time fwd_nostash;       /* F of a re-materialized micro-batch */
+    sch_time bwd_remat, bwd_input_remat, bwd_weight_remat; /* its B (and W) */
     unsigned short_ops;         /* SCH_SHORT_* of the durations above */
     struct sch_stage_mem mem;   /* per micro-batch */
     double params;

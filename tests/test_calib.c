@@ -97,23 +97,23 @@ static void pipelined_sums(int warm_each, int by_mean)
             cr_expect_eq(bb->t.n, c->pipe_rounds * M);
             cr_expect_eq(MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t.n, c->pipe_rounds * M);
             cr_expect_eq(u->t.n, 2 * c->pipe_rounds); /* one per step, two steps a round */
-            cr_expect_eq(f->scale, MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->scale);
-            cr_expect_eq(bb->scale, MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->scale);
             cr_expect_gt(f->scale, 0);
-            double kept = 0, bwd = 0;
+            /* each class apart: the stashing forward (the kept kernel), the
+             * recompute, B of a stashed micro-batch and B after a recompute
+             * each sum to their own centre */
+            double kept = 0, bwd = 0, rec = 0, bwr = 0;
             for (int l = 2 * s; l < 2 * s + 2; l++) {
                 kept += c->layers[l].kept[i].med;
                 bwd += c->layers[l].t[MSR_CALIB_BWD][i].med;
+                rec += c->layers[l].t[MSR_CALIB_RECOMP][i].med;
+                bwr += c->layers[l].bwd_remat[i].med;
             }
             const struct msr_stat *rt = &MSR_PIPE_AT(c, s, i, MSR_PIPE_R)->t;
             const struct msr_stat *brt = &MSR_PIPE_AT(c, s, i, MSR_PIPE_BR)->t;
-            double flo = !by_mean ? fmin(f->t.med, rt->med) : fmin(f->t.min, rt->min);
-            double fhi = !by_mean ? fmax(f->t.med, rt->med) : fmax(f->t.max, rt->max);
-            cr_expect(kept >= flo * (1 - 1e-12) && kept <= fhi * (1 + 1e-12),
-                      "%g not in [%g, %g]", kept, flo, fhi);
-            double blo = !by_mean ? fmin(bb->t.med, brt->med) : fmin(bb->t.min, brt->min);
-            double bhi = !by_mean ? fmax(bb->t.med, brt->med) : fmax(bb->t.max, brt->max);
-            cr_expect(bwd >= blo * (1 - 1e-12) && bwd <= bhi * (1 + 1e-12));
+            cr_expect_float_eq(kept, by_mean ? f->t.mean : f->t.med, 1e-12 * kept);
+            cr_expect_float_eq(rec, by_mean ? rt->mean : rt->med, 1e-12 * rec);
+            cr_expect_float_eq(bwd, by_mean ? bb->t.mean : bb->t.med, 1e-12 * bwd);
+            cr_expect_float_eq(bwr, by_mean ? brt->mean : brt->med, 1e-12 * bwr);
             /* F-nostash, a class alone: its layers sum to its own centre */
             const struct msr_stat *fn = &MSR_PIPE_AT(c, s, i, MSR_PIPE_FN)->t;
             double nostash = 0;
@@ -189,17 +189,20 @@ Test(calib, pipelined_zero_bubble_sets_w_apart)
     msr_calib_free(c);
 }
 
-/* The layers' sums of stage s at size i for each pool (F with R, B, F-nostash)
- * and the update. */
-static void pool_sums(const struct msr_calib *c, int s, int i, double out[4])
+/* The layers' sums of stage s at size i for each class (F, B, F-nostash,
+ * the update, R, B after R). */
+static void pool_sums(const struct msr_calib *c, int s, int i, double out[6])
 {
     int per = c->n_layers / c->pipe_stages;
-    out[0] = out[1] = out[2] = out[3] = 0;
+    for (int q = 0; q < 6; q++)
+        out[q] = 0;
     for (int l = per * s; l < per * (s + 1); l++) {
         out[0] += c->layers[l].kept[i].med;
         out[1] += c->layers[l].t[MSR_CALIB_BWD][i].med;
         out[2] += c->layers[l].t[MSR_CALIB_FWD_NOSTASH][i].med;
         out[3] += c->layers[l].update.med;
+        out[4] += c->layers[l].t[MSR_CALIB_RECOMP][i].med;
+        out[5] += c->layers[l].bwd_remat[i].med;
     }
 }
 
@@ -217,7 +220,8 @@ Test(calib, recentre_moves_the_layers_between_medians_and_means)
     struct msr_calib *c;
     cr_assert_eq(msr_calib_run(&o, &c), 0, "%s", ps_errmsg());
     cr_expect_eq(c->pipe_by_mean, 0);
-    static const int cls[4] = { MSR_PIPE_F, MSR_PIPE_BB, MSR_PIPE_FN, MSR_PIPE_U };
+    static const int cls[6] = { MSR_PIPE_F, MSR_PIPE_BB, MSR_PIPE_FN, MSR_PIPE_U, MSR_PIPE_R,
+                                MSR_PIPE_BR };
     double fwd0 = c->layers[0].t[MSR_CALIB_FWD][0].med, kept0 = c->layers[0].kept[0].med;
     double sc0 = MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale;
     for (int rule = 1; rule >= 0; rule--) {
@@ -225,9 +229,9 @@ Test(calib, recentre_moves_the_layers_between_medians_and_means)
         cr_expect_eq(c->pipe_by_mean, rule);
         for (int s = 0; s < 2; s++)
             for (int i = 0; i < 2; i++) {
-                double sum[4];
+                double sum[6];
                 pool_sums(c, s, i, sum);
-                for (int q = 0; q < 4; q++) {
+                for (int q = 0; q < 6; q++) {
                     const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, cls[q]);
                     if (!(pp->centre_med > 0))
                         continue;
@@ -239,8 +243,33 @@ Test(calib, recentre_moves_the_layers_between_medians_and_means)
         double f = c->layers[0].kept[0].med / kept0; /* the forward kernel moved alike */
         cr_expect_float_eq(c->layers[0].t[MSR_CALIB_FWD][0].med, fwd0 * f, 1e-12 * fwd0);
         cr_expect_float_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale, sc0 * f, 1e-12 * sc0);
-        cr_expect_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_R)->scale,
-                     MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->scale);
+    }
+    /* pooled (opts.pool_remat) on the same samples: F with R and B of both
+     * modes sum to the pools' centres, each partner moved by the same factor
+     * (one kernel); and back */
+    for (int pooled = 1; pooled >= 0; pooled--) {
+        double r0 = c->layers[0].t[MSR_CALIB_RECOMP][0].med, k0 = c->layers[0].kept[0].med;
+        cr_assert_eq(msr_calib_repool(c, pooled), 0);
+        cr_expect_eq(c->pipe_pooled, pooled);
+        for (int s = 0; s < 2; s++)
+            for (int i = 0; i < 2; i++) {
+                double sum[6];
+                pool_sums(c, s, i, sum);
+                const struct msr_pipe_point *f = MSR_PIPE_AT(c, s, i, MSR_PIPE_F);
+                const struct msr_pipe_point *bb = MSR_PIPE_AT(c, s, i, MSR_PIPE_BB);
+                double wf = pooled ? f->pool_med : f->centre_med;
+                double wb = pooled ? bb->pool_med : bb->centre_med;
+                cr_expect_float_eq(sum[0], wf, 1e-12 * wf, "stage %d size %d", s, sizes[i]);
+                cr_expect_float_eq(sum[1], wb, 1e-12 * wb);
+            }
+        if (pooled) /* the recompute followed the kept kernel */
+            cr_expect_float_eq(c->layers[0].t[MSR_CALIB_RECOMP][0].med,
+                               r0 * c->layers[0].kept[0].med / k0, 1e-12 * r0);
+        struct mdl_profile *p;
+        cr_assert_eq(msr_calib_profile(c, &p), 0, "%s", ps_errmsg());
+        cr_expect_eq(p->layers[0].has_recomp, !pooled);
+        cr_expect_eq(p->layers[0].has_bwd_remat, !pooled);
+        mdl_profile_free(p);
     }
     /* back at the medians: the same rule again is a no-op */
     double before = c->layers[1].t[MSR_CALIB_BWD][1].med;
@@ -573,6 +602,94 @@ Test(calib, remat_forwards_take_the_nostash_time)
 }
 
 /* ---- outputs of a calibration (no timing) ---- */
+
+/* recomp_ms and bwd_remat_ms: R and the backward of a re-materialized
+ * micro-batch apart, in every mode, the split backward's W in the same
+ * share; their @N ratios interpolated; and what the loader refuses. */
+Test(calib, remat_ops_take_their_own_times)
+{
+    /* one layer at 8 samples: F 3 ms, B 5 ms (W 2 ms), R 2.5 ms, B after R 4 ms */
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(write_file("r.csv", H ",wgrad_ms,recomp_ms,bwd_remat_ms\n"
+                                                      "a,3,5,8,0,4,4,2,2.5,4\n"), &p), 0,
+                 "%s", ps_errmsg());
+    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
+    enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST };
+    for (int m = 0; m < 3; m++) {
+        struct th_run run;
+        th_simulate(&run, "gpipe", p, t, 1, 2, modes[m], 8, 1);
+        const struct trc_trace *tr = sim_engine_trace(run.e);
+        int nb = 0, nr = 0;
+        for (size_t i = 0; i < tr->n_events; i++) {
+            const struct trc_event *e = &tr->events[i];
+            int rm = modes[m] == SCH_REMAT_ALWAYS ||
+                     (modes[m] == SCH_REMAT_EXCEPT_LAST && e->mb == 0);
+            if (e->kind == SCH_OP_BWD) {
+                cr_expect_eq(e->end_ns - e->start_ns, rm ? 4000000 : 5000000, "mode %d B%d", m,
+                             e->mb);
+                nb++;
+            }
+            if (e->kind == SCH_OP_RECOMP) {
+                cr_expect_eq(e->end_ns - e->start_ns, 2500000);
+                nr++;
+            }
+        }
+        cr_expect_eq(nb, 2);
+        cr_expect_eq(nr, m == 0 ? 0 : m == 1 ? 2 : 1);
+        /* K = 1, M = 2, GPipe: F F then (R) B per micro-batch, then U (0: no bandwidth) */
+        int64_t want = m == 0 ? 2 * 3000000 + 2 * 5000000
+                     : m == 1 ? 2 * 3000000 + 2 * (2500000 + 4000000)
+                              : 2 * 3000000 + 5000000 + 2500000 + 4000000;
+        cr_expect_eq(sim_engine_result(run.e)->makespan, want, "mode %d", m);
+        th_release(&run);
+    }
+    /* the split backward: W keeps its share (2 of 5) of either backward */
+    const struct mdl_device *d = &t->devices[0];
+    double b, w;
+    cr_expect_eq(mdl_layer_bwd_split_op(d, 1, &p->layers[0], MDL_OP_BWD_REMAT, 8, &b, &w), 1);
+    cr_expect_float_eq(w, 4e-3 * 2 / 5, 1e-15);
+    cr_expect_float_eq(b, 4e-3 * 3 / 5, 1e-15);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    /* points: the ratio to the forward interpolated, constant beyond */
+    cr_assert_eq(mdl_profile_load(write_file("r2.csv", H ",recomp_ms,recomp_ms@4,fwd_ms@4,"
+                                                       "bwd_ms@4\n"
+                                                       "a,2,4,8,0,4,4,1.8,0.8,1,2\n"), &p), 0,
+                 "%s", ps_errmsg());
+    struct mdl_device dv = { .flops = 1e12, .memory = 1, .eff_max = 1, .batch_half = 0 };
+    const struct mdl_layer *a = &p->layers[0];
+    /* at 4: 0.8 of 1 ms; at 8: 0.9 of 2 ms; at 6: 0.85 of 1.5 ms; at 16: 0.9 of F(16) */
+    cr_expect_float_eq(mdl_layer_seconds(&dv, 1, a, MDL_OP_RECOMP, 4), 0.8e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&dv, 1, a, MDL_OP_RECOMP, 8), 1.8e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&dv, 1, a, MDL_OP_RECOMP, 6), 0.85 * 1.5e-3, 1e-15);
+    cr_expect_float_eq(mdl_layer_seconds(&dv, 1, a, MDL_OP_RECOMP, 16),
+                       0.9 * mdl_layer_seconds(&dv, 1, a, MDL_OP_FWD, 16), 1e-15);
+    /* no bwd_remat_ms: the backward's own time */
+    cr_expect_eq(mdl_layer_seconds(&dv, 1, a, MDL_OP_BWD_REMAT, 6),
+                 mdl_layer_seconds(&dv, 1, a, MDL_OP_BWD, 6));
+    /* written and read back the same */
+    char out[160];
+    snprintf(out, sizeof out, "%s/rr.csv", dir);
+    struct mdl_profile *q;
+    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", ps_errmsg());
+    cr_expect_eq(q->layers[0].has_recomp, 1);
+    cr_expect_eq(q->layers[0].has_bwd_remat, 0);
+    cr_expect_eq(q->layers[0].recomp, a->recomp);
+    cr_expect_eq(q->layers[0].pt_recomp[0], a->pt_recomp[0]);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
+    bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,recomp_ms\n", PS_EPARSE,
+                "column 'recomp_ms' needs 'fwd_ms'");
+    bad_profile(H ",fwd_ms@4,bwd_ms@4,bwd_remat_ms@4\n", PS_EPARSE,
+                "needs column 'bwd_remat_ms'");
+    bad_profile(H ",recomp_ms,fwd_ms@4,bwd_ms@4,recomp_ms@4\na,1,2,8,0,0,0,1,0.5,1,\n",
+                PS_EPARSE, "field 'recomp_ms@4' is empty");
+    bad_profile(H ",recomp_ms,fwd_ms@4,bwd_ms@4,recomp_ms@4\na,1,2,8,0,0,0,,0.5,1,0.4\n",
+                PS_EPARSE, "field 'recomp_ms@4' needs the layer's value at at_batch");
+    bad_profile(H ",recomp_ms,fwd_ms@8,bwd_ms@8,recomp_ms@8\na,1,2,8,0,0,0,1,1,2,0.9\n",
+                PS_EINVAL, "field 'recomp_ms@8' differs from the value at at_batch");
+}
 
 Test(calib, profile_and_topology_from_a_calibration)
 {
