@@ -172,6 +172,21 @@ static int cal_between(void *ctx, int K, int round)
     return msr_calib_rounds(c->sess, CAL_PER_ROUND);
 }
 
+/* The calibration's profile and topology under the other value of a rule
+ * (set: msr_calib_recentre or msr_calib_repool; now: its value), then the
+ * rule set back. */
+static int other_rule(struct msr_calib *cal, int (*set)(struct msr_calib *, int), int now,
+                      struct mdl_profile **prof, struct mdl_topology **topo)
+{
+    int rc;
+    if ((rc = set(cal, !now)) < 0 || (rc = msr_calib_profile(cal, prof)) < 0 ||
+        (rc = msr_calib_topology(cal, topo)) < 0) {
+        set(cal, now);
+        return rc;
+    }
+    return set(cal, now);
+}
+
 static int cal_end(void *ctx, int K, const struct mdl_profile **prof,
                    const struct mdl_topology **topo)
 {
@@ -184,19 +199,12 @@ static int cal_end(void *ctx, int K, const struct mdl_profile **prof,
         (rc = msr_calib_topology(c->cal[k], &c->topo[k])) < 0)
         return rc;
     pr_cal(c->cal[k]);
-    /* the other rule on the same samples, for the paired line (paired()) */
-    int by_mean = c->cal[k]->pipe_by_mean;
-    if ((rc = msr_calib_recentre(c->cal[k], !by_mean)) < 0 ||
-        (rc = msr_calib_profile(c->cal[k], &c->alt_prof[k])) < 0 ||
-        (rc = msr_calib_topology(c->cal[k], &c->alt_topo[k])) < 0 ||
-        (rc = msr_calib_recentre(c->cal[k], by_mean)) < 0)
-        return rc;
-    /* the other pooling of R and of B after R on the same samples (pooled()) */
-    int pooled = c->cal[k]->pipe_pooled;
-    if ((rc = msr_calib_repool(c->cal[k], !pooled)) < 0 ||
-        (rc = msr_calib_profile(c->cal[k], &c->pool_prof[k])) < 0 ||
-        (rc = msr_calib_topology(c->cal[k], &c->pool_topo[k])) < 0 ||
-        (rc = msr_calib_repool(c->cal[k], pooled)) < 0)
+    /* the other centre rule, and the other pooling of R and of B after R,
+     * on the same samples, for the paired lines (paired()) */
+    if ((rc = other_rule(c->cal[k], msr_calib_recentre, c->cal[k]->pipe_by_mean,
+                         &c->alt_prof[k], &c->alt_topo[k])) < 0 ||
+        (rc = other_rule(c->cal[k], msr_calib_repool, c->cal[k]->pipe_pooled, &c->pool_prof[k],
+                         &c->pool_topo[k])) < 0)
         return rc;
     *prof = c->prof[k];
     *topo = c->topo[k];

@@ -564,41 +564,49 @@ Test(calib, profile_extension_rejects_bad_input)
                 "all given or all empty");
 }
 
-Test(calib, remat_forwards_take_the_nostash_time)
+/* A one-layer profile (8 samples) simulated as GPipe on one device, M = 2,
+ * in each remat mode: every F, R and B takes the time of its kind and its
+ * micro-batch's mode (the keeping forward f, without stash fn, recompute
+ * r, backward b of a stashed micro-batch, br after its recompute;
+ * except_last keeps micro-batch 1), and the step is their sum. */
+static void remat_times(const char *csv, int64_t f, int64_t fn, int64_t r, int64_t b,
+                        int64_t br)
 {
-    /* one layer: F keeps 3 ms, F without stash 2 ms at 8 samples */
     struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(write_file("n.csv", H ",fwd_nostash_ms\n"
-                                                      "a,3,5,8,0,4,4,2\n"), &p), 0,
-                 "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_load(write_file("n.csv", csv), &p), 0, "%s", ps_errmsg());
     struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
     enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST };
-    int64_t want_f[3] = { 3000000, 2000000, 2000000 };
     for (int m = 0; m < 3; m++) {
         struct th_run run;
         th_simulate(&run, "gpipe", p, t, 1, 2, modes[m], 8, 1);
         const struct trc_trace *tr = sim_engine_trace(run.e);
-        int nf = 0, nr = 0;
+        int n[SCH_OP_NKINDS] = { 0 };
+        int64_t sum = 0;
         for (size_t i = 0; i < tr->n_events; i++) {
             const struct trc_event *e = &tr->events[i];
-            if (e->kind == SCH_OP_FWD) {
-                /* except_last keeps the last micro-batch's stash: full forward */
-                int64_t want = modes[m] == SCH_REMAT_EXCEPT_LAST && e->mb == 1 ? 3000000
-                                                                               : want_f[m];
-                cr_expect_eq(e->end_ns - e->start_ns, want, "mode %d F%d", m, e->mb);
-                nf++;
-            }
-            if (e->kind == SCH_OP_RECOMP) {
-                cr_expect_eq(e->end_ns - e->start_ns, 3000000); /* R keeps: fwd */
-                nr++;
-            }
+            int rm = m == 1 || (m == 2 && e->mb == 0), k = e->kind;
+            int64_t d = e->end_ns - e->start_ns,
+                    want = k == SCH_OP_FWD ? (rm ? fn : f) : k == SCH_OP_RECOMP ? r
+                         : k == SCH_OP_BWD ? (rm ? br : b) : d;
+            cr_expect_eq(d, want, "mode %d kind %d mb %d", m, k, e->mb);
+            n[k]++;
+            sum += k == SCH_OP_FWD || k == SCH_OP_RECOMP || k == SCH_OP_BWD ? d : 0;
         }
-        cr_expect_eq(nf, 2);
-        cr_expect_eq(nr, m == 0 ? 0 : m == 1 ? 2 : 1);
+        cr_expect_eq(n[SCH_OP_FWD], 2);
+        cr_expect_eq(n[SCH_OP_BWD], 2);
+        cr_expect_eq(n[SCH_OP_RECOMP], m == 0 ? 0 : m == 1 ? 2 : 1);
+        cr_expect_eq(sim_engine_result(run.e)->makespan, sum, "mode %d", m); /* U: 0 */
         th_release(&run);
     }
     mdl_topology_free(t);
     mdl_profile_free(p);
+}
+
+/* F keeps 3 ms, F without stash 2 ms; R keeps (the forward), B 5 ms */
+Test(calib, remat_forwards_take_the_nostash_time)
+{
+    remat_times(H ",fwd_nostash_ms\na,3,5,8,0,4,4,2\n", 3000000, 2000000, 3000000, 5000000,
+                5000000);
 }
 
 /* ---- outputs of a calibration (no timing) ---- */
@@ -608,42 +616,15 @@ Test(calib, remat_forwards_take_the_nostash_time)
  * share; their @N ratios interpolated; and what the loader refuses. */
 Test(calib, remat_ops_take_their_own_times)
 {
-    /* one layer at 8 samples: F 3 ms, B 5 ms (W 2 ms), R 2.5 ms, B after R 4 ms */
-    struct mdl_profile *p;
-    cr_assert_eq(mdl_profile_load(write_file("r.csv", H ",wgrad_ms,recomp_ms,bwd_remat_ms\n"
-                                                      "a,3,5,8,0,4,4,2,2.5,4\n"), &p), 0,
-                 "%s", ps_errmsg());
-    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
-    enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST };
-    for (int m = 0; m < 3; m++) {
-        struct th_run run;
-        th_simulate(&run, "gpipe", p, t, 1, 2, modes[m], 8, 1);
-        const struct trc_trace *tr = sim_engine_trace(run.e);
-        int nb = 0, nr = 0;
-        for (size_t i = 0; i < tr->n_events; i++) {
-            const struct trc_event *e = &tr->events[i];
-            int rm = modes[m] == SCH_REMAT_ALWAYS ||
-                     (modes[m] == SCH_REMAT_EXCEPT_LAST && e->mb == 0);
-            if (e->kind == SCH_OP_BWD) {
-                cr_expect_eq(e->end_ns - e->start_ns, rm ? 4000000 : 5000000, "mode %d B%d", m,
-                             e->mb);
-                nb++;
-            }
-            if (e->kind == SCH_OP_RECOMP) {
-                cr_expect_eq(e->end_ns - e->start_ns, 2500000);
-                nr++;
-            }
-        }
-        cr_expect_eq(nb, 2);
-        cr_expect_eq(nr, m == 0 ? 0 : m == 1 ? 2 : 1);
-        /* K = 1, M = 2, GPipe: F F then (R) B per micro-batch, then U (0: no bandwidth) */
-        int64_t want = m == 0 ? 2 * 3000000 + 2 * 5000000
-                     : m == 1 ? 2 * 3000000 + 2 * (2500000 + 4000000)
-                              : 2 * 3000000 + 5000000 + 2500000 + 4000000;
-        cr_expect_eq(sim_engine_result(run.e)->makespan, want, "mode %d", m);
-        th_release(&run);
-    }
+    /* one layer at 8 samples: F 3 ms, B 5 ms (W 2 ms), R 2.5 ms, B after R 4 ms;
+     * the K = 1, M = 2 steps by hand: never 2 x 3 + 2 x 5, always 2 x 3 +
+     * 2 x (2.5 + 4), except_last 2 x 3 + 5 + 2.5 + 4 ms */
+    static const char csv[] = H ",wgrad_ms,recomp_ms,bwd_remat_ms\na,3,5,8,0,4,4,2,2.5,4\n";
+    remat_times(csv, 3000000, 3000000, 2500000, 5000000, 4000000);
     /* the split backward: W keeps its share (2 of 5) of either backward */
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_load(write_file("r.csv", csv), &p), 0, "%s", ps_errmsg());
+    struct mdl_topology *t = th_chain(1, 0, 1e9, 0);
     const struct mdl_device *d = &t->devices[0];
     double b, w;
     cr_expect_eq(mdl_layer_bwd_split_op(d, 1, &p->layers[0], MDL_OP_BWD_REMAT, 8, &b, &w), 1);
