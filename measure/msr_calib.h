@@ -265,7 +265,10 @@ int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
  * for one that is not pipelined or already so. */
 int msr_calib_recentre(struct msr_calib *c, int by_mean);
 /* The same for the pools: pooled = 1 as opts.pool_remat, 0 each class
- * apart (the default), on the same samples. */
+ * apart (the default), on the same samples. Pooled, R's and B-after-R's
+ * layer stats move by their partner's factor from where they were (so
+ * after a switch they are not those of a fresh pool_remat run); the pooled
+ * profile has no recomp_ms or bwd_remat_ms, so it does not read them. */
 int msr_calib_repool(struct msr_calib *c, int pooled);
 void msr_calib_session_free(msr_calib_session *s);
 void msr_calib_free(struct msr_calib *c);

@@ -19,7 +19,8 @@ static const char *col_names[C_N] = {
     "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms",
 };
 
-/* Point columns fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N of a calibrated profile. */
+/* Point columns of a calibrated profile: fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N,
+ * wgrad_ms@N, recomp_ms@N, bwd_remat_ms@N. */
 enum { P_FWD, P_BWD, P_NOSTASH, P_WGRAD, P_RECOMP, P_BWD_REMAT, P_N };
 static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@",
                                      "recomp_ms@", "bwd_remat_ms@" };
@@ -32,7 +33,10 @@ struct header {
     int widx[W_N];                     /* work columns (mdl_profile_int.h), -1 = absent */
 };
 
-#define MAX_FIELDS 96
+/* every column a writer can emit (the named ones, the work columns and six
+ * per measured size: under 200), with room to spare */
+#define MAX_FIELDS 256
+_Static_assert(C_N + W_N + 6 * MDL_MAX_POINTS <= MAX_FIELDS, "a written profile loads back");
 
 struct mdl_profile *mdl_profile_new(const char *origin, int measured)
 {

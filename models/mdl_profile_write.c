@@ -2,6 +2,7 @@
  * calibrated columns included, so that what the loader accepts loads back. */
 #include "models/mdl_profile.h"
 #include "models/mdl_profile_int.h"
+#include "models/mdl_topology.h"
 #include "base/ps_util.h"
 
 #include <stdio.h>
@@ -51,15 +52,23 @@ static int remat_columns(const struct mdl_profile *p)
 }
 
 /* A layer's value of recomp_ms (r = 0) or bwd_remat_ms (1) at its k-th
- * measured size (k < 0: at at_batch); empty where the layer has none. */
+ * measured size (k < 0: at at_batch); empty where the layer has none. A
+ * size the layer was given without its point (a file without that @N
+ * column) gets the point the ratio rule puts there, so that the file loads
+ * back (every size of a layer with the value has its point) unchanged. */
 static void put_remat(FILE *f, const struct mdl_layer *l, int r, int k)
 {
     int has = r ? l->has_bwd_remat : l->has_recomp;
     const double *pt = r ? l->pt_bwd_remat : l->pt_recomp;
-    if (k < 0)
+    if (k < 0) {
         put_ms(f, has, r ? l->bwd_remat : l->recomp);
-    else
-        put_ms(f, has && pt && pt[k] >= 0, pt ? pt[k] : 0);
+        return;
+    }
+    double v = pt && pt[k] >= 0 ? pt[k]
+               : (r ? l->pt_bwd[k] : l->pt_fwd[k]) *
+                     mdl_layer_remat_ratio(l, r ? MDL_OP_BWD_REMAT : MDL_OP_RECOMP,
+                                           l->pt_batch[k]);
+    put_ms(f, has, v);
 }
 
 static void write_ext(FILE *f, const struct mdl_layer *l, int nostash, int fixed, int wpts,

@@ -585,16 +585,22 @@ static double pt_ratio(const struct mdl_layer *l, double num_at, double den_at,
     return ss[k - 1];
 }
 
+double mdl_layer_remat_ratio(const struct mdl_layer *l, enum mdl_op op, double n)
+{
+    if (op == MDL_OP_BWD_REMAT)
+        return l->has_bwd_remat
+                   ? pt_ratio(l, l->bwd_remat, l->bwd, l->pt_bwd_remat, l->pt_bwd, 1, n) : 1;
+    return op == MDL_OP_RECOMP && l->has_recomp
+               ? pt_ratio(l, l->recomp, l->fwd, l->pt_recomp, l->pt_fwd, 1, n) : 1;
+}
+
 double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                          enum mdl_op op, double n)
 {
     if (op == MDL_OP_RECOMP || op == MDL_OP_BWD_REMAT) {
         int r = op == MDL_OP_BWD_REMAT;
         double t = mdl_layer_seconds(d, measured, l, r ? MDL_OP_BWD : MDL_OP_FWD, n);
-        if (!measured || !(r ? l->has_bwd_remat : l->has_recomp))
-            return t;
-        return t * (r ? pt_ratio(l, l->bwd_remat, l->bwd, l->pt_bwd_remat, l->pt_bwd, 1, n)
-                      : pt_ratio(l, l->recomp, l->fwd, l->pt_recomp, l->pt_fwd, 1, n));
+        return measured ? t * mdl_layer_remat_ratio(l, op, n) : t;
     }
     if (!measured && l->work && d->model.on) {
         double f, b, w;

@@ -172,6 +172,11 @@ enum mdl_op { MDL_OP_FWD, MDL_OP_BWD, MDL_OP_FWD_NOSTASH, MDL_OP_RECOMP, MDL_OP_
  * mdl_device_op_seconds. O(points). */
 double mdl_layer_seconds(const struct mdl_device *d, int measured,
                          const struct mdl_layer *l, enum mdl_op op, double n);
+/* The ratio of a layer's recompute to its forward (op MDL_OP_RECOMP), or
+ * of its backward after a recompute to its backward (MDL_OP_BWD_REMAT), at
+ * n samples (models/mdl_profile.h: interpolated between the measured sizes,
+ * constant beyond); 1 for a layer that gives none. */
+double mdl_layer_remat_ratio(const struct mdl_layer *l, enum mdl_op op, double n);
 /* The backward of mdl_layer_seconds(.., MDL_OP_BWD, ..) split into the input
  * gradient *b and the weight gradient *w (*b + *w = that backward): the
  * device model's B and W for a layer with work on a device with the

@@ -154,8 +154,12 @@ static int device_pre(sch_part_model *m, int s, int64_t **out)
         double b = mdl_layer_seconds(d, p->measured, ly, MDL_OP_BWD, n);
         double u = d->mem_bandwidth > 0 ? 2.0 * ly->params * bpp / d->mem_bandwidth : 0;
         /* R re-materialized micro-batches: their forward keeps no stash, and
-         * each is computed once more before its backward */
-        double t = (M - m->R) * f + m->R * fn + M * b + m->R * f + u;
+         * each is computed once more (r) before its backward (br); r = f and
+         * br = b unless a calibrated profile times them apart */
+        double r = p->measured ? f * mdl_layer_remat_ratio(ly, MDL_OP_RECOMP, n) : f;
+        double br = p->measured ? b * mdl_layer_remat_ratio(ly, MDL_OP_BWD_REMAT, n) : b;
+        double t = (M - m->R) * f + m->R * fn + M * b + m->R * f + u + m->R * (r - f) +
+                   m->R * (br - b); /* the last two exactly 0 without the columns */
         total += t;
         /* sums of three of these (a stage and its two transfers) stay in int64 ns */
         if (!(total <= MAX_SUM_S))

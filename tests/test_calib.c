@@ -660,6 +660,45 @@ Test(calib, remat_ops_take_their_own_times)
     cr_expect_eq(q->layers[0].pt_recomp[0], a->pt_recomp[0]);
     mdl_profile_free(q);
     mdl_profile_free(p);
+    /* a file with recomp_ms but without its @N columns: written back with the
+     * points the ratio rule puts there, and loaded again unchanged */
+    cr_assert_eq(mdl_profile_load(write_file("r3.csv", H ",recomp_ms,fwd_ms@4,bwd_ms@4\n"
+                                                       "a,2,4,8,0,4,4,1.6,1,2\n"), &p), 0,
+                 "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(q->layers[0].pt_recomp[0], 0.8e-3, 1e-15); /* 0.8 of fwd_ms@4 */
+    cr_expect_float_eq(mdl_layer_seconds(&dv, 1, &q->layers[0], MDL_OP_RECOMP, 6),
+                       mdl_layer_seconds(&dv, 1, &p->layers[0], MDL_OP_RECOMP, 6), 1e-18);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
+    /* every column at the most sizes a profile holds writes and loads back */
+    p = mdl_profile_new("wide", 1);
+    struct mdl_layer wl = { .name = "w", .fwd = 2e-3, .bwd = 4e-3, .at_batch = 1000,
+                            .has_nostash = 1, .fwd_nostash = 1.5e-3, .has_fixed = 1,
+                            .has_wgrad = 1, .wgrad = 1e-3, .has_recomp = 1, .recomp = 1.8e-3,
+                            .has_bwd_remat = 1, .bwd_remat = 3.5e-3, .n_pts = MDL_MAX_POINTS };
+    double pts[7][MDL_MAX_POINTS];
+    for (int k = 0; k < MDL_MAX_POINTS; k++)
+        for (int c = 0; c < 7; c++)
+            pts[c][k] = c == 0 ? k + 1 : (k + 1) * 1e-5 * (c + 1);
+    wl.pt_batch = pts[0];
+    wl.pt_fwd = pts[1];
+    wl.pt_bwd = pts[2];
+    wl.pt_nostash = pts[3];
+    wl.pt_wgrad = pts[4];
+    wl.pt_recomp = pts[5];
+    wl.pt_bwd_remat = pts[6];
+    for (int k = 0; k < MDL_MAX_POINTS; k++) /* W at most its backward */
+        pts[4][k] = pts[2][k] / 2;
+    cr_assert_eq(mdl_profile_add(p, &wl), 0);
+    cr_assert_eq(mdl_profile_write(p, out), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_load(out, &q), 0, "%s", ps_errmsg());
+    cr_expect_eq(q->layers[0].n_pts, MDL_MAX_POINTS);
+    cr_expect_eq(q->layers[0].pt_bwd_remat[MDL_MAX_POINTS - 1],
+                 p->layers[0].pt_bwd_remat[MDL_MAX_POINTS - 1]);
+    mdl_profile_free(q);
+    mdl_profile_free(p);
     bad_profile("name,fwd_flops,params,out_bytes,stash_bytes,recomp_ms\n", PS_EPARSE,
                 "column 'recomp_ms' needs 'fwd_ms'");
     bad_profile(H ",fwd_ms@4,bwd_ms@4,bwd_remat_ms@4\n", PS_EPARSE,
@@ -956,6 +995,9 @@ Test(calib, calibrated_topology_peaks_follow_the_list_order, .timeout = 120)
                             x->bwd = 2 * x->fwd + (int)((seed >> 20) % 3000);
                             x->bwd_input = x->bwd / 2;
                             x->bwd_weight = x->bwd - x->bwd_input;
+                            x->bwd_remat = x->bwd; /* a re-materialized one alike */
+                            x->bwd_input_remat = x->bwd_input;
+                            x->bwd_weight_remat = x->bwd_weight;
                             x->update = 2000;
                             x->mem.in = st ? sc.st[st - 1].mem.out : 0;
                             x->mem.out = st + 1 < s->n_stages ? 200 + (int)((seed >> 50) % 800) : 0;
