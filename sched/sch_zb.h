@@ -28,6 +28,8 @@ struct sch_zb_costs {
     const sch_time *act;       /* act[s]: the activation's hand-off from stage s
                                 * to s + 1 (latency + bytes / bandwidth); NULL: 0 */
     const sch_time *grad;      /* grad[s]: the gradient's from s + 1 to s; NULL: 0 */
+    const sch_time *br, *wr;   /* B and W of a re-materialized micro-batch (right
+                                * after its R); NULL: b, w */
 };
 /* zb-auto by name (first phase only): K stages; per-stage F, B, W times
  * (NULL: 1 each; R costs F) and at most limit stashes per device, no

@@ -111,11 +111,11 @@ static sch_time seq_time(struct zseq *q, const struct sch_zb_costs *c)
                 if (q->remat[m])
                     at += c->r ? c->r[d] : c->f[d];
                 at = at > g ? at : g;
-                q->eb[i] = q->t[d] = at + c->b[d];
+                q->eb[i] = q->t[d] = at + (q->remat[m] && c->br ? c->br[d] : c->b[d]);
                 wake_prev = 1;
             } else {
                 at = at > q->eb[i] ? at : q->eb[i];
-                q->t[d] = at + c->w[d];
+                q->t[d] = at + (q->remat[m] && c->wr ? c->wr[d] : c->w[d]);
             }
         }
         if (wake_next && d + 1 < K && !q->queued[d + 1]) {
@@ -309,11 +309,11 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
     if (c->n_stages != K)
         return ps_error(PS_EINVAL, "schedule %s: %d stage costs for %d stages", o->name,
                         c->n_stages, K);
-    sch_time *v = malloc(sizeof *v * 8 * (size_t)K);
+    sch_time *v = malloc(sizeof *v * 10 * (size_t)K);
     if (!v)
         return ps_error(PS_ENOMEM, "out of memory building schedule %s", o->name);
     sch_time *f = v, *b = f + K, *w = b + K, *r = w + K, *act = r + K, *grad = act + K;
-    sch_time *fn = grad + K, *u = fn + K;
+    sch_time *fn = grad + K, *u = fn + K, *br = u + K, *wr = br + K;
     for (int d = 0; d < K; d++) {
         const struct sch_stage_cost *sc = &c->st[d];
         f[d] = sc->fwd;
@@ -322,6 +322,8 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
         r[d] = sc->recomp;
         fn[d] = sc->fwd_nostash;
         u[d] = sc->update;
+        br[d] = sc->bwd_input_remat;
+        wr[d] = sc->bwd_weight_remat;
         act[d] = grad[d] = 0;
         for (int dir = 0; dir < 2 && d + 1 < K && sc->device != c->st[d + 1].device; dir++) {
             /* each way its own route: its latency and the micro-batch's bytes */
@@ -335,7 +337,7 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
                 ps_error_clear();
         }
     }
-    struct sch_zb_costs zc = { f, b, w, r, fn, u, act, grad };
+    struct sch_zb_costs zc = { f, b, w, r, fn, u, act, grad, br, wr };
     struct sch_schedule *n = NULL;
     rc = sch_schedule_zbauto_for(K, M, &zc, limit, o->remat, &n);
     free(v);
