@@ -239,20 +239,18 @@ static void print_paired(const struct paired_acc *a, const char *const rule[2])
     }
 }
 
-/* The median of the calibration's own steps of pt (same schedule, size and
- * remat never or always), 0 when it ran none (msr_calib.pipe_step). */
-static double own_step(const struct cal_ctx *c, const struct msr_vpoint *pt)
+/* opts.own_step: the median of the calibration's own steps of K at micro
+ * samples, remat never or always (msr_calib.pipe_step), 0 when it ran none;
+ * the points' step_own_s. */
+static double own_step(void *ctx, int K, int micro, enum sch_remat remat)
 {
-    if (pt->remat == SCH_REMAT_EXCEPT_LAST)
-        return 0;
+    const struct cal_ctx *c = ctx;
     for (int k = 0; k < c->n; k++)
-        if (c->Ks[k] == pt->K)
-            for (int i = 0; i < c->cal[k]->n_sizes; i++) {
-                const struct msr_stat *st = &c->cal[k]->pipe_step[i][pt->remat ==
-                                                                     SCH_REMAT_ALWAYS];
-                if (c->cal[k]->sizes[i] == pt->micro && st->n > 0 && st->med > 0)
-                    return st->med;
-            }
+        for (int i = 0; c->Ks[k] == K && i < c->cal[k]->n_sizes; i++) {
+            const struct msr_stat *st = &c->cal[k]->pipe_step[i][remat == SCH_REMAT_ALWAYS];
+            if (c->cal[k]->sizes[i] == micro && st->n > 0)
+                return st->med;
+        }
     return 0;
 }
 
@@ -274,7 +272,7 @@ static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int mine,
         if (rc < 0)
             return rc;
         int kc = pt->K > 1;
-        double own = own_step(c, pt);
+        double own = pt->step_own_s;
         a.n[kc]++;
         a.own_n += own > 0;
         for (int r = 0; r < 2; r++) {
@@ -329,15 +327,14 @@ struct own_acc {
     int n, cap;
 };
 
-static int own_steps(const struct cal_ctx *c, const struct msr_vcheck *v, struct own_acc *all,
-                     const char *name)
+static int own_steps(const struct msr_vcheck *v, struct own_acc *all, const char *name)
 {
     int first = all->n, ns[2] = { 0, 0 };
     const struct msr_vpoint *worst = NULL;
     double wmax = -1, sum[2] = { 0, 0 }; /* signed, by remat never / always */
     for (int j = 0; j < v->n_points; j++) {
         const struct msr_vpoint *pt = &v->pts[j];
-        double own = own_step(c, pt);
+        double own = pt->step_own_s;
         if (!(own > 0) || !(pt->step_sim_s > 0))
             continue;
         if (all->n == all->cap) {
@@ -444,7 +441,7 @@ int main(int argc, char **argv)
                                      .Ks = k1 ? K12 : K2, .n_K = k1 ? 2 : 1, .Ms = Ms, .n_M = 7,
                                      .remats = rm, .n_remat = 3, .prepare = cal_end,
                                      .begin = cal_begin, .between = cal_between,
-                                     .prepare_ctx = &cc,
+                                     .prepare_ctx = &cc, .own_step = own_step,
                                      .profile_desc = "pipelined calibration in K stages, its "
                                                      "rounds between the grid's",
                                      .topology_desc = "calibrated in this run", .seed = 1,
@@ -458,7 +455,7 @@ int main(int argc, char **argv)
             rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_POOLED") != NULL,
                         cc.pool_prof, cc.pool_topo, POOL_RULES, &pools);
         if (rc >= 0)
-            rc = own_steps(&cc, v[nv], &own, all[s]);
+            rc = own_steps(v[nv], &own, all[s]);
         cal_release(&cc);
         if (rc < 0)
             break;
@@ -494,15 +491,6 @@ int main(int argc, char **argv)
     print_paired(&both, CENTRE_RULES);
     printf("R and B after R apart from F and B, or pooled with them, on the same samples:\n");
     print_paired(&pools, POOL_RULES);
-    if (own.n) { /* the model apart from the drift (own_steps) */
-        struct msr_stat so, sd;
-        msr_stat_of(own.own, own.n, &so);
-        msr_stat_of(own.drift, own.n, &sd);
-        printf("the model on the calibration's own steps (%d points, remat never and always: "
-               "no drift between them): median |error| %.2f%% (target 2%%) max %.2f%%; the "
-               "grid's median steps vs those steps (the machine's drift) median %.2f%% max "
-               "%.2f%%\n", own.n, 100 * so.med, 100 * so.max, 100 * sd.med, 100 * sd.max);
-    }
     for (int fast = 0; fast < 2 && rc >= 0; fast++) {
         struct msr_accuracy a;
         msr_vcheck_accuracy(&pool, fast, &a);

@@ -256,7 +256,24 @@ struct inputs {
     char pdesc[1400], tdesc[1400];
     msr_calib_session *sess;          /* --calib pipelined, between K's rounds */
     int per_round;                    /* calibration rounds before each grid round */
+    int own_K[8];                     /* the pipelined calibration's own steps per K, */
+    struct msr_calib_own {            /* size and mode (msr_calib.pipe_step medians) */
+        int n_sizes, sizes[MSR_CALIB_MAX_SIZES];
+        double med[MSR_CALIB_MAX_SIZES][2];
+    } own[8];
 };
+
+/* opts.own_step: the median of the calibration's own steps of K at micro
+ * samples in mode remat (never or always), 0 when it ran none. */
+static double own_step(void *ctx, int K, int micro, enum sch_remat remat)
+{
+    const struct inputs *in = ctx;
+    for (int k = 0; k < in->n; k++)
+        for (int i = 0; in->own_K[k] == K && i < in->own[k].n_sizes; i++)
+            if (in->own[k].sizes[i] == micro && remat != SCH_REMAT_EXCEPT_LAST)
+                return in->own[k].med[i][remat == SCH_REMAT_ALWAYS];
+    return 0;
+}
 
 static int load_inputs(struct inputs *in)
 {
@@ -350,6 +367,13 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     char px[600];
     snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
     int k = in->n, rc;
+    in->own_K[k] = K; /* its own steps, kept for the points (own_step) */
+    in->own[k].n_sizes = cal->pipelined ? cal->n_sizes : 0;
+    for (int i = 0; i < in->own[k].n_sizes; i++) {
+        in->own[k].sizes[i] = cal->sizes[i];
+        for (int a = 0; a < 2; a++)
+            in->own[k].med[i][a] = cal->pipe_step[i][a].n ? cal->pipe_step[i][a].med : 0;
+    }
     if (!(rc = cli_calib_write(cal, px)) && !(rc = msr_calib_profile(cal, &in->prof[k])))
         rc = msr_calib_topology(cal, &in->topo[k]);
     msr_calib_free(cal);
@@ -463,6 +487,7 @@ int cli_validate_check(int argc, char **argv)
                                  .begin = a.profile || a.passes ? NULL : calib_begin,
                                  .between = a.profile || a.passes ? NULL : calib_between,
                                  .prepare_ctx = in,
+                                 .own_step = a.profile || a.passes ? NULL : own_step,
                                  .profile_desc = in->pdesc, .topology_desc = in->tdesc,
                                  .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
                                  .progress = hum };

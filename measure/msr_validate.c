@@ -318,19 +318,22 @@ static void progress_line(FILE *f, const struct msr_vpoint *pt)
     for (int q = 0; q < 4; q++)
         snprintf(ke[q], sizeof ke[q], isfinite(pt->kind_err[kk[q]]) ? "%+.1f%%" : "-",
                  100 * pt->kind_err[kk[q]]);
-    char t[4][32];
+    char t[4][32], own[64] = "";
+    if (pt->step_own_s > 0) /* against the calibration's own steps of this point */
+        snprintf(own, sizeof own, "  calib steps %+.2f%%",
+                 100 * (pt->step_own_s / pt->step_sim_s - 1));
     ps_human_seconds(pt->step_sim_s, t[0], sizeof t[0]);
     ps_human_seconds(pt->step_med_s, t[1], sizeof t[1]);
     ps_human_seconds(pt->step_min_s, t[2], sizeof t[2]);
     ps_human_seconds(pt->step_max_s, t[3], sizeof t[3]);
     fprintf(f, "%s K=%d M=%-3d %-12s step %10s sim %10s meas [%s, %s] %s "
             "(%+6.2f%%, fastest %+6.2f%%)  bubble %5.2f%% sim %5.2f%% meas (%+5.2f pts)  "
-            "peak act %+.2f%%  preempted %ld  op err F %s R %s B %s U %s\n", pt->schedule,
+            "peak act %+.2f%%  preempted %ld  op err F %s R %s B %s U %s%s\n", pt->schedule,
             pt->K, pt->M, sch_remat_name(pt->remat), t[0], t[1], t[2], t[3],
             msr_vpoint_in_spread(pt) ? "in  " : "OUT ", 100 * c->makespan_err,
             100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim, 100 * c->bubble_meas,
             100 * (c->bubble_meas - c->bubble_sim), 100 * pt->peak_err, pt->preempt_med,
-            ke[0], ke[1], ke[2], ke[3]);
+            ke[0], ke[1], ke[2], ke[3], own);
     fflush(f);
 }
 
@@ -450,6 +453,11 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
             for (int q = 0; q < np && !rc; q++)
                 if (!skip[q] && (rc = simulate(o, prof, topo, &v->pts[first + q])) == -PS_EUSAGE)
                     rc = skip_point(o, &v->pts[first + q], &skip[q]);
+        for (int q = 0; q < np && o->own_step; q++) {
+            struct msr_vpoint *pt = &v->pts[first + q];
+            pt->step_own_s = pt->remat == SCH_REMAT_EXCEPT_LAST
+                                 ? 0 : o->own_step(o->prepare_ctx, K, pt->micro, pt->remat);
+        }
         for (int q = 0; q < np && !rc; q++) {
             struct msr_vpoint *pt = &v->pts[first + q];
             if (skip[q])
@@ -539,5 +547,26 @@ void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_acc
         int n = v->n_points;
         a->mk_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
     }
+    /* the points whose step the calibration itself ran */
+    double *dr = mk ? malloc((size_t)(v->n_points ? v->n_points : 1) * sizeof *dr) : NULL;
+    for (int i = 0; dr && i < v->n_points; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        if (!(pt->step_own_s > 0) || !(pt->step_sim_s > 0))
+            continue;
+        double e = fabs(pt->step_own_s / pt->step_sim_s - 1);
+        if (!a->own_n || e > a->own_max)
+            a->own_max = e, a->i_own_max = i;
+        mk[a->own_n] = e;
+        dr[a->own_n++] = fabs(pt->step_med_s / pt->step_own_s - 1);
+    }
+    if (a->own_n) {
+        int n = a->own_n;
+        qsort(mk, (size_t)n, sizeof *mk, dbl_cmp);
+        qsort(dr, (size_t)n, sizeof *dr, dbl_cmp);
+        a->own_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+        a->drift_median = n % 2 ? dr[n / 2] : (dr[n / 2 - 1] + dr[n / 2]) / 2;
+        a->drift_max = dr[n - 1];
+    }
+    free(dr);
     free(mk);
 }

@@ -90,6 +90,11 @@ struct msr_vcheck_opts {
      * calibration and grid span the same minutes of the machine. */
     int (*begin)(void *ctx, int K);
     int (*between)(void *ctx, int K, int round);
+    /* optional, with a pipelined calibration: the median of the
+     * calibration's own timed steps of this K, micro-batch size and remat
+     * mode (never and always: the steps the calibration ran), 0 when none.
+     * Set after prepare; the points' step_own_s. */
+    double (*own_step)(void *ctx, int K, int micro, enum sch_remat remat);
     const char *profile_desc;          /* where they came from, for the stamp */
     const char *topology_desc;
     uint64_t seed;
@@ -103,6 +108,9 @@ struct msr_vpoint {
     enum sch_remat remat;
     double step_sim_s;
     double step_med_s, step_min_s, step_max_s; /* measured steps: the spread */
+    double step_own_s;                 /* the median of the calibration's own steps
+                                          of this point (opts.own_step), 0 if none:
+                                          the model's error apart from the drift */
     double bubble_min, bubble_max;     /* measured bubble fractions, the spread */
     int n_steps;
     long preempt_med, preempt_all;     /* involuntary context switches of the
@@ -146,6 +154,11 @@ struct msr_accuracy {
     double miss_max;           /* the largest distance from a spread to its
                                   prediction, relative to the median step */
     int i_miss_max;            /* -1 when no miss */
+    int own_n;                 /* points with step_own_s: the prediction against
+                                  the calibration's own steps (no drift between
+                                  them), and the measured steps against those */
+    double own_median, own_max, drift_median, drift_max;
+    int i_own_max;
 };
 
 int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);

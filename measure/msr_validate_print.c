@@ -24,7 +24,7 @@ static void print_csv(const void *obj, FILE *f)
     const struct msr_vcheck *v = obj;
     fprintf(f, "schedule,K,M,micro_batch,remat,step_sim_s,step_median_s,step_min_s,step_max_s,"
             "in_spread,makespan_err,makespan_err_fastest,bubble_sim,bubble_meas,peak_act_err,"
-            "preempted,runq_frac\n");
+            "preempted,runq_frac,step_calib_own_s\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *p = &v->pts[i];
         fprintf(f, "%s,%d,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%ld,", p->schedule,
@@ -34,6 +34,9 @@ static void print_csv(const void *obj, FILE *f)
                 p->preempt_med);
         if (p->runq_frac >= 0)
             fprintf(f, "%.4g", p->runq_frac);
+        fputc(',', f);
+        if (p->step_own_s > 0) /* the calibration's own steps of this point */
+            fprintf(f, "%.9g", p->step_own_s);
         fputc('\n', f);
     }
 }
@@ -42,9 +45,12 @@ static json_t *accuracy_json(const struct msr_vcheck *v, int fast)
 {
     struct msr_accuracy a;
     msr_vcheck_accuracy(v, fast, &a);
-    return json_pack("{s:f, s:f, s:f, s:f, s:i}", "makespan_err_median", a.mk_median,
-                     "makespan_err_max", a.mk_max, "bubble_err_points_max", a.bubble_max,
-                     "peak_act_err_max", a.peak_max, "model_misses", fast ? 0 : a.n_miss);
+    return json_pack("{s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f}",
+                     "makespan_err_median", a.mk_median, "makespan_err_max", a.mk_max,
+                     "bubble_err_points_max", a.bubble_max, "peak_act_err_max", a.peak_max,
+                     "model_misses", fast ? 0 : a.n_miss, "calib_own_points", a.own_n,
+                     "calib_own_err_median", a.own_median, "calib_own_err_max", a.own_max,
+                     "drift_median", a.drift_median, "drift_max", a.drift_max);
 }
 
 static int print_json(const void *obj, FILE *f)
@@ -65,14 +71,15 @@ static int print_json(const void *obj, FILE *f)
         const struct msr_vpoint *p = &v->pts[i];
         bad |= json_array_append_new(pts, json_pack(
             "{s:s, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:I, "
-            "s:o}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
+            "s:o, s:o}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
             "remat", sch_remat_name(p->remat), "step_sim_s", p->step_sim_s, "step_median_s",
             p->step_med_s, "step_min_s", p->step_min_s, "step_max_s", p->step_max_s,
             "in_spread", msr_vpoint_in_spread(p), "makespan_err", p->cmp->makespan_err,
             "makespan_err_fastest", p->cmp_min->makespan_err, "bubble_sim", p->cmp->bubble_sim,
             "bubble_meas", p->cmp->bubble_meas, "peak_act_err", p->peak_err, "preempted",
             (json_int_t)p->preempt_med, "runq_frac",
-            p->runq_frac >= 0 ? json_real(p->runq_frac) : json_null()));
+            p->runq_frac >= 0 ? json_real(p->runq_frac) : json_null(), "step_calib_own_s",
+            p->step_own_s > 0 ? json_real(p->step_own_s) : json_null()));
     }
     if (!bad)
         bad |= json_object_set(o, "points", pts);

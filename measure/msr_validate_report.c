@@ -116,6 +116,15 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
         if (a->n_miss)
             fprintf(f, ", the farthest %.2f%% of its step beyond it at %s", 100 * a->miss_max, w4);
         fprintf(f, "\n");
+        if (a->own_n) {
+            char w5[64];
+            point_name(&v->pts[a->i_own_max], w5, sizeof w5);
+            fprintf(f, "  the model on the calibration's own steps (%d points at remat never and "
+                    "always, no drift between them): median |error| %.2f%%, max %.2f%% at %s; "
+                    "the measured steps against those steps (the machine's drift): median "
+                    "%.2f%%, max %.2f%%\n", a->own_n, 100 * a->own_median, 100 * a->own_max, w5,
+                    100 * a->drift_median, 100 * a->drift_max);
+        }
         if (a->n_miss && a->mk_median <= MSR_TARGET_MAKESPAN_MEDIAN &&
             a->mk_max <= MSR_TARGET_MAKESPAN_MAX && a->bubble_max <= MSR_TARGET_BUBBLE_POINTS &&
             a->peak_max <= MSR_TARGET_PEAK_ACT)
