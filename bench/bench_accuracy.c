@@ -246,7 +246,7 @@ static double own_step(void *ctx, int K, int micro, enum sch_remat remat)
 {
     const struct cal_ctx *c = ctx;
     for (int k = 0; k < c->n; k++)
-        for (int i = 0; c->Ks[k] == K && i < c->cal[k]->n_sizes; i++) {
+        for (int i = 0; c->Ks[k] == K && c->cal[k] && i < c->cal[k]->n_sizes; i++) {
             const struct msr_stat *st = &c->cal[k]->pipe_step[i][remat == SCH_REMAT_ALWAYS];
             if (c->cal[k]->sizes[i] == micro && st->n > 0)
                 return st->med;

@@ -453,10 +453,10 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
             for (int q = 0; q < np && !rc; q++)
                 if (!skip[q] && (rc = simulate(o, prof, topo, &v->pts[first + q])) == -PS_EUSAGE)
                     rc = skip_point(o, &v->pts[first + q], &skip[q]);
-        for (int q = 0; q < np && o->own_step; q++) {
+        for (int q = 0; q < np && !rc && o->own_step; q++) {
             struct msr_vpoint *pt = &v->pts[first + q];
-            pt->step_own_s = pt->remat == SCH_REMAT_EXCEPT_LAST
-                                 ? 0 : o->own_step(o->prepare_ctx, K, pt->micro, pt->remat);
+            if (!skip[q] && pt->remat != SCH_REMAT_EXCEPT_LAST)
+                pt->step_own_s = o->own_step(o->prepare_ctx, K, pt->micro, pt->remat);
         }
         for (int q = 0; q < np && !rc; q++) {
             struct msr_vpoint *pt = &v->pts[first + q];

@@ -123,11 +123,15 @@ static int cb_prepare(void *ctx, int K, const struct mdl_profile **prof,
     return 0;
 }
 
-/* A made-up median of the calibration's own steps: K ms + micro us. */
+/* A made-up median of the calibration's own steps: K ms + micro us, + 1 ns
+ * for always, and for except_last too (the grid must not ask for it);
+ * logged after its K's prepare. */
 static double cb_own_step(void *ctx, int K, int micro, enum sch_remat remat)
 {
-    (void)ctx;
-    return remat == SCH_REMAT_EXCEPT_LAST ? 0 : K * 1e-3 + micro * 1e-6;
+    struct calls *c = ctx;
+    if (c)
+        snprintf(c->log + strlen(c->log), sizeof c->log - strlen(c->log), "o%d ", K);
+    return K * 1e-3 + micro * 1e-6 + (remat != SCH_REMAT_NEVER) * 1e-9;
 }
 
 Test(vcheck, interleaved_rounds_and_skipped_points)
@@ -140,19 +144,22 @@ Test(vcheck, interleaved_rounds_and_skipped_points)
     struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
     struct calls c = { .prof = prof, .topo = topo };
     static const int Ks[] = { 1, 2 }, Ms[] = { 2, 4 };
-    static const enum sch_remat rm[] = { SCH_REMAT_NEVER };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS,
+                                         SCH_REMAT_EXCEPT_LAST };
     /* dualpipe-v needs M >= 2K: K = 2, M = 2 has no list */
     struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
                                  .rounds = 3, .schedule = "dualpipe-v", .Ks = Ks, .n_K = 2,
-                                 .Ms = Ms, .n_M = 2, .remats = rm, .n_remat = 1,
+                                 .Ms = Ms, .n_M = 2, .remats = rm, .n_remat = 3,
                                  .prepare = cb_prepare, .begin = cb_begin,
                                  .between = cb_between, .prepare_ctx = &c, .seed = 1,
                                  .own_step = cb_own_step };
     struct msr_vcheck *v;
     cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
-    cr_expect_str_eq(c.log, "b1 r1.0 r1.1 r1.2 p1 b2 r2.0 r2.1 r2.2 p2 ");
-    cr_expect_eq(v->n_points, 3);
-    cr_expect_eq(v->n_skipped, 1);
+    /* the calibration's own steps asked after K's prepare, for each point
+     * at remat never and always that runs (not except_last, not skipped) */
+    cr_expect_str_eq(c.log, "b1 r1.0 r1.1 r1.2 p1 o1 o1 o1 o1 b2 r2.0 r2.1 r2.2 p2 o2 o2 ");
+    cr_expect_eq(v->n_points, 9);
+    cr_expect_eq(v->n_skipped, 3);
     for (int i = 0; i < v->n_points; i++) {
         cr_expect_eq(v->pts[i].n_steps, 6);
         cr_expect_str_eq(v->pts[i].schedule, "dualpipe-v");
@@ -160,10 +167,13 @@ Test(vcheck, interleaved_rounds_and_skipped_points)
         cr_expect_leq(v->pts[i].step_min_s, v->pts[i].step_med_s);
         cr_expect_leq(v->pts[i].bubble_min, v->pts[i].bubble_max);
     }
-    cr_expect(v->pts[2].K == 2 && v->pts[2].M == 4);
-    for (int i = 0; i < v->n_points; i++) /* the calibration's own steps, asked per point */
-        cr_expect_eq(v->pts[i].step_own_s, cb_own_step(&c, v->pts[i].K, v->pts[i].micro,
-                                                       v->pts[i].remat));
+    cr_expect(v->pts[8].K == 2 && v->pts[8].M == 4);
+    for (int i = 0; i < v->n_points; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        cr_expect_eq(pt->step_own_s, pt->remat == SCH_REMAT_EXCEPT_LAST
+                                         ? 0 : cb_own_step(NULL, pt->K, pt->micro, pt->remat),
+                     "point %d", i);
+    }
     msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
@@ -223,18 +233,20 @@ Test(vcheck, accuracy_figures_and_misses)
     struct msr_accuracy a;
     msr_vcheck_accuracy(&v, 0, &a);
     cr_expect_eq(a.own_n, 0); /* no calibration steps given: no such line */
-    /* the calibration's own steps of points 0 and 2: the model against them
-     * (|1.155 / 1.05 - 1| = 10 %, |1.15 / 1.15 - 1| = 0) and the measured
-     * steps against them (|1 / 1.155 - 1|, |1 / 1.15 - 1|) */
-    pts[0].step_own_s = 1.155;
-    pts[2].step_own_s = 1.15;
+    /* the calibration's own steps of all three points: the model against
+     * them (|1.05 / 1.05 - 1| = 0, |0.924 / 0.88 - 1| = 5 %, |1.265 / 1.15 -
+     * 1| = 10 %: median 5 %, max at point 2) and the measured steps against
+     * them (|1 / own - 1|: 4.76 %, 8.23 %, 20.95 %) */
+    pts[0].step_own_s = 1.05;
+    pts[1].step_own_s = 0.924;
+    pts[2].step_own_s = 1.265;
     msr_vcheck_accuracy(&v, 0, &a);
-    cr_expect_eq(a.own_n, 2);
+    cr_expect_eq(a.own_n, 3);
     cr_expect_float_eq(a.own_max, 0.1, 1e-12);
-    cr_expect_eq(a.i_own_max, 0);
+    cr_expect_eq(a.i_own_max, 2);
     cr_expect_float_eq(a.own_median, 0.05, 1e-12);
-    cr_expect_float_eq(a.drift_max, 1 - 1 / 1.155, 1e-12);
-    cr_expect_float_eq(a.drift_median, (1 - 1 / 1.155 + 1 - 1 / 1.15) / 2, 1e-12);
+    cr_expect_float_eq(a.drift_max, 1 - 1 / 1.265, 1e-12);
+    cr_expect_float_eq(a.drift_median, 1 / 0.924 - 1, 1e-12);
     cr_expect_eq(a.n, 3);
     cr_expect_float_eq(a.mk_median, 0.03, 1e-15);
     cr_expect_float_eq(a.mk_max, 0.07, 1e-15);
@@ -256,9 +268,10 @@ Test(vcheck, accuracy_figures_and_misses)
     cr_expect(strstr(buf, "2.00 pts target   1.00 pts ratio  2.00  MISSED  K=2 M=8"), "%s", buf);
     cr_expect(strstr(buf, "missed max makespan target at K=2 M=16 never (+7.00%)"), "%s", buf);
     cr_expect(strstr(buf, "accuracy (median step, 3 points"), "%s", buf);
-    cr_expect(strstr(buf, "the model on the calibration's own steps (2 points at remat never "
+    cr_expect(strstr(buf, "the model on the calibration's own steps (3 points at remat never "
                           "and always, no drift between them): median |error| 5.00%, max "
-                          "10.00% at K=2 M=4 never"), "%s", buf);
+                          "10.00% at K=2 M=16 never; the measured steps against those steps "
+                          "(the machine's drift): median 8.23%, max 20.95%"), "%s", buf);
     cr_expect(strstr(buf, "B3 of stage 1 on device 1"), "%s", buf);
     cr_expect(strstr(buf, "compute slower than modelled"), "%s", buf);
     cr_expect(strstr(buf, "missed peak memory target at K=2 M=8 never: per device peak activation "
