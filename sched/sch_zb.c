@@ -379,8 +379,7 @@ int sch_schedule_zbauto(int K, int M, const sch_time *cf, const sch_time *cb,
         for (int d = 0; d < K; d++)
             one[d] = 1;
     }
-    struct sch_zb_costs c = { cf ? cf : one, cb ? cb : one, cw ? cw : one, NULL, NULL, NULL,
-                              NULL, NULL };
+    struct sch_zb_costs c = { .f = cf ? cf : one, .b = cb ? cb : one, .w = cw ? cw : one };
     rc = zbauto_build(K, M, &c, limit, remat, 0, out);
     free(one);
     return rc;

@@ -337,7 +337,8 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
                 ps_error_clear();
         }
     }
-    struct sch_zb_costs zc = { f, b, w, r, fn, u, act, grad, br, wr };
+    struct sch_zb_costs zc = { .f = f, .b = b, .w = w, .r = r, .fn = fn, .u = u, .act = act,
+                               .grad = grad, .br = br, .wr = wr };
     struct sch_schedule *n = NULL;
     rc = sch_schedule_zbauto_for(K, M, &zc, limit, o->remat, &n);
     free(v);

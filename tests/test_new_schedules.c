@@ -493,7 +493,7 @@ Test(new_schedules, zb_auto_with_costs_against_exhaustive_search)
             int nx[3] = { 0, 0, 0 };
             ex_search(&x, 0, 0, nx, 0);
             cr_assert_gt(x.best, 0);
-            struct sch_zb_costs zc = { f, b, w, NULL, NULL, NULL, act, grad };
+            struct sch_zb_costs zc = { .f = f, .b = b, .w = w, .act = act, .grad = grad };
             struct sch_schedule *z, *h1;
             cr_assert_eq(sch_schedule_zbauto_for(x.K, x.M, &zc, x.L, SCH_REMAT_NEVER, &z), 0,
                          "%s", ps_errmsg());
@@ -534,7 +534,7 @@ Test(new_schedules, zb_auto_second_phase_improves)
                     act[s] = grad[s] = (sch_time)gsl_rng_uniform_int(r, 400);
                 }
                 enum sch_remat remat = rm ? SCH_REMAT_ALWAYS : SCH_REMAT_NEVER;
-                struct sch_zb_costs zc = { f, b, w, NULL, NULL, NULL, act, grad };
+                struct sch_zb_costs zc = { .f = f, .b = b, .w = w, .act = act, .grad = grad };
                 struct sch_schedule *one, *two;
                 cr_assert_eq(sch_schedule_zbauto(K, M, f, b, w, K, remat, &one), 0);
                 cr_assert_eq(sch_schedule_zbauto_for(K, M, &zc, K, remat, &two), 0);
