@@ -254,10 +254,8 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
             fn = fmin(fn, mdl_layer_seconds(dv, p->measured, ly, MDL_OP_FWD_NOSTASH, micro));
             double lb = mdl_layer_seconds(dv, p->measured, ly, MDL_OP_BWD, micro);
             b = fmin(b, lb);
-            /* R and a re-materialized backward: their own only when calibrated apart */
-            r = fmin(r, p->measured ? lf * mdl_layer_remat_ratio(ly, MDL_OP_RECOMP, micro) : lf);
-            br = fmin(br, p->measured ? lb * mdl_layer_remat_ratio(ly, MDL_OP_BWD_REMAT, micro)
-                                      : lb);
+            r = fmin(r, mdl_layer_remat_seconds(p->measured, ly, MDL_OP_RECOMP, lf, micro));
+            br = fmin(br, mdl_layer_remat_seconds(p->measured, ly, MDL_OP_BWD_REMAT, lb, micro));
             u = fmin(u, dv->mem_bandwidth > 0 ? 2.0 * ly->params * sp->topo->bytes_per_param /
                                                     dv->mem_bandwidth : 0);
         }

@@ -594,13 +594,19 @@ double mdl_layer_remat_ratio(const struct mdl_layer *l, enum mdl_op op, double n
                ? pt_ratio(l, l->recomp, l->fwd, l->pt_recomp, l->pt_fwd, 1, n) : 1;
 }
 
+double mdl_layer_remat_seconds(int measured, const struct mdl_layer *l, enum mdl_op op,
+                               double t, double n)
+{
+    return measured ? t * mdl_layer_remat_ratio(l, op, n) : t;
+}
+
 double mdl_layer_seconds(const struct mdl_device *d, int measured, const struct mdl_layer *l,
                          enum mdl_op op, double n)
 {
     if (op == MDL_OP_RECOMP || op == MDL_OP_BWD_REMAT) {
         int r = op == MDL_OP_BWD_REMAT;
         double t = mdl_layer_seconds(d, measured, l, r ? MDL_OP_BWD : MDL_OP_FWD, n);
-        return measured ? t * mdl_layer_remat_ratio(l, op, n) : t;
+        return mdl_layer_remat_seconds(measured, l, op, t, n);
     }
     if (!measured && l->work && d->model.on) {
         double f, b, w;

@@ -177,6 +177,13 @@ double mdl_layer_seconds(const struct mdl_device *d, int measured,
  * n samples (models/mdl_profile.h: interpolated between the measured sizes,
  * constant beyond); 1 for a layer that gives none. */
 double mdl_layer_remat_ratio(const struct mdl_layer *l, enum mdl_op op, double n);
+/* The time of op MDL_OP_RECOMP (MDL_OP_BWD_REMAT) of layer l at n samples
+ * given its forward (backward) there, t: t times that ratio in a measured
+ * profile, else t. mdl_layer_seconds of those ops without timing the
+ * forward or backward again (the device model is the costly part of a
+ * search). */
+double mdl_layer_remat_seconds(int measured, const struct mdl_layer *l, enum mdl_op op,
+                               double t, double n);
 /* The backward of mdl_layer_seconds(.., MDL_OP_BWD, ..) split into the input
  * gradient *b and the weight gradient *w (*b + *w = that backward): the
  * device model's B and W for a layer with work on a device with the

@@ -106,12 +106,9 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             const struct mdl_layer *ly = &p->layers[l];
             double lf = mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD, micro_batch);
             fwd += lf;
-            /* R and a re-materialized backward: the same as F and B unless
-             * the calibrated profile times them apart (not recomputed then:
-             * the device model is the costly part of a search) */
-            recomp += p->measured && ly->has_recomp
-                          ? mdl_layer_seconds(d, p->measured, ly, MDL_OP_RECOMP, micro_batch)
-                          : lf;
+            /* R and a re-materialized backward: F and B unless the
+             * calibrated profile times them apart */
+            recomp += mdl_layer_remat_seconds(p->measured, ly, MDL_OP_RECOMP, lf, micro_batch);
             double lb, lw;
             int ls = mdl_layer_bwd_split(d, p->measured, ly, micro_batch, &lb, &lw);
             if (ls) {

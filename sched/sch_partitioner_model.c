@@ -156,8 +156,8 @@ static int device_pre(sch_part_model *m, int s, int64_t **out)
         /* R re-materialized micro-batches: their forward keeps no stash, and
          * each is computed once more (r) before its backward (br); r = f and
          * br = b unless a calibrated profile times them apart */
-        double r = p->measured ? f * mdl_layer_remat_ratio(ly, MDL_OP_RECOMP, n) : f;
-        double br = p->measured ? b * mdl_layer_remat_ratio(ly, MDL_OP_BWD_REMAT, n) : b;
+        double r = mdl_layer_remat_seconds(p->measured, ly, MDL_OP_RECOMP, f, n);
+        double br = mdl_layer_remat_seconds(p->measured, ly, MDL_OP_BWD_REMAT, b, n);
         double t = (M - m->R) * f + m->R * fn + M * b + m->R * f + u + m->R * (r - f) +
                    m->R * (br - b); /* the last two exactly 0 without the columns */
         total += t;
