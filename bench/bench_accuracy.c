@@ -315,70 +315,35 @@ static void brief(const char *name, const struct msr_vcheck *v)
            a.bubble_max, 100 * a.peak_max, a.n_miss);
 }
 
-/* The prediction of each grid point whose step the pipelined calibration
- * itself ran (the same schedule, micro-batch size and remat never or
- * always) against the median of those calibration steps, and the grid's
- * median step against them: the first is the model's error on steps whose
- * op times it was given, the second how far the machine moved between the
- * calibration's steps and the grid's (msr_calib.pipe_step). |errors| are
- * appended to own[] and drift[] (room for every point). */
-struct own_acc {
-    double *own, *drift;
-    int n, cap;
-};
-
-static int own_steps(const struct msr_vcheck *v, struct own_acc *all, const char *name)
+/* One line per schedule: its points whose step the pipelined calibration
+ * itself ran (remat never and always), predicted against those steps (the
+ * model's error on steps whose op times it was given) and the grid's steps
+ * against them (the machine's drift), as msr_vcheck_accuracy counts them,
+ * with the mean signed error of each mode. */
+static void own_steps(const struct msr_vcheck *v, const char *name)
 {
-    int first = all->n, ns[2] = { 0, 0 };
-    const struct msr_vpoint *worst = NULL;
-    double wmax = -1, sum[2] = { 0, 0 }; /* signed, by remat never / always */
+    struct msr_accuracy a;
+    msr_vcheck_accuracy(v, 0, &a);
+    if (!a.own_n)
+        return;
+    int ns[2] = { 0, 0 };
+    double sum[2] = { 0, 0 }; /* signed, by remat never / always */
     for (int j = 0; j < v->n_points; j++) {
         const struct msr_vpoint *pt = &v->pts[j];
-        double own = pt->step_own_s;
-        if (!(own > 0) || !(pt->step_sim_s > 0))
+        if (!(pt->step_own_s > 0) || !(pt->step_sim_s > 0))
             continue;
-        if (all->n == all->cap) {
-            int cap = all->cap ? 2 * all->cap : 256;
-            double *a = realloc(all->own, (size_t)cap * sizeof *a);
-            if (a)
-                all->own = a;
-            double *b = a ? realloc(all->drift, (size_t)cap * sizeof *b) : NULL;
-            if (!b)
-                return ps_error(PS_ENOMEM, "out of memory");
-            all->drift = b;
-            all->cap = cap;
-        }
         int al = pt->remat == SCH_REMAT_ALWAYS;
-        double e = own / pt->step_sim_s - 1;
-        sum[al] += e;
+        sum[al] += pt->step_own_s / pt->step_sim_s - 1;
         ns[al]++;
-        all->own[all->n] = fabs(e);
-        all->drift[all->n++] = fabs(pt->step_med_s / own - 1);
-        if (fabs(e) > wmax) {
-            wmax = fabs(e);
-            worst = pt;
-        }
     }
-    int n = all->n - first;
-    if (!n)
-        return 0;
-    double *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!tmp)
-        return ps_error(PS_ENOMEM, "out of memory");
-    struct msr_stat so, sd;
-    memcpy(tmp, all->own + first, (size_t)n * sizeof *tmp);
-    msr_stat_of(tmp, n, &so);
-    memcpy(tmp, all->drift + first, (size_t)n * sizeof *tmp);
-    msr_stat_of(tmp, n, &sd);
-    free(tmp);
+    const struct msr_vpoint *worst = &v->pts[a.i_own_max];
     printf("  %s, the %d points whose step the calibration ran (remat never, always): "
            "prediction vs the calibration's own steps median |error| %.2f%% max %.2f%% "
            "(K=%d M=%d %s), mean signed never %+.2f%% always %+.2f%%; the grid's steps vs "
-           "those steps median %.2f%% max %.2f%%\n", name, n, 100 * so.med, 100 * so.max,
-           worst->K, worst->M, sch_remat_name(worst->remat),
+           "those steps median %.2f%% max %.2f%%\n", name, a.own_n, 100 * a.own_median,
+           100 * a.own_max, worst->K, worst->M, sch_remat_name(worst->remat),
            ns[0] ? 100 * sum[0] / ns[0] : 0.0, ns[1] ? 100 * sum[1] / ns[1] : 0.0,
-           100 * sd.med, 100 * sd.max);
-    return 0;
+           100 * a.drift_median, 100 * a.drift_max);
 }
 
 int main(int argc, char **argv)
@@ -426,7 +391,6 @@ int main(int argc, char **argv)
            getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
     const char *name[NS];
     struct paired_acc both = { 0 }, pools = { 0 };
-    struct own_acc own = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */
             size_t l = strlen(all[s]);
@@ -455,7 +419,7 @@ int main(int argc, char **argv)
             rc = paired(&cc, v[nv], getenv("BENCH_ACCURACY_CALIB_POOLED") != NULL,
                         cc.pool_prof, cc.pool_topo, POOL_RULES, &pools);
         if (rc >= 0)
-            rc = own_steps(v[nv], &own, all[s]);
+            own_steps(v[nv], all[s]);
         cal_release(&cc);
         if (rc < 0)
             break;
@@ -498,8 +462,6 @@ int main(int argc, char **argv)
     }
     free(pool.pts);
 out:
-    free(own.own);
-    free(own.drift);
     if (rt)
         msr_realtime(0);
     rt_put_back();
