@@ -19,7 +19,7 @@ static const struct kind {
     [ANA_DBKIND_SWEEP] = { "sweep", "pipesim sweep", ANA_DB_APPLICATION_ID, ANA_DB_SCHEMA,
                            ANA_DB_SCHEMA_OLDEST, "runs,stages" },
     [ANA_DBKIND_VCHECK] = { "validation", "pipesim validate --check",
-                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA, ANA_VCHECK_SCHEMA,
+                            ANA_VCHECK_APPLICATION_ID, ANA_VCHECK_SCHEMA, ANA_VCHECK_SCHEMA_OLDEST,
                             "devices,discrepancies,points,runs" },
     [ANA_DBKIND_PLAN] = { "plan", "pipesim plan", ANA_PLAN_APPLICATION_ID, ANA_PLAN_SCHEMA,
                           ANA_PLAN_SCHEMA, "configs,plans" },
@@ -149,7 +149,7 @@ int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
     /* application_id 0 with a schema version: maybe made by an earlier pipesim
      * (the plan kind never existed without its application_id) */
     for (int i = 0; i < ANA_DBKIND_N; i++)
-        if (i != (int)kind && i != ANA_DBKIND_PLAN && version == kinds[i].version &&
+        if (i != (int)kind && i != ANA_DBKIND_PLAN && readable(&kinds[i], version) &&
             !strcmp(tables, kinds[i].tables))
             o = &kinds[i];
     if (o)

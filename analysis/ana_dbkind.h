@@ -8,7 +8,7 @@
  *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
  *               'PSSW' (analysis/ana_db.h)         (2; 1 is read)
  *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
- *               0x50535643 'PSVC' (below)                            devices, discrepancies
+ *               0x50535643 'PSVC' (below)          (2; 1 is read) devices, discrepancies
  *   plan        ANA_PLAN_APPLICATION_ID            ANA_PLAN_SCHEMA    plans, configs
  *               0x5053504c 'PSPL' (below)
  *
@@ -18,7 +18,8 @@
  *   - of the kind: its application_id, its user_version, its tables present
  *     (tables of the user's own beside them are left alone): ANA_DB_CURRENT;
  *   - of the kind but an older schema version the kind still reads (the
- *     sweep's version 1, before replicas): ANA_DB_OLDER; the reader reads
+ *     sweep's version 1, before replicas; the validation's version 1, before
+ *     the calibration's own steps): ANA_DB_OLDER; the reader reads
  *     PRAGMA user_version to know which, the writer upgrades it;
  *   - legacy, made before pipesim set application_id: application_id 0, a
  *     user_version the kind reads and exactly the kind's tables: ANA_DB_LEGACY,
@@ -42,7 +43,9 @@
 /* The validation database of `pipesim validate --check` (measure/msr_validate_db.c)
  * is registered here, with the sweep's (analysis/ana_db.h), so the check of any
  * file knows every kind without including the folders that write them. */
-#define ANA_VCHECK_SCHEMA 1
+#define ANA_VCHECK_SCHEMA 2
+#define ANA_VCHECK_SCHEMA_OLDEST 1 /* read, and upgraded by the writer: 1 has no
+                                      points.step_calib_own_ms */
 #define ANA_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 
 /* The search database of `pipesim plan` (analysis/ana_plan_db.c). */

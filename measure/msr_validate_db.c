@@ -9,12 +9,16 @@
  *          makespan_err_fastest, bubble_sim, bubble_meas, bubble_err_pts,
  *          bubble_err_pts_fastest, peak_act_sim, peak_act_meas, peak_act_err,
  *          dur_err_median, dur_err_p95, drift_median_us, drift_max_us,
- *          preempt_med, preempt_all)  (involuntary context switches: noise)
+ *          preempt_med, preempt_all, step_calib_own_ms)  (preempt_*: involuntary
+ *          context switches, the noise; step_calib_own_ms: the median of the
+ *          pipelined calibration's own steps of the point, NULL where none)
  *   devices(run, K, M, remat, device, busy_sim, busy_meas, peak_act_sim,
  *           peak_act_meas, static_sim, static_meas)
  *   discrepancies(run, K, M, remat, rank, op, stage, device, error_us, cause)
  * Errors are measured - simulated; fractions are 0..1, bubble errors in
- * percentage points. One transaction per run.
+ * percentage points. One transaction per run. Version 1 (without
+ * step_calib_own_ms) is upgraded by the next writer in its transaction: the
+ * column added, NULL in the rows already there.
  */
 #include "measure/msr_validate.h"
 #include "analysis/ana_dbkind.h"
@@ -37,7 +41,7 @@ static const char schema[] =
     "  bubble_err_pts_fastest REAL, peak_act_sim INTEGER, peak_act_meas INTEGER, "
     "  peak_act_err REAL, dur_err_median REAL, dur_err_p95 REAL, drift_median_us REAL, "
     "  drift_max_us REAL, preempt_med INTEGER, preempt_all INTEGER, "
-    "  PRIMARY KEY(run, K, M, remat));"
+    "  step_calib_own_ms REAL, PRIMARY KEY(run, K, M, remat));"
     "CREATE TABLE devices(run INTEGER NOT NULL REFERENCES runs(id), K INTEGER, M INTEGER, "
     "  remat TEXT, device INTEGER, busy_sim REAL, busy_meas REAL, peak_act_sim INTEGER, "
     "  peak_act_meas INTEGER, static_sim INTEGER, static_meas INTEGER);"
@@ -45,15 +49,26 @@ static const char schema[] =
     "  M INTEGER, remat TEXT, rank INTEGER, op TEXT, stage INTEGER, device INTEGER, "
     "  error_us REAL, cause TEXT);";
 
+/* Version 1 -> 2: the calibration's own steps of each point. */
+static const char upgrade_v1[] = "ALTER TABLE points ADD COLUMN step_calib_own_ms REAL;";
+
 /* Inside a write transaction: creates and stamps the schema in an empty
- * database, stamps a legacy one, refuses any other kind (ana_dbkind.h). */
+ * database, upgrades a version 1 one (current or legacy), stamps a legacy
+ * one, refuses any other kind (ana_dbkind.h). */
 static int prepare_schema(sqlite3 *db, const char *path)
 {
     enum ana_dbstate state;
+    sqlite3_int64 version = 0;
     int rc = ana_dbkind_check(db, path, ANA_DBKIND_VCHECK, &state);
     if (rc < 0 || state == ANA_DB_CURRENT)
         return rc;
     if (state == ANA_DB_EMPTY && (rc = ps_sqlite_exec(db, path, schema, "writing")) < 0)
+        return rc;
+    if (state != ANA_DB_EMPTY &&
+        ((rc = ps_sqlite_int(db, path, "PRAGMA user_version", "reading the schema version",
+                             &version)) < 0 ||
+         (version == 1 && (rc = ps_sqlite_exec(db, path, upgrade_v1, "upgrading the schema "
+                                               "from version 1")) < 0)))
         return rc;
     return ana_dbkind_stamp(db, path, ANA_DBKIND_VCHECK);
 }
@@ -120,8 +135,13 @@ static int insert_point(sqlite3 *db, const char *path, sqlite3_stmt *const *st, 
                       (double)pt->peak_meas, pt->peak_err, c->dur_err_median, c->dur_err_p95,
                       (double)c->drift_median_ns * 1e-3, (double)c->drift_max_ns * 1e-3,
                       (double)pt->preempt_med, (double)pt->preempt_all };
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
-        sqlite3_bind_double(p, 5 + (int)i, vals[i]);
+    int nv = (int)(sizeof vals / sizeof *vals);
+    for (int i = 0; i < nv; i++)
+        sqlite3_bind_double(p, 5 + i, vals[i]);
+    if (pt->step_own_s > 0)
+        sqlite3_bind_double(p, 5 + nv, pt->step_own_s * 1e3);
+    else
+        sqlite3_bind_null(p, 5 + nv);
     int rc = ps_sqlite_step_done(db, path, p, "insert failed");
     for (int d = 0; !rc && d < c->n_devices; d++) {
         bind_key(st[1], run, pt);
@@ -160,7 +180,7 @@ int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *c
     if (rc < 0)
         return rc;
     static const char *const sql[4] = {
-        "INSERT INTO points VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO points VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO discrepancies VALUES(?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO runs(started, command, version, net, schedule, batch, steps, "
