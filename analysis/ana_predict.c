@@ -102,6 +102,50 @@ void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kin
              (long long)compute_ops, names);
 }
 
+struct drawn {
+    sch_time makespan;
+    double bubble;
+};
+
+static int drawn_cmp(const void *a, const void *b)
+{
+    sch_time x = ((const struct drawn *)a)->makespan, y = ((const struct drawn *)b)->makespan;
+    return x < y ? -1 : x > y;
+}
+
+/* c->draws more runs of the simulated schedule with drawn op times; the
+ * median step and its bubble into p. */
+static int run_drawn(const struct ana_config *c, const struct sch_schedule *s,
+                     const struct sch_costs *costs, struct ana_prediction *p)
+{
+    struct drawn *v = malloc((size_t)c->draws * sizeof *v);
+    if (!v)
+        return ps_error(PS_ENOMEM, "out of memory");
+    struct sim_engine_opts o = { .draw = c->draw };
+    int rc = 0;
+    for (int i = 0; i < c->draws && !rc; i++) {
+        sim_engine *e;
+        if ((rc = sim_engine_new(s, costs, c->topo, &o, &e)) < 0)
+            break;
+        if ((rc = sim_engine_run(e)) >= 0) {
+            const struct sim_result *r = sim_engine_result(e);
+            v[i].makespan = r->makespan;
+            v[i].bubble = r->bubble;
+            rc = 0;
+        }
+        sim_engine_free(e);
+    }
+    if (!rc) {
+        qsort(v, (size_t)c->draws, sizeof *v, drawn_cmp);
+        const struct drawn *m = &v[(c->draws - 1) / 2];
+        p->n_drawn = c->draws;
+        p->step_drawn_s = sch_time_to_seconds(m->makespan);
+        p->bubble_drawn = m->bubble;
+    }
+    free(v);
+    return rc;
+}
+
 int ana_predict(const struct ana_config *c, struct ana_prediction **out)
 {
     *out = NULL;
@@ -158,6 +202,8 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
                                             sch_time_to_seconds(costs->st[0].bwd_weight));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
+    if (c->draw && c->draws > 0 && (rc = run_drawn(c, sched, costs, p)) < 0)
+        goto err_free;
     p->short_ops = sch_costs_short_ops(costs, sched, &p->compute_ops, &p->short_kinds);
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {
         rc = ps_error(PS_ENOMEM, "out of memory");

@@ -30,6 +30,8 @@
 #include "sched/sch_schedule.h"
 #include "traces/trc_trace.h"
 
+struct sim_draw; /* sim/sim_engine.h */
+
 struct ana_config {
     const struct mdl_profile *profile;
     const struct mdl_topology *topo;
@@ -50,6 +52,11 @@ struct ana_config {
                                         * form would do (ana_config_compact):
                                         * the same results, more time and
                                         * memory; for tests that check so */
+    const struct sim_draw *draw;       /* with draws > 0: the step also simulated
+                                        * draws more times with its compute ops'
+                                        * times drawn (sim_engine.h), for
+                                        * step_drawn_s and bubble_drawn */
+    int draws;
 };
 
 struct ana_stage {
@@ -80,6 +87,10 @@ struct ana_prediction {
     double baseline_peak;               /* its peak bytes */
     double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
                                            formula, (K-1)/(M+K-1) for GPipe; NaN if none */
+    int n_drawn;                        /* config.draws run (0: none) */
+    double step_drawn_s, bubble_drawn;  /* the medians of their step times and
+                                           bubbles (the bubble of the median step's
+                                           draw when draws is even: the lower one) */
     int fits;
     int64_t n_ops;
     int64_t short_ops, compute_ops;    /* compute ops shorter than the engine's 1 ns

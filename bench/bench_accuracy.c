@@ -24,6 +24,11 @@
  * scaled to the in-step medians, not the trimmed means). Either way each
  * schedule also gets a paired line: both rules on the same calibration
  * samples against the same measured steps.
+ * BENCH_ACCURACY_DRAWS=N (default 0, none): each point's prediction is the
+ * median of N simulated steps whose op times are drawn from the
+ * calibration's spread inside a step (msr_noise, opts.draws); a paired line
+ * compares it with the step of the mean op times on the same steps (two
+ * runs: 0.1-0.5 % apart, neither closer: docs/validation.md).
  * Usage: bench_accuracy [NET [BATCH]]. */
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
@@ -254,6 +259,44 @@ static double own_step(void *ctx, int K, int micro, enum sch_remat remat)
     return 0;
 }
 
+static int noise(void *ctx, int K, int micro, uint64_t seed, struct msr_noise **out);
+
+/* Point pt's errors under the two predictions sim[0..1] into a. */
+static void paired_add(struct paired_acc *a, const struct msr_vpoint *pt, const double sim[2])
+{
+    int kc = pt->K > 1;
+    double own = pt->step_own_s;
+    a->n[kc]++;
+    a->own_n += own > 0;
+    for (int r = 0; r < 2; r++) {
+        double e = (pt->step_med_s - sim[r]) / sim[r];
+        a->sum[r][kc] += e;
+        a->abs_sum[r] += fabs(e);
+        a->abs_max[r] = fmax(a->abs_max[r], fabs(e));
+        if (own > 0) {
+            double eo = fabs(own - sim[r]) / sim[r];
+            a->own_abs[r] += eo;
+            a->own_max[r] = fmax(a->own_max[r], eo);
+        }
+    }
+}
+
+/* A schedule's paired figures into the totals. */
+static void paired_merge(struct paired_acc *tot, const struct paired_acc *a)
+{
+    for (int r = 0; r < 2; r++) {
+        for (int kc = 0; kc < 2; kc++)
+            tot->sum[r][kc] += a->sum[r][kc];
+        tot->abs_sum[r] += a->abs_sum[r];
+        tot->abs_max[r] = fmax(tot->abs_max[r], a->abs_max[r]);
+        tot->own_abs[r] += a->own_abs[r];
+        tot->own_max[r] = fmax(tot->own_max[r], a->own_max[r]);
+    }
+    tot->n[0] += a->n[0];
+    tot->n[1] += a->n[1];
+    tot->own_n += a->own_n;
+}
+
 /* Each point predicted under both rules of a calibration (rule `mine` is
  * the one the grid used; the other's profile and topology alt_*), against
  * the same measured steps and the same calibration steps. */
@@ -267,43 +310,67 @@ static int paired(const struct cal_ctx *c, const struct msr_vcheck *v, int mine,
         int k = c->n > 1 && c->Ks[1] == pt->K ? 1 : 0;
         double sim[2];
         sim[mine] = pt->step_sim_s;
-        int rc = msr_vpoint_simulate(v->schedule, v->batch, alt_prof[k], alt_topo[k], pt,
-                                     &sim[!mine], NULL);
+        /* the other rule with the grid's draws (the same seed: the same
+         * random numbers), so that only the rule differs */
+        struct msr_noise *nz = NULL;
+        int rc = pt->n_drawn ? noise((void *)c, pt->K, pt->micro,
+                                     msr_vpoint_seed(v->seed, pt), &nz) : 0;
+        struct msr_vdraws dr = { .draw = nz ? msr_noise_draw(nz) : NULL, .n = pt->n_drawn };
+        double det;
+        if (rc >= 0)
+            rc = msr_vpoint_simulate(v->schedule, v->batch, alt_prof[k], alt_topo[k], pt,
+                                     &det, NULL, nz ? &dr : NULL);
+        msr_noise_free(nz);
         if (rc < 0)
             return rc;
-        int kc = pt->K > 1;
-        double own = pt->step_own_s;
-        a.n[kc]++;
-        a.own_n += own > 0;
-        for (int r = 0; r < 2; r++) {
-            double e = (pt->step_med_s - sim[r]) / sim[r];
-            a.sum[r][kc] += e;
-            a.abs_sum[r] += fabs(e);
-            a.abs_max[r] = fmax(a.abs_max[r], fabs(e));
-            if (own > 0) {
-                double eo = fabs(own - sim[r]) / sim[r];
-                a.own_abs[r] += eo;
-                a.own_max[r] = fmax(a.own_max[r], eo);
-            }
-        }
+        sim[!mine] = nz ? dr.step_s : det;
+        paired_add(&a, pt, sim);
     }
     print_paired(&a, rule);
-    for (int r = 0; r < 2; r++) {
-        for (int kc = 0; kc < 2; kc++)
-            tot->sum[r][kc] += a.sum[r][kc];
-        tot->abs_sum[r] += a.abs_sum[r];
-        tot->abs_max[r] = fmax(tot->abs_max[r], a.abs_max[r]);
-        tot->own_abs[r] += a.own_abs[r];
-        tot->own_max[r] = fmax(tot->own_max[r], a.own_max[r]);
-    }
-    tot->n[0] += a.n[0];
-    tot->n[1] += a.n[1];
-    tot->own_n += a.own_n;
+    paired_merge(tot, &a);
     return 0;
 }
 
 static const char *const CENTRE_RULES[2] = { "medians", "trimmed means" };
 static const char *const POOL_RULES[2] = { "classes apart", "pooled" };
+
+/* opts.noise: the spread of K's calibration. */
+static int noise(void *ctx, int K, int micro, uint64_t seed, struct msr_noise **out)
+{
+    const struct cal_ctx *c = ctx;
+    *out = NULL;
+    for (int k = 0; k < c->n; k++)
+        if (c->Ks[k] == K && c->cal[k])
+            return msr_noise_new(c->cal[k], micro, seed, out);
+    return 0;
+}
+
+static int draws(void)
+{
+    const char *e = getenv("BENCH_ACCURACY_DRAWS");
+    int n = e ? atoi(e) : 0;
+    return n > 0 ? (n < 10000 ? n : 10000) : 0;
+}
+
+/* The drawn median step (the grid's prediction) and the step of the mean
+ * op times, against the same measured and calibration steps. */
+static void paired_draws(const struct msr_vcheck *v, const char *const rule[2],
+                         struct paired_acc *tot)
+{
+    struct paired_acc a = { 0 };
+    for (int j = 0; j < v->n_points; j++) {
+        const struct msr_vpoint *pt = &v->pts[j];
+        if (!pt->n_drawn)
+            continue;
+        const double sim[2] = { pt->step_sim_s, pt->step_det_s };
+        paired_add(&a, pt, sim);
+    }
+    if (a.n[0] + a.n[1])
+        print_paired(&a, rule);
+    paired_merge(tot, &a);
+}
+
+static const char *const DRAW_RULES[2] = { "drawn median", "mean op times" };
 
 /* One line per schedule: its figures against the targets. */
 static void brief(const char *name, const struct msr_vcheck *v)
@@ -389,8 +456,11 @@ int main(int argc, char **argv)
            getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an untimed one of "
                                                  "the same pipeline" : "",
            getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
+    if (draws())
+        printf("predictions     each the median of %d simulated steps whose op times are drawn "
+               "from the calibration's spread inside a step (BENCH_ACCURACY_DRAWS)\n", draws());
     const char *name[NS];
-    struct paired_acc both = { 0 }, pools = { 0 };
+    struct paired_acc both = { 0 }, pools = { 0 }, drawn = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset */
             size_t l = strlen(all[s]);
@@ -406,6 +476,7 @@ int main(int argc, char **argv)
                                      .remats = rm, .n_remat = 3, .prepare = cal_end,
                                      .begin = cal_begin, .between = cal_between,
                                      .prepare_ctx = &cc, .own_step = own_step,
+                                     .noise = noise, .draws = draws(),
                                      .profile_desc = "pipelined calibration in K stages, its "
                                                      "rounds between the grid's",
                                      .topology_desc = "calibrated in this run", .seed = 1,
@@ -420,6 +491,8 @@ int main(int argc, char **argv)
                         cc.pool_prof, cc.pool_topo, POOL_RULES, &pools);
         if (rc >= 0)
             own_steps(v[nv], all[s]);
+        if (rc >= 0)
+            paired_draws(v[nv], DRAW_RULES, &drawn);
         cal_release(&cc);
         if (rc < 0)
             break;
@@ -455,6 +528,11 @@ int main(int argc, char **argv)
     print_paired(&both, CENTRE_RULES);
     printf("R and B after R apart from F and B, or pooled with them, on the same samples:\n");
     print_paired(&pools, POOL_RULES);
+    if (drawn.n[0] + drawn.n[1]) {
+        printf("the step as the median of %d draws of the calibration's spread, or the step of "
+               "the mean op times, on the same samples:\n", draws());
+        print_paired(&drawn, DRAW_RULES);
+    }
     for (int fast = 0; fast < 2 && rc >= 0; fast++) {
         struct msr_accuracy a;
         msr_vcheck_accuracy(&pool, fast, &a);

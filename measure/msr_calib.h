@@ -163,8 +163,18 @@ enum msr_pipe_class { MSR_PIPE_F,   /* F keeping its stash (remat never) */
                                        of the micro-batch) */
                       MSR_PIPE_NCLASS };
 
+#define MSR_PIPE_NQ 33 /* quantiles of a class's spread (msr_pipe_point.rq) */
+
 struct msr_pipe_point {
     struct msr_stat t;         /* op durations inside the steps (s) */
+    double rq[MSR_PIPE_NQ];    /* their spread inside a step: each sample over
+                                  the mean of its class's samples in the same
+                                  step (the drift between steps, which moves a
+                                  whole step, left out), those inside Tukey's
+                                  outer fences, at quantiles 0, 1/32, ..., 1,
+                                  scaled so that the piecewise-linear
+                                  distribution they span has mean 1 (msr_noise
+                                  draws from it); all 0 where no samples */
     double rel_se;             /* standard error of the median / median */
     double scale;              /* applied to the layers' pass times */
     double centre_med, centre_mean; /* the median and trimmed mean of the
@@ -271,6 +281,24 @@ int msr_calib_recentre(struct msr_calib *c, int by_mean);
  * profile has no recomp_ms or bwd_remat_ms, so it does not read them. */
 int msr_calib_repool(struct msr_calib *c, int pooled);
 void msr_calib_session_free(msr_calib_session *s);
+
+/* Op times that vary as the calibration's in-step samples did: a draw for
+ * the simulator (sim/sim_engine.h, struct sim_draw) that gives each compute
+ * op of a step at micro-batch size `micro` its tabled time times a factor
+ * drawn from its class's spread at that size and stage (msr_pipe_point.rq:
+ * F of a stashed micro-batch, F without stash, R, B of each mode, W, U),
+ * from a generator seeded with seed. Factor 1 where the calibration has no
+ * samples (a size it did not run, a stage it did not have, a class without
+ * samples). The factors have mean 1, so the mean step of the ops stays the
+ * profile's; what changes is the step, a max over paths: ops that vary
+ * independently on two devices leave waits that mean times do not
+ * (docs/validation.md). Borrows c, which must outlive it. Not pipelined: a
+ * draw of factor 1 everywhere. */
+struct msr_noise;
+struct sim_draw;
+int msr_noise_new(const struct msr_calib *c, int micro, uint64_t seed, struct msr_noise **out);
+const struct sim_draw *msr_noise_draw(const struct msr_noise *n);
+void msr_noise_free(struct msr_noise *n);
 void msr_calib_free(struct msr_calib *c);
 
 /* The measured profile described above (*out from mdl_profile_free). */

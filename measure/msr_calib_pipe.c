@@ -50,6 +50,7 @@
 #include "sched/sch_partition.h"
 #include "base/ps_error.h"
 
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,33 @@ double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
     return f;
 }
 
+/* rq (msr_pipe_point): the n relative samples v (sorted, as msr_stat_of
+ * leaves them; st their stats) inside Tukey's outer fences, at
+ * MSR_PIPE_NQ quantiles, scaled so that the piecewise-linear distribution
+ * between them has mean 1 (so a draw keeps the class's centre). All 0 for
+ * no samples. */
+static void spread(const double *v, int n, const struct msr_stat *st, double *rq)
+{
+    memset(rq, 0, MSR_PIPE_NQ * sizeof *rq);
+    double iqr = st->p75 - st->p25, lo = st->p25 - 3 * iqr, hi = st->p75 + 3 * iqr;
+    int a = 0, b = n;
+    while (a < n && v[a] < lo)
+        a++;
+    while (b > a && v[b - 1] > hi)
+        b--;
+    if (b <= a || !(st->mean > 0))
+        return;
+    double area = 0;
+    for (int j = 0; j < MSR_PIPE_NQ; j++)
+        rq[j] = gsl_stats_quantile_from_sorted_data(v + a, 1, (size_t)(b - a),
+                                                    (double)j / (MSR_PIPE_NQ - 1));
+    for (int j = 0; j + 1 < MSR_PIPE_NQ; j++)
+        area += (rq[j] + rq[j + 1]) / 2;
+    area /= MSR_PIPE_NQ - 1;
+    for (int j = 0; j < MSR_PIPE_NQ; j++)
+        rq[j] = area > 0 ? rq[j] / area : 0;
+}
+
 /* Samples of one (stage, size, class), grown as rounds come. */
 struct samples {
     double *v;
@@ -124,6 +152,9 @@ struct pipe_ctx {
     struct msr_calib *c;
     int S;                         /* stages */
     struct samples *smp;           /* [S][n_sizes][NCLASS] */
+    struct samples *rel;           /* the same, each over the mean of its class's
+                                      samples in its own step: the spread inside
+                                      a step, without the drift between steps */
     struct samples hb, hs;         /* hand-offs: bytes, seconds */
 };
 
@@ -137,6 +168,32 @@ static void copy_samples(double *dst, const struct samples *s)
 static struct samples *smp_at(struct pipe_ctx *x, int s, int i, int k)
 {
     return &x->smp[((size_t)s * x->c->n_sizes + i) * MSR_PIPE_NCLASS + k];
+}
+
+static struct samples *rel_at(struct pipe_ctx *x, int s, int i, int k)
+{
+    return &x->rel[((size_t)s * x->c->n_sizes + i) * MSR_PIPE_NCLASS + k];
+}
+
+/* The samples of size i that the step just taken added to each (stage,
+ * class) (those past n0[s][k]), each over their mean, into x->rel. */
+static int take_rel(struct pipe_ctx *x, int i, const int *n0)
+{
+    int rc = 0;
+    for (int s = 0; s < x->S && !rc; s++)
+        for (int k = 0; k < MSR_PIPE_NCLASS && !rc; k++) {
+            const struct samples *sm = smp_at(x, s, i, k);
+            int a = n0[s * MSR_PIPE_NCLASS + k];
+            double sum = 0;
+            for (int j = a; j < sm->n; j++)
+                sum += sm->v[j];
+            if (!(sum > 0))
+                continue;
+            double mean = sum / (sm->n - a);
+            for (int j = a; j < sm->n && !rc; j++)
+                rc = push(rel_at(x, s, i, k), sm->v[j] / mean);
+        }
+    return rc;
 }
 
 static int ev_order(const void *pa, const void *pb)
@@ -157,11 +214,15 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
     size_t n = t->n_events;
     const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
     double *bw = calloc((size_t)x->S * (t->n_micro > 0 ? t->n_micro : 1), sizeof *bw);
+    int *n0 = malloc((size_t)x->S * MSR_PIPE_NCLASS * sizeof *n0);
     int rc = 0;
-    if (!ev || !bw) {
+    if (!ev || !bw || !n0) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
+    for (int s = 0; s < x->S; s++)
+        for (int k = 0; k < MSR_PIPE_NCLASS; k++)
+            n0[s * MSR_PIPE_NCLASS + k] = smp_at(x, s, i, k)->n;
     for (size_t e = 0; e < n; e++)
         ev[e] = &t->events[e];
     for (size_t e = 0; e < n && !rc; e++) {
@@ -189,6 +250,8 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
             if (bw[(size_t)s * t->n_micro + m] > 0)
                 rc = push(smp_at(x, s, i, always ? MSR_PIPE_BR : MSR_PIPE_BB),
                           bw[(size_t)s * t->n_micro + m]);
+    if (!rc)
+        rc = take_rel(x, i, n0);
     /* hand-offs: pair each receive with its send */
     qsort(ev, n, sizeof *ev, ev_order);
     for (size_t e = 1; e < n && !rc; e++) {
@@ -211,6 +274,7 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
 out:
     free(ev);
     free(bw);
+    free(n0);
     return rc;
 }
 
@@ -366,6 +430,11 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
             for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
                 struct samples *sm = smp_at(x, s, i, k);
                 struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, k);
+                const struct samples *rs = rel_at(x, s, i, k);
+                struct msr_stat rst;
+                copy_samples(tmp, rs);
+                msr_stat_of(tmp, rs->n, &rst);
+                spread(tmp, rs->n, &rst, pp->rq);
                 copy_samples(tmp, sm);
                 msr_stat_of(tmp, sm->n, &pp->t);
                 pp->rel_se = stat_rel_se(&pp->t);
@@ -508,7 +577,10 @@ void msr_calib_pipe_free(struct msr_pipe_state *ps)
     free(ps->pp);
     for (size_t j = 0; ps->x.smp && j < (size_t)ps->x.S * ps->x.c->n_sizes * MSR_PIPE_NCLASS; j++)
         free(ps->x.smp[j].v);
+    for (size_t j = 0; ps->x.rel && j < (size_t)ps->x.S * ps->x.c->n_sizes * MSR_PIPE_NCLASS; j++)
+        free(ps->x.rel[j].v);
     free(ps->x.smp);
+    free(ps->x.rel);
     free(ps->x.hb.v);
     free(ps->x.hs.v);
     for (int i = 0; i < MSR_CALIB_MAX_SIZES; i++)
@@ -577,8 +649,9 @@ int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struc
         }
     ps->x.S = c->pipe_stages = S;
     ps->x.smp = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *ps->x.smp);
+    ps->x.rel = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *ps->x.rel);
     c->pipe = calloc((size_t)S * nz * MSR_PIPE_NCLASS, sizeof *c->pipe);
-    if (!ps->x.smp || !c->pipe) {
+    if (!ps->x.smp || !ps->x.rel || !c->pipe) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto err;
     }

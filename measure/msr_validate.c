@@ -2,6 +2,7 @@
  * figures (see msr_validate.h). */
 #include "measure/msr_validate.h"
 #include "analysis/ana_predict.h"
+#include "measure/msr_calib.h"
 #include "runtime/rt_chan.h"
 #include "sched/sch_cost.h"
 #include "runtime/rt_cpu.h"
@@ -62,17 +63,22 @@ static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
 
 int msr_vpoint_simulate(const char *schedule, int batch, const struct mdl_profile *prof,
                         const struct mdl_topology *topo, const struct msr_vpoint *pt,
-                        double *step_s, struct trc_trace **trace)
+                        double *step_s, struct trc_trace **trace, struct msr_vdraws *dr)
 {
     struct ana_config cfg = { .profile = prof, .topo = topo, .schedule = schedule,
                               .K = pt->K, .M = pt->M, .batch = batch, .remat = pt->remat,
                               .record_trace = trace != NULL, .no_baseline = 1,
-                              .lists_as_built = 1 /* the runtime's lists */ };
+                              .lists_as_built = 1 /* the runtime's lists */,
+                              .draw = dr ? dr->draw : NULL, .draws = dr ? dr->n : 0 };
     struct ana_prediction *p;
     int rc = ana_predict(&cfg, &p);
     if (rc < 0)
         return rc;
     *step_s = p->step_s;
+    if (dr) {
+        dr->step_s = p->n_drawn ? p->step_drawn_s : p->step_s;
+        dr->bubble = p->n_drawn ? p->bubble_drawn : p->bubble_sim;
+    }
     if (trace) {
         *trace = p->trace;
         p->trace = NULL;
@@ -81,12 +87,28 @@ int msr_vpoint_simulate(const char *schedule, int batch, const struct mdl_profil
     return 0;
 }
 
+uint64_t msr_vpoint_seed(uint64_t seed, const struct msr_vpoint *pt)
+{
+    return seed ^ ((uint64_t)pt->K << 48 | (uint64_t)pt->M << 16 | (uint64_t)pt->remat);
+}
+
 static int simulate(const struct msr_vcheck_opts *o, const struct mdl_profile *prof,
                     const struct mdl_topology *topo, struct msr_vpoint *pt)
 {
+    struct msr_noise *nz = NULL;
+    int rc;
+    if (o->noise && o->draws > 0 &&
+        (rc = o->noise(o->prepare_ctx, pt->K, pt->micro, msr_vpoint_seed(o->seed, pt), &nz)) < 0)
+        return rc;
+    struct msr_vdraws dr = { .draw = nz ? msr_noise_draw(nz) : NULL, .n = o->draws };
     /* the point keeps the prediction's trace */
-    return msr_vpoint_simulate(o->schedule, o->batch, prof, topo, pt, &pt->step_sim_s,
-                               &pt->sim_trace);
+    rc = msr_vpoint_simulate(o->schedule, o->batch, prof, topo, pt, &pt->step_det_s,
+                             &pt->sim_trace, nz ? &dr : NULL);
+    msr_noise_free(nz);
+    pt->step_sim_s = nz ? dr.step_s : pt->step_det_s;
+    pt->n_drawn = nz ? o->draws : 0;
+    pt->bubble_drawn = nz ? dr.bubble : 0;
+    return rc;
 }
 
 static int step_cmp(const void *a, const void *b)
@@ -282,6 +304,16 @@ static int close_point(struct point_acc *acc, struct msr_vpoint *pt)
         (rc = ana_compare_new(pt->sim_trace, fastest, &pt->cmp_min)) < 0 ||
         (rc = kind_errors(pt)) < 0)
         goto out;
+    if (pt->n_drawn) { /* the figures against the drawn median step, not the trace's */
+        struct ana_compare *cs[2] = { pt->cmp, pt->cmp_min };
+        for (int i = 0; i < 2; i++) {
+            cs[i]->makespan_err = pt->step_sim_s > 0
+                                      ? ((double)cs[i]->makespan_meas * 1e-9 - pt->step_sim_s) /
+                                            pt->step_sim_s
+                                      : 0;
+            cs[i]->bubble_sim = pt->bubble_drawn;
+        }
+    }
     peak_error(pt);
 out:
     trc_trace_free(fastest);

@@ -52,6 +52,9 @@
 #define MSR_VCHECK_MAX_STEPS 1000
 
 /* Accuracy targets of the issue (bench_accuracy prints ratios to them). */
+struct msr_noise; /* measure/msr_calib.h */
+struct sim_draw;  /* sim/sim_engine.h */
+
 #define MSR_TARGET_MAKESPAN_MEDIAN 0.02
 #define MSR_TARGET_MAKESPAN_MAX 0.05
 #define MSR_TARGET_BUBBLE_POINTS 1.0
@@ -95,6 +98,16 @@ struct msr_vcheck_opts {
      * mode (never and always: the steps the calibration ran), 0 when none.
      * Set after prepare; the points' step_own_s. */
     double (*own_step)(void *ctx, int K, int micro, enum sch_remat remat);
+    /* optional, with draws > 0: op times that vary as measured ones do (a
+     * pipelined calibration's msr_noise_new for K and the micro-batch size,
+     * seeded with seed; NULL *out: none for this point). Set after prepare.
+     * Each point is then simulated draws more times with them, and its
+     * step_sim_s and simulated bubble are the medians of those (the step of
+     * the mean op times kept in step_det_s): the step the model predicts is
+     * a median step, as the measured figure is, and the waits that ops
+     * varying independently on two devices leave are in it. */
+    int (*noise)(void *ctx, int K, int micro, uint64_t seed, struct msr_noise **out);
+    int draws;
     const char *profile_desc;          /* where they came from, for the stamp */
     const char *topology_desc;
     uint64_t seed;
@@ -107,6 +120,11 @@ struct msr_vpoint {
     int K, M, micro;
     enum sch_remat remat;
     double step_sim_s;
+    double step_det_s;                 /* with opts.draws: the step of the mean op
+                                          times (step_sim_s the drawn median);
+                                          else step_sim_s */
+    int n_drawn;                       /* draws behind step_sim_s (0: none) */
+    double bubble_drawn;               /* with them: the simulated bubble */
     double step_med_s, step_min_s, step_max_s; /* measured steps: the spread */
     double step_own_s;                 /* the median of the calibration's own steps
                                           of this point (opts.own_step), 0 if none:
@@ -162,12 +180,25 @@ struct msr_accuracy {
 };
 
 int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);
+/* Drawn op times for msr_vpoint_simulate: draw, n runs; out: the median
+ * step and its bubble. */
+struct msr_vdraws {
+    const struct sim_draw *draw;
+    int n;
+    double step_s, bubble;
+};
 /* The step point pt's grid predicts for schedule and batch on prof/topo
  * (its K, M and remat; the lists the runtime replays): *step_s, and with
- * trace non-NULL the simulated trace (the caller's). */
+ * trace non-NULL the simulated trace (the caller's); with dr (NULL: none)
+ * also dr->n runs with drawn op times, their median into dr. */
 int msr_vpoint_simulate(const char *schedule, int batch, const struct mdl_profile *prof,
                         const struct mdl_topology *topo, const struct msr_vpoint *pt,
-                        double *step_s, struct trc_trace **trace);
+                        double *step_s, struct trc_trace **trace, struct msr_vdraws *dr);
+/* The seed msr_vcheck_run gives opts.noise for point pt (from opts.seed):
+ * one per K, M and remat mode, so that a point's draws do not depend on the
+ * others'; a caller re-simulating the point with the same draws pairs its
+ * comparison on the same random numbers. */
+uint64_t msr_vpoint_seed(uint64_t seed, const struct msr_vpoint *pt);
 /* 1 when the predicted step lies inside the measured spread [min, max]:
  * the difference is then within the noise, not a model miss. */
 int msr_vpoint_in_spread(const struct msr_vpoint *pt);

@@ -92,7 +92,10 @@ struct sim_engine {
     int32_t *hold;             /* resources of each route, opinfo.res..+n_res */
     int n_hold, cap_hold;
     struct sim_evq evq;        /* payload: stream index, or -2 - transfer for a
-                                  delivery; a lane per distinct duration */
+                                  delivery; a lane per distinct duration, then
+                                  (with draw) one per stream */
+    int n_dur_lanes;           /* the lanes of the distinct durations */
+    const struct sim_draw *draw; /* opts.draw, or NULL */
     sch_time now;
     struct sim_result r;
     struct trc_trace *trace;
@@ -250,7 +253,10 @@ static int assign_lanes(sim_engine *e)
         *(i % 3 < 2 ? &oi->lane[i % 3] : &oi->dlane) = (int32_t)(f - d);
     }
     free(d);
-    return sim_evq_init(&e->evq, (int)u);
+    e->n_dur_lanes = (int)u;
+    /* drawn op times: each stream's op ends in a lane of its own (a stream
+     * runs one op at a time, so its lane holds one event and stays in order) */
+    return sim_evq_init(&e->evq, (int)u + (e->draw ? e->n_dev * NRUN : 0));
 }
 
 static int cmp_row(const void *a, const void *b, void *base)
@@ -553,6 +559,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->n_micro = s->n_micro;
     e->rm_end = s->remat == SCH_REMAT_ALWAYS ? s->n_micro
                 : s->remat == SCH_REMAT_EXCEPT_LAST ? s->n_micro - 1 : 0;
+    e->draw = o && o->draw && o->draw->fn ? o->draw : NULL;
     int S = s->n_stages, D = e->n_dev;
     size_t X = 2 * (size_t)S * (size_t)s->n_micro; /* transfers */
     e->bits = calloc(2 * X / 64 + 1, sizeof *e->bits);
@@ -649,6 +656,19 @@ static int push(sim_engine *e, const struct opinfo *oi, int rm, int si)
     if (e->evq.n >= e->r.peak_queue)
         e->r.peak_queue = e->evq.n + 1;
     return sim_evq_push(&e->evq, oi->lane[rm], e->now + oi->dur[rm], si);
+}
+
+/* The same for a compute op (no route), whose time may be drawn. */
+static int push_compute(sim_engine *e, const struct sch_op *op, const struct opinfo *oi,
+                        int rm, int si)
+{
+    if (!e->draw)
+        return push(e, oi, rm, si);
+    sch_time t = oi->dur[rm], d = e->draw->fn(e->draw->ctx, op, rm, t);
+    d = d < 0 ? 0 : d > 16 * t ? 16 * t : d;
+    if (e->evq.n >= e->r.peak_queue)
+        e->r.peak_queue = e->evq.n + 1;
+    return sim_evq_push(&e->evq, e->n_dur_lanes + si, e->now + d, si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)
@@ -824,7 +844,7 @@ static int try_start(sim_engine *e, int si)
             }
             return 0;
         }
-        return push(e, oi, rm, si);
+        return push_compute(e, op, oi, rm, si);
     }
 }
 

@@ -10,7 +10,9 @@
  * FIFO, deadlock-free). A send holds its route and its send stream for
  * bytes / bandwidth; its receiver's dependency is met the route's latency
  * (+ overhead_s) later, by a delivery event (none when that is 0).
- * Events sit in FIFO lanes, one per distinct op duration, and only the
+ * Events sit in FIFO lanes, one per distinct op duration (with drawn op
+ * times, struct sim_draw, the compute ops' ends one lane per stream, each
+ * holding at most one event), and only the
  * lanes' heads are in a 4-ary min-heap keyed by (time, seq) (sim_evq.h,
  * sim_heap.h); seq is a per-engine counter taken at each push, so ties pop
  * in insertion order and replays are bit-identical. The engine keeps no
@@ -41,8 +43,23 @@
 
 typedef struct sim_engine sim_engine;
 
+/* Op times drawn per op (optional): fn(ctx, op, remat, tabled) returns the
+ * duration of compute op op (F, R, B, W, U; remat: whether its micro-batch
+ * is re-materialized), given the one its (stage, kind) table holds; the
+ * engine clamps it to [0, 16 x tabled]. Transfers and all-reduces keep
+ * their tabled times. The draws happen in the engine's event order, which
+ * is deterministic, so a deterministic fn (a seeded generator) replays bit
+ * for bit. Used to simulate steps whose ops vary as measured ones do
+ * (measure/msr_calib.h, msr_noise): a step is a max over paths, so varying
+ * op times lengthen it beyond the step of their mean times. */
+struct sim_draw {
+    sch_time (*fn)(void *ctx, const struct sch_op *op, int remat, sch_time tabled);
+    void *ctx;
+};
+
 struct sim_engine_opts {
     int record_trace;   /* keep every op and memory change as trace records */
+    const struct sim_draw *draw; /* NULL: every op takes its tabled time */
 };
 
 struct sim_result {

@@ -121,6 +121,28 @@ static void pipelined_sums(int warm_each, int by_mean)
                 nostash += c->layers[l].t[MSR_CALIB_FWD_NOSTASH][i].med;
             if (fn->n)
                 cr_expect_float_eq(nostash, by_mean ? fn->mean : fn->med, 1e-12 * nostash);
+            /* each class's spread inside a step (msr_pipe_point.rq): quantiles
+             * that never fall, positive, around 1 (each sample over its step's
+             * mean), spanning a distribution of mean 1 exactly; none without
+             * samples */
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++) {
+                const struct msr_pipe_point *pp = MSR_PIPE_AT(c, s, i, k);
+                const double *rq = pp->rq;
+                if (!pp->t.n) {
+                    for (int j = 0; j < MSR_PIPE_NQ; j++)
+                        cr_expect_eq(rq[j], 0);
+                    continue;
+                }
+                double area = 0;
+                for (int j = 0; j + 1 < MSR_PIPE_NQ; j++) {
+                    cr_expect_leq(rq[j], rq[j + 1], "stage %d size %d class %d", s, sizes[i], k);
+                    area += (rq[j] + rq[j + 1]) / 2;
+                }
+                cr_expect_gt(rq[0], 0);
+                cr_expect(rq[0] <= 1 && rq[MSR_PIPE_NQ - 1] >= 1, "class %d: [%g, %g]", k,
+                          rq[0], rq[MSR_PIPE_NQ - 1]);
+                cr_expect_float_eq(area / (MSR_PIPE_NQ - 1), 1, 1e-12);
+            }
         }
     /* the steps themselves: one per round, size and mode, each at least as
      * long as the ops of its busiest stage (one core runs them in turn) */

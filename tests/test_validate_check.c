@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
 #include "models/mdl_gen.h"
 #include "runtime/rt_net.h"
@@ -760,4 +761,86 @@ Test(vcheck, cli_check_rejects_bad_options)
     cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);
     cr_expect_eq(th_sh("%s validate --check --help | grep -q 'results/validation.db'",
                        th_pipesim()), 0);
+}
+
+/* opts.noise and draws: a calibration made by hand for each K whose every
+ * class at micro-batch 4 has the spread "always 2" (each compute op takes
+ * twice its time). Each point is simulated `draws` more times; at K = 1
+ * (no transfer) the drawn median step is exactly twice the step of the mean
+ * op times, kept in step_det_s; at K = 2 the transfers are not doubled, so
+ * it lies between. The errors are against the drawn step, and the noise is
+ * asked with each point's own seed. */
+struct noise_ctx {
+    struct msr_calib *cal[2];
+    uint64_t seeds[4];
+    int calls;
+};
+
+static int hand_noise(void *ctx, int K, int micro, uint64_t seed, struct msr_noise **out)
+{
+    struct noise_ctx *x = ctx;
+    struct msr_calib *c = x->cal[K - 1];
+    if (!c) {
+        c = x->cal[K - 1] = calloc(1, sizeof *c);
+        cr_assert(c);
+        c->pipelined = 1;
+        c->n_sizes = 1;
+        c->sizes[0] = 4;
+        c->pipe_stages = K;
+        c->pipe = calloc((size_t)K * MSR_PIPE_NCLASS, sizeof *c->pipe);
+        cr_assert(c->pipe);
+        for (int s = 0; s < K; s++)
+            for (int k = 0; k < MSR_PIPE_NCLASS; k++)
+                for (int j = 0; j < MSR_PIPE_NQ; j++)
+                    MSR_PIPE_AT(c, s, 0, k)->rq[j] = 2;
+    }
+    cr_assert_eq(micro, 4);
+    if (x->calls < 4)
+        x->seeds[x->calls] = seed;
+    x->calls++;
+    return msr_noise_new(c, micro, seed, out);
+}
+
+Test(vcheck, draws_predict_the_median_of_drawn_steps)
+{
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    struct rt_net *net;
+    cr_assert_eq(rt_net_parse(NET, &net), 0);
+    cr_assert_eq(rt_net_profile(net, &prof), 0);
+    rt_net_free(net);
+    topo = th_chain(2, 1e10, 1e10, 1e-6);
+    static const int Ks[] = { 1, 2 }, Ms[] = { 2 };
+    static const enum sch_remat rm[] = { SCH_REMAT_EXCEPT_LAST };
+    struct noise_ctx x = { 0 };
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .Ks = Ks, .n_K = 2,
+                                 .Ms = Ms, .n_M = 1, .remats = rm, .n_remat = 1,
+                                 .profile = prof, .topo = topo, .seed = 1,
+                                 .noise = hand_noise, .draws = 5, .prepare_ctx = &x };
+    struct msr_vcheck *v;
+    cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
+    cr_assert_eq(v->n_points, 2);
+    cr_expect_eq(x.calls, 2);
+    for (int i = 0; i < 2; i++) {
+        const struct msr_vpoint *pt = &v->pts[i];
+        cr_expect_eq(x.seeds[i], msr_vpoint_seed(1, pt));
+        cr_expect_eq(pt->n_drawn, 5);
+        if (pt->K == 1)
+            cr_expect_float_eq(pt->step_sim_s, 2 * pt->step_det_s, 1e-9 * pt->step_det_s,
+                               "%.9g vs %.9g", pt->step_sim_s, pt->step_det_s);
+        else
+            cr_expect(pt->step_sim_s > pt->step_det_s && pt->step_sim_s < 2 * pt->step_det_s,
+                      "%.9g vs %.9g", pt->step_sim_s, pt->step_det_s);
+        double want = ((double)pt->cmp->makespan_meas * 1e-9 - pt->step_sim_s) / pt->step_sim_s;
+        cr_expect_float_eq(pt->cmp->makespan_err, want, 1e-12);
+        cr_expect_eq(pt->cmp->bubble_sim, pt->bubble_drawn);
+    }
+    msr_vcheck_free(v);
+    for (int k = 0; k < 2; k++) {
+        if (x.cal[k])
+            free(x.cal[k]->pipe);
+        free(x.cal[k]);
+    }
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
 }
