@@ -514,10 +514,13 @@ static int build_streams(sim_engine *e)
     sch_devindex_release(&x);
     if (rc < 0)
         return rc;
+    if (e->draw) /* a drawn op takes up to 16 x its tabled time (push_compute) */
+        time *= 16;
     if (time > 4e18)
-        return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s, beyond the "
+        return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s%s, beyond the "
                          "simulator's clock (292 years); check the profile and topology for "
-                         "huge figures", s->name, time * 1e-9);
+                         "huge figures", s->name, time * 1e-9,
+                         e->draw ? " at 16 x their times (drawn)" : "");
     if (bytes > 4e18)
         return ps_error(PS_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "
                          "simulator's memory ledger; check the profile and topology for huge "
