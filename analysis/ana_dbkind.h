@@ -8,7 +8,7 @@
  *   sweep       ANA_DB_APPLICATION_ID  0x50535357  ANA_DB_SCHEMA      runs, stages
  *               'PSSW' (analysis/ana_db.h)         (2; 1 is read)
  *   validation  ANA_VCHECK_APPLICATION_ID          ANA_VCHECK_SCHEMA  runs, points,
- *               0x50535643 'PSVC' (below)          (2; 1 is read) devices, discrepancies
+ *               0x50535643 'PSVC' (below)          (2; 1 upgraded)    devices, discrepancies
  *   plan        ANA_PLAN_APPLICATION_ID            ANA_PLAN_SCHEMA    plans, configs
  *               0x5053504c 'PSPL' (below)
  *

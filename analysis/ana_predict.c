@@ -202,7 +202,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
                                             sch_time_to_seconds(costs->st[0].bwd_weight));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
-    if (c->draw && c->draws > 0 && (rc = run_drawn(c, sched, costs, p)) < 0)
+    if (c->draw && c->draw->fn && c->draws > 0 && (rc = run_drawn(c, sched, costs, p)) < 0)
         goto err_free;
     p->short_ops = sch_costs_short_ops(costs, sched, &p->compute_ops, &p->short_kinds);
     if (!(p->stages = calloc((size_t)S, sizeof *p->stages))) {

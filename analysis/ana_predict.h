@@ -88,9 +88,9 @@ struct ana_prediction {
     double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
                                            formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int n_drawn;                        /* config.draws run (0: none) */
-    double step_drawn_s, bubble_drawn;  /* the medians of their step times and
-                                           bubbles (the bubble of the median step's
-                                           draw when draws is even: the lower one) */
+    double step_drawn_s, bubble_drawn;  /* their median step (the lower of the two
+                                           middle ones when draws is even) and that
+                                           step's bubble */
     int fits;
     int64_t n_ops;
     int64_t short_ops, compute_ops;    /* compute ops shorter than the engine's 1 ns

@@ -28,7 +28,7 @@
  * median of N simulated steps whose op times are drawn from the
  * calibration's spread inside a step (msr_noise, opts.draws); a paired line
  * compares it with the step of the mean op times on the same steps (two
- * runs: 0.1-0.5 % apart, neither closer: docs/validation.md).
+ * runs: 0.1-0.4 % apart, neither closer: docs/validation.md).
  * Usage: bench_accuracy [NET [BATCH]]. */
 #include "measure/msr_calib.h"
 #include "measure/msr_validate.h"
@@ -169,12 +169,26 @@ static int cal_begin(void *ctx, int K)
     return msr_calib_begin(&co, &c->sess);
 }
 
+/* BENCH_ACCURACY_CALIB_PER_POINT=1: each size's calibration steps right
+ * before each of the grid's points of that size (before_point), after one
+ * warm-up round; else CAL_PER_ROUND rounds of every size before each grid
+ * round. */
+static int per_point(void) { return getenv("BENCH_ACCURACY_CALIB_PER_POINT") != NULL; }
+
 static int cal_between(void *ctx, int K, int round)
 {
     (void)K;
-    (void)round;
     struct cal_ctx *c = ctx;
+    if (per_point())
+        return round ? 0 : msr_calib_rounds(c->sess, 1);
     return msr_calib_rounds(c->sess, CAL_PER_ROUND);
+}
+
+static int cal_before_point(void *ctx, int K, int micro, enum sch_remat remat, int round)
+{
+    (void)K, (void)remat, (void)round;
+    struct cal_ctx *c = ctx;
+    return msr_calib_size_round(c->sess, micro);
 }
 
 /* The calibration's profile and topology under the other value of a rule
@@ -449,13 +463,21 @@ int main(int argc, char **argv)
         if (getenv("BENCH_ACCURACY_UNTHROTTLE"))
             unthrottle();
     }
-    printf("protocol        per schedule and K: %d rounds of the grid (every point: 1 warm-up "
-           "+ 3 timed steps), each after %d rounds of a pipelined calibration (the schedule's "
-           "own steps at every size, remat never and always%s; stages scaled to the in-step "
-           "%s)\n", GRID_ROUNDS, CAL_PER_ROUND,
-           getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an untimed one of "
-                                                 "the same pipeline" : "",
-           getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means");
+    const char *warm = getenv("BENCH_ACCURACY_CALIB_WARM") ? "; each timed step after an "
+                                                             "untimed one of the same pipeline"
+                                                           : "";
+    const char *centre = getenv("BENCH_ACCURACY_CALIB_MEDIAN") ? "medians" : "trimmed means";
+    if (per_point())
+        printf("protocol        per schedule and K: one warm-up round of a pipelined "
+               "calibration, then %d rounds of the grid (every point: 1 warm-up + 3 timed "
+               "steps), each point right after the calibration's steps of its micro-batch size "
+               "(the schedule's own, remat never and always%s; stages scaled to the in-step "
+               "%s)\n", GRID_ROUNDS, warm, centre);
+    else
+        printf("protocol        per schedule and K: %d rounds of the grid (every point: 1 "
+               "warm-up + 3 timed steps), each after %d rounds of a pipelined calibration (the "
+               "schedule's own steps at every size, remat never and always%s; stages scaled to "
+               "the in-step %s)\n", GRID_ROUNDS, CAL_PER_ROUND, warm, centre);
     if (draws())
         printf("predictions     each the median of %d simulated steps whose op times are drawn "
                "from the calibration's spread inside a step (BENCH_ACCURACY_DRAWS)\n", draws());
@@ -477,6 +499,7 @@ int main(int argc, char **argv)
                                      .begin = cal_begin, .between = cal_between,
                                      .prepare_ctx = &cc, .own_step = own_step,
                                      .noise = noise, .draws = draws(),
+                                     .before_point = per_point() ? cal_before_point : NULL,
                                      .profile_desc = "pipelined calibration in K stages, its "
                                                      "rounds between the grid's",
                                      .topology_desc = "calibrated in this run", .seed = 1,

@@ -537,6 +537,13 @@ int msr_calib_round(msr_calib_session *s)
     return rc;
 }
 
+int msr_calib_size_round(msr_calib_session *s, int micro)
+{
+    if (s->done || !s->ps)
+        return 0;
+    return msr_calib_pipe_size(s->ps, micro);
+}
+
 int msr_calib_rounds(msr_calib_session *s, int n)
 {
     int rc = 0;

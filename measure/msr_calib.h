@@ -268,6 +268,15 @@ int msr_calib_begin(const struct msr_calib_opts *o, msr_calib_session **out);
 int msr_calib_round(msr_calib_session *s);
 /* Up to n rounds (fewer once enough ran); 0, or < 0 on error. */
 int msr_calib_rounds(msr_calib_session *s, int n);
+/* A pipelined session's two steps (remat never, always) at micro-batch
+ * size micro alone, timed once the warm-up rounds ran (a round first): so
+ * that a caller can time each size's calibration steps right before its own
+ * measurements of that size (validate --check's opts.before_point), seconds
+ * apart instead of a round apart. They count towards no round; pipe_rounds
+ * then adds the most steps any size took. 0 (nothing run) for a size not
+ * calibrated, a session that is not pipelined or has ended its rounds;
+ * < 0 on error. */
+int msr_calib_size_round(msr_calib_session *s, int micro);
 int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
 /* A pipelined calibration's layers rescaled to the pools' trimmed means
  * (by_mean) or medians, as opts.by_median would have scaled them: the same
@@ -287,13 +296,17 @@ void msr_calib_session_free(msr_calib_session *s);
  * op of a step at micro-batch size `micro` its tabled time times a factor
  * drawn from its class's spread at that size and stage (msr_pipe_point.rq:
  * F of a stashed micro-batch, F without stash, R, B of each mode, W, U),
- * from a generator seeded with seed. Factor 1 where the calibration has no
- * samples (a size it did not run, a stage it did not have, a class without
- * samples). The factors have mean 1, so the mean step of the ops stays the
- * profile's; what changes is the step, a max over paths: ops that vary
- * independently on two devices leave waits that mean times do not
- * (docs/validation.md). Borrows c, which must outlive it. Not pipelined: a
- * draw of factor 1 everywhere. */
+ * from GSL's MT19937 seeded with seed. Factor 1 where the calibration has
+ * no samples (a stage it did not have, a class without samples) and for a
+ * class with one op per step (the update; every class at M = 1), whose
+ * spread inside a step is nil. A split-backward schedule's B draws from the
+ * spread of B + W of a micro-batch (what the calibration's B classes hold),
+ * its W from W's. The factors have mean 1, so the mean step of the ops
+ * stays the profile's; what changes is the step, a max over paths: ops that
+ * vary independently on two devices leave waits that mean times do not
+ * (docs/validation.md). Borrows c, which must outlive it. *out = NULL (and
+ * 0) when there is nothing to draw from: a calibration that is not
+ * pipelined, or a size it did not run. */
 struct msr_noise;
 struct sim_draw;
 int msr_noise_new(const struct msr_calib *c, int micro, uint64_t seed, struct msr_noise **out);

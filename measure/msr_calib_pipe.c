@@ -563,6 +563,8 @@ struct msr_pipe_state {
     struct rt_data *data;
     rt_pipe **pp;                  /* [n_sizes][2]: remat never, always */
     struct samples steps[MSR_CALIB_MAX_SIZES][2]; /* their timed steps' times (s) */
+    int size_steps[MSR_CALIB_MAX_SIZES]; /* timed steps of one size (_size) */
+    int most_size_steps;               /* the most of them at any size */
     int round;                     /* rounds run, warm-up ones included */
     int max_rounds;
     double rel_se;
@@ -669,25 +671,47 @@ err:
     return rc;
 }
 
+/* The steps of size i, remat never then always (timed once the warm-up
+ * rounds ran). */
+static int step_size(struct msr_pipe_state *ps, int i)
+{
+    int rc = 0;
+    for (int a = 0; a < 2 && ps->pp[2 * i] && !rc; a++) {
+        struct rt_step_stats st;
+        struct trc_trace *t = NULL;
+        /* as the grid runs a point: from the initial weights (and
+         * with warm_each after a step of the same pipeline) */
+        if ((rc = rt_net_init_params(ps->net, ps->o->seed)) < 0 ||
+            (ps->o->warm_each &&
+             (rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, NULL)) < 0))
+            break;
+        rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, ps->round >= 0 ? &t : NULL);
+        if (!rc && t && !(rc = take_step(&ps->x, t, i, a)))
+            rc = push(&ps->steps[i][a], (double)st.step_ns * 1e-9);
+        trc_trace_free(t);
+    }
+    return rc;
+}
+
+int msr_calib_pipe_size(struct msr_pipe_state *ps, int micro)
+{
+    struct msr_calib *c = ps->x.c;
+    for (int i = 0; i < c->n_sizes; i++)
+        if (c->sizes[i] == micro && ps->pp[2 * i]) {
+            int rc = step_size(ps, i);
+            if (!rc && ps->round >= 0 && ++ps->size_steps[i] > ps->most_size_steps)
+                ps->most_size_steps = ps->size_steps[i];
+            return rc;
+        }
+    return 0;
+}
+
 int msr_calib_pipe_round(struct msr_pipe_state *ps)
 {
     struct msr_calib *c = ps->x.c;
     int rc = 0;
     for (int i = 0; i < c->n_sizes && !rc; i++)
-        for (int a = 0; a < 2 && ps->pp[2 * i] && !rc; a++) {
-            struct rt_step_stats st;
-            struct trc_trace *t = NULL;
-            /* as the grid runs a point: from the initial weights (and
-             * with warm_each after a step of the same pipeline) */
-            if ((rc = rt_net_init_params(ps->net, ps->o->seed)) < 0 ||
-                (ps->o->warm_each &&
-                 (rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, NULL)) < 0))
-                break;
-            rc = rt_pipe_step(ps->pp[2 * i + a], ps->data, &st, ps->round >= 0 ? &t : NULL);
-            if (!rc && t && !(rc = take_step(&ps->x, t, i, a)))
-                rc = push(&ps->steps[i][a], (double)st.step_ns * 1e-9);
-            trc_trace_free(t);
-        }
+        rc = step_size(ps, i);
     if (rc < 0)
         return rc;
     if (++ps->round < c->repeats)
@@ -708,7 +732,7 @@ int msr_calib_pipe_round(struct msr_pipe_state *ps)
 int msr_calib_pipe_finish(struct msr_pipe_state *ps)
 {
     struct msr_calib *c = ps->x.c;
-    c->pipe_rounds = ps->round > 0 ? ps->round : 0;
+    c->pipe_rounds = (ps->round > 0 ? ps->round : 0) + ps->most_size_steps;
     for (int i = 0; i < c->n_sizes; i++) /* the steps themselves (the stats sort v) */
         for (int a = 0; a < 2; a++)
             msr_stat_of(ps->steps[i][a].v, ps->steps[i][a].n, &c->pipe_step[i][a]);

@@ -4,26 +4,16 @@
 #include "base/ps_error.h"
 #include "sim/sim_engine.h"
 
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 
 struct msr_noise {
     struct sim_draw draw;
     const struct msr_calib *c;
-    int size;      /* the calibration's index of the micro-batch size, -1: none */
-    uint64_t s;    /* splitmix64 state */
+    int size;      /* the calibration's index of the micro-batch size */
+    gsl_rng *rng;  /* GSL's MT19937, seeded with the caller's seed */
 };
-
-/* splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
- * generators", OOPSLA 2014): a uniform draw in [0, 1) from 53 bits. */
-static double uniform(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-53;
-}
 
 /* The class of a compute op of a micro-batch re-materialized or not; -1
  * for other kinds. */
@@ -44,29 +34,35 @@ static sch_time draw(void *ctx, const struct sch_op *op, int remat, sch_time tab
     struct msr_noise *n = ctx;
     int k = class_of(op->kind, remat);
     const struct msr_calib *c = n->c;
-    if (k < 0 || n->size < 0 || op->stage < 0 || op->stage >= c->pipe_stages)
+    if (k < 0 || op->stage < 0 || op->stage >= c->pipe_stages)
         return tabled;
     const double *rq = MSR_PIPE_AT(c, op->stage, n->size, k)->rq;
     if (!(rq[MSR_PIPE_NQ - 1] > 0))
         return tabled;
-    double x = uniform(&n->s) * (MSR_PIPE_NQ - 1);
+    double x = gsl_rng_uniform(n->rng) * (MSR_PIPE_NQ - 1); /* in [0, NQ - 1) */
     int j = (int)x;
-    double f = rq[j] + (x - j) * (rq[j + 1] - rq[j]); /* x < NQ - 1, so j + 1 exists */
+    double f = rq[j] + (x - j) * (rq[j + 1] - rq[j]);
+    f = f < 0 ? 0 : f > 16 ? 16 : f; /* the engine's clamp, before the rounding */
     return (sch_time)llround((double)tabled * f);
 }
 
 int msr_noise_new(const struct msr_calib *c, int micro, uint64_t seed, struct msr_noise **out)
 {
     *out = NULL;
-    struct msr_noise *n = calloc(1, sizeof *n);
-    if (!n)
-        return ps_error(PS_ENOMEM, "out of memory");
-    n->c = c;
-    n->s = seed;
-    n->size = -1;
+    int size = -1;
     for (int i = 0; c->pipelined && c->pipe && i < c->n_sizes; i++)
         if (c->sizes[i] == micro)
-            n->size = i;
+            size = i;
+    if (size < 0) /* nothing to draw from */
+        return 0;
+    struct msr_noise *n = calloc(1, sizeof *n);
+    if (!n || !(n->rng = gsl_rng_alloc(gsl_rng_mt19937))) {
+        free(n);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    gsl_rng_set(n->rng, (unsigned long)seed);
+    n->c = c;
+    n->size = size;
     n->draw.fn = draw;
     n->draw.ctx = n;
     *out = n;
@@ -75,4 +71,10 @@ int msr_noise_new(const struct msr_calib *c, int micro, uint64_t seed, struct ms
 
 const struct sim_draw *msr_noise_draw(const struct msr_noise *n) { return &n->draw; }
 
-void msr_noise_free(struct msr_noise *n) { free(n); }
+void msr_noise_free(struct msr_noise *n)
+{
+    if (!n)
+        return;
+    gsl_rng_free(n->rng);
+    free(n);
+}

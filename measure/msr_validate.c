@@ -312,6 +312,7 @@ static int close_point(struct point_acc *acc, struct msr_vpoint *pt)
                                             pt->step_sim_s
                                       : 0;
             cs[i]->bubble_sim = pt->bubble_drawn;
+            cs[i]->makespan_sim = (int64_t)llround(pt->step_sim_s * 1e9);
         }
     }
     peak_error(pt);
@@ -476,10 +477,15 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
         for (int round = 0; round < (o->rounds > 1 ? o->rounds : 1) && !rc; round++) {
             if (inter && (rc = o->between(o->prepare_ctx, K, round)) < 0)
                 break;
-            for (int q = 0; q < np && !rc; q++)
+            for (int q = 0; q < np && !rc; q++) {
+                const struct msr_vpoint *pt = &v->pts[first + q];
+                if (!skip[q] && inter && o->before_point &&
+                    (rc = o->before_point(o->prepare_ctx, K, pt->micro, pt->remat, round)) < 0)
+                    break;
                 if (!skip[q] && (rc = run_round(o, net, data, &v->pts[first + q], &acc[q])) ==
                                     -PS_EUSAGE)
                     rc = skip_point(o, &v->pts[first + q], &skip[q]);
+            }
         }
         if (!rc && inter && !(rc = have_profile(o, net, K, &prof, &topo)))
             for (int q = 0; q < np && !rc; q++)

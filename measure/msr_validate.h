@@ -51,10 +51,10 @@
 
 #define MSR_VCHECK_MAX_STEPS 1000
 
-/* Accuracy targets of the issue (bench_accuracy prints ratios to them). */
 struct msr_noise; /* measure/msr_calib.h */
 struct sim_draw;  /* sim/sim_engine.h */
 
+/* Accuracy targets of the issue (bench_accuracy prints ratios to them). */
 #define MSR_TARGET_MAKESPAN_MEDIAN 0.02
 #define MSR_TARGET_MAKESPAN_MAX 0.05
 #define MSR_TARGET_BUBBLE_POINTS 1.0
@@ -93,6 +93,11 @@ struct msr_vcheck_opts {
      * calibration and grid span the same minutes of the machine. */
     int (*begin)(void *ctx, int K);
     int (*between)(void *ctx, int K, int round);
+    /* optional, with between: called right before each point's steps of
+     * each round (K, its micro-batch size and remat mode, the round), so
+     * that the calibration can time that size's steps seconds before the
+     * point's own (msr_calib_size_round) rather than a round before */
+    int (*before_point)(void *ctx, int K, int micro, enum sch_remat remat, int round);
     /* optional, with a pipelined calibration: the median of the
      * calibration's own timed steps of this K, micro-batch size and remat
      * mode (never and always: the steps the calibration ran), 0 when none.
@@ -102,8 +107,10 @@ struct msr_vcheck_opts {
      * pipelined calibration's msr_noise_new for K and the micro-batch size,
      * seeded with seed; NULL *out: none for this point). Set after prepare.
      * Each point is then simulated draws more times with them, and its
-     * step_sim_s and simulated bubble are the medians of those (the step of
-     * the mean op times kept in step_det_s): the step the model predicts is
+     * step_sim_s is the median of those steps (the lower middle one for an
+     * even count) and its simulated bubble that step's (the step of the mean
+     * op times kept in step_det_s; the op-by-op comparison and the devices'
+     * busy times stay those of its trace): the step the model predicts is
      * a median step, as the measured figure is, and the waits that ops
      * varying independently on two devices leave are in it. */
     int (*noise)(void *ctx, int K, int micro, uint64_t seed, struct msr_noise **out);

@@ -17,8 +17,9 @@
  *   discrepancies(run, K, M, remat, rank, op, stage, device, error_us, cause)
  * Errors are measured - simulated; fractions are 0..1, bubble errors in
  * percentage points. One transaction per run. Version 1 (without
- * step_calib_own_ms) is upgraded by the next writer in its transaction: the
- * column added, NULL in the rows already there.
+ * step_calib_own_ms) is upgraded when a writer opens it (msr_vcheck_db_prepare
+ * before the grid, or the store), in that open's transaction: the column
+ * added, NULL in the rows already there.
  */
 #include "measure/msr_validate.h"
 #include "analysis/ana_dbkind.h"

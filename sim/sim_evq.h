@@ -3,7 +3,8 @@
  *
  * Every event of a lane is pushed with a time no earlier than the lane's
  * last one (the engine gives each distinct op duration its own lane: events
- * pushed at now + d with a non-decreasing now arrive in order). A lane is
+ * pushed at now + d with a non-decreasing now arrive in order; with drawn op
+ * times, each stream's op ends a lane of their own, one event at a time). A lane is
  * then a FIFO ring, and only the lanes' heads sit in a sim_heap keyed by
  * (time, seq). seq is global, so events pop in exactly the (time, seq)
  * order of a single heap of all events — same determinism, equal times in

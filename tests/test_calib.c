@@ -142,6 +142,11 @@ static void pipelined_sums(int warm_each, int by_mean)
                 cr_expect(rq[0] <= 1 && rq[MSR_PIPE_NQ - 1] >= 1, "class %d: [%g, %g]", k,
                           rq[0], rq[MSR_PIPE_NQ - 1]);
                 cr_expect_float_eq(area / (MSR_PIPE_NQ - 1), 1, 1e-12);
+                /* the update, one a step: alone in its step, so its spread
+                 * inside a step is nil however much it varied between steps */
+                if (k == MSR_PIPE_U)
+                    for (int j = 0; j < MSR_PIPE_NQ; j++)
+                        cr_expect_float_eq(rq[j], 1, 1e-12, "U rq[%d] = %.17g", j, rq[j]);
             }
         }
     /* the steps themselves: one per round, size and mode, each at least as
@@ -1076,4 +1081,34 @@ Test(calib, calibrated_topology_of_one_and_of_many_cores)
     cr_expect_eq(r.n_hops, 2);
     mdl_topology_free(t);
     mdl_topology_free(t2);
+}
+
+/* msr_calib_size_round: after the warm-up round, the two steps of one size
+ * alone, as many times as asked; a size not calibrated runs nothing; the
+ * steps count as the most any size took (no full timed round ran). */
+Test(calib, size_rounds_time_one_size_at_a_time)
+{
+    static const int sizes[] = { 2, 4 };
+    struct msr_calib_opts o = { .spec = "mlp:layers=4,width=16", .sizes = sizes, .n_sizes = 2,
+                                .repeats = 2, .warmup = 1, .n_stages = 2, .cpu = -1,
+                                .peer_cpu = -1, .seed = 1, .batch = 8, .pipelined = 1,
+                                .max_rounds = 8, .rel_se = 1e-12 };
+    msr_calib_session *s;
+    cr_assert_eq(msr_calib_begin(&o, &s), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_calib_rounds(s, 1), 0); /* the warm-up round: nothing timed */
+    cr_assert_eq(msr_calib_size_round(s, 2), 0);
+    cr_assert_eq(msr_calib_size_round(s, 2), 0);
+    cr_assert_eq(msr_calib_size_round(s, 4), 0);
+    cr_assert_eq(msr_calib_size_round(s, 3), 0); /* not calibrated */
+    struct msr_calib *c;
+    cr_assert_eq(msr_calib_end(s, &c), 0, "%s", ps_errmsg());
+    for (int a = 0; a < 2; a++) {
+        cr_expect_eq(c->pipe_step[0][a].n, 2, "size 2 mode %d", a);
+        cr_expect_eq(c->pipe_step[1][a].n, 1, "size 4 mode %d", a);
+    }
+    cr_expect_eq(c->pipe_rounds, 2);
+    /* size 2 is M = 4: four F per step and stage, two steps */
+    cr_expect_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->t.n, 2 * 4);
+    cr_expect_eq(MSR_PIPE_AT(c, 1, 1, MSR_PIPE_F)->t.n, 1 * 2);
+    msr_calib_free(c);
 }

@@ -264,8 +264,9 @@ static sch_time draw_of(const struct msr_noise *n, int kind, int stage, int rema
 /* Each op draws from its own class at its stage and size: F of a
  * re-materialized micro-batch from F-without-stash (x2 here), the stashing
  * F from F (no samples: its tabled time), B of a stashed micro-batch within
- * its ramp; another size, another stage, a transfer, or a calibration that
- * is not pipelined: the tabled time. The same seed draws the same times. */
+ * its ramp; another stage, a transfer, a calibrated size without samples:
+ * the tabled time; a size not calibrated or a calibration that is not
+ * pipelined: no draw at all. The same seed draws the same times. */
 Test(draw, noise_draws_from_each_op_class)
 {
     struct msr_calib *c = hand_calib();
@@ -291,15 +292,15 @@ Test(draw, noise_draws_from_each_op_class)
     msr_noise_free(m);
     msr_noise_free(n);
     cr_assert_eq(msr_noise_new(c, 4, 42, &n), 0); /* size 4: no samples */
+    cr_assert(n);
     cr_expect_eq(draw_of(n, SCH_OP_FWD, 1, 1, 1000), 1000);
     msr_noise_free(n);
-    cr_assert_eq(msr_noise_new(c, 16, 42, &n), 0); /* a size it did not run */
-    cr_expect_eq(draw_of(n, SCH_OP_FWD, 1, 1, 1000), 1000);
-    msr_noise_free(n);
-    c->pipelined = 0;
+    cr_assert_eq(msr_noise_new(c, 16, 42, &n), 0); /* a size it did not run: none */
+    cr_expect_null(n);
+    c->pipelined = 0; /* not pipelined: none */
     cr_assert_eq(msr_noise_new(c, 8, 42, &n), 0);
-    cr_expect_eq(draw_of(n, SCH_OP_FWD, 1, 1, 1000), 1000);
-    msr_noise_free(n);
+    cr_expect_null(n);
+    msr_noise_free(NULL);
     free(c->pipe);
     free(c);
 }

@@ -821,9 +821,11 @@ Test(vcheck, draws_predict_the_median_of_drawn_steps)
     cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
     cr_assert_eq(v->n_points, 2);
     cr_expect_eq(x.calls, 2);
+    cr_expect_neq(x.seeds[0], x.seeds[1]); /* a seed of each point's own */
     for (int i = 0; i < 2; i++) {
         const struct msr_vpoint *pt = &v->pts[i];
         cr_expect_eq(x.seeds[i], msr_vpoint_seed(1, pt));
+        cr_expect_eq(pt->cmp->makespan_sim, (int64_t)llround(pt->step_sim_s * 1e9));
         cr_expect_eq(pt->n_drawn, 5);
         if (pt->K == 1)
             cr_expect_float_eq(pt->step_sim_s, 2 * pt->step_det_s, 1e-9 * pt->step_det_s,
@@ -841,6 +843,64 @@ Test(vcheck, draws_predict_the_median_of_drawn_steps)
             free(x.cal[k]->pipe);
         free(x.cal[k]);
     }
+    mdl_profile_free(prof);
+    mdl_topology_free(topo);
+}
+
+/* opts.before_point: with a calibration alongside (prepare and between), it
+ * is called right before each point's steps in every round, with the
+ * point's K, micro-batch size and remat mode, after that round's between. */
+struct order_ctx {
+    const struct mdl_profile *prof;
+    const struct mdl_topology *topo;
+    char log[512];
+};
+
+static int ord_prepare(void *ctx, int K, const struct mdl_profile **prof,
+                       const struct mdl_topology **topo)
+{
+    struct order_ctx *x = ctx;
+    (void)K;
+    *prof = x->prof;
+    *topo = x->topo;
+    return 0;
+}
+
+static int ord_between(void *ctx, int K, int round)
+{
+    struct order_ctx *x = ctx;
+    snprintf(x->log + strlen(x->log), sizeof x->log - strlen(x->log), "b%d.%d ", K, round);
+    return 0;
+}
+
+static int ord_before(void *ctx, int K, int micro, enum sch_remat remat, int round)
+{
+    struct order_ctx *x = ctx;
+    snprintf(x->log + strlen(x->log), sizeof x->log - strlen(x->log), "p%d.%d.%s.%d ", K, micro,
+             sch_remat_name(remat), round);
+    return 0;
+}
+
+Test(vcheck, before_point_runs_right_before_each_point)
+{
+    struct mdl_profile *prof;
+    struct rt_net *net;
+    cr_assert_eq(rt_net_parse(NET, &net), 0);
+    cr_assert_eq(rt_net_profile(net, &prof), 0);
+    rt_net_free(net);
+    struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    static const int Ks[] = { 2 }, Ms[] = { 2, 4 };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS };
+    struct order_ctx x = { .prof = prof, .topo = topo };
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .rounds = 2, .Ks = Ks,
+                                 .n_K = 1, .Ms = Ms, .n_M = 2, .remats = rm, .n_remat = 2,
+                                 .prepare = ord_prepare, .between = ord_between,
+                                 .before_point = ord_before, .prepare_ctx = &x, .seed = 1 };
+    struct msr_vcheck *v;
+    cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
+    cr_expect_str_eq(x.log, "b2.0 p2.4.never.0 p2.4.always.0 p2.2.never.0 p2.2.always.0 "
+                            "b2.1 p2.4.never.1 p2.4.always.1 p2.2.never.1 p2.2.always.1 ");
+    msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
