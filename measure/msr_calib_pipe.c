@@ -118,9 +118,12 @@ static void spread(const double *v, int n, const struct msr_stat *st, double *rq
     if (b <= a || !(st->mean > 0))
         return;
     double area = 0;
-    for (int j = 0; j < MSR_PIPE_NQ; j++)
+    for (int j = 0; j < MSR_PIPE_NQ; j++) { /* GSL's interpolation may dip an ulp */
         rq[j] = gsl_stats_quantile_from_sorted_data(v + a, 1, (size_t)(b - a),
                                                     (double)j / (MSR_PIPE_NQ - 1));
+        if (j && rq[j] < rq[j - 1])
+            rq[j] = rq[j - 1];
+    }
     for (int j = 0; j + 1 < MSR_PIPE_NQ; j++)
         area += (rq[j] + rq[j + 1]) / 2;
     area /= MSR_PIPE_NQ - 1;
