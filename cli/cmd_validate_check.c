@@ -26,6 +26,7 @@ static const char help[] =
     "                        [--plot results/validation.png] [--timeline F.png]\n"
     "                        [--traces PREFIX] [--quick]\n"
     "                        [--rounds 3] [--calib pipelined|passes] [--calib-stages 1|K]\n"
+    "                        [--calib-at point|round]\n"
     "                        [--seed N] [--no-pin] [--realtime] [--format table|csv|json]\n\n"
     "Closes the loop: calibrates the net on this machine for each K (pipesim calibrate\n"
     "at the grid's micro-batch sizes; written to PREFIX-K<k>.csv/.json, default PREFIX\n"
@@ -40,8 +41,11 @@ static const char help[] =
     "inside real steps of the schedule at each size (remat never and always), those\n"
     "rounds run between the grid's rounds (calibration and grid see the same minutes\n"
     "of the machine); the layers are scaled to the stage ops, the link fitted to the\n"
-    "steps' hand-offs. --calib passes: the layer passes alone, just before K's points,\n"
-    "in one stage or in K stages (--calib-stages K).\n"
+    "steps' hand-offs. --calib-at point (default): after one warm-up round, each size's\n"
+    "calibration steps run right before each of the grid's points of that size, seconds\n"
+    "before the steps they predict; --calib-at round: whole calibration rounds (every\n"
+    "size) before each grid round. --calib passes: the layer passes alone, just before\n"
+    "K's points, in one stage or in K stages (--calib-stages K).\n"
     "Prints one line per point (the measured spread in brackets, 'in' or 'OUT') and\n"
     "the accuracy figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
     "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
@@ -141,6 +145,7 @@ struct check_args {
     long batch, steps, warmup, repeats, seed, rounds;
     enum ana_fmt fmt;
     int no_pin, quick, realtime, stages_per_K, stages_given, passes;
+    int at_round;                      /* --calib-at round */
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sch_remat remats[3];
 };
@@ -161,6 +166,7 @@ static int parse(int argc, char **argv, struct check_args *a)
         { "calib-stages", required_argument, 0, 'G' },
         { "calib", required_argument, 0, 'C' },     { "rounds", required_argument, 0, 'U' },
         { "format", required_argument, 0, 'F' },   { "traces", required_argument, 0, 'x' },
+        { "calib-at", required_argument, 0, 'A' },
         { 0, 0, 0, 0 },
     };
     const char *ks = "1,2", *ms = NULL, *rm = NULL;
@@ -203,6 +209,11 @@ static int parse(int argc, char **argv, struct check_args *a)
             if (strcmp(optarg, "pipelined") && strcmp(optarg, "passes"))
                 return ps_error(PS_EUSAGE, "--calib: 'pipelined' or 'passes', got '%s'", optarg);
             a->passes = !strcmp(optarg, "passes");
+            break;
+        case 'A':
+            if (strcmp(optarg, "point") && strcmp(optarg, "round"))
+                return ps_error(PS_EUSAGE, "--calib-at: 'point' or 'round', got '%s'", optarg);
+            a->at_round = !strcmp(optarg, "round");
             break;
         case 'F': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &a->fmt); break;
         case 'U': rc = ps_parse_long(optarg, "--rounds", 1, MSR_VCHECK_MAX_STEPS, &a->rounds); break;
@@ -255,7 +266,9 @@ struct inputs {
     int n;
     char pdesc[1400], tdesc[1400];
     msr_calib_session *sess;          /* --calib pipelined, between K's rounds */
-    int per_round;                    /* calibration rounds before each grid round */
+    int per_round;                    /* calibration rounds before each grid round
+                                         (--calib-at round), or steps of a size
+                                         before each point (--calib-at point) */
     int own_K[8];                     /* the pipelined calibration's own steps per K, */
     struct msr_calib_own {            /* size and mode (msr_calib.pipe_step medians) */
         int n_sizes, sizes[MSR_CALIB_MAX_SIZES];
@@ -314,9 +327,14 @@ static int calib_sizes(struct inputs *in)
                  a->stages_per_K ? "K stages" : "one stage");
     else
         snprintf(in->pdesc, sizeof in->pdesc, "calibrated in K stages, pipelined in %s "
-                 "steps between the grid's rounds:", a->schedule);
+                 "steps %s:", a->schedule,
+                 a->at_round ? "between the grid's rounds" : "right before each grid point of "
+                                                            "their size");
     long reps = a->repeats ? a->repeats : 5;
-    in->per_round = (int)((reps + a->rounds - 1) / a->rounds);
+    /* at least `repeats` timed steps of each size: rounds x (points of a
+     * size) calls, each of per_round steps */
+    long calls = a->at_round ? a->rounds : a->rounds * a->n_remat;
+    in->per_round = (int)((reps + calls - 1) / calls);
     snprintf(in->tdesc, sizeof in->tdesc, "calibrated with each profile:");
     return cli_calib_sizes(a->batch, ok, NULL, in->sizes, &in->n_sizes);
 }
@@ -335,16 +353,21 @@ static void calib_opts(const struct inputs *in, int K, struct msr_calib_opts *o)
          * all, the same number before each grid round, no early stop */
         o->pipelined = 1;
         o->schedule = a->schedule;
-        o->max_rounds = (int)(a->rounds * in->per_round);
+        /* --calib-at point: the warm-up round alone is a whole round */
+        o->max_rounds = a->at_round ? (int)(a->rounds * in->per_round) : 1;
         o->rel_se = 1e-9;
     }
     fprintf(hum, "== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec,
            o->n_stages, o->n_stages > 1 ? "s" : "", K);
     for (int i = 0; i < in->n_sizes; i++)
         fprintf(hum, "%s%d", i ? "," : " ", in->sizes[i]);
-    if (!a->passes)
+    if (!a->passes && a->at_round)
         fprintf(hum, " (layer passes, then %s steps: %d rounds before each of the grid's %ld)",
                a->schedule, in->per_round, a->rounds);
+    else if (!a->passes)
+        fprintf(hum, " (layer passes, a warm-up round of %s steps, then %d step%s of each size "
+                "before each of the grid's points of that size in each of its %ld rounds)",
+                a->schedule, in->per_round, in->per_round > 1 ? "s" : "", a->rounds);
     fprintf(hum, "\n");
     fflush(hum);
 }
@@ -417,9 +440,22 @@ static int calib_begin(void *ctx, int K)
 static int calib_between(void *ctx, int K, int round)
 {
     (void)K;
-    (void)round;
     struct inputs *in = ctx;
+    if (!in->a->at_round) /* the warm-up round, before the first grid round */
+        return round ? 0 : msr_calib_rounds(in->sess, 1);
     return msr_calib_rounds(in->sess, in->per_round);
+}
+
+/* --calib-at point: the calibration's steps of a size right before each of
+ * the grid's points of that size. */
+static int calib_before_point(void *ctx, int K, int micro, enum sch_remat remat, int round)
+{
+    (void)K, (void)remat, (void)round;
+    struct inputs *in = ctx;
+    int rc = 0;
+    for (int i = 0; i < in->per_round && !rc; i++)
+        rc = msr_calib_size_round(in->sess, micro);
+    return rc;
 }
 
 static int calib_end(void *ctx, int K, const struct mdl_profile **prof,
@@ -486,6 +522,8 @@ int cli_validate_check(int argc, char **argv)
                                  .prepare = a.profile ? NULL : a.passes ? calibrate_K : calib_end,
                                  .begin = a.profile || a.passes ? NULL : calib_begin,
                                  .between = a.profile || a.passes ? NULL : calib_between,
+                                 .before_point = a.profile || a.passes || a.at_round
+                                                     ? NULL : calib_before_point,
                                  .prepare_ctx = in,
                                  .own_step = a.profile || a.passes ? NULL : own_step,
                                  .profile_desc = in->pdesc, .topology_desc = in->tdesc,

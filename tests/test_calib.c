@@ -139,8 +139,8 @@ static void pipelined_sums(int warm_each, int by_mean)
                     area += (rq[j] + rq[j + 1]) / 2;
                 }
                 cr_expect_gt(rq[0], 0);
-                cr_expect(rq[0] <= 1 + 1e-12 && rq[MSR_PIPE_NQ - 1] >= 1 - 1e-12, "class %d: [%g, %g]", k,
-                          rq[0], rq[MSR_PIPE_NQ - 1]);
+                cr_expect(rq[0] <= 1 + 1e-12 && rq[MSR_PIPE_NQ - 1] >= 1 - 1e-12,
+                          "class %d: [%g, %g]", k, rq[0], rq[MSR_PIPE_NQ - 1]);
                 cr_expect_float_eq(area / (MSR_PIPE_NQ - 1), 1, 1e-12);
                 /* the update, one a step: alone in its step, so its spread
                  * inside a step is nil however much it varied between steps */

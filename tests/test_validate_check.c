@@ -644,6 +644,14 @@ Test(vcheck, cli_check_end_to_end)
                        "r/validation.md && "
                        "grep -q 'stored          run 1' out.txt && "
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
+    /* the calibration right before each point (the default), or in rounds */
+    cr_expect_eq(th_sh("cd %s && grep -q 'a warm-up round of gpipe steps, then 1 step of each "
+                       "size before each of the grid.s points of that size' out.txt", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "-K 2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
+                       "--calib-at round --calib-out c/round --db r/round.db --report "
+                       "r/round.md > out3.txt 2>&1 && grep -q 'gpipe steps: 1 rounds before "
+                       "each of the grid.s 3' out3.txt", dir, th_pipesim()), 0);
     /* again from the written calibration, appending to the same database */
     cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "-K 1 -M 1,2 --remat all --steps 1 --profile c/net-K1.csv --topology "
@@ -745,6 +753,8 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 --remat sometimes", 2, "sometimes");
     bad_cli("--net mlp:layers=2,width=8 -K 1,x", 2, "-K");
     bad_cli("--net mlp:layers=2,width=8 --calib-stages 3", 2, "--calib-stages: '1' or 'K'");
+    bad_cli("--net mlp:layers=2,width=8 --calib-at sometimes", 2,
+            "--calib-at: 'point' or 'round', got 'sometimes'");
     bad_cli("--net mlp:layers=2,width=8 --db ''", 2, "--db '': an empty name is SQLite's "
             "temporary database, deleted on exit, so the results would vanish");
     bad_cli("--net mlp:layers=2,width=8 --db :memory:", 2, "--db ':memory:': SQLite's "
