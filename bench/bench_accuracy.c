@@ -95,7 +95,8 @@ static void pr_cal(const struct msr_calib *cal)
            cal->gemm_flops * 1e-9, cal->update_s * 1e3);
     if (!cal->pipelined)
         return;
-    printf("  pipelined in %s steps, %d rounds; %d hand-offs (ping-pong link %.2f us + B / "
+    printf("  pipelined in %s steps, %d timed steps per size and mode; %d hand-offs (ping-pong "
+           "link %.2f us + B / "
            "%.2f GB/s)\n", cal->pipe_schedule, cal->pipe_rounds, cal->n_handoff,
            cal->pingpong_latency * 1e6, cal->pingpong_bandwidth * 1e-9);
     for (int s = 0; s < cal->pipe_stages; s++)
@@ -506,8 +507,12 @@ int main(int argc, char **argv)
                                      .prepare_ctx = &cc, .own_step = own_step,
                                      .noise = noise, .draws = draws(),
                                      .before_point = per_point() ? cal_before_point : NULL,
-                                     .profile_desc = "pipelined calibration in K stages, its "
-                                                     "rounds between the grid's",
+                                     .profile_desc = per_point()
+                                                         ? "pipelined calibration in K stages, "
+                                                           "each size's steps right before its "
+                                                           "points"
+                                                         : "pipelined calibration in K stages, "
+                                                           "its rounds between the grid's",
                                      .topology_desc = "calibrated in this run", .seed = 1,
                                      .progress = stdout };
         printf("\n== %s\n", all[s]);

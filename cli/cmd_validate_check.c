@@ -38,14 +38,15 @@ static const char help[] =
     "measured spread (min-max) spans the machine's drift; a prediction outside it is a\n"
     "model miss, one inside is noise.\n"
     "--calib pipelined (default): the layers are timed in K stages, then every stage op\n"
-    "inside real steps of the schedule at each size (remat never and always), those\n"
-    "rounds run between the grid's rounds (calibration and grid see the same minutes\n"
-    "of the machine); the layers are scaled to the stage ops, the link fitted to the\n"
-    "steps' hand-offs. --calib-at point (default): after one warm-up round, each size's\n"
-    "calibration steps run right before each of the grid's points of that size, seconds\n"
-    "before the steps they predict; --calib-at round: whole calibration rounds (every\n"
-    "size) before each grid round. --calib passes: the layer passes alone, just before\n"
-    "K's points, in one stage or in K stages (--calib-stages K).\n"
+    "inside real steps of the schedule at each size (remat never and always), alongside\n"
+    "the grid (calibration and grid see the same minutes of the machine); the layers are\n"
+    "scaled to the stage ops, the link fitted to the steps' hand-offs. --calib-at point\n"
+    "(default): after one warm-up round, each size's calibration steps run right before\n"
+    "each of the grid's points of that size in every round (at least --repeats of each\n"
+    "size and mode), seconds before the steps they predict; --calib-at round: whole\n"
+    "calibration rounds (every size) between the grid's rounds. --calib passes: the\n"
+    "layer passes alone, just before K's points, in one stage or in K stages\n"
+    "(--calib-stages K).\n"
     "Prints one line per point (the measured spread in brackets, 'in' or 'OUT') and\n"
     "the accuracy figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
     "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
@@ -145,7 +146,7 @@ struct check_args {
     long batch, steps, warmup, repeats, seed, rounds;
     enum ana_fmt fmt;
     int no_pin, quick, realtime, stages_per_K, stages_given, passes;
-    int at_round;                      /* --calib-at round */
+    int at_round, at_given;            /* --calib-at round; --calib-at given */
     int Ks[8], n_K, Ms[32], n_M, n_remat;
     enum sch_remat remats[3];
 };
@@ -214,6 +215,7 @@ static int parse(int argc, char **argv, struct check_args *a)
             if (strcmp(optarg, "point") && strcmp(optarg, "round"))
                 return ps_error(PS_EUSAGE, "--calib-at: 'point' or 'round', got '%s'", optarg);
             a->at_round = !strcmp(optarg, "round");
+            a->at_given = 1;
             break;
         case 'F': rc = ana_fmt_parse(optarg, ANA_FMTS_ALL, "--format", &a->fmt); break;
         case 'U': rc = ps_parse_long(optarg, "--rounds", 1, MSR_VCHECK_MAX_STEPS, &a->rounds); break;
@@ -239,6 +241,9 @@ static int parse(int argc, char **argv, struct check_args *a)
     a->rounds = a->rounds ? a->rounds : 3;
     if (a->steps * a->rounds > MSR_VCHECK_MAX_STEPS)
         return ps_error(PS_EUSAGE, "--check: --rounds x --steps at most %d", MSR_VCHECK_MAX_STEPS);
+    if (a->at_given && (a->passes || a->profile))
+        return ps_error(PS_EUSAGE, "--check: --calib-at places the pipelined calibration's "
+                         "steps; %s has none", a->passes ? "--calib passes" : "--profile");
     if (!a->passes && !a->profile) {
         if (a->stages_given && !a->stages_per_K)
             return ps_error(PS_EUSAGE, "--check: --calib-stages 1 times layers alone; the "
@@ -349,12 +354,13 @@ static void calib_opts(const struct inputs *in, int K, struct msr_calib_opts *o)
                                   .peer_cpu = -1, .seed = (uint64_t)a->seed,
                                   .batch = (int)a->batch };
     if (!a->passes) {
-        /* interleaved with the grid's rounds: at least `repeats` rounds in
-         * all, the same number before each grid round, no early stop */
+        /* alongside the grid, no early stop: --calib-at round, per_round
+         * rounds before each grid round (at least `repeats` in all); --calib-at
+         * point, the warm-up round and then per_round steps of a size before
+         * each point of that size (calib_before_point), no more whole rounds */
         o->pipelined = 1;
         o->schedule = a->schedule;
-        /* --calib-at point: the warm-up round alone is a whole round */
-        o->max_rounds = a->at_round ? (int)(a->rounds * in->per_round) : 1;
+        o->max_rounds = (int)(a->rounds * in->per_round);
         o->rel_se = 1e-9;
     }
     fprintf(hum, "== calibrating %s in %d stage%s for K=%d at micro-batch sizes", a->spec,
@@ -366,8 +372,9 @@ static void calib_opts(const struct inputs *in, int K, struct msr_calib_opts *o)
                a->schedule, in->per_round, a->rounds);
     else if (!a->passes)
         fprintf(hum, " (layer passes, a warm-up round of %s steps, then %d step%s of each size "
-                "before each of the grid's points of that size in each of its %ld rounds)",
-                a->schedule, in->per_round, in->per_round > 1 ? "s" : "", a->rounds);
+                "and remat mode before each of the grid's points of that size in each of its "
+                "%ld rounds)", a->schedule, in->per_round, in->per_round > 1 ? "s" : "",
+                a->rounds);
     fprintf(hum, "\n");
     fflush(hum);
 }

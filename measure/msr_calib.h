@@ -217,7 +217,9 @@ struct msr_calib {
     double link_latency, link_bandwidth;
     double wall_s;                    /* how long calibration took */
     /* pipelined calibration (o->pipelined) */
-    int pipelined, pipe_rounds;
+    int pipelined, pipe_rounds;       /* pipe_rounds: the timed steps of the size
+                                         and mode that had the most (one a round,
+                                         and one per msr_calib_size_round) */
     int pipe_stages;                  /* the schedule's stages (2 K with two chunks) */
     char pipe_schedule[32];
     int pipe_pooled;                  /* the layers are scaled to pooled classes
@@ -269,13 +271,14 @@ int msr_calib_round(msr_calib_session *s);
 /* Up to n rounds (fewer once enough ran); 0, or < 0 on error. */
 int msr_calib_rounds(msr_calib_session *s, int n);
 /* A pipelined session's two steps (remat never, always) at micro-batch
- * size micro alone, timed once the warm-up rounds ran (a round first): so
- * that a caller can time each size's calibration steps right before its own
- * measurements of that size (validate --check's opts.before_point), seconds
- * apart instead of a round apart. They count towards no round; pipe_rounds
- * then adds the most steps any size took. 0 (nothing run) for a size not
- * calibrated, a session that is not pipelined or has ended its rounds;
- * < 0 on error. */
+ * size micro alone, timed: so that a caller can time each size's
+ * calibration steps right before its own measurements of that size
+ * (validate --check's opts.before_point), seconds apart instead of a round
+ * apart. The warm-up rounds (opts.warmup) must have run first
+ * (msr_calib_rounds): PS_EINVAL before. They count towards no round;
+ * pipe_rounds then adds the most steps any size took. 0 (nothing run) for a
+ * size not calibrated, a session that is not pipelined or has ended its
+ * rounds; < 0 on error. */
 int msr_calib_size_round(msr_calib_session *s, int micro);
 int msr_calib_end(msr_calib_session *s, struct msr_calib **out);
 /* A pipelined calibration's layers rescaled to the pools' trimmed means

@@ -24,8 +24,9 @@ struct msr_pipe_state;
 int msr_calib_pipe_new(const struct msr_calib_opts *o, struct rt_net *net, struct msr_calib *c,
                        struct msr_pipe_state **out);
 int msr_calib_pipe_round(struct msr_pipe_state *ps);
-/* The two steps (remat never, always) of micro-batch size micro alone, timed
- * once the warm-up rounds ran; 0 (nothing run) for a size not calibrated. */
+/* The two steps (remat never, always) of micro-batch size micro alone,
+ * timed; PS_EINVAL before the warm-up rounds ran; 0 (nothing run) for a
+ * size not calibrated. */
 int msr_calib_pipe_size(struct msr_pipe_state *ps, int micro);
 int msr_calib_pipe_finish(struct msr_pipe_state *ps);
 void msr_calib_pipe_free(struct msr_pipe_state *ps);

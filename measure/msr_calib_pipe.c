@@ -699,6 +699,9 @@ static int step_size(struct msr_pipe_state *ps, int i)
 int msr_calib_pipe_size(struct msr_pipe_state *ps, int micro)
 {
     struct msr_calib *c = ps->x.c;
+    if (ps->round < 0)
+        return ps_error(PS_EINVAL, "calibrate: the steps of size %d asked before the %d "
+                         "warm-up round%s ran", micro, c->warmup, c->warmup > 1 ? "s" : "");
     for (int i = 0; i < c->n_sizes; i++)
         if (c->sizes[i] == micro && ps->pp[2 * i]) {
             int rc = step_size(ps, i);

@@ -1095,6 +1095,9 @@ Test(calib, size_rounds_time_one_size_at_a_time)
                                 .max_rounds = 8, .rel_se = 1e-12 };
     msr_calib_session *s;
     cr_assert_eq(msr_calib_begin(&o, &s), 0, "%s", ps_errmsg());
+    cr_expect_eq(msr_calib_size_round(s, 2), -PS_EINVAL); /* before the warm-up round */
+    cr_expect(strstr(ps_errmsg(), "before the 1 warm-up round ran"), "%s", ps_errmsg());
+    ps_error_clear();
     cr_assert_eq(msr_calib_rounds(s, 1), 0); /* the warm-up round: nothing timed */
     cr_assert_eq(msr_calib_size_round(s, 2), 0);
     cr_assert_eq(msr_calib_size_round(s, 2), 0);

@@ -646,7 +646,8 @@ Test(vcheck, cli_check_end_to_end)
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
     /* the calibration right before each point (the default), or in rounds */
     cr_expect_eq(th_sh("cd %s && grep -q 'a warm-up round of gpipe steps, then 1 step of each "
-                       "size before each of the grid.s points of that size' out.txt", dir), 0);
+                       "size and remat mode before each of the grid.s points of that size' "
+                       "out.txt", dir), 0);
     cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "-K 2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
                        "--calib-at round --calib-out c/round --db r/round.db --report "
@@ -755,6 +756,8 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 --calib-stages 3", 2, "--calib-stages: '1' or 'K'");
     bad_cli("--net mlp:layers=2,width=8 --calib-at sometimes", 2,
             "--calib-at: 'point' or 'round', got 'sometimes'");
+    bad_cli("--net mlp:layers=2,width=8 --calib passes --calib-at round", 2,
+            "--calib-at places the pipelined calibration's steps; --calib passes has none");
     bad_cli("--net mlp:layers=2,width=8 --db ''", 2, "--db '': an empty name is SQLite's "
             "temporary database, deleted on exit, so the results would vanish");
     bad_cli("--net mlp:layers=2,width=8 --db :memory:", 2, "--db ':memory:': SQLite's "
@@ -913,4 +916,81 @@ Test(vcheck, before_point_runs_right_before_each_point)
     msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
+}
+
+/* The calibration right before each point, wired through msr_vcheck_run
+ * with a real pipelined session (as validate --check --calib-at point and
+ * bench_accuracy do it): one warm-up round before the first grid round,
+ * then the two steps of a size before each point of that size in every
+ * round, so each size has rounds x remat modes timed steps of each mode. */
+struct live_ctx {
+    msr_calib_session *sess;
+    struct msr_calib *cal;
+    struct mdl_profile *prof;
+    struct mdl_topology *topo;
+    int sizes[2];
+};
+
+static int live_begin(void *ctx, int K)
+{
+    struct live_ctx *x = ctx;
+    struct msr_calib_opts co = { .spec = NET, .sizes = x->sizes, .n_sizes = 2, .repeats = 2,
+                                 .warmup = 1, .n_stages = K, .cpu = -1, .peer_cpu = -1,
+                                 .seed = 1, .batch = 8, .pipelined = 1, .max_rounds = 8,
+                                 .rel_se = 1e-12 };
+    return msr_calib_begin(&co, &x->sess);
+}
+
+static int live_between(void *ctx, int K, int round)
+{
+    struct live_ctx *x = ctx;
+    (void)K;
+    return round ? 0 : msr_calib_rounds(x->sess, 1);
+}
+
+static int live_before(void *ctx, int K, int micro, enum sch_remat remat, int round)
+{
+    struct live_ctx *x = ctx;
+    (void)K, (void)remat, (void)round;
+    return msr_calib_size_round(x->sess, micro);
+}
+
+static int live_prepare(void *ctx, int K, const struct mdl_profile **prof,
+                        const struct mdl_topology **topo)
+{
+    struct live_ctx *x = ctx;
+    (void)K;
+    int rc = msr_calib_end(x->sess, &x->cal);
+    x->sess = NULL;
+    if (rc < 0 || (rc = msr_calib_profile(x->cal, &x->prof)) < 0 ||
+        (rc = msr_calib_topology(x->cal, &x->topo)) < 0)
+        return rc;
+    *prof = x->prof;
+    *topo = x->topo;
+    return 0;
+}
+
+Test(vcheck, calibration_steps_right_before_each_point)
+{
+    static const int Ks[] = { 2 }, Ms[] = { 2, 4 };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS };
+    struct live_ctx x = { .sizes = { 4, 2 } };
+    struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 1, .rounds = 3, .Ks = Ks,
+                                 .n_K = 1, .Ms = Ms, .n_M = 2, .remats = rm, .n_remat = 2,
+                                 .prepare = live_prepare, .begin = live_begin,
+                                 .between = live_between, .before_point = live_before,
+                                 .prepare_ctx = &x, .seed = 1 };
+    struct msr_vcheck *v;
+    cr_assert_eq(msr_vcheck_run(&o, &v), 0, "%s", ps_errmsg());
+    cr_assert(x.cal);
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < 2; a++)
+            cr_expect_eq(x.cal->pipe_step[i][a].n, 3 * 2, "size %d mode %d: %d steps",
+                         x.cal->sizes[i], a, x.cal->pipe_step[i][a].n);
+    cr_expect_eq(x.cal->pipe_rounds, 6);
+    cr_expect_eq(v->n_points, 4);
+    msr_vcheck_free(v);
+    msr_calib_free(x.cal);
+    mdl_profile_free(x.prof);
+    mdl_topology_free(x.topo);
 }
