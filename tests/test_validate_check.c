@@ -28,13 +28,19 @@ TestSuite(vcheck, .init = setup, .fini = teardown, .timeout = 120);
 
 #define NET "mlp:layers=4,width=16"
 
-static struct msr_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topology **topo)
+/* NET's own profile (rt_net_profile) and a two-device chain to predict it on. */
+static struct mdl_topology *net_and_chain(struct mdl_profile **prof)
 {
     struct rt_net *net;
     cr_assert_eq(rt_net_parse(NET, &net), 0);
     cr_assert_eq(rt_net_profile(net, prof), 0);
     rt_net_free(net);
-    *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    return th_chain(2, 1e10, 1e10, 1e-6);
+}
+
+static struct msr_vcheck *tiny_grid(struct mdl_profile **prof, struct mdl_topology **topo)
+{
+    *topo = net_and_chain(prof);
     static const int Ks[] = { 1, 2 }, Ms[] = { 2, 3 };
     static const enum sch_remat rm[] = { SCH_REMAT_EXCEPT_LAST };
     struct msr_vcheck_opts o = { .spec = NET, .batch = 8, .steps = 2, .warmup_steps = 0,
@@ -137,12 +143,8 @@ static double cb_own_step(void *ctx, int K, int micro, enum sch_remat remat)
 
 Test(vcheck, interleaved_rounds_and_skipped_points)
 {
-    struct rt_net *net;
     struct mdl_profile *prof;
-    cr_assert_eq(rt_net_parse(NET, &net), 0);
-    cr_assert_eq(rt_net_profile(net, &prof), 0);
-    rt_net_free(net);
-    struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    struct mdl_topology *topo = net_and_chain(&prof);
     struct calls c = { .prof = prof, .topo = topo };
     static const int Ks[] = { 1, 2 }, Ms[] = { 2, 4 };
     static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS,
@@ -817,12 +819,7 @@ static int hand_noise(void *ctx, int K, int micro, uint64_t seed, struct msr_noi
 Test(vcheck, draws_predict_the_median_of_drawn_steps)
 {
     struct mdl_profile *prof;
-    struct mdl_topology *topo;
-    struct rt_net *net;
-    cr_assert_eq(rt_net_parse(NET, &net), 0);
-    cr_assert_eq(rt_net_profile(net, &prof), 0);
-    rt_net_free(net);
-    topo = th_chain(2, 1e10, 1e10, 1e-6);
+    struct mdl_topology *topo = net_and_chain(&prof);
     static const int Ks[] = { 1, 2 }, Ms[] = { 2 };
     static const enum sch_remat rm[] = { SCH_REMAT_EXCEPT_LAST };
     struct noise_ctx x = { 0 };
@@ -897,11 +894,7 @@ static int ord_before(void *ctx, int K, int micro, enum sch_remat remat, int rou
 Test(vcheck, before_point_runs_right_before_each_point)
 {
     struct mdl_profile *prof;
-    struct rt_net *net;
-    cr_assert_eq(rt_net_parse(NET, &net), 0);
-    cr_assert_eq(rt_net_profile(net, &prof), 0);
-    rt_net_free(net);
-    struct mdl_topology *topo = th_chain(2, 1e10, 1e10, 1e-6);
+    struct mdl_topology *topo = net_and_chain(&prof);
     static const int Ks[] = { 2 }, Ms[] = { 2, 4 };
     static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_ALWAYS };
     struct order_ctx x = { .prof = prof, .topo = topo };
