@@ -171,6 +171,12 @@ static int stream_order(const void *pa, const void *pb)
     return key_cmp(*a, *b);
 }
 
+void ana_compare_set_makespan_sim(struct ana_compare *c, int64_t ns)
+{
+    c->makespan_sim = ns;
+    c->makespan_err = ns > 0 ? (double)(c->makespan_meas - ns) / (double)ns : 0;
+}
+
 int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
                     struct ana_compare **out)
 {
@@ -213,8 +219,7 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
         c->static_sim[d] = sim->static_mem ? sim->static_mem[d] : 0;
         c->static_meas[d] = meas->static_mem ? meas->static_mem[d] : 0;
     }
-    c->makespan_err = c->makespan_sim > 0 ? (double)(c->makespan_meas - c->makespan_sim) /
-                                                (double)c->makespan_sim : 0;
+    ana_compare_set_makespan_sim(c, c->makespan_sim);
     size_t nrel = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t ds = a[i].end_ns - a[i].start_ns, dm = b[i].end_ns - b[i].start_ns;

@@ -50,6 +50,10 @@ struct ana_compare {
 int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
                     struct ana_compare **out);
 void ana_compare_free(struct ana_compare *c);
+/* Compares against another simulated step time (ns) than the trace's: sets
+ * makespan_sim and makespan_err from it (the op-by-op figures stay the
+ * trace's). */
+void ana_compare_set_makespan_sim(struct ana_compare *c, int64_t ns);
 /* fmt: any of table, csv, json. */
 int ana_compare_print(const struct ana_compare *c, enum ana_fmt fmt, FILE *f);
 const char *ana_cause_name(enum ana_cause c, int64_t error_ns);

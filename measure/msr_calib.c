@@ -107,6 +107,13 @@ const char *msr_calib_op_name(enum msr_calib_op op)
     return op < MSR_CALIB_NOPS ? n[op] : "?";
 }
 
+void msr_stat_fences(const struct msr_stat *s, double *lo, double *hi)
+{
+    double iqr = s->p75 - s->p25;
+    *lo = s->p25 - 3 * iqr;
+    *hi = s->p75 + 3 * iqr;
+}
+
 void msr_stat_of(double *v, int n, struct msr_stat *out)
 {
     memset(out, 0, sizeof *out);
@@ -119,7 +126,8 @@ void msr_stat_of(double *v, int n, struct msr_stat *out)
     out->med = gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
     out->p25 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.25);
     out->p75 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.75);
-    double iqr = out->p75 - out->p25, lo = out->p25 - 3 * iqr, hi = out->p75 + 3 * iqr;
+    double lo, hi;
+    msr_stat_fences(out, &lo, &hi);
     double sum = 0;
     int k = 0;
     for (int i = 0; i < n; i++)

@@ -367,5 +367,8 @@ int msr_fit_flops(const double *f, const double *n_samples, const double *t, int
                   double *rate, double *batch_half, double *overhead, double *r2);
 /* Median and quartiles of v[0..n) (sorted in place). */
 void msr_stat_of(double *v, int n, struct msr_stat *out);
+/* Tukey's outer fences of s, p25 - 3 IQR and p75 + 3 IQR: the samples
+ * inside them are the ones s->mean (the trimmed mean) averages. */
+void msr_stat_fences(const struct msr_stat *s, double *lo, double *hi);
 
 #endif

@@ -109,7 +109,8 @@ double msr_stat_rescale(struct msr_stat *const *st, int n, double target)
 static void spread(const double *v, int n, const struct msr_stat *st, double *rq)
 {
     memset(rq, 0, MSR_PIPE_NQ * sizeof *rq);
-    double iqr = st->p75 - st->p25, lo = st->p25 - 3 * iqr, hi = st->p75 + 3 * iqr;
+    double lo, hi;
+    msr_stat_fences(st, &lo, &hi);
     int a = 0, b = n;
     while (a < n && v[a] < lo)
         a++;
@@ -705,7 +706,7 @@ int msr_calib_pipe_size(struct msr_pipe_state *ps, int micro)
     for (int i = 0; i < c->n_sizes; i++)
         if (c->sizes[i] == micro && ps->pp[2 * i]) {
             int rc = step_size(ps, i);
-            if (!rc && ps->round >= 0 && ++ps->size_steps[i] > ps->most_size_steps)
+            if (!rc && ++ps->size_steps[i] > ps->most_size_steps)
                 ps->most_size_steps = ps->size_steps[i];
             return rc;
         }

@@ -307,12 +307,8 @@ static int close_point(struct point_acc *acc, struct msr_vpoint *pt)
     if (pt->n_drawn) { /* the figures against the drawn median step, not the trace's */
         struct ana_compare *cs[2] = { pt->cmp, pt->cmp_min };
         for (int i = 0; i < 2; i++) {
-            cs[i]->makespan_err = pt->step_sim_s > 0
-                                      ? ((double)cs[i]->makespan_meas * 1e-9 - pt->step_sim_s) /
-                                            pt->step_sim_s
-                                      : 0;
+            ana_compare_set_makespan_sim(cs[i], (int64_t)llround(pt->step_sim_s * 1e9));
             cs[i]->bubble_sim = pt->bubble_drawn;
-            cs[i]->makespan_sim = (int64_t)llround(pt->step_sim_s * 1e9);
         }
     }
     peak_error(pt);

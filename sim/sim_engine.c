@@ -651,14 +651,20 @@ void sim_engine_free(sim_engine *e)
 
 /* ---- running ---- */
 
+/* An event at time t on lane, counted in the queue's peak. */
+static int push_event(sim_engine *e, int lane, sch_time t, int32_t payload)
+{
+    if (e->evq.n >= e->r.peak_queue)
+        e->r.peak_queue = e->evq.n + 1;
+    return sim_evq_push(&e->evq, lane, t, payload);
+}
+
 /* The end of stream si's running op, after its duration. */
 static int push(sim_engine *e, const struct opinfo *oi, int rm, int si)
 {
     if (oi->dur[rm] < 0)
         PS_BUG("event scheduled in the past (duration %lld)", (long long)oi->dur[rm]);
-    if (e->evq.n >= e->r.peak_queue)
-        e->r.peak_queue = e->evq.n + 1;
-    return sim_evq_push(&e->evq, oi->lane[rm], e->now + oi->dur[rm], si);
+    return push_event(e, oi->lane[rm], e->now + oi->dur[rm], si);
 }
 
 /* The same for a compute op (no route), whose time may be drawn. */
@@ -669,9 +675,7 @@ static int push_compute(sim_engine *e, const struct sch_op *op, const struct opi
         return push(e, oi, rm, si);
     sch_time t = oi->dur[rm], d = e->draw->fn(e->draw->ctx, op, rm, t);
     d = d < 0 ? 0 : d > 16 * t ? 16 * t : d;
-    if (e->evq.n >= e->r.peak_queue)
-        e->r.peak_queue = e->evq.n + 1;
-    return sim_evq_push(&e->evq, e->n_dur_lanes + si, e->now + d, si);
+    return push_event(e, e->n_dur_lanes + si, e->now + d, si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)
@@ -743,9 +747,7 @@ static int finish_op(sim_engine *e, int si, sch_time start)
         if (e->xfer_start)
             e->xfer_start[x] = start;
         if (oi->lat > 0) { /* the receiver has the bytes a latency later */
-            if (e->evq.n >= e->r.peak_queue)
-                e->r.peak_queue = e->evq.n + 1;
-            return sim_evq_push(&e->evq, oi->dlane, e->now + oi->lat, (int32_t)(-2 - x));
+            return push_event(e, oi->dlane, e->now + oi->lat, (int32_t)(-2 - x));
         }
         return deliver(e, x);
     }
