@@ -19,7 +19,7 @@
  *     (tables of the user's own beside them are left alone): ANA_DB_CURRENT;
  *   - of the kind but an older schema version the kind still reads (the
  *     sweep's version 1, before replicas; the validation's version 1, before
- *     the calibration's own steps): ANA_DB_OLDER; the reader reads
+ *     the calibration's own steps, and 2, before each point's own op times): ANA_DB_OLDER; the reader reads
  *     PRAGMA user_version to know which, the writer upgrades it;
  *   - legacy, made before pipesim set application_id: application_id 0, a
  *     user_version the kind reads and exactly the kind's tables: ANA_DB_LEGACY,
@@ -43,9 +43,11 @@
 /* The validation database of `pipesim validate --check` (measure/msr_validate_db.c)
  * is registered here, with the sweep's (analysis/ana_db.h), so the check of any
  * file knows every kind without including the folders that write them. */
-#define ANA_VCHECK_SCHEMA 2
+#define ANA_VCHECK_SCHEMA 3
 #define ANA_VCHECK_SCHEMA_OLDEST 1 /* read, and upgraded by the writer: 1 has no
-                                      points.step_calib_own_ms */
+                                      points.step_calib_own_ms, 1 and 2 no
+                                      points.own_times_err and
+                                      own_times_bubble_err_pts */
 #define ANA_VCHECK_APPLICATION_ID 0x50535643 /* 'PSVC': PipeSim Validate --Check */
 
 /* The search database of `pipesim plan` (analysis/ana_plan_db.c). */

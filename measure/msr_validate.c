@@ -123,6 +123,7 @@ struct point_acc {
     int64_t *ns;
     long *csw;
     double *bubble;
+    struct msr_replay *rep;       /* each step on its own op times */
     struct trc_trace **tr;
     int64_t runq, worker_ns;
     int runq_known;
@@ -135,6 +136,7 @@ static void acc_release(struct point_acc *a)
     free(a->ns);
     free(a->csw);
     free(a->bubble);
+    free(a->rep);
     free(a->tr);
     memset(a, 0, sizeof *a);
 }
@@ -155,6 +157,7 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
         if (!(acc->ns = calloc((size_t)cap, sizeof *acc->ns)) ||
             !(acc->csw = calloc((size_t)cap, sizeof *acc->csw)) ||
             !(acc->bubble = calloc((size_t)cap, sizeof *acc->bubble)) ||
+            !(acc->rep = calloc((size_t)cap, sizeof *acc->rep)) ||
             !(acc->tr = calloc((size_t)cap, sizeof *acc->tr)))
             return ps_error(PS_ENOMEM, "out of memory");
         acc->cap = cap;
@@ -170,6 +173,8 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
         getrusage(RUSAGE_SELF, &r0);
         rc = rt_pipe_step(p, data, &st, tr);
         getrusage(RUSAGE_SELF, &r1);
+        if (!rc && i >= 0)
+            rc = msr_replay_step(rt_pipe_schedule(p), *tr, &acc->rep[acc->n]);
         if (!rc && i >= 0) {
             int k = acc->n++;
             acc->ns[k] = st.step_ns;
@@ -217,6 +222,7 @@ static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
         pt->bubble_min = acc->bubble[i] < pt->bubble_min ? acc->bubble[i] : pt->bubble_min;
         pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
     }
+    pt->replay = acc->rep[im];
     pt->step_med_s = sch_time_to_seconds(med);
     pt->step_min_s = sch_time_to_seconds(sorted[0]);
     pt->step_max_s = sch_time_to_seconds(sorted[n - 1]);
@@ -600,6 +606,26 @@ void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_acc
         a->own_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
         a->drift_median = n % 2 ? dr[n / 2] : (dr[n / 2 - 1] + dr[n / 2]) / 2;
         a->drift_max = dr[n - 1];
+    }
+    /* the model on each point's own median step (no calibration, no drift) */
+    for (int i = 0; mk && dr && i < v->n_points; i++) {
+        const struct msr_replay *r = &v->pts[i].replay;
+        double e = fabs(r->makespan_err), b = 100 * fabs(r->bubble_err);
+        if (!i || e > a->replay_max)
+            a->replay_max = e, a->i_replay_max = i;
+        if (!i || b > a->replay_bub_max)
+            a->replay_bub_max = b, a->i_replay_bub_max = i;
+        a->replay_mean += r->makespan_err / v->n_points;
+        a->replay_bub_mean += 100 * r->bubble_err / v->n_points;
+        mk[i] = e;
+        dr[i] = b;
+    }
+    if (mk && dr && v->n_points) {
+        int n = v->n_points;
+        qsort(mk, (size_t)n, sizeof *mk, dbl_cmp);
+        qsort(dr, (size_t)n, sizeof *dr, dbl_cmp);
+        a->replay_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
+        a->replay_bub_median = n % 2 ? dr[n / 2] : (dr[n / 2 - 1] + dr[n / 2]) / 2;
     }
     free(dr);
     free(mk);

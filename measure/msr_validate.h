@@ -122,6 +122,24 @@ struct msr_vcheck_opts {
     FILE *progress;                    /* one line per point, or NULL */
 };
 
+/* The model on one measured step's own op times (msr_validate_replay.c):
+ * the step's schedule s simulated with each (stage, op kind, re-materialized
+ * or not) at the plain mean of meas's ops of that kind, on the calibrated
+ * topology's links (msr_calib_topology) at the median hand-off of meas's
+ * receives that waited for their data (0 when none did), free of
+ * bandwidth, then compared with meas as a point is (ana_compare). What it
+ * leaves is the model's error apart from any calibration and drift.
+ * PS_EINVAL when meas is not a step of s's shape. Cost: one simulated step
+ * and one comparison, O(ops log ops), plus O(receives x ops) to pair the
+ * receives that waited with their sends. */
+struct msr_replay {
+    double makespan_err;       /* measured / simulated - 1 */
+    double bubble_err;         /* measured - simulated bubble (fraction) */
+    double handoff_s;          /* the link latency used */
+};
+int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
+                    struct msr_replay *out);
+
 struct msr_vpoint {
     char schedule[32];                 /* the run's schedule */
     int K, M, micro;
@@ -153,6 +171,10 @@ struct msr_vpoint {
     double peak_err;                   /* max over devices |meas - sim| / sim */
     int64_t peak_sim, peak_meas;       /* on the device of peak_err */
     struct trc_trace *sim_trace, *meas_trace; /* the median step (owned) */
+    struct msr_replay replay;          /* the model on the median step's own op
+                                          times (msr_replay_step): its error
+                                          apart from the calibration and the
+                                          drift */
 };
 
 struct msr_vcheck {
@@ -183,6 +205,11 @@ struct msr_accuracy {
                                   the calibration's own steps (no drift between
                                   them), and the measured steps against those */
     double own_median, own_max, drift_median, drift_max;
+    /* the model on each point's median step's own op times (msr_vpoint.replay):
+     * |makespan error| (relative) and |bubble error| (points), signed means */
+    double replay_median, replay_max, replay_mean;
+    double replay_bub_median, replay_bub_max, replay_bub_mean;
+    int i_replay_max, i_replay_bub_max;
     int i_own_max;
 };
 

@@ -9,17 +9,20 @@
  *          makespan_err_fastest, bubble_sim, bubble_meas, bubble_err_pts,
  *          bubble_err_pts_fastest, peak_act_sim, peak_act_meas, peak_act_err,
  *          dur_err_median, dur_err_p95, drift_median_us, drift_max_us,
- *          preempt_med, preempt_all, step_calib_own_ms)  (preempt_*: involuntary
- *          context switches, the noise; step_calib_own_ms: the median of the
- *          pipelined calibration's own steps of the point, NULL where none)
+ *          preempt_med, preempt_all, step_calib_own_ms, own_times_err,
+ *          own_times_bubble_err_pts)  (preempt_*: involuntary context
+ *          switches, the noise; step_calib_own_ms: the median of the
+ *          pipelined calibration's own steps of the point, NULL where none;
+ *          own_times_*: the model on the median step's own op times,
+ *          msr_replay_step, NULL in rows stored before version 3)
  *   devices(run, K, M, remat, device, busy_sim, busy_meas, peak_act_sim,
  *           peak_act_meas, static_sim, static_meas)
  *   discrepancies(run, K, M, remat, rank, op, stage, device, error_us, cause)
  * Errors are measured - simulated; fractions are 0..1, bubble errors in
- * percentage points. One transaction per run. Version 1 (without
- * step_calib_own_ms) is upgraded when a writer opens it (msr_vcheck_db_prepare
- * before the grid, or the store), in that open's transaction: the column
- * added, NULL in the rows already there.
+ * percentage points. One transaction per run. Versions 1 (without
+ * step_calib_own_ms) and 2 (without own_times_*) are upgraded when a writer
+ * opens them (msr_vcheck_db_prepare before the grid, or the store), in that
+ * open's transaction: the columns added, NULL in the rows already there.
  */
 #include "measure/msr_validate.h"
 #include "analysis/ana_dbkind.h"
@@ -42,7 +45,8 @@ static const char schema[] =
     "  bubble_err_pts_fastest REAL, peak_act_sim INTEGER, peak_act_meas INTEGER, "
     "  peak_act_err REAL, dur_err_median REAL, dur_err_p95 REAL, drift_median_us REAL, "
     "  drift_max_us REAL, preempt_med INTEGER, preempt_all INTEGER, "
-    "  step_calib_own_ms REAL, PRIMARY KEY(run, K, M, remat));"
+    "  step_calib_own_ms REAL, own_times_err REAL, own_times_bubble_err_pts REAL, "
+    "  PRIMARY KEY(run, K, M, remat));"
     "CREATE TABLE devices(run INTEGER NOT NULL REFERENCES runs(id), K INTEGER, M INTEGER, "
     "  remat TEXT, device INTEGER, busy_sim REAL, busy_meas REAL, peak_act_sim INTEGER, "
     "  peak_act_meas INTEGER, static_sim INTEGER, static_meas INTEGER);"
@@ -50,12 +54,15 @@ static const char schema[] =
     "  M INTEGER, remat TEXT, rank INTEGER, op TEXT, stage INTEGER, device INTEGER, "
     "  error_us REAL, cause TEXT);";
 
-/* Version 1 -> 2: the calibration's own steps of each point. */
+/* Version 1 -> 2: the calibration's own steps of each point; 2 -> 3: the
+ * model on each point's own op times. */
 static const char upgrade_v1[] = "ALTER TABLE points ADD COLUMN step_calib_own_ms REAL;";
+static const char upgrade_v2[] = "ALTER TABLE points ADD COLUMN own_times_err REAL;"
+                                 "ALTER TABLE points ADD COLUMN own_times_bubble_err_pts REAL;";
 
 /* Inside a write transaction: creates and stamps the schema in an empty
- * database, upgrades a version 1 one (current or legacy), stamps a legacy
- * one, refuses any other kind (ana_dbkind.h). */
+ * database, upgrades a version 1 or 2 one (current or legacy), stamps a
+ * legacy one, refuses any other kind (ana_dbkind.h). */
 static int prepare_schema(sqlite3 *db, const char *path)
 {
     enum ana_dbstate state;
@@ -69,7 +76,9 @@ static int prepare_schema(sqlite3 *db, const char *path)
         ((rc = ps_sqlite_int(db, path, "PRAGMA user_version", "reading the schema version",
                              &version)) < 0 ||
          (version == 1 && (rc = ps_sqlite_exec(db, path, upgrade_v1, "upgrading the schema "
-                                               "from version 1")) < 0)))
+                                               "from version 1")) < 0) ||
+         (version <= 2 && (rc = ps_sqlite_exec(db, path, upgrade_v2, "upgrading the schema "
+                                               "from version 2")) < 0)))
         return rc;
     return ana_dbkind_stamp(db, path, ANA_DBKIND_VCHECK);
 }
@@ -143,6 +152,8 @@ static int insert_point(sqlite3 *db, const char *path, sqlite3_stmt *const *st, 
         sqlite3_bind_double(p, 5 + nv, pt->step_own_s * 1e3);
     else
         sqlite3_bind_null(p, 5 + nv);
+    sqlite3_bind_double(p, 6 + nv, pt->replay.makespan_err);
+    sqlite3_bind_double(p, 7 + nv, 100 * pt->replay.bubble_err);
     int rc = ps_sqlite_step_done(db, path, p, "insert failed");
     for (int d = 0; !rc && d < c->n_devices; d++) {
         bind_key(st[1], run, pt);
@@ -181,7 +192,7 @@ int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *c
     if (rc < 0)
         return rc;
     static const char *const sql[4] = {
-        "INSERT INTO points VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO points VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO devices VALUES(?,?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO discrepancies VALUES(?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO runs(started, command, version, net, schedule, batch, steps, "

@@ -24,7 +24,7 @@ static void print_csv(const void *obj, FILE *f)
     const struct msr_vcheck *v = obj;
     fprintf(f, "schedule,K,M,micro_batch,remat,step_sim_s,step_median_s,step_min_s,step_max_s,"
             "in_spread,makespan_err,makespan_err_fastest,bubble_sim,bubble_meas,peak_act_err,"
-            "preempted,runq_frac,step_calib_own_s\n");
+            "preempted,runq_frac,step_calib_own_s,own_times_err,own_times_bubble_err\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *p = &v->pts[i];
         fprintf(f, "%s,%d,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%ld,", p->schedule,
@@ -37,7 +37,7 @@ static void print_csv(const void *obj, FILE *f)
         fputc(',', f);
         if (p->step_own_s > 0) /* the calibration's own steps of this point */
             fprintf(f, "%.9g", p->step_own_s);
-        fputc('\n', f);
+        fprintf(f, ",%.6g,%.6g\n", p->replay.makespan_err, p->replay.bubble_err);
     }
 }
 
@@ -45,12 +45,15 @@ static json_t *accuracy_json(const struct msr_vcheck *v, int fast)
 {
     struct msr_accuracy a;
     msr_vcheck_accuracy(v, fast, &a);
-    return json_pack("{s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f}",
+    return json_pack("{s:f, s:f, s:f, s:f, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
                      "makespan_err_median", a.mk_median, "makespan_err_max", a.mk_max,
                      "bubble_err_points_max", a.bubble_max, "peak_act_err_max", a.peak_max,
                      "model_misses", fast ? 0 : a.n_miss, "calib_own_points", a.own_n,
                      "calib_own_err_median", a.own_median, "calib_own_err_max", a.own_max,
-                     "drift_median", a.drift_median, "drift_max", a.drift_max);
+                     "drift_median", a.drift_median, "drift_max", a.drift_max,
+                     "own_times_err_median", a.replay_median, "own_times_err_max", a.replay_max,
+                     "own_times_bubble_points_median", a.replay_bub_median,
+                     "own_times_bubble_points_max", a.replay_bub_max);
 }
 
 static int print_json(const void *obj, FILE *f)
@@ -71,7 +74,7 @@ static int print_json(const void *obj, FILE *f)
         const struct msr_vpoint *p = &v->pts[i];
         bad |= json_array_append_new(pts, json_pack(
             "{s:s, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:I, "
-            "s:o, s:o}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
+            "s:o, s:o, s:f, s:f}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
             "remat", sch_remat_name(p->remat), "step_sim_s", p->step_sim_s, "step_median_s",
             p->step_med_s, "step_min_s", p->step_min_s, "step_max_s", p->step_max_s,
             "in_spread", msr_vpoint_in_spread(p), "makespan_err", p->cmp->makespan_err,
@@ -79,7 +82,8 @@ static int print_json(const void *obj, FILE *f)
             "bubble_meas", p->cmp->bubble_meas, "peak_act_err", p->peak_err, "preempted",
             (json_int_t)p->preempt_med, "runq_frac",
             p->runq_frac >= 0 ? json_real(p->runq_frac) : json_null(), "step_calib_own_s",
-            p->step_own_s > 0 ? json_real(p->step_own_s) : json_null()));
+            p->step_own_s > 0 ? json_real(p->step_own_s) : json_null(), "own_times_err",
+            p->replay.makespan_err, "own_times_bubble_err", p->replay.bubble_err));
     }
     if (!bad)
         bad |= json_object_set(o, "points", pts);

@@ -125,6 +125,15 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
                     "%.2f%%, max %.2f%%\n", a->own_n, 100 * a->own_median, 100 * a->own_max, w5,
                     100 * a->drift_median, 100 * a->drift_max);
         }
+        char w6[64], w7[64];
+        point_name(&v->pts[a->i_replay_max], w6, sizeof w6);
+        point_name(&v->pts[a->i_replay_bub_max], w7, sizeof w7);
+        fprintf(f, "  the model on each point's own op times (its median step replayed with that "
+                "step's mean op times, no calibration, no drift): |makespan error| median "
+                "%.2f%%, max %.2f%% at %s (mean signed %+.2f%%); |bubble error| median %.2f, "
+                "max %.2f pts at %s (mean signed %+.2f)\n", 100 * a->replay_median,
+                100 * a->replay_max, w6, 100 * a->replay_mean, a->replay_bub_median,
+                a->replay_bub_max, w7, a->replay_bub_mean);
         if (a->n_miss && a->mk_median <= MSR_TARGET_MAKESPAN_MEDIAN &&
             a->mk_max <= MSR_TARGET_MAKESPAN_MAX && a->bubble_max <= MSR_TARGET_BUBBLE_POINTS &&
             a->peak_max <= MSR_TARGET_PEAK_ACT)

@@ -558,51 +558,61 @@ Test(vcheck, store_opens_a_legacy_database_and_stamps_it)
     /* with a table that is not ours it is someone else's */
     make_db(db, "PRAGMA application_id = 0; CREATE TABLE mine(x)");
     cr_expect_eq(msr_vcheck_store(v, db, "three", NULL), -PS_EDB);
-    cr_expect(strstr(ps_errmsg(), "not a pipesim validation database (schema version 2 but "
-                     "tables 'devices,discrepancies,mine,points,runs'"), "%s", ps_errmsg());
+    char want[160];
+    snprintf(want, sizeof want, "not a pipesim validation database (schema version %d but "
+             "tables 'devices,discrepancies,mine,points,runs'", ANA_VCHECK_SCHEMA);
+    cr_expect(strstr(ps_errmsg(), want), "%s", ps_errmsg());
     cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
     msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
 }
 
-/* A version 1 database (before the calibration's own steps), stamped or
- * legacy, is upgraded by the next store in its transaction: the column
- * added, the old rows kept with NULL in it, the new ones with the point's
- * step_own_s in ms (NULL where it has none). */
-Test(vcheck, store_upgrades_a_version_1_database)
+/* A version 1 database (before the calibration's own steps) or 2 (before
+ * each point's own op times), stamped or legacy, is upgraded by the next
+ * store in its transaction: the columns added, the old rows kept with NULL
+ * in them, the new ones with the point's step_own_s in ms (NULL where it
+ * has none) and its replay's figures. */
+Test(vcheck, store_upgrades_a_version_1_or_2_database)
 {
     struct mdl_profile *prof;
     struct mdl_topology *topo;
     struct msr_vcheck *v = tiny_grid(&prof, &topo);
-    char db[160];
-    for (int legacy = 0; legacy < 2; legacy++) {
-        snprintf(db, sizeof db, "%s/v1-%d.db", dir, legacy);
-        cr_assert_eq(msr_vcheck_store(v, db, "one", NULL), 0, "%s", ps_errmsg());
-        make_db(db, legacy ? "ALTER TABLE points DROP COLUMN step_calib_own_ms; "
-                             "PRAGMA user_version = 1; PRAGMA application_id = 0"
-                           : "ALTER TABLE points DROP COLUMN step_calib_own_ms; "
-                             "PRAGMA user_version = 1");
-        cr_assert_eq(query_int(db, "SELECT count(*) FROM pragma_table_info('points') WHERE "
-                                   "name = 'step_calib_own_ms'"), 0);
-        v->pts[0].step_own_s = 0.0125;
-        int64_t run = 0;
-        cr_assert_eq(msr_vcheck_store(v, db, "two", &run), 0, "%s", ps_errmsg());
-        v->pts[0].step_own_s = 0;
-        cr_expect_eq(query_int(db, "PRAGMA user_version"), 2);
-        cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
-        cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
-        cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 1 AND "
-                                   "step_calib_own_ms IS NULL"), v->n_points);
-        char q[256];
-        snprintf(q, sizeof q, "SELECT count(*) FROM points WHERE run = %lld AND K = %d AND "
-                 "M = %d AND step_calib_own_ms = 12.5", (long long)run, v->pts[0].K,
-                 v->pts[0].M);
-        cr_expect_eq(query_int(db, q), 1);
-        snprintf(q, sizeof q, "SELECT count(*) FROM points WHERE run = %lld AND "
-                 "step_calib_own_ms IS NULL", (long long)run);
-        cr_expect_eq(query_int(db, q), v->n_points - 1);
-    }
+    char db[160], q[256];
+    for (int from = 1; from <= 2; from++)
+        for (int legacy = 0; legacy < 2; legacy++) {
+            snprintf(db, sizeof db, "%s/v%d-%d.db", dir, from, legacy);
+            cr_assert_eq(msr_vcheck_store(v, db, "one", NULL), 0, "%s", ps_errmsg());
+            snprintf(q, sizeof q, "ALTER TABLE points DROP COLUMN own_times_err; ALTER TABLE "
+                     "points DROP COLUMN own_times_bubble_err_pts; %s PRAGMA user_version = %d;"
+                     "%s", from == 1 ? "ALTER TABLE points DROP COLUMN step_calib_own_ms;" : "",
+                     from, legacy ? " PRAGMA application_id = 0" : "");
+            make_db(db, q);
+            cr_assert_eq(query_int(db, "SELECT count(*) FROM pragma_table_info('points') "
+                                       "WHERE name LIKE 'own_times_%' OR name = "
+                                       "'step_calib_own_ms'"), from == 1 ? 0 : 1);
+            v->pts[0].step_own_s = 0.0125;
+            v->pts[0].replay = (struct msr_replay){ .makespan_err = 0.25, .bubble_err = 0.5 };
+            int64_t run = 0;
+            cr_assert_eq(msr_vcheck_store(v, db, "two", &run), 0, "%s", ps_errmsg());
+            v->pts[0].step_own_s = 0;
+            v->pts[0].replay = (struct msr_replay){ 0 };
+            cr_expect_eq(query_int(db, "PRAGMA user_version"), ANA_VCHECK_SCHEMA);
+            cr_expect_eq(query_int(db, "PRAGMA application_id"), ANA_VCHECK_APPLICATION_ID);
+            cr_expect_eq(query_int(db, "SELECT count(*) FROM runs"), 2);
+            cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 1 AND "
+                                       "own_times_err IS NULL AND own_times_bubble_err_pts "
+                                       "IS NULL"), v->n_points);
+            cr_expect_eq(query_int(db, "SELECT count(*) FROM points WHERE run = 1 AND "
+                                       "step_calib_own_ms IS NULL"), v->n_points);
+            snprintf(q, sizeof q, "SELECT count(*) FROM points WHERE run = %lld AND K = %d AND "
+                     "M = %d AND step_calib_own_ms = 12.5 AND own_times_err = 0.25 AND "
+                     "own_times_bubble_err_pts = 50", (long long)run, v->pts[0].K, v->pts[0].M);
+            cr_expect_eq(query_int(db, q), 1);
+            snprintf(q, sizeof q, "SELECT count(*) FROM points WHERE run = %lld AND "
+                     "step_calib_own_ms IS NULL AND own_times_err IS NOT NULL", (long long)run);
+            cr_expect_eq(query_int(db, q), v->n_points - 1);
+        }
     msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);

@@ -1,0 +1,179 @@
+/* msr_validate replay: the model on one measured step's own op times.
+ *
+ * A prediction of a grid point differs from its measurement for two
+ * reasons: the model (what the engine does with op times: the schedule's
+ * dependencies, the streams, the hand-offs) and the op times it is given
+ * (a calibration measured seconds or minutes before, on a machine whose
+ * speed moves). The replay isolates the first: validate --check simulates
+ * each timed step with its own op times, each (stage, op kind, micro-batch
+ * re-materialized or not) at the plain mean of that step's ops of the kind
+ * (every sample, none trimmed: a slow op in this step was time of this
+ * step) and the links at the median of the step's hand-offs where the
+ * receiver waited (a send's start to the end of its receive's copy, as the
+ * pipelined calibration fits its link), and compares the simulated step
+ * with the measured one as it compares a point. What remains is the
+ * model's error apart from any calibration or drift: that each op of a
+ * kind takes the kind's mean (a step is a max over paths, so op times that
+ * vary leave waits their mean does not, more so when a core slows for a
+ * while than when each op varies alone), and what the engine does not
+ * model of the runtime (the worker's own sends and receive copies on its
+ * thread, about a microsecond each).
+ */
+#include "measure/msr_validate.h"
+#include "measure/msr_calib.h"
+#include "analysis/ana_compare.h"
+#include "base/ps_error.h"
+#include "sim/sim_engine.h"
+
+#include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_sort.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The receive's send in t (NULL if none). */
+static const struct trc_event *send_of(const struct trc_trace *t, const struct trc_event *r)
+{
+    int want = r->kind == SCH_OP_RECV_ACT ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD;
+    int peer_stage = r->kind == SCH_OP_RECV_ACT ? r->stage - 1 : r->stage + 1;
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->kind == want && e->mb == r->mb && e->stage == peer_stage)
+            return e;
+    }
+    return NULL;
+}
+
+/* The median hand-off of the step's receives that waited for their data
+ * (one that starts after the end of the device's op before it), seconds;
+ * 0 when none waited. */
+static int step_handoff(const struct trc_trace *t, double *out)
+{
+    *out = 0;
+    size_t n = t->n_events, nh = 0;
+    double *h = malloc((n ? n : 1) * sizeof *h);
+    int64_t *prev_end = calloc((size_t)(t->n_devices > 0 ? t->n_devices : 1), sizeof *prev_end);
+    if (!h || !prev_end) {
+        free(h);
+        free(prev_end);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    /* the events are sorted by start (trc_trace_sort): each device's last
+     * end before a receive is the op before it on that device */
+    for (size_t i = 0; i < n; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->device < 0 || e->device >= t->n_devices)
+            continue;
+        if ((e->kind == SCH_OP_RECV_ACT || e->kind == SCH_OP_RECV_GRAD) &&
+            e->start_ns > prev_end[e->device] + 1000) {
+            const struct trc_event *s = send_of(t, e);
+            if (s && e->end_ns > s->start_ns)
+                h[nh++] = (double)(e->end_ns - s->start_ns) * 1e-9;
+        }
+        if (e->end_ns > prev_end[e->device])
+            prev_end[e->device] = e->end_ns;
+    }
+    if (nh) {
+        gsl_sort(h, 1, nh);
+        *out = gsl_stats_median_from_sorted_data(h, 1, nh);
+    }
+    free(h);
+    free(prev_end);
+    return 0;
+}
+
+/* The mean duration of stage g's ops of kind k whose micro-batch is
+ * re-materialized (rm 1) or not (rm 0), rounded to ns and, when above 0,
+ * at least `least` ns (2 for a whole backward), as sch_costs_new tables a
+ * stage; a row with no ops takes the other row's mean (the engine never
+ * asks for it), 0 when neither has any. sum and cnt are [stage][kind][rm]. */
+static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm, sch_time least)
+{
+    size_t j = ((size_t)g * SCH_OP_NKINDS + (size_t)k) * 2;
+    size_t r = cnt[j + (size_t)rm] ? j + (size_t)rm : j + (size_t)!rm;
+    if (!cnt[r])
+        return 0;
+    double mean = sum[r] / cnt[r];
+    sch_time t = sch_seconds_to_time(mean);
+    return mean > 0 && t < least ? least : t;
+}
+
+int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
+                    struct msr_replay *out)
+{
+    memset(out, 0, sizeof *out);
+    int S = s->n_stages, rc = 0;
+    if (meas->n_stages != S || meas->n_devices != s->n_devices || S < 1)
+        return ps_error(PS_EINVAL, "replay: a trace of %d stages on %d devices for a schedule "
+                         "of %d on %d", meas->n_stages, meas->n_devices, S, s->n_devices);
+    size_t rows = (size_t)S * SCH_OP_NKINDS * 2; /* [stage][kind][re-materialized] */
+    double *sum = calloc(rows, sizeof *sum);
+    int *cnt = calloc(rows, sizeof *cnt);
+    struct sch_stage_cost *st = calloc((size_t)S, sizeof *st);
+    struct mdl_topology *topo = NULL;
+    sim_engine *e = NULL;
+    struct trc_trace *sim = NULL;
+    struct ana_compare *cmp = NULL;
+    if (!sum || !cnt || !st) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < meas->n_events; i++) {
+        const struct trc_event *ev = &meas->events[i];
+        if (ev->stage < 0 || ev->stage >= S || !sch_op_is_compute((enum sch_op_kind)ev->kind))
+            continue;
+        int rm = ev->mb >= 0 && ev->mb < s->n_micro && sch_schedule_remat_mb(s, ev->mb);
+        size_t j = ((size_t)ev->stage * SCH_OP_NKINDS + ev->kind) * 2 + (size_t)rm;
+        sum[j] += (double)(ev->end_ns - ev->start_ns) * 1e-9;
+        cnt[j]++;
+    }
+    for (int g = 0; g < S; g++) {
+        struct sch_stage_cost *sc = &st[g];
+        sc->device = s->stage_device[g];
+        sc->fwd = row_mean(sum, cnt, g, SCH_OP_FWD, 0, 1);
+        sc->fwd_nostash = row_mean(sum, cnt, g, SCH_OP_FWD, 1, 1);
+        sc->recomp = row_mean(sum, cnt, g, SCH_OP_RECOMP, 1, 1);
+        sc->update = row_mean(sum, cnt, g, SCH_OP_UPDATE, 0, 1);
+        int split = s->has_wgrad;
+        sc->bwd_input = row_mean(sum, cnt, g, SCH_OP_BWD, 0, split ? 1 : 2);
+        sc->bwd_input_remat = row_mean(sum, cnt, g, SCH_OP_BWD, 1, split ? 1 : 2);
+        sc->bwd_weight = row_mean(sum, cnt, g, SCH_OP_WGRAD, 0, 1);
+        sc->bwd_weight_remat = row_mean(sum, cnt, g, SCH_OP_WGRAD, 1, 1);
+        sc->bwd = s->has_wgrad ? sc->bwd_input + sc->bwd_weight : sc->bwd_input;
+        sc->bwd_remat = s->has_wgrad ? sc->bwd_input_remat + sc->bwd_weight_remat
+                                     : sc->bwd_input_remat;
+    }
+    struct sch_costs costs = { .n_stages = S, .micro_batch = meas->n_micro > 0
+                                                                ? (double)meas->batch / meas->n_micro
+                                                                : 0,
+                               .st = st };
+    /* a calibrated machine's links (a full-duplex one per pair of cores,
+     * msr_calib_topology) at this step's hand-off and free of bandwidth:
+     * the hand-off is the whole time a message adds; the devices' rates do
+     * not matter, the costs above are the step's own */
+    struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = 1e300 };
+    if ((rc = step_handoff(meas, &lc.link_latency)) < 0)
+        goto out;
+    if ((rc = msr_calib_topology(&lc, &topo)) < 0 ||
+        (rc = sim_engine_new(s, &costs, topo, &(struct sim_engine_opts){ .record_trace = 1 },
+                             &e)) < 0 ||
+        (rc = sim_engine_run(e)) < 0)
+        goto out;
+    if (!(sim = sim_engine_take_trace(e))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = ana_compare_new(sim, meas, &cmp)) < 0)
+        goto out;
+    out->makespan_err = cmp->makespan_err;
+    out->bubble_err = cmp->bubble_meas - cmp->bubble_sim;
+    out->handoff_s = lc.link_latency;
+out:
+    ana_compare_free(cmp);
+    trc_trace_free(sim);
+    sim_engine_free(e);
+    mdl_topology_free(topo);
+    free(st);
+    free(cnt);
+    free(sum);
+    return rc;
+}

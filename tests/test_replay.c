@@ -1,0 +1,169 @@
+/* The model on a step's own op times (measure/msr_validate.h,
+ * msr_replay_step): a measured step replayed through the engine with each
+ * (stage, op kind, re-materialized or not) at its mean. Exact answers: a
+ * step the engine made itself (every op of a row the same time, free
+ * links of latency L) replays to the nanosecond with hand-off L; on one
+ * device any op times replay to their sum; and a slow op where two paths
+ * meet lengthens the measured step by exactly what the hand computation
+ * says, which the means cannot see. */
+#include "helpers.h"
+
+#include "measure/msr_validate.h"
+
+#include <math.h>
+#include <string.h>
+
+TestSuite(replay, .timeout = 60);
+
+/* Ops of re-materialized micro-batches twice their tabled time: under
+ * except_last the last micro-batch's F and B are of another row than the
+ * others'. */
+static sch_time remat_twice(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)ctx;
+    return remat && op->kind != SCH_OP_UPDATE ? 2 * tabled : tabled;
+}
+
+/* The engine's own trace of every schedule and remat mode at K = 2 (links
+ * of 40 us and no bandwidth limit), with tabled times and with the ops of
+ * re-materialized micro-batches twice as long (each row still one time):
+ * its replay is the same step, error 0 and bubble error 0 exactly, at the
+ * links' latency. */
+Test(replay, the_engines_own_step_replays_exactly)
+{
+    static const char *const sched[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1",
+                                         "eager-1f1b", "zb-v" };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                         SCH_REMAT_ALWAYS };
+    struct mdl_profile *p = th_uniform(8, 1.5e6, 2.7e6, 1, 3000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 40e-6);
+    for (size_t i = 0; i < sizeof sched / sizeof *sched; i++)
+        for (int r = 0; r < 3; r++) {
+            for (int twice = 0; twice < 2; twice++) {
+                struct th_run run;
+                th_simulate(&run, sched[i], p, t, 2, 4, rm[r], 1, 1);
+                struct sim_draw d = { remat_twice, NULL };
+                sim_engine *e;
+                cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                            &(struct sim_engine_opts){
+                                                .record_trace = 1, .draw = twice ? &d : NULL },
+                                            &e), 0, "%s", ps_errmsg());
+                cr_assert_eq(sim_engine_run(e), 0);
+                if (twice && r)
+                    cr_assert(sim_engine_result(e)->makespan > run.r->makespan);
+                struct msr_replay out;
+                cr_assert_eq(msr_replay_step(run.s, sim_engine_trace(e), &out), 0, "%s",
+                             ps_errmsg());
+                cr_expect_eq(out.makespan_err, 0.0, "%s remat %d twice %d: %g", sched[i], r,
+                             twice, out.makespan_err);
+                cr_expect_eq(out.bubble_err, 0.0, "%s remat %d twice %d: %g", sched[i], r,
+                             twice, out.bubble_err);
+                cr_expect(fabs(out.handoff_s - 40e-6) < 1e-12, "%s: hand-off %g", sched[i],
+                          out.handoff_s);
+                sim_engine_free(e);
+                th_release(&run);
+            }
+        }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* Op times drawn per micro-batch: the (m+1)-th of a row takes m+1 times
+ * its tabled time. */
+static sch_time by_mb(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)ctx;
+    (void)remat;
+    return op->mb >= 0 ? tabled * (op->mb + 1) : tabled;
+}
+
+/* On one device the step is the sum of its ops, whatever their times: the
+ * means give the same sum (to the rounding of each mean to a ns). */
+Test(replay, one_device_replays_to_the_sum_of_its_ops)
+{
+    struct mdl_profile *p = th_uniform(4, 1.5e6, 2.7e6, 1, 3000, 100, 1000);
+    struct mdl_topology *t = th_chain(1, 1e9, 1e300, 0);
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                         SCH_REMAT_ALWAYS };
+    for (int r = 0; r < 3; r++) {
+        struct th_run run;
+        th_simulate(&run, "gpipe", p, t, 1, 8, rm[r], 1, 0);
+        struct sim_draw d = { by_mb, NULL };
+        sim_engine *e;
+        cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
+                                    &e), 0, "%s", ps_errmsg());
+        cr_assert_eq(sim_engine_run(e), 0);
+        cr_assert(sim_engine_result(e)->makespan > 2 * run.r->makespan); /* drawn, not tabled */
+        struct msr_replay out;
+        cr_assert_eq(msr_replay_step(run.s, sim_engine_trace(e), &out), 0, "%s", ps_errmsg());
+        cr_expect(fabs(out.makespan_err) < 1e-8, "remat %d: %g", r, out.makespan_err);
+        cr_expect(fabs(out.bubble_err) < 1e-8, "remat %d: %g", r, out.bubble_err);
+        cr_expect_eq(out.handoff_s, 0.0);
+        sim_engine_free(e);
+        th_release(&run);
+    }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* Stage 1's forwards take 1 and 3 ms (tabled 2) after stage 0's of 2 ms,
+ * free links, GPipe K = 2, M = 2, remat never. Measured: stage 1 runs F0
+ * at [2, 3], waits for F1's input until 4, runs F1 at [4, 7]; with the
+ * mean (2 ms each) F0 at [2, 4] and F1 at [4, 6]: the measured forward
+ * phase ends 1 ms later, and everything after it is the same ops, so the
+ * measured step is exactly 1 ms longer than its replay. */
+static sch_time slow_second(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)ctx;
+    (void)remat;
+    if (op->kind == SCH_OP_FWD && op->stage == 1)
+        return op->mb == 0 ? 1000000 : 3000000;
+    return tabled;
+}
+
+Test(replay, a_slow_op_where_paths_meet_is_what_the_means_miss)
+{
+    /* two layers a stage, 1 ms forward each: stages of 2 ms forward */
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 3000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    cr_assert_eq(run.c->st[1].fwd, 2000000);
+    struct sim_draw d = { slow_second, NULL };
+    sim_engine *e;
+    cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                &(struct sim_engine_opts){ .record_trace = 1, .draw = &d }, &e),
+                 0, "%s", ps_errmsg());
+    cr_assert_eq(sim_engine_run(e), 0);
+    sch_time meas = sim_engine_result(e)->makespan, mean = run.r->makespan;
+    cr_assert_eq(meas - mean, 1000000, "measured %lld, the means' %lld", (long long)meas,
+                 (long long)mean);
+    struct msr_replay out;
+    cr_assert_eq(msr_replay_step(run.s, sim_engine_trace(e), &out), 0, "%s", ps_errmsg());
+    cr_expect(fabs(out.makespan_err - 1e6 / (double)mean) < 1e-12, "%g vs %g", out.makespan_err,
+              1e6 / (double)mean);
+    cr_expect(out.bubble_err > 0, "%g", out.bubble_err); /* the same busy time, a longer step */
+    sim_engine_free(e);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* A trace of another shape than the schedule's is refused, not replayed. */
+Test(replay, a_trace_of_another_shape_is_refused)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 3000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    struct th_run a, b;
+    th_simulate(&a, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    th_simulate(&b, "gpipe", p, t, 1, 2, SCH_REMAT_NEVER, 1, 1);
+    struct msr_replay out;
+    cr_expect_eq(msr_replay_step(a.s, sim_engine_trace(b.e), &out), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "a trace of 1 stages on 1 devices for a schedule of 2 on 2"),
+              "%s", ps_errmsg());
+    th_release(&a);
+    th_release(&b);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
