@@ -19,8 +19,9 @@
  *     (tables of the user's own beside them are left alone): ANA_DB_CURRENT;
  *   - of the kind but an older schema version the kind still reads (the
  *     sweep's version 1, before replicas; the validation's version 1, before
- *     the calibration's own steps, and 2, before each point's own op times): ANA_DB_OLDER; the reader reads
- *     PRAGMA user_version to know which, the writer upgrades it;
+ *     the calibration's own steps, and 2, before each point's own op
+ *     times): ANA_DB_OLDER; the reader reads PRAGMA user_version to know
+ *     which, the writer upgrades it;
  *   - legacy, made before pipesim set application_id: application_id 0, a
  *     user_version the kind reads and exactly the kind's tables: ANA_DB_LEGACY,
  *     read as it is and stamped (upgraded) by the next writer.

@@ -150,7 +150,7 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
                                   .batch = o->batch, .remat = pt->remat, .lr = 0.05f,
                                   .no_pin = o->no_pin };
     rt_pipe *p = NULL;
-    int rc = 0;
+    int rc = 0, first = acc->n;
     if (!acc->cap) {
         int cap = o->steps * (o->rounds > 1 ? o->rounds : 1);
         acc->runq_known = 1;
@@ -173,8 +173,6 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
         getrusage(RUSAGE_SELF, &r0);
         rc = rt_pipe_step(p, data, &st, tr);
         getrusage(RUSAGE_SELF, &r1);
-        if (!rc && i >= 0)
-            rc = msr_replay_step(rt_pipe_schedule(p), *tr, &acc->rep[acc->n]);
         if (!rc && i >= 0) {
             int k = acc->n++;
             acc->ns[k] = st.step_ns;
@@ -188,6 +186,9 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
             }
         }
     }
+    /* the round's steps on their own op times, after its last timed step */
+    for (int k = first; k < acc->n && !rc; k++)
+        rc = msr_replay_step(rt_pipe_schedule(p), acc->tr[k], &acc->rep[k]);
 out:
     rt_pipe_free(p);
     return rc;
@@ -223,6 +224,7 @@ static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
         pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
     }
     pt->replay = acc->rep[im];
+    pt->replay_min = acc->rep[imin];
     pt->step_med_s = sch_time_to_seconds(med);
     pt->step_min_s = sch_time_to_seconds(sorted[0]);
     pt->step_max_s = sch_time_to_seconds(sorted[n - 1]);
@@ -248,7 +250,11 @@ static int ev_key(const void *pa, const void *pb)
     return ka < kb ? -1 : ka > kb;
 }
 
-static int dbl_cmp(const void *a, const void *b);
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 
 /* Per op kind, the median relative duration error of the compute ops
  * (the traces hold the same ops: ana_compare checked). */
@@ -548,85 +554,4 @@ err:
     rt_net_free(net);
     msr_vcheck_free(v);
     return rc;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-void msr_vcheck_accuracy(const struct msr_vcheck *v, int fastest, struct msr_accuracy *a)
-{
-    memset(a, 0, sizeof *a);
-    a->fastest = fastest;
-    a->i_miss_max = -1;
-    a->n = v->n_points;
-    double *mk = malloc((size_t)(v->n_points ? v->n_points : 1) * sizeof *mk);
-    for (int i = 0; i < v->n_points; i++) {
-        const struct msr_vpoint *pt = &v->pts[i];
-        const struct ana_compare *c = fastest ? pt->cmp_min : pt->cmp;
-        double e = fabs(c->makespan_err), b = 100 * fabs(c->bubble_meas - c->bubble_sim);
-        if (mk)
-            mk[i] = e;
-        if (e > a->mk_max || i == 0)
-            a->mk_max = e, a->i_mk_max = i;
-        if (b > a->bubble_max || i == 0)
-            a->bubble_max = b, a->i_bubble_max = i;
-        if (pt->peak_err > a->peak_max || i == 0)
-            a->peak_max = pt->peak_err, a->i_peak_max = i;
-        if (!msr_vpoint_in_spread(pt)) {
-            double lo = pt->step_min_s - pt->step_sim_s, hi = pt->step_sim_s - pt->step_max_s;
-            double d = (lo > hi ? lo : hi) / pt->step_med_s;
-            if (!a->n_miss++ || d > a->miss_max)
-                a->miss_max = d, a->i_miss_max = i;
-        }
-    }
-    if (mk && v->n_points) {
-        qsort(mk, (size_t)v->n_points, sizeof *mk, dbl_cmp);
-        int n = v->n_points;
-        a->mk_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
-    }
-    /* the points whose step the calibration itself ran */
-    double *dr = mk ? malloc((size_t)(v->n_points ? v->n_points : 1) * sizeof *dr) : NULL;
-    for (int i = 0; dr && i < v->n_points; i++) {
-        const struct msr_vpoint *pt = &v->pts[i];
-        if (!(pt->step_own_s > 0) || !(pt->step_sim_s > 0))
-            continue;
-        double e = fabs(pt->step_own_s / pt->step_sim_s - 1);
-        if (!a->own_n || e > a->own_max)
-            a->own_max = e, a->i_own_max = i;
-        mk[a->own_n] = e;
-        dr[a->own_n++] = fabs(pt->step_med_s / pt->step_own_s - 1);
-    }
-    if (a->own_n) {
-        int n = a->own_n;
-        qsort(mk, (size_t)n, sizeof *mk, dbl_cmp);
-        qsort(dr, (size_t)n, sizeof *dr, dbl_cmp);
-        a->own_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
-        a->drift_median = n % 2 ? dr[n / 2] : (dr[n / 2 - 1] + dr[n / 2]) / 2;
-        a->drift_max = dr[n - 1];
-    }
-    /* the model on each point's own median step (no calibration, no drift) */
-    for (int i = 0; mk && dr && i < v->n_points; i++) {
-        const struct msr_replay *r = &v->pts[i].replay;
-        double e = fabs(r->makespan_err), b = 100 * fabs(r->bubble_err);
-        if (!i || e > a->replay_max)
-            a->replay_max = e, a->i_replay_max = i;
-        if (!i || b > a->replay_bub_max)
-            a->replay_bub_max = b, a->i_replay_bub_max = i;
-        a->replay_mean += r->makespan_err / v->n_points;
-        a->replay_bub_mean += 100 * r->bubble_err / v->n_points;
-        mk[i] = e;
-        dr[i] = b;
-    }
-    if (mk && dr && v->n_points) {
-        int n = v->n_points;
-        qsort(mk, (size_t)n, sizeof *mk, dbl_cmp);
-        qsort(dr, (size_t)n, sizeof *dr, dbl_cmp);
-        a->replay_median = n % 2 ? mk[n / 2] : (mk[n / 2 - 1] + mk[n / 2]) / 2;
-        a->replay_bub_median = n % 2 ? dr[n / 2] : (dr[n / 2 - 1] + dr[n / 2]) / 2;
-    }
-    free(dr);
-    free(mk);
 }

@@ -10,7 +10,9 @@
  * trace with the measured step of median time, and with the fastest step
  * (the least disturbed by other load on shared cores); the involuntary
  * context switches of each step (getrusage) are kept as a noise indicator.
- * Before running, the
+ * Each timed step is also replayed on its own op times (msr_replay_step,
+ * after its round's steps): the median and fastest steps' replays separate
+ * the model's error from the calibration's and the drift's. Before running, the
  * harness sets glibc's mmap and trim thresholds high (mallopt) so that
  * steady-state steps reuse heap memory instead of page-faulting fresh
  * buffers from the kernel, as training frameworks' caching allocators do.
@@ -30,7 +32,8 @@
  *
  * Ownership: msr_vcheck_run borrows the profile and topology and allocates
  * *out (traces and comparisons included); msr_vcheck_free (NULL ok).
- * Cost per point: one simulation plus (warm-up + steps) real steps.
+ * Cost per point: one simulation plus (warm-up + steps) real steps per
+ * round, and a replay (one simulation) per timed step.
  */
 #ifndef MSR_VALIDATE_H
 #define MSR_VALIDATE_H
@@ -124,14 +127,17 @@ struct msr_vcheck_opts {
 
 /* The model on one measured step's own op times (msr_validate_replay.c):
  * the step's schedule s simulated with each (stage, op kind, re-materialized
- * or not) at the plain mean of meas's ops of that kind, on the calibrated
- * topology's links (msr_calib_topology) at the median hand-off of meas's
- * receives that waited for their data (0 when none did), free of
- * bandwidth, then compared with meas as a point is (ana_compare). What it
- * leaves is the model's error apart from any calibration and drift.
- * PS_EINVAL when meas is not a step of s's shape. Cost: one simulated step
- * and one comparison, O(ops log ops), plus O(receives x ops) to pair the
- * receives that waited with their sends. */
+ * or not) at the plain mean of meas's ops of that kind, every pair of
+ * devices joined by a link free of bandwidth whose latency is the median
+ * hand-off of meas's receives that waited for their data (a send's start
+ * to the end of its receive's copy; a receive waited when it starts more
+ * than MSR_REPLAY_WAIT_NS after the end of the op before it on its device,
+ * the runtime's convention; 0 when none did), then compared with meas as a
+ * point is (ana_compare). What it leaves is the model's error apart from
+ * any calibration and drift. meas need not be sorted. PS_EINVAL when meas
+ * is not a step of s's shape. Cost: one simulated step and one comparison,
+ * O(ops log ops). */
+#define MSR_REPLAY_WAIT_NS 1000
 struct msr_replay {
     double makespan_err;       /* measured / simulated - 1 */
     double bubble_err;         /* measured - simulated bubble (fraction) */
@@ -171,10 +177,10 @@ struct msr_vpoint {
     double peak_err;                   /* max over devices |meas - sim| / sim */
     int64_t peak_sim, peak_meas;       /* on the device of peak_err */
     struct trc_trace *sim_trace, *meas_trace; /* the median step (owned) */
-    struct msr_replay replay;          /* the model on the median step's own op
-                                          times (msr_replay_step): its error
-                                          apart from the calibration and the
-                                          drift */
+    struct msr_replay replay, replay_min; /* the model on the median (fastest)
+                                          step's own op times (msr_replay_step):
+                                          its error apart from the calibration
+                                          and the drift */
 };
 
 struct msr_vcheck {
@@ -205,8 +211,9 @@ struct msr_accuracy {
                                   the calibration's own steps (no drift between
                                   them), and the measured steps against those */
     double own_median, own_max, drift_median, drift_max;
-    /* the model on each point's median step's own op times (msr_vpoint.replay):
-     * |makespan error| (relative) and |bubble error| (points), signed means */
+    /* the model on each point's median (fastest) step's own op times
+     * (msr_vpoint.replay, replay_min): |makespan error| (relative) and
+     * |bubble error| (points), their signed means */
     double replay_median, replay_max, replay_mean;
     double replay_bub_median, replay_bub_max, replay_bub_mean;
     int i_replay_max, i_replay_bub_max;

@@ -74,7 +74,8 @@ static int print_json(const void *obj, FILE *f)
         const struct msr_vpoint *p = &v->pts[i];
         bad |= json_array_append_new(pts, json_pack(
             "{s:s, s:i, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:I, "
-            "s:o, s:o, s:f, s:f}", "schedule", p->schedule, "K", p->K, "M", p->M, "micro_batch", p->micro,
+            "s:o, s:o, s:f, s:f}", "schedule", p->schedule, "K", p->K, "M", p->M,
+            "micro_batch", p->micro,
             "remat", sch_remat_name(p->remat), "step_sim_s", p->step_sim_s, "step_median_s",
             p->step_med_s, "step_min_s", p->step_min_s, "step_max_s", p->step_max_s,
             "in_spread", msr_vpoint_in_spread(p), "makespan_err", p->cmp->makespan_err,

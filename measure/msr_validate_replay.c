@@ -30,55 +30,70 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The receive's send in t (NULL if none). */
-static const struct trc_event *send_of(const struct trc_trace *t, const struct trc_event *r)
+/* Events by device, then start: each device's ops in the order they ran. */
+static int by_device_start(const void *pa, const void *pb)
 {
-    int want = r->kind == SCH_OP_RECV_ACT ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD;
-    int peer_stage = r->kind == SCH_OP_RECV_ACT ? r->stage - 1 : r->stage + 1;
-    for (size_t i = 0; i < t->n_events; i++) {
-        const struct trc_event *e = &t->events[i];
-        if (e->kind == want && e->mb == r->mb && e->stage == peer_stage)
-            return e;
-    }
-    return NULL;
+    const struct trc_event *a = *(const struct trc_event *const *)pa,
+                           *b = *(const struct trc_event *const *)pb;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 
-/* The median hand-off of the step's receives that waited for their data
- * (one that starts after the end of the device's op before it), seconds;
- * 0 when none waited. */
-static int step_handoff(const struct trc_trace *t, double *out)
+/* The median hand-off of meas's receives that waited for their data,
+ * seconds (0 when none did): a send's start to the end of its receive's
+ * copy, for each receive that starts more than MSR_REPLAY_WAIT_NS after the
+ * ops before it on its device have ended (the runtime starts a receive's
+ * record when its data is there, rt_replay.c; a device's first op has none
+ * before it and is left out), as the pipelined calibration picks them
+ * (msr_calib_pipe.c). Sends and receives pair by sch_op_tag. */
+static int step_handoff(const struct sch_schedule *s, const struct trc_trace *t, double *out)
 {
     *out = 0;
-    size_t n = t->n_events, nh = 0;
+    size_t n = t->n_events, nh = 0, ntag = 2 * (size_t)s->n_stages * (size_t)s->n_micro;
+    const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
+    const struct trc_event **send = calloc(ntag ? ntag : 1, sizeof *send);
     double *h = malloc((n ? n : 1) * sizeof *h);
-    int64_t *prev_end = calloc((size_t)(t->n_devices > 0 ? t->n_devices : 1), sizeof *prev_end);
-    if (!h || !prev_end) {
-        free(h);
-        free(prev_end);
-        return ps_error(PS_ENOMEM, "out of memory");
+    int rc = 0;
+    if (!ev || !send || !h) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
     }
-    /* the events are sorted by start (trc_trace_sort): each device's last
-     * end before a receive is the op before it on that device */
     for (size_t i = 0; i < n; i++) {
         const struct trc_event *e = &t->events[i];
-        if (e->device < 0 || e->device >= t->n_devices)
+        ev[i] = e;
+        struct sch_op op = { .kind = e->kind, .stage = e->stage, .mb = e->mb };
+        int64_t tag = e->kind == SCH_OP_SEND_ACT || e->kind == SCH_OP_SEND_GRAD
+                          ? sch_op_tag(s, &op) : -1;
+        if (tag >= 0 && (size_t)tag < ntag)
+            send[tag] = e;
+    }
+    qsort(ev, n, sizeof *ev, by_device_start);
+    int64_t last_end = 0; /* of the device's ops so far (one thread runs them
+                             all in the runtime; the engine's overlap) */
+    for (size_t i = 0; i < n; i++) {
+        const struct trc_event *r = ev[i];
+        int first = !i || ev[i - 1]->device != r->device;
+        last_end = first ? 0 : last_end;
+        int waited = !first && r->start_ns > last_end + MSR_REPLAY_WAIT_NS;
+        last_end = r->end_ns > last_end ? r->end_ns : last_end;
+        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || !waited)
             continue;
-        if ((e->kind == SCH_OP_RECV_ACT || e->kind == SCH_OP_RECV_GRAD) &&
-            e->start_ns > prev_end[e->device] + 1000) {
-            const struct trc_event *s = send_of(t, e);
-            if (s && e->end_ns > s->start_ns)
-                h[nh++] = (double)(e->end_ns - s->start_ns) * 1e-9;
-        }
-        if (e->end_ns > prev_end[e->device])
-            prev_end[e->device] = e->end_ns;
+        struct sch_op op = { .kind = r->kind, .stage = r->stage, .mb = r->mb };
+        int64_t tag = sch_op_tag(s, &op);
+        const struct trc_event *sd = tag >= 0 && (size_t)tag < ntag ? send[tag] : NULL;
+        if (sd && r->end_ns > sd->start_ns)
+            h[nh++] = (double)(r->end_ns - sd->start_ns) * 1e-9;
     }
     if (nh) {
         gsl_sort(h, 1, nh);
         *out = gsl_stats_median_from_sorted_data(h, 1, nh);
     }
+out:
+    free(ev);
+    free(send);
     free(h);
-    free(prev_end);
-    return 0;
+    return rc;
 }
 
 /* The mean duration of stage g's ops of kind k whose micro-batch is
@@ -103,8 +118,9 @@ int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
     memset(out, 0, sizeof *out);
     int S = s->n_stages, rc = 0;
     if (meas->n_stages != S || meas->n_devices != s->n_devices || S < 1)
-        return ps_error(PS_EINVAL, "replay: a trace of %d stages on %d devices for a schedule "
-                         "of %d on %d", meas->n_stages, meas->n_devices, S, s->n_devices);
+        return ps_error(PS_EINVAL, "replay: a trace of %d stage(s) on %d device(s) for a "
+                         "schedule of %d on %d", meas->n_stages, meas->n_devices, S,
+                         s->n_devices);
     size_t rows = (size_t)S * SCH_OP_NKINDS * 2; /* [stage][kind][re-materialized] */
     double *sum = calloc(rows, sizeof *sum);
     int *cnt = calloc(rows, sizeof *cnt);
@@ -142,26 +158,22 @@ int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
         sc->bwd_remat = s->has_wgrad ? sc->bwd_input_remat + sc->bwd_weight_remat
                                      : sc->bwd_input_remat;
     }
-    struct sch_costs costs = { .n_stages = S, .micro_batch = meas->n_micro > 0
-                                                                ? (double)meas->batch / meas->n_micro
-                                                                : 0,
-                               .st = st };
-    /* a calibrated machine's links (a full-duplex one per pair of cores,
-     * msr_calib_topology) at this step's hand-off and free of bandwidth:
-     * the hand-off is the whole time a message adds; the devices' rates do
-     * not matter, the costs above are the step's own */
+    double micro = meas->n_micro > 0 ? (double)meas->batch / meas->n_micro : 0;
+    struct sch_costs costs = { .n_stages = S, .micro_batch = micro, .st = st };
+    /* the links a calibration gives its cores (a full-duplex one per pair,
+     * msr_calib_topology), here at this step's hand-off and free of
+     * bandwidth: the hand-off is the whole time a message adds; nothing
+     * else of a calibration is used (the costs above are the step's own) */
     struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = 1e300 };
-    if ((rc = step_handoff(meas, &lc.link_latency)) < 0)
+    if ((rc = step_handoff(s, meas, &lc.link_latency)) < 0)
         goto out;
     if ((rc = msr_calib_topology(&lc, &topo)) < 0 ||
         (rc = sim_engine_new(s, &costs, topo, &(struct sim_engine_opts){ .record_trace = 1 },
                              &e)) < 0 ||
         (rc = sim_engine_run(e)) < 0)
         goto out;
-    if (!(sim = sim_engine_take_trace(e))) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
-    }
+    if (!(sim = sim_engine_take_trace(e)))
+        PS_BUG("the engine kept no trace with record_trace set");
     if ((rc = ana_compare_new(sim, meas, &cmp)) < 0)
         goto out;
     out->makespan_err = cmp->makespan_err;

@@ -73,6 +73,17 @@ Test(vcheck, grid_runs_every_point_that_divides_the_batch)
         cr_expect_leq(pt->step_med_s, pt->step_max_s);
         /* both ledgers count the same bytes per micro-batch (rt_net_profile) */
         cr_expect_gt(pt->peak_meas, 0);
+        /* the replay on the median step's own op times is that step's */
+        struct sch_schedule *s;
+        cr_assert_eq(sch_schedule_build("gpipe", pt->K, pt->M, pt->remat, &s), 0);
+        struct msr_replay r;
+        cr_assert_eq(msr_replay_step(s, pt->meas_trace, &r), 0, "%s", ps_errmsg());
+        cr_expect_eq(r.makespan_err, pt->replay.makespan_err, "K=%d", pt->K);
+        cr_expect_eq(r.bubble_err, pt->replay.bubble_err, "K=%d", pt->K);
+        cr_expect_eq(r.handoff_s, pt->replay.handoff_s, "K=%d", pt->K);
+        cr_expect_neq(pt->replay.makespan_err, 0.0, "K=%d: a measured step is not the "
+                      "engine's to the ns", pt->K);
+        sch_schedule_free(s);
     }
     cr_expect_str_eq(v->spec, NET);
     msr_vcheck_free(v);
@@ -655,6 +666,7 @@ Test(vcheck, cli_check_end_to_end)
                        "grep -Eq '[|] [0-9.]+ (B|KiB|MiB) [|] [0-9.]+ (B|KiB|MiB) [|]' "
                        "r/validation.md && "
                        "grep -q 'stored          run 1' out.txt && "
+                       "grep -q \"the model on each point's own op times\" out.txt && "
                        "grep -q '| 1 | 2 | never | 2 |' r/validation.md", dir), 0);
     /* the calibration right before each point (the default), or in rounds */
     cr_expect_eq(th_sh("cd %s && grep -q 'a warm-up round of gpipe steps, then 1 step of each "
@@ -684,6 +696,7 @@ Test(vcheck, cli_check_end_to_end)
                        "> p.csv 2>err3.txt", dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && test $(wc -l < p.csv) -eq 7 && head -1 p.csv | grep -q "
                        "'^schedule,K,M,micro_batch,remat,step_sim_s,step_median_s,' && "
+                       "head -1 p.csv | grep -q ',own_times_err,own_times_bubble_err$' && "
                        "grep -c '^gpipe,1,2,2,always,' p.csv | grep -qx 1 && "
                        "! grep -q accuracy p.csv && grep -q '^== grid' err3.txt", dir), 0,
                  "the csv rows or the progress on stderr");
