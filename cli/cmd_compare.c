@@ -1,6 +1,7 @@
 /* pipesim compare: a simulated trace against a measured one. */
 #include "analysis/ana_compare.h"
 #include "cli/cli.h"
+#include "measure/msr_validate.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -10,12 +11,54 @@ static const char help[] =
     "validate --trace) by (device, kind, stage, micro-batch) and reports the makespan\n"
     "error, bubble-fraction error, per-device busy error, per-op duration error\n"
     "(median, p95), start-time drift, peak activation memory side by side, and the ten\n"
-    "largest discrepancies with their likely cause. Errors are measured - simulated.\n";
+    "largest discrepancies with their likely cause. Errors are measured - simulated.\n\n"
+    "pipesim compare --replay MEASURED.json [--shuffles N] [--seed S] [--format F] [--out F]\n"
+    "replays a measured step (validate --trace) through the simulator's engine, its\n"
+    "schedule rebuilt from the trace, with the step's own op times three ways: each\n"
+    "(stage, kind, re-materialized or not) at its mean (the model, as validate --check's\n"
+    "\"own op times\" line), each op its own time (the dependencies alone), and the times\n"
+    "of each kind shuffled among its ops N times (default 20; seeds S, S+1, ..., default\n"
+    "1): the same spread with no order in time. Every link takes the median hand-off of\n"
+    "the receives that waited, with no bandwidth limit. What the means miss is what op\n"
+    "times that vary inside a step cost; what the own times miss is what the engine does\n"
+    "not model of the runtime (its sends and receive copies on the workers' threads).\n";
 
 struct compare_out {
     const struct ana_compare *cmp;
+    const struct msr_replay_report *rep;
     enum ana_fmt format;
 };
+
+static int print_replay(const void *ctx, FILE *f)
+{
+    const struct compare_out *o = ctx;
+    return msr_replay_report_print(o->rep, o->format, f);
+}
+
+/* --replay MEASURED.json */
+static int replay(const char *path, long shuffles, long seed, enum ana_fmt format,
+                  const char *out)
+{
+    struct trc_trace *t = NULL;
+    struct msr_replay_report *r = NULL;
+    int rc;
+    if ((rc = trc_read_chrome(path, &t)) < 0 ||
+        (rc = msr_replay_report_new(t, (int)shuffles, (uint64_t)seed, &r)) < 0) {
+        if (rc == -PS_EINVAL && r == NULL && t) { /* the trace read, but not replayable */
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", ps_errmsg());
+            rc = ps_error(PS_EINVAL, "%s: %s", path, msg);
+        }
+        goto out;
+    }
+    rc = cli_write_output(out, print_replay,
+                          &(struct compare_out){ .rep = r, .format = format });
+out:
+    msr_replay_report_free(r);
+    trc_trace_free(t);
+    return rc;
+}
+
 
 static int print_compare(const void *ctx, FILE *f)
 {
@@ -27,9 +70,14 @@ int cmd_compare(int argc, char **argv)
 {
     static const struct option opts[] = { { "format", required_argument, 0, 'f' },
                                           { "out", required_argument, 0, 'o' },
+                                          { "replay", required_argument, 0, 'r' },
+                                          { "shuffles", required_argument, 0, 'n' },
+                                          { "seed", required_argument, 0, 's' },
                                           { "help", no_argument, 0, 'h' },
                                           { 0, 0, 0, 0 } };
-    const char *out = "-";
+    const char *out = "-", *rep = NULL;
+    long shuffles = 20, seed = 1;
+    int shuffle_opts = 0;
     enum ana_fmt format = ANA_FMT_TABLE;
     int c, rc;
     cli_getopt_reset();
@@ -41,9 +89,31 @@ int cmd_compare(int argc, char **argv)
                 return rc;
             break;
         case 'o': out = optarg; break;
+        case 'r': rep = optarg; break;
+        case 'n':
+            shuffle_opts = 1;
+            if ((rc = ps_parse_long(optarg, "--shuffles", 0, 100000, &shuffles)) < 0)
+                return rc;
+            break;
+        case 's':
+            shuffle_opts = 1;
+            if ((rc = ps_parse_long(optarg, "--seed", 0, 2147483647L, &seed)) < 0)
+                return rc;
+            break;
         default: return -PS_EUSAGE;
         }
     }
+    if (rep) {
+        if (argc - optind != 0)
+            return ps_error(PS_EUSAGE, "--replay takes one trace, no SIM.json (see pipesim "
+                             "compare --help)");
+        if ((rc = ps_io_input(rep, "--replay")) < 0 || (rc = ps_io_output(out, "--out")) < 0)
+            return rc;
+        return replay(rep, shuffles, seed, format, out);
+    }
+    if (shuffle_opts)
+        return ps_error(PS_EUSAGE, "--shuffles and --seed go with --replay (see pipesim "
+                         "compare --help)");
     if (argc - optind != 2)
         return ps_error(PS_EUSAGE, "expected SIM.json MEASURED.json (see pipesim "
                          "compare --help)");
@@ -57,7 +127,7 @@ int cmd_compare(int argc, char **argv)
         (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
         (rc = ana_compare_new(a, b, &cmp)) < 0)
         goto out;
-    rc = cli_write_output(out, print_compare, &(struct compare_out){ cmp, format });
+    rc = cli_write_output(out, print_compare, &(struct compare_out){ .cmp = cmp, .format = format });
 out:
     ana_compare_free(cmp);
     trc_trace_free(a);

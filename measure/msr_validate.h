@@ -142,9 +142,39 @@ struct msr_replay {
     double makespan_err;       /* measured / simulated - 1 */
     double bubble_err;         /* measured - simulated bubble (fraction) */
     double handoff_s;          /* the link latency used */
+    double step_sim_s, step_meas_s, bubble_sim, bubble_meas;
 };
 int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
                     struct msr_replay *out);
+/* The same with other op times, to see what the means miss: MSR_REPLAY_OWN
+ * gives each compute op its own measured time, MSR_REPLAY_SHUFFLED the
+ * times of its (stage, kind, re-materialized or not) shuffled among its
+ * ops (the same spread, no order in time; GSL's MT19937 from seed); the
+ * tables (and the engine's bound on a drawn time, 16 x the kind's mean)
+ * stay the means'. */
+enum msr_replay_times { MSR_REPLAY_MEANS, MSR_REPLAY_OWN, MSR_REPLAY_SHUFFLED };
+int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *meas,
+                         enum msr_replay_times how, uint64_t seed, struct msr_replay *out);
+
+/* `pipesim compare --replay MEASURED.json` (msr_validate_replay_print.c): a
+ * measured step (validate --trace) replayed with the means, with each op's
+ * own time and with n_shuffles shuffles (seeds seed, seed + 1, ...), its
+ * schedule rebuilt from the trace's name, devices, micro-batches and remat
+ * mode. PS_EINVAL for a trace that is not a measured step pipesim can
+ * rebuild (no schedule name, a simulated one). Ownership: *out to
+ * msr_replay_report_free (NULL ok). Cost: n_shuffles + 2 replays. */
+struct msr_replay_report {
+    char schedule[32], remat[16];
+    int K, M;
+    struct msr_replay means, own;
+    int n_shuffles;
+    uint64_t seed;
+    struct msr_replay *shuffled;       /* [n_shuffles] */
+};
+int msr_replay_report_new(const struct trc_trace *meas, int n_shuffles, uint64_t seed,
+                          struct msr_replay_report **out);
+void msr_replay_report_free(struct msr_replay_report *r);
+int msr_replay_report_print(const struct msr_replay_report *r, enum ana_fmt fmt, FILE *f);
 
 struct msr_vpoint {
     char schedule[32];                 /* the run's schedule */

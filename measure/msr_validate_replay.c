@@ -25,8 +25,10 @@
 #include "base/ps_error.h"
 #include "sim/sim_engine.h"
 
-#include <gsl/gsl_statistics_double.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,11 +114,88 @@ static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm
     return mean > 0 && t < least ? least : t;
 }
 
+/* Each compute op's own time in a step (MSR_REPLAY_OWN, _SHUFFLED): the
+ * engine's draw (sim/sim_engine.h) returns it, looked up by (stage, kind,
+ * micro-batch; -1 for the update). */
+struct own_times {
+    const struct sch_schedule *s;
+    sch_time *t;               /* [stage][kind][mb + 1] */
+};
+
+static size_t own_at(const struct sch_schedule *s, int stage, int kind, int mb)
+{
+    return ((size_t)stage * SCH_OP_NKINDS + (size_t)kind) * (size_t)(s->n_micro + 1) +
+           (size_t)(mb + 1);
+}
+
+static sch_time own_time(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)remat;
+    const struct own_times *o = ctx;
+    sch_time t = o->t[own_at(o->s, op->stage, op->kind, op->mb)];
+    return t >= 0 ? t : tabled;
+}
+
+/* o->t from meas (-1 where an op has no event); shuffled within each
+ * (stage, kind, re-materialized or not) when rng is set. */
+static int own_fill(struct own_times *o, const struct trc_trace *meas, gsl_rng *rng)
+{
+    const struct sch_schedule *s = o->s;
+    size_t n = own_at(s, s->n_stages, 0, -1);
+    if (!(o->t = malloc((n ? n : 1) * sizeof *o->t)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        o->t[i] = -1;
+    for (size_t i = 0; i < meas->n_events; i++) {
+        const struct trc_event *e = &meas->events[i];
+        if (e->stage >= 0 && e->stage < s->n_stages && e->mb >= -1 && e->mb < s->n_micro &&
+            sch_op_is_compute((enum sch_op_kind)e->kind))
+            o->t[own_at(s, e->stage, e->kind, e->mb)] = e->end_ns - e->start_ns;
+    }
+    if (!rng)
+        return 0;
+    sch_time *row = malloc((size_t)(s->n_micro + 1) * sizeof *row);
+    size_t *at = malloc((size_t)(s->n_micro + 1) * sizeof *at);
+    if (!row || !at) {
+        free(row);
+        free(at);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int g = 0; g < s->n_stages; g++)
+        for (int k = 0; k < SCH_OP_NKINDS; k++)
+            for (int rm = 0; rm < 2; rm++) {
+                size_t c = 0;
+                for (int m = -1; m < s->n_micro; m++) {
+                    size_t j = own_at(s, g, k, m);
+                    int r = m >= 0 && sch_schedule_remat_mb(s, m);
+                    if (o->t[j] >= 0 && r == rm) {
+                        at[c] = j;
+                        row[c++] = o->t[j];
+                    }
+                }
+                if (c > 1)
+                    gsl_ran_shuffle(rng, row, c, sizeof *row);
+                for (size_t i = 0; i < c; i++)
+                    o->t[at[i]] = row[i];
+            }
+    free(row);
+    free(at);
+    return 0;
+}
+
 int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
                     struct msr_replay *out)
 {
+    return msr_replay_step_with(s, meas, MSR_REPLAY_MEANS, 0, out);
+}
+
+int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *meas,
+                         enum msr_replay_times how, uint64_t seed, struct msr_replay *out)
+{
     memset(out, 0, sizeof *out);
     int S = s->n_stages, rc = 0;
+    struct own_times own = { s, NULL };
+    gsl_rng *rng = NULL;
     if (meas->n_stages != S || meas->n_devices != s->n_devices || S < 1)
         return ps_error(PS_EINVAL, "replay: a trace of %d stage(s) on %d device(s) for a "
                          "schedule of %d on %d", meas->n_stages, meas->n_devices, S,
@@ -167,8 +246,20 @@ int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
     struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = 1e300 };
     if ((rc = step_handoff(s, meas, &lc.link_latency)) < 0)
         goto out;
-    if ((rc = msr_calib_topology(&lc, &topo)) < 0 ||
-        (rc = sim_engine_new(s, &costs, topo, &(struct sim_engine_opts){ .record_trace = 1 },
+    struct sim_draw draw = { own_time, &own };
+    if (how == MSR_REPLAY_SHUFFLED) {
+        if (!(rng = gsl_rng_alloc(gsl_rng_mt19937))) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto out;
+        }
+        gsl_rng_set(rng, (unsigned long)seed);
+    }
+    if ((how != MSR_REPLAY_MEANS && (rc = own_fill(&own, meas, rng)) < 0) ||
+        (rc = msr_calib_topology(&lc, &topo)) < 0 ||
+        (rc = sim_engine_new(s, &costs, topo,
+                             &(struct sim_engine_opts){
+                                 .record_trace = 1,
+                                 .draw = how == MSR_REPLAY_MEANS ? NULL : &draw },
                              &e)) < 0 ||
         (rc = sim_engine_run(e)) < 0)
         goto out;
@@ -179,7 +270,13 @@ int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
     out->makespan_err = cmp->makespan_err;
     out->bubble_err = cmp->bubble_meas - cmp->bubble_sim;
     out->handoff_s = lc.link_latency;
+    out->step_sim_s = sch_time_to_seconds(cmp->makespan_sim);
+    out->step_meas_s = sch_time_to_seconds(cmp->makespan_meas);
+    out->bubble_sim = cmp->bubble_sim;
+    out->bubble_meas = cmp->bubble_meas;
 out:
+    gsl_rng_free(rng);
+    free(own.t);
     ana_compare_free(cmp);
     trc_trace_free(sim);
     sim_engine_free(e);

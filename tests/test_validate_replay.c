@@ -233,3 +233,75 @@ Test(replay, a_trace_of_another_shape_is_refused)
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
+
+/* Each op its own time: the engine's drawn step (times that differ by
+ * micro-batch, links of 40 us free of bandwidth) replays to the ns. And
+ * shuffled on one device: the same times in another order, the same sum,
+ * and the same seed the same step. */
+Test(replay, own_times_replay_exactly_and_shuffles_keep_one_devices_sum)
+{
+    struct mdl_profile *p = th_uniform(8, 1.5e6, 2.7e6, 1, 3000, 100, 1000);
+    static const char *const sched[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2" };
+    for (int K = 1; K <= 2; K++) {
+        struct mdl_topology *t = th_chain(K, 1e9, 1e300, 40e-6);
+        for (size_t i = 0; i < (K == 1 ? 1 : sizeof sched / sizeof *sched); i++) {
+            struct th_run run;
+            th_simulate(&run, sched[i], p, t, K, 4, SCH_REMAT_EXCEPT_LAST, 1, 0);
+            struct sim_draw d = { by_mb, NULL };
+            sim_engine *e;
+            cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                        &(struct sim_engine_opts){ .record_trace = 1,
+                                                                   .draw = &d },
+                                        &e), 0, "%s", ps_errmsg());
+            cr_assert_eq(sim_engine_run(e), 0);
+            const struct trc_trace *tr = sim_engine_trace(e);
+            struct msr_replay own, means, sh1, sh2;
+            cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_OWN, 0, &own), 0, "%s",
+                         ps_errmsg());
+            cr_expect_eq(own.makespan_err, 0.0, "%s K=%d: %g", sched[i], K, own.makespan_err);
+            cr_expect_eq(own.bubble_err, 0.0, "%s K=%d: %g", sched[i], K, own.bubble_err);
+            cr_assert_eq(msr_replay_step(run.s, tr, &means), 0);
+            if (K == 2 && !strcmp(sched[i], "1f1b")) /* devices that wait on each other */
+                cr_expect_neq(means.makespan_err, 0.0, "%s: the means are not the op times",
+                              sched[i]);
+            cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_SHUFFLED, 7, &sh1), 0);
+            cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_SHUFFLED, 7, &sh2), 0);
+            cr_expect_eq(sh1.makespan_err, sh2.makespan_err, "%s: seed 7 twice", sched[i]);
+            if (K == 1)
+                cr_expect_eq(sh1.makespan_err, 0.0, "one device: %g", sh1.makespan_err);
+            sim_engine_free(e);
+            th_release(&run);
+        }
+        mdl_topology_free(t);
+    }
+    mdl_profile_free(p);
+}
+
+/* The CLI: a measured step replayed three ways; a simulated trace and the
+ * shuffle options without --replay refused. */
+Test(replay, cli_replays_a_measured_step)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "replay");
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=2,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/s.json > /dev/null 2>&1 && cd %s && %s validate --net "
+                       "mlp:layers=2,width=8 --batch 4 -K 2 -M 2 --remat never --steps 1 "
+                       "--trace m.json > /dev/null 2>&1", th_pipesim(), dir, dir, th_pipesim()),
+                 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay m.json > out.txt && grep -q '^measured "
+                       "step   gpipe K=2 M=2 remat never' out.txt && grep -q 'each op its own' "
+                       "out.txt && grep -q 'shuffled in each kind (20, mean)' out.txt",
+                       dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay m.json --format csv --shuffles 3 "
+                       "--seed 9 > r.csv && test $(wc -l < r.csv) -eq 6 && grep -c "
+                       "'^shuffled,1[01]*,' r.csv | grep -qx 2 && grep -q '^means,,' r.csv",
+                       dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay s.json 2> e.txt; test $? -eq 4 && "
+                       "grep -q 's.json: the trace is simulated, not a measured step' e.txt",
+                       dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --shuffles 3 s.json m.json 2> e.txt; test $? -eq 2 "
+                       "&& grep -q -- '--shuffles and --seed go with --replay' e.txt", dir,
+                       th_pipesim()), 0);
+    th_sh("rm -rf %s", dir);
+}
