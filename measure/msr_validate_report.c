@@ -275,10 +275,10 @@ static void md_accuracy(const struct msr_vcheck *v, FILE *f)
 static void md_points(const struct msr_vcheck *v, FILE *f)
 {
     fprintf(f, "\n| K | M | remat | micro-batch | step sim ms | step meas ms (min–max) | "
-               "makespan err | fastest err | bubble sim | bubble meas | err pts | "
-               "peak act sim | peak act meas | err | op duration err median / p95 | "
+               "makespan err | fastest err | own op times err | bubble sim | bubble meas | "
+               "err pts | own op times err pts | peak act sim | peak act meas | err | op duration err median / p95 | "
                "preempted (median step / all) | largest discrepancy |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *pt = &v->pts[i];
         const struct ana_compare *c = pt->cmp;
@@ -293,12 +293,13 @@ static void md_points(const struct msr_vcheck *v, FILE *f)
         ps_human_bytes((double)pt->peak_sim, ps, sizeof ps);
         ps_human_bytes((double)pt->peak_meas, pm, sizeof pm);
         fprintf(f, "| %d | %d | %s | %d | %.3f | %.3f (%.3f–%.3f) | %+.2f%% | %+.2f%% | "
-                   "%.2f%% | %.2f%% | %+.2f | %s | %s | %+.2f%% | %.1f%% / %.1f%% | %ld / %ld | "
-                   "%s |\n",
+                   "%+.2f%% | %.2f%% | %.2f%% | %+.2f | %+.2f | %s | %s | %+.2f%% | "
+                   "%.1f%% / %.1f%% | %ld / %ld | %s |\n",
                 pt->K, pt->M, sch_remat_name(pt->remat), pt->micro, pt->step_sim_s * 1e3,
                 pt->step_med_s * 1e3, pt->step_min_s * 1e3, pt->step_max_s * 1e3,
-                100 * c->makespan_err, 100 * pt->cmp_min->makespan_err, 100 * c->bubble_sim,
-                100 * c->bubble_meas, 100 * (c->bubble_meas - c->bubble_sim),
+                100 * c->makespan_err, 100 * pt->cmp_min->makespan_err,
+                100 * pt->replay.makespan_err, 100 * c->bubble_sim, 100 * c->bubble_meas,
+                100 * (c->bubble_meas - c->bubble_sim), 100 * pt->replay.bubble_err,
                 ps, pm, 100 * pt->peak_err,
                 100 * c->dur_err_median, 100 * c->dur_err_p95, pt->preempt_med,
                 pt->preempt_all, top);
