@@ -1,4 +1,5 @@
-/* pipesim compare: a simulated trace against a measured one. */
+/* pipesim compare: a simulated trace against a measured one; --replay, a
+ * measured step on its own op times. */
 #include "analysis/ana_compare.h"
 #include "cli/cli.h"
 #include "measure/msr_validate.h"
@@ -6,22 +7,25 @@
 #include "base/ps_util.h"
 
 static const char help[] =
-    "usage: pipesim compare SIM.json MEASURED.json [--format table|csv|json] [--out F]\n\n"
+    "usage: pipesim compare SIM.json MEASURED.json [--format table|csv|json] [--out F]\n"
+    "       pipesim compare --replay MEASURED.json [--shuffles N] [--seed S] [--format F]\n"
+    "                       [--out F]\n\n"
     "Aligns the ops of two Chrome traces written by pipesim (predict --trace and\n"
     "validate --trace) by (device, kind, stage, micro-batch) and reports the makespan\n"
     "error, bubble-fraction error, per-device busy error, per-op duration error\n"
     "(median, p95), start-time drift, peak activation memory side by side, and the ten\n"
     "largest discrepancies with their likely cause. Errors are measured - simulated.\n\n"
-    "pipesim compare --replay MEASURED.json [--shuffles N] [--seed S] [--format F] [--out F]\n"
-    "replays a measured step (validate --trace) through the simulator's engine, its\n"
-    "schedule rebuilt from the trace, with the step's own op times three ways: each\n"
-    "(stage, kind, re-materialized or not) at its mean (the model, as validate --check's\n"
-    "\"own op times\" line), each op its own time (the dependencies alone), and the times\n"
-    "of each kind shuffled among its ops N times (default 20; seeds S, S+1, ..., default\n"
-    "1): the same spread with no order in time. Every link takes the median hand-off of\n"
-    "the receives that waited, with no bandwidth limit. What the means miss is what op\n"
-    "times that vary inside a step cost; what the own times miss is what the engine does\n"
-    "not model of the runtime (its sends and receive copies on the workers' threads).\n";
+    "--replay replays a measured step (validate --trace) through the simulator's\n"
+    "engine, its schedule rebuilt from the trace, with the step's own op times three\n"
+    "ways: each (stage, kind, re-materialized or not) at its mean (the model, as\n"
+    "validate --check's \"own op times\" line), each op its own time (the dependencies\n"
+    "alone), and the times of each (stage, kind, re-materialized or not) shuffled among\n"
+    "its ops N times (default 20, at most 1000; seeds S, S+1, ..., default 1): the same\n"
+    "spread with no order in time. Every link takes the median hand-off of the receives\n"
+    "that waited, with no bandwidth limit. What the means miss is what op times that vary\n"
+    "inside a step cost; what the own times miss is what the engine does not model of the\n"
+    "runtime (its sends and receive copies on the workers' threads). A trace whose ops\n"
+    "are not its schedule's is refused (exit 4).\n";
 
 struct compare_out {
     const struct ana_compare *cmp;
@@ -44,7 +48,7 @@ static int replay(const char *path, long shuffles, long seed, enum ana_fmt forma
     int rc;
     if ((rc = trc_read_chrome(path, &t)) < 0 ||
         (rc = msr_replay_report_new(t, (int)shuffles, (uint64_t)seed, &r)) < 0) {
-        if (rc == -PS_EINVAL && r == NULL && t) { /* the trace read, but not replayable */
+        if (rc < 0 && rc != -PS_ENOMEM && rc != -PS_EUSAGE && t) { /* read, not replayable */
             char msg[512];
             snprintf(msg, sizeof msg, "%s", ps_errmsg());
             rc = ps_error(PS_EINVAL, "%s: %s", path, msg);
@@ -92,7 +96,8 @@ int cmd_compare(int argc, char **argv)
         case 'r': rep = optarg; break;
         case 'n':
             shuffle_opts = 1;
-            if ((rc = ps_parse_long(optarg, "--shuffles", 0, 100000, &shuffles)) < 0)
+            if ((rc = ps_parse_long(optarg, "--shuffles", 0, MSR_REPLAY_MAX_SHUFFLES,
+                                    &shuffles)) < 0)
                 return rc;
             break;
         case 's':
@@ -127,7 +132,8 @@ int cmd_compare(int argc, char **argv)
         (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
         (rc = ana_compare_new(a, b, &cmp)) < 0)
         goto out;
-    rc = cli_write_output(out, print_compare, &(struct compare_out){ .cmp = cmp, .format = format });
+    rc = cli_write_output(out, print_compare,
+                          &(struct compare_out){ .cmp = cmp, .format = format });
 out:
     ana_compare_free(cmp);
     trc_trace_free(a);

@@ -149,20 +149,27 @@ int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
 /* The same with other op times, to see what the means miss: MSR_REPLAY_OWN
  * gives each compute op its own measured time, MSR_REPLAY_SHUFFLED the
  * times of its (stage, kind, re-materialized or not) shuffled among its
- * ops (the same spread, no order in time; GSL's MT19937 from seed); the
- * tables (and the engine's bound on a drawn time, 16 x the kind's mean)
- * stay the means'. */
+ * ops (the same spread, no order in time; GSL's MT19937 seeded with the
+ * low 32 bits of seed, 0 being GSL's default 4357). Through the engine's
+ * per-op draw (sim_engine.h), whose table then holds each row's longest
+ * op, so the draw's bound (16 x tabled) never cuts an op. */
 enum msr_replay_times { MSR_REPLAY_MEANS, MSR_REPLAY_OWN, MSR_REPLAY_SHUFFLED };
 int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *meas,
                          enum msr_replay_times how, uint64_t seed, struct msr_replay *out);
 
-/* `pipesim compare --replay MEASURED.json` (msr_validate_replay_print.c): a
- * measured step (validate --trace) replayed with the means, with each op's
- * own time and with n_shuffles shuffles (seeds seed, seed + 1, ...), its
- * schedule rebuilt from the trace's name, devices, micro-batches and remat
- * mode. PS_EINVAL for a trace that is not a measured step pipesim can
- * rebuild (no schedule name, a simulated one). Ownership: *out to
- * msr_replay_report_free (NULL ok). Cost: n_shuffles + 2 replays. */
+/* `pipesim compare --replay MEASURED.json` (msr_validate_replay.c; printed
+ * by msr_validate_replay_print.c): a measured step (validate --trace)
+ * replayed with the means, with each op's own time and with n_shuffles
+ * shuffles (seeds seed, seed + 1, ...), its schedule rebuilt from the
+ * trace's name, devices, micro-batches and remat mode after checking, before
+ * building anything, that the trace holds exactly that schedule's op count
+ * and stages and that its lists fit in memory (ps_mem_check, PS_ENOMEM).
+ * PS_EINVAL for a trace that is not a measured step pipesim can rebuild (a
+ * simulated one, no schedule name, another op set, a size the schedule's
+ * generator refuses); PS_EUSAGE for n_shuffles outside [0,
+ * MSR_REPLAY_MAX_SHUFFLES]. Ownership: *out to msr_replay_report_free (NULL
+ * ok). Cost: n_shuffles + 2 replays. */
+#define MSR_REPLAY_MAX_SHUFFLES 1000
 struct msr_replay_report {
     char schedule[32], remat[16];
     int K, M;

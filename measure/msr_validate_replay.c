@@ -17,13 +17,19 @@
  * vary leave waits their mean does not, more so when a core slows for a
  * while than when each op varies alone), and what the engine does not
  * model of the runtime (the worker's own sends and receive copies on its
- * thread, about a microsecond each).
+ * thread, about a microsecond each). msr_replay_step_with replays with each
+ * op's own time or the times shuffled within their rows instead, and
+ * msr_replay_report_new runs all three for `pipesim compare --replay`.
+ * Cost: per replay one simulated step and one comparison, O(events log
+ * events), and with own times a stages x kinds x (M + 1) table.
  */
 #include "measure/msr_validate.h"
 #include "measure/msr_calib.h"
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
 #include "sim/sim_engine.h"
+#include "sched/sch_schedsize.h"
+#include "base/ps_memavail.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -114,6 +120,10 @@ static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm
     return mean > 0 && t < least ? least : t;
 }
 
+/* Memory per op of a replay beyond the op lists: the trace's event and the
+ * engine's recorded one, the comparison's sorted copies (a bound). */
+#define REPLAY_OP_BYTES (4.0 * sizeof(struct trc_event))
+
 /* Each compute op's own time in a step (MSR_REPLAY_OWN, _SHUFFLED): the
  * engine's draw (sim/sim_engine.h) returns it, looked up by (stage, kind,
  * micro-batch; -1 for the update). */
@@ -149,7 +159,7 @@ static int own_fill(struct own_times *o, const struct trc_trace *meas, gsl_rng *
     for (size_t i = 0; i < meas->n_events; i++) {
         const struct trc_event *e = &meas->events[i];
         if (e->stage >= 0 && e->stage < s->n_stages && e->mb >= -1 && e->mb < s->n_micro &&
-            sch_op_is_compute((enum sch_op_kind)e->kind))
+            e->kind < SCH_OP_NKINDS && sch_op_is_compute((enum sch_op_kind)e->kind))
             o->t[own_at(s, e->stage, e->kind, e->mb)] = e->end_ns - e->start_ns;
     }
     if (!rng)
@@ -214,12 +224,20 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     }
     for (size_t i = 0; i < meas->n_events; i++) {
         const struct trc_event *ev = &meas->events[i];
-        if (ev->stage < 0 || ev->stage >= S || !sch_op_is_compute((enum sch_op_kind)ev->kind))
+        if (ev->stage < 0 || ev->stage >= S || ev->kind >= SCH_OP_NKINDS ||
+            !sch_op_is_compute((enum sch_op_kind)ev->kind))
             continue;
         int rm = ev->mb >= 0 && ev->mb < s->n_micro && sch_schedule_remat_mb(s, ev->mb);
         size_t j = ((size_t)ev->stage * SCH_OP_NKINDS + ev->kind) * 2 + (size_t)rm;
-        sum[j] += (double)(ev->end_ns - ev->start_ns) * 1e-9;
-        cnt[j]++;
+        double d = (double)(ev->end_ns - ev->start_ns) * 1e-9;
+        if (how == MSR_REPLAY_MEANS) {
+            sum[j] += d;
+            cnt[j]++;
+        } else { /* each op its own time: the table only bounds the engine's
+                  * draw (16 x tabled), so the longest, one of one */
+            sum[j] = d > sum[j] ? d : sum[j];
+            cnt[j] = 1;
+        }
     }
     for (int g = 0; g < S; g++) {
         struct sch_stage_cost *sc = &st[g];
@@ -285,4 +303,86 @@ out:
     free(cnt);
     free(sum);
     return rc;
+}
+
+int msr_replay_report_new(const struct trc_trace *meas, int n_shuffles, uint64_t seed,
+                          struct msr_replay_report **out)
+{
+    *out = NULL;
+    if (n_shuffles < 0 || n_shuffles > MSR_REPLAY_MAX_SHUFFLES)
+        return ps_error(PS_EUSAGE, "--shuffles: %d is not in [0, %d]", n_shuffles,
+                         MSR_REPLAY_MAX_SHUFFLES);
+    if (strcmp(meas->source, "measured"))
+        return ps_error(PS_EINVAL, "the trace is %s, not a measured step (validate --trace "
+                         "writes one)", meas->source[0] ? meas->source : "unnamed");
+    enum sch_remat remat;
+    if (!meas->schedule[0] || sch_remat_parse(meas->remat, &remat) < 0) {
+        ps_error_clear();
+        return ps_error(PS_EINVAL, "the trace names no schedule or remat mode to rebuild "
+                         "its step from");
+    }
+    /* the op lists the trace's header names, before building them: a
+     * measured step holds each op once */
+    struct sch_mem_sched ms;
+    if (!sch_mem_sched_estimate(meas->schedule, meas->n_devices, meas->n_micro, remat, 1,
+                                &ms)) {
+        if (ms.n_stages != meas->n_stages || ms.n_ops != (int64_t)meas->n_events)
+            return ps_error(PS_EINVAL, "the trace holds %zu ops of %d stages, not the %lld "
+                             "ops of %d stages of schedule %s with K=%d, M=%d, remat %s",
+                             meas->n_events, meas->n_stages, (long long)ms.n_ops, ms.n_stages,
+                             meas->schedule, meas->n_devices, meas->n_micro, meas->remat);
+        char what[160];
+        snprintf(what, sizeof what, "replaying schedule %s with K=%d, M=%d", meas->schedule,
+                 meas->n_devices, meas->n_micro);
+        int rc = ps_mem_check(ms.bytes + (double)ms.n_ops * REPLAY_OP_BYTES, what, NULL,
+                              "set " PS_MEM_ENV " to override the check");
+        if (rc < 0)
+            return rc;
+    }
+    struct msr_replay_report *r = calloc(1, sizeof *r);
+    struct sch_schedule *s = NULL;
+    int rc = 0;
+    if (!r || (n_shuffles && !(r->shuffled = calloc((size_t)n_shuffles, sizeof *r->shuffled)))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err;
+    }
+    snprintf(r->schedule, sizeof r->schedule, "%s", meas->schedule);
+    snprintf(r->remat, sizeof r->remat, "%s", meas->remat);
+    r->K = meas->n_devices;
+    r->M = meas->n_micro;
+    r->n_shuffles = n_shuffles;
+    r->seed = seed;
+    if ((rc = sch_schedule_build(meas->schedule, meas->n_devices, meas->n_micro, remat, &s)) <
+        0) {
+        if (rc == -PS_EUSAGE) { /* the generator's refusal: of the trace, not the command */
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", ps_errmsg());
+            rc = ps_error(PS_EINVAL, "the trace's schedule %s with K=%d, M=%d: %s",
+                          meas->schedule, meas->n_devices, meas->n_micro, msg);
+        }
+        goto err;
+    }
+    if ((rc = msr_replay_step_with(s, meas, MSR_REPLAY_MEANS, 0, &r->means)) < 0 ||
+        (rc = msr_replay_step_with(s, meas, MSR_REPLAY_OWN, 0, &r->own)) < 0)
+        goto err;
+    for (int i = 0; i < n_shuffles && !rc; i++)
+        rc = msr_replay_step_with(s, meas, MSR_REPLAY_SHUFFLED, seed + (uint64_t)i,
+                                  &r->shuffled[i]);
+    if (rc < 0)
+        goto err;
+    sch_schedule_free(s);
+    *out = r;
+    return 0;
+err:
+    sch_schedule_free(s);
+    msr_replay_report_free(r);
+    return rc;
+}
+
+void msr_replay_report_free(struct msr_replay_report *r)
+{
+    if (!r)
+        return;
+    free(r->shuffled);
+    free(r);
 }

@@ -1,10 +1,11 @@
-/* msr_validate replay report: `pipesim compare --replay MEASURED.json`, a
- * measured step replayed on its own op times three ways (see
- * msr_validate.h, msr_replay_report_new): the means of each kind (the
+/* msr_validate replay report's printers: `pipesim compare --replay
+ * MEASURED.json` (msr_replay_report_new, msr_validate_replay.c), a measured
+ * step replayed on its own op times three ways: the means of each kind (the
  * model), each op its own time (the dependencies alone), and the times of
- * each kind shuffled among its ops (the same spread, no order in time). */
+ * each (stage, kind, re-materialized or not) shuffled among its ops (the
+ * same spread, no order in time). Table, CSV (reals as ps_fmt_double
+ * writes them) and JSON. O(shuffles). */
 #include "measure/msr_validate.h"
-#include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_util.h"
 
@@ -12,71 +13,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-int msr_replay_report_new(const struct trc_trace *meas, int n_shuffles, uint64_t seed,
-                          struct msr_replay_report **out)
-{
-    *out = NULL;
-    if (n_shuffles < 0 || n_shuffles > 100000)
-        return ps_error(PS_EUSAGE, "--shuffles: %d is not in [0, 100000]", n_shuffles);
-    if (strcmp(meas->source, "measured"))
-        return ps_error(PS_EINVAL, "the trace is %s, not a measured step (validate --trace "
-                         "writes one)", meas->source[0] ? meas->source : "unnamed");
-    enum sch_remat remat;
-    if (!meas->schedule[0] || sch_remat_parse(meas->remat, &remat) < 0) {
-        ps_error_clear();
-        return ps_error(PS_EINVAL, "the trace names no schedule or remat mode to rebuild "
-                         "its step from");
-    }
-    struct msr_replay_report *r = calloc(1, sizeof *r);
-    struct sch_schedule *s = NULL;
-    int rc = 0;
-    if (!r || (n_shuffles && !(r->shuffled = calloc((size_t)n_shuffles, sizeof *r->shuffled)))) {
-        rc = ps_error(PS_ENOMEM, "out of memory");
-        goto err;
-    }
-    snprintf(r->schedule, sizeof r->schedule, "%s", meas->schedule);
-    snprintf(r->remat, sizeof r->remat, "%s", meas->remat);
-    r->K = meas->n_devices;
-    r->M = meas->n_micro;
-    r->n_shuffles = n_shuffles;
-    r->seed = seed;
-    if ((rc = sch_schedule_build(meas->schedule, meas->n_devices, meas->n_micro, remat, &s)) <
-            0 ||
-        (rc = msr_replay_step_with(s, meas, MSR_REPLAY_MEANS, 0, &r->means)) < 0 ||
-        (rc = msr_replay_step_with(s, meas, MSR_REPLAY_OWN, 0, &r->own)) < 0)
-        goto err;
-    for (int i = 0; i < n_shuffles && !rc; i++)
-        rc = msr_replay_step_with(s, meas, MSR_REPLAY_SHUFFLED, seed + (uint64_t)i,
-                                  &r->shuffled[i]);
-    if (rc < 0)
-        goto err;
-    sch_schedule_free(s);
-    *out = r;
-    return 0;
-err:
-    sch_schedule_free(s);
-    msr_replay_report_free(r);
-    return rc;
-}
-
-void msr_replay_report_free(struct msr_replay_report *r)
-{
-    if (!r)
-        return;
-    free(r->shuffled);
-    free(r);
-}
-
-/* The shuffles' mean, least and greatest error and mean simulated step. */
+/* The shuffles' mean, least and greatest error, mean simulated step and
+ * bubble, and mean bubble error. */
 static void shuffle_stats(const struct msr_replay_report *r, double *mean, double *lo,
-                          double *hi, double *step, double *bub)
+                          double *hi, double *step, double *bub, double *bub_sim)
 {
-    *mean = *lo = *hi = *step = *bub = 0;
+    *mean = *lo = *hi = *step = *bub = *bub_sim = 0;
     for (int i = 0; i < r->n_shuffles; i++) {
         const struct msr_replay *x = &r->shuffled[i];
         *mean += x->makespan_err / r->n_shuffles;
         *step += x->step_sim_s / r->n_shuffles;
         *bub += x->bubble_err / r->n_shuffles;
+        *bub_sim += x->bubble_sim / r->n_shuffles;
         *lo = !i || x->makespan_err < *lo ? x->makespan_err : *lo;
         *hi = !i || x->makespan_err > *hi ? x->makespan_err : *hi;
     }
@@ -105,13 +53,15 @@ static void print_table(const void *obj, FILE *f)
     row(f, "each kind's mean (the model)", &r->means);
     row(f, "each op its own", &r->own);
     if (r->n_shuffles) {
-        double mean, lo, hi, step, bub;
-        shuffle_stats(r, &mean, &lo, &hi, &step, &bub);
+        double mean, lo, hi, step, bub, bub_sim;
+        shuffle_stats(r, &mean, &lo, &hi, &step, &bub, &bub_sim);
         ps_human_seconds(step, st, sizeof st);
         char what[64];
         snprintf(what, sizeof what, "shuffled in each kind (%d, mean)", r->n_shuffles);
-        fprintf(f, "  %-34s %10s   %+7.2f%%   %7s   %+6.2f pts   (errors %+.2f%% to %+.2f%%)\n",
-                what, st, 100 * mean, "", 100 * bub, 100 * lo, 100 * hi);
+        fprintf(f, "  %-34s %10s   %+7.2f%%   %6.2f%%   %+6.2f pts   (errors %+.2f%% to "
+                "%+.2f%%; seeds %llu-%llu)\n", what, st, 100 * mean, 100 * bub_sim, 100 * bub,
+                100 * lo, 100 * hi, (unsigned long long)r->seed,
+                (unsigned long long)(r->seed + (uint64_t)r->n_shuffles - 1));
     }
     fprintf(f, "errors are measured / simulated - 1 (step) and measured - simulated "
             "(bubble)\n");
@@ -122,8 +72,9 @@ static void csv_row(FILE *f, const char *what, long long seed, const struct msr_
     fprintf(f, "%s,", what);
     if (seed >= 0)
         fprintf(f, "%lld", seed);
-    fprintf(f, ",%.9g,%.9g,%.6g,%.6g,%.6g,%.9g\n", x->step_sim_s, x->step_meas_s,
-            x->makespan_err, x->bubble_sim, x->bubble_meas, x->handoff_s);
+    fprintf(f, ",%s,%s,%s,%s,%s,%s\n", PS_DBL(x->step_sim_s), PS_DBL(x->step_meas_s),
+            PS_DBL(x->makespan_err), PS_DBL(x->bubble_sim), PS_DBL(x->bubble_meas),
+            PS_DBL(x->handoff_s));
 }
 
 static void print_csv(const void *obj, FILE *f)
@@ -151,8 +102,12 @@ static int print_json(const void *obj, FILE *f)
     ps_json_begin();
     json_t *sh = json_array();
     int bad = !sh;
-    for (int i = 0; !bad && i < r->n_shuffles; i++)
-        bad |= json_array_append_new(sh, json_replay(&r->shuffled[i]));
+    for (int i = 0; !bad && i < r->n_shuffles; i++) {
+        json_t *x = json_replay(&r->shuffled[i]);
+        bad |= !x || json_object_set_new(x, "seed", json_integer((json_int_t)(r->seed +
+                                                                     (uint64_t)i))) ||
+               json_array_append_new(sh, x);
+    }
     json_t *o = bad ? NULL
                     : json_pack("{s:s, s:s, s:i, s:i, s:o, s:o, s:I, s:O}", "schedule",
                                 r->schedule, "remat", r->remat, "K", r->K, "M", r->M,

@@ -276,8 +276,9 @@ static void md_points(const struct msr_vcheck *v, FILE *f)
 {
     fprintf(f, "\n| K | M | remat | micro-batch | step sim ms | step meas ms (min–max) | "
                "makespan err | fastest err | own op times err | bubble sim | bubble meas | "
-               "err pts | own op times err pts | peak act sim | peak act meas | err | op duration err median / p95 | "
-               "preempted (median step / all) | largest discrepancy |\n"
+               "err pts | own op times err pts | peak act sim | peak act meas | err | "
+               "op duration err median / p95 | preempted (median step / all) | "
+               "largest discrepancy |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *pt = &v->pts[i];

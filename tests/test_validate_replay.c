@@ -241,7 +241,8 @@ Test(replay, a_trace_of_another_shape_is_refused)
 Test(replay, own_times_replay_exactly_and_shuffles_keep_one_devices_sum)
 {
     struct mdl_profile *p = th_uniform(8, 1.5e6, 2.7e6, 1, 3000, 100, 1000);
-    static const char *const sched[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2" };
+    static const char *const sched[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2", "zb-v",
+                                         "dualpipe-v" };
     for (int K = 1; K <= 2; K++) {
         struct mdl_topology *t = th_chain(K, 1e9, 1e300, 40e-6);
         for (size_t i = 0; i < (K == 1 ? 1 : sizeof sched / sizeof *sched); i++) {
@@ -261,9 +262,18 @@ Test(replay, own_times_replay_exactly_and_shuffles_keep_one_devices_sum)
             cr_expect_eq(own.makespan_err, 0.0, "%s K=%d: %g", sched[i], K, own.makespan_err);
             cr_expect_eq(own.bubble_err, 0.0, "%s K=%d: %g", sched[i], K, own.bubble_err);
             cr_assert_eq(msr_replay_step(run.s, tr, &means), 0);
-            if (K == 2 && !strcmp(sched[i], "1f1b")) /* devices that wait on each other */
+            if (K == 2 && !strcmp(sched[i], "1f1b")) { /* devices that wait on each other */
                 cr_expect_neq(means.makespan_err, 0.0, "%s: the means are not the op times",
                               sched[i]);
+                int moved = 0; /* some order in time is not the measured one */
+                for (uint64_t seed = 1; seed <= 20 && !moved; seed++) {
+                    struct msr_replay x;
+                    cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_SHUFFLED, seed, &x),
+                                 0);
+                    moved = x.makespan_err != own.makespan_err;
+                }
+                cr_expect(moved, "20 shuffles all gave the measured step");
+            }
             cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_SHUFFLED, 7, &sh1), 0);
             cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_SHUFFLED, 7, &sh2), 0);
             cr_expect_eq(sh1.makespan_err, sh2.makespan_err, "%s: seed 7 twice", sched[i]);
@@ -277,7 +287,40 @@ Test(replay, own_times_replay_exactly_and_shuffles_keep_one_devices_sum)
     mdl_profile_free(p);
 }
 
-/* The CLI: a measured step replayed three ways; a simulated trace and the
+/* Shuffles stay inside their (stage, kind, re-materialized or not) row: with
+ * every row one time (re-materialized micro-batches' ops twice as long, so
+ * under except_last a stage's F and B have two rows), any shuffle is the
+ * step itself, to the ns; mixing the rows would move it. */
+Test(replay, shuffles_stay_in_their_row)
+{
+    struct mdl_profile *p = th_uniform(8, 1.5e6, 2.7e6, 1, 3000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 40e-6);
+    static const char *const sched[] = { "gpipe", "1f1b", "zb-h1", "interleaved:2", "zb-v" };
+    for (size_t i = 0; i < sizeof sched / sizeof *sched; i++) {
+        struct th_run run;
+        th_simulate(&run, sched[i], p, t, 2, 4, SCH_REMAT_EXCEPT_LAST, 1, 0);
+        struct sim_draw d = { remat_twice, NULL };
+        sim_engine *e;
+        cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
+                                    &e), 0, "%s", ps_errmsg());
+        cr_assert_eq(sim_engine_run(e), 0);
+        for (uint64_t seed = 1; seed <= 5; seed++) {
+            struct msr_replay x;
+            cr_assert_eq(msr_replay_step_with(run.s, sim_engine_trace(e), MSR_REPLAY_SHUFFLED,
+                                              seed, &x), 0, "%s", ps_errmsg());
+            cr_expect_eq(x.makespan_err, 0.0, "%s seed %d: %g", sched[i], (int)seed,
+                         x.makespan_err);
+        }
+        sim_engine_free(e);
+        th_release(&run);
+    }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* The CLI: a measured step replayed three ways; a simulated trace, a trace
+ * whose header names a huge schedule or one its generator refuses, and the
  * shuffle options without --replay refused. */
 Test(replay, cli_replays_a_measured_step)
 {
@@ -294,9 +337,32 @@ Test(replay, cli_replays_a_measured_step)
                        "out.txt && grep -q 'shuffled in each kind (20, mean)' out.txt",
                        dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay m.json --format csv --shuffles 3 "
-                       "--seed 9 > r.csv && test $(wc -l < r.csv) -eq 6 && grep -c "
-                       "'^shuffled,1[01]*,' r.csv | grep -qx 2 && grep -q '^means,,' r.csv",
+                       "--seed 9 > r.csv && test $(wc -l < r.csv) -eq 6 && grep -q "
+                       "'^shuffled,9,' r.csv && grep -q '^shuffled,10,' r.csv && grep -q "
+                       "'^shuffled,11,' r.csv && grep -q '^means,,' r.csv && grep -q '^own,,' "
+                       "r.csv", dir, th_pipesim()), 0);
+    char out[256];
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s compare --replay m.json --format json "
+                            "--shuffles 2 --seed 4 | python3 -c 'import json,sys; "
+                            "d=json.load(sys.stdin); print(d[\"schedule\"], d[\"K\"], "
+                            "d[\"M\"], sorted(d[\"means\"]), [x[\"seed\"] for x in "
+                            "d[\"shuffled\"]])'", dir, th_pipesim()), 0);
+    cr_expect_str_eq(out, "gpipe 2 2 ['bubble_meas', 'bubble_sim', 'handoff_s', "
+                          "'makespan_err', 'step_meas_s', 'step_sim_s'] [4, 5]\n");
+    /* hostile headers: 2^24 micro-batches and no ops; a size the generator
+     * refuses (interleaved:2 needs M a multiple of K) */
+    cr_assert_eq(th_sh("cd %s && printf '%%s' '{\"pipesim\":{\"version\":\"0.1.0\",\"source\":"
+                       "\"measured\",\"schedule\":\"gpipe\",\"remat\":\"never\",\"devices\":1,"
+                       "\"stages\":1,\"micro_batches\":16777216,\"batch\":16777216},"
+                       "\"traceEvents\":[]}' > huge.json && sed 's/\"gpipe\"/\"interleaved:2\"/; "
+                       "s/\"devices\":1,\"stages\":1,\"micro_batches\":16777216/\"devices\":2,"
+                       "\"stages\":4,\"micro_batches\":3/' huge.json > odd.json", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay huge.json 2> e.txt; test $? -eq 4 && "
+                       "grep -q 'huge.json: the trace holds 0 ops of 1 stages, not the' e.txt",
                        dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay odd.json 2> e.txt; test $? -eq 4 && "
+                       "grep -q \"odd.json: the trace's schedule interleaved:2 with K=2, M=3: \" "
+                       "e.txt", dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay s.json 2> e.txt; test $? -eq 4 && "
                        "grep -q 's.json: the trace is simulated, not a measured step' e.txt",
                        dir, th_pipesim()), 0);
