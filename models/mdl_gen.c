@@ -246,11 +246,17 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
                                       "workspace_bytes", t->mem.workspace_bytes));
     for (int i = 0; i < t->n_devices; i++) {
         const struct mdl_device *d = &t->devices[i];
-        json_array_append_new(devs, json_pack("{s:s, s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "name",
-                                              d->name, "flops", d->flops, "memory", d->memory,
-                                              "mem_bandwidth", d->mem_bandwidth, "efficiency",
-                                              "max", d->eff_max, "batch_half", d->batch_half,
-                                              "overhead_s", d->overhead_s));
+        json_t *dj = json_pack("{s:s, s:f, s:f, s:f, s:{s:f, s:f, s:f}}", "name", d->name,
+                               "flops", d->flops, "memory", d->memory, "mem_bandwidth",
+                               d->mem_bandwidth, "efficiency", "max", d->eff_max, "batch_half",
+                               d->batch_half, "overhead_s", d->overhead_s);
+        if (dj && (d->msg_send_s > 0 || d->msg_send_bw > 0 || d->msg_recv_s > 0 ||
+                   d->msg_recv_bw > 0))
+            json_object_set_new(dj, "messages",
+                                json_pack("{s:f, s:f, s:f, s:f}", "send_s", d->msg_send_s,
+                                          "send_bandwidth", d->msg_send_bw, "recv_s",
+                                          d->msg_recv_s, "recv_bandwidth", d->msg_recv_bw));
+        json_array_append_new(devs, dj);
     }
     for (int i = 0; i < t->n_links; i++) {
         const struct mdl_link *l = &t->links[i];

@@ -127,7 +127,7 @@ static int load_device(const char *path, const char *where, json_t *o,
 static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, int **entry_out)
 {
     static const char *const base_keys[] = { "name", "count", "flops", "memory",
-                                             "mem_bandwidth", "efficiency", NULL };
+                                             "mem_bandwidth", "efficiency", "messages", NULL };
     const char *dkeys[32];
     int nk = 0;
     for (const char *const *k = base_keys; *k; k++)
@@ -213,6 +213,24 @@ static int load_device(const char *path, const char *where, json_t *o,
             if (d.eff_max > 1)
                 return ps_error(PS_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
                                  ew, d.eff_max);
+        }
+        static const char *const mkeys[] = { "send_s", "send_bandwidth", "recv_s",
+                                              "recv_bandwidth", NULL };
+        json_t *m = json_object_get(o, "messages");
+        if (m) {
+            char mw[64];
+            snprintf(mw, sizeof mw, "%s.messages", where);
+            if (!json_is_object(m))
+                return ps_error(PS_EPARSE, "%s: %s: must be an object", path, mw);
+            if ((rc = mdl_json_check_keys(path, mw, m, mkeys)) < 0 ||
+                (rc = get_num(path, mw, m, "send_s", 0, 0, 0, &d.msg_send_s)) < 0 ||
+                (rc = get_num(path, mw, m, "send_bandwidth", 0, 0, 0, &d.msg_send_bw)) < 0 ||
+                (rc = get_num(path, mw, m, "recv_s", 0, 0, 0, &d.msg_recv_s)) < 0 ||
+                (rc = get_num(path, mw, m, "recv_bandwidth", 0, 0, 0, &d.msg_recv_bw)) < 0)
+                return rc;
+            if (d.msg_send_s > MDL_MSG_MAX_S || d.msg_recv_s > MDL_MSG_MAX_S)
+                return ps_error(PS_EINVAL, "%s: %s: a message's fixed cost over %g s",
+                                 path, mw, MDL_MSG_MAX_S);
         }
         if ((rc = mdl_device_parse(path, where, o, &d)) < 0)
             return rc;

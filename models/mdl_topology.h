@@ -13,7 +13,9 @@
  *                  "flops": 9.3e12,                peak FLOP/s
  *                  "memory": 16e9,                 bytes
  *                  "mem_bandwidth": 7.32e11,       bytes/s (weight update); 0 = free
- *                  "efficiency": { "max": 0.5, "batch_half": 8, "overhead_s": 1e-5 } } ],
+ *                  "efficiency": { "max": 0.5, "batch_half": 8, "overhead_s": 1e-5 },
+ *                  "messages": { "send_s": 1e-6, "send_bandwidth": 8e9,    optional:
+ *                                "recv_s": 1e-6, "recv_bandwidth": 8e9 } } ],  below
  *   "switches": [ { "name": "plx0",                 optional: fabric nodes that
  *                   "kind": "pcie-switch",          route but compute nothing
  *                   "comment": ".." } ],            (kind, comment: free text)
@@ -24,6 +26,15 @@
  *                "shared": true,                   one resource for all
  *                "comment": ".." } ]
  * }
+ * Messages (optional, all 0 by default): a device whose compute thread
+ * copies each message it sends or receives (the CPU runtime's workers,
+ * runtime/rt_chan.h) spends send_s + bytes / send_bandwidth of its compute
+ * stream right after the op that made a message's data, and recv_s + bytes
+ * / recv_bandwidth right before the op that reads one (every schedule's
+ * lists put a send right after its producer and a receive right before its
+ * consumer); that time is not busy (sched/sch_cost.h: pre and post parts of
+ * F and B). A bandwidth of 0 means no per-byte part. The link's transfer
+ * then starts when the send's copy ends.
  * Efficiency model: a layer of f FLOPs/sample on n samples takes
  *   overhead_s + f*n / (flops * max * n/(n + batch_half))
  * i.e. a fixed per-op overhead plus a throughput that saturates in batch size
@@ -78,6 +89,9 @@
 #include "models/mdl_profile.h"
 #include "models/mdl_mempolicy.h"
 
+/* Above this a message's fixed cost is a typo (seconds). */
+#define MDL_MSG_MAX_S 1.0
+
 struct mdl_device {
     char name[MDL_NAME_MAX];
     double flops;
@@ -86,6 +100,7 @@ struct mdl_device {
     double eff_max;
     double batch_half;
     double overhead_s;
+    double msg_send_s, msg_send_bw, msg_recv_s, msg_recv_bw; /* "messages" (above) */
     struct mdl_devmodel model; /* op-level fields (models/mdl_device.h) */
 };
 

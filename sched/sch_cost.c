@@ -72,6 +72,55 @@ static void split_bwd(double seconds, int split, double b_in, sch_time *bwd, sch
     *weight = *bwd - *input;
 }
 
+/* A message of b bytes copied at s + b / bw seconds (bw 0: no per-byte
+ * part) into *out, ns; PS_EINVAL past SCH_MAX_OP_S. */
+static int msg_copy(const struct mdl_topology *t, const struct mdl_device *d, const char *what,
+                    double s, double bw, int64_t b, sch_time *out)
+{
+    double x = s + (bw > 0 ? (double)b / bw : 0);
+    if (!(x <= SCH_MAX_OP_S))
+        return ps_error(PS_EINVAL, "topology %s: device %s: a %s of %lld bytes takes %g s, "
+                         "more than %g s", t->path, d->name, what, (long long)b, x,
+                         SCH_MAX_OP_S);
+    *out = sch_seconds_to_time(x);
+    return 0;
+}
+
+/* Host-driven messages (mdl_topology.h "messages"): each stage's copies of
+ * what it receives and sends across devices, as parts of the F and B they
+ * surround (every schedule's lists put a send right after the op that made
+ * its data and a receive right before the op that reads it). */
+static int host_messages(const struct mdl_topology *t, struct sch_costs *c)
+{
+    int rc = 0;
+    for (int s = 0; s < c->n_stages && !rc; s++) {
+        struct sch_stage_cost *sc = &c->st[s];
+        const struct mdl_device *d = &t->devices[sc->device];
+        if (!(d->msg_send_s > 0 || d->msg_send_bw > 0 || d->msg_recv_s > 0 ||
+              d->msg_recv_bw > 0))
+            continue;
+        int prev = s > 0 && c->st[s - 1].device != sc->device;
+        int next = s + 1 < c->n_stages && c->st[s + 1].device != sc->device;
+        if ((prev && ((rc = msg_copy(t, d, "received activation", d->msg_recv_s,
+                                     d->msg_recv_bw, sc->mem.in, &sc->fwd_pre)) < 0 ||
+                      (rc = msg_copy(t, d, "sent gradient", d->msg_send_s, d->msg_send_bw,
+                                     sc->mem.in, &sc->bwd_post)) < 0)) ||
+            (next && ((rc = msg_copy(t, d, "sent activation", d->msg_send_s, d->msg_send_bw,
+                                     sc->mem.out, &sc->fwd_post)) < 0 ||
+                      (rc = msg_copy(t, d, "received gradient", d->msg_recv_s,
+                                     d->msg_recv_bw, sc->mem.out, &sc->bwd_pre)) < 0)))
+            break;
+        sch_time f = sc->fwd_pre + sc->fwd_post, b = sc->bwd_pre + sc->bwd_post;
+        sc->fwd += f;
+        sc->fwd_nostash += f;
+        sc->bwd += b;
+        sc->bwd_remat += b;
+        sc->bwd_input += b;
+        sc->bwd_input_remat += b;
+    }
+    return rc;
+}
+
 int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
                   const struct sch_partition *part, const int *stage_device,
                   double micro_batch, struct sch_costs **out)
@@ -204,6 +253,11 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             sc->mem.stash = bytes((double)sc->mem.stash, k);
             sc->mem.wgrad = bytes((double)sc->mem.wgrad, k);
         }
+    }
+    int rc = host_messages(t, c);
+    if (rc < 0) {
+        sch_costs_free(c);
+        return rc;
     }
     *out = c;
     return 0;

@@ -32,6 +32,12 @@
  * inputs it reads are in the stash; the last layer's output gradient is
  * mem.out), what the CPU runtime keeps (rt_stage.h). Update = 2 * params * bytes_per_param /
  * mem_bandwidth (read and write of the optimizer state), 0 if unknown.
+ * A device with host-driven messages (mdl_topology.h "messages") copies
+ * each message it sends or receives on its compute stream: F's and B's
+ * durations include the copies of the messages received right before them
+ * and sent right after them (fwd_pre/post, bwd_pre/post: msg_*_s + bytes /
+ * msg_*_bw, each rounded to ns), which the engine does not count busy and
+ * leaves out of the op's recorded span.
  * Ownership: sch_costs_new / sch_costs_free (NULL ok). Cost: O(layers).
  */
 #ifndef SCH_COST_H
@@ -64,6 +70,12 @@ struct sch_stage_cost {
     sch_time fwd, bwd, recomp, bwd_input, bwd_weight, update;
     sch_time fwd_nostash;       /* F of a re-materialized micro-batch */
     sch_time bwd_remat, bwd_input_remat, bwd_weight_remat; /* its B (and W) */
+    sch_time fwd_pre, fwd_post; /* of fwd and fwd_nostash: the device's copies of
+                                   the activations received before F and sent
+                                   after it (host-driven messages, mdl_topology.h
+                                   "messages"; 0 without), not busy */
+    sch_time bwd_pre, bwd_post; /* the same of the gradients around B (of bwd,
+                                   bwd_remat, bwd_input, bwd_input_remat) */
     unsigned short_ops;         /* SCH_SHORT_* of the durations above */
     struct sch_stage_mem mem;   /* per micro-batch */
     double params;

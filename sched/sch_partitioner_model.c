@@ -124,7 +124,9 @@ static int same_device(const struct mdl_device *a, const struct mdl_device *b)
 {
     return a->flops == b->flops && a->eff_max == b->eff_max &&
            a->batch_half == b->batch_half && a->overhead_s == b->overhead_s &&
-           a->mem_bandwidth == b->mem_bandwidth;
+           a->mem_bandwidth == b->mem_bandwidth && a->msg_send_s == b->msg_send_s &&
+           a->msg_send_bw == b->msg_send_bw && a->msg_recv_s == b->msg_recv_s &&
+           a->msg_recv_bw == b->msg_recv_bw;
 }
 
 /* Time prefix array of device d (shared with an equal earlier device). */

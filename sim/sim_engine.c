@@ -53,6 +53,8 @@ struct opinfo {
                           no stash, which can be measurably faster); for a
                           transfer the time its bytes hold the route */
     sch_time lat;      /* transfers: delivery delay after the bytes crossed */
+    sch_time pre, post; /* F, B: the device's message copies before and after
+                           the op (sch_stage_cost), inside dur, not busy */
     int32_t res;       /* first of n_res resource indices in hold[], or -1 */
     int32_t n_res;
     int32_t lane[2];   /* event-queue lane: one per distinct duration */
@@ -407,6 +409,8 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             tmp.remat = SCH_REMAT_ALWAYS;
             oi->dur[1] = sch_costs_op_time(e->c, &tmp, &op);
             sch_mem_effect(&tmp, &op, &sc->mem, &oi->at_start[1], &oi->at_end[1]);
+            oi->pre = k == SCH_OP_FWD ? sc->fwd_pre : k == SCH_OP_BWD ? sc->bwd_pre : 0;
+            oi->post = k == SCH_OP_FWD ? sc->fwd_post : k == SCH_OP_BWD ? sc->bwd_post : 0;
         }
         for (int dir = 0; dir < 2; dir++) {
             int peer = dir == 0 ? st + 1 : st - 1;
@@ -689,12 +693,15 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
     return e->trace ? trc_add_counter(e->trace, d, e->now, v) : 0;
 }
 
-static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start)
+/* Records op, run from start to now, its message copies (pre, post) left
+ * out of its span. */
+static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, sch_time pre,
+                  sch_time post)
 {
     struct trc_event ev = {
         .device = d, .stage = o->stage, .mb = o->mb, .peer = sch_op_peer(e->s, o),
-        .kind = o->kind, .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start,
-        .end_ns = e->now,
+        .kind = o->kind, .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start + pre,
+        .end_ns = e->now - post,
     };
     if (ev.stream != SCH_STREAM_COMPUTE)
         ev.bytes = sch_costs_op_bytes(e->c, o);
@@ -713,8 +720,17 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     const struct sch_op o = st->head, *op = &o; /* advance() below moves the head */
     const struct opinfo *oi = head_info(e, st);
     int kind = op->kind;
+    /* the device's message copies around an F or B (host-driven messages:
+     * in its duration, not busy; a drawn duration shorter than them leaves
+     * the op none of its own) */
+    sch_time pre = 0, post = 0;
+    if (oi->pre | oi->post) {
+        sch_time len = e->now - start;
+        pre = oi->pre < len ? oi->pre : len;
+        post = oi->post < len - pre ? oi->post : len - pre;
+    }
     if (sch_op_is_compute(kind)) {
-        sch_time dur = e->now - start;
+        sch_time dur = e->now - start - pre - post;
         if (kind == SCH_OP_UPDATE) {
             e->r.busy_update[d] += dur;
         } else if (kind == SCH_OP_ALLREDUCE) {
@@ -723,11 +739,11 @@ static int finish_op(sim_engine *e, int si, sch_time start)
             dv->busy += dur;
             if (kind == SCH_OP_RECOMP)
                 dv->busy_recomp += dur;
-            if (e->now > e->r.fb_end)
-                e->r.fb_end = e->now;
+            if (e->now - post > e->r.fb_end)
+                e->r.fb_end = e->now - post;
         }
     }
-    if (e->trace && (rc = record(e, d, op, start)) < 0)
+    if (e->trace && (rc = record(e, d, op, start, pre, post)) < 0)
         return rc;
     if ((rc = mem_change(e, d, oi->at_end[rm_of(e, op->mb)])) < 0)
         return rc;

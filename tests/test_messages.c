@@ -1,0 +1,182 @@
+/* Host-driven messages (models/mdl_topology.h "messages"): a device whose
+ * compute thread copies each message it sends or receives. Exact answers:
+ * the costs' pre and post parts, a hand-computed GPipe step (its makespan,
+ * busy time, bubble and the recorded spans), the JSON fields and their
+ * refusals, and the topology writer's round trip. */
+#include "helpers.h"
+
+#include "models/mdl_gen.h"
+
+#include <math.h>
+#include <string.h>
+
+TestSuite(messages, .timeout = 60);
+
+static void set_messages(struct mdl_topology *t, double send_s, double send_bw, double recv_s,
+                         double recv_bw)
+{
+    for (int i = 0; i < t->n_devices; i++) {
+        t->devices[i].msg_send_s = send_s;
+        t->devices[i].msg_send_bw = send_bw;
+        t->devices[i].msg_recv_s = recv_s;
+        t->devices[i].msg_recv_bw = recv_bw;
+    }
+}
+
+/* Stages of 2 ms forward, 3 ms backward; sends 10 us, receives 20 us plus
+ * 4000 B at 1e9 B/s (4 us); free links. */
+Test(messages, costs_carry_the_copies_around_f_and_b)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 1e9);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 0);
+    const struct sch_stage_cost *a = &run.c->st[0], *b = &run.c->st[1];
+    cr_expect_eq(a->fwd_pre, 0);
+    cr_expect_eq(a->fwd_post, 10000);      /* sends its activations */
+    cr_expect_eq(a->bwd_pre, 24000);       /* receives their gradient */
+    cr_expect_eq(a->bwd_post, 0);
+    cr_expect_eq(b->fwd_pre, 24000);
+    cr_expect_eq(b->fwd_post, 0);
+    cr_expect_eq(b->bwd_pre, 0);
+    cr_expect_eq(b->bwd_post, 10000);
+    cr_expect_eq(a->fwd, 2010000);
+    cr_expect_eq(a->fwd_nostash, 2010000);
+    cr_expect_eq(a->bwd, 3024000);
+    cr_expect_eq(b->fwd, 2024000);
+    cr_expect_eq(b->bwd, 3010000);
+    th_release(&run);
+    /* one device: no message, no copy */
+    struct mdl_topology *one = th_chain(1, 1e9, 1e300, 0);
+    set_messages(one, 10e-6, 0, 20e-6, 1e9);
+    th_simulate(&run, "gpipe", p, one, 1, 2, SCH_REMAT_NEVER, 1, 0);
+    cr_expect_eq(run.c->st[0].fwd, 4000000);
+    cr_expect_eq(run.c->st[0].fwd_pre + run.c->st[0].fwd_post + run.c->st[0].bwd_pre +
+                     run.c->st[0].bwd_post, 0);
+    th_release(&run);
+    mdl_topology_free(one);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* GPipe K = 2, M = 2, remat never, sends 10 us and receives 20 us (no
+ * per-byte part), free links (times in us):
+ *   device 0: F0 [0, 2010] (its compute to 2000, then the send's copy),
+ *             F1 [2010, 4020];
+ *   device 1: F0 [2010, 4030] (the receive's copy to 2030), F1 [4030, 6050],
+ *             then its two B [6050, 9060] and [9060, 12070] (each 3000 and
+ *             a send's copy);
+ *   device 0: B [9060, 12080] (a receive's copy, then 3000), B [12080, 15100];
+ * then each device's update. So F and B end 15100 us in (fb_end), busy 10 ms
+ * a device (the copies not counted), the bubble 1 - 20 / (2 x 15.1), and the
+ * recorded spans leave the copies out. */
+Test(messages, a_gpipe_step_by_hand)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    const struct sim_result *r = run.r;
+    cr_expect_eq(r->fb_end, 15100000);
+    cr_expect_eq(r->makespan, 15100000 + run.c->st[0].update);
+    cr_expect_eq(r->busy[0], 10000000);
+    cr_expect_eq(r->busy[1], 10000000);
+    cr_expect(fabs(r->bubble - (1 - 20.0 / 30.2)) < 1e-12, "bubble %g", r->bubble);
+    const struct trc_trace *tr = sim_engine_trace(run.e);
+    int seen = 0;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const struct trc_event *e = &tr->events[i];
+        if (e->kind == SCH_OP_FWD && e->stage == 0 && e->mb == 0) {
+            cr_expect_eq(e->start_ns, 0);
+            cr_expect_eq(e->end_ns, 2000000);
+            seen++;
+        }
+        if (e->kind == SCH_OP_FWD && e->stage == 1 && e->mb == 0) {
+            cr_expect_eq(e->start_ns, 2030000);
+            cr_expect_eq(e->end_ns, 4030000);
+            seen++;
+        }
+        if (e->kind == SCH_OP_BWD && e->stage == 0 && e->end_ns == 12080000) {
+            cr_expect_eq(e->start_ns, 9080000);
+            seen++;
+        }
+    }
+    cr_expect_eq(seen, 3);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+static const char TOPO[] =
+    "{\"name\": \"m\", \"devices\": [{\"name\": \"c\", \"count\": 2, \"flops\": 1e9, "
+    "\"memory\": 1e9, \"messages\": %s}], \"links\": [{\"name\": \"l\", \"endpoints\": "
+    "[\"c0\", \"c1\"], \"bandwidth\": 1e9}]}";
+
+static int parse(const char *messages, struct mdl_topology **t)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, TOPO, messages);
+    return mdl_topology_parse(buf, strlen(buf), "m.json", t);
+}
+
+/* The fields load, every one checked; the writer writes them back. */
+Test(messages, json_fields_load_check_and_write_back)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(parse("{\"send_s\": 1e-6, \"send_bandwidth\": 8e9, \"recv_s\": 2e-6, "
+                       "\"recv_bandwidth\": 4e9}", &t), 0, "%s", ps_errmsg());
+    cr_expect_eq(t->devices[1].msg_send_s, 1e-6);
+    cr_expect_eq(t->devices[1].msg_send_bw, 8e9);
+    cr_expect_eq(t->devices[1].msg_recv_s, 2e-6);
+    cr_expect_eq(t->devices[1].msg_recv_bw, 4e9);
+    char dir[64], path[128];
+    th_tmpdir(dir, sizeof dir, "messages");
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    cr_assert_eq(mdl_topology_write(t, path), 0, "%s", ps_errmsg());
+    struct mdl_topology *back;
+    cr_assert_eq(mdl_topology_load(path, &back), 0, "%s", ps_errmsg());
+    cr_expect_eq(back->devices[0].msg_send_s, 1e-6);
+    cr_expect_eq(back->devices[0].msg_recv_bw, 4e9);
+    mdl_topology_free(back);
+    mdl_topology_free(t);
+    th_sh("rm -rf %s", dir);
+    static const struct {
+        const char *m, *want;
+        int rc;
+    } bad[] = {
+        { "{\"send_s\": -1}", "devices[0].messages.send_s: must be >= 0, got -1",
+          -PS_EINVAL },
+        { "{\"recv_bandwidth\": \"x\"}", "devices[0].messages.recv_bandwidth: must "
+                                          "be a number", -PS_EPARSE },
+        { "{\"send_ms\": 1}", "send_ms", -PS_EPARSE },
+        { "{\"recv_s\": 5}", "devices[0].messages: a message's fixed cost over 1 s",
+          -PS_EINVAL },
+        { "[1]", "devices[0].messages: must be an object", -PS_EPARSE },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(parse(bad[i].m, &t), bad[i].rc, "%s", bad[i].m);
+        cr_expect(strstr(ps_errmsg(), bad[i].want), "%s: %s", bad[i].m, ps_errmsg());
+    }
+}
+
+/* A copy longer than the engine's bound is refused where the costs are
+ * made, naming the device. */
+Test(messages, a_copy_past_the_bound_is_refused)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 0, 1e-300, 0, 0);
+    struct sch_schedule *s;
+    struct sch_partition *part;
+    struct sch_costs *c;
+    cr_assert_eq(sch_schedule_build("gpipe", 2, 2, SCH_REMAT_NEVER, &s), 0);
+    cr_assert_eq(sch_partition_uniform(2, 4, &part), 0);
+    cr_expect_eq(sch_costs_new(p, t, part, s->stage_device, 1, &c), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "a sent activation of 4000 bytes takes"), "%s", ps_errmsg());
+    sch_partition_free(part);
+    sch_schedule_free(s);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
