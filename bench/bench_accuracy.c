@@ -99,6 +99,10 @@ static void pr_cal(const struct msr_calib *cal)
            "link %.2f us + B / "
            "%.2f GB/s)\n", cal->pipe_schedule, cal->pipe_rounds, cal->n_handoff,
            cal->pingpong_latency * 1e6, cal->pingpong_bandwidth * 1e-9);
+    if (msr_calib_messages(cal))
+        printf("  the workers' message copies: send %.2f us, receive %.2f us (+ bytes), link "
+               "latency %.2f us from a send's end\n", cal->msg_send_fit.a * 1e6,
+               cal->msg_recv_fit.a * 1e6, cal->link_latency * 1e6);
     for (int s = 0; s < cal->pipe_stages; s++)
         for (int i = 0; i < cal->n_sizes; i++) {
             printf("  stage %d size %3d:", s, cal->sizes[i]);

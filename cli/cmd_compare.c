@@ -21,11 +21,13 @@ static const char help[] =
     "validate --check's \"own op times\" line), each op its own time (the dependencies\n"
     "alone), and the times of each (stage, kind, re-materialized or not) shuffled among\n"
     "its ops N times (default 20, at most 1000; seeds S, S+1, ..., default 1): the same\n"
-    "spread with no order in time. Every link takes the median hand-off of the receives\n"
-    "that waited, with no bandwidth limit. What the means miss is what op times that vary\n"
-    "inside a step cost; what the own times miss is what the engine does not model of the\n"
-    "runtime (its sends and receive copies on the workers' threads). A trace whose ops\n"
-    "are not its schedule's is refused (exit 4).\n";
+    "spread with no order in time. The workers' own copies of their messages (the step's\n"
+    "mean send, and mean receive that did not wait) are parts of the F and B around\n"
+    "them; every link is free of bandwidth, its latency the median, over the receives\n"
+    "that waited, of their end less their send's end less that receive copy. What the\n"
+    "means miss is what op times that vary inside a step cost; what the own times miss,\n"
+    "what the engine does not model of the runtime. A trace whose ops are not its\n"
+    "schedule's is refused (exit 4).\n";
 
 struct compare_out {
     const struct ana_compare *cmp;

@@ -390,10 +390,19 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     char ho[32], ll[32];
     ps_human_seconds(cal->handoff_spin.med, ho, sizeof ho);
     ps_human_seconds(cal->link_latency, ll, sizeof ll);
-    fprintf(hum, "   layer fits a + b*n: R2 >= %.4f; hand-off %s; link %s + B / %.2f GB/s%s; "
-           "GEMM %.1f GFLOP/s; took %.1f s\n", r2, ho, ll, cal->link_bandwidth * 1e-9,
-           cal->pipelined && cal->n_handoff ? " (fitted to the steps' hand-offs)" : "",
-           cal->gemm_flops * 1e-9, cal->wall_s);
+    char lk[256];
+    if (msr_calib_messages(cal)) {
+        char sc[32], rc_[32];
+        ps_human_seconds(cal->msg_send_fit.a > 0 ? cal->msg_send_fit.a : 0, sc, sizeof sc);
+        ps_human_seconds(cal->msg_recv_fit.a > 0 ? cal->msg_recv_fit.a : 0, rc_, sizeof rc_);
+        snprintf(lk, sizeof lk, "the workers' message copies %s (send) and %s (receive) + "
+                 "bytes, link %s from a send's end", sc, rc_, ll);
+    } else {
+        snprintf(lk, sizeof lk, "link %s + B / %.2f GB/s%s", ll, cal->link_bandwidth * 1e-9,
+                 cal->pipelined && cal->n_handoff ? " (fitted to the steps' hand-offs)" : "");
+    }
+    fprintf(hum, "   layer fits a + b*n: R2 >= %.4f; hand-off %s; %s; GEMM %.1f GFLOP/s; "
+            "took %.1f s\n", r2, ho, lk, cal->gemm_flops * 1e-9, cal->wall_s);
     char px[600];
     snprintf(px, sizeof px, "%s-K%d", in->prefix, K);
     int k = in->n, rc;

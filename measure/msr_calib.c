@@ -361,11 +361,26 @@ static int fit_all(struct msr_calib *c)
     /* pipelined: the hand-offs inside the steps replace the ping-pong link */
     c->pingpong_latency = c->link_latency;
     c->pingpong_bandwidth = c->link_bandwidth;
-    if (c->pipelined && c->handoff_fit.n >= 2 && c->handoff_fit.b > 0) {
+    if (msr_calib_messages(c)) { /* the copies are the bytes' time */
+        c->link_latency = c->msg_latency;
+        c->link_bandwidth = MSR_FREE_LINK;
+    } else if (c->pipelined && c->handoff_fit.n >= 2 && c->handoff_fit.b > 0) {
         c->link_latency = c->handoff_fit.a > 0 ? c->handoff_fit.a : 0;
         c->link_bandwidth = 1 / c->handoff_fit.b;
     }
     return 0;
+}
+
+int msr_calib_messages(const struct msr_calib *c)
+{
+    return c->pipelined && c->msg_send_fit.n >= 1 && c->msg_recv_fit.n >= 1;
+}
+
+/* A line's fixed part and bandwidth for "messages" (0: none). */
+static void msg_line(const struct msr_fit *f, double *s, double *bw)
+{
+    *s = f->a > 0 ? f->a : 0;
+    *bw = f->b > 0 ? 1 / f->b : 0;
 }
 
 static double mem_total(void)
@@ -719,6 +734,10 @@ int msr_calib_topology(const struct msr_calib *c, struct mdl_topology **out)
         dv->eff_max = eff > 1 ? 1 : eff > 0 ? eff : 1;
         dv->batch_half = c->fit_batch_half > 0 ? c->fit_batch_half : 0;
         dv->overhead_s = c->fit_overhead > 0 ? c->fit_overhead : 0;
+        if (msr_calib_messages(c)) {
+            msg_line(&c->msg_send_fit, &dv->msg_send_s, &dv->msg_send_bw);
+            msg_line(&c->msg_recv_fit, &dv->msg_recv_s, &dv->msg_recv_bw);
+        }
     }
     /* The runtime's workers copy their own messages into and out of a
      * channel per stage boundary and direction (runtime/rt_chan.h): a send

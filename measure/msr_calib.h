@@ -61,6 +61,8 @@
 #include "models/mdl_topology.h"
 
 #define MSR_CALIB_MAX_SIZES 16
+/* A link's bandwidth when the devices' copies are the bytes' whole time. */
+#define MSR_FREE_LINK 1e300
 
 /* W: the weight gradient, timed inside B's backward (B includes it): the
  * profile's wgrad_ms, the W op of a split-backward schedule. */
@@ -239,7 +241,21 @@ struct msr_calib {
     int n_handoff;                    /* hand-offs the link is fitted to */
     struct msr_fit handoff_fit;       /* seconds = a + b * bytes, in the steps */
     double pingpong_latency, pingpong_bandwidth; /* the ping-pong link it replaced */
+    /* The workers' own copies of their messages in the steps (pipelined,
+     * K >= 2): seconds = a + b * bytes of a send (the copy into its
+     * channel) and of a receive whose data was there (the copy out), each
+     * a point per message size (n = 0: none measured); msg_latency, the
+     * median over the receives that waited of their end less their send's
+     * end less that receive copy. With both lines the calibrated topology
+     * has "messages" (mdl_topology.h) and its links this latency, free of
+     * bandwidth (msr_calib_messages). */
+    int n_msg_send, n_msg_recv;
+    struct msr_fit msg_send_fit, msg_recv_fit;
+    double msg_latency;
 };
+
+/* Whether c's topology models the workers' message copies (above). */
+int msr_calib_messages(const struct msr_calib *c);
 
 #define MSR_PIPE_AT(c, s, i, k) (&(c)->pipe[((size_t)(s) * (c)->n_sizes + (i)) * MSR_PIPE_NCLASS + (k)])
 const char *msr_pipe_class_name(enum msr_pipe_class k);

@@ -160,6 +160,12 @@ struct pipe_ctx {
                                       samples in its own step: the spread inside
                                       a step, without the drift between steps */
     struct samples hb, hs;         /* hand-offs: bytes, seconds */
+    struct samples sb, ss;         /* the workers' copies of their messages: a
+                                      send's (bytes, seconds), */
+    struct samples rb, rs;         /* a receive's that did not wait, */
+    struct samples lb, ls;         /* a receive's that waited: its end less
+                                      its send's end (its copy and the
+                                      latency) */
 };
 
 /* Copies s's samples to dst (none when it has none: v may be NULL). */
@@ -256,13 +262,23 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
                           bw[(size_t)s * t->n_micro + m]);
     if (!rc)
         rc = take_rel(x, i, n0);
-    /* hand-offs: pair each receive with its send */
+    /* hand-offs: pair each receive with its send; the workers' own copies
+     * of their messages (msr_calib.h, msg_*) */
     qsort(ev, n, sizeof *ev, ev_order);
-    for (size_t e = 1; e < n && !rc; e++) {
-        const struct trc_event *r = ev[e], *prev = ev[e - 1];
-        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) ||
-            prev->device != r->device || r->start_ns <= prev->end_ns + 1000)
+    for (size_t e = 0; e < n && !rc; e++) {
+        const struct trc_event *r = ev[e], *prev = e ? ev[e - 1] : NULL;
+        double d = (double)(r->end_ns - r->start_ns) * 1e-9;
+        if ((r->kind == SCH_OP_SEND_ACT || r->kind == SCH_OP_SEND_GRAD) && r->bytes > 0 &&
+            !(rc = push(&x->sb, (double)r->bytes)))
+            rc = push(&x->ss, d);
+        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || !prev ||
+            prev->device != r->device || rc)
             continue;
+        if (r->start_ns <= prev->end_ns + 1000) { /* its data was there: a copy */
+            if (r->bytes > 0 && !(rc = push(&x->rb, (double)r->bytes)))
+                rc = push(&x->rs, d);
+            continue;
+        }
         int want = r->kind == SCH_OP_RECV_ACT ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD;
         int sstage = r->kind == SCH_OP_RECV_ACT ? r->stage - 1 : r->stage + 1;
         for (size_t f = 0; f < n; f++) {
@@ -271,6 +287,9 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
                 if (r->end_ns > sd->start_ns && sd->bytes > 0 &&
                     !(rc = push(&x->hb, (double)sd->bytes)))
                     rc = push(&x->hs, (double)(r->end_ns - sd->start_ns) * 1e-9);
+                if (!rc && r->end_ns > sd->end_ns && sd->bytes > 0 &&
+                    !(rc = push(&x->lb, (double)sd->bytes)))
+                    rc = push(&x->ls, (double)(r->end_ns - sd->end_ns) * 1e-9);
                 break;
             }
         }
@@ -523,40 +542,72 @@ static int rescale_all(struct msr_calib *c, int by_mean, int pooled)
 
 /* The link fit to the hand-offs of the steps (K >= 2; a point per message
  * size, two sizes at least). */
-static int fit_handoffs(struct pipe_ctx *x)
+/* seconds = a + b * bytes over the samples (by, ys) of n: one point per
+ * message size, its median; one size gives its median and b = 0; *fit
+ * untouched (n = 0) for none. */
+static int size_line(const double *bx_all, const double *ys, int n, struct msr_fit *fit)
 {
-    struct msr_calib *c = x->c;
-    int nh = x->hs.n;
-    const double *hb = x->hb.v, *hs = x->hs.v;
-    c->n_handoff = nh;
-    if (nh < 3)
+    if (n < 1)
         return 0;
-    /* per message size, the median hand-off: one point per size */
     double bx[MSR_CALIB_MAX_SIZES + 1], by[MSR_CALIB_MAX_SIZES + 1];
     int nb = 0;
-    double *tmp = malloc((size_t)nh * sizeof *tmp);
+    double *tmp = malloc((size_t)n * sizeof *tmp);
     if (!tmp)
         return ps_error(PS_ENOMEM, "out of memory");
-    for (int j = 0; j < nh; j++) {
+    for (int j = 0; j < n; j++) {
         int seen = 0;
         for (int q = 0; q < nb; q++)
-            seen |= bx[q] == hb[j];
+            seen |= bx[q] == bx_all[j];
         if (seen || nb == MSR_CALIB_MAX_SIZES + 1)
             continue;
         int k = 0;
-        for (int q = j; q < nh; q++)
-            if (hb[q] == hb[j])
-                tmp[k++] = hs[q];
+        for (int q = j; q < n; q++)
+            if (bx_all[q] == bx_all[j])
+                tmp[k++] = ys[q];
         struct msr_stat m;
         msr_stat_of(tmp, k, &m);
-        bx[nb] = hb[j];
+        bx[nb] = bx_all[j];
         by[nb++] = m.med;
     }
     free(tmp);
-    if (nb < 2)
+    if (nb < 2) {
+        *fit = (struct msr_fit){ .a = by[0], .n = 1 };
         return 0;
-    /* applied after the ping-pong link is fitted (msr_calib.c's fit_all) */
-    return msr_fit_line(bx, by, nb, 1, &c->handoff_fit);
+    }
+    return msr_fit_line(bx, by, nb, 1, fit);
+}
+
+/* The link fit to the hand-offs of the steps (K >= 2; a point per message
+ * size), and the workers' copies of their messages: a line for the sends,
+ * one for the receives that did not wait, and the latency, the median over
+ * the receives that waited of their end less their send's end less the
+ * receive line at their size (at least 0). */
+static int fit_handoffs(struct pipe_ctx *x)
+{
+    struct msr_calib *c = x->c;
+    int nh = x->hs.n, rc;
+    c->n_handoff = nh;
+    if (nh >= 3 && (rc = size_line(x->hb.v, x->hs.v, nh, &c->handoff_fit)) < 0)
+        return rc;
+    if (c->handoff_fit.n < 2)
+        c->handoff_fit = (struct msr_fit){ 0 };
+    c->n_msg_send = x->ss.n;
+    c->n_msg_recv = x->rs.n;
+    if ((rc = size_line(x->sb.v, x->ss.v, x->ss.n, &c->msg_send_fit)) < 0 ||
+        (rc = size_line(x->rb.v, x->rs.v, x->rs.n, &c->msg_recv_fit)) < 0)
+        return rc;
+    if (!x->ls.n)
+        return 0;
+    double *l = malloc((size_t)x->ls.n * sizeof *l);
+    if (!l)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int j = 0; j < x->ls.n; j++)
+        l[j] = x->ls.v[j] - (c->msg_recv_fit.a + c->msg_recv_fit.b * x->lb.v[j]);
+    struct msr_stat m;
+    msr_stat_of(l, x->ls.n, &m);
+    free(l);
+    c->msg_latency = m.med > 0 ? m.med : 0;
+    return 0;
 }
 
 struct msr_pipe_state {
@@ -587,8 +638,10 @@ void msr_calib_pipe_free(struct msr_pipe_state *ps)
         free(ps->x.rel[j].v);
     free(ps->x.smp);
     free(ps->x.rel);
-    free(ps->x.hb.v);
-    free(ps->x.hs.v);
+    struct samples *sm[] = { &ps->x.hb, &ps->x.hs, &ps->x.sb, &ps->x.ss,
+                             &ps->x.rb, &ps->x.rs, &ps->x.lb, &ps->x.ls };
+    for (size_t i = 0; i < sizeof sm / sizeof *sm; i++)
+        free(sm[i]->v);
     for (int i = 0; i < MSR_CALIB_MAX_SIZES; i++)
         for (int a = 0; a < 2; a++)
             free(ps->steps[i][a].v);

@@ -99,8 +99,17 @@ static void print_table(const void *obj, FILE *f)
             "(R2 %.4f, max|res| %.1f%%) over %s..%s; memcpy %.2f GB/s\n", us(c->xfer_fit.a),
             c->xfer_fit.b > 0 ? 1e-9 / c->xfer_fit.b : 0, c->xfer_fit.r2,
             100 * c->xfer_fit.max_rel, lo, hi, c->memcpy_bw * 1e-9);
-    fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, shared (one memory bus "
-            "for %d cores)\n", us(c->link_latency), c->link_bandwidth * 1e-9, c->n_cores);
+    if (msr_calib_messages(c))
+        fprintf(f, "messages        the workers' copies in the steps: send %.2f us + bytes / %.2f "
+                "GB/s (%d), receive %.2f us + bytes / %.2f GB/s (%d); link latency %.2f us "
+                "from a send's end, no bandwidth limit\n", us(c->msg_send_fit.a),
+                c->msg_send_fit.b > 0 ? 1e-9 / c->msg_send_fit.b : 0, c->n_msg_send,
+                us(c->msg_recv_fit.a), c->msg_recv_fit.b > 0 ? 1e-9 / c->msg_recv_fit.b : 0,
+                c->n_msg_recv, us(c->link_latency));
+    else
+        fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, shared (one memory "
+                "bus for %d cores)\n", us(c->link_latency), c->link_bandwidth * 1e-9,
+                c->n_cores);
     fprintf(f, "memory          %.2f GiB per core (MemTotal over %d cores)\n",
             c->memory_per_core / PS_GIB, c->n_cores);
     fprintf(f, "took            %.2f s\n", c->wall_s);

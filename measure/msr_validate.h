@@ -143,6 +143,7 @@ struct msr_replay {
     double bubble_err;         /* measured - simulated bubble (fraction) */
     double handoff_s;          /* the link latency used */
     double step_sim_s, step_meas_s, bubble_sim, bubble_meas;
+    double msg_send_s, msg_recv_s; /* a measured step's message copies (0 else) */
 };
 int msr_replay_step(const struct sch_schedule *s, const struct trc_trace *meas,
                     struct msr_replay *out);

@@ -48,22 +48,35 @@ static int by_device_start(const void *pa, const void *pb)
     return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 
-/* The median hand-off of meas's receives that waited for their data,
- * seconds (0 when none did): a send's start to the end of its receive's
- * copy, for each receive that starts more than MSR_REPLAY_WAIT_NS after the
- * ops before it on its device have ended (the runtime starts a receive's
- * record when its data is there, rt_replay.c; a device's first op has none
- * before it and is left out), as the pipelined calibration picks them
- * (msr_calib_pipe.c). Sends and receives pair by sch_op_tag. */
-static int step_handoff(const struct sch_schedule *s, const struct trc_trace *t, double *out)
+/* The links of a step: the median hand-off of its receives that waited for
+ * their data (a send's start to the end of its receive's copy), and, for a
+ * measured step (the runtime's convention: a receive's record starts when
+ * its data is there, rt_replay.c; the worker copies each message itself),
+ * its messages: the mean send (the copy into the channel), the mean
+ * receive that did not wait (the copy out of it, 0 when every receive
+ * waited), and the latency from a send's end to its receive's copy: the
+ * median over the receives that waited of their end less their send's end
+ * less that copy (at least 0). A receive waited when it starts more than
+ * MSR_REPLAY_WAIT_NS after the ops before it on its device have ended (a
+ * device's first op has none before it and is left out), as the pipelined
+ * calibration picks them (msr_calib_pipe.c). Sends and receives pair by
+ * sch_op_tag. All 0 when no receive waited. */
+struct step_links {
+    double handoff, send_s, recv_s, latency;
+};
+
+static int step_links(const struct sch_schedule *s, const struct trc_trace *t,
+                      struct step_links *out)
 {
-    *out = 0;
-    size_t n = t->n_events, nh = 0, ntag = 2 * (size_t)s->n_stages * (size_t)s->n_micro;
+    memset(out, 0, sizeof *out);
+    size_t n = t->n_events, nh = 0, ns = 0, nr = 0;
+    size_t ntag = 2 * (size_t)s->n_stages * (size_t)s->n_micro;
     const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
     const struct trc_event **send = calloc(ntag ? ntag : 1, sizeof *send);
-    double *h = malloc((n ? n : 1) * sizeof *h);
+    double *h = malloc((n ? n : 1) * sizeof *h), *hl = malloc((n ? n : 1) * sizeof *hl);
+    double send_sum = 0, recv_sum = 0;
     int rc = 0;
-    if (!ev || !send || !h) {
+    if (!ev || !send || !h || !hl) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -71,10 +84,13 @@ static int step_handoff(const struct sch_schedule *s, const struct trc_trace *t,
         const struct trc_event *e = &t->events[i];
         ev[i] = e;
         struct sch_op op = { .kind = e->kind, .stage = e->stage, .mb = e->mb };
-        int64_t tag = e->kind == SCH_OP_SEND_ACT || e->kind == SCH_OP_SEND_GRAD
-                          ? sch_op_tag(s, &op) : -1;
+        if (e->kind != SCH_OP_SEND_ACT && e->kind != SCH_OP_SEND_GRAD)
+            continue;
+        int64_t tag = sch_op_tag(s, &op);
         if (tag >= 0 && (size_t)tag < ntag)
             send[tag] = e;
+        send_sum += (double)(e->end_ns - e->start_ns) * 1e-9;
+        ns++;
     }
     qsort(ev, n, sizeof *ev, by_device_start);
     int64_t last_end = 0; /* of the device's ops so far (one thread runs them
@@ -85,22 +101,35 @@ static int step_handoff(const struct sch_schedule *s, const struct trc_trace *t,
         last_end = first ? 0 : last_end;
         int waited = !first && r->start_ns > last_end + MSR_REPLAY_WAIT_NS;
         last_end = r->end_ns > last_end ? r->end_ns : last_end;
-        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || !waited)
+        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || first)
             continue;
+        if (!waited) {
+            recv_sum += (double)(r->end_ns - r->start_ns) * 1e-9;
+            nr++;
+            continue;
+        }
         struct sch_op op = { .kind = r->kind, .stage = r->stage, .mb = r->mb };
         int64_t tag = sch_op_tag(s, &op);
         const struct trc_event *sd = tag >= 0 && (size_t)tag < ntag ? send[tag] : NULL;
-        if (sd && r->end_ns > sd->start_ns)
-            h[nh++] = (double)(r->end_ns - sd->start_ns) * 1e-9;
+        if (sd && r->end_ns > sd->start_ns) {
+            h[nh] = (double)(r->end_ns - sd->start_ns) * 1e-9;
+            hl[nh++] = (double)(r->end_ns - sd->end_ns) * 1e-9;
+        }
     }
+    out->send_s = ns ? send_sum / (double)ns : 0;
+    out->recv_s = nr ? recv_sum / (double)nr : 0;
     if (nh) {
         gsl_sort(h, 1, nh);
-        *out = gsl_stats_median_from_sorted_data(h, 1, nh);
+        out->handoff = gsl_stats_median_from_sorted_data(h, 1, nh);
+        gsl_sort(hl, 1, nh);
+        double l = gsl_stats_median_from_sorted_data(hl, 1, nh) - out->recv_s;
+        out->latency = l > 0 ? l : 0;
     }
 out:
     free(ev);
     free(send);
     free(h);
+    free(hl);
     return rc;
 }
 
@@ -120,6 +149,16 @@ static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm
     return mean > 0 && t < least ? least : t;
 }
 
+/* A measured step's message copies on every device of t. */
+static int host_copies(struct mdl_topology *t, const struct step_links *sl, int host)
+{
+    for (int d = 0; host && d < t->n_devices; d++) {
+        t->devices[d].msg_send_s = sl->send_s;
+        t->devices[d].msg_recv_s = sl->recv_s;
+    }
+    return 0;
+}
+
 /* Memory per op of a replay beyond the op lists: the trace's event and the
  * engine's recorded one, the comparison's sorted copies (a bound). */
 #define REPLAY_OP_BYTES (4.0 * sizeof(struct trc_event))
@@ -129,6 +168,7 @@ static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm
  * micro-batch; -1 for the update). */
 struct own_times {
     const struct sch_schedule *s;
+    const struct sch_costs *c; /* the message copies around F and B */
     sch_time *t;               /* [stage][kind][mb + 1] */
 };
 
@@ -143,7 +183,11 @@ static sch_time own_time(void *ctx, const struct sch_op *op, int remat, sch_time
     (void)remat;
     const struct own_times *o = ctx;
     sch_time t = o->t[own_at(o->s, op->stage, op->kind, op->mb)];
-    return t >= 0 ? t : tabled;
+    const struct sch_stage_cost *sc = &o->c->st[op->stage];
+    sch_time copies = op->kind == SCH_OP_FWD   ? sc->fwd_pre + sc->fwd_post
+                      : op->kind == SCH_OP_BWD ? sc->bwd_pre + sc->bwd_post
+                                               : 0;
+    return t >= 0 ? t + copies : tabled;
 }
 
 /* o->t from meas (-1 where an op has no event); shuffled within each
@@ -204,7 +248,7 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
 {
     memset(out, 0, sizeof *out);
     int S = s->n_stages, rc = 0;
-    struct own_times own = { s, NULL };
+    struct own_times own = { s, NULL, NULL };
     gsl_rng *rng = NULL;
     if (meas->n_stages != S || meas->n_devices != s->n_devices || S < 1)
         return ps_error(PS_EINVAL, "replay: a trace of %d stage(s) on %d device(s) for a "
@@ -257,13 +301,19 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     }
     double micro = meas->n_micro > 0 ? (double)meas->batch / meas->n_micro : 0;
     struct sch_costs costs = { .n_stages = S, .micro_batch = micro, .st = st };
+    own.c = &costs;
     /* the links a calibration gives its cores (a full-duplex one per pair,
-     * msr_calib_topology), here at this step's hand-off and free of
-     * bandwidth: the hand-off is the whole time a message adds; nothing
-     * else of a calibration is used (the costs above are the step's own) */
-    struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = 1e300 };
-    if ((rc = step_handoff(s, meas, &lc.link_latency)) < 0)
+     * msr_calib_topology), free of bandwidth; nothing else of a calibration
+     * is used (the costs above are the step's own). A measured step's
+     * workers copy their messages themselves: its devices get the step's
+     * copies ("messages", mdl_topology.h) and the links the latency from a
+     * send's end; another trace (the engine's) the whole hand-off. */
+    struct step_links sl;
+    if ((rc = step_links(s, meas, &sl)) < 0)
         goto out;
+    int host = !strcmp(meas->source, "measured");
+    struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = MSR_FREE_LINK,
+                            .link_latency = host ? sl.latency : sl.handoff };
     struct sim_draw draw = { own_time, &own };
     if (how == MSR_REPLAY_SHUFFLED) {
         if (!(rng = gsl_rng_alloc(gsl_rng_mt19937))) {
@@ -274,6 +324,8 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     }
     if ((how != MSR_REPLAY_MEANS && (rc = own_fill(&own, meas, rng)) < 0) ||
         (rc = msr_calib_topology(&lc, &topo)) < 0 ||
+        (rc = host_copies(topo, &sl, host)) < 0 ||
+        (rc = sch_costs_messages(topo, &costs)) < 0 ||
         (rc = sim_engine_new(s, &costs, topo,
                              &(struct sim_engine_opts){
                                  .record_trace = 1,
@@ -288,6 +340,8 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     out->makespan_err = cmp->makespan_err;
     out->bubble_err = cmp->bubble_meas - cmp->bubble_sim;
     out->handoff_s = lc.link_latency;
+    out->msg_send_s = host ? sl.send_s : 0;
+    out->msg_recv_s = host ? sl.recv_s : 0;
     out->step_sim_s = sch_time_to_seconds(cmp->makespan_sim);
     out->step_meas_s = sch_time_to_seconds(cmp->makespan_meas);
     out->bubble_sim = cmp->bubble_sim;

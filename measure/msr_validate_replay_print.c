@@ -46,8 +46,16 @@ static void print_table(const void *obj, FILE *f)
     ps_human_seconds(r->means.handoff_s, ho, sizeof ho);
     fprintf(f, "measured step   %s K=%d M=%d remat %s: %s, bubble %.2f%%\n", r->schedule, r->K,
             r->M, r->remat, st, 100 * r->means.bubble_meas);
-    fprintf(f, "link            hand-off %s (the median of the receives that waited), no "
-            "bandwidth limit\n", ho);
+    if (r->means.msg_send_s > 0 || r->means.msg_recv_s > 0) {
+        char sc[32], rc_[32];
+        ps_human_seconds(r->means.msg_send_s, sc, sizeof sc);
+        ps_human_seconds(r->means.msg_recv_s, rc_, sizeof rc_);
+        fprintf(f, "messages        the workers' copies: send %s, receive %s (the step's means); "
+                "link latency %s from a send's end, no bandwidth limit\n", sc, rc_, ho);
+    } else {
+        fprintf(f, "link            hand-off %s (the median of the receives that waited), no "
+                "bandwidth limit\n", ho);
+    }
     fprintf(f, "  %-34s %10s   %8s   %7s   %10s\n", "replayed with the op times of",
             "step", "error", "bubble", "bubble err");
     row(f, "each kind's mean (the model)", &r->means);
@@ -72,16 +80,16 @@ static void csv_row(FILE *f, const char *what, long long seed, const struct msr_
     fprintf(f, "%s,", what);
     if (seed >= 0)
         fprintf(f, "%lld", seed);
-    fprintf(f, ",%s,%s,%s,%s,%s,%s\n", PS_DBL(x->step_sim_s), PS_DBL(x->step_meas_s),
+    fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s\n", PS_DBL(x->step_sim_s), PS_DBL(x->step_meas_s),
             PS_DBL(x->makespan_err), PS_DBL(x->bubble_sim), PS_DBL(x->bubble_meas),
-            PS_DBL(x->handoff_s));
+            PS_DBL(x->handoff_s), PS_DBL(x->msg_send_s), PS_DBL(x->msg_recv_s));
 }
 
 static void print_csv(const void *obj, FILE *f)
 {
     const struct msr_replay_report *r = obj;
     fprintf(f, "op_times,seed,step_sim_s,step_meas_s,makespan_err,bubble_sim,bubble_meas,"
-            "handoff_s\n");
+            "handoff_s,msg_send_s,msg_recv_s\n");
     csv_row(f, "means", -1, &r->means);
     csv_row(f, "own", -1, &r->own);
     for (int i = 0; i < r->n_shuffles; i++)
@@ -90,10 +98,10 @@ static void print_csv(const void *obj, FILE *f)
 
 static json_t *json_replay(const struct msr_replay *x)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "step_sim_s", x->step_sim_s,
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "step_sim_s", x->step_sim_s,
                      "step_meas_s", x->step_meas_s, "makespan_err", x->makespan_err,
                      "bubble_sim", x->bubble_sim, "bubble_meas", x->bubble_meas, "handoff_s",
-                     x->handoff_s);
+                     x->handoff_s, "msg_send_s", x->msg_send_s, "msg_recv_s", x->msg_recv_s);
 }
 
 static int print_json(const void *obj, FILE *f)

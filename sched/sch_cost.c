@@ -86,11 +86,7 @@ static int msg_copy(const struct mdl_topology *t, const struct mdl_device *d, co
     return 0;
 }
 
-/* Host-driven messages (mdl_topology.h "messages"): each stage's copies of
- * what it receives and sends across devices, as parts of the F and B they
- * surround (every schedule's lists put a send right after the op that made
- * its data and a receive right before the op that reads it). */
-static int host_messages(const struct mdl_topology *t, struct sch_costs *c)
+int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c)
 {
     int rc = 0;
     for (int s = 0; s < c->n_stages && !rc; s++) {
@@ -254,7 +250,7 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             sc->mem.wgrad = bytes((double)sc->mem.wgrad, k);
         }
     }
-    int rc = host_messages(t, c);
+    int rc = sch_costs_messages(t, c);
     if (rc < 0) {
         sch_costs_free(c);
         return rc;

@@ -95,6 +95,13 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
                   const struct sch_partition *part, const int *stage_device,
                   double micro_batch, struct sch_costs **out);
 void sch_costs_free(struct sch_costs *c);
+/* Host-driven messages (mdl_topology.h "messages"): adds each stage's
+ * copies of what it receives and sends across devices to the F and B they
+ * surround (every schedule's lists put a send right after the op that made
+ * its data and a receive right before the op that reads it) and sets
+ * fwd/bwd_pre/post; sch_costs_new calls it, a table built by hand (the
+ * replay of a measured step) once. PS_EINVAL for a copy past SCH_MAX_OP_S. */
+int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c);
 /* Duration of op on its stage (transfers excluded: those depend on links). */
 sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,
                            const struct sch_op *op);

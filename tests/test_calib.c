@@ -169,6 +169,25 @@ static void pipelined_sums(int warm_each, int by_mean)
         cr_expect_eq(c->pipe_step[i][0].n + c->pipe_step[i][1].n, 0);
     cr_expect_gt(c->n_handoff, 0);
     cr_expect_gt(c->link_bandwidth, 0);
+    /* the workers' copies: every send of every timed step (2 M a step, the
+     * activations and the gradients), and the topology that models them */
+    int sends = 0;
+    for (int i = 0; i < 2; i++)
+        for (int a = 0; a < 2; a++)
+            sends += c->pipe_step[i][a].n * 2 * (8 / sizes[i]);
+    cr_expect_eq(c->n_msg_send, sends);
+    cr_expect_eq(c->msg_send_fit.n, 2); /* two message sizes, a point each */
+    struct mdl_topology *t;
+    cr_assert_eq(msr_calib_topology(c, &t), 0, "%s", ps_errmsg());
+    if (msr_calib_messages(c)) {
+        cr_expect_eq(t->links[0].bandwidth, MSR_FREE_LINK);
+        cr_expect_eq(t->links[0].latency, c->msg_latency);
+        cr_expect(t->devices[0].msg_send_s > 0 || t->devices[0].msg_send_bw > 0);
+    } else {
+        cr_expect_eq(c->n_msg_recv, 0); /* every receive waited */
+        cr_expect_eq(t->devices[0].msg_send_s, 0);
+    }
+    mdl_topology_free(t);
     msr_calib_free(c);
 }
 

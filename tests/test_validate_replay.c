@@ -165,16 +165,18 @@ static void ev(struct trc_trace *t, int dev, int kind, int stage, int mb, int64_
 
 /* GPipe K = 2, M = 1, remat never, as the runtime records it (times in us):
  * device 0 runs F [0, 1000] and its send [1000, 1001]; device 1's receive
- * starts when the data is there (1000, after the send's copy began: its
- * record starts at the send's publish) and ends with its copy at 1002, then
- * F [1002, 2002], B [2002, 4002], the send [4002, 4003] and U [4003, 4103];
- * device 0's receive, waiting since 1001, runs [4003, 4004], then B
- * [4004, 6004] and U [6004, 6104]. Device 0's receive waited (device 1's
- * is its device's first op: no op before it tells), its hand-off 2 us (a
- * send's start to its receive's end). The engine, with those op times
- * and a 2 us link, runs device 1's U at [4002, 4102] (its send is on the
- * send stream) and everything else at the same times: the same makespan
- * and busy time, so no error at all. */
+ * starts when the data is there (1000, its record starting at the send's
+ * publish) and ends with its copy at 1002, then F [1002, 2002], B
+ * [2002, 4002], the send [4002, 4003] and U [4003, 4103]; device 0's
+ * receive, waiting since 1001, runs [4003, 4004], then B [4004, 6004] and
+ * U [6004, 6104]. A measured step's workers copy their messages: each send
+ * 1 us (their mean), no receive that did not wait (device 1's is its
+ * device's first op: no op before it tells), so receive copies 0; the
+ * latency from device 0's receive: its end less its send's end, 1 us. The
+ * engine, with those copies around F and B and a 1 us link: device 0's F
+ * [0, 1001] (its send's copy last), device 1's F from the delivery at 1002
+ * to 2002, B [2002, 4003], U [4003, 4103]; device 0's B from 4004 to 6004,
+ * U to 6104: the measured step to the ns, busy time and all. */
 Test(replay, a_step_in_the_runtimes_convention_replays_as_computed)
 {
     struct sch_schedule *s;
@@ -196,22 +198,26 @@ Test(replay, a_step_in_the_runtimes_convention_replays_as_computed)
     ev(t, 0, SCH_OP_UPDATE, 0, -1, 6004, 6104);
     struct msr_replay out;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect(fabs(out.handoff_s - 2e-6) < 1e-12, "hand-off %g", out.handoff_s);
+    cr_expect(fabs(out.handoff_s - 1e-6) < 1e-12, "latency %g", out.handoff_s);
+    cr_expect(fabs(out.msg_send_s - 1e-6) < 1e-12, "send %g", out.msg_send_s);
+    cr_expect_eq(out.msg_recv_s, 0.0);
     cr_expect_eq(out.makespan_err, 0.0, "%g", out.makespan_err);
     cr_expect_eq(out.bubble_err, 0.0, "%g", out.bubble_err);
-    /* device 1's receive 3 us: not counted; device 0's 4 us: the hand-off */
+    /* device 1's receive 3 us: not counted; device 0's ending 3 us after
+     * its send: the latency */
     struct trc_event *ra = &t->events[2], *rg = &t->events[7];
     cr_assert(ra->kind == SCH_OP_RECV_ACT && rg->kind == SCH_OP_RECV_GRAD);
     ra->end_ns = 1003000;
     rg->end_ns = 4006000;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect(fabs(out.handoff_s - 4e-6) < 1e-12, "hand-off %g", out.handoff_s);
+    cr_expect(fabs(out.handoff_s - 3e-6) < 1e-12, "latency %g", out.handoff_s);
     /* device 0's receive recorded from 1 us after the op before it ends
-     * (its data was there when the worker got to it): it did not wait, and
-     * no receive sets a hand-off */
+     * (its data was there when the worker got to it): it did not wait, its
+     * 3004 us the receive copy, and no receive sets a latency */
     rg->start_ns = 1002000;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect_eq(out.handoff_s, 0.0, "hand-off %g", out.handoff_s);
+    cr_expect_eq(out.handoff_s, 0.0, "latency %g", out.handoff_s);
+    cr_expect(fabs(out.msg_recv_s - 3004e-6) < 1e-12, "receive %g", out.msg_recv_s);
     trc_trace_free(t);
     sch_schedule_free(s);
 }
@@ -348,7 +354,8 @@ Test(replay, cli_replays_a_measured_step)
                             "d[\"M\"], sorted(d[\"means\"]), [x[\"seed\"] for x in "
                             "d[\"shuffled\"]])'", dir, th_pipesim()), 0);
     cr_expect_str_eq(out, "gpipe 2 2 ['bubble_meas', 'bubble_sim', 'handoff_s', "
-                          "'makespan_err', 'step_meas_s', 'step_sim_s'] [4, 5]\n");
+                          "'makespan_err', 'msg_recv_s', 'msg_send_s', 'step_meas_s', "
+                          "'step_sim_s'] [4, 5]\n");
     /* hostile headers: 2^24 micro-batches and no ops; a size the generator
      * refuses (interleaved:2 needs M a multiple of K) */
     cr_assert_eq(th_sh("cd %s && printf '%%s' '{\"pipesim\":{\"version\":\"0.1.0\",\"source\":"
