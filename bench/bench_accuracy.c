@@ -89,10 +89,13 @@ static void unthrottle(void)
 
 static void pr_cal(const struct msr_calib *cal)
 {
-    printf("calibration     stages %s, %.1f s: hand-off %.2f us, link %.2f us + B / %.2f GB/s, "
+    char bw[48] = "no bandwidth limit";
+    if (cal->link_bandwidth < MSR_FREE_LINK)
+        snprintf(bw, sizeof bw, "B / %.2f GB/s", cal->link_bandwidth * 1e-9);
+    printf("calibration     stages %s, %.1f s: hand-off %.2f us, link %.2f us + %s, "
            "GEMM %.1f GFLOP/s, update %.3f ms\n", cal->partition, cal->wall_s,
-           cal->handoff_spin.med * 1e6, cal->link_latency * 1e6, cal->link_bandwidth * 1e-9,
-           cal->gemm_flops * 1e-9, cal->update_s * 1e3);
+           cal->handoff_spin.med * 1e6, cal->link_latency * 1e6, bw, cal->gemm_flops * 1e-9,
+           cal->update_s * 1e3);
     if (!cal->pipelined)
         return;
     printf("  pipelined in %s steps, %d timed steps per size and mode; %d hand-offs (ping-pong "

@@ -373,10 +373,13 @@ static int fit_all(struct msr_calib *c)
 
 int msr_calib_messages(const struct msr_calib *c)
 {
-    return c->pipelined && c->msg_send_fit.n >= 1 && c->msg_recv_fit.n >= 1;
+    return c->pipelined && c->msg_send_fit.n >= 1 && c->msg_recv_fit.n >= 1 &&
+           (c->msg_send_fit.a > 0 || c->msg_send_fit.b > 0 || c->msg_recv_fit.a > 0 ||
+            c->msg_recv_fit.b > 0);
 }
 
-/* A line's fixed part and bandwidth for "messages" (0: none). */
+/* A copy line's fixed part and bandwidth for "messages" (0: none; the
+ * lines are at least 0 already, msr_calib_pipe.c). */
 static void msg_line(const struct msr_fit *f, double *s, double *bw)
 {
     *s = f->a > 0 ? f->a : 0;

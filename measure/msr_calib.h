@@ -84,7 +84,8 @@ struct msr_fit {
     double r2;                          /* 1 - SS_res / SS_tot (unweighted) */
     double max_rel;                     /* max |y - fit| / y */
     int n;
-    double resid[MSR_CALIB_MAX_SIZES];  /* y - fit, same unit as y */
+    double resid[MSR_CALIB_MAX_SIZES + 1]; /* y - fit, same unit as y (a fit takes
+                                             up to MSR_CALIB_MAX_SIZES + 1 points) */
 };
 
 struct msr_calib_layer {

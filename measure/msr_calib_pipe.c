@@ -542,9 +542,9 @@ static int rescale_all(struct msr_calib *c, int by_mean, int pooled)
 
 /* The link fit to the hand-offs of the steps (K >= 2; a point per message
  * size, two sizes at least). */
-/* seconds = a + b * bytes over the samples (by, ys) of n: one point per
- * message size, its median; one size gives its median and b = 0; *fit
- * untouched (n = 0) for none. */
+/* seconds = a + b * bytes over the samples (bx_all, ys) of n: one point per
+ * message size, its median (the first MSR_CALIB_MAX_SIZES + 1 sizes); one
+ * size gives its median and b = 0; *fit untouched (n = 0) for none. */
 static int size_line(const double *bx_all, const double *ys, int n, struct msr_fit *fit)
 {
     if (n < 1)
@@ -577,6 +577,43 @@ static int size_line(const double *bx_all, const double *ys, int n, struct msr_f
     return msr_fit_line(bx, by, nb, 1, fit);
 }
 
+/* A copy's line for the topology: seconds = a + b * bytes with both at
+ * least 0, from size_line's fit; a slope that is not above 0 gives the
+ * points' median and no per-byte part, an intercept below 0 the line
+ * through the origin at the points' mean rate. A fit that fails (a median
+ * of 0) leaves n = 0: no line. */
+static int copy_line(const double *bx, const double *ys, int n, struct msr_fit *fit)
+{
+    *fit = (struct msr_fit){ 0 };
+    if (n < 1)
+        return 0;
+    int rc = size_line(bx, ys, n, fit);
+    if (rc == -PS_EINVAL) {
+        ps_error_clear();
+        *fit = (struct msr_fit){ 0 };
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (!(fit->b > 0) || fit->n < 2) {
+        double *t = malloc((size_t)n * sizeof *t);
+        if (!t)
+            return ps_error(PS_ENOMEM, "out of memory");
+        memcpy(t, ys, (size_t)n * sizeof *t);
+        struct msr_stat m;
+        msr_stat_of(t, n, &m);
+        free(t);
+        *fit = (struct msr_fit){ .a = m.med > 0 ? m.med : 0, .n = fit->n };
+    } else if (fit->a < 0) {
+        double sy = 0, sx = 0;
+        for (int j = 0; j < n; j++)
+            sy += ys[j], sx += bx[j];
+        fit->a = 0;
+        fit->b = sx > 0 ? sy / sx : 0;
+    }
+    return 0;
+}
+
 /* The link fit to the hand-offs of the steps (K >= 2; a point per message
  * size), and the workers' copies of their messages: a line for the sends,
  * one for the receives that did not wait, and the latency, the median over
@@ -593,15 +630,15 @@ static int fit_handoffs(struct pipe_ctx *x)
         c->handoff_fit = (struct msr_fit){ 0 };
     c->n_msg_send = x->ss.n;
     c->n_msg_recv = x->rs.n;
-    if ((rc = size_line(x->sb.v, x->ss.v, x->ss.n, &c->msg_send_fit)) < 0 ||
-        (rc = size_line(x->rb.v, x->rs.v, x->rs.n, &c->msg_recv_fit)) < 0)
+    if ((rc = copy_line(x->sb.v, x->ss.v, x->ss.n, &c->msg_send_fit)) < 0 ||
+        (rc = copy_line(x->rb.v, x->rs.v, x->rs.n, &c->msg_recv_fit)) < 0)
         return rc;
     if (!x->ls.n)
         return 0;
     double *l = malloc((size_t)x->ls.n * sizeof *l);
     if (!l)
         return ps_error(PS_ENOMEM, "out of memory");
-    for (int j = 0; j < x->ls.n; j++)
+    for (int j = 0; j < x->ls.n; j++) /* the copy as the topology will have it */
         l[j] = x->ls.v[j] - (c->msg_recv_fit.a + c->msg_recv_fit.b * x->lb.v[j]);
     struct msr_stat m;
     msr_stat_of(l, x->ls.n, &m);

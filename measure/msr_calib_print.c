@@ -100,12 +100,11 @@ static void print_table(const void *obj, FILE *f)
             c->xfer_fit.b > 0 ? 1e-9 / c->xfer_fit.b : 0, c->xfer_fit.r2,
             100 * c->xfer_fit.max_rel, lo, hi, c->memcpy_bw * 1e-9);
     if (msr_calib_messages(c))
-        fprintf(f, "messages        the workers' copies in the steps: send %.2f us + bytes / %.2f "
-                "GB/s (%d), receive %.2f us + bytes / %.2f GB/s (%d); link latency %.2f us "
-                "from a send's end, no bandwidth limit\n", us(c->msg_send_fit.a),
-                c->msg_send_fit.b > 0 ? 1e-9 / c->msg_send_fit.b : 0, c->n_msg_send,
-                us(c->msg_recv_fit.a), c->msg_recv_fit.b > 0 ? 1e-9 / c->msg_recv_fit.b : 0,
-                c->n_msg_recv, us(c->link_latency));
+        fprintf(f, "messages        the workers' copies in the steps: send %.2f us + %.3f ns/B "
+                "(%d), receive %.2f us + %.3f ns/B (%d); link latency %.2f us from a send's "
+                "end, no bandwidth limit\n", us(c->msg_send_fit.a), c->msg_send_fit.b * 1e9,
+                c->n_msg_send, us(c->msg_recv_fit.a), c->msg_recv_fit.b * 1e9, c->n_msg_recv,
+                us(c->link_latency));
     else
         fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, shared (one memory "
                 "bus for %d cores)\n", us(c->link_latency), c->link_bandwidth * 1e-9,

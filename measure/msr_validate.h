@@ -128,20 +128,25 @@ struct msr_vcheck_opts {
 /* The model on one measured step's own op times (msr_validate_replay.c):
  * the step's schedule s simulated with each (stage, op kind, re-materialized
  * or not) at the plain mean of meas's ops of that kind, every pair of
- * devices joined by a link free of bandwidth whose latency is the median
- * hand-off of meas's receives that waited for their data (a send's start
- * to the end of its receive's copy; a receive waited when it starts more
- * than MSR_REPLAY_WAIT_NS after the end of the op before it on its device,
- * the runtime's convention; 0 when none did), then compared with meas as a
- * point is (ana_compare). What it leaves is the model's error apart from
- * any calibration and drift. meas need not be sorted. PS_EINVAL when meas
- * is not a step of s's shape. Cost: one simulated step and one comparison,
- * O(ops log ops). */
+ * devices joined by a link free of bandwidth. A measured step's workers
+ * copy their messages themselves (the runtime's convention): its devices
+ * get the step's mean send and mean receive that did not wait as
+ * "messages" (mdl_topology.h), and the links the median over the receives
+ * that waited of their end less their send's end less that receive copy;
+ * another trace (the engine's) the median hand-off of its receives that
+ * waited (a send's start to the end of its receive). A receive waited when
+ * it starts more than MSR_REPLAY_WAIT_NS after the ops before it on its
+ * device ended. Then compared with meas as a point is (ana_compare). What
+ * it leaves is the model's error apart from any calibration and drift.
+ * meas need not be sorted. PS_EINVAL when meas is not a step of s's shape.
+ * Cost: one simulated step and one comparison, O(ops log ops). */
 #define MSR_REPLAY_WAIT_NS 1000
 struct msr_replay {
     double makespan_err;       /* measured / simulated - 1 */
     double bubble_err;         /* measured - simulated bubble (fraction) */
-    double handoff_s;          /* the link latency used */
+    double handoff_s;          /* the step's median hand-off (above) */
+    double latency_s;          /* the links' latency used: a measured step's
+                                  from a send's end, else the hand-off */
     double step_sim_s, step_meas_s, bubble_sim, bubble_meas;
     double msg_send_s, msg_recv_s; /* a measured step's message copies (0 else) */
 };

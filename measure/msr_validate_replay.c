@@ -60,7 +60,7 @@ static int by_device_start(const void *pa, const void *pb)
  * MSR_REPLAY_WAIT_NS after the ops before it on its device have ended (a
  * device's first op has none before it and is left out), as the pipelined
  * calibration picks them (msr_calib_pipe.c). Sends and receives pair by
- * sch_op_tag. All 0 when no receive waited. */
+ * sch_op_tag. The hand-off and latency are 0 when no receive waited. */
 struct step_links {
     double handoff, send_s, recv_s, latency;
 };
@@ -89,8 +89,10 @@ static int step_links(const struct sch_schedule *s, const struct trc_trace *t,
         int64_t tag = sch_op_tag(s, &op);
         if (tag >= 0 && (size_t)tag < ntag)
             send[tag] = e;
-        send_sum += (double)(e->end_ns - e->start_ns) * 1e-9;
-        ns++;
+        if (e->bytes > 0) {
+            send_sum += (double)(e->end_ns - e->start_ns) * 1e-9;
+            ns++;
+        }
     }
     qsort(ev, n, sizeof *ev, by_device_start);
     int64_t last_end = 0; /* of the device's ops so far (one thread runs them
@@ -104,8 +106,10 @@ static int step_links(const struct sch_schedule *s, const struct trc_trace *t,
         if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || first)
             continue;
         if (!waited) {
-            recv_sum += (double)(r->end_ns - r->start_ns) * 1e-9;
-            nr++;
+            if (r->bytes > 0) {
+                recv_sum += (double)(r->end_ns - r->start_ns) * 1e-9;
+                nr++;
+            }
             continue;
         }
         struct sch_op op = { .kind = r->kind, .stage = r->stage, .mb = r->mb };
@@ -150,13 +154,12 @@ static sch_time row_mean(const double *sum, const int *cnt, int g, int k, int rm
 }
 
 /* A measured step's message copies on every device of t. */
-static int host_copies(struct mdl_topology *t, const struct step_links *sl, int host)
+static void host_copies(struct mdl_topology *t, const struct step_links *sl)
 {
-    for (int d = 0; host && d < t->n_devices; d++) {
+    for (int d = 0; d < t->n_devices; d++) {
         t->devices[d].msg_send_s = sl->send_s;
         t->devices[d].msg_recv_s = sl->recv_s;
     }
-    return 0;
 }
 
 /* Memory per op of a replay beyond the op lists: the trace's event and the
@@ -168,7 +171,6 @@ static int host_copies(struct mdl_topology *t, const struct step_links *sl, int 
  * micro-batch; -1 for the update). */
 struct own_times {
     const struct sch_schedule *s;
-    const struct sch_costs *c; /* the message copies around F and B */
     sch_time *t;               /* [stage][kind][mb + 1] */
 };
 
@@ -183,11 +185,7 @@ static sch_time own_time(void *ctx, const struct sch_op *op, int remat, sch_time
     (void)remat;
     const struct own_times *o = ctx;
     sch_time t = o->t[own_at(o->s, op->stage, op->kind, op->mb)];
-    const struct sch_stage_cost *sc = &o->c->st[op->stage];
-    sch_time copies = op->kind == SCH_OP_FWD   ? sc->fwd_pre + sc->fwd_post
-                      : op->kind == SCH_OP_BWD ? sc->bwd_pre + sc->bwd_post
-                                               : 0;
-    return t >= 0 ? t + copies : tabled;
+    return t >= 0 ? t : tabled; /* the engine adds the message copies */
 }
 
 /* o->t from meas (-1 where an op has no event); shuffled within each
@@ -248,7 +246,7 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
 {
     memset(out, 0, sizeof *out);
     int S = s->n_stages, rc = 0;
-    struct own_times own = { s, NULL, NULL };
+    struct own_times own = { s, NULL };
     gsl_rng *rng = NULL;
     if (meas->n_stages != S || meas->n_devices != s->n_devices || S < 1)
         return ps_error(PS_EINVAL, "replay: a trace of %d stage(s) on %d device(s) for a "
@@ -301,7 +299,6 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     }
     double micro = meas->n_micro > 0 ? (double)meas->batch / meas->n_micro : 0;
     struct sch_costs costs = { .n_stages = S, .micro_batch = micro, .st = st };
-    own.c = &costs;
     /* the links a calibration gives its cores (a full-duplex one per pair,
      * msr_calib_topology), free of bandwidth; nothing else of a calibration
      * is used (the costs above are the step's own). A measured step's
@@ -324,7 +321,7 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
     }
     if ((how != MSR_REPLAY_MEANS && (rc = own_fill(&own, meas, rng)) < 0) ||
         (rc = msr_calib_topology(&lc, &topo)) < 0 ||
-        (rc = host_copies(topo, &sl, host)) < 0 ||
+        (host && (host_copies(topo, &sl), 0)) ||
         (rc = sch_costs_messages(topo, &costs)) < 0 ||
         (rc = sim_engine_new(s, &costs, topo,
                              &(struct sim_engine_opts){
@@ -339,7 +336,8 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
         goto out;
     out->makespan_err = cmp->makespan_err;
     out->bubble_err = cmp->bubble_meas - cmp->bubble_sim;
-    out->handoff_s = lc.link_latency;
+    out->handoff_s = sl.handoff;
+    out->latency_s = lc.link_latency;
     out->msg_send_s = host ? sl.send_s : 0;
     out->msg_recv_s = host ? sl.recv_s : 0;
     out->step_sim_s = sch_time_to_seconds(cmp->makespan_sim);

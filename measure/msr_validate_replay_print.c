@@ -43,7 +43,7 @@ static void print_table(const void *obj, FILE *f)
     const struct msr_replay_report *r = obj;
     char st[32], ho[32];
     ps_human_seconds(r->means.step_meas_s, st, sizeof st);
-    ps_human_seconds(r->means.handoff_s, ho, sizeof ho);
+    ps_human_seconds(r->means.latency_s, ho, sizeof ho);
     fprintf(f, "measured step   %s K=%d M=%d remat %s: %s, bubble %.2f%%\n", r->schedule, r->K,
             r->M, r->remat, st, 100 * r->means.bubble_meas);
     if (r->means.msg_send_s > 0 || r->means.msg_recv_s > 0) {
@@ -80,16 +80,17 @@ static void csv_row(FILE *f, const char *what, long long seed, const struct msr_
     fprintf(f, "%s,", what);
     if (seed >= 0)
         fprintf(f, "%lld", seed);
-    fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s\n", PS_DBL(x->step_sim_s), PS_DBL(x->step_meas_s),
+    fprintf(f, ",%s,%s,%s,%s,%s,%s,%s,%s,%s\n", PS_DBL(x->step_sim_s), PS_DBL(x->step_meas_s),
             PS_DBL(x->makespan_err), PS_DBL(x->bubble_sim), PS_DBL(x->bubble_meas),
-            PS_DBL(x->handoff_s), PS_DBL(x->msg_send_s), PS_DBL(x->msg_recv_s));
+            PS_DBL(x->handoff_s), PS_DBL(x->latency_s), PS_DBL(x->msg_send_s),
+            PS_DBL(x->msg_recv_s));
 }
 
 static void print_csv(const void *obj, FILE *f)
 {
     const struct msr_replay_report *r = obj;
     fprintf(f, "op_times,seed,step_sim_s,step_meas_s,makespan_err,bubble_sim,bubble_meas,"
-            "handoff_s,msg_send_s,msg_recv_s\n");
+            "handoff_s,latency_s,msg_send_s,msg_recv_s\n");
     csv_row(f, "means", -1, &r->means);
     csv_row(f, "own", -1, &r->own);
     for (int i = 0; i < r->n_shuffles; i++)
@@ -98,10 +99,11 @@ static void print_csv(const void *obj, FILE *f)
 
 static json_t *json_replay(const struct msr_replay *x)
 {
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "step_sim_s", x->step_sim_s,
-                     "step_meas_s", x->step_meas_s, "makespan_err", x->makespan_err,
-                     "bubble_sim", x->bubble_sim, "bubble_meas", x->bubble_meas, "handoff_s",
-                     x->handoff_s, "msg_send_s", x->msg_send_s, "msg_recv_s", x->msg_recv_s);
+    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "step_sim_s",
+                     x->step_sim_s, "step_meas_s", x->step_meas_s, "makespan_err",
+                     x->makespan_err, "bubble_sim", x->bubble_sim, "bubble_meas",
+                     x->bubble_meas, "handoff_s", x->handoff_s, "latency_s", x->latency_s,
+                     "msg_send_s", x->msg_send_s, "msg_recv_s", x->msg_recv_s);
 }
 
 static int print_json(const void *obj, FILE *f)

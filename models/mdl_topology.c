@@ -229,8 +229,10 @@ static int load_device(const char *path, const char *where, json_t *o,
                 (rc = get_num(path, mw, m, "recv_bandwidth", 0, 0, 0, &d.msg_recv_bw)) < 0)
                 return rc;
             if (d.msg_send_s > MDL_MSG_MAX_S || d.msg_recv_s > MDL_MSG_MAX_S)
-                return ps_error(PS_EINVAL, "%s: %s: a message's fixed cost over %g s",
-                                 path, mw, MDL_MSG_MAX_S);
+                return ps_error(PS_EINVAL, "%s: %s.%s: must be <= %g s, got %g", path, mw,
+                                 d.msg_send_s > MDL_MSG_MAX_S ? "send_s" : "recv_s",
+                                 MDL_MSG_MAX_S,
+                                 d.msg_send_s > MDL_MSG_MAX_S ? d.msg_send_s : d.msg_recv_s);
         }
         if ((rc = mdl_device_parse(path, where, o, &d)) < 0)
             return rc;

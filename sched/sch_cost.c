@@ -92,6 +92,16 @@ int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c)
     for (int s = 0; s < c->n_stages && !rc; s++) {
         struct sch_stage_cost *sc = &c->st[s];
         const struct mdl_device *d = &t->devices[sc->device];
+        /* what an earlier call added comes off first: the table ends the
+         * same however often it is called */
+        sch_time f0 = sc->fwd_pre + sc->fwd_post, b0 = sc->bwd_pre + sc->bwd_post;
+        sc->fwd_pre = sc->fwd_post = sc->bwd_pre = sc->bwd_post = 0;
+        sc->fwd -= f0;
+        sc->fwd_nostash -= f0;
+        sc->bwd -= b0;
+        sc->bwd_remat -= b0;
+        sc->bwd_input -= b0;
+        sc->bwd_input_remat -= b0;
         if (!(d->msg_send_s > 0 || d->msg_send_bw > 0 || d->msg_recv_s > 0 ||
               d->msg_recv_bw > 0))
             continue;

@@ -99,8 +99,9 @@ void sch_costs_free(struct sch_costs *c);
  * copies of what it receives and sends across devices to the F and B they
  * surround (every schedule's lists put a send right after the op that made
  * its data and a receive right before the op that reads it) and sets
- * fwd/bwd_pre/post; sch_costs_new calls it, a table built by hand (the
- * replay of a measured step) once. PS_EINVAL for a copy past SCH_MAX_OP_S. */
+ * fwd/bwd_pre/post, replacing what an earlier call set; sch_costs_new calls
+ * it, so does a table built by hand (the replay of a measured step).
+ * PS_EINVAL for a copy past SCH_MAX_OP_S. */
 int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c);
 /* Duration of op on its stage (transfers excluded: those depend on links). */
 sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,

@@ -677,9 +677,12 @@ static int push_compute(sim_engine *e, const struct sch_op *op, const struct opi
 {
     if (!e->draw)
         return push(e, oi, rm, si);
-    sch_time t = oi->dur[rm], d = e->draw->fn(e->draw->ctx, op, rm, t);
+    /* the draw is of the op's own time: its message copies (pre, post)
+     * keep theirs */
+    sch_time copies = oi->pre + oi->post, t = oi->dur[rm] - copies;
+    sch_time d = e->draw->fn(e->draw->ctx, op, rm, t);
     d = d < 0 ? 0 : d > 16 * t ? 16 * t : d;
-    return push_event(e, e->n_dur_lanes + si, e->now + d, si);
+    return push_event(e, e->n_dur_lanes + si, e->now + d + copies, si);
 }
 
 static int mem_change(sim_engine *e, int d, int64_t delta)

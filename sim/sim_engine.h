@@ -45,8 +45,9 @@ typedef struct sim_engine sim_engine;
 
 /* Op times drawn per op (optional): fn(ctx, op, remat, tabled) returns the
  * duration of compute op op (F, R, B, W, U; remat: whether its micro-batch
- * is re-materialized), given the one its (stage, kind) table holds; the
- * engine clamps it to [0, 16 x tabled]. Transfers and all-reduces keep
+ * is re-materialized), given the one its (stage, kind) table holds (without
+ * the device's message copies around an F or B, sch_cost.h, which keep
+ * their time and are added back); the engine clamps it to [0, 16 x tabled]. Transfers and all-reduces keep
  * their tabled times. The draws happen in the engine's event order, which
  * is deterministic, so a deterministic fn (a seeded generator) replays bit
  * for bit. Used to simulate steps whose ops vary as measured ones do

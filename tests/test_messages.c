@@ -138,8 +138,15 @@ Test(messages, json_fields_load_check_and_write_back)
     struct mdl_topology *back;
     cr_assert_eq(mdl_topology_load(path, &back), 0, "%s", ps_errmsg());
     cr_expect_eq(back->devices[0].msg_send_s, 1e-6);
+    cr_expect_eq(back->devices[0].msg_send_bw, 8e9);
+    cr_expect_eq(back->devices[0].msg_recv_s, 2e-6);
     cr_expect_eq(back->devices[0].msg_recv_bw, 4e9);
     mdl_topology_free(back);
+    /* a device without copies is written without "messages" */
+    struct mdl_topology *plain = th_chain(2, 1e9, 1e9, 0);
+    cr_assert_eq(mdl_topology_write(plain, path), 0, "%s", ps_errmsg());
+    cr_expect_eq(th_sh("! grep -q messages %s", path), 0);
+    mdl_topology_free(plain);
     mdl_topology_free(t);
     th_sh("rm -rf %s", dir);
     static const struct {
@@ -151,7 +158,7 @@ Test(messages, json_fields_load_check_and_write_back)
         { "{\"recv_bandwidth\": \"x\"}", "devices[0].messages.recv_bandwidth: must "
                                           "be a number", -PS_EPARSE },
         { "{\"send_ms\": 1}", "send_ms", -PS_EPARSE },
-        { "{\"recv_s\": 5}", "devices[0].messages: a message's fixed cost over 1 s",
+        { "{\"recv_s\": 5}", "devices[0].messages.recv_s: must be <= 1 s, got 5",
           -PS_EINVAL },
         { "[1]", "devices[0].messages: must be an object", -PS_EPARSE },
     };
@@ -177,6 +184,138 @@ Test(messages, a_copy_past_the_bound_is_refused)
     cr_expect(strstr(ps_errmsg(), "a sent activation of 4000 bytes takes"), "%s", ps_errmsg());
     sch_partition_free(part);
     sch_schedule_free(s);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* What the copies' placement relies on: in every schedule's lists (each
+ * remat mode, K = 2 and 4) each send directly follows the op that made its
+ * data and each receive directly precedes the op that reads it. */
+Test(messages, sends_follow_their_producer_and_receives_precede_their_consumer)
+{
+    static const char *const sc[] = { "gpipe", "1f1b", "eager-1f1b", "interleaved:2",
+                                      "breadth-first:2", "zb-h1", "zb-h2", "zb-v", "zb-auto",
+                                      "dualpipe-v" };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                         SCH_REMAT_ALWAYS };
+    for (size_t i = 0; i < sizeof sc / sizeof *sc; i++)
+        for (int r = 0; r < 3; r++)
+            for (int K = 2; K <= 4; K += 2) {
+                struct sch_schedule *s;
+                cr_assert_eq(sch_schedule_build(sc[i], K, 16, rm[r], &s), 0, "%s",
+                             ps_errmsg());
+                cr_assert_eq(sch_schedule_materialize(s), 0);
+                int checked = 0;
+                for (int d = 0; d < s->n_devices; d++) {
+                    const struct sch_op *o = s->ops[d];
+                    for (int j = 0; j < s->n_ops[d]; j++) {
+                        int k = o[j].kind;
+                        if (k == SCH_OP_SEND_ACT || k == SCH_OP_SEND_GRAD) {
+                            int want = k == SCH_OP_SEND_ACT ? SCH_OP_FWD : SCH_OP_BWD;
+                            cr_expect(j > 0 && o[j - 1].kind == want &&
+                                          o[j - 1].stage == o[j].stage && o[j - 1].mb == o[j].mb,
+                                      "%s remat %d K=%d device %d op %d", sc[i], r, K, d, j);
+                            checked++;
+                        }
+                        if (k == SCH_OP_RECV_ACT || k == SCH_OP_RECV_GRAD) {
+                            int want = k == SCH_OP_RECV_ACT ? SCH_OP_FWD : SCH_OP_BWD;
+                            cr_expect(j + 1 < s->n_ops[d] && o[j + 1].kind == want &&
+                                          o[j + 1].stage == o[j].stage &&
+                                          o[j + 1].mb == o[j].mb,
+                                      "%s remat %d K=%d device %d op %d", sc[i], r, K, d, j);
+                            checked++;
+                        }
+                    }
+                }
+                cr_expect_gt(checked, 0);
+                sch_schedule_free(s);
+            }
+}
+
+/* A split backward: the copies are the input-gradient half's (B sends the
+ * gradient), none of the weight half's; and the costs end the same however
+ * often the copies are added. */
+Test(messages, split_backward_and_a_second_call)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 0);
+    struct th_run run, plain;
+    th_simulate(&run, "zb-h1", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);
+    struct mdl_topology *t0 = th_chain(2, 1e9, 1e300, 0);
+    th_simulate(&plain, "zb-h1", p, t0, 2, 4, SCH_REMAT_NEVER, 1, 0);
+    for (int s = 0; s < 2; s++) {
+        const struct sch_stage_cost *a = &run.c->st[s], *b = &plain.c->st[s];
+        cr_expect_eq(a->bwd_input, b->bwd_input + a->bwd_pre + a->bwd_post, "stage %d", s);
+        cr_expect_eq(a->bwd_weight, b->bwd_weight, "stage %d", s);
+        cr_expect_eq(a->bwd_pre + a->bwd_post, s == 0 ? 20000 : 10000);
+    }
+    struct sch_stage_cost before = run.c->st[1];
+    cr_assert_eq(sch_costs_messages(t, run.c), 0);
+    cr_expect_eq(run.c->st[1].fwd, before.fwd);
+    cr_expect_eq(run.c->st[1].bwd_input, before.bwd_input);
+    set_messages(t, 0, 0, 0, 0); /* and taken off again */
+    cr_assert_eq(sch_costs_messages(t, run.c), 0);
+    cr_expect_eq(run.c->st[1].fwd, plain.c->st[1].fwd);
+    cr_expect_eq(run.c->st[1].bwd, plain.c->st[1].bwd);
+    th_release(&run);
+    th_release(&plain);
+    mdl_topology_free(t0);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+static sch_time twice(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)ctx;
+    (void)op;
+    (void)remat;
+    return 2 * tabled;
+}
+
+static sch_time same(void *ctx, const struct sch_op *op, int remat, sch_time tabled)
+{
+    (void)ctx;
+    (void)op;
+    (void)remat;
+    return tabled;
+}
+
+/* Drawn op times are the ops' own: a draw of the tabled time changes
+ * nothing, and one that doubles it doubles the compute, not the copies
+ * (device 0's first F: 4000 us of its own, then its 10 us send copy). */
+Test(messages, draws_leave_the_copies_alone)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    for (int k = 0; k < 2; k++) {
+        struct sim_draw d = { k ? twice : same, NULL };
+        sim_engine *e;
+        cr_assert_eq(sim_engine_new(run.s, run.c, t,
+                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
+                                    &e), 0, "%s", ps_errmsg());
+        cr_assert_eq(sim_engine_run(e), 0);
+        const struct sim_result *r = sim_engine_result(e);
+        if (!k) {
+            cr_expect_eq(r->makespan, run.r->makespan);
+            cr_expect_eq(r->busy[0], run.r->busy[0]);
+        } else {
+            cr_expect_eq(r->busy[0], 2 * run.r->busy[0]);
+            const struct trc_trace *tr = sim_engine_trace(e);
+            for (size_t i = 0; i < tr->n_events; i++) {
+                const struct trc_event *ev = &tr->events[i];
+                if (ev->kind == SCH_OP_SEND_ACT && ev->stage == 0 && ev->mb == 0)
+                    cr_expect_eq(ev->start_ns, 4010000, "the send after 4000 + 10 us");
+                if (ev->kind == SCH_OP_FWD && ev->stage == 0 && ev->mb == 0)
+                    cr_expect_eq(ev->end_ns, 4000000);
+            }
+        }
+        sim_engine_free(e);
+    }
+    th_release(&run);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }

@@ -198,11 +198,17 @@ Test(replay, a_step_in_the_runtimes_convention_replays_as_computed)
     ev(t, 0, SCH_OP_UPDATE, 0, -1, 6004, 6104);
     struct msr_replay out;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect(fabs(out.handoff_s - 1e-6) < 1e-12, "latency %g", out.handoff_s);
+    cr_expect(fabs(out.latency_s - 1e-6) < 1e-12, "latency %g", out.latency_s);
+    cr_expect(fabs(out.handoff_s - 2e-6) < 1e-12, "hand-off %g", out.handoff_s);
     cr_expect(fabs(out.msg_send_s - 1e-6) < 1e-12, "send %g", out.msg_send_s);
     cr_expect_eq(out.msg_recv_s, 0.0);
     cr_expect_eq(out.makespan_err, 0.0, "%g", out.makespan_err);
     cr_expect_eq(out.bubble_err, 0.0, "%g", out.bubble_err);
+    /* each op its own time: the same here (one op a row), copies and all */
+    struct msr_replay own;
+    cr_assert_eq(msr_replay_step_with(s, t, MSR_REPLAY_OWN, 0, &own), 0, "%s", ps_errmsg());
+    cr_expect_eq(own.makespan_err, 0.0, "%g", own.makespan_err);
+    cr_expect_eq(own.bubble_err, 0.0, "%g", own.bubble_err);
     /* device 1's receive 3 us: not counted; device 0's ending 3 us after
      * its send: the latency */
     struct trc_event *ra = &t->events[2], *rg = &t->events[7];
@@ -210,13 +216,13 @@ Test(replay, a_step_in_the_runtimes_convention_replays_as_computed)
     ra->end_ns = 1003000;
     rg->end_ns = 4006000;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect(fabs(out.handoff_s - 3e-6) < 1e-12, "latency %g", out.handoff_s);
+    cr_expect(fabs(out.latency_s - 3e-6) < 1e-12, "latency %g", out.latency_s);
     /* device 0's receive recorded from 1 us after the op before it ends
      * (its data was there when the worker got to it): it did not wait, its
      * 3004 us the receive copy, and no receive sets a latency */
     rg->start_ns = 1002000;
     cr_assert_eq(msr_replay_step(s, t, &out), 0, "%s", ps_errmsg());
-    cr_expect_eq(out.handoff_s, 0.0, "latency %g", out.handoff_s);
+    cr_expect_eq(out.latency_s, 0.0, "latency %g", out.latency_s);
     cr_expect(fabs(out.msg_recv_s - 3004e-6) < 1e-12, "receive %g", out.msg_recv_s);
     trc_trace_free(t);
     sch_schedule_free(s);
@@ -354,8 +360,8 @@ Test(replay, cli_replays_a_measured_step)
                             "d[\"M\"], sorted(d[\"means\"]), [x[\"seed\"] for x in "
                             "d[\"shuffled\"]])'", dir, th_pipesim()), 0);
     cr_expect_str_eq(out, "gpipe 2 2 ['bubble_meas', 'bubble_sim', 'handoff_s', "
-                          "'makespan_err', 'msg_recv_s', 'msg_send_s', 'step_meas_s', "
-                          "'step_sim_s'] [4, 5]\n");
+                          "'latency_s', 'makespan_err', 'msg_recv_s', 'msg_send_s', "
+                          "'step_meas_s', 'step_sim_s'] [4, 5]\n");
     /* hostile headers: 2^24 micro-batches and no ops; a size the generator
      * refuses (interleaved:2 needs M a multiple of K) */
     cr_assert_eq(th_sh("cd %s && printf '%%s' '{\"pipesim\":{\"version\":\"0.1.0\",\"source\":"
