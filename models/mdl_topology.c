@@ -178,6 +178,20 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     return 0;
 }
 
+/* o's optional object `key` into *out (NULL when absent), its keys
+ * checked, its place (WHERE.key) in w. */
+static int sub_object(const char *path, const char *where, json_t *o, const char *key,
+                      const char *const *keys, char *w, size_t n, json_t **out)
+{
+    *out = json_object_get(o, key);
+    snprintf(w, n, "%s.%s", where, key);
+    if (!*out)
+        return 0;
+    if (!json_is_object(*out))
+        return ps_error(PS_EPARSE, "%s: %s: must be an object", path, w);
+    return mdl_json_check_keys(path, w, *out, keys);
+}
+
 /* One devices[] entry (its preset merged in first) into *dp. */
 static int load_device(const char *path, const char *where, json_t *o,
                        const char *const *dkeys, struct mdl_device *dp, json_t **merged)
@@ -199,14 +213,12 @@ static int load_device(const char *path, const char *where, json_t *o,
             (rc = get_num(path, where, o, "mem_bandwidth", 0, 0, 0, &d.mem_bandwidth)) < 0)
             return rc;
         d.eff_max = 1;
-        json_t *e = json_object_get(o, "efficiency");
+        json_t *e;
+        char ew[64], mw[64];
+        if ((rc = sub_object(path, where, o, "efficiency", ekeys, ew, sizeof ew, &e)) < 0)
+            return rc;
         if (e) {
-            char ew[64];
-            snprintf(ew, sizeof ew, "%s.efficiency", where);
-            if (!json_is_object(e))
-                return ps_error(PS_EPARSE, "%s: %s: must be an object", path, ew);
-            if ((rc = mdl_json_check_keys(path, ew, e, ekeys)) < 0 ||
-                (rc = get_num(path, ew, e, "max", 0, 1, 1, &d.eff_max)) < 0 ||
+            if ((rc = get_num(path, ew, e, "max", 0, 1, 1, &d.eff_max)) < 0 ||
                 (rc = get_num(path, ew, e, "batch_half", 0, 0, 0, &d.batch_half)) < 0 ||
                 (rc = get_num(path, ew, e, "overhead_s", 0, 0, 0, &d.overhead_s)) < 0)
                 return rc;
@@ -216,14 +228,11 @@ static int load_device(const char *path, const char *where, json_t *o,
         }
         static const char *const mkeys[] = { "send_s", "send_bandwidth", "recv_s",
                                               "recv_bandwidth", NULL };
-        json_t *m = json_object_get(o, "messages");
+        json_t *m;
+        if ((rc = sub_object(path, where, o, "messages", mkeys, mw, sizeof mw, &m)) < 0)
+            return rc;
         if (m) {
-            char mw[64];
-            snprintf(mw, sizeof mw, "%s.messages", where);
-            if (!json_is_object(m))
-                return ps_error(PS_EPARSE, "%s: %s: must be an object", path, mw);
-            if ((rc = mdl_json_check_keys(path, mw, m, mkeys)) < 0 ||
-                (rc = get_num(path, mw, m, "send_s", 0, 0, 0, &d.msg_send_s)) < 0 ||
+            if ((rc = get_num(path, mw, m, "send_s", 0, 0, 0, &d.msg_send_s)) < 0 ||
                 (rc = get_num(path, mw, m, "send_bandwidth", 0, 0, 0, &d.msg_send_bw)) < 0 ||
                 (rc = get_num(path, mw, m, "recv_s", 0, 0, 0, &d.msg_recv_s)) < 0 ||
                 (rc = get_num(path, mw, m, "recv_bandwidth", 0, 0, 0, &d.msg_recv_bw)) < 0)

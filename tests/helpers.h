@@ -108,6 +108,18 @@ static inline void th_simulate(struct th_run *run, const char *sched, const stru
     cr_assert(run->r);
 }
 
+/* run's schedule and costs on t again with the per-op draw d (NULL: the
+ * tabled times), its trace recorded, run to the end: the engine to free. */
+static inline sim_engine *th_drawn(const struct th_run *run, const struct mdl_topology *t,
+                                   const struct sim_draw *d)
+{
+    sim_engine *e;
+    struct sim_engine_opts o = { .record_trace = 1, .draw = d };
+    cr_assert_eq(sim_engine_new(run->s, run->c, t, &o, &e), 0, "%s", ps_errmsg());
+    cr_assert_eq(sim_engine_run(e), 0, "%s", ps_errmsg());
+    return e;
+}
+
 static inline void th_release(struct th_run *run)
 {
     sim_engine_free(run->e);

@@ -293,11 +293,7 @@ Test(messages, draws_leave_the_copies_alone)
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
     for (int k = 0; k < 2; k++) {
         struct sim_draw d = { k ? twice : same, NULL };
-        sim_engine *e;
-        cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
-                                    &e), 0, "%s", ps_errmsg());
-        cr_assert_eq(sim_engine_run(e), 0);
+        sim_engine *e = th_drawn(&run, t, &d);
         const struct sim_result *r = sim_engine_result(e);
         if (!k) {
             cr_expect_eq(r->makespan, run.r->makespan);

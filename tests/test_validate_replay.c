@@ -45,12 +45,7 @@ Test(replay, the_engines_own_step_replays_exactly)
                 struct th_run run;
                 th_simulate(&run, sched[i], p, t, 2, 4, rm[r], 1, 1);
                 struct sim_draw d = { remat_twice, NULL };
-                sim_engine *e;
-                cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                            &(struct sim_engine_opts){
-                                                .record_trace = 1, .draw = twice ? &d : NULL },
-                                            &e), 0, "%s", ps_errmsg());
-                cr_assert_eq(sim_engine_run(e), 0);
+                sim_engine *e = th_drawn(&run, t, twice ? &d : NULL);
                 if (twice && r)
                     cr_assert(sim_engine_result(e)->makespan > run.r->makespan);
                 struct msr_replay out;
@@ -91,11 +86,7 @@ Test(replay, one_device_replays_to_the_sum_of_its_ops)
         struct th_run run;
         th_simulate(&run, "gpipe", p, t, 1, 8, rm[r], 1, 0);
         struct sim_draw d = { by_mb, NULL };
-        sim_engine *e;
-        cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
-                                    &e), 0, "%s", ps_errmsg());
-        cr_assert_eq(sim_engine_run(e), 0);
+        sim_engine *e = th_drawn(&run, t, &d);
         cr_assert(sim_engine_result(e)->makespan > 2 * run.r->makespan); /* drawn, not tabled */
         struct msr_replay out;
         cr_assert_eq(msr_replay_step(run.s, sim_engine_trace(e), &out), 0, "%s", ps_errmsg());
@@ -132,11 +123,7 @@ Test(replay, a_slow_op_where_paths_meet_is_what_the_means_miss)
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
     cr_assert_eq(run.c->st[1].fwd, 2000000);
     struct sim_draw d = { slow_second, NULL };
-    sim_engine *e;
-    cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                &(struct sim_engine_opts){ .record_trace = 1, .draw = &d }, &e),
-                 0, "%s", ps_errmsg());
-    cr_assert_eq(sim_engine_run(e), 0);
+    sim_engine *e = th_drawn(&run, t, &d);
     sch_time meas = sim_engine_result(e)->makespan, mean = run.r->makespan;
     cr_assert_eq(meas - mean, 1000000, "measured %lld, the means' %lld", (long long)meas,
                  (long long)mean);
@@ -261,12 +248,7 @@ Test(replay, own_times_replay_exactly_and_shuffles_keep_one_devices_sum)
             struct th_run run;
             th_simulate(&run, sched[i], p, t, K, 4, SCH_REMAT_EXCEPT_LAST, 1, 0);
             struct sim_draw d = { by_mb, NULL };
-            sim_engine *e;
-            cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                        &(struct sim_engine_opts){ .record_trace = 1,
-                                                                   .draw = &d },
-                                        &e), 0, "%s", ps_errmsg());
-            cr_assert_eq(sim_engine_run(e), 0);
+            sim_engine *e = th_drawn(&run, t, &d);
             const struct trc_trace *tr = sim_engine_trace(e);
             struct msr_replay own, means, sh1, sh2;
             cr_assert_eq(msr_replay_step_with(run.s, tr, MSR_REPLAY_OWN, 0, &own), 0, "%s",
@@ -312,11 +294,7 @@ Test(replay, shuffles_stay_in_their_row)
         struct th_run run;
         th_simulate(&run, sched[i], p, t, 2, 4, SCH_REMAT_EXCEPT_LAST, 1, 0);
         struct sim_draw d = { remat_twice, NULL };
-        sim_engine *e;
-        cr_assert_eq(sim_engine_new(run.s, run.c, t,
-                                    &(struct sim_engine_opts){ .record_trace = 1, .draw = &d },
-                                    &e), 0, "%s", ps_errmsg());
-        cr_assert_eq(sim_engine_run(e), 0);
+        sim_engine *e = th_drawn(&run, t, &d);
         for (uint64_t seed = 1; seed <= 5; seed++) {
             struct msr_replay x;
             cr_assert_eq(msr_replay_step_with(run.s, sim_engine_trace(e), MSR_REPLAY_SHUFFLED,
