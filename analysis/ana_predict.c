@@ -195,11 +195,13 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         if (sch_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
             p->allreduce_s = sch_time_to_seconds(r->busy_allreduce[d]);
     p->bubble_sim = r->bubble;
-    /* the schedule's uniform-stage formula, from stage 0's op times */
-    p->bubble_analytic = ana_bubble_formula(p->schedule, c->K, c->M,
-                                            sch_time_to_seconds(costs->st[0].fwd),
-                                            sch_time_to_seconds(costs->st[0].bwd),
-                                            sch_time_to_seconds(costs->st[0].bwd_weight));
+    /* the schedule's uniform-stage formula, from stage 0's op times (its
+     * own: without the device's message copies, sch_cost.h) */
+    const struct sch_stage_cost *s0 = &costs->st[0];
+    p->bubble_analytic = ana_bubble_formula(
+        p->schedule, c->K, c->M, sch_time_to_seconds(s0->fwd - s0->fwd_pre - s0->fwd_post),
+        sch_time_to_seconds(s0->bwd - s0->bwd_pre - s0->bwd_post),
+        sch_time_to_seconds(s0->bwd_weight));
     p->fits = r->fits;
     p->n_ops = r->n_ops;
     if (c->draw && c->draw->fn && c->draws > 0 && (rc = run_drawn(c, sched, costs, p)) < 0)
@@ -216,8 +218,9 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         as->first_layer = part->first[s];
         as->n_layers = sch_partition_layers(part, s);
         as->busy_frac = r->makespan ? (double)r->busy[d] / (double)r->makespan : 0;
-        as->fwd_s = sch_time_to_seconds(costs->st[s].fwd);
-        as->bwd_s = sch_time_to_seconds(costs->st[s].bwd);
+        const struct sch_stage_cost *sc = &costs->st[s]; /* without the copies */
+        as->fwd_s = sch_time_to_seconds(sc->fwd - sc->fwd_pre - sc->fwd_post);
+        as->bwd_s = sch_time_to_seconds(sc->bwd - sc->bwd_pre - sc->bwd_post);
         as->recomp_s = sch_time_to_seconds(costs->st[s].recomp);
         as->wgrad_s = sch_time_to_seconds(costs->st[s].bwd_weight);
         as->static_mem = r->static_mem[d];

@@ -5,6 +5,7 @@
  * refusals, and the topology writer's round trip. */
 #include "helpers.h"
 
+#include "analysis/ana_predict.h"
 #include "models/mdl_gen.h"
 
 #include <math.h>
@@ -312,6 +313,33 @@ Test(messages, draws_leave_the_copies_alone)
         sim_engine_free(e);
     }
     th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* predict reports the ops' own times: fwd_s and bwd_s, and the closed-form
+ * bubble from them, are those without messages; the step is longer. */
+Test(messages, predict_reports_the_ops_own_times)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0), *t0 = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 0);
+    struct ana_config c = { .profile = p, .topo = t, .K = 2, .M = 2, .batch = 2,
+                            .remat = SCH_REMAT_NEVER, .no_baseline = 1 };
+    struct ana_prediction *a, *b;
+    cr_assert_eq(ana_predict(&c, &a), 0, "%s", ps_errmsg());
+    c.topo = t0;
+    cr_assert_eq(ana_predict(&c, &b), 0, "%s", ps_errmsg());
+    for (int s = 0; s < 2; s++) {
+        cr_expect_eq(a->stages[s].fwd_s, b->stages[s].fwd_s, "stage %d", s);
+        cr_expect_eq(a->stages[s].bwd_s, b->stages[s].bwd_s, "stage %d", s);
+    }
+    cr_expect_eq(a->stages[0].fwd_s, 2e-3);
+    cr_expect_eq(a->bubble_analytic, b->bubble_analytic);
+    cr_expect_gt(a->step_s, b->step_s);
+    ana_prediction_free(a);
+    ana_prediction_free(b);
+    mdl_topology_free(t0);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
