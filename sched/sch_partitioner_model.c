@@ -58,6 +58,7 @@ struct sch_part_model {
     int64_t *tpre[MAXCLASS];       /* per device class, [L+1] */
     int64_t *xs[MAXCLASS];         /* per link class, [L+1] */
     double xbw[MAXCLASS], xlat[MAXCLASS]; /* the route of each class */
+    const struct mdl_device *xdev[MAXCLASS]; /* and its sender's message copies */
     int64_t *mpre, *min_, *mout;   /* [L+1] */
     int64_t *spre, *sin, *sout;    /* [S][L+1] per stage (o.sched), else NULL */
     struct sch_part_cost *time, *mem, *size;  /* [S] */
@@ -186,8 +187,15 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
         return ps_error(PS_EINVAL, "topology %s: no link between %s and %s", m->topo->path,
                          m->topo->devices[a].name, m->topo->devices[b].name);
     const struct mdl_link *lk = &m->topo->links[rt.hops[0].link];
+    /* the devices' own copies of the messages across the cut (mdl_topology.h
+     * "messages"): each side sends one and receives one per micro-batch,
+     * priced at the sender's figures (a pipeline's devices are alike) */
+    const struct mdl_device *da = &m->topo->devices[a];
     for (int i = 0; i < m->n_x; i++) {
-        if (m->xlat[i] == rt.latency && m->xbw[i] == rt.bandwidth) {
+        const struct mdl_device *di = m->xdev[i];
+        if (m->xlat[i] == rt.latency && m->xbw[i] == rt.bandwidth &&
+            di->msg_send_s == da->msg_send_s && di->msg_send_bw == da->msg_send_bw &&
+            di->msg_recv_s == da->msg_recv_s && di->msg_recv_bw == da->msg_recv_bw) {
             *out = m->xs[i];
             return 0;
         }
@@ -199,6 +207,7 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
         return ps_error(PS_ENOMEM, "out of memory");
     m->xbw[m->n_x] = rt.bandwidth;
     m->xlat[m->n_x] = rt.latency;
+    m->xdev[m->n_x] = da;
     m->xs[m->n_x++] = x;
     x[0] = 0; /* cut 0 is the model input: never a stage boundary */
     for (int j = 1; j <= m->L; j++) {
@@ -210,8 +219,17 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
                              m->topo->path, lk->name, m->prof->layers[j - 1].name, secs,
                              MAX_SUM_S);
         int64_t bytes = bytes_of(m->prof->layers[j - 1].out_bytes, m->o.micro_batch);
+        double copies = da->msg_send_s + da->msg_recv_s +
+                        (da->msg_send_bw > 0 ? (double)bytes / da->msg_send_bw : 0) +
+                        (da->msg_recv_bw > 0 ? (double)bytes / da->msg_recv_bw : 0);
+        if (!(m->o.n_micro * copies <= MAX_SUM_S))
+            return ps_error(PS_EINVAL, "topology %s: device %s: the message copies after "
+                             "layer '%s' take %g s per step, beyond the simulator's clock (at "
+                             "most %g s)", m->topo->path, da->name,
+                             m->prof->layers[j - 1].name, m->o.n_micro * copies, MAX_SUM_S);
         x[j] = m->o.n_micro * sch_seconds_to_time((double)bytes / rt.bandwidth) +
-               sch_seconds_to_time(rt.latency);
+               sch_seconds_to_time(rt.latency) +
+               m->o.n_micro * (copies > 0 ? sch_seconds_to_time(copies) : 0);
     }
     *out = x;
     return 0;

@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 #include "analysis/ana_predict.h"
+#include "sched/sch_partitioner.h"
 #include "models/mdl_gen.h"
 
 #include <math.h>
@@ -340,6 +341,33 @@ Test(messages, predict_reports_the_ops_own_times)
     ana_prediction_free(a);
     ana_prediction_free(b);
     mdl_topology_free(t0);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* The partitioner prices a cut with the copies across it: each side sends
+ * one message and receives one per micro-batch (M = 2: 2 x (10 + 20) us),
+ * on free links of no latency. */
+Test(messages, the_partitioner_prices_the_copies_of_a_cut)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    for (int with = 0; with < 2; with++) {
+        set_messages(t, with ? 10e-6 : 0, 0, with ? 20e-6 : 0, 0);
+        struct sch_part_opts o = { .n_stages = 2, .n_micro = 2, .micro_batch = 1,
+                                   .remat = SCH_REMAT_NEVER };
+        sch_part_model *m;
+        cr_assert_eq(sch_part_model_new(p, t, &o, &m), 0, "%s", ps_errmsg());
+        struct sch_partition *part;
+        cr_assert_eq(sch_partition_uniform(2, 4, &part), 0);
+        struct sch_part_stage_info info[2];
+        sch_part_model_stages(m, part, info);
+        for (int s = 0; s < 2; s++)
+            cr_expect(fabs(info[s].time_s - info[s].compute_s - (with ? 60e-6 : 0)) < 1e-12,
+                      "with %d stage %d: %g", with, s, info[s].time_s - info[s].compute_s);
+        sch_partition_free(part);
+        sch_part_model_free(m);
+    }
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
