@@ -457,7 +457,8 @@ int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
 }
 
 /* Seconds device d spends sending per step (bytes / bandwidth + latency of
- * each transfer on its route). */
+ * each transfer on its route), and copying its messages on its compute
+ * stream where its topology says it does (mdl_topology.h "messages"). */
 double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
                            const struct sch_costs *c, int d)
 {
@@ -476,6 +477,9 @@ double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_sc
             double bytes = (double)(dir ? c->st[st].mem.out : c->st[st].mem.in);
             t += s->n_micro * (bytes / rt.bandwidth + rt.latency);
         }
+        const struct sch_stage_cost *sc = &c->st[st];
+        t += s->n_micro *
+             sch_time_to_seconds(sc->fwd_pre + sc->fwd_post + sc->bwd_pre + sc->bwd_post);
     }
     return t;
 }

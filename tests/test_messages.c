@@ -6,6 +6,7 @@
 #include "helpers.h"
 
 #include "analysis/ana_predict.h"
+#include "analysis/ana_plan_int.h"
 #include "sched/sch_partitioner.h"
 #include "models/mdl_gen.h"
 
@@ -368,6 +369,25 @@ Test(messages, the_partitioner_prices_the_copies_of_a_cut)
         sch_partition_free(part);
         sch_part_model_free(m);
     }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* plan counts a device's message copies as its communication: per step, M
+ * x (its stages' copies) on top of the links' time (here free and of no
+ * latency, so the copies alone: 2 x (10 + 20) us). */
+Test(messages, plan_counts_the_copies_as_communication)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
+    set_messages(t, 10e-6, 0, 20e-6, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 0);
+    struct ana_plan_spec sp = { .profile = p, .topo = t };
+    for (int d = 0; d < 2; d++)
+        cr_expect(fabs(ana_plan_send_seconds(&sp, run.s, run.c, d) - 60e-6) < 1e-12,
+                  "device %d: %g", d, ana_plan_send_seconds(&sp, run.s, run.c, d));
+    th_release(&run);
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
