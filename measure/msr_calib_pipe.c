@@ -206,15 +206,6 @@ static int take_rel(struct pipe_ctx *x, int i, const int *n0)
     return rc;
 }
 
-static int ev_order(const void *pa, const void *pb)
-{
-    const struct trc_event *a = *(const struct trc_event *const *)pa,
-                           *b = *(const struct trc_event *const *)pb;
-    if (a->device != b->device)
-        return a->device < b->device ? -1 : 1;
-    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
-}
-
 /* One measured step's ops into the samples of size i (always: the remat
  * always step). The compute ops of a device run back to back, so a receive
  * that starts after the end of the op before it on its device waited for
@@ -264,7 +255,7 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
         rc = take_rel(x, i, n0);
     /* hand-offs: pair each receive with its send; the workers' own copies
      * of their messages (msr_calib.h, msg_*) */
-    qsort(ev, n, sizeof *ev, ev_order);
+    qsort(ev, n, sizeof *ev, trc_event_ptr_by_device_start);
     for (size_t e = 0; e < n && !rc; e++) {
         const struct trc_event *r = ev[e], *prev = e ? ev[e - 1] : NULL;
         double d = (double)(r->end_ns - r->start_ns) * 1e-9;

@@ -123,7 +123,6 @@ struct point_acc {
     int64_t *ns;
     long *csw;
     double *bubble;
-    struct msr_replay *rep;       /* each step on its own op times */
     struct trc_trace **tr;
     int64_t runq, worker_ns;
     int runq_known;
@@ -136,7 +135,6 @@ static void acc_release(struct point_acc *a)
     free(a->ns);
     free(a->csw);
     free(a->bubble);
-    free(a->rep);
     free(a->tr);
     memset(a, 0, sizeof *a);
 }
@@ -150,14 +148,13 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
                                   .batch = o->batch, .remat = pt->remat, .lr = 0.05f,
                                   .no_pin = o->no_pin };
     rt_pipe *p = NULL;
-    int rc = 0, first = acc->n;
+    int rc = 0;
     if (!acc->cap) {
         int cap = o->steps * (o->rounds > 1 ? o->rounds : 1);
         acc->runq_known = 1;
         if (!(acc->ns = calloc((size_t)cap, sizeof *acc->ns)) ||
             !(acc->csw = calloc((size_t)cap, sizeof *acc->csw)) ||
             !(acc->bubble = calloc((size_t)cap, sizeof *acc->bubble)) ||
-            !(acc->rep = calloc((size_t)cap, sizeof *acc->rep)) ||
             !(acc->tr = calloc((size_t)cap, sizeof *acc->tr)))
             return ps_error(PS_ENOMEM, "out of memory");
         acc->cap = cap;
@@ -186,9 +183,6 @@ static int run_round(const struct msr_vcheck_opts *o, struct rt_net *net,
             }
         }
     }
-    /* the round's steps on their own op times, after its last timed step */
-    for (int k = first; k < acc->n && !rc; k++)
-        rc = msr_replay_step(rt_pipe_schedule(p), acc->tr[k], &acc->rep[k]);
 out:
     rt_pipe_free(p);
     return rc;
@@ -223,8 +217,20 @@ static int finish_point(struct point_acc *acc, struct msr_vpoint *pt,
         pt->bubble_min = acc->bubble[i] < pt->bubble_min ? acc->bubble[i] : pt->bubble_min;
         pt->bubble_max = acc->bubble[i] > pt->bubble_max ? acc->bubble[i] : pt->bubble_max;
     }
-    pt->replay = acc->rep[im];
-    pt->replay_min = acc->rep[imin];
+    /* the median and fastest steps on their own op times, after every
+     * round: their schedule is the one the runtime replayed */
+    struct sch_schedule *s;
+    if ((rc = sch_schedule_build(pt->schedule, pt->K, pt->M, pt->remat, &s)) < 0) {
+        free(sorted);
+        return rc;
+    }
+    if ((rc = msr_replay_step(s, acc->tr[im], &pt->replay)) == 0)
+        rc = msr_replay_step(s, acc->tr[imin], &pt->replay_min);
+    sch_schedule_free(s);
+    if (rc < 0) {
+        free(sorted);
+        return rc;
+    }
     pt->step_med_s = sch_time_to_seconds(med);
     pt->step_min_s = sch_time_to_seconds(sorted[0]);
     pt->step_max_s = sch_time_to_seconds(sorted[n - 1]);

@@ -10,9 +10,9 @@
  * trace with the measured step of median time, and with the fastest step
  * (the least disturbed by other load on shared cores); the involuntary
  * context switches of each step (getrusage) are kept as a noise indicator.
- * Each timed step is also replayed on its own op times (msr_replay_step,
- * after its round's steps): the median and fastest steps' replays separate
- * the model's error from the calibration's and the drift's. Before running, the
+ * The median and fastest steps are also replayed on their own op times
+ * (msr_replay_step, after every round): the replays separate the model's
+ * error from the calibration's and the drift's. Before running, the
  * harness sets glibc's mmap and trim thresholds high (mallopt) so that
  * steady-state steps reuse heap memory instead of page-faulting fresh
  * buffers from the kernel, as training frameworks' caching allocators do.
@@ -33,7 +33,7 @@
  * Ownership: msr_vcheck_run borrows the profile and topology and allocates
  * *out (traces and comparisons included); msr_vcheck_free (NULL ok).
  * Cost per point: one simulation plus (warm-up + steps) real steps per
- * round, and a replay (one simulation) per timed step.
+ * round, and two replays (a simulation each).
  */
 #ifndef MSR_VALIDATE_H
 #define MSR_VALIDATE_H

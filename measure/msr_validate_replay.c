@@ -2,24 +2,22 @@
  *
  * A prediction of a grid point differs from its measurement for two
  * reasons: the model (what the engine does with op times: the schedule's
- * dependencies, the streams, the hand-offs) and the op times it is given
- * (a calibration measured seconds or minutes before, on a machine whose
- * speed moves). The replay isolates the first: validate --check simulates
- * each timed step with its own op times, each (stage, op kind, micro-batch
- * re-materialized or not) at the plain mean of that step's ops of the kind
- * (every sample, none trimmed: a slow op in this step was time of this
- * step) and the links at the median of the step's hand-offs where the
- * receiver waited (a send's start to the end of its receive's copy, as the
- * pipelined calibration fits its link), and compares the simulated step
- * with the measured one as it compares a point. What remains is the
- * model's error apart from any calibration or drift: that each op of a
- * kind takes the kind's mean (a step is a max over paths, so op times that
- * vary leave waits their mean does not, more so when a core slows for a
- * while than when each op varies alone), and what the engine does not
- * model of the runtime (the worker's own sends and receive copies on its
- * thread, about a microsecond each). msr_replay_step_with replays with each
- * op's own time or the times shuffled within their rows instead, and
- * msr_replay_report_new runs all three for `pipesim compare --replay`.
+ * dependencies, the streams, the hand-offs, the workers' message copies)
+ * and the op times it is given (a calibration measured seconds or minutes
+ * before, on a machine whose speed moves). The replay isolates the first:
+ * validate --check simulates a point's median and fastest steps with their
+ * own op times, each (stage, op kind, micro-batch re-materialized or not)
+ * at the plain mean of that step's ops of the kind (every sample, none
+ * trimmed: a slow op in this step was time of this step), the workers'
+ * message copies and the links' latency from the same step (step_links),
+ * and compares the simulated step with the measured one as it compares a
+ * point. What remains is the model's error apart from any calibration or
+ * drift: chiefly that each op of a kind takes the kind's mean (a step is a
+ * max over paths, so op times that vary leave waits their mean does not,
+ * more so when a core slows for a while than when each op varies alone).
+ * msr_replay_step_with replays with each op's own time or the times
+ * shuffled within their rows instead, and msr_replay_report_new runs all
+ * three for `pipesim compare --replay`.
  * Cost: per replay one simulated step and one comparison, O(events log
  * events), and with own times a stages x kinds x (M + 1) table.
  */
@@ -37,16 +35,6 @@
 #include <gsl/gsl_statistics_double.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Events by device, then start: each device's ops in the order they ran. */
-static int by_device_start(const void *pa, const void *pb)
-{
-    const struct trc_event *a = *(const struct trc_event *const *)pa,
-                           *b = *(const struct trc_event *const *)pb;
-    if (a->device != b->device)
-        return a->device < b->device ? -1 : 1;
-    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
-}
 
 /* The links of a step: the median hand-off of its receives that waited for
  * their data (a send's start to the end of its receive's copy), and, for a
@@ -94,7 +82,7 @@ static int step_links(const struct sch_schedule *s, const struct trc_trace *t,
             ns++;
         }
     }
-    qsort(ev, n, sizeof *ev, by_device_start);
+    qsort(ev, n, sizeof *ev, trc_event_ptr_by_device_start);
     int64_t last_end = 0; /* of the device's ops so far (one thread runs them
                              all in the runtime; the engine's overlap) */
     for (size_t i = 0; i < n; i++) {
@@ -293,9 +281,9 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
         sc->bwd_input_remat = row_mean(sum, cnt, g, SCH_OP_BWD, 1, split ? 1 : 2);
         sc->bwd_weight = row_mean(sum, cnt, g, SCH_OP_WGRAD, 0, 1);
         sc->bwd_weight_remat = row_mean(sum, cnt, g, SCH_OP_WGRAD, 1, 1);
-        sc->bwd = s->has_wgrad ? sc->bwd_input + sc->bwd_weight : sc->bwd_input;
-        sc->bwd_remat = s->has_wgrad ? sc->bwd_input_remat + sc->bwd_weight_remat
-                                     : sc->bwd_input_remat;
+        sc->bwd = split ? sc->bwd_input + sc->bwd_weight : sc->bwd_input;
+        sc->bwd_remat = split ? sc->bwd_input_remat + sc->bwd_weight_remat
+                              : sc->bwd_input_remat;
     }
     double micro = meas->n_micro > 0 ? (double)meas->batch / meas->n_micro : 0;
     struct sch_costs costs = { .n_stages = S, .micro_batch = micro, .st = st };
@@ -320,9 +308,11 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
         gsl_rng_set(rng, (unsigned long)seed);
     }
     if ((how != MSR_REPLAY_MEANS && (rc = own_fill(&own, meas, rng)) < 0) ||
-        (rc = msr_calib_topology(&lc, &topo)) < 0 ||
-        (host && (host_copies(topo, &sl), 0)) ||
-        (rc = sch_costs_messages(topo, &costs)) < 0 ||
+        (rc = msr_calib_topology(&lc, &topo)) < 0)
+        goto out;
+    if (host)
+        host_copies(topo, &sl);
+    if ((rc = sch_costs_messages(topo, &costs)) < 0 ||
         (rc = sim_engine_new(s, &costs, topo,
                              &(struct sim_engine_opts){
                                  .record_trace = 1,

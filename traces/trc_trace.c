@@ -87,6 +87,15 @@ static int ctr_cmp(const void *pa, const void *pb)
     return CMP(a->i, b->i);
 }
 
+int trc_event_ptr_by_device_start(const void *pa, const void *pb)
+{
+    const struct trc_event *a = *(const struct trc_event *const *)pa,
+                           *b = *(const struct trc_event *const *)pb;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
 void trc_trace_sort(struct trc_trace *t)
 {
     if (t->n_events)

@@ -65,6 +65,9 @@ int trc_add_counter(struct trc_trace *t, int device, int64_t t_ns, int64_t bytes
 const char *trc_stream_name(int k);
 /* Sorts events by (start, device, stream, kind, stage, mb): stable output. */
 void trc_trace_sort(struct trc_trace *t);
+/* qsort comparator of pointers to events: by device, then start, so each
+ * device's ops come in the order they ran. */
+int trc_event_ptr_by_device_start(const void *a, const void *b);
 int trc_write_chrome(const struct trc_trace *t, const char *path);
 int trc_write_csv(const struct trc_trace *t, const char *path);
 /* Reads a Chrome JSON trace written by trc_write_chrome (either source). */
