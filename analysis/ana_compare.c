@@ -229,7 +229,10 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
         struct ana_discrepancy d = { a[i], b[i], dm - ds,
                                      a[i].stream == SCH_STREAM_COMPUTE ? ANA_CAUSE_COMPUTE
                                                                        : ANA_CAUSE_TRANSFER };
-        if (a[i].stream != SCH_STREAM_RECV) /* a receive's span is its send's transfer */
+        /* a receive's span is its send's transfer (with host-driven
+         * messages: the hand-off and its reader's copy, what the measured
+         * receive spans), so the send or the reader names the cause */
+        if (a[i].stream != SCH_STREAM_RECV)
             offer(c, &d);
         order[i] = &a[i];
     }

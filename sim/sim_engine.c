@@ -84,7 +84,14 @@ struct sim_engine {
                                   delivered bit 2x + 1, one cache line for both */
     uint8_t *sends_to;         /* [n_stages] bit DIR_ACT: stage s+1 on another
                                   device, bit DIR_GRAD: stage s-1 */
-    sch_time *xfer_start;      /* [2 S M] when tracing: start of each transfer */
+    sch_time *xfer_at;         /* [2 S M] when tracing: of each transfer, the start
+                                  of its send, which its receive's span starts
+                                  from; with host-driven messages (record) the
+                                  start of the sender's copy until the send has
+                                  been recorded, and the send's end when the
+                                  receiver copies it */
+    sch_time *dev_free;        /* [n_dev] when tracing: end of the device's last
+                                  compute op, its copies included */
     struct device *devs;       /* [n_dev]; stream si is devs[si / 3].st[si % 3] */
     struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] while building, then
                                   its distinct rows */
@@ -603,8 +610,9 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
         e->r.capacity[d] = t->devices[d].memory;
     if (o && o->record_trace) {
         e->trace = trc_trace_new("simulated", D, S, s->n_micro);
-        e->xfer_start = calloc(X, sizeof *e->xfer_start);
-        if (!e->trace || !e->xfer_start ||
+        e->xfer_at = calloc(X, sizeof *e->xfer_at);
+        e->dev_free = calloc((size_t)D, sizeof *e->dev_free);
+        if (!e->trace || !e->xfer_at || !e->dev_free ||
             !(e->trace->static_mem = calloc((size_t)D, sizeof(int64_t)))) {
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_engine;
@@ -639,7 +647,8 @@ void sim_engine_free(sim_engine *e)
     free(e->row);
     free(e->bits);
     free(e->sends_to);
-    free(e->xfer_start);
+    free(e->xfer_at);
+    free(e->dev_free);
     sim_evq_release(&e->evq);
     free(e->r.busy);
     free(e->r.busy_recomp);
@@ -697,7 +706,11 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
 }
 
 /* Records op, run from start to now, its message copies (pre, post) left
- * out of its span. */
+ * out of its span. With host-driven messages a send and a receive are
+ * recorded as the runtime's workers record theirs (runtime/rt_replay.c): a
+ * send from the start of its sender's copy to the end of its transfer, a
+ * receive from when both its message was sent and the device was done with
+ * its previous compute op to the end of the reader's copy. */
 static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, sch_time pre,
                   sch_time post)
 {
@@ -708,6 +721,20 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, 
     };
     if (ev.stream != SCH_STREAM_COMPUTE)
         ev.bytes = sch_costs_op_bytes(e->c, o);
+    const struct sch_stage_cost *sc = &e->c->st[o->stage];
+    if (ev.stream == SCH_STREAM_SEND) {
+        if (o->kind == SCH_OP_SEND_ACT ? sc->fwd_post : sc->bwd_post)
+            ev.start_ns = e->xfer_at[xfer(e, o->stage, o->mb, o->kind == SCH_OP_SEND_GRAD)];
+    } else if (ev.stream == SCH_STREAM_RECV) {
+        sch_time copy = o->kind == SCH_OP_RECV_ACT ? sc->fwd_pre : sc->bwd_pre;
+        if (copy > 0) {
+            sch_time sent = e->xfer_at[o->kind == SCH_OP_RECV_ACT
+                                           ? xfer(e, o->stage - 1, o->mb, DIR_ACT)
+                                           : xfer(e, o->stage + 1, o->mb, DIR_GRAD)];
+            ev.start_ns = sent > e->dev_free[d] ? sent : e->dev_free[d];
+            ev.end_ns = e->now + copy;
+        }
+    }
     return trc_add_event(e->trace, &ev);
 }
 
@@ -746,8 +773,12 @@ static int finish_op(sim_engine *e, int si, sch_time start)
                 e->r.fb_end = e->now - post;
         }
     }
-    if (e->trace && (rc = record(e, d, op, start, pre, post)) < 0)
-        return rc;
+    if (e->trace) {
+        if ((rc = record(e, d, op, start, pre, post)) < 0)
+            return rc;
+        if (sch_op_stream(kind) == SCH_STREAM_COMPUTE)
+            e->dev_free[d] = e->now;
+    }
     if ((rc = mem_change(e, d, oi->at_end[rm_of(e, op->mb)])) < 0)
         return rc;
     st->busy = 0;
@@ -763,8 +794,12 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     case SCH_OP_SEND_ACT:
     case SCH_OP_SEND_GRAD: {
         int64_t x = xfer(e, op->stage, op->mb, kind == SCH_OP_SEND_GRAD);
-        if (e->xfer_start)
-            e->xfer_start[x] = start;
+        if (e->xfer_at) {
+            const struct sch_stage_cost *to =
+                &e->c->st[kind == SCH_OP_SEND_GRAD ? op->stage - 1 : op->stage + 1];
+            e->xfer_at[x] = (kind == SCH_OP_SEND_GRAD ? to->bwd_pre : to->fwd_pre) ? e->now
+                                                                                  : start;
+        }
         if (oi->lat > 0) { /* the receiver has the bytes a latency later */
             return push_event(e, oi->dlane, e->now + oi->lat, (int32_t)(-2 - x));
         }
@@ -774,6 +809,8 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     }
     if (!(e->sends_to[op->stage] >> dir & 1))
         return 0;
+    if (e->trace && post > 0)
+        e->xfer_at[xfer(e, op->stage, op->mb, dir)] = e->now - post;
     bit_set(e->bits, 2 * xfer(e, op->stage, op->mb, dir));
     return try_start(e, d * NRUN + SCH_STREAM_SEND);
 }
@@ -849,8 +886,8 @@ static int try_start(sim_engine *e, int si)
             return rc;
         if (sch_op_stream(op->kind) == SCH_STREAM_RECV) {
             sch_time from = e->now;
-            if (e->xfer_start)
-                from = e->xfer_start[op->kind == SCH_OP_RECV_ACT
+            if (e->xfer_at)
+                from = e->xfer_at[op->kind == SCH_OP_RECV_ACT
                                          ? xfer(e, op->stage - 1, op->mb, DIR_ACT)
                                          : xfer(e, op->stage + 1, op->mb, DIR_GRAD)];
             if ((rc = finish_op(e, si, from)) < 0)

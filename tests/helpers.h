@@ -63,6 +63,19 @@ static inline struct mdl_topology *th_chain(int n, double mem_bw, double bw, dou
     return t;
 }
 
+/* Host-driven messages on every device of t (mdl_device msg_*: the fixed
+ * seconds and the bytes per second of a send's and a receive's copy). */
+static inline void th_messages(struct mdl_topology *t, double send_s, double send_bw,
+                               double recv_s, double recv_bw)
+{
+    for (int i = 0; i < t->n_devices; i++) {
+        t->devices[i].msg_send_s = send_s;
+        t->devices[i].msg_send_bw = send_bw;
+        t->devices[i].msg_recv_s = recv_s;
+        t->devices[i].msg_recv_bw = recv_bw;
+    }
+}
+
 /* th_chain closed into a ring (n >= 3): the wrap-around link carries
  * interleaved schedules from the last device back to the first. */
 static inline struct mdl_topology *th_ring(int n, double mem_bw, double bw, double lat)

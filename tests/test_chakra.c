@@ -242,6 +242,62 @@ static void schedule_roundtrip(const char *name, int K, int M)
     mdl_profile_free(p);
 }
 
+
+/* Host-driven messages (sends 50 ns, receives 70 ns, th_messages) on the
+ * 4-stage GPipe above: an F or B node spans its copies too (a middle
+ * stage's F: 70 + 2000 + 50 ns), given apart as pipesim_copy_in/out_ns; a
+ * send spans its copy and its bytes' time (50 + 200 ns); nodes without
+ * copies carry no copy attribute. */
+Test(chakra, message_copies_in_the_nodes)
+{
+    struct mdl_profile *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
+    struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
+    th_messages(t, 50e-9, 0, 70e-9, 0);
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
+    char *dir = tmpdir();
+    export(run.s, run.c, run.e, dir, 1);
+    struct dfile df[4];
+    for (int r = 0; r < 4; r++)
+        load_rank(dir, r, &df[r]);
+    check_common(df, 1, run.s);
+    for (int r = 0; r < 4; r++) {
+        int64_t in_f = r > 0 ? 70 : 0, out_f = r < 3 ? 50 : 0;
+        int64_t in_b = r < 3 ? 70 : 0, out_b = r > 0 ? 50 : 0;
+        for (int m = 0; m < 3; m++) {
+            const struct dnode *F = by_name(&df[r], "s%d:F%d", r, m);
+            const struct dnode *B = by_name(&df[r], "s%d:B%d", r, m);
+            cr_assert(F && B);
+            cr_assert_eq(ival(F, "pipesim_duration_ns", 9), in_f + 2000 + out_f, "F%d of %d", m,
+                         r);
+            cr_assert_eq(ival(B, "pipesim_duration_ns", 9), in_b + 4000 + out_b, "B%d of %d", m,
+                         r);
+            cr_assert_eq(ival(F, "pipesim_copy_in_ns", 9), in_f);
+            cr_assert_eq(ival(F, "pipesim_copy_out_ns", 9), out_f);
+            cr_assert_eq(ival(B, "pipesim_copy_in_ns", 9), in_b);
+            cr_assert_eq(ival(B, "pipesim_copy_out_ns", 9), out_b);
+            const struct dnode *R = by_name(&df[r], "s%d:R%d", r, m);
+            if (R)
+                for (int k = 0; k < R->na; k++)
+                    cr_assert(strncmp(R->a[k].name, "pipesim_copy", 12), "R%d has no copy", m);
+            if (r < 3) {
+                const struct dnode *sn = by_name(&df[r], "s%d:sendF%d", r, m);
+                cr_assert(sn);
+                cr_assert_eq(ival(sn, "pipesim_duration_ns", 9), 250,
+                             "50 ns copy + 200 B / 1 GB/s");
+                /* the send starts where its F's own time ends */
+                cr_assert_eq(ival(sn, "pipesim_start_ns", 9),
+                             ival(F, "pipesim_start_ns", 9) + in_f + 2000);
+            }
+        }
+        df_free(&df[r]);
+    }
+    rmdir_all(dir);
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
 Test(chakra, other_schedules) {
     schedule_roundtrip("1f1b", 4, 8);
     schedule_roundtrip("interleaved:2", 2, 4);

@@ -15,24 +15,13 @@
 
 TestSuite(messages, .timeout = 60);
 
-static void set_messages(struct mdl_topology *t, double send_s, double send_bw, double recv_s,
-                         double recv_bw)
-{
-    for (int i = 0; i < t->n_devices; i++) {
-        t->devices[i].msg_send_s = send_s;
-        t->devices[i].msg_send_bw = send_bw;
-        t->devices[i].msg_recv_s = recv_s;
-        t->devices[i].msg_recv_bw = recv_bw;
-    }
-}
-
 /* Stages of 2 ms forward, 3 ms backward; sends 10 us, receives 20 us plus
  * 4000 B at 1e9 B/s (4 us); free links. */
 Test(messages, costs_carry_the_copies_around_f_and_b)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 1e9);
+    th_messages(t, 10e-6, 0, 20e-6, 1e9);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 0);
     const struct sch_stage_cost *a = &run.c->st[0], *b = &run.c->st[1];
@@ -52,7 +41,7 @@ Test(messages, costs_carry_the_copies_around_f_and_b)
     th_release(&run);
     /* one device: no message, no copy */
     struct mdl_topology *one = th_chain(1, 1e9, 1e300, 0);
-    set_messages(one, 10e-6, 0, 20e-6, 1e9);
+    th_messages(one, 10e-6, 0, 20e-6, 1e9);
     th_simulate(&run, "gpipe", p, one, 1, 2, SCH_REMAT_NEVER, 1, 0);
     cr_expect_eq(run.c->st[0].fwd, 4000000);
     cr_expect_eq(run.c->st[0].fwd_pre + run.c->st[0].fwd_post + run.c->st[0].bwd_pre +
@@ -73,12 +62,18 @@ Test(messages, costs_carry_the_copies_around_f_and_b)
  *   device 0: B [9060, 12080] (a receive's copy, then 3000), B [12080, 15100];
  * then each device's update. So F and B end 15100 us in (fb_end), busy 10 ms
  * a device (the copies not counted), the bubble 1 - 20 / (2 x 15.1), and the
- * recorded spans leave the copies out. */
+ * recorded spans leave the copies out. Sends and receives are recorded as
+ * the runtime's workers record theirs: device 0's first send is its copy
+ * [2000, 2010] (the link takes no time); a receive runs from when both its
+ * message was sent and its device was free to the end of its copy: device
+ * 1's first [2010, 2030] (the message came last), its second [4030, 4050]
+ * (the device came last: F0's end); device 0's first gradient receive
+ * [9060, 9080] after the gradient's send [9050, 9060]. */
 Test(messages, a_gpipe_step_by_hand)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 0);
+    th_messages(t, 10e-6, 0, 20e-6, 0);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
     const struct sim_result *r = run.r;
@@ -105,8 +100,26 @@ Test(messages, a_gpipe_step_by_hand)
             cr_expect_eq(e->start_ns, 9080000);
             seen++;
         }
+        static const struct {
+            int kind, stage, mb;
+            int64_t start, end;
+        } io[] = {
+            { SCH_OP_SEND_ACT, 0, 0, 2000000, 2010000 },
+            { SCH_OP_RECV_ACT, 1, 0, 2010000, 2030000 },
+            { SCH_OP_RECV_ACT, 1, 1, 4030000, 4050000 },
+            { SCH_OP_RECV_GRAD, 0, 1, 9060000, 9080000 },
+            { SCH_OP_SEND_GRAD, 1, 1, 9050000, 9060000 },
+        };
+        for (size_t k = 0; k < sizeof io / sizeof *io; k++)
+            if (e->kind == io[k].kind && e->stage == io[k].stage && e->mb == io[k].mb) {
+                cr_expect_eq(e->start_ns, io[k].start, "event %zu starts at %lld", k,
+                             (long long)e->start_ns);
+                cr_expect_eq(e->end_ns, io[k].end, "event %zu ends at %lld", k,
+                             (long long)e->end_ns);
+                seen++;
+            }
     }
-    cr_expect_eq(seen, 3);
+    cr_expect_eq(seen, 8);
     th_release(&run);
     mdl_topology_free(t);
     mdl_profile_free(p);
@@ -177,7 +190,7 @@ Test(messages, a_copy_past_the_bound_is_refused)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 0, 1e-300, 0, 0);
+    th_messages(t, 0, 1e-300, 0, 0);
     struct sch_schedule *s;
     struct sch_partition *part;
     struct sch_costs *c;
@@ -242,7 +255,7 @@ Test(messages, split_backward_and_a_second_call)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 0);
+    th_messages(t, 10e-6, 0, 20e-6, 0);
     struct th_run run, plain;
     th_simulate(&run, "zb-h1", p, t, 2, 4, SCH_REMAT_NEVER, 1, 0);
     struct mdl_topology *t0 = th_chain(2, 1e9, 1e300, 0);
@@ -257,7 +270,7 @@ Test(messages, split_backward_and_a_second_call)
     cr_assert_eq(sch_costs_messages(t, run.c), 0);
     cr_expect_eq(run.c->st[1].fwd, before.fwd);
     cr_expect_eq(run.c->st[1].bwd_input, before.bwd_input);
-    set_messages(t, 0, 0, 0, 0); /* and taken off again */
+    th_messages(t, 0, 0, 0, 0); /* and taken off again */
     cr_assert_eq(sch_costs_messages(t, run.c), 0);
     cr_expect_eq(run.c->st[1].fwd, plain.c->st[1].fwd);
     cr_expect_eq(run.c->st[1].bwd, plain.c->st[1].bwd);
@@ -291,7 +304,7 @@ Test(messages, draws_leave_the_copies_alone)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 0);
+    th_messages(t, 10e-6, 0, 20e-6, 0);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
     for (int k = 0; k < 2; k++) {
@@ -306,8 +319,10 @@ Test(messages, draws_leave_the_copies_alone)
             const struct trc_trace *tr = sim_engine_trace(e);
             for (size_t i = 0; i < tr->n_events; i++) {
                 const struct trc_event *ev = &tr->events[i];
-                if (ev->kind == SCH_OP_SEND_ACT && ev->stage == 0 && ev->mb == 0)
-                    cr_expect_eq(ev->start_ns, 4010000, "the send after 4000 + 10 us");
+                if (ev->kind == SCH_OP_SEND_ACT && ev->stage == 0 && ev->mb == 0) {
+                    cr_expect_eq(ev->start_ns, 4000000, "the send's copy after 4000 us");
+                    cr_expect_eq(ev->end_ns, 4010000, "a copy of 10 us, a free link");
+                }
                 if (ev->kind == SCH_OP_FWD && ev->stage == 0 && ev->mb == 0)
                     cr_expect_eq(ev->end_ns, 4000000);
             }
@@ -325,7 +340,7 @@ Test(messages, predict_reports_the_ops_own_times)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0), *t0 = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 0);
+    th_messages(t, 10e-6, 0, 20e-6, 0);
     struct ana_config c = { .profile = p, .topo = t, .K = 2, .M = 2, .batch = 2,
                             .remat = SCH_REMAT_NEVER, .no_baseline = 1 };
     struct ana_prediction *a, *b;
@@ -354,7 +369,7 @@ Test(messages, the_partitioner_prices_the_copies_of_a_cut)
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
     for (int with = 0; with < 2; with++) {
-        set_messages(t, with ? 10e-6 : 0, 0, with ? 20e-6 : 0, 0);
+        th_messages(t, with ? 10e-6 : 0, 0, with ? 20e-6 : 0, 0);
         struct sch_part_opts o = { .n_stages = 2, .n_micro = 2, .micro_batch = 1,
                                    .remat = SCH_REMAT_NEVER };
         sch_part_model *m;
@@ -380,7 +395,7 @@ Test(messages, plan_counts_the_copies_as_communication)
 {
     struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
     struct mdl_topology *t = th_chain(2, 1e9, 1e300, 0);
-    set_messages(t, 10e-6, 0, 20e-6, 0);
+    th_messages(t, 10e-6, 0, 20e-6, 0);
     struct th_run run;
     th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 0);
     struct ana_plan_spec sp = { .profile = p, .topo = t };
