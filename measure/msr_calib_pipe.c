@@ -45,6 +45,7 @@
  * already waiting (the time a transfer adds to a dependency). */
 #include "measure/msr_calib.h"
 #include "measure/msr_calib_int.h"
+#include "measure/msr_msgwalk.h"
 #include "runtime/rt_chan.h"
 #include "runtime/rt_pipe.h"
 #include "sched/sch_partition.h"
@@ -206,28 +207,52 @@ static int take_rel(struct pipe_ctx *x, int i, const int *n0)
     return rc;
 }
 
+/* One message of a measured step (msr_msgwalk.h) into the samples: a send's
+ * copy, a receive's copy, and for a receive that waited, its hand-off from
+ * its send's start and its latency from its send's end (to its copy's end). */
+static int take_msg(void *ctx, const struct msr_msg *m)
+{
+    struct pipe_ctx *x = ctx;
+    const struct trc_event *r = m->ev, *sd = m->send;
+    double d = (double)(r->end_ns - r->start_ns) * 1e-9;
+    int rc = 0;
+    switch (m->kind) {
+    case MSR_MSG_SEND:
+        if (r->bytes > 0 && !(rc = push(&x->sb, (double)r->bytes)))
+            rc = push(&x->ss, d);
+        return rc;
+    case MSR_MSG_RECV_COPY:
+        if (r->bytes > 0 && !(rc = push(&x->rb, (double)r->bytes)))
+            rc = push(&x->rs, d);
+        return rc;
+    case MSR_MSG_RECV_WAITED: break;
+    }
+    if (!sd || sd->bytes <= 0)
+        return 0;
+    if (r->end_ns > sd->start_ns && !(rc = push(&x->hb, (double)sd->bytes)))
+        rc = push(&x->hs, (double)(r->end_ns - sd->start_ns) * 1e-9);
+    if (!rc && r->end_ns > sd->end_ns && !(rc = push(&x->lb, (double)sd->bytes)))
+        rc = push(&x->ls, (double)(r->end_ns - sd->end_ns) * 1e-9);
+    return rc;
+}
+
 /* One measured step's ops into the samples of size i (always: the remat
- * always step). The compute ops of a device run back to back, so a receive
- * that starts after the end of the op before it on its device waited for
- * its data: its end minus its send's start is a hand-off. */
+ * always step), then its messages (take_msg). */
 static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int always)
 {
     size_t n = t->n_events;
-    const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
     double *bw = calloc((size_t)x->S * (t->n_micro > 0 ? t->n_micro : 1), sizeof *bw);
     int *n0 = malloc((size_t)x->S * MSR_PIPE_NCLASS * sizeof *n0);
     int rc = 0;
-    if (!ev || !bw || !n0) {
+    if (!bw || !n0) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     for (int s = 0; s < x->S; s++)
         for (int k = 0; k < MSR_PIPE_NCLASS; k++)
             n0[s * MSR_PIPE_NCLASS + k] = smp_at(x, s, i, k)->n;
-    for (size_t e = 0; e < n; e++)
-        ev[e] = &t->events[e];
     for (size_t e = 0; e < n && !rc; e++) {
-        const struct trc_event *a = ev[e];
+        const struct trc_event *a = &t->events[e];
         double d = (double)(a->end_ns - a->start_ns) * 1e-9;
         if (a->stage < 0 || a->stage >= x->S)
             continue;
@@ -253,40 +278,11 @@ static int take_step(struct pipe_ctx *x, const struct trc_trace *t, int i, int a
                           bw[(size_t)s * t->n_micro + m]);
     if (!rc)
         rc = take_rel(x, i, n0);
-    /* hand-offs: pair each receive with its send; the workers' own copies
-     * of their messages (msr_calib.h, msg_*) */
-    qsort(ev, n, sizeof *ev, trc_event_ptr_by_device_start);
-    for (size_t e = 0; e < n && !rc; e++) {
-        const struct trc_event *r = ev[e], *prev = e ? ev[e - 1] : NULL;
-        double d = (double)(r->end_ns - r->start_ns) * 1e-9;
-        if ((r->kind == SCH_OP_SEND_ACT || r->kind == SCH_OP_SEND_GRAD) && r->bytes > 0 &&
-            !(rc = push(&x->sb, (double)r->bytes)))
-            rc = push(&x->ss, d);
-        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || !prev ||
-            prev->device != r->device || rc)
-            continue;
-        if (r->start_ns <= prev->end_ns + 1000) { /* its data was there: a copy */
-            if (r->bytes > 0 && !(rc = push(&x->rb, (double)r->bytes)))
-                rc = push(&x->rs, d);
-            continue;
-        }
-        int want = r->kind == SCH_OP_RECV_ACT ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD;
-        int sstage = r->kind == SCH_OP_RECV_ACT ? r->stage - 1 : r->stage + 1;
-        for (size_t f = 0; f < n; f++) {
-            const struct trc_event *sd = ev[f];
-            if (sd->kind == want && sd->stage == sstage && sd->mb == r->mb) {
-                if (r->end_ns > sd->start_ns && sd->bytes > 0 &&
-                    !(rc = push(&x->hb, (double)sd->bytes)))
-                    rc = push(&x->hs, (double)(r->end_ns - sd->start_ns) * 1e-9);
-                if (!rc && r->end_ns > sd->end_ns && sd->bytes > 0 &&
-                    !(rc = push(&x->lb, (double)sd->bytes)))
-                    rc = push(&x->ls, (double)(r->end_ns - sd->end_ns) * 1e-9);
-                break;
-            }
-        }
-    }
+    /* hand-offs and the workers' own copies of their messages (msr_calib.h,
+     * msg_*) */
+    if (!rc)
+        rc = msr_msg_walk(t, take_msg, x);
 out:
-    free(ev);
     free(bw);
     free(n0);
     return rc;

@@ -134,13 +134,12 @@ struct msr_vcheck_opts {
  * "messages" (mdl_topology.h), and the links the median over the receives
  * that waited of their end less their send's end less that receive copy;
  * another trace (the engine's) the median hand-off of its receives that
- * waited (a send's start to the end of its receive). A receive waited when
- * it starts more than MSR_REPLAY_WAIT_NS after the ops before it on its
- * device ended. Then compared with meas as a point is (ana_compare). What
+ * waited (a send's start to the end of its receive). Which receives waited
+ * is msr_msgwalk.h's rule (more than MSR_MSG_WAIT_NS after the ops before
+ * it on its device ended). Then compared with meas as a point is (ana_compare). What
  * it leaves is the model's error apart from any calibration and drift.
  * meas need not be sorted. PS_EINVAL when meas is not a step of s's shape.
  * Cost: one simulated step and one comparison, O(ops log ops). */
-#define MSR_REPLAY_WAIT_NS 1000
 struct msr_replay {
     double makespan_err;       /* measured / simulated - 1 */
     double bubble_err;         /* measured - simulated bubble (fraction) */

@@ -23,6 +23,7 @@
  */
 #include "measure/msr_validate.h"
 #include "measure/msr_calib.h"
+#include "measure/msr_msgwalk.h"
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
 #include "sim/sim_engine.h"
@@ -38,90 +39,72 @@
 
 /* The links of a step: the median hand-off of its receives that waited for
  * their data (a send's start to the end of its receive's copy), and, for a
- * measured step (the runtime's convention: a receive's record starts when
- * its data is there, rt_replay.c; the worker copies each message itself),
- * its messages: the mean send (the copy into the channel), the mean
- * receive that did not wait (the copy out of it, 0 when every receive
- * waited), and the latency from a send's end to its receive's copy: the
- * median over the receives that waited of their end less their send's end
- * less that copy (at least 0). A receive waited when it starts more than
- * MSR_REPLAY_WAIT_NS after the ops before it on its device have ended (a
- * device's first op has none before it and is left out), as the pipelined
- * calibration picks them (msr_calib_pipe.c). Sends and receives pair by
- * sch_op_tag. The hand-off and latency are 0 when no receive waited. */
+ * measured step (the runtime's convention, msr_msgwalk.h: the worker copies
+ * each message itself), its messages: the mean send (the copy into the
+ * channel), the mean receive that did not wait (the copy out of it, 0 when
+ * every receive waited), and the latency from a send's end to its
+ * receive's copy: the median over the receives that waited of their end
+ * less their send's end less that copy (at least 0). Which receives waited
+ * is msr_msg_walk's rule, the pipelined calibration's. The hand-off and
+ * latency are 0 when no receive waited. */
 struct step_links {
     double handoff, send_s, recv_s, latency;
 };
 
-static int step_links(const struct sch_schedule *s, const struct trc_trace *t,
-                      struct step_links *out)
+struct links_acc {
+    double send_sum, recv_sum, *h, *hl;
+    size_t ns, nr, nh;
+};
+
+static int links_msg(void *ctx, const struct msr_msg *m)
+{
+    struct links_acc *a = ctx;
+    const struct trc_event *r = m->ev, *sd = m->send;
+    double d = (double)(r->end_ns - r->start_ns) * 1e-9;
+    switch (m->kind) {
+    case MSR_MSG_SEND:
+        if (r->bytes > 0)
+            a->send_sum += d, a->ns++;
+        break;
+    case MSR_MSG_RECV_COPY:
+        if (r->bytes > 0)
+            a->recv_sum += d, a->nr++;
+        break;
+    case MSR_MSG_RECV_WAITED:
+        if (sd && r->end_ns > sd->start_ns) {
+            a->h[a->nh] = (double)(r->end_ns - sd->start_ns) * 1e-9;
+            a->hl[a->nh++] = (double)(r->end_ns - sd->end_ns) * 1e-9;
+        }
+        break;
+    }
+    return 0;
+}
+
+static int step_links(const struct trc_trace *t, struct step_links *out)
 {
     memset(out, 0, sizeof *out);
-    size_t n = t->n_events, nh = 0, ns = 0, nr = 0;
-    size_t ntag = 2 * (size_t)s->n_stages * (size_t)s->n_micro;
-    const struct trc_event **ev = malloc((n ? n : 1) * sizeof *ev);
-    const struct trc_event **send = calloc(ntag ? ntag : 1, sizeof *send);
-    double *h = malloc((n ? n : 1) * sizeof *h), *hl = malloc((n ? n : 1) * sizeof *hl);
-    double send_sum = 0, recv_sum = 0;
+    size_t n = t->n_events;
+    struct links_acc a = { .h = malloc((n ? n : 1) * sizeof *a.h),
+                           .hl = malloc((n ? n : 1) * sizeof *a.hl) };
     int rc = 0;
-    if (!ev || !send || !h || !hl) {
+    if (!a.h || !a.hl) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct trc_event *e = &t->events[i];
-        ev[i] = e;
-        struct sch_op op = { .kind = e->kind, .stage = e->stage, .mb = e->mb };
-        if (e->kind != SCH_OP_SEND_ACT && e->kind != SCH_OP_SEND_GRAD)
-            continue;
-        int64_t tag = sch_op_tag(s, &op);
-        if (tag >= 0 && (size_t)tag < ntag)
-            send[tag] = e;
-        if (e->bytes > 0) {
-            send_sum += (double)(e->end_ns - e->start_ns) * 1e-9;
-            ns++;
-        }
-    }
-    qsort(ev, n, sizeof *ev, trc_event_ptr_by_device_start);
-    int64_t last_end = 0; /* of the device's ops so far (one thread runs them
-                             all in the runtime; the engine's overlap) */
-    for (size_t i = 0; i < n; i++) {
-        const struct trc_event *r = ev[i];
-        int first = !i || ev[i - 1]->device != r->device;
-        last_end = first ? 0 : last_end;
-        int waited = !first && r->start_ns > last_end + MSR_REPLAY_WAIT_NS;
-        last_end = r->end_ns > last_end ? r->end_ns : last_end;
-        if ((r->kind != SCH_OP_RECV_ACT && r->kind != SCH_OP_RECV_GRAD) || first)
-            continue;
-        if (!waited) {
-            if (r->bytes > 0) {
-                recv_sum += (double)(r->end_ns - r->start_ns) * 1e-9;
-                nr++;
-            }
-            continue;
-        }
-        struct sch_op op = { .kind = r->kind, .stage = r->stage, .mb = r->mb };
-        int64_t tag = sch_op_tag(s, &op);
-        const struct trc_event *sd = tag >= 0 && (size_t)tag < ntag ? send[tag] : NULL;
-        if (sd && r->end_ns > sd->start_ns) {
-            h[nh] = (double)(r->end_ns - sd->start_ns) * 1e-9;
-            hl[nh++] = (double)(r->end_ns - sd->end_ns) * 1e-9;
-        }
-    }
-    out->send_s = ns ? send_sum / (double)ns : 0;
-    out->recv_s = nr ? recv_sum / (double)nr : 0;
-    if (nh) {
-        gsl_sort(h, 1, nh);
-        out->handoff = gsl_stats_median_from_sorted_data(h, 1, nh);
-        gsl_sort(hl, 1, nh);
-        double l = gsl_stats_median_from_sorted_data(hl, 1, nh) - out->recv_s;
+    if ((rc = msr_msg_walk(t, links_msg, &a)) < 0)
+        goto out;
+    out->send_s = a.ns ? a.send_sum / (double)a.ns : 0;
+    out->recv_s = a.nr ? a.recv_sum / (double)a.nr : 0;
+    if (a.nh) {
+        gsl_sort(a.h, 1, a.nh);
+        out->handoff = gsl_stats_median_from_sorted_data(a.h, 1, a.nh);
+        gsl_sort(a.hl, 1, a.nh);
+        double l = gsl_stats_median_from_sorted_data(a.hl, 1, a.nh) - out->recv_s;
         out->latency = l > 0 ? l : 0;
     }
 out:
-    free(ev);
-    free(send);
-    free(h);
-    free(hl);
+    free(a.h);
+    free(a.hl);
     return rc;
 }
 
@@ -294,7 +277,7 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
      * copies ("messages", mdl_topology.h) and the links the latency from a
      * send's end; another trace (the engine's) the whole hand-off. */
     struct step_links sl;
-    if ((rc = step_links(s, meas, &sl)) < 0)
+    if ((rc = step_links(meas, &sl)) < 0)
         goto out;
     int host = !strcmp(meas->source, "measured");
     struct msr_calib lc = { .n_cores = s->n_devices, .link_bandwidth = MSR_FREE_LINK,

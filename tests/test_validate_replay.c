@@ -7,9 +7,12 @@
  * meet lengthens the measured step by exactly what the hand computation
  * says, which the means cannot see. And a step in the runtime's own
  * convention (a receive recorded from when its data is there; the worker's
- * sends on its own thread) replays as hand-computed. */
+ * sends on its own thread) replays as hand-computed. And the walk over a
+ * measured step's messages that the replay and the pipelined calibration
+ * share (measure/msr_msgwalk.h) classifies and pairs them as by hand. */
 #include "helpers.h"
 
+#include "measure/msr_msgwalk.h"
 #include "measure/msr_validate.h"
 
 #include <math.h>
@@ -361,4 +364,84 @@ Test(replay, cli_replays_a_measured_step)
                        "&& grep -q -- '--shuffles and --seed go with --replay' e.txt", dir,
                        th_pipesim()), 0);
     th_sh("rm -rf %s", dir);
+}
+
+/* ---- msr_msg_walk: the messages of a measured step --------------------- */
+
+struct walked {
+    int n, stop_at;
+    enum msr_msg_kind kind[16];
+    const struct trc_event *ev[16], *send[16];
+};
+
+static int walk_cb(void *ctx, const struct msr_msg *m)
+{
+    struct walked *w = ctx;
+    cr_assert_lt(w->n, 16);
+    w->kind[w->n] = m->kind;
+    w->ev[w->n] = m->ev;
+    w->send[w->n] = m->send;
+    return ++w->n == w->stop_at ? -1 : 0;
+}
+
+static void add(struct trc_trace *t, int dev, int kind, int stage, int mb, int64_t a,
+                int64_t b)
+{
+    struct trc_event e = { .device = dev, .stage = stage, .mb = mb, .kind = kind,
+                           .stream = (uint8_t)sch_op_stream(kind), .start_ns = a, .end_ns = b };
+    if (e.stream != SCH_STREAM_COMPUTE)
+        e.bytes = 64;
+    cr_assert_eq(trc_add_event(t, &e), 0);
+}
+
+/* A GPipe K = 2, M = 2 step in the runtime's convention, its events added
+ * out of order (times in us): each send is a send; device 0's gradient
+ * receive of micro-batch 1 starts 97.5 us after its last op ended (waited,
+ * paired with stage 1's send), that of micro-batch 0 0.5 us after (a copy);
+ * device 1's first receive is its first event (left out), its second
+ * starts 52.5 us after F0 (waited, paired with device 0's second send).
+ * The walk goes device by device in start order and stops at a negative
+ * return. */
+Test(replay, msg_walk_classifies_and_pairs_messages)
+{
+    struct trc_trace *t = trc_trace_new("measured", 2, 2, 2);
+    cr_assert(t);
+    const int64_t u = 1000;
+    add(t, 1, SCH_OP_SEND_GRAD, 1, 0, 390 * u, 391 * u);
+    add(t, 0, SCH_OP_FWD, 0, 0, 0, 100 * u);
+    add(t, 0, SCH_OP_SEND_ACT, 0, 0, 100 * u, 102 * u);
+    add(t, 0, SCH_OP_FWD, 0, 1, 102 * u, 200 * u);
+    add(t, 0, SCH_OP_SEND_ACT, 0, 1, 200 * u, 202500);
+    add(t, 0, SCH_OP_RECV_GRAD, 0, 1, 300 * u, 301 * u);
+    add(t, 0, SCH_OP_BWD, 0, 1, 301 * u, 400 * u);
+    add(t, 0, SCH_OP_RECV_GRAD, 0, 0, 400500, 401500);
+    add(t, 0, SCH_OP_BWD, 0, 0, 401500, 500 * u);
+    add(t, 1, SCH_OP_RECV_ACT, 1, 0, 102 * u, 104 * u);
+    add(t, 1, SCH_OP_FWD, 1, 0, 104 * u, 150 * u);
+    add(t, 1, SCH_OP_RECV_ACT, 1, 1, 202500, 203500);
+    add(t, 1, SCH_OP_FWD, 1, 1, 203500, 280 * u);
+    add(t, 1, SCH_OP_BWD, 1, 1, 280 * u, 298 * u);
+    add(t, 1, SCH_OP_SEND_GRAD, 1, 1, 298 * u, 299 * u);
+    add(t, 1, SCH_OP_BWD, 1, 0, 299 * u, 390 * u);
+    const struct trc_event *ev = t->events;
+    struct walked w = { .stop_at = -1 };
+    cr_assert_eq(msr_msg_walk(t, walk_cb, &w), 0);
+    static const enum msr_msg_kind want[] = { MSR_MSG_SEND, MSR_MSG_SEND, MSR_MSG_RECV_WAITED,
+                                              MSR_MSG_RECV_COPY, MSR_MSG_RECV_WAITED,
+                                              MSR_MSG_SEND, MSR_MSG_SEND };
+    /* the events, by their index in the order added */
+    static const int at[] = { 2, 4, 5, 7, 11, 14, 0 };
+    cr_assert_eq(w.n, 7);
+    for (int i = 0; i < 7; i++) {
+        cr_expect_eq(w.kind[i], want[i], "call %d", i);
+        cr_expect_eq(w.ev[i], &ev[at[i]], "call %d", i);
+    }
+    cr_expect_eq(w.send[2], &ev[14], "device 0's waited receive pairs with sendB1");
+    cr_expect_eq(w.send[4], &ev[4], "device 1's waited receive pairs with sendF1");
+    cr_expect_null(w.send[0]);
+    cr_expect_null(w.send[3]);
+    struct walked s = { .stop_at = 2 };
+    cr_expect_eq(msr_msg_walk(t, walk_cb, &s), -1);
+    cr_expect_eq(s.n, 2, "the walk stops at the first negative return");
+    trc_trace_free(t);
 }
