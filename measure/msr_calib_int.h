@@ -30,5 +30,14 @@ int msr_calib_pipe_round(struct msr_pipe_state *ps);
 int msr_calib_pipe_size(struct msr_pipe_state *ps, int micro);
 int msr_calib_pipe_finish(struct msr_pipe_state *ps);
 void msr_calib_pipe_free(struct msr_pipe_state *ps);
+/* msr_calib_scale.c: the class pooled with class k under opts.pool_remat
+ * (F with R, B of a stashed micro-batch with B after a recompute), -1 for
+ * none; and every stage's layers scaled from where they are to the
+ * classes' centres (by_mean: trimmed means, else medians; pooled: the
+ * pools'), the rule recorded in c; st: room for a stage's layers. */
+struct sch_partition;
+int msr_pipe_partner(int k);
+void msr_pipe_scale_to_centres(struct msr_calib *c, const struct sch_partition *part,
+                               int by_mean, int pooled, struct msr_stat **st);
 
 #endif
