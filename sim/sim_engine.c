@@ -88,10 +88,11 @@ struct sim_engine {
                                   of its send, which its receive's span starts
                                   from; with host-driven messages (record) the
                                   start of the sender's copy until the send has
-                                  been recorded, and the send's end when the
-                                  receiver copies it */
-    sch_time *dev_free;        /* [n_dev] when tracing: end of the device's last
-                                  compute op, its copies included */
+                                  been recorded, then its transfer's end when
+                                  the receiver copies it */
+    sch_time *dev_free;        /* [2 n_dev] when tracing: end of the device's last
+                                  compute op, its copies included (2 d), and of
+                                  its last send (2 d + 1) */
     struct device *devs;       /* [n_dev]; stream si is devs[si / 3].st[si % 3] */
     struct opinfo *info;       /* [n_stages * SCH_OP_NKINDS] while building, then
                                   its distinct rows */
@@ -611,7 +612,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     if (o && o->record_trace) {
         e->trace = trc_trace_new("simulated", D, S, s->n_micro);
         e->xfer_at = calloc(X, sizeof *e->xfer_at);
-        e->dev_free = calloc((size_t)D, sizeof *e->dev_free);
+        e->dev_free = calloc(2 * (size_t)D, sizeof *e->dev_free);
         if (!e->trace || !e->xfer_at || !e->dev_free ||
             !(e->trace->static_mem = calloc((size_t)D, sizeof(int64_t)))) {
             rc = ps_error(PS_ENOMEM, "out of memory");
@@ -708,9 +709,13 @@ static int mem_change(sim_engine *e, int d, int64_t delta)
 /* Records op, run from start to now, its message copies (pre, post) left
  * out of its span. With host-driven messages a send and a receive are
  * recorded as the runtime's workers record theirs (runtime/rt_replay.c): a
- * send from the start of its sender's copy to the end of its transfer, a
- * receive from when both its message was sent and the device was done with
- * its previous compute op to the end of the reader's copy. */
+ * send whose sender copies it from the start of that copy (or the end of
+ * the device's previous send, if later: one send at a time on the send
+ * track) to the end of its transfer; a receive whose reader copies it from
+ * when both its transfer had ended and the device was done with its
+ * previous compute op to the end of that copy. Without a copy on its side
+ * a send spans its transfer and a receive runs from its transfer's start
+ * until its device takes it. */
 static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, sch_time pre,
                   sch_time post)
 {
@@ -723,15 +728,18 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, 
         ev.bytes = sch_costs_op_bytes(e->c, o);
     const struct sch_stage_cost *sc = &e->c->st[o->stage];
     if (ev.stream == SCH_STREAM_SEND) {
-        if (o->kind == SCH_OP_SEND_ACT ? sc->fwd_post : sc->bwd_post)
-            ev.start_ns = e->xfer_at[xfer(e, o->stage, o->mb, o->kind == SCH_OP_SEND_GRAD)];
+        if (o->kind == SCH_OP_SEND_ACT ? sc->fwd_post : sc->bwd_post) {
+            sch_time c = e->xfer_at[xfer(e, o->stage, o->mb, o->kind == SCH_OP_SEND_GRAD)];
+            ev.start_ns = c > e->dev_free[2 * d + 1] ? c : e->dev_free[2 * d + 1];
+        }
+        e->dev_free[2 * d + 1] = e->now;
     } else if (ev.stream == SCH_STREAM_RECV) {
         sch_time copy = o->kind == SCH_OP_RECV_ACT ? sc->fwd_pre : sc->bwd_pre;
         if (copy > 0) {
             sch_time sent = e->xfer_at[o->kind == SCH_OP_RECV_ACT
                                            ? xfer(e, o->stage - 1, o->mb, DIR_ACT)
                                            : xfer(e, o->stage + 1, o->mb, DIR_GRAD)];
-            ev.start_ns = sent > e->dev_free[d] ? sent : e->dev_free[d];
+            ev.start_ns = sent > e->dev_free[2 * d] ? sent : e->dev_free[2 * d];
             ev.end_ns = e->now + copy;
         }
     }
@@ -777,7 +785,7 @@ static int finish_op(sim_engine *e, int si, sch_time start)
         if ((rc = record(e, d, op, start, pre, post)) < 0)
             return rc;
         if (sch_op_stream(kind) == SCH_STREAM_COMPUTE)
-            e->dev_free[d] = e->now;
+            e->dev_free[2 * d] = e->now;
     }
     if ((rc = mem_change(e, d, oi->at_end[rm_of(e, op->mb)])) < 0)
         return rc;

@@ -29,11 +29,12 @@
  * int64 per transfer with a trace): the schedule's own lists are the only
  * per-op storage.
  * Trace: an op's span is its own time, without the host-driven message
- * copies around it (sch_stage_cost fwd_pre ...); where those copies are
- * modelled a send and a receive span what the runtime's workers record
- * (runtime/rt_replay.c): the sender's copy to the transfer's end, and from
- * when both the message was sent and the device was free to the end of
- * the reader's copy.
+ * copies around it (sch_stage_cost fwd_pre ...); a send its sender copies
+ * and a receive its reader copies span what the runtime's workers record
+ * (runtime/rt_replay.c): from the sender's copy (or the device's previous
+ * send's end, if later) to the transfer's end, and from when both the
+ * transfer had ended and the device was free to the end of the reader's
+ * copy. With a trace the engine also keeps two times per device.
  * Ownership: sim_engine_new borrows schedule and costs (they must outlive
  * the engine) and reads the topology only while it builds; the result and
  * the trace belong to the engine until sim_engine_take_trace hands the

@@ -244,10 +244,10 @@ static void schedule_roundtrip(const char *name, int K, int M)
 
 
 /* Host-driven messages (sends 50 ns, receives 70 ns, th_messages) on the
- * 4-stage GPipe above: an F or B node spans its copies too (a middle
- * stage's F: 70 + 2000 + 50 ns), given apart as pipesim_copy_in/out_ns; a
- * send spans its copy and its bytes' time (50 + 200 ns); nodes without
- * copies carry no copy attribute. */
+ * 4-stage GPipe above: F and B nodes keep their own time (2000, 4000 ns);
+ * a send spans its device's copy and its bytes' time (50 + 200 ns) from
+ * where its F ends, a receive ends where its reader starts, and each gives
+ * its copy as pipesim_copy_ns; R nodes carry none. */
 Test(chakra, message_copies_in_the_nodes)
 {
     struct mdl_profile *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
@@ -262,32 +262,38 @@ Test(chakra, message_copies_in_the_nodes)
         load_rank(dir, r, &df[r]);
     check_common(df, 1, run.s);
     for (int r = 0; r < 4; r++) {
-        int64_t in_f = r > 0 ? 70 : 0, out_f = r < 3 ? 50 : 0;
-        int64_t in_b = r < 3 ? 70 : 0, out_b = r > 0 ? 50 : 0;
         for (int m = 0; m < 3; m++) {
             const struct dnode *F = by_name(&df[r], "s%d:F%d", r, m);
             const struct dnode *B = by_name(&df[r], "s%d:B%d", r, m);
             cr_assert(F && B);
-            cr_assert_eq(ival(F, "pipesim_duration_ns", 9), in_f + 2000 + out_f, "F%d of %d", m,
-                         r);
-            cr_assert_eq(ival(B, "pipesim_duration_ns", 9), in_b + 4000 + out_b, "B%d of %d", m,
-                         r);
-            cr_assert_eq(ival(F, "pipesim_copy_in_ns", 9), in_f);
-            cr_assert_eq(ival(F, "pipesim_copy_out_ns", 9), out_f);
-            cr_assert_eq(ival(B, "pipesim_copy_in_ns", 9), in_b);
-            cr_assert_eq(ival(B, "pipesim_copy_out_ns", 9), out_b);
+            int64_t f0 = ival(F, "pipesim_start_ns", 9), b0 = ival(B, "pipesim_start_ns", 9);
+            cr_assert_eq(ival(F, "pipesim_duration_ns", 9), 2000);
+            cr_assert_eq(ival(B, "pipesim_duration_ns", 9), 4000);
+            for (int k = 0; k < F->na; k++)
+                cr_assert(strncmp(F->a[k].name, "pipesim_copy", 12), "F%d has no copy", m);
             const struct dnode *R = by_name(&df[r], "s%d:R%d", r, m);
             if (R)
                 for (int k = 0; k < R->na; k++)
                     cr_assert(strncmp(R->a[k].name, "pipesim_copy", 12), "R%d has no copy", m);
             if (r < 3) {
                 const struct dnode *sn = by_name(&df[r], "s%d:sendF%d", r, m);
-                cr_assert(sn);
+                const struct dnode *rg = by_name(&df[r], "s%d:recvB%d", r, m);
+                cr_assert(sn && rg);
                 cr_assert_eq(ival(sn, "pipesim_duration_ns", 9), 250,
                              "50 ns copy + 200 B / 1 GB/s");
-                /* the send starts where its F's own time ends */
-                cr_assert_eq(ival(sn, "pipesim_start_ns", 9),
-                             ival(F, "pipesim_start_ns", 9) + in_f + 2000);
+                cr_assert_eq(ival(sn, "pipesim_copy_ns", 9), 50);
+                cr_assert_eq(ival(sn, "pipesim_start_ns", 9), f0 + 2000,
+                             "the send starts where its F ends");
+                cr_assert_eq(ival(rg, "pipesim_copy_ns", 9), 70);
+                cr_assert_eq(ival(rg, "pipesim_start_ns", 9) + ival(rg, "pipesim_duration_ns", 9),
+                             b0, "the receive ends where its reader starts");
+            }
+            if (r > 0) {
+                const struct dnode *rv = by_name(&df[r], "s%d:recvF%d", r, m);
+                cr_assert(rv);
+                cr_assert_eq(ival(rv, "pipesim_copy_ns", 9), 70);
+                cr_assert_eq(ival(rv, "pipesim_start_ns", 9) + ival(rv, "pipesim_duration_ns", 9),
+                             f0, "the receive ends where its reader starts");
             }
         }
         df_free(&df[r]);

@@ -125,6 +125,114 @@ Test(messages, a_gpipe_step_by_hand)
     mdl_profile_free(p);
 }
 
+/* A mixed step: only device 0 copies its messages (sends 10 us, receives
+ * 20 us), device 1 none; the link takes 4000 B in 4 us and delivers 5 us
+ * later (times in us). Device 0's sends span its copy and the transfer
+ * ([2000, 2014], [4010, 4024]); device 1's receives, which it does not
+ * copy, keep the engine's span, the transfer's start until the device
+ * takes the data ([2010, 2019], [4020, 4029]), and so does its send
+ * ([9029, 9033]); device 0's gradient receives run from when the
+ * transfer had ended and the device was free to the end of its copy:
+ * [9033, 9058] (the message came last), [12058, 12078] (the device did). */
+Test(messages, a_mixed_step_with_link_time)
+{
+    struct mdl_profile *p = th_uniform(4, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e9, 5e-6);
+    t->devices[0].msg_send_s = 10e-6;
+    t->devices[0].msg_recv_s = 20e-6;
+    struct th_run run;
+    th_simulate(&run, "gpipe", p, t, 2, 2, SCH_REMAT_NEVER, 1, 1);
+    static const struct {
+        int kind, stage, mb;
+        int64_t start, end;
+    } want[] = {
+        { SCH_OP_SEND_ACT, 0, 0, 2000, 2014 },   { SCH_OP_SEND_ACT, 0, 1, 4010, 4024 },
+        { SCH_OP_RECV_ACT, 1, 0, 2010, 2019 },   { SCH_OP_RECV_ACT, 1, 1, 4020, 4029 },
+        { SCH_OP_SEND_GRAD, 1, 1, 9029, 9033 },  { SCH_OP_RECV_GRAD, 0, 1, 9033, 9058 },
+        { SCH_OP_RECV_GRAD, 0, 0, 12058, 12078 }, { SCH_OP_BWD, 0, 1, 9058, 12058 },
+        { SCH_OP_FWD, 1, 1, 4029, 6029 },
+    };
+    const struct trc_trace *tr = sim_engine_trace(run.e);
+    int seen = 0;
+    for (size_t i = 0; i < tr->n_events; i++) {
+        const struct trc_event *e = &tr->events[i];
+        for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+            if (e->kind == want[k].kind && e->stage == want[k].stage && e->mb == want[k].mb) {
+                cr_expect_eq(e->start_ns, want[k].start * 1000, "row %zu starts at %lld", k,
+                             (long long)e->start_ns);
+                cr_expect_eq(e->end_ns, want[k].end * 1000, "row %zu ends at %lld", k,
+                             (long long)e->end_ns);
+                seen++;
+            }
+    }
+    cr_expect_eq(seen, (int)(sizeof want / sizeof *want));
+    th_release(&run);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
+/* Every schedule at K = 2 (two chunks where it has them) with copies on a
+ * link slower than the ops (a transfer of 4 ms against 2 ms forwards, so
+ * sends queue), each remat mode: on every device the compute spans and
+ * the send spans never overlap, a copied send starts no earlier than the
+ * op that made its data ended, and a copied receive ends exactly where
+ * its reader's own time starts. */
+Test(messages, recorded_spans_keep_their_order)
+{
+    static const char *const sched[] = { "gpipe", "1f1b", "interleaved:2", "zb-h1", "zb-v",
+                                         "eager-1f1b", "dualpipe-v", "breadth-first:2" };
+    struct mdl_profile *p = th_uniform(8, 1e6, 1.5e6, 1, 4000, 100, 1000);
+    struct mdl_topology *t = th_chain(2, 1e9, 1e6, 5e-6);
+    th_messages(t, 10e-6, 0, 20e-6, 1e9);
+    for (size_t i = 0; i < sizeof sched / sizeof *sched; i++)
+        for (int rm = 0; rm < 3; rm++) {
+            struct th_run run;
+            th_simulate(&run, sched[i], p, t, 2, 4, (enum sch_remat)rm, 1, 1);
+            const struct trc_trace *tr = sim_engine_trace(run.e);
+            int64_t end[2][2] = { { -1, -1 }, { -1, -1 } };
+            const struct trc_event **ev = malloc(tr->n_events * sizeof *ev);
+            cr_assert(ev);
+            for (size_t k = 0; k < tr->n_events; k++)
+                ev[k] = &tr->events[k];
+            qsort(ev, tr->n_events, sizeof *ev, trc_event_ptr_by_device_start);
+            int copied = 0;
+            for (size_t k = 0; k < tr->n_events; k++) {
+                const struct trc_event *e = ev[k];
+                int lane = e->stream == SCH_STREAM_COMPUTE ? 0
+                           : e->stream == SCH_STREAM_SEND  ? 1 : -1;
+                if (lane >= 0) {
+                    cr_expect_geq(e->start_ns, end[e->device][lane], "%s rm %d: overlap",
+                                  sched[i], rm);
+                    end[e->device][lane] = e->end_ns;
+                }
+                if (e->stream == SCH_STREAM_COMPUTE)
+                    continue;
+                /* the op at the other end of the message on this device */
+                int reader = e->kind == SCH_OP_RECV_ACT ? SCH_OP_FWD : SCH_OP_BWD;
+                int maker = e->kind == SCH_OP_SEND_ACT ? SCH_OP_FWD : SCH_OP_BWD;
+                int want = e->stream == SCH_STREAM_RECV ? reader : maker;
+                for (size_t q = 0; q < tr->n_events; q++) {
+                    const struct trc_event *o = ev[q];
+                    if (o->kind != want || o->stage != e->stage || o->mb != e->mb)
+                        continue;
+                    if (e->stream == SCH_STREAM_RECV) {
+                        cr_expect_eq(e->end_ns, o->start_ns, "%s rm %d: receive's end",
+                                     sched[i], rm);
+                    } else {
+                        cr_expect_geq(e->start_ns, o->end_ns, "%s rm %d: send's start",
+                                      sched[i], rm);
+                    }
+                    copied++;
+                }
+            }
+            cr_expect_gt(copied, 0, "%s: messages between the devices", sched[i]);
+            free(ev);
+            th_release(&run);
+        }
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
 static const char TOPO[] =
     "{\"name\": \"m\", \"devices\": [{\"name\": \"c\", \"count\": 2, \"flops\": 1e9, "
     "\"memory\": 1e9, \"messages\": %s}], \"links\": [{\"name\": \"l\", \"endpoints\": "

@@ -282,17 +282,7 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     }
     last[st] = i;
     pb_packed(&e->msg, NODE_DATA, c->data, data_deps(c, d, op));
-    int64_t t0 = c->tm.start[i], dt = c->tm.dur[i], copy_in = 0, copy_out = 0;
-    if (op->kind == SCH_OP_FWD || op->kind == SCH_OP_BWD) {
-        /* host-driven messages: the device's own copies of what the op
-         * receives and sends are its compute stream's time too (the trace
-         * leaves them out of the op's span) */
-        const struct sch_stage_cost *sc = &c->c->st[op->stage];
-        copy_in = op->kind == SCH_OP_FWD ? sc->fwd_pre : sc->bwd_pre;
-        copy_out = op->kind == SCH_OP_FWD ? sc->fwd_post : sc->bwd_post;
-        t0 -= copy_in;
-        dt += copy_in + copy_out;
-    }
+    int64_t t0 = c->tm.start[i], dt = c->tm.dur[i];
     pb_uint(&e->msg, NODE_START, (uint64_t)((t0 + 500) / 1000));
     pb_uint(&e->msg, NODE_DUR, (uint64_t)((dt + 500) / 1000));
     attr_int(e, NODE_ATTR, "is_cpu_op", ATTR_BOOL, 0);
@@ -301,10 +291,6 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     attr_int(e, NODE_ATTR, "pipesim_mb", ATTR_INT64, op->mb);
     attr_int(e, NODE_ATTR, "pipesim_start_ns", ATTR_INT64, t0);
     attr_int(e, NODE_ATTR, "pipesim_duration_ns", ATTR_INT64, dt);
-    if (copy_in || copy_out) {
-        attr_int(e, NODE_ATTR, "pipesim_copy_in_ns", ATTR_INT64, copy_in);
-        attr_int(e, NODE_ATTR, "pipesim_copy_out_ns", ATTR_INT64, copy_out);
-    }
     if (type == TRC_CHAKRA_SEND || type == TRC_CHAKRA_RECV) {
         int peer = base + sch_op_peer(s, op);
         attr_int(e, NODE_ATTR, "comm_src", ATTR_INT32, type == TRC_CHAKRA_SEND ? rank : peer);
@@ -315,6 +301,16 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
         if (type == TRC_CHAKRA_RECV)
             sch_op_partner(op, &snd);
         attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sch_costs_op_bytes(c->c, &snd));
+        /* host-driven messages: the part of its time that is its device's
+         * own copy (the sender's after the op that made the data, the
+         * reader's before the op that reads it) */
+        const struct sch_stage_cost *sc = &c->c->st[op->stage];
+        int64_t copy = op->kind == SCH_OP_SEND_ACT   ? sc->fwd_post
+                       : op->kind == SCH_OP_SEND_GRAD ? sc->bwd_post
+                       : op->kind == SCH_OP_RECV_ACT  ? sc->fwd_pre
+                                                      : sc->bwd_pre;
+        if (copy > 0)
+            attr_int(e, NODE_ATTR, "pipesim_copy_ns", ATTR_INT64, copy);
     } else if (type == TRC_CHAKRA_COLL) {
         char pg[32];
         snprintf(pg, sizeof pg, "dp_stage%d", op->stage);

@@ -25,17 +25,14 @@
  *             Cross-rank dependencies are the send/recv pairs
  *   attr      is_cpu_op (bool, false); pipesim_kind (string), pipesim_stage,
  *             pipesim_mb, pipesim_start_ns, pipesim_duration_ns (int64: exact
- *             simulated time; a send's is the time its bytes hold the
- *             route, the receiver has them the route's latency later);
- *             host-driven messages (a topology device's "messages"): an F
- *             or B node's times include the device's own copies of what
- *             it receives and sends (its compute stream's time; the trace
- *             leaves them out of the op), given apart as
- *             pipesim_copy_in_ns and pipesim_copy_out_ns (int64), and a
- *             send and a receive span what the runtime's workers record
- *             (sim/sim_engine.c record: the sender's copy to the
- *             transfer's end; the message and the device both there to the
- *             reader's copy's end);
+ *             simulated time, as the simulated trace records it: a
+ *             send's is the time its bytes hold the route, the receiver
+ *             has them the route's latency later; with host-driven
+ *             messages (a topology device's "messages") a send and a
+ *             receive whose device copies them span that copy too, as the
+ *             runtime's workers record theirs (sim/sim_engine.h), and
+ *             pipesim_copy_ns (int64) gives the copy; F and B are their
+ *             own time either way);
  *             transfers: comm_src, comm_dst, comm_tag (int32),
  *             comm_size (int64 bytes); AR: comm_type (int64 ALL_REDUCE = 0),
  *             comm_size (FP32 gradient bytes of the stage), pg_name
