@@ -151,7 +151,7 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
             return rc;
         enum sch_part_strategy st;
         if (isalpha((unsigned char)r->partition[0]) && strcmp(r->partition, "uniform")) {
-            /* a strategy (optimal, gpipe, balance-by-size): the partitioner's
+            /* a strategy (optimal, gpipe, balance-by-size, lingvo): the partitioner's
              * choice under each device's memory, as `partition` makes it */
             if ((rc = sch_part_strategy_parse(r->partition, &st)) < 0) {
                 struct ps_suggest sg;
@@ -159,7 +159,7 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
                 for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
                     ps_suggest_add(&sg, sch_part_strategy_name((enum sch_part_strategy)i));
                 return ps_error(PS_EUSAGE, "--partition: '%s' is not uniform, a strategy "
-                                "(optimal, gpipe, balance-by-size) or layer counts such as "
+                                "(optimal, gpipe, balance-by-size, lingvo) or layer counts such as "
                                 "3,5,4,4%s", r->partition, ps_suggest_hint(&sg));
             }
             /* its probe is the schedule's op lists: refuse first what cannot

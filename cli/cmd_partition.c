@@ -13,7 +13,7 @@
 
 static const char help[] =
     "usage: pipesim partition --model F --topology F -K k -M m --batch N\n"
-    "                         [--strategy all|optimal,uniform,gpipe,balance-by-size]\n"
+    "                         [--strategy all|optimal,uniform,gpipe,balance-by-size,lingvo]\n"
     "                         [--top N] [--mem-cap none|device|BYTES] [--remat MODE]\n"
     "                         [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
     "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v]\n"
@@ -26,6 +26,8 @@ static const char help[] =
     "  uniform          equal layer counts\n"
     "  gpipe            the GPipe paper's heuristic: least variance of stage compute\n"
     "  balance-by-size  least largest stage memory (or overflow, with a cap)\n"
+    "  lingvo           GPipe's library (Lingvo's PartitionSequentialLayers): equal\n"
+    "                   shares of the layers' forward FLOPs, ignoring memory\n"
     "With optimal, its neighbours (each cut moved by one layer) are simulated too,\n"
     "since the bound ignores bubbles and link contention. Per stage: cost, the\n"
     "closed-form memory estimate the search uses, the simulated peak and the\n"

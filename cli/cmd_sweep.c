@@ -16,7 +16,7 @@
 static const char help[] =
     "usage: pipesim sweep --model F --topology F -K 1,2,4,8 -M 1,2,4,8,16,32\n"
     "                     --batch N[,N...] [--replicas R[,R...]] [--remat MODE[,MODE...]]\n"
-    "                     [--strategy uniform|optimal|gpipe|balance-by-size[,...]]\n"
+    "                     [--strategy uniform|optimal|gpipe|balance-by-size|lingvo[,...]]\n"
     "                     [--schedule gpipe|1f1b|eager-1f1b|interleaved:v|breadth-first:v|\n"
     "                        zb-h1|zb-h2|zb-v|zb-auto[:L]|dualpipe-v[,...]] [--jobs N] [--db results/sweep.db]\n"
     "                     [--quiet]\n\n"

@@ -2,6 +2,7 @@
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,42 @@ int sch_partition_uniform(int n_stages, int n_layers, struct sch_partition **out
     int base = n_layers / n_stages, extra = n_layers % n_stages;
     for (int s = 0; s < n_stages; s++)
         p->first[s + 1] = p->first[s] + base + (s < extra);
+    *out = p;
+    return 0;
+}
+
+int sch_partition_lingvo(int n_stages, const double *cost, int n_layers,
+                         struct sch_partition **out)
+{
+    *out = NULL;
+    int rc = check_k(n_stages, n_layers);
+    if (rc < 0)
+        return rc;
+    double total = 0;
+    for (int i = 0; i < n_layers; i++)
+        total += cost[i];
+    if (!(total > 0))
+        return sch_partition_uniform(n_stages, n_layers, out);
+    struct sch_partition *p = sch_partition_new(n_stages, n_layers);
+    if (!p)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int s = 1; s <= n_stages; s++)
+        p->first[s] = n_layers;
+    double run = 0;
+    for (int i = 0, prev = 0; i < n_layers; i++) { /* Lingvo's sums, in its order */
+        run += cost[i];
+        int j = (int)floor(run / total * n_stages);
+        j = j < n_stages - 1 ? j : n_stages - 1;
+        for (int s = prev + 1; s <= j; s++) /* layer i opens stages prev+1..j */
+            p->first[s] = i;
+        prev = j > prev ? j : prev;
+    }
+    for (int s = 1; s < n_stages; s++) /* every stage a layer */
+        if (p->first[s] < p->first[s - 1] + 1)
+            p->first[s] = p->first[s - 1] + 1;
+    for (int s = n_stages - 1; s >= 1; s--)
+        if (p->first[s] > p->first[s + 1] - 1)
+            p->first[s] = p->first[s + 1] - 1;
     *out = p;
     return 0;
 }

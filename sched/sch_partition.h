@@ -18,6 +18,18 @@ struct sch_partition *sch_partition_new(int n_stages, int n_layers);
 void sch_partition_free(struct sch_partition *p);
 /* Equal layer counts; the first n_layers % n_stages stages get one more. */
 int sch_partition_uniform(int n_stages, int n_layers, struct sch_partition **out);
+/* GPipe's own partitioner as its library implements it (tensorflow/lingvo,
+ * lingvo/core/gpipe.py PartitionSequentialLayers: "partition layers so
+ * that each partition costs roughly the same flops"): with cost[i] each
+ * layer's estimated cost (Lingvo: its forward FLOPs, FPropMeta) and c_i the
+ * running total through layer i, layer i goes to stage
+ * min(floor(c_i / total x n_stages), n_stages - 1). Where that leaves a
+ * stage empty (a layer dearer than a stage's share; Lingvo would make it
+ * an empty stage), the cuts move the least that gives every stage a layer,
+ * cut s at least one past cut s - 1 and at most n_layers - (n_stages - s).
+ * All costs 0: uniform. Costs must be finite and >= 0. */
+int sch_partition_lingvo(int n_stages, const double *cost, int n_layers,
+                         struct sch_partition **out);
 /* "3,5,4,4" (layers per stage, must sum to n_layers and have n_stages
  * entries) or "uniform". */
 int sch_partition_parse(const char *spec, int n_stages, int n_layers,

@@ -82,6 +82,8 @@ enum sch_part_strategy {
     SCH_PART_UNIFORM,      /* equal layer counts */
     SCH_PART_GPIPE,        /* min variance of stage compute time (paper) */
     SCH_PART_BALANCE_SIZE, /* min bottleneck of memory (minus capacity if capped) */
+    SCH_PART_LINGVO,       /* GPipe's library: equal shares of forward FLOPs
+                              (sch_partition_lingvo) */
     SCH_PART_NSTRATEGIES
 };
 int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out);

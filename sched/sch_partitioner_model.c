@@ -66,7 +66,8 @@ struct sch_part_model {
     struct sch_part_problem pb, size_pb;
 };
 
-static const char *const names[] = { "optimal", "uniform", "gpipe", "balance-by-size" };
+static const char *const names[] = { "optimal", "uniform", "gpipe", "balance-by-size",
+                                      "lingvo" };
 
 int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out)
 {
@@ -80,7 +81,7 @@ int sch_part_strategy_parse(const char *s, enum sch_part_strategy *out)
     for (int i = 0; i < SCH_PART_NSTRATEGIES; i++)
         ps_suggest_add(&sg, names[i]);
     return ps_error(PS_EUSAGE, "--strategy: unknown strategy '%s'%s (optimal, uniform, gpipe, "
-                     "balance-by-size)", s, ps_suggest_hint(&sg));
+                     "balance-by-size, lingvo)", s, ps_suggest_hint(&sg));
 }
 
 const char *sch_part_strategy_name(enum sch_part_strategy s)
@@ -494,6 +495,17 @@ int sch_part_strategy_run(const sch_part_model *m, enum sch_part_strategy s,
     case SCH_PART_UNIFORM: return sch_partition_uniform(m->S, m->L, out);
     case SCH_PART_GPIPE: return sch_part_min_sq_sum(&m->pb, out);
     case SCH_PART_BALANCE_SIZE: return sch_part_solve(&m->size_pb, out, &bn);
+    case SCH_PART_LINGVO: { /* the layers' forward cost: FLOPs per sample, or
+                               a measured profile's seconds */
+        double *cost = malloc((size_t)m->L * sizeof *cost);
+        if (!cost)
+            return ps_error(PS_ENOMEM, "out of memory");
+        for (int l = 0; l < m->L; l++)
+            cost[l] = m->prof->layers[l].fwd;
+        rc = sch_partition_lingvo(m->S, cost, m->L, out);
+        free(cost);
+        return rc;
+    }
     default: return ps_error(PS_EUSAGE, "unknown partition strategy %d", (int)s);
     }
 }

@@ -594,3 +594,75 @@ Test(partitioner, cli_end_to_end, .timeout = 60)
                        "models/topologies/chain-8-ideal.json -K 2 -M 1 --batch 1 --mem-cap 3X "
                        "2>/dev/null", ps), 2);
 }
+
+/* GPipe's library partitioner (sch_partition_lingvo), by hand: eight equal
+ * layers in four stages go 1, 2, 2, 3 (a layer whose running share lands
+ * exactly on a boundary opens the next stage, as Lingvo's floor does); a
+ * first layer dearer than two stages' shares leaves stages empty, which
+ * the cuts then fill with one layer each (1, 1, 2); zero costs give the
+ * uniform cut; more stages than layers is refused. */
+static void lingvo_is(const double *cost, int L, int K, const char *want)
+{
+    struct sch_partition *p;
+    char got[64];
+    cr_assert_eq(sch_partition_lingvo(K, cost, L, &p), 0, "%s", ps_errmsg());
+    sch_partition_format(p, got, sizeof got);
+    cr_expect_str_eq(got, want);
+    sch_partition_free(p);
+}
+
+Test(partitioner, lingvo_by_hand)
+{
+    static const double eight[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+    static const double heavy[4] = { 10, 1, 1, 1 }, zero[5] = { 0 };
+    static const double tail[6] = { 1, 1, 1, 1, 1, 20 };
+    lingvo_is(eight, 8, 4, "1,2,2,3");
+    lingvo_is(eight, 8, 1, "8");
+    lingvo_is(heavy, 4, 3, "1,1,2");
+    lingvo_is(tail, 6, 3, "4,1,1"); /* 5/25 of the cost before the last layer */
+    lingvo_is(zero, 5, 2, "3,2");
+    struct sch_partition *p;
+    cr_expect_lt(sch_partition_lingvo(5, eight, 4, &p), 0);
+    cr_expect_null(p);
+}
+
+/* The strategy takes the profile's forward cost (a measured profile's
+ * seconds, a generated one's FLOPs per sample): eight layers whose second
+ * half is four times dearer split where the running cost crosses half
+ * (running shares 1/20 .. 4/20, 8/20, 12/20: layer 5 opens stage 1). */
+Test(partitioner, lingvo_strategy_reads_the_forward_cost)
+{
+    double f[8] = { 1e6, 1e6, 1e6, 1e6, 4e6, 4e6, 4e6, 4e6 }, b[8], ob[8], sb[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = 2 * f[i], ob[i] = 100, sb[i] = 100;
+    struct mdl_profile *meas = th_profile(8, f, b, 4, ob, sb, 1000);
+    struct mdl_profile *flops = mdl_profile_new("<flops>", 0);
+    cr_assert(flops);
+    for (int i = 0; i < 8; i++) {
+        struct mdl_layer l = { .fwd = f[i], .bwd = b[i], .params = 1000, .out_bytes = 100,
+                               .stash_bytes = 100 };
+        snprintf(l.name, sizeof l.name, "l%d", i);
+        cr_assert_eq(mdl_profile_add(flops, &l), 0);
+    }
+    struct mdl_topology *t = th_chain(2, 1e12, 1e10, 1e-6);
+    struct sch_part_opts o = popts(2, 4, SCH_REMAT_NEVER);
+    const struct mdl_profile *ps[2] = { meas, flops };
+    for (int k = 0; k < 2; k++) {
+        sch_part_model *m;
+        cr_assert_eq(sch_part_model_new(ps[k], t, &o, &m), 0, "%s", ps_errmsg());
+        struct sch_partition *q;
+        cr_assert_eq(sch_part_strategy_run(m, SCH_PART_LINGVO, &q), 0, "%s", ps_errmsg());
+        char got[32];
+        sch_partition_format(q, got, sizeof got);
+        cr_expect_str_eq(got, "5,3", "profile %d", k);
+        sch_partition_free(q);
+        sch_part_model_free(m);
+    }
+    cr_expect_str_eq(sch_part_strategy_name(SCH_PART_LINGVO), "lingvo");
+    enum sch_part_strategy st;
+    cr_expect_eq(sch_part_strategy_parse("lingvo", &st), 0);
+    cr_expect_eq(st, SCH_PART_LINGVO);
+    mdl_topology_free(t);
+    mdl_profile_free(meas);
+    mdl_profile_free(flops);
+}
