@@ -231,7 +231,8 @@ static int run_at(const struct mdl_profile *p, const struct mdl_topology *t, int
                   double batch, int baseline, struct ana_prediction **pred)
 {
     struct sch_partition *part;
-    int rc = stu_paper_ranked(p, t, K, M, batch, SCH_REMAT_ALWAYS, &part);
+    int rc = stu_paper_strategy(p, t, K, M, batch / M, SCH_REMAT_ALWAYS, SCH_PART_LINGVO, 0,
+                                &part);
     if (rc < 0)
         return rc;
     rc = stu_paper_eval(p, t, K, M, batch, SCH_REMAT_ALWAYS, part, baseline, pred);

@@ -74,8 +74,9 @@ int stu_paper_partitions(const struct stu_paper_ctx *c);
 /* The batch policy of Tables 2 and 3 (see table2.md): from `start` (doubled
  * until M divides it) halve the mini-batch, keeping it a multiple of M, until
  * every stage fits; if none down to micro-batch 1 fits, the run at `start`
- * is returned with fits = 0. The partition is stu_paper_ranked's at each
- * batch. *pred owns the result. */
+ * is returned with fits = 0. The partition at each batch is GPipe's own,
+ * as its library Lingvo cuts a model (SCH_PART_LINGVO: equal shares of the
+ * layers' forward FLOPs). *pred owns the result. */
 int stu_paper_fit_batch(const struct mdl_profile *p, const struct mdl_topology *t, int K,
                         int M, double start, int baseline, struct ana_prediction **pred);
 

@@ -14,6 +14,7 @@ static const int p_Ms[NPM] = { 1, 4, 32 };
 
 static const char *const cand_name[STU_NCAND] = {
     "uniform (equal layer counts)",
+    "GPipe's library (Lingvo): equal shares of forward FLOPs",
     "GPipe heuristic: minimum variance of stage compute (partitioner)",
     "prefix heuristic (cut where running compute passes s/K)",
     "torchgpipe's published balance",
@@ -29,6 +30,8 @@ static int candidate(const struct stu_paper_ctx *c, int which, const struct mdl_
     double mb = batch / M;
     switch (which) {
     case STU_P_UNIFORM: return sch_partition_uniform(PK, p->n_layers, out);
+    case STU_P_LINGVO:
+        return stu_paper_strategy(p, t, PK, M, mb, SCH_REMAT_ALWAYS, SCH_PART_LINGVO, 0, out);
     case STU_P_GPIPE:
         return stu_paper_strategy(p, t, PK, M, mb, SCH_REMAT_ALWAYS, SCH_PART_GPIPE, 0, out);
     case STU_P_PREFIX: return stu_part_prefix(p, t, PK, mb, SCH_REMAT_ALWAYS, out);

@@ -50,7 +50,7 @@ static int eval_cfg(const struct mdl_topology *t, int amoeba, int L, int D, int 
     r->D = D;
     r->M = policy_m(K, naive, all, batch);
     enum sch_remat remat = naive ? SCH_REMAT_NEVER : SCH_REMAT_ALWAYS;
-    rc = stu_paper_strategy(p, t, K, r->M, (double)batch / r->M, remat, SCH_PART_BALANCE_SIZE, 1,
+    rc = stu_paper_strategy(p, t, K, r->M, (double)batch / r->M, remat, SCH_PART_LINGVO, 0,
                             &part);
     if (rc < 0)
         goto out_free;

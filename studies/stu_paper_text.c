@@ -176,8 +176,8 @@ void stu_paper_parts_notes(FILE *f, const stu_tmpl *tx, const struct stu_parts_f
         if (x->step_ms[j][k] < x->step_ms[j][best])
             best = k;
     static const char *const short_name[STU_NCAND] = {
-        "uniform", "the GPipe heuristic", "the prefix heuristic", "torchgpipe's balance",
-        "min-max compute", "the optimal bound", "the best simulated"
+        "uniform", "GPipe's library", "the GPipe heuristic", "the prefix heuristic",
+        "torchgpipe's balance", "min-max compute", "the optimal bound", "the best simulated"
     };
     struct stu_vals v, sub;
     stu_vals_init(&v);

@@ -27,8 +27,8 @@ struct stu_t3_facts {
 };
 
 /* The partition candidates of partitions.md, in table order. */
-enum { STU_P_UNIFORM, STU_P_GPIPE, STU_P_PREFIX, STU_P_TORCHGPIPE, STU_P_MINMAX, STU_P_OPTIMAL,
-       STU_P_RANKED, STU_NCAND };
+enum { STU_P_UNIFORM, STU_P_LINGVO, STU_P_GPIPE, STU_P_PREFIX, STU_P_TORCHGPIPE, STU_P_MINMAX,
+       STU_P_OPTIMAL, STU_P_RANKED, STU_NCAND };
 
 struct stu_parts_facts {
     double speedup[3][STU_NCAND], bottleneck_ms[3][STU_NCAND], step_ms[3][STU_NCAND];
