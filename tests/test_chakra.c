@@ -133,20 +133,34 @@ static void export(const struct sch_schedule *s, const struct sch_costs *c, sim_
 
 /* ---- tests ------------------------------------------------------------------ */
 
+/* The step both GPipe tests export: 8 layers of 1000 / 2000 ns at the
+ * micro-batch size, 2 per stage; 100 bytes per sample cross each cut; ideal
+ * links 1 GB/s, 100 ns; K = 4, M = 3, except_last; each device's own copy
+ * of a message it sends or receives (send_s, recv_s; 0: none). Exported,
+ * read back into df and checked by check_common. */
+static void gpipe_step(double send_s, double recv_s, struct mdl_profile **p,
+                       struct mdl_topology **t, struct th_run *run, char **dir,
+                       struct dfile df[4])
+{
+    *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
+    *t = th_chain(4, 0, 1e9, 100e-9);
+    th_messages(*t, send_s, 0, recv_s, 0);
+    th_simulate(run, "gpipe", *p, *t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
+    *dir = tmpdir();
+    export(run->s, run->c, run->e, *dir, 1);
+    for (int r = 0; r < 4; r++)
+        load_rank(*dir, r, &df[r]);
+    check_common(df, 1, run->s);
+}
+
 Test(chakra, gpipe_exact_durations_and_deps)
 {
-    /* 8 layers of 1000 / 2000 ns at the micro-batch size, 2 per stage;
-     * 100 bytes per sample cross each cut; ideal links 1 GB/s, 100 ns */
-    struct mdl_profile *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
-    struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
+    struct mdl_profile *p;
+    struct mdl_topology *t;
     struct th_run run;
-    th_simulate(&run, "gpipe", p, t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
-    char *dir = tmpdir();
-    export(run.s, run.c, run.e, dir, 1);
+    char *dir;
     struct dfile df[4];
-    for (int r = 0; r < 4; r++)
-        load_rank(dir, r, &df[r]);
-    check_common(df, 1, run.s);
+    gpipe_step(0, 0, &p, &t, &run, &dir, df);
     for (int r = 0; r < 4; r++) {
         int M = 3;
         for (int m = 0; m < M; m++) {
@@ -250,17 +264,12 @@ static void schedule_roundtrip(const char *name, int K, int M)
  * its copy as pipesim_copy_ns; R nodes carry none. */
 Test(chakra, message_copies_in_the_nodes)
 {
-    struct mdl_profile *p = th_uniform(8, 1000, 2000, 2, 100, 0, 10);
-    struct mdl_topology *t = th_chain(4, 0, 1e9, 100e-9);
-    th_messages(t, 50e-9, 0, 70e-9, 0);
+    struct mdl_profile *p;
+    struct mdl_topology *t;
     struct th_run run;
-    th_simulate(&run, "gpipe", p, t, 4, 3, SCH_REMAT_EXCEPT_LAST, 2, 1);
-    char *dir = tmpdir();
-    export(run.s, run.c, run.e, dir, 1);
+    char *dir;
     struct dfile df[4];
-    for (int r = 0; r < 4; r++)
-        load_rank(dir, r, &df[r]);
-    check_common(df, 1, run.s);
+    gpipe_step(50e-9, 70e-9, &p, &t, &run, &dir, df);
     for (int r = 0; r < 4; r++) {
         for (int m = 0; m < 3; m++) {
             const struct dnode *F = by_name(&df[r], "s%d:F%d", r, m);
