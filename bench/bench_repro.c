@@ -283,6 +283,74 @@ static int torchgpipe(const struct stu_tg_bench *b)
     return rc;
 }
 
+/* One device's forward + backward of a mini-batch by the op-level model
+ * (mdl_device_work_s, no pipeline, no optimizer step), seconds; -1 when a
+ * layer states no work. */
+static double work_step_s(const struct mdl_device *d, const struct mdl_profile *p, double batch)
+{
+    double s = 0;
+    for (int l = 0; l < p->n_layers; l++) {
+        if (!p->layers[l].work)
+            return -1;
+        double tf, tb, tw;
+        mdl_device_work_s(d, p->layers[l].work, batch, &tf, &tb, &tw);
+        s += tf + tb + tw;
+    }
+    return s;
+}
+
+/* The TPU device model against the only published TPU training step of an
+ * AmoebaNet found (studies/devices/reference/dawnbench-tpu.csv):
+ * AmoebaNet-D (L, D) at the row's image size, what XLA keeps for backward
+ * (keep=fused, as the GPipe tables), on the first device of the row's
+ * topology, with FP32 activations and, beside it, bfloat16 ones
+ * (act_bytes=2, what Google's TPU AmoebaNet code keeps when its use_bp16
+ * flag is set; the entry does not record it). Beside the targets. */
+static int tpu_check(void)
+{
+    static const char *const cols[] = { "L", "D", "image", "topology", "batch", "step_ms" };
+    struct stu_csv c;
+    int rc = stu_csv_open(&c, "studies/devices/reference", "dawnbench-tpu.csv", cols, 6);
+    if (rc < 0)
+        return rc;
+    printf("\nDevice model against a published TPU training step (%s; forward + backward "
+           "of one core's mini-batch, no pipeline; the measured step is an upper bound)\n",
+           c.path);
+    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
+        double L, D, image, batch, step_ms;
+        if ((rc = stu_csv_num(&c, 0, 0, &L)) < 0 || (rc = stu_csv_num(&c, 1, 0, &D)) < 0 ||
+            (rc = stu_csv_num(&c, 2, 0, &image)) < 0 || (rc = stu_csv_num(&c, 4, 0, &batch)) < 0 ||
+            (rc = stu_csv_num(&c, 5, 0, &step_ms)) < 0)
+            break;
+        char topo_path[256], spec[2][128];
+        snprintf(topo_path, sizeof topo_path, "models/topologies/%s", stu_csv_field(&c, 3));
+        for (int k = 0; k < 2; k++)
+            snprintf(spec[k], sizeof spec[k], "amoebanet:L=%.0f,D=%.0f,image=%.0f,keep=fused,"
+                     "act_bytes=%d", L, D, image, k ? 2 : 4);
+        struct mdl_profile *p = NULL, *q = NULL;
+        struct mdl_topology *t = NULL;
+        if ((rc = mdl_model_open(spec[0], &p)) < 0 || (rc = mdl_model_open(spec[1], &q)) < 0 ||
+            (rc = mdl_topology_load(topo_path, &t)) < 0) {
+            mdl_profile_free(p);
+            mdl_profile_free(q);
+            break;
+        }
+        double a = work_step_s(&t->devices[0], p, batch) * 1e3;
+        double b = work_step_s(&t->devices[0], q, batch) * 1e3;
+        double ea = a / step_ms - 1, eb = b / step_ms - 1;
+        printf("  AmoebaNet-D (%.0f, %.0f) at %.0f on %s (%s) batch %.0f  measured %.1f ms  "
+               "predicted %.1f ms (FP32 activations) error %+.1f %% (%.2fx of +-15 %%) %s;  "
+               "bfloat16 activations %.1f ms error %+.1f %%\n", L, D, image,
+               t->devices[0].name, stu_csv_field(&c, 3), batch, step_ms, a, 100 * ea,
+               fabs(ea) / CELL_TARGET, verdict(fabs(ea) <= CELL_TARGET), b, 100 * eb);
+        mdl_topology_free(t);
+        mdl_profile_free(p);
+        mdl_profile_free(q);
+    }
+    stu_csv_close(&c);
+    return rc < 0 ? rc : 0;
+}
+
 /* The device model alone against published single-GPU training times
  * (studies/devices/reference/cnn-benchmarks.csv): each row's model from
  * its generator on one device of the row's preset (the topology
@@ -420,7 +488,7 @@ int main(void)
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 || (rc = gpipe_t3(ctx)) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
-        (rc = device_check()) < 0 || (rc = kernel_check()) < 0) {
+        (rc = device_check()) < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);
         return 1;
