@@ -316,16 +316,25 @@ static int tpu_check(void)
     printf("\nDevice model against a published TPU training step (%s; forward + backward "
            "of one core's mini-batch, no pipeline; the measured step is an upper bound)\n",
            c.path);
+    int rows = 0;
     while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
-        double L, D, image, batch, step_ms;
-        if ((rc = stu_csv_num(&c, 0, 0, &L)) < 0 || (rc = stu_csv_num(&c, 1, 0, &D)) < 0 ||
-            (rc = stu_csv_num(&c, 2, 0, &image)) < 0 || (rc = stu_csv_num(&c, 4, 0, &batch)) < 0 ||
+        int L, D, image, batch;
+        double step_ms;
+        if ((rc = stu_csv_whole(&c, 0, 3, 999, &L)) < 0 ||
+            (rc = stu_csv_whole(&c, 1, 8, 99999, &D)) < 0 ||
+            (rc = stu_csv_whole(&c, 2, 32, 9999, &image)) < 0 ||
+            (rc = stu_csv_whole(&c, 4, 1, 1 << 20, &batch)) < 0 ||
             (rc = stu_csv_num(&c, 5, 0, &step_ms)) < 0)
             break;
+        if (!(step_ms > 0)) {
+            rc = ps_error(PS_EPARSE, "%s:%d: field 'step_ms': must be > 0", c.path, c.line);
+            break;
+        }
+        rows++;
         char topo_path[256], spec[2][128];
         snprintf(topo_path, sizeof topo_path, "models/topologies/%s", stu_csv_field(&c, 3));
         for (int k = 0; k < 2; k++)
-            snprintf(spec[k], sizeof spec[k], "amoebanet:L=%.0f,D=%.0f,image=%.0f,keep=fused,"
+            snprintf(spec[k], sizeof spec[k], "amoebanet:L=%d,D=%d,image=%d,keep=fused,"
                      "act_bytes=%d", L, D, image, k ? 2 : 4);
         struct mdl_profile *p = NULL, *q = NULL;
         struct mdl_topology *t = NULL;
@@ -337,8 +346,16 @@ static int tpu_check(void)
         }
         double a = work_step_s(&t->devices[0], p, batch) * 1e3;
         double b = work_step_s(&t->devices[0], q, batch) * 1e3;
+        if (!t->devices[0].model.on || a < 0 || b < 0) {
+            rc = ps_error(PS_EINVAL, "%s:%d: %s's first device has no op-level model or a "
+                          "layer states no work", c.path, c.line, topo_path);
+            mdl_topology_free(t);
+            mdl_profile_free(p);
+            mdl_profile_free(q);
+            break;
+        }
         double ea = a / step_ms - 1, eb = b / step_ms - 1;
-        printf("  AmoebaNet-D (%.0f, %.0f) at %.0f on %s (%s) batch %.0f  measured %.1f ms  "
+        printf("  AmoebaNet-D (%d, %d) at %d on %s (%s) batch %d  measured %.1f ms  "
                "predicted %.1f ms (FP32 activations) error %+.1f %% (%.2fx of +-15 %%) %s;  "
                "bfloat16 activations %.1f ms error %+.1f %%\n", L, D, image,
                t->devices[0].name, stu_csv_field(&c, 3), batch, step_ms, a, 100 * ea,
@@ -347,6 +364,8 @@ static int tpu_check(void)
         mdl_profile_free(p);
         mdl_profile_free(q);
     }
+    if (rc >= 0)
+        rc = stu_csv_rows_end(&c, rows ? rows : 1, "the TPU training steps");
     stu_csv_close(&c);
     return rc < 0 ? rc : 0;
 }

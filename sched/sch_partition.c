@@ -65,8 +65,15 @@ int sch_partition_lingvo(int n_stages, const double *cost, int n_layers,
     if (rc < 0)
         return rc;
     double total = 0;
-    for (int i = 0; i < n_layers; i++)
+    for (int i = 0; i < n_layers; i++) {
+        if (!(cost[i] >= 0) || !isfinite(cost[i]))
+            return ps_error(PS_EINVAL, "lingvo partition: layer %d's forward cost is %g (must "
+                             "be finite and >= 0)", i, cost[i]);
         total += cost[i];
+    }
+    if (!isfinite(total))
+        return ps_error(PS_EINVAL, "lingvo partition: the layers' forward costs sum to %g",
+                         total);
     if (!(total > 0))
         return sch_partition_uniform(n_stages, n_layers, out);
     struct sch_partition *p = sch_partition_new(n_stages, n_layers);
@@ -77,8 +84,8 @@ int sch_partition_lingvo(int n_stages, const double *cost, int n_layers,
     double run = 0;
     for (int i = 0, prev = 0; i < n_layers; i++) { /* Lingvo's sums, in its order */
         run += cost[i];
-        int j = (int)floor(run / total * n_stages);
-        j = j < n_stages - 1 ? j : n_stages - 1;
+        double share = floor(run / total * n_stages);
+        int j = share < n_stages - 1 ? (int)share : n_stages - 1;
         for (int s = prev + 1; s <= j; s++) /* layer i opens stages prev+1..j */
             p->first[s] = i;
         prev = j > prev ? j : prev;

@@ -25,9 +25,10 @@ int sch_partition_uniform(int n_stages, int n_layers, struct sch_partition **out
  * running total through layer i, layer i goes to stage
  * min(floor(c_i / total x n_stages), n_stages - 1). Where that leaves a
  * stage empty (a layer dearer than a stage's share; Lingvo would make it
- * an empty stage), the cuts move the least that gives every stage a layer,
- * cut s at least one past cut s - 1 and at most n_layers - (n_stages - s).
- * All costs 0: uniform. Costs must be finite and >= 0. */
+ * an empty stage), each cut is pushed right to at least one past the cut
+ * before it, then back left to at most n_layers - (n_stages - s), so every
+ * stage has a layer. All costs 0: uniform. PS_EINVAL for a negative or
+ * non-finite cost or total. */
 int sch_partition_lingvo(int n_stages, const double *cost, int n_layers,
                          struct sch_partition **out);
 /* "3,5,4,4" (layers per stage, must sum to n_layers and have n_stages

@@ -227,12 +227,32 @@ int stu_paper_ranked(const struct mdl_profile *p, const struct mdl_topology *t, 
     PS_BUG("uncapped partition search returned ENOFIT");
 }
 
+int stu_paper_gpipe_part(const struct mdl_profile *p, const struct mdl_topology *t, int K,
+                         int M, double mb, enum sch_remat remat, struct sch_partition **out)
+{
+    *out = NULL;
+    if (strncmp(p->path, "transformer:", 12) != 0)
+        return stu_paper_strategy(p, t, K, M, mb, remat, SCH_PART_LINGVO, 0, out);
+    /* Lingvo's GPipe Transformer: the embedding, L blocks, the softmax */
+    int L = p->n_layers - 2;
+    if (L < K) /* Lingvo refuses it; a search for the largest model may probe it */
+        return sch_partition_uniform(K, p->n_layers, out);
+    struct sch_partition *q = sch_partition_new(K, p->n_layers);
+    if (!q)
+        return ps_error(PS_ENOMEM, "out of memory");
+    int chunk = (L - 1) / K + 1;
+    for (int s = 1; s < K; s++) /* evenly where the ceiling rule leaves a stage none */
+        q->first[s] = 1 + ((K - 1) * chunk < L ? s * chunk : s * L / K);
+    q->first[K] = p->n_layers;
+    *out = q;
+    return 0;
+}
+
 static int run_at(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
                   double batch, int baseline, struct ana_prediction **pred)
 {
     struct sch_partition *part;
-    int rc = stu_paper_strategy(p, t, K, M, batch / M, SCH_REMAT_ALWAYS, SCH_PART_LINGVO, 0,
-                                &part);
+    int rc = stu_paper_gpipe_part(p, t, K, M, batch / M, SCH_REMAT_ALWAYS, &part);
     if (rc < 0)
         return rc;
     rc = stu_paper_eval(p, t, K, M, batch, SCH_REMAT_ALWAYS, part, baseline, pred);

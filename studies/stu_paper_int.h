@@ -55,6 +55,17 @@ int stu_paper_eval(const struct mdl_profile *p, const struct mdl_topology *t, in
 int stu_paper_strategy(const struct mdl_profile *p, const struct mdl_topology *t, int K, int M,
                        double mb, enum sch_remat remat, enum sch_part_strategy s, int capped,
                        struct sch_partition **out);
+/* GPipe's partition as its library Lingvo cuts the paper's models: a
+ * Transformer (a profile from transformer:) as GPipeTransformerStack and
+ * its Builder do, ceil(L / K) blocks per stage, the last stage the rest,
+ * the embedding with the first and the softmax with the last (evenly where
+ * that leaves a stage no block; Lingvo refuses such a model); any other
+ * model by PartitionSequentialLayers (SCH_PART_LINGVO: equal shares of
+ * forward FLOPs), its generic partitioner, assumed for AmoebaNet, whose
+ * GPipe code is not published. Fewer blocks than stages (which Lingvo
+ * refuses): equal layer counts over all the layers. */
+int stu_paper_gpipe_part(const struct mdl_profile *p, const struct mdl_topology *t, int K,
+                         int M, double mb, enum sch_remat remat, struct sch_partition **out);
 /* The best simulated of the partitioner's optimum and its one-cut
  * neighbours (ana_rank), under the memory cap (uncapped when no partition
  * fits it): `pipesim partition --strategy optimal --mem-cap device`'s first. */
@@ -74,9 +85,8 @@ int stu_paper_partitions(const struct stu_paper_ctx *c);
 /* The batch policy of Tables 2 and 3 (see table2.md): from `start` (doubled
  * until M divides it) halve the mini-batch, keeping it a multiple of M, until
  * every stage fits; if none down to micro-batch 1 fits, the run at `start`
- * is returned with fits = 0. The partition at each batch is GPipe's own,
- * as its library Lingvo cuts a model (SCH_PART_LINGVO: equal shares of the
- * layers' forward FLOPs). *pred owns the result. */
+ * is returned with fits = 0. The partition at each batch is GPipe's
+ * (stu_paper_gpipe_part). *pred owns the result. */
 int stu_paper_fit_batch(const struct mdl_profile *p, const struct mdl_topology *t, int K,
                         int M, double start, int baseline, struct ana_prediction **pred);
 

@@ -50,8 +50,7 @@ static int eval_cfg(const struct mdl_topology *t, int amoeba, int L, int D, int 
     r->D = D;
     r->M = policy_m(K, naive, all, batch);
     enum sch_remat remat = naive ? SCH_REMAT_NEVER : SCH_REMAT_ALWAYS;
-    rc = stu_paper_strategy(p, t, K, r->M, (double)batch / r->M, remat, SCH_PART_LINGVO, 0,
-                            &part);
+    rc = stu_paper_gpipe_part(p, t, K, r->M, (double)batch / r->M, remat, &part);
     if (rc < 0)
         goto out_free;
     if ((rc = stu_paper_eval(p, t, K, r->M, batch, remat, part, 0, &pred)) < 0)

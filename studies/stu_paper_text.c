@@ -148,7 +148,8 @@ void stu_paper_t3_notes(FILE *f, const stu_tmpl *tx, const struct stu_t3_facts *
             fprintf(f, "| %s | %d | %.1f | %.1f | %.1f %% / %.1f %% | %.2f | %.2f |\n", model3[m],
                     Ks[k], x->link_s[m][k] * 1e3, x->step_s[m][k] * 1e3, x->bubble[m][k] * 100,
                     x->analytic[m][k] * 100, x->norm[m][k], x->norm_dedicated[m][k]);
-    double busy = x->step_s[0][2] * (1 - x->bubble[0][2]);
+    /* the busiest GPU's compute: the mean busy time, times its imbalance */
+    double busy = x->step_s[0][2] * (1 - x->bubble[0][2]) * (1 + x->imbalance[0][2]);
     struct stu_vals v, sub;
     stu_vals_init(&v);
     stu_vals_init(&sub);

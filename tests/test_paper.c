@@ -217,3 +217,46 @@ Test(paper_policy, parse_tables)
     cr_assert_eq(stu_paper_parse_tables("12", &m), -PS_EUSAGE);
 }
 
+
+/* GPipe's partition of the paper's models (stu_paper_gpipe_part): a
+ * Transformer as Lingvo's GPipe Transformer stack cuts it, ceil(L / K)
+ * layers per stage and the rest on the last, the embedding with the first
+ * stage and the softmax with the last: L = 48 on 8 stages 7,6,...,6,7;
+ * L = 103 (13 K - 1, the paper's Pipeline-8) 14,13,...,13; L = 10 on 4
+ * 4,3,3,2; where the ceiling leaves a stage none (L = 9 on 4) the layers
+ * spread evenly, and with fewer layers than stages every layer counts;
+ * AmoebaNet takes the library's FLOP shares (sch_partition_lingvo). */
+static void gpipe_part_is(int L, int K, const char *want)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(stu_paper_transformer(L, 1, &p), 0, "%s", ps_errmsg());
+    struct sch_partition *q;
+    cr_assert_eq(stu_paper_gpipe_part(p, NULL, K, 1, 1, SCH_REMAT_ALWAYS, &q), 0, "%s",
+                 ps_errmsg());
+    char got[256];
+    sch_partition_format(q, got, sizeof got);
+    cr_expect_str_eq(got, want, "L = %d, K = %d", L, K);
+    sch_partition_free(q);
+    mdl_profile_free(p);
+}
+
+Test(paper_part, gpipe_partitions_of_the_papers_models)
+{
+    gpipe_part_is(48, 8, "7,6,6,6,6,6,6,7");
+    gpipe_part_is(103, 8, "14,13,13,13,13,13,13,13");
+    gpipe_part_is(10, 4, "4,3,3,2");
+    gpipe_part_is(9, 4, "3,2,2,4");
+    gpipe_part_is(3, 4, "2,1,1,1");
+    struct mdl_profile *p;
+    cr_assert_eq(stu_paper_amoeba(18, 256, 1, &p), 0, "%s", ps_errmsg());
+    struct mdl_topology *t = th_chain(8, 1e11, 1e10, 1e-6);
+    struct sch_partition *q;
+    cr_assert_eq(stu_paper_gpipe_part(p, t, 8, 4, 32, SCH_REMAT_ALWAYS, &q), 0, "%s",
+                 ps_errmsg());
+    char got[64];
+    sch_partition_format(q, got, sizeof got);
+    cr_expect_str_eq(got, "4,3,2,3,3,2,3,4"); /* FLOP shares, docs/reproductions.md */
+    sch_partition_free(q);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}

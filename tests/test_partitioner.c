@@ -2,7 +2,9 @@
  * cases; the model layer against sch_costs and the simulator. */
 #include "helpers.h"
 
+#include <float.h>
 #include <gsl/gsl_rng.h>
+#include <math.h>
 
 #include "sched/sch_partitioner.h"
 
@@ -624,6 +626,13 @@ Test(partitioner, lingvo_by_hand)
     struct sch_partition *p;
     cr_expect_lt(sch_partition_lingvo(5, eight, 4, &p), 0);
     cr_expect_null(p);
+    static const double bad[3][3] = { { 1, -1, 1 }, { 1, NAN, 1 }, { 1, INFINITY, 1 } };
+    for (int k = 0; k < 3; k++) {
+        cr_expect_eq(sch_partition_lingvo(2, bad[k], 3, &p), -PS_EINVAL, "cost set %d", k);
+        cr_expect_null(p);
+    }
+    static const double huge[2] = { DBL_MAX, DBL_MAX }; /* their sum overflows */
+    cr_expect_eq(sch_partition_lingvo(2, huge, 2, &p), -PS_EINVAL);
 }
 
 /* The strategy takes the profile's forward cost (a measured profile's
