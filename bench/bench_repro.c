@@ -283,20 +283,30 @@ static int torchgpipe(const struct stu_tg_bench *b)
     return rc;
 }
 
-/* One device's forward + backward of a mini-batch by the op-level model
- * (mdl_device_work_s, no pipeline, no optimizer step), seconds; -1 when a
- * layer states no work. */
-static double work_step_s(const struct mdl_device *d, const struct mdl_profile *p, double batch)
+/* One device's forward (*f) and backward with its weight gradients (*b)
+ * of a mini-batch by the op-level model (mdl_device_work_s, no pipeline,
+ * no optimizer step), seconds, over the layers that state their work, and
+ * their split by op class added into cls (NULL: none); whether every layer
+ * states its work. */
+static int work_sums(const struct mdl_device *d, const struct mdl_profile *p, double batch,
+                     double *f, double *b, double *cls)
 {
-    double s = 0;
+    int all = 1;
+    *f = *b = 0;
     for (int l = 0; l < p->n_layers; l++) {
-        if (!p->layers[l].work)
-            return -1;
+        const struct mdl_work *w = p->layers[l].work;
+        if (!w) {
+            all = 0;
+            continue;
+        }
         double tf, tb, tw;
-        mdl_device_work_s(d, p->layers[l].work, batch, &tf, &tb, &tw);
-        s += tf + tb + tw;
+        mdl_device_work_s(d, w, batch, &tf, &tb, &tw);
+        *f += tf;
+        *b += tb + tw;
+        if (cls)
+            mdl_device_work_split(d, w, batch, 1, cls);
     }
-    return s;
+    return all;
 }
 
 /* The TPU device model against the only published TPU training step of an
@@ -344,9 +354,12 @@ static int tpu_check(void)
             mdl_profile_free(q);
             break;
         }
-        double a = work_step_s(&t->devices[0], p, batch) * 1e3;
-        double b = work_step_s(&t->devices[0], q, batch) * 1e3;
-        if (!t->devices[0].model.on || a < 0 || b < 0) {
+        const struct mdl_device *dv = &t->devices[0];
+        double pf, pb, qf, qb;
+        int all = work_sums(dv, p, batch, &pf, &pb, NULL);
+        all = work_sums(dv, q, batch, &qf, &qb, NULL) && all;
+        double a = (pf + pb) * 1e3, b = (qf + qb) * 1e3;
+        if (!dv->model.on || !all) {
             rc = ps_error(PS_EINVAL, "%s:%d: %s's first device has no op-level model or a "
                           "layer states no work", c.path, c.line, topo_path);
             mdl_topology_free(t);
@@ -406,20 +419,8 @@ static int device_check(void)
             break;
         }
         const struct mdl_device *d = &t->devices[0];
-        double f = 0, b = 0, cls[MDL_SPLIT_N] = { 0 };
-        int have = d->model.on;
-        for (int l = 0; l < prof->n_layers; l++) {
-            const struct mdl_layer *ly = &prof->layers[l];
-            if (!ly->work) {
-                have = 0;
-                continue;
-            }
-            double tf, tb, tw;
-            mdl_device_work_s(d, ly->work, batch, &tf, &tb, &tw);
-            f += tf;
-            b += tb + tw;
-            mdl_device_work_split(d, ly->work, batch, 1, cls);
-        }
+        double f, b, cls[MDL_SPLIT_N] = { 0 };
+        int have = work_sums(d, prof, batch, &f, &b, cls) && d->model.on;
         double ef = f * 1e3 / fwd_ms - 1, et = (f + b) * 1e3 / tot_ms - 1;
         printf("  %-18s on %-15s batch %3.0f  forward: measured %7.2f ms predicted %7.2f ms "
                "error %+6.1f %%;  forward + backward: measured %7.2f ms predicted %7.2f ms "

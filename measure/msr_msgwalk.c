@@ -1,24 +1,20 @@
 #include "measure/msr_msgwalk.h"
 #include "base/ps_error.h"
+#include "sched/sch_schedule.h"
 
 #include <stdlib.h>
 
-/* The transfer an event of a send or receive belongs to: 2 (s M + m) + g
- * for what stage s sends for micro-batch m (g 0 activations, 1 gradients),
- * as sch_op_tag numbers them; -1 outside the trace's shape. */
+/* The transfer an event of a send or receive belongs to (sch_op_tag_m's
+ * number); -1 when its sender lies outside the trace's shape. */
 static int64_t tag_of(const struct trc_trace *t, const struct trc_event *e)
 {
-    int s = e->stage, g = 0;
-    switch ((enum sch_op_kind)e->kind) {
-    case SCH_OP_SEND_ACT: break;
-    case SCH_OP_SEND_GRAD: g = 1; break;
-    case SCH_OP_RECV_ACT: s = e->stage - 1; break;
-    case SCH_OP_RECV_GRAD: s = e->stage + 1, g = 1; break;
-    default: return -1;
-    }
-    if (s < 0 || s >= t->n_stages || e->mb < 0 || e->mb >= t->n_micro)
+    struct sch_op op = { .kind = e->kind, .stage = e->stage, .mb = e->mb }, snd;
+    if (!sch_op_partner(&op, &snd))
         return -1;
-    return 2 * ((int64_t)s * t->n_micro + e->mb) + g;
+    int s = op.kind == SCH_OP_SEND_ACT || op.kind == SCH_OP_SEND_GRAD ? op.stage : snd.stage;
+    if (s < 0 || s >= t->n_stages || op.mb < 0 || op.mb >= t->n_micro)
+        return -1;
+    return sch_op_tag_m(t->n_micro, &op);
 }
 
 int msr_msg_walk(const struct trc_trace *t, msr_msg_fn fn, void *ctx)

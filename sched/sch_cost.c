@@ -328,6 +328,18 @@ int64_t sch_costs_short_ops(const struct sch_costs *c, const struct sch_schedule
     return n;
 }
 
+sch_time sch_costs_op_copy(const struct sch_costs *c, const struct sch_op *op)
+{
+    const struct sch_stage_cost *sc = &c->st[op->stage];
+    switch (op->kind) {
+    case SCH_OP_SEND_ACT: return sc->fwd_post;
+    case SCH_OP_SEND_GRAD: return sc->bwd_post;
+    case SCH_OP_RECV_ACT: return sc->fwd_pre;
+    case SCH_OP_RECV_GRAD: return sc->bwd_pre;
+    default: return 0;
+    }
+}
+
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)
 {
     if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_ACT)

@@ -108,6 +108,10 @@ sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule 
                            const struct sch_op *op);
 /* Bytes an op moves (SEND_* only), 0 otherwise. */
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op);
+/* A send's or receive's copy by its own device (host-driven messages): the
+ * fwd/bwd_post of the F or B whose data a send sends, the fwd/bwd_pre of
+ * the one that reads what a receive receives; 0 for other ops. */
+sch_time sch_costs_op_copy(const struct sch_costs *c, const struct sch_op *op);
 /* Range of one op and one buffer: beyond these a figure is a typo or an
  * overflow, not a configuration (31 years; 100 PB). sch_costs_new and the
  * engine reject them with PS_EINVAL; the engine also rejects a step whose

@@ -467,14 +467,19 @@ int sch_op_peer(const struct sch_schedule *s, const struct sch_op *op)
     return sch_op_partner(op, &o) ? s->stage_device[o.stage] : -1;
 }
 
-int64_t sch_op_tag(const struct sch_schedule *s, const struct sch_op *op)
+int64_t sch_op_tag_m(int n_micro, const struct sch_op *op)
 {
     struct sch_op snd;
     if (!sch_op_partner(op, &snd))
         return -1;
     if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_SEND_GRAD)
         snd = *op;
-    return 2 * ((int64_t)snd.stage * s->n_micro + snd.mb) + (snd.kind == SCH_OP_SEND_GRAD);
+    return 2 * ((int64_t)snd.stage * n_micro + snd.mb) + (snd.kind == SCH_OP_SEND_GRAD);
+}
+
+int64_t sch_op_tag(const struct sch_schedule *s, const struct sch_op *op)
+{
+    return sch_op_tag_m(s->n_micro, op);
 }
 
 int sch_schedule_add_allreduce(struct sch_schedule *s, int replicas)

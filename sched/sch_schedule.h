@@ -183,10 +183,13 @@ static inline int sch_op_is_compute(enum sch_op_kind k)
  * stage_device of its stage), -1 for other kinds; sch_op_tag is the number
  * a send and its receive share, 2 (s M + m) for the activations sent by
  * stage s, 2 (s M + m) + 1 for the gradient it sends, -1 for other kinds
- * (below 2^29 for any schedule a generator builds: an MPI tag). O(1). */
+ * (below 2^29 for any schedule a generator builds: an MPI tag);
+ * sch_op_tag_m the same for M = n_micro micro-batches without a schedule
+ * (a trace's). O(1). */
 int sch_op_partner(const struct sch_op *op, struct sch_op *out);
 int sch_op_peer(const struct sch_schedule *s, const struct sch_op *op);
 int64_t sch_op_tag(const struct sch_schedule *s, const struct sch_op *op);
+int64_t sch_op_tag_m(int n_micro, const struct sch_op *op);
 /* "F", "B", "R", "W", "send-act", ... */
 const char *sch_op_kind_name(enum sch_op_kind k);
 /* Short label for traces: "F3", "B3", "R3", "W3", "U", "sendF3", ... */

@@ -108,22 +108,17 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, 
     };
     if (ev.stream != SCH_STREAM_COMPUTE)
         ev.bytes = sch_costs_op_bytes(e->c, o);
-    const struct sch_stage_cost *sc = &e->c->st[o->stage];
+    sch_time copy = sch_costs_op_copy(e->c, o);
     if (ev.stream == SCH_STREAM_SEND) {
-        if (o->kind == SCH_OP_SEND_ACT ? sc->fwd_post : sc->bwd_post) {
+        if (copy > 0) {
             sch_time c = e->xfer_at[xfer(e, o->stage, o->mb, o->kind == SCH_OP_SEND_GRAD)];
             ev.start_ns = c > e->dev_free[2 * d + 1] ? c : e->dev_free[2 * d + 1];
         }
         e->dev_free[2 * d + 1] = e->now;
-    } else if (ev.stream == SCH_STREAM_RECV) {
-        sch_time copy = o->kind == SCH_OP_RECV_ACT ? sc->fwd_pre : sc->bwd_pre;
-        if (copy > 0) {
-            sch_time sent = e->xfer_at[o->kind == SCH_OP_RECV_ACT
-                                           ? xfer(e, o->stage - 1, o->mb, DIR_ACT)
-                                           : xfer(e, o->stage + 1, o->mb, DIR_GRAD)];
-            ev.start_ns = sent > e->dev_free[2 * d] ? sent : e->dev_free[2 * d];
-            ev.end_ns = e->now + copy;
-        }
+    } else if (ev.stream == SCH_STREAM_RECV && copy > 0) {
+        sch_time sent = e->xfer_at[recv_xfer(e, o)];
+        ev.start_ns = sent > e->dev_free[2 * d] ? sent : e->dev_free[2 * d];
+        ev.end_ns = e->now + copy;
     }
     return trc_add_event(e->trace, &ev);
 }
@@ -185,10 +180,9 @@ static int finish_op(sim_engine *e, int si, sch_time start)
     case SCH_OP_SEND_GRAD: {
         int64_t x = xfer(e, op->stage, op->mb, kind == SCH_OP_SEND_GRAD);
         if (e->xfer_at) {
-            const struct sch_stage_cost *to =
-                &e->c->st[kind == SCH_OP_SEND_GRAD ? op->stage - 1 : op->stage + 1];
-            e->xfer_at[x] = (kind == SCH_OP_SEND_GRAD ? to->bwd_pre : to->fwd_pre) ? e->now
-                                                                                  : start;
+            struct sch_op recv;
+            sch_op_partner(op, &recv);
+            e->xfer_at[x] = sch_costs_op_copy(e->c, &recv) > 0 ? e->now : start;
         }
         if (oi->lat > 0) { /* the receiver has the bytes a latency later */
             return push_event(e, oi->dlane, e->now + oi->lat, (int32_t)(-2 - x));
@@ -277,9 +271,7 @@ static int try_start(sim_engine *e, int si)
         if (sch_op_stream(op->kind) == SCH_STREAM_RECV) {
             sch_time from = e->now;
             if (e->xfer_at)
-                from = e->xfer_at[op->kind == SCH_OP_RECV_ACT
-                                         ? xfer(e, op->stage - 1, op->mb, DIR_ACT)
-                                         : xfer(e, op->stage + 1, op->mb, DIR_GRAD)];
+                from = e->xfer_at[recv_xfer(e, op)];
             if ((rc = finish_op(e, si, from)) < 0)
                 return rc;
             continue;

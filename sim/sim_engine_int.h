@@ -138,6 +138,13 @@ static inline int64_t xfer(const sim_engine *e, int stage, int mb, int dir)
     return 2 * ((int64_t)stage * e->n_micro + mb) + dir;
 }
 
+/* Transfer index of what receive op receives. */
+static inline int64_t recv_xfer(const sim_engine *e, const struct sch_op *op)
+{
+    return op->kind == SCH_OP_RECV_ACT ? xfer(e, op->stage - 1, op->mb, DIR_ACT)
+                                       : xfer(e, op->stage + 1, op->mb, DIR_GRAD);
+}
+
 static inline int rm_of(const sim_engine *e, int mb)
 {
     return (unsigned)mb < (unsigned)e->rm_end;

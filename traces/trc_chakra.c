@@ -304,11 +304,7 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
         /* host-driven messages: the part of its time that is its device's
          * own copy (the sender's after the op that made the data, the
          * reader's before the op that reads it) */
-        const struct sch_stage_cost *sc = &c->c->st[op->stage];
-        int64_t copy = op->kind == SCH_OP_SEND_ACT   ? sc->fwd_post
-                       : op->kind == SCH_OP_SEND_GRAD ? sc->bwd_post
-                       : op->kind == SCH_OP_RECV_ACT  ? sc->fwd_pre
-                                                      : sc->bwd_pre;
+        sch_time copy = sch_costs_op_copy(c->c, op);
         if (copy > 0)
             attr_int(e, NODE_ATTR, "pipesim_copy_ns", ATTR_INT64, copy);
     } else if (type == TRC_CHAKRA_COLL) {
