@@ -4,8 +4,9 @@
  * and speed-ups over n=2, m=1): median |error| <= 8 %, every cell within
  * +-15 %; GPipe Table 1: parameter counts within 3 %, the largest model
  * that fits within +-25 %. Beside them, with the same targets:
- * torchgpipe's ResNet-101 speed benchmark, and the device model alone
- * against published single-GPU training times. Each figure is printed beside its target, as a
+ * torchgpipe's ResNet-101 speed benchmark, torchgpipe's AmoebaNet-D memory
+ * benchmark (the memory ledger against PyTorch on P40s), and the device
+ * model alone against published single-GPU training times. Each figure is printed beside its target, as a
  * ratio (|error| / target: <= 1 met) and PASS or MISS; where a throughput
  * figure misses, the worst cells' stage times split by what the engine ran
  * (compute, update, transfer, idle) and, once the device model gives them,
@@ -17,6 +18,7 @@
 #include "studies/stu_breakdown.h"
 #include "studies/stu_paper.h"
 #include "studies/stu_torchgpipe.h"
+#include "studies/stu_tgmem.h"
 #include "studies/stu_csv.h"
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
@@ -283,6 +285,41 @@ static int torchgpipe(const struct stu_tg_bench *b)
     return rc;
 }
 
+/* torchgpipe's AmoebaNet-D (L, D) memory benchmark (stu_tgmem.h), beside
+ * Table 1's targets: parameters within 3 %, memory within +-25 %, and the
+ * baseline out of memory as measured. */
+static int tg_memory(void)
+{
+    struct stu_tg_opts o = { .topo_dir = "models/topologies" };
+    struct stu_tgm_run *r;
+    int rc = stu_tgm_predict(&o, &r);
+    if (rc < 0)
+        return rc;
+    printf("\ntorchgpipe AmoebaNet-D (L, D) memory, Tesla P40 (%s %s; beside Table 1's targets: "
+           "parameters within 3 %%, memory within +-25 %%; measured: the caching allocator's "
+           "reserved peak)\n", STU_TG_TOPOLOGY, r->h_topo);
+    for (int i = 0; i < r->n; i++) {
+        const struct stu_tgm_cell *c = &r->cell[i];
+        const struct stu_tgm_row *w = c->ref;
+        printf("  %-10s (%d, %d) params   published %8.1fM generated %8.1fM error %+6.1f %% "
+               "(%.2fx) %s\n", w->exp, w->L, w->D, w->params_m, c->params / 1e6,
+               100 * c->err_params, fabs(c->err_params) / PARAMS_TARGET,
+               verdict(fabs(c->err_params) <= PARAMS_TARGET));
+        if (w->oom)
+            printf("  %-10s (%d, %d) activations measured out of memory, predicted %.2f GiB "
+                   "(fullest GPU %.2f of %.2f GiB): %s %s\n", w->exp, w->L, w->D, c->act_gib,
+                   c->fullest_gib, c->p->stages[0].capacity / 1073741824.0,
+                   c->agrees ? "does not fit either" : "fits", verdict(c->agrees));
+        else
+            printf("  %-10s (%d, %d) activations measured %6.2f GiB predicted %6.2f GiB error "
+                   "%+6.1f %% (%.2fx of +-25 %%) %s\n", w->exp, w->L, w->D, w->act_gib,
+                   c->act_gib, 100 * c->err_act, fabs(c->err_act) / LARGEST_TARGET,
+                   verdict(fabs(c->err_act) <= LARGEST_TARGET));
+    }
+    stu_tgm_run_free(r);
+    return 0;
+}
+
 /* One device's forward (*f) and backward with its weight gradients (*b)
  * of a mini-batch by the op-level model (mdl_device_work_s, no pipeline,
  * no optimizer step), seconds, over the layers that state their work, and
@@ -508,6 +545,7 @@ int main(void)
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 || (rc = gpipe_t3(ctx)) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
+        (rc = tg_memory()) < 0 ||
         (rc = device_check()) < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);

@@ -18,7 +18,8 @@ static const char help[] =
     "  gpipe       the GPipe paper's Tables 1-3 and partitions (results/paper;\n"
     "              `pipesim paper` is an alias)\n"
     "  torchgpipe  torchgpipe's AmoebaNet-D (18, 256) and ResNet-101 speed\n"
-    "              benchmarks on 8 x P40 (results/torchgpipe)\n";
+    "              benchmarks and its AmoebaNet-D (L, D) memory benchmark on\n"
+    "              P40s (results/torchgpipe)\n";
 
 static const char help_tg[] =
     "usage: pipesim reproduce torchgpipe [--out-dir results/torchgpipe]\n"
@@ -30,11 +31,16 @@ static const char help_tg[] =
     "partition and checkpoint mode, GPipe schedule, on p40-pcie-8.json from\n"
     "--topologies, SGD without momentum (8 bytes per parameter); an epoch as\n"
     "main.py runs it (10 000 or 50 000 samples, the last mini-batch the rest,\n"
-    "chunks as torch.chunk cuts them). Writes\n"
+    "chunks as torch.chunk cuts them). And every row of its AmoebaNet-D (L, D)\n"
+    "memory benchmark (benchmarks/amoebanetd-memory/main.py: 128 images in 128\n"
+    "micro-batches, RMSprop, 12 bytes per parameter): parameters, model memory\n"
+    "and peak activation memory (the stages' ledgers summed) against PyTorch's\n"
+    "measured figures. Writes\n"
     "  speed.md, resnet101-speed.md    absolute samples/s and speed-ups over\n"
     "                 the base row (n2m1, baseline), predicted vs measured with\n"
     "                 errors, where the time goes, the deviations\n"
     "  speed.csv, resnet101-speed.csv  the same figures for machines\n"
+    "  amoebanetd-memory.md, .csv      the memory benchmark, per row and GPU\n"
     "The measured rows are read from --data/reference/<name>.csv (citing their\n"
     "source), the prose from --data/text/<name>.md; a malformed one is an error\n"
     "naming file:line and the field or section (exit status 3), and nothing is\n"

@@ -1,6 +1,7 @@
 /* torchgpipe's AmoebaNet-D (18, 256) speed benchmark, predicted row by row
  * (stu_torchgpipe.h): the predictions, then speed.md and speed.csv. */
 #include "studies/stu_torchgpipe.h"
+#include "studies/stu_tgmem.h"
 #include "studies/stu_breakdown.h"
 #include "studies/stu_data.h"
 #include "studies/stu_tmpl.h"
@@ -33,8 +34,7 @@ static int join(const char *dir, const char *name, char *buf, size_t n)
     return 0;
 }
 
-/* <data>/sub: --data or the data folder's torchgpipe/. */
-static int data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n)
+int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n)
 {
     char dir[4096];
     int rc = stu_data_dir(o->data_dir, STU_TG_DATA, dir, sizeof dir);
@@ -123,7 +123,7 @@ int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out)
     /* The benchmark's optimizer, whatever the preset keeps for another. */
     r->topo->bytes_per_param = STU_TG_BYTES_PER_PARAM;
     const struct stu_tg_bench *b = o->bench ? o->bench : &stu_tg_bench[0];
-    if ((rc = data_sub(o, "reference", ref, sizeof ref)) < 0 ||
+    if ((rc = stu_tg_data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tg_ref_load(ref, b, &r->ref)) < 0 ||
         (rc = ps_file_hash(r->ref.path, r->h_ref)) < 0)
         goto err_free_run;
@@ -332,12 +332,34 @@ static void csv_fn(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
     csv(f, r);
 }
 
+/* The memory benchmark's two files (stu_tgmem.h). */
+static int write_mem(const struct stu_tg_opts *o, const struct stu_tgm_run *m,
+                     const stu_tmpl *tx)
+{
+    char path[4096];
+    struct ps_afile af;
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        if ((rc = join(o->out_dir, k ? STU_TGM_FILE ".csv" : STU_TGM_FILE ".md", path,
+                       sizeof path)) < 0 || (rc = ps_afile_open(&af, path)) < 0)
+            break;
+        if (k)
+            stu_tgm_csv(af.f, m);
+        else
+            stu_tgm_md(af.f, m, tx);
+        if ((rc = ps_afile_commit(&af)) == 0 && o->log)
+            fprintf(o->log, "wrote %s\n", path);
+    }
+    return rc;
+}
+
 int stu_torchgpipe_run(const struct stu_tg_opts *o)
 {
     struct stu_tg_run *r[STU_TG_NBENCH] = { NULL };
-    stu_tmpl *tx[STU_TG_NBENCH] = { NULL };
+    stu_tmpl *tx[STU_TG_NBENCH] = { NULL }, *mtx = NULL;
+    struct stu_tgm_run *mem = NULL;
     char dir[4096], name[160];
-    int rc = data_sub(o, "text", dir, sizeof dir);
+    int rc = stu_tg_data_sub(o, "text", dir, sizeof dir);
     /* Every benchmark's inputs read and checked before anything is written. */
     for (int k = 0; rc == 0 && k < STU_TG_NBENCH; k++) {
         struct stu_tg_opts ok = *o;
@@ -346,6 +368,8 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
         if ((rc = stu_tg_predict(&ok, &r[k])) == 0)
             rc = stu_tmpl_load(dir, name, speed_text, NTEXT, &tx[k]);
     }
+    if (rc == 0 && (rc = stu_tgm_predict(o, &mem)) == 0)
+        rc = stu_tmpl_load(dir, STU_TGM_FILE ".md", stu_tgm_text, STU_TGM_NTEXT, &mtx);
     if (rc == 0)
         rc = ps_mkdirs(o->out_dir);
     for (int k = 0; rc == 0 && k < STU_TG_NBENCH; k++) {
@@ -355,9 +379,13 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
         snprintf(name, sizeof name, "%s.csv", stu_tg_bench[k].file);
         rc = write_out(o, name, csv_fn, r[k], tx[k]);
     }
+    if (rc == 0)
+        rc = write_mem(o, mem, mtx);
     for (int k = 0; k < STU_TG_NBENCH; k++) {
         stu_tmpl_free(tx[k]);
         stu_tg_run_free(r[k]);
     }
+    stu_tmpl_free(mtx);
+    stu_tgm_run_free(mem);
     return rc;
 }

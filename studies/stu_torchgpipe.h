@@ -94,6 +94,11 @@ struct stu_tg_ref {
 
 /* Reads dir/<b->file>.csv (dir = <data>/reference). */
 int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg_ref *r);
+struct stu_csv;
+/* Column k of c's current row: n positive layer counts separated by spaces
+ * ("7 17"), written to out as "7,17" (outn bytes), their sum in *total; one
+ * PS_EPARSE naming file:line:column and the field 'balance'. */
+int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn, int *total);
 
 struct stu_tg_opts {
     const char *out_dir;   /* results/torchgpipe; created if missing */
@@ -123,6 +128,8 @@ struct stu_tg_run {
     struct stu_tg_cell cell[STU_TG_MAXROW];
 };
 
+/* <data>/sub: o->data_dir, or the data folder's STU_TG_DATA. */
+int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n);
 /* Loads the topology, the model and the reference, predicts every row. */
 int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out);
 void stu_tg_run_free(struct stu_tg_run *r);

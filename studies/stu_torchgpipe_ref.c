@@ -36,31 +36,31 @@ static void exp_name(const struct stu_tg_bench *b, const struct stu_tg_row *w, c
         snprintf(buf, n, "pipeline-%d", w->n);
 }
 
-/* "7 17" -> "7,17": n positive layer counts; their sum in *total. */
-static int balance(const struct stu_csv *c, struct stu_tg_row *w, int *total)
+int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn, int *total)
 {
     char tmp[256];
-    const char *s = stu_csv_field(c, C_BALANCE);
+    const char *s = stu_csv_field(c, k);
     if (strlen(s) >= sizeof tmp)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes", c->path,
-                        c->line, col(c, C_BALANCE), sizeof tmp - 1);
+                        c->line, col(c, k), sizeof tmp - 1);
     strcpy(tmp, s);
     size_t o = 0;
     int parts = 0;
     char *save = NULL;
     *total = 0;
+    *out = 0;
     for (char *tok = strtok_r(tmp, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         char *end;
         long v = strtol(tok, &end, 10);
-        if (*end || v < 1 || v > 1 << 20 || o + strlen(tok) + 2 > sizeof w->balance)
+        if (*end || v < 1 || v > 1 << 20 || o + strlen(tok) + 2 > outn)
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
-                            "layer count", c->path, c->line, col(c, C_BALANCE), tok);
-        o += (size_t)sprintf(w->balance + o, "%s%ld", parts++ ? "," : "", v);
+                            "layer count", c->path, c->line, col(c, k), tok);
+        o += (size_t)snprintf(out + o, outn - o, "%s%ld", parts++ ? "," : "", v);
         *total += (int)v;
     }
-    if (parts != w->n)
+    if (parts != n)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layer counts for n = %d",
-                        c->path, c->line, col(c, C_BALANCE), parts, w->n);
+                        c->path, c->line, col(c, k), parts, n);
     return 0;
 }
 
@@ -80,7 +80,8 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
         (rc = stu_csv_whole(c, C_BATCH, 1, 1 << 24, &w->batch)) < 0 ||
         (rc = stu_csv_key(c, C_CKPT, ckpt, 3, &k)) < 0 ||
         (rc = stu_csv_num(c, C_SPS, 0, &w->samples_s)) < 0 ||
-        (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 || (rc = balance(c, w, &t)) < 0)
+        (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 ||
+        (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &t)) < 0)
         return rc;
     w->remat = remat[k];
     if (w->batch < w->m)

@@ -1,0 +1,102 @@
+/*
+ * stu_tgmem — torchgpipe's AmoebaNet-D (L, D) memory benchmark on Tesla
+ * P40s, predicted row by row (part of `pipesim reproduce torchgpipe`;
+ * kakaobrain/torchgpipe docs/benchmarks.rst @ fe52c4dc, the settings of
+ * benchmarks/amoebanetd-memory/main.py @ a4710261): measured PyTorch
+ * memory, beside which the engine's memory ledger is checked.
+ *
+ * What main.py measures, and what is predicted for it: one mini-batch of
+ * 128 images, `chunks` micro-batches (128: one image each), the row's
+ * balance and checkpoint mode, RMSprop (STU_TGM_BYTES_PER_PARAM: weight,
+ * gradient and square average in FP32, main.py's param_scale = 3).
+ * "Model Memory" = 12 B x parameters; "Peak Activation Memory" = the sum
+ * over the row's GPUs of torch.cuda.max_memory_cached minus that. The
+ * prediction: the generator's parameter count (`amoebanet:L=..,D=..,
+ * pool3=avg`), 12 B x it, and the sum over the stages of the ledger's peak
+ * (sched/sch_cost.c: parameters, stashed and recomputed activations, kept
+ * stage inputs, buffers, any memory_policy overheads) minus 12 B x the
+ * parameters, as main.py subtracts it. A row whose measured activation
+ * memory is "oom" (the baseline, on one P40) is checked for the ledger
+ * saying it does not fit.
+ *
+ * Data: <data>/reference/amoebanetd-memory.csv (format below, citation in
+ * its '#' lines), <data>/text/amoebanetd-memory.md (stu_tmpl.h); the
+ * topology is stu_torchgpipe.h's (p40-pcie-8.json), its bytes_per_param
+ * replaced by RMSprop's. Outputs: <out>/amoebanetd-memory.md and .csv,
+ * atomic, stamped with the version and input hashes (a rerun reproduces
+ * them byte for byte).
+ *
+ * Reference columns (any order, each once): experiment ("baseline": n = 1,
+ * chunks = 1, checkpoint never; else "pipeline-<n>"), n, L (a multiple of
+ * 3), D (a multiple of 8), batch (>= chunks), chunks, balance (n positive
+ * layer counts separated by spaces summing to L + 6, the generator's
+ * layers), checkpoint (always, except_last, never), params_millions (> 0),
+ * model_memory_gib (> 0), peak_activation_gib (> 0, or oom). Every error is
+ * one PS_EPARSE "file:line[:column]: field '...': ..." (exit status 3),
+ * found before anything is written.
+ *
+ * Ownership: stu_tgm_predict allocates *out (stu_tgm_run_free, NULL ok),
+ * which owns its predictions. Cost: one ana_predict per row (up to 128
+ * micro-batches on 8 stages: a few thousand ops), milliseconds.
+ */
+#ifndef STU_TGMEM_H
+#define STU_TGMEM_H
+
+#include <stdio.h>
+
+#include "studies/stu_torchgpipe.h"
+#include "studies/stu_tmpl.h"
+
+#define STU_TGM_FILE "amoebanetd-memory"
+/* main.py's optimizer: RMSprop, "param + grad + RMSprop.square_avg". */
+#define STU_TGM_BYTES_PER_PARAM 12.0
+#define STU_TGM_MAXROW 8
+
+struct stu_tgm_row {
+    char exp[32];                  /* "baseline", "pipeline-4" */
+    int n, L, D, batch, chunks, line;
+    char balance[128];             /* "16,12,7,7" */
+    enum sch_remat remat;
+    double params_m;               /* millions, as printed */
+    double model_gib, act_gib;     /* act_gib: 0 when oom */
+    int oom;                       /* "Out of memory" */
+};
+
+struct stu_tgm_ref {
+    char path[4096];
+    int n_rows;
+    struct stu_tgm_row row[STU_TGM_MAXROW];
+};
+
+/* Reads dir/amoebanetd-memory.csv (dir = <data>/reference). */
+int stu_tgm_ref_load(const char *dir, struct stu_tgm_ref *r);
+
+struct stu_tgm_cell {
+    const struct stu_tgm_row *ref;
+    struct ana_prediction *p;      /* the row's step (its stages' ledgers) */
+    double params;                 /* the generator's */
+    double model_gib, act_gib;     /* predicted, main.py's definitions */
+    double fullest_gib;            /* the fullest GPU's peak */
+    double err_params, err_model;  /* predicted / measured - 1 */
+    double err_act;                /* the same; 0 for an oom row */
+    int agrees;                    /* fits as measured (an oom row: does not fit) */
+};
+
+struct stu_tgm_run {
+    struct stu_tgm_ref ref;
+    struct mdl_topology *topo;
+    char h_topo[17], h_ref[17];
+    int n;
+    struct stu_tgm_cell cell[STU_TGM_MAXROW];
+};
+
+int stu_tgm_predict(const struct stu_tg_opts *o, struct stu_tgm_run **out);
+void stu_tgm_run_free(struct stu_tgm_run *r);
+
+/* The template's sections and placeholders (text/amoebanetd-memory.md). */
+extern const struct stu_tmpl_sect stu_tgm_text[];
+#define STU_TGM_NTEXT 6
+void stu_tgm_md(FILE *f, const struct stu_tgm_run *r, const stu_tmpl *tx);
+void stu_tgm_csv(FILE *f, const struct stu_tgm_run *r);
+
+#endif
