@@ -6,7 +6,8 @@
  * that fits within +-25 %. Beside them, with the same targets:
  * torchgpipe's ResNet-101 speed benchmark, torchgpipe's AmoebaNet-D memory
  * benchmark (the memory ledger against PyTorch on P40s), and the device
- * model alone against published single-GPU training times. Each figure is printed beside its target, as a
+ * model alone against published single-GPU training times. Each figure is
+ * printed beside its target, as a
  * ratio (|error| / target: <= 1 met) and PASS or MISS; where a throughput
  * figure misses, the worst cells' stage times split by what the engine ran
  * (compute, update, transfer, idle) and, once the device model gives them,
@@ -25,6 +26,7 @@
 #include "models/mdl_gen.h"
 #include "models/mdl_genwork.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -308,7 +310,7 @@ static int tg_memory(void)
         if (w->oom)
             printf("  %-10s (%d, %d) activations measured out of memory, predicted %.2f GiB "
                    "(fullest GPU %.2f of %.2f GiB): %s %s\n", w->exp, w->L, w->D, c->act_gib,
-                   c->fullest_gib, c->p->stages[0].capacity / 1073741824.0,
+                   c->fullest_gib, c->p->stages[0].capacity / PS_GIB,
                    c->agrees ? "does not fit either" : "fits", verdict(c->agrees));
         else
             printf("  %-10s (%d, %d) activations measured %6.2f GiB predicted %6.2f GiB error "

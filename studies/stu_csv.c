@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,27 @@ int stu_csv_row(struct stu_csv *c)
 }
 
 const char *stu_csv_field(const struct stu_csv *c, int k) { return c->f[c->idx[k]]; }
+
+int stu_csv_col(const struct stu_csv *c, int k) { return c->colno[c->idx[k]]; }
+
+int stu_csv_bad(const struct stu_csv *c, int k, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': %s", c->path, c->line, stu_csv_col(c, k),
+                    c->cols[k], why);
+}
+
+int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v)
+{
+    int rc = stu_csv_num(c, k, 0, v);
+    if (rc == 0 && !(*v > lo && *v <= hi))
+        rc = stu_csv_bad(c, k, "%g is not in (%g, %g]", *v, lo, hi);
+    return rc;
+}
 
 /* Column k as a finite number >= 0 (na_ok: NA = NAN). */
 int stu_csv_num(const struct stu_csv *c, int k, int na_ok, double *v)

@@ -36,6 +36,13 @@ void stu_csv_close(struct stu_csv *c);
 int stu_csv_row(struct stu_csv *c);
 /* Column k's text in the current row. */
 const char *stu_csv_field(const struct stu_csv *c, int k);
+/* Column k's column number in the file (for messages). */
+int stu_csv_col(const struct stu_csv *c, int k);
+/* PS_EPARSE "file:line:column: field '<column k>': <printf(fmt, ...)>". */
+int stu_csv_bad(const struct stu_csv *c, int k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Column k as a finite number in (lo, hi]. */
+int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v);
 /* Column k as a finite number >= 0 (na_ok: NA = NAN). */
 int stu_csv_num(const struct stu_csv *c, int k, int na_ok, double *v);
 /* Column k as a whole number in [lo, hi]. */

@@ -7,41 +7,35 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
+#include "base/ps_afile.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define GIB 1073741824.0
 
 enum { C_EXP, C_N, C_L, C_D, C_BATCH, C_CHUNKS, C_BALANCE, C_CKPT, C_PARAMS, C_MODEL, C_ACT,
        NCOL };
 static const char *const cols[NCOL] = { "experiment", "n", "L", "D", "batch", "chunks",
                                         "balance", "checkpoint", "params_millions",
                                         "model_memory_gib", "peak_activation_gib" };
-static const char *const ckpt[3] = { "always", "except_last", "never" };
-static const enum sch_remat remat[3] = { SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST,
-                                         SCH_REMAT_NEVER };
+/* Bounds a reference row must keep, so that a row the loader accepts is
+ * one the generator and the engine take (the benchmark's own rows are far
+ * inside them): 8 GPUs, batch and chunks as main.py sets them. */
+#define MAX_N 8
+#define MAX_BATCH 4096
+#define MAX_L 300
+#define MAX_D 4096
 
-static int col(const struct stu_csv *c, int k) { return c->colno[c->idx[k]]; }
-
-static int bad(const struct stu_csv *c, int k, const char *why)
+/* peak_activation_gib: a figure in (1e-3, 1e4] GiB, or oom. */
+static int activation(const struct stu_csv *c, double *v, int *oom)
 {
-    return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': %s", c->path, c->line, col(c, k), cols[k],
-                    why);
-}
-
-/* A figure > 0 (oom_ok: "oom" sets *oom). */
-static int figure(const struct stu_csv *c, int k, int oom_ok, double *v, int *oom)
-{
-    if (oom_ok && !strcmp(stu_csv_field(c, k), "oom")) {
-        *oom = 1;
-        *v = 0;
+    *oom = !strcmp(stu_csv_field(c, C_ACT), "oom");
+    *v = 0;
+    if (*oom)
         return 0;
-    }
-    int rc = stu_csv_num(c, k, 0, v);
-    if (rc == 0 && !(*v > 0))
-        rc = bad(c, k, oom_ok ? "must be > 0 or oom" : "must be > 0");
+    int rc = stu_csv_num(c, C_ACT, 0, v);
+    if (rc == 0 && !(*v > 1e-3 && *v <= 1e4))
+        rc = stu_csv_bad(c, C_ACT, "%g is not in (0.001, 10000] GiB, nor oom", *v);
     return rc;
 }
 
@@ -53,46 +47,41 @@ static int row(const struct stu_csv *c, struct stu_tgm_ref *r)
     memset(w, 0, sizeof *w);
     w->line = c->line;
     int rc, k, total;
-    if ((rc = stu_csv_whole(c, C_N, 1, 1024, &w->n)) < 0 ||
-        (rc = stu_csv_whole(c, C_L, 3, 3000, &w->L)) < 0 ||
-        (rc = stu_csv_whole(c, C_D, 8, 1 << 16, &w->D)) < 0 ||
-        (rc = stu_csv_whole(c, C_BATCH, 1, 1 << 20, &w->batch)) < 0 ||
-        (rc = stu_csv_whole(c, C_CHUNKS, 1, 1 << 20, &w->chunks)) < 0 ||
-        (rc = stu_csv_key(c, C_CKPT, ckpt, 3, &k)) < 0 ||
-        (rc = figure(c, C_PARAMS, 0, &w->params_m, NULL)) < 0 ||
-        (rc = figure(c, C_MODEL, 0, &w->model_gib, NULL)) < 0 ||
-        (rc = figure(c, C_ACT, 1, &w->act_gib, &w->oom)) < 0 ||
+    if ((rc = stu_csv_whole(c, C_N, 1, MAX_N, &w->n)) < 0 ||
+        (rc = stu_csv_whole(c, C_L, 3, MAX_L, &w->L)) < 0 ||
+        (rc = stu_csv_whole(c, C_D, 8, MAX_D, &w->D)) < 0 ||
+        (rc = stu_csv_whole(c, C_BATCH, 1, MAX_BATCH, &w->batch)) < 0 ||
+        (rc = stu_csv_whole(c, C_CHUNKS, 1, MAX_BATCH, &w->chunks)) < 0 ||
+        (rc = stu_csv_key(c, C_CKPT, stu_tg_ckpt_names, 3, &k)) < 0 ||
+        (rc = stu_csv_range(c, C_PARAMS, 1e-3, 1e6, &w->params_m)) < 0 ||
+        (rc = stu_csv_range(c, C_MODEL, 1e-3, 1e4, &w->model_gib)) < 0 ||
+        (rc = activation(c, &w->act_gib, &w->oom)) < 0 ||
         (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &total)) < 0)
         return rc;
-    w->remat = remat[k];
+    w->remat = stu_tg_ckpt_modes[k];
     if (w->L % 3)
-        return bad(c, C_L, "must be a multiple of 3 (AmoebaNet-D's normal cells)");
+        return stu_csv_bad(c, C_L, "must be a multiple of 3 (AmoebaNet-D's normal cells)");
     if (w->D % 8)
-        return bad(c, C_D, "must be a multiple of 8");
+        return stu_csv_bad(c, C_D, "must be a multiple of 8");
     if (w->batch % w->chunks)
-        return bad(c, C_CHUNKS, "must divide the batch (the engine runs equal micro-batches)");
-    if (total != w->L + 6) {
-        char why[128];
-        snprintf(why, sizeof why, "%d layers; AmoebaNet-D (%d, %d) has L + 6 = %d", total, w->L,
-                 w->D, w->L + 6);
-        return bad(c, C_BALANCE, why);
-    }
+        return stu_csv_bad(c, C_CHUNKS, "must divide the batch (the engine runs equal "
+                           "micro-batches)");
+    if (total != w->L + 6)
+        return stu_csv_bad(c, C_BALANCE, "%d layers; AmoebaNet-D (%d, %d) has L + 6 = %d",
+                           total, w->L, w->D, w->L + 6);
     char want[32];
     if (w->n == 1 && w->chunks == 1 && w->remat == SCH_REMAT_NEVER)
         snprintf(want, sizeof want, "baseline");
     else
         snprintf(want, sizeof want, "pipeline-%d", w->n);
-    if (strcmp(stu_csv_field(c, C_EXP), want)) {
-        char why[192];
-        snprintf(why, sizeof why, "'%s' is not %s (n = %d, chunks = %d, checkpoint %s)",
-                 stu_csv_field(c, C_EXP), want, w->n, w->chunks, ckpt[k]);
-        return bad(c, C_EXP, why);
-    }
+    if (strcmp(stu_csv_field(c, C_EXP), want))
+        return stu_csv_bad(c, C_EXP, "'%.40s' is not %s (n = %d, chunks = %d, checkpoint %s)",
+                           stu_csv_field(c, C_EXP), want, w->n, w->chunks,
+                           stu_tg_ckpt_names[k]);
     snprintf(w->exp, sizeof w->exp, "%s", want);
     for (int i = 0; i < r->n_rows; i++)
         if (!strcmp(r->row[i].exp, w->exp))
-            return ps_error(PS_EPARSE, "%s:%d: a second row %s (line %d)", c->path, c->line,
-                            w->exp, r->row[i].line);
+            return stu_csv_bad(c, C_EXP, "a second row %s (line %d)", w->exp, r->row[i].line);
     r->n_rows++;
     return 0;
 }
@@ -139,12 +128,10 @@ static int predict_row(struct stu_tgm_run *r, int i)
                         r->ref.path, w->line, w->n, r->topo->name, r->topo->n_devices);
     char model[128];
     spec(w, model, sizeof model);
-    struct mdl_profile *prof;
+    struct mdl_profile *prof = NULL;
     struct sch_partition *part = NULL;
     int rc = mdl_model_open(model, &prof);
-    if (rc < 0)
-        return rc;
-    if ((rc = sch_partition_parse(w->balance, w->n, prof->n_layers, &part)) == 0) {
+    if (rc == 0 && (rc = sch_partition_parse(w->balance, w->n, prof->n_layers, &part)) == 0) {
         struct ana_config cfg = { .profile = prof, .topo = r->topo, .schedule = "gpipe",
                                   .K = w->n, .M = w->chunks, .batch = w->batch,
                                   .remat = w->remat, .partition = part, .no_baseline = 1 };
@@ -152,6 +139,12 @@ static int predict_row(struct stu_tgm_run *r, int i)
     }
     sch_partition_free(part);
     mdl_profile_free(prof);
+    if (rc < 0 && rc != -PS_ENOMEM) { /* the row the engine refused */
+        char why[512];
+        snprintf(why, sizeof why, "%s", ps_errmsg());
+        return ps_error(PS_EPARSE, "%s:%d: experiment %s: %s", r->ref.path, w->line, w->exp,
+                        why);
+    }
     if (rc < 0)
         return rc;
     const double bpp = r->topo->bytes_per_param;
@@ -161,9 +154,9 @@ static int predict_row(struct stu_tgm_run *r, int i)
         fullest = fmax(fullest, (double)c->p->stages[s].peak_mem);
     }
     c->params = c->p->model_params;
-    c->model_gib = bpp * c->params / GIB;
-    c->act_gib = (total - bpp * c->params) / GIB;
-    c->fullest_gib = fullest / GIB;
+    c->model_gib = bpp * c->params / PS_GIB;
+    c->act_gib = (total - bpp * c->params) / PS_GIB;
+    c->fullest_gib = fullest / PS_GIB;
     c->err_params = c->params / (w->params_m * 1e6) - 1;
     c->err_model = c->model_gib / w->model_gib - 1;
     c->err_act = w->oom ? 0 : c->act_gib / w->act_gib - 1;
@@ -218,25 +211,9 @@ const struct stu_tmpl_sect stu_tgm_text[STU_TGM_NTEXT] = {
 static void stamp(FILE *f, const struct stu_tgm_run *r, const char *open, const char *cont,
                   const char *close)
 {
-    fprintf(f, "%sGenerated by `pipesim reproduce torchgpipe` (pipesim %s); do not edit, rerun "
-               "it.\n%sInputs: %s %s, reference/%s.csv %s (FNV-1a 64);\n"
-               "%smodels amoebanet:L=..,D=..,pool3=avg generated from their architecture "
-               "(models/mdl_amoeba.h);\n"
-               "%smeasured figures from kakaobrain/torchgpipe docs/benchmarks.rst @ fe52c4dc\n"
-               "%sand benchmarks/amoebanetd-memory/main.py @ a4710261.%s\n", open, PS_VERSION,
-            cont, STU_TG_TOPOLOGY, r->h_topo, STU_TGM_FILE, r->h_ref, cont, cont, cont, close);
-}
-
-static const char *pct(double e, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s%+.1f %%%s", fabs(e) > 0.10 ? "**" : "", 100 * e,
-             fabs(e) > 0.10 ? "**" : "");
-    return buf;
-}
-
-static const char *remat_name(enum sch_remat m)
-{
-    return ckpt[m == SCH_REMAT_ALWAYS ? 0 : m == SCH_REMAT_NEVER ? 2 : 1];
+    stu_tg_stamp(f, open, cont, close, r->h_topo, STU_TGM_FILE, r->h_ref,
+                 "models amoebanet:L=..,D=..,pool3=avg generated from their architecture "
+                 "(models/mdl_amoeba.h)", "amoebanetd-memory", "a4710261");
 }
 
 static void rows(FILE *f, const struct stu_tgm_run *r)
@@ -256,13 +233,14 @@ static void rows(FILE *f, const struct stu_tgm_run *r)
                      c->agrees ? "agrees" : "**does not agree**");
         else
             snprintf(act, sizeof act, "%.2f | %.2f | %s", w->act_gib, c->act_gib,
-                     pct(c->err_act, e3, sizeof e3));
+                     stu_tg_pct(c->err_act, e3, sizeof e3));
         fprintf(f, "| %s | %d | (%d, %d) | %s | %d x %d | %s | %.1fM | %.1fM | %s | %.2f | %.2f "
                    "| %s | %s | %.2f / %.2f | %s |\n", w->exp, w->n, w->L, w->D, w->balance,
-                w->chunks, w->batch / w->chunks, remat_name(w->remat), w->params_m,
-                c->params / 1e6, pct(c->err_params, e1, sizeof e1), w->model_gib, c->model_gib,
-                pct(c->err_model, e2, sizeof e2), act, c->fullest_gib,
-                c->p->stages[0].capacity / GIB, c->p->fits ? "yes" : "**no**");
+                w->chunks, w->batch / w->chunks, stu_tg_remat_name(w->remat), w->params_m,
+                c->params / 1e6, stu_tg_pct(c->err_params, e1, sizeof e1), w->model_gib,
+                c->model_gib, stu_tg_pct(c->err_model, e2, sizeof e2), act, c->fullest_gib,
+                c->p->stages[0].capacity / PS_GIB,
+                c->p->fits ? "yes" : c->agrees ? "no (as measured)" : "**no**");
     }
 }
 
@@ -276,9 +254,9 @@ static void per_gpu(FILE *f, const struct stu_tgm_run *r)
         fprintf(f, "| %s | ", c->ref->exp);
         for (int s = 0; s < c->p->n_stages; s++) {
             const struct ana_stage *st = &c->p->stages[s];
-            fprintf(f, "%s%.2f + %.2f = %.2f", s ? "; " : "",
-                    (double)st->static_mem / GIB, (double)(st->peak_mem - st->static_mem) / GIB,
-                    (double)st->peak_mem / GIB);
+            fprintf(f, "%s%.2f + %.2f = %.2f", s ? "; " : "", (double)st->static_mem / PS_GIB,
+                    (double)(st->peak_mem - st->static_mem) / PS_GIB,
+                    (double)st->peak_mem / PS_GIB);
         }
         if (c->ref->oom)
             fprintf(f, " | (out of memory) |\n");
@@ -294,7 +272,7 @@ void stu_tgm_md(FILE *f, const struct stu_tgm_run *r, const stu_tmpl *tx)
     struct stu_vals v;
     stu_vals_init(&v);
     stu_vals_set(&v, "topo_name", "%s", r->topo->name);
-    stu_vals_set(&v, "memory", "%.2f", r->topo->devices[0].memory / GIB);
+    stu_vals_set(&v, "memory", "%.2f", r->topo->devices[0].memory / PS_GIB);
     stu_vals_set(&v, "bpp", "%g", r->topo->bytes_per_param);
     stu_tmpl_put(f, tx, "intro", &v);
     stu_tmpl_put(f, tx, "rows", NULL);
@@ -375,8 +353,26 @@ void stu_tgm_csv(FILE *f, const struct stu_tgm_run *r)
             snprintf(err, sizeof err, "%.2f", 100 * c->err_act);
         }
         fprintf(f, "%s,%d,%d,%d,%d,%d,%s,%s,%.1f,%.3f,%.2f,%.2f,%.4f,%.2f,%s,%.4f,%s,%.4f,%d\n",
-                w->exp, w->n, w->L, w->D, w->batch, w->chunks, bal, remat_name(w->remat),
+                w->exp, w->n, w->L, w->D, w->batch, w->chunks, bal, stu_tg_remat_name(w->remat),
                 w->params_m, c->params / 1e6, 100 * c->err_params, w->model_gib, c->model_gib,
                 100 * c->err_model, meas, c->act_gib, err, c->fullest_gib, c->p->fits);
     }
+}
+
+static void md_fn(FILE *f, const void *arg)
+{
+    const void *const *a = arg;
+    stu_tgm_md(f, a[0], a[1]);
+}
+
+static void csv_fn(FILE *f, const void *arg)
+{
+    stu_tgm_csv(f, ((const void *const *)arg)[0]);
+}
+
+int stu_tgm_write(const struct stu_tg_opts *o, const struct stu_tgm_run *r, const stu_tmpl *tx)
+{
+    const void *arg[2] = { r, tx };
+    int rc = stu_tg_write(o, STU_TGM_FILE ".md", md_fn, arg);
+    return rc < 0 ? rc : stu_tg_write(o, STU_TGM_FILE ".csv", csv_fn, arg);
 }

@@ -27,13 +27,15 @@
  * them byte for byte).
  *
  * Reference columns (any order, each once): experiment ("baseline": n = 1,
- * chunks = 1, checkpoint never; else "pipeline-<n>"), n, L (a multiple of
- * 3), D (a multiple of 8), batch (>= chunks), chunks, balance (n positive
- * layer counts separated by spaces summing to L + 6, the generator's
- * layers), checkpoint (always, except_last, never), params_millions (> 0),
- * model_memory_gib (> 0), peak_activation_gib (> 0, or oom). Every error is
- * one PS_EPARSE "file:line[:column]: field '...': ..." (exit status 3),
- * found before anything is written.
+ * chunks = 1, checkpoint never; else "pipeline-<n>"), n (1-8), L (a
+ * multiple of 3, up to 300), D (a multiple of 8, up to 4096), batch (up to
+ * 4096), chunks (dividing the batch), balance (n positive layer counts
+ * separated by spaces summing to L + 6, the generator's layers), checkpoint
+ * (always, except_last, never), params_millions (0.001, 1e6],
+ * model_memory_gib (0.001, 1e4], peak_activation_gib (0.001, 1e4] or oom. Every error is one
+ * PS_EPARSE "file:line[:column]: ..." naming the field (a row the engine
+ * refuses: "file:line: experiment <name>: <why>"), exit status 3, found
+ * before anything is written.
  *
  * Ownership: stu_tgm_predict allocates *out (stu_tgm_run_free, NULL ok),
  * which owns its predictions. Cost: one ana_predict per row (up to 128
@@ -98,5 +100,7 @@ extern const struct stu_tmpl_sect stu_tgm_text[];
 #define STU_TGM_NTEXT 6
 void stu_tgm_md(FILE *f, const struct stu_tgm_run *r, const stu_tmpl *tx);
 void stu_tgm_csv(FILE *f, const struct stu_tgm_run *r);
+/* Both files into o->out_dir (stu_tg_write). */
+int stu_tgm_write(const struct stu_tg_opts *o, const struct stu_tgm_run *r, const stu_tmpl *tx);
 
 #endif

@@ -128,6 +128,22 @@ struct stu_tg_run {
     struct stu_tg_cell cell[STU_TG_MAXROW];
 };
 
+/* Shared by the study's files (speed and memory). The checkpoint modes as
+ * the reference files name them, [always, except_last, never]. */
+extern const char *const stu_tg_ckpt_names[3];
+extern const enum sch_remat stu_tg_ckpt_modes[3];
+const char *stu_tg_remat_name(enum sch_remat m);
+/* "+1.2 %", in bold ("**+12.0 %**") past 10 %; buf of n bytes. */
+const char *stu_tg_pct(double e, char *buf, size_t n);
+/* An output's stamp in comment syntax open / cont / close: the version,
+ * the topology's and reference/<file>.csv's hashes, the model line, and
+ * benchmarks/<bench>/main.py @ commit. */
+void stu_tg_stamp(FILE *f, const char *open, const char *cont, const char *close,
+                  const char *h_topo, const char *file, const char *h_ref, const char *model,
+                  const char *bench, const char *commit);
+/* <out_dir>/name written atomically by fn(f, arg); "wrote" on o->log. */
+int stu_tg_write(const struct stu_tg_opts *o, const char *name,
+                 void (*fn)(FILE *f, const void *arg), const void *arg);
 /* <data>/sub: o->data_dir, or the data folder's STU_TG_DATA. */
 int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n);
 /* Loads the topology, the model and the reference, predicts every row. */

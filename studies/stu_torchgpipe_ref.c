@@ -22,8 +22,6 @@ const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH] = {
       .commit = "fe52c4dc", .dataset = 50000, .nm_names = 0 },
 };
 
-static int col(const struct stu_csv *c, int k) { return c->colno[c->idx[k]]; }
-
 /* The experiment's name by the bench's rule. */
 static void exp_name(const struct stu_tg_bench *b, const struct stu_tg_row *w, char *buf,
                      size_t n)
@@ -42,7 +40,7 @@ int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn
     const char *s = stu_csv_field(c, k);
     if (strlen(s) >= sizeof tmp)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes", c->path,
-                        c->line, col(c, k), sizeof tmp - 1);
+                        c->line, stu_csv_col(c, k), sizeof tmp - 1);
     strcpy(tmp, s);
     size_t o = 0;
     int parts = 0;
@@ -54,21 +52,18 @@ int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn
         long v = strtol(tok, &end, 10);
         if (*end || v < 1 || v > 1 << 20 || o + strlen(tok) + 2 > outn)
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
-                            "layer count", c->path, c->line, col(c, k), tok);
+                            "layer count", c->path, c->line, stu_csv_col(c, k), tok);
         o += (size_t)snprintf(out + o, outn - o, "%s%ld", parts++ ? "," : "", v);
         *total += (int)v;
     }
     if (parts != n)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layer counts for n = %d",
-                        c->path, c->line, col(c, k), parts, n);
+                        c->path, c->line, stu_csv_col(c, k), parts, n);
     return 0;
 }
 
 static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
 {
-    static const char *const ckpt[3] = { "always", "except_last", "never" };
-    static const enum sch_remat remat[3] = { SCH_REMAT_ALWAYS, SCH_REMAT_EXCEPT_LAST,
-                                             SCH_REMAT_NEVER };
     if (r->n_rows == STU_TG_MAXROW)
         return ps_error(PS_EPARSE, "%s:%d: more than %d rows", c->path, c->line, STU_TG_MAXROW);
     struct stu_tg_row *w = &r->row[r->n_rows];
@@ -78,28 +73,28 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
     if ((rc = stu_csv_whole(c, C_N, 1, 1024, &w->n)) < 0 ||
         (rc = stu_csv_whole(c, C_M, 1, 1 << 20, &w->m)) < 0 ||
         (rc = stu_csv_whole(c, C_BATCH, 1, 1 << 24, &w->batch)) < 0 ||
-        (rc = stu_csv_key(c, C_CKPT, ckpt, 3, &k)) < 0 ||
+        (rc = stu_csv_key(c, C_CKPT, stu_tg_ckpt_names, 3, &k)) < 0 ||
         (rc = stu_csv_num(c, C_SPS, 0, &w->samples_s)) < 0 ||
         (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 ||
         (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &t)) < 0)
         return rc;
-    w->remat = remat[k];
+    w->remat = stu_tg_ckpt_modes[k];
     if (w->batch < w->m)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'batch': %d is smaller than m = %d",
-                        c->path, c->line, col(c, C_BATCH), w->batch, w->m);
+                        c->path, c->line, stu_csv_col(c, C_BATCH), w->batch, w->m);
     if (!(w->samples_s > 0))
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'samples_per_s': must be > 0", c->path,
-                        c->line, col(c, C_SPS));
+                        c->line, stu_csv_col(c, C_SPS));
     char want[32];
     exp_name(r->bench, w, want, sizeof want);
     if (strcmp(stu_csv_field(c, C_EXP), want))
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'experiment': '%s' is not %s (n = %d, "
-                        "m = %d, checkpoint %s)", c->path, c->line, col(c, C_EXP),
-                        stu_csv_field(c, C_EXP), want, w->n, w->m, ckpt[k]);
+                        "m = %d, checkpoint %s)", c->path, c->line, stu_csv_col(c, C_EXP),
+                        stu_csv_field(c, C_EXP), want, w->n, w->m, stu_tg_ckpt_names[k]);
     snprintf(w->exp, sizeof w->exp, "%s", want);
     if (*total && t != *total)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers, the rows above "
-                        "have %d", c->path, c->line, col(c, C_BALANCE), t, *total);
+                        "have %d", c->path, c->line, stu_csv_col(c, C_BALANCE), t, *total);
     *total = t;
     for (int i = 0; i < r->n_rows; i++)
         if (r->row[i].n == w->n && r->row[i].m == w->m)
