@@ -170,17 +170,10 @@ int stu_tgm_predict(const struct stu_tg_opts *o, struct stu_tgm_run **out)
     struct stu_tgm_run *r = calloc(1, sizeof *r);
     if (!r)
         return ps_error(PS_ENOMEM, "out of memory");
-    char topo[4096], path[4096], ref[4096];
-    int rc;
-    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0)
+    char ref[4096];
+    int rc = stu_tg_topology(o, STU_TGM_BYTES_PER_PARAM, &r->topo, r->h_topo);
+    if (rc < 0)
         goto err;
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", topo, STU_TG_TOPOLOGY) >= sizeof path) {
-        rc = ps_error(PS_EUSAGE, "path too long: %s/%s", topo, STU_TG_TOPOLOGY);
-        goto err;
-    }
-    if ((rc = mdl_topology_load(path, &r->topo)) < 0 || (rc = ps_file_hash(path, r->h_topo)) < 0)
-        goto err;
-    r->topo->bytes_per_param = STU_TGM_BYTES_PER_PARAM;
     if ((rc = stu_tg_data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tgm_ref_load(ref, &r->ref)) < 0 ||
         (rc = ps_file_hash(r->ref.path, r->h_ref)) < 0)

@@ -108,20 +108,41 @@ static int predict_row(struct stu_tg_run *r, int i)
     return 0;
 }
 
+int stu_tg_topo_path(const struct stu_tg_opts *o, char *buf, size_t n)
+{
+    char topo[4096];
+    int rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo);
+    return rc < 0 ? rc : join(topo, STU_TG_TOPOLOGY, buf, n);
+}
+
+int stu_tg_topology(const struct stu_tg_opts *o, double bpp, struct mdl_topology **t,
+                    char hash[17])
+{
+    char path[4096];
+    int rc;
+    *t = NULL;
+    if ((rc = stu_tg_topo_path(o, path, sizeof path)) < 0 || (rc = mdl_topology_load(path, t)) < 0)
+        return rc;
+    if ((rc = ps_file_hash(path, hash)) < 0) {
+        mdl_topology_free(*t);
+        *t = NULL;
+        return rc;
+    }
+    (*t)->bytes_per_param = bpp;
+    return 0;
+}
+
 int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out)
 {
     *out = NULL;
     struct stu_tg_run *r = calloc(1, sizeof *r);
     if (!r)
         return ps_error(PS_ENOMEM, "out of memory");
-    char topo[4096], path[4096], ref[4096];
-    int rc;
-    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0 ||
-        (rc = join(topo, STU_TG_TOPOLOGY, path, sizeof path)) < 0 ||
-        (rc = mdl_topology_load(path, &r->topo)) < 0 || (rc = ps_file_hash(path, r->h_topo)) < 0)
-        goto err_free_run;
+    char ref[4096];
     /* The benchmark's optimizer, whatever the preset keeps for another. */
-    r->topo->bytes_per_param = STU_TG_BYTES_PER_PARAM;
+    int rc = stu_tg_topology(o, STU_TG_BYTES_PER_PARAM, &r->topo, r->h_topo);
+    if (rc < 0)
+        goto err_free_run;
     const struct stu_tg_bench *b = o->bench ? o->bench : &stu_tg_bench[0];
     if ((rc = stu_tg_data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tg_ref_load(ref, b, &r->ref)) < 0 ||
@@ -365,9 +386,8 @@ static int declare_io(const struct stu_tg_opts *o, struct stu_tg_run *const *r,
     char path[4096], name[160];
     int rc;
     ps_io_reset();
-    if ((rc = stu_data_dir(o->topo_dir, "topologies", path, sizeof path)) < 0 ||
-        (rc = join(path, STU_TG_TOPOLOGY, name, sizeof name)) < 0 ||
-        (rc = ps_io_input(name, "--topologies")) < 0 ||
+    if ((rc = stu_tg_topo_path(o, path, sizeof path)) < 0 ||
+        (rc = ps_io_input(path, "--topologies")) < 0 ||
         (rc = ps_io_input(mem->ref.path, "--data")) < 0)
         return rc;
     for (int k = 0; k <= STU_TG_NBENCH && rc == 0; k++) {

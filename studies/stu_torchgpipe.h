@@ -144,6 +144,12 @@ void stu_tg_stamp(FILE *f, const char *open, const char *cont, const char *close
 /* <out_dir>/name written atomically by fn(f, arg); "wrote" on o->log. */
 int stu_tg_write(const struct stu_tg_opts *o, const char *name,
                  void (*fn)(FILE *f, const void *arg), const void *arg);
+/* <topo_dir>/p40-pcie-8.json (topo_dir NULL: the data folder's). */
+int stu_tg_topo_path(const struct stu_tg_opts *o, char *buf, size_t n);
+/* That topology loaded into *t (mdl_topology_free), its FNV-1a 64 hash in
+ * hash, its bytes_per_param replaced by a benchmark optimizer's bpp. */
+int stu_tg_topology(const struct stu_tg_opts *o, double bpp, struct mdl_topology **t,
+                    char hash[17]);
 /* <data>/sub: o->data_dir, or the data folder's STU_TG_DATA. */
 int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n);
 /* Loads the topology, the model and the reference, predicts every row. */
