@@ -347,13 +347,57 @@ void stu_paper_close(struct stu_paper_ctx *c)
     free(c);
 }
 
+/* Every file the run reads and the selected tables write declared
+ * (base/ps_afile.h), so that an --out-dir holding an input (the study's
+ * text/ folder, whose templates share the outputs' names) is refused
+ * before anything is written. One run is one command: the registry starts
+ * empty. */
+static int declare_io(const struct stu_paper_opts *o)
+{
+    static const struct { const char *sub, *name, *opt; } in[] = {
+        { NULL, "tpu-v2.json", "--topologies" }, { NULL, "tpu-v3.json", "--topologies" },
+        { NULL, "p100-pcie-8.json", "--topologies" },
+        { "reference", "table1.csv", "--data" }, { "reference", "table2.csv", "--data" },
+        { "reference", "table3.csv", "--data" }, { "reference", "torchgpipe.csv", "--data" },
+        { "text", "table1.md", "--data" }, { "text", "table2.md", "--data" },
+        { "text", "table3.md", "--data" }, { "text", "partitions.md", "--data" },
+        { "text", "table2.gp", "--data" }, { "text", "table3.gp", "--data" },
+    };
+    static const struct { int table; const char *name; } outs[] = {
+        { STU_PAPER_T1, "table1.md" }, { STU_PAPER_T2, "table2.md" },
+        { STU_PAPER_T2, "table2.dat" }, { STU_PAPER_T2, "table2.gp" },
+        { STU_PAPER_T2, "table2.png" }, { STU_PAPER_T3, "table3.md" },
+        { STU_PAPER_T3, "table3.dat" }, { STU_PAPER_T3, "table3.gp" },
+        { STU_PAPER_T3, "table3.png" }, { STU_PAPER_PARTS, "partitions.md" },
+    };
+    char topo[4096], data[4096], dir[4096], path[4096];
+    int rc;
+    ps_io_reset();
+    if ((rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo)) < 0 ||
+        (rc = stu_data_dir(o->data_dir, STU_PAPER_DATA, data, sizeof data)) < 0)
+        return rc;
+    for (size_t i = 0; i < sizeof in / sizeof *in && rc == 0; i++) {
+        if (in[i].sub)
+            rc = join(data, in[i].sub, dir, sizeof dir);
+        else
+            snprintf(dir, sizeof dir, "%s", topo);
+        if (rc == 0 && (rc = join(dir, in[i].name, path, sizeof path)) == 0)
+            rc = ps_io_input(path, in[i].opt);
+    }
+    for (size_t i = 0; i < sizeof outs / sizeof *outs && rc == 0; i++)
+        if ((o->tables & outs[i].table) && (rc = join(o->out_dir, outs[i].name, path,
+                                                      sizeof path)) == 0)
+            rc = ps_io_output(path, "--out-dir");
+    return rc;
+}
+
 int stu_paper_run(const struct stu_paper_opts *o)
 {
     struct stu_paper_ctx *c;
     int rc = stu_paper_open(o, &c);
     if (rc < 0)
         return rc;
-    if ((rc = ps_mkdirs(o->out_dir)) < 0)
+    if ((rc = declare_io(o)) < 0 || (rc = ps_mkdirs(o->out_dir)) < 0)
         goto out_close;
     if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(c)) < 0)
         goto out_close;

@@ -228,6 +228,30 @@ Test(reproduce, torchgpipe_writes_its_files_the_same_on_a_rerun)
     cr_assert_eq(th_sh("test $(grep -c '^n[0-9]*m[0-9]*,' %s/c/speed.csv) -eq 2", dir), 0);
 }
 
+/* An --out-dir that holds an input (the study's text/ folder, whose
+ * templates share the outputs' names) is refused before anything is
+ * written, for both studies. */
+Test(reproduce, out_dir_holding_an_input_is_refused)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("mkdir -p %s/g && cp -r studies/gpipe/text studies/gpipe/reference %s/g/ "
+                       "&& cp -r %s/g %s/keep", dir, dir, dir, dir), 0);
+    cr_assert_eq(th_sh("%s reproduce gpipe --out-dir %s/g/text --data %s/g --no-plots "
+                       "2>%s/err", pp, dir, dir, dir), 2);
+    cr_assert_eq(th_sh("grep -q \"is the same file as --data '.*/g/text/table1.md'\" %s/err",
+                       dir), 0);
+    cr_assert_eq(th_sh("diff -r %s/g %s/keep", dir, dir), 0, "an input was touched");
+    /* Only the selected tables' outputs count: table 2 alone does not
+     * write table1.md. */
+    cr_assert_eq(th_sh("%s reproduce gpipe --out-dir %s/g/text --data %s/g --tables 2 "
+                       "--no-plots 2>%s/err", pp, dir, dir, dir), 2);
+    cr_assert_eq(th_sh("grep -q \"g/text/table2.md'\" %s/err", dir), 0);
+    data(HEADER BASE);
+    cr_assert_eq(th_sh("%s reproduce torchgpipe --out-dir %s/data/text --data %s/data 2>%s/err",
+                       pp, dir, dir, dir), 2);
+    cr_assert_eq(th_sh("grep -q 'would overwrite an input' %s/err", dir), 0);
+}
+
 Test(reproduce, torchgpipe_predictions_are_sane)
 {
     struct stu_tg_opts o = { .topo_dir = "models/topologies" };
