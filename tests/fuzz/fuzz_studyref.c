@@ -2,15 +2,25 @@
  * template loader (studies/stu_tmpl.h). The input's first byte picks the
  * reader; the rest is the file: 0 torchgpipe's speed.csv, 1 its
  * resnet101-speed.csv, 2 its amoebanetd-memory.csv, 3 a text template
- * against the memory study's sections. Each must accept a file and hold
- * its documented ranges, or refuse it with one message naming the file. */
+ * against the memory study's sections, 4-7 one of the GPipe study's
+ * table1.csv, table2.csv, table3.csv, torchgpipe.csv beside the committed
+ * other three (studies/gpipe/reference, read at start from the working
+ * directory, the repository root under tests/fuzz/run.sh; without them
+ * 4-7 are skipped). Each must accept a file and hold its documented
+ * ranges, or refuse it with one message naming the file. */
 #include "fuzz_common.h"
+#include "studies/stu_ref.h"
 #include "studies/stu_tgmem.h"
 #include "studies/stu_tmpl.h"
+#include "base/ps_util.h"
 
 #include <unistd.h>
 
 static char dir[64];
+static const char *const gpipe_files[4] = { "table1.csv", "table2.csv", "table3.csv",
+                                            "torchgpipe.csv" };
+static char *gpipe_ref[4]; /* the committed files (NULL: not found) */
+static size_t gpipe_len[4];
 
 /* The folder and the files put() writes, removed at exit. */
 static void cleanup(void)
@@ -18,11 +28,14 @@ static void cleanup(void)
     static const char *const names[] = { "speed.csv", "resnet101-speed.csv",
                                          STU_TGM_FILE ".csv", "t.md" };
     char path[128];
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    for (size_t i = 0; i < sizeof names / sizeof *names + 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir,
+                 i < 4 ? names[i] : gpipe_files[i - 4]);
         unlink(path);
     }
     rmdir(dir);
+    for (int i = 0; i < 4; i++)
+        free(gpipe_ref[i]);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -31,6 +44,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(dir, sizeof dir, "/tmp/pipesim-fuzz-studyref-XXXXXX");
     if (!mkdtemp(dir) || atexit(cleanup) != 0)
         abort();
+    for (int i = 0; i < 4; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "studies/gpipe/reference/%s", gpipe_files[i]);
+        if (ps_read_file(path, &gpipe_ref[i], &gpipe_len[i]) < 0) {
+            ps_error_clear();
+            gpipe_ref[i] = NULL;
+        }
+    }
     return 0;
 }
 
@@ -113,17 +134,51 @@ static void templ(const uint8_t *data, size_t size)
     stu_tmpl_free(t);
 }
 
+/* GPipe's file k fuzzed, the other three as committed. */
+static void gpipe(int k, const uint8_t *data, size_t size)
+{
+    for (int i = 0; i < 4; i++)
+        if (!gpipe_ref[i])
+            return;
+    for (int i = 0; i < 4; i++)
+        if (i == k)
+            put(gpipe_files[i], data, size);
+        else
+            put(gpipe_files[i], (const uint8_t *)gpipe_ref[i], gpipe_len[i]);
+    struct stu_ref r;
+    int rc = stu_ref_load(dir, &r);
+    if (rc < 0) {
+        fuzz_check_error(rc, gpipe_files[k]);
+        return;
+    }
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < STU_REF_NCOL; c++) {
+            const struct stu_ref_t1 *t = &r.t1[m][c];
+            FUZZ_CHECK(t->name[0] && memchr(t->name, 0, sizeof t->name));
+            FUZZ_CHECK(t->K >= 1 && fuzz_finite_nonneg(t->params) &&
+                       fuzz_finite_nonneg(t->pmem) && fuzz_finite_nonneg(t->act));
+        }
+    for (int m = 0; m < 2; m++)
+        for (int j = 0; j < 3; j++) {
+            for (int k2 = 0; k2 < 3; k2++)
+                FUZZ_CHECK(fuzz_finite_nonneg(r.t2[m][j][k2]));
+            FUZZ_CHECK(isnan(r.t3[m][j]) || r.t3[m][j] >= 0);
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int which = data[0] % 4;
+    int which = data[0] % 8;
     if (which < 2)
         speed(which, data + 1, size - 1);
     else if (which == 2)
         memory(data + 1, size - 1);
-    else
+    else if (which == 3)
         templ(data + 1, size - 1);
+    else
+        gpipe(which - 4, data + 1, size - 1);
     ps_error_clear();
     return 0;
 }
