@@ -39,5 +39,20 @@ struct sch_partition;
 int msr_pipe_partner(int k);
 void msr_pipe_scale_to_centres(struct msr_calib *c, const struct sch_partition *part,
                                int by_mean, int pooled, struct msr_stat **st);
+/* msr_fit.c: the relative standard error of a median from its stats
+ * (normal rule; 1 with fewer than 2 samples or a median not above 0). */
+double msr_stat_rel_se(const struct msr_stat *s);
+/* msr_fit.c: rq (msr_pipe_point) from n relative samples v (sorted, st
+ * their stats) inside Tukey's outer fences, at MSR_PIPE_NQ quantiles,
+ * scaled to mean 1; all 0 for none. */
+void msr_stat_spread(const double *v, int n, const struct msr_stat *st, double *rq);
+/* seconds = a + b * bytes over samples (bx_all, ys) of n, a point per
+ * message size (its median); one size gives its median and b = 0; *fit
+ * untouched for n = 0. */
+int msr_fit_size_line(const double *bx_all, const double *ys, int n, struct msr_fit *fit);
+/* A copy's line for the topology: msr_fit_size_line with a and b at least
+ * 0 (a slope not above 0: the median, no per-byte part; an intercept below
+ * 0: the line through the origin at the mean rate); n = 0 when none. */
+int msr_fit_copy_line(const double *bx, const double *ys, int n, struct msr_fit *fit);
 
 #endif

@@ -63,53 +63,6 @@ const char *msr_pipe_class_name(enum msr_pipe_class k)
     return k >= 0 && k < MSR_PIPE_NCLASS ? n[k] : "?";
 }
 
-/* The relative standard error of a median from its stats (normal rule). */
-static double stat_rel_se(const struct msr_stat *s)
-{
-    if (s->n < 2 || !(s->med > 0))
-        return 1;
-    double sigma = (s->p75 - s->p25) / 1.349;
-    return 1.2533 * sigma / sqrt((double)s->n) / s->med;
-}
-
-double msr_median_rel_se(double *v, int n)
-{
-    struct msr_stat s;
-    msr_stat_of(v, n, &s);
-    return stat_rel_se(&s);
-}
-
-/* rq (msr_pipe_point): the n relative samples v (sorted, as msr_stat_of
- * leaves them; st their stats) inside Tukey's outer fences, at
- * MSR_PIPE_NQ quantiles, scaled so that the piecewise-linear distribution
- * between them has mean 1 (so a draw keeps the class's centre). All 0 for
- * no samples. */
-static void spread(const double *v, int n, const struct msr_stat *st, double *rq)
-{
-    memset(rq, 0, MSR_PIPE_NQ * sizeof *rq);
-    double lo, hi;
-    msr_stat_fences(st, &lo, &hi);
-    int a = 0, b = n;
-    while (a < n && v[a] < lo)
-        a++;
-    while (b > a && v[b - 1] > hi)
-        b--;
-    if (b <= a || !(st->mean > 0))
-        return;
-    double area = 0;
-    for (int j = 0; j < MSR_PIPE_NQ; j++) { /* GSL's interpolation may dip an ulp */
-        rq[j] = gsl_stats_quantile_from_sorted_data(v + a, 1, (size_t)(b - a),
-                                                    (double)j / (MSR_PIPE_NQ - 1));
-        if (j && rq[j] < rq[j - 1])
-            rq[j] = rq[j - 1];
-    }
-    for (int j = 0; j + 1 < MSR_PIPE_NQ; j++)
-        area += (rq[j] + rq[j + 1]) / 2;
-    area /= MSR_PIPE_NQ - 1;
-    for (int j = 0; j < MSR_PIPE_NQ; j++)
-        rq[j] = area > 0 ? rq[j] / area : 0;
-}
-
 /* Samples of one (stage, size, class), grown as rounds come. */
 struct samples {
     double *v;
@@ -326,10 +279,10 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
                 struct msr_stat rst;
                 copy_samples(tmp, rs);
                 msr_stat_of(tmp, rs->n, &rst);
-                spread(tmp, rs->n, &rst, pp->rq);
+                msr_stat_spread(tmp, rs->n, &rst, pp->rq);
                 copy_samples(tmp, sm);
                 msr_stat_of(tmp, sm->n, &pp->t);
-                pp->rel_se = stat_rel_se(&pp->t);
+                pp->rel_se = msr_stat_rel_se(&pp->t);
                 pp->scale = 1;
                 pp->centre_med = pp->centre_mean = 0;
             }
@@ -380,80 +333,6 @@ static int apply(struct pipe_ctx *x, const struct sch_partition *part, int by_me
 }
 
 /* The link fit to the hand-offs of the steps (K >= 2; a point per message
- * size, two sizes at least). */
-/* seconds = a + b * bytes over the samples (bx_all, ys) of n: one point per
- * message size, its median (the first MSR_CALIB_MAX_SIZES + 1 sizes); one
- * size gives its median and b = 0; *fit untouched (n = 0) for none. */
-static int size_line(const double *bx_all, const double *ys, int n, struct msr_fit *fit)
-{
-    if (n < 1)
-        return 0;
-    double bx[MSR_CALIB_MAX_SIZES + 1], by[MSR_CALIB_MAX_SIZES + 1];
-    int nb = 0;
-    double *tmp = malloc((size_t)n * sizeof *tmp);
-    if (!tmp)
-        return ps_error(PS_ENOMEM, "out of memory");
-    for (int j = 0; j < n; j++) {
-        int seen = 0;
-        for (int q = 0; q < nb; q++)
-            seen |= bx[q] == bx_all[j];
-        if (seen || nb == MSR_CALIB_MAX_SIZES + 1)
-            continue;
-        int k = 0;
-        for (int q = j; q < n; q++)
-            if (bx_all[q] == bx_all[j])
-                tmp[k++] = ys[q];
-        struct msr_stat m;
-        msr_stat_of(tmp, k, &m);
-        bx[nb] = bx_all[j];
-        by[nb++] = m.med;
-    }
-    free(tmp);
-    if (nb < 2) {
-        *fit = (struct msr_fit){ .a = by[0], .n = 1 };
-        return 0;
-    }
-    return msr_fit_line(bx, by, nb, 1, fit);
-}
-
-/* A copy's line for the topology: seconds = a + b * bytes with both at
- * least 0, from size_line's fit; a slope that is not above 0 gives the
- * points' median and no per-byte part, an intercept below 0 the line
- * through the origin at the points' mean rate. A fit that fails (a median
- * of 0) leaves n = 0: no line. */
-static int copy_line(const double *bx, const double *ys, int n, struct msr_fit *fit)
-{
-    *fit = (struct msr_fit){ 0 };
-    if (n < 1)
-        return 0;
-    int rc = size_line(bx, ys, n, fit);
-    if (rc == -PS_EINVAL) {
-        ps_error_clear();
-        *fit = (struct msr_fit){ 0 };
-        return 0;
-    }
-    if (rc < 0)
-        return rc;
-    if (!(fit->b > 0) || fit->n < 2) {
-        double *t = malloc((size_t)n * sizeof *t);
-        if (!t)
-            return ps_error(PS_ENOMEM, "out of memory");
-        memcpy(t, ys, (size_t)n * sizeof *t);
-        struct msr_stat m;
-        msr_stat_of(t, n, &m);
-        free(t);
-        *fit = (struct msr_fit){ .a = m.med > 0 ? m.med : 0, .n = fit->n };
-    } else if (fit->a < 0) {
-        double sy = 0, sx = 0;
-        for (int j = 0; j < n; j++)
-            sy += ys[j], sx += bx[j];
-        fit->a = 0;
-        fit->b = sx > 0 ? sy / sx : 0;
-    }
-    return 0;
-}
-
-/* The link fit to the hand-offs of the steps (K >= 2; a point per message
  * size), and the workers' copies of their messages: a line for the sends,
  * one for the receives that did not wait, and the latency, the median over
  * the receives that waited of their end less their send's end less the
@@ -463,14 +342,14 @@ static int fit_handoffs(struct pipe_ctx *x)
     struct msr_calib *c = x->c;
     int nh = x->hs.n, rc;
     c->n_handoff = nh;
-    if (nh >= 3 && (rc = size_line(x->hb.v, x->hs.v, nh, &c->handoff_fit)) < 0)
+    if (nh >= 3 && (rc = msr_fit_size_line(x->hb.v, x->hs.v, nh, &c->handoff_fit)) < 0)
         return rc;
     if (c->handoff_fit.n < 2)
         c->handoff_fit = (struct msr_fit){ 0 };
     c->n_msg_send = x->ss.n;
     c->n_msg_recv = x->rs.n;
-    if ((rc = copy_line(x->sb.v, x->ss.v, x->ss.n, &c->msg_send_fit)) < 0 ||
-        (rc = copy_line(x->rb.v, x->rs.v, x->rs.n, &c->msg_recv_fit)) < 0)
+    if ((rc = msr_fit_copy_line(x->sb.v, x->ss.v, x->ss.n, &c->msg_send_fit)) < 0 ||
+        (rc = msr_fit_copy_line(x->rb.v, x->rs.v, x->rs.n, &c->msg_recv_fit)) < 0)
         return rc;
     if (!x->ls.n)
         return 0;

@@ -4,8 +4,6 @@
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
