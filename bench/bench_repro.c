@@ -317,6 +317,20 @@ static int tg_memory(void)
                    "%+6.1f %% (%.2fx of +-25 %%) %s\n", w->exp, w->L, w->D, w->act_gib,
                    c->act_gib, 100 * c->err_act, fabs(c->err_act) / LARGEST_TARGET,
                    verdict(fabs(c->err_act) <= LARGEST_TARGET));
+        if (w->oom || fabs(c->err_act) <= LARGEST_TARGET)
+            continue;
+        /* What accounts for a miss: the ledger's peak per GPU, and what the
+         * measurement holds beyond it per GPU on average. */
+        printf("    per GPU, the ledger's peak (parameters and optimizer + activations, GiB):");
+        for (int s = 0; s < c->p->n_stages; s++) {
+            const struct ana_stage *st = &c->p->stages[s];
+            printf("%s %.2f + %.2f", s ? ";" : "", (double)st->static_mem / PS_GIB,
+                   (double)(st->peak_mem - st->static_mem) / PS_GIB);
+        }
+        printf("\n    the measurement holds %.2f GiB more per GPU on average: the caching "
+               "allocator's reserve (cached blocks, rounding, cuDNN workspaces) and any tensor "
+               "the ledger leaves out, which the source cannot separate\n",
+               (w->act_gib - c->act_gib) / w->n);
     }
     stu_tgm_run_free(r);
     return 0;
