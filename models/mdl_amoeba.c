@@ -173,10 +173,18 @@ static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
         a->flops += (double)k * k * pout;
         mdl_genwork_vec(&a->gw, k * k * pout, 2.0 * k * k * pout, (pin + pout) * a->ab,
                         (pout + (op == OP_AVG3 ? 1 : 2) * pin) * a->ab, 1);
-        if (op != OP_AVG3 && !*stashed) {
-            a->stash += (double)c * h * w; /* max pool: its input (argmax) */
+        /* Kept for backward: a max pool's input, once per state (its
+         * argmax); under keep=unfused, PyTorch's as its autograd formulas
+         * give them (max_pool2d_with_indices: the input and the int64
+         * indices, 8 bytes per output element; avg_pool2d: the input),
+         * under fused TensorFlow's (an average pool keeps nothing). */
+        int keep_in = op != OP_AVG3 || !a->fused;
+        if (keep_in && !*stashed) {
+            a->stash += pin;
             *stashed = 1;
         }
+        if (op != OP_AVG3 && !a->fused)
+            a->stash += pout * 8 / a->ab;
         return;
     }
     }
@@ -374,7 +382,11 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
                + 2 * feat * c->classes + c->classes /* FC with bias */
                + 5.0 * c->classes;                /* softmax cross-entropy */
     ca.params = feat * c->classes + c->classes;
-    ca.stash = feat + c->classes;
+    /* the FC input and the class probabilities; under keep=unfused also
+     * the global pool's input (PyTorch's avg_pool2d keeps it; torchgpipe's
+     * classifier is nn.AvgPool2d(7)), not under fused (a mean's backward
+     * needs only the shape) */
+    ca.stash = feat + c->classes + (c->fused ? 0 : feat * area);
     if ((rc = add_layer(p, "classify", "classifier", &ca, c->classes, ab)) < 0)
         goto err_free_profile;
     *out = p;

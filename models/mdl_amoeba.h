@@ -35,10 +35,14 @@
  *   out_bytes    what the next layers read: a cell's concatenated output and,
  *                when another cell follows, its input (the next cell's
  *                prev_prev), at act_bytes per element (4 = FP32)
- *   stash_bytes  tensors kept for backward: each ReLU's output (= the conv
- *                input), each conv's output (= the BN input), each max-pool
- *                input once per state; average pooling, adds and concat keep
- *                nothing; the classifier keeps its FC input and the class
+ *   stash_bytes  tensors kept for backward, as PyTorch's autograd keeps
+ *                them (tools/autograd/derivatives.yaml): each ReLU's output
+ *                (= the conv input), each conv's output (= the BN input),
+ *                each pooled state once (max_pool2d_with_indices and
+ *                avg_pool2d keep their input) and each max pool's int64
+ *                indices (8 bytes per output element, whatever act_bytes);
+ *                adds and concat keep nothing; the classifier keeps its
+ *                global pool's input, its FC input and the class
  *                probabilities of the loss
  *                With fused (keep=fused: what a fusing compiler such as XLA
  *                keeps): no ReLU output; a ReLU-conv-BN chain keeps its
@@ -47,16 +51,19 @@
  *                instead, the tensors a chain starts from are kept: the
  *                cell's two inputs and every hidden state a later operation
  *                reads (once each); max pools keep their input as above
- *                unless that state is kept already; stem1 (whose conv reads
- *                the image) keeps its ReLU output either way
+ *                unless that state is kept already, but no indices (the
+ *                backward finds the maxima again), average pools and the
+ *                global pool nothing (their backward needs only shapes);
+ *                stem1 (whose conv reads the image) keeps its ReLU output
+ *                either way
  * Operations follow the architecture, max_pool_3x3 a 3 x 3 max pool as in
  * TensorFlow's reference model. pool3=avg makes it what torchgpipe's
  * benchmark model runs (benchmarks/models/amoebanet/operations.py:
  * max_pool_3x3 returns nn.AvgPool2d(3, stride, padding=1,
  * count_include_pad=False)): the same FLOPs and forward bytes, a backward
  * that reads the output gradient and writes the input gradient (a max pool
- * also reads its input to find the maxima), and no kept input. It changes
- * no parameter.
+ * also reads its input to find the maxima), and no indices kept. It
+ * changes no parameter.
  *
  * Ownership: mdl_amoeba_profile allocates *out (mdl_profile_free).
  * Cost: O(L) time, one profile of L + 6 layers.

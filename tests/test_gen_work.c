@@ -290,15 +290,17 @@ static double stash_of(const char *spec, const char *layer)
 /* keep=fused by hand. An AmoebaNet normal cell whose two inputs are normal
  * cells (4c channels, h x h; here c = 64, h = 8, FP32) keeps, unfused, per
  * c h^2: reduce1 and reduce2 4 + 1 each, conv_1x1 2 (x3), conv_1x7_7x1
- * 2 + 6/4 (x2), one max-pool input per pooled state (s1, s2): 25; fused:
+ * 2 + 6/4 (x2), one max-pool input per pooled state (s1, s2), and each of
+ * the two max pools' int64 indices (PyTorch's max_pool2d_with_indices: 8
+ * bytes per output element, 2 FP32 elements each): 29; fused:
  * the two inputs 4 each, the conv outputs (1 + 1, 1 x 3, (3/4 + 1) x 2),
  * s1's pool input, the states later ops read (s2, s5): 19.5. */
 Test(gen_work, keep_fused_by_hand)
 {
     double c = 64, h = 8, ab = 4;
-    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64", "cell1_normal3"), 25 * c * h * h * ab);
+    cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64", "cell1_normal3"), 29 * c * h * h * ab);
     cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64,keep=unfused", "cell1_normal3"),
-                 25 * c * h * h * ab);
+                 29 * c * h * h * ab);
     cr_expect_eq(stash_of("amoebanet:L=9,D=64,image=64,keep=fused", "cell1_normal3"),
                  19.5 * c * h * h * ab);
     /* stem1 reads the image: its ReLU output is kept either way */

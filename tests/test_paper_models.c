@@ -115,11 +115,14 @@ Test(paper_models, amoeba_cell_by_hand)
     double params = 2 * (cin * c + 2 * c) + 3 * (c * c + 2 * c)
                     + 2 * (c * q + 2 * q + 2 * (q * q * 7 + 2 * q) + q * c + 2 * c);
     cr_expect_eq(l->params, params);
-    /* stash: ReLU outputs + conv outputs of every relu-conv-bn, and the two
-     * max-pooled states (state 1 and state 2), FP32 */
+    /* stash: ReLU outputs + conv outputs of every relu-conv-bn, the two
+     * max-pooled states (state 1 and state 2), FP32, and, as PyTorch's
+     * max_pool2d_with_indices keeps them (keep=unfused), each max pool's
+     * int64 indices, one per output element (stride 1: c x hw), 8 bytes =
+     * two FP32 elements; the average pool's input is state 1, kept already */
     double stash = 2 * (cin * hw + c * hw) + 3 * (2 * c * hw)
                    + 2 * ((c * hw + q * hw) + 2 * (2 * q * hw) + (q * hw + c * hw))
-                   + 2 * c * hw;
+                   + 2 * c * hw + 2 * (2 * c * hw);
     cr_expect_eq(l->stash_bytes, 4 * stash);
     /* out: 4 concatenated states (832 ch) + this cell's input (832 ch) */
     cr_expect_eq(l->out_bytes, 4 * (4 * c * hw + cin * hw));
@@ -139,7 +142,9 @@ Test(paper_models, amoeba_cell_by_hand)
  * two 3 x 3 max pools (on states 1 and 2) become average pools. Same FLOPs,
  * parameters, forward bytes and kernels; each pool's backward reads the
  * output gradient and writes the input gradient without reading its input
- * (one c x hw tensor less each), and neither keeps its input. */
+ * (one c x hw tensor less each). Under keep=unfused (PyTorch) both keep
+ * their input (avg_pool2d's backward takes it), but no int64 indices (8
+ * bytes per output element, c x hw each). */
 Test(paper_models, amoeba_pool3_avg_by_hand)
 {
     struct mdl_profile *mx = gen("amoebanet:L=18,D=208");
@@ -150,7 +155,7 @@ Test(paper_models, amoeba_pool3_avg_by_hand)
     cr_expect_eq(b->bwd, a->bwd);
     cr_expect_eq(b->params, a->params);
     cr_expect_eq(b->out_bytes, a->out_bytes);
-    cr_expect_eq(b->stash_bytes, a->stash_bytes - 4 * 2 * c * hw);
+    cr_expect_eq(b->stash_bytes, a->stash_bytes - 8 * 2 * c * hw);
     cr_expect_eq(b->work->bytes_fwd, a->work->bytes_fwd);
     cr_expect_eq(b->work->bytes_bwd, a->work->bytes_bwd - 4 * 2 * c * hw);
     cr_expect_eq(b->work->kernels_fwd, a->work->kernels_fwd);
@@ -212,9 +217,12 @@ Test(paper_models, every_field_finite_and_nonnegative)
     }
 }
 
+/* act_bytes scales every activation, not a max pool's int64 indices
+ * (keep=unfused: 8 bytes per output element whatever the precision). */
 Test(paper_models, act_bytes_scales_activations_only)
 {
-    struct mdl_profile *a = gen("amoebanet:L=6,D=64"), *b = gen("amoebanet:L=6,D=64,act_bytes=2");
+    struct mdl_profile *a = gen("amoebanet:L=6,D=64,keep=fused"),
+                       *b = gen("amoebanet:L=6,D=64,keep=fused,act_bytes=2");
     cr_assert_eq(a->n_layers, b->n_layers);
     for (int k = 0; k < a->n_layers; k++) {
         cr_expect_eq(a->layers[k].fwd, b->layers[k].fwd);
@@ -224,6 +232,29 @@ Test(paper_models, act_bytes_scales_activations_only)
     }
     mdl_profile_free(a);
     mdl_profile_free(b);
+    /* unfused: a normal cell of 64 filters at 28 x 28 has two stride-1 max
+     * pools, c x hw indices each, which do not halve */
+    a = gen("amoebanet:L=6,D=64");
+    b = gen("amoebanet:L=6,D=64,act_bytes=2");
+    const struct mdl_layer *la = layer(a, "cell1_normal1"), *lb = layer(b, "cell1_normal1");
+    const double idx = 8.0 * 2 * 64 * 28 * 28;
+    cr_expect_eq(la->stash_bytes - idx, 2 * (lb->stash_bytes - idx));
+    cr_expect_eq(la->out_bytes, 2 * lb->out_bytes);
+    mdl_profile_free(a);
+    mdl_profile_free(b);
+}
+
+/* The classifier keeps its FC input and the class probabilities; under
+ * keep=unfused also its global pool's input (PyTorch's avg_pool2d keeps
+ * it; torchgpipe's classifier is nn.AvgPool2d(7)). AmoebaNet-D (18, 208)
+ * ends with 4 x 832 = 3328 channels at 7 x 7, 1000 classes, FP32. */
+Test(paper_models, amoeba_classifier_stash_by_hand)
+{
+    struct mdl_profile *u = gen("amoebanet:L=18,D=208"), *f = gen("amoebanet:L=18,D=208,keep=fused");
+    cr_expect_eq(layer(u, "classify")->stash_bytes, 4.0 * (3328 + 1000 + 3328 * 49));
+    cr_expect_eq(layer(f, "classify")->stash_bytes, 4.0 * (3328 + 1000));
+    mdl_profile_free(u);
+    mdl_profile_free(f);
 }
 
 Test(paper_models, spec_errors)
