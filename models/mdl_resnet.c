@@ -155,7 +155,10 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
         goto err_free_profile;
     int hp = (h + 2 - 3) / 2 + 1;
     double po = 64.0 * hp * hp;
-    if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po, e)) < 0)
+    /* kept: its input and, as PyTorch's max_pool2d_with_indices keeps them,
+     * its int64 indices, 8 bytes per output element */
+    if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po,
+                  e + po * 8 / r.ab)) < 0)
         goto err_free_profile;
     h = hp;
     for (int st = 0; st < 4; st++) {
@@ -169,8 +172,9 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
         }
     }
     double feat = inpl, area = (double)h * h, nc = (double)classes;
+    /* kept: its input (PyTorch's average pools, adaptive or not, keep it) */
     if ((rc = vec(&r, "avgpool", "pool", feat * area, feat * area + feat, feat * area + feat,
-                  0, feat, 0)) < 0)
+                  0, feat, feat * area)) < 0)
         goto err_free_profile;
     struct mdl_genwork none, fw;
     mdl_genwork_init(&none); /* a view: no work, no kernel */

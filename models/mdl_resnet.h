@@ -16,8 +16,11 @@
  * bias), BN scale and shift, fc weight and bias: depth 101 gives
  * torchvision's 44,549,160. out_bytes: the module's output plus, inside a
  * bottleneck, the skip tensor torchgpipe carries to the residual.
- * stash_bytes: a conv's and a BN's input, a ReLU's output, a max pool's
- * input, the residual's downsample input and BN input, the fc input.
+ * stash_bytes: what PyTorch's autograd keeps (tools/autograd/
+ * derivatives.yaml): a conv's and a BN's input, a ReLU's output, the max
+ * pool's input and int64 indices (8 bytes per output element), the
+ * average pool's input, the residual's downsample input and BN input, the
+ * fc input.
  *
  * Ownership: *out from mdl_profile_free. Cost: O(depth).
  */

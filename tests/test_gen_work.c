@@ -234,6 +234,19 @@ Test(gen_work, resnet_conv_shape)
     mdl_profile_free(p);
 }
 
+static double stash_of(const char *spec, const char *layer);
+
+/* The pools keep what PyTorch's autograd keeps: the max pool (3 x 3/2 on
+ * the stem's 64 x 112 x 112) its input and its int64 indices, 8 bytes per
+ * output element (64 x 56 x 56); the average pool its input (2048 x 7 x 7);
+ * FP32. */
+Test(gen_work, resnet_pools_stash_by_hand)
+{
+    double e = 64.0 * 112 * 112, po = 64.0 * 56 * 56;
+    cr_expect_eq(stash_of("resnet:depth=50", "maxpool"), 4 * e + 8 * po);
+    cr_expect_eq(stash_of("resnet:depth=50", "avgpool"), 4 * 2048.0 * 7 * 7);
+}
+
 /* Convolutions are marked as such (their images padded on a TPU); dense
  * products (classifiers, Transformer and GPT layers) are not. */
 Test(gen_work, convolutions_marked)
