@@ -142,7 +142,7 @@ int msr_calib_messages(const struct msr_calib *c)
 }
 
 /* A copy line's fixed part and bandwidth for "messages" (0: none; the
- * lines are at least 0 already, msr_calib_pipe.c). */
+ * lines are at least 0 already, msr_fit_copy_line in msr_fit.c). */
 static void msg_line(const struct msr_fit *f, double *s, double *bw)
 {
     *s = f->a > 0 ? f->a : 0;

@@ -1,7 +1,10 @@
 /*
- * msr_calib_int — private to measure/msr_calib*.c: the timing half of
- * msr_calib_run (msr_calib_time.c, msr_calib_link.c), which fills the stats
- * of c from net.
+ * msr_calib_int — private to measure/msr_calib*.c and msr_fit.c: the timing
+ * half of msr_calib_run (msr_calib_time.c, msr_calib_link.c), which fills
+ * the stats of c from net; the pipelined calibration's pieces; and the
+ * fits msr_fit.c shares with it.
+ * Ownership: as each function says; nothing here owns memory of its own.
+ * Cost: as each function says.
  */
 #ifndef MSR_CALIB_INT_H
 #define MSR_CALIB_INT_H

@@ -1,7 +1,7 @@
 /*
  * msr_msgwalk — the messages of one measured step, read one way for the
  * pipelined calibration (msr_calib_pipe.c: the workers' copy lines, the
- * hand-offs and the link latency it fits) and the replay of a step
+ * hand-offs and the link latency it fits, with msr_fit.c's lines) and the replay of a step
  * (msr_validate_replay.c: the same figures of that step alone).
  *
  * The runtime's convention (runtime/rt_replay.c): each worker runs its

@@ -3,7 +3,6 @@
  * (kernel.sched_rt_runtime_us) read, set and described. Split from
  * msr_calib.c. */
 #include "measure/msr_calib.h"
-#include "measure/msr_calib_int.h"
 #include "base/ps_error.h"
 
 #include <errno.h>

@@ -39,6 +39,7 @@ static const struct genotype reduction_cell = {
  * see the image (no input gradient, no ReLU backward). */
 struct acc {
     double flops, params, stash;
+    double stash_b; /* kept bytes whatever act_bytes (a max pool's int64 indices) */
     struct mdl_genwork gw;
     double ab;
     int no_dgrad;
@@ -184,7 +185,7 @@ static void cell_op(struct acc *a, enum op op, int c, int s, int h, int w,
             *stashed = 1;
         }
         if (op != OP_AVG3 && !a->fused)
-            a->stash += pout * 8 / a->ab;
+            a->stash_b += pout * 8;
         return;
     }
     }
@@ -276,7 +277,7 @@ static int add_layer(struct mdl_profile *p, const char *name, const char *kind,
     l.bwd = mdl_genwork_bwd_flops(&a->gw);
     l.params = a->params;
     l.out_bytes = out_elems * ab;
-    l.stash_bytes = a->stash * ab;
+    l.stash_bytes = a->stash * ab + a->stash_b;
     mdl_genwork_attach(&a->gw, &l);
     return mdl_profile_add(p, &l);
 }

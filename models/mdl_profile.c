@@ -1,5 +1,6 @@
 #include "models/mdl_profile.h"
 #include "models/mdl_profile_int.h"
+#include "models/mdl_profile_row.h"
 #include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"

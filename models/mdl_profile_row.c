@@ -4,6 +4,7 @@
  * mdl_profile.c, which reads the file and keeps the layers. */
 #include "models/mdl_profile.h"
 #include "models/mdl_profile_int.h"
+#include "models/mdl_profile_row.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 

@@ -10,6 +10,7 @@ struct rn {
     struct mdl_profile *p;
     double ab;
     double skip;  /* elements of the skip tensor in flight, 0 outside a block */
+    double kept_b; /* bytes the next layer keeps whatever act_bytes (int64 indices) */
 };
 
 static int put(struct rn *r, const char *name, const char *kind, double fwd, double bwd,
@@ -23,7 +24,8 @@ static int put(struct rn *r, const char *name, const char *kind, double fwd, dou
     l.bwd = bwd;
     l.params = params;
     l.out_bytes = (out_el + r->skip) * r->ab;
-    l.stash_bytes = stash_el * r->ab;
+    l.stash_bytes = stash_el * r->ab + r->kept_b;
+    r->kept_b = 0;
     mdl_genwork_attach(gw, &l);
     return mdl_profile_add(r->p, &l);
 }
@@ -143,7 +145,7 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
     char origin[128];
     snprintf(origin, sizeof origin, "resnet:depth=%ld,classes=%ld,image=%ld,act_bytes=%ld",
              depth, classes, image, ab);
-    struct rn r = { mdl_profile_new(origin, 0), (double)ab, 0 };
+    struct rn r = { .p = mdl_profile_new(origin, 0), .ab = (double)ab };
     if (!r.p)
         return ps_error(PS_ENOMEM, "resnet: out of memory");
     int h = (int)image, inpl = 64;
@@ -157,8 +159,8 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
     double po = 64.0 * hp * hp;
     /* kept: its input and, as PyTorch's max_pool2d_with_indices keeps them,
      * its int64 indices, 8 bytes per output element */
-    if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po,
-                  e + po * 8 / r.ab)) < 0)
+    r.kept_b = po * 8;
+    if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po, e)) < 0)
         goto err_free_profile;
     h = hp;
     for (int st = 0; st < 4; st++) {

@@ -16,11 +16,14 @@
  * bias), BN scale and shift, fc weight and bias: depth 101 gives
  * torchvision's 44,549,160. out_bytes: the module's output plus, inside a
  * bottleneck, the skip tensor torchgpipe carries to the residual.
- * stash_bytes: what PyTorch's autograd keeps (tools/autograd/
- * derivatives.yaml): a conv's and a BN's input, a ReLU's output, the max
- * pool's input and int64 indices (8 bytes per output element), the
- * average pool's input, the residual's downsample input and BN input, the
- * fc input.
+ * stash_bytes: per module, what PyTorch's autograd keeps for it (tools/
+ * autograd/derivatives.yaml): a conv's and a BN's input, a ReLU's output,
+ * the max pool's input and int64 indices (8 bytes per output element,
+ * whatever act_bytes), the average pool's input, the residual's downsample
+ * input and BN input, the fc input. A tensor two neighbouring modules keep
+ * (a ReLU's output, the next conv's input) is counted by each: right where
+ * a stage cut falls between them (each side holds its own copy), an
+ * over-count inside a stage, which keeps one.
  *
  * Ownership: *out from mdl_profile_free. Cost: O(depth).
  */

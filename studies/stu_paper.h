@@ -60,6 +60,10 @@ struct stu_paper_opts {
 
 /* "1,2,3,partitions" or "all" -> mask; PS_EUSAGE naming the bad item. */
 int stu_paper_parse_tables(const char *s, unsigned *mask);
+/* The whole study into o->out_dir: every input loaded and checked, every
+ * file it reads and writes declared (base/ps_afile.h: the registry is
+ * reset first, as one command's, and left holding them), then the
+ * selected tables written, each atomically. */
 int stu_paper_run(const struct stu_paper_opts *o);
 
 /* The study's inputs, loaded and checked (topologies, reference figures,

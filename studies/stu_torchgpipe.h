@@ -156,8 +156,9 @@ int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, siz
 int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out);
 void stu_tg_run_free(struct stu_tg_run *r);
 /* For every benchmark: stu_tg_predict, the templates, then the outputs
- * (every benchmark's inputs are read and checked before anything is
- * written). */
+ * (every benchmark's inputs are read and checked, and every file read or
+ * written declared, base/ps_afile.h: the registry reset first, as one
+ * command's, and left holding them, before anything is written). */
 int stu_torchgpipe_run(const struct stu_tg_opts *o);
 
 #endif

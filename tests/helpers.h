@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
@@ -157,6 +158,26 @@ static inline int th_sh(const char *fmt, ...)
     va_end(ap);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* A prefix that runs one mpirun at a time across the suites (criterion
+ * runs two tests at once: make check --jobs 2; one launch once failed to
+ * start, exit 1 in 0.05 s, while another could have been starting): flock
+ * on this user's lock file under $TMPDIR (default /tmp), waiting at most
+ * 100 s; "" where flock is missing, so the run goes unlocked. */
+static inline const char *th_mpi_lock(void)
+{
+    static char buf[512];
+    static int done;
+    if (!done) {
+        done = 1;
+        if (system("command -v flock >/dev/null 2>&1") == 0) {
+            const char *t = getenv("TMPDIR");
+            snprintf(buf, sizeof buf, "flock -w 100 %s/pipesim-test-mpi-%u.lock ",
+                     t && *t ? t : "/tmp", (unsigned)getuid());
+        }
+    }
+    return buf;
 }
 
 static inline const char *th_pipesim(void)

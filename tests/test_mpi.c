@@ -38,22 +38,20 @@ static char *tmpdir(void)
     return d;
 }
 
-/* mpirun -np n pipesim validate --backend mpi ARGS; its exit status. The
- * suite's tests run two at a time (make check: --jobs 2); a launch once
- * failed to start (exit 1 in 0.05 s, its stderr lost with the temporary
- * folder), and two Open MPI launches at once on two cores are the suspect,
- * so a lock lets one mpirun run at a time, and a failed run (other than
- * the usage error some tests expect, 2) prints its stderr's tail. */
+/* mpirun -np n pipesim validate --backend mpi ARGS; its exit status. One
+ * mpirun at a time (th_mpi_lock); a failed run (other than the usage error
+ * some tests expect, 2) prints its stderr's tail, which the temporary
+ * folder would take with it. */
 static int mpirun(int n, const char *dir, const char *args)
 {
-    return th_sh("flock /tmp/pipesim-test-mpi.lock mpirun %s --oversubscribe "
+    return th_sh("%smpirun %s --oversubscribe "
                  "-x ASAN_OPTIONS=detect_leaks=0 -np %d %s validate --backend mpi %s "
                  ">%s/mpi.out 2>%s/mpi.err; st=$?; "
                  "if grep -qE 'ERROR: AddressSanitizer|runtime error:' %s/mpi.err; then "
                  "cat %s/mpi.err; exit 99; fi; "
                  "if [ $st -ne 0 ] && [ $st -ne 2 ]; then tail -20 %s/mpi.err >&2; fi; exit $st",
-                 getuid() == 0 ? "--allow-run-as-root" : "", n, th_pipesim(), args, dir, dir,
-                 dir, dir, dir);
+                 th_mpi_lock(), getuid() == 0 ? "--allow-run-as-root" : "", n, th_pipesim(),
+                 args, dir, dir, dir, dir, dir);
 }
 
 static unsigned char *slurp(const char *path, size_t *n)

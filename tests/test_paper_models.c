@@ -240,6 +240,10 @@ Test(paper_models, act_bytes_scales_activations_only)
     const double idx = 8.0 * 2 * 64 * 28 * 28;
     cr_expect_eq(la->stash_bytes - idx, 2 * (lb->stash_bytes - idx));
     cr_expect_eq(la->out_bytes, 2 * lb->out_bytes);
+    /* any precision: 3-byte activations, the indices still 8 bytes, exact */
+    struct mdl_profile *t = gen("amoebanet:L=6,D=64,act_bytes=3");
+    cr_expect_eq(layer(t, "cell1_normal1")->stash_bytes, (la->stash_bytes - idx) / 4 * 3 + idx);
+    mdl_profile_free(t);
     mdl_profile_free(a);
     mdl_profile_free(b);
 }

@@ -385,10 +385,11 @@ Test(plan_cli, two_mpi_ranks_rank_as_one_process)
     char one[65536], two[65536];
     cr_assert_eq(th_capture(one, sizeof one, "cd %s && %s plan " OK " --devices 4 --batch 8 "
                             "--top 4 --format json --quiet", dir, th_pipesim()), 0);
-    int rc = th_capture(two, sizeof two, "cd %s && mpirun %s --oversubscribe -x "
+    int rc = th_capture(two, sizeof two, "cd %s && %smpirun %s --oversubscribe -x "
                         "ASAN_OPTIONS=detect_leaks=0 -np 2 %s plan " OK " --devices 4 "
                         "--batch 8 --top 4 --format json --quiet --db mpi.db 2>mpi.err", dir,
-                        getuid() == 0 ? "--allow-run-as-root" : "", th_pipesim());
+                        th_mpi_lock(), getuid() == 0 ? "--allow-run-as-root" : "",
+                        th_pipesim());
     char err[4096];
     th_slurp(dir, "mpi.err", err, sizeof err);
     cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
@@ -490,8 +491,9 @@ Test(plan_cli, two_mpi_ranks_sweep_as_one_process)
     const char *mpi = getuid() == 0 ? "--allow-run-as-root" : "";
     cr_assert_eq(th_sh("cd %s && %s sweep " OK GRID " --db one.db --quiet", dir, th_pipesim()), 0);
     char err[4096];
-    int rc = th_sh("cd %s && mpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
-                   "%s sweep " OK GRID " --db two.db --jobs 1 2>mpi.err", dir, mpi, th_pipesim());
+    int rc = th_sh("cd %s && %smpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
+                   "%s sweep " OK GRID " --db two.db --jobs 1 2>mpi.err", dir, th_mpi_lock(), mpi,
+                   th_pipesim());
     th_slurp(dir, "mpi.err", err, sizeof err);
     cr_assert_eq(rc, 0, "mpirun exit %d: %s", rc, err);
     cr_expect(strstr(err, "36 configurations: 36 simulated (0 could not run), 0 already in "
