@@ -266,7 +266,9 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
         w->br += br;
         w->u += u;
         w->params += p->layers[l].params * sp->topo->bytes_per_param;
-        w->stash += p->layers[l].stash_bytes * micro;
+        /* shared tensors once: the fewest bytes any cut can leave (a lower
+         * bound, as the memory bound below needs) */
+        w->stash += (p->layers[l].stash_bytes - p->layers[l].stash_shared_bytes) * micro;
     }
     *out = w;
     return 0;

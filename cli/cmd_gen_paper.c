@@ -108,7 +108,8 @@ static int print_rows(FILE *f, enum ana_fmt fmt)
         double fwd = 0, stash = 0;
         for (int k = 0; k < p->n_layers; k++) {
             fwd += p->layers[k].fwd;
-            stash += p->layers[k].stash_bytes;
+            /* one device holding the whole model: shared tensors once */
+            stash += p->layers[k].stash_bytes - p->layers[k].stash_shared_bytes;
         }
         r[i].layers = p->n_layers;
         r[i].params = mdl_profile_params(p);

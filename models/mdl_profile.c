@@ -42,6 +42,11 @@ void mdl_profile_free(struct mdl_profile *p)
 
 int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
 {
+    if (!(l->stash_shared_bytes >= 0 && l->stash_shared_bytes <= l->stash_bytes) ||
+        (p->n_layers == 0 && l->stash_shared_bytes > 0))
+        return ps_error(PS_EINVAL, "layer '%s': stash_shared_bytes %g outside [0, %g] (0 on "
+                         "the first layer)", l->name, l->stash_shared_bytes,
+                         p->n_layers == 0 ? 0 : l->stash_bytes);
     if ((p->n_layers & (p->n_layers - 1)) == 0) { /* grow at powers of two */
         size_t cap = p->n_layers ? (size_t)p->n_layers * 2 : 8;
         struct mdl_layer *nl = realloc(p->layers, cap * sizeof *nl);

@@ -144,6 +144,13 @@ struct mdl_layer {
     double params;
     double out_bytes;
     double stash_bytes;
+    /* Of stash_bytes, what the previous layer's stash holds too (one tensor
+     * both keep: a ReLU's output that this convolution keeps as its input).
+     * A stage counts it once: its stash leaves it out for every layer but
+     * its first, whose previous layer is on another device with its own
+     * copy. 0 <= stash_shared_bytes <= stash_bytes; 0 for a profile's first
+     * layer. */
+    double stash_shared_bytes;
     /* Calibrated extensions (measured profiles only; zero = absent). Seconds. */
     int has_nostash;    /* fwd_nostash given */
     int has_fixed;      /* *_fixed given */

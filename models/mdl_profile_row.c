@@ -17,7 +17,7 @@
 static const char *col_names[C_N] = {
     "name", "kind", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms", "at_batch",
     "params", "out_bytes", "stash_bytes", "fwd_nostash_ms", "fwd_fixed_ms", "bwd_fixed_ms",
-    "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms",
+    "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms", "stash_shared_bytes",
 };
 static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@",
                                      "recomp_ms@", "bwd_remat_ms@" };
@@ -449,6 +449,19 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
     if (NUM(C_PARAMS, &l->params) < 0 || NUM(C_OUT, &l->out_bytes) < 0 ||
         NUM(C_STASH, &l->stash_bytes) < 0)
         return rc;
+    if (idx[C_SHARED] >= 0 && *f[idx[C_SHARED]]) {
+        int col = colno[idx[C_SHARED]];
+        if (NUM(C_SHARED, &l->stash_shared_bytes) < 0)
+            return rc;
+        if (!(l->stash_shared_bytes >= 0 && l->stash_shared_bytes <= l->stash_bytes))
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'stash_shared_bytes' (%g) must be "
+                             "in [0, stash_bytes = %g]", path, line, col,
+                             l->stash_shared_bytes, l->stash_bytes);
+        if (p->n_layers == 0 && l->stash_shared_bytes > 0)
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'stash_shared_bytes' must be 0 on the "
+                             "first layer (no layer before it shares its stash)", path, line,
+                             col);
+    }
 #undef NUM
     pts->work.gemms = pts->gemms;
     if ((rc = mdl_work_row(path, line, f, colno, h->widx, p->measured, l, &pts->work)) < 0)

@@ -177,6 +177,9 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
                                                       : 0;
     int wgrad, work, wpts = 0, remat = p->measured ? remat_columns(p) : 0;
     work_columns(p, &wgrad, &work);
+    int shared = 0;
+    for (int i = 0; i < p->n_layers; i++)
+        shared |= p->layers[i].stash_shared_bytes > 0;
     for (int i = 0; p->measured && i < p->n_layers && !wpts; i++)
         for (int k = 0; k < p->layers[i].n_pts && !wpts; k++)
             wpts = p->layers[i].pt_wgrad && p->layers[i].pt_wgrad[k] >= 0;
@@ -204,6 +207,8 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
     } else {
         fprintf(f, "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes");
     }
+    if (shared)
+        fprintf(f, ",stash_shared_bytes");
     work_header(f, p->measured, wgrad, work);
     fputc('\n', f);
     for (int i = 0; i < p->n_layers; i++) {
@@ -218,6 +223,8 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
                     PS_DBL(l->bwd), PS_DBL(l->params), PS_DBL(l->out_bytes),
                     PS_DBL(l->stash_bytes));
         }
+        if (shared)
+            fprintf(f, ",%s", PS_DBL(l->stash_shared_bytes));
         write_work(f, l, p->measured, wgrad, work);
         fputc('\n', f);
     }

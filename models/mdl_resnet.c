@@ -11,6 +11,7 @@ struct rn {
     double ab;
     double skip;  /* elements of the skip tensor in flight, 0 outside a block */
     double kept_b; /* bytes the next layer keeps whatever act_bytes (int64 indices) */
+    double shared_el; /* elements of the next layer's stash the layer before it keeps too */
 };
 
 static int put(struct rn *r, const char *name, const char *kind, double fwd, double bwd,
@@ -25,7 +26,8 @@ static int put(struct rn *r, const char *name, const char *kind, double fwd, dou
     l.params = params;
     l.out_bytes = (out_el + r->skip) * r->ab;
     l.stash_bytes = stash_el * r->ab + r->kept_b;
-    r->kept_b = 0;
+    l.stash_shared_bytes = r->shared_el * r->ab;
+    r->kept_b = r->shared_el = 0;
     mdl_genwork_attach(gw, &l);
     return mdl_profile_add(r->p, &l);
 }
@@ -84,6 +86,7 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
     snprintf(n, sizeof n, "%s.relu1", pre);
     STEP(relu(r, n, e1));
     snprintf(n, sizeof n, "%s.conv2", pre);
+    r->shared_el = e1; /* its input is relu1's output, which relu1 keeps */
     STEP(conv(r, n, planes, planes, 3, s, &h1, 1));
     double e2 = (double)planes * h1 * h1, e3 = 4.0 * e2;
     snprintf(n, sizeof n, "%s.bn2", pre);
@@ -91,6 +94,7 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
     snprintf(n, sizeof n, "%s.relu2", pre);
     STEP(relu(r, n, e2));
     snprintf(n, sizeof n, "%s.conv3", pre);
+    r->shared_el = e2; /* relu2's output */
     STEP(conv(r, n, planes, 4 * planes, 1, 1, &h1, 1));
     snprintf(n, sizeof n, "%s.bn3", pre);
     STEP(bn(r, n, 4 * planes, e3));
@@ -160,6 +164,7 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
     /* kept: its input and, as PyTorch's max_pool2d_with_indices keeps them,
      * its int64 indices, 8 bytes per output element */
     r.kept_b = po * 8;
+    r.shared_el = e; /* its input is the stem ReLU's output, which the ReLU keeps */
     if ((rc = vec(&r, "maxpool", "pool", 9 * po, e + po, po + 2 * e, 0, po, e)) < 0)
         goto err_free_profile;
     h = hp;
@@ -174,7 +179,9 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
         }
     }
     double feat = inpl, area = (double)h * h, nc = (double)classes;
-    /* kept: its input (PyTorch's average pools, adaptive or not, keep it) */
+    /* kept: its input (PyTorch's average pools, adaptive or not, keep it),
+     * the last relu3's output, which that ReLU keeps too */
+    r.shared_el = feat * area;
     if ((rc = vec(&r, "avgpool", "pool", feat * area, feat * area + feat, feat * area + feat,
                   0, feat, feat * area)) < 0)
         goto err_free_profile;

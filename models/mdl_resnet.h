@@ -20,10 +20,13 @@
  * autograd/derivatives.yaml): a conv's and a BN's input, a ReLU's output,
  * the max pool's input and int64 indices (8 bytes per output element,
  * whatever act_bytes), the average pool's input, the residual's downsample
- * input and BN input, the fc input. A tensor two neighbouring modules keep
- * (a ReLU's output, the next conv's input) is counted by each: right where
- * a stage cut falls between them (each side holds its own copy), an
- * over-count inside a stage, which keeps one.
+ * input and BN input, the fc input. A tensor a module and the one before
+ * it both keep (a ReLU's output that the next conv or pool keeps as its
+ * input) is its stash_shared_bytes, which a stage counts once
+ * (models/mdl_profile.h). Still counted twice inside a stage: a block's
+ * input, which the previous block's relu3 keeps, the identity module sits
+ * between them, and conv1 and the downsample keep too (one tensor per
+ * block).
  *
  * Ownership: *out from mdl_profile_free. Cost: O(depth).
  */

@@ -186,7 +186,8 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             bwd_r += lb + lw;
             nostash += mdl_layer_seconds(d, p->measured, ly, MDL_OP_FWD_NOSTASH, micro_batch);
             params += ly->params;
-            stash += ly->stash_bytes;
+            /* a tensor this layer and the previous one both keep, once per stage */
+            stash += ly->stash_bytes - (l > part->first[s] ? ly->stash_shared_bytes : 0);
             if (l + 1 < part->first[s + 1]) /* W's deferred output gradients (below) */
                 wg += ly->out_bytes;
         }

@@ -122,6 +122,20 @@ static int64_t bytes_of(double per_sample, double n)
     return (int64_t)llround(per_sample * n);
 }
 
+/* A layer's stash without what it shares with the previous layer (what it
+ * adds to a stage it does not start), and the shared part (what a stage it
+ * starts adds back): their sum is the whole stash's bytes. Per micro-batch
+ * of n samples. */
+static int64_t own_stash(const struct mdl_layer *ly, double n)
+{
+    return bytes_of(ly->stash_bytes - ly->stash_shared_bytes, n);
+}
+
+static int64_t shared_stash(const struct mdl_layer *ly, double n)
+{
+    return bytes_of(ly->stash_bytes, n) - own_stash(ly, n);
+}
+
 static int same_device(const struct mdl_device *a, const struct mdl_device *b)
 {
     return a->flops == b->flops && a->eff_max == b->eff_max &&
@@ -292,10 +306,12 @@ static int build_sched_mem(sch_part_model *m)
                                 fmax(mem, edge), MAX_SUM_BYTES);
             int64_t ob = bytes_of(ly->out_bytes, n);
             pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) +
-                         cnt[0] * bytes_of(ly->stash_bytes, n) + cnt[3] * ob;
+                         cnt[0] * own_stash(ly, n) + cnt[3] * ob;
             in[l + 1] = cnt[1] * ob;
             out[l + 1] = cnt[2] * ob;
         }
+        for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
+            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n);
     }
     return 0;
 }
@@ -325,10 +341,12 @@ static int build(sch_part_model *m)
                              m->prof->path, l + 1, ly->name,
                              fmax(mem, (double)ci * ly->out_bytes * n), MAX_SUM_BYTES);
         int64_t ob = bytes_of(ly->out_bytes, n);
-        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * bytes_of(ly->stash_bytes, n);
+        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * own_stash(ly, n);
         m->min_[l + 1] = ci * ob;
         m->mout[l + 1] = ob;
     }
+    for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
+        m->min_[a] += cs * shared_stash(&m->prof->layers[a], n);
     int same = 1, rc;
     int per_stage = m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0;
     if (per_stage && (rc = build_sched_mem(m)) < 0)

@@ -215,8 +215,8 @@ static int stash_per_sample(int amoeba, int L, int D, double *out)
     if (rc < 0)
         return rc;
     *out = 0;
-    for (int l = 0; l < p->n_layers; l++)
-        *out += p->layers[l].stash_bytes;
+    for (int l = 0; l < p->n_layers; l++) /* one stage: shared tensors once */
+        *out += p->layers[l].stash_bytes - p->layers[l].stash_shared_bytes;
     mdl_profile_free(p);
     return 0;
 }

@@ -245,6 +245,22 @@ Test(gen_work, resnet_pools_stash_by_hand)
     double e = 64.0 * 112 * 112, po = 64.0 * 56 * 56;
     cr_expect_eq(stash_of("resnet:depth=50", "maxpool"), 4 * e + 8 * po);
     cr_expect_eq(stash_of("resnet:depth=50", "avgpool"), 4 * 2048.0 * 7 * 7);
+    /* what each keeps with the ReLU before it, which a stage counts once:
+     * the pools' inputs, and conv2's and conv3's (relu1's and relu2's
+     * outputs: 64 x 56 x 56 in the first block) */
+    struct mdl_profile *p = open_spec("resnet:depth=50");
+    double sh[4] = { -1, -1, -1, -1 };
+    static const char *const names[4] = { "maxpool", "avgpool", "layer1.0.conv2",
+                                          "layer1.0.conv1" };
+    for (int i = 0; i < p->n_layers; i++)
+        for (int k = 0; k < 4; k++)
+            if (!strcmp(p->layers[i].name, names[k]))
+                sh[k] = p->layers[i].stash_shared_bytes;
+    cr_expect_eq(sh[0], 4 * e);
+    cr_expect_eq(sh[1], 4 * 2048.0 * 7 * 7);
+    cr_expect_eq(sh[2], 4 * po);
+    cr_expect_eq(sh[3], 0); /* after the identity module: not its neighbour's */
+    mdl_profile_free(p);
 }
 
 /* Convolutions are marked as such (their images padded on a TPU); dense

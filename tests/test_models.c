@@ -103,6 +103,46 @@ Test(profile, rejects_bad_rows_with_line_and_field)
                                  "below 2.2e-308)");
 }
 
+/* stash_shared_bytes: optional, in [0, stash_bytes], 0 on the first layer,
+ * written back only when a layer has it (a ResNet's conv after its ReLU). */
+Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
+{
+    const char *h = "name,fwd_flops,params,out_bytes,stash_bytes,stash_shared_bytes\n";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,0\nb,1,1,4,8,4\nc,1,1,4,8,\n", h);
+    char *p = write_tmp(buf);
+    struct mdl_profile *prof;
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
+    cr_expect_eq(prof->layers[1].stash_shared_bytes, 4);
+    cr_expect_eq(prof->layers[2].stash_shared_bytes, 0); /* empty: none */
+    mdl_profile_free(prof);
+    unlink(p);
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,0\nb,1,1,4,8,9\n", h);
+    bad_profile(buf, PS_EINVAL, ":3:11: field 'stash_shared_bytes' (9) must be in [0, "
+                                "stash_bytes = 8]");
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,-1\n", h);
+    bad_profile(buf, PS_EINVAL, ":2:11: field 'stash_shared_bytes' must be >= 0");
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,2\n", h);
+    bad_profile(buf, PS_EINVAL, ":2:11: field 'stash_shared_bytes' must be 0 on the first "
+                                "layer");
+    struct mdl_profile *a, *b;
+    cr_assert_eq(mdl_model_open("resnet:depth=50", &a), 0, "%s", ps_errmsg());
+    char path[] = "/tmp/pipesim-rt-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(mdl_profile_write(a, path), 0);
+    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", ps_errmsg());
+    int n = 0;
+    for (int i = 0; i < a->n_layers; i++) {
+        cr_expect_eq(a->layers[i].stash_shared_bytes, b->layers[i].stash_shared_bytes, "%s",
+                     a->layers[i].name);
+        n += a->layers[i].stash_shared_bytes > 0;
+    }
+    cr_expect_eq(n, 2 * 16 + 2, "conv2 and conv3 of 16 blocks, the max and average pools");
+    mdl_profile_free(a);
+    mdl_profile_free(b);
+    unlink(path);
+}
+
 Test(profile, missing_file_is_an_io_error)
 {
     struct mdl_profile *p;

@@ -341,6 +341,44 @@ Test(partitioner, model_costs_match_the_simulator, .timeout = 60)
     mdl_profile_free(p);
 }
 
+/* A stash two neighbouring layers share (stash_shared_bytes) counts once
+ * in a stage, in the model as in the simulator's ledger: the same checks
+ * as above on equal layers whose every layer but the first shares part of
+ * its stash with the layer before, and a stage's stash by hand. */
+static void sched_mem_bounds(const struct mdl_profile *p, const struct mdl_topology *t,
+                             const char *sname, const char *spec, int M, int r);
+
+Test(partitioner, shared_stash_counts_once_per_stage, .timeout = 60)
+{
+    struct mdl_profile *p = equal_layers();
+    for (int l = 1; l < p->n_layers; l++)
+        p->layers[l].stash_shared_bytes = 50 + 25 * (l % 3);
+    struct mdl_topology *t = th_chain(4, 1e9, 1e300, 0);
+    static const char *eq[] = { "8", "4,4", "2,2,2,2", "1,3,4" };
+    for (size_t i = 0; i < sizeof eq / sizeof *eq; i++)
+        for (int M = 1; M <= 8; M *= 2)
+            for (int r = 0; r < 3; r++)
+                compare_with_sim(p, t, eq[i], M, r, 1);
+    static const char *sn[] = { "1f1b", "zb-h1" };
+    for (size_t i = 0; i < sizeof sn / sizeof *sn; i++)
+        for (int M = 1; M <= 8; M *= 2)
+            sched_mem_bounds(p, t, sn[i], "4,4", M, SCH_REMAT_NEVER);
+    /* stage 1 of "3,5": layers 3-7, the shared part of 4-7 once, of 3 kept */
+    struct sch_partition *part;
+    struct sch_costs *c;
+    cr_assert_eq(sch_partition_parse("3,5", 2, 8, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0, "%s", ps_errmsg());
+    double want = 0;
+    for (int l = 3; l < 8; l++)
+        want += p->layers[l].stash_bytes - (l > 3 ? p->layers[l].stash_shared_bytes : 0);
+    cr_expect_eq(c->st[1].mem.stash, (int64_t)want, "%lld vs %.0f",
+                 (long long)c->st[1].mem.stash, want);
+    sch_costs_free(c);
+    sch_partition_free(part);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
 /* Other schedules: each stage's estimate from its list-order counts bounds
  * the simulated ledger peak from above on equal stages, and is exact where
  * the counts are (1F1B without re-materialization: min(K - s, M) stashes). */
@@ -378,7 +416,9 @@ static void sched_mem_bounds(const struct mdl_profile *p, const struct mdl_topol
             int held = K - st < M ? K - st : M;
             int64_t stash = 0;
             for (int l = part->first[st]; l < part->first[st + 1]; l++)
-                stash += (int64_t)(p->layers[l].stash_bytes * 4);
+                stash += (int64_t)((p->layers[l].stash_bytes -
+                                    (l > part->first[st] ? p->layers[l].stash_shared_bytes : 0)) *
+                                   4);
             cr_assert_geq(info[st].mem, params + held * stash, "stage %d", st);
             cr_assert_lt(info[st].mem, params + (held + 1) * stash, "stage %d", st);
         }
