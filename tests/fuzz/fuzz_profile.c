@@ -33,7 +33,8 @@ static void same_layers(const struct mdl_profile *a, const struct mdl_profile *b
         FUZZ_CHECK(fabs(x->fwd - y->fwd) <= tol * x->fwd);
         FUZZ_CHECK(fabs(x->bwd - y->bwd) <= tol * x->bwd);
         FUZZ_CHECK(x->at_batch == y->at_batch && x->params == y->params &&
-                   x->out_bytes == y->out_bytes && x->stash_bytes == y->stash_bytes);
+                   x->out_bytes == y->out_bytes && x->stash_bytes == y->stash_bytes &&
+                   x->stash_shared_bytes == y->stash_shared_bytes);
     }
 }
 
@@ -74,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(fuzz_finite_nonneg(l->params) && fuzz_finite_nonneg(l->out_bytes) &&
                    fuzz_finite_nonneg(l->stash_bytes) && fuzz_finite_nonneg(l->at_batch));
         FUZZ_CHECK(!p->measured || l->at_batch > 0);
+        FUZZ_CHECK(l->stash_shared_bytes >= 0 && l->stash_shared_bytes <= l->stash_bytes);
+        FUZZ_CHECK(i > 0 || l->stash_shared_bytes == 0);
     }
     unique_names(p);
     /* what the loader accepts, the writer must write so that it loads back */
