@@ -14,6 +14,9 @@
  *   out_bytes     output-activation bytes per sample (crosses a stage cut)
  *   stash_bytes   bytes per sample kept from forward for backward (without
  *                 re-materialization), the layer's input included if needed
+ *   stash_shared_bytes  optional: of stash_bytes, what the previous layer
+ *                 keeps too (one tensor both keep); a stage counts it once
+ *                 (struct mdl_layer below); empty or absent = 0
  * Every number must be finite and >= 0. The model input is not counted
  * unless the profile starts with a zero-cost layer whose out_bytes it is.
  *

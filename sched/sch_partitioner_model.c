@@ -33,6 +33,10 @@
  * maximum: an upper bound of the list-order peak). 1F1B's stage s of K
  * holds min(K - s, M) stashes without re-materialization, where fill-drain
  * holds M.
+ * A stash two neighbouring layers share (stash_shared_bytes) counts once
+ * per stage: the prefix sums hold each layer's stash without it, and the
+ * start term of a stage beginning at layer a (its `in`) adds layer a's
+ * back, so a stage [a, e) holds it for a only, as sch_cost does.
  * Arrays are shared between stages whose devices (links) have equal
  * parameters, so a homogeneous chain is one set of arrays (the fast path).
  */
