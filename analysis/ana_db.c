@@ -1,6 +1,7 @@
 /* ana_db: the sweep results database (see ana_db.h). */
 #include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
+#include "models/mdl_gen.h"
 #include "base/ps_error.h"
 #include "base/ps_sqlite.h"
 #include "base/ps_util.h"
@@ -422,6 +423,18 @@ int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17])
         return ps_file_hash(path, hex);
     if (access(arg, R_OK) == 0)
         return ps_file_hash(arg, hex);
+    if (kind == MDL_PRESET_PROFILE) {
+        /* a generator spec: the profile it generates, so that a row computed
+         * before its generator changed is not taken for a current one */
+        struct mdl_profile *p;
+        int rc = mdl_model_open(arg, &p);
+        if (rc == 0) {
+            rc = mdl_profile_hash(p, hex);
+            mdl_profile_free(p);
+            return rc;
+        }
+        ps_error_clear(); /* not a spec: the text, as for any other input */
+    }
     snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(arg, strlen(arg), PS_FNV_INIT));
     return 0;
 }

@@ -86,8 +86,10 @@ int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
 int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
 void ana_runs_free(struct ana_run *runs, int n);
 /* The hash stored beside an input: FNV-1a of the file's bytes when arg is a
- * readable file or the name of a bundled one of `kind` (its file's bytes),
- * else of the text itself (a generator spec). */
+ * readable file or the name of a bundled one of `kind` (its file's bytes);
+ * for a generator spec (kind PROFILE) of the profile it generates as CSV
+ * text (mdl_profile_hash), so a changed generator changes it; else of the
+ * text itself. */
 int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17]);
 /* -1/0/1 by the key order above. */
 int ana_run_cmp(const struct ana_run *a, const struct ana_run *b);

@@ -106,6 +106,8 @@
 #ifndef MDL_PROFILE_H
 #define MDL_PROFILE_H
 
+#include <stdio.h>
+
 #include <stddef.h>
 
 #define MDL_NAME_MAX 64
@@ -199,6 +201,11 @@ struct mdl_profile *mdl_profile_new(const char *origin, int measured);
 int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l);
 /* Atomic write (temp + rename); "-" = stdout. */
 int mdl_profile_write(const struct mdl_profile *p, const char *path);
+/* The same CSV text onto f. */
+void mdl_profile_print(FILE *f, const struct mdl_profile *p);
+/* FNV-1a 64 of that text, 16 hex digits: equal for profiles that load the
+ * same (a generated profile changes it when its generator changes). */
+int mdl_profile_hash(const struct mdl_profile *p, char hex[17]);
 void mdl_profile_free(struct mdl_profile *p);
 double mdl_profile_params(const struct mdl_profile *p);
 

@@ -3,9 +3,11 @@
 #include "models/mdl_profile.h"
 #include "models/mdl_profile_int.h"
 #include "models/mdl_topology.h"
+#include "base/ps_error.h"
 #include "base/ps_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static void put_ms(FILE *f, int have, double seconds)
 {
@@ -165,13 +167,8 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
         fprintf(f, ",%s", PS_DBL(v[k]));
 }
 
-int mdl_profile_write(const struct mdl_profile *p, const char *path)
+void mdl_profile_print(FILE *f, const struct mdl_profile *p)
 {
-    struct ps_afile af;
-    int rc = ps_afile_open(&af, path);
-    if (rc < 0)
-        return rc;
-    FILE *f = af.f;
     double sizes[MDL_MAX_POINTS];
     int nostash = 0, fixed = 0, n_sizes = p->measured ? ext_columns(p, &nostash, &fixed, sizes)
                                                       : 0;
@@ -228,5 +225,32 @@ int mdl_profile_write(const struct mdl_profile *p, const char *path)
         write_work(f, l, p->measured, wgrad, work);
         fputc('\n', f);
     }
+}
+
+int mdl_profile_write(const struct mdl_profile *p, const char *path)
+{
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    mdl_profile_print(af.f, p);
     return ps_afile_commit(&af);
+}
+
+int mdl_profile_hash(const struct mdl_profile *p, char hex[17])
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return ps_error(PS_ENOMEM, "out of memory hashing profile %s", p->path);
+    mdl_profile_print(f, p);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        free(buf);
+        return ps_error(PS_ENOMEM, "out of memory hashing profile %s", p->path);
+    }
+    snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(buf, len, PS_FNV_INIT));
+    free(buf);
+    return 0;
 }

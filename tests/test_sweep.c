@@ -682,3 +682,31 @@ Test(sweep, an_ignored_signal_stays_ignored)
     cr_assert_eq(sigaction(SIGHUP, NULL, &now), 0);
     cr_expect(now.sa_handler == SIG_IGN);
 }
+
+/* A generator spec's stored hash is its generated profile's (the CSV text
+ * the profile writes), not the spec's text: a row computed before the
+ * generator changed is not taken for a current one. Any other text keeps
+ * the hash of the text. */
+Test(sweep, a_spec_is_hashed_by_the_profile_it_generates)
+{
+    const char *spec = "resnet:depth=50";
+    char h[17], want[17], text[17];
+    struct mdl_profile *p;
+    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, spec, h), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_model_open(spec, &p), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_profile_hash(p, want), 0);
+    cr_expect_str_eq(h, want);
+    snprintf(text, sizeof text, "%016llx",
+             (unsigned long long)ps_fnv1a(spec, strlen(spec), PS_FNV_INIT));
+    cr_expect_str_neq(h, text);
+    /* the profile's text changes it: one layer's stash */
+    p->layers[3].stash_bytes += 1;
+    cr_assert_eq(mdl_profile_hash(p, want), 0);
+    cr_expect_str_neq(h, want);
+    mdl_profile_free(p);
+    const char *other = "nosuch:thing";
+    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, other, h), 0);
+    snprintf(text, sizeof text, "%016llx",
+             (unsigned long long)ps_fnv1a(other, strlen(other), PS_FNV_INIT));
+    cr_expect_str_eq(h, text);
+}
