@@ -17,8 +17,9 @@ static const char help[] =
     "numbers of Kineto traces, else it is taken as 2 x forward.\n"
     "  --batch N    samples per step in the trace (default: the sidecar's at_batch)\n"
     "  --sizes F    per-layer sizes CSV: name,kind,params,out_bytes,stash_bytes,\n"
-    "               at_batch (default: TRACE minus .json plus .layers.csv, if present;\n"
-    "               without one params and bytes are 0)\n"
+    "               at_batch, optionally stash_shared_bytes (default: TRACE minus\n"
+    "               .json plus .layers.csv, if present; without one params and\n"
+    "               bytes are 0)\n"
     "  --prefix P   layer range prefix (default layer:)\n"
     "  -o OUT.csv   output (default stdout)\n";
 

@@ -354,6 +354,13 @@ static int apply_sizes(const struct ctx *c, const char *sizes, struct mdl_profil
         ml->params = rows[r].params;
         ml->out_bytes = rows[r].out_bytes;
         ml->stash_bytes = rows[r].stash_bytes;
+        ml->stash_shared_bytes = rows[r].stash_shared_bytes;
+        if (l == 0 && ml->stash_shared_bytes > 0) {
+            rc = ps_error(PS_EINVAL, "%s: field 'stash_shared_bytes' of layer '%s' must be 0: "
+                           "it is the first layer (no layer before it shares its stash)", sizes,
+                           ml->name);
+            goto out_free_rows;
+        }
         memcpy(ml->kind, rows[r].kind, sizeof ml->kind);
     }
     if (n != p->n_layers) {

@@ -69,6 +69,7 @@ struct mdl_torch_size {
     char name[MDL_NAME_MAX];
     char kind[24];
     double params, out_bytes, stash_bytes, at_batch; /* at_batch 0 = absent */
+    double stash_shared_bytes;                        /* 0 = absent */
 };
 int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n);
 

@@ -1,7 +1,8 @@
 /* mdl_torch_sizes — the sidecar CSV of layer sizes beside a torch trace
  * (see mdl_torch.h): header naming the columns, one row per layer, '#'
  * comments. Required: name, params, out_bytes, stash_bytes; optional: kind,
- * at_batch (then equal on every row). */
+ * at_batch (then equal on every row), stash_shared_bytes (<= stash_bytes:
+ * what the layer before keeps too, models/mdl_profile.h). */
 #include "models/mdl_torch.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -12,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { S_NAME, S_KIND, S_PARAMS, S_OUT, S_STASH, S_BATCH, S_N };
+enum { S_NAME, S_KIND, S_PARAMS, S_OUT, S_STASH, S_BATCH, S_SHARED, S_N };
 static const char *const cols[S_N] = { "name", "kind", "params", "out_bytes",
-                                       "stash_bytes", "at_batch" };
+                                       "stash_bytes", "at_batch", "stash_shared_bytes" };
 
 /* Splits at commas in place, trimming blanks; returns the field count. */
 static int fields(char *s, char **f, int max)
@@ -96,6 +97,15 @@ static int row(const char *path, int line, char **f, int n, int ncols, const int
         (rc = number(path, line, "out_bytes", f[idx[S_OUT]], &r->out_bytes)) < 0 ||
         (rc = number(path, line, "stash_bytes", f[idx[S_STASH]], &r->stash_bytes)) < 0)
         return rc;
+    if (idx[S_SHARED] >= 0 && *f[idx[S_SHARED]]) {
+        if ((rc = number(path, line, "stash_shared_bytes", f[idx[S_SHARED]],
+                         &r->stash_shared_bytes)) < 0)
+            return rc;
+        if (r->stash_shared_bytes > r->stash_bytes)
+            return ps_error(PS_EINVAL, "%s:%d: field 'stash_shared_bytes' (%g) must be <= "
+                             "stash_bytes (%g)", path, line, r->stash_shared_bytes,
+                             r->stash_bytes);
+    }
     if (idx[S_BATCH] >= 0) {
         if ((rc = number(path, line, "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
             return rc;

@@ -286,3 +286,32 @@ Test(import_torch, cli_errors_leave_no_output)
     cr_assert_eq(th_sh("%s import-torch --help >/dev/null", ps), 0);
     unlink(bad);
 }
+
+/* The sidecar's optional stash_shared_bytes (models/mdl_profile.h): read,
+ * at most stash_bytes, 0 on the first layer. */
+Test(import_torch, sidecar_stash_shared_bytes)
+{
+    char sp[] = "/tmp/pipesim-sizes-XXXXXX";
+    close(mkstemp(sp));
+    write_file(sp, "name,params,out_bytes,stash_bytes,stash_shared_bytes\nx,1,2,8,\ny,1,2,8,4\n");
+    struct mdl_torch_size *rows;
+    int n;
+    cr_assert_eq(mdl_torch_sizes_load(sp, &rows, &n), 0, "%s", ps_errmsg());
+    cr_assert_eq(n, 2);
+    cr_expect_eq(rows[0].stash_shared_bytes, 0);
+    cr_expect_eq(rows[1].stash_shared_bytes, 4);
+    free(rows);
+    unlink(sp);
+    const char *two = "[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10,\"tid\":1},"
+                      "{\"ph\":\"X\",\"name\":\"layer:y\",\"ts\":20,\"dur\":10,\"tid\":1}]";
+    cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
+                                  "x,1,2,8,0\ny,1,2,8,9\n", 1), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), ":3: field 'stash_shared_bytes' (9) must be <= stash_bytes"),
+              "%s", ps_errmsg());
+    cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
+                                  "x,1,2,8,2\ny,1,2,8,4\n", 1), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "field 'stash_shared_bytes' of layer 'x' must be 0"), "%s",
+              ps_errmsg());
+    cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
+                                  "x,1,2,8,0\ny,1,2,8,4\n", 1), 0, "%s", ps_errmsg());
+}
