@@ -415,7 +415,8 @@ int ana_run_cmp(const struct ana_run *a, const struct ana_run *b)
     return 0;
 }
 
-int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17])
+int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg,
+                      const struct mdl_profile *prof, char hex[17])
 {
     char path[4096];
     if (!strchr(arg, ':') && mdl_preset_path(kind, arg, path, sizeof path) == 0 &&
@@ -423,6 +424,8 @@ int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17])
         return ps_file_hash(path, hex);
     if (access(arg, R_OK) == 0)
         return ps_file_hash(arg, hex);
+    if (kind == MDL_PRESET_PROFILE && prof) /* what the caller generated from it */
+        return mdl_profile_hash(prof, hex);
     if (kind == MDL_PRESET_PROFILE) {
         /* a generator spec: the profile it generates, so that a row computed
          * before its generator changed is not taken for a current one */

@@ -38,6 +38,7 @@
 #define ANA_DB_H
 
 #include "models/mdl_preset.h"
+#include "models/mdl_profile.h"
 #include <stdint.h>
 
 #include "base/ps_error.h"
@@ -88,9 +89,11 @@ void ana_runs_free(struct ana_run *runs, int n);
 /* The hash stored beside an input: FNV-1a of the file's bytes when arg is a
  * readable file or the name of a bundled one of `kind` (its file's bytes);
  * for a generator spec (kind PROFILE) of the profile it generates as CSV
- * text (mdl_profile_hash), so a changed generator changes it; else of the
+ * text (mdl_profile_hash), so a changed generator changes it: prof, the
+ * one the caller built from arg, or NULL to build it here; else of the
  * text itself. */
-int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg, char hex[17]);
+int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg,
+                      const struct mdl_profile *prof, char hex[17]);
 /* -1/0/1 by the key order above. */
 int ana_run_cmp(const struct ana_run *a, const struct ana_run *b);
 

@@ -72,8 +72,8 @@ static int insert_plan(sqlite3 *db, const char *path, const struct ana_plan *p,
     const char *model = sp->model_arg ? sp->model_arg : sp->profile->path;
     const char *topo = sp->topo_arg ? sp->topo_arg : sp->topo->path;
     int rc;
-    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, model, mh)) < 0 ||
-        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, topo, th)) < 0)
+    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, model, sp->profile, mh)) < 0 ||
+        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, topo, NULL, th)) < 0)
         return rc;
     if (sp->cap_mode == 2)
         ps_fmt_double(sp->cap, cap, sizeof cap);

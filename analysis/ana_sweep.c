@@ -257,8 +257,9 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     const char *one = sp->schedule ? sp->schedule : "gpipe";
     const char *const *names = sp->schedules ? sp->schedules : &one;
     int nsched = sp->schedules ? sp->nschedule : 1;
-    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, sp->model_arg, key.model_hash)) < 0 ||
-        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, key.topology_hash)) < 0)
+    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, sp->model_arg, sp->profile,
+                                key.model_hash)) < 0 ||
+        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, sp->topo_arg, NULL, key.topology_hash)) < 0)
         return rc;
     static const long one_replica = 1;
     const long *Rs = sp->replicas ? sp->replicas : &one_replica;

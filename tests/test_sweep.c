@@ -692,7 +692,7 @@ Test(sweep, a_spec_is_hashed_by_the_profile_it_generates)
     const char *spec = "resnet:depth=50";
     char h[17], want[17], text[17];
     struct mdl_profile *p;
-    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, spec, h), 0, "%s", ps_errmsg());
+    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, spec, NULL, h), 0, "%s", ps_errmsg());
     cr_assert_eq(mdl_model_open(spec, &p), 0, "%s", ps_errmsg());
     cr_assert_eq(mdl_profile_hash(p, want), 0);
     cr_expect_str_eq(h, want);
@@ -705,7 +705,7 @@ Test(sweep, a_spec_is_hashed_by_the_profile_it_generates)
     cr_expect_str_neq(h, want);
     mdl_profile_free(p);
     const char *other = "nosuch:thing";
-    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, other, h), 0);
+    cr_assert_eq(ana_db_input_hash(MDL_PRESET_PROFILE, other, NULL, h), 0);
     snprintf(text, sizeof text, "%016llx",
              (unsigned long long)ps_fnv1a(other, strlen(other), PS_FNV_INIT));
     cr_expect_str_eq(h, text);
