@@ -334,10 +334,7 @@ void stu_tgm_csv(FILE *f, const struct stu_tgm_run *r)
         const struct stu_tgm_cell *c = &r->cell[i];
         const struct stu_tgm_row *w = c->ref;
         char bal[128], meas[32], err[32];
-        snprintf(bal, sizeof bal, "%s", w->balance);
-        for (char *p = bal; *p; p++)
-            if (*p == ',')
-                *p = ' ';
+        stu_tg_balance_csv(w->balance, bal, sizeof bal);
         if (w->oom) {
             snprintf(meas, sizeof meas, "oom");
             snprintf(err, sizeof err, "NA");

@@ -181,6 +181,15 @@ const char *stu_tg_remat_name(enum sch_remat m)
     return stu_tg_ckpt_names[m == SCH_REMAT_ALWAYS ? 0 : m == SCH_REMAT_NEVER ? 2 : 1];
 }
 
+const char *stu_tg_balance_csv(const char *balance, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", balance);
+    for (char *p = buf; *p; p++)
+        if (*p == ',')
+            *p = ' ';
+    return buf;
+}
+
 const char *stu_tg_pct(double e, char *buf, size_t n)
 {
     snprintf(buf, n, "%s%+.1f %%%s", fabs(e) > 0.10 ? "**" : "", 100 * e,
@@ -332,10 +341,7 @@ static void csv(FILE *f, const struct stu_tg_run *r)
     for (int i = 0; i < r->n; i++) {
         const struct stu_tg_cell *c = &r->cell[i];
         char bal[128];
-        snprintf(bal, sizeof bal, "%s", c->ref->balance);
-        for (char *p = bal; *p; p++)
-            if (*p == ',')
-                *p = ' ';
+        stu_tg_balance_csv(c->ref->balance, bal, sizeof bal);
         fprintf(f, "%s,%d,%d,%d,%s,%s,%.3f,%.3f,%.2f,%.4f,%.4f,%.2f,%d,%d,%.4f,%d,%d,%.4f,%.4f,"
                    "%d\n", c->ref->exp, c->ref->n, c->ref->m, c->ref->batch, bal,
                 stu_tg_remat_name(c->ref->remat), c->meas, c->pred, 100 * c->err, c->ratio_meas,

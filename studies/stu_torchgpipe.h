@@ -133,6 +133,8 @@ struct stu_tg_run {
 extern const char *const stu_tg_ckpt_names[3];
 extern const enum sch_remat stu_tg_ckpt_modes[3];
 const char *stu_tg_remat_name(enum sch_remat m);
+/* A balance "7,17" as a CSV field, "7 17" (the reference files' form). */
+const char *stu_tg_balance_csv(const char *balance, char *buf, size_t n);
 /* "+1.2 %", in bold ("**+12.0 %**") past 10 %; buf of n bytes. */
 const char *stu_tg_pct(double e, char *buf, size_t n);
 /* An output's stamp in comment syntax open / cont / close: the version,
