@@ -28,14 +28,16 @@ static void cleanup(void)
     static const char *const names[] = { "speed.csv", "resnet101-speed.csv",
                                          STU_TGM_FILE ".csv", "t.md" };
     char path[128];
-    for (size_t i = 0; i < sizeof names / sizeof *names + 4; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir,
-                 i < 4 ? names[i] : gpipe_files[i - 4]);
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         unlink(path);
     }
-    rmdir(dir);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, gpipe_files[i]);
+        unlink(path);
         free(gpipe_ref[i]);
+    }
+    rmdir(dir);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
