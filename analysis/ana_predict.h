@@ -32,6 +32,9 @@
 
 struct sim_draw; /* sim/sim_engine.h */
 
+/* The hardware knobs of analysis/ana_sens.h (enum ana_knob). */
+#define ANA_SENS_KNOBS 6
+
 struct ana_config {
     const struct mdl_profile *profile;
     const struct mdl_topology *topo;
@@ -98,6 +101,9 @@ struct ana_prediction {
                                         * of compute_ops; the K = 1 baseline's not
                                         * counted */
     unsigned short_kinds;              /* their kinds, a bit (1u << kind) each */
+    int has_sens;                       /* sens below filled (predict --sensitivity) */
+    double sens[ANA_SENS_KNOBS];        /* the step's elasticity to each knob of
+                                           analysis/ana_sens.h, in its order */
     struct ana_stage *stages;          /* [n_stages] */
     /* with record_trace, else NULL: */
     struct trc_trace *trace;           /* the simulated step */

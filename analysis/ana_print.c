@@ -1,6 +1,7 @@
 /* ana_prediction_print: a prediction as a table, CSV or JSON. */
 #include "analysis/ana_format.h"
 #include "analysis/ana_predict.h"
+#include "analysis/ana_sens.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "base/ps_json.h"
@@ -66,6 +67,13 @@ static void print_table(const void *obj, FILE *f)
                 st->n_layers, fw, bw, st->busy_frac * 100, a, b, c, d,
                 st->fits ? "yes" : "NO");
     }
+    if (p->has_sens) {
+        fprintf(f, "\nsensitivity     the step's change per 1 %% more of each figure, on every "
+                "device and link\n                at once (elasticity; partition and "
+                "schedule kept):\n");
+        for (int k = 0; k < ANA_KNOB_N; k++)
+            fprintf(f, "  %-17s %+6.3f\n", ana_knob_titles[k], p->sens[k]);
+    }
 }
 
 static void print_csv(const void *obj, FILE *f)
@@ -73,19 +81,25 @@ static void print_csv(const void *obj, FILE *f)
     const struct ana_prediction *p = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
             "bubble_sim,bubble_analytic,fits,stage,device,layers,fwd_s,bwd_s,busy_frac,"
-            "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits\n");
+            "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits");
+    for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
+        fprintf(f, ",sens_%s", ana_knob_names[k]);
+    fputc('\n', f);
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
         char an[32] = ""; /* empty where the schedule has no formula */
         if (isfinite(p->bubble_analytic))
             ps_fmt_double(p->bubble_analytic, an, sizeof an);
         fprintf(f, "%s,%d,%d,%s,%s,%s,\"%s\",%s,%s,%s,%s,%s,%d,%d,%d,%d,%s,%s,%s,%lld,%lld,%lld,"
-                "%s,%d\n", p->schedule, p->K, p->M, PS_DBL(p->batch), PS_DBL(p->micro_batch),
+                "%s,%d", p->schedule, p->K, p->M, PS_DBL(p->batch), PS_DBL(p->micro_batch),
                 sch_remat_name(p->remat), p->partition, PS_DBL(p->step_s),
                 PS_DBL(p->samples_per_s), PS_DBL(p->speedup), PS_DBL(p->bubble_sim), an, p->fits,
                 s, st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
                 PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
                 (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
+        for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
+            fprintf(f, ",%s", PS_DBL(p->sens[k]));
+        fputc('\n', f);
     }
 }
 
@@ -131,6 +145,14 @@ static int print_json(const void *obj, FILE *f)
         bad |= json_array_append_new(arr, row);
     }
     bad |= json_object_set_new(o, "stages", arr);
+    if (p->has_sens) {
+        json_t *sens = json_object();
+        if (!sens)
+            bad = 1;
+        for (int k = 0; sens && k < ANA_KNOB_N; k++)
+            bad |= json_object_set_new(sens, ana_knob_names[k], json_real(p->sens[k]));
+        bad |= json_object_set_new(o, "sensitivity", sens);
+    }
     return ps_json_print(o, f, bad);
 }
 

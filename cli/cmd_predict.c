@@ -1,5 +1,6 @@
 /* pipesim predict: one simulated training step. */
 #include "analysis/ana_predict.h"
+#include "analysis/ana_sens.h"
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
@@ -16,7 +17,7 @@ static const char help[] =
     "                                    3,5,4,4]\n"
     "                       [--trace out.json] [--trace-csv out.csv]\n"
     "                       [--format table|csv|json] [-o|--out F]\n"
-    "                       [--replicas R]\n\n"
+    "                       [--replicas R] [--sensitivity]\n\n"
     "Simulates one training step of the model (a profile CSV or a generator spec such\n"
     "as mlp:layers=16,width=1024, listed below) split into K stages on the\n"
     "topology's first K devices, with M micro-batches of batch/M samples. Prints the\n"
@@ -31,11 +32,18 @@ static const char help[] =
     "--replicas R: R data-parallel copies of the pipeline (replica r's stage s on\n"
     "device r*K+s) with a ring all-reduce of each stage's gradients before its\n"
     "update; --batch is per replica.\n"
+    "--sensitivity also prints the step's elasticity to each hardware figure: its\n"
+    "change in per cent per 1 % more of the matrix peak, vector peak, memory\n"
+    "bandwidth, per-kernel cost, link bandwidth or link latency of every device and\n"
+    "link at once (-1: all of the step scales with it; 0: off the critical path),\n"
+    "from two more simulations per figure with the partition and schedule kept\n"
+    "(analysis/ana_sens.h; docs/devices-and-topologies.md, \"What limits a step\").\n"
     "Defaults: --remat except_last, --partition uniform, --format table.\n";
 
 struct predict_opts {
     const char *trace, *trace_csv, *out_path;
     enum ana_fmt format;
+    int sensitivity;
     const struct ana_prediction *p; /* what is printed */
 };
 
@@ -47,6 +55,7 @@ static int predict_option(void *ctx, int c, const char *arg)
     case 'C': o->trace_csv = arg; break;
     case 'f': return ana_fmt_parse(arg, ANA_FMTS_ALL, "--format", &o->format);
     case 'o': o->out_path = arg; break;
+    case 'S': o->sensitivity = 1; break;
     default: return -PS_EUSAGE; /* cli_getopt set the message */
     }
     return 0;
@@ -64,6 +73,7 @@ int cmd_predict(int argc, char **argv)
         CLI_RUN_OPTIONS, CLI_RUN_SCHEDULE, CLI_RUN_PARTITION, CLI_RUN_REPLICAS,
         { "trace", required_argument, 0, 'T' }, { "trace-csv", required_argument, 0, 'C' },
         { "format", required_argument, 0, 'f' }, { "out", required_argument, 0, 'o' },
+        { "sensitivity", no_argument, 0, 'S' },
         { 0, 0, 0, 0 },
     };
     struct predict_opts o = { .format = ANA_FMT_TABLE, .out_path = "-" };
@@ -85,6 +95,11 @@ int cmd_predict(int argc, char **argv)
     cfg.record_trace = o.trace || o.trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
+    if (o.sensitivity) {
+        if ((rc = ana_sensitivity(&cfg, p->sens)) < 0)
+            goto out;
+        p->has_sens = 1;
+    }
     if (p->short_ops > 0) {
         char w[512];
         ana_short_ops_describe(p->short_ops, p->compute_ops, p->short_kinds, w, sizeof w);
