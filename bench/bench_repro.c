@@ -20,6 +20,7 @@
 #include "studies/stu_paper.h"
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_tgmem.h"
+#include "studies/stu_tgneed.h"
 #include "studies/stu_csv.h"
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
@@ -246,6 +247,40 @@ static int gpipe_t1(const struct stu_paper_ctx *ctx)
     return 0;
 }
 
+/* For rows that miss: what one figure of every P40 (or link) alone would
+ * have to be to give the measured samples/s, beside the row's elasticity
+ * to it (stu_tgneed.h). */
+static int tg_needs(const struct stu_tg_run *r)
+{
+    const struct mdl_device *d = &r->topo->devices[0];
+    for (int i = 0, shown = 0; i < r->n; i++) {
+        struct stu_tg_need nd;
+        int rc;
+        if (fabs(r->cell[i].err) <= CELL_TARGET)
+            continue;
+        if (!shown++) {
+            printf("    what one figure of every GPU (or link) alone would have to be for each "
+                   "missed row's measured samples/s\n    (a diagnostic, never applied): a factor "
+                   "on the preset's figure, =F the sustained fraction it implies\n    (matrix: "
+                   "of the peak on full tiles, %.2f in the preset; memory: of the datasheet "
+                   "bandwidth, %.2f),\n    [the row's elasticity to it]; none: no factor in "
+                   "[1/64, 64] gives it\n      %-6s", stu_tg_need_frac(d, ANA_KNOB_MATRIX),
+                   stu_tg_need_frac(d, ANA_KNOB_MEMORY), "row");
+            for (int k = 0; k < ANA_KNOB_N; k++)
+                printf(k + 1 < ANA_KNOB_N ? " %-20s" : " %s\n", ana_knob_titles[k]);
+        }
+        if ((rc = stu_tg_need(r, i, &nd)) < 0)
+            return rc;
+        printf("      %-6s", r->cell[i].ref->exp);
+        for (int k = 0; k < ANA_KNOB_N; k++) {
+            char f[48];
+            stu_tg_need_cell(d, &nd, k, f, sizeof f);
+            printf(k + 1 < ANA_KNOB_N ? " %-20s" : " %s\n", f);
+        }
+    }
+    return 0;
+}
+
 static int torchgpipe(const struct stu_tg_bench *b)
 {
     struct stu_tg_opts o = { .topo_dir = "models/topologies", .bench = b };
@@ -280,7 +315,8 @@ static int torchgpipe(const struct stu_tg_bench *b)
             w->topo = r->topo;
             pr_cell(w, ratio ? "%.3f" : "%.3f/s");
         }
-        if ((rc = summary(what[ratio], c[ratio], n[ratio])) < 0)
+        if ((rc = summary(what[ratio], c[ratio], n[ratio])) < 0 ||
+            (!ratio && (rc = tg_needs(r)) < 0))
             break;
     }
     stu_tg_run_free(r);

@@ -1,6 +1,7 @@
 /* torchgpipe's AmoebaNet-D (18, 256) speed benchmark, predicted row by row
  * (stu_torchgpipe.h): the predictions, then speed.md and speed.csv. */
 #include "studies/stu_torchgpipe.h"
+#include "studies/stu_tgneed.h"
 #include "studies/stu_tgmem.h"
 #include "studies/stu_breakdown.h"
 #include "studies/stu_data.h"
@@ -24,6 +25,7 @@ static const struct stu_tmpl_sect speed_text[] = {
     { "deviations", "" },
     { "deviations_none", "" },
     { "notes", "" },
+    { "needs", "matrix_frac memory_frac" },
 };
 #define NTEXT (int)(sizeof speed_text / sizeof *speed_text)
 
@@ -60,52 +62,88 @@ static void tg_chunks(int batch, int m, int *size, int *count)
     *count = (batch + *size - 1) / *size;
 }
 
-/* One mini-batch of `batch` samples as the row runs it: count equal
+/* One mini-batch of `batch` samples as the row runs it on t: count equal
  * chunks of size (stu_torchgpipe.h: an uneven last chunk runs full). */
-static int predict_batch(const struct stu_tg_run *r, const struct stu_tg_row *w,
-                         const struct sch_partition *part, int batch, int *size, int *count,
-                         struct ana_prediction **out)
+static int predict_batch(const struct stu_tg_run *r, const struct mdl_topology *t,
+                         const struct stu_tg_row *w, const struct sch_partition *part,
+                         int batch, int *size, int *count, struct ana_prediction **out)
 {
     tg_chunks(batch, w->m, size, count);
-    struct ana_config cfg = { .profile = r->prof, .topo = r->topo, .schedule = "gpipe",
+    struct ana_config cfg = { .profile = r->prof, .topo = t, .schedule = "gpipe",
                               .K = w->n, .M = *count, .batch = (double)*size * *count,
                               .remat = w->remat, .partition = part, .no_baseline = 1 };
     return ana_predict(&cfg, out);
 }
 
-static int predict_row(struct stu_tg_run *r, int i)
+/* Row i's balance as a partition of the profile, with file:line errors. */
+static int row_partition(const struct stu_tg_run *r, int i, struct sch_partition **part)
 {
     const struct stu_tg_row *w = &r->ref.row[i];
-    const struct stu_tg_bench *b = r->ref.bench;
-    struct stu_tg_cell *c = &r->cell[i];
-    struct sch_partition *part;
-    c->ref = w;
     if (w->n > r->topo->n_devices)
         return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices",
                         r->ref.path, w->line, w->n, r->topo->name, r->topo->n_devices);
-    int rc = sch_partition_parse(w->balance, w->n, r->prof->n_layers, &part);
+    int rc = sch_partition_parse(w->balance, w->n, r->prof->n_layers, part);
     if (rc < 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", ps_errmsg());
         return ps_error(PS_EPARSE, "%s:%d: field 'balance': %s (%s has %d layers)", r->ref.path,
-                        w->line, why, b->model, r->prof->n_layers);
+                        w->line, why, r->ref.bench->model, r->prof->n_layers);
     }
-    /* main.py's epoch: dataset / batch full mini-batches, then the rest. */
-    c->n_full = b->dataset / w->batch;
-    c->last = b->dataset % w->batch;
-    struct ana_prediction *lp = NULL;
-    rc = predict_batch(r, w, part, w->batch, &c->size, &c->count, &c->p);
-    if (rc == 0 && c->last)
-        rc = predict_batch(r, w, part, c->last, &c->last_size, &c->last_count, &lp);
-    sch_partition_free(part);
+    return 0;
+}
+
+/* main.py's epoch of row i on t: dataset / batch full mini-batches, then
+ * the rest. Fills c's chunking and epoch_s; its prediction of a full
+ * mini-batch goes to c->p when keep, else is freed. */
+static int row_epoch(const struct stu_tg_run *r, int i, const struct mdl_topology *t, int keep,
+                     struct stu_tg_cell *c)
+{
+    const struct stu_tg_row *w = &r->ref.row[i];
+    const struct stu_tg_bench *b = r->ref.bench;
+    struct sch_partition *part;
+    struct ana_prediction *p = NULL, *lp = NULL;
+    int rc = row_partition(r, i, &part);
     if (rc < 0)
         return rc;
-    c->epoch_s = c->n_full * c->p->step_s + (lp ? lp->step_s : 0);
+    c->n_full = b->dataset / w->batch;
+    c->last = b->dataset % w->batch;
+    rc = predict_batch(r, t, w, part, w->batch, &c->size, &c->count, &p);
+    if (rc == 0 && c->last)
+        rc = predict_batch(r, t, w, part, c->last, &c->last_size, &c->last_count, &lp);
+    sch_partition_free(part);
+    if (rc == 0)
+        c->epoch_s = c->n_full * p->step_s + (lp ? lp->step_s : 0);
     ana_prediction_free(lp);
-    c->pred = b->dataset / c->epoch_s;
-    c->meas = w->samples_s;
+    if (rc == 0 && keep)
+        c->p = p;
+    else
+        ana_prediction_free(p);
+    return rc;
+}
+
+static int predict_row(struct stu_tg_run *r, int i)
+{
+    struct stu_tg_cell *c = &r->cell[i];
+    c->ref = &r->ref.row[i];
+    int rc = row_epoch(r, i, r->topo, 1, c);
+    if (rc < 0)
+        return rc;
+    c->pred = r->ref.bench->dataset / c->epoch_s;
+    c->meas = c->ref->samples_s;
     c->err = c->pred / c->meas - 1;
     return 0;
+}
+
+int stu_tg_row_samples(const struct stu_tg_run *r, int i, const struct mdl_topology *t,
+                       double *samples_s)
+{
+    struct stu_tg_cell c = { 0 };
+    if (i < 0 || i >= r->n)
+        return ps_error(PS_EINVAL, "row %d of %d", i, r->n);
+    int rc = row_epoch(r, i, t, 0, &c);
+    if (rc == 0)
+        *samples_s = r->ref.bench->dataset / c.epoch_s;
+    return rc;
 }
 
 int stu_tg_topo_path(const struct stu_tg_opts *o, char *buf, size_t n)
@@ -229,7 +267,7 @@ static const char *note(int ratio, double e)
 
 static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
 {
-    char e[32], e2[32];
+    char e[48], e2[32];
     stamp(f, r, "<!-- ", "     ", " -->");
     fprintf(f, "\n# torchgpipe — %s speed on 8 x Tesla P40\n\n", r->ref.bench->title);
     const struct mdl_device *d = &r->topo->devices[0];
@@ -329,6 +367,33 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
             }
     }
     stu_tmpl_put(f, tx, "notes", NULL);
+    /* What one figure alone would have to be for each row whose samples/s
+     * deviate by over 10 % (stu_tgneed.h). */
+    for (int i = 0, shown = 0; i < r->n; i++) {
+        struct stu_tg_need nd;
+        if (fabs(r->cell[i].err) <= 0.10)
+            continue;
+        if (!shown++) {
+            stu_vals_init(&v);
+            stu_vals_set(&v, "matrix_frac", "%.2f", stu_tg_need_frac(d, ANA_KNOB_MATRIX));
+            stu_vals_set(&v, "memory_frac", "%.2f", stu_tg_need_frac(d, ANA_KNOB_MEMORY));
+            stu_tmpl_put(f, tx, "needs", &v);
+            fprintf(f, "| experiment | error |");
+            for (int k = 0; k < ANA_KNOB_N; k++)
+                fprintf(f, " %s |", ana_knob_titles[k]);
+            fprintf(f, "\n|---|---|---|---|---|---|---|---|\n");
+        }
+        fprintf(f, "| %s | %+.1f %% |", r->cell[i].ref->exp, 100 * r->cell[i].err);
+        if (stu_tg_need(r, i, &nd) < 0) {
+            fprintf(f, " not computed: %s |\n", ps_errmsg());
+            continue;
+        }
+        for (int k = 0; k < ANA_KNOB_N; k++) {
+            stu_tg_need_cell(d, &nd, k, e, sizeof e);
+            fprintf(f, " %s |", e);
+        }
+        fprintf(f, "\n");
+    }
 }
 
 static void csv(FILE *f, const struct stu_tg_run *r)

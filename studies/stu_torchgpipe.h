@@ -156,6 +156,11 @@ int stu_tg_topology(const struct stu_tg_opts *o, double bpp, struct mdl_topology
 int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n);
 /* Loads the topology, the model and the reference, predicts every row. */
 int stu_tg_predict(const struct stu_tg_opts *o, struct stu_tg_run **out);
+/* Row i's predicted samples/s (main.py's epoch, as stu_tg_predict has it)
+ * with the run's profile on topology t instead of the run's: what a
+ * hardware figure changes (analysis/ana_sens.h). Two simulations. */
+int stu_tg_row_samples(const struct stu_tg_run *r, int i, const struct mdl_topology *t,
+                       double *samples_s);
 void stu_tg_run_free(struct stu_tg_run *r);
 /* For every benchmark: stu_tg_predict, the templates, then the outputs
  * (every benchmark's inputs are read and checked, and every file read or
