@@ -1,0 +1,270 @@
+/* analysis/ana_sens.h: each knob scales its figure and no other, the
+ * knobs together cover every figure that times a step (all rates x f and
+ * all fixed costs / f give the step / f exactly), elasticities against
+ * hand-worked steps, the solver's factor and its refusals, the torchgpipe
+ * diagnostic against its definition, and `predict --sensitivity` in all
+ * three formats. */
+#include "helpers.h"
+#include "analysis/ana_sens.h"
+#include "studies/stu_tgneed.h"
+#include "models/mdl_gen.h"
+
+#include <math.h>
+
+TestSuite(sens, .timeout = 120);
+
+static struct mdl_topology *topo(const char *json)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(json, strlen(json), "t.json", &t), 0, "%s", ps_errmsg());
+    return t;
+}
+
+static struct mdl_profile *profile(const char *csv)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_profile_parse(csv, strlen(csv), "<p>", &p), 0, "%s", ps_errmsg());
+    return p;
+}
+
+static double step_of(const struct ana_config *c, const struct mdl_topology *t)
+{
+    double s;
+    cr_assert_eq(ana_sens_step((void *)c, t, &s), 0, "%s", ps_errmsg());
+    return s;
+}
+
+/* One legacy device, 1e12 FLOP/s at efficiency 1: a layer of 1e9 + 2e9
+ * FLOPs per sample on 1000 samples is 3 s of matrix work and nothing else
+ * (no parameters, no links at K = 1). */
+#define LEGACY "{\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, \"memory\": 1e15}]}"
+#define ONE_LAYER "name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\nl,1e9,2e9,0,0,0\n"
+
+Test(sens, all_matrix_step_has_elasticity_minus_one_and_no_other)
+{
+    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_profile *p = profile(ONE_LAYER);
+    struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
+                            .remat = SCH_REMAT_NEVER };
+    cr_assert_float_eq(step_of(&c, t), 3.0, 1e-9);
+    double e[ANA_KNOB_N];
+    cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(e[ANA_KNOB_MATRIX], -1.0, 1e-6, "matrix %g", e[ANA_KNOB_MATRIX]);
+    for (int k = 1; k < ANA_KNOB_N; k++)
+        cr_expect_eq(e[k], 0.0, "%s %g", ana_knob_names[k], e[k]);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* The same layer plus an update: 1e9 parameters x 12 B, read and written
+ * (2 x 12e9 B) at 24e9 B/s is 1 s. Step 4 s: d ln step / d ln flops =
+ * -3/4, d ln step / d ln mem_bandwidth = -1/4 (the central difference
+ * is within O(rel^2) of them). */
+Test(sens, update_shares_the_step_with_the_matrix_work)
+{
+    struct mdl_topology *t = topo("{\"bytes_per_param\": 12, \"devices\": [{\"name\": \"g\", "
+                                  "\"count\": 2, \"flops\": 1e12, \"memory\": 1e15, "
+                                  "\"mem_bandwidth\": 24e9}]}");
+    struct mdl_profile *p = profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
+                                    "l,1e9,2e9,1e9,0,0\n");
+    struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
+                            .remat = SCH_REMAT_NEVER };
+    cr_assert_float_eq(step_of(&c, t), 4.0, 1e-9);
+    double e[ANA_KNOB_N];
+    cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(e[ANA_KNOB_MATRIX], -0.75, 1e-4, "%g", e[ANA_KNOB_MATRIX]);
+    cr_expect_float_eq(e[ANA_KNOB_MEMORY], -0.25, 1e-4, "%g", e[ANA_KNOB_MEMORY]);
+    cr_expect_eq(e[ANA_KNOB_LINK_BW], 0.0);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* K = 2, M = 1 on a chain: F0 1 s, send 1e9 B at 1e9 B/s (1 s) + 0.5 s
+ * latency, F1 1 s + B1 2 s, gradient back (1 s + 0.5 s), B0 2 s: 9 s, of
+ * which 2 s are bytes / bandwidth and 1 s latency. */
+Test(sens, link_bandwidth_and_latency_on_the_critical_path)
+{
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
+                                  "\"flops\": 1e12, \"memory\": 1e15}], \"links\": [{\"name\": "
+                                  "\"l\", \"endpoints\": [\"g0\", \"g1\"], \"bandwidth\": 1e9, "
+                                  "\"latency\": 0.5}]}");
+    struct mdl_profile *p = profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
+                                    "a,1e9,2e9,0,1e6,0\nb,1e9,2e9,0,0,0\n");
+    struct ana_config c = { .profile = p, .topo = t, .K = 2, .M = 1, .batch = 1000,
+                            .remat = SCH_REMAT_NEVER };
+    cr_assert_float_eq(step_of(&c, t), 9.0, 1e-9);
+    double e[ANA_KNOB_N];
+    cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(e[ANA_KNOB_MATRIX], -6.0 / 9, 1e-4, "%g", e[ANA_KNOB_MATRIX]);
+    cr_expect_float_eq(e[ANA_KNOB_LINK_BW], -2.0 / 9, 1e-4, "%g", e[ANA_KNOB_LINK_BW]);
+    cr_expect_float_eq(e[ANA_KNOB_LATENCY], 1.0 / 9, 1e-4, "%g", e[ANA_KNOB_LATENCY]);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* Every rate x f and every fixed cost / f: each duration the engine
+ * times is divided by f, so the step is. Fails when a figure that times
+ * ops is left out of every knob. On the op-level P40 (matrix, memory,
+ * per-kernel cost, PCIe tree) and on host-driven messages. */
+static double all_scaled(const struct mdl_topology *t, double f, const struct ana_config *c)
+{
+    struct ana_topo_scaled s[ANA_KNOB_N];
+    const struct mdl_topology *cur = t;
+    for (int k = 0; k < ANA_KNOB_N; k++) {
+        int cost = k == ANA_KNOB_OVERHEAD || k == ANA_KNOB_LATENCY;
+        cr_assert_eq(ana_topo_scaled(cur, (enum ana_knob)k, cost ? 1 / f : f, &s[k]), 0, "%s",
+                     ps_errmsg());
+        cur = &s[k].t;
+    }
+    double step = step_of(c, cur);
+    for (int k = 0; k < ANA_KNOB_N; k++)
+        ana_topo_scaled_free(&s[k]);
+    return step;
+}
+
+Test(sens, knobs_together_cover_every_figure_that_times_a_step)
+{
+    struct mdl_topology *t;
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_topology_load("p40-pcie-8", &t), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_model_open("amoebanet:L=6,D=64,pool3=avg", &p), 0, "%s", ps_errmsg());
+    struct ana_config c = { .profile = p, .topo = t, .K = 4, .M = 4, .batch = 64,
+                            .remat = SCH_REMAT_EXCEPT_LAST };
+    double s0 = step_of(&c, t);
+    for (double f = 0.5; f <= 4; f *= 2)
+        cr_expect_float_eq(all_scaled(t, f, &c) * f, s0, 1e-6 * s0, "f %g: %g vs %g", f,
+                           all_scaled(t, f, &c) * f, s0);
+    mdl_topology_free(t);
+    /* Host-driven copies on a chain: their fixed part and bytes too. */
+    t = th_chain(4, 1e11, 1e10, 1e-5);
+    th_messages(t, 2e-5, 5e9, 3e-5, 4e9);
+    c.topo = t;
+    s0 = step_of(&c, t);
+    cr_expect_float_eq(all_scaled(t, 2, &c) * 2, s0, 1e-6 * s0);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* A knob moves its figure only: the vector peak, absent in the file
+ * (it falls back to "flops"), stays when the matrix peak moves; a layer
+ * of vector work alone answers to the vector knob and not the matrix one.
+ * The source topology is left as it was. */
+Test(sens, a_knob_moves_its_figure_only)
+{
+    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
+                                  "\"flops\": 1e12, \"memory\": 1e15, \"precision\": \"fp32\", "
+                                  "\"matrix_flops\": {\"fp32\": 4e12}}]}");
+    struct mdl_profile *p = profile("name,fwd_flops,params,out_bytes,stash_bytes,"
+                                    "vec_fwd_flops,vec_bwd_flops\nv,1,0,0,0,1e9,2e9\n");
+    struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
+                            .remat = SCH_REMAT_NEVER };
+    cr_assert_float_eq(step_of(&c, t), 3.0, 1e-9);
+    struct ana_topo_scaled s;
+    cr_assert_eq(ana_topo_scaled(t, ANA_KNOB_MATRIX, 2, &s), 0);
+    cr_expect_float_eq(s.t.devices[0].model.mm_peak[MDL_FP32], 8e12, 1);
+    cr_expect_float_eq(s.t.devices[0].model.vec_peak[MDL_FP32], 1e12, 1);
+    cr_expect_float_eq(step_of(&c, &s.t), 3.0, 1e-9);
+    ana_topo_scaled_free(&s);
+    cr_assert_eq(ana_topo_scaled(t, ANA_KNOB_VECTOR, 2, &s), 0);
+    cr_expect_float_eq(step_of(&c, &s.t), 1.5, 1e-9);
+    cr_expect_float_eq(s.t.devices[0].model.mm_peak[MDL_FP32], 4e12, 1);
+    ana_topo_scaled_free(&s);
+    cr_expect_eq(t->devices[0].model.vec_peak[MDL_FP32], 0.0);
+    cr_expect_eq(t->devices[0].flops, 1e12);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+Test(sens, solve_gives_the_factor_or_nan_and_refuses_bad_input)
+{
+    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_profile *p = profile(ONE_LAYER);
+    struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
+                            .remat = SCH_REMAT_NEVER };
+    double f;
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 1.5, ana_sens_step, &c, &f), 0);
+    cr_expect_float_eq(f, 2.0, 2e-6, "%g", f);
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 12.0, ana_sens_step, &c, &f), 0);
+    cr_expect_float_eq(f, 0.25, 1e-6, "%g", f);
+    /* 300 s would need 1/100 of the peak: outside [1/64, 64] */
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 300.0, ana_sens_step, &c, &f), 0);
+    cr_expect(isnan(f));
+    /* a knob the step does not depend on reaches no other step */
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MEMORY, 1.5, ana_sens_step, &c, &f), 0);
+    cr_expect(isnan(f));
+    cr_expect_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, NAN, ana_sens_step, &c, &f), -PS_EINVAL);
+    cr_expect_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, -1, ana_sens_step, &c, &f), -PS_EINVAL);
+    struct ana_topo_scaled s;
+    cr_expect_eq(ana_topo_scaled(t, ANA_KNOB_MATRIX, 0, &s), -PS_EINVAL);
+    cr_expect_eq(ana_topo_scaled(t, ANA_KNOB_MATRIX, INFINITY, &s), -PS_EINVAL);
+    cr_expect_eq(ana_topo_scaled(t, ANA_KNOB_N, 2, &s), -PS_EINVAL);
+    double e;
+    cr_expect_eq(ana_elasticity(t, ANA_KNOB_MATRIX, 0.5, ana_sens_step, &c, &e), -PS_EINVAL);
+    cr_expect_eq(t->devices[0].flops, 1e12);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* The torchgpipe diagnostic: on the bundled data, each factor it gives
+ * makes the row's samples/s its measurement, and each elasticity is the
+ * central difference of the row's samples/s. */
+Test(sens, torchgpipe_need_meets_the_measurement)
+{
+    struct stu_tg_opts o = { .topo_dir = "models/topologies" };
+    struct stu_tg_run *r;
+    cr_assert_eq(stu_tg_predict(&o, &r), 0, "%s", ps_errmsg());
+    for (int i = 0; i < r->n; i += 4) {
+        struct stu_tg_need nd;
+        cr_assert_eq(stu_tg_need(r, i, &nd), 0, "%s", ps_errmsg());
+        for (int k = 0; k < ANA_KNOB_N; k++) {
+            double v, up, down;
+            if (isfinite(nd.factor[k])) {
+                struct ana_topo_scaled s;
+                cr_assert_eq(ana_topo_scaled(r->topo, (enum ana_knob)k, nd.factor[k], &s), 0);
+                cr_assert_eq(stu_tg_row_samples(r, i, &s.t, &v), 0, "%s", ps_errmsg());
+                ana_topo_scaled_free(&s);
+                cr_expect_float_eq(v, r->cell[i].meas, 1e-4 * v, "row %d %s: %g vs %g", i,
+                                   ana_knob_names[k], v, r->cell[i].meas);
+            }
+            struct ana_topo_scaled s;
+            cr_assert_eq(ana_topo_scaled(r->topo, (enum ana_knob)k, 1 + ANA_SENS_REL, &s), 0);
+            cr_assert_eq(stu_tg_row_samples(r, i, &s.t, &up), 0);
+            ana_topo_scaled_free(&s);
+            cr_assert_eq(ana_topo_scaled(r->topo, (enum ana_knob)k, 1 - ANA_SENS_REL, &s), 0);
+            cr_assert_eq(stu_tg_row_samples(r, i, &s.t, &down), 0);
+            ana_topo_scaled_free(&s);
+            cr_expect_float_eq(nd.elasticity[k], log(up / down) /
+                               (log1p(ANA_SENS_REL) - log1p(-ANA_SENS_REL)), 1e-12);
+        }
+        /* the row's own samples/s on its own topology */
+        double v;
+        cr_assert_eq(stu_tg_row_samples(r, i, r->topo, &v), 0);
+        cr_expect_eq(v, r->cell[i].pred);
+    }
+    stu_tg_run_free(r);
+}
+
+/* The CLI: --sensitivity adds a table section, six CSV columns and a JSON
+ * object; without it the output has none of them. */
+Test(sens, predict_prints_it_in_every_format)
+{
+    char out[16384];
+    const char *base = "%s predict --model amoebanet:L=6,D=64 --topology p40-pcie-8 -K 2 -M 4 "
+                       "--batch 32 %s --format %s";
+    cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "--sensitivity", "table"), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "sensitivity"), "%s", out);
+    for (int k = 0; k < ANA_KNOB_N; k++)
+        cr_expect(strstr(out, ana_knob_titles[k]), "%s lacks %s", out, ana_knob_titles[k]);
+    cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "--sensitivity", "csv"), 0);
+    cr_expect(strstr(out, ",sens_matrix,sens_vector,sens_memory,sens_overhead,sens_link_bw,"
+                          "sens_latency\n"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "--sensitivity", "json"), 0);
+    cr_expect(strstr(out, "\"sensitivity\": {"), "%s", out);
+    cr_expect(strstr(out, "\"link_bw\":"), "%s", out);
+    for (int f = 0; f < 3; f++) {
+        static const char *fmts[] = { "table", "csv", "json" };
+        cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "", fmts[f]), 0);
+        cr_expect(!strstr(out, "sensitivity") && !strstr(out, "sens_"), "%s", out);
+    }
+}
