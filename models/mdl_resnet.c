@@ -66,7 +66,17 @@ static int relu(struct rn *r, const char *name, double e)
     return vec(r, name, "relu", e, 2 * e, 3 * e, 0, e, e);
 }
 
-static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s, int *h)
+/* A block: identity (torchgpipe's twin of the input), conv1 .. bn3, the
+ * residual, relu3. conv1 keeps the block input, which the layer before the
+ * identity keeps too when it is the previous block's relu3 (in_kept). The
+ * identity module keeps nothing itself, so that a stage counts the tensor
+ * once whichever of the three it starts at, the identity is given it as
+ * its stash, shared with the layer before (when that one keeps it) and
+ * with conv1 after: a stage holding relu3 counts it there, one starting at
+ * the identity or at conv1 counts it there. Only a stage of the identity
+ * alone counts a tensor it does not need. */
+static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s, int *h,
+                      int in_kept)
 {
     char n[MDL_NAME_MAX];
     int rc, hin = *h, h1 = *h;
@@ -75,10 +85,12 @@ static int bottleneck(struct rn *r, const char *pre, int inpl, int planes, int s
     mdl_genwork_init(&none);
     r->skip = in_el;
     snprintf(n, sizeof n, "%s.identity", pre);
-    if ((rc = put(r, n, "identity", 0, 0, 0, in_el, 0, &none)) < 0)
+    r->shared_el = in_kept ? in_el : 0;
+    if ((rc = put(r, n, "identity", 0, 0, 0, in_el, in_el, &none)) < 0)
         return rc;
 #define STEP(expr) if ((rc = (expr)) < 0) return rc
     snprintf(n, sizeof n, "%s.conv1", pre);
+    r->shared_el = in_el; /* the block input, which the identity carries */
     STEP(conv(r, n, inpl, planes, 1, 1, &h1, 1));
     double e1 = (double)planes * h1 * h1;
     snprintf(n, sizeof n, "%s.bn1", pre);
@@ -173,7 +185,10 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
         for (int b = 0; b < blocks[which][st]; b++) {
             char pre[32];
             snprintf(pre, sizeof pre, "layer%d.%d", st + 1, b);
-            if ((rc = bottleneck(&r, pre, inpl, planes, b == 0 && st > 0 ? 2 : 1, &h)) < 0)
+            /* the first block's input is the max pool's output, which the
+             * pool does not keep; every other one is a relu3's output */
+            if ((rc = bottleneck(&r, pre, inpl, planes, b == 0 && st > 0 ? 2 : 1, &h,
+                                 st > 0 || b > 0)) < 0)
                 goto err_free_profile;
             inpl = 4 * planes;
         }

@@ -23,10 +23,13 @@
  * input and BN input, the fc input. A tensor a module and the one before
  * it both keep (a ReLU's output that the next conv or pool keeps as its
  * input) is its stash_shared_bytes, which a stage counts once
- * (models/mdl_profile.h). Still counted twice inside a stage: a block's
- * input, which the previous block's relu3 keeps, the identity module sits
- * between them, and conv1 and the downsample keep too (one tensor per
- * block).
+ * (models/mdl_profile.h). A block's input, which the previous block's
+ * relu3 and this block's conv1 keep with the identity module between
+ * them, is given to the identity as its stash, shared with relu3 and with
+ * conv1, so a stage counts it once whichever of the three it starts at
+ * (a stage of the identity alone counts it without needing it). Still
+ * counted twice inside a stage: the block input the downsample keeps
+ * (first block of each stack, 4 per net).
  *
  * Ownership: *out from mdl_profile_free. Cost: O(depth).
  */

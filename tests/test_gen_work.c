@@ -259,7 +259,48 @@ Test(gen_work, resnet_pools_stash_by_hand)
     cr_expect_eq(sh[0], 4 * e);
     cr_expect_eq(sh[1], 4 * 2048.0 * 7 * 7);
     cr_expect_eq(sh[2], 4 * po);
-    cr_expect_eq(sh[3], 0); /* after the identity module: not its neighbour's */
+    /* conv1 shares the block input with the identity before it, which
+     * carries it (the first block's input, the max pool's output, is kept
+     * by no layer before) */
+    cr_expect_eq(sh[3], 4 * po);
+    mdl_profile_free(p);
+}
+
+/* A block input kept by relu3 and by the next block's conv1, with the
+ * identity module between them, counts once in a stage whichever of the
+ * three the stage starts at (the ledger's stage stash, sch_cost), and a
+ * stage of relu3, the identity and conv1 holds 256 x 56 x 56 FP32 (ResNet-50
+ * layer1.0.relu3 .. layer1.1.conv1), as one starting at either of the
+ * other two does. */
+Test(gen_work, resnet_block_input_counts_once_per_stage)
+{
+    struct mdl_profile *p = open_spec("resnet:depth=50");
+    int r3 = -1;
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, "layer1.0.relu3"))
+            r3 = i;
+    cr_assert(r3 > 0 && !strcmp(p->layers[r3 + 1].name, "layer1.1.identity") &&
+              !strcmp(p->layers[r3 + 2].name, "layer1.1.conv1"));
+    double in = 4 * 256.0 * 56 * 56;
+    struct mdl_topology *t = th_chain(3, 0, 1e9, 0);
+    /* three stages: [0, a), [a, r3 + 3), the rest; conv1's stage ends after
+     * it, so it holds relu3's, the identity's and conv1's stashes (the
+     * block input, at most once) and no more */
+    for (int a = r3; a <= r3 + 2; a++) {
+        char bal[64];
+        snprintf(bal, sizeof bal, "%d,%d,%d", a, r3 + 3 - a, p->n_layers - r3 - 3);
+        struct sch_partition *part;
+        cr_assert_eq(sch_partition_parse(bal, 3, p->n_layers, &part), 0, "%s", ps_errmsg());
+        struct sch_costs *c;
+        cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0, "%s", ps_errmsg());
+        /* relu3 keeps its output (the block input); the identity and conv1
+         * keep the same tensor */
+        cr_expect_eq((double)c->st[1].mem.stash, in, "stage from %s: %lld",
+                     p->layers[a].name, (long long)c->st[1].mem.stash);
+        sch_costs_free(c);
+        sch_partition_free(part);
+    }
+    mdl_topology_free(t);
     mdl_profile_free(p);
 }
 

@@ -137,7 +137,8 @@ Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
                      a->layers[i].name);
         n += a->layers[i].stash_shared_bytes > 0;
     }
-    cr_expect_eq(n, 2 * 16 + 2, "conv2 and conv3 of 16 blocks, the max and average pools");
+    cr_expect_eq(n, 3 * 16 + 15 + 2, "conv1, conv2 and conv3 of 16 blocks, 15 identities "
+                 "(not the first block's), the max and average pools");
     mdl_profile_free(a);
     mdl_profile_free(b);
     unlink(path);
