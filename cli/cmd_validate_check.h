@@ -1,0 +1,34 @@
+/*
+ * cmd_validate_check — what `pipesim validate --check` was asked (its
+ * options, parsed and checked by vc_parse in cmd_validate_check_args.c) and
+ * two helpers its run uses. Internal to cli/.
+ * Ownership: the strings point into argv. Cost: O(argc).
+ */
+#ifndef CMD_VALIDATE_CHECK_H
+#define CMD_VALIDATE_CHECK_H
+
+#include "analysis/ana_format.h"
+#include "sched/sch_schedule.h"
+
+#include <stddef.h>
+
+struct check_args {
+    const char *spec, *schedule, *profile, *topology, *calib_out, *db, *report, *plot;
+    const char *timeline, *traces;
+    long batch, steps, warmup, repeats, seed, rounds;
+    enum ana_fmt fmt;
+    int no_pin, quick, realtime, stages_per_K, stages_given, passes;
+    int at_round, at_given;            /* --calib-at round; --calib-at given */
+    int Ks[8], n_K, Ms[32], n_M, n_remat;
+    enum sch_remat remats[3];
+};
+
+/* Parses argv into a (defaults filled, every value checked); 1 after
+ * printing --help, < 0 with the message set. */
+int vc_parse(int argc, char **argv, struct check_args *a);
+/* "pipesim ARGS..." of the command line into buf (n bytes). */
+void vc_join_args(int argc, char **argv, char *buf, size_t n);
+/* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
+void vc_beside(const char *path, const char *name, char *buf, size_t n);
+
+#endif
