@@ -69,8 +69,8 @@ static void print_table(const void *obj, FILE *f)
     }
     if (p->has_sens) {
         fprintf(f, "\nsensitivity     the step's change per 1 %% more of each figure, on every "
-                "device and link\n                at once (elasticity; partition and "
-                "schedule kept):\n");
+                "device and link\n                at once (elasticity; the partition "
+                "kept):\n");
         for (int k = 0; k < ANA_KNOB_N; k++)
             fprintf(f, "  %-17s %+6.3f\n", ana_knob_titles[k], p->sens[k]);
     }

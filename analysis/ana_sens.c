@@ -152,9 +152,14 @@ int ana_knob_solve(const struct mdl_topology *t, enum ana_knob k, double target,
             vlo = v;
         } else {
             hi = mid;
+            vhi = v;
         }
     }
-    *factor = sqrt(lo * hi);
+    /* the nearer end, if it is a crossing and not a jump over the target */
+    double f = fabs(vlo - target) <= fabs(vhi - target) ? lo : hi;
+    double v = f == lo ? vlo : vhi;
+    if (fabs(v / target - 1) <= ANA_SOLVE_CHECK)
+        *factor = f;
     return 0;
 }
 

@@ -29,13 +29,17 @@
  * whose values bracket the target (else NaN: no factor in the range
  * reaches it). A value need not be monotone in a knob (a shared link's
  * FIFO order, or zb-auto's order fitted to the costs, can change with the
- * durations); bisection then finds one crossing.
+ * durations); bisection then finds one crossing, and a jump over the
+ * target is not one: the value at the factor found must be within
+ * ANA_SOLVE_CHECK of the target, else NaN.
+ * zb-auto fits its order to the scaled costs on every evaluation, as it
+ * would on that hardware; every other schedule keeps its lists.
  * A diagnostic: what the prediction needs of one figure, never applied.
  *
  * Ownership: ana_topo_scaled fills a caller's struct that owns copies of
- * the devices and links (ana_topo_scaled_free); the link end lists stay
- * the source's, which must outlive it. Cost: an elasticity is two
- * evaluations, a solve about 25.
+ * the devices and links (ana_topo_scaled_free); the path, switches and
+ * link end lists stay the source's, which must outlive it. Cost: an
+ * elasticity is two evaluations, a solve about 26.
  */
 #ifndef ANA_SENS_H
 #define ANA_SENS_H
@@ -75,7 +79,9 @@ typedef int (*ana_sens_eval)(void *ctx, const struct mdl_topology *t, double *va
 /* The value's elasticity to knob k at t (rel in (0, 0.5)). */
 int ana_elasticity(const struct mdl_topology *t, enum ana_knob k, double rel, ana_sens_eval eval,
                    void *ctx, double *e);
-/* The factor on knob k at which eval gives target (NaN: none in range). */
+/* The factor on knob k at which eval gives target (NaN: none in range, or
+ * a jump over it). */
+#define ANA_SOLVE_CHECK 1e-3
 int ana_knob_solve(const struct mdl_topology *t, enum ana_knob k, double target,
                    ana_sens_eval eval, void *ctx, double *factor);
 

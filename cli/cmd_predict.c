@@ -36,8 +36,9 @@ static const char help[] =
     "change in per cent per 1 % more of the matrix peak, vector peak, memory\n"
     "bandwidth, per-kernel cost, link bandwidth or link latency of every device and\n"
     "link at once (-1: all of the step scales with it; 0: off the critical path),\n"
-    "from two more simulations per figure with the partition and schedule kept\n"
-    "(analysis/ana_sens.h; docs/devices-and-topologies.md, \"What limits a step\").\n"
+    "from two more simulations per figure, the partition kept (zb-auto re-fits its\n"
+    "order to the changed costs; analysis/ana_sens.h; docs/devices-and-topologies.md,\n"
+    "\"What limits a step\").\n"
     "Defaults: --remat except_last, --partition uniform, --format table.\n";
 
 struct predict_opts {

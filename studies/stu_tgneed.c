@@ -24,8 +24,9 @@ int stu_tg_need(const struct stu_tg_run *r, int i, struct stu_tg_need *out)
         int rc = ana_elasticity(r->topo, (enum ana_knob)k, ANA_SENS_REL, row_eval, &c,
                                 &out->elasticity[k]);
         out->factor[k] = NAN;
-        /* A figure the row does not depend on has no factor to give. */
-        if (rc == 0 && fabs(out->elasticity[k]) > 1e-9)
+        /* solved even at an elasticity of 0: a figure off the critical
+         * path at the preset can set it far from it */
+        if (rc == 0)
             rc = ana_knob_solve(r->topo, (enum ana_knob)k, r->cell[i].meas, row_eval, &c,
                                 &out->factor[k]);
         if (rc < 0)

@@ -10,8 +10,9 @@
  * range says how far the preset's cited figure would have to be off.
  * Never applied to a prediction, and nothing is fitted with it.
  *
+ * struct stu_tg_need is in stu_torchgpipe.h (a cell holds one).
  * Ownership: plain values. Cost: per knob one elasticity (2 row
- * predictions) and one solve (about 25), each row prediction two
+ * predictions) and one solve (2 to 26), each row prediction one or two
  * simulations (stu_tg_row_samples).
  */
 #ifndef STU_TGNEED_H
@@ -19,12 +20,6 @@
 
 #include "analysis/ana_sens.h"
 #include "studies/stu_torchgpipe.h"
-
-struct stu_tg_need {
-    double elasticity[ANA_KNOB_N]; /* of the row's samples/s */
-    double factor[ANA_KNOB_N];     /* NaN: no factor in [1/64, 64] gives it, or
-                                      the figure does not move the row */
-};
 
 /* Row i of r (predicted by stu_tg_predict). */
 int stu_tg_need(const struct stu_tg_run *r, int i, struct stu_tg_need *out);

@@ -43,7 +43,9 @@
  * Ownership: stu_tg_ref_load fills a caller's struct; stu_tg_predict
  * allocates *out (stu_tg_run_free, NULL ok), which owns its predictions.
  * Cost: one or two ana_predict per row (its K = 1 baseline skipped), each
- * at most a few hundred thousand ops: milliseconds.
+ * at most a few hundred thousand ops: milliseconds; stu_torchgpipe_run adds,
+ * per row off by over 10 %, about 170 row predictions (stu_tgneed.h): a
+ * fraction of a second for the bundled tables.
  */
 #ifndef STU_TORCHGPIPE_H
 #define STU_TORCHGPIPE_H
@@ -108,6 +110,15 @@ struct stu_tg_opts {
     const struct stu_tg_bench *bench; /* stu_tg_predict's; NULL = stu_tg_bench[0] */
 };
 
+/* What one hardware figure alone would have to be for a row's prediction
+ * to equal its measurement (studies/stu_tgneed.h): per knob of
+ * analysis/ana_sens.h, the factor on it (NaN: none in [1/64, 64]) and the
+ * row's elasticity to it at the preset. */
+struct stu_tg_need {
+    double elasticity[ANA_SENS_KNOBS]; /* of the row's samples/s */
+    double factor[ANA_SENS_KNOBS];
+};
+
 struct stu_tg_cell {
     const struct stu_tg_row *ref;
     struct ana_prediction *p;          /* the row's predicted step */
@@ -117,6 +128,9 @@ struct stu_tg_cell {
     double epoch_s;                    /* n_full steps + the last one's */
     double pred, meas, err;            /* samples/s; err = pred / meas - 1 */
     double ratio_pred, ratio_meas, ratio_err; /* over the base row */
+    int has_need;                      /* need filled: samples/s off by over 10 %
+                                          (stu_torchgpipe_run, before writing) */
+    struct stu_tg_need need;
 };
 
 struct stu_tg_run {

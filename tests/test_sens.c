@@ -131,18 +131,65 @@ Test(sens, knobs_together_cover_every_figure_that_times_a_step)
     struct ana_config c = { .profile = p, .topo = t, .K = 4, .M = 4, .batch = 64,
                             .remat = SCH_REMAT_EXCEPT_LAST };
     double s0 = step_of(&c, t);
-    for (double f = 0.5; f <= 4; f *= 2)
-        cr_expect_float_eq(all_scaled(t, f, &c) * f, s0, 1e-6 * s0, "f %g: %g vs %g", f,
-                           all_scaled(t, f, &c) * f, s0);
+    for (double f = 0.5; f <= 4; f *= 4) {
+        double sf = all_scaled(t, f, &c) * f;
+        cr_expect_float_eq(sf, s0, 1e-6 * s0, "f %g: %g vs %g", f, sf, s0);
+    }
     mdl_topology_free(t);
-    /* Host-driven copies on a chain: their fixed part and bytes too. */
-    t = th_chain(4, 1e11, 1e10, 1e-5);
+    /* Legacy devices with a per-op overhead and host-driven copies on a
+     * chain: their fixed parts and bytes too. */
+    t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 4, \"flops\": 1e12, "
+             "\"memory\": 1e15, \"mem_bandwidth\": 1e11, \"efficiency\": {\"max\": 0.5, "
+             "\"batch_half\": 8, \"overhead_s\": 2e-4}}], \"links\": [{\"name\": \"l\", "
+             "\"endpoints\": [\"g0\", \"g1\", \"g2\", \"g3\"], \"bandwidth\": 1e10, "
+             "\"latency\": 1e-5, \"overhead_s\": 3e-6, \"shared\": true}]}");
     th_messages(t, 2e-5, 5e9, 3e-5, 4e9);
     c.topo = t;
     s0 = step_of(&c, t);
     cr_expect_float_eq(all_scaled(t, 2, &c) * 2, s0, 1e-6 * s0);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    /* Vector work bound by its math (no memory figure): the vector peak. */
+    t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, "
+             "\"memory\": 1e15, \"precision\": \"fp32\", \"vector_flops\": {\"fp32\": 1e11}, "
+             "\"kernel_overhead_s\": 1e-5}]}");
+    p = profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,vec_bwd_flops,"
+                "kernels_fwd,kernels_bwd\nv,1,0,0,0,64x64x64,1e7,2e7,3,4\n");
+    c = (struct ana_config){ .profile = p, .topo = t, .K = 1, .M = 2, .batch = 64,
+                             .remat = SCH_REMAT_NEVER };
+    s0 = step_of(&c, t);
+    cr_expect_float_eq(all_scaled(t, 2, &c) * 2, s0, 1e-6 * s0);
     mdl_profile_free(p);
     mdl_topology_free(t);
+}
+
+/* An oracle from the definition, on real predictions: a step is
+ * homogeneous of degree -1 in the rates and +1 in the fixed costs (above),
+ * so its elasticities to the rates less those to the fixed costs sum to -1
+ * wherever it is smooth (Euler), within O(rel^2). */
+Test(sens, rate_elasticities_less_cost_elasticities_sum_to_minus_one)
+{
+    static const struct { const char *model, *topo; int K, M; double batch; } cases[] = {
+        { "amoebanet:L=6,D=64,pool3=avg", "p40-pcie-8", 4, 4, 64 },
+        { "transformer:L=8,d_model=512,ff=2048,heads=8,seq=256,vocab=8000", "tpu-v3", 4, 8,
+          32 },
+        { "resnet:depth=50", "dgx1-v100", 2, 8, 64 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct mdl_topology *t;
+        struct mdl_profile *p;
+        cr_assert_eq(mdl_topology_load(cases[i].topo, &t), 0, "%s", ps_errmsg());
+        cr_assert_eq(mdl_model_open(cases[i].model, &p), 0, "%s", ps_errmsg());
+        struct ana_config c = { .profile = p, .topo = t, .K = cases[i].K, .M = cases[i].M,
+                                .batch = cases[i].batch, .remat = SCH_REMAT_EXCEPT_LAST };
+        double e[ANA_KNOB_N], sum = 0;
+        cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+        for (int k = 0; k < ANA_KNOB_N; k++)
+            sum += k == ANA_KNOB_OVERHEAD || k == ANA_KNOB_LATENCY ? -e[k] : e[k];
+        cr_expect_float_eq(sum, -1.0, 2e-3, "%s on %s: %g", cases[i].model, cases[i].topo, sum);
+        mdl_profile_free(p);
+        mdl_topology_free(t);
+    }
 }
 
 /* A knob moves its figure only: the vector peak, absent in the file
@@ -172,6 +219,25 @@ Test(sens, a_knob_moves_its_figure_only)
     cr_expect_eq(t->devices[0].model.vec_peak[MDL_FP32], 0.0);
     cr_expect_eq(t->devices[0].flops, 1e12);
     mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
+/* A value that jumps from 10 to 5 where the matrix peak doubles: the
+ * bisection brackets 7 but lands on the jump, which is no crossing. */
+static int jump(void *ctx, const struct mdl_topology *t, double *v)
+{
+    *v = t->devices[0].flops < 2e12 ? 10 : 5;
+    return 0;
+}
+
+Test(sens, solve_refuses_a_jump_over_the_target)
+{
+    struct mdl_topology *t = topo(LEGACY);
+    double f;
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 7, jump, NULL, &f), 0);
+    cr_expect(isnan(f), "%g", f);
+    cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 5, jump, NULL, &f), 0);
+    cr_expect(f >= 2 - 1e-5, "%g", f);
     mdl_topology_free(t);
 }
 
@@ -257,8 +323,34 @@ Test(sens, predict_prints_it_in_every_format)
     for (int k = 0; k < ANA_KNOB_N; k++)
         cr_expect(strstr(out, ana_knob_titles[k]), "%s lacks %s", out, ana_knob_titles[k]);
     cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "--sensitivity", "csv"), 0);
-    cr_expect(strstr(out, ",sens_matrix,sens_vector,sens_memory,sens_overhead,sens_link_bw,"
-                          "sens_latency\n"), "%s", out);
+    const char *hdr = ",sens_matrix,sens_vector,sens_memory,sens_overhead,sens_link_bw,"
+                      "sens_latency\n";
+    char *row = strstr(out, hdr);
+    cr_assert(row, "%s", out);
+    /* the values are the library's, in the header's order, on every stage's row */
+    struct mdl_topology *t;
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_topology_load("p40-pcie-8", &t), 0, "%s", ps_errmsg());
+    cr_assert_eq(mdl_model_open("amoebanet:L=6,D=64", &p), 0, "%s", ps_errmsg());
+    struct ana_config c = { .profile = p, .topo = t, .K = 2, .M = 4, .batch = 32,
+                            .remat = SCH_REMAT_EXCEPT_LAST };
+    double e[ANA_KNOB_N];
+    cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+    row += strlen(hdr);
+    for (int r = 0; r < 2; r++) {
+        char *end = strchr(row, '\n'), *q = end;
+        cr_assert(end);
+        for (int k = ANA_KNOB_N - 1; k >= 0; k--) {
+            while (q > row && q[-1] != ',')
+                q--;
+            cr_expect_eq(strtod(q, NULL), e[k], "stage %d %s: %.17g vs %.17g", r,
+                         ana_knob_names[k], strtod(q, NULL), e[k]);
+            q--;
+        }
+        row = end + 1;
+    }
+    mdl_profile_free(p);
+    mdl_topology_free(t);
     cr_assert_eq(th_capture(out, sizeof out, base, th_pipesim(), "--sensitivity", "json"), 0);
     cr_expect(strstr(out, "\"sensitivity\": {"), "%s", out);
     cr_expect(strstr(out, "\"link_bw\":"), "%s", out);
