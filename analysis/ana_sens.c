@@ -105,8 +105,8 @@ static int eval_at(const struct mdl_topology *t, enum ana_knob k, double f, ana_
         return rc;
     rc = eval(ctx, &s.t, v);
     ana_topo_scaled_free(&s);
-    if (rc == 0 && !(*v > 0 && isfinite(*v)))
-        return ps_error(PS_EINVAL, "%s times %g: the value is %g, not a positive number",
+    if (rc == 0 && !(*v >= 0 && isfinite(*v)))
+        return ps_error(PS_EINVAL, "%s times %g: the value is %g, not a number >= 0",
                         ana_knob_names[k], f, *v);
     return rc;
 }
@@ -122,6 +122,13 @@ int ana_elasticity(const struct mdl_topology *t, enum ana_knob k, double rel, an
     if ((rc = eval_at(t, k, 1 + rel, eval, ctx, &up)) < 0 ||
         (rc = eval_at(t, k, 1 - rel, eval, ctx, &down)) < 0)
         return rc;
+    if (up == 0 && down == 0) { /* nothing to scale (a step of no work) */
+        *e = 0;
+        return 0;
+    }
+    if (up == 0 || down == 0)
+        return ps_error(PS_EINVAL, "%s: the value is 0 on one side of the preset only",
+                        ana_knob_names[k]);
     *e = (log(up) - log(down)) / (log1p(rel) - log1p(-rel));
     return 0;
 }

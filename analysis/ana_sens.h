@@ -21,7 +21,8 @@
  *
  * Elasticity: d ln(value) / d ln(knob), by the central difference at
  * f = 1 +- rel: -1 for a value that is all matrix work, 0 for a knob that
- * does not touch the value's critical path. A simulated step is piecewise
+ * does not touch the value's critical path (and for a value of 0, which no
+ * figure moves: a step of no work and no link). A simulated step is piecewise
  * linear in its durations (a max over paths of sums), so at a kink the
  * difference mixes the slopes on either side.
  * Solve: the factor on one knob at which the value equals a target, by

@@ -241,6 +241,23 @@ Test(sens, solve_refuses_a_jump_over_the_target)
     mdl_topology_free(t);
 }
 
+/* A step of no work on one device takes no time: every elasticity 0, not
+ * an error. */
+Test(sens, a_step_of_no_time_has_elasticities_of_zero)
+{
+    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_profile *p = profile("name,fwd_flops,params,out_bytes,stash_bytes\na,0,0,0,0\n");
+    struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 4,
+                            .remat = SCH_REMAT_NEVER };
+    cr_assert_eq(step_of(&c, t), 0.0);
+    double e[ANA_KNOB_N];
+    cr_assert_eq(ana_sensitivity(&c, e), 0, "%s", ps_errmsg());
+    for (int k = 0; k < ANA_KNOB_N; k++)
+        cr_expect_eq(e[k], 0.0, "%s %g", ana_knob_names[k], e[k]);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
 Test(sens, solve_gives_the_factor_or_nan_and_refuses_bad_input)
 {
     struct mdl_topology *t = topo(LEGACY);
