@@ -4,6 +4,7 @@
 #include "models/mdl_paper.h"
 #include "models/mdl_preset.h"
 #include "models/mdl_resnet.h"
+#include "models/mdl_unet.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_suggest.h"
@@ -111,6 +112,17 @@ static const struct mdl_gen_key resnet_keys[] = {
     { NULL, NULL, NULL },
 };
 
+static const struct mdl_gen_key unet_keys[] = {
+    { "convs", NULL, "B, conv blocks per cell (profile: 44 B + 21 layers at depth 5)" },
+    { "channels", NULL, "C, filters of the first encoder" },
+    { "depth", "5", "encoders (and decoders); image a multiple of 2^depth" },
+    { "image", "192", "input height = width" },
+    { "in", "3", "input channels" },
+    { "out", "1", "output channels" },
+    { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { NULL, NULL, NULL },
+};
+
 const struct mdl_generator mdl_generators[] = {
     { "mlp", "a stack of dense layers", mlp_keys },
     { "amoebanet", "AmoebaNet-D (L, D) of the GPipe paper (models/mdl_amoeba.h)", amoeba_keys },
@@ -118,6 +130,7 @@ const struct mdl_generator mdl_generators[] = {
       transformer_keys },
     { "gpt", "a GPT decoder (models/mdl_gpt.h)", gpt_keys },
     { "resnet", "a ResNet (models/mdl_resnet.h)", resnet_keys },
+    { "unet", "torchgpipe's simplified U-Net (B, C) (models/mdl_unet.h)", unet_keys },
     { NULL, NULL, NULL },
 };
 
@@ -215,6 +228,8 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         rc = mdl_gpt_from_spec(arg, out);
     if (rc == 0)
         rc = mdl_resnet_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_unet_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     char typed[64];
@@ -224,7 +239,7 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     for (const struct mdl_generator *g = mdl_generators; g->prefix; g++)
         ps_suggest_add(&sg, g->prefix);
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:...)%s", arg,
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:..., unet:...)%s", arg,
                      ps_suggest_hint(&sg));
 }
 

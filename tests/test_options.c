@@ -280,7 +280,7 @@ Test(genspec, every_key_accepted_and_every_default_the_parsers)
                  bare[strlen(bare) - 1] == ':' ? "" : ",");
         cr_assert_lt(mdl_model_open(bad, &a), 0, "%s accepted", bad);
     }
-    cr_assert_eq(n, 5);
+    cr_assert_eq(n, 6);
 }
 
 Test(genspec, help_lists_every_generator_and_key)

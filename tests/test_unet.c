@@ -1,0 +1,148 @@
+/* models/mdl_unet.h: torchgpipe's simplified U-Net. Parameter counts
+ * against the five published in torchgpipe's memory benchmark (to the
+ * digits printed), layer counts against main.py's balances, one tiny net
+ * counted by hand (every layer's parameters, outputs with the relayed
+ * skip, stash, the image's missing input gradient), and the spec's
+ * refusals. */
+#include "helpers.h"
+#include "models/mdl_gen.h"
+
+#include <math.h>
+
+TestSuite(unet, .timeout = 60);
+
+static struct mdl_profile *open_spec(const char *spec)
+{
+    struct mdl_profile *p;
+    cr_assert_eq(mdl_model_open(spec, &p), 0, "%s: %s", spec, ps_errmsg());
+    return p;
+}
+
+static double params_of(const struct mdl_profile *p)
+{
+    double s = 0;
+    for (int i = 0; i < p->n_layers; i++)
+        s += p->layers[i].params;
+    return s;
+}
+
+/* kakaobrain/torchgpipe docs/benchmarks.rst @ fe52c4dc, "U-Net (B, C)
+ * Memory Benchmark", Parameters: 362.2M, 2.21B, 4.99B, 7.80B, 15.82B; the
+ * layers main.py's balances sum to (unet-memory/main.py: 505, 526 + 551,
+ * 472 + 54 + 36 + 515, 800 + ... + 987; unet-speed/main.py: 241). */
+Test(unet, parameters_and_layers_as_published)
+{
+    static const struct { int B, C; double published, unit; int layers; } rows[] = {
+        { 6, 72, 362.2, 1e6, 285 },    { 11, 128, 2.21, 1e9, 505 },
+        { 24, 128, 4.99, 1e9, 1077 },  { 24, 160, 7.80, 1e9, 1077 },
+        { 48, 160, 15.82, 1e9, 2133 }, { 5, 64, 0, 1, 241 },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char spec[64];
+        snprintf(spec, sizeof spec, "unet:convs=%d,channels=%d", rows[i].B, rows[i].C);
+        struct mdl_profile *p = open_spec(spec);
+        cr_expect_eq(p->n_layers, rows[i].layers, "%s: %d layers", spec, p->n_layers);
+        if (rows[i].published > 0) { /* to the digits printed */
+            double digits = rows[i].unit == 1e6 ? 10 : 100; /* 362.2M, 2.21B ... 15.82B */
+            cr_expect_eq(round(params_of(p) / rows[i].unit * digits) / digits,
+                         rows[i].published, "%s: %.0f parameters", spec, params_of(p));
+        }
+        mdl_profile_free(p);
+    }
+}
+
+static const struct mdl_layer *layer(const struct mdl_profile *p, const char *name)
+{
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, name))
+            return &p->layers[i];
+    cr_assert_fail("no layer %s", name);
+    return NULL;
+}
+
+/* depth 1, B = 1, C = 2, a 1 x 4 x 4 image to 1 channel, FP32. By hand:
+ * encoder0.0 conv 1 -> 2 at 4 x 4 (18 weights, output 32 elements, keeps
+ * its 16-element input, no input gradient), dropout (keeps its 2-element
+ * mask), norm and relu (keep 32); the Stash's output and skip (64); the
+ * pool (output 8 + the skip 32; keeps 32 elements and 8 int64 indices);
+ * the bottleneck's one block 2 -> 2 at 2 x 2 (36 weights, output 8 + 32);
+ * the upsample (32 + 32); PopCat (the 64-element concatenation, the skip
+ * landed); decoder0.0 conv 4 -> 1 at 4 x 4 (36 weights, keeps 64), the
+ * segment 1 -> 1 (1 weight, output 16). 17 layers, 91 parameters. */
+Test(unet, tiny_net_by_hand)
+{
+    struct mdl_profile *p = open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
+    cr_expect_eq(p->n_layers, 17);
+    cr_expect_eq(params_of(p), 91);
+    const struct mdl_layer *l = layer(p, "encoder0.0.conv");
+    cr_expect_eq(l->params, 18);
+    cr_expect_eq(l->fwd, 2.0 * 16 * 9 * 2);
+    cr_expect_eq(l->out_bytes, 4 * 32.0);
+    cr_expect_eq(l->stash_bytes, 4 * 16.0);
+    cr_expect_eq(l->bwd, 2.0 * 16 * 9 * 2, "the image has no input gradient: W alone");
+    cr_expect_eq(layer(p, "encoder0.0.dropout")->stash_bytes, 4 * 2.0);
+    cr_expect_eq(layer(p, "encoder0.0.norm")->stash_bytes, 4 * 32.0);
+    cr_expect_eq(layer(p, "encoder0.0.relu")->stash_bytes, 4 * 32.0);
+    l = layer(p, "encoder0.skip");
+    cr_expect_eq(l->out_bytes, 4 * 64.0);
+    cr_expect_eq(l->stash_bytes, 0);
+    l = layer(p, "encoder0.down");
+    cr_expect_eq(l->out_bytes, 4 * (8.0 + 32));
+    cr_expect_eq(l->stash_bytes, 4 * 32.0 + 8 * 8);
+    l = layer(p, "bottleneck.0.conv");
+    cr_expect_eq(l->params, 36);
+    cr_expect_eq(l->out_bytes, 4 * (8.0 + 32));
+    cr_expect_eq(l->bwd, 2 * 2.0 * 4 * 18 * 2, "input and weight gradients");
+    cr_expect_eq(layer(p, "decoder0.up")->out_bytes, 4 * (32.0 + 32));
+    cr_expect_eq(layer(p, "decoder0.up")->stash_bytes, 0);
+    l = layer(p, "decoder0.skip");
+    cr_expect_eq(l->out_bytes, 4 * 64.0, "the concatenation; no skip in flight");
+    cr_expect_eq(l->stash_bytes, 0);
+    l = layer(p, "decoder0.0.conv");
+    cr_expect_eq(l->params, 36);
+    cr_expect_eq(l->stash_bytes, 4 * 64.0);
+    l = layer(p, "segment");
+    cr_expect_eq(l->params, 1);
+    cr_expect_eq(l->out_bytes, 4 * 16.0);
+    cr_expect_eq(l->stash_bytes, 4 * 16.0);
+    for (int i = 0; i < p->n_layers; i++)
+        cr_expect_eq(p->layers[i].stash_shared_bytes, 0, "%s", p->layers[i].name);
+    mdl_profile_free(p);
+}
+
+/* At the speed benchmark's size, the skips in flight after each encoder's
+ * Stash: encoder i's output, 64 2^i channels at (192 / 2^i)^2, rides every
+ * cut until decoder i's PopCat. */
+Test(unet, skips_ride_every_cut_between_stash_and_popcat)
+{
+    struct mdl_profile *p = open_spec("unet:convs=5,channels=64");
+    double sk[5], sum = 0;
+    for (int i = 0; i < 5; i++)
+        sk[i] = 64.0 * (1 << i) * (192 >> i) * (192 >> i) * 4;
+    for (int i = 0; i < 5; i++)
+        sum += sk[i];
+    const struct mdl_layer *b = layer(p, "bottleneck.4.relu");
+    cr_expect_eq(b->out_bytes, 1024.0 * 6 * 6 * 4 + sum);
+    const struct mdl_layer *d = layer(p, "decoder2.skip");
+    cr_expect_eq(d->out_bytes, (2 * 256.0) * 48 * 48 * 4 + sk[0] + sk[1]);
+    mdl_profile_free(p);
+}
+
+Test(unet, bad_specs_are_refused_with_one_line)
+{
+    static const struct { const char *spec, *want; } bad[] = {
+        { "unet:convs=5,channels=64,image=100", "image must be a multiple of 2^depth = 32" },
+        { "unet:convs=0,channels=64", "convs" },
+        { "unet:convs=5,channels=1", "channels" },
+        { "unet:channels=64", "convs" },
+        { "unet:convs=5,channels=64,width=3", "width" },
+        { "unet:convs=5,channels=65536,depth=10,image=1024", "at most 1048576" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct mdl_profile *p = NULL;
+        cr_expect_lt(mdl_model_open(bad[i].spec, &p), 0, "%s", bad[i].spec);
+        cr_expect_null(p);
+        cr_expect(strstr(ps_errmsg(), bad[i].want), "%s: %s", bad[i].spec, ps_errmsg());
+        cr_expect(!strchr(ps_errmsg(), '\n'), "%s", ps_errmsg());
+    }
+}
