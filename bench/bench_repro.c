@@ -4,7 +4,8 @@
  * and speed-ups over n=2, m=1): median |error| <= 8 %, every cell within
  * +-15 %; GPipe Table 1: parameter counts within 3 %, the largest model
  * that fits within +-25 %. Beside them, with the same targets:
- * torchgpipe's ResNet-101 speed benchmark, torchgpipe's AmoebaNet-D memory
+ * torchgpipe's ResNet-101 and U-Net (5, 64) speed benchmarks (U-Net's long
+ * skips relayed stage to stage, models/mdl_unet.h), torchgpipe's AmoebaNet-D memory
  * benchmark (the memory ledger against PyTorch on P40s), and the device
  * model alone against published single-GPU training times. Each figure is
  * printed beside its target, as a
@@ -264,14 +265,14 @@ static int tg_needs(const struct stu_tg_run *r)
                    "on the preset's figure, =F the sustained fraction it implies\n    (matrix: "
                    "of the peak on full tiles, %.2f in the preset; memory: of the datasheet "
                    "bandwidth, %.2f),\n    [the row's elasticity to it]; none: no factor in "
-                   "[1/64, 64] gives it\n      %-6s", stu_tg_need_frac(d, ANA_KNOB_MATRIX),
+                   "[1/64, 64] gives it\n      %-10s", stu_tg_need_frac(d, ANA_KNOB_MATRIX),
                    stu_tg_need_frac(d, ANA_KNOB_MEMORY), "row");
             for (int k = 0; k < ANA_KNOB_N; k++)
                 printf(k + 1 < ANA_KNOB_N ? " %-20s" : " %s\n", ana_knob_titles[k]);
         }
         if ((rc = stu_tg_need(r, i, &nd)) < 0)
             return rc;
-        printf("      %-6s", r->cell[i].ref->exp);
+        printf("      %-10s", r->cell[i].ref->exp);
         for (int k = 0; k < ANA_KNOB_N; k++) {
             char f[48];
             stu_tg_need_cell(d, &nd, k, f, sizeof f);
@@ -601,7 +602,8 @@ int main(void)
     int rc;
     if ((rc = stu_paper_open(&po, &ctx)) < 0 || (rc = gpipe_t2(ctx)) < 0 || (rc = gpipe_t3(ctx)) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
-        (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = gpipe_t1(ctx)) < 0 ||
+        (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = torchgpipe(&stu_tg_bench[2])) < 0 ||
+        (rc = gpipe_t1(ctx)) < 0 ||
         (rc = tg_memory()) < 0 ||
         (rc = device_check()) < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());

@@ -2,15 +2,17 @@
  * stu_torchgpipe — torchgpipe's published speed benchmarks on 8 x Tesla
  * P40 (`pipesim reproduce torchgpipe`; kakaobrain/torchgpipe
  * docs/benchmarks.rst @ fe52c4dc): AmoebaNet-D (18, 256) (the settings of
- * benchmarks/amoebanetd-speed/main.py @ a4710261) and ResNet-101
- * (benchmarks/resnet101-speed/main.py @ fe52c4dc). Every row of a table is
+ * benchmarks/amoebanetd-speed/main.py @ a4710261), ResNet-101
+ * (benchmarks/resnet101-speed/main.py @ fe52c4dc) and U-Net (5, 64)
+ * (benchmarks/unet-speed/main.py @ fe52c4dc; its long skips relayed from
+ * stage to stage, models/mdl_unet.h). Every row of a table is
  * predicted in absolute samples/s with its own mini-batch, chunks, balance
  * and checkpoint mode, then its speed-up over the benchmark's base row,
  * beside the measured figures, with every deviation over 10 % listed and
  * the fact the source does not give.
  *
- * As main.py measures it: an epoch is dataset_size samples (10 000 and
- * 50 000) in mini-batches of `batch`, the last one the remainder; each
+ * As main.py measures it: an epoch is dataset_size samples (10 000,
+ * 50 000 and 10 000) in mini-batches of `batch`, the last one the remainder; each
  * mini-batch is cut as torch.chunk cuts it (chunks of ceil(batch / m)
  * samples, ceil(batch / size) of them, the last one smaller); throughput =
  * dataset_size / the epoch's time. The engine runs equal micro-batches, so
@@ -32,7 +34,7 @@
  *
  * <file>.csv columns (any order, each once): experiment (torchgpipe's name:
  * "n<K>m<M>" for AmoebaNet-D; "baseline" (n = m = 1, checkpoint never: no
- * GPipe) or "pipeline-<K>" for ResNet-101), n, m, batch (>= m), balance (n
+ * GPipe) or "pipeline-<K>" for ResNet-101 and U-Net), n, m, batch (>= m), balance (n
  * positive layer counts separated by spaces, the same total in every row),
  * checkpoint (always, except_last, never), samples_per_s (> 0), speedup
  * (the published ratio to the base row, which must be there; it must agree
@@ -72,7 +74,7 @@ struct stu_tg_bench {
     int dataset;          /* main.py's dataset_size: samples per epoch */
     int nm_names;         /* 1: n<K>m<M>; 0: baseline / pipeline-<K> */
 };
-#define STU_TG_NBENCH 2
+#define STU_TG_NBENCH 3
 extern const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH];
 /* torchgpipe's benchmark trains with torch.optim.SGD(lr=0.1): no momentum,
  * so no optimizer state: an FP32 weight and its FP32 gradient. */

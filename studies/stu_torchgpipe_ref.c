@@ -20,6 +20,9 @@ const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH] = {
     { .name = "resnet101-speed", .title = "ResNet-101", .model = "resnet:depth=101",
       .model_h = "models/mdl_resnet.h", .file = "resnet101-speed", .base = "baseline",
       .commit = "fe52c4dc", .dataset = 50000, .nm_names = 0 },
+    { .name = "unet-speed", .title = "U-Net (5, 64)", .model = "unet:convs=5,channels=64",
+      .model_h = "models/mdl_unet.h", .file = "unet-speed", .base = "baseline",
+      .commit = "fe52c4dc", .dataset = 10000, .nm_names = 0 },
 };
 
 /* The experiment's name by the bench's rule. */
