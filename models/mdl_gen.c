@@ -239,8 +239,8 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     for (const struct mdl_generator *g = mdl_generators; g->prefix; g++)
         ps_suggest_add(&sg, g->prefix);
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
-                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:..., unet:...)%s", arg,
-                     ps_suggest_hint(&sg));
+                     "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:..., "
+                     "unet:...)%s", arg, ps_suggest_hint(&sg));
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)

@@ -361,9 +361,10 @@ static void md(FILE *f, const struct stu_tg_run *r, const stu_tmpl *tx)
                 if (fabs(er) <= 0.10)
                     continue;
                 snprintf(e2, sizeof e2, "%+.1f %%", 100 * er);
-                fprintf(f, "| %s | %s | %.3f | %.3f | %s | %s |\n", c->ref->exp,
+                fprintf(f, "| %s | %s | %.3f | %.3f | %s | %s%s |\n", c->ref->exp,
                         ratio ? "speed-up" : "samples/s", ratio ? c->ratio_meas : c->meas,
-                        ratio ? c->ratio_pred : c->pred, e2, note(ratio, er));
+                        ratio ? c->ratio_pred : c->pred, e2, note(ratio, er),
+                        r->ref.bench->relayed && c->ref->n > 1 ? ", E" : "");
             }
     }
     stu_tmpl_put(f, tx, "notes", NULL);

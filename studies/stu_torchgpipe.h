@@ -73,6 +73,8 @@ struct stu_tg_bench {
     const char *commit;   /* of main.py */
     int dataset;          /* main.py's dataset_size: samples per epoch */
     int nm_names;         /* 1: n<K>m<M>; 0: baseline / pipeline-<K> */
+    int relayed;          /* 1: the model relays long skips (models/mdl_unet.h):
+                             rows of more than one partition also get note E */
 };
 #define STU_TG_NBENCH 3
 extern const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH];

@@ -22,7 +22,7 @@ const struct stu_tg_bench stu_tg_bench[STU_TG_NBENCH] = {
       .commit = "fe52c4dc", .dataset = 50000, .nm_names = 0 },
     { .name = "unet-speed", .title = "U-Net (5, 64)", .model = "unet:convs=5,channels=64",
       .model_h = "models/mdl_unet.h", .file = "unet-speed", .base = "baseline",
-      .commit = "fe52c4dc", .dataset = 10000, .nm_names = 0 },
+      .commit = "fe52c4dc", .dataset = 10000, .nm_names = 0, .relayed = 1 },
 };
 
 /* The experiment's name by the bench's rule. */

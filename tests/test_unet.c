@@ -110,6 +110,67 @@ Test(unet, tiny_net_by_hand)
     mdl_profile_free(p);
 }
 
+/* The max pool keeps its int64 indices at 8 bytes whatever act_bytes: at
+ * 2-byte activations the tiny net's pool keeps 2 x 32 + 8 x 8 bytes. */
+Test(unet, pool_indices_are_int64_whatever_act_bytes)
+{
+    struct mdl_profile *p =
+        open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1,act_bytes=2");
+    cr_expect_eq(layer(p, "encoder0.down")->stash_bytes, 2 * 32.0 + 8 * 8);
+    cr_expect_eq(layer(p, "encoder0.down")->out_bytes, 2 * (8.0 + 32));
+    mdl_profile_free(p);
+}
+
+/* The vector kernels of the tiny net, by hand (4-byte elements): the
+ * Stash's backward sums the pool's and the skip's gradients of its
+ * 32-element input (one add: 32 FLOPs, reads two, writes one); the pool
+ * (4 per output, reads 32 + writes 8, backward reads 8 and 2 x 32); the
+ * upsample (writes 4 x its 8-element input, backward sums 4 per input);
+ * PopCat a copy of its 64 elements both ways. */
+Test(unet, vector_work_by_hand)
+{
+    struct mdl_profile *p = open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
+    const struct mdl_work *w = layer(p, "encoder0.skip")->work;
+    cr_assert(w);
+    cr_expect_eq(w->vec_fwd, 0);
+    cr_expect_eq(w->vec_bwd, 32);
+    cr_expect_eq(w->bytes_bwd, 4 * 3 * 32.0);
+    cr_expect_eq(w->kernels_fwd, 0);
+    cr_expect_eq(w->kernels_bwd, 1);
+    w = layer(p, "encoder0.down")->work;
+    cr_expect_eq(w->vec_fwd, 4 * 8.0);
+    cr_expect_eq(w->bytes_fwd, 4 * (32.0 + 8));
+    cr_expect_eq(w->bytes_bwd, 4 * (8.0 + 2 * 32));
+    w = layer(p, "decoder0.up")->work;
+    cr_expect_eq(w->vec_bwd, 32);
+    cr_expect_eq(w->bytes_fwd, 4 * (8.0 + 32));
+    cr_expect_eq(w->bytes_bwd, 4 * (32.0 + 8));
+    w = layer(p, "decoder0.skip")->work;
+    cr_expect_eq(w->bytes_fwd, 4 * 2 * 64.0);
+    cr_expect_eq(w->bytes_bwd, 4 * 2 * 64.0);
+    cr_expect_eq(w->vec_fwd + w->vec_bwd, 0);
+    mdl_profile_free(p);
+}
+
+/* Layer positions as main.py's balances index them (unet-speed/main.py:
+ * pipeline-4 cuts after 30, 96 and 180 layers): at (5, 64) encoder0's cell
+ * is layers 0-19, its Stash 20 and pool 21; encoder1 starts at 22, so the
+ * first cut falls inside encoder1's cell; the segment is the last. */
+Test(unet, layers_where_main_py_balances_count_them)
+{
+    struct mdl_profile *p = open_spec("unet:convs=5,channels=64");
+    cr_expect_str_eq(p->layers[19].name, "encoder0.4.relu");
+    cr_expect_str_eq(p->layers[20].name, "encoder0.skip");
+    cr_expect_str_eq(p->layers[21].name, "encoder0.down");
+    cr_expect_str_eq(p->layers[22].name, "encoder1.0.conv");
+    cr_expect_str_eq(p->layers[30].name, "encoder1.2.conv");
+    cr_expect_str_eq(p->layers[110].name, "bottleneck.0.conv");
+    cr_expect_str_eq(p->layers[130].name, "decoder4.up");
+    cr_expect_str_eq(p->layers[131].name, "decoder4.skip");
+    cr_expect_str_eq(p->layers[240].name, "segment");
+    mdl_profile_free(p);
+}
+
 /* At the speed benchmark's size, the skips in flight after each encoder's
  * Stash: encoder i's output, 64 2^i channels at (192 / 2^i)^2, rides every
  * cut until decoder i's PopCat. */
