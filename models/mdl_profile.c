@@ -47,6 +47,9 @@ int mdl_profile_add(struct mdl_profile *p, const struct mdl_layer *l)
         return ps_error(PS_EINVAL, "layer '%s': stash_shared_bytes %g outside [0, %g] (0 on "
                          "the first layer)", l->name, l->stash_shared_bytes,
                          p->n_layers == 0 ? 0 : l->stash_bytes);
+    if (!(l->carry_bytes >= 0 && l->carry_bytes <= l->out_bytes))
+        return ps_error(PS_EINVAL, "layer '%s': carry_bytes %g outside [0, out_bytes = %g]",
+                         l->name, l->carry_bytes, l->out_bytes);
     if ((p->n_layers & (p->n_layers - 1)) == 0) { /* grow at powers of two */
         size_t cap = p->n_layers ? (size_t)p->n_layers * 2 : 8;
         struct mdl_layer *nl = realloc(p->layers, cap * sizeof *nl);

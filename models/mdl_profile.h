@@ -17,6 +17,11 @@
  *   stash_shared_bytes  optional: of stash_bytes, what the previous layer
  *                 keeps too (one tensor both keep); a stage counts it once
  *                 (struct mdl_layer below); empty or absent = 0
+ *   carry_bytes   optional: of out_bytes, tensors the layer passes on
+ *                 unchanged (a skip in flight: a ResNet block's input, a
+ *                 U-Net's long skips): sent at a cut like the rest, but not
+ *                 an output gradient the layer's W needs; in [0, out_bytes],
+ *                 empty or absent = 0
  * Every number must be finite and >= 0. The model input is not counted
  * unless the profile starts with a zero-cost layer whose out_bytes it is.
  *
@@ -156,6 +161,11 @@ struct mdl_layer {
      * copy. 0 <= stash_shared_bytes <= stash_bytes; 0 for a profile's first
      * layer. */
     double stash_shared_bytes;
+    /* Of out_bytes, what the layer carries on unchanged (skips in flight):
+     * it crosses a cut, but the split-backward schedules' W buffer (the
+     * output gradients of a stage's layers, sch_cost.h mem.wgrad) leaves
+     * it out. 0 <= carry_bytes <= out_bytes. */
+    double carry_bytes;
     /* Calibrated extensions (measured profiles only; zero = absent). Seconds. */
     int has_nostash;    /* fwd_nostash given */
     int has_fixed;      /* *_fixed given */

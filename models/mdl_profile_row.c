@@ -17,7 +17,7 @@
 static const char *col_names[C_N] = {
     "name", "kind", "fwd_flops", "fwd_ms", "bwd_flops", "bwd_ms", "at_batch",
     "params", "out_bytes", "stash_bytes", "fwd_nostash_ms", "fwd_fixed_ms", "bwd_fixed_ms",
-    "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms", "stash_shared_bytes",
+    "fwd_nostash_fixed_ms", "recomp_ms", "bwd_remat_ms", "stash_shared_bytes", "carry_bytes",
 };
 static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@",
                                      "recomp_ms@", "bwd_remat_ms@" };
@@ -461,6 +461,14 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
             return ps_error(PS_EINVAL, "%s:%d:%d: field 'stash_shared_bytes' must be 0 on the "
                              "first layer (no layer before it shares its stash)", path, line,
                              col);
+    }
+    if (idx[C_CARRY] >= 0 && *f[idx[C_CARRY]]) {
+        if (NUM(C_CARRY, &l->carry_bytes) < 0)
+            return rc;
+        if (!(l->carry_bytes <= l->out_bytes))
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'carry_bytes' (%g) must be in [0, "
+                             "out_bytes = %g]", path, line, colno[idx[C_CARRY]],
+                             l->carry_bytes, l->out_bytes);
     }
 #undef NUM
     pts->work.gemms = pts->gemms;

@@ -14,7 +14,7 @@
 
 enum col { C_NAME, C_KIND, C_FWD_FLOPS, C_FWD_MS, C_BWD_FLOPS, C_BWD_MS, C_AT_BATCH,
            C_PARAMS, C_OUT, C_STASH, C_NOSTASH, C_FWD_FIXED, C_BWD_FIXED, C_NOSTASH_FIXED,
-           C_RECOMP, C_BWD_REMAT, C_SHARED, C_N };
+           C_RECOMP, C_BWD_REMAT, C_SHARED, C_CARRY, C_N };
 
 /* Point columns of a calibrated profile: fwd_ms@N, bwd_ms@N, fwd_nostash_ms@N,
  * wgrad_ms@N, recomp_ms@N, bwd_remat_ms@N. */

@@ -174,9 +174,11 @@ void mdl_profile_print(FILE *f, const struct mdl_profile *p)
                                                       : 0;
     int wgrad, work, wpts = 0, remat = p->measured ? remat_columns(p) : 0;
     work_columns(p, &wgrad, &work);
-    int shared = 0;
-    for (int i = 0; i < p->n_layers; i++)
+    int shared = 0, carry = 0;
+    for (int i = 0; i < p->n_layers; i++) {
         shared |= p->layers[i].stash_shared_bytes > 0;
+        carry |= p->layers[i].carry_bytes > 0;
+    }
     for (int i = 0; p->measured && i < p->n_layers && !wpts; i++)
         for (int k = 0; k < p->layers[i].n_pts && !wpts; k++)
             wpts = p->layers[i].pt_wgrad && p->layers[i].pt_wgrad[k] >= 0;
@@ -206,6 +208,8 @@ void mdl_profile_print(FILE *f, const struct mdl_profile *p)
     }
     if (shared)
         fprintf(f, ",stash_shared_bytes");
+    if (carry)
+        fprintf(f, ",carry_bytes");
     work_header(f, p->measured, wgrad, work);
     fputc('\n', f);
     for (int i = 0; i < p->n_layers; i++) {
@@ -222,6 +226,8 @@ void mdl_profile_print(FILE *f, const struct mdl_profile *p)
         }
         if (shared)
             fprintf(f, ",%s", PS_DBL(l->stash_shared_bytes));
+        if (carry)
+            fprintf(f, ",%s", PS_DBL(l->carry_bytes));
         write_work(f, l, p->measured, wgrad, work);
         fputc('\n', f);
     }

@@ -27,6 +27,7 @@ static int put(struct rn *r, const char *name, const char *kind, double fwd, dou
     l.out_bytes = (out_el + r->skip) * r->ab;
     l.stash_bytes = stash_el * r->ab + r->kept_b;
     l.stash_shared_bytes = r->shared_el * r->ab;
+    l.carry_bytes = r->skip * r->ab; /* the block input on its way to the residual */
     r->kept_b = r->shared_el = 0;
     mdl_genwork_attach(gw, &l);
     return mdl_profile_add(r->p, &l);

@@ -27,6 +27,7 @@ static int put(struct un *u, const char *name, const char *kind, double params, 
     snprintf(l.kind, sizeof l.kind, "%s", kind);
     l.params = params;
     l.out_bytes = (out_el + u->skips) * u->ab;
+    l.carry_bytes = u->skips * u->ab; /* the skips in flight */
     l.stash_bytes = stash_el * u->ab + u->kept_b;
     u->kept_b = 0;
     mdl_genwork_attach(gw, &l);

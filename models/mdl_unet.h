@@ -45,11 +45,9 @@
  * without skip support pass it); right after a Stash its output and its
  * skip are two tensors. torchgpipe's portals copy a skip straight from the
  * stashing partition to the popping one, which pipesim does not model:
- * for more than one stage this is a relayed-skip estimate. The split-
- * backward schedules' W buffer (sch_cost.h mem.wgrad: the output bytes of
- * a stage's layers) then counts the skips in flight as gradients W keeps,
- * an over-count for the zero-bubble schedules (ResNet's in-block skip has
- * the same, smaller, effect).
+ * for more than one stage this is a relayed-skip estimate. The skips in
+ * flight are each layer's carry_bytes (models/mdl_profile.h), which the
+ * split-backward schedules' W buffer leaves out.
  *
  * Ownership: *out from mdl_profile_free. Cost: O(depth x B).
  */

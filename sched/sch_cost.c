@@ -189,7 +189,7 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             /* a tensor this layer and the previous one both keep, once per stage */
             stash += ly->stash_bytes - (l > part->first[s] ? ly->stash_shared_bytes : 0);
             if (l + 1 < part->first[s + 1]) /* W's deferred output gradients (below) */
-                wg += ly->out_bytes;
+                wg += ly->out_bytes - ly->carry_bytes;
         }
         double upd = d->mem_bandwidth > 0 ? 2.0 * params * t->bytes_per_param / d->mem_bandwidth
                                            : 0;

@@ -28,7 +28,9 @@
  * bwd_input = bwd/2 exactly as before (dense layers do equal FLOPs for dX
  * and dW). mem.wgrad (held from B's end to W's end by split-backward
  * schedules, sch_memory.c) = the micro-batch's output bytes of every layer
- * of the stage but its last: the output gradients W still needs (the
+ * of the stage but its last, less what each carries on unchanged
+ * (carry_bytes: skips in flight, whose gradient W does not keep): the
+ * output gradients W still needs (the
  * inputs it reads are in the stash; the last layer's output gradient is
  * mem.out), what the CPU runtime keeps (rt_stage.h). Update = 2 * params * bytes_per_param /
  * mem_bandwidth (read and write of the optimizer state), 0 if unknown.

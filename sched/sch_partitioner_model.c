@@ -29,7 +29,7 @@
  * through the ledger's rule (sch_mem_effect) with unit sizes give the most
  * stashes cs_s, inputs ci_s, outputs co_s and W buffers cw_s it holds at
  * once; the stage's peak is bounded by params bytes_per_param + cs_s stash +
- * cw_s (its layers' out_bytes) + ci_s in + co_s out (each class at its own
+ * cw_s (its layers' out_bytes less carry_bytes) + ci_s in + co_s out (each class at its own
  * maximum: an upper bound of the list-order peak). 1F1B's stage s of K
  * holds min(K - s, M) stashes without re-materialization, where fill-drain
  * holds M.
@@ -301,7 +301,7 @@ static int build_sched_mem(sch_part_model *m)
         for (int l = 0; l < L; l++) {
             const struct mdl_layer *ly = &m->prof->layers[l];
             mem += ly->params * bpp + (double)cnt[0] * ly->stash_bytes * n +
-                   (double)cnt[3] * ly->out_bytes * n;
+                   (double)cnt[3] * (ly->out_bytes - ly->carry_bytes) * n;
             double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
             if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES))
                 return ps_error(PS_EINVAL, "%s: layers 1-%d (up to '%s') need %g bytes, "
@@ -309,8 +309,8 @@ static int build_sched_mem(sch_part_model *m)
                                 "their sizes", m->prof->path, l + 1, ly->name,
                                 fmax(mem, edge), MAX_SUM_BYTES);
             int64_t ob = bytes_of(ly->out_bytes, n);
-            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) +
-                         cnt[0] * own_stash(ly, n) + cnt[3] * ob;
+            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n) +
+                         cnt[3] * bytes_of(ly->out_bytes - ly->carry_bytes, n);
             in[l + 1] = cnt[1] * ob;
             out[l + 1] = cnt[2] * ob;
         }

@@ -144,6 +144,48 @@ Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
     unlink(path);
 }
 
+/* carry_bytes: optional, in [0, out_bytes], written back only when a layer
+ * has it (the skip a ResNet block carries to its residual: the identity,
+ * conv1 .. bn3 of each of 16 blocks, 9 layers). */
+Test(profile, carry_bytes_loads_checks_and_round_trips)
+{
+    const char *h = "name,fwd_flops,params,out_bytes,stash_bytes,carry_bytes\n";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,3\nb,1,1,4,8,\n", h);
+    char *p = write_tmp(buf);
+    struct mdl_profile *prof;
+    cr_assert_eq(mdl_profile_load(p, &prof), 0, "%s", ps_errmsg());
+    cr_expect_eq(prof->layers[0].carry_bytes, 3);
+    cr_expect_eq(prof->layers[1].carry_bytes, 0); /* empty: none */
+    mdl_profile_free(prof);
+    unlink(p);
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,5\n", h);
+    bad_profile(buf, PS_EINVAL, ":2:11: field 'carry_bytes' (5) must be in [0, out_bytes = 4]");
+    snprintf(buf, sizeof buf, "%sa,1,1,4,8,-1\n", h);
+    bad_profile(buf, PS_EINVAL, ":2:11: field 'carry_bytes' must be >= 0");
+    struct mdl_profile *a, *b;
+    cr_assert_eq(mdl_model_open("resnet:depth=50", &a), 0, "%s", ps_errmsg());
+    char path[] = "/tmp/pipesim-rt-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(mdl_profile_write(a, path), 0);
+    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", ps_errmsg());
+    int n = 0;
+    for (int i = 0; i < a->n_layers; i++) {
+        cr_expect_eq(a->layers[i].carry_bytes, b->layers[i].carry_bytes, "%s",
+                     a->layers[i].name);
+        n += a->layers[i].carry_bytes > 0;
+    }
+    cr_expect_eq(n, 9 * 16, "the identity and conv1 .. bn3 of 16 blocks");
+    struct mdl_layer l = { .out_bytes = 4, .carry_bytes = 5 };
+    snprintf(l.name, sizeof l.name, "x");
+    cr_expect_eq(mdl_profile_add(b, &l), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "carry_bytes 5 outside [0, out_bytes = 4]"), "%s",
+              ps_errmsg());
+    mdl_profile_free(a);
+    mdl_profile_free(b);
+    unlink(path);
+}
+
 Test(profile, missing_file_is_an_io_error)
 {
     struct mdl_profile *p;

@@ -379,6 +379,34 @@ Test(partitioner, shared_stash_counts_once_per_stage, .timeout = 60)
     mdl_profile_free(p);
 }
 
+/* carry_bytes: the part of a layer's output it passes on unchanged (a skip
+ * in flight) crosses a cut but is no output gradient W keeps: a zero-bubble
+ * stage's W buffer is its layers' out_bytes less it (all but the last
+ * layer's), by hand, and the model still bounds the ledger with it. */
+Test(partitioner, carried_bytes_leave_the_w_buffer, .timeout = 60)
+{
+    struct mdl_profile *p = equal_layers();
+    for (int l = 0; l < p->n_layers; l++)
+        p->layers[l].carry_bytes = p->layers[l].out_bytes * (l % 2 ? 0.75 : 0.25);
+    struct mdl_topology *t = th_chain(4, 1e9, 1e300, 0);
+    for (int M = 1; M <= 8; M *= 2)
+        sched_mem_bounds(p, t, "zb-h1", "4,4", M, SCH_REMAT_NEVER);
+    struct sch_partition *part;
+    struct sch_costs *c;
+    cr_assert_eq(sch_partition_parse("3,5", 2, 8, &part), 0);
+    cr_assert_eq(sch_costs_new(p, t, part, NULL, 1, &c), 0, "%s", ps_errmsg());
+    double want = 0;
+    for (int l = 3; l < 7; l++) /* layers 3-6: all of stage 1 but its last */
+        want += p->layers[l].out_bytes - p->layers[l].carry_bytes;
+    cr_expect_eq(c->st[1].mem.wgrad, (int64_t)want, "%lld vs %.0f",
+                 (long long)c->st[1].mem.wgrad, want);
+    cr_expect_eq(c->st[0].mem.out, (int64_t)p->layers[2].out_bytes, "a cut sends it all");
+    sch_costs_free(c);
+    sch_partition_free(part);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+}
+
 /* Other schedules: each stage's estimate from its list-order counts bounds
  * the simulated ledger peak from above on equal stages, and is exact where
  * the counts are (1F1B without re-materialization: min(K - s, M) stashes). */

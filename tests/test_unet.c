@@ -107,6 +107,13 @@ Test(unet, tiny_net_by_hand)
     cr_expect_eq(l->stash_bytes, 4 * 16.0);
     for (int i = 0; i < p->n_layers; i++)
         cr_expect_eq(p->layers[i].stash_shared_bytes, 0, "%s", p->layers[i].name);
+    /* what each layer carries on unchanged: the skip, from its Stash
+     * (which sends x twice) to its PopCat */
+    cr_expect_eq(layer(p, "encoder0.0.relu")->carry_bytes, 0);
+    cr_expect_eq(layer(p, "encoder0.skip")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(layer(p, "encoder0.down")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(layer(p, "decoder0.up")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(layer(p, "decoder0.skip")->carry_bytes, 0);
     mdl_profile_free(p);
 }
 

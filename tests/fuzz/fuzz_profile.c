@@ -34,7 +34,8 @@ static void same_layers(const struct mdl_profile *a, const struct mdl_profile *b
         FUZZ_CHECK(fabs(x->bwd - y->bwd) <= tol * x->bwd);
         FUZZ_CHECK(x->at_batch == y->at_batch && x->params == y->params &&
                    x->out_bytes == y->out_bytes && x->stash_bytes == y->stash_bytes &&
-                   x->stash_shared_bytes == y->stash_shared_bytes);
+                   x->stash_shared_bytes == y->stash_shared_bytes &&
+                   x->carry_bytes == y->carry_bytes);
     }
 }
 
@@ -77,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(!p->measured || l->at_batch > 0);
         FUZZ_CHECK(l->stash_shared_bytes >= 0 && l->stash_shared_bytes <= l->stash_bytes);
         FUZZ_CHECK(i > 0 || l->stash_shared_bytes == 0);
+        FUZZ_CHECK(l->carry_bytes >= 0 && l->carry_bytes <= l->out_bytes);
     }
     unique_names(p);
     /* what the loader accepts, the writer must write so that it loads back */
