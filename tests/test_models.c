@@ -103,6 +103,17 @@ Test(profile, rejects_bad_rows_with_line_and_field)
                                  "below 2.2e-308)");
 }
 
+/* ResNet-50 as generated (*a) and as written to a CSV and loaded back (*b). */
+static void resnet50_round_trip(struct mdl_profile **a, struct mdl_profile **b)
+{
+    cr_assert_eq(mdl_model_open("resnet:depth=50", a), 0, "%s", ps_errmsg());
+    char path[] = "/tmp/pipesim-rt-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(mdl_profile_write(*a, path), 0);
+    cr_assert_eq(mdl_profile_load(path, b), 0, "%s", ps_errmsg());
+    unlink(path);
+}
+
 /* stash_shared_bytes: optional, in [0, stash_bytes], 0 on the first layer,
  * written back only when a layer has it (a ResNet's conv after its ReLU). */
 Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
@@ -126,11 +137,7 @@ Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
     bad_profile(buf, PS_EINVAL, ":2:11: field 'stash_shared_bytes' must be 0 on the first "
                                 "layer");
     struct mdl_profile *a, *b;
-    cr_assert_eq(mdl_model_open("resnet:depth=50", &a), 0, "%s", ps_errmsg());
-    char path[] = "/tmp/pipesim-rt-XXXXXX";
-    close(mkstemp(path));
-    cr_assert_eq(mdl_profile_write(a, path), 0);
-    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", ps_errmsg());
+    resnet50_round_trip(&a, &b);
     int n = 0;
     for (int i = 0; i < a->n_layers; i++) {
         cr_expect_eq(a->layers[i].stash_shared_bytes, b->layers[i].stash_shared_bytes, "%s",
@@ -141,7 +148,6 @@ Test(profile, stash_shared_bytes_loads_checks_and_round_trips)
                  "(not the first block's), the max and average pools");
     mdl_profile_free(a);
     mdl_profile_free(b);
-    unlink(path);
 }
 
 /* carry_bytes: optional, in [0, out_bytes], written back only when a layer
@@ -164,11 +170,7 @@ Test(profile, carry_bytes_loads_checks_and_round_trips)
     snprintf(buf, sizeof buf, "%sa,1,1,4,8,-1\n", h);
     bad_profile(buf, PS_EINVAL, ":2:11: field 'carry_bytes' must be >= 0");
     struct mdl_profile *a, *b;
-    cr_assert_eq(mdl_model_open("resnet:depth=50", &a), 0, "%s", ps_errmsg());
-    char path[] = "/tmp/pipesim-rt-XXXXXX";
-    close(mkstemp(path));
-    cr_assert_eq(mdl_profile_write(a, path), 0);
-    cr_assert_eq(mdl_profile_load(path, &b), 0, "%s", ps_errmsg());
+    resnet50_round_trip(&a, &b);
     int n = 0;
     for (int i = 0; i < a->n_layers; i++) {
         cr_expect_eq(a->layers[i].carry_bytes, b->layers[i].carry_bytes, "%s",
@@ -183,7 +185,6 @@ Test(profile, carry_bytes_loads_checks_and_round_trips)
               ps_errmsg());
     mdl_profile_free(a);
     mdl_profile_free(b);
-    unlink(path);
 }
 
 Test(profile, missing_file_is_an_io_error)
