@@ -7,6 +7,7 @@
 #include "measure/msr_validate.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
+#include "cli/cli_run.h"
 #include "cli/cmd_validate_check.h"
 #include "models/mdl_gen.h"
 #include "models/mdl_preset.h"
@@ -254,7 +255,7 @@ int cli_validate_check(int argc, char **argv)
     hum = a.fmt == ANA_FMT_TABLE ? stdout : stderr;
     if (rc)
         return rc < 0 ? rc : 0;
-    char plot_def[512], tl_def[512], cmd[2048], tr_sim[1024], tr_meas[1024];
+    char plot_def[512], tl_def[512], tr_sim[1024], tr_meas[1024], *cmd = NULL;
     if (!a.plot) {
         vc_beside(a.report, "validation.png", plot_def, sizeof plot_def);
         a.plot = plot_def;
@@ -333,8 +334,8 @@ int cli_validate_check(int argc, char **argv)
         fprintf(hum, "note            %ld involuntary context switches in the timed steps: other jobs "
                "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
     int64_t run = 0;
-    vc_join_args(argc, argv, cmd, sizeof cmd);
-    if (rc < 0 || (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
+    if (rc < 0 || (rc = cli_command_line(argc, argv, &cmd)) < 0 ||
+        (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
         (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
         goto out;
     fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
@@ -366,6 +367,7 @@ int cli_validate_check(int argc, char **argv)
 out:
     if (a.realtime)
         msr_realtime(0);
+    free(cmd);
     msr_vcheck_free(v);
     msr_calib_session_free(in->sess);
     for (int k = 0; k < 8; k++) {

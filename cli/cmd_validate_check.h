@@ -1,7 +1,7 @@
 /*
  * cmd_validate_check — what `pipesim validate --check` was asked (its
  * options, parsed and checked by vc_parse in cmd_validate_check_args.c) and
- * two helpers its run uses. Internal to cli/.
+ * a helper its run uses. Internal to cli/.
  * Ownership: the strings point into argv. Cost: O(argc).
  */
 #ifndef CMD_VALIDATE_CHECK_H
@@ -26,8 +26,6 @@ struct check_args {
 /* Parses argv into a (defaults filled, every value checked); 1 after
  * printing --help, < 0 with the message set. */
 int vc_parse(int argc, char **argv, struct check_args *a);
-/* "pipesim ARGS..." of the command line into buf (n bytes). */
-void vc_join_args(int argc, char **argv, char *buf, size_t n);
 /* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
 void vc_beside(const char *path, const char *name, char *buf, size_t n);
 

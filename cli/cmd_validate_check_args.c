@@ -112,13 +112,6 @@ static int parse_remats(const char *s, enum sch_remat *out, int *n)
     return *n ? 0 : ps_error(PS_EUSAGE, "--remat: empty list");
 }
 
-void vc_join_args(int argc, char **argv, char *buf, size_t n)
-{
-    size_t off = snprintf(buf, n, "pipesim");
-    for (int i = 0; i < argc && off < n; i++)
-        off += (size_t)snprintf(buf + off, n - off, " %s", argv[i]);
-}
-
 /* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
 void vc_beside(const char *path, const char *name, char *buf, size_t n)
 {
