@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "models/mdl_gen.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_cost.h"
@@ -36,6 +37,26 @@ th_profile(int n, const double *fwd_ns, const double *bwd_ns, double at_batch,
         cr_assert_eq(mdl_profile_add(p, &l), 0);
     }
     return p;
+}
+
+/* The model a profile path or generator spec opens (mdl_model_open); the
+ * test fails when it does not. */
+static inline struct mdl_profile *th_model(const char *spec)
+{
+    struct mdl_profile *p = NULL;
+    int rc = mdl_model_open(spec, &p);
+    cr_assert_eq(rc, 0, "%s: rc %d: %s", spec, rc, ps_errmsg());
+    return p;
+}
+
+/* The layer of p named name; the test fails when there is none. */
+static inline const struct mdl_layer *th_layer(const struct mdl_profile *p, const char *name)
+{
+    for (int i = 0; i < p->n_layers; i++)
+        if (!strcmp(p->layers[i].name, name))
+            return &p->layers[i];
+    cr_assert_fail("no layer '%s' in %s", name, p->path);
+    return NULL;
 }
 
 /* n layers alike: fwd_ns / bwd_ns at at_batch samples, out_b / stash_b

@@ -7,13 +7,6 @@
 #include "models/mdl_gen.h"
 #include "models/mdl_genwork.h"
 
-static struct mdl_profile *open_spec(const char *spec)
-{
-    struct mdl_profile *p = NULL;
-    int rc = mdl_model_open(spec, &p);
-    cr_assert_eq(rc, 0, "%s: rc %d: %s", spec, rc, ps_errmsg());
-    return p;
-}
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)); }
 
@@ -21,7 +14,7 @@ static int close_to(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs
  * 2 R K N C sum to mm_fwd, their weight products to W. */
 static void check_identities(const char *spec)
 {
-    struct mdl_profile *p = open_spec(spec);
+    struct mdl_profile *p = th_model(spec);
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *l = &p->layers[i];
         const struct mdl_work *w = l->work;
@@ -66,7 +59,7 @@ Test(gen_work, identities_every_generator)
  * forward, dgrad + bias + ReLU = 3 backward, 1 weight gradient. */
 Test(gen_work, mlp_dense_by_hand)
 {
-    struct mdl_profile *p = open_spec("mlp:layers=1,width=8");
+    struct mdl_profile *p = th_model("mlp:layers=1,width=8");
     const struct mdl_work *w = p->layers[0].work;
     cr_assert_not_null(w);
     cr_expect_eq(w->n_gemms, 1);
@@ -86,7 +79,7 @@ Test(gen_work, mlp_dense_by_hand)
  * gradients both ways: B's matrix FLOPs = W's + 2 x attention's. */
 Test(gen_work, transformer_layer_by_hand)
 {
-    struct mdl_profile *p = open_spec("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10");
+    struct mdl_profile *p = th_model("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10");
     const struct mdl_work *w = p->layers[1].work;
     double proj = 2.0 * 4 * 8 * 8, attn = 2.0 * 4 * 4 * 4 * 2, ffn = 2.0 * 4 * 8 * 16;
     cr_expect_eq(w->mm_fwd, 4 * proj + 2 * attn + 2 * ffn);
@@ -109,7 +102,7 @@ Test(gen_work, transformer_layer_by_hand)
     cr_expect_eq(w->kernels_fwd, 2 + 8 + 6 + 1 + 1 + 1 + 2, "%g", w->kernels_fwd);
     cr_expect_eq(w->kernels_bwd, 6 + 4 + 13 + 2, "%g", w->kernels_bwd);
     struct mdl_profile *pf =
-        open_spec("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10,keep=fused");
+        th_model("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10,keep=fused");
     const struct mdl_work *wf = pf->layers[1].work;
     cr_expect_eq(wf->kernels_bwd, 6 + 4 + 13 + 1, "%g", wf->kernels_bwd);
     /* E = 4 x 8 elements, FP32: pairwise 2 x 3 E, AddN 4 E */
@@ -135,7 +128,7 @@ Test(gen_work, gpt2_param_counts)
         { "gpt:layers=48,hidden=1600,heads=25,seq=1024,vocab=50257", 1557611200, 1542e6 },
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        struct mdl_profile *p = open_spec(m[i].spec);
+        struct mdl_profile *p = th_model(m[i].spec);
         double got = mdl_profile_params(p);
         cr_expect_eq(got, m[i].exact, "%s: %.0f", m[i].spec, got);
         cr_expect(fabs(got / m[i].paper - 1) < 0.07, "%s: %.0f vs paper %.0f", m[i].spec, got,
@@ -159,7 +152,7 @@ Test(gen_work, megatron_table1_counts)
         char spec[128];
         snprintf(spec, sizeof spec, "gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=51200",
                  m[i].L, m[i].h, m[i].a);
-        struct mdl_profile *p = open_spec(spec);
+        struct mdl_profile *p = th_model(spec);
         double L = m[i].L, h = m[i].h, got = mdl_profile_params(p);
         double formula = 12 * L * h * h * (1 + 13 / (12 * h) + (51200 + 2048) / (12 * L * h));
         cr_expect(fabs(got - (formula + 2 * h)) < 1e-6 * got, "%s: %.0f vs %.0f", spec, got,
@@ -173,7 +166,7 @@ Test(gen_work, megatron_table1_counts)
  * of which dropout (not modelled) is 2 sbh + 3 a s^2 b: the rest here. */
 Test(gen_work, gpt_stash_korthikanti)
 {
-    struct mdl_profile *p = open_spec("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100");
+    struct mdl_profile *p = th_model("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100");
     double s = 32, h = 64, a = 4;
     cr_expect_eq(p->layers[1].stash_bytes, 32 * s * h + 2 * a * s * s);
     mdl_profile_free(p);
@@ -204,7 +197,7 @@ Test(gen_work, resnet_param_counts)
         { "resnet:depth=152", 60192808, 4 + 11 * 50 + 3 },
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        struct mdl_profile *p = open_spec(m[i].spec);
+        struct mdl_profile *p = th_model(m[i].spec);
         cr_expect_eq(mdl_profile_params(p), m[i].n, "%s: %.0f", m[i].spec,
                      mdl_profile_params(p));
         cr_expect_eq(p->n_layers, m[i].layers, "%s: %d layers", m[i].spec, p->n_layers);
@@ -221,7 +214,7 @@ Test(gen_work, resnet_param_counts)
  * an implicit GEMM 3136 x 576 x 64. */
 Test(gen_work, resnet_conv_shape)
 {
-    struct mdl_profile *p = open_spec("resnet:depth=50");
+    struct mdl_profile *p = th_model("resnet:depth=50");
     const struct mdl_layer *l = NULL;
     for (int i = 0; i < p->n_layers; i++)
         if (!strcmp(p->layers[i].name, "layer1.0.conv2"))
@@ -248,7 +241,7 @@ Test(gen_work, resnet_pools_stash_by_hand)
     /* what each keeps with the ReLU before it, which a stage counts once:
      * the pools' inputs, and conv2's and conv3's (relu1's and relu2's
      * outputs: 64 x 56 x 56 in the first block) */
-    struct mdl_profile *p = open_spec("resnet:depth=50");
+    struct mdl_profile *p = th_model("resnet:depth=50");
     double sh[4] = { -1, -1, -1, -1 };
     static const char *const names[4] = { "maxpool", "avgpool", "layer1.0.conv2",
                                           "layer1.0.conv1" };
@@ -274,7 +267,7 @@ Test(gen_work, resnet_pools_stash_by_hand)
  * other two does. */
 Test(gen_work, resnet_block_input_counts_once_per_stage)
 {
-    struct mdl_profile *p = open_spec("resnet:depth=50");
+    struct mdl_profile *p = th_model("resnet:depth=50");
     int r3 = -1;
     for (int i = 0; i < p->n_layers; i++)
         if (!strcmp(p->layers[i].name, "layer1.0.relu3"))
@@ -310,7 +303,7 @@ Test(gen_work, convolutions_marked)
 {
     const char *conv_nets[] = { "resnet:depth=50", "amoebanet:L=6,D=64,image=64" };
     for (size_t s = 0; s < sizeof conv_nets / sizeof *conv_nets; s++) {
-        struct mdl_profile *p = open_spec(conv_nets[s]);
+        struct mdl_profile *p = th_model(conv_nets[s]);
         int convs = 0, dense = 0;
         for (int i = 0; i < p->n_layers; i++) {
             const struct mdl_work *w = p->layers[i].work;
@@ -335,7 +328,7 @@ Test(gen_work, convolutions_marked)
     const char *dense_nets[] = { "transformer:L=2", "gpt:layers=2,hidden=256,heads=4,seq=64,vocab=1000",
                                  "mlp:layers=3,width=64" };
     for (size_t s = 0; s < sizeof dense_nets / sizeof *dense_nets; s++) {
-        struct mdl_profile *p = open_spec(dense_nets[s]);
+        struct mdl_profile *p = th_model(dense_nets[s]);
         for (int i = 0; i < p->n_layers; i++) {
             const struct mdl_work *w = p->layers[i].work;
             for (int j = 0; w && j < w->n_gemms; j++)
@@ -347,7 +340,7 @@ Test(gen_work, convolutions_marked)
 
 static double stash_of(const char *spec, const char *layer)
 {
-    struct mdl_profile *p = open_spec(spec);
+    struct mdl_profile *p = th_model(spec);
     double v = -1;
     for (int i = 0; i < p->n_layers; i++)
         if (!strcmp(p->layers[i].name, layer))
@@ -388,7 +381,7 @@ Test(gen_work, keep_fused_by_hand)
     cr_expect_eq(stash_of(t, "softmax"), (2 * S * d + S * V) * ab);
     cr_expect_eq(stash_of(tf, "softmax"), (S * d + S * V) * ab);
     /* FLOPs, parameters and work do not change */
-    struct mdl_profile *a = open_spec(t), *b = open_spec(tf);
+    struct mdl_profile *a = th_model(t), *b = th_model(tf);
     cr_assert_eq(a->n_layers, b->n_layers);
     for (int i = 0; i < a->n_layers; i++) {
         cr_expect_eq(a->layers[i].fwd, b->layers[i].fwd);
@@ -453,8 +446,8 @@ static const struct mdl_work *work_of(const struct mdl_profile *p, const char *l
 Test(gen_work, amoebanet_grad_sums_by_hand)
 {
     double c = 64, h = 8, ab = 4;
-    struct mdl_profile *u = open_spec("amoebanet:L=9,D=64,image=64");
-    struct mdl_profile *f = open_spec("amoebanet:L=9,D=64,image=64,keep=fused");
+    struct mdl_profile *u = th_model("amoebanet:L=9,D=64,image=64");
+    struct mdl_profile *f = th_model("amoebanet:L=9,D=64,image=64,keep=fused");
     const struct mdl_work *wu = work_of(u, "cell1_normal3"), *wf = work_of(f, "cell1_normal3");
     cr_expect_eq(wu->bytes_bwd - wf->bytes_bwd, 8 * c * h * h * ab, "%g",
                  (wu->bytes_bwd - wf->bytes_bwd) / (c * h * h * ab));

@@ -22,14 +22,6 @@ static struct mdl_profile *gen(const char *spec)
     return p;
 }
 
-static const struct mdl_layer *layer(const struct mdl_profile *p, const char *name)
-{
-    for (int i = 0; i < p->n_layers; i++)
-        if (!strcmp(p->layers[i].name, name))
-            return &p->layers[i];
-    cr_assert_fail("no layer '%s' in %s", name, p->path);
-    return NULL;
-}
 
 /* GPipe Table 1 parameter counts; the generators must land within 3 %. */
 static const struct { const char *spec; double paper; } table1[] = {
@@ -94,7 +86,7 @@ Test(paper_models, layer_structure)
 Test(paper_models, amoeba_cell_by_hand)
 {
     struct mdl_profile *p = gen("amoebanet:L=18,D=208");
-    const struct mdl_layer *l = layer(p, "cell1_normal3");
+    const struct mdl_layer *l = th_layer(p, "cell1_normal3");
     const double hw = 28 * 28, cin = 832, c = 208, q = 52;
     /* ReLU 1/elem, conv 2 per MAC, BN 4/elem, k x k pool 9, add 1 */
     double map = cin * hw + 2 * cin * c * hw + 4 * c * hw;
@@ -127,10 +119,10 @@ Test(paper_models, amoeba_cell_by_hand)
     /* out: 4 concatenated states (832 ch) + this cell's input (832 ch) */
     cr_expect_eq(l->out_bytes, 4 * (4 * c * hw + cin * hw));
     /* the last cell feeds only the classifier: no skip tensor crosses */
-    const struct mdl_layer *last = layer(p, "cell5_normal6");
+    const struct mdl_layer *last = th_layer(p, "cell5_normal6");
     cr_expect_eq(last->out_bytes, 4.0 * 16 * 208 * 7 * 7);
     /* stem: 3x3/2 conv on the image, its backward has no data gradient */
-    const struct mdl_layer *s = layer(p, "stem1");
+    const struct mdl_layer *s = th_layer(p, "stem1");
     double sconv = 2.0 * 3 * 52 * 9 * 112 * 112, srelu = 3.0 * 224 * 224;
     cr_expect_eq(s->fwd, srelu + sconv + 4.0 * 52 * 112 * 112);
     cr_expect_eq(s->bwd, sconv + 2 * 4.0 * 52 * 112 * 112);
@@ -149,7 +141,7 @@ Test(paper_models, amoeba_pool3_avg_by_hand)
 {
     struct mdl_profile *mx = gen("amoebanet:L=18,D=208");
     struct mdl_profile *av = gen("amoebanet:L=18,D=208,pool3=avg");
-    const struct mdl_layer *a = layer(mx, "cell1_normal3"), *b = layer(av, "cell1_normal3");
+    const struct mdl_layer *a = th_layer(mx, "cell1_normal3"), *b = th_layer(av, "cell1_normal3");
     const double hw = 28 * 28, c = 208;
     cr_expect_eq(b->fwd, a->fwd);
     cr_expect_eq(b->bwd, a->bwd);
@@ -171,7 +163,7 @@ Test(paper_models, amoeba_pool3_avg_by_hand)
 Test(paper_models, transformer_layer_by_hand)
 {
     struct mdl_profile *p = gen("transformer:L=3");
-    const struct mdl_layer *l = layer(p, "layer2");
+    const struct mdl_layer *l = th_layer(p, "layer2");
     const double S = 1024, d = 2048, ff = 8192, h = 32;
     double matmul = 2 * S * (4 * d * d + 2 * d * ff) + 4 * S * S * d; /* 111,669,149,696 */
     double elem = 16 * S * d + S * (5 * d + ff) + 6 * h * S * S + S * ff + 2 * S * d;
@@ -186,7 +178,7 @@ Test(paper_models, transformer_layer_by_hand)
     cr_expect_eq(l->params, 50358272.0); /* (785.8M - 282.2M) / 10 = 50.36M */
     cr_expect_eq(l->out_bytes, 4 * S * d);
     cr_expect_eq(l->stash_bytes, 4 * (8 * S * d + h * S * S + S * ff));
-    const struct mdl_layer *e = layer(p, "embed"), *o = layer(p, "softmax");
+    const struct mdl_layer *e = th_layer(p, "embed"), *o = th_layer(p, "softmax");
     cr_expect_eq(e->params, 32000.0 * 2048);
     cr_expect_eq(o->params, 32000.0 * 2048 + 32000 + 2 * 2048);
     cr_expect_eq(o->fwd, 8 * S * d + 2 * S * d * 32000 + 6 * S * 32000);
@@ -236,13 +228,13 @@ Test(paper_models, act_bytes_scales_activations_only)
      * pools, c x hw indices each, which do not halve */
     a = gen("amoebanet:L=6,D=64");
     b = gen("amoebanet:L=6,D=64,act_bytes=2");
-    const struct mdl_layer *la = layer(a, "cell1_normal1"), *lb = layer(b, "cell1_normal1");
+    const struct mdl_layer *la = th_layer(a, "cell1_normal1"), *lb = th_layer(b, "cell1_normal1");
     const double idx = 8.0 * 2 * 64 * 28 * 28;
     cr_expect_eq(la->stash_bytes - idx, 2 * (lb->stash_bytes - idx));
     cr_expect_eq(la->out_bytes, 2 * lb->out_bytes);
     /* any precision: 3-byte activations, the indices still 8 bytes, exact */
     struct mdl_profile *t = gen("amoebanet:L=6,D=64,act_bytes=3");
-    cr_expect_eq(layer(t, "cell1_normal1")->stash_bytes, (la->stash_bytes - idx) / 4 * 3 + idx);
+    cr_expect_eq(th_layer(t, "cell1_normal1")->stash_bytes, (la->stash_bytes - idx) / 4 * 3 + idx);
     mdl_profile_free(t);
     mdl_profile_free(a);
     mdl_profile_free(b);
@@ -255,8 +247,8 @@ Test(paper_models, act_bytes_scales_activations_only)
 Test(paper_models, amoeba_classifier_stash_by_hand)
 {
     struct mdl_profile *u = gen("amoebanet:L=18,D=208"), *f = gen("amoebanet:L=18,D=208,keep=fused");
-    cr_expect_eq(layer(u, "classify")->stash_bytes, 4.0 * (3328 + 1000 + 3328 * 49));
-    cr_expect_eq(layer(f, "classify")->stash_bytes, 4.0 * (3328 + 1000));
+    cr_expect_eq(th_layer(u, "classify")->stash_bytes, 4.0 * (3328 + 1000 + 3328 * 49));
+    cr_expect_eq(th_layer(f, "classify")->stash_bytes, 4.0 * (3328 + 1000));
     mdl_profile_free(u);
     mdl_profile_free(f);
 }

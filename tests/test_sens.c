@@ -7,7 +7,6 @@
 #include "helpers.h"
 #include "analysis/ana_sens.h"
 #include "studies/stu_tgneed.h"
-#include "models/mdl_gen.h"
 
 #include <math.h>
 

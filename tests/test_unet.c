@@ -5,26 +5,10 @@
  * skip, stash, the image's missing input gradient), and the spec's
  * refusals. */
 #include "helpers.h"
-#include "models/mdl_gen.h"
 
 #include <math.h>
 
 TestSuite(unet, .timeout = 60);
-
-static struct mdl_profile *open_spec(const char *spec)
-{
-    struct mdl_profile *p;
-    cr_assert_eq(mdl_model_open(spec, &p), 0, "%s: %s", spec, ps_errmsg());
-    return p;
-}
-
-static double params_of(const struct mdl_profile *p)
-{
-    double s = 0;
-    for (int i = 0; i < p->n_layers; i++)
-        s += p->layers[i].params;
-    return s;
-}
 
 /* kakaobrain/torchgpipe docs/benchmarks.rst @ fe52c4dc, "U-Net (B, C)
  * Memory Benchmark", Parameters: 362.2M, 2.21B, 4.99B, 7.80B, 15.82B; the
@@ -40,24 +24,15 @@ Test(unet, parameters_and_layers_as_published)
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         char spec[64];
         snprintf(spec, sizeof spec, "unet:convs=%d,channels=%d", rows[i].B, rows[i].C);
-        struct mdl_profile *p = open_spec(spec);
+        struct mdl_profile *p = th_model(spec);
         cr_expect_eq(p->n_layers, rows[i].layers, "%s: %d layers", spec, p->n_layers);
         if (rows[i].published > 0) { /* to the digits printed */
             double digits = rows[i].unit == 1e6 ? 10 : 100; /* 362.2M, 2.21B ... 15.82B */
-            cr_expect_eq(round(params_of(p) / rows[i].unit * digits) / digits,
-                         rows[i].published, "%s: %.0f parameters", spec, params_of(p));
+            cr_expect_eq(round(mdl_profile_params(p) / rows[i].unit * digits) / digits,
+                         rows[i].published, "%s: %.0f parameters", spec, mdl_profile_params(p));
         }
         mdl_profile_free(p);
     }
-}
-
-static const struct mdl_layer *layer(const struct mdl_profile *p, const char *name)
-{
-    for (int i = 0; i < p->n_layers; i++)
-        if (!strcmp(p->layers[i].name, name))
-            return &p->layers[i];
-    cr_assert_fail("no layer %s", name);
-    return NULL;
 }
 
 /* depth 1, B = 1, C = 2, a 1 x 4 x 4 image to 1 channel, FP32. By hand:
@@ -71,37 +46,37 @@ static const struct mdl_layer *layer(const struct mdl_profile *p, const char *na
  * segment 1 -> 1 (1 weight, output 16). 17 layers, 91 parameters. */
 Test(unet, tiny_net_by_hand)
 {
-    struct mdl_profile *p = open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
+    struct mdl_profile *p = th_model("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
     cr_expect_eq(p->n_layers, 17);
-    cr_expect_eq(params_of(p), 91);
-    const struct mdl_layer *l = layer(p, "encoder0.0.conv");
+    cr_expect_eq(mdl_profile_params(p), 91);
+    const struct mdl_layer *l = th_layer(p, "encoder0.0.conv");
     cr_expect_eq(l->params, 18);
     cr_expect_eq(l->fwd, 2.0 * 16 * 9 * 2);
     cr_expect_eq(l->out_bytes, 4 * 32.0);
     cr_expect_eq(l->stash_bytes, 4 * 16.0);
     cr_expect_eq(l->bwd, 2.0 * 16 * 9 * 2, "the image has no input gradient: W alone");
-    cr_expect_eq(layer(p, "encoder0.0.dropout")->stash_bytes, 4 * 2.0);
-    cr_expect_eq(layer(p, "encoder0.0.norm")->stash_bytes, 4 * 32.0);
-    cr_expect_eq(layer(p, "encoder0.0.relu")->stash_bytes, 4 * 32.0);
-    l = layer(p, "encoder0.skip");
+    cr_expect_eq(th_layer(p, "encoder0.0.dropout")->stash_bytes, 4 * 2.0);
+    cr_expect_eq(th_layer(p, "encoder0.0.norm")->stash_bytes, 4 * 32.0);
+    cr_expect_eq(th_layer(p, "encoder0.0.relu")->stash_bytes, 4 * 32.0);
+    l = th_layer(p, "encoder0.skip");
     cr_expect_eq(l->out_bytes, 4 * 64.0);
     cr_expect_eq(l->stash_bytes, 0);
-    l = layer(p, "encoder0.down");
+    l = th_layer(p, "encoder0.down");
     cr_expect_eq(l->out_bytes, 4 * (8.0 + 32));
     cr_expect_eq(l->stash_bytes, 4 * 32.0 + 8 * 8);
-    l = layer(p, "bottleneck.0.conv");
+    l = th_layer(p, "bottleneck.0.conv");
     cr_expect_eq(l->params, 36);
     cr_expect_eq(l->out_bytes, 4 * (8.0 + 32));
     cr_expect_eq(l->bwd, 2 * 2.0 * 4 * 18 * 2, "input and weight gradients");
-    cr_expect_eq(layer(p, "decoder0.up")->out_bytes, 4 * (32.0 + 32));
-    cr_expect_eq(layer(p, "decoder0.up")->stash_bytes, 0);
-    l = layer(p, "decoder0.skip");
+    cr_expect_eq(th_layer(p, "decoder0.up")->out_bytes, 4 * (32.0 + 32));
+    cr_expect_eq(th_layer(p, "decoder0.up")->stash_bytes, 0);
+    l = th_layer(p, "decoder0.skip");
     cr_expect_eq(l->out_bytes, 4 * 64.0, "the concatenation; no skip in flight");
     cr_expect_eq(l->stash_bytes, 0);
-    l = layer(p, "decoder0.0.conv");
+    l = th_layer(p, "decoder0.0.conv");
     cr_expect_eq(l->params, 36);
     cr_expect_eq(l->stash_bytes, 4 * 64.0);
-    l = layer(p, "segment");
+    l = th_layer(p, "segment");
     cr_expect_eq(l->params, 1);
     cr_expect_eq(l->out_bytes, 4 * 16.0);
     cr_expect_eq(l->stash_bytes, 4 * 16.0);
@@ -109,11 +84,11 @@ Test(unet, tiny_net_by_hand)
         cr_expect_eq(p->layers[i].stash_shared_bytes, 0, "%s", p->layers[i].name);
     /* what each layer carries on unchanged: the skip, from its Stash
      * (which sends x twice) to its PopCat */
-    cr_expect_eq(layer(p, "encoder0.0.relu")->carry_bytes, 0);
-    cr_expect_eq(layer(p, "encoder0.skip")->carry_bytes, 4 * 32.0);
-    cr_expect_eq(layer(p, "encoder0.down")->carry_bytes, 4 * 32.0);
-    cr_expect_eq(layer(p, "decoder0.up")->carry_bytes, 4 * 32.0);
-    cr_expect_eq(layer(p, "decoder0.skip")->carry_bytes, 0);
+    cr_expect_eq(th_layer(p, "encoder0.0.relu")->carry_bytes, 0);
+    cr_expect_eq(th_layer(p, "encoder0.skip")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(th_layer(p, "encoder0.down")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(th_layer(p, "decoder0.up")->carry_bytes, 4 * 32.0);
+    cr_expect_eq(th_layer(p, "decoder0.skip")->carry_bytes, 0);
     mdl_profile_free(p);
 }
 
@@ -122,9 +97,9 @@ Test(unet, tiny_net_by_hand)
 Test(unet, pool_indices_are_int64_whatever_act_bytes)
 {
     struct mdl_profile *p =
-        open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1,act_bytes=2");
-    cr_expect_eq(layer(p, "encoder0.down")->stash_bytes, 2 * 32.0 + 8 * 8);
-    cr_expect_eq(layer(p, "encoder0.down")->out_bytes, 2 * (8.0 + 32));
+        th_model("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1,act_bytes=2");
+    cr_expect_eq(th_layer(p, "encoder0.down")->stash_bytes, 2 * 32.0 + 8 * 8);
+    cr_expect_eq(th_layer(p, "encoder0.down")->out_bytes, 2 * (8.0 + 32));
     mdl_profile_free(p);
 }
 
@@ -136,23 +111,23 @@ Test(unet, pool_indices_are_int64_whatever_act_bytes)
  * PopCat a copy of its 64 elements both ways. */
 Test(unet, vector_work_by_hand)
 {
-    struct mdl_profile *p = open_spec("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
-    const struct mdl_work *w = layer(p, "encoder0.skip")->work;
+    struct mdl_profile *p = th_model("unet:convs=1,channels=2,depth=1,image=4,in=1,out=1");
+    const struct mdl_work *w = th_layer(p, "encoder0.skip")->work;
     cr_assert(w);
     cr_expect_eq(w->vec_fwd, 0);
     cr_expect_eq(w->vec_bwd, 32);
     cr_expect_eq(w->bytes_bwd, 4 * 3 * 32.0);
     cr_expect_eq(w->kernels_fwd, 0);
     cr_expect_eq(w->kernels_bwd, 1);
-    w = layer(p, "encoder0.down")->work;
+    w = th_layer(p, "encoder0.down")->work;
     cr_expect_eq(w->vec_fwd, 4 * 8.0);
     cr_expect_eq(w->bytes_fwd, 4 * (32.0 + 8));
     cr_expect_eq(w->bytes_bwd, 4 * (8.0 + 2 * 32));
-    w = layer(p, "decoder0.up")->work;
+    w = th_layer(p, "decoder0.up")->work;
     cr_expect_eq(w->vec_bwd, 32);
     cr_expect_eq(w->bytes_fwd, 4 * (8.0 + 32));
     cr_expect_eq(w->bytes_bwd, 4 * (32.0 + 8));
-    w = layer(p, "decoder0.skip")->work;
+    w = th_layer(p, "decoder0.skip")->work;
     cr_expect_eq(w->bytes_fwd, 4 * 2 * 64.0);
     cr_expect_eq(w->bytes_bwd, 4 * 2 * 64.0);
     cr_expect_eq(w->vec_fwd + w->vec_bwd, 0);
@@ -165,7 +140,7 @@ Test(unet, vector_work_by_hand)
  * first cut falls inside encoder1's cell; the segment is the last. */
 Test(unet, layers_where_main_py_balances_count_them)
 {
-    struct mdl_profile *p = open_spec("unet:convs=5,channels=64");
+    struct mdl_profile *p = th_model("unet:convs=5,channels=64");
     cr_expect_str_eq(p->layers[19].name, "encoder0.4.relu");
     cr_expect_str_eq(p->layers[20].name, "encoder0.skip");
     cr_expect_str_eq(p->layers[21].name, "encoder0.down");
@@ -183,15 +158,15 @@ Test(unet, layers_where_main_py_balances_count_them)
  * cut until decoder i's PopCat. */
 Test(unet, skips_ride_every_cut_between_stash_and_popcat)
 {
-    struct mdl_profile *p = open_spec("unet:convs=5,channels=64");
+    struct mdl_profile *p = th_model("unet:convs=5,channels=64");
     double sk[5], sum = 0;
     for (int i = 0; i < 5; i++)
         sk[i] = 64.0 * (1 << i) * (192 >> i) * (192 >> i) * 4;
     for (int i = 0; i < 5; i++)
         sum += sk[i];
-    const struct mdl_layer *b = layer(p, "bottleneck.4.relu");
+    const struct mdl_layer *b = th_layer(p, "bottleneck.4.relu");
     cr_expect_eq(b->out_bytes, 1024.0 * 6 * 6 * 4 + sum);
-    const struct mdl_layer *d = layer(p, "decoder2.skip");
+    const struct mdl_layer *d = th_layer(p, "decoder2.skip");
     cr_expect_eq(d->out_bytes, (2 * 256.0) * 48 * 48 * 4 + sk[0] + sk[1]);
     mdl_profile_free(p);
 }
