@@ -98,8 +98,11 @@ static void relu_conv_bn(struct acc *a, int cin, int cout, int kh, int kw, int s
     a->stash += (a->fused && !a->no_dgrad ? 0 : in) + out;
     w_relu(a, in);
     /* An implicit GEMM: a k x k convolution reads its input, not im2col. */
-    mdl_genwork_conv(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1, !a->no_dgrad,
-                     kh * kw > 1 ? in : 0);
+    if (kh == 3 && kw == 3 && sh == 1 && sw == 1)
+        mdl_genwork_conv3(&a->gw, (double)oh * ow, cin, cout, 1, !a->no_dgrad, in);
+    else
+        mdl_genwork_conv(&a->gw, (double)oh * ow, (double)cin * kh * kw, cout, 1,
+                         !a->no_dgrad, kh * kw > 1 ? in : 0);
     w_bn(a, out);
     *ho = oh;
     *wo = ow;

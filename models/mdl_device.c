@@ -16,7 +16,8 @@
 
 const char *const mdl_device_keys[] = { "precision", "matrix_flops", "vector_flops",
                                         "mem_efficiency", "kernel_overhead_s", "gemm",
-                                        "combine", "activation_bytes", "preset", NULL };
+                                        "combine", "activation_bytes", "winograd", "preset",
+                                        NULL };
 const char *const mdl_prec_names[MDL_PREC_N + 1] = { "fp32", "tf32", "bf16", "fp16", NULL };
 
 int mdl_json_check_keys(const char *path, const char *where, json_t *o,
@@ -141,6 +142,29 @@ static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl
     return 0;
 }
 
+static int parse_wino(const char *path, const char *where, json_t *o,
+                      struct mdl_devmodel *m)
+{
+    static const char *const wkeys[] = { "tile", NULL };
+    char w[96];
+    snprintf(w, sizeof w, "%s.winograd", where);
+    if (!json_is_object(o))
+        return ps_error(PS_EPARSE, "%s: %s: must be an object", path, w);
+    int rc;
+    if ((rc = mdl_json_check_keys(path, w, o, wkeys)) < 0)
+        return rc;
+    json_t *t = json_object_get(o, "tile");
+    if (!t)
+        return ps_error(PS_EPARSE, "%s: %s: missing field 'tile'", path, w);
+    double v = json_is_number(t) ? json_number_value(t) : NAN;
+    if (!(v >= 2 && v <= 6) || v != floor(v))
+        return ps_error(PS_EINVAL, "%s: %s.tile: must be a whole number in [2, 6]", path, w);
+    if (m->padded)
+        return ps_error(PS_EPARSE, "%s: %s: excludes gemm 'pad' (TPU)", path, w);
+    m->wino_m = v;
+    return 0;
+}
+
 static int choice(const char *path, const char *where, const char *key, json_t *v,
                   const char *const *names, int n, int *out)
 {
@@ -195,6 +219,8 @@ int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_
         return rc;
     if ((v = json_object_get(o, "activation_bytes")) &&
         (rc = pos_num(path, where, "activation_bytes", v, 16, &m->elem_bytes)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "winograd")) && (rc = parse_wino(path, where, v, m)) < 0)
         return rc;
     return 0;
 }
@@ -388,6 +414,36 @@ struct gpass {
     double math, mem;
 };
 
+static void keep_faster(const struct mdl_device *d, struct gpass *p, double math, double mem)
+{
+    if (combine(d, math, mem) < combine(d, p->math, p->mem)) {
+        p->math = math;
+        p->mem = mem;
+    }
+}
+
+/* A 3 x 3 stride-1 convolution's passes by fused Winograd F(m x m, 3 x 3)
+ * (mdl_device.h), each kept where it is faster than the direct one. */
+static void wino_passes(const struct mdl_device *d, const struct mdl_gemm *g, double n,
+                        struct gpass *f, struct gpass b[2], struct gpass *w)
+{
+    double m = d->model.wino_m, a2 = (m + 2) * (m + 2);
+    double side = ceil(sqrt(g->rows) / m), p = n * side * side;
+    double cin = g->k / 9, c = g->count * a2;
+    /* the direct product's operands (input, filter, output), per product */
+    double in = g->in > 0 ? g->in : g->rows * cin;
+    double elems = (in * n + g->k * g->n + g->rows * n * g->n) / a2;
+    double math, mem;
+    gemm_parts(d, p, cin, g->n, c, elems, &math, &mem);
+    keep_faster(d, f, math, mem);
+    if (g->weight == 1) {
+        gemm_parts(d, p, g->n, cin, c, elems, &math, &mem);
+        keep_faster(d, &b[0], math, mem);
+    }
+    gemm_parts(d, cin, p, g->n, c, elems, &math, &mem);
+    keep_faster(d, w, math, mem);
+}
+
 /* The kernels of product g on n samples: its forward, its input
  * gradient(s) (b[0], and an activation product's second one b[1]) and its
  * weight gradient; a kernel that does not exist is zero. The operands of a
@@ -408,6 +464,8 @@ static void gemm_passes(const struct mdl_device *d, const struct mdl_gemm *g, do
         if (g->weight == 1) /* 2: reads the model's input, no input gradient */
             gemm_parts(d, m, g->n, g->k, c, elems, &b[0].math, &b[0].mem);
         gemm_parts(d, g->k, m, g->n, c, elems, &w->math, &w->mem);
+        if (g->wino && d->model.wino_m > 0)
+            wino_passes(d, g, n, f, b, w);
     } else {
         double c = g->count * n;
         gemm_parts(d, g->rows, g->k, g->n, c, 0, &f->math, &f->mem);
@@ -541,5 +599,10 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n)
     k += m;
     m = snprintf(buf + k, n - (size_t)k, " at %g of the peak, math and memory combined by %s",
                  dm->gemm_eff, dm->combine == MDL_COMBINE_SUM ? "sum" : "max (roofline)");
+    if (m < 0 || (size_t)(k + m) >= n || !(dm->wino_m > 0))
+        return m < 0 ? m : k + m;
+    k += m;
+    m = snprintf(buf + k, n - (size_t)k, ", 3 x 3 stride-1 convolutions by fused Winograd "
+                 "F(%gx%g, 3x3) where faster", dm->wino_m, dm->wino_m);
     return m < 0 ? m : k + m;
 }

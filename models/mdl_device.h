@@ -36,6 +36,11 @@
  *   "activation_bytes": s   element size of matrix operands in memory,
  *                           (0, 16] (default: from precision; a TPU keeps
  *                           fp32 tensors in HBM and feeds its MXU bf16)
+ *   "winograd": { "tile": m }   the library has fused Winograd kernels
+ *                           F(m x m, 3 x 3) for 3 x 3 stride-1
+ *                           convolutions (gemms marked "cw"), m a whole
+ *                           number in [2, 6]; absent: none (every product
+ *                           direct). Not with "pad".
  * In devices.json: { "comment": .., "devices": { "NAME": { fields .. } } };
  * a preset may hold any device field but "name", "count" and "preset".
  *
@@ -74,6 +79,23 @@
  * max(T_mem, T_math) when its memory and math overlap; the kernels of one
  * stream run one after another, so their times add, and each pays its
  * launch. "sum" is the no-overlap upper bound.
+ *
+ * Fast 3 x 3 convolutions. On a device with "winograd" { "tile": m }, each
+ * pass (F, B, W) of a "cw" product (Cin = K/9, Cout = N, output side q =
+ * sqrt(ROWS)) also has a Winograd time, and the pass takes the smaller of
+ * the two (the library's choice among its algorithms, assumed to find the
+ * faster one, as with tile shapes). Winograd's minimal filtering (Lavin and
+ * Gray, "Fast Algorithms for Convolutional Neural Networks", arXiv
+ * 1509.09308) computes an m x m output tile from an (m+2) x (m+2) input
+ * tile with (m+2)^2 multiplies per (input, output) channel pair, against
+ * 9 m^2 direct (F(2 x 2, 3 x 3): 16 against 36): the products become
+ * (m+2)^2 independent products of P x Cin by Cin x Cout, P = n *
+ * ceil(q/m)^2 tiles (B: P x Cout by Cout x Cin; W: Cin x P by P x Cout),
+ * timed by the product rule above (tiles, waves, efficiency). Fused: the
+ * transforms run inside the kernel, so its memory traffic is the direct
+ * product's (input, filter, output) and their additions (for m = 2, 32
+ * per input tile and channel against 16 Cout multiply-adds) are not
+ * timed.
  *
  * Each product is its own kernel: its waves are not shared with another
  * product's (one tile per unit per wave). B of a layer is the sum of its
@@ -121,6 +143,7 @@ struct mdl_devmodel {
     double gemm_eff;                /* (0, 1] */
     int combine;                    /* enum mdl_combine */
     double elem_bytes;              /* activation_bytes; 0 = from precision */
+    double wino_m;                  /* winograd.tile: F(m x m, 3 x 3); 0 = none */
 };
 
 struct mdl_device;

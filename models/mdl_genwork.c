@@ -14,7 +14,7 @@ static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
     for (int i = 0; i < gw->w.n_gemms; i++) {
         struct mdl_gemm *o = &gw->g[i];
         if (o->rows == g->rows && o->k == g->k && o->n == g->n && o->weight == g->weight &&
-            o->in == g->in && o->conv == g->conv) {
+            o->in == g->in && o->conv == g->conv && o->wino == g->wino) {
             o->count += g->count;
             return;
         }
@@ -24,26 +24,32 @@ static void put_gemm(struct mdl_genwork *gw, const struct mdl_gemm *g)
 }
 
 static void product(struct mdl_genwork *gw, double rows, double k, double n, double count,
-                    int dgrad, double in, int conv);
+                    int dgrad, double in, int conv, int wino);
 
 void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int weight, int dgrad)
 {
-    product(gw, rows, k, n, count, dgrad, weight ? 0 : -1, 0);
+    product(gw, rows, k, n, count, dgrad, weight ? 0 : -1, 0, 0);
 }
 
 void mdl_genwork_conv(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int dgrad, double in)
 {
-    product(gw, rows, k, n, count, dgrad, in, 1);
+    product(gw, rows, k, n, count, dgrad, in, 1, 0);
+}
+
+void mdl_genwork_conv3(struct mdl_genwork *gw, double rows, double cin, double cout,
+                       double count, int dgrad, double in)
+{
+    product(gw, rows, 9 * cin, cout, count, dgrad, in, 1, 1);
 }
 
 static void product(struct mdl_genwork *gw, double rows, double k, double n, double count,
-                    int dgrad, double in, int conv)
+                    int dgrad, double in, int conv, int wino)
 {
     int weight = in >= 0; /* -1: an activation product (mdl_genwork_gemm) */
     struct mdl_gemm g = { rows, k, n, count, weight ? (dgrad ? 1 : 2) : 0, weight ? in : 0,
-                          conv };
+                          conv, wino };
     double f = 2 * rows * k * n * count;
     put_gemm(gw, &g);
     gw->w.mm_fwd += f;

@@ -53,6 +53,11 @@ void mdl_genwork_gemm(struct mdl_genwork *gw, double rows, double k, double n, d
  * 0 = rows x k, as a 1 x 1 convolution reads it). */
 void mdl_genwork_conv(struct mdl_genwork *gw, double rows, double k, double n, double count,
                       int dgrad, double in);
+/* A 3 x 3 convolution at stride 1 (padding 1: rows = the input's pixels):
+ * mdl_genwork_conv with k = 9 x cin, marked for fast algorithms
+ * (mdl_gemm.wino). */
+void mdl_genwork_conv3(struct mdl_genwork *gw, double rows, double cin, double cout,
+                       double count, int dgrad, double in);
 /* A vector op: FLOPs and bytes of its forward and backward kernels, and
  * whether it has a backward kernel at all (kb = 0: none). */
 void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, double bytes_f,

@@ -68,7 +68,7 @@
  *                 the input gradient B); absent = derived from the columns
  *                 below when they are given, else half of bwd
  *   gemms         the forward's matrix products, space-separated, each
- *                 ROWSxKxN[/IN][*COUNT][a|i][c]: a (ROWS x K) by (K x N) product per
+ *                 ROWSxKxN[/IN][*COUNT][a|i][c[w]]: a (ROWS x K) by (K x N) product per
  *                 sample, COUNT times (batched heads; default 1); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
@@ -89,7 +89,11 @@
  *                 A trailing 'c' (weight products only) marks a
  *                 convolution: ROWS are its output pixels and the samples
  *                 a dimension of their own, which a padded device (TPU)
- *                 pads, not ROWS x n (mdl_device.h).
+ *                 pads, not ROWS x n (mdl_device.h). 'cw' marks a 3 x 3
+ *                 convolution at stride 1 (K a multiple of 9, the output
+ *                 as large as the input; square, sqrt(ROWS) on a side),
+ *                 which a device with "winograd" may run by Winograd's
+ *                 minimal filtering (mdl_device.h).
  *                 At most MDL_MAX_GEMMS (64) products per layer.
  *   mm_fwd_flops, mm_dgrad_flops, mm_wgrad_flops
  *                 matrix FLOPs of F, of B (input gradients) and of W; derived
@@ -133,6 +137,11 @@ struct mdl_gemm {
                          * sample and the samples a tensor dimension of their
                          * own (a padded device pads them, not rows x
                          * samples; mdl_device.h) */
+    int wino;           /* 1: a 3 x 3 convolution at stride 1 ("w" after
+                         * "c"; K = 9 x Cin, the output as large as the
+                         * input and taken as square): a device with
+                         * "winograd" may run it by Winograd's minimal
+                         * filtering instead (mdl_device.h) */
 };
 
 /* A layer's work by op class; per sample unless said otherwise. */

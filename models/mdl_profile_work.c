@@ -84,8 +84,8 @@ static int dim(const char **s, double *out)
     return 0;
 }
 
-/* ROWSxKxN[/IN][*COUNT][a|i][c], space-separated (/IN and c: weight
- * products only). */
+/* ROWSxKxN[/IN][*COUNT][a|i][c[w]], space-separated (/IN and c: weight
+ * products only; w: K a multiple of 9). */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -117,15 +117,21 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
         if (ok && *p == 'c') {
             p++;
             g.conv = 1;
+            if (*p == 'w') {
+                p++;
+                g.wino = 1;
+            }
         }
-        ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && (g.in > 0 || g.conv));
+        ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && (g.in > 0 || g.conv)) &&
+             !(g.wino && fmod(g.k, 9) != 0);
         if (!ok) {
             int len = 0;
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
-                             "ROWSxKxN[/IN][*COUNT][a|i][c] (dimensions > 0, COUNT a whole number "
-                             ">= 1, /IN and c only on a weight product)",
+                             "ROWSxKxN[/IN][*COUNT][a|i][c[w]] (dimensions > 0, COUNT a whole "
+                             "number >= 1, /IN and c only on a weight product, w only with K "
+                             "a multiple of 9)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)

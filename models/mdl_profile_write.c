@@ -158,7 +158,7 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
         else if (g->weight == 2)
             fputc('i', f);
         if (g->conv)
-            fputc('c', f);
+            fputs(g->wino ? "cw" : "c", f);
     }
     double v[] = { w->mm_fwd, w->mm_dgrad, w->mm_wgrad, w->vec_fwd, w->vec_bwd,
                    w->bytes_fwd, w->bytes_bwd, w->kernels_fwd, w->kernels_bwd,

@@ -42,7 +42,10 @@ static int conv(struct rn *r, const char *name, int cin, int cout, int k, int s,
     struct mdl_genwork w;
     mdl_genwork_init(&w);
     /* An implicit GEMM: a k x k convolution reads its input, not im2col. */
-    mdl_genwork_conv(&w, rows, (double)cin * k * k, cout, 1, dgrad, k > 1 ? in : 0);
+    if (k == 3 && s == 1)
+        mdl_genwork_conv3(&w, rows, cin, cout, 1, dgrad, in);
+    else
+        mdl_genwork_conv(&w, rows, (double)cin * k * k, cout, 1, dgrad, k > 1 ? in : 0);
     *h = ho; /* a GEMM's operand bytes are the device model's to count */
     return put(r, name, "conv", f, dgrad ? 2 * f : f, (double)cin * cout * k * k, rows * cout,
                in, &w);

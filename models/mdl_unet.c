@@ -45,7 +45,7 @@ static int block(struct un *u, const char *pre, int cin, int cout, int dgrad)
     struct mdl_genwork w;
     int rc;
     mdl_genwork_init(&w);
-    mdl_genwork_conv(&w, hw, 9.0 * cin, cout, 1, dgrad, in);
+    mdl_genwork_conv3(&w, hw, cin, cout, 1, dgrad, in);
     snprintf(n, sizeof n, "%s.conv", pre);
     if ((rc = put(u, n, "conv", 9.0 * cin * cout, e, in, &w)) < 0)
         return rc;

@@ -446,8 +446,8 @@ Test(device, op_class_split_adds_up)
      * in its class by hand: the big product's three GEMMs are matrix. */
     struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
     const struct mdl_device *d = &t->devices[0];
-    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0, 0 }, { 10, 30, 20, 1, 2, 0, 0 },
-                             { 64, 32, 64, 4, 0, 0, 0 } };
+    struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0, 0, 0 }, { 10, 30, 20, 1, 2, 0, 0, 0 },
+                             { 64, 32, 64, 4, 0, 0, 0, 0 } };
     struct mdl_work w = { .vec_fwd = 1e3, .vec_bwd = 2e3, .bytes_fwd = 1e6, .bytes_bwd = 3e6,
                           .kernels_fwd = 3, .kernels_bwd = 4, .kernels_wgrad = 2,
                           .n_gemms = 3, .gemms = g };
