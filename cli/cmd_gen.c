@@ -15,7 +15,7 @@ static const char help[] =
     "model: writes the per-layer profile CSV of a generator spec (listed below),\n"
     "  e.g. mlp:layers=16,width=1024,norm=4, amoebanet:L=18,D=256, transformer:L=24,\n"
     "  gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257, resnet:depth=101,\n"
-    "  unet:convs=5,channels=64.\n"
+    "  unet:convs=5,channels=64, vgg:depth=16.\n"
     "chain: writes a topology of N identical devices with a dedicated link between\n"
     "  neighbours (defaults: 1e12 FLOP/s, 16e9 B, 1e11 B/s memory, 1e10 B/s link,\n"
     "  1e-6 s latency, efficiency 1, batch_half 0, no overhead).\n"

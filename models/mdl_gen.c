@@ -5,6 +5,7 @@
 #include "models/mdl_preset.h"
 #include "models/mdl_resnet.h"
 #include "models/mdl_unet.h"
+#include "models/mdl_vgg.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_suggest.h"
@@ -123,6 +124,14 @@ static const struct mdl_gen_key unet_keys[] = {
     { NULL, NULL, NULL },
 };
 
+static const struct mdl_gen_key vgg_keys[] = {
+    { "depth", NULL, "11, 13, 16 or 19 (configurations A, B, D, E)" },
+    { "classes", "1000", "classifier outputs" },
+    { "image", "224", "input height = width, a multiple of 32" },
+    { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
+    { NULL, NULL, NULL },
+};
+
 const struct mdl_generator mdl_generators[] = {
     { "mlp", "a stack of dense layers", mlp_keys },
     { "amoebanet", "AmoebaNet-D (L, D) of the GPipe paper (models/mdl_amoeba.h)", amoeba_keys },
@@ -131,6 +140,7 @@ const struct mdl_generator mdl_generators[] = {
     { "gpt", "a GPT decoder (models/mdl_gpt.h)", gpt_keys },
     { "resnet", "a ResNet (models/mdl_resnet.h)", resnet_keys },
     { "unet", "torchgpipe's simplified U-Net (B, C) (models/mdl_unet.h)", unet_keys },
+    { "vgg", "VGG-11/13/16/19 (models/mdl_vgg.h)", vgg_keys },
     { NULL, NULL, NULL },
 };
 
@@ -230,6 +240,8 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         rc = mdl_resnet_from_spec(arg, out);
     if (rc == 0)
         rc = mdl_unet_from_spec(arg, out);
+    if (rc == 0)
+        rc = mdl_vgg_from_spec(arg, out);
     if (rc != 0)
         return rc < 0 ? rc : 0;
     char typed[64];
@@ -240,7 +252,7 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         ps_suggest_add(&sg, g->prefix);
     return ps_error(PS_EUSAGE, "model '%s': no such file, and not a known generator spec "
                      "(mlp:..., amoebanet:..., transformer:..., gpt:..., resnet:..., "
-                     "unet:...)%s", arg, ps_suggest_hint(&sg));
+                     "unet:..., vgg:...)%s", arg, ps_suggest_hint(&sg));
 }
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)

@@ -52,7 +52,7 @@ _pipesim()
                    $(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
         return;;
     --model|--net)
-        COMPREPLY=($(compgen -W "$(_pipesim_presets profile "$prog") mlp: transformer: amoebanet: gpt: resnet: unet:" -- "$cur")
+        COMPREPLY=($(compgen -W "$(_pipesim_presets profile "$prog") mlp: transformer: amoebanet: gpt: resnet: unet: vgg:" -- "$cur")
                    $(compgen -f -X '!*.csv' -- "$cur") $(compgen -d -- "$cur"))
         compopt -o nospace 2>/dev/null
         return;;

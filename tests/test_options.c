@@ -248,6 +248,8 @@ static const char *required_value(const struct mdl_generator *g)
 {
     if (!strcmp(g->prefix, "resnet"))
         return "50";
+    if (!strcmp(g->prefix, "vgg"))
+        return "11";
     return "8";
 }
 
@@ -280,7 +282,7 @@ Test(genspec, every_key_accepted_and_every_default_the_parsers)
                  bare[strlen(bare) - 1] == ':' ? "" : ",");
         cr_assert_lt(mdl_model_open(bad, &a), 0, "%s accepted", bad);
     }
-    cr_assert_eq(n, 6);
+    cr_assert_eq(n, 7);
 }
 
 Test(genspec, help_lists_every_generator_and_key)

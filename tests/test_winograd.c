@@ -2,7 +2,8 @@
  * written back, merged apart by the generators), the device's "winograd"
  * field and its timing rule on hand-computed products (models/mdl_device.h:
  * (m+2)^2 products of P x Cin by Cin x Cout, P = images x ceil(side/m)^2,
- * each pass the faster of Winograd and direct). Oracles by hand. */
+ * each pass the faster of Winograd and direct), and the VGG generator
+ * (models/mdl_vgg.h) that marks every convolution. Oracles by hand. */
 #include "helpers.h"
 #include "models/mdl_device.h"
 #include "models/mdl_genwork.h"
@@ -208,4 +209,56 @@ Test(winograd, genwork_keeps_marked_products_apart)
     cr_expect_eq(gw.g[0].k, 36);
     cr_expect(!gw.g[1].wino);
     cr_expect_eq(gw.w.mm_fwd, 4 * 2 * 64 * 36 * 8);
+}
+
+Test(winograd, vgg_generator)
+{
+    /* torchvision's counts: 138,357,544 and 143,667,240; layers: per conv
+     * a ReLU, 5 pools, fc6-fc8 with two ReLUs and dropouts */
+    static const struct { const char *spec; double params; int layers, convs; } want[] = {
+        { "vgg:depth=11", 132863336, 8 * 2 + 5 + 7, 8 },
+        { "vgg:depth=16", 138357544, 13 * 2 + 5 + 7, 13 },
+        { "vgg:depth=19", 143667240, 16 * 2 + 5 + 7, 16 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        struct mdl_profile *p = th_model(want[i].spec);
+        cr_expect_eq(mdl_profile_params(p), want[i].params, "%s", want[i].spec);
+        cr_expect_eq(p->n_layers, want[i].layers, "%s", want[i].spec);
+        int convs = 0;
+        for (int l = 0; l < p->n_layers; l++) {
+            const struct mdl_layer *ly = &p->layers[l];
+            if (strcmp(ly->kind, "conv"))
+                continue;
+            convs++;
+            cr_assert_eq(ly->work->n_gemms, 1);
+            const struct mdl_gemm *g = &ly->work->gemms[0];
+            cr_expect(g->conv && g->wino, "%s", ly->name);
+            cr_expect_eq(g->weight, convs == 1 ? 2 : 1, "%s: the image has no gradient",
+                         ly->name);
+            cr_expect_eq(g->in * 9, g->rows * g->k, "%s: stride 1, padding 1", ly->name);
+        }
+        cr_expect_eq(convs, want[i].convs);
+        mdl_profile_free(p);
+    }
+    /* VGG-16's forward: 15.47 G multiply-adds per 224 x 224 image, to 0.1 % */
+    struct mdl_profile *p = th_model("vgg:depth=16");
+    double mm = 0;
+    for (int l = 0; l < p->n_layers; l++)
+        mm += p->layers[l].work->mm_fwd;
+    cr_expect_float_eq(mm / 2, 15.47e9, 15.47e6, "%g", mm / 2);
+    const struct mdl_layer *c = th_layer(p, "conv3_1");
+    cr_expect_eq(c->stash_shared_bytes, 128.0 * 56 * 56 * 4, "its input, pool2's output");
+    mdl_profile_free(p);
+}
+
+Test(winograd, vgg_bad_specs)
+{
+    struct mdl_profile *p = NULL;
+    cr_expect_lt(mdl_model_open("vgg:depth=17", &p), 0);
+    cr_expect(strstr(ps_errmsg(), "depth must be 11, 13, 16 or 19"), "%s", ps_errmsg());
+    cr_expect_lt(mdl_model_open("vgg:depth=16,image=100", &p), 0);
+    cr_expect(strstr(ps_errmsg(), "multiple of 32"), "%s", ps_errmsg());
+    cr_expect_lt(mdl_model_open("vgg:depth=16,width=3", &p), 0);
+    cr_expect_lt(mdl_model_open("vgg:", &p), 0);
+    cr_expect_null(p);
 }
