@@ -6,9 +6,8 @@
  * that fits within +-25 %. Beside them, with the same targets:
  * torchgpipe's ResNet-101 and U-Net (5, 64) speed benchmarks (U-Net's long
  * skips relayed stage to stage, models/mdl_unet.h), torchgpipe's AmoebaNet-D memory
- * benchmark (the memory ledger against PyTorch on P40s), and the device
- * model alone against published single-GPU training times. Each figure is
- * printed beside its target, as a
+ * benchmark (the memory ledger against PyTorch on P40s); the device model
+ * alone is bench_device's. Each figure is printed beside its target, as a
  * ratio (|error| / target: <= 1 met) and PASS or MISS; where a throughput
  * figure misses, the worst cells' stage times split by what the engine ran
  * (compute, update, transfer, idle) and, once the device model gives them,
@@ -29,31 +28,16 @@
 #include "models/mdl_genwork.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
+#include "bench/bench_verdict.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MEDIAN_TARGET 0.08
-#define CELL_TARGET 0.15
 #define PARAMS_TARGET 0.03
 #define LARGEST_TARGET 0.25
 #define NWORST 2
-
-static int n_pass, n_miss;
-
-static const char *verdict(int ok)
-{
-    ok ? n_pass++ : n_miss++;
-    return ok ? "PASS" : "MISS";
-}
-
-static int dcmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* One throughput cell: its label, errors, and what the breakdown needs. */
 struct cell {
@@ -378,220 +362,6 @@ static int tg_memory(void)
     return 0;
 }
 
-/* One device's forward (*f) and backward with its weight gradients (*b)
- * of a mini-batch by the op-level model (mdl_device_work_s, no pipeline,
- * no optimizer step), seconds, over the layers that state their work, and
- * their split by op class added into cls (NULL: none); whether every layer
- * states its work. */
-static int work_sums(const struct mdl_device *d, const struct mdl_profile *p, double batch,
-                     double *f, double *b, double *cls)
-{
-    int all = 1;
-    *f = *b = 0;
-    for (int l = 0; l < p->n_layers; l++) {
-        const struct mdl_work *w = p->layers[l].work;
-        if (!w) {
-            all = 0;
-            continue;
-        }
-        double tf, tb, tw;
-        mdl_device_work_s(d, w, batch, &tf, &tb, &tw);
-        *f += tf;
-        *b += tb + tw;
-        if (cls)
-            mdl_device_work_split(d, w, batch, 1, cls);
-    }
-    return all;
-}
-
-/* The TPU device model against the only published TPU training step of an
- * AmoebaNet found (studies/devices/reference/dawnbench-tpu.csv):
- * AmoebaNet-D (L, D) at the row's image size, what XLA keeps for backward
- * (keep=fused, as the GPipe tables), on the first device of the row's
- * topology, with FP32 activations and, beside it, bfloat16 ones
- * (act_bytes=2, what Google's TPU AmoebaNet code keeps when its use_bp16
- * flag is set; the entry does not record it). Beside the targets. */
-static int tpu_check(void)
-{
-    static const char *const cols[] = { "L", "D", "image", "topology", "batch", "step_ms" };
-    struct stu_csv c;
-    int rc = stu_csv_open(&c, "studies/devices/reference", "dawnbench-tpu.csv", cols, 6);
-    if (rc < 0)
-        return rc;
-    printf("\nDevice model against a published TPU training step (%s; forward + backward "
-           "of one core's mini-batch, no pipeline; the measured step is an upper bound)\n",
-           c.path);
-    int rows = 0;
-    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
-        int L, D, image, batch;
-        double step_ms;
-        if ((rc = stu_csv_whole(&c, 0, 3, 999, &L)) < 0 ||
-            (rc = stu_csv_whole(&c, 1, 8, 99999, &D)) < 0 ||
-            (rc = stu_csv_whole(&c, 2, 32, 9999, &image)) < 0 ||
-            (rc = stu_csv_whole(&c, 4, 1, 1 << 20, &batch)) < 0 ||
-            (rc = stu_csv_num(&c, 5, 0, &step_ms)) < 0)
-            break;
-        if (!(step_ms > 0)) {
-            rc = ps_error(PS_EPARSE, "%s:%d: field 'step_ms': must be > 0", c.path, c.line);
-            break;
-        }
-        rows++;
-        char topo_path[256], spec[2][128];
-        snprintf(topo_path, sizeof topo_path, "models/topologies/%s", stu_csv_field(&c, 3));
-        for (int k = 0; k < 2; k++)
-            snprintf(spec[k], sizeof spec[k], "amoebanet:L=%d,D=%d,image=%d,keep=fused,"
-                     "act_bytes=%d", L, D, image, k ? 2 : 4);
-        struct mdl_profile *p = NULL, *q = NULL;
-        struct mdl_topology *t = NULL;
-        if ((rc = mdl_model_open(spec[0], &p)) < 0 || (rc = mdl_model_open(spec[1], &q)) < 0 ||
-            (rc = mdl_topology_load(topo_path, &t)) < 0) {
-            mdl_profile_free(p);
-            mdl_profile_free(q);
-            break;
-        }
-        const struct mdl_device *dv = &t->devices[0];
-        double pf, pb, qf, qb;
-        int all = work_sums(dv, p, batch, &pf, &pb, NULL);
-        all = work_sums(dv, q, batch, &qf, &qb, NULL) && all;
-        double a = (pf + pb) * 1e3, b = (qf + qb) * 1e3;
-        if (!dv->model.on || !all) {
-            rc = ps_error(PS_EINVAL, "%s:%d: %s's first device has no op-level model or a "
-                          "layer states no work", c.path, c.line, topo_path);
-            mdl_topology_free(t);
-            mdl_profile_free(p);
-            mdl_profile_free(q);
-            break;
-        }
-        double ea = a / step_ms - 1, eb = b / step_ms - 1;
-        printf("  AmoebaNet-D (%d, %d) at %d on %s (%s) batch %d  measured %.1f ms  "
-               "predicted %.1f ms (FP32 activations) error %+.1f %% (%.2fx of +-15 %%) %s;  "
-               "bfloat16 activations %.1f ms error %+.1f %%\n", L, D, image,
-               t->devices[0].name, stu_csv_field(&c, 3), batch, step_ms, a, 100 * ea,
-               fabs(ea) / CELL_TARGET, verdict(fabs(ea) <= CELL_TARGET), b, 100 * eb);
-        mdl_topology_free(t);
-        mdl_profile_free(p);
-        mdl_profile_free(q);
-    }
-    if (rc >= 0)
-        rc = stu_csv_rows_end(&c, rows ? rows : 1, "the TPU training steps");
-    stu_csv_close(&c);
-    return rc < 0 ? rc : 0;
-}
-
-/* The device model alone against published single-GPU training times
- * (studies/devices/reference/cnn-benchmarks.csv): each row's model from
- * its generator on one device of the row's preset (the topology
- * models/topologies/<preset>-1.json), forward and forward + backward of one
- * mini-batch summed over the layers (mdl_device_work_s; no pipeline, no
- * optimizer step, as the benchmark times them), with the split by op
- * class. Not a target of the issue: it says how far the device model is
- * from real kernels before any pipeline is simulated. */
-static int device_check(void)
-{
-    static const char *const cols[] = { "model", "device", "batch", "forward_ms",
-                                        "backward_ms", "total_ms" };
-    struct stu_csv c;
-    int rc = stu_csv_open(&c, "studies/devices/reference", "cnn-benchmarks.csv", cols, 6);
-    if (rc < 0)
-        return rc;
-    printf("\nDevice model against single-GPU measurements (%s; forward and forward + "
-           "backward of one mini-batch, no pipeline)\n", c.path);
-    double err[16];
-    int n = 0;
-    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0 && n < 16) {
-        double batch, fwd_ms, bwd_ms, tot_ms;
-        if ((rc = stu_csv_num(&c, 2, 0, &batch)) < 0 || (rc = stu_csv_num(&c, 3, 0, &fwd_ms)) < 0 ||
-            (rc = stu_csv_num(&c, 4, 0, &bwd_ms)) < 0 || (rc = stu_csv_num(&c, 5, 0, &tot_ms)) < 0)
-            break;
-        char topo_path[256];
-        snprintf(topo_path, sizeof topo_path, "models/topologies/%s-1.json",
-                 stu_csv_field(&c, 1));
-        struct mdl_profile *prof = NULL;
-        struct mdl_topology *t = NULL;
-        if ((rc = mdl_model_open(stu_csv_field(&c, 0), &prof)) < 0 ||
-            (rc = mdl_topology_load(topo_path, &t)) < 0) {
-            mdl_profile_free(prof);
-            break;
-        }
-        const struct mdl_device *d = &t->devices[0];
-        double f, b, cls[MDL_SPLIT_N] = { 0 };
-        int have = work_sums(d, prof, batch, &f, &b, cls) && d->model.on;
-        double ef = f * 1e3 / fwd_ms - 1, et = (f + b) * 1e3 / tot_ms - 1;
-        printf("  %-18s on %-15s batch %3.0f  forward: measured %7.2f ms predicted %7.2f ms "
-               "error %+6.1f %%;  forward + backward: measured %7.2f ms predicted %7.2f ms "
-               "error %+6.1f %%  (%.2fx of +-15 %%) %s\n", stu_csv_field(&c, 0),
-               stu_csv_field(&c, 1), batch, fwd_ms, f * 1e3, 100 * ef, tot_ms, (f + b) * 1e3,
-               100 * et, fabs(et) / CELL_TARGET, verdict(fabs(et) <= CELL_TARGET));
-        if (have)
-            printf("    predicted forward + backward by op class: matrix %.2f ms, vector %.2f "
-                   "ms, memory %.2f ms, per-kernel overhead %.2f ms\n",
-                   cls[MDL_SPLIT_MATRIX] * 1e3, cls[MDL_SPLIT_VECTOR] * 1e3,
-                   cls[MDL_SPLIT_MEMORY] * 1e3, cls[MDL_SPLIT_OVERHEAD] * 1e3);
-        err[n++] = fabs(et);
-        mdl_topology_free(t);
-        mdl_profile_free(prof);
-    }
-    stu_csv_close(&c);
-    if (rc < 0)
-        return rc;
-    if (n > 0) {
-        qsort(err, (size_t)n, sizeof *err, dcmp);
-        double med = n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
-        printf("  single-GPU forward + backward: median |error| %.1f %% over %d rows (target "
-               "<= 8 %%: %.2fx) %s\n", 100 * med, n, med / MEDIAN_TARGET,
-               verdict(med <= MEDIAN_TARGET));
-    }
-    return 0;
-}
-
-/* Single kernels against DeepBench's published Titan X (Pascal) times
- * (studies/devices/reference/deepbench.csv): each product's time by the
- * preset's tile and wave rule (mdl_device_gemm_s), and the convolution's
- * forward + data and filter gradients (conv-train: the row's total time,
- * which set nothing). No target (the issue's targets are for whole steps). */
-static int kernel_check(void)
-{
-    static const char *const cols[] = { "kind", "m", "n", "k", "in", "measured_ms",
-                                        "source_row" };
-    struct stu_csv c;
-    struct mdl_topology *t = NULL;
-    int rc = mdl_topology_load("models/topologies/titan-x-pascal-1.json", &t);
-    if (rc < 0)
-        return rc;
-    if ((rc = stu_csv_open(&c, "studies/devices/reference", "deepbench.csv", cols, 7)) < 0) {
-        mdl_topology_free(t);
-        return rc;
-    }
-    char how[512];
-    mdl_device_describe(&t->devices[0], how, sizeof how);
-    printf("\nSingle kernels on titan-x-pascal against DeepBench (%s; predicted by %s)\n",
-           c.path, how);
-    while ((rc = stu_csv_row(&c)) > 0) {
-        double m, n, k, in, ms;
-        if ((rc = stu_csv_num(&c, 1, 0, &m)) < 0 || (rc = stu_csv_num(&c, 2, 0, &n)) < 0 ||
-            (rc = stu_csv_num(&c, 3, 0, &k)) < 0 || (rc = stu_csv_num(&c, 4, 0, &in)) < 0 ||
-            (rc = stu_csv_num(&c, 5, 0, &ms)) < 0)
-            break;
-        int train = !strcmp(stu_csv_field(&c, 0), "conv-train");
-        double p = mdl_device_conv_s(&t->devices[0], m, k, n, 1, in) * 1e3, flops = 2 * m * n * k;
-        if (train) { /* forward, data gradient and filter gradient of one convolution */
-            struct mdl_genwork gw;
-            double f, b, w;
-            mdl_genwork_init(&gw);
-            mdl_genwork_conv(&gw, m, k, n, 1, 1, in);
-            mdl_device_work_s(&t->devices[0], &gw.w, 1, &f, &b, &w);
-            p = (f + b + w) * 1e3;
-            flops *= 3;
-        }
-        printf("  %-10s M=%-6.0f N=%-4.0f K=%-5.0f measured %7.4f ms (%5.2f TFLOP/s) predicted "
-               "%7.4f ms (%5.2f TFLOP/s)  predicted/measured %.2f  [%s]\n", stu_csv_field(&c, 0),
-               m, n, k, ms, flops / ms / 1e9, p, flops / p / 1e9, p / ms, stu_csv_field(&c, 6));
-    }
-    stu_csv_close(&c);
-    mdl_topology_free(t);
-    return rc;
-}
-
 int main(void)
 {
     printf("bench_repro: reproductions vs published figures (deterministic predictions of "
@@ -604,8 +374,7 @@ int main(void)
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = torchgpipe(&stu_tg_bench[2])) < 0 ||
         (rc = gpipe_t1(ctx)) < 0 ||
-        (rc = tg_memory()) < 0 ||
-        (rc = device_check()) < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
+        (rc = tg_memory()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);
         return 1;
