@@ -153,6 +153,24 @@ Test(winograd, json_field)
                "excludes gemm 'pad'");
 }
 
+Test(winograd, presets)
+{
+    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
+    static const struct { const char *name; double m; } want[] = {
+        { "tesla-p40", 2 }, { "titan-x-pascal", 2 }, { "p100-pcie-16gb", 2 },
+        { "v100-pcie", 2 }, { "v100-sxm2", 2 }, { "a100-sxm-80gb", 0 }, { "h100-sxm", 0 },
+        { "tpu-v2-core", 0 }, { "tpu-v3-core", 0 }, { "cpu-epyc-zen3-core", 0 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char j[160];
+        snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
+                 want[i].name);
+        struct mdl_topology *t = topo(j);
+        cr_expect_eq(t->devices[0].model.wino_m, want[i].m, "%s", want[i].name);
+        mdl_topology_free(t);
+    }
+}
+
 static const char *const HDR = "name,fwd_flops,params,out_bytes,stash_bytes,gemms\n";
 
 Test(winograd, profile_column)
