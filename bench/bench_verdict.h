@@ -9,13 +9,13 @@
 
 static int n_pass, n_miss; /* figures met and missed */
 
-static const char *verdict(int ok)
+static inline const char *verdict(int ok)
 {
     ok ? n_pass++ : n_miss++;
     return ok ? "PASS" : "MISS";
 }
 
-static int dcmp(const void *a, const void *b)
+static inline int dcmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;

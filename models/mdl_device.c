@@ -220,7 +220,8 @@ int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_
     if ((v = json_object_get(o, "activation_bytes")) &&
         (rc = pos_num(path, where, "activation_bytes", v, 16, &m->elem_bytes)) < 0)
         return rc;
-    if ((v = json_object_get(o, "winograd")) && (rc = parse_wino(path, where, v, m)) < 0)
+    if ((v = json_object_get(o, "winograd")) && !json_is_null(v) &&
+        (rc = parse_wino(path, where, v, m)) < 0)
         return rc;
     return 0;
 }
@@ -464,7 +465,7 @@ static void gemm_passes(const struct mdl_device *d, const struct mdl_gemm *g, do
         if (g->weight == 1) /* 2: reads the model's input, no input gradient */
             gemm_parts(d, m, g->n, g->k, c, elems, &b[0].math, &b[0].mem);
         gemm_parts(d, g->k, m, g->n, c, elems, &w->math, &w->mem);
-        if (g->wino && d->model.wino_m > 0)
+        if (g->wino && d->model.wino_m > 0 && d->model.precision == MDL_FP32)
             wino_passes(d, g, n, f, b, w);
     } else {
         double c = g->count * n;

@@ -39,8 +39,11 @@
  *   "winograd": { "tile": m }   the library has fused Winograd kernels
  *                           F(m x m, 3 x 3) for 3 x 3 stride-1
  *                           convolutions (gemms marked "cw"), m a whole
- *                           number in [2, 6]; absent: none (every product
- *                           direct). Not with "pad".
+ *                           number in [2, 6], used when the device runs
+ *                           fp32 (cuDNN's FP32 kernels; other precisions
+ *                           keep the direct product); absent or null:
+ *                           none (null turns a preset's off). Not with
+ *                           "pad".
  * In devices.json: { "comment": .., "devices": { "NAME": { fields .. } } };
  * a preset may hold any device field but "name", "count" and "preset".
  *

@@ -90,7 +90,7 @@
  *                 convolution: ROWS are its output pixels and the samples
  *                 a dimension of their own, which a padded device (TPU)
  *                 pads, not ROWS x n (mdl_device.h). 'cw' marks a 3 x 3
- *                 convolution at stride 1 (K a multiple of 9, the output
+ *                 convolution at stride 1 (with /IN; K a multiple of 9, the output
  *                 as large as the input; square, sqrt(ROWS) on a side),
  *                 which a device with "winograd" may run by Winograd's
  *                 minimal filtering (mdl_device.h).

@@ -85,7 +85,7 @@ static int dim(const char **s, double *out)
 }
 
 /* ROWSxKxN[/IN][*COUNT][a|i][c[w]], space-separated (/IN and c: weight
- * products only; w: K a multiple of 9). */
+ * products only; w: with /IN and K a multiple of 9). */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -123,15 +123,15 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
             }
         }
         ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && (g.in > 0 || g.conv)) &&
-             !(g.wino && fmod(g.k, 9) != 0);
+             !(g.wino && (fmod(g.k, 9) != 0 || !(g.in > 0)));
         if (!ok) {
             int len = 0;
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
                              "ROWSxKxN[/IN][*COUNT][a|i][c[w]] (dimensions > 0, COUNT a whole "
-                             "number >= 1, /IN and c only on a weight product, w only with K "
-                             "a multiple of 9)",
+                             "number >= 1, /IN and c only on a weight product, w only with /IN "
+                             "and K a multiple of 9)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)

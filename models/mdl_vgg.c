@@ -85,7 +85,9 @@ int mdl_vgg_from_spec(const char *spec, struct mdl_profile **out)
             mdl_genwork_conv3(&w, hw, c, co, 1, !first, in);
             mdl_genwork_vec(&w, e, e, 2 * e * v.ab, e * v.ab, 1); /* the bias */
             snprintf(n, sizeof n, "conv%d_%d", st + 1, i + 1);
-            v.shared_el = first ? 0 : in; /* the ReLU before keeps its input */
+            /* its input: the ReLU before keeps it; a stack's first reads the
+             * pool's output, which the pool does not keep */
+            v.shared_el = i > 0 ? in : 0;
             if ((rc = put(&v, n, "conv", 9.0 * c * co + co, e, in, &w)) < 0)
                 goto err_free_profile;
             snprintf(n, sizeof n, "relu%d_%d", st + 1, i + 1);

@@ -153,6 +153,20 @@ Test(winograd, json_field)
                "excludes gemm 'pad'");
 }
 
+Test(winograd, fp32_only_and_null_turns_it_off)
+{
+    long long t[3];
+    /* fp16 at the same peak: the direct product, 2-byte operands */
+    times(DEV(", \"precision\": \"fp16\", \"matrix_flops\": {\"fp16\": 1e12}, "
+              "\"winograd\": {\"tile\": 2}"), conv3(8, 4, 8, 1), 2, t);
+    cr_expect_eq(t[0], 73728);
+    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
+    struct mdl_topology *tp = topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
+                                   "\"tesla-p40\", \"winograd\": null}]}");
+    cr_expect_eq(tp->devices[0].model.wino_m, 0);
+    mdl_topology_free(tp);
+}
+
 Test(winograd, presets)
 {
     cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
@@ -210,6 +224,7 @@ Test(winograd, profile_errors)
     /* K not a multiple of 9; w without c; w on an activation product */
     profile_fails("64x32x8/256cw", "<p>:2:11: field 'gemms': '64x32x8/256cw'");
     profile_fails("64x36x8w", "'64x36x8w' is not");
+    profile_fails("64x36x8cw", "'64x36x8cw' is not"); /* no /IN */
     profile_fails("64x36x8acw", "'64x36x8acw' is not");
     profile_fails("64x36x8cww", "'64x36x8cww' is not");
 }
@@ -264,8 +279,11 @@ Test(winograd, vgg_generator)
     for (int l = 0; l < p->n_layers; l++)
         mm += p->layers[l].work->mm_fwd;
     cr_expect_float_eq(mm / 2, 15.47e9, 15.47e6, "%g", mm / 2);
-    const struct mdl_layer *c = th_layer(p, "conv3_1");
-    cr_expect_eq(c->stash_shared_bytes, 128.0 * 56 * 56 * 4, "its input, pool2's output");
+    /* conv3_1 reads pool2's output, which the pool does not keep; conv3_2
+     * reads relu3_1's, which the ReLU keeps */
+    cr_expect_eq(th_layer(p, "conv3_1")->stash_shared_bytes, 0);
+    cr_expect_eq(th_layer(p, "conv3_2")->stash_shared_bytes, 256.0 * 56 * 56 * 4);
+    cr_expect_eq(th_layer(p, "pool3")->stash_shared_bytes, 256.0 * 56 * 56 * 4);
     mdl_profile_free(p);
 }
 
