@@ -118,33 +118,42 @@ static void spec(const struct stu_tgm_row *w, char *buf, size_t n)
     snprintf(buf, n, "amoebanet:L=%d,D=%d,pool3=avg", w->L, w->D);
 }
 
-static int predict_row(struct stu_tgm_run *r, int i)
+int stu_tgm_predict_one(const struct mdl_topology *t, const char *ref_path, int line,
+                        const char *exp, const char *model, const char *balance, int n, int M,
+                        int batch, enum sch_remat remat, struct ana_prediction **out)
 {
-    const struct stu_tgm_row *w = &r->ref.row[i];
-    struct stu_tgm_cell *c = &r->cell[i];
-    c->ref = w;
-    if (w->n > r->topo->n_devices)
+    *out = NULL;
+    if (n > t->n_devices)
         return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices",
-                        r->ref.path, w->line, w->n, r->topo->name, r->topo->n_devices);
-    char model[128];
-    spec(w, model, sizeof model);
+                        ref_path, line, n, t->name, t->n_devices);
     struct mdl_profile *prof = NULL;
     struct sch_partition *part = NULL;
     int rc = mdl_model_open(model, &prof);
-    if (rc == 0 && (rc = sch_partition_parse(w->balance, w->n, prof->n_layers, &part)) == 0) {
-        struct ana_config cfg = { .profile = prof, .topo = r->topo, .schedule = "gpipe",
-                                  .K = w->n, .M = w->chunks, .batch = w->batch,
-                                  .remat = w->remat, .partition = part, .no_baseline = 1 };
-        rc = ana_predict(&cfg, &c->p);
+    if (rc == 0 && (rc = sch_partition_parse(balance, n, prof->n_layers, &part)) == 0) {
+        struct ana_config cfg = { .profile = prof, .topo = t, .schedule = "gpipe", .K = n,
+                                  .M = M, .batch = batch, .remat = remat, .partition = part,
+                                  .no_baseline = 1 };
+        rc = ana_predict(&cfg, out);
     }
     sch_partition_free(part);
     mdl_profile_free(prof);
     if (rc < 0 && rc != -PS_ENOMEM) { /* the row the engine refused */
         char why[512];
         snprintf(why, sizeof why, "%s", ps_errmsg());
-        return ps_error(PS_EPARSE, "%s:%d: experiment %s: %s", r->ref.path, w->line, w->exp,
-                        why);
+        return ps_error(PS_EPARSE, "%s:%d: experiment %s: %s", ref_path, line, exp, why);
     }
+    return rc;
+}
+
+static int predict_row(struct stu_tgm_run *r, int i)
+{
+    const struct stu_tgm_row *w = &r->ref.row[i];
+    struct stu_tgm_cell *c = &r->cell[i];
+    c->ref = w;
+    char model[128];
+    spec(w, model, sizeof model);
+    int rc = stu_tgm_predict_one(r->topo, r->ref.path, w->line, w->exp, model, w->balance,
+                                 w->n, w->chunks, w->batch, w->remat, &c->p);
     if (rc < 0)
         return rc;
     const double bpp = r->topo->bytes_per_param;

@@ -93,6 +93,14 @@ struct stu_tgm_run {
 };
 
 int stu_tgm_predict(const struct stu_tg_opts *o, struct stu_tgm_run **out);
+/* One memory experiment (shared with studies/stu_tgumem.h): GPipe on the
+ * first n devices of t, model (a generator spec) cut by balance ("16,8"),
+ * M micro-batches of batch / M, remat; *out (ana_prediction_free). The
+ * row's errors name ref_path:line (n past t's devices: field 'n'; a row
+ * the engine refuses: "experiment <exp>: <why>"), PS_EPARSE. */
+int stu_tgm_predict_one(const struct mdl_topology *t, const char *ref_path, int line,
+                        const char *exp, const char *model, const char *balance, int n, int M,
+                        int batch, enum sch_remat remat, struct ana_prediction **out);
 void stu_tgm_run_free(struct stu_tgm_run *r);
 
 /* The template's sections and placeholders (text/amoebanetd-memory.md). */
