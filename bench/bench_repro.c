@@ -20,6 +20,7 @@
 #include "studies/stu_paper.h"
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_tgmem.h"
+#include "studies/stu_tgumem.h"
 #include "studies/stu_tgneed.h"
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
@@ -360,6 +361,37 @@ static int tg_memory(void)
     return 0;
 }
 
+/* torchgpipe's U-Net (B, C) memory benchmark (studies/stu_tgumem.h): the
+ * ledger's total over the GPUs against PyTorch's total reserve, parameters
+ * included, beside Table 1's targets; the per-GPU gap where one misses. */
+static int tg_unet_memory(void)
+{
+    struct stu_tg_opts o = { .topo_dir = "models/topologies" };
+    struct stu_tgu_run *r;
+    int rc = stu_tgu_predict(&o, &r);
+    if (rc < 0)
+        return rc;
+    printf("\ntorchgpipe U-Net (B, C) memory, Tesla P40 (%s %s; beside Table 1's targets: "
+           "parameters within 3 %%, memory within +-25 %%; measured: the caching allocator's "
+           "reserved peak summed over the GPUs, parameters included; skips relayed)\n",
+           STU_TG_TOPOLOGY, r->h_topo);
+    for (int i = 0; i < r->n; i++) {
+        const struct stu_tgu_cell *c = &r->cell[i];
+        const struct stu_tgu_row *w = c->ref;
+        printf("  %-10s (%d, %d) params   published %8.1fM generated %8.1fM error %+6.1f %% "
+               "(%.2fx) %s\n", w->exp, w->B, w->C, w->params_m, c->params / 1e6,
+               100 * c->err_params, fabs(c->err_params) / PARAMS_TARGET,
+               verdict(fabs(c->err_params) <= PARAMS_TARGET));
+        printf("  %-10s (%d, %d) memory   measured %7.1f GiB predicted %7.2f GiB error %+6.1f %% "
+               "(%.2fx of +-25 %%) %s; per GPU the measurement holds %+.2f GiB more\n", w->exp,
+               w->B, w->C, w->mem_gib, c->mem_gib, 100 * c->err_mem,
+               fabs(c->err_mem) / LARGEST_TARGET, verdict(fabs(c->err_mem) <= LARGEST_TARGET),
+               (w->mem_gib - c->mem_gib) / w->n);
+    }
+    stu_tgu_run_free(r);
+    return 0;
+}
+
 int main(void)
 {
     printf("bench_repro: reproductions vs published figures (deterministic predictions of "
@@ -372,7 +404,7 @@ int main(void)
         (rc = torchgpipe(&stu_tg_bench[0])) < 0 ||
         (rc = torchgpipe(&stu_tg_bench[1])) < 0 || (rc = torchgpipe(&stu_tg_bench[2])) < 0 ||
         (rc = gpipe_t1(ctx)) < 0 ||
-        (rc = tg_memory()) < 0) {
+        (rc = tg_memory()) < 0 || (rc = tg_unet_memory()) < 0) {
         fprintf(stderr, "bench_repro: %s\n", ps_errmsg());
         stu_paper_close(ctx);
         return 1;

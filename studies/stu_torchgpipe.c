@@ -3,6 +3,7 @@
 #include "studies/stu_torchgpipe.h"
 #include "studies/stu_tgneed.h"
 #include "studies/stu_tgmem.h"
+#include "studies/stu_tgumem.h"
 #include "studies/stu_breakdown.h"
 #include "studies/stu_data.h"
 #include "studies/stu_tmpl.h"
@@ -451,7 +452,8 @@ static void csv_fn(FILE *f, const void *arg)
  * before anything is written. One run is one command: the registry starts
  * empty. */
 static int declare_io(const struct stu_tg_opts *o, struct stu_tg_run *const *r,
-                      const struct stu_tgm_run *mem, const char *text)
+                      const struct stu_tgm_run *mem, const struct stu_tgu_run *umem,
+                      const char *text)
 {
     static const char *const ext[2] = { "md", "csv" };
     char path[4096], name[160];
@@ -459,10 +461,12 @@ static int declare_io(const struct stu_tg_opts *o, struct stu_tg_run *const *r,
     ps_io_reset();
     if ((rc = stu_tg_topo_path(o, path, sizeof path)) < 0 ||
         (rc = ps_io_input(path, "--topologies")) < 0 ||
-        (rc = ps_io_input(mem->ref.path, "--data")) < 0)
+        (rc = ps_io_input(mem->ref.path, "--data")) < 0 ||
+        (rc = ps_io_input(umem->ref.path, "--data")) < 0)
         return rc;
-    for (int k = 0; k <= STU_TG_NBENCH && rc == 0; k++) {
-        const char *file = k < STU_TG_NBENCH ? stu_tg_bench[k].file : STU_TGM_FILE;
+    for (int k = 0; k <= STU_TG_NBENCH + 1 && rc == 0; k++) {
+        const char *file = k < STU_TG_NBENCH ? stu_tg_bench[k].file
+                           : k == STU_TG_NBENCH ? STU_TGM_FILE : STU_TGU_FILE;
         if (k < STU_TG_NBENCH && (rc = ps_io_input(r[k]->ref.path, "--data")) < 0)
             break;
         snprintf(name, sizeof name, "%s.md", file);
@@ -481,8 +485,9 @@ static int declare_io(const struct stu_tg_opts *o, struct stu_tg_run *const *r,
 int stu_torchgpipe_run(const struct stu_tg_opts *o)
 {
     struct stu_tg_run *r[STU_TG_NBENCH] = { NULL };
-    stu_tmpl *tx[STU_TG_NBENCH] = { NULL }, *mtx = NULL;
+    stu_tmpl *tx[STU_TG_NBENCH] = { NULL }, *mtx = NULL, *utx = NULL;
     struct stu_tgm_run *mem = NULL;
+    struct stu_tgu_run *umem = NULL;
     char dir[4096], name[160];
     int rc = stu_tg_data_sub(o, "text", dir, sizeof dir);
     /* Every benchmark's inputs read and checked before anything is written. */
@@ -501,8 +506,10 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
                 r[k]->cell[i].has_need = 1;
     if (rc == 0 && (rc = stu_tgm_predict(o, &mem)) == 0)
         rc = stu_tmpl_load(dir, STU_TGM_FILE ".md", stu_tgm_text, STU_TGM_NTEXT, &mtx);
+    if (rc == 0 && (rc = stu_tgu_predict(o, &umem)) == 0)
+        rc = stu_tmpl_load(dir, STU_TGU_FILE ".md", stu_tgu_text, STU_TGU_NTEXT, &utx);
     if (rc == 0)
-        rc = declare_io(o, r, mem, dir);
+        rc = declare_io(o, r, mem, umem, dir);
     if (rc == 0)
         rc = ps_mkdirs(o->out_dir);
     for (int k = 0; rc == 0 && k < STU_TG_NBENCH; k++) {
@@ -515,11 +522,15 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
     }
     if (rc == 0)
         rc = stu_tgm_write(o, mem, mtx);
+    if (rc == 0)
+        rc = stu_tgu_write(o, umem, utx);
     for (int k = 0; k < STU_TG_NBENCH; k++) {
         stu_tmpl_free(tx[k]);
         stu_tg_run_free(r[k]);
     }
     stu_tmpl_free(mtx);
     stu_tgm_run_free(mem);
+    stu_tmpl_free(utx);
+    stu_tgu_run_free(umem);
     return rc;
 }

@@ -6,11 +6,12 @@
  * table1.csv, table2.csv, table3.csv, torchgpipe.csv beside the committed
  * other three (studies/gpipe/reference, read at start from the working
  * directory, the repository root under tests/fuzz/run.sh; without them
- * 4-7 are skipped). Each must accept a file and hold its documented
+ * 4-7 are skipped), 8 its unet-memory.csv. Each must accept a file and hold its documented
  * ranges, or refuse it with one message naming the file. */
 #include "fuzz_common.h"
 #include "studies/stu_ref.h"
 #include "studies/stu_tgmem.h"
+#include "studies/stu_tgumem.h"
 #include "studies/stu_tmpl.h"
 #include "base/ps_util.h"
 
@@ -26,7 +27,7 @@ static size_t gpipe_len[4];
 static void cleanup(void)
 {
     static const char *const names[] = { "speed.csv", "resnet101-speed.csv",
-                                         STU_TGM_FILE ".csv", "t.md" };
+                                         STU_TGM_FILE ".csv", STU_TGU_FILE ".csv", "t.md" };
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -110,6 +111,28 @@ static void memory(const uint8_t *data, size_t size)
     }
 }
 
+static void unet_memory(const uint8_t *data, size_t size)
+{
+    put(STU_TGU_FILE ".csv", data, size);
+    struct stu_tgu_ref r;
+    int rc = stu_tgu_ref_load(dir, &r);
+    if (rc < 0) {
+        fuzz_check_error(rc, STU_TGU_FILE ".csv");
+        return;
+    }
+    FUZZ_CHECK(r.n_rows > 0 && r.n_rows <= STU_TGU_MAXROW);
+    for (int i = 0; i < r.n_rows; i++) {
+        const struct stu_tgu_row *w = &r.row[i];
+        int size1 = (w->batch + w->chunks - 1) / w->chunks;
+        FUZZ_CHECK(w->n >= 1 && w->n <= 8 && w->B >= 1 && w->C >= 2);
+        FUZZ_CHECK(w->chunks >= 1 && w->batch % size1 == 0);
+        FUZZ_CHECK(w->params_m > 1e-3 && w->params_m <= 1e6);
+        FUZZ_CHECK(w->mem_gib > 1e-3 && w->mem_gib <= 1e4);
+        for (int j = 0; j < i; j++)
+            FUZZ_CHECK(strcmp(r.row[j].exp, w->exp));
+    }
+}
+
 static void templ(const uint8_t *data, size_t size)
 {
     put("t.md", data, size);
@@ -172,15 +195,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    int which = data[0] % 8;
+    int which = data[0] % 9;
     if (which < 2)
         speed(which, data + 1, size - 1);
     else if (which == 2)
         memory(data + 1, size - 1);
     else if (which == 3)
         templ(data + 1, size - 1);
-    else
+    else if (which < 8)
         gpipe(which - 4, data + 1, size - 1);
+    else
+        unet_memory(data + 1, size - 1);
     ps_error_clear();
     return 0;
 }
