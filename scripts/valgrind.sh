@@ -49,6 +49,8 @@ expect 0 predict --model mlp:layers=16,width=64,norm=4 --topology pcie.json -K 2
 expect 0 predict --model transformer:L=2,d_model=8,ff=16,heads=2,seq=4,vocab=16 \
   --topology pcie.json -K 2 -M 2 --batch 2
 expect 0 predict --model amoebanet:L=3,D=8 --topology pcie.json -K 2 -M 2 --batch 2 --sensitivity
+expect 0 predict --model vgg:depth=11,image=32 --topology "$src/models/topologies/titan-x-pascal-1.json" \
+  -K 1 -M 2 --batch 4
 expect 0 gen model mlp:layers=4,width=8 -o g.csv
 expect 0 gen chain -n 4 -o c.json
 expect 0 predict --model g.csv --topology c.json -K 4 -M 4 --batch 4

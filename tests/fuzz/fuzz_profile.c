@@ -36,6 +36,18 @@ static void same_layers(const struct mdl_profile *a, const struct mdl_profile *b
                    x->out_bytes == y->out_bytes && x->stash_bytes == y->stash_bytes &&
                    x->stash_shared_bytes == y->stash_shared_bytes &&
                    x->carry_bytes == y->carry_bytes);
+        /* the products as written back, marks included (conv, wino) */
+        const struct mdl_work *u = x->work, *v = y->work;
+        FUZZ_CHECK((u && u->n_gemms) == (v && v->n_gemms));
+        if (!u || !v)
+            continue;
+        FUZZ_CHECK(u->n_gemms == v->n_gemms);
+        for (int g = 0; g < u->n_gemms; g++) {
+            const struct mdl_gemm *e = &u->gemms[g], *f = &v->gemms[g];
+            FUZZ_CHECK(e->rows == f->rows && e->k == f->k && e->n == f->n &&
+                       e->count == f->count && e->weight == f->weight && e->in == f->in &&
+                       e->conv == f->conv && e->wino == f->wino);
+        }
     }
 }
 
