@@ -1,0 +1,369 @@
+/* mdl_device_json: the op-level device model's JSON fields (models/
+ * mdl_device.h), the presets of devices.json a topology takes, and the
+ * input hash that covers them. The timing rule is mdl_device.c's. */
+#define MDL_DEVICE_JSON
+#include "models/mdl_device.h"
+#include "models/mdl_topology.h"
+#include "models/mdl_topology_int.h"
+#include "base/ps_data.h"
+#include "base/ps_error.h"
+#include "base/ps_suggest.h"
+#include "base/ps_util.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mdl_device_keys[] = { "precision", "matrix_flops", "vector_flops",
+                                        "mem_efficiency", "kernel_overhead_s", "gemm",
+                                        "combine", "activation_bytes", "winograd", "preset",
+                                        NULL };
+const char *const mdl_prec_names[MDL_PREC_N + 1] = { "fp32", "tf32", "bf16", "fp16", NULL };
+
+int mdl_json_check_keys(const char *path, const char *where, json_t *o,
+                        const char *const *keys)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        int ok = 0;
+        for (const char *const *p = keys; *p; p++)
+            ok |= !strcmp(*p, k);
+        if (!ok)
+            return ps_error(PS_EPARSE, "%s: %s: unknown field '%s'", path, where, k);
+    }
+    return 0;
+}
+
+/* A number in (0, max] (max 0: no upper bound). */
+static int pos_num(const char *path, const char *where, const char *key, json_t *v,
+                   double max, double *out)
+{
+    if (!json_is_number(v))
+        return ps_error(PS_EPARSE, "%s: %s.%s: must be a number", path, where, key);
+    double d = json_number_value(v);
+    if (!isfinite(d) || d <= 0 || (max > 0 && d > max)) {
+        if (max > 0)
+            return ps_error(PS_EINVAL, "%s: %s.%s: must be in (0, %g], got %g", path, where,
+                             key, max, d);
+        return ps_error(PS_EINVAL, "%s: %s.%s: must be > 0, got %g", path, where, key, d);
+    }
+    *out = d;
+    return 0;
+}
+
+static int prec_table(const char *path, const char *where, const char *key, json_t *o,
+                      double *peak)
+{
+    char w[96];
+    snprintf(w, sizeof w, "%s.%s", where, key);
+    if (!json_is_object(o))
+        return ps_error(PS_EPARSE, "%s: %s: must be an object of precisions", path, w);
+    int rc;
+    if ((rc = mdl_json_check_keys(path, w, o, mdl_prec_names)) < 0)
+        return rc;
+    for (int p = 0; p < MDL_PREC_N; p++) {
+        json_t *v = json_object_get(o, mdl_prec_names[p]);
+        if (v && (rc = pos_num(path, w, mdl_prec_names[p], v, 0, &peak[p])) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* An array of two numbers >= 1. */
+static int pair(const char *path, const char *where, const char *key, json_t *v, double *a,
+                double *b)
+{
+    if (!json_is_array(v) || json_array_size(v) != 2 ||
+        !json_is_number(json_array_get(v, 0)) || !json_is_number(json_array_get(v, 1)))
+        return ps_error(PS_EPARSE, "%s: %s.%s: must be an array of two numbers", path,
+                         where, key);
+    *a = json_number_value(json_array_get(v, 0));
+    *b = json_number_value(json_array_get(v, 1));
+    if (!(*a >= 1 && *b >= 1 && *a <= 1e6 && *b <= 1e6 && *a == floor(*a) && *b == floor(*b)))
+        return ps_error(PS_EINVAL, "%s: %s.%s: must be whole numbers in [1, 1e6]", path,
+                         where, key);
+    return 0;
+}
+
+static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl_devmodel *m)
+{
+    static const char *const gkeys[] = { "tile", "units", "pad", "efficiency", NULL };
+    char w[96];
+    snprintf(w, sizeof w, "%s.gemm", where);
+    if (!json_is_object(g))
+        return ps_error(PS_EPARSE, "%s: %s: must be an object", path, w);
+    int rc;
+    if ((rc = mdl_json_check_keys(path, w, g, gkeys)) < 0)
+        return rc;
+    json_t *tile = json_object_get(g, "tile"), *units = json_object_get(g, "units");
+    json_t *pad = json_object_get(g, "pad"), *eff = json_object_get(g, "efficiency");
+    if (!tile != !units)
+        return ps_error(PS_EPARSE, "%s: %s: 'tile' and 'units' come together", path, w);
+    if (tile && pad)
+        return ps_error(PS_EPARSE, "%s: %s: 'pad' (TPU) excludes 'tile'/'units' (GPU)",
+                         path, w);
+    if (tile) {
+        /* One tile shape [Tm, Tn], or the shapes the library chooses among. */
+        if (json_is_array(tile) && json_array_size(tile) > 0 &&
+            json_is_array(json_array_get(tile, 0))) {
+            size_t nt = json_array_size(tile);
+            if (nt > MDL_TILES_MAX)
+                return ps_error(PS_EINVAL, "%s: %s.tile: at most %d shapes, got %zu", path, w,
+                                MDL_TILES_MAX, nt);
+            for (size_t i = 0; i < nt; i++) {
+                char wi[128];
+                snprintf(wi, sizeof wi, "%s.tile[%zu]", w, i);
+                if ((rc = pair(path, wi, "shape", json_array_get(tile, i), &m->tiles[i][0],
+                               &m->tiles[i][1])) < 0)
+                    return rc;
+            }
+            m->n_tiles = (int)nt;
+        } else {
+            if ((rc = pair(path, w, "tile", tile, &m->tiles[0][0], &m->tiles[0][1])) < 0)
+                return rc;
+            m->n_tiles = 1;
+        }
+        m->tile_m = m->tiles[0][0];
+        m->tile_n = m->tiles[0][1];
+        if ((rc = pos_num(path, w, "units", units, 1e6, &m->units)) < 0)
+            return rc;
+        if (m->units != floor(m->units))
+            return ps_error(PS_EINVAL, "%s: %s.units: must be a whole number", path, w);
+        m->tiled = 1;
+    }
+    if (pad) {
+        if ((rc = pair(path, w, "pad", pad, &m->pad_rows, &m->pad_feat)) < 0)
+            return rc;
+        m->padded = 1;
+    }
+    if (eff && (rc = pos_num(path, w, "efficiency", eff, 1, &m->gemm_eff)) < 0)
+        return rc;
+    return 0;
+}
+
+static int parse_wino(const char *path, const char *where, json_t *o,
+                      struct mdl_devmodel *m)
+{
+    static const char *const wkeys[] = { "tile", NULL };
+    char w[96];
+    snprintf(w, sizeof w, "%s.winograd", where);
+    if (!json_is_object(o))
+        return ps_error(PS_EPARSE, "%s: %s: must be an object", path, w);
+    int rc;
+    if ((rc = mdl_json_check_keys(path, w, o, wkeys)) < 0)
+        return rc;
+    json_t *t = json_object_get(o, "tile");
+    if (!t)
+        return ps_error(PS_EPARSE, "%s: %s: missing field 'tile'", path, w);
+    double v = json_is_number(t) ? json_number_value(t) : NAN;
+    if (!(v >= 2 && v <= 6) || v != floor(v))
+        return ps_error(PS_EINVAL, "%s: %s.tile: must be a whole number in [2, 6]", path, w);
+    if (m->padded)
+        return ps_error(PS_EPARSE, "%s: %s: excludes gemm 'pad' (TPU)", path, w);
+    m->wino_m = v;
+    return 0;
+}
+
+static int choice(const char *path, const char *where, const char *key, json_t *v,
+                  const char *const *names, int n, int *out)
+{
+    if (json_is_string(v))
+        for (int i = 0; i < n; i++)
+            if (!strcmp(json_string_value(v), names[i])) {
+                *out = i;
+                return 0;
+            }
+    char list[96] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"",
+                 i ? (i + 1 == n ? " or " : ", ") : "", names[i]);
+    return ps_error(PS_EINVAL, "%s: %s.%s: must be %s", path, where, key, list);
+}
+
+int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_device *d)
+{
+    static const char *const comb[] = { "max", "sum" };
+    struct mdl_devmodel *m = &d->model;
+    memset(m, 0, sizeof *m);
+    m->mem_eff = 1;
+    m->gemm_eff = 1;
+    int rc;
+    for (const char *const *k = mdl_device_keys; *k; k++)
+        m->on |= strcmp(*k, "preset") && json_object_get(o, *k) != NULL;
+    json_t *v;
+    if ((v = json_object_get(o, "precision")) &&
+        (rc = choice(path, where, "precision", v, mdl_prec_names, MDL_PREC_N,
+                     &m->precision)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "combine")) &&
+        (rc = choice(path, where, "combine", v, comb, 2, &m->combine)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "matrix_flops")) &&
+        (rc = prec_table(path, where, "matrix_flops", v, m->mm_peak)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "vector_flops")) &&
+        (rc = prec_table(path, where, "vector_flops", v, m->vec_peak)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "mem_efficiency")) &&
+        (rc = pos_num(path, where, "mem_efficiency", v, 1, &m->mem_eff)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "kernel_overhead_s"))) {
+        if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+            json_number_value(v) < 0 || json_number_value(v) > 1)
+            return ps_error(PS_EINVAL, "%s: %s.kernel_overhead_s: must be a number in [0, 1]",
+                             path, where);
+        m->kernel_s = json_number_value(v);
+    }
+    if ((v = json_object_get(o, "gemm")) && (rc = parse_gemm(path, where, v, m)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "activation_bytes")) &&
+        (rc = pos_num(path, where, "activation_bytes", v, 16, &m->elem_bytes)) < 0)
+        return rc;
+    if ((v = json_object_get(o, "winograd")) && !json_is_null(v) &&
+        (rc = parse_wino(path, where, v, m)) < 0)
+        return rc;
+    return 0;
+}
+
+/* devices.json: the preset directory's file, parsed. */
+int mdl_device_presets_file(const char *topo_path, char *file, size_t fsz)
+{
+    const char *slash = strrchr(topo_path, '/');
+    int dirlen = slash ? (int)(slash - topo_path) : 0;
+    if (slash)
+        snprintf(file, fsz, "%.*s/devices.json", dirlen, topo_path);
+    else
+        snprintf(file, fsz, "devices.json");
+    /* Beside the topology, then in the data folder (base/ps_data.h) */
+    FILE *probe = fopen(file, "r");
+    if (!probe) {
+        int rc = ps_data_find("topologies", "devices.json", file, fsz);
+        if (rc < 0) {
+            char why[PS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", ps_errmsg());
+            return ps_error(rc, "%s: no devices.json beside it (needed for \"preset\"), and %s",
+                            topo_path, why);
+        }
+    } else {
+        fclose(probe);
+    }
+    return 0;
+}
+
+int mdl_topology_input_hash(const char *topo_path, char hex[17])
+{
+    char *text;
+    size_t len;
+    int rc = ps_read_file(topo_path, &text, &len);
+    if (rc < 0)
+        return rc;
+    uint64_t h = ps_fnv1a(text, len, PS_FNV_INIT);
+    /* "preset" as a key: what the loader merges in (a name that merely
+     * says "preset" costs one more file hashed, or none when no
+     * devices.json is found) */
+    int uses = 0;
+    for (const char *p = text; !uses && (p = memmem(p, len - (size_t)(p - text), "\"preset\"",
+                                                     8)) != NULL; p += 8) {
+        const char *q = p + 8;
+        while (q < text + len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+            q++;
+        uses = q < text + len && *q == ':';
+    }
+    free(text);
+    char file[4096];
+    if (uses && mdl_device_presets_file(topo_path, file, sizeof file) == 0) {
+        if ((rc = ps_read_file(file, &text, &len)) < 0)
+            return rc;
+        h = ps_fnv1a(text, len, h);
+        free(text);
+    }
+    ps_error_clear();
+    snprintf(hex, 17, "%016llx", (unsigned long long)h);
+    return 0;
+}
+
+static int load_presets(const char *topo_path, json_t **out, char *file, size_t fsz)
+{
+    int rc = mdl_device_presets_file(topo_path, file, fsz);
+    if (rc < 0)
+        return rc;
+    char *text;
+    size_t len;
+    rc = ps_read_file(file, &text, &len);
+    if (rc < 0)
+        return rc;
+    json_error_t jerr;
+    size_t bom = ps_bom_len(text, len);
+    json_t *root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
+    free(text);
+    if (!root)
+        return ps_error(PS_EPARSE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+    static const char *const rkeys[] = { "comment", "source", "devices", NULL };
+    if (!json_is_object(root) || !json_is_object(json_object_get(root, "devices"))) {
+        json_decref(root);
+        return ps_error(PS_EPARSE, "%s: must be an object with \"devices\": { NAME: {..} }",
+                         file);
+    }
+    if ((rc = mdl_json_check_keys(file, "presets", root, rkeys)) < 0) {
+        json_decref(root);
+        return rc;
+    }
+    *out = root;
+    return 0;
+}
+
+int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json_t **merged)
+{
+    *merged = NULL;
+    json_t *name = json_object_get(o, "preset");
+    if (!name)
+        return 0;
+    if (!json_is_string(name))
+        return ps_error(PS_EPARSE, "%s: %s.preset: must be a preset name", topo_path, where);
+    char file[4096];
+    json_t *root;
+    int rc = load_presets(topo_path, &root, file, sizeof file);
+    if (rc < 0)
+        return rc;
+    json_t *pre = json_object_get(json_object_get(root, "devices"), json_string_value(name));
+    if (!pre) {
+        struct ps_suggest sg;
+        const char *k;
+        json_t *v;
+        ps_suggest_init(&sg, json_string_value(name));
+        json_object_foreach(json_object_get(root, "devices"), k, v)
+            ps_suggest_add(&sg, k);
+        rc = ps_error(PS_EINVAL, "%s: %s.preset: no device '%s' in %s%s", topo_path, where,
+                      json_string_value(name), file, ps_suggest_hint(&sg));
+        goto out;
+    }
+    char pw[160];
+    snprintf(pw, sizeof pw, "devices.%s", json_string_value(name));
+    if (!json_is_object(pre)) {
+        rc = ps_error(PS_EPARSE, "%s: %s: must be an object", file, pw);
+        goto out;
+    }
+    for (const char *k = "name"; k; k = !strcmp(k, "name") ? "count" :
+                                        !strcmp(k, "count") ? "preset" : NULL)
+        if (json_object_get(pre, k)) {
+            rc = ps_error(PS_EPARSE, "%s: %s: a preset cannot set '%s'", file, pw, k);
+            goto out;
+        }
+    json_t *m = json_deep_copy(pre);
+    if (m) {
+        json_object_del(m, "comment");
+        json_object_del(m, "source");
+    }
+    if (!m || json_object_update(m, o) < 0) {
+        json_decref(m);
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", topo_path);
+        goto out;
+    }
+    json_object_del(m, "preset");
+    *merged = m;
+out:
+    json_decref(root);
+    return rc;
+}
