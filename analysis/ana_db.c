@@ -1,6 +1,7 @@
 /* ana_db: the sweep results database (see ana_db.h). */
 #include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
+#include "models/mdl_device.h"
 #include "models/mdl_gen.h"
 #include "base/ps_error.h"
 #include "base/ps_sqlite.h"
@@ -419,11 +420,14 @@ int ana_db_input_hash(enum mdl_preset_kind kind, const char *arg,
                       const struct mdl_profile *prof, char hex[17])
 {
     char path[4096];
+    /* a topology with the device presets it takes (mdl_device.h) */
     if (!strchr(arg, ':') && mdl_preset_path(kind, arg, path, sizeof path) == 0 &&
         access(path, R_OK) == 0)
-        return ps_file_hash(path, hex);
+        return kind == MDL_PRESET_TOPOLOGY ? mdl_topology_input_hash(path, hex)
+                                           : ps_file_hash(path, hex);
     if (access(arg, R_OK) == 0)
-        return ps_file_hash(arg, hex);
+        return kind == MDL_PRESET_TOPOLOGY ? mdl_topology_input_hash(arg, hex)
+                                           : ps_file_hash(arg, hex);
     if (kind == MDL_PRESET_PROFILE && prof) /* what the caller generated from it */
         return mdl_profile_hash(prof, hex);
     if (kind == MDL_PRESET_PROFILE) {

@@ -9,6 +9,7 @@
 #include "cli/cli_calib.h"
 #include "cli/cli_run.h"
 #include "cli/cmd_validate_check.h"
+#include "models/mdl_device.h"
 #include "models/mdl_gen.h"
 #include "models/mdl_preset.h"
 #include "base/ps_error.h"
@@ -65,7 +66,7 @@ static int load_inputs(struct inputs *in)
     in->n = 1;
     char h1[17], h2[17], tpath[4096];
     if ((rc = mdl_preset_path(MDL_PRESET_TOPOLOGY, a->topology, tpath, sizeof tpath)) < 0 ||
-        (rc = ps_file_hash(a->profile, h1)) < 0 || (rc = ps_file_hash(tpath, h2)) < 0)
+        (rc = ps_file_hash(a->profile, h1)) < 0 || (rc = mdl_topology_input_hash(tpath, h2)) < 0)
         return rc;
     snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
     snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);

@@ -190,6 +190,16 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json
 int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_device *d);
 #endif
 
+/* The devices.json a topology at topo_path takes its presets from: beside
+ * it, else the data folder's topologies/ (base/ps_data.h); one error when
+ * neither exists. */
+int mdl_device_presets_file(const char *topo_path, char *file, size_t fsz);
+/* FNV-1a 64 of the topology file and, when one of its devices takes a
+ * "preset", of the devices.json it resolves to: what a topology's
+ * predictions depend on, for stamps and caches (a preset changed alone
+ * changes it). */
+int mdl_topology_input_hash(const char *topo_path, char hex[17]);
+
 /* Element bytes of the device's precision (4 or 2). */
 double mdl_device_elem_bytes(const struct mdl_device *d);
 /* Seconds of one matrix product of M x K by K x N, c times, on d. */

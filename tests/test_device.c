@@ -5,6 +5,7 @@
  * from the rule as the header states it. */
 #include "helpers.h"
 #include "models/mdl_device.h"
+#include "base/ps_util.h"
 
 #include <math.h>
 
@@ -465,4 +466,31 @@ Test(device, op_class_split_adds_up)
     /* the 2000x1000x1000 products at n = 2: 4 ms each, F twice + B + W */
     cr_expect_geq(cls[MDL_SPLIT_MATRIX], 4 * 4e-3);
     mdl_topology_free(t);
+}
+
+/* A topology's input hash (stamps, sweep caches) covers the presets it
+ * takes: a devices.json changed alone changes it; a topology without a
+ * preset hashes as its file. */
+Test(device, input_hash_covers_presets)
+{
+    char dir[64], topo[128], plain[128], h1[17], h2[17], h3[17];
+    th_tmpdir(dir, sizeof dir, "inhash");
+    th_put(dir, "t.json", "{\"devices\": [{\"name\": \"x\", \"preset\" : \"tesla-p40\"}]}");
+    th_put(dir, "p.json", DEV(""));
+    cr_assert_eq(th_sh("cp models/topologies/devices.json %s/", dir), 0);
+    snprintf(topo, sizeof topo, "%s/t.json", dir);
+    snprintf(plain, sizeof plain, "%s/p.json", dir);
+    cr_assert_eq(mdl_topology_input_hash(topo, h1), 0, "%s", ps_errmsg());
+    cr_assert_eq(th_sh("sed -i 's/\"tile\": 2/\"tile\": 4/' %s/devices.json", dir), 0);
+    cr_assert_eq(mdl_topology_input_hash(topo, h2), 0, "%s", ps_errmsg());
+    cr_expect_str_neq(h1, h2, "a changed preset left the hash as it was");
+    cr_assert_eq(mdl_topology_input_hash(plain, h3), 0);
+    cr_assert_eq(ps_file_hash(plain, h1), 0);
+    cr_expect_str_eq(h1, h3);
+    /* the same topology file without its devices.json: the loader would
+     * fail; the hash is the file's alone */
+    cr_assert_eq(th_sh("rm %s/devices.json", dir), 0);
+    cr_expect_eq(mdl_topology_input_hash(plain, h3), 0);
+    cr_expect_lt(mdl_topology_input_hash("/nonexistent/t.json", h3), 0);
+    th_sh("rm -rf %s", dir);
 }
