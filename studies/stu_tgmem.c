@@ -69,21 +69,57 @@ static int row(const struct stu_csv *c, struct stu_tgm_ref *r)
     if (total != w->L + 6)
         return stu_csv_bad(c, C_BALANCE, "%d layers; AmoebaNet-D (%d, %d) has L + 6 = %d",
                            total, w->L, w->D, w->L + 6);
-    char want[32];
-    if (w->n == 1 && w->chunks == 1 && w->remat == SCH_REMAT_NEVER)
-        snprintf(want, sizeof want, "baseline");
-    else
-        snprintf(want, sizeof want, "pipeline-%d", w->n);
-    if (strcmp(stu_csv_field(c, C_EXP), want))
-        return stu_csv_bad(c, C_EXP, "'%.40s' is not %s (n = %d, chunks = %d, checkpoint %s)",
-                           stu_csv_field(c, C_EXP), want, w->n, w->chunks,
-                           stu_tg_ckpt_names[k]);
-    snprintf(w->exp, sizeof w->exp, "%s", want);
+    if ((rc = stu_tgm_exp_check(c, C_EXP, w->n, w->chunks, k, w->exp, sizeof w->exp)) < 0)
+        return rc;
     for (int i = 0; i < r->n_rows; i++)
         if (!strcmp(r->row[i].exp, w->exp))
             return stu_csv_bad(c, C_EXP, "a second row %s (line %d)", w->exp, r->row[i].line);
     r->n_rows++;
     return 0;
+}
+
+int stu_tgm_exp_check(const struct stu_csv *c, int col, int n, int chunks, int ckpt,
+                      char *exp, size_t expn)
+{
+    char want[32];
+    if (n == 1 && chunks == 1 && stu_tg_ckpt_modes[ckpt] == SCH_REMAT_NEVER)
+        snprintf(want, sizeof want, "baseline");
+    else
+        snprintf(want, sizeof want, "pipeline-%d", n);
+    if (strcmp(stu_csv_field(c, col), want))
+        return stu_csv_bad(c, col, "'%.40s' is not %s (n = %d, chunks = %d, checkpoint %s)",
+                           stu_csv_field(c, col), want, n, chunks, stu_tg_ckpt_names[ckpt]);
+    snprintf(exp, expn, "%s", want);
+    return 0;
+}
+
+void stu_tgm_peaks(const struct ana_prediction *p, double *total, double *fullest)
+{
+    *total = *fullest = 0;
+    for (int s = 0; s < p->n_stages; s++) {
+        *total += (double)p->stages[s].peak_mem;
+        *fullest = fmax(*fullest, (double)p->stages[s].peak_mem);
+    }
+}
+
+void stu_tgm_stage_list(FILE *f, const struct ana_prediction *p)
+{
+    for (int s = 0; s < p->n_stages; s++) {
+        const struct ana_stage *st = &p->stages[s];
+        fprintf(f, "%s%.2f + %.2f = %.2f", s ? "; " : "", (double)st->static_mem / PS_GIB,
+                (double)(st->peak_mem - st->static_mem) / PS_GIB, (double)st->peak_mem / PS_GIB);
+    }
+}
+
+int stu_tgm_write_pair(const struct stu_tg_opts *o, const char *stem,
+                       void (*md)(FILE *f, const void *arg),
+                       void (*csv)(FILE *f, const void *arg), const void *arg)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s.md", stem);
+    int rc = stu_tg_write(o, name, md, arg);
+    snprintf(name, sizeof name, "%s.csv", stem);
+    return rc < 0 ? rc : stu_tg_write(o, name, csv, arg);
 }
 
 int stu_tgm_ref_load(const char *dir, struct stu_tgm_ref *r)
@@ -157,11 +193,8 @@ static int predict_row(struct stu_tgm_run *r, int i)
     if (rc < 0)
         return rc;
     const double bpp = r->topo->bytes_per_param;
-    double total = 0, fullest = 0;
-    for (int s = 0; s < c->p->n_stages; s++) {
-        total += (double)c->p->stages[s].peak_mem;
-        fullest = fmax(fullest, (double)c->p->stages[s].peak_mem);
-    }
+    double total, fullest;
+    stu_tgm_peaks(c->p, &total, &fullest);
     c->params = c->p->model_params;
     c->model_gib = bpp * c->params / PS_GIB;
     c->act_gib = (total - bpp * c->params) / PS_GIB;
@@ -254,12 +287,7 @@ static void per_gpu(FILE *f, const struct stu_tgm_run *r)
     for (int i = 0; i < r->n; i++) {
         const struct stu_tgm_cell *c = &r->cell[i];
         fprintf(f, "| %s | ", c->ref->exp);
-        for (int s = 0; s < c->p->n_stages; s++) {
-            const struct ana_stage *st = &c->p->stages[s];
-            fprintf(f, "%s%.2f + %.2f = %.2f", s ? "; " : "", (double)st->static_mem / PS_GIB,
-                    (double)(st->peak_mem - st->static_mem) / PS_GIB,
-                    (double)st->peak_mem / PS_GIB);
-        }
+        stu_tgm_stage_list(f, c->p);
         if (c->ref->oom)
             fprintf(f, " | (out of memory) |\n");
         else
@@ -372,6 +400,5 @@ static void csv_fn(FILE *f, const void *arg)
 int stu_tgm_write(const struct stu_tg_opts *o, const struct stu_tgm_run *r, const stu_tmpl *tx)
 {
     const void *arg[2] = { r, tx };
-    int rc = stu_tg_write(o, STU_TGM_FILE ".md", md_fn, arg);
-    return rc < 0 ? rc : stu_tg_write(o, STU_TGM_FILE ".csv", csv_fn, arg);
+    return stu_tgm_write_pair(o, STU_TGM_FILE, md_fn, csv_fn, arg);
 }

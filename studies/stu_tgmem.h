@@ -93,6 +93,21 @@ struct stu_tgm_run {
 };
 
 int stu_tgm_predict(const struct stu_tg_opts *o, struct stu_tgm_run **out);
+/* Shared with studies/stu_tgumem.h. Column col of c's row is the
+ * experiment's name: "baseline" for n = 1, chunks = 1, checkpoint never
+ * (ckpt indexes stu_tg_ckpt_names), else "pipeline-<n>"; copied to exp, or
+ * one PS_EPARSE naming the field. */
+struct stu_csv;
+int stu_tgm_exp_check(const struct stu_csv *c, int col, int n, int chunks, int ckpt,
+                      char *exp, size_t expn);
+/* The stages' peaks summed (*total) and the fullest (*fullest), bytes. */
+void stu_tgm_peaks(const struct ana_prediction *p, double *total, double *fullest);
+/* Each stage's "static + activations = peak" in GiB, "; " between. */
+void stu_tgm_stage_list(FILE *f, const struct ana_prediction *p);
+/* <out_dir>/<stem>.md by md(f, arg) and <stem>.csv by csv(f, arg). */
+int stu_tgm_write_pair(const struct stu_tg_opts *o, const char *stem,
+                       void (*md)(FILE *f, const void *arg),
+                       void (*csv)(FILE *f, const void *arg), const void *arg);
 /* One memory experiment (shared with studies/stu_tgumem.h): GPipe on the
  * first n devices of t, model (a generator spec) cut by balance ("16,8"),
  * M micro-batches of batch / M, remat; *out (ana_prediction_free). The

@@ -50,16 +50,8 @@ static int row(const struct stu_csv *c, struct stu_tgu_ref *r)
     if (total != 44 * w->B + 21)
         return stu_csv_bad(c, C_BALANCE, "%d layers; U-Net (%d, %d) has 44 B + 21 = %d",
                            total, w->B, w->C, 44 * w->B + 21);
-    char want[32];
-    if (w->n == 1 && w->chunks == 1 && w->remat == SCH_REMAT_NEVER)
-        snprintf(want, sizeof want, "baseline");
-    else
-        snprintf(want, sizeof want, "pipeline-%d", w->n);
-    if (strcmp(stu_csv_field(c, C_EXP), want))
-        return stu_csv_bad(c, C_EXP, "'%.40s' is not %s (n = %d, chunks = %d, checkpoint %s)",
-                           stu_csv_field(c, C_EXP), want, w->n, w->chunks,
-                           stu_tg_ckpt_names[k]);
-    snprintf(w->exp, sizeof w->exp, "%s", want);
+    if ((rc = stu_tgm_exp_check(c, C_EXP, w->n, w->chunks, k, w->exp, sizeof w->exp)) < 0)
+        return rc;
     for (int i = 0; i < r->n_rows; i++)
         if (!strcmp(r->row[i].exp, w->exp))
             return stu_csv_bad(c, C_EXP, "a second row %s (line %d)", w->exp, r->row[i].line);
@@ -107,11 +99,8 @@ static int predict_row(struct stu_tgu_run *r, int i)
                                  w->n, c->M, w->batch, w->remat, &c->p);
     if (rc < 0)
         return rc;
-    double total = 0, fullest = 0;
-    for (int s = 0; s < c->p->n_stages; s++) {
-        total += (double)c->p->stages[s].peak_mem;
-        fullest = fmax(fullest, (double)c->p->stages[s].peak_mem);
-    }
+    double total, fullest;
+    stu_tgm_peaks(c->p, &total, &fullest);
     c->params = c->p->model_params;
     c->model_gib = r->topo->bytes_per_param * c->params / PS_GIB;
     c->mem_gib = total / PS_GIB;
@@ -194,12 +183,7 @@ static void per_gpu(FILE *f, const struct stu_tgu_run *r)
     for (int i = 0; i < r->n; i++) {
         const struct stu_tgu_cell *c = &r->cell[i];
         fprintf(f, "| %s | ", c->ref->exp);
-        for (int s = 0; s < c->p->n_stages; s++) {
-            const struct ana_stage *st = &c->p->stages[s];
-            fprintf(f, "%s%.2f + %.2f = %.2f", s ? "; " : "", (double)st->static_mem / PS_GIB,
-                    (double)(st->peak_mem - st->static_mem) / PS_GIB,
-                    (double)st->peak_mem / PS_GIB);
-        }
+        stu_tgm_stage_list(f, c->p);
         fprintf(f, " | %+.2f |\n", (c->ref->mem_gib - c->mem_gib) / c->ref->n);
     }
 }
@@ -279,6 +263,5 @@ static void csv_fn(FILE *f, const void *arg)
 int stu_tgu_write(const struct stu_tg_opts *o, const struct stu_tgu_run *r, const stu_tmpl *tx)
 {
     const void *arg[2] = { r, tx };
-    int rc = stu_tg_write(o, STU_TGU_FILE ".md", md_fn, arg);
-    return rc < 0 ? rc : stu_tg_write(o, STU_TGU_FILE ".csv", csv_fn, arg);
+    return stu_tgm_write_pair(o, STU_TGU_FILE, md_fn, csv_fn, arg);
 }
