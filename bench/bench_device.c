@@ -10,6 +10,7 @@
  * only on an error (a missing or malformed input). Runs from the
  * repository root (models/topologies, studies/devices). */
 #include "studies/stu_csv.h"
+#include "analysis/ana_sens.h"
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
 #include "models/mdl_gen.h"
@@ -46,6 +47,53 @@ static int work_sums(const struct mdl_device *d, const struct mdl_profile *p, do
             mdl_device_work_split(d, w, batch, 1, cls);
     }
     return all;
+}
+
+/* One GPU's forward + backward of a mini-batch on t's first device: the
+ * value ana_knob_solve moves a figure for. */
+struct one_gpu {
+    const struct mdl_profile *p;
+    double batch;
+};
+
+static int one_gpu_eval(void *ctx, const struct mdl_topology *t, double *v)
+{
+    const struct one_gpu *g = ctx;
+    double f, b;
+    work_sums(&t->devices[0], g->p, g->batch, &f, &b, NULL);
+    *v = f + b;
+    return 0;
+}
+
+/* For a row off by over 15 %: the factor on one figure of the device
+ * (analysis/ana_sens.h) that alone makes the prediction equal the
+ * measurement, and the sustained fraction it implies: a diagnostic, never
+ * applied. */
+static int row_needs(const struct mdl_topology *t, const struct mdl_profile *p, double batch,
+                     double measured_s)
+{
+    static const enum ana_knob knobs[3] = { ANA_KNOB_MATRIX, ANA_KNOB_MEMORY,
+                                            ANA_KNOB_OVERHEAD };
+    const struct mdl_device *d = &t->devices[0];
+    struct one_gpu g = { p, batch };
+    printf("    what one figure alone would have to be (a diagnostic, never applied):");
+    for (int i = 0; i < 3; i++) {
+        double f;
+        int rc = ana_knob_solve(t, knobs[i], measured_s, one_gpu_eval, &g, &f);
+        if (rc < 0)
+            return rc;
+        printf("%s %s ", i ? ";" : "", ana_knob_titles[knobs[i]]);
+        if (isnan(f))
+            printf("none in [1/64, 64]");
+        else if (knobs[i] == ANA_KNOB_MATRIX)
+            printf("x%.3g (%.2f of the peak on whole tiles)", f, f * d->model.gemm_eff);
+        else if (knobs[i] == ANA_KNOB_MEMORY)
+            printf("x%.3g (%.2f of the datasheet bandwidth)", f, f * d->model.mem_eff);
+        else
+            printf("x%.3g", f);
+    }
+    printf("\n");
+    return 0;
 }
 
 /* The TPU device model against the only published TPU training step of an
@@ -140,9 +188,14 @@ static int device_check(void)
         return rc;
     printf("\nDevice model against single-GPU measurements (%s; forward and forward + "
            "backward of one mini-batch, no pipeline)\n", c.path);
-    double err[16];
+#define DEVICE_ROWS 64
+    double err[DEVICE_ROWS];
     int n = 0;
-    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0 && n < 16) {
+    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
+        if (n == DEVICE_ROWS) {
+            rc = ps_error(PS_EPARSE, "%s:%d: more than %d rows", c.path, c.line, DEVICE_ROWS);
+            break;
+        }
         double batch, fwd_ms, bwd_ms, tot_ms;
         if ((rc = stu_csv_num(&c, 2, 0, &batch)) < 0 || (rc = stu_csv_num(&c, 3, 0, &fwd_ms)) < 0 ||
             (rc = stu_csv_num(&c, 4, 0, &bwd_ms)) < 0 || (rc = stu_csv_num(&c, 5, 0, &tot_ms)) < 0)
@@ -180,6 +233,12 @@ static int device_check(void)
                    "forward + backward %.2f ms error %+.1f %%\n", df * 1e3,
                    100 * (df * 1e3 / fwd_ms - 1), (df + db) * 1e3,
                    100 * ((df + db) * 1e3 / tot_ms - 1));
+        }
+        if (have && fabs(et) > CELL_TARGET &&
+            (rc = row_needs(t, prof, batch, tot_ms / 1e3)) < 0) {
+            mdl_topology_free(t);
+            mdl_profile_free(prof);
+            break;
         }
         err[n++] = fabs(et);
         mdl_topology_free(t);

@@ -382,7 +382,8 @@ Test(device, json_errors)
 
 static const char *const presets[] = { "tpu-v2-core", "tpu-v3-core", "p100-pcie-16gb",
                                        "v100-pcie", "v100-sxm2", "a100-sxm-80gb",
-                                       "h100-sxm", "tesla-p40", "cpu-epyc-zen3-core" };
+                                       "h100-sxm", "tesla-p40", "titan-x-pascal", "gtx-1080",
+                                       "gtx-1080-ti", "cpu-epyc-zen3-core" };
 
 Test(device, presets_load)
 {

@@ -171,7 +171,8 @@ Test(winograd, presets)
 {
     cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
     static const struct { const char *name; double m; } want[] = {
-        { "tesla-p40", 2 }, { "titan-x-pascal", 2 }, { "p100-pcie-16gb", 2 },
+        { "tesla-p40", 2 }, { "titan-x-pascal", 2 }, { "gtx-1080", 2 }, { "gtx-1080-ti", 2 },
+        { "p100-pcie-16gb", 2 },
         { "v100-pcie", 2 }, { "v100-sxm2", 2 }, { "a100-sxm-80gb", 0 }, { "h100-sxm", 0 },
         { "tpu-v2-core", 0 }, { "tpu-v3-core", 0 }, { "cpu-epyc-zen3-core", 0 },
     };
