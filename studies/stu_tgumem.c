@@ -4,7 +4,6 @@
 #include "studies/stu_tgmem.h"
 #include "studies/stu_csv.h"
 #include "base/ps_error.h"
-#include "base/ps_fs.h"
 #include "base/ps_util.h"
 
 #include <math.h>
@@ -95,8 +94,9 @@ static int predict_row(struct stu_tgu_run *r, int i)
     c->M = w->batch / c->size;
     char model[96];
     snprintf(model, sizeof model, "unet:convs=%d,channels=%d", w->B, w->C);
+    c->remat = stu_tg_remat_run(w->remat, w->chunks, c->M);
     int rc = stu_tgm_predict_one(r->topo, r->ref.path, w->line, w->exp, model, w->balance,
-                                 w->n, c->M, w->batch, w->remat, &c->p);
+                                 w->n, c->M, w->batch, c->remat, &c->p);
     if (rc < 0)
         return rc;
     double total, fullest;
@@ -119,19 +119,19 @@ int stu_tgu_predict(const struct stu_tg_opts *o, struct stu_tgu_run **out)
     char ref[4096];
     int rc = stu_tg_topology(o, STU_TGU_BYTES_PER_PARAM, &r->topo, r->h_topo);
     if (rc < 0)
-        goto err;
+        goto err_free_run;
     if ((rc = stu_tg_data_sub(o, "reference", ref, sizeof ref)) < 0 ||
         (rc = stu_tgu_ref_load(ref, &r->ref)) < 0 ||
         (rc = ps_file_hash(r->ref.path, r->h_ref)) < 0)
-        goto err;
+        goto err_free_run;
     for (r->n = 0; r->n < r->ref.n_rows; r->n++)
         if ((rc = predict_row(r, r->n)) < 0) {
             r->n++; /* its prediction, if any, is freed with the others */
-            goto err;
+            goto err_free_run;
         }
     *out = r;
     return 0;
-err:
+err_free_run:
     stu_tgu_run_free(r);
     return rc;
 }
@@ -166,10 +166,16 @@ static void rows(FILE *f, const struct stu_tgu_run *r)
     for (int i = 0; i < r->n; i++) {
         const struct stu_tgu_cell *c = &r->cell[i];
         const struct stu_tgu_row *w = c->ref;
+        char ck[64];
+        if (c->remat != w->remat) /* stu_tg_remat_run */
+            snprintf(ck, sizeof ck, "%s (as run: %s)", stu_tg_remat_name(w->remat),
+                     stu_tg_remat_name(c->remat));
+        else
+            snprintf(ck, sizeof ck, "%s", stu_tg_remat_name(w->remat));
         fprintf(f, "| %s | %d | (%d, %d) | %d | %s | %d: %d x %d | %s | %.1fM | %.1fM | %s | "
                    "%.1f | %.2f | %s | %.2f | %.2f / %.2f | %s |\n", w->exp, w->n, w->B, w->C,
-                44 * w->B + 21, w->balance, w->chunks, c->M, c->size,
-                stu_tg_remat_name(w->remat), w->params_m, c->params / 1e6,
+                44 * w->B + 21, w->balance, w->chunks, c->M, c->size, ck, w->params_m,
+                c->params / 1e6,
                 stu_tg_pct(c->err_params, e1, sizeof e1), w->mem_gib, c->mem_gib,
                 stu_tg_pct(c->err_mem, e2, sizeof e2), c->model_gib, c->fullest_gib,
                 c->p->stages[0].capacity / PS_GIB, c->p->fits ? "yes" : "**no**");
@@ -221,7 +227,7 @@ static void md(FILE *f, const struct stu_tgu_run *r, const stu_tmpl *tx)
             if (fabs(c->err_mem) > 0.10)
                 fprintf(f, "| %s | memory usage | %.1f GiB | %.2f GiB | %+.1f %% | %s |\n",
                         w->exp, w->mem_gib, c->mem_gib, 100 * c->err_mem,
-                        c->err_mem < 0 ? (w->n > 1 ? "A, D" : "A") : (w->n > 1 ? "C, D" : "C"));
+                        c->err_mem < 0 ? "A" : (w->n > 1 ? "C, D" : "C"));
             if (!c->p->fits)
                 fprintf(f, "| %s | fits its P40s | yes | no | - | C |\n", w->exp);
         }
@@ -233,7 +239,7 @@ static void csv(FILE *f, const struct stu_tgu_run *r)
 {
     stamp(f, r, "# ", "# ", "");
     fprintf(f, "experiment,n,B,C,batch,chunks,micro_batches,micro_batch_size,balance,"
-               "checkpoint,measured_params_millions,predicted_params_millions,params_error_pct,"
+               "checkpoint,checkpoint_run,measured_params_millions,predicted_params_millions,params_error_pct,"
                "measured_memory_gib,predicted_memory_gib,memory_error_pct,"
                "predicted_param_grad_gib,fullest_gib,fits\n");
     for (int i = 0; i < r->n; i++) {
@@ -241,9 +247,9 @@ static void csv(FILE *f, const struct stu_tgu_run *r)
         const struct stu_tgu_row *w = c->ref;
         char bal[128];
         stu_tg_balance_csv(w->balance, bal, sizeof bal);
-        fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,%.1f,%.3f,%.2f,%.1f,%.4f,%.2f,%.4f,%.4f,%d\n",
-                w->exp, w->n, w->B, w->C, w->batch, w->chunks, c->M, c->size, bal,
-                stu_tg_remat_name(w->remat), w->params_m, c->params / 1e6,
+        fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s,%.1f,%.3f,%.2f,%.1f,%.4f,%.2f,%.4f,%.4f,"
+                   "%d\n", w->exp, w->n, w->B, w->C, w->batch, w->chunks, c->M, c->size, bal,
+                stu_tg_remat_name(w->remat), stu_tg_remat_name(c->remat), w->params_m, c->params / 1e6,
                 100 * c->err_params, w->mem_gib, c->mem_gib, 100 * c->err_mem, c->model_gib,
                 c->fullest_gib, c->p->fits);
     }

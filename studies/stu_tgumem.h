@@ -74,6 +74,8 @@ struct stu_tgu_cell {
     const struct stu_tgu_row *ref;
     struct ana_prediction *p;      /* the row's step (its stages' ledgers) */
     int size, M;                   /* torch.chunk's micro-batches */
+    enum sch_remat remat;          /* as run: stu_tg_remat_run (pipeline-8's 32 of
+                                      128 chunks asked: always) */
     double params;                 /* the generator's */
     double mem_gib, model_gib;     /* predicted: the stages' peaks summed; 8 B x params */
     double fullest_gib;            /* the fullest GPU's peak */

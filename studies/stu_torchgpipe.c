@@ -64,6 +64,14 @@ static void tg_chunks(int batch, int m, int *size, int *count)
     *count = (batch + *size - 1) / *size;
 }
 
+enum sch_remat stu_tg_remat_run(enum sch_remat asked, int chunks, int count)
+{
+    /* torchgpipe's gpipe.py: checkpoint_stop = {'always': self.chunks,
+     * 'except_last': self.chunks-1, 'never': 0}, micro-batch j checkpointed
+     * when j < checkpoint_stop, with self.chunks the chunks asked for */
+    return asked == SCH_REMAT_EXCEPT_LAST && count < chunks ? SCH_REMAT_ALWAYS : asked;
+}
+
 /* One mini-batch of `batch` samples as the row runs it on t: count equal
  * chunks of size (stu_torchgpipe.h: an uneven last chunk runs full). */
 static int predict_batch(const struct stu_tg_run *r, const struct mdl_topology *t,
@@ -73,7 +81,8 @@ static int predict_batch(const struct stu_tg_run *r, const struct mdl_topology *
     tg_chunks(batch, w->m, size, count);
     struct ana_config cfg = { .profile = r->prof, .topo = t, .schedule = "gpipe",
                               .K = w->n, .M = *count, .batch = (double)*size * *count,
-                              .remat = w->remat, .partition = part, .no_baseline = 1 };
+                              .remat = stu_tg_remat_run(w->remat, w->m, *count),
+                              .partition = part, .no_baseline = 1 };
     return ana_predict(&cfg, out);
 }
 

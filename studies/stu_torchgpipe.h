@@ -151,6 +151,11 @@ struct stu_tg_run {
 extern const char *const stu_tg_ckpt_names[3];
 extern const enum sch_remat stu_tg_ckpt_modes[3];
 const char *stu_tg_remat_name(enum sch_remat m);
+/* The checkpoint mode torchgpipe runs when `chunks` were asked for and
+ * torch.chunk made `count`: its checkpoint_stop counts the chunks asked
+ * (gpipe.py: 'except_last': self.chunks-1), so except_last with fewer
+ * chunks than asked checkpoints every one: always. */
+enum sch_remat stu_tg_remat_run(enum sch_remat asked, int chunks, int count);
 /* A balance "7,17" as a CSV field, "7 17" (the reference files' form). */
 const char *stu_tg_balance_csv(const char *balance, char *buf, size_t n);
 /* "+1.2 %", in bold ("**+12.0 %**") past 10 %; buf of n bytes. */

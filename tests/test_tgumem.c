@@ -117,7 +117,10 @@ Test(tgumem, predictions_follow_main_py_definitions)
         cr_expect_eq(c->M, M[i], "%s", w->exp);
         cr_expect_eq(c->p->M, M[i], "%s", w->exp);
         cr_expect_eq(c->size * c->M, 32);
-        cr_expect_eq(c->p->remat, w->remat);
+        /* torchgpipe's checkpoint_stop counts the chunks asked for:
+         * pipeline-8's 32 of 128 are all checkpointed */
+        cr_expect_eq(c->p->remat, i == 4 ? SCH_REMAT_ALWAYS : w->remat, "%s", w->exp);
+        cr_expect_eq(c->remat, c->p->remat);
         double sum = 0, fixed = 0;
         for (int s = 0; s < c->p->n_stages; s++) {
             sum += (double)c->p->stages[s].peak_mem;
@@ -146,10 +149,11 @@ Test(tgumem, study_writes_its_files_and_nothing_on_bad_input)
     cr_assert_eq(th_sh("grep -q '^# torchgpipe — U-Net (B, C) memory' %s/a/unet-memory.md",
                        dir), 0);
     cr_assert_eq(th_sh("grep -q '^| pipeline-8 | 8 | (48, 160) | 2133 | "
-                       "800,140,62,36,36,36,36,987 | 128: 32 x 1 |' %s/a/unet-memory.md", dir), 0);
+                       "800,140,62,36,36,36,36,987 | 128: 32 x 1 | except_last (as run: always) |' "
+                       "%s/a/unet-memory.md", dir), 0);
     cr_assert_eq(th_sh("test $(grep -c '^pipeline-[1248],' %s/a/unet-memory.csv) -eq 4", dir),
                  0);
-    cr_assert_eq(th_sh("grep -q '^baseline,1,6,72,32,1,1,32,285,never,362.2,' "
+    cr_assert_eq(th_sh("grep -q '^baseline,1,6,72,32,1,1,32,285,never,never,362.2,' "
                        "%s/a/unet-memory.csv", dir), 0);
     /* A malformed figure: one message, exit 3, no file. */
     data(HEADER "baseline,1,6,72,32,1,285,never,362.2,-3\n");
@@ -166,4 +170,16 @@ Test(tgumem, study_writes_its_files_and_nothing_on_bad_input)
                        "%s/data 2>%s/err", dir, dir, pp, dir, dir, dir), 3);
     cr_assert_eq(th_sh("grep -q 'unet-memory.md' %s/err", dir), 0);
     cr_assert_eq(th_sh("diff -r %s/a %s/keep", dir, dir), 0, "an output was touched");
+}
+
+/* torchgpipe's gpipe.py stops checkpointing at the chunks asked for
+ * ('except_last': self.chunks-1), whatever torch.chunk made of them. */
+Test(tgumem, checkpoint_as_torchgpipe_runs_it)
+{
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_EXCEPT_LAST, 32, 32), SCH_REMAT_EXCEPT_LAST);
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_EXCEPT_LAST, 32, 31), SCH_REMAT_ALWAYS);
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_EXCEPT_LAST, 128, 32), SCH_REMAT_ALWAYS);
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_NEVER, 32, 1), SCH_REMAT_NEVER);
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_ALWAYS, 4, 2), SCH_REMAT_ALWAYS);
+    cr_expect_eq(stu_tg_remat_run(SCH_REMAT_EXCEPT_LAST, 1, 1), SCH_REMAT_EXCEPT_LAST);
 }
