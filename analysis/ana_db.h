@@ -12,8 +12,9 @@
  * (the runs table rebuilt with the replicas column in its key, ids kept, so
  * the stages stay attached), after which older pipesim releases refuse it.
  *   runs    one row per configuration: the inputs (model and topology as
- *           given plus a 64-bit FNV-1a hash of each file, or of the spec text
- *           for generated models), schedule, K, M, batch (per replica, as
+ *           given plus a 64-bit FNV-1a hash of each file, a topology's with
+ *           the device presets it takes, or of the profile a generator spec
+ *           makes), schedule, K, M, batch (per replica, as
  *           pipesim predict takes it), replicas, remat, partition
  *           strategy; the outputs (partition, step time, throughput, speedup
  *           over one device, simulated and analytic bubble, fits); status
@@ -87,7 +88,9 @@ int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
 int ana_db_load(ana_db *db, struct ana_run **runs, int *n);
 void ana_runs_free(struct ana_run *runs, int n);
 /* The hash stored beside an input: FNV-1a of the file's bytes when arg is a
- * readable file or the name of a bundled one of `kind` (its file's bytes);
+ * readable file or the name of a bundled one of `kind` (its file's bytes;
+ * a topology's continued over the devices.json presets it takes,
+ * mdl_topology_input_hash in models/mdl_device.h);
  * for a generator spec (kind PROFILE) of the profile it generates as CSV
  * text (mdl_profile_hash), so a changed generator changes it: prof, the
  * one the caller built from arg, or NULL to build it here; else of the

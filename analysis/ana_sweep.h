@@ -41,8 +41,8 @@
 struct ana_sweep_spec {
     const struct mdl_profile *profile;
     const struct mdl_topology *topo;
-    const char *model_arg, *topo_arg;  /* as given: stored, and hashed (file bytes, or
-                                          the text of a generator spec) */
+    const char *model_arg, *topo_arg;  /* as given: stored, and hashed
+                                          (ana_db_input_hash) */
     const char *command;               /* the command line, stored with each row */
     const char *schedule;              /* NULL = "gpipe"; ignored with schedules */
     const char *const *schedules; int nschedule; /* several schedules (NULL: schedule) */

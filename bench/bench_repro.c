@@ -5,8 +5,8 @@
  * +-15 %; GPipe Table 1: parameter counts within 3 %, the largest model
  * that fits within +-25 %. Beside them, with the same targets:
  * torchgpipe's ResNet-101 and U-Net (5, 64) speed benchmarks (U-Net's long
- * skips relayed stage to stage, models/mdl_unet.h), torchgpipe's AmoebaNet-D memory
- * benchmark (the memory ledger against PyTorch on P40s); the device model
+ * skips relayed stage to stage, models/mdl_unet.h), torchgpipe's AmoebaNet-D and
+ * U-Net (B, C) memory benchmarks (the memory ledger against PyTorch on P40s); the device model
  * alone is bench_device's. Each figure is printed beside its target, as a
  * ratio (|error| / target: <= 1 met) and PASS or MISS; where a throughput
  * figure misses, the worst cells' stage times split by what the engine ran
@@ -363,7 +363,7 @@ static int tg_memory(void)
 
 /* torchgpipe's U-Net (B, C) memory benchmark (studies/stu_tgumem.h): the
  * ledger's total over the GPUs against PyTorch's total reserve, parameters
- * included, beside Table 1's targets; the per-GPU gap where one misses. */
+ * included, beside Table 1's targets, with the per-GPU gap of every row. */
 static int tg_unet_memory(void)
 {
     struct stu_tg_opts o = { .topo_dir = "models/topologies" };

@@ -69,7 +69,7 @@ static int load_inputs(struct inputs *in)
         (rc = ps_file_hash(a->profile, h1)) < 0 || (rc = mdl_topology_input_hash(tpath, h2)) < 0)
         return rc;
     snprintf(in->pdesc, sizeof in->pdesc, "%s (fnv1a %s)", a->profile, h1);
-    snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s)", a->topology, h2);
+    snprintf(in->tdesc, sizeof in->tdesc, "%s (fnv1a %s, with its presets)", a->topology, h2);
     return 0;
 }
 

@@ -197,7 +197,9 @@ int mdl_device_presets_file(const char *topo_path, char *file, size_t fsz);
 /* FNV-1a 64 of the topology file and, when one of its devices takes a
  * "preset", of the devices.json it resolves to: what a topology's
  * predictions depend on, for stamps and caches (a preset changed alone
- * changes it). */
+ * changes it). A preset without a devices.json to resolve it: that error,
+ * as the loader's. (The key is found by its bytes: one spelt with \u
+ * escapes is not seen.) */
 int mdl_topology_input_hash(const char *topo_path, char hex[17]);
 
 /* Element bytes of the device's precision (4 or 2). */

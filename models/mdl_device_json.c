@@ -260,9 +260,10 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     if (rc < 0)
         return rc;
     uint64_t h = ps_fnv1a(text, len, PS_FNV_INIT);
-    /* "preset" as a key: what the loader merges in (a name that merely
-     * says "preset" costs one more file hashed, or none when no
-     * devices.json is found) */
+    /* "preset" as a key (the bytes "preset" and a colon after blanks):
+     * what the loader merges in. A key spelt with escapes ("pr\u0065set")
+     * is missed; a string holding those bytes is not JSON text outside a
+     * key, since its quotes would be escaped */
     int uses = 0;
     for (const char *p = text; !uses && (p = memmem(p, len - (size_t)(p - text), "\"preset\"",
                                                      8)) != NULL; p += 8) {
@@ -273,13 +274,13 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     }
     free(text);
     char file[4096];
-    if (uses && mdl_device_presets_file(topo_path, file, sizeof file) == 0) {
-        if ((rc = ps_read_file(file, &text, &len)) < 0)
+    if (uses) {
+        if ((rc = mdl_device_presets_file(topo_path, file, sizeof file)) < 0 ||
+            (rc = ps_read_file(file, &text, &len)) < 0)
             return rc;
         h = ps_fnv1a(text, len, h);
         free(text);
     }
-    ps_error_clear();
     snprintf(hex, 17, "%016llx", (unsigned long long)h);
     return 0;
 }

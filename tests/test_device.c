@@ -488,9 +488,12 @@ Test(device, input_hash_covers_presets)
     cr_assert_eq(mdl_topology_input_hash(plain, h3), 0);
     cr_assert_eq(ps_file_hash(plain, h1), 0);
     cr_expect_str_eq(h1, h3);
-    /* the same topology file without its devices.json: the loader would
-     * fail; the hash is the file's alone */
+    /* without a devices.json beside it or in the data folder: the loader's
+     * error; the plain topology still hashes */
     cr_assert_eq(th_sh("rm %s/devices.json", dir), 0);
+    cr_assert_eq(setenv("PIPESIM_DATA", dir, 1), 0);
+    cr_expect_lt(mdl_topology_input_hash(topo, h3), 0);
+    cr_expect(strstr(ps_errmsg(), "no devices.json beside it"), "%s", ps_errmsg());
     cr_expect_eq(mdl_topology_input_hash(plain, h3), 0);
     cr_expect_lt(mdl_topology_input_hash("/nonexistent/t.json", h3), 0);
     th_sh("rm -rf %s", dir);

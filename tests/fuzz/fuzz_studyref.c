@@ -123,9 +123,10 @@ static void unet_memory(const uint8_t *data, size_t size)
     FUZZ_CHECK(r.n_rows > 0 && r.n_rows <= STU_TGU_MAXROW);
     for (int i = 0; i < r.n_rows; i++) {
         const struct stu_tgu_row *w = &r.row[i];
-        int size1 = (w->batch + w->chunks - 1) / w->chunks;
         FUZZ_CHECK(w->n >= 1 && w->n <= 8 && w->B >= 1 && w->C >= 2);
-        FUZZ_CHECK(w->chunks >= 1 && w->batch % size1 == 0);
+        FUZZ_CHECK(w->chunks >= 1 && w->batch >= 1);
+        int size1 = (w->batch + w->chunks - 1) / w->chunks;
+        FUZZ_CHECK(w->batch % size1 == 0);
         FUZZ_CHECK(w->params_m > 1e-3 && w->params_m <= 1e6);
         FUZZ_CHECK(w->mem_gib > 1e-3 && w->mem_gib <= 1e4);
         for (int j = 0; j < i; j++)
