@@ -318,6 +318,7 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
 static const char *const generator_examples[] = {
     "mlp:layers=16,width=1024", "transformer:L=24", "amoebanet:L=18,D=256",
     "gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257", "resnet:depth=50",
+    "unet:convs=5,channels=64", "vgg:depth=16",
 };
 
 int mdl_preset_catalog_new(struct mdl_preset_catalog **out)

@@ -100,7 +100,10 @@ static void formats_agree(const char *env, int want_topologies)
     table_counts(table, n);
     if (want_topologies >= 0)
         cr_assert_eq(n[0], want_topologies, "%s", table);
-    cr_assert_eq(n[2], 5, "one example per generator:\n%s", table);
+    int n_gen = 0;
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++)
+        n_gen++;
+    cr_assert_eq(n[2], n_gen, "one example per generator:\n%s", table);
 
     /* CSV: a header, then one row per table line, sections in order */
     const char *p = csv;
@@ -340,4 +343,19 @@ Test(presets, completion_offers_every_schedule)
     for (int i = 0; i < n; i++)
         cr_expect(strstr(phelp, sch_schedule_form(i)), "predict --help lacks %s",
                   sch_schedule_form(i));
+}
+
+/* The table's generator section has an example of every generator
+ * (models/mdl_gen.h's list), so a new generator is not left out. */
+Test(presets, every_generator_has_an_example)
+{
+    static char out[BIG];
+    cr_assert_eq(th_capture(out, sizeof out, "%s presets", th_pipesim()), 0, "%s", out);
+    const char *sec = strstr(out, "model generators");
+    cr_assert(sec, "%s", out);
+    for (const struct mdl_generator *g = mdl_generators; g->prefix; g++) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  %s:", g->prefix);
+        cr_expect(strstr(sec, line), "no example of %s in:\n%s", g->prefix, sec);
+    }
 }
