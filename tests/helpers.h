@@ -39,6 +39,23 @@ th_profile(int n, const double *fwd_ns, const double *bwd_ns, double at_batch,
     return p;
 }
 
+/* A topology parsed from JSON text (named "<test>"); the test fails when
+ * it does not parse. */
+static inline struct mdl_topology *th_topo(const char *json)
+{
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_parse(json, strlen(json), "<test>", &t), 0, "%s", ps_errmsg());
+    return t;
+}
+
+/* JSON text the topology parser refuses, with needle in its message. */
+static inline void th_topo_fails(const char *json, const char *needle)
+{
+    struct mdl_topology *t;
+    cr_assert_lt(mdl_topology_parse(json, strlen(json), "<test>", &t), 0, "accepted %s", json);
+    cr_expect(strstr(ps_errmsg(), needle), "message '%s' lacks '%s'", ps_errmsg(), needle);
+}
+
 /* The model a profile path or generator spec opens (mdl_model_open); the
  * test fails when it does not. */
 static inline struct mdl_profile *th_model(const char *spec)

@@ -9,21 +9,6 @@
 
 #include <math.h>
 
-static struct mdl_topology *topo(const char *json)
-{
-    struct mdl_topology *t;
-    int rc = mdl_topology_parse(json, strlen(json), "<test>", &t);
-    cr_assert_eq(rc, 0, "%s", ps_errmsg());
-    return t;
-}
-
-static void topo_fails(const char *json, const char *needle)
-{
-    struct mdl_topology *t;
-    cr_assert_lt(mdl_topology_parse(json, strlen(json), "<test>", &t), 0, "accepted %s", json);
-    cr_expect(strstr(ps_errmsg(), needle), "message '%s' lacks '%s'", ps_errmsg(), needle);
-}
-
 #define DEV(extra)                                                                         \
     "{\"devices\": [{\"name\": \"d\", \"flops\": 1e12, \"memory\": 1e9, "                  \
     "\"mem_bandwidth\": 1e11" extra "}]}"
@@ -35,11 +20,11 @@ Test(device, roofline_memory_bound)
 {
     /* 100x100x100, fp32: math 2e6 / 1e12 = 2000 ns; operands 3e4 x 4 B =
      * 1.2e5 B at 1e11 x 0.5 = 2400 ns: memory-bound, max = 2400, sum = 4400 */
-    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5"));
+    struct mdl_topology *t = th_topo(DEV(", \"mem_efficiency\": 0.5"));
     cr_assert(t->devices[0].model.on);
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 100, 100, 100, 1)), 2400);
     mdl_topology_free(t);
-    t = topo(DEV(", \"mem_efficiency\": 0.5, \"combine\": \"sum\""));
+    t = th_topo(DEV(", \"mem_efficiency\": 0.5, \"combine\": \"sum\""));
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 100, 100, 100, 1)), 4400);
     mdl_topology_free(t);
 }
@@ -47,11 +32,11 @@ Test(device, roofline_memory_bound)
 Test(device, roofline_math_bound)
 {
     /* 1000^3: math 2e9 / 1e12 = 2 ms; memory 1.2e7 B / 5e10 = 0.24 ms */
-    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5"));
+    struct mdl_topology *t = th_topo(DEV(", \"mem_efficiency\": 0.5"));
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 2000000);
     /* bf16 peak 4e12 and 2-byte operands: math 500 us, memory 120 us */
     mdl_topology_free(t);
-    t = topo(DEV(", \"mem_efficiency\": 0.5, \"precision\": \"bf16\", "
+    t = th_topo(DEV(", \"mem_efficiency\": 0.5, \"precision\": \"bf16\", "
                  "\"matrix_flops\": {\"bf16\": 4e12}"));
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 500000);
     cr_expect_eq(mdl_device_elem_bytes(&t->devices[0]), 2);
@@ -61,7 +46,7 @@ Test(device, roofline_math_bound)
 Test(device, vector_roofline)
 {
     /* vector peak 1e11: 1e6 FLOPs = 10 us; 4e6 B at 1e11 = 40 us -> 40 us */
-    struct mdl_topology *t = topo(DEV(", \"vector_flops\": {\"fp32\": 1e11}"));
+    struct mdl_topology *t = th_topo(DEV(", \"vector_flops\": {\"fp32\": 1e11}"));
     cr_expect_eq(ns(mdl_device_vec_s(&t->devices[0], 1e6, 4e6)), 40000);
     cr_expect_eq(ns(mdl_device_vec_s(&t->devices[0], 1e7, 4e5)), 100000);
     mdl_topology_free(t);
@@ -73,7 +58,7 @@ Test(device, tpu_padding)
      * 2 x 16 x 128 x 256 = 1048576 FLOPs at 1e12 = 1048.576 ns */
     const char *j = "{\"devices\": [{\"name\": \"t\", \"flops\": 1e12, \"memory\": 1e9, "
                     "\"gemm\": {\"pad\": [8, 128]}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     cr_expect_float_eq(mdl_device_gemm_s(&t->devices[0], 10, 100, 200, 1), 1048576e-12, 1e-18);
     /* already aligned: no padding */
     cr_expect_float_eq(mdl_device_gemm_s(&t->devices[0], 8, 128, 256, 1), 2 * 8 * 128 * 256e-12,
@@ -88,7 +73,7 @@ Test(device, tpu_pads_a_convolutions_images)
      * 392 rows (a product of 196 rows would pad to 200). Memory free. */
     const char *j = "{\"devices\": [{\"name\": \"t\", \"flops\": 1e12, \"memory\": 1e9, "
                     "\"gemm\": {\"pad\": [8, 128]}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     struct mdl_gemm g = { .rows = 49, .k = 128, .n = 128, .count = 1, .weight = 1 };
     struct mdl_work w = { .n_gemms = 1, .gemms = &g };
@@ -107,7 +92,7 @@ Test(device, tpu_pads_a_convolutions_images)
     cr_expect_float_eq(f, 392 * one, 1e-18);
     /* A GPU device (no "pad") ignores the mark. */
     const char *gj = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9}]}";
-    struct mdl_topology *gt = topo(gj);
+    struct mdl_topology *gt = th_topo(gj);
     mdl_device_work_s(&gt->devices[0], &w, 4, &f, &b, &wg);
     cr_expect_float_eq(f, 2.0 * 196 * 128 * 128 / 1e12, 1e-18);
     mdl_topology_free(gt);
@@ -121,7 +106,7 @@ Test(device, wave_quantization)
      * 2 waves; 129 x 128 -> 2 tiles, 1 wave; count 2 -> 12 tiles, 3 waves */
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                     "\"gemm\": {\"tile\": [128, 128], \"units\": 4}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     double tile = 2.0 * 128 * 128 * 64 / 1e12;
     cr_expect_float_eq(mdl_device_gemm_s(d, 256, 64, 384, 1), 2 * tile, 1e-18);
@@ -140,7 +125,7 @@ Test(device, split_k_fills_idle_units)
      * slices each. Four tiles fill the units: no split. */
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                     "\"gemm\": {\"tile\": [128, 128], \"units\": 4}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     double tk = 2.0 * 128 * 128 / 1e12; /* one tile on one unit, per unit of K */
     cr_expect_float_eq(mdl_device_split_k(d, 1, 4096), 4, 0);
@@ -155,14 +140,14 @@ Test(device, split_k_fills_idle_units)
      * rows on 28 units: 5 slices, one wave of 25 tiles. */
     const char *j28 = "{\"devices\": [{\"name\": \"g\", \"flops\": 28e12, \"memory\": 1e9, "
                       "\"gemm\": {\"tile\": [128, 128], \"units\": 28}}]}";
-    struct mdl_topology *t28 = topo(j28);
+    struct mdl_topology *t28 = th_topo(j28);
     const struct mdl_device *d28 = &t28->devices[0];
     cr_expect_float_eq(mdl_device_split_k(d28, 5, 200704), 5, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d28, 576, 200704, 64, 1), tk * 200704 / 5, 1e-15);
     /* Untiled devices never split. */
     const char *jp = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                      "\"gemm\": {\"pad\": [8, 128]}}]}";
-    struct mdl_topology *tp = topo(jp);
+    struct mdl_topology *tp = th_topo(jp);
     cr_expect_float_eq(mdl_device_split_k(&tp->devices[0], 1, 4096), 1, 0);
     mdl_topology_free(tp);
     mdl_topology_free(t28);
@@ -179,7 +164,7 @@ Test(device, the_fastest_tile_shape)
      * the first shape wins the tie. */
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                     "\"gemm\": {\"tile\": [[128, 128], [128, 32]], \"units\": 4}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     cr_assert_eq(d->model.n_tiles, 2);
     cr_expect_eq(d->model.tile_m, 128);
@@ -191,9 +176,9 @@ Test(device, the_fastest_tile_shape)
     mdl_device_describe(d, buf, sizeof buf);
     cr_expect(strstr(buf, "the fastest of 128x128 or 128x32 tiles"), "%s", buf);
     mdl_topology_free(t);
-    topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
+    th_topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
                "gemm.tile[1]");
-    topo_fails(DEV(", \"gemm\": {\"tile\": [[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], "
+    th_topo_fails(DEV(", \"gemm\": {\"tile\": [[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], "
                    "[1, 1], [1, 1], [1, 1]], \"units\": 4}"), "at most 8 shapes");
 }
 
@@ -205,7 +190,7 @@ Test(device, convolution_reads_its_input_not_im2col)
      * 1000) x 4 B against (9000 + 900 + 1000) x 4 B. */
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e18, \"memory\": 1e9, "
                     "\"mem_bandwidth\": 1e9, \"precision\": \"fp32\"}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     cr_expect_float_eq(mdl_device_conv_s(d, 100, 90, 10, 1, 1000), 2900 * 4 / 1e9, 1e-15);
     cr_expect_float_eq(mdl_device_conv_s(d, 100, 90, 10, 1, 0), 10900 * 4 / 1e9, 1e-15);
@@ -227,7 +212,7 @@ Test(device, efficiency_scales_math)
 {
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
                     "\"gemm\": {\"efficiency\": 0.5}}]}";
-    struct mdl_topology *t = topo(j);
+    struct mdl_topology *t = th_topo(j);
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 4000000);
     mdl_topology_free(t);
 }
@@ -244,7 +229,7 @@ Test(device, layer_ops_and_kernel_overhead)
     /* gemms 10x20x30 at n = 2 (M = 20), memory free, 1e12:
      * F = 20x20x30 = 24 ns, B = 20x30x20 = 24 ns, W = 20x20x30 = 24 ns;
      * + vec_fwd 1000 x 2 / 1e12 = 2 ns; kernels 3/1/2 x 1 us */
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
                                   "\"memory\": 1e9, \"kernel_overhead_s\": 1e-6}]}");
     struct mdl_profile *p = work_profile(
         "name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,kernels_fwd,"
@@ -276,7 +261,7 @@ Test(device, activation_product_backward_is_input_gradients)
 {
     /* 'a': c x n products of ROWS x K x N; B has two, W none. 4x8x4*2a at
      * n = 3: 6 products; F = 6 x 2 x 4 x 8 x 4 = 1536 FLOPs; B = 2 x 1536 */
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
                                   "\"memory\": 1e9, \"precision\": \"fp32\"}]}");
     struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms\n"
                                          "attn,1,0,0,0,4x8x4*2a\n");
@@ -330,7 +315,7 @@ Test(device, wgrad_column_share)
 Test(device, no_work_keeps_legacy_rule)
 {
     /* a model device and a layer without work: overhead + f n / (flops max) */
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
                                   "\"memory\": 1e9, \"kernel_overhead_s\": 1, "
                                   "\"efficiency\": {\"max\": 0.5, \"overhead_s\": 1e-6}}]}");
     struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes\n"
@@ -366,18 +351,18 @@ Test(device, legacy_device_has_no_model)
 
 Test(device, json_errors)
 {
-    topo_fails(DEV(", \"precision\": \"fp8\""), "precision");
-    topo_fails(DEV(", \"matrix_flops\": {\"int8\": 1}"), "unknown field 'int8'");
-    topo_fails(DEV(", \"matrix_flops\": {\"fp32\": -1}"), "matrix_flops.fp32");
-    topo_fails(DEV(", \"mem_efficiency\": 1.5"), "mem_efficiency");
-    topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128]}"), "'tile' and 'units'");
-    topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128], \"units\": 4, \"pad\": [8, 128]}"),
+    th_topo_fails(DEV(", \"precision\": \"fp8\""), "precision");
+    th_topo_fails(DEV(", \"matrix_flops\": {\"int8\": 1}"), "unknown field 'int8'");
+    th_topo_fails(DEV(", \"matrix_flops\": {\"fp32\": -1}"), "matrix_flops.fp32");
+    th_topo_fails(DEV(", \"mem_efficiency\": 1.5"), "mem_efficiency");
+    th_topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128]}"), "'tile' and 'units'");
+    th_topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128], \"units\": 4, \"pad\": [8, 128]}"),
                "excludes");
-    topo_fails(DEV(", \"gemm\": {\"pad\": [8]}"), "gemm.pad");
-    topo_fails(DEV(", \"gemm\": {\"waves\": 1}"), "unknown field 'waves'");
-    topo_fails(DEV(", \"combine\": \"min\""), "combine");
-    topo_fails(DEV(", \"kernel_overhead\": 1"), "unknown field 'kernel_overhead'");
-    topo_fails(DEV(", \"kernel_overhead_s\": -1"), "kernel_overhead_s");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8]}"), "gemm.pad");
+    th_topo_fails(DEV(", \"gemm\": {\"waves\": 1}"), "unknown field 'waves'");
+    th_topo_fails(DEV(", \"combine\": \"min\""), "combine");
+    th_topo_fails(DEV(", \"kernel_overhead\": 1"), "unknown field 'kernel_overhead'");
+    th_topo_fails(DEV(", \"kernel_overhead_s\": -1"), "kernel_overhead_s");
 }
 
 static const char *const presets[] = { "tpu-v2-core", "tpu-v3-core", "p100-pcie-16gb",
@@ -392,7 +377,7 @@ Test(device, presets_load)
         char j[256];
         snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
                  presets[i]);
-        struct mdl_topology *t = topo(j);
+        struct mdl_topology *t = th_topo(j);
         const struct mdl_device *d = &t->devices[0];
         cr_expect(d->model.on, "%s", presets[i]);
         cr_expect_gt(d->flops, 0);
@@ -402,14 +387,14 @@ Test(device, presets_load)
         mdl_topology_free(t);
     }
     /* inline keys override the preset's */
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
                                   "\"a100-sxm-80gb\", \"precision\": \"tf32\", "
                                   "\"memory\": 4e10}]}");
     cr_expect_eq(t->devices[0].model.precision, MDL_TF32);
     cr_expect_eq(t->devices[0].memory, 4e10);
     cr_expect_eq(t->devices[0].model.units, 108);
     mdl_topology_free(t);
-    topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
                "no device 'tpu-v9'");
 }
 
@@ -446,7 +431,7 @@ Test(device, op_class_split_adds_up)
      * memory-bound vector part and kernels: the classes add up to
      * 2F + B + W (a re-computed forward counts twice), and each part lands
      * in its class by hand: the big product's three GEMMs are matrix. */
-    struct mdl_topology *t = topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
+    struct mdl_topology *t = th_topo(DEV(", \"mem_efficiency\": 0.5, \"kernel_overhead_s\": 1e-6"));
     const struct mdl_device *d = &t->devices[0];
     struct mdl_gemm g[3] = { { 1000, 1000, 1000, 1, 1, 0, 0, 0 }, { 10, 30, 20, 1, 2, 0, 0, 0 },
                              { 64, 32, 64, 4, 0, 0, 0, 0 } };

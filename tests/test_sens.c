@@ -12,13 +12,6 @@
 
 TestSuite(sens, .timeout = 120);
 
-static struct mdl_topology *topo(const char *json)
-{
-    struct mdl_topology *t;
-    cr_assert_eq(mdl_topology_parse(json, strlen(json), "t.json", &t), 0, "%s", ps_errmsg());
-    return t;
-}
-
 static struct mdl_profile *profile(const char *csv)
 {
     struct mdl_profile *p;
@@ -41,7 +34,7 @@ static double step_of(const struct ana_config *c, const struct mdl_topology *t)
 
 Test(sens, all_matrix_step_has_elasticity_minus_one_and_no_other)
 {
-    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_topology *t = th_topo(LEGACY);
     struct mdl_profile *p = profile(ONE_LAYER);
     struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
                             .remat = SCH_REMAT_NEVER };
@@ -61,7 +54,7 @@ Test(sens, all_matrix_step_has_elasticity_minus_one_and_no_other)
  * is within O(rel^2) of them). */
 Test(sens, update_shares_the_step_with_the_matrix_work)
 {
-    struct mdl_topology *t = topo("{\"bytes_per_param\": 12, \"devices\": [{\"name\": \"g\", "
+    struct mdl_topology *t = th_topo("{\"bytes_per_param\": 12, \"devices\": [{\"name\": \"g\", "
                                   "\"count\": 2, \"flops\": 1e12, \"memory\": 1e15, "
                                   "\"mem_bandwidth\": 24e9}]}");
     struct mdl_profile *p = profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
@@ -83,7 +76,7 @@ Test(sens, update_shares_the_step_with_the_matrix_work)
  * which 2 s are bytes / bandwidth and 1 s latency. */
 Test(sens, link_bandwidth_and_latency_on_the_critical_path)
 {
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
                                   "\"flops\": 1e12, \"memory\": 1e15}], \"links\": [{\"name\": "
                                   "\"l\", \"endpoints\": [\"g0\", \"g1\"], \"bandwidth\": 1e9, "
                                   "\"latency\": 0.5}]}");
@@ -137,7 +130,7 @@ Test(sens, knobs_together_cover_every_figure_that_times_a_step)
     mdl_topology_free(t);
     /* Legacy devices with a per-op overhead and host-driven copies on a
      * chain: their fixed parts and bytes too. */
-    t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 4, \"flops\": 1e12, "
+    t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 4, \"flops\": 1e12, "
              "\"memory\": 1e15, \"mem_bandwidth\": 1e11, \"efficiency\": {\"max\": 0.5, "
              "\"batch_half\": 8, \"overhead_s\": 2e-4}}], \"links\": [{\"name\": \"l\", "
              "\"endpoints\": [\"g0\", \"g1\", \"g2\", \"g3\"], \"bandwidth\": 1e10, "
@@ -149,7 +142,7 @@ Test(sens, knobs_together_cover_every_figure_that_times_a_step)
     mdl_topology_free(t);
     mdl_profile_free(p);
     /* Vector work bound by its math (no memory figure): the vector peak. */
-    t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, "
+    t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, "
              "\"memory\": 1e15, \"precision\": \"fp32\", \"vector_flops\": {\"fp32\": 1e11}, "
              "\"kernel_overhead_s\": 1e-5}]}");
     p = profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,vec_bwd_flops,"
@@ -197,7 +190,7 @@ Test(sens, rate_elasticities_less_cost_elasticities_sum_to_minus_one)
  * The source topology is left as it was. */
 Test(sens, a_knob_moves_its_figure_only)
 {
-    struct mdl_topology *t = topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
                                   "\"flops\": 1e12, \"memory\": 1e15, \"precision\": \"fp32\", "
                                   "\"matrix_flops\": {\"fp32\": 4e12}}]}");
     struct mdl_profile *p = profile("name,fwd_flops,params,out_bytes,stash_bytes,"
@@ -231,7 +224,7 @@ static int jump(void *ctx, const struct mdl_topology *t, double *v)
 
 Test(sens, solve_refuses_a_jump_over_the_target)
 {
-    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_topology *t = th_topo(LEGACY);
     double f;
     cr_assert_eq(ana_knob_solve(t, ANA_KNOB_MATRIX, 7, jump, NULL, &f), 0);
     cr_expect(isnan(f), "%g", f);
@@ -244,7 +237,7 @@ Test(sens, solve_refuses_a_jump_over_the_target)
  * an error. */
 Test(sens, a_step_of_no_time_has_elasticities_of_zero)
 {
-    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_topology *t = th_topo(LEGACY);
     struct mdl_profile *p = profile("name,fwd_flops,params,out_bytes,stash_bytes\na,0,0,0,0\n");
     struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 4,
                             .remat = SCH_REMAT_NEVER };
@@ -259,7 +252,7 @@ Test(sens, a_step_of_no_time_has_elasticities_of_zero)
 
 Test(sens, solve_gives_the_factor_or_nan_and_refuses_bad_input)
 {
-    struct mdl_topology *t = topo(LEGACY);
+    struct mdl_topology *t = th_topo(LEGACY);
     struct mdl_profile *p = profile(ONE_LAYER);
     struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
                             .remat = SCH_REMAT_NEVER };

@@ -10,21 +10,6 @@
 
 #include <math.h>
 
-static struct mdl_topology *topo(const char *json)
-{
-    struct mdl_topology *t;
-    int rc = mdl_topology_parse(json, strlen(json), "<test>", &t);
-    cr_assert_eq(rc, 0, "%s", ps_errmsg());
-    return t;
-}
-
-static void topo_fails(const char *json, const char *needle)
-{
-    struct mdl_topology *t;
-    cr_assert_lt(mdl_topology_parse(json, strlen(json), "<test>", &t), 0, "accepted %s", json);
-    cr_expect(strstr(ps_errmsg(), needle), "message '%s' lacks '%s'", ps_errmsg(), needle);
-}
-
 /* 1e12 FLOP/s, memory free (no mem_bandwidth), products at their exact
  * shape: a product's time is 2 M K N c / 1e12. */
 #define DEV(extra)                                                                         \
@@ -44,7 +29,7 @@ static struct mdl_gemm conv3(double side, double cin, double cout, int wino)
 
 static void times(const char *json, struct mdl_gemm g, double n, long long out[3])
 {
-    struct mdl_topology *t = topo(json);
+    struct mdl_topology *t = th_topo(json);
     struct mdl_work w = { .n_gemms = 1, .gemms = &g };
     double f, b, wg;
     mdl_device_work_s(&t->devices[0], &w, n, &f, &b, &wg);
@@ -125,7 +110,7 @@ Test(winograd, memory_traffic_is_the_direct_products)
 
 Test(winograd, op_class_split_matches_the_times)
 {
-    struct mdl_topology *t = topo(WINO(2));
+    struct mdl_topology *t = th_topo(WINO(2));
     struct mdl_gemm g = conv3(8, 4, 8, 1);
     struct mdl_work w = { .n_gemms = 1, .gemms = &g };
     double cls[MDL_SPLIT_N] = { 0 };
@@ -136,20 +121,20 @@ Test(winograd, op_class_split_matches_the_times)
 
 Test(winograd, json_field)
 {
-    struct mdl_topology *t = topo(WINO(4));
+    struct mdl_topology *t = th_topo(WINO(4));
     cr_expect_eq(t->devices[0].model.wino_m, 4);
     char buf[512];
     mdl_device_describe(&t->devices[0], buf, sizeof buf);
     cr_expect(strstr(buf, "Winograd F(4x4, 3x3)"), "%s", buf);
     mdl_topology_free(t);
-    topo_fails(WINO(1), "winograd.tile: must be a whole number in [2, 6]");
-    topo_fails(WINO(7), "winograd.tile");
-    topo_fails(WINO(2.5), "winograd.tile");
-    topo_fails(WINO("2"), "winograd.tile");
-    topo_fails(DEV(", \"winograd\": 2"), "winograd: must be an object");
-    topo_fails(DEV(", \"winograd\": {}"), "missing field 'tile'");
-    topo_fails(DEV(", \"winograd\": {\"tile\": 2, \"fused\": true}"), "unknown field 'fused'");
-    topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128]}, \"winograd\": {\"tile\": 2}"),
+    th_topo_fails(WINO(1), "winograd.tile: must be a whole number in [2, 6]");
+    th_topo_fails(WINO(7), "winograd.tile");
+    th_topo_fails(WINO(2.5), "winograd.tile");
+    th_topo_fails(WINO("2"), "winograd.tile");
+    th_topo_fails(DEV(", \"winograd\": 2"), "winograd: must be an object");
+    th_topo_fails(DEV(", \"winograd\": {}"), "missing field 'tile'");
+    th_topo_fails(DEV(", \"winograd\": {\"tile\": 2, \"fused\": true}"), "unknown field 'fused'");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128]}, \"winograd\": {\"tile\": 2}"),
                "excludes gemm 'pad'");
 }
 
@@ -161,7 +146,7 @@ Test(winograd, fp32_only_and_null_turns_it_off)
               "\"winograd\": {\"tile\": 2}"), conv3(8, 4, 8, 1), 2, t);
     cr_expect_eq(t[0], 73728);
     cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
-    struct mdl_topology *tp = topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
+    struct mdl_topology *tp = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
                                    "\"tesla-p40\", \"winograd\": null}]}");
     cr_expect_eq(tp->devices[0].model.wino_m, 0);
     mdl_topology_free(tp);
@@ -180,7 +165,7 @@ Test(winograd, presets)
         char j[160];
         snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
                  want[i].name);
-        struct mdl_topology *t = topo(j);
+        struct mdl_topology *t = th_topo(j);
         cr_expect_eq(t->devices[0].model.wino_m, want[i].m, "%s", want[i].name);
         mdl_topology_free(t);
     }
