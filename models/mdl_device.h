@@ -198,8 +198,8 @@ int mdl_device_presets_file(const char *topo_path, char *file, size_t fsz);
  * "preset", of the devices.json it resolves to: what a topology's
  * predictions depend on, for stamps and caches (a preset changed alone
  * changes it). A preset without a devices.json to resolve it: that error,
- * as the loader's. (The key is found by its bytes: one spelt with \u
- * escapes is not seen.) */
+ * as the loader's; a file that is not JSON hashes alone (the loader
+ * refuses it). */
 int mdl_topology_input_hash(const char *topo_path, char hex[17]);
 
 /* Element bytes of the device's precision (4 or 2). */

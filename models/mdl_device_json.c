@@ -260,19 +260,19 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     if (rc < 0)
         return rc;
     uint64_t h = ps_fnv1a(text, len, PS_FNV_INIT);
-    /* "preset" as a key (the bytes "preset" and a colon after blanks):
-     * what the loader merges in. A key spelt with escapes ("pr\u0065set")
-     * is missed; a string holding those bytes is not JSON text outside a
-     * key, since its quotes would be escaped */
-    int uses = 0;
-    for (const char *p = text; !uses && (p = memmem(p, len - (size_t)(p - text), "\"preset\"",
-                                                     8)) != NULL; p += 8) {
-        const char *q = p + 8;
-        while (q < text + len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
-            q++;
-        uses = q < text + len && *q == ':';
-    }
+    /* A device object with a "preset" key, as the loader reads the JSON
+     * (escapes decoded); a file that does not parse is the loader's to
+     * refuse, and hashes alone. */
+    size_t bom = ps_bom_len(text, len), i;
+    json_error_t jerr;
+    json_t *root = json_loadb(text + bom, len - bom, 0, &jerr), *devs, *d;
     free(text);
+    int uses = 0;
+    devs = json_is_object(root) ? json_object_get(root, "devices") : NULL;
+    if (json_is_array(devs))
+        json_array_foreach(devs, i, d)
+            uses |= json_is_object(d) && json_object_get(d, "preset") != NULL;
+    json_decref(root);
     char file[4096];
     if (uses) {
         if ((rc = mdl_device_presets_file(topo_path, file, sizeof file)) < 0 ||

@@ -473,6 +473,13 @@ Test(device, input_hash_covers_presets)
     cr_assert_eq(mdl_topology_input_hash(plain, h3), 0);
     cr_assert_eq(ps_file_hash(plain, h1), 0);
     cr_expect_str_eq(h1, h3);
+    /* the key as the loader reads it, escapes decoded */
+    char esc[128];
+    th_put(dir, "e.json", "{\"devices\": [{\"name\": \"x\", \"pr\\u0065set\": \"tesla-p40\"}]}");
+    snprintf(esc, sizeof esc, "%s/e.json", dir);
+    cr_assert_eq(mdl_topology_input_hash(esc, h1), 0, "%s", ps_errmsg());
+    cr_assert_eq(ps_file_hash(esc, h3), 0);
+    cr_expect_str_neq(h1, h3, "the escaped preset key was not seen");
     /* without a devices.json beside it or in the data folder: the loader's
      * error; the plain topology still hashes */
     cr_assert_eq(th_sh("rm %s/devices.json", dir), 0);
