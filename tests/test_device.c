@@ -37,7 +37,7 @@ Test(device, roofline_math_bound)
     /* bf16 peak 4e12 and 2-byte operands: math 500 us, memory 120 us */
     mdl_topology_free(t);
     t = th_topo(DEV(", \"mem_efficiency\": 0.5, \"precision\": \"bf16\", "
-                 "\"matrix_flops\": {\"bf16\": 4e12}"));
+                    "\"matrix_flops\": {\"bf16\": 4e12}"));
     cr_expect_eq(ns(mdl_device_gemm_s(&t->devices[0], 1000, 1000, 1000, 1)), 500000);
     cr_expect_eq(mdl_device_elem_bytes(&t->devices[0]), 2);
     mdl_topology_free(t);
@@ -177,9 +177,9 @@ Test(device, the_fastest_tile_shape)
     cr_expect(strstr(buf, "the fastest of 128x128 or 128x32 tiles"), "%s", buf);
     mdl_topology_free(t);
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
-               "gemm.tile[1]");
+                  "gemm.tile[1]");
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], "
-                   "[1, 1], [1, 1], [1, 1]], \"units\": 4}"), "at most 8 shapes");
+                      "[1, 1], [1, 1], [1, 1]], \"units\": 4}"), "at most 8 shapes");
 }
 
 Test(device, convolution_reads_its_input_not_im2col)
@@ -230,7 +230,7 @@ Test(device, layer_ops_and_kernel_overhead)
      * F = 20x20x30 = 24 ns, B = 20x30x20 = 24 ns, W = 20x20x30 = 24 ns;
      * + vec_fwd 1000 x 2 / 1e12 = 2 ns; kernels 3/1/2 x 1 us */
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
-                                  "\"memory\": 1e9, \"kernel_overhead_s\": 1e-6}]}");
+                                     "\"memory\": 1e9, \"kernel_overhead_s\": 1e-6}]}");
     struct mdl_profile *p = work_profile(
         "name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,kernels_fwd,"
         "kernels_bwd,kernels_wgrad\n"
@@ -262,7 +262,7 @@ Test(device, activation_product_backward_is_input_gradients)
     /* 'a': c x n products of ROWS x K x N; B has two, W none. 4x8x4*2a at
      * n = 3: 6 products; F = 6 x 2 x 4 x 8 x 4 = 1536 FLOPs; B = 2 x 1536 */
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
-                                  "\"memory\": 1e9, \"precision\": \"fp32\"}]}");
+                                     "\"memory\": 1e9, \"precision\": \"fp32\"}]}");
     struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms\n"
                                          "attn,1,0,0,0,4x8x4*2a\n");
     double f, b, w;
@@ -316,8 +316,8 @@ Test(device, no_work_keeps_legacy_rule)
 {
     /* a model device and a layer without work: overhead + f n / (flops max) */
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, "
-                                  "\"memory\": 1e9, \"kernel_overhead_s\": 1, "
-                                  "\"efficiency\": {\"max\": 0.5, \"overhead_s\": 1e-6}}]}");
+                                     "\"memory\": 1e9, \"kernel_overhead_s\": 1, "
+                                     "\"efficiency\": {\"max\": 0.5, \"overhead_s\": 1e-6}}]}");
     struct mdl_profile *p = work_profile("name,fwd_flops,params,out_bytes,stash_bytes\n"
                                          "l,1e6,0,0,0\n");
     const struct mdl_device *d = &t->devices[0];
@@ -357,7 +357,7 @@ Test(device, json_errors)
     th_topo_fails(DEV(", \"mem_efficiency\": 1.5"), "mem_efficiency");
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128]}"), "'tile' and 'units'");
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [128, 128], \"units\": 4, \"pad\": [8, 128]}"),
-               "excludes");
+                  "excludes");
     th_topo_fails(DEV(", \"gemm\": {\"pad\": [8]}"), "gemm.pad");
     th_topo_fails(DEV(", \"gemm\": {\"waves\": 1}"), "unknown field 'waves'");
     th_topo_fails(DEV(", \"combine\": \"min\""), "combine");
@@ -388,14 +388,14 @@ Test(device, presets_load)
     }
     /* inline keys override the preset's */
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
-                                  "\"a100-sxm-80gb\", \"precision\": \"tf32\", "
-                                  "\"memory\": 4e10}]}");
+                                     "\"a100-sxm-80gb\", \"precision\": \"tf32\", "
+                                     "\"memory\": 4e10}]}");
     cr_expect_eq(t->devices[0].model.precision, MDL_TF32);
     cr_expect_eq(t->devices[0].memory, 4e10);
     cr_expect_eq(t->devices[0].model.units, 108);
     mdl_topology_free(t);
     th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
-               "no device 'tpu-v9'");
+                  "no device 'tpu-v9'");
 }
 
 Test(device, preset_beside_topology)

@@ -55,8 +55,8 @@ Test(sens, all_matrix_step_has_elasticity_minus_one_and_no_other)
 Test(sens, update_shares_the_step_with_the_matrix_work)
 {
     struct mdl_topology *t = th_topo("{\"bytes_per_param\": 12, \"devices\": [{\"name\": \"g\", "
-                                  "\"count\": 2, \"flops\": 1e12, \"memory\": 1e15, "
-                                  "\"mem_bandwidth\": 24e9}]}");
+                                     "\"count\": 2, \"flops\": 1e12, \"memory\": 1e15, "
+                                     "\"mem_bandwidth\": 24e9}]}");
     struct mdl_profile *p = profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
                                     "l,1e9,2e9,1e9,0,0\n");
     struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,
@@ -77,9 +77,9 @@ Test(sens, update_shares_the_step_with_the_matrix_work)
 Test(sens, link_bandwidth_and_latency_on_the_critical_path)
 {
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
-                                  "\"flops\": 1e12, \"memory\": 1e15}], \"links\": [{\"name\": "
-                                  "\"l\", \"endpoints\": [\"g0\", \"g1\"], \"bandwidth\": 1e9, "
-                                  "\"latency\": 0.5}]}");
+                                     "\"flops\": 1e12, \"memory\": 1e15}], \"links\": [{\"name\": "
+                                     "\"l\", \"endpoints\": [\"g0\", \"g1\"], \"bandwidth\": 1e9, "
+                                     "\"latency\": 0.5}]}");
     struct mdl_profile *p = profile("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
                                     "a,1e9,2e9,0,1e6,0\nb,1e9,2e9,0,0,0\n");
     struct ana_config c = { .profile = p, .topo = t, .K = 2, .M = 1, .batch = 1000,
@@ -131,10 +131,10 @@ Test(sens, knobs_together_cover_every_figure_that_times_a_step)
     /* Legacy devices with a per-op overhead and host-driven copies on a
      * chain: their fixed parts and bytes too. */
     t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 4, \"flops\": 1e12, "
-             "\"memory\": 1e15, \"mem_bandwidth\": 1e11, \"efficiency\": {\"max\": 0.5, "
-             "\"batch_half\": 8, \"overhead_s\": 2e-4}}], \"links\": [{\"name\": \"l\", "
-             "\"endpoints\": [\"g0\", \"g1\", \"g2\", \"g3\"], \"bandwidth\": 1e10, "
-             "\"latency\": 1e-5, \"overhead_s\": 3e-6, \"shared\": true}]}");
+                "\"memory\": 1e15, \"mem_bandwidth\": 1e11, \"efficiency\": {\"max\": 0.5, "
+                "\"batch_half\": 8, \"overhead_s\": 2e-4}}], \"links\": [{\"name\": \"l\", "
+                "\"endpoints\": [\"g0\", \"g1\", \"g2\", \"g3\"], \"bandwidth\": 1e10, "
+                "\"latency\": 1e-5, \"overhead_s\": 3e-6, \"shared\": true}]}");
     th_messages(t, 2e-5, 5e9, 3e-5, 4e9);
     c.topo = t;
     s0 = step_of(&c, t);
@@ -143,8 +143,8 @@ Test(sens, knobs_together_cover_every_figure_that_times_a_step)
     mdl_profile_free(p);
     /* Vector work bound by its math (no memory figure): the vector peak. */
     t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, \"flops\": 1e12, "
-             "\"memory\": 1e15, \"precision\": \"fp32\", \"vector_flops\": {\"fp32\": 1e11}, "
-             "\"kernel_overhead_s\": 1e-5}]}");
+                "\"memory\": 1e15, \"precision\": \"fp32\", \"vector_flops\": {\"fp32\": 1e11}, "
+                "\"kernel_overhead_s\": 1e-5}]}");
     p = profile("name,fwd_flops,params,out_bytes,stash_bytes,gemms,vec_fwd_flops,vec_bwd_flops,"
                 "kernels_fwd,kernels_bwd\nv,1,0,0,0,64x64x64,1e7,2e7,3,4\n");
     c = (struct ana_config){ .profile = p, .topo = t, .K = 1, .M = 2, .batch = 64,
@@ -191,8 +191,8 @@ Test(sens, rate_elasticities_less_cost_elasticities_sum_to_minus_one)
 Test(sens, a_knob_moves_its_figure_only)
 {
     struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"g\", \"count\": 2, "
-                                  "\"flops\": 1e12, \"memory\": 1e15, \"precision\": \"fp32\", "
-                                  "\"matrix_flops\": {\"fp32\": 4e12}}]}");
+                                     "\"flops\": 1e12, \"memory\": 1e15, \"precision\": \"fp32\", "
+                                     "\"matrix_flops\": {\"fp32\": 4e12}}]}");
     struct mdl_profile *p = profile("name,fwd_flops,params,out_bytes,stash_bytes,"
                                     "vec_fwd_flops,vec_bwd_flops\nv,1,0,0,0,1e9,2e9\n");
     struct ana_config c = { .profile = p, .topo = t, .K = 1, .M = 1, .batch = 1000,

@@ -135,7 +135,7 @@ Test(winograd, json_field)
     th_topo_fails(DEV(", \"winograd\": {}"), "missing field 'tile'");
     th_topo_fails(DEV(", \"winograd\": {\"tile\": 2, \"fused\": true}"), "unknown field 'fused'");
     th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128]}, \"winograd\": {\"tile\": 2}"),
-               "excludes gemm 'pad'");
+                  "excludes gemm 'pad'");
 }
 
 Test(winograd, fp32_only_and_null_turns_it_off)
@@ -147,7 +147,7 @@ Test(winograd, fp32_only_and_null_turns_it_off)
     cr_expect_eq(t[0], 73728);
     cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
     struct mdl_topology *tp = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
-                                   "\"tesla-p40\", \"winograd\": null}]}");
+                                      "\"tesla-p40\", \"winograd\": null}]}");
     cr_expect_eq(tp->devices[0].model.wino_m, 0);
     mdl_topology_free(tp);
 }
