@@ -11,6 +11,7 @@
  * repository root (models/topologies, studies/devices). */
 #include "studies/stu_csv.h"
 #include "analysis/ana_sens.h"
+#include "studies/stu_tgneed.h"
 #include "models/mdl_device.h"
 #include "models/mdl_topology.h"
 #include "models/mdl_gen.h"
@@ -82,13 +83,13 @@ static int row_needs(const struct mdl_topology *t, const struct mdl_profile *p, 
         int rc = ana_knob_solve(t, knobs[i], measured_s, one_gpu_eval, &g, &f);
         if (rc < 0)
             return rc;
+        double frac = stu_tg_need_frac(d, knobs[i]); /* the preset's sustained fraction */
         printf("%s %s ", i ? ";" : "", ana_knob_titles[knobs[i]]);
         if (isnan(f))
             printf("none in [1/64, 64]");
-        else if (knobs[i] == ANA_KNOB_MATRIX)
-            printf("x%.3g (%.2f of the peak on whole tiles)", f, f * d->model.gemm_eff);
-        else if (knobs[i] == ANA_KNOB_MEMORY)
-            printf("x%.3g (%.2f of the datasheet bandwidth)", f, f * d->model.mem_eff);
+        else if (frac > 0)
+            printf("x%.3g (%.2f of %s)", f, f * frac, knobs[i] == ANA_KNOB_MATRIX
+                   ? "the peak on whole tiles" : "the datasheet bandwidth");
         else
             printf("x%.3g", f);
     }

@@ -159,13 +159,15 @@ int stu_tgm_predict_one(const struct mdl_topology *t, const char *ref_path, int 
                         int batch, enum sch_remat remat, struct ana_prediction **out)
 {
     *out = NULL;
-    if (n > t->n_devices)
-        return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices",
-                        ref_path, line, n, t->name, t->n_devices);
     struct mdl_profile *prof = NULL;
     struct sch_partition *part = NULL;
     int rc = mdl_model_open(model, &prof);
-    if (rc == 0 && (rc = sch_partition_parse(balance, n, prof->n_layers, &part)) == 0) {
+    if (rc == 0 && (rc = stu_tg_partition(ref_path, line, t, prof, model, n, balance,
+                                          &part)) < 0) {
+        mdl_profile_free(prof);
+        return rc;
+    }
+    if (rc == 0) {
         struct ana_config cfg = { .profile = prof, .topo = t, .schedule = "gpipe", .K = n,
                                   .M = M, .batch = batch, .remat = remat, .partition = part,
                                   .no_baseline = 1 };

@@ -111,8 +111,8 @@ int stu_tgm_write_pair(const struct stu_tg_opts *o, const char *stem,
 /* One memory experiment (shared with studies/stu_tgumem.h): GPipe on the
  * first n devices of t, model (a generator spec) cut by balance ("16,8"),
  * M micro-batches of batch / M, remat; *out (ana_prediction_free). The
- * row's errors name ref_path:line (n past t's devices: field 'n'; a row
- * the engine refuses: "experiment <exp>: <why>"), PS_EPARSE. */
+ * row's errors name ref_path:line (the partition's: stu_tg_partition; a
+ * row the engine refuses: "experiment <exp>: <why>"), PS_EPARSE. */
 int stu_tgm_predict_one(const struct mdl_topology *t, const char *ref_path, int line,
                         const char *exp, const char *model, const char *balance, int n, int M,
                         int batch, enum sch_remat remat, struct ana_prediction **out);

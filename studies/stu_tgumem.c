@@ -41,7 +41,8 @@ static int row(const struct stu_csv *c, struct stu_tgu_ref *r)
         (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &total)) < 0)
         return rc;
     w->remat = stu_tg_ckpt_modes[k];
-    int size = (w->batch + w->chunks - 1) / w->chunks; /* torch.chunk */
+    int size, count;
+    stu_tg_chunks(w->batch, w->chunks, &size, &count);
     if (w->batch % size)
         return stu_csv_bad(c, C_CHUNKS, "%d chunks cut %d samples into chunks of %d and a "
                            "smaller last one (the engine runs equal micro-batches)", w->chunks,
@@ -90,8 +91,7 @@ static int predict_row(struct stu_tgu_run *r, int i)
     const struct stu_tgu_row *w = &r->ref.row[i];
     struct stu_tgu_cell *c = &r->cell[i];
     c->ref = w;
-    c->size = (w->batch + w->chunks - 1) / w->chunks;
-    c->M = w->batch / c->size;
+    stu_tg_chunks(w->batch, w->chunks, &c->size, &c->M); /* equal: the loader checked */
     char model[96];
     snprintf(model, sizeof model, "unet:convs=%d,channels=%d", w->B, w->C);
     c->remat = stu_tg_remat_run(w->remat, w->chunks, c->M);

@@ -56,9 +56,7 @@ void stu_tg_run_free(struct stu_tg_run *r)
     free(r);
 }
 
-/* torch.chunk's cut of `batch` samples into m chunks: chunks of
- * ceil(batch / m), ceil(batch / size) of them. */
-static void tg_chunks(int batch, int m, int *size, int *count)
+void stu_tg_chunks(int batch, int m, int *size, int *count)
 {
     *size = (batch + m - 1) / m;
     *count = (batch + *size - 1) / *size;
@@ -78,7 +76,7 @@ static int predict_batch(const struct stu_tg_run *r, const struct mdl_topology *
                          const struct stu_tg_row *w, const struct sch_partition *part,
                          int batch, int *size, int *count, struct ana_prediction **out)
 {
-    tg_chunks(batch, w->m, size, count);
+    stu_tg_chunks(batch, w->m, size, count);
     struct ana_config cfg = { .profile = r->prof, .topo = t, .schedule = "gpipe",
                               .K = w->n, .M = *count, .batch = (double)*size * *count,
                               .remat = stu_tg_remat_run(w->remat, w->m, *count),
@@ -87,20 +85,28 @@ static int predict_batch(const struct stu_tg_run *r, const struct mdl_topology *
 }
 
 /* Row i's balance as a partition of the profile, with file:line errors. */
-static int row_partition(const struct stu_tg_run *r, int i, struct sch_partition **part)
+int stu_tg_partition(const char *path, int line, const struct mdl_topology *t,
+                     const struct mdl_profile *p, const char *model, int n, const char *balance,
+                     struct sch_partition **part)
 {
-    const struct stu_tg_row *w = &r->ref.row[i];
-    if (w->n > r->topo->n_devices)
-        return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices",
-                        r->ref.path, w->line, w->n, r->topo->name, r->topo->n_devices);
-    int rc = sch_partition_parse(w->balance, w->n, r->prof->n_layers, part);
+    if (n > t->n_devices)
+        return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices", path,
+                        line, n, t->name, t->n_devices);
+    int rc = sch_partition_parse(balance, n, p->n_layers, part);
     if (rc < 0) {
         char why[512];
         snprintf(why, sizeof why, "%s", ps_errmsg());
-        return ps_error(PS_EPARSE, "%s:%d: field 'balance': %s (%s has %d layers)", r->ref.path,
-                        w->line, why, r->ref.bench->model, r->prof->n_layers);
+        return ps_error(PS_EPARSE, "%s:%d: field 'balance': %s (%s has %d layers)", path, line,
+                        why, model, p->n_layers);
     }
     return 0;
+}
+
+static int row_partition(const struct stu_tg_run *r, int i, struct sch_partition **part)
+{
+    const struct stu_tg_row *w = &r->ref.row[i];
+    return stu_tg_partition(r->ref.path, w->line, r->topo, r->prof, r->ref.bench->model, w->n,
+                            w->balance, part);
 }
 
 /* main.py's epoch of row i on t: dataset / batch full mini-batches, then

@@ -156,6 +156,17 @@ const char *stu_tg_remat_name(enum sch_remat m);
  * (gpipe.py: 'except_last': self.chunks-1), so except_last with fewer
  * chunks than asked checkpoints every one: always. */
 enum sch_remat stu_tg_remat_run(enum sch_remat asked, int chunks, int count);
+/* A reference row's balance ("7,17") as a partition of p into n stages on
+ * t's first devices; one PS_EPARSE naming path:line and the field ('n':
+ * more partitions than t has devices; 'balance': what
+ * sch_partition_parse refused, with model's layer count). */
+int stu_tg_partition(const char *path, int line, const struct mdl_topology *t,
+                     const struct mdl_profile *p, const char *model, int n, const char *balance,
+                     struct sch_partition **part);
+/* torch.chunk's cut of `batch` samples into m chunks: chunks of
+ * ceil(batch / m), ceil(batch / size) of them (the last one smaller when
+ * size does not divide batch). */
+void stu_tg_chunks(int batch, int m, int *size, int *count);
 /* A balance "7,17" as a CSV field, "7 17" (the reference files' form). */
 const char *stu_tg_balance_csv(const char *balance, char *buf, size_t n);
 /* "+1.2 %", in bold ("**+12.0 %**") past 10 %; buf of n bytes. */
