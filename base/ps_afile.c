@@ -211,9 +211,13 @@ struct io_ent {
 };
 static struct io_ent *io;
 static int n_io, cap_io;
+static int io_armed; /* a command runs: ps_io_read records what it reads */
+static pthread_mutex_t io_mu = PTHREAD_MUTEX_INITIALIZER; /* sweep workers read too */
 
 void ps_io_reset(void)
 {
+    pthread_mutex_lock(&io_mu);
+    io_armed = 1;
     for (int i = 0; i < n_io; i++) {
         free(io[i].path);
         free(io[i].resolved);
@@ -221,9 +225,12 @@ void ps_io_reset(void)
     free(io);
     io = NULL;
     n_io = cap_io = 0;
+    pthread_mutex_unlock(&io_mu);
 }
 
-static int io_add(const char *path, const char *opt, int out)
+/* check: compare with the files declared so far (a declaration); 0: only
+ * record an input a loader opened (ps_io_read), once per file. */
+static int io_add_locked(const char *path, const char *opt, int out, int check)
 {
     if (!path || !*path || !strcmp(path, "-"))
         return 0;
@@ -238,6 +245,13 @@ static int io_add(const char *path, const char *opt, int out)
         return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n_io; i++) {
         const struct io_ent *e = &io[i];
+        if (!check) {
+            if (!e->out && e->exists && e->dev == st.st_dev && e->ino == st.st_ino) {
+                free(res);
+                return 0; /* already recorded */
+            }
+            continue;
+        }
         if (!out && !e->out)
             continue; /* reading a file twice is fine */
         int same = ex ? e->exists && e->dev == st.st_dev && e->ino == st.st_ino
@@ -278,6 +292,14 @@ static int io_add(const char *path, const char *opt, int out)
     return 0;
 }
 
+static int io_add(const char *path, const char *opt, int out)
+{
+    pthread_mutex_lock(&io_mu);
+    int rc = io_add_locked(path, opt, out, 1);
+    pthread_mutex_unlock(&io_mu);
+    return rc;
+}
+
 int ps_io_input(const char *path, const char *opt)
 {
     return io_add(path, opt, 0);
@@ -288,12 +310,33 @@ int ps_io_output(const char *path, const char *opt)
     return io_add(path, opt, 1);
 }
 
-static const struct io_ent *io_input_of(const struct stat *st)
+int ps_io_read(const char *path)
 {
-    for (int i = 0; i < n_io; i++)
-        if (!io[i].out && io[i].exists && io[i].dev == st->st_dev && io[i].ino == st->st_ino)
-            return &io[i];
-    return NULL;
+    pthread_mutex_lock(&io_mu);
+    int rc = io_armed ? io_add_locked(path, "input", 0, 0) : 0;
+    pthread_mutex_unlock(&io_mu);
+    return rc;
+}
+
+/* The input that is the file st, as "OPT 'PATH'" in buf; 0 when none. An
+ * input whose name no longer leads to the file recorded (deleted or
+ * replaced since: a temporary of our own) is not one: its inode number may
+ * have been given to another file. */
+static int io_input_of(const struct stat *st, char *buf, size_t n)
+{
+    int found = 0;
+    pthread_mutex_lock(&io_mu);
+    for (int i = 0; i < n_io && !found; i++) {
+        struct stat now;
+        if (!io[i].out && io[i].exists && io[i].dev == st->st_dev &&
+            io[i].ino == st->st_ino && stat(io[i].path, &now) == 0 &&
+            now.st_dev == st->st_dev && now.st_ino == st->st_ino) {
+            snprintf(buf, n, "%s '%s'", io[i].opt, io[i].path);
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&io_mu);
+    return found;
 }
 
 /* ---- the files ---- */
@@ -401,10 +444,10 @@ int ps_afile_open(struct ps_afile *af, const char *path)
     mode_t mode;
     pthread_once(&umask_once, read_umask);
     if (stat(af->target, &st) == 0 && S_ISREG(st.st_mode)) {
-        const struct io_ent *in = io_input_of(&st);
-        if (in) {
-            int rc = ps_error(PS_EUSAGE, "%s is the same file as %s '%s': the output would "
-                               "overwrite an input", path, in->opt, in->path);
+        char in[600];
+        if (io_input_of(&st, in, sizeof in)) {
+            int rc = ps_error(PS_EUSAGE, "%s is the same file as %s: the output would "
+                               "overwrite an input", path, in);
             release(af);
             return rc;
         }
@@ -448,6 +491,17 @@ int ps_afile_commit(struct ps_afile *af)
         e = errno;
     }
     af->f = NULL;
+    struct stat st;
+    char in[600];
+    if (!bad && af->tmp && stat(af->target, &st) == 0 && io_input_of(&st, in, sizeof in)) {
+        /* an input read after the output was opened (a bundled name, a
+         * preset file): the result is dropped, the input kept */
+        unlink(af->tmp);
+        rc = ps_error(PS_EUSAGE, "%s is the same file as %s: the output would overwrite an "
+                       "input", af->path, in);
+        release(af);
+        return rc;
+    }
     if (!bad && af->tmp) {
         if (rename(af->tmp, af->target) != 0) {
             bad = 1;

@@ -66,9 +66,20 @@ void ps_afile_untrack(int slot);
  * of a duplicate descriptor): PS_EIO "stdout: write failed: <reason>". */
 int ps_stdout_check(void);
 
-/* Per-command registry of the files a command reads and writes. */
+/* Per-command registry of the files a command reads and writes.
+ * ps_io_reset starts a command (and arms ps_io_read); ps_io_read records a
+ * file a loader actually opens (ps_read_file calls it), so an input found
+ * by name (a bundled profile or topology, the devices.json behind a
+ * topology, a default sidecar) is protected as a declared one is: an
+ * output that is that file is refused when opened and, for one opened
+ * before the read, when committed (its result dropped, the input kept).
+ * An input whose name no longer leads to the same file (a temporary read
+ * back and removed) protects nothing: its inode number may be reused.
+ * Until the first ps_io_reset (library use, tests) ps_io_read records
+ * nothing. Thread-safe. */
 void ps_io_reset(void);
 int ps_io_input(const char *path, const char *opt);
 int ps_io_output(const char *path, const char *opt);
+int ps_io_read(const char *path);
 
 #endif

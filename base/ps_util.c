@@ -1,4 +1,5 @@
 #include "base/ps_util.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 
 #include <errno.h>
@@ -148,6 +149,11 @@ int ps_read_file(const char *path, char **buf, size_t *len)
         return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
     if (!f)
         return ps_error(PS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rc = ps_io_read(path);
+    if (rc < 0) {
+        fclose(f);
+        return rc;
+    }
     size_t cap = 65536, n = 0;
     char *b = malloc(cap);
     if (!b) {
@@ -156,6 +162,13 @@ int ps_read_file(const char *path, char **buf, size_t *len)
     }
     for (;;) {
         if (n + 1 >= cap) {
+            if (cap >= PS_READ_MAX) {
+                free(b);
+                fclose(f);
+                return ps_error(PS_EIO, "%s: longer than %d MiB, the most pipesim reads whole "
+                                 "(an endless device such as /dev/zero?)", path,
+                                 PS_READ_MAX >> 20);
+            }
             char *nb = realloc(b, cap * 2);
             if (!nb) {
                 free(b);

@@ -1,5 +1,6 @@
 /* mdl_torch — PyTorch profiler trace to measured profile (see mdl_torch.h). */
 #include "models/mdl_torch.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_memavail.h"
 #include "base/ps_util.h"
@@ -508,6 +509,11 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     FILE *f = fopen(trace_path, "r");
     if (!f)
         return ps_error(PS_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
+    int rio = ps_io_read(trace_path); /* recorded as an input (base/ps_afile.h) */
+    if (rio < 0) {
+        fclose(f);
+        return rio;
+    }
     struct stat sb;
     if (!fstat(fileno(f), &sb) && S_ISREG(sb.st_mode)) {
         char what[600], detail[96], sz[32];

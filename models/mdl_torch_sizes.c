@@ -4,6 +4,7 @@
  * at_batch (then equal on every row), stash_shared_bytes (<= stash_bytes:
  * what the layer before keeps too, models/mdl_profile.h). */
 #include "models/mdl_torch.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -122,6 +123,11 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
     FILE *fp = fopen(path, "r");
     if (!fp)
         return ps_error(PS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int rio = ps_io_read(path); /* the default sidecar too (base/ps_afile.h) */
+    if (rio < 0) {
+        fclose(fp);
+        return rio;
+    }
     char buf[4096], *f[16];
     int idx[S_N], ncols = 0, line = 0, rc = 0, cap = 0;
     struct mdl_torch_size *v = NULL;
