@@ -249,7 +249,7 @@ static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
                 if (sp->batch % R)
                     continue;
                 long Bp = sp->batch / R;
-                for (long M = 1; M <= Bp && M <= (1L << 20); M++) {
+                for (long M = 1; M <= Bp && M <= ANA_PLAN_M_MAX; M++) {
                     if (Bp % M)
                         continue;
                     for (int s = 0; s < nn; s++) {

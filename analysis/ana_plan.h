@@ -1,7 +1,8 @@
 /*
  * ana_plan — the best configuration that fits: a search over pipeline depth
  * K, data-parallel replicas R (K x R <= devices, R dividing the global
- * batch), micro-batch count M (every divisor of the per-replica batch),
+ * batch), micro-batch count M (every divisor of the per-replica batch up to
+ * ANA_PLAN_M_MAX, which keeps a search within minutes whatever the batch),
  * every schedule the engine replays (where its conditions hold), the
  * re-materialization mode, and the partition: the exact min-max partitioner
  * (sch_part_solve) under the memory cap, or, when no partition meets its
@@ -50,6 +51,11 @@
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_schedule.h"
+
+/* The largest micro-batch count searched: 4096 (a simulation of M = 4096 on
+ * 8 stages takes well under a second; the exact search's largest M a few
+ * times that many ops). */
+#define ANA_PLAN_M_MAX 4096L
 
 enum ana_plan_objective { ANA_PLAN_THROUGHPUT, ANA_PLAN_MEMORY };
 

@@ -55,3 +55,21 @@ int ps_mkdirs_parent(const char *path)
         return 0;
     return mkdirs_len(path, (size_t)(slash - path));
 }
+
+int ps_outdir_check(const char *dir, const char *opt)
+{
+    if (!dir || !*dir)
+        return ps_error(PS_EUSAGE, "%s needs a directory (an empty one would mean the root "
+                         "folder; use . for this one)", opt);
+    return 0;
+}
+
+int ps_prefix_check(const char *prefix, const char *opt)
+{
+    if (prefix && strchr(prefix, '/'))
+        return ps_error(PS_EUSAGE, "%s: '%s' must be a file-name prefix without '/' (the "
+                         "files go in the output folder)", opt, prefix);
+    if (prefix && strlen(prefix) > 200)
+        return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
+    return 0;
+}

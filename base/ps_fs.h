@@ -19,5 +19,11 @@
 
 int ps_mkdirs(const char *dir);
 int ps_mkdirs_parent(const char *path);
+/* An output folder option's value: PS_EUSAGE "OPT needs a directory" for
+ * an empty one (which would put the files in the root folder). */
+int ps_outdir_check(const char *dir, const char *opt);
+/* A file-name prefix option's value: PS_EUSAGE when it holds a '/' (files
+ * would land outside the output folder) or is longer than 200 bytes. */
+int ps_prefix_check(const char *prefix, const char *opt);
 
 #endif

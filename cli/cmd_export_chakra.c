@@ -3,6 +3,7 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "sched/sch_cost.h"
+#include "base/ps_fs.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "traces/trc_chakra.h"
@@ -61,6 +62,8 @@ int cmd_export_chakra(int argc, char **argv)
     if (!co.dir)
         return ps_error(PS_EUSAGE, "--out-dir is required (see pipesim "
                          "export-chakra --help)");
+    if ((rc = ps_outdir_check(co.dir, "--out-dir")) < 0)
+        return rc;
     struct ana_prediction *p = NULL;
     if ((rc = cli_run_open(&run, 1, &cfg)) < 0)
         goto out;

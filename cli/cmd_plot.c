@@ -71,6 +71,8 @@ out:
 }
 
 /* --kind schedules: the named schedules' timelines one above another. */
+#define PLOT_SCHED_KM_MAX 65536 /* K x M of one drawn schedule (an 80 MB SVG) */
+
 static int plot_schedules(const char *list, int K, int M, int other_inputs,
                           const struct ana_plot_opts *o)
 {
@@ -89,10 +91,30 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
             return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHED);
         names[n++] = tok;
     }
-    int rc;
-    for (int i = 0; i < n; i++)
+    if ((int64_t)K * M > PLOT_SCHED_KM_MAX)
+        return ps_error(PS_EUSAGE, "--kind schedules: K x M = %lld is too large to draw (at "
+                         "most %d stage micro-batches per schedule)", (long long)K * M,
+                         PLOT_SCHED_KM_MAX);
+    int rc, kept = 0;
+    for (int i = 0; i < n; i++) {
         if ((rc = sch_schedule_known(names[i], "--schedules")) < 0)
             return rc;
+        if (list) { /* a list the user gave: a schedule that cannot run is an error */
+            names[kept++] = names[i];
+            continue;
+        }
+        struct sch_schedule *s; /* the default list: those that run at this K and M */
+        if ((rc = sch_schedule_build(names[i], K, M, SCH_REMAT_NEVER, &s)) < 0) {
+            if (rc == -PS_ENOMEM)
+                return rc;
+            fprintf(stderr, "plot: %s left out: %s\n", names[i], ps_errmsg());
+            ps_error_clear();
+            continue;
+        }
+        sch_schedule_free(s);
+        names[kept++] = names[i];
+    }
+    n = kept;
     rc = ps_gnuplot_require();
     if (rc < 0 || (rc = ana_plot_schedules(names, n, K, M, o)) < 0)
         return rc;
@@ -160,6 +182,9 @@ int cmd_plot(int argc, char **argv)
             return rc;
     }
     o.mem_M = (int)memM;
+    if ((rc = ps_outdir_check(o.out_dir, "--out-dir")) < 0 ||
+        (rc = ps_prefix_check(o.prefix, "--prefix")) < 0)
+        return rc;
     if (compare) {
         if (argc - optind != 2 || db_path || trace || kinds)
             return ps_error(PS_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "

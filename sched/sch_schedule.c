@@ -197,8 +197,9 @@ static int check_km(int K, int M)
         return ps_error(PS_EUSAGE, "-K must be >= 1, got %d", K);
     if (M < 1)
         return ps_error(PS_EUSAGE, "-M must be >= 1, got %d", M);
-    if ((int64_t)K * M > 1LL << 28)
-        return ps_error(PS_EINVAL, "K*M = %lld is too large", (long long)K * M);
+    if ((int64_t)K * M > SCH_KM_MAX)
+        return ps_error(PS_EINVAL, "K*M = %lld is too large (at most %lld stage micro-batches, "
+                         "a few seconds of simulation)", (long long)K * M, (long long)SCH_KM_MAX);
     return 0;
 }
 

@@ -83,6 +83,10 @@ struct sch_schedule {
     int *run_first;         /* [n_devices + 1] */
 };
 
+/* The most stage micro-batches (stages x M) a schedule is built for: 2^24,
+ * a few seconds of simulation; more is PS_EINVAL, never minutes. */
+#define SCH_KM_MAX (1LL << 24)
+
 /* Empty schedule with stage s on device s % n_devices. */
 struct sch_schedule *sch_schedule_new(const char *name, int n_devices,
                                       int n_stages, int n_micro,

@@ -98,6 +98,11 @@ int sch_gen_push_updates(struct sch_schedule *s, int d)
 int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
                         struct sch_schedule **out)
 {
+    *out = NULL;
+    if ((int64_t)S * M > SCH_KM_MAX)
+        return ps_error(PS_EINVAL, "%s: %d stages x %d micro-batches = %lld is too large (at "
+                         "most %lld stage micro-batches, a few seconds of simulation)", name, S,
+                         M, (long long)S * M, (long long)SCH_KM_MAX);
     if (!(*out = sch_schedule_new(name, K, S, M, remat)))
         return ps_error(PS_ENOMEM, "out of memory building schedule");
     return 0;

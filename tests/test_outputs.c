@@ -277,6 +277,76 @@ Test(outputs, an_input_or_output_given_twice_is_refused_untouched)
                        "--trace /dev/null --trace-csv /dev/null --out /dev/null", dir, ps), 0);
 }
 
+/* Inputs a command finds by name (a bundled profile or topology, the
+ * devices.json behind a topology's presets, import-torch's default sizes
+ * sidecar) are protected as declared ones are: the output is refused with
+ * exit 2 and the input kept byte for byte. */
+Test(outputs, an_input_found_by_name_is_protected_too)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && mkdir -p d/profiles d/topologies && "
+                       "%s gen model mlp:layers=4,width=8 -o d/profiles/x.csv && "
+                       "cp %s/models/topologies/dgx1-v100.json %s/models/topologies/devices.json "
+                       "d/topologies/ && cp %s/tests/fixtures/torch/tinyformer.json "
+                       "%s/tests/fixtures/torch/tinyformer.layers.csv . && "
+                       "md5sum d/profiles/x.csv d/topologies/devices.json tinyformer.* > sums",
+                       dir, ps, wd, wd, wd, wd), 0);
+    static const char *const outs[] = {
+        "-o d/profiles/x.csv", "-o d/topologies/devices.json", "--trace d/profiles/x.csv",
+        "--trace-csv d/topologies/dgx1-v100.json",
+    };
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        cr_assert_eq(th_sh("cd %s && PIPESIM_DATA=\"$PWD/d\" %s predict --model x --topology "
+                           "dgx1-v100 -K 2 -M 2 --batch 4 %s >/dev/null 2>%s", dir, ps, outs[i],
+                           errp), 2, "%s", outs[i]);
+        cr_assert(stderr_has("is the same file as input '"), "%s", outs[i]);
+        cr_assert(stderr_has("the output would overwrite an input"), "%s", outs[i]);
+    }
+    cr_assert_eq(th_sh("cd %s && %s import-torch tinyformer.json -o tinyformer.layers.csv "
+                       ">/dev/null 2>%s", dir, ps, errp), 2);
+    cr_assert(stderr_has("is the same file as input 'tinyformer.layers.csv'"));
+    cr_assert_eq(th_sh("cd %s && md5sum -c --quiet sums", dir), 0, "an input changed");
+    cr_assert_eq(th_sh("cd %s && find . -name '.*' ! -name . | grep -q .", dir), 1,
+                 "a temporary was left behind");
+}
+
+/* Endless inputs and outputs that would leave their folder are refused up
+ * front, never a hang or a file in the root folder. */
+Test(outputs, endless_inputs_and_escaping_outputs_are_refused)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && timeout 60 %s predict --model /dev/zero --topology %s/" TOPO
+                       " -K 1 -M 1 --batch 1 2>%s", dir, ps, wd, errp), 5);
+    cr_assert(stderr_has("/dev/zero: longer than 1024 MiB, the most pipesim reads whole"));
+    cr_assert_eq(th_sh("cd %s && timeout 60 %s compare /dev/zero /dev/zero 2>%s", dir, ps,
+                       errp), 5);
+    cr_assert(stderr_has("/dev/zero: longer than 1024 MiB"));
+    cr_assert_eq(th_sh("cd %s && %s plot --kind schedules -K 2 -M 2 --out-dir '' 2>%s", dir, ps,
+                       errp), 2);
+    cr_assert(stderr_has("plot: --out-dir needs a directory"));
+    cr_assert_eq(th_sh("cd %s && %s plot --kind schedules -K 2 -M 2 --out-dir p --prefix ../e "
+                       "2>%s", dir, ps, errp), 2);
+    cr_assert(stderr_has("--prefix: '../e' must be a file-name prefix without '/'"));
+    cr_assert_eq(th_sh("cd %s && %s export-chakra --model mlp:layers=4,width=8 --topology %s/"
+                       TOPO " -K 2 -M 2 --batch 4 --out-dir '' 2>%s", dir, ps, wd, errp), 2);
+    cr_assert(stderr_has("export-chakra: --out-dir needs a directory"));
+    cr_assert_eq(th_sh("cd %s && %s plan --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " --devices 2 --batch 4 --plot '' >/dev/null 2>%s", dir, ps, wd, errp), 2);
+    cr_assert(stderr_has("plan: --plot needs a directory"));
+    cr_assert_eq(th_sh("cd %s && %s plot --kind schedules -K 4096 -M 65536 --schedules gpipe "
+                       "--out-dir p 2>%s", dir, ps, errp), 2);
+    cr_assert(stderr_has("K x M = 268435456 is too large to draw"));
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=8 --topology %s/" TOPO
+                       " -K 8 -M 16777216 --batch 16777216 2>%s", dir, ps, wd, errp), 4);
+    cr_assert(stderr_has("K*M = 134217728 is too large"));
+    cr_assert_eq(th_sh("cd %s && ls -A | grep -v '^p$' | grep -q .", dir), 1,
+                 "a file was written");
+}
+
 /* The attack on the old "<path>.tmp.<pid>" name: the child plants the link
  * with its own pid, then runs pipesim (exec keeps the pid). */
 Test(outputs, a_symlink_at_the_old_temporary_name_is_not_followed)
