@@ -21,11 +21,11 @@ static const char help[] =
     "                    [--brute-force] [--quiet]\n\n"
     "Finds the best way to train the model on N devices of the topology with a global\n"
     "batch of B samples per step: pipeline depth K and data-parallel replicas R\n"
-    "(K x R <= N, R dividing B), micro-batch count M (every divisor of B/R), every\n"
-    "schedule the engine replays (gpipe, 1f1b, eager-1f1b, interleaved:2, interleaved:4,\n"
-    "breadth-first:2, zb-h1, zb-h2, zb-v, zb-auto; each where its conditions hold),\n"
-    "re-materialization (never, except_last, always) and the optimal partition under\n"
-    "the memory cap. Prints the top N configurations that fit (simulated peak within\n"
+    "(K x R <= N, R dividing B), micro-batch count M (every divisor of B/R up to 4096),\n"
+    "every schedule the engine replays (gpipe, 1f1b, eager-1f1b, interleaved:2,\n"
+    "interleaved:4, breadth-first:2, zb-h1, zb-h2, zb-v, zb-auto; each where its\n"
+    "conditions hold), re-materialization (never, except_last, always) and the optimal\n"
+    "partition under the memory cap. Prints the top N configurations that fit (simulated peak within\n"
     "capacity on every device) with step time, samples/s, speedup over the best\n"
     "single device that fits, peak memory against capacity, bubble, imbalance,\n"
     "communication share and what limits each; then the Pareto frontier of\n"
@@ -39,7 +39,8 @@ static const char help[] =
     "--frontier found skips the search for the exact frontier (faster): the frontier\n"
     "printed is then that of the configurations simulated for the top N.\n"
     "Under mpirun -np P the search is sharded over the P ranks and rank 0 prints and\n"
-    "stores the same result as one process.\n"
+    "stores the same result as one process. When no configuration fits, the report\n"
+    "(and --db, --plot) still says so, and the exit status is 7.\n"
     "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
     "--format table.\n";
 
@@ -192,6 +193,8 @@ int cmd_plan(int argc, char **argv)
         (rc = ps_io_output(out, "--out")) < 0 ||
         (db && ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = ps_io_output(db, "--db")) < 0)))
         goto out;
+    if (plot && (rc = ps_outdir_check(plot, "--plot")) < 0)
+        goto out;
     if (plot && (rc = ps_gnuplot_require()) < 0)
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
@@ -223,6 +226,9 @@ int cmd_plan(int argc, char **argv)
         goto out;
     po.p = p;
     rc = cli_write_output(out, print_plan, &po);
+    if (rc == 0 && !p->n_rank) /* the report says so too; the status tells scripts */
+        rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits their memory "
+                       "(--mem-cap)", devices);
 out:
     ana_plan_free(p);
     free(cmdline);

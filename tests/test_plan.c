@@ -329,6 +329,20 @@ Test(plan_cli, bad_options_get_one_clear_error)
     bad(OK " --devices 4 --batch 8 --bogus", 2, "unknown option '--bogus'");
     bad(OK " --devices 4 --batch 8 --frontier all", 2, "--frontier: unknown mode 'all'");
     bad("--model nope.csv --topology t.json --devices 4 --batch 8", 5, "nope.csv");
+    bad(OK " --devices 4 --batch 8 --plot ''", 2, "--plot needs a directory");
+}
+
+/* Nothing fits: the report says so and is written; the status is 7. */
+Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
+{
+    int rc = th_sh("cd %s && %s plan " OK " --devices 4 --batch 8 --mem-cap 1 --out o.txt "
+                   "2>e.txt", dir, th_pipesim());
+    cr_expect_eq(rc, 7);
+    char msg[512];
+    th_slurp(dir, "e.txt", msg, sizeof msg);
+    cr_expect(strstr(msg, "plan: no configuration of 4 devices fits their memory (--mem-cap)"),
+              "%s", msg);
+    cr_expect_eq(th_sh("grep -q 'none: no configuration fits' %s/o.txt", dir), 0);
 }
 
 Test(plan_cli, finds_ranks_and_stores_the_search)
