@@ -461,6 +461,12 @@ static const struct {
     { "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2,\"static_mem\":[1,-5]},"
       "\"traceEvents\":[]}", PS_EPARSE,
       "tr.json:1:70: pipesim.static_mem[1]: must be a byte count" },
+    /* one device, two compute ops at once (F0 1-3 us, F1 from 1.5 us); within
+     * the microsecond of rounding is not an overlap (below the table) */
+    { "{" META ",\"traceEvents\":[" EV("") ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1.5,"
+      "\"dur\":2,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":1}}]}", PS_EINVAL,
+      "tr.json: device 0: compute ops F of stage 0, mb 0 (1.000 to 3.000 us) and F of stage 0, "
+      "mb 1 (from 1.500 us) overlap: a device runs one compute op at a time" },
 };
 
 Test(badinput, trace_reader_names_file_line_and_path)
@@ -481,4 +487,13 @@ Test(badinput, trace_reader_names_file_line_and_path)
     }
     struct trc_trace *t;
     cr_expect_eq(trc_read_chrome("/nonexistent/tr.json", &t), -PS_EIO);
+    /* back to back, and 0.5 us of overlap (rounding), and on two devices: read */
+    FILE *f = fopen(path, "w");
+    fputs("{" META ",\"traceEvents\":[" EV("") ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,"
+          "\"ts\":2.5,\"dur\":1,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":1}},\n"
+          "{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":1,\"dur\":9,\"args\":{\"kind\":\"F\","
+          "\"stage\":1,\"mb\":0}}]}", f);
+    fclose(f);
+    cr_expect_eq(trc_read_chrome(path, &t), 0, "%s", ps_errmsg());
+    trc_trace_free(t);
 }

@@ -136,6 +136,45 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     return trc_add_event(t, &e);
 }
 
+/* A device runs one compute op at a time (trc_layout.h): in a trace sorted
+ * by start, each compute op starts no earlier than the device's previous one
+ * ended, give or take a microsecond (the format's unit, rounded). */
+static int check_compute_serial(const char *path, const struct trc_trace *t)
+{
+    const int64_t slack_ns = 1000;
+    int64_t *end = calloc((size_t)t->n_devices + 1, sizeof *end);
+    size_t *prev = calloc((size_t)t->n_devices + 1, sizeof *prev);
+    int rc = 0;
+    if (!end || !prev) {
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
+        goto out_free;
+    }
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        if (e->stream != SCH_STREAM_COMPUTE || e->device < 0 || e->device >= t->n_devices)
+            continue;
+        if (prev[e->device] && e->start_ns + slack_ns < end[e->device]) {
+            const struct trc_event *p = &t->events[prev[e->device] - 1];
+            rc = ps_error(PS_EINVAL, "%s: device %d: compute ops %s of stage %d, mb %d (%.3f "
+                           "to %.3f us) and %s of stage %d, mb %d (from %.3f us) overlap: a "
+                           "device runs one compute op at a time", path, e->device,
+                           sch_op_kind_name((enum sch_op_kind)p->kind), p->stage, p->mb,
+                           (double)p->start_ns / 1e3, (double)p->end_ns / 1e3,
+                           sch_op_kind_name((enum sch_op_kind)e->kind), e->stage, e->mb,
+                           (double)e->start_ns / 1e3);
+            goto out_free;
+        }
+        if (!prev[e->device] || e->end_ns > end[e->device]) {
+            end[e->device] = e->end_ns;
+            prev[e->device] = i + 1;
+        }
+    }
+out_free:
+    free(end);
+    free(prev);
+    return rc;
+}
+
 /* Reads the trace out of a parsed document; takes the reference to root. */
 static int read_root(json_t *root, const char *path, struct trc_trace **out)
 {
@@ -152,6 +191,10 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
         return rc;
     }
     trc_trace_sort(t);
+    if ((rc = check_compute_serial(path, t)) < 0) {
+        trc_trace_free(t);
+        return rc;
+    }
     *out = t;
     return 0;
 }
