@@ -18,9 +18,17 @@
 int ana_tmp_new(struct tmp *t)
 {
     memset(t, 0, sizeof *t);
+    t->dir_slot = -1;
     snprintf(t->dir, sizeof t->dir, "/tmp/pipesim-plot-XXXXXX");
     if (!mkdtemp(t->dir))
         return ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
+    /* removed on SIGINT/SIGTERM/SIGHUP with the files in it (ps_afile.h) */
+    int slot = ps_afile_track(t->dir);
+    if (slot < 0) {
+        rmdir(t->dir);
+        return slot;
+    }
+    t->dir_slot = slot;
     return 0;
 }
 
@@ -30,7 +38,10 @@ FILE *ana_tmp_file(struct tmp *t, const char *name, char *path, size_t n)
     if ((size_t)snprintf(path, n, "%s/%s", t->dir, name) >= n || t->n == 16 ||
         (size_t)snprintf(t->names[t->n], sizeof t->names[0], "%s", name) >= sizeof t->names[0])
         return NULL; /* our own short names: cannot happen */
-    t->n++;
+    int slot = ps_afile_track(path);
+    if (slot < 0)
+        return NULL;
+    t->slots[t->n++] = slot;
     return fopen(path, "w");
 }
 
@@ -40,8 +51,10 @@ void ana_tmp_free(struct tmp *t)
     for (int i = 0; i < t->n; i++) {
         snprintf(p, sizeof p, "%s/%s", t->dir, t->names[i]);
         unlink(p);
+        ps_afile_untrack(t->slots[i]);
     }
     rmdir(t->dir);
+    ps_afile_untrack(t->dir_slot);
 }
 
 /* The rendered file is what its name says. */

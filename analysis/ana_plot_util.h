@@ -15,6 +15,7 @@ struct tmp {
     char dir[64];
     int n;
     char names[16][32];
+    int slots[16], dir_slot; /* ps_afile_track's: removed on a signal */
 };
 
 int ana_tmp_new(struct tmp *t);

@@ -80,6 +80,11 @@ static void on_signal(int sig)
         if (p)
             unlink(p);
     }
+    for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) { /* then the folders, now empty */
+        char *p = atomic_load(&live[i]);
+        if (p)
+            rmdir(p);
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;

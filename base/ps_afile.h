@@ -57,8 +57,10 @@ int ps_afile_direct(const struct ps_afile *af);
 
 /* Once, from main(): temporaries removed on SIGINT, SIGTERM, SIGHUP. */
 void ps_afile_signals_install(void);
-/* Another temporary path the handler removes (a plot's script); returns the
- * slot or a negative error. ps_afile_untrack(slot) forgets it. */
+/* Another temporary path the handler removes (a plot's script, or a
+ * temporary folder: the handler unlinks every file, then removes the
+ * folders); returns the slot or a negative error. ps_afile_untrack(slot)
+ * forgets it. */
 int ps_afile_track(const char *path);
 void ps_afile_untrack(int slot);
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/ps_afile.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
@@ -345,6 +346,35 @@ Test(outputs, endless_inputs_and_escaping_outputs_are_refused)
     cr_assert(stderr_has("K*M = 134217728 is too large"));
     cr_assert_eq(th_sh("cd %s && ls -A | grep -v '^p$' | grep -q .", dir), 1,
                  "a file was written");
+}
+
+/* A temporary folder tracked before the files in it (as plot's is) goes
+ * with them on SIGTERM: the handler unlinks the files, then the folders. */
+Test(outputs, a_signal_removes_a_tracked_folder_and_its_files)
+{
+    char d[128], f[160];
+    snprintf(d, sizeof d, "%s/tmpd", dir);
+    snprintf(f, sizeof f, "%s/data.dat", d);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        ps_afile_signals_install();
+        if (mkdir(d, 0700) != 0 || ps_afile_track(d) < 0)
+            _exit(3);
+        FILE *fp = fopen(f, "w");
+        if (!fp || ps_afile_track(f) < 0)
+            _exit(4);
+        fputs("1 2\n", fp);
+        fclose(fp);
+        raise(SIGTERM);
+        _exit(5); /* not reached */
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "child status %d", st);
+    struct stat sb;
+    cr_expect_neq(stat(f, &sb), 0, "the file is left");
+    cr_expect_neq(stat(d, &sb), 0, "the folder is left");
 }
 
 /* The attack on the old "<path>.tmp.<pid>" name: the child plants the link
