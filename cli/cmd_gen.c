@@ -89,12 +89,27 @@ static int gen_chain(int argc, char **argv)
         if (rc < 0)
             return rc;
     }
+    if (optind < argc)
+        return ps_error(PS_EUSAGE, "chain: unexpected argument '%s'", argv[optind]);
     if (!n)
         return ps_error(PS_EUSAGE, "chain: -n N is required");
-    if (d.flops <= 0 || d.memory <= 0 || bw <= 0 || lat < 0 || d.mem_bandwidth < 0 ||
-        d.eff_max <= 0 || d.eff_max > 1 || d.batch_half < 0 || d.overhead_s < 0)
-        return ps_error(PS_EUSAGE, "chain: flops, memory, bandwidth must be > 0, "
-                         "efficiency in (0, 1], the rest >= 0");
+    /* each value against its own range, named */
+    const struct {
+        const char *opt;
+        double v;
+        int positive; /* > 0, else >= 0 */
+    } chk[] = {
+        { "--flops", d.flops, 1 },         { "--memory", d.memory, 1 },
+        { "--bandwidth", bw, 1 },          { "--latency", lat, 0 },
+        { "--mem-bandwidth", d.mem_bandwidth, 0 }, { "--batch-half", d.batch_half, 0 },
+        { "--overhead", d.overhead_s, 0 },
+    };
+    for (size_t i = 0; i < sizeof chk / sizeof *chk; i++)
+        if (chk[i].positive ? !(chk[i].v > 0) : !(chk[i].v >= 0))
+            return ps_error(PS_EUSAGE, "chain: %s must be %s, got %g", chk[i].opt,
+                             chk[i].positive ? "> 0" : ">= 0", chk[i].v);
+    if (!(d.eff_max > 0 && d.eff_max <= 1))
+        return ps_error(PS_EUSAGE, "chain: --efficiency must be in (0, 1], got %g", d.eff_max);
     struct mdl_topology *t;
     if ((rc = ps_io_output(out, "--out")) < 0 ||
         (rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)

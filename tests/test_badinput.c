@@ -238,7 +238,13 @@ static const struct bad_case cases[] = {
       "--batch 4", PS_EUSAGE, "unknown parameter 'depth'" },
     { NULL, NULL, 0, "gen chain -n 0 -o c.json", PS_EUSAGE, "-n: 0 is out of range" },
     { NULL, NULL, 0, "gen chain -n 2 --efficiency 2 -o c.json", PS_EUSAGE,
-      "efficiency in (0, 1]" },
+      "chain: --efficiency must be in (0, 1], got 2" },
+    { NULL, NULL, 0, "gen chain -n 2 --latency -1 -o c.json", PS_EUSAGE,
+      "chain: --latency must be >= 0, got -1" },
+    { NULL, NULL, 0, "gen chain -n 2 --memory 0 -o c.json", PS_EUSAGE,
+      "chain: --memory must be > 0, got 0" },
+    { NULL, NULL, 0, "gen chain -n 2 junk -o c.json", PS_EUSAGE,
+      "chain: unexpected argument 'junk'" },
     /* ---- results databases and traces (sweep, report, compare) ---- */
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,x -M 1 "
       "--batch 4 --db s.db", PS_EUSAGE, "-K: 'x' is not an integer" },
