@@ -4,9 +4,12 @@
 #include "base/ps_error.h"
 #include "base/ps_sqlite.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const struct kind {
     const char *name;     /* "a pipesim <name> database" */
@@ -52,6 +55,20 @@ int ana_db_path_check(const char *path, const char *opt)
         return ps_error(PS_EUSAGE, "%s '%s': SQLite may read a 'file:' name as a URI (an "
                          "in-memory or temporary database); give a plain path (./%s for a "
                          "file of that name)", opt, path, path);
+    /* what SQLite would only call "unable to open database file" */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return ps_error(PS_EIO, "%s '%s': cannot open the database: %s", opt, path,
+                         strerror(EISDIR));
+    if (stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder, if there */
+        char dir[4096];
+        const char *sl = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - path) + (sl == path) : 1,
+                 sl ? path : ".");
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) != 0)
+            return ps_error(PS_EIO, "%s '%s': cannot create the database in %s: %s", opt,
+                             path, dir, strerror(errno));
+    }
     return 0;
 }
 

@@ -33,8 +33,10 @@
  *
  * ana_db_path_check refuses the names SQLite keeps off disk: "" (a temporary
  * file deleted on close), ":memory:" and "file:" URIs (which may name an
- * in-memory database): the results would vanish when pipesim exits.
- * SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
+ * in-memory database): the results would vanish when pipesim exits; and
+ * what SQLite would report only as "unable to open database file" (exit 8):
+ * a folder, or a new file in a folder it cannot write, are PS_EIO (exit 5)
+ * with the reason. SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
  */
 #ifndef ANA_DBKIND_H
 #define ANA_DBKIND_H

@@ -254,7 +254,12 @@ static const struct bad_case cases[] = {
       "s.db: reading the schema version: not an SQLite database" },
     { NULL, NULL, 0, "report --db s.db", PS_EIO, "s.db: cannot read the results database" },
     { "ro/", NULL, 0555, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,2 -M 1 "
-      "--batch 4 --quiet --db ro/s.db", PS_EDB, "ro/s.db: cannot open" },
+      "--batch 4 --quiet --db ro/s.db", PS_EIO,
+      "--db 'ro/s.db': cannot create the database in ro: Permission denied" },
+    { "dd/", NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
+      "--batch 4 --quiet --db dd", PS_EIO, "--db 'dd': cannot open the database: Is a directory" },
+    { "dd/", NULL, 0, "report --db dd", PS_EIO,
+      "--db 'dd': cannot open the database: Is a directory" },
     { "tr.json", "{\"pipesim\":{", 0, "compare tr.json tr.json", PS_EPARSE,
       "tr.json:1:12: string or '}' expected near end of file" },
     { "tr.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},\n"
