@@ -81,6 +81,46 @@ static int valid_output(const char *path, int png)
     return ok;
 }
 
+struct ana_plot_batch {
+    struct ps_afile af[ANA_PLOT_BATCH_MAX];
+    int n;
+};
+
+int ana_plot_batch_new(struct ana_plot_batch **out)
+{
+    if (!(*out = calloc(1, sizeof **out)))
+        return ps_error(PS_ENOMEM, "plot: out of memory");
+    return 0;
+}
+
+int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
+{
+    if (!b)
+        return rc;
+    for (int i = 0; i < b->n; i++) {
+        if (rc < 0) {
+            ps_afile_abort(&b->af[i]);
+            continue;
+        }
+        rc = ps_afile_commit(&b->af[i]);
+    }
+    free(b);
+    return rc;
+}
+
+/* A drawn file: published now, or held in the batch (aborted when full). */
+static int finish_file(const struct ana_plot_opts *o, struct ps_afile *af)
+{
+    if (!o->batch)
+        return ps_afile_commit(af);
+    if (o->batch->n == ANA_PLOT_BATCH_MAX) {
+        ps_afile_abort(af);
+        return ps_error(PS_EIO, "plot: more than %d files in one set", ANA_PLOT_BATCH_MAX);
+    }
+    o->batch->af[o->batch->n++] = *af;
+    return 0;
+}
+
 /* Writes text to <out>/<prefix><file> atomically. */
 static int keep_write(const struct ana_plot_opts *o, const char *file, const char *text,
                       size_t len)
@@ -97,7 +137,7 @@ static int keep_write(const struct ana_plot_opts *o, const char *file, const cha
         ps_afile_abort(&af);
         return ps_error(PS_EIO, "%s: write failed", final);
     }
-    return ps_afile_commit(&af);
+    return finish_file(o, &af);
 }
 
 /* The figure's sources beside it, as `pipesim paper` keeps its own: each
@@ -192,7 +232,7 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
             ps_afile_abort(&af);
             return rc;
         }
-        if ((rc = ps_afile_commit(&af)) < 0)
+        if ((rc = finish_file(o, &af)) < 0)
             return rc;
     }
     return keep_sources(o, t, name, w, h, body);

@@ -14,7 +14,8 @@
  * the first group that matches, named on the figure). Data and the script
  * go to a private temporary directory; gnuplot renders each figure to a
  * temporary name beside the target, which is checked (PNG signature, SVG
- * root element) and renamed over it, so a failed run leaves no partial file.
+ * root element) and renamed over it, so a failed run leaves no partial file;
+ * with a batch (below; `pipesim plot` uses one) no partial set either.
  *
  * Cost: O(runs + trace events) to write data, plus gnuplot.
  */
@@ -25,13 +26,27 @@
 #include "analysis/ana_report.h"
 #include "sched/sch_schedule.h"
 
+struct ana_plot_batch;
+
 struct ana_plot_opts {
     const char *out_dir;         /* created if missing */
     const char *prefix;          /* file name prefix, NULL = "" */
     const char *gnuplot;         /* program, NULL = "gnuplot" (PATH lookup; ps_gnuplot.h) */
     struct ana_report_opts sel;  /* which runs */
     int mem_M;                   /* M of the memory figure; 0 = every M */
+    struct ana_plot_batch *batch; /* NULL: each file published when drawn; else held
+                                     back until ana_plot_batch_finish */
 };
+
+/* A set of figures published together: with o->batch set, every file the
+ * calls below write (PNG, SVG, script, data) stays a temporary beside its
+ * target; ana_plot_batch_finish(b, 0) renames them all into place, (b, rc <
+ * 0) removes them all, so a run that fails on its third figure publishes
+ * none (at most ANA_PLOT_BATCH_MAX files). finish frees b and returns rc,
+ * or the first commit's error. */
+#define ANA_PLOT_BATCH_MAX 64
+int ana_plot_batch_new(struct ana_plot_batch **out);
+int ana_plot_batch_finish(struct ana_plot_batch *b, int rc);
 
 /* 0 when kind is one of ana_plot_sweep's figures (speedup, bubble,
  * memory), else PS_EUSAGE "--kind: unknown figure" naming the closest of

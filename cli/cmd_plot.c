@@ -241,6 +241,9 @@ int cmd_plot(int argc, char **argv)
     ana_db *db = NULL;
     struct ana_run *runs = NULL;
     int n = 0;
+    /* every figure asked for, or none: held back until all are drawn */
+    if ((rc = ana_plot_batch_new(&o.batch)) < 0)
+        return rc;
     if (sweep_kinds[0]) {
         if ((rc = ana_db_open(db_path, 0, &db)) < 0 || (rc = ana_db_load(db, &runs, &n)) < 0 ||
             (rc = ana_plot_sweep(runs, n, sweep_kinds, &o)) < 0)
@@ -249,6 +252,7 @@ int cmd_plot(int argc, char **argv)
     if (timeline)
         rc = ana_plot_timeline(trace, &o);
 out:
+    rc = ana_plot_batch_finish(o.batch, rc);
     ana_runs_free(runs, n);
     ana_db_close(db);
     return rc;

@@ -249,6 +249,25 @@ Test(plot, bad_input_leaves_nothing)
     cr_assert_eq(n, 0, "files left in %s", p);
 }
 
+/* The figures of one run are a set: when the second cannot be written (its
+ * name is taken by a folder), the first is not published either. */
+Test(plot, a_failed_figure_publishes_none_of_the_set)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model mlp:layers=8,width=64 --topology "
+                       "models/topologies/chain-8-ideal.json -K 1,2 -M 1,2 --batch 8 "
+                       "--quiet --db %s/s.db", ps, dir), 0);
+    cr_assert_eq(th_sh("mkdir -p %s/set/bubble.png", dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --out-dir %s/set 2>%s/err", ps, dir, dir, dir), 5);
+    cr_assert_eq(th_sh("grep -q 'bubble.png: cannot write: Is a directory' %s/err", dir), 0);
+    cr_assert_eq(th_sh("cd %s/set && test \"$(ls -A)\" = bubble.png", dir), 0,
+                 "a figure of the set was published, or a temporary left");
+    cr_assert_eq(th_sh("rmdir %s/set/bubble.png && %s plot --db %s/s.db --out-dir %s/set "
+                       ">/dev/null", dir, ps, dir, dir), 0);
+    cr_assert_eq(th_sh("test -s %s/set/speedup.png && test -s %s/set/bubble.svg", dir, dir), 0);
+}
+
 Test(plot, a_failing_gnuplot_leaves_no_partial_file)
 {
     need_gnuplot();
