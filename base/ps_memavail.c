@@ -1,5 +1,6 @@
 /* ps_memavail — memory available to this process, and the check against
  * it (see ps_memavail.h). */
+#include "base/ps_util.h"
 #include "base/ps_memavail.h"
 #include "base/ps_error.h"
 
@@ -149,7 +150,7 @@ int ps_mem_parse_size(const char *s, const char *what, double *out)
 {
     char *end;
     errno = 0;
-    double v = strtod(s, &end);
+    double v = ps_strtod(s, &end);
     if (end == s || errno || !isfinite(v) || !(v > 0) || isspace((unsigned char)*s))
         goto bad;
     double mul = 1;

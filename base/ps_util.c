@@ -8,17 +8,36 @@
 #include <string.h>
 #include <unistd.h>
 
+static int looks_hex(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v')
+        s++;
+    if (*s == '+' || *s == '-')
+        s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
+double ps_strtod(const char *s, char **end)
+{
+    if (looks_hex(s)) {
+        *end = (char *)s;
+        return 0;
+    }
+    return strtod(s, end);
+}
+
 int ps_parse_double(const char *s, const char *what, double *out)
 {
     char *end;
     if (!s || !*s)
         return ps_error(PS_EUSAGE, "%s: empty value", what);
     errno = 0;
-    double v = strtod(s, &end);
+    double v = ps_strtod(s, &end);
     while (*end == ' ' || *end == '\t')
         end++;
     if (*end || end == s)
-        return ps_error(PS_EUSAGE, "%s: '%s' is not a finite number", what, s);
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a %s number", what, s,
+                         looks_hex(s) ? "decimal" : "finite");
     if (errno == ERANGE) /* a number, but beyond a double's range */
         return ps_error(PS_EUSAGE, "%s: '%s' is out of range (%s)", what, s,
                          fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");
@@ -58,11 +77,14 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
         { "TiB", 1099511627776.0 },
     };
     char *end;
-    double v = s && *s ? strtod(s, &end) : 0;
-    if (!s || !*s || end == s || !(v > 0) || v > 1e30)
+    double v = s && *s ? ps_strtod(s, &end) : 0;
+    if (!s || !*s || end == s || !(v > 0))
         return ps_error(PS_EUSAGE, "%s: '%s' is not a positive byte count", what, s ? s : "");
     for (size_t i = 0; i < sizeof u / sizeof *u; i++)
         if (!strcmp(end, u[i].suf)) {
+            if (!(v * u[i].mul <= 1e30))
+                return ps_error(PS_EUSAGE, "%s: '%s' is out of range (at most 1e30 bytes)",
+                                 what, s);
             *out = v * u[i].mul;
             return 0;
         }

@@ -13,6 +13,10 @@
 #include "base/ps_afile.h"
 
 /* Strict parses: the whole string must be a finite number; errors name what. */
+/* strtod, decimal only: a hexadecimal number ("0x10", "-0X1p3"), which
+ * strtod would take, converts nothing (*end = s), so every reader refuses
+ * it as it refuses other non-numbers. */
+double ps_strtod(const char *s, char **end);
 int ps_parse_double(const char *s, const char *what, double *out);
 int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 /* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */

@@ -37,26 +37,14 @@ static const char help[] =
 
 static int parse_bytes(const char *s, double *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    static const struct { const char *suf; double mul; } u[] = {
-        { "", 1 },       { "B", 1 },       { "k", 1e3 },       { "K", 1e3 },   { "kB", 1e3 },
-        { "M", 1e6 },    { "MB", 1e6 },    { "G", 1e9 },       { "GB", 1e9 },  { "T", 1e12 },
-        { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-        { "TiB", 1099511627776.0 },
-    };
-    static const char *const words[] = { "none", "device" };
-    struct ps_suggest sg;
-    if (end == s || !(v > 0) || v > 1e30)
+    int rc = ps_parse_bytes(s, "--mem-cap", out);
+    if (rc < 0 && strstr(ps_errmsg(), "is not a positive byte count")) {
+        static const char *const words[] = { "none", "device" };
+        struct ps_suggest sg;
         return ps_error(PS_EUSAGE, "--mem-cap: '%s' is not a positive byte count (or none, "
                          "device)%s", s, ps_suggest_among(&sg, s, words, 2));
-    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
-        if (!strcmp(end, u[i].suf)) {
-            *out = v * u[i].mul;
-            return 0;
-        }
-    return ps_error(PS_EUSAGE, "--mem-cap: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, "
-                     "MiB, GiB, TiB)", end, s);
+    }
+    return rc;
 }
 
 static int parse_strategies(const char *s, enum sch_part_strategy *v, int *n)
@@ -67,8 +55,12 @@ static int parse_strategies(const char *s, enum sch_part_strategy *v, int *n)
             v[(*n)++] = (enum sch_part_strategy)i;
         return 0;
     }
+    size_t len = strlen(s);
+    if (len && (s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,")))
+        return ps_error(PS_EUSAGE, "--strategy: '%s': an empty name in the list", s);
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
+    if ((size_t)snprintf(buf, sizeof buf, "%s", s) >= sizeof buf)
+        return ps_error(PS_EUSAGE, "--strategy: list too long");
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         enum sch_part_strategy st;
         int rc = sch_part_strategy_parse(tok, &st);

@@ -79,7 +79,10 @@ int cmd_report(int argc, char **argv)
         }
         case 'm': o.model = optarg; break;
         case 't': o.topology = optarg; break;
-        case 's': o.schedule = optarg; break;
+        case 's': /* a name the engine knows (a stored run can have no other) */
+            if ((rc = sch_schedule_known(optarg, "--schedule")) == 0)
+                o.schedule = optarg;
+            break;
         case 'r': {
             enum sch_remat r;
             if ((rc = sch_remat_parse(optarg, &r)) == 0)

@@ -38,6 +38,14 @@ int mdl_spec_check(const char *spec, const char *params, const char *const *keys
             return ps_error(PS_EUSAGE, "model spec '%s': unknown parameter '%s'%s", spec,
                              typed, ps_suggest_hint(&sg));
         }
+        /* a key given twice: which one was meant is not ours to guess */
+        for (const char *q = params; q < p;) {
+            const char *qe = strchr(q, '='), *qc = strchr(q, ',');
+            if (qe && (size_t)(qe - q) == len && !strncmp(q, p, len))
+                return ps_error(PS_EUSAGE, "model spec '%s': parameter '%.*s' given twice", spec,
+                                 (int)len, p);
+            q = qc ? qc + 1 : p;
+        }
         p = comma ? comma + 1 : NULL;
     }
     return 0;

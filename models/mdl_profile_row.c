@@ -29,7 +29,7 @@ static int num(const char *path, int line, int col, const char *field,
     if (!*s)
         return ps_error(PS_EPARSE, "%s:%d:%d: field '%s' is empty", path, line, col, field);
     errno = 0;
-    double v = strtod(s, &end);
+    double v = ps_strtod(s, &end);
     if (*end)
         return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number",
                          path, line, col, field, s);

@@ -1,6 +1,7 @@
 /* mdl_profile_work: parsing the work-by-op-class columns of a profile
  * (models/mdl_profile.h, "Work by op class"). */
 #include "models/mdl_profile_int.h"
+#include "base/ps_util.h"
 #include "base/ps_error.h"
 
 #include <errno.h>
@@ -55,7 +56,7 @@ static int field_num(const char *path, int line, int col, const char *field, con
 {
     char *end;
     errno = 0;
-    double v = strtod(s, &end);
+    double v = ps_strtod(s, &end);
     if (*end || end == s)
         return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number", path, line,
                          col, field, s);
@@ -76,7 +77,7 @@ static int dim(const char **s, double *out)
         return -1;
     char *end;
     errno = 0;
-    double v = strtod(*s, &end);
+    double v = ps_strtod(*s, &end);
     if (errno == ERANGE || !isfinite(v) || !(v > 0) || v > 1e12)
         return -1;
     *s = end;

@@ -157,7 +157,7 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
     static const int blocks[3][4] = { { 3, 4, 6, 3 }, { 3, 4, 23, 3 }, { 3, 8, 36, 3 } };
     int which = depth == 50 ? 0 : depth == 101 ? 1 : depth == 152 ? 2 : -1;
     if (which < 0)
-        return ps_error(PS_EINVAL, "model spec '%s': depth must be 50, 101 or 152, got %ld",
+        return ps_error(PS_EUSAGE, "model spec '%s': depth must be 50, 101 or 152, got %ld",
                         spec, depth);
     if (image % 32)
         return ps_error(PS_EINVAL, "model spec '%s': image must be a multiple of 32, got %ld",

@@ -44,7 +44,7 @@ static int number(const char *path, int line, const char *col, const char *s, do
 {
     char *end;
     errno = 0;
-    *v = strtod(s, &end);
+    *v = ps_strtod(s, &end);
     if (!*s || *end || errno == ERANGE)
         return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
                          col, s);

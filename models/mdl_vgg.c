@@ -61,7 +61,7 @@ int mdl_vgg_from_spec(const char *spec, struct mdl_profile **out)
         return rc;
     int which = depth == 11 ? 0 : depth == 13 ? 1 : depth == 16 ? 2 : depth == 19 ? 3 : -1;
     if (which < 0)
-        return ps_error(PS_EINVAL, "model spec '%s': depth must be 11, 13, 16 or 19, got %ld",
+        return ps_error(PS_EUSAGE, "model spec '%s': depth must be 11, 13, 16 or 19, got %ld",
                         spec, depth);
     if (image % 32)
         return ps_error(PS_EINVAL, "model spec '%s': image must be a multiple of 32, got %ld",

@@ -118,8 +118,9 @@ int sch_partition_parse(const char *spec, int n_stages, int n_layers,
         sum += v[i];
     if (n != n_stages) {
         free(v);
-        return ps_error(PS_EUSAGE, "--partition '%s' has %d stages, K is %d", spec, n,
-                         n_stages);
+        return ps_error(PS_EUSAGE, "--partition '%s' has %d stages, the schedule has %d (K, "
+                         "times the chunks per device of an interleaved or V schedule)", spec,
+                         n, n_stages);
     }
     if (sum != n_layers) {
         free(v);

@@ -142,11 +142,19 @@ int stu_csv_num(const struct stu_csv *c, int k, int na_ok, double *v)
     }
     char *end;
     errno = 0;
-    *v = strtod(s, &end);
+    *v = ps_strtod(s, &end);
     if (*end || end == s || errno == ERANGE || !isfinite(*v) || *v < 0)
         return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a finite number >= 0%s",
                         c->path, c->line, col, c->cols[k], s, na_ok ? " or NA" : "");
     return 0;
+}
+
+int stu_csv_pos(const struct stu_csv *c, int k, int na_ok, double *v)
+{
+    int rc = stu_csv_num(c, k, na_ok, v);
+    if (rc == 0 && !isnan(*v) && !(*v > 0))
+        rc = stu_csv_bad(c, k, "a published value must be > 0 (errors are relative to it)");
+    return rc;
 }
 
 int stu_csv_whole(const struct stu_csv *c, int k, int lo, int hi, int *v)

@@ -45,6 +45,9 @@ int stu_csv_bad(const struct stu_csv *c, int k, const char *fmt, ...)
 int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v);
 /* Column k as a finite number >= 0 (na_ok: NA = NAN). */
 int stu_csv_num(const struct stu_csv *c, int k, int na_ok, double *v);
+/* stu_csv_num, and > 0 (a published value errors are relative to; NA
+ * passes when na_ok). */
+int stu_csv_pos(const struct stu_csv *c, int k, int na_ok, double *v);
 /* Column k as a whole number in [lo, hi]. */
 int stu_csv_whole(const struct stu_csv *c, int k, int lo, int hi, int *v);
 /* Index of column k's value among names[0..n), or an error naming them. */

@@ -36,8 +36,8 @@ static int load_t1(const char *dir, struct stu_ref *r)
         struct stu_ref_t1 *t = &r->t1[m][n[m]++];
         double unit;
         if ((rc = stu_csv_whole(&c, 2, 1, 1 << 20, &t->K)) < 0 || (rc = stu_csv_whole(&c, 3, 1, 1 << 20, &t->L)) < 0 ||
-            (rc = stu_csv_whole(&c, 4, 0, 1 << 20, &t->D)) < 0 || (rc = stu_csv_num(&c, 5, 0, &t->params)) < 0 ||
-            (rc = stu_csv_num(&c, 6, 0, &t->pmem)) < 0 || (rc = stu_csv_num(&c, 7, 0, &t->act)) < 0 ||
+            (rc = stu_csv_whole(&c, 4, 0, 1 << 20, &t->D)) < 0 || (rc = stu_csv_pos(&c, 5, 0, &t->params)) < 0 ||
+            (rc = stu_csv_pos(&c, 6, 0, &t->pmem)) < 0 || (rc = stu_csv_pos(&c, 7, 0, &t->act)) < 0 ||
             (rc = stu_csv_key(&c, 8, units, 2, &u)) < 0)
             break;
         /* The column is the paper's name: Naive-K or Pipeline-K. */
@@ -82,7 +82,7 @@ static int load_tput(const char *dir, const char *name, int t3, struct stu_ref *
         double v;
         if ((rc = stu_csv_key(&c, 0, models, 2, &m)) < 0 ||
             (rc = stu_csv_key(&c, 1, t3 ? Ms + 2 : Ms, t3 ? 1 : 3, &j)) < 0 ||
-            (rc = stu_csv_key(&c, 2, Ks, 3, &k)) < 0 || (rc = stu_csv_num(&c, 3, t3, &v)) < 0)
+            (rc = stu_csv_key(&c, 2, Ks, 3, &k)) < 0 || (rc = stu_csv_pos(&c, 3, t3, &v)) < 0)
             break;
         char what[64];
         snprintf(what, sizeof what, "%s M = %s K = %s", models[m], stu_csv_field(&c, 1), Ks[k]);
@@ -110,7 +110,7 @@ static int load_tg(const char *dir, struct stu_ref *r)
     while ((rc = stu_csv_row(&c)) > 0) {
         int k, j;
         if ((rc = stu_csv_key(&c, 0, Ks, 3, &k)) < 0 || (rc = stu_csv_key(&c, 1, Ms, 3, &j)) < 0 ||
-            (rc = stu_csv_num(&c, 2, 0, &r->tg_speedup[k][j])) < 0)
+            (rc = stu_csv_pos(&c, 2, 0, &r->tg_speedup[k][j])) < 0)
             break;
         char what[32];
         snprintf(what, sizeof what, "K = %s M = %s", Ks[k], Ms[j]);

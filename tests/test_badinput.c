@@ -245,6 +245,20 @@ static const struct bad_case cases[] = {
       "chain: --memory must be > 0, got 0" },
     { NULL, NULL, 0, "gen chain -n 2 junk -o c.json", PS_EUSAGE,
       "chain: unexpected argument 'junk'" },
+    { NULL, NULL, 0, "gen model mlp:layers=4,width=8,width=16 -o g.csv", PS_EUSAGE,
+      "model spec 'mlp:layers=4,width=8,width=16': parameter 'width' given twice" },
+    { NULL, NULL, 0, "gen model vgg:depth=12 -o g.csv", PS_EUSAGE,
+      "depth must be 11, 13, 16 or 19, got 12" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0x10", PS_EUSAGE,
+      "--batch: '0x10' is not a decimal number" },
+    { "p.csv", CSV_H "a,0x10,100,64,128\n", 0, P_CSV, PS_EPARSE,
+      "p.csv:2:3: field 'fwd_flops': '0x10' is not a number" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 "
+      "--mem-cap 1e300", PS_EUSAGE, "--mem-cap: '1e300' is out of range (at most 1e30 bytes)" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 "
+      "--strategy optimal,", PS_EUSAGE, "--strategy: 'optimal,': an empty name in the list" },
+    { NULL, NULL, 0, "report --db s.db --schedule bogus", PS_EUSAGE,
+      "--schedule: unknown schedule 'bogus'" },
     /* ---- results databases and traces (sweep, report, compare) ---- */
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,x -M 1 "
       "--batch 4 --db s.db", PS_EUSAGE, "-K: 'x' is not an integer" },

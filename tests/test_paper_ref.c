@@ -137,6 +137,13 @@ Test(paper_ref_bad, not_a_number)
     expect_error("table2.csv:11:18: field 'throughput': '3.4x' is not a finite number");
 }
 
+Test(paper_ref_bad, a_zero_published_value)
+{
+    write_t2("model,M,K,throughput", 8, "AmoebaNet-D,32,8,0");
+    expect_error("table2.csv:11:18: field 'throughput': a published value must be > 0 (errors "
+                 "are relative to it)");
+}
+
 Test(paper_ref_bad, wrong_row_count)
 {
     write_t2("model,M,K,throughput", 17, NULL);
