@@ -1,10 +1,12 @@
 #include "base/ps_json.h"
 #include "base/ps_error.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Thread_local int failed;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -81,10 +83,13 @@ int ps_json_print(json_t *root, FILE *f, int bad)
         json_decref(root);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    int rc = ps_json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    errno = 0;
+    int rc = ps_json_dumpf(root, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER), e = errno;
     fputc('\n', f);
     json_decref(root);
     if (rc && ps_json_oom())
         return ps_error(PS_ENOMEM, "out of memory writing JSON");
-    return rc ? ps_error(PS_EIO, "write error") : 0;
+    return rc ? ps_error(PS_EIO, "%s: write failed: %s", f == stdout ? "stdout" : "the output",
+                         strerror(e ? e : EIO))
+              : 0;
 }

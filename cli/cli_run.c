@@ -7,6 +7,7 @@
 #include "base/ps_util.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +76,14 @@ int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
     int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
+    errno = 0;
     if ((rc = print(ctx, af.f)) < 0) {
+        /* a printer's "write error" on its stream: name the output and why */
+        int e = errno, werr = rc == -PS_EIO && ferror(af.f);
         ps_afile_abort(&af);
+        if (werr)
+            return ps_error(PS_EIO, "%s: write failed: %s", strcmp(path, "-") ? path : "stdout",
+                             strerror(e ? e : EIO));
         return rc;
     }
     return ps_afile_commit(&af);

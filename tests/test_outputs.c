@@ -432,6 +432,8 @@ Test(outputs, a_write_error_on_stdout_is_exit_5)
         "compare-schedules " RUN,
         "gen-paper",
         "gen-paper --format csv",
+        "presets",
+        "presets --format json",
         "--version",
         "-V",
         "--help",
