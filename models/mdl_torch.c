@@ -140,9 +140,11 @@ static int read_events(struct ctx *c, const json_t *arr)
         if ((rc = need_number(c, e, i, "ts", &t->ts)) < 0 ||
             (rc = need_number(c, e, i, "dur", &dur)) < 0)
             return rc;
-        if (!(dur >= 0) || !(t->ts > -1e300 && t->ts < 1e300))
-            return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range",
-                             c->path, i, t->ts, dur);
+        /* a duration past 1e13 us (four months) is no profiled op: refused
+         * here, not reported as a layer range holding all the others */
+        if (!(dur >= 0 && dur <= 1e13) || !(t->ts > -1e300 && t->ts < 1e300))
+            return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range (dur "
+                             "in [0, 1e13] us)", c->path, i, t->ts, dur);
         t->end = t->ts + dur;
         t->name = json_string_value(name);
         t->idx = i;

@@ -246,6 +246,10 @@ Test(import_torch, bad_input_is_one_clear_error)
     cr_assert(strstr(ps_errmsg(), "traceEvents[0].ts"), "%s", ps_errmsg());
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":-1}]",
                              NULL, 1), -PS_EINVAL);
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":1e300}]",
+                             NULL, 1), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "traceEvents[0]: ts 0, dur 1e+300 out of range (dur in [0, "
+                                  "1e13] us)"), "%s", ps_errmsg());
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":1}]",
                              NULL, 1), -PS_EPARSE, "no layer ranges");
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:a,b\",\"ts\":0,\"dur\":1}]",
