@@ -367,7 +367,11 @@ static int build(sch_part_model *m)
         m->time[s] = (struct sch_part_cost){ pre, xin, xout, 0 };
         double cap = m->o.cap_mode == 2 ? m->o.cap : m->topo->devices[m->dev[s]].memory;
         m->cap[s] = cap;
-        int64_t icap = cap >= 9e18 ? INT64_MAX / 8 : (int64_t)floor(cap);
+        /* a cap no stage can reach is as good as none: clamped so that K of
+         * these biases and a stage's bytes still add up in int64 (a 3.4e18
+         * byte device times 4 stages overflowed) */
+        const int64_t imax = INT64_MAX / (4 * ((int64_t)S + 1));
+        int64_t icap = cap >= (double)imax ? imax : (int64_t)floor(cap);
         m->mem[s] = (struct sch_part_cost){ m->mpre, m->min_, m->mout, -icap };
         if (per_stage) {
             size_t o = (size_t)s * (L + 1);
