@@ -54,7 +54,9 @@ static void acc_init(struct acc *a, double ab)
     a->ab = ab;
 }
 
-/* Work rules: ReLU reads and writes (backward: dy, output, dx); BN reads its
+/* Work rules: ReLU reads and writes (backward: dy, output, dx), or under
+ * keep=fused runs inside the convolution it feeds (mdl_genwork_vec_fused:
+ * backward reads its input once); BN reads its
  * input twice and writes (backward 5 tensors); a concatenation is a copy
  * kernel of no FLOPs both ways (backward: its slices of the gradient made
  * contiguous for the cuDNN and pooling kernels that read them); a pair's
@@ -64,6 +66,11 @@ static void acc_init(struct acc *a, double ab)
  * TensorFlow's one AddN under keep=fused). */
 static void w_relu(struct acc *a, double in)
 {
+    if (a->fused) { /* into the convolution that reads it (mdl_genwork.h) */
+        mdl_genwork_vec_fused(&a->gw, in, a->no_dgrad ? 0 : 2 * in,
+                              a->no_dgrad ? 0 : in * a->ab);
+        return;
+    }
     if (a->no_dgrad)
         mdl_genwork_vec(&a->gw, in, 0, 2 * in * a->ab, 0, 0);
     else

@@ -31,7 +31,9 @@
  *                gradient for the image: its conv costs 1 x, its ReLU 0
  *   work         models/mdl_genwork.h; those gradient sums as PyTorch's
  *                autograd runs them (pairwise adds) unless keep=fused, where
- *                as TensorFlow's (one AddN per tensor)
+ *                as TensorFlow's (one AddN per tensor), and each ReLU runs
+ *                inside the convolution it feeds (mdl_genwork_vec_fused: no
+ *                pass forward, its input read once backward)
  *   out_bytes    what the next layers read: a cell's concatenated output and,
  *                when another cell follows, its input (the next cell's
  *                prev_prev), at act_bytes per element (4 = FP32)

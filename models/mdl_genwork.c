@@ -78,6 +78,14 @@ void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, dou
     gw->w.kernels_bwd += kb ? 1 : 0;
 }
 
+void mdl_genwork_vec_fused(struct mdl_genwork *gw, double flops_f, double flops_b,
+                           double bytes_b)
+{
+    gw->w.vec_fwd += flops_f;
+    gw->w.vec_bwd += flops_b;
+    gw->w.bytes_bwd += bytes_b;
+}
+
 void mdl_genwork_grad_sum(struct mdl_genwork *gw, double elems, int uses, double ab, int addn)
 {
     if (uses < 2)

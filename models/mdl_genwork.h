@@ -15,6 +15,22 @@
  *       generator's FLOPs, one forward and one backward kernel as an unfused
  *       framework launches them, and the bytes the kernel reads plus writes at
  *       the activation precision.
+ *   Fused vector op (mdl_genwork_vec_fused; the keep=fused generators, what
+ *       XLA does on a TPU): an element-wise op applied directly to a matrix
+ *       product's input or output (a ReLU before a convolution; a bias, a
+ *       scale or an activation after a matmul) runs inside that product.
+ *       Cloud TPU, "Profile TensorFlow workloads", TensorFlow function
+ *       performance notes: tf.matmul "supports fusing into its input and
+ *       output. This means that activation functions or biases applied
+ *       directly to the output of tf.matmul have low overhead";
+ *       tf.nn.conv_n_d "supports fusion into its result, the activations,
+ *       and the kernel". So forward it has no kernel and no memory traffic
+ *       of its own (its FLOPs stay); backward, its derivative is applied
+ *       inside the product that makes the gradient, which reads only what
+ *       the derivative needs besides that gradient (a ReLU's input, once),
+ *       and a bias's gradient is the one reduction of dy (one read).
+ *       Layer norm, softmax, batch norm statistics, pooling, residual adds
+ *       and gradient sums stay their own kernels.
  *   Gradient fan-in: the gradient of a tensor that u ops read is the sum of
  *       their u contributions (mdl_genwork_grad_sum). An add's own backward
  *       hands its gradient to both operands, and an identity's to its input,
@@ -62,6 +78,10 @@ void mdl_genwork_conv3(struct mdl_genwork *gw, double rows, double cin, double c
  * whether it has a backward kernel at all (kb = 0: none). */
 void mdl_genwork_vec(struct mdl_genwork *gw, double flops_f, double flops_b, double bytes_f,
                      double bytes_b, int kb);
+/* A vector op fused into a matrix product (the rule above): its FLOPs, no
+ * kernel and no bytes forward, bytes_b read backward. */
+void mdl_genwork_vec_fused(struct mdl_genwork *gw, double flops_f, double flops_b,
+                           double bytes_b);
 /* The gradient of a tensor of `elems` elements per sample read by `uses`
  * ops, at `ab` bytes per element: its uses contributions summed. addn = 0:
  * as PyTorch's autograd does it, each further contribution added to the

@@ -59,6 +59,17 @@ static int add(struct mdl_profile *p, const char *name, const char *kind, double
     return mdl_profile_add(p, &l);
 }
 
+/* A bias on a matmul's output, e elements per sample: a read and a write
+ * forward and its gradient's reduction (one read of dy) backward, or under
+ * keep=fused inside the matmul (mdl_genwork_vec_fused): the reduction only. */
+static void bias(struct mdl_genwork *gw, double e, double ab, int fused)
+{
+    if (fused)
+        mdl_genwork_vec_fused(gw, e, 2 * e, e * ab);
+    else
+        mdl_genwork_vec(gw, e, 2 * e, 2 * e * ab, e * ab, 1);
+}
+
 int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_profile **out)
 {
     *out = NULL;
@@ -116,26 +127,33 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
      * mdl_genwork_grad_sum). */
     struct mdl_genwork lw;
     mdl_genwork_init(&lw);
+    const int fz = c->fused;
     mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
     for (int q = 0; q < 3; q++) { /* Q, K, V projections and biases */
         mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);
-        mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+        bias(&lw, E, ab, fz);
     }
     mdl_genwork_grad_sum(&lw, E, 3, ab, c->fused);
     mdl_genwork_gemm(&lw, S, d / h, S, h, 0, 1); /* scores Q K^T per head */
-    mdl_genwork_vec(&lw, A, 2 * A, 2 * A * ab, 2 * A * ab, 1); /* scaling */
+    if (fz) /* the scaling, on the scores product's output (mdl_genwork.h) */
+        mdl_genwork_vec_fused(&lw, A, 2 * A, 0);
+    else
+        mdl_genwork_vec(&lw, A, 2 * A, 2 * A * ab, 2 * A * ab, 1);
     mdl_genwork_vec(&lw, SOFTMAX_FLOPS * A, 2 * SOFTMAX_FLOPS * A, 3 * A * ab, 3 * A * ab, 1);
     mdl_genwork_gemm(&lw, S, S, d / h, h, 0, 1); /* probabilities x V */
     mdl_genwork_gemm(&lw, S, d, d, 1, 1, 1);     /* output projection */
-    mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+    bias(&lw, E, ab, fz);
     mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0); /* residual add */
     mdl_genwork_grad_sum(&lw, E, 2, ab, c->fused); /* its fork: LN and the add */
     mdl_genwork_vec(&lw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
     mdl_genwork_gemm(&lw, S, d, ff, 1, 1, 1);
-    mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, F * ab, 1);     /* bias */
-    mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, 3 * F * ab, 1); /* ReLU */
+    bias(&lw, F, ab, fz);
+    if (fz) /* the ReLU on the first matmul's output; backward reads its input */
+        mdl_genwork_vec_fused(&lw, F, 2 * F, F * ab);
+    else
+        mdl_genwork_vec(&lw, F, 2 * F, 2 * F * ab, 3 * F * ab, 1);
     mdl_genwork_gemm(&lw, S, ff, d, 1, 1, 1);
-    mdl_genwork_vec(&lw, E, 2 * E, 2 * E * ab, E * ab, 1);
+    bias(&lw, E, ab, fz);
     mdl_genwork_vec(&lw, E, 0, 3 * E * ab, 0, 0); /* residual add */
     mdl_genwork_grad_sum(&lw, E, 2, ab, c->fused); /* its fork: LN and the add */
     char name[MDL_NAME_MAX];
@@ -153,7 +171,7 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
     mdl_genwork_init(&sw);
     mdl_genwork_vec(&sw, LN_FLOPS * E, 2 * LN_FLOPS * E, 3 * E * ab, 5 * E * ab, 1);
     mdl_genwork_gemm(&sw, S, d, V, 1, 1, 1);
-    mdl_genwork_vec(&sw, SV, 2 * SV, 2 * SV * ab, SV * ab, 1); /* bias */
+    bias(&sw, SV, ab, c->fused); /* the logits' */
     mdl_genwork_vec(&sw, SOFTMAX_FLOPS * SV, 2 * SOFTMAX_FLOPS * SV, 3 * SV * ab,
                     3 * SV * ab, 1); /* softmax cross-entropy */
     if ((rc = add(p, "softmax", "softmax", sfwd, 2 * sfwd, d * V + V + 2 * d, S * ab,

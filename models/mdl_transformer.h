@@ -32,7 +32,9 @@
  * its input only (backward recomputes its output from the input and the
  * statistics) and the feed-forward keeps the ReLU's input in place of its
  * output (the same size): 2 x seq x d fewer elements per layer, seq x d
- * fewer in the softmax layer.
+ * fewer in the softmax layer; and its biases, the attention scaling and
+ * the ReLU run inside the matmuls they follow (mdl_genwork_vec_fused: no
+ * pass forward; backward the biases' reductions and the ReLU's input read).
  *
  * Ownership: mdl_transformer_profile allocates *out (mdl_profile_free).
  * Cost: O(L).

@@ -104,10 +104,21 @@ Test(gen_work, transformer_layer_by_hand)
     struct mdl_profile *pf =
         th_model("transformer:L=1,seq=4,d_model=8,ff=16,heads=2,vocab=10,keep=fused");
     const struct mdl_work *wf = pf->layers[1].work;
-    cr_expect_eq(wf->kernels_bwd, 6 + 4 + 13 + 1, "%g", wf->kernels_bwd);
-    /* E = 4 x 8 elements, FP32: pairwise 2 x 3 E, AddN 4 E */
-    cr_expect_eq(w->bytes_bwd - wf->bytes_bwd, (6 - 4) * 32 * 4.0);
+    /* keep=fused also runs the 6 biases, the scaling and the ReLU inside the
+     * matmuls (mdl_genwork_vec_fused): 8 kernels fewer each way, and AddN */
+    cr_expect_eq(wf->kernels_fwd, 21 - 8, "%g", wf->kernels_fwd);
+    cr_expect_eq(wf->kernels_bwd, 6 + 4 + 13 - 8 + 1, "%g", wf->kernels_bwd);
+    /* E = 4 x 8, F = 4 x 16, A = 2 x 4 x 4 elements, FP32. Forward: a bias
+     * reads and writes (2 E x 5, 2 F), the scaling (2 A) and the ReLU (2 F)
+     * too; fused, none. Backward: the scaling's 2 A and the ReLU's 3 F
+     * become 0 and F (its input read where the gradient is made), the
+     * biases' reductions stay; and the gradient sum, pairwise 2 x 3 E
+     * against AddN's 4 E. */
+    double E = 32, F = 64, A = 32;
+    cr_expect_eq(w->bytes_fwd - wf->bytes_fwd, (2 * E * 5 + 2 * F + 2 * A + 2 * F) * 4.0);
+    cr_expect_eq(w->bytes_bwd - wf->bytes_bwd, (2 * A + 2 * F + 2 * E) * 4.0);
     cr_expect_eq(w->vec_bwd, wf->vec_bwd);
+    cr_expect_eq(w->vec_fwd, wf->vec_fwd);
     mdl_profile_free(pf);
     cr_expect_eq(w->kernels_wgrad, 6);
     mdl_profile_free(p);
@@ -449,11 +460,23 @@ Test(gen_work, amoebanet_grad_sums_by_hand)
     struct mdl_profile *u = th_model("amoebanet:L=9,D=64,image=64");
     struct mdl_profile *f = th_model("amoebanet:L=9,D=64,image=64,keep=fused");
     const struct mdl_work *wu = work_of(u, "cell1_normal3"), *wf = work_of(f, "cell1_normal3");
-    cr_expect_eq(wu->bytes_bwd - wf->bytes_bwd, 8 * c * h * h * ab, "%g",
+    /* keep=fused: the gradient sums (8 c h^2: AddN against pairwise) and the
+     * 13 ReLUs run inside the convolutions they feed (mdl_genwork_vec_fused):
+     * reduce1 and reduce2 on the 4 c-channel inputs, three conv_1x1 on c, two
+     * conv_1x7_7x1 on c, c/4, c/4, c/4: 14.5 c h^2 elements; forward each
+     * read and write gone (2 x), backward 3 passes become 1 (2 x) */
+    cr_expect_eq(wu->bytes_bwd - wf->bytes_bwd, (8 + 2 * 14.5) * c * h * h * ab, "%g",
                  (wu->bytes_bwd - wf->bytes_bwd) / (c * h * h * ab));
-    cr_expect_eq(wu->kernels_bwd - wf->kernels_bwd, 4);
+    cr_expect_eq(wu->bytes_fwd - wf->bytes_fwd, 2 * 14.5 * c * h * h * ab, "%g",
+                 (wu->bytes_fwd - wf->bytes_fwd) / (c * h * h * ab));
+    cr_expect_eq(wu->kernels_bwd - wf->kernels_bwd, 4 + 13);
+    cr_expect_eq(wu->kernels_fwd - wf->kernels_fwd, 13);
     cr_expect_eq(wu->vec_bwd, wf->vec_bwd);
-    cr_expect_eq(wu->bytes_fwd, wf->bytes_fwd);
+    /* stem1's ReLU on the 3 x 64 x 64 image: fused, no forward pass; no
+     * backward either way (no gradient for the image) */
+    cr_expect_eq(work_of(u, "stem1")->bytes_fwd - work_of(f, "stem1")->bytes_fwd,
+                 2 * 3 * 64 * 64 * ab);
+    cr_expect_eq(work_of(u, "stem1")->bytes_bwd, work_of(f, "stem1")->bytes_bwd);
     /* the last cell (cell5_normal3) and the one before it: same genotype and
      * reduce2, one reader fewer of the input */
     cr_expect_eq(work_of(u, "cell5_normal2")->kernels_bwd - work_of(u, "cell5_normal3")->kernels_bwd,
@@ -465,11 +488,23 @@ Test(gen_work, amoebanet_grad_sums_by_hand)
      * 1 and 3 two (3 E either way). stem3 (64 filters, input 16 x 16): only
      * its state 2 (64 x 8 x 8) has more than two readers. */
     double e_in = 16 * 32 * 32, e2 = 32 * 16 * 16, e3 = 64 * 8 * 8;
-    cr_expect_eq(work_of(u, "stem2")->bytes_bwd - work_of(f, "stem2")->bytes_bwd,
+    /* fused, each ReLU also saves as many bytes backward as forward (3
+     * passes to 1, 2 to 0) and a kernel each way: stem2's 10 ReLUs on
+     * 98304 elements (reduce1 and reduce2 on the 16 x 32 x 32 input, the
+     * conv_3x3 chain on 32, 8 and 8 channels of 32^2, 32^2 and 16^2, the
+     * conv_1x7_7x1 chain on 32, 8, 8, 8 channels of 16^2, conv_1x1 on 32 of
+     * 16^2); the gradient sums are what is left */
+    const struct mdl_work *u2 = work_of(u, "stem2"), *f2 = work_of(f, "stem2");
+    cr_expect_eq(u2->bytes_fwd - f2->bytes_fwd, 2 * 98304 * ab);
+    cr_expect_eq(u2->kernels_fwd - f2->kernels_fwd, 10);
+    cr_expect_eq((u2->bytes_bwd - f2->bytes_bwd) - (u2->bytes_fwd - f2->bytes_fwd),
                  (2 * e_in + 4 * e2) * ab);
-    cr_expect_eq(work_of(u, "stem2")->kernels_bwd - work_of(f, "stem2")->kernels_bwd, 1 + 2);
-    cr_expect_eq(work_of(u, "stem3")->bytes_bwd - work_of(f, "stem3")->bytes_bwd, 4 * e3 * ab);
-    cr_expect_eq(work_of(u, "stem3")->kernels_bwd - work_of(f, "stem3")->kernels_bwd, 2);
+    cr_expect_eq((u2->kernels_bwd - f2->kernels_bwd) - (u2->kernels_fwd - f2->kernels_fwd),
+                 1 + 2);
+    const struct mdl_work *u3 = work_of(u, "stem3"), *f3 = work_of(f, "stem3");
+    cr_expect_eq((u3->bytes_bwd - f3->bytes_bwd) - (u3->bytes_fwd - f3->bytes_fwd),
+                 4 * e3 * ab);
+    cr_expect_eq((u3->kernels_bwd - f3->kernels_bwd) - (u3->kernels_fwd - f3->kernels_fwd), 2);
     mdl_profile_free(u);
     mdl_profile_free(f);
 }
