@@ -130,7 +130,7 @@ rollback:
 int ana_db_open(const char *path, int create, ana_db **out)
 {
     *out = NULL;
-    int rc = ana_db_path_check(path, "--db");
+    int rc = ana_db_path_check(path, "--db", create);
     if (rc < 0)
         return rc;
     if (!create && access(path, R_OK) != 0)

@@ -43,7 +43,7 @@ static int readable(const struct kind *k, sqlite3_int64 version)
     return version >= k->oldest && version <= k->version;
 }
 
-int ana_db_path_check(const char *path, const char *opt)
+int ana_db_path_check(const char *path, const char *opt, int create)
 {
     if (!path || !*path)
         return ps_error(PS_EUSAGE, "%s '': an empty name is SQLite's temporary database, "
@@ -60,7 +60,7 @@ int ana_db_path_check(const char *path, const char *opt)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return ps_error(PS_EIO, "%s '%s': cannot open the database: %s", opt, path,
                          strerror(EISDIR));
-    if (stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder, if there */
+    if (create && stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder */
         char dir[4096];
         const char *sl = strrchr(path, '/');
         snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - path) + (sl == path) : 1,

@@ -35,8 +35,8 @@
  * file deleted on close), ":memory:" and "file:" URIs (which may name an
  * in-memory database): the results would vanish when pipesim exits; and
  * what SQLite would report only as "unable to open database file" (exit 8):
- * a folder, or a new file in a folder it cannot write, are PS_EIO (exit 5)
- * with the reason. SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
+ * a folder, or (create: the command makes a missing one) a new file in a
+ * folder it cannot write, are PS_EIO (exit 5) with the reason. SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
  */
 #ifndef ANA_DBKIND_H
 #define ANA_DBKIND_H
@@ -61,7 +61,7 @@ enum ana_dbkind { ANA_DBKIND_SWEEP, ANA_DBKIND_VCHECK, ANA_DBKIND_PLAN, ANA_DBKI
 enum ana_dbstate { ANA_DB_EMPTY, ANA_DB_CURRENT, ANA_DB_OLDER, ANA_DB_LEGACY };
 
 /* PS_EUSAGE "opt 'path': why" for a name SQLite would not keep on disk. */
-int ana_db_path_check(const char *path, const char *opt);
+int ana_db_path_check(const char *path, const char *opt, int create);
 /* What db (opened on path) holds, against kind; see above. */
 int ana_dbkind_check(sqlite3 *db, const char *path, enum ana_dbkind kind,
                      enum ana_dbstate *state);

@@ -184,7 +184,7 @@ int ana_plan_store(const struct ana_plan *p, const char *path)
     sqlite3 *db = NULL;
     enum ana_dbstate state;
     sqlite3_int64 id = 0;
-    int rc = ana_db_path_check(path, "--db");
+    int rc = ana_db_path_check(path, "--db", 1);
     if (rc < 0 || (rc = open_db(path, &db)) < 0)
         return rc;
     if ((rc = ps_sqlite_begin(db, path, "starting a transaction")) < 0)

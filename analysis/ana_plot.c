@@ -20,14 +20,10 @@ int ana_tmp_new(struct tmp *t)
     memset(t, 0, sizeof *t);
     t->dir_slot = -1;
     snprintf(t->dir, sizeof t->dir, "/tmp/pipesim-plot-XXXXXX");
-    if (!mkdtemp(t->dir))
-        return ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
     /* removed on SIGINT/SIGTERM/SIGHUP with the files in it (ps_afile.h) */
-    int slot = ps_afile_track(t->dir);
-    if (slot < 0) {
-        rmdir(t->dir);
+    int slot = ps_afile_mkdtemp(t->dir);
+    if (slot < 0)
         return slot;
-    }
     t->dir_slot = slot;
     return 0;
 }
@@ -97,6 +93,9 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
 {
     if (!b)
         return rc;
+    /* every file written and synced before the first is renamed into place */
+    for (int i = 0; i < b->n && rc == 0; i++)
+        rc = ps_afile_sync(&b->af[i]);
     for (int i = 0; i < b->n; i++) {
         if (rc < 0) {
             ps_afile_abort(&b->af[i]);

@@ -40,10 +40,11 @@ struct ana_plot_opts {
 
 /* A set of figures published together: with o->batch set, every file the
  * calls below write (PNG, SVG, script, data) stays a temporary beside its
- * target; ana_plot_batch_finish(b, 0) renames them all into place, (b, rc <
- * 0) removes them all, so a run that fails on its third figure publishes
- * none (at most ANA_PLOT_BATCH_MAX files). finish frees b and returns rc,
- * or the first commit's error. */
+ * target; ana_plot_batch_finish(b, 0) syncs them all (ps_afile_sync), then
+ * renames them into place; (b, rc < 0), or a failed sync, removes them all,
+ * so a run that fails on its third figure publishes none (at most
+ * ANA_PLOT_BATCH_MAX files). finish frees b and returns rc, or the first
+ * error. */
 #define ANA_PLOT_BATCH_MAX 64
 int ana_plot_batch_new(struct ana_plot_batch **out);
 int ana_plot_batch_finish(struct ana_plot_batch *b, int rc);

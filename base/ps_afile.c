@@ -138,6 +138,22 @@ static void block_signals(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+int ps_afile_mkdtemp(char *templ)
+{
+    sigset_t oldmask;
+    block_signals(&oldmask); /* no window where the folder exists untracked */
+    atomic_fetch_add(&creating, 1);
+    int slot;
+    if (!mkdtemp(templ)) {
+        slot = ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
+    } else if ((slot = ps_afile_track(templ)) < 0) {
+        rmdir(templ);
+    }
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    return slot;
+}
+
 /* ---- naming ---- */
 
 static int is_stdout(const struct stat *st)
@@ -217,19 +233,43 @@ struct io_ent {
 static struct io_ent *io;
 static int n_io, cap_io;
 static int io_armed; /* a command runs: ps_io_read records what it reads */
+#define IO_READ_OPT "input" /* the option name of what ps_io_read recorded */
 static pthread_mutex_t io_mu = PTHREAD_MUTEX_INITIALIZER; /* sweep workers read too */
+
+static int io_was_read(const struct io_ent *e) { return !strcmp(e->opt, IO_READ_OPT); }
+
+/* Drops the entries keep() refuses (all of them with keep NULL). */
+static void io_drop(int (*keep)(const struct io_ent *))
+{
+    int n = 0;
+    for (int i = 0; i < n_io; i++) {
+        if (keep && keep(&io[i])) {
+            io[n++] = io[i];
+            continue;
+        }
+        free(io[i].path);
+        free(io[i].resolved);
+    }
+    n_io = n;
+    if (!n) {
+        free(io);
+        io = NULL;
+        cap_io = 0;
+    }
+}
+
+void ps_io_begin(void)
+{
+    pthread_mutex_lock(&io_mu);
+    io_drop(NULL);
+    io_armed = 1;
+    pthread_mutex_unlock(&io_mu);
+}
 
 void ps_io_reset(void)
 {
     pthread_mutex_lock(&io_mu);
-    io_armed = 1;
-    for (int i = 0; i < n_io; i++) {
-        free(io[i].path);
-        free(io[i].resolved);
-    }
-    free(io);
-    io = NULL;
-    n_io = cap_io = 0;
+    io_drop(io_was_read);
     pthread_mutex_unlock(&io_mu);
 }
 
@@ -249,7 +289,20 @@ static int io_add_locked(const char *path, const char *opt, int out, int check)
     if (!ex && resolve(path, &res) != 0 && !(res = strdup(path)))
         return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n_io; i++) {
-        const struct io_ent *e = &io[i];
+        struct io_ent *e = &io[i];
+        if (check && !out && ex && io_was_read(e) && e->dev == st.st_dev &&
+            e->ino == st.st_ino) { /* read, now declared: messages name the option */
+            char *np = strdup(path);
+            if (!np) {
+                free(res);
+                return ps_error(PS_ENOMEM, "out of memory");
+            }
+            free(e->path);
+            e->path = np;
+            snprintf(e->opt, sizeof e->opt, "%s", opt);
+            free(res);
+            return 0;
+        }
         if (!check) {
             if (!e->out && e->exists && e->dev == st.st_dev && e->ino == st.st_ino) {
                 free(res);
@@ -318,7 +371,7 @@ int ps_io_output(const char *path, const char *opt)
 int ps_io_read(const char *path)
 {
     pthread_mutex_lock(&io_mu);
-    int rc = io_armed ? io_add_locked(path, "input", 0, 0) : 0;
+    int rc = io_armed ? io_add_locked(path, IO_READ_OPT, 0, 0) : 0;
     pthread_mutex_unlock(&io_mu);
     return rc;
 }
@@ -529,6 +582,26 @@ int ps_afile_commit(struct ps_afile *af)
     }
     release(af);
     return rc;
+}
+
+int ps_afile_sync(struct ps_afile *af)
+{
+    if (!af->f || !af->tmp)
+        return 0; /* stdout or a device: commit flushes it */
+    errno = 0;
+    int bad = fflush(af->f) != 0 || ferror(af->f), e = errno;
+    if (!bad && fsync(fileno(af->f)) != 0 && errno != EINVAL) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad)
+        return ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
+    struct stat st;
+    char in[600];
+    if (stat(af->target, &st) == 0 && io_input_of(&st, in, sizeof in))
+        return ps_error(PS_EUSAGE, "%s is the same file as %s: the output would overwrite an "
+                         "input", af->path, in);
+    return 0;
 }
 
 void ps_afile_abort(struct ps_afile *af)

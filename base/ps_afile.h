@@ -51,6 +51,11 @@ struct ps_afile {
 
 int ps_afile_open(struct ps_afile *af, const char *path);
 int ps_afile_commit(struct ps_afile *af);
+/* The first half of a commit, for a set published together: flushes and
+ * fsyncs the temporary and checks it is not an input (as commit does),
+ * leaving af open; 0, or an error after which af is still to be aborted.
+ * Commit after it only renames (and closes). */
+int ps_afile_sync(struct ps_afile *af);
 void ps_afile_abort(struct ps_afile *af);
 /* 1 when the output is written in place (stdout, a device, a FIFO). */
 int ps_afile_direct(const struct ps_afile *af);
@@ -63,13 +68,20 @@ void ps_afile_signals_install(void);
  * forgets it. */
 int ps_afile_track(const char *path);
 void ps_afile_untrack(int slot);
+/* mkdtemp(templ) and ps_afile_track of the folder with the signals held
+ * off between them (no window where it exists untracked): the slot, or
+ * PS_EIO naming the reason. */
+int ps_afile_mkdtemp(char *templ);
 
 /* Flushes stdout and checks it for write errors (ferror, fflush, and close
  * of a duplicate descriptor): PS_EIO "stdout: write failed: <reason>". */
 int ps_stdout_check(void);
 
 /* Per-command registry of the files a command reads and writes.
- * ps_io_reset starts a command (and arms ps_io_read); ps_io_read records a
+ * ps_io_begin starts a command (empties the registry and arms ps_io_read);
+ * ps_io_reset drops the declarations (ps_io_input, ps_io_output) but keeps
+ * what was read, for a study that declares its files after loading them;
+ * ps_io_read records a
  * file a loader actually opens (ps_read_file calls it), so an input found
  * by name (a bundled profile or topology, the devices.json behind a
  * topology, a default sidecar) is protected as a declared one is: an
@@ -77,8 +89,9 @@ int ps_stdout_check(void);
  * before the read, when committed (its result dropped, the input kept).
  * An input whose name no longer leads to the same file (a temporary read
  * back and removed) protects nothing: its inode number may be reused.
- * Until the first ps_io_reset (library use, tests) ps_io_read records
+ * Until the first ps_io_begin (library use, tests) ps_io_read records
  * nothing. Thread-safe. */
+void ps_io_begin(void);
 void ps_io_reset(void);
 int ps_io_input(const char *path, const char *opt);
 int ps_io_output(const char *path, const char *opt);

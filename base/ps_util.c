@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int looks_hex(const char *s)
@@ -176,6 +177,8 @@ int ps_read_file(const char *path, char **buf, size_t *len)
         fclose(f);
         return rc;
     }
+    struct stat st; /* a file is read whole; a device or pipe up to PS_READ_MAX */
+    int regular = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     size_t cap = 65536, n = 0;
     char *b = malloc(cap);
     if (!b) {
@@ -184,11 +187,11 @@ int ps_read_file(const char *path, char **buf, size_t *len)
     }
     for (;;) {
         if (n + 1 >= cap) {
-            if (cap >= PS_READ_MAX) {
+            if (!regular && cap >= PS_READ_MAX) {
                 free(b);
                 fclose(f);
-                return ps_error(PS_EIO, "%s: longer than %d MiB, the most pipesim reads whole "
-                                 "(an endless device such as /dev/zero?)", path,
+                return ps_error(PS_EIO, "%s: longer than %d MiB, the most pipesim reads from a "
+                                 "device or pipe (an endless one such as /dev/zero?)", path,
                                  PS_READ_MAX >> 20);
             }
             char *nb = realloc(b, cap * 2);

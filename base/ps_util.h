@@ -64,9 +64,10 @@ const char *ps_fmt_double(double v, char *buf, size_t n);
 /* s as one CSV field: in double quotes, each '"' doubled (RFC 4180). */
 void ps_csv_str(FILE *f, const char *s);
 
-/* Reads a whole file into a malloc'd NUL-terminated buffer; a file (or an
- * endless device) past PS_READ_MAX bytes is PS_EIO, never a hang. The file
- * is recorded as a command's input (ps_io_read, base/ps_afile.h). */
+/* Reads a whole file into a malloc'd NUL-terminated buffer; from a device
+ * or pipe at most PS_READ_MAX bytes (more is PS_EIO: an endless one such as
+ * /dev/zero is never a hang), a regular file whole. The file is recorded as
+ * a command's input (ps_io_read, base/ps_afile.h). */
 #define PS_READ_MAX (1 << 30)
 int ps_read_file(const char *path, char **buf, size_t *len);
 

@@ -25,7 +25,7 @@ static const char help[] =
     "       pipesim plot --kind schedules -K k -M m [--schedules a,b,...] [--out-dir D]\n"
     "       pipesim plot --compare SIM.json MEASURED.json [--out-dir D] [--prefix P]\n\n"
     "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically, and\n"
-    "published together: a failure leaves none of the run's figures):\n"
+    "but for --compare published together: a failure leaves none of the run's files):\n"
     "  speedup   speedup over one device vs M, a line per K, with the ideal\n"
     "            K M/(M+K-1) of balanced stages and free communication (dashed;\n"
     "            R K M/(M+K-1) for runs of R replicas)\n"
@@ -119,7 +119,11 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
     }
     n = kept;
     rc = ps_gnuplot_require();
-    if (rc < 0 || (rc = ana_plot_schedules(names, n, K, M, o)) < 0)
+    struct ana_plot_opts so = *o; /* the figure, its script and data: all or none */
+    if (rc < 0 || (rc = ana_plot_batch_new(&so.batch)) < 0)
+        return rc;
+    rc = ana_plot_batch_finish(so.batch, ana_plot_schedules(names, n, K, M, &so));
+    if (rc < 0)
         return rc;
     printf("wrote %s/%sschedules.png and .svg\n", o->out_dir, o->prefix ? o->prefix : "");
     return 0;

@@ -121,7 +121,7 @@ int cmd_report(int argc, char **argv)
     if (o.best && format != ANA_FMT_TABLE)
         return ps_error(PS_EUSAGE, "--best prints a table; use it without --format csv|json "
                          "(--csv writes the selected runs)");
-    if ((rc = ana_db_path_check(db_path, "--db")) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
+    if ((rc = ana_db_path_check(db_path, "--db", 0)) < 0 || (rc = ps_io_input(db_path, "--db")) < 0 ||
         (rc = ps_io_output(out_path, "--out")) < 0 || (rc = ps_io_output(csv, "--csv")) < 0 ||
         (rc = ps_io_output(grid_csv, "--grid-csv")) < 0)
         return rc;

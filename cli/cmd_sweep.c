@@ -192,7 +192,7 @@ int cmd_sweep(int argc, char **argv)
                        "(see pipesim sweep --help)");
         goto out;
     }
-    if ((rc = ana_db_path_check(db, "--db")) < 0 || (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
+    if ((rc = ana_db_path_check(db, "--db", 1)) < 0 || (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
         (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;

@@ -228,7 +228,7 @@ int vc_parse(int argc, char **argv, struct check_args *a)
         (rc = parse_ints(ms ? ms : "1,2,4,8,16,32,64", "-M", 1, 1 << 16, a->Ms, &a->n_M, 32)) <
             0 ||
         (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0 ||
-        (rc = ana_db_path_check(a->db, "--db")) < 0)
+        (rc = ana_db_path_check(a->db, "--db", 1)) < 0)
         return rc;
     return 0;
 }

@@ -178,9 +178,9 @@ int main(int argc, char **argv)
     ps_afile_signals_install();
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
-            ps_io_reset();
+            ps_io_begin();
             int rc = commands[i].fn(argc - 1, argv + 1);
-            ps_io_reset();
+            ps_io_begin();
             /* a result that did not reach stdout is a failure too */
             if (rc >= 0)
                 rc = ps_stdout_check();

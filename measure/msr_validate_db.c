@@ -87,7 +87,7 @@ static int prepare_schema(sqlite3 *db, const char *path)
 static int open_db(const char *path, sqlite3 **out)
 {
     sqlite3 *db = NULL;
-    int rc = ana_db_path_check(path, "--db");
+    int rc = ana_db_path_check(path, "--db", 1);
     if (rc < 0)
         return rc;
     if ((rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)) !=

@@ -265,6 +265,11 @@ Test(plot, a_failed_figure_publishes_none_of_the_set)
                  "a figure of the set was published, or a temporary left");
     cr_assert_eq(th_sh("rmdir %s/set/bubble.png && %s plot --db %s/s.db --out-dir %s/set "
                        ">/dev/null", dir, ps, dir, dir), 0);
+    /* --kind schedules: its PNG, SVG, script and data are a set too */
+    cr_assert_eq(th_sh("mkdir -p %s/sch/schedules.svg && %s plot --kind schedules -K 2 -M 4 "
+                       "--schedules gpipe,1f1b --out-dir %s/sch 2>/dev/null", dir, ps, dir), 5);
+    cr_assert_eq(th_sh("cd %s/sch && test \"$(ls -A)\" = schedules.svg", dir), 0,
+                 "part of the schedules figure was published");
     cr_assert_eq(th_sh("test -s %s/set/speedup.png && test -s %s/set/bubble.svg", dir, dir), 0);
 }
 
