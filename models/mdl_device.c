@@ -54,8 +54,8 @@ static double mem_s(const struct mdl_device *d, double bytes)
  * elements its three operands hold in memory, per product (0: m*k + k*n +
  * m*n; a convolution's implicit GEMM reads its input tensor, not the m x k
  * im2col matrix). */
-static void gemm_parts(const struct mdl_device *d, double m, double k, double n, double c,
-                       double elems, double *math_out, double *mem_out)
+static void gemm_parts3(const struct mdl_device *d, double m, double k, double n, double c,
+                        double elems, const double pad[3], double *math_out, double *mem_out)
 {
     const struct mdl_devmodel *dm = &d->model;
     *math_out = *mem_out = 0;
@@ -79,8 +79,7 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
             }
         }
     } else if (dm->padded) {
-        math = c * 2 * pad_up(m, dm->pad_rows) * pad_up(k, dm->pad_feat) *
-               pad_up(n, dm->pad_feat) / rate;
+        math = c * 2 * pad_up(m, pad[0]) * pad_up(k, pad[1]) * pad_up(n, pad[2]) / rate;
     } else {
         math = c * 2 * m * k * n / rate;
     }
@@ -88,6 +87,15 @@ static void gemm_parts(const struct mdl_device *d, double m, double k, double n,
     if (!(elems > 0))
         elems = m * k + k * n + m * n;
     *mem_out = mem_s(d, c * elems * mdl_device_elem_bytes(d) + partials);
+}
+
+/* A product with the device's own padding: rows to pad_rows, reduction and
+ * output to pad_feat. */
+static void gemm_parts(const struct mdl_device *d, double m, double k, double n, double c,
+                       double elems, double *math_out, double *mem_out)
+{
+    const double pad[3] = { d->model.pad_rows, d->model.pad_feat, d->model.pad_feat };
+    gemm_parts3(d, m, k, n, c, elems, pad, math_out, mem_out);
 }
 
 /* One kernel's math and memory time. */
@@ -138,9 +146,28 @@ static void gemm_passes(const struct mdl_device *d, const struct mdl_gemm *g, do
     if (g->weight) {
         /* A convolution's images are a tiled dimension of their own: a
          * padded device pads them (mdl_device.h). */
-        double imgs = g->conv && d->model.padded ? pad_up(n, d->model.pad_rows) : n;
-        double m = g->rows * imgs, c = g->count;
-        double elems = g->in > 0 ? g->in * imgs + g->k * g->n + m * g->n : 0;
+        const struct mdl_devmodel *dm = &d->model;
+        double imgs = n, m, c = g->count, elems;
+        if (g->conv && dm->padded) {
+            /* XLA pads a convolution's images and features alike in its
+             * three products (mdl_device.h): images to pi, the features
+             * (the reduction Cin x kh x kw and Cout) to pf, from
+             * pad_large.from images on with pad_large.pad */
+            int large = dm->pad_large_from > 0 && n >= dm->pad_large_from;
+            double pi = large ? dm->pad_large_imgs : dm->pad_rows;
+            double pf = large ? dm->pad_large_feat : dm->pad_feat;
+            imgs = pad_up(n, pi);
+            m = g->rows * imgs;
+            elems = g->in > 0 ? g->in * imgs + g->k * g->n + m * g->n : 0;
+            const double pfw[3] = { 1, pf, pf }, pw[3] = { pf, 1, pf };
+            gemm_parts3(d, m, g->k, g->n, c, elems, pfw, &f->math, &f->mem);
+            if (g->weight == 1) /* 2: reads the model's input, no input gradient */
+                gemm_parts3(d, m, g->n, g->k, c, elems, pfw, &b[0].math, &b[0].mem);
+            gemm_parts3(d, g->k, m, g->n, c, elems, pw, &w->math, &w->mem);
+            return; /* no Winograd with "pad" */
+        }
+        m = g->rows * imgs;
+        elems = g->in > 0 ? g->in * imgs + g->k * g->n + m * g->n : 0;
         gemm_parts(d, m, g->k, g->n, c, elems, &f->math, &f->mem);
         if (g->weight == 1) /* 2: reads the model's input, no input gradient */
             gemm_parts(d, m, g->n, g->k, c, elems, &b[0].math, &b[0].mem);
@@ -269,6 +296,11 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n)
         m = snprintf(buf + k, n - (size_t)k, "products in %s%s tiles over %g units (waves, "
                      "split-K)", dm->n_tiles > 1 ? "the fastest of " : "", shapes, dm->units);
     }
+    else if (dm->padded && dm->pad_large_from > 0)
+        m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows and %g features (a "
+                     "convolution's images to %g and its features to %g, from %g images on "
+                     "to %g and %g)", dm->pad_rows, dm->pad_feat, dm->pad_rows, dm->pad_feat,
+                     dm->pad_large_from, dm->pad_large_imgs, dm->pad_large_feat);
     else if (dm->padded)
         m = snprintf(buf + k, n - (size_t)k, "products padded to %g rows (a convolution's "
                      "images to %g) and %g features", dm->pad_rows, dm->pad_rows,

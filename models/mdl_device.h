@@ -27,6 +27,10 @@
  *                           one tile shape, or up to 8 the library picks
  *                           the fastest of for each product
  *             "pad": [Pr, Pf],                  TPU padding
+ *             "pad_large": { "from": B, "pad": [Pi, Pf2] }  a convolution of
+ *                           B images or more pads them to Pi and its
+ *                           features to Pf2 instead (XLA's other layout;
+ *                           needs "pad")
  *             "efficiency": e }                 sustained fraction of the
  *                           matrix peak on full tiles/waves, (0, 1]
  *                           (default 1); "tile"/"units" come together and
@@ -56,11 +60,14 @@
  *                   shape at the same e: the library's heuristic assumed
  *                   to find the fastest kernel)
  *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e); a
- *                   convolution ('c') has M = ROWS * pad(n,Pr) instead:
- *                   XLA tiles a convolution's batch and feature
- *                   dimensions, so its images are padded, not the rows
- *                   (the Cloud TPU performance guide's convolution rule:
- *                   batch a multiple of 8 per core, features of 128); its
+ *                   convolution ('c') pads its images and features
+ *                   instead, alike in its three products: M = ROWS *
+ *                   pad(n,Pr), K and N (and, in its weight gradient, the
+ *                   output K and N) to Pf, the reduction over images
+ *                   not again; from pad_large.from images on, Pi and Pf2
+ *                   for Pr and Pf (XLA tiles a convolution's batch and
+ *                   feature dimensions in one of two layouts by the
+ *                   module's most common batch: SOURCES.md); its
  *                   operands' bytes count the padded images too
  *             else: c * 2*M*K*N / (P*e)
  *     mem   = (c * (M*K + K*N + M*N) + [S > 1] 2*S*c*M*N) * s / (BW * f)
@@ -143,6 +150,10 @@ struct mdl_devmodel {
     double tiles[MDL_TILES_MAX][2];
     int padded;                     /* pad_rows, pad_feat given */
     double pad_rows, pad_feat;
+    double pad_large_from;          /* 0: none; else a convolution of as many images
+                                       or more pads them to pad_large_imgs and its
+                                       features to pad_large_feat */
+    double pad_large_imgs, pad_large_feat;
     double gemm_eff;                /* (0, 1] */
     int combine;                    /* enum mdl_combine */
     double elem_bytes;              /* activation_bytes; 0 = from precision */

@@ -89,7 +89,8 @@ static int pair(const char *path, const char *where, const char *key, json_t *v,
 
 static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl_devmodel *m)
 {
-    static const char *const gkeys[] = { "tile", "units", "pad", "efficiency", NULL };
+    static const char *const gkeys[] = { "tile", "units", "pad", "pad_large", "efficiency",
+                                         NULL };
     char w[96];
     snprintf(w, sizeof w, "%s.gemm", where);
     if (!json_is_object(g))
@@ -99,6 +100,9 @@ static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl
         return rc;
     json_t *tile = json_object_get(g, "tile"), *units = json_object_get(g, "units");
     json_t *pad = json_object_get(g, "pad"), *eff = json_object_get(g, "efficiency");
+    json_t *large = json_object_get(g, "pad_large");
+    if (large && !pad)
+        return ps_error(PS_EPARSE, "%s: %s: 'pad_large' needs 'pad'", path, w);
     if (!tile != !units)
         return ps_error(PS_EPARSE, "%s: %s: 'tile' and 'units' come together", path, w);
     if (tile && pad)
@@ -137,6 +141,25 @@ static int parse_gemm(const char *path, const char *where, json_t *g, struct mdl
         if ((rc = pair(path, w, "pad", pad, &m->pad_rows, &m->pad_feat)) < 0)
             return rc;
         m->padded = 1;
+    }
+    if (large) { /* { "from": B, "pad": [images, features] } */
+        static const char *const lkeys[] = { "from", "pad", NULL };
+        char wl[128];
+        snprintf(wl, sizeof wl, "%s.pad_large", w);
+        if (!json_is_object(large))
+            return ps_error(PS_EPARSE, "%s: %s: must be an object", path, wl);
+        if ((rc = mdl_json_check_keys(path, wl, large, lkeys)) < 0)
+            return rc;
+        json_t *from = json_object_get(large, "from"), *lp = json_object_get(large, "pad");
+        if (!from || !lp)
+            return ps_error(PS_EPARSE, "%s: %s: needs 'from' and 'pad'", path, wl);
+        double fv = json_is_number(from) ? json_number_value(from) : NAN;
+        if (!(fv >= 1 && fv <= 1e6 && fv == floor(fv)))
+            return ps_error(PS_EINVAL, "%s: %s.from: must be a whole number in [1, 1e6]", path,
+                             wl);
+        if ((rc = pair(path, wl, "pad", lp, &m->pad_large_imgs, &m->pad_large_feat)) < 0)
+            return rc;
+        m->pad_large_from = fv;
     }
     if (eff && (rc = pos_num(path, w, "efficiency", eff, 1, &m->gemm_eff)) < 0)
         return rc;

@@ -86,7 +86,9 @@ Test(device, tpu_pads_a_convolutions_images)
     mdl_device_work_s(d, &w, 4, &f, &b, &wg);
     cr_expect_float_eq(f, 392 * one, 1e-18);
     cr_expect_float_eq(b, 392 * one, 1e-18);
-    cr_expect_float_eq(wg, 512 * one, 1e-18); /* 392 reduction rows pad to 512 */
+    /* W reduces over those 392 rows: the images are padded once, in every
+     * product alike, the reduction not again (a dense product's W pads it) */
+    cr_expect_float_eq(wg, 392 * one, 1e-18);
     /* 8 images: nothing to pad, the same as a dense product */
     mdl_device_work_s(d, &w, 8, &f, &b, &wg);
     cr_expect_float_eq(f, 392 * one, 1e-18);
@@ -347,6 +349,49 @@ Test(device, legacy_device_has_no_model)
             cr_expect_eq(t->devices[d].model.on, i >= 3, "%s", files[i]);
         mdl_topology_free(t);
     }
+}
+
+/* pad_large: from 64 images a convolution takes XLA's other layout, images
+ * to 128 and features to 8; below, images to 8 and features to 128 (the
+ * features are the reduction Cin x kh x kw and the filters, in all three
+ * products). 49 pixels, K = 100, N = 100. Memory free. */
+Test(device, tpu_pads_a_large_batch_convolution_the_other_way)
+{
+    const char *j = "{\"devices\": [{\"name\": \"t\", \"flops\": 1e12, \"memory\": 1e9, "
+                    "\"gemm\": {\"pad\": [8, 128], \"pad_large\": {\"from\": 64, "
+                    "\"pad\": [128, 8]}}}]}";
+    struct mdl_topology *t = th_topo(j);
+    const struct mdl_device *d = &t->devices[0];
+    struct mdl_gemm g = { .rows = 49, .k = 100, .n = 100, .count = 1, .weight = 1, .conv = 1 };
+    struct mdl_work w = { .n_gemms = 1, .gemms = &g };
+    double f, b, wg;
+    mdl_device_work_s(d, &w, 64, &f, &b, &wg); /* 64 images -> 128, 100 -> 104 */
+    double large = 2.0 * 49 * 128 * 104 * 104 / 1e12;
+    cr_expect_float_eq(f, large, 1e-18);
+    cr_expect_float_eq(b, large, 1e-18);
+    cr_expect_float_eq(wg, large, 1e-18);
+    mdl_device_work_s(d, &w, 63, &f, &b, &wg); /* 63 images -> 64, 100 -> 128 */
+    double small = 2.0 * 49 * 64 * 128 * 128 / 1e12;
+    cr_expect_float_eq(f, small, 1e-18);
+    cr_expect_float_eq(b, small, 1e-18);
+    cr_expect_float_eq(wg, small, 1e-18);
+    g.conv = 0; /* a dense product keeps [8, 128] at any batch: 49 x 64 = 3136 rows */
+    mdl_device_work_s(d, &w, 64, &f, &b, &wg);
+    cr_expect_float_eq(f, 2.0 * 3136 * 128 * 128 / 1e12, 1e-18);
+    char desc[512];
+    cr_assert_gt(mdl_device_describe(d, desc, sizeof desc), 0);
+    cr_expect(strstr(desc, "from 64 images on to 128 and 8"), "%s", desc);
+    mdl_topology_free(t);
+    th_topo_fails(DEV(", \"gemm\": {\"pad_large\": {\"from\": 64, \"pad\": [128, 8]}}"),
+                  "'pad_large' needs 'pad'");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128], \"pad_large\": {\"from\": 0, "
+                      "\"pad\": [128, 8]}}"), "pad_large.from: must be a whole number");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128], \"pad_large\": {\"pad\": [128, 8]}}"),
+                  "needs 'from' and 'pad'");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128], \"pad_large\": {\"from\": 64, "
+                      "\"pad\": [128]}}"), "pad_large.pad");
+    th_topo_fails(DEV(", \"gemm\": {\"pad\": [8, 128], \"pad_large\": {\"from\": 64, "
+                      "\"pad\": [128, 8], \"to\": 1}}"), "unknown field 'to'");
 }
 
 Test(device, json_errors)
