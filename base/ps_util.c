@@ -55,6 +55,8 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
         return ps_error(PS_EUSAGE, "%s: empty value", what);
     errno = 0;
     long v = strtol(s, &end, 10);
+    while (end != s && (*end == ' ' || *end == '\t')) /* as ps_parse_double: strtol skips */
+        end++;                                        /* leading blanks, so trailing too */
     if (*end || end == s)
         return ps_error(PS_EUSAGE, "%s: '%s' is not an integer", what, s);
     if (errno == ERANGE) /* an integer, but beyond a long */

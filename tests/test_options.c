@@ -67,6 +67,36 @@ static const char *secs(double s)
     return b;
 }
 
+/* Command-line numbers: blanks around a value are fine either side (as the
+ * shell may keep them), hexadecimal and trailing text are not. */
+Test(numbers, parsed_values_blanks_hex_and_junk)
+{
+    long v;
+    double d;
+    cr_expect_eq(ps_parse_long(" 3", "-K", 1, 9, &v), 0);
+    cr_expect_eq(v, 3);
+    cr_expect_eq(ps_parse_long("3 ", "-K", 1, 9, &v), 0);
+    cr_expect_eq(v, 3);
+    cr_expect_eq(ps_parse_long("3 x", "-K", 1, 9, &v), -PS_EUSAGE);
+    cr_expect_eq(ps_parse_long(" ", "-K", 1, 9, &v), -PS_EUSAGE);
+    cr_expect_eq(ps_parse_long("0x3", "-K", 1, 9, &v), -PS_EUSAGE);
+    cr_expect_eq(ps_parse_double(" 2.5 ", "--x", &d), 0);
+    cr_expect_eq(d, 2.5);
+    cr_expect_eq(ps_parse_double("0x10", "--x", &d), -PS_EUSAGE);
+    cr_expect(strstr(ps_errmsg(), "'0x10' is not a decimal number"), "%s", ps_errmsg());
+    cr_expect_eq(ps_parse_double("-0X1p3", "--x", &d), -PS_EUSAGE);
+    char *end;
+    cr_expect_eq(ps_strtod("0x10", &end), 0);
+    cr_expect_str_eq(end, "0x10");
+    cr_expect_eq(ps_strtod("1e3x", &end), 1000);
+    cr_expect_str_eq(end, "x");
+    cr_expect_eq(ps_parse_bytes("2KiB", "--mem-cap", &d), 0);
+    cr_expect_eq(d, 2048);
+    cr_expect_eq(ps_parse_bytes("1e31", "--mem-cap", &d), -PS_EUSAGE);
+    cr_expect(strstr(ps_errmsg(), "out of range (at most 1e30 bytes)"), "%s", ps_errmsg());
+    cr_expect_eq(ps_parse_bytes("0x10", "--mem-cap", &d), -PS_EUSAGE);
+}
+
 Test(numbers, durations_in_the_unit_that_reads)
 {
     cr_assert_str_eq(secs(19.392971342), "19.393 s");
