@@ -58,6 +58,11 @@ static int plot_compare(const char *sim_path, const char *meas_path,
     int rc;
     if ((rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
         goto out;
+    if (s->n_devices != m->n_devices) { /* the overlay pairs their devices row by row */
+        rc = ps_error(PS_EINVAL, "--compare: %s has %d devices, %s %d: one run's timelines "
+                       "overlay row by row", sim_path, s->n_devices, meas_path, m->n_devices);
+        goto out;
+    }
     snprintf(title, sizeof title, "%s (upper) vs %s (lower)", sim_path, meas_path);
     for (int k = 0; k < 2 && !rc; k++) {
         snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",

@@ -237,6 +237,14 @@ Test(plot, bad_input_leaves_nothing)
     cr_assert_eq(th_sh("cd %s && %s plot --out-dir %s/out 2>%s/err", dir, abs_ps, dir, dir), 5);
     cr_assert_eq(th_sh("grep -q 'results/sweep.db' %s/err", dir), 0);
     cr_assert_eq(th_sh("%s plot --kind timeline --db %s/none.db 2>/dev/null", ps, dir), 2);
+    /* --compare of two runs of different device counts: named, exit 4 */
+    for (int k = 2; k <= 4; k += 2)
+        cr_assert_eq(th_sh("%s predict --model mlp:layers=8,width=64 --topology "
+                           "models/topologies/chain-8-ideal.json -K %d -M 2 --batch 8 "
+                           "--trace %s/k%d.json >/dev/null 2>&1", ps, k, dir, k), 0);
+    cr_assert_eq(th_sh("%s plot --compare %s/k2.json %s/k4.json --out-dir %s/out 2>%s/err", ps,
+                       dir, dir, dir, dir), 4);
+    cr_assert_eq(th_sh("grep -q 'k2.json has 2 devices, .*k4.json 4' %s/err", dir), 0);
     snprintf(p, sizeof p, "%s/out", dir);
     DIR *d = opendir(p);
     int n = 0;
