@@ -45,9 +45,13 @@ static int number(const char *path, int line, const char *col, const char *s, do
     char *end;
     errno = 0;
     *v = ps_strtod(s, &end);
-    if (!*s || *end || errno == ERANGE)
+    if (!*s || *end)
         return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
                          col, s);
+    if (errno == ERANGE) /* a number, but beyond a double's range */
+        return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is out of range (%s)", path, line,
+                         col, s, fabs(*v) > 1 ? "magnitude above 1.8e308"
+                                             : "nonzero but below 2.2e-308");
     if (!isfinite(*v) || *v < 0)
         return ps_error(PS_EINVAL, "%s:%d: field '%s' must be finite and >= 0, got %s",
                          path, line, col, s);

@@ -263,6 +263,10 @@ Test(import_torch, bad_input_is_one_clear_error)
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 8),
                  -PS_EINVAL, "--batch disagrees with at_batch");
     cr_assert_eq(import_text(ONE, "name,params,out_bytes\nx,1,2\n", 1), -PS_EPARSE);
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1e400,2,3\n", 1),
+                 -PS_EPARSE);
+    cr_assert(strstr(ps_errmsg(), ":2: field 'params': '1e400' is out of range (magnitude "
+                                  "above 1.8e308)"), "%s", ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
                  -PS_EINVAL);
     cr_assert(strstr(ps_errmsg(), ":2:"), "%s", ps_errmsg());
