@@ -140,8 +140,10 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     size_t total = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *c = json_object_get(json_array_get(arr, i), "count");
-        if (c && (!json_is_integer(c) || json_integer_value(c) < 1 ||
-                  json_integer_value(c) > 1 << 20))
+        if (c && !json_is_integer(c)) /* a type error, as "must be a number" is */
+            return ps_error(PS_EPARSE, "%s: devices[%zu].count: must be an integer in "
+                             "[1, 1048576]", path, i);
+        if (c && (json_integer_value(c) < 1 || json_integer_value(c) > 1 << 20))
             return ps_error(PS_EINVAL, "%s: devices[%zu].count: must be an integer in "
                              "[1, 1048576]", path, i);
         total += c ? (size_t)json_integer_value(c) : 1;

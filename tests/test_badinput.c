@@ -120,6 +120,8 @@ static const struct bad_case cases[] = {
     { "t.json",
       "{\"devices\":[{\"name\":\"d\",\"count\":99999999999,\"flops\":1,\"memory\":1}]}", 0,
       P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer" },
+    { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":\"8\",\"flops\":1,\"memory\":1}]}", 0,
+      P_JSON, PS_EPARSE, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576]" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1,\"memory\":1,\n"
       "\"efficiency\":{\"max\":2}}]}", 0, P_JSON, PS_EINVAL,
       "t.json:2:15: devices[0].efficiency.max: must be in (0, 1]" },
