@@ -22,7 +22,7 @@
     X(EINVAL, 4, "input values out of range or inconsistent")               \
     X(EIO, 5, "file could not be read or written")                          \
     X(ENOMEM, 6, "out of memory")                                           \
-    X(ENOFIT, 7, "no feasible configuration (memory cap, K > layers)")      \
+    X(ENOFIT, 7, "no feasible configuration (memory cap, K > layers, plan: none fits)")      \
     X(EDB, 8, "results database error (corrupt, locked, wrong schema)")     \
     X(ERUNTIME, 9, "validation runtime failure (threads, affinity)")        \
     X(EINTR, 10, "interrupted by a signal; finished work was kept")

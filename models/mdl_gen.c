@@ -88,7 +88,7 @@ static const struct mdl_gen_key amoeba_keys[] = {
     { "classes", "1000", "classifier outputs" },
     { "image", "224", "input height = width, a multiple of 32" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
-    { "keep", "unfused", "what backward keeps: unfused (every intermediate) or fused (what XLA keeps)" },
+    { "keep", "unfused", "what backward keeps and what runs alone: unfused (every intermediate, every op a kernel) or fused (what XLA keeps, element-wise ops in the products they feed or follow)" },
     { "pool3", "max", "max_pool_3x3 as a max pool (TensorFlow's) or avg (torchgpipe's AvgPool2d)" },
     { NULL, NULL, NULL },
 };
@@ -100,7 +100,7 @@ static const struct mdl_gen_key transformer_keys[] = {
     { "vocab", "32000", "vocabulary (the softmax layer)" },
     { "seq", "1024", "sequence length" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
-    { "keep", "unfused", "what backward keeps: unfused (every intermediate) or fused (what XLA keeps)" },
+    { "keep", "unfused", "what backward keeps and what runs alone: unfused (every intermediate, every op a kernel) or fused (what XLA keeps, element-wise ops in the products they feed or follow)" },
     { NULL, NULL, NULL },
 };
 static const struct mdl_gen_key gpt_keys[] = {
