@@ -243,7 +243,18 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
     }
     sqlite3_bind_text(st, 24, command, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 25, PS_VERSION, -1, SQLITE_STATIC);
-    int rc = ps_sqlite_step_done(d->db, d->path, st, "storing a run");
+    int step = sqlite3_step(st);
+    if (step == SQLITE_CONSTRAINT &&
+        sqlite3_extended_errcode(d->db) == SQLITE_CONSTRAINT_UNIQUE) {
+        /* stored meanwhile by another sweep into this database (it checked
+         * and inserted between our look-up and this insert): its row stands */
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        return 1;
+    }
+    int rc = step == SQLITE_DONE ? 0 : ps_sqlite_error(d->db, step, d->path, "storing a run");
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     if (rc < 0)
         return rc;
     sqlite3_int64 id = sqlite3_last_insert_rowid(d->db);

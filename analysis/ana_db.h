@@ -82,6 +82,8 @@ void ana_db_close(ana_db *db);
 int ana_db_begin(ana_db *db);
 int ana_db_commit(ana_db *db);
 int ana_db_has(ana_db *db, const struct ana_run *key, int *found);
+/* 0 stored; 1 when another writer stored the same key meanwhile (a second
+ * sweep into the database: its row stands, ours is dropped). */
 int ana_db_insert(ana_db *db, const struct ana_run *r, const char *command);
 /* All runs in key order (model, its hash, topology, its hash, schedule,
  * remat, strategy, batch, replicas, K, M), stages attached. */

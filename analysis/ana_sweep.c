@@ -359,9 +359,9 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
             last_commit = now();
         }
         if (sp->progress)
-            progress(st->done, mine, t0, 0);
+            progress(st->done + st->raced, mine, t0, 0);
         if (sp->on_row)
-            sp->on_row(sp->ctx, st->done, mine);
+            sp->on_row(sp->ctx, st->done + st->raced, mine);
     }
     if (rc == 0 && db)
         rc = ana_db_commit(db);
@@ -374,8 +374,12 @@ int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_swee
     int rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "");
     if (rc < 0)
         return rc;
-    st->done++;
-    st->failed += strcmp(j->run.status, "ok") != 0;
+    if (rc == 1) { /* another sweep stored it first: its row stands */
+        st->raced++;
+    } else {
+        st->done++;
+        st->failed += strcmp(j->run.status, "ok") != 0;
+    }
     free(j->run.stages);
     j->run.stages = NULL;
     return 0;
@@ -475,7 +479,7 @@ int ana_sweep_pool(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     if (sp->progress && mine)
-        progress(st->done, mine, t0, 1);
+        progress(st->done + st->raced, mine, t0, 1);
 out:
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
@@ -488,7 +492,7 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
                   struct ana_sweep_job *jobs, int n, const struct ana_sweep_stats *st,
                   struct ana_sweep_stats *stats)
 {
-    if (rc == 0 && st->done < n)
+    if (rc == 0 && st->done + st->raced < n)
         rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
                        "(%d were there already); run the same command again to resume",
                        signal_name(atomic_load(&stop_sig)), st->done, n, db_path, st->skipped);
@@ -500,7 +504,7 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
     ana_db_close(db);
     if (rc == 0 && !sp->quiet)
         fprintf(stderr, "sweep: %d configurations: %d simulated (%d could not run), %d already "
-                "in %s\n", st->total, st->done, st->failed, st->skipped, db_path);
+                "in %s\n", st->total, st->done, st->failed, st->skipped + st->raced, db_path);
     if (stats)
         *stats = *st;
     return rc;

@@ -70,6 +70,7 @@ struct ana_sweep_stats {
     int total;        /* configurations in the grid */
     int skipped;      /* already in the database */
     int done;         /* stored by this run */
+    int raced;        /* simulated, but another sweep into the database stored it first */
     int failed;       /* of those, stored with an error status */
 };
 

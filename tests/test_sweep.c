@@ -117,6 +117,23 @@ Test(sweep, small_sweep_creates_the_expected_rows)
         }
     }
     cr_assert_eq(found, 1);
+    /* A run another sweep stored between our look-up and our insert (two
+     * sweeps into one database): the insert says so (1) and the row stands,
+     * where SQLite's UNIQUE constraint used to end the sweep (exit 8). */
+    ana_db *w;
+    cr_assert_eq(ana_db_open(db, 1, &w), 0, "%s", ps_errmsg());
+    cr_assert_eq(ana_db_begin(w), 0);
+    struct ana_run again = runs[0];
+    again.step_s *= 2;
+    cr_expect_eq(ana_db_insert(w, &again, "raced"), 1, "%s", ps_errmsg());
+    cr_assert_eq(ana_db_commit(w), 0);
+    ana_db_close(w);
+    struct ana_run *after;
+    int n2;
+    cr_assert_eq(ana_db_load(h, &after, &n2), 0);
+    cr_expect_eq(n2, n);
+    cr_expect_eq(after[0].step_s, runs[0].step_s, "the first row stands");
+    ana_runs_free(after, n2);
     ana_runs_free(runs, n);
     ana_db_close(h);
     ana_prediction_free(p);
