@@ -8,6 +8,7 @@
 #include "base/ps_util.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 static const char help[] =
@@ -138,18 +139,33 @@ int cmd_report(int argc, char **argv)
                                                       : ana_report_print },
                  { csv, ana_report_csv },
                  { grid_csv, ana_report_grid_csv } };
-    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+    /* all or none: every output opened and written, then synced, before the
+     * first is renamed into place (a bad --csv folder keeps --out as it was) */
+    enum { N_OUT = sizeof outs / sizeof *outs };
+    struct ps_afile af[N_OUT];
+    int open_n = 0;
+    for (size_t i = 0; i < N_OUT && rc == 0; i++) {
         if (!outs[i].path)
             continue;
-        struct ps_afile af;
-        if ((rc = ps_afile_open(&af, outs[i].path)) < 0)
-            goto out;
-        if ((rc = outs[i].fn(runs, n, &o, af.f)) < 0) {
-            ps_afile_abort(&af);
-            goto out;
-        }
-        if ((rc = ps_afile_commit(&af)) < 0)
-            goto out;
+        if ((rc = ps_afile_open(&af[i], outs[i].path)) < 0)
+            break;
+        open_n = (int)i + 1;
+        errno = 0;
+        if ((rc = outs[i].fn(runs, n, &o, af[i].f)) < 0 && rc == -PS_EIO && ferror(af[i].f))
+            rc = ps_error(PS_EIO, "%s: write failed: %s",
+                          strcmp(outs[i].path, "-") ? outs[i].path : "stdout",
+                          strerror(errno ? errno : EIO));
+    }
+    for (int i = 0; i < open_n && rc == 0; i++)
+        if (outs[i].path)
+            rc = ps_afile_sync(&af[i]);
+    for (int i = 0; i < open_n; i++) {
+        if (!outs[i].path)
+            continue;
+        if (rc < 0)
+            ps_afile_abort(&af[i]);
+        else
+            rc = ps_afile_commit(&af[i]);
     }
 out:
     ana_runs_free(runs, n);

@@ -313,6 +313,32 @@ Test(outputs, an_input_found_by_name_is_protected_too)
                  "a temporary was left behind");
 }
 
+/* report's outputs are a set: a --csv that cannot be written leaves --out as
+ * it was (it used to be replaced before the failure); a write error names
+ * the file. */
+Test(outputs, report_writes_all_its_outputs_or_none)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " -K 1,2 -M 1,2 --batch 4 --quiet --db s.db && echo precious > keep.txt",
+                       dir, ps, wd), 0);
+    cr_assert_eq(th_sh("cd %s && %s report --db s.db --out keep.txt --csv missing/r.csv "
+                       "2>%s", dir, ps, errp), 5);
+    cr_assert(stderr_has("missing/r.csv: cannot write"));
+    cr_assert_eq(th_sh("cd %s && test \"$(cat keep.txt)\" = precious", dir), 0,
+                 "--out was replaced by a run that failed");
+    struct stat st;
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {
+        cr_assert_eq(th_sh("cd %s && %s report --db s.db --csv /dev/full 2>%s", dir, ps, errp),
+                     5);
+        cr_assert(stderr_has("/dev/full: write failed: No space left on device"));
+    }
+    cr_assert_eq(th_sh("cd %s && %s report --db s.db --out keep.txt --csv r.csv && "
+                       "test -s r.csv && ! grep -q precious keep.txt", dir, ps), 0);
+}
+
 /* Endless inputs and outputs that would leave their folder are refused up
  * front, never a hang or a file in the root folder. */
 Test(outputs, endless_inputs_and_escaping_outputs_are_refused)
