@@ -60,6 +60,9 @@ int ana_db_path_check(const char *path, const char *opt, int create)
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return ps_error(PS_EIO, "%s '%s': cannot open the database: %s", opt, path,
                          strerror(EISDIR));
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* /dev/null: SQLite's journal beside */
+        return ps_error(PS_EIO, "%s '%s': not a regular file (a database is a file)", opt,
+                         path);
     if (create && stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder */
         char dir[4096];
         const char *sl = strrchr(path, '/');

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* buf[0..] is one prefix of the path: creates it unless a folder is there. */
 static int make_one(const char *buf)
@@ -72,4 +73,42 @@ int ps_prefix_check(const char *prefix, const char *opt)
     if (prefix && strlen(prefix) > 200)
         return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
     return 0;
+}
+
+int ps_output_writable(const char *path, const char *opt, int mkparents)
+{
+    if (!path || !*path || !strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, path, strerror(EISDIR));
+        if (S_ISREG(st.st_mode) && access(path, W_OK) != 0)
+            return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, path, strerror(errno));
+        return 0;
+    }
+    char dir[PS_FS_PATH_MAX];
+    if ((size_t)snprintf(dir, sizeof dir, "%s", path) >= sizeof dir)
+        return ps_error(PS_EUSAGE, "%s: path too long", path);
+    for (;;) { /* the folder above, and (mkparents) above that until one exists */
+        char *sl = strrchr(dir, '/');
+        if (!sl)
+            snprintf(dir, sizeof dir, ".");
+        else if (sl == dir)
+            dir[1] = 0;
+        else
+            *sl = 0;
+        if (stat(dir, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return ps_error(PS_EIO, "%s '%s': cannot write: %s is not a directory", opt,
+                                 path, dir);
+            if (access(dir, W_OK | X_OK) != 0)
+                return ps_error(PS_EIO, "%s '%s': cannot write in %s: %s", opt, path, dir,
+                                 strerror(errno));
+            return 0;
+        }
+        if (!mkparents || !strcmp(dir, ".") || !strcmp(dir, "/"))
+            return ps_error(PS_EIO, "%s '%s': cannot write: %s: %s", opt, path, dir,
+                             strerror(ENOENT));
+    }
 }

@@ -19,6 +19,12 @@
 
 int ps_mkdirs(const char *dir);
 int ps_mkdirs_parent(const char *path);
+/* Before long work: can path be written? A folder there, a file that may
+ * not be written, or a folder above it that is missing (unless mkparents:
+ * the command creates them; then the nearest existing one) or may not be
+ * written, is PS_EIO "OPT 'PATH': cannot write: <reason>". "-" and NULL
+ * are fine; devices are left to the write. */
+int ps_output_writable(const char *path, const char *opt, int mkparents);
 /* An output folder option's value: PS_EUSAGE "OPT needs a directory" for
  * an empty one (which would put the files in the root folder). */
 int ps_outdir_check(const char *dir, const char *opt);

@@ -7,6 +7,7 @@
 #include "measure/msr_calib.h"
 #include "sched/sch_cost.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 #include "analysis/ana_format.h"
@@ -277,7 +278,12 @@ int cmd_validate(int argc, char **argv)
     if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(trace_path, "--trace")) < 0 ||
         (rc = ps_io_output(csv_path, "--trace-csv")) < 0 ||
         (rc = ps_io_output(prof_path, "--emit-profile")) < 0 ||
-        (rc = ps_io_output(grads_path, "--grads-out")) < 0)
+        (rc = ps_io_output(grads_path, "--grads-out")) < 0 ||
+        /* before training, not after it */
+        (rc = ps_output_writable(trace_path, "--trace", 0)) < 0 ||
+        (rc = ps_output_writable(csv_path, "--trace-csv", 0)) < 0 ||
+        (rc = ps_output_writable(prof_path, "--emit-profile", 0)) < 0 ||
+        (rc = ps_output_writable(grads_path, "--grads-out", 0)) < 0)
         return rc;
     if (!strcmp(backend, "mpi")) {
         if (fmt != ANA_FMT_TABLE)

@@ -195,6 +195,17 @@ static const struct bad_case cases[] = {
       "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
     { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
+    /* outputs checked before the work, not after it */
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out ''", PS_EUSAGE,
+      "--out '': needs a file-name prefix" },
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out outdir/", PS_EUSAGE,
+      "--out 'outdir/': needs a file-name prefix" },
+    { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 --trace "
+      "nodir/t.json", PS_EIO, "--trace 'nodir/t.json': cannot write: nodir: No such file" },
+    { "dd/", NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 --trace-csv dd",
+      PS_EIO, "--trace-csv 'dd': cannot write: Is a directory" },
+    { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
+      "--batch 4 --quiet --db /dev/null", PS_EIO, "--db '/dev/null': not a regular file" },
     { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 16777216]: must be at least 1" },
     { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
