@@ -126,6 +126,22 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
             return -2;
         }
     }
+    if (li >= 0) {
+        /* the whole name or nothing: getopt_long takes any unambiguous prefix
+         * ("--trace" for --traces), which would write files under a name the
+         * user did not mean */
+        const char *typed = longopts[li].has_arg != no_argument && optarg && optind >= 2 &&
+                                    optarg == argv[optind - 1]
+                                ? argv[optind - 2] : argv[optind - 1];
+        size_t tl = strcspn(typed, "=");
+        if (tl < 2 || strncmp(typed, "--", 2) || tl - 2 != strlen(longopts[li].name) ||
+            strncmp(typed + 2, longopts[li].name, tl - 2)) {
+            ps_error(PS_EUSAGE, "unknown option '%.*s'; did you mean '--%s'? (options are "
+                     "not abbreviated; see pipesim %s --help)", (int)tl, typed,
+                     longopts[li].name, cmd);
+            return -2;
+        }
+    }
     if (c == '?' && optopt == 'o' && has_long(longopts, "out-dir")) {
         /* -o is --out, a file, wherever it exists; not a folder */
         ps_error(PS_EUSAGE, "-o is --out, a file option; use --out-dir DIR");

@@ -616,9 +616,21 @@ Test(options, out_is_never_the_out_dir)
         cr_expect_str_eq(err, want, "'%s'", bad[i].args);
     }
     cr_assert_eq(th_sh("test -e %s/x", dir), 1, "a folder was written");
-    /* the full name and a longer abbreviation of --out-dir still work */
+    /* the full name works; no option is abbreviated (getopt_long would take
+     * --out-d for --out-dir, and --trace for validate's --traces) */
     cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=2,width=4 --topology " TOPO
-                       " -K 2 -M 2 --batch 4 --out-d %s/y >/dev/null 2>&1 && test -s "
+                       " -K 2 -M 2 --batch 4 --out-dir %s/y >/dev/null 2>&1 && test -s "
                        "%s/y/pipesim.1.et", P, dir, dir), 0);
+    char err[1024];
+    cr_expect_eq(th_capture(err, sizeof err, "%s export-chakra --model mlp:layers=2,width=4 "
+                            "--topology " TOPO " -K 2 -M 2 --batch 4 --out-d %s/z 2>&1 "
+                            ">/dev/null", P, dir), 2);
+    cr_expect_str_eq(err, "pipesim export-chakra: unknown option '--out-d'; did you mean "
+                          "'--out-dir'? (options are not abbreviated; see pipesim "
+                          "export-chakra --help)\n");
+    cr_expect_eq(th_capture(err, sizeof err, "%s validate --check --trace x.json 2>&1 "
+                            ">/dev/null", P), 2);
+    cr_expect(strstr(err, "unknown option '--trace'; did you mean '--traces'?"), "%s", err);
+    cr_assert_eq(th_sh("test -e %s/z", dir), 1, "a folder was written");
     th_sh("rm -rf %s", dir);
 }
