@@ -210,7 +210,9 @@ int main(int argc, char **argv)
     ps_suggest_init(&sg, argv[1]);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         ps_suggest_add(&sg, commands[i].name);
-    fprintf(stderr, "pipesim: unknown command '%s'%s (see pipesim --help)\n", argv[1],
-            ps_suggest_hint(&sg));
+    /* through ps_error: control characters shown as '?', a long name cut */
+    ps_error(PS_EUSAGE, "unknown command '%s'%s (see pipesim --help)", argv[1],
+             ps_suggest_hint(&sg));
+    fprintf(stderr, "pipesim: %s\n", ps_errmsg());
     return ps_exit_status(PS_EUSAGE);
 }

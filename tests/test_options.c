@@ -631,6 +631,12 @@ Test(options, out_is_never_the_out_dir)
     cr_expect_eq(th_capture(err, sizeof err, "%s validate --check --trace x.json 2>&1 "
                             ">/dev/null", P), 2);
     cr_expect(strstr(err, "unknown option '--trace'; did you mean '--traces'?"), "%s", err);
+    /* an unknown command is echoed as every message is: one line, control
+     * characters as '?', a long name cut */
+    cr_expect_eq(th_capture(err, sizeof err, "%s \"$(printf 'fro\\nb\\033[1m')\" 2>&1", P), 2);
+    cr_expect_str_eq(err, "pipesim: unknown command 'fro?b?[1m' (see pipesim --help)\n");
+    cr_expect_eq(th_sh("test \"$(%s \"$(head -c 100000 /dev/zero | tr '\\0' x)\" 2>&1 | "
+                       "wc -c)\" -lt 5000", P), 0, "a 100 kB command name echoed whole");
     cr_assert_eq(th_sh("test -e %s/z", dir), 1, "a folder was written");
     th_sh("rm -rf %s", dir);
 }
