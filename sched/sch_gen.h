@@ -26,6 +26,11 @@ int sch_gen_1f1b_stage(struct sch_schedule *s, int st, int w);
 /* The updates of device d's stages, in stage order. */
 int sch_gen_push_updates(struct sch_schedule *s, int d);
 /* A heap schedule of K devices and S stages (stage s on device s % K). */
+/* A schedule's numeric argument ("interleaved:2"): ps_parse_long in
+ * [lo, hi], written as the schedule's name writes it ("02", "+2" or " 2"
+ * would name the same schedule twice in a list, a database or a table):
+ * PS_EUSAGE "WHAT: write 'arg' as N". */
+int sch_gen_arg(const char *arg, const char *what, long lo, long hi, long *v);
 int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
                 struct sch_schedule **out);
 /* Frees s when rc < 0, else hands it to *out; returns rc < 0 ? rc : 0. */

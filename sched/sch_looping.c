@@ -97,6 +97,6 @@ int sch_gen_breadth_first(const char *arg, int K, int M, enum sch_remat remat,
 {
     *out = NULL;
     long v = 1;
-    int rc = arg ? ps_parse_long(arg, "--schedule breadth-first:v", 1, 64, &v) : 0;
+    int rc = arg ? sch_gen_arg(arg, "--schedule breadth-first:v", 1, 64, &v) : 0;
     return rc < 0 ? rc : sch_schedule_breadth_first(K, M, (int)v, remat, out);
 }

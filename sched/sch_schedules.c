@@ -39,6 +39,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int sch_gen_check_sizes(int K, int M, int v)
 {
@@ -93,6 +94,18 @@ int sch_gen_push_updates(struct sch_schedule *s, int d)
         if (s->stage_device[st] == d)
             rc = sch_schedule_push(s, d, SCH_OP_UPDATE, st, -1);
     return rc;
+}
+
+int sch_gen_arg(const char *arg, const char *what, long lo, long hi, long *v)
+{
+    int rc = ps_parse_long(arg, what, lo, hi, v);
+    if (rc < 0)
+        return rc;
+    char canon[32];
+    snprintf(canon, sizeof canon, "%ld", *v);
+    if (strcmp(canon, arg))
+        return ps_error(PS_EUSAGE, "%s: write '%s' as %s", what, arg, canon);
+    return 0;
 }
 
 int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
@@ -266,7 +279,7 @@ int sch_gen_interleaved(const char *arg, int K, int M, enum sch_remat remat,
     if (!arg)
         return ps_error(PS_EUSAGE, "--schedule interleaved needs the chunks per device, "
                          "e.g. interleaved:2");
-    int rc = ps_parse_long(arg, "--schedule interleaved:v", 1, 64, &v);
+    int rc = sch_gen_arg(arg, "--schedule interleaved:v", 1, 64, &v);
     return rc < 0 ? rc : sch_schedule_interleaved(K, M, (int)v, remat, out);
 }
 

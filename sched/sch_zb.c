@@ -401,6 +401,6 @@ int sch_gen_zbauto(const char *arg, int K, int M, enum sch_remat remat,
 {
     *out = NULL;
     long L = K;
-    int rc = arg ? ps_parse_long(arg, "--schedule zb-auto:L", 1, 1L << 20, &L) : 0;
+    int rc = arg ? sch_gen_arg(arg, "--schedule zb-auto:L", 1, 1L << 20, &L) : 0;
     return rc < 0 ? rc : sch_schedule_zbauto(K, M, NULL, NULL, NULL, (int)L, remat, out);
 }

@@ -78,6 +78,17 @@ Test(new_schedules, zb_auto_limits_valid)
     cr_assert_eq(sch_schedule_build("zb-v:1", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
     cr_assert_eq(sch_schedule_build("eager-1f1b:1", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
     cr_assert_eq(sch_schedule_build("breadth-first:0", 2, 2, SCH_REMAT_NEVER, &s), -PS_EUSAGE);
+    /* an argument written as the name writes it, or two spellings would be two
+     * schedules in a list or a database */
+    static const char *const spelt[] = { "interleaved:02", "interleaved:+2", "interleaved: 2",
+                                         "breadth-first:02", "zb-auto:03" };
+    for (size_t i = 0; i < sizeof spelt / sizeof *spelt; i++) {
+        cr_expect_eq(sch_schedule_build(spelt[i], 2, 4, SCH_REMAT_NEVER, &s), -PS_EUSAGE,
+                     "%s", spelt[i]);
+        cr_expect(strstr(ps_errmsg(), "write '"), "%s: %s", spelt[i], ps_errmsg());
+    }
+    cr_assert_eq(sch_schedule_build("interleaved:2", 2, 4, SCH_REMAT_NEVER, &s), 0);
+    sch_schedule_free(s);
 }
 
 /* Looping with one chunk per device is GPipe's fill-drain, op for op. */
