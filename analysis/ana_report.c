@@ -26,7 +26,14 @@ static const struct {
 static int parse_metrics(const char *s, int *v, int *n)
 {
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", s ? s : "normalized,speedup,bubble");
+    if (!s)
+        s = "normalized,speedup,bubble";
+    size_t len = strlen(s);
+    if (len && (s[0] == ',' || s[len - 1] == ',' || strstr(s, ",,")))
+        return ps_error(PS_EUSAGE, "--metric: '%s': an empty name in the list", s);
+    if (len >= sizeof buf)
+        return ps_error(PS_EUSAGE, "--metric: list too long");
+    snprintf(buf, sizeof buf, "%s", s);
     *n = 0;
     for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int m = 0;
@@ -40,6 +47,9 @@ static int parse_metrics(const char *s, int *v, int *n)
             return ps_error(PS_EUSAGE, "--metric: unknown metric '%s'%s (normalized, speedup, "
                              "throughput, step, bubble, memory)", tok, ps_suggest_hint(&sg));
         }
+        for (int i = 0; i < *n; i++)
+            if (v[i] == m)
+                return ps_error(PS_EUSAGE, "--metric: '%s' given twice", tok);
         if (*n == 16)
             return ps_error(PS_EUSAGE, "--metric: too many metrics");
         v[(*n)++] = m;

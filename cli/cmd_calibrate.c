@@ -103,6 +103,9 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
 {
     long *v = NULL;
     int k = 0, rc;
+    if (mbs && ms)
+        return ps_error(PS_EUSAGE, "-M and --micro-batches: give one (the sizes, or the "
+                         "micro-batch counts of --batch)");
     if (mbs) {
         if ((rc = ps_parse_long_list(mbs, "--micro-batches", 1, 1 << 20, &v, &k)) < 0)
             return rc;
@@ -126,11 +129,14 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
     }
     *n = 0;
     for (int i = 0; i < k; i++) {
-        int dup = 0;
         for (int j = 0; j < *n; j++)
-            dup |= sizes[j] == (int)v[i];
-        if (!dup)
-            sizes[(*n)++] = (int)v[i];
+            if (sizes[j] == (int)v[i]) { /* as validate and sweep: each value once */
+                long m = mbs ? v[i] : batch / v[i];
+                free(v);
+                return ps_error(PS_EUSAGE, "%s: %ld given twice", mbs ? "--micro-batches" : "-M",
+                                 m);
+            }
+        sizes[(*n)++] = (int)v[i];
     }
     free(v);
     return 0;

@@ -46,6 +46,12 @@ static void usage(FILE *f)
 
 static int cmd_help(int argc, char **argv)
 {
+    if (argc > 2) /* one topic */
+        return ps_error(PS_EUSAGE, "unexpected argument '%s' (help takes one topic)", argv[2]);
+    if (argc > 1 && !strcmp(argv[1], "help")) { /* help help: the list */
+        usage(stdout);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "errors")) {
         printf("| exit | code | meaning |\n|---|---|---|\n");
         for (int c = 1; c < PS_NERR; c++)

@@ -24,6 +24,7 @@ int stu_paper_parse_tables(const char *s, unsigned *mask)
     const char *p = s;
     while (*p) {
         size_t n = strcspn(p, ",");
+        unsigned before = *mask;
         if (n == 1 && *p == '1')
             *mask |= STU_PAPER_T1;
         else if (n == 1 && *p == '2')
@@ -43,6 +44,8 @@ int stu_paper_parse_tables(const char *s, unsigned *mask)
                              "partitions or all)", (int)n, p, s,
                              ps_suggest_among(&sg, typed, items, 5));
         }
+        if (*mask == before) /* each item once (all with another is twice too) */
+            return ps_error(PS_EUSAGE, "--tables: '%.*s' given twice in '%s'", (int)n, p, s);
         p += n;
         if (*p == ',' && !*++p)
             return ps_error(PS_EUSAGE, "--tables: trailing comma in '%s'", s);

@@ -195,6 +195,13 @@ static const struct bad_case cases[] = {
       "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
     { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 -M 1,1", PS_EUSAGE,
+      "-M: 1 given twice" },
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 -M 2 --micro-batches 4", PS_EUSAGE,
+      "-M and --micro-batches: give one" },
+    { NULL, NULL, 0, "paper --tables 1,1 --out-dir pp", PS_EUSAGE,
+      "--tables: '1' given twice in '1,1'" },
+    { NULL, NULL, 0, "help errors x", PS_EUSAGE, "unexpected argument 'x' (help takes one topic)" },
     /* outputs checked before the work, not after it */
     { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out ''", PS_EUSAGE,
       "--out '': needs a file-name prefix" },
@@ -270,6 +277,10 @@ static const struct bad_case cases[] = {
       "--mem-cap 1e300", PS_EUSAGE, "--mem-cap: '1e300' is out of range (at most 1e30 bytes)" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 "
       "--strategy optimal,", PS_EUSAGE, "--strategy: 'optimal,': an empty name in the list" },
+    { NULL, NULL, 0, "report --db s.db --metric step,step", PS_EUSAGE,
+      "--metric: 'step' given twice" },
+    { NULL, NULL, 0, "report --db s.db --metric step,", PS_EUSAGE,
+      "--metric: 'step,': an empty name in the list" },
     { NULL, NULL, 0, "report --db s.db --schedule bogus", PS_EUSAGE,
       "--schedule: unknown schedule 'bogus'" },
     /* ---- results databases and traces (sweep, report, compare) ---- */
