@@ -65,6 +65,9 @@ static int root(const char **how, enum layout *lay, char *out, size_t n)
         *how = "$PIPESIM_DATA";
         if ((size_t)snprintf(out, n, "%s", data) >= n)
             return ps_error(PS_EUSAGE, "$PIPESIM_DATA: path too long");
+        if (!is_dir(out))
+            return ps_error(PS_EIO, "$PIPESIM_DATA '%s' is not a folder (unset it to use the "
+                             "installed data)", data);
         return 0;
     }
     if (installed_root(out, n)) {

@@ -212,7 +212,7 @@ static int pick_cpus(const struct msr_calib_opts *o, struct msr_calib *c)
         ok0 |= cpus[i] == c->cpu, ok1 |= cpus[i] == c->peer_cpu;
     free(cpus);
     if (!ok0 || !ok1)
-        return ps_error(PS_EUSAGE, "calibrate: CPU %d is not in this process's affinity "
+        return ps_error(PS_EUSAGE, "CPU %d is not in this process's affinity "
                          "mask", ok0 ? c->peer_cpu : c->cpu);
     return 0;
 }

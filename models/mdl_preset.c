@@ -59,10 +59,13 @@ int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc)
     char why[PS_ERRMSG_MAX], dir[4096];
     snprintf(why, sizeof why, "%s", ps_errmsg());
     char hint[128] = "";
-    if (ps_data_find(kinds[kind].dir, NULL, dir, sizeof dir) < 0)
-        snprintf(dir, sizeof dir, "the data folder");
-    else
-        preset_suggest(kind, dir, arg, hint, sizeof hint);
+    if (ps_data_find(kinds[kind].dir, NULL, dir, sizeof dir) < 0) { /* say why there is none */
+        char none[PS_ERRMSG_MAX];
+        snprintf(none, sizeof none, "%s", ps_errmsg()); /* ps_error rewrites its buffer */
+        return ps_error(PS_EIO, "%s (nor the name of a bundled %s: %s)", why,
+                        kinds[kind].what, none);
+    }
+    preset_suggest(kind, dir, arg, hint, sizeof hint);
     return ps_error(PS_EIO, "%s (nor the name of a bundled %s in %s: `pipesim presets` lists "
                     "them)%s", why, kinds[kind].what, dir, hint);
 }

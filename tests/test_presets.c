@@ -245,6 +245,22 @@ Test(presets, out_file_is_stdout)
 }
 
 /* The one usage line of every command, exit 2, nothing on stdout. */
+/* $PIPESIM_DATA that is not a folder is named as the reason a name is not
+ * found, and presets refuses it (exit 5) rather than listing "none". */
+Test(presets, a_data_folder_that_is_not_one_is_named)
+{
+    char out[2048];
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_capture(out, sizeof out, "PIPESIM_DATA=/nonexistent %s predict --model "
+                            "mlp:layers=2,width=8 --topology dgx1-v100 -K 1 -M 1 --batch 1 "
+                            "2>&1", ps), 5);
+    cr_expect(strstr(out, "(nor the name of a bundled topology: $PIPESIM_DATA '/nonexistent' "
+                          "is not a folder (unset it to use the installed data))"), "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "PIPESIM_DATA=/etc/passwd %s presets 2>&1", ps),
+                 5);
+    cr_expect(strstr(out, "$PIPESIM_DATA '/etc/passwd' is not a folder"), "%s", out);
+}
+
 Test(presets, bad_format_is_a_usage_error)
 {
     static const struct {
