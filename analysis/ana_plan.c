@@ -69,7 +69,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     }
     if (s->n_stages != g->S || s->has_wgrad != ana_plan_split_backward(g->schedule) || memcmp(s->stage_device, e->stage_device,
                                       sizeof *s->stage_device * (size_t)g->S)) {
-        rc = ps_error(PS_EINVAL, "plan: schedule %s places its %d stages (or splits its "
+        rc = ps_error(PS_EINVAL, "schedule %s places its %d stages (or splits its "
                        "backward) unlike the planner assumed", g->schedule, s->n_stages);
         goto out;
     }
@@ -277,10 +277,10 @@ static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
             }
         if (!pass) {
             if (n == 0)
-                return ps_error(PS_EUSAGE, "plan: no configuration to search (devices %d, "
+                return ps_error(PS_EUSAGE, "no configuration to search (devices %d, "
                                  "batch %ld, %d layers)", sp->devices, sp->batch, L);
             if (n > 50000000)
-                return ps_error(PS_EUSAGE, "plan: %d configurations are too many (at most "
+                return ps_error(PS_EUSAGE, "%d configurations are too many (at most "
                                  "50 000 000); give fewer --devices, --schedules or --remat", n);
             cap = n;
             if (!(p->c = calloc((size_t)cap, sizeof *p->c)))
@@ -366,7 +366,7 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
         return 0;
     }
     if (ce->S != g->S)
-        return ps_error(PS_EINVAL, "plan: schedule %s has %d stages, the planner assumed %d",
+        return ps_error(PS_EINVAL, "schedule %s has %d stages, the planner assumed %d",
                         g->schedule, ce->S, g->S);
     int64_t clb;
     int over = ana_plan_count_bound(sp, e, ce, &clb);

@@ -42,7 +42,7 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     if (worst < 0) {
         ana_plan_free(p);
         if (rc == 0)
-            rc = ps_error(-worst, "plan: another MPI rank failed (see its message)");
+            rc = ps_error(-worst, "another MPI rank failed (see its message)");
         goto out;
     }
     /* this rank's configurations, then its counters */
@@ -55,7 +55,7 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     if (!all_ok) {
         free(buf);
         ana_plan_free(p);
-        rc = ps_error(PS_ENOMEM, "plan: out of memory gathering the ranks' results");
+        rc = ps_error(PS_ENOMEM, "out of memory gathering the ranks' results");
         goto out;
     }
     for (int i = rank, j = 0; i < p->n; i += size)

@@ -29,14 +29,21 @@ int ps_error(int code, const char *fmt, ...)
     va_list ap, ap2;
     va_start(ap, fmt);
     va_copy(ap2, ap);
-    int n = vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    /* formatted apart first: an argument may be ps_errmsg() itself, the
+     * previous message ("..: %s", ps_errmsg()) */
+    char local[PS_ERRMSG_MAX];
+    int n = vsnprintf(local, sizeof local, fmt, ap);
     va_end(ap);
     char *full;
     if (n >= (int)sizeof errbuf && (full = malloc((size_t)n + 1))) {
         vsnprintf(full, (size_t)n + 1, fmt, ap2);
         shorten(full, (size_t)n);
         free(full);
-    } /* else (no memory for it): the start of the message */
+    } else { /* it fits, or (no memory for more) its start */
+        if (n < 0)
+            local[0] = 0;
+        memcpy(errbuf, local, strlen(local) + 1);
+    }
     va_end(ap2);
     for (char *c = errbuf; *c; c++) /* input quoted in a message stays on one line */
         if ((unsigned char)*c < 0x20 || *c == 0x7f)

@@ -97,6 +97,22 @@ Test(numbers, parsed_values_blanks_hex_and_junk)
     cr_expect_eq(ps_parse_bytes("0x10", "--mem-cap", &d), -PS_EUSAGE);
 }
 
+/* A message may quote the previous one: ps_error formats apart before it
+ * writes its buffer (the quoted text is that buffer). */
+Test(numbers, a_message_quoting_the_previous_one)
+{
+    ps_error(PS_EIO, "inner: %s", "the reason");
+    cr_expect_eq(ps_error(PS_EUSAGE, "outer (%s)", ps_errmsg()), -PS_EUSAGE);
+    cr_expect_str_eq(ps_errmsg(), "outer (inner: the reason)");
+    char big[6000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ps_error(PS_EIO, "%s", big); /* shortened to the buffer */
+    ps_error(PS_EIO, "again: %s", ps_errmsg());
+    cr_expect_eq(strncmp(ps_errmsg(), "again: aaa", 10), 0, "%.20s", ps_errmsg());
+    cr_expect_lt(strlen(ps_errmsg()), 4096);
+}
+
 Test(numbers, durations_in_the_unit_that_reads)
 {
     cr_assert_str_eq(secs(19.392971342), "19.393 s");
