@@ -127,6 +127,10 @@ void ps_afile_signals_install(void)
             continue; /* nohup: stays ignored */
         sigaction(cleanup_signals[i], &sa, NULL);
     }
+    /* past a file-size limit (ulimit -f) a write fails with EFBIG, which the
+     * write's own error path reports and cleans up, instead of SIGXFSZ ending
+     * the process with its temporary left */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 static void block_signals(sigset_t *old)

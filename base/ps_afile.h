@@ -22,7 +22,8 @@
  * disposition and re-raise. The list of live temporaries is a fixed array
  * of atomic pointers (PS_AFILE_MAX slots) the handler only reads; a
  * handler installed later (the sweep's) may run instead and chain to it.
- * Signals that were ignored at start (nohup) stay ignored.
+ * Signals that were ignored at start (nohup) stay ignored. SIGXFSZ is
+ * ignored, so a write past `ulimit -f` fails (EFBIG) and is cleaned up.
  *
  * Same-file checks, per command: the command's option handling declares
  * every input and output file with ps_io_input / ps_io_output before any

@@ -313,6 +313,20 @@ Test(outputs, an_input_found_by_name_is_protected_too)
                  "a temporary was left behind");
 }
 
+/* Past a file-size limit a write fails (EFBIG) and cleans up after itself:
+ * exit 5, no temporary left (SIGXFSZ used to end the process first). */
+Test(outputs, a_file_size_limit_is_an_io_error_and_leaves_nothing)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && mkdir -p ul && (ulimit -f 1; %s predict --model "
+                       "mlp:layers=16,width=64 --topology %s/" TOPO " -K 4 -M 32 --batch 64 "
+                       "--trace ul/t.json >/dev/null 2>%s)", dir, ps, wd, errp), 5);
+    cr_assert(stderr_has("ul/t.json: write failed: File too large"));
+    cr_assert_eq(th_sh("cd %s && test -z \"$(ls -A ul)\"", dir), 0, "a file was left");
+}
+
 /* report's outputs are a set: a --csv that cannot be written leaves --out as
  * it was (it used to be replaced before the failure); a write error names
  * the file. */
