@@ -276,6 +276,21 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     return 0;
 }
 
+/* 1 when a selected run names the same model and topology as h from other
+ * files (other hashes: an input edited and swept again): the headers of
+ * those groups then show the hashes, or they would read the same. */
+static int names_reused(const struct ana_run *runs, int n, const struct ana_report_opts *o,
+                        const struct ana_run *h)
+{
+    for (int i = 0; i < n; i++)
+        if (ana_run_selected(&runs[i], o) && !strcmp(runs[i].model, h->model) &&
+            !strcmp(runs[i].topology, h->topology) &&
+            (strcmp(runs[i].model_hash, h->model_hash) ||
+             strcmp(runs[i].topology_hash, h->topology_hash)))
+            return 1;
+    return 0;
+}
+
 int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                      FILE *f)
 {
@@ -291,6 +306,9 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
         fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld",
                 groups ? "\n" : "", h->model, h->topology, h->schedule, h->remat, h->strategy,
                 h->batch);
+        if (names_reused(runs, n, o, h))
+            fprintf(f, ", inputs %.8s/%.8s (model/topology hash: the same names swept from "
+                    "other files)", h->model_hash, h->topology_hash);
         if (show_R) {
             if (h->replicas > 1)
                 fprintf(f, " per replica, replicas %d (%d x K devices)", h->replicas,

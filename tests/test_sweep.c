@@ -254,6 +254,26 @@ Test(sweep, results_do_not_depend_on_jobs)
     }
 }
 
+/* The same topology name swept from two versions of its file: report's two
+ * groups show their input hashes, where their headers read the same; a
+ * database of one version each shows none. */
+Test(sweep, report_tells_apart_the_same_names_from_other_files)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && cp %s/models/topologies/chain-8-ideal.json t.json && "
+                       "%s sweep --model mlp:layers=4,width=8 --topology t.json -K 1,2 -M 1,2 "
+                       "--batch 4 --quiet --db h.db && %s report --db h.db --metric step > "
+                       "one.txt && sed -i 's/\"bandwidth\": [0-9.e+]*/\"bandwidth\": 1e9/' t.json && "
+                       "%s sweep --model mlp:layers=4,width=8 --topology t.json -K 1,2 -M 1,2 "
+                       "--batch 4 --quiet --db h.db && %s report --db h.db --metric step > "
+                       "two.txt", dir, wd, ps, ps, ps, ps), 0);
+    cr_expect_eq(th_sh("grep -c '^== .*, inputs [0-9a-f]*/[0-9a-f]* (model/topology hash' "
+                       "%s/two.txt | grep -qx 2", dir), 0, "two groups, both with hashes");
+    cr_expect_eq(th_sh("grep -q 'inputs ' %s/one.txt", dir), 1, "one version: no hashes");
+}
+
 Test(sweep, report_tables)
 {
     char db[128];
