@@ -449,6 +449,9 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
     if (NUM(C_PARAMS, &l->params) < 0 || NUM(C_OUT, &l->out_bytes) < 0 ||
         NUM(C_STASH, &l->stash_bytes) < 0)
         return rc;
+    if (l->params != floor(l->params))
+        return ps_error(PS_EINVAL, "%s:%d:%d: field 'params' (%s) must be a whole number "
+                         "of parameters", path, line, colno[idx[C_PARAMS]], f[idx[C_PARAMS]]);
     if (idx[C_SHARED] >= 0 && *f[idx[C_SHARED]]) {
         int col = colno[idx[C_SHARED]];
         if (NUM(C_SHARED, &l->stash_shared_bytes) < 0)

@@ -69,6 +69,8 @@ static const struct bad_case cases[] = {
       "p.csv:3:1: duplicate layer name 'a'" },
     { "p.csv", "name,fwd_flops,params,out_bytes\na,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1: missing column 'stash_bytes'" },
+    { "p.csv", CSV_H "a,1e6,10.5,64,128\n", 0, P_CSV, PS_EINVAL,
+      "p.csv:2:7: field 'params' (10.5) must be a whole number of parameters" },
     { "p.csv", CSV_H "a,1e6,,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:7: field 'params' is empty" },
     { "p.csv", CSV_H ",1e6,1,64,128\n", 0, P_CSV, PS_EPARSE, "p.csv:2:1: field 'name' is empty" },
