@@ -7,6 +7,7 @@
 #include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -42,6 +43,10 @@ static int spawn(const char *prog, const char *arg, const char *cwd, int out_fd,
         if (dup2(out_fd < 0 ? null : out_fd, 1) < 0 || dup2(err_fd < 0 ? null : err_fd, 2) < 0)
             goto fail;
         rep[0] = STEP_EXEC;
+        /* An ignored signal stays ignored across exec: pipesim ignores
+         * SIGXFSZ (ps_afile.c), and a gnuplot past the file-size limit
+         * would then ignore EFBIG and exit 0 with its image cut short. */
+        signal(SIGXFSZ, SIG_DFL);
         execlp(prog, prog, arg, (char *)NULL);
     fail:
         rep[1] = errno;

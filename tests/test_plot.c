@@ -306,3 +306,20 @@ Test(plot, a_failing_gnuplot_leaves_no_partial_file)
     cr_assert_neq(access(trace, F_OK), 0, "partial output left");
     cr_assert_eq(count_tmp(), 0);
 }
+
+/* pipesim ignores SIGXFSZ (its own writes fail with EFBIG instead), and an
+ * ignored signal stays ignored across exec: gnuplot must get it back, or
+ * past a file-size limit it cuts its PNG short and exits 0 (the limit here
+ * is above the data files and scripts, below every figure). */
+Test(plot, a_file_size_limit_stops_gnuplot_and_publishes_nothing)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model mlp:layers=8,width=64 --topology "
+                       "models/topologies/chain-8-ideal.json -K 1,2,4 -M 1,2,4 --batch 16 "
+                       "--quiet --db %s/s.db", ps, dir), 0);
+    cr_assert_eq(th_sh("(ulimit -f 8; %s plot --db %s/s.db --out-dir %s/out 2>%s/err.txt)", ps,
+                       dir, dir, dir), 5);
+    cr_assert_eq(th_sh("grep -q 'gnuplot failed' %s/err.txt", dir), 0);
+    cr_assert_eq(th_sh("test -z \"$(ls -A %s/out)\"", dir), 0, "a figure was published");
+}
