@@ -99,7 +99,9 @@ static void on_signal(int sig)
     _exit(128 + sig); /* not reached: the default action ends the process */
 }
 
-static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+/* SIGPIPE too: a reader of stdout that goes away (| head) ends the process
+ * while a set's temporaries are written (report writes stdout last). */
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 
 static mode_t g_umask;
 static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
@@ -167,9 +169,8 @@ static int is_stdout(const struct stat *st)
            so.st_ino == st->st_ino;
 }
 
-/* The file path names once every symlink is followed: "<realpath of its
- * directory>/<name>" (a dangling link: the name it points to). 0 or an errno. */
-static int resolve(const char *path, char **out)
+/* ps_afile.h */
+int ps_afile_resolve(const char *path, char **out)
 {
     *out = NULL;
     char *cur = strdup(path);
@@ -290,7 +291,7 @@ static int io_add_locked(const char *path, const char *opt, int out, int check)
     if (!ex && !out)
         return 0; /* cannot be overwritten; reading it will say why it is missing */
     char *res = NULL;
-    if (!ex && resolve(path, &res) != 0 && !(res = strdup(path)))
+    if (!ex && ps_afile_resolve(path, &res) != 0 && !(res = strdup(path)))
         return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n_io; i++) {
         struct io_ent *e = &io[i];
@@ -429,7 +430,7 @@ int ps_afile_direct(const struct ps_afile *af)
 /* The temporary beside target: "<dir>/.<name>.XXXXXX" (name cut to fit). */
 static int make_tmp(struct ps_afile *af, mode_t mode, const struct stat *old)
 {
-    const char *sl = strrchr(af->target, '/'); /* resolve() made it absolute */
+    const char *sl = strrchr(af->target, '/'); /* ps_afile_resolve() made it absolute */
     int dl = (int)(sl - af->target);
     if (asprintf(&af->tmp, "%.*s/.%.200s.XXXXXX", dl, af->target, sl + 1) < 0) {
         af->tmp = NULL;
@@ -499,7 +500,7 @@ int ps_afile_open(struct ps_afile *af, const char *path)
             return 0;
         }
     }
-    int e = resolve(path, &af->target);
+    int e = ps_afile_resolve(path, &af->target);
     if (e)
         return fail_open(af, e, path);
     const struct stat *old = NULL;
@@ -590,10 +591,15 @@ int ps_afile_commit(struct ps_afile *af)
 
 int ps_afile_sync(struct ps_afile *af)
 {
-    if (!af->f || !af->tmp)
-        return 0; /* stdout or a device: commit flushes it */
+    if (!af->f)
+        return 0; /* stdout: commit flushes it */
     errno = 0;
     int bad = fflush(af->f) != 0 || ferror(af->f), e = errno;
+    if (!af->tmp) { /* stdout or a device: flushed now, so that a set fails before any is renamed */
+        if (bad)
+            return ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
+        return 0;
+    }
     if (!bad && fsync(fileno(af->f)) != 0 && errno != EINVAL) {
         bad = 1;
         e = errno;

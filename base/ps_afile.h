@@ -18,7 +18,7 @@
  * Ownership: af owns f, path and the temporary until commit or abort.
  *
  * Signals: ps_afile_signals_install() (once, from main) makes SIGINT,
- * SIGTERM and SIGHUP unlink every live temporary, restore the default
+ * SIGTERM, SIGHUP and SIGPIPE unlink every live temporary, restore the default
  * disposition and re-raise. The list of live temporaries is a fixed array
  * of atomic pointers (PS_AFILE_MAX slots) the handler only reads; a
  * handler installed later (the sweep's) may run instead and chain to it.
@@ -51,6 +51,10 @@ struct ps_afile {
 };
 
 int ps_afile_open(struct ps_afile *af, const char *path);
+/* The name path writes to once every symbolic link is followed: "<realpath
+ * of its folder>/<name>" (a dangling link: the name it points to), in *out
+ * (malloc'd); 0, or an errno value (the folder missing: ENOENT). */
+int ps_afile_resolve(const char *path, char **out);
 int ps_afile_commit(struct ps_afile *af);
 /* The first half of a commit, for a set published together: flushes and
  * fsyncs the temporary and checks it is not an input (as commit does),
@@ -61,7 +65,7 @@ void ps_afile_abort(struct ps_afile *af);
 /* 1 when the output is written in place (stdout, a device, a FIFO). */
 int ps_afile_direct(const struct ps_afile *af);
 
-/* Once, from main(): temporaries removed on SIGINT, SIGTERM, SIGHUP. */
+/* Once, from main(): temporaries removed on SIGINT, SIGTERM, SIGHUP, SIGPIPE. */
 void ps_afile_signals_install(void);
 /* Another temporary path the handler removes (a plot's script, or a
  * temporary folder: the handler unlinks every file, then removes the

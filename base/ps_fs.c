@@ -1,9 +1,11 @@
 /* ps_fs: mkdir -p (see ps_fs.h). */
 #include "base/ps_fs.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,21 +77,22 @@ int ps_prefix_check(const char *prefix, const char *opt)
     return 0;
 }
 
-int ps_output_writable(const char *path, const char *opt, int mkparents)
+/* path: the name the output is written under (symbolic links followed),
+ * shown: as the user gave it. The writer puts a temporary beside the
+ * target and renames it over (base/ps_afile.h), so what must be writable
+ * is the target's folder, whatever the mode of a file already there. */
+static int writable_at(const char *path, const char *shown, const char *opt, int mkparents)
 {
-    if (!path || !*path || !strcmp(path, "-"))
-        return 0;
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, path, strerror(EISDIR));
-        if (S_ISREG(st.st_mode) && access(path, W_OK) != 0)
-            return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, path, strerror(errno));
-        return 0;
+            return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, shown, strerror(EISDIR));
+        if (!S_ISREG(st.st_mode))
+            return 0; /* a device or a pipe, written in place */
     }
     char dir[PS_FS_PATH_MAX];
     if ((size_t)snprintf(dir, sizeof dir, "%s", path) >= sizeof dir)
-        return ps_error(PS_EUSAGE, "%s: path too long", path);
+        return ps_error(PS_EUSAGE, "%s '%s': path too long", opt, shown);
     for (;;) { /* the folder above, and (mkparents) above that until one exists */
         char *sl = strrchr(dir, '/');
         if (!sl)
@@ -101,14 +104,30 @@ int ps_output_writable(const char *path, const char *opt, int mkparents)
         if (stat(dir, &st) == 0) {
             if (!S_ISDIR(st.st_mode))
                 return ps_error(PS_EIO, "%s '%s': cannot write: %s is not a directory", opt,
-                                 path, dir);
+                                 shown, dir);
             if (access(dir, W_OK | X_OK) != 0)
-                return ps_error(PS_EIO, "%s '%s': cannot write in %s: %s", opt, path, dir,
+                return ps_error(PS_EIO, "%s '%s': cannot write in %s: %s", opt, shown, dir,
                                  strerror(errno));
             return 0;
         }
-        if (!mkparents || !strcmp(dir, ".") || !strcmp(dir, "/"))
-            return ps_error(PS_EIO, "%s '%s': cannot write: %s: %s", opt, path, dir,
-                             strerror(ENOENT));
+        if (errno != ENOENT || !mkparents || !strcmp(dir, ".") || !strcmp(dir, "/"))
+            return ps_error(PS_EIO, "%s '%s': cannot write: %s: %s", opt, shown, dir,
+                             strerror(errno));
     }
+}
+
+int ps_output_writable(const char *path, const char *opt, int mkparents)
+{
+    if (!path || !*path || !strcmp(path, "-"))
+        return 0;
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return writable_at(path, path, opt, mkparents);
+    char *target = NULL;
+    int e = ps_afile_resolve(path, &target);
+    if (e)
+        return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, path, strerror(e));
+    int rc = writable_at(target, path, opt, mkparents);
+    free(target);
+    return rc;
 }

@@ -463,6 +463,32 @@ Test(badinput, permission_cases_one_line_its_class_status_no_output)
     cr_assert_geq(k, 3);
 }
 
+/* validate checks its outputs before it trains: what it writes through is
+ * the target's folder (a temporary renamed over the file), so a writable
+ * file in a read-only folder, or a dangling link into one, is refused up
+ * front (it used to print the whole run, then fail), and a read-only file
+ * in a writable folder is replaced as predict replaces it. */
+Test(badinput, validate_checks_the_folder_its_outputs_are_renamed_into)
+{
+    if (!unprivileged)
+        cr_skip_test("needs root and setpriv to run %s as nobody", th_pipesim());
+    cr_assert_eq(th_sh("cd %s && mkdir ro && touch ro/t.json ro444.json && chmod 666 ro/t.json "
+                       "&& chmod 444 ro444.json && ln -s ro/none.json dangling.json", dir), 0);
+    const char *as = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    const char *net = "validate --net mlp:layers=2,width=8 -K 1 -M 1 --batch 2 --steps 1";
+    cr_assert_eq(th_sh("cd %s && %s %s %s --trace ro/t.json >.out 2>.err", dir, as,
+                       th_pipesim(), net), 5);
+    cr_assert_eq(th_sh("cd %s && grep -q \"^pipesim validate: --trace 'ro/t.json': cannot "
+                       "write in ro: Permission denied$\" .err && test ! -s .out", dir), 0);
+    cr_assert_eq(th_sh("cd %s && %s %s %s --trace-csv dangling.json >.out 2>.err", dir, as,
+                       th_pipesim(), net), 5);
+    cr_assert_eq(th_sh("cd %s && grep -q -e \"--trace-csv 'dangling.json': cannot write in "
+                       ".*/ro: Permission denied$\" .err && test ! -s .out", dir), 0);
+    cr_assert_eq(th_sh("cd %s && %s %s %s --trace ro444.json >.out 2>.err && "
+                       "grep -q traceEvents ro444.json", dir, as, th_pipesim(), net), 0);
+    th_sh("cd %s && rm -rf ro ro444.json dangling.json .out .err", dir);
+}
+
 /* The statuses are distinct per class and match the table in docs/errors-and-outputs.md. */
 Test(badinput, exit_statuses_are_distinct_and_documented)
 {
