@@ -29,7 +29,8 @@ static const char help[] =
     "'*' marks configurations that do not fit in memory, '-' those that could not\n"
     "run. --csv writes every selected run, --grid-csv every grid cell; --format csv\n"
     "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
-    "tables.\n"
+    "tables. The outputs are one set: if one cannot be written, none is replaced\n"
+    "and nothing is printed.\n"
     "Filters select runs by their stored model/topology argument and settings.\n"
     "Runs of sweep --replicas R (R data-parallel pipelines on K x R devices) are\n"
     "grids of their own, named in the group headers when any run has R > 1;\n"
@@ -139,26 +140,43 @@ int cmd_report(int argc, char **argv)
                                                       : ana_report_print },
                  { csv, ana_report_csv },
                  { grid_csv, ana_report_grid_csv } };
-    /* all or none: every output opened and written, then synced, before the
-     * first is renamed into place (a bad --csv folder keeps --out as it was) */
+    /* all or none: every output opened, then written (stdout into memory),
+     * then synced, before the first is renamed into place or stdout gets a
+     * byte (a bad --csv folder keeps --out as it was and prints nothing) */
     enum { N_OUT = sizeof outs / sizeof *outs };
     struct ps_afile af[N_OUT];
     int open_n = 0;
+    char *mem = NULL; /* what goes to stdout */
+    size_t mem_len = 0;
     for (size_t i = 0; i < N_OUT && rc == 0; i++) {
         if (!outs[i].path)
             continue;
         if ((rc = ps_afile_open(&af[i], outs[i].path)) < 0)
             break;
         open_n = (int)i + 1;
+    }
+    for (int i = 0; i < open_n && rc == 0; i++) {
+        if (!outs[i].path)
+            continue;
+        FILE *w = af[i].f;
+        if (w == stdout && !(w = open_memstream(&mem, &mem_len))) {
+            rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
+            break;
+        }
         errno = 0;
-        if ((rc = outs[i].fn(runs, n, &o, af[i].f)) < 0 && rc == -PS_EIO && ferror(af[i].f))
+        if ((rc = outs[i].fn(runs, n, &o, w)) < 0 && rc == -PS_EIO && ferror(w))
             rc = ps_error(PS_EIO, "%s: write failed: %s",
                           strcmp(outs[i].path, "-") ? outs[i].path : "stdout",
                           strerror(errno ? errno : EIO));
+        if (w != af[i].f && fclose(w) != 0 && rc == 0)
+            rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
     }
     for (int i = 0; i < open_n && rc == 0; i++)
-        if (outs[i].path)
+        if (outs[i].path && af[i].f != stdout)
             rc = ps_afile_sync(&af[i]);
+    if (rc == 0 && mem && mem_len > 0 && fwrite(mem, 1, mem_len, stdout) != mem_len)
+        rc = ps_error(PS_EIO, "stdout: write failed: %s", strerror(errno ? errno : EIO));
+    free(mem);
     for (int i = 0; i < open_n; i++) {
         if (!outs[i].path)
             continue;

@@ -348,7 +348,23 @@ Test(outputs, report_writes_all_its_outputs_or_none)
         cr_assert_eq(th_sh("cd %s && %s report --db s.db --csv /dev/full 2>%s", dir, ps, errp),
                      5);
         cr_assert(stderr_has("/dev/full: write failed: No space left on device"));
+        /* a device is flushed before any file of the set is renamed */
+        cr_assert_eq(th_sh("cd %s && %s report --db s.db --out keep.txt --csv /dev/full "
+                           "2>%s", dir, ps, errp), 5);
+        cr_assert_eq(th_sh("cd %s && test \"$(cat keep.txt)\" = precious", dir), 0,
+                     "--out was replaced, then the device failed");
     }
+    /* stdout is part of the set: nothing printed when a later output fails */
+    cr_assert_eq(th_sh("cd %s && %s report --db s.db --csv missing/r.csv >stdout.txt 2>%s",
+                       dir, ps, errp), 5);
+    cr_assert_eq(th_sh("cd %s && test ! -s stdout.txt", dir), 0,
+                 "the report was printed before --csv failed");
+    /* a reader of stdout that is gone (SIGPIPE) leaves no --csv temporary */
+    for (int i = 0; i < 3; i++)
+        th_sh("cd %s && %s report --db s.db --csv piped.csv 2>/dev/null | (exec 0<&-; true)",
+              dir, ps);
+    cr_assert_eq(th_sh("cd %s && ls -A | grep -q '^\\.piped'", dir), 1,
+                 "a temporary was left by SIGPIPE");
     cr_assert_eq(th_sh("cd %s && %s report --db s.db --out keep.txt --csv r.csv && "
                        "test -s r.csv && ! grep -q precious keep.txt", dir, ps), 0);
 }
