@@ -22,21 +22,16 @@ int stu_paper_parse_tables(const char *s, unsigned *mask)
     if (!s || !*s)
         return ps_error(PS_EUSAGE, "--tables: empty list (1, 2, 3, partitions or all)");
     const char *p = s;
+    static const char *const items[] = { "1", "2", "3", "partitions", "all" };
+    static const unsigned bits[] = { STU_PAPER_T1, STU_PAPER_T2, STU_PAPER_T3,
+                                     STU_PAPER_PARTS, STU_PAPER_ALL };
+    unsigned seen = 0; /* items given, by index */
     while (*p) {
         size_t n = strcspn(p, ",");
-        unsigned before = *mask;
-        if (n == 1 && *p == '1')
-            *mask |= STU_PAPER_T1;
-        else if (n == 1 && *p == '2')
-            *mask |= STU_PAPER_T2;
-        else if (n == 1 && *p == '3')
-            *mask |= STU_PAPER_T3;
-        else if (n == 10 && !strncmp(p, "partitions", n))
-            *mask |= STU_PAPER_PARTS;
-        else if (n == 3 && !strncmp(p, "all", n))
-            *mask |= STU_PAPER_ALL;
-        else {
-            static const char *const items[] = { "1", "2", "3", "partitions", "all" };
+        int k = 0;
+        while (k < 5 && !(strlen(items[k]) == n && !strncmp(p, items[k], n)))
+            k++;
+        if (k == 5) {
             char typed[64];
             struct ps_suggest sg;
             snprintf(typed, sizeof typed, "%.*s", (int)n, p);
@@ -44,8 +39,13 @@ int stu_paper_parse_tables(const char *s, unsigned *mask)
                              "partitions or all)", (int)n, p, s,
                              ps_suggest_among(&sg, typed, items, 5));
         }
-        if (*mask == before) /* each item once (all with another is twice too) */
+        if (seen & 1u << k)
             return ps_error(PS_EUSAGE, "--tables: '%.*s' given twice in '%s'", (int)n, p, s);
+        seen |= 1u << k;
+        if ((seen & 1u << 4) && seen != 1u << 4)
+            return ps_error(PS_EUSAGE, "--tables: 'all' names every table; give it alone, "
+                             "not with others, in '%s'", s);
+        *mask |= bits[k];
         p += n;
         if (*p == ',' && !*++p)
             return ps_error(PS_EUSAGE, "--tables: trailing comma in '%s'", s);

@@ -215,6 +215,15 @@ Test(paper_policy, parse_tables)
     cr_assert_eq(stu_paper_parse_tables("1,", &m), -PS_EUSAGE);
     cr_assert_eq(stu_paper_parse_tables("", &m), -PS_EUSAGE);
     cr_assert_eq(stu_paper_parse_tables("12", &m), -PS_EUSAGE);
+    /* each item once; 'all' alone, whichever side the other item is on */
+    cr_assert_eq(stu_paper_parse_tables("2,partitions,2", &m), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "'2' given twice"), "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_parse_tables("1,all", &m), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "'all' names every table; give it alone"), "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_parse_tables("all,1", &m), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "'all' names every table; give it alone"), "%s", ps_errmsg());
+    cr_assert_eq(stu_paper_parse_tables("all,all", &m), -PS_EUSAGE);
+    cr_assert(strstr(ps_errmsg(), "'all' given twice"), "%s", ps_errmsg());
 }
 
 
