@@ -102,6 +102,9 @@ static int row(const char *path, int line, char **f, int n, int ncols, const int
         (rc = number(path, line, "out_bytes", f[idx[S_OUT]], &r->out_bytes)) < 0 ||
         (rc = number(path, line, "stash_bytes", f[idx[S_STASH]], &r->stash_bytes)) < 0)
         return rc;
+    if (r->params != floor(r->params)) /* as a profile's (mdl_profile_row.c) */
+        return ps_error(PS_EINVAL, "%s:%d: field 'params' (%s) must be a whole number of "
+                         "parameters", path, line, f[idx[S_PARAMS]]);
     if (idx[S_SHARED] >= 0 && *f[idx[S_SHARED]]) {
         if ((rc = number(path, line, "stash_shared_bytes", f[idx[S_SHARED]],
                          &r->stash_shared_bytes)) < 0)

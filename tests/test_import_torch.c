@@ -267,6 +267,10 @@ Test(import_torch, bad_input_is_one_clear_error)
                  -PS_EPARSE);
     cr_assert(strstr(ps_errmsg(), ":2: field 'params': '1e400' is out of range (magnitude "
                                   "above 1.8e308)"), "%s", ps_errmsg());
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,10.5,2,3\n", 1),
+                 -PS_EINVAL, "a profile would refuse it");
+    cr_assert(strstr(ps_errmsg(), ":2: field 'params' (10.5) must be a whole number"), "%s",
+              ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
                  -PS_EINVAL);
     cr_assert(strstr(ps_errmsg(), ":2:"), "%s", ps_errmsg());
