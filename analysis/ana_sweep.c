@@ -495,7 +495,8 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
     if (rc == 0 && st->done + st->raced < n)
         rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
                        "(%d were there already); run the same command again to resume",
-                       signal_name(atomic_load(&stop_sig)), st->done, n, db_path, st->skipped);
+                       signal_name(atomic_load(&stop_sig)), st->done, n, db_path,
+                       st->skipped + st->raced);
     if (sp->handle_signals)
         signals_restore();
     for (int i = 0; jobs && i < n; i++)
