@@ -3,7 +3,9 @@
  * (studies/devices/reference/cnn-benchmarks.csv, with the issue's targets:
  * each row within +-15 %, median |error| <= 8 %), and, for each row whose
  * device runs 3 x 3 convolutions by Winograd's algorithm, the same
- * prediction with every product direct; the one published TPU training
+ * prediction with every product direct; NVIDIA's published ResNet-50
+ * training throughput on V100 and A100 at FP32, TF32 and mixed precision
+ * (dle-resnet50.csv, beside the targets); the one published TPU training
  * step of an AmoebaNet (dawnbench-tpu.csv); single kernels against
  * DeepBench (deepbench.csv, no target). Deterministic predictions, not
  * timings; a missed target is reported, not failed: the exit status is 1
@@ -23,6 +25,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define DEVICE_ROWS 64
+
+/* The median of n |errors| (a sorted copy) against the median target. */
+static void print_median(const char *what, const double *err, int n)
+{
+    if (n <= 0)
+        return;
+    double v[DEVICE_ROWS];
+    memcpy(v, err, (size_t)n * sizeof *v);
+    qsort(v, (size_t)n, sizeof *v, dcmp);
+    double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    printf("  %s: median |error| %.1f %% over %d rows (target <= 8 %%: %.2fx) %s\n", what,
+           100 * med, n, med / MEDIAN_TARGET, verdict(med <= MEDIAN_TARGET));
+}
 
 /* One device's forward (*f) and backward with its weight gradients (*b)
  * of a mini-batch by the op-level model (mdl_device_work_s, no pipeline,
@@ -171,6 +188,87 @@ static int tpu_check(void)
     return rc < 0 ? rc : 0;
 }
 
+/* The device model against NVIDIA's published single-GPU training
+ * throughput of ResNet-50 on the V100 and A100 presets
+ * (studies/devices/reference/dle-resnet50.csv): each row's model at its
+ * activation bytes on the first device of its topology, run at the row's
+ * precision (FP32, TF32 or FP16 mixed precision: what the matrix units
+ * run), one mini-batch forward + backward (no optimizer step, no data
+ * loading, both in the measured img/s), as samples/s; with the split by op
+ * class and, off by over 15 %, what one figure alone would need. Beside the
+ * targets, like the other single-GPU rows. */
+static int dle_check(double *err, int *n_err, int max_err)
+{
+    static const char *const cols[] = { "model", "act_bytes", "topology", "precision",
+                                        "layout", "batch", "samples_per_s" };
+    static const char *const layouts[] = { "nchw", "nhwc" };
+    struct stu_csv c;
+    int rc = stu_csv_open(&c, "studies/devices/reference", "dle-resnet50.csv", cols, 7);
+    if (rc < 0)
+        return rc;
+    printf("\nDevice model against NVIDIA's published single-GPU training throughput (%s; "
+           "forward + backward of one mini-batch at the row's precision; the measured img/s "
+           "also pays the data loader and the optimizer)\n", c.path);
+    int rows = 0;
+    while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
+        int ab, batch, prec, layout;
+        double sps;
+        if ((rc = stu_csv_whole(&c, 1, 1, 16, &ab)) < 0 ||
+            (rc = stu_csv_key(&c, 3, mdl_prec_names, MDL_PREC_N, &prec)) < 0 ||
+            (rc = stu_csv_key(&c, 4, layouts, 2, &layout)) < 0 ||
+            (rc = stu_csv_whole(&c, 5, 1, 1 << 20, &batch)) < 0 ||
+            (rc = stu_csv_pos(&c, 6, 0, &sps)) < 0)
+            break;
+        if (*n_err == max_err) {
+            rc = ps_error(PS_EPARSE, "%s:%d: more than %d rows", c.path, c.line, max_err);
+            break;
+        }
+        rows++;
+        char spec[160], topo_path[256];
+        snprintf(spec, sizeof spec, "%s,act_bytes=%d", stu_csv_field(&c, 0), ab);
+        snprintf(topo_path, sizeof topo_path, "models/topologies/%s", stu_csv_field(&c, 2));
+        struct mdl_profile *p = NULL;
+        struct mdl_topology *t = NULL;
+        if ((rc = mdl_model_open(spec, &p)) < 0 || (rc = mdl_topology_load(topo_path, &t)) < 0) {
+            mdl_profile_free(p);
+            break;
+        }
+        struct mdl_device *d = &t->devices[0];
+        d->model.precision = prec;
+        double f, b, cls[MDL_SPLIT_N] = { 0 };
+        int all = work_sums(d, p, batch, &f, &b, cls);
+        if (!d->model.on || !all || !(f + b > 0)) {
+            rc = ps_error(PS_EINVAL, "%s:%d: %s's first device has no op-level model or a "
+                          "layer states no work", c.path, c.line, topo_path);
+            mdl_topology_free(t);
+            mdl_profile_free(p);
+            break;
+        }
+        double pred = batch / (f + b), e = pred / sps - 1;
+        printf("  %-16s %-4s %-5s on %s of %-15s batch %3d  measured %7.1f samples/s "
+               "predicted %7.1f samples/s error %+6.1f %%  (%.2fx of +-15 %%) %s\n",
+               stu_csv_field(&c, 0), stu_csv_field(&c, 3), layouts[layout], d->name,
+               stu_csv_field(&c, 2), batch, sps, pred, 100 * e, fabs(e) / CELL_TARGET,
+               verdict(fabs(e) <= CELL_TARGET));
+        printf("    predicted forward + backward %.2f ms by op class: matrix %.2f ms, vector "
+               "%.2f ms, memory %.2f ms, per-kernel overhead %.2f ms\n", (f + b) * 1e3,
+               cls[MDL_SPLIT_MATRIX] * 1e3, cls[MDL_SPLIT_VECTOR] * 1e3,
+               cls[MDL_SPLIT_MEMORY] * 1e3, cls[MDL_SPLIT_OVERHEAD] * 1e3);
+        if (fabs(e) > CELL_TARGET && (rc = row_needs(t, p, batch, batch / sps)) < 0) {
+            mdl_topology_free(t);
+            mdl_profile_free(p);
+            break;
+        }
+        err[(*n_err)++] = fabs(e);
+        mdl_topology_free(t);
+        mdl_profile_free(p);
+    }
+    if (rc >= 0)
+        rc = stu_csv_rows_end(&c, rows ? rows : 1, "the training throughputs");
+    stu_csv_close(&c);
+    return rc < 0 ? rc : 0;
+}
+
 /* The device model alone against published single-GPU training times
  * (studies/devices/reference/cnn-benchmarks.csv): each row's model from
  * its generator on one device of the row's preset (the topology
@@ -179,7 +277,7 @@ static int tpu_check(void)
  * optimizer step, as the benchmark times them), with the split by op
  * class. Not a target of the issue: it says how far the device model is
  * from real kernels before any pipeline is simulated. */
-static int device_check(void)
+static int device_check(double *err, int *n_err)
 {
     static const char *const cols[] = { "model", "device", "batch", "forward_ms",
                                         "backward_ms", "total_ms" };
@@ -189,8 +287,6 @@ static int device_check(void)
         return rc;
     printf("\nDevice model against single-GPU measurements (%s; forward and forward + "
            "backward of one mini-batch, no pipeline)\n", c.path);
-#define DEVICE_ROWS 64
-    double err[DEVICE_ROWS];
     int n = 0;
     while (rc >= 0 && (rc = stu_csv_row(&c)) > 0) {
         if (n == DEVICE_ROWS) {
@@ -248,13 +344,8 @@ static int device_check(void)
     stu_csv_close(&c);
     if (rc < 0)
         return rc;
-    if (n > 0) {
-        qsort(err, (size_t)n, sizeof *err, dcmp);
-        double med = n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
-        printf("  single-GPU forward + backward: median |error| %.1f %% over %d rows (target "
-               "<= 8 %%: %.2fx) %s\n", 100 * med, n, med / MEDIAN_TARGET,
-               verdict(med <= MEDIAN_TARGET));
-    }
+    *n_err = n;
+    print_median("single-GPU forward + backward (these rows)", err, n);
     return 0;
 }
 
@@ -310,8 +401,15 @@ int main(void)
 {
     printf("bench_device: the device model alone vs published measurements (deterministic "
            "predictions, not timings)\n");
-    int rc;
-    if ((rc = device_check()) < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
+    double err[DEVICE_ROWS];
+    int n = 0, n_cnn;
+    int rc = device_check(err, &n);
+    n_cnn = n;
+    if (rc >= 0 && (rc = dle_check(err, &n, DEVICE_ROWS)) >= 0) {
+        print_median("NVIDIA's ResNet-50 training throughputs", err + n_cnn, n - n_cnn);
+        print_median("every single-GPU row (both files)", err, n);
+    }
+    if (rc < 0 || (rc = tpu_check()) < 0 || (rc = kernel_check()) < 0) {
         fprintf(stderr, "bench_device: %s\n", ps_errmsg());
         return 1;
     }
