@@ -172,6 +172,12 @@ int cmd_plan(int argc, char **argv)
                 goto out;
             }
             sch_schedule_free(probe);
+            for (int j = 0; j < i; j++)
+                if (sch_schedule_same(snames[j], snames[i])) {
+                    rc = ps_error(PS_EUSAGE, "--schedules: '%s' and '%s' are the same "
+                                  "schedule", snames[j], snames[i]);
+                    goto out;
+                }
         }
         sp.schedules = snames;
     }

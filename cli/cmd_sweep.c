@@ -165,10 +165,14 @@ int cmd_sweep(int argc, char **argv)
             sp.nschedule = 0;
             for (char *save, *t = strtok_r(sbuf, ",", &save); t && rc == 0;
                  t = strtok_r(NULL, ",", &save)) {
-                for (int i = 0; i < sp.nschedule; i++)
-                    if (!strcmp(snames[i], t))
-                        rc = ps_error(PS_EUSAGE, "--schedule: '%s' given twice (each value "
-                                       "once: a configuration is stored once)", t);
+                for (int i = 0; i < sp.nschedule && rc == 0; i++)
+                    if (sch_schedule_same(snames[i], t))
+                        rc = !strcmp(snames[i], t)
+                                 ? ps_error(PS_EUSAGE, "--schedule: '%s' given twice (each "
+                                            "value once: a configuration is stored once)", t)
+                                 : ps_error(PS_EUSAGE, "--schedule: '%s' and '%s' are the same "
+                                            "schedule (each once: a configuration is stored "
+                                            "once)", snames[i], t);
                 snames[sp.nschedule++] = t;
             }
             if (rc == 0 && !sp.nschedule)

@@ -439,6 +439,20 @@ int sch_schedule_known(const char *name, const char *opt)
                     ps_suggest_hint(&sg), list);
 }
 
+int sch_schedule_same(const char *a, const char *b)
+{
+    if (!strcmp(a, b))
+        return 1;
+    size_t i = generator_of(a);
+    if (i == sizeof generators / sizeof *generators || i != generator_of(b))
+        return 0;
+    /* breadth-first's v defaults to 1 whatever K (zb-auto's L to K: not fixed) */
+    if (strcmp(generators[i].name, "breadth-first"))
+        return 0;
+    const char *ca = strchr(a, ':'), *cb = strchr(b, ':');
+    return !strcmp(ca ? ca + 1 : "1", cb ? cb + 1 : "1");
+}
+
 int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
                        struct sch_schedule **out)
 {

@@ -152,6 +152,10 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
  * "OPT: unknown schedule 'x'; did you mean 'y'? (known: ...)". Checks the
  * name only, not its argument. */
 int sch_schedule_known(const char *name, const char *opt);
+/* 1 when a and b name the same schedule at every K and M: the same text,
+ * or one spelling its generator's fixed default ("breadth-first" and
+ * "breadth-first:1"); else 0. */
+int sch_schedule_same(const char *a, const char *b);
 /* The registry, in its order: how many schedules, and the i-th written with
  * its parameter ("gpipe", "interleaved:v", "zb-auto[:L]"). */
 int sch_schedule_count(void);

@@ -105,6 +105,21 @@ Test(new_schedules, breadth_first_1_is_gpipe)
         }
 }
 
+/* Two spellings of one schedule (a list names each once): only a fixed
+ * default counts; zb-auto's L defaults to K, so zb-auto:2 is not zb-auto. */
+Test(new_schedules, same_schedule_spellings)
+{
+    cr_expect_eq(sch_schedule_same("gpipe", "gpipe"), 1);
+    cr_expect_eq(sch_schedule_same("breadth-first", "breadth-first:1"), 1);
+    cr_expect_eq(sch_schedule_same("breadth-first:1", "breadth-first"), 1);
+    cr_expect_eq(sch_schedule_same("breadth-first:2", "breadth-first"), 0);
+    cr_expect_eq(sch_schedule_same("breadth-first:2", "breadth-first:2"), 1);
+    cr_expect_eq(sch_schedule_same("zb-auto", "zb-auto:2"), 0);
+    cr_expect_eq(sch_schedule_same("interleaved:2", "interleaved:3"), 0);
+    cr_expect_eq(sch_schedule_same("breadth-first", "gpipe"), 0, "two names, not spellings");
+    cr_expect_eq(sch_schedule_same("nope", "nope:1"), 0);
+}
+
 /* Uniform stages, T_F = T_B = T_W = T (a profile backward of 2T split in
  * half), ideal links (no communication time), M >= K.
  *

@@ -322,6 +322,8 @@ Test(plan_cli, bad_options_get_one_clear_error)
         "'speed'");
     bad(OK " --devices 4 --batch 8 --schedules gpipe,nope", 2, "unknown schedule 'nope'");
     bad(OK " --devices 4 --batch 8 --schedules gpipe,gpipe", 2, "'gpipe' given twice");
+    bad(OK " --devices 4 --batch 8 --schedules breadth-first:1,breadth-first", 2,
+        "'breadth-first:1' and 'breadth-first' are the same schedule");
     bad(OK " --devices 4 --batch 8 --remat sometimes", 2, "sometimes");
     bad(OK " --devices 4 --batch 8 --top 0", 2, "--top: 0 is out of range");
     bad(OK " --devices 4 --batch 8 --format xml", 2, "--format");

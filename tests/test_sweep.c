@@ -557,6 +557,10 @@ Test(sweep, repeated_list_values_are_usage_errors_before_any_work)
         { "-K 1 -M 1 --batch 4 --remat never,always,never", "--remat: 'never' given twice" },
         { "-K 1 -M 1 --batch 4 --strategy uniform,gpipe,uniform",
           "--strategy: 'uniform' given twice" },
+        { "-K 1 -M 1 --batch 4 --schedule gpipe,1f1b,gpipe", "--schedule: 'gpipe' given twice" },
+        /* stored under two names, the same runs twice */
+        { "-K 1 -M 1 --batch 4 --schedule breadth-first,zb-auto,breadth-first:1",
+          "--schedule: 'breadth-first' and 'breadth-first:1' are the same schedule" },
     };
     char args[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
