@@ -135,7 +135,6 @@ int cmd_sweep(int argc, char **argv)
             break;
         case 'b':
             free(batches);
-    free(Rs);
             batches = NULL;
             if ((rc = ps_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
                                           &sp.nbatch)) == 0)

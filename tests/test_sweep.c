@@ -571,6 +571,20 @@ Test(sweep, repeated_list_values_are_usage_errors_before_any_work)
     cr_expect_eq(th_sh("test -e %s/dup.db", dir), 1, "the database was created");
 }
 
+/* The order of the options does not matter: --replicas before --batch
+ * (the batch case freed the replica list, which was then read and freed
+ * again: a use after free, found by fuzz_cli under ASan). */
+Test(sweep, replicas_before_batch)
+{
+    char db[128];
+    path(db, "rb.db");
+    cr_assert_eq(th_sh("%s sweep --model " MODEL " --topology models/topologies/pcie-8gpu.json "
+                       "-K 2 -M 2 --replicas 1,2 --batch 4,8 --quiet --db %s", th_pipesim(), db),
+                 0);
+    cr_expect_eq(count(db, "SELECT COUNT(*) FROM runs"), 4);
+    cr_expect_eq(count(db, "SELECT COUNT(DISTINCT replicas) FROM runs"), 2);
+}
+
 Test(sweep, application_id_is_set_on_creation_and_checked_on_open)
 {
     char db[128], args[512];
