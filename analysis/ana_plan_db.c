@@ -213,7 +213,7 @@ int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnu
     int rc = ana_tmp_new(&t);
     if (rc < 0)
         return rc;
-    char path[128];
+    char path[320];
     FILE *f = ana_tmp_file(&t, "plan.dat", path, sizeof path);
     if (!f) {
         ana_tmp_free(&t);

@@ -19,7 +19,7 @@ int ana_tmp_new(struct tmp *t)
 {
     memset(t, 0, sizeof *t);
     t->dir_slot = -1;
-    snprintf(t->dir, sizeof t->dir, "/tmp/pipesim-plot-XXXXXX");
+    snprintf(t->dir, sizeof t->dir, "%s/pipesim-plot-XXXXXX", ps_tmpdir());
     /* removed on SIGINT/SIGTERM/SIGHUP with the files in it (ps_afile.h) */
     int slot = ps_afile_mkdtemp(t->dir);
     if (slot < 0)
@@ -43,7 +43,7 @@ FILE *ana_tmp_file(struct tmp *t, const char *name, char *path, size_t n)
 
 void ana_tmp_free(struct tmp *t)
 {
-    char p[128];
+    char p[320];
     for (int i = 0; i < t->n; i++) {
         snprintf(p, sizeof p, "%s/%s", t->dir, t->names[i]);
         unlink(p);
@@ -167,7 +167,7 @@ static int keep_sources(const struct ana_plot_opts *o, struct tmp *t, const char
         for (int i = 0; is_dat && i < t->n && rc == 0; i++) {
             if (copied[i] || strlen(t->names[i]) != n || memcmp(t->names[i], p + 1, n))
                 continue;
-            char src[128], *text = NULL;
+            char src[320], *text = NULL;
             size_t len = 0;
             snprintf(src, sizeof src, "%s/%s", t->dir, t->names[i]);
             if ((rc = ps_read_file(src, &text, &len)) == 0)
@@ -196,7 +196,7 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
     if (rc < 0)
         return rc;
     for (int png = 1; png >= 0; png--) {
-        char final[1024], script[128];
+        char final[1024], script[320];
         if ((size_t)snprintf(final, sizeof final, "%s/%s%s.%s", o->out_dir,
                              o->prefix ? o->prefix : "", name, png ? "png" : "svg") >=
             sizeof final)
@@ -341,7 +341,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     }
     if ((rc = ana_tmp_new(&t)) < 0)
         goto err_free_trace;
-    char path[128];
+    char path[320];
     FILE *f = ana_tmp_file(&t, "timeline.dat", path, sizeof path);
     if (!f) {
         rc = ps_error(PS_EIO, "%s: cannot write", path);

@@ -79,7 +79,7 @@ int ana_plot_schedules(const char *const *names, int n, int K, int M, const stru
     int rc = ana_tmp_new(&t), used[SCH_OP_NKINDS] = { 0 }, light = 0;
     if (rc < 0)
         return rc;
-    char path[128];
+    char path[320];
     FILE *f = ana_tmp_file(&t, "schedules.dat", path, sizeof path);
     if (!f) {
         rc = ps_error(PS_EIO, "%s: cannot write: %s", path, strerror(errno));

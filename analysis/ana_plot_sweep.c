@@ -69,7 +69,7 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
 /* Writes blocks per K of "M value" lines (index i = i-th K). */
 static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int bubble)
 {
-    char path[128];
+    char path[320];
     FILE *f = ana_tmp_file(t, name, path, sizeof path);
     if (!f)
         return ps_error(PS_EIO, "%s: cannot write", path);
@@ -176,7 +176,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                          o->mem_M);
     qsort(Ms, (size_t)nM, sizeof *Ms, cmp_int);
     double top = 0, topcap = 0, low = 0;
-    char p1[128], p2[128], p3[128];
+    char p1[320], p2[320], p3[320];
     FILE *f = ana_tmp_file(t, "memory.dat", p1, sizeof p1);
     FILE *h = ana_tmp_file(t, "memmax.dat", p2, sizeof p2);
     FILE *c = ana_tmp_file(t, "capacity.dat", p3, sizeof p3);

@@ -12,7 +12,7 @@
 #include "base/ps_strbuf.h"
 
 struct tmp {
-    char dir[64];
+    char dir[256];
     int n;
     char names[16][32];
     int slots[16], dir_slot; /* ps_afile_track's: removed on a signal */

@@ -623,6 +623,18 @@ void ps_afile_abort(struct ps_afile *af)
     release(af);
 }
 
+void ps_std_fds_reserve(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int got = open("/dev/null", O_RDONLY);
+            if (got >= 0 && got != fd) { /* not the lowest free: never here, but be exact */
+                dup2(got, fd);
+                close(got);
+            }
+        }
+}
+
 int ps_stdout_check(void)
 {
     errno = 0;

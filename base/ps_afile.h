@@ -78,6 +78,14 @@ void ps_afile_untrack(int slot);
  * PS_EIO naming the reason. */
 int ps_afile_mkdtemp(char *templ);
 
+/* Once, first thing in main(): a standard descriptor (0, 1, 2) the caller
+ * left closed is opened read-only on /dev/null, so that no file pipesim
+ * opens takes its number: a temporary on descriptor 1 would receive what
+ * is printed to stdout, and a child's output (gnuplot's image) would be
+ * lost. Writes to it still fail (EBADF), so a closed stdout still makes a
+ * printing command fail with exit 5. */
+void ps_std_fds_reserve(void);
+
 /* Flushes stdout and checks it for write errors (ferror, fflush, and close
  * of a duplicate descriptor): PS_EIO "stdout: write failed: <reason>". */
 int ps_stdout_check(void);

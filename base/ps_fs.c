@@ -59,6 +59,15 @@ int ps_mkdirs_parent(const char *path)
     return mkdirs_len(path, (size_t)(slash - path));
 }
 
+const char *ps_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    struct stat st;
+    if (t && t[0] == '/' && strlen(t) <= 200 && stat(t, &st) == 0 && S_ISDIR(st.st_mode))
+        return t;
+    return "/tmp";
+}
+
 int ps_outdir_check(const char *dir, const char *opt)
 {
     if (!dir || !*dir)

@@ -28,6 +28,9 @@ int ps_output_writable(const char *path, const char *opt, int mkparents);
 /* An output folder option's value: PS_EUSAGE "OPT needs a directory" for
  * an empty one (which would put the files in the root folder). */
 int ps_outdir_check(const char *dir, const char *opt);
+/* Where temporaries that belong to no output go: $TMPDIR when it is an
+ * absolute path of a folder (at most 200 bytes), else /tmp. */
+const char *ps_tmpdir(void);
 /* A file-name prefix option's value: PS_EUSAGE when it holds a '/' (files
  * would land outside the output folder) or is longer than 200 bytes. */
 int ps_prefix_check(const char *prefix, const char *opt);

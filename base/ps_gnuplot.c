@@ -2,6 +2,7 @@
 #include "base/ps_gnuplot.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +44,9 @@ static int spawn(const char *prog, const char *arg, const char *cwd, int out_fd,
         rep[0] = STEP_FD;
         if (dup2(out_fd < 0 ? null : out_fd, 1) < 0 || dup2(err_fd < 0 ? null : err_fd, 2) < 0)
             goto fail;
+        /* dup2 onto itself keeps close-on-exec (a descriptor already 1 or 2) */
+        fcntl(1, F_SETFD, 0);
+        fcntl(2, F_SETFD, 0);
         rep[0] = STEP_EXEC;
         /* An ignored signal stays ignored across exec: pipesim ignores
          * SIGXFSZ (ps_afile.c), and a gnuplot past the file-size limit
@@ -119,7 +124,8 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
 {
     const char *prog = c->prog ? c->prog : "gnuplot";
     c->errline[0] = 0;
-    char ep[] = "/tmp/pipesim-gperr-XXXXXX";
+    char ep[256];
+    snprintf(ep, sizeof ep, "%s/pipesim-gperr-XXXXXX", ps_tmpdir());
     int efd = mkstemp(ep);
     if (efd < 0)
         return ps_error(PS_EIO, "%s: cannot write: %s", ep, strerror(errno));
@@ -143,6 +149,11 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
     else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         rc = ps_error(PS_EIO, "%s: gnuplot failed (status %d)%s%s", c->what,
                        WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                       c->errline[0] ? ": " : "", c->errline);
+    struct stat os; /* a regular output it left empty is no figure */
+    if (rc == 0 && c->out_fd >= 0 && fstat(c->out_fd, &os) == 0 && S_ISREG(os.st_mode) &&
+        os.st_size == 0)
+        rc = ps_error(PS_EIO, "%s: gnuplot wrote nothing%s%s", c->what,
                        c->errline[0] ? ": " : "", c->errline);
     return rc;
 }

@@ -180,6 +180,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 
 int main(int argc, char **argv)
 {
+    ps_std_fds_reserve();
     if (argc < 2) {
         usage(stderr);
         return ps_exit_status(PS_EUSAGE);

@@ -4,6 +4,7 @@
 #include "base/ps_strbuf.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
@@ -47,7 +48,8 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
         return rc;
     size_t pl = strlen(png_path);
     int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
-    char sp[] = "/tmp/pipesim-gp-XXXXXX";
+    char sp[256];
+    snprintf(sp, sizeof sp, "%s/pipesim-gp-XXXXXX", ps_tmpdir());
     int fd = mkstemp(sp);
     if (fd < 0)
         return ps_error(PS_EIO, "%s: cannot write: %s", sp, strerror(errno));

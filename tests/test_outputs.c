@@ -575,3 +575,29 @@ Test(outputs, a_killed_write_leaves_no_temporary_and_the_old_file, .timeout = 30
     listing(ls, sizeof ls);
     cr_assert_str_eq(ls, "t.json ");
 }
+
+/* A standard descriptor left closed is held on /dev/null, read-only: a file
+ * opened next does not become "stdout", and writing to stdout still fails. */
+Test(outputs, closed_standard_descriptors_are_held)
+{
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        close(0);
+        close(1);
+        ps_std_fds_reserve();
+        char p[160];
+        snprintf(p, sizeof p, "%s/held.txt", dir);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd <= 2)
+            _exit(3);
+        if (fcntl(0, F_GETFD) < 0 || fcntl(1, F_GETFD) < 0)
+            _exit(4);
+        if (write(1, "x", 1) != -1 || errno != EBADF)
+            _exit(5);
+        _exit(0);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}

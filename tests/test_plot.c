@@ -323,3 +323,63 @@ Test(plot, a_file_size_limit_stops_gnuplot_and_publishes_nothing)
     cr_assert_eq(th_sh("grep -q 'gnuplot failed' %s/err.txt", dir), 0);
     cr_assert_eq(th_sh("test -z \"$(ls -A %s/out)\"", dir), 0, "a figure was published");
 }
+
+/* A "gnuplot" that writes nothing and exits 0 publishes nothing: an empty
+ * figure is an error (it happened with stdout closed, when the output's
+ * temporary took descriptor 1); its temporaries go to $TMPDIR. */
+Test(plot, an_empty_figure_is_an_error_and_temporaries_follow_tmpdir)
+{
+    need_gnuplot();
+    char fake[256], out[256], trace[256], tmpd[256];
+    snprintf(fake, sizeof fake, "%s/fakeplot", dir);
+    snprintf(tmpd, sizeof tmpd, "%s/mytmp", dir);
+    cr_assert_eq(mkdir(tmpd, 0700), 0);
+    FILE *f = fopen(fake, "w");
+    fprintf(f, "#!/bin/sh\necho \"$1\" > %s/script-was\nexit 0\n", dir);
+    fclose(f);
+    chmod(fake, 0755);
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/t.json >/dev/null", ps, dir), 0);
+    struct ana_plot_opts o = { .gnuplot = fake };
+    snprintf(out, sizeof out, "%s/out", dir);
+    o.out_dir = out;
+    snprintf(trace, sizeof trace, "%s/t.json", dir);
+    const char *old = getenv("TMPDIR");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("TMPDIR", tmpd, 1);
+    int rc = ana_plot_timeline(trace, &o);
+    if (saved) {
+        setenv("TMPDIR", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("TMPDIR");
+    }
+    cr_assert_eq(rc, -PS_EIO);
+    cr_assert(strstr(ps_errmsg(), "gnuplot wrote nothing"), "%s", ps_errmsg());
+    cr_assert_eq(th_sh("grep -q '^%s/pipesim-plot-' %s/script-was", tmpd, dir), 0,
+                 "the script was not under $TMPDIR");
+    cr_assert_eq(th_sh("test -z \"$(ls -A %s)\"", tmpd), 0, "a temporary was left");
+    snprintf(trace, sizeof trace, "%s/out/timeline.png", dir);
+    cr_assert_neq(access(trace, F_OK), 0, "an empty figure was published");
+}
+
+/* With stdout closed, a figure is still whole: no file pipesim opens takes
+ * descriptor 1 (ps_std_fds_reserve), so gnuplot's image reaches it. */
+Test(plot, a_closed_stdout_still_gives_whole_figures)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/t.json >/dev/null", ps, dir), 0);
+    th_sh("%s plot --compare %s/t.json %s/t.json --out-dir %s/out >&- 2>/dev/null", ps, dir,
+          dir, dir);
+    expect_png("compare");
+    cr_assert_eq(th_sh("%s reproduce gpipe --tables 3 --out-dir %s/out >&- 2>/dev/null", ps,
+                       dir), 0);
+    char p[256];
+    snprintf(p, sizeof p, "%s/out/table3.png", dir);
+    cr_assert_gt(th_png_width(p), 0, "table3.png is not a whole PNG");
+}
