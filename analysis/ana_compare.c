@@ -66,7 +66,8 @@ static struct trc_event *sorted(const struct trc_trace *t)
     struct trc_event *e = malloc((t->n_events ? t->n_events : 1) * sizeof *e);
     if (!e)
         return NULL;
-    memcpy(e, t->events, t->n_events * sizeof *e);
+    if (t->n_events) /* an empty trace may have no array (memcpy from NULL) */
+        memcpy(e, t->events, t->n_events * sizeof *e);
     qsort(e, t->n_events, sizeof *e, key_cmp);
     return e;
 }

@@ -201,6 +201,17 @@ Test(compare, mismatched_traces_are_a_clear_error)
     m->n_micro = 5;
     cr_assert_eq(ana_compare_new(s, m, &c), -PS_EINVAL);
     cr_assert(strstr(ps_errmsg(), "6 micro-batches"), "%s", ps_errmsg());
+    /* a measured trace with no events at all (and no array: UBSan found
+     * memcpy from NULL) */
+    m->n_micro = s->n_micro;
+    struct trc_event *keep = m->events;
+    size_t n = m->n_events;
+    m->events = NULL;
+    m->n_events = 0;
+    cr_assert_eq(ana_compare_new(s, m, &c), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "0 only measured"), "%s", ps_errmsg());
+    m->events = keep;
+    m->n_events = n;
     trc_trace_free(m);
     th_release(&run);
     mdl_topology_free(t);
