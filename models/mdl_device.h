@@ -193,10 +193,19 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n);
 
 #ifdef MDL_DEVICE_JSON
 #include <jansson.h>
+/* devices.json as one topology load read it: parsed on the first device
+ * that names a preset, then shared by the others (it was read and parsed
+ * again for each). Zeroed before the load; mdl_preset_cache_free after. */
+struct mdl_preset_cache {
+    json_t *root;
+    char file[4096];
+};
+void mdl_preset_cache_free(struct mdl_preset_cache *pc);
 /* When o has "preset", *merged = a new object: the preset's fields from
- * devices.json (see above), then o's own keys over them (the caller
- * decrefs); else *merged = NULL. topo_path names the topology. */
-int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json_t **merged);
+ * devices.json (see above; read into pc once), then o's own keys over them
+ * (the caller decrefs); else *merged = NULL. topo_path names the topology. */
+int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
+                       struct mdl_preset_cache *pc, json_t **merged);
 /* Reads the op-level fields of o into d->model (after the legacy fields). */
 int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_device *d);
 #endif

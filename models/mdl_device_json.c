@@ -338,7 +338,14 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
     return 0;
 }
 
-int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json_t **merged)
+void mdl_preset_cache_free(struct mdl_preset_cache *pc)
+{
+    json_decref(pc->root);
+    pc->root = NULL;
+}
+
+int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
+                       struct mdl_preset_cache *pc, json_t **merged)
 {
     *merged = NULL;
     json_t *name = json_object_get(o, "preset");
@@ -346,11 +353,11 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json
         return 0;
     if (!json_is_string(name))
         return ps_error(PS_EPARSE, "%s: %s.preset: must be a preset name", topo_path, where);
-    char file[4096];
-    json_t *root;
-    int rc = load_presets(topo_path, &root, file, sizeof file);
-    if (rc < 0)
+    int rc = 0;
+    if (!pc->root && (rc = load_presets(topo_path, &pc->root, pc->file, sizeof pc->file)) < 0)
         return rc;
+    json_t *root = pc->root;
+    const char *file = pc->file;
     json_t *pre = json_object_get(json_object_get(root, "devices"), json_string_value(name));
     if (!pre) {
         struct ps_suggest sg;
@@ -388,6 +395,5 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o, json
     json_object_del(m, "preset");
     *merged = m;
 out:
-    json_decref(root);
     return rc;
 }

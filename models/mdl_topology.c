@@ -122,7 +122,8 @@ static int index_names(const char *path, const struct mdl_topology *t, const int
 }
 
 static int load_device(const char *path, const char *where, json_t *o,
-                       const char *const *dkeys, struct mdl_device *dp, json_t **merged);
+                       const char *const *dkeys, struct mdl_preset_cache *pc,
+                       struct mdl_device *dp, json_t **merged);
 
 static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, int **entry_out)
 {
@@ -155,18 +156,23 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     *entry_out = entry;
     if (!t->devices || !entry)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
+    struct mdl_preset_cache pc = { 0 };
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *o = json_array_get(arr, i), *merged = NULL;
         char where[48];
         snprintf(where, sizeof where, "devices[%zu]", i);
-        if (!json_is_object(o))
+        if (!json_is_object(o)) {
+            mdl_preset_cache_free(&pc);
             return ps_error(PS_EPARSE, "%s: %s: must be an object", path, where);
+        }
         struct mdl_device d;
         memset(&d, 0, sizeof d);
-        int rc = load_device(path, where, o, dkeys, &d, &merged);
+        int rc = load_device(path, where, o, dkeys, &pc, &d, &merged);
         json_decref(merged);
-        if (rc < 0)
+        if (rc < 0) {
+            mdl_preset_cache_free(&pc);
             return rc;
+        }
         json_t *c = json_object_get(o, "count");
         int count = c ? (int)json_integer_value(c) : 1;
         for (int k = 0; k < count; k++) {
@@ -177,6 +183,7 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
             t->devices[t->n_devices++] = dk;
         }
     }
+    mdl_preset_cache_free(&pc);
     return 0;
 }
 
@@ -196,14 +203,15 @@ static int sub_object(const char *path, const char *where, json_t *o, const char
 
 /* One devices[] entry (its preset merged in first) into *dp. */
 static int load_device(const char *path, const char *where, json_t *o,
-                       const char *const *dkeys, struct mdl_device *dp, json_t **merged)
+                       const char *const *dkeys, struct mdl_preset_cache *pc,
+                       struct mdl_device *dp, json_t **merged)
 {
     static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
     struct mdl_device d;
     memset(&d, 0, sizeof d);
     int rc;
     if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
-        (rc = mdl_device_resolve(path, where, o, merged)) < 0)
+        (rc = mdl_device_resolve(path, where, o, pc, merged)) < 0)
         return rc;
     if (*merged)
         o = *merged;
