@@ -255,13 +255,20 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
         if ((rc = build_schedule(&b, &sched)) == 0)
             rc = run_one(&b, one, &sched, 0, &costs, &eng);
         sch_partition_free(one);
-        if (rc < 0)
+        if (rc == -PS_EINVAL) {
+            /* the whole model on one device is beyond the engine's range
+             * (the run asked for fits on K): no speedup, and why */
+            snprintf(p->baseline_skipped, sizeof p->baseline_skipped, "%s", ps_errmsg());
+            rc = 0;
+        } else if (rc < 0) {
             goto err_free;
-        const struct sim_result *br = sim_engine_result(eng);
-        p->baseline_step_s = sch_time_to_seconds(br->makespan);
-        p->baseline_fits = br->fits;
-        p->baseline_peak = br->n_devices > 0 ? (double)br->peak_mem[0] : 0;
-        p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
+        } else {
+            const struct sim_result *br = sim_engine_result(eng);
+            p->baseline_step_s = sch_time_to_seconds(br->makespan);
+            p->baseline_fits = br->fits;
+            p->baseline_peak = br->n_devices > 0 ? (double)br->peak_mem[0] : 0;
+            p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
+        }
     }
     sim_engine_free(eng);
     sch_schedule_free(sched);

@@ -88,6 +88,9 @@ struct ana_prediction {
     double baseline_step_s, speedup;
     int baseline_fits;                  /* the K=1 baseline fits one device's memory */
     double baseline_peak;               /* its peak bytes */
+    char baseline_skipped[320];         /* why the K=1 baseline was not simulated
+                                           (a value out of the engine's range on one
+                                           device, the whole model on it); "" if run */
     double bubble_sim, bubble_analytic; /* analytic: the schedule's uniform-stage
                                            formula, (K-1)/(M+K-1) for GPipe; NaN if none */
     int n_drawn;                        /* config.draws run (0: none) */

@@ -40,6 +40,9 @@ static void print_table(const void *obj, FILE *f)
             fprintf(f, "                (the K=1 baseline needs %s, more than one device "
                     "holds: simulated as if it fit)\n",
                     (ps_human_bytes(p->baseline_peak, t2, sizeof t2), t2));
+    } else if (p->baseline_skipped[0]) {
+        fprintf(f, "speedup         not simulated: the K=1 baseline (the whole model on one "
+                "device) is out of range\n                (%s)\n", p->baseline_skipped);
     }
     const char *formula = !strcmp(p->schedule, "gpipe") || !strcmp(p->schedule, "1f1b")
                               ? "(K-1)/(M+K-1)"
@@ -87,13 +90,16 @@ static void print_csv(const void *obj, FILE *f)
     fputc('\n', f);
     for (int s = 0; s < p->n_stages; s++) {
         const struct ana_stage *st = &p->stages[s];
-        char an[32] = ""; /* empty where the schedule has no formula */
+        char an[32] = "", sp[32] = ""; /* empty where the schedule has no formula, or
+                                          the baseline was not simulated */
         if (isfinite(p->bubble_analytic))
             ps_fmt_double(p->bubble_analytic, an, sizeof an);
+        if (!p->baseline_skipped[0])
+            ps_fmt_double(p->speedup, sp, sizeof sp);
         fprintf(f, "%s,%d,%d,%s,%s,%s,\"%s\",%s,%s,%s,%s,%s,%d,%d,%d,%d,%s,%s,%s,%lld,%lld,%lld,"
                 "%s,%d", p->schedule, p->K, p->M, PS_DBL(p->batch), PS_DBL(p->micro_batch),
                 sch_remat_name(p->remat), p->partition, PS_DBL(p->step_s),
-                PS_DBL(p->samples_per_s), PS_DBL(p->speedup), PS_DBL(p->bubble_sim), an, p->fits,
+                PS_DBL(p->samples_per_s), sp, PS_DBL(p->bubble_sim), an, p->fits,
                 s, st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
                 PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
                 (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
@@ -126,6 +132,11 @@ static int print_json(const void *obj, FILE *f)
         json_object_set_new(o, "bubble_analytic", json_null());
     if (p->baseline_step_s > 0)
         json_object_set_new(o, "baseline_fits", json_boolean(p->baseline_fits));
+    if (p->baseline_skipped[0]) { /* no speedup: null, and why */
+        json_object_set_new(o, "baseline_step_s", json_null());
+        json_object_set_new(o, "speedup", json_null());
+        json_object_set_new(o, "baseline_skipped", json_string(p->baseline_skipped));
+    }
     json_object_set_new(o, "model", json_string(p->model));
     json_object_set_new(o, "model_layers", json_integer(p->model_layers));
     json_object_set_new(o, "model_params", json_real(p->model_params));

@@ -125,3 +125,31 @@ Test(cli, same_inputs_give_byte_identical_outputs)
     cr_assert_eq(t->n_events, (size_t)(4 * 8 * 2 + 4 * 7 + 3 * 8 * 4 + 4));
     trc_trace_free(t);
 }
+
+/* A model whose K stages are in range but whose whole (the K=1 speedup
+ * baseline) is not: the run the user asked for is simulated, the speedup
+ * is not, and the output says why (it used to fail naming a "stage 0" of
+ * all 4 layers). 3e15 parameters of 12 bytes each: 1.44e17 bytes whole,
+ * above the engine's 1e17, 3.6e16 per stage. */
+Test(cli, a_baseline_out_of_range_leaves_the_run_and_names_why)
+{
+    th_put(dir, "huge.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                            "a,1e6,3e15,64,128\nb,1e6,3e15,64,128\nc,1e6,3e15,64,128\n"
+                            "d,1e6,3e15,64,128\n");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 4 -M 1 "
+                       "--batch 1 >out.txt 2>err.txt", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && grep -q '^speedup         not simulated: the K=1 baseline' "
+                       "out.txt && grep -q 'parameter memory of 1.44e+17 bytes is out of range' "
+                       "out.txt", dir), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 4 -M 1 "
+                       "--batch 1 --format json 2>/dev/null | grep -q '\"speedup\": null'", dir,
+                       ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 4 -M 1 "
+                       "--batch 1 --format csv 2>/dev/null | sed -n 2p | "
+                       "grep -q '\",[^,]*,[^,]*,,'", dir, ps), 0,
+                 "the CSV speedup (after the quoted partition, step and rate) is not empty");
+    /* K=1 itself is the run: still an error */
+    cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 1 -M 1 "
+                       "--batch 1 >/dev/null 2>err.txt", dir, ps), 4);
+}
