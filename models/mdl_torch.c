@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,11 +141,18 @@ static int read_events(struct ctx *c, const json_t *arr)
         if ((rc = need_number(c, e, i, "ts", &t->ts)) < 0 ||
             (rc = need_number(c, e, i, "dur", &dur)) < 0)
             return rc;
-        /* a duration past 1e13 us (four months) is no profiled op: refused
-         * here, not reported as a layer range holding all the others */
-        if (!(dur >= 0 && dur <= 1e13) || !(t->ts > -1e300 && t->ts < 1e300))
-            return ps_error(PS_EINVAL, "%s: traceEvents[%zu]: ts %g, dur %g out of range (dur "
-                             "in [0, 1e13] us)", c->path, i, t->ts, dur);
+        /* a timestamp past 2^51 us (the year 2041 after the epoch) has
+         * double spacing over half a microsecond, so ts + dur loses the
+         * duration (ts 1e18, dur 50 gave 0); a duration past 1e13 us (four
+         * months) is no profiled op: refused here, not reported as a layer
+         * range holding all the others */
+        if (!(fabs(t->ts) <= 2251799813685248.0))
+            return ps_error(PS_EINVAL, "%s: traceEvents[%zu].ts: %g us is out of range (|ts| "
+                             "at most 2^51 = 2.25e15 us, where microseconds keep their "
+                             "fraction)", c->path, i, t->ts);
+        if (!(dur >= 0 && dur <= 1e13))
+            return ps_error(PS_EINVAL, "%s: traceEvents[%zu].dur: %g us is out of range ([0, "
+                             "1e13] us)", c->path, i, dur);
         t->end = t->ts + dur;
         t->name = json_string_value(name);
         t->idx = i;

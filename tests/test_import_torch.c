@@ -248,8 +248,18 @@ Test(import_torch, bad_input_is_one_clear_error)
                              NULL, 1), -PS_EINVAL);
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":1e300}]",
                              NULL, 1), -PS_EINVAL);
-    cr_assert(strstr(ps_errmsg(), "traceEvents[0]: ts 0, dur 1e+300 out of range (dur in [0, "
-                                  "1e13] us)"), "%s", ps_errmsg());
+    cr_assert(strstr(ps_errmsg(), "traceEvents[0].dur: 1e+300 us is out of range ([0, 1e13] "
+                                  "us)"), "%s", ps_errmsg());
+    /* a timestamp where ts + dur would lose the duration (1e18 + 50 us) */
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":1e18,\"dur\":50}]",
+                             NULL, 1), -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "traceEvents[0].ts: 1e+18 us is out of range (|ts| at most "
+                                  "2^51"), "%s", ps_errmsg());
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":-1e300,\"dur\":5}]",
+                             NULL, 1), -PS_EINVAL);
+    /* an epoch timestamp of today keeps its sub-microsecond duration */
+    cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":1.8e15,"
+                             "\"dur\":50.5}]", NULL, 1), 0, "%s", ps_errmsg());
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":1}]",
                              NULL, 1), -PS_EPARSE, "no layer ranges");
     cr_assert_eq(import_text("[{\"ph\":\"X\",\"name\":\"layer:a,b\",\"ts\":0,\"dur\":1}]",
