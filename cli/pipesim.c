@@ -5,6 +5,7 @@
 #include "base/ps_util.h"
 #include "sched/sch_schedule.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,10 +91,14 @@ int cli_help(const char *text)
     return 1;
 }
 
+/* Options with a value seen since cli_getopt_reset, by getopt's code. */
+static unsigned char seen_opt[512];
+
 void cli_getopt_reset(void)
 {
     optind = 0;
     opterr = 0;
+    memset(seen_opt, 0, sizeof seen_opt);
 }
 
 static int has_long(const struct option *longopts, const char *name)
@@ -174,6 +179,28 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                      ps_suggest_hint(&sg), cmd);
         }
         return -2;
+    }
+    /* an option with a value once: a second one silently replaced the first
+     * (sweep -K 2 -K 4 swept K = 4 alone) */
+    int valued = li >= 0 ? longopts[li].has_arg != no_argument
+                         : c > 0 && c < 256 && strchr(so, c) && strchr(so, c)[1] == ':';
+    if (c >= 0 && c < (int)sizeof seen_opt && valued) {
+        if (seen_opt[c]) {
+            const char *lname = NULL; /* the long name of this code, if any */
+            for (const struct option *o = longopts; o && o->name && !lname; o++)
+                if (o->val == c && o->has_arg != no_argument)
+                    lname = o->name;
+            if (li >= 0 || !(c < 128 && isalnum(c)))
+                ps_error(PS_EUSAGE, "option '--%s' given twice (each option once)",
+                         li >= 0 ? longopts[li].name : lname ? lname : "?");
+            else if (lname)
+                ps_error(PS_EUSAGE, "option '-%c' (--%s) given twice (each option once)", c,
+                         lname);
+            else
+                ps_error(PS_EUSAGE, "option '-%c' given twice (each option once)", c);
+            return -2;
+        }
+        seen_opt[c] = 1;
     }
     return c;
 }

@@ -370,7 +370,8 @@ Test(sweep, corrupt_foreign_and_locked_databases)
     /* locked by another writer */
     cr_assert_eq(sqlite3_open(good, &h), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
-    snprintf(args, sizeof args, SWEEP "-M 1,2,4 --db %s", good);
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology " TOPO " -K 1,2 -M 1,2,4 "
+             "--batch 4 --quiet --db %s", good);
     expect_cli(args, 8, "locked");
     sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
     sqlite3_close(h);
@@ -558,6 +559,10 @@ Test(sweep, repeated_list_values_are_usage_errors_before_any_work)
         { "-K 1 -M 1 --batch 4 --strategy uniform,gpipe,uniform",
           "--strategy: 'uniform' given twice" },
         { "-K 1 -M 1 --batch 4 --schedule gpipe,1f1b,gpipe", "--schedule: 'gpipe' given twice" },
+        /* an option twice: the second list replaced the first */
+        { "-K 2 -K 4 -M 1 --batch 4", "option '-K' given twice (each option once)" },
+        { "-K 2 -M 1 --batch 4 --remat never --remat always",
+          "option '--remat' given twice" },
         /* stored under two names, the same runs twice */
         { "-K 1 -M 1 --batch 4 --schedule breadth-first,zb-auto,breadth-first:1",
           "--schedule: 'breadth-first' and 'breadth-first:1' are the same schedule" },
