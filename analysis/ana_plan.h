@@ -159,6 +159,10 @@ int ana_plan_print(const struct ana_plan *p, enum ana_fmt fmt, FILE *f);
  * analysis/ana_dbkind.h), in one transaction, replacing a previous search
  * with the same inputs. */
 int ana_plan_store(const struct ana_plan *p, const char *path);
+/* Before the search: a file already at path must be a plan database
+ * (ana_dbkind_check, read-only, the file left as it was); 0 when it is, or
+ * when there is none yet. */
+int ana_plan_db_precheck(const char *path);
 /* The frontier figure: <out_dir>/<prefix>frontier.png and .svg, throughput
  * against peak memory, infeasible simulated points marked. */
 int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnuplot);

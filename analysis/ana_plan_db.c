@@ -29,6 +29,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char schema[] =
     "CREATE TABLE plans ("
@@ -176,6 +177,25 @@ out:
     sqlite3_finalize(st);
     free(rank);
     free(front);
+    return rc;
+}
+
+int ana_plan_db_precheck(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
+        return 0; /* none yet (or what ana_db_path_check already refused) */
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    if (rc != SQLITE_OK) {
+        rc = ps_sqlite_error(db, rc, path, "cannot open");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, 2000);
+    enum ana_dbstate state;
+    rc = ana_dbkind_check(db, path, ANA_DBKIND_PLAN, &state);
+    sqlite3_close(db);
     return rc;
 }
 

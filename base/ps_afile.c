@@ -370,6 +370,8 @@ int ps_io_input(const char *path, const char *opt)
 
 int ps_io_output(const char *path, const char *opt)
 {
+    if (path && !*path) /* as an empty --out-dir is: a usage error, not an I/O one */
+        return ps_error(PS_EUSAGE, "%s needs a file name (an empty one names no file)", opt);
     return io_add(path, opt, 1);
 }
 

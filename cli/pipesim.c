@@ -167,6 +167,12 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
             /* "--ouput=x" -> "--ouput", compared with every long option */
             char typed[64];
             snprintf(typed, sizeof typed, "%.*s", (int)strcspn(opt, "="), opt);
+            for (const struct option *o = longopts; o && o->name; o++)
+                if (o->has_arg == no_argument && strchr(opt, '=') && !strncmp(typed, "--", 2) &&
+                    !strcmp(typed + 2, o->name)) { /* "--quiet=yes": a flag with a value */
+                    ps_error(PS_EUSAGE, "option '%s' takes no value", typed);
+                    return -2;
+                }
             struct ps_suggest sg;
             ps_suggest_init(&sg, typed);
             char names[64][40];

@@ -312,6 +312,10 @@ static const struct bad_case cases[] = {
       "ro/t.json: cannot write: Permission denied" },
     { "ro/", NULL, 0555, "gen model mlp:layers=2,width=4 -o ro/m.csv", PS_EIO,
       "ro/m.csv: cannot write: Permission denied" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --trace ''", PS_EUSAGE,
+      "--trace needs a file name" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --sensitivity=yes", PS_EUSAGE,
+      "option '--sensitivity' takes no value" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --trace-csv nodir/t.csv", PS_EIO,
       "nodir/t.csv: cannot write: No such file or directory" },
 };

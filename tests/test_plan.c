@@ -389,6 +389,14 @@ Test(plan_cli, finds_ranks_and_stores_the_search)
     th_slurp(dir, "err.txt", out, sizeof out);
     cr_expect_eq(rc, 8, "%s", out);
     cr_expect(strstr(out, "a pipesim sweep database"), "%s", out);
+    /* refused before the search: nothing printed, no "configurations searched" */
+    rc = th_sh("cd %s && echo hello > notdb.txt && %s plan " OK " --devices 2 --batch 8 "
+               "--db notdb.txt >out.txt 2>err.txt", dir, th_pipesim());
+    th_slurp(dir, "err.txt", out, sizeof out);
+    cr_expect_eq(rc, 8, "%s", out);
+    cr_expect(strstr(out, "notdb.txt") && !strstr(out, "configurations searched"), "%s", out);
+    cr_expect_eq(th_sh("cd %s && test ! -s out.txt && test \"$(cat notdb.txt)\" = hello", dir),
+                 0, "the plan was printed, or the file changed");
 }
 
 /* mpirun -np 2: the same ranking, frontier and counts as one process. */
