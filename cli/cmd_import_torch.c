@@ -64,10 +64,16 @@ int cmd_import_torch(int argc, char **argv)
         return rc;
     rc = mdl_profile_write(p, out_path);
     if (rc == 0) {
-        fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
-                "%.3f ms, backward %.3f ms (by %s)", rep.n_layers, rep.steps,
-                p->layers[0].at_batch, rep.fwd_us / 1e3, rep.bwd_us / 1e3,
-                mdl_torch_bwd_name(rep.method));
+        if (rep.method == MDL_TORCH_BWD_NONE) /* the profile's default: 2 x forward */
+            fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
+                    "%.3f ms, no backward in the trace (each layer's bwd_ms written as 2 x "
+                    "its forward)", rep.n_layers, rep.steps, p->layers[0].at_batch,
+                    rep.fwd_us / 1e3);
+        else
+            fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
+                    "%.3f ms, backward %.3f ms (by %s)", rep.n_layers, rep.steps,
+                    p->layers[0].at_batch, rep.fwd_us / 1e3, rep.bwd_us / 1e3,
+                    mdl_torch_bwd_name(rep.method));
         if (rep.unattributed_us > 0)
             fprintf(stderr, ", %.3f ms of backward charged to no layer",
                     rep.unattributed_us / 1e3);

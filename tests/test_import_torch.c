@@ -211,6 +211,11 @@ Test(import_torch, forward_only_and_recompute)
     cr_assert_float_eq(p->layers[0].fwd, 20e-6, 1e-15);
     cr_assert_float_eq(p->layers[0].bwd, 40e-6, 1e-15);
     mdl_profile_free(p);
+    /* the command's summary says what it wrote (it said "backward 0.000 ms (by none)") */
+    cr_assert_eq(th_sh("cd /tmp && %s import-torch %s --batch 2 -o %s.csv 2>%s.err >/dev/null && "
+                       "grep -q 'no backward in the trace (each layer.s bwd_ms written as 2 x its "
+                       "forward)' %s.err", th_pipesim(), path, path, path, path), 0);
+    th_sh("rm -f %s.csv %s.err", path, path);
     unlink(path);
 }
 
