@@ -250,6 +250,10 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         rc = mdl_unet_from_spec(arg, out);
     if (rc == 0)
         rc = mdl_vgg_from_spec(arg, out);
+    if (rc == -PS_EINVAL) /* a spec is a command-line value: one out of its range, or two
+                             that disagree (heads and d_model), is a usage error (exit 2),
+                             as every generator's key ranges and gen chain's are */
+        rc = ps_error(PS_EUSAGE, "%s", ps_errmsg());
     if (rc != 0)
         return rc < 0 ? rc : 0;
     char typed[64];

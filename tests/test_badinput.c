@@ -271,6 +271,13 @@ static const struct bad_case cases[] = {
       "model spec 'mlp:layers=4,width=8,width=16': parameter 'width' given twice" },
     { NULL, NULL, 0, "gen model vgg:depth=12 -o g.csv", PS_EUSAGE,
       "depth must be 11, 13, 16 or 19, got 12" },
+    /* every generator's bad value is exit 2, its own checks too (they were 4) */
+    { NULL, NULL, 0, "gen model transformer:d_model=1073741824 -o g.csv", PS_EUSAGE,
+      "transformer: field 'd_model' must be in [1, 1048576], got 1073741824" },
+    { NULL, NULL, 0, "gen model unet:convs=5,channels=64,image=100 -o g.csv", PS_EUSAGE,
+      "image must be a multiple of 2^depth = 32" },
+    { NULL, NULL, 0, "gen model gpt:layers=2,hidden=10,heads=3,seq=4,vocab=8 -o g.csv",
+      PS_EUSAGE, "gpt: field 'heads' (3) must divide hidden (10)" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0x10", PS_EUSAGE,
       "--batch: '0x10' is not a decimal number" },
     { "p.csv", CSV_H "a,0x10,100,64,128\n", 0, P_CSV, PS_EPARSE,

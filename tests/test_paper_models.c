@@ -397,6 +397,6 @@ Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
     json_decref(a);
     cr_expect_eq(run("gen-paper --format xml", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "--format"), "%s", out);
-    cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 4, "%s", out);
+    cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "'L'"), "%s", out);
 }
