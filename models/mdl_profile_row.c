@@ -409,7 +409,7 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' must not start with '#'", path,
                          line, colno[idx[C_NAME]]);
     if (strlen(name) >= MDL_NAME_MAX)
-        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' longer than %d characters",
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' longer than %d bytes",
                          path, line, colno[idx[C_NAME]], MDL_NAME_MAX - 1);
     strcpy(l->name, name);
     if (idx[C_KIND] >= 0) {

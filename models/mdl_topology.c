@@ -55,7 +55,7 @@ static int get_name(const char *path, const char *where, json_t *o, char *dst)
     if (!json_is_string(v) || !*json_string_value(v))
         return ps_error(PS_EPARSE, "%s: %s.name: must be a non-empty string", path, where);
     if (strlen(json_string_value(v)) >= MDL_NAME_MAX - 8)
-        return ps_error(PS_EPARSE, "%s: %s.name: longer than %d characters", path, where,
+        return ps_error(PS_EPARSE, "%s: %s.name: longer than %d bytes", path, where,
                          MDL_NAME_MAX - 9);
     strcpy(dst, json_string_value(v));
     return 0;
@@ -356,7 +356,7 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
                 return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: unknown device '%s'",
                                  path, where, k, json_string_value(s));
             if (seen[d] == (int)i + 1) /* stamped by this link */
-                return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: device '%s' "
+                return ps_error(PS_EINVAL, "%s: %s.endpoints[%zu]: '%s' "
                                  "listed twice", path, where, k, json_string_value(s));
             seen[d] = (int)i + 1;
             l->ends[l->n_ends++] = d;

@@ -88,7 +88,7 @@ static const struct bad_case cases[] = {
     { "p.csv", "params,name,fwd_flops,out_bytes,stash_bytes\n1,#a,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'name' must not start with '#'" },
     { "p.csv", CSV_H "a234567890123456789012345678901234567890123456789012345678901234,1,1,1,1\n",
-      0, P_CSV, PS_EPARSE, "p.csv:2:1: field 'name' longer than 63 characters" },
+      0, P_CSV, PS_EPARSE, "p.csv:2:1: field 'name' longer than 63 bytes" },
     { "p.csv", CSV_H "a" MANY_FIELDS "\n", 0, P_CSV, PS_EPARSE, "p.csv:2: more than 256 fields" },
     { "p.csv", CSV_H, 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no layers" },
     { "p.csv", "", 0, P_CSV, PS_EPARSE, "p.csv: empty profile (no header)" },
@@ -141,7 +141,7 @@ static const struct bad_case cases[] = {
     { "t.json",
       "{\"devices\":[{\"name\":\"a2345678901234567890123456789012345678901234567890123456\","
       "\"flops\":1,\"memory\":1}]}", 0, P_JSON, PS_EPARSE,
-      "t.json:1:14: devices[0].name: longer than 55 characters" },
+      "t.json:1:14: devices[0].name: longer than 55 bytes" },
     { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json: no link between d0 and d1 (stages 0 and 1)" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
