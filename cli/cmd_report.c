@@ -146,8 +146,9 @@ int cmd_report(int argc, char **argv)
     enum { N_OUT = sizeof outs / sizeof *outs };
     struct ps_afile af[N_OUT];
     int open_n = 0;
-    char *mem = NULL; /* what goes to stdout */
+    char *mem = NULL; /* what goes to stdout, every output to it in order */
     size_t mem_len = 0;
+    FILE *memf = NULL;
     for (size_t i = 0; i < N_OUT && rc == 0; i++) {
         if (!outs[i].path)
             continue;
@@ -159,18 +160,22 @@ int cmd_report(int argc, char **argv)
         if (!outs[i].path)
             continue;
         FILE *w = af[i].f;
-        if (w == stdout && !(w = open_memstream(&mem, &mem_len))) {
-            rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
-            break;
+        if (w == stdout) {
+            if (!memf && !(memf = open_memstream(&mem, &mem_len))) {
+                rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s",
+                              strerror(errno));
+                break;
+            }
+            w = memf;
         }
         errno = 0;
         if ((rc = outs[i].fn(runs, n, &o, w)) < 0 && rc == -PS_EIO && ferror(w))
             rc = ps_error(PS_EIO, "%s: write failed: %s",
                           strcmp(outs[i].path, "-") ? outs[i].path : "stdout",
                           strerror(errno ? errno : EIO));
-        if (w != af[i].f && fclose(w) != 0 && rc == 0)
-            rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
     }
+    if (memf && fclose(memf) != 0 && rc == 0)
+        rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
     for (int i = 0; i < open_n && rc == 0; i++)
         if (outs[i].path && af[i].f != stdout)
             rc = ps_afile_sync(&af[i]);

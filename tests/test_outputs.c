@@ -367,6 +367,16 @@ Test(outputs, report_writes_all_its_outputs_or_none)
                  "a temporary was left by SIGPIPE");
     cr_assert_eq(th_sh("cd %s && %s report --db s.db --out keep.txt --csv r.csv && "
                        "test -s r.csv && ! grep -q precious keep.txt", dir, ps), 0);
+    /* two outputs on stdout share it in order (the second used to replace
+     * the first's buffer: the table was lost) */
+    cr_assert_eq(th_sh("cd %s && %s report --db s.db --csv - >both.txt && "
+                       "grep -q '^normalized throughput' both.txt && "
+                       "sed -n '/^model,model_hash/,$p' both.txt | grep -c '^\"mlp' | grep -qx 4",
+                       dir, ps), 0, "--csv - lost the table or the CSV");
+    cr_assert_eq(th_sh("cd %s && %s report --db s.db --format csv --csv - --grid-csv - "
+                       ">three.txt && test $(grep -c '^model,model_hash' three.txt) = 1 && "
+                       "test $(grep -c '^\"mlp' three.txt) -ge 8", dir, ps), 0,
+                 "three outputs on stdout");
 }
 
 /* Endless inputs and outputs that would leave their folder are refused up
