@@ -162,10 +162,14 @@ int ps_afile_mkdtemp(char *templ)
 
 /* ---- naming ---- */
 
+/* stdout was closed at start: ps_std_fds_reserve put a read-only /dev/null
+ * there, which is nobody's stdout (-o /dev/null is then a device of its own) */
+static int stdout_reserved;
+
 static int is_stdout(const struct stat *st)
 {
     struct stat so;
-    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev &&
+    return !stdout_reserved && fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev &&
            so.st_ino == st->st_ino;
 }
 
@@ -634,6 +638,8 @@ void ps_std_fds_reserve(void)
                 dup2(got, fd);
                 close(got);
             }
+            if (fd == STDOUT_FILENO && got >= 0)
+                stdout_reserved = 1;
         }
 }
 

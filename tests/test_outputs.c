@@ -610,4 +610,15 @@ Test(outputs, closed_standard_descriptors_are_held)
     int st;
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    /* the held /dev/null is nobody's stdout: -o /dev/null with stdout closed
+     * writes the device (it was taken for stdout, whose writes fail: exit 5);
+     * printing to the closed stdout itself still fails */
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " -K 2 -M 2 --batch 4 -o /dev/null >&- 2>%s", ps, wd, errp), 0);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " -K 2 -M 2 --batch 4 >&- 2>%s", ps, wd, errp), 5);
+    cr_assert(stderr_has("stdout: write failed"));
 }
