@@ -147,10 +147,16 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
     r->baseline_step_s = r->n ? r->c[0].pred->baseline_step_s : 0;
     r->baseline_fits = r->n ? r->c[0].pred->baseline_fits : 1;
     r->baseline_peak = r->n ? r->c[0].pred->baseline_peak : 0;
-    for (int i = 1; i < r->n; i++) {
+    if (r->n)
+        snprintf(r->baseline_skipped, sizeof r->baseline_skipped, "%s",
+                 r->c[0].pred->baseline_skipped);
+    for (int i = 0; i < r->n; i++) {
         struct ana_prediction *p = r->c[i].pred;
         p->baseline_step_s = r->baseline_step_s;
-        p->speedup = p->step_s > 0 ? r->baseline_step_s / p->step_s : 0;
+        snprintf(p->baseline_skipped, sizeof p->baseline_skipped, "%s", r->baseline_skipped);
+        p->speedup = r->baseline_skipped[0] ? NAN
+                     : p->step_s > 0        ? r->baseline_step_s / p->step_s
+                                            : 0;
     }
     qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_cand);
     sch_partition_free(opt);
@@ -183,8 +189,13 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
         char bs[32], ss[32];
         ps_human_seconds(c->bound_s, bs, sizeof bs);
         ps_human_seconds(c->pred->step_s, ss, sizeof ss);
-        fprintf(f, "%4d  %-*s  %-*s %12s %12s %8.3f %5s\n", i + 1, wl, c->label, wp, c->spec,
-                bs, ss, c->pred->speedup, c->fits ? "yes" : "NO");
+        char sp[32];
+        if (isnan(c->pred->speedup))
+            snprintf(sp, sizeof sp, "-");
+        else
+            snprintf(sp, sizeof sp, "%.3f", c->pred->speedup);
+        fprintf(f, "%4d  %-*s  %-*s %12s %12s %8s %5s\n", i + 1, wl, c->label, wp, c->spec,
+                bs, ss, sp, c->fits ? "yes" : "NO");
     }
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
@@ -227,7 +238,8 @@ static void print_csv(const struct ana_rank *r, int top, FILE *f)
             const struct ana_stage *st = &c->pred->stages[s];
             fprintf(f, "%d,\"%s\",\"%s\",%s,%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%s,%lld,%lld,%s\n",
                     i + 1, c->label, c->spec, PS_DBL(c->bound_s), PS_DBL(c->pred->step_s),
-                    PS_DBL(c->pred->speedup), PS_DBL(c->pred->bubble_sim), c->fits, s,
+                    isnan(c->pred->speedup) ? "" : PS_DBL(c->pred->speedup),
+                    PS_DBL(c->pred->bubble_sim), c->fits, s,
                     in->device, in->first, in->n_layers, PS_DBL(in->time_s),
                     PS_DBL(in->compute_s), PS_DBL(st->busy_frac), (long long)in->mem,
                     (long long)st->peak_mem, PS_DBL(in->capacity));
@@ -253,9 +265,10 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
                 "sim_peak_bytes", (json_int_t)c->pred->stages[s].peak_mem, "capacity_bytes",
                 in->capacity));
         }
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:f, s:f, s:f, s:f, s:b, s:o}",
+        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:f, s:b, s:o}",
             "rank", i + 1, "candidate", c->label, "partition", c->spec, "bound_s", c->bound_s,
-            "step_s", c->pred->step_s, "speedup", c->pred->speedup, "bubble_sim",
+            "step_s", c->pred->step_s, "speedup",
+            isnan(c->pred->speedup) ? json_null() : json_real(c->pred->speedup), "bubble_sim",
             c->pred->bubble_sim, "fits", c->fits, "stages", st));
     }
     int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

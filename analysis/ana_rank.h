@@ -37,6 +37,9 @@ struct ana_rank {
     double baseline_step_s;            /* K = 1, M = 1, no remat */
     int baseline_fits;                 /* it fits one device */
     double baseline_peak;              /* its peak bytes */
+    char baseline_skipped[320];        /* why the baseline was not simulated (the whole
+                                        * model on one device is beyond the engine's
+                                        * range): speedups are NaN; "" when it ran */
 };
 
 /* cfg: everything but the partition. strategies[n]; neighbours: add the

@@ -132,7 +132,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
     c->remat = base->remat;
     snprintf(c->model, sizeof c->model, "%s", base->profile->path);
     snprintf(c->topology, sizeof c->topology, "%s", base->topo->path);
-    int rc = 0, ran = 0, first_rc = 0;
+    int rc = 0, ran = 0, first_rc = 0, have_baseline = 0;
     for (int i = 0; i < n; i++) {
         struct ana_sched_row *r = &c->rows[i];
         snprintf(r->schedule, sizeof r->schedule, "%s", names[i]);
@@ -150,7 +150,7 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
         cfg.schedule = names[i];
         cfg.partition = NULL;
         cfg.record_trace = 0;
-        cfg.no_baseline = c->baseline_step_s > 0;
+        cfg.no_baseline = have_baseline; /* simulated (or skipped) once */
         if ((rc = ana_predict(&cfg, &p)) < 0) {
             if (rc == -PS_ENOMEM)
                 goto err_free_cmp;
@@ -162,12 +162,17 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
             continue;
         }
         if (!cfg.no_baseline) {
+            have_baseline = 1;
             c->baseline_step_s = p->baseline_step_s;
             c->baseline_fits = p->baseline_fits;
             c->baseline_peak = p->baseline_peak;
+            snprintf(c->baseline_skipped, sizeof c->baseline_skipped, "%s",
+                     p->baseline_skipped);
         }
         fill_row(r, p, c->K);
-        r->speedup = r->step_s > 0 ? c->baseline_step_s / r->step_s : 0;
+        r->speedup = c->baseline_skipped[0] ? NAN
+                     : r->step_s > 0        ? c->baseline_step_s / r->step_s
+                                            : 0;
         ana_prediction_free(p);
         ran++;
     }
@@ -277,8 +282,12 @@ static void print_table(const void *obj, FILE *f)
                 c->M, c->batch, c->micro_batch, sch_remat_name(c->remat));
     char bs[32];
     ps_human_seconds(c->baseline_step_s, bs, sizeof bs);
-    fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n", bs);
-    if (c->baseline_step_s > 0 && !c->baseline_fits) {
+    if (c->baseline_skipped[0])
+        fprintf(f, "baseline        not simulated: the whole model on one device is out of "
+                   "range\n                (%s)\n", c->baseline_skipped);
+    else
+        fprintf(f, "baseline        %s on one device (K=1, M=1, no remat)\n", bs);
+    if (!c->baseline_skipped[0] && c->baseline_step_s > 0 && !c->baseline_fits) {
         ps_human_bytes(c->baseline_peak, bs, sizeof bs);
         fprintf(f, "                (it needs %s, more than one device holds: simulated as if "
                 "it fit)\n", bs);
@@ -299,8 +308,13 @@ static void print_table(const void *obj, FILE *f)
         pct(r->bubble_formula, fm, sizeof fm);
         ps_human_bytes((double)r->peak_act_max, a, sizeof a);
         ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
-        fprintf(f, "%-15s %6d %12s %12.2f %7.3fx %8s %8s %11s %11s %4s%s%s\n", r->schedule,
-                r->n_stages, st, r->samples_per_s, r->speedup, b, fm, a, t,
+        char sp[32];
+        if (isnan(r->speedup))
+            snprintf(sp, sizeof sp, "-");
+        else
+            snprintf(sp, sizeof sp, "%.3fx", r->speedup);
+        fprintf(f, "%-15s %6d %12s %12.2f %8s %8s %8s %11s %11s %4s%s%s\n", r->schedule,
+                r->n_stages, st, r->samples_per_s, sp, b, fm, a, t,
                 r->fits ? "yes" : "NO", c->remat_per_schedule ? "  " : "",
                 c->remat_per_schedule ? sch_remat_name(r->remat) : "");
     }
@@ -350,7 +364,8 @@ static void print_csv(const void *obj, FILE *f)
                 continue;
             }
             fprintf(f, "%d,%s,%s,%s,%s,", r->n_stages, PS_DBL(r->step_s),
-                    PS_DBL(r->samples_per_s), PS_DBL(r->speedup), PS_DBL(r->bubble_sim));
+                    PS_DBL(r->samples_per_s), isnan(r->speedup) ? "" : PS_DBL(r->speedup),
+                    PS_DBL(r->bubble_sim));
             if (!isnan(r->bubble_formula))
                 fputs(PS_DBL(r->bubble_formula), f);
             fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%s,\n", (long long)r->peak_act_max,
@@ -372,9 +387,10 @@ static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_ro
                                               "peak_act_bytes", (json_int_t)r->peak_act[d],
                                               "peak_bytes", (json_int_t)r->peak_mem[d],
                                               "capacity_bytes", r->capacity[d]));
-    json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:f, s:f, s:o, s:I, s:I, s:b, s:o}", "schedule",
+    json_t *o = json_pack("{s:s, s:i, s:f, s:f, s:o, s:f, s:o, s:I, s:I, s:b, s:o}", "schedule",
                           r->schedule, "stages", r->n_stages, "step_s", r->step_s,
-                          "samples_per_s", r->samples_per_s, "speedup", r->speedup,
+                          "samples_per_s", r->samples_per_s, "speedup",
+                          isnan(r->speedup) ? json_null() : json_real(r->speedup),
                           "bubble_sim", r->bubble_sim, "bubble_formula",
                           isnan(r->bubble_formula) ? json_null()
                                                    : json_real(r->bubble_formula),
@@ -392,11 +408,14 @@ static int print_json(const void *obj, FILE *f)
     const struct ana_sched_cmp *c = obj;
     ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
-    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:f}", "model", c->model,
+    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:o}", "model", c->model,
                           "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
                           "micro_batch", c->micro_batch, "remat",
                           c->remat_per_schedule ? "per-schedule" : sch_remat_name(c->remat),
-                          "baseline_step_s", c->baseline_step_s);
+                          "baseline_step_s",
+                          c->baseline_skipped[0] ? json_null() : json_real(c->baseline_step_s));
+    if (o && c->baseline_skipped[0]) /* no speedups: why */
+        json_object_set_new(o, "baseline_skipped", json_string(c->baseline_skipped));
     int rc = 0;
     if (!arr || !o) {
         rc = ps_error(PS_ENOMEM, "out of memory");

@@ -50,6 +50,9 @@ struct ana_sched_cmp {
     double baseline_step_s;
     int baseline_fits;            /* the K = 1 baseline fits one device */
     double baseline_peak;         /* its peak bytes */
+    char baseline_skipped[320];   /* why the baseline was not simulated (the whole
+                                   * model on one device is beyond the engine's
+                                   * range): speedups are NaN; "" when it ran */
     int n;
     struct ana_sched_row *rows;   /* [n] */
 };

@@ -125,13 +125,17 @@ static int print_partition(const void *ctx, FILE *f)
             snprintf(capbuf, sizeof capbuf, "%.4g GiB per device", po->cap / PS_GIB);
         fprintf(f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
                 "%g (micro-batch %g), remat %s, memory cap %s\n"
-                "%d candidates simulated; speedup over one device, M=1, no remat (%s)\n\n",
+                "%d candidates simulated; speedup over one device, M=1, no remat (%s)\n",
                 run->prof->path, run->prof->n_layers, run->topo->path, o->sched->name, run->K,
                 o->sched->n_stages, run->M, run->batch, po->micro_batch,
                 sch_remat_name(run->remat),
                 po->cap_mode == 0 ? "none" : po->cap_mode == 1 ? "device memory" : capbuf,
-                o->rank->n, base);
-        if (!o->rank->baseline_fits) {
+                o->rank->n, o->rank->baseline_skipped[0] ? "not simulated" : base);
+        if (o->rank->baseline_skipped[0])
+            fprintf(f, "(the whole model on one device is out of range: %s)\n",
+                    o->rank->baseline_skipped);
+        fputc('\n', f);
+        if (!o->rank->baseline_skipped[0] && !o->rank->baseline_fits) {
             ps_human_bytes(o->rank->baseline_peak, base, sizeof base);
             fprintf(f, "(the one-device baseline needs %s, more than one device holds: "
                     "simulated as if it fit)\n\n", base);

@@ -149,6 +149,30 @@ Test(cli, a_baseline_out_of_range_leaves_the_run_and_names_why)
                        "--batch 1 --format csv 2>/dev/null | sed -n 2p | "
                        "grep -q '\",[^,]*,[^,]*,,'", dir, ps), 0,
                  "the CSV speedup (after the quoted partition, step and rate) is not empty");
+    /* compare-schedules and partition print no speedup either (they printed
+     * "baseline 0 s", speedups of 0 and "the one-device baseline needs 0 B") */
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model huge.csv --topology ok.json "
+                       "-K 4 -M 4 --batch 4 --schedules gpipe,1f1b >out.txt 2>err.txt && "
+                       "grep -q '^baseline        not simulated' out.txt && "
+                       "grep -qE '^gpipe +4 .* - ' out.txt && ! grep -q '0.000x' out.txt",
+                       dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model huge.csv --topology ok.json "
+                       "-K 4 -M 4 --batch 4 --schedules gpipe,1f1b --format json >out.txt && "
+                       "grep -q '\"baseline_step_s\": null' out.txt && "
+                       "grep -q '\"baseline_skipped\": \"huge.csv: ' out.txt && "
+                       "test $(grep -c '\"speedup\": null' out.txt) = 2", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules --model huge.csv --topology ok.json "
+                       "-K 4 -M 4 --batch 4 --schedules gpipe --format csv | "
+                       "sed -n 2p | cut -d, -f10 | grep -qx ''", dir, ps), 0,
+                 "compare-schedules' CSV speedup is not empty");
+    cr_assert_eq(th_sh("cd %s && %s partition --model huge.csv --topology ok.json -K 4 -M 4 "
+                       "--batch 4 --mem-cap none >out.txt 2>err.txt && "
+                       "grep -q 'no remat (not simulated)' out.txt && "
+                       "! grep -q 'baseline needs' out.txt && "
+                       "grep -qE '^   1  .* -  +NO$' out.txt", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s partition --model huge.csv --topology ok.json -K 4 -M 4 "
+                       "--batch 4 --mem-cap none --format json | grep -q '\"speedup\": null'",
+                       dir, ps), 0);
     /* K=1 itself is the run: still an error */
     cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 1 -M 1 "
                        "--batch 1 >/dev/null 2>err.txt", dir, ps), 4);
