@@ -273,6 +273,22 @@ void ps_human_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+/* ps_util.h */
+int ps_memstream_close(FILE *f, char **buf, size_t *len)
+{
+    int bad = ferror(f) || fflush(f) != 0;
+    size_t want = *len; /* after the flush: what was written */
+    if (fclose(f) != 0 || (want > 0 && !*buf))
+        bad = 1;
+    if (bad) {
+        free(*buf);
+        *buf = NULL;
+        *len = 0;
+        return -1;
+    }
+    return 0;
+}
+
 const char *ps_fmt_double(double v, char *buf, size_t n)
 {
     if (!isfinite(v)) {

@@ -162,20 +162,23 @@ int cmd_report(int argc, char **argv)
         FILE *w = af[i].f;
         if (w == stdout) {
             if (!memf && !(memf = open_memstream(&mem, &mem_len))) {
-                rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s",
-                              strerror(errno));
+                rc = ps_error(PS_ENOMEM, "stdout: out of memory buffering the report");
                 break;
             }
             w = memf;
         }
         errno = 0;
-        if ((rc = outs[i].fn(runs, n, &o, w)) < 0 && rc == -PS_EIO && ferror(w))
+        if ((rc = outs[i].fn(runs, n, &o, w)) < 0 && rc == -PS_EIO && ferror(w) &&
+            w == memf) /* writing into memory fails only for want of it */
+            rc = ps_error(PS_ENOMEM, "stdout: out of memory buffering the report");
+        else if (rc == -PS_EIO && ferror(w))
             rc = ps_error(PS_EIO, "%s: write failed: %s",
                           strcmp(outs[i].path, "-") ? outs[i].path : "stdout",
                           strerror(errno ? errno : EIO));
     }
-    if (memf && fclose(memf) != 0 && rc == 0)
-        rc = ps_error(PS_ENOMEM, "stdout: cannot buffer the report: %s", strerror(errno));
+    /* a write into it that failed may not have been checked */
+    if (memf && ps_memstream_close(memf, &mem, &mem_len) < 0 && rc == 0)
+        rc = ps_error(PS_ENOMEM, "stdout: out of memory buffering the report");
     for (int i = 0; i < open_n && rc == 0; i++)
         if (outs[i].path && af[i].f != stdout)
             rc = ps_afile_sync(&af[i]);

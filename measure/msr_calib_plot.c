@@ -144,10 +144,8 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
             ps_strbuf_error(&key) || !ps_strbuf_str(&key) ? "" : ps_strbuf_str(&key));
     ps_strbuf_release(&key);
     fputc('\n', f);
-    if (fclose(f)) {
-        free(buf);
+    if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
-    }
     int rc = msr_plot_gnuplot(buf, 1200, 120 + 110 * D, png_path);
     free(buf);
     return rc;

@@ -250,10 +250,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
                "$k2 using 5:6 with points pt 5 title 'K>1'\nunset multiplot\n",
             v->spec, v->schedule, v->batch, v->steps, lo / 1.15, hi * 1.15, lo / 1.15, hi * 1.15,
             bhi * 1.1, bhi * 1.1);
-    if (fclose(f)) {
-        free(buf);
+    if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
-    }
     int rc = msr_plot_gnuplot(buf, 1300, 560, png);
     free(buf);
     return rc;

@@ -251,11 +251,8 @@ int mdl_profile_hash(const struct mdl_profile *p, char hex[17])
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory hashing profile %s", p->path);
     mdl_profile_print(f, p);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        free(buf);
+    if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory hashing profile %s", p->path);
-    }
     snprintf(hex, 17, "%016llx", (unsigned long long)ps_fnv1a(buf, len, PS_FNV_INIT));
     free(buf);
     return 0;

@@ -236,8 +236,9 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
         goto out_free_cells;
     }
     t2_data(mf, (const struct tp_cell(*)[NM][NK])cells);
-    fclose(mf);
-    if ((rc = stu_paper_write_text(c, "table2.dat", dat)) == 0 &&
+    if (ps_memstream_close(mf, &dat, &len) < 0)
+        rc = ps_error(PS_ENOMEM, "out of memory");
+    else if ((rc = stu_paper_write_text(c, "table2.dat", dat)) == 0 &&
         (rc = stu_paper_write_tmpl(c, "table2.gp", c->tx[STU_TX_T2GP], "script", NULL)) == 0)
         rc = stu_paper_plot(c, "table2.gp", "table2.png");
     free(dat);
