@@ -281,25 +281,34 @@ Test(plot, a_failed_figure_publishes_none_of_the_set)
     cr_assert_eq(th_sh("test -s %s/set/speedup.png && test -s %s/set/bubble.svg", dir, dir), 0);
 }
 
+/* A fake gnuplot in dir/fakeplot running script (a shell body), a trace
+ * of a small run in dir/t.json, and plot options writing into dir/out. */
+static void fake_gnuplot_and_trace(const char *script, char fake[256], char out[256],
+                                   char trace[256], struct ana_plot_opts *o)
+{
+    snprintf(fake, 256, "%s/fakeplot", dir);
+    FILE *f = fopen(fake, "w");
+    cr_assert(f);
+    fprintf(f, "#!/bin/sh\n%s", script);
+    fclose(f);
+    chmod(fake, 0755);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/t.json >/dev/null", th_pipesim(), dir), 0);
+    *o = (struct ana_plot_opts){ .gnuplot = fake };
+    snprintf(out, 256, "%s/out", dir);
+    o->out_dir = out;
+    snprintf(trace, 256, "%s/t.json", dir);
+}
+
 Test(plot, a_failing_gnuplot_leaves_no_partial_file)
 {
     need_gnuplot();
     /* a "gnuplot" that writes half a PNG and fails */
-    char fake[256], out[256];
-    snprintf(fake, sizeof fake, "%s/fakeplot", dir);
-    FILE *f = fopen(fake, "w");
-    fprintf(f, "#!/bin/sh\nprintf 'PNG?'\necho 'line 1: broken' >&2\nexit 1\n");
-    fclose(f);
-    chmod(fake, 0755);
-    const char *ps = th_pipesim();
-    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
-                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
-                       "%s/t.json >/dev/null", ps, dir), 0);
-    struct ana_plot_opts o = { .gnuplot = fake };
-    snprintf(out, sizeof out, "%s/out", dir);
-    o.out_dir = out;
-    char trace[256];
-    snprintf(trace, sizeof trace, "%s/t.json", dir);
+    char fake[256], out[256], trace[256];
+    struct ana_plot_opts o;
+    fake_gnuplot_and_trace("printf 'PNG?'\necho 'line 1: broken' >&2\nexit 1\n", fake, out,
+                           trace, &o);
     cr_assert_eq(ana_plot_timeline(trace, &o), -PS_EIO);
     cr_assert(strstr(ps_errmsg(), "broken"), "%s", ps_errmsg());
     snprintf(trace, sizeof trace, "%s/out/timeline.png", dir);
@@ -330,22 +339,12 @@ Test(plot, a_file_size_limit_stops_gnuplot_and_publishes_nothing)
 Test(plot, an_empty_figure_is_an_error_and_temporaries_follow_tmpdir)
 {
     need_gnuplot();
-    char fake[256], out[256], trace[256], tmpd[256];
-    snprintf(fake, sizeof fake, "%s/fakeplot", dir);
+    char fake[256], out[256], trace[256], tmpd[256], script[512];
     snprintf(tmpd, sizeof tmpd, "%s/mytmp", dir);
     cr_assert_eq(mkdir(tmpd, 0700), 0);
-    FILE *f = fopen(fake, "w");
-    fprintf(f, "#!/bin/sh\necho \"$1\" > %s/script-was\nexit 0\n", dir);
-    fclose(f);
-    chmod(fake, 0755);
-    const char *ps = th_pipesim();
-    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
-                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
-                       "%s/t.json >/dev/null", ps, dir), 0);
-    struct ana_plot_opts o = { .gnuplot = fake };
-    snprintf(out, sizeof out, "%s/out", dir);
-    o.out_dir = out;
-    snprintf(trace, sizeof trace, "%s/t.json", dir);
+    snprintf(script, sizeof script, "echo \"$1\" > %s/script-was\nexit 0\n", dir);
+    struct ana_plot_opts o;
+    fake_gnuplot_and_trace(script, fake, out, trace, &o);
     const char *old = getenv("TMPDIR");
     char *saved = old ? strdup(old) : NULL;
     setenv("TMPDIR", tmpd, 1);
