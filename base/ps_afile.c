@@ -163,14 +163,36 @@ int ps_afile_mkdtemp(char *templ)
 /* ---- naming ---- */
 
 /* stdout was closed at start: ps_std_fds_reserve put a read-only /dev/null
- * there, which is nobody's stdout (-o /dev/null is then a device of its own) */
+ * there, which is nobody's stdout (-o /dev/null is then a device of its
+ * own); only a name of descriptor 1 itself is stdout then */
 static int stdout_reserved;
 
-static int is_stdout(const struct stat *st)
+/* path, or a link on the way from it, names descriptor 1 */
+static int names_fd1(const char *path)
+{
+    static const char *const fd1[] = { "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1",
+                                       "/proc/thread-self/fd/1" };
+    char cur[PATH_MAX], buf[PATH_MAX];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hops = 0; hops < 40; hops++) {
+        for (size_t i = 0; i < sizeof fd1 / sizeof *fd1; i++)
+            if (!strcmp(cur, fd1[i]))
+                return 1;
+        ssize_t n = readlink(cur, buf, sizeof buf - 1);
+        if (n <= 0 || buf[0] != '/') /* the links that lead to it are absolute */
+            return 0;
+        buf[n] = 0;
+        snprintf(cur, sizeof cur, "%s", buf);
+    }
+    return 0;
+}
+
+static int is_stdout(const char *path, const struct stat *st)
 {
     struct stat so;
-    return !stdout_reserved && fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev &&
-           so.st_ino == st->st_ino;
+    if (stdout_reserved)
+        return names_fd1(path);
+    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev && so.st_ino == st->st_ino;
 }
 
 /* ps_afile.h */
@@ -290,7 +312,7 @@ static int io_add_locked(const char *path, const char *opt, int out, int check)
         return 0;
     struct stat st;
     int ex = stat(path, &st) == 0;
-    if (ex && (S_ISCHR(st.st_mode) || (out && is_stdout(&st))))
+    if (ex && (S_ISCHR(st.st_mode) || (out && is_stdout(path, &st))))
         return 0; /* /dev/null twice is fine; so is our stdout */
     if (!ex && !out)
         return 0; /* cannot be overwritten; reading it will say why it is missing */
@@ -488,7 +510,7 @@ int ps_afile_open(struct ps_afile *af, const char *path)
         return ps_error(PS_ENOMEM, "%s: out of memory opening it", path);
     struct stat st;
     if (stat(path, &st) == 0) {
-        if (is_stdout(&st)) { /* /dev/stdout, or the file stdout goes to */
+        if (is_stdout(path, &st)) { /* /dev/stdout, or the file stdout goes to */
             af->f = stdout;
             return 0;
         }

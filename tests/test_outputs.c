@@ -621,4 +621,9 @@ Test(outputs, closed_standard_descriptors_are_held)
     cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
                        " -K 2 -M 2 --batch 4 >&- 2>%s", ps, wd, errp), 5);
     cr_assert(stderr_has("stdout: write failed"));
+    /* a name of descriptor 1 is still stdout, and fails as it does */
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " -K 2 -M 2 --batch 4 -o /dev/stdout >&- 2>%s", ps, wd, errp), 5);
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
+                       " -K 2 -M 2 --batch 4 -o /dev/fd/1 >&- 2>%s", ps, wd, errp), 5);
 }
