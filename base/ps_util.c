@@ -273,12 +273,71 @@ void ps_human_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+struct memstream {
+    char **buf;
+    size_t *len, cap;
+    int failed;
+};
+
+static ssize_t memstream_write(void *cookie, const char *p, size_t n)
+{
+    struct memstream *m = cookie;
+    if (m->failed || n >= SIZE_MAX / 2 - *m->len) {
+        m->failed = 1;
+        errno = ENOMEM;
+        return -1;
+    }
+    if (*m->len + n + 1 > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        while (cap < *m->len + n + 1)
+            cap *= 2;
+        char *b = realloc(*m->buf, cap);
+        if (!b) {
+            m->failed = 1;
+            errno = ENOMEM;
+            return -1;
+        }
+        *m->buf = b;
+        m->cap = cap;
+    }
+    memcpy(*m->buf + *m->len, p, n);
+    *m->len += n;
+    (*m->buf)[*m->len] = 0;
+    return (ssize_t)n;
+}
+
+static int memstream_close(void *cookie)
+{
+    struct memstream *m = cookie;
+    int failed = m->failed;
+    free(m);
+    return failed ? -1 : 0;
+}
+
+/* ps_util.h */
+FILE *ps_memstream_open(char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    struct memstream *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->buf = buf;
+    m->len = len;
+    FILE *f = fopencookie(m, "w", (cookie_io_functions_t){ .write = memstream_write,
+                                                           .close = memstream_close });
+    if (!f)
+        free(m);
+    return f;
+}
+
 /* ps_util.h */
 int ps_memstream_close(FILE *f, char **buf, size_t *len)
 {
-    int bad = ferror(f) || fflush(f) != 0;
-    size_t want = *len; /* after the flush: what was written */
-    if (fclose(f) != 0 || (want > 0 && !*buf))
+    int bad = ferror(f);
+    if (fclose(f) != 0) /* flushes: a failed last write shows here */
+        bad = 1;
+    if (!bad && !*buf && !(*buf = calloc(1, 1)))
         bad = 1;
     if (bad) {
         free(*buf);

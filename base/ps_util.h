@@ -61,11 +61,15 @@ void ps_human_count(double v, char *buf, size_t n);
 #define PS_DBL_LEN 32
 const char *ps_fmt_double(double v, char *buf, size_t n);
 #define PS_DBL(v) ps_fmt_double((v), (char[PS_DBL_LEN]){ 0 }, PS_DBL_LEN)
-/* Closes f, an open_memstream over *buf and *len: 0 with the text there, or
- * -1 with *buf freed and NULL (the caller reports out of memory) when any
- * write into it failed or the close did. glibc's close reallocates the
- * buffer and, when that fails, frees it, sets *buf NULL, leaves *len as it
- * was and still returns 0; a write that failed sets only the error flag. */
+/* A stream writing into memory, as open_memstream but one whose failures
+ * show: a write that cannot grow the buffer fails with ENOMEM and sets the
+ * stream's error flag (glibc's memory stream drops the bytes with the flag
+ * clear, and when its closing realloc fails frees the buffer and still
+ * returns 0). ps_memstream_close closes it: 0 with the text in *buf
+ * (NUL-terminated, *len bytes, the caller frees it; "" when nothing was
+ * written), or -1 with *buf NULL and *len 0 when any write failed (the
+ * caller reports out of memory). NULL from open is out of memory. */
+FILE *ps_memstream_open(char **buf, size_t *len);
 int ps_memstream_close(FILE *f, char **buf, size_t *len);
 
 /* s as one CSV field: in double quotes, each '"' doubled (RFC 4180). */

@@ -161,7 +161,7 @@ int cmd_report(int argc, char **argv)
             continue;
         FILE *w = af[i].f;
         if (w == stdout) {
-            if (!memf && !(memf = open_memstream(&mem, &mem_len))) {
+            if (!memf && !(memf = ps_memstream_open(&mem, &mem_len))) {
                 rc = ps_error(PS_ENOMEM, "stdout: out of memory buffering the report");
                 break;
             }

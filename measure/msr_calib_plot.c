@@ -117,7 +117,7 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
                          meas->n_devices);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = ps_memstream_open(&buf, &len);
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory");
     int D = sim->n_devices;

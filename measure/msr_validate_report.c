@@ -206,7 +206,7 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = ps_memstream_open(&buf, &len);
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory");
     double lo = INFINITY, hi = 0, bhi = 1;

@@ -247,7 +247,7 @@ int mdl_profile_hash(const struct mdl_profile *p, char hex[17])
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
+    FILE *f = ps_memstream_open(&buf, &len);
     if (!f)
         return ps_error(PS_ENOMEM, "out of memory hashing profile %s", p->path);
     mdl_profile_print(f, p);

@@ -230,7 +230,7 @@ int stu_paper_table2(const struct stu_paper_ctx *c)
         goto out_free_cells;
     char *dat = NULL;
     size_t len = 0;
-    FILE *mf = open_memstream(&dat, &len);
+    FILE *mf = ps_memstream_open(&dat, &len);
     if (!mf) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out_free_cells;
