@@ -8,6 +8,7 @@
 #include "base/ps_util.h"
 
 #include <sqlite3.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -297,6 +298,14 @@ static void text(sqlite3_stmt *st, int col, char *dst, size_t n)
     snprintf(dst, n, "%s", t ? (const char *)t : "");
 }
 
+/* A REAL column: SQLite stores NaN as NULL, read back as NaN (a value that
+ * does not exist: no bubble formula, no speedup when the K=1 baseline was
+ * beyond the engine's range), not as 0. */
+static double real_or_nan(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
 static const char load_stages_sql[] =
     "SELECT device, first_layer, n_layers, busy_frac, fwd_s, bwd_s, recomp_s, static_bytes,"
     " peak_act_bytes, peak_bytes, capacity_bytes, fits FROM stages WHERE run_id = ?1"
@@ -379,10 +388,10 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         r->micro_batch = sqlite3_column_double(st, 15);
         r->step_s = sqlite3_column_double(st, 16);
         r->samples_per_s = sqlite3_column_double(st, 17);
-        r->baseline_step_s = sqlite3_column_double(st, 18);
-        r->speedup = sqlite3_column_double(st, 19);
+        r->baseline_step_s = real_or_nan(st, 18);
+        r->speedup = real_or_nan(st, 19);
         r->bubble_sim = sqlite3_column_double(st, 20);
-        r->bubble_analytic = sqlite3_column_double(st, 21);
+        r->bubble_analytic = real_or_nan(st, 21);
         r->fits = sqlite3_column_int(st, 22);
         r->n_ops = sqlite3_column_int64(st, 23);
         if ((!sst && (rc = ps_sqlite_prepare(d->db, d->path, load_stages_sql, &sst,

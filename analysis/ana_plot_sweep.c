@@ -8,6 +8,7 @@
 #include "base/ps_util.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 struct sel {
@@ -76,7 +77,7 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
     for (int k = 0; k < g->nK; k++) {
         fprintf(f, "# K=%d\n", g->Ks[k]);
         for (int i = 0; i < g->n; i++)
-            if (g->r[i]->K == g->Ks[k])
+            if (g->r[i]->K == g->Ks[k] && (bubble || !isnan(g->r[i]->speedup)))
                 fprintf(f, "%d %s %d\n", g->r[i]->M,
                         PS_DBL(bubble ? g->r[i]->bubble_sim : g->r[i]->speedup), g->r[i]->fits);
         fprintf(f, "\n\n");

@@ -189,6 +189,7 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
         else
             fprintf(f, ", baseline K=%d M=%d: not in the database or could not run", bK, bM);
     }
+    int no_value = 0;
     fprintf(f, "\n%8s", "M \\ K");
     for (int k = 0; k < g->nK; k++)
         fprintf(f, " %11d", g->Ks[k]);
@@ -201,8 +202,10 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
             double second, v;
             if (!ok(r) || (m == M_NORM && !ok(base))) {
                 snprintf(buf, sizeof buf, "-");
+            } else if (isnan(v = value(m, r, base, &second))) {
+                snprintf(buf, sizeof buf, "n/a"); /* a speedup without its baseline */
+                no_value = 1;
             } else {
-                v = value(m, r, base, &second);
                 if (m == M_BUBBLE && !isfinite(second)) /* no formula for the schedule */
                     snprintf(buf, sizeof buf, "%.1f/-", v);
                 else if (m == M_BUBBLE)
@@ -221,6 +224,9 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
         }
         fputc('\n', f);
     }
+    if (no_value)
+        fprintf(f, "n/a: the one-device baseline (K=1, M=1) is beyond the engine's range "
+                   "(its whole model's time or memory), so no speedup\n");
 }
 
 /* What every report starts with: the metrics asked for, and room for a
@@ -269,9 +275,14 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     if (b->replicas != 1)
         fprintf(f, "replicas %d data-parallel pipelines, %d devices (batch per replica)\n",
                 b->replicas, b->K * b->replicas);
-    fprintf(f, "partition %s\nstep %s, %.2f samples/s, speedup %.2fx\n"
+    char sp[64];
+    if (isnan(b->speedup))
+        snprintf(sp, sizeof sp, "not simulated (the one-device baseline is out of range)");
+    else
+        snprintf(sp, sizeof sp, "%.2fx", b->speedup);
+    fprintf(f, "partition %s\nstep %s, %.2f samples/s, speedup %s\n"
                "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", b->partition,
-            st, b->samples_per_s, b->speedup, b->bubble_sim * 100, pk, cp,
+            st, b->samples_per_s, sp, b->bubble_sim * 100, pk, cp,
             b->fits ? "fits" : "DOES NOT FIT");
     return 0;
 }
@@ -364,9 +375,13 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
                 r->strategy, r->batch, r->replicas, r->K, r->M, r->status);
         ps_csv_str(f, r->partition);
         if (ok(r)) {
-            fprintf(f, ",%s,%s,%s,%s,%s,%s,", PS_DBL(r->micro_batch), PS_DBL(r->step_s),
-                    PS_DBL(r->samples_per_s), PS_DBL(r->baseline_step_s), PS_DBL(r->speedup),
-                    PS_DBL(r->bubble_sim));
+            fprintf(f, ",%s,%s,%s,", PS_DBL(r->micro_batch), PS_DBL(r->step_s),
+                    PS_DBL(r->samples_per_s));
+            if (!isnan(r->speedup)) /* empty where the baseline was not simulated */
+                fprintf(f, "%s,%s", PS_DBL(r->baseline_step_s), PS_DBL(r->speedup));
+            else
+                fputc(',', f);
+            fprintf(f, ",%s,", PS_DBL(r->bubble_sim));
             if (isfinite(r->bubble_analytic)) /* empty where the schedule has no formula */
                 fputs(PS_DBL(r->bubble_analytic), f);
             fprintf(f, ",%d,%s,", r->fits, PS_DBL(ana_run_peak(r)));
@@ -398,6 +413,8 @@ static int each_cell(const struct ana_run *runs, int n, const struct ana_report_
                     if (!ok(r) || (ms[i] == M_NORM && !ok(base)))
                         continue;
                     double second, v = value(ms[i], r, base, &second);
+                    if (isnan(v)) /* a speedup without its baseline: no cell */
+                        continue;
                     rc = fn(ctx, r, metric_tab[ms[i]].name, v);
                 }
     }

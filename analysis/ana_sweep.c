@@ -167,7 +167,9 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     r->samples_per_s = p->samples_per_s;
     r->baseline_step_s = j->baseline_s;
     /* ana_predict's speedup: one device doing all R replicas' batches */
-    r->speedup = p->step_s > 0 ? p->replicas * j->baseline_s / p->step_s : 0;
+    r->speedup = isnan(j->baseline_s) ? NAN
+                 : p->step_s > 0        ? p->replicas * j->baseline_s / p->step_s
+                                        : 0;
     r->bubble_sim = p->bubble_sim;
     r->bubble_analytic = p->bubble_analytic;
     r->fits = p->fits;
@@ -315,11 +317,15 @@ static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
                                 .K = 1, .M = 1, .batch = (double)sp->batches[c],
                                 .remat = SCH_REMAT_NEVER, .no_baseline = 1 };
         struct ana_prediction *p;
-        double t = 0;
-        if (ana_predict(&b, &p) == 0) {
+        double t = NAN; /* not simulated (beyond the engine's range): no speedups */
+        int rc = ana_predict(&b, &p);
+        if (rc == -PS_ENOMEM)
+            return rc;
+        if (rc == 0) {
             t = p->step_s;
             ana_prediction_free(p);
         }
+        ps_error_clear();
         for (int i = 0; i < n; i++)
             if (jobs[i].run.batch == sp->batches[c])
                 jobs[i].baseline_s = t;

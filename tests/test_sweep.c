@@ -474,6 +474,46 @@ Test(sweep, report_says_the_baseline_does_not_fit)
     cr_expect(strstr(out, "\nstep 64.627 s, 1.98 samples/s"), "%s", out);
 }
 
+/* A whole model beyond the engine's range (the K=1 baseline) while each
+ * stage is within it: the runs are stored, their speedup is NULL, and the
+ * report says n/a and why (it stored 0: a grid of 0.000, "speedup 0.00x",
+ * zeros in the plot's data). Values that do not exist read back as such:
+ * zb-auto's analytic bubble is '-', not 0.0. */
+Test(sweep, a_baseline_out_of_range_is_no_speedup_not_zero)
+{
+    char db[128], out[4096];
+    th_put(dir, "huge.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                            "a,1e6,3e15,64,128\nb,1e6,3e15,64,128\nc,1e6,3e15,64,128\n"
+                            "d,1e6,3e15,64,128\n");
+    path(db, "huge.db");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model %s/huge.csv --topology " TOPO " -K 2,4 -M 4 --batch 4 "
+                       "--db %s --quiet", ps, dir, db), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric speedup", ps, db), 0);
+    cr_expect(strstr(out, "       4         n/a         n/a\n") &&
+              strstr(out, "n/a: the one-device baseline (K=1, M=1) is beyond the engine's "
+                          "range"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --best", ps, db), 0);
+    cr_expect(strstr(out, ", speedup not simulated (the one-device baseline is out of range)"),
+              "%s", out);
+    /* CSV: baseline_step_s and speedup empty (fields 17 and 18 of the header) */
+    cr_assert_eq(th_sh("cd %s && %s report --db huge.db --csv r.csv --out /dev/null && "
+                       "head -1 r.csv | cut -d, -f17,18 | grep -qx 'baseline_step_s,speedup' && "
+                       "sed -n 2p r.csv | grep -q ',[0-9.e+-]*,[0-9.e+-]*,,,[0-9.e+-]*,'",
+                       dir, ps), 0);
+    /* grid cells: no speedup cell at all */
+    cr_assert_eq(th_sh("cd %s && %s report --db huge.db --format csv --metric speedup,step | "
+                       "grep -c ',speedup,' | grep -qx 0", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s report --db huge.db --format json --metric speedup | "
+                       "grep -qx '\\[\\]'", dir, ps), 0);
+    char zb[128];
+    path(zb, "zb.db");
+    cr_assert_eq(th_sh("%s sweep --model " MODEL " --topology " TOPO " -K 2 -M 4 --batch 8 "
+                       "--schedule zb-auto --db %s --quiet", ps, zb), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric bubble", ps, zb), 0);
+    cr_expect(strstr(out, "/-\n") && !strstr(out, "/0.0"), "%s", out);
+}
+
 /* ---- databases that never lose work (issue 12) ---- */
 
 /* The bytes and modification time of a file, to check it was left alone. */
