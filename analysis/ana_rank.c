@@ -265,11 +265,14 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
                 "sim_peak_bytes", (json_int_t)c->pred->stages[s].peak_mem, "capacity_bytes",
                 in->capacity));
         }
-        json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:f, s:b, s:o}",
+        json_t *cand = json_pack("{s:i, s:s, s:s, s:f, s:f, s:o, s:f, s:b, s:o}",
             "rank", i + 1, "candidate", c->label, "partition", c->spec, "bound_s", c->bound_s,
             "step_s", c->pred->step_s, "speedup",
             isnan(c->pred->speedup) ? json_null() : json_real(c->pred->speedup), "bubble_sim",
-            c->pred->bubble_sim, "fits", c->fits, "stages", st));
+            c->pred->bubble_sim, "fits", c->fits, "stages", st);
+        if (cand && r->baseline_skipped[0]) /* no speedup: why */
+            json_object_set_new(cand, "baseline_skipped", json_string(r->baseline_skipped));
+        json_array_append_new(arr, cand);
     }
     int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
