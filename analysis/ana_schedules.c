@@ -102,8 +102,11 @@ static void fill_row(struct ana_sched_row *r, const struct ana_prediction *p, in
     r->bubble_formula = ana_bubble_formula(p->schedule, K, p->M, tf / K, tb / K, tw / K);
 }
 
-int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
-                          struct ana_sched_cmp **out)
+/* prior: a comparison of the same model, topology and batch that ran (its
+ * K = 1 baseline is this one's: it runs without remat whatever the mode),
+ * or NULL to simulate the baseline here. */
+static int compare(const struct ana_config *base, const char *const *names, int n,
+                   const struct ana_sched_cmp *prior, struct ana_sched_cmp **out)
 {
     *out = NULL;
     if (n < 1)
@@ -132,7 +135,13 @@ int ana_schedules_compare(const struct ana_config *base, const char *const *name
     c->remat = base->remat;
     snprintf(c->model, sizeof c->model, "%s", base->profile->path);
     snprintf(c->topology, sizeof c->topology, "%s", base->topo->path);
-    int rc = 0, ran = 0, first_rc = 0, have_baseline = 0;
+    int rc = 0, ran = 0, first_rc = 0, have_baseline = prior != NULL;
+    if (prior) {
+        c->baseline_step_s = prior->baseline_step_s;
+        c->baseline_fits = prior->baseline_fits;
+        c->baseline_peak = prior->baseline_peak;
+        memcpy(c->baseline_skipped, prior->baseline_skipped, sizeof c->baseline_skipped);
+    }
     for (int i = 0; i < n; i++) {
         struct ana_sched_row *r = &c->rows[i];
         snprintf(r->schedule, sizeof r->schedule, "%s", names[i]);
@@ -189,6 +198,12 @@ err_free_cmp:
     return rc;
 }
 
+int ana_schedules_compare(const struct ana_config *base, const char *const *names, int n,
+                          struct ana_sched_cmp **out)
+{
+    return compare(base, names, n, NULL, out);
+}
+
 int ana_schedules_compare_auto(const struct ana_config *base, const char *const *names, int n,
                                struct ana_sched_cmp **out)
 {
@@ -200,7 +215,7 @@ int ana_schedules_compare_auto(const struct ana_config *base, const char *const 
     for (int m = 0; m < 3; m++) {
         struct ana_config b = *base;
         b.remat = modes[m];
-        int r = ana_schedules_compare(&b, names, n, &c[m]);
+        int r = compare(&b, names, n, first >= 0 ? c[first] : NULL, &c[m]);
         if (r == -PS_ENOMEM || r == -PS_EUSAGE) {
             rc = r;
             goto out;
