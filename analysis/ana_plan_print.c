@@ -76,7 +76,8 @@ static void print_table(const void *obj, FILE *f)
         ps_human_seconds(b->step_s, st, sizeof st);
         fprintf(f, "baseline: best single device that fits: %s, %s\n", nm, st);
     } else {
-        fprintf(f, "baseline: no single-device configuration fits (speedups not given)\n");
+        fprintf(f, "baseline: no single-device configuration fits, or none is within the "
+                   "engine's range (speedups not given)\n");
     }
     fprintf(f, "\ntop %d by %s:\n", sp->top, objective_name(sp->objective));
     if (!p->n_rank)
