@@ -157,7 +157,10 @@ static int insert_configs(sqlite3 *db, const char *path, const struct ana_plan *
         if (sim) {
             sqlite3_bind_double(st, 14, g->step_s);
             sqlite3_bind_double(st, 15, g->samples_per_s);
-            sqlite3_bind_double(st, 16, ana_plan_speedup(p, g));
+            if (ana_plan_speedup(p, g) > 0) /* else NULL: no baseline */
+                sqlite3_bind_double(st, 16, ana_plan_speedup(p, g));
+            else
+                sqlite3_bind_null(st, 16);
             sqlite3_bind_double(st, 17, g->bubble);
             sqlite3_bind_double(st, 18, g->imbalance);
             sqlite3_bind_double(st, 19, g->comm);

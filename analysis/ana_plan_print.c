@@ -105,7 +105,9 @@ static void csv_row(const struct ana_plan *p, const char *set, int rank,
 {
     fprintf(f, "%s,%d,%d,%d,%d,%d,%s,%s,%s,%s,%s,%lld,%s,%s,%s,%s,%s,", set, rank, g->K, g->R,
             g->M, g->S, g->schedule, sch_remat_name(g->remat), PS_DBL(g->step_s),
-            PS_DBL(g->samples_per_s), PS_DBL(ana_plan_speedup(p, g)), (long long)g->peak_mem,
+            PS_DBL(g->samples_per_s),
+            ana_plan_speedup(p, g) > 0 ? PS_DBL(ana_plan_speedup(p, g)) : "", /* no baseline */
+            (long long)g->peak_mem,
             PS_DBL(g->capacity), PS_DBL(g->bubble), PS_DBL(g->imbalance), PS_DBL(g->comm),
             ana_plan_limit_name(g->limit));
     ps_csv_str(f, g->partition);
@@ -125,10 +127,12 @@ static void print_csv(const void *obj, FILE *f)
 
 static json_t *cfg_json(const struct ana_plan *p, const struct ana_plan_cfg *g)
 {
-    return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:f, s:f, s:I, s:f, s:f, s:f, s:f, "
+    double sp = ana_plan_speedup(p, g);
+    return json_pack("{s:i, s:i, s:i, s:i, s:s, s:s, s:f, s:f, s:o, s:I, s:f, s:f, s:f, s:f, "
                      "s:s, s:s}", "K", g->K, "R", g->R, "M", g->M, "stages", g->S, "schedule",
                      g->schedule, "remat", sch_remat_name(g->remat), "step_s", g->step_s,
-                     "samples_per_s", g->samples_per_s, "speedup", ana_plan_speedup(p, g),
+                     "samples_per_s", g->samples_per_s, "speedup",
+                     sp > 0 ? json_real(sp) : json_null(), /* null: no baseline */
                      "peak_bytes", (json_int_t)g->peak_mem, "capacity_bytes", g->capacity,
                      "bubble", g->bubble, "imbalance", g->imbalance, "comm_share", g->comm,
                      "limited_by", ana_plan_limit_name(g->limit), "partition", g->partition);

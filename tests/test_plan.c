@@ -347,6 +347,26 @@ Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
     cr_expect_eq(th_sh("grep -q 'none: no configuration fits' %s/o.txt", dir), 0);
 }
 
+/* No single device holds the model (1.44 GB of parameters on 1 GB devices)
+ * but 4 stages do: no speedup in any format (CSV printed 0, JSON 0). */
+Test(plan_cli, no_baseline_is_no_speedup_in_every_format)
+{
+    th_put(dir, "mid.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+                           "a,1e6,3e7,64,128\nb,1e6,3e7,64,128\nc,1e6,3e7,64,128\n"
+                           "d,1e6,3e7,64,128\n");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s plan --model mid.csv --topology t.json --devices 4 "
+                       "--batch 4 >o.txt 2>/dev/null && grep -q '^baseline: no single-device "
+                       "configuration fits' o.txt", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s plan --model mid.csv --topology t.json --devices 4 "
+                       "--batch 4 --format csv 2>/dev/null | sed -n 2p | cut -d, -f11 | "
+                       "grep -qx ''", dir, ps), 0, "the CSV speedup is not empty");
+    cr_assert_eq(th_sh("cd %s && %s plan --model mid.csv --topology t.json --devices 4 "
+                       "--batch 4 --format json 2>/dev/null >o.json && "
+                       "grep -q '\"speedup\": null' o.json && ! grep -q '\"speedup\": 0' o.json",
+                       dir, ps), 0);
+}
+
 Test(plan_cli, finds_ranks_and_stores_the_search)
 {
     char out[65536];
