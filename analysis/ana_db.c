@@ -390,6 +390,9 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         r->samples_per_s = sqlite3_column_double(st, 17);
         r->baseline_step_s = real_or_nan(st, 18);
         r->speedup = real_or_nan(st, 19);
+        /* a baseline that could not run: NULL now, 0 in databases written before */
+        if (r->baseline_step_s == 0 && !strcmp(r->status, "ok"))
+            r->baseline_step_s = r->speedup = NAN;
         r->bubble_sim = sqlite3_column_double(st, 20);
         r->bubble_analytic = real_or_nan(st, 21);
         r->fits = sqlite3_column_int(st, 22);

@@ -298,6 +298,19 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
     int rc = pick_group(runs, n, &o->sel, &g);
     if (rc < 0)
         goto err_free_sel;
+    int any_speedup = 0;
+    for (int i = 0; i < g.n; i++)
+        any_speedup |= !isnan(g.r[i]->speedup);
+    if (want[0] && !any_speedup) { /* nothing to draw but the ideal curves */
+        const char *why = "the one-device baseline (K=1, M=1) is beyond the engine's range, "
+                          "so no run has a speedup";
+        if (!want[1] && !want[2]) {
+            rc = ps_error(PS_EINVAL, "no speedup figure: %s", why);
+            goto err_free_sel;
+        }
+        fprintf(stderr, "pipesim plot: no speedup figure: %s\n", why);
+        want[0] = 0;
+    }
     if ((rc = ana_tmp_new(&t)) < 0)
         goto err_free_sel;
     for (size_t i = 0; i < 3 && rc == 0; i++)

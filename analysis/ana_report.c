@@ -203,8 +203,8 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
             if (!ok(r) || (m == M_NORM && !ok(base))) {
                 snprintf(buf, sizeof buf, "-");
             } else if (isnan(v = value(m, r, base, &second))) {
-                snprintf(buf, sizeof buf, "n/a"); /* a speedup without its baseline */
-                no_value = 1;
+                snprintf(buf, sizeof buf, "n/a%s", r->fits ? "" : "*"); /* a speedup */
+                no_value = 1;                                           /* without baseline */
             } else {
                 if (m == M_BUBBLE && !isfinite(second)) /* no formula for the schedule */
                     snprintf(buf, sizeof buf, "%.1f/-", v);

@@ -319,7 +319,7 @@ static int baselines(const struct ana_sweep_spec *sp, struct job *jobs, int n)
         struct ana_prediction *p;
         double t = NAN; /* not simulated (beyond the engine's range): no speedups */
         int rc = ana_predict(&b, &p);
-        if (rc == -PS_ENOMEM)
+        if (rc < 0 && rc != -PS_EINVAL) /* only out of range is a run without speedup */
             return rc;
         if (rc == 0) {
             t = p->step_s;

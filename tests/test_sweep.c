@@ -490,7 +490,7 @@ Test(sweep, a_baseline_out_of_range_is_no_speedup_not_zero)
     cr_assert_eq(th_sh("%s sweep --model %s/huge.csv --topology " TOPO " -K 2,4 -M 4 --batch 4 "
                        "--db %s --quiet", ps, dir, db), 0);
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric speedup", ps, db), 0);
-    cr_expect(strstr(out, "       4         n/a         n/a\n") &&
+    cr_expect(strstr(out, "       4        n/a*        n/a*\n") &&
               strstr(out, "n/a: the one-device baseline (K=1, M=1) is beyond the engine's "
                           "range"), "%s", out);
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --best", ps, db), 0);
@@ -506,6 +506,19 @@ Test(sweep, a_baseline_out_of_range_is_no_speedup_not_zero)
                        "grep -c ',speedup,' | grep -qx 0", dir, ps), 0);
     cr_assert_eq(th_sh("cd %s && %s report --db huge.db --format json --metric speedup | "
                        "grep -qx '\\[\\]'", dir, ps), 0);
+    /* the plot leaves the speedup figure out, and alone it is an error */
+    cr_assert_eq(th_sh("cd %s && %s plot --db huge.db --kind speedup --out-dir figs 2>err.txt",
+                       dir, ps), 4);
+    cr_assert_eq(th_sh("cd %s && grep -q 'no speedup figure: the one-device baseline' err.txt "
+                       "&& test ! -e figs", dir), 0);
+    /* a database written before stored such a speedup as 0: read as none */
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "UPDATE runs SET speedup = 0, baseline_step_s = 0", NULL, NULL,
+                              NULL), SQLITE_OK);
+    sqlite3_close(h);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric speedup", ps, db), 0);
+    cr_expect(strstr(out, "n/a*") && !strstr(out, "0.000"), "%s", out);
     char zb[128];
     path(zb, "zb.db");
     cr_assert_eq(th_sh("%s sweep --model " MODEL " --topology " TOPO " -K 2 -M 4 --batch 8 "
