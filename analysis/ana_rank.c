@@ -141,15 +141,47 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
                     goto err_free_rank;
             }
     }
-    for (int i = 0; i < r->n; i++)
-        if ((rc = evaluate(cfg, m, &r->c[i], i == 0 && !cfg->no_baseline)) < 0)
+    /* a candidate beyond the engine's range (a stage's time or bytes) is left
+     * out, the others ranked; the first simulated one carries the baseline */
+    int need_base = !cfg->no_baseline, kept = 0, first_rc = 0;
+    r->baseline_fits = 1;
+    for (int i = 0; i < r->n; i++) {
+        struct ana_candidate *c = &r->c[i];
+        if ((rc = evaluate(cfg, m, c, need_base)) == -PS_EINVAL) {
+            if (!r->n_dropped++) {
+                first_rc = rc;
+                snprintf(r->dropped, sizeof r->dropped, "%s (%s): %s", c->label, c->spec,
+                         ps_errmsg());
+            }
+            sch_partition_free(c->part); /* dropped: NULL members, freed by ana_rank_free */
+            free(c->info);
+            ana_prediction_free(c->pred);
+            c->part = NULL;
+            c->info = NULL;
+            c->pred = NULL;
+            continue;
+        }
+        if (rc < 0)
             goto err_free_rank;
-    r->baseline_step_s = r->n ? r->c[0].pred->baseline_step_s : 0;
-    r->baseline_fits = r->n ? r->c[0].pred->baseline_fits : 1;
-    r->baseline_peak = r->n ? r->c[0].pred->baseline_peak : 0;
-    if (r->n)
-        snprintf(r->baseline_skipped, sizeof r->baseline_skipped, "%s",
-                 r->c[0].pred->baseline_skipped);
+        if (need_base) {
+            need_base = 0;
+            r->baseline_step_s = c->pred->baseline_step_s;
+            r->baseline_fits = c->pred->baseline_fits;
+            r->baseline_peak = c->pred->baseline_peak;
+            snprintf(r->baseline_skipped, sizeof r->baseline_skipped, "%s",
+                     c->pred->baseline_skipped);
+        }
+    }
+    rc = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->c[i].part)
+            r->c[kept++] = r->c[i];
+    r->n = kept;
+    if (!kept && first_rc) {
+        rc = ps_error(-first_rc, "no candidate partition could be simulated: %s",
+                      r->dropped);
+        goto err_free_rank;
+    }
     for (int i = 0; i < r->n; i++) {
         struct ana_prediction *p = r->c[i].pred;
         p->baseline_step_s = r->baseline_step_s;

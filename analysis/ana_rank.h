@@ -40,6 +40,8 @@ struct ana_rank {
     char baseline_skipped[320];        /* why the baseline was not simulated (the whole
                                         * model on one device is beyond the engine's
                                         * range): speedups are NaN; "" when it ran */
+    int n_dropped;                     /* candidates beyond the engine's range, left out */
+    char dropped[384];                 /* the first of them: "label (spec): why" */
 };
 
 /* cfg: everything but the partition. strategies[n]; neighbours: add the

@@ -200,6 +200,10 @@ int cmd_partition(int argc, char **argv)
         goto out;
     if ((rc = ana_rank_new(&cfg, pm, o.strat, o.nstrat, 1, &rank)) < 0)
         goto out;
+    if (rank->n_dropped)
+        fprintf(stderr, "pipesim partition: warning: %d candidate%s beyond the engine's range "
+                "left out; the first, %s\n", rank->n_dropped, rank->n_dropped > 1 ? "s" : "",
+                rank->dropped);
     o.run = &run;
     o.sched = sched;
     o.rank = rank;

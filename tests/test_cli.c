@@ -174,6 +174,14 @@ Test(cli, a_baseline_out_of_range_leaves_the_run_and_names_why)
                        "--batch 4 --mem-cap none --format json >out.txt && "
                        "grep -q '\"speedup\": null' out.txt && "
                        "grep -q '\"baseline_skipped\": \"huge.csv: ' out.txt", dir, ps), 0);
+    /* a candidate partition beyond the range (lingvo's 1,3: 1.08e17 bytes on a
+     * stage) is left out with a warning; the others are ranked (the whole
+     * command failed) */
+    cr_assert_eq(th_sh("cd %s && %s partition --model huge.csv --topology ok.json -K 2 -M 4 "
+                       "--batch 4 --mem-cap none >out.txt 2>err.txt", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && grep -qE '^   1  .*  2,2  ' out.txt && ! grep -q '1,3' out.txt "
+                       "&& grep -q '^pipesim partition: warning: 2 candidates beyond the "
+                       "engine.s range left out; the first, lingvo (1,3): ' err.txt", dir), 0);
     /* K=1 itself is the run: still an error */
     cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 1 -M 1 "
                        "--batch 1 >/dev/null 2>err.txt", dir, ps), 4);
