@@ -33,7 +33,9 @@ static const char help[] =
     "closed-form memory estimate the search uses, the simulated peak and the\n"
     "capacity. --mem-cap device uses each device's memory, BYTES (16e9, 16G, 12GiB)\n"
     "one cap for all; an infeasible cap names the stage that cannot fit and by how\n"
-    "much. Defaults: --strategy all, --top 5, --mem-cap device, --remat except_last.\n";
+    "much. A candidate with a stage beyond the engine's range (its time or bytes)\n"
+    "is left out with a warning on stderr; the others are ranked.\n"
+    "Defaults: --strategy all, --top 5, --mem-cap device, --remat except_last.\n";
 
 static int parse_bytes(const char *s, double *out)
 {
