@@ -176,6 +176,37 @@ static double value(int m, const struct ana_run *r, const struct ana_run *base, 
     }
 }
 
+/* The text of one grid cell into buf; 1 when it is a speedup without its
+ * baseline ("n/a"). */
+static int grid_cell(const struct group *g, int m, const struct ana_run *base, int K, int M,
+                     char *buf, size_t n)
+{
+    const struct ana_run *r = cell(g, K, M);
+    double second, v;
+    if (!ok(r) || (m == M_NORM && !ok(base))) {
+        snprintf(buf, n, "-");
+        return 0;
+    }
+    if (isnan(v = value(m, r, base, &second))) {
+        snprintf(buf, n, "n/a%s", r->fits ? "" : "*");
+        return 1;
+    }
+    if (m == M_BUBBLE && !isfinite(second)) /* no formula for the schedule */
+        snprintf(buf, n, "%.1f/-", v);
+    else if (m == M_BUBBLE)
+        snprintf(buf, n, "%.1f/%.1f", v, second);
+    else if (m == M_THROUGHPUT)
+        snprintf(buf, n, "%.1f", v);
+    else if (m == M_STEP)
+        ps_human_seconds(r->step_s, buf, n);
+    else
+        snprintf(buf, n, "%.3f", v);
+    size_t len = strlen(buf); /* a huge value may fill buf */
+    if (!r->fits && len + 1 < n)
+        snprintf(buf + len, n - len, "*");
+    return 0;
+}
+
 static void print_grid(const struct group *g, int m, const struct ana_report_opts *o, FILE *f)
 {
     const struct ana_run *base = baseline(g, o);
@@ -189,40 +220,31 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
         else
             fprintf(f, ", baseline K=%d M=%d: not in the database or could not run", bK, bM);
     }
-    int no_value = 0;
-    fprintf(f, "\n%8s", "M \\ K");
-    for (int k = 0; k < g->nK; k++)
-        fprintf(f, " %11d", g->Ks[k]);
-    fputc('\n', f);
-    for (int mi = 0; mi < g->nM; mi++) {
-        fprintf(f, "%8d", g->Ms[mi]);
-        for (int k = 0; k < g->nK; k++) {
-            const struct ana_run *r = cell(g, g->Ks[k], g->Ms[mi]);
-            char buf[32];
-            double second, v;
-            if (!ok(r) || (m == M_NORM && !ok(base))) {
-                snprintf(buf, sizeof buf, "-");
-            } else if (isnan(v = value(m, r, base, &second))) {
-                snprintf(buf, sizeof buf, "n/a%s", r->fits ? "" : "*"); /* a speedup */
-                no_value = 1;                                           /* without baseline */
-            } else {
-                if (m == M_BUBBLE && !isfinite(second)) /* no formula for the schedule */
-                    snprintf(buf, sizeof buf, "%.1f/-", v);
-                else if (m == M_BUBBLE)
-                    snprintf(buf, sizeof buf, "%.1f/%.1f", v, second);
-                else if (m == M_THROUGHPUT)
-                    snprintf(buf, sizeof buf, "%.1f", v);
-                else if (m == M_STEP)
-                    ps_human_seconds(r->step_s, buf, sizeof buf);
-                else
-                    snprintf(buf, sizeof buf, "%.3f", v);
-                size_t len = strlen(buf); /* a huge value may fill buf */
-                if (!r->fits && len + 1 < sizeof buf)
-                    snprintf(buf + len, sizeof buf - len, "*");
-            }
-            fprintf(f, " %11s", buf);
+    /* every column as wide as its widest cell (a huge memory figure would
+     * push the ones after it out of line), at least 11 */
+    int no_value = 0, w = 11;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            fprintf(f, "\n%8s", "M \\ K");
+            for (int k = 0; k < g->nK; k++)
+                fprintf(f, " %*d", w, g->Ks[k]);
+            fputc('\n', f);
         }
-        fputc('\n', f);
+        for (int mi = 0; mi < g->nM; mi++) {
+            if (pass)
+                fprintf(f, "%8d", g->Ms[mi]);
+            for (int k = 0; k < g->nK; k++) {
+                char buf[32];
+                no_value |= grid_cell(g, m, base, g->Ks[k], g->Ms[mi], buf, sizeof buf);
+                int len = (int)strlen(buf);
+                if (!pass && len > w)
+                    w = len;
+                if (pass)
+                    fprintf(f, " %*s", w, buf);
+            }
+            if (pass)
+                fputc('\n', f);
+        }
     }
     if (no_value)
         fprintf(f, "n/a: the one-device baseline (K=1, M=1) is beyond the engine's range "

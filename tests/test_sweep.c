@@ -496,6 +496,10 @@ Test(sweep, a_baseline_out_of_range_is_no_speedup_not_zero)
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --best", ps, db), 0);
     cr_expect(strstr(out, ", speedup not simulated (the one-device baseline is out of range)"),
               "%s", out);
+    /* a column is as wide as its widest cell: 64 PiB in GiB keeps its line */
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s --metric memory", ps, db), 0);
+    cr_expect(strstr(out, "   M \\ K             2             4\n"
+                          "       4 67055225.372* 33527612.686*\n"), "%s", out);
     /* CSV: baseline_step_s and speedup empty (fields 17 and 18 of the header) */
     cr_assert_eq(th_sh("cd %s && %s report --db huge.db --csv r.csv --out /dev/null && "
                        "head -1 r.csv | cut -d, -f17,18 | grep -qx 'baseline_step_s,speedup' && "
