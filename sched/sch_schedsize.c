@@ -52,7 +52,7 @@ static int parse_schedule(const char *name, int K, int M, int *v, int *wgrad, in
                strcmp(name, "breadth-first")) {
         return 1; /* zb-auto:L is built (its limit may refuse) */
     }
-    return (int64_t)K * M * *v > 1LL << 28;
+    return (int64_t)K * M * *v > 1LL << 28 || (int64_t)K * *v > SCH_STAGES_MAX;
 }
 
 static int stage_dev(int st, int K, int vee)
@@ -75,9 +75,9 @@ int sch_mem_sched_estimate(const char *schedule, int K, int M, enum sch_remat re
     double cap_total = 0;
     for (int d = 0; d < K; d++) {
         int64_t n = 0, cap = 0;
-        for (int st = 0; st < S; st++) {
-            if (stage_dev(st, K, vee) != d)
-                continue;
+        /* device d's stages only: d, d + K, ... (V placements: d and 2K-1-d),
+         * so the whole estimate is linear in the stages, not K x stages */
+        for (int j = 0, st = d; j < v && st < S; j++, st = vee ? 2 * K - 1 - d : st + K) {
             int bounds = cross ? (st > 0 && stage_dev(st - 1, K, vee) != d) +
                                  (st + 1 < S && stage_dev(st + 1, K, vee) != d)
                                : 0;

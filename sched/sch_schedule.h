@@ -86,6 +86,10 @@ struct sch_schedule {
 /* The most stage micro-batches (stages x M) a schedule is built for: 2^24,
  * a few seconds of simulation; more is PS_EINVAL, never minutes. */
 #define SCH_KM_MAX (1LL << 24)
+/* The most stages a schedule has: 65536 (a generator's per-device passes
+ * over the stages are quadratic in them; 65536 builds in seconds, 200 000
+ * took a minute). More is PS_EINVAL. */
+#define SCH_STAGES_MAX 65536
 
 /* Empty schedule with stage s on device s % n_devices. */
 struct sch_schedule *sch_schedule_new(const char *name, int n_devices,

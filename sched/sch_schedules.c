@@ -112,6 +112,9 @@ int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
                         struct sch_schedule **out)
 {
     *out = NULL;
+    if (S > SCH_STAGES_MAX)
+        return ps_error(PS_EINVAL, "%s: %d stages is too many (at most %d)", name, S,
+                        SCH_STAGES_MAX);
     if ((int64_t)S * M > SCH_KM_MAX)
         return ps_error(PS_EINVAL, "%s: %d stages x %d micro-batches = %lld is too large (at "
                          "most %lld stage micro-batches, a few seconds of simulation)", name, S,

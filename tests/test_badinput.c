@@ -180,7 +180,7 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, RUN " -K 2 -M 16777217 --batch 4", PS_EUSAGE,
       "-M: 16777217 is out of range" },
     { NULL, NULL, 0, RUN " -K 1048576 -M 16777216 --batch 16777216", PS_EINVAL,
-      "K*M = 17592186044416 is too large" },
+      "-K 1048576 is too many stages (at most 65536)" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0", PS_EUSAGE,
       "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
@@ -555,6 +555,18 @@ static const struct {
       "\"dur\":2,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":1}}]}", PS_EINVAL,
       "tr.json: device 0: compute ops F of stage 0, mb 0 (1.000 to 3.000 us) and F of stage 0, "
       "mb 1 (from 1.500 us) overlap: a device runs one compute op at a time" },
+    /* an op twice (it was matched to nothing and named as missing from the
+     * other trace), and a header whose counts the events do not have (a
+     * forged 'devices' made compare print a row per device, compare
+     * --replay run for minutes) */
+    { "{" META ",\"traceEvents\":[" EV("") ",\n" EV("") "]}", PS_EPARSE,
+      "tr.json: F0 of stage 0 on device 0 appears more than once" },
+    { "{" META ",\"traceEvents\":[" EV("") "]}", PS_EPARSE,
+      "tr.json: pipesim.devices is 2 but the events are on 1 device" },
+    { "{\"pipesim\":{\"devices\":2,\"stages\":3,\"micro_batches\":2},\"traceEvents\":["
+      EV("") ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":1,\"dur\":9,\"args\":{\"kind\":\"F\","
+      "\"stage\":1,\"mb\":0}}]}", PS_EPARSE,
+      "tr.json: pipesim.stages is 3 but the events are of 2 stages" },
 };
 
 Test(badinput, trace_reader_names_file_line_and_path)

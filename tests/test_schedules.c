@@ -3,6 +3,7 @@
  * uniform stages. */
 #include "helpers.h"
 #include "oracle_sched.h"
+#include "sched/sch_schedsize.h"
 
 #include <math.h>
 
@@ -522,4 +523,31 @@ Test(schedules, lists_that_deadlock_one_thread_per_device_are_invalid)
     cr_assert(strstr(ps_errmsg(), "deadlocks one in-order thread per device: device 0 waits "
                      "forever at recvB0"), "%s", ps_errmsg());
     sch_schedule_free(s);
+}
+
+/* At most SCH_STAGES_MAX stages (a generator's per-device passes over the
+ * stages are quadratic: 200 000 took a minute); the size estimate says so
+ * without building, and is linear (65 536 stages at once). */
+Test(schedules, at_most_65536_stages)
+{
+    struct sch_schedule *s = (void *)1;
+    cr_assert_eq(sch_schedule_build("1f1b", SCH_STAGES_MAX + 1, 1, SCH_REMAT_NEVER, &s),
+                 -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "1f1b: 65537 stages is too many (at most 65536)"), "%s",
+              ps_errmsg());
+    cr_assert_eq(sch_schedule_build("gpipe", SCH_STAGES_MAX + 1, 1, SCH_REMAT_NEVER, &s),
+                 -PS_EINVAL);
+    cr_assert(strstr(ps_errmsg(), "-K 65537 is too many stages (at most 65536)"), "%s",
+              ps_errmsg());
+    cr_assert_eq(sch_schedule_build("zb-v", SCH_STAGES_MAX / 2 + 1, 2, SCH_REMAT_NEVER, &s),
+                 -PS_EINVAL, "zb-v has 2K stages");
+    struct sch_mem_sched est;
+    cr_assert_eq(sch_mem_sched_estimate("1f1b", SCH_STAGES_MAX + 1, 1, SCH_REMAT_NEVER, 1,
+                                        &est), 1);
+    cr_assert_eq(sch_mem_sched_estimate("zb-v", SCH_STAGES_MAX / 2, 2, SCH_REMAT_NEVER, 1, &est),
+                 0);
+    cr_assert_eq(est.n_stages, SCH_STAGES_MAX);
+    /* every device holds two stages, 3 ops per micro-batch each (F, B, W),
+     * their boundary sends and receives, and an update */
+    cr_assert_gt(est.n_ops, (int64_t)SCH_STAGES_MAX * 2 * 3);
 }
