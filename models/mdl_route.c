@@ -35,29 +35,40 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
     }
     if (!t->n_switches)
         return no_route(t, a, b);
-    /* incidence lists: the links of each node, in link order */
+    /* incidence lists: the links of each node, in link order (the
+     * topology's index, else built here for a topology edited after load) */
     int nn = t->n_devices + t->n_switches, rc = 0;
-    size_t ends = 0;
-    for (int i = 0; i < t->n_links; i++)
-        ends += (size_t)t->links[i].n_ends;
-    int *first = calloc((size_t)nn + 1, sizeof *first);
-    int *inc = malloc(sizeof *inc * (ends ? ends : 1));
+    const int *first, *inc = mdl_topology_incidence(t, &first);
+    int *own_first = NULL, *own_inc = NULL;
     int *dist = malloc(sizeof *dist * (size_t)nn);
     int *queue = malloc(sizeof *queue * (size_t)nn);
-    if (!first || !inc || !dist || !queue) {
+    if (!dist || !queue) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    for (int i = 0; i < t->n_links; i++)
-        for (int k = 0; k < t->links[i].n_ends; k++)
-            first[t->links[i].ends[k] + 1]++;
-    for (int v = 0; v < nn; v++)
-        first[v + 1] += first[v];
-    for (int v = 0; v < nn; v++)
-        dist[v] = first[v]; /* fill cursor, reset below */
-    for (int i = 0; i < t->n_links; i++)
-        for (int k = 0; k < t->links[i].n_ends; k++)
-            inc[dist[t->links[i].ends[k]]++] = i;
+    if (!inc) {
+        size_t ends = 0;
+        for (int i = 0; i < t->n_links; i++)
+            ends += (size_t)t->links[i].n_ends;
+        own_first = calloc((size_t)nn + 1, sizeof *own_first);
+        own_inc = malloc(sizeof *own_inc * (ends ? ends : 1));
+        if (!own_first || !own_inc) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int i = 0; i < t->n_links; i++)
+            for (int k = 0; k < t->links[i].n_ends; k++)
+                own_first[t->links[i].ends[k] + 1]++;
+        for (int v = 0; v < nn; v++)
+            own_first[v + 1] += own_first[v];
+        for (int v = 0; v < nn; v++)
+            dist[v] = own_first[v]; /* fill cursor, reset below */
+        for (int i = 0; i < t->n_links; i++)
+            for (int k = 0; k < t->links[i].n_ends; k++)
+                own_inc[dist[t->links[i].ends[k]]++] = i;
+        first = own_first;
+        inc = own_inc;
+    }
     /* hops to b, expanding only b and switches (devices do not forward) */
     for (int v = 0; v < nn; v++)
         dist[v] = -1;
@@ -108,8 +119,8 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
         u = next;
     }
 out:
-    free(first);
-    free(inc);
+    free(own_first);
+    free(own_inc);
     free(dist);
     free(queue);
     return rc;

@@ -149,6 +149,14 @@ struct mdl_topology {
      * file gives none; bytes_per_param above is the policy's when it does.
      * Overheads 0 unless given. */
     struct mdl_mempolicy mem;
+    /* Incidence index (built by the loaders, mdl_topology_index): each
+     * node's links in link order, inc[inc_first[v] .. inc_first[v + 1]).
+     * Used only while links, n_links and the node count are those it was
+     * built for; a topology edited after (tests, calibration) falls back
+     * to scanning the links. */
+    int *inc_first, *inc;
+    const struct mdl_link *inc_links;
+    int inc_n_links, inc_nodes;
 };
 
 /* path: a file, or a bundled topology's name (models/mdl_preset.h). */
@@ -160,8 +168,13 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
                        double latency, struct mdl_topology **out);
 void mdl_topology_free(struct mdl_topology *t);
+/* (Re)builds the incidence index above: 0, or PS_ENOMEM. O(ends). */
+int mdl_topology_index(struct mdl_topology *t);
+/* The index when it matches the topology as it is now, else NULL (and
+ * *first NULL). */
+const int *mdl_topology_incidence(const struct mdl_topology *t, const int **first);
 /* Index of the first listed link joining nodes a and b, or -1.
- * O(links * ends). */
+ * O(degree(a) + degree(b)) with the index, else O(links * ends). */
 int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
 /* Name of node i: a device (i < n_devices) or a switch. */
 const char *mdl_topology_node_name(const struct mdl_topology *t, int i);

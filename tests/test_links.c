@@ -537,3 +537,66 @@ Test(links, gpipe_recurrence_agrees_with_the_engine)
     }
     cr_assert_eq(cases, 300);
 }
+
+/* The incidence index (mdl_topology_index) gives what a scan of the links
+ * gives: for every pair of nodes the first listed link joining them, with
+ * a bus over a dedicated link and switches; and routes through it equal
+ * the routes without the index (a topology edited after load). */
+Test(links, the_incidence_index_finds_what_a_scan_finds)
+{
+    struct mdl_topology *t = parse(
+        "{\"devices\": [{\"name\": \"g\", \"count\": 5, \"flops\": 1e12, \"memory\": 1e12}],"
+        " \"switches\": [{\"name\": \"sw\"}],"
+        " \"links\": [{\"name\": \"a\", \"endpoints\": [\"g1\", \"g2\"], \"bandwidth\": 1e9},"
+        " {\"name\": \"bus\", \"endpoints\": [\"g0\", \"g1\", \"g2\", \"g3\", \"sw\"],"
+        "  \"shared\": true,"
+        "  \"bandwidth\": 2e9},"
+        " {\"name\": \"up4\", \"endpoints\": [\"g4\", \"sw\"], \"bandwidth\": 5e9}]}");
+    const int *first, *inc = mdl_topology_incidence(t, &first);
+    cr_assert_not_null(inc, "the loader builds the index");
+    int nn = t->n_devices + t->n_switches;
+    for (int a = 0; a < nn; a++)
+        for (int b = 0; b < nn; b++) {
+            if (a == b)
+                continue;
+            int want = -1;
+            for (int i = 0; i < t->n_links && want < 0; i++) {
+                int ha = 0, hb = 0;
+                for (int k = 0; k < t->links[i].n_ends; k++) {
+                    ha |= t->links[i].ends[k] == a;
+                    hb |= t->links[i].ends[k] == b;
+                }
+                if (ha && hb)
+                    want = i;
+            }
+            cr_assert_eq(mdl_topology_link_between(t, a, b), want, "%d-%d", a, b);
+        }
+    cr_assert_eq(mdl_topology_link_between(t, 1, 2), 0, "the first listed of a and bus");
+    cr_assert_eq(mdl_topology_link_between(t, 0, 2), 1, "the bus");
+    cr_assert_eq(mdl_topology_link_between(t, 0, 4), -1);
+    struct mdl_route with[5][5], without;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++)
+            if (a != b)
+                cr_assert_eq(mdl_topology_route(t, a, b, &with[a][b]), 0, "%s", ps_errmsg());
+    cr_assert_eq(with[0][4].n_hops, 2, "g0 -bus- sw -up4- g4");
+    /* an edited topology (one link fewer, then back) is not read through a
+     * stale index */
+    t->n_links--;
+    cr_assert_null(mdl_topology_incidence(t, &first));
+    cr_assert_eq(mdl_topology_route(t, 0, 4, &without), -PS_EINVAL, "up4 is gone");
+    t->n_links++;
+    cr_assert_not_null(mdl_topology_incidence(t, &first));
+    free(t->inc);
+    t->inc = NULL;
+    for (int a = 0; a < 5; a++)
+        for (int b = 0; b < 5; b++) {
+            if (a == b)
+                continue;
+            cr_assert_eq(mdl_topology_route(t, a, b, &without), 0);
+            cr_assert_eq(without.n_hops, with[a][b].n_hops, "%d-%d", a, b);
+            for (int h = 0; h < without.n_hops; h++)
+                cr_assert_eq(without.hops[h].link, with[a][b].hops[h].link, "%d-%d", a, b);
+        }
+    mdl_topology_free(t);
+}
