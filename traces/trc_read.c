@@ -139,6 +139,55 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
 /* A device runs one compute op at a time (trc_layout.h): in a trace sorted
  * by start, each compute op starts no earlier than the device's previous one
  * ended, give or take a microsecond (the format's unit, rounded). */
+struct op_key {
+    int32_t device, stage, mb;
+    uint8_t kind;
+    size_t idx;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+    const struct op_key *a = x, *b = y;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->stage != b->stage)
+        return a->stage < b->stage ? -1 : 1;
+    if (a->mb != b->mb)
+        return a->mb < b->mb ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Each op (device, kind, stage, micro-batch) once: a repeated one would be
+ * matched to nothing in a comparison and named as missing from the other
+ * trace. */
+static int check_unique_ops(const char *path, const struct trc_trace *t)
+{
+    if (t->n_events < 2)
+        return 0;
+    struct op_key *k = malloc(sizeof *k * t->n_events);
+    if (!k)
+        return ps_error(PS_ENOMEM, "%s: out of memory", path);
+    for (size_t i = 0; i < t->n_events; i++)
+        k[i] = (struct op_key){ t->events[i].device, t->events[i].stage, t->events[i].mb,
+                                t->events[i].kind, i };
+    qsort(k, t->n_events, sizeof *k, cmp_key);
+    int rc = 0;
+    for (size_t i = 1; i < t->n_events && !rc; i++)
+        if (!cmp_key(&(struct op_key){ k[i].device, k[i].stage, k[i].mb, k[i].kind, 0 },
+                     &(struct op_key){ k[i - 1].device, k[i - 1].stage, k[i - 1].mb,
+                                       k[i - 1].kind, 0 })) {
+            struct sch_op op = { k[i].kind, k[i].stage, k[i].mb };
+            char lab[32];
+            sch_op_label(&op, lab, sizeof lab);
+            rc = ps_error(PS_EPARSE, "%s: %s of stage %d on device %d appears more than once",
+                          path, lab, k[i].stage, k[i].device);
+        }
+    free(k);
+    return rc;
+}
+
 static int check_compute_serial(const char *path, const struct trc_trace *t)
 {
     const int64_t slack_ns = 1000;
@@ -191,7 +240,23 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
         return rc;
     }
     trc_trace_sort(t);
-    if ((rc = check_compute_serial(path, t)) < 0) {
+    rc = check_unique_ops(path, t);
+    if (!rc)
+        rc = check_compute_serial(path, t);
+    if (!rc && t->n_events > 0) { /* the header's counts are the events' */
+        int top_dev = 0, top_stage = 0;
+        for (size_t i = 0; i < t->n_events; i++) {
+            top_dev = t->events[i].device > top_dev ? t->events[i].device : top_dev;
+            top_stage = t->events[i].stage > top_stage ? t->events[i].stage : top_stage;
+        }
+        if (top_dev + 1 != t->n_devices)
+            rc = ps_error(PS_EPARSE, "%s: pipesim.devices is %d but the events are on %d "
+                          "device%s", path, t->n_devices, top_dev + 1, top_dev ? "s" : "");
+        else if (top_stage + 1 != t->n_stages)
+            rc = ps_error(PS_EPARSE, "%s: pipesim.stages is %d but the events are of %d "
+                          "stage%s", path, t->n_stages, top_stage + 1, top_stage ? "s" : "");
+    }
+    if (rc < 0) {
         trc_trace_free(t);
         return rc;
     }
