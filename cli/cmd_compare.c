@@ -6,6 +6,9 @@
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static const char help[] =
     "usage: pipesim compare SIM.json MEASURED.json [--format table|csv|json] [--out F]\n"
     "       pipesim compare --replay MEASURED.json [--shuffles N] [--seed S] [--format F]\n"
@@ -131,8 +134,17 @@ int cmd_compare(int argc, char **argv)
     struct trc_trace *a = NULL, *b = NULL;
     struct ana_compare *cmp = NULL;
     if ((rc = trc_read_chrome(argv[optind], &a)) < 0 ||
-        (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
-        (rc = ana_compare_new(a, b, &cmp)) < 0)
+        (rc = trc_read_chrome(argv[optind + 1], &b)) < 0)
+        goto out;
+    /* the order sets the sign of every error: say when the headers say the
+     * two were swapped (two simulated, or two measured, traces may be
+     * compared on purpose: docs/validation.md compares two partitions) */
+    if (!strcmp(a->source, "measured") && !strcmp(b->source, "simulated"))
+        fprintf(stderr, "pipesim compare: warning: by their headers %s is '%s' and %s is "
+                "'%s'; the order is SIM.json MEASURED.json, so each error is the second "
+                "file's against the first's\n", argv[optind], a->source, argv[optind + 1],
+                b->source);
+    if ((rc = ana_compare_new(a, b, &cmp)) < 0)
         goto out;
     rc = cli_write_output(out, print_compare,
                           &(struct compare_out){ .cmp = cmp, .format = format });

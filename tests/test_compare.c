@@ -228,5 +228,23 @@ Test(compare, cli_end_to_end)
     cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json 2>/dev/null", th_pipesim()), 2);
     cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json /nonexistent.json 2>/dev/null",
                        th_pipesim()), 5);
+    /* a measured trace given first and a simulated one second: a warning
+     * that the signs read the other way (two simulated traces: none) */
+    cr_assert_eq(th_sh("sed 's/\"source\": *\"simulated\"/\"source\": \"measured\"/' "
+                       "/tmp/pipesim-cmp.json > /tmp/pipesim-cmp-m.json && "
+                       "grep -q '\"measured\"' /tmp/pipesim-cmp-m.json"), 0);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp-m.json /tmp/pipesim-cmp.json >/dev/null "
+                       "2>/tmp/pipesim-cmp.err && grep -q \"^pipesim compare: warning: by "
+                       "their headers /tmp/pipesim-cmp-m.json is 'measured' and "
+                       "/tmp/pipesim-cmp.json is 'simulated'\" /tmp/pipesim-cmp.err",
+                       th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json /tmp/pipesim-cmp-m.json >/dev/null "
+                       "2>/tmp/pipesim-cmp.err && test ! -s /tmp/pipesim-cmp.err",
+                       th_pipesim()), 0);
+    cr_assert_eq(th_sh("%s compare /tmp/pipesim-cmp.json /tmp/pipesim-cmp.json >/dev/null "
+                       "2>/tmp/pipesim-cmp.err && test ! -s /tmp/pipesim-cmp.err",
+                       th_pipesim()), 0);
     unlink("/tmp/pipesim-cmp.json");
+    unlink("/tmp/pipesim-cmp-m.json");
+    unlink("/tmp/pipesim-cmp.err");
 }
