@@ -4,6 +4,8 @@
  * and the error paths on small hand-written traces. */
 #include "helpers.h"
 
+#include <math.h>
+
 #include "analysis/ana_predict.h"
 #include "models/mdl_torch.h"
 
@@ -341,4 +343,53 @@ Test(import_torch, sidecar_stash_shared_bytes)
               ps_errmsg());
     cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
                                   "x,1,2,8,0\ny,1,2,8,4\n", 1), 0, "%s", ps_errmsg());
+}
+
+/* Many distinct layers and threads, each over several steps, are summed
+ * per name (a hash table: a linear search made 200 000 layers take 100 s);
+ * a layer name starting with '#' (after blanks) is refused, since the
+ * profile would read its row as a comment. */
+Test(import_torch, many_layers_by_name_and_no_comment_names)
+{
+    char path[] = "/tmp/pipesim-torch-many-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"traceEvents\":[", f);
+    enum { N = 5000, STEPS = 3 };
+    double ts = 0;
+    for (int s = 0; s < STEPS; s++)
+        for (int i = 0; i < N; i++) {
+            fprintf(f, "%s{\"ph\":\"X\",\"name\":\"layer:l%d\",\"ts\":%g,\"dur\":%d,"
+                    "\"pid\":1,\"tid\":%d,\"cat\":\"user_annotation\"}", s || i ? "," : "", i,
+                    ts, 1 + i % 7, 1 + i % 3);
+            ts += 10;
+        }
+    fputs("]}", f);
+    fclose(f);
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_assert_eq(p->n_layers, N);
+    for (int i = 0; i < N; i += 997) {
+        char want[16];
+        snprintf(want, sizeof want, "l%d", i);
+        cr_assert_str_eq(p->layers[i].name, want);
+        /* the mean over the steps of (1 + i % 7) us */
+        cr_assert(fabs(p->layers[i].fwd - (1 + i % 7) * 1e-6) < 1e-12, "%s: %g", want,
+                  p->layers[i].fwd);
+    }
+    mdl_profile_free(p);
+    static const char *const bad[] = { "#x", "  #x", "\\t#" }; /* JSON: a tab */
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        f = fopen(path, "w");
+        fprintf(f, "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"layer:%s\",\"ts\":0,\"dur\":5,"
+                "\"pid\":1,\"tid\":1,\"cat\":\"user_annotation\"}]}", bad[b]);
+        fclose(f);
+        p = (void *)1;
+        cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), -PS_EINVAL, "'%s'", bad[b]);
+        cr_assert(strstr(ps_errmsg(), "not starting with '#'"), "%s", ps_errmsg());
+    }
+    unlink(path);
 }
