@@ -74,8 +74,17 @@ static void print_table(const void *obj, FILE *f)
         fprintf(f, "\nsensitivity     the step's change per 1 %% more of each figure, on every "
                 "device and link\n                at once (elasticity; the partition "
                 "kept):\n");
-        for (int k = 0; k < ANA_KNOB_N; k++)
-            fprintf(f, "  %-17s %+6.3f\n", ana_knob_titles[k], p->sens[k]);
+        int none = 0;
+        for (int k = 0; k < ANA_KNOB_N; k++) {
+            if (isnan(p->sens[k])) {
+                fprintf(f, "  %-17s %6s\n", ana_knob_titles[k], "-");
+                none = 1;
+            } else {
+                fprintf(f, "  %-17s %+6.3f\n", ana_knob_titles[k], p->sens[k]);
+            }
+        }
+        if (none)
+            fprintf(f, "  -: the run with that figure 1 %% away is beyond the engine's range\n");
     }
 }
 
@@ -104,7 +113,7 @@ static void print_csv(const void *obj, FILE *f)
                 PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
                 (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
         for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
-            fprintf(f, ",%s", PS_DBL(p->sens[k]));
+            fprintf(f, ",%s", isnan(p->sens[k]) ? "" : PS_DBL(p->sens[k]));
         fputc('\n', f);
     }
 }
@@ -161,7 +170,8 @@ static int print_json(const void *obj, FILE *f)
         if (!sens)
             bad = 1;
         for (int k = 0; sens && k < ANA_KNOB_N; k++)
-            bad |= json_object_set_new(sens, ana_knob_names[k], json_real(p->sens[k]));
+            bad |= json_object_set_new(sens, ana_knob_names[k],
+                                       isnan(p->sens[k]) ? json_null() : json_real(p->sens[k]));
         bad |= json_object_set_new(o, "sensitivity", sens);
     }
     return ps_json_print(o, f, bad);

@@ -191,8 +191,12 @@ int ana_sensitivity(const struct ana_config *c, double e[ANA_KNOB_N])
     for (int k = 0; k < ANA_KNOB_N; k++) {
         int rc = ana_elasticity(c->topo, (enum ana_knob)k, ANA_SENS_REL, ana_sens_step,
                                 (void *)c, &e[k]);
-        if (rc < 0)
+        if (rc == -PS_EINVAL) { /* the run 1 % away is beyond the engine's range */
+            e[k] = NAN;
+            ps_error_clear();
+        } else if (rc < 0) {
             return rc;
+        }
     }
     return 0;
 }

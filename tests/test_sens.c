@@ -369,3 +369,27 @@ Test(sens, predict_prints_it_in_every_format)
         cr_expect(!strstr(out, "sensitivity") && !strstr(out, "sens_"), "%s", out);
     }
 }
+
+/* A run in range whose neighbour 1 % away is not (a per-op overhead of
+ * 9.999e8 s: +1 % passes the engine's 1e9 s per op) has that elasticity
+ * left out ('-', empty, null) instead of failing the command, which
+ * predict without --sensitivity runs (it was exit 4 naming the perturbed
+ * time). */
+Test(sens, a_neighbour_out_of_range_leaves_its_elasticity_out)
+{
+    char dir[64], out[8192];
+    th_tmpdir(dir, sizeof dir, "sens");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s gen chain -n 2 --overhead 9.999e8 -o ov.json", dir, ps), 0);
+    const char *base = "cd %s && %s predict --model mlp:layers=2,width=4 --topology ov.json "
+                       "-K 2 -M 1 --batch 1 --sensitivity --format %s";
+    cr_assert_eq(th_capture(out, sizeof out, base, dir, ps, "table"), 0, "%s", out);
+    cr_expect(strstr(out, "  per-kernel cost        -\n") &&
+              strstr(out, "  -: the run with that figure 1 % away is beyond the engine's "
+                          "range\n") && strstr(out, "  link bandwidth    +"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, base, dir, ps, "json"), 0);
+    cr_expect(strstr(out, "\"overhead\": null") && strstr(out, "\"matrix\": "), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, base, dir, ps, "csv"), 0);
+    cr_expect(strstr(out, ",sens_overhead,") && strstr(out, ",,"), "%s", out);
+    th_sh("rm -rf %s", dir);
+}
