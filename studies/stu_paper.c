@@ -1,6 +1,7 @@
 /* stu_paper_run: loads the paper's topologies, writes the requested tables;
  * plus the helpers the table files share (markdown files, cells, plots). */
 #include "studies/stu_paper_int.h"
+#include "studies/stu_out.h"
 #include "studies/stu_paper_text.h"
 #include "studies/stu_data.h"
 #include "analysis/ana_rank.h"
@@ -83,8 +84,13 @@ int stu_paper_md_close(const struct stu_paper_ctx *c, struct ps_afile *af, int r
         return rc;
     }
     char *path = af->path ? strdup(af->path) : NULL;
+    if (c->o->out && path && (rc = stu_out_add(c->o->out, strrchr(path, '/') + 1)) < 0) {
+        ps_afile_abort(af);
+        free(path);
+        return rc;
+    }
     rc = ps_afile_commit(af);
-    if (rc == 0 && c->o->log && path)
+    if (rc == 0 && c->o->log && !c->o->out && path)
         fprintf(c->o->log, "wrote %s\n", path);
     free(path);
     return rc;
@@ -102,7 +108,11 @@ static int write_file(const struct stu_paper_ctx *c, const char *name, const cha
         stu_tmpl_put(af.f, tx, section, v);
     else
         fputs(text, af.f);
-    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log)
+    if (c->o->out && (rc = stu_out_add(c->o->out, name)) < 0) {
+        ps_afile_abort(&af);
+        return rc;
+    }
+    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log && !c->o->out)
         fprintf(c->o->log, "wrote %s\n", path);
     return rc;
 }
@@ -135,11 +145,11 @@ int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char
     /* stdout is the temporary, cwd the output folder (the script's data) */
     struct ps_gnuplot_cmd g = { .script = script, .cwd = c->o->out_dir,
                                 .out_fd = fileno(af.f), .what = path };
-    if ((rc = ps_gnuplot_run(&g)) < 0) {
+    if ((rc = ps_gnuplot_run(&g)) < 0 || (c->o->out && (rc = stu_out_add(c->o->out, png)) < 0)) {
         ps_afile_abort(&af);
         return rc;
     }
-    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log)
+    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log && !c->o->out)
         fprintf(c->o->log, "wrote %s\n", path);
     return rc;
 }
@@ -402,8 +412,13 @@ int stu_paper_run(const struct stu_paper_opts *o)
     int rc = stu_paper_open(o, &c);
     if (rc < 0)
         return rc;
-    if ((rc = declare_io(o)) < 0 || (rc = ps_mkdirs(o->out_dir)) < 0)
+    struct stu_out out = { .stage_slot = -1 };
+    struct stu_paper_opts so = *o; /* writing into the staging folder */
+    if ((rc = declare_io(o)) < 0 || (rc = stu_out_begin(&out, o->out_dir, o->log)) < 0)
         goto out_close;
+    so.out_dir = out.stage;
+    so.out = &out;
+    c->o = &so;
     if ((o->tables & STU_PAPER_T1) && (rc = stu_paper_table1(c)) < 0)
         goto out_close;
     if ((o->tables & STU_PAPER_T2) && (rc = stu_paper_table2(c)) < 0)
@@ -412,7 +427,9 @@ int stu_paper_run(const struct stu_paper_opts *o)
         goto out_close;
     if ((o->tables & STU_PAPER_PARTS) && (rc = stu_paper_partitions(c)) < 0)
         goto out_close;
+    rc = stu_out_commit(&out);
 out_close:
+    stu_out_abort(&out);
     stu_paper_close(c);
     return rc;
 }

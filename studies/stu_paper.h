@@ -47,6 +47,8 @@ enum {
  * --data. */
 #define STU_PAPER_DATA "gpipe"
 
+struct stu_out;
+
 struct stu_paper_opts {
     const char *out_dir;   /* results/paper; created if missing */
     const char *topo_dir;  /* where tpu-v2.json, tpu-v3.json, p100-pcie-8.json are;
@@ -56,6 +58,8 @@ struct stu_paper_opts {
     unsigned tables;       /* STU_PAPER_* mask */
     int plots;             /* 1: PNG plots when gnuplot is present */
     FILE *log;             /* one line per file written; NULL = quiet */
+    struct stu_out *out;   /* set by stu_paper_run: files are staged there
+                              (studies/stu_out.h) and published together */
 };
 
 /* "1,2,3,partitions" or "all" -> mask; PS_EUSAGE naming the bad item. */

@@ -1,6 +1,7 @@
 /* torchgpipe's AmoebaNet-D (18, 256) speed benchmark, predicted row by row
  * (stu_torchgpipe.h): the predictions, then speed.md and speed.csv. */
 #include "studies/stu_torchgpipe.h"
+#include "studies/stu_out.h"
 #include "studies/stu_tgneed.h"
 #include "studies/stu_tgmem.h"
 #include "studies/stu_tgumem.h"
@@ -442,7 +443,11 @@ int stu_tg_write(const struct stu_tg_opts *o, const char *name,
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
         return rc;
     fn(af.f, arg);
-    if ((rc = ps_afile_commit(&af)) == 0 && o->log)
+    if (o->out && (rc = stu_out_add(o->out, name)) < 0) {
+        ps_afile_abort(&af);
+        return rc;
+    }
+    if ((rc = ps_afile_commit(&af)) == 0 && o->log && !o->out)
         fprintf(o->log, "wrote %s\n", path);
     return rc;
 }
@@ -527,20 +532,28 @@ int stu_torchgpipe_run(const struct stu_tg_opts *o)
         rc = stu_tmpl_load(dir, STU_TGU_FILE ".md", stu_tgu_text, STU_TGU_NTEXT, &utx);
     if (rc == 0)
         rc = declare_io(o, r, mem, umem, dir);
-    if (rc == 0)
-        rc = ps_mkdirs(o->out_dir);
+    /* staged, then published together (studies/stu_out.h) */
+    struct stu_out out = { .stage_slot = -1 };
+    struct stu_tg_opts so = *o;
+    if (rc == 0 && (rc = stu_out_begin(&out, o->out_dir, o->log)) == 0) {
+        so.out_dir = out.stage;
+        so.out = &out;
+    }
     for (int k = 0; rc == 0 && k < STU_TG_NBENCH; k++) {
         struct tg_out t = { r[k], tx[k] };
         snprintf(name, sizeof name, "%s.md", stu_tg_bench[k].file);
-        if ((rc = stu_tg_write(o, name, md_fn, &t)) < 0)
+        if ((rc = stu_tg_write(&so, name, md_fn, &t)) < 0)
             break;
         snprintf(name, sizeof name, "%s.csv", stu_tg_bench[k].file);
-        rc = stu_tg_write(o, name, csv_fn, &t);
+        rc = stu_tg_write(&so, name, csv_fn, &t);
     }
     if (rc == 0)
-        rc = stu_tgm_write(o, mem, mtx);
+        rc = stu_tgm_write(&so, mem, mtx);
     if (rc == 0)
-        rc = stu_tgu_write(o, umem, utx);
+        rc = stu_tgu_write(&so, umem, utx);
+    if (rc == 0)
+        rc = stu_out_commit(&out);
+    stu_out_abort(&out);
     for (int k = 0; k < STU_TG_NBENCH; k++) {
         stu_tmpl_free(tx[k]);
         stu_tg_run_free(r[k]);

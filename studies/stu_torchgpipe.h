@@ -106,12 +106,16 @@ struct stu_csv;
  * PS_EPARSE naming file:line:column and the field 'balance'. */
 int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn, int *total);
 
+struct stu_out;
+
 struct stu_tg_opts {
     const char *out_dir;   /* results/torchgpipe; created if missing */
     const char *topo_dir;  /* where p40-pcie-8.json is; NULL = the data folder's */
     const char *data_dir;  /* reference/, text/; NULL = the data folder's STU_TG_DATA */
     FILE *log;             /* one line per file written; NULL = quiet */
     const struct stu_tg_bench *bench; /* stu_tg_predict's; NULL = stu_tg_bench[0] */
+    struct stu_out *out;   /* set by stu_torchgpipe_run: files are staged there
+                              (studies/stu_out.h) and published together */
 };
 
 /* What one hardware figure alone would have to be for a row's prediction

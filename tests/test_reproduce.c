@@ -310,3 +310,23 @@ Test(reproduce, torchgpipe_bad_input_writes_nothing)
     cr_assert_eq(th_sh("grep -q 'p40-pcie-8.json' %s/err", dir), 0);
     cr_assert_eq(th_sh("test ! -e %s/out", dir), 0, "something was written");
 }
+
+/* A study's folder is written as one set: a file that cannot be written
+ * (here a folder in the way of the last table) leaves the others unwritten
+ * and no staging folder (tables 1 and 2 were already in place, so a rerun
+ * mixed new tables with old ones); on success each file is logged once. */
+Test(reproduce, a_study_writes_its_folder_all_or_nothing)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("mkdir -p %s/g/table3.md && %s reproduce gpipe --out-dir %s/g "
+                       "--no-plots 2>%s/err", dir, pp, dir, dir), 5);
+    cr_assert_eq(th_sh("grep -q 'g/table3.md: cannot write: Is a directory' %s/err", dir), 0);
+    cr_assert_eq(th_sh("test \"$(ls -A %s/g)\" = table3.md", dir), 0, "a file was left");
+    cr_assert_eq(th_sh("mkdir -p %s/t/unet-memory.csv && %s reproduce torchgpipe --out-dir %s/t "
+                       "2>%s/err", dir, pp, dir, dir), 5);
+    cr_assert_eq(th_sh("test \"$(ls -A %s/t)\" = unet-memory.csv", dir), 0, "a file was left");
+    cr_assert_eq(th_sh("rmdir %s/g/table3.md && %s reproduce gpipe --out-dir %s/g --no-plots "
+                       ">%s/log 2>&1 && test $(grep -c '^wrote %s/g/' %s/log) = $(ls %s/g | wc -l)"
+                       " && test \"$(ls -A %s/g | grep -c '^\\.')\" = 0", dir, pp, dir, dir, dir,
+                       dir, dir, dir), 0);
+}

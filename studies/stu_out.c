@@ -1,0 +1,141 @@
+/* stu_out: a study's output folder as one set (see stu_out.h). */
+#include "studies/stu_out.h"
+
+#include "base/ps_afile.h"
+#include "base/ps_error.h"
+#include "base/ps_fs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int join(char *buf, size_t n, const char *dir, const char *name)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n)
+        return ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
+    return 0;
+}
+
+int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
+{
+    memset(s, 0, sizeof *s);
+    s->stage_slot = -1;
+    s->log = log;
+    int rc;
+    if ((size_t)snprintf(s->final, sizeof s->final, "%s", out_dir) >= sizeof s->final)
+        return ps_error(PS_EUSAGE, "--out-dir: path too long");
+    if ((rc = ps_mkdirs(out_dir)) < 0 ||
+        (rc = join(s->stage, sizeof s->stage, out_dir, ".pipesim-stage-XXXXXX")) < 0)
+        return rc;
+    if ((rc = ps_afile_mkdtemp(s->stage)) < 0) {
+        s->stage[0] = 0;
+        return ps_error(PS_EIO, "%s: cannot create a folder there: %s", out_dir,
+                        strerror(errno ? errno : EIO));
+    }
+    s->stage_slot = rc;
+    return 0;
+}
+
+int stu_out_add(struct stu_out *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!strcmp(s->names[i], name))
+            return 0;
+    if (strlen(name) >= sizeof *s->names)
+        return ps_error(PS_EUSAGE, "output name too long: %s", name);
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        char(*nn)[256] = realloc(s->names, sizeof *nn * (size_t)cap);
+        if (nn)
+            s->names = nn;
+        int *ns = nn ? realloc(s->slots, sizeof *ns * (size_t)cap) : NULL;
+        if (!ns)
+            return ps_error(PS_ENOMEM, "out of memory");
+        s->slots = ns;
+        s->cap = cap;
+    }
+    char path[8192];
+    int rc = join(path, sizeof path, s->stage, name);
+    if (rc < 0 || (rc = ps_afile_track(path)) < 0)
+        return rc;
+    snprintf(s->names[s->n], sizeof *s->names, "%s", name);
+    s->slots[s->n++] = rc;
+    return 0;
+}
+
+/* Copies the staged file into the open output. */
+static int copy_into(const char *from, struct ps_afile *af, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return ps_error(PS_EIO, "%s: cannot read: %s", from, strerror(errno));
+    char buf[65536];
+    size_t k;
+    int rc = 0;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, k, af->f) != k) {
+            rc = ps_error(PS_EIO, "%s: write failed: %s", to, strerror(errno ? errno : EIO));
+            break;
+        }
+    if (rc == 0 && ferror(in))
+        rc = ps_error(PS_EIO, "%s: cannot read: %s", from, strerror(errno ? errno : EIO));
+    fclose(in);
+    return rc;
+}
+
+int stu_out_commit(struct stu_out *s)
+{
+    struct ps_afile *af = calloc((size_t)(s->n ? s->n : 1), sizeof *af);
+    if (!af) {
+        stu_out_abort(s);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int rc = 0, open_n = 0;
+    char from[8192], to[8192];
+    /* all opened, written and synced before the first is renamed */
+    for (int i = 0; i < s->n && rc == 0; i++) {
+        if ((rc = join(to, sizeof to, s->final, s->names[i])) < 0 ||
+            (rc = ps_afile_open(&af[i], to)) < 0)
+            break;
+        open_n = i + 1;
+        if ((rc = join(from, sizeof from, s->stage, s->names[i])) == 0)
+            rc = copy_into(from, &af[i], to);
+    }
+    for (int i = 0; i < open_n && rc == 0; i++)
+        rc = ps_afile_sync(&af[i]);
+    for (int i = 0; i < open_n; i++) {
+        if (rc < 0)
+            ps_afile_abort(&af[i]);
+        else
+            rc = ps_afile_commit(&af[i]);
+    }
+    free(af);
+    if (rc == 0 && s->log)
+        for (int i = 0; i < s->n; i++)
+            fprintf(s->log, "wrote %s/%s\n", s->final, s->names[i]);
+    stu_out_abort(s);
+    return rc;
+}
+
+void stu_out_abort(struct stu_out *s)
+{
+    char path[8192];
+    for (int i = 0; i < s->n; i++) {
+        if (join(path, sizeof path, s->stage, s->names[i]) == 0)
+            unlink(path);
+        ps_afile_untrack(s->slots[i]);
+    }
+    if (s->stage[0]) {
+        rmdir(s->stage);
+        s->stage[0] = 0;
+    }
+    if (s->stage_slot >= 0)
+        ps_afile_untrack(s->stage_slot);
+    s->stage_slot = -1;
+    free(s->names);
+    free(s->slots);
+    s->names = NULL;
+    s->slots = NULL;
+    s->n = s->cap = 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * stu_out — a study's output folder written as one set: every file is
+ * written into a staging folder beside the others (<out_dir>/.pipesim-
+ * stage-XXXXXX, so gnuplot finds the data files the scripts name), and
+ * only when the whole study has succeeded are they published, again as a
+ * set (each opened with ps_afile, all written and synced, then all
+ * renamed). A study that fails, or a signal, leaves the folder as it was:
+ * no new table beside old ones, no staging folder.
+ *
+ * stu_out_begin(s, out_dir, log): creates out_dir if missing and the
+ * staging folder (s->stage), tracked for the signal handler. Write files
+ * as <s->stage>/<name>; before committing each, stu_out_add(s, name)
+ * records it (tracked too; a name given twice is kept once).
+ * stu_out_commit publishes every recorded file into out_dir in order,
+ * writes "wrote <out_dir>/<name>" on log per file once all are in place,
+ * and removes the staging folder; on an error nothing is replaced and the
+ * staging folder is removed. stu_out_abort removes it (after a failure;
+ * harmless after a commit).
+ * Cost: each file is copied once from the staging folder.
+ */
+#ifndef STU_OUT_H
+#define STU_OUT_H
+
+#include <stdio.h>
+
+struct stu_out {
+    char final[4096];   /* the folder asked for */
+    char stage[4096];   /* <final>/.pipesim-stage-XXXXXX */
+    int stage_slot;     /* its ps_afile tracking slot, -1 when gone */
+    FILE *log;
+    int n, cap;
+    char (*names)[256]; /* staged files in the order written */
+    int *slots;         /* their tracking slots */
+};
+
+int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log);
+int stu_out_add(struct stu_out *s, const char *name);
+int stu_out_commit(struct stu_out *s);
+void stu_out_abort(struct stu_out *s);
+
+#endif
