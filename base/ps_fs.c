@@ -19,6 +19,8 @@ static int make_one(const char *buf)
     struct stat st;
     if (stat(buf, &st) == 0) /* EEXIST, or EROFS/EACCES on a folder already there */
         return S_ISDIR(st.st_mode) ? 0 : ps_error(PS_EIO, "%s: not a directory", buf);
+    if (e == EEXIST) /* a name there that leads nowhere: a link loop or a dangling link */
+        e = errno;
     return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(e));
 }
 
