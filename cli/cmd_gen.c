@@ -43,7 +43,7 @@ static int gen_model(int argc, char **argv)
             return -PS_EUSAGE;
         out = optarg;
     }
-    if (optind != argc - 1)
+    if (optind != argc - 1 || !*argv[optind])
         return ps_error(PS_EUSAGE, "model: expected one SPEC (see pipesim gen --help)");
     struct mdl_profile *p;
     int rc;

@@ -43,7 +43,11 @@ int cmd_import_torch(int argc, char **argv)
             if (o.batch <= 0)
                 return ps_error(PS_EUSAGE, "--batch must be > 0, got %s", optarg);
             break;
-        case 's': o.sizes_path = optarg; break;
+        case 's':
+            if (!*optarg)
+                return ps_error(PS_EUSAGE, "--sizes needs a file name");
+            o.sizes_path = optarg;
+            break;
         case 'p': o.prefix = optarg; break;
         case 'o': out_path = optarg; break;
         default: return -PS_EUSAGE;
@@ -65,13 +69,14 @@ int cmd_import_torch(int argc, char **argv)
     rc = mdl_profile_write(p, out_path);
     if (rc == 0) {
         if (rep.method == MDL_TORCH_BWD_NONE) /* the profile's default: 2 x forward */
-            fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
+            fprintf(stderr, "import-torch: %d layer%s, %d step%s at batch %g; per step forward "
                     "%.3f ms, no backward in the trace (each layer's bwd_ms written as 2 x "
-                    "its forward)", rep.n_layers, rep.steps, p->layers[0].at_batch,
-                    rep.fwd_us / 1e3);
+                    "its forward)", rep.n_layers, rep.n_layers == 1 ? "" : "s", rep.steps,
+                    rep.steps == 1 ? "" : "s", p->layers[0].at_batch, rep.fwd_us / 1e3);
         else
-            fprintf(stderr, "import-torch: %d layers, %d steps at batch %g; per step forward "
-                    "%.3f ms, backward %.3f ms (by %s)", rep.n_layers, rep.steps,
+            fprintf(stderr, "import-torch: %d layer%s, %d step%s at batch %g; per step forward "
+                    "%.3f ms, backward %.3f ms (by %s)", rep.n_layers,
+                    rep.n_layers == 1 ? "" : "s", rep.steps, rep.steps == 1 ? "" : "s",
                     p->layers[0].at_batch, rep.fwd_us / 1e3, rep.bwd_us / 1e3,
                     mdl_torch_bwd_name(rep.method));
         if (rep.unattributed_us > 0)

@@ -220,6 +220,10 @@ int main(int argc, char **argv)
     }
     int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
     if (help || !strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        if (!help && argc > 2) {
+            fprintf(stderr, "pipesim %s: takes no argument (got '%s')\n", argv[1], argv[2]);
+            return ps_exit_status(PS_EUSAGE);
+        }
         if (help)
             usage(stdout);
         else

@@ -185,6 +185,9 @@ static const struct bad_case cases[] = {
       "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
       PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+    { NULL, NULL, 0, "gen model ''", PS_EUSAGE, "model: expected one SPEC" },
+    { NULL, NULL, 0, "import-torch t.json --sizes ''", PS_EUSAGE, "--sizes needs a file name" },
+    { NULL, NULL, 0, "--version extra", PS_EUSAGE, "takes no argument (got 'extra')" },
     { NULL, NULL, 0, "compare-schedules --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
       PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "export-chakra --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 "
