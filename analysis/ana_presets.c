@@ -71,6 +71,18 @@ static void put_links(struct ps_strbuf *b, const struct mdl_preset_item *it)
 }
 
 /* The first sentence of text (up to ". " or the end), at most max bytes. */
+/* A file's name for a table line: control characters (a newline in a
+ * file name would break the line) as '?', as messages show them. CSV and
+ * JSON keep the name whole, quoted. */
+static const char *table_name(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", name);
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    return buf;
+}
+
 static void first_sentence(FILE *f, const char *text, int max)
 {
     const char *end = strstr(text, ". ");
@@ -101,8 +113,9 @@ static void print_table(const void *obj, FILE *f)
         const struct mdl_preset_item *it = &c->items[i];
         if (it->section != MDL_PRESET_SEC_TOPOLOGY)
             continue;
-        fprintf(f, "  %-20s %s; links: %s", it->name, ps_strbuf_str(&v->devices[i]),
-                ps_strbuf_str(&v->links[i]));
+        char nm[256];
+        fprintf(f, "  %-20s %s; links: %s", table_name(it->name, nm, sizeof nm),
+                ps_strbuf_str(&v->devices[i]), ps_strbuf_str(&v->links[i]));
         if (it->description) {
             fputs(". ", f);
             first_sentence(f, it->description, 200);
@@ -118,7 +131,8 @@ static void print_table(const void *obj, FILE *f)
         const struct mdl_preset_item *it = &c->items[i];
         if (it->section != MDL_PRESET_SEC_PROFILE)
             continue;
-        fprintf(f, "  %-20s ", it->name);
+        char nm[256];
+        fprintf(f, "  %-20s ", table_name(it->name, nm, sizeof nm));
         put_model(f, it);
         if (it->spec)
             fprintf(f, ", %s %s", it->measured ? "measured" : "from", it->spec);

@@ -375,3 +375,21 @@ Test(presets, every_generator_has_an_example)
         cr_expect(strstr(sec, line), "no example of %s in:\n%s", g->prefix, sec);
     }
 }
+
+/* A topology file whose name holds a newline keeps its table line whole
+ * ('?' for the control character); CSV keeps the name as it is, quoted. */
+Test(presets, a_control_character_in_a_name_keeps_the_table_line)
+{
+    char d[64], out[16384];
+    th_tmpdir(d, sizeof d, "presets-nl");
+    cr_assert_eq(th_sh("mkdir -p %s/topologies %s/profiles && cp models/topologies/devices.json "
+                       "%s/topologies/ && cp models/topologies/chain-8-ideal.json "
+                       "\"%s/topologies/bad$(printf '\\nname').json\"", d, d, d, d), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets", d, th_pipesim()), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "\n  bad?name             8 x dev"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format csv", d,
+                            th_pipesim()), 0);
+    cr_expect(strstr(out, "\"bad\nname\""), "%s", out);
+    th_sh("rm -rf %s", d);
+}
