@@ -47,25 +47,8 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
         goto out;
     }
     if (!inc) {
-        size_t ends = 0;
-        for (int i = 0; i < t->n_links; i++)
-            ends += (size_t)t->links[i].n_ends;
-        own_first = calloc((size_t)nn + 1, sizeof *own_first);
-        own_inc = malloc(sizeof *own_inc * (ends ? ends : 1));
-        if (!own_first || !own_inc) {
-            rc = ps_error(PS_ENOMEM, "out of memory");
+        if ((rc = mdl_topology_incidence_new(t, &own_first, &own_inc)) < 0)
             goto out;
-        }
-        for (int i = 0; i < t->n_links; i++)
-            for (int k = 0; k < t->links[i].n_ends; k++)
-                own_first[t->links[i].ends[k] + 1]++;
-        for (int v = 0; v < nn; v++)
-            own_first[v + 1] += own_first[v];
-        for (int v = 0; v < nn; v++)
-            dist[v] = own_first[v]; /* fill cursor, reset below */
-        for (int i = 0; i < t->n_links; i++)
-            for (int k = 0; k < t->links[i].n_ends; k++)
-                own_inc[dist[t->links[i].ends[k]]++] = i;
         first = own_first;
         inc = own_inc;
     }

@@ -566,7 +566,7 @@ const char *mdl_topology_node_name(const struct mdl_topology *t, int i)
     return i < t->n_devices ? t->devices[i].name : t->switches[i - t->n_devices].name;
 }
 
-int mdl_topology_index(struct mdl_topology *t)
+int mdl_topology_incidence_new(const struct mdl_topology *t, int **first_out, int **inc_out)
 {
     int nn = t->n_devices + t->n_switches;
     size_t ends = 0;
@@ -592,13 +592,23 @@ int mdl_topology_index(struct mdl_topology *t)
         for (int k = 0; k < t->links[i].n_ends; k++)
             inc[cur[t->links[i].ends[k]]++] = i;
     free(cur);
+    *first_out = first;
+    *inc_out = inc;
+    return 0;
+}
+
+int mdl_topology_index(struct mdl_topology *t)
+{
+    int *first, *inc, rc = mdl_topology_incidence_new(t, &first, &inc);
+    if (rc < 0)
+        return rc;
     free(t->inc_first);
     free(t->inc);
     t->inc_first = first;
     t->inc = inc;
     t->inc_links = t->links;
     t->inc_n_links = t->n_links;
-    t->inc_nodes = nn;
+    t->inc_nodes = t->n_devices + t->n_switches;
     return 0;
 }
 

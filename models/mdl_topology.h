@@ -170,6 +170,8 @@ int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
 void mdl_topology_free(struct mdl_topology *t);
 /* (Re)builds the incidence index above: 0, or PS_ENOMEM. O(ends). */
 int mdl_topology_index(struct mdl_topology *t);
+/* The same lists, new (the caller frees both), for a topology as it is. */
+int mdl_topology_incidence_new(const struct mdl_topology *t, int **first, int **inc);
 /* The index when it matches the topology as it is now, else NULL (and
  * *first NULL). */
 const int *mdl_topology_incidence(const struct mdl_topology *t, const int **first);
