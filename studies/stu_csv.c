@@ -6,6 +6,7 @@
  * (base/ps_csv.h). Every error is one PS_EPARSE message "file:line[:column]:
  * ..." naming the field (exit status 3). */
 #include "studies/stu_csv.h"
+#include "studies/stu_data.h"
 #include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -45,11 +46,11 @@ int stu_csv_open(struct stu_csv *c, const char *dir, const char *name, const cha
     memset(c, 0, sizeof *c);
     c->cols = cols;
     c->ncols = ncols;
-    if ((size_t)snprintf(c->path, sizeof c->path, "%s/%s", dir, name) >= sizeof c->path)
-        return ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
     size_t len;
-    int rc = ps_read_file(c->path, &c->buf, &len);
+    int rc = stu_join(dir, name, c->path, sizeof c->path);
     if (rc < 0)
+        return rc;
+    if ((rc = ps_read_file(c->path, &c->buf, &len)) < 0)
         return rc;
     if (memchr(c->buf, 0, len)) {
         rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a CSV file", c->path);

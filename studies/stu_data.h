@@ -23,4 +23,13 @@ static inline int stu_data_dir(const char *given, const char *kind, char *out, s
     return 0;
 }
 
+/* "dir/name" into buf of n bytes; PS_EUSAGE "path too long" when it does
+ * not fit. Every study names its inputs and outputs with it. */
+static inline int stu_join(const char *dir, const char *name, char *buf, size_t n)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n)
+        return ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
+    return 0;
+}
+
 #endif

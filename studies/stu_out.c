@@ -1,6 +1,7 @@
 /* stu_out: a study's output folder as one set (see stu_out.h). */
 #include "studies/stu_out.h"
 
+#include "studies/stu_data.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
@@ -9,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int join(char *buf, size_t n, const char *dir, const char *name)
-{
-    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n)
-        return ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
-    return 0;
-}
 
 int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
 {
@@ -26,7 +20,7 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     if ((size_t)snprintf(s->final, sizeof s->final, "%s", out_dir) >= sizeof s->final)
         return ps_error(PS_EUSAGE, "--out-dir: path too long");
     if ((rc = ps_mkdirs(out_dir)) < 0 ||
-        (rc = join(s->stage, sizeof s->stage, out_dir, ".pipesim-stage-XXXXXX")) < 0)
+        (rc = stu_join(out_dir, ".pipesim-stage-XXXXXX", s->stage, sizeof s->stage)) < 0)
         return rc;
     if ((rc = ps_afile_mkdtemp(s->stage)) < 0) {
         s->stage[0] = 0;
@@ -56,7 +50,7 @@ int stu_out_add(struct stu_out *s, const char *name)
         s->cap = cap;
     }
     char path[8192];
-    int rc = join(path, sizeof path, s->stage, name);
+    int rc = stu_join(s->stage, name, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_track(path)) < 0)
         return rc;
     snprintf(s->names[s->n], sizeof *s->names, "%s", name);
@@ -95,11 +89,11 @@ int stu_out_commit(struct stu_out *s)
     char from[8192], to[8192];
     /* all opened, written and synced before the first is renamed */
     for (int i = 0; i < s->n && rc == 0; i++) {
-        if ((rc = join(to, sizeof to, s->final, s->names[i])) < 0 ||
+        if ((rc = stu_join(s->final, s->names[i], to, sizeof to)) < 0 ||
             (rc = ps_afile_open(&af[i], to)) < 0)
             break;
         open_n = i + 1;
-        if ((rc = join(from, sizeof from, s->stage, s->names[i])) == 0)
+        if ((rc = stu_join(s->stage, s->names[i], from, sizeof from)) == 0)
             rc = copy_into(from, &af[i], to);
     }
     for (int i = 0; i < open_n && rc == 0; i++)
@@ -122,7 +116,7 @@ void stu_out_abort(struct stu_out *s)
 {
     char path[8192];
     for (int i = 0; i < s->n; i++) {
-        if (join(path, sizeof path, s->stage, s->names[i]) == 0)
+        if (stu_join(s->stage, s->names[i], path, sizeof path) == 0)
             unlink(path);
         ps_afile_untrack(s->slots[i]);
     }

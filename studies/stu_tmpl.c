@@ -1,5 +1,6 @@
 /* The prose template files (see stu_tmpl.h): a strict loader and the fill. */
 #include "studies/stu_tmpl.h"
+#include "studies/stu_data.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -122,11 +123,8 @@ int stu_tmpl_load(const char *dir, const char *name, const struct stu_tmpl_sect 
     t->n = n;
     size_t len;
     int rc;
-    if ((size_t)snprintf(t->path, sizeof t->path, "%s/%s", dir, name) >= sizeof t->path) {
-        rc = ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
-        goto err_free;
-    }
-    if ((rc = ps_read_file(t->path, &t->buf, &len)) < 0)
+    if ((rc = stu_join(dir, name, t->path, sizeof t->path)) < 0 ||
+        (rc = ps_read_file(t->path, &t->buf, &len)) < 0)
         goto err_free;
     if (memchr(t->buf, 0, len)) {
         rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a template", t->path);

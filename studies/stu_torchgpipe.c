@@ -32,18 +32,11 @@ static const struct stu_tmpl_sect speed_text[] = {
 };
 #define NTEXT (int)(sizeof speed_text / sizeof *speed_text)
 
-static int join(const char *dir, const char *name, char *buf, size_t n)
-{
-    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n)
-        return ps_error(PS_EUSAGE, "path too long: %s/%s", dir, name);
-    return 0;
-}
-
 int stu_tg_data_sub(const struct stu_tg_opts *o, const char *sub, char *buf, size_t n)
 {
     char dir[4096];
     int rc = stu_data_dir(o->data_dir, STU_TG_DATA, dir, sizeof dir);
-    return rc < 0 ? rc : join(dir, sub, buf, n);
+    return rc < 0 ? rc : stu_join(dir, sub, buf, n);
 }
 
 void stu_tg_run_free(struct stu_tg_run *r)
@@ -168,7 +161,7 @@ int stu_tg_topo_path(const struct stu_tg_opts *o, char *buf, size_t n)
 {
     char topo[4096];
     int rc = stu_data_dir(o->topo_dir, "topologies", topo, sizeof topo);
-    return rc < 0 ? rc : join(topo, STU_TG_TOPOLOGY, buf, n);
+    return rc < 0 ? rc : stu_join(topo, STU_TG_TOPOLOGY, buf, n);
 }
 
 int stu_tg_topology(const struct stu_tg_opts *o, double bpp, struct mdl_topology **t,
@@ -439,7 +432,7 @@ int stu_tg_write(const struct stu_tg_opts *o, const char *name,
 {
     char path[4096];
     struct ps_afile af;
-    int rc = join(o->out_dir, name, path, sizeof path);
+    int rc = stu_join(o->out_dir, name, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
         return rc;
     fn(af.f, arg);
@@ -492,12 +485,12 @@ static int declare_io(const struct stu_tg_opts *o, struct stu_tg_run *const *r,
         if (k < STU_TG_NBENCH && (rc = ps_io_input(r[k]->ref.path, "--data")) < 0)
             break;
         snprintf(name, sizeof name, "%s.md", file);
-        if ((rc = join(text, name, path, sizeof path)) < 0 ||
+        if ((rc = stu_join(text, name, path, sizeof path)) < 0 ||
             (rc = ps_io_input(path, "--data")) < 0)
             break;
         for (int e = 0; e < 2 && rc == 0; e++) {
             snprintf(name, sizeof name, "%s.%s", file, ext[e]);
-            if ((rc = join(o->out_dir, name, path, sizeof path)) == 0)
+            if ((rc = stu_join(o->out_dir, name, path, sizeof path)) == 0)
                 rc = ps_io_output(path, "--out-dir");
         }
     }
