@@ -31,31 +31,39 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     return 0;
 }
 
-int stu_out_add(struct stu_out *s, const char *name)
+/* Records name (once) and tracks its staged path for the signal handler. */
+static int add(struct stu_out *s, const char *name)
 {
     for (int i = 0; i < s->n; i++)
-        if (!strcmp(s->names[i], name))
+        if (!strcmp(s->files[i].name, name))
             return 0;
-    if (strlen(name) >= sizeof *s->names)
+    if (strlen(name) >= sizeof s->files->name)
         return ps_error(PS_EUSAGE, "output name too long: %s", name);
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
-        char(*nn)[256] = realloc(s->names, sizeof *nn * (size_t)cap);
-        if (nn)
-            s->names = nn;
-        int *ns = nn ? realloc(s->slots, sizeof *ns * (size_t)cap) : NULL;
-        if (!ns)
+        struct stu_out_entry *f = realloc(s->files, sizeof *f * (size_t)cap);
+        if (!f)
             return ps_error(PS_ENOMEM, "out of memory");
-        s->slots = ns;
+        s->files = f;
         s->cap = cap;
     }
     char path[8192];
     int rc = stu_join(s->stage, name, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_track(path)) < 0)
         return rc;
-    snprintf(s->names[s->n], sizeof *s->names, "%s", name);
-    s->slots[s->n++] = rc;
+    snprintf(s->files[s->n].name, sizeof s->files->name, "%s", name);
+    s->files[s->n++].slot = rc;
     return 0;
+}
+
+int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
+{
+    int rc = add(s, name); /* tracked before it exists: no window for a signal */
+    if (rc < 0) {
+        ps_afile_abort(af);
+        return rc;
+    }
+    return ps_afile_commit(af);
 }
 
 /* Copies the staged file into the open output. */
@@ -89,11 +97,11 @@ int stu_out_commit(struct stu_out *s)
     char from[8192], to[8192];
     /* all opened, written and synced before the first is renamed */
     for (int i = 0; i < s->n && rc == 0; i++) {
-        if ((rc = stu_join(s->final, s->names[i], to, sizeof to)) < 0 ||
+        if ((rc = stu_join(s->final, s->files[i].name, to, sizeof to)) < 0 ||
             (rc = ps_afile_open(&af[i], to)) < 0)
             break;
         open_n = i + 1;
-        if ((rc = stu_join(s->stage, s->names[i], from, sizeof from)) == 0)
+        if ((rc = stu_join(s->stage, s->files[i].name, from, sizeof from)) == 0)
             rc = copy_into(from, &af[i], to);
     }
     for (int i = 0; i < open_n && rc == 0; i++)
@@ -107,7 +115,7 @@ int stu_out_commit(struct stu_out *s)
     free(af);
     if (rc == 0 && s->log)
         for (int i = 0; i < s->n; i++)
-            fprintf(s->log, "wrote %s/%s\n", s->final, s->names[i]);
+            fprintf(s->log, "wrote %s/%s\n", s->final, s->files[i].name);
     stu_out_abort(s);
     return rc;
 }
@@ -116,9 +124,9 @@ void stu_out_abort(struct stu_out *s)
 {
     char path[8192];
     for (int i = 0; i < s->n; i++) {
-        if (stu_join(s->stage, s->names[i], path, sizeof path) == 0)
+        if (stu_join(s->stage, s->files[i].name, path, sizeof path) == 0)
             unlink(path);
-        ps_afile_untrack(s->slots[i]);
+        ps_afile_untrack(s->files[i].slot);
     }
     if (s->stage[0]) {
         rmdir(s->stage);
@@ -127,9 +135,7 @@ void stu_out_abort(struct stu_out *s)
     if (s->stage_slot >= 0)
         ps_afile_untrack(s->stage_slot);
     s->stage_slot = -1;
-    free(s->names);
-    free(s->slots);
-    s->names = NULL;
-    s->slots = NULL;
+    free(s->files);
+    s->files = NULL;
     s->n = s->cap = 0;
 }

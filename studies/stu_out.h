@@ -8,9 +8,10 @@
  * no new table beside old ones, no staging folder.
  *
  * stu_out_begin(s, out_dir, log): creates out_dir if missing and the
- * staging folder (s->stage), tracked for the signal handler. Write files
- * as <s->stage>/<name>; before committing each, stu_out_add(s, name)
- * records it (tracked too; a name given twice is kept once).
+ * staging folder (s->stage), tracked for the signal handler. Write each
+ * file as <s->stage>/<name> with ps_afile and finish it with
+ * stu_out_file(s, af, name), which records it (tracked too; a name given
+ * twice is kept once) and commits it into the staging folder.
  * stu_out_commit publishes every recorded file into out_dir in order,
  * writes "wrote <out_dir>/<name>" on log per file once all are in place,
  * and removes the staging folder; on an error nothing is replaced and the
@@ -29,12 +30,15 @@ struct stu_out {
     int stage_slot;     /* its ps_afile tracking slot, -1 when gone */
     FILE *log;
     int n, cap;
-    char (*names)[256]; /* staged files in the order written */
-    int *slots;         /* their tracking slots */
+    struct stu_out_entry {
+        char name[256];
+        int slot;       /* its ps_afile tracking slot */
+    } *files;           /* staged, in the order written */
 };
 
+struct ps_afile;
 int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log);
-int stu_out_add(struct stu_out *s, const char *name);
+int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name);
 int stu_out_commit(struct stu_out *s);
 void stu_out_abort(struct stu_out *s);
 

@@ -76,17 +76,7 @@ int stu_paper_md_close(const struct stu_paper_ctx *c, struct ps_afile *af, int r
         ps_afile_abort(af);
         return rc;
     }
-    char *path = af->path ? strdup(af->path) : NULL;
-    if (c->o->out && path && (rc = stu_out_add(c->o->out, strrchr(path, '/') + 1)) < 0) {
-        ps_afile_abort(af);
-        free(path);
-        return rc;
-    }
-    rc = ps_afile_commit(af);
-    if (rc == 0 && c->o->log && !c->o->out && path)
-        fprintf(c->o->log, "wrote %s\n", path);
-    free(path);
-    return rc;
+    return stu_out_file(c->o->out, af, strrchr(af->path, '/') + 1); /* stu_paper_md_open's */
 }
 
 static int write_file(const struct stu_paper_ctx *c, const char *name, const char *text,
@@ -101,13 +91,7 @@ static int write_file(const struct stu_paper_ctx *c, const char *name, const cha
         stu_tmpl_put(af.f, tx, section, v);
     else
         fputs(text, af.f);
-    if (c->o->out && (rc = stu_out_add(c->o->out, name)) < 0) {
-        ps_afile_abort(&af);
-        return rc;
-    }
-    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log && !c->o->out)
-        fprintf(c->o->log, "wrote %s\n", path);
-    return rc;
+    return stu_out_file(c->o->out, &af, name);
 }
 
 int stu_paper_write_text(const struct stu_paper_ctx *c, const char *name, const char *text)
@@ -138,13 +122,11 @@ int stu_paper_plot(const struct stu_paper_ctx *c, const char *script, const char
     /* stdout is the temporary, cwd the output folder (the script's data) */
     struct ps_gnuplot_cmd g = { .script = script, .cwd = c->o->out_dir,
                                 .out_fd = fileno(af.f), .what = path };
-    if ((rc = ps_gnuplot_run(&g)) < 0 || (c->o->out && (rc = stu_out_add(c->o->out, png)) < 0)) {
+    if ((rc = ps_gnuplot_run(&g)) < 0) {
         ps_afile_abort(&af);
         return rc;
     }
-    if ((rc = ps_afile_commit(&af)) == 0 && c->o->log && !c->o->out)
-        fprintf(c->o->log, "wrote %s\n", path);
-    return rc;
+    return stu_out_file(c->o->out, &af, png);
 }
 
 const char *stu_paper_err(double pred, double paper, char *buf, size_t n)

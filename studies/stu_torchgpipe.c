@@ -436,13 +436,7 @@ int stu_tg_write(const struct stu_tg_opts *o, const char *name,
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
         return rc;
     fn(af.f, arg);
-    if (o->out && (rc = stu_out_add(o->out, name)) < 0) {
-        ps_afile_abort(&af);
-        return rc;
-    }
-    if ((rc = ps_afile_commit(&af)) == 0 && o->log && !o->out)
-        fprintf(o->log, "wrote %s\n", path);
-    return rc;
+    return stu_out_file(o->out, &af, name);
 }
 
 /* A bench's markdown (its template with it) and CSV, for stu_tg_write. */

@@ -181,7 +181,7 @@ const char *stu_tg_pct(double e, char *buf, size_t n);
 void stu_tg_stamp(FILE *f, const char *open, const char *cont, const char *close,
                   const char *h_topo, const char *file, const char *h_ref, const char *model,
                   const char *bench, const char *commit);
-/* <out_dir>/name written atomically by fn(f, arg); "wrote" on o->log. */
+/* <out_dir>/name written by fn(f, arg) and staged in o->out (studies/stu_out.h). */
 int stu_tg_write(const struct stu_tg_opts *o, const char *name,
                  void (*fn)(FILE *f, const void *arg), const void *arg);
 /* <topo_dir>/p40-pcie-8.json (topo_dir NULL: the data folder's). */
