@@ -142,7 +142,6 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
 struct op_key {
     int32_t device, stage, mb;
     uint8_t kind;
-    size_t idx;
 };
 
 static int cmp_key(const void *x, const void *y)
@@ -154,9 +153,7 @@ static int cmp_key(const void *x, const void *y)
         return a->kind < b->kind ? -1 : 1;
     if (a->stage != b->stage)
         return a->stage < b->stage ? -1 : 1;
-    if (a->mb != b->mb)
-        return a->mb < b->mb ? -1 : 1;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
+    return a->mb < b->mb ? -1 : a->mb > b->mb;
 }
 
 /* Each op (device, kind, stage, micro-batch) once: a repeated one would be
@@ -171,13 +168,11 @@ static int check_unique_ops(const char *path, const struct trc_trace *t)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < t->n_events; i++)
         k[i] = (struct op_key){ t->events[i].device, t->events[i].stage, t->events[i].mb,
-                                t->events[i].kind, i };
+                                t->events[i].kind };
     qsort(k, t->n_events, sizeof *k, cmp_key);
     int rc = 0;
     for (size_t i = 1; i < t->n_events && !rc; i++)
-        if (!cmp_key(&(struct op_key){ k[i].device, k[i].stage, k[i].mb, k[i].kind, 0 },
-                     &(struct op_key){ k[i - 1].device, k[i - 1].stage, k[i - 1].mb,
-                                       k[i - 1].kind, 0 })) {
+        if (!cmp_key(&k[i], &k[i - 1])) {
             struct sch_op op = { k[i].kind, k[i].stage, k[i].mb };
             char lab[32];
             sch_op_label(&op, lab, sizeof lab);
