@@ -377,7 +377,8 @@ int msr_replay_report_new(const struct trc_trace *meas, int n_shuffles, uint64_t
     r->M = meas->n_micro;
     r->n_shuffles = n_shuffles;
     r->seed = seed;
-    if ((rc = sch_schedule_build(meas->schedule, meas->n_devices, meas->n_micro, remat, &s)) <
+    if ((rc = sch_schedule_known(meas->schedule, "field 'schedule'")) < 0 ||
+        (rc = sch_schedule_build(meas->schedule, meas->n_devices, meas->n_micro, remat, &s)) <
         0) {
         if (rc == -PS_EUSAGE) { /* the generator's refusal: of the trace, not the command */
             char msg[512];

@@ -357,6 +357,11 @@ Test(replay, cli_replays_a_measured_step)
     cr_expect_eq(th_sh("cd %s && %s compare --replay odd.json 2> e.txt; test $? -eq 4 && "
                        "grep -q \"odd.json: the trace's schedule interleaved:2 with K=2, M=3: \" "
                        "e.txt", dir, th_pipesim()), 0);
+    /* a schedule no generator knows is the trace's field, not an option */
+    cr_expect_eq(th_sh("cd %s && sed 's/\"gpipe\"/\"bogus\"/' huge.json > bogus.json && "
+                       "%s compare --replay bogus.json 2> e.txt; test $? -eq 4 && grep -q "
+                       "\"bogus.json: the trace's schedule bogus with K=1, M=16777216: field "
+                       "'schedule': unknown schedule 'bogus'\" e.txt", dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay s.json 2> e.txt; test $? -eq 4 && "
                        "grep -q 's.json: the trace is simulated, not a measured step' e.txt",
                        dir, th_pipesim()), 0);
