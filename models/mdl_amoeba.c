@@ -305,18 +305,20 @@ void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c)
 
 static int check_cfg(const struct mdl_amoeba_cfg *c)
 {
-    if (c->L < 3 || c->L % 3 || c->L > 30000)
+    if (c->L < MDL_AMOEBA_L_MIN || c->L % 3 || c->L > MDL_AMOEBA_L_MAX)
         return ps_error(PS_EINVAL, "amoebanet: field 'L' must be a multiple of 3 in "
-                         "[3, 30000] (L/3 normal cells per stack), got %d", c->L);
-    if (c->D < 8 || c->D % 8 || c->D > 65536)
+                         "[%d, %d] (L/3 normal cells per stack), got %d", MDL_AMOEBA_L_MIN,
+                         MDL_AMOEBA_L_MAX, c->L);
+    if (c->D < MDL_AMOEBA_D_MIN || c->D % 8 || c->D > MDL_AMOEBA_D_MAX)
         return ps_error(PS_EINVAL, "amoebanet: field 'D' must be a multiple of 8 in "
-                         "[8, 65536], got %d", c->D);
-    if (c->classes < 1 || c->classes > 10000000)
-        return ps_error(PS_EINVAL, "amoebanet: field 'classes' must be in [1, 10000000], "
-                         "got %d", c->classes);
-    if (c->image < 32 || c->image % 32 || c->image > 8192)
+                         "[%d, %d], got %d", MDL_AMOEBA_D_MIN, MDL_AMOEBA_D_MAX, c->D);
+    if (c->classes < 1 || c->classes > MDL_AMOEBA_CLASSES_MAX)
+        return ps_error(PS_EINVAL, "amoebanet: field 'classes' must be in [1, %d], "
+                         "got %d", MDL_AMOEBA_CLASSES_MAX, c->classes);
+    if (c->image < MDL_AMOEBA_IMAGE_MIN || c->image % 32 || c->image > MDL_AMOEBA_IMAGE_MAX)
         return ps_error(PS_EINVAL, "amoebanet: field 'image' must be a multiple of 32 in "
-                         "[32, 8192] (five halvings), got %d", c->image);
+                         "[%d, %d] (five halvings), got %d", MDL_AMOEBA_IMAGE_MIN,
+                         MDL_AMOEBA_IMAGE_MAX, c->image);
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
         return ps_error(PS_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
                          "got %g", c->act_bytes);

@@ -85,6 +85,14 @@ struct mdl_amoeba_cfg {
     int pool3_avg;    /* 1: pool3=avg, max_pool_3x3 as an average pool (above) */
 };
 
+/* The ranges mdl_amoeba_profile accepts (a spec's parser states them too). */
+enum {
+    MDL_AMOEBA_L_MIN = 3, MDL_AMOEBA_L_MAX = 30000,
+    MDL_AMOEBA_D_MIN = 8, MDL_AMOEBA_D_MAX = 65536,
+    MDL_AMOEBA_CLASSES_MAX = 10000000,
+    MDL_AMOEBA_IMAGE_MIN = 32, MDL_AMOEBA_IMAGE_MAX = 8192
+};
+
 /* L = 18, D = 256 (GPipe Table 2's model), 1000 classes, 224, FP32, unfused,
  * max pools. */
 void mdl_amoeba_defaults(struct mdl_amoeba_cfg *c);

@@ -17,6 +17,7 @@ struct key {
     int seen;
     int *eval;
     const char *const *names;
+    long lo, hi; /* an integer key's range, the generator's own */
 };
 
 static const char *const keep_names[] = { "unfused", "fused", NULL };
@@ -69,7 +70,7 @@ static int parse_keys(const char *spec, char *s, struct key *keys, int n)
             *k->eval = found;
         } else if (k->ival) {
             long v;
-            if ((rc = ps_parse_long(eq + 1, what, 1, 1L << 30, &v)) < 0)
+            if ((rc = ps_parse_long(eq + 1, what, k->lo, k->hi, &v)) < 0)
                 return rc;
             *k->ival = (int)v;
         } else if ((rc = ps_parse_double(eq + 1, what, k->dval)) < 0) {
@@ -109,11 +110,13 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
         struct mdl_amoeba_cfg c;
         mdl_amoeba_defaults(&c);
         struct key keys[] = {
-            { "L", &c.L, NULL, 0, NULL, NULL },       { "D", &c.D, NULL, 0, NULL, NULL },
-            { "classes", &c.classes, NULL, 0, NULL, NULL }, { "image", &c.image, NULL, 0, NULL, NULL },
-            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL },
-            { "keep", NULL, NULL, 0, &c.fused, keep_names },
-            { "pool3", NULL, NULL, 0, &c.pool3_avg, pool3_names },
+            { "L", &c.L, NULL, 0, NULL, NULL, MDL_AMOEBA_L_MIN, MDL_AMOEBA_L_MAX },
+            { "D", &c.D, NULL, 0, NULL, NULL, MDL_AMOEBA_D_MIN, MDL_AMOEBA_D_MAX },
+            { "classes", &c.classes, NULL, 0, NULL, NULL, 1, MDL_AMOEBA_CLASSES_MAX },
+            { "image", &c.image, NULL, 0, NULL, NULL, MDL_AMOEBA_IMAGE_MIN, MDL_AMOEBA_IMAGE_MAX },
+            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL, 0, 0 },
+            { "keep", NULL, NULL, 0, &c.fused, keep_names, 0, 0 },
+            { "pool3", NULL, NULL, 0, &c.pool3_avg, pool3_names, 0, 0 },
         };
         rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
         if (rc == 0)
@@ -122,11 +125,14 @@ int mdl_paper_from_spec(const char *spec, struct mdl_profile **out)
         struct mdl_transformer_cfg c;
         mdl_transformer_defaults(&c);
         struct key keys[] = {
-            { "L", &c.L, NULL, 0, NULL, NULL },         { "d_model", &c.d_model, NULL, 0, NULL, NULL },
-            { "ff", &c.ff, NULL, 0, NULL, NULL },       { "heads", &c.heads, NULL, 0, NULL, NULL },
-            { "vocab", &c.vocab, NULL, 0, NULL, NULL }, { "seq", &c.seq, NULL, 0, NULL, NULL },
-            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL },
-            { "keep", NULL, NULL, 0, &c.fused, keep_names },
+            { "L", &c.L, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_L_MAX },
+            { "d_model", &c.d_model, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_D_MODEL_MAX },
+            { "ff", &c.ff, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_FF_MAX },
+            { "heads", &c.heads, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_HEADS_MAX },
+            { "vocab", &c.vocab, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_VOCAB_MAX },
+            { "seq", &c.seq, NULL, 0, NULL, NULL, 1, MDL_TRANSFORMER_SEQ_MAX },
+            { "act_bytes", NULL, &c.act_bytes, 0, NULL, NULL, 0, 0 },
+            { "keep", NULL, NULL, 0, &c.fused, keep_names, 0, 0 },
         };
         rc = parse_keys(spec, copy, keys, (int)(sizeof keys / sizeof keys[0]));
         if (rc == 0)

@@ -23,8 +23,9 @@ void mdl_transformer_defaults(struct mdl_transformer_cfg *c)
 static int check_cfg(const struct mdl_transformer_cfg *c)
 {
     static const struct { const char *name; long lo, hi; } lim[] = {
-        { "L", 1, 100000 },     { "d_model", 1, 1 << 20 }, { "ff", 1, 1 << 22 },
-        { "heads", 1, 1 << 16 }, { "vocab", 1, 1 << 24 },   { "seq", 1, 1 << 22 },
+        { "L", 1, MDL_TRANSFORMER_L_MAX },         { "d_model", 1, MDL_TRANSFORMER_D_MODEL_MAX },
+        { "ff", 1, MDL_TRANSFORMER_FF_MAX },       { "heads", 1, MDL_TRANSFORMER_HEADS_MAX },
+        { "vocab", 1, MDL_TRANSFORMER_VOCAB_MAX }, { "seq", 1, MDL_TRANSFORMER_SEQ_MAX },
     };
     const int v[] = { c->L, c->d_model, c->ff, c->heads, c->vocab, c->seq };
     for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)

@@ -51,6 +51,14 @@ struct mdl_transformer_cfg {
     int fused;        /* 1: keep=fused (above) */
 };
 
+/* The ranges mdl_transformer_profile accepts, each from 1 (a spec's parser
+ * states them too). */
+enum {
+    MDL_TRANSFORMER_L_MAX = 100000, MDL_TRANSFORMER_D_MODEL_MAX = 1 << 20,
+    MDL_TRANSFORMER_FF_MAX = 1 << 22, MDL_TRANSFORMER_HEADS_MAX = 1 << 16,
+    MDL_TRANSFORMER_VOCAB_MAX = 1 << 24, MDL_TRANSFORMER_SEQ_MAX = 1 << 22
+};
+
 /* L = 48 (GPipe Table 2's model), 2048, 8192, 32 heads, 32000, 1024, FP32, unfused. */
 void mdl_transformer_defaults(struct mdl_transformer_cfg *c);
 /* PS_EINVAL naming the field on a bad configuration. */

@@ -275,8 +275,15 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "gen model vgg:depth=12 -o g.csv", PS_EUSAGE,
       "depth must be 11, 13, 16 or 19, got 12" },
     /* every generator's bad value is exit 2, its own checks too (they were 4) */
+    { NULL, NULL, 0, "gen model transformer:heads=3 -o g.csv", PS_EUSAGE,
+      "transformer: field 'heads' (3) must divide d_model (2048)" },
+    /* a key's range is the generator's, whichever side it is missed on */
     { NULL, NULL, 0, "gen model transformer:d_model=1073741824 -o g.csv", PS_EUSAGE,
-      "transformer: field 'd_model' must be in [1, 1048576], got 1073741824" },
+      "key 'd_model': 1073741824 is out of range [1, 1048576]: must be at most 1048576" },
+    { NULL, NULL, 0, "gen model amoebanet:L=0 -o g.csv", PS_EUSAGE,
+      "key 'L': 0 is out of range [3, 30000]: must be at least 3" },
+    { NULL, NULL, 0, "gen model amoebanet:L=30003 -o g.csv", PS_EUSAGE,
+      "key 'L': 30003 is out of range [3, 30000]: must be at most 30000" },
     { NULL, NULL, 0, "gen model unet:convs=5,channels=64,image=100 -o g.csv", PS_EUSAGE,
       "image must be a multiple of 2^depth = 32" },
     { NULL, NULL, 0, "gen model gpt:layers=2,hidden=10,heads=3,seq=4,vocab=8 -o g.csv",
