@@ -37,11 +37,13 @@ static int as_parse_error(void)
     return ps_error(PS_EPARSE, "%s", msg);
 }
 
-static int parse_width(const char *s, const char *what, int *out)
+/* A width: a usage error in an mlp: spec (a command-line value, as gen's
+ * specs), a parse error in a file: net's line (in_file). */
+static int parse_width(const char *s, const char *what, int in_file, int *out)
 {
     long v;
     if (ps_parse_long(s, what, 1, RT_MAX_WIDTH, &v) < 0)
-        return as_parse_error();
+        return in_file ? as_parse_error() : -PS_EUSAGE;
     *out = (int)v;
     return 0;
 }
@@ -50,7 +52,7 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
 {
     char buf[256], what[320];
     if (strlen(spec) >= sizeof buf)
-        return ps_error(PS_EPARSE, "net spec '%.40s...' too long", spec);
+        return ps_error(PS_EUSAGE, "net spec '%.40s...' too long", spec);
     strcpy(buf, spec + 4);
     int layers = -1, width = -1, in = -1, out = -1, every = 0, rc;
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
@@ -58,31 +60,31 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
         rc = 0;
         char *eq = strchr(kv, '=');
         if (!eq)
-            return ps_error(PS_EPARSE, "net spec '%s': '%s' is not key=value", spec, kv);
+            return ps_error(PS_EUSAGE, "net spec '%s': '%s' is not key=value", spec, kv);
         *eq = 0;
         const char *v = eq + 1;
         snprintf(what, sizeof what, "net spec '%s' field '%s'", spec, kv);
         if (!strcmp(kv, "layers")) {
             long l;
             if (ps_parse_long(v, what, 1, RT_MAX_LAYERS / 2, &l) < 0)
-                return as_parse_error();
+                return -PS_EUSAGE;
             layers = (int)l;
         } else if (!strcmp(kv, "width")) {
-            rc = parse_width(v, what, &width);
+            rc = parse_width(v, what, 0, &width);
         } else if (!strcmp(kv, "in")) {
-            rc = parse_width(v, what, &in);
+            rc = parse_width(v, what, 0, &in);
         } else if (!strcmp(kv, "out")) {
-            rc = parse_width(v, what, &out);
+            rc = parse_width(v, what, 0, &out);
         } else if (!strcmp(kv, "norm")) {
             long e;
             const char *num = strncmp(v, "every", 5) ? v : v + 5;
             if (ps_parse_long(num, what, 0, RT_MAX_LAYERS, &e) < 0)
-                return ps_error(PS_EPARSE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
+                return ps_error(PS_EUSAGE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
             every = (int)e;
         } else {
             static const char *const fields[] = { "layers", "width", "in", "out", "norm" };
             struct ps_suggest sg;
-            return ps_error(PS_EPARSE, "net spec '%s': unknown field '%s'%s (layers, "
+            return ps_error(PS_EUSAGE, "net spec '%s': unknown field '%s'%s (layers, "
                              "width, in, out, norm)", spec, kv,
                              ps_suggest_among(&sg, kv, fields, 5));
         }
@@ -90,7 +92,7 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
             return rc;
     }
     if (layers < 0 || width < 0)
-        return ps_error(PS_EPARSE, "net spec '%s': fields 'layers' and 'width' are "
+        return ps_error(PS_EUSAGE, "net spec '%s': fields 'layers' and 'width' are "
                          "required", spec);
     *in_width = in > 0 ? in : width;
     for (int i = 0; i < layers; i++) {
@@ -140,12 +142,12 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
             else if (nt != 2)
                 rc = ps_error(PS_EPARSE, "%s:%d: want 'input WIDTH'", path, line);
             else
-                rc = parse_width(tok[1], what, in_width);
+                rc = parse_width(tok[1], what, 1, in_width);
         } else if (!strcmp(tok[0], "dense")) {
             int w = 0;
             if (nt < 2 || nt > 3)
                 rc = ps_error(PS_EPARSE, "%s:%d: want 'dense WIDTH [relu|linear]'", path, line);
-            else if ((rc = parse_width(tok[1], what, &w)) < 0)
+            else if ((rc = parse_width(tok[1], what, 1, &w)) < 0)
                 ;
             else if (nt == 3 && strcmp(tok[2], "relu") && strcmp(tok[2], "linear"))
                 rc = ps_error(PS_EPARSE, "%s:%d: activation '%s' is not relu or linear",
@@ -179,7 +181,7 @@ int rt_net_parse(const char *spec, struct rt_net **out)
     else if (!strncmp(spec, "file:", 5))
         rc = parse_file(spec + 5, &in_width, &items, &n);
     else
-        rc = ps_error(PS_EPARSE, "net spec '%s': want mlp:layers=L,width=W[,...] or "
+        rc = ps_error(PS_EUSAGE, "net spec '%s': want mlp:layers=L,width=W[,...] or "
                        "file:PATH", spec);
     if (rc < 0)
         goto err_free_items;

@@ -205,13 +205,15 @@ static void bad_spec(const char *spec, int code, const char *what)
 
 Test(rt_kernels, bad_specs_are_named_errors)
 {
-    bad_spec("mlp:layers=4", PS_EPARSE, "'layers' and 'width' are required");
-    bad_spec("mlp:layers=4,width=0", PS_EPARSE, "width");
-    bad_spec("mlp:layers=4,width=8,depth=3", PS_EPARSE, "unknown field 'depth'");
-    bad_spec("mlp:layers=x,width=8", PS_EPARSE, "layers");
-    bad_spec("mlp:layers=2,width=8,norm=sometimes", PS_EPARSE, "norm");
-    bad_spec("mlp:layers", PS_EPARSE, "not key=value");
-    bad_spec("resnet:50", PS_EPARSE, "want mlp:");
+    /* an mlp: spec is a command-line value: a usage error, as gen's specs */
+    bad_spec("mlp:layers=4", PS_EUSAGE, "'layers' and 'width' are required");
+    bad_spec("mlp:layers=4,width=0", PS_EUSAGE, "width");
+    bad_spec("mlp:layers=4,width=8,depth=3", PS_EUSAGE, "unknown field 'depth'");
+    bad_spec("mlp:layers=x,width=8", PS_EUSAGE, "layers");
+    bad_spec("mlp:layers=0,width=8", PS_EUSAGE, "field 'layers': 0 is out of range");
+    bad_spec("mlp:layers=2,width=8,norm=sometimes", PS_EUSAGE, "norm");
+    bad_spec("mlp:layers", PS_EUSAGE, "not key=value");
+    bad_spec("resnet:50", PS_EUSAGE, "want mlp:");
     bad_spec("file:/nonexistent/net.txt", PS_EIO, "/nonexistent/net.txt");
     const char *path = scratch("bad_net.txt");
     static const struct { const char *text, *msg; } cases[] = {
