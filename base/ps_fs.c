@@ -83,6 +83,9 @@ int ps_prefix_check(const char *prefix, const char *opt)
     if (prefix && strchr(prefix, '/'))
         return ps_error(PS_EUSAGE, "%s: '%s' must be a file-name prefix without '/' (the "
                          "files go in the output folder)", opt, prefix);
+    if (prefix && prefix[0] == '.')
+        return ps_error(PS_EUSAGE, "%s: '%s' must not start with '.' (the files would be "
+                         "hidden)", opt, prefix);
     if (prefix && strlen(prefix) > 200)
         return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
     return 0;

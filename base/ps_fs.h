@@ -32,7 +32,8 @@ int ps_outdir_check(const char *dir, const char *opt);
  * absolute path of a folder (at most 200 bytes), else /tmp. */
 const char *ps_tmpdir(void);
 /* A file-name prefix option's value: PS_EUSAGE when it holds a '/' (files
- * would land outside the output folder) or is longer than 200 bytes. */
+ * would land outside the output folder), starts with '.' (they would be
+ * hidden: export-chakra's "." made "..0.et") or is longer than 200 bytes. */
 int ps_prefix_check(const char *prefix, const char *opt);
 
 #endif

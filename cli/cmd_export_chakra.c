@@ -33,10 +33,10 @@ static int chakra_option(void *ctx, int c, const char *arg)
     case 'o': co->dir = arg; break;
     case 'P':
         co->prefix = arg;
-        if (!*arg || strchr(arg, '/'))
-            return ps_error(PS_EUSAGE, "--prefix: '%s' must be a non-empty file name "
-                             "without '/'", arg);
-        break;
+        if (!*arg)
+            return ps_error(PS_EUSAGE, "--prefix: must not be empty (the files are "
+                             "<prefix>.<rank>.et)");
+        return ps_prefix_check(arg, "--prefix");
     default: return -PS_EUSAGE;
     }
     return 0;

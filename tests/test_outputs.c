@@ -399,6 +399,19 @@ Test(outputs, endless_inputs_and_escaping_outputs_are_refused)
     cr_assert_eq(th_sh("cd %s && %s plot --kind schedules -K 2 -M 2 --out-dir p --prefix ../e "
                        "2>%s", dir, ps, errp), 2);
     cr_assert(stderr_has("--prefix: '../e' must be a file-name prefix without '/'"));
+    /* a prefix of '.' hid the files: export-chakra wrote ..0.et and ..1.et */
+    cr_assert_eq(th_sh("cd %s && %s export-chakra --model mlp:layers=4,width=8 --topology %s/"
+                       TOPO " -K 2 -M 2 --batch 4 --out-dir hid --prefix . 2>%s; rc=$?; "
+                       "test ! -e hid || test -z \"$(ls -A hid)\" || exit 9; exit $rc", dir, ps,
+                       wd, errp), 2);
+    cr_assert(stderr_has("--prefix: '.' must not start with '.' (the files would be hidden)"));
+    cr_assert_eq(th_sh("cd %s && %s export-chakra --model mlp:layers=4,width=8 --topology %s/"
+                       TOPO " -K 2 -M 2 --batch 4 --out-dir hid --prefix x/y 2>%s", dir, ps, wd,
+                       errp), 2);
+    cr_assert(stderr_has("--prefix: 'x/y' must be a file-name prefix without '/'"));
+    cr_assert_eq(th_sh("cd %s && %s plot --kind schedules -K 2 -M 2 --out-dir p --prefix .h "
+                       "2>%s", dir, ps, errp), 2);
+    cr_assert(stderr_has("--prefix: '.h' must not start with '.'"));
     cr_assert_eq(th_sh("cd %s && %s export-chakra --model mlp:layers=4,width=8 --topology %s/"
                        TOPO " -K 2 -M 2 --batch 4 --out-dir '' 2>%s", dir, ps, wd, errp), 2);
     cr_assert(stderr_has("export-chakra: --out-dir needs a directory"));
