@@ -70,7 +70,6 @@ static void put_links(struct ps_strbuf *b, const struct mdl_preset_item *it)
         ps_strbuf_printf(b, "; %d switch%s", it->n_switches, it->n_switches > 1 ? "es" : "");
 }
 
-/* The first sentence of text (up to ". " or the end), at most max bytes. */
 /* A file's name for a table line: control characters (a newline in a
  * file name would break the line) as '?', as messages show them. CSV and
  * JSON keep the name whole, quoted. */
@@ -83,6 +82,7 @@ static const char *table_name(const char *name, char *buf, size_t n)
     return buf;
 }
 
+/* The first sentence of text (up to ". " or the end), at most max bytes. */
 static void first_sentence(FILE *f, const char *text, int max)
 {
     const char *end = strstr(text, ". ");
@@ -113,7 +113,12 @@ static void print_table(const void *obj, FILE *f)
         const struct mdl_preset_item *it = &c->items[i];
         if (it->section != MDL_PRESET_SEC_TOPOLOGY)
             continue;
-        char nm[256];
+        char nm[256], why[PS_ERRMSG_MAX];
+        if (it->error) {
+            fprintf(f, "  %-20s does not load: %s\n", table_name(it->name, nm, sizeof nm),
+                    table_name(it->error, why, sizeof why));
+            continue;
+        }
         fprintf(f, "  %-20s %s; links: %s", table_name(it->name, nm, sizeof nm),
                 ps_strbuf_str(&v->devices[i]), ps_strbuf_str(&v->links[i]));
         if (it->description) {
@@ -131,8 +136,12 @@ static void print_table(const void *obj, FILE *f)
         const struct mdl_preset_item *it = &c->items[i];
         if (it->section != MDL_PRESET_SEC_PROFILE)
             continue;
-        char nm[256];
+        char nm[256], why[PS_ERRMSG_MAX];
         fprintf(f, "  %-20s ", table_name(it->name, nm, sizeof nm));
+        if (it->error) {
+            fprintf(f, "does not load: %s\n", table_name(it->error, why, sizeof why));
+            continue;
+        }
         put_model(f, it);
         if (it->spec)
             fprintf(f, ", %s %s", it->measured ? "measured" : "from", it->spec);
@@ -162,14 +171,17 @@ static void print_csv(const void *obj, FILE *f)
     const struct mdl_preset_catalog *c = v->c;
     fputs("section,name,file,devices,device_flops,device_memory_bytes,device_preset,"
           "device_summary,links,link_summary,switches,layers,parameters,spec,measured,"
-          "description\n", f);
+          "description,error\n", f);
     for (int i = 0; i < c->n; i++) {
         const struct mdl_preset_item *it = &c->items[i];
         fprintf(f, "%s,", section_names[it->section]);
         ps_csv_str(f, it->name);
         fputc(',', f);
         csv_opt(f, it->path);
-        if (it->section == MDL_PRESET_SEC_TOPOLOGY) {
+        if (it->error) { /* only its name, file and why */
+            fputs(",,,,,,,,,,,,,,", f);
+            ps_csv_str(f, it->error);
+        } else if (it->section == MDL_PRESET_SEC_TOPOLOGY) {
             const struct mdl_preset_devrun *r = it->n_runs ? &it->runs[0] : NULL;
             fprintf(f, ",%d,", it->n_devices);
             if (r)
@@ -184,13 +196,14 @@ static void print_csv(const void *obj, FILE *f)
             ps_csv_str(f, ps_strbuf_str(&v->links[i]));
             fprintf(f, ",%d,,,,,", it->n_switches);
             csv_opt(f, it->description);
+            fputc(',', f);
         } else {
             fprintf(f, ",,,,,,,,,%d,%s,", it->layers, PS_DBL(it->params));
             csv_opt(f, it->spec);
             fputc(',', f);
             if (it->section == MDL_PRESET_SEC_PROFILE)
                 fprintf(f, "%d", it->measured);
-            fputc(',', f);
+            fputs(",,", f);
         }
         fputc('\n', f);
     }
@@ -246,6 +259,12 @@ static int print_json(const void *obj, FILE *f)
     int bad = !topo || !prof || !gen || !o;
     for (int i = 0; !bad && i < c->n; i++) {
         const struct mdl_preset_item *it = &c->items[i];
+        if (it->error) { /* a file that does not load: its name, file and why */
+            bad |= json_array_append_new(it->section == MDL_PRESET_SEC_TOPOLOGY ? topo : prof,
+                                         json_pack("{s:s, s:s, s:s}", "name", it->name, "file",
+                                                   it->path, "error", it->error));
+            continue;
+        }
         switch (it->section) {
         case MDL_PRESET_SEC_TOPOLOGY:
         {
@@ -288,7 +307,7 @@ int ana_presets_print(const struct mdl_preset_catalog *c, enum ana_fmt fmt, FILE
                       calloc((size_t)c->n + 1, sizeof *v.links) };
     int rc = v.devices && v.links ? 0 : ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; rc == 0 && i < c->n; i++)
-        if (c->items[i].section == MDL_PRESET_SEC_TOPOLOGY) {
+        if (c->items[i].section == MDL_PRESET_SEC_TOPOLOGY && !c->items[i].error) {
             put_devices(&v.devices[i], &c->items[i]);
             put_links(&v.links[i], &c->items[i]);
             if ((rc = ps_strbuf_error(&v.devices[i])) == 0)

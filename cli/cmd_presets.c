@@ -20,6 +20,9 @@ static const char help[] =
     "folder $PIPESIM_DATA names, else share/pipesim beside the installed\n"
     "program, else the source tree it was built in, else PREFIX/share/pipesim.\n"
     "A file or any path with a '/' is always taken as given.\n"
+    "A file in the folder that does not load is listed as such with its loader's\n"
+    "message (the error column of csv, field of json), and that message is warned\n"
+    "on stderr; the others are listed all the same (exit 0).\n"
     "--format csv: one header, one row per item, its section (topology, profile,\n"
     "generator) in the first column; numbers in base units (FLOP/s, bytes,\n"
     "bytes/s; device_* of a topology's first device), descriptions whole.\n"
@@ -68,6 +71,10 @@ int cmd_presets(int argc, char **argv)
         return rc;
     o.c = cat;
     rc = cli_write_output(out, print_presets, &o);
+    for (int i = 0; rc == 0 && i < cat->n; i++)
+        if (cat->items[i].error)
+            fprintf(stderr, "pipesim presets: warning: %s (listed as not loading)\n",
+                    cat->items[i].error);
     mdl_preset_catalog_free(cat);
     return rc;
 }

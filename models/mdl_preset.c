@@ -240,6 +240,17 @@ static int topo_groups(struct mdl_preset_item *it, const struct mdl_topology *t)
     return 0;
 }
 
+/* A file that does not load: its item keeps the loader's message, and the
+ * listing goes on (0); out of memory stops it (rc). */
+static int load_error(struct mdl_preset_catalog *c, struct mdl_preset_item *it, int rc)
+{
+    if (rc == -PS_ENOMEM || !(it->error = strdup(ps_errmsg())))
+        return rc == -PS_ENOMEM ? rc : ps_error(PS_ENOMEM, "out of memory");
+    c->n_errors++;
+    ps_error_clear();
+    return 0;
+}
+
 /* The bundled files of one kind, or a note when the folder is not there. */
 static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kind kind)
 {
@@ -276,8 +287,10 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
         it->path = dup_or_null(path, &bad);
         if (kind == MDL_PRESET_TOPOLOGY) {
             struct mdl_topology *t;
-            if ((rc = mdl_topology_load(path, &t)) < 0)
-                break;
+            if ((rc = mdl_topology_load(path, &t)) < 0) {
+                rc = bad ? ps_error(PS_ENOMEM, "out of memory") : load_error(c, it, rc);
+                continue;
+            }
             json_t *root = json_load_file(path, 0, NULL);
             it->n_devices = t->n_devices;
             it->n_links = t->n_links;
@@ -289,8 +302,10 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
             mdl_topology_free(t);
         } else {
             struct mdl_profile *p;
-            if ((rc = mdl_profile_load(path, &p)) < 0)
-                break;
+            if ((rc = mdl_profile_load(path, &p)) < 0) {
+                rc = bad ? ps_error(PS_ENOMEM, "out of memory") : load_error(c, it, rc);
+                continue;
+            }
             it->layers = p->n_layers;
             it->params = mdl_profile_params(p);
             it->measured = p->measured;
@@ -378,6 +393,7 @@ void mdl_preset_catalog_free(struct mdl_preset_catalog *c)
         free(it->groups);
         free(it->description);
         free(it->spec);
+        free(it->error);
     }
     free(c->items);
     free(c->root);

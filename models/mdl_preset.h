@@ -19,8 +19,10 @@
  * the generator spec its header names) and per model generator (an example
  * spec, built to count its layers and parameters), in that order, each
  * section sorted by name. Everything is read from the files; a file that
- * does not load is an error naming it; a missing folder is no error but a
- * note (the folder's *_dir NULL, *_note the reason). The printers are
+ * does not load is listed with its loader's message (error; n_errors
+ * counts them), so one malformed file in a data folder hides none of the
+ * others; a missing folder is no error but a note (the folder's *_dir
+ * NULL, *_note the reason). Out of memory is an error. The printers are
  * analysis/ana_presets.h. Cost: loads every bundled file once.
  */
 #ifndef MDL_PRESET_H
@@ -66,6 +68,8 @@ struct mdl_preset_item {
     double params;
     char *spec;        /* a profile's generator spec from its header; NULL if none */
     int measured;      /* a measured (calibrated or imported) profile */
+    char *error;       /* a file that does not load: why (file:line:col: ...),
+                        * every field above but name and path empty; else NULL */
 };
 
 struct mdl_preset_catalog {
@@ -73,7 +77,7 @@ struct mdl_preset_catalog {
     const char *how;         /* why it was chosen (static) */
     char *topo_dir, *profile_dir;   /* NULL when the folder is not there ... */
     char *topo_note, *profile_note; /* ... and why */
-    int n;
+    int n, n_errors;
     struct mdl_preset_item *items;
 };
 

@@ -108,7 +108,7 @@ static void formats_agree(const char *env, int want_topologies)
     /* CSV: a header, then one row per table line, sections in order */
     const char *p = csv;
     int nh = csv_record(&p, header, 32), rows[3] = { 0, 0, 0 }, r;
-    cr_assert_eq(nh, 16, "%s", csv);
+    cr_assert_eq(nh, 17, "%s", csv);
     cr_assert_str_eq(header[0], "section");
     cr_assert_str_eq(header[1], "name");
     int last = 0;
@@ -226,9 +226,48 @@ Test(presets, own_folder_formats_agree)
                           "test accelerator.\n"), "%s", out);
     cr_assert_eq(th_capture(out, sizeof out, "%s %s presets --format csv", env, bin), 0);
     cr_expect(strstr(out, "\"Two kinds of test accelerator. A second sentence, with a comma "
-                          "and a \"\"quote\"\".\"\n"), "%s", out);
+                          "and a \"\"quote\"\".\",\n"), "%s", out);
     cr_expect(strstr(out, "topology,\"two-kinds\","), "%s", out);
     cr_expect(strstr(out, ",3,2000000000000,4000000000,,"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
+
+/* A file in the data folder that does not load is listed with its loader's
+ * message and warned; the others are listed all the same (exit 0). It
+ * failed the whole listing. */
+Test(presets, a_file_that_does_not_load_hides_no_other)
+{
+    char d[64], bin[PATH_MAX], out[BIG];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    th_tmpdir(d, sizeof d, "presets-bad");
+    cr_assert_eq(th_sh("mkdir %s/topologies %s/profiles && cp models/topologies/chain-8-ideal.json "
+                       "%s/topologies/ && cp models/profiles/mlp-uniform.csv %s/profiles/",
+                       d, d, d, d), 0);
+    th_put(d, "topologies/a-bad.json", "{\"devices\": [\n");
+    th_put(d, "profiles/b-bad.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1,2,-3,4\n");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets 2>%s/err", d, bin, d),
+                 0, "%s", out);
+    cr_expect(strstr(out, "  a-bad                does not load: "), "%s", out);
+    cr_expect(strstr(out, "a-bad.json:2:0: "), "%s", out);
+    cr_expect(strstr(out, "  b-bad                does not load: "), "%s", out);
+    cr_expect(strstr(out, "b-bad.csv:2:"), "%s", out);
+    cr_expect(strstr(out, "  chain-8-ideal        8 x dev"), "%s", out);
+    cr_expect(strstr(out, "  mlp-uniform          16 layers"), "%s", out);
+    cr_expect_eq(th_sh("grep -c 'pipesim presets: warning: .*(listed as not loading)$' %s/err "
+                       "| grep -qx 2", d), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format json "
+                            "2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                            "print([sorted(t) for t in d[\"topologies\"]+d[\"profiles\"] if "
+                            "\"error\" in t], len(d[\"topologies\"]), len(d[\"profiles\"]))'",
+                            d, bin), 0, "%s", out);
+    cr_expect_str_eq(out, "[['error', 'file', 'name'], ['error', 'file', 'name']] 2 2\n");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format csv "
+                            "2>/dev/null | python3 -c 'import csv,sys; r=list(csv.DictReader("
+                            "sys.stdin)); print([(x[\"name\"], bool(x[\"error\"])) for x in r "
+                            "if x[\"section\"] != \"generator\"], {len(x) for x in r})'", d,
+                            bin), 0, "%s", out);
+    cr_expect_str_eq(out, "[('a-bad', True), ('chain-8-ideal', False), ('b-bad', True), "
+                          "('mlp-uniform', False)] {17}\n");
     th_sh("rm -rf %s", d);
 }
 
