@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+double ana_speedup(double baseline_s, double step_s, int replicas)
+{
+    if (isnan(baseline_s))
+        return NAN;
+    return step_s > 0 ? replicas * baseline_s / step_s : 0;
+}
+
 void ana_prediction_free(struct ana_prediction *p)
 {
     if (!p)
@@ -267,7 +274,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
             p->baseline_step_s = sch_time_to_seconds(br->makespan);
             p->baseline_fits = br->fits;
             p->baseline_peak = br->n_devices > 0 ? (double)br->peak_mem[0] : 0;
-            p->speedup = p->step_s > 0 ? p->replicas * p->baseline_step_s / p->step_s : 0;
+            p->speedup = ana_speedup(p->baseline_step_s, p->step_s, p->replicas);
         }
     }
     sim_engine_free(eng);

@@ -125,6 +125,12 @@ int ana_config_check(const struct ana_config *c);
  * into lists: sch_schedule_add_allreduce). */
 int ana_config_compact(const struct ana_config *c);
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
+/* The speedup of a step of step_s seconds over one device doing the same
+ * replicas' batches in baseline_s each: replicas x baseline_s / step_s; NaN
+ * when there is no baseline (baseline_s NaN), 0 for a step of no time. The
+ * one rule of predict, sweeps, compare-schedules and partition's ranking
+ * (the last two run one replica). */
+double ana_speedup(double baseline_s, double step_s, int replicas);
 void ana_prediction_free(struct ana_prediction *p);
 /* The warning of a result whose short_ops > 0, for stderr: "N of T compute
  * ops (F, B) are shorter than ...: the step time is an upper bound and the

@@ -186,9 +186,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         struct ana_prediction *p = r->c[i].pred;
         p->baseline_step_s = r->baseline_step_s;
         snprintf(p->baseline_skipped, sizeof p->baseline_skipped, "%s", r->baseline_skipped);
-        p->speedup = r->baseline_skipped[0] ? NAN
-                     : p->step_s > 0        ? r->baseline_step_s / p->step_s
-                                            : 0;
+        p->speedup = ana_speedup(r->baseline_skipped[0] ? NAN : r->baseline_step_s, p->step_s, 1);
     }
     qsort(r->c, (size_t)r->n, sizeof *r->c, cmp_cand);
     sch_partition_free(opt);

@@ -179,9 +179,7 @@ static int compare(const struct ana_config *base, const char *const *names, int 
                      p->baseline_skipped);
         }
         fill_row(r, p, c->K);
-        r->speedup = c->baseline_skipped[0] ? NAN
-                     : r->step_s > 0        ? c->baseline_step_s / r->step_s
-                                            : 0;
+        r->speedup = ana_speedup(c->baseline_skipped[0] ? NAN : c->baseline_step_s, r->step_s, 1);
         ana_prediction_free(p);
         ran++;
     }

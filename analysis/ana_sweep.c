@@ -166,10 +166,7 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     r->step_s = p->step_s;
     r->samples_per_s = p->samples_per_s;
     r->baseline_step_s = j->baseline_s;
-    /* ana_predict's speedup: one device doing all R replicas' batches */
-    r->speedup = isnan(j->baseline_s) ? NAN
-                 : p->step_s > 0        ? p->replicas * j->baseline_s / p->step_s
-                                        : 0;
+    r->speedup = ana_speedup(j->baseline_s, p->step_s, p->replicas);
     r->bubble_sim = p->bubble_sim;
     r->bubble_analytic = p->bubble_analytic;
     r->fits = p->fits;

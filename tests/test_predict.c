@@ -6,6 +6,7 @@
 #include "models/mdl_gen.h"
 #include "helpers.h"
 
+#include <math.h>
 #include <stdint.h>
 
 /* Bit-identical doubles (NaN included: the analytic bubble of a schedule
@@ -237,4 +238,14 @@ Test(predict, lists_where_lists_are_needed)
     ana_prediction_free(y);
     mdl_profile_free(p);
     mdl_topology_free(t);
+}
+
+/* One speedup rule for predict, sweeps, compare-schedules and the ranking:
+ * replicas x baseline / step, NaN without a baseline, 0 for no time. */
+Test(predict, speedup_rule)
+{
+    cr_expect_float_eq(ana_speedup(3.0, 1.5, 1), 2.0, 1e-15);
+    cr_expect_float_eq(ana_speedup(3.0, 1.5, 4), 8.0, 1e-15);
+    cr_expect(isnan(ana_speedup(NAN, 1.5, 2)));
+    cr_expect_eq(ana_speedup(3.0, 0, 1), 0);
 }
