@@ -546,7 +546,7 @@ Test(options, did_you_mean_every_enumerated_value)
           "chain)", 2 },
         { "validate --net mlp:layer=2,width=8 -K 2 -M 2 --batch 4", "pipesim validate: net "
           "spec 'mlp:layer=2,width=8': unknown field 'layer'; did you mean 'layers'? (layers, "
-          "width, in, out, norm)", 3 },
+          "width, in, out, norm)", 2 },
         { "help erors", "pipesim help: unknown topic 'erors'; did you mean 'errors'? (errors, "
           "schedules, or a command's name)", 2 },
         { "compare-schedules " RUN " --schedules gpipe,zbh1", "pipesim compare-schedules: "

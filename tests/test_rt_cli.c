@@ -50,7 +50,7 @@ Test(rt_cli, bad_inputs_get_one_clear_error)
     bad(NET " -K 2 -M 3 --batch 4", 4, "multiple of M = 3");
     bad(NET " -K 4 -M 2 --batch 4", 7, "only 3 layers");
     bad(NET " -K 2 -M 2 --batch 4 --partition 1,1", 2, "covers 2 layers");
-    bad("--net mlp:layers=3 -K 2 -M 2 --batch 4", 3, "'width'");
+    bad("--net mlp:layers=3 -K 2 -M 2 --batch 4", 2, "'width'");
     bad(NET " -K 2 -M 2 --batch 4 --format xml", 2, "unknown format 'xml' (table, csv, json)");
     bad(NET " -K 2 -M 2 --batch 4 --backend mpi --format csv", 2, "--backend thread");
     bad("--net file:nonexistent.txt -K 1 -M 1 --batch 1", 5, "nonexistent.txt");
