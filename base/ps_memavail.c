@@ -148,30 +148,14 @@ void ps_mem_available_at(const struct ps_mem_paths *p, struct ps_mem_avail *out)
 
 int ps_mem_parse_size(const char *s, const char *what, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = ps_strtod(s, &end);
-    if (end == s || errno || !isfinite(v) || !(v > 0) || isspace((unsigned char)*s))
-        goto bad;
-    double mul = 1;
-    if (*end) {
-        const char *u = "KMGT", *q = strchr(u, toupper((unsigned char)*end));
-        if (!q)
-            goto bad;
-        mul = pow(1024, (double)(q - u + 1));
-        end++;
-        if (!strcmp(end, "iB") || !strcmp(end, "ib"))
-            end += 2;
-        else if (*end == 'B' || *end == 'b')
-            end++;
-    }
-    if (*end || !isfinite(v * mul) || v * mul < 1)
-        goto bad;
-    *out = floor(v * mul);
+    double v;
+    int rc = ps_parse_bytes(s, what, &v);
+    if (rc < 0)
+        return rc;
+    if (v < 1)
+        return ps_error(PS_EUSAGE, "%s: '%s' is less than one byte", what, s);
+    *out = floor(v);
     return 0;
-bad:
-    return ps_error(PS_EUSAGE, "%s: '%s' is not a byte count (e.g. 1073741824, 512M, 2G)",
-                     what, s);
 }
 
 /* RLIMIT_AS and RLIMIT_DATA, less what the process already uses of them. */

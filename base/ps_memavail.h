@@ -7,8 +7,8 @@
  * cgroup v2 memory.max minus memory.current ("max" = no limit) and the
  * cgroup v1 memory.limit_in_bytes minus memory.usage_in_bytes; RLIMIT_AS
  * minus VmSize and RLIMIT_DATA minus VmData when set. The environment
- * variable PIPESIM_MEMORY_LIMIT=BYTES (suffix K, M, G or T, powers of 1024)
- * replaces all of them: a way to cap a run, and what the tests use.
+ * variable PIPESIM_MEMORY_LIMIT=BYTES (ps_parse_bytes's units, as --mem-cap:
+ * 2G = 2e9, 2GiB = 2^31) replaces all of them: a way to cap a run, and what the tests use.
  *
  * Callers estimate their needs from sizes known up front (K, M, schedule,
  * net shapes: sch_schedsize.h, sim_membudget.h, rt_net, mdl_torch), covering
@@ -47,8 +47,9 @@ void ps_mem_available_at(const struct ps_mem_paths *p, struct ps_mem_avail *out)
 /* PIPESIM_MEMORY_LIMIT if set (PS_EUSAGE if malformed), else the real
  * files and the rlimits. */
 int ps_mem_available(struct ps_mem_avail *out);
-/* "1073741824", "512M", "1.5G", "64k", "2GiB" -> bytes (> 0). PS_EUSAGE
- * naming what. */
+/* A byte count as ps_parse_bytes reads one ("1073741824", "512M" = 512e6,
+ * "2GiB" = 2^31; the units of --mem-cap and every size), at least 1 byte,
+ * whole bytes (floor). PS_EUSAGE naming what. */
 int ps_mem_parse_size(const char *s, const char *what, double *out);
 /* "2.9 GiB", "512.0 MiB", "12 B". */
 void ps_mem_format(double bytes, char *buf, size_t n);

@@ -148,17 +148,21 @@ Test(membudget, malformed_files_are_skipped, .init = make_root, .fini = remove_r
 
 Test(membudget, parse_size)
 {
+    /* the units of --mem-cap and every size (ps_parse_bytes): G = 1e9, GiB = 2^30;
+     * it read G as 2^30 here alone */
     struct { const char *s; double v; } ok[] = {
-        { "1073741824", 1073741824.0 }, { "1G", 1073741824.0 }, { "1g", 1073741824.0 },
-        { "512M", 536870912.0 },        { "64K", 65536.0 },      { "1.5G", 1610612736.0 },
-        { "2GiB", 2147483648.0 },       { "3MB", 3145728.0 },    { "1T", 1099511627776.0 },
+        { "1073741824", 1073741824.0 }, { "1G", 1e9 },      { "1GiB", 1073741824.0 },
+        { "512M", 512e6 },              { "64K", 64000.0 }, { "1.5G", 1.5e9 },
+        { "2GiB", 2147483648.0 },       { "3MB", 3e6 },     { "1T", 1e12 },
+        { "1.5", 1.0 },                 { "512MiB", 536870912.0 },
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         double v = 0;
         cr_assert_eq(ps_mem_parse_size(ok[i].s, "X", &v), 0, "%s: %s", ok[i].s, ps_errmsg());
         cr_assert_eq(v, ok[i].v, "%s", ok[i].s);
     }
-    const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", " 1G", "1G ", "nan", "inf", "0.1" };
+    const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", "1G ", "nan", "inf", "0.1", "1g",
+                          "1e400", "0x10" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         double v;
         cr_assert_eq(ps_mem_parse_size(bad[i], "PIPESIM_MEMORY_LIMIT", &v), -PS_EUSAGE,
@@ -169,7 +173,7 @@ Test(membudget, parse_size)
 
 Test(membudget, env_overrides_and_check)
 {
-    setenv(PS_MEM_ENV, "1G", 1);
+    setenv(PS_MEM_ENV, "1GiB", 1);
     struct ps_mem_avail a;
     cr_assert_eq(ps_mem_available(&a), 0);
     cr_assert_eq(a.bytes, 1073741824.0);
@@ -336,7 +340,7 @@ Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
     snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
     snprintf(args, sizeof args, "predict --model mlp:layers=1024,width=64 --topology "
              "%s/chain.json -K 1024 -M 16384 --batch 16384 --trace %s", out_dir, trace);
-    cr_assert_eq(run("1G", args, err, sizeof err), 6, "%s", err);
+    cr_assert_eq(run("1GiB", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=1024, M=16384 "
                           "needs about 13.7 GiB (117374976 ops: op lists 1.3 GiB, engine "
                           "264.7 MiB, trace 12.1 GiB) but only 1.0 GiB is available "
@@ -359,24 +363,24 @@ Test(membudget, compact_predict_runs_under_a_limit_its_lists_exceed, .init = mak
 #define BIG "predict --model mlp:layers=256,width=8 --topology %s/chain.json -K 256 -M 4096 " \
             "--batch 4096"
     snprintf(args, sizeof args, BIG " --format json", out_dir);
-    cr_assert_eq(run("50M", args, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run("50MiB", args, err, sizeof err), 0, "%s", err);
     cr_assert(!strstr(err, "needs about"), "%s", err); /* (a warning: its ops are short) */
     snprintf(trace, sizeof trace, "%s/trace.json", out_dir);
     snprintf(args, sizeof args, BIG " --trace %s", out_dir, trace);
-    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert_eq(run("50MiB", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule gpipe with K=256, M=4096 "
                           "needs about 875.6 MiB (7323648 ops: op lists 83.8 MiB, engine "
                           "16.7 MiB, trace 775.1 MiB) but only 50.0 MiB is available "
                           "(PIPESIM_MEMORY_LIMIT); "), "%s", err);
     cr_assert_eq(access(trace, F_OK), -1, "a trace was written");
     snprintf(args, sizeof args, BIG " --schedule 1f1b", out_dir);
-    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert_eq(run("50MiB", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "pipesim predict: simulation: schedule 1f1b with K=256, M=4096 "
                           "needs about 96.7 MiB (7323648 ops: op lists 96.0 MiB, engine "
                           "696.0 KiB) but only 50.0 MiB is available"), "%s", err);
     /* a partitioner strategy probes the op lists first: refused too */
     snprintf(args, sizeof args, BIG " --partition optimal", out_dir);
-    cr_assert_eq(run("50M", args, err, sizeof err), 6, "%s", err);
+    cr_assert_eq(run("50MiB", args, err, sizeof err), 6, "%s", err);
     cr_assert(strstr(err, "(7323648 ops: op lists 83.8 MiB, engine 696.0 KiB) but only "
                           "50.0 MiB is available"), "%s", err);
 #undef BIG
@@ -423,7 +427,7 @@ Test(membudget, bad_limit_is_usage_error, .init = make_out, .fini = remove_out)
                  "models/topologies/chain-8-ideal.json -K 8 -M 65536 --batch 65536 "
                  "--schedule 1f1b", err, sizeof err); /* op lists: the limit is read */
     cr_assert_eq(rc, 2, "%s", err);
-    cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a byte count"), "%s", err);
+    cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a positive byte count"), "%s", err);
 }
 
 /* GPipe replayed in its compact form (predict without a trace or replicas)
