@@ -23,7 +23,7 @@ static const char help[] =
     "  normalized  throughput over the --baseline cell (default: smallest K and M;\n"
     "              the paper normalizes to K=2,M=1)\n"
     "  speedup     over one device (K=1, M=1, no re-materialization)\n"
-    "  throughput  samples/s      step  seconds per step\n"
+    "  throughput  samples/s      step  time per step (grid CSV/JSON: ms)\n"
     "  bubble      simulated / analytic (K-1)/(M+K-1), percent\n"
     "  memory      largest stage peak, GiB (2^30 bytes)\n"
     "'*' marks configurations that do not fit in memory, '-' those that could not\n"

@@ -106,9 +106,9 @@ static void print_table(const void *obj, FILE *f)
                 c->n_msg_send, us(c->msg_recv_fit.a), c->msg_recv_fit.b * 1e9, c->n_msg_recv,
                 us(c->link_latency));
     else
-        fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, shared (one memory "
-                "bus for %d cores)\n", us(c->link_latency), c->link_bandwidth * 1e-9,
-                c->n_cores);
+        fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, full duplex, one per "
+                "pair of the %d cores (the topology written: no shared bus)\n",
+                us(c->link_latency), c->link_bandwidth * 1e-9, c->n_cores);
     fprintf(f, "memory          %.2f GiB per core (MemTotal over %d cores)\n",
             c->memory_per_core / PS_GIB, c->n_cores);
     fprintf(f, "took            %.2f s\n", c->wall_s);
