@@ -41,7 +41,7 @@ static const char help[] =
     "(--calib-stages K).\n"
     "Prints one line per point (the measured spread in brackets, 'in' or 'OUT') and\n"
     "the accuracy figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
-    "<= 1 point, peak activation memory <= 1%), naming the ops behind any miss. Appends\n"
+    "<= 1 point, peak activation memory exact), naming the ops behind any miss. Appends\n"
     "every point to the SQLite database (created, or checked to be a validation\n"
     "database, before anything runs; a sweep database is refused), writes the\n"
     "Markdown report with its plot (predicted vs measured step time and bubble;\n"

@@ -61,7 +61,7 @@ struct sim_draw;  /* sim/sim_engine.h */
 #define MSR_TARGET_MAKESPAN_MEDIAN 0.02
 #define MSR_TARGET_MAKESPAN_MAX 0.05
 #define MSR_TARGET_BUBBLE_POINTS 1.0
-#define MSR_TARGET_PEAK_ACT 0.01
+#define MSR_TARGET_PEAK_ACT 0.0 /* exact: the "peak memory exact" */
 
 struct msr_vcheck_opts {
     const char *spec;                  /* runtime net */

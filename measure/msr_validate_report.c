@@ -83,7 +83,13 @@ static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FI
 static void figure(FILE *f, const char *what, double val, double target, const char *unit,
                    double scale, const char *where, int judged)
 {
-    double ratio = target > 0 ? val / target : 0;
+    if (!(target > 0)) { /* an exact target: met by 0 alone, no ratio */
+        fprintf(f, "  %-26s %8.2f%-4s target %-10s ratio %5s  %s%s%s\n", what, val * scale,
+                unit, "exact", "-", !judged ? "-" : val == 0 ? "met" : "MISSED",
+                where ? "  " : "", where ? where : "");
+        return;
+    }
+    double ratio = val / target;
     fprintf(f, "  %-26s %8.2f%-4s target %6.2f%-4s ratio %5.2f  %s%s%s\n", what, val * scale,
             unit, target * scale, unit, ratio, !judged ? "-" : ratio <= 1 ? "met" : "MISSED",
             where ? "  " : "", where ? where : "");
