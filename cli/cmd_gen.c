@@ -8,10 +8,10 @@
 #include <string.h>
 
 static const char help[] =
-    "usage: pipesim gen model SPEC [-o out.csv]\n"
+    "usage: pipesim gen model SPEC [-o|--out out.csv]\n"
     "       pipesim gen chain -n N [--flops F] [--memory B] [--mem-bandwidth B]\n"
     "                     [--bandwidth B] [--latency S] [--efficiency E]\n"
-    "                     [--batch-half H] [--overhead S] [-o out.json]\n\n"
+    "                     [--batch-half H] [--overhead S] [-o|--out out.json]\n\n"
     "model: writes the per-layer profile CSV of a generator spec (listed below),\n"
     "  e.g. mlp:layers=16,width=1024,norm=4, amoebanet:L=18,D=256, transformer:L=24,\n"
     "  gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257, resnet:depth=101,\n"

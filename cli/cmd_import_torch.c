@@ -7,7 +7,8 @@
 #include <stdio.h>
 
 static const char help[] =
-    "usage: pipesim import-torch TRACE.json [--batch N] [--sizes F] [--prefix P] [-o OUT.csv]\n\n"
+    "usage: pipesim import-torch TRACE.json [--batch N] [--sizes F] [--prefix P]\n"
+    "                            [-o|--out OUT.csv]\n\n"
     "Reads a Chrome trace exported by torch.profiler (export_chrome_trace) in which\n"
     "each layer's forward runs inside record_function(\"layer:<name>\") and writes a\n"
     "measured layer profile (name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,\n"

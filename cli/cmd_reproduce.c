@@ -18,8 +18,8 @@ static const char help[] =
     "  gpipe       the GPipe paper's Tables 1-3 and partitions (results/paper;\n"
     "              `pipesim paper` is an alias)\n"
     "  torchgpipe  torchgpipe's AmoebaNet-D (18, 256), ResNet-101 and U-Net\n"
-    "              (5, 64) speed benchmarks and its AmoebaNet-D (L, D) memory\n"
-    "              benchmark on P40s (results/torchgpipe)\n";
+    "              (5, 64) speed benchmarks and its AmoebaNet-D (L, D) and U-Net\n"
+    "              (B, C) memory benchmarks on P40s (results/torchgpipe)\n";
 
 static const char help_tg[] =
     "usage: pipesim reproduce torchgpipe [--out-dir results/torchgpipe]\n"
