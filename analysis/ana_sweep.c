@@ -132,10 +132,11 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                                 j->remat, &sched);
     if (rc < 0)
         return rc;
+    /* the schedule's op order sets each stage's memory, as in `partition` */
     struct sch_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
                                .n_micro = j->run.M,
                                .micro_batch = (double)j->run.batch / j->run.M,
-                               .remat = j->remat };
+                               .remat = j->remat, .sched = sched };
     sch_part_model *m = NULL;
     if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
         rc = sch_part_strategy_run(m, j->strategy, out);

@@ -132,13 +132,17 @@ static int strategy_partition(struct cli_run *r, enum sch_part_strategy st, int 
     if (rc < 0)
         return rc;
     if (sched->n_stages != S) {
+        rc = ps_error(PS_EINVAL, "--partition %s: the schedule has %d stages, not %d",
+                      r->partition, sched->n_stages, S);
         sch_schedule_free(sched);
-        return ps_error(PS_EINVAL, "--partition %s: the schedule has %d stages, not %d",
-                        r->partition, sched->n_stages, S);
+        return rc;
     }
+    /* the schedule's own op order sets each stage's memory, as in `partition`
+     * (without it, fill-drain's M stashes: 1f1b's optimum was refused as not
+     * fitting, balance-by-size balanced the wrong bytes) */
     struct sch_part_opts po = { .n_stages = S, .stage_device = sched->stage_device,
                                 .n_micro = (int)r->M, .micro_batch = r->batch / (double)r->M,
-                                .remat = r->remat, .cap_mode = 1 };
+                                .remat = r->remat, .cap_mode = 1, .sched = sched };
     if ((rc = sch_part_model_new(r->prof, r->topo, &po, &pm)) == 0)
         rc = sch_part_strategy_run(pm, st, &r->part);
     sch_part_model_free(pm);

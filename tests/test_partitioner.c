@@ -665,6 +665,46 @@ Test(partitioner, cli_end_to_end, .timeout = 60)
                        "2>/dev/null", ps), 2);
 }
 
+/* predict --partition STRATEGY and a sweep's --strategy cut as `partition`
+ * does for the same schedule: under 1f1b a stage holds fewer stashes than
+ * fill-drain's M. They had used fill-drain's memory whatever the schedule:
+ * balance-by-size gave 4,2,1,1 (partition: 1,3,3,1) and optimal refused a
+ * 1F1B run that fits (32 GPipe stashes, 29 GiB on a stage). */
+Test(partitioner, strategies_in_predict_and_sweep_follow_the_schedule, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    char want[128], got[128], dir[64];
+    const char *cfg = "--model transformer-small --topology models/topologies/pcie-8gpu.json "
+                      "-K 4 -M 8 --batch 16 --schedule 1f1b --remat never";
+    cr_assert_eq(th_capture(want, sizeof want, "%s partition %s --strategy balance-by-size "
+                            "--format csv | awk -F'\"' 'NR == 2 {print \"\\\"\" $4 \"\\\"\"}'", ps,
+                            cfg), 0);
+    cr_assert_eq(th_capture(got, sizeof got, "%s predict %s --partition balance-by-size | "
+                            "awk '/^partition/ {print \"\\\"\" $2 \"\\\"\"}'", ps, cfg), 0);
+    cr_expect_str_eq(got, want);
+    cr_expect_str_eq(want, "\"1,3,3,1\"\n");
+    th_tmpdir(dir, sizeof dir, "part-sweep");
+    cr_assert_eq(th_sh("%s sweep %s --strategy balance-by-size --db %s/s.db --quiet", ps, cfg,
+                       dir), 0);
+    cr_assert_eq(th_capture(got, sizeof got, "%s report --db %s/s.db --csv /dev/stdout "
+                            "--metric step 2>/dev/null | grep -o '\"1,3,3,1\"' | head -1", ps,
+                            dir), 0);
+    cr_expect_str_eq(got, "\"1,3,3,1\"\n");
+    th_sh("rm -rf %s", dir);
+    /* optimal under 1f1b: partition's answer, and it fits */
+    const char *gpt = "--model gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257 "
+                      "--topology models/topologies/pcie-8gpu.json -K 4 -M 32 --batch 64 "
+                      "--schedule 1f1b --remat never";
+    cr_assert_eq(th_capture(want, sizeof want, "%s partition %s --strategy optimal --format "
+                            "csv | awk -F'\"' 'NR == 2 {print \"\\\"\" $4 \"\\\"\"}'", ps, gpt), 0);
+    cr_assert_eq(th_capture(got, sizeof got, "%s predict %s --partition optimal | awk "
+                            "'/^partition/ {print \"\\\"\" $2 \"\\\"\"} /^memory/ {print $2, $3}'",
+                            ps, gpt), 0, "%s", got);
+    char both[160];
+    snprintf(both, sizeof both, "%severy stage\n", want);
+    cr_expect_str_eq(got, both);
+}
+
 /* GPipe's library partitioner (sch_partition_lingvo), by hand: eight equal
  * layers in four stages go 1, 2, 2, 3 (a layer whose running share lands
  * exactly on a boundary opens the next stage, as Lingvo's floor does); a
