@@ -71,7 +71,7 @@ int cmd_presets(int argc, char **argv)
         return rc;
     o.c = cat;
     rc = cli_write_output(out, print_presets, &o);
-    for (int i = 0; rc == 0 && i < cat->n; i++)
+    for (int i = 0; rc == 0 && cat->n_errors && i < cat->n; i++)
         if (cat->items[i].error)
             fprintf(stderr, "pipesim presets: warning: %s (listed as not loading)\n",
                     cat->items[i].error);

@@ -271,6 +271,26 @@ Test(presets, a_file_that_does_not_load_hides_no_other)
     th_sh("rm -rf %s", d);
 }
 
+/* JSON takes UTF-8 only: a file name or a loader's message with other
+ * bytes is written with '?' for them. json_pack had failed, and presets
+ * said "out of memory" (exit 6). */
+Test(presets, json_of_names_and_messages_that_are_not_utf8)
+{
+    char d[64], bin[PATH_MAX], out[BIG];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    th_tmpdir(d, sizeof d, "presets-utf8");
+    cr_assert_eq(th_sh("mkdir %s/profiles && cp models/profiles/mlp-uniform.csv "
+                       "\"%s/profiles/u$(printf '\\377').csv\"", d, d), 0);
+    th_put(d, "profiles/c-bad.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1\xff,2,3,4\n");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format json "
+                            "2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); "
+                            "print([(p[\"name\"], p.get(\"error\", \"\")[-39:]) for p in "
+                            "d[\"profiles\"]])'", d, bin), 0, "%s", out);
+    cr_expect_str_eq(out, "[('c-bad', \"field 'fwd_flops': '1?' is not a number\"), "
+                          "('u?', '')]\n");
+    th_sh("rm -rf %s", d);
+}
+
 /* -o writes what stdout gets. */
 Test(presets, out_file_is_stdout)
 {
