@@ -29,7 +29,7 @@ void ana_prediction_free(struct ana_prediction *p)
     free(p);
 }
 
-/* *step: the engine's step of s on costs c (no all-reduce, no trace). */
+/* *step: the engine's step of s on costs c (no trace). */
 static int engine_step(const struct sch_schedule *s, const struct sch_costs *c,
                        const struct mdl_topology *t, sch_time *step)
 {
@@ -45,23 +45,29 @@ static int engine_step(const struct sch_schedule *s, const struct sch_costs *c,
  * out what the engine adds (a device's sends share one stream, a link is
  * first in, first out), so its order can be slower in the engine than
  * ZB-H1's. Its promise, never slower than ZB-H1 (nor ZB-H2 when that fits
- * its stash limit), is kept here with the engine's own steps: the faster
- * of them, under zb-auto's name; ties keep zb-auto's order. *s is a
- * zb-auto schedule already fitted to c. */
+ * its stash limit), is kept here with the engine's own steps, each with the
+ * all-reduce of its R replicas (the order changes when a stage's gradients
+ * are ready): the faster of them, under zb-auto's name; ties keep
+ * zb-auto's order. *s is a zb-auto schedule already fitted to c; whatever
+ * it is, *s leaves with R replicas' all-reduce ops
+ * (sch_schedule_add_allreduce). */
 static int zbauto_keep_promise(struct sch_schedule **s, const struct sch_costs *c,
-                               const struct mdl_topology *t)
+                               const struct mdl_topology *t, int R)
 {
     int limit;
     if (strncmp((*s)->name, "zb-auto:", 8) || sscanf((*s)->name + 8, "%d", &limit) != 1)
-        return 0;
+        return sch_schedule_add_allreduce(*s, R);
     sch_time best, step;
-    int rc = engine_step(*s, c, t, &best);
+    int rc = sch_schedule_add_allreduce(*s, R);
+    if (rc == 0)
+        rc = engine_step(*s, c, t, &best);
     for (int h = 0; rc == 0 && h < 2; h++) {
         struct sch_schedule *o = NULL;
         rc = h ? sch_schedule_zbh2((*s)->n_devices, (*s)->n_micro, (*s)->remat, &o)
                : sch_schedule_zbh1((*s)->n_devices, (*s)->n_micro, (*s)->remat, &o);
         step = best;
-        if (rc == 0 && sch_zb_peak_stashes(o) <= limit)
+        if (rc == 0 && sch_zb_peak_stashes(o) <= limit &&
+            (rc = sch_schedule_add_allreduce(o, R)) == 0)
             rc = engine_step(o, c, t, &step);
         if (rc == 0 && step < best) {
             snprintf(o->name, sizeof o->name, "%s", (*s)->name);
@@ -75,13 +81,12 @@ static int zbauto_keep_promise(struct sch_schedule **s, const struct sch_costs *
     return rc;
 }
 
-/* One simulation of a configuration on its built schedule: the all-reduce
- * ops added, the stage costs of part made, the engine run. On error *costs
- * and *eng are NULL; the schedule stays the caller's either way. */
-/* Costs, then the schedule fitted to them (zb-auto orders its ops for the
- * stage costs: sch_schedule_fit_costs, and keeps the engine's faster of
- * that and ZB-H1/H2: zbauto_keep_promise; *sched may be replaced), then the
- * simulation. */
+/* One simulation of a configuration on its built schedule: the stage costs
+ * of part made, the schedule fitted to them (zb-auto orders its ops for the
+ * costs: sch_schedule_fit_costs, and keeps the engine's fastest of that and
+ * ZB-H1/H2: zbauto_keep_promise, so *sched may be replaced), the all-reduce
+ * ops added, the engine run. On error *costs and *eng are NULL; *sched
+ * stays the caller's to free either way. */
 static int run_one(const struct ana_config *c, const struct sch_partition *part,
                    struct sch_schedule **sched, int record, struct sch_costs **costs,
                    sim_engine **eng)
@@ -95,9 +100,10 @@ static int run_one(const struct ana_config *c, const struct sch_partition *part,
     if ((rc = sch_costs_new(c->profile, c->topo, part, (*sched)->stage_device, c->batch / c->M,
                             costs)) < 0)
         return rc;
-    if ((!c->lists_as_built && ((rc = sch_schedule_fit_costs(sched, *costs, c->topo)) < 0 ||
-                                (rc = zbauto_keep_promise(sched, *costs, c->topo)) < 0)) ||
-        (rc = sch_schedule_add_allreduce(*sched, c->replicas > 0 ? c->replicas : 1)) < 0 ||
+    int R = c->replicas > 0 ? c->replicas : 1;
+    if ((!c->lists_as_built && (rc = sch_schedule_fit_costs(sched, *costs, c->topo)) < 0) ||
+        (rc = c->lists_as_built ? sch_schedule_add_allreduce(*sched, R)
+                                : zbauto_keep_promise(sched, *costs, c->topo, R)) < 0 ||
         (rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0) {
         sch_costs_free(*costs);
         *costs = NULL;
