@@ -17,8 +17,8 @@
  * docs/errors-and-outputs.md is generated from it
  * by `pipesim help errors`. */
 #define PS_ERRNO_MAP(X)                                                    \
-    X(EUSAGE, 2, "bad command line (unknown option, bad value, a generator spec's key or value)") \
-    X(EPARSE, 3, "malformed input file (CSV, JSON, trace, validate --net spec)") \
+    X(EUSAGE, 2, "bad command line (unknown option, bad value, a generator or --net mlp: spec's key or value)") \
+    X(EPARSE, 3, "malformed input file (CSV, JSON, trace, a --net file: net)") \
     X(EINVAL, 4, "input values out of range or inconsistent")               \
     X(EIO, 5, "file could not be read or written")                          \
     X(ENOMEM, 6, "out of memory")                                           \
