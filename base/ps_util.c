@@ -79,12 +79,17 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
         { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
         { "TiB", 1099511627776.0 },
     };
-    char *end;
+    char *end, unit[8];
     double v = s && *s ? ps_strtod(s, &end) : 0;
     if (!s || !*s || end == s || !(v > 0))
         return ps_error(PS_EUSAGE, "%s: '%s' is not a positive byte count", what, s ? s : "");
-    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
-        if (!strcmp(end, u[i].suf)) {
+    /* strtod skips leading blanks, so trailing ones go too, as ps_parse_long's */
+    size_t n = strlen(end);
+    while (n && (end[n - 1] == ' ' || end[n - 1] == '\t'))
+        n--;
+    snprintf(unit, sizeof unit, "%.*s", (int)(n < sizeof unit - 1 ? n : sizeof unit - 1), end);
+    for (size_t i = 0; n < sizeof unit && i < sizeof u / sizeof *u; i++)
+        if (!strcmp(unit, u[i].suf)) {
             if (!(v * u[i].mul <= 1e30))
                 return ps_error(PS_EUSAGE, "%s: '%s' is out of range (at most 1e30 bytes)",
                                  what, s);

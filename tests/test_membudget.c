@@ -155,14 +155,16 @@ Test(membudget, parse_size)
         { "512M", 512e6 },              { "64K", 64000.0 }, { "1.5G", 1.5e9 },
         { "2GiB", 2147483648.0 },       { "3MB", 3e6 },     { "1T", 1e12 },
         { "1.5", 1.0 },                 { "512MiB", 536870912.0 },
+        /* blanks around, as every number (ps_parse_long, ps_parse_double) */
+        { " 1G", 1e9 },                 { "1G ", 1e9 },     { "\t2GiB\t", 2147483648.0 },
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         double v = 0;
         cr_assert_eq(ps_mem_parse_size(ok[i].s, "X", &v), 0, "%s: %s", ok[i].s, ps_errmsg());
         cr_assert_eq(v, ok[i].v, "%s", ok[i].s);
     }
-    const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", "1G ", "nan", "inf", "0.1", "1g",
-                          "1e400", "0x10" };
+    const char *bad[] = { "", "G", "-1G", "0", "1Q", "1GG", "1 G", "nan", "inf", "0.1", "1g",
+                          "1e400", "0x10", "1GiBGiB", " " };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         double v;
         cr_assert_eq(ps_mem_parse_size(bad[i], "PIPESIM_MEMORY_LIMIT", &v), -PS_EUSAGE,
