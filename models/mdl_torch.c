@@ -216,7 +216,15 @@ static int read_events(struct ctx *c, const json_t *arr)
         if (!(dur >= 0 && dur <= 1e13))
             return ps_error(PS_EINVAL, "%s: traceEvents[%zu].dur: %g us is out of range ([0, "
                              "1e13] us)", c->path, i, dur);
-        t->end = t->ts + dur;
+        /* on the nanosecond grid (the format's finest: three decimals of
+         * a microsecond), end = start + duration in whole nanoseconds, so
+         * an event that starts where another ends starts exactly at its
+         * end: ts + dur in binary did not (1000.123 + 2.2 > 1002.323, and
+         * a backward function right after another read as inside it, its
+         * time charged nowhere) */
+        long long ts_ns = llround(t->ts * 1e3), end_ns = ts_ns + llround(dur * 1e3);
+        t->ts = (double)ts_ns / 1e3;
+        t->end = (double)end_ns / 1e3;
         t->name = json_string_value(name);
         t->idx = i;
         t->seq = -1;
@@ -285,7 +293,7 @@ static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag
         if (t->type != EV_LAYER)
             continue;
         size_t k = lower(ag_ts, na, t->ts);
-        if (k < na && ag_ts[k] <= t->end)
+        if (k < na && ag_ts[k] < t->end) /* one that starts at its end is the next's */
             t->dir = DIR_BWD;
         else if (k > 0 && ag_end[k - 1] > t->ts)
             t->dir = DIR_RECOMP;

@@ -393,3 +393,71 @@ Test(import_torch, many_layers_by_name_and_no_comment_names)
     }
     unlink(path);
 }
+
+/* Events that touch: one that starts where another ends is the next one,
+ * not inside it. By sequence numbers (Kineto, times with three decimals):
+ * AccumulateGrad starts at 1000.123 + 2.2 = 1002.323 us, which ts + dur in
+ * binary put past it, so its 5 us were charged to no layer. By ranges
+ * (integer microseconds): a backward function that starts at a forward
+ * range's end made it a backward range (b's forward 10 us, not 20). */
+Test(import_torch, touching_events_are_not_nested)
+{
+    char path[] = "/tmp/pipesim-touch-XXXXXX";
+    close(mkstemp(path));
+#define AG "autograd::engine::evaluate_function: "
+    write_file(path,
+               "{\"traceEvents\": ["
+               "{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":0.0,\"dur\":10.0,\"pid\":1,\"tid\":1},"
+               "{\"ph\":\"X\",\"name\":\"aten::addmm\",\"ts\":0.5,\"dur\":9.0,\"pid\":1,"
+               "\"tid\":1,\"args\":{\"Sequence number\":0}},"
+               "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":10.0,\"dur\":20.0,\"pid\":1,\"tid\":1},"
+               "{\"ph\":\"X\",\"name\":\"aten::addmm\",\"ts\":10.5,\"dur\":19.0,\"pid\":1,"
+               "\"tid\":1,\"args\":{\"Sequence number\":1}},"
+               "{\"ph\":\"X\",\"name\":\"" AG "AddmmBackward0\",\"ts\":1000.123,\"dur\":2.2,"
+               "\"pid\":1,\"tid\":1},"
+               "{\"ph\":\"X\",\"name\":\"AddmmBackward0\",\"ts\":1000.223,\"dur\":2.0,\"pid\":1,"
+               "\"tid\":1,\"args\":{\"Sequence number\":1}},"
+               "{\"ph\":\"X\",\"name\":\"" AG "torch::autograd::AccumulateGrad\",\"ts\":1002.323,"
+               "\"dur\":5.0,\"pid\":1,\"tid\":1},"
+               "{\"ph\":\"X\",\"name\":\"" AG "AddmmBackward0\",\"ts\":5000.0,\"dur\":4.0,"
+               "\"pid\":1,\"tid\":1},"
+               "{\"ph\":\"X\",\"name\":\"AddmmBackward0\",\"ts\":5000.1,\"dur\":3.8,\"pid\":1,"
+               "\"tid\":1,\"args\":{\"Sequence number\":0}}]}");
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_assert_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
+    cr_expect_float_eq(p->layers[1].bwd, 7.2e-6, 1e-12, "AddmmBackward0 + AccumulateGrad");
+    cr_expect_float_eq(p->layers[0].bwd, 4e-6, 1e-12);
+    cr_expect_float_eq(rep.unattributed_us, 0, 1e-9);
+    mdl_profile_free(p);
+    /* by ranges: two steps, the second with a 2 us gap, the first touching */
+    char text[4096] = "[";
+    for (int s = 0; s < 2; s++) {
+        int t0 = 1000 * s, g = s ? 2 : 0;
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "%s{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":%d,\"dur\":10,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":%d,\"dur\":20,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"" AG "BoundaryBackward\",\"ts\":%d,\"dur\":1,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":%d,\"dur\":40,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"" AG "AddmmBackward0\",\"ts\":%d,\"dur\":38,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"" AG "BoundaryBackward\",\"ts\":%d,\"dur\":1,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":%d,\"dur\":15,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"" AG "AddmmBackward0\",\"ts\":%d,\"dur\":13,\"tid\":1}",
+                 s ? "," : "", t0, t0 + 10, t0 + 30 + g, t0 + 31 + g, t0 + 32 + g, t0 + 71 + g,
+                 t0 + 72 + g, t0 + 73 + g);
+    }
+#undef AG
+    strcat(text, "]");
+    write_file(path, text);
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_assert_eq(rep.method, MDL_TORCH_BWD_RANGES);
+    cr_assert_eq(rep.steps, 2);
+    cr_expect_float_eq(p->layers[1].fwd, 20e-6, 1e-12, "b's forward, not half of it");
+    cr_expect_float_eq(p->layers[1].bwd, 40e-6, 1e-12);
+    cr_expect_float_eq(p->layers[0].fwd, 10e-6, 1e-12);
+    cr_expect_float_eq(p->layers[0].bwd, 15e-6, 1e-12);
+    mdl_profile_free(p);
+    unlink(path);
+}
