@@ -393,6 +393,20 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
         goto out;
     }
     json_object_del(m, "preset");
+    /* "flops" is the preset's precision's matrix peak, which times layers
+     * without work: a topology that changes the precision but not "flops"
+     * gets the new precision's peak (an A100 set to fp32 timed such layers
+     * at its bf16 312 TFLOP/s) */
+    json_t *prec = json_object_get(o, "precision");
+    json_t *peak = json_is_string(prec) && !json_object_get(o, "flops")
+                       ? json_object_get(json_object_get(m, "matrix_flops"),
+                                         json_string_value(prec))
+                       : NULL;
+    if (peak && json_object_set(m, "flops", peak) < 0) {
+        json_decref(m);
+        rc = ps_error(PS_ENOMEM, "%s: out of memory", topo_path);
+        goto out;
+    }
     *merged = m;
 out:
     return rc;

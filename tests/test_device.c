@@ -438,7 +438,25 @@ Test(device, presets_load)
     cr_expect_eq(t->devices[0].model.precision, MDL_TF32);
     cr_expect_eq(t->devices[0].memory, 4e10);
     cr_expect_eq(t->devices[0].model.units, 108);
+    /* a precision set over the preset's brings its own matrix peak as "flops",
+     * which times layers without work (it kept the bf16 312 TFLOP/s) */
+    cr_expect_eq(t->devices[0].flops, 156e12);
     mdl_topology_free(t);
+    static const struct { const char *preset, *prec, *flops; double want; } over[] = {
+        { "a100-sxm-80gb", "fp32", NULL, 19.5e12 },
+        { "p100-pcie-16gb", "fp16", NULL, 18.7e12 },
+        { "a100-sxm-80gb", "fp32", "1e12", 1e12 }, /* a flops of its own stays */
+    };
+    for (size_t i = 0; i < sizeof over / sizeof *over; i++) {
+        char j[256];
+        snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\", "
+                 "\"precision\": \"%s\"%s%s}]}", over[i].preset, over[i].prec,
+                 over[i].flops ? ", \"flops\": " : "", over[i].flops ? over[i].flops : "");
+        t = th_topo(j);
+        cr_expect_eq(t->devices[0].flops, over[i].want, "%s at %s", over[i].preset,
+                     over[i].prec);
+        mdl_topology_free(t);
+    }
     th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
                   "no device 'tpu-v9'");
 }
