@@ -63,9 +63,16 @@ static void gemm_parts3(const struct mdl_device *d, double m, double k, double n
         return;
     double rate = mm_peak(d) * dm->gemm_eff, math;
     double partials = 0; /* bytes of split-K partial sums, written and read back */
+    if (!(elems > 0))
+        elems = m * k + k * n + m * n;
+    double bytes = c * elems * mdl_device_elem_bytes(d);
     if (dm->tiled) {
         /* The fastest of the tile shapes (the library's choice; the first
-         * on a tie), each with its split-K. */
+         * on a tie), each with its split-K: its math and its memory (the
+         * operands and its own partial sums) combined, not its math alone
+         * (a shape whose split-K partials made it memory-bound was kept
+         * over a faster one) */
+        double best = INFINITY;
         math = INFINITY;
         for (int t = 0; t < dm->n_tiles; t++) {
             double tm = dm->tiles[t][0], tn = dm->tiles[t][1];
@@ -73,9 +80,12 @@ static void gemm_parts3(const struct mdl_device *d, double m, double k, double n
             double split = mdl_device_split_k(d, tiles, k);
             double waves = ceil(tiles * split / dm->units);
             double tt = waves * 2 * tm * tn * (k / split) / (rate / dm->units);
-            if (tt < math) {
+            double part = split > 1 ? 2 * split * c * m * n * mdl_device_elem_bytes(d) : 0;
+            double time = combine(d, tt, mem_s(d, bytes + part));
+            if (time < best) {
+                best = time;
                 math = tt;
-                partials = split > 1 ? 2 * split * c * m * n * mdl_device_elem_bytes(d) : 0;
+                partials = part;
             }
         }
     } else if (dm->padded) {
@@ -84,9 +94,7 @@ static void gemm_parts3(const struct mdl_device *d, double m, double k, double n
         math = c * 2 * m * k * n / rate;
     }
     *math_out = math;
-    if (!(elems > 0))
-        elems = m * k + k * n + m * n;
-    *mem_out = mem_s(d, c * elems * mdl_device_elem_bytes(d) + partials);
+    *mem_out = mem_s(d, bytes + partials);
 }
 
 /* A product with the device's own padding: rows to pad_rows, reduction and

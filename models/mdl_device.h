@@ -56,7 +56,9 @@
  *     math  = GPU:  waves * 2*Tm*Tn*(K/S) / (P*e/U), waves = ceil(T * S / U),
  *                   T = c * ceil(M/Tm) * ceil(N/Tn) tiles, S the split-K
  *                   slices (mdl_device_split_k: 1 unless T < U); with
- *                   several tile shapes, the least of their times (every
+ *                   several tile shapes, the shape of least time, its
+ *                   math and its memory (the operands and its own split-K
+ *                   partial sums) combined by the rule below (every
  *                   shape at the same e: the library's heuristic assumed
  *                   to find the fastest kernel)
  *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e); a

@@ -178,6 +178,30 @@ Test(device, the_fastest_tile_shape)
     mdl_device_describe(d, buf, sizeof buf);
     cr_expect(strstr(buf, "the fastest of 128x128 or 128x32 tiles"), "%s", buf);
     mdl_topology_free(t);
+    /* The fastest by its whole time, memory included. 30 units at 1e12,
+     * 5e10 B/s, fp32; 128 x 128 output at K = 3840. 128x128: one tile, K
+     * split in 30, one wave: math 2*128*128*128/(1e12/30) = 125.8 us, but
+     * 30 partial sums of 128 x 128 written and read (2*30*65536 B) beside
+     * the operands ((128*3840*2 + 128*128)*4 B): 158.6 us of memory. 128x32:
+     * four tiles, split 7, one wave: math 2*128*32*(3840/7)/(1e12/30) =
+     * 134.8 us, memory 98.3 us. The second is faster; math alone picked the
+     * first (158.6 us). */
+    t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
+                "\"mem_bandwidth\": 5e10, \"precision\": \"fp32\", \"gemm\": {\"tile\": "
+                "[[128, 128], [128, 32]], \"units\": 30}}]}");
+    d = &t->devices[0];
+    cr_expect_float_eq(mdl_device_split_k(d, 1, 3840), 30, 0);
+    cr_expect_float_eq(mdl_device_split_k(d, 4, 3840), 7, 0);
+    double operands = (128.0 * 3840 * 2 + 128 * 128) * 4;
+    double m1 = 2.0 * 128 * 128 * 128 / (1e12 / 30);
+    double b1 = (operands + 2 * 30 * 128 * 128 * 4) / 5e10;
+    double m2 = 2.0 * 128 * 32 * (3840.0 / 7) / (1e12 / 30);
+    double b2 = (operands + 2 * 7 * 128 * 128 * 4) / 5e10;
+    cr_assert_gt(b1, m2);
+    cr_assert_gt(m2, b2);
+    cr_assert_lt(m1, m2);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 128, 3840, 128, 1), m2, 1e-15);
+    mdl_topology_free(t);
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
                   "gemm.tile[1]");
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [[1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], "
