@@ -18,8 +18,12 @@
  * softmax cross-entropy). Counting per sample of s tokens as in
  * mdl_transformer.h (matmul 2 FLOPs per multiply-add, dense s^2 attention,
  * LN 8, softmax 5, GELU 8 per element, bias, add and scaling 1) and
- * mdl_genwork.h for the work by op class; backward = 2 x forward except the
- * embedding (gradient scatter-add: 1 x). The head's logits product's weight
+ * mdl_genwork.h for the work by op class; backward FLOPs are the products'
+ * input and weight gradients (2 x their forward) plus each vector op's own
+ * backward count (mdl_genwork.h: a residual add's none, a gradient sum's
+ * one add per element), so close to but not exactly 2 x forward (17408 of
+ * 2 x 8736 for gpt:layers=1,hidden=8,heads=2,seq=4,vocab=10); the
+ * embedding's is 1 x (gradient scatter-add). The head's logits product's weight
  * gradient adds into the embedding table. stash_bytes per layer are
  * Korthikanti et al. 2022 (arXiv 2205.05198, sec. 4.1) without dropout,
  * which is not modelled: LN inputs 2sh, QKV input sh, Q, K, V 3sh, softmax
