@@ -294,9 +294,12 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
                "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
                "strategy %s\n", sel, o->fits_only ? ", among those that fit" : "", fit,
             b->model, b->topology, b->schedule, b->K, b->M, b->batch, b->remat, b->strategy);
-    if (b->replicas != 1)
-        fprintf(f, "replicas %d data-parallel pipelines, %d devices (batch per replica)\n",
-                b->replicas, b->K * b->replicas);
+    /* as the tables: named when any selected run has replicas, so that a
+     * best of one replica says so beside runs of several */
+    if (b->replicas != 1 || any_replicas(runs, n, o))
+        fprintf(f, "replicas %d data-parallel pipeline%s, %d device%s (batch per replica)\n",
+                b->replicas, b->replicas == 1 ? "" : "s", b->K * b->replicas,
+                b->K * b->replicas == 1 ? "" : "s");
     char sp[64];
     if (isnan(b->speedup))
         snprintf(sp, sizeof sp, "not simulated (the one-device baseline is out of range)");

@@ -230,6 +230,24 @@ Test(sweep_replicas, report_groups_names_and_filters_replicas)
                             th_pipesim(), dir), 0);
     cr_expect(strstr(out, "replicas 2 data-parallel pipelines, "), "%s", out);
     cr_expect(strstr(out, " devices (batch per replica)\n"), "%s", out);
+    /* a best of one replica beside runs of two says so too, as the tables do
+     * (the line was printed only for R > 1); a selection of one replica alone
+     * prints as before. A slow shared bus makes the all-reduce lose. */
+    th_put(dir, "slowbus.json", "{\"name\": \"slowbus\", \"devices\": [{\"name\": \"d\", "
+           "\"count\": 4, \"flops\": 1e12, \"memory\": 1e10}], \"links\": [{\"name\": "
+           "\"bus\", \"endpoints\": \"*\", \"bandwidth\": 1e6, \"latency\": 1e-2, "
+           "\"shared\": true}]}");
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s/slowbus.json -K 1,2 "
+             "-M 1,4 --batch 8 --replicas 1,2 --quiet --db %s/s.db", dir, dir);
+    expect_cli(args, 0, "");
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s/s.db --best", th_pipesim(),
+                            dir), 0);
+    cr_expect(strstr(out, "schedule gpipe, K=1, M=1, "), "%s", out);
+    cr_expect(strstr(out, "\nreplicas 1 data-parallel pipeline, 1 device (batch per "
+                          "replica)\n"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s/s.db --best --replicas 1",
+                            th_pipesim(), dir), 0);
+    cr_expect_eq(strstr(out, "\nreplicas "), NULL, "%s", out);
     /* the run CSV: a replicas column after batch, one line per run */
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s/g.db --csv - --out /dev/null",
                             th_pipesim(), dir), 0);
