@@ -14,7 +14,7 @@
 struct ana_plan_layout ana_plan_layout_of(const char *name)
 {
     struct ana_plan_layout l = { 1, 0 };
-    if (!strcmp(name, "zb-v"))
+    if (!strcmp(name, "zb-v") || !strcmp(name, "dualpipe-v")) /* the V of two chunks */
         l = (struct ana_plan_layout){ 2, 1 };
     else if (!strncmp(name, "interleaved:", 12) || !strncmp(name, "breadth-first:", 14))
         l.v = atoi(strchr(name, ':') + 1);
@@ -28,10 +28,11 @@ int ana_plan_layout_dev(struct ana_plan_layout l, int K, int s)
     return l.vee && s >= K ? 2 * K - 1 - s : s % K;
 }
 
-/* Whether the schedule splits backward into B and W (zero-bubble family). */
+/* Whether the schedule splits backward into B and W (zero-bubble family,
+ * DualPipeV). */
 int ana_plan_split_backward(const char *name)
 {
-    return !strncmp(name, "zb-", 3);
+    return !strncmp(name, "zb-", 3) || !strcmp(name, "dualpipe-v");
 }
 
 /* Whether the schedule's conditions hold for K, M on L layers. */
@@ -41,6 +42,8 @@ int ana_plan_schedule_valid(const char *name, int K, int M, int L)
     if ((int64_t)l.v * K > L || (int64_t)K * M * l.v > 1LL << 28)
         return 0;
     if (!strncmp(name, "interleaved:", 12) && l.v > 1 && M % K)
+        return 0;
+    if (!strcmp(name, "dualpipe-v") && M < 2 * K) /* its warm-up fills both chunks */
         return 0;
     return 1;
 }

@@ -73,7 +73,8 @@ struct ana_plan_ccache {
 
 struct ana_plan_layout ana_plan_layout_of(const char *name);
 int ana_plan_layout_dev(struct ana_plan_layout l, int K, int s);
-/* Whether the schedule splits backward into B and W (zero-bubble family). */
+/* Whether the schedule splits backward into B and W (zero-bubble family,
+ * DualPipeV). */
 int ana_plan_split_backward(const char *name);
 /* Whether the schedule's conditions hold for K, M on L layers. */
 int ana_plan_schedule_valid(const char *name, int K, int M, int L);

@@ -33,7 +33,8 @@ static const char help[] =
     "Configurations whose exact lower bound cannot enter the top N are not simulated,\n"
     "nor those whose closed-form memory bound exceeds the capacity (docs/plan.md).\n"
     "--mem-cap BYTES (16e9, 16G, 12GiB) replaces each device's memory as capacity.\n"
-    "--schedules and --remat take comma lists restricting the search. --db stores every\n"
+    "--schedules and --remat take comma lists restricting the search (--schedules may\n"
+    "also name dualpipe-v, searched where M >= 2K). --db stores every\n"
     "configuration in an SQLite plan database; --plot DIR draws DIR/frontier.png and\n"
     ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
     "--frontier found skips the search for the exact frontier (faster): the frontier\n"
@@ -163,15 +164,9 @@ int cmd_plan(int argc, char **argv)
         if ((rc = split_list(sched_arg, "--schedules", &sbuf, &snames, &sp.nsched)) < 0)
             goto out;
         for (int i = 0; i < sp.nsched; i++) {
-            struct sch_schedule *probe; /* an unknown name is a usage error, before work */
-            if ((rc = sch_schedule_known(snames[i], "--schedules")) < 0)
+            /* an unknown name is a usage error, before work */
+            if ((rc = sch_schedule_check(snames[i], "--schedules")) < 0)
                 goto out;
-            if ((rc = sch_schedule_build(snames[i], 1, 1, SCH_REMAT_NEVER, &probe)) < 0) {
-                if (rc != -PS_EUSAGE)
-                    rc = ps_error(PS_EUSAGE, "--schedules: '%s': %s", snames[i], ps_errmsg());
-                goto out;
-            }
-            sch_schedule_free(probe);
             for (int j = 0; j < i; j++)
                 if (sch_schedule_same(snames[j], snames[i])) {
                     rc = ps_error(PS_EUSAGE, "--schedules: '%s' and '%s' are the same "

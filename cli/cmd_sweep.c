@@ -200,11 +200,10 @@ int cmd_sweep(int argc, char **argv)
         (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;
     for (int i = 0; i < (sp.schedules ? sp.nschedule : 1); i++) {
-        struct sch_schedule *probe; /* an unknown schedule is a usage error, before work */
-        if ((rc = sch_schedule_build(sp.schedules ? sp.schedules[i] : sp.schedule, 1, 1,
-                                     SCH_REMAT_NEVER, &probe)) < 0)
+        /* an unknown schedule is a usage error, before work */
+        if ((rc = sch_schedule_check(sp.schedules ? sp.schedules[i] : sp.schedule,
+                                     "--schedule")) < 0)
             goto out;
-        sch_schedule_free(probe);
     }
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)

@@ -441,6 +441,20 @@ int sch_schedule_known(const char *name, const char *opt)
                     ps_suggest_hint(&sg), list);
 }
 
+int sch_schedule_check(const char *name, const char *opt)
+{
+    int rc = sch_schedule_known(name, opt);
+    struct sch_schedule *probe = NULL;
+    if (rc == 0 && (rc = sch_schedule_build(name, 1, 2, SCH_REMAT_NEVER, &probe)) < 0 &&
+        rc != -PS_ENOMEM && rc != -PS_EUSAGE) { /* a usage error names its option */
+        char msg[PS_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", ps_errmsg());
+        rc = ps_error(PS_EUSAGE, "%s: '%s': %s", opt, name, msg);
+    }
+    sch_schedule_free(probe);
+    return rc;
+}
+
 int sch_schedule_same(const char *a, const char *b)
 {
     if (!strcmp(a, b))

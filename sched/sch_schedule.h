@@ -156,6 +156,13 @@ int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,
  * "OPT: unknown schedule 'x'; did you mean 'y'? (known: ...)". Checks the
  * name only, not its argument. */
 int sch_schedule_known(const char *name, const char *opt);
+/* 0 when name is a registered schedule with a valid argument ("interleaved:0"
+ * is not), whatever the sizes: the name as sch_schedule_known, then the
+ * schedule built at K = 1, M = 2, a size every generator takes (dualpipe-v
+ * needs M >= 2K: a probe at M = 1 refused it whatever the sizes asked, so
+ * sweep and plan could not run it). Errors are PS_EUSAGE: an unknown name
+ * naming opt, a bad argument the generator's own message. */
+int sch_schedule_check(const char *name, const char *opt);
 /* 1 when a and b name the same schedule at every K and M: the same text,
  * or one spelling its generator's fixed default ("breadth-first" and
  * "breadth-first:1"); else 0. */

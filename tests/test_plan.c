@@ -522,6 +522,52 @@ Test(plan_cli, sweep_takes_a_schedule_list)
                        "--db bad.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
 }
 
+/* dualpipe-v in a sweep and a plan. Both probed the name at K = 1, M = 1,
+ * which dualpipe-v refuses (M >= 2K), so a sweep of it exited 2 whatever
+ * its sizes, and plan --schedules dualpipe-v too. Now a sweep stores its
+ * M < 2K cells as errors and runs the rest; plan searches it (M >= 2K), the
+ * pruned search as the brute force, and its top rows are what predict gives. */
+Test(plan_cli, dualpipe_v_sweeps_and_plans)
+{
+    cr_assert_eq(th_sh("cd %s && %s sweep " OK " -K 2 -M 2,4 --batch 8 --schedule dualpipe-v "
+                       "--db dp.db --quiet", dir, th_pipesim()), 0);
+    char a[4096], b[4096];
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && sqlite3 dp.db \"SELECT M, status FROM runs "
+                            "ORDER BY M\"", dir), 0);
+    cr_expect_str_eq(a, "2|SIM_EUSAGE\n4|ok\n");
+    cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 2 -M 4 --batch 8 --schedule interleaved:0 "
+                       "--db dp.db --quiet 2>/dev/null", dir, th_pipesim()), 2);
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--schedules dualpipe-v,zb-v --top 4 --format csv 2>/dev/null", dir,
+                            th_pipesim()), 0, "%s", a);
+    cr_assert_eq(th_capture(b, sizeof b, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--schedules dualpipe-v,zb-v --top 4 --format csv --brute-force "
+                            "2>/dev/null", dir, th_pipesim()), 0, "%s", b);
+    cr_expect_str_eq(a, b);
+    cr_expect(strstr(a, ",dualpipe-v,"), "%s", a);
+    /* the first dualpipe-v row, predicted alone */
+    cr_assert_eq(th_capture(b, sizeof b, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--schedules dualpipe-v --top 1 --format csv 2>/dev/null | awk -F, "
+                            "'$1 == \"top\" && $2 == 1 {gsub(/\"/, \"\", $0); print}'", dir,
+                            th_pipesim()), 0, "%s", b);
+    int K, R, M;
+    char rem[16], step[32];
+    cr_assert_eq(sscanf(b, "top,1,%d,%d,%d,%*d,dualpipe-v,%15[^,],%31[^,],", &K, &R, &M, rem,
+                        step), 5, "%s", b);
+    char parts[64]; /* the partition: JSON holds it whole */
+    cr_assert_eq(th_capture(parts, sizeof parts, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--schedules dualpipe-v --top 1 --format json 2>/dev/null | python3 "
+                            "-c 'import json,sys; print(json.load(sys.stdin)[\"top\"][0]"
+                            "[\"partition\"])'", dir, th_pipesim()), 0, "%s", parts);
+    parts[strcspn(parts, "\n")] = 0;
+    cr_assert_eq(th_capture(a, sizeof a, "cd %s && %s predict " OK " -K %d -M %d --batch %d "
+                            "--replicas %d --schedule dualpipe-v --remat %s --partition %s "
+                            "--format json | python3 -c 'import json,sys; "
+                            "print(json.load(sys.stdin)[\"step_s\"])'", dir, th_pipesim(), K, M,
+                            8 / R, R, rem, parts), 0, "%s", a);
+    cr_expect_float_eq(atof(a), atof(step), 1e-12, "plan %s, predict %s", step, a);
+}
+
 /* mpirun -np 2 pipesim sweep: the same rows as one process (report's CSV
  * has every row and stage), rank 0 alone writing; resuming a database one
  * process began runs only what it lacks. */
