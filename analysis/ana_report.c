@@ -451,9 +451,10 @@ static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, doub
 {
     FILE *f = ctx;
     ps_csv_str(f, r->model);
-    fputc(',', f);
+    fprintf(f, ",%s,", r->model_hash);
     ps_csv_str(f, r->topology);
-    fprintf(f, ",%s,%s,%s,%ld,%d,%s,%d,%d,%s,%d\n", r->schedule, r->remat, r->strategy,
+    fprintf(f, ",%s,%s,%s,%s,%ld,%d,%s,%d,%d,%s,%d\n", r->topology_hash, r->schedule, r->remat,
+            r->strategy,
             r->batch, r->replicas, metric, r->M, r->K, PS_DBL(v), r->fits);
     return 0;
 }
@@ -464,7 +465,10 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
     int rc = parse_metrics(o->metrics, (int[16]){ 0 }, &(int){ 0 });
     if (rc < 0)
         return rc;
-    fprintf(f, "model,topology,schedule,remat,strategy,batch,replicas,metric,M,K,value,fits\n");
+    /* the input hashes beside the names, as the run CSV: groups of the same
+     * names swept from edited files are told apart */
+    fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,replicas,"
+               "metric,M,K,value,fits\n");
     if ((rc = each_cell(runs, n, o, csv_cell, f)) < 0)
         return rc;
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
@@ -472,8 +476,9 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
 
 static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
 {
-    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:i, s:i, s:f, s:b}",
-                            "model", r->model, "topology", r->topology, "schedule", r->schedule,
+    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:i, s:i, s:f, "
+                            "s:b}", "model", r->model, "model_hash", r->model_hash, "topology",
+                            r->topology, "topology_hash", r->topology_hash, "schedule", r->schedule,
                             "remat", r->remat, "strategy", r->strategy, "batch",
                             (json_int_t)r->batch, "replicas", r->replicas, "metric", metric,
                             "M", r->M, "K", r->K, "value", v, "fits", r->fits);

@@ -374,7 +374,9 @@ Test(outputs, report_writes_all_its_outputs_or_none)
                        "sed -n '/^model,model_hash/,$p' both.txt | grep -c '^\"mlp' | grep -qx 4",
                        dir, ps), 0, "--csv - lost the table or the CSV");
     cr_assert_eq(th_sh("cd %s && %s report --db s.db --format csv --csv - --grid-csv - "
-                       ">three.txt && test $(grep -c '^model,model_hash' three.txt) = 1 && "
+                       ">three.txt && test $(grep -c '^model,model_hash,.*,replicas,K,' three.txt) "
+                       "= 1 && test $(grep -c '^model,model_hash,.*,replicas,metric,' three.txt) "
+                       "= 2 && "
                        "test $(grep -c '^\"mlp' three.txt) -ge 8", dir, ps), 0,
                  "three outputs on stdout");
 }

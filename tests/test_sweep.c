@@ -272,6 +272,15 @@ Test(sweep, report_tells_apart_the_same_names_from_other_files)
     cr_expect_eq(th_sh("grep -c '^== .*, inputs [0-9a-f]*/[0-9a-f]* (model/topology hash' "
                        "%s/two.txt | grep -qx 2", dir), 0, "two groups, both with hashes");
     cr_expect_eq(th_sh("grep -q 'inputs ' %s/one.txt", dir), 1, "one version: no hashes");
+    /* the grid CSV and JSON carry the hashes too: two topology hashes, each
+     * on its own four cells (they had the names alone, two identical keys) */
+    cr_expect_eq(th_sh("cd %s && %s report --db h.db --metric step --format csv | python3 -c "
+                       "'import csv,sys,collections; print(sorted(collections.Counter(r[\"topology_"
+                       "hash\"] for r in csv.DictReader(sys.stdin)).values()))' | grep -qx "
+                       "'\\[4, 4\\]'", dir, ps), 0, "grid CSV by topology_hash");
+    cr_expect_eq(th_sh("cd %s && %s report --db h.db --metric step --format json | python3 -c "
+                       "'import json,sys; print(len({c[\"topology_hash\"] for c in "
+                       "json.load(sys.stdin)}))' | grep -qx 2", dir, ps), 0, "grid JSON hashes");
 }
 
 Test(sweep, report_tables)
