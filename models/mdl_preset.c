@@ -185,32 +185,47 @@ static int topo_runs(struct mdl_preset_item *it, const struct mdl_topology *t, j
 {
     json_t *jd = json_object_get(root, "devices");
     it->runs = calloc((size_t)t->n_devices + 1, sizeof *it->runs);
-    if (!it->runs)
+    const char **pre = calloc((size_t)t->n_devices + 1, sizeof *pre);
+    if (!it->runs || !pre) {
+        free(pre);
         return -1;
+    }
+    /* each device's preset from its own entry of the file: entries expand
+     * to their count of devices, in order (a name prefix matched "g" to
+     * "gpu0" and gave gpu the preset of g) */
+    size_t k;
+    json_t *o;
+    int d = 0;
+    json_array_foreach(jd, k, o) {
+        json_t *c = json_object_get(o, "count");
+        int n = json_is_integer(c) ? (int)json_integer_value(c) : 1;
+        const char *pr = json_string_value(json_object_get(o, "preset"));
+        for (int m = 0; m < n && d < t->n_devices; m++)
+            pre[d++] = pr;
+    }
+    /* a run: consecutive devices of one kind (the name without its digits),
+     * peak, memory and preset (c and d alike were listed as "2 x c") */
     for (int i = 0; i < t->n_devices;) {
         const struct mdl_device *a = &t->devices[i];
+        size_t nl = strcspn(a->name, "0123456789");
+        nl = nl ? nl : strlen(a->name);
         int j = i + 1;
         while (j < t->n_devices && t->devices[j].flops == a->flops &&
-               t->devices[j].memory == a->memory)
+               t->devices[j].memory == a->memory &&
+               strcspn(t->devices[j].name, "0123456789") == nl &&
+               !strncmp(t->devices[j].name, a->name, nl) &&
+               (pre[j] == pre[i] || (pre[j] && pre[i] && !strcmp(pre[j], pre[i]))))
             j++;
         struct mdl_preset_devrun *r = &it->runs[it->n_runs++];
-        size_t nl = strcspn(a->name, "0123456789");
-        snprintf(r->kind, sizeof r->kind, "%.*s", (int)(nl ? nl : strlen(a->name)), a->name);
+        snprintf(r->kind, sizeof r->kind, "%.*s", (int)nl, a->name);
         r->count = j - i;
         r->flops = a->flops;
         r->memory = a->memory;
-        size_t k;
-        json_t *o;
-        json_array_foreach(jd, k, o) {
-            const char *nm = json_string_value(json_object_get(o, "name"));
-            const char *pr = json_string_value(json_object_get(o, "preset"));
-            if (nm && pr && !strncmp(nm, a->name, strlen(nm))) {
-                snprintf(r->preset, sizeof r->preset, "%s", pr);
-                break;
-            }
-        }
+        if (pre[i])
+            snprintf(r->preset, sizeof r->preset, "%s", pre[i]);
         i = j;
     }
+    free(pre);
     return 0;
 }
 

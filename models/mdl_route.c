@@ -23,6 +23,16 @@ static int no_route(const struct mdl_topology *t, int a, int b)
                      t->devices[a].name, t->devices[b].name);
 }
 
+const struct mdl_link *mdl_route_slowest(const struct mdl_topology *t,
+                                         const struct mdl_route *r)
+{
+    int best = 0;
+    for (int h = 1; h < r->n_hops; h++)
+        if (t->links[r->hops[h].link].bandwidth < t->links[r->hops[best].link].bandwidth)
+            best = h;
+    return &t->links[r->hops[best].link];
+}
+
 int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r)
 {
     r->n_hops = 0;

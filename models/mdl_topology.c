@@ -180,7 +180,10 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
         for (int k = 0; k < count; k++) {
             struct mdl_device dk = d;
             if (c)
-                snprintf(dk.name, sizeof dk.name, "%.50s%d", d.name, k & 0xfffff);
+                /* the whole name: get_name keeps it under MDL_NAME_MAX - 8, room
+                 * for the 7 digits of an index below 2^20 (it was cut to 50) */
+                snprintf(dk.name, sizeof dk.name, "%.*s%d", MDL_NAME_MAX - 9, d.name,
+                         k & 0xfffff);
             entry[t->n_devices] = (int)i;
             t->devices[t->n_devices++] = dk;
         }
@@ -340,6 +343,10 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
                 return ps_error(PS_ENOMEM, "%s: out of memory", path);
             for (int d = 0; d < t->n_devices; d++)
                 l->ends[l->n_ends++] = d;
+            if (!l->shared && l->n_ends != 2) /* as a list of names: one rule */
+                return ps_error(PS_EINVAL, "%s: %s: a dedicated link joins exactly 2 devices "
+                                 "(\"*\" names %d); use \"shared\": true for a bus", path,
+                                 where, l->n_ends);
             continue;
         }
         if (!json_is_array(ep) || json_array_size(ep) < 2)

@@ -186,6 +186,10 @@ const char *mdl_topology_node_name(const struct mdl_topology *t, int i);
  * the links on each call (tests edit topologies in memory): a direct link
  * in O(links * ends), else a breadth-first search in O(nodes + ends). */
 int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r);
+/* The hop of r whose link has the least bandwidth (the first such): the
+ * link a too slow transfer is named by (it sets r->bandwidth). */
+const struct mdl_link *mdl_route_slowest(const struct mdl_topology *t,
+                                         const struct mdl_route *r);
 /* Seconds for one layer op of `cost` (FLOPs/sample or seconds at at_batch)
  * on n samples. */
 double mdl_device_op_seconds(const struct mdl_device *d, int measured,

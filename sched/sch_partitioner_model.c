@@ -205,7 +205,7 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     if (mdl_topology_route(m->topo, a, b, &rt) < 0)
         return ps_error(PS_EINVAL, "topology %s: no link between %s and %s", m->topo->path,
                          m->topo->devices[a].name, m->topo->devices[b].name);
-    const struct mdl_link *lk = &m->topo->links[rt.hops[0].link];
+    const struct mdl_link *lk = mdl_route_slowest(m->topo, &rt);
     /* the devices' own copies of the messages across the cut (mdl_topology.h
      * "messages"): each side sends one and receives one per micro-batch,
      * priced at the sender's figures (a pipeline's devices are alike) */

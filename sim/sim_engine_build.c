@@ -211,9 +211,15 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                 continue;
             struct mdl_route rt;
             if (mdl_topology_route(t, a, b, &rt) < 0) {
-                rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
-                               "%d and %d): no link or route joins them", t->path,
-                               t->devices[a].name, t->devices[b].name, st, peer);
+                if (strstr(ps_errmsg(), ": no link or route between ")) {
+                    rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
+                                   "%d and %d): no link or route joins them", t->path,
+                                   t->devices[a].name, t->devices[b].name, st, peer);
+                } else { /* a route, but too long: the router's reason */
+                    char why[PS_ERRMSG_MAX];
+                    snprintf(why, sizeof why, "%s", ps_errmsg());
+                    rc = ps_error(PS_EINVAL, "%s (stages %d and %d)", why, st, peer);
+                }
                 goto out;
             }
             struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS +
@@ -228,7 +234,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             if (!(occ + rt.latency <= SCH_MAX_OP_S)) {
                 rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
                                "takes %g s, more than %g s", t->path,
-                               t->links[rt.hops[0].link].name, (long long)bytes,
+                               mdl_route_slowest(t, &rt)->name, (long long)bytes,
                                occ + rt.latency, SCH_MAX_OP_S);
                 goto out;
             }

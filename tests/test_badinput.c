@@ -131,6 +131,12 @@ static const struct bad_case cases[] = {
       "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":[\"d0\",\"d1\",\"d2\"],"
       "\"bandwidth\":1}]}", 0, P_JSON, PS_EINVAL,
       "t.json:1:72: links[0]: a dedicated link joins exactly 2 devices" },
+    /* "*" on more than 2 devices without "shared" is the same error (it was
+     * accepted, with made-up timing) */
+    { "t.json",
+      "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":\"*\","
+      "\"bandwidth\":1}]}", 0, P_JSON, PS_EINVAL,
+      "links[0]: a dedicated link joins exactly 2 devices (\"*\" names 4)" },
     { "t.json", "[" DEV "]", 0, P_JSON, PS_EPARSE,
       "t.json:1:1: topology: top level must be an object" },
     { "t.json", "{\"devices\":[]}", 0, P_JSON, PS_EPARSE,

@@ -600,3 +600,72 @@ Test(links, the_incidence_index_finds_what_a_scan_finds)
         }
     mdl_topology_free(t);
 }
+
+/* What a probe of the topology format found. A counted device keeps its
+ * whole name (a 52-byte name was cut to 50 before its index); a route over
+ * 32 hops says so (it read "no link or route joins them"); a transfer too
+ * long for the clock names the route's slowest link (it named the first);
+ * presets lists each run of devices with its own entry's preset (a name
+ * prefix gave gpu the preset of g) and tells kinds apart (c and d read
+ * "2 x c"). */
+Test(links, topology_names_routes_and_runs)
+{
+    char dir[64], x52[53];
+    memset(x52, 'x', 52);
+    x52[52] = 0;
+    th_tmpdir(dir, sizeof dir, "links-probe");
+    char j[1024];
+    snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"%s\", \"count\": 2, \"flops\": 1e12, "
+             "\"memory\": 1e9}], \"links\": [{\"name\": \"l\", \"endpoints\": [\"%s0\", "
+             "\"%s1\"], \"bandwidth\": 1e9}]}", x52, x52, x52);
+    struct mdl_topology *t = th_topo(j);
+    cr_expect_eq(strlen(t->devices[1].name), 53);
+    cr_expect_eq(t->devices[1].name[52], '1');
+    mdl_topology_free(t);
+    /* 34 switches in a chain: 35 hops from d0 to d1 */
+    char big[8192] = "{\"devices\": [{\"name\": \"d\", \"count\": 2, \"flops\": 1e12, "
+                     "\"memory\": 1e9}], \"switches\": [";
+    for (int s = 0; s < 34; s++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), "%s{\"name\": \"s%d\"}",
+                 s ? ", " : "", s);
+    strcat(big, "], \"links\": [{\"name\": \"a\", \"endpoints\": [\"d0\", \"s0\"], "
+                "\"bandwidth\": 1e9}");
+    for (int s = 0; s < 33; s++)
+        snprintf(big + strlen(big), sizeof big - strlen(big), ", {\"name\": \"h%d\", "
+                 "\"endpoints\": [\"s%d\", \"s%d\"], \"bandwidth\": 1e9}", s, s, s + 1);
+    strcat(big, ", {\"name\": \"z\", \"endpoints\": [\"s33\", \"d1\"], \"bandwidth\": 1e9}]}");
+    th_put(dir, "long.json", big);
+    char out[1024];
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=2,width=8 "
+                            "--topology %s/long.json -K 2 -M 1 --batch 1 2>&1", th_pipesim(),
+                            dir), 4, "%s", out);
+    cr_expect(strstr(out, "takes 35 hops, more than 32 (stages 0 and 1)"), "%s", out);
+    /* the slow link is the last of three */
+    th_put(dir, "slow.json", "{\"devices\": [{\"name\": \"d\", \"count\": 2, \"flops\": 1e12, "
+           "\"memory\": 1e9}], \"switches\": [{\"name\": \"s\"}, {\"name\": \"u\"}], "
+           "\"links\": [{\"name\": \"a\", \"endpoints\": [\"d0\", \"s\"], \"bandwidth\": 4e9}, "
+           "{\"name\": \"b\", \"endpoints\": [\"s\", \"u\"], \"bandwidth\": 4e9}, "
+           "{\"name\": \"c\", \"endpoints\": [\"u\", \"d1\"], \"bandwidth\": 1e-6}]}");
+    th_put(dir, "p.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1e9,0,1e6,0\n"
+                         "b,1e9,0,1e6,0\n");
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model %s/p.csv --topology "
+                            "%s/slow.json -K 2 -M 1 --batch 1 2>&1", th_pipesim(), dir, dir), 4,
+                 "%s", out);
+    cr_expect(strstr(out, "slow.json: link c: a transfer of "), "%s", out);
+    /* presets: runs by entry, preset and kind */
+    cr_assert_eq(th_sh("mkdir -p %s/data/topologies && cp models/topologies/devices.json "
+                       "%s/data/topologies/", dir, dir), 0);
+    th_put(dir, "data/topologies/mix.json",
+           "{\"devices\": [{\"name\": \"g\", \"preset\": \"tesla-p40\"}, {\"name\": \"gpu\", "
+           "\"count\": 2, \"preset\": \"v100-sxm2\"}, {\"name\": \"c\", \"flops\": 1e12, "
+           "\"memory\": 1e9}, {\"name\": \"d\", \"flops\": 1e12, \"memory\": 1e9}], "
+           "\"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", \"bandwidth\": 1e9, "
+           "\"shared\": true}]}");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s/data %s presets --format json "
+                            "| python3 -c 'import json,sys; print([(r[\"count\"], r[\"kind\"], "
+                            "r[\"preset\"]) for r in json.load(sys.stdin)[\"topologies\"][0]"
+                            "[\"device_runs\"]])'", dir, th_pipesim()), 0, "%s", out);
+    cr_expect_str_eq(out, "[(1, 'g', 'tesla-p40'), (2, 'gpu', 'v100-sxm2'), (1, 'c', None), "
+                          "(1, 'd', None)]\n");
+    th_sh("rm -rf %s", dir);
+}
