@@ -603,7 +603,8 @@ Test(partitioner, heterogeneous_devices_use_the_exact_general_path)
     FILE *f = fdopen(fd, "w");
     fputs("{\"devices\":[{\"name\":\"fast\",\"count\":2,\"flops\":2e12,\"memory\":1e12},"
           "{\"name\":\"slow\",\"count\":2,\"flops\":1e12,\"memory\":1e12}],"
-          "\"links\":[{\"name\":\"l\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"latency\":1e-6}]}",
+          "\"links\":[{\"name\":\"l\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"latency\":1e-6,"
+          "\"shared\":true}]}", /* a "*" of 4 is a bus: a dedicated one joins 2 */
           f);
     fclose(f);
     struct mdl_topology *t;
