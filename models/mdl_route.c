@@ -38,6 +38,7 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
     r->n_hops = 0;
     r->bandwidth = 0;
     r->latency = 0;
+    r->too_long = 0;
     int direct = mdl_topology_link_between(t, a, b);
     if (direct >= 0) { /* one hop: the first listed link, as the rule gives */
         add_hop(t, r, direct, a);
@@ -86,6 +87,7 @@ int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_ro
         goto out;
     }
     if (dist[a] > MDL_ROUTE_MAX) {
+        r->too_long = 1;
         rc = ps_error(PS_EINVAL, "topology %s: the route between %s and %s takes %d hops, "
                        "more than %d", t->path, t->devices[a].name, t->devices[b].name,
                        dist[a], MDL_ROUTE_MAX);

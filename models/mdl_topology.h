@@ -133,6 +133,8 @@ struct mdl_route {
     struct mdl_hop hops[MDL_ROUTE_MAX];
     double bandwidth;   /* least bandwidth of the hops */
     double latency;     /* sum of the hops' latency + overhead_s */
+    int too_long;       /* on failure: 1 when a route joins them but takes more
+                         * than MDL_ROUTE_MAX hops, 0 when none does */
 };
 
 struct mdl_topology {
@@ -182,7 +184,7 @@ int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
 const char *mdl_topology_node_name(const struct mdl_topology *t, int i);
 /* The route from device a to device b (a != b) by the rule above: 0, or
  * -PS_EINVAL naming both devices when none joins them ("no link or route
- * between") or the route is longer than MDL_ROUTE_MAX hops. Computed from
+ * between") or the route is longer than MDL_ROUTE_MAX hops (r->too_long). Computed from
  * the links on each call (tests edit topologies in memory): a direct link
  * in O(links * ends), else a breadth-first search in O(nodes + ends). */
 int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r);

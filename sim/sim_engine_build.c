@@ -211,14 +211,14 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                 continue;
             struct mdl_route rt;
             if (mdl_topology_route(t, a, b, &rt) < 0) {
-                if (strstr(ps_errmsg(), ": no link or route between ")) {
-                    rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
-                                   "%d and %d): no link or route joins them", t->path,
-                                   t->devices[a].name, t->devices[b].name, st, peer);
-                } else { /* a route, but too long: the router's reason */
+                if (rt.too_long) { /* a route, but too long: the router's reason */
                     char why[PS_ERRMSG_MAX];
                     snprintf(why, sizeof why, "%s", ps_errmsg());
                     rc = ps_error(PS_EINVAL, "%s (stages %d and %d)", why, st, peer);
+                } else {
+                    rc = ps_error(PS_EINVAL, "topology %s: no link between %s and %s (stages "
+                                   "%d and %d): no link or route joins them", t->path,
+                                   t->devices[a].name, t->devices[b].name, st, peer);
                 }
                 goto out;
             }
