@@ -54,8 +54,8 @@ static int engine_step(const struct sch_schedule *s, const struct sch_costs *c,
 static int zbauto_keep_promise(struct sch_schedule **s, const struct sch_costs *c,
                                const struct mdl_topology *t, int R)
 {
-    int limit;
-    if (strncmp((*s)->name, "zb-auto:", 8) || sscanf((*s)->name + 8, "%d", &limit) != 1)
+    int limit = sch_zbauto_limit(*s);
+    if (!limit)
         return sch_schedule_add_allreduce(*s, R);
     sch_time best, step;
     int rc = sch_schedule_add_allreduce(*s, R);

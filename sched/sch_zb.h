@@ -49,6 +49,9 @@ int sch_schedule_zbauto_for(int K, int M, const struct sch_zb_costs *c, int limi
  * any other schedule is left as it is. */
 int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
                            const struct mdl_topology *t);
+/* The stash limit L of a zb-auto schedule (its name "zb-auto:L"), 0 for any
+ * other schedule. */
+int sch_zbauto_limit(const struct sch_schedule *s);
 /* sch_zbauto.c: the step of s's compute order (K stages on K devices,
  * split backward, each kind in micro-batch order) with the hand-offs of c;
  * -1 when it does not run to the end (or on ENOMEM). */

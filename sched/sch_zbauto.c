@@ -299,12 +299,19 @@ int sch_zb_improve(const struct sch_schedule *s, const struct sch_zb_costs *c, i
     return rc;
 }
 
+int sch_zbauto_limit(const struct sch_schedule *s)
+{
+    int limit;
+    return strncmp(s->name, "zb-auto:", 8) || sscanf(s->name + 8, "%d", &limit) != 1 ? 0
+                                                                                    : limit;
+}
+
 int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
                            const struct mdl_topology *t)
 {
     struct sch_schedule *o = *s;
-    int limit = 0, K = o->n_devices, M = o->n_micro, rc = 0;
-    if (strncmp(o->name, "zb-auto:", 8) || sscanf(o->name + 8, "%d", &limit) != 1)
+    int limit = sch_zbauto_limit(o), K = o->n_devices, M = o->n_micro, rc = 0;
+    if (!limit)
         return 0;
     if (c->n_stages != K)
         return ps_error(PS_EINVAL, "schedule %s: %d stage costs for %d stages", o->name,
