@@ -21,6 +21,7 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
                       struct sel *g)
 {
     const struct ana_run *first = NULL, *prev = NULL;
+    int reused = 0; /* another group of first's names, from other files (hashes) */
     g->n = g->nK = g->groups = 0;
     for (int i = 0; i < n; i++) {
         const struct ana_run *r = &runs[i];
@@ -31,6 +32,10 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
         prev = r;
         if (!first)
             first = r;
+        if (!strcmp(r->model, first->model) && !strcmp(r->topology, first->topology) &&
+            (strcmp(r->model_hash, first->model_hash) ||
+             strcmp(r->topology_hash, first->topology_hash)))
+            reused = 1;
         if (!ana_run_same_group(first, r) || strcmp(r->status, "ok"))
             continue;
         g->r[g->n++] = r;
@@ -60,9 +65,13 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
         const char *br = strstr(g->title, "\\n");
         snprintf(note, sizeof note, "%.*s; %s", br ? (int)(br - g->title) : (int)strlen(g->title),
                  g->title, br ? br + 2 : "");
-        fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s (select with "
-                "--model, --topology, --schedule, --remat, --strategy, --batch, --replicas)\n",
-                g->groups, note);
+        char inputs[96] = "";
+        if (reused) /* the names alone would not tell the groups apart */
+            snprintf(inputs, sizeof inputs, ", inputs %.8s/%.8s (model/topology hash)",
+                     first->model_hash, first->topology_hash);
+        fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s%s (select with "
+                "--model, --topology, --schedule, --remat, --strategy, --batch, --replicas%s)\n",
+                g->groups, note, inputs, reused ? ", --model-hash, --topology-hash" : "");
     }
     return 0;
 }

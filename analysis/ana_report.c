@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 enum metric { M_NORM, M_SPEEDUP, M_THROUGHPUT, M_STEP, M_BUBBLE, M_MEMORY, M_N };
 
@@ -63,9 +64,30 @@ int ana_report_check_metrics(const char *metrics)
     return parse_metrics(metrics, v, &n);
 }
 
+int ana_report_check_hash(const char *s, const char *opt)
+{
+    size_t n = strlen(s);
+    if (!n || n > 16 || strspn(s, "0123456789abcdefABCDEF") != n)
+        return ps_error(PS_EUSAGE, "%s: expected 1 to 16 hex digits (the start of a stored "
+                         "hash, as report's group headers and --csv show it), got '%s'",
+                         opt, s);
+    return 0;
+}
+
+/* Whether the stored hash starts with the prefix p (NULL: any). */
+static int hash_starts(const char *p, const char *hash)
+{
+    if (!p)
+        return 1;
+    size_t n = strlen(p);
+    return strlen(hash) >= n && !strncasecmp(hash, p, n);
+}
+
 int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o)
 {
     return (!o->model || !strcmp(o->model, r->model)) &&
+           hash_starts(o->model_hash, r->model_hash) &&
+           hash_starts(o->topology_hash, r->topology_hash) &&
            (!o->topology || !strcmp(o->topology, r->topology)) &&
            (!o->schedule || !strcmp(o->schedule, r->schedule)) &&
            (!o->remat || !strcmp(o->remat, r->remat)) &&

@@ -26,6 +26,9 @@ struct ana_report_opts {
     int base_K, base_M;      /* normalization cell; 0 = the group's smallest */
     /* filters (NULL / 0 = all) */
     const char *model, *topology, *schedule, *remat, *strategy;
+    /* the start of the stored input hashes (hex, any case): groups of the same
+       names swept from edited files differ only by these */
+    const char *model_hash, *topology_hash;
     long batch;
     int replicas;
     int best;                /* ana_report_print: the best run only (most samples/s) */
@@ -33,6 +36,8 @@ struct ana_report_opts {
 };
 
 int ana_report_check_metrics(const char *metrics);
+/* A --model-hash / --topology-hash value: 1 to 16 hex digits (PS_EUSAGE). */
+int ana_report_check_hash(const char *s, const char *opt);
 int ana_run_selected(const struct ana_run *r, const struct ana_report_opts *o);
 /* Same group: every key field but K and M (replicas included). */
 int ana_run_same_group(const struct ana_run *a, const struct ana_run *b);

@@ -21,7 +21,7 @@ static const char help[] =
     "                    [--kind speedup,bubble,memory,timeline] [--out-dir results/plots]\n"
     "                    [--prefix P] [--mem-M m] [--model S] [--topology S]\n"
     "                    [--schedule S] [--remat R] [--strategy S] [--batch N]\n"
-    "                    [--replicas R]\n"
+    "                    [--replicas R] [--model-hash H] [--topology-hash H]\n"
     "       pipesim plot --kind schedules -K k -M m [--schedules a,b,...] [--out-dir D]\n"
     "       pipesim plot --compare SIM.json MEASURED.json [--out-dir D] [--prefix P]\n\n"
     "Draws with gnuplot, each as PNG and SVG in --out-dir (written atomically, and\n"
@@ -40,7 +40,9 @@ static const char help[] =
     "            (of those, the ones that cannot run at this K and M are left out with\n"
     "            a note); at most K x M = 65536\n"
     "The sweep figures use one group of runs (one model, topology, schedule, remat,\n"
-    "strategy, batch and replica count): the first that matches the filters. Default --kind: the\n"
+    "strategy, batch and replica count): the first that matches the filters\n"
+    "(--model-hash and --topology-hash: the start of a stored input hash, which\n"
+    "tells apart the same names swept from edited files). Default --kind: the\n"
     "sweep figures with --db, plus timeline with --trace. Without either, --db\n"
     "results/sweep.db (sweep's and report's default). Needs gnuplot. Beside\n"
     "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
@@ -145,6 +147,7 @@ int cmd_plot(int argc, char **argv)
         { "strategy", required_argument, 0, 'S' }, { "batch", required_argument, 0, 'b' },
         { "compare", no_argument, 0, 'C' },        { "help", no_argument, 0, 'h' },
         { "schedules", required_argument, 0, 'L' }, { "replicas", required_argument, 0, 'R' },
+        { "model-hash", required_argument, 0, 'H' }, { "topology-hash", required_argument, 0, 'Y' },
         { 0, 0, 0, 0 },
     };
     struct ana_plot_opts o = { .out_dir = "results/plots" };
@@ -168,6 +171,14 @@ int cmd_plot(int argc, char **argv)
         case 'X': rc = ps_parse_long(optarg, "--mem-M", 1, 1 << 24, &memM); break;
         case 'm': o.sel.model = optarg; break;
         case 't': o.sel.topology = optarg; break;
+        case 'H':
+            if ((rc = ana_report_check_hash(optarg, "--model-hash")) == 0)
+                o.sel.model_hash = optarg;
+            break;
+        case 'Y':
+            if ((rc = ana_report_check_hash(optarg, "--topology-hash")) == 0)
+                o.sel.topology_hash = optarg;
+            break;
         case 's': o.sel.schedule = optarg; break;
         case 'r': {
             enum sch_remat r;

@@ -14,8 +14,8 @@
 static const char help[] =
     "usage: pipesim report [--db results/sweep.db] [--metric LIST] [--baseline K,M]\n"
     "                      [--model S] [--topology S] [--schedule S] [--remat R]\n"
-    "                      [--strategy S] [--batch N] [--replicas R] [--csv F]\n"
-    "                      [--grid-csv F]\n"
+    "                      [--strategy S] [--batch N] [--replicas R]\n"
+    "                      [--model-hash H] [--topology-hash H] [--csv F] [--grid-csv F]\n"
     "                      [--format table|csv|json] [-o|--out F] [--best [--fits]]\n\n"
     "Prints, per (model, topology, schedule, remat, strategy, batch, replicas), one\n"
     "K x M grid per metric, laid out like Table 2 of the GPipe paper (rows M,\n"
@@ -33,7 +33,9 @@ static const char help[] =
     "or json prints the grid cells (one per group, metric, M and K) instead of the\n"
     "tables. The outputs are one set: if one cannot be written, none is replaced\n"
     "and nothing is printed.\n"
-    "Filters select runs by their stored model/topology argument and settings.\n"
+    "Filters select runs by their stored model/topology argument and settings;\n"
+    "--model-hash and --topology-hash by the start of an input's stored hash (hex,\n"
+    "as the group headers show it when the same names were swept from edited files).\n"
     "Runs of sweep --replicas R (R data-parallel pipelines on K x R devices) are\n"
     "grids of their own, named in the group headers when any run has R > 1;\n"
     "speedup and throughput count all replicas, so K=4 R=1 and K=2 R=2 compare by\n"
@@ -55,7 +57,8 @@ int cmd_report(int argc, char **argv)
         { "grid-csv", required_argument, 0, 'g' }, { "out", required_argument, 0, 'o' },
         { "format", required_argument, 0, 'f' },   { "best", no_argument, 0, 'Z' },
         { "fits", no_argument, 0, 'F' },           { "help", no_argument, 0, 'h' },
-        { "replicas", required_argument, 0, 'R' }, { 0, 0, 0, 0 },
+        { "replicas", required_argument, 0, 'R' }, { "model-hash", required_argument, 0, 'H' },
+        { "topology-hash", required_argument, 0, 'T' }, { 0, 0, 0, 0 },
     };
     struct ana_report_opts o = { 0 };
     enum ana_fmt format = ANA_FMT_TABLE;
@@ -83,6 +86,14 @@ int cmd_report(int argc, char **argv)
         }
         case 'm': o.model = optarg; break;
         case 't': o.topology = optarg; break;
+        case 'H':
+            if ((rc = ana_report_check_hash(optarg, "--model-hash")) == 0)
+                o.model_hash = optarg;
+            break;
+        case 'T':
+            if ((rc = ana_report_check_hash(optarg, "--topology-hash")) == 0)
+                o.topology_hash = optarg;
+            break;
         case 's': /* a name the engine knows (a stored run can have no other) */
             if ((rc = sch_schedule_known(optarg, "--schedule")) == 0)
                 o.schedule = optarg;

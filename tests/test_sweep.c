@@ -3,6 +3,7 @@
  * foreign databases get a clear error; the report's tables. */
 #include "helpers.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -281,6 +282,59 @@ Test(sweep, report_tells_apart_the_same_names_from_other_files)
     cr_expect_eq(th_sh("cd %s && %s report --db h.db --metric step --format json | python3 -c "
                        "'import json,sys; print(len({c[\"topology_hash\"] for c in "
                        "json.load(sys.stdin)}))' | grep -qx 2", dir, ps), 0, "grid JSON hashes");
+    /* --topology-hash selects one of them in report and plot (plot drew the
+     * first group, and no option could reach the second); plot's note on
+     * several groups names the hashes and the options */
+    cr_expect_eq(th_sh("cd %s && %s plot --db h.db --kind speedup --out-dir p0 2> note.txt && "
+                       "grep -q 'inputs [0-9a-f]\\{8\\}/[0-9a-f]\\{8\\} (model/topology hash) "
+                       "(select with .*--model-hash, --topology-hash)' note.txt", dir, ps), 0,
+                 "plot's note names the hashes");
+    cr_assert_eq(th_sh("cd %s && %s report --db h.db --csv all.csv > /dev/null && python3 -c "
+                       "'import csv; print(*sorted({r[\"topology_hash\"] for r in "
+                       "csv.DictReader(open(\"all.csv\"))}))' > hashes.txt", dir, ps), 0);
+    char hashes[2][32], hf[160];
+    snprintf(hf, sizeof hf, "%s/hashes.txt", dir);
+    FILE *f = fopen(hf, "r");
+    cr_assert(f);
+    cr_assert_eq(fscanf(f, "%31s %31s", hashes[0], hashes[1]), 2);
+    fclose(f);
+    /* the check of one group's plot: its speedup per (K, M) equals its runs' */
+    snprintf(hf, sizeof hf, "%s/same.py", dir);
+    f = fopen(hf, "w");
+    cr_assert(f);
+    fputs("import csv, sys\n"
+          "rs = list(csv.DictReader(open(sys.argv[1])))\n"
+          "assert len(rs) == 4 and {r['topology_hash'] for r in rs} == {sys.argv[3]}, rs\n"
+          "want = {(int(r['K']), int(r['M'])): float(r['speedup']) for r in rs}\n"
+          "got, K = {}, None\n"
+          "for l in open(sys.argv[2]):\n"
+          "    if l.startswith('# K='):\n"
+          "        K = int(l[4:])\n"
+          "    elif l.strip():\n"
+          "        m, v = l.split()[:2]\n"
+          "        got[(K, int(m))] = float(v)\n"
+          "assert got.keys() == want.keys(), (got, want)\n"
+          "assert all(abs(got[k] - want[k]) <= 1e-9 * want[k] for k in want), (got, want)\n",
+          f);
+    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        /* a prefix of 8 in capitals: the group's 4 runs alone, and its plot */
+        char pre[9];
+        snprintf(pre, sizeof pre, "%.8s", hashes[i]);
+        for (char *c = pre; *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+        cr_expect_eq(th_sh("cd %s && %s report --db h.db --topology-hash %s --csv r%d.csv "
+                           "> /dev/null && %s plot --db h.db --kind speedup --out-dir p%d "
+                           "--topology-hash %s 2> err%d.txt && test ! -s err%d.txt && "
+                           "python3 same.py r%d.csv p%d/speedup.dat %s", dir, ps, pre, i, ps,
+                           i + 1, pre, i, i, i, i + 1, hashes[i]), 0, "group %d", i);
+    }
+    cr_expect_eq(th_sh("cd %s && cmp -s p1/speedup.dat p2/speedup.dat", dir), 1,
+                 "the two groups' plots differ");
+    cr_expect_eq(th_sh("cd %s && %s report --db h.db --topology-hash 12g4 >/dev/null 2>&1",
+                       dir, ps), 2, "not hex: usage");
+    cr_expect_eq(th_sh("cd %s && %s plot --db h.db --model-hash 0123456789abcdef0 "
+                       "--out-dir p9 >/dev/null 2>&1", dir, ps), 2, "17 digits: usage");
 }
 
 Test(sweep, report_tables)
