@@ -12,8 +12,12 @@
  * listed first once turned a 0.2 ms step into 2 s). A link of two endpoints
  * (dedicated, full duplex, or shared) is an error when an earlier link, of
  * any kind, already joins its two devices, in either direction; a bus of
- * more endpoints may overlap earlier ones (it still serves its other pairs).
- * Link names are unique too. All of it in O(n log n + endpoints). */
+ * more endpoints may overlap earlier ones (it still serves its other pairs),
+ * but not be covered by them: one whose every two endpoints earlier links
+ * already join carries nothing (`"endpoints": "*"` listed twice).
+ * Link names are unique too. All of it in O(n log n + endpoints), but the
+ * covered bus: O(n^2 / 8) bytes and time per bus of up to 4096 endpoints
+ * (a larger one is checked against each earlier bus as a whole). */
 
 struct pair_ix {
     int a, b, link; /* a < b */
@@ -162,16 +166,108 @@ static int repeated_pair(const struct mdl_topology *t, int *orig, int *nomem)
     return first;
 }
 
+#define BUS_PAIRS_MAX 4096 /* endpoints of a bus checked pair by pair */
+
+/* Whether the earlier links (below bus i) join every two endpoints of bus i;
+ * *orig: the first of them that joins any (-1: none). pos[node] is -1 on
+ * entry and exit. Pair by pair in a bitmap up to BUS_PAIRS_MAX endpoints,
+ * beyond that only an earlier bus holding them all counts. -1: no memory. */
+static int bus_covered(const struct mdl_topology *t, int i, int *pos, int *orig)
+{
+    const struct mdl_link *b = &t->links[i];
+    int n = b->n_ends, covered = 0, *at = NULL;
+    size_t pairs = (size_t)n * (size_t)(n - 1) / 2, marked = 0;
+    unsigned char *bits = NULL;
+    if (n <= BUS_PAIRS_MAX &&
+        (!(bits = calloc((pairs + 7) / 8, 1)) || !(at = malloc(sizeof *at * (size_t)n)))) {
+        free(bits);
+        return -1;
+    }
+    for (int k = 0; k < n; k++)
+        pos[b->ends[k]] = k;
+    *orig = -1;
+    for (int j = 0; j < i && !covered; j++) {
+        const struct mdl_link *l = &t->links[j];
+        int m = 0;
+        if (!bits) { /* a large bus: inside one earlier bus */
+            for (int k = 0; k < l->n_ends; k++)
+                m += pos[l->ends[k]] >= 0;
+            if (m >= 2 && *orig < 0)
+                *orig = j;
+            covered = m == n;
+            if (covered)
+                *orig = j;
+            continue;
+        }
+        for (int k = 0; k < l->n_ends; k++)
+            if (pos[l->ends[k]] >= 0)
+                at[m++] = pos[l->ends[k]];
+        if (m >= 2 && *orig < 0)
+            *orig = j;
+        for (int x = 0; x < m; x++)
+            for (int y = 0; y < m; y++) {
+                if (at[x] >= at[y])
+                    continue;
+                /* pair (a < c): index a (2n - a - 1) / 2 + c - a - 1 */
+                size_t a = (size_t)at[x], c = (size_t)at[y];
+                size_t ix = a * (2 * (size_t)n - a - 1) / 2 + c - a - 1;
+                if (!(bits[ix / 8] & (1u << (ix % 8)))) {
+                    bits[ix / 8] |= (unsigned char)(1u << (ix % 8));
+                    marked++;
+                }
+            }
+        covered = marked == pairs;
+    }
+    for (int k = 0; k < n; k++)
+        pos[b->ends[k]] = -1;
+    free(bits);
+    free(at);
+    return covered;
+}
+
+/* The first bus whose every two endpoints earlier links already join, or -1;
+ * *orig: the first of those earlier links. */
+static int covered_bus(const struct mdl_topology *t, int *orig, int *nomem)
+{
+    int nn = t->n_devices + t->n_switches, *pos = NULL;
+    for (int i = 0; i < t->n_links; i++) {
+        if (t->links[i].n_ends <= 2)
+            continue;
+        if (!pos) {
+            if (!(pos = malloc(sizeof *pos * (size_t)(nn ? nn : 1)))) {
+                *nomem = 1;
+                return -1;
+            }
+            for (int d = 0; d < nn; d++)
+                pos[d] = -1;
+        }
+        int c = bus_covered(t, i, pos, orig);
+        if (c) {
+            free(pos);
+            *nomem = c < 0;
+            return c < 0 ? -1 : i;
+        }
+    }
+    free(pos);
+    return -1;
+}
+
 int mdl_topology_check_links(const char *path, const struct mdl_topology *t)
 {
-    int nomem = 0, on = -1, op = -1;
+    int nomem = 0, on = -1, op = -1, ob = -1;
     int rn = repeated_link_name(t, &on, &nomem);
     int rp = nomem ? -1 : repeated_pair(t, &op, &nomem);
+    int rb = nomem ? -1 : covered_bus(t, &ob, &nomem);
     if (nomem)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
-    if (rn >= 0 && (rp < 0 || rn <= rp))
+    if (rn >= 0 && (rp < 0 || rn <= rp) && (rb < 0 || rn <= rb))
         return ps_error(PS_EINVAL, "%s: links[%d].name: duplicate link name '%s' (also "
                          "links[%d])", path, rn, t->links[rn].name, on);
+    if (rb >= 0 && (rp < 0 || rb < rp))
+        return ps_error(PS_EINVAL, "%s: links[%d].endpoints: earlier links already join "
+                         "every two of its %d endpoints (the first: links[%d] '%s'), so it "
+                         "would carry no traffic", path, rb, t->links[rb].n_ends, ob,
+                         t->links[ob].name);
     if (rp >= 0) {
         const struct mdl_link *l = &t->links[rp];
         return ps_error(PS_EINVAL, "%s: links[%d].endpoints: a second link between '%s' "

@@ -126,6 +126,9 @@ Test(inputs, profile_add_copies_measured_points)
 #define SHARED2(n, a, b)                                                                  \
     "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\"],\"bandwidth\":1e9,\"shared\":true}"
 #define BUS(n) "{\"name\":\"" n "\",\"endpoints\":\"*\",\"bandwidth\":1e9,\"shared\":true}"
+#define BUS3(n, a, b, c)                                                                  \
+    "{\"name\":\"" n "\",\"endpoints\":[\"" a "\",\"" b "\",\"" c "\"],\"bandwidth\":1e9,"      \
+    "\"shared\":true}"
 #define TOPO(links) "{\"devices\":[" DEV4 "],\n\"links\":[\n" links "]}"
 
 static void bad_topology(const char *text, const char *what)
@@ -171,14 +174,31 @@ Test(inputs, second_link_between_two_devices_is_an_error)
     bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("a", "d1", "d2") ",\n"
                       LINK("b", "d1", "d0")),
                  "t.json:4:2: links[1].name: duplicate link name 'a' (also links[0])");
+    /* a bus whose every two devices earlier links join carries nothing:
+     * "*" twice, one inside an earlier bus, one over three dedicated links */
+    bad_topology(TOPO(BUS("bus1") ",\n" BUS("bus2")),
+                 "t.json:4:16: links[1].endpoints: earlier links already join every two of "
+                 "its 4 endpoints (the first: links[0] 'bus1'), so it would carry no traffic");
+    bad_topology(TOPO(BUS("all") ",\n" BUS3("some", "d3", "d1", "d2")),
+                 "links[1].endpoints: earlier links already join every two of its 3 endpoints "
+                 "(the first: links[0] 'all')");
+    bad_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d3", "d0") ",\n"
+                      LINK("c", "d1", "d2") ",\n" LINK("e", "d1", "d3") ",\n"
+                      BUS3("bus", "d0", "d1", "d3")),
+                 "links[4].endpoints: earlier links already join every two of its 3 endpoints "
+                 "(the first: links[0] 'a')");
     /* what stays legal: dedicated links before a bus (the bus serves the
      * other pairs), overlapping buses, distinct pairs */
     good_topology(TOPO(LINK("nv01", "d0", "d1") ",\n" LINK("nv23", "d3", "d2") ",\n" BUS("pcie")),
                   3);
-    good_topology(TOPO(BUS("bus1") ",\n" BUS("bus2")), 2);
+    good_topology(TOPO(BUS3("bus1", "d0", "d1", "d2") ",\n" BUS3("bus2", "d1", "d2", "d3")), 2);
     good_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d1", "d2") ",\n"
                        LINK("c", "d0", "d2") ",\n" LINK("e", "d3", "d0")),
                   4);
+    /* two of a bus's three pairs joined before: it serves the third */
+    good_topology(TOPO(LINK("a", "d0", "d1") ",\n" LINK("b", "d3", "d0") ",\n"
+                       BUS3("bus", "d0", "d1", "d3")),
+                  3);
 }
 
 /* A chain of 2^17 devices and links loads; a repeated pair at the end is
