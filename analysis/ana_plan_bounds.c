@@ -479,7 +479,7 @@ double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_sc
             if (mdl_topology_route(sp->topo, d, s->stage_device[peer], &rt) < 0 ||
                 !(rt.bandwidth > 0))
                 continue;
-            double bytes = (double)(dir ? c->st[st].mem.out : c->st[st].mem.in);
+            double bytes = (double)sch_stage_wire(&c->st[st], dir);
             t += s->n_micro * (bytes / rt.bandwidth + rt.latency);
         }
         const struct sch_stage_cost *sc = &c->st[st];

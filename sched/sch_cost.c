@@ -108,13 +108,13 @@ int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c)
         int prev = s > 0 && c->st[s - 1].device != sc->device;
         int next = s + 1 < c->n_stages && c->st[s + 1].device != sc->device;
         if ((prev && ((rc = msg_copy(t, d, "received activation", d->msg_recv_s,
-                                     d->msg_recv_bw, sc->mem.in, &sc->fwd_pre)) < 0 ||
+                                     d->msg_recv_bw, sch_stage_wire(sc, 0), &sc->fwd_pre)) < 0 ||
                       (rc = msg_copy(t, d, "sent gradient", d->msg_send_s, d->msg_send_bw,
-                                     sc->mem.in, &sc->bwd_post)) < 0)) ||
+                                     sch_stage_wire(sc, 0), &sc->bwd_post)) < 0)) ||
             (next && ((rc = msg_copy(t, d, "sent activation", d->msg_send_s, d->msg_send_bw,
-                                     sc->mem.out, &sc->fwd_post)) < 0 ||
+                                     sch_stage_wire(sc, 1), &sc->fwd_post)) < 0 ||
                       (rc = msg_copy(t, d, "received gradient", d->msg_recv_s,
-                                     d->msg_recv_bw, sc->mem.out, &sc->bwd_pre)) < 0)))
+                                     d->msg_recv_bw, sch_stage_wire(sc, 1), &sc->bwd_pre)) < 0)))
             break;
         sch_time f = sc->fwd_pre + sc->fwd_post, b = sc->bwd_pre + sc->bwd_post;
         sc->fwd += f;
@@ -253,6 +253,9 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
          * the backward's end anyway); the layers' inputs W also reads are in
          * the stash, which a split backward keeps until W. */
         sc->mem.wgrad = bytes(wg, micro_batch);
+        sc->wire_in = sc->mem.in;
+        sc->wire_out = sc->mem.out;
+        sc->wire_set = 1;
         if (t->mem.allocator_overhead > 0) { /* memory_policy: allocator overhead */
             double k = 1 + t->mem.allocator_overhead;
             sc->mem.in = bytes((double)sc->mem.in, k);
@@ -343,9 +346,10 @@ sch_time sch_costs_op_copy(const struct sch_costs *c, const struct sch_op *op)
 
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)
 {
+    const struct sch_stage_cost *sc = &c->st[op->stage];
     if (op->kind == SCH_OP_SEND_ACT || op->kind == SCH_OP_RECV_ACT)
-        return op->kind == SCH_OP_SEND_ACT ? c->st[op->stage].mem.out : c->st[op->stage].mem.in;
+        return sch_stage_wire(sc, op->kind == SCH_OP_SEND_ACT);
     if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_GRAD)
-        return op->kind == SCH_OP_SEND_GRAD ? c->st[op->stage].mem.in : c->st[op->stage].mem.out;
+        return sch_stage_wire(sc, op->kind == SCH_OP_RECV_GRAD);
     return 0;
 }

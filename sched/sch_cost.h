@@ -80,11 +80,26 @@ struct sch_stage_cost {
                                    bwd_remat, bwd_input, bwd_input_remat) */
     unsigned short_ops;         /* SCH_SHORT_* of the durations above */
     struct sch_stage_mem mem;   /* per micro-batch */
+    int64_t wire_in, wire_out;  /* what a transfer moves per micro-batch: mem.in and
+                                   .out before the memory policy's allocator_overhead
+                                   (an allocator's slack is not sent); read through
+                                   sch_stage_wire, which takes mem's when wire_set is
+                                   0 (a table built by hand) */
+    int wire_set;
     double params;
     int64_t param_bytes;        /* params * bytes_per_param (+ the memory
                                  * policy's workspace_bytes; its
                                  * allocator_overhead scales mem) */
 };
+
+/* The bytes stage sc sends or receives per micro-batch: its output (out = 1,
+ * the activation sent on and the gradient received) or its input (out = 0). */
+static inline int64_t sch_stage_wire(const struct sch_stage_cost *sc, int out)
+{
+    if (sc->wire_set)
+        return out ? sc->wire_out : sc->wire_in;
+    return out ? sc->mem.out : sc->mem.in;
+}
 
 struct sch_costs {
     int n_stages;

@@ -224,7 +224,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             }
             struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS +
                                          (dir == 0 ? SCH_OP_SEND_ACT : SCH_OP_SEND_GRAD)];
-            int64_t bytes = dir == 0 ? sc->mem.out : sc->mem.in;
+            int64_t bytes = sch_stage_wire(sc, dir == 0);
             for (int h = 0; h < rt.n_hops; h++)
                 if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
                     goto out;

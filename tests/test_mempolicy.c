@@ -6,6 +6,9 @@
 #include "models/mdl_mempolicy.h"
 #include "sched/sch_cost.h"
 #include "sched/sch_partition.h"
+#include "sched/sch_schedule.h"
+#include "sim/sim_engine.h"
+#include "traces/trc_trace.h"
 
 /* A hand-counted layer of 1000 parameters: fp32 weights are 4000 B, fp32
  * gradients 4000 B, each fp32 optimizer slot 4000 B; fp16 weights and
@@ -113,6 +116,60 @@ Test(mempolicy, stage_memory)
     cr_expect_eq(c->st[1].mem.in, 60);
     sch_costs_free(c);
     mdl_topology_free(t);
+    sch_partition_free(part);
+    mdl_profile_free(p);
+}
+
+/* The allocator's slack is memory, not traffic: with allocator_overhead 0.5
+ * the stages' buffers and peaks grow by half, but a transfer moves the
+ * activation's bytes (4 x 1e5 B at 1e9 B/s: 400 us), so the step, each
+ * send's bytes and its time are those without the policy (a send once
+ * moved 1.5x its bytes and lengthened the step). */
+Test(mempolicy, allocator_overhead_is_not_sent)
+{
+    double f[2] = { 1e6, 1e6 }, b[2] = { 2e6, 2e6 }, o[2] = { 1e5, 1e5 }, st[2] = { 1e5, 1e5 };
+    struct mdl_profile *p = th_profile(2, f, b, 4, o, st, 1000);
+    struct sch_partition *part;
+    cr_assert_eq(sch_partition_uniform(2, 2, &part), 0);
+    sch_time span[2];
+    int64_t peak[2];
+    for (int i = 0; i < 2; i++) {
+        struct mdl_topology *t;
+        cr_assert_eq(parse(i ? "\"memory_policy\": {\"optimizer\": \"fp32-rmsprop\", "
+                               "\"allocator_overhead\": 0.5}," : "", &t), 0, "%s", ps_errmsg());
+        struct sch_costs *c;
+        struct sch_schedule *s;
+        sim_engine *e;
+        cr_assert_eq(sch_costs_new(p, t, part, NULL, 4, &c), 0, "%s", ps_errmsg());
+        cr_expect_eq(c->st[0].mem.out, i ? 600000 : 400000);
+        cr_expect_eq(sch_stage_wire(&c->st[0], 1), 400000);
+        cr_expect_eq(sch_stage_wire(&c->st[1], 0), 400000);
+        cr_assert_eq(sch_schedule_gpipe(2, 2, SCH_REMAT_NEVER, &s), 0);
+        cr_assert_eq(sim_simulate(s, c, t, 1, &e), 0, "%s", ps_errmsg());
+        span[i] = sim_engine_result(e)->makespan;
+        peak[i] = sim_engine_result(e)->peak_act[0];
+        const struct trc_trace *tr = sim_engine_trace(e);
+        int sends = 0;
+        for (size_t k = 0; k < tr->n_events; k++) {
+            const struct trc_event *ev = &tr->events[k];
+            if (ev->kind != SCH_OP_SEND_ACT && ev->kind != SCH_OP_SEND_GRAD)
+                continue;
+            sends++;
+            cr_expect_eq(ev->bytes, 400000, "policy %d: send of %lld bytes", i,
+                         (long long)ev->bytes);
+            cr_expect_eq(ev->end_ns - ev->start_ns, 400000, "policy %d: send of %lld ns", i,
+                         (long long)(ev->end_ns - ev->start_ns));
+        }
+        cr_expect_eq(sends, 4);
+        sim_engine_free(e);
+        sch_schedule_free(s);
+        sch_costs_free(c);
+        mdl_topology_free(t);
+    }
+    cr_expect_eq(span[1], span[0], "step %lld ns with the overhead, %lld without",
+                 (long long)span[1], (long long)span[0]);
+    cr_expect_eq(2 * peak[1], 3 * peak[0], "peaks %lld, %lld", (long long)peak[1],
+                 (long long)peak[0]);
     sch_partition_free(part);
     mdl_profile_free(p);
 }
