@@ -253,9 +253,7 @@ int ana_predict(const struct ana_config *c, struct ana_prediction **out)
     p->step_s = sch_time_to_seconds(r->makespan);
     p->replicas = c->replicas > 0 ? c->replicas : 1;
     p->samples_per_s = p->step_s > 0 ? p->replicas * c->batch / p->step_s : 0;
-    for (int d = 0; d < r->n_devices; d++)
-        if (sch_time_to_seconds(r->busy_allreduce[d]) > p->allreduce_s)
-            p->allreduce_s = sch_time_to_seconds(r->busy_allreduce[d]);
+    p->allreduce_s = sch_time_to_seconds(r->allreduce_max);
     p->bubble_sim = r->bubble;
     /* the schedule's uniform-stage formula, from stage 0's op times (its
      * own: without the device's message copies, sch_cost.h) */

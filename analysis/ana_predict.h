@@ -84,7 +84,7 @@ struct ana_prediction {
     enum sch_remat remat;
     char partition[256];
     double step_s, samples_per_s;     /* samples/s of all replicas */
-    double allreduce_s;                /* longest stage all-reduce */
+    double allreduce_s;                /* the longest one stage's all-reduce took */
     double baseline_step_s, speedup;
     int baseline_fits;                  /* the K=1 baseline fits one device's memory */
     double baseline_peak;               /* its peak bytes */

@@ -351,5 +351,7 @@ int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)
         return sch_stage_wire(sc, op->kind == SCH_OP_SEND_ACT);
     if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_GRAD)
         return sch_stage_wire(sc, op->kind == SCH_OP_RECV_GRAD);
+    if (op->kind == SCH_OP_ALLREDUCE) /* the stage's FP32 gradients */
+        return (int64_t)llround(4 * sc->params);
     return 0;
 }

@@ -106,7 +106,7 @@ static int record(sim_engine *e, int d, const struct sch_op *o, sch_time start, 
         .kind = o->kind, .stream = (uint8_t)sch_op_stream(o->kind), .start_ns = start + pre,
         .end_ns = e->now - post,
     };
-    if (ev.stream != SCH_STREAM_COMPUTE)
+    if (ev.stream != SCH_STREAM_COMPUTE || o->kind == SCH_OP_ALLREDUCE)
         ev.bytes = sch_costs_op_bytes(e->c, o);
     sch_time copy = sch_costs_op_copy(e->c, o);
     if (ev.stream == SCH_STREAM_SEND) {
@@ -150,6 +150,8 @@ static int finish_op(sim_engine *e, int si, sch_time start)
             e->r.busy_update[d] += dur;
         } else if (kind == SCH_OP_ALLREDUCE) {
             e->r.busy_allreduce[d] += dur;
+            if (dur > e->r.allreduce_max)
+                e->r.allreduce_max = dur;
         } else {
             dv->busy += dur;
             if (kind == SCH_OP_RECOMP)

@@ -77,7 +77,9 @@ struct sim_result {
     sch_time *busy;          /* [dev] F+B+R+W time */
     sch_time *busy_recomp;   /* [dev] R time */
     sch_time *busy_update;   /* [dev] U time */
-    sch_time *busy_allreduce;/* [dev] AR time (data-parallel replicas) */
+    sch_time *busy_allreduce;/* [dev] AR time (data-parallel replicas), the sum
+                                over the device's stages */
+    sch_time allreduce_max;  /* the longest one stage's AR took */
     int64_t *static_mem;     /* [dev] parameters + optimizer state */
     int64_t *peak_act;       /* [dev] peak activation + buffer bytes */
     int64_t *peak_mem;       /* [dev] static + peak_act */

@@ -410,6 +410,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
         snprintf(e->trace->schedule, sizeof e->trace->schedule, "%s", s->name);
         snprintf(e->trace->remat, sizeof e->trace->remat, "%s", sch_remat_name(s->remat));
         e->trace->batch = c->micro_batch * s->n_micro;
+        e->trace->n_replicas = s->n_replicas > 1 ? s->n_replicas : 1;
         for (int d = 0; d < D; d++)
             if ((rc = trc_add_counter(e->trace, d, 0, 0)) < 0)
                 goto err_free_engine;

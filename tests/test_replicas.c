@@ -122,3 +122,53 @@ Test(replicas, one_replica_adds_nothing_and_missing_devices_are_an_error)
                        "models/topologies/pcie-8gpu.json -K 2 -M 2 --batch 4 --replicas 4 "
                        "| grep -q '4 data-parallel pipelines'", th_pipesim()), 0);
 }
+
+/* What predict reports of the replicas (found wrong by a review): the
+ * all-reduce "per stage" is the longest one stage's AR took, not the sum
+ * over a device's stages (interleaved:2 puts two on each device); the CSV
+ * has the replicas and the all-reduce as the JSON has; the trace names the
+ * replicas and each AR's bytes (4 per parameter of its stage). */
+Test(replicas, predict_reports_the_allreduce_per_stage_in_every_format)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "replicas");
+    FILE *f;
+    char py[128];
+    snprintf(py, sizeof py, "%s/check.py", dir);
+    cr_assert((f = fopen(py, "w")));
+    fputs("import csv, json, sys\n"
+          "d = sys.argv[1]\n"
+          "js = json.load(open(d + '/p.json'))\n"
+          "rows = list(csv.DictReader(open(d + '/p.csv')))\n"
+          "tr = json.load(open(d + '/t.json'))\n"
+          "ars = [e for e in tr['traceEvents'] if e.get('args', {}).get('kind') == 'AR']\n"
+          "assert len(ars) == 4, len(ars)\n"
+          "longest = max(e['dur'] for e in ars) * 1e-6\n"
+          "per_dev = {}\n"
+          "for e in ars:\n"
+          "    per_dev[e['pid']] = per_dev.get(e['pid'], 0) + e['dur'] * 1e-6\n"
+          "assert max(per_dev.values()) > 1.5 * longest, per_dev\n"
+          "assert abs(js['allreduce_s'] - longest) < 1e-12, (js['allreduce_s'], longest)\n"
+          "assert js['replicas'] == 2\n"
+          "for r in rows:\n"
+          "    assert int(r['replicas']) == 2 and float(r['allreduce_s']) == js['allreduce_s']\n"
+          "assert tr['pipesim']['replicas'] == 2, tr['pipesim']\n"
+          "layers = [int(x) for x in js['partition'].split(',')]\n"
+          "per_layer = js['model_params'] / 8\n"
+          "for e in ars:\n"
+          "    want = 4 * per_layer * layers[e['args']['stage']]\n"
+          "    assert e['args']['bytes'] == want, (e['args'], want)\n", f);
+    cr_assert_eq(fclose(f), 0);
+    const char *ps = th_pipesim();
+    const char *cmd = "--model mlp:layers=8,width=64 --topology models/topologies/dgx-a100.json "
+                      "-K 2 -M 4 --batch 8 --replicas 2 --schedule interleaved:2";
+    cr_assert_eq(th_sh("%s predict %s --format json > %s/p.json && %s predict %s --format csv "
+                       "> %s/p.csv && %s predict %s --trace %s/t.json > /dev/null && "
+                       "python3 %s %s", ps, cmd, dir, ps, cmd, dir, ps, cmd, dir, py, dir), 0);
+    /* a trace of one replica says nothing of replicas, and reads back */
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=8,width=64 --topology "
+                       "models/topologies/dgx-a100.json -K 2 -M 4 --batch 8 --trace %s/one.json "
+                       "> /dev/null && ! grep -q replicas %s/one.json && %s compare %s/t.json "
+                       "%s/t.json > /dev/null", ps, dir, dir, ps, dir, dir), 0);
+    th_sh("rm -rf %s", dir);
+}

@@ -63,6 +63,15 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
         snprintf(t->remat, sizeof t->remat, "%s", json_string_value(v));
     if (json_is_number(v = json_object_get(meta, "batch")))
         t->batch = json_number_value(v);
+    if ((v = json_object_get(meta, "replicas"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+            json_integer_value(v) > 1 << 16) {
+            trc_trace_free(t);
+            return ps_error(PS_EPARSE, "%s: pipesim.replicas: must be a whole number in "
+                             "[1, 65536]", path);
+        }
+        t->n_replicas = (int)json_integer_value(v);
+    }
     json_t *sm = json_object_get(meta, "static_mem");
     for (int d = 0; d < nd && json_is_array(sm) && (size_t)d < json_array_size(sm); d++) {
         json_t *x = json_array_get(sm, (size_t)d);

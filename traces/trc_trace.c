@@ -195,7 +195,10 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
             "\"static_mem\":[", t->n_devices, t->n_stages, t->n_micro, PS_DBL(t->batch));
     for (int d = 0; d < t->n_devices; d++)
         fprintf(f, "%s%lld", d ? "," : "", t->static_mem ? (long long)t->static_mem[d] : 0LL);
-    fprintf(f, "]},\n\"otherData\":{\"generator\":\"pipesim %s\",\"events\":%zu},\n"
+    fputc(']', f);
+    if (t->n_replicas > 1)
+        fprintf(f, ",\"replicas\":%d", t->n_replicas);
+    fprintf(f, "},\n\"otherData\":{\"generator\":\"pipesim %s\",\"events\":%zu},\n"
             "\"traceEvents\":[\n", PS_VERSION, t->n_events);
     int first = 1;
     for (int d = 0; d < t->n_devices; d++) {
@@ -222,7 +225,7 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
         put_us(f, e->end_ns - e->start_ns);
         fprintf(f, ",\"args\":{\"kind\":\"%s\",\"stage\":%d,\"mb\":%d", sch_op_kind_name(e->kind),
                 e->stage, e->mb);
-        if (e->stream != SCH_STREAM_COMPUTE)
+        if (e->stream != SCH_STREAM_COMPUTE || e->kind == SCH_OP_ALLREDUCE)
             fprintf(f, ",\"bytes\":%lld,\"peer\":%d", (long long)e->bytes, e->peer);
         fputs("}}", f);
         if (l.flow[i]) {

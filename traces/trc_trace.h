@@ -49,6 +49,9 @@ struct trc_trace {
     char remat[16];
     int n_devices, n_stages, n_micro;
     double batch;
+    int n_replicas;      /* data-parallel pipelines the step stands for (0 or 1:
+                            none); the trace holds the first, the others being
+                            alike ("replicas" in the JSON's pipesim object) */
     size_t n_events, cap_events;
     struct trc_event *events;
     size_t n_counters, cap_counters;
