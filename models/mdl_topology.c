@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -566,6 +567,39 @@ int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
 err_free:
     mdl_topology_free(t);
     return ps_error(PS_ENOMEM, "out of memory");
+}
+
+const char *mdl_device_differs(const struct mdl_device *a, const struct mdl_device *b)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } f[] = {
+#define F(x) { #x, offsetof(struct mdl_device, x) }
+        F(flops), F(memory), F(mem_bandwidth), F(eff_max), F(batch_half), F(overhead_s),
+        F(msg_send_s), F(msg_send_bw), F(msg_recv_s), F(msg_recv_bw),
+#undef F
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        double x, y;
+        memcpy(&x, (const char *)a + f[i].off, sizeof x);
+        memcpy(&y, (const char *)b + f[i].off, sizeof y);
+        if (!(x == y) && !(isnan(x) && isnan(y)))
+            return f[i].name;
+    }
+    const struct mdl_devmodel *p = &a->model, *q = &b->model;
+    int same = p->on == q->on && p->precision == q->precision &&
+               !memcmp(p->mm_peak, q->mm_peak, sizeof p->mm_peak) &&
+               !memcmp(p->vec_peak, q->vec_peak, sizeof p->vec_peak) &&
+               p->mem_eff == q->mem_eff && p->kernel_s == q->kernel_s && p->tiled == q->tiled &&
+               p->tile_m == q->tile_m && p->tile_n == q->tile_n && p->units == q->units &&
+               p->n_tiles == q->n_tiles && !memcmp(p->tiles, q->tiles, sizeof p->tiles) &&
+               p->padded == q->padded && p->pad_rows == q->pad_rows &&
+               p->pad_feat == q->pad_feat && p->pad_large_from == q->pad_large_from &&
+               p->pad_large_imgs == q->pad_large_imgs && p->pad_large_feat == q->pad_large_feat &&
+               p->gemm_eff == q->gemm_eff && p->combine == q->combine &&
+               p->elem_bytes == q->elem_bytes && p->wino_m == q->wino_m;
+    return same ? NULL : "op-level model (preset, precision or its figures)";
 }
 
 const char *mdl_topology_node_name(const struct mdl_topology *t, int i)

@@ -180,6 +180,10 @@ const int *mdl_topology_incidence(const struct mdl_topology *t, const int **firs
 /* Index of the first listed link joining nodes a and b, or -1.
  * O(degree(a) + degree(b)) with the index, else O(links * ends). */
 int mdl_topology_link_between(const struct mdl_topology *t, int a, int b);
+/* The first field in which devices a and b differ, as the topology file
+ * names it ("flops", "memory", ...; "op-level model" for the preset's
+ * fields), or NULL when they are alike in all but the name. */
+const char *mdl_device_differs(const struct mdl_device *a, const struct mdl_device *b);
 /* Name of node i: a device (i < n_devices) or a switch. */
 const char *mdl_topology_node_name(const struct mdl_topology *t, int i);
 /* The route from device a to device b (a != b) by the rule above: 0, or

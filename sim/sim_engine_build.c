@@ -158,11 +158,57 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
     return 0;
 }
 
+/* A pipeline transfer from device a to b (replica 0's) stands for the same
+ * transfer of every replica r, from r * D + a to r * D + b, at the same
+ * moment (the replicas run alike, tied by their all-reduce). The copies
+ * that cross one link (a shared bus, a switch uplink, a direction of a
+ * dedicated link) go over it back to back, so the transfer takes the
+ * busiest link's sum of their bytes / bandwidth (*occ, at least replica 0's
+ * own) and delivers after the longest copy's latency (*lat). cp->load is
+ * zero on entry and on return. */
+struct copies {
+    double *load;     /* [resources] seconds of the copies so far */
+    int32_t *touched; /* [replicas x MDL_ROUTE_MAX] resources load holds */
+};
+
+static int replica_copies(sim_engine *e, const struct mdl_topology *t, const int *first_res,
+                          struct copies *cp, int a, int b, double bytes, double *occ,
+                          double *lat)
+{
+    int R = e->s->n_replicas, D = e->s->n_devices, rc = 0, n = 0;
+    double most = 0;
+    for (int r = 0; r < R && !rc; r++) {
+        struct mdl_route rt;
+        int x = r * D + a, y = r * D + b;
+        if (mdl_topology_route(t, x, y, &rt) < 0) {
+            char why[PS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", ps_errmsg()); /* names both devices */
+            rc = ps_error(PS_EINVAL, "%s (the pipeline transfer of replica %d)", why, r);
+            break;
+        }
+        if (rt.latency > *lat)
+            *lat = rt.latency;
+        for (int h = 0; h < rt.n_hops && bytes > 0; h++) {
+            int32_t k = hop_res(t, first_res, &rt.hops[h]);
+            if (cp->load[k] == 0)
+                cp->touched[n++] = k;
+            cp->load[k] += bytes / rt.bandwidth;
+            most = cp->load[k] > most ? cp->load[k] : most;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        cp->load[cp->touched[i]] = 0;
+    if (!rc && most > *occ)
+        *occ = most;
+    return rc;
+}
+
 /* Link resources and the per-(stage, kind) table of durations and effects. */
 static int build_info(sim_engine *e, const struct mdl_topology *t)
 {
     const struct sch_schedule *s = e->s;
     int S = s->n_stages, rc = 0;
+    struct copies cp = { NULL, NULL };
     int *first_res = malloc((size_t)(t->n_links ? t->n_links : 1) * sizeof *first_res);
     if (!first_res)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -171,7 +217,11 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
         e->n_res += t->links[i].shared ? 1 : 2;
     }
     e->res = calloc((size_t)e->n_res + 1, sizeof *e->res);
-    if (!e->res) {
+    if (s->n_replicas > 1) {
+        cp.load = calloc((size_t)e->n_res + 1, sizeof *cp.load);
+        cp.touched = malloc((size_t)s->n_replicas * MDL_ROUTE_MAX * sizeof *cp.touched);
+    }
+    if (!e->res || (s->n_replicas > 1 && (!cp.load || !cp.touched))) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -229,17 +279,21 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                 if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
                     goto out;
             /* cut-through: the bytes hold every hop at the least bandwidth;
-             * the receiver has them the route's latency later */
-            double occ = (double)bytes / rt.bandwidth;
-            if (!(occ + rt.latency <= SCH_MAX_OP_S)) {
+             * the receiver has them the route's latency later; with replicas,
+             * the busiest link's share of their copies (replica_copies) */
+            double occ = (double)bytes / rt.bandwidth, lat = rt.latency;
+            if (s->n_replicas > 1 &&
+                (rc = replica_copies(e, t, first_res, &cp, a, b, (double)bytes, &occ, &lat)) < 0)
+                goto out;
+            if (!(occ + lat <= SCH_MAX_OP_S)) {
                 rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
                                "takes %g s, more than %g s", t->path,
                                mdl_route_slowest(t, &rt)->name, (long long)bytes,
-                               occ + rt.latency, SCH_MAX_OP_S);
+                               occ + lat, SCH_MAX_OP_S);
                 goto out;
             }
             oi->dur[0] = oi->dur[1] = sch_seconds_to_time(occ);
-            oi->lat = sch_seconds_to_time(rt.latency);
+            oi->lat = sch_seconds_to_time(lat);
         }
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
@@ -249,6 +303,8 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     if (!rc)
         rc = share_rows(e);
 out:
+    free(cp.load);
+    free(cp.touched);
     free(first_res);
     return rc;
 }
@@ -342,6 +398,16 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
         return ps_error(PS_ENOFIT, "K = %d with %d replica(s) needs %lld devices, topology %s "
                          "has %d", s->n_devices, R, (long long)s->n_devices * R, t->path,
                          t->n_devices);
+    for (int r = 1; r < R; r++) /* one replica is simulated for all */
+        for (int d = 0; d < s->n_devices; d++) {
+            const struct mdl_device *x = &t->devices[d], *y = &t->devices[r * s->n_devices + d];
+            const char *f = mdl_device_differs(x, y);
+            if (f)
+                return ps_error(PS_EINVAL, "topology %s: device %s (replica %d) differs from "
+                                 "%s (replica 0) in %s: replicas must run on alike devices "
+                                 "(one is simulated for all)", t->path, y->name, r, x->name,
+                                 f);
+        }
     if (sch_schedule_total_ops(s) >= INT32_MAX)
         return ps_error(PS_EINVAL, "schedule %s: %lld ops is more than the engine's %d",
                          s->name, (long long)sch_schedule_total_ops(s), INT32_MAX - 1);

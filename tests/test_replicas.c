@@ -172,3 +172,78 @@ Test(replicas, predict_reports_the_allreduce_per_stage_in_every_format)
                        "%s/t.json > /dev/null", ps, dir, dir, ps, dir, dir), 0);
     th_sh("rm -rf %s", dir);
 }
+
+/* Replica 0's transfers stand for every replica's: on one shared bus the R
+ * copies of a send go back to back, so each send holds the bus R x bytes /
+ * bandwidth (4e6 B at 1e9 B/s: 4 ms per copy; once 4 ms whatever R, as if
+ * the other replicas sent nothing); on rings of dedicated links nothing is
+ * shared and a send takes its own 4 ms. */
+Test(replicas, the_copies_of_a_transfer_share_a_bus)
+{
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 4e6, 0, 1000);
+    for (int shared = 0; shared < 2; shared++)
+        for (int R = shared ? 1 : 2; R <= 4; R *= 2) {
+            struct mdl_topology *t = ring_topology(R, 2, 1e9, shared);
+            struct th_run r;
+            run(&r, p, t, 2, 2, R);
+            const struct trc_trace *tr = sim_engine_trace(r.e);
+            int sends = 0;
+            for (size_t i = 0; i < tr->n_events; i++) {
+                const struct trc_event *ev = &tr->events[i];
+                if (ev->kind != SCH_OP_SEND_ACT && ev->kind != SCH_OP_SEND_GRAD)
+                    continue;
+                sends++;
+                sch_time want = (shared ? R : 1) * 4000000;
+                cr_expect_eq(ev->end_ns - ev->start_ns, want, "%s R=%d: a send of %lld ns, "
+                             "not %lld", shared ? "bus" : "rings", R,
+                             (long long)(ev->end_ns - ev->start_ns), (long long)want);
+                cr_expect_eq(ev->bytes, 4000000); /* the trace's is replica 0's */
+            }
+            cr_expect_eq(sends, 4);
+            th_release(&r);
+            mdl_topology_free(t);
+        }
+    mdl_profile_free(p);
+}
+
+/* Replicas whose pipeline links differ: each transfer is as slow as its
+ * slowest copy (replica 1's link at a quarter of the bandwidth and ten times
+ * the latency); devices that differ are refused, naming the field. */
+Test(replicas, unlike_replicas)
+{
+    char dir[64], path[128];
+    th_tmpdir(dir, sizeof dir, "unlike");
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e12}],\n"
+          "\"links\":[{\"name\":\"p0\",\"endpoints\":[\"d0\",\"d1\"],\"bandwidth\":1e9,"
+          "\"latency\":1e-6},\n"
+          "{\"name\":\"p1\",\"endpoints\":[\"d2\",\"d3\"],\"bandwidth\":2.5e8,\"latency\":1e-5},\n"
+          "{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d2\"],\"bandwidth\":1e9},\n"
+          "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d3\"],\"bandwidth\":1e9}]}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+    struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 4e6, 0, 1000);
+    struct th_run r;
+    run(&r, p, t, 2, 1, 2);
+    const struct trc_trace *tr = sim_engine_trace(r.e);
+    const struct trc_event *snd = find(tr, SCH_OP_SEND_ACT, 0), *rcv = find(tr, SCH_OP_FWD, 1);
+    cr_expect_eq(snd->end_ns - snd->start_ns, 16000000, "%lld",
+                 (long long)(snd->end_ns - snd->start_ns));
+    cr_expect_geq(rcv->start_ns, snd->end_ns + 10000, "delivered after the longer latency");
+    th_release(&r);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    cr_expect_eq(th_sh("sed 's/\"count\":4,\"flops\":1e12/\"count\":2,\"flops\":1e12/; "
+                       "s/\"memory\":1e12}\\]/\"memory\":1e12},{\"name\":\"d2\",\"flops\":1e12,"
+                       "\"memory\":1e12},{\"name\":\"d3\",\"flops\":1e12,\"memory\":1e9}]/' "
+                       "%s > %s/m.json && %s predict --model mlp:layers=4,width=8 --topology "
+                       "%s/m.json -K 2 -M 1 --batch 1 --replicas 2 2> %s/err.txt; s=$?; "
+                       "test $s = 4 && grep -qx 'pipesim predict: topology "
+                       "%s/m.json: device d3 (replica 1) differs from d1 (replica 0) in memory: "
+                       "replicas must run on alike devices (one is simulated for all)' "
+                       "%s/err.txt", path, dir, th_pipesim(), dir, dir, dir, dir), 0);
+    th_sh("rm -rf %s", dir);
+}
