@@ -1,6 +1,7 @@
 #include "models/mdl_amoeba.h"
 #include "models/mdl_genwork.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -321,7 +322,7 @@ static int check_cfg(const struct mdl_amoeba_cfg *c)
                          MDL_AMOEBA_IMAGE_MAX, c->image);
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
         return ps_error(PS_EINVAL, "amoebanet: field 'act_bytes' must be in (0, 16], "
-                         "got %g", c->act_bytes);
+                         "got %s", PS_DBL(c->act_bytes));
     if (c->fused != 0 && c->fused != 1)
         return ps_error(PS_EINVAL, "amoebanet: field 'keep' must be unfused or fused");
     if (c->pool3_avg != 0 && c->pool3_avg != 1)
@@ -336,8 +337,8 @@ int mdl_amoeba_profile(const struct mdl_amoeba_cfg *c, struct mdl_profile **out)
     if (rc < 0)
         return rc;
     char origin[160];
-    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%g%s%s",
-             c->L, c->D, c->classes, c->image, c->act_bytes, c->fused ? ",keep=fused" : "",
+    snprintf(origin, sizeof origin, "amoebanet:L=%d,D=%d,classes=%d,image=%d,act_bytes=%s%s%s",
+             c->L, c->D, c->classes, c->image, PS_DBL(c->act_bytes), c->fused ? ",keep=fused" : "",
              c->pool3_avg ? ",pool3=avg" : "");
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)

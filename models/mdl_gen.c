@@ -46,6 +46,8 @@ int mdl_spec_check(const char *spec, const char *params, const char *const *keys
                                  (int)len, p);
             q = qc ? qc + 1 : p;
         }
+        if (comma && !comma[1]) /* as mdl_paper's specs (transformer:, amoebanet:) */
+            return ps_error(PS_EUSAGE, "model spec '%s': trailing comma", spec);
         p = comma ? comma + 1 : NULL;
     }
     return 0;
@@ -58,15 +60,17 @@ int mdl_spec_long(const char *spec, const char *params, const char *key, long df
     for (const char *p = params; p && *p;) {
         const char *comma = strchr(p, ',');
         if (!strncmp(p, key, kl) && p[kl] == '=') {
-            char val[64];
+            /* the whole value (one of 64 characters or more was cut, and
+             * its first 63 read as the number) */
             size_t vl = comma ? (size_t)(comma - p - (long)kl - 1) : strlen(p + kl + 1);
-            if (vl >= sizeof val)
-                vl = sizeof val - 1;
-            memcpy(val, p + kl + 1, vl);
-            val[vl] = 0;
+            char *val = strndup(p + kl + 1, vl);
+            if (!val)
+                return ps_error(PS_ENOMEM, "out of memory");
             char what[128];
             snprintf(what, sizeof what, "model spec '%s': %s", spec, key);
-            return ps_parse_long(val, what, lo, hi, out);
+            int rc = ps_parse_long(val, what, lo, hi, out);
+            free(val);
+            return rc;
         }
         p = comma ? comma + 1 : NULL;
     }
@@ -116,7 +120,7 @@ static const struct mdl_gen_key gpt_keys[] = {
 static const struct mdl_gen_key resnet_keys[] = {
     { "depth", NULL, "50, 101 or 152 (one profile layer per torchgpipe module)" },
     { "classes", "1000", "classifier outputs" },
-    { "image", "224", "input height = width" },
+    { "image", "224", "input height = width, a multiple of 32" },
     { "act_bytes", "4", "bytes per activation element (4 = FP32)" },
     { NULL, NULL, NULL },
 };

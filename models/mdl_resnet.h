@@ -11,8 +11,12 @@
  * Counting per sample (FP32 by default): conv 2 FLOPs per multiply-add, an
  * implicit GEMM (ROWS = output H*W, K = Cin*kh*kw, N = Cout); BN 4, ReLU 1,
  * add 1 per element; 3x3 max pool 9 per output; average pool 1 per input;
- * fc 2 per multiply-add + bias. Backward 2 x forward, except the first
- * conv (no image gradient: weight gradient only). params: conv weights (no
+ * fc 2 per multiply-add + bias. Backward by the rules of models/mdl_genwork.h:
+ * a product's input and weight gradients (2 x its forward; the first conv
+ * has no image gradient, its weight gradient only), each vector op's own
+ * backward count (a residual add's backward is free: its module's backward
+ * is the sum of the block input's two gradients, so a plain block's
+ * residual costs 1 x its forward). params: conv weights (no
  * bias), BN scale and shift, fc weight and bias: depth 101 gives
  * torchvision's 44,549,160. out_bytes: the module's output plus, inside a
  * bottleneck, the skip tensor torchgpipe carries to the residual.

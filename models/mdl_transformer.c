@@ -1,6 +1,7 @@
 #include "models/mdl_transformer.h"
 #include "models/mdl_genwork.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static int check_cfg(const struct mdl_transformer_cfg *c)
                          "(%d)", c->heads, c->d_model);
     if (!(c->act_bytes > 0 && c->act_bytes <= 16))
         return ps_error(PS_EINVAL, "transformer: field 'act_bytes' must be in (0, 16], "
-                         "got %g", c->act_bytes);
+                         "got %s", PS_DBL(c->act_bytes));
     if (c->fused != 0 && c->fused != 1)
         return ps_error(PS_EINVAL, "transformer: field 'keep' must be unfused or fused");
     return 0;
@@ -79,8 +80,8 @@ int mdl_transformer_profile(const struct mdl_transformer_cfg *c, struct mdl_prof
         return rc;
     char origin[176];
     snprintf(origin, sizeof origin,
-             "transformer:L=%d,d_model=%d,ff=%d,heads=%d,vocab=%d,seq=%d,act_bytes=%g%s", c->L,
-             c->d_model, c->ff, c->heads, c->vocab, c->seq, c->act_bytes,
+             "transformer:L=%d,d_model=%d,ff=%d,heads=%d,vocab=%d,seq=%d,act_bytes=%s%s", c->L,
+             c->d_model, c->ff, c->heads, c->vocab, c->seq, PS_DBL(c->act_bytes),
              c->fused ? ",keep=fused" : "");
     struct mdl_profile *p = mdl_profile_new(origin, 0);
     if (!p)

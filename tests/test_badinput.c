@@ -278,6 +278,14 @@ static const struct bad_case cases[] = {
       "chain: unexpected argument 'junk'" },
     { NULL, NULL, 0, "gen model mlp:layers=4,width=8,width=16 -o g.csv", PS_EUSAGE,
       "model spec 'mlp:layers=4,width=8,width=16': parameter 'width' given twice" },
+    /* a trailing comma, as transformer: and amoebanet: refused it (gpt:, mlp:,
+     * resnet:, unet:, vgg: took it); a value of 64 characters or more is read
+     * whole (its first 63 were: 62 zeros and 5, 5 layers) */
+    { NULL, NULL, 0, "gen model gpt:layers=2,hidden=8,heads=2,seq=4,vocab=16, -o g.csv",
+      PS_EUSAGE, "model spec 'gpt:layers=2,hidden=8,heads=2,seq=4,vocab=16,': trailing comma" },
+    { NULL, NULL, 0, "gen model mlp:layers=4,width=8, -o g.csv", PS_EUSAGE, "trailing comma" },
+    { NULL, NULL, 0, "gen model resnet:depth=00000000000000000000000000000000000000000000000000"
+      "000000000000105 -o g.csv", PS_EUSAGE, "depth must be 50, 101 or 152, got 105" },
     { NULL, NULL, 0, "gen model vgg:depth=12 -o g.csv", PS_EUSAGE,
       "depth must be 11, 13, 16 or 19, got 12" },
     /* every generator's bad value is exit 2, its own checks too (they were 4) */

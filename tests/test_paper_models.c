@@ -400,3 +400,26 @@ Test(paper_models, cli_gen_model_and_gen_paper, .timeout = 20)
     cr_expect_eq(run("gen model amoebanet:L=19", out, sizeof out), 2, "%s", out);
     cr_expect(strstr(out, "'L'"), "%s", out);
 }
+
+/* The spec a profile records is the one that made it: act_bytes printed to
+ * every digit (%g wrote 1.0000001 as 1, so the recorded spec made another
+ * profile), and a refusal names the value given (16.0000001 read "16"). */
+Test(paper_models, the_recorded_spec_remakes_the_profile)
+{
+    static const char *specs[] = {
+        "transformer:L=1,d_model=8,ff=16,heads=2,vocab=10,seq=4,act_bytes=1.0000001",
+        "amoebanet:L=3,D=8,classes=10,image=32,act_bytes=2.0000003",
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        struct mdl_profile *p = gen(specs[i]);
+        cr_expect_str_eq(p->path, specs[i]);
+        struct mdl_profile *q = gen(p->path);
+        for (int k = 0; k < p->n_layers; k++)
+            cr_expect_eq(p->layers[k].out_bytes, q->layers[k].out_bytes);
+        mdl_profile_free(q);
+        mdl_profile_free(p);
+    }
+    struct mdl_profile *p = NULL;
+    cr_expect_lt(mdl_paper_from_spec("transformer:L=1,act_bytes=16.0000001", &p), 0);
+    cr_expect(strstr(ps_errmsg(), "got 16.0000001"), "%s", ps_errmsg());
+}
