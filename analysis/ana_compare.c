@@ -178,6 +178,12 @@ void ana_compare_set_makespan_sim(struct ana_compare *c, int64_t ns)
     c->makespan_err = ns > 0 ? (double)(c->makespan_meas - ns) / (double)ns : 0;
 }
 
+void ana_compare_set_makespan_meas(struct ana_compare *c, int64_t ns)
+{
+    c->makespan_meas = ns;
+    ana_compare_set_makespan_sim(c, c->makespan_sim);
+}
+
 int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
                     struct ana_compare **out)
 {

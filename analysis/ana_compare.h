@@ -54,6 +54,10 @@ void ana_compare_free(struct ana_compare *c);
  * makespan_sim and makespan_err from it (the op-by-op figures stay the
  * trace's). */
 void ana_compare_set_makespan_sim(struct ana_compare *c, int64_t ns);
+/* The same for the measured makespan: a runtime's own step time (from its
+ * step's start to its last worker's end), which the trace's last op end
+ * falls short of by the workers' closing bookkeeping. */
+void ana_compare_set_makespan_meas(struct ana_compare *c, int64_t ns);
 /* fmt: any of table, csv, json. */
 int ana_compare_print(const struct ana_compare *c, enum ana_fmt fmt, FILE *f);
 const char *ana_cause_name(enum ana_cause c, int64_t error_ns);

@@ -256,7 +256,8 @@ int cli_validate_check(int argc, char **argv)
     hum = a.fmt == ANA_FMT_TABLE ? stdout : stderr;
     if (rc)
         return rc < 0 ? rc : 0;
-    char plot_def[512], tl_def[512], tr_sim[1024], tr_meas[1024], *cmd = NULL;
+    char plot_def[512], tl_def[512], tr_sim[1024], tr_meas[1024], tj_sim[1024], tj_meas[1024];
+    char *cmd = NULL;
     if (!a.plot) {
         vc_beside(a.report, "validation.png", plot_def, sizeof plot_def);
         a.plot = plot_def;
@@ -278,10 +279,21 @@ int cli_validate_check(int argc, char **argv)
             return ps_error(PS_EUSAGE, "--traces: a prefix of 1 to %d characters, got %zu",
                             (int)sizeof tr_sim - 10, strlen(a.traces));
         snprintf(tr_meas, sizeof tr_meas, "%s-meas.csv", a.traces);
-        if ((rc = ps_io_output(tr_sim, "--traces")) < 0 ||
-            (rc = ps_io_output(tr_meas, "--traces")) < 0)
-            return rc;
+        snprintf(tj_sim, sizeof tj_sim, "%s-sim.json", a.traces);
+        snprintf(tj_meas, sizeof tj_meas, "%s-meas.json", a.traces);
+        const char *tr[] = { tr_sim, tr_meas, tj_sim, tj_meas };
+        for (int i = 0; i < 4; i++)
+            if ((rc = ps_io_output(tr[i], "--traces")) < 0 ||
+                (rc = ps_output_writable(tr[i], "--traces", 1)) < 0)
+                return rc;
     }
+    /* every output, before the grid's minutes of work (each folder is
+     * created when written) */
+    if ((rc = ps_output_writable(a.db, "--db", 1)) < 0 ||
+        (rc = ps_output_writable(a.report, "--report", 1)) < 0 ||
+        (rc = ps_output_writable(a.plot, "--plot", 1)) < 0 ||
+        (rc = ps_output_writable(a.timeline, "--timeline", 1)) < 0)
+        return rc;
     struct inputs *in = calloc(1, sizeof *in);
     struct msr_vcheck *v = NULL;
     if (!in)
@@ -337,6 +349,7 @@ int cli_validate_check(int argc, char **argv)
     int64_t run = 0;
     if (rc < 0 || (rc = cli_command_line(argc, argv, &cmd)) < 0 ||
         (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
+        (ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
         (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
         goto out;
     fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
@@ -347,10 +360,12 @@ int cli_validate_check(int argc, char **argv)
         msr_vcheck_accuracy(v, 0, &acc);
         const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
         if ((rc = ps_mkdirs_parent(tr_sim)) < 0 || (rc = trc_write_csv(w->sim_trace, tr_sim)) < 0 ||
-            (rc = trc_write_csv(w->meas_trace, tr_meas)) < 0)
+            (rc = trc_write_csv(w->meas_trace, tr_meas)) < 0 ||
+            (rc = trc_write_chrome(w->sim_trace, tj_sim)) < 0 ||
+            (rc = trc_write_chrome(w->meas_trace, tj_meas)) < 0)
             goto out;
-        fprintf(hum, "traces          %s, %s (the worst point, K=%d M=%d %s)\n", tr_sim, tr_meas,
-                w->K, w->M, sch_remat_name(w->remat));
+        fprintf(hum, "traces          %s, %s; %s, %s (the worst point, K=%d M=%d %s)\n", tj_sim,
+                tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));
     }
     if (ps_gnuplot_have(NULL)) {
         struct msr_accuracy acc;
@@ -360,7 +375,8 @@ int cli_validate_check(int argc, char **argv)
         snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
                  "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
                  sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
-        if ((rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
+        if ((rc = ps_mkdirs_parent(a.timeline)) < 0 ||
+            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
             goto out;
         fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
                sch_remat_name(w->remat));

@@ -710,13 +710,29 @@ Test(vcheck, cli_check_end_to_end)
                             "sorted(d[\"accuracy\"]), d[\"points\"][1][\"M\"])'", dir,
                             th_pipesim()), 0);
     cr_expect_str_eq(out, "2 0.05 ['fastest_step', 'median_step'] 2\n");
+    /* each point's makespan error is the ratio of the step times it prints
+     * (it was the trace's last op end against the prediction) */
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s validate --check --net "
+                            "mlp:layers=2,width=8 --batch 4 -K 1 -M 1,2 --remat never --steps 2 "
+                            "--profile c/net-K1.csv --topology c/net-K1.json --db r/v.db "
+                            "--report r/validation.md --format json 2>/dev/null | python3 -c "
+                            "'import json,sys; d=json.load(sys.stdin); print(all(abs(p["
+                            "\"makespan_err\"] - (p[\"step_median_s\"] / p[\"step_sim_s\"] - "
+                            "1)) < 1e-9 and abs(p[\"makespan_err_fastest\"] - (p[\"step_min_s\"]"
+                            " / p[\"step_sim_s\"] - 1)) < 1e-9 for p in d[\"points\"]))'", dir,
+                            th_pipesim()), 0);
+    cr_expect_str_eq(out, "True\n");
     /* --traces: the worst point's two traces as CSV, both loadable by compare */
     cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "-K 1 -M 2 --remat never --steps 1 --profile c/net-K1.csv --topology "
                        "c/net-K1.json --db r/v.db --report r/validation.md --traces tr/w "
                        "> out4.txt 2>&1", dir, th_pipesim()), 0);
-    cr_expect_eq(th_sh("cd %s && grep -q '^traces .*tr/w-sim.csv, tr/w-meas.csv (the worst "
-                       "point, K=1 M=2 never)' out4.txt && "
+    cr_expect_eq(th_sh("cd %s && grep -q '^traces .*tr/w-sim.json, tr/w-meas.json; "
+                       "tr/w-sim.csv, tr/w-meas.csv (the worst point, K=1 M=2 never)' out4.txt "
+                       "&& %s compare tr/w-sim.json tr/w-meas.json > cmp.txt && grep -q "
+                       "'^makespan' cmp.txt", dir, th_pipesim()), 0,
+                 "the JSON traces load into compare (the CSV ones, once promised, cannot)");
+    cr_expect_eq(th_sh("cd %s && "
                        "head -1 tr/w-sim.csv | grep -qx 'device,stream,kind,stage,mb,start_us,"
                        "end_us,bytes,peer' && test \"$(head -1 tr/w-sim.csv)\" = "
                        "\"$(head -1 tr/w-meas.csv)\" && "
@@ -1009,4 +1025,36 @@ Test(vcheck, calibration_steps_right_before_each_point)
     msr_calib_free(x.cal);
     mdl_profile_free(x.prof);
     mdl_topology_free(x.topo);
+}
+
+/* Found before any work, not after the grid: a K above the net's layers
+ * (exit 7, as plain validate; it was exit 2 after calibrating and running
+ * K = 1's points, all dropped), an output that cannot be written (a folder
+ * as --report, --plot under a file); a missing folder is created. */
+Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
+{
+    const char *ps = th_pipesim();
+    const char *grid = "validate --check --net mlp:layers=2,width=8 --batch 4 --steps 1 "
+                       "--warmup-steps 0 --rounds 1 --repeats 1";
+    cr_expect_eq(th_sh("cd %s && %s %s -K 1,3 -M 1 --db k/v.db --report k/r.md > k.txt "
+                       "2> k.err", dir, ps, grid), 7);
+    cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: --check: K = 3 needs 3 stages but "
+                       "the net has 2 layers' k.err && ! grep -q '^gpipe K=1' k.txt", dir), 0,
+                 "refused before the K = 1 points");
+    cr_expect_eq(th_sh("cd %s && %s %s -K 2 -M 2 --schedule interleaved:2 --db i/v.db "
+                       "--report i/r.md > /dev/null 2> i.err; test $? = 7 && grep -q 'K = 2 "
+                       "needs 4 stages' i.err", dir, ps, grid), 0, "interleaved: K x 2 stages");
+    cr_expect_eq(th_sh("cd %s && mkdir -p adir && %s %s -K 1 -M 1 --db a/v.db --report adir "
+                       "> a.txt 2> a.err; test $? = 5 && grep -q \"^pipesim validate: --report "
+                       "'adir': cannot write\" a.err && ! grep -q '^gpipe' a.txt", dir, ps,
+                       grid), 0, "a folder as --report");
+    cr_expect_eq(th_sh("cd %s && touch afile && %s %s -K 1 -M 1 --db b/v.db --report b/r.md "
+                       "--plot afile/x.png > b.txt 2> b.err; test $? = 5 && grep -q -- "
+                       "\"--plot 'afile/x.png': cannot write\" b.err && ! grep -q '^gpipe' b.txt",
+                       dir, ps, grid), 0, "--plot under a file");
+    cr_expect_eq(th_sh("cd %s && %s %s -K 1 -M 1 --db c2/v.db --report c2/r.md --plot "
+                       "c2/new/p.png --timeline c2/new2/t.png > /dev/null 2>&1 && test -s "
+                       "c2/r.md && { ! command -v gnuplot > /dev/null || { test -s c2/new/p.png "
+                       "&& test -s c2/new2/t.png; }; }", dir, ps, grid), 0,
+                 "missing folders created");
 }
