@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
+#include "runtime/rt_cpu.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
@@ -231,6 +232,14 @@ int cmd_calibrate(int argc, char **argv)
                                 .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,
                                 .peer_cpu = (int)peer,
                                 .seed = (uint64_t)seed };
+    int *cpus = NULL, n_cpus = 0;
+    if (stages > 1 && cpu >= 0 && cpu == peer) /* as validate notes it */
+        fprintf(stderr, "pipesim calibrate: note: --cpu and --peer-cpu are one core: stages 0 "
+                "and 1 share it, so their timings are oversubscribed\n");
+    else if (stages > 1 && rt_cpus_allowed(&cpus, &n_cpus) == 0 && stages > n_cpus)
+        fprintf(stderr, "pipesim calibrate: note: %ld stages on %d cores: stages share "
+                "cores, so their timings are oversubscribed\n", stages, n_cpus);
+    free(cpus);
     struct msr_calib *cal = NULL;
     cli_realtime(realtime);
     rc = msr_calib_run(&o, &cal);

@@ -95,10 +95,15 @@ static void print_table(const void *obj, FILE *f)
     char lo[32], hi[32];
     bytes_str(c->xfer_bytes[0], lo, sizeof lo);
     bytes_str(c->xfer_bytes[c->n_xfer - 1], hi, sizeof hi);
-    fprintf(f, "transfer        send copy + receive copy: t = %.2f us + bytes / %.2f GB/s "
+    char slope[64];
+    if (c->xfer_fit.b > 0)
+        snprintf(slope, sizeof slope, "bytes / %.2f GB/s", 1e-9 / c->xfer_fit.b);
+    else /* noise over these sizes: no bandwidth to read off the fit */
+        snprintf(slope, sizeof slope, "bytes x %.3g us/MB (not positive)",
+                 us(c->xfer_fit.b) * 1e6);
+    fprintf(f, "transfer        send copy + receive copy: t = %.2f us + %s "
             "(R2 %.4f, max|res| %.1f%%) over %s..%s; memcpy %.2f GB/s\n", us(c->xfer_fit.a),
-            c->xfer_fit.b > 0 ? 1e-9 / c->xfer_fit.b : 0, c->xfer_fit.r2,
-            100 * c->xfer_fit.max_rel, lo, hi, c->memcpy_bw * 1e-9);
+            slope, c->xfer_fit.r2, 100 * c->xfer_fit.max_rel, lo, hi, c->memcpy_bw * 1e-9);
     if (msr_calib_messages(c))
         fprintf(f, "messages        the workers' copies in the steps: send %.2f us + %.3f ns/B "
                 "(%d), receive %.2f us + %.3f ns/B (%d); link latency %.2f us from a send's "
@@ -106,9 +111,12 @@ static void print_table(const void *obj, FILE *f)
                 c->n_msg_send, us(c->msg_recv_fit.a), c->msg_recv_fit.b * 1e9, c->n_msg_recv,
                 us(c->link_latency));
     else
-        fprintf(f, "link            latency %.2f us, bandwidth %.2f GB/s, full duplex, one per "
-                "pair of the %d cores (the topology written: no shared bus)\n",
-                us(c->link_latency), c->link_bandwidth * 1e-9, c->n_cores);
+        fprintf(f, "link            latency %.2f us%s, bandwidth %.2f GB/s%s, full duplex, one "
+                "per pair of the %d cores (the topology written: no shared bus)\n",
+                us(c->link_latency), c->xfer_fit.a > 0 ? "" : " (the polling hand-off: the "
+                "transfer fit's intercept is not positive)", c->link_bandwidth * 1e-9,
+                c->xfer_fit.b > 0 ? "" : " (memcpy / 2, a copy on send and one on receive: "
+                "the transfer fit's slope is not positive)", c->n_cores);
     fprintf(f, "memory          %.2f GiB per core (MemTotal over %d cores)\n",
             c->memory_per_core / PS_GIB, c->n_cores);
     fprintf(f, "took            %.2f s\n", c->wall_s);
@@ -119,13 +127,16 @@ static void csv_row(FILE *f, const char *scope, const char *name, const char *op
                     int i)
 {
     double model = fit->a + fit->b * n;
-    fprintf(f, "%s,%s,%s,%s,%.6f,", scope, name, op, PS_DBL(n), us(median));
+    /* every figure exact (errors-and-outputs.md: CSV is), as the JSON */
+    fprintf(f, "%s,%s,%s,%s,%s,", scope, name, op, PS_DBL(n), PS_DBL(us(median)));
     if (s)
-        fprintf(f, "%.6f,%.6f,%.6f,%.6f,", us(s->p25), us(s->p75), us(s->min), us(s->max));
+        fprintf(f, "%s,%s,%s,%s,", PS_DBL(us(s->p25)), PS_DBL(us(s->p75)), PS_DBL(us(s->min)),
+                PS_DBL(us(s->max)));
     else
         fputs(",,,,", f);
-    fprintf(f, "%.6f,%.4f,%.6f,%.9f,%.6f\n", us(model),
-            median > 0 ? 100 * fit->resid[i] / median : 0, us(fit->a), us(fit->b), fit->r2);
+    fprintf(f, "%s,%s,%s,%s,%s\n", PS_DBL(us(model)),
+            PS_DBL(median > 0 ? 100 * fit->resid[i] / median : 0), PS_DBL(us(fit->a)),
+            PS_DBL(us(fit->b)), PS_DBL(fit->r2));
 }
 
 static void print_csv(const void *obj, FILE *f)

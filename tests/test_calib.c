@@ -909,6 +909,20 @@ Test(calib, calibrate_json_has_the_fit_rows)
     cr_expect_str_eq(json_string_value(json_object_get(r0, "scope")), "layer");
     cr_expect(json_is_integer(json_object_get(r0, "n")));
     json_decref(o);
+    /* the fit CSV is exact (errors-and-outputs.md): every figure, to the
+     * JSON's 15 digits, is the JSON's (fixed %.6f cut a_us 0.174540396662176
+     * to 0.174540) */
+    cr_expect_eq(th_sh("cd %s && python3 -c '\n"
+                       "import csv, json\n"
+                       "rows = json.load(open(\"out.json\"))[\"rows\"]\n"
+                       "lines = [l for l in open(\"j/net-fit.csv\") if not l.startswith(\"#\")]\n"
+                       "got = list(csv.DictReader(lines))\n"
+                       "assert len(got) == len(rows)\n"
+                       "for g, w in zip(got, rows):\n"
+                       "    for k, v in w.items():\n"
+                       "        if isinstance(v, float) or (isinstance(v, int) and k != \"n\"):\n"
+                       "            assert \"%%.15g\" %% float(g[k]) == \"%%.15g\" %% v, (k, g[k], v)\n"
+                       "'", dir), 0, "fit CSV against JSON");
 }
 
 static void bad_cli(const char *args, int status, const char *what)
