@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct { const char *name; double bpp; } policies[] = {
-    { "fp32-rmsprop", 4 + 4 + 4 },
-    { "fp32-sgd", 4 + 4 },
-    { "fp32-momentum", 4 + 4 + 4 },
-    { "fp32-adam", 4 + 4 + 4 + 4 },
-    { "mixed-adam", 2 + 2 + 12 },
-    { "mixed-adam-fp32grad", 2 + 4 + 12 },
+static const struct { const char *name; double bpp, grad; } policies[] = {
+    { "fp32-rmsprop", 4 + 4 + 4, 4 },
+    { "fp32-sgd", 4 + 4, 4 },
+    { "fp32-momentum", 4 + 4 + 4, 4 },
+    { "fp32-adam", 4 + 4 + 4 + 4, 4 },
+    { "mixed-adam", 2 + 2 + 12, 2 },
+    { "mixed-adam-fp32grad", 2 + 4 + 12, 4 },
 };
 
 int mdl_mempolicy_named(const char *name, struct mdl_mempolicy *out)
@@ -20,6 +20,7 @@ int mdl_mempolicy_named(const char *name, struct mdl_mempolicy *out)
             memset(out, 0, sizeof *out);
             snprintf(out->optimizer, sizeof out->optimizer, "%s", name);
             out->bytes_per_param = policies[i].bpp;
+            out->grad_bytes = policies[i].grad;
             return 0;
         }
     char known[200] = "";

@@ -12,6 +12,8 @@
  *                       weights, momentum and variance 12 (ZeRO's K = 12,
  *                       Rajbhandari et al. 2019, arXiv 1910.02054, sec. 3.1)
  *   mixed-adam-fp32grad 18  the same with fp32 gradients (2 + 4 + 12)
+ * grad_bytes is the gradients' share (2 of mixed-adam, 4 of the others):
+ * what a data-parallel all-reduce moves per parameter.
  * allocator_overhead is a fraction added to activation memory (fragmentation
  * of a caching allocator), workspace_bytes a fixed amount per stage (cuDNN /
  * cuBLAS workspaces); both default to 0, so a policy changes nothing but
@@ -25,6 +27,7 @@
 struct mdl_mempolicy {
     char optimizer[32];       /* a name from the table above */
     double bytes_per_param;   /* weights + gradients + optimizer state */
+    double grad_bytes;        /* the gradients' bytes per parameter (0: no policy) */
     double allocator_overhead; /* fraction of activation memory, >= 0 */
     double workspace_bytes;   /* per stage, >= 0 */
 };

@@ -144,6 +144,7 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
     }
     c->n_stages = part->n_stages;
     c->micro_batch = micro_batch;
+    c->grad_bytes = t->mem.grad_bytes;
     for (int s = 0; s < part->n_stages; s++) {
         int dev = stage_device ? stage_device[s] : s;
         if (dev < 0 || dev >= t->n_devices) {
@@ -351,7 +352,7 @@ int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op)
         return sch_stage_wire(sc, op->kind == SCH_OP_SEND_ACT);
     if (op->kind == SCH_OP_SEND_GRAD || op->kind == SCH_OP_RECV_GRAD)
         return sch_stage_wire(sc, op->kind == SCH_OP_RECV_GRAD);
-    if (op->kind == SCH_OP_ALLREDUCE) /* the stage's FP32 gradients */
-        return (int64_t)llround(4 * sc->params);
+    if (op->kind == SCH_OP_ALLREDUCE) /* the stage's gradients */
+        return (int64_t)llround(sch_costs_grad_bytes(c) * sc->params);
     return 0;
 }

@@ -104,6 +104,9 @@ static inline int64_t sch_stage_wire(const struct sch_stage_cost *sc, int out)
 struct sch_costs {
     int n_stages;
     double micro_batch;         /* samples per micro-batch */
+    double grad_bytes;          /* per parameter, what the replicas' all-reduce moves:
+                                   the memory policy's gradients; 0 (a table built by
+                                   hand, or no policy): 4, FP32 */
     struct sch_stage_cost *st;  /* [n_stages] */
 };
 
@@ -124,7 +127,11 @@ int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c);
 sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,
                            const struct sch_op *op);
 /* Bytes an op moves: a transfer's (SEND_*, RECV_*), an all-reduce's (the
- * stage's FP32 gradients, 4 bytes per parameter); 0 otherwise. */
+ * stage's gradients, sch_costs_grad_bytes per parameter); 0 otherwise. */
+static inline double sch_costs_grad_bytes(const struct sch_costs *c)
+{
+    return c->grad_bytes > 0 ? c->grad_bytes : 4;
+}
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op);
 /* A send's or receive's copy by its own device (host-driven messages): the
  * fwd/bwd_post of the F or B whose data a send sends, the fwd/bwd_pre of

@@ -118,8 +118,8 @@ static int32_t hop_res(const struct mdl_topology *t, const int *first_res,
     return first_res[h->link] + (t->links[h->link].shared ? 0 : h->dir);
 }
 
-/* AR(st): a ring all-reduce of the stage's FP32 gradients (4 bytes per
- * parameter) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
+/* AR(st): a ring all-reduce of the stage's gradients (the memory policy's
+ * bytes per parameter, sch_costs_grad_bytes: 4, FP32, without one) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
  * 2(R-1) steps moves bytes/R over every ring route at once, so it takes
  *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency
  * (a route's bandwidth is its least hop's, its latency the sum of its hops'
@@ -152,7 +152,7 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
             if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
                 return rc;
     }
-    double bytes = e->c->st[st].params * 4;
+    double bytes = e->c->st[st].params * sch_costs_grad_bytes(e->c);
     oi->dur[0] = oi->dur[1] =
         sch_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
     return 0;

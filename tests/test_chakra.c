@@ -373,6 +373,14 @@ Test(chakra, replicas_get_allreduce_collectives)
     for (int r = 0; r < 6; r++)
         df_free(&df[r]);
     rmdir_all(dir);
+    /* a memory policy's FP16 gradients (mixed-adam): half the bytes */
+    c->grad_bytes = 2;
+    dir = tmpdir();
+    export(s, c, e, dir, 3);
+    load_rank(dir, 0, &df[0]);
+    cr_assert_eq(ival(by_name(&df[0], "s%d:AR", 0, 0), "comm_size", 9), 2 * 250 * 2);
+    df_free(&df[0]);
+    rmdir_all(dir);
     sim_engine_free(e);
     sch_costs_free(c);
     sch_partition_free(part);

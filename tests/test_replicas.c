@@ -247,3 +247,41 @@ Test(replicas, unlike_replicas)
                        "%s/err.txt", path, dir, th_pipesim(), dir, dir, dir, dir), 0);
     th_sh("rm -rf %s", dir);
 }
+
+/* The all-reduce moves the memory policy's gradients: mixed-adam's FP16
+ * ones are half of fp32-adam's 4 bytes per parameter (and of no policy's),
+ * in the AR's time and the trace's bytes (test_chakra: its comm_size). */
+Test(replicas, the_allreduce_moves_the_policy_s_gradients)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "gradbytes");
+    const char *ps = th_pipesim();
+    static const char *pol[] = { "", "\"memory_policy\": \"fp32-adam\",",
+                                 "\"memory_policy\": \"mixed-adam\"," };
+    static const int want[] = { 4, 4, 2 };
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/t%d.json", dir, i);
+        FILE *f = fopen(path, "w");
+        cr_assert(f);
+        fprintf(f, "{%s \"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
+                   "\"memory\":1e12}], \"links\":[{\"name\":\"bus\",\"endpoints\":\"*\","
+                   "\"bandwidth\":1e9,\"shared\":true}]}\n", pol[i]);
+        cr_assert_eq(fclose(f), 0);
+        /* mlp:layers=2,width=1000: 1001000 parameters per stage */
+        cr_expect_eq(th_sh("cd %s && %s predict --model mlp:layers=2,width=1000 --topology "
+                           "t%d.json -K 2 -M 1 --batch 1 --replicas 2 --trace-csv a%d.csv "
+                           "--format json > p%d.json && python3 -c '\n"
+                           "import csv, json\n"
+                           "ar = [r for r in csv.DictReader(open(\"a%d.csv\")) if r[\"kind\"] == "
+                           "\"AR\"]\n"
+                           "assert len(ar) == 2 and all(int(r[\"bytes\"]) == %d * 1001000 for "
+                           "r in ar), ar\n"
+                           "t = json.load(open(\"p%d.json\"))[\"allreduce_s\"]\n"
+                           "assert abs(t - %d * 1001000 / 1e9) < 1e-9, t\n' && %s export-chakra "
+                           "--model mlp:layers=2,width=1000 --topology t%d.json -K 2 -M 1 "
+                           "--batch 1 --replicas 2 --out-dir ch%d > /dev/null", dir, ps, i, i, i,
+                           i, want[i], i, want[i], ps, i, i), 0, "policy %d", i);
+    }
+    th_sh("rm -rf %s", dir);
+}

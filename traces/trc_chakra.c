@@ -311,8 +311,8 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
         char pg[32];
         snprintf(pg, sizeof pg, "dp_stage%d", op->stage);
         attr_int(e, NODE_ATTR, "comm_type", ATTR_INT64, TRC_CHAKRA_ALL_REDUCE);
-        /* FP32 gradients, as the engine's ring all-reduce */
-        attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, (int64_t)(c->c->st[op->stage].params * 4));
+        /* the stage's gradients, as the engine's ring all-reduce */
+        attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sch_costs_op_bytes(c->c, op));
         attr_str(e, NODE_ATTR, "pg_name", pg);
     }
     return emit(e, f, path);
