@@ -237,12 +237,17 @@ int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *na
     return keep_sources(o, t, name, w, h, body);
 }
 
-/* Gnuplot string literal without enhanced-text surprises. */
+/* Text for a double-quoted gnuplot string: a quote, a backslash or a
+ * backquote (gnuplot runs `...` as a shell command even inside double
+ * quotes) becomes ', a control character (a newline would end the command)
+ * ?: a file name or a stored model name cannot break out of its string. */
 void ana_plot_clean(char *dst, size_t n, const char *src)
 {
     size_t j = 0;
-    for (; *src && j + 1 < n; src++)
-        dst[j++] = *src == '"' || *src == '\\' ? '\'' : *src;
+    for (; *src && j + 1 < n; src++) {
+        unsigned char c = (unsigned char)*src;
+        dst[j++] = c == '"' || c == '\\' || c == '`' ? '\'' : c < 0x20 || c == 0x7f ? '?' : *src;
+    }
     dst[j] = 0;
 }
 

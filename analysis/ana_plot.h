@@ -85,5 +85,8 @@ double ana_plot_time_unit(double span_ns, const char **name);
  * one axis. */
 struct trc_trace;
 double ana_plot_trace_unit(const struct trc_trace *const *t, int n, const char **name);
+/* Copies src (cut to n - 1 bytes) for a gnuplot double-quoted string: its
+ * quotes, backslashes and backquotes as ', control characters as ?. */
+void ana_plot_clean(char *dst, size_t n, const char *src);
 
 #endif

@@ -30,7 +30,4 @@ void ana_tmp_free(struct tmp *t);
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w,
                     int h, const char *body);
 
-/* Copies src for a gnuplot double-quoted string. */
-void ana_plot_clean(char *dst, size_t n, const char *src);
-
 #endif

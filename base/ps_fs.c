@@ -61,11 +61,26 @@ int ps_mkdirs_parent(const char *path)
     return mkdirs_len(path, (size_t)(slash - path));
 }
 
+/* The first character of s a script may not hold as it is: a quote, a
+ * backslash or backquote, a control character; 0 when none. */
+static int plain_chars(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'' || c == '"' || c == '`' || c == '\\' || c < 0x20 || c == 0x7f)
+            return c;
+    }
+    return 0;
+}
+
 const char *ps_tmpdir(void)
 {
     const char *t = getenv("TMPDIR");
     struct stat st;
-    if (t && t[0] == '/' && strlen(t) <= 200 && stat(t, &st) == 0 && S_ISDIR(st.st_mode))
+    /* gnuplot scripts name it in single quotes: none of those, nor a
+     * character that ends a line, nor one a double-quoted string expands */
+    if (t && t[0] == '/' && strlen(t) <= 200 && !plain_chars(t) && stat(t, &st) == 0 &&
+        S_ISDIR(st.st_mode))
         return t;
     return "/tmp";
 }
@@ -88,6 +103,10 @@ int ps_prefix_check(const char *prefix, const char *opt)
                          "hidden)", opt, prefix);
     if (prefix && strlen(prefix) > 200)
         return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
+    if (prefix && plain_chars(prefix)) /* it names data files inside kept scripts */
+        return ps_error(PS_EUSAGE, "%s: must not hold quotes, backslashes, backquotes or "
+                         "control characters (it names the files inside the gnuplot "
+                         "scripts kept beside the figures)", opt);
     return 0;
 }
 

@@ -123,8 +123,10 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
     int D = sim->n_devices;
     const char *unit;
     double per = ana_plot_trace_unit((const struct trc_trace *const[]){ sim, meas }, 2, &unit);
+    char clean[1024];
+    ana_plot_clean(clean, sizeof clean, title); /* file names: no way out of the string */
     fprintf(f, "set title \"%s\" noenhanced\nset xlabel 'time (%s)'\nset yrange [0:%d]\n"
-               "set ytics (", title, unit, 2 * D);
+               "set ytics (", clean, unit, 2 * D);
     for (int d = 0; d < D; d++)
         fprintf(f, "%s'dev %d simulated' %.1f, 'dev %d measured' %.1f", d ? ", " : "", d,
                 (double)(D - 1 - d) * 2 + 1.5, d, (double)(D - 1 - d) * 2 + 0.5);

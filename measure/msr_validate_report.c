@@ -1,6 +1,7 @@
 /* msr_validate_report: accuracy figures against their targets, the Markdown
  * report and its plot (see msr_validate.h). */
 #include "measure/msr_calib_plot.h"
+#include "analysis/ana_plot.h"
 #include "measure/msr_validate.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
@@ -239,6 +240,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
     }
     log_tics(f, "x", lo / 1.15, hi * 1.15);
     log_tics(f, "y", lo / 1.15, hi * 1.15);
+    char spec[sizeof v->spec];
+    ana_plot_clean(spec, sizeof spec, v->spec); /* a file: net's path */
     fprintf(f, "set multiplot layout 1,2 title \"%s, %s, batch %d: predicted vs measured "
                "(median of %d steps, bars min-max)\" noenhanced\n"
                "set key top left\nset grid\nset logscale xy\nset xrange [%g:%g]\n"
@@ -254,7 +257,7 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
                "plot x title 'measured = predicted' lc rgb '#999999', "
                "$k1 using 5:6 with points pt 7 title 'K=1', "
                "$k2 using 5:6 with points pt 5 title 'K>1'\nunset multiplot\n",
-            v->spec, v->schedule, v->batch, v->steps, lo / 1.15, hi * 1.15, lo / 1.15, hi * 1.15,
+            spec, v->schedule, v->batch, v->steps, lo / 1.15, hi * 1.15, lo / 1.15, hi * 1.15,
             bhi * 1.1, bhi * 1.1);
     if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");

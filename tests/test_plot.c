@@ -382,3 +382,48 @@ Test(plot, a_closed_stdout_still_gives_whole_figures)
     snprintf(p, sizeof p, "%s/out/table3.png", dir);
     cr_assert_gt(th_png_width(p), 0, "table3.png is not a whole PNG");
 }
+
+/* A name that lands in a gnuplot script cannot get out of its string: file
+ * names holding a double quote, a backquote (gnuplot runs `...` as a shell
+ * command even inside double quotes) or a newline, given to plot --compare
+ * or stored as a sweep's model name and drawn by plot --db, run nothing
+ * (each ran its command: PWNED*); the figures are drawn. A --prefix with
+ * such characters is refused (it names files inside the kept scripts). */
+Test(plot, names_in_scripts_run_no_commands)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    char py[160];
+    snprintf(py, sizeof py, "%s/names.py", dir);
+    FILE *f = fopen(py, "w");
+    cr_assert(f);
+    /* plot --compare runs gnuplot here; plot --db in a folder of TMPDIR
+     * (this one below), hence its "cd .." */
+    fputs("import shutil, sys\n"
+          "names = ['q\"; system \"echo x > PWNED1\"; x=\".json', 'b`touch PWNED2`.json',\n"
+          "         'n\\nsystem \\'touch PWNED3\\'\\n.json',\n"
+          "         'm\\nsystem \\'cd ..; touch PWNED4\\'\\n`cd ..; touch PWNED5`.csv']\n"
+          "if sys.argv[1] == 'make':\n"
+          "    for n in names[:3]:\n"
+          "        shutil.copy('tr.json', n)\n"
+          "    shutil.copy('p.csv', names[3])\n"
+          "else:\n"
+          "    print(names[int(sys.argv[1])], end='')\n", f);
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(th_sh("cd %s && %s gen model mlp:layers=4,width=8 -o p.csv && %s gen chain -n 4 "
+                       "-o t.json && %s predict --model p.csv --topology t.json -K 2 -M 2 "
+                       "--batch 4 --trace tr.json > /dev/null && python3 names.py make", dir,
+                       ps, ps, ps), 0);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(th_sh("cd %s && %s plot --compare \"$(python3 names.py %d)\" tr.json "
+                           "--out-dir c%d > /dev/null && test -s c%d/compare.png", dir, ps, i, i,
+                           i), 0, "name %d", i);
+    cr_expect_eq(th_sh("cd %s && %s sweep --model \"$(python3 names.py 3)\" --topology t.json "
+                       "-K 1,2 -M 1,2 --batch 8 --quiet --db s.db && TMPDIR=%s %s plot --db "
+                       "s.db --out-dir d > /dev/null && test -s d/speedup.png", dir, ps, dir, ps),
+                 0);
+    cr_expect_eq(th_sh("cd %s && for f in PWNED1 PWNED2 PWNED3 PWNED4 PWNED5; do test -e $f "
+                       "&& exit 0; done; exit 1", dir), 1, "a command ran");
+    cr_expect_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir e "
+                       "--prefix \"a'b\" > /dev/null 2>&1", dir, ps), 2);
+}
