@@ -252,6 +252,53 @@ int ps_afile_resolve(const char *path, char **out)
     return 0;
 }
 
+/* The name a path not there yet will have: its existing folders by
+ * realpath, then the rest component by component ("." dropped, ".."
+ * taking off the last), so nd/x and nd/./x, or nd/../nd/x, compare equal
+ * while nd does not exist (the raw spellings were compared, and commands
+ * that create folders wrote one output over another). NULL: no memory. */
+static char *lexical_resolve(const char *path)
+{
+    char *cwd = NULL, *out = NULL;
+    if (path[0] != '/' && !(cwd = getcwd(NULL, 0)))
+        return strdup(path);
+    size_t cap = (cwd ? strlen(cwd) : 0) + strlen(path) + 2;
+    char *cur = malloc(cap + PATH_MAX), *rest = strdup(path);
+    if (!cur || !rest)
+        goto out;
+    snprintf(cur, cap, "%s", cwd ? cwd : "/");
+    int real = 1; /* cur so far is an existing folder's real path */
+    for (char *save = NULL, *c = strtok_r(rest, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        size_t n = strlen(cur);
+        if (!strcmp(c, "."))
+            continue;
+        if (!strcmp(c, "..")) {
+            char *sl = strrchr(cur, '/');
+            if (sl && sl != cur)
+                *sl = 0;
+            else
+                snprintf(cur, cap, "/");
+            continue;
+        }
+        snprintf(cur + n, cap + PATH_MAX - n, "%s%s", n > 1 ? "/" : "", c);
+        struct stat st;
+        if (real && stat(cur, &st) == 0 && S_ISDIR(st.st_mode)) {
+            char *r = realpath(cur, NULL);
+            if (r && strlen(r) < cap + PATH_MAX)
+                snprintf(cur, cap + PATH_MAX, "%s", r);
+            free(r);
+        } else {
+            real = 0;
+        }
+    }
+    out = strdup(cur);
+out:
+    free(cwd);
+    free(cur);
+    free(rest);
+    return out;
+}
+
 /* ---- the per-command registry ---- */
 
 struct io_ent {
@@ -317,7 +364,7 @@ static int io_add_locked(const char *path, const char *opt, int out, int check)
     if (!ex && !out)
         return 0; /* cannot be overwritten; reading it will say why it is missing */
     char *res = NULL;
-    if (!ex && ps_afile_resolve(path, &res) != 0 && !(res = strdup(path)))
+    if (!ex && ps_afile_resolve(path, &res) != 0 && !(res = lexical_resolve(path)))
         return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < n_io; i++) {
         struct io_ent *e = &io[i];

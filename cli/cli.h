@@ -56,5 +56,11 @@ typedef int (*cli_print_fn)(const void *ctx, FILE *f);
  * "pipesim CMD: OLD is deprecated, use NEW". In cli/cli_run.c. */
 void cli_deprecated(const char *cmd, const char *old, const char *now);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
+/* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
+ * extensions exts ("png,svg,gp,dat"), as outputs of option opt
+ * (ps_io_output): before any work, an input or another output of the same
+ * name is refused, as for --out. In cli/cli_run.c. */
+int cli_io_figure(const char *dir, const char *prefix, const char *name, const char *exts,
+                  const char *opt);
 
 #endif

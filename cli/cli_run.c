@@ -1,5 +1,6 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_suggest.h"
 #include "sim/sim_membudget.h"
@@ -66,6 +67,23 @@ int cli_run_parse(struct cli_run *r, const char *cmd, const char *help, int argc
         }
         if ((rc = own(ctx, c, optarg)) < 0)
             return rc;
+    }
+    return 0;
+}
+
+int cli_io_figure(const char *dir, const char *prefix, const char *name, const char *exts,
+                  const char *opt)
+{
+    for (const char *e = exts; *e;) {
+        size_t el = strcspn(e, ",");
+        char path[4096];
+        int rc;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s%s.%.*s", dir, prefix ? prefix : "", name,
+                             (int)el, e) >= sizeof path)
+            return ps_error(PS_EUSAGE, "%s: path too long", opt);
+        if ((rc = ps_io_output(path, opt)) < 0)
+            return rc;
+        e += el + (e[el] == ',');
     }
     return 0;
 }

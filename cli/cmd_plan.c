@@ -192,10 +192,15 @@ int cmd_plan(int argc, char **argv)
     if ((rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
         (rc = ps_io_output(out, "--out")) < 0 ||
-        (db && ((rc = ana_db_path_check(db, "--db", 1)) < 0 || (rc = ps_io_output(db, "--db")) < 0 ||
-                (rc = ana_plan_db_precheck(db)) < 0)))
+        (db && ((rc = ana_db_path_check(db, "--db", 1)) < 0 ||
+                (rc = ps_io_output(db, "--db")) < 0)))
         goto out;
-    if (plot && (rc = ps_outdir_check(plot, "--plot")) < 0)
+    /* the figure's files are outputs too, checked before the database is */
+    if (plot && ((rc = ps_outdir_check(plot, "--plot")) < 0 ||
+                 (rc = cli_io_figure(plot, NULL, "frontier", "png,svg,gp", "--plot")) < 0 ||
+                 (rc = cli_io_figure(plot, NULL, "plan", "dat", "--plot")) < 0))
+        goto out;
+    if (db && (rc = ana_plan_db_precheck(db)) < 0)
         goto out;
     if (plot && (rc = ps_gnuplot_require()) < 0)
         goto out;

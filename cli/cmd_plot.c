@@ -213,7 +213,9 @@ int cmd_plot(int argc, char **argv)
             return ps_error(PS_EUSAGE, "--compare: expected SIM.json MEASURED.json (and "
                              "no --db, --trace or --kind)");
         if ((rc = ps_io_input(argv[optind], "SIM.json")) < 0 ||
-            (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0)
+            (rc = ps_io_input(argv[optind + 1], "MEASURED.json")) < 0 ||
+            (rc = cli_io_figure(o.out_dir, o.prefix, "compare", "png,svg,gp",
+                                "--out-dir")) < 0)
             return rc;
         if ((rc = ps_gnuplot_require()) < 0)
             return rc;
@@ -221,8 +223,12 @@ int cmd_plot(int argc, char **argv)
     }
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    if (kinds && !strcmp(kinds, "schedules"))
+    if (kinds && !strcmp(kinds, "schedules")) {
+        if (!(db_path || trace) && (rc = cli_io_figure(o.out_dir, o.prefix, "schedules",
+                                                         "png,svg,gp,dat", "--out-dir")) < 0)
+            return rc;
         return plot_schedules(sched_list, (int)K, (int)M, db_path || trace, &o);
+    }
     if (sched_list || K || M)
         return ps_error(PS_EUSAGE, "--schedules, -K and -M go with --kind schedules");
     if (!db_path && !trace)
@@ -256,9 +262,22 @@ int cmd_plot(int argc, char **argv)
         return ps_error(PS_EUSAGE, "--kind %s needs --db FILE", sweep_kinds);
     if (!sweep_kinds[0] && !timeline)
         return ps_error(PS_EUSAGE, "--kind: nothing to draw");
-    /* the figures under --out-dir are checked against these when opened */
-    if ((rc = ps_io_input(db_path, "--db")) < 0 || (rc = ps_io_input(trace, "--trace")) < 0)
+    /* then every file the figures write, before any is: none may be an input
+     * or another's (a refusal at its turn came after others were written) */
+    if ((rc = ps_io_input(db_path, "--db")) < 0 || (rc = ps_io_input(trace, "--trace")) < 0 ||
+        (timeline && (rc = cli_io_figure(o.out_dir, o.prefix, "timeline", "png,svg,gp,dat",
+                                         "--out-dir")) < 0))
         return rc;
+    char kbuf[256];
+    snprintf(kbuf, sizeof kbuf, "%s", sweep_kinds);
+    for (char *save, *tok = strtok_r(kbuf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if ((rc = cli_io_figure(o.out_dir, o.prefix, tok, "png,svg,gp,dat", "--out-dir")) < 0)
+            return rc;
+        if (!strcmp(tok, "memory") &&
+            ((rc = cli_io_figure(o.out_dir, o.prefix, "capacity", "dat", "--out-dir")) < 0 ||
+             (rc = cli_io_figure(o.out_dir, o.prefix, "memmax", "dat", "--out-dir")) < 0))
+            return rc;
+    }
     if ((rc = ps_gnuplot_require()) < 0)
         return rc;
     ana_db *db = NULL;

@@ -73,6 +73,33 @@ static int load_inputs(struct inputs *in)
     return 0;
 }
 
+/* A figure's PNG and the script kept beside it (<name>.gp for <name>.png,
+ * msr_plot_gnuplot), declared as outputs. */
+static int io_figure(const char *png, const char *opt)
+{
+    int rc = ps_io_output(png, opt);
+    size_t n = png ? strlen(png) : 0;
+    if (rc < 0 || n < 5 || strcmp(png + n - 4, ".png"))
+        return rc;
+    char gp[4096];
+    if ((size_t)snprintf(gp, sizeof gp, "%.*s.gp", (int)(n - 4), png) >= sizeof gp)
+        return ps_error(PS_EUSAGE, "%s: path too long", opt);
+    return ps_io_output(gp, opt);
+}
+
+/* The calibration's files of each K, PREFIX-K<k>.csv, .json, -fit.csv. */
+static int io_calib_files(const struct inputs *in)
+{
+    for (int i = 0; i < in->a->n_K; i++) {
+        char px[600];
+        int rc;
+        snprintf(px, sizeof px, "%s-K%d", in->prefix, in->a->Ks[i]);
+        if ((rc = cli_io_prefix(px, "--calib-out")) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* The sizes to calibrate at: batch / M for the M that divide the batch. */
 static int calib_sizes(struct inputs *in)
 {
@@ -266,12 +293,12 @@ int cli_validate_check(int argc, char **argv)
         vc_beside(a.report, "validation-timeline.png", tl_def, sizeof tl_def);
         a.timeline = tl_def;
     }
-    /* the calibrated PREFIX-K<k> files are checked against these when opened */
+    /* every output before any work (the calibrated PREFIX-K<k> files below):
+     * none may be an input or another's */
     if ((rc = cli_io_net(a.spec)) < 0 || (rc = ps_io_input(a.profile, "--profile")) < 0 ||
         (rc = ps_io_input(a.topology, "--topology")) < 0 ||
         (rc = ps_io_output(a.db, "--db")) < 0 || (rc = ps_io_output(a.report, "--report")) < 0 ||
-        (rc = ps_io_output(a.plot, "--plot")) < 0 ||
-        (rc = ps_io_output(a.timeline, "--timeline")) < 0)
+        (rc = io_figure(a.plot, "--plot")) < 0 || (rc = io_figure(a.timeline, "--timeline")) < 0)
         return rc;
     if (a.traces) {
         if (!*a.traces || snprintf(tr_sim, sizeof tr_sim, "%s-sim.csv", a.traces) >=
@@ -301,6 +328,7 @@ int cli_validate_check(int argc, char **argv)
     in->a = &a;
     cli_realtime(a.realtime);
     if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
+        (!a.profile && (rc = io_calib_files(in)) < 0) ||
         (rc = ps_mkdirs_parent(a.db)) < 0 || (rc = msr_vcheck_db_prepare(a.db)) < 0 ||
         (rc = ps_mkdirs_parent(a.report)) < 0)
         goto out;

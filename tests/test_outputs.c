@@ -271,6 +271,33 @@ Test(outputs, an_input_or_output_given_twice_is_refused_untouched)
     refused("compare-schedules --out", "--out 'p.csv'", "--model",
             "%s compare-schedules --model p.csv --topology t.json -K 2 -M 2 --batch 4 "
             "--out p.csv", ps);
+    /* the files a figure writes beside the one named, and a calibration's,
+     * are outputs too, refused before any work (they were written over the
+     * database or the report, exit 0; or refused after other figures were
+     * written); a folder not there yet is no way round the check */
+    cr_assert_eq(th_sh("cd %s && cp s.db frontier.png && cp x.json compare.gp && echo OLD > "
+                       "compare.png", dir), 0);
+    refused("plan --plot over --db", "--plot './frontier.png'", "--db 'frontier.png'",
+            "%s plan --model p.csv --topology t.json --devices 2 --batch 4 --quiet "
+            "--db frontier.png --plot .", ps);
+    refused("plan --plot over --out", "--plot './plan.dat'", "--out 'plan.dat'",
+            "%s plan --model p.csv --topology t.json --devices 2 --batch 4 --quiet "
+            "--out plan.dat --plot .", ps);
+#define CHECK "%s validate --check --net mlp:layers=2,width=8 --batch 4 -K 1 -M 1 --steps 1 "
+    refused("validate's plot script over --db", "--plot 'v.gp'", "--db 'v.gp'",
+            CHECK "--db v.gp --report r.md --plot v.png", ps);
+    refused("validate's timeline script over --report", "--timeline 'y.gp'", "--report 'y.gp'",
+            CHECK "--db v.db --report y.gp --timeline y.png", ps);
+    refused("a calibration over --db", "--calib-out 'cx-K1.json'", "--db 'cx-K1.json'",
+            CHECK "--calib-out cx --db cx-K1.json --report r.md", ps);
+#undef CHECK
+    refused("plot --compare's script is its input", "--out-dir './compare.gp'",
+            "SIM.json 'compare.gp'", "%s plot --compare compare.gp x.json --out-dir .", ps);
+    refused("nd/x.db and nd/./x.db, nd new", "--out 'nd/./x.db'", "--db 'nd/x.db'",
+            "%s plan --model p.csv --topology t.json --devices 2 --batch 4 --quiet "
+            "--db nd/x.db --out nd/./x.db", ps);
+    cr_expect_eq(th_sh("test -e %s/nd", dir), 1, "the new folder was not made");
+    cr_assert_eq(th_sh("cd %s && rm frontier.png compare.gp compare.png", dir), 0);
 #undef PRED
     /* stdout and devices never clash; an input read twice is fine */
     cr_assert_eq(th_sh("cd %s && %s compare x.json x.json --out - >/dev/null", dir, ps), 0);
