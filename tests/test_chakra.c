@@ -435,6 +435,17 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
                        "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --out-dir "
                        "%s/job.0.et 2>/dev/null", ps, sub), 5, "--out-dir is a file");
+    /* a rank that cannot be written (a link to /dev/full) replaces no other:
+     * the old job.0.et stays (the ranks published before it were unlinked,
+     * old files and new) */
+    cr_assert_eq(th_sh("mkdir %s/full && cd %s/full && echo OLD > job.0.et && ln -s "
+                       "/dev/full job.1.et && echo OLD > job.3.et", dir, dir), 0);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=4,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 2 -M 1 --batch 4 --replicas 2 "
+                       "--out-dir %s/full --prefix job 2>/dev/null", ps, dir), 5, "/dev/full");
+    cr_assert_eq(th_sh("cd %s/full && test \"$(cat job.0.et)\" = OLD && test \"$(cat job.3.et)"
+                       "\" = OLD && test -L job.1.et && ! test -e job.2.et", dir), 0,
+                 "a rank was replaced or removed");
     cr_assert_eq(th_sh("%s export-chakra --help >/dev/null", ps), 0);
     rmdir_all(dir);
 }

@@ -391,15 +391,16 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                     goto out_free;
         }
     }
-    for (int k = 0; k < D * R; k++) /* every rank is written: publish them */
-        if ((rc = ps_afile_commit(&af[k])) < 0) {
-            for (int j = 0; j < k; j++) { /* all or none */
-                char path[4096];
-                rank_path(o, j, path, sizeof path);
-                unlink(path);
-            }
+    /* every rank is written: all on disk (a full disk, a device that fails
+     * shows here) before any is renamed over its old file, so a failure
+     * replaces none (unlinking the ranks published before it deleted the
+     * old files with the new) */
+    for (int k = 0; k < D * R; k++)
+        if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out_free;
-        }
+    for (int k = 0; k < D * R; k++)
+        if ((rc = ps_afile_commit(&af[k])) < 0)
+            goto out_free;
     *n_files = D * R;
 out_free:
     for (int k = 0; k < D * R && af; k++)
