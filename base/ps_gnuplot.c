@@ -120,10 +120,70 @@ static void first_line(int fd, char *buf, size_t n)
     buf[strcspn(buf, "\n")] = 0;
 }
 
+static int run_into(struct ps_gnuplot_cmd *c, const char *prog, int out_fd);
+
+/* Copies the figure in tfd to fd (a device or FIFO) by our own writes,
+ * whose errors show (gnuplot exits 0 when its output cannot be written:
+ * a figure sent to /dev/full was reported written). */
+static int copy_out(int tfd, int fd, const char *what)
+{
+    char buf[65536];
+    if (lseek(tfd, 0, SEEK_SET) < 0)
+        return ps_error(PS_EIO, "%s: cannot read the figure back: %s", what, strerror(errno));
+    for (;;) {
+        ssize_t n = read(tfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return ps_error(PS_EIO, "%s: cannot read the figure back: %s", what,
+                            strerror(errno));
+        if (n == 0)
+            return 0;
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return ps_error(PS_EIO, "%s: write failed: %s", what,
+                                w < 0 ? strerror(errno) : "no progress");
+            off += w;
+        }
+    }
+}
+
 int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
 {
     const char *prog = c->prog ? c->prog : "gnuplot";
     c->errline[0] = 0;
+    /* an output that is not a regular file gets the figure from us, after
+     * gnuplot wrote it to a temporary (see copy_out) */
+    struct stat os;
+    int out = c->out_fd, tfd = -1, tslot = -1;
+    char tp[256];
+    if (out >= 0 && fstat(out, &os) == 0 && !S_ISREG(os.st_mode)) {
+        snprintf(tp, sizeof tp, "%s/pipesim-gpout-XXXXXX", ps_tmpdir());
+        if ((tfd = mkstemp(tp)) < 0)
+            return ps_error(PS_EIO, "%s: cannot write: %s", tp, strerror(errno));
+        if ((tslot = ps_afile_track(tp)) < 0) {
+            close(tfd);
+            unlink(tp);
+            return tslot;
+        }
+        out = tfd;
+    }
+    int rc = run_into(c, prog, out);
+    if (rc == 0 && tfd >= 0)
+        rc = copy_out(tfd, c->out_fd, c->what);
+    if (tfd >= 0) {
+        close(tfd);
+        unlink(tp);
+        ps_afile_untrack(tslot);
+    }
+    return rc;
+}
+
+static int run_into(struct ps_gnuplot_cmd *c, const char *prog, int out_fd)
+{
     char ep[256];
     snprintf(ep, sizeof ep, "%s/pipesim-gperr-XXXXXX", ps_tmpdir());
     int efd = mkstemp(ep);
@@ -136,7 +196,7 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
         return slot;
     }
     int step, err, rc = 0;
-    int st = spawn(prog, c->script, c->cwd, c->out_fd, efd, &step, &err);
+    int st = spawn(prog, c->script, c->cwd, out_fd, efd, &step, &err);
     first_line(efd, c->errline, sizeof c->errline);
     close(efd);
     unlink(ep);
@@ -151,7 +211,7 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
                        WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
                        c->errline[0] ? ": " : "", c->errline);
     struct stat os; /* a regular output it left empty is no figure */
-    if (rc == 0 && c->out_fd >= 0 && fstat(c->out_fd, &os) == 0 && S_ISREG(os.st_mode) &&
+    if (rc == 0 && out_fd >= 0 && fstat(out_fd, &os) == 0 && S_ISREG(os.st_mode) &&
         os.st_size == 0)
         rc = ps_error(PS_EIO, "%s: gnuplot wrote nothing%s%s", c->what,
                        c->errline[0] ? ": " : "", c->errline);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/ps_afile.h"
+#include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
@@ -139,6 +140,21 @@ Test(outputs, a_full_device_is_an_io_error_and_stays_a_device)
     char ls[512];
     listing(ls, sizeof ls);
     cr_assert_str_eq(ls, "full ");
+    /* a figure too (gnuplot exits 0 when its output cannot be written: the
+     * PNG was reported written); the device's .gp and .dat stay unwritten */
+    if (ps_gnuplot_have(NULL)) {
+        cr_assert_eq(th_sh("%s predict " RUN " --trace %s/tr.json > /dev/null && cd %s && "
+                           "mkdir f && ln -s ../full f/timeline.png", ps, dir, dir), 0);
+        cr_assert_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir f "
+                           "2>%s", dir, ps, errp), 5);
+        cr_assert(stderr_has("timeline.png: write failed: No space left on device"));
+        cr_assert(S_ISCHR(lmode("full")));
+        cr_assert_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                           "-K 1 -M 1 --steps 1 --repeats 1 --db v.db --report r.md --plot "
+                           "full > /dev/null 2>%s", dir, ps, errp), 5);
+        cr_assert(stderr_has("full: write failed: No space left on device"));
+        cr_assert(S_ISCHR(lmode("full")));
+    }
 }
 
 Test(outputs, a_fifo_receives_the_data_and_stays_a_fifo)
