@@ -462,12 +462,16 @@ int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
 }
 
 /* Seconds device d spends sending per step (bytes / bandwidth + latency of
- * each transfer on its route), and copying its messages on its compute
- * stream where its topology says it does (mdl_topology.h "messages"). */
+ * each transfer on its route; with replicas, the engine's rule for the
+ * copies of a transfer, mdl_route_copies), and copying its messages on its
+ * compute stream where its topology says it does (mdl_topology.h
+ * "messages"). */
 double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
                            const struct sch_costs *c, int d)
 {
     double t = 0;
+    int R = s->n_replicas > 1 ? s->n_replicas : 1;
+    struct mdl_route *rts = R > 1 ? malloc((size_t)R * sizeof *rts) : NULL;
     for (int st = 0; st < s->n_stages; st++) {
         if (s->stage_device[st] != d)
             continue;
@@ -480,11 +484,18 @@ double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_sc
                 !(rt.bandwidth > 0))
                 continue;
             double bytes = (double)sch_stage_wire(&c->st[st], dir);
-            t += s->n_micro * (bytes / rt.bandwidth + rt.latency);
+            double occ = bytes / rt.bandwidth, lat = rt.latency;
+            if (rts && mdl_route_copies(sp->topo, s->n_devices, R, d, s->stage_device[peer],
+                                        bytes, rts, &occ, &lat) < 0) {
+                occ = bytes / rt.bandwidth; /* no memory: replica 0's alone, an estimate */
+                lat = rt.latency;
+            }
+            t += s->n_micro * (occ + lat);
         }
         const struct sch_stage_cost *sc = &c->st[st];
         t += s->n_micro *
              sch_time_to_seconds(sc->fwd_pre + sc->fwd_post + sc->bwd_pre + sc->bwd_post);
     }
+    free(rts);
     return t;
 }

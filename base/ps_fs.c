@@ -4,6 +4,7 @@
 #include "base/ps_error.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,12 @@ int ps_prefix_check(const char *prefix, const char *opt)
 static int writable_at(const char *path, const char *shown, const char *opt, int mkparents)
 {
     struct stat st;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strlen(base) > NAME_MAX) /* no folder takes it: say so before the work */
+        return ps_error(PS_EIO, "%s '%.60s...': cannot write: %s (a name of %zu bytes, at "
+                         "most %d)", opt, shown, strerror(ENAMETOOLONG), strlen(base),
+                         NAME_MAX);
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, shown, strerror(EISDIR));

@@ -301,13 +301,14 @@ int cli_validate_check(int argc, char **argv)
         (rc = io_figure(a.plot, "--plot")) < 0 || (rc = io_figure(a.timeline, "--timeline")) < 0)
         return rc;
     if (a.traces) {
-        if (!*a.traces || snprintf(tr_sim, sizeof tr_sim, "%s-sim.csv", a.traces) >=
-                              (int)sizeof tr_sim)
+        /* the longest name, PREFIX-meas.json, must fit */
+        if (!*a.traces || snprintf(tj_meas, sizeof tj_meas, "%s-meas.json", a.traces) >=
+                              (int)sizeof tj_meas)
             return ps_error(PS_EUSAGE, "--traces: a prefix of 1 to %d characters, got %zu",
-                            (int)sizeof tr_sim - 10, strlen(a.traces));
+                            (int)sizeof tj_meas - 11, strlen(a.traces));
+        snprintf(tr_sim, sizeof tr_sim, "%s-sim.csv", a.traces);
         snprintf(tr_meas, sizeof tr_meas, "%s-meas.csv", a.traces);
         snprintf(tj_sim, sizeof tj_sim, "%s-sim.json", a.traces);
-        snprintf(tj_meas, sizeof tj_meas, "%s-meas.json", a.traces);
         const char *tr[] = { tr_sim, tr_meas, tj_sim, tj_meas };
         for (int i = 0; i < 4; i++)
             if ((rc = ps_io_output(tr[i], "--traces")) < 0 ||

@@ -110,13 +110,24 @@ static void print_table(const void *obj, FILE *f)
                 "end, no bandwidth limit\n", us(c->msg_send_fit.a), c->msg_send_fit.b * 1e9,
                 c->n_msg_send, us(c->msg_recv_fit.a), c->msg_recv_fit.b * 1e9, c->n_msg_recv,
                 us(c->link_latency));
-    else
+    else {
+        /* where the link's figures came from (msr_calib.c): the steps'
+         * hand-offs when pipelined, else the transfer fit, or its stand-ins */
+        int hand = c->pipelined && c->handoff_fit.n >= 2 && c->handoff_fit.b > 0;
+        const char *lat = hand ? " (the steps' hand-offs)"
+                          : c->xfer_fit.a > 0 ? ""
+                                              : " (the polling hand-off: the transfer fit's "
+                                                "intercept is not positive)";
+        const char *bw = hand ? "" : c->xfer_fit.b > 0 ? ""
+                                   : c->memcpy_bw > 0 ? " (memcpy / 2, a copy on send and one "
+                                                        "on receive: the transfer fit's slope "
+                                                        "is not positive)"
+                                                      : " (a stand-in: neither the transfer "
+                                                        "fit's slope nor memcpy gave a rate)";
         fprintf(f, "link            latency %.2f us%s, bandwidth %.2f GB/s%s, full duplex, one "
                 "per pair of the %d cores (the topology written: no shared bus)\n",
-                us(c->link_latency), c->xfer_fit.a > 0 ? "" : " (the polling hand-off: the "
-                "transfer fit's intercept is not positive)", c->link_bandwidth * 1e-9,
-                c->xfer_fit.b > 0 ? "" : " (memcpy / 2, a copy on send and one on receive: "
-                "the transfer fit's slope is not positive)", c->n_cores);
+                us(c->link_latency), lat, c->link_bandwidth * 1e-9, bw, c->n_cores);
+    }
     fprintf(f, "memory          %.2f GiB per core (MemTotal over %d cores)\n",
             c->memory_per_core / PS_GIB, c->n_cores);
     fprintf(f, "took            %.2f s\n", c->wall_s);

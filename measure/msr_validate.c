@@ -41,6 +41,8 @@ static int copy_trace(const struct trc_trace *t, struct trc_trace **out)
     memcpy(c->schedule, t->schedule, sizeof c->schedule);
     memcpy(c->remat, t->remat, sizeof c->remat);
     c->batch = t->batch;
+    c->step_ns = t->step_ns;
+    c->n_replicas = t->n_replicas;
     int rc = 0;
     for (size_t i = 0; i < t->n_events && !rc; i++)
         rc = trc_add_event(c, &t->events[i]);

@@ -4,6 +4,8 @@
 #include "models/mdl_topology.h"
 #include "base/ps_error.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static void add_hop(const struct mdl_topology *t, struct mdl_route *r, int link, int from)
@@ -119,4 +121,57 @@ out:
     free(dist);
     free(queue);
     return rc;
+}
+
+struct copy_load {
+    int64_t key; /* link * 2 + dir (a shared link: dir 0) */
+    double s;
+};
+
+static int load_cmp(const void *x, const void *y)
+{
+    const struct copy_load *p = x, *q = y;
+    return (p->key > q->key) - (p->key < q->key);
+}
+
+int mdl_route_copies(const struct mdl_topology *t, int D, int R, int a, int b, double bytes,
+                     struct mdl_route *rts, double *occ, double *lat)
+{
+    struct copy_load *ld = malloc(sizeof *ld * (size_t)R * MDL_ROUTE_MAX + sizeof *ld);
+    if (!ld)
+        return ps_error(PS_ENOMEM, "out of memory");
+    size_t n = 0;
+    *occ = *lat = 0;
+    for (int r = 0; r < R; r++) {
+        struct mdl_route *rt = &rts[r];
+        int x = r * D + a, y = r * D + b, rc;
+        if ((rc = mdl_topology_route(t, x, y, rt)) < 0) {
+            if (rc == -PS_EINVAL && R > 1) { /* the router's reason names both devices */
+                char why[PS_ERRMSG_MAX];
+                snprintf(why, sizeof why, "%s", ps_errmsg());
+                rc = ps_error(PS_EINVAL, "%s (replica %d)", why, r);
+            }
+            free(ld);
+            return rc;
+        }
+        if (rt->latency > *lat)
+            *lat = rt->latency;
+        for (int h = 0; h < rt->n_hops; h++) {
+            int l = rt->hops[h].link;
+            ld[n++] = (struct copy_load){ 2 * (int64_t)l + (t->links[l].shared ? 0
+                                                            : rt->hops[h].dir),
+                                          bytes / rt->bandwidth };
+        }
+    }
+    qsort(ld, n, sizeof *ld, load_cmp);
+    for (size_t i = 0; i < n;) {
+        double sum = 0;
+        size_t j = i;
+        for (; j < n && ld[j].key == ld[i].key; j++)
+            sum += ld[j].s;
+        *occ = sum > *occ ? sum : *occ;
+        i = j;
+    }
+    free(ld);
+    return 0;
 }

@@ -575,9 +575,12 @@ const char *mdl_device_differs(const struct mdl_device *a, const struct mdl_devi
         const char *name;
         size_t off;
     } f[] = {
-#define F(x) { #x, offsetof(struct mdl_device, x) }
-        F(flops), F(memory), F(mem_bandwidth), F(eff_max), F(batch_half), F(overhead_s),
-        F(msg_send_s), F(msg_send_bw), F(msg_recv_s), F(msg_recv_bw),
+#define F(n, x) { n, offsetof(struct mdl_device, x) }
+        F("flops", flops), F("memory", memory), F("mem_bandwidth", mem_bandwidth),
+        F("efficiency.max", eff_max), F("efficiency.batch_half", batch_half),
+        F("efficiency.overhead_s", overhead_s), F("messages.send_s", msg_send_s),
+        F("messages.send_bandwidth", msg_send_bw), F("messages.recv_s", msg_recv_s),
+        F("messages.recv_bandwidth", msg_recv_bw),
 #undef F
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {

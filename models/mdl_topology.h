@@ -192,6 +192,17 @@ const char *mdl_topology_node_name(const struct mdl_topology *t, int i);
  * the links on each call (tests edit topologies in memory): a direct link
  * in O(links * ends), else a breadth-first search in O(nodes + ends). */
 int mdl_topology_route(const struct mdl_topology *t, int a, int b, struct mdl_route *r);
+/* The transfer from device a to b of a pipeline of D devices and its copies
+ * in R replicas (replica r's from r * D + a to r * D + b), all at one
+ * moment (replicas run alike, tied by their all-reduce): the copies that
+ * cross one link (a shared link, or a direction of a dedicated one) go
+ * over it back to back, so they take *occ, the busiest link's sum of
+ * bytes / each copy's route bandwidth, and deliver after *lat, the longest
+ * copy's route latency. rts[R] gets each copy's route. 0; the router's
+ * error (PS_EINVAL naming both devices and the replica), or PS_ENOMEM.
+ * With R = 1: replica 0's bytes / bandwidth and latency. */
+int mdl_route_copies(const struct mdl_topology *t, int D, int R, int a, int b, double bytes,
+                     struct mdl_route *rts, double *occ, double *lat);
 /* The hop of r whose link has the least bandwidth (the first such): the
  * link a too slow transfer is named by (it sets r->bandwidth). */
 const struct mdl_link *mdl_route_slowest(const struct mdl_topology *t,

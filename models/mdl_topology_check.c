@@ -16,8 +16,12 @@
  * but not be covered by them: one whose every two endpoints earlier links
  * already join carries nothing (`"endpoints": "*"` listed twice).
  * Link names are unique too. All of it in O(n log n + endpoints), but the
- * covered bus: O(n^2 / 8) bytes and time per bus of up to 4096 endpoints
- * (a larger one is checked against each earlier bus as a whole). */
+ * covered bus: per bus O(earlier endpoints) first (an endpoint no earlier
+ * link joins to another rules it out, as does one earlier link holding
+ * them all), then, for a bus of up to 4096 endpoints each joined to
+ * another, a bitmap of its pairs marked by each earlier link's overlap m
+ * with it, O(n^2 / 8) bytes and O(sum of m^2) time (a larger bus: only
+ * the first test). */
 
 struct pair_ix {
     int a, b, link; /* a < b */
@@ -175,35 +179,52 @@ static int repeated_pair(const struct mdl_topology *t, int *orig, int *nomem)
 static int bus_covered(const struct mdl_topology *t, int i, int *pos, int *orig)
 {
     const struct mdl_link *b = &t->links[i];
-    int n = b->n_ends, covered = 0, *at = NULL;
+    int n = b->n_ends, covered = 0, whole = 0, *at = malloc(sizeof *at * (size_t)n);
+    unsigned char *seen = calloc((size_t)n, 1), *bits = NULL;
     size_t pairs = (size_t)n * (size_t)(n - 1) / 2, marked = 0;
-    unsigned char *bits = NULL;
-    if (n <= BUS_PAIRS_MAX &&
-        (!(bits = calloc((pairs + 7) / 8, 1)) || !(at = malloc(sizeof *at * (size_t)n)))) {
-        free(bits);
+    if (!at || !seen) {
+        free(at);
+        free(seen);
         return -1;
     }
     for (int k = 0; k < n; k++)
         pos[b->ends[k]] = k;
+    /* first, in O(earlier endpoints): each endpoint must share an earlier
+     * link with another (else the bus carries that one's traffic), and an
+     * earlier link holding them all covers it */
     *orig = -1;
-    for (int j = 0; j < i && !covered; j++) {
+    for (int j = 0; j < i; j++) {
         const struct mdl_link *l = &t->links[j];
         int m = 0;
-        if (!bits) { /* a large bus: inside one earlier bus */
-            for (int k = 0; k < l->n_ends; k++)
-                m += pos[l->ends[k]] >= 0;
-            if (m >= 2 && *orig < 0)
-                *orig = j;
-            covered = m == n;
-            if (covered)
-                *orig = j;
-            continue;
-        }
         for (int k = 0; k < l->n_ends; k++)
             if (pos[l->ends[k]] >= 0)
                 at[m++] = pos[l->ends[k]];
-        if (m >= 2 && *orig < 0)
+        if (m < 2)
+            continue;
+        if (*orig < 0)
             *orig = j;
+        for (int x = 0; x < m; x++)
+            seen[at[x]] = 1;
+        whole |= m == n;
+    }
+    int all = 1;
+    for (int k = 0; k < n && all; k++)
+        all = seen[k];
+    if (whole || !all || n > BUS_PAIRS_MAX) {
+        covered = whole; /* a larger bus: only inside one earlier link */
+        goto out;
+    }
+    /* then pair by pair */
+    if (!(bits = calloc((pairs + 7) / 8, 1))) {
+        covered = -1;
+        goto out;
+    }
+    for (int j = 0; j < i && !covered; j++) {
+        const struct mdl_link *l = &t->links[j];
+        int m = 0;
+        for (int k = 0; k < l->n_ends; k++)
+            if (pos[l->ends[k]] >= 0)
+                at[m++] = pos[l->ends[k]];
         for (int x = 0; x < m; x++)
             for (int y = 0; y < m; y++) {
                 if (at[x] >= at[y])
@@ -218,10 +239,12 @@ static int bus_covered(const struct mdl_topology *t, int i, int *pos, int *orig)
             }
         covered = marked == pairs;
     }
+out:
     for (int k = 0; k < n; k++)
         pos[b->ends[k]] = -1;
     free(bits);
     free(at);
+    free(seen);
     return covered;
 }
 

@@ -185,7 +185,7 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
 
 /* Gathers every rank's events and memory samples to rank 0 as one trace. */
 static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, int64_t t0,
-                        struct trc_trace **out)
+                        int64_t step_ns, struct trc_trace **out)
 {
     const rt_pipe *p = x->p;
     const struct rt_worker *w = x->w;
@@ -242,6 +242,7 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto out_free;
         }
+        t->step_ns = step_ns;
         snprintf(t->schedule, sizeof t->schedule, "%s", p->s->name);
         snprintf(t->remat, sizeof t->remat, "%s", sch_remat_name(p->s->remat));
         t->batch = p->batch;
@@ -382,7 +383,7 @@ out_setup:;
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, MPI_COMM_WORLD);
     int verdict = x->rank == 0 ? print_summary(x, ds, hosts, &o, any_shared) : 0;
-    if ((a->trace_path || a->csv_path) && (rc = gather_trace(x, ds, o.t0, &trace)) == 0 &&
+    if ((a->trace_path || a->csv_path) && (rc = gather_trace(x, ds, o.t0, o.step_ns, &trace)) == 0 &&
         x->rank == 0) {
         if (a->trace_path)
             rc = trc_write_chrome(trace, a->trace_path);

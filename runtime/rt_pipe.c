@@ -339,7 +339,7 @@ static int64_t step_origin(const rt_pipe *p)
     return t0;
 }
 
-static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
+static int build_trace(const rt_pipe *p, int64_t t0, int64_t step_ns, struct trc_trace **out)
 {
     *out = NULL;
     struct trc_trace *t = trc_trace_new("measured", p->D, p->S, p->M);
@@ -347,6 +347,7 @@ static int build_trace(const rt_pipe *p, int64_t t0, struct trc_trace **out)
         trc_trace_free(t);
         return ps_error(PS_ENOMEM, "out of memory");
     }
+    t->step_ns = step_ns;
     snprintf(t->schedule, sizeof t->schedule, "%s", p->s->name);
     snprintf(t->remat, sizeof t->remat, "%s", sch_remat_name(p->s->remat));
     t->batch = p->batch;
@@ -446,7 +447,7 @@ int rt_pipe_step(rt_pipe *p, const struct rt_data *data, struct rt_step_stats *s
     st->dev = p->stats;
     st->bubble = st->step_ns > 0 ? 1.0 - (double)busy / ((double)p->D * st->step_ns) : 0;
     st->samples_per_s = st->step_ns > 0 ? p->batch / (st->step_ns * 1e-9) : 0;
-    return trace ? build_trace(p, t0, trace) : 0;
+    return trace ? build_trace(p, t0, st->step_ns, trace) : 0;
 }
 
 const struct sch_schedule *rt_pipe_schedule(const rt_pipe *p) { return p->s; }

@@ -339,7 +339,8 @@ int sch_schedule_fit_costs(struct sch_schedule **s, const struct sch_costs *c,
                 to = dir ? sc->device : c->st[d + 1].device;
             if (mdl_topology_route(t, from, to, &rt) == 0 && rt.bandwidth > 0)
                 (dir ? grad : act)[d] =
-                    sch_seconds_to_time(rt.latency + (double)sc->mem.out / rt.bandwidth);
+                    sch_seconds_to_time(rt.latency +
+                                        (double)sch_stage_wire(sc, 1) / rt.bandwidth);
             else
                 ps_error_clear();
         }

@@ -140,7 +140,10 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
     for (int r = 0; r < R; r++) {
         int a = r * D + dev, b = ((r + 1) % R) * D + dev;
         struct mdl_route rt;
-        if (mdl_topology_route(t, a, b, &rt) < 0)
+        int rr = mdl_topology_route(t, a, b, &rt);
+        if (rr == -PS_ENOMEM)
+            return rr;
+        if (rr < 0)
             return ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s for "
                              "the all-reduce of stage %d across %d replicas", t->path,
                              t->devices[a].name, t->devices[b].name, st, R);
@@ -158,57 +161,12 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
     return 0;
 }
 
-/* A pipeline transfer from device a to b (replica 0's) stands for the same
- * transfer of every replica r, from r * D + a to r * D + b, at the same
- * moment (the replicas run alike, tied by their all-reduce). The copies
- * that cross one link (a shared bus, a switch uplink, a direction of a
- * dedicated link) go over it back to back, so the transfer takes the
- * busiest link's sum of their bytes / bandwidth (*occ, at least replica 0's
- * own) and delivers after the longest copy's latency (*lat). cp->load is
- * zero on entry and on return. */
-struct copies {
-    double *load;     /* [resources] seconds of the copies so far */
-    int32_t *touched; /* [replicas x MDL_ROUTE_MAX] resources load holds */
-};
-
-static int replica_copies(sim_engine *e, const struct mdl_topology *t, const int *first_res,
-                          struct copies *cp, int a, int b, double bytes, double *occ,
-                          double *lat)
-{
-    int R = e->s->n_replicas, D = e->s->n_devices, rc = 0, n = 0;
-    double most = 0;
-    for (int r = 0; r < R && !rc; r++) {
-        struct mdl_route rt;
-        int x = r * D + a, y = r * D + b;
-        if (mdl_topology_route(t, x, y, &rt) < 0) {
-            char why[PS_ERRMSG_MAX];
-            snprintf(why, sizeof why, "%s", ps_errmsg()); /* names both devices */
-            rc = ps_error(PS_EINVAL, "%s (the pipeline transfer of replica %d)", why, r);
-            break;
-        }
-        if (rt.latency > *lat)
-            *lat = rt.latency;
-        for (int h = 0; h < rt.n_hops && bytes > 0; h++) {
-            int32_t k = hop_res(t, first_res, &rt.hops[h]);
-            if (cp->load[k] == 0)
-                cp->touched[n++] = k;
-            cp->load[k] += bytes / rt.bandwidth;
-            most = cp->load[k] > most ? cp->load[k] : most;
-        }
-    }
-    for (int i = 0; i < n; i++)
-        cp->load[cp->touched[i]] = 0;
-    if (!rc && most > *occ)
-        *occ = most;
-    return rc;
-}
-
 /* Link resources and the per-(stage, kind) table of durations and effects. */
 static int build_info(sim_engine *e, const struct mdl_topology *t)
 {
     const struct sch_schedule *s = e->s;
     int S = s->n_stages, rc = 0;
-    struct copies cp = { NULL, NULL };
+    struct mdl_route *rts = NULL; /* the replicas' copies of a transfer */
     int *first_res = malloc((size_t)(t->n_links ? t->n_links : 1) * sizeof *first_res);
     if (!first_res)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -217,11 +175,9 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
         e->n_res += t->links[i].shared ? 1 : 2;
     }
     e->res = calloc((size_t)e->n_res + 1, sizeof *e->res);
-    if (s->n_replicas > 1) {
-        cp.load = calloc((size_t)e->n_res + 1, sizeof *cp.load);
-        cp.touched = malloc((size_t)s->n_replicas * MDL_ROUTE_MAX * sizeof *cp.touched);
-    }
-    if (!e->res || (s->n_replicas > 1 && (!cp.load || !cp.touched))) {
+    if (s->n_replicas > 1)
+        rts = malloc((size_t)s->n_replicas * sizeof *rts);
+    if (!e->res || (s->n_replicas > 1 && !rts)) {
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
@@ -260,7 +216,12 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             if (a == b)
                 continue;
             struct mdl_route rt;
-            if (mdl_topology_route(t, a, b, &rt) < 0) {
+            int rr = mdl_topology_route(t, a, b, &rt);
+            if (rr == -PS_ENOMEM) {
+                rc = rr;
+                goto out;
+            }
+            if (rr < 0) {
                 if (rt.too_long) { /* a route, but too long: the router's reason */
                     char why[PS_ERRMSG_MAX];
                     snprintf(why, sizeof why, "%s", ps_errmsg());
@@ -279,12 +240,20 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                 if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
                     goto out;
             /* cut-through: the bytes hold every hop at the least bandwidth;
-             * the receiver has them the route's latency later; with replicas,
-             * the busiest link's share of their copies (replica_copies) */
+             * the receiver has them the route's latency later. With replicas
+             * it stands for every replica's copy at the same moment
+             * (mdl_route_copies): it holds every link a copy crosses, for the
+             * busiest one's sum, and delivers after the longest latency */
             double occ = (double)bytes / rt.bandwidth, lat = rt.latency;
-            if (s->n_replicas > 1 &&
-                (rc = replica_copies(e, t, first_res, &cp, a, b, (double)bytes, &occ, &lat)) < 0)
-                goto out;
+            if (s->n_replicas > 1) {
+                if ((rc = mdl_route_copies(t, s->n_devices, s->n_replicas, a, b, (double)bytes,
+                                           rts, &occ, &lat)) < 0)
+                    goto out;
+                for (int r = 1; r < s->n_replicas; r++)
+                    for (int h = 0; h < rts[r].n_hops; h++)
+                        if ((rc = hold_add(e, oi, hop_res(t, first_res, &rts[r].hops[h]))) < 0)
+                            goto out;
+            }
             if (!(occ + lat <= SCH_MAX_OP_S)) {
                 rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
                                "takes %g s, more than %g s", t->path,
@@ -303,8 +272,7 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     if (!rc)
         rc = share_rows(e);
 out:
-    free(cp.load);
-    free(cp.touched);
+    free(rts);
     free(first_res);
     return rc;
 }

@@ -285,3 +285,43 @@ Test(replicas, the_allreduce_moves_the_policy_s_gradients)
     }
     th_sh("rm -rf %s", dir);
 }
+
+/* A copy that crosses a link replica 0's own route of that transfer does
+ * not: replica 0's stage 0 -> 1 and replica 1's stage 1 -> 2 both cross
+ * bus U (1e9 B/s), so U carries 2 x 16 transfers of each, 1 ms apiece, and
+ * the step takes at least 64 ms (the transfer held replica 0's route alone:
+ * 34 ms, less than U's own traffic; found by a review). */
+Test(replicas, a_copy_on_another_boundary_s_link_holds_it)
+{
+    char dir[64], path[128];
+    th_tmpdir(dir, sizeof dir, "acopy");
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("{\"devices\":[{\"name\":\"d\",\"count\":6,\"flops\":1e15,\"memory\":1e12}],\n"
+          "\"links\":[{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d3\"],\"bandwidth\":1e12},\n"
+          "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d4\"],\"bandwidth\":1e12},\n"
+          "{\"name\":\"r2\",\"endpoints\":[\"d2\",\"d5\"],\"bandwidth\":1e12},\n"
+          "{\"name\":\"U\",\"endpoints\":[\"d0\",\"d1\",\"d4\",\"d5\"],\"bandwidth\":1e9,"
+          "\"shared\":true},\n"
+          "{\"name\":\"a12\",\"endpoints\":[\"d1\",\"d2\"],\"bandwidth\":1e9},\n"
+          "{\"name\":\"b01\",\"endpoints\":[\"d3\",\"d4\"],\"bandwidth\":1e9}]}\n", f);
+    cr_assert_eq(fclose(f), 0);
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+    struct mdl_profile *p = th_uniform(3, 1, 2, 1, 1e6, 0, 1);
+    struct th_run r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(sch_schedule_gpipe(3, 16, SCH_REMAT_NEVER, &r.s), 0);
+    cr_assert_eq(sch_schedule_add_allreduce(r.s, 2), 0);
+    cr_assert_eq(sch_partition_uniform(3, 3, &r.part), 0);
+    cr_assert_eq(sch_costs_new(p, t, r.part, NULL, 1, &r.c), 0);
+    cr_assert_eq(sim_simulate(r.s, r.c, t, 0, &r.e), 0, "%s", ps_errmsg());
+    sch_time span = sim_engine_result(r.e)->makespan;
+    cr_expect_geq(span, 64000000, "step %lld ns, less than bus U's 64 ms", (long long)span);
+    cr_expect_lt(span, 70000000, "step %lld ns", (long long)span);
+    th_release(&r);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    th_sh("rm -rf %s", dir);
+}

@@ -732,6 +732,14 @@ Test(vcheck, cli_check_end_to_end)
                        "&& %s compare tr/w-sim.json tr/w-meas.json > cmp.txt && grep -q "
                        "'^makespan' cmp.txt", dir, th_pipesim()), 0,
                  "the JSON traces load into compare (the CSV ones, once promised, cannot)");
+    /* the measured trace carries its step's own time, which compare takes as
+     * the measured makespan, as the point's error does (the last op's end
+     * fell tens of ns short of it) */
+    cr_expect_eq(th_sh("cd %s && %s compare tr/w-sim.json tr/w-meas.json --format json | "
+                       "python3 -c 'import json,sys; c=json.load(sys.stdin); "
+                       "t=json.load(open(\"tr/w-meas.json\")); s=t[\"pipesim\"][\"step_ns\"]; "
+                       "assert s > 0 and c[\"makespan_meas_ns\"] == s, (c, s)'", dir,
+                       th_pipesim()), 0, "compare's measured makespan is the step's");
     cr_expect_eq(th_sh("cd %s && "
                        "head -1 tr/w-sim.csv | grep -qx 'device,stream,kind,stage,mb,start_us,"
                        "end_us,bytes,peer' && test \"$(head -1 tr/w-sim.csv)\" = "

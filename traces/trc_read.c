@@ -72,6 +72,15 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
         }
         t->n_replicas = (int)json_integer_value(v);
     }
+    if ((v = json_object_get(meta, "step_ns"))) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (double)json_integer_value(v) > MAX_COUNT) {
+            trc_trace_free(t);
+            return ps_error(PS_EPARSE, "%s: pipesim.step_ns: must be a whole number of ns in "
+                             "[0, %g]", path, MAX_COUNT);
+        }
+        t->step_ns = (int64_t)json_integer_value(v);
+    }
     json_t *sm = json_object_get(meta, "static_mem");
     for (int d = 0; d < nd && json_is_array(sm) && (size_t)d < json_array_size(sm); d++) {
         json_t *x = json_array_get(sm, (size_t)d);

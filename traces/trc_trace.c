@@ -198,6 +198,8 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
     fputc(']', f);
     if (t->n_replicas > 1)
         fprintf(f, ",\"replicas\":%d", t->n_replicas);
+    if (t->step_ns > 0)
+        fprintf(f, ",\"step_ns\":%lld", (long long)t->step_ns);
     fprintf(f, "},\n\"otherData\":{\"generator\":\"pipesim %s\",\"events\":%zu},\n"
             "\"traceEvents\":[\n", PS_VERSION, t->n_events);
     int first = 1;

@@ -49,6 +49,10 @@ struct trc_trace {
     char remat[16];
     int n_devices, n_stages, n_micro;
     double batch;
+    int64_t step_ns;     /* a measured step's own time, its start to its last
+                            worker's end, which the last op's end falls short of
+                            by the workers' closing bookkeeping; 0: unknown (a
+                            simulated step ends with its last op) */
     int n_replicas;      /* data-parallel pipelines the step stands for (0 or 1:
                             none); the trace holds the first, the others being
                             alike ("replicas" in the JSON's pipesim object) */
