@@ -343,7 +343,8 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
                "(`pipesim compare`)\n");
     fprintf(f, "\n## Accuracy\n");
     md_accuracy(v, f);
-    fprintf(f, "\n## Points\n");
+    fprintf(f, "\n## Points\n\nThe peak activation columns are the device whose simulated and "
+               "measured peaks differ most (device 0 when they all agree).\n");
     md_points(v, f);
     if (plotted) {
         const char *base = strrchr(png_path, '/');
