@@ -4,6 +4,7 @@
 #include "models/mdl_topology_int.h"
 #include "base/ps_error.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +17,9 @@
  * but not be covered by them: one whose every two endpoints earlier links
  * already join carries nothing (`"endpoints": "*"` listed twice).
  * Link names are unique too. All of it in O(n log n + endpoints), but the
- * covered bus: per bus O(earlier endpoints) first (an endpoint no earlier
- * link joins to another rules it out, as does one earlier link holding
- * them all), then, for a bus of up to 4096 endpoints each joined to
- * another, a bitmap of its pairs marked by each earlier link's overlap m
- * with it, O(n^2 / 8) bytes and O(sum of m^2) time (a larger bus: only
- * the first test). */
+ * covered bus (bus_covered): per bus, the endpoints of the earlier links on
+ * its own endpoints, then for a bus of n <= 4096 endpoints n^2 / 8 bytes
+ * and m x n / 64 words per such link of m shared endpoints. */
 
 struct pair_ix {
     int a, b, link; /* a < b */
@@ -172,78 +170,119 @@ static int repeated_pair(const struct mdl_topology *t, int *orig, int *nomem)
 
 #define BUS_PAIRS_MAX 4096 /* endpoints of a bus checked pair by pair */
 
+/* What the covered-bus check keeps between buses: the incidence index (each
+ * node's links in link order), each link's last visit, each node's place
+ * in the bus at hand (-1 outside it), and scratch. */
+struct cover {
+    int *first, *inc; /* mdl_topology_incidence_new */
+    int *stamp;       /* [links] the bus that last visited the link */
+    int *pos;         /* [nodes] place in the bus, -1 */
+    int *cand;        /* [links] the earlier links a bus shares 2+ endpoints with */
+};
+
 /* Whether the earlier links (below bus i) join every two endpoints of bus i;
- * *orig: the first of them that joins any (-1: none). pos[node] is -1 on
- * entry and exit. Pair by pair in a bitmap up to BUS_PAIRS_MAX endpoints,
- * beyond that only an earlier bus holding them all counts. -1: no memory. */
-static int bus_covered(const struct mdl_topology *t, int i, int *pos, int *orig)
+ * *orig: the first of them that joins any (-1: none). Only the earlier
+ * links on its endpoints are visited (the incidence index). First, in
+ * O(their endpoints): each endpoint must share an earlier link with another
+ * (else the bus carries that one's traffic), and an earlier link holding
+ * them all covers it. Then, for a bus of up to BUS_PAIRS_MAX endpoints,
+ * per endpoint the set of those it shares a link with, a bitset row OR-ed
+ * with each link's members: O(n^2 / 8) bytes, O(sum of m x n / 64) time for
+ * links of m shared endpoints (a larger bus: only the first test).
+ * 1 covered, 0 not, -1 no memory. */
+static int bus_covered(const struct mdl_topology *t, int i, struct cover *cv, int *orig)
 {
     const struct mdl_link *b = &t->links[i];
-    int n = b->n_ends, covered = 0, whole = 0, *at = malloc(sizeof *at * (size_t)n);
-    unsigned char *seen = calloc((size_t)n, 1), *bits = NULL;
-    size_t pairs = (size_t)n * (size_t)(n - 1) / 2, marked = 0;
-    if (!at || !seen) {
-        free(at);
-        free(seen);
+    int n = b->n_ends, nc = 0, whole = 0, covered = 0;
+    size_t W = ((size_t)n + 63) / 64;
+    unsigned char *seen = calloc((size_t)n, 1);
+    uint64_t *rows = NULL, *mask = NULL;
+    if (!seen)
         return -1;
-    }
     for (int k = 0; k < n; k++)
-        pos[b->ends[k]] = k;
-    /* first, in O(earlier endpoints): each endpoint must share an earlier
-     * link with another (else the bus carries that one's traffic), and an
-     * earlier link holding them all covers it */
+        cv->pos[b->ends[k]] = k;
     *orig = -1;
-    for (int j = 0; j < i; j++) {
-        const struct mdl_link *l = &t->links[j];
+    /* the endpoint on fewest links first: with no earlier link sharing
+     * another endpoint, it rules the bus out at once (buses that share a
+     * busy pair of devices would each visit every earlier one) */
+    int lo = 0;
+    for (int k = 1; k < n; k++)
+        if (cv->first[b->ends[k] + 1] - cv->first[b->ends[k]] <
+            cv->first[b->ends[lo] + 1] - cv->first[b->ends[lo]])
+            lo = k;
+    int joined = 0;
+    for (int x = cv->first[b->ends[lo]]; x < cv->first[b->ends[lo] + 1] && !joined; x++) {
+        const struct mdl_link *l = &t->links[cv->inc[x]];
         int m = 0;
-        for (int k = 0; k < l->n_ends; k++)
-            if (pos[l->ends[k]] >= 0)
-                at[m++] = pos[l->ends[k]];
-        if (m < 2)
-            continue;
-        if (*orig < 0)
-            *orig = j;
-        for (int x = 0; x < m; x++)
-            seen[at[x]] = 1;
-        whole |= m == n;
+        for (int q = 0; q < l->n_ends && m < 2; q++)
+            m += cv->pos[l->ends[q]] >= 0;
+        joined = cv->inc[x] < i && m >= 2;
+    }
+    if (!joined)
+        goto out;
+    for (int k = 0; k < n; k++) {
+        int e = b->ends[k];
+        for (int x = cv->first[e]; x < cv->first[e + 1]; x++) {
+            int j = cv->inc[x];
+            if (j >= i || cv->stamp[j] == i)
+                continue;
+            cv->stamp[j] = i;
+            const struct mdl_link *l = &t->links[j];
+            int m = 0;
+            for (int q = 0; q < l->n_ends; q++)
+                m += cv->pos[l->ends[q]] >= 0;
+            if (m < 2)
+                continue;
+            cv->cand[nc++] = j;
+            if (*orig < 0 || j < *orig)
+                *orig = j;
+            for (int q = 0; q < l->n_ends; q++)
+                if (cv->pos[l->ends[q]] >= 0)
+                    seen[cv->pos[l->ends[q]]] = 1;
+            whole |= m == n;
+        }
     }
     int all = 1;
     for (int k = 0; k < n && all; k++)
         all = seen[k];
     if (whole || !all || n > BUS_PAIRS_MAX) {
-        covered = whole; /* a larger bus: only inside one earlier link */
+        covered = whole;
         goto out;
     }
-    /* then pair by pair */
-    if (!(bits = calloc((pairs + 7) / 8, 1))) {
+    if (!(rows = calloc((size_t)n * W, sizeof *rows)) || !(mask = malloc(W * sizeof *mask))) {
         covered = -1;
         goto out;
     }
-    for (int j = 0; j < i && !covered; j++) {
-        const struct mdl_link *l = &t->links[j];
-        int m = 0;
-        for (int k = 0; k < l->n_ends; k++)
-            if (pos[l->ends[k]] >= 0)
-                at[m++] = pos[l->ends[k]];
-        for (int x = 0; x < m; x++)
-            for (int y = 0; y < m; y++) {
-                if (at[x] >= at[y])
-                    continue;
-                /* pair (a < c): index a (2n - a - 1) / 2 + c - a - 1 */
-                size_t a = (size_t)at[x], c = (size_t)at[y];
-                size_t ix = a * (2 * (size_t)n - a - 1) / 2 + c - a - 1;
-                if (!(bits[ix / 8] & (1u << (ix % 8)))) {
-                    bits[ix / 8] |= (unsigned char)(1u << (ix % 8));
-                    marked++;
-                }
-            }
-        covered = marked == pairs;
+    for (int c = 0; c < nc; c++) {
+        const struct mdl_link *l = &t->links[cv->cand[c]];
+        memset(mask, 0, W * sizeof *mask);
+        for (int q = 0; q < l->n_ends; q++) {
+            int p = cv->pos[l->ends[q]];
+            if (p >= 0)
+                mask[p / 64] |= 1ULL << (p % 64);
+        }
+        for (int q = 0; q < l->n_ends; q++) {
+            int p = cv->pos[l->ends[q]];
+            if (p < 0)
+                continue;
+            uint64_t *r = rows + (size_t)p * W;
+            for (size_t w = 0; w < W; w++)
+                r[w] |= mask[w];
+        }
+    }
+    covered = 1; /* every endpoint's row holds every endpoint */
+    for (int k = 0; k < n && covered; k++) {
+        const uint64_t *r = rows + (size_t)k * W;
+        int cnt = 0;
+        for (size_t w = 0; w < W; w++)
+            cnt += __builtin_popcountll(r[w]);
+        covered = cnt == n;
     }
 out:
     for (int k = 0; k < n; k++)
-        pos[b->ends[k]] = -1;
-    free(bits);
-    free(at);
+        cv->pos[b->ends[k]] = -1;
+    free(rows);
+    free(mask);
     free(seen);
     return covered;
 }
@@ -252,27 +291,43 @@ out:
  * *orig: the first of those earlier links. */
 static int covered_bus(const struct mdl_topology *t, int *orig, int *nomem)
 {
-    int nn = t->n_devices + t->n_switches, *pos = NULL;
+    int nn = t->n_devices + t->n_switches, rc = -1, buses = 0;
+    for (int i = 0; i < t->n_links; i++)
+        buses |= t->links[i].n_ends > 2;
+    if (!buses)
+        return -1;
+    struct cover cv = { NULL, NULL, NULL, NULL, NULL };
+    if (mdl_topology_incidence_new(t, &cv.first, &cv.inc) < 0 ||
+        !(cv.stamp = malloc(sizeof *cv.stamp * (size_t)t->n_links)) ||
+        !(cv.cand = malloc(sizeof *cv.cand * (size_t)t->n_links)) ||
+        !(cv.pos = malloc(sizeof *cv.pos * (size_t)(nn ? nn : 1)))) {
+        *nomem = 1;
+        goto out;
+    }
+    for (int j = 0; j < t->n_links; j++)
+        cv.stamp[j] = -1;
+    for (int d = 0; d < nn; d++)
+        cv.pos[d] = -1;
     for (int i = 0; i < t->n_links; i++) {
         if (t->links[i].n_ends <= 2)
             continue;
-        if (!pos) {
-            if (!(pos = malloc(sizeof *pos * (size_t)(nn ? nn : 1)))) {
-                *nomem = 1;
-                return -1;
-            }
-            for (int d = 0; d < nn; d++)
-                pos[d] = -1;
+        int c = bus_covered(t, i, &cv, orig);
+        if (c < 0) {
+            *nomem = 1;
+            break;
         }
-        int c = bus_covered(t, i, pos, orig);
         if (c) {
-            free(pos);
-            *nomem = c < 0;
-            return c < 0 ? -1 : i;
+            rc = i;
+            break;
         }
     }
-    free(pos);
-    return -1;
+out:
+    free(cv.first);
+    free(cv.inc);
+    free(cv.stamp);
+    free(cv.cand);
+    free(cv.pos);
+    return rc;
 }
 
 int mdl_topology_check_links(const char *path, const struct mdl_topology *t)
