@@ -96,6 +96,7 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
     /* every file written and synced before the first is renamed into place */
     for (int i = 0; i < b->n && rc == 0; i++)
         rc = ps_afile_sync(&b->af[i]);
+    ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
     for (int i = 0; i < b->n; i++) {
         if (rc < 0) {
             ps_afile_abort(&b->af[i]);
@@ -103,6 +104,7 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
         }
         rc = ps_afile_commit(&b->af[i]);
     }
+    ps_afile_publish_end();
     free(b);
     return rc;
 }

@@ -24,6 +24,22 @@ static atomic_int in_handler;  /* set first thing by the handler: nothing is fre
  * another thread (OpenBLAS starts its own at load), whose handler waits for
  * the creation to be tracked before it reads live[]. */
 static atomic_int creating;
+/* Sets of outputs being renamed into place (ps_afile_publish_begin). */
+static atomic_int publishing;
+
+/* After counting itself in (creating or publishing), with the signals
+ * blocked on its thread: if a handler has begun on another thread, which
+ * may have read live[] already, this thread makes nothing more and waits
+ * for the handler to end the process (seq_cst: either the handler sees
+ * the count and waits, or this sees its flag). */
+static void stop_if_dying(atomic_int *count)
+{
+    if (!atomic_load(&in_handler))
+        return;
+    atomic_fetch_sub(count, 1); /* the handler need not wait for this thread */
+    for (;;)
+        pause();
+}
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static int live_hint;          /* every slot below it is taken (under live_mu) */
 
@@ -70,9 +86,13 @@ static void on_signal(int sig)
 {
     int saved = errno;
     atomic_store(&in_handler, 1);
-    /* at most about a second: a creation takes microseconds */
+    /* a creation takes microseconds: at most about a second; a set being
+     * published (ps_afile_publish_begin) goes on being renamed into place:
+     * at most about 30 s, so it ends whole, the old files or the new */
     struct timespec tick = { 0, 1000000 };
     for (int w = 0; w < 1000 && atomic_load(&creating) > 0; w++)
+        nanosleep(&tick, NULL);
+    for (int w = 0; w < 30000 && atomic_load(&publishing) > 0; w++)
         nanosleep(&tick, NULL);
     int hi = atomic_load(&live_hi);
     for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) {
@@ -144,11 +164,48 @@ static void block_signals(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+int ps_afile_mkstemp(char *templ, int *slot)
+{
+    sigset_t oldmask;
+    block_signals(&oldmask); /* no window where the file exists untracked */
+    atomic_fetch_add(&creating, 1);
+    stop_if_dying(&creating);
+    int fd = mkstemp(templ), rc = fd;
+    if (fd < 0) {
+        rc = ps_error(PS_EIO, "%s: cannot write: %s", templ, strerror(errno));
+    } else if ((*slot = ps_afile_track(templ)) < 0) {
+        rc = *slot;
+        unlink(templ);
+        close(fd);
+    }
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    return rc;
+}
+
+static sigset_t publish_mask;
+
+void ps_afile_publish_begin(void)
+{
+    sigset_t old;
+    block_signals(&old);
+    if (atomic_fetch_add(&publishing, 1) == 0)
+        publish_mask = old;
+    stop_if_dying(&publishing);
+}
+
+void ps_afile_publish_end(void)
+{
+    if (atomic_fetch_sub(&publishing, 1) == 1)
+        pthread_sigmask(SIG_SETMASK, &publish_mask, NULL);
+}
+
 int ps_afile_mkdtemp(char *templ)
 {
     sigset_t oldmask;
     block_signals(&oldmask); /* no window where the folder exists untracked */
     atomic_fetch_add(&creating, 1);
+    stop_if_dying(&creating);
     int slot;
     if (!mkdtemp(templ)) {
         slot = ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
@@ -516,6 +573,7 @@ static int make_tmp(struct ps_afile *af, mode_t mode, const struct stat *old)
      * signals are blocked), nor on another (its handler waits for creating) */
     block_signals(&oldmask);
     atomic_fetch_add(&creating, 1);
+    stop_if_dying(&creating);
     int fd = mkostemp(af->tmp, O_CLOEXEC), e = errno;
     if (fd >= 0 && (af->slot = ps_afile_track(af->tmp)) < 0) {
         unlink(af->tmp);

@@ -77,6 +77,15 @@ void ps_afile_untrack(int slot);
  * off between them (no window where it exists untracked): the slot, or
  * PS_EIO naming the reason. */
 int ps_afile_mkdtemp(char *templ);
+/* The same for a file: mkstemp(templ) tracked, *slot its slot; the open
+ * descriptor, or a negative error (PS_EIO naming the reason). */
+int ps_afile_mkstemp(char *templ, int *slot);
+/* Around the renames that publish a set of outputs (their commits after
+ * every ps_afile_sync): the signals stay blocked on this thread, and a
+ * handler on another waits (up to about 30 s) for the end, so a signal
+ * leaves the old set or the new, never a mix. From one thread. */
+void ps_afile_publish_begin(void);
+void ps_afile_publish_end(void);
 
 /* Once, first thing in main(): a standard descriptor (0, 1, 2) the caller
  * left closed is opened read-only on /dev/null, so that no file pipesim

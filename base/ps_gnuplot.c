@@ -162,13 +162,8 @@ int ps_gnuplot_run(struct ps_gnuplot_cmd *c)
     char tp[256];
     if (out >= 0 && fstat(out, &os) == 0 && !S_ISREG(os.st_mode)) {
         snprintf(tp, sizeof tp, "%s/pipesim-gpout-XXXXXX", ps_tmpdir());
-        if ((tfd = mkstemp(tp)) < 0)
-            return ps_error(PS_EIO, "%s: cannot write: %s", tp, strerror(errno));
-        if ((tslot = ps_afile_track(tp)) < 0) {
-            close(tfd);
-            unlink(tp);
-            return tslot;
-        }
+        if ((tfd = ps_afile_mkstemp(tp, &tslot)) < 0) /* tracked as it is made */
+            return tfd;
         out = tfd;
     }
     int rc = run_into(c, prog, out);
@@ -186,15 +181,9 @@ static int run_into(struct ps_gnuplot_cmd *c, const char *prog, int out_fd)
 {
     char ep[256];
     snprintf(ep, sizeof ep, "%s/pipesim-gperr-XXXXXX", ps_tmpdir());
-    int efd = mkstemp(ep);
+    int slot = -1, efd = ps_afile_mkstemp(ep, &slot); /* tracked as it is made */
     if (efd < 0)
-        return ps_error(PS_EIO, "%s: cannot write: %s", ep, strerror(errno));
-    int slot = ps_afile_track(ep);
-    if (slot < 0) {
-        close(efd);
-        unlink(ep);
-        return slot;
-    }
+        return efd;
     int step, err, rc = 0;
     int st = spawn(prog, c->script, c->cwd, out_fd, efd, &step, &err);
     first_line(efd, c->errline, sizeof c->errline);

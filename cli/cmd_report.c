@@ -198,6 +198,7 @@ int cmd_report(int argc, char **argv)
     if (rc == 0 && mem && mem_len > 0 && fwrite(mem, 1, mem_len, stdout) != mem_len)
         rc = ps_error(PS_EIO, "stdout: write failed: %s", strerror(errno ? errno : EIO));
     free(mem);
+    ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
     for (int i = 0; i < open_n; i++) {
         if (!outs[i].path)
             continue;
@@ -206,6 +207,7 @@ int cmd_report(int argc, char **argv)
         else
             rc = ps_afile_commit(&af[i]);
     }
+    ps_afile_publish_end();
 out:
     ana_runs_free(runs, n);
     ana_db_close(db);

@@ -50,19 +50,15 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
     int svg = pl > 4 && !strcmp(png_path + pl - 4, ".svg");
     char sp[256];
     snprintf(sp, sizeof sp, "%s/pipesim-gp-XXXXXX", ps_tmpdir());
-    int fd = mkstemp(sp);
+    int slot = -1, fd = ps_afile_mkstemp(sp, &slot); /* tracked as it is made */
     if (fd < 0)
-        return ps_error(PS_EIO, "%s: cannot write: %s", sp, strerror(errno));
-    int slot = ps_afile_track(sp);
+        return fd;
     FILE *g = fdopen(fd, "w");
-    if (slot < 0 || !g) {
-        if (g)
-            fclose(g);
-        else
-            close(fd);
+    if (!g) {
+        close(fd);
         unlink(sp);
         ps_afile_untrack(slot);
-        return slot < 0 ? slot : ps_error(PS_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory");
     }
     if (svg)
         fprintf(g, "set terminal svg size %d,%d font 'sans,9'\n", width, height);

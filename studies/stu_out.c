@@ -106,12 +106,14 @@ int stu_out_commit(struct stu_out *s)
     }
     for (int i = 0; i < open_n && rc == 0; i++)
         rc = ps_afile_sync(&af[i]);
+    ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
     for (int i = 0; i < open_n; i++) {
         if (rc < 0)
             ps_afile_abort(&af[i]);
         else
             rc = ps_afile_commit(&af[i]);
     }
+    ps_afile_publish_end();
     free(af);
     if (rc == 0 && s->log)
         for (int i = 0; i < s->n; i++)

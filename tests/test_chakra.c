@@ -541,3 +541,29 @@ Test(chakra, protoc_decodes_the_files_too)
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
+
+/* A signal at any moment leaves the old ranks or the new, never a mix, and
+ * no temporary: the ranks are renamed into place with the signal held off
+ * (a handler on OpenBLAS's thread once left .pipesim.N.et.XXXXXX files it
+ * missed and a mix of old and new ranks). An invariant at every moment, so
+ * the moments are spread over the run, whatever the machine's speed. */
+Test(chakra, a_signal_leaves_the_old_ranks_or_the_new, .timeout = 300)
+{
+    const char *ps = th_pipesim();
+    char *dir = tmpdir();
+    cr_assert_eq(th_sh("cd %s && %s gen chain -n 1024 -o c.json && %s export-chakra --model "
+                       "mlp:layers=1024,width=64 --topology c.json -K 1024 -M 8 --batch 32 "
+                       "--out-dir ch > /dev/null 2>&1", dir, ps, ps), 0);
+    for (int i = 0; i < 8; i++) {
+        /* mark the old ranks, start again, stop it after i x 0.15 s */
+        int rc = th_sh("cd %s && for f in ch/*.et; do echo OLD >> $f; done && { %s export-chakra "
+                       "--model mlp:layers=1024,width=64 --topology c.json -K 1024 -M 8 "
+                       "--batch 32 --out-dir ch > /dev/null 2>&1 & p=$!; sleep %d.%02d; kill -TERM "
+                       "$p 2>/dev/null; wait $p 2>/dev/null; }; test $(ls -A ch | grep -c '^[.]') = 0 && "
+                       "o=$(grep -l OLD ch/*.et | wc -l) && test $(ls ch/*.et | wc -l) = 1024 && "
+                       "{ test $o = 0 || test $o = 1024; }", dir, ps, 15 * i / 100, 15 * i % 100);
+        cr_expect_eq(rc, 0, "signal after %d.%02d s: temporaries left or old and new ranks "
+                     "mixed", 15 * i / 100, 15 * i % 100);
+    }
+    rmdir_all(dir);
+}

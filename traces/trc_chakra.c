@@ -398,9 +398,12 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     for (int k = 0; k < D * R; k++)
         if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out_free;
-    for (int k = 0; k < D * R; k++)
-        if ((rc = ps_afile_commit(&af[k])) < 0)
-            goto out_free;
+    ps_afile_publish_begin(); /* a signal now leaves the old ranks or the new */
+    for (int k = 0; k < D * R && rc == 0; k++)
+        rc = ps_afile_commit(&af[k]);
+    ps_afile_publish_end();
+    if (rc < 0)
+        goto out_free;
     *n_files = D * R;
 out_free:
     for (int k = 0; k < D * R && af; k++)
