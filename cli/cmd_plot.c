@@ -45,8 +45,9 @@ static const char help[] =
     "tells apart the same names swept from edited files). Default --kind: the\n"
     "sweep figures with --db, plus timeline with --trace. Without either, --db\n"
     "results/sweep.db (sweep's and report's default). Needs gnuplot. Beside\n"
-    "each figure its script and data (<prefix><kind>.gp, .dat; in that folder\n"
-    "`gnuplot <prefix><kind>.gp > <prefix><kind>.png` redraws it).\n"
+    "each figure its script and data (<prefix><kind>.gp, .dat; memory also\n"
+    "capacity.dat and memmax.dat; --compare a script alone, its data inline; in that\n"
+    "folder `gnuplot <prefix><kind>.gp > <prefix><kind>.png` redraws it).\n"
     "--compare overlays a simulated and a measured trace of one configuration\n"
     "(pipesim predict --trace, pipesim validate --trace): per device the simulated\n"
     "compute ops above the measured ones on one time axis, in <prefix>compare.png/.svg.\n";

@@ -126,12 +126,13 @@ int sch_costs_messages(const struct mdl_topology *t, struct sch_costs *c);
 /* Duration of op on its stage (transfers excluded: those depend on links). */
 sch_time sch_costs_op_time(const struct sch_costs *c, const struct sch_schedule *s,
                            const struct sch_op *op);
-/* Bytes an op moves: a transfer's (SEND_*, RECV_*), an all-reduce's (the
- * stage's gradients, sch_costs_grad_bytes per parameter); 0 otherwise. */
+/* The bytes per parameter a replicas' all-reduce moves (4 when not set). */
 static inline double sch_costs_grad_bytes(const struct sch_costs *c)
 {
     return c->grad_bytes > 0 ? c->grad_bytes : 4;
 }
+/* Bytes an op moves: a transfer's (SEND_*, RECV_*), an all-reduce's (the
+ * stage's gradients, sch_costs_grad_bytes per parameter); 0 otherwise. */
 int64_t sch_costs_op_bytes(const struct sch_costs *c, const struct sch_op *op);
 /* A send's or receive's copy by its own device (host-driven messages): the
  * fwd/bwd_post of the F or B whose data a send sends, the fwd/bwd_pre of
