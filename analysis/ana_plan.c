@@ -332,10 +332,19 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
     if (pr && !keep(pr, single, b->t[i], b->m[i]))
         return 0; /* stays PRUNED */
     struct ana_plan_layout l = ana_plan_layout_of(g->schedule);
-    struct ana_plan_pkey k = { l.v, l.vee, g->K, g->M, g->remat, (double)sp->batch / g->R / g->M };
+    struct ana_plan_pkey k = { l.v, l.vee, g->K, g->M, g->remat,
+                               (double)sp->batch / g->R / g->M, "" };
     struct ana_plan_pentry *e = NULL;
     if ((rc = ana_plan_pcache_get(sp, pc, &k, &e)) < 0)
         return rc;
+    /* Where the cap rejected the layout's unconstrained optimum under
+     * fill-drain's stashes, a schedule that keeps fewer (1F1B and the rest)
+     * gets the partition of its own: the optimum under its stashes */
+    if (e->rc == 0 && e->binding && strcmp(g->schedule, "gpipe")) {
+        snprintf(k.sched, sizeof k.sched, "%s", g->schedule);
+        if ((rc = ana_plan_pcache_get(sp, pc, &k, &e)) < 0)
+            return rc;
+    }
     if (e->rc < 0) {
         if (e->rc == -PS_ENOMEM)
             return ps_error(PS_ENOMEM, "%s", e->msg);

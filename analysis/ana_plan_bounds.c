@@ -58,13 +58,15 @@ static uint64_t pkey_hash(const struct ana_plan_pkey *k)
                      (uint64_t)k->remat, mb };
     for (size_t i = 0; i < sizeof w / sizeof *w; i++)
         h = (h ^ w[i]) * 1099511628211ULL;
+    for (const char *c = k->sched; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
     return h;
 }
 
 static int pkey_eq(const struct ana_plan_pkey *a, const struct ana_plan_pkey *b)
 {
     return a->v == b->v && a->vee == b->vee && a->K == b->K && a->M == b->M &&
-           a->remat == b->remat && a->micro == b->micro;
+           a->remat == b->remat && a->micro == b->micro && !strcmp(a->sched, b->sched);
 }
 
 void ana_plan_pcache_release(struct ana_plan_pcache *c)
@@ -90,6 +92,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     const struct ana_plan_pkey *k = &e->k;
     int S = k->v * k->K, rc;
     sch_part_model *m = NULL;
+    struct sch_schedule *sched = NULL;
     struct ana_plan_layout l = { k->v, k->vee };
     if (!(e->stage_device = malloc(sizeof *e->stage_device * (size_t)S))) {
         e->rc = ps_error(PS_ENOMEM, "out of memory");
@@ -100,6 +103,13 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     struct sch_part_opts o = { .n_stages = S, .stage_device = e->stage_device,
                                .n_micro = k->M, .micro_batch = k->micro, .remat = k->remat,
                                .cap_mode = sp->cap_mode, .cap = sp->cap };
+    if (k->sched[0]) { /* that schedule's own stashes */
+        if ((rc = sch_schedule_build(k->sched, k->K, k->M, k->remat, &sched)) < 0) {
+            e->rc = rc;
+            goto out;
+        }
+        o.sched = sched;
+    }
     /* The unconstrained optimum first (the fast path of sch_part_solve):
      * when it meets the cap it is an optimum under the cap too; else the
      * capped search; else (none meets the closed-form cap) the
@@ -114,6 +124,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
         (rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
         int feasible = 0;
         sch_part_bottleneck(sch_part_model_problem(m), up, NULL, &feasible);
+        e->binding = !feasible;
         if (feasible) {
             e->part = up;
             up = NULL;
@@ -185,6 +196,7 @@ out:
     if (e->rc < 0)
         snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
     sch_part_model_free(m);
+    sch_schedule_free(sched);
 }
 
 int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c, const struct ana_plan_pkey *k,

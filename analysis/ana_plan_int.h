@@ -25,6 +25,9 @@ struct ana_plan_pkey {
     int v, vee, K, M;
     enum sch_remat remat;
     double micro;
+    char sched[24];   /* "": the layout's partition under fill-drain's memory (every
+                         schedule of the layout shares it); a name: that schedule's own,
+                         under its program order's stashes (sch_part_opts.sched) */
 };
 
 struct ana_plan_pentry {
@@ -33,6 +36,7 @@ struct ana_plan_pentry {
     int rc;                    /* < 0: the partitioner's or the costs' error */
     char msg[96];
     int capped;
+    int binding;               /* the memory cap rejected the unconstrained optimum */
     struct sch_partition *part;
     struct sch_costs *costs;
     int *stage_device;         /* [S] */

@@ -661,3 +661,34 @@ Test(plan, compare_schedules_picks_a_remat_per_schedule)
     cr_expect_gt(changed, 0, "every pick was except_last: the cases test nothing");
     gsl_rng_free(r);
 }
+
+/* Under a cap that fill-drain's M stashes break, a 1F1B row gets the
+ * partition of its own stashes, the one pipesim partition --strategy optimal
+ * finds, and its step: ResNet-50 on 2 devices, batch 256, 4 GB per device,
+ * K = 2, M = 8 fits at 66,117 in 43.466 ms (plan partitioned it for
+ * fill-drain's stashes and listed no such row). */
+Test(plan_cli, a_capped_1f1b_row_gets_its_own_stashes_partition)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    char out[256];
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s partition --model resnet:depth=50 "
+                            "--topology %s/models/topologies/chain-8-ideal.json -K 2 -M 8 "
+                            "--batch 256 --schedule 1f1b --remat never --strategy optimal "
+                            "--mem-cap 4GB --top 1 | awk '$1 == \"1\" && $2 == \"optimal\" {print $3, $6}'", dir, ps,
+                            wd), 0);
+    cr_assert_str_eq(out, "66,117 43.466\n");
+    cr_expect_eq(th_sh("cd %s && %s plan --model resnet:depth=50 --topology "
+                       "%s/models/topologies/chain-8-ideal.json --devices 2 --batch 256 "
+                       "--schedules 1f1b --remat never --mem-cap 4GB --top 100 --brute-force "
+                       "--format csv 2> /dev/null | python3 -c '\n"
+                       "import csv, sys\n"
+                       "rows = [r for r in csv.DictReader(sys.stdin) if r[\"set\"] == \"top\" and "
+                       "r[\"K\"] == \"2\" and r[\"R\"] == \"1\" and r[\"M\"] == \"8\"]\n"
+                       "assert len(rows) == 1, rows\n"
+                       "r = rows[0]\n"
+                       "assert r[\"partition\"] == \"66,117\", r\n"
+                       "assert abs(float(r[\"step_s\"]) - 0.043466) < 1e-6, r\n'", dir, ps, wd),
+                 0);
+}
