@@ -89,8 +89,11 @@ static void print_csv(const void *obj, FILE *f)
         const struct ana_discrepancy *d = &c->top[i];
         char lab[32];
         label(&d->sim, lab, sizeof lab);
-        fprintf(f, "discrepancy_ns,%d,%s,%d,%d,,,%lld,%s\n", d->sim.device, lab, d->sim.stage,
-                d->sim.mb, (long long)d->error_ns, ana_cause_name(d->cause, d->error_ns));
+        char mb[16] = ""; /* an op of no micro-batch (U, AR): empty, as missing values are */
+        if (d->sim.mb >= 0)
+            snprintf(mb, sizeof mb, "%d", d->sim.mb);
+        fprintf(f, "discrepancy_ns,%d,%s,%d,%s,,,%lld,%s\n", d->sim.device, lab, d->sim.stage,
+                mb, (long long)d->error_ns, ana_cause_name(d->cause, d->error_ns));
     }
 }
 
@@ -123,11 +126,12 @@ static int print_json(const void *obj, FILE *f)
         const struct ana_discrepancy *d = &c->top[i];
         char lab[32];
         label(&d->sim, lab, sizeof lab);
-        json_array_append_new(top, json_pack("{s:s, s:i, s:i, s:i, s:I, s:s}", "op", lab,
-                                             "device", d->sim.device, "stage", d->sim.stage,
-                                             "mb", d->sim.mb, "error_ns",
-                                             (json_int_t)d->error_ns, "cause",
-                                             ana_cause_name(d->cause, d->error_ns)));
+        json_t *row = json_pack("{s:s, s:i, s:i, s:o, s:I, s:s}", "op", lab, "device",
+                                d->sim.device, "stage", d->sim.stage, "mb",
+                                d->sim.mb >= 0 ? json_integer(d->sim.mb) : json_null(),
+                                "error_ns", (json_int_t)d->error_ns, "cause",
+                                ana_cause_name(d->cause, d->error_ns));
+        json_array_append_new(top, row);
     }
     json_object_set_new(o, "devices", dev);
     json_object_set_new(o, "discrepancies", top);

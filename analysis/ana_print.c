@@ -92,7 +92,7 @@ static void print_csv(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
-            "bubble_sim,bubble_analytic,fits,replicas,allreduce_s,stage,device,layers,fwd_s,bwd_s,busy_frac,"
+            "bubble_sim,bubble_analytic,fits,replicas,allreduce_s,baseline_step_s,model_params,stage,device,layers,fwd_s,bwd_s,busy_frac,"
             "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits");
     for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
         fprintf(f, ",sens_%s", ana_knob_names[k]);
@@ -105,11 +105,15 @@ static void print_csv(const void *obj, FILE *f)
             ps_fmt_double(p->bubble_analytic, an, sizeof an);
         if (!p->baseline_skipped[0])
             ps_fmt_double(p->speedup, sp, sizeof sp);
-        fprintf(f, "%s,%d,%d,%s,%s,%s,\"%s\",%s,%s,%s,%s,%s,%d,%d,%s,%d,%d,%d,%s,%s,%s,%lld,"
-                "%lld,%lld,%s,%d", p->schedule, p->K, p->M, PS_DBL(p->batch),
+        char base[32] = ""; /* empty where the baseline was not simulated */
+        if (!p->baseline_skipped[0])
+            ps_fmt_double(p->baseline_step_s, base, sizeof base);
+        fprintf(f, "%s,%d,%d,%s,%s,%s,\"%s\",%s,%s,%s,%s,%s,%d,%d,%s,%s,%s,%d,%d,%d,%s,%s,%s,"
+                "%lld,%lld,%lld,%s,%d", p->schedule, p->K, p->M, PS_DBL(p->batch),
                 PS_DBL(p->micro_batch), sch_remat_name(p->remat), p->partition,
                 PS_DBL(p->step_s), PS_DBL(p->samples_per_s), sp, PS_DBL(p->bubble_sim), an,
-                p->fits, p->replicas, PS_DBL(p->allreduce_s), s, st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
+                p->fits, p->replicas, PS_DBL(p->allreduce_s), base, PS_DBL(p->model_params), s,
+                st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
                 PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
                 (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
         for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)

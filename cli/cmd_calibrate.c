@@ -163,6 +163,10 @@ int cli_calib_write(const struct msr_calib *c, const char *prefix)
     struct ps_afile af;
     if ((rc = ps_afile_open(&af, path)) < 0)
         goto out;
+    /* the file names its run first, as a profile does; --format csv prints
+     * the rows alone */
+    fprintf(af.f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n", c->spec,
+            c->cpu, c->blas, c->repeats, c->stamp);
     if ((rc = msr_calib_print(c, ANA_FMT_CSV, af.f)) < 0) {
         ps_afile_abort(&af);
         goto out;

@@ -68,9 +68,11 @@ static void print_csv(const void *obj, FILE *f)
     for (size_t i = 0; i < n_rows; i++) {
         fprintf(f, "%s,", rows[i].config);
         ps_csv_str(f, rows[i].spec); /* a spec has commas */
-        fprintf(f, ",%d,%.0f,%.0f,%.2f,%.3f,%.0f,%.0f,%.0f\n", r[i].layers, r[i].params,
-                rows[i].paper_params, r[i].err_pct, r[i].fwd_gflops, r[i].stash,
-                rows[i].batch, r[i].stash * rows[i].batch);
+        /* exact, as the JSON (params_err_pct and the GFLOPs were cut to 2 and 3
+         * decimals) */
+        fprintf(f, ",%d,%s,%s,%s,%s,%s,%s,%s\n", r[i].layers, PS_DBL(r[i].params),
+                PS_DBL(rows[i].paper_params), PS_DBL(r[i].err_pct), PS_DBL(r[i].fwd_gflops),
+                PS_DBL(r[i].stash), PS_DBL(rows[i].batch), PS_DBL(r[i].stash * rows[i].batch));
     }
 }
 

@@ -135,17 +135,24 @@ static void summary_csv(const void *obj, FILE *f)
 {
     const struct summary *sm = obj;
     const struct rt_step_stats *st = sm->st;
-    fprintf(f, "device,cpu,stages,layers,busy_pct,comm_pct,wait_pct,peak_act_bytes,"
-            "schedule_bytes,match,static_bytes,workspace_bytes,extra_peak_bytes\n");
+    /* the JSON's figures, exact: the step's on every row, then the device's
+     * (busy, comm and wait as fractions of the step, as the JSON has them) */
+    fprintf(f, "step_s,samples_per_s,bubble_measured,bubble_analytic,oversubscribed,device,"
+            "cpu,stages,layers,busy,comm,wait,peak_act_bytes,schedule_bytes,match,"
+            "static_bytes,workspace_bytes,extra_peak_bytes\n");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
         char sl[64];
         stage_list(sm->p, d, sl, sizeof sl);
         double T = step_T(st);
-        fprintf(f, "%d,%d,\"%s\",%d,%.1f,%.1f,%.1f,%lld,%lld,%s,%lld,%lld,%lld\n", d, ds->cpu,
-                sl, dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
-                100 * ds->wait_ns / T, (long long)ds->peak_act, (long long)ds->expected_peak,
-                ds->peak_act == ds->expected_peak ? "yes" : "no", (long long)ds->static_bytes,
+        fprintf(f, "%s,%s,%s,%s,%d,", PS_DBL(sch_time_to_seconds(st->step_ns)),
+                PS_DBL(st->samples_per_s), PS_DBL(st->bubble),
+                PS_DBL((double)(sm->K - 1) / (sm->M + sm->K - 1)),
+                rt_pipe_oversubscribed(sm->p) ? 1 : 0);
+        fprintf(f, "%d,%d,\"%s\",%d,%s,%s,%s,%lld,%lld,%d,%lld,%lld,%lld\n", d, ds->cpu, sl,
+                dev_layers(sm->p, d), PS_DBL(ds->busy_ns / T), PS_DBL(ds->comm_ns / T),
+                PS_DBL(ds->wait_ns / T), (long long)ds->peak_act, (long long)ds->expected_peak,
+                ds->peak_act == ds->expected_peak, (long long)ds->static_bytes,
                 (long long)ds->workspace_bytes, (long long)ds->extra_peak);
     }
 }

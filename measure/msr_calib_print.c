@@ -153,8 +153,7 @@ static void csv_row(FILE *f, const char *scope, const char *name, const char *op
 static void print_csv(const void *obj, FILE *f)
 {
     const struct msr_calib *c = obj;
-    fprintf(f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n", c->spec,
-            c->cpu, c->blas, c->repeats, c->stamp);
+    /* one header row first (PREFIX-fit.csv puts the run's line before it) */
     fprintf(f, "scope,name,op,n,median_us,p25_us,p75_us,min_us,max_us,fit_us,resid_pct,a_us,"
                "b_us,r2\n");
     for (int l = 0; l < c->n_layers; l++) {

@@ -4,6 +4,7 @@
 #include "measure/msr_validate.h"
 #include "analysis/ana_format.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "base/ps_json.h"
 
 #include <jansson.h>
@@ -27,17 +28,19 @@ static void print_csv(const void *obj, FILE *f)
             "preempted,runq_frac,step_calib_own_s,own_times_err,own_times_bubble_err\n");
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *p = &v->pts[i];
-        fprintf(f, "%s,%d,%d,%d,%s,%.9g,%.9g,%.9g,%.9g,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%ld,", p->schedule,
-                p->K, p->M, p->micro, sch_remat_name(p->remat), p->step_sim_s, p->step_med_s,
-                p->step_min_s, p->step_max_s, msr_vpoint_in_spread(p), p->cmp->makespan_err,
-                p->cmp_min->makespan_err, p->cmp->bubble_sim, p->cmp->bubble_meas, p->peak_err,
-                p->preempt_med);
+        /* every figure exact, as the JSON's (it printed 6 to 9 digits) */
+        fprintf(f, "%s,%d,%d,%d,%s,%s,%s,%s,%s,%d,", p->schedule, p->K, p->M, p->micro,
+                sch_remat_name(p->remat), PS_DBL(p->step_sim_s), PS_DBL(p->step_med_s),
+                PS_DBL(p->step_min_s), PS_DBL(p->step_max_s), msr_vpoint_in_spread(p));
+        fprintf(f, "%s,%s,%s,%s,%s,%ld,", PS_DBL(p->cmp->makespan_err),
+                PS_DBL(p->cmp_min->makespan_err), PS_DBL(p->cmp->bubble_sim),
+                PS_DBL(p->cmp->bubble_meas), PS_DBL(p->peak_err), p->preempt_med);
         if (p->runq_frac >= 0)
-            fprintf(f, "%.4g", p->runq_frac);
+            fputs(PS_DBL(p->runq_frac), f);
         fputc(',', f);
         if (p->step_own_s > 0) /* the calibration's own steps of this point */
-            fprintf(f, "%.9g", p->step_own_s);
-        fprintf(f, ",%.6g,%.6g\n", p->replay.makespan_err, p->replay.bubble_err);
+            fputs(PS_DBL(p->step_own_s), f);
+        fprintf(f, ",%s,%s\n", PS_DBL(p->replay.makespan_err), PS_DBL(p->replay.bubble_err));
     }
 }
 

@@ -923,6 +923,14 @@ Test(calib, calibrate_json_has_the_fit_rows)
                        "        if isinstance(v, float) or (isinstance(v, int) and k != \"n\"):\n"
                        "            assert \"%%.15g\" %% float(g[k]) == \"%%.15g\" %% v, (k, g[k], v)\n"
                        "'", dir), 0, "fit CSV against JSON");
+    /* --format csv: one header row first, every row parses (a comment line with
+     * the spec's commas came first) */
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=2,width=8 --batch 4 -M 1,2 "
+                       "--repeats 1 --warmup 0 --out k/net --format csv > out.csv 2>/dev/null && "
+                       "head -1 out.csv | grep -q '^scope,name,op,n,' && head -1 k/net-fit.csv | "
+                       "grep -q '^# pipesim calibrate' && python3 -c 'import csv; rows = list("
+                       "csv.DictReader(open(\"out.csv\"))); assert rows and all(len(r) == 14 for r "
+                       "in rows)'", dir, th_pipesim()), 0, "calibrate --format csv");
 }
 
 static void bad_cli(const char *args, int status, const char *what)

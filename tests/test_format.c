@@ -113,3 +113,23 @@ Test(format, refused_end_to_end)
     refused("calibrate --net mlp:layers=2,width=8 --format yaml",
             "pipesim calibrate: --format: unknown format 'yaml' (table, csv, json)\n");
 }
+
+/* gen-paper's CSV is its JSON to every digit the JSON has (it cut
+ * params_err_pct to 2 decimals and the GFLOPs to 3). */
+Test(format, gen_paper_csv_is_exact)
+{
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("%s gen-paper --format csv > /tmp/pipesim-gp-$$.csv && %s gen-paper "
+                       "--format json > /tmp/pipesim-gp-$$.json && python3 -c '\n"
+                       "import csv, json, sys\n"
+                       "rows = list(csv.DictReader(open(sys.argv[1])))\n"
+                       "objs = json.load(open(sys.argv[2]))\n"
+                       "objs = objs.get(\"models\", objs) if isinstance(objs, dict) else objs\n"
+                       "assert len(rows) == len(objs) > 0, (len(rows), len(objs))\n"
+                       "for r, o in zip(rows, objs):\n"
+                       "    for k, v in o.items():\n"
+                       "        if isinstance(v, float):\n"
+                       "            assert \"%%.15g\" %% float(r[k]) == \"%%.15g\" %% v, (k, r[k], v)\n"
+                       "' /tmp/pipesim-gp-$$.csv /tmp/pipesim-gp-$$.json; s=$?; "
+                       "rm -f /tmp/pipesim-gp-$$.csv /tmp/pipesim-gp-$$.json; exit $s", ps, ps), 0);
+}

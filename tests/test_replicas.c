@@ -152,6 +152,8 @@ Test(replicas, predict_reports_the_allreduce_per_stage_in_every_format)
           "assert js['replicas'] == 2\n"
           "for r in rows:\n"
           "    assert int(r['replicas']) == 2 and float(r['allreduce_s']) == js['allreduce_s']\n"
+          "    assert float(r['baseline_step_s']) == js['baseline_step_s'], r\n"
+          "    assert float(r['model_params']) == js['model_params'], r\n"
           "assert tr['pipesim']['replicas'] == 2, tr['pipesim']\n"
           "layers = [int(x) for x in js['partition'].split(',')]\n"
           "per_layer = js['model_params'] / 8\n"
