@@ -31,7 +31,7 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
     if (!strncmp(schedule, "breadth-first:", 14)) { /* (vM+K-1)(tf+tb)/v span, M >= K */
         char *end;
         long v = strtol(schedule + 14, &end, 10);
-        if (*end || v < 1 || M < K)
+        if (*end || v < 1 || (v > 1 && M < K)) /* v = 1 is gpipe, op for op */
             return NAN;
         return (double)(K - 1) / ((double)v * M + K - 1);
     }
@@ -353,8 +353,9 @@ static void print_table(const void *obj, FILE *f)
     }
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
-               "applies (zb-h1 and zb-v with M < K;\nzb-h2, zb-v and dualpipe-v only with "
-               "T_F = T_B = T_W; zb-auto has none).\n");
+               "applies (the zero-bubble ones only where W is half\nof B, zb-h1 and zb-v "
+               "with M >= K, zb-h2, zb-v and dualpipe-v only with T_F = T_B = T_W;\n"
+               "breadth-first:v, v > 1, with M >= K; zb-auto has none).\n");
 }
 
 static void print_csv(const void *obj, FILE *f)

@@ -200,8 +200,8 @@ static int check_km(int K, int M)
     if (K > SCH_STAGES_MAX)
         return ps_error(PS_EINVAL, "-K %d is too many stages (at most %d)", K, SCH_STAGES_MAX);
     if ((int64_t)K * M > SCH_KM_MAX)
-        return ps_error(PS_EINVAL, "K*M = %lld is too large (at most %lld stage micro-batches, "
-                         "a few seconds of simulation)", (long long)K * M, (long long)SCH_KM_MAX);
+        return ps_error(PS_EINVAL, "K*M = %lld is too large (at most %lld stage micro-batches)",
+                         (long long)K * M, (long long)SCH_KM_MAX);
     return 0;
 }
 

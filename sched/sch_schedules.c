@@ -117,7 +117,7 @@ int sch_gen_new(const char *name, int K, int S, int M, enum sch_remat remat,
                         SCH_STAGES_MAX);
     if ((int64_t)S * M > SCH_KM_MAX)
         return ps_error(PS_EINVAL, "%s: %d stages x %d micro-batches = %lld is too large (at "
-                         "most %lld stage micro-batches, a few seconds of simulation)", name, S,
+                         "most %lld stage micro-batches)", name, S,
                          M, (long long)S * M, (long long)SCH_KM_MAX);
     if (!(*out = sch_schedule_new(name, K, S, M, remat)))
         return ps_error(PS_ENOMEM, "out of memory building schedule");

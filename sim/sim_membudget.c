@@ -69,6 +69,10 @@ int sim_mem_check_run(const char *what, const char *schedule, int K, int M,
         schedule = "gpipe";
     if (sim_mem_run_estimate(schedule, K, M, remat, replicas, record_trace, compact, &r))
         return 0;
+    /* beyond the schedules' size caps the build refuses it on every machine
+     * (exit 4), not this check by the memory of this one */
+    if (r.sched.n_stages > SCH_STAGES_MAX || r.sched.n_stages * (double)M > (double)SCH_KM_MAX)
+        return 0;
     char w[160], detail[256], a[32], b[32], c[32];
     snprintf(w, sizeof w, "%s: schedule %s with K=%d, M=%d", what, schedule, K, M);
     ps_mem_format(r.sched.bytes, a, sizeof a);

@@ -272,3 +272,15 @@ Test(compare_schedules, help_is_reflowed)
     cr_assert(n >= t);
     cr_expect_str_eq(out + n - t, tail);
 }
+
+/* breadth-first:1 is gpipe op for op, so its formula is gpipe's at any M
+ * (it had none below M = K); breadth-first:2 keeps its M >= K condition. */
+Test(compare_schedules, breadth_first_1_has_gpipe_s_formula_at_every_m)
+{
+    for (int K = 2; K <= 8; K *= 2)
+        for (int M = 1; M <= 2 * K; M++)
+            cr_expect_float_eq(ana_bubble_formula("breadth-first:1", K, M, 1, 2, 1),
+                               ana_bubble_formula("gpipe", K, M, 1, 2, 1), 1e-15,
+                               "K=%d M=%d", K, M);
+    cr_expect(isnan(ana_bubble_formula("breadth-first:2", 4, 2, 1, 2, 1)));
+}

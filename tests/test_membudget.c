@@ -448,3 +448,23 @@ Test(membudget, compact_run_counts_runs)
     cr_expect_gt(lists.sched.bytes, 1e9);
     cr_expect_lt(compact.total, 16.0 * 1024 * 1024);
 }
+
+/* A run beyond the schedules' size caps is refused by the cap, exit 4, on
+ * every machine and for every schedule: the memory check came first for all
+ * but gpipe, so its refusal (exit 6, "set PIPESIM_MEMORY_LIMIT", which could
+ * not help) depended on the machine's memory. */
+Test(membudget, the_size_cap_comes_before_the_memory_check)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "cap");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s gen chain -n 4096 -o %s/c.json", ps, dir), 0);
+    static const char *names[] = { "gpipe", "1f1b", "zb-h1", "zb-auto" };
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(th_sh("PIPESIM_MEMORY_LIMIT=1G %s predict --model mlp:layers=4096,width=8 "
+                           "--topology %s/c.json -K 4096 -M 65536 --batch 65536 --remat never "
+                           "--schedule %s 2> %s/err.txt >/dev/null; s=$?; grep -q 'is too "
+                           "large (at most 16777216 stage micro-batches)' %s/err.txt && exit "
+                           "$s", ps, dir, names[i], dir, dir), 4, "%s", names[i]);
+    th_sh("rm -rf %s", dir);
+}
