@@ -90,6 +90,11 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     }
     *ran = 1;
     const struct sim_result *r = sim_engine_result(eng);
+    if (r->makespan <= 0) { /* as ana_predict: no work, no throughput to rank */
+        cfg_error(g, "the step takes no time: no layer has work, bytes to move or parameters "
+                     "to update");
+        goto out;
+    }
     g->step_ns = r->makespan;
     g->step_s = sch_time_to_seconds(r->makespan);
     g->samples_per_s = g->step_s > 0 ? (double)sp->batch / g->step_s : 0;

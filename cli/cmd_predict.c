@@ -96,6 +96,11 @@ int cmd_predict(int argc, char **argv)
     cfg.record_trace = o.trace || o.trace_csv;
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
+    if (!(p->step_s > 0)) { /* a throughput would be infinite, a speedup 0/0 */
+        rc = ps_error(PS_EINVAL, "model %s: the step takes no time: no layer has work, bytes "
+                      "to move or parameters to update", p->model[0] ? p->model : "?");
+        goto out;
+    }
     if (o.sensitivity) {
         if ((rc = ana_sensitivity(&cfg, p->sens)) < 0)
             goto out;

@@ -559,3 +559,21 @@ Test(inputs, wide_overlapping_buses_load, .timeout = 60)
     cr_assert_eq(t->n_links, B);
     mdl_topology_free(t);
 }
+
+/* A model with no work at all: its step takes no time, so a throughput would
+ * be infinite and a speedup 0/0; predict said 0 samples/s and speedup 0. It
+ * is refused, exit 4, naming the model. */
+Test(inputs, a_model_with_no_work_is_refused)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "nowork");
+    th_put(dir, "z.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,0,0,0,0\nb,0,0,0,0\n");
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_expect_eq(th_sh("cd %s && %s predict --model z.csv --topology "
+                       "%s/models/topologies/chain-8-ideal.json -K 1 -M 1 --batch 4 2> err.txt "
+                       ">/dev/null; s=$?; grep -qx 'pipesim predict: model z.csv: the step takes "
+                       "no time: no layer has work, bytes to move or parameters to update' "
+                       "err.txt && exit $s", dir, th_pipesim(), wd), 4);
+    th_sh("rm -rf %s", dir);
+}
