@@ -164,12 +164,26 @@ static void block_signals(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/* Around making a temporary and tracking it: no window where it exists
+ * untracked, not on this thread (the signals are blocked), nor on another
+ * (its handler waits for creating, or this thread stops if it has begun). */
+static void create_begin(sigset_t *old)
+{
+    block_signals(old);
+    atomic_fetch_add(&creating, 1);
+    stop_if_dying(&creating);
+}
+
+static void create_end(const sigset_t *old)
+{
+    atomic_fetch_sub(&creating, 1);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 int ps_afile_mkstemp(char *templ, int *slot)
 {
     sigset_t oldmask;
-    block_signals(&oldmask); /* no window where the file exists untracked */
-    atomic_fetch_add(&creating, 1);
-    stop_if_dying(&creating);
+    create_begin(&oldmask);
     int fd = mkstemp(templ), rc = fd;
     if (fd < 0) {
         rc = ps_error(PS_EIO, "%s: cannot write: %s", templ, strerror(errno));
@@ -178,8 +192,7 @@ int ps_afile_mkstemp(char *templ, int *slot)
         unlink(templ);
         close(fd);
     }
-    atomic_fetch_sub(&creating, 1);
-    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    create_end(&oldmask);
     return rc;
 }
 
@@ -203,17 +216,14 @@ void ps_afile_publish_end(void)
 int ps_afile_mkdtemp(char *templ)
 {
     sigset_t oldmask;
-    block_signals(&oldmask); /* no window where the folder exists untracked */
-    atomic_fetch_add(&creating, 1);
-    stop_if_dying(&creating);
+    create_begin(&oldmask);
     int slot;
     if (!mkdtemp(templ)) {
         slot = ps_error(PS_EIO, "cannot create a temporary directory: %s", strerror(errno));
     } else if ((slot = ps_afile_track(templ)) < 0) {
         rmdir(templ);
     }
-    atomic_fetch_sub(&creating, 1);
-    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    create_end(&oldmask);
     return slot;
 }
 
@@ -569,11 +579,7 @@ static int make_tmp(struct ps_afile *af, mode_t mode, const struct stat *old)
         return ENOMEM;
     }
     sigset_t oldmask;
-    /* no window where the file exists untracked: not on this thread (the
-     * signals are blocked), nor on another (its handler waits for creating) */
-    block_signals(&oldmask);
-    atomic_fetch_add(&creating, 1);
-    stop_if_dying(&creating);
+    create_begin(&oldmask);
     int fd = mkostemp(af->tmp, O_CLOEXEC), e = errno;
     if (fd >= 0 && (af->slot = ps_afile_track(af->tmp)) < 0) {
         unlink(af->tmp);
@@ -581,8 +587,7 @@ static int make_tmp(struct ps_afile *af, mode_t mode, const struct stat *old)
         fd = -1;
         e = ps_errcode() == PS_ENOMEM ? ENOMEM : EMFILE;
     }
-    atomic_fetch_sub(&creating, 1);
-    pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+    create_end(&oldmask);
     if (fd < 0) {
         free(af->tmp);
         af->tmp = NULL;
