@@ -470,8 +470,9 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
         rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free;
     }
+    /* the incidence index first: the link checks read it */
     if ((rc = load_links(path, json_object_get(root, "links"), t, ix, seen)) < 0 ||
-        (rc = mdl_topology_check_links(path, t)) < 0 ||
+        (rc = mdl_topology_index(t)) < 0 || (rc = mdl_topology_check_links(path, t)) < 0 ||
         (rc = check_switches_used(path, t, seen)) < 0)
         goto err_free;
     free(seen);
@@ -482,8 +483,6 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     ix = NULL;
     entry = NULL;
     root = NULL;
-    if ((rc = mdl_topology_index(t)) < 0)
-        goto err_free;
     *out = t;
     return 0;
 

@@ -174,7 +174,7 @@ static int repeated_pair(const struct mdl_topology *t, int *orig, int *nomem)
  * node's links in link order), each link's last visit, each node's place
  * in the bus at hand (-1 outside it), and scratch. */
 struct cover {
-    int *first, *inc; /* mdl_topology_incidence_new */
+    const int *first, *inc; /* the topology's incidence index, or one made here */
     int *stamp;       /* [links] the bus that last visited the link */
     int *pos;         /* [nodes] place in the bus, -1 */
     int *cand;        /* [links] the earlier links a bus shares 2+ endpoints with */
@@ -297,8 +297,16 @@ static int covered_bus(const struct mdl_topology *t, int *orig, int *nomem)
     if (!buses)
         return -1;
     struct cover cv = { NULL, NULL, NULL, NULL, NULL };
-    if (mdl_topology_incidence_new(t, &cv.first, &cv.inc) < 0 ||
-        !(cv.stamp = malloc(sizeof *cv.stamp * (size_t)t->n_links)) ||
+    int *own_first = NULL, *own_inc = NULL; /* without the loader's index */
+    if (!(cv.inc = mdl_topology_incidence(t, &cv.first))) {
+        if (mdl_topology_incidence_new(t, &own_first, &own_inc) < 0) {
+            *nomem = 1;
+            goto out;
+        }
+        cv.first = own_first;
+        cv.inc = own_inc;
+    }
+    if (!(cv.stamp = malloc(sizeof *cv.stamp * (size_t)t->n_links)) ||
         !(cv.cand = malloc(sizeof *cv.cand * (size_t)t->n_links)) ||
         !(cv.pos = malloc(sizeof *cv.pos * (size_t)(nn ? nn : 1)))) {
         *nomem = 1;
@@ -322,8 +330,8 @@ static int covered_bus(const struct mdl_topology *t, int *orig, int *nomem)
         }
     }
 out:
-    free(cv.first);
-    free(cv.inc);
+    free(own_first);
+    free(own_inc);
     free(cv.stamp);
     free(cv.cand);
     free(cv.pos);
