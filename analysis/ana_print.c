@@ -92,7 +92,8 @@ static void print_csv(const void *obj, FILE *f)
 {
     const struct ana_prediction *p = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
-            "bubble_sim,bubble_analytic,fits,replicas,allreduce_s,baseline_step_s,model_params,stage,device,layers,fwd_s,bwd_s,busy_frac,"
+            "bubble_sim,bubble_analytic,fits,replicas,allreduce_s,baseline_step_s,model_params,"
+            "stage,device,layers,fwd_s,bwd_s,busy_frac,"
             "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits");
     for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
         fprintf(f, ",sens_%s", ana_knob_names[k]);

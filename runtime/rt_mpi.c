@@ -383,7 +383,8 @@ out_setup:;
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, MPI_COMM_WORLD);
     int verdict = x->rank == 0 ? print_summary(x, ds, hosts, &o, any_shared) : 0;
-    if ((a->trace_path || a->csv_path) && (rc = gather_trace(x, ds, o.t0, o.step_ns, &trace)) == 0 &&
+    if ((a->trace_path || a->csv_path) &&
+        (rc = gather_trace(x, ds, o.t0, o.step_ns, &trace)) == 0 &&
         x->rank == 0) {
         if (a->trace_path)
             rc = trc_write_chrome(trace, a->trace_path);

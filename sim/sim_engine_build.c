@@ -119,8 +119,9 @@ static int32_t hop_res(const struct mdl_topology *t, const int *first_res,
 }
 
 /* AR(st): a ring all-reduce of the stage's gradients (the memory policy's
- * bytes per parameter, sch_costs_grad_bytes: 4, FP32, without one) over its replicas' devices r * D + dev, r = 0..R-1. Each of the
- * 2(R-1) steps moves bytes/R over every ring route at once, so it takes
+ * bytes per parameter, sch_costs_grad_bytes: 4, FP32, without one) over its
+ * replicas' devices r * D + dev, r = 0..R-1. Each of the 2(R-1) steps moves
+ * bytes/R over every ring route at once, so it takes
  *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency
  * (a route's bandwidth is its least hop's, its latency the sum of its hops'
  * latency + overhead_s). Replicas are symmetric, so only replica 0 is
