@@ -216,15 +216,13 @@ Test(replicas, unlike_replicas)
     char dir[64], path[128];
     th_tmpdir(dir, sizeof dir, "unlike");
     snprintf(path, sizeof path, "%s/t.json", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs("{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e12}],\n"
-          "\"links\":[{\"name\":\"p0\",\"endpoints\":[\"d0\",\"d1\"],\"bandwidth\":1e9,"
-          "\"latency\":1e-6},\n"
-          "{\"name\":\"p1\",\"endpoints\":[\"d2\",\"d3\"],\"bandwidth\":2.5e8,\"latency\":1e-5},\n"
-          "{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d2\"],\"bandwidth\":1e9},\n"
-          "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d3\"],\"bandwidth\":1e9}]}\n", f);
-    cr_assert_eq(fclose(f), 0);
+    th_put(dir, "t.json",
+           "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e12}],\n"
+           "\"links\":[{\"name\":\"p0\",\"endpoints\":[\"d0\",\"d1\"],\"bandwidth\":1e9,"
+           "\"latency\":1e-6},\n"
+           "{\"name\":\"p1\",\"endpoints\":[\"d2\",\"d3\"],\"bandwidth\":2.5e8,\"latency\":1e-5},\n"
+           "{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d2\"],\"bandwidth\":1e9},\n"
+           "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d3\"],\"bandwidth\":1e9}]}\n");
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     struct mdl_profile *p = th_uniform(2, 1000, 2000, 1, 4e6, 0, 1000);
@@ -298,17 +296,15 @@ Test(replicas, a_copy_on_another_boundary_s_link_holds_it)
     char dir[64], path[128];
     th_tmpdir(dir, sizeof dir, "acopy");
     snprintf(path, sizeof path, "%s/t.json", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs("{\"devices\":[{\"name\":\"d\",\"count\":6,\"flops\":1e15,\"memory\":1e12}],\n"
-          "\"links\":[{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d3\"],\"bandwidth\":1e12},\n"
-          "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d4\"],\"bandwidth\":1e12},\n"
-          "{\"name\":\"r2\",\"endpoints\":[\"d2\",\"d5\"],\"bandwidth\":1e12},\n"
-          "{\"name\":\"U\",\"endpoints\":[\"d0\",\"d1\",\"d4\",\"d5\"],\"bandwidth\":1e9,"
-          "\"shared\":true},\n"
-          "{\"name\":\"a12\",\"endpoints\":[\"d1\",\"d2\"],\"bandwidth\":1e9},\n"
-          "{\"name\":\"b01\",\"endpoints\":[\"d3\",\"d4\"],\"bandwidth\":1e9}]}\n", f);
-    cr_assert_eq(fclose(f), 0);
+    th_put(dir, "t.json",
+           "{\"devices\":[{\"name\":\"d\",\"count\":6,\"flops\":1e15,\"memory\":1e12}],\n"
+           "\"links\":[{\"name\":\"r0\",\"endpoints\":[\"d0\",\"d3\"],\"bandwidth\":1e12},\n"
+           "{\"name\":\"r1\",\"endpoints\":[\"d1\",\"d4\"],\"bandwidth\":1e12},\n"
+           "{\"name\":\"r2\",\"endpoints\":[\"d2\",\"d5\"],\"bandwidth\":1e12},\n"
+           "{\"name\":\"U\",\"endpoints\":[\"d0\",\"d1\",\"d4\",\"d5\"],\"bandwidth\":1e9,"
+           "\"shared\":true},\n"
+           "{\"name\":\"a12\",\"endpoints\":[\"d1\",\"d2\"],\"bandwidth\":1e9},\n"
+           "{\"name\":\"b01\",\"endpoints\":[\"d3\",\"d4\"],\"bandwidth\":1e9}]}\n");
     struct mdl_topology *t;
     cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
     struct mdl_profile *p = th_uniform(3, 1, 2, 1, 1e6, 0, 1);
