@@ -97,7 +97,8 @@ static void put_model(FILE *f, const struct mdl_preset_item *it)
 {
     char params[64];
     ps_human_count(it->params, params, sizeof params);
-    fprintf(f, "%d layers, %s parameters", it->layers, params);
+    fprintf(f, "%d layer%s, %s parameters", it->layers,
+            it->layers == 1 ? "" : "s", params);
 }
 
 static void print_table(const void *obj, FILE *f)

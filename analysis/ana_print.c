@@ -17,10 +17,10 @@ static void print_table(const void *obj, FILE *f)
     if (p->model[0]) {
         char pm[32];
         ps_human_count(p->model_params, pm, sizeof pm);
-        fprintf(f, "model           %s: %d layers, %s parameters\n", p->model, p->model_layers,
-                pm);
+        fprintf(f, "model           %s: %d layer%s, %s parameters\n", p->model, p->model_layers,
+                p->model_layers == 1 ? "" : "s", pm);
     }
-    fprintf(f, "schedule        %s, K=%d, M=%d, batch %g (micro-batch %g), remat %s\n",
+    fprintf(f, "schedule        %s, K=%d, M=%d, batch %.0f (micro-batch %.0f), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));
     fprintf(f, "partition       %s (layers per stage)\n", p->partition);
     if (p->replicas > 1) {

@@ -287,11 +287,11 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "model           %s\n", c->model);
     fprintf(f, "topology        %s\n", c->topology);
     if (c->remat_per_schedule)
-        fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat per schedule "
+        fprintf(f, "pipeline        K=%d, M=%d, batch %.0f (micro-batch %.0f), remat per schedule "
                    "(the fastest of never, except_last, always that fits; else the least "
                    "memory)\n", c->K, c->M, c->batch, c->micro_batch);
     else
-        fprintf(f, "pipeline        K=%d, M=%d, batch %g (micro-batch %g), remat %s\n", c->K,
+        fprintf(f, "pipeline        K=%d, M=%d, batch %.0f (micro-batch %.0f), remat %s\n", c->K,
                 c->M, c->batch, c->micro_batch, sch_remat_name(c->remat));
     char bs[32];
     ps_human_seconds(c->baseline_step_s, bs, sizeof bs);

@@ -125,10 +125,11 @@ static int print_partition(const void *ctx, FILE *f)
         ps_human_seconds(o->rank->baseline_step_s, base, sizeof base);
         if (po->cap_mode == 2)
             snprintf(capbuf, sizeof capbuf, "%.4g GiB per device", po->cap / PS_GIB);
-        fprintf(f, "model %s (%d layers), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
-                "%g (micro-batch %g), remat %s, memory cap %s\n"
+        fprintf(f, "model %s (%d layer%s), topology %s, %s, K=%ld (%d stages), M=%ld, batch "
+                "%.0f (micro-batch %.0f), remat %s, memory cap %s\n"
                 "%d candidates simulated; speedup over one device, M=1, no remat (%s)\n",
-                run->prof->path, run->prof->n_layers, run->topo->path, o->sched->name, run->K,
+                run->prof->path, run->prof->n_layers,
+                run->prof->n_layers == 1 ? "" : "s", run->topo->path, o->sched->name, run->K,
                 o->sched->n_stages, run->M, run->batch, po->micro_batch,
                 sch_remat_name(run->remat),
                 po->cap_mode == 0 ? "none" : po->cap_mode == 1 ? "device memory" : capbuf,

@@ -186,3 +186,23 @@ Test(cli, a_baseline_out_of_range_leaves_the_run_and_names_why)
     cr_assert_eq(th_sh("cd %s && %s predict --model huge.csv --topology ok.json -K 1 -M 1 "
                        "--batch 1 >/dev/null 2>err.txt", dir, ps), 4);
 }
+
+/* A batch past %g's six digits is echoed whole (it printed "batch 1.23457e+11"), and a
+ * one-layer model is "1 layer" (it printed "1 layers"). */
+Test(cli, the_batch_is_echoed_whole_and_one_layer_is_singular)
+{
+    th_put(dir, "one.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1e6,100,64,128\n");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict " OK " -K 2 -M 2 --batch 123456789012 2>/dev/null "
+                       "| grep -q '^schedule .*, batch 123456789012 (micro-batch 61728394506),'",
+                       dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model one.csv --topology ok.json -K 1 -M 1 "
+                       "--batch 1 | grep -q ': 1 layer, 100 parameters'", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s compare-schedules " OK " -K 2 -M 2 --batch 123456789012 "
+                       "--schedules gpipe 2>/dev/null | grep -q 'batch 123456789012 "
+                       "(micro-batch 61728394506)'", dir, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s partition --model one.csv --topology ok.json -K 1 -M 1 "
+                       "--batch 123456789012 --mem-cap none 2>/dev/null | "
+                       "grep -q '(1 layer), .*batch "
+                       "123456789012 (micro-batch 123456789012)'", dir, ps), 0);
+}
