@@ -132,11 +132,13 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                                 j->remat, &sched);
     if (rc < 0)
         return rc;
-    /* the schedule's op order sets each stage's memory, as in `partition` */
+    /* the schedule's op order sets each stage's memory, as in `partition`, and
+     * every stage under its device's memory, as `predict --partition` cuts it
+     * (without the cap optimal stored a cut that does not fit where one fits) */
     struct sch_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
                                .n_micro = j->run.M,
                                .micro_batch = (double)j->run.batch / j->run.M,
-                               .remat = j->remat, .sched = sched };
+                               .remat = j->remat, .cap_mode = 1, .sched = sched };
     sch_part_model *m = NULL;
     if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
         rc = sch_part_strategy_run(m, j->strategy, out);
@@ -375,6 +377,19 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
 int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *j,
                     struct ana_sweep_stats *st)
 {
+    /* Out of memory, or past the memory budget (sim/sim_membudget.h), depends
+     * on the machine at that moment, not on the configuration: a stored row
+     * would never be retried, and its advice (PIPESIM_MEMORY_LIMIT) never be
+     * taken. */
+    if (!strcmp(j->run.status, ps_errname(PS_ENOMEM))) {
+        if (!st->unstored++)
+            snprintf(st->unstored_first, sizeof st->unstored_first, "K=%d M=%d %s %s %s: %s",
+                     j->run.K, j->run.M, j->run.schedule, j->run.remat, j->run.strategy,
+                     j->run.message);
+        free(j->run.stages);
+        j->run.stages = NULL;
+        return 0;
+    }
     int rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "");
     if (rc < 0)
         return rc;
@@ -496,11 +511,16 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
                   struct ana_sweep_job *jobs, int n, const struct ana_sweep_stats *st,
                   struct ana_sweep_stats *stats)
 {
-    if (rc == 0 && st->done + st->raced < n)
+    if (rc == 0 && st->done + st->raced + st->unstored < n)
         rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
                        "(%d were there already); run the same command again to resume",
                        signal_name(atomic_load(&stop_sig)), st->done, n, db_path,
                        st->skipped + st->raced);
+    else if (rc == 0 && st->unstored)
+        rc = ps_error(PS_ENOMEM, "%d of %d configurations did not fit this machine's memory "
+                      "at the time and were not stored (first, %s); %d stored in %s; run the same "
+                      "command again to retry them", st->unstored, n, st->unstored_first,
+                      st->done + st->raced, db_path);
     if (sp->handle_signals)
         signals_restore();
     for (int i = 0; jobs && i < n; i++)

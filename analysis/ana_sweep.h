@@ -33,6 +33,7 @@
 #ifndef ANA_SWEEP_H
 #define ANA_SWEEP_H
 
+#include "base/ps_error.h"
 #include "models/mdl_profile.h"
 #include "models/mdl_topology.h"
 #include "sched/sch_partitioner.h"
@@ -72,6 +73,9 @@ struct ana_sweep_stats {
     int done;         /* stored by this run */
     int raced;        /* simulated, but another sweep into the database stored it first */
     int failed;       /* of those, stored with an error status */
+    int unstored;     /* simulated, refused by this moment's memory (SIM_ENOMEM): not
+                       * stored, so that the next run retries them */
+    char unstored_first[PS_ERRMSG_MAX + 128]; /* the first of those and its message */
 };
 
 int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,

@@ -890,3 +890,65 @@ Test(sweep, a_spec_is_hashed_by_the_profile_it_generates)
              (unsigned long long)ps_fnv1a(other, strlen(other), PS_FNV_INIT));
     cr_expect_str_eq(h, text);
 }
+
+/* --strategy optimal cuts under each device's memory, as predict --partition optimal does
+ * (helper-56: the sweep cut with no cap and stored 10,14, fits 0, where 8,16 fits, so
+ * report --best --fits recommended a slower balance-by-size); where no cut fits, the row
+ * is stored with predict's error. */
+Test(sweep, optimal_cuts_under_device_memory_as_predict_does, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *m = "--model amoebanet:L=18,D=256 --topology models/topologies/p100-pcie-8.json "
+                    "--remat never";
+    cr_assert_eq(th_sh("%s sweep %s -K 2 -M 4 --batch 128 --schedule zb-auto,1f1b "
+                       "--strategy optimal --db %s/o.db --quiet", ps, m, dir), 0);
+    const char *sch[] = { "zb-auto", "1f1b" };
+    for (int i = 0; i < 2; i++) {
+        char want[256], got[256];
+        cr_assert_eq(th_sh("%s predict %s -K 2 -M 4 --batch 128 --schedule %s --partition "
+                           "optimal --format csv | sed -n 2p | cut -d'\"' -f2 > %s/want.txt",
+                           ps, m, sch[i], dir), 0);
+        th_slurp(dir, "want.txt", want, sizeof want);
+        cr_assert(strlen(want) > 2, "predict printed no partition");
+        snprintf(got, sizeof got, "select count(*) from runs where schedule = '%s' and "
+                 "partition = '%.*s' and fits = 1", sch[i], (int)strlen(want) - 1, want);
+        char db[128];
+        path(db, "o.db");
+        cr_expect_eq(count(db, got), 1, "%s: the sweep's optimal is not predict's %s", sch[i],
+                     want);
+    }
+    /* batch 512 at M = 1: no cut fits (predict exits 7) */
+    cr_assert_eq(th_sh("%s predict %s -K 2 -M 1 --batch 512 --partition optimal "
+                       ">/dev/null 2>&1", ps, m), 7);
+    cr_assert_eq(th_sh("%s sweep %s -K 2 -M 1 --batch 512 --schedule gpipe --strategy optimal "
+                       "--db %s/o.db --quiet", ps, m, dir), 0);
+    char db[128];
+    path(db, "o.db");
+    cr_expect_eq(count(db, "select count(*) from runs where M = 1 and status = 'SIM_ENOFIT' "
+                           "and message like 'no partition of 24 layers into 2 stages fits%'"),
+                 1);
+}
+
+/* A configuration refused by the memory budget of the moment (SIM_ENOMEM) is not stored:
+ * the sweep says so (exit 6) and the next run simulates it (helper-56: the row was stored,
+ * advising PIPESIM_MEMORY_LIMIT, and never retried). */
+Test(sweep, a_memory_budget_refusal_is_not_stored_and_the_next_run_retries_it, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *a = "--model " MODEL " --topology " TOPO " -K 8 -M 65536,1 --batch 65536 "
+                    "--schedule 1f1b";
+    cr_assert_eq(th_sh("PIPESIM_MEMORY_LIMIT=20MiB %s sweep %s --db %s/m.db 2>%s/err.txt", ps, a,
+                       dir, dir), 6);
+    cr_assert_eq(th_sh("grep -q '^pipesim sweep: 1 of 2 configurations did not fit this "
+                       "machine.s memory at the time and were not stored (first, K=8 M=65536 "
+                       "1f1b .*PIPESIM_MEMORY_LIMIT.*); 1 stored in .*m.db; run the same "
+                       "command again to retry them$' %s/err.txt", dir), 0);
+    char db[128];
+    path(db, "m.db");
+    cr_expect_eq(count(db, "select count(*) from runs"), 1);
+    cr_expect_eq(count(db, "select count(*) from runs where status != 'ok'"), 0);
+    cr_assert_eq(th_sh("%s sweep %s --db %s/m.db 2>%s/err.txt", ps, a, dir, dir), 0);
+    cr_assert_eq(th_sh("grep -q '1 simulated (0 could not run), 1 already in' %s/err.txt",
+                       dir), 0);
+    cr_expect_eq(count(db, "select count(*) from runs where M = 65536 and status = 'ok'"), 1);
+}
