@@ -142,7 +142,11 @@ int ana_db_open(const char *path, int create, ana_db **out)
         free(d);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    /* A reader opens read-write too (never creating): a sweep killed in a commit
+     * leaves a hot journal, which SQLite rolls back at the first read only for a
+     * connection that may write (read-only, report and plot failed with "the
+     * database is read-only"); a file the OS write-protects is opened read-only. */
+    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
     rc = sqlite3_open_v2(path, &d->db, flags, NULL);
     if (rc != SQLITE_OK) {
         rc = ps_sqlite_error(d->db, rc, d->path, "cannot open");

@@ -189,7 +189,8 @@ int ana_plan_db_precheck(const char *path)
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0)
         return 0; /* none yet (or what ana_db_path_check already refused) */
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    /* read-write, as ana_db_open's readers: a killed writer's journal is rolled back */
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
     if (rc != SQLITE_OK) {
         rc = ps_sqlite_error(db, rc, path, "cannot open");
         sqlite3_close(db);

@@ -16,6 +16,14 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
         why = "disk full";
         break;
     case SQLITE_READONLY:
+        if (db && sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK) {
+            /* a writer killed in a transaction left its journal; only a
+             * connection that may write the file can roll it back */
+            why = "a writer killed in a transaction left its journal (the file beside it "
+                  "ending in -journal), which only a process that may write the database "
+                  "can roll back: make the file writable and rerun";
+            break;
+        }
         code = PS_EIO;
         why = "the database is read-only";
         break;

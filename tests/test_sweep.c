@@ -952,3 +952,33 @@ Test(sweep, a_memory_budget_refusal_is_not_stored_and_the_next_run_retries_it, .
                        dir), 0);
     cr_expect_eq(count(db, "select count(*) from runs where M = 65536 and status = 'ok'"), 1);
 }
+
+/* A writer killed in a transaction leaves a hot journal: report and plot roll it back and
+ * read the rows committed before (helper-56: both failed, "the database is read-only", exit
+ * 5, because a read-only connection cannot roll a journal back). */
+Test(sweep, report_reads_a_database_whose_writer_was_killed_mid_transaction)
+{
+    char db[128], args[512];
+    path(db, "hot.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 0, "");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) { /* the killed writer: pages spilled, never committed */
+        sqlite3 *h;
+        if (sqlite3_open(db, &h) != SQLITE_OK ||
+            sqlite3_exec(h, "PRAGMA cache_size = 1; BEGIN; DELETE FROM stages; "
+                            "DELETE FROM runs;", NULL, NULL, NULL) != SQLITE_OK)
+            _exit(1);
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert_eq(th_sh("test -s %s-journal", db), 0, "no hot journal was left");
+    snprintf(args, sizeof args, "report --db %s --out %s/r.txt --csv %s/r.csv", db, dir, dir);
+    expect_cli(args, 0, "");
+    cr_assert_eq(th_sh("test $(wc -l < %s/r.csv) -eq 5", dir), 0, "header + the 4 runs");
+    cr_assert_eq(th_sh("test ! -s %s-journal", db), 0, "the journal was not rolled back");
+    cr_expect_eq(count(db, "select count(*) from runs"), 4);
+}
