@@ -1,6 +1,7 @@
 /* ana_dbkind: which pipesim database an SQLite file holds (see ana_dbkind.h). */
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_db.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_sqlite.h"
 
@@ -63,6 +64,9 @@ int ana_db_path_check(const char *path, const char *opt, int create)
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* /dev/null: SQLite's journal beside */
         return ps_error(PS_EIO, "%s '%s': not a regular file (a database is a file)", opt,
                          path);
+    int rc;
+    if (create && (rc = ps_io_check_written(path, opt)) < 0) /* a topology found by name */
+        return rc;
     if (create && stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder */
         char dir[4096];
         const char *sl = strrchr(path, '/');

@@ -544,6 +544,16 @@ static int io_input_of(const struct stat *st, char *buf, size_t n)
     return found;
 }
 
+int ps_io_check_written(const char *path, const char *opt)
+{
+    struct stat st;
+    char in[600];
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && io_input_of(&st, in, sizeof in))
+        return ps_error(PS_EUSAGE, "%s '%s' is the same file as %s: the output would "
+                         "overwrite an input", opt, path, in);
+    return 0;
+}
+
 /* ---- the files ---- */
 
 static void release(struct ps_afile *af)

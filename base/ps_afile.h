@@ -118,5 +118,9 @@ void ps_io_reset(void);
 int ps_io_input(const char *path, const char *opt);
 int ps_io_output(const char *path, const char *opt);
 int ps_io_read(const char *path);
+/* For an output a library writes in place (an SQLite database): the
+ * refusal ps_afile_open gives (exit 2) when path is a file the command has
+ * read or declared as an input; 0 otherwise. */
+int ps_io_check_written(const char *path, const char *opt);
 
 #endif

@@ -200,12 +200,15 @@ int cmd_plan(int argc, char **argv)
                  (rc = cli_io_figure(plot, NULL, "frontier", "png,svg,gp", "--plot")) < 0 ||
                  (rc = cli_io_figure(plot, NULL, "plan", "dat", "--plot")) < 0))
         goto out;
-    if (db && (rc = ana_plan_db_precheck(db)) < 0)
-        goto out;
     if (plot && (rc = ps_gnuplot_require()) < 0)
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0)
+        goto out;
+    /* after the loads: a --db that is a file they read by name (a bundled topology, the
+     * devices.json of its presets) is refused as an input (exit 2), not read as SQLite */
+    if (db && ((rc = ana_db_path_check(db, "--db", 1)) < 0 ||
+               (rc = ana_plan_db_precheck(db)) < 0))
         goto out;
     if (devices > topo->n_devices) {
         rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d devices", devices,

@@ -982,3 +982,28 @@ Test(sweep, report_reads_a_database_whose_writer_was_killed_mid_transaction)
     cr_assert_eq(th_sh("test ! -s %s-journal", db), 0, "the journal was not rolled back");
     cr_expect_eq(count(db, "select count(*) from runs"), 4);
 }
+
+/* A --db that is a file the command read by name (a bundled topology, the devices.json of
+ * its presets) is refused as an input would be, exit 2, the file kept (helper-56: sweep
+ * and plan read it as SQLite, "not an SQLite database", exit 8). */
+Test(sweep, a_db_that_is_an_input_found_by_name_is_refused_as_an_input)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cp -r models %s/data && cp %s/data/topologies/devices.json %s/d0.json",
+                       dir, dir, dir), 0);
+    const char *cases[] = {
+        "sweep --model mlp:layers=8,width=64 --topology chain-8-ideal -K 1 -M 1 --batch 4 "
+        "--db topologies/chain-8-ideal.json",
+        "sweep --model mlp:layers=8,width=64 --topology p40-pcie-8 -K 1 -M 1 --batch 4 "
+        "--db topologies/devices.json",
+        "plan --model mlp:layers=8,width=64 --topology p40-pcie-8 --devices 2 --batch 4 "
+        "--db topologies/devices.json",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cr_expect_eq(th_sh("cd %s/data && PIPESIM_DATA=$PWD %s %s >/dev/null 2>../err.txt",
+                           dir, ps, cases[i]), 2, "%s", cases[i]);
+        cr_expect_eq(th_sh("grep -q 'is the same file as input .*: the output would overwrite "
+                           "an input' %s/err.txt", dir), 0, "%s", cases[i]);
+    }
+    cr_expect_eq(th_sh("cmp -s %s/data/topologies/devices.json %s/d0.json", dir, dir), 0);
+}
