@@ -87,7 +87,8 @@ int ana_plan_n_remat(enum sch_remat r, int M)
 }
 
 /* The capped optimum, else the unconstrained one; the costs of it. */
-static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e)
+static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e,
+                        const int64_t *counts)
 {
     const struct ana_plan_pkey *k = &e->k;
     int S = k->v * k->K, rc;
@@ -103,7 +104,9 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     struct sch_part_opts o = { .n_stages = S, .stage_device = e->stage_device,
                                .n_micro = k->M, .micro_batch = k->micro, .remat = k->remat,
                                .cap_mode = sp->cap_mode, .cap = sp->cap };
-    if (k->sched[0]) { /* that schedule's own stashes */
+    if (k->sched[0] && counts) { /* that schedule's own stashes, counted already */
+        o.counts = counts;
+    } else if (k->sched[0]) { /* that schedule's own stashes */
         if ((rc = sch_schedule_build(k->sched, k->K, k->M, k->remat, &sched)) < 0) {
             e->rc = rc;
             goto out;
@@ -118,18 +121,20 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     sch_part_model *um = NULL;
     struct sch_part_opts uo = o;
     uo.cap_mode = 0;
+    uo.sched = NULL; /* no memory in the unconstrained problem: the stages alike, the */
+    uo.counts = NULL; /* fast path (a schedule's counts told them apart) */
     struct sch_partition *up = NULL;
     if ((rc = sch_part_model_new(sp->profile, sp->topo, &uo, &um)) == 0 &&
         (rc = sch_part_solve(sch_part_model_problem(um), &up, &bn)) == 0 &&
         (rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
-        int feasible = 0;
-        sch_part_bottleneck(sch_part_model_problem(m), up, NULL, &feasible);
+        /* a device holding several stages (V, interleaved) holds their sum */
+        int feasible = sch_part_model_fits(m, up);
         e->binding = !feasible;
         if (feasible) {
             e->part = up;
             up = NULL;
             e->capped = 1;
-        } else if ((rc = sch_part_solve(sch_part_model_problem(m), &e->part, &bn)) == 0) {
+        } else if ((rc = sch_part_model_solve(m, &e->part)) == 0) {
             e->capped = 1;
         } else if (rc == -PS_ENOFIT) {
             e->part = up;
@@ -199,8 +204,9 @@ out:
     sch_schedule_free(sched);
 }
 
-int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c, const struct ana_plan_pkey *k,
-                      struct ana_plan_pentry **out)
+int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c,
+                        const int64_t *counts, const struct ana_plan_pkey *k,
+                        struct ana_plan_pentry **out)
 {
     if ((size_t)(c->n + 1) * 2 > c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 256;
@@ -227,7 +233,7 @@ int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *
         e->used = 1;
         e->k = *k;
         c->n++;
-        pentry_fill(sp, e);
+        pentry_fill(sp, e, counts);
     }
     *out = e;
     return 0;
@@ -337,8 +343,10 @@ static uint64_t ckey_hash(const char *name, int K, int M, enum sch_remat r)
 
 void ana_plan_ccache_release(struct ana_plan_ccache *c)
 {
-    for (size_t i = 0; c->e && i < c->cap; i++)
+    for (size_t i = 0; c->e && i < c->cap; i++) {
         free(c->e[i].cnt);
+        free(c->e[i].pcnt);
+    }
     free(c->e);
 }
 
@@ -372,6 +380,20 @@ static void centry_fill(struct ana_plan_centry *e)
     /* keep cnt, drop cur: move the counts to the front */
     memmove(cur, e->cnt, sizeof *cur * (size_t)e->S);
     e->cnt = cur;
+    /* the partitioner's counts, and whether fill-drain's closed form (cs stashes,
+     * ci inputs, one output, no W buffer: sch_partitioner_model.c) bounds them */
+    if (!(e->pcnt = malloc(sizeof *e->pcnt * 4 * (size_t)e->S))) {
+        e->rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    sch_part_stage_counts(s, e->pcnt);
+    int64_t R = ana_plan_n_remat(e->remat, e->M), cs = (e->M - R) > (R > 0) ? e->M - R : (R > 0);
+    int64_t ci = R > 0 ? e->M : 1;
+    e->dominated = 1;
+    for (int st = 0; st < e->S; st++) {
+        const int64_t *q = e->pcnt + 4 * st;
+        e->dominated &= q[0] <= cs && q[1] <= ci && q[2] <= 1 && q[3] == 0;
+    }
 out:
     if (e->rc < 0)
         snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());

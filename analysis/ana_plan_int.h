@@ -65,6 +65,9 @@ struct ana_plan_centry {
     int K, M, used, rc, S;
     enum sch_remat remat;
     int *cnt;        /* [S] */
+    int64_t *pcnt;   /* [S][4]: sch_part_stage_counts, for the partitioner */
+    int dominated;   /* every stage's counts at most fill-drain's closed form's: a cut
+                        that fits fill-drain's memory fits this schedule's */
     char msg[96];
 };
 
@@ -86,8 +89,10 @@ int ana_plan_schedule_valid(const char *name, int K, int M, int L);
 int ana_plan_n_remat(enum sch_remat r, int M);
 
 /* The partition and costs of key k (made on a miss; e->rc < 0 with its
- * message when they cannot be made). */
+ * message when they cannot be made); counts: k.sched's stage counts (the
+ * centry's pcnt), or NULL to replay the schedule. */
 int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c,
+                        const int64_t *counts,
                         const struct ana_plan_pkey *k, struct ana_plan_pentry **out);
 void ana_plan_pcache_release(struct ana_plan_pcache *c);
 /* The stash counts of g's schedule, K, M and remat. */

@@ -102,15 +102,38 @@ struct sch_part_opts {
                                * and W buffers each stage holds at once
                                * (sch_partitioner_model.c); NULL or "gpipe":
                                * fill-drain's closed form */
+    const int64_t *counts;   /* or those counts already made (sch_part_stage_counts of
+                              * the schedule, [n_stages][4]): no replay, no sched */
 };
+
+/* The most stashes, inputs, outputs and W buffers ([s][0..3]) each stage of sc
+ * holds at once when its device runs its ops in list order (the ledger's rule
+ * on unit sizes): cnt[n_stages * 4]. */
+void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt);
 
 typedef struct sch_part_model sch_part_model;
 
 int sch_part_model_new(const struct mdl_profile *p, const struct mdl_topology *t,
                        const struct sch_part_opts *o, sch_part_model **out);
 void sch_part_model_free(sch_part_model *m);
-/* The array problem: time objective, memory constraint when capped. */
+/* The array problem: time objective, memory constraint when capped (each
+ * stage under its device's memory: for a device with several stages, what
+ * sch_part_model_fits and sch_part_model_solve add). */
 const struct sch_part_problem *sch_part_model_problem(const sch_part_model *m);
+/* Whether part meets the cap: every stage's closed-form peak under its
+ * device's memory and, where a device holds several stages (interleaved,
+ * V layouts), their peaks' sum too (each stage at its own peak: an upper
+ * bound of the device's). 1 yes, 0 no; 1 without a cap. */
+int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *part);
+/* The capped optimum (sch_part_solve on the model's problem). Where a
+ * device holds several stages and the optimum's sum overflows it, the
+ * device's memory is shared among its stages: round by round the first
+ * overflowing device gives up its excess from the one of its stages whose
+ * cut then has the least bottleneck (each tried), at most 64 rounds, then
+ * an equal share each; the result fits (sch_part_model_fits) but is an
+ * optimum only under the shares found, not over every share.
+ * -PS_ENOFIT when none fits (no message: sch_part_model_explain_nofit). */
+int sch_part_model_solve(const sch_part_model *m, struct sch_partition **out);
 int sch_part_strategy_run(const sch_part_model *m, enum sch_part_strategy s,
                           struct sch_partition **out);
 

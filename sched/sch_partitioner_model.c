@@ -66,6 +66,9 @@ struct sch_part_model {
     int64_t *mpre, *min_, *mout;   /* [L+1] */
     int64_t *spre, *sin, *sout;    /* [S][L+1] per stage (o.sched), else NULL */
     struct sch_part_cost *time, *mem, *size;  /* [S] */
+    struct sch_part_cost *time_own;  /* [S] each stage's own time costs, kept when the
+                                      * fast path (pb.same) gives every stage stage 0's:
+                                      * for sch_part_model_solve's shares; else NULL */
     double *cap;                   /* [S] capacity the search uses */
     struct sch_part_problem pb, size_pb;
 };
@@ -109,6 +112,7 @@ void sch_part_model_free(sch_part_model *m)
     free(m->sin);
     free(m->sout);
     free(m->time);
+    free(m->time_own);
     free(m->mem);
     free(m->size);
     free(m->cap);
@@ -254,30 +258,50 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     return 0;
 }
 
-/* The most stashes, inputs, outputs and W buffers (cnt[0..3]) stage st
- * holds at once when its device runs its ops in list order: the ledger's
- * rule (sch_mem_effect) on unit sizes, after every op's start and end. */
-static void stage_counts(const struct sch_schedule *sc, int st, int64_t cnt[4])
+/* The four classes' coefficients of a packed effect (16 bits each, signed). */
+static void unpack4(int64_t v, int64_t c[4])
 {
-    static const struct sch_stage_mem unit[4] = {
-        { .stash = 1 }, { .in = 1 }, { .out = 1 }, { .wgrad = 1 } };
-    int64_t c[4] = { 0, 0, 0, 0 };
-    memset(cnt, 0, 4 * sizeof *cnt);
-    int d = sc->stage_device[st];
-    for (int i = 0; i < sc->n_ops[d]; i++) {
-        const struct sch_op *op = &sc->ops[d][i];
-        if (op->stage != st)
-            continue;
-        int64_t a[4], e[4];
-        for (int k = 0; k < 4; k++)
-            sch_mem_effect(sc, op, &unit[k], &a[k], &e[k]);
-        for (int k = 0; k < 4; k++) {
-            c[k] += a[k];
-            cnt[k] = c[k] > cnt[k] ? c[k] : cnt[k];
-            c[k] += e[k];
-            cnt[k] = c[k] > cnt[k] ? c[k] : cnt[k];
-        }
+    for (int k = 0; k < 4; k++) {
+        int64_t lo = v & 0xffff;
+        if (lo >= 0x8000)
+            lo -= 0x10000;
+        c[k] = lo;
+        v = (v - lo) / 0x10000;
     }
+}
+
+void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt)
+{
+    /* sch_mem_effect is linear in the sizes, with coefficients of at most 2 in
+     * magnitude: one call with each class in its own 16 bits gives all four */
+    static const struct sch_stage_mem unit = {
+        .stash = 1, .in = (int64_t)1 << 16, .out = (int64_t)1 << 32,
+        .wgrad = (int64_t)1 << 48 };
+    int S = sc->n_stages;
+    int64_t *c = calloc((size_t)S * 4, sizeof *c);
+    memset(cnt, 0, sizeof *cnt * 4 * (size_t)S);
+    for (int d = 0; d < sc->n_devices; d++)
+        for (int i = 0; i < sc->n_ops[d]; i++) {
+            const struct sch_op *op = &sc->ops[d][i];
+            int st = op->stage;
+            if (st < 0 || st >= S)
+                continue;
+            int64_t *cs = c ? c + 4 * st : NULL, *mx = cnt + 4 * st, pa, pe, a[4], e[4];
+            sch_mem_effect(sc, op, &unit, &pa, &pe);
+            unpack4(pa, a);
+            unpack4(pe, e);
+            for (int k = 0; k < 4; k++) {
+                if (!cs) { /* out of memory: an upper bound of every count */
+                    mx[k] = (int64_t)sc->n_micro * 2 + 2;
+                    continue;
+                }
+                cs[k] += a[k];
+                mx[k] = cs[k] > mx[k] ? cs[k] : mx[k];
+                cs[k] += e[k];
+                mx[k] = cs[k] > mx[k] ? cs[k] : mx[k];
+            }
+        }
+    free(c);
 }
 
 /* Per-stage memory arrays from the schedule's counts (o.sched). */
@@ -291,9 +315,14 @@ static int build_sched_mem(sch_part_model *m)
     m->sout = malloc(sizeof *m->sout * cells);
     if (!m->spre || !m->sin || !m->sout)
         return ps_error(PS_ENOMEM, "out of memory");
+    int64_t *all = NULL;
+    if (!m->o.counts && !(all = malloc(sizeof *all * 4 * (size_t)S)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    if (all)
+        sch_part_stage_counts(m->o.sched, all);
+    const int64_t *counts = all ? all : m->o.counts;
     for (int s = 0; s < S; s++) {
-        int64_t cnt[4];
-        stage_counts(m->o.sched, s, cnt);
+        const int64_t *cnt = counts + 4 * s;
         int64_t *pre = m->spre + (size_t)s * (L + 1), *in = m->sin + (size_t)s * (L + 1),
                 *out = m->sout + (size_t)s * (L + 1);
         pre[0] = in[0] = out[0] = 0;
@@ -303,11 +332,13 @@ static int build_sched_mem(sch_part_model *m)
             mem += ly->params * bpp + (double)cnt[0] * ly->stash_bytes * n +
                    (double)cnt[3] * (ly->out_bytes - ly->carry_bytes) * n;
             double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
-            if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES))
+            if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES)) {
+                free(all);
                 return ps_error(PS_EINVAL, "%s: layers 1-%d (up to '%s') need %g bytes, "
                                 "beyond the simulator's memory ledger (at most %g); check "
                                 "their sizes", m->prof->path, l + 1, ly->name,
                                 fmax(mem, edge), MAX_SUM_BYTES);
+            }
             int64_t ob = bytes_of(ly->out_bytes, n);
             pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n) +
                          cnt[3] * bytes_of(ly->out_bytes - ly->carry_bytes, n);
@@ -317,8 +348,11 @@ static int build_sched_mem(sch_part_model *m)
         for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
             in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n);
     }
+    free(all);
     return 0;
 }
+
+static int shared_devices(const sch_part_model *m);
 
 static int build(sch_part_model *m)
 {
@@ -352,7 +386,7 @@ static int build(sch_part_model *m)
     for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
         m->min_[a] += cs * shared_stash(&m->prof->layers[a], n);
     int same = 1, rc;
-    int per_stage = m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0;
+    int per_stage = m->o.counts || (m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0);
     if (per_stage && (rc = build_sched_mem(m)) < 0)
         return rc;
     for (int s = 0; s < S; s++) {
@@ -389,6 +423,13 @@ static int build(sch_part_model *m)
         if (s > 0)
             same &= pre == m->time[0].pre && m->mem[s].bias == m->mem[0].bias &&
                     (s == 1 || xin == m->time[1].in);
+    }
+    if (same && S > 1 && m->o.cap_mode && shared_devices(m)) {
+        /* sch_part_model_solve may give the stages of a device caps of their own,
+         * which the fast path cannot read: their costs as they are, for it */
+        if (!(m->time_own = malloc(sizeof *m->time_own * (size_t)S)))
+            return ps_error(PS_ENOMEM, "out of memory");
+        memcpy(m->time_own, m->time, sizeof *m->time * (size_t)S);
     }
     if (same && S > 1) {
         /* the fast path reads stage 0's costs only: give it both sides */
@@ -507,20 +548,210 @@ out:
     return rc;
 }
 
+/* Whether some device holds more than one stage. */
+static int shared_devices(const sch_part_model *m)
+{
+    for (int s = 0; s < m->S; s++)
+        for (int t = 0; t < s; t++)
+            if (m->dev[t] == m->dev[s])
+                return 1;
+    return 0;
+}
+
+/* Each stage's closed-form peak for part (mem[S]) and, per stage, the sum over
+ * the stages of its device (sum[S]). */
+static void device_sums(const sch_part_model *m, const struct sch_partition *part,
+                        int64_t *mem, int64_t *sum)
+{
+    for (int s = 0; s < m->S; s++) {
+        struct sch_part_cost mc = m->mem[s];
+        mc.bias = 0;
+        mem[s] = sch_part_cost_eval(&mc, m->L, part->first[s], part->first[s + 1]);
+    }
+    for (int s = 0; s < m->S; s++) {
+        sum[s] = 0;
+        for (int t = 0; t < m->S; t++)
+            if (m->dev[t] == m->dev[s])
+                sum[s] += mem[t];
+    }
+}
+
+int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *part)
+{
+    if (!m->o.cap_mode)
+        return 1;
+    int feasible = 0;
+    sch_part_bottleneck(&m->pb, part, NULL, &feasible);
+    if (!feasible || !shared_devices(m))
+        return feasible;
+    int64_t *mem = malloc(sizeof *mem * 2 * (size_t)m->S);
+    if (!mem)
+        return 0; /* judged by the engine, which also checks */
+    int64_t *sum = mem + m->S;
+    device_sums(m, part, mem, sum);
+    for (int s = 0; s < m->S && feasible; s++)
+        feasible = (double)sum[s] <= m->cap[s];
+    free(mem);
+    return feasible;
+}
+
+/* The optimum with stage s under caps[s] (bytes). */
+static int solve_capped(const sch_part_model *m, const int64_t *caps,
+                        struct sch_part_cost *c, struct sch_partition **out)
+{
+    for (int s = 0; s < m->S; s++) {
+        c[s] = m->mem[s];
+        c[s].bias = -caps[s];
+    }
+    struct sch_part_problem pb = m->pb;
+    pb.mem = c;
+    if (m->time_own) {
+        pb.time = m->time_own;
+        pb.same = 0;
+    }
+    int64_t bn;
+    return sch_part_solve(&pb, out, &bn);
+}
+
+int sch_part_model_solve(const sch_part_model *m, struct sch_partition **out)
+{
+    int64_t bn;
+    int rc = sch_part_solve(&m->pb, out, &bn);
+    if (rc < 0 || !m->o.cap_mode || !shared_devices(m) || sch_part_model_fits(m, *out))
+        return rc;
+    int S = m->S;
+    int64_t *mem = malloc(sizeof *mem * 5 * (size_t)S);
+    struct sch_part_cost *c = malloc(sizeof *c * (size_t)S);
+    if (!mem || !c) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    int64_t *sum = mem + S, *caps = sum + S, *cap0 = caps + S, *trial = cap0 + S;
+    for (int s = 0; s < S; s++)
+        caps[s] = cap0[s] = -m->mem[s].bias;
+    /* The first overflowing device gives up its excess from one of its stages:
+     * the one whose cut then runs fastest (each tried); the caps only fall. */
+    for (int round = 0; round < 64; round++) {
+        device_sums(m, *out, mem, sum);
+        int d = -1;
+        for (int s = 0; s < S && d < 0; s++)
+            if ((double)sum[s] > (double)cap0[s])
+                d = s;
+        if (d < 0) {
+            rc = 0;
+            goto done;
+        }
+        int64_t excess = sum[d] - cap0[d], best_bn = INT64_MAX;
+        struct sch_partition *best = NULL;
+        int best_s = -1;
+        for (int s = 0; s < S; s++) {
+            if (m->dev[s] != m->dev[d] || mem[s] <= excess)
+                continue;
+            memcpy(trial, caps, sizeof *caps * (size_t)S);
+            trial[s] = mem[s] - excess < trial[s] ? mem[s] - excess : trial[s];
+            struct sch_partition *p = NULL;
+            for (int t = 0; t < S; t++) {
+                c[t] = m->mem[t];
+                c[t].bias = -trial[t];
+            }
+            struct sch_part_problem pb = m->pb;
+            pb.mem = c;
+            if (m->time_own) {
+                pb.time = m->time_own;
+                pb.same = 0;
+            }
+            int64_t b;
+            if ((rc = sch_part_solve(&pb, &p, &b)) == 0 && b < best_bn) {
+                sch_partition_free(best);
+                best = p;
+                best_bn = b;
+                best_s = s;
+            } else {
+                sch_partition_free(p);
+                if (rc < 0 && rc != -PS_ENOFIT)
+                    goto fail;
+            }
+        }
+        if (!best)
+            break;
+        caps[best_s] = mem[best_s] - excess < caps[best_s] ? mem[best_s] - excess
+                                                           : caps[best_s];
+        sch_partition_free(*out);
+        *out = best;
+    }
+    /* then an equal share of each device's memory per stage */
+    sch_partition_free(*out);
+    *out = NULL;
+    for (int s = 0; s < S; s++) {
+        int n = 0;
+        for (int t = 0; t < S; t++)
+            n += m->dev[t] == m->dev[s];
+        caps[s] = cap0[s] / n;
+    }
+    rc = solve_capped(m, caps, c, out);
+    goto done;
+fail:
+    sch_partition_free(*out);
+    *out = NULL;
+done:
+    free(mem);
+    free(c);
+    return rc;
+}
+
+/* sch_part_model_explain_nofit, or, where every stage fits its device alone
+ * but no cut found fits a device holding several, that device's need. */
+static int explain_device_nofit(const sch_part_model *m)
+{
+    struct sch_partition *part = NULL;
+    int64_t bn;
+    if (sch_part_solve(&m->pb, &part, &bn) < 0)
+        return sch_part_model_explain_nofit(m);
+    int64_t *mem = malloc(sizeof *mem * 2 * (size_t)m->S);
+    if (!mem) {
+        sch_partition_free(part);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    int64_t *sum = mem + m->S;
+    device_sums(m, part, mem, sum);
+    int w = 0;
+    for (int s = 1; s < m->S; s++)
+        if ((double)sum[s] - m->cap[s] > (double)sum[w] - m->cap[w])
+            w = s;
+    char spec[256], stages[256] = "";
+    sch_partition_format(part, spec, sizeof spec);
+    size_t n = 0;
+    for (int s = 0; s < m->S && n < sizeof stages; s++)
+        if (m->dev[s] == m->dev[w])
+            n += (size_t)snprintf(stages + n, sizeof stages - n, "%s%d", n ? ", " : "", s);
+    int rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: "
+                      "each stage fits its device alone, but the cut that does best, %s, has "
+                      "device %s holding stages %s needing %.4g GiB for %.4g GiB (no share of "
+                      "its memory among them that was tried fits; try --remat always, more "
+                      "devices or a smaller micro-batch)", m->L, m->S, spec,
+                      m->topo->devices[m->dev[w]].name, stages, (double)sum[w] / PS_GIB,
+                      m->cap[w] / PS_GIB);
+    free(mem);
+    sch_partition_free(part);
+    return rc;
+}
+
 int sch_part_strategy_run(const sch_part_model *m, enum sch_part_strategy s,
                           struct sch_partition **out)
 {
-    int64_t bn;
     int rc;
     switch (s) {
     case SCH_PART_OPTIMAL:
-        rc = sch_part_solve(&m->pb, out, &bn);
+        rc = sch_part_model_solve(m, out);
         if (rc == -PS_ENOFIT && m->pb.mem)
-            return sch_part_model_explain_nofit(m);
+            return explain_device_nofit(m);
         return rc;
     case SCH_PART_UNIFORM: return sch_partition_uniform(m->S, m->L, out);
     case SCH_PART_GPIPE: return sch_part_min_sq_sum(&m->pb, out);
-    case SCH_PART_BALANCE_SIZE: return sch_part_solve(&m->size_pb, out, &bn);
+    case SCH_PART_BALANCE_SIZE: {
+        int64_t bn;
+        return sch_part_solve(&m->size_pb, out, &bn);
+    }
     case SCH_PART_LINGVO: { /* the layers' forward cost: FLOPs per sample, or
                                a measured profile's seconds */
         double *cost = malloc((size_t)m->L * sizeof *cost);

@@ -784,3 +784,18 @@ Test(partitioner, lingvo_strategy_reads_the_forward_cost)
     mdl_profile_free(meas);
     mdl_profile_free(flops);
 }
+
+/* A device holding two stages (zb-v's V) holds their sum: the optimum under each stage's
+ * cap alone, 8,7,7,4, needs 16.21 GiB on gpu1 of 16 (helper-58); predict --partition
+ * optimal now gives a cut every device holds, and plan ranks it. */
+Test(partitioner, a_device_holding_two_stages_holds_their_sum, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *g = "--model gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257 "
+                    "--topology pcie-8gpu";
+    cr_assert_eq(th_sh("%s predict %s -K 2 -M 2 --batch 16 --schedule zb-v --remat never "
+                       "--partition optimal | grep -q '^memory          every stage fits'",
+                       ps, g), 0);
+    cr_assert_eq(th_sh("%s plan %s --devices 4 --batch 32 --top 3 2>/dev/null | "
+                       "grep -qE '^ +1 +2 +2 +2 +zb-v +never .* memory +8,6,7,5$'", ps, g), 0);
+}
