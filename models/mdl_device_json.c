@@ -7,6 +7,7 @@
 #include "models/mdl_topology_int.h"
 #include "base/ps_data.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
 
@@ -288,8 +289,11 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
      * refuse, and hashes alone. */
     size_t bom = ps_bom_len(text, len), i;
     json_error_t jerr;
+    ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, 0, &jerr), *devs, *d;
     free(text);
+    if (!root && ps_json_oom()) /* not a file that does not parse: a hash would be wrong */
+        return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", topo_path);
     int uses = 0;
     devs = json_is_object(root) ? json_object_get(root, "devices") : NULL;
     if (json_is_array(devs))
@@ -320,8 +324,11 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         return rc;
     json_error_t jerr;
     size_t bom = ps_bom_len(text, len);
+    ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
     free(text);
+    if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
+        return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", file);
     if (!root)
         return ps_error(PS_EPARSE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
     static const char *const rkeys[] = { "comment", "source", "devices", NULL };

@@ -8,6 +8,7 @@
 #include "base/ps_suggest.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -77,14 +78,19 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names in folder dir ending in ext (not `skip`), sorted; *out malloc'd. */
+static void free_names(char **v, int n);
+
+/* The names in folder dir ending in ext (not `skip`), sorted; *out malloc'd
+ * (NULL, *n 0, on an error: nothing for the caller to free). */
 static int list_dir(const char *dir, const char *ext, const char *skip, char ***out, int *n)
 {
     *out = NULL;
     *n = 0;
     DIR *d = opendir(dir);
+    if (!d && errno == ENOMEM) /* opendir's own buffer */
+        return ps_error(PS_ENOMEM, "out of memory");
     if (!d)
-        return ps_error(PS_EIO, "%s: cannot open the folder", dir);
+        return ps_error(PS_EIO, "%s: cannot open the folder: %s", dir, strerror(errno));
     struct dirent *e;
     char **v = NULL;
     int cap = 0, rc = 0;
@@ -107,13 +113,16 @@ static int list_dir(const char *dir, const char *ext, const char *skip, char ***
         (*n)++;
     }
     closedir(d);
-    if (rc == 0 && *n)
+    if (rc < 0) { /* the names listed so far leaked with the error (helper-60) */
+        free_names(v, *n);
+        v = NULL;
+        *n = 0;
+    } else if (*n) {
         qsort(v, (size_t)*n, sizeof *v, name_cmp);
+    }
     *out = v;
     return rc;
 }
-
-static void free_names(char **v, int n);
 
 /* "; did you mean 'NAME'?" for the bundled name of this kind closest to arg
  * (names without their extension), else "" (a failed listing, too: the
@@ -307,6 +316,7 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
                 continue;
             }
             json_t *root = json_load_file(path, 0, NULL);
+            bad |= !root; /* it loaded just now: out of memory (the summary would lack parts) */
             it->n_devices = t->n_devices;
             it->n_links = t->n_links;
             it->n_switches = t->n_switches;
@@ -328,7 +338,9 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
             /* the generator spec its header names: "# pipesim layer profile (SPEC); ..." */
             char *text;
             size_t len;
-            if (ps_read_file(path, &text, &len) == 0) {
+            int rrc = ps_read_file(path, &text, &len);
+            bad |= rrc == -PS_ENOMEM;
+            if (rrc == 0) {
                 const char *o = strchr(text, '('), *nl = strchr(text, '\n');
                 const char *e = o ? strchr(o, ')') : NULL;
                 if (text[0] == '#' && o && e && (!nl || e < nl)) {

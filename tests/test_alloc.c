@@ -214,3 +214,11 @@ Test(alloc, report_from_sqlite_fails_cleanly_at_every_allocation)
     static const char *const outputs[] = { "out.csv", NULL };
     fail_each("report --db r.db --metric normalized,bubble,memory --csv out.csv", outputs);
 }
+
+/* presets lists the bundled folders: a listing cut short by a failed allocation kept its
+ * names (LeakSanitizer, helper-60's scan-build triage). */
+Test(alloc, presets_fails_cleanly_at_every_allocation)
+{
+    static const char *const outputs[] = { NULL };
+    fail_each("presets", outputs);
+}
