@@ -2,6 +2,8 @@
 #include "models/mdl_torch.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
+#include "base/ps_jsonpos.h"
 #include "base/ps_memavail.h"
 #include "base/ps_util.h"
 
@@ -193,6 +195,12 @@ static int read_events(struct ctx *c, const json_t *arr)
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: not an object", c->path, i);
         const json_t *ph = json_object_get(e, "ph");
         if (!json_is_string(ph) || strcmp(json_string_value(ph), "X"))
+            continue;
+        /* Kineto's GPU timeline: kernels, copies, and the copy of each
+         * record_function range (cat gpu_user_annotation, same name): read as
+         * ranges they doubled the steps and averaged CPU and GPU times */
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && (!strncmp(cat, "gpu_", 4) || !strcmp(cat, "kernel")))
             continue;
         const json_t *name = json_object_get(e, "name");
         if (!json_is_string(name))
@@ -587,16 +595,8 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
         return ps_error(PS_EUSAGE, "--prefix must not be empty");
     if (o->batch < 0)
         return ps_error(PS_EUSAGE, "--batch must be > 0, got %g", o->batch);
-    FILE *f = fopen(trace_path, "r");
-    if (!f)
-        return ps_error(PS_EIO, "%s: cannot open: %s", trace_path, strerror(errno));
-    int rio = ps_io_read(trace_path); /* recorded as an input (base/ps_afile.h) */
-    if (rio < 0) {
-        fclose(f);
-        return rio;
-    }
     struct stat sb;
-    if (!fstat(fileno(f), &sb) && S_ISREG(sb.st_mode)) {
+    if (!stat(trace_path, &sb) && S_ISREG(sb.st_mode)) {
         char what[600], detail[96], sz[32];
         ps_mem_format((double)sb.st_size, sz, sizeof sz);
         snprintf(what, sizeof what, "%s", trace_path);
@@ -605,20 +605,30 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
         int rc = ps_mem_check((double)sb.st_size * TORCH_PEAK_FACTOR, what, detail,
                                "import a trace of fewer steps, or set " PS_MEM_ENV
                                " to override the check");
-        if (rc < 0) {
-            fclose(f);
+        if (rc < 0)
             return rc;
-        }
     }
-    unsigned char bom[3]; /* a UTF-8 byte-order mark is skipped */
-    if (fread(bom, 1, 3, f) != 3 || ps_bom_len((const char *)bom, 3) == 0)
-        rewind(f);
+    /* read whole, as every input is (ps_read_file: recorded as an input, a
+     * device or pipe stops at 1 GiB); it read 3 bytes for a byte-order mark
+     * and rewound, which a pipe cannot: their 3 bytes were lost */
+    char *text;
+    size_t len;
+    int rrc = ps_read_file(trace_path, &text, &len);
+    if (rrc < 0)
+        return rrc;
+    size_t bom = ps_bom_len(text, len); /* a UTF-8 byte-order mark is skipped */
     json_error_t jerr;
-    json_t *root = json_loadf(f, JSON_DECODE_INT_AS_REAL, &jerr);
-    fclose(f);
-    if (!root)
+    ps_json_begin();
+    json_t *root = json_loadb(text + bom, len - bom, JSON_DECODE_INT_AS_REAL, &jerr);
+    if (!root && ps_json_oom()) { /* jansson reports it as a syntax error */
+        free(text);
+        return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", trace_path);
+    }
+    if (!root) {
+        free(text);
         return ps_error(PS_EPARSE, "%s:%d:%d: %s", trace_path, jerr.line, jerr.column,
                          jerr.text);
+    }
     int rc = 0;
     const json_t *arr = json_is_array(root) ? root : json_object_get(root, "traceEvents");
     if (!json_is_array(arr)) {
@@ -626,9 +636,11 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
                        "\"traceEvents\")", trace_path);
         goto out_free;
     }
-    if ((rc = read_events(&c, arr)) < 0)
+    /* errors name the JSON path; add the line and column it is on */
+    if ((rc = ps_json_error_at(read_events(&c, arr), trace_path, text + bom, len - bom,
+                               NULL)) < 0)
         goto out_free;
-    rc = build(&c, o, out, rep);
+    rc = ps_json_error_at(build(&c, o, out, rep), trace_path, text + bom, len - bom, NULL);
 out_free:
     for (int i = 0; i < c.n_threads; i++)
         free(c.threads[i]);
@@ -638,5 +650,6 @@ out_free:
     free(c.layer_map.slot);
     free(c.ev);
     json_decref(root);
+    free(text);
     return rc;
 }

@@ -461,3 +461,58 @@ Test(import_torch, touching_events_are_not_nested)
     mdl_profile_free(p);
     unlink(path);
 }
+
+/* Kineto with CUDA copies each record_function range onto the GPU timeline (cat
+ * gpu_user_annotation, the same name) and adds kernels: they are skipped, so the profile is
+ * the CPU-only trace's (helper-57: two steps, forwards the mean of CPU and GPU time). */
+Test(import_torch, gpu_timeline_copies_are_skipped)
+{
+    static const char gpu[] =
+        " {\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"layer:a\",\"ts\":103,"
+        "\"dur\":30,\"pid\":0,\"tid\":7},\n"
+        " {\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"layer:b\",\"ts\":163,"
+        "\"dur\":40,\"pid\":0,\"tid\":7},\n"
+        " {\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"layer:b\",\"ts\":170,\"dur\":4,"
+        "\"pid\":0,\"tid\":7},\n";
+    char text[4096];
+    const char *head = "{\"traceEvents\": [\n";
+    snprintf(text, sizeof text, "%s%s%s", head, gpu, kineto + strlen(head));
+    char path[] = "/tmp/pipesim-kgpu-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, text);
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(rep.steps, 1);
+    cr_expect_float_eq(p->layers[0].fwd, 50e-6, 1e-15);
+    cr_expect_float_eq(p->layers[1].fwd, 20e-6, 1e-15);
+    cr_expect_float_eq(p->layers[0].bwd, 70e-6, 1e-15);
+    mdl_profile_free(p);
+    unlink(path);
+}
+
+/* A trace read from a pipe is read whole (it lost its first 3 bytes: a byte-order mark was
+ * looked for and the stream rewound), an endless one stops at 1 GiB, and an error found
+ * after parsing names its line and column (helper-57). */
+Test(import_torch, pipes_limits_and_positions)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cp tests/fixtures/torch/tinyformer.json /tmp/pipesim-it.json && "
+                       "%s import-torch /tmp/pipesim-it.json --batch 8 "
+                       ">/tmp/pipesim-it-a.csv && cat /tmp/pipesim-it.json | "
+                       "%s import-torch /dev/stdin --batch 8 >/tmp/pipesim-it-b.csv && "
+                       "test \"$(grep -v '^#' /tmp/pipesim-it-a.csv)\" = \"$(grep -v '^#' "
+                       "/tmp/pipesim-it-b.csv)\"", ps, ps), 0, "the piped trace's profile "
+                 "differs (its header names the source)");
+    cr_assert_eq(th_sh("%s import-torch /dev/zero 2>/tmp/pipesim-it-e.txt", ps), 5);
+    cr_assert_eq(th_sh("grep -q 'longer than 1024 MiB' /tmp/pipesim-it-e.txt"), 0);
+    cr_assert_eq(th_sh("printf '{\"traceEvents\":[\\n{\"name\":\"layer:a\",\"ph\":\"X\","
+                       "\"ts\":0,\"dur\":-10,\"pid\":1,\"tid\":1}]}' >/tmp/pipesim-it-n.json && "
+                       "%s import-torch /tmp/pipesim-it-n.json 2>/tmp/pipesim-it-e.txt; "
+                       "test $? = 4 && grep -q '^pipesim import-torch: /tmp/pipesim-it-n.json:2:"
+                       "[0-9]*: traceEvents.0..dur: -10 us' /tmp/pipesim-it-e.txt", ps), 0);
+    th_sh("rm -f /tmp/pipesim-it.json /tmp/pipesim-it-a.csv /tmp/pipesim-it-b.csv "
+          "/tmp/pipesim-it-e.txt "
+          "/tmp/pipesim-it-n.json");
+}
