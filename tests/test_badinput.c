@@ -565,6 +565,12 @@ static const struct {
       PS_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
     { "{" META ",\"traceEvents\":[\n" EV(",\"bytes\":1e300") "]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: args.bytes: must be a byte count" },
+    /* negative byte counts (they passed: the check was on the magnitude, helper-57) */
+    { "{" META ",\"traceEvents\":[\n" EV(",\"bytes\":-65536") "]}", PS_EPARSE,
+      "tr.json:2:1: traceEvents[0]: args.bytes: must be a byte count" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":"
+      "{\"activations\":-1}}]}", PS_EPARSE,
+      "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":{}}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"

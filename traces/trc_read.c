@@ -31,6 +31,12 @@ static int in_range(json_t *v, double max)
     return json_is_number(v) && fabs(json_number_value(v)) <= max; /* false for NaN */
 }
 
+/* A byte count: a number in [0, MAX_COUNT] (in_range let -65536 through). */
+static int is_count(json_t *v)
+{
+    return in_range(v, MAX_COUNT) && json_number_value(v) >= 0;
+}
+
 static int get_int(json_t *o, const char *key, int *out)
 {
     json_t *v = json_object_get(o, key);
@@ -110,7 +116,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
     if (!strcmp(ph, "C")) {
         json_t *a = json_object_get(args, "activations");
-        if (!in_range(a, MAX_COUNT))
+        if (!is_count(a))
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: counter without "
                              "'activations' (a byte count)", path, i);
         return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
@@ -140,7 +146,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
                          trc_stream_name(sch_op_stream((enum sch_op_kind)k)));
     get_int(args, "peer", &peer);
     json_t *b = json_object_get(args, "bytes");
-    if (b && !in_range(b, MAX_COUNT))
+    if (b && !is_count(b))
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: args.bytes: must be a byte count",
                          path, i);
     e.kind = (uint8_t)k;
