@@ -357,36 +357,17 @@ static void centry_fill(struct ana_plan_centry *e)
     if ((e->rc = sch_schedule_build(e->name, e->K, e->M, e->remat, &s)) < 0)
         goto out;
     e->S = s->n_stages;
-    int *cur = calloc((size_t)e->S * 2, sizeof *cur);
-    if (!cur) {
-        e->rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
-    }
-    e->cnt = cur + e->S;
-    struct sch_stage_mem one = { 0, 0, 1, 0 };
-    for (int d = 0; d < s->n_devices; d++)
-        for (int i = 0; i < s->n_ops[d]; i++) {
-            const struct sch_op *op = &s->ops[d][i];
-            if (!sch_op_is_compute(op->kind) || op->stage < 0)
-                continue;
-            int64_t a, z;
-            sch_mem_effect(s, op, &one, &a, &z);
-            int st = op->stage;
-            cur[st] += (int)a;
-            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
-            cur[st] += (int)z;
-            e->cnt[st] = cur[st] > e->cnt[st] ? cur[st] : e->cnt[st];
-        }
-    /* keep cnt, drop cur: move the counts to the front */
-    memmove(cur, e->cnt, sizeof *cur * (size_t)e->S);
-    e->cnt = cur;
-    /* the partitioner's counts, and whether fill-drain's closed form (cs stashes,
-     * ci inputs, one output, no W buffer: sch_partitioner_model.c) bounds them */
-    if (!(e->pcnt = malloc(sizeof *e->pcnt * 4 * (size_t)e->S))) {
+    /* the partitioner's counts; the stash count is their first (only compute
+     * ops change it: sends and receives move inputs and outputs) */
+    e->cnt = malloc(sizeof *e->cnt * (size_t)e->S);
+    e->pcnt = malloc(sizeof *e->pcnt * 4 * (size_t)e->S);
+    if (!e->cnt || !e->pcnt) {
         e->rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
     sch_part_stage_counts(s, e->pcnt);
+    for (int st = 0; st < e->S; st++)
+        e->cnt[st] = (int)e->pcnt[4 * st];
     int64_t R = ana_plan_n_remat(e->remat, e->M), cs = (e->M - R) > (R > 0) ? e->M - R : (R > 0);
     int64_t ci = R > 0 ? e->M : 1;
     e->dominated = 1;

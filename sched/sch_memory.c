@@ -26,6 +26,11 @@
  * the consumer's input, so no receive op allocates it again.
  */
 #include "sched/sch_schedule.h"
+#include "sched/sch_partitioner.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
                     const struct sch_stage_mem *m, int64_t *at_start, int64_t *at_end)
@@ -65,4 +70,57 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
     }
     *at_start = a;
     *at_end = e;
+}
+
+/* sch_part_stage_counts (sched/sch_partitioner.h) lives here, beside
+ * sch_mem_effect, which the compiler can then inline into its loop. */
+/* The four classes' coefficients of a packed effect (16 bits each): each
+ * coefficient is in [-2, 2] (sch_mem_effect adds or removes a class once or
+ * twice), so 2 added to every field leaves no field negative to borrow. */
+#define PACK_BIAS (2 * (1 + ((int64_t)1 << 16) + ((int64_t)1 << 32) + ((int64_t)1 << 48)))
+
+static void unpack4(int64_t v, int64_t c[4])
+{
+    uint64_t u = (uint64_t)(v + PACK_BIAS);
+    for (int k = 0; k < 4; k++)
+        c[k] = (int64_t)((u >> (16 * k)) & 0xffff) - 2;
+}
+
+void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt)
+{
+    /* sch_mem_effect is linear in the sizes, with coefficients of at most 2 in
+     * magnitude: one call with each class in its own 16 bits gives all four */
+    static const struct sch_stage_mem unit = {
+        .stash = 1, .in = (int64_t)1 << 16, .out = (int64_t)1 << 32,
+        .wgrad = (int64_t)1 << 48 };
+    int S = sc->n_stages;
+    memset(cnt, 0, sizeof *cnt * 4 * (size_t)S);
+    int64_t *c = calloc((size_t)S * 4, sizeof *c);
+    if (!c) { /* out of memory: an upper bound of every count */
+        for (int i = 0; i < 4 * S; i++)
+            cnt[i] = (int64_t)sc->n_micro * 2 + 2;
+        return;
+    }
+    for (int d = 0; d < sc->n_devices; d++) {
+        const struct sch_op *ops = sc->ops[d];
+        for (int i = 0; i < sc->n_ops[d]; i++) {
+            const struct sch_op *op = &ops[i];
+            int st = op->stage;
+            if (st < 0 || st >= S)
+                continue;
+            int64_t *cs = c + 4 * st, *mx = cnt + 4 * st, pa, pe, a[4], e[4];
+            sch_mem_effect(sc, op, &unit, &pa, &pe);
+            if (!pa && !pe)
+                continue; /* no class moves: no new maximum */
+            unpack4(pa, a);
+            unpack4(pe, e);
+            for (int k = 0; k < 4; k++) {
+                int64_t v = cs[k] + a[k], w = v + e[k];
+                int64_t m = v > w ? v : w;
+                mx[k] = m > mx[k] ? m : mx[k];
+                cs[k] = w;
+            }
+        }
+    }
+    free(c);
 }

@@ -258,9 +258,12 @@ struct layered {
     int L, K, words;
     uint64_t *rows;      /* [(K + 1) * words] reachable cuts per stage count */
     int64_t *bit;        /* Fenwick tree, [L + 2] */
-    int *order, *rank;   /* positions by time h descending, and the inverse */
-    int64_t *hs;         /* time h in that order */
-    int sorted_for;      /* stage index the order was built for, -1 none */
+    int *order, *rank;   /* positions by time h descending, and the inverse: the */
+    int64_t *hs;         /* time h in that order: current stage's, views of these */
+    int *order_all, *rank_all; /* [n_keys][L + 1]: one order per distinct time h, */
+    int64_t *hs_all;     /* which depends on a stage's pre and in arrays alone */
+    int *key_of;         /* [K] the order of each stage */
+    int n_keys;
 };
 
 static int row_get(const struct layered *w, int s, int i)
@@ -281,20 +284,46 @@ static int cmp_h_desc(const void *x, const void *y, void *ctx)
     return ha > hb ? -1 : ha < hb ? 1 : (a > b) - (a < b);
 }
 
+/* Stage s's order (made once per solve for each distinct pre and in: a probe
+ * sorted every stage again, K sorts of L + 1 positions per probe). */
 static void build_order(struct layered *w, int s)
 {
-    int key = w->p->same ? 0 : s;
-    if (w->sorted_for == key)
-        return;
-    for (int i = 0; i <= w->L; i++)
-        w->order[i] = i;
-    qsort_r(w->order, (size_t)w->L + 1, sizeof *w->order, cmp_h_desc,
-            (void *)tcost(w->p, s)); /* glibc's qsort_r: sweeps run this in threads */
-    for (int i = 0; i <= w->L; i++) {
-        w->rank[w->order[i]] = i + 1;
-        w->hs[i] = h_of(tcost(w->p, s), w->order[i]);
+    size_t at = (size_t)w->key_of[w->p->same ? 0 : s] * (size_t)(w->L + 1);
+    w->order = w->order_all + at;
+    w->rank = w->rank_all + at;
+    w->hs = w->hs_all + at;
+}
+
+static void make_orders(struct layered *w)
+{
+    int K = w->p->same ? 1 : w->K;
+    w->n_keys = 0;
+    for (int s = 0; s < K; s++) {
+        const struct sch_part_cost *c = tcost(w->p, s);
+        int k = 0;
+        while (k < w->n_keys && !(tcost(w->p, w->key_of[k])->pre == c->pre &&
+                                  tcost(w->p, w->key_of[k])->in == c->in))
+            k++;
+        if (k == w->n_keys) { /* first stage of a new key: key_of[k] holds it for now */
+            w->key_of[w->n_keys++] = s;
+        }
+        w->key_of[K + s] = k;
     }
-    w->sorted_for = key;
+    for (int k = 0; k < w->n_keys; k++) {
+        const struct sch_part_cost *c = tcost(w->p, w->key_of[k]);
+        size_t at = (size_t)k * (size_t)(w->L + 1);
+        int *order = w->order_all + at, *rank = w->rank_all + at;
+        for (int i = 0; i <= w->L; i++)
+            order[i] = i;
+        qsort_r(order, (size_t)w->L + 1, sizeof *order, cmp_h_desc,
+                (void *)c); /* glibc's qsort_r: sweeps run this in threads */
+        for (int i = 0; i <= w->L; i++) {
+            rank[order[i]] = i + 1;
+            w->hs_all[at + (size_t)i] = h_of(c, order[i]);
+        }
+    }
+    for (int s = 0; s < K; s++)
+        w->key_of[s] = w->key_of[K + s];
 }
 
 /* Number of positions whose time h is >= th (hs is descending). */
@@ -383,19 +412,25 @@ static int layered_solve(const struct sch_part_problem *p, struct sch_partition 
                          int64_t *bottleneck)
 {
     int L = p->n_layers, K = p->n_stages;
-    struct layered w = { .p = p, .L = L, .K = K, .words = (L + 1 + 63) / 64, .sorted_for = -1 };
+    struct layered w = { .p = p, .L = L, .K = K, .words = (L + 1 + 63) / 64 };
     int rc = 0;
     w.rows = malloc(sizeof *w.rows * (size_t)(K + 1) * (size_t)w.words);
     if (p->mem) {
+        /* at most K distinct orders (one with p->same) */
+        size_t n = (size_t)(p->same ? 1 : K) * (size_t)(L + 1);
         w.bit = malloc(sizeof *w.bit * (size_t)(L + 2));
-        w.order = malloc(sizeof *w.order * (size_t)(L + 1));
-        w.rank = malloc(sizeof *w.rank * (size_t)(L + 1));
-        w.hs = malloc(sizeof *w.hs * (size_t)(L + 1));
+        w.order_all = malloc(sizeof *w.order_all * n);
+        w.rank_all = malloc(sizeof *w.rank_all * n);
+        w.hs_all = malloc(sizeof *w.hs_all * n);
+        w.key_of = malloc(sizeof *w.key_of * 2 * (size_t)K);
     }
-    if (!w.rows || (p->mem && (!w.bit || !w.order || !w.rank || !w.hs))) {
+    if (!w.rows || (p->mem && (!w.bit || !w.order_all || !w.rank_all || !w.hs_all ||
+                               !w.key_of))) {
         rc = ps_error(PS_ENOMEM, "out of memory partitioning %d layers into %d stages", L, K);
         goto err_free_work;
     }
+    if (p->mem)
+        make_orders(&w);
     if (!layered_probe(&w, SCH_PART_INF)) {
         rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages meets the memory "
                        "cap", L, K);
@@ -419,9 +454,10 @@ static int layered_solve(const struct sch_part_problem *p, struct sch_partition 
 err_free_work:
     free(w.rows);
     free(w.bit);
-    free(w.order);
-    free(w.rank);
-    free(w.hs);
+    free(w.order_all);
+    free(w.rank_all);
+    free(w.hs_all);
+    free(w.key_of);
     return rc;
 }
 

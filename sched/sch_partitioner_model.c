@@ -258,52 +258,6 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     return 0;
 }
 
-/* The four classes' coefficients of a packed effect (16 bits each, signed). */
-static void unpack4(int64_t v, int64_t c[4])
-{
-    for (int k = 0; k < 4; k++) {
-        int64_t lo = v & 0xffff;
-        if (lo >= 0x8000)
-            lo -= 0x10000;
-        c[k] = lo;
-        v = (v - lo) / 0x10000;
-    }
-}
-
-void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt)
-{
-    /* sch_mem_effect is linear in the sizes, with coefficients of at most 2 in
-     * magnitude: one call with each class in its own 16 bits gives all four */
-    static const struct sch_stage_mem unit = {
-        .stash = 1, .in = (int64_t)1 << 16, .out = (int64_t)1 << 32,
-        .wgrad = (int64_t)1 << 48 };
-    int S = sc->n_stages;
-    int64_t *c = calloc((size_t)S * 4, sizeof *c);
-    memset(cnt, 0, sizeof *cnt * 4 * (size_t)S);
-    for (int d = 0; d < sc->n_devices; d++)
-        for (int i = 0; i < sc->n_ops[d]; i++) {
-            const struct sch_op *op = &sc->ops[d][i];
-            int st = op->stage;
-            if (st < 0 || st >= S)
-                continue;
-            int64_t *cs = c ? c + 4 * st : NULL, *mx = cnt + 4 * st, pa, pe, a[4], e[4];
-            sch_mem_effect(sc, op, &unit, &pa, &pe);
-            unpack4(pa, a);
-            unpack4(pe, e);
-            for (int k = 0; k < 4; k++) {
-                if (!cs) { /* out of memory: an upper bound of every count */
-                    mx[k] = (int64_t)sc->n_micro * 2 + 2;
-                    continue;
-                }
-                cs[k] += a[k];
-                mx[k] = cs[k] > mx[k] ? cs[k] : mx[k];
-                cs[k] += e[k];
-                mx[k] = cs[k] > mx[k] ? cs[k] : mx[k];
-            }
-        }
-    free(c);
-}
-
 /* Per-stage memory arrays from the schedule's counts (o.sched). */
 static int build_sched_mem(sch_part_model *m)
 {
