@@ -40,7 +40,7 @@ const char *ana_plan_limit_name(enum ana_plan_limit l)
 static void cfg_error(struct ana_plan_cfg *g, const char *msg)
 {
     g->status = ANA_PLAN_ERROR;
-    snprintf(g->error, sizeof g->error, "%s", msg);
+    ana_plan_msg_copy(g->error, sizeof g->error, msg);
 }
 
 /* Builds, bounds memory and (if it may fit) simulates g on e's partition. */

@@ -116,7 +116,7 @@ struct ana_plan_cfg {
     double capacity;             /* that device's capacity */
     enum ana_plan_limit limit;
     char partition[96];
-    char error[96];              /* ERROR: the first words of the message */
+    char error[160];             /* ERROR: the message, its middle elided past 159 bytes */
 };
 
 struct ana_plan {

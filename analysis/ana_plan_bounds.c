@@ -48,6 +48,21 @@ int ana_plan_schedule_valid(const char *name, int K, int M, int L)
     return 1;
 }
 
+void ana_plan_msg_copy(char *dst, size_t n, const char *msg)
+{
+    size_t len = strlen(msg);
+    if (len < n) {
+        memcpy(dst, msg, len + 1);
+        return;
+    }
+    static const char mid[] = " [...] ";
+    size_t head = (n - sizeof mid) / 3, tail = n - sizeof mid - head;
+    memcpy(dst, msg, head);
+    memcpy(dst + head, mid, sizeof mid - 1);
+    memcpy(dst + head + sizeof mid - 1, msg + len - tail, tail);
+    dst[n - 1] = 0;
+}
+
 /* ---- partitions and costs, cached by what they depend on ---- */
 
 static uint64_t pkey_hash(const struct ana_plan_pkey *k)
@@ -199,7 +214,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     free(b);
 out:
     if (e->rc < 0)
-        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+        ana_plan_msg_copy(e->msg, sizeof e->msg, ps_errmsg());
     sch_part_model_free(m);
     sch_schedule_free(sched);
 }
@@ -377,7 +392,7 @@ static void centry_fill(struct ana_plan_centry *e)
     }
 out:
     if (e->rc < 0)
-        snprintf(e->msg, sizeof e->msg, "%s", ps_errmsg());
+        ana_plan_msg_copy(e->msg, sizeof e->msg, ps_errmsg());
     sch_schedule_free(s);
 }
 

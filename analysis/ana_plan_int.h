@@ -34,7 +34,7 @@ struct ana_plan_pentry {
     struct ana_plan_pkey k;
     int used;
     int rc;                    /* < 0: the partitioner's or the costs' error */
-    char msg[96];
+    char msg[160];
     int capped;
     int binding;               /* the memory cap rejected the unconstrained optimum */
     struct sch_partition *part;
@@ -68,7 +68,7 @@ struct ana_plan_centry {
     int64_t *pcnt;   /* [S][4]: sch_part_stage_counts, for the partitioner */
     int dominated;   /* every stage's counts at most fill-drain's closed form's: a cut
                         that fits fill-drain's memory fits this schedule's */
-    char msg[96];
+    char msg[160];
 };
 
 struct ana_plan_ccache {
@@ -87,6 +87,10 @@ int ana_plan_split_backward(const char *name);
 int ana_plan_schedule_valid(const char *name, int K, int M, int L);
 /* Re-materialized micro-batches of M under r. */
 int ana_plan_n_remat(enum sch_remat r, int M);
+
+/* Copies msg into dst[n]; one too long keeps its start and its end (the
+ * cause, after a long model spec) with " [...] " between. */
+void ana_plan_msg_copy(char *dst, size_t n, const char *msg);
 
 /* The partition and costs of key k (made on a miss; e->rc < 0 with its
  * message when they cannot be made); counts: k.sched's stage counts (the

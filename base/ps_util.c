@@ -93,6 +93,8 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
             if (!(v * u[i].mul <= 1e30))
                 return ps_error(PS_EUSAGE, "%s: '%s' is out of range (at most 1e30 bytes)",
                                  what, s);
+            if (v * u[i].mul < 1) /* 0.4 read as a capacity of 0 bytes */
+                return ps_error(PS_EUSAGE, "%s: '%s' is less than one byte", what, s);
             *out = v * u[i].mul;
             return 0;
         }

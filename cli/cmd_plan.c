@@ -114,7 +114,13 @@ int cmd_plan(int argc, char **argv)
         case 'm': sp.model_arg = optarg; break;
         case 't': sp.topo_arg = optarg; break;
         case 'N': rc = ps_parse_long(optarg, "--devices", 1, 1 << 20, &devices); break;
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &batch); break;
+        case 'b': { /* as predict and partition read it: 1e3 is 1000 */
+            double b = 0;
+            if ((rc = ps_parse_double(optarg, "--batch", &b)) == 0 &&
+                (rc = cli_check_batch(b)) == 0)
+                batch = (long)b;
+            break;
+        }
         case 'n': rc = ps_parse_long(optarg, "--top", 1, 100000, &top); break;
         case 'c':
             if (!strcmp(optarg, "device"))
@@ -236,9 +242,20 @@ int cmd_plan(int argc, char **argv)
         goto out;
     po.p = p;
     rc = cli_write_output(out, print_plan, &po);
-    if (rc == 0 && !p->n_rank) /* the report says so too; the status tells scripts */
-        rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits their memory "
-                       "(--mem-cap)", devices);
+    if (rc == 0 && !p->n_rank) { /* the report says so too; the status tells scripts */
+        const char *first = NULL;
+        for (int i = 0; i < p->n && !first; i++)
+            if (p->c[i].status == ANA_PLAN_ERROR)
+                first = p->c[i].error;
+        if (!p->counts[ANA_PLAN_MEM_BOUND] && !p->counts[ANA_PLAN_MEM_SIM] && first)
+            /* nothing was refused for memory: --mem-cap would not help */
+            rc = ps_error(PS_ENOFIT, "no configuration of %ld devices can run: %d of the %d "
+                          "searched were refused by the partitioner or the engine, none for "
+                          "memory (first: %s)", devices, p->counts[ANA_PLAN_ERROR], p->n, first);
+        else
+            rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits their memory "
+                          "(--mem-cap)", devices);
+    }
 out:
     ana_plan_free(p);
     free(cmdline);

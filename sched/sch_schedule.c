@@ -450,6 +450,12 @@ int sch_schedule_check(const char *name, const char *opt)
         char msg[PS_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", ps_errmsg());
         rc = ps_error(PS_EUSAGE, "%s: '%s': %s", opt, name, msg);
+    } else if (rc == -PS_EUSAGE && strcmp(opt, "--schedule") &&
+               !strncmp(ps_errmsg(), "--schedule ", 11)) {
+        /* the generators name --schedule; the option given may be --schedules */
+        char msg[PS_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", ps_errmsg() + 11);
+        rc = ps_error(PS_EUSAGE, "%s %s", opt, msg);
     }
     sch_schedule_free(probe);
     return rc;

@@ -315,7 +315,7 @@ Test(plan_cli, bad_options_get_one_clear_error)
         "--batch are required");
     bad(OK " --devices 0 --batch 8", 2, "--devices: 0 is out of range");
     bad(OK " --devices 9 --batch 8", 2, "--devices 9: topology t.json has only 4 devices");
-    bad(OK " --devices 4 --batch -8", 2, "--batch: -8 is out of range");
+    bad(OK " --devices 4 --batch -8", 2, "--batch must be a positive integer (>= 1), got -8");
     bad(OK " --devices 4 --batch 8 --mem-cap -5", 2, "--mem-cap: '-5' is not a positive byte");
     bad(OK " --devices 4 --batch 8 --mem-cap 3XB", 2, "--mem-cap: unknown unit 'XB'");
     bad(OK " --devices 4 --batch 8 --objective speed", 2, "--objective: unknown objective "
@@ -691,4 +691,38 @@ Test(plan_cli, a_capped_1f1b_row_gets_its_own_stashes_partition)
                        "assert r[\"partition\"] == \"66,117\", r\n"
                        "assert abs(float(r[\"step_s\"]) - 0.043466) < 1e-6, r\n'", dir, ps, wd),
                  0);
+}
+
+/* helper-58's small ones: --schedules errors name --schedules (the generators said
+ * --schedule); --batch 1e3 is 1000 as in predict (plan refused it); --mem-cap under one byte
+ * is refused (0.4 was a capacity of 0 B); a plan that nothing can run says so instead of
+ * blaming memory and --mem-cap; the database keeps the cause of an error (it was cut at 96
+ * bytes, inside the model spec). */
+Test(plan_cli, options_and_final_messages_say_what_happened, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *m = "--model mlp:layers=2,width=4 --topology chain-8-ideal --devices 2";
+    cr_expect_eq(th_sh("%s plan %s --batch 4 --schedules interleaved 2>&1 >/dev/null | "
+                       "grep -q '^pipesim plan: --schedules interleaved needs'", ps, m), 0);
+    cr_expect_eq(th_sh("%s plan %s --batch 1e3 --top 1 2>/dev/null | grep -q 'global batch "
+                       "1000,'", ps, m), 0);
+    cr_expect_eq(th_sh("%s plan %s --batch 4 --mem-cap 0.4 >/dev/null 2>&1", ps, m), 2);
+    char db[256];
+    snprintf(db, sizeof db, "%s/huge.db", dir);
+    cr_expect_eq(th_sh("%s plan --model gpt:layers=96,hidden=65536,heads=64,seq=65536,"
+                       "vocab=1000000 --topology tpu-v3 --devices 16 --batch 1048576 --quiet "
+                       "--db %s 2>%s/err.txt >/dev/null", ps, db, dir), 7);
+    cr_expect_eq(th_sh("grep -q 'can run: .* refused by the partitioner or the engine, none for "
+                       "memory (first: ' %s/err.txt && ! grep -q mem-cap %s/err.txt", dir, dir),
+                 0);
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(h, "SELECT count(*) FROM configs WHERE error LIKE "
+                                    "'% [...] %beyond the simulator%'", -1, &st, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_expect_gt(sqlite3_column_int(st, 0), 0, "no stored error keeps its cause");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
 }
