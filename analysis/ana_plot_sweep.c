@@ -69,9 +69,11 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
         if (reused) /* the names alone would not tell the groups apart */
             snprintf(inputs, sizeof inputs, ", inputs %.8s/%.8s (model/topology hash)",
                      first->model_hash, first->topology_hash);
-        fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s%s (select with "
-                "--model, --topology, --schedule, --remat, --strategy, --batch, --replicas%s)\n",
-                g->groups, note, inputs, reused ? ", --model-hash, --topology-hash" : "");
+        /* the title names replicas only past one; the groups may differ in them alone */
+        fprintf(stderr, "pipesim plot: %d groups match; plotting the first: %s%s%s (select "
+                "with --model, --topology, --schedule, --remat, --strategy, --batch, "
+                "--replicas%s)\n", g->groups, note, first->replicas == 1 ? ", 1 replica" : "",
+                inputs, reused ? ", --model-hash, --topology-hash" : "");
     }
     return 0;
 }

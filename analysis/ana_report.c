@@ -13,6 +13,18 @@
 
 enum metric { M_NORM, M_SPEEDUP, M_THROUGHPUT, M_STEP, M_BUBBLE, M_MEMORY, M_N };
 
+
+/* name as a table prints it: a control character (a newline or tab in a file
+ * name stored by sweep) as '?', so that a header stays one line; buf holds a
+ * name of the same size. */
+static const char *printable(const char *name, char *buf)
+{
+    size_t i = 0;
+    for (; name[i]; i++)
+        buf[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+    buf[i] = 0;
+    return buf;
+}
 static const struct {
     const char *name, *title;
 } metric_tab[M_N] = {
@@ -312,10 +324,12 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     ps_human_bytes(ana_run_peak(b), pk, sizeof pk);
     ps_human_bytes(cap, cp, sizeof cp);
     ps_human_seconds(b->step_s, st, sizeof st);
+    char pm[sizeof b->model], pt[sizeof b->topology];
     fprintf(f, "best of %d successful runs%s (%d fit in memory):\n"
                "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
                "strategy %s\n", sel, o->fits_only ? ", among those that fit" : "", fit,
-            b->model, b->topology, b->schedule, b->K, b->M, b->batch, b->remat, b->strategy);
+            printable(b->model, pm), printable(b->topology, pt), b->schedule, b->K, b->M,
+            b->batch, b->remat, b->strategy);
     /* as the tables: named when any selected run has replicas, so that a
      * best of one replica says so beside runs of several */
     if (b->replicas != 1 || any_replicas(runs, n, o))
@@ -361,9 +375,10 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     int pos = 0, groups = 0, show_R = any_replicas(runs, n, o);
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
+        char pm[sizeof h->model], pt[sizeof h->topology];
         fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld",
-                groups ? "\n" : "", h->model, h->topology, h->schedule, h->remat, h->strategy,
-                h->batch);
+                groups ? "\n" : "", printable(h->model, pm), printable(h->topology, pt),
+                h->schedule, h->remat, h->strategy, h->batch);
         if (names_reused(runs, n, o, h))
             fprintf(f, ", inputs %.8s/%.8s (model/topology hash: the same names swept from "
                     "other files)", h->model_hash, h->topology_hash);

@@ -242,6 +242,11 @@ int cmd_plot(int argc, char **argv)
         snprintf(buf, sizeof buf, "%s", kinds);
         for (char *save, *tok = strtok_r(buf, ",", &save); tok;
              tok = strtok_r(NULL, ",", &save)) {
+            /* a kind given twice, as every list says it (it said one figure was
+             * "the same file as" itself) */
+            for (const char *q = buf; q < tok; q += strlen(q) + 1) /* the tokens before */
+                if (!strcmp(q, tok))
+                    return ps_error(PS_EUSAGE, "--kind: '%s' given twice", tok);
             if (!strcmp(tok, "timeline")) {
                 timeline = 1;
                 continue;

@@ -1007,3 +1007,27 @@ Test(sweep, a_db_that_is_an_input_found_by_name_is_refused_as_an_input)
     }
     cr_expect_eq(th_sh("cmp -s %s/data/topologies/devices.json %s/d0.json", dir, dir), 0);
 }
+
+/* helper-56's small ones: report prints a name's control characters as '?' (a newline in a
+ * swept file's name broke its header in two); plot's note names the replica count it drew
+ * when the groups differ in replicas alone; a --kind given twice says so. */
+Test(sweep, names_notes_and_repeated_kinds)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s gen model " MODEL " -o m.csv && cp m.csv \"$(printf "
+                       "'a\\nb\\tc.csv')\" && %s sweep --model \"$(printf 'a\\nb\\tc.csv')\" "
+                       "--topology %s/" TOPO " -K 1,2 -M 1 --batch 2 --db n.db --quiet", dir, ps,
+                       ps, getenv("PWD") ? getenv("PWD") : "."), 0);
+    cr_expect_eq(th_sh("cd %s && %s report --db n.db | grep -q '^== model a?b?c.csv, "
+                       "topology' && %s report --db n.db --best | grep -q '^model a?b?c.csv, "
+                       "topology'", dir, ps, ps), 0);
+    cr_assert_eq(th_sh("cd %s && %s sweep --model m.csv --topology %s/" TOPO " -K 1,2 -M 1,2 "
+                       "--batch 4 --replicas 1,2 --db r.db --quiet", dir, ps,
+                       getenv("PWD") ? getenv("PWD") : "."), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --db r.db --out-dir p --kind speedup 2>err.txt "
+                       ">/dev/null; grep -q 'groups match; plotting the first: .*, 1 replica ' "
+                       "err.txt", dir, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --db r.db --out-dir p --kind speedup,bubble,speedup "
+                       "2>err.txt; test $? = 2 && grep -q \"^pipesim plot: --kind: 'speedup' "
+                       "given twice$\" err.txt", dir, ps), 0);
+}
