@@ -26,6 +26,9 @@ static const char help[] =
     "each citing its source), the prose from --data/text/ (one template per\n"
     "output); a malformed one is an error naming file:line and the field,\n"
     "section or placeholder (exit status 3).\n"
+    "--no-plots skips drawing the PNGs (the .dat and .gp files are still written, and\n"
+    "the markdown still names the figure: gnuplot table2.gp draws it); --quiet drops\n"
+    "the 'wrote FILE' lines on stderr.\n"
     "Defaults: --out-dir results/paper, --tables all, --topologies and --data the\n"
     "data folder's topologies/ and gpipe/ (models/topologies and studies/gpipe\n"
     "in the source tree, PREFIX/share/pipesim/... installed; pipesim presets\n"
@@ -43,7 +46,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
     };
     struct stu_paper_opts o = { .out_dir = "results/paper",
                                 .tables = STU_PAPER_ALL, .plots = 1, .log = stderr };
-    int c, rc;
+    int c, rc, out_given = 0;
     cli_getopt_reset();
     while ((c = cli_getopt(cmd, argc, argv, "h", opts)) != -1) {
         switch (c) {
@@ -52,7 +55,12 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
             cli_help(help);
             return 0;
         case 'd': cli_deprecated(cmd, "--out DIR", "--out-dir DIR"); /* fallthrough */
-        case 'O': o.out_dir = optarg; break;
+        case 'O': /* --out is --out-dir's old spelling: the two are one option */
+            if (out_given++)
+                return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old "
+                                "spelling; each option once)");
+            o.out_dir = optarg;
+            break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'P': o.plots = 0; break;

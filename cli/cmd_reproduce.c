@@ -68,13 +68,18 @@ static int torchgpipe(int argc, char **argv)
     };
     struct stu_tg_opts o = { .out_dir = "results/torchgpipe",
                              .log = stderr };
-    int c;
+    int c, out_given = 0;
     cli_getopt_reset();
     while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help_tg); return 0;
         case 'd': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
-        case 'O': o.out_dir = optarg; break;
+        case 'O': /* --out is --out-dir's old spelling: the two are one option */
+            if (out_given++)
+                return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old "
+                                "spelling; each option once)");
+            o.out_dir = optarg;
+            break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'q': o.log = NULL; break;

@@ -7,6 +7,7 @@
 #include "base/ps_fs.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,19 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     int rc;
     if ((size_t)snprintf(s->final, sizeof s->final, "%s", out_dir) >= sizeof s->final)
         return ps_error(PS_EUSAGE, "--out-dir: path too long");
+    /* the first missing folder on the way: what a failed run takes away again
+     * (a run refused for its reference data left an empty --out-dir) */
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s", out_dir);
+    struct stat st;
+    for (size_t i = 1; i <= strlen(probe) && !s->created[0]; i++)
+        if (probe[i] == '/' || probe[i] == 0) {
+            char keep = probe[i];
+            probe[i] = 0;
+            if (stat(probe, &st) != 0 && errno == ENOENT)
+                snprintf(s->created, sizeof s->created, "%s", probe);
+            probe[i] = keep;
+        }
     if ((rc = ps_mkdirs(out_dir)) < 0 ||
         (rc = stu_join(out_dir, ".pipesim-stage-XXXXXX", s->stage, sizeof s->stage)) < 0)
         return rc;
@@ -115,6 +129,7 @@ int stu_out_commit(struct stu_out *s)
     }
     ps_afile_publish_end();
     free(af);
+    s->committed = rc == 0;
     if (rc == 0 && s->log)
         for (int i = 0; i < s->n; i++)
             fprintf(s->log, "wrote %s/%s\n", s->final, s->files[i].name);
@@ -137,6 +152,18 @@ void stu_out_abort(struct stu_out *s)
     if (s->stage_slot >= 0)
         ps_afile_untrack(s->stage_slot);
     s->stage_slot = -1;
+    if (!s->committed && s->created[0]) { /* the folders begin made, while empty */
+        char p[4096];
+        snprintf(p, sizeof p, "%s", s->final);
+        size_t top = strlen(s->created);
+        while (strlen(p) >= top && rmdir(p) == 0) {
+            char *sl = strrchr(p, '/');
+            if (!sl)
+                break;
+            *sl = 0;
+        }
+        s->created[0] = 0;
+    }
     free(s->files);
     s->files = NULL;
     s->n = s->cap = 0;

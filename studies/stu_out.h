@@ -28,6 +28,9 @@ struct stu_out {
     char final[4096];   /* the folder asked for */
     char stage[4096];   /* <final>/.pipesim-stage-XXXXXX */
     int stage_slot;     /* its ps_afile tracking slot, -1 when gone */
+    char created[4096]; /* the topmost folder of final that begin made, "" if none:
+                           removed again (while empty) by an abort before a commit */
+    int committed;
     FILE *log;
     int n, cap;
     struct stu_out_entry {

@@ -322,11 +322,21 @@ static int t1_cells(const struct stu_paper_ctx *c, struct t1_model models[2])
         for (int i = 0; i < NCOL; i++) {
             const struct t1_col *col = &md->cols[i];
             if ((rc = search(md->t, col, md->amoeba, 0, md->batch, &md->best[i])) < 0 ||
-                (rc = search(md->t, col, md->amoeba, 1, md->batch, &md->best_all[i])) < 0)
-                return rc;
-            if ((rc = eval_cfg(md->t, md->amoeba, col->L, col->D, col->K, col->naive, 0,
-                               md->batch, &md->at[i])) < 0)
-                return rc;
+                (rc = search(md->t, col, md->amoeba, 1, md->batch, &md->best_all[i])) < 0 ||
+                (rc = eval_cfg(md->t, md->amoeba, col->L, col->D, col->K, col->naive, 0,
+                               md->batch, &md->at[i])) < 0) {
+                if (rc == -PS_ENOMEM)
+                    return rc;
+                /* what the row's figures cannot run (more stages than the topology's
+                 * devices): the reference file's error, with its line (it named a -K
+                 * the user never gave) */
+                char msg[PS_ERRMSG_MAX];
+                snprintf(msg, sizeof msg, "%s", ps_errmsg());
+                return ps_error(PS_EPARSE, "%s:%d: %s %s (K = %d, L = %d): cannot be "
+                                "predicted: %s", c->ref.t1_path, col->line,
+                                md->amoeba ? "AmoebaNet-D" : "Transformer", col->name, col->K,
+                                col->L, msg);
+            }
         }
     }
     return 0;

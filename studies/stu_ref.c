@@ -5,6 +5,8 @@
 #include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
+#include "models/mdl_amoeba.h"
+#include "models/mdl_transformer.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,6 +59,50 @@ static int load_t1(const char *dir, struct stu_ref *r)
                                                : "must be > 0 for AmoebaNet-D");
             break;
         }
+        /* what the generators build (models/mdl_amoeba.h, mdl_transformer.h), and
+         * K stages of at least a layer each (AmoebaNet: L + 6 layers, Transformer:
+         * L + 2), here with the line, not as a generator's error after work */
+        if (m == 0 && (t->L < MDL_AMOEBA_L_MIN || t->L % 3 || t->L > MDL_AMOEBA_L_MAX)) {
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'L': must be a multiple of 3 in [%d, %d] "
+                          "(AmoebaNet-D's L/3 normal cells per stack), got %d", c.path, c.line,
+                          c.colno[c.idx[3]], MDL_AMOEBA_L_MIN, MDL_AMOEBA_L_MAX, t->L);
+            break;
+        }
+        if (m == 0 && (t->D < MDL_AMOEBA_D_MIN || t->D % 8 || t->D > MDL_AMOEBA_D_MAX)) {
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'D': must be a multiple of 8 in [%d, %d] "
+                          "for AmoebaNet-D, got %d", c.path, c.line, c.colno[c.idx[4]],
+                          MDL_AMOEBA_D_MIN, MDL_AMOEBA_D_MAX, t->D);
+            break;
+        }
+        if (m == 1 && t->L > MDL_TRANSFORMER_L_MAX) {
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'L': at most %d Transformer layers, got "
+                          "%d", c.path, c.line, c.colno[c.idx[3]], MDL_TRANSFORMER_L_MAX, t->L);
+            break;
+        }
+        if (t->K > t->L + (m == 0 ? 6 : 2)) {
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'K': %d stages of a model of %d layers "
+                          "(each stage needs one)", c.path, c.line, c.colno[c.idx[2]], t->K,
+                          t->L + (m == 0 ? 6 : 2));
+            break;
+        }
+        for (int j = 0; j < n[m] - 1 && rc == 0; j++)
+            if (!strcmp(r->t1[m][j].name, name))
+                rc = ps_error(PS_EPARSE, "%s:%d: a second row for %s %s (line %d)", c.path,
+                              c.line, models[m], name, r->t1[m][j].line);
+        if (rc < 0)
+            break;
+        t->line = c.line;
+        /* past these the paper's 12 B per parameter and the GB columns overflow
+         * ("inf GB" in table1.md) */
+        if (t->params > 1e15 || t->pmem > 1e9 || t->act > 1e9) {
+            rc = ps_error(PS_EPARSE, "%s:%d: field '%s': %g is out of range (params at most "
+                          "1e15, memory at most 1e9 %s)", c.path, c.line,
+                          t->params > 1e15 ? "params" : t->pmem > 1e9 ? "param_memory"
+                                                                      : "peak_activation_memory",
+                          t->params > 1e15 ? t->params : t->pmem > 1e9 ? t->pmem : t->act,
+                          units[u]);
+            break;
+        }
         snprintf(t->name, sizeof t->name, "%s", name);
         t->naive = name[0] == 'N';
         unit = u ? 1073741824.0 : 1e9;
@@ -65,6 +111,7 @@ static int load_t1(const char *dir, struct stu_ref *r)
     }
     if (rc == 0)
         rc = stu_csv_rows_end(&c, 2 * STU_REF_NCOL, "Table 1 (5 columns per model)");
+    snprintf(r->t1_path, sizeof r->t1_path, "%s", c.path);
     stu_csv_close(&c);
     return rc;
 }
@@ -84,6 +131,13 @@ static int load_tput(const char *dir, const char *name, int t3, struct stu_ref *
             (rc = stu_csv_key(&c, 1, t3 ? Ms + 2 : Ms, t3 ? 1 : 3, &j)) < 0 ||
             (rc = stu_csv_key(&c, 2, Ks, 3, &k)) < 0 || (rc = stu_csv_pos(&c, 3, t3, &v)) < 0)
             break;
+        /* normalized to K = 2 (Table 3) or K = 2, M = 1 (Table 2): that cell is 1 */
+        if (k == 0 && (t3 || j == 0) && v != 1 && !(t3 && isnan(v))) { /* or NA */
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'throughput': %g, but the table is "
+                          "normalized to this cell (K = 2%s), which is 1", c.path, c.line,
+                          c.colno[c.idx[3]], v, t3 ? "" : ", M = 1");
+            break;
+        }
         char what[64];
         snprintf(what, sizeof what, "%s M = %s K = %s", models[m], stu_csv_field(&c, 1), Ks[k]);
         if ((rc = stu_csv_dup(&c, &seen[m][j][k], what)) < 0)
@@ -135,6 +189,13 @@ static int load_tg(const char *dir, struct stu_ref *r)
         if (rc == 0 && parts != atoi(Ks[k]))
             rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d counts for K = %s",
                           c.path, c.line, c.colno[c.idx[3]], parts, Ks[k]);
+        /* every row's, used or not: AmoebaNet-D (18, 256) has L + 6 = 24 layers */
+        long sum = 0;
+        for (const char *q = b; rc == 0 && *q; q += strcspn(q, ","), q += *q == ',')
+            sum += strtol(q, NULL, 10);
+        if (rc == 0 && sum != 24)
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %ld layers; AmoebaNet-D "
+                          "(18, 256) has L + 6 = 24", c.path, c.line, c.colno[c.idx[3]], sum);
         if (rc < 0)
             break;
     }

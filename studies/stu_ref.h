@@ -24,10 +24,12 @@ struct stu_ref_t1 {
     int K, naive, L, D;   /* D = 0: Transformer */
     double params;        /* count */
     double pmem, act;     /* bytes (the file's GB = 1e9 or GiB times its unit) */
+    int line;             /* its line in table1.csv (stu_ref.t1_path) */
 };
 
 struct stu_ref {
     struct stu_ref_t1 t1[2][STU_REF_NCOL]; /* [AmoebaNet-D, Transformer][file order] */
+    char t1_path[4096];                    /* the file they came from */
     double t2[2][3][3];                    /* [model][M = 1, 4, 32][K = 2, 4, 8] */
     double t3[2][3];                       /* [model][K = 2, 4, 8], M = 32; NAN = NA */
     double tg_speedup[3][3];               /* torchgpipe [K = 2, 4, 8][M = 1, 4, 32] */

@@ -95,14 +95,17 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
                         "m = %d, checkpoint %s)", c->path, c->line, stu_csv_col(c, C_EXP),
                         stu_csv_field(c, C_EXP), want, w->n, w->m, stu_tg_ckpt_names[k]);
     snprintf(w->exp, sizeof w->exp, "%s", want);
+    /* every row cuts the same model; which of two disagreeing rows is wrong the
+     * file cannot say, so both lines are named (it blamed the second) */
     if (*total && t != *total)
-        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers, the rows above "
-                        "have %d", c->path, c->line, stu_csv_col(c, C_BALANCE), t, *total);
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers, but line %d's has "
+                        "%d (every row cuts the same model)", c->path, c->line,
+                        stu_csv_col(c, C_BALANCE), t, r->row[0].line, *total);
     *total = t;
     for (int i = 0; i < r->n_rows; i++)
-        if (r->row[i].n == w->n && r->row[i].m == w->m)
-            return ps_error(PS_EPARSE, "%s:%d: a second row for n = %d, m = %d (line %d)",
-                            c->path, c->line, w->n, w->m, r->row[i].line);
+        if ((r->row[i].n == w->n && r->row[i].m == w->m) || !strcmp(r->row[i].exp, w->exp))
+            return ps_error(PS_EPARSE, "%s:%d: a second row for %s (n = %d, m = %d; line %d)",
+                            c->path, c->line, w->exp, w->n, w->m, r->row[i].line);
     r->n_rows++;
     return 0;
 }

@@ -87,7 +87,9 @@ static void write_t2(const char *header, int bad, const char *line)
                 fprintf(f, "%s\n", line);
             continue;
         }
-        fprintf(f, "%s,%d,%d,1.5\n", m[i / 9], M[i / 3 % 3], K[i % 3]);
+        /* the normalization cell, K = 2, M = 1, is 1 */
+        fprintf(f, "%s,%d,%d,%s\n", m[i / 9], M[i / 3 % 3], K[i % 3],
+                i % 9 == 0 ? "1" : "1.5");
     }
     fclose(f);
 }
@@ -171,4 +173,66 @@ Test(paper_ref_bad, table1_column_name_and_torchgpipe_balance)
                        "sed -i 's/^8,4,2.621,.*/8,4,2.621,2 2 2 3 3 4 4/' torchgpipe.csv", dir,
                        dir), 0);
     expect_error("field 'balance': 7 counts for K = 8");
+}
+
+/* helper-59: values the models cannot take, a second row for a column, a balance that does
+ * not sum to the model's layers (in a row the study never reads), an impossible normalization
+ * cell and a parameter count past the GB columns all stop the load with the line (they were
+ * accepted, or failed after work as a generator's or -K's error, exit 4 or 7, leaving an
+ * empty --out-dir). */
+Test(paper_ref_bad, values_the_models_cannot_take)
+{
+    cr_assert_eq(th_sh("cd %s/data/reference && sed -i 's/^AmoebaNet-D,Pipeline-1,1,18,/"
+                       "AmoebaNet-D,Pipeline-1,1,1,/' table1.csv", dir), 0);
+    expect_error("table1.csv:14:26: field 'L': must be a multiple of 3 in [3, 30000]");
+    cr_assert_eq(th_sh("cp " REF "/table1.csv %s/data/reference/ && cd %s/data/reference && "
+                       "sed -i 's/^AmoebaNet-D,Pipeline-1,1,18,416,318000000/AmoebaNet-D,"
+                       "Pipeline-1,1,18,416,1e308/' table1.csv", dir, dir), 0);
+    expect_error("table1.csv:14: field 'params': 1e+308 is out of range");
+    cr_assert_eq(th_sh("cp " REF "/table1.csv %s/data/reference/ && cd %s/data/reference && "
+                       "sed -i \"s/^AmoebaNet-D,Pipeline-4,.*/$(grep '^AmoebaNet-D,Pipeline-2,' "
+                       "table1.csv)/\" table1.csv", dir, dir), 0);
+    expect_error("a second row for AmoebaNet-D Pipeline-2 (line 15)");
+    cr_assert_eq(th_sh("cp " REF "/table1.csv %s/data/reference/ && cd %s/data/reference && "
+                       "sed -i 's/^2,1,1,7 17$/2,1,1,7 1000000/' torchgpipe.csv", dir, dir), 0);
+    expect_error("field 'balance': 1000007 layers; AmoebaNet-D (18, 256) has L + 6 = 24");
+    cr_assert_eq(th_sh("cp " REF "/torchgpipe.csv %s/data/reference/", dir), 0);
+    write_t2("model,M,K,throughput", 9, "Transformer,1,2,2");
+    expect_error("table2.csv:12:17: field 'throughput': 2, but the table is normalized to this "
+                 "cell (K = 2, M = 1), which is 1");
+}
+
+/* A row whose figures the study cannot run (more stages than the topology's devices) is
+ * the reference file's error with its line, exit 3, and the --out-dir it created is gone. */
+Test(paper_ref_bad, a_row_past_the_topology_names_its_line)
+{
+    cr_assert_eq(th_sh("cp -r studies/gpipe/text %s/data/ && cd %s/data/reference && "
+                       "sed -i 's/^Transformer,Pipeline-8,8,103/Transformer,Pipeline-4096,4096,"
+                       "4095/' table1.csv", dir, dir), 0);
+    cr_assert_eq(th_sh("%s paper --data %s/data --out-dir %s/o/deep --quiet --tables 1 "
+                       "2>%s/err", th_pipesim(), dir, dir, dir), 3);
+    cr_expect_eq(th_sh("grep -q 'table1.csv:20: Transformer Pipeline-4096 (K = 4096, L = 4095): "
+                       "cannot be predicted: ' %s/err", dir), 0);
+    cr_expect_eq(th_sh("test ! -e %s/o", dir), 0, "the --out-dir it made stayed");
+}
+
+/* torchgpipe's tables: a second row of one experiment (another m) is refused (rows were
+ * keyed by n and m alone); --out-dir and its old spelling --out together are one option
+ * given twice (the last silently won). helper-59. */
+Test(paper_ref_bad, torchgpipe_duplicates_and_out_given_twice)
+{
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cp -r studies/torchgpipe %s/tg && echo 'pipeline-8,8,75,5400,26 22 33 44 "
+                       "44 66 66 69,except_last,411.662,4.294' >> %s/tg/reference/"
+                       "resnet101-speed.csv", dir, dir), 0);
+    cr_expect_eq(th_sh("%s reproduce torchgpipe --data %s/tg --out-dir %s/o --quiet 2>%s/err",
+                       ps, dir, dir, dir), 3);
+    cr_expect_eq(th_sh("grep -q 'resnet101-speed.csv:21: a second row for pipeline-8 (n = 8, "
+                       "m = 75; line 20)' %s/err", dir), 0);
+    cr_expect_eq(th_sh("test ! -e %s/o", dir), 0);
+    cr_expect_eq(th_sh("%s reproduce gpipe --out-dir %s/a --out %s/b --quiet 2>/dev/null", ps,
+                       dir, dir), 2);
+    cr_expect_eq(th_sh("%s reproduce torchgpipe --out %s/a --out-dir %s/b --quiet "
+                       "2>/dev/null", ps, dir, dir), 2);
+    cr_expect_eq(th_sh("test ! -e %s/a && test ! -e %s/b", dir, dir), 0);
 }

@@ -76,7 +76,8 @@ Test(reproduce, reference_errors_name_file_line_column_and_field)
     load_fails(HEADER "n2m1,2,1,96,24,always,26.733,1\n",
                "speed.csv:2:13: field 'balance': 1 layer counts for n = 2");
     load_fails(HEADER BASE "n2m4,2,4,256,9 16,except_last,41.133,1.539\n",
-               "speed.csv:3:14: field 'balance': 25 layers, the rows above have 24");
+               "speed.csv:3:14: field 'balance': 25 layers, but line 2's has 24 (every row "
+               "cuts the same model)");
     load_fails(HEADER "n2m1,2,1,96,7 x,always,26.733,1\n",
                "speed.csv:2:13: field 'balance': 'x' is not a positive layer count");
     load_fails(HEADER "n2m2,2,1,96,7 17,always,26.733,1\n",
@@ -86,7 +87,7 @@ Test(reproduce, reference_errors_name_file_line_column_and_field)
                "except_last, never");
     load_fails(HEADER "n2m1,2.5,1,96,7 17,always,26.733,1\n", "speed.csv:2:6: field 'n'");
     load_fails(HEADER "n2m1,,1,96,7 17,always,26.733,1\n", "speed.csv:2: field 'n' is missing");
-    load_fails(HEADER BASE BASE, "speed.csv:3: a second row for n = 2, m = 1 (line 2)");
+    load_fails(HEADER BASE BASE, "speed.csv:3: a second row for n2m1 (n = 2, m = 1; line 2)");
     load_fails(HEADER ROW2, "no row n2m1 (the speed-ups' baseline)");
     load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.6\n",
                "speed.csv:3: field 'speedup': 1.6 is not samples_per_s over the n2m1 row's "
