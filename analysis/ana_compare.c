@@ -177,7 +177,7 @@ static int stream_order(const void *pa, const void *pb)
 void ana_compare_set_makespan_sim(struct ana_compare *c, int64_t ns)
 {
     c->makespan_sim = ns;
-    c->makespan_err = ns > 0 ? (double)(c->makespan_meas - ns) / (double)ns : 0;
+    c->makespan_err = ns > 0 ? (double)(c->makespan_meas - ns) / (double)ns : NAN;
 }
 
 void ana_compare_set_makespan_meas(struct ana_compare *c, int64_t ns)
@@ -247,7 +247,10 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     }
     qsort(rel, nrel, sizeof *rel, rel_cmp);
     qsort(drift, n, sizeof *drift, i64_cmp);
-    c->dur_err_median = nrel ? rel[nrel / 2].rel : 0;
+    c->n_dur = nrel;
+    c->dur_err_median = c->dur_err_p95 = NAN; /* no op with a duration: no figure, not 0 */
+    if (nrel)
+        c->dur_err_median = rel[nrel / 2].rel;
     if (nrel) {
         const struct rel_err *p95 = &rel[(size_t)((double)(nrel - 1) * 0.95)];
         c->dur_err_p95 = p95->rel;

@@ -39,7 +39,9 @@ struct ana_compare {
     double bubble_sim, bubble_meas;
     double *busy_sim, *busy_meas;      /* [dev] busy fraction of makespan */
     int64_t *peak_act_sim, *peak_act_meas, *static_sim, *static_meas; /* [dev] */
-    double dur_err_median, dur_err_p95; /* |relative| over ops with sim dur > 0 */
+    double dur_err_median, dur_err_p95; /* |relative| over ops with sim dur > 0; NAN
+                                           when none has (n_dur 0): no figure */
+    size_t n_dur;
     struct trc_event p95_sim, p95_meas; /* the op at the p95 (zeroed when none):
                                            a large p95 is often a short op's */
     int64_t drift_median_ns, drift_max_ns; /* |start_meas - start_sim| */

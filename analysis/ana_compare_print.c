@@ -6,6 +6,7 @@
 #include "base/ps_util.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 static void label(const struct trc_event *e, char *buf, size_t n)
@@ -22,12 +23,23 @@ static void print_table(const void *obj, FILE *f)
     char ts[32], tm[32];
     ps_human_seconds(c->makespan_sim * 1e-9, ts, sizeof ts);
     ps_human_seconds(c->makespan_meas * 1e-9, tm, sizeof tm);
-    fprintf(f, "makespan        simulated %s, measured %s, error %+.2f%%\n", ts, tm,
-            c->makespan_err * 100);
-    fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
-            c->bubble_sim * 100, c->bubble_meas * 100, (c->bubble_meas - c->bubble_sim) * 100);
-    fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%", c->dur_err_median * 100,
-            c->dur_err_p95 * 100);
+    /* a figure that does not exist (no ops, no duration) is '-', not 0 */
+    if (isfinite(c->makespan_err))
+        fprintf(f, "makespan        simulated %s, measured %s, error %+.2f%%\n", ts, tm,
+                c->makespan_err * 100);
+    else
+        fprintf(f, "makespan        simulated %s, measured %s, error -\n", ts, tm);
+    if (c->n_ops)
+        fprintf(f, "bubble          simulated %.2f%%, measured %.2f%%, error %+.2f points\n",
+                c->bubble_sim * 100, c->bubble_meas * 100,
+                (c->bubble_meas - c->bubble_sim) * 100);
+    else
+        fprintf(f, "bubble          - (no ops)\n");
+    if (c->n_dur)
+        fprintf(f, "op duration     |error| median %.2f%%, p95 %.2f%%", c->dur_err_median * 100,
+                c->dur_err_p95 * 100);
+    else
+        fprintf(f, "op duration     |error| - (no op has a simulated duration)");
     if (c->p95_sim.end_ns > c->p95_sim.start_ns) { /* which op: a short one, often */
         char lab[32], ds[32], dm[32];
         label(&c->p95_sim, lab, sizeof lab);
@@ -39,7 +51,10 @@ static void print_table(const void *obj, FILE *f)
     fputc('\n', f);
     ps_human_seconds((double)c->drift_median_ns * 1e-9, ts, sizeof ts);
     ps_human_seconds((double)c->drift_max_ns * 1e-9, tm, sizeof tm);
-    fprintf(f, "start drift     median %s, max %s\n", ts, tm);
+    if (c->n_ops)
+        fprintf(f, "start drift     median %s, max %s\n", ts, tm);
+    else
+        fprintf(f, "start drift     - (no ops)\n");
     fprintf(f, "\n%6s %9s %9s %7s %14s %14s %7s\n", "device", "busy sim", "busy meas", "error",
             "peak act sim", "peak act meas", "error");
     for (int d = 0; d < c->n_devices; d++) {
@@ -63,21 +78,31 @@ static void print_table(const void *obj, FILE *f)
                 d->sim.device, e, ana_cause_name(d->cause, d->error_ns));
     }
     if (!c->n_top)
-        fprintf(f, "  none: the traces agree op for op\n");
+        fprintf(f, c->n_ops ? "  none: the traces agree op for op\n"
+                            : "  none: the traces have no ops to compare\n");
 }
+
+/* v exactly, or "" where it does not exist (NaN, or !have). */
+#define csv_dbl(v, have) (!(have) || isnan(v) ? "" : PS_DBL(v))
 
 static void print_csv(const void *obj, FILE *f)
 {
     const struct ana_compare *c = obj;
     fprintf(f, "metric,device,op,stage,mb,simulated,measured,error,cause\n");
+    /* a figure that does not exist is an empty field */
     fprintf(f, "makespan_ns,,,,,%lld,%lld,%s,\n", (long long)c->makespan_sim,
-            (long long)c->makespan_meas, PS_DBL(c->makespan_err));
-    fprintf(f, "bubble,,,,,%s,%s,%s,\n", PS_DBL(c->bubble_sim), PS_DBL(c->bubble_meas),
-            PS_DBL(c->bubble_meas - c->bubble_sim));
-    fprintf(f, "op_duration_rel_error_median,,,,,,,%s,\n", PS_DBL(c->dur_err_median));
-    fprintf(f, "op_duration_rel_error_p95,,,,,,,%s,\n", PS_DBL(c->dur_err_p95));
-    fprintf(f, "start_drift_median_ns,,,,,,,%lld,\n", (long long)c->drift_median_ns);
-    fprintf(f, "start_drift_max_ns,,,,,,,%lld,\n", (long long)c->drift_max_ns);
+            (long long)c->makespan_meas, csv_dbl(c->makespan_err, 1));
+    fprintf(f, "bubble,,,,,%s,%s,%s,\n", csv_dbl(c->bubble_sim, c->n_ops > 0),
+            csv_dbl(c->bubble_meas, c->n_ops > 0),
+            csv_dbl(c->bubble_meas - c->bubble_sim, c->n_ops > 0));
+    fprintf(f, "op_duration_rel_error_median,,,,,,,%s,\n", csv_dbl(c->dur_err_median, 1));
+    fprintf(f, "op_duration_rel_error_p95,,,,,,,%s,\n", csv_dbl(c->dur_err_p95, 1));
+    if (c->n_ops) {
+        fprintf(f, "start_drift_median_ns,,,,,,,%lld,\n", (long long)c->drift_median_ns);
+        fprintf(f, "start_drift_max_ns,,,,,,,%lld,\n", (long long)c->drift_max_ns);
+    } else {
+        fprintf(f, "start_drift_median_ns,,,,,,,,\nstart_drift_max_ns,,,,,,,,\n");
+    }
     for (int d = 0; d < c->n_devices; d++) {
         fprintf(f, "busy,%d,,,,%s,%s,%s,\n", d, PS_DBL(c->busy_sim[d]),
                 PS_DBL(c->busy_meas[d]), PS_DBL(c->busy_meas[d] - c->busy_sim[d]));
@@ -104,11 +129,26 @@ static int print_json(const void *obj, FILE *f)
     json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "ops",
                           (json_int_t)c->n_ops, "makespan_sim_ns", (json_int_t)c->makespan_sim,
                           "makespan_meas_ns", (json_int_t)c->makespan_meas, "makespan_err",
-                          c->makespan_err, "bubble_sim", c->bubble_sim, "bubble_meas",
-                          c->bubble_meas, "op_dur_err_median", c->dur_err_median,
-                          "op_dur_err_p95", c->dur_err_p95, "drift_median_ns",
+                          isfinite(c->makespan_err) ? c->makespan_err : 0, "bubble_sim",
+                          c->bubble_sim, "bubble_meas", c->bubble_meas, "op_dur_err_median",
+                          c->n_dur ? c->dur_err_median : 0, "op_dur_err_p95",
+                          c->n_dur ? c->dur_err_p95 : 0, "drift_median_ns",
                           (json_int_t)c->drift_median_ns, "drift_max_ns",
                           (json_int_t)c->drift_max_ns);
+    if (o) { /* a figure that does not exist is null */
+        if (!isfinite(c->makespan_err))
+            json_object_set_new(o, "makespan_err", json_null());
+        if (!c->n_ops) {
+            json_object_set_new(o, "bubble_sim", json_null());
+            json_object_set_new(o, "bubble_meas", json_null());
+            json_object_set_new(o, "drift_median_ns", json_null());
+            json_object_set_new(o, "drift_max_ns", json_null());
+        }
+        if (!c->n_dur) {
+            json_object_set_new(o, "op_dur_err_median", json_null());
+            json_object_set_new(o, "op_dur_err_p95", json_null());
+        }
+    }
     json_t *dev = json_array(), *top = json_array();
     if (!o || !dev || !top) {
         json_decref(o);

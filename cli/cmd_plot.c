@@ -61,6 +61,11 @@ static int plot_compare(const char *sim_path, const char *meas_path,
     int rc;
     if ((rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
         goto out;
+    if (!s->n_events || !m->n_events) { /* as --trace says it (gnuplot failed, exit 5) */
+        rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw",
+                      !s->n_events ? sim_path : meas_path);
+        goto out;
+    }
     if (s->n_devices != m->n_devices) { /* the overlay pairs their devices row by row */
         rc = ps_error(PS_EINVAL, "--compare: %s has %d devices, %s %d: one run's timelines "
                        "overlay row by row", sim_path, s->n_devices, meas_path, m->n_devices);

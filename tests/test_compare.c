@@ -248,3 +248,33 @@ Test(compare, cli_end_to_end)
     unlink("/tmp/pipesim-cmp-m.json");
     unlink("/tmp/pipesim-cmp.err");
 }
+
+/* Figures that do not exist are '-', empty and null, not 0 (helper-57): two traces of no
+ * events printed every figure as 0 and "the traces agree op for op"; ops of no simulated
+ * duration printed a 0 % duration error; plot --compare of them failed in gnuplot (exit 5). */
+Test(compare, figures_that_do_not_exist_are_not_zero)
+{
+    struct trc_trace *a = trc_trace_new("sim", 2, 2, 2), *b = trc_trace_new("meas", 2, 2, 2);
+    struct ana_compare *c = NULL;
+    cr_assert_eq(ana_compare_new(a, b, &c), 0, "%s", ps_errmsg());
+    cr_expect(isnan(c->dur_err_median) && isnan(c->dur_err_p95) && c->n_dur == 0);
+    cr_expect(isnan(c->makespan_err));
+    ana_compare_free(c);
+    trc_trace_free(a);
+    trc_trace_free(b);
+    char d[64];
+    th_tmpdir(d, sizeof d, "cmp0");
+    th_put(d, "e.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},"
+                        "\"traceEvents\":[]}");
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json | grep -q '^op duration     |error| - "
+                       "(no op has a simulated duration)' && %s compare e.json e.json | grep -q "
+                       "'no ops to compare'", d, ps, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json --format csv | grep -qx "
+                       "'op_duration_rel_error_median,,,,,,,,'", d, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json --format json | grep -q "
+                       "'\"op_dur_err_median\": null'", d, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --compare e.json e.json --out-dir p 2>err.txt; "
+                       "test $? = 4 && grep -q 'no events to draw' err.txt", d, ps), 0);
+    th_sh("rm -rf %s", d);
+}
