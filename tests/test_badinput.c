@@ -583,20 +583,21 @@ static const struct {
      * the microsecond of rounding is not an overlap (below the table) */
     { "{" META ",\"traceEvents\":[" EV("") ",\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1.5,"
       "\"dur\":2,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":1}}]}", PS_EINVAL,
-      "tr.json: device 0: compute ops F of stage 0, mb 0 (1.000 to 3.000 us) and F of stage 0, "
-      "mb 1 (from 1.500 us) overlap: a device runs one compute op at a time" },
+      "tr.json:2:1: traceEvents[1]: device 0: compute ops F of stage 0, mb 0 (1.000 to 3.000 us) "
+      "and F of stage 0, mb 1 (from 1.500 us) overlap: a device runs one compute op at a time" },
     /* an op twice (it was matched to nothing and named as missing from the
      * other trace), and a header whose counts the events do not have (a
      * forged 'devices' made compare print a row per device, compare
      * --replay run for minutes) */
     { "{" META ",\"traceEvents\":[" EV("") ",\n" EV("") "]}", PS_EPARSE,
-      "tr.json: F0 of stage 0 on device 0 appears more than once" },
+      "tr.json:2:1: traceEvents[1]: F0 of stage 0 on device 0 appears more than once (also "
+      "traceEvents[0])" },
     { "{" META ",\"traceEvents\":[" EV("") "]}", PS_EPARSE,
-      "tr.json: pipesim.devices is 2 but the events are on 1 device" },
+      "tr.json:1:13: pipesim.devices: 2, but the events are on 1 device" },
     { "{\"pipesim\":{\"devices\":2,\"stages\":3,\"micro_batches\":2},\"traceEvents\":["
       EV("") ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":0,\"ts\":1,\"dur\":9,\"args\":{\"kind\":\"F\","
       "\"stage\":1,\"mb\":0}}]}", PS_EPARSE,
-      "tr.json: pipesim.stages is 3 but the events are of 2 stages" },
+      "tr.json:1:25: pipesim.stages: 3, but the events are of 2 stages" },
 };
 
 Test(badinput, trace_reader_names_file_line_and_path)

@@ -122,7 +122,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
                                (int64_t)json_number_value(a));
     }
-    struct trc_event e = { .device = pid, .peer = -1 };
+    struct trc_event e = { .device = pid, .peer = -1, .src = (uint32_t)i };
     int tid, stage, mb, peer = -1;
     json_t *dur = json_object_get(ev, "dur");
     const char *kind = json_string_value(json_object_get(args, "kind"));
@@ -166,6 +166,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
 struct op_key {
     int32_t device, stage, mb;
     uint8_t kind;
+    uint32_t src;
 };
 
 static int cmp_key(const void *x, const void *y)
@@ -192,7 +193,7 @@ static int check_unique_ops(const char *path, const struct trc_trace *t)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
     for (size_t i = 0; i < t->n_events; i++)
         k[i] = (struct op_key){ t->events[i].device, t->events[i].stage, t->events[i].mb,
-                                t->events[i].kind };
+                                t->events[i].kind, t->events[i].src };
     qsort(k, t->n_events, sizeof *k, cmp_key);
     int rc = 0;
     for (size_t i = 1; i < t->n_events && !rc; i++)
@@ -200,8 +201,12 @@ static int check_unique_ops(const char *path, const struct trc_trace *t)
             struct sch_op op = { k[i].kind, k[i].stage, k[i].mb };
             char lab[32];
             sch_op_label(&op, lab, sizeof lab);
-            rc = ps_error(PS_EPARSE, "%s: %s of stage %d on device %d appears more than once",
-                          path, lab, k[i].stage, k[i].device);
+            /* the later event's path (its line and column are added) */
+            uint32_t a = k[i].src > k[i - 1].src ? k[i].src : k[i - 1].src;
+            uint32_t b = k[i].src > k[i - 1].src ? k[i - 1].src : k[i].src;
+            rc = ps_error(PS_EPARSE, "%s: traceEvents[%u]: %s of stage %d on device %d appears "
+                          "more than once (also traceEvents[%u])", path, a, lab, k[i].stage,
+                          k[i].device, b);
         }
     free(k);
     return rc;
@@ -223,9 +228,10 @@ static int check_compute_serial(const char *path, const struct trc_trace *t)
             continue;
         if (prev[e->device] && e->start_ns + slack_ns < end[e->device]) {
             const struct trc_event *p = &t->events[prev[e->device] - 1];
-            rc = ps_error(PS_EINVAL, "%s: device %d: compute ops %s of stage %d, mb %d (%.3f "
-                           "to %.3f us) and %s of stage %d, mb %d (from %.3f us) overlap: a "
-                           "device runs one compute op at a time", path, e->device,
+            rc = ps_error(PS_EINVAL, "%s: traceEvents[%u]: device %d: compute ops %s of stage "
+                           "%d, mb %d (%.3f to %.3f us) and %s of stage %d, mb %d (from %.3f "
+                           "us) overlap: a device runs one compute op at a time", path, e->src,
+                           e->device,
                            sch_op_kind_name((enum sch_op_kind)p->kind), p->stage, p->mb,
                            (double)p->start_ns / 1e3, (double)p->end_ns / 1e3,
                            sch_op_kind_name((enum sch_op_kind)e->kind), e->stage, e->mb,
@@ -269,10 +275,10 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
             top_stage = t->events[i].stage > top_stage ? t->events[i].stage : top_stage;
         }
         if (top_dev + 1 != t->n_devices)
-            rc = ps_error(PS_EPARSE, "%s: pipesim.devices is %d but the events are on %d "
+            rc = ps_error(PS_EPARSE, "%s: pipesim.devices: %d, but the events are on %d "
                           "device%s", path, t->n_devices, top_dev + 1, top_dev ? "s" : "");
         else if (top_stage + 1 != t->n_stages)
-            rc = ps_error(PS_EPARSE, "%s: pipesim.stages is %d but the events are of %d "
+            rc = ps_error(PS_EPARSE, "%s: pipesim.stages: %d, but the events are of %d "
                           "stage%s", path, t->n_stages, top_stage + 1, top_stage ? "s" : "");
     }
     if (rc < 0) {

@@ -32,6 +32,8 @@ struct trc_event {
     int32_t peer;        /* other device of a transfer, -1 otherwise */
     uint8_t kind;        /* enum sch_op_kind */
     uint8_t stream;      /* enum sch_stream */
+    uint32_t src;        /* a read trace's: its index in traceEvents, for messages
+                            (in the padding: no size); 0 otherwise */
     int64_t start_ns;
     int64_t end_ns;
     int64_t bytes;       /* transfers */
