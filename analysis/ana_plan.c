@@ -345,22 +345,23 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
     /* The layout's entry is the optimum under fill-drain's stashes. Another
      * schedule gets the optimum under its own where that may differ: the cap
      * rejected the unconstrained optimum (fewer stashes may allow a faster
-     * cut: at once, before its bounds prune), or, for a configuration the
-     * bounds keep, its stages hold more than fill-drain's closed form at some
-     * count (1F1B at except_last keeps a recompute beside the last
-     * micro-batch's stash: a cut that fit fill-drain overflowed) or a device
-     * holds several stages (their sum must fit). */
-    int own = e->rc == 0 && sp->cap_mode && strcmp(g->schedule, "gpipe") && e->binding;
+     * cut), its stages hold more than fill-drain's closed form at some count
+     * (1F1B at except_last keeps a recompute beside the last micro-batch's
+     * stash: a cut that fit fill-drain overflowed), or a device holds several
+     * stages (their sum must fit). Decided before any bound of the entry prunes:
+     * those bound that entry's cut, not the one the schedule runs (helper-61: a
+     * zb-v configuration was pruned by the fill-drain cut's 502.6 ms, its own
+     * cut running 448.6 ms). */
     const struct ana_plan_centry *ce = NULL;
-    if (own) { /* the counts are cached by schedule, K, M and remat: every micro-batch's */
+    if (e->rc == 0 && sp->cap_mode && strcmp(g->schedule, "gpipe")) {
         if ((rc = ana_plan_ccache_get(cc, g, &ce)) < 0)
             return rc;
-        snprintf(k.sched, sizeof k.sched, "%s", g->schedule);
-        if ((rc = ana_plan_pcache_get(sp, pc, ce->rc < 0 ? NULL : ce->pcnt, &k, &e)) < 0)
-            return rc;
+        if (e->binding || l.v > 1 || ce->rc < 0 || !ce->dominated) {
+            snprintf(k.sched, sizeof k.sched, "%s", g->schedule);
+            if ((rc = ana_plan_pcache_get(sp, pc, ce->rc < 0 ? NULL : ce->pcnt, &k, &e)) < 0)
+                return rc;
+        }
     }
-    int64_t walked = g->mem_lb; /* the memory walk of an earlier phase */
-again:
     if (e->rc < 0) {
         if (e->rc == -PS_ENOMEM)
             return ps_error(PS_ENOMEM, "%s", e->msg);
@@ -372,7 +373,7 @@ again:
     int64_t et = ana_plan_split_backward(g->schedule) ? e->tlb : e->tlb_plain;
     int64_t tlb = et > b->t[i] ? et : b->t[i];
     int64_t mlb = e->mem_lb > b->m[i] ? e->mem_lb : b->m[i];
-    mlb = walked > mlb ? walked : mlb;
+    mlb = g->mem_lb > mlb ? g->mem_lb : mlb; /* the memory walk of an earlier phase */
     g->lb_s = sch_time_to_seconds(tlb);
     g->mem_lb = mlb;
     if (pr && e->over) {
@@ -383,14 +384,6 @@ again:
         return 0;
     if (!ce && (rc = ana_plan_ccache_get(cc, g, &ce)) < 0)
         return rc;
-    if (!own && sp->cap_mode && strcmp(g->schedule, "gpipe") &&
-        (l.v > 1 || ce->rc < 0 || !ce->dominated)) {
-        own = 1;
-        snprintf(k.sched, sizeof k.sched, "%s", g->schedule);
-        if ((rc = ana_plan_pcache_get(sp, pc, ce->rc < 0 ? NULL : ce->pcnt, &k, &e)) < 0)
-            return rc;
-        goto again;
-    }
     if (ce->rc < 0) {
         if (ce->rc == -PS_ENOMEM)
             return ps_error(PS_ENOMEM, "%s", ce->msg);

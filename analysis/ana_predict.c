@@ -345,3 +345,123 @@ err_free:
     ana_prediction_free(p);
     return rc;
 }
+
+/* ana_partition_fit's rounds; sums: each re-solve holds a device to its
+ * stages' sum (sch_part_model_solve_caps), else each stage alone
+ * (sch_part_model_solve_stages); *fitted: whether *part fits by the engine. */
+static int fit_loop(const struct ana_config *cfg, const sch_part_model *m,
+                    struct sch_partition **part, int *rounds, int sums, int *fitted)
+{
+    int S = (*part)->n_stages, rc = 0;
+    *fitted = 0;
+    if (rounds)
+        *rounds = 0;
+    int64_t *limit = malloc(sizeof *limit * (size_t)S);
+    struct sch_part_stage_info *info = malloc(sizeof *info * (size_t)S);
+    struct sch_partition *cur = *part;
+    if (!limit || !info) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    sch_part_model_stages(m, cur, info);
+    for (int s = 0; s < S; s++)
+        limit[s] = info[s].capacity >= 9e18 ? INT64_MAX : (int64_t)floor(info[s].capacity);
+    for (int round = 0; round < 8; round++) {
+        struct ana_config c = *cfg;
+        c.partition = cur;
+        c.no_baseline = 1;
+        c.record_trace = 0;
+        c.draws = 0;
+        struct ana_prediction *p = NULL;
+        if ((rc = ana_predict(&c, &p)) < 0)
+            break;
+        if (rounds)
+            (*rounds)++;
+        /* against the search's capacity (--mem-cap BYTES or the device's memory) */
+        sch_part_model_stages(m, cur, info);
+        int fits = 1, lowered = 0;
+        for (int s = 0; s < S; s++)
+            fits &= (double)p->stages[s].peak_mem <= info[s].capacity;
+        if (fits && cur != *part) { /* the last cut that fits */
+            sch_partition_free(*part);
+            *part = cur;
+        }
+        *fitted |= fits;
+        /* each device over: its largest stage (by the closed form) by the overflow */
+        for (int s = 0; !fits && s < S; s++) {
+            const struct ana_stage *a = &p->stages[s];
+            if ((double)a->peak_mem <= info[s].capacity)
+                continue;
+            int big = s;
+            for (int t = 0; t < S; t++)
+                if (p->stages[t].device == a->device && info[t].mem > info[big].mem)
+                    big = t;
+            int64_t over = a->peak_mem - (int64_t)floor(info[s].capacity);
+            int64_t want = info[big].mem - (over > 0 ? over : 1);
+            if (want < limit[big]) {
+                limit[big] = want > 0 ? want : 0;
+                lowered = 1;
+            }
+        }
+        ana_prediction_free(p);
+        if (fits || !lowered)
+            break;
+        struct sch_partition *next = NULL;
+        if ((rc = sums ? sch_part_model_solve_caps(m, limit, &next)
+                       : sch_part_model_solve_stages(m, limit, &next)) < 0) {
+            if (rc == -PS_ENOFIT) { /* none under those limits: the first cut stands */
+                ps_error_clear();
+                rc = 0;
+            }
+            break;
+        }
+        if (cur != *part)
+            sch_partition_free(cur);
+        cur = next;
+    }
+out:
+    if (cur != *part)
+        sch_partition_free(cur);
+    free(limit);
+    free(info);
+    return rc;
+}
+
+int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
+                      struct sch_partition **part, int *rounds)
+{
+    int fitted;
+    return fit_loop(cfg, m, part, rounds, 1, &fitted);
+}
+
+int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
+                          struct sch_partition **part)
+{
+    *part = NULL;
+    int rc = sch_part_strategy_run(m, SCH_PART_OPTIMAL, part);
+    if (rc == -PS_ENOFIT) {
+        char msg[PS_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", ps_errmsg());
+        struct sch_partition *p = NULL;
+        int64_t bn;
+        if (sch_part_solve(sch_part_model_problem(m), &p, &bn) == 0) {
+            /* each stage under the cap alone, the devices judged by the engine */
+            int fitted = 0, frc = fit_loop(cfg, m, &p, NULL, 0, &fitted);
+            if (frc == -PS_ENOMEM) {
+                sch_partition_free(p);
+                return frc;
+            }
+            if (frc == 0 && fitted) {
+                *part = p;
+                p = NULL;
+                rc = 0;
+            }
+        }
+        sch_partition_free(p);
+        if (rc < 0)
+            rc = ps_error(PS_ENOFIT, "%s", msg);
+    }
+    if (rc == 0)
+        rc = ana_partition_fit(cfg, m, part, NULL);
+    return rc;
+}

@@ -112,7 +112,16 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
     struct sch_partition *opt = NULL;
     for (int i = 0; i < n; i++) {
         struct sch_partition *p;
-        if ((rc = sch_part_strategy_run(m, strategies[i], &p)) < 0)
+        if (strategies[i] == SCH_PART_OPTIMAL) { /* the engine's ledger judges the sum */
+            struct ana_config k = *cfg;
+            k.no_baseline = 1;
+            if ((rc = sch_part_strategy_run(m, strategies[i], &p)) == -PS_ENOFIT &&
+                (rc = ana_partition_optimal(&k, m, &p)) < 0)
+                goto err_free_rank;
+        } else if ((rc = sch_part_strategy_run(m, strategies[i], &p)) < 0) {
+            goto err_free_rank;
+        }
+        if (rc < 0)
             goto err_free_rank;
         if (strategies[i] == SCH_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
             sch_partition_free(p);
@@ -121,6 +130,28 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         }
         if ((rc = add(r, &cap, p, sch_part_strategy_name(strategies[i]))) < 0)
             goto err_free_rank;
+    }
+    if (opt && cfg->topo) {
+        /* the optimum whose closed-form peaks the ledger finds over a device, cut
+         * again under limits lowered by the overflow (ana_partition_fit) */
+        struct sch_partition *q = copy_part(opt);
+        int rounds = 0;
+        if (!q) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto err_free_rank;
+        }
+        struct ana_config k = *cfg;
+        k.no_baseline = 1;
+        if ((rc = ana_partition_fit(&k, m, &q, &rounds)) < 0) {
+            sch_partition_free(q);
+            goto err_free_rank;
+        }
+        if (memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
+            if ((rc = add(r, &cap, q, "optimal: refit")) < 0)
+                goto err_free_rank;
+        } else {
+            sch_partition_free(q);
+        }
     }
     if (opt && neighbours) {
         int S = opt->n_stages;

@@ -140,8 +140,14 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                                .micro_batch = (double)j->run.batch / j->run.M,
                                .remat = j->remat, .cap_mode = 1, .sched = sched };
     sch_part_model *m = NULL;
+    struct ana_config c = { .profile = sp->profile, .topo = sp->topo,
+                            .schedule = j->run.schedule, .K = j->run.K, .M = j->run.M,
+                            .batch = (double)j->run.batch, .remat = j->remat,
+                            .replicas = j->run.replicas };
     if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
-        rc = sch_part_strategy_run(m, j->strategy, out);
+        /* optimal as predict --partition optimal cuts it */
+        rc = j->strategy == SCH_PART_OPTIMAL ? ana_partition_optimal(&c, m, out)
+                                             : sch_part_strategy_run(m, j->strategy, out);
     sch_part_model_free(m);
     sch_schedule_free(sched);
     return rc;

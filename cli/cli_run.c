@@ -161,8 +161,13 @@ static int strategy_partition(struct cli_run *r, enum sch_part_strategy st, int 
     struct sch_part_opts po = { .n_stages = S, .stage_device = sched->stage_device,
                                 .n_micro = (int)r->M, .micro_batch = r->batch / (double)r->M,
                                 .remat = r->remat, .cap_mode = 1, .sched = sched };
+    struct ana_config c = { .profile = r->prof, .topo = r->topo, .schedule = r->schedule,
+                            .K = (int)r->K, .M = (int)r->M, .batch = r->batch,
+                            .remat = r->remat, .replicas = (int)r->replicas };
     if ((rc = sch_part_model_new(r->prof, r->topo, &po, &pm)) == 0)
-        rc = sch_part_strategy_run(pm, st, &r->part);
+        /* optimal: as the engine's ledger judges the cut */
+        rc = st == SCH_PART_OPTIMAL ? ana_partition_optimal(&c, pm, &r->part)
+                                    : sch_part_strategy_run(pm, st, &r->part);
     sch_part_model_free(pm);
     sch_schedule_free(sched);
     return rc;

@@ -134,6 +134,16 @@ int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *par
  * optimum only under the shares found, not over every share.
  * -PS_ENOFIT when none fits (no message: sch_part_model_explain_nofit). */
 int sch_part_model_solve(const sch_part_model *m, struct sch_partition **out);
+/* The same with stage s's closed-form peak at most limit[s] bytes too (what
+ * ana_partition_fit lowers where the engine's ledger found a device over:
+ * the closed form can lie under the ledger's peak when a faster neighbour
+ * delivers buffers early). */
+int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
+                              struct sch_partition **out);
+/* The optimum with stage s's closed-form peak at most limit[s] alone: no sum
+ * over a device's stages (for a caller that judges the device by the engine). */
+int sch_part_model_solve_stages(const sch_part_model *m, const int64_t *limit,
+                                struct sch_partition **out);
 int sch_part_strategy_run(const sch_part_model *m, enum sch_part_strategy s,
                           struct sch_partition **out);
 

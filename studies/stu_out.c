@@ -25,7 +25,11 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     char probe[4096];
     snprintf(probe, sizeof probe, "%s", out_dir);
     struct stat st;
-    for (size_t i = 1; i <= strlen(probe) && !s->created[0]; i++)
+    /* a ".." component makes the folders on the path as typed other than those
+     * made (new/../old made new, and old is not ours): nothing is removed then */
+    int dotdot = !strcmp(probe, "..") || !strncmp(probe, "../", 3) || strstr(probe, "/../") ||
+                 (strlen(probe) >= 3 && !strcmp(probe + strlen(probe) - 3, "/.."));
+    for (size_t i = 1; !dotdot && i <= strlen(probe) && !s->created[0]; i++)
         if (probe[i] == '/' || probe[i] == 0) {
             char keep = probe[i];
             probe[i] = 0;

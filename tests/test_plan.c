@@ -726,3 +726,20 @@ Test(plan_cli, options_and_final_messages_say_what_happened, .timeout = 120)
     sqlite3_finalize(st);
     sqlite3_close(h);
 }
+
+/* helper-61: a schedule that gets its own cut was pruned by the bounds of fill-drain's cut
+ * (a zb-v K=7 M=8 configuration at 448.6 ms pruned by 502.6 ms): the default search's top
+ * and frontier now equal brute force's. */
+Test(plan_cli, own_cuts_are_bounded_by_their_own_bounds, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *a = "--model gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257 "
+                    "--topology chain-8-ideal --devices 8 --batch 64 --mem-cap 10G "
+                    "--schedules zb-v --remat always --top 3 --format csv";
+    cr_assert_eq(th_sh("cd %s && %s plan %s > d.csv 2>/dev/null && %s plan %s --brute-force "
+                       "> b.csv 2>/dev/null", dir, ps, a, ps, a), 0);
+    cr_expect_eq(th_sh("cd %s && grep -E '^(top|frontier),' d.csv > d2 && grep -E "
+                       "'^(top|frontier),' b.csv > b2 && cmp -s d2 b2", dir), 0,
+                 "the default search's top and frontier differ from brute force's");
+    cr_expect_eq(th_sh("cd %s && grep -q '^top,1,7,1,8,14,zb-v,always,0.448591134,' d.csv", dir), 0);
+}
