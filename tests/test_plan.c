@@ -741,5 +741,6 @@ Test(plan_cli, own_cuts_are_bounded_by_their_own_bounds, .timeout = 120)
     cr_expect_eq(th_sh("cd %s && grep -E '^(top|frontier),' d.csv > d2 && grep -E "
                        "'^(top|frontier),' b.csv > b2 && cmp -s d2 b2", dir), 0,
                  "the default search's top and frontier differ from brute force's");
-    cr_expect_eq(th_sh("cd %s && grep -q '^top,1,7,1,8,14,zb-v,always,0.448591134,' d.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q '^top,1,7,1,8,14,zb-v,always,0.448591134,' d.csv",
+                       dir), 0);
 }
