@@ -3,7 +3,8 @@
  * compute-only (sch_zb_list_replay: no communication, updates free) on one
  * model: per device a whole forward of T_F = 1, a backward of 2 (B = W = 1
  * when split); a schedule with v chunks per device gives each chunk 1/v of
- * that (ticks of 1/12, exact for v = 1, 2, 3, 4, 6), drawn lighter for the
+ * that (v ticks per T_F: exact for every v; ticks of 1/12 were exact only for
+ * v = 1, 2, 3, 4, 6 and lost the forwards from v = 13), drawn lighter for the
  * device's later chunks. */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
@@ -15,13 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TICKS 12 /* per T_F of one device's whole share */
-
-/* Boxes of one schedule: x_mid y half_width half_height rgb, and the span. */
+/* Boxes of one schedule: x_mid y half_width half_height rgb, and the span in
+ * T_F. Time in ticks of 1/v of T_F: a chunk's forward is one tick. */
 static int sched_boxes(FILE *f, const struct sch_schedule *s, int row0, int used[SCH_OP_NKINDS],
-                       int *light, sch_time *span)
+                       int *light, double *span_tf)
 {
     int S = s->n_stages, v = S / s->n_devices, rc = 0;
+    const double TICKS = v;
+    sch_time span = 0;
     sch_time *cf = malloc((size_t)S * sizeof *cf), *cb = malloc((size_t)S * sizeof *cb);
     sch_time *cw = malloc((size_t)S * sizeof *cw);
     sch_time **start = calloc((size_t)s->n_devices, sizeof *start);
@@ -30,16 +32,16 @@ static int sched_boxes(FILE *f, const struct sch_schedule *s, int row0, int used
         goto out;
     }
     for (int st = 0; st < S; st++) {
-        cf[st] = TICKS / v;
-        cw[st] = TICKS / v;
-        cb[st] = s->has_wgrad ? TICKS / v : 2 * TICKS / v;
+        cf[st] = 1;
+        cw[st] = 1;
+        cb[st] = s->has_wgrad ? 1 : 2;
     }
     for (int d = 0; d < s->n_devices; d++)
         if (!(start[d] = malloc((size_t)(s->n_ops[d] + 1) * sizeof **start))) {
             rc = ps_error(PS_ENOMEM, "out of memory drawing %s", s->name);
             goto out;
         }
-    if ((*span = sch_zb_list_replay(s, cf, cb, cw, start)) < 0) {
+    if ((span = sch_zb_list_replay(s, cf, cb, cw, start)) < 0) {
         rc = ps_error(PS_ENOMEM, "out of memory drawing %s", s->name);
         goto out;
     }
@@ -60,6 +62,7 @@ static int sched_boxes(FILE *f, const struct sch_schedule *s, int row0, int used
                     ana_plot_kind_rgb(op->kind, chunk), op->mb, w >= 0.5);
             used[op->kind] = 1;
         }
+    *span_tf = (double)span / TICKS;
 out:
     for (int d = 0; start && d < s->n_devices; d++)
         free(start[d]);
@@ -91,19 +94,19 @@ int ana_plot_schedules(const char *const *names, int n, int K, int M, const stru
         struct sch_schedule *s;
         if ((rc = sch_schedule_build(names[i], K, M, SCH_REMAT_NEVER, &s)) < 0)
             break;
-        sch_time span = 0;
+        double span = 0;
         int row0 = i * (K + 1);
         fprintf(f, "# %s\n", s->name);
         rc = sched_boxes(f, s, row0, used, &light, &span);
-        if ((double)span / TICKS > xmax)
-            xmax = (double)span / TICKS;
+        if (span > xmax)
+            xmax = span;
         char nm[40];
         ana_plot_clean(nm, sizeof nm, s->name);
         for (int d = 0; d < K; d++)
             ps_strbuf_printf(&b, "%s\"%s%s dev %d\" %d", i || d ? ", " : "", d ? "" : nm,
                              d ? "" : ":", d, -(row0 + d));
         /* the step at the right end of the schedule's first row */
-        fprintf(f, "# step %.6g\n", (double)span / TICKS);
+        fprintf(f, "# step %.6g\n", span);
         sch_schedule_free(s);
     }
     if (fclose(f) != 0 && !rc)

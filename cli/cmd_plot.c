@@ -113,16 +113,21 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
                          PLOT_SCHED_KM_MAX);
     int rc, kept = 0;
     for (int i = 0; i < n; i++) {
-        if ((rc = sch_schedule_known(names[i], "--schedules")) < 0)
+        if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)
             return rc;
-        if (list) { /* a list the user gave: a schedule that cannot run is an error */
-            names[kept++] = names[i];
-            continue;
-        }
         struct sch_schedule *s; /* the default list: those that run at this K and M */
         if ((rc = sch_schedule_build(names[i], K, M, SCH_REMAT_NEVER, &s)) < 0) {
             if (rc == -PS_ENOMEM)
                 return rc;
+            if (list) { /* a list the user gave: a schedule that cannot run is an error,
+                         * naming the option given (the generators say --schedule) */
+                if (rc == -PS_EUSAGE && !strncmp(ps_errmsg(), "--schedule ", 11)) {
+                    char msg[PS_ERRMSG_MAX];
+                    snprintf(msg, sizeof msg, "%s", ps_errmsg() + 11);
+                    rc = ps_error(PS_EUSAGE, "--schedules %s", msg);
+                }
+                return rc;
+            }
             fprintf(stderr, "plot: %s left out: %s\n", names[i], ps_errmsg());
             ps_error_clear();
             continue;
@@ -235,6 +240,10 @@ int cmd_plot(int argc, char **argv)
             return rc;
         return plot_schedules(sched_list, (int)K, (int)M, db_path || trace, &o);
     }
+    if (kinds && strstr(kinds, "schedules")) /* in a list: say that, not the options */
+        for (const char *q = kinds; (q = strstr(q, "schedules")); q += 9)
+            if ((q == kinds || q[-1] == ',') && (q[9] == 0 || q[9] == ','))
+                return ps_error(PS_EUSAGE, "--kind schedules goes alone (not in a list)");
     if (sched_list || K || M)
         return ps_error(PS_EUSAGE, "--schedules, -K and -M go with --kind schedules");
     if (!db_path && !trace)

@@ -115,7 +115,7 @@ int cmd_compare_schedules(int argc, char **argv)
     if ((rc = split_names(buf, names, &n)) < 0)
         return rc;
     for (int i = 0; i < n; i++) /* the option given, not predict's --schedule */
-        if ((rc = sch_schedule_known(names[i], "--schedules")) < 0)
+        if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)
             return rc;
     struct ana_sched_cmp *cmp = NULL;
     if ((rc = cli_run_open(&run, 0, &cfg)) < 0)

@@ -427,3 +427,31 @@ Test(plot, names_in_scripts_run_no_commands)
     cr_expect_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir e "
                        "--prefix \"a'b\" > /dev/null 2>&1", dir, ps), 2);
 }
+
+/* helper-62: interleaved:v was drawn in ticks of 1/12 T_F, exact for v dividing 12 only:
+ * v = 5 drew a step of 5.5 (not (vM + K - 1) 3 / v = 6.6), v = 17 no forward at all, v = 32
+ * failed in gnuplot (exit 5); a --schedules error named --schedule; --kind schedules in a
+ * list with -K and -M blamed the options. */
+Test(plot, interleaved_schedules_are_drawn_exactly_for_every_v)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    static const struct { int v; const char *step; } want[] = {
+        { 5, "6.6" }, { 17, "6.17647" }, { 32, "6.09375" },
+    };
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(th_sh("%s plot --kind schedules -K 2 -M 2 --schedules interleaved:%d "
+                           "--out-dir %s/v%d >/dev/null", ps, want[i].v, dir, want[i].v), 0,
+                     "v = %d", want[i].v);
+        cr_expect_eq(th_sh("grep -qx '# step %s' %s/v%d/schedules.dat", want[i].step, dir,
+                           want[i].v), 0, "v = %d", want[i].v);
+        /* every chunk's forward drawn: 2 devices x v chunks x 2 micro-batches F and B */
+        cr_expect_eq(th_sh("test $(grep -c '^[0-9]' %s/v%d/schedules.dat) -eq %d", dir,
+                           want[i].v, 2 * 2 * want[i].v * 2), 0, "v = %d boxes", want[i].v);
+    }
+    cr_expect_eq(th_sh("%s plot --kind schedules -K 4 -M 3 --schedules interleaved:2 "
+                       "--out-dir %s/x 2>&1 >/dev/null | grep -q '^pipesim plot: --schedules "
+                       "interleaved:2: -M 3'", ps, dir), 0);
+    cr_expect_eq(th_sh("%s plot --kind timeline,schedules -K 4 -M 8 --out-dir %s/x 2>&1 "
+                       ">/dev/null | grep -q 'schedules goes alone'", ps, dir), 0);
+}
