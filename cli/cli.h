@@ -55,6 +55,9 @@ typedef int (*cli_print_fn)(const void *ctx, FILE *f);
 /* An old option spelling that still works: one note on stderr,
  * "pipesim CMD: OLD is deprecated, use NEW". In cli/cli_run.c. */
 void cli_deprecated(const char *cmd, const char *old, const char *now);
+/* --out-dir DIR, or its old spelling --out DIR (old: 1, a note), once between the
+ * two: *given counts them; a second is "given twice" (exit 2). In cli/cli_run.c. */
+int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
 /* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
  * extensions exts ("png,svg,gp,dat"), as outputs of option opt

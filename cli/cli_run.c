@@ -107,6 +107,17 @@ int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
     return ps_afile_commit(&af);
 }
 
+int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given)
+{
+    if (old)
+        cli_deprecated(cmd, "--out DIR", "--out-dir DIR");
+    if ((*given)++) /* the two spellings are one option */
+        return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old spelling; each "
+                        "option once)");
+    *dir = arg;
+    return 0;
+}
+
 void cli_deprecated(const char *cmd, const char *old, const char *now)
 {
     fprintf(stderr, "pipesim %s: %s is deprecated, use %s\n", cmd, old, now);

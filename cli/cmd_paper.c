@@ -54,12 +54,10 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
             printf(usage, cmd);
             cli_help(help);
             return 0;
-        case 'd': cli_deprecated(cmd, "--out DIR", "--out-dir DIR"); /* fallthrough */
-        case 'O': /* --out is --out-dir's old spelling: the two are one option */
-            if (out_given++)
-                return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old "
-                                "spelling; each option once)");
-            o.out_dir = optarg;
+        case 'd':
+        case 'O':
+            if ((rc = cli_out_dir(cmd, optarg, c == 'd', &o.out_dir, &out_given)) < 0)
+                return rc;
             break;
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;

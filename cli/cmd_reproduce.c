@@ -73,13 +73,14 @@ static int torchgpipe(int argc, char **argv)
     while ((c = cli_getopt("reproduce torchgpipe", argc, argv, "h", opts)) != -1) {
         switch (c) {
         case 'h': cli_help(help_tg); return 0;
-        case 'd': cli_deprecated("reproduce torchgpipe", "--out DIR", "--out-dir DIR"); /* fallthrough */
-        case 'O': /* --out is --out-dir's old spelling: the two are one option */
-            if (out_given++)
-                return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old "
-                                "spelling; each option once)");
-            o.out_dir = optarg;
+        case 'd':
+        case 'O': {
+            int rc = cli_out_dir("reproduce torchgpipe", optarg, c == 'd', &o.out_dir,
+                                 &out_given);
+            if (rc < 0)
+                return rc;
             break;
+        }
         case 'T': o.topo_dir = optarg; break;
         case 'D': o.data_dir = optarg; break;
         case 'q': o.log = NULL; break;

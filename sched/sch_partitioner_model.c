@@ -550,8 +550,8 @@ int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *par
 }
 
 /* The optimum with stage s under caps[s] (bytes). */
-static int solve_capped(const sch_part_model *m, const int64_t *caps,
-                        struct sch_part_cost *c, struct sch_partition **out)
+static int solve_capped_bn(const sch_part_model *m, const int64_t *caps,
+                           struct sch_part_cost *c, struct sch_partition **out, int64_t *bn)
 {
     for (int s = 0; s < m->S; s++) {
         c[s] = m->mem[s];
@@ -563,8 +563,14 @@ static int solve_capped(const sch_part_model *m, const int64_t *caps,
         pb.time = m->time_own;
         pb.same = 0;
     }
+    return sch_part_solve(&pb, out, bn);
+}
+
+static int solve_capped(const sch_part_model *m, const int64_t *caps,
+                        struct sch_part_cost *c, struct sch_partition **out)
+{
     int64_t bn;
-    return sch_part_solve(&pb, out, &bn);
+    return solve_capped_bn(m, caps, c, out, &bn);
 }
 
 /* Sets the caps of device d's stages: its first stage f of cap0, the others
@@ -715,18 +721,8 @@ int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
             memcpy(trial, caps, sizeof *caps * (size_t)S);
             trial[s] = mem[s] - excess < trial[s] ? mem[s] - excess : trial[s];
             struct sch_partition *p = NULL;
-            for (int t = 0; t < S; t++) {
-                c[t] = m->mem[t];
-                c[t].bias = -trial[t];
-            }
-            struct sch_part_problem pb = m->pb;
-            pb.mem = c;
-            if (m->time_own) {
-                pb.time = m->time_own;
-                pb.same = 0;
-            }
             int64_t b;
-            if ((rc = sch_part_solve(&pb, &p, &b)) == 0 && b < best_bn) {
+            if ((rc = solve_capped_bn(m, trial, c, &p, &b)) == 0 && b < best_bn) {
                 sch_partition_free(best);
                 best = p;
                 best_bn = b;
