@@ -454,4 +454,9 @@ Test(plot, interleaved_schedules_are_drawn_exactly_for_every_v)
                        "interleaved:2: -M 3'", ps, dir), 0);
     cr_expect_eq(th_sh("%s plot --kind timeline,schedules -K 4 -M 8 --out-dir %s/x 2>&1 "
                        ">/dev/null | grep -q 'schedules goes alone'", ps, dir), 0);
+    /* a list as compare-schedules reads it: no empty name, no schedule twice */
+    cr_expect_eq(th_sh("%s plot --kind schedules -K 4 -M 8 --schedules gpipe,gpipe "
+                       "--out-dir %s/x 2>/dev/null", ps, dir), 2);
+    cr_expect_eq(th_sh("%s plot --kind schedules -K 4 -M 8 --schedules gpipe,,1f1b "
+                       "--out-dir %s/x 2>/dev/null", ps, dir), 2);
 }
