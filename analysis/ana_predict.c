@@ -447,7 +447,7 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
         if (sch_part_solve(sch_part_model_problem(m), &p, &bn) == 0) {
             /* each stage under the cap alone, the devices judged by the engine */
             int fitted = 0, frc = fit_loop(cfg, m, &p, NULL, 0, &fitted);
-            if (frc == -PS_ENOMEM) {
+            if (frc < 0 && frc != -PS_ENOFIT) { /* not "none fits": its own error */
                 sch_partition_free(p);
                 return frc;
             }

@@ -378,9 +378,11 @@ static int build(sch_part_model *m)
             same &= pre == m->time[0].pre && m->mem[s].bias == m->mem[0].bias &&
                     (s == 1 || xin == m->time[1].in);
     }
-    if (same && S > 1 && m->o.cap_mode && shared_devices(m)) {
-        /* sch_part_model_solve may give the stages of a device caps of their own,
-         * which the fast path cannot read: their costs as they are, for it */
+    if (same && S > 1 && m->o.cap_mode) {
+        /* sch_part_model_solve(_caps) may give stages caps of their own (a device's
+         * share, a limit the engine's ledger set), which the fast path cannot read:
+         * their costs as they are, for it (helper-64: a limit on stage 1 of a gpipe
+         * chain was dropped, and stage 0's applied to every stage) */
         if (!(m->time_own = malloc(sizeof *m->time_own * (size_t)S)))
             return ps_error(PS_ENOMEM, "out of memory");
         memcpy(m->time_own, m->time, sizeof *m->time * (size_t)S);
@@ -771,15 +773,17 @@ int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
                     caps[s2] = limit[s2];
             }
             rc = solve_capped(m, caps, c, &p);
-        } else {
+        } else if (!limit) { /* balance-by-size knows no limit */
             rc = sch_part_solve(&m->size_pb, &p, &b);
+        } else {
+            continue;
         }
         if (rc == -PS_ENOFIT) {
             ps_error_clear();
             continue;
         }
         if (rc < 0)
-            goto done;
+            goto fail; /* *out may hold an earlier share's cut */
         if (sch_part_model_fits(m, p)) {
             const struct sch_part_problem tp = { m->L, m->S, m->time_own ? m->time_own : m->time,
                                                  NULL, m->time_own ? 0 : m->pb.same };
@@ -796,7 +800,7 @@ int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
     if (!*out) { /* each device's share on its own: coordinate descent */
         if ((rc = share_descent(m, caps, cap0, limit, c, mem, sum, out)) < 0 &&
             rc != -PS_ENOFIT)
-            goto done;
+            goto fail;
         if (rc == -PS_ENOFIT)
             ps_error_clear();
     }

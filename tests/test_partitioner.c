@@ -833,5 +833,17 @@ Test(partitioner, optimal_cuts_fit_by_the_engine_s_ledger, .timeout = 120)
     cr_expect_eq(th_sh("cd %s && %s predict --model p6.csv --topology c2.json -K 2 -M 4 "
                        "--batch 16 --schedule interleaved:2 --remat never --partition optimal "
                        "| grep -q '^memory          every stage fits'", d, ps), 0);
+    /* helper-64: on a chain of identical devices the search's fast path read stage 0's
+     * limit for every stage, so a limit lowered on stage 1 was dropped: 2,3,3 stayed,
+     * DOES NOT FIT, where 3,2,3 fits */
+    th_put(d, "m.csv", "name,fwd_flops,params,out_bytes,stash_bytes\n"
+           "l0,80000000,3700000,1300000,22800000\nl1,130000000,500000,600000,19800000\n"
+           "l2,20000000,2500000,6100000,8700000\nl3,50000000,3500000,800000,22000000\n"
+           "l4,50000000,2700000,3700000,20500000\nl5,80000000,2000000,4700000,14700000\n"
+           "l6,50000000,4200000,3500000,14600000\nl7,130000000,4600000,3800000,1400000\n");
+    cr_expect_eq(th_sh("cd %s && %s gen chain -n 3 --memory 525000000 -o c3.json && %s predict "
+                       "--model m.csv --topology c3.json -K 3 -M 4 --batch 8 --remat never "
+                       "--partition optimal | grep -q '^memory          every stage fits'", d, ps,
+                       ps), 0);
     th_sh("rm -rf %s", d);
 }
