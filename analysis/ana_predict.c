@@ -350,12 +350,10 @@ err_free:
  * stages' sum (sch_part_model_solve_caps), else each stage alone
  * (sch_part_model_solve_stages); *fitted: whether *part fits by the engine. */
 static int fit_loop(const struct ana_config *cfg, const sch_part_model *m,
-                    struct sch_partition **part, int *rounds, int sums, int *fitted)
+                    struct sch_partition **part, int sums, int *fitted)
 {
     int S = (*part)->n_stages, rc = 0;
     *fitted = 0;
-    if (rounds)
-        *rounds = 0;
     int64_t *limit = malloc(sizeof *limit * (size_t)S);
     struct sch_part_stage_info *info = malloc(sizeof *info * (size_t)S);
     struct sch_partition *cur = *part;
@@ -375,8 +373,6 @@ static int fit_loop(const struct ana_config *cfg, const sch_part_model *m,
         struct ana_prediction *p = NULL;
         if ((rc = ana_predict(&c, &p)) < 0)
             break;
-        if (rounds)
-            (*rounds)++;
         /* against the search's capacity (--mem-cap BYTES or the device's memory) */
         sch_part_model_stages(m, cur, info);
         int fits = 1, lowered = 0;
@@ -428,10 +424,10 @@ out:
 }
 
 int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
-                      struct sch_partition **part, int *rounds)
+                      struct sch_partition **part)
 {
     int fitted;
-    return fit_loop(cfg, m, part, rounds, 1, &fitted);
+    return fit_loop(cfg, m, part, 1, &fitted);
 }
 
 int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
@@ -446,7 +442,7 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
         int64_t bn;
         if (sch_part_solve(sch_part_model_problem(m), &p, &bn) == 0) {
             /* each stage under the cap alone, the devices judged by the engine */
-            int fitted = 0, frc = fit_loop(cfg, m, &p, NULL, 0, &fitted);
+            int fitted = 0, frc = fit_loop(cfg, m, &p, 0, &fitted);
             if (frc < 0 && frc != -PS_ENOFIT) { /* not "none fits": its own error */
                 sch_partition_free(p);
                 return frc;
@@ -462,6 +458,6 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
             rc = ps_error(PS_ENOFIT, "%s", msg);
     }
     if (rc == 0)
-        rc = ana_partition_fit(cfg, m, part, NULL);
+        rc = ana_partition_fit(cfg, m, part);
     return rc;
 }

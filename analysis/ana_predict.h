@@ -144,8 +144,6 @@ void ana_short_ops_describe(int64_t short_ops, int64_t compute_ops, unsigned kin
 /* fmt: any of table, csv, json. */
 int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE *f);
 
-#endif
-
 /* Where the engine's ledger finds a device over its memory with the
  * partitioner's cut *part of m (made for cfg's schedule, K, M, batch, remat):
  * the closed-form peak the search bounds can lie under the ledger's (a faster
@@ -153,9 +151,9 @@ int ana_prediction_print(const struct ana_prediction *p, enum ana_fmt fmt, FILE 
  * limit its overflow lower and the cut is solved again, until the engine
  * says every device fits, at most 8 rounds. *part is replaced by the last cut
  * that fits, and left as it was when none is found (the engine then reports
- * it does not fit). *rounds (may be NULL): the simulations run. */
+ * it does not fit). */
 int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
-                      struct sch_partition **part, int *rounds);
+                      struct sch_partition **part);
 /* The optimal strategy's cut (sch_part_strategy_run) as the engine judges it:
  * where no cut meets a device's sum of its stages' closed-form peaks (an
  * upper bound: each stage at its own peak), the optimum under each stage's
@@ -163,3 +161,5 @@ int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
  * within its memory; then ana_partition_fit. */
 int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
                           struct sch_partition **part);
+
+#endif

@@ -112,15 +112,9 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
     struct sch_partition *opt = NULL;
     for (int i = 0; i < n; i++) {
         struct sch_partition *p;
-        if (strategies[i] == SCH_PART_OPTIMAL) { /* the engine's ledger judges the sum */
-            struct ana_config k = *cfg;
-            k.no_baseline = 1;
-            if ((rc = sch_part_strategy_run(m, strategies[i], &p)) == -PS_ENOFIT &&
-                (rc = ana_partition_optimal(&k, m, &p)) < 0)
-                goto err_free_rank;
-        } else if ((rc = sch_part_strategy_run(m, strategies[i], &p)) < 0) {
-            goto err_free_rank;
-        }
+        rc = sch_part_strategy_run(m, strategies[i], &p);
+        if (rc == -PS_ENOFIT && strategies[i] == SCH_PART_OPTIMAL)
+            rc = ana_partition_optimal(cfg, m, &p); /* the engine's ledger judges the sum */
         if (rc < 0)
             goto err_free_rank;
         if (strategies[i] == SCH_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
@@ -135,14 +129,11 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         /* the optimum whose closed-form peaks the ledger finds over a device, cut
          * again under limits lowered by the overflow (ana_partition_fit) */
         struct sch_partition *q = copy_part(opt);
-        int rounds = 0;
         if (!q) {
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
         }
-        struct ana_config k = *cfg;
-        k.no_baseline = 1;
-        if ((rc = ana_partition_fit(&k, m, &q, &rounds)) < 0) {
+        if ((rc = ana_partition_fit(cfg, m, &q)) < 0) {
             sch_partition_free(q);
             goto err_free_rank;
         }

@@ -58,6 +58,9 @@ void cli_deprecated(const char *cmd, const char *old, const char *now);
 /* --out-dir DIR, or its old spelling --out DIR (old: 1, a note), once between the
  * two: *given counts them; a second is "given twice" (exit 2). In cli/cli_run.c. */
 int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given);
+/* Splits buf, "a,b,c", in place into names[] (at most max): an empty name or
+ * more than max is a usage error naming --schedules. In cli/cli_run.c. */
+int cli_split_schedules(char *buf, const char **names, int max, int *n);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
 /* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
  * extensions exts ("png,svg,gp,dat"), as outputs of option opt

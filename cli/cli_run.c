@@ -107,6 +107,24 @@ int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
     return ps_afile_commit(&af);
 }
 
+int cli_split_schedules(char *buf, const char **names, int max, int *n)
+{
+    *n = 0;
+    for (char *tok = buf;;) {
+        char *comma = strchr(tok, ',');
+        if (comma)
+            *comma = 0;
+        if (!*tok)
+            return ps_error(PS_EUSAGE, "--schedules: empty name in the list");
+        if (*n == max)
+            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", max);
+        names[(*n)++] = tok;
+        if (!comma)
+            return 0;
+        tok = comma + 1;
+    }
+}
+
 int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given)
 {
     if (old)

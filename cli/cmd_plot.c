@@ -102,28 +102,19 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
     int n = 0;
     if ((size_t)snprintf(buf, sizeof buf, "%s", list ? list : SCHED_LIST) >= sizeof buf)
         return ps_error(PS_EUSAGE, "--schedules: list too long");
-    for (char *tok = buf;;) { /* as compare-schedules reads the list */
-        char *comma = strchr(tok, ',');
-        if (comma)
-            *comma = 0;
-        if (!*tok)
-            return ps_error(PS_EUSAGE, "--schedules: empty name in the list");
-        if (n == MAX_SCHED)
-            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHED);
-        for (int j = 0; j < n; j++)
-            if (sch_schedule_same(names[j], tok))
+    int rc;
+    if ((rc = cli_split_schedules(buf, names, MAX_SCHED, &n)) < 0) /* as compare-schedules */
+        return rc;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (sch_schedule_same(names[j], names[i]))
                 return ps_error(PS_EUSAGE, "--schedules: '%s' and '%s' are the same schedule",
-                                names[j], tok);
-        names[n++] = tok;
-        if (!comma)
-            break;
-        tok = comma + 1;
-    }
+                                names[j], names[i]);
     if ((int64_t)K * M > PLOT_SCHED_KM_MAX)
         return ps_error(PS_EUSAGE, "--kind schedules: K x M = %lld is too large to draw (at "
                          "most %d stage micro-batches per schedule)", (long long)K * M,
                          PLOT_SCHED_KM_MAX);
-    int rc, kept = 0;
+    int kept = 0;
     for (int i = 0; i < n; i++) {
         if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)
             return rc;

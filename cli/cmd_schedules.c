@@ -42,25 +42,6 @@ static const char help[] =
     "--schedules " DEFAULT_LIST_A "\n"
     "            " DEFAULT_LIST_B ".\n";
 
-/* Splits "a,b,c" into names (pointers into buf). */
-static int split_names(char *buf, const char **names, int *n)
-{
-    *n = 0;
-    for (char *tok = buf;;) {
-        char *comma = strchr(tok, ',');
-        if (comma)
-            *comma = 0;
-        if (!*tok)
-            return ps_error(PS_EUSAGE, "--schedules: empty name in the list");
-        if (*n == MAX_SCHEDULES)
-            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", MAX_SCHEDULES);
-        names[(*n)++] = tok;
-        if (!comma)
-            return 0;
-        tok = comma + 1;
-    }
-}
-
 struct cmp_opts {
     const char *out_path, *list;
     int per_schedule;
@@ -112,7 +93,7 @@ int cmd_compare_schedules(int argc, char **argv)
     if (strlen(o.list) >= sizeof buf)
         return ps_error(PS_EUSAGE, "--schedules: list too long");
     snprintf(buf, sizeof buf, "%s", o.list);
-    if ((rc = split_names(buf, names, &n)) < 0)
+    if ((rc = cli_split_schedules(buf, names, MAX_SCHEDULES, &n)) < 0)
         return rc;
     for (int i = 0; i < n; i++) /* the option given, not predict's --schedule */
         if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)

@@ -72,8 +72,8 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
     *at_end = e;
 }
 
-/* sch_part_stage_counts (sched/sch_partitioner.h) lives here, beside
- * sch_mem_effect, which the compiler can then inline into its loop. */
+/* sch_part_stage_counts (sched/sch_partitioner.h): the rule above on unit
+ * sizes, replayed over a schedule's op lists. */
 /* The four classes' coefficients of a packed effect (16 bits each): each
  * coefficient is in [-2, 2] (sch_mem_effect adds or removes a class once or
  * twice), so 2 added to every field leaves no field negative to borrow. */

@@ -129,9 +129,10 @@ int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *par
  * device holds several stages and the optimum's sum overflows it, the
  * device's memory is shared among its stages: round by round the first
  * overflowing device gives up its excess from the one of its stages whose
- * cut then has the least bottleneck (each tried), at most 64 rounds, then
- * an equal share each; the result fits (sch_part_model_fits) but is an
- * optimum only under the shares found, not over every share.
+ * cut then has the least bottleneck (each tried), at most 64 rounds; then
+ * fixed shares, the memory-balanced cut, and shares searched device by
+ * device; the result fits (sch_part_model_fits) but is an optimum only under
+ * the shares found, not over every share.
  * -PS_ENOFIT when none fits (no message: sch_part_model_explain_nofit). */
 int sch_part_model_solve(const sch_part_model *m, struct sch_partition **out);
 /* The same with stage s's closed-form peak at most limit[s] bytes too (what

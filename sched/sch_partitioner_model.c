@@ -551,6 +551,20 @@ int sch_part_model_fits(const sch_part_model *m, const struct sch_partition *par
     return feasible;
 }
 
+/* The model's problem on each stage's own time costs (what per-stage caps
+ * need: the fast path reads stage 0's alone) and with memory costs mem. */
+static struct sch_part_problem own_problem(const sch_part_model *m,
+                                           const struct sch_part_cost *mem)
+{
+    struct sch_part_problem pb = m->pb;
+    pb.mem = mem;
+    if (m->time_own) {
+        pb.time = m->time_own;
+        pb.same = 0;
+    }
+    return pb;
+}
+
 /* The optimum with stage s under caps[s] (bytes). */
 static int solve_capped_bn(const sch_part_model *m, const int64_t *caps,
                            struct sch_part_cost *c, struct sch_partition **out, int64_t *bn)
@@ -559,12 +573,7 @@ static int solve_capped_bn(const sch_part_model *m, const int64_t *caps,
         c[s] = m->mem[s];
         c[s].bias = -caps[s];
     }
-    struct sch_part_problem pb = m->pb;
-    pb.mem = c;
-    if (m->time_own) {
-        pb.time = m->time_own;
-        pb.same = 0;
-    }
+    struct sch_part_problem pb = own_problem(m, c);
     return sch_part_solve(&pb, out, bn);
 }
 
@@ -575,8 +584,9 @@ static int solve_capped(const sch_part_model *m, const int64_t *caps,
     return solve_capped_bn(m, caps, c, out, &bn);
 }
 
-/* Sets the caps of device d's stages: its first stage f of cap0, the others
- * (1 - f) / (n - 1) each (no more than limit's, where given). */
+/* Sets the caps of device d's stages: its first stage f of cap0 (f 0: 1/n, an
+ * equal share), the others (1 - f) / (n - 1) each (no more than limit's, where
+ * given). */
 static void set_shares(const sch_part_model *m, int d, double f, const int64_t *cap0,
                        const int64_t *limit, int64_t *caps)
 {
@@ -586,9 +596,10 @@ static void set_shares(const sch_part_model *m, int d, double f, const int64_t *
             n++;
             first = first < 0 ? t : first;
         }
+    if (f == 0)
+        f = 1.0 / n;
     for (int t = 0; t < m->S; t++)
-        if (m->dev[t] == d)
-        {
+        if (m->dev[t] == d) {
             caps[t] = (int64_t)floor((double)cap0[t] *
                                      (n == 1 ? 1 : t == first ? f : (1 - f) / (n - 1)));
             if (limit && limit[t] < caps[t])
@@ -606,8 +617,7 @@ static int share_descent(const sch_part_model *m, int64_t *caps, const int64_t *
 {
     int S = m->S, solves = 0, rc;
     int64_t best_fit = INT64_MAX;
-    const struct sch_part_problem tp = { m->L, m->S, m->time_own ? m->time_own : m->time, NULL,
-                                         m->time_own ? 0 : m->pb.same };
+    const struct sch_part_problem tp = own_problem(m, NULL);
     for (int s = 0; s < S; s++) { /* equal shares to start */
         int n = 0;
         for (int t = 0; t < S; t++)
@@ -759,19 +769,8 @@ int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
         struct sch_partition *p = NULL;
         int64_t b;
         if (f10 < 10) {
-            for (int s2 = 0; s2 < S; s2++) {
-                int n = 0, first = s2;
-                for (int t = 0; t < S; t++)
-                    if (m->dev[t] == m->dev[s2]) {
-                        n++;
-                        first = t < first ? t : first;
-                    }
-                double f = f10 ? f10 / 10.0 : 1.0 / n;
-                double share = n == 1 ? 1 : s2 == first ? f : (1 - f) / (n - 1);
-                caps[s2] = (int64_t)floor((double)cap0[s2] * share);
-                if (limit && limit[s2] < caps[s2])
-                    caps[s2] = limit[s2];
-            }
+            for (int d = 0; d < m->topo->n_devices; d++)
+                set_shares(m, d, f10 / 10.0, cap0, limit, caps);
             rc = solve_capped(m, caps, c, &p);
         } else if (!limit) { /* balance-by-size knows no limit */
             rc = sch_part_solve(&m->size_pb, &p, &b);
@@ -785,8 +784,7 @@ int sch_part_model_solve_caps(const sch_part_model *m, const int64_t *limit,
         if (rc < 0)
             goto fail; /* *out may hold an earlier share's cut */
         if (sch_part_model_fits(m, p)) {
-            const struct sch_part_problem tp = { m->L, m->S, m->time_own ? m->time_own : m->time,
-                                                 NULL, m->time_own ? 0 : m->pb.same };
+            const struct sch_part_problem tp = own_problem(m, NULL);
             b = sch_part_bottleneck(&tp, p, NULL, NULL);
             if (b < best_bn) {
                 sch_partition_free(*out);
