@@ -424,6 +424,12 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
     struct ana_plan_work *wt = NULL;
     struct prune pr = { .all = p->c, .obj = sp->objective };
     int nw = 0, cw = 0, rc = 0;
+    struct cut_memo {
+        double micro;
+        int K, M;
+        enum sch_remat r;
+        int64_t tlb, mlb;
+    } memo[3] = { { .K = 0 }, { .K = 0 }, { .K = 0 } };
     struct bounds b = { malloc(sizeof *b.t * (size_t)p->n), malloc(sizeof *b.m * (size_t)p->n) };
     int *order = malloc(sizeof *order * (size_t)p->n);
     char *seen = calloc((size_t)p->n, 1);
@@ -440,6 +446,15 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
             goto out;
         b.t[i] = ana_plan_work_bound(w, g->K, g->M, g->S / g->K, g->remat);
         b.m[i] = ana_plan_mem_bound0(sp, w, g->K, g->S / g->K);
+        if (g->S == g->K) { /* one stage a device: the best contiguous cut's busiest */
+            struct cut_memo *cm = &memo[g->remat % 3]; /* the remats alternate */
+            if (cm->micro != w->micro || cm->K != g->K || cm->M != g->M || cm->r != g->remat) {
+                *cm = (struct cut_memo){ w->micro, g->K, g->M, g->remat, 0, 0 };
+                ana_plan_cut_bounds(sp, w, g->K, g->M, g->remat, &cm->tlb, &cm->mlb);
+            }
+            b.t[i] = cm->tlb > b.t[i] ? cm->tlb : b.t[i];
+            b.m[i] = cm->mlb > b.m[i] ? cm->mlb : b.m[i];
+        }
         g->lb_s = sch_time_to_seconds(b.t[i]);
         g->mem_lb = b.m[i];
         if (sp->nshards > 1 && i % sp->nshards != sp->shard) {
@@ -468,7 +483,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
 out:
     ana_plan_pcache_release(&pc);
     ana_plan_ccache_release(&cc);
-    free(wt);
+    ana_plan_work_release(wt, nw);
     free(b.t);
     free(b.m);
     free(order);

@@ -275,10 +275,14 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
         *tab = w;
         *cap = nc;
     }
+    const struct mdl_profile *p = sp->profile;
+    double *lw = malloc(sizeof *lw * ANA_PLAN_LW * (size_t)p->n_layers);
+    if (!lw)
+        return ps_error(PS_ENOMEM, "out of memory");
     struct ana_plan_work *w = &(*tab)[(*n)++];
     memset(w, 0, sizeof *w);
     w->micro = micro;
-    const struct mdl_profile *p = sp->profile;
+    w->layer = lw;
     for (int l = 0; l < p->n_layers; l++) {
         double f = INFINITY, fn = INFINITY, b = INFINITY, u = INFINITY, r = INFINITY,
                br = INFINITY;
@@ -295,6 +299,10 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
             u = fmin(u, dv->mem_bandwidth > 0 ? 2.0 * ly->params * sp->topo->bytes_per_param /
                                                     dv->mem_bandwidth : 0);
         }
+        double *x = lw + ANA_PLAN_LW * l;
+        x[0] = f, x[1] = fn, x[2] = b, x[3] = r, x[4] = br, x[5] = u;
+        x[6] = p->layers[l].params * sp->topo->bytes_per_param;
+        x[7] = (p->layers[l].stash_bytes - p->layers[l].stash_shared_bytes) * micro;
         w->f += f;
         w->fn += fn;
         w->b += b;
@@ -319,6 +327,87 @@ int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v, 
     double total = (M - nr) * (w->f + w->b) + nr * (w->fn + w->r + w->br) + w->u;
     double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
     return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
+}
+
+void ana_plan_work_release(struct ana_plan_work *tab, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(tab[i].layer);
+    free(tab);
+}
+
+/* Whether the layers' works x[L] go into at most K contiguous stages of at
+ * most t each. */
+static int cut_fits(const double *x, int L, int K, double t)
+{
+    double run = 0;
+    int parts = 1;
+    for (int l = 0; l < L; l++) {
+        if (x[l] > t)
+            return 0;
+        if (run + x[l] > t) {
+            if (++parts > K)
+                return 0;
+            run = 0;
+        }
+        run += x[l];
+    }
+    return 1;
+}
+
+/* The least, over the contiguous cuts of x[L] into K stages, of the largest
+ * stage's sum: a lower bound (the bisection's low end is infeasible, or the
+ * largest layer or the mean, however few steps it takes); 0 when x cannot
+ * be allocated. */
+static double cut_minmax(const double *x, int L, int K)
+{
+    double total = 0, big = 0;
+    for (int l = 0; l < L; l++) {
+        total += x[l];
+        big = x[l] > big ? x[l] : big;
+    }
+    double lo = total / K > big ? total / K : big, hi = total;
+    if (!cut_fits(x, L, K, lo))
+        for (int i = 0; i < 40 && hi > lo * (1 + 1e-12); i++) {
+            double mid = lo + (hi - lo) / 2;
+            if (cut_fits(x, L, K, mid))
+                hi = mid;
+            else
+                lo = mid;
+        }
+    return lo * (1 - 1e-12);
+}
+
+/* Each stage's step work is the sum of its layers' at their fastest device
+ * (rounded to ns per op: the slack of ana_plan_work_bound); its memory at
+ * least its parameters, workspace and one stash (of layers whose shared
+ * tensors all count once: fewer bytes than any stage keeps). */
+void ana_plan_cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_work *w, int K,
+                         int M, enum sch_remat r, int64_t *tlb, int64_t *mlb)
+{
+    int L = sp->profile->n_layers;
+    double nr = ana_plan_n_remat(r, M);
+    double k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
+    double ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
+    double *x = malloc(sizeof *x * (size_t)L);
+    *tlb = *mlb = 0;
+    if (!x || L < 1 || K < 1) {
+        free(x);
+        return; /* no bound */
+    }
+    for (int l = 0; l < L; l++) {
+        const double *y = w->layer + ANA_PLAN_LW * l;
+        x[l] = (M - nr) * (y[0] + y[2]) + nr * (y[1] + y[3] + y[4]) + y[5];
+    }
+    double t = cut_minmax(x, L, K) * 1e9 - (4.0 * M + 1) - 1;
+    for (int l = 0; l < L; l++) {
+        const double *y = w->layer + ANA_PLAN_LW * l;
+        x[l] = y[6] + k * y[7];
+    }
+    double m = cut_minmax(x, L, K) + ws - 4;
+    free(x);
+    *tlb = t > 0 && isfinite(t) ? (int64_t)floor(t) : 0;
+    *mlb = m > 0 && m < 9e18 ? (int64_t)floor(m) : 0;
 }
 
 /* Lower bound of the largest device's peak (bytes) before partitioning:

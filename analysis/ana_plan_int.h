@@ -58,7 +58,11 @@ struct ana_plan_work {
     double f, fn, b, u; /* seconds, each the sum over layers of the per-device minimum */
     double r, br;       /* R and a re-materialized backward (= f, b unless calibrated apart) */
     double params, stash; /* bytes: parameters (x bytes_per_param), stash per micro-batch */
+    double *layer;      /* [L][ANA_PLAN_LW]: each layer's f, fn, b, r, br, u as above, its
+                           parameter bytes and its stash less its shared tensors (owned;
+                           freed by ana_plan_work_release) */
 };
+#define ANA_PLAN_LW 8
 
 struct ana_plan_centry {
     char name[24];
@@ -107,9 +111,15 @@ void ana_plan_ccache_release(struct ana_plan_ccache *c);
 /* The per-layer work at one micro-batch size (a table grown on a miss). */
 int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab, int *n,
                      int *cap, double micro, const struct ana_plan_work **out);
+void ana_plan_work_release(struct ana_plan_work *tab, int n);
 /* Lower bounds before partitioning: step (ns) and largest peak (bytes). */
 int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v,
                             enum sch_remat r);
+/* Lower bounds of any cut into K stages, one a device: the least, over the
+ * contiguous cuts, of the busiest stage's step work (*tlb, ns) and of the
+ * largest stage's parameters and one stash (*mlb, bytes). */
+void ana_plan_cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_work *w, int K,
+                         int M, enum sch_remat r, int64_t *tlb, int64_t *mlb);
 int64_t ana_plan_mem_bound0(const struct ana_plan_spec *sp, const struct ana_plan_work *w,
                             int K, int v);
 /* The stash-count bound on e's partition (*lb; 1 when a device cannot fit). */

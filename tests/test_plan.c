@@ -251,6 +251,41 @@ Test(plan, bounds_hold_and_ranked_configurations_fit)
     gsl_rng_free(r);
 }
 
+/* The step bound of a configuration with one stage a device is the best
+ * contiguous cut's busiest stage, not only the whole work over K: with one
+ * layer doing 80 % of the work, K = 2 or 3 cannot step in under that layer's
+ * time (the bound was the work over K, so the search partitioned
+ * configurations that could never enter the top N). */
+Test(plan, one_heavy_layer_bounds_every_cut)
+{
+    double f[3] = { 1e5, 1e5, 8e5 }, b[3] = { 2e5, 2e5, 16e5 }, o[3] = { 1e3, 1e3, 1e3 },
+           st[3] = { 1e3, 1e3, 1e3 };
+    struct mdl_profile *p = th_profile(3, f, b, 1, o, st, 1e3);
+    struct mdl_topology *t = th_chain(3, 1e14, 1e12, 0);
+    const char *sched[] = { "gpipe" };
+    enum sch_remat rm[] = { SCH_REMAT_NEVER };
+    struct ana_plan_spec sp = { .profile = p, .topo = t, .devices = 3, .batch = 4,
+                                .cap_mode = 1, .top = 1, .schedules = sched, .nsched = 1,
+                                .remats = rm, .nremat = 1, .frontier_found = 1 };
+    struct ana_plan *fast = run(&sp, 0);
+    int pruned = 0;
+    for (int i = 0; i < fast->n; i++) {
+        const struct ana_plan_cfg *g = &fast->c[i];
+        if (g->K == 1)
+            continue;
+        /* the heavy layer's F and B at the micro-batch, M times */
+        double heavy = 2.4e-3 * (double)sp.batch / g->R / g->M * g->M;
+        cr_expect_geq(g->lb_s, heavy * (1 - 1e-5), "M=%d: lower bound %g s", g->M, g->lb_s);
+        pruned += g->status == ANA_PLAN_PRUNED;
+    }
+    cr_expect_gt(pruned, 0);
+    /* only the five single-device keys (K = 1: batch 4 in M, M and R) are partitioned */
+    cr_expect_eq(fast->partitions, 5);
+    ana_plan_free(fast);
+    mdl_profile_free(p);
+    mdl_topology_free(t);
+}
+
 Test(plan, nothing_fits_is_said_and_nothing_ranked)
 {
     struct kase k;
