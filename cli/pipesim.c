@@ -164,9 +164,17 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
             ps_error(PS_EUSAGE, "option '%s' needs a value (see pipesim %s --help)", opt,
                       cmd); /* main() already names the command */
         else {
-            /* "--ouput=x" -> "--ouput", compared with every long option */
+            /* "--ouput=x" -> "--ouput", compared with every long option; an
+             * unknown short option by its letter (getopt is still inside a
+             * cluster such as "-np": argv[optind - 1] is the word before it) */
             char typed[64];
             snprintf(typed, sizeof typed, "%.*s", (int)strcspn(opt, "="), opt);
+            int flag_value = 0; /* "--quiet=yes": getopt sets optopt to the flag's val */
+            for (const struct option *o = longopts; o && o->name; o++)
+                flag_value |= o->has_arg == no_argument && strchr(opt, '=') &&
+                              !strncmp(typed, "--", 2) && !strcmp(typed + 2, o->name);
+            if (!flag_value && optopt > 0 && optopt < 128 && isprint(optopt))
+                snprintf(typed, sizeof typed, "-%c", optopt);
             for (const struct option *o = longopts; o && o->name; o++)
                 if (o->has_arg == no_argument && strchr(opt, '=') && !strncmp(typed, "--", 2) &&
                     !strcmp(typed + 2, o->name)) { /* "--quiet=yes": a flag with a value */

@@ -647,6 +647,16 @@ Test(options, out_is_never_the_out_dir)
     cr_expect_eq(th_capture(err, sizeof err, "%s validate --check --trace x.json 2>&1 "
                             ">/dev/null", P), 2);
     cr_expect(strstr(err, "unknown option '--trace'; did you mean '--traces'?"), "%s", err);
+    /* an unknown letter inside a cluster is named by itself (helper-65: "sweep -np 4"
+     * named 'sweep', getopt still being inside "-np"); a flag given a value is not
+     * taken for its letter */
+    cr_expect_eq(th_capture(err, sizeof err, "%s sweep -np 4 2>&1 >/dev/null", P), 2);
+    cr_expect_str_eq(err, "pipesim sweep: unknown option '-n' (see pipesim sweep --help)\n");
+    cr_expect_eq(th_capture(err, sizeof err, "%s predict --model mlp:layers=4,width=64 -xK 2 "
+                            "2>&1 >/dev/null", P), 2);
+    cr_expect_str_eq(err, "pipesim predict: unknown option '-x' (see pipesim predict --help)\n");
+    cr_expect_eq(th_capture(err, sizeof err, "%s plan --quiet=yes 2>&1 >/dev/null", P), 2);
+    cr_expect_str_eq(err, "pipesim plan: option '--quiet' takes no value\n");
     /* an unknown command is echoed as every message is: one line, control
      * characters as '?', a long name cut */
     cr_expect_eq(th_capture(err, sizeof err, "%s \"$(printf 'fro\\nb\\033[1m')\" 2>&1", P), 2);
