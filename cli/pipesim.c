@@ -47,8 +47,13 @@ static void usage(FILE *f)
 
 static int cmd_help(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "reproduce")) { /* help reproduce STUDY */
+        char *args[] = { argv[1], argv[2], "--help", NULL };
+        return cmd_reproduce(3, args);
+    }
     if (argc > 2) /* one topic */
-        return ps_error(PS_EUSAGE, "unexpected argument '%s' (help takes one topic)", argv[2]);
+        return ps_error(PS_EUSAGE, "unexpected argument '%s' (help takes one topic, or "
+                        "reproduce and a study)", argv[2]);
     if (argc > 1 && !strcmp(argv[1], "help")) { /* help help: the list */
         usage(stdout);
         return 0;

@@ -212,7 +212,7 @@ static const struct bad_case cases[] = {
       "-M and --micro-batches: give one" },
     { NULL, NULL, 0, "paper --tables 1,1 --out-dir pp", PS_EUSAGE,
       "--tables: '1' given twice in '1,1'" },
-    { NULL, NULL, 0, "help errors x", PS_EUSAGE, "unexpected argument 'x' (help takes one topic)" },
+    { NULL, NULL, 0, "help errors x", PS_EUSAGE, "unexpected argument 'x' (help takes one topic, or reproduce and a study)" },
     /* outputs checked before the work, not after it */
     { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out ''", PS_EUSAGE,
       "--out '': needs a file-name prefix" },

@@ -594,6 +594,14 @@ Test(options, help_topics)
     cr_assert_eq(th_capture(b, sizeof b, "%s help --help", P), 0);
     cr_assert_str_eq(a, b);
     cr_assert(strstr(a, "commands:"), "%s", a);
+    /* README: "help CMD is CMD --help", and its table lists `reproduce gpipe` (helper-65) */
+    cr_assert_eq(th_capture(a, sizeof a, "%s help reproduce gpipe", P), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "%s reproduce gpipe --help", P), 0);
+    cr_assert_str_eq(a, b);
+    cr_assert_eq(th_capture(a, sizeof a, "%s help reproduce torchgpipe", P), 0);
+    cr_assert_eq(th_capture(b, sizeof b, "%s reproduce torchgpipe --help", P), 0);
+    cr_assert_str_eq(a, b);
+    cr_expect_eq(th_sh("%s help reproduce bogus 2>/dev/null", P), 2);
 }
 
 /* --out and -o mean a file everywhere: a command that writes a folder never
