@@ -9,64 +9,154 @@
 #                                    (reference figures and prose templates)
 #   docs/pipesim.1                -> DEST/share/man/man1/pipesim.1
 #   scripts/pipesim-completion.bash -> DEST/share/bash-completion/completions/pipesim
-# and lists every file it wrote in DEST/share/pipesim/MANIFEST; uninstall
-# removes exactly those files, the manifest and the folders under
-# share/pipesim, and leaves the shared folders (bin, share/man, ...) alone.
+# and lists in DEST/share/pipesim/MANIFEST, relative to DEST, every file it
+# wrote and (ending in /) every folder it created, so that a staging tree
+# (DESTDIR) moved into place uninstalls from there. Installing again over an
+# install removes the files the earlier manifest lists and this one does not
+# (a preset renamed or dropped would otherwise stay a bundled name).
+# uninstall removes exactly the files listed, then the folders listed and
+# those under share/pipesim, deepest first, where empty; folders that were
+# there before install (bin, share/man, ...) stay. A manifest of an older
+# install (absolute paths) is read too, its paths checked to lie under DEST.
 # The installed pipesim finds its data as share/pipesim beside its bin/
 # folder (base/ps_data.h), so DEST may be a staging folder.
 set -eu
+
+# DEST without trailing slashes ("/" stays "/")
+trim() {
+    d=$1
+    while [ "${d%/}" != "$d" ] && [ "$d" != / ]; do d=${d%/}; done
+    printf '%s' "$d"
+}
+
+# Prints MANIFEST line $1 as a path relative to DEST ($2), or fails naming it:
+# absolute lines (older installs) must lie under DEST; no line may climb out
+# through "..".
+relpath() {
+    line=$1 dest=$2
+    case $line in
+    /*)
+        case $line in "$dest"/*) line=${line#"$dest"/} ;; *) return 1 ;; esac ;;
+    esac
+    [ "$line" = ./ ] && { printf '%s' "$line"; return 0; } # DEST itself, made by install
+    case /$line/ in */../*|*/./*|//) return 1 ;; esac
+    printf '%s' "$line"
+}
+
+# The entries of manifest $1 as relative paths, one a line; exits 1 naming a
+# line that is not under DEST ($2).
+read_manifest() {
+    while IFS= read -r f; do
+        [ -n "$f" ] || continue
+        r=$(relpath "$f" "$2") || {
+            echo "$cmd: $1 names $f, outside $2: refused" >&2
+            return 1
+        }
+        printf '%s\n' "$r"
+    done < "$1"
+}
+
 cmd=${1:-}
 case $cmd in
 install)
     [ $# -eq 3 ] || { echo "usage: $0 install BIN DEST" >&2; exit 2; }
-    bin=$2 dest=$3
+    bin=$2
+    dest=$(trim "$3")
     share=$dest/share/pipesim
-    man=$dest/share/man/man1
-    comp=$dest/share/bash-completion/completions
     [ -x "$bin" ] || { echo "install: $bin: not an executable" >&2; exit 1; }
-    install -d "$dest/bin" "$share" "$man" "$comp"
-    manifest=$share/MANIFEST.new
+    old=
+    if [ -f "$share/MANIFEST" ]; then
+        old=$(read_manifest "$share/MANIFEST" "$dest") || exit 1
+    fi
+    manifest=$dest/.pipesim-MANIFEST.$$
+    # the folders made here (those an earlier install made stay listed)
+    mkdirs() { # DIR relative to DEST, parents first
+        p=
+        rest=$1
+        while [ -n "$rest" ]; do
+            part=${rest%%/*}
+            [ "$part" = "$rest" ] && rest= || rest=${rest#*/}
+            p=${p:+$p/}$part
+            if [ ! -d "$dest/$p" ]; then
+                install -d "$dest/$p"
+                echo "$p/" >> "$manifest"
+            elif printf '%s\n' "$old" | grep -Fxq -- "$p/"; then
+                grep -Fxq -- "$p/" "$manifest" || echo "$p/" >> "$manifest"
+            fi
+        done
+    }
+    made_dest=
+    if [ ! -d "$dest" ]; then
+        made_dest=1
+    elif printf '%s\n' "$old" | grep -Fxq ./; then
+        made_dest=1
+    fi
+    install -d "$dest"
     : > "$manifest"
-    put() { # SRC DST MODE
-        install -m "$3" "$1" "$2"
+    trap 'rm -f "$manifest"' EXIT
+    [ -z "$made_dest" ] || echo ./ >> "$manifest"
+    put() { # SRC DST(relative to DEST) MODE
+        mkdirs "$(dirname "$2")"
+        install -m "$3" "$1" "$dest/$2"
         echo "$2" >> "$manifest"
     }
-    put "$bin" "$dest/bin/pipesim" 755
+    put "$bin" bin/pipesim 755
     for pair in models/topologies:topologies models/profiles:profiles \
                 studies/gpipe:gpipe studies/torchgpipe:torchgpipe; do
-        src=${pair%%:*} dst=$share/${pair#*:}
+        src=${pair%%:*} dst=share/pipesim/${pair#*:}
         find "$src" -type f | LC_ALL=C sort | while IFS= read -r f; do
-            d=$dst/${f#"$src"/}
-            install -d "$(dirname "$d")"
-            put "$f" "$d" 644
+            put "$f" "$dst/${f#"$src"/}" 644
         done
     done
-    put docs/pipesim.1 "$man/pipesim.1" 644
-    put scripts/pipesim-completion.bash "$comp/pipesim" 644
+    put docs/pipesim.1 share/man/man1/pipesim.1 644
+    put scripts/pipesim-completion.bash share/bash-completion/completions/pipesim 644
+    # what the earlier install wrote and this one did not
+    stale=0
+    if [ -n "$old" ]; then
+        printf '%s\n' "$old" | grep -v '/$' | while IFS= read -r f; do
+            grep -Fxq -- "$f" "$manifest" || rm -f "$dest/$f"
+        done
+        stale=$(printf '%s\n' "$old" | grep -v '/$' | grep -Fxvc -f "$manifest" || true)
+        # then their folders, deepest first, where empty
+        find "$share" -depth -mindepth 1 -type d -exec rmdir {} \; 2>/dev/null || true
+    fi
     mv "$manifest" "$share/MANIFEST"
-    echo "installed pipesim in $dest ($(wc -l < "$share/MANIFEST") files, listed in $share/MANIFEST)"
+    trap - EXIT
+    n=$(grep -vc '/$' "$share/MANIFEST" || true)
+    gone=
+    [ "$stale" -eq 0 ] || gone="; $stale left from the earlier install removed"
+    echo "installed pipesim in $dest ($n files, listed in $share/MANIFEST$gone)"
     ;;
 uninstall)
     [ $# -eq 2 ] || { echo "usage: $0 uninstall DEST" >&2; exit 2; }
-    dest=$2
+    dest=$(trim "$2")
     share=$dest/share/pipesim
     if [ ! -f "$share/MANIFEST" ]; then
         echo "uninstall: no $share/MANIFEST: pipesim is not installed in $dest" >&2
         exit 1
     fi
+    list=$(read_manifest "$share/MANIFEST" "$dest") || exit 1
     n=0
     while IFS= read -r f; do
-        case $f in "$dest"/*) ;; *)
-            echo "uninstall: $share/MANIFEST names $f, outside $dest: refused" >&2; exit 1;;
-        esac
-        rm -f "$f"
+        case $f in */) continue ;; esac
+        rm -f "$dest/$f"
         n=$((n + 1))
-    done < "$share/MANIFEST"
+    done <<EOF
+$list
+EOF
     rm -f "$share/MANIFEST"
     # the folders install made under share/pipesim, deepest first, if empty
     find "$share" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     if [ -e "$share" ]; then
         echo "uninstall: $share still holds files install did not write; left in place" >&2
+    fi
+    # the folders install created outside it (listed), deepest first, if empty
+    printf '%s\n' "$list" | grep '/$' | grep -vx ./ | LC_ALL=C sort -r |
+        while IFS= read -r d; do
+            rmdir "$dest/$d" 2>/dev/null || true
+        done
+    if printf '%s\n' "$list" | grep -Fxq ./; then
+        rmdir "$dest" 2>/dev/null || true
     fi
     echo "removed pipesim from $dest ($n files)"
     ;;
