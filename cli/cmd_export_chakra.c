@@ -81,7 +81,8 @@ int cmd_export_chakra(int argc, char **argv)
         goto out;
     }
     co.batch = batch;
-    int n = 0;
+    int n = 0, stale = 0;
+    co.stale = &stale;
     if ((rc = trc_chakra_write(sched, p->costs, t, &co, &n)) < 0)
         goto out;
     char ts[32];
@@ -90,6 +91,9 @@ int cmd_export_chakra(int argc, char **argv)
             "step %s simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
             (long long)(sch_schedule_total_ops(sched) * replicas), ts, co.dir,
             co.prefix);
+    if (stale)
+        fprintf(stderr, "export-chakra: removed %d file(s) of ranks %d and up, from an earlier "
+                "export under the same prefix\n", stale, n);
 out:
     ana_prediction_free(p);
     cli_run_close(&run);

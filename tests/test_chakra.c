@@ -419,6 +419,16 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq((int64_t)attr(df.meta, df.nmeta, "pipesim_replicas", 9)->v, 2);
     cr_assert_gt(df.n, 0);
     df_free(&df);
+    /* a smaller export under the same prefix removes the ranks it no longer has (they
+     * stayed, so job.*.et mixed two runs); another prefix's files and a gap stay */
+    cr_assert_eq(th_sh("touch %s/job.7.et %s/other.4.et", sub, sub), 0);
+    char err[1024];
+    cr_assert_eq(th_capture(err, sizeof err, "%s export-chakra --model mlp:layers=6,width=64 "
+                            "--topology models/topologies/pcie-8gpu.json -K 2 -M 4 --batch 16 "
+                            "--out-dir %s --prefix job 2>&1 >/dev/null", ps, sub), 0);
+    cr_assert(strstr(err, "removed 4 file(s) of ranks 2 and up"), "%s", err);
+    cr_assert_eq(th_sh("cd %s && test -f job.0.et && test -f job.1.et && ! test -e job.2.et && "
+                       "! test -e job.5.et && test -f job.7.et && test -f other.4.et", sub), 0);
     /* bad input: clear exit status, no files */
     char sub2[600];
     snprintf(sub2, sizeof sub2, "%s/bad", dir);

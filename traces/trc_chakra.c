@@ -405,6 +405,16 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     if (rc < 0)
         goto out_free;
     *n_files = D * R;
+    /* the ranks of an earlier, larger export under the same prefix: a reader
+     * that takes every <prefix>.*.et would mix the two runs */
+    for (int k = D * R; k < 1 << 20; k++) {
+        char path[4096];
+        rank_path(o, k, path, sizeof path);
+        if (unlink(path) < 0)
+            break;
+        if (o->stale)
+            (*o->stale)++;
+    }
 out_free:
     for (int k = 0; k < D * R && af; k++)
         if (af[k].f)

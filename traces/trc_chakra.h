@@ -60,11 +60,15 @@ struct trc_chakra_opts {
     const char *dir;         /* output directory (created if missing) */
     const char *prefix;      /* file names <dir>/<prefix>.<rank>.et; NULL = "pipesim" */
     double batch;            /* for the metadata */
+    int *stale;              /* NULL, or gets the number of <prefix>.<rank>.et files of
+                                ranks from *n_files up (an earlier, larger export) removed */
 };
 
 /* Writes one file per rank of s (with s->n_replicas replicas) from the
  * simulated trace t of replica 0; c gives the all-reduce sizes. *n_files
- * gets the number of ranks written. */
+ * gets the number of ranks written. The files of ranks n_files, n_files + 1,
+ * ... up to the first missing one (an earlier export with more ranks) are
+ * removed once the new ones are in place. */
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *c,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files);
