@@ -73,26 +73,20 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
 }
 
 /* sch_part_stage_counts (sched/sch_partitioner.h): the rule above on unit
- * sizes, replayed over a schedule's op lists. */
-/* The four classes' coefficients of a packed effect (16 bits each): each
- * coefficient is in [-2, 2] (sch_mem_effect adds or removes a class once or
- * twice), so 2 added to every field leaves no field negative to borrow. */
-#define PACK_BIAS (2 * (1 + ((int64_t)1 << 16) + ((int64_t)1 << 32) + ((int64_t)1 << 48)))
-
-static void unpack4(int64_t v, int64_t c[4])
-{
-    uint64_t u = (uint64_t)(v + PACK_BIAS);
-    for (int k = 0; k < 4; k++)
-        c[k] = (int64_t)((u >> (16 * k)) & 0xffff) - 2;
-}
+ * sizes, replayed over a schedule's op lists. sch_mem_effect depends on an
+ * op through its kind, whether its stage is the first or the last, and
+ * whether its micro-batch is re-materialized: the replay reads the four
+ * classes' changes from a table of those, made by sch_mem_effect itself on
+ * one class at a time. */
+struct unit_effect {
+    int8_t a[4], e[4]; /* at the start, at the end: stash, in, out, wgrad */
+    int8_t any;
+};
 
 void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt)
 {
-    /* sch_mem_effect is linear in the sizes, with coefficients of at most 2 in
-     * magnitude: one call with each class in its own 16 bits gives all four */
-    static const struct sch_stage_mem unit = {
-        .stash = 1, .in = (int64_t)1 << 16, .out = (int64_t)1 << 32,
-        .wgrad = (int64_t)1 << 48 };
+    static const struct sch_stage_mem unit[4] = {
+        { .stash = 1 }, { .in = 1 }, { .out = 1 }, { .wgrad = 1 } };
     int S = sc->n_stages;
     memset(cnt, 0, sizeof *cnt * 4 * (size_t)S);
     int64_t *c = calloc((size_t)S * 4, sizeof *c);
@@ -101,21 +95,51 @@ void sch_part_stage_counts(const struct sch_schedule *sc, int64_t *cnt)
             cnt[i] = (int64_t)sc->n_micro * 2 + 2;
         return;
     }
+    /* [kind][first][last][remat]; a stage both first and last when S = 1. The
+     * table's ops: stage 0 or S - 1 (or 1, neither, when S > 2; with S = 2 no
+     * stage is neither, and that row is not read), a micro-batch re-materialized
+     * or not (M - 1 is the one except_last keeps) */
+    struct unit_effect tab[SCH_OP_NKINDS][2][2][2];
+    memset(tab, 0, sizeof tab);
+    for (int k = 0; k < SCH_OP_NKINDS; k++)
+        for (int f = 0; f < 2; f++)
+            for (int l = 0; l < 2; l++) {
+                int st = f ? 0 : l ? S - 1 : 1;
+                if (f != (st == 0) || l != (st == S - 1) || st >= S)
+                    continue;
+                for (int r = 0; r < 2; r++) {
+                    int mb = -1; /* a micro-batch whose remat is r, if any */
+                    for (int m = sc->n_micro - 1; m >= 0 && m >= sc->n_micro - 2 && mb < 0; m--)
+                        if (sch_schedule_remat_mb(sc, m) == r)
+                            mb = m;
+                    if (mb < 0)
+                        continue;
+                    struct sch_op op = { .kind = (uint8_t)k, .stage = st, .mb = mb };
+                    struct unit_effect *u = &tab[k][f][l][r];
+                    for (int q = 0; q < 4; q++) {
+                        int64_t a, e;
+                        sch_mem_effect(sc, &op, &unit[q], &a, &e);
+                        u->a[q] = (int8_t)a;
+                        u->e[q] = (int8_t)e;
+                        u->any |= a != 0 || e != 0;
+                    }
+                }
+            }
     for (int d = 0; d < sc->n_devices; d++) {
         const struct sch_op *ops = sc->ops[d];
         for (int i = 0; i < sc->n_ops[d]; i++) {
             const struct sch_op *op = &ops[i];
             int st = op->stage;
-            if (st < 0 || st >= S)
+            if (st < 0 || st >= S || op->kind >= SCH_OP_NKINDS)
                 continue;
-            int64_t *cs = c + 4 * st, *mx = cnt + 4 * st, pa, pe, a[4], e[4];
-            sch_mem_effect(sc, op, &unit, &pa, &pe);
-            if (!pa && !pe)
+            /* U and AR (mb -1) move no class */
+            int r = op->mb >= 0 && sch_schedule_remat_mb(sc, op->mb);
+            const struct unit_effect *u = &tab[op->kind][st == 0][st == S - 1][r];
+            if (!u->any)
                 continue; /* no class moves: no new maximum */
-            unpack4(pa, a);
-            unpack4(pe, e);
+            int64_t *cs = c + 4 * st, *mx = cnt + 4 * st;
             for (int k = 0; k < 4; k++) {
-                int64_t v = cs[k] + a[k], w = v + e[k];
+                int64_t v = cs[k] + u->a[k], w = v + u->e[k];
                 int64_t m = v > w ? v : w;
                 mx[k] = m > mx[k] ? m : mx[k];
                 cs[k] = w;

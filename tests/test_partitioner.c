@@ -847,3 +847,59 @@ Test(partitioner, optimal_cuts_fit_by_the_engine_s_ledger, .timeout = 120)
                        ps), 0);
     th_sh("rm -rf %s", d);
 }
+
+/* sch_part_stage_counts against its definition: per stage and class (stash,
+ * in, out, wgrad), the most held at once replaying the device's program
+ * order with sch_mem_effect on a size of 1 in that class alone. The counts
+ * read sch_mem_effect's changes from a table by kind, first/last stage and
+ * re-materialization: every schedule, K, M and remat exercises its rows. */
+Test(partitioner, stage_counts_are_the_ledger_replayed)
+{
+    static const char *const names[] = { "gpipe", "1f1b", "interleaved:2", "interleaved:3",
+                                         "zb-h1", "zb-h2", "zb-v", "zb-auto", "dualpipe-v",
+                                         "eager-1f1b", "breadth-first:2" };
+    static const enum sch_remat rm[] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                         SCH_REMAT_ALWAYS };
+    int built = 0;
+    for (size_t n = 0; n < sizeof names / sizeof *names; n++)
+        for (int K = 1; K <= 4; K++)
+            for (int M = 1; M <= 9; M++)
+                for (int r = 0; r < 3; r++) {
+                    struct sch_schedule *s = NULL;
+                    if (sch_schedule_build(names[n], K, M, rm[r], &s) < 0)
+                        continue; /* conditions (M % K, M >= 2K) not met */
+                    built++;
+                    int S = s->n_stages;
+                    int64_t *got = calloc((size_t)S * 4, sizeof *got);
+                    int64_t *cur = calloc((size_t)S * 4, sizeof *cur);
+                    int64_t *want = calloc((size_t)S * 4, sizeof *want);
+                    cr_assert(got && cur && want);
+                    sch_part_stage_counts(s, got);
+                    for (int q = 0; q < 4; q++) {
+                        struct sch_stage_mem u = { 0 };
+                        int64_t *f = q == 0 ? &u.stash : q == 1 ? &u.in : q == 2 ? &u.out
+                                                                              : &u.wgrad;
+                        *f = 1;
+                        for (int d = 0; d < s->n_devices; d++)
+                            for (int i = 0; i < s->n_ops[d]; i++) {
+                                const struct sch_op *op = &s->ops[d][i];
+                                int64_t a, e, *c = &cur[4 * op->stage + q];
+                                sch_mem_effect(s, op, &u, &a, &e);
+                                *c += a;
+                                if (*c > want[4 * op->stage + q])
+                                    want[4 * op->stage + q] = *c;
+                                *c += e;
+                                if (*c > want[4 * op->stage + q])
+                                    want[4 * op->stage + q] = *c;
+                            }
+                    }
+                    for (int i = 0; i < 4 * S; i++)
+                        cr_expect_eq(got[i], want[i], "%s K=%d M=%d %s: stage %d class %d",
+                                     names[n], K, M, sch_remat_name(rm[r]), i / 4, i % 4);
+                    free(got);
+                    free(cur);
+                    free(want);
+                    sch_schedule_free(s);
+                }
+    cr_expect_gt(built, 800);
+}
