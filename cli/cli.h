@@ -58,9 +58,13 @@ void cli_deprecated(const char *cmd, const char *old, const char *now);
 /* --out-dir DIR, or its old spelling --out DIR (old: 1, a note), once between the
  * two: *given counts them; a second is "given twice" (exit 2). In cli/cli_run.c. */
 int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given);
-/* Splits buf, "a,b,c", in place into names[] (at most max): an empty name or
- * more than max is a usage error naming --schedules. In cli/cli_run.c. */
-int cli_split_schedules(char *buf, const char **names, int max, int *n);
+/* A list of schedules "a,b,c", as option opt (--schedules, sweep's --schedule)
+ * takes it: split in place in buf into names[] (room for max; 0: as many as
+ * buf has commas, plus one). An empty name, an unknown one, one given twice or
+ * the same schedule by two names (breadth-first and breadth-first:1), or more
+ * than max, is a usage error naming opt, before any work. The one parser of
+ * compare-schedules, plot, plan and sweep. In cli/cli_run.c. */
+int cli_schedule_list(char *buf, const char *opt, const char **names, int max, int *n);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
 /* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
  * extensions exts ("png,svg,gp,dat"), as outputs of option opt

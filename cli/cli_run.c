@@ -5,6 +5,7 @@
 #include "base/ps_suggest.h"
 #include "sim/sim_membudget.h"
 #include "sched/sch_partitioner.h"
+#include "sched/sch_schedule.h"
 #include "base/ps_util.h"
 
 #include <ctype.h>
@@ -107,17 +108,31 @@ int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
     return ps_afile_commit(&af);
 }
 
-int cli_split_schedules(char *buf, const char **names, int max, int *n)
+int cli_schedule_list(char *buf, const char *opt, const char **names, int max, int *n)
 {
     *n = 0;
+    size_t len = strlen(buf);
     for (char *tok = buf;;) {
         char *comma = strchr(tok, ',');
         if (comma)
             *comma = 0;
-        if (!*tok)
-            return ps_error(PS_EUSAGE, "--schedules: empty name in the list");
-        if (*n == max)
-            return ps_error(PS_EUSAGE, "--schedules: at most %d schedules", max);
+        if (!*tok) { /* the list as given (the commas put back) */
+            for (size_t k = 0; k < len; k++)
+                buf[k] = buf[k] ? buf[k] : ',';
+            return ps_error(PS_EUSAGE, "%s: '%s': an empty name in the list", opt, buf);
+        }
+        if (max > 0 && *n == max)
+            return ps_error(PS_EUSAGE, "%s: at most %d schedules", opt, max);
+        int rc = sch_schedule_check(tok, opt);
+        if (rc < 0)
+            return rc;
+        for (int i = 0; i < *n; i++)
+            if (sch_schedule_same(names[i], tok))
+                return !strcmp(names[i], tok)
+                           ? ps_error(PS_EUSAGE, "%s: '%s' given twice (each schedule once)",
+                                      opt, tok)
+                           : ps_error(PS_EUSAGE, "%s: '%s' and '%s' are the same schedule",
+                                      opt, names[i], tok);
         names[(*n)++] = tok;
         if (!comma)
             return 0;

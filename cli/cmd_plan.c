@@ -167,19 +167,15 @@ int cmd_plan(int argc, char **argv)
         goto out;
     }
     if (sched_arg) {
-        if ((rc = split_list(sched_arg, "--schedules", &sbuf, &snames, &sp.nsched)) < 0)
+        size_t cap = 1;
+        for (const char *q = sched_arg; *q; q++)
+            cap += *q == ',';
+        if (!(sbuf = strdup(sched_arg)) || !(snames = calloc(cap, sizeof *snames))) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
             goto out;
-        for (int i = 0; i < sp.nsched; i++) {
-            /* an unknown name is a usage error, before work */
-            if ((rc = sch_schedule_check(snames[i], "--schedules")) < 0)
-                goto out;
-            for (int j = 0; j < i; j++)
-                if (sch_schedule_same(snames[j], snames[i])) {
-                    rc = ps_error(PS_EUSAGE, "--schedules: '%s' and '%s' are the same "
-                                  "schedule", snames[j], snames[i]);
-                    goto out;
-                }
         }
+        if ((rc = cli_schedule_list(sbuf, "--schedules", snames, 0, &sp.nsched)) < 0)
+            goto out;
         sp.schedules = snames;
     }
     if (remat_arg) {

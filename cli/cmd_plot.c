@@ -103,21 +103,14 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
     if ((size_t)snprintf(buf, sizeof buf, "%s", list ? list : SCHED_LIST) >= sizeof buf)
         return ps_error(PS_EUSAGE, "--schedules: list too long");
     int rc;
-    if ((rc = cli_split_schedules(buf, names, MAX_SCHED, &n)) < 0) /* as compare-schedules */
+    if ((rc = cli_schedule_list(buf, "--schedules", names, MAX_SCHED, &n)) < 0)
         return rc;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < i; j++)
-            if (sch_schedule_same(names[j], names[i]))
-                return ps_error(PS_EUSAGE, "--schedules: '%s' and '%s' are the same schedule",
-                                names[j], names[i]);
     if ((int64_t)K * M > PLOT_SCHED_KM_MAX)
         return ps_error(PS_EUSAGE, "--kind schedules: K x M = %lld is too large to draw (at "
                          "most %d stage micro-batches per schedule)", (long long)K * M,
                          PLOT_SCHED_KM_MAX);
     int kept = 0;
     for (int i = 0; i < n; i++) {
-        if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)
-            return rc;
         struct sch_schedule *s; /* the default list: those that run at this K and M */
         if ((rc = sch_schedule_build(names[i], K, M, SCH_REMAT_NEVER, &s)) < 0) {
             if (rc == -PS_ENOMEM)

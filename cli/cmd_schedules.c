@@ -93,11 +93,8 @@ int cmd_compare_schedules(int argc, char **argv)
     if (strlen(o.list) >= sizeof buf)
         return ps_error(PS_EUSAGE, "--schedules: list too long");
     snprintf(buf, sizeof buf, "%s", o.list);
-    if ((rc = cli_split_schedules(buf, names, MAX_SCHEDULES, &n)) < 0)
+    if ((rc = cli_schedule_list(buf, "--schedules", names, MAX_SCHEDULES, &n)) < 0)
         return rc;
-    for (int i = 0; i < n; i++) /* the option given, not predict's --schedule */
-        if ((rc = sch_schedule_check(names[i], "--schedules")) < 0)
-            return rc;
     struct ana_sched_cmp *cmp = NULL;
     if ((rc = cli_run_open(&run, 0, &cfg)) < 0)
         goto out;

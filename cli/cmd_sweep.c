@@ -164,21 +164,7 @@ int cmd_sweep(int argc, char **argv)
                 rc = ps_error(PS_ENOMEM, "out of memory");
                 break;
             }
-            sp.nschedule = 0;
-            for (char *save, *t = strtok_r(sbuf, ",", &save); t && rc == 0;
-                 t = strtok_r(NULL, ",", &save)) {
-                for (int i = 0; i < sp.nschedule && rc == 0; i++)
-                    if (sch_schedule_same(snames[i], t))
-                        rc = !strcmp(snames[i], t)
-                                 ? ps_error(PS_EUSAGE, "--schedule: '%s' given twice (each "
-                                            "value once: a configuration is stored once)", t)
-                                 : ps_error(PS_EUSAGE, "--schedule: '%s' and '%s' are the same "
-                                            "schedule (each once: a configuration is stored "
-                                            "once)", snames[i], t);
-                snames[sp.nschedule++] = t;
-            }
-            if (rc == 0 && !sp.nschedule)
-                rc = ps_error(PS_EUSAGE, "--schedule: empty list");
+            rc = cli_schedule_list(sbuf, "--schedule", snames, 0, &sp.nschedule);
             sp.schedules = snames;
             break;
         case 'j': rc = ps_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
@@ -202,12 +188,6 @@ int cmd_sweep(int argc, char **argv)
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
         (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
         goto out;
-    for (int i = 0; i < (sp.schedules ? sp.nschedule : 1); i++) {
-        /* an unknown schedule is a usage error, before work */
-        if ((rc = sch_schedule_check(sp.schedules ? sp.schedules[i] : sp.schedule,
-                                     "--schedule")) < 0)
-            goto out;
-    }
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)
         goto out;

@@ -357,6 +357,9 @@ Test(plan_cli, bad_options_get_one_clear_error)
         "'speed'");
     bad(OK " --devices 4 --batch 8 --schedules gpipe,nope", 2, "unknown schedule 'nope'");
     bad(OK " --devices 4 --batch 8 --schedules gpipe,gpipe", 2, "'gpipe' given twice");
+    bad(OK " --devices 4 --batch 8 --schedules gpipe,,1f1b", 2, /* was skipped */
+        "--schedules: 'gpipe,,1f1b': an empty name in the list");
+    bad(OK " --devices 4 --batch 8 --schedules ,", 2, "--schedules: ',': an empty name");
     bad(OK " --devices 4 --batch 8 --schedules breadth-first:1,breadth-first", 2,
         "'breadth-first:1' and 'breadth-first' are the same schedule");
     bad(OK " --devices 4 --batch 8 --remat sometimes", 2, "sometimes");

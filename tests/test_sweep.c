@@ -686,6 +686,9 @@ Test(sweep, repeated_list_values_are_usage_errors_before_any_work)
         /* stored under two names, the same runs twice */
         { "-K 1 -M 1 --batch 4 --schedule breadth-first,zb-auto,breadth-first:1",
           "--schedule: 'breadth-first' and 'breadth-first:1' are the same schedule" },
+        /* one parser of schedule lists (cli_schedule_list): an empty name was skipped */
+        { "-K 1 -M 1 --batch 4 --schedule gpipe,,1f1b",
+          "--schedule: 'gpipe,,1f1b': an empty name in the list" },
     };
     char args[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
