@@ -8,6 +8,7 @@
 #include "sim/sim_membudget.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -228,11 +229,11 @@ static int stair_add(struct stair *st, int64_t peak, int64_t step)
     return 0;
 }
 
-static const struct ana_plan_cfg *sort_cfgs;
-static const int64_t *sort_lb;
-
-static int by_bound(const void *a, const void *b)
+/* qsort_r's comparators (glibc's order of arguments): plan --jobs runs
+ * searches in threads */
+static int by_bound(const void *a, const void *b, void *ctx)
 {
+    const int64_t *sort_lb = ctx;
     int i = *(const int *)a, j = *(const int *)b;
     if (sort_lb[i] != sort_lb[j])
         return sort_lb[i] < sort_lb[j] ? -1 : 1;
@@ -457,7 +458,7 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
         }
         g->lb_s = sch_time_to_seconds(b.t[i]);
         g->mem_lb = b.m[i];
-        if (sp->nshards > 1 && i % sp->nshards != sp->shard) {
+        if (sp->nshards > 1 && ana_plan_shard_of(g, sp->nshards) != sp->shard) {
             g->status = ANA_PLAN_NSTATUS; /* not this shard's */
             seen[i] = 1;
         }
@@ -466,8 +467,8 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
         for (int i = 0; i < p->n; i++)
             order[i] = i;
         if (!sp->brute_force) {
-            sort_lb = phase || sp->objective == ANA_PLAN_MEMORY ? b.m : b.t;
-            qsort(order, (size_t)p->n, sizeof *order, by_bound);
+            qsort_r(order, (size_t)p->n, sizeof *order, by_bound,
+                    phase || sp->objective == ANA_PLAN_MEMORY ? b.m : b.t);
         }
         pr.phase = phase;
         for (int oi = 0; oi < p->n; oi++) {
@@ -495,21 +496,24 @@ out:
     return rc;
 }
 
-static int by_memory(const void *a, const void *b)
+static int by_memory(const void *a, const void *b, void *ctx)
 {
+    const struct ana_plan_cfg *sort_cfgs = ctx;
     const struct ana_plan_cfg *x = &sort_cfgs[*(const int *)a], *y = &sort_cfgs[*(const int *)b];
     if (x->peak_mem != y->peak_mem)
         return x->peak_mem < y->peak_mem ? -1 : 1;
     return better(x, y, ANA_PLAN_THROUGHPUT);
 }
 
-static int by_objective_tp(const void *a, const void *b)
+static int by_objective_tp(const void *a, const void *b, void *ctx)
 {
+    const struct ana_plan_cfg *sort_cfgs = ctx;
     return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_THROUGHPUT);
 }
 
-static int by_objective_mem(const void *a, const void *b)
+static int by_objective_mem(const void *a, const void *b, void *ctx)
 {
+    const struct ana_plan_cfg *sort_cfgs = ctx;
     return better(&sort_cfgs[*(const int *)a], &sort_cfgs[*(const int *)b], ANA_PLAN_MEMORY);
 }
 
@@ -535,9 +539,8 @@ int ana_plan_rerank(struct ana_plan *p)
                              better(g, &p->c[p->baseline], ANA_PLAN_THROUGHPUT) < 0))
             p->baseline = i;
     }
-    sort_cfgs = p->c;
-    qsort(fit, (size_t)nf, sizeof *fit,
-          p->spec.objective == ANA_PLAN_MEMORY ? by_objective_mem : by_objective_tp);
+    qsort_r(fit, (size_t)nf, sizeof *fit,
+            p->spec.objective == ANA_PLAN_MEMORY ? by_objective_mem : by_objective_tp, p->c);
     p->n_rank = nf < p->spec.top ? nf : p->spec.top;
     p->rank = malloc(sizeof *p->rank * (size_t)(p->n_rank ? p->n_rank : 1));
     p->front = malloc(sizeof *p->front * (size_t)(nf ? nf : 1));
@@ -547,7 +550,7 @@ int ana_plan_rerank(struct ana_plan *p)
     }
     memcpy(p->rank, fit, sizeof *fit * (size_t)p->n_rank);
     /* frontier: by peak memory, keep each strictly faster than all before */
-    qsort(fit, (size_t)nf, sizeof *fit, by_memory);
+    qsort_r(fit, (size_t)nf, sizeof *fit, by_memory, p->c);
     int64_t best = INT64_MAX;
     for (int j = 0; j < nf; j++)
         if (p->c[fit[j]].step_ns < best) {
@@ -565,9 +568,89 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+int ana_plan_shard_of(const struct ana_plan_cfg *g, int n)
+{
+    if (n <= 1)
+        return 0;
+    uint64_t h = ((uint64_t)(uint32_t)g->K << 32 | (uint32_t)g->M) * 0x9E3779B97F4A7C15ULL;
+    return (int)((h >> 32) % (uint64_t)n);
+}
+
+struct shard_job {
+    struct ana_plan_spec spec;
+    struct ana_plan *p;
+    int rc;
+    char msg[PS_ERRMSG_MAX];
+};
+
+static void *shard_main(void *arg)
+{
+    struct shard_job *j = arg;
+    j->rc = ana_plan_run(&j->spec, &j->p);
+    if (j->rc < 0)
+        snprintf(j->msg, sizeof j->msg, "%s", ps_errmsg());
+    return NULL;
+}
+
+/* jobs shards in threads, merged as ana_plan_mpi's ranks are. */
+static int run_threads(const struct ana_plan_spec *sp, struct ana_plan **out)
+{
+    int n = sp->jobs, rc = 0, started = 0;
+    struct shard_job *j = calloc((size_t)n, sizeof *j);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    double t0 = now();
+    if (!j || !th) {
+        free(j);
+        free(th);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    for (int t = 0; t < n; t++) {
+        j[t].spec = *sp;
+        j[t].spec.jobs = 1;
+        j[t].spec.shard = t;
+        j[t].spec.nshards = n;
+    }
+    for (; started < n; started++)
+        if (pthread_create(&th[started], NULL, shard_main, &j[started]) != 0) {
+            rc = ps_error(PS_ENOMEM, "plan --jobs: cannot start thread %d of %d", started + 1,
+                          n);
+            break;
+        }
+    for (int t = 0; t < started; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < started && rc == 0; t++) /* the first shard's error, as one process */
+        if (j[t].rc < 0)
+            rc = ps_error(-j[t].rc, "%s", j[t].msg);
+    struct ana_plan *p = rc == 0 ? j[0].p : NULL;
+    if (rc == 0) {
+        for (int t = 1; t < n; t++) {
+            for (int i = 0; i < p->n; i++)
+                if (ana_plan_shard_of(&p->c[i], n) == t)
+                    p->c[i] = j[t].p->c[i];
+            p->simulated += j[t].p->simulated;
+            p->partitions += j[t].p->partitions;
+        }
+        p->spec = *sp; /* one search, as one process's */
+        if ((rc = ana_plan_rerank(p)) < 0)
+            p = NULL;
+    }
+    for (int t = 0; t < started; t++)
+        if (!(rc == 0 && t == 0))
+            ana_plan_free(j[t].p);
+    free(j);
+    free(th);
+    if (rc < 0)
+        return rc;
+    p->elapsed_s = now() - t0;
+    *out = p;
+    return 0;
+}
+
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out)
 {
     *out = NULL;
+    if (sp->jobs > 1 && sp->nshards <= 1)
+        return run_threads(sp, out);
     if (sp->devices < 1 || sp->devices > sp->topo->n_devices)
         return ps_error(PS_EUSAGE, "--devices %d: topology %s has %d devices", sp->devices,
                          sp->topo->path, sp->topo->n_devices);

@@ -96,8 +96,12 @@ struct ana_plan_spec {
                                     (faster; not the whole space's) */
     int brute_force;             /* simulate every configuration (no bound prunes or
                                     rejects; they are still computed) */
-    int shard, nshards;          /* visit only configurations i with i % nshards == shard
-                                    (0, 0 or 1: all) */
+    int shard, nshards;          /* visit only the configurations of shard `shard` of
+                                    nshards (ana_plan_shard_of; 0, 0 or 1: all) */
+    int jobs;                    /* threads: the shards of one search run in parallel and
+                                    are merged as MPI's ranks are (0 or 1: one thread). The
+                                    ranking and frontier are the same for any jobs; what
+                                    was pruned or simulated is not */
 };
 
 struct ana_plan_cfg {
@@ -137,9 +141,13 @@ extern const char *const ana_plan_schedules[];
 extern const int ana_plan_nschedules;
 
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out);
+/* The shard (of n) that searches configuration g: by its K and M, so that the
+ * partitions and stash counts one shard caches are of its own configurations
+ * alone (every schedule, remat and R of a K and M share them). */
+int ana_plan_shard_of(const struct ana_plan_cfg *g, int n);
 /* The same search sharded over MPI ranks when an MPI launcher started the
- * process with more than one (analysis/ana_plan_mpi.c): rank r searches the
- * configurations i % P == r, rank 0 gathers them and ranks the union as one
+ * process with more than one (analysis/ana_plan_mpi.c): rank r searches
+ * shard r of P, rank 0 gathers them and ranks the union as one
  * process would (*out on rank 0, *root = 1; NULL and 0 elsewhere). MPI is
  * initialized and finalized here. Otherwise ana_plan_run, *root = 1. */
 int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root);

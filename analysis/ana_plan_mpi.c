@@ -1,6 +1,6 @@
 /*
  * ana_plan_mpi: `mpirun -np P pipesim plan ...` (see ana_plan.h). Rank r
- * searches the configurations i with i % P == r with its own bounds (what
+ * searches shard r of P (ana_plan_shard_of) with its own bounds (what
  * a rank has found is a subset of what one process finds, so it prunes
  * less, never a configuration one process would keep); rank 0 gathers
  * every rank's configurations and ranks the union exactly as one process
@@ -47,8 +47,8 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     }
     /* this rank's configurations, then its counters */
     int mine = 0;
-    for (int i = rank; i < p->n; i += size)
-        mine++;
+    for (int i = 0; i < p->n; i++)
+        mine += ana_plan_shard_of(&p->c[i], size) == rank;
     struct ana_plan_cfg *buf = malloc(sizeof *buf * (size_t)(mine ? mine : 1));
     int ok = buf != NULL, all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -58,15 +58,16 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
         rc = ps_error(PS_ENOMEM, "out of memory gathering the ranks' results");
         goto out;
     }
-    for (int i = rank, j = 0; i < p->n; i += size)
-        buf[j++] = p->c[i];
+    for (int i = 0, j = 0; i < p->n; i++)
+        if (ana_plan_shard_of(&p->c[i], size) == rank)
+            buf[j++] = p->c[i];
     int counters[2] = { p->simulated, p->partitions }, sums[2] = { 0, 0 };
     MPI_Reduce(counters, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         for (int r = 1; r < size; r++) {
             int n = 0;
-            for (int i = r; i < p->n; i += size)
-                n++;
+            for (int i = 0; i < p->n; i++)
+                n += ana_plan_shard_of(&p->c[i], size) == r;
             struct ana_plan_cfg *in = malloc(sizeof *in * (size_t)(n ? n : 1));
             if (!in) {
                 MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
@@ -74,8 +75,9 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
             }
             MPI_Recv(in, (int)(sizeof *in * (size_t)n), MPI_BYTE, r, 16, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
-            for (int i = r, j = 0; i < p->n; i += size)
-                p->c[i] = in[j++];
+            for (int i = 0, j = 0; i < p->n; i++)
+                if (ana_plan_shard_of(&p->c[i], size) == r)
+                    p->c[i] = in[j++];
             free(in);
         }
         p->simulated = sums[0];

@@ -12,13 +12,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char help[] =
     "usage: pipesim plan --model F --topology F --devices N --batch B\n"
     "                    [--mem-cap device|BYTES] [--top N] [--objective throughput|memory]\n"
     "                    [--schedules LIST] [--remat LIST] [--format table|csv|json]\n"
     "                    [--out F] [--db FILE] [--plot DIR] [--frontier exact|found]\n"
-    "                    [--brute-force] [--quiet]\n\n"
+    "                    [--brute-force] [--jobs N] [--quiet]\n\n"
     "Finds the best way to train the model on N devices of the topology with a global\n"
     "batch of B samples per step: pipeline depth K and data-parallel replicas R\n"
     "(K x R <= N, R dividing B), micro-batch count M (every divisor of B/R up to 4096),\n"
@@ -39,11 +40,14 @@ static const char help[] =
     ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
     "--frontier found skips the search for the exact frontier (faster): the frontier\n"
     "printed is then that of the configurations simulated for the top N.\n"
-    "Under mpirun -np P the search is sharded over the P ranks and rank 0 prints and\n"
-    "stores the same result as one process. When no configuration fits, the report\n"
-    "(and --db, --plot) still says so, and the exit status is 7.\n"
+    "--jobs N searches N shards of the configurations in parallel threads (default: all\n"
+    "CPUs); the top N, the frontier and the baseline are the same for any N, the counts\n"
+    "of what was simulated and pruned are not (each shard prunes with what it found).\n"
+    "Under mpirun -np P the search is sharded over the P ranks (one thread each) and\n"
+    "rank 0 prints and stores the same result as one process. When no configuration\n"
+    "fits, the report (and --db, --plot) still says so, and the exit status is 7.\n"
     "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
-    "--format table.\n";
+    "--jobs all CPUs, --format table.\n";
 
 /* "a,b,c" into a malloc'd array of strings (into the malloc'd copy buf). */
 static int split_list(const char *s, const char *what, char **buf, const char ***items, int *n)
@@ -90,7 +94,7 @@ int cmd_plan(int argc, char **argv)
         { "out", required_argument, 0, 'o' },       { "db", required_argument, 0, 'd' },
         { "plot", required_argument, 0, 'P' },      { "brute-force", no_argument, 0, 'B' },
         { "quiet", no_argument, 0, 'q' },           { "frontier", required_argument, 0, 'F' },
-        { "help", no_argument, 0, 'h' },
+        { "jobs", required_argument, 0, 'j' },      { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
     struct ana_plan_spec sp = { .cap_mode = 1, .top = 5 };
@@ -98,6 +102,7 @@ int cmd_plan(int argc, char **argv)
     const char *out = "-", *db = NULL, *plot = NULL, *sched_arg = NULL, *remat_arg = NULL;
     long devices = 0, batch = 0, top = 5;
     int quiet = 0, c, rc = 0, nr = 0;
+    long jobs = 0;
     char *sbuf = NULL, *rbuf = NULL, *cmdline = NULL;
     const char **snames = NULL, **rnames = NULL;
     enum sch_remat remats[3];
@@ -122,6 +127,7 @@ int cmd_plan(int argc, char **argv)
             break;
         }
         case 'n': rc = ps_parse_long(optarg, "--top", 1, 100000, &top); break;
+        case 'j': rc = ps_parse_long(optarg, "--jobs", 1, 4096, &jobs); break;
         case 'c':
             if (!strcmp(optarg, "device"))
                 sp.cap_mode = 1;
@@ -225,6 +231,11 @@ int cmd_plan(int argc, char **argv)
     sp.devices = (int)devices;
     sp.batch = batch;
     sp.top = (int)top;
+    if (!jobs) { /* as sweep: every CPU */
+        long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = nproc > 0 ? nproc : 1;
+    }
+    sp.jobs = (int)jobs;
     int root;
     if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
         goto out; /* an MPI rank other than 0: rank 0 prints and stores */

@@ -114,6 +114,28 @@ Test(plan, pruned_search_ranks_exactly_as_brute_force)
             cr_expect_eq(a->peak_mem, b->peak_mem, "case %d rank %d", c, i + 1);
         }
         cr_expect_eq(fast->baseline, bf->baseline, "case %d: baseline", c);
+        /* --jobs: shards in threads, merged, give the same top N, frontier and baseline
+         * (each configuration visited by one shard alone) */
+        for (int jobs = 2; jobs <= 3; jobs++) {
+            struct ana_plan_spec js = k.sp;
+            js.jobs = jobs;
+            struct ana_plan *par = run(&js, 0);
+            cr_expect_eq(par->n_rank, fast->n_rank, "case %d --jobs %d", c, jobs);
+            for (int i = 0; i < par->n_rank && i < fast->n_rank; i++)
+                cr_expect_eq(par->rank[i], fast->rank[i], "case %d --jobs %d rank %d", c, jobs,
+                             i + 1);
+            cr_expect_eq(par->n_front, fast->n_front, "case %d --jobs %d", c, jobs);
+            for (int i = 0; i < par->n_front && i < fast->n_front; i++)
+                cr_expect_eq(par->front[i], fast->front[i], "case %d --jobs %d front %d", c,
+                             jobs, i);
+            cr_expect_eq(par->baseline, fast->baseline, "case %d --jobs %d", c, jobs);
+            int seen = 0;
+            for (int i = 0; i < par->n; i++)
+                seen += par->c[i].status != ANA_PLAN_NSTATUS;
+            cr_expect_eq(seen, par->n, "case %d --jobs %d: a configuration no shard took", c,
+                         jobs);
+            ana_plan_free(par);
+        }
         /* --frontier found: the same top N and baseline, fewer simulations */
         struct ana_plan_spec fs = k.sp;
         fs.frontier_found = 1;
