@@ -18,7 +18,8 @@ static const char help[] =
     "  unet:convs=5,channels=64, vgg:depth=16.\n"
     "chain: writes a topology of N identical devices with a dedicated link between\n"
     "  neighbours (defaults: 1e12 FLOP/s, 16e9 B, 1e11 B/s memory, 1e10 B/s link,\n"
-    "  1e-6 s latency, efficiency 1, batch_half 0, no overhead).\n"
+    "  1e-6 s latency, efficiency 1, batch_half 0, no overhead). --memory takes the\n"
+    "  units of --mem-cap (16e9, 16G, 12GiB); --latency and --overhead at most 1 s.\n"
     "Output goes to stdout unless -o is given (written atomically).\n\n";
 
 static void gen_help(void)
@@ -77,7 +78,7 @@ static int gen_chain(int argc, char **argv)
         case 'n': rc = ps_parse_long(optarg, "-n", 1, 1 << 20, &n); break;
         case 'o': out = optarg; break;
         case 'f': rc = ps_parse_double(optarg, "--flops", &d.flops); break;
-        case 'm': rc = ps_parse_double(optarg, "--memory", &d.memory); break;
+        case 'm': rc = ps_parse_bytes(optarg, "--memory", &d.memory); break;
         case 'w': rc = ps_parse_double(optarg, "--mem-bandwidth", &d.mem_bandwidth); break;
         case 'b': rc = ps_parse_double(optarg, "--bandwidth", &bw); break;
         case 'l': rc = ps_parse_double(optarg, "--latency", &lat); break;
@@ -110,6 +111,11 @@ static int gen_chain(int argc, char **argv)
                              chk[i].positive ? "> 0" : ">= 0", chk[i].v);
     if (!(d.eff_max > 0 && d.eff_max <= 1))
         return ps_error(PS_EUSAGE, "chain: --efficiency must be in (0, 1], got %g", d.eff_max);
+    /* what the topology loader refuses, refused before the file is written */
+    if (lat > MDL_MSG_MAX_S || d.overhead_s > MDL_MSG_MAX_S)
+        return ps_error(PS_EUSAGE, "chain: %s must be <= %g s, got %g",
+                        lat > MDL_MSG_MAX_S ? "--latency" : "--overhead", MDL_MSG_MAX_S,
+                        lat > MDL_MSG_MAX_S ? lat : d.overhead_s);
     struct mdl_topology *t;
     if ((rc = ps_io_output(out, "--out")) < 0 ||
         (rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)

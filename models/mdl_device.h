@@ -201,6 +201,8 @@ int mdl_device_describe(const struct mdl_device *d, char *buf, size_t n);
 struct mdl_preset_cache {
     json_t *root;
     char file[4096];
+    char *text;   /* the file's text (after a byte-order mark), for error positions */
+    size_t len;
 };
 void mdl_preset_cache_free(struct mdl_preset_cache *pc);
 /* When o has "preset", *merged = a new object: the preset's fields from
@@ -208,6 +210,14 @@ void mdl_preset_cache_free(struct mdl_preset_cache *pc);
  * (the caller decrefs); else *merged = NULL. topo_path names the topology. */
 int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
                        struct mdl_preset_cache *pc, json_t **merged);
+/* The preset o names as a device of its own (a new object: the preset's
+ * fields, o's name; the caller decrefs), with *where its place in the presets
+ * file, "devices.NAME"; NULL when o names none or out of memory. For an error
+ * of a merged device: the checks that fail on this alone are the preset's. */
+json_t *mdl_device_preset_alone(const struct mdl_preset_cache *pc, json_t *o, char *where,
+                                size_t n);
+/* ps_json_error_at for a message about the presets file: its line and column. */
+int mdl_preset_error_at(const struct mdl_preset_cache *pc, int rc);
 /* Reads the op-level fields of o into d->model (after the legacy fields). */
 int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_device *d);
 #endif

@@ -7,6 +7,7 @@
 #include "models/mdl_topology_int.h"
 #include "base/ps_data.h"
 #include "base/ps_error.h"
+#include "base/ps_jsonpos.h"
 #include "base/ps_json.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
@@ -312,7 +313,8 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     return 0;
 }
 
-static int load_presets(const char *topo_path, json_t **out, char *file, size_t fsz)
+static int load_presets(const char *topo_path, json_t **out, char *file, size_t fsz,
+                        char **keep, size_t *keep_len)
 {
     int rc = mdl_device_presets_file(topo_path, file, fsz);
     if (rc < 0)
@@ -326,7 +328,14 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
     size_t bom = ps_bom_len(text, len);
     ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
-    free(text);
+    if (root && bom)
+        memmove(text, text + bom, len - bom);
+    if (root) {
+        *keep = text;
+        *keep_len = len - bom;
+    } else {
+        free(text);
+    }
     if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", file);
     if (!root)
@@ -334,11 +343,15 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
     static const char *const rkeys[] = { "comment", "source", "devices", NULL };
     if (!json_is_object(root) || !json_is_object(json_object_get(root, "devices"))) {
         json_decref(root);
+        free(*keep);
+        *keep = NULL;
         return ps_error(PS_EPARSE, "%s: must be an object with \"devices\": { NAME: {..} }",
                          file);
     }
     if ((rc = mdl_json_check_keys(file, "presets", root, rkeys)) < 0) {
         json_decref(root);
+        free(*keep);
+        *keep = NULL;
         return rc;
     }
     *out = root;
@@ -349,6 +362,36 @@ void mdl_preset_cache_free(struct mdl_preset_cache *pc)
 {
     json_decref(pc->root);
     pc->root = NULL;
+    free(pc->text);
+    pc->text = NULL;
+}
+
+json_t *mdl_device_preset_alone(const struct mdl_preset_cache *pc, json_t *o, char *where,
+                                size_t n)
+{
+    json_t *name = json_object_get(o, "preset");
+    json_t *pre = pc->root && json_is_string(name)
+                      ? json_object_get(json_object_get(pc->root, "devices"),
+                                        json_string_value(name))
+                      : NULL;
+    if (!json_is_object(pre))
+        return NULL;
+    json_t *m = json_deep_copy(pre), *own = json_object_get(o, "name");
+    if (!m)
+        return NULL;
+    json_object_del(m, "comment");
+    json_object_del(m, "source");
+    if (own && json_object_set(m, "name", own) < 0) {
+        json_decref(m);
+        return NULL;
+    }
+    snprintf(where, n, "devices.%s", json_string_value(name));
+    return m;
+}
+
+int mdl_preset_error_at(const struct mdl_preset_cache *pc, int rc)
+{
+    return pc->text ? ps_json_error_at(rc, pc->file, pc->text, pc->len, NULL) : rc;
 }
 
 int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
@@ -361,7 +404,8 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     if (!json_is_string(name))
         return ps_error(PS_EPARSE, "%s: %s.preset: must be a preset name", topo_path, where);
     int rc = 0;
-    if (!pc->root && (rc = load_presets(topo_path, &pc->root, pc->file, sizeof pc->file)) < 0)
+    if (!pc->root && (rc = load_presets(topo_path, &pc->root, pc->file, sizeof pc->file,
+                                        &pc->text, &pc->len)) < 0)
         return rc;
     json_t *root = pc->root;
     const char *file = pc->file;

@@ -139,6 +139,10 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     for (const char *const *k = mdl_device_keys; *k; k++)
         dkeys[nk++] = *k;
     dkeys[nk] = NULL;
+    if (json_is_object(arr)) /* "devices": { NAME: {..} }: the presets file (helper-67) */
+        return ps_error(PS_EPARSE, "%s: devices: must be a non-empty array (an object of named "
+                        "devices is the device presets file, devices.json, not a topology: a "
+                        "topology's device names one with \"preset\")", path);
     if (!json_is_array(arr) || json_array_size(arr) == 0)
         return ps_error(PS_EPARSE, "%s: devices: must be a non-empty array", path);
     size_t total = 0;
@@ -207,20 +211,14 @@ static int sub_object(const char *path, const char *where, json_t *o, const char
     return mdl_json_check_keys(path, w, *out, keys);
 }
 
-/* One devices[] entry (its preset merged in first) into *dp. */
-static int load_device(const char *path, const char *where, json_t *o,
-                       const char *const *dkeys, struct mdl_preset_cache *pc,
-                       struct mdl_device *dp, json_t **merged)
+/* One device object o (a preset merged in already) into *dp. */
+static int check_device(const char *path, const char *where, json_t *o,
+                        const char *const *dkeys, struct mdl_device *dp)
 {
     static const char *const ekeys[] = { "max", "batch_half", "overhead_s", NULL };
     struct mdl_device d;
     memset(&d, 0, sizeof d);
     int rc;
-    if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
-        (rc = mdl_device_resolve(path, where, o, pc, merged)) < 0)
-        return rc;
-    if (*merged)
-        o = *merged;
     {
         if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
             (rc = get_name(path, where, o, d.name)) < 0 ||
@@ -241,6 +239,9 @@ static int load_device(const char *path, const char *where, json_t *o,
             if (d.eff_max > 1)
                 return ps_error(PS_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
                                  ew, d.eff_max);
+            if (d.overhead_s > MDL_MSG_MAX_S) /* an op's fixed cost: a typo above it */
+                return ps_error(PS_EINVAL, "%s: %s.overhead_s: must be <= %g s, got %g", path,
+                                ew, MDL_MSG_MAX_S, d.overhead_s);
         }
         static const char *const mkeys[] = { "send_s", "send_bandwidth", "recv_s",
                                               "recv_bandwidth", NULL };
@@ -264,6 +265,33 @@ static int load_device(const char *path, const char *where, json_t *o,
     }
     *dp = d;
     return 0;
+}
+
+/* One devices[] entry (its preset merged in first) into *dp. A merged device
+ * that fails a check the preset alone fails too is the preset's error: it
+ * names the presets file, its line and the preset's field (helper-67: a
+ * preset's "memory": 0 was reported at the topology's device line). */
+static int load_device(const char *path, const char *where, json_t *o,
+                       const char *const *dkeys, struct mdl_preset_cache *pc,
+                       struct mdl_device *dp, json_t **merged)
+{
+    int rc;
+    if ((rc = mdl_json_check_keys(path, where, o, dkeys)) < 0 ||
+        (rc = mdl_device_resolve(path, where, o, pc, merged)) < 0)
+        return rc;
+    if (!*merged)
+        return check_device(path, where, o, dkeys, dp);
+    if ((rc = check_device(path, where, *merged, dkeys, dp)) >= 0 || rc == -PS_ENOMEM)
+        return rc;
+    char msg[PS_ERRMSG_MAX], pw[200];
+    snprintf(msg, sizeof msg, "%s", ps_errmsg());
+    json_t *alone = mdl_device_preset_alone(pc, o, pw, sizeof pw);
+    struct mdl_device d;
+    int prc = alone ? check_device(pc->file, pw, alone, dkeys, &d) : 0;
+    json_decref(alone);
+    if (prc < 0 && prc != -PS_ENOMEM)
+        return mdl_preset_error_at(pc, prc);
+    return ps_error(-rc, "%s", msg); /* the topology's own field */
 }
 
 /* "switches": [ { "name": "plx0", "kind": "pcie-switch", "comment": ".." } ]:
@@ -328,6 +356,11 @@ static int load_links(const char *path, json_t *arr, struct mdl_topology *t,
             (rc = get_num(path, where, o, "latency", 0, 0, 0, &l->latency)) < 0 ||
             (rc = get_num(path, where, o, "overhead_s", 0, 0, 0, &l->overhead_s)) < 0)
             return rc;
+        if (l->latency > MDL_MSG_MAX_S || l->overhead_s > MDL_MSG_MAX_S)
+            return ps_error(PS_EINVAL, "%s: %s.%s: must be <= %g s, got %g", path, where,
+                            l->latency > MDL_MSG_MAX_S ? "latency" : "overhead_s",
+                            MDL_MSG_MAX_S,
+                            l->latency > MDL_MSG_MAX_S ? l->latency : l->overhead_s);
         json_t *cm = json_object_get(o, "comment");
         if (cm && !json_is_string(cm))
             return ps_error(PS_EPARSE, "%s: %s.comment: must be a string", path, where);
@@ -426,8 +459,11 @@ static int load_mempolicy(const char *path, json_t *root, struct mdl_topology *t
     if (t->mem.allocator_overhead > 10)
         return ps_error(PS_EINVAL, "%s: memory_policy.allocator_overhead: must be in [0, 10], "
                         "got %g", path, t->mem.allocator_overhead);
+    if (t->mem.workspace_bytes > 1e15) /* named here, not later as a stage's parameters */
+        return ps_error(PS_EINVAL, "%s: memory_policy.workspace_bytes: must be at most 1e15 "
+                        "bytes, got %g", path, t->mem.workspace_bytes);
     if (json_object_get(root, "bytes_per_param") && t->bytes_per_param != t->mem.bytes_per_param)
-        return ps_error(PS_EINVAL, "%s: bytes_per_param %g disagrees with memory_policy '%s' "
+        return ps_error(PS_EINVAL, "%s: bytes_per_param: %g disagrees with memory_policy '%s' "
                         "(%g bytes per parameter)", path, t->bytes_per_param, t->mem.optimizer,
                         t->mem.bytes_per_param);
     t->bytes_per_param = t->mem.bytes_per_param;

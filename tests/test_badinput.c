@@ -141,6 +141,21 @@ static const struct bad_case cases[] = {
       "t.json:1:1: topology: top level must be an object" },
     { "t.json", "{\"devices\":[]}", 0, P_JSON, PS_EPARSE,
       "t.json:1:2: devices: must be a non-empty array" },
+    /* helper-67: what the loader refuses is named, with its place */
+    { "t.json", "{\"devices\":{\"v\":{\"flops\":1,\"memory\":1}}}", 0, P_JSON, PS_EPARSE,
+      "t.json:1:2: devices: must be a non-empty array (an object of named devices is the "
+      "device presets file, devices.json, not a topology" },
+    { "t.json", "{\"devices\":[" DEV "],\n\"memory_policy\":\"fp32-adam\",\n"
+      "\"bytes_per_param\":12}", 0, P_JSON, PS_EINVAL,
+      "t.json:3:1: bytes_per_param: 12 disagrees with memory_policy 'fp32-adam'" },
+    { "t.json", "{\"devices\":[" DEV "],\n\"memory_policy\":{\"optimizer\":\"mixed-adam\","
+      "\"workspace_bytes\":1e300}}", 0, P_JSON, PS_EINVAL,
+      "t.json:2:43: memory_policy.workspace_bytes: must be at most 1e15 bytes, got 1e+300" },
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"bus\",\"endpoints\":\"*\","
+      "\"bandwidth\":1e10,\"shared\":true,\n\"latency\":1e30}]}", 0, P_JSON, PS_EINVAL,
+      "t.json:2:1: links[0].latency: must be <= 1 s, got 1e+30" },
+    { NULL, NULL, 0, "gen chain -n 2 --latency 1e30 -o g.json", PS_EUSAGE,
+      "chain: --latency must be <= 1 s, got 1e+30" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":\"*\","
       "\"bandwidth\":1,\n\"shared\":\"yes\"}]}", 0, P_JSON, PS_EPARSE,
       "t.json:2:1: links[0].shared: must be true or false" },
@@ -273,7 +288,7 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "gen chain -n 2 --latency -1 -o c.json", PS_EUSAGE,
       "chain: --latency must be >= 0, got -1" },
     { NULL, NULL, 0, "gen chain -n 2 --memory 0 -o c.json", PS_EUSAGE,
-      "chain: --memory must be > 0, got 0" },
+      "--memory: '0' is not a positive byte count" },
     { NULL, NULL, 0, "gen chain -n 2 junk -o c.json", PS_EUSAGE,
       "chain: unexpected argument 'junk'" },
     { NULL, NULL, 0, "gen model mlp:layers=4,width=8,width=16 -o g.csv", PS_EUSAGE,

@@ -452,3 +452,33 @@ Test(presets, a_control_character_in_a_name_keeps_the_table_line)
     cr_expect(strstr(out, "\"bad\nname\""), "%s", out);
     th_sh("rm -rf %s", d);
 }
+
+/* A bad field of a device preset is named where it is: the presets file, its line and
+ * the preset's field; a field the topology sets over the preset stays the topology's
+ * (helper-67: a preset's "memory": 0 was reported at the topology's device line, and
+ * devices.json was not named). */
+Test(presets, a_bad_preset_field_names_the_presets_file)
+{
+    char d[64], bin[PATH_MAX], out[BIG];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    th_tmpdir(d, sizeof d, "preset-field");
+    cr_assert_eq(th_sh("mkdir %s/topologies", d), 0);
+    th_put(d, "topologies/devices.json",
+           "{\"devices\": {\n  \"acc\": {\"flops\": 1e12,\n    \"memory\": 0},\n"
+           "  \"good\": {\"flops\": 1e12, \"memory\": 1e9}}}\n");
+    th_put(d, "topologies/box.json",
+           "{\"devices\": [\n  {\"name\": \"a\", \"preset\": \"acc\"}]}\n");
+    th_put(d, "topologies/own.json",
+           "{\"devices\": [\n  {\"name\": \"a\", \"preset\": \"good\",\n   \"flops\": -1}]}\n");
+    int st = th_capture(out, sizeof out, "cd %s/topologies && %s predict --model "
+                        "mlp:layers=2,width=4 --topology box.json -K 1 -M 1 --batch 1 2>&1",
+                        d, bin);
+    cr_expect_eq(st, 4, "%s", out);
+    cr_expect(strstr(out, "devices.json:3:5: devices.acc.memory: must be > 0, got 0"), "%s",
+              out);
+    st = th_capture(out, sizeof out, "cd %s/topologies && %s predict --model "
+                    "mlp:layers=2,width=4 --topology own.json -K 1 -M 1 --batch 1 2>&1", d, bin);
+    cr_expect_eq(st, 4, "%s", out);
+    cr_expect(strstr(out, "own.json:3:4: devices[0].flops: must be > 0, got -1"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
