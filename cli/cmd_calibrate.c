@@ -5,11 +5,13 @@
 #include "cli/cli_calib.h"
 #include "models/mdl_gen.h"
 #include "runtime/rt_cpu.h"
+#include "runtime/rt_net.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 static const char help[] =
@@ -146,33 +148,44 @@ int cli_calib_sizes(long batch, const char *ms, const char *mbs, int *sizes, int
 
 int cli_calib_write(const struct msr_calib *c, const char *prefix)
 {
-    char path[4096];
+    /* profile, topology and fits: one calibration, published together once all
+     * three are on disk (helper-66: a failed topology left a new profile beside
+     * the old fits), as export-chakra publishes its ranks */
+    static const char *const ext[3] = { ".csv", ".json", "-fit.csv" };
+    struct ps_afile af[3];
+    memset(af, 0, sizeof af);
     struct mdl_profile *p = NULL;
     struct mdl_topology *t = NULL;
     int rc;
     if ((rc = ps_mkdirs_parent(prefix)) < 0 || (rc = msr_calib_profile(c, &p)) < 0 ||
         (rc = msr_calib_topology(c, &t)) < 0)
         goto out;
-    snprintf(path, sizeof path, "%s.csv", prefix);
-    if ((rc = mdl_profile_write(p, path)) < 0)
-        goto out;
-    snprintf(path, sizeof path, "%s.json", prefix);
-    if ((rc = mdl_topology_write(t, path)) < 0)
-        goto out;
-    snprintf(path, sizeof path, "%s-fit.csv", prefix);
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, path)) < 0)
+    for (int k = 0; k < 3; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s%s", prefix, ext[k]);
+        if ((rc = ps_afile_open(&af[k], path)) < 0)
+            goto out;
+    }
+    mdl_profile_print(af[0].f, p);
+    if ((rc = mdl_topology_write_af(t, &af[1])) < 0)
         goto out;
     /* the file names its run first, as a profile does; --format csv prints
      * the rows alone */
-    fprintf(af.f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n", c->spec,
-            c->cpu, c->blas, c->repeats, c->stamp);
-    if ((rc = msr_calib_print(c, ANA_FMT_CSV, af.f)) < 0) {
-        ps_afile_abort(&af);
+    fprintf(af[2].f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n",
+            c->spec, c->cpu, c->blas, c->repeats, c->stamp);
+    if ((rc = msr_calib_print(c, ANA_FMT_CSV, af[2].f)) < 0)
         goto out;
-    }
-    rc = ps_afile_commit(&af);
+    for (int k = 0; k < 3; k++)
+        if ((rc = ps_afile_sync(&af[k])) < 0)
+            goto out;
+    ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
+    for (int k = 0; k < 3 && rc == 0; k++)
+        rc = ps_afile_commit(&af[k]);
+    ps_afile_publish_end();
 out:
+    for (int k = 0; k < 3; k++)
+        if (af[k].f)
+            ps_afile_abort(&af[k]);
     mdl_profile_free(p);
     mdl_topology_free(t);
     return rc;
@@ -237,10 +250,19 @@ int cmd_calibrate(int argc, char **argv)
                                 .ref_batch = (int)at, .n_stages = (int)stages, .cpu = (int)cpu,
                                 .peer_cpu = (int)peer,
                                 .seed = (uint64_t)seed };
+    struct rt_net *net = NULL; /* more stages than layers before any note on cores */
+    if ((rc = rt_net_parse(spec, &net)) < 0)
+        return rc;
+    int layers = net->n_layers;
+    rt_net_free(net);
+    if (stages > layers)
+        return ps_error(PS_ENOFIT, "%ld stages but the net has %d layers", stages, layers);
     int *cpus = NULL, n_cpus = 0;
-    if (stages > 1 && cpu >= 0 && cpu == peer) /* as validate notes it */
-        fprintf(stderr, "pipesim calibrate: note: --cpu and --peer-cpu are one core: stages 0 "
-                "and 1 share it, so their timings are oversubscribed\n");
+    if (cpu >= 0 && cpu == peer) /* as validate notes it; one stage times the link there */
+        fprintf(stderr, "pipesim calibrate: note: --cpu and --peer-cpu are one core: %s share "
+                "it, so %s timings are oversubscribed\n",
+                stages > 1 ? "stages 0 and 1" : "the link's two ends",
+                stages > 1 ? "their" : "the hand-off's");
     else if (stages > 1 && rt_cpus_allowed(&cpus, &n_cpus) == 0 && stages > n_cpus)
         fprintf(stderr, "pipesim calibrate: note: %ld stages on %d cores: stages share "
                 "cores, so their timings are oversubscribed\n", stages, n_cpus);
@@ -250,9 +272,20 @@ int cmd_calibrate(int argc, char **argv)
     rc = msr_calib_run(&o, &cal);
     if (realtime)
         msr_realtime(0);
+    if (rc < 0 && rc != -PS_ENOMEM && !strncmp(ps_errmsg(), "calibrate: ", 11)) {
+        char m[PS_ERRMSG_MAX]; /* main() names the command already */
+        snprintf(m, sizeof m, "%s", ps_errmsg() + 11);
+        rc = ps_error(-rc, "%s", m);
+    }
     if (rc < 0)
         return rc;
-    if ((rc = msr_calib_print(cal, format, stdout)) < 0 || (rc = cli_calib_write(cal, prefix)) < 0)
+    if ((rc = msr_calib_print(cal, format, stdout)) < 0)
+        goto out;
+    if (fflush(stdout) != 0 || ferror(stdout)) { /* the files only once the report is out */
+        rc = ps_error(PS_EIO, "stdout: write failed: %s", strerror(errno ? errno : EIO));
+        goto out;
+    }
+    if ((rc = cli_calib_write(cal, prefix)) < 0)
         goto out;
     if (format == ANA_FMT_TABLE)
         printf("wrote           %s.csv (profile), %s.json (topology), %s-fit.csv (fits)\n",

@@ -119,7 +119,9 @@ static void summary_table(const void *obj, FILE *f)
         ps_human_bytes((double)ds->expected_peak, ep, sizeof ep);
         ps_human_bytes((double)ds->static_bytes, sb, sizeof sb);
         ps_human_bytes((double)ds->workspace_bytes, wb, sizeof wb);
-        fprintf(f, "%6d %4d %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, ds->cpu, sl,
+        char cpu[16]; /* unpinned: no CPU, '-' as every missing value */
+        snprintf(cpu, sizeof cpu, ds->cpu >= 0 ? "%d" : "-", ds->cpu);
+        fprintf(f, "%6d %4s %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, cpu, sl,
                 dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
                 100 * ds->wait_ns / T, pa, ep, ds->peak_act == ds->expected_peak ? "yes" : "NO",
                 sb, wb);
@@ -149,7 +151,9 @@ static void summary_csv(const void *obj, FILE *f)
                 PS_DBL(st->samples_per_s), PS_DBL(st->bubble),
                 PS_DBL((double)(sm->K - 1) / (sm->M + sm->K - 1)),
                 rt_pipe_oversubscribed(sm->p) ? 1 : 0);
-        fprintf(f, "%d,%d,\"%s\",%d,%s,%s,%s,%lld,%lld,%d,%lld,%lld,%lld\n", d, ds->cpu, sl,
+        char cpu[16]; /* unpinned: an empty field */
+        snprintf(cpu, sizeof cpu, ds->cpu >= 0 ? "%d" : "", ds->cpu);
+        fprintf(f, "%d,%s,\"%s\",%d,%s,%s,%s,%lld,%lld,%d,%lld,%lld,%lld\n", d, cpu, sl,
                 dev_layers(sm->p, d), PS_DBL(ds->busy_ns / T), PS_DBL(ds->comm_ns / T),
                 PS_DBL(ds->wait_ns / T), (long long)ds->peak_act, (long long)ds->expected_peak,
                 ds->peak_act == ds->expected_peak, (long long)ds->static_bytes,
@@ -174,8 +178,8 @@ static int summary_json(const void *obj, FILE *f)
         stage_list(sm->p, d, sl, sizeof sl);
         double T = step_T(st);
         bad |= json_array_append_new(devs, json_pack(
-            "{s:i, s:i, s:s, s:i, s:f, s:f, s:f, s:I, s:I, s:b, s:I, s:I, s:I}", "device", d,
-            "cpu", ds->cpu, "stages", sl, "layers", dev_layers(sm->p, d), "busy", ds->busy_ns / T,
+            "{s:i, s:o, s:s, s:i, s:f, s:f, s:f, s:I, s:I, s:b, s:I, s:I, s:I}", "device", d,
+            "cpu", ds->cpu >= 0 ? json_integer(ds->cpu) : json_null(), "stages", sl, "layers", dev_layers(sm->p, d), "busy", ds->busy_ns / T,
             "comm", ds->comm_ns / T, "wait", ds->wait_ns / T, "peak_act_bytes",
             (json_int_t)ds->peak_act, "schedule_bytes", (json_int_t)ds->expected_peak, "match",
             ds->peak_act == ds->expected_peak, "static_bytes", (json_int_t)ds->static_bytes,
@@ -283,6 +287,9 @@ int cmd_validate(int argc, char **argv)
     if (!run && !prof_path)
         return ps_error(PS_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
+    if (run && batch % M) /* a usage error, as predict's (helper-66: it was exit 4) */
+        return ps_error(PS_EUSAGE, "--batch %ld is not divisible by -M %ld (micro-batches "
+                        "must be equal)", batch, M);
     if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(trace_path, "--trace")) < 0 ||
         (rc = ps_io_output(csv_path, "--trace-csv")) < 0 ||
         (rc = ps_io_output(prof_path, "--emit-profile")) < 0 ||

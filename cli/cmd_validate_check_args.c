@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
+#include "sched/sch_schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,10 @@ int vc_parse(int argc, char **argv, struct check_args *a)
             0 ||
         (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0 ||
         (rc = ana_db_path_check(a->db, "--db", 1)) < 0)
+        return rc;
+    /* an unknown name before anything runs (helper-66: it was found after the
+     * calibration, as "no micro-batch size divides the batch") */
+    if (a->schedule && (rc = sch_schedule_check(a->schedule, "--schedule")) < 0)
         return rc;
     return 0;
 }

@@ -279,7 +279,7 @@ int msr_calib_begin(const struct msr_calib_opts *o, msr_calib_session **out)
     c->n_layers = net->n_layers;
     c->n_stages = o->n_stages > 0 ? o->n_stages : 1;
     if (c->n_stages > net->n_layers) {
-        rc = ps_error(PS_EUSAGE, "calibrate: %d stages but the net has %d layers",
+        rc = ps_error(PS_ENOFIT, "calibrate: %d stages but the net has %d layers",
                        c->n_stages, net->n_layers);
         goto err;
     }

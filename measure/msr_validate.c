@@ -7,6 +7,7 @@
 #include "sched/sch_cost.h"
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_pipe.h"
+#include "runtime/rt_stage.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -430,7 +431,23 @@ static int have_profile(const struct msr_vcheck_opts *o, const struct rt_net *ne
     if (net->n_layers != (*prof)->n_layers)
         return ps_error(PS_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
                          "this net", (*prof)->path, (*prof)->n_layers, net->spec, net->n_layers);
-    return 0;
+    /* the same count of layers is not the same net (helper-66: a profile of
+     * width 64 for a net of width 16 was reported as model misses) */
+    struct mdl_profile *np = NULL;
+    if ((rc = rt_net_profile(net, &np)) < 0)
+        return rc;
+    for (int l = 0; l < np->n_layers && rc == 0; l++) {
+        const struct mdl_layer *a = &(*prof)->layers[l], *b = &np->layers[l];
+        const char *f = a->params != b->params ? "params" : a->out_bytes != b->out_bytes
+                                                              ? "out_bytes" : NULL;
+        if (f)
+            rc = ps_error(PS_EINVAL, "profile %s layer %d (%s): %s %.17g, net %s has %.17g: "
+                          "calibrate this net", (*prof)->path, l + 1, a->name, f,
+                          f[0] == 'p' ? a->params : a->out_bytes, net->spec,
+                          f[0] == 'p' ? b->params : b->out_bytes);
+    }
+    mdl_profile_free(np);
+    return rc;
 }
 
 /* A point the schedule has no list for: noted, left out. */

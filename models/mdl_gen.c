@@ -273,6 +273,20 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
 
 int mdl_topology_write(const struct mdl_topology *t, const char *path)
 {
+    struct ps_afile af;
+    int rc = ps_afile_open(&af, path);
+    if (rc < 0)
+        return rc;
+    if ((rc = mdl_topology_write_af(t, &af)) < 0) {
+        ps_afile_abort(&af);
+        return rc;
+    }
+    return ps_afile_commit(&af);
+}
+
+int mdl_topology_write_af(const struct mdl_topology *t, struct ps_afile *af)
+{
+    const char *path = af->path ? af->path : "stdout";
     ps_json_begin();
     json_t *root = json_object(), *devs = json_array(), *links = json_array();
     int rc = 0;
@@ -322,17 +336,12 @@ int mdl_topology_write(const struct mdl_topology *t, const char *path)
         rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto out;
     }
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, path)) < 0)
-        goto out;
-    if (ps_json_dumpf(root, af.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
-        ps_afile_abort(&af);
+    if (ps_json_dumpf(root, af->f, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) {
         rc = ps_json_oom() ? ps_error(PS_ENOMEM, "%s: out of memory writing JSON", path)
                             : ps_error(PS_EIO, "%s: write error", path);
         goto out;
     }
-    fputc('\n', af.f);
-    rc = ps_afile_commit(&af);
+    fputc('\n', af->f);
 out:
     json_decref(root);
     json_decref(devs);

@@ -39,6 +39,10 @@ void mdl_generators_help(FILE *f);
 int mdl_gen_mlp(int layers, int width, int norm_every, struct mdl_profile **out);
 /* Writes a topology as JSON (atomic; "-" = stdout). */
 int mdl_topology_write(const struct mdl_topology *t, const char *path);
+/* The same into an open ps_afile, not committed (one of a set the caller
+ * publishes together; it aborts them on an error). */
+struct ps_afile;
+int mdl_topology_write_af(const struct mdl_topology *t, struct ps_afile *af);
 
 /* "key=value,key=value" helper for generator specs: returns the value of
  * key as a long in [lo, hi] (dflt if absent, or error if dflt < 0). */

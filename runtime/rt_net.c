@@ -55,6 +55,8 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
         return ps_error(PS_EUSAGE, "net spec '%.40s...' too long", spec);
     strcpy(buf, spec + 4);
     int layers = -1, width = -1, in = -1, out = -1, every = 0, rc;
+    static const char *const fields[] = { "layers", "width", "in", "out", "norm" };
+    unsigned seen = 0;
     for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv;
          kv = strtok_r(NULL, ",", &save)) {
         rc = 0;
@@ -63,6 +65,11 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
             return ps_error(PS_EUSAGE, "net spec '%s': '%s' is not key=value", spec, kv);
         *eq = 0;
         const char *v = eq + 1;
+        for (unsigned f = 0; f < 5; f++) /* once each, as a model spec's (helper-66) */
+            if (!strcmp(kv, fields[f]) && (seen & (1u << f)))
+                return ps_error(PS_EUSAGE, "net spec '%s': field '%s' given twice", spec, kv);
+            else if (!strcmp(kv, fields[f]))
+                seen |= 1u << f;
         snprintf(what, sizeof what, "net spec '%s' field '%s'", spec, kv);
         if (!strcmp(kv, "layers")) {
             long l;
@@ -82,7 +89,6 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
                 return ps_error(PS_EUSAGE, "%s: want N or everyN (N >= 0), got '%s'", what, v);
             every = (int)e;
         } else {
-            static const char *const fields[] = { "layers", "width", "in", "out", "norm" };
             struct ps_suggest sg;
             return ps_error(PS_EUSAGE, "net spec '%s': unknown field '%s'%s (layers, "
                              "width, in, out, norm)", spec, kv,

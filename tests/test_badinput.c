@@ -243,6 +243,18 @@ static const struct bad_case cases[] = {
       "--batch: 0 is out of range [1, 16777216]: must be at least 1" },
     { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 0", PS_EUSAGE,
       "--batch: 0 is out of range [1, 1048576]: must be at least 1" },
+    /* helper-66: a spec's key once, as a model spec's; a batch M does not divide is a
+     * usage error, as predict's; more stages than layers is exit 7, named once */
+    { NULL, NULL, 0, "validate --net mlp:layers=2,width=4,layers=3 -K 1 -M 1 --batch 4",
+      PS_EUSAGE, "net spec 'mlp:layers=2,width=4,layers=3': field 'layers' given twice" },
+    { NULL, NULL, 0, "validate --net mlp:layers=4,width=64 -K 2 -M 3 --batch 32", PS_EUSAGE,
+      "--batch 32 is not divisible by -M 3 (micro-batches must be equal)" },
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=16 --batch 4 -M 1 --stages 3 --out c/t",
+      PS_ENOFIT, "pipesim calibrate: 3 stages but the net has 2 layers" },
+    /* helper-66: found after the calibration, as another error */
+    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 8 -K 1 -M 1 "
+      "--schedule 1fb1 --db v.db --report r.md", PS_EUSAGE,
+      "--schedule: unknown schedule '1fb1'; did you mean '1f1b'?" },
     { NULL, NULL, 0, "import-torch tr.json --batch 0", PS_EUSAGE, "--batch must be > 0, got 0" },
     /* a huge batch is the batch's fault, not the profile's */
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e300", PS_EUSAGE,

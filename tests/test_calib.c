@@ -877,9 +877,24 @@ Test(calib, calibrate_writes_what_predict_accepts)
         cr_assert_fail("calibrate --stages 3 failed (its stderr above)");
     }
     cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1,1' c/k3.csv", dir), 0);
+    /* more stages than layers: exit 7, as validate's K > layers (helper-66: 2) */
     cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
-                       "--stages 4 --out c/k4 2> err4.txt; test $? -eq 2 && grep -q '4 stages "
-                       "but the net has 3 layers' err4.txt", dir, th_pipesim()), 0);
+                       "--stages 4 --out c/k4 2> err4.txt; test $? -eq 7 && grep -qx 'pipesim "
+                       "calibrate: 4 stages but the net has 3 layers' err4.txt", dir,
+                       th_pipesim()), 0);
+    /* the three files are one set: one that cannot be written leaves the others as they
+     * were (helper-66: a new profile beside the old fits); nor are they written when the
+     * report on stdout fails */
+    cr_assert_eq(th_sh("cd %s && mkdir s && echo old > s/x.csv && echo old > s/x-fit.csv && "
+                       "ln -s /dev/full s/x.json", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
+                       "--repeats 2 --out s/x >/dev/null 2>&1", dir, th_pipesim()), 5);
+    cr_expect_eq(th_sh("cd %s && test \"$(cat s/x.csv s/x-fit.csv)\" = \"$(printf "
+                       "'old\\nold')\" && test $(ls -A s | wc -l) -eq 3", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
+                       "--repeats 2 --out t/x >/dev/full 2>/dev/null", dir, th_pipesim()), 5);
+    cr_expect_neq(th_sh("cd %s && ls t/x* >/dev/null 2>&1", dir), 0, "written after stdout "
+                  "failed");
 }
 
 /* --format json: the fit file's rows, one object each, and the summary;

@@ -186,6 +186,16 @@ Test(numbers, parameter_counts_in_one_style_everywhere, .timeout = 60)
               out);
     cr_assert(strstr(out, "   39.00 KiB   39.00 KiB   yes    8.02 MiB   12.01 KiB\n"), "%s",
               out);
+    /* unpinned, a device has no CPU: '-', an empty field, null (helper-66: -1) */
+    cr_assert(strstr(out, "\n     0    -       0      4"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "%s validate --net mlp:layers=8,width=512 -K 2 "
+                            "-M 4 --batch 8 --steps 1 --no-pin --format csv 2>/dev/null | "
+                            "tail -1 | cut -d, -f6,7", th_pipesim()), 0);
+    cr_assert_str_eq(out, "1,\n");
+    cr_assert_eq(th_capture(out, sizeof out, "%s validate --net mlp:layers=8,width=512 -K 2 "
+                            "-M 4 --batch 8 --steps 1 --no-pin --format json 2>/dev/null | "
+                            "grep -c '\"cpu\": null'", th_pipesim()), 0);
+    cr_assert_str_eq(out, "2\n");
 }
 
 Test(numbers, json_whole_numbers_are_integers_and_reals_have_no_noise)
