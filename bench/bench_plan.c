@@ -88,7 +88,7 @@ int main(void)
         printf("  %d configurations searched in %.2f s  (target 100 000 in < 10 s on 2 cores: "
                "%.2f of it per 100 000)", p->n, s, s / 10 * 100000.0 / p->n);
         if (jobs > 1 && !found && one > 0)
-            printf("; %.2fx the one thread's time", one / s);
+            printf("; one thread took %.2fx as long", one / s);
         printf("\n");
         printf("  %d simulated, %d pruned by the bound, %d rejected by the memory bound, %d "
                "cannot run, %d partitions solved\n", p->simulated, p->counts[ANA_PLAN_PRUNED],
