@@ -26,6 +26,11 @@ DEPS_DEMO  := demo bench
         fuzz-bins demo bench install uninstall clean coverage doc-examples \
         doc-examples-update
 
+# PREFIX is compiled into base/ps_data.o as a C string
+ifneq ($(findstring ',$(PREFIX))$(findstring ",$(PREFIX))$(findstring \,$(PREFIX)),)
+$(error PREFIX '$(PREFIX)' holds a quote or a backslash, which the build cannot take)
+endif
+
 ifneq ($(PIPESIM_STAGE),build)
 # ---- stage 1: packages, then one build stage for all the goals --------------
 GOALS     := $(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)
@@ -33,10 +38,6 @@ BUILD_GOALS := $(filter-out clean deps,$(GOALS))
 # uninstall reads the manifest only: no packages (a machine without the -dev
 # packages uninstalls too)
 NEEDS_DEPS := $(filter-out clean deps uninstall,$(GOALS))
-# PREFIX is compiled into base/ps_data.o as a C string
-ifneq ($(findstring ',$(PREFIX))$(findstring ",$(PREFIX))$(findstring \,$(PREFIX)),)
-$(error PREFIX '$(PREFIX)' holds a quote or a backslash, which the build cannot take)
-endif
 DEPS_MODE := $(if $(filter $(DEPS_TEST) %/tests/% tests/%,$(GOALS)),test,$(if $(filter $(DEPS_DEMO),$(GOALS)),demo,check))
 stage1: $(filter clean,$(GOALS))
 	@$(if $(NEEDS_DEPS),sh scripts/deps.sh $(DEPS_MODE),:)

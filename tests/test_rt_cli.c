@@ -47,7 +47,7 @@ Test(rt_cli, bad_inputs_get_one_clear_error)
     bad(NET " -K 2 -M 2 --batch 4 --remat sometimes", 2, "sometimes");
     bad(NET " -K 2 -M 2 --batch 4 --lr -1", 2, "--lr must be >= 0");
     bad(NET " -K 2 -M 2 --batch 4 --schedule zigzag", 2, "zigzag");
-    bad(NET " -K 2 -M 3 --batch 4", 4, "multiple of M = 3");
+    bad(NET " -K 2 -M 3 --batch 4", 2, "--batch 4 is not divisible by -M 3");
     bad(NET " -K 4 -M 2 --batch 4", 7, "only 3 layers");
     bad(NET " -K 2 -M 2 --batch 4 --partition 1,1", 2, "covers 2 layers");
     bad("--net mlp:layers=3 -K 2 -M 2 --batch 4", 2, "'width'");
