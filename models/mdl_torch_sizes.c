@@ -5,6 +5,7 @@
  * what the layer before keeps too, models/mdl_profile.h). */
 #include "models/mdl_torch.h"
 #include "base/ps_afile.h"
+#include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
@@ -18,47 +19,33 @@ enum { S_NAME, S_KIND, S_PARAMS, S_OUT, S_STASH, S_BATCH, S_SHARED, S_N };
 static const char *const cols[S_N] = { "name", "kind", "params", "out_bytes",
                                        "stash_bytes", "at_batch", "stash_shared_bytes" };
 
-/* Splits at commas in place, trimming blanks; returns the field count. */
-static int fields(char *s, char **f, int max)
-{
-    int n = 0;
-    for (;;) {
-        if (n == max)
-            return max + 1;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        f[n++] = s;
-        char *c = strchr(s, ',');
-        char *e = c ? c : s + strlen(s);
-        if (c)
-            *c = 0;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
-            *--e = 0;
-        if (!c)
-            return n;
-        s = c + 1;
-    }
-}
+/* A row's place: file, line, and each field's column (as a profile's errors). */
+struct at {
+    const char *path;
+    int line;
+    const int *colno;
+};
 
-static int number(const char *path, int line, const char *col, const char *s, double *v)
+static int number(const struct at *a, int fi, const char *col, const char *s, double *v)
 {
     char *end;
     errno = 0;
     *v = ps_strtod(s, &end);
+    int c = a->colno[fi];
     if (!*s || *end)
-        return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is not a number", path, line,
-                         col, s);
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number", a->path,
+                        a->line, c, col, s);
     if (errno == ERANGE) /* a number, but beyond a double's range */
-        return ps_error(PS_EPARSE, "%s:%d: field '%s': '%s' is out of range (%s)", path, line,
-                         col, s, fabs(*v) > 1 ? "magnitude above 1.8e308"
-                                             : "nonzero but below 2.2e-308");
+        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is out of range (%s)", a->path,
+                        a->line, c, col, s, fabs(*v) > 1 ? "magnitude above 1.8e308"
+                                                         : "nonzero but below 2.2e-308");
     if (!isfinite(*v) || *v < 0)
-        return ps_error(PS_EINVAL, "%s:%d: field '%s' must be finite and >= 0, got %s",
-                         path, line, col, s);
+        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' must be finite and >= 0, got %s",
+                        a->path, a->line, c, col, s);
     return 0;
 }
 
-static int header(const char *path, int line, char **f, int n, int *idx)
+static int header(const char *path, int line, char **f, const int *colno, int n, int *idx)
 {
     for (int c = 0; c < S_N; c++)
         idx[c] = -1;
@@ -67,9 +54,11 @@ static int header(const char *path, int line, char **f, int n, int *idx)
         while (c < S_N && strcmp(f[i], cols[c]))
             c++;
         if (c == S_N)
-            return ps_error(PS_EPARSE, "%s:%d: unknown column '%s'", path, line, f[i]);
+            return ps_error(PS_EPARSE, "%s:%d:%d: unknown column '%s'", path, line, colno[i],
+                            f[i]);
         if (idx[c] >= 0)
-            return ps_error(PS_EPARSE, "%s:%d: duplicate column '%s'", path, line, f[i]);
+            return ps_error(PS_EPARSE, "%s:%d:%d: duplicate column '%s'", path, line,
+                            colno[i], f[i]);
         idx[c] = i;
     }
     static const int need[] = { S_NAME, S_PARAMS, S_OUT, S_STASH };
@@ -80,45 +69,49 @@ static int header(const char *path, int line, char **f, int n, int *idx)
     return 0;
 }
 
-static int row(const char *path, int line, char **f, int n, int ncols, const int *idx,
+static int row(const struct at *a, char **f, int n, int ncols, const int *idx,
                struct mdl_torch_size *r)
 {
+    const char *path = a->path;
+    int line = a->line;
     if (n != ncols)
         return ps_error(PS_EPARSE, "%s:%d: expected %d fields, found %d", path, line, ncols,
                          n);
     memset(r, 0, sizeof *r);
     const char *name = f[idx[S_NAME]];
     if (!*name || strlen(name) >= sizeof r->name)
-        return ps_error(PS_EPARSE, "%s:%d: field 'name' is empty or longer than %zu", path,
-                         line, sizeof r->name - 1);
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' is empty or longer than %zu", path,
+                        line, a->colno[idx[S_NAME]], sizeof r->name - 1);
     strcpy(r->name, name);
     if (idx[S_KIND] >= 0) {
         if (strlen(f[idx[S_KIND]]) >= sizeof r->kind)
-            return ps_error(PS_EPARSE, "%s:%d: field 'kind' too long", path, line);
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'kind' too long", path, line,
+                            a->colno[idx[S_KIND]]);
         strcpy(r->kind, f[idx[S_KIND]]);
     }
     int rc;
-    if ((rc = number(path, line, "params", f[idx[S_PARAMS]], &r->params)) < 0 ||
-        (rc = number(path, line, "out_bytes", f[idx[S_OUT]], &r->out_bytes)) < 0 ||
-        (rc = number(path, line, "stash_bytes", f[idx[S_STASH]], &r->stash_bytes)) < 0)
+    if ((rc = number(a, idx[S_PARAMS], "params", f[idx[S_PARAMS]], &r->params)) < 0 ||
+        (rc = number(a, idx[S_OUT], "out_bytes", f[idx[S_OUT]], &r->out_bytes)) < 0 ||
+        (rc = number(a, idx[S_STASH], "stash_bytes", f[idx[S_STASH]], &r->stash_bytes)) < 0)
         return rc;
     if (r->params != floor(r->params)) /* as a profile's (mdl_profile_row.c) */
-        return ps_error(PS_EINVAL, "%s:%d: field 'params' (%s) must be a whole number of "
-                         "parameters", path, line, f[idx[S_PARAMS]]);
+        return ps_error(PS_EINVAL, "%s:%d:%d: field 'params' (%s) must be a whole number of "
+                        "parameters", path, line, a->colno[idx[S_PARAMS]], f[idx[S_PARAMS]]);
     if (idx[S_SHARED] >= 0 && *f[idx[S_SHARED]]) {
-        if ((rc = number(path, line, "stash_shared_bytes", f[idx[S_SHARED]],
+        if ((rc = number(a, idx[S_SHARED], "stash_shared_bytes", f[idx[S_SHARED]],
                          &r->stash_shared_bytes)) < 0)
             return rc;
         if (r->stash_shared_bytes > r->stash_bytes)
-            return ps_error(PS_EINVAL, "%s:%d: field 'stash_shared_bytes' (%g) must be <= "
-                             "stash_bytes (%g)", path, line, r->stash_shared_bytes,
-                             r->stash_bytes);
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'stash_shared_bytes' (%g) must be <= "
+                            "stash_bytes (%g)", path, line, a->colno[idx[S_SHARED]],
+                            r->stash_shared_bytes, r->stash_bytes);
     }
     if (idx[S_BATCH] >= 0) {
-        if ((rc = number(path, line, "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
+        if ((rc = number(a, idx[S_BATCH], "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
             return rc;
         if (r->at_batch <= 0)
-            return ps_error(PS_EINVAL, "%s:%d: field 'at_batch' must be > 0", path, line);
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' must be > 0", path, line,
+                            a->colno[idx[S_BATCH]]);
     }
     return 0;
 }
@@ -136,7 +129,7 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
         return rio;
     }
     char buf[4096], *f[16];
-    int idx[S_N], ncols = 0, line = 0, rc = 0, cap = 0;
+    int idx[S_N], colno[16], ncols = 0, line = 0, rc = 0, cap = 0;
     struct mdl_torch_size *v = NULL;
     while (fgets(buf, sizeof buf, fp)) {
         line++;
@@ -144,13 +137,20 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
             rc = ps_error(PS_EPARSE, "%s:%d: line too long", path, line);
             goto err_free_rows;
         }
-        char *s = buf + (line == 1 ? ps_bom_len(buf, strlen(buf)) : 0);
+        char *start = buf + (line == 1 ? ps_bom_len(buf, strlen(buf)) : 0), *s = start;
         s += strspn(s, " \t\r\n");
         if (!*s || *s == '#')
             continue;
-        int nf = fields(s, f, 16);
+        buf[strcspn(buf, "\n")] = 0;
+        int nf = ps_csv_split(start, f, colno, 16); /* columns from the line's start */
+        if (nf < 0)
+            nf = 17; /* more fields than any header has: the count error below */
         if (!ncols) {
-            if ((rc = header(path, line, f, nf, idx)) < 0)
+            if (nf > 16) {
+                rc = ps_error(PS_EPARSE, "%s:%d: more than 16 columns", path, line);
+                goto err_free_rows;
+            }
+            if ((rc = header(path, line, f, colno, nf, idx)) < 0)
                 goto err_free_rows;
             ncols = nf;
             continue;
@@ -165,7 +165,8 @@ int mdl_torch_sizes_load(const char *path, struct mdl_torch_size **rows, int *n)
             v = nv;
         }
         struct mdl_torch_size *r = &v[*n];
-        if ((rc = row(path, line, f, nf, ncols, idx, r)) < 0)
+        struct at a = { path, line, colno };
+        if ((rc = row(&a, f, nf, ncols, idx, r)) < 0)
             goto err_free_rows;
         for (int i = 0; i < *n; i++)
             if (!strcmp(v[i].name, r->name)) {

@@ -282,15 +282,19 @@ Test(import_torch, bad_input_is_one_clear_error)
     cr_assert_eq(import_text(ONE, "name,params,out_bytes\nx,1,2\n", 1), -PS_EPARSE);
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1e400,2,3\n", 1),
                  -PS_EPARSE);
-    cr_assert(strstr(ps_errmsg(), ":2: field 'params': '1e400' is out of range (magnitude "
+    cr_assert(strstr(ps_errmsg(), ":2:3: field 'params': '1e400' is out of range (magnitude "
                                   "above 1.8e308)"), "%s", ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,10.5,2,3\n", 1),
                  -PS_EINVAL, "a profile would refuse it");
-    cr_assert(strstr(ps_errmsg(), ":2: field 'params' (10.5) must be a whole number"), "%s",
+    cr_assert(strstr(ps_errmsg(), ":2:3: field 'params' (10.5) must be a whole number"), "%s",
               ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
                  -PS_EINVAL);
-    cr_assert(strstr(ps_errmsg(), ":2:"), "%s", ps_errmsg());
+    /* the line and column of the field, as a profile's errors (it named the line alone) */
+    cr_assert(strstr(ps_errmsg(), ":2:5: field 'out_bytes' must be finite and >= 0, got -2"),
+              "%s", ps_errmsg());
+    cr_assert_eq(import_text(ONE, "name,params, bogus\nx,1,2\n", 1), -PS_EPARSE);
+    cr_assert(strstr(ps_errmsg(), ":1:14: unknown column 'bogus'"), "%s", ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,4\n", 0),
                  0, "%s", ps_errmsg());
     struct mdl_profile *p;
@@ -335,8 +339,8 @@ Test(import_torch, sidecar_stash_shared_bytes)
                       "{\"ph\":\"X\",\"name\":\"layer:y\",\"ts\":20,\"dur\":10,\"tid\":1}]";
     cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
                                   "x,1,2,8,0\ny,1,2,8,9\n", 1), -PS_EINVAL);
-    cr_expect(strstr(ps_errmsg(), ":3: field 'stash_shared_bytes' (9) must be <= stash_bytes"),
-              "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), ":3:9: field 'stash_shared_bytes' (9) must be <= "
+                                  "stash_bytes"), "%s", ps_errmsg());
     cr_assert_eq(import_text(two, "name,params,out_bytes,stash_bytes,stash_shared_bytes\n"
                                   "x,1,2,8,2\ny,1,2,8,4\n", 1), -PS_EINVAL);
     cr_expect(strstr(ps_errmsg(), "field 'stash_shared_bytes' of layer 'x' must be 0"), "%s",
