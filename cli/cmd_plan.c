@@ -40,9 +40,10 @@ static const char help[] =
     ".svg (needs gnuplot). --brute-force simulates everything (for checking the bounds).\n"
     "--frontier found skips the search for the exact frontier (faster): the frontier\n"
     "printed is then that of the configurations simulated for the top N.\n"
-    "--jobs N searches N shards of the configurations in parallel threads (default: all\n"
-    "CPUs); the top N, the frontier and the baseline are the same for any N, the counts\n"
-    "of what was simulated and pruned are not (each shard prunes with what it found).\n"
+    "--jobs N searches N shards of the configurations in parallel threads (default, and\n"
+    "at most, the CPUs); the top N, the frontier and the baseline are the same for any\n"
+    "N, the counts of what was simulated and pruned are not (each shard prunes with what\n"
+    "it found).\n"
     "Under mpirun -np P the search is sharded over the P ranks (one thread each) and\n"
     "rank 0 prints and stores the same result as one process. When no configuration\n"
     "fits, the report (and --db, --plot) still says so, and the exit status is 7.\n"
@@ -231,10 +232,11 @@ int cmd_plan(int argc, char **argv)
     sp.devices = (int)devices;
     sp.batch = batch;
     sp.top = (int)top;
-    if (!jobs) { /* as sweep: every CPU */
-        long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    /* every CPU by default, as sweep; no more: each shard holds every configuration's
+     * record (tens of MB on a large space), and threads beyond the CPUs add only that */
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!jobs || (nproc > 0 && jobs > nproc))
         jobs = nproc > 0 ? nproc : 1;
-    }
     sp.jobs = (int)jobs;
     int root;
     if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
