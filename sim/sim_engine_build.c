@@ -121,44 +121,61 @@ static int32_t hop_res(const struct mdl_topology *t, const int *first_res,
 /* AR(st): a ring all-reduce of the stage's gradients (the memory policy's
  * bytes per parameter, sch_costs_grad_bytes: 4, FP32, without one) over its
  * replicas' devices r * D + dev, r = 0..R-1. Each of the 2(R-1) steps moves
- * bytes/R over every ring route at once, so it takes
- *   2(R-1)/R * bytes / min bandwidth + 2(R-1) * max latency
- * (a route's bandwidth is its least hop's, its latency the sum of its hops'
- * latency + overhead_s). Replicas are symmetric, so only replica 0 is
- * simulated; the all-reduce holds every resource its ring's routes cross
- * for all of that time (contending with the pipeline's transfers on shared
- * buses and switch uplinks; a ring of direct dedicated links uses links no
- * pipeline transfer of replica 0 does). */
+ * bytes/R over every ring route at once, so a step lasts as long as the
+ * busiest link resource takes to carry the chunks of the routes that cross
+ * it, plus the longest route's latency:
+ *   2(R-1) * max over resources (routes crossing it * bytes/R / its bandwidth)
+ *   + 2(R-1) * max latency
+ * which is 2(R-1)/R * bytes / min bandwidth on a ring of its own links (each
+ * resource crossed once), and 2(R-1) * bytes / bandwidth on one shared bus
+ * that all R routes cross (helper-69: it was charged as one route's, R times
+ * too little, though a bus serializes the pipeline's copies). A route's latency
+ * is the sum of its hops' latency + overhead_s. Replicas are symmetric, so only
+ * replica 0 is simulated; the all-reduce holds every resource its ring's routes
+ * cross for all of that time (contending with the pipeline's transfers on
+ * shared buses and switch uplinks; a ring of direct dedicated links uses links
+ * no pipeline transfer of replica 0 does). */
 static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int *first_res,
                           int st)
 {
     const struct sch_schedule *s = e->s;
-    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st], rc;
-    double bw = 0, lat = 0;
+    int R = s->n_replicas, D = s->n_devices, dev = s->stage_device[st], rc = 0;
+    double lat = 0, bytes = e->c->st[st].params * sch_costs_grad_bytes(e->c);
     struct opinfo *oi = &e->info[(int64_t)st * SCH_OP_NKINDS + SCH_OP_ALLREDUCE];
     oi->res = -1;
     oi->n_res = 0;
-    for (int r = 0; r < R; r++) {
+    double *load = calloc((size_t)e->n_res + 1, sizeof *load); /* s per ring step */
+    if (!load)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int r = 0; r < R && rc == 0; r++) {
         int a = r * D + dev, b = ((r + 1) % R) * D + dev;
         struct mdl_route rt;
         int rr = mdl_topology_route(t, a, b, &rt);
-        if (rr == -PS_ENOMEM)
-            return rr;
-        if (rr < 0)
-            return ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s for "
-                             "the all-reduce of stage %d across %d replicas", t->path,
-                             t->devices[a].name, t->devices[b].name, st, R);
-        if (!r || rt.bandwidth < bw)
-            bw = rt.bandwidth;
+        if (rr == -PS_ENOMEM) {
+            rc = rr;
+            break;
+        }
+        if (rr < 0) {
+            rc = ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s for "
+                          "the all-reduce of stage %d across %d replicas", t->path,
+                          t->devices[a].name, t->devices[b].name, st, R);
+            break;
+        }
         if (rt.latency > lat)
             lat = rt.latency;
-        for (int h = 0; h < rt.n_hops; h++)
-            if ((rc = hold_add(e, oi, hop_res(t, first_res, &rt.hops[h]))) < 0)
-                return rc;
+        for (int h = 0; h < rt.n_hops && rc == 0; h++) {
+            int32_t res = hop_res(t, first_res, &rt.hops[h]);
+            load[res] += bytes / R / t->links[rt.hops[h].link].bandwidth;
+            rc = hold_add(e, oi, res);
+        }
     }
-    double bytes = e->c->st[st].params * sch_costs_grad_bytes(e->c);
-    oi->dur[0] = oi->dur[1] =
-        sch_seconds_to_time(2.0 * (R - 1) / R * bytes / bw + 2.0 * (R - 1) * lat);
+    double step = 0;
+    for (int i = 0; i < e->n_res; i++)
+        step = load[i] > step ? load[i] : step;
+    free(load);
+    if (rc < 0)
+        return rc;
+    oi->dur[0] = oi->dur[1] = sch_seconds_to_time(2.0 * (R - 1) * (step + lat));
     return 0;
 }
 
