@@ -57,8 +57,9 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
     long v = strtol(s, &end, 10);
     while (end != s && (*end == ' ' || *end == '\t')) /* as ps_parse_double: strtol skips */
         end++;                                        /* leading blanks, so trailing too */
-    if (*end || end == s)
-        return ps_error(PS_EUSAGE, "%s: '%s' is not an integer", what, s);
+    if (*end || end == s) /* "0x10" reads as 0 then junk: say why, as for a number */
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a%s integer", what, s,
+                        looks_hex(s) ? " decimal" : "n");
     if (errno == ERANGE) /* an integer, but beyond a long */
         return ps_error(PS_EUSAGE, "%s: '%s' is out of range [%ld, %ld]", what, s, lo, hi);
     if (v < lo)
@@ -81,6 +82,8 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
     };
     char *end, unit[8];
     double v = s && *s ? ps_strtod(s, &end) : 0;
+    if (s && looks_hex(s))
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a decimal byte count", what, s);
     if (!s || !*s || end == s || !(v > 0))
         return ps_error(PS_EUSAGE, "%s: '%s' is not a positive byte count", what, s ? s : "");
     /* strtod skips leading blanks, so trailing ones go too, as ps_parse_long's */

@@ -331,6 +331,12 @@ static const struct bad_case cases[] = {
       PS_EUSAGE, "gpt: field 'heads' (3) must divide hidden (10)" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0x10", PS_EUSAGE,
       "--batch: '0x10' is not a decimal number" },
+    /* hexadecimal is said to be so everywhere (integers and byte counts said "not an
+     * integer" and "not a positive byte count") */
+    { NULL, NULL, 0, RUN " -K 0x2 -M 2 --batch 4", PS_EUSAGE,
+      "-K: '0x2' is not a decimal integer" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 "
+      "--mem-cap 0x10", PS_EUSAGE, "--mem-cap: '0x10' is not a decimal byte count" },
     { "p.csv", CSV_H "a,0x10,100,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'fwd_flops': '0x10' is not a number" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 "
