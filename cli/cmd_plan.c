@@ -43,12 +43,13 @@ static const char help[] =
     "--jobs N searches N shards of the configurations in parallel threads (default, and\n"
     "at most, the CPUs); the top N, the frontier and the baseline are the same for any\n"
     "N, the counts of what was simulated and pruned are not (each shard prunes with what\n"
-    "it found).\n"
+    "it found). Under --frontier found the frontier is of what was simulated, which\n"
+    "depends on N: there the default is one thread.\n"
     "Under mpirun -np P the search is sharded over the P ranks (one thread each) and\n"
     "rank 0 prints and stores the same result as one process. When no configuration\n"
     "fits, the report (and --db, --plot) still says so, and the exit status is 7.\n"
     "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
-    "--jobs all CPUs, --format table.\n";
+    "--jobs all CPUs (1 with --frontier found), --format table.\n";
 
 /* "a,b,c" into a malloc'd array of strings (into the malloc'd copy buf). */
 static int split_list(const char *s, const char *what, char **buf, const char ***items, int *n)
@@ -235,6 +236,8 @@ int cmd_plan(int argc, char **argv)
     /* every CPU by default, as sweep; no more: each shard holds every configuration's
      * record (tens of MB on a large space), and threads beyond the CPUs add only that */
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!jobs && sp.frontier_found)
+        jobs = 1; /* that frontier is of what was simulated, which the shards change */
     if (!jobs || (nproc > 0 && jobs > nproc))
         jobs = nproc > 0 ? nproc : 1;
     sp.jobs = (int)jobs;

@@ -174,11 +174,11 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
              * cluster such as "-np": argv[optind - 1] is the word before it) */
             char typed[64];
             snprintf(typed, sizeof typed, "%.*s", (int)strcspn(opt, "="), opt);
-            int flag_value = 0; /* "--quiet=yes": getopt sets optopt to the flag's val */
-            for (const struct option *o = longopts; o && o->name; o++)
-                flag_value |= o->has_arg == no_argument && strchr(opt, '=') &&
-                              !strncmp(typed, "--", 2) && !strcmp(typed + 2, o->name);
-            if (!flag_value && optopt > 0 && optopt < 128 && isprint(optopt))
+            /* inside a cluster getopt has not moved past its word: argv[optind] is
+             * "-np" holding the letter (a long option's word, "--brute=1", is behind) */
+            const char *cur = optind < argc ? argv[optind] : NULL;
+            if (optopt > 0 && optopt < 128 && isprint(optopt) && cur && cur[0] == '-' &&
+                cur[1] != '-' && strchr(cur + 1, optopt))
                 snprintf(typed, sizeof typed, "-%c", optopt);
             for (const struct option *o = longopts; o && o->name; o++)
                 if (o->has_arg == no_argument && strchr(opt, '=') && !strncmp(typed, "--", 2) &&

@@ -286,7 +286,11 @@ static int load_device(const char *path, const char *where, json_t *o,
     struct mdl_device d;
     int prc = alone ? check_device(pc->file, pw, alone, dkeys, &d) : 0;
     json_decref(alone);
-    if (prc < 0 && prc != -PS_ENOMEM)
+    /* the preset's only when it fails alone the same way: the same field, the same
+     * complaint (helper-68: a preset lacking "memory" the topology supplies was blamed
+     * for the topology's own bad "mem_bandwidth") */
+    const char *a = strstr(msg, where), *b = prc < 0 ? strstr(ps_errmsg(), pw) : NULL;
+    if (prc < 0 && prc != -PS_ENOMEM && a && b && !strcmp(a + strlen(where), b + strlen(pw)))
         return mdl_preset_error_at(pc, prc);
     return ps_error(-rc, "%s", msg); /* the topology's own field */
 }

@@ -29,15 +29,24 @@ trim() {
     printf '%s' "$d"
 }
 
+# The manifest's first line says its format; one without it is an older
+# install's, which listed DEST/path as DEST was given (absolute or relative).
+HEADER='# pipesim manifest 2: paths relative to PREFIX; a folder install made ends in /'
+
+# "//a//b/" -> "/a/b/": slashes squeezed, for comparing an older line with DEST
+squeeze() { printf '%s' "$1" | tr -s /; }
+
 # Prints MANIFEST line $1 as a path relative to DEST ($2), or fails naming it:
-# absolute lines (older installs) must lie under DEST; no line may climb out
-# through "..".
+# an older manifest's line ($3 = old) must lie under DEST as given; no line may
+# climb out through "..".
 relpath() {
     line=$1 dest=$2
-    case $line in
-    /*)
-        case $line in "$dest"/*) line=${line#"$dest"/} ;; *) return 1 ;; esac ;;
-    esac
+    if [ "$3" = old ]; then
+        l=$(squeeze "$line") d=$(squeeze "$dest/")
+        case $l in "$d"?*) line=${l#"$d"} ;; *) return 1 ;; esac
+    else
+        case $line in /*) return 1 ;; esac
+    fi
     [ "$line" = ./ ] && { printf '%s' "$line"; return 0; } # DEST itself, made by install
     case /$line/ in */../*|*/./*|//) return 1 ;; esac
     printf '%s' "$line"
@@ -46,9 +55,11 @@ relpath() {
 # The entries of manifest $1 as relative paths, one a line; exits 1 naming a
 # line that is not under DEST ($2).
 read_manifest() {
+    fmt=old
+    [ "$(head -n 1 "$1")" = "$HEADER" ] && fmt=2
     while IFS= read -r f; do
-        [ -n "$f" ] || continue
-        r=$(relpath "$f" "$2") || {
+        case $f in ''|'#'*) continue ;; esac
+        r=$(relpath "$f" "$2" "$fmt") || {
             echo "$cmd: $1 names $f, outside $2: refused" >&2
             return 1
         }
@@ -92,7 +103,7 @@ install)
         made_dest=1
     fi
     install -d "$dest"
-    : > "$manifest"
+    echo "$HEADER" > "$manifest"
     trap 'rm -f "$manifest"' EXIT
     [ -z "$made_dest" ] || echo ./ >> "$manifest"
     put() { # SRC DST(relative to DEST) MODE
@@ -113,16 +124,17 @@ install)
     # what the earlier install wrote and this one did not
     stale=0
     if [ -n "$old" ]; then
-        printf '%s\n' "$old" | grep -v '/$' | while IFS= read -r f; do
-            grep -Fxq -- "$f" "$manifest" || rm -f "$dest/$f"
-        done
-        stale=$(printf '%s\n' "$old" | grep -v '/$' | grep -Fxvc -f "$manifest" || true)
+        stale=$(printf '%s\n' "$old" | grep -v '/$' | while IFS= read -r f; do
+            if ! grep -Fxq -- "$f" "$manifest" && [ -e "$dest/$f" ]; then
+                rm -f "$dest/$f" && echo x
+            fi
+        done | wc -l)
         # then their folders, deepest first, where empty
         find "$share" -depth -mindepth 1 -type d -exec rmdir {} \; 2>/dev/null || true
     fi
     mv "$manifest" "$share/MANIFEST"
     trap - EXIT
-    n=$(grep -vc '/$' "$share/MANIFEST" || true)
+    n=$(grep -v '^#' "$share/MANIFEST" | grep -vc '/$' || true)
     gone=
     [ "$stale" -eq 0 ] || gone="; $stale left from the earlier install removed"
     echo "installed pipesim in $dest ($n files, listed in $share/MANIFEST$gone)"
@@ -136,11 +148,15 @@ uninstall)
         exit 1
     fi
     list=$(read_manifest "$share/MANIFEST" "$dest") || exit 1
-    n=0
+    n=0 gone=0
     while IFS= read -r f; do
-        case $f in */) continue ;; esac
-        rm -f "$dest/$f"
-        n=$((n + 1))
+        case $f in ''|*/) continue ;; esac
+        if [ -e "$dest/$f" ] || [ -L "$dest/$f" ]; then
+            rm -f "$dest/$f"
+            n=$((n + 1))
+        else
+            gone=$((gone + 1))
+        fi
     done <<EOF
 $list
 EOF
@@ -158,7 +174,11 @@ EOF
     if printf '%s\n' "$list" | grep -Fxq ./; then
         rmdir "$dest" 2>/dev/null || true
     fi
-    echo "removed pipesim from $dest ($n files)"
+    if [ "$gone" -gt 0 ]; then
+        echo "removed pipesim from $dest ($n files; $gone listed were gone already)"
+    else
+        echo "removed pipesim from $dest ($n files)"
+    fi
     ;;
 *)
     echo "usage: $0 install BIN DEST | uninstall DEST" >&2

@@ -82,6 +82,22 @@ Test(install, staged_moved_reinstalled_and_refused)
     cr_assert_eq(th_sh("echo /etc/passwd > %s/share/pipesim/MANIFEST", pre), 0);
     cr_assert_eq(th_sh("sh scripts/install.sh uninstall %s 2>/dev/null", pre), 1);
     cr_assert_eq(th_sh("test -f %s/bin/pipesim", pre), 0);
+    /* an older install's manifest (no header: DEST/path as DEST was given, relative too)
+     * uninstalls what it lists (helper-68: a relative PREFIX's lines were read under
+     * PREFIX twice, nothing was removed and it said 44 files were) */
+    cr_assert_eq(th_sh("cd %s/src && sh scripts/install.sh install %s rel >/dev/null && "
+                       "grep -v '^#' rel/share/pipesim/MANIFEST | grep -v '/$' | "
+                       "sed 's|^|rel/|' > m && mv m rel/share/pipesim/MANIFEST", d, bin), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s/src && sh scripts/install.sh uninstall "
+                            "rel 2>&1", d), 0, "%s", out);
+    cr_expect(strstr(out, "removed pipesim from rel (44 files)\n"), "%s", out);
+    cr_expect_eq(th_sh("cd %s/src && test -z \"$(find rel -type f)\"", d), 0);
+    /* a manifest of blank lines: nothing to remove, said so, no error */
+    cr_assert_eq(th_sh("mkdir -p %s/blank/share/pipesim && printf '\\n\\n' > "
+                       "%s/blank/share/pipesim/MANIFEST", d, d), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "sh scripts/install.sh uninstall %s/blank 2>&1", d),
+                 0, "%s", out);
+    cr_expect(strstr(out, "(0 files)"), "%s", out);
     th_sh("rm -rf %s", d);
 }
 

@@ -675,6 +675,10 @@ Test(options, out_is_never_the_out_dir)
     cr_expect_str_eq(err, "pipesim predict: unknown option '-x' (see pipesim predict --help)\n");
     cr_expect_eq(th_capture(err, sizeof err, "%s plan --quiet=yes 2>&1 >/dev/null", P), 2);
     cr_expect_str_eq(err, "pipesim plan: option '--quiet' takes no value\n");
+    /* an abbreviated flag with a value is named as typed (helper-68: '-B') */
+    cr_expect_eq(th_capture(err, sizeof err, "%s plan --brute=1 2>&1 >/dev/null", P), 2);
+    cr_expect(strstr(err, "unknown option '--brute'; did you mean '--brute-force'?"), "%s",
+              err);
     /* an unknown command is echoed as every message is: one line, control
      * characters as '?', a long name cut */
     cr_expect_eq(th_capture(err, sizeof err, "%s \"$(printf 'fro\\nb\\033[1m')\" 2>&1", P), 2);

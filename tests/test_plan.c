@@ -445,6 +445,19 @@ Test(plan_cli, finds_ranks_and_stores_the_search)
                             "--top 3 --format csv --brute-force --quiet", dir, th_pipesim()), 0);
     cr_expect_str_eq(js, bf);
     cr_expect(!strncmp(js, "set,rank,K,R,M,", 15), "%s", js);
+    /* any --jobs: the same top N and frontier; under --frontier found, whose frontier is
+     * of what was simulated, the default is one thread, whatever the machine's CPUs
+     * (helper-68: the frontier printed changed with the count of CPUs) */
+    cr_assert_eq(th_capture(bf, sizeof bf, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --jobs 3 --quiet", dir, th_pipesim()), 0);
+    cr_expect_str_eq(js, bf);
+    cr_assert_eq(th_capture(js, sizeof js, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --frontier found --quiet", dir,
+                            th_pipesim()), 0);
+    cr_assert_eq(th_capture(bf, sizeof bf, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "--top 3 --format csv --frontier found --jobs 1 --quiet", dir,
+                            th_pipesim()), 0);
+    cr_expect_str_eq(js, bf);
     /* the database holds every configuration of the search */
     char path[128];
     snprintf(path, sizeof path, "%s/plan.db", dir);

@@ -465,7 +465,10 @@ Test(presets, a_bad_preset_field_names_the_presets_file)
     cr_assert_eq(th_sh("mkdir %s/topologies", d), 0);
     th_put(d, "topologies/devices.json",
            "{\"devices\": {\n  \"acc\": {\"flops\": 1e12,\n    \"memory\": 0},\n"
-           "  \"good\": {\"flops\": 1e12, \"memory\": 1e9}}}\n");
+           "  \"good\": {\"flops\": 1e12, \"memory\": 1e9},\n"
+           "  \"nomem\": {\"flops\": 1e12}}}\n");
+    th_put(d, "topologies/sup.json", "{\"devices\": [\n  {\"name\": \"a\", \"preset\": "
+           "\"nomem\", \"memory\": 1e9,\n   \"mem_bandwidth\": -5}]}\n");
     th_put(d, "topologies/box.json",
            "{\"devices\": [\n  {\"name\": \"a\", \"preset\": \"acc\"}]}\n");
     th_put(d, "topologies/own.json",
@@ -480,5 +483,12 @@ Test(presets, a_bad_preset_field_names_the_presets_file)
                     "mlp:layers=2,width=4 --topology own.json -K 1 -M 1 --batch 1 2>&1", d, bin);
     cr_expect_eq(st, 4, "%s", out);
     cr_expect(strstr(out, "own.json:3:4: devices[0].flops: must be > 0, got -1"), "%s", out);
+    /* a preset that fails alone on another field (memory, which the topology supplies)
+     * does not take the blame for the topology's own (helper-68) */
+    st = th_capture(out, sizeof out, "cd %s/topologies && %s predict --model "
+                    "mlp:layers=2,width=4 --topology sup.json -K 1 -M 1 --batch 1 2>&1", d, bin);
+    cr_expect_eq(st, 4, "%s", out);
+    cr_expect(strstr(out, "sup.json:3:4: devices[0].mem_bandwidth: must be >= 0, got -5"), "%s",
+              out);
     th_sh("rm -rf %s", d);
 }
