@@ -171,3 +171,49 @@ int ps_output_writable(const char *path, const char *opt, int mkparents)
     free(target);
     return rc;
 }
+
+/* path as absolute components, "." dropped and ".." taken lexically, into
+ * comp[] (pointers into buf); the count, or -1 when it does not fit. */
+static int split_abs(const char *path, char *buf, size_t n, char **comp, int max)
+{
+    char cwd[4096] = "";
+    if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return -1;
+    if ((size_t)snprintf(buf, n, "%s/%s", cwd, path) >= n)
+        return -1;
+    int k = 0;
+    for (char *save = NULL, *t = strtok_r(buf, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(t, "."))
+            continue;
+        if (!strcmp(t, "..")) {
+            k -= k > 0;
+            continue;
+        }
+        if (k == max)
+            return -1;
+        comp[k++] = t;
+    }
+    return k;
+}
+
+int ps_path_from(const char *from_file, const char *target, char *buf, size_t n)
+{
+    char a[4096], b[4096], *ca[256], *cb[256];
+    int na = split_abs(from_file, a, sizeof a, ca, 256), nb = split_abs(target, b, sizeof b,
+                                                                          cb, 256);
+    if (na < 1 || nb < 1) { /* cannot tell: the target as given */
+        return (size_t)snprintf(buf, n, "%s", target) < n ? 0 : -1;
+    }
+    na--; /* the folder of from_file */
+    int c = 0;
+    while (c < na && c < nb - 1 && !strcmp(ca[c], cb[c]))
+        c++;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = c; i < na; i++)
+        len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "../");
+    for (int i = c; i < nb; i++)
+        len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "%s%s", cb[i],
+                                i + 1 < nb ? "/" : "");
+    return len < n ? 0 : -1;
+}

@@ -15,6 +15,8 @@
 #ifndef PS_FS_H
 #define PS_FS_H
 
+#include <stddef.h>
+
 #define PS_FS_PATH_MAX 4096
 
 int ps_mkdirs(const char *dir);
@@ -35,5 +37,10 @@ const char *ps_tmpdir(void);
  * would land outside the output folder), starts with '.' (they would be
  * hidden: export-chakra's "." made "..0.et") or is longer than 200 bytes. */
 int ps_prefix_check(const char *prefix, const char *opt);
+/* The path of target as seen from the folder of from_file (a link in a
+ * document: "../figs/p.png"), taken lexically (neither needs to exist); the
+ * target as given when the current folder is unknown. 0, or -1 when buf is
+ * too small. */
+int ps_path_from(const char *from_file, const char *target, char *buf, size_t n);
 
 #endif

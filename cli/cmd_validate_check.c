@@ -285,12 +285,15 @@ int cli_validate_check(int argc, char **argv)
         return rc < 0 ? rc : 0;
     char plot_def[512], tl_def[512], tr_sim[1024], tr_meas[1024], tj_sim[1024], tj_meas[1024];
     char *cmd = NULL;
+    /* the figures beside the report, named after it (results/validation.md:
+     * results/validation.png and -timeline.png), so another report's run does
+     * not replace an earlier report's figures (helper-71) */
     if (!a.plot) {
-        vc_beside(a.report, "validation.png", plot_def, sizeof plot_def);
+        vc_stem(a.report, ".png", plot_def, sizeof plot_def);
         a.plot = plot_def;
     }
     if (!a.timeline) {
-        vc_beside(a.report, "validation-timeline.png", tl_def, sizeof tl_def);
+        vc_stem(a.report, "-timeline.png", tl_def, sizeof tl_def);
         a.timeline = tl_def;
     }
     /* every output before any work (the calibrated PREFIX-K<k> files below):
@@ -377,9 +380,25 @@ int cli_validate_check(int argc, char **argv)
                "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
     int64_t run = 0;
     if (rc < 0 || (rc = cli_command_line(argc, argv, &cmd)) < 0 ||
-        (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0 ||
-        (ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
-        (rc = msr_vcheck_report(v, a.report, a.plot)) < 0)
+        (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0)
+        goto out;
+    /* the worst point's timelines first: the report shows them */
+    if (ps_gnuplot_have(NULL)) {
+        struct msr_accuracy acc;
+        msr_vcheck_accuracy(v, 0, &acc);
+        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
+        char title[640];
+        snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
+                 "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
+                 sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
+        if ((rc = ps_mkdirs_parent(a.timeline)) < 0 ||
+            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
+            goto out;
+        fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
+               sch_remat_name(w->remat));
+    }
+    if ((ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
+        (rc = msr_vcheck_report(v, a.report, a.plot, a.timeline)) < 0)
         goto out;
     fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
            (long long)run, a.db, v->n_points, a.report, ps_gnuplot_have(NULL) ? ", " : "",
@@ -395,20 +414,6 @@ int cli_validate_check(int argc, char **argv)
             goto out;
         fprintf(hum, "traces          %s, %s; %s, %s (the worst point, K=%d M=%d %s)\n", tj_sim,
                 tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));
-    }
-    if (ps_gnuplot_have(NULL)) {
-        struct msr_accuracy acc;
-        msr_vcheck_accuracy(v, 0, &acc);
-        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
-        char title[640];
-        snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
-                 "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
-                 sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
-        if ((rc = ps_mkdirs_parent(a.timeline)) < 0 ||
-            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
-            goto out;
-        fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
-               sch_remat_name(w->remat));
     }
 out:
     if (a.realtime)

@@ -26,7 +26,7 @@ struct check_args {
 /* Parses argv into a (defaults filled, every value checked); 1 after
  * printing --help, < 0 with the message set. */
 int vc_parse(int argc, char **argv, struct check_args *a);
-/* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
-void vc_beside(const char *path, const char *name, char *buf, size_t n);
+/* path without its ".md", then suffix: the report's own figures' names. */
+void vc_stem(const char *path, const char *suffix, char *buf, size_t n);
 
 #endif

@@ -16,7 +16,7 @@ static const char help[] =
     "                        [--warmup-steps 1] [--schedule gpipe] [--repeats 5]\n"
     "                        [--profile F.csv --topology F.json] [--calib-out PREFIX]\n"
     "                        [--db results/validation.db] [--report results/validation.md]\n"
-    "                        [--plot results/validation.png] [--timeline F.png]\n"
+    "                        [--plot F.png] [--timeline F.png]\n"
     "                        [--traces PREFIX] [--quick]\n"
     "                        [--rounds 3] [--calib pipelined|passes] [--calib-stages 1|K]\n"
     "                        [--calib-at point|round]\n"
@@ -46,8 +46,9 @@ static const char help[] =
     "every point to the SQLite database (created, or checked to be a validation\n"
     "database, before anything runs; a sweep database is refused), writes the\n"
     "Markdown report with its plot (predicted vs measured step time and bubble;\n"
-    "gnuplot) and the two timelines of the worst point overlaid (--timeline, default\n"
-    "beside the report). --traces PREFIX also writes that point's two traces,\n"
+    "gnuplot; --plot, default the report's name with .png) and the two timelines of the\n"
+    "worst point overlaid (--timeline, default the report's name with -timeline.png),\n"
+    "both shown in the report. --traces PREFIX also writes that point's two traces,\n"
     "PREFIX-sim.json and PREFIX-meas.json (Chrome JSON, for pipesim compare and plot\n"
     "--compare) and PREFIX-sim.csv and PREFIX-meas.csv (validate --trace-csv's\n"
     "columns, for a script). Every output is checked to be writable (its folders\n"
@@ -116,13 +117,13 @@ static int parse_remats(const char *s, enum sch_remat *out, int *n)
 }
 
 /* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
-void vc_beside(const char *path, const char *name, char *buf, size_t n)
+void vc_stem(const char *path, const char *suffix, char *buf, size_t n)
 {
-    const char *s = strrchr(path, '/');
-    if (s)
-        snprintf(buf, n, "%.*s/%s", (int)(s - path), path, name);
-    else
-        snprintf(buf, n, "%s", name);
+    size_t len = strlen(path);
+    const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+    if (dot && (!slash || dot > slash + 1) && !strcmp(dot, ".md"))
+        len = (size_t)(dot - path);
+    snprintf(buf, n, "%.*s%s", (int)len, path, suffix);
 }
 
 

@@ -4,6 +4,7 @@
 #include "analysis/ana_plot.h"
 #include "measure/msr_validate.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
@@ -314,7 +315,8 @@ static void md_points(const struct msr_vcheck *v, FILE *f)
     }
 }
 
-int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path)
+int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path,
+                      const char *timeline_path)
 {
     int rc = 0, plotted = 0;
     char plot_note[600] = "";
@@ -346,12 +348,25 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
     fprintf(f, "\n## Points\n\nThe peak activation columns are the device whose simulated and "
                "measured peaks differ most (device 0 when they all agree).\n");
     md_points(v, f);
+    /* figures linked as seen from the report's folder, wherever they are */
+    char rel[4096];
     if (plotted) {
-        const char *base = strrchr(png_path, '/');
-        fprintf(f, "\n## Predicted vs measured\n\n![predicted vs measured](%s)\n",
-                base ? base + 1 : png_path);
+        if (ps_path_from(md_path, png_path, rel, sizeof rel) < 0)
+            snprintf(rel, sizeof rel, "%s", png_path);
+        fprintf(f, "\n## Predicted vs measured\n\n![predicted vs measured](%s)\n", rel);
     } else if (*plot_note) {
         fprintf(f, "\n%s\n", plot_note);
+    }
+    if (timeline_path && v->n_points > 0 && ps_gnuplot_have(NULL)) {
+        struct msr_accuracy acc;
+        msr_vcheck_accuracy(v, 0, &acc);
+        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
+        if (ps_path_from(md_path, timeline_path, rel, sizeof rel) < 0)
+            snprintf(rel, sizeof rel, "%s", timeline_path);
+        fprintf(f, "\n## The worst point's timelines\n\nK = %d, M = %d, remat %s (makespan "
+                "error %+.2f %%): simulated (upper) against measured (lower).\n\n"
+                "![timelines of the worst point](%s)\n", w->K, w->M, sch_remat_name(w->remat),
+                100 * w->cmp->makespan_err, rel);
     }
     if (ferror(f)) {
         ps_afile_abort(&af);

@@ -422,7 +422,7 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     char md[160], png[160];
     snprintf(md, sizeof md, "%s/validation.md", dir);
     snprintf(png, sizeof png, "%s/validation.png", dir);
-    cr_assert_eq(msr_vcheck_report(v, md, png), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md, png, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("grep -q '| 2 | 2 | except_last | 4 |' %s && grep -q 'max |makespan "
                        "error|' %s", md, md), 0);
     cr_expect_eq(th_sh("! ls %s | grep -q tmp", dir), 0, "temporary files left");
@@ -443,8 +443,20 @@ Test(vcheck, report_plots_the_grid)
     char md[160], png[160];
     snprintf(md, sizeof md, "%s/validation.md", dir);
     snprintf(png, sizeof png, "%s/validation.png", dir);
-    cr_assert_eq(msr_vcheck_report(v, md, png), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md, png, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("test -s %s", png), 0);
+    cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](validation.png)' %s", md), 0);
+    /* figures in another folder are linked from the report's (helper-71: the file name
+     * alone, a broken link), and the worst point's timelines are shown */
+    char md2[160], png2[160], tl[160];
+    snprintf(md2, sizeof md2, "%s/rep/r.md", dir);
+    snprintf(png2, sizeof png2, "%s/figs/p.png", dir);
+    snprintf(tl, sizeof tl, "%s/figs/t.png", dir);
+    cr_assert_eq(th_sh("mkdir -p %s/rep %s/figs", dir, dir), 0);
+    cr_assert_eq(msr_vcheck_report(v, md2, png2, tl), 0, "%s", ps_errmsg());
+    cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](../figs/p.png)' %s && "
+                       "grep -qx '!\\[timelines of the worst point\\](../figs/t.png)' %s && "
+                       "grep -q '^K = [0-9]*, M = [0-9]*, remat ' %s", md2, md2, md2), 0);
     /* its script beside it; the log axes labelled inside the range (not the
      * decades alone), at least 4 labels each, first the step-time axes */
     cr_expect_eq(th_sh("cd %s && test -s validation.gp && "
