@@ -500,10 +500,12 @@ int main(int argc, char **argv)
     const char *name[NS];
     struct paired_acc both = { 0 }, pools = { 0 }, drawn = { 0 };
     for (int s = 0; s < NS && !rc; s++) {
-        if (only) { /* a comma-separated subset */
+        if (only) { /* a comma-separated subset: every place the name appears, whole */
             size_t l = strlen(all[s]);
-            const char *p = strstr(only, all[s]);
-            if (!p || (p != only && p[-1] != ',') || (p[l] && p[l] != ','))
+            int listed = 0;
+            for (const char *p = strstr(only, all[s]); p && !listed; p = strstr(p + 1, all[s]))
+                listed = (p == only || p[-1] == ',') && (!p[l] || p[l] == ',');
+            if (!listed)
                 continue;
         }
         int k1 = !strcmp(all[s], "gpipe");
@@ -541,7 +543,12 @@ int main(int argc, char **argv)
             break;
         name[nv++] = all[s];
     }
-    if (rc < 0 || !nv)
+    if (rc >= 0 && !nv) { /* a typo, or a schedule the bench does not run: not a pass */
+        rc = ps_error(PS_EUSAGE, "BENCH_ACCURACY_SCHEDULES='%s' names none of the bench's "
+                      "schedules", only ? only : "");
+        goto out;
+    }
+    if (rc < 0)
         goto out;
     /* every point of every schedule, pooled */
     int total = 0;

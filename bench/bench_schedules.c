@@ -54,7 +54,11 @@ out:
 int main(void)
 {
     const int K = 64, M = 1024;
-    const char *names[] = { "gpipe", "1f1b", "interleaved:2", "interleaved:4", "zb-h1" };
+    /* every schedule the engine has (zb-auto as built by name: its first phase) */
+    const char *names[] = { "gpipe", "1f1b", "eager-1f1b", "interleaved:2", "interleaved:4",
+                            "breadth-first:2", "zb-h1", "zb-h2", "zb-v", "zb-auto",
+                            "dualpipe-v" };
+    const int n_names = (int)(sizeof names / sizeof *names);
     struct mdl_profile *p;
     struct mdl_topology *t;
     struct mdl_device d = { .flops = 1e14, .memory = 1e12, .mem_bandwidth = 1e12, .eff_max = 1 };
@@ -73,7 +77,7 @@ int main(void)
         free(t->links[i].ends);
     t->n_links = 1;
     struct timing base = { 0 };
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < n_names; i++) {
         struct timing tm = { 0 };
         if (run(names[i], K, M, p, t, &tm) < 0) {
             fprintf(stderr, "bench: %s: %s\n", names[i], ps_errmsg());
@@ -83,7 +87,7 @@ int main(void)
             base = tm;
         double per = (tm.gen + tm.val + tm.sim) / tm.ops;
         double per0 = (base.gen + base.val + base.sim) / base.ops;
-        printf("schedules: %-14s K=%d M=%d %9lld ops: generate %.3f s, validate %.3f s, "
+        printf("schedules: %-16s K=%d M=%d %9lld ops: generate %.3f s, validate %.3f s, "
                "simulate %.3f s; %.1f M ops/s, %.2fx GPipe's time per op (target <= 2x)\n",
                names[i], K, M, tm.ops, tm.gen, tm.val, tm.sim, 1e-6 / per, per / per0);
     }
