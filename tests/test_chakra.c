@@ -354,8 +354,10 @@ Test(chakra, replicas_get_allreduce_collectives)
         cr_assert_eq(ar->type, TRC_CHAKRA_COLL);
         cr_assert_eq(ival(ar, "comm_type", 9), TRC_CHAKRA_ALL_REDUCE);
         cr_assert_eq(ival(ar, "comm_size", 9), 2 * 250 * 4, "two layers of 250 FP32 params");
+        /* ASTRA-sim reads pg_name as a group number (std::stoi): device d's replicas
+         * are group d + 1 of <prefix>.comm_groups.json ("dp_stage0" aborted it) */
         char pg[16];
-        snprintf(pg, sizeof pg, "dp_stage%d", st);
+        snprintf(pg, sizeof pg, "%d", st + 1);
         cr_assert_str_eq(attr(ar->a, ar->na, "pg_name", 29)->s, pg);
         cr_assert_eq(ar->ndata, 4);
         cr_assert_eq(U->ndata, 1);
@@ -411,7 +413,12 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
                        "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 16 --replicas 2 "
                        "--out-dir %s --prefix job 2>/dev/null", ps, sub), 0);
-    cr_assert_eq(count_files(sub), 6);
+    cr_assert_eq(count_files(sub), 7);
+    /* the communicator groups ASTRA-sim takes (--comm-group-configuration): each
+     * device's replicas */
+    cr_assert_eq(th_sh("python3 -c 'import json,sys; g=json.load(open(sys.argv[1])); "
+                       "assert g == {\"1\": [0, 3], \"2\": [1, 4], \"3\": [2, 5]}, g' "
+                       "%s/job.comm_groups.json", sub), 0);
     struct dfile df;
     char path[700];
     snprintf(path, sizeof path, "%s/job.5.et", sub);
@@ -429,6 +436,20 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert(strstr(err, "removed 4 file(s) of ranks 2 and up"), "%s", err);
     cr_assert_eq(th_sh("cd %s && test -f job.0.et && test -f job.1.et && ! test -e job.2.et && "
                        "! test -e job.5.et && test -f job.7.et && test -f other.4.et", sub), 0);
+    /* only pipesim's own rank files go, never a file the run read (helper-70: a
+     * topology named job.2.et was deleted) */
+    cr_assert_eq(th_sh("cp models/topologies/chain-8-ideal.json %s/job.2.et", sub), 0);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology %s/job.2.et "
+                       "-K 2 -M 4 --batch 16 --out-dir %s --prefix job >/dev/null 2>&1", ps, sub,
+                       sub), 0);
+    cr_assert_eq(th_sh("grep -q devices %s/job.2.et", sub), 0, "the input was deleted");
+    /* two ranks that are one file (links) are refused before any work */
+    cr_assert_eq(th_sh("mkdir %s/ln && ln -s x %s/ln/p.0.et && ln -s x %s/ln/p.1.et", dir, dir,
+                       dir), 0);
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "chain-8-ideal -K 2 -M 4 --batch 16 --out-dir %s/ln --prefix p "
+                       ">/dev/null 2>&1", ps, dir), 2);
+    cr_assert_neq(th_sh("test -e %s/ln/x", dir), 0);
     /* bad input: clear exit status, no files */
     char sub2[600];
     snprintf(sub2, sizeof sub2, "%s/bad", dir);

@@ -1,6 +1,7 @@
 /* trc_chakra — Chakra execution-trace writer (see trc_chakra.h). */
 #include "traces/trc_chakra.h"
 #include "base/ps_error.h"
+#include "base/ps_afile.h"
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
 
@@ -8,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -308,8 +310,11 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
         if (copy > 0)
             attr_int(e, NODE_ATTR, "pipesim_copy_ns", ATTR_INT64, copy);
     } else if (type == TRC_CHAKRA_COLL) {
+        /* ASTRA-sim reads pg_name as a communicator group's number (std::stoi; "" or
+         * "0": every rank): the group of device d's replicas is d + 1, listed in
+         * <prefix>.comm_groups.json (helper-70: "dp_stage0" aborted it) */
         char pg[32];
-        snprintf(pg, sizeof pg, "dp_stage%d", op->stage);
+        snprintf(pg, sizeof pg, "%d", d + 1);
         attr_int(e, NODE_ATTR, "comm_type", ATTR_INT64, TRC_CHAKRA_ALL_REDUCE);
         /* the stage's gradients, as the engine's ring all-reduce */
         attr_int(e, NODE_ATTR, "comm_size", ATTR_INT64, sch_costs_op_bytes(c->c, op));
@@ -343,6 +348,87 @@ static int bucket_events(struct ctx *c, const struct trc_trace *t)
     return 0;
 }
 
+/* ASTRA-sim's communicator groups (--comm-group-configuration): group d + 1
+ * is device d's replicas, ranks r * D + d. */
+static int write_groups(FILE *f, int D, int R)
+{
+    fputs("{", f);
+    for (int d = 0; d < D; d++) {
+        fprintf(f, "%s\n  \"%d\": [", d ? "," : "", d + 1);
+        for (int r = 0; r < R; r++)
+            fprintf(f, "%s%d", r ? ", " : "", r * D + d);
+        fputs("]", f);
+    }
+    fputs("\n}\n", f);
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+}
+
+/* Whether path is an earlier export's rank file under this prefix: a regular
+ * file no command input names, holding pipesim's rank metadata. */
+static int stale_rank(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    if (ps_io_check_written(path, "--out-dir") < 0) { /* an input: kept */
+        ps_error_clear();
+        return 0;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    for (size_t i = 0; i + 12 <= n; i++) /* the metadata's attribute name */
+        if (!memcmp(buf + i, "pipesim_rank", 12))
+            return 1;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every rank file (and the groups file, gpath or NULL) is a file of its own
+ * and none is an input the command read: two links to one file would leave
+ * one rank's graph under two ranks' names (helper-70). Before any work. */
+static int distinct_outputs(const struct trc_chakra_opts *o, int n, const char *gpath)
+{
+    int m = n + (gpath != NULL), rc = 0;
+    char **res = calloc((size_t)m, sizeof *res);
+    if (!res)
+        return ps_error(PS_ENOMEM, "out of memory");
+    for (int k = 0; k < m && rc == 0; k++) {
+        char path[4096];
+        if (k < n)
+            rank_path(o, k, path, sizeof path);
+        else
+            snprintf(path, sizeof path, "%s", gpath);
+        if ((rc = ps_io_check_written(path, "--out-dir")) < 0)
+            break;
+        int e = ps_afile_resolve(path, &res[k]);
+        if (e == ENOMEM)
+            rc = ps_error(PS_ENOMEM, "out of memory");
+        else if (e)
+            res[k] = strdup(path); /* cannot tell: its own name */
+        if (!rc && !res[k])
+            rc = ps_error(PS_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        qsort(res, (size_t)m, sizeof *res, by_name);
+        for (int k = 1; k < m && rc == 0; k++)
+            if (!strcmp(res[k - 1], res[k]))
+                rc = ps_error(PS_EUSAGE, "--out-dir: two of the files it would write are one "
+                              "file, %s (symbolic links): each rank needs its own", res[k]);
+    }
+    for (int k = 0; k < m; k++)
+        free(res[k]);
+    free(res);
+    return rc;
+}
+
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files)
@@ -351,6 +437,27 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     int D = s->n_devices, R = s->n_replicas > 1 ? s->n_replicas : 1, maxops = 0, rc;
     if ((int64_t)D * R > 4096)
         return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", D * R);
+    /* every rank's temporary stays open until all are on disk: raise the soft
+     * limit on open files to what that takes, or say so (helper-70: 1024) */
+    struct rlimit rl;
+    rlim_t need = (rlim_t)D * R + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < need) {
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+            return ps_error(PS_EINVAL, "%d ranks need %llu open files; the limit is %llu "
+                            "(ulimit -n)", D * R, (unsigned long long)need,
+                            (unsigned long long)rl.rlim_max);
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            return ps_error(PS_EINVAL, "%d ranks need %llu open files: %s", D * R,
+                            (unsigned long long)need, strerror(errno));
+    }
+    char gpath[4096];
+    snprintf(gpath, sizeof gpath, "%s/%s.comm_groups.json", o->dir,
+             o->prefix ? o->prefix : "pipesim");
+    if ((rc = ps_mkdirs(o->dir)) < 0 || (rc = distinct_outputs(o, D * R, R > 1 ? gpath : NULL))
+        < 0)
+        return rc;
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
         return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);
@@ -359,7 +466,8 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     if ((rc = ps_mkdirs(o->dir)) < 0)
         return rc;
     struct ctx c = { .s = s, .c = cost, .o = o };
-    struct ps_afile *af = calloc((size_t)D * R, sizeof *af);
+    int nf = D * R + (R > 1); /* the ranks, and the groups with replicas */
+    struct ps_afile *af = calloc((size_t)nf, sizeof *af);
     if ((rc = sch_devindex_init(&c.x, s)) < 0)
         goto out_free;
     c.tm.start = malloc((size_t)(maxops + 1) * sizeof *c.tm.start);
@@ -391,32 +499,42 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                     goto out_free;
         }
     }
+    if (R > 1) {
+        if ((rc = ps_afile_open(&af[D * R], gpath)) < 0)
+            goto out_free;
+        if ((rc = write_groups(af[D * R].f, D, R)) < 0) {
+            rc = ps_error(PS_EIO, "%s: write error", gpath);
+            goto out_free;
+        }
+    }
     /* every rank is written: all on disk (a full disk, a device that fails
      * shows here) before any is renamed over its old file, so a failure
      * replaces none (unlinking the ranks published before it deleted the
      * old files with the new) */
-    for (int k = 0; k < D * R; k++)
+    for (int k = 0; k < nf; k++)
         if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out_free;
     ps_afile_publish_begin(); /* a signal now leaves the old ranks or the new */
-    for (int k = 0; k < D * R && rc == 0; k++)
+    for (int k = 0; k < nf && rc == 0; k++)
         rc = ps_afile_commit(&af[k]);
     ps_afile_publish_end();
     if (rc < 0)
         goto out_free;
     *n_files = D * R;
     /* the ranks of an earlier, larger export under the same prefix: a reader
-     * that takes every <prefix>.*.et would mix the two runs */
+     * that takes every <prefix>.*.et would mix the two runs. Only pipesim's own
+     * rank files, none a command input (helper-70: a topology named like one
+     * was deleted) */
     for (int k = D * R; k < 1 << 20; k++) {
         char path[4096];
         rank_path(o, k, path, sizeof path);
-        if (unlink(path) < 0)
+        if (!stale_rank(path) || unlink(path) < 0)
             break;
         if (o->stale)
             (*o->stale)++;
     }
 out_free:
-    for (int k = 0; k < D * R && af; k++)
+    for (int k = 0; k < nf && af; k++)
         if (af[k].f)
             ps_afile_abort(&af[k]);
     free(af);
