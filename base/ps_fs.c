@@ -196,9 +196,26 @@ static int split_abs(const char *path, char *buf, size_t n, char **comp, int max
     return k;
 }
 
+/* path with its folder resolved as the kernel does (symbolic links, "..")
+ * when that folder exists; else path as it is. */
+static void real_folder(const char *path, char *out, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096], real[PATH_MAX];
+    if ((size_t)snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1,
+                         slash ? (slash == path ? "/" : path) : ".") >= sizeof dir ||
+        !realpath(dir, real) || (size_t)snprintf(out, n, "%s/%s", real, slash ? slash + 1 : path)
+        >= n)
+        snprintf(out, n, "%s", path);
+}
+
 int ps_path_from(const char *from_file, const char *target, char *buf, size_t n)
 {
-    char a[4096], b[4096], *ca[256], *cb[256];
+    char a[4096], b[4096], *ca[256], *cb[256], ra[4096], rb[4096];
+    real_folder(from_file, ra, sizeof ra); /* "lnk/../r.md": where the file really is */
+    real_folder(target, rb, sizeof rb);
+    from_file = ra;
+    target = rb;
     int na = split_abs(from_file, a, sizeof a, ca, 256), nb = split_abs(target, b, sizeof b,
                                                                           cb, 256);
     if (na < 1 || nb < 1) { /* cannot tell: the target as given */

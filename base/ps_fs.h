@@ -38,9 +38,9 @@ const char *ps_tmpdir(void);
  * hidden: export-chakra's "." made "..0.et") or is longer than 200 bytes. */
 int ps_prefix_check(const char *prefix, const char *opt);
 /* The path of target as seen from the folder of from_file (a link in a
- * document: "../figs/p.png"), taken lexically (neither needs to exist); the
- * target as given when the current folder is unknown. 0, or -1 when buf is
- * too small. */
+ * document: "../figs/p.png"): each folder resolved as the kernel does where it
+ * exists (symbolic links, ".."), lexically where not; the target as given when
+ * the current folder is unknown. 0, or -1 when buf is too small. */
 int ps_path_from(const char *from_file, const char *target, char *buf, size_t n);
 
 #endif

@@ -499,6 +499,19 @@ int main(int argc, char **argv)
                "from the calibration's spread inside a step (BENCH_ACCURACY_DRAWS)\n", draws());
     const char *name[NS];
     struct paired_acc both = { 0 }, pools = { 0 }, drawn = { 0 };
+    /* every name listed is one of the bench's: a typo fails, it is not left out */
+    for (const char *p = only; p && *p && rc == 0;) {
+        size_t l = strcspn(p, ",");
+        int known = 0;
+        for (int s = 0; s < NS; s++)
+            known |= strlen(all[s]) == l && !strncmp(p, all[s], l);
+        if (!known)
+            rc = ps_error(PS_EUSAGE, "BENCH_ACCURACY_SCHEDULES: '%.*s' is not one of the "
+                          "bench's schedules", (int)l, p);
+        p += l + (p[l] == ',');
+    }
+    if (rc < 0)
+        goto out;
     for (int s = 0; s < NS && !rc; s++) {
         if (only) { /* a comma-separated subset: every place the name appears, whole */
             size_t l = strlen(all[s]);

@@ -92,8 +92,8 @@ int cmd_export_chakra(int argc, char **argv)
             (long long)(sch_schedule_total_ops(sched) * replicas), ts, co.dir,
             co.prefix);
     if (stale)
-        fprintf(stderr, "export-chakra: removed %d file(s) of ranks %d and up, from an earlier "
-                "export under the same prefix\n", stale, n);
+        fprintf(stderr, "export-chakra: removed %d file(s) an earlier export left under the "
+                "same prefix (ranks %d and up, or its communicator groups)\n", stale, n);
 out:
     ana_prediction_free(p);
     cli_run_close(&run);

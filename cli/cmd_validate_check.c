@@ -289,11 +289,13 @@ int cli_validate_check(int argc, char **argv)
      * results/validation.png and -timeline.png), so another report's run does
      * not replace an earlier report's figures (helper-71) */
     if (!a.plot) {
-        vc_stem(a.report, ".png", plot_def, sizeof plot_def);
+        if ((rc = vc_stem(a.report, ".png", plot_def, sizeof plot_def)) < 0)
+            return rc;
         a.plot = plot_def;
     }
     if (!a.timeline) {
-        vc_stem(a.report, "-timeline.png", tl_def, sizeof tl_def);
+        if ((rc = vc_stem(a.report, "-timeline.png", tl_def, sizeof tl_def)) < 0)
+            return rc;
         a.timeline = tl_def;
     }
     /* every output before any work (the calibrated PREFIX-K<k> files below):
@@ -392,8 +394,18 @@ int cli_validate_check(int argc, char **argv)
                  "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
                  sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
         if ((rc = ps_mkdirs_parent(a.timeline)) < 0 ||
-            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0)
+            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0) {
+            /* the report still, without it, then the timeline's error (helper-72: the
+             * stored run had no report) */
+            char why[PS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", ps_errmsg());
+            int trc = rc;
+            if ((ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
+                (rc = msr_vcheck_report(v, a.report, a.plot, NULL)) < 0)
+                goto out;
+            rc = ps_error(-trc, "%s", why);
             goto out;
+        }
         fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
                sch_remat_name(w->remat));
     }

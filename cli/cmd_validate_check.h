@@ -27,6 +27,6 @@ struct check_args {
  * printing --help, < 0 with the message set. */
 int vc_parse(int argc, char **argv, struct check_args *a);
 /* path without its ".md", then suffix: the report's own figures' names. */
-void vc_stem(const char *path, const char *suffix, char *buf, size_t n);
+int vc_stem(const char *path, const char *suffix, char *buf, size_t n);
 
 #endif

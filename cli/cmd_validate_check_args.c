@@ -117,13 +117,16 @@ static int parse_remats(const char *s, enum sch_remat *out, int *n)
 }
 
 /* The sibling of path named name ("results/validation.md" -> "results/NAME"). */
-void vc_stem(const char *path, const char *suffix, char *buf, size_t n)
+int vc_stem(const char *path, const char *suffix, char *buf, size_t n)
 {
     size_t len = strlen(path);
     const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-    if (dot && (!slash || dot > slash + 1) && !strcmp(dot, ".md"))
+    if (dot && dot > (slash ? slash + 1 : path) && !strcmp(dot, ".md")) /* ".md": no stem */
         len = (size_t)(dot - path);
-    snprintf(buf, n, "%.*s%s", (int)len, path, suffix);
+    if ((size_t)snprintf(buf, n, "%.*s%s", (int)len, path, suffix) >= n)
+        return ps_error(PS_EUSAGE, "--report: a path of at most %zu characters for its "
+                        "figures' names, got %zu", n - 1 - strlen(suffix), len);
+    return 0;
 }
 
 

@@ -315,6 +315,14 @@ static void md_points(const struct msr_vcheck *v, FILE *f)
     }
 }
 
+static void link_to(const char *md_path, const char *target, char *buf, size_t n)
+{
+    char rel[4096];
+    if (ps_path_from(md_path, target, rel, sizeof rel) < 0)
+        snprintf(rel, sizeof rel, "%s", target);
+    snprintf(buf, n, strpbrk(rel, " \t()<>") ? "<%s>" : "%s", rel);
+}
+
 int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path,
                       const char *timeline_path)
 {
@@ -348,11 +356,11 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
     fprintf(f, "\n## Points\n\nThe peak activation columns are the device whose simulated and "
                "measured peaks differ most (device 0 when they all agree).\n");
     md_points(v, f);
-    /* figures linked as seen from the report's folder, wherever they are */
+    /* figures linked as seen from the report's folder, wherever they are; in
+     * <...> where the path has blanks or parentheses (CommonMark) */
     char rel[4096];
     if (plotted) {
-        if (ps_path_from(md_path, png_path, rel, sizeof rel) < 0)
-            snprintf(rel, sizeof rel, "%s", png_path);
+        link_to(md_path, png_path, rel, sizeof rel);
         fprintf(f, "\n## Predicted vs measured\n\n![predicted vs measured](%s)\n", rel);
     } else if (*plot_note) {
         fprintf(f, "\n%s\n", plot_note);
@@ -361,8 +369,7 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
         struct msr_accuracy acc;
         msr_vcheck_accuracy(v, 0, &acc);
         const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
-        if (ps_path_from(md_path, timeline_path, rel, sizeof rel) < 0)
-            snprintf(rel, sizeof rel, "%s", timeline_path);
+        link_to(md_path, timeline_path, rel, sizeof rel);
         fprintf(f, "\n## The worst point's timelines\n\nK = %d, M = %d, remat %s (makespan "
                 "error %+.2f %%): simulated (upper) against measured (lower).\n\n"
                 "![timelines of the worst point](%s)\n", w->K, w->M, sch_remat_name(w->remat),

@@ -33,21 +33,43 @@ trim() {
 # install's, which listed DEST/path as DEST was given (absolute or relative).
 HEADER='# pipesim manifest 2: paths relative to PREFIX; a folder install made ends in /'
 
-# "//a//b/" -> "/a/b/": slashes squeezed, for comparing an older line with DEST
-squeeze() { printf '%s' "$1" | tr -s /; }
+# "./a//b/" -> "a/b/": slashes squeezed and a leading "./" dropped, for
+# comparing an older line with DEST
+squeeze() { printf '%s' "$1" | tr -s / | sed 's|^\./||'; }
 
-# Prints MANIFEST line $1 as a path relative to DEST ($2), or fails naming it:
-# an older manifest's line ($3 = old) must lie under DEST as given; no line may
-# climb out through "..".
+# Prints MANIFEST line $1 as a path relative to DEST ($2), or fails naming it.
+# A line of a manifest without the header ($3 = old) is DEST/path as DEST was
+# spelt then (relative or absolute, another spelling of the same folder too:
+# ./rel, its absolute path, through a link), or a path relative to DEST (the
+# first installs that listed them so, before the header); no line may climb
+# out through "..".
 relpath() {
     line=$1 dest=$2
+    [ "$line" = ./ ] && { printf '%s' "$line"; return 0; } # DEST itself, made by install
     if [ "$3" = old ]; then
-        l=$(squeeze "$line") d=$(squeeze "$dest/")
-        case $l in "$d"?*) line=${l#"$d"} ;; *) return 1 ;; esac
+        l=$(squeeze "$line")
+        found=
+        here=
+        case $dest in /*) ;; *) here=$(pwd)/$dest ;; esac
+        for d in "$dest" "$here" "$(cd "$dest" 2>/dev/null && pwd -P)"; do
+            [ -n "$d" ] || continue
+            d=$(squeeze "$d/")
+            case $l in "$d"?*) line=${l#"$d"} found=1; break ;; esac
+        done
+        if [ -z "$found" ]; then
+            case $l in /*) return 1 ;; esac
+            line=$l
+            # DEST spelt from another folder then ("rel" for /tmp/x/rel): the
+            # shortest tail of the line that names a file under DEST now
+            t=$l
+            while [ ! -e "$dest/$t" ] && [ ! -L "$dest/$t" ]; do
+                case $t in */?*) t=${t#*/} ;; *) break ;; esac
+            done
+            if [ -e "$dest/$t" ] || [ -L "$dest/$t" ]; then line=$t; fi
+        fi
     else
         case $line in /*) return 1 ;; esac
     fi
-    [ "$line" = ./ ] && { printf '%s' "$line"; return 0; } # DEST itself, made by install
     case /$line/ in */../*|*/./*|//) return 1 ;; esac
     printf '%s' "$line"
 }

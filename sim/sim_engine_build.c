@@ -155,6 +155,13 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
             rc = rr;
             break;
         }
+        if (rr < 0 && rt.too_long) { /* a route, but too long: the router's reason */
+            char why[PS_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", ps_errmsg());
+            rc = ps_error(PS_EINVAL, "%s (the all-reduce of stage %d across %d replicas)", why,
+                          st, R);
+            break;
+        }
         if (rr < 0) {
             rc = ps_error(PS_EINVAL, "topology %s: no link or route between %s and %s for "
                           "the all-reduce of stage %d across %d replicas", t->path,

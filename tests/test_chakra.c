@@ -433,7 +433,10 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq(th_capture(err, sizeof err, "%s export-chakra --model mlp:layers=6,width=64 "
                             "--topology models/topologies/pcie-8gpu.json -K 2 -M 4 --batch 16 "
                             "--out-dir %s --prefix job 2>&1 >/dev/null", ps, sub), 0);
-    cr_assert(strstr(err, "removed 4 file(s) of ranks 2 and up"), "%s", err);
+    /* four ranks (2-5), and the groups of that export with replicas */
+    cr_assert(strstr(err, "removed 5 file(s) an earlier export left under the same prefix "
+                          "(ranks 2 and up"), "%s", err);
+    cr_assert_eq(th_sh("test ! -e %s/job.comm_groups.json", sub), 0);
     cr_assert_eq(th_sh("cd %s && test -f job.0.et && test -f job.1.et && ! test -e job.2.et && "
                        "! test -e job.5.et && test -f job.7.et && test -f other.4.et", sub), 0);
     /* only pipesim's own rank files go, never a file the run read (helper-70: a
@@ -443,6 +446,13 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
                        "-K 2 -M 4 --batch 16 --out-dir %s --prefix job >/dev/null 2>&1", ps, sub,
                        sub), 0);
     cr_assert_eq(th_sh("grep -q devices %s/job.2.et", sub), 0, "the input was deleted");
+    /* and a rank file past it is removed still: the walk stops at the first missing */
+    cr_assert_eq(th_sh("rm %s/job.2.et && cp %s/job.0.et %s/job.3.et && cp "
+                       "models/topologies/chain-8-ideal.json %s/job.2.et && %s export-chakra "
+                       "--model mlp:layers=6,width=64 --topology %s/job.2.et -K 2 -M 4 --batch 16 "
+                       "--out-dir %s --prefix job >/dev/null 2>&1 && test ! -e %s/job.3.et && "
+                       "grep -q devices %s/job.2.et", sub, sub, sub, sub, ps, sub, sub, sub, sub),
+                 0);
     /* two ranks that are one file (links) are refused before any work */
     cr_assert_eq(th_sh("mkdir %s/ln && ln -s x %s/ln/p.0.et && ln -s x %s/ln/p.1.et", dir, dir,
                        dir), 0);

@@ -92,6 +92,22 @@ Test(install, staged_moved_reinstalled_and_refused)
                             "rel 2>&1", d), 0, "%s", out);
     cr_expect(strstr(out, "removed pipesim from rel (44 files)\n"), "%s", out);
     cr_expect_eq(th_sh("cd %s/src && test -z \"$(find rel -type f)\"", d), 0);
+    /* the same, PREFIX spelt another way now (./rel then, its absolute path now), and
+     * a manifest of paths relative to PREFIX without the header (helper-72: both were
+     * refused as outside PREFIX) */
+    cr_assert_eq(th_sh("cd %s/src && sh scripts/install.sh install %s rel >/dev/null && "
+                       "grep -v '^#' rel/share/pipesim/MANIFEST | grep -v '/$' | "
+                       "sed 's|^|./rel/|' > m && mv m rel/share/pipesim/MANIFEST", d, bin), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s/src && sh scripts/install.sh uninstall "
+                            "\"$PWD/rel\" 2>&1", d), 0, "%s", out);
+    cr_expect(strstr(out, "(44 files)\n"), "%s", out);
+    cr_assert_eq(th_sh("cd %s/src && sh scripts/install.sh install %s rel >/dev/null && "
+                       "grep -v '^#' rel/share/pipesim/MANIFEST > m && "
+                       "mv m rel/share/pipesim/MANIFEST", d, bin), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s/src && sh scripts/install.sh uninstall "
+                            "rel 2>&1", d), 0, "%s", out);
+    cr_expect(strstr(out, "(44 files)\n"), "%s", out);
+    cr_expect_eq(th_sh("cd %s/src && test -z \"$(find rel -type f)\"", d), 0);
     /* a manifest of blank lines: nothing to remove, said so, no error */
     cr_assert_eq(th_sh("mkdir -p %s/blank/share/pipesim && printf '\\n\\n' > "
                        "%s/blank/share/pipesim/MANIFEST", d, d), 0);

@@ -123,6 +123,30 @@ Test(replicas, one_replica_adds_nothing_and_missing_devices_are_an_error)
     cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
                        "models/topologies/pcie-8gpu.json -K 2 -M 2 --batch 4 --replicas 4 "
                        "| grep -q '4 data-parallel pipelines'", th_pipesim()), 0);
+    /* a route too long for the router: its reason, as for a pipeline transfer
+     * (helper-72: "no link or route") */
+    char dir[64], path[128], err[1024];
+    th_tmpdir(dir, sizeof dir, "longroute");
+    snprintf(path, sizeof path, "%s/long.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "{\"devices\":[{\"name\":\"g\",\"count\":2,\"flops\":1e12,"
+               "\"memory\":1e12}],\"switches\":[");
+    for (int i = 0; i < 40; i++)
+        fprintf(f, "%s{\"name\":\"s%d\"}", i ? "," : "", i);
+    fprintf(f, "],\"links\":[{\"name\":\"a\",\"endpoints\":[\"g0\",\"s0\"],"
+               "\"bandwidth\":1e10}");
+    for (int i = 0; i < 39; i++)
+        fprintf(f, ",{\"name\":\"l%d\",\"endpoints\":[\"s%d\",\"s%d\"],\"bandwidth\":1e10}",
+                i, i, i + 1);
+    fprintf(f, ",{\"name\":\"b\",\"endpoints\":[\"s39\",\"g1\"],\"bandwidth\":1e10}]}");
+    cr_assert_eq(fclose(f), 0);
+    cr_assert_eq(th_capture(err, sizeof err, "%s predict --model mlp:layers=2,width=4 "
+                            "--topology %s -K 1 -M 1 --batch 1 --replicas 2 2>&1", th_pipesim(),
+                            path), 4);
+    cr_expect(strstr(err, "the route between g0 and g1 takes 41 hops, more than 32 (the "
+                          "all-reduce of stage 0 across 2 replicas)"), "%s", err);
+    th_sh("rm -rf %s", dir);
 }
 
 /* What predict reports of the replicas (found wrong by a review): the

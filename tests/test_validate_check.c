@@ -457,6 +457,16 @@ Test(vcheck, report_plots_the_grid)
     cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](../figs/p.png)' %s && "
                        "grep -qx '!\\[timelines of the worst point\\](../figs/t.png)' %s && "
                        "grep -q '^K = [0-9]*, M = [0-9]*, remat ' %s", md2, md2, md2), 0);
+    /* a folder reached through a link and "..", as the kernel resolves it, and a path
+     * with a blank, in <...> (helper-72) */
+    char md3[200], png3[200];
+    cr_assert_eq(th_sh("mkdir -p '%s/deep/x' '%s/c d' && ln -s %s/deep/x %s/lnk", dir, dir, dir,
+                       dir), 0);
+    snprintf(md3, sizeof md3, "%s/lnk/../r.md", dir);
+    snprintf(png3, sizeof png3, "%s/c d/p.png", dir);
+    cr_assert_eq(msr_vcheck_report(v, md3, png3, NULL), 0, "%s", ps_errmsg());
+    cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](<../c d/p.png>)' "
+                       "%s/deep/r.md", dir), 0);
     /* its script beside it; the log axes labelled inside the range (not the
      * decades alone), at least 4 labels each, first the step-time axes */
     cr_expect_eq(th_sh("cd %s && test -s validation.gp && "

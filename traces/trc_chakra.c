@@ -5,6 +5,7 @@
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -429,6 +430,41 @@ static int distinct_outputs(const struct trc_chakra_opts *o, int n, const char *
     return rc;
 }
 
+/* Whether path is the groups file of an earlier export (write_groups' form),
+ * not an input. */
+static int stale_groups(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    if (ps_io_check_written(path, "--out-dir") < 0) {
+        ps_error_clear();
+        return 0;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char buf[16] = "";
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return !strncmp(buf, "{\n  \"1\": [", 10);
+}
+
+/* The files this process has open now (its descriptors in /proc), or 64
+ * where that cannot be read. */
+static rlim_t open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return 64;
+    rlim_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files)
@@ -440,7 +476,7 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     /* every rank's temporary stays open until all are on disk: raise the soft
      * limit on open files to what that takes, or say so (helper-70: 1024) */
     struct rlimit rl;
-    rlim_t need = (rlim_t)D * R + 64;
+    rlim_t need = (rlim_t)D * R + (R > 1) + open_fds() + 8; /* + what the writes open */
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur < need) {
         if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
@@ -527,12 +563,16 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
      * was deleted) */
     for (int k = D * R; k < 1 << 20; k++) {
         char path[4096];
+        struct stat st;
         rank_path(o, k, path, sizeof path);
-        if (!stale_rank(path) || unlink(path) < 0)
-            break;
-        if (o->stale)
-            (*o->stale)++;
+        if (lstat(path, &st) < 0)
+            break; /* the first missing */
+        if (stale_rank(path) && unlink(path) == 0 && o->stale)
+            (*o->stale)++; /* another file under the name stays, and the walk goes on */
     }
+    /* the groups of an earlier export with replicas, when this one has none */
+    if (R == 1 && stale_groups(gpath) && unlink(gpath) == 0 && o->stale)
+        (*o->stale)++;
 out_free:
     for (int k = 0; k < nf && af; k++)
         if (af[k].f)
