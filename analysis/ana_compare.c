@@ -1,5 +1,6 @@
 #include "analysis/ana_compare.h"
 #include "base/ps_error.h"
+#include "sched/sch_schedule.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -186,16 +187,38 @@ void ana_compare_set_makespan_meas(struct ana_compare *c, int64_t ns)
     ana_compare_set_makespan_sim(c, c->makespan_sim);
 }
 
-int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
-                    struct ana_compare **out)
+int ana_compare_same_run(const struct trc_trace *sim, const struct trc_trace *meas)
 {
-    *out = NULL;
     if (sim->n_devices != meas->n_devices || sim->n_stages != meas->n_stages ||
         sim->n_micro != meas->n_micro)
         return ps_error(PS_EINVAL, "traces differ in shape: simulated has %d devices, %d "
                          "stages, %d micro-batches; measured has %d, %d, %d", sim->n_devices,
                          sim->n_stages, sim->n_micro, meas->n_devices, meas->n_stages,
                          meas->n_micro);
+    /* one configuration's: the header's schedule, replicas and batch too, where both
+     * name them (helper-74: gpipe against 1f1b, 2 replicas against 4, compared, the gap
+     * read as dependencies and slow compute) */
+    if (*sim->schedule && *meas->schedule && !sch_schedule_same(sim->schedule, meas->schedule))
+        return ps_error(PS_EINVAL, "traces differ in schedule: simulated %s, measured %s",
+                        sim->schedule, meas->schedule);
+    int ra = sim->n_replicas > 1 ? sim->n_replicas : 1;
+    int rb = meas->n_replicas > 1 ? meas->n_replicas : 1;
+    if (ra != rb)
+        return ps_error(PS_EINVAL, "traces differ in replicas: simulated %d, measured %d", ra,
+                        rb);
+    if (sim->batch > 0 && meas->batch > 0 && sim->batch != meas->batch)
+        return ps_error(PS_EINVAL, "traces differ in batch: simulated %g, measured %g",
+                        sim->batch, meas->batch);
+    return 0;
+}
+
+int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
+                    struct ana_compare **out)
+{
+    *out = NULL;
+    int rc0 = ana_compare_same_run(sim, meas);
+    if (rc0 < 0)
+        return rc0;
     int rc = 0, D = sim->n_devices;
     size_t n = sim->n_events;
     struct trc_event *a = sorted(sim), *b = sorted(meas);
@@ -249,15 +272,16 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
     qsort(drift, n, sizeof *drift, i64_cmp);
     c->n_dur = nrel;
     c->dur_err_median = c->dur_err_p95 = NAN; /* no op with a duration: no figure, not 0 */
-    if (nrel)
-        c->dur_err_median = rel[nrel / 2].rel;
+    if (nrel) /* the median: the two middle values' mean for an even count */
+        c->dur_err_median = nrel % 2 ? rel[nrel / 2].rel
+                                     : (rel[nrel / 2 - 1].rel + rel[nrel / 2].rel) / 2;
     if (nrel) {
         const struct rel_err *p95 = &rel[(size_t)((double)(nrel - 1) * 0.95)];
         c->dur_err_p95 = p95->rel;
         c->p95_sim = a[p95->i];
         c->p95_meas = b[p95->i];
     }
-    c->drift_median_ns = n ? drift[n / 2] : 0;
+    c->drift_median_ns = !n ? 0 : n % 2 ? drift[n / 2] : (drift[n / 2 - 1] + drift[n / 2]) / 2;
     c->drift_max_ns = n ? drift[n - 1] : 0;
     /* Waiting: how much later an op started than its stream predecessor's
      * end error explains (predecessor in simulated stream order). */

@@ -49,6 +49,10 @@ struct ana_compare {
     struct ana_discrepancy top[10];
 };
 
+/* Whether the two traces are of one configuration: the same devices, stages and
+ * micro-batches, and where both headers name them the same schedule, replicas and
+ * batch (partitions may differ); PS_EINVAL naming the field otherwise. */
+int ana_compare_same_run(const struct trc_trace *sim, const struct trc_trace *meas);
 int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
                     struct ana_compare **out);
 void ana_compare_free(struct ana_compare *c);

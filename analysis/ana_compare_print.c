@@ -58,15 +58,15 @@ static void print_table(const void *obj, FILE *f)
     fprintf(f, "\n%6s %9s %9s %7s %14s %14s %7s\n", "device", "busy sim", "busy meas", "error",
             "peak act sim", "peak act meas", "error");
     for (int d = 0; d < c->n_devices; d++) {
-        double pe = c->peak_act_sim[d]
-                        ? (double)(c->peak_act_meas[d] - c->peak_act_sim[d]) / c->peak_act_sim[d]
-                        : 0;
-        char as[32], am[32];
+        char as[32], am[32], pe[32] = "-"; /* no simulated peak: no relative error */
+        if (c->peak_act_sim[d])
+            snprintf(pe, sizeof pe, "%+6.2f%%", 100.0 * (double)(c->peak_act_meas[d] -
+                                                                 c->peak_act_sim[d]) /
+                                                    (double)c->peak_act_sim[d]);
         ps_human_bytes((double)c->peak_act_sim[d], as, sizeof as);
         ps_human_bytes((double)c->peak_act_meas[d], am, sizeof am);
-        fprintf(f, "%6d %8.2f%% %8.2f%% %+6.2f %14s %14s %+6.2f%%\n", d, c->busy_sim[d] * 100,
-                c->busy_meas[d] * 100, (c->busy_meas[d] - c->busy_sim[d]) * 100, as, am,
-                pe * 100);
+        fprintf(f, "%6d %8.2f%% %8.2f%% %+6.2f %14s %14s %7s\n", d, c->busy_sim[d] * 100,
+                c->busy_meas[d] * 100, (c->busy_meas[d] - c->busy_sim[d]) * 100, as, am, pe);
     }
     fprintf(f, "\nlargest discrepancies (measured - simulated):\n");
     for (int i = 0; i < c->n_top; i++) {

@@ -1,5 +1,6 @@
 /* pipesim plot: gnuplot PNG + SVG figures of a sweep database and of a trace. */
 #include "measure/msr_calib_plot.h"
+#include "analysis/ana_compare.h"
 #include "analysis/ana_plot.h"
 #include "cli/cli.h"
 #include "cli/cli_calib.h"
@@ -71,6 +72,16 @@ static int plot_compare(const char *sim_path, const char *meas_path,
                        "overlay row by row", sim_path, s->n_devices, meas_path, m->n_devices);
         goto out;
     }
+    /* one configuration, as compare takes it: its shape, schedule, replicas and batch
+     * (helper-74: gpipe over interleaved:2 was drawn), and the same ops */
+    struct ana_compare *cmp = NULL;
+    if ((rc = ana_compare_new(s, m, &cmp)) < 0) {
+        char why[PS_ERRMSG_MAX];
+        snprintf(why, sizeof why, "%s", ps_errmsg());
+        rc = ps_error(-rc, "--compare %s %s: %s", sim_path, meas_path, why);
+        goto out;
+    }
+    ana_compare_free(cmp);
     snprintf(title, sizeof title, "%s (upper) vs %s (lower)", sim_path, meas_path);
     for (int k = 0; k < 2 && !rc; k++) {
         snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",

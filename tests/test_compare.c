@@ -278,3 +278,75 @@ Test(compare, figures_that_do_not_exist_are_not_zero)
                        "test $? = 4 && grep -q 'no events to draw' err.txt", d, ps), 0);
     th_sh("rm -rf %s", d);
 }
+
+/* helper-74: two traces of different configurations (the header's schedule, replicas or
+ * batch) are refused naming the field, in compare and plot --compare alike (gpipe
+ * against 1f1b was compared, its gap read as dependencies and slow compute); a negative
+ * time and a step that ends before its last op are refused; the median of an even count
+ * is its two middle values' mean; a peak error with no simulated peak is '-'. */
+Test(compare, another_configuration_is_refused_and_figures_are_exact)
+{
+    char d[64], out[8192];
+    th_tmpdir(d, sizeof d, "cmpcfg");
+    const char *ps = th_pipesim();
+    const char *run = "predict --model mlp:layers=4,width=64 --topology cpu-2core -K 2 -M 4";
+    cr_assert_eq(th_sh("cd %s && %s %s --batch 16 --trace g.json >/dev/null 2>&1 && "
+                       "%s %s --batch 16 --schedule 1f1b --trace f.json >/dev/null 2>&1 && "
+                       "%s %s --batch 32 --trace b.json >/dev/null 2>&1", d, ps, run, ps, run, ps,
+                       run), 0);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s compare g.json f.json 2>&1", d, ps), 4);
+    cr_expect(strstr(out, "traces differ in schedule: simulated gpipe, measured 1f1b"), "%s",
+              out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s compare g.json b.json 2>&1", d, ps), 4);
+    cr_expect(strstr(out, "traces differ in batch: simulated 16, measured 32"), "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s plot --compare g.json f.json "
+                            "--out-dir p 2>&1", d, ps), 4);
+    cr_expect(strstr(out, "traces differ in schedule"), "%s", out);
+    cr_expect_eq(th_sh("cd %s && test ! -e p/compare.png", d), 0);
+    /* times from the step's start; a step no shorter than its ops */
+    cr_assert_eq(th_sh("cd %s && python3 -c '\n"
+                       "import json\n"
+                       "d = json.load(open(\"g.json\"))\n"
+                       "for e in d[\"traceEvents\"]:\n"
+                       "    if e.get(\"ph\") in (\"X\", \"C\"): e[\"ts\"] -= 30\n"
+                       "json.dump(d, open(\"neg.json\", \"w\"))\n"
+                       "d = json.load(open(\"g.json\")); d[\"pipesim\"][\"step_ns\"] = 1\n"
+                       "json.dump(d, open(\"short.json\", \"w\"))'", d), 0);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s compare g.json neg.json 2>&1", d, ps),
+                 4);
+    cr_expect(strstr(out, "].ts: -30 us, before the step's start"), "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s compare g.json short.json 2>&1", d,
+                            ps), 4);
+    cr_expect(strstr(out, "pipesim.step_ns: 1 ns, before the last op's end"), "%s", out);
+    th_sh("rm -rf %s", d);
+    /* the median of four durations' errors: the mean of the middle two */
+    struct trc_trace *a = trc_trace_new("simulated", 1, 1, 4), *b = trc_trace_new("measured", 1,
+                                                                                    1, 4);
+    static const int64_t dur_m[4] = { 110, 120, 140, 180 }; /* +10 %, +20, +40, +80 */
+    int64_t ta = 0, tb = 0;
+    for (int m = 0; m < 4; m++) {
+        struct trc_event ea = { .device = 0, .stream = SCH_STREAM_COMPUTE, .kind = SCH_OP_FWD,
+                                .stage = 0, .mb = m, .peer = -1, .start_ns = ta,
+                                .end_ns = ta + 100 };
+        struct trc_event eb = ea;
+        eb.start_ns = tb;
+        eb.end_ns = tb + dur_m[m];
+        ta = ea.end_ns;
+        tb = eb.end_ns;
+        cr_assert_eq(trc_add_event(a, &ea), 0);
+        cr_assert_eq(trc_add_event(b, &eb), 0);
+    }
+    struct ana_compare *c = NULL;
+    cr_assert_eq(ana_compare_new(a, b, &c), 0, "%s", ps_errmsg());
+    cr_expect(fabs(c->dur_err_median - 0.30) < 1e-12, "median %g", c->dur_err_median);
+    char buf[4096] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    cr_assert(f);
+    cr_assert_eq(ana_compare_print(c, ANA_FMT_TABLE, f), 0);
+    fclose(f);
+    /* no counters: no simulated peak, no relative error of it */
+    cr_expect(strstr(buf, "       -\n"), "%s", buf);
+    ana_compare_free(c);
+    trc_trace_free(a);
+    trc_trace_free(b);
+}

@@ -114,6 +114,9 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !in_range(ts, MAX_US) ||
         !json_is_object(args))
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
+    if (json_number_value(ts) < 0) /* times count from the step's start */
+        return ps_error(PS_EINVAL, "%s: traceEvents[%zu].ts: %g us, before the step's start "
+                        "(times count from it)", path, i, json_number_value(ts));
     if (!strcmp(ph, "C")) {
         json_t *a = json_object_get(args, "activations");
         if (!is_count(a))
@@ -280,6 +283,14 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
         else if (top_stage + 1 != t->n_stages)
             rc = ps_error(PS_EPARSE, "%s: pipesim.stages: %d, but the events are of %d "
                           "stage%s", path, t->n_stages, top_stage + 1, top_stage ? "s" : "");
+        /* a measured step's own time ends with or after its last op (helper-74: a
+         * hand-edited 1 ns was replaced by the last end, silently) */
+        int64_t last = 0;
+        for (size_t i = 0; i < t->n_events; i++)
+            last = t->events[i].end_ns > last ? t->events[i].end_ns : last;
+        if (!rc && t->step_ns > 0 && t->step_ns < last)
+            rc = ps_error(PS_EINVAL, "%s: pipesim.step_ns: %lld ns, before the last op's end "
+                          "(%lld ns)", path, (long long)t->step_ns, (long long)last);
     }
     if (rc < 0) {
         trc_trace_free(t);
