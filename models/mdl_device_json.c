@@ -293,8 +293,11 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, 0, &jerr), *devs, *d;
     free(text);
-    if (!root && ps_json_oom()) /* not a file that does not parse: a hash would be wrong */
+    if (ps_json_oom()) { /* not a file that does not parse (nor one missing a byte): a
+                          * hash would be wrong */
+        json_decref(root);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", topo_path);
+    }
     int uses = 0;
     devs = json_is_object(root) ? json_object_get(root, "devices") : NULL;
     if (json_is_array(devs))
@@ -328,6 +331,10 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
     size_t bom = ps_bom_len(text, len);
     ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
+    if (root && ps_json_oom()) { /* a document missing a byte: not the file */
+        json_decref(root);
+        root = NULL;
+    }
     if (root && bom)
         memmove(text, text + bom, len - bom);
     if (root) {

@@ -4,6 +4,7 @@
 #include "models/mdl_topology.h"
 #include "base/ps_data.h"
 #include "base/ps_error.h"
+#include "base/ps_json.h"
 #include "base/ps_util.h"
 #include "base/ps_suggest.h"
 
@@ -315,8 +316,11 @@ static int add_files(struct mdl_preset_catalog *c, int *cap, enum mdl_preset_kin
                 rc = bad ? ps_error(PS_ENOMEM, "out of memory") : load_error(c, it, rc);
                 continue;
             }
+            /* jansson may drop a failed allocation inside a string and still return the
+             * document (a comment read back as "uiform" for "uniform"): ask it */
+            ps_json_begin();
             json_t *root = json_load_file(path, 0, NULL);
-            bad |= !root; /* it loaded just now: out of memory (the summary would lack parts) */
+            bad |= !root || ps_json_oom(); /* it loaded just now: out of memory */
             it->n_devices = t->n_devices;
             it->n_links = t->n_links;
             it->n_switches = t->n_switches;

@@ -557,8 +557,10 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
     len -= bom;
     ps_json_begin();
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
+    if (ps_json_oom()) { /* a syntax error to jansson, or a document missing a byte */
+        json_decref(root);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
+    }
     if (!root)
         return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */

@@ -620,7 +620,8 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     json_error_t jerr;
     ps_json_begin();
     json_t *root = json_loadb(text + bom, len - bom, JSON_DECODE_INT_AS_REAL, &jerr);
-    if (!root && ps_json_oom()) { /* jansson reports it as a syntax error */
+    if (ps_json_oom()) { /* a syntax error to jansson, or a document missing a byte */
+        json_decref(root);
         free(text);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", trace_path);
     }
