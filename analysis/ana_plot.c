@@ -63,8 +63,12 @@ static int valid_output(const char *path, int png)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = 0;
     int ok;
-    if (png) {
+    if (png) { /* whole: its IEND chunk last */
         ok = n >= 8 && !memcmp(buf, "\x89PNG\r\n\x1a\n", 8);
+        if (ok && fseek(f, -8, SEEK_END) == 0) {
+            n = fread(buf, 1, 8, f);
+            ok = n == 8 && !memcmp(buf, "IEND\xae\x42\x60\x82", 8);
+        }
     } else {
         ok = strstr(buf, "<svg") != NULL;
         if (ok && fseek(f, -64, SEEK_END) == 0) {

@@ -8,6 +8,7 @@
 #include "base/ps_util.h"
 
 #include <math.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -482,12 +483,14 @@ int ana_sweep_pool(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep
         pthread_mutex_lock(&p.mu);
         p.running++;
         pthread_mutex_unlock(&p.mu);
-        if (pthread_create(&th[started], NULL, worker, &p) != 0) {
+        int terr = pthread_create(&th[started], NULL, worker, &p);
+        if (terr != 0) {
             pthread_mutex_lock(&p.mu);
             p.running--;
             pthread_mutex_unlock(&p.mu);
-            if (!started) {
-                rc = ps_error(PS_ERUNTIME, "cannot start sweep worker threads");
+            if (!started) { /* no memory for a thread's stack, as plan --jobs says it */
+                rc = ps_error(terr == EAGAIN || terr == ENOMEM ? PS_ENOMEM : PS_ERUNTIME,
+                              "cannot start sweep worker threads: %s", strerror(terr));
                 goto out;
             }
             break; /* fewer workers than asked */

@@ -204,6 +204,25 @@ static int run_into(struct ps_gnuplot_cmd *c, const char *prog, int out_fd)
         os.st_size == 0)
         rc = ps_error(PS_EIO, "%s: gnuplot wrote nothing%s%s", c->what,
                        c->errline[0] ? ": " : "", c->errline);
+    /* nor one it cut short: gnuplot exits 0 when its writes fail (a full disk), so a
+     * PNG must end with its IEND chunk and an SVG with </svg> (helper-73: cut-off
+     * figures replaced whole ones) */
+    if (rc == 0 && out_fd >= 0 && fstat(out_fd, &os) == 0 && S_ISREG(os.st_mode) &&
+        os.st_size > 0) {
+        char head[65] = { 0 }, tail[25] = { 0 };
+        ssize_t hn = pread(out_fd, head, sizeof head - 1, 0);
+        off_t tn = os.st_size < (off_t)sizeof tail - 1 ? os.st_size : (off_t)sizeof tail - 1;
+        ssize_t got = pread(out_fd, tail, (size_t)tn, os.st_size - tn);
+        int png = hn >= 8 && !memcmp(head, "\x89PNG\r\n\x1a\n", 8);
+        int svg = !png && hn > 0 && (strstr(head, "<?xml") || strstr(head, "<svg"));
+        int whole = hn < 0 || got < 0 || /* a descriptor it cannot read back: not checked */
+                    (png ? tn >= 8 && !memcmp(tail + tn - 8, "IEND\xae\x42\x60\x82", 8)
+                         : !svg || strstr(tail, "</svg>"));
+        if (!whole)
+            rc = ps_error(PS_EIO, "%s: gnuplot's output is cut short (%lld bytes: a full "
+                          "disk?)%s%s", c->what, (long long)os.st_size,
+                          c->errline[0] ? ": " : "", c->errline);
+    }
     return rc;
 }
 

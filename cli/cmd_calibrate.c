@@ -173,8 +173,12 @@ int cli_calib_write(const struct msr_calib *c, const char *prefix)
      * the rows alone */
     fprintf(af[2].f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n",
             c->spec, c->cpu, c->blas, c->repeats, c->stamp);
-    if ((rc = msr_calib_print(c, ANA_FMT_CSV, af[2].f)) < 0)
+    if ((rc = msr_calib_print(c, ANA_FMT_CSV, af[2].f)) < 0) {
+        if (rc == -PS_EIO) /* the file, as every write error names it (helper-73) */
+            rc = ps_error(PS_EIO, "%s-fit.csv: write failed: %s", prefix,
+                          strerror(errno ? errno : EIO));
         goto out;
+    }
     for (int k = 0; k < 3; k++)
         if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out;

@@ -117,3 +117,36 @@ Test(ps_gnuplot, log_tics_at_1_2_5)
     ps_gnuplot_log_tics(b, 12, "y", 3.4, 1057); /* truncated, still a string */
     cr_assert_str_eq(b, "set ytics (");
 }
+
+/* gnuplot exits 0 when its writes fail (a full disk): a PNG without its IEND chunk or an
+ * SVG without </svg> is an error, not a figure (helper-73: cut-off figures replaced whole
+ * ones with exit 0); a whole one passes. */
+Test(ps_gnuplot, a_figure_cut_short_is_an_error)
+{
+    char out[128];
+    snprintf(out, sizeof out, "%s/fig.png", root);
+    static const char *const bodies[] = {
+        "printf '\\211PNG\\r\\n\\032\\n0000IHDR'",                      /* cut short */
+        "printf '\\211PNG\\r\\n\\032\\n0000IEND\\256\\102\\140\\202'",  /* whole */
+        "printf '<?xml version=\"1.0\"?>\\n<svg>\\n<g>'",                /* cut short */
+        "printf '<?xml version=\"1.0\"?>\\n<svg>\\n</svg>\\n'",          /* whole */
+    };
+    for (int i = 0; i < 4; i++) {
+        int fd = open(out, O_RDWR | O_CREAT | O_TRUNC, 0644);
+        cr_assert(fd >= 0);
+        char name[16];
+        snprintf(name, sizeof name, "gp%d", i);
+        struct ps_gnuplot_cmd c = { .prog = prog(name, bodies[i]), .script = "s.gp",
+                                    .cwd = root, .out_fd = fd, .what = out };
+        FILE *s = fopen(prog("s.gp", "plot x"), "r");
+        fclose(s);
+        int rc = ps_gnuplot_run(&c);
+        close(fd);
+        if (i % 2 == 0) {
+            cr_expect_eq(rc, -PS_EIO, "case %d", i);
+            cr_expect(strstr(ps_errmsg(), "gnuplot's output is cut short"), "%s", ps_errmsg());
+        } else {
+            cr_expect_eq(rc, 0, "case %d: %s", i, ps_errmsg());
+        }
+    }
+}
