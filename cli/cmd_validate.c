@@ -119,8 +119,9 @@ static void summary_table(const void *obj, FILE *f)
         ps_human_bytes((double)ds->expected_peak, ep, sizeof ep);
         ps_human_bytes((double)ds->static_bytes, sb, sizeof sb);
         ps_human_bytes((double)ds->workspace_bytes, wb, sizeof wb);
-        char cpu[16]; /* unpinned: no CPU, '-' as every missing value */
-        snprintf(cpu, sizeof cpu, ds->cpu >= 0 ? "%d" : "-", ds->cpu);
+        char cpu[16] = "-"; /* unpinned: no CPU, '-' as every missing value */
+        if (ds->cpu >= 0)
+            snprintf(cpu, sizeof cpu, "%d", ds->cpu);
         fprintf(f, "%6d %4s %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, cpu, sl,
                 dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
                 100 * ds->wait_ns / T, pa, ep, ds->peak_act == ds->expected_peak ? "yes" : "NO",
@@ -151,8 +152,9 @@ static void summary_csv(const void *obj, FILE *f)
                 PS_DBL(st->samples_per_s), PS_DBL(st->bubble),
                 PS_DBL((double)(sm->K - 1) / (sm->M + sm->K - 1)),
                 rt_pipe_oversubscribed(sm->p) ? 1 : 0);
-        char cpu[16]; /* unpinned: an empty field */
-        snprintf(cpu, sizeof cpu, ds->cpu >= 0 ? "%d" : "", ds->cpu);
+        char cpu[16] = ""; /* unpinned: an empty field */
+        if (ds->cpu >= 0)
+            snprintf(cpu, sizeof cpu, "%d", ds->cpu);
         fprintf(f, "%d,%s,\"%s\",%d,%s,%s,%s,%lld,%lld,%d,%lld,%lld,%lld\n", d, cpu, sl,
                 dev_layers(sm->p, d), PS_DBL(ds->busy_ns / T), PS_DBL(ds->comm_ns / T),
                 PS_DBL(ds->wait_ns / T), (long long)ds->peak_act, (long long)ds->expected_peak,
