@@ -442,6 +442,12 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
     }
     for (int i = 0; i < p->n; i++) {
         struct ana_plan_cfg *g = &p->c[i];
+        if (sp->nshards > 1 && ana_plan_shard_of(g, sp->nshards) != sp->shard) {
+            g->status = ANA_PLAN_NSTATUS; /* another shard's: it bounds and visits it */
+            seen[i] = 1;
+            b.t[i] = b.m[i] = 0;
+            continue;
+        }
         const struct ana_plan_work *w = NULL;
         if ((rc = ana_plan_work_of(sp, &wt, &nw, &cw, (double)sp->batch / g->R / g->M, &w)) < 0)
             goto out;
@@ -458,10 +464,6 @@ static int search(const struct ana_plan_spec *sp, struct ana_plan *p)
         }
         g->lb_s = sch_time_to_seconds(b.t[i]);
         g->mem_lb = b.m[i];
-        if (sp->nshards > 1 && ana_plan_shard_of(g, sp->nshards) != sp->shard) {
-            g->status = ANA_PLAN_NSTATUS; /* not this shard's */
-            seen[i] = 1;
-        }
     }
     for (int phase = 0; phase < (sp->brute_force || sp->frontier_found ? 1 : 2); phase++) {
         for (int i = 0; i < p->n; i++)

@@ -321,10 +321,26 @@ int ana_plan_work_of(const struct ana_plan_spec *sp, struct ana_plan_work **tab,
 /* Lower bound of the step (ns) before partitioning: the busiest device does
  * at least the average of the whole work (each layer at its fastest
  * device), less 1 ns per compute op for the rounding of stage durations. */
+/* A step's work (s) of M micro-batches, nr of them re-materialized, from the
+ * forward, no-stash forward, backward, recompute, re-materialized backward and
+ * update times of one micro-batch: the whole model's or one layer's. */
+static double step_work(double M, double nr, double f, double fn, double b, double r,
+                        double br, double u)
+{
+    return (M - nr) * (f + b) + nr * (fn + r + br) + u;
+}
+
+/* The memory policy's allocator factor on activations and its workspace per stage. */
+static void mem_policy(const struct ana_plan_spec *sp, double *k, double *ws)
+{
+    *k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
+    *ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
+}
+
 int64_t ana_plan_work_bound(const struct ana_plan_work *w, int K, int M, int v, enum sch_remat r)
 {
     double nr = ana_plan_n_remat(r, M);
-    double total = (M - nr) * (w->f + w->b) + nr * (w->fn + w->r + w->br) + w->u;
+    double total = step_work(M, nr, w->f, w->fn, w->b, w->r, w->br, w->u);
     double lb = total * 1e9 / K - (double)v * (4.0 * M + 1) - 1;
     return lb > 0 && isfinite(lb) ? (int64_t)floor(lb) : 0;
 }
@@ -357,8 +373,7 @@ static int cut_fits(const double *x, int L, int K, double t)
 
 /* The least, over the contiguous cuts of x[L] into K stages, of the largest
  * stage's sum: a lower bound (the bisection's low end is infeasible, or the
- * largest layer or the mean, however few steps it takes); 0 when x cannot
- * be allocated. */
+ * largest layer or the mean, however few steps it takes). */
 static double cut_minmax(const double *x, int L, int K)
 {
     double total = 0, big = 0;
@@ -386,9 +401,8 @@ void ana_plan_cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_w
                          int M, enum sch_remat r, int64_t *tlb, int64_t *mlb)
 {
     int L = sp->profile->n_layers;
-    double nr = ana_plan_n_remat(r, M);
-    double k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
-    double ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
+    double nr = ana_plan_n_remat(r, M), k, ws;
+    mem_policy(sp, &k, &ws);
     double *x = malloc(sizeof *x * (size_t)L);
     *tlb = *mlb = 0;
     if (!x || L < 1 || K < 1) {
@@ -397,7 +411,7 @@ void ana_plan_cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_w
     }
     for (int l = 0; l < L; l++) {
         const double *y = w->layer + ANA_PLAN_LW * l;
-        x[l] = (M - nr) * (y[0] + y[2]) + nr * (y[1] + y[3] + y[4]) + y[5];
+        x[l] = step_work(M, nr, y[0], y[1], y[2], y[3], y[4], y[5]);
     }
     double t = cut_minmax(x, L, K) * 1e9 - (4.0 * M + 1) - 1;
     for (int l = 0; l < L; l++) {
@@ -417,9 +431,8 @@ void ana_plan_cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_w
  * 2 bytes per stage for rounding. */
 int64_t ana_plan_mem_bound0(const struct ana_plan_spec *sp, const struct ana_plan_work *w, int K, int v)
 {
-    double k = 1 + (sp->topo->mem.allocator_overhead > 0 ? sp->topo->mem.allocator_overhead : 0);
-    double ws = sp->topo->mem.workspace_bytes > 0 ? sp->topo->mem.workspace_bytes : 0;
-    double S = (double)v * K;
+    double k, ws, S = (double)v * K;
+    mem_policy(sp, &k, &ws);
     double lb = (w->params + S * ws + k * w->stash / v) / K - 2 * S - 2;
     return lb > 0 && lb < 9e18 ? (int64_t)floor(lb) : 0;
 }
