@@ -350,7 +350,7 @@ static int bucket_events(struct ctx *c, const struct trc_trace *t)
 }
 
 /* ASTRA-sim's communicator groups (--comm-group-configuration): group d + 1
- * is device d's replicas, ranks r * D + d. */
+ * is device d's replicas, ranks r * D + d. -1 on a write error. */
 static int write_groups(FILE *f, int D, int R)
 {
     fputs("{", f);
@@ -361,12 +361,13 @@ static int write_groups(FILE *f, int D, int R)
         fputs("]", f);
     }
     fputs("\n}\n", f);
-    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+    return ferror(f) ? -1 : 0;
 }
 
-/* Whether path is an earlier export's rank file under this prefix: a regular
- * file no command input names, holding pipesim's rank metadata. */
-static int stale_rank(const char *path)
+/* Whether path is a file an earlier export wrote, which this one may remove:
+ * a regular file no command input names, holding sig (at its start, or
+ * anywhere in its first 4 KB). */
+static int earlier_export(const char *path, const char *sig, int at_start)
 {
     struct stat st;
     if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
@@ -379,10 +380,10 @@ static int stale_rank(const char *path)
     if (!f)
         return 0;
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf, f);
+    size_t n = fread(buf, 1, sizeof buf, f), l = strlen(sig);
     fclose(f);
-    for (size_t i = 0; i + 12 <= n; i++) /* the metadata's attribute name */
-        if (!memcmp(buf + i, "pipesim_rank", 12))
+    for (size_t i = 0; i + l <= n && (i == 0 || !at_start); i++)
+        if (!memcmp(buf + i, sig, l))
             return 1;
     return 0;
 }
@@ -428,27 +429,6 @@ static int distinct_outputs(const struct trc_chakra_opts *o, int n, const char *
         free(res[k]);
     free(res);
     return rc;
-}
-
-/* Whether path is the groups file of an earlier export (write_groups' form),
- * not an input. */
-static int stale_groups(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-        return 0;
-    if (ps_io_check_written(path, "--out-dir") < 0) {
-        ps_error_clear();
-        return 0;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char buf[16] = "";
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return !strncmp(buf, "{\n  \"1\": [", 10);
 }
 
 /* The files this process has open now (its descriptors in /proc), or 64
@@ -567,11 +547,11 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
         rank_path(o, k, path, sizeof path);
         if (lstat(path, &st) < 0)
             break; /* the first missing */
-        if (stale_rank(path) && unlink(path) == 0 && o->stale)
+        if (earlier_export(path, "pipesim_rank", 0) && unlink(path) == 0 && o->stale)
             (*o->stale)++; /* another file under the name stays, and the walk goes on */
     }
     /* the groups of an earlier export with replicas, when this one has none */
-    if (R == 1 && stale_groups(gpath) && unlink(gpath) == 0 && o->stale)
+    if (R == 1 && earlier_export(gpath, "{\n  \"1\": [", 1) && unlink(gpath) == 0 && o->stale)
         (*o->stale)++;
 out_free:
     for (int k = 0; k < nf && af; k++)
