@@ -49,11 +49,8 @@ relpath() {
     if [ "$3" = old ]; then
         l=$(squeeze "$line")
         found=
-        here=
-        case $dest in /*) ;; *) here=$(pwd)/$dest ;; esac
-        for d in "$dest" "$here" "$(cd "$dest" 2>/dev/null && pwd -P)"; do
+        for d in "$spelt_as" "$spelt_here" "$spelt_real"; do # read_manifest's
             [ -n "$d" ] || continue
-            d=$(squeeze "$d/")
             case $l in "$d"?*) line=${l#"$d"} found=1; break ;; esac
         done
         if [ -z "$found" ]; then
@@ -79,6 +76,10 @@ relpath() {
 read_manifest() {
     fmt=old
     [ "$(head -n 1 "$1")" = "$HEADER" ] && fmt=2
+    # DEST's spellings an older line may start with, squeezed, once for all lines
+    spelt_as=$(squeeze "$2/") spelt_here='' spelt_real=''
+    case $2 in /*) ;; *) spelt_here=$(squeeze "$(pwd)/$2/") ;; esac
+    real=$(cd "$2" 2>/dev/null && pwd -P) && spelt_real=$(squeeze "$real/")
     while IFS= read -r f; do
         case $f in ''|'#'*) continue ;; esac
         r=$(relpath "$f" "$2" "$fmt") || {
