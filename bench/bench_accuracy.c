@@ -443,6 +443,18 @@ static void own_steps(const struct msr_vcheck *v, const char *name)
            100 * a.drift_median, 100 * a.drift_max);
 }
 
+/* Whether name is one of the comma-separated names of list, whole. */
+static int listed(const char *list, const char *name)
+{
+    for (const char *p = list; *p;) {
+        size_t l = strcspn(p, ",");
+        if (l == strlen(name) && !strncmp(p, name, l))
+            return 1;
+        p += l + (p[l] == ',');
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *net = argc > 1 ? argv[1] : "mlp:layers=8,width=512";
@@ -513,14 +525,8 @@ int main(int argc, char **argv)
     if (rc < 0)
         goto out;
     for (int s = 0; s < NS && !rc; s++) {
-        if (only) { /* a comma-separated subset: every place the name appears, whole */
-            size_t l = strlen(all[s]);
-            int listed = 0;
-            for (const char *p = strstr(only, all[s]); p && !listed; p = strstr(p + 1, all[s]))
-                listed = (p == only || p[-1] == ',') && (!p[l] || p[l] == ',');
-            if (!listed)
-                continue;
-        }
+        if (only && !listed(only, all[s])) /* a comma-separated subset */
+            continue;
         int k1 = !strcmp(all[s], "gpipe");
         cc.schedule = all[s];
         struct msr_vcheck_opts o = { .spec = net, .batch = batch, .steps = 3, .warmup_steps = 1,
