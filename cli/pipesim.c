@@ -3,6 +3,7 @@
 #include "base/ps_error.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
+#include "runtime/rt_layer.h"
 #include "sched/sch_schedule.h"
 
 #include <ctype.h>
@@ -226,6 +227,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 
 int main(int argc, char **argv)
 {
+    rt_blas_reexec_single_thread(argv);
     ps_std_fds_reserve();
     if (argc < 2) {
         usage(stderr);

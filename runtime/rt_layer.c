@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #define RT_NORM_EPS 1e-5f
 
@@ -197,6 +199,23 @@ void rt_layer_sgd(struct rt_layer *l, float lr)
 }
 
 void rt_blas_single_thread(void) { openblas_set_num_threads(1); }
+
+static int limited(int resource)
+{
+    struct rlimit rl;
+    return getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+}
+
+void rt_blas_reexec_single_thread(char **argv)
+{
+    const char *n = getenv("OPENBLAS_NUM_THREADS");
+    if ((n && !strcmp(n, "1")) || !(limited(RLIMIT_AS) || limited(RLIMIT_DATA)))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    /* not executed (no /proc): run on with the pool as it is */
+}
 
 const char *rt_blas_corename(void)
 {

@@ -74,6 +74,17 @@ void rt_layer_zero_grad(struct rt_layer *l);
 
 /* openblas_set_num_threads(1): every worker runs single-threaded GEMMs. */
 void rt_blas_single_thread(void);
+/* First thing in main(): when the address space or the data segment is
+ * limited (RLIMIT_AS, RLIMIT_DATA: ulimit -v, -d) and OPENBLAS_NUM_THREADS
+ * is not 1, executes this program again (/proc/self/exe, the same argv)
+ * with OPENBLAS_NUM_THREADS=1. OpenBLAS's pthread build starts its thread
+ * pool when it is loaded, before main; under such a limit a pool thread
+ * cannot allocate its buffer and retries forever, spinning a core, and
+ * exit() waits for it: every command hung, --help too. With the variable
+ * set no pool is started (every GEMM here runs single-threaded anyway).
+ * Returns when it did not execute again (no limit, the variable already 1,
+ * or the exec failed). */
+void rt_blas_reexec_single_thread(char **argv);
 /* The OpenBLAS kernel name ("Haswell", ...). */
 const char *rt_blas_corename(void);
 

@@ -426,7 +426,7 @@ Test(membudget, bad_limit_is_usage_error, .init = make_out, .fini = remove_out)
 {
     char err[4096];
     int rc = run("lots", "predict --model mlp:layers=1024,width=64 --topology "
-                 "models/topologies/chain-8-ideal.json -K 8 -M 65536 --batch 65536 "
+                 "models/topologies/chain-8-ideal.json -K 8 -M 1048576 --batch 1048576 "
                  "--schedule 1f1b", err, sizeof err); /* op lists: the limit is read */
     cr_assert_eq(rc, 2, "%s", err);
     cr_assert(strstr(err, "PIPESIM_MEMORY_LIMIT: 'lots' is not a positive byte count"), "%s", err);
@@ -467,4 +467,49 @@ Test(membudget, the_size_cap_comes_before_the_memory_check)
                            "large (at most 16777216 stage micro-batches)' %s/err.txt && exit "
                            "$s", ps, dir, names[i], dir, dir), 4, "%s", names[i]);
     th_sh("rm -rf %s", dir);
+}
+
+/* Under an address-space or data limit (ulimit -v, -d, as batch schedulers
+ * set) pipesim runs or refuses with exit 6; it does not hang. Every command
+ * hung, --help too: OpenBLAS's thread pool, started when it is loaded, could
+ * not get its buffers and spun, and exit() waited for it
+ * (rt_blas_reexec_single_thread). The limit is the shell's (what = 'v' or
+ * 'd'); skipped for a sanitized pipesim, whose shadow memory needs the
+ * address space. */
+static int run_limited(char what, unsigned long kib, const char *args, char *err, size_t n)
+{
+    const char *bin = getenv("PIPESIM");
+    if (!bin)
+        cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
+    char cmd[2048], ef[300];
+    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
+    if (system(cmd) != 0)
+        cr_skip_test("%s is built with a sanitizer", bin);
+    snprintf(ef, sizeof ef, "%s/stderr", out_dir);
+    snprintf(cmd, sizeof cmd, "ulimit -%c %lu && exec timeout -s KILL 25 %s %s >%s/stdout 2>%s",
+             what, kib, bin, args, out_dir, ef);
+    int st = system(cmd);
+    FILE *f = fopen(ef, "r");
+    cr_assert(f);
+    size_t k = fread(err, 1, n - 1, f);
+    err[k] = 0;
+    fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(membudget, an_address_space_limit_runs_or_refuses, .init = make_out, .fini = remove_out)
+{
+    char args[1024], err[4096];
+    cr_assert_eq(run_limited('v', 120 << 10, "--help", err, sizeof err), 0, "%s", err);
+    cr_assert_eq(run_limited('d', 120 << 10, "--help", err, sizeof err), 0, "%s", err);
+    snprintf(args, sizeof args, "predict --model mlp:layers=16,width=256 --topology "
+             "models/topologies/chain-8-ideal.json -K 4 -M 16 --batch 64");
+    cr_assert_eq(run_limited('v', 120 << 10, args, err, sizeof err), 0, "%s", err);
+    /* the limit read from RLIMIT_AS refuses what cannot fit (exit 6, one line) */
+    snprintf(args, sizeof args, "predict --model mlp:layers=256,width=8 --topology "
+             "models/topologies/chain-8-ideal.json -K 8 -M 1048576 --batch 1048576 "
+             "--schedule 1f1b");
+    cr_assert_eq(run_limited('v', 120 << 10, args, err, sizeof err), 6, "%s", err);
+    cr_assert(strstr(err, "but only") && strstr(err, "is available (RLIMIT_AS)"), "%s", err);
+    cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "%s", err);
 }
