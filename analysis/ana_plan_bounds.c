@@ -3,6 +3,7 @@
 #include "analysis/ana_plan_int.h"
 #include "base/ps_error.h"
 #include "sched/sch_partitioner.h"
+#include "sched/sch_zb.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -474,6 +475,7 @@ static void centry_fill(struct ana_plan_centry *e)
     if ((e->rc = sch_schedule_build(e->name, e->K, e->M, e->remat, &s)) < 0)
         goto out;
     e->S = s->n_stages;
+    e->fitted = sch_zbauto_limit(s) > 0;
     /* the partitioner's counts; the stash count is their first (only compute
      * ops change it: sends and receives move inputs and outputs) */
     e->cnt = malloc(sizeof *e->cnt * (size_t)e->S);

@@ -72,6 +72,8 @@ struct ana_plan_centry {
     int64_t *pcnt;   /* [S][4]: sch_part_stage_counts, for the partitioner */
     int dominated;   /* every stage's counts at most fill-drain's closed form's: a cut
                         that fits fill-drain's memory fits this schedule's */
+    int fitted;      /* zb-auto: the engine runs an order fitted to the costs
+                        (ana_schedule_fit), not these lists; their counts bound nothing */
     char msg[160];
 };
 

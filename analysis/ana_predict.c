@@ -81,6 +81,13 @@ static int zbauto_keep_promise(struct sch_schedule **s, const struct sch_costs *
     return rc;
 }
 
+int ana_schedule_fit(struct sch_schedule **s, const struct sch_costs *c,
+                     const struct mdl_topology *t, int R)
+{
+    int rc = sch_schedule_fit_costs(s, c, t);
+    return rc < 0 ? rc : zbauto_keep_promise(s, c, t, R);
+}
+
 /* One simulation of a configuration on its built schedule: the stage costs
  * of part made, the schedule fitted to them (zb-auto orders its ops for the
  * costs: sch_schedule_fit_costs, and keeps the engine's fastest of that and
@@ -101,9 +108,8 @@ static int run_one(const struct ana_config *c, const struct sch_partition *part,
                             costs)) < 0)
         return rc;
     int R = c->replicas > 0 ? c->replicas : 1;
-    if ((!c->lists_as_built && (rc = sch_schedule_fit_costs(sched, *costs, c->topo)) < 0) ||
-        (rc = c->lists_as_built ? sch_schedule_add_allreduce(*sched, R)
-                                : zbauto_keep_promise(sched, *costs, c->topo, R)) < 0 ||
+    if ((rc = c->lists_as_built ? sch_schedule_add_allreduce(*sched, R)
+                                : ana_schedule_fit(sched, *costs, c->topo, R)) < 0 ||
         (rc = sim_simulate(*sched, *costs, c->topo, record, eng)) < 0) {
         sch_costs_free(*costs);
         *costs = NULL;

@@ -126,6 +126,15 @@ int ana_config_check(const struct ana_config *c);
  * into lists: sch_schedule_add_allreduce). */
 int ana_config_compact(const struct ana_config *c);
 int ana_predict(const struct ana_config *c, struct ana_prediction **out);
+/* What the engine runs of a built schedule *s on stage costs c: *s fitted
+ * to c (zb-auto's second phase, sch_schedule_fit_costs) and zb-auto's
+ * promise kept, the engine's fastest of that order and ZB-H1/H2 (so *s may
+ * be replaced, under zb-auto's name), with R replicas' all-reduce ops added
+ * (sch_schedule_add_allreduce). Any other schedule only gains the
+ * all-reduce. predict, compare-schedules and sweep run this; so does plan,
+ * so that a row it ranks is the step and memory predict prints. */
+int ana_schedule_fit(struct sch_schedule **s, const struct sch_costs *c,
+                     const struct mdl_topology *t, int R);
 /* The speedup of a step of step_s seconds over one device doing the same
  * replicas' batches in baseline_s each: replicas x baseline_s / step_s; NaN
  * when there is no baseline (baseline_s NaN), 0 for a step of no time. The
