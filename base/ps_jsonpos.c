@@ -226,8 +226,10 @@ int ps_json_error_at(int rc, const char *name, const char *text, size_t len,
     if (!is_path(where))
         return rc;
     const char *path = where;
+    /* the alias names the document's root: "topology.links" is "links" and
+     * "traceEvents[3]" is "[3]" (a bare event array) */
     size_t al = alias ? strlen(alias) : 0;
-    if (al && !strncmp(path, alias, al) && (path[al] == 0 || path[al] == '.'))
+    if (al && !strncmp(path, alias, al) && (path[al] == 0 || path[al] == '.' || path[al] == '['))
         path += al + (path[al] == '.');
     char key[256], *k = NULL;
     static const char unknown[] = "unknown field '";

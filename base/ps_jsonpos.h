@@ -23,8 +23,10 @@ int ps_json_locate(const char *text, size_t len, const char *path, const char *k
 
 /* Rewrites the current error message "<name>: <path>: rest" (path after an
  * optional alias prefix such as "topology") to "<name>:<line>:<col>: <path>:
- * rest" and returns rc. Messages in any other shape, and out-of-memory
- * errors, are left as they are. */
+ * rest" and returns rc. The alias names the root: it is dropped before a '.'
+ * or '[' ("traceEvents[3].dur" locates "[3].dur" in a bare event array).
+ * Messages in any other shape, and out-of-memory errors, are left as they
+ * are. */
 int ps_json_error_at(int rc, const char *name, const char *text, size_t len,
                       const char *alias);
 

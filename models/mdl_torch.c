@@ -637,11 +637,14 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
                        "\"traceEvents\")", trace_path);
         goto out_free;
     }
-    /* errors name the JSON path; add the line and column it is on */
+    /* errors name the JSON path; add the line and column it is on. Paths
+     * start "traceEvents[i]" either way: in a bare event array that name is
+     * the root's (without the alias every error there was put at 1:1) */
+    const char *alias = arr == root ? "traceEvents" : NULL;
     if ((rc = ps_json_error_at(read_events(&c, arr), trace_path, text + bom, len - bom,
-                               NULL)) < 0)
+                               alias)) < 0)
         goto out_free;
-    rc = ps_json_error_at(build(&c, o, out, rep), trace_path, text + bom, len - bom, NULL);
+    rc = ps_json_error_at(build(&c, o, out, rep), trace_path, text + bom, len - bom, alias);
 out_free:
     for (int i = 0; i < c.n_threads; i++)
         free(c.threads[i]);

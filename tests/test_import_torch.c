@@ -520,3 +520,69 @@ Test(import_torch, pipes_limits_and_positions)
           "/tmp/pipesim-it-e.txt "
           "/tmp/pipesim-it-n.json");
 }
+
+/* Imports events (batch 1) twice: as a bare event array (the legacy export, the
+ * fixture's form) and as {"traceEvents": [...]}, the first line "[" or
+ * "{\"traceEvents\": [" and the rest the same lines; both fail with rc and the
+ * message "<file><want>". */
+static void expect_error_both(const char *events, int rc, const char *want)
+{
+    static const char *const head[2] = { "[\n", "{\"traceEvents\": [\n" };
+    static const char *const form_name[2] = { "bare array", "traceEvents object" };
+    for (int form = 0; form < 2; form++) {
+        char path[] = "/tmp/pipesim-pos-XXXXXX", text[2048], msg[1024];
+        close(mkstemp(path));
+        snprintf(text, sizeof text, "%s%s%s", head[form], events, form ? "}\n" : "");
+        write_file(path, text);
+        struct mdl_profile *p = NULL;
+        struct mdl_torch_report rep;
+        struct mdl_torch_opts o = { .batch = 1 };
+        cr_expect_eq(mdl_torch_import(path, &o, &p, &rep), rc, "%s: %s", form_name[form],
+                     ps_errmsg());
+        snprintf(msg, sizeof msg, "%s%s", path, want);
+        cr_expect_str_eq(ps_errmsg(), msg, "%s: got '%s', want '%s'", form_name[form],
+                         ps_errmsg(), msg);
+        mdl_profile_free(p);
+        unlink(path);
+    }
+}
+
+#define EV_A " {\"ph\": \"X\", \"name\": \"layer:a\", \"ts\": 0, \"dur\": 10, \"tid\": 1},\n"
+
+/* An error found after parsing names the line and column of its event or field
+ * in a bare event array too: every one was put at 1:1 there (the JSON path
+ * traceEvents[i] was looked up in a document whose root is the array). A field
+ * points at its key, a missing one at the event that lacks it. */
+Test(import_torch, bare_array_errors_name_line_and_column)
+{
+    expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:b\",\n"
+                      "  \"ts\": 20, \"dur\": -5, \"tid\": 1}\n]\n", -PS_EINVAL,
+                      ":4:13: traceEvents[1].dur: -5 us is out of range ([0, 1e13] us)");
+    expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:b\",\n"
+                      "  \"ts\": 20, \"tid\": 1}\n]\n", -PS_EPARSE,
+                      ":3:2: traceEvents[1].dur: missing");
+    expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:b\",\n"
+                      "  \"ts\": \"20\", \"dur\": 5, \"tid\": 1}\n]\n", -PS_EPARSE,
+                      ":4:3: traceEvents[1].ts: not a number");
+    expect_error_both(EV_A " 7\n]\n", -PS_EPARSE, ":3:2: traceEvents[1]: not an object");
+    char want[256];
+    snprintf(want, sizeof want, ":3:14: traceEvents[1].name: layer name 'a,b' must be 1..%d "
+             "characters without commas, quotes or newlines, not starting with '#'",
+             MDL_NAME_MAX - 1);
+    expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:a,b\",\n"
+                      "  \"ts\": 20, \"dur\": 5, \"tid\": 1}\n]\n", -PS_EINVAL, want);
+    /* found after reading all events (build) */
+    expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:b\",\n"
+                      "  \"ts\": 2, \"dur\": 3, \"tid\": 1}\n]\n", -PS_EPARSE,
+                      ":3:2: traceEvents[1]: layer range 'layer:b' lies inside 'layer:a' "
+                      "(traceEvents[0]); nested layer ranges are not supported");
+    /* the command's line and status (the report's repro: indent=1, the root an array) */
+    cr_assert_eq(th_sh("printf '[\\n {\\n  \"name\": \"layer:a\",\\n  \"ph\": \"X\",\\n  \"ts\": 0,"
+                       "\\n  \"dur\": -100,\\n  \"tid\": 1\\n }\\n]\\n' >/tmp/pipesim-it-bare.json"
+                       " && %s import-torch /tmp/pipesim-it-bare.json --batch 4 "
+                       "2>/tmp/pipesim-it-bare.err; test $? = 4 && test \"$(cat "
+                       "/tmp/pipesim-it-bare.err)\" = 'pipesim import-torch: "
+                       "/tmp/pipesim-it-bare.json:6:3: traceEvents[0].dur: -100 us is out of "
+                       "range ([0, 1e13] us)'", th_pipesim()), 0);
+    th_sh("rm -f /tmp/pipesim-it-bare.json /tmp/pipesim-it-bare.err");
+}

@@ -53,3 +53,19 @@ Test(jsonpos, rewrites_path_errors_only)
     ps_json_error_at(-PS_ENOMEM, "f.json", doc, sizeof doc - 1, NULL);
     cr_assert_str_eq(ps_errmsg(), "f.json: devices: out of memory");
 }
+
+/* An alias names the root before an index too: the paths of a bare event array are
+ * "traceEvents[i]...", as those of {"traceEvents": [...]} (they were all put at 1:1). */
+Test(jsonpos, alias_names_a_root_array)
+{
+    static const char arr[] = "[\n {\"ts\": 0},\n {\"ts\": 1, \"dur\": -1}\n]\n";
+    ps_error(PS_EINVAL, "f.json: traceEvents[1].dur: out of range");
+    ps_json_error_at(-PS_EINVAL, "f.json", arr, sizeof arr - 1, "traceEvents");
+    cr_assert_str_eq(ps_errmsg(), "f.json:3:12: traceEvents[1].dur: out of range");
+    ps_error(PS_EPARSE, "f.json: traceEvents[1]: not an object");
+    ps_json_error_at(-PS_EPARSE, "f.json", arr, sizeof arr - 1, "traceEvents");
+    cr_assert_str_eq(ps_errmsg(), "f.json:3:2: traceEvents[1]: not an object");
+    ps_error(PS_EPARSE, "f.json: traceEvents: empty");
+    ps_json_error_at(-PS_EPARSE, "f.json", arr, sizeof arr - 1, "traceEvents");
+    cr_assert_str_eq(ps_errmsg(), "f.json:1:1: traceEvents: empty");
+}
