@@ -284,7 +284,8 @@ static size_t lower(const double *ts, size_t n, double t)
 }
 
 /* Per thread [b, e): autograd start times and the running maximum of their
- * ends; classifies each layer range; rejects nested layer ranges. */
+ * ends; classifies each layer range; rejects layer ranges of one direction
+ * that are nested or overlap. */
 static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag_end,
                     int *n_recomp)
 {
@@ -307,11 +308,22 @@ static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag
             t->dir = DIR_RECOMP;
         else
             t->dir = DIR_FWD;
+        /* a thread's ranges of one direction come in start order, and each
+         * one accepted ends at or before the next starts, so the last is the
+         * only one to compare with. One that starts inside it (not at its
+         * end: that is the next range) lies inside it or overlaps it; either
+         * way their common time would be counted in both layers (a at
+         * 0..100 us and b at 50..150 us gave 200 us of forward) */
         const struct tev *p = last[t->dir];
         if (p && t->ts < p->end && t->end <= p->end)
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: layer range '%s' lies inside "
                              "'%s' (traceEvents[%zu]); nested layer ranges are not supported",
                              c->path, t->idx, t->name, p->name, p->idx);
+        if (p && t->ts < p->end)
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: layer range '%s' starts inside "
+                             "'%s' (traceEvents[%zu]) and ends after it; overlapping layer "
+                             "ranges are not supported", c->path, t->idx, t->name, p->name,
+                             p->idx);
         last[t->dir] = t;
         struct layer_acc *l = &c->layers[t->layer];
         if (t->dir == DIR_FWD) {

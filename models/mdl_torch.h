@@ -13,6 +13,8 @@
  * re-computation, ignored and counted). fwd = the sum of its forward ranges
  * divided by the number of steps, which is the number of forward ranges of
  * the first layer. Layers keep the order of their first forward range.
+ * Layer ranges of one direction on one thread may touch but neither nest
+ * nor overlap (PS_EPARSE: their common time would count in both layers).
  *
  * Backward, by the first method that applies:
  *   1. ranges: a layer range inside which autograd functions start is the

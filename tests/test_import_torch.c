@@ -586,3 +586,64 @@ Test(import_torch, bare_array_errors_name_line_and_column)
                        "range ([0, 1e13] us)'", th_pipesim()), 0);
     th_sh("rm -f /tmp/pipesim-it-bare.json /tmp/pipesim-it-bare.err");
 }
+#undef EV_A
+
+#define OVERLAP "and ends after it; overlapping layer ranges are not supported"
+#define AGF "autograd::engine::evaluate_function: AddmmBackward0"
+#define EV(name, ts, dur) " {\"ph\": \"X\", \"name\": \"" name "\", \"ts\": " #ts ", " \
+                          "\"dur\": " #dur ", \"tid\": 1}"
+
+/* A layer range that starts inside the one before it on its thread (in the same
+ * direction) and ends after it is refused like a nested one: the overlap was
+ * counted in both layers (a at 0..100 us and b at 50..150 us gave a forward of
+ * 200 us per step over 150 us of trace). The one that starts later is named,
+ * wherever it is in the file. Ranges that touch, or overlap on another thread,
+ * are read. */
+Test(import_torch, overlapping_layer_ranges_are_refused)
+{
+    static const char a[] = EV("layer:a", 0, 100), b[] = EV("layer:b", 50, 100);
+    char ev[1024];
+    snprintf(ev, sizeof ev, "%s,\n%s\n]\n", a, b);
+    expect_error_both(ev, -PS_EPARSE, ":3:2: traceEvents[1]: layer range 'layer:b' starts "
+                      "inside 'layer:a' (traceEvents[0]) " OVERLAP);
+    snprintf(ev, sizeof ev, "%s,\n%s\n]\n", b, a);
+    expect_error_both(ev, -PS_EPARSE, ":2:2: traceEvents[0]: layer range 'layer:b' starts "
+                      "inside 'layer:a' (traceEvents[1]) " OVERLAP);
+    /* two backward ranges (autograd functions start inside each) */
+    expect_error_both(EV("layer:a", 0, 10) ",\n" EV("layer:b", 10, 10) ",\n"
+                      EV("layer:b", 100, 50) ",\n" EV(AGF, 110, 5) ",\n"
+                      EV("layer:a", 130, 50) ",\n" EV(AGF, 160, 5) "\n]\n", -PS_EPARSE,
+                      ":6:2: traceEvents[4]: layer range 'layer:a' starts inside 'layer:b' "
+                      "(traceEvents[2]) " OVERLAP);
+    /* b starting at a's end, or on another thread */
+    char path[] = "/tmp/pipesim-overlap-XXXXXX";
+    close(mkstemp(path));
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 1 };
+    static const char *const fine[] = { "\"ts\": 100, \"dur\": 50, \"tid\": 1",
+                                        "\"ts\": 50, \"dur\": 100, \"tid\": 2" };
+    const double b_us[] = { 50, 100 };
+    for (int k = 0; k < 2; k++) {
+        snprintf(ev, sizeof ev, "[\n%s,\n {\"ph\": \"X\", \"name\": \"layer:b\", %s}\n]\n", a,
+                 fine[k]);
+        write_file(path, ev);
+        cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s: %s", fine[k], ps_errmsg());
+        cr_expect_float_eq(p->layers[0].fwd, 100e-6, 1e-12, "%s", fine[k]);
+        cr_expect_float_eq(p->layers[1].fwd, b_us[k] * 1e-6, 1e-12, "%s", fine[k]);
+        mdl_profile_free(p);
+    }
+    /* the command's line and status: as nesting, a malformed trace (3) */
+    snprintf(ev, sizeof ev, "[\n%s,\n%s\n]\n", a, b);
+    write_file(path, ev);
+    cr_assert_eq(th_sh("%s import-torch %s --batch 4 -o %s.csv 2>%s.err; test $? = 3 && "
+                       "test ! -e %s.csv && test \"$(cat %s.err)\" = 'pipesim import-torch: "
+                       "%s:3:2: traceEvents[1]: layer range '\\''layer:b'\\'' starts inside "
+                       "'\\''layer:a'\\'' (traceEvents[0]) " OVERLAP "'", th_pipesim(), path,
+                       path, path, path, path, path), 0);
+    th_sh("rm -f %s.csv %s.err", path, path);
+    unlink(path);
+}
+#undef EV
+#undef AGF
+#undef OVERLAP
