@@ -6,8 +6,9 @@
  *             (K - 1) / (M + K - 1)
  *   memory    per-stage simulated peak memory vs K (each stage a point, the
  *             largest a line, a colour per M: every M of the group, or
- *             mem_M alone), the device capacity dashed and always on the
- *             scale (log GB when it is over 20 times the largest peak)
+ *             mem_M alone), the device capacity dashed at every K of the
+ *             group (per K its largest device) and always on the scale
+ *             (log GB when it is over 20 times the largest peak)
  *   timeline  a Gantt chart of a Chrome trace (trc_read_chrome): a row per
  *             device stream, a box per op coloured by kind
  * The first three read one group of sweep runs (ana_report.h selection;

@@ -201,7 +201,20 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
             fclose(c);
         return ps_error(PS_EIO, "%s: cannot write", t->dir);
     }
-    int lastK = -1;
+    /* the capacity at every K of the figure (every K of the group, whichever M ran
+     * there and whatever --mem-M picks): per K the largest of the devices its stages
+     * ran on, so on a mixed topology the line rises where a larger device joins */
+    double capmin = 0;
+    for (int k = 0; k < g->nK; k++) {
+        double cap = 0;
+        for (int i = 0; i < g->n; i++)
+            for (int s = 0; g->r[i]->K == g->Ks[k] && s < g->r[i]->n_stages; s++)
+                cap = g->r[i]->stages[s].capacity / PS_GIB > cap
+                          ? g->r[i]->stages[s].capacity / PS_GIB : cap;
+        fprintf(c, "%d %.9g\n", g->Ks[k], cap);
+        topcap = cap > topcap ? cap : topcap;
+        capmin = k == 0 || cap < capmin ? cap : capmin;
+    }
     for (int j = 0; j < nM; j++) { /* index j: M = Ms[j] */
         fprintf(f, "# M=%d: K, peak GiB, stage\n", Ms[j]);
         fprintf(h, "# M=%d: K, largest stage GiB\n", Ms[j]);
@@ -209,20 +222,15 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
             const struct ana_run *r = g->r[i];
             if (r->M != Ms[j])
                 continue;
-            double mx = 0, cap = 0;
+            double mx = 0;
             for (int s = 0; s < r->n_stages; s++) {
                 double gb = (double)r->stages[s].peak_mem / PS_GIB;
                 fprintf(f, "%d %.9g %d\n", r->K, gb, s);
                 mx = gb > mx ? gb : mx;
                 low = low == 0 || (gb > 0 && gb < low) ? gb : low;
-                cap = r->stages[s].capacity / PS_GIB > cap ? r->stages[s].capacity / PS_GIB : cap;
             }
             fprintf(h, "%d %.9g\n", r->K, mx);
-            if (r->K != lastK && j == 0)
-                fprintf(c, "%d %.9g\n", r->K, cap);
-            lastK = j == 0 ? r->K : lastK;
             top = mx > top ? mx : top;
-            topcap = cap > topcap ? cap : topcap;
         }
         fprintf(f, "\n\n");
         fprintf(h, "\n\n");
@@ -243,8 +251,8 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
                       ms, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
     double hi = topcap > top ? topcap : top;
-    if (topcap > 0 && (low == 0 || topcap < low))
-        low = topcap;
+    if (capmin > 0 && (low == 0 || capmin < low))
+        low = capmin; /* the whole line on the scale */
     if (low > 0 && hi > 20 * low) {
         /* values (capacity included) over more than 20x: on a linear axis the
          * capacity and the cells that fit sit squashed at the bottom */
@@ -260,8 +268,13 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                           "notitle, \\\n  'memmax.dat' index %d using 1:2 with linespoints "
                           "lw 2 pt 7 lc %d title \"M=%d: largest stage (points: each)\"",
                           j ? ", \\\n  " : "", j, j + 1, j, j + 1, Ms[j]);
+    char caps[96];
+    if (capmin == topcap)
+        snprintf(caps, sizeof caps, "%.4g GiB", topcap);
+    else /* a mixed topology: the line is not one device's */
+        snprintf(caps, sizeof caps, "%.4g to %.4g GiB (largest device)", capmin, topcap);
     ps_strbuf_printf(&b, ", \\\n  'capacity.dat' using 1:2 with lines dt 2 lw 2 lc rgb "
-                          "\"black\" title \"device capacity %.4g GiB\"\n", topcap);
+                          "\"black\" title \"device capacity %s\"\n", caps);
     int rc = ps_strbuf_error(&b);
     if (rc == 0)
         rc = ana_plot_render(o, t, "memory", 900, 600, ps_strbuf_str(&b));

@@ -139,6 +139,56 @@ Test(plot, memory_axis_is_log_over_a_wide_span)
     cr_assert_eq(th_sh("grep -q '^set yrange \\[0:' %s/out/n-memory.gp", dir), 0);
 }
 
+/* The capacity line spans every K of the figure: here M = 1 does not fit at K = 1, 2 (no
+ * ok row there; the line was written from the smallest M's rows alone: "4 16", "8 16",
+ * and for -K 1,2,8 -M 1,32 one point, which draws nothing). 16 GiB per P100 at every K,
+ * whatever M --mem-M picks. */
+Test(plot, memory_capacity_spans_every_K)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s sweep --model amoebanet:L=18,D=256 --topology p100-pcie-8 "
+                       "-K 1,2,4,8 -M 1,4,32 --batch 128 --remat always --strategy optimal "
+                       "--quiet --db %s/s.db", ps, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --kind memory --out-dir %s/out >/dev/null", ps,
+                       dir, dir), 0);
+    cr_assert_eq(th_sh("awk '/^# M=1:/ { on = 1; next } /^#/ { on = 0 } on && NF { print $1 }' "
+                       "%s/out/memmax.dat | tr '\\n' ' ' | grep -qx '4 8 '", dir), 0,
+                 "the case needs M=1 to miss K=1,2");
+    cr_assert_eq(th_sh("printf '1 16\\n2 16\\n4 16\\n8 16\\n' | cmp -s - %s/out/capacity.dat",
+                       dir), 0);
+    cr_assert_eq(th_sh("grep -qF 'device capacity 16 GiB' %s/out/memory.gp", dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --kind memory --mem-M 1 --prefix m- --out-dir "
+                       "%s/out >/dev/null", ps, dir, dir), 0);
+    cr_assert_eq(th_sh("printf '1 16\\n2 16\\n4 16\\n8 16\\n' | cmp -s - "
+                       "%s/out/m-capacity.dat", dir), 0);
+}
+
+/* A mixed topology (two 16 GiB devices, then two 32 GiB ones; stage s on device s): per K
+ * the largest device its stages ran on, and the legend gives the range rather than one
+ * device's figure (it gave the largest alone). */
+Test(plot, memory_capacity_on_mixed_devices)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    th_put(dir, "mixed.json",
+           "{ \"name\": \"mixed-4\", \"bytes_per_param\": 12, \"devices\": [\n"
+           "  { \"name\": \"a\", \"count\": 2, \"flops\": 1e14, \"memory\": 17179869184, "
+           "\"mem_bandwidth\": 0 },\n"
+           "  { \"name\": \"b\", \"count\": 2, \"flops\": 1e14, \"memory\": 34359738368, "
+           "\"mem_bandwidth\": 0 } ],\n \"links\": [\n"
+           "  { \"name\": \"l01\", \"endpoints\": [\"a0\", \"a1\"], \"bandwidth\": 1e11 },\n"
+           "  { \"name\": \"l12\", \"endpoints\": [\"a1\", \"b0\"], \"bandwidth\": 1e11 },\n"
+           "  { \"name\": \"l23\", \"endpoints\": [\"b0\", \"b1\"], \"bandwidth\": 1e11 } ] }\n");
+    cr_assert_eq(th_sh("%s sweep --model mlp:layers=8,width=64 --topology %s/mixed.json "
+                       "-K 1,2,4 -M 1,2 --batch 8 --quiet --db %s/s.db", ps, dir, dir), 0);
+    cr_assert_eq(th_sh("%s plot --db %s/s.db --kind memory --out-dir %s/out >/dev/null", ps,
+                       dir, dir), 0);
+    cr_assert_eq(th_sh("printf '1 16\\n2 16\\n4 32\\n' | cmp -s - %s/out/capacity.dat", dir), 0);
+    cr_assert_eq(th_sh("grep -qF 'device capacity 16 to 32 GiB (largest device)' "
+                       "%s/out/memory.gp", dir), 0);
+}
+
 /* Time axes in the unit the span reads in: a 67 s step in s (not 67309 ms),
  * a 12 us one in us; the compare figure's key beside the plot (below it, it
  * met the axis label), as the timeline's. */
