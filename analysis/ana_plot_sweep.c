@@ -96,6 +96,13 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
     return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);
 }
 
+/* The key beside the plot (as the timeline's), where no data can be under it: inside,
+ * a value near a top corner lay under it (the memory figure's near capacity, hidden by
+ * its opaque box). Below the plot, gnuplot 5.4 drew it over the x label. The figures are
+ * wider for it, the plot about as wide as with the key inside. */
+#define FIG_KEY "set key outside right top\n"
+enum { FIG_W = 1200, FIG_H = 600 };
+
 static void common(struct ps_strbuf *b, const struct sel *g)
 {
     ps_strbuf_printf(b, "Ks = \"");
@@ -125,7 +132,7 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
     }
     common(&b, g);
     ps_strbuf_printf(&b, "set title \"speedup over one device\\n%s\" noenhanced\n"
-                      "set ylabel \"speedup (K=1, M=1, no remat = 1)\"\nset key left top\n"
+                      "set ylabel \"speedup (K=1, M=1, no remat = 1)\"\n" FIG_KEY
                       "set yrange [0:*]\nideal(k, m) = %sk * m / (m + k - 1)\n"
                       "plot for [i=1:words(Ks)] 'speedup.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s\", word(Ks, i)), \\\n"
@@ -135,7 +142,7 @@ static int speedup(const struct ana_plot_opts *o, struct tmp *t, const struct se
                       "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n", g->title,
                       rk, rf);
     if ((rc = ps_strbuf_error(&b)) == 0)
-        rc = ana_plot_render(o, t, "speedup", 900, 600, ps_strbuf_str(&b));
+        rc = ana_plot_render(o, t, "speedup", FIG_W, FIG_H, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
     return rc;
 }
@@ -148,7 +155,7 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     struct ps_strbuf b = PS_STRBUF_INIT;
     common(&b, g);
     ps_strbuf_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"
-                      "set ylabel \"bubble fraction of the step\"\nset key right top\n"
+                      "set ylabel \"bubble fraction of the step\"\n" FIG_KEY
                       "set yrange [0:1]\nanalytic(k, m) = (k - 1.0) / (m + k - 1)\n"
                       "plot for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s simulated\", word(Ks, i)), "
@@ -158,7 +165,7 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                       "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n",
                   g->title);
     if ((rc = ps_strbuf_error(&b)) == 0)
-        rc = ana_plot_render(o, t, "bubble", 900, 600, ps_strbuf_str(&b));
+        rc = ana_plot_render(o, t, "bubble", FIG_W, FIG_H, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
     return rc;
 }
@@ -247,9 +254,9 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     else
         snprintf(ms, sizeof ms, "M=%d..%d", Ms[0], Ms[nM - 1]);
     ps_strbuf_printf(&b, "set title \"per-stage peak memory, %s\\n%s\" noenhanced\n"
-                      "set xlabel \"stages K\"\nset ylabel \"GiB\"\nset grid\nset key inside right top "
-                      "box opaque\nset logscale x 2\nset xrange [%g:%g]\n",
-                      ms, g->title, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
+                      "set xlabel \"stages K\"\nset ylabel \"GiB\"\nset grid\n%s"
+                      "set logscale x 2\nset xrange [%g:%g]\n",
+                      ms, g->title, FIG_KEY, g->Ks[0] / 1.5, g->Ks[g->nK - 1] * 1.5);
     double hi = topcap > top ? topcap : top;
     if (capmin > 0 && (low == 0 || capmin < low))
         low = capmin; /* the whole line on the scale */
@@ -277,7 +284,7 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
                           "\"black\" title \"device capacity %s\"\n", caps);
     int rc = ps_strbuf_error(&b);
     if (rc == 0)
-        rc = ana_plot_render(o, t, "memory", 900, 600, ps_strbuf_str(&b));
+        rc = ana_plot_render(o, t, "memory", FIG_W, FIG_H, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
     return rc;
 }
