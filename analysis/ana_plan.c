@@ -239,6 +239,27 @@ static int stair_add(struct stair *st, int64_t peak, int64_t step)
     return 0;
 }
 
+/* No (K, R, M) lets any schedule named run: each one's condition, named.
+ * A schedule of one stage a device runs at K = M = 1, so each of these
+ * holds several stages a device or needs several micro-batches. */
+static int nothing_to_search(const struct ana_plan_spec *sp, const char *const *names, int nn)
+{
+    char why[512];
+    size_t at = 0;
+    why[0] = 0;
+    for (int s = 0; s < nn && at < sizeof why; s++) {
+        struct ana_plan_layout l = ana_plan_layout_of(names[s]);
+        int r = snprintf(why + at, sizeof why - at, "%s%s needs %d x K <= layers%s", s ? "; " : "",
+                         names[s], l.v,
+                         !strncmp(names[s], "interleaved:", 12) ? " and M a multiple of K"
+                         : !strcmp(names[s], "dualpipe-v") ? " and M >= 2K" : "");
+        at += r > 0 ? (size_t)r : 0;
+    }
+    return ps_error(PS_ENOFIT, "no configuration to search: %d layer%s, %d devices, global "
+                    "batch %ld: %s", sp->profile->n_layers, sp->profile->n_layers == 1 ? "" : "s",
+                    sp->devices, sp->batch, why);
+}
+
 /* qsort_r's comparators (glibc's order of arguments): plan --jobs runs
  * searches in threads */
 static int by_bound(const void *a, const void *b, void *ctx)
@@ -293,8 +314,7 @@ static int enumerate(const struct ana_plan_spec *sp, struct ana_plan *p)
             }
         if (!pass) {
             if (n == 0)
-                return ps_error(PS_EUSAGE, "no configuration to search (devices %d, "
-                                 "batch %ld, %d layers)", sp->devices, sp->batch, L);
+                return nothing_to_search(sp, names, nn);
             if (n > 50000000)
                 return ps_error(PS_EUSAGE, "%d configurations are too many (at most "
                                  "50 000 000); give fewer --devices, --schedules or --remat", n);

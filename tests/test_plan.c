@@ -413,6 +413,29 @@ Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
     cr_expect_eq(th_sh("grep -q 'none: no configuration fits' %s/o.txt", dir), 0);
 }
 
+/* No schedule named can run at any K, M: exit 7 naming each one's condition
+ * (it was exit 2, "no configuration to search (devices 3, batch 3, 1 layers)",
+ * naming neither). */
+Test(plan_cli, no_schedule_that_can_run_is_exit_7_with_the_reason)
+{
+    char msg[512];
+    int rc = th_sh("cd %s && %s plan --model mlp:layers=1,width=8 --topology pcie-8gpu "
+                   "--devices 3 --batch 3 --schedules zb-v,interleaved:2 --out o.txt 2>e.txt",
+                   dir, th_pipesim());
+    cr_expect_eq(rc, 7);
+    th_slurp(dir, "e.txt", msg, sizeof msg);
+    cr_expect_str_eq(msg, "pipesim plan: no configuration to search: 1 layer, 3 devices, "
+                          "global batch 3: zb-v needs 2 x K <= layers; interleaved:2 needs "
+                          "2 x K <= layers and M a multiple of K\n");
+    cr_expect_neq(th_sh("test -e %s/o.txt", dir), 0, "a report was written");
+    rc = th_sh("cd %s && %s plan --model mlp-uniform --topology pcie-8gpu --devices 4 "
+               "--batch 1 --schedules dualpipe-v 2>e.txt", dir, th_pipesim());
+    cr_expect_eq(rc, 7);
+    th_slurp(dir, "e.txt", msg, sizeof msg);
+    cr_expect(strstr(msg, "16 layers, 4 devices, global batch 1: dualpipe-v needs 2 x K <= "
+                          "layers and M >= 2K\n"), "%s", msg);
+}
+
 /* No single device holds the model (1.44 GB of parameters on 1 GB devices)
  * but 4 stages do: no speedup in any format (CSV printed 0, JSON 0). */
 Test(plan_cli, no_baseline_is_no_speedup_in_every_format)
