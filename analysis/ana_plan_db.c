@@ -287,7 +287,7 @@ int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnu
     ana_plot_clean(tp, sizeof tp, p->spec.topo_arg ? p->spec.topo_arg : p->spec.topo->path);
     ps_strbuf_printf(&b, "set title \"throughput against peak memory\\n%s\\non %s, %d devices, "
                      "batch %ld\" noenhanced\nset xlabel \"peak memory per device (GB)\"\n"
-                     "set ylabel \"samples/s\"\nset key inside right bottom box opaque\nset grid\n",
+                     "set ylabel \"samples/s\"\nset key outside right top\nset grid\n",
                      m, tp, p->spec.devices, p->spec.batch);
     if (cap > 0)
         ps_strbuf_printf(&b, "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 2 "
@@ -301,7 +301,7 @@ int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnu
                      "  '' index 3 with linespoints pt 6 lw 2 lc rgb '#228833' "
                      "title 'Pareto frontier'\n");
     if ((rc = ps_strbuf_error(&b)) == 0)
-        rc = ana_plot_render(&o, &t, "frontier", 1000, 600, ps_strbuf_str(&b));
+        rc = ana_plot_render(&o, &t, "frontier", 1400, 600, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
     ana_tmp_free(&t);
     return rc;

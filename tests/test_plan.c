@@ -413,6 +413,22 @@ Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
     cr_expect_eq(th_sh("grep -q 'none: no configuration fits' %s/o.txt", dir), 0);
 }
 
+/* The frontier figure: its key beside the plot (it sat inside the bottom right
+ * corner in an opaque box, over the configurations the memory bound rejected,
+ * which lie right of the capacity line), the PNG wide enough for it. */
+Test(plan_cli, the_frontier_figure_keeps_its_key_off_the_points)
+{
+    if (th_sh("command -v gnuplot >/dev/null") != 0)
+        cr_skip_test("gnuplot is not installed");
+    cr_assert_eq(th_sh("cd %s && %s plan " OK " --devices 4 --batch 8 --plot fig --quiet "
+                       ">/dev/null", dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("test \"$(grep -c '^set key' %s/fig/frontier.gp)\" = 1 && "
+                       "grep -qx 'set key outside right top' %s/fig/frontier.gp", dir, dir), 0);
+    /* the PNG's width, bytes 16-19 of its IHDR: 1400 */
+    cr_expect_eq(th_sh("test \"$(od -An -tu1 -j16 -N4 %s/fig/frontier.png | tr -s ' ')\" = "
+                       "' 0 0 5 120'", dir), 0);
+}
+
 /* No schedule named can run at any K, M: exit 7 naming each one's condition
  * (it was exit 2, "no configuration to search (devices 3, batch 3, 1 layers)",
  * naming neither). */
