@@ -210,41 +210,6 @@ static void print_csv(const void *obj, FILE *f)
     }
 }
 
-/* s as a JSON string, NULL as null. jansson takes UTF-8 only, and a file
- * name, or a loader's message quoting a file, may hold other bytes: those
- * become '?' (json_pack had failed, which read as out of memory). */
-static json_t *str_or_null(const char *s)
-{
-    if (!s)
-        return json_null();
-    json_t *j = json_string(s);
-    size_t n = strlen(s);
-    char *c = j ? NULL : malloc(n + 1);
-    if (!c)
-        return j;
-    for (size_t i = 0; i < n;) {
-        unsigned char b = (unsigned char)s[i];
-        size_t len = b < 0x80 ? 1 : (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3
-                   : (b & 0xf8) == 0xf0 ? 4 : 0;
-        int ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++)
-            ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-        if (ok) {
-            memcpy(c + i, s + i, len);
-            i += len;
-        } else {
-            c[i++] = '?';
-        }
-    }
-    c[n] = 0;
-    if (!(j = json_string(c))) /* overlong forms, surrogates: keep ASCII alone */
-        for (size_t i = 0; i < n; i++)
-            c[i] = (unsigned char)c[i] < 0x80 ? c[i] : '?';
-    j = j ? j : json_string(c);
-    free(c);
-    return j;
-}
-
 static json_t *topology_json(const struct mdl_preset_item *it, int *bad)
 {
     json_t *runs = json_array(), *groups = json_array();
@@ -253,7 +218,7 @@ static json_t *topology_json(const struct mdl_preset_item *it, int *bad)
         *bad |= json_array_append_new(runs, json_pack("{s:i, s:s, s:f, s:f, s:o}", "count",
                                                       r->count, "kind", r->kind, "flops",
                                                       r->flops, "memory_bytes", r->memory,
-                                                      "preset", str_or_null(r->preset[0]
+                                                      "preset", ps_json_text(r->preset[0]
                                                                             ? r->preset
                                                                             : NULL)));
     }
@@ -269,10 +234,10 @@ static json_t *topology_json(const struct mdl_preset_item *it, int *bad)
         *bad = 1;
         return NULL;
     }
-    return json_pack("{s:o, s:o, s:i, s:o, s:i, s:o, s:i, s:o}", "name", str_or_null(it->name),
-                     "file", str_or_null(it->path), "devices", it->n_devices, "device_runs",
+    return json_pack("{s:o, s:o, s:i, s:o, s:i, s:o, s:i, s:o}", "name", ps_json_text(it->name),
+                     "file", ps_json_text(it->path), "devices", it->n_devices, "device_runs",
                      runs, "links", it->n_links, "link_groups", groups, "switches",
-                     it->n_switches, "description", str_or_null(it->description));
+                     it->n_switches, "description", ps_json_text(it->description));
 }
 
 static int print_json(const void *obj, FILE *f)
@@ -281,21 +246,21 @@ static int print_json(const void *obj, FILE *f)
     const struct mdl_preset_catalog *c = v->c;
     ps_json_begin(); /* a NULL from json_pack or a failed dump may be out of memory */
     json_t *topo = json_array(), *prof = json_array(), *gen = json_array();
-    json_t *o = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "data_folder", str_or_null(c->root),
+    json_t *o = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "data_folder", ps_json_text(c->root),
                           "data_folder_source", c->how, "topologies_folder",
-                          str_or_null(c->topo_dir), "profiles_folder",
-                          str_or_null(c->profile_dir), "topologies_note",
-                          str_or_null(c->topo_note), "profiles_note",
-                          str_or_null(c->profile_note));
+                          ps_json_text(c->topo_dir), "profiles_folder",
+                          ps_json_text(c->profile_dir), "topologies_note",
+                          ps_json_text(c->topo_note), "profiles_note",
+                          ps_json_text(c->profile_note));
     int bad = !topo || !prof || !gen || !o;
     for (int i = 0; !bad && i < c->n; i++) {
         const struct mdl_preset_item *it = &c->items[i];
         if (it->error) { /* a file that does not load: its name, file and why */
             bad |= json_array_append_new(it->section == MDL_PRESET_SEC_TOPOLOGY ? topo : prof,
                                          json_pack("{s:o, s:o, s:o}", "name",
-                                                   str_or_null(it->name), "file",
-                                                   str_or_null(it->path), "error",
-                                                   str_or_null(it->error)));
+                                                   ps_json_text(it->name), "file",
+                                                   ps_json_text(it->path), "error",
+                                                   ps_json_text(it->error)));
             continue;
         }
         switch (it->section) {
@@ -307,11 +272,11 @@ static int print_json(const void *obj, FILE *f)
             break;
         case MDL_PRESET_SEC_PROFILE:
             bad |= json_array_append_new(prof, json_pack("{s:o, s:o, s:i, s:f, s:o, s:b}",
-                                                         "name", str_or_null(it->name),
-                                                         "file", str_or_null(it->path),
+                                                         "name", ps_json_text(it->name),
+                                                         "file", ps_json_text(it->path),
                                                          "layers", it->layers, "parameters",
                                                          it->params, "spec",
-                                                         str_or_null(it->spec), "measured",
+                                                         ps_json_text(it->spec), "measured",
                                                          it->measured));
             break;
         case MDL_PRESET_SEC_GENERATOR:

@@ -511,16 +511,31 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
+/* One cell as a JSON object. JSON has no inf or nan (json_pack "f" refuses
+ * them, and its NULL read as out of memory): ana_db_load refuses such a
+ * stored value, and a ratio that overflows is refused here, naming it. The
+ * names go through ps_json_text: a file name that is not UTF-8 (stored by
+ * sweep as given) failed json_pack "s" the same way. */
 static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
 {
-    json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s, s:i, s:i, s:f, "
-                            "s:b}", "model", r->model, "model_hash", r->model_hash, "topology",
-                            r->topology, "topology_hash", r->topology_hash, "schedule", r->schedule,
-                            "remat", r->remat, "strategy", r->strategy, "batch",
-                            (json_int_t)r->batch, "replicas", r->replicas, "metric", metric,
-                            "M", r->M, "K", r->K, "value", v, "fits", r->fits);
+    if (!isfinite(v))
+        return ps_error(PS_EINVAL, "--format json: %s at K=%d M=%d (schedule %s, "
+                         "batch %ld, replicas %d) is %g, a number JSON cannot hold", metric,
+                         r->K, r->M, r->schedule, r->batch, r->replicas, v);
+    json_t *row = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:i, s:o, s:i, s:i, s:f, "
+                            "s:b}", "model", ps_json_text(r->model), "model_hash",
+                            ps_json_text(r->model_hash), "topology", ps_json_text(r->topology),
+                            "topology_hash", ps_json_text(r->topology_hash), "schedule",
+                            ps_json_text(r->schedule), "remat", ps_json_text(r->remat),
+                            "strategy", ps_json_text(r->strategy), "batch",
+                            (json_int_t)r->batch, "replicas", r->replicas, "metric",
+                            ps_json_text(metric), "M", r->M, "K", r->K, "value", v, "fits",
+                            r->fits);
     if (!row || json_array_append_new(ctx, row))
-        return ps_error(PS_ENOMEM, "out of memory");
+        return ps_json_oom() ? ps_error(PS_ENOMEM, "out of memory")
+                             : ps_error(PS_EINVAL, "--format json: %s at K=%d M=%d "
+                                        "(schedule %s) could not be written as JSON", metric,
+                                        r->K, r->M, r->schedule);
     return 0;
 }
 

@@ -93,3 +93,37 @@ int ps_json_print(json_t *root, FILE *f, int bad)
                          strerror(e ? e : EIO))
               : 0;
 }
+
+json_t *ps_json_text(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    size_t n = strlen(s);
+    char *c = j ? NULL : malloc(n + 1);
+    if (!c) {
+        failed |= !j; /* ps_json_oom() tells it from bad bytes */
+        return j;
+    }
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        size_t len = b < 0x80 ? 1 : (b & 0xe0) == 0xc0 ? 2 : (b & 0xf0) == 0xe0 ? 3
+                   : (b & 0xf8) == 0xf0 ? 4 : 0;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
+        if (ok) {
+            memcpy(c + i, s + i, len);
+            i += len;
+        } else {
+            c[i++] = '?';
+        }
+    }
+    c[n] = 0;
+    if (!(j = json_string(c))) /* overlong forms, surrogates: keep ASCII alone */
+        for (size_t i = 0; i < n; i++)
+            c[i] = (unsigned char)c[i] < 0x80 ? c[i] : '?';
+    j = j ? j : json_string(c);
+    free(c);
+    return j;
+}

@@ -34,5 +34,11 @@ int ps_json_dumpf(struct json_t *root, FILE *f, unsigned long flags);
  * is set or jansson failed an allocation building or writing root, PS_EIO
  * on a write error, else 0. */
 int ps_json_print(struct json_t *root, FILE *f, int bad);
+/* s as a JSON string, NULL as null; NULL only when out of memory (for
+ * json_pack's "o", which then fails too). jansson takes UTF-8 only, and a
+ * file name, a name stored in a database, or a loader's message quoting a
+ * file may hold other bytes: those become '?' (json_pack "s" failed on
+ * them, which read as out of memory). Cost: O(length). */
+struct json_t *ps_json_text(const char *s);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -1033,4 +1034,74 @@ Test(sweep, names_notes_and_repeated_kinds)
     cr_expect_eq(th_sh("cd %s && %s plot --db r.db --out-dir p --kind speedup,bubble,speedup "
                        "2>err.txt; test $? = 2 && grep -q \"^pipesim plot: --kind: 'speedup' "
                        "given twice$\" err.txt", dir, ps), 0);
+}
+
+/* ---- what report refuses and says (helper-75) ---- */
+
+/* pipesim ARGS run in dir: its exit status is status and its stderr exactly
+ * the line want. */
+static void expect_exact(const char *args, int status, const char *want)
+{
+    char err[4096] = "";
+    int rc = th_sh("cd %s && %s %s 2>err.txt >/dev/null", dir, th_pipesim(), args);
+    char p[128];
+    path(p, "err.txt");
+    FILE *f = fopen(p, "r");
+    cr_assert(f);
+    size_t n = fread(err, 1, sizeof err - 1, f);
+    err[n] = 0;
+    fclose(f);
+    char line[4096];
+    snprintf(line, sizeof line, "%s\n", want);
+    cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, err);
+    cr_expect_str_eq(err, line, "'%s'", args);
+}
+
+/* A value JSON cannot hold (inf) or a name that is not UTF-8 was "out of
+ * memory", exit 6: json_pack's NULL read as an allocation failure. */
+Test(sweep, report_json_names_a_value_it_cannot_write_not_out_of_memory)
+{
+    static struct ana_run runs[2];
+    for (int i = 0; i < 2; i++) {
+        struct ana_run *r = &runs[i];
+        snprintf(r->model, sizeof r->model, "m.csv");
+        snprintf(r->topology, sizeof r->topology, "t.json");
+        snprintf(r->schedule, sizeof r->schedule, "gpipe");
+        snprintf(r->remat, sizeof r->remat, "except_last");
+        snprintf(r->strategy, sizeof r->strategy, "uniform");
+        snprintf(r->status, sizeof r->status, "ok");
+        r->K = i + 1;
+        r->M = r->replicas = r->fits = 1;
+        r->batch = 8;
+        r->samples_per_s = i ? INFINITY : 10;
+    }
+    struct ana_report_opts o = { .metrics = "throughput" };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f);
+    cr_expect_eq(ana_report_grid_json(runs, 2, &o, f), -PS_EINVAL, "%s", ps_errmsg());
+    cr_expect_str_eq(ps_errmsg(), "--format json: throughput at K=2 M=1 (schedule gpipe, "
+                                  "batch 8, replicas 1) is inf, a number JSON cannot hold");
+    fclose(f);
+    free(buf);
+    /* through the command: a normalized ratio of two finite throughputs that overflows */
+    cr_assert_eq(th_sh("cd %s && %s sweep --model " MODEL " --topology %s/" TOPO " -K 1,2 -M 1 "
+                       "--batch 8 --db n.db --quiet", dir, th_pipesim(),
+                       getenv("PWD") ? getenv("PWD") : "."), 0);
+    char db[128];
+    path(db, "n.db");
+    make_db(db, "UPDATE runs SET samples_per_s = CASE K WHEN 1 THEN 1e-300 ELSE 1e300 END");
+    expect_exact("report --db n.db --format json --metric normalized", 4,
+                 "pipesim report: --format json: normalized at K=2 M=1 (schedule gpipe, batch 8, "
+                 "replicas 1) is inf, a number JSON cannot hold");
+    /* a model file whose name is not UTF-8: its bytes as '?' */
+    cr_assert_eq(th_sh("cd %s && %s gen model " MODEL " -o \"$(printf 'm\\377.csv')\" && %s sweep "
+                       "--model \"$(printf 'm\\377.csv')\" --topology %s/" TOPO " -K 1,2 -M 1 "
+                       "--batch 8 --db u.db --quiet", dir, th_pipesim(), th_pipesim(),
+                       getenv("PWD") ? getenv("PWD") : "."), 0);
+    char out[16384];
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s report --db u.db --format json "
+                            "--metric throughput 2>&1", dir, th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "\"model\": \"m?.csv\""), "%s", out);
 }
