@@ -1,5 +1,6 @@
 /* ana_db: the sweep results database (see ana_db.h). */
 #include "analysis/ana_db.h"
+#include "analysis/ana_db_check.h"
 #include "analysis/ana_dbkind.h"
 #include "models/mdl_device.h"
 #include "models/mdl_gen.h"
@@ -312,7 +313,7 @@ static double real_or_nan(sqlite3_stmt *st, int col)
 
 static const char load_stages_sql[] =
     "SELECT device, first_layer, n_layers, busy_frac, fwd_s, bwd_s, recomp_s, static_bytes,"
-    " peak_act_bytes, peak_bytes, capacity_bytes, fits FROM stages WHERE run_id = ?1"
+    " peak_act_bytes, peak_bytes, capacity_bytes, fits, stage FROM stages WHERE run_id = ?1"
     " ORDER BY stage";
 
 /* The stages of run id into r, by st (load_stages_sql, prepared once per
@@ -332,6 +333,10 @@ static int load_stages(ana_db *d, sqlite3_stmt *st, sqlite3_int64 id, struct ana
                 return ps_error(PS_ENOMEM, "out of memory");
             }
             r->stages = g;
+        }
+        if ((rc = ana_db_check_stage(st, d->path, id, sqlite3_column_int64(st, 12))) < 0) {
+            sqlite3_reset(st);
+            return rc;
         }
         struct ana_run_stage *g = &r->stages[r->n_stages++];
         g->device = sqlite3_column_int(st, 0);
@@ -373,6 +378,10 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
             }
             v = w;
         }
+        /* a value sweep could not have written (an edited or damaged file):
+         * refused before sqlite3_column_int truncates it or a report prints it */
+        if ((rc = ana_db_check_run(st, d->path)) < 0)
+            goto err_free_runs;
         struct ana_run *r = &v[cnt++];
         memset(r, 0, sizeof *r);
         text(st, 1, r->model, sizeof r->model);

@@ -27,7 +27,10 @@
  * One connection per process, used by one thread. Errors: a name SQLite
  * keeps off disk ("", ":memory:", "file:" URIs) -> PS_EUSAGE; a file that
  * is not SQLite, a database of another kind, schema or version, or one
- * locked by another writer for more than 2 s -> PS_EDB naming the file;
+ * locked by another writer for more than 2 s, or ana_db_load's row holding
+ * a value sweep could not have written (a K beyond -K's range, an infinite
+ * throughput, a NULL step time: analysis/ana_db_check.h) -> PS_EDB naming
+ * the file (and the table, row and column);
  * a read-only file or a full disk -> PS_EIO, SQLite out of memory ->
  * PS_ENOMEM (base/ps_sqlite.h).
  *
@@ -47,6 +50,12 @@
 #define ANA_DB_SCHEMA 2        /* 2: runs.replicas in the key */
 #define ANA_DB_SCHEMA_OLDEST 1 /* the oldest version read (replicas = 1) */
 #define ANA_DB_APPLICATION_ID 0x50535357 /* 'PSSW': PipeSim SWeep */
+/* The largest K, M, batch and replicas sweep takes (its -K, -M, --batch,
+ * --replicas); a stored row beyond them is refused on load (ana_db_check.h). */
+#define ANA_DB_K_MAX (1 << 16)
+#define ANA_DB_M_MAX (1 << 20)
+#define ANA_DB_BATCH_MAX (1LL << 40)
+#define ANA_DB_REPLICAS_MAX (1 << 16)
 
 struct ana_run_stage {
     int device, first_layer, n_layers, fits;

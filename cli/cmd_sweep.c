@@ -1,5 +1,6 @@
 /* pipesim sweep: every K x M x batch x replicas x remat x strategy
  * combination, in parallel, into SQLite. */
+#include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
@@ -127,26 +128,26 @@ int cmd_sweep(int argc, char **argv)
         case 'K':
             free(Ks);
             Ks = NULL;
-            if ((rc = ps_parse_long_list(optarg, "-K", 1, 1 << 16, &Ks, &sp.nK)) == 0)
+            if ((rc = ps_parse_long_list(optarg, "-K", 1, ANA_DB_K_MAX, &Ks, &sp.nK)) == 0)
                 rc = distinct("-K", Ks, sp.nK);
             break;
         case 'M':
             free(Ms);
             Ms = NULL;
-            if ((rc = ps_parse_long_list(optarg, "-M", 1, 1 << 20, &Ms, &sp.nM)) == 0)
+            if ((rc = ps_parse_long_list(optarg, "-M", 1, ANA_DB_M_MAX, &Ms, &sp.nM)) == 0)
                 rc = distinct("-M", Ms, sp.nM);
             break;
         case 'b':
             free(batches);
             batches = NULL;
-            if ((rc = ps_parse_long_list(optarg, "--batch", 1, 1L << 40, &batches,
+            if ((rc = ps_parse_long_list(optarg, "--batch", 1, ANA_DB_BATCH_MAX, &batches,
                                           &sp.nbatch)) == 0)
                 rc = distinct("--batch", batches, sp.nbatch);
             break;
         case 'R':
             free(Rs);
             Rs = NULL;
-            if ((rc = ps_parse_long_list(optarg, "--replicas", 1, 1 << 16, &Rs,
+            if ((rc = ps_parse_long_list(optarg, "--replicas", 1, ANA_DB_REPLICAS_MAX, &Rs,
                                           &sp.nreplica)) == 0)
                 rc = distinct("--replicas", Rs, sp.nreplica);
             break;

@@ -1052,9 +1052,9 @@ static void expect_exact(const char *args, int status, const char *want)
     err[n] = 0;
     fclose(f);
     char line[4096];
-    snprintf(line, sizeof line, "%s\n", want);
+    snprintf(line, sizeof line, "%s%s", want, *want ? "\n" : "");
     cr_expect_eq(rc, status, "'%s' exited %d, not %d: %s", args, rc, status, err);
-    cr_expect_str_eq(err, line, "'%s'", args);
+    cr_expect_str_eq(err, line, "'%s': got\n%swanted\n%s", args, err, line);
 }
 
 /* A value JSON cannot hold (inf) or a name that is not UTF-8 was "out of
@@ -1104,4 +1104,80 @@ Test(sweep, report_json_names_a_value_it_cannot_write_not_out_of_memory)
     cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s report --db u.db --format json "
                             "--metric throughput 2>&1", dir, th_pipesim()), 0, "%s", out);
     cr_expect(strstr(out, "\"model\": \"m?.csv\""), "%s", out);
+}
+
+/* A stored value sweep could not have written is refused on load, exit 8, one line naming
+ * the file, the table, the row and the column: sqlite3_column_int truncated K=4294967298
+ * to 2 (and K=2^62 to 0, then the normalization baseline), K=2^31+5 printed negative,
+ * replicas=0 read as "replicas 1", a NULL throughput as 0, an infinite one was ranked best
+ * ("inf samples/s"). The same check guards report's every format and plot. */
+Test(sweep, report_refuses_values_sweep_could_not_have_written, .timeout = 120)
+{
+    char good[128], db[128], args[512];
+    path(good, "good.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", good);
+    expect_cli(args, 0, "");
+    int id = count(good, "SELECT id FROM runs WHERE K = 2 AND M = 1");
+    int id22 = count(good, "SELECT id FROM runs WHERE K = 2 AND M = 2");
+    static const struct { const char *sql, *row, *why; } cases[] = {
+        { "UPDATE runs SET samples_per_s = 9e999 WHERE K = 2", "K=2, M=1, batch 4, replicas 1",
+          "samples_per_s: inf is not a finite number" },
+        { "UPDATE runs SET step_s = -9e999 WHERE K = 2", "K=2, M=1, batch 4, replicas 1",
+          "step_s: -inf is not a finite number" },
+        { "UPDATE runs SET K = 4294967298 WHERE K = 2 AND M = 1",
+          "K=4294967298, M=1, batch 4, replicas 1",
+          "K: 4294967298 is out of range (1 to 65536, what sweep -K takes)" },
+        { "UPDATE runs SET K = 4611686018427387904, M = 1099511627776 WHERE K = 2 AND M = 1",
+          "K=4611686018427387904, M=1099511627776, batch 4, replicas 1",
+          "K: 4611686018427387904 is out of range (1 to 65536, what sweep -K takes)" },
+        { "UPDATE runs SET K = 2147483653 WHERE K = 2 AND M = 1",
+          "K=2147483653, M=1, batch 4, replicas 1",
+          "K: 2147483653 is out of range (1 to 65536, what sweep -K takes)" },
+        { "UPDATE runs SET M = 2.5 WHERE K = 2 AND M = 1", "K=2, M=2.5, batch 4, replicas 1",
+          "M: 2.5 is not an integer" },
+        { "UPDATE runs SET replicas = 0 WHERE K = 2 AND M = 1", "K=2, M=1, batch 4, replicas 0",
+          "replicas: 0 is out of range (1 to 65536, what sweep --replicas takes)" },
+        { "UPDATE runs SET batch = 0 WHERE K = 2 AND M = 1", "K=2, M=1, batch 0, replicas 1",
+          "batch: 0 is out of range (1 to 1099511627776, what sweep --batch takes)" },
+        { "UPDATE runs SET samples_per_s = NULL WHERE K = 2 AND M = 1",
+          "K=2, M=1, batch 4, replicas 1",
+          "samples_per_s: missing (NULL) in a run with status ok" },
+        { "UPDATE runs SET speedup = 'fast' WHERE K = 2 AND M = 1", "K=2, M=1, batch 4, replicas 1",
+          "speedup: 'fast' is not a number" },
+        { "UPDATE runs SET fits = 2 WHERE K = 2 AND M = 1", "K=2, M=1, batch 4, replicas 1",
+          "fits: 2 is out of range (0 or 1)" },
+        { "UPDATE runs SET status = 'EINVAL', message = NULL WHERE K = 2 AND M = 1",
+          "K=2, M=1, batch 4, replicas 1",
+          "message: missing (NULL) in a run that could not run (status EINVAL)" },
+    };
+    char want[1024];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        path(db, "e.db");
+        cr_assert_eq(th_sh("cp %s %s", good, db), 0);
+        make_db(db, cases[i].sql);
+        snprintf(want, sizeof want, "pipesim report: e.db: runs row %d (schedule gpipe, %s): %s",
+                 id, cases[i].row, cases[i].why);
+        expect_exact("report --db e.db", 8, want);
+        expect_exact("report --db e.db --metric throughput --format json", 8, want);
+        expect_exact("report --db e.db --format csv", 8, want);
+        expect_exact("report --db e.db --best", 8, want);
+    }
+    /* a stage's bytes, and plot, which reads through the same loader */
+    path(db, "e.db");
+    cr_assert_eq(th_sh("cp %s %s", good, db), 0);
+    snprintf(args, sizeof args, "UPDATE stages SET peak_bytes = -5 WHERE run_id = %d AND "
+             "stage = 1", id22);
+    make_db(db, args);
+    snprintf(want, sizeof want, "pipesim report: e.db: stages row (run_id %d, stage 1): "
+             "peak_bytes: -5 is below 0", id22);
+    expect_exact("report --db e.db --metric memory", 8, want);
+    snprintf(want, sizeof want, "pipesim plot: e.db: stages row (run_id %d, stage 1): "
+             "peak_bytes: -5 is below 0", id22);
+    expect_exact("plot --db e.db --kind memory --out-dir p", 8, want);
+    cr_expect_eq(th_sh("test -e %s/p", dir), 1, "plot wrote figures");
+    /* what sweep stores for a run without a baseline or a formula (NULL), and a run that
+     * could not run (its outputs NULL), are read as before */
+    make_db(good, "UPDATE runs SET speedup = NULL, baseline_step_s = NULL, bubble_analytic = "
+                  "NULL WHERE K = 2 AND M = 2");
+    expect_exact("report --db good.db --metric speedup", 0, "");
 }
