@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,16 +68,31 @@ int ana_db_path_check(const char *path, const char *opt, int create)
     int rc;
     if (create && (rc = ps_io_check_written(path, opt)) < 0) /* a topology found by name */
         return rc;
-    if (create && stat(path, &st) != 0 && errno == ENOENT) { /* to be created: its folder */
-        char dir[4096];
-        const char *sl = strrchr(path, '/');
-        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - path) + (sl == path) : 1,
-                 sl ? path : ".");
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) != 0)
-            return ps_error(PS_EIO, "%s '%s': cannot create the database in %s: %s", opt,
-                             path, dir, strerror(errno));
+    /* a dangling symbolic link: SQLite creates the file it leads to, in that
+     * file's folder; where that folder is missing it said only "unable to open
+     * database file" (exit 8) */
+    char *target = NULL;
+    if (create && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0 &&
+        (rc = ps_afile_resolve(path, &target)) != 0) {
+        char to[4096];
+        ssize_t n = readlink(path, to, sizeof to - 1);
+        to[n > 0 ? n : 0] = 0;
+        return ps_error(PS_EIO, "%s '%s': cannot create the database where the symbolic link "
+                         "leads ('%s'): %s", opt, path, to, strerror(rc));
     }
-    return 0;
+    const char *where = target ? target : path;
+    rc = 0;
+    if (create && stat(where, &st) != 0 && errno == ENOENT) { /* to be created: its folder */
+        char dir[4096];
+        const char *sl = strrchr(where, '/');
+        snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - where) + (sl == where) : 1,
+                 sl ? where : ".");
+        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK) != 0)
+            rc = ps_error(PS_EIO, "%s '%s': cannot create the database in %s: %s", opt, path,
+                          dir, strerror(errno));
+    }
+    free(target);
+    return rc;
 }
 
 /* The names of the tables, sorted, comma-separated (SQLite's own left out;

@@ -36,7 +36,10 @@
  * in-memory database): the results would vanish when pipesim exits; and
  * what SQLite would report only as "unable to open database file" (exit 8):
  * a folder, or (create: the command makes a missing one) a new file in a
- * folder it cannot write, are PS_EIO (exit 5) with the reason. SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
+ * folder it cannot write, or (create) a dangling symbolic link whose file's
+ * folder is missing (SQLite creates the file a link leads to; the folder is
+ * not made there) or cannot be written, are PS_EIO (exit 5) with the reason.
+ * SQLite's own failures are base/ps_sqlite.h's errors. Cost: O(schema objects).
  */
 #ifndef ANA_DBKIND_H
 #define ANA_DBKIND_H

@@ -1181,3 +1181,27 @@ Test(sweep, report_refuses_values_sweep_could_not_have_written, .timeout = 120)
                   "NULL WHERE K = 2 AND M = 2");
     expect_exact("report --db good.db --metric speedup", 0, "");
 }
+
+/* --db naming a dangling symbolic link: sweep creates the file it leads to, as a write
+ * through a link does, where that file's folder exists; where it is missing, exit 5 with
+ * the reason, as for other paths a sweep cannot create (it was exit 8, SQLite's "unable to
+ * open database file"), and nothing is made. */
+Test(sweep, db_through_a_dangling_link)
+{
+    const char *ps = th_pipesim(), *pwd = getenv("PWD") ? getenv("PWD") : ".";
+    cr_assert_eq(th_sh("cd %s && ln -s missing/x.db dl.db && mkdir there && "
+                       "ln -s there/y.db dl2.db", dir), 0);
+    char args[512];
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s/" TOPO " -K 1,2 -M 1 "
+             "--batch 4 --quiet --db dl.db", pwd);
+    expect_exact(args, 5, "pipesim sweep: --db 'dl.db': cannot create the database where the "
+                          "symbolic link leads ('missing/x.db'): No such file or directory");
+    cr_expect_eq(th_sh("test -e %s/missing", dir), 1, "a folder was made");
+    expect_exact("report --db dl.db", 5, "pipesim report: dl.db: cannot read the results "
+                                         "database (run pipesim sweep --db dl.db first)");
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s/" TOPO " -K 1,2 -M 1 "
+             "--batch 4 --quiet --db dl2.db", pwd);
+    expect_exact(args, 0, "");
+    cr_expect_eq(th_sh("cd %s && test -L dl2.db && test -f there/y.db", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s report --db dl2.db | grep -q '^== model'", dir, ps), 0);
+}
