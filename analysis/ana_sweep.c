@@ -521,15 +521,16 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
                   struct ana_sweep_stats *stats)
 {
     if (rc == 0 && st->done + st->raced + st->unstored < n)
-        rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configurations stored in %s "
+        rc = ps_error(PS_EINTR, "interrupted by %s: %d of %d configuration%s stored in %s "
                        "(%d were there already); run the same command again to resume",
-                       signal_name(atomic_load(&stop_sig)), st->done, n, db_path,
-                       st->skipped + st->raced);
+                       signal_name(atomic_load(&stop_sig)), st->done, n, n == 1 ? "" : "s",
+                       db_path, st->skipped + st->raced);
     else if (rc == 0 && st->unstored)
-        rc = ps_error(PS_ENOMEM, "%d of %d configurations did not fit this machine's memory "
-                      "at the time and were not stored (first, %s); %d stored in %s; run the same "
-                      "command again to retry them", st->unstored, n, st->unstored_first,
-                      st->done + st->raced, db_path);
+        rc = ps_error(PS_ENOMEM, "%d of %d configuration%s did not fit this machine's memory "
+                      "at the time and %s not stored (first, %s); %d stored in %s; run the same "
+                      "command again to retry %s", st->unstored, n, n == 1 ? "" : "s",
+                      st->unstored == 1 ? "was" : "were", st->unstored_first,
+                      st->done + st->raced, db_path, st->unstored == 1 ? "it" : "them");
     if (sp->handle_signals)
         signals_restore();
     for (int i = 0; jobs && i < n; i++)
@@ -537,8 +538,9 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
     free(jobs);
     ana_db_close(db);
     if (rc == 0 && !sp->quiet)
-        fprintf(stderr, "sweep: %d configurations: %d simulated (%d could not run), %d already "
-                "in %s\n", st->total, st->done, st->failed, st->skipped + st->raced, db_path);
+        fprintf(stderr, "sweep: %d configuration%s: %d simulated (%d could not run), %d "
+                "already in %s\n", st->total, st->total == 1 ? "" : "s", st->done, st->failed,
+                st->skipped + st->raced, db_path);
     if (stats)
         *stats = *st;
     return rc;

@@ -944,9 +944,9 @@ Test(sweep, a_memory_budget_refusal_is_not_stored_and_the_next_run_retries_it, .
     cr_assert_eq(th_sh("PIPESIM_MEMORY_LIMIT=20MiB %s sweep %s --db %s/m.db 2>%s/err.txt", ps, a,
                        dir, dir), 6);
     cr_assert_eq(th_sh("grep -q '^pipesim sweep: 1 of 2 configurations did not fit this "
-                       "machine.s memory at the time and were not stored (first, K=8 M=65536 "
+                       "machine.s memory at the time and was not stored (first, K=8 M=65536 "
                        "1f1b .*PIPESIM_MEMORY_LIMIT.*); 1 stored in .*m.db; run the same "
-                       "command again to retry them$' %s/err.txt", dir), 0);
+                       "command again to retry it$' %s/err.txt", dir), 0);
     char db[128];
     path(db, "m.db");
     cr_expect_eq(count(db, "select count(*) from runs"), 1);
@@ -1204,4 +1204,21 @@ Test(sweep, db_through_a_dangling_link)
     expect_exact(args, 0, "");
     cr_expect_eq(th_sh("cd %s && test -L dl2.db && test -f there/y.db", dir), 0);
     cr_expect_eq(th_sh("cd %s && %s report --db dl2.db | grep -q '^== model'", dir, ps), 0);
+}
+
+/* One configuration is "1 configuration", in the summary and in the interrupted and
+ * refused-for-memory messages (they said "1 configurations"). */
+Test(sweep, one_configuration_is_singular)
+{
+    char args[512];
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s/" TOPO " -K 1 -M 1 "
+             "--batch 4 --db one.db", getenv("PWD") ? getenv("PWD") : ".");
+    expect_exact(args, 0, "sweep: 1 configuration: 1 simulated (0 could not run), 0 already "
+                          "in one.db");
+    expect_exact(args, 0, "sweep: 1 configuration: 0 simulated (0 could not run), 1 already "
+                          "in one.db");
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s/" TOPO " -K 1,2 -M 1 "
+             "--batch 4 --db one.db", getenv("PWD") ? getenv("PWD") : ".");
+    expect_exact(args, 0, "sweep: 2 configurations: 1 simulated (0 could not run), 1 already "
+                          "in one.db");
 }
