@@ -65,9 +65,9 @@ static void print_table(const void *obj, FILE *f)
             sp->model_arg ? sp->model_arg : sp->profile->path,
             sp->topo_arg ? sp->topo_arg : sp->topo->path, sp->devices, sp->batch, cap,
             objective_name(sp->objective));
-    fprintf(f, "searched %d configurations: %d simulated, %d pruned by the bound, %d "
-               "partitions solved\n", p->n, p->simulated, p->counts[ANA_PLAN_PRUNED],
-            p->partitions);
+    fprintf(f, "searched %d configuration%s: %d simulated, %d pruned by the bound, %d "
+               "partition%s solved\n", p->n, p->n == 1 ? "" : "s", p->simulated,
+            p->counts[ANA_PLAN_PRUNED], p->partitions, p->partitions == 1 ? "" : "s");
     if (p->baseline >= 0) {
         const struct ana_plan_cfg *b = &p->c[p->baseline];
         char nm[96];

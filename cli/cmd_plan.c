@@ -247,8 +247,9 @@ int cmd_plan(int argc, char **argv)
     if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
         goto out; /* an MPI rank other than 0: rank 0 prints and stores */
     if (!quiet)
-        fprintf(stderr, "plan: %d configurations searched in %.2f s: %d simulated, %d pruned "
-                "by the bound, %d rejected by the memory bound\n", p->n, p->elapsed_s,
+        fprintf(stderr, "plan: %d configuration%s searched in %.2f s: %d simulated, %d pruned "
+                "by the bound, %d rejected by the memory bound\n", p->n, p->n == 1 ? "" : "s",
+                p->elapsed_s,
                 p->simulated, p->counts[ANA_PLAN_PRUNED], p->counts[ANA_PLAN_MEM_BOUND]);
     if (db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
         goto out;

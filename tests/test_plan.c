@@ -429,6 +429,21 @@ Test(plan_cli, the_frontier_figure_keeps_its_key_off_the_points)
                        "' 0 0 5 120'", dir), 0);
 }
 
+/* One configuration and one partition are singular (helper-79 found sweep's
+ * "1 configurations"; plan said it twice). */
+Test(plan_cli, one_configuration_is_singular)
+{
+    char msg[512], out[2048];
+    cr_assert_eq(th_sh("cd %s && %s plan --model mlp:layers=1,width=8 --topology pcie-8gpu "
+                       "--devices 1 --batch 1 --schedules gpipe --remat never >o.txt 2>e.txt",
+                       dir, th_pipesim()), 0);
+    th_slurp(dir, "e.txt", msg, sizeof msg);
+    cr_expect(!strncmp(msg, "plan: 1 configuration searched in ", 34), "%s", msg);
+    th_slurp(dir, "o.txt", out, sizeof out);
+    cr_expect(strstr(out, "\nsearched 1 configuration: 1 simulated, 0 pruned by the bound, "
+                          "1 partition solved\n"), "%s", out);
+}
+
 /* No schedule named can run at any K, M: exit 7 naming each one's condition
  * (it was exit 2, "no configuration to search (devices 3, batch 3, 1 layers)",
  * naming neither). */
