@@ -5,7 +5,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define RT_NORM_EPS 1e-5f
@@ -206,15 +210,45 @@ static int limited(int resource)
     return getrlimit(resource, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
 }
 
+/* Whether /proc/self/exe is the file this code was loaded from (the
+ * mapping of /proc/self/maps holding this function): not when the program
+ * was started through the dynamic loader (ld.so PROGRAM: /proc/self/exe is
+ * ld.so, and main's argv lacks ld.so's own options) or under valgrind
+ * (stat of /proc/self/exe gives the tool's binary), where executing it
+ * would run something else. */
+static int exe_is_this_program(void)
+{
+    struct stat st;
+    FILE *f = stat("/proc/self/exe", &st) == 0 ? fopen("/proc/self/maps", "r") : NULL;
+    if (!f)
+        return 0;
+    uintptr_t me = (uintptr_t)&exe_is_this_program;
+    char line[4352];
+    int same = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, ino;
+        unsigned maj, mnr;
+        if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu", &lo, &hi, &maj, &mnr, &ino) == 5 &&
+            me >= lo && me < hi) {
+            same = ino == (unsigned long)st.st_ino && maj == major(st.st_dev) &&
+                   mnr == minor(st.st_dev);
+            break;
+        }
+    }
+    fclose(f);
+    return same;
+}
+
 void rt_blas_reexec_single_thread(char **argv)
 {
     const char *n = getenv("OPENBLAS_NUM_THREADS");
-    if ((n && !strcmp(n, "1")) || !(limited(RLIMIT_AS) || limited(RLIMIT_DATA)))
+    if ((n && !strcmp(n, "1")) || !(limited(RLIMIT_AS) || limited(RLIMIT_DATA)) ||
+        !exe_is_this_program())
         return;
     if (setenv("OPENBLAS_NUM_THREADS", "1", 1) != 0)
         return;
     execv("/proc/self/exe", argv);
-    /* not executed (no /proc): run on with the pool as it is */
+    /* not executed: run on with the pool as it is */
 }
 
 const char *rt_blas_corename(void)

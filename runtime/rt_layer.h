@@ -82,8 +82,11 @@ void rt_blas_single_thread(void);
  * cannot allocate its buffer and retries forever, spinning a core, and
  * exit() waits for it: every command hung, --help too. With the variable
  * set no pool is started (every GEMM here runs single-threaded anyway).
+ * Only where /proc/self/exe is this program's file: not when it was started
+ * through the dynamic loader (ld.so PROGRAM) or under valgrind, where that
+ * would execute ld.so or the tool (set OPENBLAS_NUM_THREADS=1 there).
  * Returns when it did not execute again (no limit, the variable already 1,
- * or the exec failed). */
+ * another /proc/self/exe, or the exec failed). */
 void rt_blas_reexec_single_thread(char **argv);
 /* The OpenBLAS kernel name ("Haswell", ...). */
 const char *rt_blas_corename(void);

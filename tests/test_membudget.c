@@ -513,3 +513,31 @@ Test(membudget, an_address_space_limit_runs_or_refuses, .init = make_out, .fini 
     cr_assert(strstr(err, "but only") && strstr(err, "is available (RLIMIT_AS)"), "%s", err);
     cr_assert_eq(strchr(err, '\n'), err + strlen(err) - 1, "%s", err);
 }
+
+/* The re-execution runs this program only: started through the dynamic
+ * loader (/proc/self/exe is ld.so, which took pipesim's arguments as its
+ * own: its usage text, or "version: cannot open shared object file") or
+ * under valgrind (it executed the tool's binary, which refuses to run),
+ * pipesim runs on as it was started. Limits far above what it needs. */
+Test(membudget, a_limit_under_the_loader_or_valgrind_runs_pipesim, .init = make_out,
+     .fini = remove_out)
+{
+    const char *bin = getenv("PIPESIM");
+    if (!bin)
+        cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
+    if (system(cmd) != 0)
+        cr_skip_test("%s is built with a sanitizer", bin);
+    snprintf(cmd, sizeof cmd, "cd %s && ld=$(readelf -l %s | sed -n 's/.*interpreter: "
+             "\\(.*\\)]/\\1/p') && test -x \"$ld\" && (ulimit -v 4000000; exec timeout -s KILL 25 "
+             "\"$ld\" %s --version) >out 2>err && grep -q '^pipesim ' out && test ! -s err",
+             out_dir, bin, bin);
+    cr_expect_eq(system(cmd), 0, "through the loader");
+    if (system("command -v valgrind >/dev/null") != 0)
+        cr_skip_test("valgrind is not installed");
+    snprintf(cmd, sizeof cmd, "cd %s && (ulimit -d 8000000; exec timeout -s KILL 50 valgrind -q "
+             "--error-exitcode=99 %s --version) >out 2>err && grep -q '^pipesim ' out && "
+             "test ! -s err", out_dir, bin);
+    cr_expect_eq(system(cmd), 0, "under valgrind");
+}
