@@ -30,7 +30,10 @@ static struct sch_partition *copy_part(const struct sch_partition *p)
     return q;
 }
 
-/* Adds part (taken over) under label, or joins the label of an equal one. */
+/* Adds part (taken over) under label, or joins the label of an equal one
+ * (a neighbour's "optimal: cut s +1" and the refit do not: where they equal
+ * another candidate they say nothing new; "optimal: fastest" does: which
+ * strategy's cut predict takes). */
 static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const char *label)
 {
     char spec[256];
@@ -39,7 +42,8 @@ static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const c
         if (!memcmp(r->c[i].part->first, part->first,
                     sizeof *part->first * (size_t)(part->n_stages + 1))) {
             size_t l = strlen(r->c[i].label);
-            if (!strchr(label, ':') && l + strlen(label) + 2 < sizeof r->c[i].label)
+            if ((!strchr(label, ':') || !strcmp(label, "optimal: fastest")) &&
+                l + strlen(label) + 2 < sizeof r->c[i].label)
                 snprintf(r->c[i].label + l, sizeof r->c[i].label - l, "=%s", label);
             sch_partition_free(part);
             return 0;
@@ -126,19 +130,23 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
             goto err_free_rank;
     }
     if (opt && cfg->topo) {
-        /* the optimum whose closed-form peaks the ledger finds over a device, cut
-         * again under limits lowered by the overflow (ana_partition_fit) */
-        struct sch_partition *q = copy_part(opt);
-        if (!q) {
+        /* what predict and sweep take as optimal (ana_partition_optimal): the
+         * optimum whose closed-form peaks the ledger finds over a device, cut
+         * again under limits lowered by the overflow (ana_partition_fit); with
+         * several stages a device, the fastest simulated of that, the
+         * device-balanced cut and the other strategies' */
+        int shared = sch_part_model_shared(m);
+        struct sch_partition *q = shared ? NULL : copy_part(opt);
+        if (!shared && !q) {
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
         }
-        if ((rc = ana_partition_fit(cfg, m, &q)) < 0) {
+        if ((rc = shared ? ana_partition_optimal(cfg, m, &q) : ana_partition_fit(cfg, m, &q)) < 0) {
             sch_partition_free(q);
             goto err_free_rank;
         }
         if (memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
-            if ((rc = add(r, &cap, q, "optimal: refit")) < 0)
+            if ((rc = add(r, &cap, q, shared ? "optimal: fastest" : "optimal: refit")) < 0)
                 goto err_free_rank;
         } else {
             sch_partition_free(q);

@@ -848,6 +848,59 @@ Test(partitioner, optimal_cuts_fit_by_the_engine_s_ledger, .timeout = 120)
     th_sh("rm -rf %s", d);
 }
 
+/* The step predict prints for a --partition (JSON step_s), or -1 when it fails
+ * or the cut does not fit. */
+static double predicted_step(const char *args, const char *part)
+{
+    char cmd[1024], line[256];
+    snprintf(cmd, sizeof cmd, "%s predict %s --partition %s --format json 2>/dev/null | "
+             "grep -E '\"(step_s|fits)\"' | head -2 | tr -d ' ,' ", th_pipesim(), args, part);
+    FILE *f = popen(cmd, "r");
+    cr_assert(f);
+    double step = -1;
+    int fits = 0;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "\"step_s\":%lf", &step);
+        fits |= strstr(line, "\"fits\":true") == line;
+    }
+    pclose(f);
+    return fits ? step : -1;
+}
+
+/* With several stages a device, --partition optimal is the fastest simulated of the
+ * per-stage optimum, the device-balanced cut and the other strategies' cuts: never
+ * slower than any of them (helper-77: GPT-48 on dgx1-v100, K=8 M=32 interleaved:2, the
+ * per-stage optimum 11.849 s, gpipe's cut 10.541 s; AmoebaNet-D at K = 4, interleaved:3:
+ * 0.236 s, uniform's cut 0.228 s). */
+Test(partitioner, optimal_with_shared_devices_is_the_fastest_candidate, .timeout = 240)
+{
+    static const char *const runs[] = {
+        "--model gpt:layers=48,hidden=1600,heads=25,seq=1024,vocab=50257 --topology dgx1-v100 "
+        "-K 8 -M 32 --batch 64 --schedule interleaved:2",
+        "--model gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257 --topology dgx-a100 "
+        "-K 4 -M 16 --batch 32 --schedule zb-v",
+        "--model amoebanet:L=18,D=256 --topology dgx1-v100 -K 4 -M 16 --batch 32 "
+        "--schedule interleaved:3",
+        "--model gpt:layers=24,hidden=1024,heads=16,seq=1024,vocab=50257 --topology dgx1-v100 "
+        "-K 8 -M 32 --batch 64 --schedule dualpipe-v",
+    };
+    static const char *const others[] = { "gpipe", "uniform", "lingvo", "balance-by-size" };
+    int beat = 0;
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        double opt = predicted_step(runs[i], "optimal");
+        cr_assert_gt(opt, 0, "%s: optimal does not run or fit", runs[i]);
+        for (size_t k = 0; k < sizeof others / sizeof *others; k++) {
+            double o = predicted_step(runs[i], others[k]);
+            if (o > 0)
+                cr_expect_leq(opt, o, "%s: optimal %.6f s, %s %.6f s", runs[i], opt, others[k], o);
+            beat += o > opt * (1 + 1e-9);
+        }
+    }
+    cr_expect_gt(beat, 0, "no case where optimal beats another strategy");
+    /* the first case exactly: gpipe's cut, 10.541 s */
+    cr_expect_float_eq(predicted_step(runs[0], "optimal"), predicted_step(runs[0], "gpipe"), 1e-9);
+}
+
 /* sch_part_stage_counts against its definition: per stage and class (stash,
  * in, out, wgrad), the most held at once replaying the device's program
  * order with sch_mem_effect on a size of 1 in that class alone. The counts
