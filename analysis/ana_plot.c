@@ -5,7 +5,9 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_util.h"
+#include "traces/trc_layout.h"
 #include "traces/trc_trace.h"
 
 #include <dirent.h>
@@ -93,10 +95,20 @@ int ana_plot_batch_new(struct ana_plot_batch **out)
     return 0;
 }
 
-int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
+int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
 {
     if (!b)
         return rc;
+    /* the figures' names, said once they are in place (commit frees them) */
+    struct ps_strbuf names = PS_STRBUF_INIT;
+    for (int i = 0; i < b->n && said; i++) {
+        const char *p = b->af[i].path;
+        size_t l = p ? strlen(p) : 0;
+        if (l > 4 && !strcmp(p + l - 4, ".png"))
+            ps_strbuf_printf(&names, "wrote %.*s.png and .svg\n", (int)(l - 4), p);
+    }
+    if (rc == 0)
+        rc = ps_strbuf_error(&names);
     /* every file written and synced before the first is renamed into place */
     for (int i = 0; i < b->n && rc == 0; i++)
         rc = ps_afile_sync(&b->af[i]);
@@ -109,6 +121,9 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc)
         rc = ps_afile_commit(&b->af[i]);
     }
     ps_afile_publish_end();
+    if (rc == 0 && said)
+        fputs(ps_strbuf_str(&names), said);
+    ps_strbuf_release(&names);
     free(b);
     return rc;
 }
@@ -338,11 +353,29 @@ void ana_plot_legend(struct ps_strbuf *b, const int used[SCH_OP_NKINDS])
 
 static const char *stream_name[SCH_NSTREAMS] = { "compute", "send", "recv" };
 
+/* A row per (device, stream, lane), top down: the lanes of trc_layout, one
+ * per buffer in flight, so that transfers in flight together do not cover
+ * one another (helper-83: every receive lane of a device was drawn on one
+ * row, a long receive hiding those under it). *row[d * SCH_NSTREAMS + s] is
+ * the first row of that stream; returns the number of rows. */
+static int timeline_rows(const struct trc_layout *l, int ndev, int *row)
+{
+    int n = 0;
+    for (int d = 0; d < ndev; d++)
+        for (int s = 0; s < SCH_NSTREAMS; s++) {
+            row[d * SCH_NSTREAMS + s] = n;
+            n += l->n_lanes[d * SCH_NSTREAMS + s];
+        }
+    return n;
+}
+
 int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
 {
     struct trc_trace *tr = NULL;
     struct tmp t;
     struct ps_strbuf b = PS_STRBUF_INIT;
+    struct trc_layout lay = { 0 };
+    int *row = NULL;
     int rc = trc_read_chrome(trace_path, &tr);
     if (rc < 0)
         return rc;
@@ -350,6 +383,14 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
         rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw", trace_path);
         goto err_free_trace;
     }
+    int ndev = tr->n_devices;
+    if ((rc = trc_layout_init(&lay, tr)) < 0)
+        goto err_free_trace;
+    if (!(row = malloc(sizeof *row * (size_t)ndev * SCH_NSTREAMS))) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto err_free_trace;
+    }
+    int nrows = timeline_rows(&lay, ndev, row);
     if ((rc = ana_tmp_new(&t)) < 0)
         goto err_free_trace;
     char path[320];
@@ -358,7 +399,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
         rc = ps_error(PS_EIO, "%s: cannot write", path);
         goto err_free_tmp;
     }
-    int used[SCH_OP_NKINDS] = { 0 }, ndev = tr->n_devices;
+    int used[SCH_OP_NKINDS] = { 0 };
     double tmax = 0;
     const char *unit;
     double per = ana_plot_trace_unit((const struct trc_trace *const[]){ tr }, 1, &unit);
@@ -366,15 +407,13 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
         const struct trc_event *e = &tr->events[i];
         if (e->kind >= SCH_OP_NKINDS || e->stream >= SCH_NSTREAMS)
             continue;
-        if (e->device + 1 > ndev)
-            ndev = e->device + 1;
         double s = (double)e->start_ns / per, en = (double)e->end_ns / per;
         if (en > tmax)
             tmax = en;
         used[e->kind] = 1;
-        /* row: device d's compute at -4d, send -4d-1, recv -4d-2 */
-        fprintf(f, "%.9g %d %.9g 0.38 %u\n", (s + en) / 2, -(4 * e->device + e->stream),
-                (en - s) / 2, kind_style[e->kind].rgb);
+        int y = row[e->device * SCH_NSTREAMS + e->stream] + lay.tid[i] / SCH_NSTREAMS;
+        fprintf(f, "%.9g %d %.9g 0.38 %u\n", (s + en) / 2, -y, (en - s) / 2,
+                kind_style[e->kind].rgb);
     }
     if (fclose(f) != 0) {
         rc = ps_error(PS_EIO, "%s: write failed", path);
@@ -387,23 +426,32 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
                   src, sched, tr->n_devices, tr->n_stages, tr->n_micro, tr->remat);
     ps_strbuf_printf(&b, "set xlabel \"time (%s)\"\nset xrange [0:%.9g]\nset yrange [%d:0.8]\n"
                       "set grid x\nset key outside right top\nset ytics (", unit, tmax * 1.01,
-                  -(4 * ndev - 2));
+                  -nrows);
+    /* each lane named as the trace's thread: "recv", "recv 2", ... */
     for (int d = 0; d < ndev; d++)
         for (int s = 0; s < SCH_NSTREAMS; s++)
-            ps_strbuf_printf(&b, "%s\"dev%d %s\" %d", d || s ? ", " : "", d, stream_name[s],
-                          -(4 * d + s));
+            for (int k = 0; k < lay.n_lanes[d * SCH_NSTREAMS + s]; k++) {
+                char lane[16] = "";
+                if (k)
+                    snprintf(lane, sizeof lane, " %d", k + 1);
+                ps_strbuf_printf(&b, "%s\"dev%d %s%s\" %d", d || s || k ? ", " : "", d,
+                                 stream_name[s], lane, -(row[d * SCH_NSTREAMS + s] + k));
+            }
     ps_strbuf_printf(&b, ")\nset style fill solid 0.9 noborder\nplot 'timeline.dat' using "
                       "1:2:3:4:5 with boxxyerror lc rgb variable notitle");
     ana_plot_legend(&b, used);
     ps_strbuf_printf(&b, "\n");
     if ((rc = ps_strbuf_error(&b)) < 0)
         goto err_free_tmp;
-    int h = 160 + 22 * 3 * ndev;
-    rc = ana_plot_render(o, &t, "timeline", 1200, h > 2000 ? 2000 : h, ps_strbuf_str(&b));
+    /* 22 pixels a row, so that the labels of many devices stay apart */
+    int h = 160 + 22 * nrows;
+    rc = ana_plot_render(o, &t, "timeline", 1200, h > 16000 ? 16000 : h, ps_strbuf_str(&b));
 err_free_tmp:
     ana_tmp_free(&t);
     ps_strbuf_release(&b);
 err_free_trace:
+    free(row);
+    trc_layout_release(&lay);
     trc_trace_free(tr);
     return rc;
 }

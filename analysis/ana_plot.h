@@ -27,6 +27,8 @@
 #include "analysis/ana_report.h"
 #include "sched/sch_schedule.h"
 
+#include <stdio.h>
+
 struct ana_plot_batch;
 
 struct ana_plot_opts {
@@ -45,10 +47,11 @@ struct ana_plot_opts {
  * renames them into place; (b, rc < 0), or a failed sync, removes them all,
  * so a run that fails on its third figure publishes none (at most
  * ANA_PLOT_BATCH_MAX files). finish frees b and returns rc, or the first
- * error. */
+ * error; when the set is published and said is not NULL, it prints there
+ * "wrote <figure>.png and .svg" for each figure (PNG) of the set. */
 #define ANA_PLOT_BATCH_MAX 64
 int ana_plot_batch_new(struct ana_plot_batch **out);
-int ana_plot_batch_finish(struct ana_plot_batch *b, int rc);
+int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said);
 
 /* 0 when kind is one of ana_plot_sweep's figures (speedup, bubble,
  * memory), else PS_EUSAGE "--kind: unknown figure" naming the closest of

@@ -147,11 +147,7 @@ static int plot_schedules(const char *list, int K, int M, int other_inputs,
     struct ana_plot_opts so = *o; /* the figure, its script and data: all or none */
     if (rc < 0 || (rc = ana_plot_batch_new(&so.batch)) < 0)
         return rc;
-    rc = ana_plot_batch_finish(so.batch, ana_plot_schedules(names, n, K, M, &so));
-    if (rc < 0)
-        return rc;
-    printf("wrote %s/%sschedules.png and .svg\n", o->out_dir, o->prefix ? o->prefix : "");
-    return 0;
+    return ana_plot_batch_finish(so.batch, ana_plot_schedules(names, n, K, M, &so), stdout);
 }
 
 int cmd_plot(int argc, char **argv)
@@ -321,7 +317,8 @@ int cmd_plot(int argc, char **argv)
     if (timeline)
         rc = ana_plot_timeline(trace, &o);
 out:
-    rc = ana_plot_batch_finish(o.batch, rc);
+    /* says what it wrote, as --compare does (it printed nothing: helper-83) */
+    rc = ana_plot_batch_finish(o.batch, rc, stdout);
     ana_runs_free(runs, n);
     ana_db_close(db);
     return rc;

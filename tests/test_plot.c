@@ -111,6 +111,40 @@ Test(plot, sweep_figures_and_timeline)
                        dir, dir, dir), 0);
 }
 
+/* The timeline: a row per buffer in flight, as the trace's tracks (recv,
+ * recv 2, ...): no two boxes on one row overlap, and each row is named. Every
+ * receive lane of a device was drawn on one row, a long activation transfer
+ * covering those under it (helper-83: zb-v on pcie-8gpu, 12 overlaps on dev1). */
+Test(plot, timeline_rows_are_the_trace_s_lanes)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=16,width=512 --topology pcie-8gpu -K 4 "
+                       "-M 8 --batch 64 --schedule zb-v --trace %s/z.json >/dev/null", ps, dir),
+                 0);
+    cr_assert_eq(th_sh("%s plot --trace %s/z.json --out-dir %s/out >%s/said.txt", ps, dir, dir,
+                       dir), 0);
+    /* it says what it wrote (it printed nothing, where --compare said it) */
+    char said[256], want[256];
+    th_slurp(dir, "said.txt", said, sizeof said);
+    snprintf(want, sizeof want, "wrote %s/out/timeline.png and .svg\n", dir);
+    cr_expect_str_eq(said, want);
+    /* rows: the trace's threads of each device, in order */
+    cr_assert_eq(th_sh("grep -o '\"dev1 [a-z]*[ 0-9]*\" -[0-9]*' %s/out/timeline.gp | tr '\n' ';' "
+                       "| grep -qx '\"dev1 compute\" -3;\"dev1 send\" -4;\"dev1 recv\" -5;"
+                       "\"dev1 recv 2\" -6;\"dev1 recv 3\" -7;'", dir), 0);
+    /* no overlap on a row (columns: centre, row, half width) */
+    cr_assert_eq(th_sh("awk '{print $2, $1 - $3, $1 + $3}' %s/out/timeline.dat | "
+                       "sort -k1,1n -k2,2g | awk '$1 == row && $2 < end - 1e-9 {bad++} "
+                       "$1 != row || $3 > end {end = $3} {row = $1} END {exit bad > 0}'", dir),
+                 0, "boxes overlap on a row");
+    /* as many rows as the trace has threads of X events */
+    cr_assert_eq(th_sh("test \"$(awk '{print $2}' %s/out/timeline.dat | sort -u | wc -l)\" = "
+                       "\"$(python3 -c \"import json; print(len({(e['pid'], e['tid']) for e in "
+                       "json.load(open('%s/z.json'))['traceEvents'] if e.get('ph') == 'X'}))\")\"",
+                       dir, dir), 0);
+}
+
 /* The memory figure: a log y axis with 1-2-5 labels when the values and the
  * capacity span more than 20x (the K = 1, M = 1 cell 700 GiB, the capacity
  * 16 GiB), a linear one from 0 when they do not. */
