@@ -368,7 +368,8 @@ static const struct bad_case cases[] = {
       "tr.json:1:12: string or '}' expected near end of file" },
     { "tr.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},\n"
       "\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":9,\"ts\":1,\"args\":{}}]}", 0,
-      "compare tr.json tr.json", PS_EPARSE, "tr.json:3:1: traceEvents[0]: bad pid, ts or args" },
+      "compare tr.json tr.json", PS_EPARSE,
+      "tr.json:3:11: traceEvents[0].pid: 9 is not a device of the trace (0..1)" },
     { NULL, NULL, 0, "compare tr.json missing.json", PS_EIO,
       "tr.json: cannot open: No such file or directory" },
     /* ---- outputs that cannot be written ---- */
@@ -591,11 +592,11 @@ static const struct {
     { "{" META ",\"traceEvents\":[\n{\"pid\":0}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: missing 'ph'" },
     { "{" META ",\"traceEvents\":[" EV("") ",\n{\"ph\":\"X\",\"pid\":7,\"ts\":1,\"args\":{}}]}",
-      PS_EPARSE, "tr.json:2:1: traceEvents[1]: bad pid, ts or args" },
+      PS_EPARSE, "tr.json:2:11: traceEvents[1].pid: 7 is not a device of the trace (0..1)" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"ts\":1e300,\"args\":{}}]}",
-      PS_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
+      PS_EPARSE, "tr.json:2:19: traceEvents[0].ts: missing, not a number or beyond 4e+15 us" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":4294967296,\"ts\":1,\"args\":{}}]}",
-      PS_EPARSE, "tr.json:2:1: traceEvents[0]: bad pid, ts or args" },
+      PS_EPARSE, "tr.json:2:11: traceEvents[0].pid: missing, not an integer or beyond 32 bits" },
     { "{" META ",\"traceEvents\":[\n" EV(",\"bytes\":1e300") "]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: args.bytes: must be a byte count" },
     /* negative byte counts (they passed: the check was on the magnitude, helper-57) */
@@ -608,7 +609,23 @@ static const struct {
       "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
-      "tr.json:2:1: traceEvents[0]: bad X event" },
+      "tr.json:2:34: traceEvents[0].dur: missing, not a number, negative or beyond 4e+15 us" },
+    /* each field of an X event named (helper-83: one line listed five) */
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":-1,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
+      "tr.json:2:19: traceEvents[0].tid: missing, negative, not an integer or beyond 32 bits" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"kind\":\"Q\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
+      "tr.json:2:50: traceEvents[0].args.kind: unknown op kind 'Q'" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
+      "traceEvents[0].args.kind: missing" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"kind\":\"F\",\"stage\":5,\"mb\":0}}]}", PS_EPARSE,
+      "traceEvents[0].args.stage: missing or not a stage of the trace (0..1)" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":2}}]}", PS_EPARSE,
+      "traceEvents[0].args.mb: missing or not a micro-batch of the trace (-1..1)" },
     { "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2,\"static_mem\":[1,-5]},"
       "\"traceEvents\":[]}", PS_EPARSE,
       "tr.json:1:70: pipesim.static_mem[1]: must be a byte count" },

@@ -111,9 +111,19 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         return 0; /* metadata and flow events carry nothing to read back */
     json_t *ts = json_object_get(ev, "ts");
     json_t *args = json_object_get(ev, "args");
-    if (get_int(ev, "pid", &pid) || pid < 0 || pid >= t->n_devices || !in_range(ts, MAX_US) ||
-        !json_is_object(args))
-        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad pid, ts or args", path, i);
+    /* each field named (helper-83: one line listed five candidates) */
+    if (get_int(ev, "pid", &pid))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].pid: missing, not an integer or beyond 32 "
+                        "bits", path, i);
+    if (pid < 0 || pid >= t->n_devices)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].pid: %d is not a device of the trace "
+                        "(0..%d)", path, i, pid, t->n_devices - 1);
+    if (!in_range(ts, MAX_US))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].ts: missing, not a number or beyond "
+                        "%g us", path, i, MAX_US);
+    if (!json_is_object(args))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args: missing or not an object", path,
+                        i);
     if (json_number_value(ts) < 0) /* times count from the step's start */
         return ps_error(PS_EINVAL, "%s: traceEvents[%zu].ts: %g us, before the step's start "
                         "(times count from it)", path, i, json_number_value(ts));
@@ -130,12 +140,22 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     json_t *dur = json_object_get(ev, "dur");
     const char *kind = json_string_value(json_object_get(args, "kind"));
     int k = kind ? kind_from_name(kind) : -1;
-    if (get_int(ev, "tid", &tid) || tid < 0 || !in_range(dur, MAX_US) ||
-        json_number_value(dur) < 0 || k < 0 || get_int(args, "stage", &stage) ||
-        get_int(args, "mb", &mb) || stage < 0 || stage >= t->n_stages || mb < -1 ||
-        mb >= t->n_micro)
-        return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: bad X event (tid, dur, args.kind, "
-                         "args.stage, args.mb)", path, i);
+    if (get_int(ev, "tid", &tid) || tid < 0)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].tid: missing, negative, not an integer or "
+                        "beyond 32 bits", path, i);
+    if (!in_range(dur, MAX_US) || json_number_value(dur) < 0)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].dur: missing, not a number, negative "
+                        "or beyond %g us", path, i, MAX_US);
+    if (k < 0)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.kind: %s%s%s", path, i,
+                        kind ? "unknown op kind '" : "missing", kind ? kind : "",
+                        kind ? "'" : "");
+    if (get_int(args, "stage", &stage) || stage < 0 || stage >= t->n_stages)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.stage: missing or not a stage of "
+                        "the trace (0..%d)", path, i, t->n_stages - 1);
+    if (get_int(args, "mb", &mb) || mb < -1 || mb >= t->n_micro)
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.mb: missing or not a micro-batch "
+                        "of the trace (-1..%d)", path, i, t->n_micro - 1);
     /* a receive names the stage that sent it: none before stage 0 (activations)
      * or after the last stage (gradients) */
     if ((k == SCH_OP_RECV_ACT && stage == 0) || (k == SCH_OP_RECV_GRAD && stage == t->n_stages - 1))
