@@ -190,6 +190,63 @@ Test(import_torch, sequence_numbers_attribute_backward)
     unlink(path);
 }
 
+/* A "Sequence number" that is not one is an error naming it (a string, a
+ * fraction or a negative other than -1 was read as "none": every layer's
+ * backward unattributed, exit 0; helper-77); -1 and 2^53 or more stay none. */
+Test(import_torch, a_bad_sequence_number_is_named)
+{
+    static const struct {
+        const char *from, *to;
+        int rc;
+        const char *msg;
+    } cases[] = {
+        { "\"Sequence number\":11}", "\"Sequence number\":\"11\"}", -PS_EPARSE,
+          "traceEvents[3].args.Sequence number: not an integer" },
+        { "\"Sequence number\":11}", "\"Sequence number\":11.5}", -PS_EPARSE,
+          "traceEvents[3].args.Sequence number: not an integer" },
+        { "\"Sequence number\":11}", "\"Sequence number\":-5}", -PS_EINVAL,
+          "traceEvents[3].args.Sequence number: -5 is out of range (-1 for none, or from 0)" },
+        { "\"Sequence number\":99}", "\"Sequence number\":-1}", 0, NULL },
+        { "\"Sequence number\":99}", "\"Sequence number\":18446744073709551615}", 0, NULL },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char text[sizeof kineto + 64], path[] = "/tmp/pipesim-seq-XXXXXX";
+        const char *at = strstr(kineto, cases[k].from);
+        cr_assert(at);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - kineto), kineto, cases[k].to,
+                 at + strlen(cases[k].from));
+        close(mkstemp(path));
+        write_file(path, text);
+        struct mdl_profile *p = NULL;
+        struct mdl_torch_report rep;
+        struct mdl_torch_opts o = { .batch = 4 };
+        int rc = mdl_torch_import(path, &o, &p, &rep);
+        cr_expect_eq(rc, cases[k].rc, "case %zu: %d %s", k, rc, ps_errmsg());
+        if (cases[k].msg)
+            cr_expect(strstr(ps_errmsg(), cases[k].msg), "case %zu: %s", k, ps_errmsg());
+        else { /* as without the field */
+            char bare[sizeof kineto], bpath[] = "/tmp/pipesim-seq-XXXXXX";
+            const char *f = strstr(kineto, ",\"args\":{\"Sequence number\":99}");
+            cr_assert(f);
+            snprintf(bare, sizeof bare, "%.*s%s", (int)(f - kineto), kineto,
+                     f + strlen(",\"args\":{\"Sequence number\":99}"));
+            close(mkstemp(bpath));
+            write_file(bpath, bare);
+            struct mdl_profile *q = NULL;
+            struct mdl_torch_report qrep;
+            cr_assert_eq(mdl_torch_import(bpath, &o, &q, &qrep), 0, "%s", ps_errmsg());
+            cr_expect_float_eq(rep.unattributed_us, qrep.unattributed_us, 1e-9, "case %zu", k);
+            for (int l = 0; l < 2; l++)
+                cr_expect_float_eq(p->layers[l].bwd, q->layers[l].bwd, 1e-15, "case %zu", k);
+            mdl_profile_free(q);
+            unlink(bpath);
+        }
+        mdl_profile_free(p);
+        ps_error_clear();
+        unlink(path);
+    }
+}
+
 Test(import_torch, forward_only_and_recompute)
 {
     char path[] = "/tmp/pipesim-fwd-XXXXXX";
