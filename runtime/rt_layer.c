@@ -215,25 +215,33 @@ static int limited(int resource)
  * was started through the dynamic loader (ld.so PROGRAM: /proc/self/exe is
  * ld.so, and main's argv lacks ld.so's own options) or under valgrind
  * (stat of /proc/self/exe gives the tool's binary), where executing it
- * would run something else. */
+ * would run something else. The same inode, and the same device or the
+ * same path: on overlayfs, kernels before 6.8 show the lower file's device
+ * in maps and the overlay's in stat (moby/moby#43512). */
 static int exe_is_this_program(void)
 {
     struct stat st;
-    FILE *f = stat("/proc/self/exe", &st) == 0 ? fopen("/proc/self/maps", "r") : NULL;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    FILE *f = stat("/proc/self/exe", &st) == 0 && n > 0 ? fopen("/proc/self/maps", "r") : NULL;
     if (!f)
         return 0;
+    exe[n] = 0;
     uintptr_t me = (uintptr_t)&exe_is_this_program;
     char line[4352];
     int same = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi, ino;
         unsigned maj, mnr;
-        if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu", &lo, &hi, &maj, &mnr, &ino) == 5 &&
-            me >= lo && me < hi) {
-            same = ino == (unsigned long)st.st_ino && maj == major(st.st_dev) &&
-                   mnr == minor(st.st_dev);
-            break;
-        }
+        int at = 0;
+        if (sscanf(line, "%lx-%lx %*s %*x %x:%x %lu %n", &lo, &hi, &maj, &mnr, &ino, &at) < 5 ||
+            me < lo || me >= hi)
+            continue;
+        char *path = line + at;
+        path[strcspn(path, "\n")] = 0;
+        same = ino == (unsigned long)st.st_ino &&
+               ((maj == major(st.st_dev) && mnr == minor(st.st_dev)) || !strcmp(path, exe));
+        break;
     }
     fclose(f);
     return same;
