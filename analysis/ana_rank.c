@@ -32,7 +32,7 @@ static struct sch_partition *copy_part(const struct sch_partition *p)
 
 /* Adds part (taken over) under label, or joins the label of an equal one
  * (a neighbour's "optimal: cut s +1" and the refit do not: where they equal
- * another candidate they say nothing new; "optimal: fastest" does: which
+ * another candidate they say nothing new; "optimal: predict's" does: which
  * strategy's cut predict takes). */
 static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const char *label)
 {
@@ -42,7 +42,7 @@ static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const c
         if (!memcmp(r->c[i].part->first, part->first,
                     sizeof *part->first * (size_t)(part->n_stages + 1))) {
             size_t l = strlen(r->c[i].label);
-            if ((!strchr(label, ':') || !strcmp(label, "optimal: fastest")) &&
+            if ((!strchr(label, ':') || !strcmp(label, "optimal: predict's")) &&
                 l + strlen(label) + 2 < sizeof r->c[i].label)
                 snprintf(r->c[i].label + l, sizeof r->c[i].label - l, "=%s", label);
             sch_partition_free(part);
@@ -146,7 +146,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
             goto err_free_rank;
         }
         if (memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
-            if ((rc = add(r, &cap, q, shared ? "optimal: fastest" : "optimal: refit")) < 0)
+            if ((rc = add(r, &cap, q, shared ? "optimal: predict's" : "optimal: refit")) < 0)
                 goto err_free_rank;
         } else {
             sch_partition_free(q);

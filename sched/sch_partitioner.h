@@ -152,9 +152,10 @@ int sch_part_model_shared(const sch_part_model *m);
 /* Where a device holds several stages: *part replaced by the cut of least
  * busiest-device time (its stages' times summed; then the least sum of
  * squares of the devices' times) found by moving one cut a layer at a time
- * from *part and from each other strategy's cut, within the cap as
- * sch_part_model_fits judges it. A local optimum, not a proven one; *part
- * unchanged when none of the starts meets the cap or no device is shared. */
+ * from *part and from each other strategy's cut, each stage's closed-form
+ * peak within the cap (a device's stages summed are left to the engine). A
+ * local optimum, not a proven one; *part unchanged when none of the starts
+ * meets the cap or no device is shared. */
 int sch_part_model_descend(const sch_part_model *m, struct sch_partition **part);
 
 struct sch_part_stage_info {

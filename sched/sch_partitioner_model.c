@@ -685,9 +685,9 @@ static int share_descent(const sch_part_model *m, int64_t *caps, const int64_t *
  * against 10.54 s). device_descent lowers the busiest device's sum from a
  * feasible cut by moving one cut a layer at a time while that sum falls (or
  * stays and the sum of squares of the devices' loads falls), keeping every
- * stage and device within the memory cap (sch_part_model_fits's); from the
- * given cut and each other strategy's that meets the cap, the least. A
- * local optimum of the device bound, not a proven one. */
+ * stage within the memory cap; from the given cut and each other strategy's
+ * that meets it, the least. A local optimum of the device bound, not a
+ * proven one; a caller simulates it (ana_partition_optimal). */
 
 struct dwalk {
     const sch_part_model *m;
@@ -799,8 +799,11 @@ int sch_part_model_shared(const sch_part_model *m) { return shared_devices(m); }
 
 int sch_part_model_descend(const sch_part_model *m, struct sch_partition **part)
 {
+    /* each stage under the cap; a device's stages summed are left to the
+     * engine, whose peak lies far under that sum (helper-82: 19.6 GiB summed,
+     * 11.96 GiB simulated), so a start or a move is not refused for it */
     const int64_t *limit = NULL;
-    int dev_sums = 1;
+    int dev_sums = 0;
     if (!shared_devices(m))
         return 0;
     int nd = m->topo->n_devices, rc = 0;
