@@ -32,7 +32,7 @@ static struct sch_partition *copy_part(const struct sch_partition *p)
 
 /* Adds part (taken over) under label, or joins the label of an equal one
  * (a neighbour's "optimal: cut s +1" and the refit do not: where they equal
- * another candidate they say nothing new; "optimal: predict's" does: which
+ * another candidate they say nothing new; "optimal: simulated" does: which
  * strategy's cut predict takes). */
 static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const char *label)
 {
@@ -42,7 +42,7 @@ static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const c
         if (!memcmp(r->c[i].part->first, part->first,
                     sizeof *part->first * (size_t)(part->n_stages + 1))) {
             size_t l = strlen(r->c[i].label);
-            if ((!strchr(label, ':') || !strcmp(label, "optimal: predict's")) &&
+            if ((!strchr(label, ':') || !strcmp(label, "optimal: simulated")) &&
                 l + strlen(label) + 2 < sizeof r->c[i].label)
                 snprintf(r->c[i].label + l, sizeof r->c[i].label - l, "=%s", label);
             sch_partition_free(part);
@@ -112,11 +112,21 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
     struct ana_rank *r = calloc(1, sizeof *r);
     if (!r)
         return ps_error(PS_ENOMEM, "out of memory");
-    int cap = 0, rc = 0;
+    int cap = 0, rc = 0, shared = sch_part_model_shared(m), simulated = 0;
     struct sch_partition *opt = NULL;
     for (int i = 0; i < n; i++) {
         struct sch_partition *p;
         rc = sch_part_strategy_run(m, strategies[i], &p);
+        if (rc == -PS_ENOFIT && strategies[i] == SCH_PART_OPTIMAL && shared && cfg->topo) {
+            /* no optimum the closed form holds: no "optimal" row, nor its
+             * neighbours; the cut ana_partition_optimal finds among the
+             * strategies' by simulation is "optimal: simulated" below (it was
+             * listed as "optimal", another strategy's cut: helper-84) */
+            ps_error_clear();
+            rc = 0;
+            simulated = 1;
+            continue;
+        }
         if (rc == -PS_ENOFIT && strategies[i] == SCH_PART_OPTIMAL)
             rc = ana_partition_optimal(cfg, m, &p); /* the engine's ledger judges the sum */
         if (rc < 0)
@@ -129,13 +139,12 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
         if ((rc = add(r, &cap, p, sch_part_strategy_name(strategies[i]))) < 0)
             goto err_free_rank;
     }
-    if (opt && cfg->topo) {
-        /* what predict and sweep take as optimal (ana_partition_optimal): the
-         * optimum whose closed-form peaks the ledger finds over a device, cut
-         * again under limits lowered by the overflow (ana_partition_fit); with
-         * several stages a device, the fastest simulated of that, the
-         * device-balanced cut and the other strategies' */
-        int shared = sch_part_model_shared(m);
+    if ((opt || simulated) && cfg->topo) {
+        /* the optimum whose closed-form peaks the ledger finds over a device,
+         * cut again under limits lowered by the overflow (ana_partition_fit);
+         * with several stages a device, the fastest simulated of that, the
+         * device-balanced cut and the other strategies' (ana_partition_optimal:
+         * under --mem-cap device, what predict and sweep run as optimal) */
         struct sch_partition *q = shared ? NULL : copy_part(opt);
         if (!shared && !q) {
             rc = ps_error(PS_ENOMEM, "out of memory");
@@ -145,8 +154,8 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
             sch_partition_free(q);
             goto err_free_rank;
         }
-        if (memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
-            if ((rc = add(r, &cap, q, shared ? "optimal: predict's" : "optimal: refit")) < 0)
+        if (!opt || memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
+            if ((rc = add(r, &cap, q, shared ? "optimal: simulated" : "optimal: refit")) < 0)
                 goto err_free_rank;
         } else {
             sch_partition_free(q);

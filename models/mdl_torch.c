@@ -239,14 +239,15 @@ static int read_events(struct ctx *c, const json_t *arr)
         t->layer = -1;
         /* a value that is not a sequence number is an error, not "none" (it
          * left every layer's backward unattributed, exit 0: helper-77); -1,
-         * as 2^53 and above (UINT64_MAX), is none, as absent */
+         * as 2^53 and above (UINT64_MAX), is none, as absent; the message
+         * names args, a path the position finder reads (not the key's space) */
         const json_t *seq = json_object_get(json_object_get(e, "args"), "Sequence number");
         double sv = json_number_value(seq); /* the document's numbers are reals */
         if (seq && (!json_is_number(seq) || sv != floor(sv)))
-            return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.Sequence number: not an "
-                            "integer", c->path, i);
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args: 'Sequence number' is not "
+                            "an integer", c->path, i);
         if (seq && sv < -1)
-            return ps_error(PS_EINVAL, "%s: traceEvents[%zu].args.Sequence number: %.0f is "
+            return ps_error(PS_EINVAL, "%s: traceEvents[%zu].args: 'Sequence number' %.0f is "
                             "out of range (-1 for none, or from 0)", c->path, i, sv);
         if (seq && sv >= 0 && sv < SEQ_MAX)
             t->seq = sv;

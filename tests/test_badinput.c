@@ -621,6 +621,9 @@ static const struct {
       "\"args\":{\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
       "traceEvents[0].args.kind: missing" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"args\":{\"kind\":5,\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
+      "tr.json:2:50: traceEvents[0].args.kind: not a string" },
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
       "\"args\":{\"kind\":\"F\",\"stage\":5,\"mb\":0}}]}", PS_EPARSE,
       "traceEvents[0].args.stage: missing or not a stage of the trace (0..1)" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"

@@ -201,11 +201,12 @@ Test(import_torch, a_bad_sequence_number_is_named)
         const char *msg;
     } cases[] = {
         { "\"Sequence number\":11}", "\"Sequence number\":\"11\"}", -PS_EPARSE,
-          "traceEvents[3].args.Sequence number: not an integer" },
+          ":5:66: traceEvents[3].args: 'Sequence number' is not an integer" },
         { "\"Sequence number\":11}", "\"Sequence number\":11.5}", -PS_EPARSE,
-          "traceEvents[3].args.Sequence number: not an integer" },
+          ":5:66: traceEvents[3].args: 'Sequence number' is not an integer" },
         { "\"Sequence number\":11}", "\"Sequence number\":-5}", -PS_EINVAL,
-          "traceEvents[3].args.Sequence number: -5 is out of range (-1 for none, or from 0)" },
+          ":5:66: traceEvents[3].args: 'Sequence number' -5 is out of range (-1 for none, or "
+          "from 0)" },
         { "\"Sequence number\":99}", "\"Sequence number\":-1}", 0, NULL },
         { "\"Sequence number\":99}", "\"Sequence number\":18446744073709551615}", 0, NULL },
     };

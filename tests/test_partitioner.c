@@ -907,6 +907,27 @@ Test(partitioner, optimal_with_shared_devices_is_the_fastest_candidate, .timeout
     cr_expect_float_eq(predicted_step(runs[0], "optimal"), predicted_step(runs[0], "gpipe"), 1e-9);
 }
 
+/* partition's row of that choice: "optimal: simulated", under its own --mem-cap (it was
+ * "optimal: predict's" under --mem-cap none too, another cut than predict's); where no cut
+ * meets the closed form it stands alone, with no "optimal" row or neighbours (another
+ * strategy's cut was listed as "optimal", with neighbours of it: helper-84). */
+Test(partitioner, partition_lists_the_simulated_optimum_as_such, .timeout = 240)
+{
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("%s partition --model transformer:L=24 --topology dgx-a100 -K 8 -M 16 "
+                       "--batch 512 --schedule zb-v --top 40 2>/dev/null > /tmp/pp.$$ && "
+                       "grep -qE '^ +1 +balance-by-size=optimal: simulated +3,1,1,1,1,1,1,1,1,"
+                       "1,1,1,1,2,3,6 ' /tmp/pp.$$ && ! grep -qE '^ +[0-9]+ +(optimal |optimal=|"
+                       "optimal: cut)' /tmp/pp.$$; rc=$?; rm -f /tmp/pp.$$; exit $rc", ps), 0);
+    /* under the device's memory (the default) the row is predict's cut */
+    const char *a = "--model gpt:layers=48,hidden=1600,heads=25,seq=1024,vocab=50257 "
+                    "--topology dgx1-v100 -K 8 -M 32 --batch 64 --schedule interleaved:2";
+    cr_expect_eq(th_sh("%s partition %s --top 3 2>/dev/null | grep -qE '^ +1 +gpipe=optimal: "
+                       "simulated +4,3,3,3,3,3,3,3,3,3,3,3,3,4,4,2 ' && %s predict %s "
+                       "--partition optimal | grep -q '^partition       4,3,3,3,3,3,3,3,3,3,3,3,"
+                       "3,4,4,2 '", ps, a, ps, a), 0);
+}
+
 /* sch_part_stage_counts against its definition: per stage and class (stash,
  * in, out, wgrad), the most held at once replaying the device's program
  * order with sch_mem_effect on a size of 1 in that class alone. The counts

@@ -148,8 +148,10 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
                         "or beyond %g us", path, i, MAX_US);
     if (k < 0)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.kind: %s%s%s", path, i,
-                        kind ? "unknown op kind '" : "missing", kind ? kind : "",
-                        kind ? "'" : "");
+                        kind                              ? "unknown op kind '"
+                        : json_object_get(args, "kind") ? "not a string"
+                                                          : "missing",
+                        kind ? kind : "", kind ? "'" : "");
     if (get_int(args, "stage", &stage) || stage < 0 || stage >= t->n_stages)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.stage: missing or not a stage of "
                         "the trace (0..%d)", path, i, t->n_stages - 1);
