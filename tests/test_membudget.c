@@ -315,16 +315,12 @@ static void remove_out(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* Runs cmd (pipesim prepended) with the limit, stderr to err; the exit status. */
-static int run(const char *limit, const char *args, char *err, size_t n)
+/* Runs the shell command cmd, whose stderr goes to out_dir/stderr: that in
+ * err, and the exit status. */
+static int run_cmd(const char *cmd, char *err, size_t n)
 {
-    const char *bin = getenv("PIPESIM");
-    if (!bin)
-        cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
-    char cmd[2048], ef[300];
+    char ef[300];
     snprintf(ef, sizeof ef, "%s/stderr", out_dir);
-    snprintf(cmd, sizeof cmd, "%s%s %s %s >%s/stdout 2>%s", limit ? "PIPESIM_MEMORY_LIMIT=" : "",
-             limit ? limit : "", bin, args, out_dir, ef);
     int st = system(cmd);
     FILE *f = fopen(ef, "r");
     cr_assert(f);
@@ -332,6 +328,19 @@ static int run(const char *limit, const char *args, char *err, size_t n)
     err[k] = 0;
     fclose(f);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Runs cmd (pipesim prepended) with the limit, stderr to err; the exit status. */
+static int run(const char *limit, const char *args, char *err, size_t n)
+{
+    const char *bin = getenv("PIPESIM");
+    if (!bin)
+        cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s%s %s %s >%s/stdout 2>%s/stderr",
+             limit ? "PIPESIM_MEMORY_LIMIT=" : "", limit ? limit : "", bin, args, out_dir,
+             out_dir);
+    return run_cmd(cmd, err, n);
 }
 
 Test(membudget, huge_predict_refused, .init = make_out, .fini = remove_out)
@@ -476,25 +485,25 @@ Test(membudget, the_size_cap_comes_before_the_memory_check)
  * (rt_blas_reexec_single_thread). The limit is the shell's (what = 'v' or
  * 'd'); skipped for a sanitized pipesim, whose shadow memory needs the
  * address space. */
+/* A sanitized pipesim's shadow memory needs the address space a limit takes. */
+static void skip_if_sanitized(const char *bin)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
+    if (system(cmd) != 0)
+        cr_skip_test("%s is built with a sanitizer", bin);
+}
+
 static int run_limited(char what, unsigned long kib, const char *args, char *err, size_t n)
 {
     const char *bin = getenv("PIPESIM");
     if (!bin)
         cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
-    char cmd[2048], ef[300];
-    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
-    if (system(cmd) != 0)
-        cr_skip_test("%s is built with a sanitizer", bin);
-    snprintf(ef, sizeof ef, "%s/stderr", out_dir);
-    snprintf(cmd, sizeof cmd, "ulimit -%c %lu && exec timeout -s KILL 25 %s %s >%s/stdout 2>%s",
-             what, kib, bin, args, out_dir, ef);
-    int st = system(cmd);
-    FILE *f = fopen(ef, "r");
-    cr_assert(f);
-    size_t k = fread(err, 1, n - 1, f);
-    err[k] = 0;
-    fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    skip_if_sanitized(bin);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "ulimit -%c %lu && exec timeout -s KILL 25 %s %s >%s/stdout "
+             "2>%s/stderr", what, kib, bin, args, out_dir, out_dir);
+    return run_cmd(cmd, err, n);
 }
 
 Test(membudget, an_address_space_limit_runs_or_refuses, .init = make_out, .fini = remove_out)
@@ -525,10 +534,8 @@ Test(membudget, a_limit_under_the_loader_or_valgrind_runs_pipesim, .init = make_
     const char *bin = getenv("PIPESIM");
     if (!bin)
         cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
+    skip_if_sanitized(bin);
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
-    if (system(cmd) != 0)
-        cr_skip_test("%s is built with a sanitizer", bin);
     if (system("command -v readelf >/dev/null") != 0)
         cr_skip_test("readelf is not installed");
     char *abs = realpath(bin, NULL); /* the commands run in out_dir */
