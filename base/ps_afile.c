@@ -745,7 +745,8 @@ int ps_afile_sync(struct ps_afile *af)
     int bad = fflush(af->f) != 0 || ferror(af->f), e = errno;
     if (!af->tmp) { /* stdout or a device: flushed now, so that a set fails before any is renamed */
         if (bad)
-            return ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
+            return ps_error(PS_EIO, "%s: write failed: %s", af->path ? af->path : "stdout",
+                            strerror(e ? e : EIO));
         return 0;
     }
     if (!bad && fsync(fileno(af->f)) != 0 && errno != EINVAL) {

@@ -66,6 +66,16 @@ int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int
  * compare-schedules, plot, plan and sweep. In cli/cli_run.c. */
 int cli_schedule_list(char *buf, const char *opt, const char **names, int max, int *n);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
+/* Several outputs of one command as one set (predict's --trace, --trace-csv
+ * and --out; validate's traces): each printed to its temporary, all synced,
+ * then all renamed into place, or, when one print or sync fails, none
+ * replaced. An entry with a NULL path is skipped. In cli/cli_run.c. */
+struct cli_output {
+    const char *path;
+    cli_print_fn print;
+    const void *ctx;
+};
+int cli_write_outputs(const struct cli_output *out, int n);
 /* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
  * extensions exts ("png,svg,gp,dat"), as outputs of option opt
  * (ps_io_output): before any work, an input or another output of the same

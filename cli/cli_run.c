@@ -89,23 +89,48 @@ int cli_io_figure(const char *dir, const char *prefix, const char *name, const c
     return 0;
 }
 
+int cli_write_outputs(const struct cli_output *out, int n)
+{
+    struct ps_afile af[8];
+    int rc = 0, n_open = 0;
+    if (n > (int)(sizeof af / sizeof *af))
+        return ps_error(PS_EINVAL, "%d outputs in one set (at most 8)", n);
+    for (int k = 0; k < n && rc == 0; k++) {
+        af[k].f = NULL;
+        if (!out[k].path)
+            continue;
+        if ((rc = ps_afile_open(&af[k], out[k].path)) < 0)
+            break;
+        n_open = k + 1;
+        errno = 0;
+        if ((rc = out[k].print(out[k].ctx, af[k].f)) < 0 && rc == -PS_EIO && ferror(af[k].f)) {
+            /* a printer's "write error" on its stream: name the output and why */
+            int e = errno;
+            rc = ps_error(PS_EIO, "%s: write failed: %s",
+                          strcmp(out[k].path, "-") ? out[k].path : "stdout",
+                          strerror(e ? e : EIO));
+        }
+    }
+    for (int k = 0; k < n_open && rc == 0; k++)
+        if (af[k].f)
+            rc = ps_afile_sync(&af[k]);
+    if (rc == 0) {
+        ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
+        for (int k = 0; k < n_open && rc == 0; k++)
+            if (af[k].f)
+                rc = ps_afile_commit(&af[k]);
+        ps_afile_publish_end();
+    }
+    for (int k = 0; k < n_open; k++)
+        if (af[k].f)
+            ps_afile_abort(&af[k]);
+    return rc;
+}
+
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
 {
-    struct ps_afile af;
-    int rc = ps_afile_open(&af, path);
-    if (rc < 0)
-        return rc;
-    errno = 0;
-    if ((rc = print(ctx, af.f)) < 0) {
-        /* a printer's "write error" on its stream: name the output and why */
-        int e = errno, werr = rc == -PS_EIO && ferror(af.f);
-        ps_afile_abort(&af);
-        if (werr)
-            return ps_error(PS_EIO, "%s: write failed: %s", strcmp(path, "-") ? path : "stdout",
-                             strerror(e ? e : EIO));
-        return rc;
-    }
-    return ps_afile_commit(&af);
+    const struct cli_output out = { path, print, ctx };
+    return cli_write_outputs(&out, 1);
 }
 
 int cli_schedule_list(char *buf, const char *opt, const char **names, int max, int *n)

@@ -62,6 +62,9 @@ static int predict_option(void *ctx, int c, const char *arg)
     return 0;
 }
 
+static int print_chrome(const void *ctx, FILE *f) { return trc_print_chrome(ctx, f); }
+static int print_csv(const void *ctx, FILE *f) { return trc_print_csv(ctx, f); }
+
 static int print_prediction(const void *ctx, FILE *f)
 {
     const struct predict_opts *o = ctx;
@@ -111,12 +114,12 @@ int cmd_predict(int argc, char **argv)
         ana_short_ops_describe(p->short_ops, p->compute_ops, p->short_kinds, w, sizeof w);
         fprintf(stderr, "pipesim predict: warning: %s\n", w);
     }
-    if (o.trace && (rc = trc_write_chrome(p->trace, o.trace)) < 0)
-        goto out;
-    if (o.trace_csv && (rc = trc_write_csv(p->trace, o.trace_csv)) < 0)
-        goto out;
     o.p = p;
-    rc = cli_write_output(o.out_path, print_prediction, &o);
+    /* the traces and the result one set: all written or none replaced */
+    const struct cli_output set[] = { { o.trace, print_chrome, p->trace },
+                                      { o.trace_csv, print_csv, p->trace },
+                                      { o.out_path, print_prediction, &o } };
+    rc = cli_write_outputs(set, 3);
 out:
     ana_prediction_free(p);
     cli_run_close(&run);

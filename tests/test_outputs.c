@@ -424,6 +424,32 @@ Test(outputs, report_writes_all_its_outputs_or_none)
                  "three outputs on stdout");
 }
 
+/* predict's --trace, --trace-csv and --out are one set: a failing --out
+ * leaves the traces as they were (they were replaced before it was tried). */
+Test(outputs, predict_writes_its_traces_and_result_as_one_set)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && echo precious > t.json && echo precious > t.csv", dir), 0);
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/" TOPO
+                       " -K 4 -M 4 --batch 16 --trace t.json --trace-csv t.csv --out missing/r.txt "
+                       "2>%s", dir, ps, wd, errp), 5);
+    cr_assert(stderr_has("missing/r.txt: cannot write"));
+    struct stat st;
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) /* a device fails at its flush */
+        cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology "
+                           "%s/" TOPO " -K 4 -M 4 --batch 16 --trace t.json --trace-csv t.csv "
+                           "--out /dev/full 2>%s", dir, ps, wd, errp), 5);
+    cr_assert_eq(th_sh("cd %s && test \"$(cat t.json t.csv)\" = \"$(printf 'precious\\n"
+                       "precious')\" && test -z \"$(ls -A | grep '^\\.t\\.')\"", dir), 0,
+                 "a trace was replaced by a run whose --out failed, or a temporary left");
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/" TOPO
+                       " -K 4 -M 4 --batch 16 --trace t.json --trace-csv t.csv --out r.txt && "
+                       "grep -q traceEvents t.json && grep -q '^device,stream' t.csv && "
+                       "grep -q '^step time' r.txt", dir, ps, wd), 0);
+}
+
 /* Endless inputs and outputs that would leave their folder are refused up
  * front, never a hang or a file in the root folder. */
 Test(outputs, endless_inputs_and_escaping_outputs_are_refused)

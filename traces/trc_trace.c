@@ -1,8 +1,10 @@
 #include "traces/trc_trace.h"
 #include "traces/trc_layout.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,18 +174,12 @@ static void put_threads(FILE *f, int d, const struct trc_layout *l)
         }
 }
 
-int trc_write_chrome(const struct trc_trace *t, const char *path)
+int trc_print_chrome(const struct trc_trace *t, FILE *f)
 {
     struct trc_layout l;
     int rc = trc_layout_init(&l, t);
     if (rc < 0)
         return rc;
-    struct ps_afile af;
-    if ((rc = ps_afile_open(&af, path)) < 0) {
-        trc_layout_release(&l);
-        return rc;
-    }
-    FILE *f = af.f;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\n\"pipesim\":{\"version\":\"%s\",\"source\":",
             PS_VERSION);
     put_str(f, t->source);
@@ -251,24 +247,47 @@ int trc_write_chrome(const struct trc_trace *t, const char *path)
     }
     fputs("\n]}\n", f);
     trc_layout_release(&l);
-    return ps_afile_commit(&af);
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
-int trc_write_csv(const struct trc_trace *t, const char *path)
+int trc_print_csv(const struct trc_trace *t, FILE *f)
+{
+    fprintf(f, "device,stream,kind,stage,mb,start_us,end_us,bytes,peer\n");
+    for (size_t i = 0; i < t->n_events; i++) {
+        const struct trc_event *e = &t->events[i];
+        fprintf(f, "%d,%s,%s,%d,%d,", e->device, stream_names[e->stream],
+                sch_op_kind_name(e->kind), e->stage, e->mb);
+        put_us(f, e->start_ns);
+        fputc(',', f);
+        put_us(f, e->end_ns);
+        fprintf(f, ",%lld,%d\n", (long long)e->bytes, e->peer);
+    }
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+}
+
+/* One trace file, atomically (ps_afile). */
+static int write_one(const struct trc_trace *t, const char *path,
+                     int (*print)(const struct trc_trace *, FILE *))
 {
     struct ps_afile af;
     int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
-    fprintf(af.f, "device,stream,kind,stage,mb,start_us,end_us,bytes,peer\n");
-    for (size_t i = 0; i < t->n_events; i++) {
-        const struct trc_event *e = &t->events[i];
-        fprintf(af.f, "%d,%s,%s,%d,%d,", e->device, stream_names[e->stream],
-                sch_op_kind_name(e->kind), e->stage, e->mb);
-        put_us(af.f, e->start_ns);
-        fputc(',', af.f);
-        put_us(af.f, e->end_ns);
-        fprintf(af.f, ",%lld,%d\n", (long long)e->bytes, e->peer);
+    errno = 0;
+    if ((rc = print(t, af.f)) < 0) {
+        int e = errno, werr = rc == -PS_EIO && ferror(af.f);
+        ps_afile_abort(&af);
+        return werr ? ps_error(PS_EIO, "%s: write failed: %s", path, strerror(e ? e : EIO)) : rc;
     }
     return ps_afile_commit(&af);
+}
+
+int trc_write_chrome(const struct trc_trace *t, const char *path)
+{
+    return write_one(t, path, trc_print_chrome);
+}
+
+int trc_write_csv(const struct trc_trace *t, const char *path)
+{
+    return write_one(t, path, trc_print_csv);
 }

@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sched/sch_schedule.h"
 
@@ -79,6 +80,10 @@ void trc_trace_sort(struct trc_trace *t);
 int trc_event_ptr_by_device_start(const void *a, const void *b);
 int trc_write_chrome(const struct trc_trace *t, const char *path);
 int trc_write_csv(const struct trc_trace *t, const char *path);
+/* The same to an open stream, for a set of outputs written together
+ * (cli_write_outputs); -PS_EIO "write error" when the stream has one. */
+int trc_print_chrome(const struct trc_trace *t, FILE *f);
+int trc_print_csv(const struct trc_trace *t, FILE *f);
 /* Reads a Chrome JSON trace written by trc_write_chrome (either source). */
 int trc_read_chrome(const char *path, struct trc_trace **out);
 /* The same from memory: text[0..len), errors name `name`. */
