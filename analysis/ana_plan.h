@@ -172,7 +172,10 @@ int ana_plan_store(const struct ana_plan *p, const char *path);
  * when there is none yet. */
 int ana_plan_db_precheck(const char *path);
 /* The frontier figure: <out_dir>/<prefix>frontier.png and .svg, throughput
- * against peak memory, infeasible simulated points marked. */
-int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnuplot);
+ * against peak memory, infeasible simulated points marked; held in batch
+ * (ana_plot.h) when not NULL. */
+struct ana_plot_batch;
+int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnuplot,
+                  struct ana_plot_batch *batch);
 
 #endif

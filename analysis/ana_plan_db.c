@@ -230,10 +230,11 @@ out:
 
 /* ---- the frontier figure ---- */
 
-int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnuplot)
+int ana_plan_plot(const struct ana_plan *p, const char *out_dir, const char *gnuplot,
+                  struct ana_plot_batch *batch)
 {
     struct tmp t;
-    struct ana_plot_opts o = { .out_dir = out_dir, .gnuplot = gnuplot };
+    struct ana_plot_opts o = { .out_dir = out_dir, .gnuplot = gnuplot, .batch = batch };
     int rc = ana_tmp_new(&t);
     if (rc < 0)
         return rc;

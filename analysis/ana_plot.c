@@ -95,6 +95,14 @@ int ana_plot_batch_new(struct ana_plot_batch **out)
     return 0;
 }
 
+int ana_plot_batch_sync(struct ana_plot_batch *b)
+{
+    int rc = 0;
+    for (int i = 0; b && i < b->n && rc == 0; i++)
+        rc = ps_afile_sync(&b->af[i]);
+    return rc;
+}
+
 int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
 {
     if (!b)
@@ -139,6 +147,12 @@ static int finish_file(const struct ana_plot_opts *o, struct ps_afile *af)
     }
     o->batch->af[o->batch->n++] = *af;
     return 0;
+}
+
+int ana_plot_batch_adopt(struct ana_plot_batch *b, struct ps_afile *af)
+{
+    struct ana_plot_opts o = { .batch = b };
+    return finish_file(&o, af);
 }
 
 /* Writes text to <out>/<prefix><file> atomically. */

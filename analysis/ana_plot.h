@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 struct ana_plot_batch;
+struct ps_afile;
 
 struct ana_plot_opts {
     const char *out_dir;         /* created if missing */
@@ -52,6 +53,13 @@ struct ana_plot_opts {
 #define ANA_PLOT_BATCH_MAX 64
 int ana_plot_batch_new(struct ana_plot_batch **out);
 int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said);
+/* An output of the caller's own (an open ps_afile) held and published with
+ * the set; b takes it over (aborted with the set). */
+int ana_plot_batch_adopt(struct ana_plot_batch *b, struct ps_afile *af);
+/* finish's first half alone: every file of the set synced (ps_afile_sync), so
+ * that a caller can commit something else between (plan: its database) and
+ * fail before any figure is renamed into place. */
+int ana_plot_batch_sync(struct ana_plot_batch *b);
 
 /* 0 when kind is one of ana_plot_sweep's figures (speedup, bubble,
  * memory), else PS_EUSAGE "--kind: unknown figure" naming the closest of

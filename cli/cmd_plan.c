@@ -1,6 +1,8 @@
 /* pipesim plan: the best configuration that fits (analysis/ana_plan.h). */
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_plan.h"
+#include "analysis/ana_plot.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
@@ -10,6 +12,7 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -251,12 +254,27 @@ int cmd_plan(int argc, char **argv)
                 "by the bound, %d rejected by the memory bound\n", p->n, p->n == 1 ? "" : "s",
                 p->elapsed_s,
                 p->simulated, p->counts[ANA_PLAN_PRUNED], p->counts[ANA_PLAN_MEM_BOUND]);
-    if (db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
-        goto out;
-    if (plot && (rc = ana_plan_plot(p, plot, NULL)) < 0)
-        goto out;
+    /* the figure and the report held as temporaries and synced, then the
+     * database's row, then both renamed into place together: a failure
+     * before the row leaves all three as they were (the row was stored
+     * first, then a figure or the report could fail) */
     po.p = p;
-    rc = cli_write_output(out, print_plan, &po);
+    struct ana_plot_batch *figs = NULL;
+    if ((rc = ana_plot_batch_new(&figs)) == 0 && plot)
+        rc = ana_plan_plot(p, plot, NULL, figs);
+    struct ps_afile af;
+    if (rc == 0 && (rc = ps_afile_open(&af, out)) == 0) {
+        errno = 0;
+        if ((rc = print_plan(&po, af.f)) == -PS_EIO && ferror(af.f))
+            rc = ps_error(PS_EIO, "%s: write failed: %s", strcmp(out, "-") ? out : "stdout",
+                          strerror(errno ? errno : EIO));
+        int arc = ana_plot_batch_adopt(figs, &af); /* the set aborts it if need be */
+        rc = rc < 0 ? rc : arc;
+    }
+    if (rc == 0 && (rc = ana_plot_batch_sync(figs)) == 0 && db &&
+        (rc = ps_mkdirs_parent(db)) == 0)
+        rc = ana_plan_store(p, db);
+    rc = ana_plot_batch_finish(figs, rc, NULL);
     if (rc == 0 && !p->n_rank) { /* the report says so too; the status tells scripts */
         const char *first = NULL;
         for (int i = 0; i < p->n && !first; i++)

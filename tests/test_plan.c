@@ -429,6 +429,32 @@ Test(plan_cli, the_frontier_figure_keeps_its_key_off_the_points)
                        "' 0 0 5 120'", dir), 0);
 }
 
+/* --out, --plot and --db are one set: a figure that cannot be written leaves
+ * the report unwritten and the database without the search's row (the row
+ * was stored first, the report then skipped). */
+Test(plan_cli, a_failing_figure_leaves_the_report_and_the_database_as_they_were)
+{
+    if (th_sh("command -v gnuplot >/dev/null") != 0)
+        cr_skip_test("gnuplot is not installed");
+    cr_assert_eq(th_sh("cd %s && %s plan " OK " --devices 4 --batch 8 --db p.db --quiet "
+                       ">/dev/null && echo x > afile && echo precious > r.txt", dir,
+                       th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s plan " OK " --devices 4 --batch 8 --db p.db --out r.txt "
+                       "--plot afile/fig --quiet 2>e.txt", dir, th_pipesim()), 5);
+    char msg[512];
+    th_slurp(dir, "e.txt", msg, sizeof msg);
+    cr_expect(strstr(msg, "afile: not a directory"), "%s", msg);
+    cr_expect_eq(th_sh("cd %s && test \"$(cat r.txt)\" = precious && python3 -c \"import "
+                       "sqlite3, sys; sys.exit(sqlite3.connect('p.db').execute('select count(*) "
+                       "from plans').fetchone()[0] != 1)\"", dir), 0,
+                 "the report was replaced or the database gained the failed search's row");
+    cr_expect_eq(th_sh("cd %s && %s plan " OK " --devices 4 --batch 8 --db p.db --out r.txt "
+                       "--plot fig --quiet && test -s fig/frontier.png && grep -q '^top' r.txt "
+                       "&& python3 -c \"import sqlite3, sys; sys.exit(sqlite3.connect('p.db')."
+                       "execute('select count(*) from plans').fetchone()[0] != 2)\"", dir,
+                       th_pipesim()), 0);
+}
+
 /* One configuration and one partition are singular (helper-79 found sweep's
  * "1 configurations"; plan said it twice). */
 Test(plan_cli, one_configuration_is_singular)
