@@ -100,10 +100,15 @@ static void on_signal(int sig)
         if (p)
             unlink(p);
     }
-    for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) { /* then the folders, now empty */
-        char *p = atomic_load(&live[i]);
-        if (p)
-            rmdir(p);
+    /* then the folders, now empty, until none goes: a folder inside another
+     * may hold a later slot (a study's --out-dir and the folders above it) */
+    for (int gone = 1, pass = 0; gone && pass < 16; pass++) {
+        gone = 0;
+        for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) {
+            char *p = atomic_load(&live[i]);
+            if (p && rmdir(p) == 0)
+                gone = 1;
+        }
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -37,6 +37,23 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
                 snprintf(s->created, sizeof s->created, "%s", probe);
             probe[i] = keep;
         }
+    /* the folders made, tracked before they are made, so that a signal
+     * takes them away too (only while empty: the handler's rmdir; helper-85:
+     * an interrupted study left them) */
+    if (s->created[0]) {
+        size_t top = strlen(s->created);
+        snprintf(probe, sizeof probe, "%s", out_dir);
+        while (strlen(probe) >= top && s->n_dir_slots < (int)(sizeof s->dir_slot /
+                                                             sizeof *s->dir_slot)) {
+            if ((rc = ps_afile_track(probe)) < 0)
+                return rc;
+            s->dir_slot[s->n_dir_slots++] = rc;
+            char *sl = strrchr(probe, '/');
+            if (!sl)
+                break;
+            *sl = 0;
+        }
+    }
     if ((rc = ps_mkdirs(out_dir)) < 0 ||
         (rc = stu_join(out_dir, ".pipesim-stage-XXXXXX", s->stage, sizeof s->stage)) < 0)
         return rc;
@@ -168,6 +185,9 @@ void stu_out_abort(struct stu_out *s)
         }
         s->created[0] = 0;
     }
+    for (int i = 0; i < s->n_dir_slots; i++)
+        ps_afile_untrack(s->dir_slot[i]);
+    s->n_dir_slots = 0;
     free(s->files);
     s->files = NULL;
     s->n = s->cap = 0;

@@ -331,3 +331,29 @@ Test(reproduce, a_study_writes_its_folder_all_or_nothing)
                        " && test \"$(ls -A %s/g | grep -c '^\\.')\" = 0", dir, pp, dir, dir, dir,
                        dir, dir, dir), 0);
 }
+
+/* An interrupted study takes away the folders it made for --out-dir (as a
+ * failed one did; helper-85: Ctrl-C left n/a and n, empty). gnuplot is held
+ * up 3 s by a wrapper first on PATH, so the signal comes mid-run; SIGTERM,
+ * as a shell without job control starts a background job with SIGINT
+ * ignored (and pipesim keeps an ignored signal ignored). */
+Test(reproduce, an_interrupted_study_leaves_no_folder_it_made)
+{
+    if (th_sh("command -v gnuplot >/dev/null") != 0)
+        cr_skip_test("gnuplot is not installed");
+    char bin[4096];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(th_sh("mkdir -p %s/bin && printf '#!/bin/sh\\nsleep 3\\nexec %%s \"$@\"\\n' "
+                       "\"$(command -v gnuplot)\" > %s/bin/gnuplot && chmod +x %s/bin/gnuplot",
+                       dir, dir, dir), 0);
+    for (int k = 0; k < 2; k++) { /* a new folder, then one inside a folder that was there */
+        if (k)
+            cr_assert_eq(th_sh("mkdir -p %s/old && echo keep > %s/old/mine", dir, dir), 0);
+        int rc = th_sh("cd %s && (PATH=%s/bin:$PATH exec %s reproduce gpipe --out-dir %s "
+                       "--quiet) & pid=$!; sleep 1; kill -TERM $pid; wait $pid", dir, dir, bin,
+                       k ? "old/a" : "n/a");
+        cr_expect_eq(rc, 143, "exit %d", rc);
+    }
+    cr_expect_eq(th_sh("test ! -e %s/n", dir), 0, "an empty folder it made was left");
+    cr_expect_eq(th_sh("test \"$(ls -A %s/old)\" = mine", dir), 0, "a folder that was there");
+}
