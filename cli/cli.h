@@ -76,6 +76,9 @@ struct cli_output {
     const void *ctx;
 };
 int cli_write_outputs(const struct cli_output *out, int n);
+/* Printers of a trace (ctx: struct trc_trace) for such a set: Chrome JSON, CSV. */
+int cli_print_chrome(const void *ctx, FILE *f);
+int cli_print_csv(const void *ctx, FILE *f);
 /* Declares the files a figure writes, DIR/PREFIX+NAME.EXT for each of the
  * extensions exts ("png,svg,gp,dat"), as outputs of option opt
  * (ps_io_output): before any work, an input or another output of the same

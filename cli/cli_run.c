@@ -1,6 +1,7 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 #include "base/ps_afile.h"
+#include "traces/trc_trace.h"
 #include "base/ps_error.h"
 #include "base/ps_suggest.h"
 #include "sim/sim_membudget.h"
@@ -126,6 +127,9 @@ int cli_write_outputs(const struct cli_output *out, int n)
             ps_afile_abort(&af[k]);
     return rc;
 }
+
+int cli_print_chrome(const void *ctx, FILE *f) { return trc_print_chrome(ctx, f); }
+int cli_print_csv(const void *ctx, FILE *f) { return trc_print_csv(ctx, f); }
 
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx)
 {

@@ -62,9 +62,6 @@ static int predict_option(void *ctx, int c, const char *arg)
     return 0;
 }
 
-static int print_chrome(const void *ctx, FILE *f) { return trc_print_chrome(ctx, f); }
-static int print_csv(const void *ctx, FILE *f) { return trc_print_csv(ctx, f); }
-
 static int print_prediction(const void *ctx, FILE *f)
 {
     const struct predict_opts *o = ctx;
@@ -116,8 +113,8 @@ int cmd_predict(int argc, char **argv)
     }
     o.p = p;
     /* the traces and the result one set: all written or none replaced */
-    const struct cli_output set[] = { { o.trace, print_chrome, p->trace },
-                                      { o.trace_csv, print_csv, p->trace },
+    const struct cli_output set[] = { { o.trace, cli_print_chrome, p->trace },
+                                      { o.trace_csv, cli_print_csv, p->trace },
                                       { o.out_path, print_prediction, &o } };
     rc = cli_write_outputs(set, 3);
 out:

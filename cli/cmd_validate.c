@@ -209,6 +209,8 @@ static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K
     return 0;
 }
 
+static int print_grads(const void *ctx, FILE *f) { return rt_grads_print(ctx, f); }
+
 static int emit_profile(const struct rt_net *net, const char *path)
 {
     struct mdl_profile *prof;
@@ -390,11 +392,11 @@ int cmd_validate(int argc, char **argv)
                "involuntary context switches)\n", 100.0 * (double)runq / (double)worker_ns,
                csw);
     fflush(stdout);
-    if (trace_path && (rc = trc_write_chrome(trace, trace_path)) < 0)
-        goto out;
-    if (csv_path && (rc = trc_write_csv(trace, csv_path)) < 0)
-        goto out;
-    if (grads_path && (rc = rt_grads_write(net, grads_path)) < 0)
+    /* the traces and the gradients one set: all written or none replaced */
+    const struct cli_output set[] = { { trace_path, cli_print_chrome, trace },
+                                      { csv_path, cli_print_csv, trace },
+                                      { grads_path, print_grads, net } };
+    if ((rc = cli_write_outputs(set, 3)) < 0)
         goto out;
     rc = verdict;
 out:

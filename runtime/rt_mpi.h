@@ -40,6 +40,8 @@
 #ifndef RT_MPI_H
 #define RT_MPI_H
 
+#include <stdio.h>
+
 #include "runtime/rt_pipe.h"
 
 struct rt_mpi_args {
@@ -59,5 +61,8 @@ int rt_mpi_validate(const struct rt_mpi_args *a);
  * count of dw, of db; the float32 arrays), host byte order. Written after a
  * step by either backend so runs can be compared byte for byte. Atomic. */
 int rt_grads_write(const struct rt_net *net, const char *path);
+/* The same to an open stream (one output of a set); -PS_EIO "write error"
+ * when the stream has one. */
+int rt_grads_print(const struct rt_net *net, FILE *f);
 
 #endif

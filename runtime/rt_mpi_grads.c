@@ -6,25 +6,31 @@
 #include <stdint.h>
 #include <stdio.h>
 
+int rt_grads_print(const struct rt_net *net, FILE *f)
+{
+    int32_t n = net->n_layers;
+    fwrite("PSGRADS1", 1, 8, f);
+    fwrite(&n, sizeof n, 1, f);
+    for (int l = 0; l < net->n_layers; l++) {
+        const struct rt_layer *ly = &net->layers[l];
+        int32_t hdr[3] = { (int32_t)ly->kind, ly->in, ly->out };
+        int64_t nw = ly->kind == RT_LAYER_DENSE ? (int64_t)ly->in * ly->out : ly->out;
+        int64_t nb = ly->out;
+        fwrite(hdr, sizeof *hdr, 3, f);
+        fwrite(&nw, sizeof nw, 1, f);
+        fwrite(&nb, sizeof nb, 1, f);
+        fwrite(ly->dw, sizeof *ly->dw, (size_t)nw, f);
+        fwrite(ly->db, sizeof *ly->db, (size_t)nb, f);
+    }
+    return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
+}
+
 int rt_grads_write(const struct rt_net *net, const char *path)
 {
     struct ps_afile af;
     int rc = ps_afile_open(&af, path);
     if (rc < 0)
         return rc;
-    int32_t n = net->n_layers;
-    fwrite("PSGRADS1", 1, 8, af.f);
-    fwrite(&n, sizeof n, 1, af.f);
-    for (int l = 0; l < net->n_layers; l++) {
-        const struct rt_layer *ly = &net->layers[l];
-        int32_t hdr[3] = { (int32_t)ly->kind, ly->in, ly->out };
-        int64_t nw = ly->kind == RT_LAYER_DENSE ? (int64_t)ly->in * ly->out : ly->out;
-        int64_t nb = ly->out;
-        fwrite(hdr, sizeof *hdr, 3, af.f);
-        fwrite(&nw, sizeof nw, 1, af.f);
-        fwrite(&nb, sizeof nb, 1, af.f);
-        fwrite(ly->dw, sizeof *ly->dw, (size_t)nw, af.f);
-        fwrite(ly->db, sizeof *ly->db, (size_t)nb, af.f);
-    }
+    rt_grads_print(net, af.f);
     return ps_afile_commit(&af); /* checks the stream's error state */
 }

@@ -2,6 +2,8 @@
  * profile, the simulator's memory ledger against the measured peaks. */
 #include "helpers.h"
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <unistd.h>
 
@@ -87,6 +89,27 @@ Test(rt_cli, run_writes_trace_csv_and_profile)
     /* --emit-profile alone writes the profile and runs nothing */
     cr_assert_eq(th_sh("cd %s && %s validate --net mlp:layers=2,width=4 --emit-profile q.csv "
                        ">o2.txt && test -s q.csv && ! test -s o2.txt", dir, th_pipesim()), 0);
+}
+
+/* --trace, --trace-csv and --grads-out are one set: gradients that cannot
+ * be written (a full device fails at its flush) leave the traces as they
+ * were (they were written first, then the gradients failed). */
+Test(rt_cli, traces_and_gradients_are_one_set)
+{
+    struct stat st;
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        cr_skip_test("no /dev/full on this system");
+    cr_assert_eq(th_sh("cd %s && echo precious > t.json && echo precious > t.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 "
+                       "--steps 1 --trace t.json --trace-csv t.csv --grads-out /dev/full "
+                       ">/dev/null 2>err.txt", dir, th_pipesim()), 5);
+    cr_expect_eq(th_sh("cd %s && grep -q '/dev/full: write failed' err.txt && test \"$(cat t.json t.csv)\""
+                       " = \"$(printf 'precious\\nprecious')\"", dir), 0,
+                 "a trace was replaced by a run whose gradients could not be written");
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 "
+                       "--steps 1 --trace t.json --trace-csv t.csv --grads-out g.bin >/dev/null "
+                       "&& grep -q traceEvents t.json && grep -q '^device,stream' t.csv && "
+                       "head -c 8 g.bin | grep -q PSGRADS1", dir, th_pipesim()), 0);
 }
 
 /* The measured peaks equal the ledger rule (sch_mem_effect over each
