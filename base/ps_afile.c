@@ -102,7 +102,7 @@ static void on_signal(int sig)
     }
     /* then the folders, now empty, until none goes: a folder inside another
      * may hold a later slot (a study's --out-dir and the folders above it) */
-    for (int gone = 1, pass = 0; gone && pass < 16; pass++) {
+    for (int gone = 1, pass = 0; gone && pass <= hi; pass++) { /* each pass: one at least */
         gone = 0;
         for (int i = 0; i < hi && i < PS_AFILE_MAX; i++) {
             char *p = atomic_load(&live[i]);
@@ -216,6 +216,21 @@ void ps_afile_publish_end(void)
 {
     if (atomic_fetch_sub(&publishing, 1) == 1)
         pthread_sigmask(SIG_SETMASK, &publish_mask, NULL);
+}
+
+int ps_afile_mkdir(const char *path)
+{
+    sigset_t oldmask;
+    create_begin(&oldmask);
+    int slot;
+    if (mkdir(path, 0777) != 0)
+        slot = errno == EEXIST ? PS_AFILE_EXISTED
+                               : ps_error(PS_EIO, "%s: cannot create the folder: %s", path,
+                                          strerror(errno));
+    else if ((slot = ps_afile_track(path)) < 0)
+        rmdir(path);
+    create_end(&oldmask);
+    return slot;
 }
 
 int ps_afile_mkdtemp(char *templ)

@@ -77,6 +77,12 @@ void ps_afile_untrack(int slot);
  * off between them (no window where it exists untracked): the slot, or
  * PS_EIO naming the reason. */
 int ps_afile_mkdtemp(char *templ);
+/* mkdir(path) and ps_afile_track of the new folder with the signals held off
+ * between them: the slot; PS_AFILE_EXISTED (not ours, not tracked) when path
+ * was there, made by another process meanwhile too; or PS_EIO naming the
+ * reason. The handler removes the folder while it is empty. */
+#define PS_AFILE_EXISTED (-1000000)
+int ps_afile_mkdir(const char *path);
 /* The same for a file: mkstemp(templ) tracked, *slot its slot; the open
  * descriptor, or a negative error (PS_EIO naming the reason). */
 int ps_afile_mkstemp(char *templ, int *slot);

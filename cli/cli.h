@@ -67,9 +67,12 @@ int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int
 int cli_schedule_list(char *buf, const char *opt, const char **names, int max, int *n);
 int cli_write_output(const char *path, cli_print_fn print, const void *ctx);
 /* Several outputs of one command as one set (predict's --trace, --trace-csv
- * and --out; validate's traces): each printed to its temporary, all synced,
- * then all renamed into place, or, when one print or sync fails, none
- * replaced. An entry with a NULL path is skipped. In cli/cli_run.c. */
+ * and --out; validate's --trace, --trace-csv and --grads-out with the thread
+ * backend): each printed to its temporary, all synced, then all renamed into
+ * place, or, when one print or sync fails, none replaced. stdout and devices
+ * get no byte before every file is synced (their text waits in memory),
+ * devices before stdout. An entry with a NULL path is skipped. In
+ * cli/cli_run.c. */
 struct cli_output {
     const char *path;
     cli_print_fn print;

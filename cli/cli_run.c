@@ -93,6 +93,8 @@ int cli_io_figure(const char *dir, const char *prefix, const char *name, const c
 int cli_write_outputs(const struct cli_output *out, int n)
 {
     struct ps_afile af[8];
+    char *buf[8] = { 0 };
+    size_t len[8] = { 0 };
     int rc = 0, n_open = 0;
     if (n > (int)(sizeof af / sizeof *af))
         return ps_error(PS_EINVAL, "%d outputs in one set (at most 8)", n);
@@ -103,18 +105,40 @@ int cli_write_outputs(const struct cli_output *out, int n)
         if ((rc = ps_afile_open(&af[k], out[k].path)) < 0)
             break;
         n_open = k + 1;
+        /* stdout or a device gets no byte before every file is synced: its
+         * text waits in memory (helper-86: a trace on stdout was printed,
+         * then --out failed) */
+        FILE *f = ps_afile_direct(&af[k]) ? ps_memstream_open(&buf[k], &len[k]) : af[k].f;
+        if (!f) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            break;
+        }
         errno = 0;
-        if ((rc = out[k].print(out[k].ctx, af[k].f)) < 0 && rc == -PS_EIO && ferror(af[k].f)) {
-            /* a printer's "write error" on its stream: name the output and why */
-            int e = errno;
+        rc = out[k].print(out[k].ctx, f);
+        int werr = rc == -PS_EIO && ferror(f), e = errno, mem = f != af[k].f;
+        if (mem && (ps_memstream_close(f, &buf[k], &len[k]) < 0 || werr)) {
+            rc = rc < 0 && !werr ? rc : ps_error(PS_ENOMEM, "out of memory");
+            break;
+        }
+        if (werr) /* a printer's "write error" on its stream: name the output and why */
             rc = ps_error(PS_EIO, "%s: write failed: %s",
                           strcmp(out[k].path, "-") ? out[k].path : "stdout",
                           strerror(e ? e : EIO));
-        }
     }
-    for (int k = 0; k < n_open && rc == 0; k++)
-        if (af[k].f)
+    for (int k = 0; k < n_open && rc == 0; k++) /* the files, then the direct outputs */
+        if (af[k].f && !ps_afile_direct(&af[k]))
             rc = ps_afile_sync(&af[k]);
+    for (int last = 0; last < 2; last++) /* devices, then stdout: a full device stops it */
+        for (int k = 0; k < n_open && rc == 0; k++)
+            if (af[k].f && ps_afile_direct(&af[k]) && (af[k].f == stdout) == last) {
+                errno = 0;
+                if (len[k] && fwrite(buf[k], 1, len[k], af[k].f) != len[k])
+                    rc = ps_error(PS_EIO, "%s: write failed: %s",
+                                  strcmp(out[k].path, "-") ? out[k].path : "stdout",
+                                  strerror(errno ? errno : EIO));
+                else
+                    rc = ps_afile_sync(&af[k]);
+            }
     if (rc == 0) {
         ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
         for (int k = 0; k < n_open && rc == 0; k++)
@@ -122,9 +146,11 @@ int cli_write_outputs(const struct cli_output *out, int n)
                 rc = ps_afile_commit(&af[k]);
         ps_afile_publish_end();
     }
-    for (int k = 0; k < n_open; k++)
+    for (int k = 0; k < n_open; k++) {
         if (af[k].f)
             ps_afile_abort(&af[k]);
+        free(buf[k]);
+    }
     return rc;
 }
 

@@ -255,26 +255,52 @@ int cmd_plan(int argc, char **argv)
                 p->elapsed_s,
                 p->simulated, p->counts[ANA_PLAN_PRUNED], p->counts[ANA_PLAN_MEM_BOUND]);
     /* the figure and the report held as temporaries and synced, then the
-     * database's row, then both renamed into place together: a failure
-     * before the row leaves all three as they were (the row was stored
-     * first, then a figure or the report could fail) */
+     * database's row, then the files renamed into place, the row and the
+     * renames in one window no signal splits; a report for stdout or a device
+     * waits in memory until the row is stored (helper-86: it was out, then
+     * the store failed). A failure before the row leaves all three as they
+     * were (the row was stored first, then a figure or the report could fail) */
     po.p = p;
     struct ana_plot_batch *figs = NULL;
+    char *rep = NULL;
+    size_t rep_len = 0;
+    FILE *direct = NULL;
     if ((rc = ana_plot_batch_new(&figs)) == 0 && plot)
         rc = ana_plan_plot(p, plot, NULL, figs);
     struct ps_afile af;
     if (rc == 0 && (rc = ps_afile_open(&af, out)) == 0) {
+        direct = ps_afile_direct(&af) ? af.f : NULL;
+        FILE *f = direct ? ps_memstream_open(&rep, &rep_len) : af.f;
         errno = 0;
-        if ((rc = print_plan(&po, af.f)) == -PS_EIO && ferror(af.f))
+        rc = f ? print_plan(&po, f) : ps_error(PS_ENOMEM, "out of memory");
+        int werr = f && rc == -PS_EIO && ferror(f), e = errno;
+        if (f && direct && (ps_memstream_close(f, &rep, &rep_len) < 0 || werr))
+            rc = rc < 0 && !werr ? rc : ps_error(PS_ENOMEM, "out of memory");
+        else if (werr)
             rc = ps_error(PS_EIO, "%s: write failed: %s", strcmp(out, "-") ? out : "stdout",
-                          strerror(errno ? errno : EIO));
+                          strerror(e ? e : EIO));
         int arc = ana_plot_batch_adopt(figs, &af); /* the set aborts it if need be */
         rc = rc < 0 ? rc : arc;
     }
-    if (rc == 0 && (rc = ana_plot_batch_sync(figs)) == 0 && db &&
-        (rc = ps_mkdirs_parent(db)) == 0)
-        rc = ana_plan_store(p, db);
+    /* a device other than stdout takes its report before the row (a full one
+     * fails the run with the database as it was), stdout after it */
+    for (int last = 0; last < 2; last++) {
+        if (rc == 0 && !last)
+            rc = ana_plot_batch_sync(figs);
+        if (last) {
+            ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
+            if (rc == 0 && db && (rc = ps_mkdirs_parent(db)) == 0)
+                rc = ana_plan_store(p, db);
+        }
+        errno = 0;
+        if (rc == 0 && direct && (direct == stdout) == last &&
+            ((rep_len && fwrite(rep, 1, rep_len, direct) != rep_len) || fflush(direct) != 0))
+            rc = ps_error(PS_EIO, "%s: write failed: %s", strcmp(out, "-") ? out : "stdout",
+                          strerror(errno ? errno : EIO));
+    }
     rc = ana_plot_batch_finish(figs, rc, NULL);
+    ps_afile_publish_end();
+    free(rep);
     if (rc == 0 && !p->n_rank) { /* the report says so too; the status tells scripts */
         const char *first = NULL;
         for (int i = 0; i < p->n && !first; i++)

@@ -20,40 +20,43 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     int rc;
     if ((size_t)snprintf(s->final, sizeof s->final, "%s", out_dir) >= sizeof s->final)
         return ps_error(PS_EUSAGE, "--out-dir: path too long");
-    /* the first missing folder on the way: what a failed run takes away again
-     * (a run refused for its reference data left an empty --out-dir) */
+    /* the folders on the way that are missing are made here one by one, each
+     * tracked for the signal handler as it is made (ps_afile_mkdir), so that
+     * an interrupted run takes them away again too (while empty: helper-85),
+     * and one another process makes meanwhile is not taken for ours; the
+     * topmost made is what a failed run removes. A ".." component makes the
+     * folders on the path as typed other than those made (new/../old made
+     * new, and old is not ours): nothing is tracked or removed then. */
     char probe[4096];
     snprintf(probe, sizeof probe, "%s", out_dir);
     struct stat st;
-    /* a ".." component makes the folders on the path as typed other than those
-     * made (new/../old made new, and old is not ours): nothing is removed then */
     int dotdot = !strcmp(probe, "..") || !strncmp(probe, "../", 3) || strstr(probe, "/../") ||
                  (strlen(probe) >= 3 && !strcmp(probe + strlen(probe) - 3, "/.."));
-    for (size_t i = 1; !dotdot && i <= strlen(probe) && !s->created[0]; i++)
+    for (size_t i = 1; !dotdot && i <= strlen(probe); i++)
         if (probe[i] == '/' || probe[i] == 0) {
             char keep = probe[i];
             probe[i] = 0;
-            if (stat(probe, &st) != 0 && errno == ENOENT)
-                snprintf(s->created, sizeof s->created, "%s", probe);
+            if (stat(probe, &st) != 0 && errno == ENOENT) {
+                int slot = ps_afile_mkdir(probe);
+                if (slot >= 0) {
+                    int *ns = realloc(s->dir_slots, sizeof *ns * (size_t)(s->n_dir_slots + 1));
+                    if (!ns) {
+                        ps_afile_untrack(slot);
+                        rmdir(probe);
+                        return ps_error(PS_ENOMEM, "out of memory");
+                    }
+                    s->dir_slots = ns;
+                    s->dir_slots[s->n_dir_slots++] = slot;
+                    if (!s->created[0])
+                        snprintf(s->created, sizeof s->created, "%s", probe);
+                } else if (slot != PS_AFILE_EXISTED) {
+                    ps_error_clear(); /* ps_mkdirs below says why, as it always has */
+                    probe[i] = keep;
+                    break;
+                }
+            }
             probe[i] = keep;
         }
-    /* the folders made, tracked before they are made, so that a signal
-     * takes them away too (only while empty: the handler's rmdir; helper-85:
-     * an interrupted study left them) */
-    if (s->created[0]) {
-        size_t top = strlen(s->created);
-        snprintf(probe, sizeof probe, "%s", out_dir);
-        while (strlen(probe) >= top && s->n_dir_slots < (int)(sizeof s->dir_slot /
-                                                             sizeof *s->dir_slot)) {
-            if ((rc = ps_afile_track(probe)) < 0)
-                return rc;
-            s->dir_slot[s->n_dir_slots++] = rc;
-            char *sl = strrchr(probe, '/');
-            if (!sl)
-                break;
-            *sl = 0;
-        }
-    }
     if ((rc = ps_mkdirs(out_dir)) < 0 ||
         (rc = stu_join(out_dir, ".pipesim-stage-XXXXXX", s->stage, sizeof s->stage)) < 0)
         return rc;
@@ -186,7 +189,9 @@ void stu_out_abort(struct stu_out *s)
         s->created[0] = 0;
     }
     for (int i = 0; i < s->n_dir_slots; i++)
-        ps_afile_untrack(s->dir_slot[i]);
+        ps_afile_untrack(s->dir_slots[i]);
+    free(s->dir_slots);
+    s->dir_slots = NULL;
     s->n_dir_slots = 0;
     free(s->files);
     s->files = NULL;

@@ -30,8 +30,8 @@ struct stu_out {
     int stage_slot;     /* its ps_afile tracking slot, -1 when gone */
     char created[4096]; /* the topmost folder of final that begin made, "" if none:
                            removed again (while empty) by an abort before a commit */
-    int dir_slot[16];   /* those folders, final's first, tracked for the signal
-                           handler until a commit or an abort */
+    int *dir_slots;     /* the folders begin made, tracked for the signal handler
+                           until a commit or an abort */
     int n_dir_slots;
     int committed;
     FILE *log;

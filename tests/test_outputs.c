@@ -444,6 +444,18 @@ Test(outputs, predict_writes_its_traces_and_result_as_one_set)
     cr_assert_eq(th_sh("cd %s && test \"$(cat t.json t.csv)\" = \"$(printf 'precious\\n"
                        "precious')\" && test -z \"$(ls -A | grep '^\\.t\\.')\"", dir), 0,
                  "a trace was replaced by a run whose --out failed, or a temporary left");
+    /* stdout gets no byte of a set that fails (the trace on stdout was out
+     * before --out failed: helper-86) */
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/" TOPO
+                       " -K 4 -M 4 --batch 16 --trace - --out missing/r.txt >so.txt 2>/dev/null",
+                       dir, ps, wd), 5);
+    cr_assert_eq(th_sh("cd %s && test ! -s so.txt", dir), 0, "stdout had the trace");
+    if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) { /* a device before stdout */
+        cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/"
+                           TOPO " -K 4 -M 4 --batch 16 --trace - --out /dev/full >so.txt "
+                           "2>/dev/null", dir, ps, wd), 5);
+        cr_assert_eq(th_sh("cd %s && test ! -s so.txt", dir), 0, "stdout had the trace");
+    }
     cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/" TOPO
                        " -K 4 -M 4 --batch 16 --trace t.json --trace-csv t.csv --out r.txt && "
                        "grep -q traceEvents t.json && grep -q '^device,stream' t.csv && "

@@ -346,12 +346,17 @@ Test(reproduce, an_interrupted_study_leaves_no_folder_it_made)
     cr_assert_eq(th_sh("mkdir -p %s/bin && printf '#!/bin/sh\\nsleep 3\\nexec %%s \"$@\"\\n' "
                        "\"$(command -v gnuplot)\" > %s/bin/gnuplot && chmod +x %s/bin/gnuplot",
                        dir, dir, dir), 0);
-    for (int k = 0; k < 2; k++) { /* a new folder, then one inside a folder that was there */
+    /* new folders, 20 deep (the handler's folder pass once stopped at 16), then
+     * one inside a folder that was there; the signal once the study has staged */
+    static const char *const outs[] = { "n/1/2/3/4/5/6/7/8/9/10/11/12/13/14/15/16/17/18/19",
+                                        "old/a" };
+    for (int k = 0; k < 2; k++) {
         if (k)
             cr_assert_eq(th_sh("mkdir -p %s/old && echo keep > %s/old/mine", dir, dir), 0);
-        int rc = th_sh("cd %s && (PATH=%s/bin:$PATH exec %s reproduce gpipe --out-dir %s "
-                       "--quiet) & pid=$!; sleep 1; kill -TERM $pid; wait $pid", dir, dir, bin,
-                       k ? "old/a" : "n/a");
+        int rc = th_sh("cd %s || exit 1; (PATH=%s/bin:$PATH exec %s reproduce gpipe --out-dir %s "
+                       "--quiet) & pid=$!; for i in $(seq 600); do ls -d %s/.pipesim-stage-* "
+                       ">/dev/null 2>&1 && break; sleep 0.05; done; kill -TERM $pid; wait $pid",
+                       dir, dir, bin, outs[k], outs[k]);
         cr_expect_eq(rc, 143, "exit %d", rc);
     }
     cr_expect_eq(th_sh("test ! -e %s/n", dir), 0, "an empty folder it made was left");

@@ -103,7 +103,8 @@ Test(rt_cli, traces_and_gradients_are_one_set)
     cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 "
                        "--steps 1 --trace t.json --trace-csv t.csv --grads-out /dev/full "
                        ">/dev/null 2>err.txt", dir, th_pipesim()), 5);
-    cr_expect_eq(th_sh("cd %s && grep -q '/dev/full: write failed' err.txt && test \"$(cat t.json t.csv)\""
+    cr_expect_eq(th_sh("cd %s && grep -q '/dev/full: write failed' err.txt && "
+                       "test \"$(cat t.json t.csv)\""
                        " = \"$(printf 'precious\\nprecious')\"", dir), 0,
                  "a trace was replaced by a run whose gradients could not be written");
     cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=4,width=16 -K 2 -M 2 --batch 8 "
