@@ -86,6 +86,7 @@ static int valid_output(const char *path, int png)
 struct ana_plot_batch {
     struct ps_afile af[ANA_PLOT_BATCH_MAX];
     int n;
+    int synced; /* every file synced since the last was added (ana_plot_batch_sync) */
 };
 
 int ana_plot_batch_new(struct ana_plot_batch **out)
@@ -100,6 +101,8 @@ int ana_plot_batch_sync(struct ana_plot_batch *b)
     int rc = 0;
     for (int i = 0; b && i < b->n && rc == 0; i++)
         rc = ps_afile_sync(&b->af[i]);
+    if (b)
+        b->synced = rc == 0;
     return rc;
 }
 
@@ -117,9 +120,10 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
     }
     if (rc == 0)
         rc = ps_strbuf_error(&names);
-    /* every file written and synced before the first is renamed into place */
-    for (int i = 0; i < b->n && rc == 0; i++)
-        rc = ps_afile_sync(&b->af[i]);
+    /* every file written and synced before the first is renamed into place
+     * (once: plan synced them before storing its row) */
+    if (rc == 0 && !b->synced)
+        rc = ana_plot_batch_sync(b);
     ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
     for (int i = 0; i < b->n; i++) {
         if (rc < 0) {
@@ -146,6 +150,7 @@ static int finish_file(const struct ana_plot_opts *o, struct ps_afile *af)
         return ps_error(PS_EIO, "plot: more than %d files in one set", ANA_PLOT_BATCH_MAX);
     }
     o->batch->af[o->batch->n++] = *af;
+    o->batch->synced = 0;
     return 0;
 }
 

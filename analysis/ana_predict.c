@@ -358,6 +358,29 @@ err_free:
     return rc;
 }
 
+/* cut as predict runs it (no baseline, trace or draws) into *out, and
+ * whether every stage's simulated peak is within the capacity the search
+ * used (--mem-cap BYTES or the device's memory): info[S] gets the cut's
+ * closed-form figures (sch_part_model_stages). */
+static int simulate_cut(const struct ana_config *cfg, const sch_part_model *m,
+                        const struct sch_partition *cut, struct sch_part_stage_info *info,
+                        struct ana_prediction **out, int *fits)
+{
+    struct ana_config c = *cfg;
+    c.partition = (struct sch_partition *)cut;
+    c.no_baseline = 1;
+    c.record_trace = 0;
+    c.draws = 0;
+    int rc = ana_predict(&c, out);
+    if (rc < 0)
+        return rc;
+    sch_part_model_stages(m, cut, info);
+    *fits = 1;
+    for (int s = 0; s < cut->n_stages; s++)
+        *fits &= (double)(*out)->stages[s].peak_mem <= info[s].capacity;
+    return 0;
+}
+
 /* ana_partition_fit's rounds; sums: each re-solve holds a device to its
  * stages' sum (sch_part_model_solve_caps), else each stage alone
  * (sch_part_model_solve_stages); *fitted: whether *part fits by the engine. */
@@ -377,19 +400,10 @@ static int fit_loop(const struct ana_config *cfg, const sch_part_model *m,
     for (int s = 0; s < S; s++)
         limit[s] = info[s].capacity >= 9e18 ? INT64_MAX : (int64_t)floor(info[s].capacity);
     for (int round = 0; round < 8; round++) {
-        struct ana_config c = *cfg;
-        c.partition = cur;
-        c.no_baseline = 1;
-        c.record_trace = 0;
-        c.draws = 0;
         struct ana_prediction *p = NULL;
-        if ((rc = ana_predict(&c, &p)) < 0)
+        int fits, lowered = 0;
+        if ((rc = simulate_cut(cfg, m, cur, info, &p, &fits)) < 0)
             break;
-        /* against the search's capacity (--mem-cap BYTES or the device's memory) */
-        sch_part_model_stages(m, cur, info);
-        int fits = 1, lowered = 0;
-        for (int s = 0; s < S; s++)
-            fits &= (double)p->stages[s].peak_mem <= info[s].capacity;
         if (fits && cur != *part) { /* the last cut that fits */
             sch_partition_free(*part);
             *part = cur;
@@ -442,33 +456,20 @@ int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
     return fit_loop(cfg, m, part, 1, &fitted);
 }
 
-/* One simulation of cut: its step and whether every stage's simulated peak
- * is within the search's capacity. */
-static int simulate_cut(const struct ana_config *cfg, const sch_part_model *m,
-                        const struct sch_partition *cut, double *step, int *fits)
+/* The step of cut and whether it fits (simulate_cut). */
+static int step_of_cut(const struct ana_config *cfg, const sch_part_model *m,
+                       const struct sch_partition *cut, double *step, int *fits)
 {
-    struct ana_config c = *cfg;
-    c.partition = (struct sch_partition *)cut;
-    c.no_baseline = 1;
-    c.record_trace = 0;
-    c.draws = 0;
-    struct ana_prediction *p = NULL;
-    int rc = ana_predict(&c, &p);
-    if (rc < 0)
-        return rc;
     struct sch_part_stage_info *info = malloc(sizeof *info * (size_t)cut->n_stages);
-    if (!info) {
-        ana_prediction_free(p);
+    if (!info)
         return ps_error(PS_ENOMEM, "out of memory");
-    }
-    sch_part_model_stages(m, cut, info);
-    *fits = 1;
-    for (int s = 0; s < cut->n_stages; s++)
-        *fits &= (double)p->stages[s].peak_mem <= info[s].capacity;
-    *step = p->step_s;
-    free(info);
+    struct ana_prediction *p = NULL;
+    int rc = simulate_cut(cfg, m, cut, info, &p, fits);
+    if (rc == 0)
+        *step = p->step_s;
     ana_prediction_free(p);
-    return 0;
+    free(info);
+    return rc;
 }
 
 static int same_cut(const struct sch_partition *a, const struct sch_partition *b)
@@ -494,7 +495,7 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
     double best = 0;
     int best_fits = -1, rc;
     *fits_out = 0;
-    if (*part && (rc = simulate_cut(cfg, m, *part, &best, &best_fits)) < 0)
+    if (*part && (rc = step_of_cut(cfg, m, *part, &best, &best_fits)) < 0)
         return rc;
     for (int k = -1; k < SCH_PART_NSTRATEGIES; k++) {
         struct sch_partition *q = NULL;
@@ -519,7 +520,7 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
         }
         double step;
         int fits;
-        if ((rc = simulate_cut(cfg, m, q, &step, &fits)) < 0) {
+        if ((rc = step_of_cut(cfg, m, q, &step, &fits)) < 0) {
             sch_partition_free(q);
             if (rc == -PS_ENOMEM)
                 return rc;

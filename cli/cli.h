@@ -79,6 +79,18 @@ struct cli_output {
     const void *ctx;
 };
 int cli_write_outputs(const struct cli_output *out, int n);
+/* Its two halves for one output, for a command that publishes a set of its
+ * own (plan: figures, a report, a database row). cli_output_print opens path
+ * and prints print(ctx) into its temporary or, for stdout or a device
+ * (ps_afile_direct), into memory (*held, *held_len bytes; the caller frees
+ * it); a write error names path. af->f is NULL only when the open failed;
+ * else af is the caller's to commit or abort. cli_output_release writes the
+ * text held for a direct output and flushes it (ps_afile_sync). */
+struct ps_afile;
+int cli_output_print(struct ps_afile *af, const char *path, cli_print_fn print,
+                     const void *ctx, char **held, size_t *held_len);
+int cli_output_release(struct ps_afile *af, const char *path, const char *held,
+                       size_t held_len);
 /* Printers of a trace (ctx: struct trc_trace) for such a set: Chrome JSON, CSV. */
 int cli_print_chrome(const void *ctx, FILE *f);
 int cli_print_csv(const void *ctx, FILE *f);

@@ -90,6 +90,47 @@ int cli_io_figure(const char *dir, const char *prefix, const char *name, const c
     return 0;
 }
 
+/* An output's name in messages. */
+static const char *out_name(const char *path)
+{
+    return strcmp(path, "-") ? path : "stdout";
+}
+
+int cli_output_print(struct ps_afile *af, const char *path, cli_print_fn print,
+                     const void *ctx, char **held, size_t *held_len)
+{
+    int rc = ps_afile_open(af, path);
+    if (rc < 0) {
+        af->f = NULL;
+        return rc;
+    }
+    /* stdout or a device gets no byte before every file is synced: its text
+     * waits in memory (helper-86: a trace on stdout was printed, then --out
+     * failed) */
+    int mem = ps_afile_direct(af);
+    FILE *f = mem ? ps_memstream_open(held, held_len) : af->f;
+    if (!f)
+        return ps_error(PS_ENOMEM, "out of memory");
+    errno = 0;
+    rc = print(ctx, f);
+    int werr = rc == -PS_EIO && ferror(f), e = errno;
+    if (mem && (ps_memstream_close(f, held, held_len) < 0 || werr))
+        return rc < 0 && !werr ? rc : ps_error(PS_ENOMEM, "out of memory");
+    if (werr) /* a printer's "write error" on its stream: name the output and why */
+        return ps_error(PS_EIO, "%s: write failed: %s", out_name(path), strerror(e ? e : EIO));
+    return rc;
+}
+
+int cli_output_release(struct ps_afile *af, const char *path, const char *held,
+                       size_t held_len)
+{
+    errno = 0;
+    if (held_len && fwrite(held, 1, held_len, af->f) != held_len)
+        return ps_error(PS_EIO, "%s: write failed: %s", out_name(path),
+                        strerror(errno ? errno : EIO));
+    return ps_afile_sync(af);
+}
+
 int cli_write_outputs(const struct cli_output *out, int n)
 {
     struct ps_afile af[8];
@@ -102,43 +143,17 @@ int cli_write_outputs(const struct cli_output *out, int n)
         af[k].f = NULL;
         if (!out[k].path)
             continue;
-        if ((rc = ps_afile_open(&af[k], out[k].path)) < 0)
-            break;
-        n_open = k + 1;
-        /* stdout or a device gets no byte before every file is synced: its
-         * text waits in memory (helper-86: a trace on stdout was printed,
-         * then --out failed) */
-        FILE *f = ps_afile_direct(&af[k]) ? ps_memstream_open(&buf[k], &len[k]) : af[k].f;
-        if (!f) {
-            rc = ps_error(PS_ENOMEM, "out of memory");
-            break;
-        }
-        errno = 0;
-        rc = out[k].print(out[k].ctx, f);
-        int werr = rc == -PS_EIO && ferror(f), e = errno, mem = f != af[k].f;
-        if (mem && (ps_memstream_close(f, &buf[k], &len[k]) < 0 || werr)) {
-            rc = rc < 0 && !werr ? rc : ps_error(PS_ENOMEM, "out of memory");
-            break;
-        }
-        if (werr) /* a printer's "write error" on its stream: name the output and why */
-            rc = ps_error(PS_EIO, "%s: write failed: %s",
-                          strcmp(out[k].path, "-") ? out[k].path : "stdout",
-                          strerror(e ? e : EIO));
+        rc = cli_output_print(&af[k], out[k].path, out[k].print, out[k].ctx, &buf[k], &len[k]);
+        if (af[k].f)
+            n_open = k + 1;
     }
     for (int k = 0; k < n_open && rc == 0; k++) /* the files, then the direct outputs */
         if (af[k].f && !ps_afile_direct(&af[k]))
             rc = ps_afile_sync(&af[k]);
     for (int last = 0; last < 2; last++) /* devices, then stdout: a full device stops it */
         for (int k = 0; k < n_open && rc == 0; k++)
-            if (af[k].f && ps_afile_direct(&af[k]) && (af[k].f == stdout) == last) {
-                errno = 0;
-                if (len[k] && fwrite(buf[k], 1, len[k], af[k].f) != len[k])
-                    rc = ps_error(PS_EIO, "%s: write failed: %s",
-                                  strcmp(out[k].path, "-") ? out[k].path : "stdout",
-                                  strerror(errno ? errno : EIO));
-                else
-                    rc = ps_afile_sync(&af[k]);
-            }
+            if (af[k].f && ps_afile_direct(&af[k]) && (af[k].f == stdout) == last)
+                rc = cli_output_release(&af[k], out[k].path, buf[k], len[k]);
     if (rc == 0) {
         ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
         for (int k = 0; k < n_open && rc == 0; k++)

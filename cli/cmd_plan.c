@@ -12,7 +12,6 @@
 #include "cli/cli_run.h"
 #include "models/mdl_gen.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -264,24 +263,15 @@ int cmd_plan(int argc, char **argv)
     struct ana_plot_batch *figs = NULL;
     char *rep = NULL;
     size_t rep_len = 0;
-    FILE *direct = NULL;
     if ((rc = ana_plot_batch_new(&figs)) == 0 && plot)
         rc = ana_plan_plot(p, plot, NULL, figs);
-    struct ps_afile af;
-    if (rc == 0 && (rc = ps_afile_open(&af, out)) == 0) {
-        direct = ps_afile_direct(&af) ? af.f : NULL;
-        FILE *f = direct ? ps_memstream_open(&rep, &rep_len) : af.f;
-        errno = 0;
-        rc = f ? print_plan(&po, f) : ps_error(PS_ENOMEM, "out of memory");
-        int werr = f && rc == -PS_EIO && ferror(f), e = errno;
-        if (f && direct && (ps_memstream_close(f, &rep, &rep_len) < 0 || werr))
-            rc = rc < 0 && !werr ? rc : ps_error(PS_ENOMEM, "out of memory");
-        else if (werr)
-            rc = ps_error(PS_EIO, "%s: write failed: %s", strcmp(out, "-") ? out : "stdout",
-                          strerror(e ? e : EIO));
+    struct ps_afile af = { .f = NULL };
+    if (rc == 0 && ((rc = cli_output_print(&af, out, print_plan, &po, &rep, &rep_len)) == 0 ||
+                    af.f)) {
         int arc = ana_plot_batch_adopt(figs, &af); /* the set aborts it if need be */
         rc = rc < 0 ? rc : arc;
     }
+    FILE *direct = af.f && ps_afile_direct(&af) ? af.f : NULL;
     /* a device other than stdout takes its report before the row (a full one
      * fails the run with the database as it was), stdout after it */
     for (int last = 0; last < 2; last++) {
@@ -292,11 +282,8 @@ int cmd_plan(int argc, char **argv)
             if (rc == 0 && db && (rc = ps_mkdirs_parent(db)) == 0)
                 rc = ana_plan_store(p, db);
         }
-        errno = 0;
-        if (rc == 0 && direct && (direct == stdout) == last &&
-            ((rep_len && fwrite(rep, 1, rep_len, direct) != rep_len) || fflush(direct) != 0))
-            rc = ps_error(PS_EIO, "%s: write failed: %s", strcmp(out, "-") ? out : "stdout",
-                          strerror(errno ? errno : EIO));
+        if (rc == 0 && direct && (direct == stdout) == last)
+            rc = cli_output_release(&af, out, rep, rep_len);
     }
     rc = ana_plot_batch_finish(figs, rc, NULL);
     ps_afile_publish_end();
