@@ -472,11 +472,6 @@ static int step_of_cut(const struct ana_config *cfg, const sch_part_model *m,
     return rc;
 }
 
-static int same_cut(const struct sch_partition *a, const struct sch_partition *b)
-{
-    return !memcmp(a->first, b->first, sizeof *a->first * (size_t)(a->n_stages + 1));
-}
-
 /* With several stages a device (interleaved, V layouts) the least largest
  * stage is not the fastest step: a device runs its stages' sum, and where
  * the heavy stages fall in the schedule's order sets its critical path
@@ -502,9 +497,8 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
         if (k == SCH_PART_OPTIMAL || (k < 0 && !*part))
             continue;
         if (k < 0) { /* the descent from the optimum */
-            if (!(q = sch_partition_new((*part)->n_stages, (*part)->n_layers)))
+            if (!(q = sch_partition_copy(*part)))
                 return ps_error(PS_ENOMEM, "out of memory");
-            memcpy(q->first, (*part)->first, sizeof *q->first * (size_t)(q->n_stages + 1));
             rc = sch_part_model_descend(m, &q);
         } else {
             rc = sch_part_strategy_run(m, (enum sch_part_strategy)k, &q);
@@ -513,7 +507,7 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
             sch_partition_free(q);
             return rc;
         }
-        if (rc < 0 || (*part && same_cut(q, *part))) {
+        if (rc < 0 || (*part && sch_partition_equal(q, *part))) {
             ps_error_clear(); /* a strategy without a cut here: not a candidate */
             sch_partition_free(q);
             continue;

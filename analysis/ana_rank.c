@@ -22,14 +22,6 @@ void ana_rank_free(struct ana_rank *r)
     free(r);
 }
 
-static struct sch_partition *copy_part(const struct sch_partition *p)
-{
-    struct sch_partition *q = sch_partition_new(p->n_stages, p->n_layers);
-    if (q)
-        memcpy(q->first, p->first, sizeof *q->first * (size_t)(p->n_stages + 1));
-    return q;
-}
-
 /* Adds part (taken over) under label, or joins the label of an equal one
  * (a neighbour's "optimal: cut s +1" and the refit do not: where they equal
  * another candidate they say nothing new; "optimal: simulated" does: which
@@ -39,8 +31,7 @@ static int add(struct ana_rank *r, int *cap, struct sch_partition *part, const c
     char spec[256];
     sch_partition_format(part, spec, sizeof spec);
     for (int i = 0; i < r->n; i++)
-        if (!memcmp(r->c[i].part->first, part->first,
-                    sizeof *part->first * (size_t)(part->n_stages + 1))) {
+        if (sch_partition_equal(r->c[i].part, part)) {
             size_t l = strlen(r->c[i].label);
             if ((!strchr(label, ':') || !strcmp(label, "optimal: simulated")) &&
                 l + strlen(label) + 2 < sizeof r->c[i].label)
@@ -131,7 +122,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
             rc = ana_partition_optimal(cfg, m, &p); /* the engine's ledger judges the sum */
         if (rc < 0)
             goto err_free_rank;
-        if (strategies[i] == SCH_PART_OPTIMAL && !opt && !(opt = copy_part(p))) {
+        if (strategies[i] == SCH_PART_OPTIMAL && !opt && !(opt = sch_partition_copy(p))) {
             sch_partition_free(p);
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
@@ -145,7 +136,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
          * with several stages a device, the fastest simulated of that, the
          * device-balanced cut and the other strategies' (ana_partition_optimal:
          * under --mem-cap device, what predict and sweep run as optimal) */
-        struct sch_partition *q = shared ? NULL : copy_part(opt);
+        struct sch_partition *q = shared ? NULL : sch_partition_copy(opt);
         if (!shared && !q) {
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
@@ -154,7 +145,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
             sch_partition_free(q);
             goto err_free_rank;
         }
-        if (!opt || memcmp(q->first, opt->first, sizeof *q->first * (size_t)(q->n_stages + 1))) {
+        if (!opt || !sch_partition_equal(q, opt)) {
             if ((rc = add(r, &cap, q, shared ? "optimal: simulated" : "optimal: refit")) < 0)
                 goto err_free_rank;
         } else {
@@ -168,7 +159,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
                 int v = opt->first[s] + d;
                 if (v <= opt->first[s - 1] || v >= opt->first[s + 1])
                     continue;
-                struct sch_partition *q = copy_part(opt);
+                struct sch_partition *q = sch_partition_copy(opt);
                 if (!q) {
                     rc = ps_error(PS_ENOMEM, "out of memory");
                     goto err_free_rank;

@@ -31,6 +31,20 @@ void sch_partition_free(struct sch_partition *p)
     free(p);
 }
 
+struct sch_partition *sch_partition_copy(const struct sch_partition *p)
+{
+    struct sch_partition *q = sch_partition_new(p->n_stages, p->n_layers);
+    if (q)
+        memcpy(q->first, p->first, sizeof *q->first * (size_t)(p->n_stages + 1));
+    return q;
+}
+
+int sch_partition_equal(const struct sch_partition *a, const struct sch_partition *b)
+{
+    return a->n_stages == b->n_stages && a->n_layers == b->n_layers &&
+           !memcmp(a->first, b->first, sizeof *a->first * (size_t)(a->n_stages + 1));
+}
+
 static int check_k(int n_stages, int n_layers)
 {
     if (n_stages < 1)

@@ -16,6 +16,10 @@ struct sch_partition {
 
 struct sch_partition *sch_partition_new(int n_stages, int n_layers);
 void sch_partition_free(struct sch_partition *p);
+/* A copy of p (NULL when out of memory). */
+struct sch_partition *sch_partition_copy(const struct sch_partition *p);
+/* Whether a and b cut the same layers into the same stages. */
+int sch_partition_equal(const struct sch_partition *a, const struct sch_partition *b);
 /* Equal layer counts; the first n_layers % n_stages stages get one more. */
 int sch_partition_uniform(int n_stages, int n_layers, struct sch_partition **out);
 /* GPipe's own partitioner as its library implements it (tensorflow/lingvo,
