@@ -4,6 +4,7 @@
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const char help[] =
@@ -41,8 +42,9 @@ int cmd_import_torch(int argc, char **argv)
         case 'b':
             if ((rc = ps_parse_double(optarg, "--batch", &o.batch)) < 0)
                 return rc;
-            if (o.batch <= 0)
-                return ps_error(PS_EUSAGE, "--batch must be > 0, got %s", optarg);
+            if (o.batch <= 0 || o.batch != floor(o.batch) || o.batch > 1 << 30)
+                return ps_error(PS_EUSAGE, "--batch must be a whole number of samples, 1 to "
+                                "2^30, got %s", optarg);
             break;
         case 's':
             if (!*optarg)

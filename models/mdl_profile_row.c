@@ -438,9 +438,10 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
     if (p->measured) {
         if (NUM(C_AT_BATCH, &l->at_batch) < 0)
             return rc;
-        if (l->at_batch <= 0)
-            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' must be > 0", path,
-                             line, colno[idx[C_AT_BATCH]]);
+        if (l->at_batch <= 0 || l->at_batch != floor(l->at_batch) || l->at_batch > 1 << 30)
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' (%s) must be a whole number "
+                             "of samples, 1 to 2^30", path, line, colno[idx[C_AT_BATCH]],
+                             f[idx[C_AT_BATCH]]);
         l->fwd /= 1e3;
         l->bwd /= 1e3;
         if ((rc = parse_ext(path, line, f, colno, h, l, pts)) < 0)

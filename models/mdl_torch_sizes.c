@@ -109,9 +109,10 @@ static int row(const struct at *a, char **f, int n, int ncols, const int *idx,
     if (idx[S_BATCH] >= 0) {
         if ((rc = number(a, idx[S_BATCH], "at_batch", f[idx[S_BATCH]], &r->at_batch)) < 0)
             return rc;
-        if (r->at_batch <= 0)
-            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' must be > 0", path, line,
-                            a->colno[idx[S_BATCH]]);
+        if (r->at_batch <= 0 || r->at_batch != floor(r->at_batch) || r->at_batch > 1 << 30)
+            return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' (%s) must be a whole number "
+                            "of samples, 1 to 2^30", path, line, a->colno[idx[S_BATCH]],
+                            f[idx[S_BATCH]]);
     }
     return 0;
 }

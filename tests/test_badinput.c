@@ -81,7 +81,10 @@ static const struct bad_case cases[] = {
     { "p.csv", "name,fwd_ms,params,out_bytes,stash_bytes\na,1,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:1: measured times (fwd_ms) need column 'at_batch'" },
     { "p.csv", "name,fwd_ms,at_batch,params,out_bytes,stash_bytes\na,1,0,1,1,1\n", 0, P_CSV,
-      PS_EINVAL, "p.csv:2:5: field 'at_batch' must be > 0" },
+      PS_EINVAL, "p.csv:2:5: field 'at_batch' (0) must be a whole number of samples, 1 to "
+      "2^30" },
+    { "p.csv", "name,fwd_ms,at_batch,params,out_bytes,stash_bytes\na,1,2.5,1,1,1\n", 0, P_CSV,
+      PS_EINVAL, "p.csv:2:5: field 'at_batch' (2.5) must be a whole number" },
     { "p.csv", CSV_H "\"a\",1,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:1: quoted fields are not supported" },
     { "p.csv", CSV_H "#a,1,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no" },
@@ -255,7 +258,10 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 --batch 8 -K 1 -M 1 "
       "--schedule 1fb1 --db v.db --report r.md", PS_EUSAGE,
       "--schedule: unknown schedule '1fb1'; did you mean '1f1b'?" },
-    { NULL, NULL, 0, "import-torch tr.json --batch 0", PS_EUSAGE, "--batch must be > 0, got 0" },
+    { NULL, NULL, 0, "import-torch tr.json --batch 0", PS_EUSAGE,
+      "--batch must be a whole number of samples, 1 to 2^30, got 0" },
+    { NULL, NULL, 0, "import-torch tr.json --batch 2.5", PS_EUSAGE,
+      "--batch must be a whole number of samples, 1 to 2^30, got 2.5" },
     /* a huge batch is the batch's fault, not the profile's */
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1e300", PS_EUSAGE,
       "--batch 1e+300 is out of range: at most 1099511627776 samples per step" },

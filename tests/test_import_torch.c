@@ -346,6 +346,10 @@ Test(import_torch, bad_input_is_one_clear_error)
                  -PS_EINVAL, "a profile would refuse it");
     cr_assert(strstr(ps_errmsg(), ":2:3: field 'params' (10.5) must be a whole number"), "%s",
               ps_errmsg());
+    cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes,at_batch\nx,1,2,3,2.5\n",
+                             0), -PS_EINVAL, "a profile would refuse it");
+    cr_assert(strstr(ps_errmsg(), ":2:9: field 'at_batch' (2.5) must be a whole number"), "%s",
+              ps_errmsg());
     cr_assert_eq(import_text(ONE, "name,params,out_bytes,stash_bytes\nx,1,-2,3\n", 1),
                  -PS_EINVAL);
     /* the line and column of the field, as a profile's errors (it named the line alone) */
