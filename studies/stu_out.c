@@ -94,6 +94,28 @@ static int add(struct stu_out *s, const char *name)
     return 0;
 }
 
+int stu_out_shown(const struct stu_out *s, int rc)
+{
+    size_t n = strlen(s->stage);
+    if (rc >= 0 || n == 0 || !strstr(ps_errmsg(), s->stage))
+        return rc;
+    char was[PS_ERRMSG_MAX], now[PS_ERRMSG_MAX];
+    snprintf(was, sizeof was, "%s", ps_errmsg());
+    size_t k = 0;
+    for (const char *p = was; *p && k + 1 < sizeof now;) {
+        if (strncmp(p, s->stage, n) == 0 && p[n] == '/') {
+            k += (size_t)snprintf(now + k, sizeof now - k, "%s", s->final);
+            p += n;
+        } else {
+            now[k++] = *p++;
+        }
+        if (k >= sizeof now)
+            k = sizeof now - 1;
+    }
+    now[k] = '\0';
+    return ps_error(ps_errcode(), "%s", now);
+}
+
 int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
 {
     int rc = add(s, name); /* tracked before it exists: no window for a signal */
@@ -101,7 +123,7 @@ int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
         ps_afile_abort(af);
         return rc;
     }
-    return ps_afile_commit(af);
+    return stu_out_shown(s, ps_afile_commit(af));
 }
 
 /* Copies the staged file into the open output. */

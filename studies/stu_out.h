@@ -44,6 +44,10 @@ struct stu_out {
 
 struct ps_afile;
 int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log);
+/* rc, and where rc < 0 the last error message names the file by the folder
+ * asked for: every "<stage>/" in it becomes "<final>/" (a user never sees the
+ * staging folder, which is gone when the message is printed). */
+int stu_out_shown(const struct stu_out *s, int rc);
 int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name);
 int stu_out_commit(struct stu_out *s);
 void stu_out_abort(struct stu_out *s);

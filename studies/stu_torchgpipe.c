@@ -434,7 +434,7 @@ int stu_tg_write(const struct stu_tg_opts *o, const char *name,
     struct ps_afile af;
     int rc = stu_join(o->out_dir, name, path, sizeof path);
     if (rc < 0 || (rc = ps_afile_open(&af, path)) < 0)
-        return rc;
+        return stu_out_shown(o->out, rc);
     fn(af.f, arg);
     return stu_out_file(o->out, &af, name);
 }

@@ -362,3 +362,19 @@ Test(reproduce, an_interrupted_study_leaves_no_folder_it_made)
     cr_expect_eq(th_sh("test ! -e %s/n", dir), 0, "an empty folder it made was left");
     cr_expect_eq(th_sh("test \"$(ls -A %s/old)\" = mine", dir), 0, "a folder that was there");
 }
+
+/* A figure gnuplot fails to draw is named in the folder asked for: the
+ * message named the staging folder (<out>/.pipesim-stage-XXXXXX/table2.png),
+ * which is gone when it is printed; and nothing is written. */
+Test(reproduce, a_failing_figure_is_named_in_the_folder_asked_for)
+{
+    cr_assert_eq(th_sh("mkdir -p %s/bin && printf '#!/bin/sh\\ncase \"$1\" in --version|-V) "
+                       "echo gnuplot 5.4; exit 0;; esac\\necho boom >&2\\nexit 1\\n' "
+                       "> %s/bin/gnuplot && chmod +x %s/bin/gnuplot", dir, dir, dir), 0);
+    cr_assert_eq(th_sh("PATH=%s/bin:$PATH %s reproduce gpipe --out-dir %s/g --quiet 2>%s/err",
+                       dir, th_pipesim(), dir, dir), 5);
+    cr_expect_eq(th_sh("grep -q '^pipesim reproduce: %s/g/table2.png: gnuplot failed (status "
+                       "1): boom' %s/err", dir, dir), 0);
+    cr_expect_eq(th_sh("! grep -q 'pipesim-stage' %s/err", dir), 0, "the staging folder named");
+    cr_expect_eq(th_sh("test ! -e %s/g", dir), 0, "something was written");
+}
