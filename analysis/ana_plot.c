@@ -87,6 +87,7 @@ struct ana_plot_batch {
     struct ps_afile af[ANA_PLOT_BATCH_MAX];
     int n;
     int synced; /* every file synced since the last was added (ana_plot_batch_sync) */
+    struct ps_made made; /* the folders its figures made: taken away again when it fails */
 };
 
 int ana_plot_batch_new(struct ana_plot_batch **out)
@@ -133,6 +134,10 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
         rc = ps_afile_commit(&b->af[i]);
     }
     ps_afile_publish_end();
+    if (rc < 0)
+        ps_made_undo(&b->made);
+    else
+        ps_made_keep(&b->made);
     if (rc == 0 && said)
         fputs(ps_strbuf_str(&names), said);
     ps_strbuf_release(&names);
@@ -232,7 +237,7 @@ static int keep_sources(const struct ana_plot_opts *o, struct tmp *t, const char
 int ana_plot_render(const struct ana_plot_opts *o, struct tmp *t, const char *name, int w, int h,
                   const char *body)
 {
-    int rc = ps_mkdirs(o->out_dir);
+    int rc = o->batch ? ps_mkdirs_made(o->out_dir, &o->batch->made) : ps_mkdirs(o->out_dir);
     if (rc < 0)
         return rc;
     for (int png = 1; png >= 0; png--) {

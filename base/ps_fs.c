@@ -62,6 +62,91 @@ int ps_mkdirs_parent(const char *path)
     return mkdirs_len(path, (size_t)(slash - path));
 }
 
+static int has_dotdot(const char *p)
+{
+    size_t n = strlen(p);
+    return !strcmp(p, "..") || !strncmp(p, "../", 3) || strstr(p, "/../") ||
+           (n >= 3 && !strcmp(p + n - 3, "/.."));
+}
+
+static int made_len(const char *path, size_t len, struct ps_made *m)
+{
+    char buf[PS_FS_PATH_MAX];
+    if (len >= sizeof buf)
+        return ps_error(PS_EUSAGE, "%s: path too long", path);
+    memcpy(buf, path, len);
+    buf[len] = 0;
+    struct stat st;
+    int dotdot = has_dotdot(buf);
+    for (size_t i = 1; !dotdot && i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != 0)
+            continue;
+        char keep = buf[i];
+        buf[i] = 0;
+        if (stat(buf, &st) != 0 && errno == ENOENT) {
+            int slot = ps_afile_mkdir(buf);
+            if (slot >= 0) {
+                char *cp = strdup(buf);
+                char **np = cp ? realloc(m->paths, sizeof *np * (size_t)(m->n + 1)) : NULL;
+                if (np)
+                    m->paths = np;
+                int *ns = np ? realloc(m->slots, sizeof *ns * (size_t)(m->n + 1)) : NULL;
+                if (!ns) {
+                    free(cp);
+                    ps_afile_untrack(slot);
+                    rmdir(buf);
+                    return ps_error(PS_ENOMEM, "out of memory");
+                }
+                m->slots = ns;
+                m->paths[m->n] = cp;
+                m->slots[m->n++] = slot;
+            } else if (slot != PS_AFILE_EXISTED) {
+                ps_error_clear(); /* mkdirs_len below says why, as ps_mkdirs does */
+                buf[i] = keep;
+                break;
+            }
+        }
+        buf[i] = keep;
+    }
+    return mkdirs_len(path, len);
+}
+
+int ps_mkdirs_made(const char *dir, struct ps_made *m)
+{
+    return made_len(dir, strlen(dir), m);
+}
+
+int ps_mkdirs_parent_made(const char *path, struct ps_made *m)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path)
+        return 0;
+    return made_len(path, (size_t)(slash - path), m);
+}
+
+static void made_forget(struct ps_made *m, int remove)
+{
+    for (int i = m->n - 1; i >= 0; i--) {
+        if (remove)
+            rmdir(m->paths[i]); /* fails, harmlessly, on one that is not empty */
+        ps_afile_untrack(m->slots[i]);
+        free(m->paths[i]);
+    }
+    free(m->paths);
+    free(m->slots);
+    memset(m, 0, sizeof *m);
+}
+
+void ps_made_undo(struct ps_made *m)
+{
+    made_forget(m, 1);
+}
+
+void ps_made_keep(struct ps_made *m)
+{
+    made_forget(m, 0);
+}
+
 /* The first character of s a script may not hold as it is: a quote, a
  * backslash or backquote, a control character; 0 when none. */
 static int plain_chars(const char *s)

@@ -21,6 +21,27 @@
 
 int ps_mkdirs(const char *dir);
 int ps_mkdirs_parent(const char *path);
+
+/* The folders a run made for its outputs, so that a run that fails (or is
+ * interrupted) takes them away again. ps_mkdirs_made(dir, m) is
+ * ps_mkdirs(dir) making each missing folder by ps_afile_mkdir: tracked for
+ * the signal handler from the moment it exists, and one another process
+ * makes meanwhile is not taken for ours; each is recorded in m (which
+ * starts zeroed, and may take several calls). A ".." in dir makes the
+ * folders on the path as typed other than those made (new/../old makes
+ * new): then nothing is recorded. ps_made_undo(m), after a failure,
+ * removes the recorded folders that are empty, the last made first, and
+ * forgets them; ps_made_keep(m), after a success, only forgets them. Both
+ * leave m zeroed. Errors as ps_mkdirs's, or PS_ENOMEM. */
+struct ps_made {
+    char **paths;
+    int *slots;
+    int n;
+};
+int ps_mkdirs_made(const char *dir, struct ps_made *m);
+int ps_mkdirs_parent_made(const char *path, struct ps_made *m);
+void ps_made_undo(struct ps_made *m);
+void ps_made_keep(struct ps_made *m);
 /* Before long work: can path be written? A folder there, a file that may
  * not be written, or a folder above it that is missing (unless mkparents:
  * the command creates them; then the nearest existing one) or may not be

@@ -83,14 +83,19 @@ static int plot_compare(const char *sim_path, const char *meas_path,
     }
     ana_compare_free(cmp);
     snprintf(title, sizeof title, "%s (upper) vs %s (lower)", sim_path, meas_path);
+    struct ps_made made = { 0 }; /* taken away again if nothing is drawn into them */
     for (int k = 0; k < 2 && !rc; k++) {
         snprintf(path, sizeof path, "%s/%scompare.%s", o->out_dir, o->prefix ? o->prefix : "",
                  k ? "svg" : "png");
-        if (!(rc = ps_mkdirs_parent(path)))
+        if (!(rc = ps_mkdirs_parent_made(path, &made)))
             rc = msr_plot_timelines(s, m, title, path);
         if (!rc)
             printf("wrote %s\n", path);
     }
+    if (rc < 0)
+        ps_made_undo(&made);
+    else
+        ps_made_keep(&made);
 out:
     trc_trace_free(s);
     trc_trace_free(m);

@@ -20,44 +20,10 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     int rc;
     if ((size_t)snprintf(s->final, sizeof s->final, "%s", out_dir) >= sizeof s->final)
         return ps_error(PS_EUSAGE, "--out-dir: path too long");
-    /* the folders on the way that are missing are made here one by one, each
-     * tracked for the signal handler as it is made (ps_afile_mkdir), so that
-     * an interrupted run takes them away again too (while empty: helper-85),
-     * and one another process makes meanwhile is not taken for ours; the
-     * topmost made is what a failed run removes. A ".." component makes the
-     * folders on the path as typed other than those made (new/../old made
-     * new, and old is not ours): nothing is tracked or removed then. */
-    char probe[4096];
-    snprintf(probe, sizeof probe, "%s", out_dir);
-    struct stat st;
-    int dotdot = !strcmp(probe, "..") || !strncmp(probe, "../", 3) || strstr(probe, "/../") ||
-                 (strlen(probe) >= 3 && !strcmp(probe + strlen(probe) - 3, "/.."));
-    for (size_t i = 1; !dotdot && i <= strlen(probe); i++)
-        if (probe[i] == '/' || probe[i] == 0) {
-            char keep = probe[i];
-            probe[i] = 0;
-            if (stat(probe, &st) != 0 && errno == ENOENT) {
-                int slot = ps_afile_mkdir(probe);
-                if (slot >= 0) {
-                    int *ns = realloc(s->dir_slots, sizeof *ns * (size_t)(s->n_dir_slots + 1));
-                    if (!ns) {
-                        ps_afile_untrack(slot);
-                        rmdir(probe);
-                        return ps_error(PS_ENOMEM, "out of memory");
-                    }
-                    s->dir_slots = ns;
-                    s->dir_slots[s->n_dir_slots++] = slot;
-                    if (!s->created[0])
-                        snprintf(s->created, sizeof s->created, "%s", probe);
-                } else if (slot != PS_AFILE_EXISTED) {
-                    ps_error_clear(); /* ps_mkdirs below says why, as it always has */
-                    probe[i] = keep;
-                    break;
-                }
-            }
-            probe[i] = keep;
-        }
-    if ((rc = ps_mkdirs(out_dir)) < 0 ||
+    /* the folders on the way that are missing are made one by one, each
+     * tracked for the signal handler as it is made, so that an interrupted
+     * run takes them away again too (while empty: helper-85) */
+    if ((rc = ps_mkdirs_made(out_dir, &s->made)) < 0 ||
         (rc = stu_join(out_dir, ".pipesim-stage-XXXXXX", s->stage, sizeof s->stage)) < 0)
         return rc;
     if ((rc = ps_afile_mkdtemp(s->stage)) < 0) {
@@ -198,23 +164,10 @@ void stu_out_abort(struct stu_out *s)
     if (s->stage_slot >= 0)
         ps_afile_untrack(s->stage_slot);
     s->stage_slot = -1;
-    if (!s->committed && s->created[0]) { /* the folders begin made, while empty */
-        char p[4096];
-        snprintf(p, sizeof p, "%s", s->final);
-        size_t top = strlen(s->created);
-        while (strlen(p) >= top && rmdir(p) == 0) {
-            char *sl = strrchr(p, '/');
-            if (!sl)
-                break;
-            *sl = 0;
-        }
-        s->created[0] = 0;
-    }
-    for (int i = 0; i < s->n_dir_slots; i++)
-        ps_afile_untrack(s->dir_slots[i]);
-    free(s->dir_slots);
-    s->dir_slots = NULL;
-    s->n_dir_slots = 0;
+    if (s->committed) /* the folders begin made, while empty */
+        ps_made_keep(&s->made);
+    else
+        ps_made_undo(&s->made);
     free(s->files);
     s->files = NULL;
     s->n = s->cap = 0;

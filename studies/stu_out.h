@@ -22,17 +22,17 @@
 #ifndef STU_OUT_H
 #define STU_OUT_H
 
+#include "base/ps_fs.h"
+
 #include <stdio.h>
 
 struct stu_out {
     char final[4096];   /* the folder asked for */
     char stage[4096];   /* <final>/.pipesim-stage-XXXXXX */
     int stage_slot;     /* its ps_afile tracking slot, -1 when gone */
-    char created[4096]; /* the topmost folder of final that begin made, "" if none:
-                           removed again (while empty) by an abort before a commit */
-    int *dir_slots;     /* the folders begin made, tracked for the signal handler
-                           until a commit or an abort */
-    int n_dir_slots;
+    struct ps_made made; /* the folders begin made, tracked for the signal handler
+                            until a commit or an abort, and removed again (while
+                            empty) by an abort before a commit */
     int committed;
     FILE *log;
     int n, cap;

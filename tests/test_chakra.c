@@ -487,6 +487,12 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq(th_sh("cd %s/full && test \"$(cat job.0.et)\" = OLD && test \"$(cat job.3.et)"
                        "\" = OLD && test -L job.1.et && ! test -e job.2.et", dir), 0,
                  "a rank was replaced or removed");
+    /* a failed export takes away the folders it made for --out-dir (they were
+     * left, empty): here no rank can be written past a file-size limit */
+    cr_assert_eq(th_sh("(ulimit -f 0; %s export-chakra --model mlp:layers=4,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 2 -M 1 --batch 4 --out-dir %s/n/a "
+                       "2>/dev/null)", ps, dir), 5, "a file-size limit");
+    cr_assert_eq(th_sh("test ! -e %s/n", dir), 0, "a folder it made was left");
     cr_assert_eq(th_sh("%s export-chakra --help >/dev/null", ps), 0);
     rmdir_all(dir);
 }

@@ -442,6 +442,36 @@ Test(plot, a_file_size_limit_stops_gnuplot_and_publishes_nothing)
     cr_assert_eq(th_sh("test -z \"$(ls -A %s/out)\"", dir), 0, "a figure was published");
 }
 
+/* A plot that fails takes away the folders it made for --out-dir (they were
+ * left, empty), and keeps one that was there. */
+Test(plot, a_failing_plot_leaves_no_folder_it_made)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 --trace "
+                       "%s/t.json >/dev/null && %s sweep --model mlp:layers=4,width=8 --topology "
+                       "models/topologies/chain-8-ideal.json -K 1,2 -M 1,2 --batch 4 --quiet "
+                       "--db %s/s.db", ps, dir, ps, dir), 0);
+    cr_assert_eq(th_sh("mkdir -p %s/bin %s/old && printf '#!/bin/sh\ncase \"$1\" in "
+                       "--version|-V) echo gnuplot 5.4; exit 0;; esac\necho boom >&2\nexit 1\n'"
+                       " > %s/bin/gnuplot && chmod +x %s/bin/gnuplot", dir, dir, dir, dir), 0);
+    static const char *const args[] = { "--trace %s/t.json", "--db %s/s.db",
+                                        "--kind schedules -K 2 -M 4",
+                                        "--compare %1$s/t.json %1$s/t.json" };
+    for (int k = 0; k < 4; k++) {
+        char a[256];
+        snprintf(a, sizeof a, args[k], dir);
+        cr_expect_eq(th_sh("PATH=%s/bin:$PATH %s plot %s --out-dir %s/n/a/b 2>%s/err", dir, ps,
+                           a, dir, dir), 5, "%s", a);
+        cr_expect_eq(th_sh("grep -q 'gnuplot failed' %s/err", dir), 0, "%s", a);
+        cr_expect_eq(th_sh("test ! -e %s/n", dir), 0, "%s: a folder it made was left", a);
+        cr_expect_eq(th_sh("PATH=%s/bin:$PATH %s plot %s --out-dir %s/old/a 2>%s/err", dir, ps,
+                           a, dir, dir), 5, "%s", a);
+        cr_expect_eq(th_sh("test -d %s/old && test ! -e %s/old/a", dir, dir), 0, "%s", a);
+    }
+}
+
 /* A "gnuplot" that writes nothing and exits 0 publishes nothing: an empty
  * figure is an error (it happened with stdout closed, when the output's
  * temporary took descriptor 1); its temporaries go to $TMPDIR. */

@@ -98,3 +98,39 @@ Test(ps_fs, an_unwritable_folder_is_named)
     cr_assert(!strncmp(ps_errmsg(), p, strlen(p)), "%s", ps_errmsg());
     chmod(ro, 0755);
 }
+
+/* The folders a run made are recorded, and taken away again while empty
+ * (the last made first); those that were there, and one a file went into,
+ * stay; keep only forgets them; a path with ".." records nothing. */
+Test(ps_fs, made_folders_are_undone_while_empty)
+{
+    char p[256];
+    struct ps_made m = { 0 };
+    snprintf(p, sizeof p, "%s/old", root);
+    cr_assert_eq(mkdir(p, 0777), 0);
+    snprintf(p, sizeof p, "%s/old/a//b/c/", root);
+    cr_assert_eq(ps_mkdirs_made(p, &m), 0, "%s", ps_errmsg());
+    cr_assert_eq(m.n, 3);
+    snprintf(p, sizeof p, "%s/old/a/x/f.db", root);
+    cr_assert_eq(ps_mkdirs_parent_made(p, &m), 0, "%s", ps_errmsg());
+    cr_assert_eq(m.n, 4);
+    cr_assert_eq(ps_mkdirs_made(p, &m), 0, "%s", ps_errmsg()); /* a second call, deeper */
+    cr_assert_eq(m.n, 5);
+    cr_assert(is_dir("%s/%s", "old/a/x/f.db"));
+    cr_assert_eq(th_sh("touch %s/old/a/b/keep", root), 0);
+    ps_made_undo(&m);
+    cr_assert_eq(m.n, 0);
+    cr_assert(!is_dir("%s/%s", "old/a/x"));
+    cr_assert(!is_dir("%s/%s", "old/a/b/c"));
+    cr_assert(is_dir("%s/%s", "old/a/b"), "a folder with a file in it");
+    cr_assert(is_dir("%s/%s", "old"), "a folder that was there");
+    snprintf(p, sizeof p, "%s/old/k/l", root);
+    cr_assert_eq(ps_mkdirs_made(p, &m), 0);
+    ps_made_keep(&m);
+    cr_assert(is_dir("%s/%s", "old/k/l"));
+    snprintf(p, sizeof p, "%s/new/../other", root);
+    cr_assert_eq(ps_mkdirs_made(p, &m), 0);
+    cr_assert_eq(m.n, 0);
+    ps_made_undo(&m);
+    cr_assert(is_dir("%s/%s", "new") && is_dir("%s/%s", "other"));
+}

@@ -471,16 +471,17 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     char gpath[4096];
     snprintf(gpath, sizeof gpath, "%s/%s.comm_groups.json", o->dir,
              o->prefix ? o->prefix : "pipesim");
-    if ((rc = ps_mkdirs(o->dir)) < 0 || (rc = distinct_outputs(o, D * R, R > 1 ? gpath : NULL))
-        < 0)
-        return rc;
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
         return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);
+    struct ps_made made = { 0 }; /* the folders made: a failed export takes them away */
+    if ((rc = ps_mkdirs_made(o->dir, &made)) < 0 ||
+        (rc = distinct_outputs(o, D * R, R > 1 ? gpath : NULL)) < 0) {
+        ps_made_undo(&made);
+        return rc;
+    }
     for (int d = 0; d < D; d++)
         maxops = s->n_ops[d] > maxops ? s->n_ops[d] : maxops;
-    if ((rc = ps_mkdirs(o->dir)) < 0)
-        return rc;
     struct ctx c = { .s = s, .c = cost, .o = o };
     int nf = D * R + (R > 1); /* the ranks, and the groups with replicas */
     struct ps_afile *af = calloc((size_t)nf, sizeof *af);
@@ -568,5 +569,9 @@ out_free:
     free(c.tm.dur);
     free(c.tm.start);
     sch_devindex_release(&c.x);
+    if (rc < 0)
+        ps_made_undo(&made);
+    else
+        ps_made_keep(&made);
     return rc;
 }
