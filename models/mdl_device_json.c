@@ -445,7 +445,11 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
         json_object_del(m, "comment");
         json_object_del(m, "source");
     }
-    if (!m || json_object_update(m, o) < 0) {
+    /* key by key, into nested objects too: a topology that sets gemm.efficiency
+     * keeps the preset's tiles, one that sets matrix_flops.bf16 its fp32 peak
+     * (helper-89: the whole object was replaced, tile quantization and the
+     * other precisions' peaks silently dropped) */
+    if (!m || json_object_update_recursive(m, o) < 0) {
         json_decref(m);
         rc = ps_error(PS_ENOMEM, "%s: out of memory", topo_path);
         goto out;
@@ -454,11 +458,13 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     /* "flops" is the preset's precision's matrix peak, which times layers
      * without work: a topology that changes the precision but not "flops"
      * gets the new precision's peak (an A100 set to fp32 timed such layers
-     * at its bf16 312 TFLOP/s) */
-    json_t *prec = json_object_get(o, "precision");
-    json_t *peak = json_is_string(prec) && !json_object_get(o, "flops")
-                       ? json_object_get(json_object_get(m, "matrix_flops"),
-                                         json_string_value(prec))
+     * at its bf16 312 TFLOP/s), as one that sets its precision's peak */
+    json_t *prec = json_object_get(m, "precision");
+    const char *pn = json_is_string(prec) ? json_string_value(prec) : NULL;
+    int changed = json_object_get(o, "precision") ||
+                  (pn && json_object_get(json_object_get(o, "matrix_flops"), pn));
+    json_t *peak = pn && changed && !json_object_get(o, "flops")
+                       ? json_object_get(json_object_get(m, "matrix_flops"), pn)
                        : NULL;
     if (peak && json_object_set(m, "flops", peak) < 0) {
         json_decref(m);

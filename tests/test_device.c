@@ -481,6 +481,26 @@ Test(device, presets_load)
                      over[i].prec);
         mdl_topology_free(t);
     }
+    /* a nested object merges key by key (helper-89: gemm.efficiency alone dropped
+     * the preset's tiles, matrix_flops.bf16 alone its fp32 peak) */
+    t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"titan-x-pascal\", "
+                "\"gemm\": {\"efficiency\": 0.5}}]}");
+    cr_expect_eq(t->devices[0].model.gemm_eff, 0.5);
+    cr_expect_eq(t->devices[0].model.n_tiles, 3, "the preset's tiles were dropped");
+    cr_expect_eq(t->devices[0].model.units, 28);
+    mdl_topology_free(t);
+    t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
+                "\"precision\": \"fp32\", \"matrix_flops\": {\"bf16\": 300e12}}]}");
+    cr_expect_eq(t->devices[0].model.mm_peak[MDL_FP32], 19.5e12);
+    cr_expect_eq(t->devices[0].model.mm_peak[MDL_BF16], 300e12);
+    cr_expect_eq(t->devices[0].flops, 19.5e12);
+    mdl_topology_free(t);
+    /* the running precision's peak set over the preset's is "flops" too */
+    t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
+                "\"matrix_flops\": {\"bf16\": 250e12}}]}");
+    cr_expect_eq(t->devices[0].flops, 250e12);
+    cr_expect_eq(t->devices[0].model.mm_peak[MDL_TF32], 156e12);
+    mdl_topology_free(t);
     th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tpu-v9\"}]}",
                   "no device 'tpu-v9'");
 }
