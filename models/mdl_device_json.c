@@ -349,11 +349,17 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         return ps_error(PS_EPARSE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
     static const char *const rkeys[] = { "comment", "source", "devices", NULL };
     if (!json_is_object(root) || !json_is_object(json_object_get(root, "devices"))) {
+        /* at the devices member, or where the document starts */
+        rc = json_object_get(root, "devices")
+                 ? ps_json_error_at(ps_error(PS_EPARSE, "%s: devices: must be an object "
+                                             "{ NAME: {..} }", file), file, *keep, *keep_len,
+                                    NULL)
+                 : ps_error(PS_EPARSE, "%s:1:1: must be an object with \"devices\": "
+                            "{ NAME: {..} }", file);
         json_decref(root);
         free(*keep);
         *keep = NULL;
-        return ps_error(PS_EPARSE, "%s: must be an object with \"devices\": { NAME: {..} }",
-                         file);
+        return rc;
     }
     if ((rc = mdl_json_check_keys(file, "presets", root, rkeys)) < 0) {
         json_decref(root);
@@ -431,13 +437,15 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     char pw[160];
     snprintf(pw, sizeof pw, "devices.%s", json_string_value(name));
     if (!json_is_object(pre)) {
-        rc = ps_error(PS_EPARSE, "%s: %s: must be an object", file, pw);
+        rc = mdl_preset_error_at(pc, ps_error(PS_EPARSE, "%s: %s: must be an object", file,
+                                              pw));
         goto out;
     }
     for (const char *k = "name"; k; k = !strcmp(k, "name") ? "count" :
                                         !strcmp(k, "count") ? "preset" : NULL)
         if (json_object_get(pre, k)) {
-            rc = ps_error(PS_EPARSE, "%s: %s: a preset cannot set '%s'", file, pw, k);
+            rc = mdl_preset_error_at(pc, ps_error(PS_EPARSE, "%s: %s.%s: a preset cannot set "
+                                                  "'%s'", file, pw, k, k));
             goto out;
         }
     json_t *m = json_deep_copy(pre);

@@ -524,7 +524,21 @@ Test(device, preset_beside_topology)
     th_put(dir, "devices.json", "{\"devices\": {\"mine\": {\"flops\": 2e12, \"memory\": 1e9, "
                                 "\"name\": \"y\"}}}");
     cr_expect_lt(mdl_topology_load(path, &t), 0);
-    cr_expect(strstr(ps_errmsg(), "devices.json"), "%s", ps_errmsg());
+    /* at its line and column, as a preset's other field errors (helper-89) */
+    cr_expect(strstr(ps_errmsg(), "devices.json:1:53: devices.mine.name: a preset cannot set "
+                                  "'name'"), "%s", ps_errmsg());
+    th_put(dir, "devices.json", "{\"devices\": {\"mine\": [1]}}");
+    cr_expect_eq(mdl_topology_load(path, &t), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "devices.json:1:14: devices.mine: must be an object"), "%s",
+              ps_errmsg());
+    th_put(dir, "devices.json", "{\n  \"devices\": []}");
+    cr_expect_eq(mdl_topology_load(path, &t), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "devices.json:2:3: devices: must be an object"), "%s",
+              ps_errmsg());
+    th_put(dir, "devices.json", "[]");
+    cr_expect_eq(mdl_topology_load(path, &t), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "devices.json:1:1: must be an object with"), "%s",
+              ps_errmsg());
     th_put(dir, "devices.json", "{\"devices\": {\"mine\": {\"flops\": 2e12, \"memory\": 1e9, "
                                 "\"gemm\": {\"units\": 3}}}}");
     cr_expect_lt(mdl_topology_load(path, &t), 0);
