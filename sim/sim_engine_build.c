@@ -365,10 +365,13 @@ static int build_streams(sim_engine *e)
         return rc;
     if (e->draw) /* a drawn op takes up to 16 x its tabled time (push_compute) */
         time *= 16;
+    /* every device's ops and transfers summed: no path through them is longer,
+     * so no time reaches 4e18 ns, with room to spare under int64's 9.2e18 */
     if (time > 4e18)
-        return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s%s, beyond the "
-                         "simulator's clock (292 years); check the profile and topology for "
-                         "huge figures", s->name, time * 1e-9,
+        return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s%s over all devices, "
+                         "beyond the simulator's bound of 4e9 s (127 years, under the int64 "
+                         "nanosecond clock's 292); check the profile and topology for huge "
+                         "figures", s->name, time * 1e-9,
                          e->draw ? " at 16 x their times (drawn)" : "");
     if (bytes > 4e18)
         return ps_error(PS_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "

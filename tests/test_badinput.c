@@ -55,6 +55,11 @@ static const struct bad_case cases[] = {
       "p.csv:2:11: field 'out_bytes' must be >= 0" },
     { "p.csv", CSV_H "a,1e6,100,64,-1\n", 0, P_CSV, PS_EINVAL,
       "p.csv:2:14: field 'stash_bytes' must be >= 0" },
+    /* the bound the message and the docs state (it said 292 years of 4.5e9 s) */
+    { "p.csv", CSV_H "a,3e20,0,1,1\n", 0,
+      "predict --topology ok.json -K 1 -M 5 --batch 5 --remat never --model p.csv", PS_EINVAL,
+      "schedule gpipe: its ops add up to 4.5e+09 s over all devices, beyond the simulator's "
+      "bound of 4e9 s (127 years, under the int64 nanosecond clock's 292)" },
     { "p.csv", CSV_H "a,1e999,100,64,128\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'fwd_flops': '1e999' is out of range (magnitude above 1.8e308)" },
     { "p.csv", CSV_H "a,1e308,100,64,128\n", 0, P_CSV, PS_EINVAL,
