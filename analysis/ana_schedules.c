@@ -353,9 +353,10 @@ static void print_table(const void *obj, FILE *f)
     }
     fprintf(f, "\nbubble: 1 - busy / (K x forward-backward span), simulated; formula: the "
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
-               "applies (the zero-bubble ones only where W is half\nof B, zb-h1 and zb-v "
-               "with M >= K, zb-h2, zb-v and dualpipe-v only with T_F = T_B = T_W;\n"
-               "breadth-first:v, v > 1, with M >= K; zb-auto has none).\n");
+               "applies (zb-h1, zb-h2 and zb-v only where W is half\nof B and M >= K, "
+               "dualpipe-v with M >= 2K; zb-h2, zb-v and dualpipe-v only with T_F = T_B =\n"
+               "T_W; interleaved:v, v > 1, with M a multiple of K, breadth-first:v, v > 1, "
+               "with M >= K;\nzb-auto has none).\n");
 }
 
 static void print_csv(const void *obj, FILE *f)
