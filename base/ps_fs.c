@@ -62,13 +62,6 @@ int ps_mkdirs_parent(const char *path)
     return mkdirs_len(path, (size_t)(slash - path));
 }
 
-static int has_dotdot(const char *p)
-{
-    size_t n = strlen(p);
-    return !strcmp(p, "..") || !strncmp(p, "../", 3) || strstr(p, "/../") ||
-           (n >= 3 && !strcmp(p + n - 3, "/.."));
-}
-
 static int made_len(const char *path, size_t len, struct ps_made *m)
 {
     char buf[PS_FS_PATH_MAX];
@@ -77,8 +70,9 @@ static int made_len(const char *path, size_t len, struct ps_made *m)
     memcpy(buf, path, len);
     buf[len] = 0;
     struct stat st;
-    int dotdot = has_dotdot(buf);
-    for (size_t i = 1; !dotdot && i <= len; i++) {
+    /* each prefix as typed, so "new/../old" is new (made: ours) and new/..
+     * and old (there: not ours); undone in reverse, each by the same name */
+    for (size_t i = 1; i <= len; i++) {
         if (buf[i] != '/' && buf[i] != 0)
             continue;
         char keep = buf[i];

@@ -27,9 +27,9 @@ int ps_mkdirs_parent(const char *path);
  * ps_mkdirs(dir) making each missing folder by ps_afile_mkdir: tracked for
  * the signal handler from the moment it exists, and one another process
  * makes meanwhile is not taken for ours; each is recorded in m (which
- * starts zeroed, and may take several calls). A ".." in dir makes the
- * folders on the path as typed other than those made (new/../old makes
- * new): then nothing is recorded. ps_made_undo(m), after a failure,
+ * starts zeroed, and may take several calls): each prefix of dir as typed
+ * that mkdir made ("new/../old": new, and old when it was missing; new/..
+ * was there). ps_made_undo(m), after a failure,
  * removes the recorded folders that are empty, the last made first, and
  * forgets them; ps_made_keep(m), after a success, only forgets them. Both
  * leave m zeroed. Errors as ps_mkdirs's, or PS_ENOMEM. */

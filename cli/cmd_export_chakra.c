@@ -70,7 +70,10 @@ int cmd_export_chakra(int argc, char **argv)
         goto out;
     long replicas = run.replicas;
     double batch = run.batch;
-    if ((rc = ana_predict(&cfg, &p)) < 0)
+    /* where the ranks go, refused before the simulation (it took seconds first) */
+    long ranks = run.K * (replicas > 1 ? replicas : 1);
+    if ((rc = trc_chakra_check(&co, ranks > 1 << 20 ? 1 << 20 : (int)ranks, replicas > 1)) < 0 ||
+        (rc = ana_predict(&cfg, &p)) < 0)
         goto out;
     /* the op lists, byte counts and trace the prediction simulated */
     const struct sch_schedule *sched = p->sched;

@@ -487,6 +487,19 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
     cr_assert_eq(th_sh("cd %s/full && test \"$(cat job.0.et)\" = OLD && test \"$(cat job.3.et)"
                        "\" = OLD && test -L job.1.et && ! test -e job.2.et", dir), 0,
                  "a rank was replaced or removed");
+    /* where the ranks go is refused before the simulation (helper-87: after it, seconds
+     * later): an --out-dir under a file fails so even where the run would not fit */
+    cr_assert_eq(th_sh("%s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 48 --replicas 3 "
+                       "--out-dir %s/job.0.et/x 2>/dev/null", ps, sub), 5,
+                 "checked after the work");
+    /* and one that is an input only through ".." over folders not there yet: the
+     * folders made on the way are taken away */
+    cr_assert_eq(th_sh("mkdir %s/in && cp models/topologies/chain-8-ideal.json %s/in/job.0.et "
+                       "&& %s export-chakra --model mlp:layers=6,width=64 --topology "
+                       "%s/in/job.0.et -K 2 -M 4 --batch 16 --out-dir %s/nd/a/../../in --prefix "
+                       "job 2>/dev/null; test $? = 2 && test ! -e %s/nd", dir, dir, ps, dir, dir,
+                       dir), 0);
     /* a failed export takes away the folders it made for --out-dir (they were
      * left, empty): here no rank can be written past a file-size limit */
     cr_assert_eq(th_sh("(ulimit -f 0; %s export-chakra --model mlp:layers=4,width=64 --topology "

@@ -214,12 +214,14 @@ Test(paper_ref_bad, a_row_past_the_topology_names_its_line)
     cr_expect_eq(th_sh("grep -q 'table1.csv:20: Transformer Pipeline-4096 (K = 4096, L = 4095): "
                        "cannot be predicted: ' %s/err", dir), 0);
     cr_expect_eq(th_sh("test ! -e %s/o", dir), 0, "the --out-dir it made stayed");
-    /* a ".." in the path: the folders as typed are not those made (helper-61: new/../old
-     * removed old, which was there before, and kept new): nothing is removed */
+    /* a ".." in the path: the folders made are some of those on the path as typed
+     * (helper-61: new/../old removed old, which was there before, and kept new): new
+     * goes, old stays */
     cr_assert_eq(th_sh("mkdir %s/existing && %s paper --data %s/data --out-dir "
                        "%s/newdir/../existing --quiet --tables 1 2>/dev/null", dir, th_pipesim(),
                        dir, dir), 3);
     cr_expect_eq(th_sh("test -d %s/existing", dir), 0, "a folder that was there was removed");
+    cr_expect_eq(th_sh("test ! -e %s/newdir", dir), 0, "a folder it made stayed");
 }
 
 /* torchgpipe's tables: a second row of one experiment (another m) is refused (rows were

@@ -128,9 +128,16 @@ Test(ps_fs, made_folders_are_undone_while_empty)
     cr_assert_eq(ps_mkdirs_made(p, &m), 0);
     ps_made_keep(&m);
     cr_assert(is_dir("%s/%s", "old/k/l"));
+    /* through "..": the folders made on the way, by the names as typed */
     snprintf(p, sizeof p, "%s/new/../other", root);
     cr_assert_eq(ps_mkdirs_made(p, &m), 0);
-    cr_assert_eq(m.n, 0);
-    ps_made_undo(&m);
+    cr_assert_eq(m.n, 2);
     cr_assert(is_dir("%s/%s", "new") && is_dir("%s/%s", "other"));
+    ps_made_undo(&m);
+    cr_assert(!is_dir("%s/%s", "new") && !is_dir("%s/%s", "other"));
+    snprintf(p, sizeof p, "%s/new/../old/z", root);
+    cr_assert_eq(ps_mkdirs_made(p, &m), 0);
+    cr_assert_eq(m.n, 2, "new and old/z; old was there");
+    ps_made_undo(&m);
+    cr_assert(!is_dir("%s/%s", "new") && !is_dir("%s/%s", "old/z") && is_dir("%s/%s", "old"));
 }

@@ -445,6 +445,22 @@ static rlim_t open_fds(void)
     return n;
 }
 
+static void groups_path(const struct trc_chakra_opts *o, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s.comm_groups.json", o->dir, o->prefix ? o->prefix : "pipesim");
+}
+
+int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups)
+{
+    if (n_ranks > 4096)
+        return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", n_ranks);
+    char p0[4096], gpath[4096];
+    rank_path(o, 0, p0, sizeof p0);
+    groups_path(o, gpath, sizeof gpath);
+    int rc = ps_output_writable(p0, "--out-dir", 1);
+    return rc < 0 ? rc : distinct_outputs(o, n_ranks, groups ? gpath : NULL);
+}
+
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files)
@@ -469,8 +485,7 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                             (unsigned long long)need, strerror(errno));
     }
     char gpath[4096];
-    snprintf(gpath, sizeof gpath, "%s/%s.comm_groups.json", o->dir,
-             o->prefix ? o->prefix : "pipesim");
+    groups_path(o, gpath, sizeof gpath);
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
         return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);

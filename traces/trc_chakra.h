@@ -64,6 +64,12 @@ struct trc_chakra_opts {
                                 ranks from *n_files up (an earlier, larger export) removed */
 };
 
+/* Before the work: the outputs of an export of n_ranks ranks (with their
+ * communicator groups when groups) can be written: at most 4096 ranks, the
+ * folder a folder or creatable, no rank an input and no two ranks one file
+ * (symbolic links). Creates nothing. 0, or the error trc_chakra_write would
+ * give after the simulation. */
+int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups);
 /* Writes one file per rank of s (with s->n_replicas replicas) from the
  * simulated trace t of replica 0; c gives the all-reduce sizes. *n_files
  * gets the number of ranks written. The files of ranks n_files, n_files + 1,
