@@ -41,17 +41,39 @@ static void human(char *buf, size_t n, double v, const char *unit)
         snprintf(buf, n, "%.0f %s", v, unit);
 }
 
-/* "8 x gpu 15.70 TFLOP/s, 16.00 GiB (v100-sxm2), ..." */
+/* A control character (a newline, an escape) of quoted text, which a
+ * table line or a summary shows as '?'. */
+static int is_ctrl(char c)
+{
+    return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
+/* s into buf (n bytes), control characters as '?': a file's name or a
+ * loader's message for a table line (a newline in a file name would break
+ * the line), as messages show them. CSV and JSON keep the name whole. */
+static const char *clean(const char *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", s);
+    for (char *c = buf; *c; c++)
+        if (is_ctrl(*c))
+            *c = '?';
+    return buf;
+}
+
+/* "8 x gpu 15.70 TFLOP/s, 16.00 GiB (v100-sxm2), ...": the table's words,
+ * the CSV's device_summary, so a device's name or preset is one line
+ * ('?' for a control character; JSON's device_runs keep them whole). */
 static void put_devices(struct ps_strbuf *b, const struct mdl_preset_item *it)
 {
     for (int i = 0; i < it->n_runs; i++) {
         const struct mdl_preset_devrun *r = &it->runs[i];
-        char peak[64], mem[32];
+        char peak[64], mem[32], kind[sizeof r->kind], pre[sizeof r->preset];
         human(peak, sizeof peak, r->flops, "FLOP/s, ");
         ps_human_bytes(r->memory, mem, sizeof mem);
-        ps_strbuf_printf(b, "%s%d x %s %s%s", i ? ", " : "", r->count, r->kind, peak, mem);
+        ps_strbuf_printf(b, "%s%d x %s %s%s", i ? ", " : "", r->count,
+                         clean(r->kind, kind, sizeof kind), peak, mem);
         if (r->preset[0])
-            ps_strbuf_printf(b, " (%s)", r->preset);
+            ps_strbuf_printf(b, " (%s)", clean(r->preset, pre, sizeof pre));
     }
 }
 
@@ -70,27 +92,26 @@ static void put_links(struct ps_strbuf *b, const struct mdl_preset_item *it)
         ps_strbuf_printf(b, "; %d switch%s", it->n_switches, it->n_switches > 1 ? "es" : "");
 }
 
-/* A file's name for a table line: control characters (a newline in a
- * file name would break the line) as '?', as messages show them. CSV and
- * JSON keep the name whole, quoted. */
-static const char *table_name(const char *name, char *buf, size_t n)
+/* len bytes of s, control characters as '?' */
+static void put_text(FILE *f, const char *s, int len)
 {
-    snprintf(buf, n, "%s", name);
-    for (char *c = buf; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
-    return buf;
+    for (int i = 0; i < len && s[i]; i++)
+        fputc(is_ctrl(s[i]) ? '?' : s[i], f);
 }
 
-/* The first sentence of text (up to ". " or the end), at most max bytes. */
+/* The first sentence of text (up to ". " or the end), at most max bytes,
+ * on the line ('?' for a newline or an escape: the file's comment is
+ * quoted input, which CSV and JSON keep whole). */
 static void first_sentence(FILE *f, const char *text, int max)
 {
     const char *end = strstr(text, ". ");
     int len = end ? (int)(end - text) + 1 : (int)strlen(text);
-    if (len > max)
-        fprintf(f, "%.*s...", max - 3, text);
-    else
-        fprintf(f, "%.*s", len, text);
+    if (len > max) {
+        put_text(f, text, max - 3);
+        fputs("...", f);
+    } else {
+        put_text(f, text, len);
+    }
 }
 
 static void put_model(FILE *f, const struct mdl_preset_item *it)
@@ -116,11 +137,11 @@ static void print_table(const void *obj, FILE *f)
             continue;
         char nm[256], why[PS_ERRMSG_MAX];
         if (it->error) {
-            fprintf(f, "  %-20s does not load: %s\n", table_name(it->name, nm, sizeof nm),
-                    table_name(it->error, why, sizeof why));
+            fprintf(f, "  %-20s does not load: %s\n", clean(it->name, nm, sizeof nm),
+                    clean(it->error, why, sizeof why));
             continue;
         }
-        fprintf(f, "  %-20s %s; links: %s", table_name(it->name, nm, sizeof nm),
+        fprintf(f, "  %-20s %s; links: %s", clean(it->name, nm, sizeof nm),
                 ps_strbuf_str(&v->devices[i]), ps_strbuf_str(&v->links[i]));
         if (it->description) {
             fputs(". ", f);
@@ -138,14 +159,16 @@ static void print_table(const void *obj, FILE *f)
         if (it->section != MDL_PRESET_SEC_PROFILE)
             continue;
         char nm[256], why[PS_ERRMSG_MAX];
-        fprintf(f, "  %-20s ", table_name(it->name, nm, sizeof nm));
+        fprintf(f, "  %-20s ", clean(it->name, nm, sizeof nm));
         if (it->error) {
-            fprintf(f, "does not load: %s\n", table_name(it->error, why, sizeof why));
+            fprintf(f, "does not load: %s\n", clean(it->error, why, sizeof why));
             continue;
         }
         put_model(f, it);
-        if (it->spec)
-            fprintf(f, ", %s %s", it->measured ? "measured" : "from", it->spec);
+        if (it->spec) {
+            fprintf(f, ", %s ", it->measured ? "measured" : "from");
+            put_text(f, it->spec, (int)strlen(it->spec));
+        }
         fputc('\n', f);
     }
     fputs("\nmodel generators (--model SPEC; pipesim gen --help for the keys):\n", f);

@@ -453,6 +453,41 @@ Test(presets, a_control_character_in_a_name_keeps_the_table_line)
     th_sh("rm -rf %s", d);
 }
 
+/* A device's name and a topology's comment with a newline and an escape keep the table
+ * line whole ('?' for each control character), as does the CSV's device_summary (the
+ * table's words); the CSV's and JSON's description and JSON's kind stay the file's
+ * own. The table printed both raw, and a newline split the listing's line. */
+Test(presets, control_characters_in_a_device_or_comment_keep_the_line)
+{
+    char d[64], out[BIG];
+    th_tmpdir(d, sizeof d, "presets-ctl");
+    cr_assert_eq(th_sh("mkdir -p %s/topologies", d), 0);
+    th_put(d, "topologies/cm.json",
+           "{\"comment\": \"first\\nsecond\\u001b[2J line. more\", \"devices\": "
+           "[{\"name\": \"node\\nfake line\", \"flops\": 1e12, \"memory\": 1e9}], "
+           "\"links\": []}");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets", d, th_pipesim()), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "\n  cm                   1 x node?fake line 1.00 TFLOP/s, "
+                          "953.67 MiB; links: none. first?second?[2J line.\n\n"), "%s", out);
+    cr_expect(!strchr(out, '\033'), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format csv", d,
+                            th_pipesim()), 0);
+    cr_expect(strstr(out, ",\"1 x node?fake line 1.00 TFLOP/s, 953.67 MiB\","), "%s", out);
+    cr_expect(strstr(out, ",\"first\nsecond\033[2J line. more\","), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format json", d,
+                            th_pipesim()), 0);
+    json_t *o = json_loads(out, 0, NULL);
+    cr_assert(o, "%s", out);
+    json_t *t = json_array_get(json_object_get(o, "topologies"), 0);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(
+                         t, "device_runs"), 0), "kind")), "node\nfake line");
+    cr_expect_str_eq(json_string_value(json_object_get(t, "description")),
+                     "first\nsecond\033[2J line. more");
+    json_decref(o);
+    th_sh("rm -rf %s", d);
+}
+
 /* A bad field of a device preset is named where it is: the presets file, its line and
  * the preset's field; a field the topology sets over the preset stays the topology's
  * (helper-67: a preset's "memory": 0 was reported at the topology's device line, and
