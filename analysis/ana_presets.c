@@ -24,18 +24,23 @@ struct view {
     struct ps_strbuf *devices, *links;
 };
 
-/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s". Memory is not printed
- * with it but with ps_human_bytes (binary units, as every table prints
- * memory), parameter counts with ps_human_count ("1.34 billion"). */
+/* v in decimal units: "100.00 TFLOP/s", "15.75 GB/s"; from 1000 E on, in
+ * exponent notation ("1.00e+300 FLOP/s": as digits it cut the unit off).
+ * Memory is not printed with it but with ps_human_bytes (binary units, as
+ * every table prints memory), parameter counts with ps_human_count
+ * ("1.34 billion"). */
 static void human(char *buf, size_t n, double v, const char *unit)
 {
     static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
+    double w = v;
     int i = 0;
     while (fabs(v) >= 1000 && i < 6) {
         v /= 1000;
         i++;
     }
-    if (i)
+    if (fabs(v) >= 1000)
+        snprintf(buf, n, "%.2e %s", w, unit);
+    else if (i)
         snprintf(buf, n, "%.2f %s%s", v, pre[i], unit);
     else
         snprintf(buf, n, "%.0f %s", v, unit);

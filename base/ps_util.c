@@ -237,12 +237,16 @@ int ps_read_file(const char *path, char **buf, size_t *len)
 void ps_human_bytes(double b, char *buf, size_t n)
 {
     static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    double v = b;
     int i = 0;
-    while (b >= 1024 && i < 5) {
-        b /= 1024;
+    while (fabs(v) >= 1024 && i < 5) {
+        v /= 1024;
         i++;
     }
-    snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", b, u[i]);
+    if (fabs(v) >= 1000 && i == 5) /* past the largest unit: 1e300 printed 301 digits */
+        snprintf(buf, n, "%.2e B", b);
+    else
+        snprintf(buf, n, i ? "%.2f %s" : "%.0f %s", v, u[i]);
 }
 
 void ps_human_seconds(double s, char *buf, size_t n)
@@ -273,11 +277,14 @@ void ps_human_count(double v, char *buf, size_t n)
 {
     static const char *const word[] = { "", "thousand", "million", "billion", "trillion" };
     int i = 0;
+    double w = v;
     while (fabs(v) >= 999.995 && i < 4) { /* what would print as 1000.00 of a word */
         v /= 1000;
         i++;
     }
-    if (i)
+    if (fabs(v) >= 999999.995) /* a million trillion: 1e300 printed 289 digits */
+        snprintf(buf, n, "%.2e", w);
+    else if (i)
         snprintf(buf, n, "%.2f %s", v, word[i]);
     else
         snprintf(buf, n, "%.0f", v);

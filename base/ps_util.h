@@ -35,8 +35,10 @@ uint64_t ps_fnv1a(const void *p, size_t n, uint64_t h);
 
 /* Bytes in binary units for tables, the way device memory is sold and
  * reported (a 16 GiB P100 reads "16.00 GiB"): "512 B", "1.50 KiB", ...
- * "2.00 PiB" (powers of 1024, two decimals above bytes). Every table that
- * prints memory uses it, so one style holds everywhere. */
+ * "2.00 PiB" (powers of 1024, two decimals above bytes); from 1000 PiB on,
+ * bytes in exponent notation ("1.00e+300 B"), so a buffer of 16 bytes
+ * always holds it. Every table that prints memory uses it, so one style
+ * holds everywhere. */
 void ps_human_bytes(double bytes, char *buf, size_t n);
 #define PS_GIB 1073741824.0
 /* A duration for tables: 3 decimals in the unit that puts it in [1, 1000)
@@ -48,7 +50,8 @@ void ps_human_seconds(double s, char *buf, size_t n);
 void ps_human_seconds_delta(double s, char *buf, size_t n);
 /* A count (of parameters) for tables: "526" below a thousand, else two
  * decimals and the word: "526.34 thousand", "2.10 million", "1.34 billion",
- * "1.00 trillion". Every table that prints a parameter count uses it. */
+ * "1.00 trillion", "2000.00 trillion"; from a million trillion on, exponent
+ * notation ("1.00e+300"). Every table that prints a parameter count uses it. */
 void ps_human_count(double v, char *buf, size_t n);
 
 /* v as the shortest of %.15g, %.16g and %.17g that strtod reads back to the

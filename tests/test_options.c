@@ -139,6 +139,15 @@ Test(numbers, memory_in_binary_units)
     cr_assert_str_eq(b, "512 B");
     ps_human_bytes(1536, b, sizeof b);
     cr_assert_str_eq(b, "1.50 KiB");
+    /* past the largest unit, exponent notation: 1e300 printed 301 digits, cut to
+     * the buffer's size and without its unit */
+    char s[16];
+    ps_human_bytes(999.0 * 1125899906842624.0, s, sizeof s);
+    cr_assert_str_eq(s, "999.00 PiB");
+    ps_human_bytes(1e300, s, sizeof s);
+    cr_assert_str_eq(s, "1.00e+300 B");
+    ps_human_bytes(-1e300, s, sizeof s);
+    cr_assert_str_eq(s, "-1.00e+300 B");
 }
 
 Test(numbers, signed_durations_and_counts)
@@ -159,6 +168,8 @@ Test(numbers, signed_durations_and_counts)
         { 526336, "526.34 thousand" }, { 999996, "1.00 million" }, /* not 1000.00 thousand */
         { 2101248, "2.10 million" }, { 16785408, "16.79 million" },
         { 1.34e9, "1.34 billion" }, { 8.796e12, "8.80 trillion" }, { 2e15, "2000.00 trillion" },
+        { 1e300, "1.00e+300" }, /* 289 digits and "trillion", cut to the buffer's size */
+        { -2.5e18, "-2.50e+18" },
     };
     for (size_t i = 0; i < sizeof n / sizeof *n; i++) {
         ps_human_count(n[i].v, b, sizeof b);

@@ -488,6 +488,24 @@ Test(presets, control_characters_in_a_device_or_comment_keep_the_line)
     th_sh("rm -rf %s", d);
 }
 
+/* Huge accepted values print whole with their unit: 1e300 FLOP/s, bytes and B/s were
+ * printed as 280 digits cut to the buffer, "FLOP/s" and the memory lost. */
+Test(presets, huge_values_keep_their_unit)
+{
+    char d[64], out[BIG];
+    th_tmpdir(d, sizeof d, "presets-huge");
+    cr_assert_eq(th_sh("mkdir -p %s/topologies", d), 0);
+    th_put(d, "topologies/huge.json",
+           "{\"devices\": [{\"name\": \"g0\", \"count\": 2, \"flops\": 1e300, "
+           "\"memory\": 1e300}], \"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", "
+           "\"bandwidth\": 1e300, \"shared\": true}]}");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets", d, th_pipesim()), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "\n  huge                 2 x g 1.00e+300 FLOP/s, 1.00e+300 B; links: "
+                          "1 shared 1.00e+300 B/s\n"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
+
 /* A bad field of a device preset is named where it is: the presets file, its line and
  * the preset's field; a field the topology sets over the preset stays the topology's
  * (helper-67: a preset's "memory": 0 was reported at the topology's device line, and
