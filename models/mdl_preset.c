@@ -8,6 +8,7 @@
 #include "base/ps_util.h"
 #include "base/ps_suggest.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -189,6 +190,24 @@ static struct mdl_preset_item *add_item(struct mdl_preset_catalog *c, int *cap,
     return it;
 }
 
+/* The length of name's kind: the name without its trailing index, the
+ * digits at its end and any groups of digits joined to them by '_' ("gpu"
+ * of gpu7, "core" of core31_0, "a100-" of a100-0); a name of digits alone
+ * is its own kind. It cut at the first digit, and a100-0 and a7 were
+ * listed as "2 x a", node1-gpu0 and node2-gpu0 as "2 x node". */
+static size_t kind_len(const char *name)
+{
+    size_t n = strlen(name), k = n;
+    while (k && isdigit((unsigned char)name[k - 1]))
+        k--;
+    while (k >= 2 && name[k - 1] == '_' && isdigit((unsigned char)name[k - 2])) {
+        k--;
+        while (k && isdigit((unsigned char)name[k - 1]))
+            k--;
+    }
+    return k ? k : n;
+}
+
 /* Runs of equal devices; a run names the preset of the file's device
  * object whose name starts its first device's name, if any. */
 static int topo_runs(struct mdl_preset_item *it, const struct mdl_topology *t, json_t *root)
@@ -213,16 +232,14 @@ static int topo_runs(struct mdl_preset_item *it, const struct mdl_topology *t, j
         for (int m = 0; m < n && d < t->n_devices; m++)
             pre[d++] = pr;
     }
-    /* a run: consecutive devices of one kind (the name without its digits),
-     * peak, memory and preset (c and d alike were listed as "2 x c") */
+    /* a run: consecutive devices of one kind (kind_len), peak, memory and
+     * preset (c and d alike were listed as "2 x c") */
     for (int i = 0; i < t->n_devices;) {
         const struct mdl_device *a = &t->devices[i];
-        size_t nl = strcspn(a->name, "0123456789");
-        nl = nl ? nl : strlen(a->name);
+        size_t nl = kind_len(a->name);
         int j = i + 1;
         while (j < t->n_devices && t->devices[j].flops == a->flops &&
-               t->devices[j].memory == a->memory &&
-               strcspn(t->devices[j].name, "0123456789") == nl &&
+               t->devices[j].memory == a->memory && kind_len(t->devices[j].name) == nl &&
                !strncmp(t->devices[j].name, a->name, nl) &&
                (pre[j] == pre[i] || (pre[j] && pre[i] && !strcmp(pre[j], pre[i]))))
             j++;

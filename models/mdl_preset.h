@@ -38,9 +38,12 @@ int mdl_preset_hint(enum mdl_preset_kind kind, const char *arg, int rc);
 enum mdl_preset_section { MDL_PRESET_SEC_TOPOLOGY, MDL_PRESET_SEC_PROFILE,
                           MDL_PRESET_SEC_GENERATOR };
 
-/* A run of consecutive equal devices (same peak and memory). kind is the
- * first one's name without its trailing digits ("gpu" of gpu0..gpu7);
- * preset the "preset" the file names for it, "" if none. */
+/* A run of consecutive equal devices (same kind, peak, memory and preset).
+ * kind is the first one's name without its trailing digits ("gpu" of
+ * gpu0..gpu7, "node1-gpu" of node1-gpu0), and without groups of digits
+ * joined to them by '_' ("core" of core00_0..core33_1); a name of digits
+ * alone is its own kind. preset is the "preset" the file names for it, ""
+ * if none. */
 struct mdl_preset_devrun {
     int count;
     char kind[64], preset[64];

@@ -506,6 +506,44 @@ Test(presets, huge_values_keep_their_unit)
     th_sh("rm -rf %s", d);
 }
 
+/* A run's kind is its first device's name without the trailing index (mdl_preset.h):
+ * a100-0 and a7 are two kinds, as are node1-gpu0 and node2-gpu0; core00_0..core33_1
+ * of the bundled torus are one. The name was cut at its first digit, and a100-0, a7
+ * were listed as "2 x a", node1-gpu0, node2-gpu0 as "2 x node". */
+Test(presets, a_kind_is_the_name_without_its_trailing_index)
+{
+    char d[64], out[BIG];
+    th_tmpdir(d, sizeof d, "presets-kind");
+    cr_assert_eq(th_sh("mkdir -p %s/topologies", d), 0);
+    th_put(d, "topologies/kinds.json",
+           "{\"devices\": [{\"name\": \"a100-0\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"a7\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"node1-gpu0\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"node2-gpu0\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"node2-gpu1\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"c3_1\", \"flops\": 1e12, \"memory\": 1e9}, "
+           "{\"name\": \"c4_0\", \"flops\": 1e12, \"memory\": 1e9}], \"links\": []}");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format json", d,
+                            th_pipesim()), 0, "%s", out);
+    json_t *o = json_loads(out, 0, NULL);
+    cr_assert(o, "%s", out);
+    json_t *runs = json_object_get(json_array_get(json_object_get(o, "topologies"), 0),
+                                   "device_runs");
+    static const struct { int count; const char *kind; } want[] = {
+        { 1, "a100-" }, { 1, "a" }, { 1, "node1-gpu" }, { 2, "node2-gpu" }, { 2, "c" },
+    };
+    cr_assert_eq(json_array_size(runs), sizeof want / sizeof *want, "%s", out);
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        json_t *r = json_array_get(runs, i);
+        cr_expect_eq(json_integer_value(json_object_get(r, "count")), want[i].count, "%zu", i);
+        cr_expect_str_eq(json_string_value(json_object_get(r, "kind")), want[i].kind);
+    }
+    json_decref(o);
+    cr_assert_eq(th_capture(out, sizeof out, "%s presets", th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "\n  tpu-v3-torus         32 x core 61.50 TFLOP/s"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
+
 /* A bad field of a device preset is named where it is: the presets file, its line and
  * the preset's field; a field the topology sets over the preset stays the topology's
  * (helper-67: a preset's "memory": 0 was reported at the topology's device line, and
