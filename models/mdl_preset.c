@@ -227,7 +227,7 @@ static int topo_runs(struct mdl_preset_item *it, const struct mdl_topology *t, j
     int d = 0;
     json_array_foreach(jd, k, o) {
         json_t *c = json_object_get(o, "count");
-        int n = json_is_integer(c) ? (int)json_integer_value(c) : 1;
+        int n = json_is_number(c) ? (int)json_number_value(c) : 1; /* 8.0 is 8 */
         const char *pr = json_string_value(json_object_get(o, "preset"));
         for (int m = 0; m < n && d < t->n_devices; m++)
             pre[d++] = pr;

@@ -148,13 +148,16 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
     size_t total = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *c = json_object_get(json_array_get(arr, i), "count");
-        if (c && !json_is_integer(c)) /* a type error, as "must be a number" is */
+        if (c && !json_is_number(c)) /* a type error, as "must be a number" is */
             return ps_error(PS_EPARSE, "%s: devices[%zu].count: must be an integer in "
                              "[1, 1048576]", path, i);
-        if (c && (json_integer_value(c) < 1 || json_integer_value(c) > 1 << 20))
+        /* any other number is a value: 2.5 and 1e18 were type errors (exit 3),
+         * 0 and 4294967298 out of range (exit 4); 8.0 is 8 */
+        double v = c ? json_number_value(c) : 1;
+        if (!(v >= 1 && v <= 1 << 20 && v == floor(v)))
             return ps_error(PS_EINVAL, "%s: devices[%zu].count: must be an integer in "
-                             "[1, 1048576]", path, i);
-        total += c ? (size_t)json_integer_value(c) : 1;
+                             "[1, 1048576], got %s", path, i, PS_DBL(v));
+        total += (size_t)v;
     }
     if (total > 1 << 20)
         return ps_error(PS_EINVAL, "%s: devices: more than 1048576 devices", path);
@@ -181,7 +184,7 @@ static int load_devices(const char *path, json_t *arr, struct mdl_topology *t, i
             return rc;
         }
         json_t *c = json_object_get(o, "count");
-        int count = c ? (int)json_integer_value(c) : 1;
+        int count = c ? (int)json_number_value(c) : 1;
         for (int k = 0; k < count; k++) {
             struct mdl_device dk = d;
             if (c)

@@ -126,10 +126,19 @@ static const struct bad_case cases[] = {
     { "t.json", "{\"devices\":[" DEV "],\n\"devices\":[]}", 0, P_JSON, PS_EPARSE,
       "t.json:2:9: duplicate object key near '\"devices\"'" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":0,\"flops\":1,\"memory\":1}]}", 0, P_JSON,
-      PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576]" },
+      PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576], got 0\n" },
     { "t.json",
       "{\"devices\":[{\"name\":\"d\",\"count\":99999999999,\"flops\":1,\"memory\":1}]}", 0,
-      P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer" },
+      P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576], "
+      "got 99999999999\n" },
+    /* a number however written is a value out of range (exit 4): 2.5 and 1e18 were
+     * type errors (exit 3) with the message of 0 */
+    { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2.5,\"flops\":1,\"memory\":1}]}", 0,
+      P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576], "
+      "got 2.5\n" },
+    { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":1e18,\"flops\":1,\"memory\":1}]}", 0,
+      P_JSON, PS_EINVAL, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576], "
+      "got 1e+18\n" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":\"8\",\"flops\":1,\"memory\":1}]}", 0,
       P_JSON, PS_EPARSE, "t.json:1:25: devices[0].count: must be an integer in [1, 1048576]" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1,\"memory\":1,\n"

@@ -669,3 +669,31 @@ Test(links, topology_names_routes_and_runs)
                           "(1, 'd', None)]\n");
     th_sh("rm -rf %s", dir);
 }
+
+/* A count written as a whole real (2.0, 3e0) is that count, as device presets take whole
+ * numbers; presets' runs count it too. It was refused as not an integer (exit 3) while
+ * 1e18 and 4294967298 were the same error with exit 3 and 4 (tests/test_badinput.c). */
+Test(links, a_count_written_as_a_whole_real_is_that_count)
+{
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"d\", \"count\": 2.0, "
+                                     "\"flops\": 1e12, \"memory\": 1e9}, {\"name\": \"e\", "
+                                     "\"count\": 3e0, \"flops\": 1e12, \"memory\": 1e9}]}");
+    cr_assert_eq(t->n_devices, 5);
+    cr_expect_str_eq(t->devices[1].name, "d1");
+    cr_expect_str_eq(t->devices[4].name, "e2");
+    mdl_topology_free(t);
+    char dir[64], out[1024];
+    th_tmpdir(dir, sizeof dir, "links-count");
+    cr_assert_eq(th_sh("mkdir -p %s/topologies", dir), 0);
+    th_put(dir, "topologies/c.json", "{\"devices\": [{\"name\": \"d\", \"count\": 2.0, "
+           "\"flops\": 1e12, \"memory\": 1e9, \"preset\": \"x\"}, {\"name\": \"d\", "
+           "\"flops\": 1e12, \"memory\": 1e9}]}");
+    th_put(dir, "topologies/devices.json", "{\"devices\": {\"x\": {\"flops\": 1e12, "
+           "\"memory\": 1e9}}}");
+    cr_assert_eq(th_capture(out, sizeof out, "PIPESIM_DATA=%s %s presets --format json "
+                            "| python3 -c 'import json,sys; print([(r[\"count\"], r[\"kind\"], "
+                            "r[\"preset\"]) for r in json.load(sys.stdin)[\"topologies\"][0]"
+                            "[\"device_runs\"]])'", dir, th_pipesim()), 0, "%s", out);
+    cr_expect_str_eq(out, "[(2, 'd', 'x'), (1, 'd', None)]\n");
+    th_sh("rm -rf %s", dir);
+}
