@@ -7,6 +7,7 @@
 #include "models/mdl_device.h"
 #include "base/ps_util.h"
 
+#include <jansson.h>
 #include <math.h>
 
 #define DEV(extra)                                                                         \
@@ -610,4 +611,39 @@ Test(device, input_hash_covers_presets)
     cr_expect_eq(mdl_topology_input_hash(plain, h3), 0);
     cr_expect_lt(mdl_topology_input_hash("/nonexistent/t.json", h3), 0);
     th_sh("rm -rf %s", dir);
+}
+
+/* Memory figures written in words are the files' numbers: cpu-2core.json's comment names
+ * the per-worker memory its devices have (it said "24 GiB split between the two workers"
+ * beside 12.8e9 B each, 23.84 GiB in all), and SOURCES.md's MemTotal for the
+ * cpu-epyc-zen3-core preset, in /proc/meminfo's kB (KiB), halves to the preset's memory
+ * (it read "24.7 GB", the kB count taken for bytes). */
+Test(device, memory_figures_in_the_words_are_the_files)
+{
+    json_t *f = json_load_file("models/topologies/cpu-2core.json", 0, NULL);
+    cr_assert(f);
+    const char *c = json_string_value(json_object_get(f, "comment"));
+    cr_assert(c);
+    const char *m = strstr(c, "; memory ");
+    cr_assert(m, "%s", c);
+    json_t *dev = json_array_get(json_object_get(f, "devices"), 0);
+    double per = json_number_value(json_object_get(dev, "memory"));
+    cr_expect_eq(strtod(m + 9, NULL), per, "'%.40s' for %g", m, per);
+    json_decref(f);
+    static char src[1 << 20];
+    th_slurp("models/topologies", "SOURCES.md", src, sizeof src);
+    const char *row = strstr(src, "\n| cpu-epyc-zen3-core |");
+    cr_assert(row);
+    const char *mt = strstr(row, "MemTotal ");
+    cr_assert(mt && mt < strchr(row + 1, '\n'), "no MemTotal in the row");
+    double kb = 0;
+    char unit[8] = "";
+    cr_assert_eq(sscanf(mt + 9, "%lf %7s", &kb, unit), 2, "'%.40s'", mt);
+    cr_expect_str_eq(unit, "kB");
+    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
+    struct mdl_topology *t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": "
+                                     "\"cpu-epyc-zen3-core\"}]}");
+    cr_expect_lt(fabs(kb * 1024 / 2 - t->devices[0].memory), 0.01 * t->devices[0].memory,
+                 "half of %.0f KiB is not %g B", kb, t->devices[0].memory);
+    mdl_topology_free(t);
 }
