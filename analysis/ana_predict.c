@@ -581,3 +581,31 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
     }
     return rc;
 }
+
+int ana_partition_for(const struct ana_config *cfg, enum sch_part_strategy st, int cap_mode,
+                      double cap, struct sch_partition **out)
+{
+    *out = NULL;
+    if (st == SCH_PART_UNIFORM)
+        return 0;
+    struct sch_schedule *sched = NULL;
+    int rc = sch_schedule_build(cfg->schedule ? cfg->schedule : "gpipe", cfg->K, cfg->M,
+                                cfg->remat, &sched);
+    if (rc < 0)
+        return rc;
+    /* the schedule's own op order sets each stage's memory, as in `partition`
+     * (without it, fill-drain's M stashes: 1f1b's optimum was refused as not
+     * fitting, balance-by-size balanced the wrong bytes), every stage under
+     * the cap (without it optimal cut where nothing fits while a cut did) */
+    struct sch_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
+                               .n_micro = cfg->M, .micro_batch = cfg->batch / cfg->M,
+                               .remat = cfg->remat, .cap_mode = cap_mode, .cap = cap,
+                               .sched = sched };
+    sch_part_model *m = NULL;
+    if ((rc = sch_part_model_new(cfg->profile, cfg->topo, &o, &m)) == 0)
+        rc = st == SCH_PART_OPTIMAL ? ana_partition_optimal(cfg, m, out)
+                                    : sch_part_strategy_run(m, st, out);
+    sch_part_model_free(m);
+    sch_schedule_free(sched);
+    return rc;
+}

@@ -170,5 +170,12 @@ int ana_partition_fit(const struct ana_config *cfg, const sch_part_model *m,
  * within its memory; then ana_partition_fit. */
 int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
                           struct sch_partition **part);
+/* The cut strategy st gives cfg's schedule (K, M, batch, remat, replicas) as
+ * predict --partition cuts it: the schedule's own op order sets each stage's
+ * memory, every stage under cap (cap_mode and cap as struct sch_part_opts: 1
+ * each device's memory, 2 cap bytes), optimal as ana_partition_optimal
+ * judges it. *out is NULL for uniform (ana_predict's default). */
+int ana_partition_for(const struct ana_config *cfg, enum sch_part_strategy st, int cap_mode,
+                      double cap, struct sch_partition **out);
 
 #endif

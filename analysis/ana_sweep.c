@@ -125,33 +125,13 @@ static double now(void)
 static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
                          struct sch_partition **out)
 {
-    *out = NULL;
-    if (j->strategy == SCH_PART_UNIFORM)
-        return 0;
-    struct sch_schedule *sched;
-    int rc = sch_schedule_build(j->run.schedule, j->run.K, j->run.M,
-                                j->remat, &sched);
-    if (rc < 0)
-        return rc;
-    /* the schedule's op order sets each stage's memory, as in `partition`, and
-     * every stage under its device's memory, as `predict --partition` cuts it
+    /* every stage under its device's memory, as `predict --partition` cuts it
      * (without the cap optimal stored a cut that does not fit where one fits) */
-    struct sch_part_opts o = { .n_stages = sched->n_stages, .stage_device = sched->stage_device,
-                               .n_micro = j->run.M,
-                               .micro_batch = (double)j->run.batch / j->run.M,
-                               .remat = j->remat, .cap_mode = 1, .sched = sched };
-    sch_part_model *m = NULL;
     struct ana_config c = { .profile = sp->profile, .topo = sp->topo,
                             .schedule = j->run.schedule, .K = j->run.K, .M = j->run.M,
                             .batch = (double)j->run.batch, .remat = j->remat,
                             .replicas = j->run.replicas };
-    if ((rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0)
-        /* optimal as predict --partition optimal cuts it */
-        rc = j->strategy == SCH_PART_OPTIMAL ? ana_partition_optimal(&c, m, out)
-                                             : sch_part_strategy_run(m, j->strategy, out);
-    sch_part_model_free(m);
-    sch_schedule_free(sched);
-    return rc;
+    return ana_partition_for(&c, j->strategy, 1, 0, out);
 }
 
 static void run_job(const struct ana_sweep_spec *sp, struct job *j)

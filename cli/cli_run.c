@@ -251,40 +251,18 @@ int cli_check_batch(double batch)
 }
 
 /* --partition STRATEGY: the partitioner's cut of the schedule's stages. */
-static int strategy_partition(struct cli_run *r, enum sch_part_strategy st, int S)
+static int strategy_partition(struct cli_run *r, enum sch_part_strategy st)
 {
     if (r->K > r->topo->n_devices)
         return ps_error(PS_ENOFIT, "-K %ld: topology %s has only %d devices", r->K,
                         r->topo->path, r->topo->n_devices);
     if (r->batch != floor(r->batch) || (long long)r->batch % r->M)
         return ps_error(PS_EUSAGE, "--batch %g must be divisible by -M %ld", r->batch, r->M);
-    struct sch_schedule *sched = NULL;
-    sch_part_model *pm = NULL;
-    int rc = sch_schedule_build(r->schedule, (int)r->K, (int)r->M, r->remat, &sched);
-    if (rc < 0)
-        return rc;
-    if (sched->n_stages != S) {
-        rc = ps_error(PS_EINVAL, "--partition %s: the schedule has %d stages, not %d",
-                      r->partition, sched->n_stages, S);
-        sch_schedule_free(sched);
-        return rc;
-    }
-    /* the schedule's own op order sets each stage's memory, as in `partition`
-     * (without it, fill-drain's M stashes: 1f1b's optimum was refused as not
-     * fitting, balance-by-size balanced the wrong bytes) */
-    struct sch_part_opts po = { .n_stages = S, .stage_device = sched->stage_device,
-                                .n_micro = (int)r->M, .micro_batch = r->batch / (double)r->M,
-                                .remat = r->remat, .cap_mode = 1, .sched = sched };
     struct ana_config c = { .profile = r->prof, .topo = r->topo, .schedule = r->schedule,
                             .K = (int)r->K, .M = (int)r->M, .batch = r->batch,
                             .remat = r->remat, .replicas = (int)r->replicas };
-    if ((rc = sch_part_model_new(r->prof, r->topo, &po, &pm)) == 0)
-        /* optimal: as the engine's ledger judges the cut */
-        rc = st == SCH_PART_OPTIMAL ? ana_partition_optimal(&c, pm, &r->part)
-                                    : sch_part_strategy_run(pm, st, &r->part);
-    sch_part_model_free(pm);
-    sch_schedule_free(sched);
-    return rc;
+    /* under each device's memory; optimal as the engine's ledger judges the cut */
+    return ana_partition_for(&c, st, 1, 0, &r->part);
 }
 
 int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
@@ -314,7 +292,7 @@ int cli_run_open(struct cli_run *r, int with_partition, struct ana_config *cfg)
              * fit (ana_predict checks the run itself, in the form it takes) */
             if ((rc = sim_mem_check_run("simulation", r->schedule, (int)r->K, (int)r->M,
                                         r->remat, (int)r->replicas, 0, 0)) < 0 ||
-                (rc = strategy_partition(r, st, S)) < 0)
+                (rc = strategy_partition(r, st)) < 0)
                 return rc;
         } else if ((rc = sch_partition_parse(r->partition, S, r->prof->n_layers,
                                              &r->part)) < 0) {
