@@ -17,8 +17,11 @@ static const char help[] =
     "difference, forward GFLOPs per sample, activation bytes kept for backward\n"
     "per sample, and that times the Table 1 mini-batch (128 images, 32\n"
     "sequences): the activation memory of plain training without\n"
-    "re-materialization. Any spec printed can be given to --model, or to\n"
-    "`pipesim gen model SPEC` for the per-layer CSV.\n"
+    "re-materialization. Activations are the generators' default, keep=unfused\n"
+    "(every intermediate an unfused framework keeps, as PyTorch's autograd);\n"
+    "`pipesim reproduce gpipe` sizes Table 1 with keep=fused, what XLA keeps,\n"
+    "which is less. Any spec printed can be given to --model (add ,keep=fused\n"
+    "for XLA's), or to `pipesim gen model SPEC` for the per-layer CSV.\n"
     "--format csv: one row per configuration, bytes and counts whole (the spec in\n"
     "double quotes: it has commas); json: an array of the same objects.\n"
     "Defaults: --format table.\n";

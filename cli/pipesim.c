@@ -187,6 +187,24 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                     ps_error(PS_EUSAGE, "option '%s' takes no value", typed);
                     return -2;
                 }
+            /* another command's name for an option this one has: said as such (the
+             * spelling is too far off for a "did you mean") */
+            static const char *const other[][2] = {
+                { "--strategy", "--partition" }, { "--partition", "--strategy" },
+                { "--schedules", "--schedule" }, { "--schedule", "--schedules" },
+                { "--out", "--db" },             { "-o", "--db" },
+                { "--stages", "-K" },            { "-k", "-K" },
+                { "-m", "-M" },                  { "-K", "--stages" },
+            };
+            for (size_t k = 0; k < sizeof other / sizeof *other; k++) {
+                const char *to = other[k][1];
+                if (strcmp(typed, other[k][0]) ||
+                    !(to[1] == '-' ? has_long(longopts, to + 2) : !!strchr(shortopts, to[1])))
+                    continue;
+                ps_error(PS_EUSAGE, "unknown option '%s'; in pipesim %s it is '%s' (see "
+                         "pipesim %s --help)", typed, cmd, to, cmd);
+                return -2;
+            }
             struct ps_suggest sg;
             ps_suggest_init(&sg, typed);
             char names[64][40];

@@ -421,6 +421,34 @@ Test(options, partition_optimal_in_predict)
     cr_assert(*b && strstr(a, want), "predict: %s\npartition: %s", a, b);
 }
 
+/* Another command's name for an option this one has is named (helper-94: sweep
+ * --partition, predict --strategy, sweep --schedules, -o, -k got no hint or an
+ * unrelated one). */
+Test(options, another_commands_name_for_an_option_is_named)
+{
+    const char *P = th_pipesim();
+    static const struct { const char *cmd, *typed, *want; } c[] = {
+        { "predict", "--strategy", "--partition" }, { "export-chakra", "--strategy",
+                                                      "--partition" },
+        { "sweep", "--partition", "--strategy" },   { "sweep", "--schedules", "--schedule" },
+        { "sweep", "-o", "--db" },                  { "predict", "-k", "-K" },
+        { "predict", "-m", "-M" },                  { "calibrate", "-K", "--stages" },
+        { "predict", "--stages", "-K" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char err[512];
+        th_capture(err, sizeof err, "%s %s %s 2 2>&1", P, c[i].cmd, c[i].typed);
+        char want[200];
+        snprintf(want, sizeof want, "pipesim %s: unknown option '%s'; in pipesim %s it is '%s' "
+                 "(see pipesim %s --help)", c[i].cmd, c[i].typed, c[i].cmd, c[i].want, c[i].cmd);
+        cr_expect(strstr(err, want), "%s", err);
+    }
+    /* a command with both names, or with neither, gets the usual answer */
+    char err[512];
+    th_capture(err, sizeof err, "%s plan --schedule gpipe 2>&1", P);
+    cr_expect(strstr(err, "did you mean '--schedules'?"), "%s", err);
+}
+
 Test(options, did_you_mean_end_to_end)
 {
     const char *P = th_pipesim();
