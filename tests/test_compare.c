@@ -350,3 +350,61 @@ Test(compare, another_configuration_is_refused_and_figures_are_exact)
     trc_trace_free(a);
     trc_trace_free(b);
 }
+
+/* helper-95: a header field of the wrong type or value is refused naming it at its position
+ * (exit 3): a batch "128" or -128, a schedule ["1f1b"], a remat mode no one has; the traces
+ * compared as one configuration's. A field that is absent (or the writer's none: a batch of
+ * 0, an empty name) is none named: the traces still compare. And a negative batch is
+ * compared, not read as none (-128 against 64 was skipped). */
+Test(compare, a_bad_header_field_is_named_not_skipped)
+{
+    char d[64], out[8192];
+    th_tmpdir(d, sizeof d, "cmphdr");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=4,width=64 --topology cpu-2core "
+                       "-K 2 -M 4 --batch 64 --trace a.json >/dev/null 2>&1", d, ps), 0);
+    static const struct {
+        const char *sed, *what;
+    } bad[] = {
+        { "s/\"batch\":64/\"batch\":\"64\"/", "pipesim.batch: '64': must be a positive number" },
+        { "s/\"batch\":64/\"batch\":-128/", "pipesim.batch: -128: must be a positive number" },
+        { "s/\"batch\":64/\"batch\":null/", "pipesim.batch: null: must be a positive number" },
+        { "s/\"schedule\":\"gpipe\"/\"schedule\":[\"1f1b\"]/",
+          "pipesim.schedule: an array: must be a schedule's name" },
+        { "s/\"schedule\":\"gpipe\"/\"schedule\":\"gpipe-gpipe-gpipe-gpipe-gpipe-gpipe\"/",
+          "pipesim.schedule: 'gpipe-gpipe-gpipe-gpipe-gpipe-gpipe': must be a schedule's name "
+          "(a string of at most 31 bytes)" },
+        { "s/\"remat\":\"except_last\"/\"remat\":\"sometimes\"/",
+          "pipesim.remat: 'sometimes': must be never, except_last or always" },
+        { "s/\"remat\":\"except_last\"/\"remat\":2/",
+          "pipesim.remat: 2: must be never, except_last or always" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(th_capture(out, sizeof out, "cd %s && sed '%s' a.json > x.json && %s "
+                                "compare a.json x.json 2>&1", d, bad[i].sed, ps), 3,
+                     "%s: %s", bad[i].sed, out);
+        cr_expect(strstr(out, "x.json:2:") && strstr(out, bad[i].what), "%s: %s", bad[i].sed,
+                  out);
+    }
+    /* absent (or 0, an empty name): none named, compared */
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && sed 's/\"schedule\":\"gpipe\","
+                            "\"remat\":\"except_last\",//; s/\"batch\":64,//' a.json > x.json "
+                            "&& ! grep -q '\"batch\"' x.json && %s compare a.json x.json 2>&1",
+                            d, ps), 0, "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && sed 's/\"schedule\":\"gpipe\","
+                            "\"remat\":\"except_last\"/\"schedule\":\"\",\"remat\":\"\"/; "
+                            "s/\"batch\":64/\"batch\":0/' a.json > x.json && %s compare a.json "
+                            "x.json 2>&1", d, ps), 0, "%s", out);
+    th_sh("rm -rf %s", d);
+    struct trc_trace *a = trc_trace_new("simulated", 1, 1, 1);
+    struct trc_trace *b = trc_trace_new("measured", 1, 1, 1);
+    a->batch = 64;
+    b->batch = -128;
+    cr_expect_eq(ana_compare_same_run(a, b), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "traces differ in batch: simulated 64, measured -128"), "%s",
+              ps_errmsg());
+    b->batch = 0; /* none named */
+    cr_expect_eq(ana_compare_same_run(a, b), 0, "%s", ps_errmsg());
+    trc_trace_free(a);
+    trc_trace_free(b);
+}

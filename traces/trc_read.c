@@ -47,6 +47,72 @@ static int get_int(json_t *o, const char *key, int *out)
     return 0;
 }
 
+/* A header value for messages: a number as written ("-2", "1e+30", "2.0"), a
+ * short string quoted, else what it is ("a string", "an array", "missing"). */
+static const char *what_is(json_t *v, char *buf, size_t n)
+{
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return buf;
+    case JSON_REAL:
+        ps_fmt_double(json_real_value(v), buf, n);
+        if (!strpbrk(buf, ".eni") && strlen(buf) + 2 < n) /* 2.0 is not the integer 2 */
+            strcat(buf, ".0");
+        return buf;
+    case JSON_STRING: {
+        const char *s = json_string_value(v);
+        size_t len = json_string_length(v);
+        for (size_t i = 0; i < len; i++)
+            if (s[i] < ' ' || s[i] > '~' || s[i] == '\'')
+                return "a string";
+        if (len + 3 > n)
+            return "a string";
+        snprintf(buf, n, "'%s'", s);
+        return buf;
+    }
+    case JSON_ARRAY: return "an array";
+    case JSON_OBJECT: return "an object";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    case JSON_NULL: return "null";
+    }
+    return "missing";
+}
+
+/* The header's names of the run, each optional (measured traces from other
+ * tools, older traces); one present must be what the writer writes: a
+ * schedule's name ("" none), a remat mode ("" none), a positive batch (0 none:
+ * what the writer writes for a trace that names none, so that it reads back). */
+static int read_config(const char *path, json_t *meta, struct trc_trace *t)
+{
+    char w[48];
+    json_t *v = json_object_get(meta, "schedule");
+    if (v && (!json_is_string(v) || json_string_length(v) >= sizeof t->schedule ||
+              strlen(json_string_value(v)) != json_string_length(v)))
+        return ps_error(PS_EPARSE, "%s: pipesim.schedule: %s: must be a schedule's name (a "
+                        "string of at most %zu bytes)", path, what_is(v, w, sizeof w),
+                        sizeof t->schedule - 1);
+    if (v)
+        snprintf(t->schedule, sizeof t->schedule, "%s", json_string_value(v));
+    enum sch_remat r;
+    v = json_object_get(meta, "remat");
+    if (v && (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+              (*json_string_value(v) && sch_remat_parse(json_string_value(v), &r) < 0)))
+        return ps_error(PS_EPARSE, "%s: pipesim.remat: %s: must be never, except_last or "
+                        "always", path, what_is(v, w, sizeof w));
+    if (v)
+        snprintf(t->remat, sizeof t->remat, "%s", json_string_value(v));
+    v = json_object_get(meta, "batch");
+    if (v && (!json_is_number(v) || !(json_number_value(v) >= 0) ||
+              !isfinite(json_number_value(v))))
+        return ps_error(PS_EPARSE, "%s: pipesim.batch: %s: must be a positive number (0: none "
+                        "named)", path, what_is(v, w, sizeof w));
+    if (v)
+        t->batch = json_number_value(v);
+    return 0;
+}
+
 static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
 {
     int nd, ns, nm;
@@ -63,12 +129,10 @@ static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
         return ps_error(PS_ENOMEM, "%s: out of memory", path);
     }
     json_t *v;
-    if (json_is_string(v = json_object_get(meta, "schedule")))
-        snprintf(t->schedule, sizeof t->schedule, "%s", json_string_value(v));
-    if (json_is_string(v = json_object_get(meta, "remat")))
-        snprintf(t->remat, sizeof t->remat, "%s", json_string_value(v));
-    if (json_is_number(v = json_object_get(meta, "batch")))
-        t->batch = json_number_value(v);
+    if (read_config(path, meta, t) < 0) {
+        trc_trace_free(t);
+        return -PS_EPARSE;
+    }
     if ((v = json_object_get(meta, "replicas"))) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 ||
             json_integer_value(v) > 1 << 16) {

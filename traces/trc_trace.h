@@ -51,7 +51,8 @@ struct trc_trace {
     char schedule[32];
     char remat[16];
     int n_devices, n_stages, n_micro;
-    double batch;
+    double batch;        /* samples per step; 0: not named (the reader
+                            refuses a header's negative batch) */
     int64_t step_ns;     /* a measured step's own time, its start to its last
                             worker's end, which the last op's end falls short of
                             by the workers' closing bookkeeping; 0: unknown (a
