@@ -382,3 +382,48 @@ Test(traces, tracks_read_as_their_stream)
     cr_assert_str_eq(ps_errmsg(), "bad.json:2:1: traceEvents[0]: tid 4 is a send track, but a F "
                                   "op runs on compute");
 }
+
+/* helper-95: the header's micro_batches is the events' as devices and stages are: a
+ * forged 7 on a step of 4 was compared as "7 micro-batches" (exit 0); U and AR (mb -1)
+ * are of no micro-batch. */
+Test(traces, header_micro_batches_are_the_events)
+{
+#define MB_META(m) "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":" m "},\n" \
+                   "\"traceEvents\":["
+#define MB_F(ts, mb) "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":" ts ",\"dur\":1," \
+                     "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":" mb "}}"
+#define MB_U "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":9,\"dur\":1," \
+             "\"args\":{\"kind\":\"U\",\"stage\":0,\"mb\":-1}}"
+    static const char forged[] = MB_META("7") MB_F("1", "0") "," MB_F("3", "1") "," MB_U "]}";
+    struct trc_trace *t = NULL;
+    int rc = trc_read_chrome_mem(forged, sizeof forged - 1, "m.json", &t);
+    cr_expect_eq(rc, -PS_EPARSE, "%s", ps_errmsg());
+    cr_expect_null(t);
+    cr_expect_str_eq(ps_errmsg(), "m.json:1:36: pipesim.micro_batches: 7, but the events are of "
+                                  "2 micro-batches");
+    static const char one[] = MB_META("2") MB_F("1", "0") "," MB_U "]}";
+    rc = trc_read_chrome_mem(one, sizeof one - 1, "one.json", &t);
+    cr_expect_eq(rc, -PS_EPARSE, "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), "pipesim.micro_batches: 2, but the events are of 1 "
+                                  "micro-batch"), "%s", ps_errmsg());
+    static const char ok[] = MB_META("2") MB_F("1", "0") "," MB_F("3", "1") "," MB_U "]}";
+    cr_assert_eq(trc_read_chrome_mem(ok, sizeof ok - 1, "ok.json", &t), 0, "%s", ps_errmsg());
+    cr_expect_eq(t->n_micro, 2);
+    trc_trace_free(t);
+#undef MB_META
+#undef MB_F
+#undef MB_U
+    /* end to end: the tester's edit */
+    char d[64], out[4096];
+    th_tmpdir(d, sizeof d, "trcmb");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=4,width=64 --topology cpu-2core "
+                       "-K 2 -M 4 --batch 64 --trace a.json >/dev/null 2>&1 && sed "
+                       "'s/\"micro_batches\":4/\"micro_batches\":7/' a.json > m7.json", d, ps),
+                 0);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s compare m7.json m7.json 2>&1", d, ps),
+                 3, "%s", out);
+    cr_expect(strstr(out, "m7.json:2:") && strstr(out, "pipesim.micro_batches: 7, but the events "
+                                                       "are of 4 micro-batches"), "%s", out);
+    th_sh("rm -rf %s", d);
+}

@@ -358,10 +358,11 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
     if (!rc)
         rc = check_compute_serial(path, t);
     if (!rc && t->n_events > 0) { /* the header's counts are the events' */
-        int top_dev = 0, top_stage = 0;
+        int top_dev = 0, top_stage = 0, top_mb = -1; /* -1: U and AR only, no micro-batch */
         for (size_t i = 0; i < t->n_events; i++) {
             top_dev = t->events[i].device > top_dev ? t->events[i].device : top_dev;
             top_stage = t->events[i].stage > top_stage ? t->events[i].stage : top_stage;
+            top_mb = t->events[i].mb > top_mb ? t->events[i].mb : top_mb;
         }
         if (top_dev + 1 != t->n_devices)
             rc = ps_error(PS_EPARSE, "%s: pipesim.devices: %d, but the events are on %d "
@@ -369,6 +370,10 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
         else if (top_stage + 1 != t->n_stages)
             rc = ps_error(PS_EPARSE, "%s: pipesim.stages: %d, but the events are of %d "
                           "stage%s", path, t->n_stages, top_stage + 1, top_stage ? "s" : "");
+        /* helper-95: a forged 7 was compared as '7 micro-batches' */
+        else if (top_mb >= 0 && top_mb + 1 != t->n_micro)
+            rc = ps_error(PS_EPARSE, "%s: pipesim.micro_batches: %d, but the events are of %d "
+                          "micro-batch%s", path, t->n_micro, top_mb + 1, top_mb ? "es" : "");
         /* a measured step's own time ends with or after its last op (helper-74: a
          * hand-edited 1 ns was replaced by the last end, silently) */
         int64_t last = 0;
