@@ -606,8 +606,22 @@ static const struct {
 } trace_cases[] = {
     { "{" META ",\"traceEvents\":[" EV(""), PS_EPARSE, "tr.json:1:" },
     { "{\"traceEvents\":[]}", PS_EPARSE, "tr.json:1:1: pipesim: missing or bad metadata" },
+    /* each count named at its position (helper-95: one message named none of the three) */
     { "{\"pipesim\":{\"devices\":0,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",
-      PS_EPARSE, "tr.json:1:2: pipesim: missing or bad metadata" },
+      PS_EPARSE, "tr.json:1:13: pipesim.devices: 0: must be a whole number in [1, 1048576]" },
+    { "{\"pipesim\":{\"devices\":-2,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",
+      PS_EPARSE, "tr.json:1:13: pipesim.devices: -2: must be a whole number in [1, 1048576]" },
+    { "{\"pipesim\":{\"devices\":1e30,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",
+      PS_EPARSE, "tr.json:1:13: pipesim.devices: 1e+30: must be a whole number in [1, 1048576]" },
+    { "{\"pipesim\":{\"devices\":2,\"stages\":2.0,\"micro_batches\":2},\"traceEvents\":[]}",
+      PS_EPARSE, "tr.json:1:25: pipesim.stages: 2.0: must be a whole number in [1, 16777216]" },
+    { "{\"pipesim\":{\"devices\":2,\"stages\":\"2\",\"micro_batches\":2},\"traceEvents\":[]}",
+      PS_EPARSE, "tr.json:1:25: pipesim.stages: '2': must be a whole number in [1, 16777216]" },
+    { "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":4000000000},"
+      "\"traceEvents\":[]}", PS_EPARSE,
+      "tr.json:1:36: pipesim.micro_batches: 4000000000: must be a whole number in [1, 16777216]" },
+    { "{\"pipesim\":{\"devices\":2,\"stages\":2},\"traceEvents\":[]}", PS_EPARSE,
+      "tr.json:1:2: pipesim.micro_batches: missing: must be a whole number in [1, 16777216]" },
     { "{" META "}", PS_EPARSE, "tr.json:1:1: traceEvents: missing or not an array" },
     { "{" META ",\"traceEvents\":[\n{\"pid\":0}]}", PS_EPARSE,
       "tr.json:2:1: traceEvents[0]: missing 'ph'" },

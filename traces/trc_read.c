@@ -51,6 +51,8 @@ static int get_int(json_t *o, const char *key, int *out)
  * short string quoted, else what it is ("a string", "an array", "missing"). */
 static const char *what_is(json_t *v, char *buf, size_t n)
 {
+    if (!v)
+        return "missing";
     switch (json_typeof(v)) {
     case JSON_INTEGER:
         snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
@@ -113,14 +115,30 @@ static int read_config(const char *path, json_t *meta, struct trc_trace *t)
     return 0;
 }
 
+/* One of the header's counts, a whole number in [1, max], named when it is not
+ * (helper-95: one message for the three named none, -2 and 1e30 alike). */
+static int get_count(const char *path, json_t *meta, const char *key, int max, int *out)
+{
+    json_t *v = json_object_get(meta, key);
+    if (json_is_integer(v) && json_integer_value(v) >= 1 && json_integer_value(v) <= max) {
+        *out = (int)json_integer_value(v);
+        return 0;
+    }
+    char w[48];
+    return ps_error(PS_EPARSE, "%s: pipesim.%s: %s: must be a whole number in [1, %d]", path,
+                    key, what_is(v, w, sizeof w), max);
+}
+
 static int read_meta(const char *path, json_t *meta, struct trc_trace **out)
 {
     int nd, ns, nm;
-    if (!json_is_object(meta) || get_int(meta, "devices", &nd) || get_int(meta, "stages", &ns) ||
-        get_int(meta, "micro_batches", &nm) || nd < 1 || ns < 1 || nm < 1 || nd > 1 << 20 ||
-        ns > 1 << 24 || nm > 1 << 24)
+    if (!json_is_object(meta))
         return ps_error(PS_EPARSE, "%s: pipesim: missing or bad metadata object (devices, "
                          "stages, micro_batches)", path);
+    if (get_count(path, meta, "devices", 1 << 20, &nd) < 0 ||
+        get_count(path, meta, "stages", 1 << 24, &ns) < 0 ||
+        get_count(path, meta, "micro_batches", 1 << 24, &nm) < 0)
+        return -PS_EPARSE;
     json_t *src = json_object_get(meta, "source");
     struct trc_trace *t = trc_trace_new(json_is_string(src) ? json_string_value(src) : "unknown",
                                         nd, ns, nm);
