@@ -73,12 +73,18 @@ static struct trc_event *sorted(const struct trc_trace *t)
     return e;
 }
 
+/* "F3 of stage 1 on device 1"; a U or AR (labelled without a micro-batch) that
+ * holds one other than -1 says so (helper-95: a U of mb 2 against the U of the
+ * schedule read "U of stage 1 on device 1 only in the simulated trace; U of
+ * stage 1 on device 1 only in the measured trace"). */
 static void describe(const struct trc_event *e, char *buf, size_t n)
 {
     struct sch_op op = { e->kind, e->stage, e->mb };
-    char lab[32];
+    char lab[32], mb[24] = "";
     sch_op_label(&op, lab, sizeof lab);
-    snprintf(buf, n, "%s of stage %d on device %d", lab, e->stage, e->device);
+    if (sch_op_per_stage(e->kind) && e->mb != -1)
+        snprintf(mb, sizeof mb, " (mb %d)", (int)e->mb);
+    snprintf(buf, n, "%s%s of stage %d on device %d", lab, mb, e->stage, e->device);
 }
 
 static int check_same_ops(const struct trc_event *a, size_t na, const struct trc_event *b,

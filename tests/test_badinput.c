@@ -662,7 +662,7 @@ static const struct {
       "traceEvents[0].args.stage: missing or not a stage of the trace (0..1)" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":2}}]}", PS_EPARSE,
-      "traceEvents[0].args.mb: missing or not a micro-batch of the trace (-1..1)" },
+      "traceEvents[0].args.mb: missing or not a micro-batch of the trace (0..1)" },
     { "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2,\"static_mem\":[1,-5]},"
       "\"traceEvents\":[]}", PS_EPARSE,
       "tr.json:1:70: pipesim.static_mem[1]: must be a byte count" },

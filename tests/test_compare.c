@@ -408,3 +408,40 @@ Test(compare, a_bad_header_field_is_named_not_skipped)
     trc_trace_free(a);
     trc_trace_free(b);
 }
+
+/* helper-95: an op the traces do not share is named with its micro-batch where it holds one:
+ * a U of mb 2 against the schedule's U read "U of stage 0 on device 0 only in the simulated
+ * trace; U of stage 0 on device 0 only in the measured trace". The reader refuses such a U
+ * (and an F of mb -1): U and AR alone are of no micro-batch. */
+Test(compare, ops_only_in_one_trace_are_named_with_their_micro_batch)
+{
+    struct trc_trace *a = trc_trace_new("simulated", 1, 1, 4);
+    struct trc_trace *b = trc_trace_new("measured", 1, 1, 4);
+    struct trc_event e = { .device = 0, .stream = SCH_STREAM_COMPUTE, .kind = SCH_OP_UPDATE,
+                           .stage = 0, .mb = -1, .peer = -1, .start_ns = 0, .end_ns = 100 };
+    cr_assert_eq(trc_add_event(a, &e), 0);
+    e.mb = 2;
+    cr_assert_eq(trc_add_event(b, &e), 0);
+    struct ana_compare *c = NULL;
+    cr_expect_eq(ana_compare_new(a, b, &c), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "U of stage 0 on device 0 only in the simulated trace; "
+                                  "U (mb 2) of stage 0 on device 0 only in the measured trace"),
+              "%s", ps_errmsg());
+    trc_trace_free(a);
+    trc_trace_free(b);
+    char d[64], out[4096];
+    th_tmpdir(d, sizeof d, "cmpmb");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=4,width=64 --topology cpu-2core "
+                       "-K 2 -M 4 --batch 64 --trace a.json >/dev/null 2>&1", d, ps), 0);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && sed 's/\"kind\":\"U\",\"stage\":1,"
+                            "\"mb\":-1/\"kind\":\"U\",\"stage\":1,\"mb\":2/' a.json > u.json && "
+                            "%s compare a.json u.json 2>&1", d, ps), 3, "%s", out);
+    cr_expect(strstr(out, "args.mb: missing or not -1: U ops are of no micro-batch"), "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && sed 's/\"kind\":\"F\",\"stage\":0,"
+                            "\"mb\":0/\"kind\":\"F\",\"stage\":0,\"mb\":-1/' a.json > f.json && "
+                            "%s compare a.json f.json 2>&1", d, ps), 3, "%s", out);
+    cr_expect(strstr(out, "args.mb: missing or not a micro-batch of the trace (0..3)"), "%s",
+              out);
+    th_sh("rm -rf %s", d);
+}

@@ -427,3 +427,39 @@ Test(traces, header_micro_batches_are_the_events)
                                                        "are of 4 micro-batches"), "%s", out);
     th_sh("rm -rf %s", d);
 }
+
+/* helper-95: mb -1 is the micro-batch of the ops that have none, U and AR (as the writer
+ * writes them), and only theirs: an F of mb -1 read as op F-1, a U of mb 2 reached compare
+ * --replay as a U its message could not tell from the schedule's. */
+Test(traces, only_u_and_ar_are_of_no_micro_batch)
+{
+#define NOMB_EV(kind, mb) "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":1}," \
+                          "\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1," \
+                          "\"dur\":1,\"args\":{\"kind\":\"" kind "\",\"stage\":0,\"mb\":" mb "}}]}"
+    static const struct {
+        const char *text, *what;
+    } bad[] = {
+        { NOMB_EV("F", "-1"), "n.json:2:71: traceEvents[0].args.mb: missing or not a "
+                              "micro-batch of the trace (0..0)" },
+        { NOMB_EV("W", "-1"), "n.json:2:71: traceEvents[0].args.mb: missing or not a "
+                              "micro-batch of the trace (0..0)" },
+        { NOMB_EV("U", "0"), "n.json:2:71: traceEvents[0].args.mb: missing or not -1: U ops are "
+                             "of no micro-batch" },
+        { NOMB_EV("AR", "2"), "n.json:2:72: traceEvents[0].args.mb: missing or not -1: AR ops "
+                              "are of no micro-batch" },
+    };
+    struct trc_trace *t = NULL;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = trc_read_chrome_mem(bad[i].text, strlen(bad[i].text), "n.json", &t);
+        cr_expect_eq(rc, -PS_EPARSE, "case %zu: %s", i, ps_errmsg());
+        cr_expect_null(t);
+        cr_expect_str_eq(ps_errmsg(), bad[i].what, "case %zu: %s", i, ps_errmsg());
+    }
+    static const char u[] = NOMB_EV("U", "-1"), ar[] = NOMB_EV("AR", "-1");
+    cr_assert_eq(trc_read_chrome_mem(u, sizeof u - 1, "u.json", &t), 0, "%s", ps_errmsg());
+    cr_expect_eq(t->events[0].mb, -1);
+    trc_trace_free(t);
+    cr_assert_eq(trc_read_chrome_mem(ar, sizeof ar - 1, "ar.json", &t), 0, "%s", ps_errmsg());
+    trc_trace_free(t);
+#undef NOMB_EV
+}

@@ -237,9 +237,14 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     if (get_int(args, "stage", &stage) || stage < 0 || stage >= t->n_stages)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.stage: missing or not a stage of "
                         "the trace (0..%d)", path, i, t->n_stages - 1);
-    if (get_int(args, "mb", &mb) || mb < -1 || mb >= t->n_micro)
+    /* U and AR are of no micro-batch, the others of one (helper-95: an F of mb -1
+     * read as F-1, a U of mb 2 was a U to compare --replay, named without it) */
+    if (sch_op_per_stage(k) && (get_int(args, "mb", &mb) || mb != -1))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.mb: missing or not -1: %s ops "
+                        "are of no micro-batch", path, i, kind);
+    if (!sch_op_per_stage(k) && (get_int(args, "mb", &mb) || mb < 0 || mb >= t->n_micro))
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.mb: missing or not a micro-batch "
-                        "of the trace (-1..%d)", path, i, t->n_micro - 1);
+                        "of the trace (0..%d)", path, i, t->n_micro - 1);
     /* a receive names the stage that sent it: none before stage 0 (activations)
      * or after the last stage (gradients) */
     if ((k == SCH_OP_RECV_ACT && stage == 0) || (k == SCH_OP_RECV_GRAD && stage == t->n_stages - 1))
