@@ -253,7 +253,7 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
         if (isnan(c->pred->speedup))
             snprintf(sp, sizeof sp, "-");
         else
-            snprintf(sp, sizeof sp, "%.3f", c->pred->speedup);
+            snprintf(sp, sizeof sp, "%.3fx", c->pred->speedup);
         fprintf(f, "%4d  %-*s  %-*s %12s %12s %8s %5s\n", i + 1, wl, c->label, wp, c->spec,
                 bs, ss, sp, c->fits ? "yes" : "NO");
     }
