@@ -18,6 +18,16 @@ _pipesim_schedules()
     "$1" help schedules 2>/dev/null | sed -e 's/\[.*//' -e 's/:.*/:/'
 }
 
+_pipesim_values()
+{
+    # the values a command's usage lists for an option ("[--objective throughput|memory]",
+    # "[--kind speedup,bubble,...]"), placeholders in capitals and numbers left out
+    # shellcheck disable=SC2086
+    "$1" $2 --help 2>/dev/null | tr '\n' ' ' | grep -oE -- "\[$3 [^]]*\]" | head -n 1 |
+        sed -e "s/^\[$3 //" -e 's/\]$//' | tr '|, ' '\n\n\n' |
+        grep -E '^[a-z][a-z0-9_-]*$'
+}
+
 _pipesim()
 {
     local cur prev words cword
@@ -45,15 +55,30 @@ _pipesim()
     help)
         COMPREPLY=($(compgen -W "errors schedules $("$prog" --help 2>/dev/null | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')" -- "$cur"))
         return;;
+    gen)
+        if [ "$cword" -eq 2 ]; then
+            COMPREPLY=($(compgen -W "model chain --help" -- "$cur"))
+            return
+        fi
+        if [ "$cword" -eq 3 ] && [ "${words[2]}" = model ]; then
+            COMPREPLY=($(compgen -W "mlp: transformer: amoebanet: gpt: resnet: unet: vgg:" -- "$cur"))
+            compopt -o nospace 2>/dev/null
+            return
+        fi;;
     esac
     case $prev in
     --topology)
         COMPREPLY=($(compgen -W "$(_pipesim_presets topology "$prog")" -- "$cur")
                    $(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
         return;;
-    --model|--net)
+    --model)
         COMPREPLY=($(compgen -W "$(_pipesim_presets profile "$prog") mlp: transformer: amoebanet: gpt: resnet: unet: vgg:" -- "$cur")
                    $(compgen -f -X '!*.csv' -- "$cur") $(compgen -d -- "$cur"))
+        compopt -o nospace 2>/dev/null
+        return;;
+    --net)
+        # the runtime's nets: an MLP, or a file (validate --help)
+        COMPREPLY=($(compgen -W "mlp: file:" -- "$cur"))
         compopt -o nospace 2>/dev/null
         return;;
     --schedule|--schedules)
@@ -77,6 +102,17 @@ _pipesim()
         COMPREPLY=($(compgen -f -- "$cur"))
         return;;
     esac
+    if [[ $prev == --* ]]; then
+        # an option whose values the usage lists (--partition, --kind, --objective,
+        # --mem-cap, ...): one of them, or the last of a comma list
+        local vals
+        vals=$(_pipesim_values "$prog" "$cmd" "$prev")
+        if [ -n "$vals" ]; then
+            local head=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$head" -W "$vals" -- "${cur##*,}"))
+            return
+        fi
+    fi
     if [[ $cur == -* ]]; then
         local opts
         # shellcheck disable=SC2086

@@ -5,6 +5,7 @@
  * whole "comment"; a refused --format is the one usage line every command
  * prints. */
 #include "helpers.h"
+#include "sched/sch_partitioner.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -582,4 +583,41 @@ Test(presets, a_bad_preset_field_names_the_presets_file)
     cr_expect(strstr(out, "sup.json:3:4: devices[0].mem_bandwidth: must be >= 0, got -5"), "%s",
               out);
     th_sh("rm -rf %s", d);
+}
+
+/* The completion offers what each option takes (helper-94: --partition, --strategy,
+ * --kind, --objective and gen's subcommands completed to file names, validate --net to
+ * generators validate refuses): the values read from the command's own usage, every
+ * strategy the partitioner has among --partition's. */
+Test(presets, completion_offers_option_values)
+{
+    if (th_sh("command -v bash >/dev/null"))
+        cr_skip_test("no bash");
+    char bin[PATH_MAX], got[1024];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    static const struct { const char *words, *want; } c[] = {
+        { "predict --partition \"\"", "uniform optimal gpipe balance-by-size lingvo" },
+        { "sweep --strategy gpipe,b", "gpipe,balance-by-size" },
+        { "plot --kind \"\"", "speedup bubble memory timeline" },
+        { "plan --objective \"\"", "throughput memory" },
+        { "plan --mem-cap \"\"", "device" },
+        { "gen \"\"", "model chain --help" },
+        { "gen model t", "transformer:" },
+        { "validate --net \"\"", "mlp: file:" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        th_capture(got, sizeof got, "bash -c 'source scripts/pipesim-completion.bash; "
+                   "COMP_WORDS=(%s %s); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _pipesim; "
+                   "echo \"${COMPREPLY[*]}\"'", bin, c[i].words);
+        got[strcspn(got, "\n")] = 0;
+        cr_expect_str_eq(got, c[i].want, "%s", c[i].words);
+    }
+    for (int k = 0; k < SCH_PART_NSTRATEGIES; k++) {
+        th_capture(got, sizeof got, "bash -c 'source scripts/pipesim-completion.bash; "
+                   "COMP_WORDS=(%s predict --partition \"\"); COMP_CWORD=3; _pipesim; "
+                   "echo \" ${COMPREPLY[*]} \"'", bin);
+        char w[64];
+        snprintf(w, sizeof w, " %s ", sch_part_strategy_name((enum sch_part_strategy)k));
+        cr_expect(strstr(got, w), "%s missing from %s", w, got);
+    }
 }
