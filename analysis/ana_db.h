@@ -73,7 +73,9 @@ struct ana_run {
     /* outputs */
     char status[16], message[PS_ERRMSG_MAX], partition[256];
     double micro_batch, step_s, samples_per_s, baseline_step_s, speedup; /* samples/s and
-                                  speedup: of all replicas, as ana_predict's */
+                                  speedup: of all replicas, as ana_predict's; baseline_step_s
+                                  one device's step for one replica's batch (speedup =
+                                  replicas x baseline_step_s / step_s) */
     double bubble_sim, bubble_analytic;
     int fits;
     int64_t n_ops;

@@ -86,7 +86,9 @@ struct ana_prediction {
     char partition[256];
     double step_s, samples_per_s;     /* samples/s of all replicas */
     double allreduce_s;                /* the longest one stage's all-reduce took */
-    double baseline_step_s, speedup;
+    double baseline_step_s, speedup;   /* baseline: one device's step (K = 1, M = 1, no
+                                          remat) for one replica's batch; speedup = replicas
+                                          x baseline_step_s / step_s (ana_speedup) */
     int baseline_fits;                  /* the K=1 baseline fits one device's memory */
     double baseline_peak;               /* its peak bytes */
     char baseline_skipped[320];         /* why the K=1 baseline was not simulated

@@ -1,6 +1,7 @@
 /* Data-parallel replicas: the ring all-reduce against 2(R-1)/R * bytes / bw. */
 #include "helpers.h"
 
+#include <math.h>
 #include <unistd.h>
 
 /* R replicas of a K-stage chain: replica r's stage s is device r*K+s, a
@@ -350,4 +351,34 @@ Test(replicas, a_copy_on_another_boundary_s_link_holds_it)
     mdl_topology_free(t);
     mdl_profile_free(p);
     th_sh("rm -rf %s", dir);
+}
+
+/* predict's speedup line with --replicas: the one-device time it prints is
+ * what the speedup divides by the step (that device does all R batches: R x
+ * baseline_step_s, the one batch's figure CSV and JSON give); it printed one
+ * batch's 3.527 ms beside a speedup of 2 x 3.527 / 15.373. */
+Test(replicas, the_printed_baseline_is_the_speedup_s)
+{
+    const char *cmd = "predict --model models/profiles/mlp-uniform.csv --topology "
+                      "models/topologies/pcie-8gpu.json -K 2 -M 8 --batch 256";
+    for (int R = 1; R <= 2; R++) {
+        char out[4096], js[8192];
+        cr_assert_eq(th_capture(out, sizeof out, "%s %s --replicas %d | grep -E "
+                                "'^(step time|speedup)'", th_pipesim(), cmd, R), 0);
+        double step, x, base;
+        cr_assert_eq(sscanf(out, "step time %lf ms\nspeedup %lfx over K=1 (M=1, no remat: %lf ms",
+                            &step, &x, &base), 3, "%s", out);
+        cr_expect(fabs(x - base / step) < 1e-3, "R=%d: %s", R, out);
+        if (R > 1)
+            cr_expect(strstr(out, "for the 2 replicas' batches of 256"), "%s", out);
+        cr_assert_eq(th_capture(js, sizeof js, "%s %s --replicas %d --format json | python3 -c "
+                                "'import json,sys; j = json.load(sys.stdin); print(j[\"speedup\"], "
+                                "j[\"baseline_step_s\"], j[\"step_s\"])'", th_pipesim(), cmd, R),
+                     0, "%s", js);
+        double jx, jb, js_;
+        cr_assert_eq(sscanf(js, "%lf %lf %lf", &jx, &jb, &js_), 3, "%s", js);
+        cr_expect(fabs(jx - R * jb / js_) < 1e-12 * jx, "R=%d: %s", R, js);
+        cr_expect(fabs(base - R * jb * 1e3) < 1e-3, "R=%d: printed %.3f ms, JSON %g s", R, base,
+                  jb);
+    }
 }
