@@ -20,12 +20,12 @@ int ana_mpi_launched(void)
 }
 
 #ifdef PIPESIM_MPI
-int ana_mpi_start(const char *what, int *rank, int *size)
+int ana_mpi_start(int *rank, int *size)
 {
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)
-        return ps_error(PS_ERUNTIME, "%s: MPI_Init failed", what);
+        return ps_error(PS_ERUNTIME, "MPI_Init failed"); /* main names the command */
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
     return 0;

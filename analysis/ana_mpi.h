@@ -12,8 +12,9 @@ int ana_mpi_launched(void);
 
 #ifdef PIPESIM_MPI
 /* MPI_Init unless done already, then this rank and the world's size.
- * PS_ERUNTIME "<what>: MPI_Init failed". */
-int ana_mpi_start(const char *what, int *rank, int *size);
+ * PS_ERUNTIME "MPI_Init failed". */
+int ana_mpi_start(int *rank, int *size);
+
 #endif
 
 #endif

@@ -5,16 +5,20 @@
  * less, never a configuration one process would keep); rank 0 gathers
  * every rank's configurations and ranks the union exactly as one process
  * does. Without an MPI launcher (or built without MPI) it is ana_plan_run.
+ * An error found alike everywhere prints once, from rank 0, and a rank's
+ * own failure is named by rank 0 (ps_mpi_agree).
  */
 #include "analysis/ana_plan.h"
 #include "analysis/ana_mpi.h"
 #include "base/ps_error.h"
+#include "base/ps_mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef PIPESIM_MPI
 #include <mpi.h>
+
 #endif
 
 int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root)
@@ -26,7 +30,7 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     if (!ana_mpi_launched())
         return ana_plan_run(sp, out);
     *out = NULL;
-    int rank = 0, size = 1, rc = ana_mpi_start("plan", &rank, &size);
+    int rank = 0, size = 1, rc = ana_mpi_start(&rank, &size);
     if (rc < 0)
         return rc;
     *root = rank == 0;
@@ -35,14 +39,10 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     s.nshards = size;
     struct ana_plan *p = NULL;
     rc = ana_plan_run(&s, &p);
-    int worst = rc;
-    /* every rank enumerates alike, so errors are alike too; but a rank may
-     * run out of memory alone: no gather then */
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (worst < 0) {
+    /* every rank enumerates alike, so errors are alike too (printed once);
+     * but a rank may run out of memory alone: no gather then */
+    if ((rc = ps_mpi_agree(rc)) < 0) {
         ana_plan_free(p);
-        if (rc == 0)
-            rc = ps_error(-worst, "another MPI rank failed (see its message)");
         goto out;
     }
     /* this rank's configurations, then its counters */
@@ -50,12 +50,10 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     for (int i = 0; i < p->n; i++)
         mine += ana_plan_shard_of(&p->c[i], size) == rank;
     struct ana_plan_cfg *buf = malloc(sizeof *buf * (size_t)(mine ? mine : 1));
-    int ok = buf != NULL, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_ok) {
+    if ((rc = ps_mpi_agree(buf ? 0 : ps_error(PS_ENOMEM, "out of memory gathering the "
+                                                "ranks' results"))) < 0) {
         free(buf);
         ana_plan_free(p);
-        rc = ps_error(PS_ENOMEM, "out of memory gathering the ranks' results");
         goto out;
     }
     for (int i = 0, j = 0; i < p->n; i++)
@@ -96,7 +94,6 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     }
     free(buf);
 out:
-    MPI_Finalize();
-    return rc;
+    return ps_mpi_finalize(rc, "plan");
 #endif
 }

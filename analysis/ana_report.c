@@ -314,7 +314,7 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
             b = r;
     }
     if (!b)
-        return ps_error(PS_ENOFIT, "report --best%s: none of the %d successful selected runs "
+        return ps_error(PS_ENOFIT, "--best%s: none of the %d successful selected runs "
                          "%s", o->fits_only ? " --fits" : "", sel,
                          sel ? "fits in memory" : "(no run matches the selection)");
     double cap = 0;

@@ -9,11 +9,13 @@
  * are stored and the sweep says how to resume (Open MPI's mpirun answers
  * its own SIGINT by killing the ranks: then only what rank 0 stored stays). Without an MPI
  * launcher (or built without MPI) it is ana_sweep_run.
+ * An error found alike everywhere prints once, from rank 0 (ps_mpi_agree).
  */
 #include "analysis/ana_sweep.h"
 #include "analysis/ana_sweep_int.h"
 #include "analysis/ana_mpi.h"
 #include "base/ps_error.h"
+#include "base/ps_mpi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +91,7 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
 #else
     if (!ana_mpi_launched())
         return ana_sweep_run(sp, db_path, stats);
-    int rank = 0, size = 1, n = 0, rc = ana_mpi_start("sweep", &rank, &size);
+    int rank = 0, size = 1, n = 0, rc = ana_mpi_start(&rank, &size);
     if (rc < 0)
         return rc;
     *root = rank == 0;
@@ -99,17 +101,14 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     ana_sweep_begin(sp);
     if (rank == 0)
         rc = ana_sweep_prepare(sp, db_path, &db, &jobs, &n, &st);
-    /* the job list, or rank 0's error, to every rank */
-    int head[4] = { rc, n, st.total, st.skipped };
-    MPI_Bcast(head, 4, MPI_INT, 0, MPI_COMM_WORLD);
-    if (head[0] < 0) {
-        if (rank) /* rank 0 prints the reason */
-            rc = ps_error(-head[0], "sweep: rank 0 failed (see its message)");
+    /* rank 0's error once, or the job list to every rank */
+    if ((rc = ps_mpi_agree(rc)) < 0)
         goto out;
-    }
-    n = head[1];
-    st.total = head[2];
-    st.skipped = head[3];
+    int head[3] = { n, st.total, st.skipped };
+    MPI_Bcast(head, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    n = head[0];
+    st.total = head[1];
+    st.skipped = head[2];
     if (rank && !(jobs = calloc((size_t)(n ? n : 1), sizeof *jobs)))
         MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
     for (int i = 0; i < n; i++) /* a row each: the list may pass INT_MAX bytes */
@@ -136,7 +135,6 @@ out:
     } else {
         rc = ana_sweep_end(sp, db_path, rc, db, jobs, n, &st, stats);
     }
-    MPI_Finalize();
-    return rc;
+    return ps_mpi_finalize(rc, "sweep");
 #endif
 }

@@ -6,6 +6,7 @@
 
 static _Thread_local char errbuf[PS_ERRMSG_MAX];
 static _Thread_local int errcode;
+static _Thread_local int silent;
 
 /* A message longer than the buffer keeps its start (the file) and its end
  * (the explanation), cut in the middle, which is where a long path's middle
@@ -53,12 +54,27 @@ int ps_error(int code, const char *fmt, ...)
     if (code <= 0 || code >= PS_NERR)
         PS_BUG("ps_error with bad code %d", code);
     errcode = code;
+    silent = 0;
     return -code;
 }
 
+int ps_error_silent(int code)
+{
+    if (code < 0)
+        code = -code;
+    if (code <= 0 || code >= PS_NERR)
+        PS_BUG("ps_error_silent with bad code %d", code);
+    errbuf[0] = 0;
+    errcode = code;
+    silent = 1;
+    return -code;
+}
+
+int ps_error_silenced(void) { return silent; }
+
 const char *ps_errmsg(void) { return errbuf; }
 int ps_errcode(void) { return errcode; }
-void ps_error_clear(void) { errbuf[0] = 0; errcode = 0; }
+void ps_error_clear(void) { errbuf[0] = 0; errcode = 0; silent = 0; }
 
 static const struct { const char *name; int status; const char *desc; } tab[] = {
     [PS_OK] = { "OK", 0, "success" },

@@ -49,6 +49,12 @@ const char *ps_errmsg(void);
 /* Last code of this thread (positive), 0 if none. */
 int ps_errcode(void);
 void ps_error_clear(void);
+/* Fails with code, the message reported elsewhere (MPI rank 0 prints what
+ * every rank would: ps_mpi.h): ps_errmsg() is "" and ps_error_silenced() 1
+ * until the next ps_error or ps_error_clear, so main prints nothing and
+ * exits with code's status. Returns -code. */
+int ps_error_silent(int code);
+int ps_error_silenced(void);
 /* Exit status and name/description for a (positive or negative) code. */
 int ps_exit_status(int code);
 const char *ps_errname(int code);

@@ -277,8 +277,9 @@ int main(int argc, char **argv)
             /* a result that did not reach stdout is a failure too */
             if (rc >= 0)
                 rc = ps_stdout_check();
-            if (rc < 0) {
-                fprintf(stderr, "pipesim %s: %s\n", argv[1], ps_errmsg());
+            if (rc < 0) { /* silenced: another MPI rank printed it (ps_mpi.h) */
+                if (!ps_error_silenced())
+                    fprintf(stderr, "pipesim %s: %s\n", argv[1], ps_errmsg());
                 return ps_exit_status(rc);
             }
             return 0;

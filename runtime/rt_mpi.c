@@ -1,6 +1,7 @@
 /* rt_mpi — the MPI backend of pipesim validate (see rt_mpi.h). */
 #include "runtime/rt_mpi.h"
 #include "base/ps_error.h"
+#include "base/ps_mpi.h"
 
 #ifndef PIPESIM_MPI
 
@@ -347,10 +348,8 @@ static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
     }
     x->w = &x->p->w[x->rank];
     rc = rt_mpi_buffers(x);
-out_setup:;
-    int setup; /* local so far: agree before the first collective of the run */
-    MPI_Allreduce(&rc, &setup, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (setup < 0)
+out_setup: /* local so far: agree before the first collective of the run */
+    if ((rc = ps_mpi_agree(rc)) < 0)
         goto out;
     int shared, cpu = pin_rank(x, a->cfg.no_pin, &shared), any_shared;
     MPI_Allreduce(&shared, &any_shared, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -400,12 +399,8 @@ out_setup:;
         rc = verdict;
     free(ds);
     free(hosts);
-out:;
-    int all;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (all < 0 && rc == 0)
-        rc = ps_error(-all, "rank %d: stopped: another rank failed (see its message)",
-                       x->rank);
+out: /* one line for all, from rank 0 (ps_mpi.h) */
+    rc = ps_mpi_agree(rc);
     trc_trace_free(trace);
     rt_mpi_buffers_free(x);
     rt_pipe_free(x->p);
@@ -423,8 +418,6 @@ int rt_mpi_validate(const struct rt_mpi_args *a)
     struct rt_mpi x = { 0 };
     MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &x.size);
-    int rc = run(a, &x);
-    MPI_Finalize();
-    return rc;
+    return ps_mpi_finalize(run(a, &x), "validate");
 }
 #endif

@@ -28,7 +28,8 @@
  * format and summary as the thread backend.
  *
  * Errors: configuration errors are found alike on every rank before any
- * message and returned normally; an error during a step on one rank (its
+ * message and returned normally, printed once by rank 0 (the other ranks'
+ * silenced with the same code: base/ps_mpi.h); an error during a step on one rank (its
  * peers would wait forever) prints that rank's message and calls
  * MPI_Abort with the error's exit status.
  *

@@ -174,6 +174,11 @@ Test(mpi, rank_count_must_equal_K)
     size_t n;
     char *txt = (char *)slurp(err, &n);
     cr_assert(strstr(txt, "-K 2 needs 2 MPI ranks"), "%s", txt);
+    /* found alike by every rank, printed once, by rank 0 (each of the 3 printed it) */
+    int lines = 0;
+    for (const char *l = txt; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        lines += !strncmp(l, "pipesim ", 8);
+    cr_expect_eq(lines, 1, "%s", txt);
     free(txt);
     cr_assert_eq(th_sh("%s validate --backend mpi --net mlp:layers=4,width=16 2>/dev/null",
                        th_pipesim()), 2, "needs -K, -M, --batch");

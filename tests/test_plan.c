@@ -769,6 +769,57 @@ Test(plan_cli, two_mpi_ranks_sweep_as_one_process)
     cr_expect_str_eq(a, c);
 }
 
+/* Skips a test that needs mpirun and an MPI build, with the reason. */
+static void need_mpi_cli(void)
+{
+    if (th_sh("%s --version 2>/dev/null | grep -q 'MPI backend: *yes'", th_pipesim()) != 0)
+        cr_skip_test("pipesim was built without MPI (apt-get install libopenmpi-dev)");
+    if (th_sh("command -v mpirun >/dev/null 2>&1") != 0)
+        cr_skip_test("mpirun is not installed (apt-get install openmpi-bin)");
+}
+
+/* mpirun ARGS in dir (one at a time), its stderr in dir/mpi.err; the exit status. */
+static int mpirun_in_dir(const char *args)
+{
+    return th_sh("cd %s && %smpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 %s "
+                 "2>mpi.err >/dev/null", dir, th_mpi_lock(),
+                 getuid() == 0 ? "--allow-run-as-root" : "", args);
+}
+
+/* pipesim's own lines in mpi.err (mpirun adds its banner when a rank fails). */
+static int pipesim_lines(const char *err)
+{
+    int n = 0;
+    for (const char *l = err; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        n += !strncmp(l, "pipesim ", 8);
+    return n;
+}
+
+/* An error every rank meets is one line, from rank 0, and every rank exits
+ * with its status: a --db that is not a database printed rank 0's line and
+ * rank 1's "pipesim sweep: sweep: rank 0 failed (see its message)". */
+Test(plan_cli, mpi_errors_print_once)
+{
+    need_mpi_cli();
+    th_put(dir, "garbage.db", "not a database\n");
+    char args[512], err[8192];
+    snprintf(args, sizeof args, "-np 2 %s sweep " OK " -K 1,2 -M 1 --batch 8 --jobs 1 "
+             "--db garbage.db", th_pipesim());
+    int rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 8, "mpirun exit %d: %s", rc, err);
+    cr_expect_eq(pipesim_lines(err), 1, "%s", err);
+    cr_expect(strstr(err, "pipesim sweep: garbage.db") && !strstr(err, "rank 0 failed"), "%s",
+              err);
+    /* report's own message, under one prefix */
+    cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --db one-run.db --quiet",
+                       dir, th_pipesim()), 0);
+    cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db one-run.db --best "
+                            "--replicas 3 2>&1", dir, th_pipesim()), 7);
+    cr_expect(strstr(err, "pipesim report: --best: none of the 0 ") && !strstr(err, "report: "
+              "report"), "%s", err);
+}
+
 /* compare-schedules --remat-per-schedule: each schedule's row is that of the
  * mode, of never, except_last and always, that runs fastest and fits (else
  * the least memory), as the three fixed-mode comparisons say. */
