@@ -10,13 +10,15 @@
 
 int ana_mpi_launched(void)
 {
+#ifdef PIPESIM_MPI
     static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE" };
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
         if (v && atoi(v) > 1)
             return 1;
     }
-    return 0;
+#endif
+    return 0; /* without MPI each process runs alone, as without a launcher */
 }
 
 #ifdef PIPESIM_MPI

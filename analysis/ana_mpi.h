@@ -6,8 +6,9 @@
 #ifndef ANA_MPI_H
 #define ANA_MPI_H
 
-/* 1 when OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_SIZE says more than one
- * rank, else 0 (a plain run, or mpirun -np 1). */
+/* 1 when this build has MPI and OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+ * PMIX_SIZE says more than one rank, else 0 (a plain run, mpirun -np 1, or
+ * a build without MPI: then each process runs alone). */
 int ana_mpi_launched(void);
 
 #ifdef PIPESIM_MPI

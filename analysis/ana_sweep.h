@@ -81,8 +81,9 @@ struct ana_sweep_stats {
 int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
                   struct ana_sweep_stats *stats);
 /* Under `mpirun -np P` (more than one rank; an MPI build): the
- * configurations sharded over the ranks, rank 0 alone writing db_path, the
- * same rows one process stores (ana_sweep_mpi.c). *root: whether this
+ * configurations sharded over the ranks, rank 0 alone writing db_path (it
+ * checks the path and makes its folder, which the caller then leaves to
+ * it), the same rows one process stores (ana_sweep_mpi.c). *root: whether this
  * process is rank 0 (1 without MPI), the one to print. Otherwise
  * ana_sweep_run. */
 int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,

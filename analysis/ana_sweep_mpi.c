@@ -9,12 +9,17 @@
  * are stored and the sweep says how to resume (Open MPI's mpirun answers
  * its own SIGINT by killing the ranks: then only what rank 0 stored stays). Without an MPI
  * launcher (or built without MPI) it is ana_sweep_run.
- * An error found alike everywhere prints once, from rank 0 (ps_mpi_agree).
+ * Rank 0 alone checks --db and makes its
+ * folder (taken away again, while empty, if the sweep fails). An error found
+ * alike everywhere prints once, from rank 0 (ps_mpi_agree).
  */
 #include "analysis/ana_sweep.h"
 #include "analysis/ana_sweep_int.h"
 #include "analysis/ana_mpi.h"
+#include "analysis/ana_dbkind.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_mpi.h"
 
 #include <stdlib.h>
@@ -98,8 +103,13 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     struct ana_sweep_stats st = { 0 };
     ana_db *db = NULL;
     struct ana_sweep_job *jobs = NULL;
+    struct ps_made made = { 0 };
     ana_sweep_begin(sp);
-    if (rank == 0)
+    /* rank 0 alone writes --db: it alone checks the path and makes its folder
+     * (cmd_sweep leaves both to it) */
+    if (rank == 0 && (rc = ana_db_path_check(db_path, "--db", 1)) == 0 &&
+        (rc = ps_io_output(db_path, "--db")) == 0 &&
+        (rc = ps_mkdirs_parent_made(db_path, &made)) == 0)
         rc = ana_sweep_prepare(sp, db_path, &db, &jobs, &n, &st);
     /* rank 0's error once, or the job list to every rank */
     if ((rc = ps_mpi_agree(rc)) < 0)
@@ -134,6 +144,10 @@ out:
                           db_path, rc < 0 ? rc : 0, NULL, NULL, 0, &st, stats);
     } else {
         rc = ana_sweep_end(sp, db_path, rc, db, jobs, n, &st, stats);
+        if (rc < 0) /* its folders, while empty: the database was not made */
+            ps_made_undo(&made);
+        else
+            ps_made_keep(&made);
     }
     return ps_mpi_finalize(rc, "sweep");
 #endif

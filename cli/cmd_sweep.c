@@ -2,6 +2,7 @@
  * combination, in parallel, into SQLite. */
 #include "analysis/ana_db.h"
 #include "analysis/ana_dbkind.h"
+#include "analysis/ana_mpi.h"
 #include "analysis/ana_sweep.h"
 #include "cli/cli.h"
 #include "cli/cli_run.h"
@@ -49,7 +50,8 @@ static const char help[] =
     "Defaults: --replicas 1, --remat except_last, --strategy uniform,\n"
     "--db results/sweep.db.\n"
     "Under mpirun -np P the configurations are sharded over the P ranks (each with\n"
-    "--jobs threads) and rank 0 alone writes --db: the same rows one process stores.\n"
+    "--jobs threads) and rank 0 alone writes --db (and makes its folder): the same\n"
+    "rows one process stores.\n"
     "Read the results with pipesim report and pipesim plot.\n";
 
 static int parse_list(const char *s, const char *what, int (*one)(const char *, int *),
@@ -120,6 +122,7 @@ int cmd_sweep(int argc, char **argv)
     const char **snames = NULL;
     struct mdl_profile *prof = NULL;
     struct mdl_topology *topo = NULL;
+    struct ps_made made = { 0 };
     cli_getopt_reset();
     while ((c = cli_getopt("sweep", argc, argv, "hK:M:", opts)) != -1) {
         switch (c) {
@@ -186,12 +189,17 @@ int cmd_sweep(int argc, char **argv)
                        "(see pipesim sweep --help)");
         goto out;
     }
-    if ((rc = ana_db_path_check(db, "--db", 1)) < 0 || (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
+    /* under mpirun rank 0 alone writes --db: it checks the path and makes its
+     * folder, after MPI's start (ana_sweep_run_mpi) */
+    int mpi = ana_mpi_launched();
+    if ((!mpi && (rc = ana_db_path_check(db, "--db", 1)) < 0) ||
+        (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
-        (rc = ps_io_output(db, "--db")) < 0) /* read and written: an output */
+        (!mpi && (rc = ps_io_output(db, "--db")) < 0)) /* read and written: an output */
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
-        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 || (rc = ps_mkdirs_parent(db)) < 0)
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 ||
+        (!mpi && (rc = ps_mkdirs_parent_made(db, &made)) < 0))
         goto out;
     if ((rc = cli_command_line(argc, argv, &cmdline)) < 0)
         goto out;
@@ -219,6 +227,10 @@ int cmd_sweep(int argc, char **argv)
     rc = ana_sweep_run_mpi(&sp, db, &st, &root);
     (void)root;
 out:
+    if (rc < 0) /* the folders made for --db, while empty: no database in them */
+        ps_made_undo(&made);
+    else
+        ps_made_keep(&made);
     free(cmdline);
     free(sbuf);
     free(snames);

@@ -811,6 +811,13 @@ Test(plan_cli, mpi_errors_print_once)
     cr_expect_eq(pipesim_lines(err), 1, "%s", err);
     cr_expect(strstr(err, "pipesim sweep: garbage.db") && !strstr(err, "rank 0 failed"), "%s",
               err);
+    /* --db under a regular file: each rank checked and printed it */
+    snprintf(args, sizeof args, "-np 2 %s sweep " OK " -K 1,2 -M 1 --batch 8 --jobs 1 "
+             "--db m.csv/x.db", th_pipesim());
+    rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 5, "mpirun exit %d: %s", rc, err);
+    cr_expect_eq(pipesim_lines(err), 1, "%s", err);
     /* report's own message, under one prefix */
     cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --db one-run.db --quiet",
                        dir, th_pipesim()), 0);
@@ -818,6 +825,41 @@ Test(plan_cli, mpi_errors_print_once)
                             "--replicas 3 2>&1", dir, th_pipesim()), 7);
     cr_expect(strstr(err, "pipesim report: --best: none of the 0 ") && !strstr(err, "report: "
               "report"), "%s", err);
+}
+
+/* Under mpirun rank 0 alone writes --db, so it alone checks the path and
+ * makes its folder: every rank made new/ in its own working folder (empty
+ * but for rank 0's), and a path only another rank could not make failed the
+ * job. A sweep that fails once it has made the folder takes it away again,
+ * with and without mpirun. */
+Test(plan_cli, mpi_sweep_rank_0_alone_makes_the_db_folder)
+{
+    need_mpi_cli();
+    cr_assert_eq(th_sh("cd %s && mkdir -p A B", dir), 0);
+    const char *ps = th_pipesim();
+    char args[2048], one[512], err[8192];
+    snprintf(one, sizeof one, "sweep --model %s/m.csv --topology %s/t.json -K 1,2 -M 1,2 "
+             "--batch 8 --jobs 1 --quiet --db new/s.db", dir, dir);
+    snprintf(args, sizeof args, "-np 1 -wdir %s/A %s %s : -np 1 -wdir %s/B %s %s", dir, ps, one,
+             dir, ps, one);
+    int rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    cr_expect_eq(th_sh("test -s %s/A/new/s.db", dir), 0, "rank 0 stored nothing");
+    cr_expect_eq(th_sh("test ! -e %s/B/new", dir), 0, "rank 1 made a folder for --db");
+    /* 8 replicas of K = 1 need 8 devices, t.json has 4: refused once the folder is made */
+    snprintf(one, sizeof one, "sweep --model %s/m.csv --topology %s/t.json -K 1,2 -M 1 "
+             "--batch 8 --replicas 8 --jobs 1 --db gone/s.db", dir, dir);
+    snprintf(args, sizeof args, "-np 2 -wdir %s/A %s %s", dir, ps, one);
+    rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 2, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, "--replicas 8"), "%s", err);
+    cr_expect_eq(th_sh("test ! -e %s/A/gone", dir), 0, "the folder made for --db was left");
+    rc = th_sh("cd %s/A && %s %s 2>/dev/null", dir, ps, one);
+    cr_expect_eq(rc, 2);
+    cr_expect_eq(th_sh("test ! -e %s/A/gone", dir), 0, "the folder made for --db was left");
+    th_sh("rm -rf %s/A %s/B", dir, dir);
 }
 
 /* compare-schedules --remat-per-schedule: each schedule's row is that of the
