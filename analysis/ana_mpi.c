@@ -1,7 +1,10 @@
 /* ana_mpi: see ana_mpi.h. */
 #include "analysis/ana_mpi.h"
+#include "analysis/ana_db.h"
 #include "base/ps_error.h"
+#include "base/ps_mpi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #ifdef PIPESIM_MPI
@@ -31,5 +34,25 @@ int ana_mpi_start(int *rank, int *size)
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
     return 0;
+}
+
+int ana_mpi_same_inputs(const char *model_arg, const struct mdl_profile *prof,
+                        const char *topo_arg, const struct mdl_topology *topo,
+                        const char *options, const char *what)
+{
+    const char *model = model_arg ? model_arg : prof->path;
+    const char *tp = topo_arg ? topo_arg : topo->path;
+    char name[2][600];
+    snprintf(name[0], sizeof name[0], "--model %s", model);
+    snprintf(name[1], sizeof name[1], "--topology %s", tp);
+    struct ps_mpi_input in[3] = { { .name = name[0] }, { .name = name[1] },
+                                  { .name = what, .given = 1 } };
+    int rc;
+    if ((rc = ana_db_input_hash(MDL_PRESET_PROFILE, model, prof, in[0].hex)) == 0 &&
+        (rc = ana_db_input_hash(MDL_PRESET_TOPOLOGY, tp, NULL, in[1].hex)) == 0 && options)
+        ps_mpi_hash_text(options, in[2].hex);
+    if ((rc = ps_mpi_agree(rc)) < 0)
+        return rc;
+    return ps_mpi_same_inputs(in, 3);
 }
 #endif

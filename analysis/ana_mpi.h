@@ -1,10 +1,14 @@
 /*
  * ana_mpi — what the MPI forms of plan and sweep (ana_plan_mpi.c,
  * ana_sweep_mpi.c) share: whether an MPI launcher started this process
- * with more than one rank, and MPI's start-up.
+ * with more than one rank, MPI's start-up, and the check that every rank
+ * loaded the same inputs as rank 0.
  */
 #ifndef ANA_MPI_H
 #define ANA_MPI_H
+
+#include "models/mdl_profile.h"
+#include "models/mdl_topology.h"
 
 /* 1 when this build has MPI and OMPI_COMM_WORLD_SIZE, PMI_SIZE or
  * PMIX_SIZE says more than one rank, else 0 (a plain run, mpirun -np 1, or
@@ -16,6 +20,19 @@ int ana_mpi_launched(void);
  * PS_ERUNTIME "MPI_Init failed". */
 int ana_mpi_start(int *rank, int *size);
 
+/* Each rank loads --model and --topology from its own file system (a
+ * relative path from another folder, a stale copy on another machine):
+ * before any work every rank hashes what it loaded as the databases store
+ * it (ana_db_input_hash: model_hash, topology_hash; arg NULL: the loaded
+ * one's path) and, when options is not NULL, the text of the options that
+ * change its results (what: their names), and compares them with rank 0's
+ * (ps_mpi_same_inputs: PS_EINVAL on rank 0, "--model m.csv: rank 1 loaded
+ * another file than rank 0 (hash X vs Y)", the others silenced; a rank's
+ * own failure to hash is agreed as ps_mpi_agree does). 0 when every rank
+ * agrees. Collective. Cost: hashing the inputs, one small gather. */
+int ana_mpi_same_inputs(const char *model_arg, const struct mdl_profile *prof,
+                        const char *topo_arg, const struct mdl_topology *topo,
+                        const char *options, const char *what);
 #endif
 
 #endif

@@ -5,13 +5,17 @@
  * less, never a configuration one process would keep); rank 0 gathers
  * every rank's configurations and ranks the union exactly as one process
  * does. Without an MPI launcher (or built without MPI) it is ana_plan_run.
- * An error found alike everywhere prints once, from rank 0, and a rank's
- * own failure is named by rank 0 (ps_mpi_agree).
+ * Before the search every rank's --model and --topology, and the options
+ * that change the search, are checked against rank 0's (ana_mpi_same_inputs:
+ * a rank that loaded another file would rank configurations of another
+ * model); an error found alike everywhere prints once, from rank 0, and a
+ * rank's own failure is named by rank 0 (ps_mpi_agree).
  */
 #include "analysis/ana_plan.h"
 #include "analysis/ana_mpi.h"
 #include "base/ps_error.h"
 #include "base/ps_mpi.h"
+#include "base/ps_strbuf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,17 @@
 #ifdef PIPESIM_MPI
 #include <mpi.h>
 
+/* The options that change what a rank searches, as text to hash. */
+static int search_options(const struct ana_plan_spec *sp, struct ps_strbuf *b)
+{
+    ps_strbuf_printf(b, "%d %ld %d %.17g %d %d %d %d", sp->devices, sp->batch, sp->cap_mode,
+                     sp->cap, sp->top, (int)sp->objective, sp->frontier_found, sp->brute_force);
+    for (int i = 0; sp->schedules && i < sp->nsched; i++)
+        ps_strbuf_printf(b, " s:%s", sp->schedules[i]);
+    for (int i = 0; sp->remats && i < sp->nremat; i++)
+        ps_strbuf_printf(b, " r:%d", (int)sp->remats[i]);
+    return ps_strbuf_error(b);
+}
 #endif
 
 int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int *root)
@@ -34,6 +49,16 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
     if (rc < 0)
         return rc;
     *root = rank == 0;
+    struct ps_strbuf opts = PS_STRBUF_INIT;
+    rc = search_options(sp, &opts);
+    if ((rc = ps_mpi_agree(rc)) == 0)
+        rc = ana_mpi_same_inputs(sp->model_arg, sp->profile, sp->topo_arg, sp->topo,
+                                 ps_strbuf_str(&opts), "the search options (--devices, "
+                                 "--batch, --mem-cap, --top, --objective, --schedules, "
+                                 "--remat, --frontier, --brute-force)");
+    ps_strbuf_release(&opts);
+    if (rc < 0)
+        goto out;
     struct ana_plan_spec s = *sp;
     s.shard = rank;
     s.nshards = size;

@@ -83,7 +83,8 @@ int ana_sweep_run(const struct ana_sweep_spec *sp, const char *db_path,
 /* Under `mpirun -np P` (more than one rank; an MPI build): the
  * configurations sharded over the ranks, rank 0 alone writing db_path (it
  * checks the path and makes its folder, which the caller then leaves to
- * it), the same rows one process stores (ana_sweep_mpi.c). *root: whether this
+ * it), the same rows one process stores (ana_sweep_mpi.c); first every
+ * rank's model and topology against rank 0's (PS_EINVAL, ana_mpi.h). *root: whether this
  * process is rank 0 (1 without MPI), the one to print. Otherwise
  * ana_sweep_run. */
 int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,

@@ -9,7 +9,9 @@
  * are stored and the sweep says how to resume (Open MPI's mpirun answers
  * its own SIGINT by killing the ranks: then only what rank 0 stored stays). Without an MPI
  * launcher (or built without MPI) it is ana_sweep_run.
- * Rank 0 alone checks --db and makes its
+ * Before any work every rank's --model and --topology are checked against
+ * rank 0's (ana_mpi_same_inputs: a row computed from another file would be
+ * stored under rank 0's hashes); then rank 0 alone checks --db and makes its
  * folder (taken away again, while empty, if the sweep fails). An error found
  * alike everywhere prints once, from rank 0 (ps_mpi_agree).
  */
@@ -104,6 +106,9 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     ana_db *db = NULL;
     struct ana_sweep_job *jobs = NULL;
     struct ps_made made = { 0 };
+    if ((rc = ana_mpi_same_inputs(sp->model_arg, sp->profile, sp->topo_arg, sp->topo, NULL,
+                                  NULL)) < 0)
+        return ps_mpi_finalize(rc, "sweep");
     ana_sweep_begin(sp);
     /* rank 0 alone writes --db: it alone checks the path and makes its folder
      * (cmd_sweep leaves both to it) */

@@ -26,6 +26,24 @@ int ps_mpi_agree(int rc);
  * leave. Returns rc (silenced on rank 0 when printed). Collective. */
 int ps_mpi_finalize(int rc, const char *cmd);
 
+/* An input every rank loads on its own (a file named on the command line:
+ * a relative path read from another folder, a stale copy on another
+ * machine) or the options that change the results, and its hash there. */
+struct ps_mpi_input {
+    const char *name;   /* "--model m.csv" (rank 0's is printed) */
+    int given;          /* 1: options given, not a file loaded */
+    char hex[17];       /* this rank's hash ("": not compared) */
+};
+/* Every rank's hashes against rank 0's, before any work: one that differs
+ * stops the run on every rank, PS_EINVAL on rank 0 naming each input and
+ * the ranks ("--model m.csv: rank 1 loaded another file than rank 0 (hash
+ * X vs Y)"; options: "... was given other values than rank 0"), the same
+ * code silenced on the others (as ps_mpi_agree); 0 when all agree. n and
+ * the order of the inputs alike on every rank. Collective. Cost: one
+ * gather of 17 bytes per input and rank. */
+int ps_mpi_same_inputs(const struct ps_mpi_input *in, int n);
+/* FNV-1a of text as 16 hex digits, for options compared as an input. */
+void ps_mpi_hash_text(const char *text, char hex[17]);
 #endif
 
 #endif

@@ -50,7 +50,9 @@ static const char help[] =
     "it found). Under --frontier found the frontier is of what was simulated, which\n"
     "depends on N: there the default is one thread.\n"
     "Under mpirun -np P the search is sharded over the P ranks (one thread each) and\n"
-    "rank 0 prints and stores the same result as one process. When no configuration\n"
+    "rank 0 prints and stores the same result as one process; a rank whose --model,\n"
+    "--topology or search options are not rank 0's (compared by hash) stops the run\n"
+    "before any work, exit 4. When no configuration\n"
     "fits, the report (and --db, --plot) still says so, and the exit status is 7.\n"
     "Defaults: --mem-cap device, --top 5, --objective throughput, --frontier exact,\n"
     "--jobs all CPUs (1 with --frontier found), --format table.\n";

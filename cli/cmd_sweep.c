@@ -51,7 +51,8 @@ static const char help[] =
     "--db results/sweep.db.\n"
     "Under mpirun -np P the configurations are sharded over the P ranks (each with\n"
     "--jobs threads) and rank 0 alone writes --db (and makes its folder): the same\n"
-    "rows one process stores.\n"
+    "rows one process stores. A rank whose --model or --topology is not the file rank\n"
+    "0 loaded (compared by hash) stops the run before any work, exit 4.\n"
     "Read the results with pipesim report and pipesim plot.\n";
 
 static int parse_list(const char *s, const char *what, int (*one)(const char *, int *),

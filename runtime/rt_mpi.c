@@ -17,6 +17,7 @@ int rt_mpi_validate(const struct rt_mpi_args *a)
 #else
 #include "runtime/rt_cpu.h"
 #include "runtime/rt_mpi_int.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 
@@ -318,6 +319,41 @@ static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
     printf("\n%5s %14s %12s\n", "step", "loss", "time");
 }
 
+/* Each rank builds its net from its own --net (a file: net read from its own
+ * file system) and its own options (mpirun may start ranks with other
+ * command lines): both against rank 0's before any message (ps_mpi.h). */
+static int same_inputs(const struct rt_mpi_args *a, const struct rt_net *net)
+{
+    struct ps_strbuf t = PS_STRBUF_INIT, o = PS_STRBUF_INIT;
+    char name[300];
+    snprintf(name, sizeof name, "--net %s", a->spec);
+    struct ps_mpi_input in[2] = {
+        { .name = name, .given = strncmp(a->spec, "file:", 5) != 0 },
+        { .name = "the options (-K, -M, --batch, --steps, --seed, --lr, --schedule, --remat, "
+                  "--partition)", .given = 1 },
+    };
+    ps_strbuf_printf(&t, "%d", net->in_width);
+    for (int i = 0; i < net->n_layers; i++)
+        ps_strbuf_printf(&t, " %d:%d:%d:%d", (int)net->layers[i].kind, net->layers[i].in,
+                         net->layers[i].out, net->layers[i].relu);
+    const struct rt_pipe_config *c = &a->cfg;
+    ps_strbuf_printf(&o, "%d %d %d %ld %lu %.9g %s %d %s", c->K, c->M, c->batch, a->steps,
+                     a->seed, (double)c->lr, c->schedule ? c->schedule : "gpipe", (int)c->remat,
+                     c->partition ? c->partition : "uniform");
+    int rc = ps_strbuf_error(&t);
+    if (rc == 0)
+        rc = ps_strbuf_error(&o);
+    if (rc == 0) {
+        ps_mpi_hash_text(ps_strbuf_str(&t), in[0].hex);
+        ps_mpi_hash_text(ps_strbuf_str(&o), in[1].hex);
+    }
+    ps_strbuf_release(&t);
+    ps_strbuf_release(&o);
+    if ((rc = ps_mpi_agree(rc)) < 0)
+        return rc;
+    return ps_mpi_same_inputs(in, 2);
+}
+
 /* Everything between MPI_Init and MPI_Finalize; the same rc on every rank. */
 static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
 {
@@ -327,7 +363,10 @@ static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
     struct rt_pipe_config cfg = a->cfg;
     cfg.no_pin = 1; /* one device per process: this file pins (pin_rank) */
     int rc, tag_ub_ok = 1, flag, *ub;
-    if ((rc = rt_net_parse(a->spec, &net)) < 0 || (rc = rt_pipe_new(net, &cfg, &x->p)) < 0 ||
+    /* a rank may fail to read its file: net alone; then every rank's inputs */
+    if ((rc = ps_mpi_agree(rt_net_parse(a->spec, &net))) < 0 || (rc = same_inputs(a, net)) < 0)
+        goto out;
+    if ((rc = rt_pipe_new(net, &cfg, &x->p)) < 0 ||
         (rc = rt_net_init_params(net, a->seed)) < 0 ||
         (rc = rt_data_new(net, cfg.batch, a->seed, &data)) < 0)
         goto out_setup;

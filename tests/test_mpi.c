@@ -187,3 +187,42 @@ Test(mpi, rank_count_must_equal_K)
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
+
+/* Each rank reads a --net file: from its own file system: ranks started in
+ * two folders, each with its own n.net (the last layer linear in one, relu
+ * in the other), trained two different nets and mixed their messages. Now
+ * the run stops before any message, one line from rank 0 naming the input
+ * and the rank, exit 4; the same file in each folder runs. */
+Test(mpi, ranks_must_build_the_same_net)
+{
+    need_mpi();
+    char *dir = tmpdir();
+    cr_assert_eq(th_sh("mkdir -p %s/A %s/B && printf 'input 16\ndense 16\ndense 16\ndense 16 "
+                       "linear\n' > %s/A/n.net && printf 'input 16\ndense 16\ndense 16\ndense "
+                       "16\n' > %s/B/n.net", dir, dir, dir, dir), 0);
+    char one[512], err[700];
+    snprintf(one, sizeof one, "%s validate --backend mpi --net file:n.net -K 2 -M 2 --batch 4 "
+             "--no-pin", th_pipesim());
+    snprintf(err, sizeof err, "%s/mpi.err", dir);
+    const char *run = "%smpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 1 -wdir "
+                      "%s/A %s : -np 1 -wdir %s/B %s >/dev/null 2>%s";
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    int st = th_sh(run, th_mpi_lock(), root, dir, one, dir, one, err);
+    size_t n;
+    char *txt = (char *)slurp(err, &n);
+    cr_expect_eq(st, 4, "mpirun exit %d: %s", st, txt);
+    cr_expect(strstr(txt, "pipesim validate: --net file:n.net: rank 1 loaded another file than "
+                     "rank 0 (hash "), "%s", txt);
+    int lines = 0;
+    for (const char *l = txt; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        lines += !strncmp(l, "pipesim ", 8);
+    cr_expect_eq(lines, 1, "%s", txt);
+    free(txt);
+    cr_assert_eq(th_sh("cp %s/A/n.net %s/B/n.net", dir, dir), 0);
+    st = th_sh(run, th_mpi_lock(), root, dir, one, dir, one, err);
+    txt = (char *)slurp(err, &n);
+    cr_expect_eq(st, 0, "mpirun exit %d: %s", st, txt);
+    free(txt);
+    th_sh("rm -rf '%s'", dir);
+    free(dir);
+}

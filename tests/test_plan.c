@@ -827,6 +827,50 @@ Test(plan_cli, mpi_errors_print_once)
               "report"), "%s", err);
 }
 
+/* Each rank loads --model from its own file system: ranks started in two
+ * folders, each with its own m.csv, stored rank 1's rows (of another model)
+ * under rank 0's model_hash, and plan ranked them together, exit 0. Now the
+ * run stops before any work, one line from rank 0 naming the input and the
+ * rank, exit 4, nothing written; a copy of the same file in each folder is
+ * fine. */
+Test(plan_cli, mpi_ranks_must_load_the_same_inputs)
+{
+    need_mpi_cli();
+    cr_assert_eq(th_sh("cd %s && mkdir -p A B && cp m.csv A/m.csv && sed 's/^b,2e9/b,5e9/' "
+                       "m.csv > B/m.csv", dir), 0);
+    const char *ps = th_pipesim();
+    char args[2048], one[512], err[8192];
+    snprintf(one, sizeof one, "sweep --model m.csv --topology %s/t.json -K 1,2 -M 1,2 "
+             "--batch 8 --jobs 1 --db %s/mix.db", dir, dir);
+    snprintf(args, sizeof args, "-np 1 -wdir %s/A %s %s : -np 1 -wdir %s/B %s %s", dir, ps, one,
+             dir, ps, one);
+    int rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 4, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, "pipesim sweep: --model m.csv: rank 1 loaded another file than rank "
+                     "0 (hash "), "%s", err);
+    cr_expect_eq(pipesim_lines(err), 1, "%s", err);
+    cr_expect_eq(th_sh("test ! -e %s/mix.db", dir), 0, "the database was made");
+    snprintf(one, sizeof one, "plan --model m.csv --topology %s/t.json --devices 4 --batch 8 "
+             "--top 3 --format csv --quiet --out %s/mix.txt", dir, dir);
+    snprintf(args, sizeof args, "-np 1 -wdir %s/A %s %s : -np 2 -wdir %s/B %s %s", dir, ps, one,
+             dir, ps, one);
+    rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 4, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, "pipesim plan: --model m.csv: ranks 1 and 2 loaded other files than "
+                     "rank 0 (hash "), "%s", err);
+    cr_expect_eq(pipesim_lines(err), 1, "%s", err);
+    cr_expect_eq(th_sh("test ! -e %s/mix.txt", dir), 0, "the plan was written");
+    /* the same file in each folder: one model */
+    cr_assert_eq(th_sh("cp %s/A/m.csv %s/B/m.csv", dir, dir), 0);
+    rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect_eq(rc, 0, "mpirun exit %d: %s", rc, err);
+    cr_expect_eq(th_sh("test -s %s/mix.txt", dir), 0, "no plan");
+    th_sh("rm -rf %s/A %s/B %s/mix.txt", dir, dir, dir);
+}
+
 /* Under mpirun rank 0 alone writes --db, so it alone checks the path and
  * makes its folder: every rank made new/ in its own working folder (empty
  * but for rank 0's), and a path only another rank could not make failed the
