@@ -228,6 +228,11 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
     if (stat(arg, &st) == 0 || strchr(arg, '/'))
         return mdl_profile_load(arg, out);
     if (!strchr(arg, ':')) { /* a bundled profile's name (models/mdl_preset.h) */
+        for (const struct mdl_generator *g = mdl_generators; g->prefix; g++)
+            if (!strcmp(arg, g->prefix)) /* the generator without its colon */
+                return ps_error(PS_EUSAGE, "model '%s': no such file; the generator is "
+                                "'%s:' followed by its keys (`pipesim gen --help` lists "
+                                "them)", arg, arg);
         char path[4096];
         int rc = mdl_preset_path(MDL_PRESET_PROFILE, arg, path, sizeof path);
         if (rc == 0)

@@ -443,6 +443,13 @@ Test(options, another_commands_name_for_an_option_is_named)
                  "(see pipesim %s --help)", c[i].cmd, c[i].typed, c[i].cmd, c[i].want, c[i].cmd);
         cr_expect(strstr(err, want), "%s", err);
     }
+    /* a generator's name without its colon is said to be one (helper-94: 'transformer'
+     * was offered 'transformer-small', 'gpt' nothing) */
+    char e2[512];
+    th_capture(e2, sizeof e2, "%s predict --model gpt --topology " TOPO " -K 1 -M 1 --batch 1 "
+               "2>&1; echo rc=$?", P);
+    cr_expect(strstr(e2, "model 'gpt': no such file; the generator is 'gpt:' followed by its "
+                         "keys (`pipesim gen --help` lists them)\nrc=2"), "%s", e2);
     /* a command with both names, or with neither, gets the usual answer */
     char err[512];
     th_capture(err, sizeof err, "%s plan --schedule gpipe 2>&1", P);
