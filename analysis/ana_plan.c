@@ -593,76 +593,6 @@ int ana_plan_rerank(struct ana_plan *p)
     return 0;
 }
 
-/* One printed row of a layout with several stages a device on the cut
- * predict --partition optimal runs (ana_partition_for): taken where it fits,
- * is faster and holds no more memory; *better set then. */
-static int refine_one(const struct ana_plan_spec *sp, struct ana_plan_cfg *g, int *better)
-{
-    struct ana_plan_layout l = ana_plan_layout_of(g->schedule);
-    if (g->status != ANA_PLAN_FIT || (l.v <= 1 && !l.vee))
-        return 0;
-    double micro = (double)sp->batch / g->R / g->M;
-    struct ana_config cfg = { .profile = sp->profile, .topo = sp->topo, .schedule = g->schedule,
-                              .K = g->K, .M = g->M, .batch = micro * g->M, .remat = g->remat,
-                              .replicas = g->R, .no_baseline = 1 };
-    struct sch_partition *part = NULL;
-    struct sch_costs *costs = NULL;
-    int *dev = malloc(sizeof *dev * (size_t)g->S), rc;
-    if (!dev)
-        return ps_error(PS_ENOMEM, "out of memory");
-    for (int s = 0; s < g->S; s++)
-        dev[s] = ana_plan_layout_dev(l, g->K, s);
-    char cut[sizeof g->partition];
-    if ((rc = ana_partition_for(&cfg, SCH_PART_OPTIMAL, sp->cap_mode, sp->cap, &part)) < 0 ||
-        (sch_partition_format(part, cut, sizeof cut), !strcmp(cut, g->partition)) ||
-        (rc = sch_costs_new(sp->profile, sp->topo, part, dev, micro, &costs)) < 0)
-        goto out;
-    struct ana_plan_pentry e = { .part = part, .costs = costs, .stage_device = dev };
-    struct ana_plan_cfg h = *g;
-    h.mem_lb = 0; /* the new cut's memory walk */
-    int ran;
-    if ((rc = simulate(sp, &e, &h, NULL, &ran)) < 0)
-        goto out;
-    if (h.status == ANA_PLAN_FIT && h.step_ns < g->step_ns && h.peak_mem <= g->peak_mem) {
-        snprintf(h.partition, sizeof h.partition, "%s", cut);
-        h.capped = sp->cap_mode != 0;
-        *g = h;
-        *better = 1;
-    }
-out:
-    if (rc < 0 && rc != -PS_ENOMEM) { /* no other cut here: the row as searched */
-        ps_error_clear();
-        rc = 0;
-    }
-    sch_costs_free(costs);
-    sch_partition_free(part);
-    free(dev);
-    return rc;
-}
-
-int ana_plan_refine(struct ana_plan *p)
-{
-    char *done = calloc((size_t)(p->n ? p->n : 1), 1);
-    if (!done)
-        return ps_error(PS_ENOMEM, "out of memory");
-    int rc = 0, any = 1;
-    while (any && rc == 0) {
-        int better = 0;
-        any = 0;
-        for (int k = 0; k < p->n_rank + p->n_front && rc == 0; k++) {
-            int i = k < p->n_rank ? p->rank[k] : p->front[k - p->n_rank];
-            if (done[i])
-                continue;
-            done[i] = any = 1;
-            rc = refine_one(&p->spec, &p->c[i], &better);
-        }
-        if (rc == 0 && better)
-            rc = ana_plan_rerank(p);
-    }
-    free(done);
-    return rc;
-}
-
 static double now(void)
 {
     struct timespec t;
@@ -733,7 +663,7 @@ static int run_threads(const struct ana_plan_spec *sp, struct ana_plan **out)
             p->partitions += j[t].p->partitions;
         }
         p->spec = *sp; /* one search, as one process's */
-        if ((rc = ana_plan_rerank(p)) < 0 || (rc = ana_plan_refine(p)) < 0)
+        if ((rc = ana_plan_rerank(p)) < 0)
             p = NULL;
     }
     for (int t = 0; t < started; t++)
@@ -770,8 +700,7 @@ int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out)
     double t0 = now();
     int rc;
     if ((rc = enumerate(sp, p)) < 0 || (rc = search(sp, p)) < 0 ||
-        (rc = ana_plan_rerank(p)) < 0 ||
-        (sp->nshards <= 1 && (rc = ana_plan_refine(p)) < 0)) { /* a shard: once merged */
+        (rc = ana_plan_rerank(p)) < 0) {
         ana_plan_free(p);
         return rc;
     }

@@ -141,15 +141,6 @@ extern const char *const ana_plan_schedules[];
 extern const int ana_plan_nschedules;
 
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out);
-/* The rows a plan prints (ranked and frontier) of a layout with several
- * stages a device (interleaved, breadth-first, zb-v, dualpipe-v), searched on
- * the per-stage optimum, each on the cut predict --partition optimal runs
- * (the fastest simulated of the candidate cuts: ana_partition_optimal)
- * where that fits, is faster and holds no more memory, then ranked again.
- * The rows only improve, so no configuration a bound pruned could enter
- * the top or the frontier. ana_plan_run does it (a shard's search leaves it
- * to the merge: ana_plan_run_mpi, --jobs). */
-int ana_plan_refine(struct ana_plan *p);
 /* The shard (of n) that searches configuration g: by its K and M, so that the
  * partitions and stash counts one shard caches are of its own configurations
  * alone (every schedule, remat and R of a K and M share them). */

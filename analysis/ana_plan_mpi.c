@@ -108,8 +108,6 @@ int ana_plan_run_mpi(const struct ana_plan_spec *sp, struct ana_plan **out, int 
         p->spec = *sp; /* one search, as one process's */
         rc = ana_plan_rerank(p);
         if (rc == 0)
-            rc = ana_plan_refine(p);
-        if (rc == 0)
             *out = p;
         else
             ana_plan_free(p);
