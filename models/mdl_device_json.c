@@ -474,6 +474,8 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     json_t *peak = pn && changed && !json_object_get(o, "flops")
                        ? json_object_get(json_object_get(m, "matrix_flops"), pn)
                        : NULL;
+    if (!json_is_number(peak)) /* not one: the parse names matrix_flops' own field */
+        peak = NULL;
     if (peak && json_object_set(m, "flops", peak) < 0) {
         json_decref(m);
         rc = ps_error(PS_ENOMEM, "%s: out of memory", topo_path);

@@ -61,7 +61,8 @@ _pipesim()
             return
         fi
         if [ "$cword" -eq 3 ] && [ "${words[2]}" = model ]; then
-            COMPREPLY=($(compgen -W "mlp: transformer: amoebanet: gpt: resnet: unet: vgg:" -- "$cur"))
+            local gens="mlp: transformer: amoebanet: gpt: resnet: unet: vgg:"
+            COMPREPLY=($(compgen -W "$gens" -- "$cur"))
             compopt -o nospace 2>/dev/null
             return
         fi;;

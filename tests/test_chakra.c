@@ -493,6 +493,13 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
                        "models/topologies/pcie-8gpu.json -K 3 -M 4 --batch 48 --replicas 3 "
                        "--out-dir %s/job.0.et/x 2>/dev/null", ps, sub), 5,
                  "checked after the work");
+    /* and any rank's, not rank 0's alone (helper-96) */
+    cr_assert_eq(th_sh("mkdir -p %s/o2/pipesim.1.et && %s export-chakra --model "
+                       "mlp:layers=6,width=64 --topology models/topologies/pcie-8gpu.json -K 3 "
+                       "-M 4 --batch 48 --replicas 3 --out-dir %s/o2 2>%s/err", dir, ps, dir,
+                       dir), 5, "checked after the work");
+    cr_assert_eq(th_sh("grep -q \"^pipesim export-chakra: --out-dir '%s/o2/pipesim.1.et': "
+                       "cannot write: \" %s/err", dir, dir), 0);
     /* and one that is an input only through ".." over folders not there yet: the
      * folders made on the way are taken away */
     cr_assert_eq(th_sh("mkdir %s/in && cp models/topologies/chain-8-ideal.json %s/in/job.0.et "

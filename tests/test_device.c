@@ -496,6 +496,11 @@ Test(device, presets_load)
     cr_expect_eq(t->devices[0].model.mm_peak[MDL_BF16], 300e12);
     cr_expect_eq(t->devices[0].flops, 19.5e12);
     mdl_topology_free(t);
+    /* one that is not a number is named as the topology wrote it (helper-96: it was
+     * copied to "flops" and named devices[0].flops, a key the file does not hold) */
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
+                  "\"matrix_flops\": {\"bf16\": \"x\"}}]}",
+                  "devices[0].matrix_flops.bf16: must be a number");
     /* the running precision's peak set over the preset's is "flops" too */
     t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
                 "\"matrix_flops\": {\"bf16\": 250e12}}]}");

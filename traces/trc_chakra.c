@@ -454,11 +454,19 @@ int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups)
 {
     if (n_ranks > 4096)
         return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", n_ranks);
-    char p0[4096], gpath[4096];
-    rank_path(o, 0, p0, sizeof p0);
-    groups_path(o, gpath, sizeof gpath);
-    int rc = ps_output_writable(p0, "--out-dir", 1);
-    return rc < 0 ? rc : distinct_outputs(o, n_ranks, groups ? gpath : NULL);
+    char path[4096];
+    int rc = 0;
+    for (int k = 0; k <= n_ranks && rc == 0; k++) { /* each rank's file, and the groups' */
+        if (k < n_ranks)
+            rank_path(o, k, path, sizeof path);
+        else if (groups)
+            groups_path(o, path, sizeof path);
+        else
+            break;
+        rc = ps_output_writable(path, "--out-dir", 1);
+    }
+    groups_path(o, path, sizeof path);
+    return rc < 0 ? rc : distinct_outputs(o, n_ranks, groups ? path : NULL);
 }
 
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
