@@ -6,6 +6,7 @@
 #include "base/ps_util.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 static double us(double s) { return s * 1e6; }
@@ -258,12 +259,15 @@ static int print_json(const void *obj, FILE *f)
     double params = 0;
     for (int l = 0; l < c->n_layers; l++)
         params += c->layers[l].params;
+    /* a slope that is not positive has no bandwidth: null, as the table's
+     * "(not positive)" (errors-and-outputs.md, missing values; it was 0) */
+    double xfer_bw = c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b : 0;
     json_t *o = json_pack(
         "{s:s, s:i, s:i, s:s, s:s, s:o, s:i, s:i, s:i, s:o,"
         " s:{s:f, s:f, s:f},"
         " s:{s:f, s:f, s:f, s:f, s:f},"
         " s:{s:f, s:f, s:f, s:f},"
-        " s:{s:f, s:f, s:f, s:f, s:f},"
+        " s:{s:f, s:o, s:f, s:f, s:f},"
         " s:{s:f, s:f, s:i}, s:f, s:f}",
         "spec", c->spec, "layers", c->n_layers, "cpu", c->cpu, "blas", c->blas, "stamp",
         c->stamp, "micro_batches", sizes ? sizes : json_null(), "repeats", c->repeats,
@@ -275,8 +279,8 @@ static int print_json(const void *obj, FILE *f)
         "handoff", "polling_s", c->handoff_spin.med, "polling_p25_s", c->handoff_spin.p25,
         "polling_p75_s", c->handoff_spin.p75, "asleep_s", c->handoff_sleep.med,
         "transfer", "latency_s", c->xfer_fit.a, "bandwidth_bytes_per_s",
-        c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b : 0, "r2", c->xfer_fit.r2, "max_res",
-        c->xfer_fit.max_rel, "memcpy_bytes_per_s", c->memcpy_bw,
+        xfer_bw > 0 && isfinite(xfer_bw) ? json_real(xfer_bw) : json_null(), "r2",
+        c->xfer_fit.r2, "max_res", c->xfer_fit.max_rel, "memcpy_bytes_per_s", c->memcpy_bw,
         "link", "latency_s", c->link_latency, "bandwidth_bytes_per_s", c->link_bandwidth,
         "cores", c->n_cores, "memory_per_core_bytes", c->memory_per_core, "wall_s", c->wall_s);
     if (!o)

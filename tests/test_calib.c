@@ -948,6 +948,48 @@ Test(calib, calibrate_json_has_the_fit_rows)
                        "in rows)'", dir, th_pipesim()), 0, "calibrate --format csv");
 }
 
+/* The summary's transfer bandwidth is 1 / the fitted slope; a slope that is
+ * not positive has none: null in JSON (errors-and-outputs.md, missing
+ * values), as the table prints "(not positive)" (it was 0). A synthetic fit:
+ * a measured slope's sign is noise. */
+static json_t *calib_json(double slope)
+{
+    static struct msr_calib c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.spec, sizeof c.spec, "mlp:layers=1,width=8");
+    c.xfer_fit.a = 2e-6;
+    c.xfer_fit.b = slope;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert(f);
+    cr_assert_eq(msr_calib_print(&c, ANA_FMT_JSON, f), 0, "%s", ps_errmsg());
+    fclose(f);
+    json_error_t err;
+    json_t *o = json_loads(buf, 0, &err);
+    cr_assert(o, "%s: %s", err.text, buf);
+    free(buf);
+    return o;
+}
+
+Test(calib, json_transfer_bandwidth_is_null_without_a_positive_slope)
+{
+    for (int k = 0; k < 3; k++) {
+        double slope = k == 0 ? 0 : k == 1 ? -1e-10 : 1e-10;
+        json_t *o = calib_json(slope);
+        json_t *bw = json_object_get(json_object_get(o, "transfer"), "bandwidth_bytes_per_s");
+        cr_assert(bw, "no transfer.bandwidth_bytes_per_s");
+        if (slope > 0)
+            cr_expect_float_eq(json_number_value(bw), 1e10, 1e-3);
+        else
+            cr_expect(json_is_null(bw), "slope %g: bandwidth %g, not null", slope,
+                      json_number_value(bw));
+        cr_expect_float_eq(json_number_value(json_object_get(json_object_get(o, "transfer"),
+                                                             "latency_s")), 2e-6, 1e-18);
+        json_decref(o);
+    }
+}
+
 static void bad_cli(const char *args, int status, const char *what)
 {
     int rc = th_sh("cd %s && %s calibrate %s > /dev/null 2> err.txt", dir, th_pipesim(), args);
