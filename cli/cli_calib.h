@@ -13,6 +13,10 @@
  * input; PREFIX.csv, PREFIX.json and PREFIX-fit.csv as outputs of opt. */
 int cli_io_net(const char *spec);
 int cli_io_prefix(const char *prefix, const char *opt);
+/* A file-name prefix option's value: "" or one ending in '/' (the files
+ * would be ".csv", "dir/-sim.json") is PS_EUSAGE "OPT 'PREFIX': needs a
+ * file-name prefix (the files are FILES)". cli_io_prefix checks it too. */
+int cli_prefix_named(const char *prefix, const char *opt, const char *files);
 /* Micro-batch sizes: mbs "4,8,..." if given, else batch / each of ms
  * (default "1,2,4,8,16,32,64"), duplicates dropped. sizes holds
  * MSR_CALIB_MAX_SIZES. PS_EUSAGE. */

@@ -85,16 +85,23 @@ int cli_io_net(const char *spec)
     return strncmp(spec, "file:", 5) ? 0 : ps_io_input(spec + 5, "--net");
 }
 
+int cli_prefix_named(const char *prefix, const char *opt, const char *files)
+{
+    size_t pl = strlen(prefix);
+    if (!pl || prefix[pl - 1] == '/') /* "" or "dir/" would write .csv, .json, -fit.csv */
+        return ps_error(PS_EUSAGE, "%s '%s': needs a file-name prefix (the files are %s)", opt,
+                        prefix, files);
+    return 0;
+}
+
 int cli_io_prefix(const char *prefix, const char *opt)
 {
     static const char *const ext[] = { ".csv", ".json", "-fit.csv" };
     char path[4096];
-    size_t pl = strlen(prefix);
-    if (!pl || prefix[pl - 1] == '/') /* "" or "dir/" would write .csv, .json, -fit.csv */
-        return ps_error(PS_EUSAGE, "%s '%s': needs a file-name prefix (the files are "
-                         "PREFIX.csv, PREFIX.json and PREFIX-fit.csv)", opt, prefix);
+    int rc = cli_prefix_named(prefix, opt, "PREFIX.csv, PREFIX.json and PREFIX-fit.csv");
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
-        int rc;
         if ((size_t)snprintf(path, sizeof path, "%s%s", prefix, ext[i]) >= sizeof path)
             return ps_error(PS_EUSAGE, "%s: path too long", opt);
         if ((rc = ps_io_output(path, opt)) < 0 || (rc = ps_output_writable(path, opt, 1)) < 0)

@@ -307,8 +307,7 @@ int cli_validate_check(int argc, char **argv)
         return rc;
     if (a.traces) {
         /* the longest name, PREFIX-meas.json, must fit */
-        if (!*a.traces || snprintf(tj_meas, sizeof tj_meas, "%s-meas.json", a.traces) >=
-                              (int)sizeof tj_meas)
+        if (snprintf(tj_meas, sizeof tj_meas, "%s-meas.json", a.traces) >= (int)sizeof tj_meas)
             return ps_error(PS_EUSAGE, "--traces: a prefix of 1 to %d characters, got %zu",
                             (int)sizeof tj_meas - 11, strlen(a.traces));
         snprintf(tr_sim, sizeof tr_sim, "%s-sim.csv", a.traces);

@@ -3,6 +3,7 @@
 #include "analysis/ana_dbkind.h"
 #include "measure/msr_validate.h"
 #include "cli/cli.h"
+#include "cli/cli_calib.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
 #include "sched/sch_schedule.h"
@@ -236,6 +237,15 @@ int vc_parse(int argc, char **argv, struct check_args *a)
             0 ||
         (rc = parse_remats(rm ? rm : "all", a->remats, &a->n_remat)) < 0 ||
         (rc = ana_db_path_check(a->db, "--db", 1)) < 0)
+        return rc;
+    /* "" and "dir/" name no file: calibrate's --out refuses them (they wrote
+     * -K1.csv in the current folder, dir/-sim.json) */
+    if ((a->calib_out && (rc = cli_prefix_named(a->calib_out, "--calib-out",
+                                                "PREFIX-K<k>.csv, PREFIX-K<k>.json and "
+                                                "PREFIX-K<k>-fit.csv")) < 0) ||
+        (a->traces && (rc = cli_prefix_named(a->traces, "--traces", "PREFIX-sim.json, "
+                                             "PREFIX-meas.json, PREFIX-sim.csv and "
+                                             "PREFIX-meas.csv")) < 0))
         return rc;
     /* an unknown name before anything runs (helper-66: it was found after the
      * calibration, as "no micro-batch size divides the batch") */

@@ -814,6 +814,10 @@ Test(vcheck, plot_compare_usage_errors)
                        dir, th_pipesim()), 0);
 }
 
+/* A grid of seconds, for a refusal that once ran it. */
+#define TINY "--net mlp:layers=2,width=8 --batch 4 -K 1 -M 2 --remat never --steps 1 " \
+             "--warmup-steps 0 --rounds 1 --repeats 1 --db t.db --report t/r.md"
+
 static void bad_cli(const char *args, int status, const char *what)
 {
     int rc = th_sh("cd %s && %s validate --check %s > /dev/null 2> err.txt", dir,
@@ -852,7 +856,18 @@ Test(vcheck, cli_check_rejects_bad_options)
     bad_cli("--net mlp:layers=2,width=8 -M 4,8,4", 2, "-M: 4 given twice");
     bad_cli("--net mlp:layers=2,width=8 --remat never,always,never", 2,
             "--remat: 'never' given twice");
-    bad_cli("--net mlp:layers=2,width=8 --traces ''", 2, "--traces: a prefix of 1 to");
+    /* "" and "dir/" name no file, as calibrate --out (they wrote -K1.csv here,
+     * d/-sim.json) */
+    bad_cli(TINY " --traces ''", 2, "--traces '': needs a file-name "
+            "prefix (the files are PREFIX-sim.json,");
+    bad_cli(TINY " --traces d/", 2, "--traces 'd/': needs a file-name "
+            "prefix");
+    bad_cli(TINY " --calib-out ''", 2, "--calib-out '': needs a "
+            "file-name prefix (the files are PREFIX-K<k>.csv,");
+    bad_cli(TINY " --calib-out d/", 2, "--calib-out 'd/': needs a "
+            "file-name prefix");
+    cr_expect_eq(th_sh("cd %s && test ! -e d && test ! -e t && test ! -e t.db && "
+                       "! ls -- -K* > /dev/null 2>&1", dir), 0);
     bad_cli("--net mlp:layers=2,width=8 --profile /nonexistent.csv --topology t.json", 5,
             "/nonexistent.csv");
     cr_expect_eq(th_sh("cd %s && test ! -e results", dir), 0);
