@@ -19,6 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The progress and prose: stdout, or stderr under --format csv|json. */
 static FILE *hum;
@@ -274,6 +275,30 @@ static int calib_end(void *ctx, int K, const struct mdl_profile **prof,
     return rc < 0 ? rc : calib_done(in, K, cal, prof, topo);
 }
 
+/* An existing database is checked to be a validation one before the grid
+ * (msr_vcheck_db_prepare); a new one is made when the run is stored, so that a
+ * run that fails leaves none behind. */
+static int db_check(const char *db)
+{
+    struct stat st;
+    return stat(db, &st) == 0 ? msr_vcheck_db_prepare(db) : 0;
+}
+
+/* The folders of every output (the figures' only when gnuplot draws them),
+ * made before the grid runs and recorded in made: taken away again, while
+ * empty, when the run fails. */
+static int make_folders(const struct check_args *a, const char *trace, struct ps_made *made)
+{
+    int rc, gp = ps_gnuplot_have(NULL);
+    if ((rc = ps_mkdirs_parent_made(a->db, made)) < 0 ||
+        (rc = ps_mkdirs_parent_made(a->report, made)) < 0 ||
+        (gp && (rc = ps_mkdirs_parent_made(a->plot, made)) < 0) ||
+        (gp && (rc = ps_mkdirs_parent_made(a->timeline, made)) < 0) ||
+        (a->traces && (rc = ps_mkdirs_parent_made(trace, made)) < 0))
+        return rc;
+    return 0;
+}
+
 int cli_validate_check(int argc, char **argv)
 {
     struct check_args a = { .schedule = "gpipe", .db = "results/validation.db",
@@ -328,14 +353,12 @@ int cli_validate_check(int argc, char **argv)
         return rc;
     struct inputs *in = calloc(1, sizeof *in);
     struct msr_vcheck *v = NULL;
+    struct ps_made made = { 0 }; /* the outputs' folders this run made */
     if (!in)
         return ps_error(PS_ENOMEM, "out of memory");
     in->a = &a;
-    cli_realtime(a.realtime);
     if ((rc = a.profile ? load_inputs(in) : calib_sizes(in)) < 0 ||
-        (!a.profile && (rc = io_calib_files(in)) < 0) ||
-        (rc = ps_mkdirs_parent(a.db)) < 0 || (rc = msr_vcheck_db_prepare(a.db)) < 0 ||
-        (rc = ps_mkdirs_parent(a.report)) < 0)
+        (!a.profile && (rc = io_calib_files(in)) < 0))
         goto out;
     struct msr_vcheck_opts o = { .spec = a.spec, .batch = (int)a.batch, .steps = (int)a.steps,
                                  .warmup_steps = (int)a.warmup, .schedule = a.schedule,
@@ -353,6 +376,14 @@ int cli_validate_check(int argc, char **argv)
                                  .profile_desc = in->pdesc, .topology_desc = in->tdesc,
                                  .seed = (uint64_t)a.seed, .no_pin = a.no_pin,
                                  .progress = hum };
+    /* what the options alone decide (a K above the layers, a schedule with no
+     * step at any M, a profile of another net), then the database, before any
+     * output or folder is made (they were found after the database and the
+     * report's folder were) */
+    if ((rc = msr_vcheck_precheck(&o)) < 0 || (rc = db_check(a.db)) < 0 ||
+        (rc = make_folders(&a, tr_sim, &made)) < 0)
+        goto out;
+    cli_realtime(a.realtime);
     fprintf(hum, "== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
            a.schedule, a.batch, a.rounds, a.rounds > 1 ? "s" : "", a.warmup, a.steps);
     if (a.realtime) { /* what SCHED_FIFO is still under */
@@ -427,6 +458,10 @@ int cli_validate_check(int argc, char **argv)
                 tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));
     }
 out:
+    if (rc < 0) /* the calibration's files stay, and their folders */
+        ps_made_undo(&made);
+    else
+        ps_made_keep(&made);
     if (a.realtime)
         msr_realtime(0);
     free(cmd);

@@ -397,28 +397,6 @@ int msr_vpoint_in_spread(const struct msr_vpoint *pt)
     return pt->step_sim_s >= pt->step_min_s && pt->step_sim_s <= pt->step_max_s;
 }
 
-/* Before any work: every K's stages (K, or K x v of an interleaved
- * schedule) have a layer each, as plain validate requires (PS_ENOFIT); the
- * grid found a K above the layers after calibrating and running the points
- * before it, and dropped them. */
-static int stages_fit(const struct msr_vcheck_opts *o, const struct rt_net *net)
-{
-    const char *name = o->schedule ? o->schedule : "gpipe";
-    for (int i = 0; i < o->n_K; i++)
-        for (int j = 0; j < o->n_M; j++) {
-            struct sch_schedule *s;
-            if (sch_schedule_build(name, o->Ks[i], o->Ms[j], o->remats[0], &s) < 0)
-                continue; /* a point the grid skips (dualpipe-v at M < 2K) */
-            int S = s->n_stages;
-            sch_schedule_free(s);
-            if (S > net->n_layers)
-                return ps_error(PS_ENOFIT, "--check: K = %d needs %d stages but the net has "
-                                 "%d layers", o->Ks[i], S, net->n_layers);
-            break;
-        }
-    return 0;
-}
-
 /* The profile and topology for K: the caller's, or prepare's. */
 static int have_profile(const struct msr_vcheck_opts *o, const struct rt_net *net, int K,
                         const struct mdl_profile **prof, const struct mdl_topology **topo)
@@ -428,26 +406,7 @@ static int have_profile(const struct msr_vcheck_opts *o, const struct rt_net *ne
         return rc;
     if (!*prof || !*topo)
         return ps_error(PS_EINVAL, "--check: no profile for K = %d", K);
-    if (net->n_layers != (*prof)->n_layers)
-        return ps_error(PS_EINVAL, "profile %s has %d layers, net %s has %d: calibrate "
-                         "this net", (*prof)->path, (*prof)->n_layers, net->spec, net->n_layers);
-    /* the same count of layers is not the same net (helper-66: a profile of
-     * width 64 for a net of width 16 was reported as model misses) */
-    struct mdl_profile *np = NULL;
-    if ((rc = rt_net_profile(net, &np)) < 0)
-        return rc;
-    for (int l = 0; l < np->n_layers && rc == 0; l++) {
-        const struct mdl_layer *a = &(*prof)->layers[l], *b = &np->layers[l];
-        const char *f = a->params != b->params ? "params" : a->out_bytes != b->out_bytes
-                                                              ? "out_bytes" : NULL;
-        if (f)
-            rc = ps_error(PS_EINVAL, "profile %s layer %d (%s): %s %.17g, net %s has %.17g: "
-                          "calibrate this net", (*prof)->path, l + 1, a->name, f,
-                          f[0] == 'p' ? a->params : a->out_bytes, net->spec,
-                          f[0] == 'p' ? b->params : b->out_bytes);
-    }
-    mdl_profile_free(np);
-    return rc;
+    return msr_vcheck_profile_fits(*prof, net);
 }
 
 /* A point the schedule has no list for: noted, left out. */
@@ -477,7 +436,8 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
     struct rt_data *data = NULL;
     int64_t t0 = rt_now_ns();
     if ((rc = rt_net_parse(o->spec, &net)) < 0 ||
-        (rc = rt_data_new(net, o->batch, o->seed, &data)) < 0 || (rc = stages_fit(o, net)) < 0)
+        (rc = rt_data_new(net, o->batch, o->seed, &data)) < 0 ||
+        (rc = msr_vcheck_precheck(o)) < 0)
         goto err;
     snprintf(v->spec, sizeof v->spec, "%s", net->spec);
     snprintf(v->schedule, sizeof v->schedule, "%s", o->schedule ? o->schedule : "gpipe");

@@ -263,6 +263,19 @@ struct msr_accuracy {
 };
 
 int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out);
+/* What the options alone decide, before any output is made (msr_vcheck_run
+ * checks it again; msr_validate_precheck.c): the net parses (its spec's
+ * error); some M divides the batch and every K has a step at one of them in
+ * one of the remat modes (PS_EUSAGE with the schedule's reason: dualpipe-v
+ * needs M >= 2K); every K's stages have a layer each (PS_ENOFIT); and
+ * o->profile, when no prepare calibrates one, is the net's
+ * (msr_vcheck_profile_fits). Cost: a net parse, a schedule build per K (and
+ * per M and remat mode skipped), the profile's layers. */
+int msr_vcheck_precheck(const struct msr_vcheck_opts *o);
+/* PS_EINVAL "profile P has L layers, net N has ..." (or a layer whose
+ * params or output bytes differ): prof is not net's profile. */
+struct rt_net;
+int msr_vcheck_profile_fits(const struct mdl_profile *prof, const struct rt_net *net);
 /* Drawn op times for msr_vpoint_simulate: draw, n runs; out: the median
  * step and its bubble. */
 struct msr_vdraws {

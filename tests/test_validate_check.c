@@ -1094,11 +1094,46 @@ Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
     const char *ps = th_pipesim();
     const char *grid = "validate --check --net mlp:layers=2,width=8 --batch 4 --steps 1 "
                        "--warmup-steps 0 --rounds 1 --repeats 1";
+    const char *grid4 = "validate --check --net mlp:layers=4,width=8 --batch 8 --steps 1 "
+                        "--warmup-steps 0 --rounds 1 --repeats 1";
     cr_expect_eq(th_sh("cd %s && %s %s -K 1,3 -M 1 --db k/v.db --report k/r.md > k.txt "
                        "2> k.err", dir, ps, grid), 7);
     cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: --check: K = 3 needs 3 stages but "
                        "the net has 2 layers' k.err && ! grep -q '^gpipe K=1' k.txt", dir), 0,
                  "refused before the K = 1 points");
+    /* before any output is made: no database, no folder (they were made first, the
+     * database with no run, the report's folder empty) */
+    cr_expect_eq(th_sh("cd %s && %s %s -K 3 -M 2 --calib-out nc/x --db nd/x.db --report "
+                       "nr/r.md > /dev/null 2> n.err; test $? = 7 && test ! -e nc && test ! -e "
+                       "nd && test ! -e nr && test ! -e k", dir, ps, grid), 0,
+                 "nothing made for a K above the layers");
+    /* a schedule with no step at any M of a K is the schedule's reason (exit 2), before
+     * the grid (it was the calibration's "no micro-batch size divides the batch 8", after
+     * the database and the grid's first lines) */
+    cr_expect_eq(th_sh("cd %s && %s %s -M 1,2 -K 2 "
+                       "--schedule dualpipe-v --calib-out nc/x --db nd/x.db --report nr/r.md "
+                       "> d.txt 2> d.err; test $? = 2 && grep -qx 'pipesim validate: --check: "
+                       "dualpipe-v has no step at K = 2 for any -M of 1,2 that divides --batch "
+                       "8: --schedule dualpipe-v needs -M >= 2K (its warm-up fills both chunks "
+                       "of every device), got K=2 M=2' d.err && test ! -s d.txt && test ! -e nc "
+                       "&& test ! -e nd && test ! -e nr", dir, ps, grid4), 0,
+                 "dualpipe-v at M < 2K");
+    cr_expect_eq(th_sh("cd %s && %s %s -M 1,2 -K 2 "
+                       "--schedule dualpipe-v --calib passes --db nd/x.db --report nr/r.md "
+                       "> /dev/null 2> d2.err; test $? = 2 && grep -q 'has no step at K = 2' "
+                       "d2.err && test ! -e nd && test ! -e nr && test ! -e results", dir, ps,
+                       grid4), 0, "dualpipe-v at M < 2K, --calib passes");
+    /* a profile of another net: exit 4 before anything is made */
+    char top[600];
+    snprintf(top, sizeof top, "%s/models/topologies/cpu-2core.json",
+             getcwd((char[512]){ 0 }, 512));
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=8,width=8 --emit-profile p8.csv "
+                       "&& %s %s -M 2 -K 2 --profile "
+                       "p8.csv --topology %s --db nd/x.db --report nr/r.md > /dev/null "
+                       "2> p.err; test $? = 4 && grep -qx 'pipesim validate: profile p8.csv has "
+                       "8 layers, net mlp:layers=4,width=8 has 4: calibrate this net' p.err && "
+                       "test ! -e nd && test ! -e nr", dir, ps, ps, grid4, top), 0,
+                 "a profile of another net");
     cr_expect_eq(th_sh("cd %s && %s %s -K 2 -M 2 --schedule interleaved:2 --db i/v.db "
                        "--report i/r.md > /dev/null 2> i.err; test $? = 7 && grep -q 'K = 2 "
                        "needs 4 stages' i.err", dir, ps, grid), 0, "interleaved: K x 2 stages");
