@@ -1,7 +1,6 @@
 /* pipesim validate --check: calibrate, then predict, run and compare over a
  * grid; results in SQLite and a report (measure/msr_validate.h). */
 #include "measure/msr_calib.h"
-#include "measure/msr_calib_plot.h"
 #include "analysis/ana_dbkind.h"
 #include "analysis/ana_format.h"
 #include "measure/msr_validate.h"
@@ -401,62 +400,33 @@ int cli_validate_check(int argc, char **argv)
     if (rc < 0)
         goto out;
     fprintf(hum, "\n");
-    fflush(hum);
-    rc = msr_vcheck_print(v, a.fmt, stdout);
-    fflush(stdout);
+    /* every output after the grid one set: all written, or none replaced and
+     * nothing stored (the run was stored first, then each file published on
+     * its own: a failing one left the rest of the set old, the run stored) */
+    const char *const traces[4] = { tr_sim, tr_meas, tj_sim, tj_meas };
+    int64_t run = 0;
+    if ((rc = cli_command_line(argc, argv, &cmd)) < 0 ||
+        (rc = vc_publish(&a, v, cmd, traces, &run)) < 0)
+        goto out;
     long pre = 0;
     for (int i = 0; i < v->n_points; i++)
         pre += v->pts[i].preempt_all;
     if (pre > 10 * v->n_points)
-        fprintf(hum, "note            %ld involuntary context switches in the timed steps: other jobs "
-               "shared the cores%s\n", pre, a.realtime ? "" : " (--realtime keeps them out)");
-    int64_t run = 0;
-    if (rc < 0 || (rc = cli_command_line(argc, argv, &cmd)) < 0 ||
-        (rc = msr_vcheck_store(v, a.db, cmd, &run)) < 0)
-        goto out;
-    /* the worst point's timelines first: the report shows them */
-    if (ps_gnuplot_have(NULL)) {
-        struct msr_accuracy acc;
-        msr_vcheck_accuracy(v, 0, &acc);
-        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
-        char title[640];
-        snprintf(title, sizeof title, "%s, K=%d M=%d %s: simulated (upper) vs measured "
-                 "(lower), makespan error %+.2f%%", v->spec, w->K, w->M,
-                 sch_remat_name(w->remat), 100 * w->cmp->makespan_err);
-        if ((rc = ps_mkdirs_parent(a.timeline)) < 0 ||
-            (rc = msr_plot_timelines(w->sim_trace, w->meas_trace, title, a.timeline)) < 0) {
-            /* the report still, without it, then the timeline's error (helper-72: the
-             * stored run had no report) */
-            char why[PS_ERRMSG_MAX];
-            snprintf(why, sizeof why, "%s", ps_errmsg());
-            int trc = rc;
-            if ((ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
-                (rc = msr_vcheck_report(v, a.report, a.plot, NULL)) < 0)
-                goto out;
-            rc = ps_error(-trc, "%s", why);
-            goto out;
-        }
-        fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K, w->M,
-               sch_remat_name(w->remat));
-    }
-    if ((ps_gnuplot_have(NULL) && (rc = ps_mkdirs_parent(a.plot)) < 0) ||
-        (rc = msr_vcheck_report(v, a.report, a.plot, a.timeline)) < 0)
-        goto out;
+        fprintf(hum, "note            %ld involuntary context switches in the timed steps: "
+                "other jobs shared the cores%s\n", pre,
+                a.realtime ? "" : " (--realtime keeps them out)");
+    struct msr_accuracy acc;
+    msr_vcheck_accuracy(v, 0, &acc);
+    const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
+    int gp = ps_gnuplot_have(NULL);
+    if (gp)
+        fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K,
+                w->M, sch_remat_name(w->remat));
     fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
-           (long long)run, a.db, v->n_points, a.report, ps_gnuplot_have(NULL) ? ", " : "",
-           ps_gnuplot_have(NULL) ? a.plot : "");
-    if (a.traces) {
-        struct msr_accuracy acc;
-        msr_vcheck_accuracy(v, 0, &acc);
-        const struct msr_vpoint *w = &v->pts[acc.i_mk_max];
-        if ((rc = ps_mkdirs_parent(tr_sim)) < 0 || (rc = trc_write_csv(w->sim_trace, tr_sim)) < 0 ||
-            (rc = trc_write_csv(w->meas_trace, tr_meas)) < 0 ||
-            (rc = trc_write_chrome(w->sim_trace, tj_sim)) < 0 ||
-            (rc = trc_write_chrome(w->meas_trace, tj_meas)) < 0)
-            goto out;
+            (long long)run, a.db, v->n_points, a.report, gp ? ", " : "", gp ? a.plot : "");
+    if (a.traces)
         fprintf(hum, "traces          %s, %s; %s, %s (the worst point, K=%d M=%d %s)\n", tj_sim,
                 tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));
-    }
 out:
     if (rc < 0) /* the calibration's files stay, and their folders */
         ps_made_undo(&made);

@@ -16,7 +16,8 @@
 
 /* <name>.gp beside <name>.png: the script, its data inline, to redraw it
  * (`gnuplot name.gp > name.png`), as `pipesim plot` and `paper` keep theirs. */
-static int keep_script(const char *script_path, const char *png_path, size_t pl)
+static int keep_script(const char *script_path, const char *png_path, size_t pl,
+                       struct ana_plot_batch *b)
 {
     char *text = NULL, gp[4096];
     size_t len = 0;
@@ -32,7 +33,7 @@ static int keep_script(const char *script_path, const char *png_path, size_t pl)
             ps_afile_abort(&af);
             rc = ps_error(PS_EIO, "%s: write failed", gp);
         } else {
-            rc = ps_afile_commit(&af);
+            rc = b ? ana_plot_batch_adopt(b, &af) : ps_afile_commit(&af);
         }
     }
     free(text);
@@ -41,7 +42,8 @@ static int keep_script(const char *script_path, const char *png_path, size_t pl)
 
 /* The script goes to a private temporary file; gnuplot's stdout is the
  * output's temporary (ps_afile), published only when gnuplot succeeds. */
-int msr_plot_gnuplot(const char *script, int width, int height, const char *png_path)
+int msr_plot_gnuplot(const char *script, int width, int height, const char *png_path,
+                     struct ana_plot_batch *b)
 {
     int rc = ps_gnuplot_require();
     if (rc < 0)
@@ -78,10 +80,10 @@ int msr_plot_gnuplot(const char *script, int width, int height, const char *png_
     int direct = ps_afile_direct(&af);
     if ((rc = ps_gnuplot_run(&gc)) < 0)
         ps_afile_abort(&af);
-    else
-        rc = ps_afile_commit(&af);
+    else /* published now, or with the set (which aborts it if need be) */
+        rc = b ? ana_plot_batch_adopt(b, &af) : ps_afile_commit(&af);
     if (rc == 0 && !svg && !direct && pl > 4 && !strcmp(png_path + pl - 4, ".png"))
-        rc = keep_script(sp, png_path, pl);
+        rc = keep_script(sp, png_path, pl, b);
 out:
     unlink(sp);
     ps_afile_untrack(slot);
@@ -107,6 +109,12 @@ static void boxes(FILE *f, const struct trc_trace *t, int upper, double per,
 
 int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas,
                        const char *title, const char *png_path)
+{
+    return msr_plot_timelines_in(sim, meas, title, png_path, NULL);
+}
+
+int msr_plot_timelines_in(const struct trc_trace *sim, const struct trc_trace *meas,
+                          const char *title, const char *png_path, struct ana_plot_batch *b)
 {
     if (sim->n_devices != meas->n_devices)
         return ps_error(PS_EINVAL, "timelines of %d and %d devices", sim->n_devices,
@@ -144,7 +152,7 @@ int msr_plot_timelines(const struct trc_trace *sim, const struct trc_trace *meas
     fputc('\n', f);
     if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
-    int rc = msr_plot_gnuplot(buf, 1200, 120 + 110 * D, png_path);
+    int rc = msr_plot_gnuplot(buf, 1200, 120 + 110 * D, png_path, b);
     free(buf);
     return rc;
 }

@@ -325,11 +325,13 @@ int msr_vcheck_db_prepare(const char *path);
 int msr_vcheck_store(const struct msr_vcheck *v, const char *path, const char *command,
                      int64_t *run_id);
 /* Markdown report at md_path; with png_path, the plot too (gnuplot; the
- * report says so when gnuplot is missing). Both written atomically. With
- * timeline_path (written by the caller, msr_plot_timelines, before), the
- * report shows the worst point's timelines too; figures are linked as seen
- * from the report's folder. */
+ * report says so when gnuplot is missing). Both written atomically: now
+ * (b NULL), or held in the batch b (ana_plot.h) and published with its set.
+ * With timeline_path (written by the caller, msr_plot_timelines_in, before),
+ * the report shows the worst point's timelines too; figures are linked as
+ * seen from the report's folder. */
+struct ana_plot_batch;
 int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path,
-                      const char *timeline_path);
+                      const char *timeline_path, struct ana_plot_batch *b);
 
 #endif

@@ -210,7 +210,7 @@ static void log_tics(FILE *f, const char *axis, double lo, double hi)
     fputs(tics, f);
 }
 
-static int write_plot(const struct msr_vcheck *v, const char *png)
+static int write_plot(const struct msr_vcheck *v, const char *png, struct ana_plot_batch *b)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -262,7 +262,7 @@ static int write_plot(const struct msr_vcheck *v, const char *png)
             bhi * 1.1, bhi * 1.1);
     if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
-    int rc = msr_plot_gnuplot(buf, 1300, 560, png);
+    int rc = msr_plot_gnuplot(buf, 1300, 560, png, b);
     free(buf);
     return rc;
 }
@@ -324,14 +324,14 @@ static void link_to(const char *md_path, const char *target, char *buf, size_t n
 }
 
 int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const char *png_path,
-                      const char *timeline_path)
+                      const char *timeline_path, struct ana_plot_batch *b)
 {
     int rc = 0, plotted = 0;
     char plot_note[600] = "";
     if (png_path) {
         if (!ps_gnuplot_have(NULL)) {
             snprintf(plot_note, sizeof plot_note, "(no plot: gnuplot is not installed)");
-        } else if ((rc = write_plot(v, png_path)) < 0) {
+        } else if ((rc = write_plot(v, png_path, b)) < 0) {
             return rc;
         } else {
             plotted = 1;
@@ -379,5 +379,5 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
         ps_afile_abort(&af);
         return ps_error(PS_EIO, "%s: write error", md_path);
     }
-    return ps_afile_commit(&af);
+    return b ? ana_plot_batch_adopt(b, &af) : ps_afile_commit(&af);
 }

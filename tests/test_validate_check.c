@@ -422,7 +422,7 @@ Test(vcheck, store_appends_runs_under_a_schema_version)
     char md[160], png[160];
     snprintf(md, sizeof md, "%s/validation.md", dir);
     snprintf(png, sizeof png, "%s/validation.png", dir);
-    cr_assert_eq(msr_vcheck_report(v, md, png, NULL), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md, png, NULL, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("grep -q '| 2 | 2 | except_last | 4 |' %s && grep -q 'max |makespan "
                        "error|' %s", md, md), 0);
     cr_expect_eq(th_sh("! ls %s | grep -q tmp", dir), 0, "temporary files left");
@@ -443,7 +443,7 @@ Test(vcheck, report_plots_the_grid)
     char md[160], png[160];
     snprintf(md, sizeof md, "%s/validation.md", dir);
     snprintf(png, sizeof png, "%s/validation.png", dir);
-    cr_assert_eq(msr_vcheck_report(v, md, png, NULL), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md, png, NULL, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("test -s %s", png), 0);
     cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](validation.png)' %s", md), 0);
     /* figures in another folder are linked from the report's (helper-71: the file name
@@ -453,7 +453,7 @@ Test(vcheck, report_plots_the_grid)
     snprintf(png2, sizeof png2, "%s/figs/p.png", dir);
     snprintf(tl, sizeof tl, "%s/figs/t.png", dir);
     cr_assert_eq(th_sh("mkdir -p %s/rep %s/figs", dir, dir), 0);
-    cr_assert_eq(msr_vcheck_report(v, md2, png2, tl), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md2, png2, tl, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](../figs/p.png)' %s && "
                        "grep -qx '!\\[timelines of the worst point\\](../figs/t.png)' %s && "
                        "grep -q '^K = [0-9]*, M = [0-9]*, remat ' %s", md2, md2, md2), 0);
@@ -464,7 +464,7 @@ Test(vcheck, report_plots_the_grid)
                        dir), 0);
     snprintf(md3, sizeof md3, "%s/lnk/../r.md", dir);
     snprintf(png3, sizeof png3, "%s/c d/p.png", dir);
-    cr_assert_eq(msr_vcheck_report(v, md3, png3, NULL), 0, "%s", ps_errmsg());
+    cr_assert_eq(msr_vcheck_report(v, md3, png3, NULL, NULL), 0, "%s", ps_errmsg());
     cr_expect_eq(th_sh("grep -qx '!\\[predicted vs measured\\](<../c d/p.png>)' "
                        "%s/deep/r.md", dir), 0);
     /* its script beside it; the log axes labelled inside the range (not the
@@ -785,6 +785,59 @@ Test(vcheck, cli_check_end_to_end)
     cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
                        "--format yaml 2>&1 >/dev/null | grep -q \"unknown format 'yaml'\"",
                        dir, th_pipesim()), 0);
+}
+
+/* The outputs after the grid are one set (errors-and-outputs.md): when one
+ * fails, nothing is stored and none is replaced (the run was stored first,
+ * then each file published on its own: a failing --plot left the old report
+ * beside a new timeline, a failing trace three new traces, and each run
+ * stored); stdout is one of them. The folders made for them go again. */
+static int runs_in(const char *db)
+{
+    char p[160];
+    snprintf(p, sizeof p, "%s/%s", dir, db);
+    return query_int(p, "SELECT count(*) FROM runs");
+}
+
+Test(vcheck, cli_check_outputs_are_one_set)
+{
+    const char *ps = th_pipesim();
+    const char *g = "validate --check --net mlp:layers=2,width=8 --batch 8 -K 1,2 -M 1,2 "
+                    "--steps 1 --warmup-steps 0 --rounds 1 --repeats 1 --remat never --db a.db "
+                    "--report r/r.md --calib-out c/x --traces t/w";
+    /* every file but t/w-meas.json, which becomes a link to /dev/full */
+    const char *sum = "md5sum r/* t/w-sim.csv t/w-sim.json t/w-meas.csv";
+    cr_assert_eq(th_sh("cd %s && %s %s > out.txt 2>&1 && %s > m1", dir, ps, g, sum), 0);
+    cr_assert_eq(runs_in("a.db"), 1);
+    int gp = th_sh("command -v gnuplot > /dev/null 2>&1") == 0;
+    if (gp) {
+        cr_expect_eq(th_sh("cd %s && test -s r/r-timeline.png && %s %s --plot /dev/full "
+                           "> /dev/null 2> e1.txt", dir, ps, g), 5);
+        cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: /dev/full: write failed: No "
+                           "space left on device' e1.txt && %s | cmp -s - m1", dir, sum), 0,
+                     "a failing --plot replaced part of the set");
+        cr_expect_eq(runs_in("a.db"), 1, "a failing --plot stored the run");
+    }
+    /* stdout last: full, it stores and replaces nothing */
+    cr_expect_eq(th_sh("cd %s && %s %s --format json > /dev/full 2> e2.txt", dir, ps, g), 5);
+    cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: stdout: write failed: No space left "
+                       "on device' e2.txt && %s | cmp -s - m1", dir, sum), 0,
+                 "a full stdout replaced part of the set");
+    cr_expect_eq(runs_in("a.db"), 1, "a full stdout stored the run");
+    cr_expect_eq(th_sh("cd %s && ln -sf /dev/full t/w-meas.json && %s %s > /dev/null "
+                       "2> e3.txt", dir, ps, g), 5);
+    cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: t/w-meas.json: write failed: No "
+                       "space left on device' e3.txt && %s | cmp -s - m1", dir, sum), 0,
+                 "a failing trace replaced the other three");
+    cr_expect_eq(runs_in("a.db"), 1, "a failing trace stored the run");
+    cr_expect_eq(th_sh("cd %s && ls -A r t | grep -q '^[.]'", dir), 1, "a temporary left");
+    /* the folders made for the outputs go again; the calibration stays */
+    cr_expect_eq(th_sh("cd %s && %s %s --db d/a.db --report n/r.md --traces n2/w > /dev/full "
+                       "2> /dev/null; test $? = 5 && test ! -e d && test ! -e n && test ! -e "
+                       "n2 && test -s c/x-K2.csv", dir, ps,
+                       "validate --check --net mlp:layers=2,width=8 --batch 8 -K 1,2 -M 2 "
+                       "--steps 1 --warmup-steps 0 --rounds 1 --repeats 1 --remat never "
+                       "--calib-out c/x"), 0, "the outputs' folders left behind");
 }
 
 Test(vcheck, plot_compare_overlays_two_traces)
