@@ -78,6 +78,7 @@ struct summary {
     const rt_pipe *p;
     const struct rt_step_stats *st;
     int K, M;
+    enum ana_fmt fmt;
 };
 
 static int dev_layers(const rt_pipe *p, int d)
@@ -194,14 +195,18 @@ static int summary_json(const void *obj, FILE *f)
     return ps_json_print(o, f, bad);
 }
 
-static int print_summary(const rt_pipe *p, const struct rt_step_stats *st, int K, int M,
-                         enum ana_fmt fmt)
+/* The summary on stdout, the last of validate's set of outputs (cli_write_outputs:
+ * held until the files are synced, a write error naming stdout and why). */
+static int print_summary(const void *ctx, FILE *f)
 {
     static const struct ana_printers pr = { summary_table, summary_csv, summary_json };
-    const struct summary sm = { p, st, K, M };
-    int rc = ana_print_as(fmt, &pr, &sm, stdout);
-    if (rc < 0)
-        return rc;
+    const struct summary *sm = ctx;
+    return ana_print_as(sm->fmt, &pr, sm, f);
+}
+
+/* The run's verdict: every device's measured peak is the ledger's. */
+static int peaks_match(const struct rt_step_stats *st)
+{
     for (int d = 0; d < st->n_devices; d++)
         if (st->dev[d].peak_act != st->dev[d].expected_peak)
             return ps_error(PS_ERUNTIME, "measured activation peak differs from the "
@@ -378,8 +383,16 @@ int cmd_validate(int argc, char **argv)
         }
     }
     getrusage(RUSAGE_SELF, &ru1);
-    fflush(hum);
-    int verdict = print_summary(p, &st, s->n_devices, s->n_micro, fmt);
+    /* the traces, the gradients and the summary on stdout one set: all
+     * written or none replaced, stdout last (the files were written after a
+     * failed "write error" on a full stdout) */
+    const struct summary sm = { p, &st, s->n_devices, s->n_micro, fmt };
+    const struct cli_output set[] = { { trace_path, cli_print_chrome, trace },
+                                      { csv_path, cli_print_csv, trace },
+                                      { grads_path, print_grads, net },
+                                      { "-", print_summary, &sm } };
+    if ((rc = cli_write_outputs(set, 4)) < 0)
+        goto out;
     long csw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     if (runq_known && worker_ns > 0 && (double)runq / (double)worker_ns > MSR_BUSY_RUNQ)
         fprintf(hum, "note            the machine was busy: the workers waited %.0f%% of their time "
@@ -391,14 +404,7 @@ int cmd_validate(int argc, char **argv)
         fprintf(hum, "cores           the workers waited %.1f%% of their time for a CPU (%ld "
                "involuntary context switches)\n", 100.0 * (double)runq / (double)worker_ns,
                csw);
-    fflush(stdout);
-    /* the traces and the gradients one set: all written or none replaced */
-    const struct cli_output set[] = { { trace_path, cli_print_chrome, trace },
-                                      { csv_path, cli_print_csv, trace },
-                                      { grads_path, print_grads, net } };
-    if ((rc = cli_write_outputs(set, 3)) < 0)
-        goto out;
-    rc = verdict;
+    rc = peaks_match(&st);
 out:
     if (realtime)
         msr_realtime(0);

@@ -589,6 +589,7 @@ Test(outputs, a_write_error_on_stdout_is_exit_5)
         cr_skip_test("no /dev/full on this system");
     const char *cmds[] = {
         "predict " RUN,
+        "validate --net mlp:layers=2,width=8 -K 1 -M 2 --batch 4 --steps 1",
         "gen model mlp:layers=4,width=8",
         "gen chain -n 4",
         "partition " RUN,

@@ -113,6 +113,27 @@ Test(rt_cli, traces_and_gradients_are_one_set)
                        "head -c 8 g.bin | grep -q PSGRADS1", dir, th_pipesim()), 0);
 }
 
+/* stdout is the last of the set: full, it is exit 5 naming stdout and why
+ * (it was "write error", or "Input/output error" under --format json) and the
+ * files are not written (they were, after the failed summary), as predict
+ * and calibrate do. */
+Test(rt_cli, a_full_stdout_writes_no_file)
+{
+    struct stat st;
+    if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+        cr_skip_test("no /dev/full on this system");
+    const char *fmts[] = { "", "--format csv", "--format json" };
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 8 "
+                           "--steps 1 --trace t.json --grads-out g.bin %s >/dev/full "
+                           "2>err.txt", dir, th_pipesim(), fmts[i]), 5, "'%s'", fmts[i]);
+        cr_expect_eq(th_sh("cd %s && grep -qx 'pipesim validate: stdout: write failed: No space "
+                           "left on device' err.txt", dir), 0, "'%s': the message", fmts[i]);
+        cr_expect_eq(th_sh("cd %s && test ! -e t.json && test ! -e g.bin", dir), 0,
+                     "'%s': files written after stdout failed", fmts[i]);
+    }
+}
+
 /* The measured peaks equal the ledger rule (sch_mem_effect over each
  * device's list in order) applied to the stage memory sch_costs derives from
  * the emitted profile: runtime, profile and ledger agree end to end. (The
