@@ -422,7 +422,11 @@ out_setup: /* local so far: agree before the first collective of the run */
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
                MPI_CHAR, 0, MPI_COMM_WORLD);
     int verdict = x->rank == 0 ? print_summary(x, ds, hosts, &o, any_shared) : 0;
-    if ((a->trace_path || a->csv_path) &&
+    /* rank 0 writes them, so its options decide who joins the gathers (helper-96: a
+     * rank started without --trace skipped one rank 0 waited in, for ever) */
+    int want[2] = { a->trace_path || a->csv_path, a->grads_path != NULL };
+    MPI_Bcast(want, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (want[0] &&
         (rc = gather_trace(x, ds, o.t0, o.step_ns, &trace)) == 0 &&
         x->rank == 0) {
         if (a->trace_path)
@@ -430,7 +434,7 @@ out_setup: /* local so far: agree before the first collective of the run */
         if (!rc && a->csv_path)
             rc = trc_write_csv(trace, a->csv_path);
     }
-    if (a->grads_path) { /* every rank takes part even if rank 0 already failed */
+    if (want[1]) { /* every rank takes part even if rank 0 already failed */
         int grc = gather_grads(x, rc ? NULL : a->grads_path);
         rc = rc ? rc : grc;
     }

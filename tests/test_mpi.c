@@ -226,3 +226,29 @@ Test(mpi, ranks_must_build_the_same_net)
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
+
+/* Rank 0 writes the trace and the gradients, so its options decide who joins their
+ * gathers (helper-96: a rank started without --trace skipped the gather rank 0 waited
+ * in, for ever); the other way round nothing is gathered and nothing written. */
+Test(mpi, rank_0s_outputs_decide_the_gathers, .timeout = 120)
+{
+    need_mpi();
+    char *dir = tmpdir();
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    char base[512];
+    snprintf(base, sizeof base, "%s validate --backend mpi --net mlp:layers=4,width=16 -K 2 "
+             "-M 2 --batch 4 --steps 1 --no-pin", th_pipesim());
+    /* the trace and gradients named on one rank only */
+    for (int r = 0; r < 2; r++) {
+        char outs[700];
+        snprintf(outs, sizeof outs, "--trace %s/t%d.json --grads-out %s/g%d.bin", dir, r, dir,
+                 r);
+        int st = th_sh("%stimeout 100 mpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 "
+                       "-np 1 %s %s : -np 1 %s %s >/dev/null 2>&1", th_mpi_lock(), root, base,
+                       r == 0 ? outs : "", base, r == 1 ? outs : "");
+        cr_expect_eq(st, 0, "outputs on rank %d: exit %d (124: it hung)", r, st);
+        cr_expect_eq(th_sh("test -s %s/t%d.json && test -s %s/g%d.bin", dir, r, dir, r),
+                     r == 0 ? 0 : 1, "outputs on rank %d", r);
+    }
+    th_sh("rm -rf '%s'", dir);
+}
