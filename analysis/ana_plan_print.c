@@ -1,5 +1,6 @@
 /* ana_plan_print: a plan as a table, CSV or JSON (see ana_plan.h). */
 #include "analysis/ana_plan.h"
+#include "analysis/ana_plan_int.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_util.h"
@@ -98,6 +99,19 @@ static void print_table(const void *obj, FILE *f)
         fprintf(f, "  %8d  %s\n", p->counts[s], ana_plan_status_desc(s));
     fprintf(f, "  %8d  fit but ranked below the top %d\n", p->counts[ANA_PLAN_FIT] - p->n_rank,
             sp->top);
+    /* where a device holds several stages the least largest stage is not the fastest
+     * step: say how to find a faster cut for a printed row (docs/plan.md) */
+    int shared = 0;
+    for (int i = 0; i < p->n_rank + p->n_front && !shared; i++) {
+        int k = i < p->n_rank ? p->rank[i] : p->front[i - p->n_rank];
+        struct ana_plan_layout l = ana_plan_layout_of(p->c[k].schedule);
+        shared = l.v > 1 || l.vee;
+    }
+    if (shared)
+        fprintf(f, "\nRows whose devices hold several stages (interleaved, breadth-first, zb-v, "
+                   "dualpipe-v) are cut\nby the exact least largest stage; `pipesim predict "
+                   "--partition optimal` also simulates\nother cuts for them and may run "
+                   "faster.\n");
 }
 
 static void csv_row(const struct ana_plan *p, const char *set, int rank,

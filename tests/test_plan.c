@@ -1040,3 +1040,17 @@ Test(plan_cli, own_cuts_are_bounded_by_their_own_bounds, .timeout = 120)
     cr_expect_eq(th_sh("cd %s && grep -q '^top,1,7,1,8,14,zb-v,always,0.448591134,' d.csv",
                        dir), 0);
 }
+
+/* A printed row whose devices hold several stages is on the per-stage optimum; the table
+ * says predict --partition optimal may cut it faster (helper-94, -96: plan's 49.388 s
+ * against predict's 49.107 s read as a contradiction), and says nothing without one. */
+Test(plan_cli, a_note_where_predict_may_cut_faster)
+{
+    const char *ps = th_pipesim();
+    const char *m = "--model transformer:L=24 --topology pcie-8gpu --devices 4 --batch 128 --top 3";
+    cr_expect_eq(th_sh("%s plan %s 2>/dev/null | tail -3 | grep -q '^by the exact least largest "
+                       "stage; `pipesim predict --partition optimal` also simulates$'", ps, m),
+                 0);
+    cr_expect_eq(th_sh("%s plan %s --schedules gpipe,1f1b 2>/dev/null | grep -q 'several stages'",
+                       ps, m), 1);
+}
