@@ -1047,7 +1047,8 @@ Test(plan_cli, own_cuts_are_bounded_by_their_own_bounds, .timeout = 120)
 Test(plan_cli, a_note_where_predict_may_cut_faster)
 {
     const char *ps = th_pipesim();
-    const char *m = "--model transformer:L=24 --topology pcie-8gpu --devices 4 --batch 128 --top 3";
+    const char *m = "--model transformer:L=24 --topology pcie-8gpu --devices 4 --batch 128 "
+                    "--top 3";
     cr_expect_eq(th_sh("%s plan %s 2>/dev/null | tail -3 | grep -q '^by the exact least largest "
                        "stage; `pipesim predict --partition optimal` also simulates$'", ps, m),
                  0);
