@@ -216,6 +216,17 @@ static int peaks_match(const struct rt_step_stats *st)
 
 static int print_grads(const void *ctx, FILE *f) { return rt_grads_print(ctx, f); }
 
+/* --backend mpi: rank 0's traces and gradients, gathered, as one set (each was
+ * written on its own: a failing one left the others replaced) */
+static int mpi_publish(const struct trc_trace *trace, const struct rt_net *net, void *ctx)
+{
+    const struct rt_mpi_args *a = ctx;
+    const struct cli_output set[] = { { a->trace_path, cli_print_chrome, trace },
+                                      { a->csv_path, cli_print_csv, trace },
+                                      { a->grads_path, print_grads, net } };
+    return cli_write_outputs(set, 3);
+}
+
 static int emit_profile(const struct rt_net *net, const char *path)
 {
     struct mdl_profile *prof;
@@ -322,7 +333,8 @@ int cmd_validate(int argc, char **argv)
         cfg.lr = (float)lr;
         struct rt_mpi_args ma = { .spec = spec, .cfg = cfg, .steps = steps,
                                   .seed = (unsigned long)seed, .trace_path = trace_path,
-                                  .csv_path = csv_path, .grads_path = grads_path };
+                                  .csv_path = csv_path, .grads_path = grads_path,
+                                  .publish = mpi_publish, .publish_ctx = &ma };
         return rt_mpi_validate(&ma);
     }
     struct rt_net *net = NULL;

@@ -426,17 +426,21 @@ out_setup: /* local so far: agree before the first collective of the run */
      * rank started without --trace skipped one rank 0 waited in, for ever) */
     int want[2] = { a->trace_path || a->csv_path, a->grads_path != NULL };
     MPI_Bcast(want, 2, MPI_INT, 0, MPI_COMM_WORLD);
-    if (want[0] &&
-        (rc = gather_trace(x, ds, o.t0, o.step_ns, &trace)) == 0 &&
-        x->rank == 0) {
+    if (want[0])
+        rc = gather_trace(x, ds, o.t0, o.step_ns, &trace);
+    if (want[1]) { /* every rank takes part even if rank 0 already failed */
+        int grc = gather_grads(x, NULL);
+        rc = rc ? rc : grc;
+    }
+    if (rc == 0 && x->rank == 0 && a->publish && (want[0] || want[1])) {
+        rc = a->publish(trace, net, a->publish_ctx); /* one set */
+    } else if (rc == 0 && x->rank == 0) {
         if (a->trace_path)
             rc = trc_write_chrome(trace, a->trace_path);
         if (!rc && a->csv_path)
             rc = trc_write_csv(trace, a->csv_path);
-    }
-    if (want[1]) { /* every rank takes part even if rank 0 already failed */
-        int grc = gather_grads(x, rc ? NULL : a->grads_path);
-        rc = rc ? rc : grc;
+        if (!rc && a->grads_path)
+            rc = rt_grads_write(net, a->grads_path);
     }
     if (!rc)
         rc = verdict;

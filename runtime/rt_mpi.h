@@ -51,6 +51,11 @@ struct rt_mpi_args {
     long steps;
     unsigned long seed;
     const char *trace_path, *csv_path, *grads_path; /* written by rank 0; NULL = none */
+    /* With any of them, rank 0 calls publish(trace, net, publish_ctx) once the trace
+     * (NULL without trace_path and csv_path) and every layer's gradients (in net) are
+     * gathered, to write them as one set; NULL: each written on its own. */
+    int (*publish)(const struct trc_trace *trace, const struct rt_net *net, void *ctx);
+    void *publish_ctx;
 };
 
 /* 1 if this build has the MPI backend. */

@@ -252,3 +252,25 @@ Test(mpi, rank_0s_outputs_decide_the_gathers, .timeout = 120)
     }
     th_sh("rm -rf '%s'", dir);
 }
+
+/* Under MPI the trace, its CSV and the gradients are one set too, as with the
+ * thread backend: gradients that cannot be written leave the old trace (each was
+ * written on its own, the trace replaced before the gradients failed). */
+Test(mpi, traces_and_gradients_are_one_set, .timeout = 120)
+{
+    need_mpi();
+    char *dir = tmpdir();
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    cr_assert_eq(th_sh("cd %s && echo OLD > t.json && echo OLD > t.csv && ln -s /dev/full g.bin",
+                       dir), 0);
+    int st = th_sh("cd %s && %stimeout 100 mpirun %s --oversubscribe -x "
+                   "ASAN_OPTIONS=detect_leaks=0 -np 2 %s validate --backend mpi --net "
+                   "mlp:layers=4,width=16 -K 2 -M 2 --batch 4 --steps 1 --no-pin --trace t.json "
+                   "--trace-csv t.csv --grads-out g.bin >/dev/null 2>err", dir, th_mpi_lock(),
+                   root, th_pipesim());
+    cr_expect_eq(st, 5, "exit %d", st);
+    cr_expect_eq(th_sh("cd %s && test \"$(cat t.json)\" = OLD && test \"$(cat t.csv)\" = OLD && "
+                       "grep -q '^pipesim validate: g.bin: write failed: No space left' err",
+                       dir), 0, "the traces were replaced");
+    th_sh("rm -rf '%s'", dir);
+}
