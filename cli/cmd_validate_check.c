@@ -11,6 +11,7 @@
 #include "models/mdl_device.h"
 #include "models/mdl_gen.h"
 #include "models/mdl_preset.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The progress and prose: stdout, or stderr under --format csv|json. */
 static FILE *hum;
@@ -274,13 +276,31 @@ static int calib_end(void *ctx, int K, const struct mdl_profile **prof,
     return rc < 0 ? rc : calib_done(in, K, cal, prof, topo);
 }
 
-/* An existing database is checked to be a validation one before the grid
- * (msr_vcheck_db_prepare); a new one is made when the run is stored, so that a
- * run that fails leaves none behind. */
-static int db_check(const char *db)
+/* The database before the grid (msr_vcheck_db_prepare): an existing one is
+ * checked to be a validation one; a new one is made, so that SQLite itself
+ * judges the path before the work (a path of over 512 bytes, /proc, were
+ * refused after the grid when only its folder was checked: helper-99), and
+ * tracked (*slot) so that a signal before the run is stored takes it away;
+ * *created says to remove it if the run fails. */
+static int db_prepare(const char *db, int *created, int *slot)
 {
     struct stat st;
-    return stat(db, &st) == 0 ? msr_vcheck_db_prepare(db) : 0;
+    *created = 0;
+    *slot = -1;
+    if (stat(db, &st) == 0)
+        return msr_vcheck_db_prepare(db);
+    int rc = ps_afile_track(db); /* before it exists: no window for a signal */
+    if (rc < 0)
+        return rc;
+    *slot = rc;
+    if ((rc = msr_vcheck_db_prepare(db)) < 0) {
+        unlink(db);
+        ps_afile_untrack(*slot);
+        *slot = -1;
+        return rc;
+    }
+    *created = 1;
+    return 0;
 }
 
 /* The folders of every output (the figures' only when gnuplot draws them),
@@ -353,6 +373,8 @@ int cli_validate_check(int argc, char **argv)
     struct inputs *in = calloc(1, sizeof *in);
     struct msr_vcheck *v = NULL;
     struct ps_made made = { 0 }; /* the outputs' folders this run made */
+    int db_created = 0, db_slot = -1;
+    int64_t run = 0;
     if (!in)
         return ps_error(PS_ENOMEM, "out of memory");
     in->a = &a;
@@ -379,8 +401,8 @@ int cli_validate_check(int argc, char **argv)
      * step at any M, a profile of another net), then the database, before any
      * output or folder is made (they were found after the database and the
      * report's folder were) */
-    if ((rc = msr_vcheck_precheck(&o)) < 0 || (rc = db_check(a.db)) < 0 ||
-        (rc = make_folders(&a, tr_sim, &made)) < 0)
+    if ((rc = msr_vcheck_precheck(&o)) < 0 || (rc = make_folders(&a, tr_sim, &made)) < 0 ||
+        (rc = db_prepare(a.db, &db_created, &db_slot)) < 0)
         goto out;
     cli_realtime(a.realtime);
     fprintf(hum, "== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
@@ -404,7 +426,8 @@ int cli_validate_check(int argc, char **argv)
      * nothing stored (the run was stored first, then each file published on
      * its own: a failing one left the rest of the set old, the run stored) */
     const char *const traces[4] = { tr_sim, tr_meas, tj_sim, tj_meas };
-    int64_t run = 0;
+    ps_afile_untrack(db_slot); /* the run goes into it now: a signal keeps it */
+    db_slot = -1;
     if ((rc = cli_command_line(argc, argv, &cmd)) < 0 ||
         (rc = vc_publish(&a, v, cmd, traces, &run)) < 0)
         goto out;
@@ -428,6 +451,10 @@ int cli_validate_check(int argc, char **argv)
         fprintf(hum, "traces          %s, %s; %s, %s (the worst point, K=%d M=%d %s)\n", tj_sim,
                 tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));
 out:
+    if (db_slot >= 0)
+        ps_afile_untrack(db_slot);
+    if (rc < 0 && db_created && run == 0) /* made for this run, which stored nothing */
+        unlink(a.db);
     if (rc < 0) /* the calibration's files stay, and their folders */
         ps_made_undo(&made);
     else

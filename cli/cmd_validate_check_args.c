@@ -45,7 +45,7 @@ static const char help[] =
     "the accuracy figures against their targets (median |makespan error| <= 2%, max <= 5%, bubble\n"
     "<= 1 point, peak activation memory exact), naming the ops behind any miss. Appends\n"
     "every point to the SQLite database (checked to be a validation database before\n"
-    "anything runs, a new one made when the run is stored; a sweep database is\n"
+    "anything runs, a new one made then and removed if the run fails; a sweep one is\n"
     "refused), writes the Markdown report with its plot (predicted vs measured step\n"
     "time and bubble; gnuplot; --plot, default the report's name with .png) and the\n"
     "two timelines of the\n"
