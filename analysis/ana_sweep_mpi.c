@@ -24,6 +24,7 @@
 #include "base/ps_fs.h"
 #include "base/ps_mpi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,8 +133,15 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     if (rank)
         local.progress = 0; /* rank 0's bar is the sweep's */
     rc = ana_sweep_pool(&local, rank ? NULL : db, jobs, n, rank, size, &st);
-    if (rc < 0) /* this rank's own failure ends the sweep for all */
+    if (rc < 0) { /* this rank's own failure ends the sweep for all: said first (a
+                   * database error on rank 0 ended it with no line: helper-99) */
+        if (rank)
+            fprintf(stderr, "pipesim sweep: rank %d: %s\n", rank, ps_errmsg());
+        else
+            fprintf(stderr, "pipesim sweep: %s\n", ps_errmsg());
+        fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, ps_exit_status(-rc));
+    }
     if (rank) {
         send_rows(jobs, n, rank, size);
     } else {
