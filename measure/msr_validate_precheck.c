@@ -1,11 +1,13 @@
 /* msr_validate_precheck: what validate --check's options alone decide,
  * found before any output is made (see msr_validate.h). */
 #include "measure/msr_validate.h"
+#include "runtime/rt_cpu.h"
 #include "runtime/rt_net.h"
 #include "runtime/rt_stage.h"
 #include "base/ps_error.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int msr_vcheck_profile_fits(const struct mdl_profile *prof, const struct rt_net *net)
@@ -78,12 +80,42 @@ static int grid_fits(const struct msr_vcheck_opts *o, const struct rt_net *net)
     return 0;
 }
 
+/* Every K on the devices it will be predicted on: a given topology's, or the
+ * calibrated one's, a device per core of this process's affinity mask
+ * (msr_calib.c). A K above them was found after the K before it had run, and
+ * with calibration after that K's calibration too (helper-99). */
+static int grid_devices(const struct msr_vcheck_opts *o)
+{
+    int n = 0, *cpus = NULL, rc = 0;
+    const char *what = NULL;
+    if (o->topo && !o->prepare) {
+        n = o->topo->n_devices;
+        what = o->topo->path;
+    } else if (o->prepare) {
+        if ((rc = rt_cpus_allowed(&cpus, &n)) < 0)
+            return rc;
+        free(cpus);
+        what = "";
+    }
+    for (int i = 0; what && i < o->n_K; i++)
+        if (o->Ks[i] > n && *what)
+            return ps_error(PS_ENOFIT, "--check: K = %d needs %d devices, topology %s has %d",
+                            o->Ks[i], o->Ks[i], what, n);
+        else if (o->Ks[i] > n)
+            return ps_error(PS_ENOFIT, "--check: K = %d needs %d devices, the topology "
+                            "calibrated here has %d (a device per core this process may run "
+                            "on)", o->Ks[i], o->Ks[i], n);
+    return 0;
+}
+
 int msr_vcheck_precheck(const struct msr_vcheck_opts *o)
 {
     struct rt_net *net = NULL;
     int rc = rt_net_parse(o->spec, &net);
     if (rc == 0 && (rc = grid_fits(o, net)) == 0 && o->profile && !o->prepare)
         rc = msr_vcheck_profile_fits(o->profile, net);
+    if (rc == 0)
+        rc = grid_devices(o);
     rt_net_free(net);
     return rc;
 }

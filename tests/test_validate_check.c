@@ -1187,6 +1187,13 @@ Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
                        "8 layers, net mlp:layers=4,width=8 has 4: calibrate this net' p.err && "
                        "test ! -e nd && test ! -e nr", dir, ps, ps, grid4, top), 0,
                  "a profile of another net");
+    /* a K above the devices it is predicted on (helper-99: found after the K before it,
+     * and its own calibration): the calibrated topology's, a device per core allowed */
+    cr_expect_eq(th_sh("cd %s && taskset -c 0 %s %s -K 1,2 -M 1 --db c1/v.db --report c1/r.md "
+                       "> c1.txt 2> c1.err; test $? = 7 && grep -qx 'pipesim validate: --check: K "
+                       "= 2 needs 2 devices, the topology calibrated here has 1 (a device per "
+                       "core this process may run on)' c1.err && ! grep -q '^gpipe' c1.txt && "
+                       "test ! -e c1", dir, ps, grid), 0, "K = 2 on one core");
     /* a database path SQLite refuses (over 512 bytes) before the grid, not after it
      * (helper-99: a new database was made only to store the run), the folders made for
      * it taken away again */
