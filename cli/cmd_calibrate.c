@@ -91,6 +91,10 @@ int cli_prefix_named(const char *prefix, const char *opt, const char *files)
     if (!pl || prefix[pl - 1] == '/') /* "" or "dir/" would write .csv, .json, -fit.csv */
         return ps_error(PS_EUSAGE, "%s '%s': needs a file-name prefix (the files are %s)", opt,
                         prefix, files);
+    const char *base = strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
+    if (base[0] == '.') /* ".", "..", "d/.": hidden files (.-K1.csv, ..-sim.json) */
+        return ps_error(PS_EUSAGE, "%s '%s': the file-name prefix must not start with '.' "
+                        "(the files, %s, would be hidden)", opt, prefix, files);
     return 0;
 }
 

@@ -86,7 +86,12 @@ static int io_figure(const char *png, const char *opt)
     char gp[4096];
     if ((size_t)snprintf(gp, sizeof gp, "%.*s.gp", (int)(n - 4), png) >= sizeof gp)
         return ps_error(PS_EUSAGE, "%s: path too long", opt);
-    return ps_io_output(gp, opt);
+    /* the script beside the figure, written too (a folder in its way was found after the
+     * grid: helper-99) */
+    if ((rc = ps_io_output(gp, opt)) < 0 || (rc = ps_output_writable(png, opt, 1)) < 0 ||
+        (rc = ps_output_writable(gp, opt, 1)) < 0)
+        return rc;
+    return 0;
 }
 
 /* The calibration's files of each K, PREFIX-K<k>.csv, .json, -fit.csv. */

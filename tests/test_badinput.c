@@ -250,6 +250,14 @@ static const struct bad_case cases[] = {
       "--out '': needs a file-name prefix" },
     { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out outdir/", PS_EUSAGE,
       "--out 'outdir/': needs a file-name prefix" },
+    /* helper-99: ".", "d/." and ".." named hidden files (d/.-K1.csv, ..-sim.json) */
+    { NULL, NULL, 0, "calibrate --net mlp:layers=2,width=8 --out d/.", PS_EUSAGE,
+      "--out 'd/.': the file-name prefix must not start with '.'" },
+    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 -K 1 -M 1 --batch 4 "
+      "--traces ..", PS_EUSAGE, "--traces '..': the file-name prefix must not start with '.'" },
+    { NULL, NULL, 0, "validate --check --net mlp:layers=2,width=8 -K 1 -M 1 --batch 4 "
+      "--calib-out x/.y", PS_EUSAGE,
+      "--calib-out 'x/.y': the file-name prefix must not start with '.'" },
     { NULL, NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 --trace "
       "nodir/t.json", PS_EIO, "--trace 'nodir/t.json': cannot write: nodir: No such file" },
     { "dd/", NULL, 0, "validate --net mlp:layers=2,width=8 -K 2 -M 2 --batch 4 --trace-csv dd",

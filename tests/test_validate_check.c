@@ -1194,6 +1194,13 @@ Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
                        "= 2 needs 2 devices, the topology calibrated here has 1 (a device per "
                        "core this process may run on)' c1.err && ! grep -q '^gpipe' c1.txt && "
                        "test ! -e c1", dir, ps, grid), 0, "K = 2 on one core");
+    /* a folder in the way of a figure's script, before the grid too (helper-99) */
+    if (th_sh("command -v gnuplot >/dev/null") == 0)
+        cr_expect_eq(th_sh("cd %s && mkdir -p g/r-timeline.gp && %s %s -K 1 -M 1 --db g/v.db "
+                           "--report g/r.md > g.txt 2> g.err; test $? = 5 && grep -q "
+                           "\"^pipesim validate: --timeline 'g/r-timeline.gp': cannot write\" "
+                           "g.err && ! grep -q '^gpipe' g.txt", dir, ps, grid), 0,
+                     "a folder as the timeline's script");
     /* a database path SQLite refuses (over 512 bytes) before the grid, not after it
      * (helper-99: a new database was made only to store the run), the folders made for
      * it taken away again */
