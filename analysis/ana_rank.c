@@ -257,6 +257,18 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
         fprintf(f, "%4d  %-*s  %-*s %12s %12s %8s %5s\n", i + 1, wl, c->label, wp, c->spec,
                 bs, ss, sp, c->fits ? "yes" : "NO");
     }
+    /* what the labels and the bound mean (helper-94: read as contradictions) */
+    int nb = 0, sim = 0;
+    for (int i = 0; i < top; i++) {
+        nb |= strstr(r->c[i].label, ": cut ") != NULL;
+        sim |= strstr(r->c[i].label, ": simulated") != NULL;
+    }
+    fprintf(f, "bound: the slowest stage's time a step, which the optimum minimizes; "
+               "a=b: one cut from both%s%s\n",
+            nb ? ";\n\"optimal: cut i +-1\": the optimum with its i-th cut moved a layer" : "",
+            sim ? ";\n\"optimal: simulated\": the cut predict --partition optimal runs, the "
+                  "fastest of the strategies'\ncuts (the optimum's neighbours are simulated "
+                  "here alone)" : "");
     for (int i = 0; i < top; i++) {
         const struct ana_candidate *c = &r->c[i];
         char ss[32], an[32] = "";

@@ -926,6 +926,13 @@ Test(partitioner, partition_lists_the_simulated_optimum_as_such, .timeout = 240)
                        "simulated +4,3,3,3,3,3,3,3,3,3,3,3,3,4,4,2 ' && %s predict %s "
                        "--partition optimal | grep -q '^partition       4,3,3,3,3,3,3,3,3,3,3,3,"
                        "3,4,4,2 '", ps, a, ps, a), 0);
+    /* the table says what its labels and its bound are (helper-94: the neighbours' and the
+     * simulated optimum's labels, and a bound worse for the fastest row, read as wrong) */
+    cr_expect_eq(th_sh("%s partition %s --top 8 2>/dev/null > /tmp/pl.$$ && grep -q '^bound: "
+                       "the slowest stage.s time a step, which the optimum minimizes; a=b: one "
+                       "cut from both;$' /tmp/pl.$$ && grep -q '^\"optimal: simulated\": the cut "
+                       "predict --partition optimal runs' /tmp/pl.$$; rc=$?; rm -f /tmp/pl.$$; "
+                       "exit $rc", ps, a), 0);
 }
 
 /* sch_part_stage_counts against its definition: per stage and class (stash,
