@@ -389,12 +389,15 @@ json_t *mdl_device_preset_alone(const struct mdl_preset_cache *pc, json_t *o, ch
                       : NULL;
     if (!json_is_object(pre))
         return NULL;
-    json_t *m = json_deep_copy(pre), *own = json_object_get(o, "name");
+    json_t *m = json_deep_copy(pre);
     if (!m)
         return NULL;
     json_object_del(m, "comment");
     json_object_del(m, "source");
-    if (own && json_object_set(m, "name", own) < 0) {
+    /* a name of its own, valid: the name is the topology's field alone, so that an
+     * error in it is never the preset's (helper-98: a device without one was reported
+     * as the preset's "missing field 'name'", in devices.json) */
+    if (json_object_set_new(m, "name", json_string("preset")) < 0) {
         json_decref(m);
         return NULL;
     }
@@ -474,7 +477,8 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     json_t *peak = pn && changed && !json_object_get(o, "flops")
                        ? json_object_get(json_object_get(m, "matrix_flops"), pn)
                        : NULL;
-    if (!json_is_number(peak)) /* not one: the parse names matrix_flops' own field */
+    if (!json_is_number(peak) || !(json_number_value(peak) > 0) ||
+        !isfinite(json_number_value(peak))) /* the parse names matrix_flops' own field */
         peak = NULL;
     if (peak && json_object_set(m, "flops", peak) < 0) {
         json_decref(m);

@@ -501,6 +501,16 @@ Test(device, presets_load)
     th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
                   "\"matrix_flops\": {\"bf16\": \"x\"}}]}",
                   "devices[0].matrix_flops.bf16: must be a number");
+    /* nor one that is not > 0 (helper-98: 0 was named devices[0].flops) */
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
+                  "\"matrix_flops\": {\"bf16\": 0}}]}",
+                  "devices[0].matrix_flops.bf16: must be > 0, got 0");
+    /* the device's own name is never the preset's error (helper-98: a device without
+     * one was reported as devices.json's "devices.tesla-p40: missing field 'name'") */
+    th_topo_fails("{\"devices\": [{\"preset\": \"tesla-p40\"}]}",
+                  "devices[0]: missing field 'name'");
+    th_topo_fails("{\"devices\": [{\"name\": \"\", \"preset\": \"tesla-p40\"}]}",
+                  "devices[0].name: must be a non-empty string");
     /* the running precision's peak set over the preset's is "flops" too */
     t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
                 "\"matrix_flops\": {\"bf16\": 250e12}}]}");
