@@ -390,3 +390,16 @@ void ps_csv_str(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+void ps_utf8_trim_cut(char *s)
+{
+    size_t n = strlen(s), i = n;
+    while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--; /* back over up to three continuation bytes to their lead */
+    if (i == 0)
+        return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (want > 1 && n - (i - 1) < want)
+        s[i - 1] = 0;
+}

@@ -85,6 +85,11 @@ void ps_csv_str(FILE *f, const char *s);
 #define PS_READ_MAX (1 << 30)
 int ps_read_file(const char *path, char **buf, size_t *len);
 
+/* s (NUL-terminated) with a UTF-8 character cut at its end removed: a copy
+ * into a fixed buffer can stop inside one, and JSON written from it does not
+ * read back. Only a lead byte whose continuation bytes are missing goes. */
+void ps_utf8_trim_cut(char *s);
+
 /* Bytes of a UTF-8 byte-order mark at the start of text (3), else 0: the
  * loaders skip it (editors on Windows write one), lines and columns count
  * from after it. */

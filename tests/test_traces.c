@@ -1,5 +1,6 @@
 /* Trace writers: output that the reader (and any JSON parser) takes back. */
 #include "helpers.h"
+#include "base/ps_util.h"
 
 #include <unistd.h>
 
@@ -23,6 +24,37 @@ Test(traces, metadata_strings_are_escaped_and_round_trip)
     trc_trace_free(u);
     trc_trace_free(t);
     unlink(path);
+}
+
+/* A source cut to its 15 bytes stops before a character, not inside one (helper-98,
+ * fuzz_trace: "aaaaaaaaaaaaa\u20ac" was cut after the euro sign's first byte, and the
+ * trace written from it did not read back); and the cut itself. */
+Test(traces, a_cut_source_keeps_whole_characters)
+{
+    struct trc_trace *t, *u;
+    cr_assert_eq(trc_read_chrome("tests/fuzz/regress/trace/source-utf8-cut-breaks-rewrite.json",
+                                 &t), 0, "%s", ps_errmsg());
+    cr_assert(strlen(t->source) >= 13 && strspn(t->source, "a") == strlen(t->source), "%s",
+              t->source); /* the a's, without the euro sign's first byte */
+    char path[] = "/tmp/pipesim-trc-XXXXXX";
+    close(mkstemp(path));
+    cr_assert_eq(trc_write_chrome(t, path), 0);
+    cr_assert_eq(trc_read_chrome(path, &u), 0, "%s", ps_errmsg());
+    cr_assert_str_eq(u->source, t->source);
+    trc_trace_free(u);
+    trc_trace_free(t);
+    unlink(path);
+    static const struct { const char *in, *out; } c[] = {
+        { "ab\xc3\xa9", "ab\xc3\xa9" }, { "ab\xc3", "ab" }, { "a\xe2\x82", "a" },
+        { "a\xe2\x82\xac", "a\xe2\x82\xac" }, { "\xf0\x9f\x98", "" }, { "abc", "abc" },
+        { "", "" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        char b[16];
+        snprintf(b, sizeof b, "%s", c[i].in);
+        ps_utf8_trim_cut(b);
+        cr_expect_str_eq(b, c[i].out, "case %zu", i);
+    }
 }
 
 /* The same trace to a second, strict JSON reader. */

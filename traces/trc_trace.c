@@ -14,6 +14,7 @@ struct trc_trace *trc_trace_new(const char *source, int n_devices, int n_stages,
     if (!t)
         return NULL;
     snprintf(t->source, sizeof t->source, "%s", source);
+    ps_utf8_trim_cut(t->source); /* cut short: whole characters (helper-98) */
     t->n_devices = n_devices;
     t->n_stages = n_stages;
     t->n_micro = n_micro;
