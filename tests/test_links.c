@@ -697,3 +697,23 @@ Test(links, a_count_written_as_a_whole_real_is_that_count)
     cr_expect_str_eq(out, "[(2, 'd', 'x'), (1, 'd', None)]\n");
     th_sh("rm -rf %s", dir);
 }
+
+/* A second "*" link over many devices is refused before a list of every device is
+ * built for it (helper-98: 400 such links over 1048576 devices took 5.4 GB, then were
+ * refused; under 1.5 GB of address space they ran out of memory first). */
+Test(links, a_second_star_link_over_many_devices_is_refused_at_once, .timeout = 60)
+{
+    char dir[128];
+    th_tmpdir(dir, sizeof dir, "links");
+    cr_assert_eq(th_sh("cd %s && { printf '{\"devices\":[{\"name\":\"d\",\"count\":1048576,"
+                       "\"flops\":1e12,\"memory\":1e9}],\"links\":['; for i in $(seq 400); do "
+                       "printf '%%s{\"name\":\"l%%d\",\"endpoints\":\"*\",\"shared\":true,"
+                       "\"bandwidth\":1}' \"$([ $i = 1 ] || echo ,)\" $i; done; echo ']}'; } > "
+                       "t.json", dir), 0);
+    cr_expect_eq(th_sh("cd %s && (ulimit -v 1500000; %s predict --model mlp:layers=8,width=8 "
+                       "--topology t.json -K 2 -M 1 --batch 1 2> err); test $? = 4 && grep -q "
+                       "\"t.json:1:[0-9]*: links\\[1\\].endpoints: earlier links already join "
+                       "every two of its 1048576 endpoints (the first: links\\[0\\] 'l1')\" err",
+                       dir, th_pipesim()), 0);
+    th_sh("rm -rf %s", dir);
+}
