@@ -258,13 +258,14 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
                 bs, ss, sp, c->fits ? "yes" : "NO");
     }
     /* what the labels and the bound mean (helper-94: read as contradictions) */
-    int nb = 0, sim = 0;
+    int nb = 0, sim = 0, eq = 0;
     for (int i = 0; i < top; i++) {
         nb |= strstr(r->c[i].label, ": cut ") != NULL;
         sim |= strstr(r->c[i].label, ": simulated") != NULL;
+        eq |= strchr(r->c[i].label, '=') != NULL;
     }
-    fprintf(f, "bound: the slowest stage's time a step, which the optimum minimizes; "
-               "a=b: one cut from both%s%s\n",
+    fprintf(f, "bound: the slowest stage's time a step, which the optimum minimizes%s%s%s\n",
+            eq ? "; a=b: one cut from both" : "",
             nb ? ";\n\"optimal: cut i +-1\": the optimum with its i-th cut moved a layer" : "",
             sim ? ";\n\"optimal: simulated\": the cut predict --partition optimal runs, the "
                   "fastest of the strategies'\ncuts (the optimum's neighbours are simulated "

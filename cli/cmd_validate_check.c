@@ -17,6 +17,7 @@
 #include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -286,26 +287,36 @@ static int calib_end(void *ctx, int K, const struct mdl_profile **prof,
  * judges the path before the work (a path of over 512 bytes, /proc, were
  * refused after the grid when only its folder was checked: helper-99), and
  * tracked (*slot) so that a signal before the run is stored takes it away;
- * *created says to remove it if the run fails. */
-static int db_prepare(const char *db, int *created, int *slot)
+ * *made (malloc'd) names the file made, to remove if the run fails. */
+static int db_prepare(const char *db, char **made, int *slot)
 {
     struct stat st;
-    *created = 0;
+    *made = NULL;
     *slot = -1;
     if (stat(db, &st) == 0)
         return msr_vcheck_db_prepare(db);
-    int rc = ps_afile_track(db); /* before it exists: no window for a signal */
-    if (rc < 0)
-        return rc;
-    *slot = rc;
-    if ((rc = msr_vcheck_db_prepare(db)) < 0) {
-        unlink(db);
-        ps_afile_untrack(*slot);
-        *slot = -1;
+    /* the file made is the one a link names (helper-100: a dangling link was taken
+     * away, and the database SQLite made at its target left) */
+    int e = ps_afile_resolve(db, made);
+    if (e == ENOMEM)
+        return ps_error(PS_ENOMEM, "out of memory");
+    if (e && !(*made = strdup(db)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    int rc = ps_afile_track(*made); /* before it exists: no window for a signal */
+    if (rc < 0) {
+        free(*made);
+        *made = NULL;
         return rc;
     }
-    *created = 1;
-    return 0;
+    *slot = rc;
+    if ((rc = msr_vcheck_db_prepare(db)) < 0) {
+        unlink(*made);
+        ps_afile_untrack(*slot);
+        *slot = -1;
+        free(*made);
+        *made = NULL;
+    }
+    return rc;
 }
 
 /* The folders of every output (the figures' only when gnuplot draws them),
@@ -378,7 +389,8 @@ int cli_validate_check(int argc, char **argv)
     struct inputs *in = calloc(1, sizeof *in);
     struct msr_vcheck *v = NULL;
     struct ps_made made = { 0 }; /* the outputs' folders this run made */
-    int db_created = 0, db_slot = -1;
+    char *db_made = NULL; /* the database file made for this run */
+    int db_slot = -1;
     int64_t run = 0;
     if (!in)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -407,7 +419,7 @@ int cli_validate_check(int argc, char **argv)
      * output or folder is made (they were found after the database and the
      * report's folder were) */
     if ((rc = msr_vcheck_precheck(&o)) < 0 || (rc = make_folders(&a, tr_sim, &made)) < 0 ||
-        (rc = db_prepare(a.db, &db_created, &db_slot)) < 0)
+        (rc = db_prepare(a.db, &db_made, &db_slot)) < 0)
         goto out;
     cli_realtime(a.realtime);
     fprintf(hum, "== grid: %s, batch %ld, %ld round%s of %ld warm-up + %ld timed steps per point\n",
@@ -431,10 +443,8 @@ int cli_validate_check(int argc, char **argv)
      * nothing stored (the run was stored first, then each file published on
      * its own: a failing one left the rest of the set old, the run stored) */
     const char *const traces[4] = { tr_sim, tr_meas, tj_sim, tj_meas };
-    ps_afile_untrack(db_slot); /* the run goes into it now: a signal keeps it */
-    db_slot = -1;
     if ((rc = cli_command_line(argc, argv, &cmd)) < 0 ||
-        (rc = vc_publish(&a, v, cmd, traces, &run)) < 0)
+        (rc = vc_publish(&a, v, cmd, traces, &run, &db_slot)) < 0)
         goto out;
     long pre = 0;
     for (int i = 0; i < v->n_points; i++)
@@ -458,8 +468,9 @@ int cli_validate_check(int argc, char **argv)
 out:
     if (db_slot >= 0)
         ps_afile_untrack(db_slot);
-    if (rc < 0 && db_created && run == 0) /* made for this run, which stored nothing */
-        unlink(a.db);
+    if (rc < 0 && db_made && run == 0) /* made for this run, which stored nothing */
+        unlink(db_made);
+    free(db_made);
     if (rc < 0) /* the calibration's files stay, and their folders */
         ps_made_undo(&made);
     else

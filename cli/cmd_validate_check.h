@@ -40,6 +40,6 @@ int vc_stem(const char *path, const char *suffix, char *buf, size_t n);
  * are the caller's to make. */
 struct msr_vcheck;
 int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const char *command,
-               const char *const traces[4], int64_t *run);
+               const char *const traces[4], int64_t *run, int *db_slot);
 
 #endif

@@ -33,7 +33,7 @@ struct held {
 };
 
 int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const char *command,
-               const char *const traces[4], int64_t *run)
+               const char *const traces[4], int64_t *run, int *db_slot)
 {
     struct ana_plot_batch *set = NULL;
     struct held h[5];
@@ -79,6 +79,10 @@ int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const cha
     /* the run stored, then every file renamed into place: a signal now leaves
      * the old set or the new */
     ps_afile_publish_begin();
+    if (*db_slot >= 0) { /* a database made for this run: kept from now on (helper-100: */
+        ps_afile_untrack(*db_slot); /* untracked before the figures, a signal then left */
+        *db_slot = -1;              /* it empty) */
+    }
     if (rc == 0)
         rc = msr_vcheck_store(v, a->db, command, run);
     rc = ana_plot_batch_finish(set, rc, NULL);

@@ -49,6 +49,16 @@ static inline struct mdl_topology *th_topo(const char *json)
 }
 
 /* JSON text the topology parser refuses, with needle in its message. */
+/* Skips the test for a sanitized pipesim: its shadow memory needs the address
+ * space a limit (ulimit -v) takes. */
+static inline void th_skip_if_sanitized(const char *bin)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
+    if (system(cmd) != 0)
+        cr_skip_test("%s is built with a sanitizer", bin);
+}
+
 static inline void th_topo_fails(const char *json, const char *needle)
 {
     struct mdl_topology *t;

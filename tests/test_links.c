@@ -703,6 +703,7 @@ Test(links, a_count_written_as_a_whole_real_is_that_count)
  * refused; under 1.5 GB of address space they ran out of memory first). */
 Test(links, a_second_star_link_over_many_devices_is_refused_at_once, .timeout = 60)
 {
+    th_skip_if_sanitized(th_pipesim());
     char dir[128];
     th_tmpdir(dir, sizeof dir, "links");
     cr_assert_eq(th_sh("cd %s && { printf '{\"devices\":[{\"name\":\"d\",\"count\":1048576,"

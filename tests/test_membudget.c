@@ -485,21 +485,13 @@ Test(membudget, the_size_cap_comes_before_the_memory_check)
  * (rt_blas_reexec_single_thread). The limit is the shell's (what = 'v' or
  * 'd'); skipped for a sanitized pipesim, whose shadow memory needs the
  * address space. */
-/* A sanitized pipesim's shadow memory needs the address space a limit takes. */
-static void skip_if_sanitized(const char *bin)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s --version | grep -q '^  sanitizers: *none$'", bin);
-    if (system(cmd) != 0)
-        cr_skip_test("%s is built with a sanitizer", bin);
-}
 
 static int run_limited(char what, unsigned long kib, const char *args, char *err, size_t n)
 {
     const char *bin = getenv("PIPESIM");
     if (!bin)
         cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
-    skip_if_sanitized(bin);
+    th_skip_if_sanitized(bin);
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "ulimit -%c %lu && exec timeout -s KILL 25 %s %s >%s/stdout "
              "2>%s/stderr", what, kib, bin, args, out_dir, out_dir);
@@ -534,7 +526,7 @@ Test(membudget, a_limit_under_the_loader_or_valgrind_runs_pipesim, .init = make_
     const char *bin = getenv("PIPESIM");
     if (!bin)
         cr_skip_test("PIPESIM is not set (run from make or with PIPESIM=build/pipesim)");
-    skip_if_sanitized(bin);
+    th_skip_if_sanitized(bin);
     char cmd[2048];
     if (system("command -v readelf >/dev/null") != 0)
         cr_skip_test("readelf is not installed");

@@ -204,7 +204,8 @@ Test(mpi, ranks_must_build_the_same_net)
     snprintf(one, sizeof one, "%s validate --backend mpi --net file:n.net -K 2 -M 2 --batch 4 "
              "--no-pin", th_pipesim());
     snprintf(err, sizeof err, "%s/mpi.err", dir);
-    const char *run = "%smpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 1 -wdir "
+    const char *run = "ASAN_OPTIONS=detect_leaks=0 %smpirun %s --oversubscribe -x "
+                      "ASAN_OPTIONS=detect_leaks=0 -np 1 -wdir "
                       "%s/A %s : -np 1 -wdir %s/B %s >/dev/null 2>%s";
     const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
     int st = th_sh(run, th_mpi_lock(), root, dir, one, dir, one, err);
@@ -243,7 +244,8 @@ Test(mpi, rank_0s_outputs_decide_the_gathers, .timeout = 120)
         char outs[700];
         snprintf(outs, sizeof outs, "--trace %s/t%d.json --grads-out %s/g%d.bin", dir, r, dir,
                  r);
-        int st = th_sh("%stimeout 100 mpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 "
+        int st = th_sh("ASAN_OPTIONS=detect_leaks=0 %stimeout 100 mpirun %s --oversubscribe "
+                       "-x ASAN_OPTIONS=detect_leaks=0 "
                        "-np 1 %s %s : -np 1 %s %s >/dev/null 2>&1", th_mpi_lock(), root, base,
                        r == 0 ? outs : "", base, r == 1 ? outs : "");
         cr_expect_eq(st, 0, "outputs on rank %d: exit %d (124: it hung)", r, st);
@@ -251,6 +253,7 @@ Test(mpi, rank_0s_outputs_decide_the_gathers, .timeout = 120)
                      r == 0 ? 0 : 1, "outputs on rank %d", r);
     }
     th_sh("rm -rf '%s'", dir);
+    free(dir);
 }
 
 /* Under MPI the trace, its CSV and the gradients are one set too, as with the
@@ -263,7 +266,8 @@ Test(mpi, traces_and_gradients_are_one_set, .timeout = 120)
     const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
     cr_assert_eq(th_sh("cd %s && echo OLD > t.json && echo OLD > t.csv && ln -s /dev/full g.bin",
                        dir), 0);
-    int st = th_sh("cd %s && %stimeout 100 mpirun %s --oversubscribe -x "
+    int st = th_sh("cd %s && ASAN_OPTIONS=detect_leaks=0 %stimeout 100 mpirun %s "
+                   "--oversubscribe -x "
                    "ASAN_OPTIONS=detect_leaks=0 -np 2 %s validate --backend mpi --net "
                    "mlp:layers=4,width=16 -K 2 -M 2 --batch 4 --steps 1 --no-pin --trace t.json "
                    "--trace-csv t.csv --grads-out g.bin >/dev/null 2>err", dir, th_mpi_lock(),
@@ -273,4 +277,5 @@ Test(mpi, traces_and_gradients_are_one_set, .timeout = 120)
                        "grep -q '^pipesim validate: g.bin: write failed: No space left' err",
                        dir), 0, "the traces were replaced");
     th_sh("rm -rf '%s'", dir);
+    free(dir);
 }

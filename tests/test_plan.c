@@ -781,7 +781,8 @@ static void need_mpi_cli(void)
 /* mpirun ARGS in dir (one at a time), its stderr in dir/mpi.err; the exit status. */
 static int mpirun_in_dir(const char *args)
 {
-    return th_sh("cd %s && %smpirun %s --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 %s "
+    return th_sh("cd %s && ASAN_OPTIONS=detect_leaks=0 %smpirun %s --oversubscribe -x "
+                 "ASAN_OPTIONS=detect_leaks=0 %s "
                  "2>mpi.err >/dev/null", dir, th_mpi_lock(),
                  getuid() == 0 ? "--allow-run-as-root" : "", args);
 }

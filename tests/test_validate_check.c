@@ -1225,3 +1225,20 @@ Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
                        "&& test -s c2/new2/t.png; }; }", dir, ps, grid), 0,
                  "missing folders created");
 }
+
+/* A new --db made for a run that fails is taken away: where --db is a link to a file
+ * not there yet, the file made at its target, not the link (helper-100: the link was
+ * removed and the database at its target left). */
+Test(vcheck, a_database_made_for_a_failed_run_is_taken_away)
+{
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("cd %s && mkdir -p tgt && ln -s tgt/real.db link.db && %s validate "
+                       "--check --net mlp:layers=2,width=8 --batch 4 --steps 1 --warmup-steps 0 "
+                       "--rounds 1 --repeats 1 -K 1 -M 1 --db link.db --report l/r.md "
+                       "--calib-out c/x > /dev/full 2>err; test $? = 5 && test -L link.db && "
+                       "test ! -e tgt/real.db && test ! -e l", dir, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --check --net mlp:layers=2,width=8 --batch 4 "
+                       "--steps 1 --warmup-steps 0 --rounds 1 --repeats 1 -K 1 -M 1 --db n.db "
+                       "--report n/r.md --calib-out c/x > /dev/full 2>err; test $? = 5 && "
+                       "test ! -e n.db && test ! -e n", dir, ps), 0);
+}
