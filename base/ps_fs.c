@@ -11,9 +11,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* buf[0..] is one prefix of the path: creates it unless a folder is there. */
-static int make_one(const char *buf)
+/* Records the folder buf made (tracked as slot) in m. */
+static int made_add(struct ps_made *m, const char *buf, int slot)
 {
+    char *cp = strdup(buf);
+    char **np = cp ? realloc(m->paths, sizeof *np * (size_t)(m->n + 1)) : NULL;
+    if (np)
+        m->paths = np;
+    int *ns = np ? realloc(m->slots, sizeof *ns * (size_t)(m->n + 1)) : NULL;
+    if (!ns) {
+        free(cp);
+        ps_afile_untrack(slot);
+        rmdir(buf);
+        return ps_error(PS_ENOMEM, "out of memory");
+    }
+    m->slots = ns;
+    m->paths[m->n] = cp;
+    m->slots[m->n++] = slot;
+    return 0;
+}
+
+/* buf[0..] is one prefix of the path: creates it unless a folder is there.
+ * With m, made by ps_afile_mkdir and recorded in m: each prefix as typed, so
+ * "new/../old" records new (made: ours), not new/.. or an old that was there;
+ * undone in reverse, each by the same name. One ps_afile_mkdir could not make
+ * (there already, made by another process meanwhile too, or a failure) is
+ * judged as without m. */
+static int make_one(const char *buf, struct ps_made *m)
+{
+    if (m) {
+        int slot = ps_afile_mkdir(buf);
+        if (slot >= 0)
+            return made_add(m, buf, slot);
+        ps_error_clear(); /* said below, as ps_mkdirs says it */
+    }
     if (mkdir(buf, 0777) == 0)
         return 0;
     int e = errno;
@@ -25,7 +56,7 @@ static int make_one(const char *buf)
     return ps_error(PS_EIO, "%s: cannot create directory: %s", buf, strerror(e));
 }
 
-static int mkdirs_len(const char *path, size_t len)
+static int mkdirs_len(const char *path, size_t len, struct ps_made *m)
 {
     char buf[PS_FS_PATH_MAX];
     if (len >= sizeof buf)
@@ -41,17 +72,17 @@ static int mkdirs_len(const char *path, size_t len)
         if (*p != '/' || p[-1] == '/')
             continue;
         *p = 0;
-        rc = make_one(buf);
+        rc = make_one(buf, m);
         *p = '/';
         if (rc < 0)
             return rc;
     }
-    return make_one(buf);
+    return make_one(buf, m);
 }
 
 int ps_mkdirs(const char *dir)
 {
-    return mkdirs_len(dir, strlen(dir));
+    return mkdirs_len(dir, strlen(dir), NULL);
 }
 
 int ps_mkdirs_parent(const char *path)
@@ -59,55 +90,12 @@ int ps_mkdirs_parent(const char *path)
     const char *slash = strrchr(path, '/');
     if (!slash || slash == path)
         return 0;
-    return mkdirs_len(path, (size_t)(slash - path));
-}
-
-static int made_len(const char *path, size_t len, struct ps_made *m)
-{
-    char buf[PS_FS_PATH_MAX];
-    if (len >= sizeof buf)
-        return ps_error(PS_EUSAGE, "%s: path too long", path);
-    memcpy(buf, path, len);
-    buf[len] = 0;
-    struct stat st;
-    /* each prefix as typed, so "new/../old" is new (made: ours) and new/..
-     * and old (there: not ours); undone in reverse, each by the same name */
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i] != 0)
-            continue;
-        char keep = buf[i];
-        buf[i] = 0;
-        if (stat(buf, &st) != 0 && errno == ENOENT) {
-            int slot = ps_afile_mkdir(buf);
-            if (slot >= 0) {
-                char *cp = strdup(buf);
-                char **np = cp ? realloc(m->paths, sizeof *np * (size_t)(m->n + 1)) : NULL;
-                if (np)
-                    m->paths = np;
-                int *ns = np ? realloc(m->slots, sizeof *ns * (size_t)(m->n + 1)) : NULL;
-                if (!ns) {
-                    free(cp);
-                    ps_afile_untrack(slot);
-                    rmdir(buf);
-                    return ps_error(PS_ENOMEM, "out of memory");
-                }
-                m->slots = ns;
-                m->paths[m->n] = cp;
-                m->slots[m->n++] = slot;
-            } else if (slot != PS_AFILE_EXISTED) {
-                ps_error_clear(); /* mkdirs_len below says why, as ps_mkdirs does */
-                buf[i] = keep;
-                break;
-            }
-        }
-        buf[i] = keep;
-    }
-    return mkdirs_len(path, len);
+    return mkdirs_len(path, (size_t)(slash - path), NULL);
 }
 
 int ps_mkdirs_made(const char *dir, struct ps_made *m)
 {
-    return made_len(dir, strlen(dir), m);
+    return mkdirs_len(dir, strlen(dir), m);
 }
 
 int ps_mkdirs_parent_made(const char *path, struct ps_made *m)
@@ -115,7 +103,7 @@ int ps_mkdirs_parent_made(const char *path, struct ps_made *m)
     const char *slash = strrchr(path, '/');
     if (!slash || slash == path)
         return 0;
-    return made_len(path, (size_t)(slash - path), m);
+    return mkdirs_len(path, (size_t)(slash - path), m);
 }
 
 static void made_forget(struct ps_made *m, int remove)
