@@ -274,7 +274,7 @@ out_free:
 }
 
 /* Rank 0 collects every layer's gradients from the rank that holds it. */
-static int gather_grads(const struct rt_mpi *x, const char *path)
+static void gather_grads(const struct rt_mpi *x)
 {
     const rt_pipe *p = x->p;
     for (int s = 0; s < p->S; s++) {
@@ -295,7 +295,6 @@ static int gather_grads(const struct rt_mpi *x, const char *path)
             }
         }
     }
-    return x->rank == 0 && path ? rt_grads_write(p->net, path) : 0;
 }
 
 static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
@@ -428,20 +427,10 @@ out_setup: /* local so far: agree before the first collective of the run */
     MPI_Bcast(want, 2, MPI_INT, 0, MPI_COMM_WORLD);
     if (want[0])
         rc = gather_trace(x, ds, o.t0, o.step_ns, &trace);
-    if (want[1]) { /* every rank takes part even if rank 0 already failed */
-        int grc = gather_grads(x, NULL);
-        rc = rc ? rc : grc;
-    }
-    if (rc == 0 && x->rank == 0 && a->publish && (want[0] || want[1])) {
+    if (want[1]) /* every rank takes part even if rank 0 already failed */
+        gather_grads(x);
+    if (rc == 0 && x->rank == 0 && (want[0] || want[1]))
         rc = a->publish(trace, net, a->publish_ctx); /* one set */
-    } else if (rc == 0 && x->rank == 0) {
-        if (a->trace_path)
-            rc = trc_write_chrome(trace, a->trace_path);
-        if (!rc && a->csv_path)
-            rc = trc_write_csv(trace, a->csv_path);
-        if (!rc && a->grads_path)
-            rc = rt_grads_write(net, a->grads_path);
-    }
     if (!rc)
         rc = verdict;
     free(ds);

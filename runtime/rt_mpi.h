@@ -51,9 +51,9 @@ struct rt_mpi_args {
     long steps;
     unsigned long seed;
     const char *trace_path, *csv_path, *grads_path; /* written by rank 0; NULL = none */
-    /* With any of them, rank 0 calls publish(trace, net, publish_ctx) once the trace
-     * (NULL without trace_path and csv_path) and every layer's gradients (in net) are
-     * gathered, to write them as one set; NULL: each written on its own. */
+    /* With any of them (required then), rank 0 calls publish(trace, net, publish_ctx)
+     * once the trace (NULL without trace_path and csv_path) and every layer's gradients
+     * (in net) are gathered, to write them as one set. */
     int (*publish)(const struct trc_trace *trace, const struct rt_net *net, void *ctx);
     void *publish_ctx;
 };
@@ -64,11 +64,10 @@ int rt_mpi_available(void);
 int rt_mpi_validate(const struct rt_mpi_args *a);
 
 /* Gradients file ("PSGRADS1", then per layer: int32 kind, in, out; int64
- * count of dw, of db; the float32 arrays), host byte order. Written after a
- * step by either backend so runs can be compared byte for byte. Atomic. */
-int rt_grads_write(const struct rt_net *net, const char *path);
-/* The same to an open stream (one output of a set); -PS_EIO "write error"
- * when the stream has one. */
+ * count of dw, of db; the float32 arrays), host byte order, to an open stream
+ * (one output of a set, cli_write_outputs: either backend writes it after a
+ * step, so runs can be compared byte for byte); -PS_EIO "write error" when
+ * the stream has one. */
 int rt_grads_print(const struct rt_net *net, FILE *f);
 
 #endif

@@ -1,4 +1,4 @@
-/* rt_grads_write — a net's gradients as a file both backends write (rt_mpi.h). */
+/* rt_grads_print — a net's gradients as the file both backends write (rt_mpi.h). */
 #include "runtime/rt_mpi.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -23,14 +23,4 @@ int rt_grads_print(const struct rt_net *net, FILE *f)
         fwrite(ly->db, sizeof *ly->db, (size_t)nb, f);
     }
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
-}
-
-int rt_grads_write(const struct rt_net *net, const char *path)
-{
-    struct ps_afile af;
-    int rc = ps_afile_open(&af, path);
-    if (rc < 0)
-        return rc;
-    rt_grads_print(net, af.f);
-    return ps_afile_commit(&af); /* checks the stream's error state */
 }
