@@ -221,6 +221,19 @@ int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int
     return 0;
 }
 
+int cli_study_dirs(int argc, char **argv, const char *out_dir, const char *topo_dir,
+                   const char *data_dir)
+{
+    if (optind < argc)
+        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
+    if (!*out_dir)
+        return ps_error(PS_EUSAGE, "--out-dir needs a directory");
+    if ((topo_dir && !*topo_dir) || (data_dir && !*data_dir))
+        return ps_error(PS_EUSAGE, "%s needs a directory",
+                        topo_dir && !*topo_dir ? "--topologies" : "--data");
+    return 0;
+}
+
 void cli_deprecated(const char *cmd, const char *old, const char *now)
 {
     fprintf(stderr, "pipesim %s: %s is deprecated, use %s\n", cmd, old, now);

@@ -87,14 +87,8 @@ static int torchgpipe(int argc, char **argv)
         default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
-    if (optind < argc)
-        return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    if (!*o.out_dir)
-        return ps_error(PS_EUSAGE, "--out-dir needs a directory");
-    if ((o.topo_dir && !*o.topo_dir) || (o.data_dir && !*o.data_dir))
-        return ps_error(PS_EUSAGE, "%s needs a directory", o.topo_dir && !*o.topo_dir
-                                                                 ? "--topologies" : "--data");
-    return stu_torchgpipe_run(&o);
+    int rc = cli_study_dirs(argc, argv, o.out_dir, o.topo_dir, o.data_dir);
+    return rc < 0 ? rc : stu_torchgpipe_run(&o);
 }
 
 int cmd_reproduce(int argc, char **argv)
