@@ -198,7 +198,10 @@ int cmd_plot(int argc, char **argv)
             if ((rc = ana_report_check_hash(optarg, "--topology-hash")) == 0)
                 o.sel.topology_hash = optarg;
             break;
-        case 's': o.sel.schedule = optarg; break;
+        case 's': /* a name the engine knows, as report's (a stored run has no other) */
+            if ((rc = sch_schedule_known(optarg, "--schedule")) == 0)
+                o.sel.schedule = optarg;
+            break;
         case 'r': {
             enum sch_remat r;
             if ((rc = sch_remat_parse(optarg, &r)) == 0)

@@ -377,6 +377,9 @@ static const struct bad_case cases[] = {
       "--metric: 'step,': an empty name in the list" },
     { NULL, NULL, 0, "report --db s.db --schedule bogus", PS_EUSAGE,
       "--schedule: unknown schedule 'bogus'" },
+    /* plot's selection as report's (it said "no successful runs match", exit 4) */
+    { NULL, NULL, 0, "plot --db s.db --out-dir pd --schedule bogus", PS_EUSAGE,
+      "--schedule: unknown schedule 'bogus'" },
     /* ---- results databases and traces (sweep, report, compare) ---- */
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1,x -M 1 "
       "--batch 4 --db s.db", PS_EUSAGE, "-K: 'x' is not an integer" },
