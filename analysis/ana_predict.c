@@ -3,6 +3,7 @@
 #include "sched/sch_cost.h"
 #include "sched/sch_zb.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 #include "sim/sim_engine.h"
 #include "sim/sim_membudget.h"
 
@@ -124,11 +125,11 @@ int ana_config_check(const struct ana_config *c)
     if (c->M < 1)
         return ps_error(PS_EUSAGE, "-M must be >= 1, got %d", c->M);
     if (!(c->batch >= 1) || c->batch != floor(c->batch))
-        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %g",
-                         c->batch);
+        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %s",
+                         PS_DBL(c->batch));
     if (c->batch > 1099511627776.0) /* 2^40, as the command line takes it */
-        return ps_error(PS_EUSAGE, "--batch %g is out of range: at most 1099511627776 "
-                         "samples per step", c->batch);
+        return ps_error(PS_EUSAGE, "--batch %s is out of range: at most 1099511627776 "
+                         "samples per step", PS_DBL(c->batch));
     if (fmod(c->batch, c->M) != 0)
         return ps_error(PS_EUSAGE, "--batch %.0f is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);

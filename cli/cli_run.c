@@ -256,10 +256,11 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
 int cli_check_batch(double batch)
 {
     if (!(batch >= 1) || batch != floor(batch))
-        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %g", batch);
-    if (batch > CLI_MAX_BATCH)
-        return ps_error(PS_EUSAGE, "--batch %g is out of range: at most %.0f samples per "
-                         "step", batch, CLI_MAX_BATCH);
+        return ps_error(PS_EUSAGE, "--batch must be a positive integer (>= 1), got %s",
+                        PS_DBL(batch));
+    if (batch > CLI_MAX_BATCH) /* its digits whole: %g said 1.09951e+12 for 2^40 + 1 */
+        return ps_error(PS_EUSAGE, "--batch %s is out of range: at most %.0f samples per "
+                         "step", PS_DBL(batch), CLI_MAX_BATCH);
     return 0;
 }
 

@@ -289,6 +289,9 @@ static const struct bad_case cases[] = {
       "--batch 1e+300 is out of range: at most 1099511627776 samples per step" },
     { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 1e300",
       PS_EUSAGE, "--batch 1e+300 is out of range: at most 1099511627776" },
+    /* one over the bound prints whole (%g said 1.09951e+12, within it to the eye) */
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 1099511627777", PS_EUSAGE,
+      "--batch 1099511627777 is out of range: at most 1099511627776 samples per step" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --replicas 1e400", PS_EUSAGE,
       "--replicas: '1e400' is not an integer" },
     { NULL, NULL, 0, "gen chain -n 2 --bandwidth 1e400 -o c.json", PS_EUSAGE,
