@@ -461,18 +461,25 @@ int sch_schedule_check(const char *name, const char *opt)
     return rc;
 }
 
+/* The name of the schedule a name builds at every K and M: breadth-first's v
+ * defaults to 1, and v = 1 is gpipe; interleaved:1 is 1f1b (op for op, as
+ * docs/schedules.md says); zb-auto's L defaults to K, so not fixed. */
+static const char *same_as(const char *s)
+{
+    size_t i = generator_of(s);
+    if (i == sizeof generators / sizeof *generators)
+        return s;
+    const char *colon = strchr(s, ':'), *v = colon ? colon + 1 : NULL;
+    if (!strcmp(generators[i].name, "breadth-first") && (!v || !strcmp(v, "1")))
+        return "gpipe";
+    if (!strcmp(generators[i].name, "interleaved") && v && !strcmp(v, "1"))
+        return "1f1b";
+    return s;
+}
+
 int sch_schedule_same(const char *a, const char *b)
 {
-    if (!strcmp(a, b))
-        return 1;
-    size_t i = generator_of(a);
-    if (i == sizeof generators / sizeof *generators || i != generator_of(b))
-        return 0;
-    /* breadth-first's v defaults to 1 whatever K (zb-auto's L to K: not fixed) */
-    if (strcmp(generators[i].name, "breadth-first"))
-        return 0;
-    const char *ca = strchr(a, ':'), *cb = strchr(b, ':');
-    return !strcmp(ca ? ca + 1 : "1", cb ? cb + 1 : "1");
+    return !strcmp(same_as(a), same_as(b));
 }
 
 int sch_schedule_build(const char *name, int K, int M, enum sch_remat remat,

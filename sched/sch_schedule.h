@@ -166,8 +166,9 @@ int sch_schedule_known(const char *name, const char *opt);
  * naming opt, a bad argument the generator's own message. */
 int sch_schedule_check(const char *name, const char *opt);
 /* 1 when a and b name the same schedule at every K and M: the same text,
- * or one spelling its generator's fixed default ("breadth-first" and
- * "breadth-first:1"); else 0. */
+ * one spelling its generator's fixed default ("breadth-first" and
+ * "breadth-first:1"), or a generator's case that is another schedule
+ * (breadth-first:1 is gpipe, interleaved:1 is 1f1b); else 0. */
 int sch_schedule_same(const char *a, const char *b);
 /* The registry, in its order: how many schedules, and the i-th written with
  * its parameter ("gpipe", "interleaved:v", "zb-auto[:L]"). */

@@ -141,6 +141,8 @@ Test(compare_schedules, bad_inputs_get_one_clear_error)
     bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,pipedream", 2, "unknown schedule 'pipedream'");
     bad(OK " -K 4 -M 4 --batch 8 --schedules gpipe,,1f1b", 2, "empty name");
     bad(OK " -K 4 -M 4 --batch 8 --schedules 1f1b,1f1b", 2, "'1f1b' given twice");
+    bad(OK " -K 4 -M 4 --batch 8 --schedules interleaved:1,1f1b", 2, /* op for op */
+        "'interleaved:1' and '1f1b' are the same schedule");
     bad(OK " -K 4 -M 4 --batch 8 --schedules interleaved:x", 2, "not an integer");
     bad(OK " -K 4 -M 4 --batch 8 --schedules interleaved", 2, "e.g. interleaved:2");
     bad(OK " -K 4 -M 4 --batch 8 --format xml", 2, "unknown format 'xml'");

@@ -390,6 +390,9 @@ Test(plan_cli, bad_options_get_one_clear_error)
     bad(OK " --devices 4 --batch 8 --schedules ,", 2, "--schedules: ',': an empty name");
     bad(OK " --devices 4 --batch 8 --schedules breadth-first:1,breadth-first", 2,
         "'breadth-first:1' and 'breadth-first' are the same schedule");
+    /* a generator's case that is another schedule (helper-102: two ranks of one row) */
+    bad(OK " --devices 4 --batch 8 --schedules breadth-first,gpipe", 2,
+        "'breadth-first' and 'gpipe' are the same schedule");
     bad(OK " --devices 4 --batch 8 --remat sometimes", 2, "sometimes");
     bad(OK " --devices 4 --batch 8 --top 0", 2, "--top: 0 is out of range");
     bad(OK " --devices 4 --batch 8 --format xml", 2, "--format");
