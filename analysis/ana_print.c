@@ -1,6 +1,7 @@
 /* ana_prediction_print: a prediction as a table, CSV or JSON. */
 #include "analysis/ana_format.h"
 #include "analysis/ana_predict.h"
+#include "analysis/ana_schedules.h"
 #include "analysis/ana_sens.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -53,10 +54,7 @@ static void print_table(const void *obj, FILE *f)
         fprintf(f, "speedup         not simulated: the K=1 baseline (the whole model on one "
                 "device) is out of range\n                (%s)\n", p->baseline_skipped);
     }
-    const char *formula = !strcmp(p->schedule, "gpipe") || !strcmp(p->schedule, "1f1b")
-                              ? "(K-1)/(M+K-1)"
-                          : !strncmp(p->schedule, "interleaved", 11) ? "(K-1)/(vM+K-1)"
-                                                                     : "on uniform stages";
+    const char *formula = ana_bubble_formula_name(p->schedule);
     if (isnan(p->bubble_analytic))
         fprintf(f, "bubble          %.2f%% simulated\n", p->bubble_sim * 100);
     else

@@ -78,8 +78,9 @@ int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f
 /* The schedule's bubble on uniform stages without communication, from the
  * per-stage forward tf and backward tb (seconds, any unit) of one
  * micro-batch on one device's share of the model:
- *   gpipe, 1f1b      (K-1) / (M+K-1)
+ *   gpipe, 1f1b, eager-1f1b, breadth-first   (K-1) / (M+K-1)
  *   interleaved:v    (K-1) / (vM+K-1)                     (M % K == 0)
+ *   breadth-first:v  (K-1) / (vM+K-1)                     (M >= K)
  *   zb-h1            (K-1)c / (M(tf+tb) + (K-1)c), c = max(tf, tb/2), M >= K
  *   zb-h2            (K-1) / (3M+K-1)              (tf = tb/2, M >= K)
  *   zb-v, dualpipe-v (K-1) / (6M+K-1)              (tf = tb/2; M >= K, M >= 2K)
@@ -91,5 +92,10 @@ int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f
  * figures tests/test_schedules.c asserts against the engine. */
 double ana_bubble_formula(const char *schedule, int K, int M, double tf, double tb,
                           double tw);
+/* The formula ana_bubble_formula takes for schedule, as printed beside its
+ * figure: "(K-1)/(M+K-1)" (gpipe, 1f1b, eager-1f1b, breadth-first),
+ * "(K-1)/(vM+K-1)" (interleaved:v, breadth-first:v), "(K-1)/(3M+K-1)"
+ * (zb-h2), "(K-1)/(6M+K-1)" (zb-v, dualpipe-v), else "on uniform stages". */
+const char *ana_bubble_formula_name(const char *schedule);
 
 #endif

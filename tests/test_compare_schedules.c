@@ -188,6 +188,18 @@ Test(compare_schedules, bubble_formulas)
     cr_assert(isnan(ana_bubble_formula("zb-v", 4, 3, 1, 2, 2 / 2.0)));   /* M < K */
     cr_assert(isnan(ana_bubble_formula("zb-v", 4, 8, 2, 2, 2 / 2.0)));   /* T_F != T_B */
     cr_assert(isnan(ana_bubble_formula("zb-v", 4, 8, 1, 2, 1.5)));       /* B != W */
+    /* times in seconds summed from whole nanoseconds: T_F = T_B / 2 to the ns
+     * holds for every zero-bubble form alike (zb-h2's had no slack: helper-102) */
+    double tf = 1e-3 + 1e-9, tb = 2e-3, tw = 1e-3;
+    cr_assert(fabs(ana_bubble_formula("zb-h2", 4, 8, tf, tb, tw) - 3.0 / 27) < 1e-15);
+    cr_assert(fabs(ana_bubble_formula("zb-v", 4, 8, tf, tb, tw) - 3.0 / 51) < 1e-15);
+    cr_assert(isnan(ana_bubble_formula("zb-h2", 4, 8, 1e-3 + 1e-7, tb, tw)));
+    /* the name printed beside each figure is the formula it took */
+    cr_assert_str_eq(ana_bubble_formula_name("eager-1f1b"), "(K-1)/(M+K-1)");
+    cr_assert_str_eq(ana_bubble_formula_name("breadth-first:2"), "(K-1)/(vM+K-1)");
+    cr_assert_str_eq(ana_bubble_formula_name("zb-h2"), "(K-1)/(3M+K-1)");
+    cr_assert_str_eq(ana_bubble_formula_name("dualpipe-v"), "(K-1)/(6M+K-1)");
+    cr_assert_str_eq(ana_bubble_formula_name("zb-h1"), "on uniform stages");
 }
 
 /* The API: memory per device, interleaved puts two stages on each. */
