@@ -148,14 +148,7 @@ void ps_mem_available_at(const struct ps_mem_paths *p, struct ps_mem_avail *out)
 
 int ps_mem_parse_size(const char *s, const char *what, double *out)
 {
-    double v;
-    int rc = ps_parse_bytes(s, what, &v);
-    if (rc < 0)
-        return rc;
-    if (v < 1)
-        return ps_error(PS_EUSAGE, "%s: '%s' is less than one byte", what, s);
-    *out = floor(v);
-    return 0;
+    return ps_parse_bytes(s, what, out); /* whole bytes, at least one */
 }
 
 /* RLIMIT_AS and RLIMIT_DATA, less what the process already uses of them. */

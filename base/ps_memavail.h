@@ -48,8 +48,8 @@ void ps_mem_available_at(const struct ps_mem_paths *p, struct ps_mem_avail *out)
  * files and the rlimits. */
 int ps_mem_available(struct ps_mem_avail *out);
 /* A byte count as ps_parse_bytes reads one ("1073741824", "512M" = 512e6,
- * "2GiB" = 2^31; the units of --mem-cap and every size), at least 1 byte,
- * whole bytes (floor). PS_EUSAGE naming what. */
+ * "2GiB" = 2^31; the units of --mem-cap and every size): whole bytes, at
+ * least one. PS_EUSAGE naming what. */
 int ps_mem_parse_size(const char *s, const char *what, double *out);
 /* "2.9 GiB", "512.0 MiB", "12 B". */
 void ps_mem_format(double bytes, char *buf, size_t n);

@@ -76,9 +76,9 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
 {
     static const struct { const char *suf; double mul; } u[] = {
         { "", 1 },       { "B", 1 },       { "k", 1e3 },       { "K", 1e3 },   { "kB", 1e3 },
-        { "M", 1e6 },    { "MB", 1e6 },    { "G", 1e9 },       { "GB", 1e9 },  { "T", 1e12 },
-        { "TB", 1e12 },  { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-        { "TiB", 1099511627776.0 },
+        { "KB", 1e3 },   { "M", 1e6 },     { "MB", 1e6 },      { "G", 1e9 },   { "GB", 1e9 },
+        { "T", 1e12 },   { "TB", 1e12 },   { "KiB", 1024.0 },  { "MiB", 1048576.0 },
+        { "GiB", 1073741824.0 },           { "TiB", 1099511627776.0 },
     };
     char *end, unit[8];
     double v = s && *s ? ps_strtod(s, &end) : 0;
@@ -96,13 +96,19 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
             if (!(v * u[i].mul <= 1e30))
                 return ps_error(PS_EUSAGE, "%s: '%s' is out of range (at most 1e30 bytes)",
                                  what, s);
+            /* bytes are whole: 1.5 was a capacity of 1.5 bytes (printed "2 B"),
+             * likely 1.5G meant; a unit's fraction rounds down (0.1KiB: 102) */
+            if (u[i].mul == 1 && v != floor(v))
+                return ps_error(PS_EUSAGE, "%s: '%s' is not a whole number of bytes (with "
+                                 "a unit: %sG = %se9, %sGiB = %s x 2^30)", what, s,
+                                 PS_DBL(v), PS_DBL(v), PS_DBL(v), PS_DBL(v));
             if (v * u[i].mul < 1) /* 0.4 read as a capacity of 0 bytes */
                 return ps_error(PS_EUSAGE, "%s: '%s' is less than one byte", what, s);
-            *out = v * u[i].mul;
+            *out = floor(v * u[i].mul);
             return 0;
         }
-    return ps_error(PS_EUSAGE, "%s: unknown unit '%s' in '%s' (B, kB, MB, GB, TB, KiB, MiB, "
-                     "GiB, TiB)", what, end, s);
+    return ps_error(PS_EUSAGE, "%s: unknown unit '%s' in '%s' (B; k or K, M, G, T, with or "
+                     "without B: powers of 1000; KiB, MiB, GiB, TiB: of 1024)", what, end, s);
 }
 
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,

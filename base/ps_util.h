@@ -23,9 +23,10 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
                         long **out, int *n);
 
-/* A positive byte count with an optional unit (B, k/kB, M/MB, G/GB, T/TB:
- * powers of 1000; KiB, MiB, GiB, TiB), "16e9", "16G", "12GiB"; errors name
- * what. */
+/* A positive byte count with an optional unit (B, k/K/kB/KB, M/MB, G/GB,
+ * T/TB: powers of 1000; KiB, MiB, GiB, TiB), "16e9", "16G", "12GiB": whole
+ * bytes, at least one (a count without a unit must be whole; a unit's
+ * fraction rounds down); errors name what. */
 int ps_parse_bytes(const char *s, const char *what, double *out);
 
 /* FNV-1a 64 of a file's bytes, as 16 hex digits into hex[17]. */

@@ -95,6 +95,15 @@ Test(numbers, parsed_values_blanks_hex_and_junk)
     cr_expect_eq(ps_parse_bytes("1e31", "--mem-cap", &d), -PS_EUSAGE);
     cr_expect(strstr(ps_errmsg(), "out of range (at most 1e30 bytes)"), "%s", ps_errmsg());
     cr_expect_eq(ps_parse_bytes("0x10", "--mem-cap", &d), -PS_EUSAGE);
+    /* whole bytes (1.5 was a capacity of 1.5 bytes, printed "2 B"); KB as K */
+    cr_expect_eq(ps_parse_bytes("1.5", "--mem-cap", &d), -PS_EUSAGE);
+    cr_expect_str_eq(ps_errmsg(), "--mem-cap: '1.5' is not a whole number of bytes (with a "
+                     "unit: 1.5G = 1.5e9, 1.5GiB = 1.5 x 2^30)");
+    cr_expect_eq(ps_parse_bytes("16KB", "--mem-cap", &d), 0);
+    cr_expect_eq(d, 16000);
+    cr_expect_eq(ps_parse_bytes("16XB", "--mem-cap", &d), -PS_EUSAGE);
+    cr_expect(strstr(ps_errmsg(), "(B; k or K, M, G, T, with or without B: powers of 1000; "
+                     "KiB, MiB, GiB, TiB: of 1024)"), "%s", ps_errmsg());
 }
 
 /* A message may quote the previous one: ps_error formats apart before it
