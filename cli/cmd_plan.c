@@ -108,6 +108,7 @@ int cmd_plan(int argc, char **argv)
     struct ana_plan_spec sp = { .cap_mode = 1, .top = 5 };
     struct plan_out po = { .fmt = ANA_FMT_TABLE };
     const char *out = "-", *db = NULL, *plot = NULL, *sched_arg = NULL, *remat_arg = NULL;
+    const char *cap_arg = NULL;
     long devices = 0, batch = 0, top = 5;
     int quiet = 0, c, rc = 0, nr = 0;
     long jobs = 0;
@@ -140,7 +141,7 @@ int cmd_plan(int argc, char **argv)
             if (!strcmp(optarg, "device"))
                 sp.cap_mode = 1;
             else if ((rc = ps_parse_bytes(optarg, "--mem-cap", &sp.cap)) == 0)
-                sp.cap_mode = 2;
+                sp.cap_mode = 2, cap_arg = optarg;
             break;
         case 'O':
             if (!strcmp(optarg, "throughput"))
@@ -300,9 +301,12 @@ int cmd_plan(int argc, char **argv)
             rc = ps_error(PS_ENOFIT, "no configuration of %ld devices can run: %d of the %d "
                           "searched were refused by the partitioner or the engine, none for "
                           "memory (first: %s)", devices, p->counts[ANA_PLAN_ERROR], p->n, first);
-        else
+        else if (sp.cap_mode == 2) /* the cap given, by the option's own words */
+            rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits --mem-cap %s",
+                          devices, cap_arg);
+        else /* (--mem-cap) read as the option given: say it is where to look */
             rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits their memory "
-                          "(--mem-cap)", devices);
+                          "(--mem-cap BYTES tries another capacity)", devices);
     }
 out:
     ana_plan_free(p);

@@ -411,9 +411,15 @@ Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
     cr_expect_eq(rc, 7);
     char msg[512];
     th_slurp(dir, "e.txt", msg, sizeof msg);
-    cr_expect(strstr(msg, "plan: no configuration of 4 devices fits their memory (--mem-cap)"),
-              "%s", msg);
+    cr_expect(strstr(msg, "plan: no configuration of 4 devices fits --mem-cap 1"), "%s", msg);
     cr_expect_eq(th_sh("grep -q 'none: no configuration fits' %s/o.txt", dir), 0);
+    /* without --mem-cap the option is where to look, not what was given (helper-102) */
+    cr_expect_eq(th_sh("cd %s && %s plan --model gpt:layers=96,hidden=65536,heads=64,seq=65536,"
+                       "vocab=1000000 --topology tpu-v3 --devices 4 --batch 8 2>e2.txt "
+                       ">/dev/null", dir, th_pipesim()), 7);
+    th_slurp(dir, "e2.txt", msg, sizeof msg);
+    cr_expect(strstr(msg, "plan: no configuration of 4 devices fits their memory (--mem-cap "
+                     "BYTES tries another capacity)"), "%s", msg);
 }
 
 /* The frontier figure: its key beside the plot (it sat inside the bottom right
