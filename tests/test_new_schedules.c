@@ -116,7 +116,12 @@ Test(new_schedules, same_schedule_spellings)
     cr_expect_eq(sch_schedule_same("breadth-first:2", "breadth-first:2"), 1);
     cr_expect_eq(sch_schedule_same("zb-auto", "zb-auto:2"), 0);
     cr_expect_eq(sch_schedule_same("interleaved:2", "interleaved:3"), 0);
-    cr_expect_eq(sch_schedule_same("breadth-first", "gpipe"), 0, "two names, not spellings");
+    /* a generator's case that builds another schedule's op lists, op for op */
+    cr_expect_eq(sch_schedule_same("breadth-first", "gpipe"), 1);
+    cr_expect_eq(sch_schedule_same("gpipe", "breadth-first:1"), 1);
+    cr_expect_eq(sch_schedule_same("interleaved:1", "1f1b"), 1);
+    cr_expect_eq(sch_schedule_same("interleaved:2", "1f1b"), 0);
+    cr_expect_eq(sch_schedule_same("breadth-first:2", "gpipe"), 0);
     cr_expect_eq(sch_schedule_same("nope", "nope:1"), 0);
 }
 
