@@ -5,10 +5,12 @@
 #include "analysis/ana_predict.h"
 #include "models/mdl_preset.h"
 #include "base/ps_error.h"
+#include "base/ps_memavail.h"
 #include "base/ps_util.h"
 
 #include <math.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -235,7 +237,45 @@ static void progress(int done, int n, double t0, int final)
     fflush(stderr);
 }
 
-/* The grid, minus what the database already has. */
+/* The configurations in the grid (a double: the product of the list lengths
+ * can pass any integer type's range), and that product spelt out. */
+static double grid_size(const struct ana_sweep_spec *sp, char *how, size_t n)
+{
+    const int f[] = { sp->schedules ? sp->nschedule : 1, sp->nstrategy, sp->nremat,
+                      sp->nbatch, sp->replicas ? sp->nreplica : 1, sp->nK, sp->nM };
+    static const char *const name[] = { "schedule", "strateg", "remat", "batch", "replica",
+                                        "K", "M" };
+    static const char *const plural[][2] = { { "", "s" }, { "y", "ies" }, { "", "s" },
+                                             { "", "es" }, { "", "s" }, { "", "" },
+                                             { "", "" } };
+    double size = 1;
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        size *= f[i];
+        if (how && at < n)
+            at += (size_t)snprintf(how + at, n - at, "%s%d %s%s", i ? " x " : "", f[i],
+                                   name[i], plural[i][f[i] != 1]);
+    }
+    return size;
+}
+
+/* A grid of more configurations than a sweep counts (an int) is a usage
+ * error naming its size, before any work: the count wrapped (2048 values
+ * of -K, -M and --batch made 2^33 a 0) and the job list was written past
+ * its end. */
+static int check_grid(const struct ana_sweep_spec *sp)
+{
+    char how[256];
+    double size = grid_size(sp, how, sizeof how);
+    if (size > INT_MAX)
+        return ps_error(PS_EUSAGE, "the grid has %.0f configurations (%s), more than the %d "
+                        "one sweep takes: split it into several sweeps into the same --db",
+                        size, how, INT_MAX);
+    return 0;
+}
+
+/* The grid, minus what the database already has (its size checked by
+ * check_grid). */
 static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, int *n,
                 struct ana_sweep_stats *st)
 {
@@ -253,11 +293,13 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
     static const long one_replica = 1;
     const long *Rs = sp->replicas ? sp->replicas : &one_replica;
     int nR = sp->replicas ? sp->nreplica : 1;
-    int total = nsched * sp->nstrategy * sp->nremat * sp->nbatch * nR * sp->nK * sp->nM;
+    int total = (int)grid_size(sp, NULL, 0);
     int cnt = 0;
     struct job *jobs = calloc((size_t)(total ? total : 1), sizeof *jobs);
     if (!jobs)
-        return ps_error(PS_ENOMEM, "out of memory");
+        return ps_error(PS_ENOMEM, "out of memory for the list of the grid's %d "
+                        "configurations (%.1f GiB)", total,
+                        (double)total * (double)sizeof *jobs / (1 << 30));
     st->total = total;
     for (int qa = 0; qa < nsched * sp->nstrategy; qa++) /* schedule, then strategy */
         for (int b = 0, q = qa / sp->nstrategy, a = qa % sp->nstrategy; b < sp->nremat; b++)
@@ -411,6 +453,12 @@ static int check_replicas(const struct ana_sweep_spec *sp)
     return 0;
 }
 
+int ana_sweep_check_env(void)
+{
+    struct ps_mem_avail a;
+    return ps_mem_available(&a);
+}
+
 void ana_sweep_begin(const struct ana_sweep_spec *sp)
 {
     atomic_store(&stop_flag, 0);
@@ -430,7 +478,8 @@ int ana_sweep_prepare(const struct ana_sweep_spec *sp, const char *db_path, ana_
     *jobs = NULL;
     *n = 0;
     int rc;
-    if ((rc = check_replicas(sp)) < 0 || (rc = ana_db_open(db_path, 1, db)) < 0 ||
+    if ((rc = check_grid(sp)) < 0 || (rc = check_replicas(sp)) < 0 ||
+        (rc = ana_sweep_check_env()) < 0 || (rc = ana_db_open(db_path, 1, db)) < 0 ||
         (rc = plan(sp, *db, jobs, n, st)) < 0 || (rc = baselines(sp, *jobs, *n)) < 0) {
         ana_db_close(*db);
         *db = NULL;

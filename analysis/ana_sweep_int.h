@@ -22,6 +22,12 @@ struct ana_sweep_job {
 };
 
 void ana_sweep_begin(const struct ana_sweep_spec *sp);
+/* The environment a configuration's outcome must not depend on, checked
+ * once before any work: PIPESIM_MEMORY_LIMIT malformed is PS_EUSAGE (as
+ * predict says it), where each configuration read it on its own and the
+ * sweep stored the error as that configuration's, never retried. Part of
+ * prepare; under MPI every rank's own. */
+int ana_sweep_check_env(void);
 int ana_sweep_prepare(const struct ana_sweep_spec *sp, const char *db_path, ana_db **db,
                       struct ana_sweep_job **jobs, int *n, struct ana_sweep_stats *st);
 /* Runs jobs shard, shard + nshards, ... (0 <= shard < nshards). */

@@ -110,6 +110,10 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     if ((rc = ana_mpi_same_inputs(sp->model_arg, sp->profile, sp->topo_arg, sp->topo, NULL,
                                   NULL)) < 0)
         return ps_mpi_finalize(rc, "sweep");
+    /* each rank's own environment: a malformed PIPESIM_MEMORY_LIMIT anywhere is
+     * refused before any work, not stored as the outcome of its configurations */
+    if ((rc = ps_mpi_agree(ana_sweep_check_env())) < 0)
+        return ps_mpi_finalize(rc, "sweep");
     ana_sweep_begin(sp);
     /* rank 0 alone writes --db: it alone checks the path and makes its folder
      * (cmd_sweep leaves both to it) */

@@ -443,6 +443,53 @@ Test(sweep, corrupt_foreign_and_locked_databases)
     cr_assert_eq(count(good, "SELECT count(*) FROM runs"), 6);
 }
 
+/* A grid of 2^33 configurations wrapped the int count to 0 and the sweep wrote
+ * its job list past the end (exit 139): a usage error naming the size, before
+ * the database is made. */
+Test(sweep, a_grid_beyond_int_is_a_usage_error_before_any_work)
+{
+    char db[128], args[512];
+    path(db, "new/ovf.db");
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology " TOPO " -K \"$L\" "
+             "-M \"$L\" --batch \"$L\" --quiet --db %s", db);
+    char err[128];
+    path(err, "err.txt");
+    int rc = th_sh("L=$(seq -s, 1 2048); %s %s 2>%s >/dev/null", th_pipesim(), args, err);
+    char msg[2048];
+    th_slurp(dir, "err.txt", msg, sizeof msg);
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, msg);
+    cr_assert(strstr(msg, "the grid has 8589934592 configurations (1 schedule x 1 strategy x "
+                          "1 remat x 2048 batches x 1 replica x 2048 K x 2048 M)"), "%s", msg);
+    struct stat sb;
+    cr_assert(stat(db, &sb) != 0, "the database was made");
+    path(db, "new");
+    cr_assert(stat(db, &sb) != 0, "its folder was made");
+}
+
+/* PIPESIM_MEMORY_LIMIT is the machine's, not a configuration's: malformed, the
+ * sweep stored every configuration as SIM_EUSAGE and never ran them again; now
+ * exit 2 before any work, as predict, and the next sweep stores what ran. */
+Test(sweep, a_malformed_memory_limit_is_refused_not_stored)
+{
+    char db[128], args[512];
+    path(db, "envt.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    char env[640];
+    snprintf(env, sizeof env, "-c 'PIPESIM_MEMORY_LIMIT=abc exec %s %s'", th_pipesim(), args);
+    char err[128];
+    path(err, "err.txt");
+    int rc = th_sh("sh %s 2>%s >/dev/null", env, err);
+    char msg[2048];
+    th_slurp(dir, "err.txt", msg, sizeof msg);
+    cr_assert_eq(rc, 2, "exit %d: %s", rc, msg);
+    cr_assert(strstr(msg, "PIPESIM_MEMORY_LIMIT: 'abc' is not a positive byte count"), "%s",
+              msg);
+    struct stat sb;
+    cr_assert(stat(db, &sb) != 0, "the database was made");
+    expect_cli(args, 0, "");
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs WHERE status = 'ok'"), 4);
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
