@@ -236,7 +236,7 @@ int ana_db_insert(ana_db *d, const struct ana_run *r, const char *command)
     if (!ok)
         sqlite3_bind_text(st, 13, r->message, -1, SQLITE_TRANSIENT);
     if (ok) {
-        sqlite3_bind_text(st, 14, r->partition, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 14, r->partition ? r->partition : "", -1, SQLITE_TRANSIENT);
         sqlite3_bind_double(st, 15, r->micro_batch);
         sqlite3_bind_double(st, 16, r->step_s);
         sqlite3_bind_double(st, 17, r->samples_per_s);
@@ -292,8 +292,12 @@ void ana_runs_free(struct ana_run *runs, int n)
 {
     if (!runs)
         return;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         free(runs[i].stages);
+        free((char *)runs[i].model);
+        free((char *)runs[i].topology);
+        free(runs[i].partition);
+    }
     free(runs);
 }
 
@@ -301,6 +305,13 @@ static void text(sqlite3_stmt *st, int col, char *dst, size_t n)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
     snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+
+/* A text column whole, as a new string ("" for NULL); NULL: out of memory. */
+static char *text_dup(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return strdup(t ? (const char *)t : "");
 }
 
 /* A REAL column: SQLite stores NaN as NULL, read back as NaN (a value that
@@ -384,9 +395,12 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
             goto err_free_runs;
         struct ana_run *r = &v[cnt++];
         memset(r, 0, sizeof *r);
-        text(st, 1, r->model, sizeof r->model);
+        if (!(r->model = text_dup(st, 1)) || !(r->topology = text_dup(st, 3)) ||
+            !(r->partition = text_dup(st, 14))) {
+            rc = ps_error(PS_ENOMEM, "out of memory");
+            goto err_free_runs;
+        }
         text(st, 2, r->model_hash, sizeof r->model_hash);
-        text(st, 3, r->topology, sizeof r->topology);
         text(st, 4, r->topology_hash, sizeof r->topology_hash);
         text(st, 5, r->schedule, sizeof r->schedule);
         r->K = sqlite3_column_int(st, 6);
@@ -397,7 +411,6 @@ int ana_db_load(ana_db *d, struct ana_run **runs, int *n)
         text(st, 11, r->strategy, sizeof r->strategy);
         text(st, 12, r->status, sizeof r->status);
         text(st, 13, r->message, sizeof r->message);
-        text(st, 14, r->partition, sizeof r->partition);
         r->micro_batch = sqlite3_column_double(st, 15);
         r->step_s = sqlite3_column_double(st, 16);
         r->samples_per_s = sqlite3_column_double(st, 17);

@@ -35,7 +35,8 @@
  * PS_ENOMEM (base/ps_sqlite.h).
  *
  * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
- * run array (ana_runs_free). Cost: insert O(stages), has O(log rows), load
+ * run array and each run's strings (ana_runs_free). Names and partitions
+ * are stored and read whole, however long. Cost: insert O(stages), has O(log rows), load
  * O(rows log rows).
  */
 #ifndef ANA_DB_H
@@ -64,14 +65,19 @@ struct ana_run_stage {
 };
 
 struct ana_run {
-    /* key */
-    char model[256], model_hash[17], topology[256], topology_hash[17];
+    /* key; model and topology as given, whole (never cut: two long paths with
+     * the same start were one key): a loaded run owns them (ana_runs_free), a
+     * sweep's job points at its spec's */
+    const char *model, *topology;
+    char model_hash[17], topology_hash[17];
     char schedule[32], remat[16], strategy[24];
     int K, M;
     long batch;                /* per replica */
     int replicas;              /* data-parallel pipelines, >= 1 (K x replicas devices) */
     /* outputs */
-    char status[16], message[PS_ERRMSG_MAX], partition[256];
+    char status[16], message[PS_ERRMSG_MAX];
+    char *partition;           /* layers per stage, "3,3,2", whole; owned (malloc: a loaded
+                                  run's by ana_runs_free); NULL or "" for a run not ok */
     double micro_batch, step_s, samples_per_s, baseline_step_s, speedup; /* samples/s and
                                   speedup: of all replicas, as ana_predict's; baseline_step_s
                                   one device's step for one replica's batch (speedup =

@@ -17,13 +17,11 @@ enum metric { M_NORM, M_SPEEDUP, M_THROUGHPUT, M_STEP, M_BUBBLE, M_MEMORY, M_N }
 /* name as a table prints it: a control character (a newline or tab in a file
  * name stored by sweep) as '?', so that a header stays one line; buf holds a
  * name of the same size. */
-static const char *printable(const char *name, char *buf)
+/* name, whole, with control characters as '?', onto f. */
+static void put_printable(FILE *f, const char *name)
 {
-    size_t i = 0;
-    for (; name[i]; i++)
-        buf[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
-    buf[i] = 0;
-    return buf;
+    for (size_t i = 0; name[i]; i++)
+        fputc((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i], f);
 }
 static const struct {
     const char *name, *title;
@@ -324,12 +322,13 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     ps_human_bytes(ana_run_peak(b), pk, sizeof pk);
     ps_human_bytes(cap, cp, sizeof cp);
     ps_human_seconds(b->step_s, st, sizeof st);
-    char pm[sizeof b->model], pt[sizeof b->topology];
-    fprintf(f, "best of %d successful runs%s (%d fit in memory):\n"
-               "model %s, topology %s\nschedule %s, K=%d, M=%d, batch %ld, remat %s, "
-               "strategy %s\n", sel, o->fits_only ? ", among those that fit" : "", fit,
-            printable(b->model, pm), printable(b->topology, pt), b->schedule, b->K, b->M,
-            b->batch, b->remat, b->strategy);
+    fprintf(f, "best of %d successful runs%s (%d fit in memory):\nmodel ", sel,
+            o->fits_only ? ", among those that fit" : "", fit);
+    put_printable(f, b->model);
+    fputs(", topology ", f);
+    put_printable(f, b->topology);
+    fprintf(f, "\nschedule %s, K=%d, M=%d, batch %ld, remat %s, strategy %s\n", b->schedule,
+            b->K, b->M, b->batch, b->remat, b->strategy);
     /* as the tables: named when any selected run has replicas, so that a
      * best of one replica says so beside runs of several */
     if (b->replicas != 1 || any_replicas(runs, n, o))
@@ -342,7 +341,8 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     else
         snprintf(sp, sizeof sp, "%.2fx", b->speedup);
     fprintf(f, "partition %s\nstep %s, %.2f samples/s, speedup %s\n"
-               "bubble %.2f%% simulated\npeak memory %s of %s: %s\n", b->partition,
+               "bubble %.2f%% simulated\npeak memory %s of %s: %s\n",
+            b->partition ? b->partition : "",
             st, b->samples_per_s, sp, b->bubble_sim * 100, pk, cp,
             b->fits ? "fits" : "DOES NOT FIT");
     return 0;
@@ -375,10 +375,12 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     int pos = 0, groups = 0, show_R = any_replicas(runs, n, o);
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
-        char pm[sizeof h->model], pt[sizeof h->topology];
-        fprintf(f, "%s== model %s, topology %s, schedule %s, remat %s, strategy %s, batch %ld",
-                groups ? "\n" : "", printable(h->model, pm), printable(h->topology, pt),
-                h->schedule, h->remat, h->strategy, h->batch);
+        fprintf(f, "%s== model ", groups ? "\n" : "");
+        put_printable(f, h->model);
+        fputs(", topology ", f);
+        put_printable(f, h->topology);
+        fprintf(f, ", schedule %s, remat %s, strategy %s, batch %ld", h->schedule, h->remat,
+                h->strategy, h->batch);
         if (names_reused(runs, n, o, h))
             fprintf(f, ", inputs %.8s/%.8s (model/topology hash: the same names swept from "
                     "other files)", h->model_hash, h->topology_hash);
@@ -435,7 +437,7 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
         ps_csv_str(f, r->topology);
         fprintf(f, ",%s,%s,%s,%s,%ld,%d,%d,%d,%s,", r->topology_hash, r->schedule, r->remat,
                 r->strategy, r->batch, r->replicas, r->K, r->M, r->status);
-        ps_csv_str(f, r->partition);
+        ps_csv_str(f, r->partition ? r->partition : "");
         if (ok(r)) {
             fprintf(f, ",%s,%s,%s,", PS_DBL(r->micro_batch), PS_DBL(r->step_s),
                     PS_DBL(r->samples_per_s));

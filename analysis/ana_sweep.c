@@ -136,6 +136,20 @@ static int job_partition(const struct ana_sweep_spec *sp, const struct job *j,
     return ana_partition_for(&c, j->strategy, 1, 0, out);
 }
 
+/* r's partition, whole, from its stages' layer counts (the prediction's is
+ * cut at 255 bytes: K=200 stored "10,10,...,... (200 stages)"). */
+static int partition_text(struct ana_run *r)
+{
+    size_t n = (size_t)r->n_stages * 12 + 1, at = 0;
+    if (!(r->partition = malloc(n)))
+        return ps_error(PS_ENOMEM, "out of memory");
+    r->partition[0] = 0;
+    for (int s = 0; s < r->n_stages; s++)
+        at += (size_t)snprintf(r->partition + at, n - at, "%s%d", s ? "," : "",
+                               r->stages[s].n_layers);
+    return 0;
+}
+
 static void run_job(const struct ana_sweep_spec *sp, struct job *j)
 {
     struct ana_run *r = &j->run;
@@ -153,7 +167,6 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
     if ((rc = ana_predict(&cfg, &p)) < 0)
         goto out;
     snprintf(r->status, sizeof r->status, "ok");
-    snprintf(r->partition, sizeof r->partition, "%s", p->partition);
     r->micro_batch = p->micro_batch;
     r->step_s = p->step_s;
     r->samples_per_s = p->samples_per_s;
@@ -176,6 +189,7 @@ static void run_job(const struct ana_sweep_spec *sp, struct job *j)
             .recomp_s = a->recomp_s, .capacity = a->capacity, .static_mem = a->static_mem,
             .peak_act = a->peak_act, .peak_mem = a->peak_mem };
     }
+    rc = partition_text(r);
 out:
     if (rc < 0) {
         snprintf(r->status, sizeof r->status, "%s", ps_errname(rc));
@@ -281,8 +295,8 @@ static int plan(const struct ana_sweep_spec *sp, ana_db *db, struct job **out, i
 {
     struct ana_run key = { 0 };
     int rc;
-    snprintf(key.model, sizeof key.model, "%s", sp->model_arg);
-    snprintf(key.topology, sizeof key.topology, "%s", sp->topo_arg);
+    key.model = sp->model_arg;
+    key.topology = sp->topo_arg;
     const char *one = sp->schedule ? sp->schedule : "gpipe";
     const char *const *names = sp->schedules ? sp->schedules : &one;
     int nsched = sp->schedules ? sp->nschedule : 1;
@@ -403,6 +417,14 @@ static int drain(struct pool *p, ana_db *db, struct ana_sweep_stats *st, double 
     return rc;
 }
 
+void ana_sweep_job_release(struct ana_sweep_job *j)
+{
+    free(j->run.stages);
+    free(j->run.partition);
+    j->run.stages = NULL;
+    j->run.partition = NULL;
+}
+
 int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *j,
                     struct ana_sweep_stats *st)
 {
@@ -415,8 +437,7 @@ int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_swee
             snprintf(st->unstored_first, sizeof st->unstored_first, "K=%d M=%d %s %s %s: %s",
                      j->run.K, j->run.M, j->run.schedule, j->run.remat, j->run.strategy,
                      j->run.message);
-        free(j->run.stages);
-        j->run.stages = NULL;
+        ana_sweep_job_release(j);
         return 0;
     }
     int rc = ana_db_insert(db, &j->run, sp->command ? sp->command : "");
@@ -428,8 +449,7 @@ int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_swee
         st->done++;
         st->failed += strcmp(j->run.status, "ok") != 0;
     }
-    free(j->run.stages);
-    j->run.stages = NULL;
+    ana_sweep_job_release(j);
     return 0;
 }
 
@@ -563,7 +583,7 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
     if (sp->handle_signals)
         signals_restore();
     for (int i = 0; jobs && i < n; i++)
-        free(jobs[i].run.stages);
+        ana_sweep_job_release(&jobs[i]);
     free(jobs);
     ana_db_close(db);
     if (rc == 0 && !sp->quiet)

@@ -33,8 +33,10 @@ int ana_sweep_prepare(const struct ana_sweep_spec *sp, const char *db_path, ana_
 /* Runs jobs shard, shard + nshards, ... (0 <= shard < nshards). */
 int ana_sweep_pool(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *jobs,
                    int n, int shard, int nshards, struct ana_sweep_stats *st);
+/* Frees j's stages and partition (NULL after). */
+void ana_sweep_job_release(struct ana_sweep_job *j);
 /* Inserts j's row (inside the caller's transaction), counts it in st and
- * frees its stages. */
+ * frees its stages and partition. */
 int ana_sweep_store(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sweep_job *j,
                     struct ana_sweep_stats *st);
 /* PS_EINTR when fewer than n rows were stored; frees jobs, closes db. */

@@ -33,10 +33,11 @@
 #endif
 
 #ifdef PIPESIM_MPI
-enum { TAG_COUNT = 21, TAG_ROW, TAG_STAGES };
+enum { TAG_COUNT = 21, TAG_ROW, TAG_STAGES, TAG_PARTITION };
 
-/* Rank r > 0: its finished rows to rank 0 (count, then each row and its
- * stages). */
+/* Rank r > 0: its finished rows to rank 0 (count, then each row, its stages
+ * and its partition's length and text: the row's pointers are this rank's,
+ * rank 0 puts back its own model and topology). */
 static void send_rows(struct ana_sweep_job *jobs, int n, int rank, int size)
 {
     int k = 0;
@@ -49,10 +50,16 @@ static void send_rows(struct ana_sweep_job *jobs, int n, int rank, int size)
         struct ana_sweep_job j = jobs[i];
         int idx = i;
         j.run.stages = NULL;
+        j.run.partition = NULL;
+        j.run.model = j.run.topology = NULL;
+        const char *part = jobs[i].run.partition ? jobs[i].run.partition : "";
+        int plen = (int)strlen(part) + 1;
         MPI_Send(&idx, 1, MPI_INT, 0, TAG_ROW, MPI_COMM_WORLD);
         MPI_Send(&j, (int)sizeof j, MPI_BYTE, 0, TAG_ROW, MPI_COMM_WORLD);
         MPI_Send(jobs[i].run.stages, (int)(sizeof *jobs[i].run.stages * (size_t)j.run.n_stages),
                  MPI_BYTE, 0, TAG_STAGES, MPI_COMM_WORLD);
+        MPI_Send(&plen, 1, MPI_INT, 0, TAG_PARTITION, MPI_COMM_WORLD);
+        MPI_Send(part, plen, MPI_CHAR, 0, TAG_PARTITION, MPI_COMM_WORLD);
     }
 }
 
@@ -77,6 +84,17 @@ static int store_rows(const struct ana_sweep_spec *sp, ana_db *db, struct ana_sw
                 MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
             MPI_Recv(j.run.stages, (int)(sizeof *j.run.stages * (size_t)j.run.n_stages),
                      MPI_BYTE, r, TAG_STAGES, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            int plen = 0;
+            MPI_Recv(&plen, 1, MPI_INT, r, TAG_PARTITION, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (plen < 1)
+                PS_BUG("MPI sweep: rank %d sent a partition of %d bytes", r, plen);
+            if (!(j.run.partition = malloc((size_t)plen)))
+                MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
+            MPI_Recv(j.run.partition, plen, MPI_CHAR, r, TAG_PARTITION, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            j.run.partition[plen - 1] = 0;
+            j.run.model = jobs[idx].run.model; /* rank 0's key, the one stored */
+            j.run.topology = jobs[idx].run.topology;
             jobs[idx] = j;
             if (rc < 0) /* keep receiving, so no rank blocks */
                 continue;
@@ -131,8 +149,13 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
     st.skipped = head[2];
     if (rank && !(jobs = calloc((size_t)(n ? n : 1), sizeof *jobs)))
         MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
-    for (int i = 0; i < n; i++) /* a row each: the list may pass INT_MAX bytes */
+    for (int i = 0; i < n; i++) { /* a row each: the list may pass INT_MAX bytes */
         MPI_Bcast(&jobs[i], (int)sizeof *jobs, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (rank) { /* rank 0's pointers: this rank's own names (the same inputs) */
+            jobs[i].run.model = sp->model_arg;
+            jobs[i].run.topology = sp->topo_arg;
+        }
+    }
     struct ana_sweep_spec local = *sp;
     if (rank)
         local.progress = 0; /* rank 0's bar is the sweep's */
@@ -154,7 +177,7 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
 out:
     if (rank) {
         for (int i = 0; jobs && i < n; i++)
-            free(jobs[i].run.stages);
+            ana_sweep_job_release(&jobs[i]);
         free(jobs);
         if (sp->handle_signals)
             ana_sweep_end(&(struct ana_sweep_spec){ .handle_signals = 1, .quiet = 1 },

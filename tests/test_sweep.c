@@ -490,6 +490,64 @@ Test(sweep, a_malformed_memory_limit_is_refused_not_stored)
     cr_assert_eq(count(db, "SELECT count(*) FROM runs WHERE status = 'ok'"), 4);
 }
 
+/* Names and partitions were cut at 255 bytes in the database: two copies of a
+ * topology under long paths alike in their first 255 bytes were one key (the
+ * second never simulated), report --topology with the whole path matched
+ * nothing, and K=200's partition was stored "10,10,...,... (200 stages)". */
+Test(sweep, long_names_and_partitions_are_stored_whole, .timeout = 120)
+{
+    char longdir[512], t1[640], t2[640], db[128], args[2048], csv[128];
+    char seg[201];
+    memset(seg, 'a', 200);
+    seg[200] = 0;
+    snprintf(longdir, sizeof longdir, "%s/%s/%s", dir, seg, seg);
+    snprintf(t1, sizeof t1, "%s/one/t.json", longdir);
+    snprintf(t2, sizeof t2, "%s/two/t.json", longdir);
+    cr_assert_eq(th_sh("mkdir -p %s/one %s/two && cp " TOPO " %s && cp " TOPO " %s", longdir,
+                       longdir, t1, t2), 0);
+    path(db, "long.db");
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "sweep --model " MODEL " --topology %s -K 1,2 -M 1 "
+                 "--batch 4 --quiet --db %s", i ? t2 : t1, db);
+        expect_cli(args, 0, "");
+    }
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 4, "each path its own rows");
+    path(csv, "long.csv");
+    snprintf(args, sizeof args, "report --db %s --topology %s --csv %s", db, t2, csv);
+    expect_cli(args, 0, "");
+    char text[8192];
+    th_slurp(dir, "long.csv", text, sizeof text);
+    int lines = 0;
+    for (char *p = text; *p; p++)
+        lines += *p == '\n';
+    cr_assert_eq(lines, 3, "header + the two runs of the whole path: %s", text);
+    cr_assert(strstr(text, t2), "%s", text);
+
+    /* K=200 on 200 devices: 10 layers a stage, the partition in the CSV whole */
+    th_put(dir, "t200.json",
+             "{ \"name\": \"t200\", \"bytes_per_param\": 12, \"devices\": [ { \"name\": \"d\","
+             " \"count\": 200, \"flops\": 1e14, \"memory\": 16e9, \"mem_bandwidth\": 0,"
+             " \"efficiency\": { \"max\": 1.0, \"batch_half\": 0, \"overhead_s\": 0 } } ],"
+             " \"links\": [ { \"name\": \"bus\", \"endpoints\": \"*\", \"shared\": true,"
+             " \"bandwidth\": 1e11, \"latency\": 1e-6 } ] }\n");
+    path(db, "k200.db");
+    snprintf(args, sizeof args, "sweep --model mlp:layers=2000,width=16 --topology %s/t200.json"
+             " -K 200 -M 1 --batch 1 --quiet --db %s", dir, db);
+    expect_cli(args, 0, "");
+    path(csv, "k200.csv");
+    snprintf(args, sizeof args, "report --db %s --csv %s", db, csv);
+    expect_cli(args, 0, "");
+    char want[1024] = "\"";
+    for (int s = 0; s < 200; s++)
+        strcat(want, s ? ",10" : "10");
+    strcat(want, "\"");
+    char *big = malloc(1 << 16);
+    cr_assert(big);
+    th_slurp(dir, "k200.csv", big, 1 << 16);
+    cr_assert(strstr(big, want), "the partition is not whole: %s", big);
+    free(big);
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
@@ -1111,8 +1169,8 @@ Test(sweep, report_json_names_a_value_it_cannot_write_not_out_of_memory)
     static struct ana_run runs[2];
     for (int i = 0; i < 2; i++) {
         struct ana_run *r = &runs[i];
-        snprintf(r->model, sizeof r->model, "m.csv");
-        snprintf(r->topology, sizeof r->topology, "t.json");
+        r->model = "m.csv";
+        r->topology = "t.json";
         snprintf(r->schedule, sizeof r->schedule, "gpipe");
         snprintf(r->remat, sizeof r->remat, "except_last");
         snprintf(r->strategy, sizeof r->strategy, "uniform");
