@@ -88,6 +88,50 @@ void ana_db_close(ana_db *d)
     free(d);
 }
 
+/* Every column of the schema, "table.column" (version 1: all but
+ * runs.replicas), NULL-terminated. */
+static const char *const schema_cols[] = {
+    "runs.id", "runs.model", "runs.model_hash", "runs.topology", "runs.topology_hash",
+    "runs.schedule", "runs.K", "runs.M", "runs.batch", "runs.replicas", "runs.remat",
+    "runs.strategy", "runs.status", "runs.message", "runs.partition", "runs.micro_batch",
+    "runs.step_s", "runs.samples_per_s", "runs.baseline_step_s", "runs.speedup",
+    "runs.bubble_sim", "runs.bubble_analytic", "runs.fits", "runs.n_ops", "runs.command",
+    "runs.version", "runs.created", "stages.run_id", "stages.stage", "stages.device",
+    "stages.first_layer", "stages.n_layers", "stages.busy_frac", "stages.fwd_s",
+    "stages.bwd_s", "stages.recomp_s", "stages.static_bytes", "stages.peak_act_bytes",
+    "stages.peak_bytes", "stages.capacity_bytes", "stages.fits", NULL,
+};
+
+/* The tables hold every column of d->version's schema: a file with tables
+ * of these names but other columns (another program's, with
+ * user_version 2) is refused here, before anything is written to it (it
+ * was stamped, and then preparing the statements failed). Reads only. */
+static int check_columns(ana_db *d)
+{
+    sqlite3_stmt *st;
+    int rc = ps_sqlite_prepare(d->db, d->path, "SELECT count(*) FROM pragma_table_info(?1)"
+                               " WHERE name = ?2 COLLATE NOCASE", &st, "reading the schema");
+    if (rc < 0)
+        return rc;
+    for (int i = 0; schema_cols[i] && rc == 0; i++) {
+        const char *tc = schema_cols[i], *dot = strchr(tc, '.');
+        if (d->version == 1 && !strcmp(tc, "runs.replicas"))
+            continue;
+        sqlite3_bind_text(st, 1, tc, (int)(dot - tc), SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, dot + 1, -1, SQLITE_STATIC);
+        int step = sqlite3_step(st);
+        if (step != SQLITE_ROW)
+            rc = ps_sqlite_error(d->db, step, d->path, "reading the schema");
+        else if (sqlite3_column_int(st, 0) == 0)
+            rc = ps_error(PS_EDB, "%s: not a pipesim sweep database: table %.*s has no "
+                          "column %s (another program's file?); left as it is", d->path,
+                          (int)(dot - tc), tc, dot + 1);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* The kind of database the file holds (ana_dbkind.h); with create, the
  * schema made in an empty file and a legacy one stamped, in one write
  * transaction taken before the check, so two sweeps starting on a new file
@@ -102,12 +146,16 @@ static int check_schema(ana_db *d, int create)
             return rc;
         if (state == ANA_DB_EMPTY)
             return ps_error(PS_EDB, "%s: empty database, no pipesim results in it", d->path);
-        return ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what, &d->version);
+        if ((rc = ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what,
+                                &d->version)) < 0)
+            return rc;
+        return check_columns(d);
     }
     if ((rc = ps_sqlite_begin(d->db, d->path, what)) < 0)
         return rc;
     if ((rc = ana_dbkind_check(d->db, d->path, ANA_DBKIND_SWEEP, &state)) < 0 ||
-        (rc = ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what, &d->version)) < 0)
+        (rc = ps_sqlite_int(d->db, d->path, "PRAGMA user_version", what, &d->version)) < 0 ||
+        (state != ANA_DB_EMPTY && (rc = check_columns(d)) < 0))
         goto rollback;
     if (state == ANA_DB_EMPTY &&
         (rc = ps_sqlite_exec(d->db, d->path, schema, "creating the schema")) < 0)

@@ -548,6 +548,29 @@ Test(sweep, long_names_and_partitions_are_stored_whole, .timeout = 120)
     free(big);
 }
 
+/* Another program's file with tables named runs and stages and user_version 2
+ * passed the kind check as a legacy sweep database: the sweep stamped its
+ * application_id and committed, and only then failed preparing its
+ * statements (exit 8, the file changed). Its columns are checked first: the
+ * file is left byte for byte as it was. */
+Test(sweep, another_programs_runs_table_is_refused_untouched)
+{
+    char db[128], args[512];
+    path(db, "leg.db");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE runs (a, b); CREATE TABLE stages (c);"
+                              " PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    cr_assert_eq(th_sh("cp %s %s.orig", db, db), 0);
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 8, "table runs has no column id");
+    cr_assert_eq(th_sh("cmp -s %s %s.orig", db, db), 0, "the file was written");
+    snprintf(args, sizeof args, "report --db %s", db);
+    expect_cli(args, 8, "not a pipesim sweep database");
+    cr_assert_eq(th_sh("cmp -s %s %s.orig", db, db), 0, "the file was written");
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
