@@ -14,6 +14,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* How long a statement waits for another process's lock: 2 s, so a second
+ * writer holding the database (an EXCLUSIVE lock, another sweep's open
+ * schema transaction) is refused soon; but COMMIT, which we run holding the
+ * write lock (BEGIN IMMEDIATE), can only be waiting for readers (an open
+ * sqlite3 shell, a long pipesim report) to finish: it waits up to 10
+ * minutes, where a reader holding its transaction 2 s ended the sweep. */
+#define LOCK_WAIT_MS 2000
+#define COMMIT_WAIT_MS (10 * 60 * 1000)
+
 struct ana_db {
     sqlite3 *db;
     char *path;
@@ -167,7 +176,7 @@ static int check_schema(ana_db *d, int create)
     if (state != ANA_DB_CURRENT && (rc = ana_dbkind_stamp(d->db, d->path,
                                                           ANA_DBKIND_SWEEP)) < 0)
         goto rollback;
-    if ((rc = ps_sqlite_commit(d->db, d->path, "creating the schema")) < 0)
+    if ((rc = ana_db_commit(d)) < 0)
         goto rollback;
     d->version = ANA_DB_SCHEMA;
     return 0;
@@ -201,7 +210,7 @@ int ana_db_open(const char *path, int create, ana_db **out)
         rc = ps_sqlite_error(d->db, rc, d->path, "cannot open");
         goto err_close;
     }
-    sqlite3_busy_timeout(d->db, 2000);
+    sqlite3_busy_timeout(d->db, LOCK_WAIT_MS);
     if ((rc = check_schema(d, create)) < 0)
         goto err_close;
     if ((rc = ps_sqlite_exec(d->db, d->path, "PRAGMA foreign_keys = ON", "setting up")) < 0)
@@ -240,7 +249,10 @@ int ana_db_begin(ana_db *d)
 
 int ana_db_commit(ana_db *d)
 {
-    return ps_sqlite_commit(d->db, d->path, "committing");
+    sqlite3_busy_timeout(d->db, COMMIT_WAIT_MS);
+    int rc = ps_sqlite_commit(d->db, d->path, "committing");
+    sqlite3_busy_timeout(d->db, LOCK_WAIT_MS);
+    return rc;
 }
 
 /* The key's 11 parameters, in KEY_COLS order. */

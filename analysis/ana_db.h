@@ -28,7 +28,8 @@
  * One connection per process, used by one thread. Errors: a name SQLite
  * keeps off disk ("", ":memory:", "file:" URIs) -> PS_EUSAGE; a file that
  * is not SQLite, a database of another kind, schema or version, or one
- * locked by another writer for more than 2 s, or ana_db_load's row holding
+ * locked by another writer for more than 2 s (a commit waits up to 10
+ * minutes: only readers can hold it back), or ana_db_load's row holding
  * a value sweep could not have written (a K beyond -K's range, an infinite
  * throughput, a NULL step time: analysis/ana_db_check.h) -> PS_EDB naming
  * the file (and the table, row and column);

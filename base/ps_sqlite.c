@@ -29,7 +29,8 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
         break;
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-        why = "the database is locked by another process (another pipesim writing to it?)";
+        why = "the database is locked by another process (another program reading it, or "
+              "another pipesim writing to it?)";
         break;
     case SQLITE_NOTADB: why = "not an SQLite database"; break;
     case SQLITE_CORRUPT: why = "the database file is corrupt"; break;

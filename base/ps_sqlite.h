@@ -11,7 +11,8 @@
  *   SQLITE_FULL                    PS_EIO    "disk full"
  *   SQLITE_READONLY                PS_EIO    "the database is read-only"
  *   SQLITE_BUSY, SQLITE_LOCKED     PS_EDB    "the database is locked by another
- *                                  process (another pipesim writing to it?)"
+ *                                  process (another program reading it, or
+ *                                  another pipesim writing to it?)"
  *   SQLITE_NOTADB                  PS_EDB    "not an SQLite database"
  *   SQLITE_CORRUPT                 PS_EDB    "the database file is corrupt"
  *   anything else (SQLITE_CANTOPEN PS_EDB    SQLite's own message for db

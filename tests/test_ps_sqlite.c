@@ -35,7 +35,8 @@ static void expect_map(int rc, int code, const char *msg)
     cr_expect_str_eq(ps_errmsg(), msg, "rc %d", rc);
 }
 
-#define LOCKED "the database is locked by another process (another pipesim writing to it?)"
+#define LOCKED "the database is locked by another process (another program reading it, or " \
+               "another pipesim writing to it?)"
 
 Test(ps_sqlite, each_result_code_maps_to_its_pipesim_error)
 {
@@ -131,7 +132,7 @@ Test(ps_sqlite, a_database_another_connection_holds_locked)
     cr_assert_eq(sqlite3_exec(holder, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
     cr_assert_eq(sqlite3_open(p, &db), SQLITE_OK);
     sqlite3_busy_timeout(db, 0);
-    char want[256];
+    char want[512];
     cr_expect_eq(ps_sqlite_begin(db, p, "starting a transaction"), -PS_EDB);
     snprintf(want, sizeof want, "%s: starting a transaction: " LOCKED, p);
     cr_expect_str_eq(ps_errmsg(), want);

@@ -571,6 +571,48 @@ Test(sweep, another_programs_runs_table_is_refused_untouched)
     cr_assert_eq(th_sh("cmp -s %s %s.orig", db, db), 0, "the file was written");
 }
 
+/* A reader holding its transaction (an open sqlite3 shell, a long report) for
+ * more than 2 s made the sweep's commit fail, exit 8 "locked ... (another
+ * pipesim writing to it?)": a commit now waits for readers. The reader lets
+ * go 3 s after the sweep began writing (its journal is there). */
+Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120)
+{
+    char db[128], args[512], journal[160];
+    path(db, "read.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 0, "");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    snprintf(journal, sizeof journal, "%s-journal", db);
+    char err[128];
+    path(err, "read.err");
+    snprintf(args, sizeof args, "exec %s sweep --model " MODEL " --topology " TOPO " -K 1,2 "
+             "-M 1,2,4 --batch 4 --quiet --db %s 2>%s", th_pipesim(), db, err);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+        _exit(127);
+    }
+    struct stat sb;
+    int waited = 0, status = 0, reaped = 0;
+    while (stat(journal, &sb) != 0 && !(reaped = waitpid(pid, &status, WNOHANG) == pid) &&
+           waited++ < 6000)
+        usleep(10000);
+    if (!reaped)
+        sleep(3);
+    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(h);
+    if (!reaped && waitpid(pid, &status, 0) != pid)
+        cr_assert_fail("waitpid: %s", strerror(errno));
+    char msg[2048];
+    th_slurp(dir, "read.err", msg, sizeof msg);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d: %s", status, msg);
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 6);
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
