@@ -4,14 +4,17 @@
 #include "analysis/ana_dbkind.h"
 #include "models/mdl_device.h"
 #include "models/mdl_gen.h"
+#include "base/ps_afile.h"
 #include "base/ps_error.h"
 #include "base/ps_sqlite.h"
 #include "base/ps_util.h"
 
 #include <sqlite3.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* How long a statement waits for another process's lock: 2 s, so a second
@@ -186,6 +189,32 @@ rollback:
     return rc;
 }
 
+/* With create, the file this open is to make (path, or where a dangling link
+ * leads), or NULL when it is there already (or cannot be named). */
+static char *file_to_make(const char *path)
+{
+    char *to = NULL;
+    struct stat sb;
+    if (ps_afile_resolve(path, &to) != 0)
+        return NULL;
+    if (stat(to, &sb) == 0 || errno != ENOENT) {
+        free(to);
+        return NULL;
+    }
+    return to;
+}
+
+/* A failed open takes away the file it made, while still empty (SQLite made
+ * it and nothing was written: a full disk; a file another sweep filled
+ * meanwhile stays), so that the command can take away the folders it made. */
+static void unmake(char *made)
+{
+    struct stat sb;
+    if (made && stat(made, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
+        unlink(made);
+    free(made);
+}
+
 int ana_db_open(const char *path, int create, ana_db **out)
 {
     *out = NULL;
@@ -200,6 +229,7 @@ int ana_db_open(const char *path, int create, ana_db **out)
         free(d);
         return ps_error(PS_ENOMEM, "out of memory");
     }
+    char *made = create ? file_to_make(path) : NULL;
     /* A reader opens read-write too (never creating): a sweep killed in a commit
      * leaves a hot journal, which SQLite rolls back at the first read only for a
      * connection that may write (read-only, report and plot failed with "the
@@ -234,11 +264,13 @@ int ana_db_open(const char *path, int create, ana_db **out)
             (rc = ps_sqlite_prepare(d->db, d->path, has, &d->has, what)) < 0)
             goto err_close;
     }
+    free(made);
     *out = d;
     return 0;
 
 err_close:
     ana_db_close(d);
+    unmake(made);
     return rc;
 }
 

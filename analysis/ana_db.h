@@ -34,7 +34,8 @@
  * throughput, a NULL step time: analysis/ana_db_check.h) -> PS_EDB naming
  * the file (and the table, row and column);
  * a read-only file or a full disk -> PS_EIO, SQLite out of memory ->
- * PS_ENOMEM (base/ps_sqlite.h).
+ * PS_ENOMEM (base/ps_sqlite.h). A create that fails takes away the file
+ * it made (path, or where a dangling link leads) while it is still empty.
  *
  * Ownership: ana_db_open / ana_db_close (NULL ok); ana_db_load allocates the
  * run array and each run's strings (ana_runs_free). Names and partitions

@@ -613,6 +613,26 @@ Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120
     cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 6);
 }
 
+/* A sweep that could not make its new database (here no byte may be written:
+ * a full disk) left the empty file SQLite made and so the folders made for it:
+ * both are taken away again. */
+Test(sweep, a_database_that_cannot_be_made_leaves_no_file_or_folder)
+{
+    char db[128], args[640];
+    path(db, "new/sub/x.db");
+    snprintf(args, sizeof args, "trap '' XFSZ; ulimit -f 0; exec %s " SWEEP "--db %s",
+             th_pipesim(), db);
+    char q[700];
+    snprintf(q, sizeof q, "sh -c \"%s\" 2>/dev/null", args);
+    int rc = th_sh("%s", q);
+    cr_assert(rc == 8 || rc == 5, "exit %d", rc); /* SQLite's write error, or disk full */
+    char folder[128];
+    path(folder, "new");
+    struct stat sb;
+    cr_assert(stat(db, &sb) != 0, "the empty database file is left");
+    cr_assert(stat(folder, &sb) != 0, "its folders are left");
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
