@@ -425,6 +425,7 @@ static const char load_stages_sql[] =
 static int load_stages(ana_db *d, sqlite3_stmt *st, sqlite3_int64 id, struct ana_run *r)
 {
     int rc;
+    sqlite3_int64 misplaced = -1; /* the first stage index not at its place */
     sqlite3_bind_int64(st, 1, id);
     int cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -441,6 +442,8 @@ static int load_stages(ana_db *d, sqlite3_stmt *st, sqlite3_int64 id, struct ana
             sqlite3_reset(st);
             return rc;
         }
+        if (misplaced < 0 && sqlite3_column_int64(st, 12) != r->n_stages)
+            misplaced = sqlite3_column_int64(st, 12);
         struct ana_run_stage *g = &r->stages[r->n_stages++];
         g->device = sqlite3_column_int(st, 0);
         g->first_layer = sqlite3_column_int(st, 1);
@@ -457,7 +460,9 @@ static int load_stages(ana_db *d, sqlite3_stmt *st, sqlite3_int64 id, struct ana
     }
     rc = rc == SQLITE_DONE ? 0 : ps_sqlite_error(d->db, rc, d->path, "reading stages");
     sqlite3_reset(st);
-    return rc;
+    /* as many as the run has, numbered in order: a row missing printed 0, an
+     * extra one (stage 7 of K=2) its bogus memory */
+    return rc < 0 ? rc : ana_db_check_stages(r, id, misplaced, d->path);
 }
 
 int ana_db_load(ana_db *d, struct ana_run **runs, int *n)

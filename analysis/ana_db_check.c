@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* One column: its index in the row, its name, its kind ('i' integer, 'r'
@@ -167,4 +168,44 @@ int ana_db_check_stage(sqlite3_stmt *st, const char *path, sqlite3_int64 run_id,
         return 0;
     return ps_error(PS_EDB, "%s: stages row (run_id %lld, stage %lld): %s", path, run_id, stage,
                     why);
+}
+
+/* The stages partition names: its entries ("3,3,2": 3), or N of a partition
+ * stored cut by an older release ("10,10,... (200 stages)"); 0 when it names
+ * none. */
+static long partition_stages(const char *part)
+{
+    const char *cut = strstr(part, ",... (");
+    if (cut)
+        return strtol(cut + 6, NULL, 10);
+    if (!*part)
+        return 0;
+    long n = 1;
+    for (const char *p = part; *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+int ana_db_check_stages(const struct ana_run *r, sqlite3_int64 id, sqlite3_int64 misplaced,
+                        const char *path)
+{
+    char why[160];
+    int ok = !strcmp(r->status, "ok");
+    long want = ok ? partition_stages(r->partition ? r->partition : "") : 0;
+    if (misplaced >= 0)
+        snprintf(why, sizeof why, "a stages row with stage %lld out of place (a run's n "
+                 "stages are numbered 0 to n-1; it has %d row%s)", misplaced, r->n_stages,
+                 r->n_stages == 1 ? "" : "s");
+    else if (!ok && r->n_stages)
+        snprintf(why, sizeof why, "%d stages row%s for a run that could not run (status "
+                 "%.16s): sweep stores none", r->n_stages, r->n_stages == 1 ? "" : "s",
+                 r->status);
+    else if (ok && (r->n_stages != want || r->n_stages < r->K || r->n_stages % r->K))
+        snprintf(why, sizeof why, "%d stages row%s where its partition has %ld stage%s (a "
+                 "multiple of K=%d)", r->n_stages, r->n_stages == 1 ? "" : "s", want,
+                 want == 1 ? "" : "s", r->K);
+    else
+        return 0;
+    return ps_error(PS_EDB, "%s: runs row %lld (schedule %s, K=%d, M=%d, batch %ld, replicas "
+                    "%d): %s", path, id, r->schedule, r->K, r->M, r->batch, r->replicas, why);
 }

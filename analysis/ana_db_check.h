@@ -17,6 +17,11 @@
  *           static/activation/peak bytes: integers >= 0; busy_frac, fwd_s,
  *           bwd_s, recomp_s, capacity_bytes finite and >= 0; fits 0 or 1.
  *
+ *   a run's stages: numbered 0 to n-1 (n rows); a run with status "ok"
+ *           has as many as its partition names, a multiple of K (K, or K x
+ *           v for the schedules with v stages a device); any other run none
+ *           (ana_db_check_stages, after the run's stages are read).
+ *
  * A value that is not is PS_EDB, one line naming the file, the table, the
  * row and the column: "x.db: runs row 7 (schedule gpipe, K=2, M=4, batch 8,
  * replicas 1): samples_per_s: inf is not a finite number".
@@ -34,5 +39,10 @@
 int ana_db_check_run(sqlite3_stmt *st, const char *path);
 int ana_db_check_stage(sqlite3_stmt *st, const char *path, sqlite3_int64 run_id,
                        sqlite3_int64 stage);
+struct ana_run;
+/* r as loaded (runs row id) with its stages: misplaced, the first stage
+ * index read that was not the row's position (-1: none). */
+int ana_db_check_stages(const struct ana_run *r, sqlite3_int64 id, sqlite3_int64 misplaced,
+                        const char *path);
 
 #endif

@@ -633,6 +633,46 @@ Test(sweep, a_database_that_cannot_be_made_leaves_no_file_or_folder)
     cr_assert(stat(folder, &sb) != 0, "its folders are left");
 }
 
+/* A run's stages rows not matching it (a row deleted: report printed 0.000;
+ * an extra stage 7 of a K=2 run: report --metric memory printed its value)
+ * are a damaged database, exit 8 naming the file and the run. */
+Test(sweep, stage_rows_that_do_not_match_the_run_are_refused)
+{
+    char good[128], db[128], args[512];
+    path(good, "st.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", good);
+    expect_cli(args, 0, "");
+    const char *edits[] = {
+        "DELETE FROM stages WHERE run_id = (SELECT id FROM runs WHERE K = 2 AND M = 2)",
+        "INSERT INTO stages SELECT run_id, 7, device, first_layer, n_layers, busy_frac, fwd_s,"
+        " bwd_s, recomp_s, static_bytes, peak_act_bytes, peak_bytes * 100, capacity_bytes,"
+        " fits FROM stages WHERE stage = 0 AND run_id = (SELECT id FROM runs WHERE K = 2 AND"
+        " M = 2)",
+        "DELETE FROM stages WHERE stage = 1 AND run_id = (SELECT id FROM runs WHERE K = 2 AND"
+        " M = 2)",
+    };
+    const char *what[] = { "0 stages rows where its partition has 2 stages",
+                           "a stages row with stage 7 out of place",
+                           "1 stages row where its partition has 2 stages" };
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "st%d.db", i);
+        path(db, name);
+        cr_assert_eq(th_sh("cp %s %s", good, db), 0);
+        sqlite3 *h;
+        cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+        cr_assert_eq(sqlite3_exec(h, edits[i], NULL, NULL, NULL), SQLITE_OK, "%s",
+                     sqlite3_errmsg(h));
+        sqlite3_close(h);
+        snprintf(args, sizeof args, "report --db %s --metric memory", db);
+        expect_cli(args, 8, what[i]);
+        expect_cli(args, 8, "(schedule gpipe, K=2, M=2, batch 4, replicas 1)");
+        expect_cli(args, 8, name);
+        snprintf(args, sizeof args, "plot --db %s --out-dir %s/p%d", db, dir, i);
+        expect_cli(args, 8, what[i]);
+    }
+}
+
 Test(sweep, ctrl_c_keeps_rows_and_exits_10, .timeout = 120)
 {
     char db[128];
