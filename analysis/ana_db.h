@@ -7,7 +7,8 @@
  * open before any work (analysis/ana_dbkind.h: a validation database or
  * another program's file is refused, as is one whose runs and stages
  * tables lack a column of the schema, before anything is written to it;
- * one of the previous release, without application_id, is read as it is and stamped by the next sweep). Version 1
+ * one of the previous release, without application_id, is read as it is
+ * and stamped by the next sweep). Version 1
  * (before data-parallel replicas) is read with replicas = 1 for every run;
  * the next sweep into it upgrades it to version 2 in its first transaction
  * (the runs table rebuilt with the replicas column in its key, ids kept, so
