@@ -6,7 +6,11 @@
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
 
+#include "base/ps_util.h"
+
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +39,13 @@ int stu_out_begin(struct stu_out *s, const char *out_dir, FILE *log)
     return 0;
 }
 
-/* Records name (once) and tracks its staged path for the signal handler. */
+/* Records name (once) and tracks its staged path for the signal handler;
+ * its index in s->files. */
 static int add(struct stu_out *s, const char *name)
 {
     for (int i = 0; i < s->n; i++)
         if (!strcmp(s->files[i].name, name))
-            return 0;
+            return i;
     if (strlen(name) >= sizeof s->files->name)
         return ps_error(PS_EUSAGE, "output name too long: %s", name);
     if (s->n == s->cap) {
@@ -56,8 +61,8 @@ static int add(struct stu_out *s, const char *name)
     if (rc < 0 || (rc = ps_afile_track(path)) < 0)
         return rc;
     snprintf(s->files[s->n].name, sizeof s->files->name, "%s", name);
-    s->files[s->n++].slot = rc;
-    return 0;
+    s->files[s->n].slot = rc;
+    return s->n++;
 }
 
 int stu_out_shown(const struct stu_out *s, int rc)
@@ -82,34 +87,57 @@ int stu_out_shown(const struct stu_out *s, int rc)
     return ps_error(ps_errcode(), "%s", now);
 }
 
-int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
+/* Copies the staged file from into out (NULL: reads only) and sums its
+ * bytes into *sum (FNV-1a 64). The staged file is opened without following
+ * a link: one that a template's gnuplot script put in its place is refused. */
+static int copy_into(const char *from, FILE *out, const char *to, uint64_t *sum)
 {
-    int rc = add(s, name); /* tracked before it exists: no window for a signal */
-    if (rc < 0) {
-        ps_afile_abort(af);
-        return rc;
+    int fd = open(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+        errno = EINVAL;
     }
-    return stu_out_shown(s, ps_afile_commit(af));
-}
-
-/* Copies the staged file into the open output. */
-static int copy_into(const char *from, struct ps_afile *af, const char *to)
-{
-    FILE *in = fopen(from, "rb");
-    if (!in)
-        return ps_error(PS_EIO, "%s: cannot read: %s", from, strerror(errno));
+    FILE *in = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!in) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return ps_error(PS_EIO, "%s: cannot read: %s", from,
+                        e == ELOOP || e == EINVAL ? "not a regular file" : strerror(e));
+    }
     char buf[65536];
     size_t k;
     int rc = 0;
-    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, k, af->f) != k) {
+    *sum = PS_FNV_INIT;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0) {
+        *sum = ps_fnv1a(buf, k, *sum);
+        if (out && fwrite(buf, 1, k, out) != k) {
             rc = ps_error(PS_EIO, "%s: write failed: %s", to, strerror(errno ? errno : EIO));
             break;
         }
+    }
     if (rc == 0 && ferror(in))
         rc = ps_error(PS_EIO, "%s: cannot read: %s", from, strerror(errno ? errno : EIO));
     fclose(in);
     return rc;
+}
+
+int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
+{
+    int i = add(s, name); /* tracked before it exists: no window for a signal */
+    if (i < 0) {
+        ps_afile_abort(af);
+        return i;
+    }
+    int rc = ps_afile_commit(af);
+    char path[8192];
+    /* what was staged, summed: published only as it was written (a template's
+     * gnuplot script runs in this folder and may write over it) */
+    if (rc == 0 && (rc = stu_join(s->stage, name, path, sizeof path)) == 0)
+        rc = copy_into(path, NULL, NULL, &s->files[i].sum);
+    return stu_out_shown(s, rc);
 }
 
 int stu_out_commit(struct stu_out *s)
@@ -127,8 +155,11 @@ int stu_out_commit(struct stu_out *s)
             (rc = ps_afile_open(&af[i], to)) < 0)
             break;
         open_n = i + 1;
-        if ((rc = stu_join(s->stage, s->files[i].name, from, sizeof from)) == 0)
-            rc = copy_into(from, &af[i], to);
+        uint64_t sum;
+        if ((rc = stu_join(s->stage, s->files[i].name, from, sizeof from)) == 0 &&
+            (rc = copy_into(from, af[i].f, to, &sum)) == 0 && sum != s->files[i].sum)
+            rc = ps_error(PS_EIO, "%s: changed after pipesim wrote it (by a gnuplot script "
+                          "of the --data templates?): nothing written", to);
     }
     for (int i = 0; i < open_n && rc == 0; i++)
         rc = ps_afile_sync(&af[i]);
@@ -149,15 +180,54 @@ int stu_out_commit(struct stu_out *s)
     return rc;
 }
 
+/* Removes everything in the folder dfd (and closes it): no link is
+ * followed and no other file system entered (a folder there is left, and
+ * so are the folders above it). depth bounds the recursion. */
+static void empty_dir(int dfd, dev_t dev, int depth)
+{
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st, sub_st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!S_ISDIR(st.st_mode)) {
+            unlinkat(dirfd(d), e->d_name, 0);
+            continue;
+        }
+        if (st.st_dev != dev || depth >= 64)
+            continue;
+        int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        if (fstat(sub, &sub_st) != 0 || sub_st.st_dev != dev || sub_st.st_ino != st.st_ino) {
+            close(sub);
+            continue;
+        }
+        empty_dir(sub, dev, depth + 1);
+        unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
 void stu_out_abort(struct stu_out *s)
 {
-    char path[8192];
-    for (int i = 0; i < s->n; i++) {
-        if (stu_join(s->stage, s->files[i].name, path, sizeof path) == 0)
-            unlink(path);
+    for (int i = 0; i < s->n; i++)
         ps_afile_untrack(s->files[i].slot);
-    }
     if (s->stage[0]) {
+        /* the run's own folder: all in it goes, what a template's gnuplot
+         * script wrote there too (it runs there: stu_paper_plot) */
+        struct stat st;
+        int fd = open(s->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0)
+            empty_dir(fd, st.st_dev, 0);
+        else if (fd >= 0)
+            close(fd);
         rmdir(s->stage);
         s->stage[0] = 0;
     }

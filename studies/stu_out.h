@@ -16,7 +16,11 @@
  * writes "wrote <out_dir>/<name>" on log per file once all are in place,
  * and removes the staging folder; on an error nothing is replaced and the
  * staging folder is removed. stu_out_abort removes it (after a failure;
- * harmless after a commit).
+ * harmless after a commit) with everything in it, files that a --data
+ * template's gnuplot script wrote there too (not following links, not
+ * entering another file system). A staged file is published only as
+ * stu_out_file found it: one changed since (a gnuplot script writing over
+ * table1.md) fails the commit, PS_EIO, nothing replaced.
  * Cost: each file is copied once from the staging folder.
  */
 #ifndef STU_OUT_H
@@ -24,6 +28,7 @@
 
 #include "base/ps_fs.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct stu_out {
@@ -39,6 +44,7 @@ struct stu_out {
     struct stu_out_entry {
         char name[256];
         int slot;       /* its ps_afile tracking slot */
+        uint64_t sum;   /* FNV-1a 64 of the bytes staged: published only unchanged */
     } *files;           /* staged, in the order written */
 };
 

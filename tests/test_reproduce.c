@@ -378,3 +378,39 @@ Test(reproduce, a_failing_figure_is_named_in_the_folder_asked_for)
     cr_expect_eq(th_sh("! grep -q 'pipesim-stage' %s/err", dir), 0, "the staging folder named");
     cr_expect_eq(th_sh("test ! -e %s/g", dir), 0, "something was written");
 }
+
+/* What a --data template's gnuplot script writes beside the figure (it runs
+ * in the staging folder) goes with the staging folder, on success and on
+ * failure (helper-103: a `set print` file left a .pipesim-stage-* folder per
+ * run, and a failed run the --out-dir it made); and a script that writes
+ * over a table pipesim staged (`set output "table1.md"`) publishes nothing
+ * (the PNG was published as table1.md, exit 0). */
+Test(reproduce, a_templates_extra_files_are_never_left_or_published)
+{
+    if (th_sh("command -v gnuplot >/dev/null") != 0)
+        cr_skip_test("gnuplot is not installed");
+    const char *pp = th_pipesim();
+    static const char *const extra[3] = {
+        "set print \\\"stray.txt\\\"\\nprint 1\\nsystem(\\\"mkdir -p sub/d && touch sub/d/f "
+        "&& ln -s /nonexistent sub/l\\\")\\n",
+        "set print \\\"s\\\"\\nprint 1\\nbad\\n",
+        "set output \\\"table1.md\\\"\\nreplot\\n" };
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(th_sh("rm -rf %s/d && cp -r studies/gpipe %s/d && printf \"%s\" >> "
+                           "%s/d/text/table2.gp", dir, dir, extra[k], dir), 0);
+        for (int run = 0; run < (k ? 1 : 2); run++) {
+            int rc = th_sh("%s reproduce gpipe --data %s/d --out-dir %s/o%d/new --quiet "
+                           "2>%s/err", pp, dir, dir, k, dir);
+            cr_expect_eq(rc, k ? 5 : 0, "template %d: exit %d", k, rc);
+        }
+        if (k) {
+            cr_expect_eq(th_sh("test ! -e %s/o%d", dir, k), 0, "template %d: a folder left", k);
+            continue;
+        }
+        cr_expect_eq(th_sh("test \"$(ls -A %s/o0/new | grep -c '^\\.')\" = 0", dir), 0,
+                     "a staging folder was left");
+        cr_expect_eq(th_sh("test ! -e %s/o0/new/stray.txt", dir), 0);
+    }
+    cr_expect_eq(th_sh("grep -q 'o2/new/table1.md: changed after pipesim wrote it' %s/err", dir),
+                 0);
+}
