@@ -414,3 +414,16 @@ Test(reproduce, a_templates_extra_files_are_never_left_or_published)
     cr_expect_eq(th_sh("grep -q 'o2/new/table1.md: changed after pipesim wrote it' %s/err", dir),
                  0);
 }
+
+/* --help says plainly that gpipe's --data runs code (its .gp templates are
+ * gnuplot scripts, which run shell commands), and that torchgpipe's runs
+ * none (helper-103: both called the folder prose and data). */
+Test(reproduce, help_says_the_gpipe_data_folder_is_code)
+{
+    const char *pp = th_pipesim();
+    cr_expect_eq(th_sh("%s reproduce gpipe --help | tr '\\n' ' ' | grep -q -- '--data is code, "
+                       "not only data: .* Give only a data folder you trust'", pp), 0);
+    cr_expect_eq(th_sh("%s paper --help | grep -q -- '--data is code'", pp), 0);
+    cr_expect_eq(th_sh("%s reproduce torchgpipe --help | grep -q 'Nothing in --data is run'",
+                       pp), 0);
+}
