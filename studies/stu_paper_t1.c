@@ -177,8 +177,10 @@ static void write_tables(FILE *f, const struct t1_model *m)
         const struct t1_col *col = &m->cols[i];
         const struct t1_res *r = &m->best[i];
         fprintf(f, "| %s | %d | %d | %s |", col->name, col->K, r->M, cfg(col->L, col->D, a, 64));
-        if (!r->fits) {
-            fprintf(f, " none fits |%s n/a | | | n/a | | | n/a |\n", count(col->params, a, 64));
+        if (!r->fits) { /* the header's 14 cells: the paper's figures, none predicted */
+            fprintf(f, " none fits | %s | n/a | n/a | %s | n/a | n/a | %s | n/a | n/a |\n",
+                    count(col->params, a, 64), mem(col->pmem, m->unit, c, 64),
+                    mem(col->act, m->unit, d, 64));
             continue;
         }
         fprintf(f, " %s%s |", r->capped ? ">= " : "", cfg(r->L, r->D, b, 64));
