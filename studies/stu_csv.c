@@ -124,12 +124,22 @@ int stu_csv_bad(const struct stu_csv *c, int k, const char *fmt, ...)
                     c->cols[k], why);
 }
 
-int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v)
+static int range(const struct stu_csv *c, int k, int na_ok, double lo, double hi, double *v)
 {
-    int rc = stu_csv_num(c, k, 0, v);
-    if (rc == 0 && !(*v > lo && *v <= hi))
+    int rc = stu_csv_num(c, k, na_ok, v);
+    if (rc == 0 && !isnan(*v) && !(*v > lo && *v <= hi))
         rc = stu_csv_bad(c, k, "%g is not in (%g, %g]", *v, lo, hi);
     return rc;
+}
+
+int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v)
+{
+    return range(c, k, 0, lo, hi, v);
+}
+
+int stu_csv_range_na(const struct stu_csv *c, int k, double lo, double hi, double *v)
+{
+    return range(c, k, 1, lo, hi, v);
 }
 
 /* Column k as a finite number >= 0 (na_ok: NA = NAN). */

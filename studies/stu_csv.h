@@ -41,8 +41,9 @@ int stu_csv_col(const struct stu_csv *c, int k);
 /* PS_EPARSE "file:line:column: field '<column k>': <printf(fmt, ...)>". */
 int stu_csv_bad(const struct stu_csv *c, int k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Column k as a finite number in (lo, hi]. */
+/* Column k as a finite number in (lo, hi] (stu_csv_range_na: or NA = NAN). */
 int stu_csv_range(const struct stu_csv *c, int k, double lo, double hi, double *v);
+int stu_csv_range_na(const struct stu_csv *c, int k, double lo, double hi, double *v);
 /* Column k as a finite number >= 0 (na_ok: NA = NAN). */
 int stu_csv_num(const struct stu_csv *c, int k, int na_ok, double *v);
 /* stu_csv_num, and > 0 (a published value errors are relative to; NA

@@ -133,8 +133,9 @@ const char *stu_paper_err(double pred, double paper, char *buf, size_t n)
 {
     if (!(paper > 0) || !isfinite(pred))
         snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "%+.1f %%", 100 * (pred / paper - 1));
+    else /* exponent notation past 7 digits: a cell of 32 bytes is never cut */
+        snprintf(buf, n, fabs(pred / paper - 1) < 1e5 ? "%+.1f %%" : "%+.2e %%",
+                 100 * (pred / paper - 1));
     return buf;
 }
 

@@ -116,6 +116,16 @@ static int load_t1(const char *dir, struct stu_ref *r)
     return rc;
 }
 
+/* A published ratio (normalized throughput, speed-up): > 0, in its range
+ * (stu_ref.h), or NA where na_ok. */
+static int ratio(const struct stu_csv *c, int k, int na_ok, double *v)
+{
+    int rc = stu_csv_pos(c, k, na_ok, v);
+    if (rc == 0)
+        rc = stu_csv_range_na(c, k, STU_REF_RATIO_MIN, STU_REF_RATIO_MAX, v);
+    return rc;
+}
+
 /* Tables 2 and 3: model, M, K, throughput. */
 static int load_tput(const char *dir, const char *name, int t3, struct stu_ref *r)
 {
@@ -129,7 +139,8 @@ static int load_tput(const char *dir, const char *name, int t3, struct stu_ref *
         double v;
         if ((rc = stu_csv_key(&c, 0, models, 2, &m)) < 0 ||
             (rc = stu_csv_key(&c, 1, t3 ? Ms + 2 : Ms, t3 ? 1 : 3, &j)) < 0 ||
-            (rc = stu_csv_key(&c, 2, Ks, 3, &k)) < 0 || (rc = stu_csv_pos(&c, 3, t3, &v)) < 0)
+            (rc = stu_csv_key(&c, 2, Ks, 3, &k)) < 0 ||
+            (rc = ratio(&c, 3, t3, &v)) < 0)
             break;
         /* normalized to K = 2 (Table 3) or K = 2, M = 1 (Table 2): that cell is 1 */
         if (k == 0 && (t3 || j == 0) && v != 1 && !(t3 && isnan(v))) { /* or NA */
@@ -164,7 +175,7 @@ static int load_tg(const char *dir, struct stu_ref *r)
     while ((rc = stu_csv_row(&c)) > 0) {
         int k, j;
         if ((rc = stu_csv_key(&c, 0, Ks, 3, &k)) < 0 || (rc = stu_csv_key(&c, 1, Ms, 3, &j)) < 0 ||
-            (rc = stu_csv_pos(&c, 2, 0, &r->tg_speedup[k][j])) < 0)
+            (rc = ratio(&c, 2, 0, &r->tg_speedup[k][j])) < 0)
             break;
         char what[32];
         snprintf(what, sizeof what, "K = %s M = %s", Ks[k], Ms[j]);

@@ -6,7 +6,10 @@
  * Format: '#' comment lines and blank lines anywhere, then a header naming
  * the columns (any order, each once, no others), then one row per published
  * cell; fields are split at commas (base/ps_csv.h), numbers must be finite
- * and >= 0, NA (Table 3 only) = not available. Every error is one
+ * and >= 0, NA (Table 3 only) = not available; a normalized throughput
+ * (Tables 2 and 3) and a torchgpipe speed-up must lie in (0.001, 1000]
+ * (STU_REF_RATIO_MIN, _MAX: the tables' own are 1 to 6.3; past these the
+ * errors are no figures). Every error is one
  * PS_EPARSE message "file:line[:column]: ..." naming the field (exit
  * status 3): a missing or unknown column, a missing field, a non-number, a
  * key out of the table, a duplicate row, a wrong row count.
@@ -18,6 +21,9 @@
 #define STU_REF_H
 
 #define STU_REF_NCOL 5 /* Table 1 columns per model */
+/* the range of a published ratio (normalized throughput, speed-up) */
+#define STU_REF_RATIO_MIN 1e-3
+#define STU_REF_RATIO_MAX 1e3
 
 struct stu_ref_t1 {
     char name[16];        /* the paper's column: "Naive-1", "Pipeline-8" */

@@ -241,8 +241,9 @@ const char *stu_tg_balance_csv(const char *balance, char *buf, size_t n)
 
 const char *stu_tg_pct(double e, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%+.1f %%%s", fabs(e) > 0.10 ? "**" : "", 100 * e,
-             fabs(e) > 0.10 ? "**" : "");
+    /* exponent notation past 7 digits: a cell of 32 bytes is never cut */
+    snprintf(buf, n, fabs(e) < 1e5 ? "%s%+.1f %%%s" : "%s%+.2e %%%s", fabs(e) > 0.10 ? "**" : "",
+             100 * e, fabs(e) > 0.10 ? "**" : "");
     return buf;
 }
 

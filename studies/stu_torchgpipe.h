@@ -36,9 +36,10 @@
  * "n<K>m<M>" for AmoebaNet-D; "baseline" (n = m = 1, checkpoint never: no
  * GPipe) or "pipeline-<K>" for ResNet-101 and U-Net), n, m, batch (>= m), balance (n
  * positive layer counts separated by spaces, the same total in every row),
- * checkpoint (always, except_last, never), samples_per_s (> 0), speedup
- * (the published ratio to the base row, which must be there; it must agree
- * with samples_per_s to the 3 decimals printed). Every error is one
+ * checkpoint (always, except_last, never), samples_per_s (in (0.001, 1e7]:
+ * STU_TG_SPS_MIN, _MAX), speedup (in (0.001, 1000]; the published ratio to
+ * the base row, which must be there; it must agree with samples_per_s to
+ * the 3 decimals printed). Every error is one
  * PS_EPARSE "file:line[:column]: field '...': ..." (exit status 3), found
  * before anything is written.
  *
@@ -59,6 +60,12 @@
 #include "models/mdl_topology.h"
 #include "sched/sch_schedule.h"
 
+/* the ranges of a measured row's samples_per_s and speedup (the files' own
+ * are 24 to 412 and 0.86 to 4.3; past these its cells are no figures) */
+#define STU_TG_SPS_MIN 1e-3
+#define STU_TG_SPS_MAX 1e7
+#define STU_TG_SPEEDUP_MIN 1e-3
+#define STU_TG_SPEEDUP_MAX 1e3
 #define STU_TG_DATA "torchgpipe"
 #define STU_TG_TOPOLOGY "p40-pcie-8.json"
 

@@ -77,17 +77,15 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
         (rc = stu_csv_whole(c, C_M, 1, 1 << 20, &w->m)) < 0 ||
         (rc = stu_csv_whole(c, C_BATCH, 1, 1 << 24, &w->batch)) < 0 ||
         (rc = stu_csv_key(c, C_CKPT, stu_tg_ckpt_names, 3, &k)) < 0 ||
-        (rc = stu_csv_num(c, C_SPS, 0, &w->samples_s)) < 0 ||
-        (rc = stu_csv_num(c, C_SPEEDUP, 0, &w->speedup)) < 0 ||
+        (rc = stu_csv_range(c, C_SPS, STU_TG_SPS_MIN, STU_TG_SPS_MAX, &w->samples_s)) < 0 ||
+        (rc = stu_csv_range(c, C_SPEEDUP, STU_TG_SPEEDUP_MIN, STU_TG_SPEEDUP_MAX,
+                            &w->speedup)) < 0 ||
         (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &t)) < 0)
         return rc;
     w->remat = stu_tg_ckpt_modes[k];
     if (w->batch < w->m)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'batch': %d is smaller than m = %d",
                         c->path, c->line, stu_csv_col(c, C_BATCH), w->batch, w->m);
-    if (!(w->samples_s > 0))
-        return ps_error(PS_EPARSE, "%s:%d:%d: field 'samples_per_s': must be > 0", c->path,
-                        c->line, stu_csv_col(c, C_SPS));
     char want[32];
     exp_name(r->bench, w, want, sizeof want);
     if (strcmp(stu_csv_field(c, C_EXP), want))
@@ -137,9 +135,12 @@ int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg
     for (int i = 0; rc == 0 && i < r->n_rows; i++) {
         const struct stu_tg_row *w = &r->row[i];
         double q = w->samples_s / r->row[r->base].samples_s;
-        if (fabs(q - w->speedup) > 0.0015)
-            rc = ps_error(PS_EPARSE, "%s:%d: field 'speedup': %g is not samples_per_s over the "
-                          "%s row's (%.3f)", c.path, w->line, w->speedup, b->base, q);
+        if (fabs(q - w->speedup) > 0.0015) /* which of the three figures is wrong the
+                                              file cannot say: all named */
+            rc = ps_error(PS_EPARSE, "%s:%d: field 'speedup': %g is not this row's "
+                          "samples_per_s (%g) over the %s row's (%g, line %d): %.4g", c.path,
+                          w->line, w->speedup, w->samples_s, b->base,
+                          r->row[r->base].samples_s, r->row[r->base].line, q);
     }
     stu_csv_close(&c);
     return rc;

@@ -269,3 +269,14 @@ Test(paper_part, gpipe_partitions_of_the_papers_models)
     mdl_topology_free(t);
     mdl_profile_free(p);
 }
+
+/* An error cell is never cut: past 7 digits it is in exponent notation
+ * (helper-103: '+103216665958726849643189560696' in a 32-byte cell). */
+Test(paper_policy, error_cells_are_never_cut)
+{
+    char e[32];
+    cr_expect_str_eq(stu_paper_err(1.5, 1, e, sizeof e), "+50.0 %");
+    cr_expect_str_eq(stu_paper_err(1e300, 1e-300, e, sizeof e), "+inf %");
+    cr_expect_str_eq(stu_paper_err(1.03e27, 1, e, sizeof e), "+1.03e+29 %");
+    cr_expect_str_eq(stu_paper_err(1e-30, 1e30, e, sizeof e), "-100.0 %");
+}

@@ -244,3 +244,22 @@ Test(paper_ref_bad, torchgpipe_duplicates_and_out_given_twice)
                        "2>/dev/null", ps, dir, dir), 2);
     cr_expect_eq(th_sh("test ! -e %s/a && test ! -e %s/b", dir, dir), 0);
 }
+
+/* A normalized throughput and a torchgpipe speed-up lie in (0.001, 1000], as
+ * Table 1's figures have their bounds (helper-103: 1e-300 was taken, exit 0,
+ * its error cell cut to '**+103216665958726849643189560696**'). */
+Test(paper_ref_bad, ratios_out_of_range)
+{
+    write_t2("model,M,K,throughput", 8, "AmoebaNet-D,32,8,1e-300");
+    expect_error("table2.csv:11:18: field 'throughput': 1e-300 is not in (0.001, 1000]");
+    write_t2("model,M,K,throughput", 8, "AmoebaNet-D,32,8,2000");
+    expect_error("table2.csv:11:18: field 'throughput': 2000 is not in (0.001, 1000]");
+    write_t2("model,M,K,throughput", -1, NULL);
+    cr_assert_eq(th_sh("cd %s/data/reference && sed -i 's/^Transformer,32,8,.*/Transformer,32,"
+                       "8,1e300/' table3.csv && grep -q 1e300 table3.csv", dir), 0);
+    expect_error("field 'throughput': 1e+300 is not in (0.001, 1000]");
+    cr_assert_eq(th_sh("cp " REF "/table3.csv %s/data/reference/ && cd %s/data/reference && "
+                       "sed -i 's/^8,4,2.621,/8,4,1e-9,/' torchgpipe.csv && grep -q 1e-9 "
+                       "torchgpipe.csv", dir, dir), 0);
+    expect_error("field 'speedup': 1e-09 is not in (0.001, 1000]");
+}

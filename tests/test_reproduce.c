@@ -90,8 +90,8 @@ Test(reproduce, reference_errors_name_file_line_column_and_field)
     load_fails(HEADER BASE BASE, "speed.csv:3: a second row for n2m1 (n = 2, m = 1; line 2)");
     load_fails(HEADER ROW2, "no row n2m1 (the speed-ups' baseline)");
     load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.6\n",
-               "speed.csv:3: field 'speedup': 1.6 is not samples_per_s over the n2m1 row's "
-               "(1.539)");
+               "speed.csv:3: field 'speedup': 1.6 is not this row's samples_per_s (41.133) over "
+               "the n2m1 row's (26.733, line 2): 1.539");
     load_fails("# only a comment\n" HEADER, "speed.csv:2: no rows");
     load_fails("# nothing\n", "speed.csv: no header");
     load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1.539,7\n",
@@ -444,4 +444,24 @@ Test(reproduce, table1_none_fits_rows_have_the_headers_cells)
     cr_expect_eq(th_sh("awk -F'|' '/^\\|/ { if (!n) n = NF; else if (NF != n) bad = bad FNR \" \" }"
                        " !/^\\|/ { n = 0 } END { if (bad) { print \"rows \" bad; exit 1 } }' "
                        "%s/o/table1.md", dir), 0);
+}
+
+/* samples_per_s lies in (0.001, 1e7] and speedup in (0.001, 1000] (helper-103:
+ * x1e300 printed 300-digit figures, exit 0; a base row of 1e300 was blamed
+ * on the next row's speedup, "over the n2m1 row's (0.000)"); a speed-up that
+ * disagrees names all three figures; an error cell is never cut. */
+Test(reproduce, speed_figures_have_ranges)
+{
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,1e300,1\n" ROW2,
+               "speed.csv:2:25: field 'samples_per_s': 1e+300 is not in (0.001, 1e+07]");
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,1e-300,1\n" ROW2,
+               "speed.csv:2:25: field 'samples_per_s': 1e-300 is not in (0.001, 1e+07]");
+    load_fails(HEADER BASE "n2m4,2,4,256,9 15,except_last,41.133,1e300\n",
+               "speed.csv:3:38: field 'speedup': 1e+300 is not in (0.001, 1000]");
+    load_fails(HEADER "n2m1,2,1,96,7 17,always,2000,1\n" ROW2,
+               "speed.csv:3: field 'speedup': 1.539 is not this row's samples_per_s (41.133) "
+               "over the n2m1 row's (2000, line 2): 0.02057");
+    char e[32];
+    cr_expect_str_eq(stu_tg_pct(1e30, e, sizeof e), "**+1.00e+32 %**");
+    cr_expect_str_eq(stu_tg_pct(0.05, e, sizeof e), "+5.0 %");
 }
