@@ -323,21 +323,30 @@ static int t1_cells(const struct stu_paper_ctx *c, struct t1_model models[2])
         struct t1_model *md = &models[m];
         for (int i = 0; i < NCOL; i++) {
             const struct t1_col *col = &md->cols[i];
+            const char *mname = md->amoeba ? "AmoebaNet-D" : "Transformer";
+            /* what the row's figures cannot run (more stages than the topology's
+             * devices): the reference file's error, with its line (it named a -K
+             * the user never gave) */
+            if (col->K > md->t->n_devices)
+                return ps_error(PS_EPARSE, "%s:%d: %s %s (K = %d, L = %d): cannot be "
+                                "predicted: %d stages, %s has %d devices", c->ref.t1_path,
+                                col->line, mname, col->name, col->K, col->L, col->K,
+                                md->t->name, md->t->n_devices);
             if ((rc = search(md->t, col, md->amoeba, 0, md->batch, &md->best[i])) < 0 ||
                 (rc = search(md->t, col, md->amoeba, 1, md->batch, &md->best_all[i])) < 0 ||
                 (rc = eval_cfg(md->t, md->amoeba, col->L, col->D, col->K, col->naive, 0,
                                md->batch, &md->at[i])) < 0) {
                 if (rc == -PS_ENOMEM)
                     return rc;
-                /* what the row's figures cannot run (more stages than the topology's
-                 * devices): the reference file's error, with its line (it named a -K
-                 * the user never gave) */
+                /* the row's figures were checked on load, and K against the
+                 * devices above: what the engine refuses now is the topology's
+                 * (a device's figures, helper-103: a flops of 1e-3 was blamed on
+                 * table1.csv, exit 3), with its own code, the row as context */
                 char msg[PS_ERRMSG_MAX];
                 snprintf(msg, sizeof msg, "%s", ps_errmsg());
-                return ps_error(PS_EPARSE, "%s:%d: %s %s (K = %d, L = %d): cannot be "
-                                "predicted: %s", c->ref.t1_path, col->line,
-                                md->amoeba ? "AmoebaNet-D" : "Transformer", col->name, col->K,
-                                col->L, msg);
+                return ps_error(ps_errcode(), "%s: %s (predicting %s %s, K = %d, L = %d, of "
+                                "%s:%d)", md->t->path ? md->t->path : md->t->name, msg, mname,
+                                col->name, col->K, col->L, c->ref.t1_path, col->line);
             }
         }
     }

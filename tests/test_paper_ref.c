@@ -263,3 +263,20 @@ Test(paper_ref_bad, ratios_out_of_range)
                        "torchgpipe.csv", dir, dir), 0);
     expect_error("field 'speedup': 1e-09 is not in (0.001, 1000]");
 }
+
+/* A topology figure the engine cannot take is the topology's error, with its
+ * own status, the reference row only as context (helper-103: a device flops of
+ * 1e-3 in devices.json was "table1.csv:13: ... cannot be predicted", exit 3,
+ * where predict says exit 4). */
+Test(paper_ref_bad, a_bad_topology_is_not_blamed_on_the_reference)
+{
+    cr_assert_eq(th_sh("cp -r models/topologies %s/t && sed -i 's/\"flops\": 22.5e12, \"memory\": "
+                       "8589934592/\"flops\": 1e-3, \"memory\": 8589934592/' %s/t/devices.json && "
+                       "grep -q '1e-3' %s/t/devices.json", dir, dir, dir), 0);
+    cr_assert_eq(th_sh("%s paper --topologies %s/t --out-dir %s/o --quiet --tables 1 2>%s/err",
+                       th_pipesim(), dir, dir, dir), 4);
+    cr_expect_eq(th_sh("grep -q '^pipesim paper: %s/t/tpu-v2.json: .*device core0.* (predicting "
+                       "AmoebaNet-D Naive-1, K = 1, L = 18, of .*table1.csv:13)$' %s/err", dir,
+                       dir), 0);
+    cr_expect_eq(th_sh("test ! -e %s/o", dir), 0, "the --out-dir it made stayed");
+}
