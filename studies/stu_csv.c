@@ -62,6 +62,9 @@ int stu_csv_open(struct stu_csv *c, const char *dir, const char *name, const cha
             rc = ps_error(PS_EPARSE, "%s: no header (columns %s...)", c->path, cols[0]);
         goto err_free_buf;
     }
+    /* a UTF-8 byte-order mark before the header line too (a file whose
+     * comment lines were put before an exported CSV), skipped as at the start */
+    c->f[0] += ps_bom_len(c->f[0], strlen(c->f[0]));
     for (int k = 0; k < ncols; k++)
         c->idx[k] = -1;
     for (int i = 0; i < c->nf; i++) {

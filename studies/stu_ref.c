@@ -190,10 +190,16 @@ static int load_tg(const char *dir, struct stu_ref *r)
              tok = strtok_r(NULL, " \t", &save)) {
             char *end;
             long v = strtol(tok, &end, 10);
-            if (*end || v < 1 || v > 1 << 20 ||
-                o + strlen(tok) + 2 > sizeof r->tg_balance[k][j])
+            if (*end || v < 1 || v > 1 << 20)
                 rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
                               "layer count", c.path, c.line, c.colno[c.idx[3]], tok);
+            else if (parts == atoi(Ks[k])) /* one too many: it said '1' was not positive */
+                rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': more than %s counts for K "
+                              "= %s", c.path, c.line, c.colno[c.idx[3]], Ks[k], Ks[k]);
+            else if (o + strlen(tok) + 2 > sizeof r->tg_balance[k][j])
+                rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes "
+                              "written with commas", c.path, c.line, c.colno[c.idx[3]],
+                              sizeof r->tg_balance[k][j] - 1);
             else
                 o += (size_t)sprintf(b + o, "%s%ld", parts++ ? "," : "", v);
         }

@@ -65,9 +65,16 @@ static int check_line(const stu_tmpl *t, int s, const char *p, const char *end, 
     for (const char *q = p; (q = memmem(q, (size_t)(end - q), "{{", 2));) {
         const char *name;
         size_t len;
-        if (placeholder(q, end, &name, &len) < 0)
+        if (placeholder(q, end, &name, &len) < 0) {
+            /* "{{A_IMB}}": closed, but no name a placeholder can have */
+            const char *cl = memmem(q + 2, (size_t)(end - q - 2), "}}", 2);
+            if (cl && !memmem(q + 2, (size_t)(cl - q - 2), "{{", 2))
+                return ps_error(PS_EPARSE, "%s:%d: unknown placeholder '%.*s' in section '%s' "
+                                "(a name is of a-z, 0-9, _)", t->path, line,
+                                (int)(cl + 2 - q), q, t->spec[s].name);
             return ps_error(PS_EPARSE, "%s:%d: unterminated '{{' in section '%s' (want "
                             "'{{name}}', name of a-z, 0-9, _)", t->path, line, t->spec[s].name);
+        }
         if (!has_var(t->spec[s].vars, name, len))
             return ps_error(PS_EPARSE, "%s:%d: unknown placeholder '{{%.*s}}' in section '%s'",
                             t->path, line, (int)len, name, t->spec[s].name);
@@ -106,7 +113,10 @@ static int parse(stu_tmpl *t, const char *p, const char *end)
         p = nl ? nl + 1 : end;
     }
     for (int i = 0; i < t->n; i++)
-        if (!t->s[i].text)
+        if (!t->s[i].text && !line) /* no line to name */
+            return ps_error(PS_EPARSE, "%s: missing section '%s' (the file is empty)", t->path,
+                            t->spec[i].name);
+        else if (!t->s[i].text)
             return ps_error(PS_EPARSE, "%s:%d: missing section '%s' (end of file)", t->path,
                             line, t->spec[i].name);
     return 0;

@@ -86,6 +86,14 @@ int stu_tg_partition(const char *path, int line, const struct mdl_topology *t,
     if (n > t->n_devices)
         return ps_error(PS_EPARSE, "%s:%d: field 'n': %d partitions, %s has %d devices", path,
                         line, n, t->name, t->n_devices);
+    /* the sum checked here, in the file's words (sch_partition_parse's
+     * message names --partition, an option reproduce does not have) */
+    long sum = 0;
+    for (const char *q = balance; *q; q += strcspn(q, ","), q += *q == ',')
+        sum += strtol(q, NULL, 10);
+    if (sum != p->n_layers)
+        return ps_error(PS_EPARSE, "%s:%d: field 'balance': %ld layers, %s has %d", path, line,
+                        sum, model, p->n_layers);
     int rc = sch_partition_parse(balance, n, p->n_layers, part);
     if (rc < 0) {
         char why[512];

@@ -53,9 +53,16 @@ int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn
     for (char *tok = strtok_r(tmp, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         char *end;
         long v = strtol(tok, &end, 10);
-        if (*end || v < 1 || v > 1 << 20 || o + strlen(tok) + 2 > outn)
+        if (*end || v < 1 || v > 1 << 20)
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
                             "layer count", c->path, c->line, stu_csv_col(c, k), tok);
+        if (parts == n) /* not a bad count: one too many (it said '1' was not positive) */
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': more than %d layer counts "
+                            "for n = %d", c->path, c->line, stu_csv_col(c, k), n, n);
+        if (o + strlen(tok) + 2 > outn)
+            return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes "
+                            "written with commas", c->path, c->line, stu_csv_col(c, k),
+                            outn - 1);
         o += (size_t)snprintf(out + o, outn - o, "%s%ld", parts++ ? "," : "", v);
         *total += (int)v;
     }

@@ -465,3 +465,46 @@ Test(reproduce, speed_figures_have_ranges)
     cr_expect_str_eq(stu_tg_pct(1e30, e, sizeof e), "**+1.00e+32 %**");
     cr_expect_str_eq(stu_tg_pct(0.05, e, sizeof e), "+5.0 %");
 }
+
+/* Messages that named the wrong thing (helper-103), each exit 3 with its
+ * file:line: 63 balance counts said "'1' is not a positive layer count" (a
+ * 64-byte buffer ran out); "{{A_IMB}}" was an "unterminated '{{'"; an empty
+ * template was at "file:0:"; a UTF-8 BOM before a header line after comment
+ * lines was part of the first column's name; a balance that does not sum to
+ * the model's layers named "--partition '7,16'", which reproduce has not. */
+Test(reproduce, messages_name_what_is_wrong)
+{
+    const char *pp = th_pipesim();
+    char ones[200] = "";
+    for (int i = 0; i < 63; i++)
+        strcat(ones, i ? " 1" : "1");
+    th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g", dir, dir);
+    cr_assert_eq(th_sh("cd %s/g/reference && sed -i 's/^2,1,1,7 17$/2,1,1,%s/' torchgpipe.csv "
+                       "&& grep -q '1 1 1' torchgpipe.csv", dir, ones), 0);
+    cr_expect_eq(th_sh("%s reproduce gpipe --data %s/g --out-dir %s/o --quiet 2>%s/err; test $? "
+                       "= 3 && grep -q \"torchgpipe.csv:[0-9]*:[0-9]*: field 'balance': more "
+                       "than 2 counts for K = 2$\" %s/err", pp, dir, dir, dir, dir), 0);
+    th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g", dir, dir);
+    cr_assert_eq(th_sh("perl -0pi -e 's/(\\n@@ .*?)\\{\\{[a-z_0-9]+\\}\\}/${1}{{A_IMB}}/s' "
+                       "%s/g/text/table2.md && grep -q A_IMB %s/g/text/table2.md", dir, dir), 0);
+    cr_expect_eq(th_sh("%s reproduce gpipe --data %s/g --out-dir %s/o --quiet 2>%s/err; test $? "
+                       "= 3 && grep -q \"table2.md:[0-9]*: unknown placeholder '{{A_IMB}}' in "
+                       "section\" %s/err", pp, dir, dir, dir, dir), 0);
+    th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g && : > %s/g/text/table3.md", dir, dir, dir);
+    cr_expect_eq(th_sh("%s reproduce gpipe --data %s/g --out-dir %s/o --quiet 2>%s/err; test $? "
+                       "= 3 && grep -q \"table3.md: missing section '[a-z_0-9]*' (the file is "
+                       "empty)$\" %s/err", pp, dir, dir, dir, dir), 0);
+    th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g", dir, dir);
+    cr_assert_eq(th_sh("sed -i 's/^model,M,K,throughput/\\xef\\xbb\\xbfmodel,M,K,throughput/' "
+                       "%s/g/reference/table2.csv && grep -q \"$(printf '\\357\\273\\277')model\" "
+                       "%s/g/reference/table2.csv", dir, dir), 0);
+    cr_expect_eq(th_sh("%s reproduce gpipe --data %s/g --out-dir %s/o --quiet --no-plots", pp,
+                       dir, dir), 0);
+    th_sh("rm -rf %s/data %s/o", dir, dir);
+    data(HEADER "n2m1,2,1,96,7 16,always,26.733,1\n");
+    cr_expect_eq(th_sh("%s reproduce torchgpipe --data %s/data --out-dir %s/o --quiet 2>%s/err; "
+                       "test $? = 3 && grep -q \"speed.csv:2: field 'balance': 23 layers, "
+                       "amoebanet:.* has 24$\" %s/err && ! grep -q partition %s/err", pp, dir, dir,
+                       dir, dir, dir), 0);
+    cr_expect_eq(th_sh("test ! -e %s/o", dir), 0);
+}
