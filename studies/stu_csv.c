@@ -50,7 +50,7 @@ int stu_csv_open(struct stu_csv *c, const char *dir, const char *name, const cha
     int rc = stu_join(dir, name, c->path, sizeof c->path);
     if (rc < 0)
         return rc;
-    if ((rc = ps_read_file(c->path, &c->buf, &len)) < 0)
+    if ((rc = stu_data_regular(c->path)) < 0 || (rc = ps_read_file(c->path, &c->buf, &len)) < 0)
         return rc;
     if (memchr(c->buf, 0, len)) {
         rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a CSV file", c->path);

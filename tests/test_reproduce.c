@@ -508,3 +508,23 @@ Test(reproduce, messages_name_what_is_wrong)
                        dir, dir, dir), 0);
     cr_expect_eq(th_sh("test ! -e %s/o", dir), 0);
 }
+
+/* A FIFO in a data folder is refused at once, exit 5 (helper-103: one in
+ * place of reference/table2.csv, with no writer, hung the study forever):
+ * a data folder's files must be regular files. */
+Test(reproduce, a_fifo_in_the_data_folder_is_refused)
+{
+    const char *pp = th_pipesim();
+    cr_assert_eq(th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g && rm %s/g/reference/table2.csv "
+                       "&& mkfifo %s/g/reference/table2.csv", dir, dir, dir, dir), 0);
+    cr_expect_eq(th_sh("timeout 20 %s reproduce gpipe --data %s/g --out-dir %s/o --quiet "
+                       "--no-plots 2>%s/err", pp, dir, dir, dir), 5);
+    cr_expect_eq(th_sh("grep -q 'g/reference/table2.csv: not a regular file' %s/err", dir), 0);
+    th_sh("rm -rf %s/data", dir);
+    data(HEADER BASE);
+    cr_assert_eq(th_sh("rm %s/data/text/speed.md && mkfifo %s/data/text/speed.md", dir, dir), 0);
+    cr_expect_eq(th_sh("timeout 20 %s reproduce torchgpipe --data %s/data --out-dir %s/o --quiet "
+                       "2>%s/err", pp, dir, dir, dir), 5);
+    cr_expect_eq(th_sh("grep -q 'text/speed.md: not a regular file' %s/err", dir), 0);
+    cr_expect_eq(th_sh("test ! -e %s/o", dir), 0);
+}
