@@ -135,7 +135,8 @@ int stu_out_file(struct stu_out *s, struct ps_afile *af, const char *name)
     char path[8192];
     /* what was staged, summed: published only as it was written (a template's
      * gnuplot script runs in this folder and may write over it) */
-    if (rc == 0 && (rc = stu_join(s->stage, name, path, sizeof path)) == 0)
+    /* the entry's copy of name: name may lie in af->path, which commit frees */
+    if (rc == 0 && (rc = stu_join(s->stage, s->files[i].name, path, sizeof path)) == 0)
         rc = copy_into(path, NULL, NULL, &s->files[i].sum);
     return stu_out_shown(s, rc);
 }
