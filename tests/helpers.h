@@ -49,6 +49,17 @@ static inline struct mdl_topology *th_topo(const char *json)
 }
 
 /* JSON text the topology parser refuses, with needle in its message. */
+/* Criterion runs a suite's (or a test's) .fini after a test that passes or
+ * fails, not after one that skips (cr_skip_test ends the worker): a setup
+ * whose tests may skip registers its teardown here as well, so its folder
+ * goes whatever the outcome (test_ps_fs left one in /tmp on every run as
+ * root). The worker's exit runs it; after .fini it finds nothing left, so
+ * the teardown must tolerate a second run and must not assert. */
+static inline void th_teardown_at_exit(void (*fini)(void))
+{
+    cr_assert_eq(atexit(fini), 0);
+}
+
 /* Skips the test for a sanitized pipesim: its shadow memory needs the address
  * space a limit (ulimit -v) takes. */
 static inline void th_skip_if_sanitized(const char *bin)

@@ -440,8 +440,11 @@ static void put(const char *name, const char *text, size_t n, int mode)
         cr_assert_eq(chmod(p, mode == NOPERM ? 0 : (mode_t)mode), 0);
 }
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     th_tmpdir(dir, sizeof dir, "bad");
     cr_assert_eq(chmod(dir, 0777), 0);
     put("ok.csv", CSV_OK, strlen(CSV_OK), 0);

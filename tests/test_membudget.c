@@ -303,8 +303,11 @@ Test(membudget, run_estimate_covers_op_arrays)
 
 static char out_dir[256];
 
+static void remove_out(void);
+
 static void make_out(void)
 {
+    th_teardown_at_exit(remove_out); /* its tests may skip */
     snprintf(out_dir, sizeof out_dir, "/tmp/test_membudget_e2e.%d", (int)getpid());
     cr_assert_eq(mkdir(out_dir, 0755), 0);
 }
@@ -313,7 +316,8 @@ static void remove_out(void)
 {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
-    cr_assert_eq(system(cmd), 0);
+    if (system(cmd) != 0) /* no assert: it also runs at the worker's exit */
+        fprintf(stderr, "test_membudget: could not remove %s\n", out_dir);
 }
 
 /* Runs the shell command cmd, whose stderr goes to out_dir/stderr: that in

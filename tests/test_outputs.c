@@ -28,8 +28,11 @@
 
 static char dir[64], errp[80]; /* stderr goes beside dir, not into it */
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     th_tmpdir(dir, sizeof dir, "outputs");
     snprintf(errp, sizeof errp, "%s.err", dir);
 }

@@ -9,8 +9,11 @@
 
 static char root[64];
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     snprintf(root, sizeof root, "/tmp/pipesim-fs-XXXXXX");
     cr_assert_not_null(mkdtemp(root));
 }

@@ -12,8 +12,11 @@
 
 static char dir[64];
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     th_tmpdir(dir, sizeof dir, "rtcli");
 }
 

@@ -28,8 +28,11 @@ static char dir[64];
 static struct mdl_profile *prof;
 static struct mdl_topology *topo;
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     th_tmpdir(dir, sizeof dir, "sweep");
     cr_assert_eq(mdl_model_open(MODEL, &prof), 0, "%s", ps_errmsg());
     cr_assert_eq(mdl_topology_load(TOPO, &topo), 0, "%s", ps_errmsg());
@@ -39,6 +42,7 @@ static void teardown(void)
 {
     mdl_profile_free(prof);
     mdl_topology_free(topo);
+    prof = NULL, topo = NULL; /* it runs again at the worker's exit */
     th_sh("rm -rf %s", dir);
 }
 

@@ -32,8 +32,11 @@ static char *const sweep_args[] = {
     "--strategy", "uniform,gpipe", "--jobs", "2", "--quiet", "--db", NULL, NULL,
 };
 
+static void teardown(void);
+
 static void setup(void)
 {
+    th_teardown_at_exit(teardown); /* its tests may skip */
     th_tmpdir(dir, sizeof dir, "kill");
 }
 

@@ -2,7 +2,8 @@
 # tests/fuzz/run.sh BUILD SECONDS [target...] — replays each target's
 # regression inputs (tests/fuzz/regress/<target>/), then fuzzes it for
 # SECONDS from its seed corpus. Fails on the first finding; prints
-# executions and exec/s per target. FUZZ_RUNS=N: N runs from seed 1 instead;
+# executions and exec/s per target. FUZZ_RUNS=N: N runs from seed 1 instead,
+# from the seed corpus alone (a fresh work folder each time: deterministic);
 # FUZZ_MAX_LEN=B: inputs up to B bytes (not for fuzz_cli's argument lists).
 # FUZZ_WORKERS=W (with FUZZ_RUNS): W processes on one shared corpus, seeds
 # 1..W, FUZZ_RUNS/W runs each (a long campaign on W cores); the executions
@@ -20,6 +21,9 @@ for t in $targets; do
   name=${t#fuzz_}
   seeds=$src/tests/fuzz/corpus/$name; reg=$src/tests/fuzz/regress/$name
   work=$b/corpus/$name; log=$b/$t.log
+  # FUZZ_RUNS starts from the seed corpus alone: libFuzzer adds what it finds
+  # to its first folder, so a kept one made the next run fuzz other inputs
+  if [ -n "${FUZZ_RUNS:-}" ]; then work=$b/corpus-runs/$name; rm -rf "$work"; fi
   mkdir -p "$work" "$seeds"
   if [ -d "$reg" ] && [ -n "$(ls -A "$reg" 2>/dev/null)" ]; then
     if ! "$b/$t" -close_fd_mask=3 "$reg"/* >"$log.regress" 2>&1; then
