@@ -1,6 +1,7 @@
 # pipesim — see README.md.
 #   make demo        install missing Debian packages (as root), build, run the main job
-#   make test        install, build, run everything (check, asan, alloc, valgrind, fuzz)
+#   make test        install, build, run everything (check with the sampled allocation-failure
+#                    suite, asan, valgrind, fuzz; `make alloc` fails every allocation in turn)
 #   make check       the fast unit and end-to-end suites
 #   make bench       benchmarks, each figure beside its target
 #   make             build only (says which packages are missing, installs nothing)
@@ -87,8 +88,8 @@ LIBA     := $(BUILD)/libpipesim.a
 BIN      := $(BUILD)/pipesim
 FLAGS    := $(BUILD)/FLAGS
 
-# The slow suites: `make check` leaves them to `make test` (alloc runs them
-# under `make alloc`, the MPI suite under `make test`'s check-unit).
+# The slow suite: `make check` leaves test_alloc to `make test`, whose check-unit
+# runs it on a sample of allocations (`make alloc`: every allocation).
 SLOW_TESTS := test_alloc
 CHECK_BIN  := $(filter-out $(SLOW_TESTS:%=$(BUILD)/tests/%),$(TEST_BIN))
 

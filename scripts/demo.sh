@@ -28,7 +28,7 @@ echo "== validate --check (short): calibrate on this machine, then predict, run 
 echo "   K=1,2 x M=1,4,16 (results/validation.db, results/validation.md and its plots)."
 echo "   A short check: 6 points, 2 rounds. Other jobs' memory traffic on a shared machine can"
 echo "   push a point past a target (the accuracy figures of docs/validation.md come from"
-echo "   make bench: 42 points, 4 rounds, a quiet machine)"
+echo "   make bench: every schedule, 222 points, 4 rounds, a quiet machine)"
 $P validate --check --net mlp:layers=8,width=512 --quick --realtime \
   --db $R/validation.db --report $R/validation.md
 echo
