@@ -310,18 +310,24 @@ static int device_check(double *err, int *n_err)
         const struct mdl_device *d = &t->devices[0];
         double f, b, cls[MDL_SPLIT_N] = { 0 };
         int have = work_sums(d, prof, batch, &f, &b, cls) && d->model.on;
+        if (!have || !(f + b > 0)) { /* a verdict on part of the sum is none (as dle_check) */
+            rc = ps_error(PS_EINVAL, "%s:%d: %s's device has no op-level model or a layer "
+                          "states no work", c.path, c.line, topo_path);
+            mdl_topology_free(t);
+            mdl_profile_free(prof);
+            break;
+        }
         double ef = f * 1e3 / fwd_ms - 1, et = (f + b) * 1e3 / tot_ms - 1;
         printf("  %-18s on %-15s batch %3.0f  forward: measured %7.2f ms predicted %7.2f ms "
                "error %+6.1f %%;  forward + backward: measured %7.2f ms predicted %7.2f ms "
                "error %+6.1f %%  (%.2fx of +-15 %%) %s\n", stu_csv_field(&c, 0),
                stu_csv_field(&c, 1), batch, fwd_ms, f * 1e3, 100 * ef, tot_ms, (f + b) * 1e3,
                100 * et, fabs(et) / CELL_TARGET, verdict(fabs(et) <= CELL_TARGET));
-        if (have)
-            printf("    predicted forward + backward by op class: matrix %.2f ms, vector %.2f "
+        printf("    predicted forward + backward by op class: matrix %.2f ms, vector %.2f "
                    "ms, memory %.2f ms, per-kernel overhead %.2f ms\n",
                    cls[MDL_SPLIT_MATRIX] * 1e3, cls[MDL_SPLIT_VECTOR] * 1e3,
                    cls[MDL_SPLIT_MEMORY] * 1e3, cls[MDL_SPLIT_OVERHEAD] * 1e3);
-        if (have && d->model.wino_m > 0) { /* what the Winograd rule changes */
+        if (d->model.wino_m > 0) { /* what the Winograd rule changes */
             struct mdl_device direct = *d;
             double df, db;
             direct.model.wino_m = 0;
@@ -331,7 +337,7 @@ static int device_check(double *err, int *n_err)
                    100 * (df * 1e3 / fwd_ms - 1), (df + db) * 1e3,
                    100 * ((df + db) * 1e3 / tot_ms - 1));
         }
-        if (have && fabs(et) > CELL_TARGET &&
+        if (fabs(et) > CELL_TARGET &&
             (rc = row_needs(t, prof, batch, tot_ms / 1e3)) < 0) {
             mdl_topology_free(t);
             mdl_profile_free(prof);
