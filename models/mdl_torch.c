@@ -31,7 +31,7 @@ enum { EV_OP, EV_LAYER, EV_AUTOGRAD };
 enum { DIR_FWD, DIR_BWD, DIR_RECOMP };
 
 struct tev {
-    double ts, end;      /* microseconds */
+    int64_t ts, end;     /* nanoseconds */
     double seq;          /* "Sequence number", -1 if none */
     const char *name;    /* borrowed from the JSON document */
     size_t idx;          /* position in the file, for stable order and messages */
@@ -40,7 +40,7 @@ struct tev {
 
 struct layer_acc {
     char name[MDL_NAME_MAX];
-    double first_fwd;    /* ts of its first forward range */
+    int64_t first_fwd;   /* ts of its first forward range, ns */
     double fwd_us, bwd_us;
     int n_fwd, n_bwd;
 };
@@ -183,6 +183,15 @@ static int need_number(const struct ctx *c, const json_t *e, size_t i, const cha
     return 0;
 }
 
+/* Microseconds, |us| <= 2^51, to whole nanoseconds: the integer part is
+ * scaled apart from the fraction, so a timestamp whose double holds it (any
+ * integer; three decimals below 4.5e12 us) is exact. */
+static int64_t us_to_ns(double us)
+{
+    double whole = trunc(us);
+    return (int64_t)whole * 1000 + llround((us - whole) * 1e3);
+}
+
 /* Collects the complete events of the document into c->ev. */
 static int read_events(struct ctx *c, const json_t *arr)
 {
@@ -207,20 +216,20 @@ static int read_events(struct ctx *c, const json_t *arr)
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu].name: missing or not a string",
                              c->path, i);
         struct tev *t = &c->ev[c->n];
-        double dur;
+        double ts, dur;
         int rc;
-        if ((rc = need_number(c, e, i, "ts", &t->ts)) < 0 ||
+        if ((rc = need_number(c, e, i, "ts", &ts)) < 0 ||
             (rc = need_number(c, e, i, "dur", &dur)) < 0)
             return rc;
         /* a timestamp past 2^51 us (the year 2041 after the epoch) has
-         * double spacing over half a microsecond, so ts + dur loses the
-         * duration (ts 1e18, dur 50 gave 0); a duration past 1e13 us (four
-         * months) is no profiled op: refused here, not reported as a layer
-         * range holding all the others */
-        if (!(fabs(t->ts) <= 2251799813685248.0))
+         * double spacing over half a microsecond, so its fraction is lost
+         * (ts 1e18, dur 50 read as 0); a duration past 1e13 us (four months)
+         * is no profiled op: refused here, not reported as a layer range
+         * holding all the others */
+        if (!(fabs(ts) <= 2251799813685248.0))
             return ps_error(PS_EINVAL, "%s: traceEvents[%zu].ts: %g us is out of range (|ts| "
                              "at most 2^51 = 2.25e15 us, where microseconds keep their "
-                             "fraction)", c->path, i, t->ts);
+                             "fraction)", c->path, i, ts);
         if (!(dur >= 0 && dur <= 1e13))
             return ps_error(PS_EINVAL, "%s: traceEvents[%zu].dur: %g us is out of range ([0, "
                              "1e13] us)", c->path, i, dur);
@@ -229,10 +238,14 @@ static int read_events(struct ctx *c, const json_t *arr)
          * an event that starts where another ends starts exactly at its
          * end: ts + dur in binary did not (1000.123 + 2.2 > 1002.323, and
          * a backward function right after another read as inside it, its
-         * time charged nowhere) */
-        long long ts_ns = llround(t->ts * 1e3), end_ns = ts_ns + llround(dur * 1e3);
-        t->ts = (double)ts_ns / 1e3;
-        t->end = (double)end_ns / 1e3;
+         * time charged nowhere). Kept as int64 ns, the whole microseconds
+         * scaled apart from their fraction: ts * 1e3 in a double, and the
+         * result kept in microseconds, rounded an epoch timestamp
+         * (1.7e15 us) to 256 ns and 0.25 us, so that a range starting
+         * where the one before it ended read as starting inside it
+         * (helper-106) */
+        t->ts = us_to_ns(ts);
+        t->end = t->ts + us_to_ns(dur);
         t->name = json_string_value(name);
         t->idx = i;
         t->seq = -1;
@@ -280,7 +293,7 @@ static int cmp_ev(const void *pa, const void *pb)
 }
 
 /* First k in [0, n) with ts[k] >= t. */
-static size_t lower(const double *ts, size_t n, double t)
+static size_t lower(const int64_t *ts, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -296,7 +309,7 @@ static size_t lower(const double *ts, size_t n, double t)
 /* Per thread [b, e): autograd start times and the running maximum of their
  * ends; classifies each layer range; rejects layer ranges of one direction
  * that are nested or overlap. */
-static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag_end,
+static int classify(struct ctx *c, size_t b, size_t e, int64_t *ag_ts, int64_t *ag_end,
                     int *n_recomp)
 {
     size_t na = 0;
@@ -340,10 +353,10 @@ static int classify(struct ctx *c, size_t b, size_t e, double *ag_ts, double *ag
             if (!l->n_fwd || t->ts < l->first_fwd)
                 l->first_fwd = t->ts;
             l->n_fwd++;
-            l->fwd_us += t->end - t->ts;
+            l->fwd_us += (double)(t->end - t->ts) / 1e3;
         } else if (t->dir == DIR_BWD) {
             l->n_bwd++;
-            l->bwd_us += t->end - t->ts;
+            l->bwd_us += (double)(t->end - t->ts) / 1e3;
         } else {
             (*n_recomp)++;
         }
@@ -358,7 +371,7 @@ static int cmp_seq(const void *pa, const void *pb)
 }
 
 /* Layer of the forward range containing t on this thread's fwd list, or -1. */
-static int range_at(struct tev **fr, size_t nf, double t)
+static int range_at(struct tev **fr, size_t nf, int64_t t)
 {
     size_t lo = 0, hi = nf;
     while (lo < hi) { /* last range with ts <= t */
@@ -387,7 +400,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
         for (size_t i = tb[th]; i < tb[th + 1]; i++)
             if (c->ev[i].type == EV_LAYER && c->ev[i].dir == DIR_FWD)
                 fr[nf++] = &c->ev[i];
-        double ag_until = -1e300;
+        int64_t ag_until = INT64_MIN;
         for (size_t i = tb[th]; i < tb[th + 1]; i++) {
             const struct tev *t = &c->ev[i];
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
@@ -401,7 +414,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
     }
     qsort(sm, nsm, sizeof *sm, cmp_seq);
     for (int th = 0; th < c->n_threads; th++) { /* outermost autograd functions */
-        double outer_end = -1e300;
+        int64_t outer_end = INT64_MIN;
         int prev = -1;
         for (size_t i = tb[th]; i < tb[th + 1]; i++) {
             const struct tev *t = &c->ev[i];
@@ -420,9 +433,9 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             }
             prev = l;
             if (l >= 0)
-                c->layers[l].bwd_us += t->end - t->ts;
+                c->layers[l].bwd_us += (double)(t->end - t->ts) / 1e3;
             else
-                *unattr += t->end - t->ts;
+                *unattr += (double)(t->end - t->ts) / 1e3;
         }
     }
 out_free:
@@ -515,8 +528,8 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     int rc = 0;
     qsort(c->ev, c->n, sizeof *c->ev, cmp_ev);
     size_t *tb = calloc((size_t)c->n_threads + 1, sizeof *tb);
-    double *ag_ts = malloc((c->n ? c->n : 1) * sizeof *ag_ts);
-    double *ag_end = malloc((c->n ? c->n : 1) * sizeof *ag_end);
+    int64_t *ag_ts = malloc((c->n ? c->n : 1) * sizeof *ag_ts);
+    int64_t *ag_end = malloc((c->n ? c->n : 1) * sizeof *ag_end);
     if (!tb || !ag_ts || !ag_end) {
         rc = ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
         goto out_free;

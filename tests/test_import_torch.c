@@ -709,3 +709,42 @@ Test(import_torch, overlapping_layer_ranges_are_refused)
 #undef EV
 #undef AGF
 #undef OVERLAP
+
+/* Epoch timestamps (Kineto's, 1.7e15 us) are read to the nanosecond: ts * 1e3
+ * in a double rounded them to 256 ns and the result, kept in microseconds, to
+ * 0.25 us, so b starting where a ends read as starting inside it (exit 3), and
+ * the times were off by up to a quarter microsecond (helper-106). */
+Test(import_torch, epoch_timestamps_keep_their_microseconds)
+{
+    static const char *const text[] = {
+        "{\"traceEvents\":[\n"
+        "{\"name\":\"layer:a\",\"ph\":\"X\",\"ts\":1700000000000953,\"dur\":78,\"tid\":1,"
+        "\"pid\":1,\"args\":{}},\n"
+        "{\"name\":\"layer:b\",\"ph\":\"X\",\"ts\":1700000000001031,\"dur\":145,\"tid\":1,"
+        "\"pid\":1,\"args\":{}}]}\n",
+        /* fractions the doubles hold (0.25 us apart there) */
+        "[{\"name\":\"layer:a\",\"ph\":\"X\",\"ts\":1700000000000953.25,\"dur\":77.75,"
+        "\"tid\":1},\n{\"name\":\"layer:b\",\"ph\":\"X\",\"ts\":1700000000001031,"
+        "\"dur\":145.5,\"tid\":1}]\n",
+    };
+    static const double want[2][2] = { { 78, 145 }, { 77.75, 145.5 } };
+    char path[] = "/tmp/pipesim-epoch-XXXXXX";
+    close(mkstemp(path));
+    for (int k = 0; k < 2; k++) {
+        write_file(path, text[k]);
+        struct mdl_profile *p = NULL;
+        struct mdl_torch_report rep;
+        struct mdl_torch_opts o = { .batch = 1 };
+        cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "case %d: %s", k, ps_errmsg());
+        cr_assert_eq(p->n_layers, 2);
+        cr_expect_str_eq(p->layers[0].name, "a");
+        for (int l = 0; l < 2; l++) /* to a picosecond: the error was up to 0.25 us */
+            cr_expect_float_eq(p->layers[l].fwd, want[k][l] * 1e-6, 1e-12 * 1e-6,
+                               "case %d: layer %d: %.17g us", k, l, p->layers[l].fwd * 1e6);
+        mdl_profile_free(p);
+    }
+    /* the command: the probe's trace imports */
+    write_file(path, text[0]);
+    cr_assert_eq(th_sh("%s import-torch %s --batch 1 >/dev/null 2>&1", th_pipesim(), path), 0);
+    unlink(path);
+}

@@ -495,3 +495,26 @@ Test(traces, only_u_and_ar_are_of_no_micro_batch)
     trc_trace_free(t);
 #undef NOMB_EV
 }
+
+/* Epoch-like times (up to 4e15 us) are read to the nanosecond: us * 1000 in a
+ * double rounded them to 512 ns, so an op that starts where the one before
+ * ends could read as overlapping it, and durations were off (helper-106). */
+Test(traces, epoch_times_keep_their_nanoseconds)
+{
+    static const char text[] =
+        "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":2},\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":3900000000000000.5,\"dur\":6.5,"
+        "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":3900000000000007,\"dur\":3,"
+        "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":1}}]}";
+    struct trc_trace *t = NULL;
+    cr_assert_eq(trc_read_chrome_mem(text, sizeof text - 1, "e.json", &t), 0, "%s",
+                 ps_errmsg());
+    cr_assert_eq(t->n_events, 2);
+    const struct trc_event *a = &t->events[0], *b = &t->events[1];
+    cr_expect_eq(a->end_ns - a->start_ns, 6500, "%lld ns", (long long)(a->end_ns - a->start_ns));
+    cr_expect_eq(b->start_ns - a->start_ns, 6500, "%lld ns",
+                 (long long)(b->start_ns - a->start_ns));
+    cr_expect_eq(b->end_ns - b->start_ns, 3000, "%lld ns", (long long)(b->end_ns - b->start_ns));
+    trc_trace_free(t);
+}

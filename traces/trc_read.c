@@ -19,7 +19,17 @@ static int kind_from_name(const char *s)
     return -1;
 }
 
-static int64_t us_to_ns(double us) { return (int64_t)llround(us * 1000.0); }
+/* A JSON number of microseconds (|v| <= MAX_US) to nanoseconds: an integer
+ * as an integer, a real's whole microseconds scaled apart from its fraction
+ * (helper-106: llround(us * 1000.0) in a double rounded 3.9e15 us to 512 ns,
+ * so an op ending where the next began could overlap it). */
+static int64_t us_to_ns(json_t *v)
+{
+    if (json_is_integer(v))
+        return (int64_t)json_integer_value(v) * 1000;
+    double us = json_number_value(v), whole = trunc(us);
+    return (int64_t)whole * 1000 + llround((us - whole) * 1000.0);
+}
 
 /* Times and byte counts become int64: beyond these they would wrap
  * (4e15 us is 127 years). */
@@ -214,7 +224,7 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
         if (!is_count(a))
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: counter without "
                              "'activations' (a byte count)", path, i);
-        return trc_add_counter(t, pid, us_to_ns(json_number_value(ts)),
+        return trc_add_counter(t, pid, us_to_ns(ts),
                                (int64_t)json_number_value(a));
     }
     struct trc_event e = { .device = pid, .peer = -1, .src = (uint32_t)i };
@@ -267,8 +277,8 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     e.mb = mb;
     e.peer = peer;
     e.bytes = json_is_number(b) ? (int64_t)json_number_value(b) : 0;
-    e.start_ns = us_to_ns(json_number_value(ts));
-    e.end_ns = e.start_ns + us_to_ns(json_number_value(dur));
+    e.start_ns = us_to_ns(ts);
+    e.end_ns = e.start_ns + us_to_ns(dur);
     return trc_add_event(t, &e);
 }
 
