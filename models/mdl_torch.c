@@ -516,6 +516,36 @@ static void default_sizes(const char *trace, char *buf, size_t n)
         buf[0] = 0;
 }
 
+/* Every layer has one forward range per step, and one backward range with
+ * backward ranges: the step count is the first layer's forward ranges, and
+ * each layer's sum is divided by it (helper-106: a trace window opening
+ * inside a step, or cut inside the last backward, or a layer run twice a
+ * step, wrote times halved or doubled, exit 0). Layers in first-forward
+ * order; the first that differs is named. */
+static int check_steps(const struct ctx *c, int has_bwd, int steps)
+{
+    for (int l = 0; l < c->n_layers; l++) {
+        const struct layer_acc *a = &c->layers[l];
+        if (a->n_fwd == steps && (!has_bwd || a->n_bwd == steps))
+            continue;
+        char counts[96];
+        if (has_bwd)
+            snprintf(counts, sizeof counts, "%d forward and %d backward range%s", a->n_fwd,
+                     a->n_bwd, a->n_bwd == 1 ? "" : "s");
+        else
+            snprintf(counts, sizeof counts, "%d forward range%s", a->n_fwd,
+                     a->n_fwd == 1 ? "" : "s");
+        return ps_error(PS_EPARSE, "%s: layer '%s' has %s, but the trace has %d step%s (the "
+                        "forward ranges of '%s', its first layer): each layer needs one "
+                        "forward%s range per step; profile whole steps (start the trace before "
+                        "a step's first layer, stop it after the step's last backward), each "
+                        "layer's range opened once a step", c->path, a->name, counts, steps,
+                        steps == 1 ? "" : "s", c->layers[0].name,
+                        has_bwd ? " and one backward" : "");
+    }
+    return 0;
+}
+
 const char *mdl_torch_bwd_name(enum mdl_torch_bwd m)
 {
     return m == MDL_TORCH_BWD_RANGES ? "ranges" : m == MDL_TORCH_BWD_SEQUENCE ? "sequence"
@@ -573,6 +603,8 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     /* order by first forward (events' layer ids are not used past here) */
     qsort(c->layers, (size_t)c->n_layers, sizeof *c->layers, cmp_first);
     rep->steps = c->layers[0].n_fwd;
+    if ((rc = check_steps(c, has_bwd, rep->steps)) < 0)
+        goto out_free;
     rep->n_layers = c->n_layers;
     rep->unattributed_us /= rep->steps;
     double batch = o->batch;

@@ -12,7 +12,9 @@
  * not lie inside one (ranges inside an autograd function are activation
  * re-computation, ignored and counted). fwd = the sum of its forward ranges
  * divided by the number of steps, which is the number of forward ranges of
- * the first layer. Layers keep the order of their first forward range.
+ * the first layer; every layer has that many (and as many backward ranges
+ * when backward is by ranges), else PS_EPARSE naming the layer and its
+ * counts. Layers keep the order of their first forward range.
  * Layer ranges of one direction on one thread may touch but neither nest
  * nor overlap (PS_EPARSE: their common time would count in both layers).
  *

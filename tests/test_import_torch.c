@@ -748,3 +748,52 @@ Test(import_torch, epoch_timestamps_keep_their_microseconds)
     cr_assert_eq(th_sh("%s import-torch %s --batch 1 >/dev/null 2>&1", th_pipesim(), path), 0);
     unlink(path);
 }
+
+#define EV(name, ts, dur) " {\"ph\": \"X\", \"name\": \"" name "\", \"ts\": " #ts ", " \
+                          "\"dur\": " #dur ", \"tid\": 1}"
+#define AGF "autograd::engine::evaluate_function: MmBackward0"
+#define HOWTO "profile whole steps (start the trace before a step's first layer, stop it " \
+              "after the step's last backward), each layer's range opened once a step"
+
+/* The steps are the first layer's forward ranges, and every layer must have
+ * that many (and as many backward ranges, with ranges): a trace window opening
+ * inside a step reordered the layers and halved a's time, one cut inside the
+ * last backward halved every backward, and a layer run twice a step counted
+ * as two steps, all exit 0 (helper-106). */
+Test(import_torch, every_layer_has_one_range_per_step)
+{
+    /* the window opens at b's forward: b has 2 steps, a 1 */
+    expect_error_both(EV("layer:b", 100, 200) ",\n" EV("layer:a", 1000, 100) ",\n"
+                      EV("layer:b", 1100, 200) "\n]\n", -PS_EPARSE,
+                      ": layer 'a' has 1 forward range, but the trace has 2 steps (the forward "
+                      "ranges of 'b', its first layer): each layer needs one forward range per "
+                      "step; " HOWTO);
+    /* cut inside the second step's backward: b's backward is there, a's is not */
+    expect_error_both(EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 200) ",\n"
+                      EV("layer:b", 400, 300) ",\n" EV(AGF, 410, 250) ",\n"
+                      EV("layer:a", 700, 150) ",\n" EV(AGF, 710, 100) ",\n"
+                      EV("layer:a", 1000, 100) ",\n" EV("layer:b", 1100, 200) ",\n"
+                      EV("layer:b", 1400, 300) ",\n" EV(AGF, 1410, 250) "\n]\n", -PS_EPARSE,
+                      ": layer 'a' has 2 forward and 1 backward range, but the trace has 2 "
+                      "steps (the forward ranges of 'a', its first layer): each layer needs "
+                      "one forward and one backward range per step; " HOWTO);
+    /* one step, b run twice in it */
+    expect_error_both(EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 50) ",\n"
+                      EV("layer:b", 150, 50) "\n]\n", -PS_EPARSE,
+                      ": layer 'b' has 2 forward ranges, but the trace has 1 step (the forward "
+                      "ranges of 'a', its first layer): each layer needs one forward range per "
+                      "step; " HOWTO);
+    /* the command: a malformed trace, nothing written */
+    char path[] = "/tmp/pipesim-steps-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, "[\n" EV("layer:b", 100, 200) ",\n" EV("layer:a", 1000, 100) ",\n"
+               EV("layer:b", 1100, 200) "\n]\n");
+    cr_assert_eq(th_sh("%s import-torch %s --batch 1 -o %s.csv 2>%s.err; test $? = 3 && "
+                       "test ! -e %s.csv && grep -q \"layer 'a' has 1 forward range\" %s.err",
+                       th_pipesim(), path, path, path, path, path), 0);
+    th_sh("rm -f %s.csv %s.err", path, path);
+    unlink(path);
+}
+#undef HOWTO
+#undef AGF
+#undef EV
