@@ -51,9 +51,10 @@ static int replay(const char *path, long shuffles, long seed, enum ana_fmt forma
     struct trc_trace *t = NULL;
     struct msr_replay_report *r = NULL;
     int rc;
-    if ((rc = trc_read_chrome(path, &t)) < 0 ||
-        (rc = msr_replay_report_new(t, (int)shuffles, (uint64_t)seed, &r)) < 0) {
-        if (rc < 0 && rc != -PS_ENOMEM && rc != -PS_EUSAGE && t) { /* read, not replayable */
+    if ((rc = trc_read_chrome(path, &t)) < 0 || (rc = trc_require_compute(t, path)) < 0)
+        goto out;
+    if ((rc = msr_replay_report_new(t, (int)shuffles, (uint64_t)seed, &r)) < 0) {
+        if (rc != -PS_ENOMEM && rc != -PS_EUSAGE) { /* read, not replayable */
             char msg[512];
             snprintf(msg, sizeof msg, "%s", ps_errmsg());
             rc = ps_error(PS_EINVAL, "%s: %s", path, msg);
@@ -134,7 +135,9 @@ int cmd_compare(int argc, char **argv)
     struct trc_trace *a = NULL, *b = NULL;
     struct ana_compare *cmp = NULL;
     if ((rc = trc_read_chrome(argv[optind], &a)) < 0 ||
-        (rc = trc_read_chrome(argv[optind + 1], &b)) < 0)
+        (rc = trc_require_compute(a, argv[optind])) < 0 ||
+        (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
+        (rc = trc_require_compute(b, argv[optind + 1])) < 0)
         goto out;
     /* the order sets the sign of every error: say when the headers say the
      * two were swapped (two simulated, or two measured, traces may be

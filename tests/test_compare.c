@@ -266,13 +266,17 @@ Test(compare, figures_that_do_not_exist_are_not_zero)
     th_tmpdir(d, sizeof d, "cmp0");
     th_put(d, "e.json", "{\"pipesim\":{\"devices\":2,\"stages\":2,\"micro_batches\":2},"
                         "\"traceEvents\":[]}");
+    /* one op of no duration (a trace of none is refused: a_trace_without_compute_ops) */
+    th_put(d, "z.json", "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":1},"
+                        "\"traceEvents\":[{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,"
+                        "\"dur\":0,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}");
     const char *ps = th_pipesim();
-    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json | grep -q '^op duration     |error| - "
-                       "(no op has a simulated duration)' && %s compare e.json e.json | grep -q "
-                       "'no ops to compare'", d, ps, ps), 0);
-    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json --format csv | grep -qx "
+    cr_expect_eq(th_sh("cd %s && %s compare z.json z.json | grep -q '^op duration     |error| - "
+                       "(no op has a simulated duration)' && %s compare z.json z.json | grep -q "
+                       "'^makespan .* error -$'", d, ps, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare z.json z.json --format csv | grep -qx "
                        "'op_duration_rel_error_median,,,,,,,,'", d, ps), 0);
-    cr_expect_eq(th_sh("cd %s && %s compare e.json e.json --format json | grep -q "
+    cr_expect_eq(th_sh("cd %s && %s compare z.json z.json --format json | grep -q "
                        "'\"op_dur_err_median\": null'", d, ps), 0);
     cr_expect_eq(th_sh("cd %s && %s plot --compare e.json e.json --out-dir p 2>err.txt; "
                        "test $? = 4 && grep -q 'no events to draw' err.txt", d, ps), 0);
@@ -443,5 +447,34 @@ Test(compare, ops_only_in_one_trace_are_named_with_their_micro_batch)
                             "%s compare a.json f.json 2>&1", d, ps), 3, "%s", out);
     cr_expect(strstr(out, "args.mb: missing or not a micro-batch of the trace (0..3)"), "%s",
               out);
+    th_sh("rm -rf %s", d);
+}
+
+/* A trace of no compute ops is refused, naming it, by compare and --replay: an
+ * empty one compared with itself as "ops aligned 0", exit 0, and so did one whose
+ * X events were stripped, its counters and step_ns left (helper-106). */
+Test(compare, a_trace_without_compute_ops_is_refused)
+{
+    char d[64], out[4096];
+    th_tmpdir(d, sizeof d, "cmpnoops");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && printf '{\"pipesim\":{\"devices\":7,\"stages\":5,"
+                       "\"micro_batches\":9},\"traceEvents\":[]}' >e.json && printf "
+                       "'{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":1,"
+                       "\"source\":\"measured\",\"schedule\":\"gpipe\",\"remat\":"
+                       "\"except_last\",\"step_ns\":5000},"
+                       "\"traceEvents\":[\\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":0,"
+                       "\"ts\":0,\"args\":{\"activations\":0}}]}' >c.json", d), 0);
+    static const char want[] = ": the trace holds no compute ops (no X event of kind F, B, R "
+                               "or W): a step's trace has its forward and backward ops";
+    static const char *const cmd[] = { "compare e.json e.json", "compare --replay e.json",
+                                       "compare c.json c.json", "compare --replay c.json" };
+    for (int k = 0; k < 4; k++) {
+        cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s %s 2>&1", d, ps, cmd[k]), 3,
+                     "%s: %s", cmd[k], out);
+        char line[256];
+        snprintf(line, sizeof line, "pipesim compare: %c.json%s", cmd[k][k % 2 ? 17 : 8], want);
+        cr_expect(strstr(out, line), "%s: '%s' lacks '%s'", cmd[k], out, line);
+    }
     th_sh("rm -rf %s", d);
 }

@@ -343,24 +343,27 @@ Test(replay, cli_replays_a_measured_step)
     cr_expect_str_eq(out, "gpipe 2 2 ['bubble_meas', 'bubble_sim', 'handoff_s', "
                           "'latency_s', 'makespan_err', 'msg_recv_s', 'msg_send_s', "
                           "'step_meas_s', 'step_sim_s'] [4, 5]\n");
-    /* hostile headers: 2^24 micro-batches and no ops; a size the generator
-     * refuses (interleaved:2 needs M a multiple of K) */
+    /* hostile headers: 2^24 micro-batches and no ops (refused as a trace of no
+     * compute ops, helper-106); a size the generator refuses (interleaved:2
+     * needs M a multiple of K), on one op that the header's counts allow */
     cr_assert_eq(th_sh("cd %s && printf '%%s' '{\"pipesim\":{\"version\":\"0.1.0\",\"source\":"
                        "\"measured\",\"schedule\":\"gpipe\",\"remat\":\"never\",\"devices\":1,"
                        "\"stages\":1,\"micro_batches\":16777216,\"batch\":16777216},"
                        "\"traceEvents\":[]}' > huge.json && sed 's/\"gpipe\"/\"interleaved:2\"/; "
                        "s/\"devices\":1,\"stages\":1,\"micro_batches\":16777216/\"devices\":2,"
-                       "\"stages\":4,\"micro_batches\":3/' huge.json > odd.json", dir), 0);
-    cr_expect_eq(th_sh("cd %s && %s compare --replay huge.json 2> e.txt; test $? -eq 4 && "
-                       "grep -q 'huge.json: the trace holds 0 ops of 1 stages, not the' e.txt",
+                       "\"stages\":4,\"micro_batches\":3/; s/\\[\\]/[{\"ph\":\"X\",\"pid\":1,"
+                       "\"tid\":0,\"ts\":0,\"dur\":1,\"args\":{\"kind\":\"F\",\"stage\":3,"
+                       "\"mb\":2}}]/' huge.json > odd.json", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay huge.json 2> e.txt; test $? -eq 3 && "
+                       "grep -q 'huge.json: the trace holds no compute ops' e.txt",
                        dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay odd.json 2> e.txt; test $? -eq 4 && "
                        "grep -q \"odd.json: the trace's schedule interleaved:2 with K=2, M=3: \" "
                        "e.txt", dir, th_pipesim()), 0);
     /* a schedule no generator knows is the trace's field, not an option */
-    cr_expect_eq(th_sh("cd %s && sed 's/\"gpipe\"/\"bogus\"/' huge.json > bogus.json && "
+    cr_expect_eq(th_sh("cd %s && sed 's/\"interleaved:2\"/\"bogus\"/' odd.json > bogus.json && "
                        "%s compare --replay bogus.json 2> e.txt; test $? -eq 4 && grep -q "
-                       "\"bogus.json: the trace's schedule bogus with K=1, M=16777216: field "
+                       "\"bogus.json: the trace's schedule bogus with K=2, M=3: field "
                        "'schedule': unknown schedule 'bogus'\" e.txt", dir, th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay s.json 2> e.txt; test $? -eq 4 && "
                        "grep -q 's.json: the trace is simulated, not a measured step' e.txt",

@@ -424,6 +424,19 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
     return 0;
 }
 
+/* helper-106: a trace of no ops (or whose X events were stripped, its
+ * counters and step_ns left) compared as "ops aligned 0", exit 0 */
+int trc_require_compute(const struct trc_trace *t, const char *path)
+{
+    for (size_t i = 0; i < t->n_events; i++) {
+        int k = t->events[i].kind;
+        if (k == SCH_OP_FWD || k == SCH_OP_BWD || k == SCH_OP_RECOMP || k == SCH_OP_WGRAD)
+            return 0;
+    }
+    return ps_error(PS_EPARSE, "%s: the trace holds no compute ops (no X event of kind F, B, R "
+                    "or W): a step's trace has its forward and backward ops", path);
+}
+
 int trc_read_chrome(const char *path, struct trc_trace **out)
 {
     *out = NULL;

@@ -89,5 +89,8 @@ int trc_print_csv(const struct trc_trace *t, FILE *f);
 int trc_read_chrome(const char *path, struct trc_trace **out);
 /* The same from memory: text[0..len), errors name `name`. */
 int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out);
+/* 0 if t holds a compute op (F, B, R or W), else -PS_EPARSE naming path: a
+ * trace to compare or replay (the reader takes one of metadata alone). O(events). */
+int trc_require_compute(const struct trc_trace *t, const char *path);
 
 #endif
