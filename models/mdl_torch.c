@@ -686,7 +686,10 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     size_t bom = ps_bom_len(text, len); /* a UTF-8 byte-order mark is skipped */
     json_error_t jerr;
     ps_json_begin();
-    json_t *root = json_loadb(text + bom, len - bom, JSON_DECODE_INT_AS_REAL, &jerr);
+    /* a key twice in an object is an error at the second (helper-106: the last
+     * value was read, and an error in it was put at the first) */
+    json_t *root = json_loadb(text + bom, len - bom,
+                              JSON_DECODE_INT_AS_REAL | JSON_REJECT_DUPLICATES, &jerr);
     if (ps_json_oom()) { /* a syntax error to jansson, or a document missing a byte */
         json_decref(root);
         free(text);

@@ -661,6 +661,10 @@ static const struct {
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
       "tr.json:2:34: traceEvents[0].dur: missing, not a number, negative or beyond 4e+15 us" },
+    /* a key twice: an error at the second (helper-106: the last value was read) */
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
+      "\"dur\":-2,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
+      "tr.json:2:46: duplicate object key near '\"dur\"'" },
     /* each field of an X event named (helper-83: one line listed five) */
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":-1,\"ts\":1,\"dur\":2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,

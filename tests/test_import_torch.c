@@ -797,3 +797,21 @@ Test(import_torch, every_layer_has_one_range_per_step)
 #undef HOWTO
 #undef AGF
 #undef EV
+
+/* A key twice in an event is an error at the second, with its line and column:
+ * the last value was read ("dur": -5, "dur": 10 imported), and an error in it
+ * was put at the first (helper-106). */
+Test(import_torch, a_duplicate_key_is_refused_at_the_second)
+{
+    static const char *const ev[] = {
+        " {\"ph\": \"X\", \"name\": \"layer:a\", \"ts\": 0, \"dur\": 10, \"tid\": 1},\n"
+        " {\"ph\": \"X\", \"name\": \"layer:b\", \"ts\": 20, \"dur\": -5, \"dur\": 5, \"tid\": 1}"
+        "\n]\n",
+        " {\"ph\": \"X\", \"name\": \"layer:a\", \"ts\": 0, \"dur\": 10, \"tid\": 1},\n"
+        " {\"ph\": \"X\", \"name\": \"layer:b\", \"ts\": 20, \"dur\": 5, \"dur\": -5, \"tid\": 1}"
+        "\n]\n",
+    };
+    for (int k = 0; k < 2; k++)
+        expect_error_both(ev[k], -PS_EPARSE, k ? ":3:57: duplicate object key near '\"dur\"'"
+                                               : ":3:58: duplicate object key near '\"dur\"'");
+}

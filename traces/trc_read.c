@@ -458,7 +458,9 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
     text += bom;
     len -= bom;
     ps_json_begin();
-    json_t *root = json_loadb(text, len, 0, &jerr);
+    /* a key twice in an object is an error at the second, as in a topology
+     * (helper-106: the last value was read) */
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (ps_json_oom()) { /* a syntax error to jansson, or a document missing a byte */
         json_decref(root);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
