@@ -299,7 +299,8 @@ int msr_replay_step_with(const struct sch_schedule *s, const struct trc_trace *m
         (rc = sim_engine_new(s, &costs, topo,
                              &(struct sim_engine_opts){
                                  .record_trace = 1,
-                                 .draw = how == MSR_REPLAY_MEANS ? NULL : &draw },
+                                 .draw = how == MSR_REPLAY_MEANS ? NULL : &draw,
+                                 .inputs = "the trace's op times" },
                              &e)) < 0 ||
         (rc = sim_engine_run(e)) < 0)
         goto out;

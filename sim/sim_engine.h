@@ -68,6 +68,8 @@ struct sim_draw {
 struct sim_engine_opts {
     int record_trace;   /* keep every op and memory change as trace records */
     const struct sim_draw *draw; /* NULL: every op takes its tabled time */
+    const char *inputs;  /* where the op times came from, for errors that ask
+                            to check them; NULL: "the profile and topology" */
 };
 
 struct sim_result {

@@ -370,9 +370,8 @@ static int build_streams(sim_engine *e)
     if (time > 4e18)
         return ps_error(PS_EINVAL, "schedule %s: its ops add up to %g s%s over all devices, "
                          "beyond the simulator's bound of 4e9 s (127 years, under the int64 "
-                         "nanosecond clock's 292); check the profile and topology for huge "
-                         "figures", s->name, time * 1e-9,
-                         e->draw ? " at 16 x their times (drawn)" : "");
+                         "nanosecond clock's 292); check %s for huge figures", s->name,
+                         time * 1e-9, e->draw ? " at 16 x their times (drawn)" : "", e->inputs);
     if (bytes > 4e18)
         return ps_error(PS_EINVAL, "schedule %s: its buffers add up to %g bytes, beyond the "
                          "simulator's memory ledger; check the profile and topology for huge "
@@ -425,6 +424,7 @@ int sim_engine_new(const struct sch_schedule *s, const struct sch_costs *c,
     e->rm_end = s->remat == SCH_REMAT_ALWAYS ? s->n_micro
                 : s->remat == SCH_REMAT_EXCEPT_LAST ? s->n_micro - 1 : 0;
     e->draw = o && o->draw && o->draw->fn ? o->draw : NULL;
+    e->inputs = o && o->inputs ? o->inputs : "the profile and topology";
     int S = s->n_stages, D = e->n_dev;
     size_t X = 2 * (size_t)S * (size_t)s->n_micro; /* transfers */
     e->bits = calloc(2 * X / 64 + 1, sizeof *e->bits);

@@ -113,6 +113,7 @@ struct sim_engine {
                                   (with draw) one per stream */
     int n_dur_lanes;           /* the lanes of the distinct durations */
     const struct sim_draw *draw; /* opts.draw, or NULL */
+    const char *inputs;          /* opts.inputs, or "the profile and topology" */
     sch_time now;
     struct sim_result r;
     struct trc_trace *trace;

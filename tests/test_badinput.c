@@ -660,7 +660,12 @@ static const struct {
       "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
-      "tr.json:2:34: traceEvents[0].dur: missing, not a number, negative or beyond 4e+15 us" },
+      "tr.json:2:34: traceEvents[0].dur: missing, not a number or negative" },
+    /* one op lasts at most 1e9 s, as in a profile (helper-106: 3.99e15 us was read) */
+    { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":3.99e15,"
+      "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EINVAL,
+      "tr.json:2:34: traceEvents[0].dur: 3.99e+15 us is beyond one op's bound of 1e+15 us "
+      "(1e+09 s)" },
     /* a key twice: an error at the second (helper-106: the last value was read) */
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":2,"
       "\"dur\":-2,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,

@@ -478,3 +478,26 @@ Test(compare, a_trace_without_compute_ops_is_refused)
     }
     th_sh("rm -rf %s", d);
 }
+
+/* Times count from a trace's earliest event, as trace viewers show them: another
+ * tool's absolute (epoch) times made a makespan of 3.9e9 s and an error of
+ * +3145973154365334.50% (helper-106). The same step at 0 and at 3.9e15 us
+ * compares as identical. */
+Test(compare, absolute_times_count_from_the_first_event)
+{
+    char d[64], out[4096];
+    th_tmpdir(d, sizeof d, "cmpepoch");
+#define HDR "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":2},\"traceEvents\":["
+#define OP(ts, mb) "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":" #ts ",\"dur\":5,\"args\":" \
+                   "{\"kind\":\"F\",\"stage\":0,\"mb\":" #mb "}}"
+    th_put(d, "z.json", HDR OP(0, 0) ",\n" OP(5.5, 1) "]}");
+    th_put(d, "e.json", HDR OP(3900000000000002, 0) ",\n" OP(3900000000000007.5, 1) "]}");
+#undef OP
+#undef HDR
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s compare z.json e.json 2>&1", d,
+                            th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "makespan        simulated 10.500 us, measured 10.500 us, error "
+                          "+0.00%"), "%s", out);
+    cr_expect(strstr(out, "the traces agree op for op"), "%s", out);
+    th_sh("rm -rf %s", d);
+}

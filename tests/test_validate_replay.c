@@ -365,6 +365,21 @@ Test(replay, cli_replays_a_measured_step)
                        "%s compare --replay bogus.json 2> e.txt; test $? -eq 4 && grep -q "
                        "\"bogus.json: the trace's schedule bogus with K=2, M=3: field "
                        "'schedule': unknown schedule 'bogus'\" e.txt", dir, th_pipesim()), 0);
+    /* op times the engine cannot run are the trace's, not a profile's and topology's,
+     * which replay takes none of (helper-106): the last op lasting 3e14 us, 16 x that
+     * when drawn */
+    cr_assert_eq(th_sh("cd %s && python3 -c '\n"
+                       "import json\n"
+                       "d = json.load(open(\"m.json\"))\n"
+                       "x = max((e for e in d[\"traceEvents\"] if e[\"ph\"] == \"X\"),\n"
+                       "        key=lambda e: e[\"ts\"] + e[\"dur\"])\n"
+                       "x[\"dur\"] = 3e14\n"
+                       "d[\"pipesim\"][\"step_ns\"] = int((x[\"ts\"] + x[\"dur\"]) * 1000) + 1000\n"
+                       "json.dump(d, open(\"long.json\", \"w\"))'", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s compare --replay long.json 2> e.txt; test $? -eq 4 && "
+                       "grep -q '^pipesim compare: long.json: schedule gpipe: its ops add up to "
+                       ".*; check the trace.s op times for huge figures$' e.txt", dir,
+                       th_pipesim()), 0);
     cr_expect_eq(th_sh("cd %s && %s compare --replay s.json 2> e.txt; test $? -eq 4 && "
                        "grep -q 's.json: the trace is simulated, not a measured step' e.txt",
                        dir, th_pipesim()), 0);

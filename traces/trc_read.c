@@ -4,6 +4,7 @@
 #include "base/ps_json.h"
 #include "base/ps_jsonpos.h"
 #include "base/ps_util.h"
+#include "sched/sch_cost.h"
 #include "traces/trc_trace.h"
 
 #include <jansson.h>
@@ -235,9 +236,15 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
     if (get_int(ev, "tid", &tid) || tid < 0)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].tid: missing, negative, not an integer or "
                         "beyond 32 bits", path, i);
-    if (!in_range(dur, MAX_US) || json_number_value(dur) < 0)
-        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].dur: missing, not a number, negative "
-                        "or beyond %g us", path, i, MAX_US);
+    if (!json_is_number(dur) || !(json_number_value(dur) >= 0))
+        return ps_error(PS_EPARSE, "%s: traceEvents[%zu].dur: missing, not a number or "
+                        "negative", path, i);
+    /* one op lasts at most SCH_MAX_OP_S, as in a profile (helper-106: 3.99e15 us
+     * was read, and compare printed an error of +3218572534847686.50%) */
+    if (json_number_value(dur) > SCH_MAX_OP_S * 1e6)
+        return ps_error(PS_EINVAL, "%s: traceEvents[%zu].dur: %g us is beyond one op's bound "
+                        "of %g us (%g s)", path, i, json_number_value(dur), SCH_MAX_OP_S * 1e6,
+                        SCH_MAX_OP_S);
     if (k < 0)
         return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.kind: %s%s%s", path, i,
                         kind                              ? "unknown op kind '"
@@ -371,6 +378,29 @@ out_free:
     return rc;
 }
 
+/* Times count from the trace's earliest event (op or counter), as trace
+ * viewers show them: pipesim's traces have one at 0 (the step's start), and
+ * are left as they are; another tool's absolute times (epoch microseconds)
+ * made a makespan of 3.9e9 s (helper-106). Times before 0 were refused. */
+static void rebase(struct trc_trace *t)
+{
+    if (!t->n_events && !t->n_counters)
+        return;
+    int64_t origin = INT64_MAX;
+    for (size_t i = 0; i < t->n_events; i++)
+        origin = t->events[i].start_ns < origin ? t->events[i].start_ns : origin;
+    for (size_t i = 0; i < t->n_counters; i++)
+        origin = t->counters[i].t_ns < origin ? t->counters[i].t_ns : origin;
+    if (origin <= 0)
+        return;
+    for (size_t i = 0; i < t->n_events; i++) {
+        t->events[i].start_ns -= origin;
+        t->events[i].end_ns -= origin;
+    }
+    for (size_t i = 0; i < t->n_counters; i++)
+        t->counters[i].t_ns -= origin;
+}
+
 /* Reads the trace out of a parsed document; takes the reference to root. */
 static int read_root(json_t *root, const char *path, struct trc_trace **out)
 {
@@ -389,7 +419,9 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
     trc_trace_sort(t);
     rc = check_unique_ops(path, t);
     if (!rc)
-        rc = check_compute_serial(path, t);
+        rc = check_compute_serial(path, t); /* its message: the file's times */
+    if (!rc)
+        rebase(t);
     if (!rc && t->n_events > 0) { /* the header's counts are the events' */
         int top_dev = 0, top_stage = 0, top_mb = -1; /* -1: U and AR only, no micro-batch */
         for (size_t i = 0; i < t->n_events; i++) {

@@ -85,7 +85,9 @@ int trc_write_csv(const struct trc_trace *t, const char *path);
  * (cli_write_outputs); -PS_EIO "write error" when the stream has one. */
 int trc_print_chrome(const struct trc_trace *t, FILE *f);
 int trc_print_csv(const struct trc_trace *t, FILE *f);
-/* Reads a Chrome JSON trace written by trc_write_chrome (either source). */
+/* Reads a Chrome JSON trace written by trc_write_chrome (either source), or
+ * another tool's in its shape; times count from the earliest event (op or
+ * counter) when that is after 0. */
 int trc_read_chrome(const char *path, struct trc_trace **out);
 /* The same from memory: text[0..len), errors name `name`. */
 int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct trc_trace **out);
