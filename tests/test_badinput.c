@@ -622,6 +622,8 @@ static const struct {
     const char *what;
 } trace_cases[] = {
     { "{" META ",\"traceEvents\":[" EV(""), PS_EPARSE, "tr.json:1:" },
+    /* no document: it was put at column 0 (helper-106) */
+    { "", PS_EPARSE, "tr.json: the file is empty (no JSON document; a pipe is read once)" },
     { "{\"traceEvents\":[]}", PS_EPARSE, "tr.json:1:1: pipesim: missing or bad metadata" },
     /* each count named at its position (helper-95: one message named none of the three) */
     { "{\"pipesim\":{\"devices\":0,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",

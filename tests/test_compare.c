@@ -501,3 +501,19 @@ Test(compare, absolute_times_count_from_the_first_event)
     cr_expect(strstr(out, "the traces agree op for op"), "%s", out);
     th_sh("rm -rf %s", d);
 }
+
+/* A pipe named twice is read once: the second read is empty, and is said to be,
+ * not put at line 1, column 0 (helper-106). */
+Test(compare, a_pipe_named_twice_is_empty_the_second_time)
+{
+    char d[64], out[1024];
+    th_tmpdir(d, sizeof d, "cmppipe");
+    th_put(d, "z.json", "{\"pipesim\":{\"devices\":1,\"stages\":1,\"micro_batches\":1},"
+                        "\"traceEvents\":[{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,"
+                        "\"dur\":1,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}");
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && cat z.json | %s compare /dev/stdin "
+                            "/dev/stdin 2>&1", d, th_pipesim()), 3, "%s", out);
+    cr_expect_str_eq(out, "pipesim compare: /dev/stdin: the file is empty (no JSON document; a "
+                          "pipe is read once)\n");
+    th_sh("rm -rf %s", d);
+}

@@ -497,6 +497,11 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
         json_decref(root);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
     }
+    /* no document at all: jansson put its error at column 0 (helper-106: a pipe
+     * named twice, `compare /dev/stdin /dev/stdin`, read empty the second time) */
+    if (!root && !len)
+        return ps_error(PS_EPARSE, "%s: the file is empty (no JSON document; a pipe is read "
+                        "once)", name);
     if (!root)
         return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
