@@ -11,10 +11,13 @@
 
 #include <sqlite3.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* How long a statement waits for another process's lock: 2 s, so a second
@@ -22,16 +25,25 @@
  * schema transaction) is refused soon; but COMMIT, which we run holding the
  * write lock (BEGIN IMMEDIATE), can only be waiting for readers (an open
  * sqlite3 shell, a long pipesim report) to finish: it waits up to 10
- * minutes, where a reader holding its transaction 2 s ended the sweep. */
+ * minutes, where a reader holding its transaction 2 s ended the sweep, in
+ * steps of COMMIT_STEP_MS between which a stop request (ana_db_stop_on)
+ * ends the wait. While it waits, SQLite's pending lock keeps new readers
+ * out (they are refused after their own 2 s). */
 #define LOCK_WAIT_MS 2000
 #define COMMIT_WAIT_MS (10 * 60 * 1000)
+#define COMMIT_STEP_MS 20
 
 struct ana_db {
     sqlite3 *db;
     char *path;
     sqlite3_int64 version;   /* the file's schema version, once checked */
     sqlite3_stmt *ins_run, *ins_stage, *has;
+    const atomic_int *stop;  /* set: a commit waiting for readers gives up */
+    int stopped;             /* the last commit gave up for it */
+    sqlite3_int64 changes;   /* rows changed before ana_db_begin's transaction */
 };
+
+static int commit_wait(ana_db *d);
 
 /* The runs table of the current schema (version 2), under a name: "runs",
  * or the new table of the upgrade from version 1. */
@@ -179,7 +191,11 @@ static int check_schema(ana_db *d, int create)
     if (state != ANA_DB_CURRENT && (rc = ana_dbkind_stamp(d->db, d->path,
                                                           ANA_DBKIND_SWEEP)) < 0)
         goto rollback;
-    if ((rc = ana_db_commit(d)) < 0)
+    /* a current file had nothing written: rolled back, so that no commit waits
+     * here for a reader's transaction (it held the open 10 minutes, helper-110) */
+    if (state == ANA_DB_CURRENT)
+        ps_sqlite_rollback(d->db);
+    else if ((rc = commit_wait(d)) < 0)
         goto rollback;
     d->version = ANA_DB_SCHEMA;
     return 0;
@@ -189,30 +205,66 @@ rollback:
     return rc;
 }
 
-/* With create, the file this open is to make (path, or where a dangling link
- * leads), or NULL when it is there already (or cannot be named). */
-static char *file_to_make(const char *path)
+/* The file a creating open makes. */
+struct made {
+    char *path;   /* path, or where a dangling link leads; NULL: none made */
+    dev_t dev;
+    ino_t ino;
+};
+
+/* With create, makes the file the database is to be (path, or where a
+ * dangling link leads) itself, empty, and remembers which it is: SQLite
+ * then opens it as an empty database. Nothing when it is there already (or
+ * cannot be named, or made: SQLite's open says why). */
+static struct made make_file(const char *path)
 {
+    struct made m = { 0 };
     char *to = NULL;
     struct stat sb;
     if (ps_afile_resolve(path, &to) != 0)
-        return NULL;
-    if (stat(to, &sb) == 0 || errno != ENOENT) {
+        return m;
+    int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); /* SQLite's mode */
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(to);
+        }
         free(to);
-        return NULL;
+        return m;
     }
-    return to;
+    close(fd);
+    m.path = to, m.dev = sb.st_dev, m.ino = sb.st_ino;
+    return m;
 }
 
-/* A failed open takes away the file it made, while still empty (SQLite made
- * it and nothing was written: a full disk; a file another sweep filled
- * meanwhile stays), so that the command can take away the folders it made. */
-static void unmake(char *made)
+/* Whether another process holds one of SQLite's locks on the file (the
+ * pending, reserved and shared bytes at 1 GiB of its unix VFS): a writer
+ * in its first transaction, whose file is still empty. */
+static int locked_by_other(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0x40000000,
+                        .l_len = 512 };
+    int other = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+    close(fd); /* this process holds no lock on it: ana_db_close came first */
+    return other;
+}
+
+/* A failed open takes away the file it made (a full disk), so that the
+ * command can take away the folders it made; only that very file, still
+ * empty and locked by no one: another sweep that opened the same new path
+ * meanwhile writes nothing to it before its first commit (helper-110: an
+ * open that gave up on its lock removed that sweep's database). */
+static void unmake(struct made *m)
 {
     struct stat sb;
-    if (made && stat(made, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size == 0)
-        unlink(made);
-    free(made);
+    if (m->path && stat(m->path, &sb) == 0 && sb.st_dev == m->dev && sb.st_ino == m->ino &&
+        S_ISREG(sb.st_mode) && sb.st_size == 0 && !locked_by_other(m->path))
+        unlink(m->path);
+    free(m->path);
+    m->path = NULL;
 }
 
 int ana_db_open(const char *path, int create, ana_db **out)
@@ -229,7 +281,7 @@ int ana_db_open(const char *path, int create, ana_db **out)
         free(d);
         return ps_error(PS_ENOMEM, "out of memory");
     }
-    char *made = create ? file_to_make(path) : NULL;
+    struct made made = create ? make_file(path) : (struct made){ 0 };
     /* A reader opens read-write too (never creating): a sweep killed in a commit
      * leaves a hot journal, which SQLite rolls back at the first read only for a
      * connection that may write (read-only, report and plot failed with "the
@@ -264,27 +316,65 @@ int ana_db_open(const char *path, int create, ana_db **out)
             (rc = ps_sqlite_prepare(d->db, d->path, has, &d->has, what)) < 0)
             goto err_close;
     }
-    free(made);
+    free(made.path);
     *out = d;
     return 0;
 
 err_close:
     ana_db_close(d);
-    unmake(made);
+    unmake(&made);
     return rc;
 }
 
 int ana_db_begin(ana_db *d)
 {
+    d->changes = sqlite3_total_changes(d->db);
     return ps_sqlite_begin(d->db, d->path, "starting a transaction");
+}
+
+void ana_db_stop_on(ana_db *d, const atomic_int *stop)
+{
+    d->stop = stop;
+}
+
+/* SQLite's busy handler while COMMIT waits for readers: a step, again,
+ * until COMMIT_WAIT_MS or a stop request. */
+static int commit_busy(void *arg, int tries)
+{
+    ana_db *d = arg;
+    if (d->stop && atomic_load(d->stop)) {
+        d->stopped = 1;
+        return 0;
+    }
+    if ((long)tries * COMMIT_STEP_MS >= COMMIT_WAIT_MS)
+        return 0;
+    struct timespec ts = { 0, COMMIT_STEP_MS * 1000000L };
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+static int commit_wait(ana_db *d)
+{
+    d->stopped = 0;
+    sqlite3_busy_handler(d->db, commit_busy, d);
+    int rc = ps_sqlite_commit(d->db, d->path, "committing");
+    sqlite3_busy_timeout(d->db, LOCK_WAIT_MS);
+    if (rc < 0 && d->stopped) /* the rows since the last commit are not stored */
+        rc = ps_error(PS_EINTR, "%s: stopped while waiting for another program reading the "
+                      "database (the rows since its last commit are not stored); run the "
+                      "same command again to resume", d->path);
+    return rc;
 }
 
 int ana_db_commit(ana_db *d)
 {
-    sqlite3_busy_timeout(d->db, COMMIT_WAIT_MS);
-    int rc = ps_sqlite_commit(d->db, d->path, "committing");
-    sqlite3_busy_timeout(d->db, LOCK_WAIT_MS);
-    return rc;
+    /* no row written: nothing to keep, and a COMMIT of a write transaction
+     * takes the exclusive lock even then, waiting for every reader */
+    if (sqlite3_total_changes(d->db) == d->changes) {
+        ps_sqlite_rollback(d->db);
+        return 0;
+    }
+    return commit_wait(d);
 }
 
 /* The key's 11 parameters, in KEY_COLS order. */

@@ -49,6 +49,7 @@
 #include "models/mdl_preset.h"
 #include "models/mdl_profile.h"
 #include <stdint.h>
+#include <stdatomic.h>
 
 #include "base/ps_error.h"
 
@@ -101,7 +102,12 @@ typedef struct ana_db ana_db;
 int ana_db_open(const char *path, int create, ana_db **out);
 void ana_db_close(ana_db *db);
 int ana_db_begin(ana_db *db);
+/* COMMIT, waiting up to 10 minutes for readers holding the database; a stop
+ * flag given by ana_db_stop_on ends the wait (PS_EINTR: the rows since the
+ * last commit are not stored). A transaction that wrote no row is rolled
+ * back instead: nothing to wait for. */
 int ana_db_commit(ana_db *db);
+void ana_db_stop_on(ana_db *db, const atomic_int *stop);
 int ana_db_has(ana_db *db, const struct ana_run *key, int *found);
 /* 0 stored; 1 when another writer stored the same key meanwhile (a second
  * sweep into the database: its row stands, ours is dropped). */

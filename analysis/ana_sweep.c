@@ -499,8 +499,10 @@ int ana_sweep_prepare(const struct ana_sweep_spec *sp, const char *db_path, ana_
     *n = 0;
     int rc;
     if ((rc = check_grid(sp)) < 0 || (rc = check_replicas(sp)) < 0 ||
-        (rc = ana_sweep_check_env()) < 0 || (rc = ana_db_open(db_path, 1, db)) < 0 ||
-        (rc = plan(sp, *db, jobs, n, st)) < 0 || (rc = baselines(sp, *jobs, *n)) < 0) {
+        (rc = ana_sweep_check_env()) < 0 || (rc = ana_db_open(db_path, 1, db)) < 0)
+        return rc;
+    ana_db_stop_on(*db, &stop_flag); /* a stop ends a commit's wait for readers */
+    if ((rc = plan(sp, *db, jobs, n, st)) < 0 || (rc = baselines(sp, *jobs, *n)) < 0) {
         ana_db_close(*db);
         *db = NULL;
         free(*jobs);

@@ -617,6 +617,57 @@ Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120
     cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 6);
 }
 
+/* A reader's transaction neither holds a sweep at its open (a current file's
+ * schema check wrote nothing, yet its COMMIT waited for the reader: up to 10
+ * minutes, helper-110) nor keeps a stopped sweep waiting: SIGTERM while a
+ * commit waits for the reader ends the wait, exit 10, the rows since the
+ * last commit not stored (a rerun resumes). */
+Test(sweep, a_reader_neither_holds_the_open_nor_a_stopped_sweep, .timeout = 120)
+{
+    char db[128], args[512], journal[160];
+    path(db, "hold.db");
+    snprintf(args, sizeof args, SWEEP "--db %s", db);
+    expect_cli(args, 0, "");
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(h));
+    expect_cli(args, 0, ""); /* all there already: done with the reader still holding */
+    snprintf(journal, sizeof journal, "%s-journal", db);
+    char err[128];
+    path(err, "hold.err");
+    snprintf(args, sizeof args, "exec %s sweep --model " MODEL " --topology " TOPO " -K 1,2 "
+             "-M 1,2,4 --batch 4 --quiet --db %s 2>%s", th_pipesim(), db, err);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", args, (char *)NULL);
+        _exit(127);
+    }
+    struct stat sb; /* its first rows written: a commit is, or will be, waiting */
+    int status = 0, reaped = 0;
+    for (int i = 0; i < 6000 && stat(journal, &sb) != 0; i++) {
+        if ((reaped = waitpid(pid, &status, WNOHANG) == pid))
+            break;
+        usleep(10000);
+    }
+    if (!reaped) {
+        kill(pid, SIGTERM);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+    }
+    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(h);
+    char msg[2048];
+    th_slurp(dir, "hold.err", msg, sizeof msg);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 10, "status %d: %s", status, msg);
+    cr_assert(strstr(msg, "stopped while waiting for another program reading the database"),
+              "%s", msg);
+    snprintf(args, sizeof args, "sweep --model " MODEL " --topology " TOPO " -K 1,2 -M 1,2,4 "
+             "--batch 4 --quiet --db %s", db);
+    expect_cli(args, 0, ""); /* the rerun resumes: every configuration stored */
+    cr_assert_eq(count(db, "SELECT count(*) FROM runs"), 6);
+}
+
 /* A sweep that could not make its new database (here no byte may be written:
  * a full disk) left the empty file SQLite made and so the folders made for it:
  * both are taken away again. */
