@@ -87,6 +87,10 @@ int cmd_import_torch(int argc, char **argv)
                     rep.unattributed_us / 1e3);
         if (rep.n_recompute)
             fprintf(stderr, ", %d re-computation ranges ignored", rep.n_recompute);
+        if (rep.repeated) /* its time per step is the sum of its calls' */
+            fprintf(stderr, ", %d layer%s run several times a step (first: '%s', %d times)",
+                    rep.repeated, rep.repeated == 1 ? "" : "s", rep.repeated_name,
+                    rep.repeated_times);
         fprintf(stderr, "; sizes %s\n", *rep.sizes ? rep.sizes : "none (params, bytes = 0)");
     }
     mdl_profile_free(p);

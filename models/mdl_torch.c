@@ -516,18 +516,31 @@ static void default_sizes(const char *trace, char *buf, size_t n)
         buf[0] = 0;
 }
 
-/* Every layer has one forward range per step, and one backward range with
- * backward ranges: the step count is the first layer's forward ranges, and
- * each layer's sum is divided by it (helper-106: a trace window opening
- * inside a step, or cut inside the last backward, or a layer run twice a
- * step, wrote times halved or doubled, exit 0). Layers in first-forward
- * order; the first that differs is named. */
-static int check_steps(const struct ctx *c, int has_bwd, int steps)
+/* The step count is the fewest forward ranges of a layer; every layer has a
+ * whole number of forward ranges per step (a module called k times a step,
+ * an RNN cell, a shared block, has k: its sum is its time per step), and as
+ * many backward ranges as forward ones with backward ranges (helper-106: a
+ * trace window opening inside a step, or cut inside the last backward, wrote
+ * times halved or doubled, exit 0; helper-110: a module run twice a step is
+ * a model, not a cut trace). The first layer that breaks it is named; the
+ * first run more than once a step is reported. Layers in first-forward
+ * order. */
+static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report *rep)
 {
+    int steps = c->layers[0].n_fwd, first = 0;
+    for (int l = 1; l < c->n_layers; l++)
+        if (c->layers[l].n_fwd < steps)
+            steps = c->layers[l].n_fwd, first = l;
+    rep->steps = steps;
+    rep->repeated = 0;
     for (int l = 0; l < c->n_layers; l++) {
         const struct layer_acc *a = &c->layers[l];
-        if (a->n_fwd == steps && (!has_bwd || a->n_bwd == steps))
+        if (a->n_fwd % steps == 0 && (!has_bwd || a->n_bwd == a->n_fwd)) {
+            if (a->n_fwd > steps && !rep->repeated++)
+                snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name),
+                    rep->repeated_times = a->n_fwd / steps;
             continue;
+        }
         char counts[96];
         if (has_bwd)
             snprintf(counts, sizeof counts, "%d forward and %d backward range%s", a->n_fwd,
@@ -536,12 +549,12 @@ static int check_steps(const struct ctx *c, int has_bwd, int steps)
             snprintf(counts, sizeof counts, "%d forward range%s", a->n_fwd,
                      a->n_fwd == 1 ? "" : "s");
         return ps_error(PS_EPARSE, "%s: layer '%s' has %s, but the trace has %d step%s (the "
-                        "forward ranges of '%s', its first layer): each layer needs one "
-                        "forward%s range per step; profile whole steps (start the trace before "
-                        "a step's first layer, stop it after the step's last backward), each "
-                        "layer's range opened once a step", c->path, a->name, counts, steps,
-                        steps == 1 ? "" : "s", c->layers[0].name,
-                        has_bwd ? " and one backward" : "");
+                        "forward ranges of '%s', its layer of fewest): each layer needs a "
+                        "whole number of forward ranges per step%s; profile whole steps (start "
+                        "the trace before a step's first layer, stop it after the step's last "
+                        "backward)", c->path, a->name, counts, steps, steps == 1 ? "" : "s",
+                        c->layers[first].name,
+                        has_bwd ? ", and as many backward ranges as forward ones" : "");
     }
     return 0;
 }
@@ -602,8 +615,7 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
         goto out_free;
     /* order by first forward (events' layer ids are not used past here) */
     qsort(c->layers, (size_t)c->n_layers, sizeof *c->layers, cmp_first);
-    rep->steps = c->layers[0].n_fwd;
-    if ((rc = check_steps(c, has_bwd, rep->steps)) < 0)
+    if ((rc = check_steps(c, has_bwd, rep)) < 0)
         goto out_free;
     rep->n_layers = c->n_layers;
     rep->unattributed_us /= rep->steps;

@@ -11,10 +11,12 @@
  * ("autograd::engine::evaluate_function: ...") starts inside it and it does
  * not lie inside one (ranges inside an autograd function are activation
  * re-computation, ignored and counted). fwd = the sum of its forward ranges
- * divided by the number of steps, which is the number of forward ranges of
- * the first layer; every layer has that many (and as many backward ranges
- * when backward is by ranges), else PS_EPARSE naming the layer and its
- * counts. Layers keep the order of their first forward range.
+ * divided by the number of steps, the fewest forward ranges of a layer;
+ * every layer has a whole number of forward ranges per step (a module called
+ * k times a step has k: its sum is its time per step, reported), and as
+ * many backward ranges as forward ones when backward is by ranges, else
+ * PS_EPARSE naming the layer and its counts (a trace cut inside a step).
+ * Layers keep the order of their first forward range.
  * Layer ranges of one direction on one thread may touch but neither nest
  * nor overlap (PS_EPARSE: their common time would count in both layers).
  *
@@ -61,6 +63,9 @@ struct mdl_torch_report {
     double fwd_us, bwd_us;    /* per step, summed over layers */
     double unattributed_us;   /* per step, backward time charged to no layer */
     int n_recompute;          /* ignored layer ranges inside autograd functions */
+    int repeated;             /* layers run more than once a step */
+    char repeated_name[MDL_NAME_MAX]; /* the first of them, */
+    int repeated_times;       /* run that many times a step */
     char sizes[512];          /* sidecar used, "" if none */
 };
 

@@ -753,21 +753,32 @@ Test(import_torch, epoch_timestamps_keep_their_microseconds)
                           "\"dur\": " #dur ", \"tid\": 1}"
 #define AGF "autograd::engine::evaluate_function: MmBackward0"
 #define HOWTO "profile whole steps (start the trace before a step's first layer, stop it " \
-              "after the step's last backward), each layer's range opened once a step"
+              "after the step's last backward)"
 
-/* The steps are the first layer's forward ranges, and every layer must have
- * that many (and as many backward ranges, with ranges): a trace window opening
- * inside a step reordered the layers and halved a's time, one cut inside the
- * last backward halved every backward, and a layer run twice a step counted
- * as two steps, all exit 0 (helper-106). */
-Test(import_torch, every_layer_has_one_range_per_step)
+/* One trace imported in memory: the profile and report (the test frees p). */
+static struct mdl_profile *import_events(const char *events, struct mdl_torch_report *rep)
 {
-    /* the window opens at b's forward: b has 2 steps, a 1 */
-    expect_error_both(EV("layer:b", 100, 200) ",\n" EV("layer:a", 1000, 100) ",\n"
-                      EV("layer:b", 1100, 200) "\n]\n", -PS_EPARSE,
-                      ": layer 'a' has 1 forward range, but the trace has 2 steps (the forward "
-                      "ranges of 'b', its first layer): each layer needs one forward range per "
-                      "step; " HOWTO);
+    char path[] = "/tmp/pipesim-steps-XXXXXX", text[2048];
+    close(mkstemp(path));
+    snprintf(text, sizeof text, "[\n%s", events);
+    write_file(path, text);
+    struct mdl_profile *p = NULL;
+    struct mdl_torch_opts o = { .batch = 1 };
+    int rc = mdl_torch_import(path, &o, &p, rep);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", ps_errmsg());
+    return p;
+}
+
+/* The steps are the fewest forward ranges of a layer; every layer has a whole
+ * number per step, and as many backward ranges as forward ones (with ranges):
+ * a trace cut inside the last backward halved every backward, exit 0
+ * (helper-106). A module run k times a step (a shared block, tied weights) is
+ * a model, its time per step the sum of its calls, reported (helper-110: the
+ * first check refused it); a window opening inside a step looks the same, so
+ * the report names the layer. */
+Test(import_torch, every_layer_has_whole_ranges_per_step)
+{
     /* cut inside the second step's backward: b's backward is there, a's is not */
     expect_error_both(EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 200) ",\n"
                       EV("layer:b", 400, 300) ",\n" EV(AGF, 410, 250) ",\n"
@@ -775,21 +786,42 @@ Test(import_torch, every_layer_has_one_range_per_step)
                       EV("layer:a", 1000, 100) ",\n" EV("layer:b", 1100, 200) ",\n"
                       EV("layer:b", 1400, 300) ",\n" EV(AGF, 1410, 250) "\n]\n", -PS_EPARSE,
                       ": layer 'a' has 2 forward and 1 backward range, but the trace has 2 "
-                      "steps (the forward ranges of 'a', its first layer): each layer needs "
-                      "one forward and one backward range per step; " HOWTO);
-    /* one step, b run twice in it */
+                      "steps (the forward ranges of 'a', its layer of fewest): each layer needs "
+                      "a whole number of forward ranges per step, and as many backward ranges "
+                      "as forward ones; " HOWTO);
+    /* 2 steps of a, 3 ranges of b: not a whole number a step */
     expect_error_both(EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 50) ",\n"
-                      EV("layer:b", 150, 50) "\n]\n", -PS_EPARSE,
-                      ": layer 'b' has 2 forward ranges, but the trace has 1 step (the forward "
-                      "ranges of 'a', its first layer): each layer needs one forward range per "
-                      "step; " HOWTO);
-    /* the command: a malformed trace, nothing written */
+                      EV("layer:a", 200, 100) ",\n" EV("layer:b", 300, 50) ",\n"
+                      EV("layer:b", 350, 50) "\n]\n", -PS_EPARSE,
+                      ": layer 'b' has 3 forward ranges, but the trace has 2 steps (the "
+                      "forward ranges of 'a', its layer of fewest): each layer needs a whole "
+                      "number of forward ranges per step; " HOWTO);
+    /* two steps, b run twice in each: its time per step is both calls' */
+    struct mdl_torch_report rep;
+    struct mdl_profile *p = import_events(
+        EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 50) ",\n" EV("layer:b", 150, 30) ",\n"
+        EV("layer:a", 1000, 100) ",\n" EV("layer:b", 1100, 50) ",\n"
+        EV("layer:b", 1150, 30) "\n]\n", &rep);
+    cr_expect_eq(rep.steps, 2);
+    cr_expect_eq(rep.repeated, 1);
+    cr_expect_str_eq(rep.repeated_name, "b");
+    cr_expect_eq(rep.repeated_times, 2);
+    cr_expect_float_eq(p->layers[1].fwd, 80e-6, 1e-15);
+    mdl_profile_free(p);
+    /* the command names it, and a cut trace is refused, nothing written */
     char path[] = "/tmp/pipesim-steps-XXXXXX";
     close(mkstemp(path));
-    write_file(path, "[\n" EV("layer:b", 100, 200) ",\n" EV("layer:a", 1000, 100) ",\n"
-               EV("layer:b", 1100, 200) "\n]\n");
-    cr_assert_eq(th_sh("%s import-torch %s --batch 1 -o %s.csv 2>%s.err; test $? = 3 && "
-                       "test ! -e %s.csv && grep -q \"layer 'a' has 1 forward range\" %s.err",
+    write_file(path, "[\n" EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 50) ",\n"
+               EV("layer:b", 150, 50) "\n]\n");
+    cr_expect_eq(th_sh("%s import-torch %s --batch 1 -o %s.csv 2>%s.err && grep -q \"1 layer "
+                       "run several times a step (first: 'b', 2 times)\" %s.err", th_pipesim(),
+                       path, path, path, path), 0);
+    write_file(path, "[\n" EV("layer:a", 0, 100) ",\n" EV("layer:b", 100, 50) ",\n"
+               EV("layer:a", 200, 100) ",\n" EV("layer:b", 300, 50) ",\n"
+               EV("layer:b", 350, 50) "\n]\n");
+    th_sh("rm -f %s.csv", path);
+    cr_expect_eq(th_sh("%s import-torch %s --batch 1 -o %s.csv 2>%s.err; test $? = 3 && "
+                       "test ! -e %s.csv && grep -q \"layer 'b' has 3 forward ranges\" %s.err",
                        th_pipesim(), path, path, path, path, path), 0);
     th_sh("rm -f %s.csv %s.err", path, path);
     unlink(path);
