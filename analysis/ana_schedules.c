@@ -66,9 +66,8 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
 
 const char *ana_bubble_formula_name(const char *schedule)
 {
-    if (!strcmp(schedule, "gpipe") || !strcmp(schedule, "1f1b") ||
-        !strcmp(schedule, "eager-1f1b") || !strcmp(schedule, "breadth-first") ||
-        !strcmp(schedule, "breadth-first:1") || !strcmp(schedule, "interleaved:1"))
+    if (sch_schedule_same(schedule, "gpipe") || sch_schedule_same(schedule, "1f1b") ||
+        !strcmp(schedule, "eager-1f1b")) /* breadth-first:1 and interleaved:1 among them */
         return "(K-1)/(M+K-1)";
     if (!strncmp(schedule, "interleaved:", 12) || !strncmp(schedule, "breadth-first:", 14))
         return "(K-1)/(vM+K-1)";

@@ -371,6 +371,12 @@ int ps_memstream_close(FILE *f, char **buf, size_t *len)
     return 0;
 }
 
+int64_t ps_us_to_ns(double us)
+{
+    double whole = trunc(us);
+    return (int64_t)whole * 1000 + llround((us - whole) * 1000.0);
+}
+
 const char *ps_fmt_double(double v, char *buf, size_t n)
 {
     if (!isfinite(v)) {

@@ -62,6 +62,11 @@ void ps_human_count(double v, char *buf, size_t n);
  * exact for machines, no float noise for people. Cost: up to three
  * snprintf/strtod pairs. PS_DBL(v) is the same into a buffer that lives
  * until the end of the enclosing statement's block, for printf arguments. */
+/* Microseconds (a trace's unit) as whole nanoseconds: the whole microseconds
+ * scaled apart from the fraction, exact where the double holds the
+ * microseconds (llround(us * 1000) in one double rounded an epoch time of
+ * 1.7e15 us to 256 ns). The caller bounds us. */
+int64_t ps_us_to_ns(double us);
 #define PS_DBL_LEN 32
 const char *ps_fmt_double(double v, char *buf, size_t n);
 #define PS_DBL(v) ps_fmt_double((v), (char[PS_DBL_LEN]){ 0 }, PS_DBL_LEN)

@@ -183,15 +183,6 @@ static int need_number(const struct ctx *c, const json_t *e, size_t i, const cha
     return 0;
 }
 
-/* Microseconds, |us| <= 2^51, to whole nanoseconds: the integer part is
- * scaled apart from the fraction, so a timestamp whose double holds it (any
- * integer; three decimals below 4.5e12 us) is exact. */
-static int64_t us_to_ns(double us)
-{
-    double whole = trunc(us);
-    return (int64_t)whole * 1000 + llround((us - whole) * 1e3);
-}
-
 /* Collects the complete events of the document into c->ev. */
 static int read_events(struct ctx *c, const json_t *arr)
 {
@@ -244,8 +235,8 @@ static int read_events(struct ctx *c, const json_t *arr)
          * (1.7e15 us) to 256 ns and 0.25 us, so that a range starting
          * where the one before it ended read as starting inside it
          * (helper-106) */
-        t->ts = us_to_ns(ts);
-        t->end = t->ts + us_to_ns(dur);
+        t->ts = ps_us_to_ns(ts);
+        t->end = t->ts + ps_us_to_ns(dur);
         t->name = json_string_value(name);
         t->idx = i;
         t->seq = -1;

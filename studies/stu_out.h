@@ -5,7 +5,9 @@
  * only when the whole study has succeeded are they published, again as a
  * set (each opened with ps_afile, all written and synced, then all
  * renamed). A study that fails, or a signal, leaves the folder as it was:
- * no new table beside old ones, no staging folder.
+ * no new table beside old ones, no staging folder (a signal's handler
+ * removes only the files it tracked: files of their own that a --data
+ * template's gnuplot script wrote keep the staging folder, with them).
  *
  * stu_out_begin(s, out_dir, log): creates out_dir if missing and the
  * staging folder (s->stage), tracked for the signal handler. Write each
@@ -21,7 +23,8 @@
  * entering another file system). A staged file is published only as
  * stu_out_file found it: one changed since (a gnuplot script writing over
  * table1.md) fails the commit, PS_EIO, nothing replaced.
- * Cost: each file is copied once from the staging folder.
+ * Cost: each file is read once when staged (its sum) and copied once from
+ * the staging folder.
  */
 #ifndef STU_OUT_H
 #define STU_OUT_H

@@ -28,8 +28,7 @@ static int64_t us_to_ns(json_t *v)
 {
     if (json_is_integer(v))
         return (int64_t)json_integer_value(v) * 1000;
-    double us = json_number_value(v), whole = trunc(us);
-    return (int64_t)whole * 1000 + llround((us - whole) * 1000.0);
+    return ps_us_to_ns(json_number_value(v));
 }
 
 /* Times and byte counts become int64: beyond these they would wrap
