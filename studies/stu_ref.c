@@ -2,6 +2,7 @@
  * the strict reader of stu_csv.h (header by name, fields by column). */
 #include "studies/stu_ref.h"
 #include "studies/stu_csv.h"
+#include "studies/stu_torchgpipe.h"
 #include "base/ps_csv.h"
 #include "base/ps_error.h"
 #include "base/ps_util.h"
@@ -181,38 +182,15 @@ static int load_tg(const char *dir, struct stu_ref *r)
         snprintf(what, sizeof what, "K = %s M = %s", Ks[k], Ms[j]);
         if ((rc = stu_csv_dup(&c, &seen[k][j], what)) < 0)
             break;
-        /* "2 2 3" -> "2,2,3": K positive layer counts. */
-        char *b = r->tg_balance[k][j], *s = (char *)stu_csv_field(&c, 3);
-        size_t o = 0;
-        int parts = 0;
-        char *save = NULL;
-        for (char *tok = strtok_r(s, " \t", &save); tok && rc == 0;
-             tok = strtok_r(NULL, " \t", &save)) {
-            char *end;
-            long v = strtol(tok, &end, 10);
-            if (*end || v < 1 || v > 1 << 20)
-                rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': '%s' is not a positive "
-                              "layer count", c.path, c.line, c.colno[c.idx[3]], tok);
-            else if (parts == atoi(Ks[k])) /* one too many: it said '1' was not positive */
-                rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': more than %s counts for K "
-                              "= %s", c.path, c.line, c.colno[c.idx[3]], Ks[k], Ks[k]);
-            else if (o + strlen(tok) + 2 > sizeof r->tg_balance[k][j])
-                rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes "
-                              "written with commas", c.path, c.line, c.colno[c.idx[3]],
-                              sizeof r->tg_balance[k][j] - 1);
-            else
-                o += (size_t)sprintf(b + o, "%s%ld", parts++ ? "," : "", v);
-        }
-        if (rc == 0 && parts != atoi(Ks[k]))
-            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d counts for K = %s",
-                          c.path, c.line, c.colno[c.idx[3]], parts, Ks[k]);
+        /* "2 2 3" -> "2,2,3": K positive layer counts (torchgpipe's n) */
+        char *b = r->tg_balance[k][j];
+        int total;
+        if (rc == 0)
+            rc = stu_tg_balance(&c, 3, atoi(Ks[k]), "K", b, sizeof r->tg_balance[k][j], &total);
         /* every row's, used or not: AmoebaNet-D (18, 256) has L + 6 = 24 layers */
-        long sum = 0;
-        for (const char *q = b; rc == 0 && *q; q += strcspn(q, ","), q += *q == ',')
-            sum += strtol(q, NULL, 10);
-        if (rc == 0 && sum != 24)
-            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %ld layers; AmoebaNet-D "
-                          "(18, 256) has L + 6 = 24", c.path, c.line, c.colno[c.idx[3]], sum);
+        if (rc == 0 && total != 24)
+            rc = ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layers; AmoebaNet-D "
+                          "(18, 256) has L + 6 = 24", c.path, c.line, c.colno[c.idx[3]], total);
         if (rc < 0)
             break;
     }

@@ -56,7 +56,8 @@ static int row(const struct stu_csv *c, struct stu_tgm_ref *r)
         (rc = stu_csv_range(c, C_PARAMS, 1e-3, 1e6, &w->params_m)) < 0 ||
         (rc = stu_csv_range(c, C_MODEL, 1e-3, 1e4, &w->model_gib)) < 0 ||
         (rc = activation(c, &w->act_gib, &w->oom)) < 0 ||
-        (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &total)) < 0)
+        (rc = stu_tg_balance(c, C_BALANCE, w->n, "n", w->balance, sizeof w->balance,
+                                   &total)) < 0)
         return rc;
     w->remat = stu_tg_ckpt_modes[k];
     if (w->L % 3)

@@ -38,7 +38,8 @@ static int row(const struct stu_csv *c, struct stu_tgu_ref *r)
         (rc = stu_csv_key(c, C_CKPT, stu_tg_ckpt_names, 3, &k)) < 0 ||
         (rc = stu_csv_range(c, C_PARAMS, 1e-3, 1e6, &w->params_m)) < 0 ||
         (rc = stu_csv_range(c, C_MEM, 1e-3, 1e4, &w->mem_gib)) < 0 ||
-        (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &total)) < 0)
+        (rc = stu_tg_balance(c, C_BALANCE, w->n, "n", w->balance, sizeof w->balance,
+                                   &total)) < 0)
         return rc;
     w->remat = stu_tg_ckpt_modes[k];
     int size, count;

@@ -110,8 +110,10 @@ int stu_tg_ref_load(const char *dir, const struct stu_tg_bench *b, struct stu_tg
 struct stu_csv;
 /* Column k of c's current row: n positive layer counts separated by spaces
  * ("7 17"), written to out as "7,17" (outn bytes), their sum in *total; one
- * PS_EPARSE naming file:line:column and the field 'balance'. */
-int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn, int *total);
+ * PS_EPARSE naming file:line:column and the field 'balance', n by its
+ * column's name nname ("n", or the GPipe reference's "K"). */
+int stu_tg_balance(const struct stu_csv *c, int k, int n, const char *nname, char *out,
+                   size_t outn, int *total);
 
 struct stu_out;
 

@@ -37,7 +37,8 @@ static void exp_name(const struct stu_tg_bench *b, const struct stu_tg_row *w, c
         snprintf(buf, n, "pipeline-%d", w->n);
 }
 
-int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn, int *total)
+int stu_tg_balance(const struct stu_csv *c, int k, int n, const char *nname, char *out,
+                   size_t outn, int *total)
 {
     char tmp[256];
     const char *s = stu_csv_field(c, k);
@@ -58,7 +59,7 @@ int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn
                             "layer count", c->path, c->line, stu_csv_col(c, k), tok);
         if (parts == n) /* not a bad count: one too many (it said '1' was not positive) */
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': more than %d layer counts "
-                            "for n = %d", c->path, c->line, stu_csv_col(c, k), n, n);
+                            "for %s = %d", c->path, c->line, stu_csv_col(c, k), n, nname, n);
         if (o + strlen(tok) + 2 > outn)
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': longer than %zu bytes "
                             "written with commas", c->path, c->line, stu_csv_col(c, k),
@@ -67,8 +68,8 @@ int stu_tg_balance(const struct stu_csv *c, int k, int n, char *out, size_t outn
         *total += (int)v;
     }
     if (parts != n)
-        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layer counts for n = %d",
-                        c->path, c->line, stu_csv_col(c, k), parts, n);
+        return ps_error(PS_EPARSE, "%s:%d:%d: field 'balance': %d layer counts for %s = %d",
+                        c->path, c->line, stu_csv_col(c, k), parts, nname, n);
     return 0;
 }
 
@@ -87,7 +88,7 @@ static int row(const struct stu_csv *c, struct stu_tg_ref *r, int *total)
         (rc = stu_csv_range(c, C_SPS, STU_TG_SPS_MIN, STU_TG_SPS_MAX, &w->samples_s)) < 0 ||
         (rc = stu_csv_range(c, C_SPEEDUP, STU_TG_SPEEDUP_MIN, STU_TG_SPEEDUP_MAX,
                             &w->speedup)) < 0 ||
-        (rc = stu_tg_balance(c, C_BALANCE, w->n, w->balance, sizeof w->balance, &t)) < 0)
+        (rc = stu_tg_balance(c, C_BALANCE, w->n, "n", w->balance, sizeof w->balance, &t)) < 0)
         return rc;
     w->remat = stu_tg_ckpt_modes[k];
     if (w->batch < w->m)

@@ -172,7 +172,7 @@ Test(paper_ref_bad, table1_column_name_and_torchgpipe_balance)
     cr_assert_eq(th_sh("cp " REF "/table1.csv %s/data/reference/ && cd %s/data/reference && "
                        "sed -i 's/^8,4,2.621,.*/8,4,2.621,2 2 2 3 3 4 4/' torchgpipe.csv", dir,
                        dir), 0);
-    expect_error("field 'balance': 7 counts for K = 8");
+    expect_error("field 'balance': 7 layer counts for K = 8");
 }
 
 /* helper-59: values the models cannot take, a second row for a column, a balance that does

@@ -483,7 +483,7 @@ Test(reproduce, messages_name_what_is_wrong)
                        "&& grep -q '1 1 1' torchgpipe.csv", dir, ones), 0);
     cr_expect_eq(th_sh("%s reproduce gpipe --data %s/g --out-dir %s/o --quiet 2>%s/err; test $? "
                        "= 3 && grep -q \"torchgpipe.csv:[0-9]*:[0-9]*: field 'balance': more "
-                       "than 2 counts for K = 2$\" %s/err", pp, dir, dir, dir, dir), 0);
+                       "than 2 layer counts for K = 2$\" %s/err", pp, dir, dir, dir, dir), 0);
     th_sh("rm -rf %s/g && cp -r studies/gpipe %s/g", dir, dir);
     cr_assert_eq(th_sh("perl -0pi -e 's/(\\n@@ .*?)\\{\\{[a-z_0-9]+\\}\\}/${1}{{A_IMB}}/s' "
                        "%s/g/text/table2.md && grep -q A_IMB %s/g/text/table2.md", dir, dir), 0);
