@@ -19,7 +19,7 @@ static const char help[] =
     "chain: writes a topology of N identical devices with a dedicated link between\n"
     "  neighbours (defaults: 1e12 FLOP/s, 16e9 B, 1e11 B/s memory, 1e10 B/s link,\n"
     "  1e-6 s latency, efficiency 1, batch_half 0, no overhead). --memory takes the\n"
-    "  units of --mem-cap (16e9, 16G, 12GiB); --latency at most 1 s.\n"
+    "  units of --mem-cap (16e9, 16G, 12GiB); --latency and --overhead at most 1 s.\n"
     "Output goes to stdout unless -o is given (written atomically).\n\n";
 
 static void gen_help(void)
@@ -112,9 +112,10 @@ static int gen_chain(int argc, char **argv)
     if (!(d.eff_max > 0 && d.eff_max <= 1))
         return ps_error(PS_EUSAGE, "chain: --efficiency must be in (0, 1], got %g", d.eff_max);
     /* what the topology loader refuses, refused before the file is written */
-    if (lat > MDL_MSG_MAX_S)
-        return ps_error(PS_EUSAGE, "chain: --latency must be <= %g s, got %g", MDL_MSG_MAX_S,
-                        lat);
+    if (lat > MDL_MSG_MAX_S || d.overhead_s > MDL_MSG_MAX_S)
+        return ps_error(PS_EUSAGE, "chain: %s must be <= %g s, got %g",
+                        lat > MDL_MSG_MAX_S ? "--latency" : "--overhead", MDL_MSG_MAX_S,
+                        lat > MDL_MSG_MAX_S ? lat : d.overhead_s);
     struct mdl_topology *t;
     if ((rc = ps_io_output(out, "--out")) < 0 ||
         (rc = mdl_topology_chain((int)n, &d, bw, lat, &t)) < 0)

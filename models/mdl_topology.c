@@ -242,6 +242,10 @@ static int check_device(const char *path, const char *where, json_t *o,
             if (d.eff_max > 1)
                 return ps_error(PS_EINVAL, "%s: %s.max: must be in (0, 1], got %g", path,
                                  ew, d.eff_max);
+            if (d.overhead_s > MDL_MSG_MAX_S) /* per op: a typo, as a link's (gen chain
+                                               * wrote 1e9 s, which predict refused) */
+                return ps_error(PS_EINVAL, "%s: %s.overhead_s: must be <= %g s, got %g", path,
+                                ew, MDL_MSG_MAX_S, d.overhead_s);
         }
         static const char *const mkeys[] = { "send_s", "send_bandwidth", "recv_s",
                                               "recv_bandwidth", NULL };

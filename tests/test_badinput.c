@@ -173,6 +173,13 @@ static const struct bad_case cases[] = {
       "t.json:2:1: links[0].latency: must be <= 1 s, got 1e+30" },
     { NULL, NULL, 0, "gen chain -n 2 --latency 1e30 -o g.json", PS_EUSAGE,
       "chain: --latency must be <= 1 s, got 1e+30" },
+    /* a fixed cost per op over 1 s, as a link's (gen chain wrote 1e9 s, which predict
+     * then refused for the op time it made) */
+    { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e9,"
+      "\n\"efficiency\":{\"overhead_s\":2}}],\"links\":[" BUS "]}", 0, P_JSON, PS_EINVAL,
+      "devices[0].efficiency.overhead_s: must be <= 1 s, got 2" },
+    { NULL, NULL, 0, "gen chain -n 2 --overhead 1e9 -o g.json", PS_EUSAGE,
+      "chain: --overhead must be <= 1 s, got 1e+09" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"l\",\"endpoints\":\"*\","
       "\"bandwidth\":1,\n\"shared\":\"yes\"}]}", 0, P_JSON, PS_EPARSE,
       "t.json:2:1: links[0].shared: must be true or false" },
