@@ -134,7 +134,8 @@ int cmd_compare(int argc, char **argv)
         return rc;
     struct trc_trace *a = NULL, *b = NULL;
     struct ana_compare *cmp = NULL;
-    if ((rc = trc_read_chrome(argv[optind], &a)) < 0 ||
+    if ((rc = trc_read_fits(argv[optind], argv[optind + 1])) < 0 || /* both at once */
+        (rc = trc_read_chrome(argv[optind], &a)) < 0 ||
         (rc = trc_require_compute(a, argv[optind])) < 0 ||
         (rc = trc_read_chrome(argv[optind + 1], &b)) < 0 ||
         (rc = trc_require_compute(b, argv[optind + 1])) < 0)

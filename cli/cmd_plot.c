@@ -60,7 +60,8 @@ static int plot_compare(const char *sim_path, const char *meas_path,
     struct trc_trace *s = NULL, *m = NULL;
     char path[4096], title[600];
     int rc;
-    if ((rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
+    if ((rc = trc_read_fits(sim_path, meas_path)) < 0 || /* both held at once */
+        (rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
         goto out;
     if (!s->n_events || !m->n_events) { /* as --trace says it (gnuplot failed, exit 5) */
         rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw",

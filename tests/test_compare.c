@@ -517,3 +517,26 @@ Test(compare, a_pipe_named_twice_is_empty_the_second_time)
                           "pipe is read once)\n");
     th_sh("rm -rf %s", d);
 }
+
+/* Two traces held at once are checked against the memory this process may
+ * use before either is read (helper-109: compare of two 2 GB traces grew to
+ * 18 GB with no check, PIPESIM_MEMORY_LIMIT ignored; reading holds about 8 x
+ * a trace's bytes): exit 6 with the one line of every memory refusal, and
+ * within the limit it runs. */
+Test(compare, two_traces_too_big_for_the_memory_are_refused_first)
+{
+    char d[64], out[2048];
+    th_tmpdir(d, sizeof d, "cmpmem");
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=32,width=16 --topology "
+                       "chain-8-ideal -K 8 -M 256 --batch 256 --trace t.json >/dev/null "
+                       "2>&1 && test $(stat -c %%s t.json) -gt 3000000", d, ps), 0);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && PIPESIM_MEMORY_LIMIT=40MiB %s compare "
+                            "t.json t.json 2>&1", d, ps), 6, "%s", out);
+    cr_expect(strstr(out, "pipesim compare: t.json with t.json needs about ") &&
+              strstr(out, "of trace held as JSON, about 8 x its size) but only 40.0 MiB is "
+                          "available (PIPESIM_MEMORY_LIMIT)"), "%s", out);
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && PIPESIM_MEMORY_LIMIT=4GiB %s compare "
+                            "t.json t.json 2>&1 >/dev/null", d, ps), 0, "%s", out);
+    th_sh("rm -rf %s", d);
+}
