@@ -206,15 +206,6 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
         rc = ps_error(PS_ENOMEM, "out of memory");
         goto out;
     }
-    for (int i = 0; i < t->n_links; i++)
-        for (int k = 0; k < (t->links[i].shared ? 1 : 2); k++) {
-            struct resource *r = &e->res[first_res[i] + k];
-            r->cap = s->n_devices * NRUN + 1; /* a stream queues one op at most */
-            if (!(r->q = malloc((size_t)r->cap * sizeof *r->q))) {
-                rc = ps_error(PS_ENOMEM, "out of memory");
-                goto out;
-            }
-        }
     for (int st = 0; st < S; st++) {
         const struct sch_stage_cost *sc = &e->c->st[st];
         for (int k = 0; k < SCH_OP_NKINDS; k++) {
@@ -292,6 +283,17 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
     }
     for (int st = 0; st < S && !rc && s->n_replicas > 1; st++)
         rc = ring_allreduce(e, t, first_res, st);
+    /* a queue for each link direction some op holds, not for every one the
+     * topology has (helper-109: 2K + 1 entries for each of a full mesh's
+     * 130 816 links took 1 GB at K = 512, outside the memory estimate) */
+    for (int i = 0; !rc && i < e->n_hold; i++) {
+        struct resource *r = &e->res[e->hold[i]];
+        if (r->q)
+            continue;
+        r->cap = s->n_devices * NRUN + 1; /* a stream queues one op at most */
+        if (!(r->q = malloc((size_t)r->cap * sizeof *r->q)))
+            rc = ps_error(PS_ENOMEM, "out of memory");
+    }
     if (!rc)
         rc = assign_lanes(e);
     if (!rc)
