@@ -11,6 +11,8 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -360,11 +362,50 @@ struct bounds {
 
 /* Visits configuration i: bounds, partition, memory, simulation, unless
  * pr (NULL: brute force) says it cannot matter. */
+/* The progress line (spec.progress): counts of every shard's thread, drawn by
+ * whichever passes the next tenth of a second first (helper-109: a search of
+ * minutes printed nothing until it ended). One search a process. */
+static struct {
+    atomic_llong visits, simulated, last_ms;
+    atomic_int drawn;
+    struct timespec t0;
+} prog;
+
+static long long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)(t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* A visit (visit 1) or a simulation (ran) of a configuration of n. */
+static void progress_tick(const struct ana_plan_spec *sp, int n, int visit, int ran)
+{
+    if (!sp->progress)
+        return;
+    long long v = atomic_fetch_add(&prog.visits, visit) + visit;
+    long long sim = atomic_fetch_add(&prog.simulated, ran) + ran;
+    long long ms = ms_since(&prog.t0), last = atomic_load(&prog.last_ms);
+    if (ms - last < 100 || !atomic_compare_exchange_strong(&prog.last_ms, &last, ms))
+        return;
+    atomic_store(&prog.drawn, 1);
+    fprintf(stderr, "\rplan: %lld visits of %d configurations, %lld simulated, %lld s ", v, n,
+            sim, ms / 1000);
+    fflush(stderr);
+}
+
+void ana_plan_progress_end(void)
+{
+    if (atomic_exchange(&prog.drawn, 0))
+        fputc('\n', stderr);
+}
+
 static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_plan_pcache *pc,
                  struct ana_plan_ccache *cc, const struct bounds *b, struct prune *pr, int i)
 {
     struct ana_plan_cfg *g = &p->c[i];
     int single = is_single(g), rc;
+    progress_tick(sp, p->n, 1, 0);
     if (pr && !keep(pr, single, b->t[i], b->m[i]))
         return 0; /* stays PRUNED */
     struct ana_plan_layout l = ana_plan_layout_of(g->schedule);
@@ -438,6 +479,7 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
     if ((rc = simulate(sp, e, g, pr, &ran)) < 0)
         return rc;
     p->simulated += ran;
+    progress_tick(sp, p->n, 0, ran);
     if (g->status == ANA_PLAN_FIT && pr) {
         topn_add(&pr->top, p->c, i, sp->objective);
         if (single)
@@ -681,6 +723,12 @@ static int run_threads(const struct ana_plan_spec *sp, struct ana_plan **out)
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out)
 {
     *out = NULL;
+    if (sp->progress && sp->nshards <= 1) { /* the whole search's start, not a shard's */
+        atomic_store(&prog.visits, 0);
+        atomic_store(&prog.simulated, 0);
+        atomic_store(&prog.last_ms, -1000); /* the first visit draws it */
+        clock_gettime(CLOCK_MONOTONIC, &prog.t0);
+    }
     if (sp->jobs > 1 && sp->nshards <= 1)
         return run_threads(sp, out);
     if (sp->devices < 1 || sp->devices > sp->topo->n_devices)

@@ -102,6 +102,9 @@ struct ana_plan_spec {
                                     are merged as MPI's ranks are (0 or 1: one thread). The
                                     ranking and frontier are the same for any jobs; what
                                     was pruned or simulated is not */
+    int progress;                /* 1: a line on stderr, redrawn a few times a second, of
+                                    the configurations visited and simulated so far by
+                                    every shard (for a terminal: cmd_plan sets it) */
 };
 
 struct ana_plan_cfg {
@@ -141,6 +144,8 @@ extern const char *const ana_plan_schedules[];
 extern const int ana_plan_nschedules;
 
 int ana_plan_run(const struct ana_plan_spec *sp, struct ana_plan **out);
+/* Ends the progress line, if one was drawn (a newline). */
+void ana_plan_progress_end(void);
 /* The shard (of n) that searches configuration g: by its K and M, so that the
  * partitions and stash counts one shard caches are of its own configurations
  * alone (every schedule, remat and R of a K and M share them). */

@@ -248,8 +248,11 @@ int cmd_plan(int argc, char **argv)
     if (!jobs || (nproc > 0 && jobs > nproc))
         jobs = nproc > 0 ? nproc : 1;
     sp.jobs = (int)jobs;
+    sp.progress = !quiet && isatty(STDERR_FILENO); /* a line redrawn: for a person */
     int root;
-    if ((rc = ana_plan_run_mpi(&sp, &p, &root)) < 0 || !root)
+    rc = ana_plan_run_mpi(&sp, &p, &root);
+    ana_plan_progress_end();
+    if (rc < 0 || !root)
         goto out; /* an MPI rank other than 0: rank 0 prints and stores */
     if (!quiet)
         fprintf(stderr, "plan: %d configuration%s searched in %.2f s: %d simulated, %d pruned "

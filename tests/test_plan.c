@@ -403,6 +403,29 @@ Test(plan_cli, bad_options_get_one_clear_error)
     bad(OK " --devices 4 --batch 8 --plot ''", 2, "--plot needs a directory");
 }
 
+/* On a terminal, plan redraws a line of what it has visited and simulated
+ * (helper-109: a search of minutes printed nothing until it ended), then ends
+ * it before its summary; not on a file or pipe, nor with --quiet. script(1)
+ * (util-linux's bsdutils, in every Debian) gives it a terminal. */
+Test(plan_cli, a_terminal_gets_a_progress_line)
+{
+    const char *cmd = "%s plan " OK " --devices 4 --batch 8 --jobs 2%s >/dev/null";
+    char inner[1024], out[4096];
+    snprintf(inner, sizeof inner, cmd, th_pipesim(), "");
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && script -qec \"%s\" /dev/null", dir,
+                            inner), 0, "%s", out);
+    cr_expect(strstr(out, "plan: ") && strstr(out, " visits of ") &&
+              strstr(out, " s \r\n") && strstr(out, "configurations searched"),
+              "%s", out);
+    snprintf(inner, sizeof inner, cmd, th_pipesim(), " --quiet");
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && script -qec \"%s\" /dev/null", dir,
+                            inner), 0, "%s", out);
+    cr_expect(!strstr(out, "visits of"), "%s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s plan " OK " --devices 4 --batch 8 "
+                            "2>&1 >/dev/null", dir, th_pipesim()), 0, "%s", out);
+    cr_expect(!strstr(out, "visits of") && strstr(out, "configurations searched"), "%s", out);
+}
+
 /* Nothing fits: the report says so and is written; the status is 7. */
 Test(plan_cli, nothing_fits_is_exit_7_with_the_report)
 {
