@@ -316,6 +316,31 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
     return 0;
 }
 
+/* Where file is the devices.json beside the topology (which replaces the
+ * bundled presets, every one of them): the words an error about it ends
+ * with, so that a user's own presets file, or an unrelated file of that name,
+ * is named as the reason (helper-112); "" for the data folder's. */
+static const char *beside_note(const char *topo_path, const char *file, char *buf, size_t n)
+{
+    char here[4096];
+    const char *slash = strrchr(topo_path, '/');
+    if (slash)
+        snprintf(here, sizeof here, "%.*s/devices.json", (int)(slash - topo_path), topo_path);
+    else
+        snprintf(here, sizeof here, "devices.json");
+    char data[4096], *a = NULL, *b = NULL;
+    int bundled = strcmp(here, file) != 0 ||
+                  (ps_data_find("topologies", "devices.json", data, sizeof data) == 0 &&
+                   (a = realpath(here, NULL)) && (b = realpath(data, NULL)) && !strcmp(a, b));
+    free(a);
+    free(b);
+    if (bundled) /* or the data folder's own, beside a bundled topology */
+        return "";
+    snprintf(buf, n, " (the devices.json beside %s, read in place of the bundled presets: "
+             "every preset comes from it)", topo_path);
+    return buf;
+}
+
 static int load_presets(const char *topo_path, json_t **out, char *file, size_t fsz,
                         char **keep, size_t *keep_len)
 {
@@ -420,9 +445,17 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     if (!json_is_string(name))
         return ps_error(PS_EPARSE, "%s: %s.preset: must be a preset name", topo_path, where);
     int rc = 0;
+    char note[4200];
     if (!pc->root && (rc = load_presets(topo_path, &pc->root, pc->file, sizeof pc->file,
-                                        &pc->text, &pc->len)) < 0)
+                                        &pc->text, &pc->len)) < 0) {
+        char why[PS_ERRMSG_MAX]; /* before beside_note: its data-folder lookup may say */
+        snprintf(why, sizeof why, "%s", ps_errmsg());
+        if (rc != -PS_ENOMEM && *beside_note(topo_path, pc->file, note, sizeof note))
+            rc = ps_error(-rc, "%s%s", why, note);
+        else
+            rc = ps_error(-rc, "%s", why);
         return rc;
+    }
     json_t *root = pc->root;
     const char *file = pc->file;
     json_t *pre = json_object_get(json_object_get(root, "devices"), json_string_value(name));
@@ -433,8 +466,9 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
         ps_suggest_init(&sg, json_string_value(name));
         json_object_foreach(json_object_get(root, "devices"), k, v)
             ps_suggest_add(&sg, k);
-        rc = ps_error(PS_EINVAL, "%s: %s.preset: no device '%s' in %s%s", topo_path, where,
-                      json_string_value(name), file, ps_suggest_hint(&sg));
+        rc = ps_error(PS_EINVAL, "%s: %s.preset: no device '%s' in %s%s%s", topo_path, where,
+                      json_string_value(name), file, ps_suggest_hint(&sg),
+                      beside_note(topo_path, file, note, sizeof note));
         goto out;
     }
     char pw[160];

@@ -621,3 +621,36 @@ Test(presets, completion_offers_option_values)
         cr_expect(strstr(got, w), "%s missing from %s", w, got);
     }
 }
+
+/* A devices.json beside a topology is read in place of the bundled one, so a
+ * user's own presets file hides every bundled preset and an unrelated file of
+ * that name breaks them: each error says that file was read for that reason
+ * (helper-112: "no device 'a100-sxm-80gb' in devices.json", no why); an error
+ * about the bundled file does not. */
+Test(presets, a_devices_json_beside_the_topology_is_named_as_the_reason)
+{
+    char d[64], out[2048];
+    th_tmpdir(d, sizeof d, "presets-beside");
+    th_put(d, "t.json", "{\"devices\": [{\"name\": \"g\", \"count\": 2, \"preset\": "
+                        "\"a100-sxm-80gb\"}], \"links\": [{\"name\": \"l\", \"endpoints\": "
+                        "[\"g0\", \"g1\"], \"bandwidth\": 1e11}]}");
+    th_put(d, "devices.json", "{\"devices\": {\"my-gpu\": {\"flops\": 1e14, \"memory\": 4e10}}}");
+    const char *run = "cd %s && %s predict --model mlp:layers=8,width=64 --topology t.json "
+                      "-K 2 -M 2 --batch 4 2>&1";
+    cr_expect_eq(th_capture(out, sizeof out, run, d, th_pipesim()), 4, "%s", out);
+    cr_expect(strstr(out, "no device 'a100-sxm-80gb' in devices.json (the devices.json beside "
+                          "t.json, read in place of the bundled presets: every preset comes "
+                          "from it)"), "%s", out);
+    th_put(d, "devices.json", "[{\"host\": \"node0\", \"gpus\": 4}]");
+    cr_expect_eq(th_capture(out, sizeof out, run, d, th_pipesim()), 3, "%s", out);
+    cr_expect(strstr(out, "devices.json:1:1: must be an object with \"devices\": { NAME: {..} } "
+                          "(the devices.json beside t.json"), "%s", out);
+    th_sh("cp models/topologies/p40-pcie-8.json %s/../p40-typo.json && sed -i "
+          "'s/\"tesla-p40\"/\"tesla-p4\"/' %s/../p40-typo.json", d, d);
+    cr_expect_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=8,width=64 "
+                            "--topology %s/../p40-typo.json -K 2 -M 2 --batch 4 2>&1",
+                            th_pipesim(), d), 4, "%s", out);
+    cr_expect(strstr(out, "did you mean 'tesla-p40'?") && !strstr(out, "read in place"),
+              "%s", out); /* no devices.json beside it: the bundled one, no note */
+    th_sh("rm -rf %s %s/../p40-typo.json", d, d);
+}
