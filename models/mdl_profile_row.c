@@ -384,6 +384,13 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
                      struct mdl_layer *l, struct row_pts *pts)
 {
     const int *idx = h->idx;
+    /* quotes first: a quoted field holding a comma (a spreadsheet's export) was
+     * "expected 7 fields, found 8" (helper-112) */
+    for (int i = 0; i < n; i++)
+        if (strchr(f[i], '"'))
+            return ps_error(PS_EPARSE, "%s:%d:%d: quoted fields are not supported (a name "
+                             "or value with a comma, saved quoted: remove the comma)", path,
+                             line, colno[i]);
     if (n != ncols)
         return ps_error(PS_EPARSE, "%s:%d: expected %d fields, found %d", path, line,
                          ncols, n);
@@ -397,10 +404,6 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
     l->pt_bwd_remat = pts->bwd_remat;
     pts->w_at_ref = -1;
     pts->r_at_ref[0] = pts->r_at_ref[1] = -1;
-    for (int i = 0; i < n; i++)
-        if (strchr(f[i], '"'))
-            return ps_error(PS_EPARSE, "%s:%d:%d: quoted fields are not supported", path,
-                             line, colno[i]);
     const char *name = f[idx[C_NAME]];
     if (!*name)
         return ps_error(PS_EPARSE, "%s:%d:%d: field 'name' is empty", path, line,

@@ -92,6 +92,9 @@ static const struct bad_case cases[] = {
       PS_EINVAL, "p.csv:2:5: field 'at_batch' (2.5) must be a whole number" },
     { "p.csv", CSV_H "\"a\",1,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:1: quoted fields are not supported" },
+    /* a quoted comma, as a spreadsheet saves one: said "expected 5 fields, found 6" */
+    { "p.csv", CSV_H "\"a, b\",1,1,1,1\n", 0, P_CSV, PS_EPARSE,
+      "p.csv:2:1: quoted fields are not supported (a name or value with a comma" },
     { "p.csv", CSV_H "#a,1,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no" },
     { "p.csv", "params,name,fwd_flops,out_bytes,stash_bytes\n1,#a,1,1,1\n", 0, P_CSV, PS_EPARSE,
       "p.csv:2:3: field 'name' must not start with '#'" },
