@@ -259,10 +259,18 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
         rc = mdl_unet_from_spec(arg, out);
     if (rc == 0)
         rc = mdl_vgg_from_spec(arg, out);
-    if (rc == -PS_EINVAL) /* a spec is a command-line value: one out of its range, or two
-                             that disagree (heads and d_model), is a usage error (exit 2),
-                             as every generator's key ranges and gen chain's are */
-        rc = ps_error(PS_EUSAGE, "%s", ps_errmsg());
+    if (rc == -PS_EINVAL) { /* a spec is a command-line value: one out of its range, or two
+                               that disagree (heads and d_model), is a usage error (exit 2),
+                               as every generator's key ranges and gen chain's are; named by
+                               the spec as theirs are ("gpt: field ..." named no spec:
+                               helper-112) */
+        const char *m = ps_errmsg(), *field = strstr(m, ": field '");
+        char msg[PS_ERRMSG_MAX];
+        snprintf(msg, sizeof msg, "%s", field && !strstr(m, "model spec '") ? field + 2 : m);
+        rc = field && !strstr(m, "model spec '")
+                 ? ps_error(PS_EUSAGE, "model spec '%s': %s", arg, msg)
+                 : ps_error(PS_EUSAGE, "%s", msg);
+    }
     if (rc != 0)
         return rc < 0 ? rc : 0;
     char typed[64];

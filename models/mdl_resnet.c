@@ -149,7 +149,7 @@ int mdl_resnet_from_spec(const char *spec, struct mdl_profile **out)
     long depth, classes, image, ab;
     int rc;
     if ((rc = mdl_spec_check(spec, s, keys)) < 0 ||
-        (rc = mdl_spec_long(spec, s, "depth", -1, 50, 152, &depth)) < 0 ||
+        (rc = mdl_spec_long(spec, s, "depth", -1, 1, 100000, &depth)) < 0 || /* named below */
         (rc = mdl_spec_long(spec, s, "classes", 1000, 1, 10000000, &classes)) < 0 ||
         (rc = mdl_spec_long(spec, s, "image", 224, 32, 8192, &image)) < 0 ||
         (rc = mdl_spec_long(spec, s, "act_bytes", 4, 1, 16, &ab)) < 0)

@@ -358,7 +358,7 @@ static const struct bad_case cases[] = {
       "depth must be 11, 13, 16 or 19, got 12" },
     /* every generator's bad value is exit 2, its own checks too (they were 4) */
     { NULL, NULL, 0, "gen model transformer:heads=3 -o g.csv", PS_EUSAGE,
-      "transformer: field 'heads' (3) must divide d_model (2048)" },
+      "model spec 'transformer:heads=3': field 'heads' (3) must divide d_model (2048)" },
     /* a key's range is the generator's, whichever side it is missed on */
     { NULL, NULL, 0, "gen model transformer:d_model=1073741824 -o g.csv", PS_EUSAGE,
       "key 'd_model': 1073741824 is out of range [1, 1048576]: must be at most 1048576" },
@@ -369,7 +369,11 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "gen model unet:convs=5,channels=64,image=100 -o g.csv", PS_EUSAGE,
       "image must be a multiple of 2^depth = 32" },
     { NULL, NULL, 0, "gen model gpt:layers=2,hidden=10,heads=3,seq=4,vocab=8 -o g.csv",
-      PS_EUSAGE, "gpt: field 'heads' (3) must divide hidden (10)" },
+      PS_EUSAGE, "model spec 'gpt:layers=2,hidden=10,heads=3,seq=4,vocab=8': field 'heads' "
+      "(3) must divide hidden (10)" },
+    /* resnet's depths named alike on either side of them (34 said out of [50, 152]) */
+    { NULL, NULL, 0, "gen model resnet:depth=34 -o g.csv", PS_EUSAGE,
+      "model spec 'resnet:depth=34': depth must be 50, 101 or 152, got 34" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 0x10", PS_EUSAGE,
       "--batch: '0x10' is not a decimal number" },
     /* hexadecimal is said to be so everywhere (integers and byte counts said "not an
