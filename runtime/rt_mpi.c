@@ -60,20 +60,22 @@ static void align_clocks(struct rt_mpi *x)
     }
 }
 
-/* Pins this rank to a core of its own on its host when it can; -1 unpinned.
- * *shared = some ranks of this host ended up on one core. */
+/* Pins this rank to a core of its own on its host when it can (not with
+ * no_pin); -1 unpinned. *shared = some ranks of this host ended up on one
+ * core. Every rank takes part in its collectives and flushes denormals,
+ * pinned or not (helper-111: a rank given --no-pin returned before them, and
+ * the next collective failed with MPI_ERR_TRUNCATE; its products kept
+ * denormals the thread backend's workers flush). */
 static int pin_rank(struct rt_mpi *x, int no_pin, int *shared)
 {
     *shared = 0;
-    if (no_pin)
-        return -1;
     MPI_Comm local;
     int lr, ln, *cpus = NULL, n = 0;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, x->rank, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &lr);
     MPI_Comm_size(local, &ln);
     int cpu = -1;
-    if (rt_cpus_allowed(&cpus, &n) == 0 && n > 0)
+    if (!no_pin && rt_cpus_allowed(&cpus, &n) == 0 && n > 0)
         cpu = cpus[lr % n]; /* mpirun may have bound us to one core: that one */
     free(cpus);
     int *all = malloc((size_t)ln * sizeof *all);
@@ -81,7 +83,7 @@ static int pin_rank(struct rt_mpi *x, int no_pin, int *shared)
         MPI_Allgather(&cpu, 1, MPI_INT, all, 1, MPI_INT, local);
         for (int i = 0; i < ln; i++)
             for (int j = i + 1; j < ln; j++)
-                *shared |= all[i] == all[j];
+                *shared |= all[i] >= 0 && all[i] == all[j];
         free(all);
     }
     MPI_Comm_free(&local);
@@ -329,16 +331,16 @@ static int same_inputs(const struct rt_mpi_args *a, const struct rt_net *net)
     struct ps_mpi_input in[2] = {
         { .name = name, .given = strncmp(a->spec, "file:", 5) != 0 },
         { .name = "the options (-K, -M, --batch, --steps, --seed, --lr, --schedule, --remat, "
-                  "--partition)", .given = 1 },
+                  "--partition, --no-pin)", .given = 1 },
     };
     ps_strbuf_printf(&t, "%d", net->in_width);
     for (int i = 0; i < net->n_layers; i++)
         ps_strbuf_printf(&t, " %d:%d:%d:%d", (int)net->layers[i].kind, net->layers[i].in,
                          net->layers[i].out, net->layers[i].relu);
     const struct rt_pipe_config *c = &a->cfg;
-    ps_strbuf_printf(&o, "%d %d %d %ld %lu %.9g %s %d %s", c->K, c->M, c->batch, a->steps,
+    ps_strbuf_printf(&o, "%d %d %d %ld %lu %.9g %s %d %s %d", c->K, c->M, c->batch, a->steps,
                      a->seed, (double)c->lr, c->schedule ? c->schedule : "gpipe", (int)c->remat,
-                     c->partition ? c->partition : "uniform");
+                     c->partition ? c->partition : "uniform", c->no_pin);
     int rc = ps_strbuf_error(&t);
     if (rc == 0)
         rc = ps_strbuf_error(&o);

@@ -224,6 +224,17 @@ Test(mpi, ranks_must_build_the_same_net)
     txt = (char *)slurp(err, &n);
     cr_expect_eq(st, 0, "mpirun exit %d: %s", st, txt);
     free(txt);
+    /* --no-pin on one rank alone is an option that differs: one line, exit 4 (helper-111:
+     * that rank skipped the pinning's collectives, MPI_ERR_TRUNCATE in the next one) */
+    char pinned[512];
+    snprintf(pinned, sizeof pinned, "%s validate --backend mpi --net file:n.net -K 2 -M 2 "
+             "--batch 4", th_pipesim());
+    st = th_sh(run, th_mpi_lock(), root, dir, pinned, dir, one, err);
+    txt = (char *)slurp(err, &n);
+    cr_expect_eq(st, 4, "mpirun exit %d: %s", st, txt);
+    cr_expect(strstr(txt, "--partition, --no-pin): rank 1 was given other values than rank 0"),
+              "%s", txt);
+    free(txt);
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
