@@ -272,16 +272,18 @@ int cmd_calibrate(int argc, char **argv)
     rt_net_free(net);
     if (stages > layers)
         return ps_error(PS_ENOFIT, "%ld stages but the net has %d layers", stages, layers);
-    int *cpus = NULL, n_cpus = 0;
-    if (cpu >= 0 && cpu == peer) /* as validate notes it; one stage times the link there */
-        fprintf(stderr, "pipesim calibrate: note: --cpu and --peer-cpu are one core: %s share "
-                "it, so %s timings are oversubscribed\n",
+    int c0, c1, n_cpus; /* the cores it will run on, defaults resolved */
+    if ((rc = msr_calib_pick_cpus((int)cpu, (int)peer, &c0, &c1, &n_cpus)) < 0)
+        return rc;
+    if (c0 == c1) /* as validate notes it; one stage times the link there */
+        fprintf(stderr, "pipesim calibrate: note: %s %d: %s share it, so %s timings are "
+                "oversubscribed\n", cpu >= 0 && peer >= 0 ? "--cpu and --peer-cpu are both"
+                : "this process may run on no core but", c0,
                 stages > 1 ? "stages 0 and 1" : "the link's two ends",
                 stages > 1 ? "their" : "the hand-off's");
-    else if (stages > 1 && rt_cpus_allowed(&cpus, &n_cpus) == 0 && stages > n_cpus)
+    else if (stages > 1 && stages > n_cpus)
         fprintf(stderr, "pipesim calibrate: note: %ld stages on %d cores: stages share "
                 "cores, so their timings are oversubscribed\n", stages, n_cpus);
-    free(cpus);
     struct msr_calib *cal = NULL;
     cli_realtime(realtime);
     rc = msr_calib_run(&o, &cal);

@@ -199,22 +199,40 @@ static int check_opts(const struct msr_calib_opts *o)
     return 0;
 }
 
-static int pick_cpus(const struct msr_calib_opts *o, struct msr_calib *c)
+/* The first allowed CPU other than not (-1: none excluded); not itself when
+ * it is the only one. */
+static int first_but(const int *cpus, int n, int not)
+{
+    for (int i = 0; i < n; i++)
+        if (cpus[i] != not)
+            return cpus[i];
+    return not;
+}
+
+int msr_calib_pick_cpus(int cpu, int peer, int *out_cpu, int *out_peer, int *n_cores)
 {
     int *cpus, n, rc = rt_cpus_allowed(&cpus, &n);
     if (rc < 0)
         return rc;
-    c->n_cores = n;
-    c->cpu = o->cpu >= 0 ? o->cpu : cpus[0];
-    c->peer_cpu = o->peer_cpu >= 0 ? o->peer_cpu : cpus[n > 1 ? 1 : 0];
+    /* a default is a core the other end is not on (helper-111: --cpu 1 alone put
+     * the peer on the second allowed core, 1 again, with no note) */
+    *out_cpu = cpu >= 0 ? cpu : first_but(cpus, n, peer);
+    *out_peer = peer >= 0 ? peer : first_but(cpus, n, *out_cpu);
+    if (n_cores)
+        *n_cores = n;
     int ok0 = 0, ok1 = 0;
     for (int i = 0; i < n; i++)
-        ok0 |= cpus[i] == c->cpu, ok1 |= cpus[i] == c->peer_cpu;
+        ok0 |= cpus[i] == *out_cpu, ok1 |= cpus[i] == *out_peer;
     free(cpus);
     if (!ok0 || !ok1)
         return ps_error(PS_EUSAGE, "CPU %d is not in this process's affinity "
-                         "mask", ok0 ? c->peer_cpu : c->cpu);
+                         "mask", ok0 ? *out_peer : *out_cpu);
     return 0;
+}
+
+static int pick_cpus(const struct msr_calib_opts *o, struct msr_calib *c)
+{
+    return msr_calib_pick_cpus(o->cpu, o->peer_cpu, &c->cpu, &c->peer_cpu, &c->n_cores);
 }
 
 struct msr_calib_session {

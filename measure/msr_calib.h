@@ -119,7 +119,8 @@ struct msr_calib_opts {
     int ref_batch;             /* at_batch of the profile; 0 = largest size */
     int n_stages;              /* time each layer inside its stage of a uniform
                                   partition into this many stages (0 = 1) */
-    int cpu, peer_cpu;         /* -1: the first two allowed CPUs */
+    int cpu, peer_cpu;         /* -1: an allowed CPU the other is not on
+                                  (msr_calib_pick_cpus) */
     uint64_t seed;             /* weights and data (default 1) */
     int batch;                 /* the step's batch: each size is timed over
                                   batch / size micro-batches, as the grid runs
@@ -270,6 +271,11 @@ double msr_median_rel_se(double *v, int n);
 double msr_stat_rescale(struct msr_stat *const *st, int n, double target);
 
 int msr_calib_run(const struct msr_calib_opts *o, struct msr_calib **out);
+/* The cores a calibration runs on: --cpu (stage 0, the link's first end) and
+ * --peer-cpu (stage 1, its second), each given (>= 0) or the first allowed
+ * core the other is not on; *n_cores the allowed cores (NULL ok). PS_EUSAGE
+ * for a core outside this process's affinity mask. */
+int msr_calib_pick_cpus(int cpu, int peer, int *out_cpu, int *out_peer, int *n_cores);
 
 /* The same in steps, so that a caller can interleave the pipelined rounds
  * with its own measurements (validate --check runs them between the grid's

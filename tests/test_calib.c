@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "measure/msr_calib.h"
@@ -1212,4 +1213,30 @@ Test(calib, size_rounds_time_one_size_at_a_time)
     cr_expect_eq(MSR_PIPE_AT(c, 0, 0, MSR_PIPE_F)->t.n, 2 * 4);
     cr_expect_eq(MSR_PIPE_AT(c, 1, 1, MSR_PIPE_F)->t.n, 1 * 2);
     msr_calib_free(c);
+}
+
+/* The cores a calibration picks: a default is an allowed core the other end is
+ * not on (helper-111: --cpu 1 alone put the peer on the second allowed core, 1
+ * again, and the hand-off was timed on one core with no note); one allowed
+ * core gives both ends it. The affinity is this test process's own. */
+Test(calib, default_cores_are_not_the_other_ends)
+{
+    cpu_set_t set;
+    int c0, c1, n;
+    CPU_ZERO(&set);
+    CPU_SET(1, &set);
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || sched_setaffinity(0, sizeof set, &set) != 0)
+        cr_skip_test("needs CPUs 0 and 1");
+    cr_assert_eq(msr_calib_pick_cpus(-1, -1, &c0, &c1, &n), 0, "%s", ps_errmsg());
+    cr_expect(c0 == 1 && c1 == 1 && n == 1, "%d %d %d", c0, c1, n);
+    cr_expect_eq(msr_calib_pick_cpus(0, -1, &c0, &c1, &n), -PS_EUSAGE);
+    CPU_SET(0, &set);
+    cr_assert_eq(sched_setaffinity(0, sizeof set, &set), 0);
+    const int want[][4] = { { -1, -1, 0, 1 }, { 1, -1, 1, 0 }, { -1, 0, 1, 0 },
+                            { 0, -1, 0, 1 }, { 1, 1, 1, 1 } };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        cr_assert_eq(msr_calib_pick_cpus(want[i][0], want[i][1], &c0, &c1, &n), 0);
+        cr_expect(c0 == want[i][2] && c1 == want[i][3] && n == 2,
+                  "--cpu %d --peer-cpu %d: cores %d and %d", want[i][0], want[i][1], c0, c1);
+    }
 }
