@@ -120,6 +120,14 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
     int rc = ps_read_file(path, &buf, &len);
     if (rc < 0)
         return rc;
+    const char *nul = memchr(buf, 0, len); /* the lines after it were dropped unsaid */
+    if (nul) {
+        int at = 1;
+        for (const char *p = buf; p < nul; p++)
+            at += *p == '\n';
+        free(buf);
+        return ps_error(PS_EPARSE, "%s:%d: a NUL byte: not a text file", path, at);
+    }
     int line = 0;
     *in_width = 0;
     for (char *save = NULL, *s = buf; s; s = save) {

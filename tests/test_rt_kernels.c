@@ -235,6 +235,15 @@ Test(rt_kernels, bad_specs_are_named_errors)
         snprintf(spec, sizeof spec, "file:%s", path);
         bad_spec(spec, PS_EPARSE, cases[i].msg);
     }
+    /* a NUL byte: the lines after it were dropped, a smaller net run (helper-111) */
+    static const char nul[] = "input 16\ndense 32 relu\n\0dense 8 linear\n";
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fwrite(nul, 1, sizeof nul - 1, f);
+    fclose(f);
+    char spec[160];
+    snprintf(spec, sizeof spec, "file:%s", path);
+    bad_spec(spec, PS_EPARSE, ":3: a NUL byte: not a text file");
     unlink(path);
 }
 
