@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,11 @@ int cmd_validate(int argc, char **argv)
             rc = ps_parse_double(optarg, "--lr", &lr);
             if (!rc && !(lr >= 0))
                 rc = ps_error(PS_EUSAGE, "--lr must be >= 0, got %s", optarg);
+            /* it runs as a float: 1e40 was inf there (the MPI backend printed "lr inf"),
+             * 1e-50 a silent 0 (helper-111) */
+            else if (!rc && (lr > FLT_MAX || (lr > 0 && lr < FLT_MIN)))
+                rc = ps_error(PS_EUSAGE, "--lr %s is out of range: 0 or between %g and %g "
+                              "(a float's)", optarg, (double)FLT_MIN, (double)FLT_MAX);
             break;
         case 'e': rc = ps_parse_long(optarg, "--seed", 0, 0x7fffffffL, &seed); break;
         case 'T': trace_path = optarg; break;

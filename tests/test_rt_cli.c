@@ -51,6 +51,9 @@ Test(rt_cli, bad_inputs_get_one_clear_error)
     bad(NET " -K 2 -M 2 --batch 4x", 2, "--batch");
     bad(NET " -K 2 -M 2 --batch 4 --remat sometimes", 2, "sometimes");
     bad(NET " -K 2 -M 2 --batch 4 --lr -1", 2, "--lr must be >= 0");
+    /* it runs as a float: 1e40 was inf there, 1e-50 a silent 0 (helper-111) */
+    bad(NET " -K 2 -M 2 --batch 4 --lr 1e40", 2, "--lr 1e40 is out of range: 0 or between");
+    bad(NET " -K 2 -M 2 --batch 4 --lr 1e-50", 2, "--lr 1e-50 is out of range");
     bad(NET " -K 2 -M 2 --batch 4 --schedule zigzag", 2, "zigzag");
     bad(NET " -K 2 -M 3 --batch 4", 2, "--batch 4 is not divisible by -M 3");
     bad(NET " -K 4 -M 2 --batch 4", 7, "only 3 layers");
