@@ -522,11 +522,10 @@ Test(inputs, validate_reports_divergence, .timeout = 120)
                        "diverged; try a smaller --lr (now 1e+30)' %s", err), 0);
     cr_assert_eq(th_sh("test $(wc -l < %s) -eq 1", err), 0, "one line on stderr");
     cr_assert_neq(th_sh("grep -q '^ *3 ' %s", path), 0, "trained on after the divergence");
+    /* a rate past a float's is refused before it runs (it was inf there; the check
+     * of non-finite parameters is rt_kernels/divergence_names_the_layer's) */
     st = th_sh("%s %s --lr 1e39 > %s 2> %s", th_pipesim(), run, path, err);
-    cr_assert_eq(st, ps_exit_status(PS_EINVAL), "exit %d", st);
-    cr_assert_eq(th_sh("grep -q '^pipesim validate: step 1: layer 0 (dense) has non-finite "
-                       "parameters after the update: training diverged; try a smaller --lr' %s",
-                       err), 0);
+    cr_assert_eq(st, ps_exit_status(PS_EUSAGE), "exit %d", st);
     /* the default rate trains */
     cr_assert_eq(th_sh("%s %s > %s 2> %s", th_pipesim(), run, path, err), 0);
     unlink(err);

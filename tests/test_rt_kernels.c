@@ -288,3 +288,22 @@ Test(rt_kernels, profile_matches_stage_plan)
     mdl_profile_free(p);
     rt_net_free(n);
 }
+
+/* A parameter the update made non-finite is named with its layer, as the
+ * command says it (--lr now stays within a float's range, so a run no longer
+ * reaches it from the command line with an infinite rate). */
+Test(rt_kernels, divergence_names_the_layer)
+{
+    struct rt_net *n;
+    cr_assert_eq(rt_net_parse("mlp:layers=2,width=4", &n), 0, "%s", ps_errmsg());
+    cr_assert_eq(rt_net_init_params(n, 1), 0, "%s", ps_errmsg());
+    cr_expect_eq(rt_check_diverged(n, 1, 0.5, 0.1), 0, "%s", ps_errmsg());
+    n->layers[1].w[0] = INFINITY;
+    cr_expect_eq(rt_check_diverged(n, 3, 0.5, 0.1), -PS_EINVAL);
+    cr_expect_str_eq(ps_errmsg(), "step 3: layer 1 (dense) has non-finite parameters after the "
+                                  "update: training diverged; try a smaller --lr (now 0.1)");
+    cr_expect_eq(rt_check_diverged(n, 2, NAN, 0.1), -PS_EINVAL);
+    cr_expect_str_eq(ps_errmsg(), "step 2: the loss is NaN: training diverged; try a smaller "
+                                  "--lr (now 0.1)");
+    rt_net_free(n);
+}
