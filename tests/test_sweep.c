@@ -575,23 +575,26 @@ Test(sweep, another_programs_runs_table_is_refused_untouched)
     cr_assert_eq(th_sh("cmp -s %s %s.orig", db, db), 0, "the file was written");
 }
 
-/* A reader holding its transaction (an open sqlite3 shell, a long report) for
- * more than 2 s made the sweep's commit fail, exit 8 "locked ... (another
- * pipesim writing to it?)": a commit now waits for readers. The reader lets
- * go 3 s after the sweep began writing (its journal is there). */
-Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120)
+/* A database of SWEEP's runs with a reader holding a transaction on it, as an
+ * open sqlite3 shell in BEGIN does; the caller commits and closes it. */
+static sqlite3 *held_by_a_reader(const char *db)
 {
-    char db[128], args[512], journal[160];
-    path(db, "read.db");
+    char args[512];
     snprintf(args, sizeof args, SWEEP "--db %s", db);
     expect_cli(args, 0, "");
     sqlite3 *h;
     cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
     cr_assert_eq(sqlite3_exec(h, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(h));
-    snprintf(journal, sizeof journal, "%s-journal", db);
-    char err[128];
-    path(err, "read.err");
+    return h;
+}
+
+/* A sweep of 6 configurations into db, started in the background, its
+ * stderr in errname (under the suite's folder). */
+static pid_t sweep_behind(const char *db, const char *errname)
+{
+    char err[128], args[512];
+    path(err, errname);
     snprintf(args, sizeof args, "exec %s sweep --model " MODEL " --topology " TOPO " -K 1,2 "
              "-M 1,2,4 --batch 4 --quiet --db %s 2>%s", th_pipesim(), db, err);
     pid_t pid = fork();
@@ -600,6 +603,20 @@ Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120
         execl("/bin/sh", "sh", "-c", args, (char *)NULL);
         _exit(127);
     }
+    return pid;
+}
+
+/* A reader holding its transaction (an open sqlite3 shell, a long report) for
+ * more than 2 s made the sweep's commit fail, exit 8 "locked ... (another
+ * pipesim writing to it?)": a commit now waits for readers. The reader lets
+ * go 3 s after the sweep began writing (its journal is there). */
+Test(sweep, a_reader_holding_the_database_does_not_end_the_sweep, .timeout = 120)
+{
+    char db[128], journal[160];
+    path(db, "read.db");
+    sqlite3 *h = held_by_a_reader(db);
+    snprintf(journal, sizeof journal, "%s-journal", db);
+    pid_t pid = sweep_behind(db, "read.err");
     struct stat sb;
     int waited = 0, status = 0, reaped = 0;
     while (stat(journal, &sb) != 0 && !(reaped = waitpid(pid, &status, WNOHANG) == pid) &&
@@ -626,24 +643,11 @@ Test(sweep, a_reader_neither_holds_the_open_nor_a_stopped_sweep, .timeout = 120)
 {
     char db[128], args[512], journal[160];
     path(db, "hold.db");
+    sqlite3 *h = held_by_a_reader(db);
     snprintf(args, sizeof args, SWEEP "--db %s", db);
-    expect_cli(args, 0, "");
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "BEGIN; SELECT count(*) FROM runs", NULL, NULL, NULL),
-                 SQLITE_OK, "%s", sqlite3_errmsg(h));
     expect_cli(args, 0, ""); /* all there already: done with the reader still holding */
     snprintf(journal, sizeof journal, "%s-journal", db);
-    char err[128];
-    path(err, "hold.err");
-    snprintf(args, sizeof args, "exec %s sweep --model " MODEL " --topology " TOPO " -K 1,2 "
-             "-M 1,2,4 --batch 4 --quiet --db %s 2>%s", th_pipesim(), db, err);
-    pid_t pid = fork();
-    cr_assert(pid >= 0);
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", args, (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = sweep_behind(db, "hold.err");
     struct stat sb; /* its first rows written: a commit is, or will be, waiting */
     int status = 0, reaped = 0;
     for (int i = 0; i < 6000 && stat(journal, &sb) != 0; i++) {
