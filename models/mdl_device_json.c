@@ -252,15 +252,21 @@ int mdl_device_parse(const char *path, const char *where, json_t *o, struct mdl_
     return 0;
 }
 
+/* The devices.json beside the topology at topo_path (the current folder's
+ * for a path without one). */
+static void beside_path(const char *topo_path, char *file, size_t fsz)
+{
+    const char *slash = strrchr(topo_path, '/');
+    if (slash)
+        snprintf(file, fsz, "%.*s/devices.json", (int)(slash - topo_path), topo_path);
+    else
+        snprintf(file, fsz, "devices.json");
+}
+
 /* devices.json: the preset directory's file, parsed. */
 int mdl_device_presets_file(const char *topo_path, char *file, size_t fsz)
 {
-    const char *slash = strrchr(topo_path, '/');
-    int dirlen = slash ? (int)(slash - topo_path) : 0;
-    if (slash)
-        snprintf(file, fsz, "%.*s/devices.json", dirlen, topo_path);
-    else
-        snprintf(file, fsz, "devices.json");
+    beside_path(topo_path, file, fsz);
     /* Beside the topology, then in the data folder (base/ps_data.h) */
     FILE *probe = fopen(file, "r");
     if (!probe) {
@@ -323,11 +329,7 @@ int mdl_topology_input_hash(const char *topo_path, char hex[17])
 static const char *beside_note(const char *topo_path, const char *file, char *buf, size_t n)
 {
     char here[4096];
-    const char *slash = strrchr(topo_path, '/');
-    if (slash)
-        snprintf(here, sizeof here, "%.*s/devices.json", (int)(slash - topo_path), topo_path);
-    else
-        snprintf(here, sizeof here, "devices.json");
+    beside_path(topo_path, here, sizeof here);
     char data[4096], *a = NULL, *b = NULL;
     int bundled = strcmp(here, file) != 0 ||
                   (ps_data_find("topologies", "devices.json", data, sizeof data) == 0 &&

@@ -265,11 +265,11 @@ int mdl_model_open(const char *arg, struct mdl_profile **out)
                                the spec as theirs are ("gpt: field ..." named no spec:
                                helper-112) */
         const char *m = ps_errmsg(), *field = strstr(m, ": field '");
+        int bare = field && !strstr(m, "model spec '"); /* "gpt: field ...", no spec */
         char msg[PS_ERRMSG_MAX];
-        snprintf(msg, sizeof msg, "%s", field && !strstr(m, "model spec '") ? field + 2 : m);
-        rc = field && !strstr(m, "model spec '")
-                 ? ps_error(PS_EUSAGE, "model spec '%s': %s", arg, msg)
-                 : ps_error(PS_EUSAGE, "%s", msg);
+        snprintf(msg, sizeof msg, "%s", bare ? field + 2 : m);
+        rc = bare ? ps_error(PS_EUSAGE, "model spec '%s': %s", arg, msg)
+                  : ps_error(PS_EUSAGE, "%s", msg);
     }
     if (rc != 0)
         return rc < 0 ? rc : 0;

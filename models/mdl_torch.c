@@ -527,9 +527,10 @@ static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report
     for (int l = 0; l < c->n_layers; l++) {
         const struct layer_acc *a = &c->layers[l];
         if (a->n_fwd % steps == 0 && (!has_bwd || a->n_bwd == a->n_fwd)) {
-            if (a->n_fwd > steps && !rep->repeated++)
-                snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name),
-                    rep->repeated_times = a->n_fwd / steps;
+            if (a->n_fwd > steps && !rep->repeated++) { /* the first is named */
+                snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name);
+                rep->repeated_times = a->n_fwd / steps;
+            }
             continue;
         }
         char counts[96];

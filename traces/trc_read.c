@@ -461,11 +461,9 @@ static int read_root(json_t *root, const char *path, struct trc_trace **out)
  * counters and step_ns left) compared as "ops aligned 0", exit 0 */
 int trc_require_compute(const struct trc_trace *t, const char *path)
 {
-    for (size_t i = 0; i < t->n_events; i++) {
-        int k = t->events[i].kind;
-        if (k == SCH_OP_FWD || k == SCH_OP_BWD || k == SCH_OP_RECOMP || k == SCH_OP_WGRAD)
+    for (size_t i = 0; i < t->n_events; i++) /* F, B, R, W: not U or AR, of no mb */
+        if (sch_op_is_compute(t->events[i].kind) && !sch_op_per_stage(t->events[i].kind))
             return 0;
-    }
     return ps_error(PS_EPARSE, "%s: the trace holds no compute ops (no X event of kind F, B, R "
                     "or W): a step's trace has its forward and backward ops", path);
 }
