@@ -1,5 +1,6 @@
 /* ana_report: K x M tables and CSV from the sweep database (see ana_report.h). */
 #include "analysis/ana_report.h"
+#include "analysis/ana_schedules.h"
 #include "base/ps_error.h"
 #include "base/ps_json.h"
 #include "base/ps_suggest.h"
@@ -30,7 +31,7 @@ static const struct {
     [M_SPEEDUP] = { "speedup", "speedup over one device (K=1, M=1, no remat)" },
     [M_THROUGHPUT] = { "throughput", "throughput, samples/s" },
     [M_STEP] = { "step", "step time (grid CSV: ms)" },
-    [M_BUBBLE] = { "bubble", "bubble %, simulated/analytic (K-1)/(M+K-1)" },
+    [M_BUBBLE] = { "bubble", "bubble %, simulated/analytic" }, /* + the schedule's formula */
     [M_MEMORY] = { "memory", "largest stage peak memory, GiB (2^30 bytes)" },
 };
 
@@ -243,6 +244,14 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
 {
     const struct ana_run *base = baseline(g, o);
     fprintf(f, "%s", metric_tab[m].title);
+    if (m == M_BUBBLE) { /* a group is one schedule's: its own formula, as predict names it
+                            (helper-114: every group said (K-1)/(M+K-1)) */
+        int any = 0;
+        for (int i = 0; i < g->n && !any; i++)
+            any = ok(g->r[i]) && isfinite(g->r[i]->bubble_analytic);
+        fprintf(f, " %s", any ? ana_bubble_formula_name(g->r[0]->schedule)
+                              : "(-: no closed form for this schedule or these stages)");
+    }
     if (m == M_NORM) {
         int bK = o->base_K ? o->base_K : g->Ks[0], bM = o->base_M ? o->base_M : g->Ms[0];
         if (ok(base))
@@ -458,8 +467,11 @@ int ana_report_csv(const struct ana_run *runs, int n, const struct ana_report_op
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }
 
-/* Calls cell_fn for each (group, metric, M, K) cell that has a value. */
-typedef int (*cell_fn)(void *ctx, const struct ana_run *r, const char *metric, double v);
+/* Calls cell_fn for each (group, metric, M, K) cell that has a value; an is
+ * the bubble's analytic percent (NaN for other metrics and for a schedule
+ * with no formula), which the table prints beside the simulated one. */
+typedef int (*cell_fn)(void *ctx, const struct ana_run *r, const char *metric, double v,
+                       double an);
 static int each_cell(const struct ana_run *runs, int n, const struct ana_report_opts *o,
                      cell_fn fn, void *ctx)
 {
@@ -479,22 +491,26 @@ static int each_cell(const struct ana_run *runs, int n, const struct ana_report_
                     double second, v = value(ms[i], r, base, &second);
                     if (isnan(v)) /* a speedup without its baseline: no cell */
                         continue;
-                    rc = fn(ctx, r, metric_tab[ms[i]].name, v);
+                    rc = fn(ctx, r, metric_tab[ms[i]].name, v,
+                            ms[i] == M_BUBBLE ? second : NAN);
                 }
     }
     free(g.r);
     return rc;
 }
 
-static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
+static int csv_cell(void *ctx, const struct ana_run *r, const char *metric, double v, double an)
 {
     FILE *f = ctx;
     ps_csv_str(f, r->model);
     fprintf(f, ",%s,", r->model_hash);
     ps_csv_str(f, r->topology);
-    fprintf(f, ",%s,%s,%s,%s,%ld,%d,%s,%d,%d,%s,%d\n", r->topology_hash, r->schedule, r->remat,
+    fprintf(f, ",%s,%s,%s,%s,%ld,%d,%s,%d,%d,%s,%d,", r->topology_hash, r->schedule, r->remat,
             r->strategy,
             r->batch, r->replicas, metric, r->M, r->K, PS_DBL(v), r->fits);
+    if (isfinite(an)) /* empty but for a bubble with a formula */
+        fputs(PS_DBL(an), f);
+    fputc('\n', f);
     return 0;
 }
 
@@ -507,7 +523,7 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
     /* the input hashes beside the names, as the run CSV: groups of the same
      * names swept from edited files are told apart */
     fprintf(f, "model,model_hash,topology,topology_hash,schedule,remat,strategy,batch,replicas,"
-               "metric,M,K,value,fits\n");
+               "metric,M,K,value,fits,analytic\n");
     if ((rc = each_cell(runs, n, o, csv_cell, f)) < 0)
         return rc;
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
@@ -518,7 +534,8 @@ int ana_report_grid_csv(const struct ana_run *runs, int n, const struct ana_repo
  * stored value, and a ratio that overflows is refused here, naming it. The
  * names go through ps_json_text: a file name that is not UTF-8 (stored by
  * sweep as given) failed json_pack "s" the same way. */
-static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v)
+static int json_cell(void *ctx, const struct ana_run *r, const char *metric, double v,
+                     double an)
 {
     if (!isfinite(v))
         return ps_error(PS_EINVAL, "--format json: %s at K=%d M=%d (schedule %s, "
@@ -533,6 +550,11 @@ static int json_cell(void *ctx, const struct ana_run *r, const char *metric, dou
                             (json_int_t)r->batch, "replicas", r->replicas, "metric",
                             ps_json_text(metric), "M", r->M, "K", r->K, "value", v, "fits",
                             r->fits);
+    if (row && !strcmp(metric, "bubble") && /* the analytic bubble, null with no formula */
+        json_object_set_new(row, "analytic", isfinite(an) ? json_real(an) : json_null())) {
+        json_decref(row);
+        row = NULL;
+    }
     if (!row || json_array_append_new(ctx, row))
         return ps_json_oom() ? ps_error(PS_ENOMEM, "out of memory")
                              : ps_error(PS_EINVAL, "--format json: %s at K=%d M=%d "

@@ -378,6 +378,44 @@ Test(sweep, report_tables)
     free(c);
 }
 
+/* The bubble grid names each schedule's own formula, and the grid CSV and
+ * JSON carry its analytic figure (helper-114: every group was titled
+ * (K-1)/(M+K-1), interleaved:2's 27.3 % among them, and the exports dropped
+ * the analytic column the table prints). */
+Test(sweep, the_bubble_grid_names_each_schedule_s_formula_and_exports_it)
+{
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=16,width=1024 --topology %s/"
+                       "models/topologies/v100-nvlink-8.json -K 4 -M 4 --batch 8 --schedule gpipe,interleaved:2,zb-auto "
+                       "--remat never --quiet --jobs 1 --db b.db && %s report --db b.db "
+                       "--metric bubble > b.txt", dir, ps, wd, ps), 0);
+    cr_expect_eq(th_sh("grep -A3 'schedule gpipe,' %s/b.txt | grep -qx 'bubble %%, "
+                       "simulated/analytic (K-1)/(M+K-1)'", dir), 0, "gpipe");
+    cr_expect_eq(th_sh("grep -A3 'schedule interleaved:2,' %s/b.txt | grep -qx 'bubble %%, "
+                       "simulated/analytic (K-1)/(vM+K-1)'", dir), 0, "interleaved:2");
+    cr_expect_eq(th_sh("grep -A3 'schedule zb-auto,' %s/b.txt | grep -qx 'bubble %%, "
+                       "simulated/analytic (-: no closed form for this schedule or these stages)'", dir), 0,
+                 "zb-auto");
+    /* interleaved:2 at K = 4, M = 4: 3/(8+3) = 27.27 % */
+    cr_expect_eq(th_sh("cd %s && %s report --db b.db --metric bubble,step --format csv | "
+                       "python3 -c 'import csv,sys; r={(x[\"schedule\"],x[\"metric\"]):"
+                       "x[\"analytic\"] for x in csv.DictReader(sys.stdin)}; "
+                       "assert abs(float(r[\"interleaved:2\",\"bubble\"])-300/11)<1e-9; "
+                       "assert r[\"zb-auto\",\"bubble\"]==\"\"; "
+                       "assert r[\"gpipe\",\"step\"]==\"\"'", dir, ps), 0,
+                 "grid CSV's analytic column");
+    cr_expect_eq(th_sh("cd %s && %s report --db b.db --metric bubble,step --format json | "
+                       "python3 -c 'import json,sys; r={(x[\"schedule\"],x[\"metric\"]):"
+                       "x for x in json.load(sys.stdin)}; "
+                       "assert abs(r[\"interleaved:2\",\"bubble\"][\"analytic\"]"
+                       "-300/11)<1e-9; "
+                       "assert r[\"zb-auto\",\"bubble\"][\"analytic\"] is None; "
+                       "assert \"analytic\" not in r[\"gpipe\",\"step\"]'", dir, ps),
+                 0, "grid JSON's analytic");
+}
+
 static void expect_cli(const char *args, int status, const char *what)
 {
     char err[128];

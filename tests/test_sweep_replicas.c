@@ -262,7 +262,7 @@ Test(sweep_replicas, report_groups_names_and_filters_replicas)
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s/g.db --metric speedup "
                             "--format csv", th_pipesim(), dir), 0);
     cr_expect_eq(strncmp(out, "model,model_hash,topology,topology_hash,schedule,remat,strategy,"
-                              "batch,replicas,metric,M,K,value,fits\n", 101), 0, "%s", out);
+                              "batch,replicas,metric,M,K,value,fits,analytic\n", 110), 0, "%s", out);
     cr_assert_eq(th_capture(out, sizeof out, "%s report --db %s/g.db --metric speedup "
                             "--format json --replicas 2", th_pipesim(), dir), 0);
     cr_expect(strstr(out, "\"replicas\": 2,"), "%s", out);
