@@ -156,9 +156,11 @@ static int print_json(const void *obj, FILE *f)
     if (p->baseline_skipped[0]) { /* no speedup: null, and why */
         json_object_set_new(o, "baseline_step_s", json_null());
         json_object_set_new(o, "speedup", json_null());
-        json_object_set_new(o, "baseline_skipped", json_string(p->baseline_skipped));
+        json_object_set_new(o, "baseline_skipped", ps_json_text(p->baseline_skipped));
     }
-    json_object_set_new(o, "model", json_string(p->model));
+    /* a file name that is not UTF-8 gets '?' (json_string's NULL left the key out:
+       helper-114) */
+    bad |= json_object_set_new(o, "model", ps_json_text(p->model));
     json_object_set_new(o, "model_layers", json_integer(p->model_layers));
     json_object_set_new(o, "model_params", json_real(p->model_params));
     json_object_set_new(o, "replicas", json_integer(p->replicas));

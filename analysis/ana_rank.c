@@ -344,7 +344,7 @@ static int print_json(const struct ana_rank *r, int top, FILE *f)
             isnan(c->pred->speedup) ? json_null() : json_real(c->pred->speedup), "bubble_sim",
             c->pred->bubble_sim, "fits", c->fits, "stages", st);
         if (cand && r->baseline_skipped[0]) /* no speedup: why */
-            json_object_set_new(cand, "baseline_skipped", json_string(r->baseline_skipped));
+            json_object_set_new(cand, "baseline_skipped", ps_json_text(r->baseline_skipped));
         json_array_append_new(arr, cand);
     }
     int rc = ps_json_dumpf(arr, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

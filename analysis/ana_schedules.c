@@ -417,7 +417,8 @@ static void print_csv(const void *obj, FILE *f)
 static json_t *row_json(const struct ana_sched_cmp *c, const struct ana_sched_row *r)
 {
     if (*r->error)
-        return json_pack("{s:s, s:s}", "schedule", r->schedule, "error", r->error);
+        return json_pack("{s:s, s:o}", "schedule", r->schedule, "error",
+                         ps_json_text(r->error)); /* may quote a file name */
     json_t *devs = json_array();
     for (int d = 0; devs && d < c->K; d++)
         json_array_append_new(devs, json_pack("{s:i, s:I, s:I, s:I, s:f}", "device", d,
@@ -446,14 +447,16 @@ static int print_json(const void *obj, FILE *f)
     const struct ana_sched_cmp *c = obj;
     ps_json_begin(); /* a failed dump may be out of memory */
     json_t *arr = json_array();
-    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:f, s:f, s:s, s:o}", "model", c->model,
-                          "topology", c->topology, "K", c->K, "M", c->M, "batch", c->batch,
+    /* the names may not be UTF-8 ('?' for their other bytes: json_pack "s" failed
+       on them, which read as out of memory, exit 6: helper-114) */
+    json_t *o = json_pack("{s:o, s:o, s:i, s:i, s:f, s:f, s:s, s:o}", "model",
+                          ps_json_text(c->model), "topology", ps_json_text(c->topology), "K", c->K, "M", c->M, "batch", c->batch,
                           "micro_batch", c->micro_batch, "remat",
                           c->remat_per_schedule ? "per-schedule" : sch_remat_name(c->remat),
                           "baseline_step_s",
                           c->baseline_skipped[0] ? json_null() : json_real(c->baseline_step_s));
     if (o && c->baseline_skipped[0]) /* no speedups: why */
-        json_object_set_new(o, "baseline_skipped", json_string(c->baseline_skipped));
+        json_object_set_new(o, "baseline_skipped", ps_json_text(c->baseline_skipped));
     int rc = 0;
     if (!arr || !o) {
         rc = ps_error(PS_ENOMEM, "out of memory");

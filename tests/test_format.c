@@ -133,3 +133,28 @@ Test(format, gen_paper_csv_is_exact)
                        "' /tmp/pipesim-gp-$$.csv /tmp/pipesim-gp-$$.json; s=$?; "
                        "rm -f /tmp/pipesim-gp-$$.csv /tmp/pipesim-gp-$$.json; exit $s", ps, ps), 0);
 }
+
+/* A model or topology file whose name is not UTF-8 is written into JSON with
+ * '?' for its other bytes, as report and presets write one (helper-114:
+ * predict left the "model" key out, exit 0; compare-schedules failed, "out
+ * of memory", exit 6). */
+Test(format, json_names_a_file_that_is_not_utf8)
+{
+    char d[64], out[16384], wd[4096];
+    th_tmpdir(d, sizeof d, "fmt8");
+    cr_assert(getcwd(wd, sizeof wd));
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s gen model mlp:layers=4,width=8 -o \"$(printf 'm\\377.csv')\" "
+                       "&& cp %s/models/topologies/chain-8-ideal.json \"$(printf 't\\376.json')\"",
+                       d, ps, wd), 0);
+    const char *args = "--model \"$(printf 'm\\377.csv')\" --topology \"$(printf 't\\376.json')\" "
+                       "-K 2 -M 2 --batch 4 --format json";
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s predict %s 2>&1", d, ps, args), 0,
+                 "%s", out);
+    cr_expect(strstr(out, "\"model\": \"m?.csv\""), "predict: %s", out);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s compare-schedules %s --schedules "
+                            "gpipe,1f1b 2>&1", d, ps, args), 0, "%s", out);
+    cr_expect(strstr(out, "\"model\": \"m?.csv\""), "compare-schedules: %s", out);
+    cr_expect(strstr(out, "\"topology\": \"t?.json\""), "compare-schedules: %s", out);
+    th_sh("rm -rf %s", d);
+}
