@@ -33,18 +33,21 @@ static void cfg_name(const struct ana_plan_cfg *g, char *buf, size_t n)
 
 static void row(const struct ana_plan *p, const struct ana_plan_cfg *g, int rank, FILE *f)
 {
-    char pk[32], cp[32], sp[16], st[32];
+    char pk[32], cp[32], sp[40], st[32], tp[32];
     ps_human_seconds(g->step_s, st, sizeof st);
     ps_human_bytes((double)g->peak_mem, pk, sizeof pk);
     ps_human_bytes(g->capacity, cp, sizeof cp);
     double s = ana_plan_speedup(p, g);
-    if (s > 0)
-        snprintf(sp, sizeof sp, "%.2fx", s);
-    else
+    if (s > 0) {
+        ps_fixed(s, 2, sp, sizeof sp - 1);
+        strcat(sp, "x");
+    } else {
         snprintf(sp, sizeof sp, "-");
-    fprintf(f, "%4d %4d %3d %5d  %-15s %-11s %11s %11.2f %7s  %10s / %-10s %6.1f%% %6.1f%% "
+    }
+    ps_fixed(g->samples_per_s, 2, tp, sizeof tp);
+    fprintf(f, "%4d %4d %3d %5d  %-15s %-11s %11s %11s %7s  %10s / %-10s %6.1f%% %6.1f%% "
                "%6.1f%%  %-9s  %s\n", rank, g->K, g->R, g->M, g->schedule,
-            sch_remat_name(g->remat), st, g->samples_per_s, sp, pk, cp,
+            sch_remat_name(g->remat), st, tp, sp, pk, cp,
             g->bubble * 100, g->imbalance * 100, g->comm * 100, ana_plan_limit_name(g->limit),
             g->partition);
 }

@@ -31,7 +31,9 @@ static void print_table(const void *obj, FILE *f)
     }
     ps_human_seconds(p->step_s, t1, sizeof t1);
     fprintf(f, "step time       %s\n", t1);
-    fprintf(f, "throughput      %.2f samples/s\n", p->samples_per_s);
+    char tp[32];
+    ps_fixed(p->samples_per_s, 2, tp, sizeof tp);
+    fprintf(f, "throughput      %s samples/s\n", tp);
     if (p->baseline_step_s > 0) {
         /* with replicas the one device does every replica's batch: R steps of
          * baseline_step_s (one batch's, the figure CSV, JSON and sweep store) */

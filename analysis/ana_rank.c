@@ -231,7 +231,7 @@ err_free_rank:
 
 static void gb(double b, char *buf, size_t n)
 {
-    snprintf(buf, n, "%.3f", b / PS_GIB);
+    ps_fixed(b / PS_GIB, 3, buf, n);
 }
 
 static void print_table(const struct ana_rank *r, int top, FILE *f)

@@ -229,11 +229,11 @@ static int grid_cell(const struct group *g, int m, const struct ana_run *base, i
     else if (m == M_BUBBLE)
         snprintf(buf, n, "%.1f/%.1f", v, second);
     else if (m == M_THROUGHPUT)
-        snprintf(buf, n, "%.1f", v);
+        ps_fixed(v, 1, buf, n);
     else if (m == M_STEP)
         ps_human_seconds(r->step_s, buf, n);
     else
-        snprintf(buf, n, "%.3f", v);
+        ps_fixed(v, 3, buf, n);
     size_t len = strlen(buf); /* a huge value may fill buf */
     if (!r->fits && len + 1 < n)
         snprintf(buf + len, n - len, "*");
@@ -344,15 +344,18 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
         fprintf(f, "replicas %d data-parallel pipeline%s, %d device%s (batch per replica)\n",
                 b->replicas, b->replicas == 1 ? "" : "s", b->K * b->replicas,
                 b->K * b->replicas == 1 ? "" : "s");
-    char sp[64];
-    if (isnan(b->speedup))
+    char sp[64], tp[32];
+    if (isnan(b->speedup)) {
         snprintf(sp, sizeof sp, "not simulated (the one-device baseline is out of range)");
-    else
-        snprintf(sp, sizeof sp, "%.2fx", b->speedup);
-    fprintf(f, "partition %s\nstep %s, %.2f samples/s, speedup %s\n"
+    } else {
+        ps_fixed(b->speedup, 2, sp, sizeof sp - 1);
+        strcat(sp, "x");
+    }
+    ps_fixed(b->samples_per_s, 2, tp, sizeof tp);
+    fprintf(f, "partition %s\nstep %s, %s samples/s, speedup %s\n"
                "bubble %.2f%% simulated\npeak memory %s of %s: %s\n",
             b->partition ? b->partition : "",
-            st, b->samples_per_s, sp, b->bubble_sim * 100, pk, cp,
+            st, tp, sp, b->bubble_sim * 100, pk, cp,
             b->fits ? "fits" : "DOES NOT FIT");
     return 0;
 }

@@ -344,13 +344,16 @@ static void print_table(const void *obj, FILE *f)
         pct(r->bubble_formula, fm, sizeof fm);
         ps_human_bytes((double)r->peak_act_max, a, sizeof a);
         ps_human_bytes((double)r->peak_mem_max, t, sizeof t);
-        char sp[32];
-        if (isnan(r->speedup))
+        char sp[40], tp[32];
+        if (isnan(r->speedup)) {
             snprintf(sp, sizeof sp, "-");
-        else
-            snprintf(sp, sizeof sp, "%.3fx", r->speedup);
-        fprintf(f, "%-15s %6d %12s %12.2f %8s %8s %8s %11s %11s %4s%s%s\n", r->schedule,
-                r->n_stages, st, r->samples_per_s, sp, b, fm, a, t,
+        } else {
+            ps_fixed(r->speedup, 3, sp, sizeof sp - 1);
+            strcat(sp, "x");
+        }
+        ps_fixed(r->samples_per_s, 2, tp, sizeof tp);
+        fprintf(f, "%-15s %6d %12s %12s %8s %8s %8s %11s %11s %4s%s%s\n", r->schedule,
+                r->n_stages, st, tp, sp, b, fm, a, t,
                 r->fits ? "yes" : "NO", c->remat_per_schedule ? "  " : "",
                 c->remat_per_schedule ? sch_remat_name(r->remat) : "");
     }

@@ -296,6 +296,13 @@ void ps_human_count(double v, char *buf, size_t n)
         snprintf(buf, n, "%.0f", v);
 }
 
+void ps_fixed(double v, int decimals, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.*f", decimals, v);
+    if (v != 0 && isfinite(v) && strspn(buf, "-0.") == strlen(buf)) /* a nonzero value as 0 */
+        snprintf(buf, n, "%.3g", v);
+}
+
 struct memstream {
     char **buf;
     size_t *len, cap;

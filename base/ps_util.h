@@ -54,6 +54,12 @@ void ps_human_seconds_delta(double s, char *buf, size_t n);
  * "1.00 trillion", "2000.00 trillion"; from a million trillion on, exponent
  * notation ("1.00e+300"). Every table that prints a parameter count uses it. */
 void ps_human_count(double v, char *buf, size_t n);
+/* A figure for tables (a rate, a ratio, GiB) with the given decimals, "%.*f",
+ * unless that would print a value that is not 0 as zero ("0.00"): then three
+ * significant digits, "%.3g" ("1.63e-04", "0.000977"). A table's zero is
+ * then a true zero, as JSON's is (helper-114: a throughput of 1.6e-4
+ * samples/s printed 0.00). Every table figure of fixed decimals uses it. */
+void ps_fixed(double v, int decimals, char *buf, size_t n);
 
 /* v as the shortest of %.15g, %.16g and %.17g that strtod reads back to the
  * same double (0.1 is "0.1", 0.1 + 0.2 "0.30000000000000004"; NaN and

@@ -186,6 +186,34 @@ Test(numbers, signed_durations_and_counts)
     }
 }
 
+/* Table figures of fixed decimals: a value that is not 0 never prints as
+ * zero (helper-114: 1.6e-4 samples/s printed 0.00 in predict, plan,
+ * compare-schedules and report, 0.000 GiB in partition). */
+Test(numbers, fixed_decimals_never_print_a_nonzero_as_zero)
+{
+    static const struct {
+        double v;
+        int d;
+        const char *want;
+    } c[] = {
+        { 0, 2, "0.00" },           { 12.345, 2, "12.35" },  { 0.005, 2, "0.01" },
+        { 0.004, 2, "0.004" },      { 0.000162760415708522, 2, "0.000163" },
+        { 2.47e-09, 2, "2.47e-09" }, { -0.004, 2, "-0.004" }, { 0.04, 1, "0.04" },
+        { 0.0004, 3, "0.0004" },    { 1.5, 3, "1.500" },
+    };
+    char b[64];
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        ps_fixed(c[i].v, c[i].d, b, sizeof b);
+        cr_expect_str_eq(b, c[i].want, "%g at %d decimals", c[i].v, c[i].d);
+    }
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "d=$(mktemp -d) && %s gen chain -n 8 --bandwidth 1 "
+                            "-o $d/bw1.json && %s predict --model mlp:layers=8,width=512 "
+                            "--topology $d/bw1.json -K 4 -M 4 --batch 4; s=$?; rm -rf $d; exit $s",
+                            th_pipesim(), th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "throughput      0.000163 samples/s\n"), "%s", out);
+}
+
 Test(numbers, parameter_counts_in_one_style_everywhere, .timeout = 60)
 {
     char out[16384];
