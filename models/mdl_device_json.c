@@ -389,6 +389,8 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
         return rc;
     }
     if ((rc = mdl_json_check_keys(file, "presets", root, rkeys)) < 0) {
+        /* at file:line:column, as a topology's (helper-115: no position) */
+        rc = ps_json_error_at(rc, file, *keep, *keep_len, "presets");
         json_decref(root);
         free(*keep);
         *keep = NULL;

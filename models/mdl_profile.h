@@ -69,7 +69,8 @@
  *                 below when they are given, else half of bwd
  *   gemms         the forward's matrix products, space-separated, each
  *                 ROWSxKxN[/IN][*COUNT][a|i][c[w]]: a (ROWS x K) by (K x N) product per
- *                 sample, COUNT times (batched heads; default 1); ROWS
+ *                 sample, COUNT times (batched heads; default 1; every
+ *                 number whole, 1 to 1e12); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
  *                 an activation-by-activation product (attention scores):
@@ -91,7 +92,8 @@
  *                 a dimension of their own, which a padded device (TPU)
  *                 pads, not ROWS x n (mdl_device.h). 'cw' marks a 3 x 3
  *                 convolution at stride 1 (with /IN; K a multiple of 9, the output
- *                 as large as the input; square, sqrt(ROWS) on a side),
+ *                 as large as the input, IN = ROWS x K / 9; square, sqrt(ROWS)
+ *                 on a side),
  *                 which a device with "winograd" may run by Winograd's
  *                 minimal filtering (mdl_device.h).
  *                 At most MDL_MAX_GEMMS (64) products per layer.
@@ -104,7 +106,7 @@
  *                 of B read and write per sample (matrix operands excluded:
  *                 the device model counts those from the shapes)
  *   kernels_fwd, kernels_bwd, kernels_wgrad   kernels launched per op (not
- *                 per sample)
+ *                 per sample; whole numbers)
  * mdl_work_* below turns these into per-op figures; the device model
  * (models/mdl_device.h) times them.
  *

@@ -70,7 +70,9 @@ static int field_num(const char *path, int line, int col, const char *field, con
     return 0;
 }
 
-/* One dimension of a product: digits first (no hex, inf or nan), > 0. */
+/* One dimension of a product: digits first (no hex, inf or nan), a whole
+ * number from 1 to 1e12 (tiles and waves count whole rows and columns:
+ * 9.5 was taken as given, helper-115). */
 static int dim(const char **s, double *out)
 {
     if (**s < '0' || **s > '9' || ((*s)[0] == '0' && ((*s)[1] == 'x' || (*s)[1] == 'X')))
@@ -78,7 +80,7 @@ static int dim(const char **s, double *out)
     char *end;
     errno = 0;
     double v = ps_strtod(*s, &end);
-    if (errno == ERANGE || !isfinite(v) || !(v > 0) || v > 1e12)
+    if (errno == ERANGE || !isfinite(v) || !(v >= 1) || v > 1e12 || v != floor(v))
         return -1;
     *s = end;
     *out = v;
@@ -86,7 +88,9 @@ static int dim(const char **s, double *out)
 }
 
 /* ROWSxKxN[/IN][*COUNT][a|i][c[w]], space-separated (/IN and c: weight
- * products only; w: with /IN and K a multiple of 9). */
+ * products only; w: with /IN = ROWS x K / 9, K a multiple of 9, a 3 x 3
+ * stride-1 convolution's input as large as its output: a stride-2 one was
+ * run by Winograd, helper-115). */
 static int parse_gemms(const char *path, int line, int col, const char *s, struct mdl_work *w)
 {
     const char *p = s;
@@ -106,7 +110,7 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
         }
         if (ok && *p == '*') {
             p++;
-            ok = dim(&p, &g.count) == 0 && g.count >= 1 && g.count == floor(g.count);
+            ok = dim(&p, &g.count) == 0;
         }
         if (ok && *p == 'a') {
             p++;
@@ -124,15 +128,16 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
             }
         }
         ok = ok && (*p == ' ' || !*p) && !(g.weight == 0 && (g.in > 0 || g.conv)) &&
-             !(g.wino && (fmod(g.k, 9) != 0 || !(g.in > 0)));
+             !(g.wino && (fmod(g.k, 9) != 0 || !(g.in > 0) || g.in * 9 != g.rows * g.k));
         if (!ok) {
             int len = 0;
             while (item[len] && item[len] != ' ')
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
-                             "ROWSxKxN[/IN][*COUNT][a|i][c[w]] (dimensions > 0, COUNT a whole "
-                             "number >= 1, /IN and c only on a weight product, w only with /IN "
-                             "and K a multiple of 9)",
+                             "ROWSxKxN[/IN][*COUNT][a|i][c[w]] (dimensions, /IN and COUNT "
+                             "whole numbers from 1 to 1e12, /IN and c only on a weight product, "
+                             "w only with /IN = ROWS x K / 9: a 3 x 3 convolution at stride 1 "
+                             "whose output is as large as its input)",
                              path, line, col + (int)(item - s), len, item);
         }
         if (w->n_gemms == MDL_MAX_GEMMS)
@@ -172,6 +177,9 @@ int mdl_work_row(const char *path, int line, char **f, const int *colno, const i
             rc = field_num(path, line, colno[i], mdl_work_cols[c], f[i], &v[c]);
         if (rc < 0)
             return rc;
+        if ((c == W_K_FWD || c == W_K_BWD || c == W_K_WGRAD) && v[c] != floor(v[c]))
+            return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' (%s) must be a whole number of "
+                             "kernels", path, line, colno[i], mdl_work_cols[c], f[i]);
         any |= c != W_WGRAD_FLOPS && c != W_WGRAD_MS;
     }
     int wc = measured ? W_WGRAD_MS : W_WGRAD_FLOPS;

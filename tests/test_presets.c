@@ -645,6 +645,12 @@ Test(presets, a_devices_json_beside_the_topology_is_named_as_the_reason)
     cr_expect_eq(th_capture(out, sizeof out, run, d, th_pipesim()), 3, "%s", out);
     cr_expect(strstr(out, "devices.json:1:1: must be an object with \"devices\": { NAME: {..} } "
                           "(the devices.json beside t.json"), "%s", out);
+    /* an unknown top-level key at its line and column, as a topology's
+     * (helper-115: "devices.json: presets: unknown field 'extra'") */
+    th_put(d, "devices.json", "{\"devices\": {\"my-gpu\": {\"flops\": 1e14, \"memory\": 4e10}},\n"
+                              "  \"extra\": 1}");
+    cr_expect_eq(th_capture(out, sizeof out, run, d, th_pipesim()), 3, "%s", out);
+    cr_expect(strstr(out, "devices.json:2:3: presets: unknown field 'extra'"), "%s", out);
     th_sh("cp models/topologies/p40-pcie-8.json %s/../p40-typo.json && sed -i "
           "'s/\"tesla-p40\"/\"tesla-p4\"/' %s/../p40-typo.json", d, d);
     cr_expect_eq(th_capture(out, sizeof out, "%s predict --model mlp:layers=8,width=64 "

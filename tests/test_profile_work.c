@@ -82,6 +82,23 @@ Test(profile_work, gemms_errors)
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ac\n", "'10x20x30ac'");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30cc\n", "'10x20x30cc'");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ci\n", "'10x20x30ci'");
+    /* whole dimensions up to 1e12, and the message says so (helper-115: 9.5 was
+     * taken, and 1e13 refused as not "> 0") */
+    fails(HDR "gemms\n" "a,1,0,0,0,1.5x9.5x1\n", "whole numbers from 1 to 1e12");
+    fails(HDR "gemms\n" "a,1,0,0,0,1e13x1x1\n", "'1e13x1x1' is not ROWSxKxN");
+    fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/7.5\n", "'10x20x30/7.5'");
+    /* cw: a 3 x 3 stride-1 convolution, its input as large as its output
+     * (IN = ROWS x K / 9); a stride-2 one (14 x 14 x 512 in, 7 x 7 out) was
+     * run by Winograd */
+    fails(HDR "gemms\n" "a,1,0,0,0,49x4608x512/100352cw\n", "w only with /IN = ROWS x K / 9");
+    fails(HDR "gemms\n" "a,1,0,0,0,50x4608x512/1cw\n", "'50x4608x512/1cw'");
+    struct mdl_profile *p = parse(HDR "gemms\n" "a,1,0,0,0,196x4608x512/100352cw\n");
+    cr_expect_eq(p->layers[0].work->gemms[0].wino, 1);
+    mdl_profile_free(p);
+    /* kernels are counted whole (1.5 ran 1.5 launches' overhead) */
+    fails(HDR "kernels_fwd\n" "a,1,0,0,0,1.5\n",
+          "w.csv:2:11: field 'kernels_fwd' (1.5) must be a whole number of kernels");
+    fails(HDR "kernels_wgrad\n" "a,1,0,0,0,0.5\n", "field 'kernels_wgrad' (0.5)");
 }
 
 /* p written to a fresh temporary directory and read back (the directory is
