@@ -515,6 +515,25 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
     json_t *peak = pn && changed && !json_object_get(o, "flops")
                        ? json_object_get(json_object_get(m, "matrix_flops"), pn)
                        : NULL;
+    json_t *mf = json_object_get(m, "matrix_flops");
+    if (json_object_get(o, "precision") && pn && !json_object_get(o, "flops") &&
+        json_is_object(mf) && json_object_size(mf) && !json_object_get(mf, pn)) {
+        /* a precision the preset has no peak for ran at its own precision's
+         * flops (helper-115: a Tesla P40, FP16 at 1:64, set to fp16 ran at its
+         * FP32 peak; a V100, which has no bf16, set to bf16 likewise) */
+        char have[128] = "";
+        const char *k;
+        json_t *v;
+        json_object_foreach(mf, k, v) {
+            size_t len = strlen(have);
+            snprintf(have + len, sizeof have - len, "%s%s", len ? ", " : "", k);
+        }
+        rc = ps_error(PS_EINVAL, "%s: %s.precision: preset '%s' has no %s matrix peak "
+                      "(matrix_flops gives %s): set matrix_flops.%s, or flops, beside it",
+                      topo_path, where, json_string_value(name), pn, have, pn);
+        json_decref(m);
+        goto out;
+    }
     if (!json_is_number(peak) || !(json_number_value(peak) > 0) ||
         !isfinite(json_number_value(peak))) /* the parse names matrix_flops' own field */
         peak = NULL;

@@ -482,6 +482,23 @@ Test(device, presets_load)
                      over[i].prec);
         mdl_topology_free(t);
     }
+    /* a precision the preset has no peak for is refused, unless the topology
+     * gives one (helper-115: a P40, FP16 at 1:64, set to fp16 ran at its FP32
+     * peak; a V100, no bf16, likewise) */
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"tesla-p40\", "
+                  "\"precision\": \"fp16\"}]}",
+                  "devices[0].precision: preset 'tesla-p40' has no fp16 matrix peak "
+                  "(matrix_flops gives fp32): set matrix_flops.fp16, or flops, beside it");
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"v100-pcie\", "
+                  "\"precision\": \"bf16\"}]}", "has no bf16 matrix peak");
+    t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"tesla-p40\", "
+                "\"precision\": \"fp16\", \"matrix_flops\": {\"fp16\": 1.8e11}}]}");
+    cr_expect_eq(t->devices[0].flops, 1.8e11);
+    mdl_topology_free(t);
+    t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"tesla-p40\", "
+                "\"precision\": \"fp16\", \"flops\": 1.8e11}]}");
+    cr_expect_eq(t->devices[0].flops, 1.8e11);
+    mdl_topology_free(t);
     /* a nested object merges key by key (helper-89: gemm.efficiency alone dropped
      * the preset's tiles, matrix_flops.bf16 alone its fp32 peak) */
     t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"titan-x-pascal\", "
