@@ -8,6 +8,7 @@
 #include "traces/trc_chakra.h"
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -446,13 +447,21 @@ Test(chakra, cli_writes_rank_files_and_fails_cleanly)
                        "-K 2 -M 4 --batch 16 --out-dir %s --prefix job >/dev/null 2>&1", ps, sub,
                        sub), 0);
     cr_assert_eq(th_sh("grep -q devices %s/job.2.et", sub), 0, "the input was deleted");
-    /* and a rank file past it is removed still: the walk stops at the first missing */
+    /* and a rank file past it is removed still */
     cr_assert_eq(th_sh("rm %s/job.2.et && cp %s/job.0.et %s/job.3.et && cp "
                        "models/topologies/chain-8-ideal.json %s/job.2.et && %s export-chakra "
                        "--model mlp:layers=6,width=64 --topology %s/job.2.et -K 2 -M 4 --batch 16 "
                        "--out-dir %s --prefix job >/dev/null 2>&1 && test ! -e %s/job.3.et && "
                        "grep -q devices %s/job.2.et", sub, sub, sub, sub, ps, sub, sub, sub, sub),
                  0);
+    /* past a gap too: an export stopped while it removed them left one, and the
+     * walk stopped at the first missing rank (helper-113) */
+    cr_assert_eq(th_sh("cp %s/job.0.et %s/job.9.et && cp %s/job.0.et %s/job.12.et && %s "
+                       "export-chakra --model mlp:layers=6,width=64 --topology "
+                       "models/topologies/pcie-8gpu.json -K 2 -M 4 --batch 16 --out-dir %s "
+                       "--prefix job >/dev/null 2>&1 && test ! -e %s/job.9.et && "
+                       "test ! -e %s/job.12.et && test -f %s/job.1.et", sub, sub, sub, sub, ps,
+                       sub, sub, sub, sub), 0);
     /* two ranks that are one file (links) are refused before any work */
     cr_assert_eq(th_sh("mkdir %s/ln && ln -s x %s/ln/p.0.et && ln -s x %s/ln/p.1.et", dir, dir,
                        dir), 0);
@@ -632,5 +641,31 @@ Test(chakra, a_signal_leaves_the_old_ranks_or_the_new, .timeout = 300)
         cr_expect_eq(rc, 0, "signal after %d.%02d s: temporaries left or old and new ranks "
                      "mixed", 15 * i / 100, 15 * i % 100);
     }
+    rmdir_all(dir);
+}
+
+/* Before the simulation: the limit on open files the ranks take (helper-113:
+ * 1.2 s and 545 MB of simulation first) and a path too long for a rank's
+ * file (cut short, its error named another file). */
+Test(chakra, the_check_before_the_work_sees_the_open_files_and_long_paths)
+{
+    char *dir = tmpdir();
+    struct trc_chakra_opts o = { .dir = dir, .prefix = "p" };
+    cr_assert_eq(trc_chakra_check(&o, 4, 0), 0, "%s", ps_errmsg());
+    char longdir[4200];
+    int n = snprintf(longdir, sizeof longdir, "%s/", dir);
+    memset(longdir + n, 'd', sizeof longdir - (size_t)n - 1);
+    longdir[4090] = 0;
+    o.dir = longdir;
+    cr_assert_eq(trc_chakra_check(&o, 2, 0), -PS_EUSAGE);
+    cr_expect(strstr(ps_errmsg(), "--out-dir: the path of rank 0's file"), "%s", ps_errmsg());
+    o.dir = dir;
+    struct rlimit rl = { 64, 64 }; /* this test's own process */
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    cr_assert_eq(trc_chakra_check(&o, 100, 1), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "100 ranks need ") && strstr(ps_errmsg(), "the limit is 64 "
+                                                                "(ulimit -n)"), "%s",
+              ps_errmsg());
+    cr_expect_eq(trc_chakra_check(&o, 4, 0), 0, "%s", ps_errmsg());
     rmdir_all(dir);
 }

@@ -324,9 +324,16 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     return emit(e, f, path);
 }
 
-static void rank_path(const struct trc_chakra_opts *o, int rank, char *buf, size_t n)
+/* DIR/PREFIX.RANK.et into buf; PS_EUSAGE when it does not fit (a long
+ * --out-dir was cut short: its error named another file, helper-113). */
+static int rank_path(const struct trc_chakra_opts *o, int rank, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%s.%d.et", o->dir, o->prefix ? o->prefix : "pipesim", rank);
+    const char *pre = o->prefix ? o->prefix : "pipesim";
+    if ((size_t)snprintf(buf, n, "%s/%s.%d.et", o->dir, pre, rank) >= n)
+        return ps_error(PS_EUSAGE, "--out-dir: the path of rank %d's file (%zu bytes of "
+                         "folder and prefix) is longer than %zu bytes", rank,
+                         strlen(o->dir) + strlen(pre), n - 1);
+    return 0;
 }
 
 static int bucket_events(struct ctx *c, const struct trc_trace *t)
@@ -405,10 +412,10 @@ static int distinct_outputs(const struct trc_chakra_opts *o, int n, const char *
     for (int k = 0; k < m && rc == 0; k++) {
         char path[4096];
         if (k < n)
-            rank_path(o, k, path, sizeof path);
+            rc = rank_path(o, k, path, sizeof path);
         else
             snprintf(path, sizeof path, "%s", gpath);
-        if ((rc = ps_io_check_written(path, "--out-dir")) < 0)
+        if (rc < 0 || (rc = ps_io_check_written(path, "--out-dir")) < 0)
             break;
         int e = ps_afile_resolve(path, &res[k]);
         if (e == ENOMEM)
@@ -445,9 +452,72 @@ static rlim_t open_fds(void)
     return n;
 }
 
-static void groups_path(const struct trc_chakra_opts *o, char *buf, size_t n)
+static int groups_path(const struct trc_chakra_opts *o, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/%s.comm_groups.json", o->dir, o->prefix ? o->prefix : "pipesim");
+    const char *pre = o->prefix ? o->prefix : "pipesim";
+    if ((size_t)snprintf(buf, n, "%s/%s.comm_groups.json", o->dir, pre) >= n)
+        return ps_error(PS_EUSAGE, "--out-dir: the path of the communicator groups' file "
+                         "(%zu bytes of folder and prefix) is longer than %zu bytes",
+                         strlen(o->dir) + strlen(pre), n - 1);
+    return 0;
+}
+
+/* Every rank's temporary stays open until all are on disk: the soft limit on
+ * open files is raised to what that takes (helper-70: 1024), or the export
+ * refused naming ulimit -n. raise 0: only whether the hard limit allows it,
+ * before the work (helper-113: found after the simulation). */
+static int open_files_for(int ranks, int groups, int raise)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)ranks + (groups != 0) + open_fds() + 8; /* + what the writes open */
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= need)
+        return 0;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
+        return ps_error(PS_EINVAL, "%d ranks need %llu open files; the limit is %llu "
+                        "(ulimit -n)", ranks, (unsigned long long)need,
+                        (unsigned long long)rl.rlim_max);
+    rl.rlim_cur = need;
+    if (raise && setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return ps_error(PS_EINVAL, "%d ranks need %llu open files: %s", ranks,
+                        (unsigned long long)need, strerror(errno));
+    return 0;
+}
+
+/* The files of an earlier, larger export under the same prefix: a reader
+ * that takes every <prefix>.*.et would mix the two runs. Every rank file
+ * numbered from ranks up in the folder, not only up to the first missing
+ * (helper-113: an export stopped while removing them left a gap no later one
+ * looked past), and only pipesim's own, none a command input (helper-70: a
+ * topology named like one was deleted); then the groups of one with
+ * replicas when this one has none. Each removal adds to *stale. */
+static void remove_earlier(const struct trc_chakra_opts *o, int ranks, int groups,
+                           const char *gpath)
+{
+    const char *pre = o->prefix ? o->prefix : "pipesim";
+    size_t lp = strlen(pre);
+    DIR *d = opendir(o->dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *nm = e->d_name;
+        char *end;
+        if (strncmp(nm, pre, lp) || nm[lp] != '.' || nm[lp + 1] < '0' || nm[lp + 1] > '9' ||
+            (nm[lp + 1] == '0' && nm[lp + 2] != '.'))
+            continue; /* rank_path writes the number without leading zeros */
+        errno = 0;
+        long k = strtol(nm + lp + 1, &end, 10);
+        char path[4096];
+        if (errno || strcmp(end, ".et") || k < ranks || k >= 1 << 20 ||
+            rank_path(o, (int)k, path, sizeof path) < 0) {
+            ps_error_clear();
+            continue;
+        }
+        if (earlier_export(path, "pipesim_rank", 0) && unlink(path) == 0 && o->stale)
+            (*o->stale)++; /* another file under the name stays */
+    }
+    if (d)
+        closedir(d);
+    if (!groups && earlier_export(gpath, "{\n  \"1\": [", 1) && unlink(gpath) == 0 && o->stale)
+        (*o->stale)++;
 }
 
 int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups)
@@ -455,17 +525,19 @@ int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups)
     if (n_ranks > 4096)
         return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", n_ranks);
     char path[4096];
-    int rc = 0;
+    int rc = open_files_for(n_ranks, groups, 0);
     for (int k = 0; k <= n_ranks && rc == 0; k++) { /* each rank's file, and the groups' */
         if (k < n_ranks)
-            rank_path(o, k, path, sizeof path);
+            rc = rank_path(o, k, path, sizeof path);
         else if (groups)
-            groups_path(o, path, sizeof path);
+            rc = groups_path(o, path, sizeof path);
         else
             break;
-        rc = ps_output_writable(path, "--out-dir", 1);
+        if (rc == 0)
+            rc = ps_output_writable(path, "--out-dir", 1);
     }
-    groups_path(o, path, sizeof path);
+    if (rc == 0)
+        rc = groups_path(o, path, sizeof path);
     return rc < 0 ? rc : distinct_outputs(o, n_ranks, groups ? path : NULL);
 }
 
@@ -477,23 +549,10 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     int D = s->n_devices, R = s->n_replicas > 1 ? s->n_replicas : 1, maxops = 0, rc;
     if ((int64_t)D * R > 4096)
         return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", D * R);
-    /* every rank's temporary stays open until all are on disk: raise the soft
-     * limit on open files to what that takes, or say so (helper-70: 1024) */
-    struct rlimit rl;
-    rlim_t need = (rlim_t)D * R + (R > 1) + open_fds() + 8; /* + what the writes open */
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < need) {
-        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-            return ps_error(PS_EINVAL, "%d ranks need %llu open files; the limit is %llu "
-                            "(ulimit -n)", D * R, (unsigned long long)need,
-                            (unsigned long long)rl.rlim_max);
-        rl.rlim_cur = need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-            return ps_error(PS_EINVAL, "%d ranks need %llu open files: %s", D * R,
-                            (unsigned long long)need, strerror(errno));
-    }
     char gpath[4096];
-    groups_path(o, gpath, sizeof gpath);
+    if ((rc = open_files_for(D * R, R > 1, 1)) < 0 ||
+        (rc = groups_path(o, gpath, sizeof gpath)) < 0)
+        return rc;
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
         return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);
@@ -527,8 +586,8 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
         for (int r = 0; r < R; r++) {
             int rank = r * D + d;
             char path[4096];
-            rank_path(o, rank, path, sizeof path);
-            if ((rc = ps_afile_open(&af[rank], path)) < 0)
+            if ((rc = rank_path(o, rank, path, sizeof path)) < 0 ||
+                (rc = ps_afile_open(&af[rank], path)) < 0)
                 goto out_free;
             FILE *f = af[rank].f;
             if ((rc = write_meta(&c, f, path, rank, D * R)) < 0)
@@ -554,29 +613,18 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     for (int k = 0; k < nf; k++)
         if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out_free;
-    ps_afile_publish_begin(); /* a signal now leaves the old ranks or the new */
+    /* a signal now leaves the old ranks or the new, with the earlier export's
+     * further ranks removed (helper-113: removed after the signals were let
+     * through, a signal there kept a mix of the two) */
+    ps_afile_publish_begin();
     for (int k = 0; k < nf && rc == 0; k++)
         rc = ps_afile_commit(&af[k]);
+    if (rc == 0)
+        remove_earlier(o, D * R, R > 1, gpath);
     ps_afile_publish_end();
     if (rc < 0)
         goto out_free;
     *n_files = D * R;
-    /* the ranks of an earlier, larger export under the same prefix: a reader
-     * that takes every <prefix>.*.et would mix the two runs. Only pipesim's own
-     * rank files, none a command input (helper-70: a topology named like one
-     * was deleted) */
-    for (int k = D * R; k < 1 << 20; k++) {
-        char path[4096];
-        struct stat st;
-        rank_path(o, k, path, sizeof path);
-        if (lstat(path, &st) < 0)
-            break; /* the first missing */
-        if (earlier_export(path, "pipesim_rank", 0) && unlink(path) == 0 && o->stale)
-            (*o->stale)++; /* another file under the name stays, and the walk goes on */
-    }
-    /* the groups of an earlier export with replicas, when this one has none */
-    if (R == 1 && earlier_export(gpath, "{\n  \"1\": [", 1) && unlink(gpath) == 0 && o->stale)
-        (*o->stale)++;
 out_free:
     for (int k = 0; k < nf && af; k++)
         if (af[k].f)

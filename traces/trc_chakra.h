@@ -18,8 +18,11 @@
  *             for transfers; COMM_COLL_NODE for the all-reduce AR
  *   start_time_micros, duration_micros   simulated, rounded to microseconds
  *   ctrl_deps the previous op of the same stream (compute, send or receive)
- *             in the rank's list: the engine runs each stream in list order
- *             and the three streams concurrently
+ *             in the rank's list: the engine runs its two streams (compute
+ *             with the receives, and send) in list order and concurrently;
+ *             a receive's span starts with its transfer, which may begin
+ *             before the receive it follows ends: the chain orders when
+ *             receives complete
  *   data_deps the ops sch_schedule_deps names that live on the same rank;
  *             U and AR also on every B (W when split) of their stage.
  *             Cross-rank dependencies are the send/recv pairs
@@ -35,15 +38,17 @@
  *             own time either way);
  *             transfers: comm_src, comm_dst, comm_tag (int32),
  *             comm_size (int64 bytes); AR: comm_type (int64 ALL_REDUCE = 0),
- *             comm_size (FP32 gradient bytes of the stage), pg_name
- *             ("dp_stage<s>": the ranks holding stage s in every replica).
+ *             comm_size (the stage's gradient bytes: the memory policy's
+ *             per parameter, 4 without one), pg_name (d + 1, the number of
+ *             the communicator group of device d's replicas).
  * comm_tag pairs a send with its receive (sch_op_tag, as the MPI runtime
  * tags its messages): 2 (s M + m) + g for the transfer
  * sent by stage s for micro-batch m, g = 0 activations, 1 gradients.
  *
  * Ownership: borrows everything. Cost: O(ops x replicas) time, one rank's
  * nodes in memory at a time; all files are written to temporaries and
- * renamed only when every rank succeeded.
+ * renamed only when every rank succeeded, and an earlier, larger export's
+ * further ranks removed with signals held, so a signal leaves one set.
  */
 #ifndef TRC_CHAKRA_H
 #define TRC_CHAKRA_H
