@@ -159,6 +159,11 @@ int mdl_layer_bwd_split_op(const struct mdl_device *d, int measured, const struc
         if (all > 0)
             share = k->mm_wgrad / all;
     }
+    if (isinf(t)) { /* both infinite: inf - inf is NaN, which the range check
+                       printed as "-nan s" (helper-113) */
+        *b = *w = t;
+        return share >= 0;
+    }
     if (share < 0) {
         *b = t / 2;
         *w = t - *b;

@@ -576,3 +576,17 @@ Test(inputs, a_model_with_no_work_is_refused)
                        "err.txt && exit $s", dir, th_pipesim(), wd), 4);
     th_sh("rm -rf %s", dir);
 }
+
+/* A backward of infinite time is named as inf, not -nan (helper-113: its
+ * split into B and W took inf - inf). */
+Test(inputs, an_infinite_backward_is_named_inf)
+{
+    put("name,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
+        "a,1e6,1e308,10,4,8\nb,1e6,2e6,10,4,8\n");
+    char out[4096];
+    cr_assert_eq(th_capture(out, sizeof out, "%s predict --model %s --topology "
+                            "models/topologies/chain-8-ideal.json -K 2 -M 2 --batch 4 2>&1",
+                            th_pipesim(), path), 4, "%s", out);
+    cr_expect(strstr(out, "backward time of inf s is out of range"), "%s", out);
+    cr_expect_null(strstr(out, "nan"), "%s", out);
+}
