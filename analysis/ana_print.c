@@ -103,7 +103,8 @@ static void print_csv(const void *obj, FILE *f)
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,partition,step_s,samples_per_s,speedup,"
             "bubble_sim,bubble_analytic,fits,replicas,allreduce_s,baseline_step_s,model_params,"
             "stage,device,layers,fwd_s,bwd_s,busy_frac,"
-            "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits");
+            "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,stage_fits,"
+            "model,model_layers,ops,ops_below_tick,baseline_fits,first_layer,recomp_s");
     for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
         fprintf(f, ",sens_%s", ana_knob_names[k]);
     fputc('\n', f);
@@ -126,6 +127,14 @@ static void print_csv(const void *obj, FILE *f)
                 st->device, st->n_layers, PS_DBL(st->fwd_s), PS_DBL(st->bwd_s),
                 PS_DBL(st->busy_frac), (long long)st->static_mem, (long long)st->peak_act,
                 (long long)st->peak_mem, PS_DBL(st->capacity), st->fits);
+        /* what the JSON has besides (helper-114: the CSV lacked them) */
+        fputc(',', f);
+        ps_csv_str(f, p->model);
+        fprintf(f, ",%d,%lld,%lld,", p->model_layers, (long long)p->n_ops,
+                (long long)p->short_ops);
+        if (p->baseline_step_s > 0) /* empty where the baseline was not simulated */
+            fprintf(f, "%d", p->baseline_fits);
+        fprintf(f, ",%d,%s", st->first_layer, PS_DBL(st->recomp_s));
         for (int k = 0; p->has_sens && k < ANA_KNOB_N; k++)
             fprintf(f, ",%s", isnan(p->sens[k]) ? "" : PS_DBL(p->sens[k]));
         fputc('\n', f);

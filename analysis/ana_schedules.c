@@ -385,12 +385,28 @@ static void print_table(const void *obj, FILE *f)
                "breadth-first:v, v > 1, with M >= K; zb-auto has none).\n");
 }
 
+/* A CSV row's last fields, what the JSON has besides (helper-114: the CSV
+ * lacked them): the inputs, the baseline's step (empty where it was not
+ * simulated) and the row's ops below the engine's tick (empty on an error). */
+static void csv_tail(const struct ana_sched_cmp *c, const struct ana_sched_row *r, FILE *f)
+{
+    fputc(',', f);
+    ps_csv_str(f, c->model);
+    fputc(',', f);
+    ps_csv_str(f, c->topology);
+    fprintf(f, ",%s,", c->baseline_skipped[0] ? "" : PS_DBL(c->baseline_step_s));
+    if (!*r->error)
+        fprintf(f, "%lld", (long long)r->short_ops);
+    fputc('\n', f);
+}
+
 static void print_csv(const void *obj, FILE *f)
 {
     const struct ana_sched_cmp *c = obj;
     fprintf(f, "schedule,K,M,batch,micro_batch,remat,stages,step_s,samples_per_s,speedup,"
                "bubble_sim,bubble_formula,peak_act_max_bytes,peak_max_bytes,fits,device,"
-               "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,error\n");
+               "static_bytes,peak_act_bytes,peak_bytes,capacity_bytes,error,model,topology,"
+               "baseline_step_s,ops_below_tick\n");
     for (int i = 0; i < c->n; i++) {
         const struct ana_sched_row *r = &c->rows[i];
         for (int d = 0; d < (*r->error ? 1 : c->K); d++) {
@@ -401,7 +417,7 @@ static void print_csv(const void *obj, FILE *f)
             if (*r->error) {
                 fprintf(f, ",,,,,,,,,,,,,,");
                 ps_csv_str(f, r->error);
-                fputc('\n', f);
+                csv_tail(c, r, f);
                 continue;
             }
             fprintf(f, "%d,%s,%s,%s,%s,", r->n_stages, PS_DBL(r->step_s),
@@ -409,10 +425,11 @@ static void print_csv(const void *obj, FILE *f)
                     PS_DBL(r->bubble_sim));
             if (!isnan(r->bubble_formula))
                 fputs(PS_DBL(r->bubble_formula), f);
-            fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%s,\n", (long long)r->peak_act_max,
+            fprintf(f, ",%lld,%lld,%d,%d,%lld,%lld,%lld,%s,", (long long)r->peak_act_max,
                     (long long)r->peak_mem_max, r->fits, d, (long long)r->static_mem[d],
                     (long long)r->peak_act[d], (long long)r->peak_mem[d],
                     PS_DBL(r->capacity[d]));
+            csv_tail(c, r, f);
         }
     }
 }

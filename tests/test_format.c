@@ -158,3 +158,54 @@ Test(format, json_names_a_file_that_is_not_utf8)
     cr_expect(strstr(out, "\"topology\": \"t?.json\""), "compare-schedules: %s", out);
     th_sh("rm -rf %s", d);
 }
+
+/* Every figure of predict's and compare-schedules' JSON is in their CSV, with
+ * the same value (helper-114: the CSVs lacked model, ops_below_tick,
+ * baseline_fits, first_layer, recomp_s, the topology and the baseline). */
+Test(format, the_csv_has_every_figure_of_the_json)
+{
+    const char *ps = th_pipesim();
+    const char *check =
+        "import csv, json, sys\n"
+        "rows = list(csv.DictReader(open(sys.argv[1])))\n"
+        "j = json.load(open(sys.argv[2]))\n"
+        "def same(a, b, k):\n"
+        "    if isinstance(b, bool): b = int(b)\n"
+        "    if b is None: assert a == '', (k, a)\n"
+        "    elif isinstance(b, (int, float)):\n"
+        "        assert '%.15g' % float(a) == '%.15g' % b, (k, a, b)  # JSON's 15 digits\n"
+        "    else: assert a == b, (k, a, b)\n"
+        "if 'stages' in j:\n"
+        "    assert len(rows) == len(j['stages'])\n"
+        "    for r, st in zip(rows, j['stages']):\n"
+        "        for k, v in j.items():\n"
+        "            if k != 'stages': same(r[k], v, k)\n"
+        "        for k, v in st.items(): same(r['stage_fits' if k == 'fits' else k], v, k)\n"
+        "else:\n"
+        "    for k, v in j.items():\n"
+        "        if k not in ('schedules', 'remat'):\n"
+        "            for r in rows: same(r[k], v, k)\n"
+        "    for s in j['schedules']:\n"
+        "        mine = [r for r in rows if r['schedule'] == s['schedule']]\n"
+        "        assert len(mine) == len(s['devices'])\n"
+        "        for r, d in zip(mine, s['devices']):\n"
+        "            for k, v in s.items():\n"
+        "                if k not in ('devices', 'remat'): same(r[k], v, k)\n"
+        "            for k, v in d.items(): same(r[k], v, k)\n";
+    static const char *const runs[] = {
+        "predict --model mlp:layers=8,width=256 --topology models/topologies/pcie-8gpu.json "
+        "-K 2 -M 4 --batch 8",
+        "predict --model mlp:layers=8,width=256 --topology models/topologies/pcie-8gpu.json "
+        "-K 4 -M 4 --batch 8 --schedule interleaved:2 --replicas 2",
+        "compare-schedules --model mlp:layers=8,width=256 --topology "
+        "models/topologies/pcie-8gpu.json -K 2 -M 4 --batch 8 --schedules gpipe,zb-h1,zb-v",
+    };
+    char d[64];
+    th_tmpdir(d, sizeof d, "fmtcsv");
+    th_put(d, "check.py", check);
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+        cr_expect_eq(th_sh("%s %s --format csv > %s/c.csv 2>/dev/null && %s %s --format json > "
+                           "%s/j.json 2>/dev/null && python3 %s/check.py %s/c.csv %s/j.json", ps,
+                           runs[i], d, ps, runs[i], d, d, d, d), 0, "%s", runs[i]);
+    th_sh("rm -rf %s", d);
+}
