@@ -2,6 +2,7 @@
 #include "analysis/ana_db_check.h"
 #include "analysis/ana_db.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <limits.h>
 #include <math.h>
@@ -70,7 +71,7 @@ static void show(sqlite3_stmt *st, int col, char *buf, size_t n)
     char q[48];
     size_t i = 0;
     for (; t && t[i] && i < 40; i++)
-        q[i] = (unsigned char)t[i] < 0x20 || t[i] == 0x7f ? '?' : t[i];
+        q[i] = ps_is_ctrl(t[i]) ? '?' : t[i];
     q[i] = 0;
     snprintf(buf, n, "'%s'%s", q, t && t[i] ? "..." : "");
 }
@@ -151,7 +152,7 @@ int ana_db_check_run(sqlite3_stmt *st, const char *path)
     const char *s = (const char *)sqlite3_column_text(st, 5);
     snprintf(sched, sizeof sched, "%.32s", s ? s : "NULL");
     for (char *p = sched; *p; p++)
-        *p = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        *p = ps_is_ctrl(*p) ? '?' : *p;
     show(st, 6, K, sizeof K);
     show(st, 7, M, sizeof M);
     show(st, 8, batch, sizeof batch);

@@ -46,13 +46,6 @@ static void human(char *buf, size_t n, double v, const char *unit)
         snprintf(buf, n, "%.0f %s", v, unit);
 }
 
-/* A control character (a newline, an escape) of quoted text, which a
- * table line or a summary shows as '?'. */
-static int is_ctrl(char c)
-{
-    return (unsigned char)c < 0x20 || c == 0x7f;
-}
-
 /* s into buf (n bytes), control characters as '?': a file's name or a
  * loader's message for a table line (a newline in a file name would break
  * the line), as messages show them. CSV and JSON keep the name whole. */
@@ -60,7 +53,7 @@ static const char *clean(const char *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", s);
     for (char *c = buf; *c; c++)
-        if (is_ctrl(*c))
+        if (ps_is_ctrl(*c))
             *c = '?';
     return buf;
 }
@@ -97,13 +90,6 @@ static void put_links(struct ps_strbuf *b, const struct mdl_preset_item *it)
         ps_strbuf_printf(b, "; %d switch%s", it->n_switches, it->n_switches > 1 ? "es" : "");
 }
 
-/* len bytes of s, control characters as '?' */
-static void put_text(FILE *f, const char *s, int len)
-{
-    for (int i = 0; i < len && s[i]; i++)
-        fputc(is_ctrl(s[i]) ? '?' : s[i], f);
-}
-
 /* The first sentence of text (up to ". " or the end), at most max bytes,
  * on the line ('?' for a newline or an escape: the file's comment is
  * quoted input, which CSV and JSON keep whole). */
@@ -112,10 +98,10 @@ static void first_sentence(FILE *f, const char *text, int max)
     const char *end = strstr(text, ". ");
     int len = end ? (int)(end - text) + 1 : (int)strlen(text);
     if (len > max) {
-        put_text(f, text, max - 3);
+        ps_put_printable(f, text, max - 3);
         fputs("...", f);
     } else {
-        put_text(f, text, len);
+        ps_put_printable(f, text, len);
     }
 }
 
@@ -172,7 +158,7 @@ static void print_table(const void *obj, FILE *f)
         put_model(f, it);
         if (it->spec) {
             fprintf(f, ", %s ", it->measured ? "measured" : "from");
-            put_text(f, it->spec, (int)strlen(it->spec));
+            ps_put_printable(f, it->spec, (int)strlen(it->spec));
         }
         fputc('\n', f);
     }

@@ -14,16 +14,6 @@
 
 enum metric { M_NORM, M_SPEEDUP, M_THROUGHPUT, M_STEP, M_BUBBLE, M_MEMORY, M_N };
 
-
-/* name as a table prints it: a control character (a newline or tab in a file
- * name stored by sweep) as '?', so that a header stays one line; buf holds a
- * name of the same size. */
-/* name, whole, with control characters as '?', onto f. */
-static void put_printable(FILE *f, const char *name)
-{
-    for (size_t i = 0; name[i]; i++)
-        fputc((unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i], f);
-}
 static const struct {
     const char *name, *title;
 } metric_tab[M_N] = {
@@ -333,9 +323,9 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
     ps_human_seconds(b->step_s, st, sizeof st);
     fprintf(f, "best of %d successful runs%s (%d fit in memory):\nmodel ", sel,
             o->fits_only ? ", among those that fit" : "", fit);
-    put_printable(f, b->model);
+    ps_put_printable(f, b->model, -1);
     fputs(", topology ", f);
-    put_printable(f, b->topology);
+    ps_put_printable(f, b->topology, -1);
     fprintf(f, "\nschedule %s, K=%d, M=%d, batch %ld, remat %s, strategy %s\n", b->schedule,
             b->K, b->M, b->batch, b->remat, b->strategy);
     /* as the tables: named when any selected run has replicas, so that a
@@ -388,9 +378,9 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
     while (next_group(runs, n, o, &pos, &g)) {
         const struct ana_run *h = g.r[0];
         fprintf(f, "%s== model ", groups ? "\n" : "");
-        put_printable(f, h->model);
+        ps_put_printable(f, h->model, -1); /* a newline in a name stored by sweep: one line */
         fputs(", topology ", f);
-        put_printable(f, h->topology);
+        ps_put_printable(f, h->topology, -1);
         fprintf(f, ", schedule %s, remat %s, strategy %s, batch %ld", h->schedule, h->remat,
                 h->strategy, h->batch);
         if (names_reused(runs, n, o, h))

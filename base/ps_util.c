@@ -303,6 +303,17 @@ void ps_fixed(double v, int decimals, char *buf, size_t n)
         snprintf(buf, n, "%.3g", v);
 }
 
+int ps_is_ctrl(int c)
+{
+    return (unsigned char)c < 0x20 || (unsigned char)c == 0x7f;
+}
+
+void ps_put_printable(FILE *f, const char *s, int len)
+{
+    for (int i = 0; (len < 0 || i < len) && s[i]; i++)
+        fputc(ps_is_ctrl(s[i]) ? '?' : s[i], f);
+}
+
 struct memstream {
     char **buf;
     size_t *len, cap;

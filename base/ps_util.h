@@ -60,6 +60,13 @@ void ps_human_count(double v, char *buf, size_t n);
  * then a true zero, as JSON's is (helper-114: a throughput of 1.6e-4
  * samples/s printed 0.00). Every table figure of fixed decimals uses it. */
 void ps_fixed(double v, int decimals, char *buf, size_t n);
+/* Whether c is a control character (below 0x20, or DEL), which a table line
+ * or a summary shows as '?' so that a name quoted in it (a file name with a
+ * newline) keeps the line whole, as messages do (ps_error). */
+int ps_is_ctrl(int c);
+/* The first len bytes of s (len < 0: all of it) onto f, control characters
+ * as '?'. CSV and JSON keep names whole instead. */
+void ps_put_printable(FILE *f, const char *s, int len);
 
 /* v as the shortest of %.15g, %.16g and %.17g that strtod reads back to the
  * same double (0.1 is "0.1", 0.1 + 0.2 "0.30000000000000004"; NaN and

@@ -91,9 +91,10 @@ int cmd_export_chakra(int argc, char **argv)
     char ts[32];
     ps_human_seconds(p->step_s, ts, sizeof ts);
     fprintf(stderr, "export-chakra: %d ranks (%ld replica(s) x %d devices), %lld nodes, "
-            "step %s simulated -> %s/%s.<rank>.et\n", n, replicas, sched->n_devices,
-            (long long)(sch_schedule_total_ops(sched) * replicas), ts, co.dir,
-            co.prefix);
+            "step %s simulated -> ", n, replicas, sched->n_devices,
+            (long long)(sch_schedule_total_ops(sched) * replicas), ts);
+    ps_put_printable(stderr, co.dir, -1); /* one line, as its errors name it (helper-113) */
+    fprintf(stderr, "/%s.<rank>.et\n", co.prefix);
     if (stale)
         fprintf(stderr, "export-chakra: removed %d file(s) an earlier export left under the "
                 "same prefix (ranks %d and up, or its communicator groups)\n", stale, n);

@@ -669,3 +669,18 @@ Test(chakra, the_check_before_the_work_sees_the_open_files_and_long_paths)
     cr_expect_eq(trc_chakra_check(&o, 4, 0), 0, "%s", ps_errmsg());
     rmdir_all(dir);
 }
+
+/* The summary names a folder with a newline on one line, '?' for it, as its
+ * errors do (helper-113: the line broke in two). */
+Test(chakra, the_summary_names_the_folder_on_one_line)
+{
+    char *dir = tmpdir(), err[2048], wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    cr_assert_eq(th_capture(err, sizeof err, "cd %s && %s export-chakra --model "
+                            "mlp:layers=4,width=8 --topology %s/models/topologies/"
+                            "chain-8-ideal.json -K 2 -M 2 --batch 4 --out-dir \"$(printf "
+                            "'a\\nb')\" 2>&1 >/dev/null", dir, th_pipesim(), wd),
+                 0, "%s", err);
+    cr_expect(strstr(err, "simulated -> a?b/pipesim.<rank>.et\n"), "%s", err);
+    rmdir_all(dir);
+}
