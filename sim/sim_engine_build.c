@@ -170,9 +170,12 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
         }
         if (rt.latency > lat)
             lat = rt.latency;
-        for (int h = 0; h < rt.n_hops && rc == 0; h++) {
+        for (int h = 0; h < rt.n_hops && rc == 0; h++) { /* each chunk holds its whole
+            route for bytes / its least bandwidth, as a transfer does (cut through); each
+            hop at its own bandwidth undercharged a fast shared hop behind slower ones:
+            helper-118) */
             int32_t res = hop_res(t, first_res, &rt.hops[h]);
-            load[res] += bytes / R / t->links[rt.hops[h].link].bandwidth;
+            load[res] += bytes / R / rt.bandwidth;
             rc = hold_add(e, oi, res);
         }
     }

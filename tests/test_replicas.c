@@ -353,6 +353,37 @@ Test(replicas, a_copy_on_another_boundary_s_link_holds_it)
     th_sh("rm -rf %s", dir);
 }
 
+/* Each all-reduce chunk holds its whole route for bytes / the route's least
+ * bandwidth, as a pipeline transfer's copies do: on d0 - A - B - d1, access
+ * links at 1e9 B/s and a switch link A - B at 1.5e9, a ring step carries two
+ * 2e6-byte chunks across A - B at 1e9 each, 4 ms, two steps 8 ms (each hop at
+ * its own bandwidth gave 5.333 ms: helper-118). */
+Test(replicas, an_allreduce_chunk_holds_its_route_at_its_least_bandwidth)
+{
+    char dir[64], path[128];
+    th_tmpdir(dir, sizeof dir, "arcut");
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    th_put(dir, "t.json",
+           "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1e12,\"memory\":1e12}],\n"
+           "\"switches\":[{\"name\":\"A\"},{\"name\":\"B\"}],\n"
+           "\"links\":[{\"name\":\"a\",\"endpoints\":[\"d0\",\"A\"],\"bandwidth\":1e9},\n"
+           "{\"name\":\"b\",\"endpoints\":[\"d1\",\"B\"],\"bandwidth\":1e9},\n"
+           "{\"name\":\"ab\",\"endpoints\":[\"A\",\"B\"],\"bandwidth\":1.5e9,"
+           "\"shared\":true}]}\n");
+    struct mdl_topology *t;
+    cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+    struct mdl_profile *p = th_uniform(1, 1000, 2000, 1, 0, 0, 1e6); /* 4e6 gradient bytes */
+    struct th_run r;
+    run(&r, p, t, 1, 1, 2);
+    const struct trc_event *ar = find(sim_engine_trace(r.e), SCH_OP_ALLREDUCE, 0);
+    cr_expect_eq(ar->end_ns - ar->start_ns, sch_seconds_to_time(8e-3), "%lld ns",
+                 (long long)(ar->end_ns - ar->start_ns));
+    th_release(&r);
+    mdl_topology_free(t);
+    mdl_profile_free(p);
+    th_sh("rm -rf %s", dir);
+}
+
 /* predict's speedup line with --replicas: the one-device time it prints is
  * what the speedup divides by the step (that device does all R batches: R x
  * baseline_step_s, the one batch's figure CSV and JSON give); it printed one
