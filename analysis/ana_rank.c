@@ -250,10 +250,12 @@ static void print_table(const struct ana_rank *r, int top, FILE *f)
         ps_human_seconds(c->bound_s, bs, sizeof bs);
         ps_human_seconds(c->pred->step_s, ss, sizeof ss);
         char sp[32];
-        if (isnan(c->pred->speedup))
+        if (isnan(c->pred->speedup)) {
             snprintf(sp, sizeof sp, "-");
-        else
-            snprintf(sp, sizeof sp, "%.3fx", c->pred->speedup);
+        } else {
+            ps_fixed(c->pred->speedup, 3, sp, sizeof sp - 1);
+            strcat(sp, "x");
+        }
         fprintf(f, "%4d  %-*s  %-*s %12s %12s %8s %5s\n", i + 1, wl, c->label, wp, c->spec,
                 bs, ss, sp, c->fits ? "yes" : "NO");
     }

@@ -58,7 +58,8 @@ void ps_human_count(double v, char *buf, size_t n);
  * unless that would print a value that is not 0 as zero ("0.00"): then three
  * significant digits, "%.3g" ("1.63e-04", "0.000977"). A table's zero is
  * then a true zero, as JSON's is (helper-114: a throughput of 1.6e-4
- * samples/s printed 0.00). Every table figure of fixed decimals uses it. */
+ * samples/s printed 0.00). The tables' throughputs, speedups and GiB use
+ * it; their percentages (bubble, busy) keep fixed decimals. */
 void ps_fixed(double v, int decimals, char *buf, size_t n);
 /* Whether c is a control character (below 0x20, or DEL), which a table line
  * or a summary shows as '?' so that a name quoted in it (a file name with a

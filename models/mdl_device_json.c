@@ -516,7 +516,10 @@ int mdl_device_resolve(const char *topo_path, const char *where, json_t *o,
                        ? json_object_get(json_object_get(m, "matrix_flops"), pn)
                        : NULL;
     json_t *mf = json_object_get(m, "matrix_flops");
-    if (json_object_get(o, "precision") && pn && !json_object_get(o, "flops") &&
+    int known = 0; /* an unknown name is the parse's error, not this one (helper-117) */
+    for (int k = 0; pn && mdl_prec_names[k]; k++)
+        known |= !strcmp(pn, mdl_prec_names[k]);
+    if (json_object_get(o, "precision") && known && !json_object_get(o, "flops") &&
         json_is_object(mf) && json_object_size(mf) && !json_object_get(mf, pn)) {
         /* a precision the preset has no peak for ran at its own precision's
          * flops (helper-115: a Tesla P40, FP16 at 1:64, set to fp16 ran at its

@@ -491,6 +491,10 @@ Test(device, presets_load)
                   "(matrix_flops gives fp32): set matrix_flops.fp16, or flops, beside it");
     th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"v100-pcie\", "
                   "\"precision\": \"bf16\"}]}", "has no bf16 matrix peak");
+    /* an unknown precision is named as one (helper-117: it got the advice above) */
+    th_topo_fails("{\"devices\": [{\"name\": \"x\", \"preset\": \"a100-sxm-80gb\", "
+                  "\"precision\": \"fp8\"}]}",
+                  "devices[0].precision: must be \"fp32\", \"tf32\", \"bf16\" or \"fp16\"");
     t = th_topo("{\"devices\": [{\"name\": \"x\", \"preset\": \"tesla-p40\", "
                 "\"precision\": \"fp16\", \"matrix_flops\": {\"fp16\": 1.8e11}}]}");
     cr_expect_eq(t->devices[0].flops, 1.8e11);

@@ -212,6 +212,12 @@ Test(numbers, fixed_decimals_never_print_a_nonzero_as_zero)
                             "--topology $d/bw1.json -K 4 -M 4 --batch 4; s=$?; rm -rf $d; exit $s",
                             th_pipesim(), th_pipesim()), 0, "%s", out);
     cr_expect(strstr(out, "throughput      0.000163 samples/s\n"), "%s", out);
+    /* partition's speedup column too (helper-117: 0.000x) */
+    cr_assert_eq(th_capture(out, sizeof out, "d=$(mktemp -d) && %s gen chain -n 8 --bandwidth 1 "
+                            "-o $d/bw1.json && %s partition --model mlp:layers=8,width=512 "
+                            "--topology $d/bw1.json -K 4 -M 4 --batch 4; s=$?; rm -rf $d; exit $s",
+                            th_pipesim(), th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "e-08x ") && !strstr(out, "0.000x"), "%s", out);
 }
 
 Test(numbers, parameter_counts_in_one_style_everywhere, .timeout = 60)
