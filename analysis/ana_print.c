@@ -152,7 +152,8 @@ static int print_json(const void *obj, FILE *f)
                           "partition", p->partition, "step_s", p->step_s, "samples_per_s",
                           p->samples_per_s, "baseline_step_s", p->baseline_step_s, "speedup",
                           p->speedup, "bubble_sim", p->bubble_sim, "bubble_analytic",
-                          isnan(p->bubble_analytic) ? 0.0 : p->bubble_analytic, "fits", p->fits, "ops", (json_int_t)p->n_ops);
+                          isnan(p->bubble_analytic) ? 0.0 : p->bubble_analytic, "fits", p->fits,
+                          "ops", (json_int_t)p->n_ops);
     json_t *arr = json_array();
     if (!o || !arr) {
         json_decref(o);

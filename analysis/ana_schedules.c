@@ -470,7 +470,8 @@ static int print_json(const void *obj, FILE *f)
     /* the names may not be UTF-8 ('?' for their other bytes: json_pack "s" failed
        on them, which read as out of memory, exit 6: helper-114) */
     json_t *o = json_pack("{s:o, s:o, s:i, s:i, s:f, s:f, s:s, s:o}", "model",
-                          ps_json_text(c->model), "topology", ps_json_text(c->topology), "K", c->K, "M", c->M, "batch", c->batch,
+                          ps_json_text(c->model), "topology", ps_json_text(c->topology), "K",
+                          c->K, "M", c->M, "batch", c->batch,
                           "micro_batch", c->micro_batch, "remat",
                           c->remat_per_schedule ? "per-schedule" : sch_remat_name(c->remat),
                           "baseline_step_s",

@@ -1,18 +1,15 @@
 /* trc_chakra — Chakra execution-trace writer (see trc_chakra.h). */
 #include "traces/trc_chakra.h"
+#include "traces/trc_chakra_int.h"
 #include "base/ps_error.h"
 #include "base/ps_afile.h"
 #include "base/ps_fs.h"
 #include "base/ps_util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---- a minimal protobuf encoder: varints, length-delimited fields ------- */
 
@@ -324,18 +321,6 @@ static int write_node(struct ctx *c, FILE *f, const char *path, int d, int rank,
     return emit(e, f, path);
 }
 
-/* DIR/PREFIX.RANK.et into buf; PS_EUSAGE when it does not fit (a long
- * --out-dir was cut short: its error named another file, helper-113). */
-static int rank_path(const struct trc_chakra_opts *o, int rank, char *buf, size_t n)
-{
-    const char *pre = o->prefix ? o->prefix : "pipesim";
-    if ((size_t)snprintf(buf, n, "%s/%s.%d.et", o->dir, pre, rank) >= n)
-        return ps_error(PS_EUSAGE, "--out-dir: the path of rank %d's file (%zu bytes of "
-                         "folder and prefix) is longer than %zu bytes", rank,
-                         strlen(o->dir) + strlen(pre), n - 1);
-    return 0;
-}
-
 static int bucket_events(struct ctx *c, const struct trc_trace *t)
 {
     int D = c->s->n_devices;
@@ -371,176 +356,6 @@ static int write_groups(FILE *f, int D, int R)
     return ferror(f) ? -1 : 0;
 }
 
-/* Whether path is a file an earlier export wrote, which this one may remove:
- * a regular file no command input names, holding sig (at its start, or
- * anywhere in its first 4 KB). */
-static int earlier_export(const char *path, const char *sig, int at_start)
-{
-    struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
-        return 0;
-    if (ps_io_check_written(path, "--out-dir") < 0) { /* an input: kept */
-        ps_error_clear();
-        return 0;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf, f), l = strlen(sig);
-    fclose(f);
-    for (size_t i = 0; i + l <= n && (i == 0 || !at_start); i++)
-        if (!memcmp(buf + i, sig, l))
-            return 1;
-    return 0;
-}
-
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every rank file (and the groups file, gpath or NULL) is a file of its own
- * and none is an input the command read: two links to one file would leave
- * one rank's graph under two ranks' names (helper-70). Before any work. */
-static int distinct_outputs(const struct trc_chakra_opts *o, int n, const char *gpath)
-{
-    int m = n + (gpath != NULL), rc = 0;
-    char **res = calloc((size_t)m, sizeof *res);
-    if (!res)
-        return ps_error(PS_ENOMEM, "out of memory");
-    for (int k = 0; k < m && rc == 0; k++) {
-        char path[4096];
-        if (k < n)
-            rc = rank_path(o, k, path, sizeof path);
-        else
-            snprintf(path, sizeof path, "%s", gpath);
-        if (rc < 0 || (rc = ps_io_check_written(path, "--out-dir")) < 0)
-            break;
-        int e = ps_afile_resolve(path, &res[k]);
-        if (e == ENOMEM)
-            rc = ps_error(PS_ENOMEM, "out of memory");
-        else if (e)
-            res[k] = strdup(path); /* cannot tell: its own name */
-        if (!rc && !res[k])
-            rc = ps_error(PS_ENOMEM, "out of memory");
-    }
-    if (rc == 0) {
-        qsort(res, (size_t)m, sizeof *res, by_name);
-        for (int k = 1; k < m && rc == 0; k++)
-            if (!strcmp(res[k - 1], res[k]))
-                rc = ps_error(PS_EUSAGE, "--out-dir: two of the files it would write are one "
-                              "file, %s (symbolic links): each rank needs its own", res[k]);
-    }
-    for (int k = 0; k < m; k++)
-        free(res[k]);
-    free(res);
-    return rc;
-}
-
-/* The files this process has open now (its descriptors in /proc), or 64
- * where that cannot be read. */
-static rlim_t open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    if (!d)
-        return 64;
-    rlim_t n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-static int groups_path(const struct trc_chakra_opts *o, char *buf, size_t n)
-{
-    const char *pre = o->prefix ? o->prefix : "pipesim";
-    if ((size_t)snprintf(buf, n, "%s/%s.comm_groups.json", o->dir, pre) >= n)
-        return ps_error(PS_EUSAGE, "--out-dir: the path of the communicator groups' file "
-                         "(%zu bytes of folder and prefix) is longer than %zu bytes",
-                         strlen(o->dir) + strlen(pre), n - 1);
-    return 0;
-}
-
-/* Every rank's temporary stays open until all are on disk: the soft limit on
- * open files is raised to what that takes (helper-70: 1024), or the export
- * refused naming ulimit -n. raise 0: only whether the hard limit allows it,
- * before the work (helper-113: found after the simulation). */
-static int open_files_for(int ranks, int groups, int raise)
-{
-    struct rlimit rl;
-    rlim_t need = (rlim_t)ranks + (groups != 0) + open_fds() + 8; /* + what the writes open */
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
-        rl.rlim_cur >= need)
-        return 0;
-    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need)
-        return ps_error(PS_EINVAL, "%d ranks need %llu open files; the limit is %llu "
-                        "(ulimit -n)", ranks, (unsigned long long)need,
-                        (unsigned long long)rl.rlim_max);
-    rl.rlim_cur = need;
-    if (raise && setrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return ps_error(PS_EINVAL, "%d ranks need %llu open files: %s", ranks,
-                        (unsigned long long)need, strerror(errno));
-    return 0;
-}
-
-/* The files of an earlier, larger export under the same prefix: a reader
- * that takes every <prefix>.*.et would mix the two runs. Every rank file
- * numbered from ranks up in the folder, not only up to the first missing
- * (helper-113: an export stopped while removing them left a gap no later one
- * looked past), and only pipesim's own, none a command input (helper-70: a
- * topology named like one was deleted); then the groups of one with
- * replicas when this one has none. Each removal adds to *stale. */
-static void remove_earlier(const struct trc_chakra_opts *o, int ranks, int groups,
-                           const char *gpath)
-{
-    const char *pre = o->prefix ? o->prefix : "pipesim";
-    size_t lp = strlen(pre);
-    DIR *d = opendir(o->dir);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        const char *nm = e->d_name;
-        char *end;
-        if (strncmp(nm, pre, lp) || nm[lp] != '.' || nm[lp + 1] < '0' || nm[lp + 1] > '9' ||
-            (nm[lp + 1] == '0' && nm[lp + 2] != '.'))
-            continue; /* rank_path writes the number without leading zeros */
-        errno = 0;
-        long k = strtol(nm + lp + 1, &end, 10);
-        char path[4096];
-        if (errno || strcmp(end, ".et") || k < ranks || k >= 1 << 20 ||
-            rank_path(o, (int)k, path, sizeof path) < 0) {
-            ps_error_clear();
-            continue;
-        }
-        if (earlier_export(path, "pipesim_rank", 0) && unlink(path) == 0 && o->stale)
-            (*o->stale)++; /* another file under the name stays */
-    }
-    if (d)
-        closedir(d);
-    if (!groups && earlier_export(gpath, "{\n  \"1\": [", 1) && unlink(gpath) == 0 && o->stale)
-        (*o->stale)++;
-}
-
-int trc_chakra_check(const struct trc_chakra_opts *o, int n_ranks, int groups)
-{
-    if (n_ranks > 4096)
-        return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", n_ranks);
-    char path[4096];
-    int rc = open_files_for(n_ranks, groups, 0);
-    for (int k = 0; k <= n_ranks && rc == 0; k++) { /* each rank's file, and the groups' */
-        if (k < n_ranks)
-            rc = rank_path(o, k, path, sizeof path);
-        else if (groups)
-            rc = groups_path(o, path, sizeof path);
-        else
-            break;
-        if (rc == 0)
-            rc = ps_output_writable(path, "--out-dir", 1);
-    }
-    if (rc == 0)
-        rc = groups_path(o, path, sizeof path);
-    return rc < 0 ? rc : distinct_outputs(o, n_ranks, groups ? path : NULL);
-}
-
 int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
                      const struct trc_trace *t, const struct trc_chakra_opts *o,
                      int *n_files)
@@ -550,15 +365,16 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     if ((int64_t)D * R > 4096)
         return ps_error(PS_EINVAL, "%d ranks: at most 4096 Chakra files at once", D * R);
     char gpath[4096];
-    if ((rc = open_files_for(D * R, R > 1, 1)) < 0 ||
-        (rc = groups_path(o, gpath, sizeof gpath)) < 0)
+    if ((rc = trc_chakra_open_files(D * R, R > 1, 1)) < 0 ||
+        (rc = trc_chakra_groups_path(o, gpath, sizeof gpath)) < 0)
         return rc;
     if (2 * (int64_t)s->n_stages * s->n_micro > INT32_MAX)
         return ps_error(PS_EINVAL, "S*M = %lld too large for 32-bit comm_tag",
                          (long long)s->n_stages * s->n_micro);
     struct ps_made made = { 0 }; /* the folders made: a failed export takes them away */
+    int *earlier = NULL, n_earlier = 0; /* an earlier, larger export's ranks */
     if ((rc = ps_mkdirs_made(o->dir, &made)) < 0 ||
-        (rc = distinct_outputs(o, D * R, R > 1 ? gpath : NULL)) < 0) {
+        (rc = trc_chakra_distinct_outputs(o, D * R, R > 1 ? gpath : NULL)) < 0) {
         ps_made_undo(&made);
         return rc;
     }
@@ -586,7 +402,7 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
         for (int r = 0; r < R; r++) {
             int rank = r * D + d;
             char path[4096];
-            if ((rc = rank_path(o, rank, path, sizeof path)) < 0 ||
+            if ((rc = trc_chakra_rank_path(o, rank, path, sizeof path)) < 0 ||
                 (rc = ps_afile_open(&af[rank], path)) < 0)
                 goto out_free;
             FILE *f = af[rank].f;
@@ -613,6 +429,8 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     for (int k = 0; k < nf; k++)
         if ((rc = ps_afile_sync(&af[k])) < 0)
             goto out_free;
+    if ((rc = trc_chakra_earlier_find(o, D * R, &earlier, &n_earlier)) < 0)
+        goto out_free;
     /* a signal now leaves the old ranks or the new, with the earlier export's
      * further ranks removed (helper-113: removed after the signals were let
      * through, a signal there kept a mix of the two) */
@@ -620,12 +438,13 @@ int trc_chakra_write(const struct sch_schedule *s, const struct sch_costs *cost,
     for (int k = 0; k < nf && rc == 0; k++)
         rc = ps_afile_commit(&af[k]);
     if (rc == 0)
-        remove_earlier(o, D * R, R > 1, gpath);
+        trc_chakra_earlier_remove(o, earlier, n_earlier, R > 1, gpath);
     ps_afile_publish_end();
     if (rc < 0)
         goto out_free;
     *n_files = D * R;
 out_free:
+    free(earlier);
     for (int k = 0; k < nf && af; k++)
         if (af[k].f)
             ps_afile_abort(&af[k]);
