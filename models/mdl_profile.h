@@ -70,7 +70,7 @@
  *   gemms         the forward's matrix products, space-separated, each
  *                 ROWSxKxN[/IN][*COUNT][a|i][c[w]]: a (ROWS x K) by (K x N) product per
  *                 sample, COUNT times (batched heads; default 1; every
- *                 number whole, 1 to 1e12); ROWS
+ *                 number whole, 1 to 1e15); ROWS
  *                 scales with the micro-batch (tokens, output pixels), K is
  *                 the reduction, N the output features. A trailing 'a' marks
  *                 an activation-by-activation product (attention scores):

@@ -71,8 +71,10 @@ static int field_num(const char *path, int line, int col, const char *field, con
 }
 
 /* One dimension of a product: digits first (no hex, inf or nan), a whole
- * number from 1 to 1e12 (tiles and waves count whole rows and columns:
- * 9.5 was taken as given, helper-115). */
+ * number from 1 to 1e15 (tiles and waves count whole rows and columns:
+ * 9.5 was taken as given, helper-115; a double holds every whole number to
+ * 2^53, and the generators' largest, a U-Net's input of 8192^2 x 65536
+ * elements, is 4.4e12: 1e12 refused the file gen wrote, helper-119). */
 static int dim(const char **s, double *out)
 {
     if (**s < '0' || **s > '9' || ((*s)[0] == '0' && ((*s)[1] == 'x' || (*s)[1] == 'X')))
@@ -80,7 +82,7 @@ static int dim(const char **s, double *out)
     char *end;
     errno = 0;
     double v = ps_strtod(*s, &end);
-    if (errno == ERANGE || !isfinite(v) || !(v >= 1) || v > 1e12 || v != floor(v))
+    if (errno == ERANGE || !isfinite(v) || !(v >= 1) || v > 1e15 || v != floor(v))
         return -1;
     *s = end;
     *out = v;
@@ -135,7 +137,7 @@ static int parse_gemms(const char *path, int line, int col, const char *s, struc
                 len++;
             return ps_error(PS_EPARSE, "%s:%d:%d: field 'gemms': '%.*s' is not "
                              "ROWSxKxN[/IN][*COUNT][a|i][c[w]] (dimensions, /IN and COUNT "
-                             "whole numbers from 1 to 1e12, /IN and c only on a weight product, "
+                             "whole numbers from 1 to 1e15, /IN and c only on a weight product, "
                              "w only with /IN = ROWS x K / 9: a 3 x 3 convolution at stride 1 "
                              "whose output is as large as its input)",
                              path, line, col + (int)(item - s), len, item);

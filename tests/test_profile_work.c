@@ -82,12 +82,12 @@ Test(profile_work, gemms_errors)
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ac\n", "'10x20x30ac'");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30cc\n", "'10x20x30cc'");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30ci\n", "'10x20x30ci'");
-    /* whole dimensions up to 1e12, and the message says so (helper-115: 9.5 was
+    /* whole dimensions up to 1e15, and the message says so (helper-115: 9.5 was
      * taken, and 1e13 refused as not "> 0") */
-    fails(HDR "gemms\n" "a,1,0,0,0,1.5x9.5x1\n", "whole numbers from 1 to 1e12");
-    fails(HDR "gemms\n" "a,1,0,0,0,1e13x1x1\n", "'1e13x1x1' is not ROWSxKxN[/IN][*COUNT][a|i]"
+    fails(HDR "gemms\n" "a,1,0,0,0,1.5x9.5x1\n", "whole numbers from 1 to 1e15");
+    fails(HDR "gemms\n" "a,1,0,0,0,1e16x1x1\n", "'1e16x1x1' is not ROWSxKxN[/IN][*COUNT][a|i]"
                                                  "[c[w]] (dimensions, /IN and COUNT whole "
-                                                 "numbers from 1 to 1e12");
+                                                 "numbers from 1 to 1e15");
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/7.5\n", "'10x20x30/7.5'");
     /* cw: a 3 x 3 stride-1 convolution, its input as large as its output
      * (IN = ROWS x K / 9); a stride-2 one (14 x 14 x 512 in, 7 x 7 out) was

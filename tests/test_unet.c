@@ -189,3 +189,17 @@ Test(unet, bad_specs_are_refused_with_one_line)
         cr_expect(!strchr(ps_errmsg(), '\n'), "%s", ps_errmsg());
     }
 }
+
+/* The largest input the keys allow is written by gen and read back: its
+ * first convolution's input of 8192^2 x 16384 elements passed 1e12, the
+ * loader's bound then, so the profile gen wrote was refused (helper-119). */
+Test(unet, the_largest_input_gen_writes_loads_back)
+{
+    cr_expect_eq(th_sh("d=$(mktemp -d) && %s gen model unet:convs=1,channels=8,image=8192,"
+                       "in=16384 -o $d/u.csv && %s predict --model $d/u.csv --topology "
+                       "chain-8-ideal -K 1 -M 1 --batch 1 > $d/a.txt && %s predict --model "
+                       "unet:convs=1,channels=8,image=8192,in=16384 --topology chain-8-ideal "
+                       "-K 1 -M 1 --batch 1 > $d/b.txt && grep '^step' $d/a.txt > $d/a2 && "
+                       "grep '^step' $d/b.txt > $d/b2 && cmp $d/a2 $d/b2; s=$?; rm -rf $d; "
+                       "exit $s", th_pipesim(), th_pipesim(), th_pipesim()), 0);
+}
