@@ -171,6 +171,11 @@ int ps_prefix_check(const char *prefix, const char *opt)
                          "hidden)", opt, prefix);
     if (prefix && strlen(prefix) > 200)
         return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
+    if (prefix && (prefix[0] == '<' || prefix[0] == '$' || prefix[0] == '|'))
+        return ps_error(PS_EUSAGE, "%s: '%s' must not start with '%c' (gnuplot reads a file "
+                         "name starting with '<' as a command to run and one starting with "
+                         "'$' as a datablock: the scripts kept beside the figures name their "
+                         "data files with it)", opt, prefix, prefix[0]);
     if (prefix && plain_chars(prefix)) /* it names data files inside kept scripts */
         return ps_error(PS_EUSAGE, "%s: must not hold quotes, backslashes, backquotes or "
                          "control characters (it names the files inside the gnuplot "

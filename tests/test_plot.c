@@ -565,6 +565,13 @@ Test(plot, names_in_scripts_run_no_commands)
                        "&& exit 0; done; exit 1", dir), 1, "a command ran");
     cr_expect_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir e "
                        "--prefix \"a'b\" > /dev/null 2>&1", dir, ps), 2);
+    /* and one gnuplot reads as a command or a datablock (helper-119: the kept
+     * script's '<touch PWNED6;echo timeline.dat' ran it on a redraw) */
+    cr_expect_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir e "
+                       "--prefix '<touch PWNED6;echo ' 2>&1 | grep -q \"must not start with "
+                       "'<'\" && ! test -e e", dir, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --trace tr.json --kind timeline --out-dir e "
+                       "--prefix '$x-' > /dev/null 2>&1", dir, ps), 2);
 }
 
 /* helper-62: interleaved:v was drawn in ticks of 1/12 T_F, exact for v dividing 12 only:
