@@ -2,6 +2,7 @@
  * runs (see ana_plot.h). */
 #include "analysis/ana_plot.h"
 #include "analysis/ana_plot_util.h"
+#include "analysis/ana_schedules.h"
 #include "base/ps_error.h"
 #include "base/ps_gnuplot.h"
 #include "base/ps_suggest.h"
@@ -13,7 +14,9 @@
 
 struct sel {
     const struct ana_run **r;  /* the group's ok runs, in key order (K, then M) */
-    int n, Ks[256], nK, Mmin, Mmax, groups;
+    int *Ks;                   /* its distinct K, as many as runs at most (there were
+                                  256 places, and later K were dropped: helper-119) */
+    int n, nK, Mmin, Mmax, groups;
     char title[512];
 };
 
@@ -39,7 +42,7 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
         if (!ana_run_same_group(first, r) || strcmp(r->status, "ok"))
             continue;
         g->r[g->n++] = r;
-        if ((!g->nK || g->Ks[g->nK - 1] != r->K) && g->nK < 256)
+        if (!g->nK || g->Ks[g->nK - 1] != r->K)
             g->Ks[g->nK++] = r->K;
         if (g->n == 1 || r->M < g->Mmin)
             g->Mmin = r->M;
@@ -78,7 +81,8 @@ static int pick_group(const struct ana_run *runs, int n, const struct ana_report
     return 0;
 }
 
-/* Writes blocks per K of "M value" lines (index i = i-th K). */
+/* Writes blocks per K of "M value fits" lines (index i = i-th K); the
+ * bubble's with the analytic bubble after them ("?" where it has none). */
 static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int bubble)
 {
     char path[320];
@@ -88,9 +92,14 @@ static int write_by_k(struct tmp *t, const struct sel *g, const char *name, int 
     for (int k = 0; k < g->nK; k++) {
         fprintf(f, "# K=%d\n", g->Ks[k]);
         for (int i = 0; i < g->n; i++)
-            if (g->r[i]->K == g->Ks[k] && (bubble || !isnan(g->r[i]->speedup)))
-                fprintf(f, "%d %s %d\n", g->r[i]->M,
+            if (g->r[i]->K == g->Ks[k] && (bubble || !isnan(g->r[i]->speedup))) {
+                fprintf(f, "%d %s %d", g->r[i]->M,
                         PS_DBL(bubble ? g->r[i]->bubble_sim : g->r[i]->speedup), g->r[i]->fits);
+                if (bubble)
+                    fprintf(f, " %s", isfinite(g->r[i]->bubble_analytic)
+                                          ? PS_DBL(g->r[i]->bubble_analytic) : "?");
+                fputc('\n', f);
+            }
         fprintf(f, "\n\n");
     }
     return fclose(f) == 0 ? 0 : ps_error(PS_EIO, "%s: write failed", path);
@@ -152,18 +161,28 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     int rc = write_by_k(t, g, "bubble.dat", 1);
     if (rc < 0)
         return rc;
+    /* the schedule's own analytic bubble, as the database stores it and report
+     * prints it, at the swept M (it drew GPipe's (K-1)/(M+K-1) for every
+     * schedule: helper-119); none where the schedule or its stages have none */
+    int any = 0;
+    for (int i = 0; i < g->n && !any; i++)
+        any = isfinite(g->r[i]->bubble_analytic);
+    char an[256] = "";
+    if (any)
+        snprintf(an, sizeof an, "\\\n  for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:4 "
+                 "with lines dt 2 lc i title (i == 1 ? \"analytic %s, dashed\" : \"\"), ",
+                 ana_bubble_formula_name(g->r[0]->schedule));
     struct ps_strbuf b = PS_STRBUF_INIT;
     common(&b, g);
     ps_strbuf_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"
                       "set ylabel \"bubble fraction of the step\"\n" FIG_KEY
-                      "set yrange [0:1]\nanalytic(k, m) = (k - 1.0) / (m + k - 1)\n"
+                      "set yrange [0:1]\nset datafile missing \"?\"\n"
                       "plot for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:2 with "
                       "linespoints lc i pt 7 title sprintf(\"K=%%s simulated\", word(Ks, i)), "
-                      "\\\n  for [i=1:words(Ks)] analytic(word(Ks, i) + 0, x) with lines dt 2 "
-                      "lc i title (i == 1 ? \"analytic (K-1)/(M+K-1), dashed\" : \"\"), \\\n"
+                      "%s\\\n"
                       "  'bubble.dat' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 ps 2 lw 2 "
                       "lc rgb '#cc0000' title \"does not fit in memory (circled)\"\n",
-                  g->title);
+                  g->title, an);
     if ((rc = ps_strbuf_error(&b)) == 0)
         rc = ana_plot_render(o, t, "bubble", FIG_W, FIG_H, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
@@ -180,19 +199,24 @@ static int cmp_int(const void *a, const void *b)
  * dashed, always on the scale (a log axis when it is far above the data). */
 static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel *g)
 {
-    int Ms[256], nM = 0;
+    int *Ms = malloc(sizeof *Ms * (size_t)g->n), nM = 0; /* (256 places dropped later M) */
+    if (!Ms)
+        return ps_error(PS_ENOMEM, "out of memory");
     for (int i = 0; i < g->n; i++) {
         int M = g->r[i]->M, seen = 0;
         if (o->mem_M && M != o->mem_M)
             continue;
         for (int j = 0; j < nM; j++)
             seen |= Ms[j] == M;
-        if (!seen && nM < 256)
+        if (!seen)
             Ms[nM++] = M;
     }
-    if (!nM)
-        return ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
-                         o->mem_M);
+    int rc = 0;
+    if (!nM) {
+        rc = ps_error(PS_EINVAL, "no successful run with M=%d for the memory figure",
+                      o->mem_M);
+        goto out;
+    }
     qsort(Ms, (size_t)nM, sizeof *Ms, cmp_int);
     double top = 0, topcap = 0, low = 0;
     char p1[320], p2[320], p3[320];
@@ -206,7 +230,8 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
             fclose(h);
         if (c)
             fclose(c);
-        return ps_error(PS_EIO, "%s: cannot write", t->dir);
+        rc = ps_error(PS_EIO, "%s: cannot write", t->dir);
+        goto out;
     }
     /* the capacity at every K of the figure (every K of the group, whichever M ran
      * there and whatever --mem-M picks): per K the largest of the devices its stages
@@ -245,8 +270,10 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
     int bad = fclose(f) != 0;
     bad |= fclose(h) != 0;
     bad |= fclose(c) != 0;
-    if (bad)
-        return ps_error(PS_EIO, "%s: write failed", t->dir);
+    if (bad) {
+        rc = ps_error(PS_EIO, "%s: write failed", t->dir);
+        goto out;
+    }
     struct ps_strbuf b = PS_STRBUF_INIT;
     char ms[64];
     if (nM == 1)
@@ -282,10 +309,12 @@ static int memory(const struct ana_plot_opts *o, struct tmp *t, const struct sel
         snprintf(caps, sizeof caps, "%.4g to %.4g GiB (largest device)", capmin, topcap);
     ps_strbuf_printf(&b, ", \\\n  'capacity.dat' using 1:2 with lines dt 2 lw 2 lc rgb "
                           "\"black\" title \"device capacity %s\"\n", caps);
-    int rc = ps_strbuf_error(&b);
+    rc = ps_strbuf_error(&b);
     if (rc == 0)
         rc = ana_plot_render(o, t, "memory", FIG_W, FIG_H, ps_strbuf_str(&b));
     ps_strbuf_release(&b);
+out:
+    free(Ms);
     return rc;
 }
 
@@ -322,9 +351,13 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
             i++;
         want[i] = 1;
     }
-    struct sel g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)) };
-    if (!g.r)
+    struct sel g = { .r = malloc(sizeof *g.r * (size_t)(n ? n : 1)),
+                     .Ks = malloc(sizeof *g.Ks * (size_t)(n ? n : 1)) };
+    if (!g.r || !g.Ks) {
+        free(g.r);
+        free(g.Ks);
         return ps_error(PS_ENOMEM, "out of memory");
+    }
     struct tmp t;
     int rc = pick_group(runs, n, &o->sel, &g);
     if (rc < 0)
@@ -350,5 +383,6 @@ int ana_plot_sweep(const struct ana_run *runs, int n, const char *kinds,
     ana_tmp_free(&t);
 err_free_sel:
     free(g.r);
+    free(g.Ks);
     return rc;
 }

@@ -606,3 +606,26 @@ Test(plot, interleaved_schedules_are_drawn_exactly_for_every_v)
     cr_expect_eq(th_sh("%s plot --kind schedules -K 4 -M 8 --schedules gpipe,,1f1b "
                        "--out-dir %s/x 2>/dev/null", ps, dir), 2);
 }
+
+/* The bubble figure's dashed line is the schedule's own analytic bubble, as
+ * the database stores it and report prints it (helper-119: GPipe's
+ * (K-1)/(M+K-1), 42.9 % at K = 4, M = 4, drawn for zb-h2's 20 %); and every K
+ * of a group is drawn (the figures kept 256 and dropped the rest). */
+Test(plot, the_bubble_figure_draws_the_schedule_s_formula_and_every_k, .timeout = 120)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=16,width=1024 --topology "
+                       "chain-8-ideal -K 2,4 -M 4,8 --batch 32 --schedule zb-h2 --db zb.db "
+                       "--quiet && %s plot --db zb.db --out-dir zbp --kind bubble > /dev/null",
+                       dir, ps, ps), 0);
+    cr_expect_eq(th_sh("grep -q 'analytic (K-1)/(3M+K-1), dashed' %s/zbp/bubble.gp", dir), 0);
+    cr_expect_eq(th_sh("grep -qx '4 [0-9.e-]* 1 0.2' %s/zbp/bubble.dat", dir), 0,
+                 "K = 4, M = 4: 3/15");
+    cr_assert_eq(th_sh("cd %s && %s gen chain -n 270 -o c270.json && %s sweep --model "
+                       "mlp:layers=270,width=8 --topology c270.json -K $(seq -s, 1 260) -M 1 "
+                       "--batch 2 --db k.db --quiet && %s plot --db k.db --out-dir kp > "
+                       "/dev/null", dir, ps, ps, ps), 0);
+    cr_expect_eq(th_sh("grep -c '^# K=' %s/kp/bubble.dat | grep -qx 260 && grep -c . "
+                       "%s/kp/capacity.dat | grep -qx 260", dir, dir), 0, "every K drawn");
+}
