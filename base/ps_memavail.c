@@ -179,6 +179,13 @@ int ps_mem_available(struct ps_mem_avail *out)
     return 0;
 }
 
+int ps_mem_env_check(void)
+{
+    const char *env = getenv(PS_MEM_ENV);
+    double b;
+    return env && *env ? ps_mem_parse_size(env, PS_MEM_ENV, &b) : 0;
+}
+
 void ps_mem_format(double bytes, char *buf, size_t n)
 {
     static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };

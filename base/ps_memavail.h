@@ -47,6 +47,10 @@ void ps_mem_available_at(const struct ps_mem_paths *p, struct ps_mem_avail *out)
 /* PIPESIM_MEMORY_LIMIT if set (PS_EUSAGE if malformed), else the real
  * files and the rlimits. */
 int ps_mem_available(struct ps_mem_avail *out);
+/* 0, or PS_EUSAGE when PIPESIM_MEMORY_LIMIT is set and malformed: every
+ * command checks it before any work (helper-119: gen, plot, presets and a
+ * small predict took any value, which was read only when a check needed it). */
+int ps_mem_env_check(void);
 /* A byte count as ps_parse_bytes reads one ("1073741824", "512M" = 512e6,
  * "2GiB" = 2^31; the units of --mem-cap and every size): whole bytes, at
  * least one. PS_EUSAGE naming what. */

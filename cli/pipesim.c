@@ -1,6 +1,7 @@
 /* pipesim — the command-line front end: dispatch to cmd_<name>. */
 #include "cli/cli.h"
 #include "base/ps_error.h"
+#include "base/ps_memavail.h"
 #include "base/ps_suggest.h"
 #include "base/ps_util.h"
 #include "runtime/rt_layer.h"
@@ -272,7 +273,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             ps_io_begin();
-            int rc = commands[i].fn(argc - 1, argv + 1);
+            int rc = ps_mem_env_check(); /* a malformed limit: before any work */
+            if (rc == 0)
+                rc = commands[i].fn(argc - 1, argv + 1);
             ps_io_begin();
             /* a result that did not reach stdout is a failure too */
             if (rc >= 0)

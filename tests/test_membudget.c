@@ -553,3 +553,26 @@ Test(membudget, a_limit_under_the_loader_or_valgrind_runs_pipesim, .init = make_
     snprintf(cmd, sizeof cmd, "%s", vg);
     cr_expect_eq(system(cmd), 0, "under valgrind");
 }
+
+/* A malformed PIPESIM_MEMORY_LIMIT is exit 2 before any work in every
+ * command, as the docs say (helper-119: gen, gen-paper, presets, plot and a
+ * small predict took it, read only when a need of 16 MiB or more was
+ * checked). */
+Test(membudget, a_malformed_limit_is_refused_by_every_command)
+{
+    static const char *const cmds[] = {
+        "gen model mlp:layers=2,width=4",
+        "gen chain -n 2",
+        "gen-paper",
+        "presets",
+        "plot --kind schedules -K 2 -M 2 --out-dir /nonexistent/x",
+        "predict --model mlp:layers=2,width=4 --topology chain-8-ideal -K 1 -M 1 --batch 1",
+    };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char out[2048];
+        cr_expect_eq(th_capture(out, sizeof out, "PIPESIM_MEMORY_LIMIT=bogus %s %s 2>&1 "
+                                ">/dev/null", th_pipesim(), cmds[i]), 2, "%s: %s", cmds[i], out);
+        cr_expect(strstr(out, "PIPESIM_MEMORY_LIMIT: 'bogus' is not a positive byte count"),
+                  "%s: %s", cmds[i], out);
+    }
+}
