@@ -400,7 +400,10 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     struct ps_strbuf b = PS_STRBUF_INIT;
     struct trc_layout lay = { 0 };
     int *row = NULL;
-    int rc = trc_read_chrome(trace_path, &tr);
+    /* the trace, its layout and the figure's data: 15.7 x the file measured */
+    int rc = trc_fits_at(trace_path, NULL, 16.0);
+    if (rc == 0)
+        rc = trc_read_chrome(trace_path, &tr);
     if (rc < 0)
         return rc;
     if (!tr->n_events) {

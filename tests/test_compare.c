@@ -538,5 +538,11 @@ Test(compare, two_traces_too_big_for_the_memory_are_refused_first)
                           "available (PIPESIM_MEMORY_LIMIT)"), "%s", out);
     cr_expect_eq(th_capture(out, sizeof out, "cd %s && PIPESIM_MEMORY_LIMIT=4GiB %s compare "
                             "t.json t.json 2>&1 >/dev/null", d, ps), 0, "%s", out);
+    /* plot's timeline holds about 16 x its trace (helper-119: checked at 8 x, a
+     * limit of half its need let it through): one trace of over 3 MB needs over
+     * 48 MB */
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && PIPESIM_MEMORY_LIMIT=40MiB %s plot "
+                            "--trace t.json --out-dir p 2>&1", d, ps), 6, "%s", out);
+    cr_expect(strstr(out, "about 16 x its size"), "%s", out);
     th_sh("rm -rf %s", d);
 }

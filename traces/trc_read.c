@@ -472,6 +472,11 @@ int trc_require_compute(const struct trc_trace *t, const char *path)
 
 int trc_read_fits(const char *a, const char *b)
 {
+    return trc_fits_at(a, b, TRC_PEAK_FACTOR);
+}
+
+int trc_fits_at(const char *a, const char *b, double per_byte)
+{
     const char *p[2] = { a, b };
     double bytes = 0;
     struct stat sb;
@@ -484,8 +489,8 @@ int trc_read_fits(const char *a, const char *b)
     snprintf(what, sizeof what, "%s%s%s", a, b ? " with " : "", b ? b : "");
     ps_mem_format(bytes, sz, sizeof sz);
     snprintf(detail, sizeof detail, "%s of trace held as JSON, about %.0f x its size", sz,
-             TRC_PEAK_FACTOR);
-    return ps_mem_check(bytes * TRC_PEAK_FACTOR, what, detail, "compare shorter traces (fewer "
+             per_byte);
+    return ps_mem_check(bytes * per_byte, what, detail, "compare shorter traces (fewer "
                         "micro-batches or steps), or set " PS_MEM_ENV " to override the check");
 }
 
