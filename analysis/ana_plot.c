@@ -116,8 +116,13 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
     for (int i = 0; i < b->n && said; i++) {
         const char *p = b->af[i].path;
         size_t l = p ? strlen(p) : 0;
-        if (l > 4 && !strcmp(p + l - 4, ".png"))
-            ps_strbuf_printf(&names, "wrote %.*s.png and .svg\n", (int)(l - 4), p);
+        if (l > 4 && !strcmp(p + l - 4, ".png")) {
+            char shown[4200]; /* one line each: a newline in a folder's name as '?' */
+            snprintf(shown, sizeof shown, "%.*s", (int)(l - 4), p);
+            for (char *c = shown; *c; c++)
+                *c = ps_is_ctrl(*c) ? '?' : *c;
+            ps_strbuf_printf(&names, "wrote %s.png and .svg\n", shown);
+        }
     }
     if (rc == 0)
         rc = ps_strbuf_error(&names);

@@ -90,8 +90,11 @@ static int plot_compare(const char *sim_path, const char *meas_path,
                  k ? "svg" : "png");
         if (!(rc = ps_mkdirs_parent_made(path, &made)))
             rc = msr_plot_timelines(s, m, title, path);
-        if (!rc)
-            printf("wrote %s\n", path);
+        if (!rc) { /* one line: a newline in the folder's name as '?' (helper-119) */
+            fputs("wrote ", stdout);
+            ps_put_printable(stdout, path, -1);
+            fputc('\n', stdout);
+        }
     }
     if (rc < 0)
         ps_made_undo(&made);

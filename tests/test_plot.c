@@ -629,3 +629,18 @@ Test(plot, the_bubble_figure_draws_the_schedule_s_formula_and_every_k, .timeout 
     cr_expect_eq(th_sh("grep -c '^# K=' %s/kp/bubble.dat | grep -qx 260 && grep -c . "
                        "%s/kp/capacity.dat | grep -qx 260", dir, dir), 0, "every K drawn");
 }
+
+/* Each "wrote" line is one line, '?' for a newline in the folder's name, as
+ * the errors show it (helper-119: the line broke in two). */
+Test(plot, the_wrote_lines_are_one_line_each)
+{
+    need_gnuplot();
+    const char *ps = th_pipesim();
+    cr_assert_eq(th_sh("cd %s && %s predict --model mlp:layers=4,width=8 --topology "
+                       "chain-8-ideal -K 2 -M 2 --batch 4 --trace t.json > /dev/null 2>&1", dir,
+                       ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --trace t.json --out-dir \"$(printf 'a\\nb')\" | "
+                       "grep -qx 'wrote a?b/timeline.png and .svg'", dir, ps), 0);
+    cr_expect_eq(th_sh("cd %s && %s plot --compare t.json t.json --out-dir \"$(printf 'c\\nd')\" "
+                       "| grep -cx 'wrote c?d/compare.\\(png\\|svg\\)' | grep -qx 2", dir, ps), 0);
+}
