@@ -26,8 +26,9 @@ static const char help[] =
     "--format csv: one header, one row per item, its section (topology, profile,\n"
     "generator) in the first column; numbers in base units (FLOP/s, bytes,\n"
     "bytes/s; device_* of a topology's first device), descriptions whole.\n"
-    "--format json: the data folder and one array per section (device runs and\n"
-    "link groups as arrays of numbers), descriptions whole.\n"
+    "--format json: the data folder and one array per section (a topology's\n"
+    "device_runs and link_groups as arrays of objects, their figures as numbers),\n"
+    "descriptions whole.\n"
     "Defaults: --format table.\n";
 
 struct presets_out {
