@@ -565,7 +565,7 @@ Test(membudget, a_malformed_limit_is_refused_by_every_command)
         "gen chain -n 2",
         "gen-paper",
         "presets",
-        "plot --kind schedules -K 2 -M 2 --out-dir /nonexistent/x",
+        "plot --kind schedules -K 2 -M 2 --out-dir /dev/null/x", /* never made */
         "predict --model mlp:layers=2,width=4 --topology chain-8-ideal -K 1 -M 1 --batch 1",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
