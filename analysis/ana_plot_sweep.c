@@ -163,15 +163,19 @@ static int bubble(const struct ana_plot_opts *o, struct tmp *t, const struct sel
         return rc;
     /* the schedule's own analytic bubble, as the database stores it and report
      * prints it, at the swept M (it drew GPipe's (K-1)/(M+K-1) for every
-     * schedule: helper-119); none where the schedule or its stages have none */
+     * schedule: helper-119); none where the schedule or its stages have none.
+     * Points as well as lines, so that a K of one M shows (a line of one point
+     * draws nothing: helper-120), and the key's entry of its own (keyentry), so
+     * that it shows whichever K have a value */
     int any = 0;
     for (int i = 0; i < g->n && !any; i++)
         any = isfinite(g->r[i]->bubble_analytic);
-    char an[256] = "";
+    char an[320] = "";
     if (any)
         snprintf(an, sizeof an, "\\\n  for [i=1:words(Ks)] 'bubble.dat' index (i-1) using 1:4 "
-                 "with lines dt 2 lc i title (i == 1 ? \"analytic %s, dashed\" : \"\"), ",
-                 ana_bubble_formula_name(g->r[0]->schedule));
+                 "with linespoints dt 2 pt 2 ps 1.2 lc i notitle, \\\n  keyentry with "
+                 "linespoints dt 2 pt 2 ps 1.2 lc rgb 'black' title \"analytic %s, dashed "
+                 "(x)\", ", ana_bubble_formula_name(g->r[0]->schedule));
     struct ps_strbuf b = PS_STRBUF_INIT;
     common(&b, g);
     ps_strbuf_printf(&b, "set title \"pipeline bubble\\n%s\" noenhanced\n"

@@ -171,7 +171,7 @@ int ps_prefix_check(const char *prefix, const char *opt)
                          "hidden)", opt, prefix);
     if (prefix && strlen(prefix) > 200)
         return ps_error(PS_EUSAGE, "%s: longer than 200 bytes", opt);
-    if (prefix && (prefix[0] == '<' || prefix[0] == '$' || prefix[0] == '|'))
+    if (prefix && (prefix[0] == '<' || prefix[0] == '$'))
         return ps_error(PS_EUSAGE, "%s: '%s' must not start with '%c' (gnuplot reads a file "
                          "name starting with '<' as a command to run and one starting with "
                          "'$' as a datablock: the scripts kept beside the figures name their "

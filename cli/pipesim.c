@@ -273,7 +273,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             ps_io_begin();
-            int rc = ps_mem_env_check(); /* a malformed limit: before any work */
+            /* a malformed limit: before any work (helper-119), but not for --help,
+             * nor for sweep, which checks it under mpirun on every rank, once */
+            int rc = 0, help_asked = 0;
+            for (int a = 2; a < argc; a++)
+                help_asked |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+            if (!help_asked && strcmp(argv[1], "sweep"))
+                rc = ps_mem_env_check();
             if (rc == 0)
                 rc = commands[i].fn(argc - 1, argv + 1);
             ps_io_begin();

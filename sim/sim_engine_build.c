@@ -124,7 +124,8 @@ static int32_t hop_res(const struct mdl_topology *t, const int *first_res,
  * bytes/R over every ring route at once, so a step lasts as long as the
  * busiest link resource takes to carry the chunks of the routes that cross
  * it, plus the longest route's latency:
- *   2(R-1) * max over resources (routes crossing it * bytes/R / its bandwidth)
+ *   2(R-1) * max over resources (sum over the routes crossing it of
+ *                                bytes/R / the route's least bandwidth)
  *   + 2(R-1) * max latency
  * which is 2(R-1)/R * bytes / min bandwidth on a ring of its own links (each
  * resource crossed once), and 2(R-1) * bytes / bandwidth on one shared bus

@@ -576,3 +576,12 @@ Test(membudget, a_malformed_limit_is_refused_by_every_command)
                   "%s: %s", cmds[i], out);
     }
 }
+
+/* --help still answers under a malformed limit (helper-120: exit 2). */
+Test(membudget, help_answers_under_a_malformed_limit)
+{
+    char out[4096];
+    cr_expect_eq(th_capture(out, sizeof out, "PIPESIM_MEMORY_LIMIT=bogus %s predict --help "
+                            "2>&1", th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "usage: pipesim predict"), "%s", out);
+}

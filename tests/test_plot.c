@@ -622,6 +622,11 @@ Test(plot, the_bubble_figure_draws_the_schedule_s_formula_and_every_k, .timeout 
     cr_expect_eq(th_sh("grep -q 'analytic (K-1)/(3M+K-1), dashed' %s/zbp/bubble.gp", dir), 0);
     cr_expect_eq(th_sh("grep -qx '4 [0-9.e-]* 1 0.2' %s/zbp/bubble.dat", dir), 0,
                  "K = 4, M = 4: 3/15");
+    /* drawn as points too, so that a K of one M shows, with the key's entry of its
+     * own (helper-120: a line of one point drew nothing) */
+    cr_expect_eq(th_sh("grep -q 'using 1:4 with linespoints' %s/zbp/bubble.gp && grep -q "
+                       "'keyentry with linespoints .*title \"analytic' %s/zbp/bubble.gp", dir,
+                       dir), 0);
     cr_assert_eq(th_sh("cd %s && %s gen chain -n 270 -o c270.json && %s sweep --model "
                        "mlp:layers=270,width=8 --topology c270.json -K $(seq -s, 1 260) -M 1 "
                        "--batch 2 --db k.db --quiet && %s plot --db k.db --out-dir kp > "

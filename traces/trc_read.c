@@ -490,7 +490,7 @@ int trc_fits_at(const char *a, const char *b, double per_byte)
     ps_mem_format(bytes, sz, sizeof sz);
     snprintf(detail, sizeof detail, "%s of trace held as JSON, about %.0f x its size", sz,
              per_byte);
-    return ps_mem_check(bytes * per_byte, what, detail, "compare shorter traces (fewer "
+    return ps_mem_check(bytes * per_byte, what, detail, "use shorter traces (fewer "
                         "micro-batches or steps), or set " PS_MEM_ENV " to override the check");
 }
 
