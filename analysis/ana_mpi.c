@@ -24,6 +24,19 @@ int ana_mpi_launched(void)
     return 0; /* without MPI each process runs alone, as without a launcher */
 }
 
+int ana_mpi_writer(void)
+{
+    if (!ana_mpi_launched())
+        return 1;
+    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return atoi(v) == 0;
+    }
+    return 1; /* a launcher that names no rank: every process checks, as before */
+}
+
 #ifdef PIPESIM_MPI
 int ana_mpi_start(int *rank, int *size)
 {

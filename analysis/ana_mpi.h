@@ -14,6 +14,11 @@
  * PMIX_SIZE says more than one rank, else 0 (a plain run, mpirun -np 1, or
  * a build without MPI: then each process runs alone). */
 int ana_mpi_launched(void);
+/* 1 unless ana_mpi_launched and the launcher's rank (OMPI_COMM_WORLD_RANK,
+ * PMI_RANK or PMIX_RANK) is not 0: whether this process writes the outputs,
+ * known before MPI starts, so that only rank 0 checks them (helper-121: every
+ * rank checked rank 0's paths from its own folder, and failed the run). */
+int ana_mpi_writer(void);
 
 #ifdef PIPESIM_MPI
 /* MPI_Init unless done already, then this rank and the world's size.

@@ -1,5 +1,6 @@
 /* pipesim plan: the best configuration that fits (analysis/ana_plan.h). */
 #include "analysis/ana_dbkind.h"
+#include "analysis/ana_mpi.h"
 #include "analysis/ana_plan.h"
 #include "analysis/ana_plot.h"
 #include "base/ps_afile.h"
@@ -206,26 +207,31 @@ int cmd_plan(int argc, char **argv)
         sp.remats = remats;
         sp.nremat = nr;
     }
+    /* under mpirun rank 0 alone writes --out, --db and --plot: the others do
+     * not check them (helper-121: from their own folders they failed the run) */
+    int writer = ana_mpi_writer();
+    const char *wout = writer ? out : NULL, *wdb = writer ? db : NULL,
+               *wplot = writer ? plot : NULL;
     if ((rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
-        (rc = ps_io_output(out, "--out")) < 0 ||
-        (db && ((rc = ana_db_path_check(db, "--db", 1)) < 0 ||
-                (rc = ps_io_output(db, "--db")) < 0)))
+        (rc = ps_io_output(wout, "--out")) < 0 ||
+        (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
+                 (rc = ps_io_output(wdb, "--db")) < 0)))
         goto out;
     /* the figure's files are outputs too, checked before the database is */
-    if (plot && ((rc = ps_outdir_check(plot, "--plot")) < 0 ||
-                 (rc = cli_io_figure(plot, NULL, "frontier", "png,svg,gp", "--plot")) < 0 ||
-                 (rc = cli_io_figure(plot, NULL, "plan", "dat", "--plot")) < 0))
+    if (wplot && ((rc = ps_outdir_check(wplot, "--plot")) < 0 ||
+                  (rc = cli_io_figure(wplot, NULL, "frontier", "png,svg,gp", "--plot")) < 0 ||
+                  (rc = cli_io_figure(wplot, NULL, "plan", "dat", "--plot")) < 0))
         goto out;
-    if (plot && (rc = ps_gnuplot_require()) < 0)
+    if (wplot && (rc = ps_gnuplot_require()) < 0)
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0)
         goto out;
     /* after the loads: a --db that is a file they read by name (a bundled topology, the
      * devices.json of its presets) is refused as an input (exit 2), not read as SQLite */
-    if (db && ((rc = ana_db_path_check(db, "--db", 1)) < 0 ||
-               (rc = ana_plan_db_precheck(db)) < 0))
+    if (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
+                (rc = ana_plan_db_precheck(wdb)) < 0))
         goto out;
     if (devices > topo->n_devices) {
         rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d devices", devices,

@@ -11,6 +11,7 @@
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 #include "analysis/ana_format.h"
+#include "analysis/ana_mpi.h"
 #include "base/ps_json.h"
 
 #include <jansson.h>
@@ -45,7 +46,7 @@ static const char help[] =
     "notes go to stderr. Default table.\n"
     "--realtime: the workers run under SCHED_FIFO (root or CAP_SYS_NICE; a warning if\n"
     "refused), as validate --check --realtime measures, so other jobs stop preempting\n"
-    "the steps.\n"
+    "the steps; --backend thread only (start mpirun's ranks under chrt -f 1).\n"
     "--emit-profile writes the net's per-layer profile CSV for pipesim predict; with\n"
     "only --net it writes the profile and exits.\n"
     "--backend mpi: one device per MPI rank with real MPI messages, started as\n"
@@ -316,17 +317,24 @@ int cmd_validate(int argc, char **argv)
     if (run && batch % M) /* a usage error, as predict's (helper-66: it was exit 4) */
         return ps_error(PS_EUSAGE, "--batch %ld is not divisible by -M %ld (micro-batches "
                         "must be equal)", batch, M);
-    if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(trace_path, "--trace")) < 0 ||
-        (rc = ps_io_output(csv_path, "--trace-csv")) < 0 ||
+    /* under mpirun rank 0 alone writes the trace and gradient files: the
+     * others do not check them (helper-121: from their own folders, they
+     * failed the run) */
+    int mpi = !strcmp(backend, "mpi"), w = !mpi || ana_mpi_writer();
+    if (mpi && realtime) /* it was ignored (helper-121) */
+        return ps_error(PS_EUSAGE, "--realtime: with --backend thread (under mpirun, start "
+                        "the ranks under chrt -f 1 instead)");
+    if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(w ? trace_path : NULL, "--trace")) < 0 ||
+        (rc = ps_io_output(w ? csv_path : NULL, "--trace-csv")) < 0 ||
         (rc = ps_io_output(prof_path, "--emit-profile")) < 0 ||
-        (rc = ps_io_output(grads_path, "--grads-out")) < 0 ||
+        (rc = ps_io_output(w ? grads_path : NULL, "--grads-out")) < 0 ||
         /* before training, not after it */
-        (rc = ps_output_writable(trace_path, "--trace", 0)) < 0 ||
-        (rc = ps_output_writable(csv_path, "--trace-csv", 0)) < 0 ||
+        (rc = ps_output_writable(w ? trace_path : NULL, "--trace", 0)) < 0 ||
+        (rc = ps_output_writable(w ? csv_path : NULL, "--trace-csv", 0)) < 0 ||
         (rc = ps_output_writable(prof_path, "--emit-profile", 0)) < 0 ||
-        (rc = ps_output_writable(grads_path, "--grads-out", 0)) < 0)
+        (rc = ps_output_writable(w ? grads_path : NULL, "--grads-out", 0)) < 0)
         return rc;
-    if (!strcmp(backend, "mpi")) {
+    if (mpi) {
         if (fmt != ANA_FMT_TABLE)
             return ps_error(PS_EUSAGE, "--format csv|json: with --backend thread (rank 0 of "
                             "--backend mpi prints the table)");

@@ -173,12 +173,15 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
                 layers += x->p->st[k].n_layers;
         int ok = ds[d].peak_act == ds[d].expected_peak;
         mismatch |= !ok;
-        char pa[32], ep[32], sb[32];
+        char pa[32], ep[32], sb[32], cpu[16] = "-"; /* unpinned: '-', as the thread
+                                                          backend's (helper-121: -1) */
         ps_human_bytes((double)ds[d].peak_act, pa, sizeof pa);
         ps_human_bytes((double)ds[d].expected_peak, ep, sizeof ep);
         ps_human_bytes((double)ds[d].static_bytes, sb, sizeof sb);
-        printf("%6d %-12.12s %4d %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s\n", d,
-               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, ds[d].cpu, layers,
+        if (ds[d].cpu >= 0)
+            snprintf(cpu, sizeof cpu, "%d", ds[d].cpu);
+        printf("%6d %-12.12s %4s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s\n", d,
+               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, cpu, layers,
                100 * ds[d].busy_ns / T, 100 * ds[d].comm_ns / T, 100 * ds[d].wait_ns / T, pa, ep,
                ok ? "yes" : "NO", sb);
     }

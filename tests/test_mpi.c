@@ -290,3 +290,39 @@ Test(mpi, traces_and_gradients_are_one_set, .timeout = 120)
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
+
+/* Rank 0 alone writes plan's --db and validate's files, so the other ranks do
+ * not check them from their own folders (helper-121: a p.db that was a folder
+ * in rank 1's, or an out/ only in rank 0's, failed the run with exit 5); and
+ * validate --backend mpi refuses --realtime, which it ignored. */
+Test(mpi, only_rank_0_checks_the_outputs_it_writes, .timeout = 120)
+{
+    need_mpi();
+    char *dir = tmpdir();
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    cr_assert_eq(th_sh("mkdir -p %s/d0/out %s/d1/p.db && cp models/topologies/chain-8-ideal.json "
+                       "%s/d0/t.json && cp %s/d0/t.json %s/d1/t.json", dir, dir, dir, dir, dir),
+                 0);
+    char plan[512], val[512];
+    snprintf(plan, sizeof plan, "%s plan --model mlp:layers=8,width=64 --topology t.json "
+             "--devices 2 --batch 8 --db p.db --quiet", th_pipesim());
+    int st = th_sh("ASAN_OPTIONS=detect_leaks=0 %stimeout 100 mpirun %s --oversubscribe -x "
+                   "ASAN_OPTIONS=detect_leaks=0 -np 1 -wdir %s/d0 %s : -np 1 -wdir %s/d1 %s "
+                   ">/dev/null 2>%s/err", th_mpi_lock(), root, dir, plan, dir, plan, dir);
+    cr_expect_eq(st, 0, "plan: exit %d (see %s/err)", st, dir);
+    cr_expect_eq(th_sh("test -s %s/d0/p.db", dir), 0);
+    snprintf(val, sizeof val, "%s validate --backend mpi --net mlp:layers=4,width=16 -K 2 -M 2 "
+             "--batch 4 --steps 1 --no-pin --grads-out out/g.bin", th_pipesim());
+    st = th_sh("ASAN_OPTIONS=detect_leaks=0 %stimeout 100 mpirun %s --oversubscribe -x "
+               "ASAN_OPTIONS=detect_leaks=0 -np 1 -wdir %s/d0 %s : -np 1 -wdir %s/d1 %s "
+               ">%s/table 2>%s/err", th_mpi_lock(), root, dir, val, dir, val, dir, dir);
+    cr_expect_eq(st, 0, "validate: exit %d (see %s/err)", st, dir);
+    cr_expect_eq(th_sh("test -s %s/d0/out/g.bin", dir), 0);
+    /* an unpinned rank's cpu is '-', as the thread backend's (it was -1) */
+    cr_expect_eq(th_sh("grep -Eq '^ +1 +[^ ]+ +- +2 ' %s/table", dir), 0, "see %s/table", dir);
+    char out[2048];
+    cr_expect_eq(th_capture(out, sizeof out, "%s --realtime 2>&1", val), 2, "%s", out);
+    cr_expect(strstr(out, "--realtime: with --backend thread"), "%s", out);
+    th_sh("rm -rf '%s'", dir);
+    free(dir);
+}
