@@ -1,5 +1,6 @@
 /* ana_sweep: the parallel sweep into SQLite (see ana_sweep.h). */
 #include "analysis/ana_sweep.h"
+#include "analysis/ana_mpi.h"
 #include "analysis/ana_sweep_int.h"
 #include "analysis/ana_db.h"
 #include "analysis/ana_predict.h"
@@ -98,7 +99,8 @@ static const char *signal_name(int sig)
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
-    default: return "a request";
+    default: /* under mpirun: another rank's signal (helper-121: "a request") */
+        return ana_mpi_launched() ? "a signal to another rank" : "a request";
     }
 }
 

@@ -132,7 +132,10 @@ int ana_sweep_run_mpi(const struct ana_sweep_spec *sp, const char *db_path,
      * refused before any work, not stored as the outcome of its configurations */
     if ((rc = ps_mpi_agree(ana_sweep_check_env())) < 0)
         return ps_mpi_finalize(rc, "sweep");
-    ana_sweep_begin(sp);
+    /* the signal's notice from rank 0 alone (helper-121: one line per rank) */
+    struct ana_sweep_spec own = *sp;
+    own.quiet |= rank != 0;
+    ana_sweep_begin(&own);
     /* rank 0 alone writes --db: it alone checks the path and makes its folder
      * (cmd_sweep leaves both to it) */
     if (rank == 0 && (rc = ana_db_path_check(db_path, "--db", 1)) == 0 &&

@@ -326,3 +326,35 @@ Test(mpi, only_rank_0_checks_the_outputs_it_writes, .timeout = 120)
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
+
+/* A signal to mpirun during a sweep: one notice, rank 0's (helper-121: one
+ * per rank). The sweep is long enough that the signal comes while it runs;
+ * where it finished first, nothing is checked. */
+Test(mpi, a_stopped_sweep_gives_one_notice, .timeout = 120)
+{
+    need_mpi();
+    char *dir = tmpdir(), script[600];
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    snprintf(script, sizeof script, "%s/run.sh", dir);
+    FILE *f = fopen(script, "w");
+    cr_assert(f);
+    /* mpirun in a session of its own (it signals its process group), the signal
+     * to it, not to the lock's flock */
+    fprintf(f, "ASAN_OPTIONS=detect_leaks=0 setsid timeout 100 mpirun %s --oversubscribe -x "
+               "ASAN_OPTIONS=detect_leaks=0 -np 2 %s sweep --model mlp:layers=64,width=256 "
+               "--topology chain-8-ideal -K 1,2,3,4,5,6,7,8 -M 131072,262144 --batch 262144 "
+               "--schedule 1f1b,zb-v --strategy uniform,gpipe,balance-by-size --db s.db "
+               "--jobs 1 > out 2> err &\np=$!\nsleep 5\nkill -TERM $p\nwait $p\n", root,
+            th_pipesim());
+    cr_assert_eq(fclose(f), 0);
+    th_sh("cd %s && %ssh run.sh", dir, th_mpi_lock());
+    if (th_sh("grep -q 'interrupted by SIGTERM' %s/err", dir) != 0) {
+        th_sh("rm -rf '%s'", dir);
+        free(dir);
+        cr_skip_test("the sweep was not stopped while it ran");
+    }
+    cr_expect_eq(th_sh("grep -c 'stopping after the running configurations' %s/err | "
+                       "grep -qx 1", dir), 0, "see %s/err", dir);
+    th_sh("rm -rf '%s'", dir);
+    free(dir);
+}
