@@ -8,6 +8,7 @@
 #include "sched/sch_cost.h"
 #include "base/ps_error.h"
 #include "base/ps_fs.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_util.h"
 #include "traces/trc_trace.h"
 #include "analysis/ana_format.h"
@@ -65,14 +66,17 @@ static const char help[] =
     "grid of K, M and remat modes; results in results/validation.db and a report\n"
     "(see pipesim validate --check --help).\n";
 
-static void stage_list(const rt_pipe *p, int d, char *buf, size_t n)
+/* Device d's stages, whole, into b (64 bytes cut interleaved:32's list short
+ * with no mark: helper-122); "" when out of memory (ps_strbuf_str). */
+static void stage_list(const rt_pipe *p, int d, struct ps_strbuf *b)
 {
     const struct sch_schedule *s = rt_pipe_schedule(p);
-    size_t off = 0;
-    buf[0] = 0;
-    for (int st = 0; st < s->n_stages && off < n; st++)
-        if (s->stage_device[st] == d)
-            off += (size_t)snprintf(buf + off, n - off, "%s%d", off ? "," : "", st);
+    int first = 1;
+    for (int st = 0; st < s->n_stages; st++)
+        if (s->stage_device[st] == d) {
+            ps_strbuf_printf(b, "%s%d", first ? "" : ",", st);
+            first = 0;
+        }
 }
 
 /* The last step, what the three formats print. */
@@ -114,8 +118,9 @@ static void summary_table(const void *obj, FILE *f)
             "params+grad", "workspace");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
-        char sl[64];
-        stage_list(sm->p, d, sl, sizeof sl);
+        struct ps_strbuf slb = PS_STRBUF_INIT;
+        stage_list(sm->p, d, &slb);
+        const char *sl = ps_strbuf_str(&slb);
         double T = step_T(st);
         char pa[32], ep[32], sb[32], wb[32];
         ps_human_bytes((double)ds->peak_act, pa, sizeof pa);
@@ -134,6 +139,7 @@ static void summary_table(const void *obj, FILE *f)
             fprintf(f, "%6s split backward kept %s more from B to W (not in the ledger)\n", "",
                     ep);
         }
+        ps_strbuf_release(&slb);
     }
 }
 
@@ -148,8 +154,9 @@ static void summary_csv(const void *obj, FILE *f)
             "static_bytes,workspace_bytes,extra_peak_bytes\n");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
-        char sl[64];
-        stage_list(sm->p, d, sl, sizeof sl);
+        struct ps_strbuf slb = PS_STRBUF_INIT;
+        stage_list(sm->p, d, &slb);
+        const char *sl = ps_strbuf_str(&slb);
         double T = step_T(st);
         fprintf(f, "%s,%s,%s,%s,%d,", PS_DBL(sch_time_to_seconds(st->step_ns)),
                 PS_DBL(st->samples_per_s), PS_DBL(st->bubble),
@@ -163,6 +170,7 @@ static void summary_csv(const void *obj, FILE *f)
                 PS_DBL(ds->wait_ns / T), (long long)ds->peak_act, (long long)ds->expected_peak,
                 ds->peak_act == ds->expected_peak, (long long)ds->static_bytes,
                 (long long)ds->workspace_bytes, (long long)ds->extra_peak);
+        ps_strbuf_release(&slb);
     }
 }
 
@@ -179,8 +187,9 @@ static int summary_json(const void *obj, FILE *f)
     int bad = !o || !devs;
     for (int d = 0; !bad && d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
-        char sl[64];
-        stage_list(sm->p, d, sl, sizeof sl);
+        struct ps_strbuf slb = PS_STRBUF_INIT;
+        stage_list(sm->p, d, &slb);
+        const char *sl = ps_strbuf_str(&slb);
         double T = step_T(st);
         bad |= json_array_append_new(devs, json_pack(
             "{s:i, s:o, s:s, s:i, s:f, s:f, s:f, s:I, s:I, s:b, s:I, s:I, s:I}", "device", d,
@@ -190,6 +199,8 @@ static int summary_json(const void *obj, FILE *f)
             ds->peak_act == ds->expected_peak, "static_bytes", (json_int_t)ds->static_bytes,
             "workspace_bytes", (json_int_t)ds->workspace_bytes, "extra_peak_bytes",
             (json_int_t)ds->extra_peak));
+        bad |= ps_strbuf_error(&slb) < 0; /* out of memory: the list would be "" */
+        ps_strbuf_release(&slb);
     }
     if (!bad)
         bad |= json_object_set(o, "devices", devs);
@@ -229,15 +240,11 @@ static int mpi_publish(const struct trc_trace *trace, const struct rt_net *net, 
     return cli_write_outputs(set, 3);
 }
 
-static int emit_profile(const struct rt_net *net, const char *path)
+/* --emit-profile's printer, one of validate's set of outputs */
+static int print_profile(const void *ctx, FILE *f)
 {
-    struct mdl_profile *prof;
-    int rc = rt_net_profile(net, &prof);
-    if (rc < 0)
-        return rc;
-    rc = mdl_profile_write(prof, path);
-    mdl_profile_free(prof);
-    return rc;
+    mdl_profile_print(f, ctx);
+    return 0;
 }
 
 int cmd_validate(int argc, char **argv)
@@ -314,6 +321,9 @@ int cmd_validate(int argc, char **argv)
     if (!run && !prof_path)
         return ps_error(PS_EUSAGE, "-K, -M and --batch are required (or only "
                          "--emit-profile)");
+    if (!run && (trace_path || csv_path || grads_path)) /* they were ignored (helper-122) */
+        return ps_error(PS_EUSAGE, "--%s records a run: give -K, -M and --batch",
+                        trace_path ? "trace" : csv_path ? "trace-csv" : "grads-out");
     if (run && batch % M) /* a usage error, as predict's (helper-66: it was exit 4) */
         return ps_error(PS_EUSAGE, "--batch %ld is not divisible by -M %ld (micro-batches "
                         "must be equal)", batch, M);
@@ -355,12 +365,15 @@ int cmd_validate(int argc, char **argv)
     struct rt_data *data = NULL;
     rt_pipe *p = NULL;
     struct trc_trace *trace = NULL;
-    if ((rc = rt_net_parse(spec, &net)) < 0)
+    struct mdl_profile *prof = NULL;
+    if ((rc = rt_net_parse(spec, &net)) < 0 ||
+        (prof_path && (rc = rt_net_profile(net, &prof)) < 0))
         goto out;
-    if (prof_path && (rc = emit_profile(net, prof_path)) < 0)
+    if (!run) { /* the profile alone */
+        rc = cli_write_outputs((const struct cli_output[]){ { prof_path, print_profile, prof } },
+                               1);
         goto out;
-    if (!run)
-        goto out;
+    }
     cfg.K = (int)K;
     cfg.M = (int)M;
     cfg.batch = (int)batch;
@@ -413,11 +426,14 @@ int cmd_validate(int argc, char **argv)
      * written or none replaced, stdout last (the files were written after a
      * failed "write error" on a full stdout) */
     const struct summary sm = { p, &st, s->n_devices, s->n_micro, fmt };
+    /* the profile too: one written before the run outlived a failed or
+     * interrupted one (helper-122) */
     const struct cli_output set[] = { { trace_path, cli_print_chrome, trace },
                                       { csv_path, cli_print_csv, trace },
                                       { grads_path, print_grads, net },
+                                      { prof_path, print_profile, prof },
                                       { "-", print_summary, &sm } };
-    if ((rc = cli_write_outputs(set, 4)) < 0)
+    if ((rc = cli_write_outputs(set, 5)) < 0)
         goto out;
     long csw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     if (runq_known && worker_ns > 0 && (double)runq / (double)worker_ns > MSR_BUSY_RUNQ)
@@ -434,6 +450,7 @@ int cmd_validate(int argc, char **argv)
 out:
     if (realtime)
         msr_realtime(0);
+    mdl_profile_free(prof);
     trc_trace_free(trace);
     rt_pipe_free(p);
     rt_data_free(data);

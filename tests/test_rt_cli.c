@@ -245,3 +245,41 @@ Test(rt_cli, format_csv_and_json_print_the_device_table)
                             dir, pp), 0);
     cr_expect_str_eq(out, "1\n", "the prose goes to stderr");
 }
+
+/* --emit-profile is one of the run's set of outputs: a run that fails or stops
+ * leaves the old file (helper-122: it was written before the run, and a K above
+ * the layers or a diverged run replaced it); with no run it is written alone,
+ * and the outputs that record a run are refused there (they were ignored). */
+Test(rt_cli, the_profile_is_written_with_the_run_or_alone)
+{
+    cr_assert_eq(th_sh("cd %s && echo OLD > p.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=3,width=16 -K 4 -M 2 --batch 4 "
+                       "--emit-profile p.csv >/dev/null 2>&1", dir, th_pipesim()), 7);
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=3,width=16 -K 2 -M 2 --batch 4 "
+                       "--lr 1e30 --emit-profile p.csv >/dev/null 2>&1", dir, th_pipesim()), 4);
+    cr_expect_eq(th_sh("cd %s && grep -qx OLD p.csv", dir), 0, "a failed run replaced it");
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=3,width=16 -K 2 -M 2 --batch 4 "
+                       "--emit-profile p.csv >/dev/null && grep -q '^name,kind,fwd_flops' p.csv",
+                       dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --net mlp:layers=3,width=16 --emit-profile q.csv "
+                       ">/dev/null && grep -q '^name,kind,fwd_flops' q.csv", dir, th_pipesim()),
+                 0);
+    char out[1024];
+    cr_expect_eq(th_capture(out, sizeof out, "cd %s && %s validate --net mlp:layers=3,width=16 "
+                            "--emit-profile r.csv --grads-out r.bin 2>&1", dir, th_pipesim()), 2,
+                 "%s", out);
+    cr_expect(strstr(out, "--grads-out records a run: give -K, -M and --batch"), "%s", out);
+    cr_expect_eq(th_sh("cd %s && test ! -e r.csv && test ! -e r.bin", dir), 0);
+}
+
+/* A device's stages are listed whole in every format (helper-122: 64 bytes cut
+ * interleaved:32's 32 stages at 44, with no mark). */
+Test(rt_cli, a_device_s_stages_are_listed_whole)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s validate --net mlp:layers=64,width=8 -K 2 -M 2 "
+                            "--batch 4 --steps 1 --schedule interleaved:32 --format csv "
+                            "2>/dev/null", th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, ",\"0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,"
+                          "48,50,52,54,56,58,60,62\",32,"), "%s", out);
+}
