@@ -54,6 +54,9 @@ static int parse_mlp(const char *spec, int *in_width, struct item **items, int *
     if (strlen(spec) >= sizeof buf)
         return ps_error(PS_EUSAGE, "net spec '%.40s...' too long", spec);
     strcpy(buf, spec + 4);
+    size_t bl = strlen(buf); /* an empty field, as a model spec's (helper-122: taken) */
+    if (bl && (buf[0] == ',' || buf[bl - 1] == ',' || strstr(buf, ",,")))
+        return ps_error(PS_EUSAGE, "net spec '%s': an empty field (a comma too many)", spec);
     int layers = -1, width = -1, in = -1, out = -1, every = 0, rc;
     static const char *const fields[] = { "layers", "width", "in", "out", "norm" };
     unsigned seen = 0;
@@ -130,7 +133,9 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
     }
     int line = 0;
     *in_width = 0;
-    for (char *save = NULL, *s = buf; s; s = save) {
+    /* a UTF-8 byte-order mark is skipped, as every loader does (helper-122) */
+    char *start = len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3) ? buf + 3 : buf;
+    for (char *save = NULL, *s = start; s; s = save) {
         char *nl = strchr(s, '\n');
         save = nl ? nl + 1 : NULL;
         if (nl)

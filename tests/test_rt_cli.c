@@ -62,7 +62,20 @@ Test(rt_cli, bad_inputs_get_one_clear_error)
     bad(NET " -K 2 -M 2 --batch 4 --format xml", 2, "unknown format 'xml' (table, csv, json)");
     bad(NET " -K 2 -M 2 --batch 4 --backend mpi --format csv", 2, "--backend thread");
     bad("--net file:nonexistent.txt -K 1 -M 1 --batch 1", 5, "nonexistent.txt");
+    /* an empty field, as a model spec's (helper-122: taken) */
+    bad("--net mlp:layers=3,width=8, -K 1 -M 1 --batch 1", 2, "an empty field");
+    bad("--net mlp:layers=3,,width=8 -K 1 -M 1 --batch 1", 2, "an empty field");
     cr_assert_eq(th_sh("%s validate --help | grep -q 'usage: pipesim validate'", th_pipesim()), 0);
+}
+
+/* A file net may start with a UTF-8 byte-order mark, as every other input
+ * (helper-122: refused, the mark printed raw). */
+Test(rt_cli, a_file_net_s_byte_order_mark_is_skipped)
+{
+    cr_assert_eq(th_sh("cd %s && printf '\\357\\273\\277input 8\\ndense 8 relu\\n"
+                       "dense 4 linear\\n' > bom.net", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s validate --net file:bom.net -K 1 -M 1 --batch 2 --steps 1 "
+                       ">/dev/null", dir, th_pipesim()), 0);
 }
 
 Test(rt_cli, run_writes_trace_csv_and_profile)
