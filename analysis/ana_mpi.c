@@ -37,6 +37,23 @@ int ana_mpi_writer(void)
     return 1; /* a launcher that names no rank: every process checks, as before */
 }
 
+int ana_mpi_refuse(int rc, const char *cmd)
+{
+#ifdef PIPESIM_MPI
+    if (rc >= 0 || !ana_mpi_launched())
+        return rc;
+    fprintf(stderr, "pipesim %s: %s\n", cmd, ps_errmsg());
+    fflush(stderr);
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (inited || MPI_Init(NULL, NULL) == MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, ps_exit_status(rc));
+#else
+    (void)cmd;
+#endif
+    return rc;
+}
+
 #ifdef PIPESIM_MPI
 int ana_mpi_start(int *rank, int *size)
 {

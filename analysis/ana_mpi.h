@@ -19,6 +19,13 @@ int ana_mpi_launched(void);
  * known before MPI starts, so that only rank 0 checks them (helper-121: every
  * rank checked rank 0's paths from its own folder, and failed the run). */
 int ana_mpi_writer(void);
+/* rc, a refusal rank 0 found alone before MPI started (its outputs, which
+ * only it checks): under mpirun (ana_mpi_launched) it prints "pipesim cmd:
+ * message" and stops every rank with MPI_Abort, exit ps_exit_status(rc), so
+ * that none waits for it in MPI_Init under a launcher that does not end a
+ * job when one rank exits (helper-123: srun without --kill-on-bad-exit). A
+ * plain run: returns rc. */
+int ana_mpi_refuse(int rc, const char *cmd);
 
 #ifdef PIPESIM_MPI
 /* MPI_Init unless done already, then this rank and the world's size.

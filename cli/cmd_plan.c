@@ -217,14 +217,14 @@ int cmd_plan(int argc, char **argv)
         (rc = ps_io_output(wout, "--out")) < 0 ||
         (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
                  (rc = ps_io_output(wdb, "--db")) < 0)))
-        goto out;
+        goto refused;
     /* the figure's files are outputs too, checked before the database is */
     if (wplot && ((rc = ps_outdir_check(wplot, "--plot")) < 0 ||
                   (rc = cli_io_figure(wplot, NULL, "frontier", "png,svg,gp", "--plot")) < 0 ||
                   (rc = cli_io_figure(wplot, NULL, "plan", "dat", "--plot")) < 0))
-        goto out;
+        goto refused;
     if (wplot && (rc = ps_gnuplot_require()) < 0)
-        goto out;
+        goto refused;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0)
         goto out;
@@ -232,7 +232,7 @@ int cmd_plan(int argc, char **argv)
      * devices.json of its presets) is refused as an input (exit 2), not read as SQLite */
     if (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
                 (rc = ana_plan_db_precheck(wdb)) < 0))
-        goto out;
+        goto refused;
     if (devices > topo->n_devices) {
         rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d devices", devices,
                        sp.topo_arg, topo->n_devices);
@@ -317,6 +317,10 @@ int cmd_plan(int argc, char **argv)
             rc = ps_error(PS_ENOFIT, "no configuration of %ld devices fits their memory "
                           "(--mem-cap BYTES tries another capacity)", devices);
     }
+    goto out;
+refused: /* found by rank 0 alone under mpirun, before MPI: every rank stops
+            (ana_mpi_refuse; helper-123: the others waited in MPI_Init) */
+    rc = writer ? ana_mpi_refuse(rc, "plan") : rc;
 out:
     ana_plan_free(p);
     free(cmdline);

@@ -343,7 +343,7 @@ int cmd_validate(int argc, char **argv)
         (rc = ps_output_writable(w ? csv_path : NULL, "--trace-csv", 0)) < 0 ||
         (rc = ps_output_writable(prof_path, "--emit-profile", 0)) < 0 ||
         (rc = ps_output_writable(w ? grads_path : NULL, "--grads-out", 0)) < 0)
-        return rc;
+        return mpi ? ana_mpi_refuse(rc, "validate") : rc; /* rank 0's alone: all stop */
     if (mpi) {
         if (fmt != ANA_FMT_TABLE)
             return ps_error(PS_EUSAGE, "--format csv|json: with --backend thread (rank 0 of "

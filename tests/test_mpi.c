@@ -358,3 +358,29 @@ Test(mpi, a_stopped_sweep_gives_one_notice, .timeout = 120)
     th_sh("rm -rf '%s'", dir);
     free(dir);
 }
+
+/* An output refused by rank 0 alone, which alone checks it, stops every rank,
+ * also under a launcher that does not end a job when one rank exits (Open
+ * MPI's orte_abort_on_non_zero_status 0 stands for srun without
+ * --kill-on-bad-exit): helper-123, the others waited in MPI_Init for ever. */
+Test(mpi, rank_0_s_refusal_stops_every_rank, .timeout = 120)
+{
+    need_mpi();
+    char *dir = tmpdir();
+    const char *root = getuid() == 0 ? "--allow-run-as-root" : "";
+    cr_assert_eq(th_sh("cp models/topologies/chain-8-ideal.json %s/t.json", dir), 0);
+    int st = th_sh("cd %s && ASAN_OPTIONS=detect_leaks=0 %stimeout 60 mpirun %s --oversubscribe "
+                   "--mca orte_abort_on_non_zero_status 0 -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
+                   "%s plan --model mlp:layers=8,width=64 --topology t.json --devices 2 "
+                   "--batch 8 --db t.json --quiet >/dev/null 2>err", dir, th_mpi_lock(), root,
+                   th_pipesim());
+    cr_expect_eq(st, 2, "plan: exit %d (124: it hung)", st);
+    st = th_sh("cd %s && ASAN_OPTIONS=detect_leaks=0 %stimeout 60 mpirun %s --oversubscribe "
+               "--mca orte_abort_on_non_zero_status 0 -x ASAN_OPTIONS=detect_leaks=0 -np 2 "
+               "%s validate --backend mpi --net mlp:layers=4,width=16 -K 2 -M 2 --batch 4 "
+               "--steps 1 --no-pin --grads-out nodir/g.bin >/dev/null 2>err", dir,
+               th_mpi_lock(), root, th_pipesim());
+    cr_expect_eq(st, 5, "validate: exit %d (124: it hung)", st);
+    th_sh("rm -rf '%s'", dir);
+    free(dir);
+}
