@@ -340,7 +340,7 @@ Test(mpi, a_stopped_sweep_gives_one_notice, .timeout = 120)
     cr_assert(f);
     /* mpirun in a session of its own (it signals its process group), the signal
      * to it, not to the lock's flock */
-    fprintf(f, "ASAN_OPTIONS=detect_leaks=0 setsid timeout 100 mpirun %s --oversubscribe -x "
+    fprintf(f, "ASAN_OPTIONS=detect_leaks=0 setsid timeout -k 5 90 mpirun %s --oversubscribe -x "
                "ASAN_OPTIONS=detect_leaks=0 -np 2 %s sweep --model mlp:layers=64,width=256 "
                "--topology chain-8-ideal -K 1,2,3,4,5,6,7,8 -M 131072,262144 --batch 262144 "
                "--schedule 1f1b,zb-v --strategy uniform,gpipe,balance-by-size --db s.db "
