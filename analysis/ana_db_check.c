@@ -69,11 +69,8 @@ static void show(sqlite3_stmt *st, int col, char *buf, size_t n)
     }
     const char *t = (const char *)sqlite3_column_text(st, col);
     char q[48];
-    size_t i = 0;
-    for (; t && t[i] && i < 40; i++)
-        q[i] = ps_is_ctrl(t[i]) ? '?' : t[i];
-    q[i] = 0;
-    snprintf(buf, n, "'%s'%s", q, t && t[i] ? "..." : "");
+    snprintf(q, sizeof q, "%.40s", t ? t : "");
+    snprintf(buf, n, "'%s'%s", ps_printable_in_place(q), t && strlen(t) > 40 ? "..." : "");
 }
 
 /* 1 with what is wrong with column c ("K: 2.5 is not an integer") in why,
@@ -151,8 +148,7 @@ int ana_db_check_run(sqlite3_stmt *st, const char *path)
     char sched[64], K[64], M[64], batch[64], R[64];
     const char *s = (const char *)sqlite3_column_text(st, 5);
     snprintf(sched, sizeof sched, "%.32s", s ? s : "NULL");
-    for (char *p = sched; *p; p++)
-        *p = ps_is_ctrl(*p) ? '?' : *p;
+    ps_printable_in_place(sched);
     show(st, 6, K, sizeof K);
     show(st, 7, M, sizeof M);
     show(st, 8, batch, sizeof batch);

@@ -119,9 +119,7 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
         if (l > 4 && !strcmp(p + l - 4, ".png")) {
             char shown[4200]; /* one line each: a newline in a folder's name as '?' */
             snprintf(shown, sizeof shown, "%.*s", (int)(l - 4), p);
-            for (char *c = shown; *c; c++)
-                *c = ps_is_ctrl(*c) ? '?' : *c;
-            ps_strbuf_printf(&names, "wrote %s.png and .svg\n", shown);
+            ps_strbuf_printf(&names, "wrote %s.png and .svg\n", ps_printable_in_place(shown));
         }
     }
     if (rc == 0)
@@ -296,7 +294,7 @@ void ana_plot_clean(char *dst, size_t n, const char *src)
     size_t j = 0;
     for (; *src && j + 1 < n; src++) {
         unsigned char c = (unsigned char)*src;
-        dst[j++] = c == '"' || c == '\\' || c == '`' ? '\'' : c < 0x20 || c == 0x7f ? '?' : *src;
+        dst[j++] = c == '"' || c == '\\' || c == '`' ? '\'' : ps_is_ctrl(c) ? '?' : *src;
     }
     dst[j] = 0;
 }

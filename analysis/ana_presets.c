@@ -52,10 +52,7 @@ static void human(char *buf, size_t n, double v, const char *unit)
 static const char *clean(const char *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", s);
-    for (char *c = buf; *c; c++)
-        if (ps_is_ctrl(*c))
-            *c = '?';
-    return buf;
+    return ps_printable_in_place(buf);
 }
 
 /* "8 x gpu 15.70 TFLOP/s, 16.00 GiB (v100-sxm2), ...": the table's words,

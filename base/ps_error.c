@@ -1,4 +1,5 @@
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -46,9 +47,7 @@ int ps_error(int code, const char *fmt, ...)
         memcpy(errbuf, local, strlen(local) + 1);
     }
     va_end(ap2);
-    for (char *c = errbuf; *c; c++) /* input quoted in a message stays on one line */
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
+    ps_printable_in_place(errbuf); /* input quoted in a message stays on one line */
     if (code < 0)
         code = -code;
     if (code <= 0 || code >= PS_NERR)

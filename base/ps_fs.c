@@ -2,6 +2,7 @@
 #include "base/ps_fs.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -135,7 +136,7 @@ static int plain_chars(const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '\'' || c == '"' || c == '`' || c == '\\' || c < 0x20 || c == 0x7f)
+        if (c == '\'' || c == '"' || c == '`' || c == '\\' || ps_is_ctrl(c))
             return c;
     }
     return 0;

@@ -314,6 +314,14 @@ void ps_put_printable(FILE *f, const char *s, int len)
         fputc(ps_is_ctrl(s[i]) ? '?' : s[i], f);
 }
 
+char *ps_printable_in_place(char *s)
+{
+    for (char *c = s; *c; c++)
+        if (ps_is_ctrl(*c))
+            *c = '?';
+    return s;
+}
+
 struct memstream {
     char **buf;
     size_t *len, cap;

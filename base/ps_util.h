@@ -68,6 +68,8 @@ int ps_is_ctrl(int c);
 /* The first len bytes of s (len < 0: all of it) onto f, control characters
  * as '?'. CSV and JSON keep names whole instead. */
 void ps_put_printable(FILE *f, const char *s, int len);
+/* s's control characters as '?', in place; returns s. */
+char *ps_printable_in_place(char *s);
 
 /* v as the shortest of %.15g, %.16g and %.17g that strtod reads back to the
  * same double (0.1 is "0.1", 0.1 + 0.2 "0.30000000000000004"; NaN and

@@ -334,15 +334,17 @@ int cmd_validate(int argc, char **argv)
     if (mpi && realtime) /* it was ignored (helper-121) */
         return ps_error(PS_EUSAGE, "--realtime: with --backend thread (under mpirun, start "
                         "the ranks under chrt -f 1 instead)");
-    if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(w ? trace_path : NULL, "--trace")) < 0 ||
-        (rc = ps_io_output(w ? csv_path : NULL, "--trace-csv")) < 0 ||
+    const char *wtrace = w ? trace_path : NULL, *wcsv = w ? csv_path : NULL,
+               *wgrads = w ? grads_path : NULL; /* the files this process checks */
+    if ((rc = cli_io_net(spec)) < 0 || (rc = ps_io_output(wtrace, "--trace")) < 0 ||
+        (rc = ps_io_output(wcsv, "--trace-csv")) < 0 ||
         (rc = ps_io_output(prof_path, "--emit-profile")) < 0 ||
-        (rc = ps_io_output(w ? grads_path : NULL, "--grads-out")) < 0 ||
+        (rc = ps_io_output(wgrads, "--grads-out")) < 0 ||
         /* before training, not after it */
-        (rc = ps_output_writable(w ? trace_path : NULL, "--trace", 0)) < 0 ||
-        (rc = ps_output_writable(w ? csv_path : NULL, "--trace-csv", 0)) < 0 ||
+        (rc = ps_output_writable(wtrace, "--trace", 0)) < 0 ||
+        (rc = ps_output_writable(wcsv, "--trace-csv", 0)) < 0 ||
         (rc = ps_output_writable(prof_path, "--emit-profile", 0)) < 0 ||
-        (rc = ps_output_writable(w ? grads_path : NULL, "--grads-out", 0)) < 0)
+        (rc = ps_output_writable(wgrads, "--grads-out", 0)) < 0)
         return mpi ? ana_mpi_refuse(rc, "validate") : rc; /* rank 0's alone: all stop */
     if (mpi) {
         if (fmt != ANA_FMT_TABLE)
