@@ -585,6 +585,22 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
     return ps_json_error_at(load_root(root, name, out), name, text, len, "topology");
 }
 
+int mdl_topology_error_at(int rc, const struct mdl_topology *t)
+{
+    char msg[PS_ERRMSG_MAX], *text;
+    size_t len;
+    if (rc >= 0 || -rc == PS_ENOMEM || !t->path || *t->path == '<')
+        return rc;
+    snprintf(msg, sizeof msg, "%s", ps_errmsg());
+    if (ps_read_file(t->path, &text, &len) < 0) /* gone since: the message as it was */
+        return ps_error(-rc, "%s", msg);
+    ps_error(-rc, "%s", msg);
+    size_t bom = ps_bom_len(text, len);
+    rc = ps_json_error_at(rc, t->path, text + bom, len - bom, "topology");
+    free(text);
+    return rc;
+}
+
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
                        double latency, struct mdl_topology **out)
 {

@@ -166,6 +166,10 @@ int mdl_topology_load(const char *path, struct mdl_topology **out);
 /* The same from memory: text[0..len), errors name `name`. */
 int mdl_topology_parse(const char *text, size_t len, const char *name,
                        struct mdl_topology **out);
+/* For an error found after loading (the engine's): rc, with the current
+ * message "<t->path>: <JSON path>: rest" given the line and column of that
+ * JSON path in the file (re-read, only now) when t came from one. */
+int mdl_topology_error_at(int rc, const struct mdl_topology *t);
 /* A chain of n identical devices with a dedicated link between neighbours. */
 int mdl_topology_chain(int n, const struct mdl_device *proto, double bandwidth,
                        double latency, struct mdl_topology **out);

@@ -181,12 +181,26 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
         }
     }
     double step = 0;
+    int busiest = 0;
     for (int i = 0; i < e->n_res; i++)
-        step = load[i] > step ? load[i] : step;
+        if (load[i] > step) {
+            step = load[i];
+            busiest = i;
+        }
     free(load);
     if (rc < 0)
         return rc;
-    oi->dur[0] = oi->dur[1] = sch_seconds_to_time(2.0 * (R - 1) * (step + lat));
+    double secs = 2.0 * (R - 1) * (step + lat);
+    if (!(secs <= SCH_MAX_OP_S)) { /* it was clamped to the bound without a word */
+        int l = 0;
+        while (l + 1 < t->n_links && first_res[l + 1] <= busiest)
+            l++;
+        return mdl_topology_error_at(
+            ps_error(PS_EINVAL, "%s: links[%d].bandwidth: link %s: the all-reduce of stage %d's "
+                     "%g bytes of gradients across %d replicas takes %g s, more than %g s",
+                     t->path, l, t->links[l].name, st, bytes, R, secs, SCH_MAX_OP_S), t);
+    }
+    oi->dur[0] = oi->dur[1] = sch_seconds_to_time(secs);
     return 0;
 }
 
@@ -275,10 +289,11 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
                             goto out;
             }
             if (!(occ + lat <= SCH_MAX_OP_S)) {
-                rc = ps_error(PS_EINVAL, "topology %s: link %s: a transfer of %lld bytes "
-                               "takes %g s, more than %g s", t->path,
-                               mdl_route_slowest(t, &rt)->name, (long long)bytes,
-                               occ + lat, SCH_MAX_OP_S);
+                const struct mdl_link *sl = mdl_route_slowest(t, &rt);
+                rc = mdl_topology_error_at(
+                    ps_error(PS_EINVAL, "%s: links[%d].bandwidth: link %s: a transfer of %lld "
+                             "bytes takes %g s, more than %g s", t->path, (int)(sl - t->links),
+                             sl->name, (long long)bytes, occ + lat, SCH_MAX_OP_S), t);
                 goto out;
             }
             oi->dur[0] = oi->dur[1] = sch_seconds_to_time(occ);

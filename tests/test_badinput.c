@@ -193,8 +193,13 @@ static const struct bad_case cases[] = {
     { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json: no link between d0 and d1 (stages 0 and 1)" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
-      "\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, PS_EINVAL,
-      "t.json: link slow: a transfer of 128 bytes takes 1.28e+302 s" },
+      "\n\"bandwidth\":1e-300,\"shared\":true}]}", 0, P_JSON, PS_EINVAL,
+      "t.json:2:1: links[0].bandwidth: link slow: a transfer of 128 bytes takes 1.28e+302 s" },
+    /* the all-reduce over the same link: clamped to 1e9 s without a word, exit 0 */
+    { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
+      "\n\"bandwidth\":1e-300,\"shared\":true}]}", 0,
+      "predict --model ok.csv -K 1 --replicas 2 -M 2 --batch 4 --topology t.json", PS_EINVAL,
+      "t.json:2:1: links[0].bandwidth: link slow: the all-reduce of stage 0's 1600 bytes" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[\n" BUS ",\n{\"name\":\"nv\","
       "\"endpoints\":[\"d1\",\"d0\"],\"bandwidth\":1e9}]}", 0, P_JSON, PS_EINVAL,
       "t.json:3:14: links[1].endpoints: a second link between 'd1' and 'd0': links[0] ('bus')" },

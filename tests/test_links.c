@@ -651,7 +651,8 @@ Test(links, topology_names_routes_and_runs)
     cr_assert_eq(th_capture(out, sizeof out, "%s predict --model %s/p.csv --topology "
                             "%s/slow.json -K 2 -M 1 --batch 1 2>&1", th_pipesim(), dir, dir), 4,
                  "%s", out);
-    cr_expect(strstr(out, "slow.json: link c: a transfer of "), "%s", out);
+    cr_expect(strstr(out, "slow.json:1:283: links[2].bandwidth: link c: a transfer of "), "%s",
+              out);
     /* presets: runs by entry, preset and kind */
     cr_assert_eq(th_sh("mkdir -p %s/data/topologies && cp models/topologies/devices.json "
                        "%s/data/topologies/", dir, dir), 0);
