@@ -29,6 +29,14 @@ void ps_json_begin(void)
 
 int ps_json_oom(void) { return failed; }
 
+int ps_json_parse_error(const char *name, size_t len, int line, int col, const char *text)
+{
+    if (!len) /* a pipe named twice reads empty the second time */
+        return ps_error(PS_EPARSE, "%s: the file is empty (no JSON document; a pipe is read "
+                        "once)", name);
+    return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, line, col, text);
+}
+
 /* A whole real as an integer: 1 and *out set, 0 if it is not one, -1 if
  * out of memory. */
 static int as_integer(const json_t *v, json_t **out)

@@ -19,6 +19,11 @@
 
 void ps_json_begin(void);
 int ps_json_oom(void);
+/* jansson's syntax error (line, column, text) for the document `name` of len
+ * bytes (after any byte-order mark) as PS_EPARSE: "name:line:col: text", or
+ * for a document of no bytes "the file is empty", where jansson said line 1,
+ * column 0 (helper-106, helper-126). */
+int ps_json_parse_error(const char *name, size_t len, int line, int col, const char *text);
 
 /* The one way pipesim writes JSON for people and tools: numbers that are
  * whole (|x| < 2^53) become integers (batch 128, not 128.0), every other

@@ -86,7 +86,8 @@ int cmd_import_torch(int argc, char **argv)
             fprintf(stderr, ", %.3f ms of backward charged to no layer",
                     rep.unattributed_us / 1e3);
         if (rep.n_recompute)
-            fprintf(stderr, ", %d re-computation ranges ignored", rep.n_recompute);
+            fprintf(stderr, ", %d re-computation range%s ignored", rep.n_recompute,
+                    rep.n_recompute == 1 ? "" : "s");
         if (rep.repeated) /* its time per step is the sum of its calls' */
             fprintf(stderr, ", %d layer%s run several times a step (first: '%s', %d times)",
                     rep.repeated, rep.repeated == 1 ? "" : "s", rep.repeated_name,

@@ -373,7 +373,7 @@ static int load_presets(const char *topo_path, json_t **out, char *file, size_t 
     if (!root && ps_json_oom()) /* jansson reports it as a syntax error */
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", file);
     if (!root)
-        return ps_error(PS_EPARSE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+        return ps_json_parse_error(file, len - bom, jerr.line, jerr.column, jerr.text);
     static const char *const rkeys[] = { "comment", "source", "devices", NULL };
     if (!json_is_object(root) || !json_is_object(json_object_get(root, "devices"))) {
         /* at the devices member, or where the document starts */

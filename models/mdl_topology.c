@@ -580,7 +580,7 @@ int mdl_topology_parse(const char *text, size_t len, const char *name,
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
     }
     if (!root)
-        return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+        return ps_json_parse_error(name, len, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
     return ps_json_error_at(load_root(root, name, out), name, text, len, "topology");
 }

@@ -41,6 +41,7 @@ struct tev {
 struct layer_acc {
     char name[MDL_NAME_MAX];
     int64_t first_fwd;   /* ts of its first forward range, ns */
+    int64_t first_end;   /* its end: of two starting together, the shorter is first */
     double fwd_us, bwd_us;
     int n_fwd, n_bwd;
 };
@@ -150,11 +151,16 @@ static int layer_id(struct ctx *c, const char *name, size_t i, int *out)
     int found = map_find(c, &c->layer_map, layer_name, name, &at);
     if (found >= 0)
         return *out = found, 0;
-    if (!*name || strlen(name) >= MDL_NAME_MAX || strpbrk(name, ",\"\n\r") ||
-        name[strspn(name, " \t")] == '#') /* a profile row starting with '#' is a comment */
+    /* a profile row starting with '#' is a comment; the CSV readers trim
+     * blanks at a field's ends (helper-126: 'a' and ' a' made a profile that
+     * predict refused for a duplicate name) */
+    size_t len = strlen(name);
+    if (!len || len >= MDL_NAME_MAX || strpbrk(name, ",\"\n\r") || name[0] == '#' ||
+        strchr(" \t", name[0]) || strchr(" \t", name[len - 1]))
         return ps_error(PS_EINVAL, "%s: traceEvents[%zu].name: layer name '%s' must be "
                          "1..%d characters without commas, quotes or newlines, not starting "
-                         "with '#'", c->path, i, name, MDL_NAME_MAX - 1);
+                         "with '#', nor with a blank at either end", c->path, i, name,
+                         MDL_NAME_MAX - 1);
     if ((c->n_layers & (c->n_layers - 1)) == 0) {
         struct layer_acc *nl = realloc(c->layers, (size_t)(c->n_layers ? c->n_layers * 2 : 8) *
                                                       sizeof *nl);
@@ -329,20 +335,29 @@ static int classify(struct ctx *c, size_t b, size_t e, int64_t *ag_ts, int64_t *
          * way their common time would be counted in both layers (a at
          * 0..100 us and b at 50..150 us gave 200 us of forward) */
         const struct tev *p = last[t->dir];
-        if (p && t->ts < p->end && t->end <= p->end)
+        /* a range of no time that starts where p starts (sorted after p, the
+         * longer) ends where p starts: it comes before p, and holds no time
+         * both could count (helper-126: an Identity layer timed at 0 right
+         * before the next was refused as nested); p stays the last */
+        int before = p && t->ts == t->end && t->ts == p->ts;
+        if (p && !before && t->ts < p->end && t->end <= p->end)
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: layer range '%s' lies inside "
                              "'%s' (traceEvents[%zu]); nested layer ranges are not supported",
                              c->path, t->idx, t->name, p->name, p->idx);
-        if (p && t->ts < p->end)
+        if (p && !before && t->ts < p->end)
             return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: layer range '%s' starts inside "
                              "'%s' (traceEvents[%zu]) and ends after it; overlapping layer "
                              "ranges are not supported", c->path, t->idx, t->name, p->name,
                              p->idx);
-        last[t->dir] = t;
+        if (!before)
+            last[t->dir] = t;
         struct layer_acc *l = &c->layers[t->layer];
         if (t->dir == DIR_FWD) {
-            if (!l->n_fwd || t->ts < l->first_fwd)
+            if (!l->n_fwd || t->ts < l->first_fwd ||
+                (t->ts == l->first_fwd && t->end < l->first_end)) {
                 l->first_fwd = t->ts;
+                l->first_end = t->end;
+            }
             l->n_fwd++;
             l->fwd_us += (double)(t->end - t->ts) / 1e3;
         } else if (t->dir == DIR_BWD) {
@@ -372,7 +387,17 @@ static int range_at(struct tev **fr, size_t nf, int64_t t)
         else
             hi = mid;
     }
-    return lo && t <= fr[lo - 1]->end ? fr[lo - 1]->layer : -1;
+    /* a range holds [ts, end): an op at its end is outside it (helper-126: the
+     * loss right after the last layer was mapped into it). Ranges of no time
+     * sort after a longer one starting with them and precede it (classify):
+     * an op at their instant is the longer one's, else theirs */
+    if (!lo)
+        return -1;
+    for (size_t k = lo; k > 0 && fr[k - 1]->ts == t; k--)
+        if (t < fr[k - 1]->end)
+            return fr[k - 1]->layer;
+    const struct tev *r = fr[lo - 1];
+    return t < r->end || t == r->ts ? r->layer : -1;
 }
 
 /* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us. */
@@ -413,7 +438,10 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
                 continue;
             outer_end = t->end;
             double seq = t->seq;
-            for (size_t j = i + 1; seq < 0 && j < tb[th + 1] && c->ev[j].ts <= t->end; j++)
+            /* inside it: one that starts at its end is the next function
+             * (helper-126: AccumulateGrad right after one was read as its
+             * child, and charged to the next function's layer) */
+            for (size_t j = i + 1; seq < 0 && j < tb[th + 1] && c->ev[j].ts < t->end; j++)
                 if (c->ev[j].type != EV_LAYER)
                     seq = c->ev[j].seq;
             int l = prev;
@@ -438,7 +466,9 @@ out_free:
 static int cmp_first(const void *pa, const void *pb)
 {
     const struct layer_acc *a = pa, *b = pb;
-    return a->first_fwd < b->first_fwd ? -1 : a->first_fwd > b->first_fwd;
+    if (a->first_fwd != b->first_fwd)
+        return a->first_fwd < b->first_fwd ? -1 : 1;
+    return a->first_end < b->first_end ? -1 : a->first_end > b->first_end;
 }
 
 /* Sizes from the sidecar; sets *batch from it when the caller gave none. */
@@ -574,13 +604,15 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     for (int th = 1; th <= c->n_threads; th++)
         if (tb[th] < tb[th - 1])
             tb[th] = tb[th - 1];
-    int has_seq = 0, has_bwd = 0;
+    int has_seq = 0, has_bwd = 0, has_ag = 0;
     for (int th = 0; th < c->n_threads && rc == 0; th++)
         rc = classify(c, tb[th], tb[th + 1], ag_ts, ag_end, &rep->n_recompute);
     if (rc < 0)
         goto out_free;
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
         has_seq |= c->ev[i].type == EV_OP && c->ev[i].seq >= 0;
+        has_ag |= c->ev[i].type == EV_AUTOGRAD;
+    }
     for (int l = 0; l < c->n_layers; l++)
         has_bwd |= c->layers[l].n_bwd > 0;
     if (!c->n_layers) {
@@ -601,7 +633,9 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
         }
     }
     rep->method = has_bwd ? MDL_TORCH_BWD_RANGES
-                          : has_seq ? MDL_TORCH_BWD_SEQUENCE : MDL_TORCH_BWD_NONE;
+                          : has_seq && has_ag ? MDL_TORCH_BWD_SEQUENCE : MDL_TORCH_BWD_NONE;
+    /* sequence numbers on forward ops but no autograd function: a forward-only
+     * Kineto trace (helper-126: every backward was 0 ms, exit 0) */
     if (rep->method == MDL_TORCH_BWD_SEQUENCE &&
         (rc = by_sequence(c, tb, &rep->unattributed_us)) < 0)
         goto out_free;
@@ -618,9 +652,9 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     else
         default_sizes(c->path, sizes, sizeof sizes);
     char origin[1200];
-    snprintf(origin, sizeof origin, "import-torch %s: %d steps, backward by %s%s%s", c->path,
-             rep->steps, mdl_torch_bwd_name(rep->method), *sizes ? ", sizes from " : "",
-             sizes);
+    snprintf(origin, sizeof origin, "import-torch %s: %d step%s, backward by %s%s%s", c->path,
+             rep->steps, rep->steps == 1 ? "" : "s", mdl_torch_bwd_name(rep->method),
+             *sizes ? ", sizes from " : "", sizes);
     struct mdl_profile *p = mdl_profile_new(origin, 1);
     if (!p) {
         rc = ps_error(PS_ENOMEM, "out of memory");
@@ -701,8 +735,7 @@ int mdl_torch_import(const char *trace_path, const struct mdl_torch_opts *o,
     }
     if (!root) {
         free(text);
-        return ps_error(PS_EPARSE, "%s:%d:%d: %s", trace_path, jerr.line, jerr.column,
-                         jerr.text);
+        return ps_json_parse_error(trace_path, len - bom, jerr.line, jerr.column, jerr.text);
     }
     int rc = 0;
     const json_t *arr = json_is_array(root) ? root : json_object_get(root, "traceEvents");

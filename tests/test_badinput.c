@@ -190,6 +190,8 @@ static const struct bad_case cases[] = {
       "{\"devices\":[{\"name\":\"a2345678901234567890123456789012345678901234567890123456\","
       "\"flops\":1,\"memory\":1}]}", 0, P_JSON, PS_EPARSE,
       "t.json:1:14: devices[0].name: longer than 55 bytes" },
+    /* no bytes at all: it was "t.json:1:0: '[' or '{' expected" (helper-126) */
+    { "t.json", "", 0, P_JSON, PS_EPARSE, "t.json: the file is empty" },
     { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json: no link between d0 and d1 (stages 0 and 1)" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
@@ -676,9 +678,9 @@ static const struct {
       "tr.json:2:1: traceEvents[0]: args.bytes: must be a byte count" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":"
       "{\"activations\":-1}}]}", PS_EPARSE,
-      "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
+      "tr.json:2:34: traceEvents[0].args.activations: must be a byte count (a number from 0)" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"C\",\"pid\":0,\"ts\":1,\"args\":{}}]}", PS_EPARSE,
-      "tr.json:2:1: traceEvents[0]: counter without 'activations'" },
+      "tr.json:2:26: traceEvents[0].args: counter without 'activations'" },
     { "{" META ",\"traceEvents\":[\n{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":1,\"dur\":-2,"
       "\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}}]}", PS_EPARSE,
       "tr.json:2:34: traceEvents[0].dur: missing, not a number or negative" },

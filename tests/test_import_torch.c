@@ -629,8 +629,8 @@ Test(import_torch, bare_array_errors_name_line_and_column)
     expect_error_both(EV_A " 7\n]\n", -PS_EPARSE, ":3:2: traceEvents[1]: not an object");
     char want[256];
     snprintf(want, sizeof want, ":3:14: traceEvents[1].name: layer name 'a,b' must be 1..%d "
-             "characters without commas, quotes or newlines, not starting with '#'",
-             MDL_NAME_MAX - 1);
+             "characters without commas, quotes or newlines, not starting with '#', nor with a "
+             "blank at either end", MDL_NAME_MAX - 1);
     expect_error_both(EV_A " {\"ph\": \"X\", \"name\": \"layer:a,b\",\n"
                       "  \"ts\": 20, \"dur\": 5, \"tid\": 1}\n]\n", -PS_EINVAL, want);
     /* found after reading all events (build) */
@@ -847,3 +847,77 @@ Test(import_torch, a_duplicate_key_is_refused_at_the_second)
         expect_error_both(ev[k], -PS_EPARSE, k ? ":3:57: duplicate object key near '\"dur\"'"
                                                : ":3:58: duplicate object key near '\"dur\"'");
 }
+
+/* Edges a probe found (helper-126). The events of one thread, "tid" 1:
+ * E(name, ts, dur) an event, S(...) one with a sequence number. */
+#define E(n, ts, d) "{\"ph\":\"X\",\"name\":\"" n "\",\"ts\":" #ts ",\"dur\":" #d ",\"tid\":1}"
+#define S(n, ts, d, q) "{\"ph\":\"X\",\"name\":\"" n "\",\"ts\":" #ts ",\"dur\":" #d \
+    ",\"tid\":1,\"args\":{\"Sequence number\":" #q "}}"
+#define AG "autograd::engine::evaluate_function: "
+
+static int import_raw(const char *text, struct mdl_profile **p, struct mdl_torch_report *rep)
+{
+    char path[] = "/tmp/pipesim-edges-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, text);
+    struct mdl_torch_opts o = { .batch = 4 };
+    *p = NULL;
+    int rc = mdl_torch_import(path, &o, p, rep);
+    unlink(path);
+    return rc;
+}
+
+Test(import_torch, edges_of_ranges_and_functions)
+{
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    /* forward ops with sequence numbers but no autograd function: a forward-only
+     * trace, bwd = 2 x fwd (every bwd was 0, "backward by sequence") */
+    cr_assert_eq(import_raw("[" E("layer:a", 0, 100) "," S("aten::mm", 10, 50, 5) ","
+                            E("layer:b", 100, 200) "," S("aten::relu", 110, 50, 6) "]",
+                            &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(rep.method, MDL_TORCH_BWD_NONE);
+    cr_expect_float_eq(p->layers[1].bwd, 400e-6, 1e-15);
+    mdl_profile_free(p);
+    /* AccumulateGrad right after a's function is a's, not the next function's
+     * child (it started at that function's end); the loss op starting at a's
+     * end is in no layer, its backward charged to none */
+    cr_assert_eq(import_raw("[" E("layer:a", 0, 100) "," S("aten::mm", 10, 50, 5) ","
+                            E("layer:b", 100, 100) "," S("aten::relu", 110, 50, 6) ","
+                            S("aten::loss", 200, 10, 7) ","
+                            S(AG "LossBackward0", 300, 20, 7) ","
+                            S(AG "ReluBackward0", 320, 20, 6) ","
+                            S(AG "MmBackward0", 420, 30, 5) ","
+                            E(AG "torch::autograd::AccumulateGrad", 450, 7) ","
+                            S(AG "ThresholdBackward0", 457, 20, 6) "]", &p, &rep), 0, "%s",
+              ps_errmsg());
+    cr_expect_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
+    cr_expect_float_eq(p->layers[0].bwd, 37e-6, 1e-15, "a: %g", p->layers[0].bwd);
+    cr_expect_float_eq(p->layers[1].bwd, 40e-6, 1e-15, "b: %g", p->layers[1].bwd);
+    cr_expect_float_eq(rep.unattributed_us, 20, 1e-9);
+    mdl_profile_free(p);
+    /* a range of no time right before the next layer: a layer of its own, in
+     * order, not "nested"; an op at that instant is the longer range's */
+    cr_assert_eq(import_raw("[" E("layer:a", 0, 10) "," E("layer:id", 10, 0) ","
+                            E("layer:b", 10, 10) "," S("aten::mm", 10, 5, 3) ","
+                            S(AG "MmBackward0", 30, 8, 3) "]", &p, &rep), 0, "%s",
+              ps_errmsg());
+    cr_assert_eq(p->n_layers, 3);
+    cr_expect_str_eq(p->layers[1].name, "id");
+    cr_expect_str_eq(p->layers[2].name, "b");
+    cr_expect_float_eq(p->layers[1].fwd, 0, 1e-15);
+    cr_expect_float_eq(p->layers[2].bwd, 8e-6, 1e-15);
+    mdl_profile_free(p);
+    /* a name with a blank at either end: no CSV reader keeps it */
+    cr_expect_eq(import_raw("[" E("layer: a", 0, 10) "]", &p, &rep), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "nor with a blank at either end"), "%s", ps_errmsg());
+    cr_expect_eq(import_raw("[" E("layer:a ", 0, 10) "]", &p, &rep), -PS_EINVAL);
+    /* an empty file (or a byte-order mark alone) says so: it was line 1, column 0 */
+    cr_expect_eq(import_raw("", &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), ": the file is empty"), "%s", ps_errmsg());
+    cr_expect_eq(import_raw("\xef\xbb\xbf", &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), ": the file is empty"), "%s", ps_errmsg());
+}
+#undef AG
+#undef S
+#undef E

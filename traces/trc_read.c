@@ -223,9 +223,12 @@ static int read_event(const char *path, size_t i, json_t *ev, struct trc_trace *
                         "(times count from it)", path, i, json_number_value(ts));
     if (!strcmp(ph, "C")) {
         json_t *a = json_object_get(args, "activations");
-        if (!is_count(a))
-            return ps_error(PS_EPARSE, "%s: traceEvents[%zu]: counter without "
+        if (!a)
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args: counter without "
                              "'activations' (a byte count)", path, i);
+        if (!is_count(a)) /* it said "without" of a negative one (helper-126) */
+            return ps_error(PS_EPARSE, "%s: traceEvents[%zu].args.activations: must be a "
+                             "byte count (a number from 0)", path, i);
         return trc_add_counter(t, pid, us_to_ns(ts),
                                (int64_t)json_number_value(a));
     }
@@ -525,13 +528,8 @@ int trc_read_chrome_mem(const char *text, size_t len, const char *name, struct t
         json_decref(root);
         return ps_error(PS_ENOMEM, "%s: out of memory parsing JSON", name);
     }
-    /* no document at all: jansson put its error at column 0 (helper-106: a pipe
-     * named twice, `compare /dev/stdin /dev/stdin`, read empty the second time) */
-    if (!root && !len)
-        return ps_error(PS_EPARSE, "%s: the file is empty (no JSON document; a pipe is read "
-                        "once)", name);
     if (!root)
-        return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, jerr.line, jerr.column, jerr.text);
+        return ps_json_parse_error(name, len, jerr.line, jerr.column, jerr.text);
     /* errors name the JSON path; add the line and column it is on */
     return ps_json_error_at(read_root(root, name, out), name, text, len, NULL);
 }
