@@ -285,7 +285,10 @@ int ana_compare_new(const struct trc_trace *sim, const struct trc_trace *meas,
         c->dur_err_median = nrel % 2 ? rel[nrel / 2].rel
                                      : (rel[nrel / 2 - 1].rel + rel[nrel / 2].rel) / 2;
     if (nrel) {
-        const struct rel_err *p95 = &rel[(size_t)((double)(nrel - 1) * 0.95)];
+        /* the nearest rank, ceil(0.95 n): (n - 1) x 0.95 rounded down was never
+         * the largest error below 20 ops, and below the median at 2 (helper-126) */
+        size_t r = (size_t)ceil(0.95 * (double)nrel);
+        const struct rel_err *p95 = &rel[r ? r - 1 : 0];
         c->dur_err_p95 = p95->rel;
         c->p95_sim = a[p95->i];
         c->p95_meas = b[p95->i];

@@ -18,8 +18,9 @@ static void label(const struct trc_event *e, char *buf, size_t n)
 static void print_table(const void *obj, FILE *f)
 {
     const struct ana_compare *c = obj;
-    fprintf(f, "ops aligned     %zu (%d devices, %d stages, %d micro-batches)\n", c->n_ops,
-            c->n_devices, c->n_stages, c->n_micro);
+    fprintf(f, "ops aligned     %zu (%d device%s, %d stage%s, %d micro-batch%s)\n", c->n_ops,
+            c->n_devices, c->n_devices == 1 ? "" : "s", c->n_stages, c->n_stages == 1 ? "" : "s",
+            c->n_micro, c->n_micro == 1 ? "" : "es");
     char ts[32], tm[32];
     ps_human_seconds(c->makespan_sim * 1e-9, ts, sizeof ts);
     ps_human_seconds(c->makespan_meas * 1e-9, tm, sizeof tm);

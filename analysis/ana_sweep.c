@@ -590,10 +590,13 @@ int ana_sweep_end(const struct ana_sweep_spec *sp, const char *db_path, int rc, 
         ana_sweep_job_release(&jobs[i]);
     free(jobs);
     ana_db_close(db);
-    if (rc == 0 && !sp->quiet)
+    if (rc == 0 && !sp->quiet) {
         fprintf(stderr, "sweep: %d configuration%s: %d simulated (%d could not run), %d "
-                "already in %s\n", st->total, st->total == 1 ? "" : "s", st->done, st->failed,
-                st->skipped + st->raced, db_path);
+                "already in ", st->total, st->total == 1 ? "" : "s", st->done, st->failed,
+                st->skipped + st->raced);
+        ps_put_printable(stderr, db_path, -1); /* one line (helper-125) */
+        fputc('\n', stderr);
+    }
     if (stats)
         *stats = *st;
     return rc;

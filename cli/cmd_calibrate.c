@@ -182,8 +182,10 @@ int cli_calib_write(const struct msr_calib *c, const char *prefix)
         goto out;
     /* the file names its run first, as a profile does; --format csv prints
      * the rows alone */
-    fprintf(af[2].f, "# pipesim calibrate %s on cpu %d, OpenBLAS %s, %d repeats, %s\n",
-            c->spec, c->cpu, c->blas, c->repeats, c->stamp);
+    fputs("# pipesim calibrate ", af[2].f); /* a file: net's path may hold a newline */
+    ps_put_printable(af[2].f, c->spec, -1);
+    fprintf(af[2].f, " on cpu %d, OpenBLAS %s, %d repeats, %s\n", c->cpu, c->blas, c->repeats,
+            c->stamp);
     if ((rc = msr_calib_print(c, ANA_FMT_CSV, af[2].f)) < 0) {
         if (rc == -PS_EIO) /* the file, as every write error names it (helper-73) */
             rc = ps_error(PS_EIO, "%s-fit.csv: write failed: %s", prefix,
@@ -304,9 +306,13 @@ int cmd_calibrate(int argc, char **argv)
     }
     if ((rc = cli_calib_write(cal, prefix)) < 0)
         goto out;
-    if (format == ANA_FMT_TABLE)
+    if (format == ANA_FMT_TABLE) { /* on one line, whatever the prefix holds */
+        char px[4200];
+        snprintf(px, sizeof px, "%s", prefix);
+        ps_printable_in_place(px);
         printf("wrote           %s.csv (profile), %s.json (topology), %s-fit.csv (fits)\n",
-               prefix, prefix, prefix);
+               px, px, px);
+    }
 out:
     msr_calib_free(cal);
     return rc;

@@ -220,6 +220,7 @@ static int calib_done(struct inputs *in, int K, struct msr_calib *cal,
     size_t lp = strlen(in->pdesc), lt = strlen(in->tdesc);
     snprintf(in->pdesc + lp, sizeof in->pdesc - lp, " %s.csv", px);
     snprintf(in->tdesc + lt, sizeof in->tdesc - lt, " %s.json", px);
+    ps_printable_in_place(px); /* the files are written: the line stays one line */
     fprintf(hum, "   wrote %s.csv, %s.json, %s-fit.csv\n", px, px, px);
     *prof = in->prof[k];
     *topo = in->topo[k];

@@ -182,9 +182,12 @@ void mdl_profile_print(FILE *f, const struct mdl_profile *p)
     for (int i = 0; p->measured && i < p->n_layers && !wpts; i++)
         for (int k = 0; k < p->layers[i].n_pts && !wpts; k++)
             wpts = p->layers[i].pt_wgrad && p->layers[i].pt_wgrad[k] >= 0;
-    fprintf(f, "# pipesim layer profile (%s); %s\n", p->path,
-            p->measured ? "times in ms at at_batch samples"
-                        : "FLOPs per sample; bytes per sample");
+    /* the origin may quote a path: a newline in it broke the comment into a
+     * line the reader took for the header (helper-126, helper-127) */
+    fputs("# pipesim layer profile (", f);
+    ps_put_printable(f, p->path, -1);
+    fprintf(f, "); %s\n", p->measured ? "times in ms at at_batch samples"
+                                       : "FLOPs per sample; bytes per sample");
     if (p->measured) {
         fprintf(f, "name,kind,fwd_ms,bwd_ms,at_batch,params,out_bytes,stash_bytes");
         if (nostash)

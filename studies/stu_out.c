@@ -175,8 +175,11 @@ int stu_out_commit(struct stu_out *s)
     free(af);
     s->committed = rc == 0;
     if (rc == 0 && s->log)
-        for (int i = 0; i < s->n; i++)
-            fprintf(s->log, "wrote %s/%s\n", s->final, s->files[i].name);
+        for (int i = 0; i < s->n; i++) { /* one line each, whatever the folder's name */
+            fputs("wrote ", s->log);
+            ps_put_printable(s->log, s->final, -1);
+            fprintf(s->log, "/%s\n", s->files[i].name);
+        }
     stu_out_abort(s);
     return rc;
 }

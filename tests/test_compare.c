@@ -159,7 +159,7 @@ Test(compare, the_op_at_the_p95_is_named)
     qsort(rel, n, sizeof *rel, dbl_cmp);
     struct ana_compare *c;
     cr_assert_eq(ana_compare_new(s, m, &c), 0, "%s", ps_errmsg());
-    cr_assert_float_eq(c->dur_err_p95, rel[(size_t)((double)(n - 1) * 0.95)], 1e-12);
+    cr_assert_float_eq(c->dur_err_p95, rel[(size_t)ceil(0.95 * (double)n) - 1], 1e-12);
     const struct trc_event *ps = &c->p95_sim, *pm = &c->p95_meas;
     cr_assert(ps->device == pm->device && ps->kind == pm->kind && ps->stage == pm->stage &&
               ps->mb == pm->mb);
@@ -545,4 +545,28 @@ Test(compare, two_traces_too_big_for_the_memory_are_refused_first)
                             "--trace t.json --out-dir p 2>&1", d, ps), 6, "%s", out);
     cr_expect(strstr(out, "about 16 x its size"), "%s", out);
     th_sh("rm -rf %s", d);
+}
+
+/* The p95 is the nearest rank, ceil(0.95 n): with (n - 1) x 0.95 rounded down
+ * two ops gave a p95 of 0 % under a median of 50 % (helper-126). */
+Test(compare, the_p95_of_two_ops_is_the_larger_error)
+{
+    char dir[64], out[2048];
+    th_tmpdir(dir, sizeof dir, "cmp-p95");
+    static const char ev[] =
+        "\"traceEvents\":[\n{\"name\":\"F0\",\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":0,"
+        "\"dur\":10,\"args\":{\"kind\":\"F\",\"stage\":0,\"mb\":0}},\n{\"name\":\"B0\","
+        "\"ph\":\"X\",\"pid\":0,\"tid\":0,\"ts\":10,\"dur\":%d,\"args\":{\"kind\":\"B\","
+        "\"stage\":0,\"mb\":0}}]}\n";
+    char txt[1024], fmt[1024];
+    snprintf(fmt, sizeof fmt, "{\"pipesim\":{\"source\":\"%%s\",\"devices\":1,\"stages\":1,"
+             "\"micro_batches\":1},%s", ev);
+    snprintf(txt, sizeof txt, fmt, "simulated", 10);
+    th_put(dir, "s.json", txt);
+    snprintf(txt, sizeof txt, fmt, "measured", 20);
+    th_put(dir, "m.json", txt);
+    cr_assert_eq(th_capture(out, sizeof out, "%s compare %s/s.json %s/m.json 2>&1", th_pipesim(),
+                            dir, dir), 0, "%s", out);
+    cr_expect(strstr(out, "median 50.00%, p95 100.00% (B0, device 0: "), "%s", out);
+    th_sh("rm -rf %s", dir);
 }

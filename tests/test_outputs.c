@@ -727,3 +727,33 @@ Test(outputs, closed_standard_descriptors_are_held)
     cr_assert_eq(th_sh("%s predict --model mlp:layers=4,width=8 --topology %s/" TOPO
                        " -K 2 -M 2 --batch 4 -o /dev/fd/1 >&- 2>%s", ps, wd, errp), 5);
 }
+
+/* A newline in a path a file or a summary quotes keeps them whole: the
+ * profile's first line (import-torch's and calibrate's origin quotes the
+ * input's path) read back as a header of bad columns, and the "wrote" and
+ * summary lines of reproduce, calibrate and sweep split in two (helper-126,
+ * helper-127, helper-125). */
+Test(outputs, a_newline_in_a_quoted_path_keeps_files_and_lines_whole)
+{
+    cr_assert_eq(th_sh("cd %s && mkdir nl && printf '[{\"ph\":\"X\",\"name\":\"layer:a\","
+                       "\"tid\":1,\"ts\":0,\"dur\":10}]' > \"nl/x$(printf '\\ny').json\" && "
+                       "printf 'input 8\\ndense 8 relu\\ndense 8 linear\\n' > "
+                       "\"nl/n$(printf '\\nk')\"", dir), 0);
+    cr_expect_eq(th_sh("cd %s && %s import-torch \"nl/x$(printf '\\ny').json\" --batch 1 -o "
+                       "nl/t.csv 2>/dev/null && %s predict --model nl/t.csv --topology chain-8-ideal"
+                       " -K 1 -M 1 --batch 1 > /dev/null", dir, th_pipesim(), th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s calibrate --net \"file:nl/n$(printf '\\nk')\" "
+                       "--micro-batches 2 --repeats 1 --warmup 0 --out \"nl/c$(printf '\\nd')\" "
+                       "> nl/cal.out 2>/dev/null && %s predict --model \"nl/c$(printf '\\nd')"
+                       ".csv\" --topology \"nl/c$(printf '\\nd').json\" -K 1 -M 1 --batch 2 "
+                       "> /dev/null && test $(sed -n '1p' \"nl/c$(printf '\\nd')-fit.csv\" | "
+                       "grep -c 'file:nl/n?k') -eq 1 && grep -q '^wrote  *nl/c?d.csv' "
+                       "nl/cal.out", dir, th_pipesim(), th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s sweep --model mlp:layers=4,width=64 --topology chain-8-ideal"
+                       " -K 1 -M 1 --batch 4 --db \"nl/s$(printf '\\nw').db\" 2> nl/sw.err && "
+                       "test $(wc -l < nl/sw.err) -eq 1 && grep -q 'already in nl/s?w.db$' "
+                       "nl/sw.err", dir, th_pipesim()), 0);
+    cr_expect_eq(th_sh("cd %s && %s reproduce torchgpipe --out-dir \"nl/r$(printf '\\ns')\" "
+                       "> nl/r.out 2>&1 && grep -q '^wrote nl/r?s/speed.md$' nl/r.out && "
+                       "! grep -q '^s/' nl/r.out", dir, th_pipesim()), 0);
+}
