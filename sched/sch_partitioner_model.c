@@ -29,8 +29,11 @@
  * through the ledger's rule (sch_mem_effect) with unit sizes give the most
  * stashes cs_s, inputs ci_s, outputs co_s and W buffers cw_s it holds at
  * once; the stage's peak is bounded by params bytes_per_param + cs_s stash +
- * cw_s (its layers' out_bytes less carry_bytes) + ci_s in + co_s out (each class at its own
- * maximum: an upper bound of the list-order peak). 1F1B's stage s of K
+ * cw_s (its layers' out_bytes less carry_bytes, but the stage's last: that gradient
+ * is the received one, `out`) + ci_s in + co_s out (each class at its own
+ * maximum: an upper bound of the list-order peak).
+ * A memory policy (mdl_mempolicy.h) scales every activation buffer by 1 +
+ * allocator_overhead and adds its workspace_bytes once a stage, as sch_cost. 1F1B's stage s of K
  * holds min(K - s, M) stashes without re-materialization, where fill-drain
  * holds M.
  * A stash two neighbouring layers share (stash_shared_bytes) counts once
@@ -258,11 +261,37 @@ static int link_x(sch_part_model *m, int a, int b, const int64_t **out)
     return 0;
 }
 
+/* The memory policy's allocator overhead (models/mdl_mempolicy.h) scales
+ * every activation buffer as sch_cost does: their bytes are those of n x
+ * (1 + overhead) samples. */
+static double act_samples(const sch_part_model *m)
+{
+    double k = m->topo->mem.allocator_overhead;
+    return m->o.micro_batch * (k > 0 ? 1 + k : 1);
+}
+
+/* The policy's fixed workspace, once per stage: added to every prefix past
+ * 0 (the first stage's, [0, e), gets it from pre[e]) and to every later
+ * stage's start term in[a] (pre[e] - pre[a] cancels it there). Both stay
+ * nondecreasing and >= 0, as the solver's bounds need (helper-124: it was
+ * left out, with the overhead, so the search refused cuts that fit). */
+static void add_workspace(const sch_part_model *m, int64_t *pre, int64_t *in)
+{
+    double w = m->topo->mem.workspace_bytes;
+    if (!(w > 0))
+        return;
+    for (int l = 1; l <= m->L; l++) {
+        pre[l] += bytes_of(w, 1);
+        if (l < m->L)
+            in[l] += bytes_of(w, 1);
+    }
+}
+
 /* Per-stage memory arrays from the schedule's counts (o.sched). */
 static int build_sched_mem(sch_part_model *m)
 {
     int L = m->L, S = m->S;
-    double n = m->o.micro_batch, bpp = m->topo->bytes_per_param;
+    double n = act_samples(m), bpp = m->topo->bytes_per_param;
     size_t cells = (size_t)S * (size_t)(L + 1);
     m->spre = malloc(sizeof *m->spre * cells);
     m->sin = malloc(sizeof *m->sin * cells);
@@ -285,6 +314,12 @@ static int build_sched_mem(sch_part_model *m)
             const struct mdl_layer *ly = &m->prof->layers[l];
             mem += ly->params * bpp + (double)cnt[0] * ly->stash_bytes * n +
                    (double)cnt[3] * (ly->out_bytes - ly->carry_bytes) * n;
+            /* W's deferred output gradients: of every layer of a stage but its
+             * last (sch_cost), so layer l carries its predecessor's, and a stage
+             * starting at a gives back a - 1's (below); charging every layer's
+             * put the head's logits on the last stage, 100x the engine's peak
+             * (helper-125) */
+            const struct mdl_layer *pv = l > 0 ? &m->prof->layers[l - 1] : NULL;
             double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
             if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES)) {
                 free(all);
@@ -295,12 +330,18 @@ static int build_sched_mem(sch_part_model *m)
             }
             int64_t ob = bytes_of(ly->out_bytes, n);
             pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n) +
-                         cnt[3] * bytes_of(ly->out_bytes - ly->carry_bytes, n);
+                         (pv ? cnt[3] * bytes_of(pv->out_bytes - pv->carry_bytes, n) : 0);
             in[l + 1] = cnt[1] * ob;
             out[l + 1] = cnt[2] * ob;
         }
-        for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
-            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n);
+        for (int a = 1; a < L; a++) { /* a stage's first layer keeps its shared part */
+            const struct mdl_layer *pv = &m->prof->layers[a - 1];
+            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n) -
+                     cnt[3] * bytes_of(pv->out_bytes - pv->carry_bytes, n);
+            if (in[a] < 0) /* an upper bound still: the solver needs in >= 0 */
+                in[a] = 0;
+        }
+        add_workspace(m, pre, in);
     }
     free(all);
     return 0;
@@ -311,7 +352,7 @@ static int shared_devices(const sch_part_model *m);
 static int build(sch_part_model *m)
 {
     int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
-    double n = m->o.micro_batch, bpp = m->topo->bytes_per_param;
+    double n = act_samples(m), bpp = m->topo->bytes_per_param;
     m->mpre = malloc(sizeof *m->mpre * (size_t)(L + 1));
     m->min_ = malloc(sizeof *m->min_ * (size_t)(L + 1));
     m->mout = malloc(sizeof *m->mout * (size_t)(L + 1));
@@ -339,6 +380,7 @@ static int build(sch_part_model *m)
     }
     for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
         m->min_[a] += cs * shared_stash(&m->prof->layers[a], n);
+    add_workspace(m, m->mpre, m->min_);
     int same = 1, rc;
     int per_stage = m->o.counts || (m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0);
     if (per_stage && (rc = build_sched_mem(m)) < 0)
