@@ -358,7 +358,8 @@ static void print_table(const void *obj, FILE *f)
                 c->remat_per_schedule ? sch_remat_name(r->remat) : "");
     }
     fprintf(f, "\npeak activation memory per device (device d holds stage d; interleaved:v "
-               "holds d, d+K, ...)\n%-15s", "schedule");
+               "and breadth-first:v d, d+K, ...; zb-v and dualpipe-v d and 2K-1-d)\n%-15s",
+            "schedule");
     for (int d = 0; d < c->K; d++) {
         char h[16];
         snprintf(h, sizeof h, "dev%d", d);

@@ -13,8 +13,10 @@ $P partition --model $M --topology $T -K 4 -M 32 --batch 128 --top 4 \
   --out $R/partition-amoebanet.txt
 head -8 $R/partition-amoebanet.txt
 echo
-echo "== sweep: K 1,2,4,8 x M 1,2,4,8,16,32, uniform and optimal partitions -> $R/sweep.db"
-$P sweep --model $M --topology $T -K 1,2,4,8 -M 1,2,4,8,16,32 --batch 128 \
+# batch 64: at 128 (except_last) neither K = 1 nor K = 2 at M = 1 fits a 16 GB P100,
+# and the report's Table 2 baseline (K = 2, M = 1) was a grid of '-' (helper-127)
+echo "== sweep: K 1,2,4,8 x M 1,2,4,8,16,32, batch 64, uniform and optimal partitions -> $R/sweep.db"
+$P sweep --model $M --topology $T -K 1,2,4,8 -M 1,2,4,8,16,32 --batch 64 \
   --remat except_last --strategy uniform,optimal --db $R/sweep.db
 echo
 echo "== report: normalized like the GPipe paper's Table 2 (baseline K=2, M=1)"

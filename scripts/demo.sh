@@ -20,9 +20,10 @@ $P predict --model models/profiles/transformer-small.csv \
 echo
 
 echo
-echo "== compare-schedules: the same model under gpipe, 1f1b, interleaved:2, zb-h1 (TPUv2 ring)"
+echo "== compare-schedules: the same model under every schedule, 8 stages on a TPUv2-8's ring"
+echo "   of 8 cores (K = 8: the two-chunk schedules' last stage talks to core0 over the wrap)"
 $P compare-schedules --model models/profiles/mlp-uniform.csv \
-  --topology models/topologies/tpu-v2.json -K 4 -M 16 --batch 256
+  --topology models/topologies/tpu-v2.json -K 8 -M 16 --batch 256
 echo
 echo "== validate --check (short): calibrate on this machine, then predict, run and compare"
 echo "   K=1,2 x M=1,4,16 (results/validation.db, results/validation.md and its plots)."
