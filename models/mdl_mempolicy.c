@@ -27,7 +27,10 @@ int mdl_mempolicy_named(const char *name, struct mdl_mempolicy *out)
     for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
         snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "",
                  policies[i].name);
-    return ps_error(PS_EINVAL, "memory policy '%s': unknown (known: %s)", name, known);
+    /* a long name is cut, so that "unknown" and the list stay on the line
+     * (helper-124: 300 bytes of name left the message ending inside it) */
+    return ps_error(PS_EINVAL, "memory policy '%.64s%s': unknown (known: %s)", name,
+                    strlen(name) > 64 ? "..." : "", known);
 }
 
 double mdl_mempolicy_act_bytes(const struct mdl_mempolicy *m, double act)

@@ -465,7 +465,7 @@ static int load_mempolicy(const char *path, json_t *root, struct mdl_topology *t
         return ps_error(PS_EPARSE, "%s: memory_policy%s: must be a policy name%s", path,
                         v == name ? "" : ".optimizer", v == name ? " or an object" : "");
     if ((rc = mdl_mempolicy_named(json_string_value(name), &t->mem)) < 0) {
-        char msg[256];
+        char msg[PS_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", ps_errmsg());
         return ps_error(rc, "%s: memory_policy: %s", path, msg);
     }

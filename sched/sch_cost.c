@@ -197,6 +197,10 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         const struct mdl_layer *first_l = &p->layers[part->first[s]];
         const struct mdl_layer *last_l = &p->layers[part->first[s + 1] - 1];
         double in_b = s > 0 ? first_l[-1].out_bytes * micro_batch : 0;
+        /* activations as the ledger holds them: scaled by the policy's allocator
+         * overhead below, so checked scaled (helper-124: 5e16 x 11 was clamped
+         * to 1e17 and read as fitting a 2e17-byte device) */
+        double ka = t->mem.allocator_overhead > 0 ? 1 + t->mem.allocator_overhead : 1;
         int rc;
 #define RANGE(what, v, max, unit) check_range(p, d, part, s, micro_batch, what, v, max, unit)
         if ((rc = RANGE("forward time", fwd, SCH_MAX_OP_S, "s")) < 0 ||
@@ -208,12 +212,16 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
             (rc = RANGE("parameter memory", params * t->bytes_per_param + t->mem.workspace_bytes,
                         SCH_MAX_BYTES,
                         "bytes")) < 0 ||
-            (rc = RANGE("stash", stash * micro_batch, SCH_MAX_BYTES, "bytes")) < 0 ||
-            (rc = RANGE("input activation", in_b, SCH_MAX_BYTES, "bytes")) < 0 ||
-            (rc = RANGE("deferred output gradients", wg * micro_batch, SCH_MAX_BYTES,
-                        "bytes")) < 0 ||
-            (rc = RANGE("output activation", last_l->out_bytes * micro_batch, SCH_MAX_BYTES,
-                        "bytes")) < 0) {
+            (rc = RANGE(ka > 1 ? "stash (x 1 + allocator_overhead)" : "stash",
+                        stash * micro_batch * ka, SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE(ka > 1 ? "input activation (x 1 + allocator_overhead)"
+                               : "input activation", in_b * ka, SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE(ka > 1 ? "deferred output gradients (x 1 + allocator_overhead)"
+                               : "deferred output gradients", wg * micro_batch * ka,
+                        SCH_MAX_BYTES, "bytes")) < 0 ||
+            (rc = RANGE(ka > 1 ? "output activation (x 1 + allocator_overhead)"
+                               : "output activation", last_l->out_bytes * micro_batch * ka,
+                        SCH_MAX_BYTES, "bytes")) < 0) {
 #undef RANGE
             sch_costs_free(c);
             return rc;

@@ -87,6 +87,13 @@ Test(mempolicy, topology_errors)
         cr_expect(strstr(ps_errmsg(), bad[i].msg), "%s: '%s'", bad[i].extra, ps_errmsg());
         cr_expect_null(t);
     }
+    /* a long unknown name is cut, the message whole (helper-124: it ended inside the name) */
+    char extra[400] = "\"memory_policy\": \"";
+    memset(extra + strlen(extra), 'A', 300);
+    strcat(extra, "\",");
+    struct mdl_topology *t = NULL;
+    cr_expect_lt(parse(extra, &t), 0);
+    cr_expect(strstr(ps_errmsg(), "AAA...': unknown (known: fp32-rmsprop"), "%s", ps_errmsg());
 }
 
 /* Two stages of one layer each (1000 params, stash 100 B and out 10 B per
@@ -114,6 +121,19 @@ Test(mempolicy, stage_memory)
     cr_expect_eq(c->st[0].mem.stash, 600);
     cr_expect_eq(c->st[0].mem.out, 60);
     cr_expect_eq(c->st[1].mem.in, 60);
+    sch_costs_free(c);
+    mdl_topology_free(t);
+    /* scaled past the ledger's 1e17 bytes: refused, not clamped to 1e17 (helper-124:
+     * a 5e16-byte stash x 11 was read as 1e17 and fitted a 2e17-byte device) */
+    mdl_profile_free(p);
+    double big[2] = { 5e15, 5e15 };
+    p = th_profile(2, f, b, 4, o, big, 1000);
+    cr_assert_eq(parse("\"memory_policy\": {\"optimizer\": \"fp32-adam\", \"allocator_overhead\":"
+                       " 10},", &t), 0, "%s", ps_errmsg());
+    c = NULL;
+    cr_expect_eq(sch_costs_new(p, t, part, NULL, 4, &c), -PS_EINVAL);
+    cr_expect(strstr(ps_errmsg(), "stash (x 1 + allocator_overhead) of 2.2e+17 bytes is out of "
+                                  "range"), "%s", ps_errmsg());
     sch_costs_free(c);
     mdl_topology_free(t);
     sch_partition_free(part);
