@@ -15,6 +15,9 @@
 int msr_calib_time(const struct msr_calib_opts *o, struct rt_net *net, struct msr_calib *c);
 /* The link half (msr_calib_link.c): hand-off, transfers, memcpy. */
 int msr_calib_time_link(const struct rt_net *net, struct msr_calib *c);
+/* What msr_calib_time_link holds at once at the largest size: its channel of
+ * a message per slot, and the message's source and copy (bytes). */
+double msr_calib_link_bytes(const struct rt_net *net, const struct msr_calib *c);
 /* c->update_s and update_bw from the layers' update stats. */
 void msr_calib_update_totals(const struct rt_net *net, struct msr_calib *c);
 /* The pipelined half (msr_calib_pipe.c, opts.pipelined): stage ops inside

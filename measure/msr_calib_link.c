@@ -161,13 +161,24 @@ static int time_memcpy(struct msr_calib *c, int64_t bytes)
     return 0;
 }
 
+/* The widest stage boundary's width (the link's messages). */
+static int link_width(const struct rt_net *net)
+{
+    int W = 1;
+    for (int l = 1; l < net->n_layers; l++)
+        W = rt_net_width(net, l) > W ? rt_net_width(net, l) : W;
+    return net->n_layers == 1 ? rt_net_width(net, 1) : W;
+}
+
+double msr_calib_link_bytes(const struct rt_net *net, const struct msr_calib *c)
+{
+    double b = 4.0 * c->sizes[c->n_sizes - 1] * link_width(net);
+    return (CAL_MSGS + 4 + 2) * b; /* the channel's slots, the source and the copy */
+}
+
 int msr_calib_time_link(const struct rt_net *net, struct msr_calib *c)
 {
-    int rc, W = 1;
-    for (int l = 1; l < net->n_layers; l++) /* the widest stage boundary */
-        W = rt_net_width(net, l) > W ? rt_net_width(net, l) : W;
-    if (net->n_layers == 1)
-        W = rt_net_width(net, 1);
+    int rc, W = link_width(net);
     if ((rc = pingpong_run(c, 64, 0, CAL_MSGS, 4, &c->handoff_spin)) < 0 ||
         (rc = pingpong_run(c, 64, 2 * CAL_SPIN_NS + 200000, 9, 1, &c->handoff_sleep)) < 0)
         return rc;

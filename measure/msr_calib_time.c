@@ -8,6 +8,7 @@
 #include "runtime/rt_stage.h"
 #include "sched/sch_partition.h"
 #include "base/ps_error.h"
+#include "base/ps_memavail.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -326,12 +327,74 @@ static void *stage_main(void *arg)
     return NULL;
 }
 
+/* What the stages' workers allocate at once (size_setup, each stage at its
+ * largest size's set, the stages side by side), checked against the memory
+ * before any of it is (helper-127: --micro-batches 131072 grew to a 4 GiB
+ * workspace and 3.5 GB of stashes before failing, where validate refuses the
+ * same net up front): stashes of the step's micro-batches, the input data
+ * and a later stage's input copy, the gradient in, the samples and the
+ * workspace (rt_work_init: three buffers of the widest layer's rows and
+ * the rows); then, after them, the link's ping-pong of the largest message
+ * (msr_calib_link_bytes: 1.9 GB of 2.1 at 16384 samples of width 1024).
+ * The parameters were checked when the net was built. */
+static int check_memory(struct rt_net *net, const struct sch_partition *part,
+                        const struct msr_calib *c)
+{
+    double total = 0, stash = 0, work = 0;
+    int max_n = c->batch > 0 ? c->batch : c->sizes[c->n_sizes - 1];
+    for (int s = 0; s < part->n_stages; s++) {
+        int first = part->first[s], L = part->first[s + 1] - first;
+        double most = 0, most_stash = 0, most_work = 0;
+        for (int i = 0; i < c->n_sizes; i++) {
+            double n = c->sizes[i], n_buf = max_n / c->sizes[i] < 1 ? 1 : max_n / c->sizes[i];
+            struct rt_stage st;
+            int rc = rt_stage_plan(net, s, part->n_stages, first, L, c->sizes[i], &st);
+            if (rc < 0)
+                return rc;
+            double sb = n_buf * (double)st.mem.stash, big = 1;
+            rt_stage_release(&st);
+            for (int l = first; l <= first + L; l++)
+                big = n * rt_net_width(net, l) > big ? n * rt_net_width(net, l) : big;
+            double wb = 4 * (3 * big + n);
+            double cap = 2.0 * c->repeats * n_buf;
+            double b = sb + wb + 4 * n_buf * n * (rt_net_width(net, 0) + rt_net_width(net,
+                       net->n_layers)) + 4 * n * rt_net_width(net, first + L) +
+                       (s ? 4 * n_buf * n * rt_net_width(net, first) : 0) +
+                       8 * cap * (MSR_CALIB_NOPS * L + 2);
+            if (b > most) {
+                most = b;
+                most_stash = sb;
+                most_work = wb;
+            }
+        }
+        total += most;
+        stash += most_stash;
+        work += most_work;
+    }
+    char what[400], detail[240], b[4][32];
+    double link = msr_calib_link_bytes(net, c);
+    snprintf(what, sizeof what, "calibrating net '%s' at micro-batches up to %d samples "
+             "(%d in a step)", net->spec, c->sizes[c->n_sizes - 1], max_n);
+    ps_mem_format(stash, b[0], sizeof b[0]);
+    ps_mem_format(work, b[1], sizeof b[1]);
+    ps_mem_format(total - stash - work, b[2], sizeof b[2]);
+    ps_mem_format(link, b[3], sizeof b[3]);
+    snprintf(detail, sizeof detail, "stashes %s, workspaces %s, data, gradients and samples %s; "
+             "then the link's messages %s", b[0], b[1], b[2], b[3]);
+    return ps_mem_check(total > link ? total : link, what, detail, "use a smaller net or "
+                        "micro-batch sizes, or set " PS_MEM_ENV " to override the check");
+}
+
 static int time_layers(struct rt_net *net, const struct msr_calib_opts *o, struct msr_calib *c)
 {
     int K = c->n_stages, rc, *cpus = NULL, n_cpus = 0;
     struct sch_partition *part;
     if ((rc = sch_partition_uniform(K, net->n_layers, &part)) < 0)
         return rc;
+    if ((rc = check_memory(net, part, c)) < 0) {
+        sch_partition_free(part);
+        return rc;
+    }
     sch_partition_format(part, c->partition, sizeof c->partition);
     struct stage_job *jobs = calloc((size_t)K, sizeof *jobs);
     pthread_t *th = calloc((size_t)K, sizeof *th);

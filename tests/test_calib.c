@@ -1018,6 +1018,14 @@ Test(calib, calibrate_rejects_bad_options)
     bad_cli("--net nonsense:1 --micro-batches 2 --out x", 2, "nonsense");
     cr_expect_eq(th_sh("cd %s && test ! -e x.csv && test ! -e results", dir), 0);
     cr_expect_eq(th_sh("%s calibrate --help | grep -q 'PREFIX.csv'", th_pipesim()), 0);
+    /* what the timing allocates is checked before it is (helper-127: 131072-sample
+     * micro-batches grew to GiBs before failing): exit 6, nothing written; the
+     * link's messages dominate (29 x 4 x 4096 x 256 bytes) */
+    cr_expect_eq(th_sh("cd %s && PIPESIM_MEMORY_LIMIT=64MiB %s calibrate --net "
+                       "mlp:layers=2,width=256 --micro-batches 4096 --repeats 1 --out big "
+                       "> /dev/null 2> err.txt; test $? -eq 6 && grep -q 'needs about 124.0 "
+                       "MiB (stashes 13.0 MiB, .* the link.s messages 124.0 MiB)' err.txt && "
+                       "test ! -e big.csv", dir, th_pipesim()), 0);
 }
 
 /* The RT-throttling files, in a folder of the test's own: read, written
