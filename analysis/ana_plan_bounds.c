@@ -2,11 +2,8 @@
  * the lower bounds of the plan search (see ana_plan.h, ana_plan_int.h). */
 #include "analysis/ana_plan_int.h"
 #include "base/ps_error.h"
-#include "sched/sch_cost.h"
 #include "sched/sch_partitioner.h"
 #include "sched/sch_zb.h"
-#include "sim/sim_engine.h"
-#include "sim/sim_membudget.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,43 +103,6 @@ int ana_plan_n_remat(enum sch_remat r, int M)
 }
 
 /* The capped optimum, else the unconstrained one; the costs of it. */
-/* Whether cut fits every device by the engine's ledger, run with the
- * entry's schedule (fill-drain's for a layout entry of one stage a device):
- * 1 yes (*step its one pipeline's step), 0 no or not judged here (zb-auto,
- * whose order is fitted to the costs; another layout's entry; a run over the
- * memory estimate), or < 0 out of memory. Replicas move no ledger byte. */
-static int engine_fits(const struct ana_plan_spec *sp, const struct ana_plan_pkey *k,
-                       const int *stage_device, const struct sch_partition *cut,
-                       int64_t *step)
-{
-    const char *name = k->sched[0] ? k->sched : k->v == 1 && !k->vee ? "gpipe" : NULL;
-    if (!name || !strcmp(name, "zb-auto"))
-        return 0;
-    struct sch_schedule *s = NULL;
-    struct sch_costs *c = NULL;
-    sim_engine *eng = NULL;
-    int rc, fits = 0;
-    if ((rc = sim_mem_check_run("plan", name, k->K, k->M, k->remat, 1, 0, 0)) < 0 ||
-        (rc = sch_schedule_build(name, k->K, k->M, k->remat, &s)) < 0 ||
-        (rc = sch_costs_new(sp->profile, sp->topo, cut, stage_device, k->micro, &c)) < 0 ||
-        (rc = sim_simulate(s, c, sp->topo, 0, &eng)) < 0)
-        goto out;
-    const struct sim_result *r = sim_engine_result(eng);
-    *step = r->makespan;
-    fits = 1;
-    for (int d = 0; d < k->K; d++)
-        fits &= (double)r->peak_mem[d] <=
-                (sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory);
-out:
-    sim_engine_free(eng);
-    sch_costs_free(c);
-    sch_schedule_free(s);
-    if (rc == -PS_ENOMEM)
-        return rc;
-    ps_error_clear(); /* not judged: the closed form's answer stands */
-    return fits;
-}
-
 static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e,
                         const int64_t *counts)
 {
@@ -172,13 +132,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     /* The unconstrained optimum first (the fast path of sch_part_solve):
      * when it meets the cap it is an optimum under the cap too; else the
      * capped search; else (none meets the closed-form cap) the
-     * unconstrained one, for the engine to judge. The closed form is an
-     * upper bound (each class of buffer at its own most, a device's stages'
-     * peaks summed): where it refuses the optimum, the engine may find it
-     * fits, and then it is the optimum under the cap with one stage a device
-     * (helper-128: a slower cut was planned while it fit); with several, where
-     * the least largest stage is not the fastest step, the faster of it and
-     * the capped cut by one pipeline's run. */
+     * unconstrained one, for the engine to judge. */
     int64_t bn;
     sch_part_model *um = NULL;
     struct sch_part_opts uo = o;
@@ -190,26 +144,14 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
         (rc = sch_part_solve(sch_part_model_problem(um), &up, &bn)) == 0 &&
         (rc = sch_part_model_new(sp->profile, sp->topo, &o, &m)) == 0) {
         /* a device holding several stages (V, interleaved) holds their sum */
-        int feasible = sch_part_model_fits(m, up), eng = 0;
-        int64_t ustep = 0, cstep = 0;
-        if (!feasible && (eng = engine_fits(sp, k, e->stage_device, up, &ustep)) < 0)
-            rc = eng;
-        e->binding = !feasible && !eng;
-        if (rc < 0) {
-        } else if (feasible || (eng && k->v == 1 && !k->vee)) {
+        int feasible = sch_part_model_fits(m, up);
+        e->binding = !feasible;
+        if (feasible) {
             e->part = up;
             up = NULL;
             e->capped = 1;
         } else if ((rc = sch_part_model_solve(m, &e->part)) == 0) {
             e->capped = 1;
-            int cf = eng ? engine_fits(sp, k, e->stage_device, e->part, &cstep) : 1;
-            if (cf < 0) {
-                rc = cf;
-            } else if (!cf || ustep < cstep) {
-                sch_partition_free(e->part);
-                e->part = up;
-                up = NULL;
-            }
         } else if (rc == -PS_ENOFIT) {
             e->part = up;
             up = NULL;

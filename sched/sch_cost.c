@@ -266,11 +266,14 @@ int sch_costs_new(const struct mdl_profile *p, const struct mdl_topology *t,
         sc->wire_out = sc->mem.out;
         sc->wire_set = 1;
         if (t->mem.allocator_overhead > 0) { /* memory_policy: allocator overhead */
-            double k = 1 + t->mem.allocator_overhead;
-            sc->mem.in = bytes((double)sc->mem.in, k);
-            sc->mem.out = bytes((double)sc->mem.out, k);
-            sc->mem.stash = bytes((double)sc->mem.stash, k);
-            sc->mem.wgrad = bytes((double)sc->mem.wgrad, k);
+            /* rounded once, from the bytes per sample, so that the partitioner's
+             * per-layer sums rounded up bound it (helper-129: two roundings put
+             * the ledger up to 7 bytes above them) */
+            double nk = micro_batch * (1 + t->mem.allocator_overhead);
+            sc->mem.in = s > 0 ? bytes(p->layers[first - 1].out_bytes, nk) : 0;
+            sc->mem.out = s + 1 < part->n_stages ? bytes(p->layers[last].out_bytes, nk) : 0;
+            sc->mem.stash = bytes(stash, nk);
+            sc->mem.wgrad = bytes(wg, nk);
         }
     }
     int rc = sch_costs_messages(t, c);

@@ -30,10 +30,12 @@
  * stashes cs_s, inputs ci_s, outputs co_s and W buffers cw_s it holds at
  * once; the stage's peak is bounded by params bytes_per_param + cs_s stash +
  * cw_s (its layers' out_bytes less carry_bytes, but the stage's last: that gradient
- * is the received one, `out`) + ci_s in + co_s out (each class at its own
- * maximum: an upper bound of the list-order peak).
+ * is the received one, `out`; the last stage's exactly, another's last layer
+ * charged the larger of co_s out and its cw_s buffers) + ci_s in + co_s out (each
+ * class at its own maximum: an upper bound of the list-order peak).
  * A memory policy (mdl_mempolicy.h) scales every activation buffer by 1 +
- * allocator_overhead and adds its workspace_bytes once a stage, as sch_cost. 1F1B's stage s of K
+ * allocator_overhead (each layer's bytes rounded up: the ledger rounds a
+ * stage's sum once) and adds its workspace_bytes once a stage, as sch_cost. 1F1B's stage s of K
  * holds min(K - s, M) stashes without re-materialization, where fill-drain
  * holds M.
  * A stash two neighbouring layers share (stash_shared_bytes) counts once
@@ -133,18 +135,26 @@ static int64_t bytes_of(double per_sample, double n)
     return (int64_t)llround(per_sample * n);
 }
 
+/* An activation buffer's bytes: as bytes_of, but rounded up under a memory
+ * policy's allocator overhead (up), where the ledger rounds each stage's sum
+ * once (sch_cost) and the layers' roundings must not fall under it. */
+static int64_t act_of(double per_sample, double n, int up)
+{
+    return up ? (int64_t)ceil(per_sample * n) : bytes_of(per_sample, n);
+}
+
 /* A layer's stash without what it shares with the previous layer (what it
  * adds to a stage it does not start), and the shared part (what a stage it
  * starts adds back): their sum is the whole stash's bytes. Per micro-batch
  * of n samples. */
-static int64_t own_stash(const struct mdl_layer *ly, double n)
+static int64_t own_stash(const struct mdl_layer *ly, double n, int up)
 {
-    return bytes_of(ly->stash_bytes - ly->stash_shared_bytes, n);
+    return act_of(ly->stash_bytes - ly->stash_shared_bytes, n, up);
 }
 
-static int64_t shared_stash(const struct mdl_layer *ly, double n)
+static int64_t shared_stash(const struct mdl_layer *ly, double n, int up)
 {
-    return bytes_of(ly->stash_bytes, n) - own_stash(ly, n);
+    return act_of(ly->stash_bytes, n, up) - own_stash(ly, n, up);
 }
 
 static int same_device(const struct mdl_device *a, const struct mdl_device *b)
@@ -292,6 +302,7 @@ static int build_sched_mem(sch_part_model *m)
 {
     int L = m->L, S = m->S;
     double n = act_samples(m), bpp = m->topo->bytes_per_param;
+    int up = m->topo->mem.allocator_overhead > 0;
     size_t cells = (size_t)S * (size_t)(L + 1);
     m->spre = malloc(sizeof *m->spre * cells);
     m->sin = malloc(sizeof *m->sin * cells);
@@ -315,11 +326,15 @@ static int build_sched_mem(sch_part_model *m)
             mem += ly->params * bpp + (double)cnt[0] * ly->stash_bytes * n +
                    (double)cnt[3] * (ly->out_bytes - ly->carry_bytes) * n;
             /* W's deferred output gradients: of every layer of a stage but its
-             * last (sch_cost), so layer l carries its predecessor's, and a stage
-             * starting at a gives back a - 1's (below); charging every layer's
-             * put the head's logits on the last stage, 100x the engine's peak
-             * (helper-125) */
-            const struct mdl_layer *pv = l > 0 ? &m->prof->layers[l - 1] : NULL;
+             * last (sch_cost). Each layer's in pre, and a stage ending at e < L
+             * has out[e] = max(its out buffers, e - 1's W buffers) - the latter
+             * (>= 0, so the solver's bounds hold: within max(0, W - out) of the
+             * exact sum, never above the old charge of both); the model's last
+             * layer's is taken from pre[L], which only the last stage ends at,
+             * so that stage's is exact (helper-125: the head's logits put 3.0
+             * GiB on zb-h1's last stage, 100x the engine's peak; helper-129: a
+             * shift to the next stage's start lost more than it took) */
+            int64_t wg = cnt[3] * act_of(ly->out_bytes - ly->carry_bytes, n, up);
             double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
             if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES)) {
                 free(all);
@@ -328,19 +343,14 @@ static int build_sched_mem(sch_part_model *m)
                                 "their sizes", m->prof->path, l + 1, ly->name,
                                 fmax(mem, edge), MAX_SUM_BYTES);
             }
-            int64_t ob = bytes_of(ly->out_bytes, n);
-            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n) +
-                         (pv ? cnt[3] * bytes_of(pv->out_bytes - pv->carry_bytes, n) : 0);
+            int64_t ob = act_of(ly->out_bytes, n, up);
+            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n, up) +
+                         (l + 1 < L ? wg : 0);
             in[l + 1] = cnt[1] * ob;
-            out[l + 1] = cnt[2] * ob;
+            out[l + 1] = cnt[2] * ob > wg ? cnt[2] * ob - wg : 0;
         }
-        for (int a = 1; a < L; a++) { /* a stage's first layer keeps its shared part */
-            const struct mdl_layer *pv = &m->prof->layers[a - 1];
-            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n) -
-                     cnt[3] * bytes_of(pv->out_bytes - pv->carry_bytes, n);
-            if (in[a] < 0) /* an upper bound still: the solver needs in >= 0 */
-                in[a] = 0;
-        }
+        for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
+            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n, up);
         add_workspace(m, pre, in);
     }
     free(all);
@@ -353,6 +363,7 @@ static int build(sch_part_model *m)
 {
     int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
     double n = act_samples(m), bpp = m->topo->bytes_per_param;
+    int up = m->topo->mem.allocator_overhead > 0;
     m->mpre = malloc(sizeof *m->mpre * (size_t)(L + 1));
     m->min_ = malloc(sizeof *m->min_ * (size_t)(L + 1));
     m->mout = malloc(sizeof *m->mout * (size_t)(L + 1));
@@ -373,13 +384,13 @@ static int build(sch_part_model *m)
                              "the simulator's memory ledger (at most %g); check their sizes",
                              m->prof->path, l + 1, ly->name,
                              fmax(mem, (double)ci * ly->out_bytes * n), MAX_SUM_BYTES);
-        int64_t ob = bytes_of(ly->out_bytes, n);
-        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * own_stash(ly, n);
+        int64_t ob = act_of(ly->out_bytes, n, up);
+        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * own_stash(ly, n, up);
         m->min_[l + 1] = ci * ob;
         m->mout[l + 1] = ob;
     }
     for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
-        m->min_[a] += cs * shared_stash(&m->prof->layers[a], n);
+        m->min_[a] += cs * shared_stash(&m->prof->layers[a], n, up);
     add_workspace(m, m->mpre, m->min_);
     int same = 1, rc;
     int per_stage = m->o.counts || (m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0);
