@@ -376,8 +376,9 @@ static int cmp_seq(const void *pa, const void *pb)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Layer of the forward range containing t on this thread's fwd list, or -1. */
-static int range_at(struct tev **fr, size_t nf, int64_t t)
+/* Layer of the forward range containing an op [t, t_end) on this thread's
+ * fwd list, or -1. */
+static int range_at(struct tev **fr, size_t nf, int64_t t, int64_t t_end)
 {
     size_t lo = 0, hi = nf;
     while (lo < hi) { /* last range with ts <= t */
@@ -390,14 +391,15 @@ static int range_at(struct tev **fr, size_t nf, int64_t t)
     /* a range holds [ts, end): an op at its end is outside it (helper-126: the
      * loss right after the last layer was mapped into it). Ranges of no time
      * sort after a longer one starting with them and precede it (classify):
-     * an op at their instant is the longer one's, else theirs */
+     * an op at their instant is the longer one's, else theirs if it takes no
+     * time either (helper-129: the loss, 10 us from a range of none, was) */
     if (!lo)
         return -1;
     for (size_t k = lo; k > 0 && fr[k - 1]->ts == t; k--)
         if (t < fr[k - 1]->end)
             return fr[k - 1]->layer;
     const struct tev *r = fr[lo - 1];
-    return t < r->end || t == r->ts ? r->layer : -1;
+    return t < r->end || (t == r->ts && t_end == t) ? r->layer : -1;
 }
 
 /* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us. */
@@ -422,7 +424,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
                 ag_until = t->end;
             else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until) {
-                int l = range_at(fr, nf, t->ts);
+                int l = range_at(fr, nf, t->ts, t->end);
                 if (l >= 0)
                     sm[nsm++] = (struct seqmap){ t->seq, l };
             }

@@ -181,25 +181,30 @@ static int ring_allreduce(sim_engine *e, const struct mdl_topology *t, const int
         }
     }
     double step = 0;
-    int busiest = 0;
     for (int i = 0; i < e->n_res; i++)
-        if (load[i] > step) {
-            step = load[i];
-            busiest = i;
-        }
-    free(load);
-    if (rc < 0)
-        return rc;
+        step = load[i] > step ? load[i] : step;
     double secs = 2.0 * (R - 1) * (step + lat);
-    if (!(secs <= SCH_MAX_OP_S)) { /* it was clamped to the bound without a word */
+    if (rc == 0 && !(secs <= SCH_MAX_OP_S)) { /* it was clamped to the bound, exit 0 */
+        /* every hop of a route is charged at its least bandwidth, so the busiest
+         * load ties along the route: the slowest link of the busiest is named
+         * (helper-129: a fast link first on the route was) */
         int l = 0;
-        while (l + 1 < t->n_links && first_res[l + 1] <= busiest)
-            l++;
-        return mdl_topology_error_at(
+        for (int i = 0, k = 0, found = 0; i < e->n_res; i++) {
+            while (k + 1 < t->n_links && first_res[k + 1] <= i)
+                k++;
+            if (load[i] == step && (!found || t->links[k].bandwidth < t->links[l].bandwidth)) {
+                l = k;
+                found = 1;
+            }
+        }
+        rc = mdl_topology_error_at(
             ps_error(PS_EINVAL, "%s: links[%d].bandwidth: link %s: the all-reduce of stage %d's "
                      "%g bytes of gradients across %d replicas takes %g s, more than %g s",
                      t->path, l, t->links[l].name, st, bytes, R, secs, SCH_MAX_OP_S), t);
     }
+    free(load);
+    if (rc < 0)
+        return rc;
     oi->dur[0] = oi->dur[1] = sch_seconds_to_time(secs);
     return 0;
 }
@@ -290,6 +295,11 @@ static int build_info(sim_engine *e, const struct mdl_topology *t)
             }
             if (!(occ + lat <= SCH_MAX_OP_S)) {
                 const struct mdl_link *sl = mdl_route_slowest(t, &rt);
+                for (int r = 1; r < s->n_replicas; r++) { /* a replica's copy may be the
+                                                           * slow one (helper-129) */
+                    const struct mdl_link *x = mdl_route_slowest(t, &rts[r]);
+                    sl = x->bandwidth < sl->bandwidth ? x : sl;
+                }
                 rc = mdl_topology_error_at(
                     ps_error(PS_EINVAL, "%s: links[%d].bandwidth: link %s: a transfer of %lld "
                              "bytes takes %g s, more than %g s", t->path, (int)(sl - t->links),

@@ -23,6 +23,11 @@
 #define DEV "{\"name\":\"d\",\"count\":4,\"flops\":1e12,\"memory\":1e9}"
 #define BUS "{\"name\":\"bus\",\"endpoints\":\"*\",\"bandwidth\":1e10,\"shared\":true}"
 #define JSON_OK "{\"devices\":[" DEV "],\n\"links\":[" BUS "]}"
+#define SW4 "{\"devices\":[" DEV "],\"switches\":[{\"name\":\"sw\"}],\"links\":[" \
+    "{\"name\":\"u0\",\"endpoints\":[\"d0\",\"sw\"],\"bandwidth\":1e10},\n" \
+    "{\"name\":\"u1\",\"endpoints\":[\"d1\",\"sw\"],\"bandwidth\":1e10},\n" \
+    "{\"name\":\"u2\",\"endpoints\":[\"d2\",\"sw\"],\"bandwidth\":1e10},\n" \
+    "{\"name\":\"u3\",\"endpoints\":[\"d3\",\"sw\"],\"bandwidth\":1e-300}]}"
 #define F8 ",1,1,1,1,1,1,1,1"
 #define MANY_FIELDS F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 F8 \
     F8 F8 F8 F8 F8 F8 F8 F8 F8 /* 264 */
@@ -190,6 +195,12 @@ static const struct bad_case cases[] = {
       "{\"devices\":[{\"name\":\"a2345678901234567890123456789012345678901234567890123456\","
       "\"flops\":1,\"memory\":1}]}", 0, P_JSON, PS_EPARSE,
       "t.json:1:14: devices[0].name: longer than 55 bytes" },
+    /* behind a switch, the slow link is named, not the route's first fast one nor replica
+     * 0's route's (helper-129) */
+    { "t.json", SW4, 0, "predict --model ok.csv -K 1 --replicas 4 -M 1 --batch 4 --topology "
+      "t.json", PS_EINVAL, "t.json:4:38: links[3].bandwidth: link u3: the all-reduce" },
+    { "t.json", SW4, 0, "predict --model ok.csv -K 2 --replicas 2 -M 1 --batch 4 --topology "
+      "t.json", PS_EINVAL, "t.json:4:38: links[3].bandwidth: link u3: a transfer" },
     /* no bytes at all: it was "t.json:1:0: '[' or '{' expected" (helper-126) */
     { "t.json", "", 0, P_JSON, PS_EPARSE, "t.json: the file is empty" },
     { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,

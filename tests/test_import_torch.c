@@ -908,6 +908,15 @@ Test(import_torch, edges_of_ranges_and_functions)
     cr_expect_float_eq(p->layers[1].fwd, 0, 1e-15);
     cr_expect_float_eq(p->layers[2].bwd, 8e-6, 1e-15);
     mdl_profile_free(p);
+    /* an op of 10 us at the instant of a range of no time is not that range's (helper-129) */
+    cr_assert_eq(import_raw("[" E("layer:a", 0, 100) "," S("aten::mm", 10, 50, 5) ","
+                            E("layer:z", 100, 0) "," S("aten::loss", 100, 10, 7) ","
+                            S(AG "LossBackward0", 300, 20, 7) ","
+                            S(AG "MmBackward0", 320, 30, 5) "]", &p, &rep), 0, "%s",
+                 ps_errmsg());
+    cr_expect_float_eq(p->layers[1].bwd, 0, 1e-15, "z: %g", p->layers[1].bwd);
+    cr_expect_float_eq(rep.unattributed_us, 20, 1e-9);
+    mdl_profile_free(p);
     /* a name with a blank at either end: no CSV reader keeps it */
     cr_expect_eq(import_raw("[" E("layer: a", 0, 10) "]", &p, &rep), -PS_EINVAL);
     cr_expect(strstr(ps_errmsg(), "nor with a blank at either end"), "%s", ps_errmsg());
