@@ -5,7 +5,7 @@
 set -e
 P=${1:-build/pipesim}
 R=results
-mkdir -p $R/plots
+mkdir -p $R/plots $R/demo
 M=amoebanet:L=18,D=256
 T=models/topologies/p100-pcie-8.json
 echo "== partition: AmoebaNet-D (18, 256) into 4 stages on 8 P100s (PCIe), M=32"
