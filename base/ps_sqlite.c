@@ -3,6 +3,7 @@
 #include "base/ps_error.h"
 
 #include <stddef.h>
+#include <string.h>
 
 int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
 {
@@ -32,6 +33,14 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
         why = "the database is locked by another process (another program reading it, or "
               "another pipesim writing to it?)";
         break;
+    case SQLITE_CANTOPEN: { /* the file system's refusal, as a write's: exit 5 with the
+                             * reason (helper-125: root passes access(W_OK) on /proc,
+                             * then this read "unable to open database file", exit 8) */
+        int e = db ? sqlite3_system_errno(db) : 0;
+        code = PS_EIO;
+        why = e ? strerror(e) : "cannot create or open the file there";
+        break;
+    }
     case SQLITE_NOTADB: why = "not an SQLite database"; break;
     case SQLITE_CORRUPT: why = "the database file is corrupt"; break;
     default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc); break;

@@ -258,6 +258,10 @@ static const struct bad_case cases[] = {
       PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "export-chakra --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 "
       "--out-dir ch", PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
+    /* a folder no file can be made in: exit 5 with the reason, as root too (helper-125:
+     * root passed the access check on /proc, then SQLite's "unable to open", exit 8) */
+    { NULL, NULL, 0, "sweep --model ok.csv --topology ok.json -K 1 -M 1 --batch 4 --db "
+      "/proc/pipesim-no.db", PS_EIO, "/proc/pipesim-no.db" },
     { NULL, NULL, 0, "sweep --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 --db s.db",
       PS_EUSAGE, "--batch: 0 is out of range [1, 1099511627776]: must be at least 1" },
     { NULL, NULL, 0, "report --db s.db --batch 0", PS_EUSAGE,

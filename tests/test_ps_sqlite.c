@@ -48,7 +48,8 @@ Test(ps_sqlite, each_result_code_maps_to_its_pipesim_error)
     expect_map(SQLITE_NOTADB, PS_EDB, "p.db: doing: not an SQLite database");
     expect_map(SQLITE_CORRUPT, PS_EDB, "p.db: doing: the database file is corrupt");
     /* the others: SQLite's own words */
-    expect_map(SQLITE_CANTOPEN, PS_EDB, "p.db: doing: unable to open database file");
+    /* the file system's refusal: an I/O error with its reason (helper-125) */
+    expect_map(SQLITE_CANTOPEN, PS_EIO, "p.db: doing: cannot create or open the file there");
     expect_map(SQLITE_IOERR, PS_EDB, "p.db: doing: disk I/O error");
     expect_map(SQLITE_ERROR, PS_EDB, "p.db: doing: SQL logic error");
     expect_map(SQLITE_CONSTRAINT, PS_EDB, "p.db: doing: constraint failed");
@@ -61,7 +62,7 @@ Test(ps_sqlite, extended_codes_map_as_their_primary_code)
     expect_map(SQLITE_READONLY_DBMOVED, PS_EIO, "p.db: doing: the database is read-only");
     expect_map(SQLITE_CORRUPT_INDEX, PS_EDB, "p.db: doing: the database file is corrupt");
     expect_map(SQLITE_IOERR_SHORT_READ, PS_EDB, "p.db: doing: disk I/O error");
-    cr_expect_eq(ps_sqlite_error(NULL, SQLITE_CANTOPEN_ISDIR, "p.db", "doing"), -PS_EDB);
+    cr_expect_eq(ps_sqlite_error(NULL, SQLITE_CANTOPEN_ISDIR, "p.db", "doing"), -PS_EIO);
 }
 
 Test(ps_sqlite, other_errors_carry_the_connections_message)
@@ -214,5 +215,20 @@ Test(ps_sqlite, rollback_undoes_and_keeps_the_error)
     cr_expect_eq(ps_sqlite_int(db, "m.db", "SELECT count(*) FROM t", "reading", &n), 0);
     cr_expect_eq(n, 0);
     cr_expect_str_eq(ps_errmsg(), "m.db: writing: no such table: nowhere");
+    sqlite3_close(db);
+}
+
+/* A file that cannot be made: exit 5 with the system's reason, which a root
+ * process meets where access(W_OK) passed (/proc), as anyone meets under a
+ * missing folder (helper-125: "unable to open database file", exit 8). */
+Test(ps_sqlite, a_file_that_cannot_be_made_says_why)
+{
+    char p[160];
+    path(p, sizeof p, "no/such/folder.db");
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(p, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    cr_assert_neq(rc, SQLITE_OK);
+    cr_expect_eq(ps_sqlite_error(db, rc, p, "cannot open"), -PS_EIO);
+    cr_expect(strstr(ps_errmsg(), "cannot open: No such file or directory"), "%s", ps_errmsg());
     sqlite3_close(db);
 }
