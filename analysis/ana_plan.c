@@ -623,14 +623,20 @@ int ana_plan_rerank(struct ana_plan *p)
         return ps_error(PS_ENOMEM, "out of memory");
     }
     memcpy(p->rank, fit, sizeof *fit * (size_t)p->n_rank);
-    /* frontier: by peak memory, keep each strictly faster than all before */
+    /* frontier: by peak memory, keep each strictly faster than all before, and
+     * one that ties the last kept in both (no other beats it either: helper-128,
+     * interleaved:2 and breadth-first:2 at one step and peak listed one); the
+     * bounds prune no exact tie (dominated) */
     qsort_r(fit, (size_t)nf, sizeof *fit, by_memory, p->c);
-    int64_t best = INT64_MAX;
-    for (int j = 0; j < nf; j++)
-        if (p->c[fit[j]].step_ns < best) {
-            best = p->c[fit[j]].step_ns;
+    int64_t best = INT64_MAX, best_peak = -1;
+    for (int j = 0; j < nf; j++) {
+        const struct ana_plan_cfg *g = &p->c[fit[j]];
+        if (g->step_ns < best || (g->step_ns == best && g->peak_mem == best_peak)) {
+            best = g->step_ns;
+            best_peak = g->peak_mem;
             p->front[p->n_front++] = fit[j];
         }
+    }
     free(fit);
     return 0;
 }

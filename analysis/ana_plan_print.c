@@ -95,6 +95,8 @@ static void print_table(const void *obj, FILE *f)
                                  "--frontier found)" : "");
     if (p->n_front)
         header(f);
+    else /* as the top says (helper-128: the heading stood alone) */
+        fprintf(f, "  none: no configuration fits\n");
     for (int i = 0; i < p->n_front; i++)
         row(p, &p->c[p->front[i]], i + 1, f);
     fprintf(f, "\nrejected:\n");

@@ -359,6 +359,13 @@ static int build_sched_mem(sch_part_model *m)
 
 static int shared_devices(const sch_part_model *m);
 
+/* "--remat always, " unless it is the mode already (helper-128: it was suggested
+ * to a run at always). */
+static const char *remat_hint(const sch_part_model *m)
+{
+    return m->o.remat == SCH_REMAT_ALWAYS ? "" : "--remat always, ";
+}
+
 static int build(sch_part_model *m)
 {
     int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
@@ -545,11 +552,11 @@ int sch_part_model_explain_nofit(const sch_part_model *m)
     sch_partition_format(part, spec, sizeof spec);
     rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: the "
                    "closest, %s, still has stage %d (layers %d-%d on %s) needing %.4g GiB for "
-                   "%.4g GiB of memory, %.4g GiB over (try --remat always, more stages or a "
+                   "%.4g GiB of memory, %.4g GiB over (try %smore stages or a "
                    "smaller micro-batch)", m->L, m->S, spec, w, info[w].first,
                    info[w].first + info[w].n_layers - 1, m->topo->devices[m->dev[w]].name,
                    (double)info[w].mem / PS_GIB, info[w].capacity / PS_GIB,
-                   (double)worst_over / PS_GIB);
+                   (double)worst_over / PS_GIB, remat_hint(m));
 out:
     sch_partition_free(part);
     free(c);
@@ -1068,10 +1075,10 @@ static int explain_device_nofit(const sch_part_model *m)
     int rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: "
                       "each stage fits its device alone, but the cut that does best, %s, has "
                       "device %s holding stages %s needing %.4g GiB for %.4g GiB (no share of "
-                      "its memory among them that was tried fits; try --remat always, more "
+                      "its memory among them that was tried fits; try %smore "
                       "devices or a smaller micro-batch)", m->L, m->S, spec,
                       m->topo->devices[m->dev[w]].name, stages, (double)sum[w] / PS_GIB,
-                      m->cap[w] / PS_GIB);
+                      m->cap[w] / PS_GIB, remat_hint(m));
     free(mem);
     sch_partition_free(part);
     return rc;

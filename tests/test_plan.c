@@ -265,11 +265,31 @@ Test(plan, bounds_hold_and_ranked_configurations_fit)
                       "M=%d)", c, i, g->schedule, g->K, g->R, g->M);
             ana_prediction_free(pr);
         }
-        /* the frontier: by memory up, throughput strictly up, nothing dominates it */
+        /* the frontier: by memory up, throughput strictly up but for exact ties (both
+         * listed: helper-128), nothing dominates it */
         for (int i = 1; i < fast->n_front; i++) {
             const struct ana_plan_cfg *a = &fast->c[fast->front[i - 1]], *b = &fast->c[fast->front[i]];
             cr_expect_leq(a->peak_mem, b->peak_mem);
+            if (a->peak_mem == b->peak_mem && a->step_ns == b->step_ns)
+                continue;
             cr_expect_gt(a->step_ns, b->step_ns);
+        }
+        /* and every fitting configuration that no other beats in both is on it */
+        for (int i = 0; i < fast->n; i++) {
+            const struct ana_plan_cfg *g = &fast->c[i];
+            if (g->status != ANA_PLAN_FIT)
+                continue;
+            int beaten = 0, listed = 0;
+            for (int j = 0; j < fast->n && !beaten; j++) {
+                const struct ana_plan_cfg *h = &fast->c[j];
+                beaten = h->status == ANA_PLAN_FIT && h->peak_mem <= g->peak_mem &&
+                         h->step_ns <= g->step_ns &&
+                         (h->peak_mem < g->peak_mem || h->step_ns < g->step_ns);
+            }
+            for (int j = 0; j < fast->n_front; j++)
+                listed |= fast->front[j] == i;
+            cr_expect_eq(listed, !beaten, "case %d: %s K=%d R=%d M=%d %s on the frontier", c,
+                         g->schedule, g->K, g->R, g->M, listed ? "wrongly" : "missing");
         }
         ana_plan_free(bf);
         ana_plan_free(fast);
@@ -1140,4 +1160,20 @@ Test(plan_cli, the_closed_form_counts_the_memory_policy)
     cr_expect_eq(th_sh("cd %s && %s plan --model p8.csv --topology small.json --devices 4 "
                        "--batch 8 --jobs 1 --top 1 --format csv 2>/dev/null | grep -q '^top,1,4,'",
                        dir, ps), 0);
+}
+
+/* Nothing fits: the frontier says so as the top does, and the partitioner's hint does
+ * not suggest the re-materialization already in use (helper-128). */
+Test(plan_cli, nothing_fits_says_so_and_hints_what_is_left)
+{
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("cd %s && %s plan --model mlp:layers=4,width=64 --topology chain-8-ideal "
+                       "--devices 2 --batch 8 --mem-cap 1000 > o.txt 2>/dev/null; test $? -eq 7 && "
+                       "test $(grep -c '^  none: no configuration fits$' o.txt) -eq 2", dir, ps),
+                 0);
+    char out[1024];
+    cr_expect_eq(th_capture(out, sizeof out, "%s partition --model mlp:layers=4,width=64 "
+                            "--topology chain-8-ideal -K 2 -M 2 --batch 8 --remat always "
+                            "--mem-cap 1000 2>&1", ps), 7, "%s", out);
+    cr_expect(strstr(out, "(try more stages or a smaller micro-batch)"), "%s", out);
 }
