@@ -119,8 +119,8 @@ static int fit_all(struct msr_calib *c)
     if ((rc = msr_fit_line(c->xfer_bytes, y, c->n_xfer, 1, &c->xfer_fit)) < 0)
         return rc;
     c->link_latency = c->xfer_fit.a > 0 ? c->xfer_fit.a : c->handoff_spin.med;
-    c->link_bandwidth = c->xfer_fit.b > 0 ? 1 / c->xfer_fit.b
-                                          : (c->memcpy_bw > 0 ? c->memcpy_bw / 2 : 1e10);
+    c->link_bandwidth = msr_calib_xfer_slope_ok(c) ? 1 / c->xfer_fit.b
+                        : (c->memcpy_bw > 0 ? c->memcpy_bw / 2 : 1e10);
     /* pipelined: the hand-offs inside the steps replace the ping-pong link */
     c->pingpong_latency = c->link_latency;
     c->pingpong_bandwidth = c->link_bandwidth;
@@ -132,6 +132,11 @@ static int fit_all(struct msr_calib *c)
         c->link_bandwidth = 1 / c->handoff_fit.b;
     }
     return 0;
+}
+
+int msr_calib_xfer_slope_ok(const struct msr_calib *c)
+{
+    return c->xfer_fit.b > 0 && (!(c->memcpy_bw > 0) || 1 / c->xfer_fit.b <= c->memcpy_bw);
 }
 
 int msr_calib_messages(const struct msr_calib *c)
@@ -414,8 +419,10 @@ int msr_calib_profile(const struct msr_calib *c, struct mdl_profile **out)
 {
     *out = NULL;
     char origin[1024];
-    snprintf(origin, sizeof origin, "pipesim calibrate %s in stages %s on cpu %d, OpenBLAS %s, "
-             "%d repeats, %s", c->spec, c->partition, c->cpu, c->blas, c->repeats, c->stamp);
+    /* "in 1 stage of 2 layers": "in stages 2" read as two stages (helper-127) */
+    snprintf(origin, sizeof origin, "pipesim calibrate %s in %d stage%s of %s layers on cpu %d, "
+             "OpenBLAS %s, %d repeats, %s", c->spec, c->n_stages, c->n_stages == 1 ? "" : "s",
+             c->partition, c->cpu, c->blas, c->repeats, c->stamp);
     struct mdl_profile *p = mdl_profile_new(origin, 1);
     if (!p)
         return ps_error(PS_ENOMEM, "out of memory");

@@ -258,6 +258,10 @@ struct msr_calib {
 
 /* Whether c's topology models the workers' message copies (above). */
 int msr_calib_messages(const struct msr_calib *c);
+/* Whether the transfer fit's slope gives the link's bandwidth: positive, and
+ * a rate no faster than memcpy (a transfer is two copies; a slope of noise
+ * read 10.7 TB/s beside memcpy's 51 GB/s: helper-127). */
+int msr_calib_xfer_slope_ok(const struct msr_calib *c);
 
 #define MSR_PIPE_AT(c, s, i, k) (&(c)->pipe[((size_t)(s) * (c)->n_sizes + (i)) * MSR_PIPE_NCLASS + (k)])
 const char *msr_pipe_class_name(enum msr_pipe_class k);

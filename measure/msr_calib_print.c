@@ -119,7 +119,11 @@ static void print_table(const void *obj, FILE *f)
                           : c->xfer_fit.a > 0 ? ""
                                               : " (the polling hand-off: the transfer fit's "
                                                 "intercept is not positive)";
-        const char *bw = hand ? "" : c->xfer_fit.b > 0 ? ""
+        const char *bw = hand ? "" : msr_calib_xfer_slope_ok(c) ? ""
+                                   : c->memcpy_bw > 0 && c->xfer_fit.b > 0
+                                        ? " (memcpy / 2, a copy on send and one on receive: "
+                                          "the transfer fit's slope gives a rate faster than "
+                                          "memcpy, noise)"
                                    : c->memcpy_bw > 0 ? " (memcpy / 2, a copy on send and one "
                                                         "on receive: the transfer fit's slope "
                                                         "is not positive)"

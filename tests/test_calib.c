@@ -877,7 +877,7 @@ Test(calib, calibrate_writes_what_predict_accepts)
         th_sh("cat %s/err3.txt >&2", dir);
         cr_assert_fail("calibrate --stages 3 failed (its stderr above)");
     }
-    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1,1' c/k3.csv", dir), 0);
+    cr_expect_eq(th_sh("cd %s && grep -q 'in 3 stages of 1,1,1 layers' c/k3.csv", dir), 0);
     /* more stages than layers: exit 7, as validate's K > layers (helper-66: 2) */
     cr_expect_eq(th_sh("cd %s && %s calibrate --net mlp:layers=3,width=16 --micro-batches 2 "
                        "--stages 4 --out c/k4 2> err4.txt; test $? -eq 7 && grep -qx 'pipesim "
@@ -1247,4 +1247,23 @@ Test(calib, default_cores_are_not_the_other_ends)
         cr_expect(c0 == want[i][2] && c1 == want[i][3] && n == 2,
                   "--cpu %d --peer-cpu %d: cores %d and %d", want[i][0], want[i][1], c0, c1);
     }
+}
+
+/* A transfer is a copy on send and one on receive: a fitted slope whose rate
+ * beats memcpy's is noise, and the link takes memcpy / 2, saying why
+ * (helper-127: 10.7 TB/s was written beside memcpy's 51 GB/s). */
+Test(calib, a_transfer_faster_than_memcpy_is_noise)
+{
+    static struct msr_calib c;
+    memset(&c, 0, sizeof c);
+    c.memcpy_bw = 5e10;
+    c.xfer_fit.b = 1 / 1.07e13;
+    cr_expect_not(msr_calib_xfer_slope_ok(&c));
+    c.xfer_fit.b = 1 / 1e10;
+    cr_expect(msr_calib_xfer_slope_ok(&c));
+    c.xfer_fit.b = -1e-12;
+    cr_expect_not(msr_calib_xfer_slope_ok(&c));
+    c.memcpy_bw = 0; /* no memcpy figure: a positive slope stands */
+    c.xfer_fit.b = 1 / 1.07e13;
+    cr_expect(msr_calib_xfer_slope_ok(&c));
 }

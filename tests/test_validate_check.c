@@ -687,7 +687,7 @@ Test(vcheck, cli_check_end_to_end)
                        "-K 1,2 -M 2 --remat never --steps 1 --warmup-steps 0 --repeats 2 "
                        "--calib-stages K --calib-out c/net --db r/v.db --report r/validation.md > out.txt "
                        "2> err.txt", dir, th_pipesim()), 0);
-    cr_expect_eq(th_sh("cd %s && grep -q 'in stages 1,1' c/net-K2.csv && "
+    cr_expect_eq(th_sh("cd %s && grep -q 'in 2 stages of 1,1 layers' c/net-K2.csv && "
                        "test -s c/net-K1.csv && test -s c/net-K2.json && "
                        "test -s c/net-K2-fit.csv && test -s r/v.db && "
                        "grep -q '^gpipe K=2 M=2' out.txt && grep -q 'max peak act. error' out.txt && "
