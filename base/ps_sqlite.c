@@ -38,7 +38,8 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
                              * then this read "unable to open database file", exit 8) */
         int e = db ? sqlite3_system_errno(db) : 0;
         code = PS_EIO;
-        why = e ? strerror(e) : "cannot create or open the file there";
+        why = strlen(path) >= 512 ? "the path is longer than SQLite takes (511 bytes)"
+              : e ? strerror(e) : "cannot create or open the file there";
         break;
     }
     case SQLITE_NOTADB: why = "not an SQLite database"; break;
