@@ -59,7 +59,8 @@ static int keep(const struct prune *pr, int single, int64_t tlb, int64_t mlb);
 
 /* pr: NULL for brute force (no pruning, no rejection by the bounds). */
 static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry *e,
-                    struct ana_plan_cfg *g, const struct prune *pr, int *ran)
+                    const struct sch_costs *costs, struct ana_plan_cfg *g,
+                    const struct prune *pr, int *ran)
 {
     struct sch_schedule *s = NULL;
     sim_engine *eng = NULL;
@@ -87,7 +88,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
      * fitted to the costs (ana_schedule_fit, as predict does), an order the
      * walk of these lists does not bound */
     int64_t mlb = 0;
-    if (!sch_zbauto_limit(s) && ana_plan_mem_bound(s, e->costs, cv, &mlb) && pr) {
+    if (!sch_zbauto_limit(s) && ana_plan_mem_bound(s, costs, cv, &mlb) && pr) {
         g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb; /* brute force: the engine judges */
         g->status = ANA_PLAN_MEM_BOUND;
         goto out;
@@ -95,8 +96,8 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     g->mem_lb = mlb > g->mem_lb ? mlb : g->mem_lb;
     if (pr && !keep(pr, g->K == 1 && g->R == 1, sch_seconds_to_time(g->lb_s), g->mem_lb))
         goto out; /* stays PRUNED: the memory walk bounds it out of the top and frontier */
-    if ((rc = ana_schedule_fit(&s, e->costs, sp->topo, g->R)) < 0 ||
-        (rc = sim_simulate(s, e->costs, sp->topo, 0, &eng)) < 0) {
+    if ((rc = ana_schedule_fit(&s, costs, sp->topo, g->R)) < 0 ||
+        (rc = sim_simulate(s, costs, sp->topo, 0, &eng)) < 0) {
         cfg_error(g, ps_errmsg());
         rc = rc == -PS_ENOMEM ? rc : 0;
         goto out;
@@ -123,7 +124,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
         double busy = (double)r->busy[d];
         sum += busy;
         mx = busy > mx ? busy : mx;
-        double cm = sch_time_to_seconds(r->busy_allreduce[d]) + ana_plan_send_seconds(sp, s, e->costs, d);
+        double cm = sch_time_to_seconds(r->busy_allreduce[d]) + ana_plan_send_seconds(sp, s, costs, d);
         comm = cm > comm ? cm : comm;
     }
     g->imbalance = sum > 0 ? mx / (sum / g->K) - 1 : 0;
@@ -476,9 +477,29 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
     if (pr && !keep(pr, single, tlb, mlb))
         return 0;
     int ran;
-    if ((rc = simulate(sp, e, g, pr, &ran)) < 0)
-        return rc;
-    p->simulated += ran;
+    if (e->upart) { /* the optimum the closed form refused, judged by the engine first */
+        struct ana_plan_cfg before = *g, up;
+        sch_partition_format(e->upart, g->partition, sizeof g->partition);
+        if ((rc = simulate(sp, e, e->ucosts, g, pr, &ran)) < 0)
+            return rc;
+        up = *g;
+        int ran_up = ran; /* a configuration counts once as simulated */
+        if (!(up.status == ANA_PLAN_FIT && l.v == 1 && !l.vee)) {
+            /* the capped cut; with several stages a device the faster that fits */
+            *g = before;
+            if ((rc = simulate(sp, e, e->costs, g, pr, &ran)) < 0)
+                return rc;
+            if (up.status == ANA_PLAN_FIT &&
+                (g->status != ANA_PLAN_FIT || up.step_ns < g->step_ns))
+                *g = up;
+        }
+        ran |= ran_up;
+        p->simulated += ran;
+    } else {
+        if ((rc = simulate(sp, e, e->costs, g, pr, &ran)) < 0)
+            return rc;
+        p->simulated += ran;
+    }
     progress_tick(sp, p->n, 0, ran);
     if (g->status == ANA_PLAN_FIT && pr) {
         topn_add(&pr->top, p->c, i, sp->objective);

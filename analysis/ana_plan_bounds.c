@@ -91,8 +91,9 @@ void ana_plan_pcache_release(struct ana_plan_pcache *c)
         if (c->e[i].used) {
             sch_partition_free(c->e[i].part);
             sch_costs_free(c->e[i].costs);
+            sch_partition_free(c->e[i].upart);
+            sch_costs_free(c->e[i].ucosts);
             free(c->e[i].stage_device);
-            free(c->e[i].dev_static);
         }
     free(c->e);
 }
@@ -103,6 +104,9 @@ int ana_plan_n_remat(enum sch_remat r, int M)
 }
 
 /* The capped optimum, else the unconstrained one; the costs of it. */
+static void cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_pkey *k, int S,
+                       const struct sch_costs *costs, struct ana_plan_pentry *e);
+
 static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e,
                         const int64_t *counts)
 {
@@ -152,6 +156,16 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
             e->capped = 1;
         } else if ((rc = sch_part_model_solve(m, &e->part)) == 0) {
             e->capped = 1;
+            /* the closed form is an upper bound (each class of buffer at its
+             * own most, a device's stages summed): the engine judges the
+             * optimum it refused, at simulation (helper-128: a slower cut was
+             * planned while the optimum fit); not zb-auto's fitted order, nor a
+             * layout entry of several stages a device (no schedule of its own) */
+            const char *nm = k->sched[0] ? k->sched : k->v == 1 && !k->vee ? "gpipe" : NULL;
+            if (nm && strcmp(nm, "zb-auto") && !sch_partition_equal(up, e->part)) {
+                e->upart = up;
+                up = NULL;
+            }
         } else if (rc == -PS_ENOFIT) {
             e->part = up;
             up = NULL;
@@ -163,10 +177,39 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     if (rc == 0)
         rc = sch_costs_new(sp->profile, sp->topo, e->part, e->stage_device, k->micro,
                            &e->costs);
+    if (rc == 0 && e->upart) {
+        int urc = sch_costs_new(sp->profile, sp->topo, e->upart, e->stage_device, k->micro,
+                                &e->ucosts);
+        if (urc == -PS_ENOMEM) {
+            rc = urc;
+        } else if (urc < 0) { /* beyond the engine's range: no candidate */
+            ps_error_clear();
+            sch_partition_free(e->upart);
+            e->upart = NULL;
+        }
+    }
     if (rc < 0) {
         e->rc = rc;
         goto out;
     }
+    /* the bounds hold for either cut: each the least of the two */
+    e->tlb = e->tlb_plain = e->mem_lb = INT64_MAX;
+    e->over = 1;
+    for (int u = 0; u < 1 + (e->upart != NULL) && e->rc == 0; u++)
+        cut_bounds(sp, k, S, u ? e->ucosts : e->costs, e);
+out:
+    if (e->rc < 0)
+        ana_plan_msg_copy(e->msg, sizeof e->msg, ps_errmsg());
+    sch_part_model_free(m);
+    sch_schedule_free(sched);
+}
+
+/* The lower bounds of one cut's costs (pentry_fill), each folded into e's as
+ * the least: time (with and without a split backward's tail), the largest
+ * device's parameters and stash; over only where every cut's need is over. */
+static void cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_pkey *k, int S,
+                       const struct sch_costs *costs, struct ana_plan_pentry *e)
+{
     /* The engine's compute ops back to back on each device, after the
      * forward of some micro-batch has gone through the stages before its
      * first one (the first op on a device is an F whose earlier stages are
@@ -177,7 +220,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     int64_t *b = calloc((size_t)k->K * 6, sizeof *b);
     if (!b) {
         e->rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
+        return;
     }
     int64_t *st = b + k->K, *mx = st + k->K, *head = mx + k->K, *tail = head + k->K;
     int64_t *upd = tail + k->K, nr = ana_plan_n_remat(k->remat, k->M);
@@ -185,7 +228,7 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
     for (int d = 0; d < k->K; d++)
         head[d] = tail[d] = INT64_MAX;
     for (int s = 0; s < S; s++) {
-        const struct sch_stage_cost *c = &e->costs->st[s];
+        const struct sch_stage_cost *c = &costs->st[s];
         int d = c->device;
         b[d] += (k->M - nr) * (c->fwd + c->bwd) +
                 nr * (c->fwd_nostash + c->recomp + c->bwd_remat) + c->update;
@@ -197,27 +240,22 @@ static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *
         before += c->fwd < c->fwd_nostash ? c->fwd : c->fwd_nostash;
         back += c->bwd < c->bwd_remat ? c->bwd : c->bwd_remat;
     }
-    if (!(e->dev_static = malloc(sizeof *e->dev_static * (size_t)k->K))) {
-        free(b);
-        e->rc = ps_error(PS_ENOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(e->dev_static, st, sizeof *st * (size_t)k->K);
+    int over = 0;
+    int64_t tlb = 0, tlb_plain = 0, mem_lb = 0;
     for (int d = 0; d < k->K; d++) {
         int64_t t = b[d] + (head[d] == INT64_MAX ? 0 : head[d]), need = st[d] + mx[d];
         int64_t tp = t + (tail[d] != INT64_MAX && tail[d] > upd[d] ? tail[d] - upd[d] : 0);
         double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
-        e->tlb = t > e->tlb ? t : e->tlb;
-        e->tlb_plain = tp > e->tlb_plain ? tp : e->tlb_plain;
-        e->mem_lb = need > e->mem_lb ? need : e->mem_lb;
-        e->over |= (double)need > cap;
+        tlb = t > tlb ? t : tlb;
+        tlb_plain = tp > tlb_plain ? tp : tlb_plain;
+        mem_lb = need > mem_lb ? need : mem_lb;
+        over |= (double)need > cap;
     }
+    e->tlb = tlb < e->tlb ? tlb : e->tlb;
+    e->tlb_plain = tlb_plain < e->tlb_plain ? tlb_plain : e->tlb_plain;
+    e->mem_lb = mem_lb < e->mem_lb ? mem_lb : e->mem_lb;
+    e->over &= over;
     free(b);
-out:
-    if (e->rc < 0)
-        ana_plan_msg_copy(e->msg, sizeof e->msg, ps_errmsg());
-    sch_part_model_free(m);
-    sch_schedule_free(sched);
 }
 
 int ana_plan_pcache_get(const struct ana_plan_spec *sp, struct ana_plan_pcache *c,
@@ -542,21 +580,29 @@ int ana_plan_ccache_get(struct ana_plan_ccache *c, const struct ana_plan_cfg *g,
 int ana_plan_count_bound(const struct ana_plan_spec *sp, const struct ana_plan_pentry *e,
                        const struct ana_plan_centry *c, int64_t *lb)
 {
-    int over = 0;
-    *lb = 0;
-    for (int d = 0; d < e->k.K; d++) {
-        int64_t most = 0;
-        for (int s = 0; s < c->S; s++)
-            if (e->stage_device[s] == d) {
-                int64_t v = (int64_t)c->cnt[s] * e->costs->st[s].mem.stash;
-                most = v > most ? v : most;
-            }
-        int64_t need = e->dev_static[d] + most;
-        double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
-        *lb = need > *lb ? need : *lb;
-        over |= (double)need > cap;
+    int over_all = 1;
+    *lb = INT64_MAX;
+    for (int u = 0; u < 1 + (e->ucosts != NULL); u++) { /* either cut may run: the least */
+        const struct sch_costs *costs = u ? e->ucosts : e->costs;
+        int over = 0;
+        int64_t cut_lb = 0;
+        for (int d = 0; d < e->k.K; d++) {
+            int64_t most = 0, params = 0;
+            for (int s = 0; s < c->S; s++)
+                if (e->stage_device[s] == d) {
+                    int64_t v = (int64_t)c->cnt[s] * costs->st[s].mem.stash;
+                    most = v > most ? v : most;
+                    params += costs->st[s].param_bytes;
+                }
+            int64_t need = params + most;
+            double cap = sp->cap_mode == 2 ? sp->cap : sp->topo->devices[d].memory;
+            cut_lb = need > cut_lb ? need : cut_lb;
+            over |= (double)need > cap;
+        }
+        *lb = cut_lb < *lb ? cut_lb : *lb;
+        over_all &= over;
     }
-    return over;
+    return over_all;
 }
 
 /* ---- memory in program order, transfers ---- */

@@ -39,11 +39,15 @@ struct ana_plan_pentry {
     int binding;               /* the memory cap rejected the unconstrained optimum */
     struct sch_partition *part;
     struct sch_costs *costs;
+    /* the unconstrained optimum the closed form refused while the capped
+     * search found a cut: simulated too, taken where the engine finds it fits
+     * (with several stages a device, where it also runs faster); NULL else */
+    struct sch_partition *upart;
+    struct sch_costs *ucosts;
     int *stage_device;         /* [S] */
     int64_t tlb;               /* the time lower bound from the costs (ns) */
     int64_t tlb_plain;         /* the same for schedules without a split backward */
     int64_t mem_lb;            /* largest device's parameters + largest stash */
-    int64_t *dev_static;       /* [K] each device's parameter bytes */
     int over;                  /* some device's mem_lb is above its capacity */
 };
 
