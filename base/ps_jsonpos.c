@@ -1,5 +1,6 @@
 #include "base/ps_jsonpos.h"
 #include "base/ps_error.h"
+#include "base/ps_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,10 +214,15 @@ int ps_json_error_at(int rc, const char *name, const char *text, size_t len,
 {
     if (rc >= 0 || -rc == PS_ENOMEM || !text)
         return rc;
-    char msg[PS_ERRMSG_MAX];
+    char msg[PS_ERRMSG_MAX], shown[PS_ERRMSG_MAX];
     snprintf(msg, sizeof msg, "%s", ps_errmsg());
-    size_t nl = strlen(name);
-    if (strncmp(msg, name, nl) || strncmp(msg + nl, ": ", 2))
+    /* the message shows the name's control characters as '?' (ps_error): so
+     * must the prefix it is matched with (helper-126: a name with a newline
+     * lost its line and column) */
+    snprintf(shown, sizeof shown, "%s", name);
+    ps_printable_in_place(shown);
+    size_t nl = strlen(shown);
+    if (strncmp(msg, shown, nl) || strncmp(msg + nl, ": ", 2))
         return rc;
     char *where = msg + nl + 2, *sep = strstr(where, ": ");
     if (!sep)
@@ -244,5 +250,5 @@ int ps_json_error_at(int rc, const char *name, const char *text, size_t len,
     int line, col;
     if (ps_json_locate(text, len, path, k, &line, &col) < 0)
         return rc;
-    return ps_error(-rc, "%s:%d:%d: %s: %s", name, line, col, where, rest);
+    return ps_error(-rc, "%s:%d:%d: %s: %s", shown, line, col, where, rest);
 }

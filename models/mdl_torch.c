@@ -113,29 +113,40 @@ static int map_add(const struct ctx *c, struct name_map *m,
 
 static int thread_id(struct ctx *c, const json_t *pid, const json_t *tid, int *out)
 {
-    char key[160], a[64] = "", b[64] = "";
+    /* whole ids: two that differ past their 63rd byte are two threads
+     * (helper-126: cut to 64 bytes, they were one, read as overlapping) */
+    char num[2][32] = { "", "" };
+    const char *part[2] = { "", "" };
     const json_t *v[2] = { pid, tid };
-    char *dst[2] = { a, b };
     for (int i = 0; i < 2; i++) {
-        if (json_is_string(v[i]))
-            snprintf(dst[i], 64, "%s", json_string_value(v[i]));
-        else if (json_is_number(v[i]))
-            snprintf(dst[i], 64, "%.17g", json_number_value(v[i]));
+        if (json_is_string(v[i])) {
+            part[i] = json_string_value(v[i]);
+        } else if (json_is_number(v[i])) {
+            snprintf(num[i], sizeof num[i], "%.17g", json_number_value(v[i]));
+            part[i] = num[i];
+        }
     }
-    snprintf(key, sizeof key, "%s\x1f%s", a, b);
+    size_t n = strlen(part[0]) + strlen(part[1]) + 2;
+    char *key = malloc(n);
+    if (!key)
+        return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
+    snprintf(key, n, "%s\x1f%s", part[0], part[1]);
     size_t at = 0;
     int found = map_find(c, &c->thread_map, thread_name, key, &at);
-    if (found >= 0)
+    if (found >= 0) {
+        free(key);
         return *out = found, 0;
+    }
     if ((c->n_threads & (c->n_threads - 1)) == 0) {
         char **nt = realloc(c->threads, (size_t)(c->n_threads ? c->n_threads * 2 : 4) *
                                             sizeof *nt);
-        if (!nt)
+        if (!nt) {
+            free(key);
             return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
+        }
         c->threads = nt;
     }
-    if (!(c->threads[c->n_threads] = strdup(key)))
-        return ps_error(PS_ENOMEM, "out of memory reading %s", c->path);
+    c->threads[c->n_threads] = key;
     int rc = map_add(c, &c->thread_map, thread_name, c->n_threads, at);
     if (rc < 0) {
         free(c->threads[c->n_threads]);
@@ -664,8 +675,10 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     }
     for (int l = 0; l < c->n_layers && rc == 0; l++) {
         const struct layer_acc *a = &c->layers[l];
-        struct mdl_layer ml = { .fwd = a->fwd_us / rep->steps * 1e-6 };
-        ml.bwd = rep->method == MDL_TORCH_BWD_NONE ? 2 * ml.fwd : a->bwd_us / rep->steps * 1e-6;
+        /* divided by 1e6, not multiplied by 1e-6 (not a double): 100 us is the
+         * double nearest 1e-4 s, written 0.1 ms, not 0.09999999999999999 */
+        struct mdl_layer ml = { .fwd = a->fwd_us / rep->steps / 1e6 };
+        ml.bwd = rep->method == MDL_TORCH_BWD_NONE ? 2 * ml.fwd : a->bwd_us / rep->steps / 1e6;
         snprintf(ml.name, sizeof ml.name, "%s", a->name);
         rep->fwd_us += a->fwd_us / rep->steps;
         rep->bwd_us += rep->method == MDL_TORCH_BWD_NONE ? 0 : a->bwd_us / rep->steps;

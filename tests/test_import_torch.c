@@ -917,6 +917,18 @@ Test(import_torch, edges_of_ranges_and_functions)
     cr_expect_float_eq(p->layers[1].bwd, 0, 1e-15, "z: %g", p->layers[1].bwd);
     cr_expect_float_eq(rep.unattributed_us, 20, 1e-9);
     mdl_profile_free(p);
+    /* 100 us is written 0.1 ms (it was 0.09999999999999999: x 1e-6, then x 1e3) */
+    cr_assert_eq(import_raw("[" E("layer:a", 0, 100) "]", &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(p->layers[0].fwd, 1e-4);
+    mdl_profile_free(p);
+    /* two threads whose ids differ past their 63rd byte are two (they were one, and their
+     * ranges read as overlapping) */
+#define T64 "t123456789012345678901234567890123456789012345678901234567890123"
+    cr_expect_eq(import_raw("[{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":0,\"dur\":10,"
+                            "\"tid\":\"" T64 "x\"},{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":5,"
+                            "\"dur\":10,\"tid\":\"" T64 "y\"}]", &p, &rep), 0, "%s", ps_errmsg());
+#undef T64
+    mdl_profile_free(p);
     /* a name with a blank at either end: no CSV reader keeps it */
     cr_expect_eq(import_raw("[" E("layer: a", 0, 10) "]", &p, &rep), -PS_EINVAL);
     cr_expect(strstr(ps_errmsg(), "nor with a blank at either end"), "%s", ps_errmsg());

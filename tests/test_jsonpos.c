@@ -52,6 +52,11 @@ Test(jsonpos, rewrites_path_errors_only)
     ps_error(PS_ENOMEM, "f.json: devices: out of memory");
     ps_json_error_at(-PS_ENOMEM, "f.json", doc, sizeof doc - 1, NULL);
     cr_assert_str_eq(ps_errmsg(), "f.json: devices: out of memory");
+    /* a name with a newline, shown as '?' in the message, keeps its position
+     * (helper-126: the prefix did not match and the position was dropped) */
+    ps_error(PS_EINVAL, "%s: devices[0].flops: must be > 0", "f\nx.json");
+    ps_json_error_at(-PS_EINVAL, "f\nx.json", doc, sizeof doc - 1, NULL);
+    cr_assert_str_eq(ps_errmsg(), "f?x.json:4:20: devices[0].flops: must be > 0");
 }
 
 /* An alias names the root before an index too: the paths of a bare event array are
