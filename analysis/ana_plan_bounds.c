@@ -103,10 +103,11 @@ int ana_plan_n_remat(enum sch_remat r, int M)
     return r == SCH_REMAT_ALWAYS ? M : r == SCH_REMAT_EXCEPT_LAST ? M - 1 : 0;
 }
 
-/* The capped optimum, else the unconstrained one; the costs of it. */
 static void cut_bounds(const struct ana_plan_spec *sp, const struct ana_plan_pkey *k, int S,
                        const struct sch_costs *costs, struct ana_plan_pentry *e);
 
+/* The capped optimum, else the unconstrained one; the costs of it (and of the
+ * unconstrained one where the engine is to judge it: upart); their bounds. */
 static void pentry_fill(const struct ana_plan_spec *sp, struct ana_plan_pentry *e,
                         const int64_t *counts)
 {
