@@ -58,7 +58,10 @@ double ana_bubble_formula(const char *schedule, int K, int M, double tf, double 
     if (!strcmp(schedule, "zb-h1")) {
         if (M < K || !(tf + tb > 0))
             return NAN;
-        double c = tf > tb / 2 ? tf : tb / 2;
+        /* B = tb - tw, the engine's input half (the lesser of an odd backward's
+         * halves, engine.md), not tb / 2 (helper-131: 0.111128 against the
+         * simulation's exact 0.111078 at tb = 2001 ns) */
+        double bi = tb - tw, c = tf > bi ? tf : bi;
         return (K - 1) * c / (M * (tf + tb) + (K - 1) * c);
     }
     return NAN;
@@ -382,7 +385,8 @@ static void print_table(const void *obj, FILE *f)
                "schedule's uniform-stage\nfigure at the mean stage times, '-' where none "
                "applies (zb-h1, zb-h2 and zb-v only where W is half\nof B and M >= K, "
                "dualpipe-v with M >= 2K; zb-h2, zb-v and dualpipe-v only with T_F = T_B =\n"
-               "T_W, each to the nanosecond; interleaved:v, v > 1, with M a multiple of K;\n"
+               "T_W, each within 2 ns, the figure exact up to that rounding; interleaved:v, v > 1,\n"
+               "with M a multiple of K;\n"
                "breadth-first:v, v > 1, with M >= K; zb-auto has none).\n");
 }
 

@@ -81,7 +81,7 @@ int ana_sched_cmp_print(const struct ana_sched_cmp *c, enum ana_fmt fmt, FILE *f
  *   gpipe, 1f1b, eager-1f1b, breadth-first   (K-1) / (M+K-1)
  *   interleaved:v    (K-1) / (vM+K-1)                     (M % K == 0)
  *   breadth-first:v  (K-1) / (vM+K-1)                     (M >= K)
- *   zb-h1            (K-1)c / (M(tf+tb) + (K-1)c), c = max(tf, tb/2), M >= K
+ *   zb-h1            (K-1)c / (M(tf+tb) + (K-1)c), c = max(tf, tb - tw), M >= K
  *   zb-h2            (K-1) / (3M+K-1)              (tf = tb/2, M >= K)
  *   zb-v, dualpipe-v (K-1) / (6M+K-1)              (tf = tb/2; M >= K, M >= 2K)
  * tw is the weight-gradient part W of tb (split-backward schedules): the

@@ -528,11 +528,22 @@ int ps_io_input(const char *path, const char *opt)
     return io_add(path, opt, 0);
 }
 
+int ps_name_fits(const char *path, const char *shown, const char *opt)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strlen(base) <= NAME_MAX)
+        return 0;
+    return ps_error(PS_EIO, "%s '%.60s...': cannot write: %s (a name of %zu bytes, at most %d)",
+                    opt, shown, strerror(ENAMETOOLONG), strlen(base), NAME_MAX);
+}
+
 int ps_io_output(const char *path, const char *opt)
 {
     if (path && !*path) /* as an empty --out-dir is: a usage error, not an I/O one */
         return ps_error(PS_EUSAGE, "%s needs a file name (an empty one names no file)", opt);
-    return io_add(path, opt, 1);
+    int rc = path && strcmp(path, "-") ? ps_name_fits(path, path, opt) : 0;
+    return rc < 0 ? rc : io_add(path, opt, 1);
 }
 
 int ps_io_read(const char *path)

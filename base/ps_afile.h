@@ -123,6 +123,11 @@ void ps_io_begin(void);
 void ps_io_reset(void);
 int ps_io_input(const char *path, const char *opt);
 int ps_io_output(const char *path, const char *opt);
+/* Whether path's last component fits a folder (NAME_MAX bytes): else
+ * PS_EIO "OPT 'SHOWN...': cannot write: File name too long (...)".
+ * ps_io_output checks it, so a command says so before its work and before
+ * it prints a result (helper-130: predict printed its table, then failed). */
+int ps_name_fits(const char *path, const char *shown, const char *opt);
 int ps_io_read(const char *path);
 /* For an output a library writes in place (an SQLite database): the
  * refusal ps_afile_open gives (exit 2) when path is a file the command has

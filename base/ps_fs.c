@@ -191,12 +191,9 @@ int ps_prefix_check(const char *prefix, const char *opt)
 static int writable_at(const char *path, const char *shown, const char *opt, int mkparents)
 {
     struct stat st;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strlen(base) > NAME_MAX) /* no folder takes it: say so before the work */
-        return ps_error(PS_EIO, "%s '%.60s...': cannot write: %s (a name of %zu bytes, at "
-                         "most %d)", opt, shown, strerror(ENAMETOOLONG), strlen(base),
-                         NAME_MAX);
+    int rc = ps_name_fits(path, shown, opt); /* no folder takes it: said before the work */
+    if (rc < 0)
+        return rc;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return ps_error(PS_EIO, "%s '%s': cannot write: %s", opt, shown, strerror(EISDIR));

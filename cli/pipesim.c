@@ -223,6 +223,24 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
      * (sweep -K 2 -K 4 swept K = 4 alone) */
     int valued = li >= 0 ? longopts[li].has_arg != no_argument
                          : c > 0 && c < 256 && strchr(so, c) && strchr(so, c)[1] == ':';
+    /* a value that is the next word and one of this command's own options: the
+     * value was left out (helper-130: "--trace --sensitivity" wrote a trace named
+     * --sensitivity and dropped the flag); --trace=--x or ./--x names such a file */
+    if (valued && optarg && optind >= 2 && optarg == argv[optind - 1] &&
+        !strncmp(optarg, "--", 2) && optarg[2]) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(optarg + 2, "="), optarg + 2);
+        if (has_long(longopts, name)) {
+            const char *o = argv[optind - 2];
+            if (!strncmp(o, "--", 2))
+                ps_error(PS_EUSAGE, "option '%s' needs a value: '%s' is an option (a file of "
+                         "that name: %s=%s or ./%s)", o, optarg, o, optarg, optarg);
+            else
+                ps_error(PS_EUSAGE, "option '%s' needs a value: '%s' is an option (a file of "
+                         "that name: ./%s)", o, optarg, optarg);
+            return -2;
+        }
+    }
     if (c >= 0 && c < (int)sizeof seen_opt && valued) {
         if (seen_opt[c]) {
             const char *lname = NULL; /* the long name of this code, if any */

@@ -341,6 +341,16 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --frobnicate", PS_EUSAGE,
       "unknown option '--frobnicate'" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch", PS_EUSAGE, "option '--batch' needs a value" },
+    /* the next word one of the command's options: its value was left out (helper-130: a
+     * trace named --sensitivity, the flag dropped); --trace=--x still names such a file */
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --trace --sensitivity", PS_EUSAGE,
+      "option '--trace' needs a value: '--sensitivity' is an option (a file of that name: "
+      "--trace=--sensitivity or ./--sensitivity)" },
+    { NULL, NULL, 0, "plan --model ok.csv --topology ok.json --devices 2 --batch 4 --db "
+      "--quiet", PS_EUSAGE, "option '--db' needs a value: '--quiet' is an option" },
+    { NULL, NULL, 0, "partition --model ok.csv --topology ok.json -K 2 -M 2 --batch 4 -o "
+      "--format", PS_EUSAGE,
+      "option '-o' needs a value: '--format' is an option (a file of that name: ./--format)" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --remat sometimes", PS_EUSAGE,
       "unknown mode 'sometimes'" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 4 --format xml", PS_EUSAGE,

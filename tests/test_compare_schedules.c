@@ -179,6 +179,10 @@ Test(compare_schedules, bubble_formulas)
     cr_assert(fabs(ana_bubble_formula("zb-h1", 4, 8, 1, 4, 4 / 2.0) - 6.0 / (40 + 6)) < 1e-15);
     cr_assert(isnan(ana_bubble_formula("zb-h1", 4, 3, 1, 2, 2 / 2.0)));
     cr_assert(isnan(ana_bubble_formula("zb-h1", 4, 8, 1, 4, 1.5))); /* B != W */
+    /* an odd backward: B = 1000 ns, W = 1001 (the engine's halves): c = max(tf, B), the
+     * simulated 3000 / 27008 (helper-131: it took tb / 2) */
+    cr_assert(fabs(ana_bubble_formula("zb-h1", 4, 8, 1000e-9, 2001e-9, 1001e-9) -
+                   3000.0 / 27008) < 1e-12);
     cr_assert(isnan(ana_bubble_formula("nope", 4, 8, 1, 2, 2 / 2.0)));
     /* dualpipe-v: (K-1) T of (6M+K-1) T per device (test_new_schedules) */
     cr_assert(fabs(ana_bubble_formula("dualpipe-v", 4, 8, 1, 2, 2 / 2.0) - 3.0 / 51) < 1e-15);

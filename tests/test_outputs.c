@@ -757,3 +757,15 @@ Test(outputs, a_newline_in_a_quoted_path_keeps_files_and_lines_whole)
                        "> nl/r.out 2>&1 && grep -q '^wrote nl/r?s/speed.md$' nl/r.out && "
                        "! grep -q '^s/' nl/r.out", dir, th_pipesim()), 0);
 }
+
+/* A name no folder takes is refused before the work and before any result is printed
+ * (helper-130: predict printed its table, then failed renaming its trace, exit 5). */
+Test(outputs, a_name_too_long_is_refused_before_the_result)
+{
+    char longname[301];
+    memset(longname, 'a', 300);
+    longname[300] = 0;
+    cr_expect_eq(th_sh("cd %s && %s predict " RUN " --trace %s > nt.out 2> nt.err; test $? -eq "
+                       "5 && test ! -s nt.out && grep -q 'File name too long (a name of 300 "
+                       "bytes, at most 255)' nt.err", dir, th_pipesim(), longname), 0);
+}
