@@ -36,9 +36,10 @@ int ps_parse_double(const char *s, const char *what, double *out)
     double v = ps_strtod(s, &end);
     while (*end == ' ' || *end == '\t')
         end++;
-    if (*end || end == s)
-        return ps_error(PS_EUSAGE, "%s: '%s' is not a %s number", what, s,
-                         looks_hex(s) ? "decimal" : "finite");
+    if (*end || end == s) /* "8," or "abc": not a number at all (helper-130: it read "not
+                           * a finite number", the words for inf and nan) */
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a %snumber", what, s,
+                         looks_hex(s) ? "decimal " : "");
     if (errno == ERANGE) /* a number, but beyond a double's range */
         return ps_error(PS_EUSAGE, "%s: '%s' is out of range (%s)", what, s,
                          fabs(v) > 1 ? "magnitude above 1.8e308" : "nonzero but below 2.2e-308");

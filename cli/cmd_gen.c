@@ -127,9 +127,11 @@ static int gen_chain(int argc, char **argv)
 
 int cmd_gen(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (argc < 2) /* a usage error writes nothing on stdout (helper-130: the help did) */
+        return ps_error(PS_EUSAGE, "expected 'model' or 'chain' (see pipesim gen --help)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         gen_help();
-        return argc < 2 ? ps_error(PS_EUSAGE, "expected 'model' or 'chain'") : 0;
+        return 0;
     }
     if (!strcmp(argv[1], "model"))
         return gen_model(argc - 1, argv + 1);

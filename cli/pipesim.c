@@ -272,8 +272,10 @@ int main(int argc, char **argv)
     }
     int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
     if (help || !strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        if (!help && argc > 2) {
-            fprintf(stderr, "pipesim %s: takes no argument (got '%s')\n", argv[1], argv[2]);
+        if (argc > 2) { /* --help too: "--help extra" printed the list, the word unread */
+            ps_error(PS_EUSAGE, "takes no argument (got '%s'%s)", argv[2],
+                     help ? "; a command's help: pipesim help COMMAND" : "");
+            fprintf(stderr, "pipesim %s: %s\n", argv[1], ps_errmsg());
             return ps_exit_status(PS_EUSAGE);
         }
         if (help)
@@ -291,9 +293,11 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             ps_io_begin();
-            /* a malformed limit: before any work (helper-119), but not for --help,
-             * nor for sweep, which checks it under mpirun on every rank, once */
-            int rc = 0, help_asked = 0;
+            /* a malformed limit: before any work (helper-119), but not for --help
+             * nor `help` (helper-130: `help errors` failed on it, so exit 2 could
+             * not be looked up), nor for sweep, which checks it under mpirun on
+             * every rank, once */
+            int rc = 0, help_asked = !strcmp(argv[1], "help");
             for (int a = 2; a < argc; a++)
                 help_asked |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
             if (!help_asked && strcmp(argv[1], "sweep"))

@@ -254,6 +254,12 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "gen model ''", PS_EUSAGE, "model: expected one SPEC" },
     { NULL, NULL, 0, "import-torch t.json --sizes ''", PS_EUSAGE, "--sizes needs a file name" },
     { NULL, NULL, 0, "--version extra", PS_EUSAGE, "takes no argument (got 'extra')" },
+    /* --help too (helper-130: the word was ignored), and gen with no word prints no help on
+     * stdout; a non-number is not "not a finite number" */
+    { NULL, NULL, 0, "--help predict", PS_EUSAGE,
+      "takes no argument (got 'predict'; a command's help: pipesim help COMMAND)" },
+    { NULL, NULL, 0, "gen", PS_EUSAGE, "expected 'model' or 'chain'" },
+    { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 8,", PS_EUSAGE, "--batch: '8,' is not a number" },
     { NULL, NULL, 0, "compare-schedules --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
       PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },
     { NULL, NULL, 0, "export-chakra --model ok.csv --topology ok.json -K 2 -M 2 --batch 0 "

@@ -689,6 +689,11 @@ Test(options, help_topics)
     cr_assert_eq(th_capture(a, sizeof a, "%s help predict", P), 0);
     cr_assert_eq(th_capture(b, sizeof b, "%s predict --help", P), 0);
     cr_assert_str_eq(a, b);
+    /* as predict --help, help works under a malformed memory limit: exit 2 can be looked up
+     * (helper-130) */
+    cr_assert_eq(th_capture(a, sizeof a, "PIPESIM_MEMORY_LIMIT=abc %s help predict", P), 0);
+    cr_assert_str_eq(a, b);
+    cr_expect_eq(th_sh("PIPESIM_MEMORY_LIMIT=abc %s help errors > /dev/null", P), 0);
     cr_assert_eq(th_capture(a, sizeof a, "%s help", P), 0);
     cr_assert_eq(th_capture(b, sizeof b, "%s help --help", P), 0);
     cr_assert_str_eq(a, b);
