@@ -18,14 +18,26 @@ _pipesim_schedules()
     "$1" help schedules 2>/dev/null | sed -e 's/\[.*//' -e 's/:.*/:/'
 }
 
+_pipesim_usage()
+{
+    # the usage block of a command's --help (its first paragraph), only the forms
+    # of subcommand $3 where one is given ("gen chain"): the prose below it names
+    # other commands' options too
+    # shellcheck disable=SC2086
+    "$1" $2 --help 2>/dev/null | awk -v form="$3" '
+        $0 == "" { exit }
+        /pipesim / { keep = form == "" || index($0, "pipesim " form " ") > 0 }
+        keep'
+}
+
 _pipesim_values()
 {
     # the values a command's usage lists for an option ("[--objective throughput|memory]",
-    # "[--kind speedup,bubble,...]"), placeholders in capitals and numbers left out
-    # shellcheck disable=SC2086
-    "$1" $2 --help 2>/dev/null | tr '\n' ' ' | grep -oE -- "\[$3 [^]]*\]" | head -n 1 |
-        sed -e "s/^\[$3 //" -e 's/\]$//' | tr '|, ' '\n\n\n' |
-        grep -E '^[a-z][a-z0-9_-]*$'
+    # "[--kind speedup,bubble,...]"), placeholders in capitals and numbers left out;
+    # a name's own suffix ("lingvo[,...]", "zb-auto[:L]") taken off
+    _pipesim_usage "$1" "$2" "$4" | tr '\n' ' ' | grep -oE -- "\[$3 ([^]\[]|\[[^]]*\])*\]" |
+        head -n 1 | sed -e "s/^\[$3 //" -e 's/\]$//' | tr '|, ' '\n\n\n' |
+        sed -e 's/\[.*//' | grep -E '^[a-z][a-z0-9_-]*$'
 }
 
 _pipesim()
@@ -44,8 +56,14 @@ _pipesim()
         COMPREPLY=($(compgen -W "$cmds --help --version -V" -- "$cur"))
         return
     fi
-    local cmd=${words[1]}
+    local cmd=${words[1]} sub=""
     case $cmd in
+    validate)
+        # validate --check is a command of its own: its options and its help
+        local w
+        for w in "${words[@]:2}"; do
+            [ "$w" = --check ] && cmd="validate --check"
+        done;;
     reproduce)
         if [ "$cword" -eq 2 ]; then
             COMPREPLY=($(compgen -W "gpipe torchgpipe --help" -- "$cur"))
@@ -65,7 +83,8 @@ _pipesim()
             COMPREPLY=($(compgen -W "$gens" -- "$cur"))
             compopt -o nospace 2>/dev/null
             return
-        fi;;
+        fi
+        sub="gen ${words[2]}";;
     esac
     case $prev in
     --topology)
@@ -91,7 +110,10 @@ _pipesim()
         fi
         return 0;;
     --remat)
-        COMPREPLY=($(compgen -W "always except_last never" -- "$cur"))
+        # one mode; validate --check takes a comma list or all
+        local head=${cur%"${cur##*,}"} modes="always except_last never"
+        [ "$cmd" = "validate --check" ] && modes="$modes all"
+        COMPREPLY=($(compgen -P "$head" -W "$modes" -- "${cur##*,}"))
         return;;
     --format)
         COMPREPLY=($(compgen -W "table csv json" -- "$cur"))
@@ -107,7 +129,7 @@ _pipesim()
         # an option whose values the usage lists (--partition, --kind, --objective,
         # --mem-cap, ...): one of them, or the last of a comma list
         local vals
-        vals=$(_pipesim_values "$prog" "$cmd" "$prev")
+        vals=$(_pipesim_values "$prog" "$cmd" "$prev" "$sub")
         if [ -n "$vals" ]; then
             local head=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$head" -W "$vals" -- "${cur##*,}"))
@@ -116,8 +138,11 @@ _pipesim()
     fi
     if [[ $cur == -* ]]; then
         local opts
-        # shellcheck disable=SC2086
-        opts=$("$prog" $cmd --help 2>/dev/null | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
+        # the options of the usage block alone, long and short (-K, -o), each
+        # after a blank, '[' or '|' ("dualpipe-v" holds none)
+        opts=$(_pipesim_usage "$prog" "$cmd" "$sub" |
+               grep -oE -- '(^|[][ |])(--[a-z][a-zA-Z0-9-]*|-[A-Za-z])' |
+               sed -e 's/^[][ |]//' | sort -u)
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         return
     fi

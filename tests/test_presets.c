@@ -660,3 +660,49 @@ Test(presets, a_devices_json_beside_the_topology_is_named_as_the_reason)
               "%s", out); /* no devices.json beside it: the bundled one, no note */
     th_sh("rm -rf %s %s/../p40-typo.json", d, d);
 }
+
+/* The options the completion offers are the command's own usage's (helper-130: it took
+ * every --word of the help's prose: gen chain offered --mem-cap, calibrate --model,
+ * validate --check plain validate's), and the values it lists keep names with a suffix
+ * (sweep --strategy's lingvo[,...]); validate --check --remat offers all. */
+static int completions(char *out, size_t n, const char *bin, const char *words, int cword)
+{
+    return th_capture(out, n, "bash -c '. scripts/pipesim-completion.bash && COMP_WORDS=(%s "
+                      "%s) COMP_CWORD=%d && _pipesim && printf \"%%s \" \"${COMPREPLY[@]}\"'",
+                      bin, words, cword);
+}
+
+Test(presets, completion_offers_each_commands_own_options)
+{
+    if (th_sh("command -v bash >/dev/null"))
+        cr_skip_test("no bash");
+    char bin[PATH_MAX], out[4096];
+    cr_assert(realpath(th_pipesim(), bin), "%s", th_pipesim());
+    cr_assert_eq(completions(out, sizeof out, bin, "gen chain --", 3), 0);
+    cr_expect(strstr(out, "--bandwidth ") && !strstr(out, "--mem-cap"), "%s", out);
+    cr_assert_eq(completions(out, sizeof out, bin, "calibrate --", 2), 0);
+    cr_expect(strstr(out, "--net ") && !strstr(out, "--model") && !strstr(out, "--topology"),
+              "%s", out);
+    cr_assert_eq(completions(out, sizeof out, bin, "validate --check --", 3), 0);
+    cr_expect(strstr(out, "--report ") && strstr(out, "--quick ") && !strstr(out, "--backend"),
+              "%s", out);
+    cr_assert_eq(completions(out, sizeof out, bin, "sweep --strategy \"\"", 3), 0);
+    cr_expect(strstr(out, "lingvo "), "%s", out);
+    cr_assert_eq(completions(out, sizeof out, bin, "validate --check --remat \"\"", 4), 0);
+    cr_expect(strstr(out, "all "), "%s", out);
+    /* each option offered is one the command takes: never "unknown option" */
+    static const char *const cmds[] = { "predict", "partition", "sweep", "plan", "report",
+                                        "plot", "compare", "compare-schedules", "calibrate",
+                                        "import-torch", "export-chakra", "presets", "validate",
+                                        "gen-paper" };
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char words[64], bad[1024] = "";
+        snprintf(words, sizeof words, "%s --", cmds[i]);
+        cr_assert_eq(completions(out, sizeof out, bin, words, 2), 0);
+        for (char *o = strtok(out, " "); o; o = strtok(NULL, " "))
+            if (!th_sh("%s %s %s x 2>&1 </dev/null | grep -q 'unknown option'", bin, cmds[i],
+                       o))
+                snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " %s", o);
+        cr_expect_str_eq(bad, "", "%s: offered but refused:%s", cmds[i], bad);
+    }
+}
