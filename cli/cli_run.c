@@ -212,11 +212,11 @@ int cli_schedule_list(char *buf, const char *opt, const char **names, int max, i
 
 int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given)
 {
-    if (old)
-        cli_deprecated(cmd, "--out DIR", "--out-dir DIR");
-    if ((*given)++) /* the two spellings are one option */
+    if ((*given)++) /* the two spellings are one option; the error alone, on one line */
         return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old spelling; each "
                         "option once)");
+    if (old)
+        cli_deprecated(cmd, "--out DIR", "--out-dir DIR");
     *dir = arg;
     return 0;
 }

@@ -319,6 +319,8 @@ int main(int argc, char **argv)
     ps_suggest_init(&sg, argv[1]);
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         ps_suggest_add(&sg, commands[i].name);
+    ps_suggest_add(&sg, "--help"); /* --verison: "did you mean" too (helper-130) */
+    ps_suggest_add(&sg, "--version");
     /* through ps_error: control characters shown as '?', a long name cut */
     ps_error(PS_EUSAGE, "unknown command '%s'%s (see pipesim --help)", argv[1],
              ps_suggest_hint(&sg));

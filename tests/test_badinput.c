@@ -259,6 +259,8 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "--help predict", PS_EUSAGE,
       "takes no argument (got 'predict'; a command's help: pipesim help COMMAND)" },
     { NULL, NULL, 0, "gen", PS_EUSAGE, "expected 'model' or 'chain'" },
+    { NULL, NULL, 0, "reproduce gpipe --out-dir x --out y", PS_EUSAGE,
+      "--out-dir given twice" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 8,", PS_EUSAGE, "--batch: '8,' is not a number" },
     { NULL, NULL, 0, "compare-schedules --model ok.csv --topology ok.json -K 2 -M 2 --batch 0",
       PS_EUSAGE, "--batch must be a positive integer (>= 1), got 0" },

@@ -503,6 +503,7 @@ Test(options, did_you_mean_end_to_end)
 {
     const char *P = th_pipesim();
     cr_assert_eq(th_sh("%s predcit 2>&1 | grep -q \"did you mean 'predict'\"", P), 0);
+    cr_expect_eq(th_sh("%s --verison 2>&1 | grep -q \"did you mean '--version'\"", P), 0);
     cr_assert_eq(th_sh("%s predict --modle x 2>&1 | grep -q \"did you mean '--model'\"", P), 0);
     cr_assert_eq(th_sh("%s predict --model mlp:layers=2,widht=4 --topology " TOPO " -K 1 -M 1 "
                        "--batch 1 2>&1 | grep -q \"did you mean 'width'\"", P), 0);
