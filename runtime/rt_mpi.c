@@ -28,6 +28,16 @@ int rt_mpi_validate(const struct rt_mpi_args *a)
 int rt_mpi_available(void) { return 1; }
 
 
+/* Out of memory where the other ranks wait in a collective: the message, and
+ * every rank ended with exit 6 (out of memory), not an abort's 134 (helper-130) */
+static void oom_abort(const char *what)
+{
+    fprintf(stderr, "pipesim validate: out of memory %s\n", what);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, ps_exit_status(PS_ENOMEM));
+    exit(ps_exit_status(PS_ENOMEM)); /* MPI_Abort does not return */
+}
+
 /* Each rank's clock offset to rank 0 from the fastest of 16 ping-pongs. */
 static void align_clocks(struct rt_mpi *x)
 {
@@ -202,7 +212,7 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
     int cnt[2] = { n, ns }, *all = calloc((size_t)x->size * 2, sizeof *all);
     int *dis = calloc((size_t)x->size * 2, sizeof *dis), *len = dis + x->size;
     if (!ev || !cn || !all || !dis)
-        PS_BUG("out of memory gathering the trace"); /* peers wait in the gather */
+        oom_abort("gathering the trace"); /* peers wait in the gather */
     for (int i = 0; i < n; i++) {
         const struct sch_op *op = &p->s->ops[x->rank][i];
         int peer = sch_op_peer(p->s, op);
@@ -230,7 +240,7 @@ static int gather_trace(const struct rt_mpi *x, const struct rt_dev_stats *ds, i
         aev = malloc(((size_t)tot_e + 1) * sizeof *aev);
         acn = malloc(((size_t)tot_c + 1) * sizeof *acn);
         if (!aev || !acn)
-            PS_BUG("out of memory gathering the trace");
+            oom_abort("gathering the trace");
     }
     for (int pass = 0; pass < 2; pass++) { /* events, then counters, as bytes */
         size_t sz = pass ? sizeof *cn : sizeof *ev;
@@ -420,7 +430,7 @@ out_setup: /* local so far: agree before the first collective of the run */
     MPI_Get_processor_name(host, &hl);
     if (x->rank == 0 && (!(ds = calloc((size_t)x->size, sizeof *ds)) ||
                          !(hosts = calloc((size_t)x->size, MPI_MAX_PROCESSOR_NAME))))
-        PS_BUG("out of memory");
+        oom_abort("gathering the devices' figures");
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, ds, (int)sizeof mine, MPI_BYTE, 0,
                MPI_COMM_WORLD);
     MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, hosts, MPI_MAX_PROCESSOR_NAME,
