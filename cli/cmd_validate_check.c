@@ -82,8 +82,13 @@ static int io_figure(const char *png, const char *opt)
 {
     int rc = ps_io_output(png, opt);
     size_t n = png ? strlen(png) : 0;
-    if (rc < 0 || n < 5 || strcmp(png + n - 4, ".png"))
+    if (rc < 0 || !png)
         return rc;
+    /* the figure is a PNG, its script kept beside it as .gp: another name held PNG
+     * bytes under it (t.jpg) and kept no script (helper-132) */
+    if (n < 5 || strcmp(png + n - 4, ".png"))
+        return ps_error(PS_EUSAGE, "%s '%s': the figure is a PNG; give a name ending in .png "
+                        "(its gnuplot script is kept beside it as .gp)", opt, png);
     char gp[4096];
     if ((size_t)snprintf(gp, sizeof gp, "%.*s.gp", (int)(n - 4), png) >= sizeof gp)
         return ps_error(PS_EUSAGE, "%s: path too long", opt);
@@ -461,8 +466,9 @@ int cli_validate_check(int argc, char **argv)
     if (gp)
         fprintf(hum, "timeline        %s (the worst point, K=%d M=%d %s)\n", a.timeline, w->K,
                 w->M, sch_remat_name(w->remat));
-    fprintf(hum, "\nstored          run %lld in %s (%d points)\nreport          %s%s%s\n",
-            (long long)run, a.db, v->n_points, a.report, gp ? ", " : "", gp ? a.plot : "");
+    fprintf(hum, "\nstored          run %lld in %s (%d point%s)\nreport          %s%s%s\n",
+            (long long)run, a.db, v->n_points, v->n_points == 1 ? "" : "s", a.report,
+            gp ? ", " : "", gp ? a.plot : "");
     if (a.traces)
         fprintf(hum, "traces          %s, %s; %s, %s (the worst point, K=%d M=%d %s)\n", tj_sim,
                 tj_meas, tr_sim, tr_meas, w->K, w->M, sch_remat_name(w->remat));

@@ -446,6 +446,7 @@ int msr_vcheck_run(const struct msr_vcheck_opts *o, struct msr_vcheck **out)
     strftime(v->stamp, sizeof v->stamp, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     v->batch = o->batch;
     v->steps = o->steps;
+    v->rounds = o->rounds > 1 ? o->rounds : 1;
     v->warmup_steps = o->warmup_steps;
     v->seed = o->seed;
     int *cpus;

@@ -229,6 +229,8 @@ struct msr_vcheck {
     char spec[256], schedule[32], blas[32], stamp[64];
     char profile_desc[512], topology_desc[512];
     int batch, steps, warmup_steps, n_cpus;
+    int rounds;                        /* >= 1: each point's timed steps are
+                                          rounds x steps (its n_steps) */
     uint64_t seed;
     int n_points;
     int n_skipped;                     /* grid points the schedule has no list

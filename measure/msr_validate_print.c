@@ -52,18 +52,22 @@ static json_t *accuracy_json(const struct msr_vcheck *v, int fast)
      * the drift are the median step's figures: null under the fastest step, which
      * has none of its own (helper-71: a 0 and the median's figures stood there) */
 #define MED_ONLY(x) (fast ? json_null() : (x))
+    /* and none without a point of the calibration's own steps (helper-132: 0 read as a
+     * perfect 0 %, where the table leaves the line out) */
+#define OWN(x) (fast || !a.own_n ? json_null() : (x))
     return json_pack("{s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:f, s:f, s:f}",
                      "makespan_err_median", a.mk_median, "makespan_err_max", a.mk_max,
                      "bubble_err_points_max", a.bubble_max, "peak_act_err_max", a.peak_max,
                      "model_misses", MED_ONLY(json_integer(a.n_miss)), "calib_own_points",
                      MED_ONLY(json_integer(a.own_n)), "calib_own_err_median",
-                     MED_ONLY(json_real(a.own_median)), "calib_own_err_max",
-                     MED_ONLY(json_real(a.own_max)), "drift_median",
-                     MED_ONLY(json_real(a.drift_median)), "drift_max",
-                     MED_ONLY(json_real(a.drift_max)),
+                     OWN(json_real(a.own_median)), "calib_own_err_max",
+                     OWN(json_real(a.own_max)), "drift_median",
+                     OWN(json_real(a.drift_median)), "drift_max",
+                     OWN(json_real(a.drift_max)),
                      "own_times_err_median", a.replay_median, "own_times_err_max", a.replay_max,
                      "own_times_bubble_points_median", a.replay_bub_median,
                      "own_times_bubble_points_max", a.replay_bub_max);
+#undef OWN
 #undef MED_ONLY
 }
 
@@ -72,9 +76,10 @@ static int print_json(const void *obj, FILE *f)
     const struct msr_vcheck *v = obj;
     ps_json_begin();
     json_t *pts = json_array();
-    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:{s:o, s:o}, s:{s:f, s:f, s:f, s:f}}",
+    json_t *o = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:{s:o, s:o}, s:{s:f, s:f, s:f, s:f}}",
                           "net", v->spec, "schedule", v->schedule, "batch", v->batch,
-                          "steps", v->steps, "warmup_steps", v->warmup_steps, "accuracy",
+                          "steps", v->steps, "rounds", v->rounds, "warmup_steps",
+                          v->warmup_steps, "accuracy",
                           "median_step", accuracy_json(v, 0), "fastest_step",
                           accuracy_json(v, 1), "targets", "makespan_err_median",
                           MSR_TARGET_MAKESPAN_MEDIAN, "makespan_err_max",

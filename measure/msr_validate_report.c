@@ -69,8 +69,9 @@ static void print_causes(const struct msr_vcheck *v, int fastest, double lim, FI
             a[j] = a[j - 1];
             a[j - 1] = t;
         }
-    fprintf(f, "      over the %d points above %.0f%%, the ten largest discrepancies of each "
-            "by op and cause:\n", pts, 100 * lim);
+    fprintf(f, "      over the %d point%s above %.0f%%, the ten largest discrepancies of each "
+            "by op and cause (the %d largest of %d):\n", pts, pts == 1 ? "" : "s", 100 * lim,
+            n < 6 ? n : 6, n);
     for (int i = 0; i < n && i < 6; i++) {
         char t[32];
         ps_human_seconds_delta(a[i].s, t, sizeof t);
@@ -106,9 +107,11 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     point_name(&v->pts[a->i_bubble_max], w2, sizeof w2);
     point_name(&v->pts[a->i_peak_max], w3, sizeof w3);
     int j = !a->fastest;
+    /* every round's steps (helper-132: "3 timed steps each" over medians of 6) */
+    int timed = v->rounds * v->steps;
     fprintf(f, "accuracy (%s step, %d point%s, %d timed step%s each%s)\n",
-            a->fastest ? "fastest" : "median", a->n, a->n == 1 ? "" : "s", v->steps,
-            v->steps == 1 ? "" : "s",
+            a->fastest ? "fastest" : "median", a->n, a->n == 1 ? "" : "s", timed,
+            timed == 1 ? "" : "s",
             a->fastest ? "; for reference: the targets are on the median step" : "");
     figure(f, "median |makespan error|", a->mk_median, MSR_TARGET_MAKESPAN_MEDIAN, "%", 100,
            NULL, j);
@@ -258,7 +261,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png, struct ana_pl
                "plot x title 'measured = predicted' lc rgb '#999999', "
                "$k1 using 5:6 with points pt 7 title 'K=1', "
                "$k2 using 5:6 with points pt 5 title 'K>1'\nunset multiplot\n",
-            spec, v->schedule, v->batch, v->steps, lo / 1.15, hi * 1.15, lo / 1.15, hi * 1.15,
+            spec, v->schedule, v->batch, v->rounds * v->steps, lo / 1.15, hi * 1.15, lo / 1.15,
+            hi * 1.15,
             bhi * 1.1, bhi * 1.1);
     if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -342,9 +346,10 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
         return rc;
     FILE *f = af.f;
     fprintf(f, "# Validation: the simulator against real runs on this machine\n\n");
-    fprintf(f, "- net `%s`, schedule %s, batch %d, %d warm-up + %d timed steps per point "
-               "(median step compared; the fastest too)\n", v->spec, v->schedule, v->batch,
-            v->warmup_steps, v->steps);
+    fprintf(f, "- net `%s`, schedule %s, batch %d, %d round%s of %d warm-up + %d timed steps "
+               "per point, %d timed steps each (median step compared; the fastest too)\n",
+            v->spec, v->schedule, v->batch, v->rounds, v->rounds == 1 ? "" : "s",
+            v->warmup_steps, v->steps, v->rounds * v->steps);
     fprintf(f, "- %d CPUs, OpenBLAS %s, seed %llu, %s, %.1f s\n", v->n_cpus, v->blas,
             (unsigned long long)v->seed, v->stamp, v->wall_s);
     fprintf(f, "- profile: %s\n- topology: %s\n", v->profile_desc, v->topology_desc);

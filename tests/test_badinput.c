@@ -259,6 +259,8 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, "--help predict", PS_EUSAGE,
       "takes no argument (got 'predict'; a command's help: pipesim help COMMAND)" },
     { NULL, NULL, 0, "gen", PS_EUSAGE, "expected 'model' or 'chain'" },
+    { NULL, NULL, 0, "validate --check --net mlp:layers=4,width=8 -K 1 -M 1 --plot p.svg",
+      PS_EUSAGE, "--plot 'p.svg': the figure is a PNG; give a name ending in .png" },
     { NULL, NULL, 0, "reproduce gpipe --out-dir x --out y", PS_EUSAGE,
       "--out-dir given twice" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 8,", PS_EUSAGE, "--batch: '8,' is not a number" },

@@ -4,6 +4,8 @@
  * No timing figure is asserted. */
 #include "helpers.h"
 
+#include <jansson.h>
+
 #include <math.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
@@ -190,12 +192,46 @@ Test(vcheck, interleaved_rounds_and_skipped_points)
         cr_expect_leq(v->pts[i].bubble_min, v->pts[i].bubble_max);
     }
     cr_expect(v->pts[8].K == 2 && v->pts[8].M == 4);
+    /* the report names the steps behind each median: 3 rounds x 2 (helper-132: it said 2) */
+    cr_expect_eq(v->rounds, 3);
+    struct msr_accuracy a;
+    msr_vcheck_accuracy(v, 0, &a);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(msr_accuracy_print(v, &a, f), 0);
+    fclose(f);
+    cr_expect(strstr(buf, " points, 6 timed steps each)"), "%s", buf);
+    free(buf);
+    /* JSON: the rounds; the calibration's own-step figures are null where no point has one
+     * (dualpipe-v runs them here: a number), never a 0 that reads as no error */
+    f = open_memstream(&buf, &len);
+    cr_assert_eq(msr_vcheck_print(v, ANA_FMT_JSON, f), 0);
+    fclose(f);
+    json_t *root = json_loads(buf, 0, NULL);
+    cr_assert(root, "%s", buf);
+    cr_expect_eq(json_integer_value(json_object_get(root, "rounds")), 3);
+    json_t *med = json_object_get(json_object_get(root, "accuracy"), "median_step");
+    cr_expect(json_is_number(json_object_get(med, "calib_own_err_median")), "%s", buf);
+    json_decref(root);
+    free(buf);
     for (int i = 0; i < v->n_points; i++) {
         const struct msr_vpoint *pt = &v->pts[i];
         cr_expect_eq(pt->step_own_s, pt->remat == SCH_REMAT_EXCEPT_LAST
                                          ? 0 : cb_own_step(NULL, pt->K, pt->micro, pt->remat),
                      "point %d", i);
     }
+    for (int i = 0; i < v->n_points; i++)
+        v->pts[i].step_own_s = 0; /* no point with the calibration's own step */
+    f = open_memstream(&buf, &len);
+    cr_assert_eq(msr_vcheck_print(v, ANA_FMT_JSON, f), 0);
+    fclose(f);
+    root = json_loads(buf, 0, NULL);
+    med = json_object_get(json_object_get(root, "accuracy"), "median_step");
+    cr_expect(json_is_null(json_object_get(med, "calib_own_err_median")), "%s", buf);
+    cr_expect(json_is_null(json_object_get(med, "drift_max")), "%s", buf);
+    json_decref(root);
+    free(buf);
     msr_vcheck_free(v);
     mdl_profile_free(prof);
     mdl_topology_free(topo);
