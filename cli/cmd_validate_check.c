@@ -84,8 +84,12 @@ static int io_figure(const char *png, const char *opt)
     size_t n = png ? strlen(png) : 0;
     if (rc < 0 || !png)
         return rc;
-    /* the figure is a PNG, its script kept beside it as .gp: another name held PNG
-     * bytes under it (t.jpg) and kept no script (helper-132) */
+    /* the figure is a PNG, its script kept beside it as .gp: another file name held
+     * PNG bytes under it (t.jpg) and kept no script (helper-132); a device or pipe
+     * (/dev/full) is written in place, with no script */
+    struct stat st;
+    if (stat(png, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return 0;
     if (n < 5 || strcmp(png + n - 4, ".png"))
         return ps_error(PS_EUSAGE, "%s '%s': the figure is a PNG; give a name ending in .png "
                         "(its gnuplot script is kept beside it as .gp)", opt, png);
