@@ -478,16 +478,20 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
         return 0;
     int ran;
     if (e->upart) { /* the optimum the closed form refused, judged by the engine first */
+        /* both cuts run whole, as brute force runs them: which one a configuration
+         * reports may not depend on the pruning (helper-133: a pruned run of the
+         * optimum fell back to the capped cut, which brute force never reports
+         * where the optimum fits); the configuration's own bounds pruned above */
         struct ana_plan_cfg before = *g, up;
         sch_partition_format(e->upart, g->partition, sizeof g->partition);
-        if ((rc = simulate(sp, e, e->ucosts, g, pr, &ran)) < 0)
+        if ((rc = simulate(sp, e, e->ucosts, g, NULL, &ran)) < 0)
             return rc;
         up = *g;
         int ran_up = ran; /* a configuration counts once as simulated */
         if (!(up.status == ANA_PLAN_FIT && l.v == 1 && !l.vee)) {
             /* the capped cut; with several stages a device the faster that fits */
             *g = before;
-            if ((rc = simulate(sp, e, e->costs, g, pr, &ran)) < 0)
+            if ((rc = simulate(sp, e, e->costs, g, NULL, &ran)) < 0)
                 return rc;
             if (up.status == ANA_PLAN_FIT &&
                 (g->status != ANA_PLAN_FIT || up.step_ns < g->step_ns))

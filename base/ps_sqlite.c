@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
 {
@@ -37,8 +38,13 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
                              * reason (helper-125: root passes access(W_OK) on /proc,
                              * then this read "unable to open database file", exit 8) */
         int e = db ? sqlite3_system_errno(db) : 0;
+        /* SQLite makes the path absolute first (helper-133: a relative one in a deep
+         * folder read as a stale "No such file or directory") */
+        char cwd[4096];
+        size_t abs = strlen(path) + (path[0] == '/' ? 0 : getcwd(cwd, sizeof cwd)
+                                                               ? strlen(cwd) + 1 : 4096);
         code = PS_EIO;
-        why = strlen(path) >= 512 ? "the path is longer than SQLite takes (511 bytes)"
+        why = abs >= 512 ? "the path, made absolute, is longer than SQLite takes (511 bytes)"
               : e ? strerror(e) : "cannot create or open the file there";
         break;
     }

@@ -135,26 +135,26 @@ static int64_t bytes_of(double per_sample, double n)
     return (int64_t)llround(per_sample * n);
 }
 
-/* An activation buffer's bytes: as bytes_of, but rounded up under a memory
- * policy's allocator overhead (up), where the ledger rounds each stage's sum
- * once (sch_cost) and the layers' roundings must not fall under it. */
-static int64_t act_of(double per_sample, double n, int up)
+/* An activation buffer's bytes, rounded up: the ledger rounds each stage's
+ * sum once (sch_cost), and the layers' roundings must not fall under it
+ * (helper-133: 1 to 7 bytes under with fractional bytes per sample). */
+static int64_t act_of(double per_sample, double n)
 {
-    return up ? (int64_t)ceil(per_sample * n) : bytes_of(per_sample, n);
+    return (int64_t)ceil(per_sample * n);
 }
 
 /* A layer's stash without what it shares with the previous layer (what it
  * adds to a stage it does not start), and the shared part (what a stage it
  * starts adds back): their sum is the whole stash's bytes. Per micro-batch
  * of n samples. */
-static int64_t own_stash(const struct mdl_layer *ly, double n, int up)
+static int64_t own_stash(const struct mdl_layer *ly, double n)
 {
-    return act_of(ly->stash_bytes - ly->stash_shared_bytes, n, up);
+    return act_of(ly->stash_bytes - ly->stash_shared_bytes, n);
 }
 
-static int64_t shared_stash(const struct mdl_layer *ly, double n, int up)
+static int64_t shared_stash(const struct mdl_layer *ly, double n)
 {
-    return act_of(ly->stash_bytes, n, up) - own_stash(ly, n, up);
+    return act_of(ly->stash_bytes, n) - own_stash(ly, n);
 }
 
 static int same_device(const struct mdl_device *a, const struct mdl_device *b)
@@ -302,7 +302,6 @@ static int build_sched_mem(sch_part_model *m)
 {
     int L = m->L, S = m->S;
     double n = act_samples(m), bpp = m->topo->bytes_per_param;
-    int up = m->topo->mem.allocator_overhead > 0;
     size_t cells = (size_t)S * (size_t)(L + 1);
     m->spre = malloc(sizeof *m->spre * cells);
     m->sin = malloc(sizeof *m->sin * cells);
@@ -334,7 +333,7 @@ static int build_sched_mem(sch_part_model *m)
              * so that stage's is exact (helper-125: the head's logits put 3.0
              * GiB on zb-h1's last stage, 100x the engine's peak; helper-129: a
              * shift to the next stage's start lost more than it took) */
-            int64_t wg = cnt[3] * act_of(ly->out_bytes - ly->carry_bytes, n, up);
+            int64_t wg = cnt[3] * act_of(ly->out_bytes - ly->carry_bytes, n);
             double edge = (double)(cnt[1] > cnt[2] ? cnt[1] : cnt[2]) * ly->out_bytes * n;
             if (!(mem <= MAX_SUM_BYTES) || !(edge <= MAX_SUM_BYTES)) {
                 free(all);
@@ -343,14 +342,14 @@ static int build_sched_mem(sch_part_model *m)
                                 "their sizes", m->prof->path, l + 1, ly->name,
                                 fmax(mem, edge), MAX_SUM_BYTES);
             }
-            int64_t ob = act_of(ly->out_bytes, n, up);
-            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n, up) +
+            int64_t ob = act_of(ly->out_bytes, n);
+            pre[l + 1] = pre[l] + bytes_of(ly->params, bpp) + cnt[0] * own_stash(ly, n) +
                          (l + 1 < L ? wg : 0);
             in[l + 1] = cnt[1] * ob;
             out[l + 1] = cnt[2] * ob > wg ? cnt[2] * ob - wg : 0;
         }
         for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
-            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n, up);
+            in[a] += cnt[0] * shared_stash(&m->prof->layers[a], n);
         add_workspace(m, pre, in);
     }
     free(all);
@@ -370,7 +369,6 @@ static int build(sch_part_model *m)
 {
     int L = m->L, S = m->S, M = m->o.n_micro, R = m->R;
     double n = act_samples(m), bpp = m->topo->bytes_per_param;
-    int up = m->topo->mem.allocator_overhead > 0;
     m->mpre = malloc(sizeof *m->mpre * (size_t)(L + 1));
     m->min_ = malloc(sizeof *m->min_ * (size_t)(L + 1));
     m->mout = malloc(sizeof *m->mout * (size_t)(L + 1));
@@ -391,13 +389,13 @@ static int build(sch_part_model *m)
                              "the simulator's memory ledger (at most %g); check their sizes",
                              m->prof->path, l + 1, ly->name,
                              fmax(mem, (double)ci * ly->out_bytes * n), MAX_SUM_BYTES);
-        int64_t ob = act_of(ly->out_bytes, n, up);
-        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * own_stash(ly, n, up);
+        int64_t ob = act_of(ly->out_bytes, n);
+        m->mpre[l + 1] = m->mpre[l] + bytes_of(ly->params, bpp) + cs * own_stash(ly, n);
         m->min_[l + 1] = ci * ob;
         m->mout[l + 1] = ob;
     }
     for (int a = 1; a < L; a++) /* a stage's first layer keeps its shared part */
-        m->min_[a] += cs * shared_stash(&m->prof->layers[a], n, up);
+        m->min_[a] += cs * shared_stash(&m->prof->layers[a], n);
     add_workspace(m, m->mpre, m->min_);
     int same = 1, rc;
     int per_stage = m->o.counts || (m->o.sched && strcmp(m->o.sched->name, "gpipe") != 0);

@@ -78,7 +78,7 @@ _pipesim()
             COMPREPLY=($(compgen -W "model chain --help" -- "$cur"))
             return
         fi
-        if [ "$cword" -eq 3 ] && [ "${words[2]}" = model ]; then
+        if [ "$cword" -eq 3 ] && [ "${words[2]}" = model ] && [[ $cur != -* ]]; then
             local gens="mlp: transformer: amoebanet: gpt: resnet: unet: vgg:"
             COMPREPLY=($(compgen -W "$gens" -- "$cur"))
             compopt -o nospace 2>/dev/null
@@ -143,6 +143,8 @@ _pipesim()
         opts=$(_pipesim_usage "$prog" "$cmd" "$sub" |
                grep -oE -- '(^|[][ |])(--[a-z][a-zA-Z0-9-]*|-[A-Za-z])' |
                sed -e 's/^[][ |]//' | sort -u)
+        # validate's usage leaves out --check, a command of its own (helper-133)
+        [ "$cmd" = validate ] && opts="$opts --check"
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
         return
     fi

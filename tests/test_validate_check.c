@@ -1242,8 +1242,8 @@ Test(vcheck, cli_check_refuses_what_cannot_run_before_any_work)
      * it taken away again */
     cr_expect_eq(th_sh("cd %s && L=$(printf 'd%%.0s' $(seq 50)); L=$L/$L/$L/$L/$L/$L/$L/$L/$L/$L; "
                        "%s %s -K 1 -M 1 --db $L/v.db --report l/r.md > l.txt 2> l.err; test "
-                       "$? = 5 && grep -q 'v.db: cannot open: the path is longer than SQLite "
-                       "takes' l.err && ! grep -q '^gpipe' l.txt "
+                       "$? = 5 && grep -q 'v.db: cannot open: the path, made absolute, is longer "
+                       "than SQLite takes' l.err && ! grep -q '^gpipe' l.txt "
                        "&& test ! -e ${L%%%%/*} && test ! -e l", dir, ps, grid), 0, "a long --db path");
     cr_expect_eq(th_sh("cd %s && %s %s -K 2 -M 2 --schedule interleaved:2 --db i/v.db "
                        "--report i/r.md > /dev/null 2> i.err; test $? = 7 && grep -q 'K = 2 "
