@@ -243,9 +243,22 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
 {
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
-    if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0)
-        return ps_error(PS_EUSAGE, "--model, --topology, -K, -M and --batch are "
-                         "required (see pipesim %s --help)", cmd);
+    if (!r->model || !r->topology || !r->K || !r->M || r->batch == 0) {
+        /* the ones missing named (helper-134: leaving out -K listed all five) */
+        const char *name[] = { "--model", "--topology", "-K", "-M", "--batch" };
+        int miss[] = { !r->model, !r->topology, !r->K, !r->M, r->batch == 0 }, n = 0, k = 0;
+        for (int i = 0; i < 5; i++)
+            n += miss[i];
+        char list[96] = "";
+        for (int i = 0; i < 5; i++)
+            if (miss[i]) {
+                k++;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         k == 1 ? "" : k == n ? " and " : ", ", name[i]);
+            }
+        return ps_error(PS_EUSAGE, "%s %s required%s (see pipesim %s --help)", list,
+                        n == 1 ? "is" : "are", n == 5 ? "" : " too", cmd);
+    }
     int rc;
     if ((rc = ps_io_input(r->model, "--model")) < 0 ||
         (rc = ps_io_input(r->topology, "--topology")) < 0)
