@@ -72,7 +72,7 @@ static int add_point_column(const char *path, int line, int col, const char *nam
     int k = point_column(name, &n);
     if (k == -2)
         return ps_error(PS_EPARSE, "%s:%d:%d: column '%s': the batch size after '@' must "
-                         "be a positive integer", path, line, col, name);
+                         "be a whole number from 1 to 2^30", path, line, col, name);
     if (k < 0)
         return ps_error(PS_EPARSE, "%s:%d:%d: unknown column '%s'", path, line, col, name);
     int p;

@@ -592,7 +592,11 @@ Test(calib, profile_extension_rejects_bad_input)
     bad_profile(H ",fwd_fixed_ms\na,1,2,8,0,0,0,0.5\n", PS_EPARSE, "come together");
     bad_profile(H ",fwd_ms@4\na,1,2,8,0,0,0,0.5\n", PS_EPARSE, "'bwd_ms@4' is missing");
     bad_profile(H ",fwd_ms@x,bwd_ms@x\na,1,2,8,0,0,0,0.5,1\n", PS_EPARSE,
-                "the batch size after '@' must be a positive integer");
+                "the batch size after '@' must be a whole number from 1 to 2^30");
+    /* past the range, the range said (helper-134: "a positive integer" of 2^30 + 1) */
+    bad_profile(H ",fwd_ms@1073741825,bwd_ms@1073741825\na,1,2,8,0,0,0,0.5,1\n", PS_EPARSE,
+                "column 'fwd_ms@1073741825': the batch size after '@' must be a whole number "
+                "from 1 to 2^30");
     bad_profile(H ",fwd_ms@4,bwd_ms@4,fwd_ms@4\n", PS_EPARSE, "duplicate column 'fwd_ms@4'");
     bad_profile(H ",fwd_ms@4,bwd_ms@4\na,1,2,8,0,0,0,0.5,\n", PS_EPARSE,
                 "all given or all empty");
