@@ -2,6 +2,7 @@
 #include "base/ps_sqlite.h"
 #include "base/ps_error.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,8 +42,12 @@ int ps_sqlite_error(sqlite3 *db, int rc, const char *path, const char *what)
         /* SQLite makes the path absolute first (helper-133: a relative one in a deep
          * folder read as a stale "No such file or directory") */
         char cwd[4096];
-        size_t abs = strlen(path) + (path[0] == '/' ? 0 : getcwd(cwd, sizeof cwd)
-                                                               ? strlen(cwd) + 1 : 4096);
+        size_t abs = strlen(path); /* a cwd that cannot be read adds nothing known
+                                    * (helper-135: a deleted one read as too long) */
+        if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+            abs += strlen(cwd) + 1;
+        else if (path[0] != '/' && errno == ERANGE)
+            abs += sizeof cwd;
         code = PS_EIO;
         why = abs >= 512 ? "the path, made absolute, is longer than SQLite takes (511 bytes)"
               : e ? strerror(e) : "cannot create or open the file there";

@@ -256,8 +256,8 @@ int cli_run_check(const char *cmd, const struct cli_run *r, int argc, char **arg
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
                          k == 1 ? "" : k == n ? " and " : ", ", name[i]);
             }
-        return ps_error(PS_EUSAGE, "%s %s required%s (see pipesim %s --help)", list,
-                        n == 1 ? "is" : "are", n == 5 ? "" : " too", cmd);
+        return ps_error(PS_EUSAGE, "%s %s required (see pipesim %s --help)", list,
+                        n == 1 ? "is" : "are", cmd);
     }
     int rc;
     if ((rc = ps_io_input(r->model, "--model")) < 0 ||

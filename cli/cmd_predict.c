@@ -108,23 +108,22 @@ int cmd_predict(int argc, char **argv)
         if ((rc = ana_sensitivity(&cfg, p->sens)) < 0)
             goto out;
         p->has_sens = 1;
-        /* +-1 % of an op under 100 ns is under the engine's 1 ns tick: the figures
-         * are then the clock's rounding more than the model's (helper-134: the
-         * knobs summed to -1.09 where they sum to -1, matrix -0.083 where +-5 %
-         * gives -0.050) */
-        double shortest = INFINITY;
-        for (int s = 0; s < p->n_stages; s++) {
-            const struct ana_stage *st = &p->stages[s];
-            if (st->fwd_s > 0 && st->fwd_s < shortest)
-                shortest = st->fwd_s;
-            if (st->bwd_s > 0 && st->bwd_s < shortest)
-                shortest = st->bwd_s;
-        }
-        if (shortest < 100e-9)
-            fprintf(stderr, "pipesim predict: warning: --sensitivity moves each figure by "
-                    "1 %%, and ops of %.0f ns move by under the engine's 1 ns tick: its "
-                    "figures are largely the clock's rounding here (a larger batch or "
-                    "slower devices resolve them)\n", shortest * 1e9);
+        /* scaling every rate by f and every fixed cost by 1/f divides a FLOP
+         * profile's step by f, so its rates' elasticities less its fixed costs'
+         * sum to -1 (devices-and-topologies.md); where they do not, ops moved by
+         * under the engine's 1 ns tick at +-1 % and the figures are partly its
+         * rounding (helper-134: -1.09, matrix -0.083 where +-5 % gives -0.050;
+         * helper-135: a test of the shortest F or B warned of an op off the
+         * critical path and missed short W ops). A measured profile's times do not
+         * move with the device figures: no such sum. */
+        const double *e = p->sens;
+        double sum = e[ANA_KNOB_MATRIX] + e[ANA_KNOB_VECTOR] + e[ANA_KNOB_MEMORY] +
+                     e[ANA_KNOB_LINK_BW] - e[ANA_KNOB_OVERHEAD] - e[ANA_KNOB_LATENCY];
+        if (!cfg.profile->measured && isfinite(sum) && fabs(sum + 1) > 0.01)
+            fprintf(stderr, "pipesim predict: warning: --sensitivity's figures sum to %.3f "
+                    "where they sum to -1 (rates less fixed costs): at +-1 %% some ops move "
+                    "by under the engine's 1 ns tick, and the figures are partly its "
+                    "rounding (a larger batch or slower devices resolve them)\n", sum);
     }
     if (p->short_ops > 0) {
         char w[512];

@@ -33,9 +33,10 @@
  * is the received one, `out`; the last stage's exactly, another's last layer
  * charged the larger of co_s out and its cw_s buffers) + ci_s in + co_s out (each
  * class at its own maximum: an upper bound of the list-order peak).
- * A memory policy (mdl_mempolicy.h) scales every activation buffer by 1 +
- * allocator_overhead (each layer's bytes rounded up: the ledger rounds a
- * stage's sum once) and adds its workspace_bytes once a stage, as sch_cost. 1F1B's stage s of K
+ * Each layer's activation bytes are rounded up (the ledger rounds a stage's
+ * sum once). A memory policy (mdl_mempolicy.h) scales every activation
+ * buffer by 1 + allocator_overhead and adds its workspace_bytes once a
+ * stage, as sch_cost. 1F1B's stage s of K
  * holds min(K - s, M) stashes without re-materialization, where fill-drain
  * holds M.
  * A stash two neighbouring layers share (stash_shared_bytes) counts once

@@ -78,11 +78,17 @@ _pipesim()
             COMPREPLY=($(compgen -W "model chain --help" -- "$cur"))
             return
         fi
-        if [ "$cword" -eq 3 ] && [ "${words[2]}" = model ] && [[ $cur != -* ]]; then
+        # the spec, wherever it goes (gen model -o x.csv gpt:...), until one is given
+        local given="" w
+        for w in "${words[@]:3:cword-3}"; do
+            [[ $w == *:* ]] && given=1
+        done
+        if [ "${words[2]}" = model ] && [ "$cword" -ge 3 ] && [[ $cur != -* ]] &&
+           [[ $prev != -o && $prev != --out ]] && [ -z "$given" ]; then
             local gens="mlp: transformer: amoebanet: gpt: resnet: unet: vgg:"
             COMPREPLY=($(compgen -W "$gens" -- "$cur"))
             compopt -o nospace 2>/dev/null
-            return
+            return 0
         fi
         sub="gen ${words[2]}";;
     esac

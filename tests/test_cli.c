@@ -85,7 +85,7 @@ Test(cli, bad_inputs_get_one_clear_error)
     bad(OK " -K 2 -M 2 --batch 4 --partition 1,2", 2, "covers 3 layers, the model has 4");
     bad(OK " -K 2 -M 2 --batch 4 --partition 1,1,2", 2, "has 3 stages, the schedule has 2 (K, times the chunks");
     bad(OK " -K 2 -M 2 --batch 4 --schedule nope", 2, "unknown schedule 'nope'");
-    bad(OK " -M 2 --batch 4", 2, "-K is required too");
+    bad(OK " -M 2 --batch 4", 2, "-K is required (see");
     bad("--model mlp:layers=4 --topology ok.json -K 1 -M 1 --batch 4", 2,
         "missing parameter 'width'");
 }

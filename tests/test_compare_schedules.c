@@ -149,7 +149,7 @@ Test(compare_schedules, bad_inputs_get_one_clear_error)
     bad(OK " -K 4 -M 4 --batch 8 --format xml", 2, "unknown format 'xml'");
     bad(OK " -K 4 -M 4 --batch 8 --remat sometimes", 2, "unknown mode");
     bad(OK " -K 4 -M 4 --batch 8 --frobnicate", 2, "unknown option");
-    bad(OK " -M 4 --batch 8", 2, "-K is required too");
+    bad(OK " -M 4 --batch 8", 2, "-K is required (see");
     bad(OK " -K 5 -M 5 --batch 10", 7, "only 4 devices");
     bad(OK " -K 4 -M 6 --batch 12 --schedules interleaved:2", 2, "no schedule could run");
     bad("--model mlp:layers=8,width=16 --topology missing.json -K 2 -M 2 --batch 4", 5,

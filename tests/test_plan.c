@@ -1200,3 +1200,25 @@ Test(plan_cli, an_optimum_the_closed_form_refused_is_judged_by_the_engine)
                        "'^(top|frontier),' b.csv > b2 && cmp -s d2 b2", dir), 0,
                  "the default search's top and frontier differ from brute force's");
 }
+
+/* Both cuts of a configuration whose unconstrained optimum the closed form refused run
+ * unpruned, as brute force runs them: a pruned run of the optimum fell back to the capped
+ * cut, and --jobs 1 put a point on the frontier brute force does not (helper-133, -135). */
+Test(plan_cli, the_two_cuts_are_judged_as_brute_force_judges_them)
+{
+    const char *ps = th_pipesim();
+    th_put(dir, "bus4.json", "{\"name\": \"bus4\", \"bytes_per_param\": 12, \"devices\": "
+           "[{\"name\": \"dev\", \"count\": 4, \"flops\": 5e12, \"memory\": 44000000, "
+           "\"mem_bandwidth\": 0, \"efficiency\": {\"max\": 1.0, \"batch_half\": 0, "
+           "\"overhead_s\": 0}}], \"links\": [{\"name\": \"bus\", \"endpoints\": \"*\", "
+           "\"bandwidth\": 1e10, \"latency\": 1e-6, \"shared\": true}]}");
+    const char *a = "--model gpt:layers=7,hidden=192,heads=4,seq=128,vocab=5000 --topology "
+                    "bus4.json --devices 4 --batch 12 --schedules breadth-first:2 --remat "
+                    "always --top 3 --mem-cap 27940963 --format csv";
+    cr_assert_eq(th_sh("cd %s && %s plan %s --jobs 1 2>/dev/null | grep -E '^(top|frontier),' > "
+                       "j1 && %s plan %s --jobs 2 2>/dev/null | grep -E '^(top|frontier),' > j2 "
+                       "&& %s plan %s --brute-force 2>/dev/null | grep -E '^(top|frontier),' > "
+                       "bf", dir, ps, a, ps, a, ps, a), 0);
+    cr_expect_eq(th_sh("cd %s && test -s bf && cmp -s j1 bf && cmp -s j2 bf", dir), 0,
+                 "--jobs 1 or 2 differ from brute force");
+}

@@ -690,6 +690,8 @@ Test(presets, completion_offers_each_commands_own_options)
     cr_expect(strstr(out, "--check "), "%s", out);
     cr_assert_eq(completions(out, sizeof out, bin, "gen model -", 3), 0);
     cr_expect(strstr(out, "-o "), "%s", out);
+    cr_assert_eq(completions(out, sizeof out, bin, "gen model -o x.csv g", 5), 0);
+    cr_expect(strstr(out, "gpt: "), "%s", out);
     cr_assert_eq(completions(out, sizeof out, bin, "sweep --strategy \"\"", 3), 0);
     cr_expect(strstr(out, "lingvo "), "%s", out);
     cr_assert_eq(completions(out, sizeof out, bin, "validate --check --remat \"\"", 4), 0);
