@@ -245,13 +245,14 @@ static void print_grid(const struct group *g, int m, const struct ana_report_opt
     if (m == M_NORM) {
         int bK = o->base_K ? o->base_K : g->Ks[0], bM = o->base_M ? o->base_M : g->Ms[0];
         char tp[40]; /* as the tables' throughputs (helper-132: %.6g read 1.1776e+06) */
-        ps_fixed(base->samples_per_s, 2, tp, sizeof tp);
-        if (ok(base))
+        if (ok(base)) { /* base may be NULL: no such run (the fuzzer's seed found it) */
+            ps_fixed(base->samples_per_s, 2, tp, sizeof tp);
             fprintf(f, ", baseline K=%d M=%d (%s samples/s%s)", bK, bM, tp,
                     base->fits ? "" : "; it does not fit in device memory, so the ratios "
                                       "are over a configuration that cannot run");
-        else
+        } else {
             fprintf(f, ", baseline K=%d M=%d: not in the database or could not run", bK, bM);
+        }
     }
     /* every column as wide as its widest cell (a huge memory figure would
      * push the ones after it out of line), at least 11 */

@@ -1549,3 +1549,16 @@ Test(sweep, one_configuration_is_singular)
     expect_exact(args, 0, "sweep: 2 configurations: 1 simulated (0 could not run), 1 already "
                           "in one.db");
 }
+
+/* A --baseline the database does not hold is said in the title, the grid '-' (a NULL run
+ * was read for its throughput: a crash the results fuzzer's seed found). */
+Test(sweep, a_baseline_not_in_the_database_is_said)
+{
+    char out[4096];
+    cr_assert_eq(th_sh("cd %s && %s sweep --model mlp:layers=4,width=64 --topology "
+                       "chain-8-ideal -K 1,2 -M 1,2 --batch 4 --db b.db --quiet", dir,
+                       th_pipesim()), 0);
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s report --db b.db --metric normalized "
+                            "--baseline 4,4 2>&1", dir, th_pipesim()), 0, "%s", out);
+    cr_expect(strstr(out, "baseline K=4 M=4: not in the database or could not run"), "%s", out);
+}
