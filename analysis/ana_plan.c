@@ -498,12 +498,10 @@ static int visit(const struct ana_plan_spec *sp, struct ana_plan *p, struct ana_
                 *g = up;
         }
         ran |= ran_up;
-        p->simulated += ran;
-    } else {
-        if ((rc = simulate(sp, e, e->costs, g, pr, &ran)) < 0)
-            return rc;
-        p->simulated += ran;
+    } else if ((rc = simulate(sp, e, e->costs, g, pr, &ran)) < 0) {
+        return rc;
     }
+    p->simulated += ran;
     progress_tick(sp, p->n, 0, ran);
     if (g->status == ANA_PLAN_FIT && pr) {
         topn_add(&pr->top, p->c, i, sp->objective);

@@ -98,6 +98,9 @@ static void figure(FILE *f, const char *what, double val, double target, const c
             where ? "  " : "", where ? where : "");
 }
 
+/* The rounds a point ran (a validation built without any ran one). */
+static int rounds_of(const struct msr_vcheck *v) { return v->rounds > 1 ? v->rounds : 1; }
+
 int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a, FILE *f)
 {
     if (!a->n)
@@ -108,7 +111,7 @@ int msr_accuracy_print(const struct msr_vcheck *v, const struct msr_accuracy *a,
     point_name(&v->pts[a->i_peak_max], w3, sizeof w3);
     int j = !a->fastest;
     /* every round's steps (helper-132: "3 timed steps each" over medians of 6) */
-    int timed = (v->rounds > 1 ? v->rounds : 1) * v->steps;
+    int timed = rounds_of(v) * v->steps;
     fprintf(f, "accuracy (%s step, %d point%s, %d timed step%s each%s)\n",
             a->fastest ? "fastest" : "median", a->n, a->n == 1 ? "" : "s", timed,
             timed == 1 ? "" : "s",
@@ -261,8 +264,8 @@ static int write_plot(const struct msr_vcheck *v, const char *png, struct ana_pl
                "plot x title 'measured = predicted' lc rgb '#999999', "
                "$k1 using 5:6 with points pt 7 title 'K=1', "
                "$k2 using 5:6 with points pt 5 title 'K>1'\nunset multiplot\n",
-            spec, v->schedule, v->batch, (v->rounds > 1 ? v->rounds : 1) * v->steps, lo / 1.15,
-            hi * 1.15, lo / 1.15, hi * 1.15,
+            spec, v->schedule, v->batch, rounds_of(v) * v->steps, lo / 1.15, hi * 1.15,
+            lo / 1.15, hi * 1.15,
             bhi * 1.1, bhi * 1.1);
     if (ps_memstream_close(f, &buf, &len) < 0)
         return ps_error(PS_ENOMEM, "out of memory");
@@ -348,9 +351,8 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
     fprintf(f, "# Validation: the simulator against real runs on this machine\n\n");
     fprintf(f, "- net `%s`, schedule %s, batch %d, %d round%s of %d warm-up + %d timed steps "
                "per point, %d timed steps each (median step compared; the fastest too)\n",
-            v->spec, v->schedule, v->batch, v->rounds > 1 ? v->rounds : 1,
-            v->rounds > 1 ? "s" : "", v->warmup_steps, v->steps,
-            (v->rounds > 1 ? v->rounds : 1) * v->steps);
+            v->spec, v->schedule, v->batch, rounds_of(v), rounds_of(v) > 1 ? "s" : "",
+            v->warmup_steps, v->steps, rounds_of(v) * v->steps);
     fprintf(f, "- %d CPUs, OpenBLAS %s, seed %llu, %s, %.1f s\n", v->n_cpus, v->blas,
             (unsigned long long)v->seed, v->stamp, v->wall_s);
     fprintf(f, "- profile: %s\n- topology: %s\n", v->profile_desc, v->topology_desc);

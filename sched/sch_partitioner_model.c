@@ -291,10 +291,11 @@ static void add_workspace(const sch_part_model *m, int64_t *pre, int64_t *in)
     double w = m->topo->mem.workspace_bytes;
     if (!(w > 0))
         return;
+    int64_t wb = bytes_of(w, 1);
     for (int l = 1; l <= m->L; l++) {
-        pre[l] += bytes_of(w, 1);
+        pre[l] += wb;
         if (l < m->L)
-            in[l] += bytes_of(w, 1);
+            in[l] += wb;
     }
 }
 
