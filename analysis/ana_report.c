@@ -313,10 +313,14 @@ static int print_best(const struct ana_run *runs, int n, const struct ana_report
         if (!b || r->samples_per_s > b->samples_per_s)
             b = r;
     }
+    /* An empty selection is the filters' error, as plot's (exit 4); 7 only
+     * where runs were selected and none fits. */
+    if (!sel)
+        return ps_error(PS_EINVAL, "--best: no successful runs match the selection (%d "
+                         "runs in the database)", n);
     if (!b)
-        return ps_error(PS_ENOFIT, "--best%s: none of the %d successful selected runs "
-                         "%s", o->fits_only ? " --fits" : "", sel,
-                         sel ? "fits in memory" : "(no run matches the selection)");
+        return ps_error(PS_ENOFIT, "--best --fits: none of the %d successful selected runs "
+                         "fits in memory", sel);
     double cap = 0;
     for (int s = 0; s < b->n_stages; s++)
         cap = b->stages[s].capacity > cap ? b->stages[s].capacity : cap;

@@ -55,13 +55,15 @@ typedef int (*cli_print_fn)(const void *ctx, FILE *f);
 /* An old option spelling that still works: one note on stderr,
  * "pipesim CMD: OLD is deprecated, use NEW". In cli/cli_run.c. */
 void cli_deprecated(const char *cmd, const char *old, const char *now);
-/* --out-dir DIR, or its old spelling --out DIR (old: 1, a note), once between the
- * two: *given counts them; a second is "given twice" (exit 2). In cli/cli_run.c. */
-int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given);
+/* --out-dir DIR, or its old spelling --out DIR (old: 1), once between the two:
+ * *given (0 before the first) becomes 1, or 2 for the old spelling; a second is
+ * "given twice" (exit 2). In cli/cli_run.c. */
+int cli_out_dir(const char *arg, int old, const char **dir, int *given);
 /* The end of a study's options: no argument left over, and --out-dir,
- * --topologies and --data (NULL: not given) not empty. In cli/cli_run.c. */
-int cli_study_dirs(int argc, char **argv, const char *out_dir, const char *topo_dir,
-                   const char *data_dir);
+ * --topologies and --data (NULL: not given) not empty; then, out_given 2 (the
+ * old spelling, cli_out_dir), the deprecation note. In cli/cli_run.c. */
+int cli_study_dirs(const char *cmd, int out_given, int argc, char **argv, const char *out_dir,
+                   const char *topo_dir, const char *data_dir);
 /* A list of schedules "a,b,c", as option opt (--schedules, sweep's --schedule)
  * takes it: split in place in buf into names[] (room for max; 0: as many as
  * buf has commas, plus one). An empty name, an unknown one, one given twice or

@@ -210,19 +210,18 @@ int cli_schedule_list(char *buf, const char *opt, const char **names, int max, i
     }
 }
 
-int cli_out_dir(const char *cmd, const char *arg, int old, const char **dir, int *given)
+int cli_out_dir(const char *arg, int old, const char **dir, int *given)
 {
-    if ((*given)++) /* the two spellings are one option; the error alone, on one line */
+    if (*given) /* the two spellings are one option; the error alone, on one line */
         return ps_error(PS_EUSAGE, "--out-dir given twice (--out is its old spelling; each "
                         "option once)");
-    if (old)
-        cli_deprecated(cmd, "--out DIR", "--out-dir DIR");
+    *given = old ? 2 : 1;
     *dir = arg;
     return 0;
 }
 
-int cli_study_dirs(int argc, char **argv, const char *out_dir, const char *topo_dir,
-                   const char *data_dir)
+int cli_study_dirs(const char *cmd, int out_given, int argc, char **argv, const char *out_dir,
+                   const char *topo_dir, const char *data_dir)
 {
     if (optind < argc)
         return ps_error(PS_EUSAGE, "unexpected argument '%s'", argv[optind]);
@@ -231,6 +230,8 @@ int cli_study_dirs(int argc, char **argv, const char *out_dir, const char *topo_
     if ((topo_dir && !*topo_dir) || (data_dir && !*data_dir))
         return ps_error(PS_EUSAGE, "%s needs a directory",
                         topo_dir && !*topo_dir ? "--topologies" : "--data");
+    if (out_given == 2) /* only once the options hold: an error is one line */
+        cli_deprecated(cmd, "--out DIR", "--out-dir DIR");
     return 0;
 }
 

@@ -60,7 +60,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
             return 0;
         case 'd':
         case 'O':
-            if ((rc = cli_out_dir(cmd, optarg, c == 'd', &o.out_dir, &out_given)) < 0)
+            if ((rc = cli_out_dir(optarg, c == 'd', &o.out_dir, &out_given)) < 0)
                 return rc;
             break;
         case 'T': o.topo_dir = optarg; break;
@@ -74,7 +74,7 @@ int cli_reproduce_gpipe(const char *cmd, int argc, char **argv)
         default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
-    rc = cli_study_dirs(argc, argv, o.out_dir, o.topo_dir, o.data_dir);
+    rc = cli_study_dirs(cmd, out_given, argc, argv, o.out_dir, o.topo_dir, o.data_dir);
     return rc < 0 ? rc : stu_paper_run(&o);
 }
 

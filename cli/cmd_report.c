@@ -42,7 +42,8 @@ static const char help[] =
     "those (or by --best). A database of the previous schema (version 1) is read\n"
     "as replicas 1.\n"
     "--best prints only the selected run with the most samples/s (--fits: among\n"
-    "those whose every stage fits in memory; exit status 7 when none does).\n"
+    "those whose every stage fits in memory; exit status 7 when none does, 4 when\n"
+    "the filters select no successful run).\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
     "--format table.\n";
 

@@ -77,8 +77,7 @@ static int torchgpipe(int argc, char **argv)
         case 'h': cli_help(help_tg); return 0;
         case 'd':
         case 'O': {
-            int rc = cli_out_dir("reproduce torchgpipe", optarg, c == 'd', &o.out_dir,
-                                 &out_given);
+            int rc = cli_out_dir(optarg, c == 'd', &o.out_dir, &out_given);
             if (rc < 0)
                 return rc;
             break;
@@ -89,7 +88,8 @@ static int torchgpipe(int argc, char **argv)
         default: return -PS_EUSAGE; /* cli_getopt set the message */
         }
     }
-    int rc = cli_study_dirs(argc, argv, o.out_dir, o.topo_dir, o.data_dir);
+    int rc = cli_study_dirs("reproduce torchgpipe", out_given, argc, argv, o.out_dir,
+                            o.topo_dir, o.data_dir);
     return rc < 0 ? rc : stu_torchgpipe_run(&o);
 }
 

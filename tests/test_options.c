@@ -536,6 +536,18 @@ Test(options, out_dir_and_the_deprecated_out)
     cr_assert_eq(th_sh("test -s %s/err1", dir), 1); /* nothing on stderr */
     cr_assert_eq(th_sh("grep -q 'pipesim paper: --out DIR is deprecated, use --out-dir DIR' "
                        "%s/err2", dir), 0);
+    /* a usage error after --out is its one line alone (the note came first,
+     * two lines, each study) */
+    char err[1024];
+    const char *bad[] = { "reproduce gpipe --out x --out-dir y",
+                          "reproduce torchgpipe --out x --out-dir y",
+                          "paper --out x --bogus", "reproduce torchgpipe --out x extra" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s %s 2>&1", dir, P, bad[i]), 2,
+                     "%s", bad[i]);
+        cr_expect(!strstr(err, "deprecated") && strchr(err, '\n') == err + strlen(err) - 1,
+                  "%s: %s", bad[i], err);
+    }
     th_sh("rm -rf %s", dir);
 }
 

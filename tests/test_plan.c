@@ -712,9 +712,24 @@ Test(plan_cli, report_best_fits_is_the_database_maximum)
     sqlite3_close(db);
     int before = th_entries(dir);
     cr_expect_eq(th_sh("cd %s && %s report --db best.db --fits 2>/dev/null", dir, th_pipesim()), 2);
-    cr_expect_eq(th_sh("cd %s && %s report --db best.db --best --fits --model x 2>/dev/null", dir,
-                       th_pipesim()), 7);
+    /* a selection that matches nothing is the filters' error, as plot's (it
+     * was 7, "no feasible configuration"); 7 is for runs none of which fits */
+    char err[1024];
+    cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db best.db --best --fits "
+                            "--model x 2>&1", dir, th_pipesim()), 4);
+    cr_expect(strstr(err, "--best: no successful runs match the selection ("), "%s", err);
     cr_expect_eq(th_entries(dir), before);
+    th_put(dir, "small.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
+                              "\"memory\":1e6}],\"links\":[{\"name\":\"bus\",\"endpoints\":"
+                              "\"*\",\"bandwidth\":1e10,\"shared\":true}]}");
+    cr_assert_eq(th_sh("cd %s && %s sweep --model m.csv --topology small.json -K 1,2 -M 1,2 "
+                       "--batch 8 --db small.db --quiet", dir, th_pipesim()), 0);
+    cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db small.db --best --fits "
+                            "2>&1", dir, th_pipesim()), 7);
+    cr_expect(strstr(err, "pipesim report: --best --fits: none of the 4 successful selected "
+                     "runs fits in memory\n"), "%s", err);
+    cr_expect_eq(th_sh("cd %s && %s report --db small.db --best >/dev/null", dir,
+                       th_pipesim()), 0);
 }
 
 /* sweep --schedule LIST: one row per schedule and configuration, each the
@@ -880,9 +895,9 @@ Test(plan_cli, mpi_errors_print_once)
     cr_expect_eq(th_sh("cd %s && %s sweep " OK " -K 1 -M 1 --batch 8 --db one-run.db --quiet",
                        dir, th_pipesim()), 0);
     cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db one-run.db --best "
-                            "--replicas 3 2>&1", dir, th_pipesim()), 7);
-    cr_expect(strstr(err, "pipesim report: --best: none of the 0 ") && !strstr(err, "report: "
-              "report"), "%s", err);
+                            "--replicas 3 2>&1", dir, th_pipesim()), 4);
+    cr_expect(strstr(err, "pipesim report: --best: no successful runs match the selection (1 "
+              "runs") && !strstr(err, "report: report"), "%s", err);
 }
 
 /* Each rank loads --model from its own file system: ranks started in two
