@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 static const char help[] =
-    "usage: pipesim gen-paper [--format table|csv|json] [-o|--out F]\n\n"
+    "usage: pipesim gen-paper [-f|--format table|csv|json] [-o|--out F]\n\n"
     "Generates every model of the GPipe paper's Table 1 (AmoebaNet-D (L, D) and\n"
     "Transformer-L) from its architecture and prints, per configuration: the\n"
     "generator spec, layers, generated vs published parameter count and the\n"

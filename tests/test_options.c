@@ -795,3 +795,35 @@ Test(options, out_is_never_the_out_dir)
     cr_assert_eq(th_sh("test -e %s/z", dir), 1, "a folder was written");
     th_sh("rm -rf %s", dir);
 }
+
+/* Every short option a command accepts is in its usage: gen-paper took -f
+ * for --format and its help never said so. The short options are read from
+ * the cli_getopt calls in cli/ (commands named by a string literal). */
+Test(options, every_short_option_is_in_its_usage)
+{
+    FILE *p = popen("grep -ho 'cli_getopt(\"[^\"]*\", argc, argv, \"[^\"]*\"' cli/*.c", "r");
+    cr_assert_not_null(p);
+    char line[256], cmd[64], shorts[32], help[65536];
+    int calls = 0;
+    while (fgets(line, sizeof line, p)) {
+        cr_assert_eq(sscanf(line, "cli_getopt(\"%63[^\"]\", argc, argv, \"%31[^\"]\"", cmd,
+                            shorts), 2, "%s", line);
+        calls++;
+        cr_assert_eq(th_capture(help, sizeof help, "%s %s --help", th_pipesim(), cmd), 0, "%s",
+                     cmd);
+        char *nl = strstr(help, "\n\n"); /* the usage block */
+        if (nl)
+            *nl = 0;
+        for (const char *s = shorts; *s; s++) {
+            if (*s == ':' || *s == 'h')
+                continue;
+            int found = 0; /* "-X" between ' ', '[' or '|' and ' ', '|' or ']' */
+            for (const char *q = help; !found && (q = strchr(q, '-')); q++)
+                found = q > help && strchr(" [|", q[-1]) && q[1] == *s && q[2] &&
+                        strchr(" |]", q[2]);
+            cr_expect(found, "pipesim %s: -%c not in its usage:\n%s", cmd, *s, help);
+        }
+    }
+    pclose(p);
+    cr_expect_geq(calls, 10);
+}
