@@ -32,12 +32,18 @@ _pipesim_usage()
 
 _pipesim_values()
 {
-    # the values a command's usage lists for an option ("[--objective throughput|memory]",
-    # "[--kind speedup,bubble,...]"), placeholders in capitals and numbers left out;
-    # a name's own suffix ("lingvo[,...]", "zb-auto[:L]") taken off
-    _pipesim_usage "$1" "$2" "$4" | tr '\n' ' ' | grep -oE -- "\[$3 ([^]\[]|\[[^]]*\])*\]" |
-        head -n 1 | sed -e "s/^\[$3 //" -e 's/\]$//' | tr '|, ' '\n\n\n' |
-        sed -e 's/\[.*//' | grep -E '^[a-z][a-z0-9_-]*$'
+    # the values a command's usage lists for an option, in every form of the command
+    # ("[--objective throughput|memory]", "[--kind speedup,bubble,...]", and a form's
+    # own "pipesim plot --kind schedules"); placeholders (capitals, one letter: "m",
+    # "a,b,...") and numbers left out ("--partition 3,5" is an example), but for
+    # --tables, whose values are numbers; a name's own suffix ("lingvo[,...]",
+    # "zb-auto[:L]") taken off
+    local keep='^[a-z][a-z0-9_-]+$'
+    [ "$3" = --tables ] && keep='^([a-z][a-z0-9_-]+|[0-9]+)$'
+    _pipesim_usage "$1" "$2" "$4" | tr '\n' ' ' |
+        grep -oE -- "\[$3 ([^]\[]|\[[^]]*\])*\]|(^| )$3 [a-z][a-z0-9_-]*" |
+        sed -e 's/^ //' -e 's/^\[//' -e "s/^$3 //" -e 's/\]$//' | tr '|, ' '\n\n\n' |
+        sed -e 's/\[.*//' | grep -E "$keep" | awk '!seen[$0]++'
 }
 
 _pipesim()

@@ -598,7 +598,9 @@ Test(presets, completion_offers_option_values)
     static const struct { const char *words, *want; } c[] = {
         { "predict --partition \"\"", "uniform optimal gpipe balance-by-size lingvo" },
         { "sweep --strategy gpipe,b", "gpipe,balance-by-size" },
-        { "plot --kind \"\"", "speedup bubble memory timeline" },
+        { "plot --kind \"\"", "speedup bubble memory timeline schedules" }, /* every form */
+        { "paper --tables \"\"", "1 2 3 partitions all" }, /* numbers that are names */
+        { "reproduce gpipe --tables 1,p", "1,partitions" },
         { "plan --objective \"\"", "throughput memory" },
         { "plan --mem-cap \"\"", "device" },
         { "gen \"\"", "model chain --help" },
@@ -612,6 +614,11 @@ Test(presets, completion_offers_option_values)
         got[strcspn(got, "\n")] = 0;
         cr_expect_str_eq(got, c[i].want, "%s", c[i].words);
     }
+    /* a one-letter placeholder is not a value ("[--mem-M m]" offered "m") */
+    th_capture(got, sizeof got, "bash -c 'source scripts/pipesim-completion.bash; "
+               "COMP_WORDS=(%s plot --mem-M \"\"); COMP_CWORD=3; _pipesim; "
+               "echo \" ${COMPREPLY[*]} \"'", bin);
+    cr_expect(!strstr(got, " m "), "%s", got);
     for (int k = 0; k < SCH_PART_NSTRATEGIES; k++) {
         th_capture(got, sizeof got, "bash -c 'source scripts/pipesim-completion.bash; "
                    "COMP_WORDS=(%s predict --partition \"\"); COMP_CWORD=3; _pipesim; "
