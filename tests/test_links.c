@@ -367,8 +367,8 @@ static struct mdl_route route_of(const struct mdl_topology *t, const char *a, co
 Test(links, fabric_presets_route_as_documented)
 {
     const char *files[] = { "p100-pcie-dual-root", "p40-pcie-8", "dgx1-v100", "dgx-a100",
-                            "tpu-v3-torus" };
-    for (int i = 0; i < 5; i++) {
+                            "tpu-v3-torus", "dgx-h100" };
+    for (int i = 0; i < 6; i++) {
         char path[128];
         snprintf(path, sizeof path, "models/topologies/%s.json", files[i]);
         struct mdl_topology *t;
@@ -414,10 +414,11 @@ Test(links, fabric_presets_route_as_documented)
                 mdl_topology_route(t, d, d + 1, &r);
                 cr_assert_eq(r.n_hops, 1, "stage %d -> %d over NVLink", d, d + 1);
             }
-        } else if (i == 3) { /* DGX A100: all pairs through the NVSwitch */
+        } else if (i == 3 || i == 5) { /* DGX A100, H100: all pairs through the NVSwitch */
             r = route_of(t, "gpu2", "gpu7");
             cr_assert_eq(r.n_hops, 2);
-            cr_assert_eq(r.bandwidth, 3e11);
+            cr_assert_eq(r.bandwidth, i == 3 ? 3e11 : 4.5e11, "%s", path);
+            cr_assert(fabs(r.latency - (2 * 5e-7 + 2 * 5e-6)) < 1e-15);
         } else { /* TPU v3 4x4 torus, X first */
             cr_assert_eq(t->n_devices, 32);
             cr_assert_eq(route_of(t, "core00_0", "core00_1").n_hops, 2);
