@@ -27,6 +27,26 @@ double ps_strtod(const char *s, char **end)
     return strtod(s, end);
 }
 
+double ps_strtod_exp(const char *s, int shift)
+{
+    char *end, buf[512];
+    double v = ps_strtod(s, &end);
+    const char *e = strpbrk(s, "eE");
+    long x = 0;
+    size_t mant = e ? (size_t)(e - s) : strlen(s);
+    if (e) {
+        char *xe;
+        errno = 0;
+        x = strtol(e + 1, &xe, 10);
+        if (errno || *xe || labs(x) > 100000)
+            mant = sizeof buf; /* the fallback below */
+    }
+    if (end == s || *end || !isfinite(v) || mant >= sizeof buf - 16)
+        return v * pow(10, shift);
+    snprintf(buf, sizeof buf, "%.*se%ld", (int)mant, s, x + shift);
+    return strtod(buf, NULL);
+}
+
 int ps_parse_double(const char *s, const char *what, double *out)
 {
     char *end;
@@ -417,6 +437,68 @@ const char *ps_fmt_double(double v, char *buf, size_t n)
     }
     snprintf(buf, n, "%.17g", v); /* 17 significant digits always read back */
     return buf;
+}
+
+/* The decimal text e ("-6.00000000000000e-05", as %.*e writes) times
+ * 10^shift, as %.*g (prec significant digits) would write that decimal: its
+ * digits, not a double's, so nothing is rounded. */
+static void shift_decimal(const char *e, int shift, int prec, char *buf, size_t n)
+{
+    char dg[32];
+    int nd = 0, neg = *e == '-';
+    const char *p = e + neg;
+    for (; *p && *p != 'e' && nd < (int)sizeof dg - 1; p++)
+        if (*p != '.')
+            dg[nd++] = *p;
+    while (nd > 1 && dg[nd - 1] == '0')
+        nd--;
+    dg[nd] = 0;
+    int x = atoi(p + 1) + shift; /* the value is d0.d1d2... x 10^x */
+    size_t k = 0;
+#define PUT(c) (k + 1 < n ? (void)(buf[k++] = (char)(c)) : (void)0)
+    if (neg)
+        PUT('-');
+    if (x < -4 || x >= prec) {
+        PUT(dg[0]);
+        if (nd > 1)
+            PUT('.');
+        for (int i = 1; i < nd; i++)
+            PUT(dg[i]);
+        k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "e%c%02d", x < 0 ? '-' : '+',
+                              abs(x));
+        k = k < n ? k : n - 1;
+    } else if (x < 0) {
+        PUT('0');
+        PUT('.');
+        for (int i = -1; i > x; i--)
+            PUT('0');
+        for (int i = 0; i < nd; i++)
+            PUT(dg[i]);
+    } else {
+        for (int i = 0; i <= x || i < nd; i++) {
+            if (i == x + 1)
+                PUT('.');
+            PUT(i < nd ? dg[i] : '0');
+        }
+    }
+#undef PUT
+    buf[k] = 0;
+}
+
+const char *ps_fmt_exp(double v, int shift, char *buf, size_t n)
+{
+    if (isfinite(v) && v != 0 && abs(shift) < 100)
+        for (int digits = 15; digits <= 17; digits++) {
+            char e[48];
+            snprintf(e, sizeof e, "%.*e", digits - 1, v);
+            if (strtod(e, NULL) != v)
+                continue;
+            shift_decimal(e, shift, digits, buf, n);
+            if (ps_strtod_exp(buf, -shift) == v)
+                return buf;
+            break;
+        }
+    return ps_fmt_double(v * pow(10, shift), buf, n);
 }
 
 void ps_csv_str(FILE *f, const char *s)

@@ -17,6 +17,11 @@
  * strtod would take, converts nothing (*end = s), so every reader refuses
  * it as it refuses other non-numbers. */
 double ps_strtod(const char *s, char **end);
+/* The decimal number s (one ps_strtod takes whole, finite) times 10^shift,
+ * rounded once: its exponent moved, so "0.06" at -3 is the double nearest
+ * 6e-5, where strtod("0.06") / 1e3 rounds twice and can miss it by an ulp.
+ * Text that is not such a number: ps_strtod(s) * 10^shift. */
+double ps_strtod_exp(const char *s, int shift);
 int ps_parse_double(const char *s, const char *what, double *out);
 int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 /* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */
@@ -86,6 +91,12 @@ int64_t ps_us_to_ns(double us);
 #define PS_DBL_LEN 32
 const char *ps_fmt_double(double v, char *buf, size_t n);
 #define PS_DBL(v) ps_fmt_double((v), (char[PS_DBL_LEN]){ 0 }, PS_DBL_LEN)
+/* v x 10^shift (seconds as ms: 3) in the fewest digits, 15 to 17, that
+ * ps_strtod_exp(text, -shift) takes back to v exactly: 6e-5 s is "0.06",
+ * where PS_DBL(6e-5 * 1e3) wrote 0.060000000000000005 (helper-139); else
+ * as PS_DBL(v x 10^shift). The profile readers read ms so. */
+const char *ps_fmt_exp(double v, int shift, char *buf, size_t n);
+#define PS_MS(s) ps_fmt_exp((s), 3, (char[PS_DBL_LEN]){ 0 }, PS_DBL_LEN)
 /* A stream writing into memory, as open_memstream but one whose failures
  * show: a write that cannot grow the buffer fails with ENOMEM and sets the
  * stream's error flag (glibc's memory stream drops the bytes with the flag

@@ -200,7 +200,7 @@ static int opt_ms(const char *path, int line, char **f, int *colno, int i, const
     int rc = num(path, line, colno[i], field, f[i], out);
     if (rc < 0)
         return rc;
-    *out /= 1e3;
+    *out = ps_strtod_exp(f[i], -3); /* rounded once (ps_fmt_exp writes it) */
     *have = 1;
     return 0;
 }
@@ -445,8 +445,8 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
             return ps_error(PS_EINVAL, "%s:%d:%d: field 'at_batch' (%s) must be a whole number "
                              "of samples, 1 to 2^30", path, line, colno[idx[C_AT_BATCH]],
                              f[idx[C_AT_BATCH]]);
-        l->fwd /= 1e3;
-        l->bwd /= 1e3;
+        l->fwd = ps_strtod_exp(f[idx[fc]], -3); /* rounded once, as opt_ms */
+        l->bwd = idx[bc] >= 0 && *f[idx[bc]] ? ps_strtod_exp(f[idx[bc]], -3) : 2 * l->fwd;
         if ((rc = parse_ext(path, line, f, colno, h, l, pts)) < 0)
             return rc;
     }

@@ -187,7 +187,7 @@ int mdl_work_row(const char *path, int line, char **f, const int *colno, const i
     int wc = measured ? W_WGRAD_MS : W_WGRAD_FLOPS;
     if (have[wc]) {
         l->has_wgrad = 1;
-        l->wgrad = measured ? v[wc] / 1e3 : v[wc];
+        l->wgrad = measured ? ps_strtod_exp(f[widx[wc]], -3) : v[wc]; /* ms rounded once */
         if (l->wgrad > l->bwd * (1 + 1e-12))
             return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' (%g) must be <= the backward "
                              "(%g)", path, line, colno[widx[wc]], mdl_work_cols[wc],

@@ -12,7 +12,7 @@
 static void put_ms(FILE *f, int have, double seconds)
 {
     if (have)
-        fprintf(f, ",%s", PS_DBL(seconds * 1e3));
+        fprintf(f, ",%s", PS_MS(seconds));
     else
         fputs(",", f);
 }
@@ -133,7 +133,7 @@ static void write_work(FILE *f, const struct mdl_layer *l, int measured, int wgr
 {
     if (wgrad) {
         if (l->has_wgrad)
-            fprintf(f, ",%s", PS_DBL(measured ? l->wgrad * 1e3 : l->wgrad));
+            fprintf(f, ",%s", measured ? PS_MS(l->wgrad) : PS_DBL(l->wgrad));
         else
             fputc(',', f);
     }
@@ -218,8 +218,8 @@ void mdl_profile_print(FILE *f, const struct mdl_profile *p)
     for (int i = 0; i < p->n_layers; i++) {
         const struct mdl_layer *l = &p->layers[i];
         if (p->measured) {
-            fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_DBL(l->fwd * 1e3),
-                    PS_DBL(l->bwd * 1e3), PS_DBL(l->at_batch), PS_DBL(l->params),
+            fprintf(f, "%s,%s,%s,%s,%s,%s,%s,%s", l->name, l->kind, PS_MS(l->fwd),
+                    PS_MS(l->bwd), PS_DBL(l->at_batch), PS_DBL(l->params),
                     PS_DBL(l->out_bytes), PS_DBL(l->stash_bytes));
             write_ext(f, l, nostash, fixed, wpts, remat, sizes, n_sizes);
         } else {

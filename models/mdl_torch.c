@@ -44,9 +44,11 @@ struct layer_acc {
     int64_t first_end;   /* its end: of two starting together, the shorter is first */
     double fwd_us, bwd_us;
     int n_fwd, n_bwd;
+    int n_fwd_seq_bwd; /* by sequence: its forward ranges an autograd function names */
 };
 
-struct seqmap { double seq; int layer; };
+/* A forward op's sequence number, and the forward range (an event) it lies in. */
+struct seqmap { double seq; const struct tev *range; };
 
 /* Names to indices by open addressing (slot: index + 1, 0 empty), so a
  * trace of many distinct layers or threads reads in linear time (a linear
@@ -389,7 +391,7 @@ static int cmp_seq(const void *pa, const void *pb)
 
 /* Layer of the forward range containing an op [t, t_end) on this thread's
  * fwd list, or -1. */
-static int range_at(struct tev **fr, size_t nf, int64_t t, int64_t t_end)
+static const struct tev *range_at(struct tev **fr, size_t nf, int64_t t, int64_t t_end)
 {
     size_t lo = 0, hi = nf;
     while (lo < hi) { /* last range with ts <= t */
@@ -405,22 +407,25 @@ static int range_at(struct tev **fr, size_t nf, int64_t t, int64_t t_end)
      * an op at their instant is the longer one's, else theirs if it takes no
      * time either (helper-129: the loss, 10 us from a range of none, was) */
     if (!lo)
-        return -1;
+        return NULL;
     for (size_t k = lo; k > 0 && fr[k - 1]->ts == t; k--)
         if (t < fr[k - 1]->end)
-            return fr[k - 1]->layer;
+            return fr[k - 1];
     const struct tev *r = fr[lo - 1];
-    return t < r->end || (t == r->ts && t_end == t) ? r->layer : -1;
+    return t < r->end || (t == r->ts && t_end == t) ? r : NULL;
 }
 
-/* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us. */
+/* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us, and
+ * counts in n_fwd_seq_bwd each forward range whose op an autograd function
+ * names (check_steps: a trace cut after a step's forward). */
 static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
 {
     struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
     struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
+    unsigned char *named = calloc(c->n ? c->n : 1, 1); /* [event]: a range named */
     size_t nsm = 0;
     int rc = 0;
-    if (!sm || !fr) {
+    if (!sm || !fr || !named) {
         rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
@@ -435,9 +440,9 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
                 ag_until = t->end;
             else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until) {
-                int l = range_at(fr, nf, t->ts, t->end);
-                if (l >= 0)
-                    sm[nsm++] = (struct seqmap){ t->seq, l };
+                const struct tev *r = range_at(fr, nf, t->ts, t->end);
+                if (r)
+                    sm[nsm++] = (struct seqmap){ t->seq, r };
             }
         }
     }
@@ -459,9 +464,13 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
                     seq = c->ev[j].seq;
             int l = prev;
             if (seq >= 0) {
-                struct seqmap key = { seq, 0 };
+                struct seqmap key = { seq, NULL };
                 const struct seqmap *hit = bsearch(&key, sm, nsm, sizeof *sm, cmp_seq);
-                l = hit ? hit->layer : -1;
+                l = hit ? hit->range->layer : -1;
+                if (hit && !named[hit->range - c->ev]) {
+                    named[hit->range - c->ev] = 1;
+                    c->layers[l].n_fwd_seq_bwd++;
+                }
             }
             prev = l;
             if (l >= 0)
@@ -471,6 +480,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
         }
     }
 out_free:
+    free(named);
     free(fr);
     free(sm);
     return rc;
@@ -556,9 +566,12 @@ static void default_sizes(const char *trace, char *buf, size_t n)
  * many backward ranges as forward ones with backward ranges (helper-106: a
  * trace window opening inside a step, or cut inside the last backward, wrote
  * times halved or doubled, exit 0; helper-110: a module run twice a step is
- * a model, not a cut trace). The first layer that breaks it is named; the
- * first run more than once a step is reported. Layers in first-forward
- * order. */
+ * a model, not a cut trace). By sequence numbers, a layer whose forward
+ * ranges autograd functions name has them named in every range (helper-139: a
+ * window closing after a step's forward shrank every backward by 1/steps,
+ * exit 0); a layer none names has no backward. The first layer that breaks
+ * it is named; the first run more than once a step is reported. Layers in
+ * first-forward order. */
 static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report *rep)
 {
     int steps = c->layers[0].n_fwd, first = 0;
@@ -567,8 +580,16 @@ static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report
             steps = c->layers[l].n_fwd, first = l;
     rep->steps = steps;
     rep->repeated = 0;
+    int by_seq = rep->method == MDL_TORCH_BWD_SEQUENCE;
     for (int l = 0; l < c->n_layers; l++) {
         const struct layer_acc *a = &c->layers[l];
+        if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd &&
+            a->n_fwd_seq_bwd != a->n_fwd)
+            return ps_error(PS_EPARSE, "%s: layer '%s' has %d forward range%s, %d of them with "
+                            "a backward (autograd functions naming their ops' sequence "
+                            "numbers): profile whole steps (stop the trace after the step's "
+                            "last backward)", c->path, a->name, a->n_fwd,
+                            a->n_fwd == 1 ? "" : "s", a->n_fwd_seq_bwd);
         if (a->n_fwd % steps == 0 && (!has_bwd || a->n_bwd == a->n_fwd)) {
             if (a->n_fwd > steps && !rep->repeated++) { /* the first is named */
                 snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name);
@@ -647,6 +668,16 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     }
     rep->method = has_bwd ? MDL_TORCH_BWD_RANGES
                           : has_seq && has_ag ? MDL_TORCH_BWD_SEQUENCE : MDL_TORCH_BWD_NONE;
+    /* a backward nothing attributes (helper-139: bwd written 2 x fwd, "no
+     * backward in the trace", over a real one) */
+    if (has_ag && rep->method == MDL_TORCH_BWD_NONE) {
+        rc = ps_error(PS_EPARSE, "%s: the trace has a backward pass (autograd functions) but "
+                       "no backward layer ranges and no sequence numbers to attribute it by: "
+                       "wrap each layer's backward in record_function(\"%s<name>\") too "
+                       "(scripts/make_torch_trace.py), or profile with Kineto, whose ops carry "
+                       "them", c->path, c->prefix);
+        goto out_free;
+    }
     /* sequence numbers on forward ops but no autograd function: a forward-only
      * Kineto trace (helper-126: every backward was 0 ms, exit 0) */
     if (rep->method == MDL_TORCH_BWD_SEQUENCE &&

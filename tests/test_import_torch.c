@@ -190,6 +190,58 @@ Test(import_torch, sequence_numbers_attribute_backward)
     unlink(path);
 }
 
+/* By sequence numbers, a trace whose window closes after a step's forward,
+ * before its backward, is refused as the ranges method refuses one
+ * (helper-139: 3 forwards, 2 backwards, every backward divided by 3, exit
+ * 0); whole steps import, each 60 us backward written 0.06 ms (it was
+ * 0.060000000000000005: ms as seconds x 1e3). */
+Test(import_torch, a_sequence_trace_cut_after_a_forward_is_refused)
+{
+    char whole[8192] = "{\"traceEvents\": [", cut[8192];
+    for (int k = 0, s = 10; k < 3; k++, s += 2) {
+        char ev[1024];
+        int t = 1000 * k;
+        snprintf(ev, sizeof ev, "%s{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":%d,\"dur\":100,"
+                 "\"tid\":1},{\"ph\":\"X\",\"name\":\"aten::addmm\",\"ts\":%d,\"dur\":60,"
+                 "\"tid\":1,\"args\":{\"Sequence number\":%d}},{\"ph\":\"X\",\"name\":"
+                 "\"layer:b\",\"ts\":%d,\"dur\":50,\"tid\":1},{\"ph\":\"X\",\"name\":"
+                 "\"aten::relu\",\"ts\":%d,\"dur\":30,\"tid\":1,\"args\":{\"Sequence "
+                 "number\":%d}}", k ? "," : "", t, t + 20, s, t + 100, t + 110, s + 1);
+        strcat(whole, ev);
+        if (k == 2)
+            snprintf(cut, sizeof cut, "%s]}", whole);
+        snprintf(ev, sizeof ev, ",{\"ph\":\"X\",\"name\":\"autograd::engine::"
+                 "evaluate_function: ReluBackward0\",\"ts\":%d,\"dur\":40,\"tid\":2,"
+                 "\"args\":{\"Sequence number\":%d}},{\"ph\":\"X\",\"name\":\"autograd::"
+                 "engine::evaluate_function: AddmmBackward0\",\"ts\":%d,\"dur\":60,\"tid\":2,"
+                 "\"args\":{\"Sequence number\":%d}}", t + 207, s + 1, t + 247, s);
+        strcat(whole, ev);
+    }
+    strcat(whole, "]}");
+    char path[] = "/tmp/pipesim-seqcut-XXXXXX";
+    close(mkstemp(path));
+    struct mdl_profile *p = NULL;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    write_file(path, cut);
+    cr_expect_eq(mdl_torch_import(path, &o, &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), ": layer 'a' has 3 forward ranges, 2 of them with a backward "
+                     "(autograd functions naming their ops' sequence numbers): profile whole "
+                     "steps"), "%s", ps_errmsg());
+    write_file(path, whole);
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
+    cr_expect_eq(rep.steps, 3);
+    cr_expect_float_eq(p->layers[0].bwd, 60e-6, 1e-15);
+    cr_expect_float_eq(p->layers[1].bwd, 40e-6, 1e-15);
+    mdl_profile_free(p);
+    char out[4096];
+    cr_expect_eq(th_capture(out, sizeof out, "%s import-torch %s --batch 4 2>/dev/null",
+                            th_pipesim(), path), 0);
+    cr_expect(strstr(out, "\na,,0.1,0.06,4,") && strstr(out, "\nb,,0.05,0.04,4,"), "%s", out);
+    unlink(path);
+}
+
 /* A "Sequence number" that is not one is an error naming it (a string, a
  * fraction or a negative other than -1 was read as "none": every layer's
  * backward unattributed, exit 0; helper-77); -1 and 2^53 or more stay none. */
@@ -252,13 +304,9 @@ Test(import_torch, forward_only_and_recompute)
 {
     char path[] = "/tmp/pipesim-fwd-XXXXXX";
     close(mkstemp(path));
-    /* two steps of x; a range of x inside an autograd function (checkpoint
-     * recompute) is ignored */
+    /* two steps of x, forward only */
     write_file(path, "[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10,\"tid\":1},"
-                     "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":100,\"dur\":30,\"tid\":1},"
-                     "{\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
-                     "CheckpointFunctionBackward\",\"ts\":200,\"dur\":50,\"tid\":2},"
-                     "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":210,\"dur\":20,\"tid\":2}]");
+                     "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":100,\"dur\":30,\"tid\":1}]");
     struct mdl_profile *p;
     struct mdl_torch_report rep;
     struct mdl_torch_opts o = { 0 };
@@ -267,10 +315,26 @@ Test(import_torch, forward_only_and_recompute)
     cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_assert_eq(rep.method, MDL_TORCH_BWD_NONE);
     cr_assert_eq(rep.steps, 2);
-    cr_assert_eq(rep.n_recompute, 1);
+    cr_assert_eq(rep.n_recompute, 0);
     cr_assert_float_eq(p->layers[0].fwd, 20e-6, 1e-15);
     cr_assert_float_eq(p->layers[0].bwd, 40e-6, 1e-15);
     mdl_profile_free(p);
+    /* with a backward's autograd function (a checkpoint's, holding a
+     * recompute range of x) but no backward ranges and no sequence numbers,
+     * nothing attributes it: refused (helper-139: bwd written 2 x fwd and
+     * "no backward in the trace", exit 0) */
+    char bwd[] = "/tmp/pipesim-fwdag-XXXXXX";
+    close(mkstemp(bwd));
+    write_file(bwd, "[{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":0,\"dur\":10,\"tid\":1},"
+                    "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":100,\"dur\":30,\"tid\":1},"
+                    "{\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
+                    "CheckpointFunctionBackward\",\"ts\":200,\"dur\":50,\"tid\":2},"
+                    "{\"ph\":\"X\",\"name\":\"layer:x\",\"ts\":210,\"dur\":20,\"tid\":2}]");
+    cr_assert_eq(mdl_torch_import(bwd, &o, &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), ": the trace has a backward pass (autograd functions) but no "
+                     "backward layer ranges and no sequence numbers to attribute it by"), "%s",
+              ps_errmsg());
+    unlink(bwd);
     /* the command's summary says what it wrote (it said "backward 0.000 ms (by none)") */
     cr_assert_eq(th_sh("cd /tmp && %s import-torch %s --batch 2 -o %s.csv 2>%s.err >/dev/null && "
                        "grep -q 'no backward in the trace (each layer.s bwd_ms written as 2 x its "

@@ -322,6 +322,37 @@ Test(numbers, csv_reals_are_the_shortest_that_read_back)
     }
 }
 
+/* Milliseconds written from seconds and read back with the exponent moved
+ * (ps_fmt_exp, ps_strtod_exp): the decimal of the seconds, so no noise
+ * (helper-139: 6e-5 s was written 0.060000000000000005 ms), and every value
+ * reads back bit for bit (s x 1e3 then / 1e3 did not always). */
+Test(numbers, milliseconds_shift_the_decimal_exponent)
+{
+    static const struct { double s; const char *ms; } cases[] = {
+        { 6e-5, "0.06" },       { 1.97e-4, "0.197" }, { 1e-3, "1" },
+        { 1e-12, "1e-09" },     { 1.5e-7, "0.00015" }, { 4.2e10, "42000000000000" },
+        { 1.234e15, "1.234e+18" }, { -2.5e-3, "-2.5" }, { 0, "0" },
+        { 1.0 / 3, "333.3333333333333" },
+    };
+    char b[PS_DBL_LEN];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cr_expect_str_eq(ps_fmt_exp(cases[i].s, 3, b, sizeof b), cases[i].ms);
+        cr_expect(ps_strtod_exp(cases[i].ms, -3) == cases[i].s, "%s", cases[i].ms);
+    }
+    cr_expect(ps_strtod_exp("0.06", -3) == 6e-5 && 0.06 / 1e3 != 6e-5, "rounded once");
+    cr_expect(ps_strtod_exp("6E1", -3) == 0.06 && ps_strtod_exp("-1.5e-3", -3) == -1.5e-6);
+    unsigned long long bits = 0x2545f4914f6cdd1dULL;
+    for (int i = 0; i < 200000; i++) {
+        bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+        double x;
+        memcpy(&x, &bits, sizeof x);
+        if (!isfinite(x) || fabs(x) > 1e300 || fabs(x) < 1e-300)
+            continue;
+        double back = ps_strtod_exp(ps_fmt_exp(x, 3, b, sizeof b), -3);
+        cr_assert(!memcmp(&back, &x, sizeof x), "%a: '%s' reads %a", x, b, back);
+    }
+}
+
 Test(numbers, csv_outputs_have_no_float_noise)
 {
     char out[16384];
