@@ -28,16 +28,17 @@ static double vec_peak(const struct mdl_device *d)
 
 static double pad_up(double x, double q) { return ceil(x / q) * q; }
 
-double mdl_device_split_k(const struct mdl_device *d, double tiles, double k)
+double mdl_device_split_max(const struct mdl_device *d, double tiles)
 {
     const struct mdl_devmodel *dm = &d->model;
     if (!dm->tiled || tiles <= 0 || tiles >= dm->units)
         return 1;
-    double split = floor(dm->units / tiles);
-    double most = floor(k / MDL_SPLIT_K_MIN); /* slices of at least MDL_SPLIT_K_MIN */
-    if (split > most)
-        split = most;
-    return split > 1 ? split : 1;
+    return floor(dm->units / tiles);
+}
+
+double mdl_device_split_depth(double k, double split)
+{
+    return split > 1 && k / split < MDL_SPLIT_K_MIN ? MDL_SPLIT_K_MIN : k / split;
 }
 
 static double combine(const struct mdl_device *d, double math, double mem)
@@ -77,15 +78,22 @@ static void gemm_parts3(const struct mdl_device *d, double m, double k, double n
         for (int t = 0; t < dm->n_tiles; t++) {
             double tm = dm->tiles[t][0], tn = dm->tiles[t][1];
             double tiles = c * ceil(m / tm) * ceil(n / tn);
-            double split = mdl_device_split_k(d, tiles, k);
-            double waves = ceil(tiles * split / dm->units);
-            double tt = waves * 2 * tm * tn * (k / split) / (rate / dm->units);
-            double part = split > 1 ? 2 * split * c * m * n * mdl_device_elem_bytes(d) : 0;
-            double time = combine(d, tt, mem_s(d, bytes + part));
-            if (time < best) {
-                best = time;
-                math = tt;
-                partials = part;
+            /* each split from none to the most the idle units take, the
+             * fastest (fewer slices on a tie): a time that never falls as
+             * K grows (helper-137: the most slices of at least 128 made K =
+             * 256 twice as fast as K = 255) */
+            double most = mdl_device_split_max(d, tiles);
+            for (double split = 1; split <= most; split++) {
+                double waves = ceil(tiles * split / dm->units);
+                double tt = waves * 2 * tm * tn * mdl_device_split_depth(k, split) /
+                            (rate / dm->units);
+                double part = split > 1 ? 2 * split * c * m * n * mdl_device_elem_bytes(d) : 0;
+                double time = combine(d, tt, mem_s(d, bytes + part));
+                if (time < best) {
+                    best = time;
+                    math = tt;
+                    partials = part;
+                }
             }
         }
     } else if (dm->padded) {

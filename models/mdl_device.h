@@ -53,14 +53,15 @@
  *
  * The rule. An op of a layer on n samples (F, B or W of mdl_device_work_s):
  *   each matrix product (rows M = ROWS * n, reduction K, output N, COUNT c):
- *     math  = GPU:  waves * 2*Tm*Tn*(K/S) / (P*e/U), waves = ceil(T * S / U),
+ *     math  = GPU:  waves * 2*Tm*Tn*D / (P*e/U), waves = ceil(T * S / U),
  *                   T = c * ceil(M/Tm) * ceil(N/Tn) tiles, S the split-K
- *                   slices (mdl_device_split_k: 1 unless T < U); with
- *                   several tile shapes, the shape of least time, its
- *                   math and its memory (the operands and its own split-K
- *                   partial sums) combined by the rule below (every
- *                   shape at the same e: the library's heuristic assumed
- *                   to find the fastest kernel)
+ *                   slices (1 to mdl_device_split_max: 1 unless T < U),
+ *                   D = K / S, at least 128 once split
+ *                   (mdl_device_split_depth); of every tile shape and S,
+ *                   the least time, its math and its memory (the operands
+ *                   and its own split-K partial sums) combined by the rule
+ *                   below (every shape at the same e: the library's
+ *                   heuristic assumed to find the fastest kernel)
  *             TPU:  c * 2 * pad(M,Pr) * pad(K,Pf) * pad(N,Pf) / (P*e); a
  *                   convolution ('c') pads its images and features
  *                   instead, alike in its three products: M = ROWS *
@@ -180,14 +181,20 @@ extern const char *const mdl_prec_names[MDL_PREC_N + 1]; /* NULL-terminated */
 /* Split-K (NVIDIA CUTLASS, docs "Efficient GEMM in CUDA", Parallelized
  * Reductions: "Split K - reduction across threadblocks"; example
  * 06_splitK_gemm: M = N = 128, K = 4096 as one tile would occupy one SM of
- * 84): a tiled product whose `tiles` output tiles leave units idle has its
- * reduction K cut into floor(units / tiles) slices, each of at least
- * MDL_SPLIT_K_MIN (an assumption: one tile edge of K per slice), run as
- * extra tiles; the partial sums are written and read back once more. The
- * weight gradient of a convolution (K = batch x H x W, M x N the small
- * filter) is the case it serves. 1 for an untiled device. */
+ * 84): a tiled product whose `tiles` output tiles leave units idle may have
+ * its reduction K cut into S slices, S up to floor(units / tiles)
+ * (mdl_device_split_max; 1 for an untiled device or tiles >= units), run as
+ * extra tiles; the partial sums are written and read back once more. A
+ * slice costs at least MDL_SPLIT_K_MIN of K (an assumption: one tile edge
+ * of K per slice, its pipeline's fill; mdl_device_split_depth), and the
+ * product takes the fastest S, math and memory combined (the library's
+ * heuristic assumed to find it, as the tile shape), so its time never
+ * falls as K grows. The weight gradient of a convolution (K = batch x H x
+ * W, M x N the small filter) is the case it serves. */
 #define MDL_SPLIT_K_MIN 128.0
-double mdl_device_split_k(const struct mdl_device *d, double tiles, double k);
+double mdl_device_split_max(const struct mdl_device *d, double tiles);
+/* The K one slice of S costs: K / S, at least MDL_SPLIT_K_MIN once split. */
+double mdl_device_split_depth(double k, double split);
 /* One sentence naming the rule and figures that time ops on d (the op-level
  * model's peaks, memory, per-kernel cost, GEMM rule; or the legacy rule's),
  * for reports. snprintf's contract: the length it needed. */

@@ -124,37 +124,81 @@ Test(device, split_k_fills_idle_units)
     /* 4 units at 1e12 each, 128x128 tiles, no memory term. One 128 x 128
      * output tile with K = 4096 leaves 3 units idle: K is cut into
      * floor(4/1) = 4 slices of 1024, one wave of 4 tiles, a quarter of the
-     * unsplit time. K = 256: at most 256/128 = 2 slices. Two tiles: 2
-     * slices each. Four tiles fill the units: no split. */
+     * unsplit time. K = 256: 2 slices of 128 (3 or 4 cost 128 each too, and
+     * the fewer is taken). Two tiles: 2 slices each. Four tiles fill the
+     * units: no split. */
     const char *j = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                     "\"gemm\": {\"tile\": [128, 128], \"units\": 4}}]}";
     struct mdl_topology *t = th_topo(j);
     const struct mdl_device *d = &t->devices[0];
     double tk = 2.0 * 128 * 128 / 1e12; /* one tile on one unit, per unit of K */
-    cr_expect_float_eq(mdl_device_split_k(d, 1, 4096), 4, 0);
+    cr_expect_float_eq(mdl_device_split_max(d, 1), 4, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d, 128, 4096, 128, 1), tk * 1024, 1e-18);
-    cr_expect_float_eq(mdl_device_split_k(d, 1, 256), 2, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d, 128, 256, 128, 1), tk * 128, 1e-18);
-    cr_expect_float_eq(mdl_device_split_k(d, 2, 4096), 2, 0);
+    cr_expect_float_eq(mdl_device_split_max(d, 2), 2, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d, 256, 4096, 128, 1), tk * 2048, 1e-18);
-    cr_expect_float_eq(mdl_device_split_k(d, 4, 4096), 1, 0);
+    cr_expect_float_eq(mdl_device_split_max(d, 4), 1, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d, 256, 4096, 256, 1), tk * 4096, 1e-18);
+    /* a slice costs at least 128 of K: K = 255 in 2 slices is 128 (it was
+     * not split, at 255, while K = 256 was: the larger product twice as
+     * fast, helper-137), K = 100 is not split (any slice would cost 128) */
+    cr_expect_float_eq(mdl_device_gemm_s(d, 128, 255, 128, 1), tk * 128, 1e-18);
+    cr_expect_float_eq(mdl_device_gemm_s(d, 128, 100, 128, 1), tk * 100, 1e-18);
+    cr_expect_float_eq(mdl_device_split_depth(100, 2), 128, 0);
+    cr_expect_float_eq(mdl_device_split_depth(100, 1), 100, 0);
     /* A weight gradient's shape: 576 x 64 output (5 tiles) over K = 200704
      * rows on 28 units: 5 slices, one wave of 25 tiles. */
     const char *j28 = "{\"devices\": [{\"name\": \"g\", \"flops\": 28e12, \"memory\": 1e9, "
                       "\"gemm\": {\"tile\": [128, 128], \"units\": 28}}]}";
     struct mdl_topology *t28 = th_topo(j28);
     const struct mdl_device *d28 = &t28->devices[0];
-    cr_expect_float_eq(mdl_device_split_k(d28, 5, 200704), 5, 0);
+    cr_expect_float_eq(mdl_device_split_max(d28, 5), 5, 0);
     cr_expect_float_eq(mdl_device_gemm_s(d28, 576, 200704, 64, 1), tk * 200704 / 5, 1e-15);
     /* Untiled devices never split. */
     const char *jp = "{\"devices\": [{\"name\": \"g\", \"flops\": 4e12, \"memory\": 1e9, "
                      "\"gemm\": {\"pad\": [8, 128]}}]}";
     struct mdl_topology *tp = th_topo(jp);
-    cr_expect_float_eq(mdl_device_split_k(&tp->devices[0], 1, 4096), 1, 0);
+    cr_expect_float_eq(mdl_device_split_max(&tp->devices[0], 1), 1, 0);
     mdl_topology_free(tp);
     mdl_topology_free(t28);
     mdl_topology_free(t);
+}
+
+/* More work is never faster: a product's time never falls as its rows M or
+ * its reduction K grow, on every tiled GPU preset (helper-137: split-K's
+ * most slices of at least 128 made K = 256 twice as fast as K = 255, and
+ * a batch of 4 faster than one of 3 on a generated GPT). */
+Test(device, a_product_never_gets_faster_with_more_work)
+{
+    const char *files[] = { "v100-nvlink-8", "dgx-a100", "p40-pcie-8", "dgx-h100",
+                            "titan-x-pascal-1" };
+    for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+        char path[128];
+        snprintf(path, sizeof path, "models/topologies/%s.json", files[f]);
+        struct mdl_topology *t;
+        cr_assert_eq(mdl_topology_load(path, &t), 0, "%s", ps_errmsg());
+        const struct mdl_device *d = &t->devices[0];
+        cr_assert(d->model.tiled, "%s", path);
+        static const double mn[][2] = { { 128, 128 }, { 64, 64 }, { 576, 64 }, { 2048, 256 },
+                                        { 96, 1000 } };
+        for (size_t i = 0; i < sizeof mn / sizeof *mn; i++) {
+            double prev = 0;
+            for (double k = 1; k <= 3000; k++) { /* K grows */
+                double s = mdl_device_gemm_s(d, mn[i][0], k, mn[i][1], 1);
+                cr_assert_geq(s, prev, "%s: %gx%gx%g took %g s, K - 1 %g s", path, mn[i][0],
+                              k, mn[i][1], s, prev);
+                prev = s;
+            }
+            prev = 0;
+            for (double m = 1; m <= 3000; m++) { /* M grows, K = 196 */
+                double s = mdl_device_gemm_s(d, m, 196, mn[i][1], 1);
+                cr_assert_geq(s, prev, "%s: %gx196x%g took %g s, M - 1 %g s", path, m,
+                              mn[i][1], s, prev);
+                prev = s;
+            }
+        }
+        mdl_topology_free(t);
+    }
 }
 
 Test(device, the_fastest_tile_shape)
@@ -186,13 +230,14 @@ Test(device, the_fastest_tile_shape)
      * the operands ((128*3840*2 + 128*128)*4 B): 158.6 us of memory. 128x32:
      * four tiles, split 7, one wave: math 2*128*32*(3840/7)/(1e12/30) =
      * 134.8 us, memory 98.3 us. The second is faster; math alone picked the
-     * first (158.6 us). */
+     * first (158.6 us). 128x128's own best split is 26 (math 145.2 us,
+     * memory 148.1 us), still slower. */
     t = th_topo("{\"devices\": [{\"name\": \"g\", \"flops\": 1e12, \"memory\": 1e9, "
                 "\"mem_bandwidth\": 5e10, \"precision\": \"fp32\", \"gemm\": {\"tile\": "
                 "[[128, 128], [128, 32]], \"units\": 30}}]}");
     d = &t->devices[0];
-    cr_expect_float_eq(mdl_device_split_k(d, 1, 3840), 30, 0);
-    cr_expect_float_eq(mdl_device_split_k(d, 4, 3840), 7, 0);
+    cr_expect_float_eq(mdl_device_split_max(d, 1), 30, 0);
+    cr_expect_float_eq(mdl_device_split_max(d, 4), 7, 0);
     double operands = (128.0 * 3840 * 2 + 128 * 128) * 4;
     double m1 = 2.0 * 128 * 128 * 128 / (1e12 / 30);
     double b1 = (operands + 2 * 30 * 128 * 128 * 4) / 5e10;
@@ -201,6 +246,9 @@ Test(device, the_fastest_tile_shape)
     cr_assert_gt(b1, m2);
     cr_assert_gt(m2, b2);
     cr_assert_lt(m1, m2);
+    double m26 = 2.0 * 128 * 128 * (3840.0 / 26) / (1e12 / 30);
+    double b26 = (operands + 2 * 26 * 128 * 128 * 4) / 5e10;
+    cr_assert(m26 < b26 && b26 > m2);
     cr_expect_float_eq(mdl_device_gemm_s(d, 128, 3840, 128, 1), m2, 1e-15);
     mdl_topology_free(t);
     th_topo_fails(DEV(", \"gemm\": {\"tile\": [[128, 128], [0, 32]], \"units\": 4}"),
