@@ -203,6 +203,73 @@ int ps_afile_mkstemp(char *templ, int *slot)
 
 static sigset_t publish_mask;
 
+/* The files a set has renamed into place, each with a hard link to the file
+ * it replaced (NULL: none was there, or no link could be made), so that a
+ * set whose later rename fails puts the earlier ones back (helper-138: a
+ * trace replaced, its --out immutable, exit 5; a study folder half new).
+ * Only the publishing thread touches them. */
+struct replaced {
+    char *target, *backup;
+    int existed;
+};
+static struct replaced *set_done;
+static int set_n, set_cap, set_failed;
+
+/* Before renaming over target inside a set: room for its entry, and a link
+ * to what it replaces (a name beside the temporary; none where the file
+ * system refuses links, the file then not restored). 0 or an errno. */
+static int set_prepare(const char *target, const char *tmp, char **backup, int *existed)
+{
+    *backup = NULL;
+    struct stat st;
+    *existed = stat(target, &st) == 0;
+    if (set_n == set_cap) {
+        int cap = set_cap ? 2 * set_cap : 16;
+        struct replaced *p = realloc(set_done, (size_t)cap * sizeof *p);
+        if (!p)
+            return ENOMEM;
+        set_done = p;
+        set_cap = cap;
+    }
+    if (!*existed)
+        return 0;
+    size_t n = strlen(tmp) + 16;
+    char *b = malloc(n);
+    if (!b)
+        return ENOMEM;
+    for (int k = 0; k < 100; k++) {
+        snprintf(b, n, "%s.old%d", tmp, k);
+        if (link(target, b) == 0) {
+            *backup = b;
+            return 0;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    free(b);
+    return 0;
+}
+
+/* The end of the outermost set: the replaced files put back (a failed set)
+ * or their links removed. */
+static void set_finish(void)
+{
+    for (int i = set_n - 1; i >= 0; i--) {
+        struct replaced *r = &set_done[i];
+        if (set_failed && r->backup)
+            (void)rename(r->backup, r->target);
+        else if (set_failed && !r->existed)
+            (void)unlink(r->target);
+        else if (r->backup)
+            (void)unlink(r->backup);
+        free(r->target);
+        free(r->backup);
+    }
+    free(set_done);
+    set_done = NULL;
+    set_n = set_cap = set_failed = 0;
+}
+
 void ps_afile_publish_begin(void)
 {
     sigset_t old;
@@ -212,8 +279,15 @@ void ps_afile_publish_begin(void)
     stop_if_dying(&publishing);
 }
 
+void ps_afile_publish_fail(void)
+{
+    set_failed = 1;
+}
+
 void ps_afile_publish_end(void)
 {
+    if (atomic_load(&publishing) == 1) /* before the count falls: a handler waits for it */
+        set_finish();
     if (atomic_fetch_sub(&publishing, 1) == 1)
         pthread_sigmask(SIG_SETMASK, &publish_mask, NULL);
 }
@@ -744,10 +818,20 @@ int ps_afile_commit(struct ps_afile *af)
         release(af);
         return rc;
     }
+    int in_set = atomic_load(&publishing) > 0;
+    char *backup = NULL;
+    int existed = 0;
+    if (!bad && af->tmp && in_set && (e = set_prepare(af->target, af->tmp, &backup,
+                                                      &existed)) != 0)
+        bad = 1;
+    int renamed = 0;
     if (!bad && af->tmp) {
         if (rename(af->tmp, af->target) != 0) {
-            bad = 1;
+            bad = renamed = -1; /* the file was written; it could not replace the target */
             e = errno;
+            if (backup)
+                unlink(backup);
+            free(backup);
         } else { /* make the rename itself durable; best effort */
             char *sl = strrchr(af->target, '/');
             *sl = 0;
@@ -757,10 +841,20 @@ int ps_afile_commit(struct ps_afile *af)
                 (void)fsync(dfd);
                 close(dfd);
             }
+            if (in_set) { /* set_prepare made room for it */
+                set_done[set_n++] = (struct replaced){ af->target, backup, existed };
+                af->target = NULL; /* the set's now */
+            }
         }
     }
     if (bad) {
-        rc = ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
+        if (in_set)
+            set_failed = 1; /* the set's earlier files go back at its end */
+        if (renamed < 0)
+            rc = ps_error(PS_EIO, "%s: cannot replace it: %s", af->path, strerror(e ? e : EIO));
+        else
+            rc = ps_error(e == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: write failed: %s", af->path,
+                          strerror(e ? e : EIO));
         if (af->tmp)
             unlink(af->tmp);
     }

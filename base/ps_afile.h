@@ -89,8 +89,15 @@ int ps_afile_mkstemp(char *templ, int *slot);
 /* Around the renames that publish a set of outputs (their commits after
  * every ps_afile_sync): the signals stay blocked on this thread, and a
  * handler on another waits (up to about 30 s) for the end, so a signal
- * leaves the old set or the new, never a mix. From one thread. */
+ * leaves the old set or the new, never a mix. A commit in the set keeps a
+ * hard link to the file it replaces until the end; when one of the set's
+ * commits fails, or ps_afile_publish_fail() was called (a database store
+ * after the renames failed), the end puts back every file the set replaced
+ * and removes those it created, so the old set stays whole (a file system
+ * without hard links: what it replaced is not restored). From one thread;
+ * nested sets end with the outermost. */
 void ps_afile_publish_begin(void);
+void ps_afile_publish_fail(void);
 void ps_afile_publish_end(void);
 
 /* Once, first thing in main(): a standard descriptor (0, 1, 2) the caller

@@ -266,11 +266,10 @@ int cmd_plan(int argc, char **argv)
                 p->elapsed_s,
                 p->simulated, p->counts[ANA_PLAN_PRUNED], p->counts[ANA_PLAN_MEM_BOUND]);
     /* the figure and the report held as temporaries and synced, then the
-     * database's row, then the files renamed into place, the row and the
-     * renames in one window no signal splits; a report for stdout or a device
-     * waits in memory until the row is stored (helper-86: it was out, then
-     * the store failed). A failure before the row leaves all three as they
-     * were (the row was stored first, then a figure or the report could fail) */
+     * files renamed into place, then the database's row, the renames and the
+     * row in one window no signal splits; a report for stdout waits in memory
+     * until the row is stored (helper-86: it was out, then the store failed).
+     * A failure anywhere leaves all three as they were */
     po.p = p;
     struct ana_plot_batch *figs = NULL;
     char *rep = NULL;
@@ -285,19 +284,20 @@ int cmd_plan(int argc, char **argv)
     }
     FILE *direct = af.f && ps_afile_direct(&af) ? af.f : NULL;
     /* a device other than stdout takes its report before the row (a full one
-     * fails the run with the database as it was), stdout after it */
-    for (int last = 0; last < 2; last++) {
-        if (rc == 0 && !last)
-            rc = ana_plot_batch_sync(figs);
-        if (last) {
-            ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
-            if (rc == 0 && db && (rc = ps_mkdirs_parent(db)) == 0)
-                rc = ana_plan_store(p, db);
-        }
-        if (rc == 0 && direct && (direct == stdout) == last)
-            rc = cli_output_release(&af, out, rep, rep_len);
-    }
+     * fails the run with the database as it was), stdout after it; the files
+     * are renamed into place, then the row stored, in one set: a row that
+     * cannot be stored puts the old files back (helper-138: the row was
+     * stored first, and a file that could not be replaced left it stored) */
+    if (rc == 0)
+        rc = ana_plot_batch_sync(figs);
+    if (rc == 0 && direct && direct != stdout)
+        rc = cli_output_release(&af, out, rep, rep_len);
+    ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
     rc = ana_plot_batch_finish(figs, rc, NULL);
+    if (rc == 0 && db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
+        ps_afile_publish_fail();
+    if (rc == 0 && direct == stdout)
+        rc = cli_output_release(&af, out, rep, rep_len);
     ps_afile_publish_end();
     free(rep);
     if (rc == 0 && !p->n_rank) { /* the report says so too; the status tells scripts */

@@ -76,15 +76,11 @@ int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const cha
         for (int k = 0; k < n_h && rc == 0; k++)
             if ((h[k].af.f == stdout) == last)
                 rc = cli_output_release(&h[k].af, h[k].path, h[k].buf, h[k].len);
-    /* the run stored, then every file renamed into place: a signal now leaves
-     * the old set or the new */
+    /* every file renamed into place, then the run stored, in one set: a
+     * signal now leaves the old set or the new, and a store that fails puts
+     * the old files back (helper-138: the run was stored first, and a file
+     * that could not be replaced left the figures new, the report old) */
     ps_afile_publish_begin();
-    if (*db_slot >= 0) { /* a database made for this run: kept from now on (helper-100: */
-        ps_afile_untrack(*db_slot); /* untracked before the figures, a signal then left */
-        *db_slot = -1;              /* it empty) */
-    }
-    if (rc == 0)
-        rc = msr_vcheck_store(v, a->db, command, run);
     rc = ana_plot_batch_finish(set, rc, NULL);
     for (int k = 0; k < n_h; k++) {
         if (rc == 0)
@@ -93,6 +89,12 @@ int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const cha
             ps_afile_abort(&h[k].af);
         free(h[k].buf);
     }
+    if (rc == 0 && *db_slot >= 0) { /* a database made for this run: kept from now on */
+        ps_afile_untrack(*db_slot); /* (helper-100: untracked before the figures, a */
+        *db_slot = -1;              /* signal then left it empty) */
+    }
+    if (rc == 0 && (rc = msr_vcheck_store(v, a->db, command, run)) < 0)
+        ps_afile_publish_fail();
     ps_afile_publish_end();
     return rc;
 }

@@ -465,6 +465,81 @@ Test(outputs, predict_writes_its_traces_and_result_as_one_set)
                        "grep -q '^step time' r.txt", dir, ps, wd), 0);
 }
 
+/* A set whose later rename fails puts back the files it already replaced
+ * and removes those it created (helper-138: predict's trace replaced, its
+ * --out immutable, exit 5; a study folder half new): here b's target turns
+ * into a folder with a file in it after b is written, so b's rename fails
+ * after a's; and a set failed by ps_afile_publish_fail() (a database store
+ * after the renames) goes back as well. A set that succeeds leaves no link
+ * to the old files. */
+static void set_of_two(const char *a, const char *b, int fail_b, int fail_after)
+{
+    struct ps_afile fa, fb;
+    cr_assert_eq(ps_afile_open(&fa, a), 0, "%s", ps_errmsg());
+    cr_assert_eq(ps_afile_open(&fb, b), 0, "%s", ps_errmsg());
+    fputs("new a\n", fa.f);
+    fputs("new b\n", fb.f);
+    cr_assert_eq(ps_afile_sync(&fa), 0);
+    cr_assert_eq(ps_afile_sync(&fb), 0);
+    if (fail_b) {
+        cr_assert_eq(th_sh("rm -f %s && mkdir %s && touch %s/x", b, b, b), 0);
+    }
+    ps_afile_publish_begin();
+    cr_assert_eq(ps_afile_commit(&fa), 0, "%s", ps_errmsg());
+    int rc = ps_afile_commit(&fb);
+    cr_assert_eq(rc, fail_b ? -PS_EIO : 0, "%s", ps_errmsg());
+    if (fail_b)
+        cr_expect(strstr(ps_errmsg(), ": cannot replace it: "), "%s", ps_errmsg());
+    if (fail_after)
+        ps_afile_publish_fail();
+    ps_afile_publish_end();
+}
+
+Test(outputs, a_set_whose_rename_fails_puts_the_old_files_back)
+{
+    char a[128], b[128];
+    path_of(a, sizeof a, "a.txt");
+    path_of(b, sizeof b, "b.txt");
+    put("a.txt", "old a\n");
+    put("b.txt", "old b\n");
+    set_of_two(a, b, 1, 0);
+    cr_expect_eq(th_sh("test \"$(cat %s)\" = 'old a'", a), 0, "a was not put back");
+    cr_expect_eq(th_sh("test -d %s && test -z \"$(ls -A %s | grep -v -e '^a.txt$' -e "
+                       "'^b.txt$')\"", b, dir), 0, "a temporary or a link was left");
+    th_sh("rm -rf %s", b);
+    /* a name the failed set created is removed */
+    put("b.txt", "old b\n");
+    cr_assert_eq(th_sh("rm -f %s", a), 0);
+    set_of_two(a, b, 1, 0);
+    cr_expect_eq(th_sh("test ! -e %s", a), 0, "a, new, was left");
+    th_sh("rm -rf %s", b);
+    /* failed after its renames: both back */
+    put("a.txt", "old a\n");
+    put("b.txt", "old b\n");
+    set_of_two(a, b, 0, 1);
+    cr_expect_eq(th_sh("test \"$(cat %s %s)\" = \"$(printf 'old a\\nold b')\"", a, b), 0);
+    /* a set that succeeds: both new, nothing else left */
+    set_of_two(a, b, 0, 0);
+    cr_expect_eq(th_sh("test \"$(cat %s %s)\" = \"$(printf 'new a\\nnew b')\" && "
+                       "test \"$(ls -A %s | wc -l)\" = 2", a, b, dir), 0);
+    /* the command: predict's trace kept where its --out cannot be replaced
+     * (an immutable file, where chattr works here) */
+    const char *ps = th_pipesim();
+    char wd[4096];
+    cr_assert(getcwd(wd, sizeof wd));
+    put("t.json", "precious\n");
+    put("o.txt", "kept\n");
+    if (th_sh("chattr +i %s/o.txt 2>/dev/null", dir) != 0)
+        return;
+    int rc = th_sh("cd %s && %s predict --model mlp:layers=8,width=256 --topology %s/" TOPO
+                   " -K 4 -M 4 --batch 16 --trace t.json --out o.txt 2>%s", dir, ps, wd, errp);
+    th_sh("chattr -i %s/o.txt", dir);
+    cr_expect_eq(rc, 5);
+    cr_expect(stderr_has("o.txt: cannot replace it: Operation not permitted"));
+    cr_expect_eq(th_sh("cd %s && test \"$(cat t.json)\" = precious", dir), 0,
+                 "the trace was replaced by a set whose --out failed");
+}
+
 /* Endless inputs and outputs that would leave their folder are refused up
  * front, never a hang or a file in the root folder. */
 Test(outputs, endless_inputs_and_escaping_outputs_are_refused)
