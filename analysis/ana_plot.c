@@ -410,7 +410,7 @@ int ana_plot_timeline(const char *trace_path, const struct ana_plot_opts *o)
     if (rc < 0)
         return rc;
     if (!tr->n_events) {
-        rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw", trace_path);
+        rc = ps_error(PS_EPARSE, "%s: the trace has no events to draw", trace_path);
         goto err_free_trace;
     }
     int ndev = tr->n_devices;

@@ -427,7 +427,7 @@ int ana_report_print(const struct ana_run *runs, int n, const struct ana_report_
                     first_failed->message);
     }
     free(g.r);
-    if (!groups)
+    if (!groups) /* cmd_report refuses an empty selection first */
         fprintf(f, "no runs match (%d in the database)\n", n);
     return ferror(f) ? ps_error(PS_EIO, "write error") : 0;
 }

@@ -64,7 +64,7 @@ static int plot_compare(const char *sim_path, const char *meas_path,
         (rc = trc_read_chrome(sim_path, &s)) < 0 || (rc = trc_read_chrome(meas_path, &m)) < 0)
         goto out;
     if (!s->n_events || !m->n_events) { /* as --trace says it (gnuplot failed, exit 5) */
-        rc = ps_error(PS_EINVAL, "%s: the trace has no events to draw",
+        rc = ps_error(PS_EPARSE, "%s: the trace has no events to draw",
                       !s->n_events ? sim_path : meas_path);
         goto out;
     }

@@ -42,8 +42,8 @@ static const char help[] =
     "those (or by --best). A database of the previous schema (version 1) is read\n"
     "as replicas 1.\n"
     "--best prints only the selected run with the most samples/s (--fits: among\n"
-    "those whose every stage fits in memory; exit status 7 when none does, 4 when\n"
-    "the filters select no successful run).\n"
+    "those whose every stage fits in memory; exit status 7 when none does).\n"
+    "Filters that select no run are exit status 4, whatever the format.\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
     "--format table.\n";
 
@@ -146,6 +146,16 @@ int cmd_report(int argc, char **argv)
     int n = 0;
     if ((rc = ana_db_open(db_path, 0, &db)) < 0 || (rc = ana_db_load(db, &runs, &n)) < 0)
         goto out;
+    /* a selection that matches nothing is the filters' error, as plot's
+     * (helper-138: "no runs match" printed, exit 0, where plot exits 4) */
+    int sel = 0;
+    for (int i = 0; i < n; i++)
+        sel += ana_run_selected(&runs[i], &o);
+    if (!sel) {
+        rc = ps_error(PS_EINVAL, "no runs match the selection (%d run%s in the database)", n,
+                      n == 1 ? "" : "s");
+        goto out;
+    }
     struct {
         const char *path;
         int (*fn)(const struct ana_run *, int, const struct ana_report_opts *, FILE *);

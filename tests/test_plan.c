@@ -713,11 +713,12 @@ Test(plan_cli, report_best_fits_is_the_database_maximum)
     int before = th_entries(dir);
     cr_expect_eq(th_sh("cd %s && %s report --db best.db --fits 2>/dev/null", dir, th_pipesim()), 2);
     /* a selection that matches nothing is the filters' error, as plot's (it
-     * was 7, "no feasible configuration"); 7 is for runs none of which fits */
+     * was 7, "no feasible configuration"; without --best, "no runs match" and
+     * exit 0: helper-138); 7 is for runs none of which fits */
     char err[1024];
     cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db best.db --best --fits "
                             "--model x 2>&1", dir, th_pipesim()), 4);
-    cr_expect(strstr(err, "--best: no successful runs match the selection ("), "%s", err);
+    cr_expect(strstr(err, "pipesim report: no runs match the selection ("), "%s", err);
     cr_expect_eq(th_entries(dir), before);
     th_put(dir, "small.json", "{\"devices\":[{\"name\":\"d\",\"count\":4,\"flops\":1e12,"
                               "\"memory\":1e6}],\"links\":[{\"name\":\"bus\",\"endpoints\":"
@@ -730,6 +731,10 @@ Test(plan_cli, report_best_fits_is_the_database_maximum)
                      "runs fits in memory\n"), "%s", err);
     cr_expect_eq(th_sh("cd %s && %s report --db small.db --best >/dev/null", dir,
                        th_pipesim()), 0);
+    for (int f = 0; f < 3; f++) /* every format, every output */
+        cr_expect_eq(th_sh("cd %s && %s report --db small.db --batch 9 --format %s --csv "
+                           "x.csv 2>/dev/null; test $? = 4 && test ! -e x.csv", dir, th_pipesim(),
+                           f == 0 ? "table" : f == 1 ? "csv" : "json"), 0);
 }
 
 /* sweep --schedule LIST: one row per schedule and configuration, each the
@@ -896,8 +901,8 @@ Test(plan_cli, mpi_errors_print_once)
                        dir, th_pipesim()), 0);
     cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db one-run.db --best "
                             "--replicas 3 2>&1", dir, th_pipesim()), 4);
-    cr_expect(strstr(err, "pipesim report: --best: no successful runs match the selection (1 "
-              "runs") && !strstr(err, "report: report"), "%s", err);
+    cr_expect(strstr(err, "pipesim report: no runs match the selection (1 run in the "
+              "database)") && !strstr(err, "report: report"), "%s", err);
 }
 
 /* Each rank loads --model from its own file system: ranks started in two
