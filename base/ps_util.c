@@ -132,8 +132,40 @@ int ps_parse_bytes(const char *s, const char *what, double *out)
                      "without B: powers of 1000; KiB, MiB, GiB, TiB: of 1024)", what, end, s);
 }
 
+int ps_parse_count(const char *s, const char *what, long lo, long hi, long *out)
+{
+    double v;
+    int rc = ps_parse_double(s, what, &v);
+    if (rc < 0)
+        return rc;
+    if (v != floor(v))
+        return ps_error(PS_EUSAGE, "%s: '%s' is not a whole number", what, s);
+    if (v < lo)
+        return ps_error(PS_EUSAGE, "%s: %s is out of range [%ld, %ld]: must be at least %ld",
+                        what, s, lo, hi, lo);
+    if (v > hi)
+        return ps_error(PS_EUSAGE, "%s: %s is out of range [%ld, %ld]: must be at most %ld",
+                        what, s, lo, hi, hi);
+    *out = (long)v;
+    return 0;
+}
+
+static int parse_list(const char *s, const char *what, long lo, long hi, long **out, int *n,
+                      int (*one)(const char *, const char *, long, long, long *));
+
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
                         long **out, int *n)
+{
+    return parse_list(s, what, lo, hi, out, n, ps_parse_long);
+}
+
+int ps_parse_count_list(const char *s, const char *what, long lo, long hi, long **out, int *n)
+{
+    return parse_list(s, what, lo, hi, out, n, ps_parse_count);
+}
+
+static int parse_list(const char *s, const char *what, long lo, long hi, long **out, int *n,
+                      int (*one)(const char *, const char *, long, long, long *))
 {
     *out = NULL;
     *n = 0;
@@ -156,7 +188,7 @@ int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
         char *comma = strchr(tok, ',');
         if (comma)
             *comma = 0;
-        if ((rc = ps_parse_long(tok, what, lo, hi, &v[k])) < 0)
+        if ((rc = one(tok, what, lo, hi, &v[k])) < 0)
             break;
         k++;
         if (!comma)

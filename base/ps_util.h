@@ -27,6 +27,12 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 /* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,
                         long **out, int *n);
+/* A count in any decimal notation of a whole number ("8", "8.0", "1e3"), in
+ * [lo, hi] (lo, hi below 2^53): --batch everywhere, so that the spelling
+ * predict takes is one sweep, report and plot take (helper-138); a list of
+ * them as ps_parse_long_list. */
+int ps_parse_count(const char *s, const char *what, long lo, long hi, long *out);
+int ps_parse_count_list(const char *s, const char *what, long lo, long hi, long **out, int *n);
 
 /* A positive byte count with an optional unit (B, k/K/kB/KB, M/MB, G/GB,
  * T/TB: powers of 1000; KiB, MiB, GiB, TiB), "16e9", "16G", "12GiB": whole

@@ -230,7 +230,7 @@ int cmd_calibrate(int argc, char **argv)
         case 'h': cli_help(help); return 0;
         case 'n': spec = optarg; break;
         case 'o': prefix = optarg; break;
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 20, &batch); break;
+        case 'b': rc = ps_parse_count(optarg, "--batch", 1, 1 << 20, &batch); break;
         case 'M': ms = optarg; break;
         case 'u': mbs = optarg; break;
         case 'a': rc = ps_parse_long(optarg, "--at-batch", 1, 1 << 20, &at); break;

@@ -218,7 +218,7 @@ int cmd_plot(int argc, char **argv)
                 o.sel.strategy = sch_part_strategy_name(st);
             break;
         }
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
+        case 'b': rc = ps_parse_count(optarg, "--batch", 1, 1L << 40, &o.sel.batch); break;
         case 'R': {
             long R;
             if ((rc = ps_parse_long(optarg, "--replicas", 1, 1 << 16, &R)) == 0)

@@ -111,7 +111,7 @@ int cmd_report(int argc, char **argv)
                 o.strategy = sch_part_strategy_name(st);
             break;
         }
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1L << 40, &o.batch); break;
+        case 'b': rc = ps_parse_count(optarg, "--batch", 1, 1L << 40, &o.batch); break;
         case 'R': {
             long R;
             if ((rc = ps_parse_long(optarg, "--replicas", 1, 1 << 16, &R)) == 0)

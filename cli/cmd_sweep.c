@@ -148,8 +148,8 @@ int cmd_sweep(int argc, char **argv)
         case 'b':
             free(batches);
             batches = NULL;
-            if ((rc = ps_parse_long_list(optarg, "--batch", 1, ANA_DB_BATCH_MAX, &batches,
-                                          &sp.nbatch)) == 0)
+            if ((rc = ps_parse_count_list(optarg, "--batch", 1, ANA_DB_BATCH_MAX, &batches,
+                                           &sp.nbatch)) == 0)
                 rc = distinct("--batch", batches, sp.nbatch);
             break;
         case 'R':

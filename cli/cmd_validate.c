@@ -277,7 +277,7 @@ int cmd_validate(int argc, char **argv)
         case 'n': spec = optarg; break;
         case 'K': rc = ps_parse_long(optarg, "-K", 1, 4096, &K); break;
         case 'M': rc = ps_parse_long(optarg, "-M", 1, 1 << 16, &M); break;
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 24, &batch); break;
+        case 'b': rc = ps_parse_count(optarg, "--batch", 1, 1 << 24, &batch); break;
         case 'r': rc = sch_remat_parse(optarg, &cfg.remat); break;
         case 'S': rc = ps_parse_long(optarg, "--steps", 1, 1 << 20, &steps); break;
         case 's': cfg.schedule = optarg; break;

@@ -162,7 +162,7 @@ int vc_parse(int argc, char **argv, struct check_args *a)
         case 'h': cli_help(help); return 1;
         case 'c': break;
         case 'n': a->spec = optarg; break;
-        case 'b': rc = ps_parse_long(optarg, "--batch", 1, 1 << 20, &a->batch); break;
+        case 'b': rc = ps_parse_count(optarg, "--batch", 1, 1 << 20, &a->batch); break;
         case 'K': ks = optarg; break;
         case 'M': ms = optarg; break;
         case 'r': rm = optarg; break;

@@ -353,6 +353,41 @@ Test(numbers, milliseconds_shift_the_decimal_exponent)
     }
 }
 
+/* --batch takes a whole number in any decimal notation in every command, as
+ * predict always did ("8.0", "1e1"); sweep, report, plot, validate and
+ * calibrate refused them as "not an integer" (helper-138), so a batch
+ * predict took could not be swept or selected. */
+Test(numbers, a_batch_is_a_whole_number_in_any_notation)
+{
+    long v = 0;
+    cr_expect(ps_parse_count("8.0", "--batch", 1, 100, &v) == 0 && v == 8);
+    cr_expect(ps_parse_count("1e1", "--batch", 1, 100, &v) == 0 && v == 10);
+    cr_expect(ps_parse_count(" 12 ", "--batch", 1, 100, &v) == 0 && v == 12);
+    cr_expect_eq(ps_parse_count("8.5", "--batch", 1, 100, &v), -PS_EUSAGE);
+    cr_expect_str_eq(ps_errmsg(), "--batch: '8.5' is not a whole number");
+    cr_expect_eq(ps_parse_count("0x10", "--batch", 1, 100, &v), -PS_EUSAGE);
+    cr_expect_eq(ps_parse_count("1e3", "--batch", 1, 100, &v), -PS_EUSAGE);
+    cr_expect_str_eq(ps_errmsg(), "--batch: 1e3 is out of range [1, 100]: must be at most 100");
+    cr_expect_eq(ps_parse_count("nan", "--batch", 1, 100, &v), -PS_EUSAGE);
+    long *l = NULL;
+    int n = 0;
+    cr_expect(ps_parse_count_list("8.0,1e1,4", "--batch", 1, 100, &l, &n) == 0 && n == 3 &&
+              l[0] == 8 && l[1] == 10 && l[2] == 4);
+    free(l);
+    char d[64];
+    th_tmpdir(d, sizeof d, "batchforms");
+    const char *ps = th_pipesim();
+    cr_expect_eq(th_sh("cd %s && %s sweep --model mlp:layers=8,width=8 --topology chain-8-ideal "
+                       "-K 1,2 -M 1 --batch 8.0,1e1 --db s.db --quiet && %s report --db s.db "
+                       "--batch 1e1 --metric step >/dev/null && %s plot --db s.db --batch 8.0 "
+                       "--out-dir p >/dev/null && %s predict --model mlp:layers=8,width=8 "
+                       "--topology chain-8-ideal -K 1 -M 1 --batch 8.0 >/dev/null", d, ps, ps,
+                       ps, ps), 0);
+    cr_expect_eq(th_sh("%s validate --net mlp:layers=2,width=4 -K 1 -M 1 --batch 8.5 "
+                       "2>/dev/null", ps), 2);
+    th_sh("rm -rf %s", d);
+}
+
 Test(numbers, csv_outputs_have_no_float_noise)
 {
     char out[16384];
