@@ -298,8 +298,12 @@ int cmd_calibrate(int argc, char **argv)
     }
     if (rc < 0)
         return rc;
-    if ((rc = msr_calib_print(cal, format, stdout)) < 0)
+    errno = 0;
+    if ((rc = msr_calib_print(cal, format, stdout)) < 0) {
+        if (rc == -PS_EIO && ferror(stdout)) /* named, with why (helper-138: "write error") */
+            rc = ps_error(PS_EIO, "stdout: write failed: %s", strerror(errno ? errno : EIO));
         goto out;
+    }
     if (fflush(stdout) != 0 || ferror(stdout)) { /* the files only once the report is out */
         rc = ps_error(PS_EIO, "stdout: write failed: %s", strerror(errno ? errno : EIO));
         goto out;

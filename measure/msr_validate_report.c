@@ -8,6 +8,7 @@
 #include "base/ps_gnuplot.h"
 #include "base/ps_util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,9 +384,10 @@ int msr_vcheck_report(const struct msr_vcheck *v, const char *md_path, const cha
                 "![timelines of the worst point](%s)\n", w->K, w->M, sch_remat_name(w->remat),
                 100 * w->cmp->makespan_err, rel);
     }
-    if (ferror(f)) {
+    if (ferror(f)) { /* as every other output says it (helper-138: "write error") */
+        int e = errno;
         ps_afile_abort(&af);
-        return ps_error(PS_EIO, "%s: write error", md_path);
+        return ps_error(PS_EIO, "%s: write failed: %s", md_path, strerror(e ? e : EIO));
     }
     return b ? ana_plot_batch_adopt(b, &af) : ps_afile_commit(&af);
 }

@@ -548,15 +548,17 @@ int sch_part_model_explain_nofit(const sch_part_model *m)
     int w = 0;
     sch_part_bottleneck(&over, part, &w, NULL);
     sch_part_model_stages(m, part, info);
-    char spec[256];
-    sch_partition_format(part, spec, sizeof spec);
+    char spec[256], need[32], cap[32], ov[32]; /* in the unit that reads (helper-138: */
+    sch_partition_format(part, spec, sizeof spec); /* "0.0009313 GiB") */
+    ps_human_bytes((double)info[w].mem, need, sizeof need);
+    ps_human_bytes(info[w].capacity, cap, sizeof cap);
+    ps_human_bytes((double)worst_over, ov, sizeof ov);
     rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: the "
-                   "closest, %s, still has stage %d (layers %d-%d on %s) needing %.4g GiB for "
-                   "%.4g GiB of memory, %.4g GiB over (try %smore stages or a "
+                   "closest, %s, still has stage %d (layers %d-%d on %s) needing %s for "
+                   "%s of memory, %s over (try %smore stages or a "
                    "smaller micro-batch)", m->L, m->S, spec, w, info[w].first,
                    info[w].first + info[w].n_layers - 1, m->topo->devices[m->dev[w]].name,
-                   (double)info[w].mem / PS_GIB, info[w].capacity / PS_GIB,
-                   (double)worst_over / PS_GIB, remat_hint(m));
+                   need, cap, ov, remat_hint(m));
 out:
     sch_partition_free(part);
     free(c);
@@ -1072,13 +1074,15 @@ static int explain_device_nofit(const sch_part_model *m)
     for (int s = 0; s < m->S && n < sizeof stages; s++)
         if (m->dev[s] == m->dev[w])
             n += (size_t)snprintf(stages + n, sizeof stages - n, "%s%d", n ? ", " : "", s);
+    char need[32], cap[32];
+    ps_human_bytes((double)sum[w], need, sizeof need);
+    ps_human_bytes(m->cap[w], cap, sizeof cap);
     int rc = ps_error(PS_ENOFIT, "no partition of %d layers into %d stages fits in memory: "
                       "each stage fits its device alone, but the cut that does best, %s, has "
-                      "device %s holding stages %s needing %.4g GiB for %.4g GiB (no share of "
+                      "device %s holding stages %s needing %s for %s (no share of "
                       "its memory among them that was tried fits; try %smore "
                       "devices or a smaller micro-batch)", m->L, m->S, spec,
-                      m->topo->devices[m->dev[w]].name, stages, (double)sum[w] / PS_GIB,
-                      m->cap[w] / PS_GIB, remat_hint(m));
+                      m->topo->devices[m->dev[w]].name, stages, need, cap, remat_hint(m));
     free(mem);
     sch_partition_free(part);
     return rc;

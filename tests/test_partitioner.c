@@ -1070,3 +1070,15 @@ Test(partitioner, w_buffers_leave_out_each_stages_last_layer, .timeout = 60)
     }
     th_sh("rm -rf %s", dir);
 }
+
+/* The no-fit message gives its sizes in the unit that reads (helper-138:
+ * "needing 0.02355 GiB for 0.0009313 GiB"). */
+Test(partitioner, the_no_fit_message_reads_its_sizes)
+{
+    char err[1024];
+    cr_assert_eq(th_capture(err, sizeof err, "%s partition --model mlp:layers=8,width=4096 "
+                            "--topology chain-8-ideal -K 2 -M 2 --batch 64 --mem-cap 1MB 2>&1",
+                            th_pipesim()), 7);
+    cr_expect(strstr(err, "needing 773.19 MiB for 976.56 KiB of memory, 772.23 MiB over"), "%s",
+              err);
+}
