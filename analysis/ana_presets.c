@@ -106,8 +106,8 @@ static void put_model(FILE *f, const struct mdl_preset_item *it)
 {
     char params[64];
     ps_human_count(it->params, params, sizeof params);
-    fprintf(f, "%d layer%s, %s parameters", it->layers,
-            it->layers == 1 ? "" : "s", params);
+    fprintf(f, "%d layer%s, %s parameter%s", it->layers, /* helper-137: "1 parameters" */
+            it->layers == 1 ? "" : "s", params, it->params == 1 ? "" : "s");
 }
 
 static void print_table(const void *obj, FILE *f)

@@ -18,8 +18,9 @@ static void print_table(const void *obj, FILE *f)
     if (p->model[0]) {
         char pm[32];
         ps_human_count(p->model_params, pm, sizeof pm);
-        fprintf(f, "model           %s: %d layer%s, %s parameters\n", p->model, p->model_layers,
-                p->model_layers == 1 ? "" : "s", pm);
+        fprintf(f, "model           %s: %d layer%s, %s parameter%s\n", p->model,
+                p->model_layers, p->model_layers == 1 ? "" : "s", pm,
+                p->model_params == 1 ? "" : "s");
     }
     fprintf(f, "schedule        %s, K=%d, M=%d, batch %.0f (micro-batch %.0f), remat %s\n",
             p->schedule, p->K, p->M, p->batch, p->micro_batch, sch_remat_name(p->remat));

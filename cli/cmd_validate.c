@@ -392,8 +392,8 @@ int cmd_validate(int argc, char **argv)
     const struct sch_schedule *s = rt_pipe_schedule(p);
     char np[32];
     ps_human_count((double)rt_net_params(net), np, sizeof np);
-    fprintf(hum, "net             %s (%d layer%s, %s parameters)\n", net->spec, net->n_layers,
-            net->n_layers == 1 ? "" : "s", np);
+    fprintf(hum, "net             %s (%d layer%s, %s parameter%s)\n", net->spec, net->n_layers,
+            net->n_layers == 1 ? "" : "s", np, rt_net_params(net) == 1 ? "" : "s");
     fprintf(hum, "schedule        %s, K=%d, stages %d, M=%d, batch %ld (micro-batch %ld), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, batch, batch / M,
            sch_remat_name(s->remat));

@@ -84,8 +84,8 @@ static void print_table(const void *obj, FILE *f)
     char np[32], ut[32];
     ps_human_count(params, np, sizeof np);
     ps_human_seconds(c->update_s, ut, sizeof ut);
-    fprintf(f, "\nupdate          SGD of %s parameters: %s -> mem_bandwidth %.3g B/s "
-            "(the simulator's 2 x 8 B/param)\n", np, ut, c->update_bw);
+    fprintf(f, "\nupdate          SGD of %s parameter%s: %s -> mem_bandwidth %.3g B/s "
+            "(the simulator's 2 x 8 B/param)\n", np, params == 1 ? "" : "s", ut, c->update_bw);
     fprintf(f, "device          dense GEMM 256x1024x1024: %.1f GFLOP/s; FLOP model over dense "
             "layers: %.1f GFLOP/s, batch_half %.2f, overhead %.2f us, R2 %.4f\n",
             c->gemm_flops * 1e-9, c->fit_rate * 1e-9, c->fit_batch_half, us(c->fit_overhead),

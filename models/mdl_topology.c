@@ -508,6 +508,14 @@ static int load_root(json_t *root, const char *path, struct mdl_topology **out)
     }
     if ((rc = mdl_json_check_keys(path, "topology", root, tkeys)) < 0)
         goto err_free;
+    for (int k = 0; k < 2; k++) { /* free text, but text (helper-137: "comment": 5 loaded) */
+        json_t *v = json_object_get(root, k ? "source" : "comment");
+        if (v && !json_is_string(v)) {
+            rc = ps_error(PS_EPARSE, "%s: topology.%s: must be a string", path,
+                          k ? "source" : "comment");
+            goto err_free;
+        }
+    }
     if (json_object_get(root, "name")) {
         if ((rc = get_name(path, "topology", root, t->name)) < 0)
             goto err_free;

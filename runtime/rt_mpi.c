@@ -320,8 +320,8 @@ static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
     rt_pipe_partition(p, part, sizeof part);
     char np[32], sk[32];
     ps_human_count((double)rt_net_params(p->net), np, sizeof np);
-    printf("net             %s (%d layer%s, %s parameters)\n", p->net->spec, p->net->n_layers,
-           p->net->n_layers == 1 ? "" : "s", np);
+    printf("net             %s (%d layer%s, %s parameter%s)\n", p->net->spec, p->net->n_layers,
+           p->net->n_layers == 1 ? "" : "s", np, rt_net_params(p->net) == 1 ? "" : "s");
     printf("schedule        %s, K=%d, stages %d, M=%d, batch %d (micro-batch %d), remat %s\n",
            s->name, s->n_devices, s->n_stages, s->n_micro, p->batch, p->rows,
            sch_remat_name(s->remat));

@@ -123,6 +123,9 @@ static const struct bad_case cases[] = {
       P_JSON, PS_EPARSE, "t.json:1:" },
     { "t.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\n\"flops\":1e12}]}", 0, P_JSON,
       PS_EPARSE, "t.json:1:13: devices[0]: missing field 'memory'" },
+    /* free text, but text (helper-137: a number loaded) */
+    { "t.json", "{\"devices\":[" DEV "],\n\"comment\":5}", 0, P_JSON, PS_EPARSE,
+      "t.json:2:1: topology.comment: must be a string" },
     { "t.json", "{\"devices\":[" DEV "],\n\"colour\":\"red\"}", 0, P_JSON, PS_EPARSE,
       "t.json:2:1: topology: unknown field 'colour'" },
     { "t.json", "{\"devices\":[" DEV ",\n" DEV "]}", 0, P_JSON, PS_EINVAL,

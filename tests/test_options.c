@@ -893,3 +893,16 @@ Test(options, every_short_option_is_in_its_usage)
     pclose(p);
     cr_expect_geq(calls, 10);
 }
+
+/* One parameter is "1 parameter" (helper-137: presets said "1 layer, 1
+ * parameters"; predict too). */
+Test(options, one_parameter_is_singular)
+{
+    char d[64], out[4096];
+    th_tmpdir(d, sizeof d, "singular");
+    th_put(d, "one.csv", "name,fwd_flops,params,out_bytes,stash_bytes\na,1e6,1,64,128\n");
+    cr_assert_eq(th_capture(out, sizeof out, "cd %s && %s predict --model one.csv --topology "
+                            "chain-8-ideal -K 1 -M 1 --batch 1 2>/dev/null", d, th_pipesim()), 0);
+    cr_expect(strstr(out, ": 1 layer, 1 parameter\n"), "%s", out);
+    th_sh("rm -rf %s", d);
+}
