@@ -34,6 +34,10 @@ int ps_json_parse_error(const char *name, size_t len, int line, int col, const c
     if (!len) /* a pipe named twice reads empty the second time */
         return ps_error(PS_EPARSE, "%s: the file is empty (no JSON document; a pipe is read "
                         "once)", name);
+    /* jansson's words for a document of blanks alone, put at the line after
+     * its last newline, column 0 (helper-139) */
+    if (!strcmp(text, "'[' or '{' expected near end of file"))
+        return ps_error(PS_EPARSE, "%s: the file holds only blanks (no JSON document)", name);
     return ps_error(PS_EPARSE, "%s:%d:%d: %s", name, line, col, text);
 }
 

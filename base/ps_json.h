@@ -22,7 +22,8 @@ int ps_json_oom(void);
 /* jansson's syntax error (line, column, text) for the document `name` of len
  * bytes (after any byte-order mark) as PS_EPARSE: "name:line:col: text", or
  * for a document of no bytes "the file is empty", where jansson said line 1,
- * column 0 (helper-106, helper-126). */
+ * column 0 (helper-106, helper-126), and of blanks alone "the file holds
+ * only blanks" (it said line 2, column 0 after a newline). */
 int ps_json_parse_error(const char *name, size_t len, int line, int col, const char *text);
 
 /* The one way pipesim writes JSON for people and tools: numbers that are

@@ -206,6 +206,9 @@ static const struct bad_case cases[] = {
       "t.json", PS_EINVAL, "t.json:4:38: links[3].bandwidth: link u3: a transfer" },
     /* no bytes at all: it was "t.json:1:0: '[' or '{' expected" (helper-126) */
     { "t.json", "", 0, P_JSON, PS_EPARSE, "t.json: the file is empty" },
+    /* blanks alone: it was "t.json:3:0: '[' or '{' expected" (helper-139) */
+    { "t.json", "\n \n", 0, P_JSON, PS_EPARSE,
+      "t.json: the file holds only blanks (no JSON document)" },
     { "t.json", "{\"devices\":[" DEV "]}", 0, P_JSON, PS_EINVAL,
       "t.json: no link between d0 and d1 (stages 0 and 1)" },
     { "t.json", "{\"devices\":[" DEV "],\"links\":[{\"name\":\"slow\",\"endpoints\":\"*\","
@@ -683,6 +686,7 @@ static const struct {
     { "{" META ",\"traceEvents\":[" EV(""), PS_EPARSE, "tr.json:1:" },
     /* no document: it was put at column 0 (helper-106) */
     { "", PS_EPARSE, "tr.json: the file is empty (no JSON document; a pipe is read once)" },
+    { "\n", PS_EPARSE, "tr.json: the file holds only blanks (no JSON document)" },
     { "{\"traceEvents\":[]}", PS_EPARSE, "tr.json:1:1: pipesim: missing or bad metadata" },
     /* each count named at its position (helper-95: one message named none of the three) */
     { "{\"pipesim\":{\"devices\":0,\"stages\":2,\"micro_batches\":2},\"traceEvents\":[]}",
