@@ -69,6 +69,13 @@ int ps_parse_double(const char *s, const char *what, double *out)
     return 0;
 }
 
+/* "what: 0 is out of range [1, 9]: must be at least 1" (low) or "at most". */
+static int out_of_range(const char *what, const char *shown, long lo, long hi, int low)
+{
+    return ps_error(PS_EUSAGE, "%s: %s is out of range [%ld, %ld]: must be at %s %ld", what,
+                    shown, lo, hi, low ? "least" : "most", low ? lo : hi);
+}
+
 int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
 {
     char *end;
@@ -83,12 +90,11 @@ int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out)
                         looks_hex(s) ? " decimal" : "n");
     if (errno == ERANGE) /* an integer, but beyond a long */
         return ps_error(PS_EUSAGE, "%s: '%s' is out of range [%ld, %ld]", what, s, lo, hi);
-    if (v < lo)
-        return ps_error(PS_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at least %ld",
-                         what, v, lo, hi, lo);
-    if (v > hi)
-        return ps_error(PS_EUSAGE, "%s: %ld is out of range [%ld, %ld]: must be at most %ld",
-                         what, v, lo, hi, hi);
+    if (v < lo || v > hi) {
+        char shown[32];
+        snprintf(shown, sizeof shown, "%ld", v);
+        return out_of_range(what, shown, lo, hi, v < lo);
+    }
     *out = v;
     return 0;
 }
@@ -140,12 +146,8 @@ int ps_parse_count(const char *s, const char *what, long lo, long hi, long *out)
         return rc;
     if (v != floor(v))
         return ps_error(PS_EUSAGE, "%s: '%s' is not a whole number", what, s);
-    if (v < lo)
-        return ps_error(PS_EUSAGE, "%s: %s is out of range [%ld, %ld]: must be at least %ld",
-                        what, s, lo, hi, lo);
-    if (v > hi)
-        return ps_error(PS_EUSAGE, "%s: %s is out of range [%ld, %ld]: must be at most %ld",
-                        what, s, lo, hi, hi);
+    if (v < lo || v > hi)
+        return out_of_range(what, s, lo, hi, v < lo);
     *out = (long)v;
     return 0;
 }
