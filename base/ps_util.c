@@ -47,6 +47,22 @@ double ps_strtod_exp(const char *s, int shift)
     return strtod(buf, NULL);
 }
 
+int ps_nul_at(const char *buf, size_t len, int *line, int *col)
+{
+    const char *nul = memchr(buf, 0, len);
+    if (!nul)
+        return 0;
+    *line = 1;
+    const char *bol = buf;
+    for (const char *p = buf; p < nul; p++)
+        if (*p == '\n') {
+            ++*line;
+            bol = p + 1;
+        }
+    *col = (int)(nul - bol) + 1;
+    return 1;
+}
+
 int ps_parse_double(const char *s, const char *what, double *out)
 {
     char *end;

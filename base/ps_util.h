@@ -23,6 +23,9 @@ double ps_strtod(const char *s, char **end);
  * Text that is not such a number: ps_strtod(s) * 10^shift. */
 double ps_strtod_exp(const char *s, int shift);
 int ps_parse_double(const char *s, const char *what, double *out);
+/* A text file's first NUL byte: 1 and its line and column (1-based, bytes),
+ * or 0 when buf[0..len) has none. */
+int ps_nul_at(const char *buf, size_t len, int *line, int *col);
 int ps_parse_long(const char *s, const char *what, long lo, long hi, long *out);
 /* "1,2,4,8" -> malloc'd array of n values in [lo, hi]. */
 int ps_parse_long_list(const char *s, const char *what, long lo, long hi,

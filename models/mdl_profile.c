@@ -201,8 +201,10 @@ static int parse_owned(char *buf, size_t len, const char *path, struct mdl_profi
         rc = ps_error(PS_ENOMEM, "%s: out of memory", path);
         goto err_free_buf;
     }
-    if (memchr(buf, 0, len)) {
-        rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a CSV file", path);
+    int nul_line, nul_col; /* named where it is (helper-137: no line or column) */
+    if (ps_nul_at(buf, len, &nul_line, &nul_col)) {
+        rc = ps_error(PS_EPARSE, "%s:%d:%d: binary data (NUL byte) in a CSV file", path,
+                      nul_line, nul_col);
         goto err_free_profile;
     }
     char *f[MAX_FIELDS];

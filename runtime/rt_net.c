@@ -123,13 +123,10 @@ static int parse_file(const char *path, int *in_width, struct item **items, int 
     int rc = ps_read_file(path, &buf, &len);
     if (rc < 0)
         return rc;
-    const char *nul = memchr(buf, 0, len); /* the lines after it were dropped unsaid */
-    if (nul) {
-        int at = 1;
-        for (const char *p = buf; p < nul; p++)
-            at += *p == '\n';
+    int at, col; /* the lines after it were dropped unsaid */
+    if (ps_nul_at(buf, len, &at, &col)) {
         free(buf);
-        return ps_error(PS_EPARSE, "%s:%d: a NUL byte: not a text file", path, at);
+        return ps_error(PS_EPARSE, "%s:%d:%d: a NUL byte: not a text file", path, at, col);
     }
     int line = 0;
     *in_width = 0;

@@ -52,8 +52,10 @@ int stu_csv_open(struct stu_csv *c, const char *dir, const char *name, const cha
         return rc;
     if ((rc = stu_data_regular(c->path)) < 0 || (rc = ps_read_file(c->path, &c->buf, &len)) < 0)
         return rc;
-    if (memchr(c->buf, 0, len)) {
-        rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a CSV file", c->path);
+    int nl, nc;
+    if (ps_nul_at(c->buf, len, &nl, &nc)) {
+        rc = ps_error(PS_EPARSE, "%s:%d:%d: binary data (NUL byte) in a CSV file", c->path, nl,
+                      nc);
         goto err_free_buf;
     }
     c->s = c->buf + ps_bom_len(c->buf, len);

@@ -136,8 +136,10 @@ int stu_tmpl_load(const char *dir, const char *name, const struct stu_tmpl_sect 
     if ((rc = stu_join(dir, name, t->path, sizeof t->path)) < 0 ||
         (rc = stu_data_regular(t->path)) < 0 || (rc = ps_read_file(t->path, &t->buf, &len)) < 0)
         goto err_free;
-    if (memchr(t->buf, 0, len)) {
-        rc = ps_error(PS_EPARSE, "%s: binary data (NUL byte) in a template", t->path);
+    int nl, nc;
+    if (ps_nul_at(t->buf, len, &nl, &nc)) {
+        rc = ps_error(PS_EPARSE, "%s:%d:%d: binary data (NUL byte) in a template", t->path, nl,
+                      nc);
         goto err_free;
     }
     size_t bom = ps_bom_len(t->buf, len);

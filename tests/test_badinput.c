@@ -108,7 +108,8 @@ static const struct bad_case cases[] = {
     { "p.csv", CSV_H "a" MANY_FIELDS "\n", 0, P_CSV, PS_EPARSE, "p.csv:2: more than 256 fields" },
     { "p.csv", CSV_H, 0, P_CSV, PS_EPARSE, "p.csv: profile has a header but no layers" },
     { "p.csv", "", 0, P_CSV, PS_EPARSE, "p.csv: empty profile (no header)" },
-    { "p.csv", CSV_H "a,1\0,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv: binary data (NUL byte)" },
+    /* at its line and column (helper-137: neither) */
+    { "p.csv", CSV_H "a,1\0,1,1,1\n", 0, P_CSV, PS_EPARSE, "p.csv:2:4: binary data (NUL byte)" },
     { NULL, NULL, 0, P_CSV, PS_EIO, "p.csv: cannot open: No such file or directory" },
     { "p.csv/", NULL, 0, P_CSV, PS_EIO, "p.csv: cannot read: Is a directory" },
     { "p.csv", CSV_OK, NOPERM, P_CSV, PS_EIO, "p.csv: cannot open: Permission denied" },
@@ -554,7 +555,7 @@ static void slurp(const char *name, char *buf, size_t n)
 /* Text length, NULs included, for the one fixture that holds a NUL. */
 static size_t text_len(const struct bad_case *c)
 {
-    if (!strcmp(c->what, "p.csv: binary data (NUL byte)"))
+    if (!strcmp(c->what, "p.csv:2:4: binary data (NUL byte)"))
         return strlen(CSV_H) + 4 + strlen(",1,1,1\n");
     return strlen(c->text);
 }

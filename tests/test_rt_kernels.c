@@ -243,7 +243,7 @@ Test(rt_kernels, bad_specs_are_named_errors)
     fclose(f);
     char spec[160];
     snprintf(spec, sizeof spec, "file:%s", path);
-    bad_spec(spec, PS_EPARSE, ":3: a NUL byte: not a text file");
+    bad_spec(spec, PS_EPARSE, ":3:1: a NUL byte: not a text file");
     unlink(path);
 }
 
