@@ -88,7 +88,14 @@ struct ana_plot_batch {
     int n;
     int synced; /* every file synced since the last was added (ana_plot_batch_sync) */
     struct ps_made made; /* the folders its figures made: taken away again when it fails */
+    struct ps_made *hand_to; /* ana_plot_batch_hand_made: where they go when it succeeds */
 };
+
+void ana_plot_batch_hand_made(struct ana_plot_batch *b, struct ps_made *to)
+{
+    if (b)
+        b->hand_to = to;
+}
 
 int ana_plot_batch_new(struct ana_plot_batch **out)
 {
@@ -139,6 +146,8 @@ int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said)
     ps_afile_publish_end();
     if (rc < 0)
         ps_made_undo(&b->made);
+    else if (b->hand_to && (rc = ps_made_move(b->hand_to, &b->made)) < 0)
+        ps_made_undo(&b->made); /* out of memory: kept by no one, so taken away */
     else
         ps_made_keep(&b->made);
     if (rc == 0 && said)

@@ -53,6 +53,12 @@ struct ana_plot_opts {
 #define ANA_PLOT_BATCH_MAX 64
 int ana_plot_batch_new(struct ana_plot_batch **out);
 int ana_plot_batch_finish(struct ana_plot_batch *b, int rc, FILE *said);
+/* Before finish: the folders the set's figures made go to *to when it is
+ * published (ps_made_move), for a caller whose own step after it (a
+ * database row) may still fail and take them away (ps_made_undo); else
+ * finish keeps them. */
+struct ps_made;
+void ana_plot_batch_hand_made(struct ana_plot_batch *b, struct ps_made *to);
 /* An output of the caller's own (an open ps_afile) held and published with
  * the set; b takes it over (aborted with the set). */
 int ana_plot_batch_adopt(struct ana_plot_batch *b, struct ps_afile *af);

@@ -281,7 +281,8 @@ void ps_afile_publish_begin(void)
 
 void ps_afile_publish_fail(void)
 {
-    set_failed = 1;
+    if (atomic_load(&publishing) > 0) /* outside a set, nothing to fail (helper-140: a */
+        set_failed = 1;               /* stale flag rolled the next, good set back) */
 }
 
 void ps_afile_publish_end(void)
@@ -788,9 +789,11 @@ int ps_afile_commit(struct ps_afile *af)
         errno = 0;
         int bad = fflush(stdout) != 0, e = errno;
         bad |= ferror(stdout);
-        if (bad)
+        if (bad) {
             rc = ps_error(PS_EIO, "%s: write failed: %s", af->path ? af->path : "stdout",
                            strerror(e ? e : EIO));
+            ps_afile_publish_fail(); /* a set it is in goes back */
+        }
         release(af);
         return rc;
     }
@@ -815,6 +818,7 @@ int ps_afile_commit(struct ps_afile *af)
         unlink(af->tmp);
         rc = ps_error(PS_EUSAGE, "%s is the same file as %s: the output would overwrite an "
                        "input", af->path, in);
+        ps_afile_publish_fail(); /* a set it is in goes back */
         release(af);
         return rc;
     }

@@ -120,6 +120,27 @@ static void made_forget(struct ps_made *m, int remove)
     memset(m, 0, sizeof *m);
 }
 
+int ps_made_move(struct ps_made *to, struct ps_made *from)
+{
+    if (!from->n)
+        return 0;
+    size_t n = (size_t)(to->n + from->n);
+    char **np = realloc(to->paths, n * sizeof *np);
+    if (np)
+        to->paths = np;
+    int *ns = np ? realloc(to->slots, n * sizeof *ns) : NULL;
+    if (!ns)
+        return ps_error(PS_ENOMEM, "out of memory");
+    to->slots = ns;
+    memcpy(to->paths + to->n, from->paths, (size_t)from->n * sizeof *np);
+    memcpy(to->slots + to->n, from->slots, (size_t)from->n * sizeof *ns);
+    to->n += from->n;
+    free(from->paths);
+    free(from->slots);
+    memset(from, 0, sizeof *from);
+    return 0;
+}
+
 void ps_made_undo(struct ps_made *m)
 {
     made_forget(m, 1);

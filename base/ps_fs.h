@@ -41,6 +41,9 @@ struct ps_made {
 int ps_mkdirs_made(const char *dir, struct ps_made *m);
 int ps_mkdirs_parent_made(const char *path, struct ps_made *m);
 void ps_made_undo(struct ps_made *m);
+/* Appends from's folders to to's (undone after them: they were made later)
+ * and zeroes from; PS_ENOMEM leaves both as they were. */
+int ps_made_move(struct ps_made *to, struct ps_made *from);
 void ps_made_keep(struct ps_made *m);
 /* Before long work: can path be written? A folder there, a file that may
  * not be written, or a folder above it that is missing (unless mkparents:

@@ -293,12 +293,18 @@ int cmd_plan(int argc, char **argv)
     if (rc == 0 && direct && direct != stdout)
         rc = cli_output_release(&af, out, rep, rep_len);
     ps_afile_publish_begin(); /* a signal now leaves the old set or the new */
+    struct ps_made figs_made = { 0 }; /* taken away again if the row is not stored */
+    ana_plot_batch_hand_made(figs, &figs_made);
     rc = ana_plot_batch_finish(figs, rc, NULL);
     if (rc == 0 && db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
         ps_afile_publish_fail();
     if (rc == 0 && direct == stdout)
         rc = cli_output_release(&af, out, rep, rep_len);
-    ps_afile_publish_end();
+    ps_afile_publish_end(); /* the files put back first, then their folders can go */
+    if (rc < 0)
+        ps_made_undo(&figs_made);
+    else
+        ps_made_keep(&figs_made);
     free(rep);
     if (rc == 0 && !p->n_rank) { /* the report says so too; the status tells scripts */
         const char *first = NULL;

@@ -43,7 +43,8 @@ static const char help[] =
     "as replicas 1.\n"
     "--best prints only the selected run with the most samples/s (--fits: among\n"
     "those whose every stage fits in memory; exit status 7 when none does).\n"
-    "Filters that select no run are exit status 4, whatever the format.\n"
+    "Filters that select no run, or a database of none, are exit status 4,\n"
+    "whatever the format.\n"
     "Defaults: --db results/sweep.db (sweep's), --metric normalized,speedup,bubble,\n"
     "--format table.\n";
 
@@ -151,9 +152,10 @@ int cmd_report(int argc, char **argv)
     int sel = 0;
     for (int i = 0; i < n; i++)
         sel += ana_run_selected(&runs[i], &o);
-    if (!sel) {
-        rc = ps_error(PS_EINVAL, "no runs match the selection (%d run%s in the database)", n,
-                      n == 1 ? "" : "s");
+    if (!sel) { /* an empty database too: nothing to report (helper-140) */
+        rc = n ? ps_error(PS_EINVAL, "no runs match the selection (%d run%s in the database)",
+                          n, n == 1 ? "" : "s")
+               : ps_error(PS_EINVAL, "%s holds no runs", db_path);
         goto out;
     }
     struct {

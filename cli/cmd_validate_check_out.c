@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "base/ps_afile.h"
 #include "base/ps_error.h"
+#include "base/ps_fs.h"
 #include "base/ps_gnuplot.h"
 
 #include <stdlib.h>
@@ -81,6 +82,8 @@ int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const cha
      * the old files back (helper-138: the run was stored first, and a file
      * that could not be replaced left the figures new, the report old) */
     ps_afile_publish_begin();
+    struct ps_made set_made = { 0 }; /* the figures' folders, taken away if no run is stored */
+    ana_plot_batch_hand_made(set, &set_made);
     rc = ana_plot_batch_finish(set, rc, NULL);
     for (int k = 0; k < n_h; k++) {
         if (rc == 0)
@@ -95,6 +98,10 @@ int vc_publish(const struct check_args *a, const struct msr_vcheck *v, const cha
     }
     if (rc == 0 && (rc = msr_vcheck_store(v, a->db, command, run)) < 0)
         ps_afile_publish_fail();
-    ps_afile_publish_end();
+    ps_afile_publish_end(); /* the files put back first, then their folders can go */
+    if (rc < 0)
+        ps_made_undo(&set_made);
+    else
+        ps_made_keep(&set_made);
     return rc;
 }

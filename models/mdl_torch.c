@@ -47,8 +47,9 @@ struct layer_acc {
     int n_fwd_seq_bwd; /* by sequence: its forward ranges an autograd function names */
 };
 
-/* A forward op's sequence number, and the forward range (an event) it lies in. */
-struct seqmap { double seq; const struct tev *range; };
+/* A forward op's sequence number, its start, and the forward range (an
+ * event) it lies in. */
+struct seqmap { double seq; int64_t ts; const struct tev *range; };
 
 /* Names to indices by open addressing (slot: index + 1, 0 empty), so a
  * trace of many distinct layers or threads reads in linear time (a linear
@@ -383,10 +384,17 @@ static int classify(struct ctx *c, size_t b, size_t e, int64_t *ag_ts, int64_t *
     return 0;
 }
 
-static int cmp_seq(const void *pa, const void *pb)
+static int cmp_seq(const void *pa, const void *pb) /* the number alone: the search */
 {
     const struct seqmap *a = pa, *b = pb;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_seq_ts(const void *pa, const void *pb) /* then the start: the sort */
+{
+    const struct seqmap *a = pa, *b = pb;
+    int c = cmp_seq(pa, pb);
+    return c ? c : a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
 /* Layer of the forward range containing an op [t, t_end) on this thread's
@@ -442,11 +450,23 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until) {
                 const struct tev *r = range_at(fr, nf, t->ts, t->end);
                 if (r)
-                    sm[nsm++] = (struct seqmap){ t->seq, r };
+                    sm[nsm++] = (struct seqmap){ t->seq, t->ts, r };
             }
         }
     }
-    qsort(sm, nsm, sizeof *sm, cmp_seq);
+    qsort(sm, nsm, sizeof *sm, cmp_seq_ts);
+    /* of the ops that carry one number, the last: PyTorch stamps an op with
+     * the number the next autograd node will take, so ops that make none (a
+     * mask, a no_grad forward) carry the number of the next op that does,
+     * which is the one its function names (helper-140: the first or another
+     * was found, the backward charged to a layer with none) */
+    size_t kept = 0;
+    for (size_t i = 0; i < nsm; i++) {
+        if (kept && sm[kept - 1].seq == sm[i].seq)
+            kept--;
+        sm[kept++] = sm[i];
+    }
+    nsm = kept;
     for (int th = 0; th < c->n_threads; th++) { /* outermost autograd functions */
         int64_t outer_end = INT64_MIN;
         int prev = -1;
@@ -464,7 +484,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
                     seq = c->ev[j].seq;
             int l = prev;
             if (seq >= 0) {
-                struct seqmap key = { seq, NULL };
+                struct seqmap key = { seq, 0, NULL };
                 const struct seqmap *hit = bsearch(&key, sm, nsm, sizeof *sm, cmp_seq);
                 l = hit ? hit->range->layer : -1;
                 if (hit && !named[hit->range - c->ev]) {
@@ -566,8 +586,8 @@ static void default_sizes(const char *trace, char *buf, size_t n)
  * many backward ranges as forward ones with backward ranges (helper-106: a
  * trace window opening inside a step, or cut inside the last backward, wrote
  * times halved or doubled, exit 0; helper-110: a module run twice a step is
- * a model, not a cut trace). By sequence numbers, a layer whose forward
- * ranges autograd functions name has them named in every range (helper-139: a
+ * a model, not a cut trace). By sequence numbers, a layer's forward ranges
+ * that autograd functions name are a whole number a step (helper-139: a
  * window closing after a step's forward shrank every backward by 1/steps,
  * exit 0); a layer none names has no backward. The first layer that breaks
  * it is named; the first run more than once a step is reported. Layers in
@@ -583,13 +603,15 @@ static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report
     int by_seq = rep->method == MDL_TORCH_BWD_SEQUENCE;
     for (int l = 0; l < c->n_layers; l++) {
         const struct layer_acc *a = &c->layers[l];
-        if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd &&
-            a->n_fwd_seq_bwd != a->n_fwd)
+        /* a whole number a step: a call under no_grad (a teacher's forward)
+         * has none (helper-140: refused) */
+        if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd % steps)
             return ps_error(PS_EPARSE, "%s: layer '%s' has %d forward range%s, %d of them with "
                             "a backward (autograd functions naming their ops' sequence "
-                            "numbers): profile whole steps (stop the trace after the step's "
-                            "last backward)", c->path, a->name, a->n_fwd,
-                            a->n_fwd == 1 ? "" : "s", a->n_fwd_seq_bwd);
+                            "numbers), in %d step%s: profile whole steps (stop the trace after "
+                            "the step's last backward)", c->path, a->name, a->n_fwd,
+                            a->n_fwd == 1 ? "" : "s", a->n_fwd_seq_bwd, steps,
+                            steps == 1 ? "" : "s");
         if (a->n_fwd % steps == 0 && (!has_bwd || a->n_bwd == a->n_fwd)) {
             if (a->n_fwd > steps && !rep->repeated++) { /* the first is named */
                 snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name);

@@ -226,8 +226,8 @@ Test(import_torch, a_sequence_trace_cut_after_a_forward_is_refused)
     write_file(path, cut);
     cr_expect_eq(mdl_torch_import(path, &o, &p, &rep), -PS_EPARSE);
     cr_expect(strstr(ps_errmsg(), ": layer 'a' has 3 forward ranges, 2 of them with a backward "
-                     "(autograd functions naming their ops' sequence numbers): profile whole "
-                     "steps"), "%s", ps_errmsg());
+                     "(autograd functions naming their ops' sequence numbers), in 3 steps: "
+                     "profile whole steps"), "%s", ps_errmsg());
     write_file(path, whole);
     cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_expect_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
@@ -239,6 +239,66 @@ Test(import_torch, a_sequence_trace_cut_after_a_forward_is_refused)
     cr_expect_eq(th_capture(out, sizeof out, "%s import-torch %s --batch 4 2>/dev/null",
                             th_pipesim(), path), 0);
     cr_expect(strstr(out, "\na,,0.1,0.06,4,") && strstr(out, "\nb,,0.05,0.04,4,"), "%s", out);
+    unlink(path);
+}
+
+/* Ops that make no autograd node carry the number the next one takes
+ * (PyTorch's peek), so two forward ops can share one: the function is the
+ * last op's (helper-140: a mask layer m, its aten::ones stamped with b's
+ * relu's number, took b's backward in some steps, and whole steps were
+ * refused). A layer run a second time a step under no_grad (a teacher's
+ * forward), named by no function, imports too. */
+Test(import_torch, a_number_two_ops_carry_is_the_last_ones)
+{
+    char text[16384] = "{\"traceEvents\": [";
+    for (int k = 0, s = 10; k < 4; k++, s += 2) {
+        char ev[2048];
+        int t = 1000 * k;
+        snprintf(ev, sizeof ev, "%s"
+                 "{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":%d,\"dur\":100,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"aten::addmm\",\"ts\":%d,\"dur\":60,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"layer:m\",\"ts\":%d,\"dur\":20,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"aten::ones\",\"ts\":%d,\"dur\":1,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"aten::ones\",\"ts\":%d,\"dur\":1,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"aten::ones\",\"ts\":%d,\"dur\":1,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":%d,\"dur\":50,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"aten::relu\",\"ts\":%d,\"dur\":30,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":%d,\"dur\":50,\"tid\":1},"
+                 "{\"ph\":\"X\",\"name\":\"aten::relu\",\"ts\":%d,\"dur\":30,\"tid\":1,"
+                 "\"args\":{\"Sequence number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
+                 "ReluBackward0\",\"ts\":%d,\"dur\":40,\"tid\":2,\"args\":{\"Sequence "
+                 "number\":%d}},"
+                 "{\"ph\":\"X\",\"name\":\"autograd::engine::evaluate_function: "
+                 "AddmmBackward0\",\"ts\":%d,\"dur\":70,\"tid\":2,\"args\":{\"Sequence "
+                 "number\":%d}}",
+                 k ? "," : "", t, t + 20, s, t + 100, t + 102, s + 1, t + 105, s + 1, t + 108,
+                 s + 1, t + 120, t + 130, s + 1,
+                 t + 180, t + 190, s + 2, t + 407, s + 1, t + 447, s);
+        strcat(text, ev);
+    }
+    strcat(text, "]}");
+    char path[] = "/tmp/pipesim-seqdup-XXXXXX";
+    close(mkstemp(path));
+    write_file(path, text);
+    struct mdl_profile *p = NULL;
+    struct mdl_torch_report rep;
+    struct mdl_torch_opts o = { .batch = 4 };
+    cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
+    cr_expect_eq(rep.steps, 4);
+    cr_assert_eq(p->n_layers, 3);
+    cr_expect_str_eq(p->layers[1].name, "m");
+    cr_expect_float_eq(p->layers[0].bwd, 70e-6, 1e-15);
+    cr_expect_float_eq(p->layers[1].bwd, 0, 1e-15, "the mask makes no node");
+    cr_expect_float_eq(p->layers[2].bwd, 40e-6, 1e-15, "b's relu, its second call no_grad");
+    cr_expect_float_eq(p->layers[2].fwd, 100e-6, 1e-15, "both calls a step");
+    mdl_profile_free(p);
     unlink(path);
 }
 

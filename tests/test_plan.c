@@ -731,6 +731,18 @@ Test(plan_cli, report_best_fits_is_the_database_maximum)
                      "runs fits in memory\n"), "%s", err);
     cr_expect_eq(th_sh("cd %s && %s report --db small.db --best >/dev/null", dir,
                        th_pipesim()), 0);
+    /* a database of no runs: nothing to report, said so */
+    char epath[512];
+    sqlite3 *edb;
+    cr_assert_eq(th_sh("cp %s/small.db %s/e.db", dir, dir), 0);
+    snprintf(epath, sizeof epath, "%s/e.db", dir);
+    cr_assert_eq(sqlite3_open(epath, &edb), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(edb, "DELETE FROM stages; DELETE FROM runs;", NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(edb);
+    cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s report --db e.db 2>&1", dir,
+                            th_pipesim()), 4);
+    cr_expect(strstr(err, "pipesim report: e.db holds no runs\n"), "%s", err);
     for (int f = 0; f < 3; f++) /* every format, every output */
         cr_expect_eq(th_sh("cd %s && %s report --db small.db --batch 9 --format %s --csv "
                            "x.csv 2>/dev/null; test $? = 4 && test ! -e x.csv", dir, th_pipesim(),
@@ -1241,4 +1253,25 @@ Test(plan_cli, the_two_cuts_are_judged_as_brute_force_judges_them)
                        "bf", dir, ps, a, ps, a, ps, a), 0);
     cr_expect_eq(th_sh("cd %s && test -s bf && cmp -s j1 bf && cmp -s j2 bf", dir), 0,
                  "--jobs 1 or 2 differ from brute force");
+}
+
+/* A row that cannot be stored (its database locked by another process past
+ * the wait) leaves the report as it was and takes away the folders --plot
+ * made: the files were put back, but the folders stayed (helper-140). */
+Test(plan_cli, a_row_not_stored_leaves_no_new_file_or_folder)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/locked.db", dir);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL), SQLITE_OK);
+    th_put(dir, "r.txt", "old report\n");
+    int rc = th_sh("cd %s && %s plan " OK " --devices 2 --batch 8 --db locked.db --out r.txt "
+                   "--plot newdir/sub/p --quiet 2>/dev/null", dir, th_pipesim());
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    cr_expect_eq(rc, 8);
+    cr_expect_eq(th_sh("cd %s && test \"$(cat r.txt)\" = 'old report' && test ! -e newdir && "
+                       "test -z \"$(ls -A | grep '^\\.')\"", dir), 0,
+                 "a new report, folder or temporary was left");
 }
