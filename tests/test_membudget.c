@@ -36,8 +36,8 @@ static void put(const char *rel, const char *text)
 
 static void make_root(void)
 {
-    snprintf(root, sizeof root, "/tmp/test_membudget.%d", (int)getpid());
-    cr_assert_eq(mkdir(root, 0755), 0);
+    snprintf(root, sizeof root, "/tmp/test_membudget.XXXXXX"); /* fresh, as make_out's */
+    cr_assert_not_null(mkdtemp(root));
 }
 
 static void remove_root(void)
@@ -308,8 +308,9 @@ static void remove_out(void);
 static void make_out(void)
 {
     th_teardown_at_exit(remove_out); /* its tests may skip */
-    snprintf(out_dir, sizeof out_dir, "/tmp/test_membudget_e2e.%d", (int)getpid());
-    cr_assert_eq(mkdir(out_dir, 0755), 0);
+    /* a fresh name: one from the pid met a folder a run before left (pid reuse) */
+    snprintf(out_dir, sizeof out_dir, "/tmp/test_membudget_e2e.XXXXXX");
+    cr_assert_not_null(mkdtemp(out_dir));
 }
 
 static void remove_out(void)
