@@ -24,17 +24,37 @@ int ana_mpi_launched(void)
     return 0; /* without MPI each process runs alone, as without a launcher */
 }
 
-int ana_mpi_writer(void)
+/* The launcher's rank of this process, -1 when it names none. */
+static int launcher_rank(void)
 {
-    if (!ana_mpi_launched())
-        return 1;
     static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK" };
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *v = getenv(vars[i]);
         if (v && *v)
-            return atoi(v) == 0;
+            return atoi(v);
     }
-    return 1; /* a launcher that names no rank: every process checks, as before */
+    return -1;
+}
+
+int ana_mpi_writer(void)
+{
+    if (!ana_mpi_launched())
+        return 1;
+    int r = launcher_rank();
+    return r < 0 || r == 0; /* a launcher that names no rank: every process checks */
+}
+
+int ana_mpi_refuse_rank(int rc, const char *cmd)
+{
+    if (rc >= 0 || !ana_mpi_launched())
+        return rc;
+    int r = launcher_rank();
+    if (r >= 0) {
+        char m[PS_ERRMSG_MAX];
+        snprintf(m, sizeof m, "%s", ps_errmsg());
+        ps_error(-rc, "rank %d: %s", r, m);
+    }
+    return ana_mpi_refuse(rc, cmd);
 }
 
 int ana_mpi_refuse(int rc, const char *cmd)

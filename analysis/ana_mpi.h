@@ -26,6 +26,12 @@ int ana_mpi_writer(void);
  * job when one rank exits (helper-123: srun without --kill-on-bad-exit). A
  * plain run: returns rc. */
 int ana_mpi_refuse(int rc, const char *cmd);
+/* The same for a failure any rank may find alone, before MPI starts (its own
+ * --model or --topology, which each rank loads from its own file system):
+ * the message names the rank ("rank 1: m.csv: cannot open ..."), and every
+ * rank stops (helper-141: the rank that failed exited, and under a launcher
+ * that does not end the job the others waited in MPI forever). */
+int ana_mpi_refuse_rank(int rc, const char *cmd);
 
 #ifdef PIPESIM_MPI
 /* MPI_Init unless done already, then this rank and the world's size.

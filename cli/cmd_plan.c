@@ -226,8 +226,10 @@ int cmd_plan(int argc, char **argv)
     if (wplot && (rc = ps_gnuplot_require()) < 0)
         goto refused;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
-        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0)
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0) {
+        rc = ana_mpi_refuse_rank(rc, "plan"); /* this rank's own files: all stop */
         goto out;
+    }
     /* after the loads: a --db that is a file they read by name (a bundled topology, the
      * devices.json of its presets) is refused as an input (exit 2), not read as SQLite */
     if (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||

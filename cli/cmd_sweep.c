@@ -202,8 +202,11 @@ int cmd_sweep(int argc, char **argv)
         (!mpi && (rc = ps_io_output(db, "--db")) < 0)) /* read and written: an output */
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
-        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0 ||
-        (!mpi && (rc = ps_mkdirs_parent_made(db, &made)) < 0))
+        (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0) {
+        rc = ana_mpi_refuse_rank(rc, "sweep"); /* this rank's own files: all stop */
+        goto out;
+    }
+    if (!mpi && (rc = ps_mkdirs_parent_made(db, &made)) < 0)
         goto out;
     if ((rc = cli_command_line(argc, argv, &cmdline)) < 0)
         goto out;

@@ -1275,3 +1275,33 @@ Test(plan_cli, a_row_not_stored_leaves_no_new_file_or_folder)
                        "test -z \"$(ls -A | grep '^\\.')\"", dir), 0,
                  "a new report, folder or temporary was left");
 }
+
+/* A --model one rank cannot load (missing in its folder) stops every rank at
+ * once, one line naming the rank, under a launcher that does not end the job
+ * when one rank exits (helper-141: rank 1 exited 5, rank 0 waited in MPI
+ * forever; the line did not say which rank). */
+Test(plan_cli, a_rank_that_cannot_load_its_model_stops_them_all)
+{
+    need_mpi_cli();
+    cr_assert_eq(th_sh("cd %s && mkdir -p A B && cp m.csv A/m.csv && rm -f B/m.csv", dir), 0);
+    const char *ps = th_pipesim();
+    char args[2048], one[512], err[8192];
+    for (int k = 0; k < 2; k++) {
+        if (k == 0)
+            snprintf(one, sizeof one, "sweep --model m.csv --topology %s/t.json -K 1,2 -M 1 "
+                     "--batch 8 --jobs 1 --db %s/lost.db", dir, dir);
+        else
+            snprintf(one, sizeof one, "plan --model m.csv --topology %s/t.json --devices 2 "
+                     "--batch 8 --quiet --out %s/lost.txt", dir, dir);
+        snprintf(args, sizeof args, "--mca orte_abort_on_non_zero_status 0 -np 1 -wdir %s/A "
+                 "timeout 60 %s %s : -np 1 -wdir %s/B timeout 60 %s %s", dir, ps, one, dir, ps,
+                 one);
+        int rc = mpirun_in_dir(args);
+        th_slurp(dir, "mpi.err", err, sizeof err);
+        cr_expect(rc != 124 && rc != 0, "%s: mpirun exit %d: %s", one, rc, err);
+        cr_expect(strstr(err, ": rank 1: m.csv: cannot open"), "%s: %s", one, err);
+        cr_expect_eq(pipesim_lines(err), 1, "%s", err);
+        cr_expect_eq(th_sh("test ! -e %s/lost.db && test ! -e %s/lost.txt", dir, dir), 0);
+    }
+    th_sh("rm -rf %s/A %s/B", dir, dir);
+}
