@@ -216,7 +216,11 @@ int cmd_plan(int argc, char **argv)
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
         (rc = ps_io_output(wout, "--out")) < 0 ||
         (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
-                 (rc = ps_io_output(wdb, "--db")) < 0)))
+                 (rc = ps_io_output(wdb, "--db")) < 0)) ||
+        /* before the search, not after it (helper-141: a folder, or a path under a
+         * file, failed the write at the end of the work) */
+        (rc = ps_output_writable(wout, "--out", 0)) < 0 ||
+        (rc = ps_output_writable(wdb, "--db", 1)) < 0)
         goto refused;
     /* the figure's files are outputs too, checked before the database is */
     if (wplot && ((rc = ps_outdir_check(wplot, "--plot")) < 0 ||

@@ -327,8 +327,9 @@ static void print_header(const struct rt_mpi *x, const struct rt_mpi_args *a)
            sch_remat_name(s->remat));
     printf("partition       %s (layers per stage)\n", part);
     printf("data            synthetic regression, seed %lu, lr %g\n", a->seed, (double)p->lr);
-    printf("backend         MPI, %d ranks, one device per rank; clocks aligned to rank 0 "
-           "within %s\n", x->size, (ps_human_seconds((double)x->skew * 1e-9, sk, sizeof sk), sk));
+    printf("backend         MPI, %d rank%s, one device per rank; clocks aligned to rank 0 "
+           "within %s\n", x->size, x->size == 1 ? "" : "s",
+           (ps_human_seconds((double)x->skew * 1e-9, sk, sizeof sk), sk));
     printf("kernels         OpenBLAS %s, single-threaded per rank, FP32\n", rt_blas_corename());
     printf("\n%5s %14s %12s\n", "step", "loss", "time");
 }
@@ -388,9 +389,9 @@ static int run(const struct rt_mpi_args *a, struct rt_mpi *x)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     tag_ub_ok = !flag || 2 * (int64_t)s->n_stages * s->n_micro <= *ub;
     if (x->size != s->n_devices) {
-        rc = ps_error(PS_EUSAGE, "--backend mpi: -K %d needs %d MPI ranks (mpirun -np %d "
+        rc = ps_error(PS_EUSAGE, "--backend mpi: -K %d needs %d MPI rank%s (mpirun -np %d "
                        "pipesim validate ...), running with %d", s->n_devices, s->n_devices,
-                       s->n_devices, x->size);
+                       s->n_devices == 1 ? "" : "s", s->n_devices, x->size);
         goto out_setup;
     }
     if (!tag_ub_ok) {

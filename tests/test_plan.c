@@ -1305,3 +1305,20 @@ Test(plan_cli, a_rank_that_cannot_load_its_model_stops_them_all)
     }
     th_sh("rm -rf %s/A %s/B", dir, dir);
 }
+
+/* --out and --db that cannot be written are refused before the search
+ * (helper-141: a folder, or a path under a file, was found when the search
+ * was done, its work lost). */
+Test(plan_cli, unwritable_outputs_are_refused_before_the_search)
+{
+    char err[4096];
+    static const char *const bad[] = { "--out .", "--out m.csv/x", "--db m.csv/x.db",
+                                       "--out nothere/x.txt" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        int rc = th_capture(err, sizeof err, "cd %s && %s plan " OK " --devices 2 --batch 8 %s "
+                            "2>&1", dir, th_pipesim(), bad[i]);
+        cr_expect_eq(rc, 5, "%s: %s", bad[i], err);
+        cr_expect(strstr(err, "cannot write") && !strstr(err, "configurations searched"),
+                  "%s: %s", bad[i], err);
+    }
+}
