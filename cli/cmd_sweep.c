@@ -199,7 +199,8 @@ int cmd_sweep(int argc, char **argv)
     if ((!mpi && (rc = ana_db_path_check(db, "--db", 1)) < 0) ||
         (rc = ps_io_input(sp.model_arg, "--model")) < 0 ||
         (rc = ps_io_input(sp.topo_arg, "--topology")) < 0 ||
-        (!mpi && (rc = ps_io_output(db, "--db")) < 0)) /* read and written: an output */
+        (!mpi && (rc = ps_io_output(db, "--db")) < 0) || /* read and written: an output */
+        (!mpi && (rc = ps_output_writable(db, "--db", 1)) < 0)) /* named (helper-141) */
         goto out;
     if ((rc = mdl_model_open(sp.model_arg, &prof)) < 0 ||
         (rc = mdl_topology_load(sp.topo_arg, &topo)) < 0) {

@@ -451,6 +451,10 @@ static const struct bad_case cases[] = {
       "--batch 4 --db s.db", PS_EUSAGE, "-K: 'x' is not an integer" },
     { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
       "--batch 4 --jobs 0 --db s.db", PS_EUSAGE, "--jobs: 0 is out of range" },
+    /* the option named (helper-141: "ok.json: not a directory") */
+    { NULL, NULL, 0, "sweep --model mlp:layers=8,width=8 --topology ok.json -K 1 -M 1 "
+      "--batch 4 --db ok.json/s.db", PS_EIO,
+      "--db 'ok.json/s.db': cannot write: ok.json is not a directory" },
     { "s.db", "this is not a database, just text\n", 0, "report --db s.db", PS_EDB,
       "s.db: reading the schema version: not an SQLite database" },
     { NULL, NULL, 0, "report --db s.db", PS_EIO, "s.db: cannot read the results database" },
