@@ -157,7 +157,9 @@ static struct rt_dev_stats my_stats(const struct rt_mpi *x, int cpu)
     return ds;
 }
 
-/* Rank 0: the table of the thread backend plus each rank's host. */
+/* Rank 0: the table of the thread backend plus each rank's host (its stages
+ * and workspace too: helper-141, interleaved:2's ranks did not say which
+ * stages they held). */
 static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
                          const char *hosts, const struct step_out *o, int shared)
 {
@@ -172,28 +174,33 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
            "(K-1)/(M+K-1)\n", bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (shared)
         printf("note            ranks share cores: timings are oversubscribed\n");
-    printf("\n%6s %-12s %4s %6s %6s %6s %6s %11s %11s %5s %11s\n", "rank", "host", "cpu",
-           "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
-           "params+grad");
+    printf("\n%6s %-12s %4s %7s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "rank", "host",
+           "cpu", "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
+           "params+grad", "workspace");
     double T = o->step_ns > 0 ? (double)o->step_ns : 1;
     for (int d = 0; d < K; d++) {
         int layers = 0;
+        struct ps_strbuf sl = PS_STRBUF_INIT; /* its stages, whole, as the thread table's */
         for (int k = 0; k < s->n_stages; k++)
-            if (s->stage_device[k] == d)
+            if (s->stage_device[k] == d) {
+                ps_strbuf_printf(&sl, "%s%d", layers ? "," : "", k);
                 layers += x->p->st[k].n_layers;
+            }
         int ok = ds[d].peak_act == ds[d].expected_peak;
         mismatch |= !ok;
-        char pa[32], ep[32], sb[32], cpu[16] = "-"; /* unpinned: '-', as the thread
-                                                          backend's (helper-121: -1) */
+        char pa[32], ep[32], sb[32], wb[32], cpu[16] = "-"; /* unpinned: '-', as the
+                                                          thread backend's (helper-121: -1) */
         ps_human_bytes((double)ds[d].peak_act, pa, sizeof pa);
         ps_human_bytes((double)ds[d].expected_peak, ep, sizeof ep);
         ps_human_bytes((double)ds[d].static_bytes, sb, sizeof sb);
+        ps_human_bytes((double)ds[d].workspace_bytes, wb, sizeof wb);
         if (ds[d].cpu >= 0)
             snprintf(cpu, sizeof cpu, "%d", ds[d].cpu);
-        printf("%6d %-12.12s %4s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s\n", d,
-               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, cpu, layers,
+        printf("%6d %-12.12s %4s %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d,
+               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, cpu, ps_strbuf_str(&sl), layers,
                100 * ds[d].busy_ns / T, 100 * ds[d].comm_ns / T, 100 * ds[d].wait_ns / T, pa, ep,
-               ok ? "yes" : "NO", sb);
+               ok ? "yes" : "NO", sb, wb);
+        ps_strbuf_release(&sl);
     }
     fflush(stdout);
     return mismatch ? ps_error(PS_ERUNTIME, "measured activation peak differs from the "
