@@ -327,7 +327,8 @@ Test(mpi, only_rank_0_checks_the_outputs_it_writes, .timeout = 120)
     cr_expect_eq(st, 0, "validate: exit %d (see %s/err)", st, dir);
     cr_expect_eq(th_sh("test -s %s/d0/out/g.bin", dir), 0);
     /* an unpinned rank's cpu is '-', as the thread backend's (it was -1) */
-    cr_expect_eq(th_sh("grep -Eq '^ +1 +[^ ]+ +- +2 ' %s/table", dir), 0, "see %s/table", dir);
+    cr_expect_eq(th_sh("grep -Eq '^ +1 +[^ ]+ +- +1 +2 ' %s/table", dir), 0, "see %s/table",
+                 dir); /* rank 1: host, cpu '-', stage 1, 2 layers */
     char out[2048];
     cr_expect_eq(th_capture(out, sizeof out, "%s --realtime 2>&1", val), 2, "%s", out);
     cr_expect(strstr(out, "--realtime: with --backend thread"), "%s", out);
