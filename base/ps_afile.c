@@ -357,6 +357,12 @@ static int is_stdout(const char *path, const struct stat *st)
     return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st->st_dev && so.st_ino == st->st_ino;
 }
 
+int ps_afile_names_stdout(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && is_stdout(path, &st);
+}
+
 /* ps_afile.h */
 int ps_afile_resolve(const char *path, char **out)
 {

@@ -55,6 +55,9 @@ int ps_afile_open(struct ps_afile *af, const char *path);
  * of its folder>/<name>" (a dangling link: the name it points to), in *out
  * (malloc'd); 0, or an errno value (the folder missing: ENOENT). */
 int ps_afile_resolve(const char *path, char **out);
+/* 1 when path is this process's own stdout (/dev/stdout, /proc/self/fd/1,
+ * or the file stdout is), which ps_afile_open writes in place. */
+int ps_afile_names_stdout(const char *path);
 int ps_afile_commit(struct ps_afile *af);
 /* The first half of a commit, for a set published together: flushes and
  * fsyncs the temporary and checks it is not an input (as commit does),

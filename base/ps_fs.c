@@ -251,6 +251,8 @@ int ps_output_writable(const char *path, const char *opt, int mkparents)
 {
     if (!path || !*path || !strcmp(path, "-"))
         return 0;
+    if (ps_afile_names_stdout(path)) /* written in place, as "-" (helper-142: its folder's */
+        return 0;                    /* rights were asked for, where stdout was a file) */
     struct stat st;
     if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
         return writable_at(path, path, opt, mkparents);

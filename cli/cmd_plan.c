@@ -219,7 +219,8 @@ int cmd_plan(int argc, char **argv)
                  (rc = ps_io_output(wdb, "--db")) < 0)) ||
         /* before the search, not after it (helper-141: a folder, or a path under a
          * file, failed the write at the end of the work) */
-        (rc = ps_output_writable(wout, "--out", 0)) < 0 ||
+        /* (under --plot's folder, which plot makes: helper-142) */
+        (rc = ps_output_writable(wout, "--out", wplot != NULL)) < 0 ||
         (rc = ps_output_writable(wdb, "--db", 1)) < 0)
         goto refused;
     /* the figure's files are outputs too, checked before the database is */
@@ -239,9 +240,10 @@ int cmd_plan(int argc, char **argv)
     if (wdb && ((rc = ana_db_path_check(wdb, "--db", 1)) < 0 ||
                 (rc = ana_plan_db_precheck(wdb)) < 0))
         goto refused;
-    if (devices > topo->n_devices) {
-        rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d devices", devices,
-                       sp.topo_arg, topo->n_devices);
+    if (devices > topo->n_devices) { /* this rank's own topology: all stop (helper-142) */
+        rc = ps_error(PS_EUSAGE, "--devices %ld: topology %s has only %d device%s", devices,
+                       sp.topo_arg, topo->n_devices, topo->n_devices == 1 ? "" : "s");
+        rc = ana_mpi_refuse_rank(rc, "plan");
         goto out;
     }
     if ((rc = cli_command_line(argc, argv, &cmdline)) < 0)
@@ -302,8 +304,15 @@ int cmd_plan(int argc, char **argv)
     struct ps_made figs_made = { 0 }; /* taken away again if the row is not stored */
     ana_plot_batch_hand_made(figs, &figs_made);
     rc = ana_plot_batch_finish(figs, rc, NULL);
-    if (rc == 0 && db && ((rc = ps_mkdirs_parent(db)) < 0 || (rc = ana_plan_store(p, db)) < 0))
+    /* the database's folders and file too, when made for a row not stored
+     * (helper-142: a file size limit left newdir/p.db) */
+    int db_new = db && access(db, F_OK) != 0;
+    if (rc == 0 && db && ((rc = ps_mkdirs_parent_made(db, &figs_made)) < 0 ||
+                          (rc = ana_plan_store(p, db)) < 0)) {
         ps_afile_publish_fail();
+        if (db_new)
+            unlink(db);
+    }
     if (rc == 0 && direct == stdout)
         rc = cli_output_release(&af, out, rep, rep_len);
     ps_afile_publish_end(); /* the files put back first, then their folders can go */

@@ -45,6 +45,7 @@ struct layer_acc {
     double fwd_us, bwd_us;
     int n_fwd, n_bwd;
     int n_fwd_seq_bwd; /* by sequence: its forward ranges an autograd function names */
+    int n_fwd_seq_own; /* and those that hold the last op of a number (the node maker) */
 };
 
 /* A forward op's sequence number, its start, and the forward range (an
@@ -425,19 +426,22 @@ static const struct tev *range_at(struct tev **fr, size_t nf, int64_t t, int64_t
 
 /* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us, and
  * counts in n_fwd_seq_bwd each forward range whose op an autograd function
- * names (check_steps: a trace cut after a step's forward). */
+ * names, in n_fwd_seq_own each that holds the last op of a number
+ * (check_steps: a trace cut after a step's forward, or inside its
+ * backward, leaves some of those unnamed). */
 static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
 {
     struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
     struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
-    unsigned char *named = calloc(c->n ? c->n : 1, 1); /* [event]: a range named */
+    unsigned char *named = calloc(c->n ? c->n : 1, 1); /* [event]: 1 a range named, */
+                                                        /* 2 one holding a node maker */
     size_t nsm = 0;
     int rc = 0;
     if (!sm || !fr || !named) {
         rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
-    for (int th = 0; th < c->n_threads; th++) { /* forward ops inside layer ranges */
+    for (int th = 0; th < c->n_threads; th++) { /* numbered forward ops, in a range or not */
         size_t nf = 0;
         for (size_t i = tb[th]; i < tb[th + 1]; i++)
             if (c->ev[i].type == EV_LAYER && c->ev[i].dir == DIR_FWD)
@@ -447,11 +451,8 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             const struct tev *t = &c->ev[i];
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
                 ag_until = t->end;
-            else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until) {
-                const struct tev *r = range_at(fr, nf, t->ts, t->end);
-                if (r)
-                    sm[nsm++] = (struct seqmap){ t->seq, t->ts, r };
-            }
+            else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until)
+                sm[nsm++] = (struct seqmap){ t->seq, t->ts, range_at(fr, nf, t->ts, t->end) };
         }
     }
     qsort(sm, nsm, sizeof *sm, cmp_seq_ts);
@@ -459,7 +460,9 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
      * the number the next autograd node will take, so ops that make none (a
      * mask, a no_grad forward) carry the number of the next op that does,
      * which is the one its function names (helper-140: the first or another
-     * was found, the backward charged to a layer with none) */
+     * was found, the backward charged to a layer with none), in a layer range
+     * or not (helper-142: a loss outside every range lost its function to an
+     * argmax before it in a layer) */
     size_t kept = 0;
     for (size_t i = 0; i < nsm; i++) {
         if (kept && sm[kept - 1].seq == sm[i].seq)
@@ -486,9 +489,9 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (seq >= 0) {
                 struct seqmap key = { seq, 0, NULL };
                 const struct seqmap *hit = bsearch(&key, sm, nsm, sizeof *sm, cmp_seq);
-                l = hit ? hit->range->layer : -1;
-                if (hit && !named[hit->range - c->ev]) {
-                    named[hit->range - c->ev] = 1;
+                l = hit && hit->range ? hit->range->layer : -1;
+                if (l >= 0 && !(named[hit->range - c->ev] & 1)) {
+                    named[hit->range - c->ev] |= 1;
                     c->layers[l].n_fwd_seq_bwd++;
                 }
             }
@@ -498,6 +501,20 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             else
                 *unattr += (double)(t->end - t->ts) / 1e3;
         }
+    }
+    /* the ranges that hold a node maker; of those, the latest maker's range is
+     * let off when no function names it: an op after the last node (an argmax
+     * for a metric) keeps the number no node took */
+    const struct seqmap *latest = NULL;
+    for (size_t i = 0; i < nsm; i++)
+        if (!latest || sm[i].ts > latest->ts)
+            latest = &sm[i];
+    for (size_t i = 0; i < nsm; i++) {
+        const struct tev *r = sm[i].range;
+        if (!r || (named[r - c->ev] & 2) || (&sm[i] == latest && !(named[r - c->ev] & 1)))
+            continue;
+        named[r - c->ev] |= 2;
+        c->layers[r->layer].n_fwd_seq_own++;
     }
 out_free:
     free(named);
@@ -603,15 +620,16 @@ static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report
     int by_seq = rep->method == MDL_TORCH_BWD_SEQUENCE;
     for (int l = 0; l < c->n_layers; l++) {
         const struct layer_acc *a = &c->layers[l];
-        /* a whole number a step: a call under no_grad (a teacher's forward)
-         * has none (helper-140: refused) */
-        if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd % steps)
-            return ps_error(PS_EPARSE, "%s: layer '%s' has %d forward range%s, %d of them with "
-                            "a backward (autograd functions naming their ops' sequence "
-                            "numbers), in %d step%s: profile whole steps (stop the trace after "
-                            "the step's last backward)", c->path, a->name, a->n_fwd,
-                            a->n_fwd == 1 ? "" : "s", a->n_fwd_seq_bwd, steps,
-                            steps == 1 ? "" : "s");
+        /* every range holding a node maker named: a call under no_grad
+         * holds none (helper-140: refused); one step too (helper-142: a
+         * whole number a step let a one-step trace cut in its backward by) */
+        if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd != a->n_fwd_seq_own)
+            return ps_error(PS_EPARSE, "%s: layer '%s' has %d forward range%s making autograd "
+                            "nodes, %d of them with a backward (autograd functions naming "
+                            "their ops' sequence numbers): profile whole steps (stop the trace "
+                            "after the step's last backward)", c->path, a->name,
+                            a->n_fwd_seq_own, a->n_fwd_seq_own == 1 ? "" : "s",
+                            a->n_fwd_seq_bwd);
         if (a->n_fwd % steps == 0 && (!has_bwd || a->n_bwd == a->n_fwd)) {
             if (a->n_fwd > steps && !rep->repeated++) { /* the first is named */
                 snprintf(rep->repeated_name, sizeof rep->repeated_name, "%s", a->name);

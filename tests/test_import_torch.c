@@ -225,9 +225,9 @@ Test(import_torch, a_sequence_trace_cut_after_a_forward_is_refused)
     struct mdl_torch_opts o = { .batch = 4 };
     write_file(path, cut);
     cr_expect_eq(mdl_torch_import(path, &o, &p, &rep), -PS_EPARSE);
-    cr_expect(strstr(ps_errmsg(), ": layer 'a' has 3 forward ranges, 2 of them with a backward "
-                     "(autograd functions naming their ops' sequence numbers), in 3 steps: "
-                     "profile whole steps"), "%s", ps_errmsg());
+    cr_expect(strstr(ps_errmsg(), ": layer 'a' has 3 forward ranges making autograd nodes, 2 "
+                     "of them with a backward (autograd functions naming their ops' sequence "
+                     "numbers): profile whole steps"), "%s", ps_errmsg());
     write_file(path, whole);
     cr_assert_eq(mdl_torch_import(path, &o, &p, &rep), 0, "%s", ps_errmsg());
     cr_expect_eq(rep.method, MDL_TORCH_BWD_SEQUENCE);
@@ -301,6 +301,71 @@ Test(import_torch, a_number_two_ops_carry_is_the_last_ones)
     mdl_profile_free(p);
     unlink(path);
 }
+
+/* One step of a layer L run twice, the trace stopped after one of its
+ * backwards: refused (helper-142: a whole number of named ranges a step let
+ * it by with one step, L's backward halved). A number that a loss outside
+ * every range makes, and an argmax in layer a carries before it, is the
+ * loss's, charged to no layer (helper-142: a took it); an argmax after the
+ * last node keeps a number no function names, and is let off. */
+#define SEV(name, ts, dur, tid, seq) "{\"ph\":\"X\",\"name\":\"" name "\",\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"tid\":" #tid ",\"args\":{\"Sequence number\":" #seq "}}"
+#define REV(name, ts, dur) "{\"ph\":\"X\",\"name\":\"layer:" name "\",\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"tid\":1}"
+#define AGF "autograd::engine::evaluate_function: "
+static int import_seq(const char *events, struct mdl_profile **p, struct mdl_torch_report *rep)
+{
+    char path[] = "/tmp/pipesim-seqlast-XXXXXX";
+    close(mkstemp(path));
+    char text[8192];
+    snprintf(text, sizeof text, "{\"traceEvents\": [%s]}", events);
+    write_file(path, text);
+    struct mdl_torch_opts o = { .batch = 1 };
+    *p = NULL;
+    int rc = mdl_torch_import(path, &o, p, rep);
+    unlink(path);
+    return rc;
+}
+
+Test(import_torch, every_range_that_makes_a_node_has_its_backward)
+{
+    struct mdl_profile *p;
+    struct mdl_torch_report rep;
+    /* one step (x once), L twice, each an addmm (10, 11); only the second
+     * call's backward */
+    const char *cut = REV("L", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 10) ","
+                      REV("L", 100, 100) "," SEV("aten::addmm", 110, 50, 1, 11) ","
+                      REV("x", 200, 10) "," SEV(AGF "AddmmBackward0", 300, 80, 2, 11);
+    cr_expect_eq(import_seq(cut, &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "layer 'L' has 2 forward ranges making autograd nodes, 1 of "
+                     "them with a backward"), "%s", ps_errmsg());
+    mdl_profile_free(p);
+    char whole[2048];
+    snprintf(whole, sizeof whole, "%s,%s", cut, SEV(AGF "AddmmBackward0", 400, 80, 2, 10));
+    cr_assert_eq(import_seq(whole, &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(p->layers[0].bwd, 160e-6, 1e-15);
+    mdl_profile_free(p);
+    /* a: addmm (20) and argmax (21); the loss outside makes 21 */
+    cr_assert_eq(import_seq(REV("a", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 20) ","
+                            SEV("aten::argmax", 70, 10, 1, 21) ","
+                            SEV("aten::mse_loss", 150, 20, 1, 21) ","
+                            SEV(AGF "MseLossBackward0", 300, 40, 2, 21) ","
+                            SEV(AGF "AddmmBackward0", 350, 80, 2, 20), &p, &rep), 0, "%s",
+                 ps_errmsg());
+    cr_expect_float_eq(p->layers[0].bwd, 80e-6, 1e-15, "the loss's is no layer's");
+    cr_expect_float_eq(rep.unattributed_us, 40, 1e-9);
+    mdl_profile_free(p);
+    /* an argmax after the last node, in b, its number named by none */
+    cr_assert_eq(import_seq(REV("a", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 30) ","
+                            REV("b", 100, 50) "," SEV("aten::argmax", 110, 10, 1, 31) ","
+                            SEV(AGF "AddmmBackward0", 350, 80, 2, 30), &p, &rep), 0, "%s",
+                 ps_errmsg());
+    cr_expect_float_eq(p->layers[1].bwd, 0, 1e-15);
+    mdl_profile_free(p);
+}
+#undef SEV
+#undef REV
+#undef AGF
 
 /* A "Sequence number" that is not one is an error naming it (a string, a
  * fraction or a negative other than -1 was read as "none": every layer's

@@ -1303,6 +1303,18 @@ Test(plan_cli, a_rank_that_cannot_load_its_model_stops_them_all)
         cr_expect_eq(pipesim_lines(err), 1, "%s", err);
         cr_expect_eq(th_sh("test ! -e %s/lost.db && test ! -e %s/lost.txt", dir, dir), 0);
     }
+    /* plan --devices 2 where rank 1's own topology has 1 device (helper-142) */
+    cr_assert_eq(th_sh("cd %s && cp m.csv B/m.csv && cp t.json A/t.json && sed "
+                       "'s/\"count\":4/\"count\":1/' t.json > B/t.json", dir), 0);
+    snprintf(one, sizeof one, "plan --model m.csv --topology t.json --devices 2 --batch 8 "
+             "--quiet --out %s/lost.txt", dir);
+    snprintf(args, sizeof args, "--mca orte_abort_on_non_zero_status 0 -np 1 -wdir %s/A "
+             "timeout 60 %s %s : -np 1 -wdir %s/B timeout 60 %s %s", dir, ps, one, dir, ps, one);
+    int rc = mpirun_in_dir(args);
+    th_slurp(dir, "mpi.err", err, sizeof err);
+    cr_expect(rc != 124 && rc != 0, "mpirun exit %d: %s", rc, err);
+    cr_expect(strstr(err, ": rank 1: --devices 2: topology t.json has only 1 device\n"), "%s",
+              err);
     th_sh("rm -rf %s/A %s/B", dir, dir);
 }
 
@@ -1321,4 +1333,21 @@ Test(plan_cli, unwritable_outputs_are_refused_before_the_search)
         cr_expect(strstr(err, "cannot write") && !strstr(err, "configurations searched"),
                   "%s: %s", bad[i], err);
     }
+}
+
+/* --out may lie in the folder --plot makes (helper-142: the check before
+ * the search refused it); a row not stored takes away the --db file and
+ * folders made for it (helper-142: a file size limit left newdir/p.db). */
+Test(plan_cli, outputs_in_folders_the_run_makes)
+{
+    if (th_sh("command -v gnuplot >/dev/null") != 0) /* --plot needs it */
+        cr_skip_test("gnuplot is not installed");
+    cr_expect_eq(th_sh("cd %s && rm -rf out && %s plan " OK " --devices 2 --batch 8 --quiet "
+                       "--plot out/p --out out/r.txt && test -s out/r.txt", dir, th_pipesim()),
+                 0);
+    int rc = th_sh("cd %s && rm -rf newdir && (trap '' XFSZ; ulimit -f 4; %s plan " OK
+                   " --devices 2 --batch 8 --quiet --db newdir/p.db --out /dev/null) "
+                   "2>/dev/null", dir, th_pipesim());
+    cr_expect_eq(rc, 8);
+    cr_expect_eq(th_sh("test ! -e %s/newdir", dir), 0, "the database's folder was left");
 }
