@@ -33,6 +33,8 @@ enum { DIR_FWD, DIR_BWD, DIR_RECOMP };
 struct tev {
     int64_t ts, end;     /* nanoseconds */
     double seq;          /* "Sequence number", -1 if none */
+    double tid;          /* its "tid" when a number, else -1 */
+    double fwd_tid;      /* "Fwd thread id" (a backward's: its forward's tid), -1 if none */
     const char *name;    /* borrowed from the JSON document */
     size_t idx;          /* position in the file, for stable order and messages */
     int thr, type, layer, dir;
@@ -48,9 +50,9 @@ struct layer_acc {
     int n_fwd_seq_own; /* and those that hold the last op of a number (the node maker) */
 };
 
-/* A forward op's sequence number, its start, and the forward range (an
- * event) it lies in. */
-struct seqmap { double seq; int64_t ts; const struct tev *range; };
+/* A forward op's sequence number, thread (its tid; numbers are per thread),
+ * start, and the forward range (an event) it lies in, NULL for none. */
+struct seqmap { double seq, tid; int64_t ts; const struct tev *range; };
 
 /* Names to indices by open addressing (slot: index + 1, 0 empty), so a
  * trace of many distinct layers or threads reads in linear time (a linear
@@ -276,6 +278,14 @@ static int read_events(struct ctx *c, const json_t *arr)
                             "out of range (-1 for none, or from 0)", c->path, i, sv);
         if (seq && sv >= 0 && sv < SEQ_MAX)
             t->seq = sv;
+        /* sequence numbers count per thread: a backward names its forward's
+         * thread (helper-142: two threads' #0 were one, both charged to one) */
+        const json_t *tidj = json_object_get(e, "tid");
+        const json_t *fwd = json_object_get(json_object_get(e, "args"), "Fwd thread id");
+        t->tid = json_is_number(tidj) && json_number_value(tidj) >= 0 ? json_number_value(tidj)
+                                                                      : -1;
+        t->fwd_tid = json_is_number(fwd) && json_number_value(fwd) >= 0 ? json_number_value(fwd)
+                                                                        : -1;
         if ((rc = thread_id(c, json_object_get(e, "pid"), json_object_get(e, "tid"),
                             &t->thr)) < 0)
             return rc;
@@ -391,11 +401,42 @@ static int cmp_seq(const void *pa, const void *pb) /* the number alone: the sear
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int cmp_seq_ts(const void *pa, const void *pb) /* then the start: the sort */
+static int cmp_seq_tid(const void *pa, const void *pb) /* then the thread: a search */
 {
     const struct seqmap *a = pa, *b = pb;
     int c = cmp_seq(pa, pb);
+    return c ? c : a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static int cmp_seq_tid_ts(const void *pa, const void *pb) /* then the start: the sort */
+{
+    const struct seqmap *a = pa, *b = pb;
+    int c = cmp_seq_tid(pa, pb);
     return c ? c : a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
+/* The node maker a backward names: (seq, its forward's thread) when it names
+ * one found so, else of the number's makers on every thread the latest. */
+static const struct seqmap *maker_of(const struct seqmap *sm, size_t n, double seq,
+                                     double fwd_tid)
+{
+    struct seqmap key = { seq, fwd_tid, 0, NULL };
+    const struct seqmap *hit = fwd_tid >= 0 ? bsearch(&key, sm, n, sizeof *sm, cmp_seq_tid)
+                                            : NULL;
+    if (hit)
+        return hit;
+    hit = bsearch(&key, sm, n, sizeof *sm, cmp_seq);
+    if (!hit)
+        return NULL;
+    const struct seqmap *lo = hit, *hi = hit, *best = hit;
+    while (lo > sm && lo[-1].seq == seq)
+        lo--;
+    while (hi + 1 < sm + n && hi[1].seq == seq)
+        hi++;
+    for (const struct seqmap *q = lo; q <= hi; q++)
+        if (q->ts > best->ts)
+            best = q;
+    return best;
 }
 
 /* Layer of the forward range containing an op [t, t_end) on this thread's
@@ -452,10 +493,11 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
                 ag_until = t->end;
             else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until)
-                sm[nsm++] = (struct seqmap){ t->seq, t->ts, range_at(fr, nf, t->ts, t->end) };
+                sm[nsm++] = (struct seqmap){ t->seq, t->tid, t->ts,
+                                             range_at(fr, nf, t->ts, t->end) };
         }
     }
-    qsort(sm, nsm, sizeof *sm, cmp_seq_ts);
+    qsort(sm, nsm, sizeof *sm, cmp_seq_tid_ts);
     /* of the ops that carry one number, the last: PyTorch stamps an op with
      * the number the next autograd node will take, so ops that make none (a
      * mask, a no_grad forward) carry the number of the next op that does,
@@ -463,9 +505,9 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
      * was found, the backward charged to a layer with none), in a layer range
      * or not (helper-142: a loss outside every range lost its function to an
      * argmax before it in a layer) */
-    size_t kept = 0;
+    size_t kept = 0; /* per thread */
     for (size_t i = 0; i < nsm; i++) {
-        if (kept && sm[kept - 1].seq == sm[i].seq)
+        if (kept && !cmp_seq_tid(&sm[kept - 1], &sm[i]))
             kept--;
         sm[kept++] = sm[i];
     }
@@ -478,17 +520,18 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (t->type != EV_AUTOGRAD || t->ts < outer_end)
                 continue;
             outer_end = t->end;
-            double seq = t->seq;
+            double seq = t->seq, fwd_tid = t->fwd_tid;
             /* inside it: one that starts at its end is the next function
              * (helper-126: AccumulateGrad right after one was read as its
              * child, and charged to the next function's layer) */
             for (size_t j = i + 1; seq < 0 && j < tb[th + 1] && c->ev[j].ts < t->end; j++)
-                if (c->ev[j].type != EV_LAYER)
+                if (c->ev[j].type != EV_LAYER) {
                     seq = c->ev[j].seq;
+                    fwd_tid = c->ev[j].fwd_tid;
+                }
             int l = prev;
             if (seq >= 0) {
-                struct seqmap key = { seq, 0, NULL };
-                const struct seqmap *hit = bsearch(&key, sm, nsm, sizeof *sm, cmp_seq);
+                const struct seqmap *hit = maker_of(sm, nsm, seq, fwd_tid);
                 l = hit && hit->range ? hit->range->layer : -1;
                 if (l >= 0 && !(named[hit->range - c->ev] & 1)) {
                     named[hit->range - c->ev] |= 1;

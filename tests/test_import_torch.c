@@ -355,6 +355,20 @@ Test(import_torch, every_range_that_makes_a_node_has_its_backward)
     cr_expect_float_eq(p->layers[0].bwd, 80e-6, 1e-15, "the loss's is no layer's");
     cr_expect_float_eq(rep.unattributed_us, 40, 1e-9);
     mdl_profile_free(p);
+    /* two threads' #0 (numbers count per thread): each function names its
+     * forward's thread (helper-142: both were charged to b) */
+    cr_assert_eq(import_seq(REV("a", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 0) ","
+                            "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":200,\"dur\":50,"
+                            "\"tid\":3}," SEV("aten::addmm", 210, 20, 3, 0) ","
+                            "{\"ph\":\"X\",\"name\":\"" AGF "AddmmBackward0\",\"ts\":400,"
+                            "\"dur\":40,\"tid\":2,\"args\":{\"Sequence number\":0,"
+                            "\"Fwd thread id\":3}},"
+                            "{\"ph\":\"X\",\"name\":\"" AGF "AddmmBackward0\",\"ts\":450,"
+                            "\"dur\":80,\"tid\":2,\"args\":{\"Sequence number\":0,"
+                            "\"Fwd thread id\":1}}", &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_float_eq(p->layers[0].bwd, 80e-6, 1e-15);
+    cr_expect_float_eq(p->layers[1].bwd, 40e-6, 1e-15);
+    mdl_profile_free(p);
     /* an argmax after the last node, in b, its number named by none */
     cr_assert_eq(import_seq(REV("a", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 30) ","
                             REV("b", 100, 50) "," SEV("aten::argmax", 110, 10, 1, 31) ","
