@@ -862,9 +862,10 @@ int ps_afile_commit(struct ps_afile *af)
             set_failed = 1; /* the set's earlier files go back at its end */
         if (renamed < 0)
             rc = ps_error(PS_EIO, "%s: cannot replace it: %s", af->path, strerror(e ? e : EIO));
+        else if (e == ENOMEM) /* the set's record of it (set_prepare) */
+            rc = ps_error(PS_ENOMEM, "%s: out of memory replacing it", af->path);
         else
-            rc = ps_error(e == ENOMEM ? PS_ENOMEM : PS_EIO, "%s: write failed: %s", af->path,
-                          strerror(e ? e : EIO));
+            rc = ps_error(PS_EIO, "%s: write failed: %s", af->path, strerror(e ? e : EIO));
         if (af->tmp)
             unlink(af->tmp);
     }
