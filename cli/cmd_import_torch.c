@@ -88,6 +88,10 @@ int cmd_import_torch(int argc, char **argv)
         if (rep.n_recompute)
             fprintf(stderr, ", %d re-computation range%s ignored", rep.n_recompute,
                     rep.n_recompute == 1 ? "" : "s");
+        if (rep.n_ambiguous) /* numbers count per thread; Kineto names no tid */
+            fprintf(stderr, ", %d backward function%s whose number several forward threads "
+                    "carry charged to the latest of them", rep.n_ambiguous,
+                    rep.n_ambiguous == 1 ? "" : "s");
         if (rep.repeated) /* its time per step is the sum of its calls' */
             fprintf(stderr, ", %d layer%s run several times a step (first: '%s', %d times)",
                     rep.repeated, rep.repeated == 1 ? "" : "s", rep.repeated_name,

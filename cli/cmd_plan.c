@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char help[] =
@@ -90,6 +91,18 @@ static int print_plan(const void *ctx, FILE *f)
 {
     const struct plan_out *o = ctx;
     return ana_plan_print(o->p, o->fmt, f);
+}
+
+/* 1 when files a and b (either NULL: 0) name one folder: "out/r.txt" and
+ * "out/p" (plot makes that folder, so a report beside its figures may find
+ * it missing before the search). */
+static int same_folder(const char *a, const char *b)
+{
+    if (!a || !b)
+        return 0;
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
+    return la == lb && !strncmp(a, b, la);
 }
 
 int cmd_plan(int argc, char **argv)
@@ -219,8 +232,8 @@ int cmd_plan(int argc, char **argv)
                  (rc = ps_io_output(wdb, "--db")) < 0)) ||
         /* before the search, not after it (helper-141: a folder, or a path under a
          * file, failed the write at the end of the work) */
-        /* (under --plot's folder, which plot makes: helper-142) */
-        (rc = ps_output_writable(wout, "--out", wplot != NULL)) < 0 ||
+        /* (in --plot's folder, which plot makes: helper-142; only there, 143) */
+        (rc = ps_output_writable(wout, "--out", same_folder(wout, wplot))) < 0 ||
         (rc = ps_output_writable(wdb, "--db", 1)) < 0)
         goto refused;
     /* the figure's files are outputs too, checked before the database is */
@@ -306,7 +319,8 @@ int cmd_plan(int argc, char **argv)
     rc = ana_plot_batch_finish(figs, rc, NULL);
     /* the database's folders and file too, when made for a row not stored
      * (helper-142: a file size limit left newdir/p.db) */
-    int db_new = db && access(db, F_OK) != 0;
+    struct stat dst; /* nothing by that name, not even a link (helper-143: a link was taken) */
+    int db_new = db && lstat(db, &dst) != 0;
     if (rc == 0 && db && ((rc = ps_mkdirs_parent_made(db, &figs_made)) < 0 ||
                           (rc = ana_plan_store(p, db)) < 0)) {
         ps_afile_publish_fail();

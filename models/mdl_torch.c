@@ -50,9 +50,18 @@ struct layer_acc {
     int n_fwd_seq_own; /* and those that hold the last op of a number (the node maker) */
 };
 
-/* A forward op's sequence number, thread (its tid; numbers are per thread),
- * start, and the forward range (an event) it lies in, NULL for none. */
-struct seqmap { double seq, tid; int64_t ts; const struct tev *range; };
+/* A numbered forward op: its sequence number, thread (numbers count per
+ * thread: its index, and its tid when a number, else -1), start, the forward
+ * range (an event) it lies in (NULL for none), and what the backward made of
+ * it: named by a function, or one of several threads' makers of a number a
+ * function named without saying which (ambiguous). */
+struct seqmap {
+    double seq, tid;
+    int thr;
+    int64_t ts;
+    const struct tev *range;
+    int named, ambiguous;
+};
 
 /* Names to indices by open addressing (slot: index + 1, 0 empty), so a
  * trace of many distinct layers or threads reads in linear time (a linear
@@ -401,41 +410,46 @@ static int cmp_seq(const void *pa, const void *pb) /* the number alone: the sear
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static int cmp_seq_tid(const void *pa, const void *pb) /* then the thread: a search */
+static int cmp_seq_thr_ts(const void *pa, const void *pb) /* then thread, start: the sort */
 {
     const struct seqmap *a = pa, *b = pb;
     int c = cmp_seq(pa, pb);
-    return c ? c : a->tid < b->tid ? -1 : a->tid > b->tid;
+    if (c)
+        return c;
+    if (a->thr != b->thr)
+        return a->thr < b->thr ? -1 : 1;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-static int cmp_seq_tid_ts(const void *pa, const void *pb) /* then the start: the sort */
+/* The node maker a backward names, of the makers of seq (one a thread).
+ * Kineto's "Fwd thread id" is a counter of the process's threads, not a tid,
+ * so it picks one only where it equals a maker's tid (other tools' traces);
+ * else one maker is it, and of several the latest is taken and all of them
+ * marked ambiguous (the import says how many functions were). */
+static struct seqmap *maker_of(struct seqmap *sm, size_t n, double seq, double fwd_tid,
+                               int *ambiguous)
 {
-    const struct seqmap *a = pa, *b = pb;
-    int c = cmp_seq_tid(pa, pb);
-    return c ? c : a->ts < b->ts ? -1 : a->ts > b->ts;
-}
-
-/* The node maker a backward names: (seq, its forward's thread) when it names
- * one found so, else of the number's makers on every thread the latest. */
-static const struct seqmap *maker_of(const struct seqmap *sm, size_t n, double seq,
-                                     double fwd_tid)
-{
-    struct seqmap key = { seq, fwd_tid, 0, NULL };
-    const struct seqmap *hit = fwd_tid >= 0 ? bsearch(&key, sm, n, sizeof *sm, cmp_seq_tid)
-                                            : NULL;
-    if (hit)
-        return hit;
-    hit = bsearch(&key, sm, n, sizeof *sm, cmp_seq);
+    struct seqmap key = { .seq = seq };
+    struct seqmap *hit = bsearch(&key, sm, n, sizeof *sm, cmp_seq);
+    *ambiguous = 0;
     if (!hit)
         return NULL;
-    const struct seqmap *lo = hit, *hi = hit, *best = hit;
+    struct seqmap *lo = hit, *hi = hit, *best = hit;
     while (lo > sm && lo[-1].seq == seq)
         lo--;
     while (hi + 1 < sm + n && hi[1].seq == seq)
         hi++;
-    for (const struct seqmap *q = lo; q <= hi; q++)
+    for (struct seqmap *q = lo; q <= hi; q++)
+        if (fwd_tid >= 0 && q->tid == fwd_tid)
+            return q;
+    for (struct seqmap *q = lo; q <= hi; q++)
         if (q->ts > best->ts)
             best = q;
+    if (lo != hi) {
+        *ambiguous = 1;
+        for (struct seqmap *q = lo; q <= hi; q++)
+            q->ambiguous = 1;
+    }
     return best;
 }
 
@@ -465,20 +479,21 @@ static const struct tev *range_at(struct tev **fr, size_t nf, int64_t t, int64_t
     return t < r->end || (t == r->ts && t_end == t) ? r : NULL;
 }
 
-/* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us, and
- * counts in n_fwd_seq_bwd each forward range whose op an autograd function
- * names, in n_fwd_seq_own each that holds the last op of a number
- * (check_steps: a trace cut after a step's forward, or inside its
- * backward, leaves some of those unnamed). */
-static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
+/* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us and
+ * *unattr; counts in *ambiguous the functions whose number several threads'
+ * makers carry; and for check_steps, of each forward range that holds a node
+ * maker (n_fwd_seq_own), whether its earliest maker's function ran
+ * (n_fwd_seq_bwd): a layer's backward ends with that node, so a trace cut
+ * after a step's forward, or inside a layer's backward, leaves it unnamed. */
+static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *ambiguous)
 {
     struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
     struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
-    unsigned char *named = calloc(c->n ? c->n : 1, 1); /* [event]: 1 a range named, */
-                                                        /* 2 one holding a node maker */
+    const struct seqmap **first = calloc(c->n ? c->n : 1, sizeof *first); /* [range event] */
     size_t nsm = 0;
     int rc = 0;
-    if (!sm || !fr || !named) {
+    *ambiguous = 0;
+    if (!sm || !fr || !first) {
         rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
@@ -493,21 +508,21 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             if (t->type == EV_AUTOGRAD && t->end > ag_until)
                 ag_until = t->end;
             else if (t->type == EV_OP && t->seq >= 0 && t->ts >= ag_until)
-                sm[nsm++] = (struct seqmap){ t->seq, t->tid, t->ts,
-                                             range_at(fr, nf, t->ts, t->end) };
+                sm[nsm++] = (struct seqmap){ t->seq, t->tid, t->thr, t->ts,
+                                             range_at(fr, nf, t->ts, t->end), 0, 0 };
         }
     }
-    qsort(sm, nsm, sizeof *sm, cmp_seq_tid_ts);
-    /* of the ops that carry one number, the last: PyTorch stamps an op with
-     * the number the next autograd node will take, so ops that make none (a
-     * mask, a no_grad forward) carry the number of the next op that does,
-     * which is the one its function names (helper-140: the first or another
-     * was found, the backward charged to a layer with none), in a layer range
-     * or not (helper-142: a loss outside every range lost its function to an
-     * argmax before it in a layer) */
-    size_t kept = 0; /* per thread */
+    qsort(sm, nsm, sizeof *sm, cmp_seq_thr_ts);
+    /* of the ops that carry one number on one thread, the last: PyTorch
+     * stamps an op with the number the next autograd node will take, so ops
+     * that make none (a mask, a no_grad forward) carry the number of the next
+     * op that does, which is the one its function names (helper-140: the
+     * first or another was found, the backward charged to a layer with none),
+     * in a layer range or not (helper-142: a loss outside every range lost
+     * its function to an argmax before it in a layer) */
+    size_t kept = 0;
     for (size_t i = 0; i < nsm; i++) {
-        if (kept && !cmp_seq_tid(&sm[kept - 1], &sm[i]))
+        if (kept && sm[kept - 1].seq == sm[i].seq && sm[kept - 1].thr == sm[i].thr)
             kept--;
         sm[kept++] = sm[i];
     }
@@ -527,16 +542,17 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
             for (size_t j = i + 1; seq < 0 && j < tb[th + 1] && c->ev[j].ts < t->end; j++)
                 if (c->ev[j].type != EV_LAYER) {
                     seq = c->ev[j].seq;
-                    fwd_tid = c->ev[j].fwd_tid;
+                    if (c->ev[j].fwd_tid >= 0)
+                        fwd_tid = c->ev[j].fwd_tid;
                 }
             int l = prev;
             if (seq >= 0) {
-                const struct seqmap *hit = maker_of(sm, nsm, seq, fwd_tid);
+                int amb;
+                struct seqmap *hit = maker_of(sm, nsm, seq, fwd_tid, &amb);
+                *ambiguous += amb;
                 l = hit && hit->range ? hit->range->layer : -1;
-                if (l >= 0 && !(named[hit->range - c->ev] & 1)) {
-                    named[hit->range - c->ev] |= 1;
-                    c->layers[l].n_fwd_seq_bwd++;
-                }
+                if (hit)
+                    hit->named = 1;
             }
             prev = l;
             if (l >= 0)
@@ -545,22 +561,31 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr)
                 *unattr += (double)(t->end - t->ts) / 1e3;
         }
     }
-    /* the ranges that hold a node maker; of those, the latest maker's range is
-     * let off when no function names it: an op after the last node (an argmax
-     * for a metric) keeps the number no node took */
-    const struct seqmap *latest = NULL;
-    for (size_t i = 0; i < nsm; i++)
-        if (!latest || sm[i].ts > latest->ts)
-            latest = &sm[i];
-    for (size_t i = 0; i < nsm; i++) {
-        const struct tev *r = sm[i].range;
-        if (!r || (named[r - c->ev] & 2) || (&sm[i] == latest && !(named[r - c->ev] & 1)))
-            continue;
-        named[r - c->ev] |= 2;
-        c->layers[r->layer].n_fwd_seq_own++;
+    /* each range's earliest maker, leaving out those of an ambiguous number
+     * (which thread's it is cannot be told) and, unnamed, each thread's
+     * latest: an op after the thread's last node (an argmax for a metric)
+     * keeps a number no node took */
+    for (int th = 0; th < c->n_threads; th++) {
+        const struct seqmap *latest = NULL;
+        for (size_t i = 0; i < nsm; i++)
+            if (sm[i].thr == th && (!latest || sm[i].ts > latest->ts))
+                latest = &sm[i];
+        for (size_t i = 0; i < nsm; i++) {
+            const struct seqmap *q = &sm[i];
+            if (q->thr != th || !q->range || q->ambiguous || (q == latest && !q->named))
+                continue;
+            const struct seqmap **f = &first[q->range - c->ev];
+            if (!*f || q->ts < (*f)->ts)
+                *f = q;
+        }
     }
+    for (size_t i = 0; i < c->n; i++)
+        if (first[i]) {
+            c->layers[c->ev[i].layer].n_fwd_seq_own++;
+            c->layers[c->ev[i].layer].n_fwd_seq_bwd += first[i]->named;
+        }
 out_free:
-    free(named);
+    free(first);
     free(fr);
     free(sm);
     return rc;
@@ -764,7 +789,7 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
     /* sequence numbers on forward ops but no autograd function: a forward-only
      * Kineto trace (helper-126: every backward was 0 ms, exit 0) */
     if (rep->method == MDL_TORCH_BWD_SEQUENCE &&
-        (rc = by_sequence(c, tb, &rep->unattributed_us)) < 0)
+        (rc = by_sequence(c, tb, &rep->unattributed_us, &rep->n_ambiguous)) < 0)
         goto out_free;
     /* order by first forward (events' layer ids are not used past here) */
     qsort(c->layers, (size_t)c->n_layers, sizeof *c->layers, cmp_first);

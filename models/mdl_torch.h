@@ -63,6 +63,8 @@ struct mdl_torch_report {
     double fwd_us, bwd_us;    /* per step, summed over layers */
     double unattributed_us;   /* per step, backward time charged to no layer */
     int n_recompute;          /* ignored layer ranges inside autograd functions */
+    int n_ambiguous;          /* backward functions whose number several forward
+                               * threads carried: charged to the latest maker */
     int repeated;             /* layers run more than once a step */
     char repeated_name[MDL_NAME_MAX]; /* the first of them, */
     int repeated_times;       /* run that many times a step */

@@ -369,6 +369,31 @@ Test(import_torch, every_range_that_makes_a_node_has_its_backward)
     cr_expect_float_eq(p->layers[0].bwd, 80e-6, 1e-15);
     cr_expect_float_eq(p->layers[1].bwd, 40e-6, 1e-15);
     mdl_profile_free(p);
+    /* Kineto's "Fwd thread id" is a counter, not a tid: two threads' #0 and
+     * counters 2 and 1 cannot be told apart; both charged to the latest
+     * maker, and counted, not refused (helper-143: "profile whole steps") */
+    cr_assert_eq(import_seq("{\"ph\":\"X\",\"name\":\"layer:a\",\"ts\":0,\"dur\":100,"
+                            "\"tid\":731947}," SEV("aten::addmm", 10, 50, 731947, 0) ","
+                            "{\"ph\":\"X\",\"name\":\"layer:b\",\"ts\":200,\"dur\":50,"
+                            "\"tid\":731990}," SEV("aten::addmm", 210, 20, 731990, 0) ","
+                            "{\"ph\":\"X\",\"name\":\"" AGF "AddmmBackward0\",\"ts\":400,"
+                            "\"dur\":40,\"tid\":2,\"args\":{\"Sequence number\":0,"
+                            "\"Fwd thread id\":2}},"
+                            "{\"ph\":\"X\",\"name\":\"" AGF "AddmmBackward0\",\"ts\":450,"
+                            "\"dur\":80,\"tid\":2,\"args\":{\"Sequence number\":0,"
+                            "\"Fwd thread id\":1}}", &p, &rep), 0, "%s", ps_errmsg());
+    cr_expect_eq(rep.n_ambiguous, 2);
+    mdl_profile_free(p);
+    /* a cut inside a layer's backward: a is t (#0), addmm (#1), relu (#2);
+     * relu's and addmm's functions ran, t's (its earliest node, the last of
+     * its backward) did not (helper-143: one function a range let it by) */
+    cr_expect_eq(import_seq(REV("a", 0, 100) "," SEV("aten::t", 5, 5, 1, 0) ","
+                            SEV("aten::addmm", 10, 50, 1, 1) "," SEV("aten::relu", 70, 10, 1, 2)
+                            "," REV("x", 200, 10) "," SEV(AGF "ReluBackward0", 300, 20, 2, 2) ","
+                            SEV(AGF "AddmmBackward0", 330, 50, 2, 1), &p, &rep), -PS_EPARSE);
+    cr_expect(strstr(ps_errmsg(), "layer 'a' has 1 forward range making autograd nodes, 0 of "
+                     "them with a backward"), "%s", ps_errmsg());
+    mdl_profile_free(p);
     /* an argmax after the last node, in b, its number named by none */
     cr_assert_eq(import_seq(REV("a", 0, 100) "," SEV("aten::addmm", 10, 50, 1, 30) ","
                             REV("b", 100, 50) "," SEV("aten::argmax", 110, 10, 1, 31) ","

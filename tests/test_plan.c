@@ -1350,4 +1350,17 @@ Test(plan_cli, outputs_in_folders_the_run_makes)
                    "2>/dev/null", dir, th_pipesim());
     cr_expect_eq(rc, 8);
     cr_expect_eq(th_sh("test ! -e %s/newdir", dir), 0, "the database's folder was left");
+    /* only --plot's own folder is let off: another missing one is refused before
+     * the search (helper-143: any --out passed with --plot) */
+    char err[4096];
+    cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s plan " OK " --devices 2 --batch 8 "
+                            "--plot figs/p --out nodir/sub/r.txt 2>&1", dir, th_pipesim()), 5);
+    cr_expect(strstr(err, "cannot write") && !strstr(err, "configurations searched"), "%s", err);
+    /* a --db that is a link (to a file not there) stays a link when its row
+     * is not stored (helper-143: the link was removed, the file it made left) */
+    rc = th_sh("cd %s && rm -rf store ln.db && mkdir store && ln -s store/target.db ln.db && "
+               "(trap '' XFSZ; ulimit -f 4; %s plan " OK " --devices 2 --batch 8 --quiet "
+               "--db ln.db --out /dev/null) 2>/dev/null", dir, th_pipesim());
+    cr_expect_eq(rc, 8);
+    cr_expect_eq(th_sh("cd %s && test -L ln.db", dir), 0, "the link was removed");
 }
