@@ -170,19 +170,24 @@ static const char *const presets[] = { "tpu-v2-core", "tpu-v3-core", "p100-pcie-
                                        "h100-sxm", "tesla-p40", "titan-x-pascal", "gtx-1080",
                                        "gtx-1080-ti", "cpu-epyc-zen3-core" };
 
+/* A topology of one device, the bundled preset name. */
+static struct mdl_topology *preset_topo(const char *name)
+{
+    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
+    char j[256];
+    snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}", name);
+    return th_topo(j);
+}
+
 /* More work is never faster: a product's time never falls as its rows M or
  * its reduction K grow, on every tiled GPU preset (helper-137: split-K's
  * most slices of at least 128 made K = 256 twice as fast as K = 255, and
  * a batch of 4 faster than one of 3 on a generated GPT). */
 Test(device, a_product_never_gets_faster_with_more_work)
 {
-    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
     int tiled = 0;
     for (size_t f = 0; f < sizeof presets / sizeof *presets; f++) {
-        char j[256];
-        snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
-                 presets[f]);
-        struct mdl_topology *t = th_topo(j);
+        struct mdl_topology *t = preset_topo(presets[f]);
         const struct mdl_device *d = &t->devices[0];
         if (!d->model.tiled) {
             mdl_topology_free(t);
@@ -496,12 +501,8 @@ Test(device, json_errors)
 
 Test(device, presets_load)
 {
-    cr_assert_eq(setenv("PIPESIM_DATA", "models/topologies", 1), 0);
     for (size_t i = 0; i < sizeof presets / sizeof *presets; i++) {
-        char j[256];
-        snprintf(j, sizeof j, "{\"devices\": [{\"name\": \"x\", \"preset\": \"%s\"}]}",
-                 presets[i]);
-        struct mdl_topology *t = th_topo(j);
+        struct mdl_topology *t = preset_topo(presets[i]);
         const struct mdl_device *d = &t->devices[0];
         cr_expect(d->model.on, "%s", presets[i]);
         cr_expect_gt(d->flops, 0);

@@ -313,18 +313,25 @@ Test(import_torch, a_number_two_ops_carry_is_the_last_ones)
 #define REV(name, ts, dur) "{\"ph\":\"X\",\"name\":\"layer:" name "\",\"ts\":" #ts \
     ",\"dur\":" #dur ",\"tid\":1}"
 #define AGF "autograd::engine::evaluate_function: "
-static int import_seq(const char *events, struct mdl_profile **p, struct mdl_torch_report *rep)
+/* text imported from a temporary file at batch samples a step. */
+static int import_text_at(const char *text, double batch, struct mdl_profile **p,
+                          struct mdl_torch_report *rep)
 {
-    char path[] = "/tmp/pipesim-seqlast-XXXXXX";
+    char path[] = "/tmp/pipesim-imp-XXXXXX";
     close(mkstemp(path));
-    char text[8192];
-    snprintf(text, sizeof text, "{\"traceEvents\": [%s]}", events);
     write_file(path, text);
-    struct mdl_torch_opts o = { .batch = 1 };
+    struct mdl_torch_opts o = { .batch = batch };
     *p = NULL;
     int rc = mdl_torch_import(path, &o, p, rep);
     unlink(path);
     return rc;
+}
+
+static int import_seq(const char *events, struct mdl_profile **p, struct mdl_torch_report *rep)
+{
+    char text[8192];
+    snprintf(text, sizeof text, "{\"traceEvents\": [%s]}", events);
+    return import_text_at(text, 1, p, rep);
 }
 
 Test(import_torch, every_range_that_makes_a_node_has_its_backward)
@@ -1085,14 +1092,7 @@ Test(import_torch, a_duplicate_key_is_refused_at_the_second)
 
 static int import_raw(const char *text, struct mdl_profile **p, struct mdl_torch_report *rep)
 {
-    char path[] = "/tmp/pipesim-edges-XXXXXX";
-    close(mkstemp(path));
-    write_file(path, text);
-    struct mdl_torch_opts o = { .batch = 4 };
-    *p = NULL;
-    int rc = mdl_torch_import(path, &o, p, rep);
-    unlink(path);
-    return rc;
+    return import_text_at(text, 4, p, rep);
 }
 
 Test(import_torch, edges_of_ranges_and_functions)
