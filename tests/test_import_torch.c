@@ -197,7 +197,7 @@ Test(import_torch, sequence_numbers_attribute_backward)
  * 0.060000000000000005: ms as seconds x 1e3). */
 Test(import_torch, a_sequence_trace_cut_after_a_forward_is_refused)
 {
-    char whole[8192] = "{\"traceEvents\": [", cut[8192];
+    char whole[8192] = "{\"traceEvents\": [", cut[sizeof whole + 4];
     for (int k = 0, s = 10; k < 3; k++, s += 2) {
         char ev[1024];
         int t = 1000 * k;
