@@ -289,6 +289,18 @@ static int split_abs(const char *path, char *buf, size_t n, char **comp, int max
     return k;
 }
 
+int ps_folder_on_path(const char *file, const char *dir)
+{
+    char a[4096], b[4096], *ca[256], *cb[256];
+    int na = split_abs(file, a, sizeof a, ca, 256), nb = split_abs(dir, b, sizeof b, cb, 256);
+    if (na < 1 || nb < 0 || na - 1 > nb)
+        return 0;
+    for (int i = 0; i < na - 1; i++) /* file's folder: its components but the last */
+        if (strcmp(ca[i], cb[i]))
+            return 0;
+    return 1;
+}
+
 /* path with its folder resolved as the kernel does (symbolic links, "..")
  * when that folder exists; else path as it is. */
 static void real_folder(const char *path, char *out, size_t n)

@@ -66,5 +66,9 @@ int ps_prefix_check(const char *prefix, const char *opt);
  * exists (symbolic links, ".."), lexically where not; the target as given when
  * the current folder is unknown. 0, or -1 when buf is too small. */
 int ps_path_from(const char *from_file, const char *target, char *buf, size_t n);
+/* 1 when file's folder is dir or one of the folders above it, compared as
+ * absolute paths taken lexically ("./out/r.txt" and "out//p/" alike): a file
+ * in a folder that making dir makes. */
+int ps_folder_on_path(const char *file, const char *dir);
 
 #endif

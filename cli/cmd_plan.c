@@ -93,18 +93,6 @@ static int print_plan(const void *ctx, FILE *f)
     return ana_plan_print(o->p, o->fmt, f);
 }
 
-/* 1 when files a and b (either NULL: 0) name one folder: "out/r.txt" and
- * "out/p" (plot makes that folder, so a report beside its figures may find
- * it missing before the search). */
-static int same_folder(const char *a, const char *b)
-{
-    if (!a || !b)
-        return 0;
-    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : 0, lb = sb ? (size_t)(sb - b) : 0;
-    return la == lb && !strncmp(a, b, la);
-}
-
 int cmd_plan(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -232,8 +220,10 @@ int cmd_plan(int argc, char **argv)
                  (rc = ps_io_output(wdb, "--db")) < 0)) ||
         /* before the search, not after it (helper-141: a folder, or a path under a
          * file, failed the write at the end of the work) */
-        /* (in --plot's folder, which plot makes: helper-142; only there, 143) */
-        (rc = ps_output_writable(wout, "--out", same_folder(wout, wplot))) < 0 ||
+        /* (in --plot's folder or one above it, which plot makes: helper-142;
+         * only there, 143; however spelt, 144) */
+        (rc = ps_output_writable(wout, "--out", wout && wplot &&
+                                                    ps_folder_on_path(wout, wplot))) < 0 ||
         (rc = ps_output_writable(wdb, "--db", 1)) < 0)
         goto refused;
     /* the figure's files are outputs too, checked before the database is */

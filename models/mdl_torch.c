@@ -482,18 +482,20 @@ static const struct tev *range_at(struct tev **fr, size_t nf, int64_t t, int64_t
 /* Backward by sequence numbers: see mdl_torch.h. Adds to layers' bwd_us and
  * *unattr; counts in *ambiguous the functions whose number several threads'
  * makers carry; and for check_steps, of each forward range that holds a node
- * maker (n_fwd_seq_own), whether its earliest maker's function ran
- * (n_fwd_seq_bwd): a layer's backward ends with that node, so a trace cut
- * after a step's forward, or inside a layer's backward, leaves it unnamed. */
+ * maker (n_fwd_seq_own), whether a function named one of them
+ * (n_fwd_seq_bwd): a trace cut after a step's forward leaves a step's ranges
+ * unnamed. Not the earliest node's function alone (helper-144: a node the
+ * loss never reaches, a statistic for monitoring, has none), so a cut inside
+ * one layer's backward passes. */
 static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *ambiguous)
 {
     struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
     struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
-    const struct seqmap **first = calloc(c->n ? c->n : 1, sizeof *first); /* [range event] */
+    unsigned char *has = calloc(c->n ? c->n : 1, 1); /* [range event]: 1 a maker, 2 named */
     size_t nsm = 0;
     int rc = 0;
     *ambiguous = 0;
-    if (!sm || !fr || !first) {
+    if (!sm || !fr || !has) {
         rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
@@ -561,10 +563,10 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *amb
                 *unattr += (double)(t->end - t->ts) / 1e3;
         }
     }
-    /* each range's earliest maker, leaving out those of an ambiguous number
-     * (which thread's it is cannot be told) and, unnamed, each thread's
-     * latest: an op after the thread's last node (an argmax for a metric)
-     * keeps a number no node took */
+    /* each range's makers, leaving out those of an ambiguous number (which
+     * thread's it is cannot be told) and, unnamed, each thread's latest: an op
+     * after the thread's last node (an argmax for a metric) keeps a number no
+     * node took */
     for (int th = 0; th < c->n_threads; th++) {
         const struct seqmap *latest = NULL;
         for (size_t i = 0; i < nsm; i++)
@@ -574,18 +576,16 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *amb
             const struct seqmap *q = &sm[i];
             if (q->thr != th || !q->range || q->ambiguous || (q == latest && !q->named))
                 continue;
-            const struct seqmap **f = &first[q->range - c->ev];
-            if (!*f || q->ts < (*f)->ts)
-                *f = q;
+            has[q->range - c->ev] |= 1 | (q->named ? 2 : 0);
         }
     }
     for (size_t i = 0; i < c->n; i++)
-        if (first[i]) {
+        if (has[i]) {
             c->layers[c->ev[i].layer].n_fwd_seq_own++;
-            c->layers[c->ev[i].layer].n_fwd_seq_bwd += first[i]->named;
+            c->layers[c->ev[i].layer].n_fwd_seq_bwd += has[i] >> 1;
         }
 out_free:
-    free(first);
+    free(has);
     free(fr);
     free(sm);
     return rc;
@@ -780,7 +780,8 @@ static int build(struct ctx *c, const struct mdl_torch_opts *o, struct mdl_profi
      * backward in the trace", over a real one) */
     if (has_ag && rep->method == MDL_TORCH_BWD_NONE) {
         rc = ps_error(PS_EPARSE, "%s: the trace has a backward pass (autograd functions) but "
-                       "no backward layer ranges and no sequence numbers to attribute it by: "
+                       "no backward layer ranges, and no forward op with a sequence number, "
+                       "to attribute it by: "
                        "wrap each layer's backward in record_function(\"%s<name>\") too "
                        "(scripts/make_torch_trace.py), or profile with Kineto, whose ops carry "
                        "them", c->path, c->prefix);

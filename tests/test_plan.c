@@ -1350,8 +1350,18 @@ Test(plan_cli, outputs_in_folders_the_run_makes)
                    "2>/dev/null", dir, th_pipesim());
     cr_expect_eq(rc, 8);
     cr_expect_eq(th_sh("test ! -e %s/newdir", dir), 0, "the database's folder was left");
-    /* only --plot's own folder is let off: another missing one is refused before
-     * the search (helper-143: any --out passed with --plot) */
+    /* --plot's folder and those above it, however spelt, are let off
+     * (helper-144: compared as strings, the folder itself and "./out" were
+     * refused); another missing one is refused before the search (helper-143:
+     * any --out passed with --plot) */
+    static const char *const ok_pairs[][2] = { { "out/p", "out/p/r.txt" },
+                                               { "out/p/", "out/r.txt" },
+                                               { "./out//p", "out/./r.txt" } };
+    for (size_t i = 0; i < sizeof ok_pairs / sizeof *ok_pairs; i++)
+        cr_expect_eq(th_sh("cd %s && rm -rf out && %s plan " OK " --devices 2 --batch 8 "
+                           "--quiet --plot %s --out %s >/dev/null", dir, th_pipesim(),
+                           ok_pairs[i][0], ok_pairs[i][1]), 0, "--plot %s --out %s",
+                     ok_pairs[i][0], ok_pairs[i][1]);
     char err[4096];
     cr_expect_eq(th_capture(err, sizeof err, "cd %s && %s plan " OK " --devices 2 --batch 8 "
                             "--plot figs/p --out nodir/sub/r.txt 2>&1", dir, th_pipesim()), 5);
