@@ -17,6 +17,11 @@ extern const char *const mdl_work_cols[W_N];
 
 /* Index of a work column name, or -1. */
 int mdl_work_column(const char *name);
+/* A numeric field s at path:line:col, finite and >= 0, one message for every
+ * column (helper-137: the work columns said "out of range" where the others
+ * said "must be finite"). In mdl_profile_row.c. */
+int mdl_profile_num(const char *path, int line, int col, const char *field, const char *s,
+                    double *out);
 /* Header checks: wgrad_flops needs fwd_flops, wgrad_ms needs fwd_ms. */
 int mdl_work_header(const char *path, int line, int measured, const int *widx);
 /* Reads a row's work columns into l (has_wgrad, wgrad) and *w (with room

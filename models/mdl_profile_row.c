@@ -22,8 +22,8 @@ static const char *col_names[C_N] = {
 static const char *pt_names[P_N] = { "fwd_ms@", "bwd_ms@", "fwd_nostash_ms@", "wgrad_ms@",
                                      "recomp_ms@", "bwd_remat_ms@" };
 
-static int num(const char *path, int line, int col, const char *field,
-               const char *s, double *out)
+int mdl_profile_num(const char *path, int line, int col, const char *field, const char *s,
+                    double *out)
 {
     char *end;
     if (!*s)
@@ -197,7 +197,7 @@ static int opt_ms(const char *path, int line, char **f, int *colno, int i, const
     *have = 0;
     if (i < 0 || !*f[i])
         return 0;
-    int rc = num(path, line, colno[i], field, f[i], out);
+    int rc = mdl_profile_num(path, line, colno[i], field, f[i], out);
     if (rc < 0)
         return rc;
     *out = ps_strtod_exp(f[i], -3); /* rounded once (ps_fmt_exp writes it) */
@@ -423,7 +423,7 @@ int mdl_profile_row(struct mdl_profile *p, const char *path, int line, char **f,
     }
     int rc;
 #define NUM(c, dst)                                                              \
-    (rc = num(path, line, colno[idx[c]], col_names[c], f[idx[c]], dst))
+    (rc = mdl_profile_num(path, line, colno[idx[c]], col_names[c], f[idx[c]], dst))
     int fc = p->measured ? C_FWD_MS : C_FWD_FLOPS;
     int bc = p->measured ? C_BWD_MS : C_BWD_FLOPS;
     if (NUM(fc, &l->fwd) < 0)

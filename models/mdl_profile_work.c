@@ -51,25 +51,6 @@ void mdl_work_from_gemms(const struct mdl_gemm *g, int n, double *fwd, double *d
     }
 }
 
-static int field_num(const char *path, int line, int col, const char *field, const char *s,
-                     double *out)
-{
-    char *end;
-    errno = 0;
-    double v = ps_strtod(s, &end);
-    if (*end || end == s)
-        return ps_error(PS_EPARSE, "%s:%d:%d: field '%s': '%s' is not a number", path, line,
-                         col, field, s);
-    if (errno == ERANGE || !isfinite(v))
-        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s': '%s' is out of range", path, line,
-                         col, field, s);
-    if (v < 0)
-        return ps_error(PS_EINVAL, "%s:%d:%d: field '%s' must be >= 0, got %s", path, line,
-                         col, field, s);
-    *out = v;
-    return 0;
-}
-
 /* One dimension of a product: digits first (no hex, inf or nan), a whole
  * number from 1 to 1e15 (tiles and waves count whole rows and columns:
  * 9.5 was taken as given, helper-115; a double holds every whole number to
@@ -176,7 +157,7 @@ int mdl_work_row(const char *path, int line, char **f, const int *colno, const i
         if (c == W_GEMMS)
             rc = parse_gemms(path, line, colno[i], f[i], w);
         else
-            rc = field_num(path, line, colno[i], mdl_work_cols[c], f[i], &v[c]);
+            rc = mdl_profile_num(path, line, colno[i], mdl_work_cols[c], f[i], &v[c]);
         if (rc < 0)
             return rc;
         if ((c == W_K_FWD || c == W_K_BWD || c == W_K_WGRAD) && v[c] != floor(v[c]))

@@ -73,6 +73,11 @@ Test(profile_work, gemms_errors)
     fails(HDR "gemms\n" "a,1,0,0,0,1x1x1b\n", "field 'gemms'");
     fails(HDR "vec_fwd_flops\n" "a,1,0,0,0,-1\n", "w.csv:2:11: field 'vec_fwd_flops' must be >= 0");
     fails(HDR "kernels_bwd\n" "a,1,0,0,0,x\n", "field 'kernels_bwd': 'x' is not a number");
+    /* the words of every other column (helper-137: "'nan' is out of range") */
+    fails(HDR "vec_fwd_flops\n" "a,1,0,0,0,nan\n",
+          "w.csv:2:11: field 'vec_fwd_flops' must be finite, got 'nan'");
+    fails(HDR "vec_fwd_flops\n" "a,1,0,0,0,1e999\n",
+          "w.csv:2:11: field 'vec_fwd_flops': '1e999' is out of range (magnitude above 1.8e308)");
     fails(HDR "gemms,gemms\n" "a,1,0,0,0,1x1x1,1x1x1\n", "duplicate column 'gemms'");
     /* /IN: the left operand's elements, a weight product's only. */
     fails(HDR "gemms\n" "a,1,0,0,0,10x20x30/0\n", "'10x20x30/0'");
