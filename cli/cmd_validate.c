@@ -102,10 +102,26 @@ static double step_T(const struct rt_step_stats *st)
     return st->step_ns > 0 ? (double)st->step_ns : 1;
 }
 
+/* The stages column's width: its header's, or the longest device's list
+ * (interleaved:8's "0,2,4,...,14" shifted every column after it). */
+static int stages_width(const rt_pipe *p, int n_devices)
+{
+    int w = 7;
+    for (int d = 0; d < n_devices; d++) {
+        struct ps_strbuf b = PS_STRBUF_INIT;
+        stage_list(p, d, &b);
+        int len = (int)strlen(ps_strbuf_str(&b));
+        w = len > w ? len : w;
+        ps_strbuf_release(&b);
+    }
+    return w;
+}
+
 static void summary_table(const void *obj, FILE *f)
 {
     const struct summary *sm = obj;
     const struct rt_step_stats *st = sm->st;
+    int sw = stages_width(sm->p, st->n_devices);
     char ts[32];
     ps_human_seconds((double)st->step_ns * 1e-9, ts, sizeof ts);
     fprintf(f, "\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);
@@ -113,8 +129,8 @@ static void summary_table(const void *obj, FILE *f)
             "(K-1)/(M+K-1)\n", st->bubble * 100, 100.0 * (sm->K - 1) / (sm->M + sm->K - 1));
     if (rt_pipe_oversubscribed(sm->p))
         fprintf(f, "note            more workers than cores: timings are oversubscribed\n");
-    fprintf(f, "\n%6s %4s %7s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "device", "cpu",
-            "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
+    fprintf(f, "\n%6s %4s %*s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "device", "cpu",
+            sw, "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
             "params+grad", "workspace");
     for (int d = 0; d < st->n_devices; d++) {
         const struct rt_dev_stats *ds = &st->dev[d];
@@ -130,7 +146,7 @@ static void summary_table(const void *obj, FILE *f)
         char cpu[16] = "-"; /* unpinned: no CPU, '-' as every missing value */
         if (ds->cpu >= 0)
             snprintf(cpu, sizeof cpu, "%d", ds->cpu);
-        fprintf(f, "%6d %4s %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, cpu, sl,
+        fprintf(f, "%6d %4s %*s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d, cpu, sw, sl,
                 dev_layers(sm->p, d), 100 * ds->busy_ns / T, 100 * ds->comm_ns / T,
                 100 * ds->wait_ns / T, pa, ep, ds->peak_act == ds->expected_peak ? "yes" : "NO",
                 sb, wb);

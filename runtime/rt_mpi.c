@@ -174,9 +174,17 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
            "(K-1)/(M+K-1)\n", bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (shared)
         printf("note            ranks share cores: timings are oversubscribed\n");
-    printf("\n%6s %-12s %4s %7s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "rank", "host",
-           "cpu", "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule", "match",
-           "params+grad", "workspace");
+    int sw = 7; /* the stages column: its header's width, or the longest list's */
+    for (int d = 0; d < K; d++) {
+        int len = 0;
+        for (int k = 0; k < s->n_stages; k++)
+            if (s->stage_device[k] == d)
+                len += snprintf(NULL, 0, "%s%d", len ? "," : "", k);
+        sw = len > sw ? len : sw;
+    }
+    printf("\n%6s %-12s %4s %*s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "rank", "host",
+           "cpu", sw, "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule",
+           "match", "params+grad", "workspace");
     double T = o->step_ns > 0 ? (double)o->step_ns : 1;
     for (int d = 0; d < K; d++) {
         int layers = 0;
@@ -196,8 +204,8 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
         ps_human_bytes((double)ds[d].workspace_bytes, wb, sizeof wb);
         if (ds[d].cpu >= 0)
             snprintf(cpu, sizeof cpu, "%d", ds[d].cpu);
-        printf("%6d %-12.12s %4s %7s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d,
-               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, cpu, ps_strbuf_str(&sl), layers,
+        printf("%6d %-12.12s %4s %*s %6d %6.1f %6.1f %6.1f %11s %11s %5s %11s %11s\n", d,
+               hosts + (size_t)d * MPI_MAX_PROCESSOR_NAME, cpu, sw, ps_strbuf_str(&sl), layers,
                100 * ds[d].busy_ns / T, 100 * ds[d].comm_ns / T, 100 * ds[d].wait_ns / T, pa, ep,
                ok ? "yes" : "NO", sb, wb);
         ps_strbuf_release(&sl);

@@ -906,3 +906,24 @@ Test(options, one_parameter_is_singular)
     cr_expect(strstr(out, ": 1 layer, 1 parameter\n"), "%s", out);
     th_sh("rm -rf %s", d);
 }
+
+/* validate's device table keeps its columns with a long stage list
+ * (helper-142: interleaved:8's "0,2,...,14" overflowed the column and
+ * shifted every one after it): the header and each device's row are one
+ * length. */
+Test(options, the_device_table_fits_its_stage_lists)
+{
+    char out[16384];
+    cr_assert_eq(th_capture(out, sizeof out, "%s validate --net mlp:layers=16,width=32 -K 2 -M 8 "
+                            "--batch 32 --steps 1 --schedule interleaved:8 --no-pin 2>/dev/null",
+                            th_pipesim()), 0);
+    char *h = strstr(out, "device  cpu");
+    cr_assert_not_null(h, "%s", out);
+    size_t len = strcspn(h, "\n");
+    char *r0 = strstr(h, "\n     0 ");
+    char *r1 = strstr(h, "\n     1 ");
+    cr_assert(r0 && r1, "%s", out);
+    cr_expect_eq(strcspn(r0 + 1, "\n"), len, "%s", h);
+    cr_expect_eq(strcspn(r1 + 1, "\n"), len, "%s", h);
+    cr_expect(strstr(r0, " 0,2,4,6,8,10,12,14 "), "%s", h);
+}
