@@ -287,8 +287,8 @@ static int read_events(struct ctx *c, const json_t *arr)
                             "out of range (-1 for none, or from 0)", c->path, i, sv);
         if (seq && sv >= 0 && sv < SEQ_MAX)
             t->seq = sv;
-        /* sequence numbers count per thread: a backward names its forward's
-         * thread (helper-142: two threads' #0 were one, both charged to one) */
+        /* sequence numbers count per thread; a backward's "Fwd thread id"
+         * names its forward's thread, but as a counter, not a tid (maker_of) */
         const json_t *tidj = json_object_get(e, "tid");
         const json_t *fwd = json_object_get(json_object_get(e, "args"), "Fwd thread id");
         t->tid = json_is_number(tidj) && json_number_value(tidj) >= 0 ? json_number_value(tidj)
@@ -492,10 +492,11 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *amb
     struct seqmap *sm = malloc((c->n ? c->n : 1) * sizeof *sm);
     struct tev **fr = malloc((c->n ? c->n : 1) * sizeof *fr);
     unsigned char *has = calloc(c->n ? c->n : 1, 1); /* [range event]: 1 a maker, 2 named */
+    const struct seqmap **latest = calloc((size_t)c->n_threads + 1, sizeof *latest);
     size_t nsm = 0;
     int rc = 0;
     *ambiguous = 0;
-    if (!sm || !fr || !has) {
+    if (!sm || !fr || !has || !latest) {
         rc = ps_error(PS_ENOMEM, "out of memory attributing backward of %s", c->path);
         goto out_free;
     }
@@ -567,17 +568,14 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *amb
      * thread's it is cannot be told) and, unnamed, each thread's latest: an op
      * after the thread's last node (an argmax for a metric) keeps a number no
      * node took */
-    for (int th = 0; th < c->n_threads; th++) {
-        const struct seqmap *latest = NULL;
-        for (size_t i = 0; i < nsm; i++)
-            if (sm[i].thr == th && (!latest || sm[i].ts > latest->ts))
-                latest = &sm[i];
-        for (size_t i = 0; i < nsm; i++) {
-            const struct seqmap *q = &sm[i];
-            if (q->thr != th || !q->range || q->ambiguous || (q == latest && !q->named))
-                continue;
-            has[q->range - c->ev] |= 1 | (q->named ? 2 : 0);
-        }
+    for (size_t i = 0; i < nsm; i++) /* each thread's latest, one pass (not one a thread) */
+        if (!latest[sm[i].thr] || sm[i].ts > latest[sm[i].thr]->ts)
+            latest[sm[i].thr] = &sm[i];
+    for (size_t i = 0; i < nsm; i++) {
+        const struct seqmap *q = &sm[i];
+        if (!q->range || q->ambiguous || (q == latest[q->thr] && !q->named))
+            continue;
+        has[q->range - c->ev] |= 1 | (q->named ? 2 : 0);
     }
     for (size_t i = 0; i < c->n; i++)
         if (has[i]) {
@@ -585,6 +583,7 @@ static int by_sequence(struct ctx *c, const size_t *tb, double *unattr, int *amb
             c->layers[c->ev[i].layer].n_fwd_seq_bwd += has[i] >> 1;
         }
 out_free:
+    free(latest);
     free(has);
     free(fr);
     free(sm);
@@ -671,10 +670,10 @@ static void default_sizes(const char *trace, char *buf, size_t n)
  * many backward ranges as forward ones with backward ranges (helper-106: a
  * trace window opening inside a step, or cut inside the last backward, wrote
  * times halved or doubled, exit 0; helper-110: a module run twice a step is
- * a model, not a cut trace). By sequence numbers, a layer's forward ranges
- * that autograd functions name are a whole number a step (helper-139: a
- * window closing after a step's forward shrank every backward by 1/steps,
- * exit 0); a layer none names has no backward. The first layer that breaks
+ * a model, not a cut trace). By sequence numbers, each forward range that
+ * holds a node maker has a function naming one of them (by_sequence;
+ * helper-139: a window closing after a step's forward shrank every backward
+ * by 1/steps, exit 0); a layer none names has no backward. The first layer that breaks
  * it is named; the first run more than once a step is reported. Layers in
  * first-forward order. */
 static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report *rep)
@@ -690,7 +689,7 @@ static int check_steps(const struct ctx *c, int has_bwd, struct mdl_torch_report
         const struct layer_acc *a = &c->layers[l];
         /* every range holding a node maker named: a call under no_grad
          * holds none (helper-140: refused); one step too (helper-142: a
-         * whole number a step let a one-step trace cut in its backward by) */
+         * whole number a step let a one-step trace cut after its forward by) */
         if (a->n_fwd % steps == 0 && by_seq && a->n_fwd_seq_bwd != a->n_fwd_seq_own)
             return ps_error(PS_EPARSE, "%s: layer '%s' has %d forward range%s making autograd "
                             "nodes, %d of them with a backward (autograd functions naming "
