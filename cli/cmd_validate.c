@@ -70,13 +70,7 @@ static const char help[] =
  * with no mark: helper-122); "" when out of memory (ps_strbuf_str). */
 static void stage_list(const rt_pipe *p, int d, struct ps_strbuf *b)
 {
-    const struct sch_schedule *s = rt_pipe_schedule(p);
-    int first = 1;
-    for (int st = 0; st < s->n_stages; st++)
-        if (s->stage_device[st] == d) {
-            ps_strbuf_printf(b, "%s%d", first ? "" : ",", st);
-            first = 0;
-        }
+    sch_device_stages(rt_pipe_schedule(p), d, b);
 }
 
 /* The last step, what the three formats print. */
@@ -102,26 +96,13 @@ static double step_T(const struct rt_step_stats *st)
     return st->step_ns > 0 ? (double)st->step_ns : 1;
 }
 
-/* The stages column's width: its header's, or the longest device's list
- * (interleaved:8's "0,2,4,...,14" shifted every column after it). */
-static int stages_width(const rt_pipe *p, int n_devices)
-{
-    int w = 7;
-    for (int d = 0; d < n_devices; d++) {
-        struct ps_strbuf b = PS_STRBUF_INIT;
-        stage_list(p, d, &b);
-        int len = (int)strlen(ps_strbuf_str(&b));
-        w = len > w ? len : w;
-        ps_strbuf_release(&b);
-    }
-    return w;
-}
-
 static void summary_table(const void *obj, FILE *f)
 {
     const struct summary *sm = obj;
     const struct rt_step_stats *st = sm->st;
-    int sw = stages_width(sm->p, st->n_devices);
+    /* the stages column as wide as its longest list (interleaved:8's
+     * "0,2,...,14" shifted every column after it: helper-142) */
+    int sw = sch_device_stages_width(rt_pipe_schedule(sm->p), 7);
     char ts[32];
     ps_human_seconds((double)st->step_ns * 1e-9, ts, sizeof ts);
     fprintf(f, "\nlast step       %s, %.1f samples/s\n", ts, st->samples_per_s);

@@ -174,14 +174,7 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
            "(K-1)/(M+K-1)\n", bubble * 100, 100.0 * (K - 1) / (M + K - 1));
     if (shared)
         printf("note            ranks share cores: timings are oversubscribed\n");
-    int sw = 7; /* the stages column: its header's width, or the longest list's */
-    for (int d = 0; d < K; d++) {
-        int len = 0;
-        for (int k = 0; k < s->n_stages; k++)
-            if (s->stage_device[k] == d)
-                len += snprintf(NULL, 0, "%s%d", len ? "," : "", k);
-        sw = len > sw ? len : sw;
-    }
+    int sw = sch_device_stages_width(s, 7); /* as wide as the longest list */
     printf("\n%6s %-12s %4s %*s %6s %6s %6s %6s %11s %11s %5s %11s %11s\n", "rank", "host",
            "cpu", sw, "stages", "layers", "busy%", "comm%", "wait%", "peak act", "schedule",
            "match", "params+grad", "workspace");
@@ -189,11 +182,10 @@ static int print_summary(const struct rt_mpi *x, const struct rt_dev_stats *ds,
     for (int d = 0; d < K; d++) {
         int layers = 0;
         struct ps_strbuf sl = PS_STRBUF_INIT; /* its stages, whole, as the thread table's */
+        sch_device_stages(s, d, &sl);
         for (int k = 0; k < s->n_stages; k++)
-            if (s->stage_device[k] == d) {
-                ps_strbuf_printf(&sl, "%s%d", layers ? "," : "", k);
+            if (s->stage_device[k] == d)
                 layers += x->p->st[k].n_layers;
-            }
         int ok = ds[d].peak_act == ds[d].expected_peak;
         mismatch |= !ok;
         char pa[32], ep[32], sb[32], wb[32], cpu[16] = "-"; /* unpinned: '-', as the

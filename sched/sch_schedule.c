@@ -1,6 +1,7 @@
 #include "sched/sch_schedule.h"
 #include "sched/sch_zb.h"
 #include "base/ps_error.h"
+#include "base/ps_strbuf.h"
 #include "base/ps_suggest.h"
 
 #include <stdint.h>
@@ -594,4 +595,27 @@ int sch_schedule_deps(const struct sch_schedule *s, const struct sch_op *op,
     default: break; /* ALLREDUCE: after all of its stage's B/W, checked by validate */
     }
     return n;
+}
+
+void sch_device_stages(const struct sch_schedule *s, int d, struct ps_strbuf *b)
+{
+    int first = 1;
+    for (int st = 0; st < s->n_stages; st++)
+        if (s->stage_device[st] == d) {
+            ps_strbuf_printf(b, "%s%d", first ? "" : ",", st);
+            first = 0;
+        }
+}
+
+int sch_device_stages_width(const struct sch_schedule *s, int min)
+{
+    int w = min;
+    for (int d = 0; d < s->n_devices; d++) {
+        int len = 0;
+        for (int st = 0; st < s->n_stages; st++)
+            if (s->stage_device[st] == d)
+                len += snprintf(NULL, 0, "%s%d", len ? "," : "", st);
+        w = len > w ? len : w;
+    }
+    return w;
 }

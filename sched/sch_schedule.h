@@ -174,6 +174,12 @@ int sch_schedule_same(const char *a, const char *b);
  * its parameter ("gpipe", "interleaved:v", "zb-auto[:L]"). */
 int sch_schedule_count(void);
 const char *sch_schedule_form(int i);
+/* Device d's stages as "0,2,4" into b (ps_strbuf.h; "" when out of memory),
+ * and the longest such list's length over the devices, at least min: the
+ * stages column of validate's tables, thread and MPI. */
+struct ps_strbuf;
+void sch_device_stages(const struct sch_schedule *s, int d, struct ps_strbuf *b);
+int sch_device_stages_width(const struct sch_schedule *s, int min);
 
 /* Data parallelism: R copies of this pipeline, replica r's stage s on device
  * r * n_devices + stage_device[s]. Inserts AR(s) before each U(s): the ring
