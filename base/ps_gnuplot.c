@@ -49,7 +49,7 @@ static int spawn(const char *prog, const char *arg, const char *cwd, int out_fd,
         fcntl(2, F_SETFD, 0);
         rep[0] = STEP_EXEC;
         /* An ignored signal stays ignored across exec: pipesim ignores
-         * SIGXFSZ (ps_afile.c), and a gnuplot past the file-size limit
+         * SIGXFSZ (ps_afile_sig.c), and a gnuplot past the file-size limit
          * would then ignore EFBIG and exit 0 with its image cut short. */
         signal(SIGXFSZ, SIG_DFL);
         execlp(prog, prog, arg, (char *)NULL);
