@@ -1,7 +1,10 @@
 /*
- * ana_plan_int — internals shared by ana_plan.c (the search) and
- * ana_plan_bounds.c (stage layouts, the cached partitions and costs, the
- * cached stash counts, and the lower bounds): not a public interface.
+ * ana_plan_int — internals shared by the files of the plan search: not a
+ * public interface.
+ *   ana_plan.c          enumeration, progress line, ranking, the run (--jobs)
+ *   ana_plan_search.c   the search: top N, frontier, visits, simulation
+ *   ana_plan_bounds.c   stage layouts, the cached partitions and costs, the
+ *                       cached stash counts, and the lower bounds
  * Ownership: each cache owns its entries (ana_plan_*cache_release).
  * Cost: a cache lookup is O(1) expected; a miss costs one partition (with
  * its costs) or one schedule build.
@@ -137,5 +140,17 @@ int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
 /* Seconds device d spends sending per step. */
 double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
                              const struct sch_costs *c, int d);
+
+/* Objective key order; -1 when a is better (ana_plan_search.c). */
+int ana_plan_better(const struct ana_plan_cfg *a, const struct ana_plan_cfg *b,
+                    enum ana_plan_objective o);
+/* Whether g runs on one device: K = 1, one replica. */
+int ana_plan_is_single(const struct ana_plan_cfg *g);
+/* Bounds p's enumerated configurations (those of sp's shard) and visits them:
+ * partition, memory bounds, simulation unless pruned (brute force prunes none). */
+int ana_plan_search(const struct ana_plan_spec *sp, struct ana_plan *p);
+/* The progress line (ana_plan.c): a visit (visit 1) or a simulation (ran) of
+ * a configuration of n. */
+void ana_plan_progress_tick(const struct ana_plan_spec *sp, int n, int visit, int ran);
 
 #endif
