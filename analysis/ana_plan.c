@@ -2,8 +2,8 @@
  * the default schedules, the status and limit names, the enumeration of
  * configurations, the progress line, the ranking and frontier, and the run
  * (one thread, or shards on --jobs threads). The search itself is in
- * ana_plan_search.c, the bounds and caches it uses in ana_plan_bounds.c
- * (ana_plan_int.h). */
+ * ana_plan_search.c, the bounds and caches it uses in ana_plan_bounds.c and
+ * ana_plan_cache.c (ana_plan_int.h). */
 #include "analysis/ana_plan.h"
 #include "analysis/ana_plan_int.h"
 #include "base/ps_error.h"

@@ -3,8 +3,8 @@
  * public interface.
  *   ana_plan.c          enumeration, progress line, ranking, the run (--jobs)
  *   ana_plan_search.c   the search: top N, frontier, visits, simulation
- *   ana_plan_bounds.c   stage layouts, the cached partitions and costs, the
- *                       cached stash counts, and the lower bounds
+ *   ana_plan_bounds.c   stage layouts and the lower bounds
+ *   ana_plan_cache.c    the cached partitions and costs, the cached stash counts
  * Ownership: each cache owns its entries (ana_plan_*cache_release).
  * Cost: a cache lookup is O(1) expected; a miss costs one partition (with
  * its costs) or one schedule build.
