@@ -1,6 +1,6 @@
 /*
  * ana_db_check — a row of the sweep database read back against what
- * pipesim sweep writes (analysis/ana_db.c, ana_db_load), before any value
+ * pipesim sweep writes (analysis/ana_db_rows.c, ana_db_load), before any value
  * of it is used: a file edited by hand or damaged is refused, not printed
  * wrong (sqlite3_column_int truncated K=4294967298 to 2, an infinite
  * throughput was ranked best and made the JSON writer fail).
