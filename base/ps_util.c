@@ -399,13 +399,17 @@ struct memstream {
     int failed;
 };
 
+/* A failed write returns 0, never -1: fopencookie(3), "The function must
+ * not return a negative value"; glibc 2.36's fwrite takes a -1 as a huge
+ * count written and copies on from past the caller's buffer (a SIGSEGV in
+ * tests/test_ps_strbuf.c once the address space ran out). */
 static ssize_t memstream_write(void *cookie, const char *p, size_t n)
 {
     struct memstream *m = cookie;
     if (m->failed || n >= SIZE_MAX / 2 - *m->len) {
         m->failed = 1;
         errno = ENOMEM;
-        return -1;
+        return 0;
     }
     if (*m->len + n + 1 > m->cap) {
         size_t cap = m->cap ? m->cap : 4096;
@@ -415,7 +419,7 @@ static ssize_t memstream_write(void *cookie, const char *p, size_t n)
         if (!b) {
             m->failed = 1;
             errno = ENOMEM;
-            return -1;
+            return 0;
         }
         *m->buf = b;
         m->cap = cap;
