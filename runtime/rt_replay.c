@@ -41,18 +41,13 @@ int rt_replay_take(struct rt_mem *m, const struct sch_op *op, int64_t bytes, voi
 }
 
 /* The frees at the end of a stage's backward (B, or W when split). */
-static void backward_done(struct rt_worker *w, const struct sch_op *op, struct rt_mbuf *b,
-                          int remat)
+static void backward_done(struct rt_worker *w, const struct sch_op *op, struct rt_mbuf *b)
 {
     const struct rt_stage *st = &w->p->st[op->stage];
     rt_mem_free(&w->mem, b->stash, st->mem.stash);
     rt_mem_free(&w->mem, b->gout, st->mem.out);
     b->stash = NULL;
     b->gout = NULL;
-    if (remat && op->stage > 0) {
-        rt_mem_free(&w->mem, b->in, st->mem.in);
-        b->in = NULL;
-    }
 }
 
 static const float *stage_input(struct rt_worker *w, const struct sch_op *op, struct rt_mbuf *b)
@@ -96,13 +91,16 @@ int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
         const float *y = rt_stage_forward(st, p->net, x, stash, stage_targets(w, op), p->batch,
                                           &loss, &w->ws);
         b->stash = stash;
-        if (op->kind == SCH_OP_RECOMP)
-            break;
-        w->loss += loss;
-        if (sg > 0 && !remat) { /* what backward needs of the input is in the stash */
+        if (op->kind == SCH_OP_FWD)
+            w->loss += loss;
+        /* what backward needs of the input is in the stash: a forward that
+         * keeps its stash, or the recompute, frees the input */
+        if (sg > 0 && keep) {
             rt_mem_free(&w->mem, b->in, st->mem.in);
             b->in = NULL;
         }
+        if (op->kind == SCH_OP_RECOMP)
+            break;
         if (!last) {
             float *out;
             if ((rc = rt_replay_take(&w->mem, op, st->mem.out, (void **)&out)) < 0)
@@ -125,7 +123,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
         const float *dx = rt_stage_backward(st, p->net, b->stash, gout, s->has_wgrad,
                                             b->wgrad, &w->ws);
         if (!s->has_wgrad)
-            backward_done(w, op, b, remat);
+            backward_done(w, op, b);
         if (sg > 0) {
             float *gin;
             if ((rc = rt_replay_take(&w->mem, op, st->mem.in, (void **)&gin)) < 0)
@@ -144,7 +142,7 @@ int rt_replay_compute(struct rt_worker *w, const struct sch_op *op, int64_t t0)
         rt_stage_wgrad(st, p->net, b->stash, b->gout, b->wgrad);
         rt_mem_free(&w->mem, b->wgrad, st->wgrad_bytes);
         b->wgrad = NULL;
-        backward_done(w, op, b, remat);
+        backward_done(w, op, b);
         break;
     case SCH_OP_UPDATE:
         rt_stage_update(st, p->net, p->lr);

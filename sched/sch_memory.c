@@ -10,14 +10,15 @@
  *   send-act start -out            buffer handed to the link (copied into
  *                                  its buffer when the transfer starts)
  *   recv-act     +in               (s > 0) receive buffer, at arrival
- *   R start      +stash            transient activations of one recompute
+ *   R start      +stash            activations of one recompute
+ *   R end        -in               (s > 0) kept input consumed, as at F end:
+ *                                  what backward needs of it is in stash
  *   recv-grad    +out              (s not last) gradient of the output
  *   B end        +in               (s > 0) gradient of the input, to send
  *                +wgrad            (split backward) W's deferred inputs
  *   W end        -wgrad            (split backward) consumed
  *   backward end -stash            (B, or W when backward is split)
  *                -out              (s not last) output gradient consumed
- *                -in               (s > 0, re-materialized) kept input freed
  *   send-grad start -in            buffer handed to the link
  * In-flight data belongs to the link, not to either device: a send frees
  * its buffer when its transfer starts, the receive allocates at arrival.
@@ -50,7 +51,11 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
         break;
     case SCH_OP_SEND_ACT: a -= m->out; break;
     case SCH_OP_RECV_ACT: a += m->in; break;
-    case SCH_OP_RECOMP: a += m->stash; break;
+    case SCH_OP_RECOMP:
+        a += m->stash;
+        if (st > 0)
+            e -= m->in;
+        break;
     case SCH_OP_RECV_GRAD: a += m->out; break;
     case SCH_OP_SEND_GRAD: a -= m->in; break;
     default: break;
@@ -65,8 +70,6 @@ void sch_mem_effect(const struct sch_schedule *s, const struct sch_op *op,
         e -= m->stash;
         if (!last)
             e -= m->out;
-        if (st > 0 && remat)
-            e -= m->in;
     }
     *at_start = a;
     *at_end = e;

@@ -18,10 +18,11 @@
  *   params bytes_per_param + cs stash + ci in + out, with N = M - R stashes
  *   kept, cs = max(N, R > 0) (one stash is rebuilt at a time), ci = M when
  *   R > 0 (kept inputs and the receive/gradient buffer), else 1: fill-drain
- *   holds all M micro-batches when the backwards begin. It equals the
- *   ledger's peak for stages that run at one pace when every micro-batch is
- *   re-materialized, and exceeds it by at most min(in, out) otherwise (the
- *   ledger may hold only the larger of those buffers at its peak). A faster
+ *   holds all M micro-batches when the backwards begin. For stages that
+ *   run at one pace it exceeds the ledger's peak by at most min(in, out)
+ *   (the ledger may hold only the larger of those buffers at its peak; a
+ *   recompute frees its kept input as it ends), by exactly that when every
+ *   micro-batch is re-materialized. A faster
  *   neighbour delivers buffers early and can push the real peak above it,
  *   so ana_rank checks every candidate against the simulated peak
  *   (tests/test_partitioner.c checks both claims).

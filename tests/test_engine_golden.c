@@ -6,7 +6,10 @@
  * computed by the engine of commit 9832fb1 (before the record-free rewrite
  * of issue 16), whose answers the oracle tests (test_links.c's recurrence,
  * test_engine.c's formulas) checked; a change of any tie, time or byte here
- * is a change of the engine's results, not a refactoring. */
+ * is a change of the engine's results, not a refactoring. The hashes of
+ * the re-materialized cases changed once since, with the same makespans:
+ * a recompute frees its kept input as it ends (sched/sch_memory.c), which
+ * moves only memory counters and peaks. */
 #include "helpers.h"
 
 #include <math.h>
@@ -73,29 +76,29 @@ struct golden {
 };
 
 static const struct golden cases[] = {
-    { "gpipe", 4, 8, SCH_REMAT_EXCEPT_LAST, CHAIN, 1, 533047, 0x5cae043bfee00426ULL },
+    { "gpipe", 4, 8, SCH_REMAT_EXCEPT_LAST, CHAIN, 1, 533047, 0x7a06055c13c7569dULL },
     { "gpipe", 8, 16, SCH_REMAT_NEVER, BUS, 1, 450120, 0x096f014f57cbfa9eULL },
-    { "gpipe", 8, 12, SCH_REMAT_ALWAYS, FABRIC, 1, 464410, 0xd31ac84a78a3f7a3ULL },
+    { "gpipe", 8, 12, SCH_REMAT_ALWAYS, FABRIC, 1, 464410, 0x5e7424d4dc613685ULL },
     /* the two runs of replicas: AR events carry their bytes (4 per parameter) since
      * the review of helper-47, and each pipeline transfer takes its slowest replica's
      * copy (replica 1's devices 3, 4, 5 cross the sockets where replica 0's do not) */
     { "gpipe", 4, 6, SCH_REMAT_NEVER, FABRIC, 2, 340272, 0x4781f89d84bd7cabULL },
     { "1f1b", 4, 8, SCH_REMAT_NEVER, CHAIN, 1, 481727, 0x1384654be46112caULL },
-    { "1f1b", 8, 16, SCH_REMAT_EXCEPT_LAST, BUS, 1, 691950, 0x5113329d4d445491ULL },
+    { "1f1b", 8, 16, SCH_REMAT_EXCEPT_LAST, BUS, 1, 691950, 0xe51d8d962a70b3d0ULL },
     { "1f1b", 3, 7, SCH_REMAT_NEVER, FABRIC, 2, 463370, 0xc126f82b02ae12dfULL },
     { "interleaved:2", 4, 8, SCH_REMAT_NEVER, RING, 1, 453349, 0xa255e38b4025f9adULL },
-    { "interleaved:2", 8, 16, SCH_REMAT_ALWAYS, BUS, 1, 711275, 0x34feba3fecb5c36cULL },
-    { "interleaved:4", 4, 12, SCH_REMAT_EXCEPT_LAST, RING, 1, 619029, 0x262974d1bed022ecULL },
+    { "interleaved:2", 8, 16, SCH_REMAT_ALWAYS, BUS, 1, 711275, 0xdc52903aeac5c430ULL },
+    { "interleaved:4", 4, 12, SCH_REMAT_EXCEPT_LAST, RING, 1, 619029, 0x6ae8ad03d2382234ULL },
     { "zb-h1", 4, 8, SCH_REMAT_NEVER, CHAIN, 1, 428515, 0x7231d525c75abf05ULL },
-    { "zb-h1", 8, 24, SCH_REMAT_EXCEPT_LAST, FABRIC, 1, 895934, 0x380ebf37fb753e1aULL },
+    { "zb-h1", 8, 24, SCH_REMAT_EXCEPT_LAST, FABRIC, 1, 895934, 0x546ee77bf6dd10b1ULL },
     { "zb-h2", 4, 8, SCH_REMAT_NEVER, CHAIN, 1, 425119, 0x989d09b50adf5366ULL },
     { "zb-v", 4, 8, SCH_REMAT_NEVER, CHAIN, 1, 414259, 0xc88a12bfcf40af77ULL }, /* new zb-v lists (sch_zbv.c), pinned with the engine before 9c40403 */
     { "dualpipe-v", 4, 8, SCH_REMAT_NEVER, CHAIN, 1, 409808, 0xf015d2db709d470dULL },
     { "eager-1f1b", 4, 8, SCH_REMAT_NEVER, BUS, 1, 410924, 0xe64bed3fd9537a2cULL },
     { "breadth-first", 4, 8, SCH_REMAT_NEVER, RING, 1, 480113, 0x782406409d009baeULL },
-    { "gpipe", 16, 64, SCH_REMAT_EXCEPT_LAST, CHAIN, 1, 801148, 0x58644353a789b2b9ULL },
+    { "gpipe", 16, 64, SCH_REMAT_EXCEPT_LAST, CHAIN, 1, 801148, 0xf2d6c53f5f65df9cULL },
     { "1f1b", 16, 48, SCH_REMAT_NEVER, CHAIN, 1, 606415, 0xfdebf1737385db6bULL },
-    { "gpipe", 4, 8, SCH_REMAT_EXCEPT_LAST, CHAIN0, 1, 531247, 0x35aedd75fd6bf858ULL },
+    { "gpipe", 4, 8, SCH_REMAT_EXCEPT_LAST, CHAIN0, 1, 531247, 0xec96cdc6a18d8da5ULL },
     { "zb-h1", 4, 8, SCH_REMAT_NEVER, CHAIN0, 1, 425365, 0x7e838a8146c915a6ULL },
 };
 

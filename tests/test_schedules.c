@@ -261,6 +261,48 @@ Test(schedules, peak_memory_with_buffers_hand_computed)
     mdl_profile_free(p);
 }
 
+/* Re-materialization never raises a stage's peak: a recompute rebuilds the
+ * stash and frees the kept input as a forward does (sch_memory.c), so a
+ * re-materialized micro-batch holds at most what it would without. The
+ * zero-bubble schedules hold a recomputed stash from R to the deferred W;
+ * before the recompute freed its input, they held the input beside it, and
+ * at K = 4, M = 8 zb-h1's stages 2 and 3 peaked higher under --remat always
+ * than under never (helper-151). Uniform layers whose stash (4 A) holds
+ * their input (A), no link time, every schedule the remat modes apply to. */
+Test(schedules, remat_never_raises_a_stage_peak)
+{
+    static const char *const names[] = { "gpipe", "1f1b", "eager-1f1b", "interleaved:2",
+                                          "breadth-first:2", "zb-h1", "zb-h2", "zb-v" };
+    const double A = 1000;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        int v = !strcmp(names[i], "interleaved:2") || !strcmp(names[i], "breadth-first:2") ||
+                !strcmp(names[i], "zb-v") ? 2 : 1;
+        for (int K = 2; K <= 4; K++) {
+            struct mdl_topology *t = ring(K);
+            for (int M = K; M <= 3 * K; M += K) {
+                struct mdl_profile *p = th_uniform(v * K, 3000, 7000, 1, A, 4 * A, 0);
+                struct th_run r[3];
+                const enum sch_remat modes[3] = { SCH_REMAT_NEVER, SCH_REMAT_EXCEPT_LAST,
+                                                  SCH_REMAT_ALWAYS };
+                for (int k = 0; k < 3; k++)
+                    th_simulate(&r[k], names[i], p, t, K, M, modes[k], 1, 0);
+                for (int d = 0; d < K; d++)
+                    for (int k = 1; k < 3; k++)
+                        cr_assert_leq(r[k].r->peak_act[d], r[k - 1].r->peak_act[d],
+                                      "%s K=%d M=%d device %d: %s %lld > %s %lld", names[i],
+                                      K, M, d, sch_remat_name(modes[k]),
+                                      (long long)r[k].r->peak_act[d],
+                                      sch_remat_name(modes[k - 1]),
+                                      (long long)r[k - 1].r->peak_act[d]);
+                for (int k = 0; k < 3; k++)
+                    th_release(&r[k]);
+                mdl_profile_free(p);
+            }
+            mdl_topology_free(t);
+        }
+    }
+}
+
 /* Interleaved 1F1B on uniform chunks (each of the v*K stages one layer of
  * tf, tb; so a device's share of one micro-batch is v*(tf+tb)), no
  * communication: the forward/backward span is exactly
