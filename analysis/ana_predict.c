@@ -566,9 +566,12 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
         rc = ana_partition_fit(cfg, m, part);
     if (rc == 0 && sch_part_model_shared(m))
         rc = fastest_simulated(cfg, m, part, &fits);
-    else if (rc == -PS_ENOFIT && sch_part_model_shared(m)) {
+    else if (rc == -PS_ENOFIT) {
         /* no cut the closed form holds: another strategy's may fit by the
-         * engine (helper-82: zb-v K=8 on dgx-a100, balance-by-size's) */
+         * engine (helper-82: zb-v K=8 on dgx-a100, balance-by-size's; with
+         * one stage a device too, the closed form adding each class at its
+         * own maximum: helper-150, 1f1b's optimum 1.52 MiB over by it, the
+         * engine's peak of balance-by-size's cut 15.97 of 16 GiB) */
         char msg[PS_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", ps_errmsg());
         int frc = fastest_simulated(cfg, m, part, &fits);

@@ -108,7 +108,7 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
     for (int i = 0; i < n; i++) {
         struct sch_partition *p;
         rc = sch_part_strategy_run(m, strategies[i], &p);
-        if (rc == -PS_ENOFIT && strategies[i] == SCH_PART_OPTIMAL && shared && cfg->topo) {
+        if (rc == -PS_ENOFIT && strategies[i] == SCH_PART_OPTIMAL && cfg->topo) {
             /* no optimum the closed form holds: no "optimal" row, nor its
              * neighbours; the cut ana_partition_optimal finds among the
              * strategies' by simulation is "optimal: simulated" below (it was
@@ -136,17 +136,18 @@ int ana_rank_new(const struct ana_config *cfg, const sch_part_model *m,
          * with several stages a device, the fastest simulated of that, the
          * device-balanced cut and the other strategies' (ana_partition_optimal:
          * under --mem-cap device, what predict and sweep run as optimal) */
-        struct sch_partition *q = shared ? NULL : sch_partition_copy(opt);
-        if (!shared && !q) {
+        int sim = shared || simulated;
+        struct sch_partition *q = sim ? NULL : sch_partition_copy(opt);
+        if (!sim && !q) {
             rc = ps_error(PS_ENOMEM, "out of memory");
             goto err_free_rank;
         }
-        if ((rc = shared ? ana_partition_optimal(cfg, m, &q) : ana_partition_fit(cfg, m, &q)) < 0) {
+        if ((rc = sim ? ana_partition_optimal(cfg, m, &q) : ana_partition_fit(cfg, m, &q)) < 0) {
             sch_partition_free(q);
             goto err_free_rank;
         }
         if (!opt || !sch_partition_equal(q, opt)) {
-            if ((rc = add(r, &cap, q, shared ? "optimal: simulated" : "optimal: refit")) < 0)
+            if ((rc = add(r, &cap, q, sim ? "optimal: simulated" : "optimal: refit")) < 0)
                 goto err_free_rank;
         } else {
             sch_partition_free(q);

@@ -941,6 +941,26 @@ Test(partitioner, partition_lists_the_simulated_optimum_as_such, .timeout = 240)
                        "exit $rc", ps, a), 0);
 }
 
+/* One stage a device: where no cut meets the closed form (each class at its own maximum,
+ * an upper bound), the strategies' cuts are simulated before exit 7, as with several
+ * stages a device. 1f1b's optimum was refused as 1.52 MiB over 16 GiB by the closed form
+ * while balance-by-size's cut, 4,5,6,11, peaks at 15.97 GiB in the engine (helper-150):
+ * predict --partition optimal exited 7, sweep stored it as not fitting. */
+Test(partitioner, one_stage_a_device_simulates_before_no_fit, .timeout = 120)
+{
+    const char *ps = th_pipesim();
+    const char *a = "--model transformer:L=24 --topology pcie-8gpu -K 4 -M 8 --batch 32 "
+                    "--schedule 1f1b --remat never";
+    cr_expect_eq(th_sh("%s predict %s --partition optimal 2>/dev/null | grep -q "
+                       "'^partition       4,5,6,11 '", ps, a), 0);
+    cr_expect_eq(th_sh("%s partition %s 2>/dev/null | grep -qE '^ +1 +balance-by-size="
+                       "optimal: simulated +4,5,6,11 '", ps, a), 0);
+    /* still exit 7 where no strategy's cut fits the engine either */
+    cr_expect_eq(th_sh("%s predict --model transformer:L=24 --topology pcie-8gpu -K 2 -M 8 "
+                       "--batch 32 --schedule 1f1b --remat never --partition optimal "
+                       ">/dev/null 2>&1", ps), 7);
+}
+
 /* sch_part_stage_counts against its definition: per stage and class (stash,
  * in, out, wgrad), the most held at once replaying the device's program
  * order with sch_mem_effect on a size of 1 in that class alone. The counts
