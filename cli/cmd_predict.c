@@ -25,9 +25,9 @@ static const char help[] =
     "topology's first K devices, with M micro-batches of batch/M samples. Prints the\n"
     "model it built (layers, parameters), step time, throughput, speedup over a\n"
     "single device (K=1, M=1, no re-materialization), the simulated bubble beside\n"
-    "the analytic (K-1)/(M+K-1), busy fraction and peak memory per stage. Times\n"
-    "print in s, ms, us or ns; memory in binary units (KiB, MiB, GiB: 2^10, 2^20,\n"
-    "2^30 bytes), as device memory is sold.\n"
+    "the schedule's uniform-stage formula (gpipe's (K-1)/(M+K-1)), busy fraction\n"
+    "and peak memory per stage. Times print in s, ms, us or ns; memory in binary\n"
+    "units (KiB, MiB, GiB: 2^10, 2^20, 2^30 bytes), as device memory is sold.\n"
     "--partition optimal (or gpipe, balance-by-size, lingvo) cuts the layers as that\n"
     "strategy of `pipesim partition` and `pipesim sweep` does, under each device's\n"
     "memory (partition also simulates optimal's neighbours).\n"
@@ -42,7 +42,8 @@ static const char help[] =
     "from two more simulations per figure, the partition kept (zb-auto re-fits its\n"
     "order to the changed costs; analysis/ana_sens.h; docs/devices-and-topologies.md,\n"
     "\"What limits a step\").\n"
-    "Defaults: --remat except_last, --partition uniform, --format table.\n";
+    "Defaults: --schedule gpipe, --remat except_last, --partition uniform,\n"
+    "--format table.\n";
 
 struct predict_opts {
     const char *trace, *trace_csv, *out_path;
