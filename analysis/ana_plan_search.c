@@ -83,7 +83,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     g->step_s = sch_time_to_seconds(r->makespan);
     g->samples_per_s = g->step_s > 0 ? (double)sp->batch / g->step_s : 0;
     g->bubble = r->bubble;
-    int fits = 1;
+    int fits = 1, full = 0;
     double sum = 0, mx = 0, comm = 0;
     for (int d = 0; d < g->K; d++) {
         if (r->peak_mem[d] > g->peak_mem || d == 0) {
@@ -91,6 +91,9 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
             g->capacity = cv[d];
         }
         fits &= (double)r->peak_mem[d] <= cv[d];
+        /* any device near its own capacity (helper-150: a 2 GiB device at 99 % beside a
+         * 16 GiB one at 5.38 GiB was "limit bubble") */
+        full |= (double)r->peak_mem[d] >= 0.9 * cv[d];
         double busy = (double)r->busy[d];
         sum += busy;
         mx = busy > mx ? busy : mx;
@@ -101,7 +104,7 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
     g->imbalance = sum > 0 ? mx / (sum / g->K) - 1 : 0;
     g->comm = g->step_s > 0 ? fmin(1, comm / g->step_s) : 0;
     g->status = fits ? ANA_PLAN_FIT : ANA_PLAN_MEM_SIM;
-    if ((double)g->peak_mem >= 0.9 * g->capacity)
+    if (full)
         g->limit = ANA_LIM_MEMORY;
     else {
         double best = 0.05;

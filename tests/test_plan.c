@@ -1374,3 +1374,36 @@ Test(plan_cli, outputs_in_folders_the_run_makes)
     cr_expect_eq(rc, 8);
     cr_expect_eq(th_sh("cd %s && test -L ln.db", dir), 0, "the link was removed");
 }
+
+/* limit "memory" whenever some device is within 10 % of its own capacity, checked
+ * against predict's per-device peaks on every 3-device row: on devices of unequal memory
+ * the table's peak is the largest device's, and a 2 GiB device at 93 % beside a 16 GiB
+ * one at 10.75 GiB was "limit bubble" (helper-150). */
+Test(plan_cli, memory_limit_follows_the_fullest_device)
+{
+    th_put(dir, "h.json", "{\"devices\":[{\"name\":\"fast\",\"count\":2,\"flops\":3e13,"
+                          "\"memory\":17179869184,\"mem_bandwidth\":9e11},{\"name\":\"slow\","
+                          "\"count\":1,\"flops\":1e13,\"memory\":2147483648,"
+                          "\"mem_bandwidth\":5e11}],\"links\":[{\"name\":\"bus\",\"endpoints\""
+                          ":\"*\",\"bandwidth\":1.2e10,\"latency\":1e-5,\"shared\":true}]}");
+    cr_expect_eq(th_sh("cd %s && %s plan --model transformer:L=8 --topology h.json --devices 3 "
+                       "--batch 16 --top 400 --format csv > h.csv 2>/dev/null && python3 -c '"
+                       "import csv, json, subprocess, sys\n"
+                       "rows = [r for r in csv.DictReader(open(\"h.csv\")) if r[\"set\"] == "
+                       "\"top\" and r[\"K\"] == \"3\"]\n"
+                       "seen = set()\n"
+                       "for r in rows:\n"
+                       "    p = json.loads(subprocess.check_output([sys.argv[1], \"predict\", "
+                       "\"--model\", \"transformer:L=8\", \"--topology\", \"h.json\", \"-K\", "
+                       "\"3\", \"-M\", r[\"M\"], \"--batch\", \"16\", \"--schedule\", "
+                       "r[\"schedule\"], \"--remat\", r[\"remat\"], \"--partition\", "
+                       "r[\"partition\"], \"--format\", \"json\"], stderr=subprocess.DEVNULL))\n"
+                       "    full = any(s[\"peak_bytes\"] >= 0.9 * s[\"capacity_bytes\"] for s in "
+                       "p[\"stages\"])\n"
+                       "    seen.add(full)\n"
+                       "    if full != (r[\"limited_by\"] == \"memory\"):\n"
+                       "        sys.exit(\"rank %%s: full %%s, limit %%s\" %% (r[\"rank\"], full, "
+                       "r[\"limited_by\"]))\n"
+                       "sys.exit(0 if seen == {True, False} else \"rows of one kind only\")' "
+                       "%s", dir, th_pipesim(), th_pipesim()), 0);
+}
