@@ -281,14 +281,12 @@ int cli_check_batch(double batch)
 /* --partition STRATEGY: the partitioner's cut of the schedule's stages. */
 static int strategy_partition(struct cli_run *r, enum sch_part_strategy st)
 {
-    if (r->K > r->topo->n_devices)
-        return ps_error(PS_ENOFIT, "-K %ld: topology %s has only %d devices", r->K,
-                        r->topo->path, r->topo->n_devices);
-    if (r->batch != floor(r->batch) || (long long)r->batch % r->M)
-        return ps_error(PS_EUSAGE, "--batch %g must be divisible by -M %ld", r->batch, r->M);
     struct ana_config c = { .profile = r->prof, .topo = r->topo, .schedule = r->schedule,
                             .K = (int)r->K, .M = (int)r->M, .batch = r->batch,
                             .remat = r->remat, .replicas = (int)r->replicas };
+    int rc = ana_config_check(&c); /* predict's checks, in its words */
+    if (rc < 0)
+        return rc;
     /* under each device's memory; optimal as the engine's ledger judges the cut */
     return ana_partition_for(&c, st, 1, 0, &r->part);
 }

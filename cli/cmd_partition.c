@@ -178,18 +178,9 @@ int cmd_partition(int argc, char **argv)
     struct mdl_topology *topo = run.topo;
     long K = run.K, M = run.M;
     double batch = run.batch;
-    /* the checks ana_predict makes, before the partitioner's own */
-    if (!(batch >= 1 && batch <= 9007199254740992.0) || /* 2^53: casts below are exact */
-        batch != (double)(long long)batch || (long long)batch % M) {
-        rc = ps_error(PS_EUSAGE, "--batch %g must be a positive integer divisible by -M %ld",
-                       batch, M);
+    /* the checks ana_predict makes, in its words, before the partitioner's own */
+    if ((rc = ana_config_check(&cfg)) < 0)
         goto out;
-    }
-    if (K > topo->n_devices) {
-        rc = ps_error(PS_ENOFIT, "-K %ld: topology %s has only %d devices", K, topo->path,
-                       topo->n_devices);
-        goto out;
-    }
     /* the partitioner needs the stages' devices */
     if ((rc = sch_schedule_build(cfg.schedule, (int)K, (int)M, cfg.remat, &sched)) < 0)
         goto out;

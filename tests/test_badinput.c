@@ -240,6 +240,13 @@ static const struct bad_case cases[] = {
     { NULL, NULL, 0, RUN " -K 0 -M 2 --batch 4", PS_EUSAGE, "-K: 0 is out of range" },
     { NULL, NULL, 0, RUN " -K 2 -M 3 --batch 4", PS_EUSAGE,
       "--batch 4 is not divisible by -M 3" },
+    /* in predict's words from partition and predict --partition too (helper-150: three
+     * wordings of one error) */
+    { NULL, NULL, 0, "partition --model mlp:layers=8,width=8 --topology ok.json -K 2 -M 3 "
+      "--batch 16", PS_EUSAGE, "--batch 16 is not divisible by -M 3 (micro-batches must be "
+      "equal)" },
+    { NULL, NULL, 0, RUN " -K 2 -M 3 --batch 16 --partition optimal", PS_EUSAGE,
+      "--batch 16 is not divisible by -M 3 (micro-batches must be equal)" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch -4", PS_EUSAGE,
       "--batch must be a positive integer (>= 1), got -4" },
     { NULL, NULL, 0, RUN " -K 2 -M 2 --batch 2.5", PS_EUSAGE,
