@@ -91,8 +91,8 @@ static int simulate(const struct ana_plan_spec *sp, const struct ana_plan_pentry
             g->capacity = cv[d];
         }
         fits &= (double)r->peak_mem[d] <= cv[d];
-        /* any device near its own capacity (helper-150: a 2 GiB device at 99 % beside a
-         * 16 GiB one at 5.38 GiB was "limit bubble") */
+        /* any device near its own capacity (helper-150: a 2 GiB device at 93 % beside a
+         * 16 GiB one at 10.75 GiB was "limit bubble") */
         full |= (double)r->peak_mem[d] >= 0.9 * cv[d];
         double busy = (double)r->busy[d];
         sum += busy;

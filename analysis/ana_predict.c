@@ -485,14 +485,73 @@ static int step_of_cut(const struct ana_config *cfg, const sch_part_model *m,
  * peaks, which lies far above it (helper-82: gpipe's cut summed 19.6 GiB on
  * a device the engine found holding 11.96, and was dropped, its 9.11 s step
  * against the optimum's 13.52 s). A tie keeps the earlier. */
+/* *no = 1 when cut cannot fit: some device holds its stages' parameters and,
+ * of one stage, one class of buffer (stashes, inputs, outputs or W's) at the
+ * most of it the schedule's list order holds at once (cnt: sch_part_stage_counts,
+ * [stage][4]) beyond its capacity; each is in the ledger at some instant.
+ * The stage's costs, no simulation. */
+static int cut_cannot_fit(const struct ana_config *cfg, const sch_part_model *m,
+                          const struct sch_partition *cut, const int64_t *cnt, int *no)
+{
+    int S = cut->n_stages, D = cfg->topo->n_devices, rc = 0;
+    struct sch_part_stage_info *info = malloc(sizeof *info * (size_t)S);
+    int *dev = malloc(sizeof *dev * (size_t)S);
+    double *need = calloc((size_t)D * 2, sizeof *need), *stash = need + D;
+    struct sch_costs *c = NULL;
+    *no = 0;
+    if (!info || !dev || !need) {
+        rc = ps_error(PS_ENOMEM, "out of memory");
+        goto out;
+    }
+    sch_part_model_stages(m, cut, info);
+    for (int s = 0; s < S; s++)
+        dev[s] = info[s].device;
+    if ((rc = sch_costs_new(cfg->profile, cfg->topo, cut, dev, cfg->batch / cfg->M, &c)) < 0)
+        goto out;
+    for (int s = 0; s < S; s++) {
+        const struct sch_stage_mem *b = &c->st[s].mem;
+        const int64_t *k = cnt + 4 * s;
+        double one = fmax(fmax((double)k[0] * b->stash, (double)k[1] * b->in),
+                          fmax((double)k[2] * b->out, (double)k[3] * b->wgrad));
+        need[dev[s]] += (double)c->st[s].param_bytes;
+        stash[dev[s]] = fmax(stash[dev[s]], one);
+    }
+    for (int s = 0; s < S; s++)
+        *no |= need[dev[s]] + stash[dev[s]] > info[s].capacity;
+out:
+    sch_costs_free(c);
+    free(need);
+    free(dev);
+    free(info);
+    return rc;
+}
+
+/* need_fit: only a cut that fits is wanted (the caller exits 7 otherwise),
+ * so a cut that cannot fit (cut_cannot_fit) is not simulated (helper-152: a
+ * sweep over a grid that mostly does not fit ran 5 times as long). A cut
+ * two strategies share is simulated once. */
 static int fastest_simulated(const struct ana_config *cfg, const sch_part_model *m,
-                             struct sch_partition **part, int *fits_out)
+                             struct sch_partition **part, int need_fit, int *fits_out)
 {
     double best = 0;
-    int best_fits = -1, rc;
+    int best_fits = -1, rc, n_tried = 0;
+    struct sch_partition *tried[SCH_PART_NSTRATEGIES + 1];
+    int64_t *cnt = NULL;
     *fits_out = 0;
     if (*part && (rc = step_of_cut(cfg, m, *part, &best, &best_fits)) < 0)
         return rc;
+    if (need_fit) { /* the schedule's counts, once (the cut does not change them) */
+        struct sch_schedule *sc;
+        if ((rc = sch_schedule_build(cfg->schedule ? cfg->schedule : "gpipe", cfg->K, cfg->M,
+                                     cfg->remat, &sc)) < 0)
+            return rc;
+        if (!(cnt = malloc(sizeof *cnt * 4 * (size_t)sc->n_stages))) {
+            sch_schedule_free(sc);
+            return ps_error(PS_ENOMEM, "out of memory");
+        }
+        sch_part_stage_counts(sc, cnt);
+        sch_schedule_free(sc);
+    }
     for (int k = -1; k < SCH_PART_NSTRATEGIES; k++) {
         struct sch_partition *q = NULL;
         if (k == SCH_PART_OPTIMAL || (k < 0 && !*part))
@@ -508,31 +567,51 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
             sch_partition_free(q);
             return rc;
         }
-        if (rc < 0 || (*part && sch_partition_equal(q, *part))) {
+        int seen = rc == 0 && *part && sch_partition_equal(q, *part);
+        for (int i = 0; rc == 0 && i < n_tried && !seen; i++)
+            seen = sch_partition_equal(q, tried[i]);
+        if (rc < 0 || seen) {
             ps_error_clear(); /* a strategy without a cut here: not a candidate */
             sch_partition_free(q);
             continue;
         }
+        tried[n_tried++] = q;
+        int no = 0;
+        if (need_fit && (rc = cut_cannot_fit(cfg, m, q, cnt, &no)) < 0) {
+            if (rc == -PS_ENOMEM)
+                goto err_free_tried;
+            ps_error_clear(); /* its costs are beyond the engine's range */
+            continue;
+        }
         double step;
         int fits;
+        if (no)
+            continue;
         if ((rc = step_of_cut(cfg, m, q, &step, &fits)) < 0) {
-            sch_partition_free(q);
             if (rc == -PS_ENOMEM)
-                return rc;
+                goto err_free_tried;
             ps_error_clear(); /* the engine refuses this cut (a stage beyond its range) */
             continue;
         }
         if (fits > best_fits || (fits == best_fits && step < best)) {
+            struct sch_partition *b = sch_partition_copy(q);
+            if (!b) {
+                rc = ps_error(PS_ENOMEM, "out of memory");
+                goto err_free_tried;
+            }
             sch_partition_free(*part);
-            *part = q;
-            q = NULL;
+            *part = b;
             best = step;
             best_fits = fits;
         }
-        sch_partition_free(q);
     }
     *fits_out = best_fits > 0;
-    return 0;
+    rc = 0;
+err_free_tried:
+    for (int i = 0; i < n_tried; i++)
+        sch_partition_free(tried[i]);
+    free(cnt);
+    return rc;
 }
 
 int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
@@ -565,7 +644,7 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
     if (rc == 0)
         rc = ana_partition_fit(cfg, m, part);
     if (rc == 0 && sch_part_model_shared(m))
-        rc = fastest_simulated(cfg, m, part, &fits);
+        rc = fastest_simulated(cfg, m, part, 0, &fits);
     else if (rc == -PS_ENOFIT) {
         /* no cut the closed form holds: another strategy's may fit by the
          * engine (helper-82: zb-v K=8 on dgx-a100, balance-by-size's; with
@@ -574,7 +653,7 @@ int ana_partition_optimal(const struct ana_config *cfg, const sch_part_model *m,
          * engine's peak of balance-by-size's cut 15.97 of 16 GiB) */
         char msg[PS_ERRMSG_MAX];
         snprintf(msg, sizeof msg, "%s", ps_errmsg());
-        int frc = fastest_simulated(cfg, m, part, &fits);
+        int frc = fastest_simulated(cfg, m, part, 1, &fits);
         if (frc == 0 && fits)
             return 0;
         sch_partition_free(*part);
