@@ -348,7 +348,7 @@ double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_sc
                 occ = bytes / rt.bandwidth; /* no memory: replica 0's alone, an estimate */
                 lat = rt.latency;
             }
-            t += s->n_micro * (occ + lat);
+            t += s->n_micro * occ + lat; /* the messages pipeline behind one latency */
         }
         const struct sch_stage_cost *sc = &c->st[st];
         t += s->n_micro *

@@ -1407,3 +1407,28 @@ Test(plan_cli, memory_limit_follows_the_fullest_device)
                        "sys.exit(0 if seen == {True, False} else \"rows of one kind only\")' "
                        "%s", dir, th_pipesim(), th_pipesim()), 0);
 }
+
+/* comm: a direction's M transfers of bytes / bandwidth behind one latency, as the link
+ * pipelines back-to-back messages (each transfer had paid the latency: a 1 ms latency
+ * made 8 transfers of 0.1 ms 8.8 ms; helper-150 saw a 41 ns transfer's comm at 100 %). */
+Test(plan_cli, comm_pays_one_latency_a_direction)
+{
+    th_put(dir, "t2.json", "{\"devices\":[{\"name\":\"d\",\"count\":2,\"flops\":1e12,"
+                           "\"memory\":1e9}],\"links\":[{\"name\":\"l\",\"endpoints\":[\"d0\","
+                           "\"d1\"],\"bandwidth\":1e9,\"latency\":1e-3}]}");
+    /* m.csv: 1e5 bytes a sample out of every layer; batch 8 over M micro-batches */
+    cr_expect_eq(th_sh("cd %s && %s plan --model m.csv --topology t2.json --devices 2 "
+                       "--batch 8 --top 100 --format csv 2>/dev/null | python3 -c '"
+                       "import csv, sys\n"
+                       "n = 0\n"
+                       "for r in csv.DictReader(sys.stdin):\n"
+                       "    if r[\"K\"] != \"2\" or r[\"schedule\"] != \"gpipe\":\n"
+                       "        continue\n"
+                       "    M = int(r[\"M\"])\n"
+                       "    want = (M * 1e5 * (8 / M) / 1e9 + 1e-3) / float(r[\"step_s\"])\n"
+                       "    if abs(float(r[\"comm_share\"]) - want) > 1e-9 * want:\n"
+                       "        sys.exit(\"M=%%d: comm %%s, want %%.12g\" %% (M, "
+                       "r[\"comm_share\"], want))\n"
+                       "    n += 1\n"
+                       "sys.exit(0 if n >= 3 else \"%%d rows\" %% n)'", dir, th_pipesim()), 0);
+}
