@@ -46,6 +46,16 @@ int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat rema
         return 1;
     if (compact) /* sch_schedule_gpipe_compact's runs and their index */
         out->sched.bytes = 4.0 * K * sizeof(struct sch_run) + (K + 1.0) * sizeof(int);
+    else if (!strncmp(schedule, "zb-auto", 7) && (!schedule[7] || schedule[7] == ':'))
+        /* zb-auto builds candidates beside its best (sch_zb.c zbauto_build, and
+         * ZB-H1/H2 against it in ana_predict's zbauto_keep_promise): two lists at
+         * once, the second's last doubling holding its old array beside the new
+         * (half a list more), and sch_zbauto.c's timing of a list, 3 ops of 8
+         * bytes and two times a stage micro-batch (helper-148: one list
+         * estimated, 1.5 GiB, against 5.28 GiB of RSS at K=1024, M=16384; now
+         * 4.4 GiB; K=256, M=4096: 280 MiB against 346 MiB) */
+        out->sched.bytes = 2.5 * out->sched.bytes +
+                           (double)K * M * (3.0 * 8 + 2.0 * sizeof(sch_time));
     double N = (double)out->sched.n_ops, S = out->sched.n_stages;
     double devindex = ceil(S / K) * SCH_OP_NKINDS * (double)M * sizeof(int32_t);
     out->engine_bytes = (double)sim_engine_bytes((int)S, M, record_trace) + devindex +

@@ -299,6 +299,20 @@ Test(membudget, run_estimate_covers_op_arrays)
     mdl_profile_free(p);
 }
 
+/* zb-auto holds two op lists at once (its best and a candidate, the second's last
+ * doubling beside its old array) and the timing of a list: 2.5 lists and 40 bytes a
+ * stage micro-batch beyond zb-h1's one list (helper-148: one list was counted, a
+ * quarter to a third of the measured peak). */
+Test(membudget, zb_auto_counts_its_candidate_lists)
+{
+    struct sim_mem_run h1, za;
+    cr_assert_eq(sim_mem_run_estimate("zb-h1", 256, 4096, SCH_REMAT_NEVER, 1, 0, 0, &h1), 0);
+    cr_assert_eq(sim_mem_run_estimate("zb-auto", 256, 4096, SCH_REMAT_NEVER, 1, 0, 0, &za), 0);
+    double want = 2.5 * h1.sched.bytes + 256.0 * 4096 * (3 * 8 + 2 * sizeof(sch_time));
+    cr_assert_float_eq(za.sched.bytes, want, 1e-9 * want);
+    cr_assert_eq(za.sched.n_ops, h1.sched.n_ops);
+}
+
 /* ---- end to end ---- */
 
 static char out_dir[256];
