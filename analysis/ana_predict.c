@@ -134,6 +134,9 @@ int ana_config_check(const struct ana_config *c)
         return ps_error(PS_EUSAGE, "--batch %.0f is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);
     int R = c->replicas > 0 ? c->replicas : 1;
+    if ((int64_t)c->K * R > c->topo->n_devices && R == 1)
+        return ps_error(PS_ENOFIT, "-K %d: topology %s has only %d devices", c->K,
+                         c->topo->path, c->topo->n_devices);
     if ((int64_t)c->K * R > c->topo->n_devices)
         return ps_error(PS_ENOFIT, "-K %d x %d replica(s): topology %s has only %d devices",
                          c->K, R, c->topo->path, c->topo->n_devices);
@@ -473,23 +476,12 @@ static int step_of_cut(const struct ana_config *cfg, const sch_part_model *m,
     return rc;
 }
 
-/* With several stages a device (interleaved, V layouts) the least largest
- * stage is not the fastest step: a device runs its stages' sum, and where
- * the heavy stages fall in the schedule's order sets its critical path
- * (GPT-48 on dgx1-v100, K = 8, M = 32, interleaved:2: the per-stage
- * optimum 11.85 s, gpipe's cut 10.54 s). So *part (the fitted optimum, or
- * NULL when none fits) is replaced by the fastest simulated cut that fits,
- * or failing that the fastest, of it, the cut of least busiest-device time
- * (sch_part_model_descend) and each other strategy's cut; the engine's
- * ledger judges the fit, not the closed form's sum of a device's stage
- * peaks, which lies far above it (helper-82: gpipe's cut summed 19.6 GiB on
- * a device the engine found holding 11.96, and was dropped, its 9.11 s step
- * against the optimum's 13.52 s). A tie keeps the earlier. */
 /* *no = 1 when cut cannot fit: some device holds its stages' parameters and,
  * of one stage, one class of buffer (stashes, inputs, outputs or W's) at the
  * most of it the schedule's list order holds at once (cnt: sch_part_stage_counts,
- * [stage][4]) beyond its capacity; each is in the ledger at some instant.
- * The stage's costs, no simulation. */
+ * [stage][4]) beyond its capacity; each is in the ledger at some instant. cnt
+ * NULL: one stash, which every micro-batch allocates at its F or its R
+ * (sch_memory.c) whatever the order. The stage's costs, no simulation. */
 static int cut_cannot_fit(const struct ana_config *cfg, const sch_part_model *m,
                           const struct sch_partition *cut, const int64_t *cnt, int *no)
 {
@@ -510,9 +502,10 @@ static int cut_cannot_fit(const struct ana_config *cfg, const sch_part_model *m,
         goto out;
     for (int s = 0; s < S; s++) {
         const struct sch_stage_mem *b = &c->st[s].mem;
-        const int64_t *k = cnt + 4 * s;
-        double one = fmax(fmax((double)k[0] * b->stash, (double)k[1] * b->in),
-                          fmax((double)k[2] * b->out, (double)k[3] * b->wgrad));
+        const int64_t *k = cnt ? cnt + 4 * s : NULL;
+        double one = !k ? (double)b->stash
+                        : fmax(fmax((double)k[0] * b->stash, (double)k[1] * b->in),
+                               fmax((double)k[2] * b->out, (double)k[3] * b->wgrad));
         need[dev[s]] += (double)c->st[s].param_bytes;
         stash[dev[s]] = fmax(stash[dev[s]], one);
     }
@@ -526,10 +519,27 @@ out:
     return rc;
 }
 
+/* With several stages a device (interleaved, V layouts) the least largest
+ * stage is not the fastest step: a device runs its stages' sum, and where
+ * the heavy stages fall in the schedule's order sets its critical path
+ * (GPT-48 on dgx1-v100, K = 8, M = 32, interleaved:2: the per-stage
+ * optimum 11.85 s, gpipe's cut 10.54 s). So *part (the fitted optimum, or
+ * NULL when none fits) is replaced by the fastest simulated cut that fits,
+ * or failing that the fastest, of it, the cut of least busiest-device time
+ * (sch_part_model_descend) and each other strategy's cut; the engine's
+ * ledger judges the fit, not the closed form's sum of a device's stage
+ * peaks, which lies far above it (helper-82: gpipe's cut summed 19.6 GiB on
+ * a device the engine found holding 11.96, and was dropped, its 9.11 s step
+ * against the optimum's 13.52 s). A tie keeps the earlier. */
 /* need_fit: only a cut that fits is wanted (the caller exits 7 otherwise),
  * so a cut that cannot fit (cut_cannot_fit) is not simulated (helper-152: a
- * sweep over a grid that mostly does not fit ran 5 times as long). A cut
- * two strategies share is simulated once. */
+ * sweep over a grid that mostly does not fit ran 5 times as long). The
+ * schedule's buffer counts bound only where the lists built by name are what
+ * the engine runs, one stage a device: zb-auto runs lists fitted to the
+ * costs or ZB-H1/H2 (ana_schedule_fit), and a device holding two stages of
+ * a V frees a hand-over the counts hold (helper-153: zb-auto's cut that fit
+ * was dropped, its step 22.96 -> 32.65 ms); elsewhere one stash bounds. A
+ * cut two strategies share is simulated once. */
 static int fastest_simulated(const struct ana_config *cfg, const sch_part_model *m,
                              struct sch_partition **part, int need_fit, int *fits_out)
 {
@@ -540,10 +550,10 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
     *fits_out = 0;
     if (*part && (rc = step_of_cut(cfg, m, *part, &best, &best_fits)) < 0)
         return rc;
-    if (need_fit) { /* the schedule's counts, once (the cut does not change them) */
-        struct sch_schedule *sc;
-        if ((rc = sch_schedule_build(cfg->schedule ? cfg->schedule : "gpipe", cfg->K, cfg->M,
-                                     cfg->remat, &sc)) < 0)
+    const char *name = cfg->schedule ? cfg->schedule : "gpipe";
+    if (need_fit && !sch_part_model_shared(m) && strncmp(name, "zb-auto", 7)) {
+        struct sch_schedule *sc; /* its counts, once (the cut does not change them) */
+        if ((rc = sch_schedule_build(name, cfg->K, cfg->M, cfg->remat, &sc)) < 0)
             return rc;
         if (!(cnt = malloc(sizeof *cnt * 4 * (size_t)sc->n_stages))) {
             sch_schedule_free(sc);
@@ -557,15 +567,17 @@ static int fastest_simulated(const struct ana_config *cfg, const sch_part_model 
         if (k == SCH_PART_OPTIMAL || (k < 0 && !*part))
             continue;
         if (k < 0) { /* the descent from the optimum */
-            if (!(q = sch_partition_copy(*part)))
-                return ps_error(PS_ENOMEM, "out of memory");
+            if (!(q = sch_partition_copy(*part))) {
+                rc = ps_error(PS_ENOMEM, "out of memory");
+                goto err_free_tried;
+            }
             rc = sch_part_model_descend(m, &q);
         } else {
             rc = sch_part_strategy_run(m, (enum sch_part_strategy)k, &q);
         }
         if (rc == -PS_ENOMEM) {
             sch_partition_free(q);
-            return rc;
+            goto err_free_tried;
         }
         int seen = rc == 0 && *part && sch_partition_equal(q, *part);
         for (int i = 0; rc == 0 && i < n_tried && !seen; i++)

@@ -46,7 +46,7 @@ int sim_mem_run_estimate(const char *schedule, int K, int M, enum sch_remat rema
         return 1;
     if (compact) /* sch_schedule_gpipe_compact's runs and their index */
         out->sched.bytes = 4.0 * K * sizeof(struct sch_run) + (K + 1.0) * sizeof(int);
-    else if (!strncmp(schedule, "zb-auto", 7) && (!schedule[7] || schedule[7] == ':'))
+    else if (!strcmp(schedule, "zb-auto")) /* zb-auto:L is not estimated (sch_schedsize.c) */
         /* zb-auto builds candidates beside its best (sch_zb.c zbauto_build, and
          * ZB-H1/H2 against it in ana_predict's zbauto_keep_promise): two lists at
          * once, the second's last doubling holding its old array beside the new

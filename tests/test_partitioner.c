@@ -961,6 +961,39 @@ Test(partitioner, one_stage_a_device_simulates_before_no_fit, .timeout = 120)
                        ">/dev/null 2>&1", ps), 7);
 }
 
+/* The fallback's filter (cut_cannot_fit) bounds with the schedule's buffer counts only
+ * where the lists built by name run: zb-auto runs lists fitted to the stage costs, which
+ * can hold fewer, and the filter dropped its cut that fits (helper-153: 7,4,3,2 at
+ * 32.65 ms ran where 4,4,4,4 fits at 22.96 ms). */
+Test(partitioner, zb_auto_fallback_keeps_a_cut_that_fits, .timeout = 120)
+{
+    char dir[64];
+    th_tmpdir(dir, sizeof dir, "zbfit");
+    th_put(dir, "h.csv",
+           "name,kind,fwd_flops,bwd_flops,params,out_bytes,stash_bytes\n"
+           "l0,dense,8000000,16000000,2000000,2048,8192\n"
+           "l1,dense,8000000,16000000,2000000,16384,8192\n"
+           "l2,dense,4000000,8000000,4000000,4096,32768\n"
+           "l3,dense,2000000,4000000,2000000,4096,4096\n"
+           "l4,dense,4000000,8000000,4000000,4096,8192\n"
+           "l5,dense,1000000,2000000,4000000,2048,32768\n"
+           "l6,dense,4000000,8000000,2000000,2048,8192\n"
+           "l7,dense,8000000,16000000,2000000,4096,32768\n"
+           "l8,dense,8000000,16000000,2000000,16384,4096\n"
+           "l9,dense,1000000,2000000,1000000,65536,32768\n"
+           "l10,dense,1000000,2000000,4000000,65536,8192\n"
+           "l11,dense,2000000,4000000,4000000,16384,32768\n"
+           "l12,dense,1000000,2000000,1000000,4096,4096\n"
+           "l13,dense,2000000,4000000,4000000,65536,4096\n"
+           "l14,dense,1000000,2000000,2000000,65536,4096\n"
+           "l15,dense,4000000,8000000,4000000,16384,32768\n");
+    cr_expect_eq(th_sh("cd %s && %s partition --model h.csv --topology dgx1-v100 -K 4 -M 8 "
+                       "--batch 4096 --schedule zb-auto --strategy optimal --mem-cap 390M "
+                       "2>/dev/null | grep -qE '^ +1 +optimal: simulated +4,4,4,4 '", dir,
+                       th_pipesim()), 0);
+    th_sh("rm -rf %s", dir);
+}
+
 /* sch_part_stage_counts against its definition: per stage and class (stash,
  * in, out, wgrad), the most held at once replaying the device's program
  * order with sch_mem_effect on a size of 1 in that class alone. The counts
