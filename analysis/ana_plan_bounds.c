@@ -320,10 +320,10 @@ int ana_plan_mem_bound(const struct sch_schedule *s, const struct sch_costs *c,
 }
 
 /* Seconds device d spends sending per step (bytes / bandwidth of each
- * transfer on its route, a direction's transfers behind one latency; with replicas, the engine's rule for the
- * copies of a transfer, mdl_route_copies), and copying its messages on its
- * compute stream where its topology says it does (mdl_topology.h
- * "messages"). */
+ * transfer on its route, a direction's transfers behind one latency; with
+ * replicas, the engine's rule for the copies of a transfer,
+ * mdl_route_copies), and copying its messages on its compute stream where
+ * its topology says it does (mdl_topology.h "messages"). */
 double ana_plan_send_seconds(const struct ana_plan_spec *sp, const struct sch_schedule *s,
                            const struct sch_costs *c, int d)
 {

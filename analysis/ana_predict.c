@@ -134,12 +134,13 @@ int ana_config_check(const struct ana_config *c)
         return ps_error(PS_EUSAGE, "--batch %.0f is not divisible by -M %d (micro-batches "
                          "must be equal)", c->batch, c->M);
     int R = c->replicas > 0 ? c->replicas : 1;
-    if ((int64_t)c->K * R > c->topo->n_devices && R == 1)
-        return ps_error(PS_ENOFIT, "-K %d: topology %s has only %d devices", c->K,
+    if ((int64_t)c->K * R > c->topo->n_devices) {
+        char rep[48] = ""; /* "x 1 replica(s)" said nothing at one replica */
+        if (R > 1)
+            snprintf(rep, sizeof rep, " x %d replica(s)", R);
+        return ps_error(PS_ENOFIT, "-K %d%s: topology %s has only %d devices", c->K, rep,
                          c->topo->path, c->topo->n_devices);
-    if ((int64_t)c->K * R > c->topo->n_devices)
-        return ps_error(PS_ENOFIT, "-K %d x %d replica(s): topology %s has only %d devices",
-                         c->K, R, c->topo->path, c->topo->n_devices);
+    }
     if (c->K > c->profile->n_layers)
         return ps_error(PS_ENOFIT, "-K %d: model %s has only %d layers", c->K,
                          c->profile->path, c->profile->n_layers);
@@ -530,8 +531,8 @@ out:
  * ledger judges the fit, not the closed form's sum of a device's stage
  * peaks, which lies far above it (helper-82: gpipe's cut summed 19.6 GiB on
  * a device the engine found holding 11.96, and was dropped, its 9.11 s step
- * against the optimum's 13.52 s). A tie keeps the earlier. */
-/* need_fit: only a cut that fits is wanted (the caller exits 7 otherwise),
+ * against the optimum's 13.52 s). A tie keeps the earlier.
+ * need_fit: only a cut that fits is wanted (the caller exits 7 otherwise),
  * so a cut that cannot fit (cut_cannot_fit) is not simulated (helper-152: a
  * sweep over a grid that mostly does not fit ran 5 times as long). The
  * schedule's buffer counts bound only where the lists built by name are what
